@@ -1,0 +1,1 @@
+"""elelem.conversation (see DESIGN.md §1)."""

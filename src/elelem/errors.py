@@ -1,0 +1,230 @@
+"""Typed errors shared by every layer of elelem.
+
+This module imports nothing of elelem, so every layer may raise these.  A
+stream error says whether retrying the same request can help (``retryable``);
+the opt-in retry helper consults nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+class ElelemError(Exception):
+    """Base class of every error elelem raises on purpose."""
+
+
+class DecodeError(ElelemError, ValueError):
+    """A value of a registered type was malformed.
+
+    ``path`` names the bad field in JSONPath form (``$.blocks[0].text``).
+    """
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(f"{message} (at {path})")
+        self.path = path
+        self.detail = message
+
+
+class PayloadError(ElelemError, ValueError):
+    """A provider payload was missing its identity or held a non-JSON value."""
+
+
+class AttributionRangeError(ElelemError, ValueError):
+    """An attribution range does not lie inside the text that owns it."""
+
+
+class ProtocolViolation(ElelemError):
+    """A chunk stream broke the chunk protocol's grammar.
+
+    ``position`` is the zero-based position of the offending chunk in the
+    stream and ``rule`` a short name of the rule it broke.
+    """
+
+    def __init__(self, position: int, rule: str, detail: str) -> None:
+        super().__init__(f"chunk {position}: {rule}: {detail}")
+        self.position = position
+        self.rule = rule
+        self.detail = detail
+
+
+class RegistryError(ElelemError, ValueError):
+    """A registration conflicted with an existing member or was ill-formed."""
+
+
+class UnsupportedError(ElelemError):
+    """The request asks for something this shape or provider does not do yet."""
+
+
+class ConfigError(ElelemError):
+    """A provider configuration or model address is wrong."""
+
+
+# --------------------------------------------------------------------------
+# Stream errors: what a request or a stream can end in, other than finish.
+# --------------------------------------------------------------------------
+
+MAX_ERROR_BODY = 64 * 1024
+"""Bytes of an HTTP error body kept on the error (bounded, the rest is cut)."""
+
+
+class StreamError(ElelemError):
+    """A request or stream did not reach its ``finish``.
+
+    ``kind`` is a stable machine-readable name; ``retryable`` says whether the
+    same request may succeed if sent again.  ``status`` and ``body`` hold the
+    HTTP status and (size-bounded) body where there was one; ``provider_type``
+    and ``provider_message`` hold the provider's own error type and message.
+    """
+
+    kind: str = "stream"
+    default_retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: bytes | None = None,
+        provider_type: str | None = None,
+        provider_message: str | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.body = body[:MAX_ERROR_BODY] if body is not None else None
+        self.provider_type = provider_type
+        self.provider_message = provider_message
+        self.request_id = request_id
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.retry_after = retry_after
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(kind={self.kind!r}, status={self.status!r}, "
+            f"retryable={self.retryable!r}, message={self.message!r})"
+        )
+
+
+class AuthenticationError(StreamError):
+    """The API key was missing, wrong or revoked (401)."""
+
+    kind = "authentication"
+
+
+class PermissionDeniedError(StreamError):
+    """The key may not use this resource (403)."""
+
+    kind = "permission"
+
+
+class NotFoundError(StreamError):
+    """The model or endpoint does not exist (404)."""
+
+    kind = "not-found"
+
+
+class RateLimitError(StreamError):
+    """Too many requests (429); ``retry_after`` carries the server's hint."""
+
+    kind = "rate-limit"
+    default_retryable = True
+
+
+class OverloadedError(StreamError):
+    """The provider is overloaded (Anthropic 529, or an overloaded error event)."""
+
+    kind = "overloaded"
+    default_retryable = True
+
+
+class InvalidRequestError(StreamError):
+    """The provider rejected the request as malformed (400, 422)."""
+
+    kind = "invalid-request"
+
+
+class RequestTooLargeError(StreamError):
+    """The request body was too large (413)."""
+
+    kind = "request-too-large"
+
+
+class ContextWindowError(InvalidRequestError):
+    """The prompt does not fit the model's context window."""
+
+    kind = "context-window"
+
+
+class ServerError(StreamError):
+    """The provider failed (5xx other than overload)."""
+
+    kind = "server"
+    default_retryable = True
+
+
+class ProviderStreamError(StreamError):
+    """The provider sent an error event in the middle of a stream."""
+
+    kind = "provider-error"
+
+
+class TransportError(StreamError):
+    """The connection failed or broke before ``finish`` arrived."""
+
+    kind = "transport"
+    default_retryable = True
+
+
+class ConnectTimeoutError(TransportError):
+    """No connection could be made within the connect timeout."""
+
+    kind = "connect-timeout"
+
+
+class IdleTimeoutError(TransportError):
+    """The stream sent nothing for longer than the idle timeout."""
+
+    kind = "idle-timeout"
+
+
+class IncompleteStreamError(TransportError):
+    """The stream ended without a terminal ``finish``."""
+
+    kind = "incomplete-stream"
+
+
+class MalformedStreamError(StreamError):
+    """The provider sent a frame that could not be parsed."""
+
+    kind = "malformed-stream"
+    default_retryable = True
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One repair a recoverable error asks the caller to apply before retrying.
+
+    ``action`` names the repair (``strip-signature``, ``strip-reasoning``);
+    ``target`` locates what to repair (for a signature: the message and block
+    positions in the request, as ``{"message": i, "block": j}``).
+    """
+
+    action: str
+    target: Mapping[str, object] = field(default_factory=dict)
+    reason: str = ""
+
+
+class RecoverableError(StreamError):
+    """The request can succeed once ``patches`` are applied (each at most once)."""
+
+    kind = "recoverable"
+    default_retryable = True
+
+    def __init__(self, message: str, *, patches: Sequence[Patch], **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.patches = tuple(patches)

@@ -1,0 +1,1 @@
+"""elelem.providers (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""elelem.render (see DESIGN.md §1)."""

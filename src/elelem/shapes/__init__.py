@@ -1,0 +1,1 @@
+"""elelem.shapes (see DESIGN.md §1)."""

@@ -1,0 +1,102 @@
+"""What every wire shape provides (DESIGN.md §4), sans-IO.
+
+A shape owns the request encoder, the frame parser, the non-streaming
+response mapping and the error classifier.  The transport driver feeds
+frames to a parser; it knows nothing else about the shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal, Protocol
+
+import msgspec
+
+from elelem.errors import StreamError
+from elelem.stream import Chunk
+from elelem.vocabulary import Message, ProviderId
+from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.request import GenerationOptions, HostedTool, ToolSpec
+
+Framing = Literal["sse", "ndjson"]
+
+
+class ModelRequest(msgspec.Struct, frozen=True):
+    """One neutral request: the conversation so far and what the model may use.
+
+    ``system`` is the system prompt (shapes that take it in-band prepend it);
+    ``messages`` may also hold ``system`` messages.
+    """
+
+    model: str
+    messages: tuple[Message, ...]
+    system: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    hosted_tools: tuple[HostedTool, ...] = ()
+    options: GenerationOptions = msgspec.field(default_factory=GenerationOptions)
+
+
+class EncodedRequest(msgspec.Struct, frozen=True):
+    """A request ready for the wire: path (relative to the base URL), JSON body,
+    extra headers, and what portable encoding had to drop (one line each)."""
+
+    path: str
+    body: dict[str, JSONValue]
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    method: str = "POST"
+    stream: bool = True
+    dropped: tuple[str, ...] = ()
+
+
+class FrameParser(Protocol):
+    """Sans-IO parser of one response: frames in, chunks out.
+
+    For SSE framing ``message`` receives each event's name (``""`` when the
+    frame had none) and its joined data; for NDJSON framing each line arrives
+    as ``message("", line)``.  A provider error event raises a typed
+    :class:`~elelem.errors.StreamError`; a frame that cannot be parsed raises
+    :class:`~elelem.errors.MalformedStreamError`.
+    """
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived (status 2xx)."""
+        ...
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One frame."""
+        ...
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended; return any chunks still buffered."""
+        ...
+
+
+class Shape(Protocol):
+    """One wire shape (Anthropic Messages, OpenAI Responses, Chat Completions, Gemini)."""
+
+    name: str
+    framing: Framing
+
+    def encode_request(
+        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
+    ) -> EncodedRequest:
+        """The wire request for ``request``: native replay of ``provider``'s own
+        messages, portable encoding of every other message."""
+        ...
+
+    def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """A parser for one streamed response to ``request``."""
+        ...
+
+    def parse_response(
+        self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
+    ) -> list[Chunk]:
+        """Map a non-streaming JSON response body to the same chunks a stream gives."""
+        ...
+
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """Turn an HTTP error response into a typed error (body kept, size-bounded)."""
+        ...
+
+
+__all__ = ["EncodedRequest", "FrameParser", "Framing", "ModelRequest", "Shape"]

@@ -1,0 +1,39 @@
+"""The chunk protocol and the one assembler (chunks -> committed content)."""
+
+from elelem.errors import ProtocolViolation
+from elelem.stream.assembler import AssembledResponse, Assembler, assemble
+from elelem.stream.chunks import (
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Hosted,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+
+__all__ = [
+    "AssembledResponse",
+    "Assembler",
+    "BlockEnd",
+    "BlockKey",
+    "BlockStart",
+    "Chunk",
+    "Citation",
+    "Finish",
+    "Hosted",
+    "Payload",
+    "ProtocolViolation",
+    "ReasoningDelta",
+    "ResponseStart",
+    "TextDelta",
+    "ToolCallDelta",
+    "UsageUpdate",
+    "assemble",
+]

@@ -1,0 +1,419 @@
+"""The one Assembler: chunks in, committed blocks and hosted transitions out.
+
+Every shape's chunks go through this class and nothing else builds blocks, so
+the rules below hold for every provider:
+
+- a block commits at its ``block-end``, with whatever metadata it gathered
+  even when it has no text (a signature-only reasoning block is kept);
+- ``partial()`` commits open text and reasoning as blocks marked incomplete,
+  keeping the citations received so far (marked incomplete) and dropping
+  their payloads, since partial reasoning is resent unsigned; half-built tool
+  calls are dropped;
+- on a ``max-tokens`` finish, tool calls whose arguments are not complete
+  JSON are dropped;
+- the grammar is checked on every chunk: a breach raises
+  :class:`~elelem.errors.ProtocolViolation` naming the chunk's position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from elelem.errors import ProtocolViolation
+from elelem.stream.chunks import (
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Hosted,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import (
+    Attribution,
+    CallId,
+    HostedActivity,
+    Message,
+    Part,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    UnknownBlock,
+    Usage,
+)
+
+_EMPTY: tuple[Part, ...] = ()
+_DELTA_KINDS = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
+
+
+class AssembledResponse(msgspec.Struct, frozen=True):
+    """Everything one provider response produced, in stream order.
+
+    ``content`` interleaves blocks and hosted-activity transitions as they
+    were committed.  ``complete`` is False for a :meth:`Assembler.partial`
+    result; ``dropped`` describes what the assembler discarded and why.
+    """
+
+    provider: ProviderId | None
+    response_id: str | None
+    model: str | None
+    content: tuple[Part, ...]
+    usage: Usage | None
+    finish: Finish | None
+    complete: bool
+    dropped: tuple[str, ...] = ()
+
+    @property
+    def blocks(self) -> tuple[Part, ...]:
+        """The content blocks, without hosted transitions."""
+        return tuple(p for p in self.content if not isinstance(p, HostedActivity))
+
+    @property
+    def activities(self) -> tuple[HostedActivity, ...]:
+        """The hosted-activity transitions, in order."""
+        return tuple(p for p in self.content if isinstance(p, HostedActivity))
+
+    @property
+    def text(self) -> str:
+        """The concatenated text of all text blocks."""
+        return "".join(p.text for p in self.content if isinstance(p, TextBlock))
+
+    @property
+    def finish_reason(self) -> str | None:
+        """The finish reason, or None for a partial result."""
+        return self.finish.reason if self.finish is not None else None
+
+    def to_message(self) -> Message:
+        """The assistant message this response contributes to a conversation."""
+        return Message(
+            role="assistant",
+            content=self.content,
+            source="assistant",
+            provider=self.provider,
+            model=self.model,
+        )
+
+
+class _Open:
+    __slots__ = ("attributions", "block", "id", "name", "order", "parts", "payloads", "raw")
+
+    def __init__(self, start: BlockStart, order: int) -> None:
+        self.block = start.block
+        self.id = start.id
+        self.name = start.name
+        self.raw = start.raw
+        self.order = order
+        self.parts: list[str] = []
+        self.attributions: list[Attribution] = []
+        self.payloads: list[ProviderPayload] = []
+
+
+def _args_complete(arguments: str) -> bool:
+    if not arguments.strip():
+        return True
+    try:
+        msgspec.json.decode(arguments)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+class Assembler:
+    """Turns one response's chunk stream into committed content.
+
+    ``feed(chunk)`` returns the parts that chunk commits (often none), in
+    stream order; :meth:`result` gives the whole response after ``finish``;
+    :meth:`partial` gives what an interrupted stream keeps.
+    """
+
+    def __init__(self, provider: ProviderId | None = None) -> None:
+        self._provider = provider
+        self._response_id: str | None = None
+        self._model: str | None = None
+        self._started = False
+        self._open: dict[BlockKey, _Open] = {}
+        self._ended: set[BlockKey] = set()
+        self._content: list[Part] = []
+        self._pending_calls: list[ToolCallBlock] = []
+        self._terminal_activities: set[str] = set()
+        self._usage: Usage | None = None
+        self._finish: Finish | None = None
+        self._dropped: list[str] = []
+        self._position = -1
+        self._opened = 0
+        self._handlers: dict[type, Callable[[Any], tuple[Part, ...]]] = {
+            TextDelta: self._on_delta,
+            ReasoningDelta: self._on_delta,
+            ToolCallDelta: self._on_tool_delta,
+            BlockStart: self._on_block_start,
+            BlockEnd: self._on_block_end,
+            Citation: self._on_citation,
+            Payload: self._on_payload,
+            Hosted: self._on_hosted,
+            UsageUpdate: self._on_usage,
+            ResponseStart: self._on_response_start,
+            Finish: self._on_finish,
+        }
+
+    # -- public ------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        """True once ``finish`` was fed."""
+        return self._finish is not None
+
+    def feed(self, chunk: Chunk) -> tuple[Part, ...]:
+        """Apply one chunk; return what it commits, in stream order."""
+        self._position += 1
+        if self._finish is not None:
+            self._violate("after-finish", f"{type(chunk).__name__} after finish")
+        handler = self._handlers.get(type(chunk))
+        if handler is None:
+            self._violate("unknown-chunk", f"{type(chunk).__name__} is not a chunk")
+        return handler(chunk)  # type: ignore[misc]
+
+    def feed_all(self, chunks: list[Chunk] | tuple[Chunk, ...]) -> list[Part]:
+        """Feed many chunks; return everything they commit."""
+        out: list[Part] = []
+        for chunk in chunks:
+            committed = self.feed(chunk)
+            if committed:
+                out.extend(committed)
+        return out
+
+    def result(self) -> AssembledResponse:
+        """The complete response.  Only valid after ``finish``."""
+        if self._finish is None:
+            raise ProtocolViolation(self._position + 1, "no-finish", "the stream has not finished")
+        return self._build(tuple(self._content), complete=True, dropped=self._dropped)
+
+    def partial(self) -> AssembledResponse:
+        """What an interrupted stream keeps, without changing the assembler.
+
+        Committed parts stay.  Open text and reasoning blocks are appended, in
+        the order they opened, marked incomplete; a text block keeps its
+        citations, marked incomplete (a range past the received text loses its
+        range); payloads of open blocks are dropped.  Open tool calls, open
+        unknown blocks and tool calls awaiting complete arguments are dropped.
+        """
+        if self._finish is not None:
+            return self.result()
+        content = list(self._content)
+        dropped = list(self._dropped)
+        for call in self._pending_calls:
+            dropped.append(f"tool call {call.id} ({call.name}): arguments cut off")
+        for key, block in sorted(self._open.items(), key=lambda kv: kv[1].order):
+            text = "".join(block.parts)
+            if block.payloads:
+                dropped.append(
+                    f"block {key!r}: {len(block.payloads)} payload(s) of a partial block"
+                )
+            if block.block == "text":
+                if not text and not block.attributions:
+                    continue
+                n = len(text)
+                kept = []
+                for a in block.attributions:
+                    span = a.range
+                    if span is not None and span[1] > n:
+                        span = None
+                    kept.append(msgspec.structs.replace(a, range=span, complete=False))
+                content.append(TextBlock(text, tuple(kept), (), complete=False))
+            elif block.block == "reasoning":
+                if text:
+                    content.append(ReasoningBlock(text, (), complete=False))
+            else:
+                dropped.append(f"block {key!r} ({block.block}): half-built")
+        return self._build(tuple(content), complete=False, dropped=dropped)
+
+    # -- handlers ------------------------------------------------------------
+
+    def _violate(self, rule: str, detail: str) -> Any:
+        raise ProtocolViolation(self._position, rule, detail)
+
+    def _get_open(self, index: BlockKey, what: str) -> _Open:
+        block = self._open.get(index)
+        if block is None:
+            if index in self._ended:
+                self._violate("delta-to-closed-block", f"{what} for closed block {index!r}")
+            self._violate("delta-to-missing-block", f"{what} for block {index!r} that never opened")
+        return block  # type: ignore[return-value]
+
+    def _on_response_start(self, chunk: ResponseStart) -> tuple[Part, ...]:
+        if self._started:
+            self._violate("second-response-start", "response-start twice in one stream")
+        self._started = True
+        self._response_id = chunk.response_id
+        self._model = chunk.model
+        if chunk.provider is not None:
+            self._provider = chunk.provider
+        return _EMPTY
+
+    def _on_block_start(self, chunk: BlockStart) -> tuple[Part, ...]:
+        if chunk.index in self._open:
+            self._violate("block-reopened", f"block {chunk.index!r} started while open")
+        if chunk.block == "tool-call" and (not chunk.id or chunk.name is None):
+            self._violate(
+                "tool-call-identity", f"tool-call block {chunk.index!r} needs id and name"
+            )
+        if chunk.block not in ("text", "reasoning", "tool-call") and chunk.raw is None:
+            self._violate(
+                "unknown-without-raw",
+                f"block {chunk.index!r} of kind {chunk.block!r} has no raw JSON",
+            )
+        self._ended.discard(chunk.index)
+        self._opened += 1
+        self._open[chunk.index] = _Open(chunk, self._opened)
+        return _EMPTY
+
+    def _on_delta(self, chunk: TextDelta | ReasoningDelta) -> tuple[Part, ...]:
+        block = self._open.get(chunk.index)
+        if block is None:
+            block = self._get_open(chunk.index, type(chunk).__name__)
+        expected = _DELTA_KINDS[type(chunk)]
+        if block.block != expected:
+            self._violate(
+                "delta-kind-mismatch", f"{expected} delta for {block.block} block {chunk.index!r}"
+            )
+        block.parts.append(chunk.text)
+        return _EMPTY
+
+    def _on_tool_delta(self, chunk: ToolCallDelta) -> tuple[Part, ...]:
+        block = self._open.get(chunk.index)
+        if block is None:
+            block = self._get_open(chunk.index, "ToolCallDelta")
+        if block.block != "tool-call":
+            self._violate(
+                "delta-kind-mismatch", f"tool-call delta for {block.block} block {chunk.index!r}"
+            )
+        block.parts.append(chunk.arguments)
+        return _EMPTY
+
+    def _on_citation(self, chunk: Citation) -> tuple[Part, ...]:
+        block = self._get_open(chunk.index, "citation")
+        if block.block != "text":
+            self._violate(
+                "citation-on-non-text", f"citation for {block.block} block {chunk.index!r}"
+            )
+        block.attributions.append(chunk.attribution)
+        return _EMPTY
+
+    def _on_payload(self, chunk: Payload) -> tuple[Part, ...]:
+        block = self._get_open(chunk.index, "payload")
+        new = chunk.payload
+        payloads = block.payloads
+        for i, old in enumerate(payloads):
+            if old.provider == new.provider and old.format == new.format:
+                payloads[i] = new
+                return _EMPTY
+        payloads.append(new)
+        return _EMPTY
+
+    def _on_block_end(self, chunk: BlockEnd) -> tuple[Part, ...]:
+        block = self._get_open(chunk.index, "block-end")
+        del self._open[chunk.index]
+        self._ended.add(chunk.index)
+        text = "".join(block.parts)
+        payloads = tuple(block.payloads)
+        part: Part
+        if block.block == "text":
+            for i, a in enumerate(block.attributions):
+                span = a.range
+                if span is not None and not (0 <= span[0] <= span[1] <= len(text)):
+                    self._violate(
+                        "citation-range-outside-text",
+                        f"citation {i} of block {chunk.index!r} spans {span} of a {len(text)}-code-point text",
+                    )
+            part = TextBlock(text, tuple(block.attributions), payloads)
+        elif block.block == "reasoning":
+            part = ReasoningBlock(text, payloads)
+        elif block.block == "tool-call":
+            call = ToolCallBlock(CallId(block.id or ""), block.name or "", text, payloads)
+            if not _args_complete(text):
+                # Held until finish: on max-tokens these arguments were cut off.
+                flushed = tuple(self._pending_calls)
+                self._pending_calls = [call]
+                self._content.extend(flushed)
+                return flushed
+            part = call
+        else:
+            part = UnknownBlock(block.raw or {"type": block.block})
+        return self._commit(part)
+
+    def _commit(self, part: Part) -> tuple[Part, ...]:
+        if self._pending_calls:
+            committed = (*self._pending_calls, part)
+            self._pending_calls = []
+            self._content.extend(committed)
+            return committed
+        self._content.append(part)
+        return (part,)
+
+    def _on_hosted(self, chunk: Hosted) -> tuple[Part, ...]:
+        transition = chunk.transition
+        if transition.id in self._terminal_activities:
+            self._violate(
+                "hosted-after-terminal",
+                f"activity {transition.id!r} changed state after its terminal transition",
+            )
+        if transition.terminal:
+            self._terminal_activities.add(transition.id)
+        return self._commit(transition)
+
+    def _on_usage(self, chunk: UsageUpdate) -> tuple[Part, ...]:
+        self._usage = chunk.usage
+        return _EMPTY
+
+    def _on_finish(self, chunk: Finish) -> tuple[Part, ...]:
+        if self._open:
+            keys = ", ".join(repr(k) for k in self._open)
+            self._violate("finish-with-open-blocks", f"finish while blocks {keys} are open")
+        self._finish = chunk
+        pending, self._pending_calls = self._pending_calls, []
+        if not pending:
+            return _EMPTY
+        if chunk.reason == "max-tokens":
+            for call in pending:
+                self._dropped.append(
+                    f"tool call {call.id} ({call.name}): arguments truncated by max-tokens"
+                )
+            return _EMPTY
+        self._content.extend(pending)
+        return tuple(pending)
+
+    def _build(
+        self, content: tuple[Part, ...], *, complete: bool, dropped: list[str]
+    ) -> AssembledResponse:
+        return AssembledResponse(
+            provider=self._provider,
+            response_id=self._response_id,
+            model=self._model,
+            content=content,
+            usage=self._usage,
+            finish=self._finish,
+            complete=complete,
+            dropped=tuple(dropped),
+        )
+
+
+def assemble(
+    chunks: list[Chunk] | tuple[Chunk, ...], provider: ProviderId | None = None
+) -> AssembledResponse:
+    """Assemble a whole chunk stream (which must end in ``finish``)."""
+    assembler = Assembler(provider)
+    assembler.feed_all(chunks)
+    return assembler.result()
+
+
+__all__ = ["AssembledResponse", "Assembler", "assemble"]

@@ -1,0 +1,143 @@
+"""The chunk protocol every shape emits.
+
+A stream is ``response-start``, then any interleaving of block grammars
+(``block-start``, deltas, ``citation``, ``payload``, ``block-end``) and
+``hosted`` transitions and ``usage`` reports, then ``finish`` exactly once,
+last.  ``index`` is an opaque grouping key chosen by the shape, not a slot:
+it may be reused after its block ended.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import msgspec
+
+from elelem.vocabulary import Attribution, HostedActivity, ProviderId, ProviderPayload, Usage
+from elelem.vocabulary.json import JSONValue
+
+BlockKey: TypeAlias = int | str
+
+
+class ResponseStart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="response-start"):
+    """A provider response began: its id and model, where the wire names them."""
+
+    response_id: str | None = None
+    model: str | None = None
+    provider: ProviderId | None = None
+
+
+class BlockStart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="block-start"):
+    """A content block opens under ``index``.
+
+    ``block`` is the block tag (``text``, ``reasoning``, ``tool-call``, or a
+    provider block kept as unknown, tag ``unknown``).  A tool call carries
+    ``id`` and ``name``; an unknown block carries its raw JSON in ``raw``.
+    """
+
+    index: BlockKey
+    block: str
+    id: str | None = None
+    name: str | None = None
+    raw: dict[str, JSONValue] | None = None
+
+
+class TextDelta(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text-delta"):
+    """More text for the open text block ``index``."""
+
+    index: BlockKey
+    text: str
+
+
+class ReasoningDelta(
+    msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="reasoning-delta"
+):
+    """More reasoning text for the open reasoning block ``index``."""
+
+    index: BlockKey
+    text: str
+
+
+class ToolCallDelta(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool-call-delta"):
+    """More argument JSON text for the open tool-call block ``index``."""
+
+    index: BlockKey
+    arguments: str
+
+
+class Citation(msgspec.Struct, frozen=True, tag_field="type", tag="citation"):
+    """An attribution for the open text block ``index``, in arrival order."""
+
+    index: BlockKey
+    attribution: Attribution
+
+
+class Payload(msgspec.Struct, frozen=True, tag_field="type", tag="payload"):
+    """A provider payload for the open block ``index``.
+
+    Replace semantics: a payload with the same provider and format as an
+    earlier one on the same block replaces it (a later signature wins).
+    """
+
+    index: BlockKey
+    payload: ProviderPayload
+
+
+class BlockEnd(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="block-end"):
+    """The block ``index`` is complete; the assembler commits it."""
+
+    index: BlockKey
+
+
+class Hosted(msgspec.Struct, frozen=True, tag_field="type", tag="hosted"):
+    """A hosted-activity transition, committed as it arrives."""
+
+    transition: HostedActivity
+
+
+class UsageUpdate(msgspec.Struct, frozen=True, tag_field="type", tag="usage"):
+    """The response's usage so far.  Replace semantics: the latest report wins
+    (shapes turn cumulative or split wire counters into one full value)."""
+
+    usage: Usage
+
+
+class Finish(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="finish"):
+    """The response ended.  ``reason`` is a member of the open set of finish
+    reasons; ``raw`` the provider's own value; ``failure`` says why for
+    ``error``."""
+
+    reason: str
+    raw: str | None = None
+    failure: str | None = None
+
+
+Chunk: TypeAlias = (
+    ResponseStart
+    | BlockStart
+    | TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | Citation
+    | Payload
+    | BlockEnd
+    | Hosted
+    | UsageUpdate
+    | Finish
+)
+
+__all__ = [
+    "BlockEnd",
+    "BlockKey",
+    "BlockStart",
+    "Chunk",
+    "Citation",
+    "Finish",
+    "Hosted",
+    "Payload",
+    "ReasoningDelta",
+    "ResponseStart",
+    "TextDelta",
+    "ToolCallDelta",
+    "UsageUpdate",
+]

@@ -1,0 +1,1 @@
+"""elelem.testing (see DESIGN.md §1)."""

@@ -1,0 +1,1 @@
+"""elelem.transport (see DESIGN.md §1)."""

@@ -1,0 +1,168 @@
+"""Content blocks: the tagged union keyed by ``type``.
+
+The core set is the blocks every shipping path honors: ``text``,
+``reasoning``, ``tool-call`` and ``tool-result``.  Other tags arrive through
+the registry; a tag nobody registered decodes to :class:`UnknownBlock`, which
+keeps the raw JSON object and is never dropped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
+
+from elelem.errors import AttributionRangeError, DecodeError
+from elelem.vocabulary.attribution import Attribution
+from elelem.vocabulary.ids import CallId
+from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.payload import ProviderPayload
+
+
+class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+    """Assistant or user text, with the citations attached to it.
+
+    ``complete`` is False when the block was committed from an interrupted
+    stream.  ``payloads`` hold native data (item ids, …) for exact replay.
+    Every attribution range must lie inside ``text`` (in code points).
+    """
+
+    text: str
+    attributions: tuple[Attribution, ...] = ()
+    payloads: tuple[ProviderPayload, ...] = ()
+    complete: bool = True
+
+    def __post_init__(self) -> None:
+        n = len(self.text)
+        for i, attribution in enumerate(self.attributions):
+            span = attribution.range
+            if span is not None and not (0 <= span[0] <= span[1] <= n):
+                raise AttributionRangeError(
+                    f"attribution {i} range {span[0]}..{span[1]} falls outside text of length {n}"
+                )
+
+
+class ReasoningBlock(msgspec.Struct, frozen=True, tag_field="type", tag="reasoning"):
+    """Model reasoning (thinking).  Signatures and encrypted or redacted
+    reasoning live in ``payloads``; a redacted block has empty ``text``."""
+
+    text: str
+    payloads: tuple[ProviderPayload, ...] = ()
+    complete: bool = True
+
+
+class ToolCallBlock(msgspec.Struct, frozen=True, tag_field="type", tag="tool-call"):
+    """A call of a client tool the caller must execute.
+
+    ``arguments`` is the JSON text of the arguments exactly as the provider
+    streamed it; :attr:`input` parses it.
+    """
+
+    id: CallId
+    name: str
+    arguments: str
+    payloads: tuple[ProviderPayload, ...] = ()
+
+    @property
+    def input(self) -> JSONValue:
+        """The parsed arguments (``{}`` for empty arguments)."""
+        if not self.arguments.strip():
+            return {}
+        try:
+            return msgspec.json.decode(self.arguments)
+        except msgspec.DecodeError as exc:
+            raise DecodeError(f"tool call {self.id} arguments are not JSON: {exc}") from exc
+
+
+class ToolResultBlock(msgspec.Struct, frozen=True, tag_field="type", tag="tool-result"):
+    """The result of a client tool call, sent back in a user/tool message."""
+
+    call_id: CallId
+    content: str
+    is_error: bool = False
+    name: str | None = None
+    payloads: tuple[ProviderPayload, ...] = ()
+
+
+class UnknownBlock:
+    """A block whose tag no one registered, kept as its raw JSON object.
+
+    It round-trips through the codec and storage byte-for-byte and is replayed
+    verbatim to the provider that produced it.  It is deliberately not a
+    msgspec struct: the codec encodes it as ``raw`` itself.
+    """
+
+    __slots__ = ("raw",)
+    raw: dict[str, JSONValue]
+    tag: ClassVar[str] = "unknown"
+
+    def __init__(self, raw: dict[str, JSONValue]) -> None:
+        if not isinstance(raw, dict):
+            raise DecodeError("an unknown block must be a JSON object")
+        bad = check_json(raw)
+        if bad is not None:
+            raise DecodeError("unknown block holds a non-JSON value", bad)
+        if not isinstance(raw.get("type"), str):
+            raise DecodeError("an unknown block needs a string 'type'", "$.type")
+        object.__setattr__(self, "raw", raw)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("UnknownBlock is immutable")
+
+    @property
+    def type(self) -> str:
+        """The block's tag as it arrived."""
+        return str(self.raw["type"])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnknownBlock) and _canon(self.raw) == _canon(other.raw)
+
+    def __hash__(self) -> int:
+        return hash(_canon(self.raw))
+
+    def __repr__(self) -> str:
+        return f"UnknownBlock(type={self.type!r}, keys={sorted(self.raw)!r})"
+
+
+def _canon(raw: dict[str, JSONValue]) -> bytes:
+    # Equality is by value of the JSON, order of keys included: a replayed
+    # block must be the same bytes, so two orders are two values.
+    return msgspec.json.encode(raw)
+
+
+if TYPE_CHECKING:
+    Block = TextBlock | ReasoningBlock | ToolCallBlock | ToolResultBlock | UnknownBlock
+else:
+
+    class _BlockMarker(type):
+        # msgspec checks that a dec_hook's result is an instance of the field's
+        # type; any struct tagged on ``type`` or an UnknownBlock qualifies.
+        def __instancecheck__(cls, obj: object) -> bool:
+            return isinstance(obj, UnknownBlock) or (
+                isinstance(obj, msgspec.Struct)
+                and obj.__struct_config__.tag_field == "type"
+                and obj.__struct_config__.tag != "hosted"
+            )
+
+    class Block(metaclass=_BlockMarker):
+        """Any content block: the union of registered block types and
+        :class:`UnknownBlock`.  At run time this marker class routes decoding
+        through the registry (the codec's ``dec_hook``)."""
+
+
+CORE_BLOCK_TYPES: tuple[type[msgspec.Struct], ...] = (
+    TextBlock,
+    ReasoningBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+
+__all__ = [
+    "CORE_BLOCK_TYPES",
+    "Block",
+    "ReasoningBlock",
+    "TextBlock",
+    "ToolCallBlock",
+    "ToolResultBlock",
+    "UnknownBlock",
+]

@@ -1,0 +1,166 @@
+"""Merge-extensible registries: block types and the open sets of names.
+
+Block types, message sources, finish reasons, turn triggers and turn-end
+reasons are open sets keyed by their discriminant string.  Plugins add
+members in code (``register_*``) or through the ``elelem.plugins``
+entry-point group, whose entries are callables run once with no arguments.
+A member nobody registered is still a valid value: consumers keep it and
+take their default arm.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from importlib.metadata import entry_points
+
+import msgspec
+
+from elelem.errors import RegistryError
+from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
+
+_lock = threading.Lock()
+_block_types: dict[str, type[msgspec.Struct]] = {}
+_plugins_loaded = False
+
+
+def _tag_of(cls: type[msgspec.Struct]) -> object:
+    config = getattr(cls, "__struct_config__", None)
+    return getattr(config, "tag", None)
+
+
+def register_block_type(tag: str, cls: type[msgspec.Struct]) -> None:
+    """Register ``cls`` as the block type for ``tag``.
+
+    ``cls`` must be a frozen msgspec Struct tagged ``tag`` on the ``type``
+    field, so that it encodes with its tag.  Registering the same class again
+    is a no-op; a different class for a taken tag is a :class:`RegistryError`.
+    """
+    if not isinstance(tag, str) or not tag:
+        raise RegistryError("a block tag must be a non-empty string")
+    if tag == "hosted":
+        raise RegistryError("'hosted' is reserved for hosted-activity transitions")
+    if not (isinstance(cls, type) and issubclass(cls, msgspec.Struct)):
+        raise RegistryError(f"block type for {tag!r} must be a msgspec.Struct subclass")
+    config = cls.__struct_config__
+    if config.tag_field != "type" or _tag_of(cls) != tag:
+        raise RegistryError(
+            f"block type {cls.__name__} must be declared with tag_field='type', tag={tag!r}"
+        )
+    if not config.frozen:
+        raise RegistryError(f"block type {cls.__name__} must be frozen")
+    with _lock:
+        existing = _block_types.get(tag)
+        if existing is not None and existing is not cls:
+            raise RegistryError(f"block tag {tag!r} is already registered to {existing.__name__}")
+        _block_types[tag] = cls
+
+
+def block_type(tag: str) -> type[msgspec.Struct] | None:
+    """The class registered for ``tag``, or None (decode as UnknownBlock)."""
+    cls = _block_types.get(tag)
+    if cls is None and not _plugins_loaded:
+        load_plugins()
+        cls = _block_types.get(tag)
+    return cls
+
+
+def block_tags() -> tuple[str, ...]:
+    """Every registered block tag."""
+    return tuple(_block_types)
+
+
+class OpenSet:
+    """An open set of names: known members plus any string a provider sends."""
+
+    def __init__(self, what: str, members: Iterable[str]) -> None:
+        self.what = what
+        self._members: dict[str, str] = {m: "" for m in members}
+
+    def register(self, name: str, description: str = "") -> str:
+        """Add ``name`` (idempotent) and return it."""
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"a {self.what} must be a non-empty string")
+        with _lock:
+            self._members.setdefault(name, description)
+        return name
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members
+
+    def members(self) -> tuple[str, ...]:
+        """The registered members, in registration order."""
+        return tuple(self._members)
+
+
+FINISH_REASONS = OpenSet(
+    "finish reason",
+    ["stop", "tool-calls", "max-tokens", "paused", "refused", "content-filter", "error", "aborted"],
+)
+MESSAGE_SOURCES = OpenSet(
+    "message source", ["user", "assistant", "tool", "system", "context", "steering"]
+)
+TURN_TRIGGERS = OpenSet("turn trigger", ["user", "tool-results", "continuation", "retry"])
+TURN_END_REASONS = OpenSet(
+    "turn-end reason", ["completed", "paused", "interrupted", "error", "max-continuations"]
+)
+
+
+def register_finish_reason(name: str, description: str = "") -> str:
+    """Add a finish reason to the open set."""
+    return FINISH_REASONS.register(name, description)
+
+
+def register_message_source(name: str, description: str = "") -> str:
+    """Add a message source to the open set."""
+    return MESSAGE_SOURCES.register(name, description)
+
+
+def register_turn_trigger(name: str, description: str = "") -> str:
+    """Add a turn trigger to the open set."""
+    return TURN_TRIGGERS.register(name, description)
+
+
+def register_turn_end_reason(name: str, description: str = "") -> str:
+    """Add a turn-end reason to the open set."""
+    return TURN_END_REASONS.register(name, description)
+
+
+def load_plugins(group: str = "elelem.plugins") -> list[str]:
+    """Run every entry point of ``group`` once; return the names run.
+
+    An entry point is a callable taking no arguments that calls the
+    ``register_*`` functions.  A failing plugin raises (wrapped in
+    :class:`RegistryError` naming it); nothing is skipped silently.
+    """
+    global _plugins_loaded
+    _plugins_loaded = True
+    ran: list[str] = []
+    for ep in entry_points(group=group):
+        try:
+            hook: Callable[[], object] = ep.load()
+            hook()
+        except Exception as exc:
+            raise RegistryError(f"elelem plugin {ep.name!r} ({ep.value}) failed: {exc}") from exc
+        ran.append(ep.name)
+    return ran
+
+
+for _cls in CORE_BLOCK_TYPES:
+    register_block_type(str(_tag_of(_cls)), _cls)
+
+__all__ = [
+    "FINISH_REASONS",
+    "MESSAGE_SOURCES",
+    "TURN_END_REASONS",
+    "TURN_TRIGGERS",
+    "OpenSet",
+    "block_tags",
+    "block_type",
+    "load_plugins",
+    "register_block_type",
+    "register_finish_reason",
+    "register_message_source",
+    "register_turn_end_reason",
+    "register_turn_trigger",
+]

@@ -1,0 +1,34 @@
+"""Usage counters of one provider response."""
+
+from __future__ import annotations
+
+import msgspec
+
+from elelem.vocabulary.json import JSONValue
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """Token and hosted-activity counters of one provider response.
+
+    Counts are disjoint: ``input`` excludes ``cache_read`` and ``cache_write``;
+    ``output`` includes ``reasoning`` only where the provider reports no split
+    (``reasoning`` is then 0).  ``hosted`` maps a neutral counter name
+    (``web_search``, ``web_fetch``, ``code_execution``, ``file_search``, …) to
+    a count.  ``raw`` is the provider's usage object as received.
+    """
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+    hosted: dict[str, int] = msgspec.field(default_factory=dict)
+    raw: JSONValue = None
+
+    @property
+    def total(self) -> int:
+        """All tokens counted: input, cache reads and writes, and output."""
+        return self.input + self.cache_read + self.cache_write + self.output
+
+
+__all__ = ["Usage"]
