@@ -22,5 +22,7 @@ def corpus() -> Path:
     """The corpus folder; the test skips, saying why, where it is absent."""
     path = corpus_root()
     if path is None:
-        pytest.skip("conformance corpus not found: set ELELEM_CORPUS or place it at ../shared/corpus")
+        pytest.skip(
+            "conformance corpus not found: set ELELEM_CORPUS or place it at ../shared/corpus"
+        )
     return path

@@ -24,8 +24,25 @@ def test_public_names_import() -> None:
         Usage,
     )
 
-    names = [dumps, loads, Assembler, ProtocolViolation, ActivityId, Attribution, CallId,
-             ConversationId, EventId, HostedActivity, ProviderId, ProviderPayload,
-             ReasoningBlock, ResponseId, TextBlock, ToolCallBlock, ToolResultBlock,
-             UnknownBlock, Usage]
+    names = [
+        dumps,
+        loads,
+        Assembler,
+        ProtocolViolation,
+        ActivityId,
+        Attribution,
+        CallId,
+        ConversationId,
+        EventId,
+        HostedActivity,
+        ProviderId,
+        ProviderPayload,
+        ReasoningBlock,
+        ResponseId,
+        TextBlock,
+        ToolCallBlock,
+        ToolResultBlock,
+        UnknownBlock,
+        Usage,
+    ]
     assert all(n is not None for n in names)
