@@ -1,0 +1,308 @@
+"""The words of the display: footnotes, hosted-activity status lines, reasoning
+summaries and the usage line, as plain sanitized strings.
+
+These are pure functions of vocabulary values, shared by every output mode
+(live terminal, static terminal, plain text), so the same conversation reads
+the same everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from elelem.render.sanitize import (
+    decode_excerpt,
+    domain,
+    safe_url,
+    sanitize,
+    sanitize_line,
+    url_scheme,
+)
+from elelem.vocabulary import Attribution, HostedActivity, TextBlock, Usage
+from elelem.vocabulary.json import JSONValue
+
+ELLIPSIS = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` code points, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + ELLIPSIS
+
+
+# --------------------------------------------------------------------------
+# Citations
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Footnote:
+    """One cited source of an answer: its number and what is shown for it."""
+
+    number: int
+    title: str
+    url: str | None
+    unsafe_scheme: str
+    excerpts: list[str] = field(default_factory=list)
+
+    def lines(self, *, excerpts: bool) -> list[str]:
+        """The footnote as display lines: ``[n] title — domain``, the URL, and
+        (with ``excerpts``) each distinct quoted excerpt."""
+        head = f"[{self.number}] {self.title}" if self.title else f"[{self.number}]"
+        if self.url is not None:
+            host = domain(self.url)
+            if host and host != self.title:
+                head += f" — {host}"
+        elif self.unsafe_scheme:
+            head += f" — ({self.unsafe_scheme}: link removed)"
+        out = [head]
+        if self.url is not None:
+            out.append(f"    {self.url}")
+        if excerpts:
+            for excerpt in self.excerpts:
+                body = "\n      ".join(excerpt.splitlines())
+                out.append(f"    “{body}”")
+        return out
+
+
+class Footnotes:
+    """Numbers the sources cited in one answer, in order of first citation.
+
+    Citations of the same source (same URL, or same title where there is no
+    URL) share a number.
+    """
+
+    def __init__(self) -> None:
+        self._notes: list[Footnote] = []
+        self._by_key: dict[tuple[str, str], Footnote] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._notes)
+
+    @property
+    def notes(self) -> tuple[Footnote, ...]:
+        """The footnotes so far, numbered from 1."""
+        return tuple(self._notes)
+
+    def cite(self, attribution: Attribution) -> int:
+        """The number of ``attribution``'s source (new sources get the next number)."""
+        raw_url = attribution.source.url or ""
+        raw_title = attribution.source.title or ""
+        key = (raw_url, "" if raw_url else raw_title)
+        note = self._by_key.get(key)
+        if note is None:
+            url = safe_url(raw_url) if raw_url else None
+            title = sanitize_line(raw_title)
+            if not title and url is not None:
+                title = domain(url)
+            note = Footnote(
+                number=len(self._notes) + 1,
+                title=title,
+                url=url,
+                unsafe_scheme=url_scheme(raw_url) if raw_url and url is None else "",
+            )
+            if raw_url and url is None and not note.unsafe_scheme:
+                note.unsafe_scheme = "unsupported"
+            self._notes.append(note)
+            self._by_key[key] = note
+        if attribution.excerpt:
+            excerpt = decode_excerpt(attribution.excerpt).strip()
+            if excerpt and excerpt not in note.excerpts:
+                note.excerpts.append(excerpt)
+        return note.number
+
+    def lines(self, *, excerpts: bool = False) -> list[str]:
+        """Every footnote's display lines, in number order."""
+        out: list[str] = []
+        for note in self._notes:
+            out.extend(note.lines(excerpts=excerpts))
+        return out
+
+
+def marker(numbers: list[int], *, escape: bool = False) -> str:
+    """``[1][3]`` for the distinct numbers, in order; Markdown-escaped with ``escape``."""
+    seen: list[int] = []
+    for n in numbers:
+        if n not in seen:
+            seen.append(n)
+    if escape:
+        return "".join(f"\\[{n}\\]" for n in seen)
+    return "".join(f"[{n}]" for n in seen)
+
+
+def cited_text(block: TextBlock, notes: Footnotes, *, escape: bool = False) -> str:
+    """The block's text, sanitized, with footnote markers after the cited text.
+
+    A citation with a range gets its marker at the range's end; one without
+    (Anthropic anchors a citation to its whole block) at the block's end.
+    Ranges are code points of the stored text, so the text is cut at the
+    marker points first and each piece sanitized on its own.
+    """
+    at: dict[int, list[int]] = {}
+    end = len(block.text)
+    for attribution in block.attributions:
+        number = notes.cite(attribution)
+        point = attribution.range[1] if attribution.range is not None else end
+        at.setdefault(point, []).append(number)
+    if not at:
+        return sanitize(block.text)
+    pieces: list[str] = []
+    last = 0
+    for point in sorted(at):
+        pieces.append(sanitize(block.text[last:point]))
+        pieces.append(marker(at[point], escape=escape))
+        last = point
+    pieces.append(sanitize(block.text[last:]))
+    return "".join(pieces)
+
+
+# --------------------------------------------------------------------------
+# Hosted activity
+# --------------------------------------------------------------------------
+
+CODE_ACTIVITIES = frozenset(
+    {"code_execution", "bash_code_execution", "text_editor_code_execution", "code_interpreter"}
+)
+SEARCH_ACTIVITIES = frozenset({"web_search", "web_search_preview", "file_search"})
+FETCH_ACTIVITIES = frozenset({"web_fetch"})
+
+
+def _field(value: JSONValue, *names: str) -> str:
+    if isinstance(value, dict):
+        for name in names:
+            item = value.get(name)
+            if isinstance(item, str) and item:
+                return item
+            if isinstance(item, list) and item and all(isinstance(i, str) for i in item):
+                return " | ".join(item)
+        action = value.get("action")
+        if isinstance(action, dict):
+            return _field(action, *names)
+    return ""
+
+
+def activity_line(transition: HostedActivity, started: HostedActivity | None = None) -> str:
+    """The status line for a hosted-activity transition.
+
+    ``searching "q"`` / ``searched "q" → 10 results`` / ``search failed: …``,
+    ``fetching example.com`` / ``fetched example.com``, ``running code`` /
+    ``ran code → exit 0``, and a generic form for any other activity.  The
+    input comes from ``started`` when the transition itself carries none.
+    """
+    name = transition.name
+    data = transition.input if transition.input is not None else (started and started.input)
+    summary = clip(sanitize_line(transition.summary), 120)
+    state = transition.state
+    if name in SEARCH_ACTIVITIES:
+        query = clip(sanitize_line(_field(data, "query", "queries")), 100)
+        what = f' "{query}"' if query else ""
+        if state == "started":
+            return f"searching{what}"
+        if state == "failed":
+            return f"search failed: {summary or 'no reason given'}"
+        return f"searched{what} → {summary}" if summary else f"searched{what}"
+    if name in FETCH_ACTIVITIES:
+        url = _field(data, "url")
+        target = domain(url) or clip(sanitize_line(url), 100)
+        if state == "started":
+            return f"fetching {target}".rstrip()
+        if state == "failed":
+            return f"fetch failed: {summary or 'no reason given'}"
+        if summary.startswith("fetched"):
+            return summary
+        line = f"fetched {target}".rstrip()
+        return f"{line} → {summary}" if summary else line
+    if name in CODE_ACTIVITIES:
+        if state == "started":
+            return "running code"
+        if state == "failed":
+            return f"code execution failed: {summary or 'no reason given'}"
+        return f"ran code → {summary}" if summary else "ran code"
+    label = clip(sanitize_line(name), 60) or "hosted activity"
+    if state == "started":
+        return f"{label} running"
+    if state == "failed":
+        return f"{label} failed: {summary or 'no reason given'}"
+    return f"{label} → {summary}" if summary else f"{label} done"
+
+
+def unfinished_line(started: HostedActivity) -> str:
+    """The line for an activity that started and never reached a terminal state."""
+    return f"{activity_line(started)} — did not finish"
+
+
+# --------------------------------------------------------------------------
+# Reasoning, tools, usage
+# --------------------------------------------------------------------------
+
+
+def reasoning_summary(text: str, limit: int = 100) -> str:
+    """One line for a reasoning block: its opening words and its length."""
+    clean = sanitize_line(text)
+    if not clean:
+        return "thinking (redacted)"
+    words = len(clean.split())
+    return f"thinking: {clip(clean, limit)} ({words} word{'s' if words != 1 else ''})"
+
+
+_HOSTED_NOUNS = {
+    "web_search": ("web search", "web searches"),
+    "web_fetch": ("web fetch", "web fetches"),
+    "code_execution": ("code execution", "code executions"),
+    "file_search": ("file search", "file searches"),
+}
+
+
+def add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
+    """The sum of two responses' usage (``raw`` is not summed: it is None)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    hosted = dict(a.hosted)
+    for k, v in b.hosted.items():
+        hosted[k] = hosted.get(k, 0) + v
+    return Usage(
+        input=a.input + b.input,
+        output=a.output + b.output,
+        cache_read=a.cache_read + b.cache_read,
+        cache_write=a.cache_write + b.cache_write,
+        reasoning=a.reasoning + b.reasoning,
+        hosted=hosted,
+    )
+
+
+def usage_line(usage: Usage) -> str:
+    """``usage: 2,417 in · 312 out · 96 reasoning · cache 1,024 read, 10 written · 1 web search``.
+
+    Zero counters other than input and output are left out.
+    """
+    parts = [f"{usage.input:,} in", f"{usage.output:,} out"]
+    if usage.reasoning:
+        parts.append(f"{usage.reasoning:,} reasoning")
+    cache = []
+    if usage.cache_read:
+        cache.append(f"{usage.cache_read:,} read")
+    if usage.cache_write:
+        cache.append(f"{usage.cache_write:,} written")
+    if cache:
+        parts.append("cache " + ", ".join(cache))
+    for name, count in usage.hosted.items():
+        if not count:
+            continue
+        one, many = _HOSTED_NOUNS.get(name, (sanitize_line(name), sanitize_line(name)))
+        parts.append(f"{count:,} {one if count == 1 else many}")
+    return "usage: " + " · ".join(parts)
+
+
+__all__ = [
+    "Footnote",
+    "Footnotes",
+    "activity_line",
+    "add_usage",
+    "cited_text",
+    "clip",
+    "marker",
+    "reasoning_summary",
+    "unfinished_line",
+    "usage_line",
+]

@@ -1,0 +1,394 @@
+"""The terminal renderer: streaming chunks or stored parts in, safe display out.
+
+Three output modes, chosen from the console:
+
+- *live* (an interactive terminal): a live region shows what is in progress
+  (streaming Markdown, a spinner per running hosted activity, reasoning per
+  the display mode); committed content is printed above it;
+- *static* (a terminal that is not interactive): committed content printed
+  with styles, nothing in progress is drawn;
+- *plain* (not a terminal): plain text, no escape sequence at all, the same
+  words and footnotes.
+
+Every untrusted string is sanitized before it reaches rich, is never parsed
+as rich markup, and rich's own output for Markdown is filtered once more
+(Markdown decodes entities such as ``&#x202E;`` itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.text import Text
+
+from elelem.render.lines import (
+    Footnotes,
+    activity_line,
+    add_usage,
+    cited_text,
+    clip,
+    reasoning_summary,
+    unfinished_line,
+    usage_line,
+)
+from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
+from elelem.stream import (
+    Assembler,
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Finish,
+    Hosted,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import (
+    HostedActivity,
+    Part,
+    ReasoningBlock,
+    ReasoningDisplay,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    Usage,
+)
+
+CitationDisplay = Literal["short", "full"]
+
+_QUIET_FINISHES = frozenset({"stop", "tool-calls", "paused"})
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What to show: reasoning per ``reasoning`` (hidden | summary | full),
+    citation excerpts with ``citations="full"``, and the usage line."""
+
+    reasoning: ReasoningDisplay = "summary"
+    citations: CitationDisplay = "short"
+    usage: bool = True
+
+
+class _Safe:
+    """Re-sanitizes what rich renders and drops hyperlinks and control codes."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for seg in console.render(self.inner, options):
+            if seg.control:
+                continue
+            style = seg.style
+            if style is not None and style.link:
+                style = style.update_link(None)
+            yield Segment(sanitize(seg.text), style)
+
+
+class _Tail:
+    """The last lines of a renderable that fit the terminal, so a live region
+    never grows past the screen (rich cannot redraw what scrolled away)."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.inner, options, pad=False)
+        keep = max(4, console.size.height - 2)
+        for line in lines[-keep:]:
+            yield from line
+            yield Segment.line()
+
+
+class Renderer:
+    """Displays one conversation's answers on ``console``.
+
+    Feed it a live stream with :meth:`feed` (chunks of one or more provider
+    responses, as :class:`~elelem.Client` yields them), or stored content with
+    :meth:`user` and :meth:`part`; end each answer with :meth:`end_answer`,
+    which prints the footnotes and the usage line.  :meth:`interrupt` ends an
+    answer that was cut off, showing what had arrived.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        options: RenderOptions | None = None,
+        *,
+        live: bool | None = None,
+    ) -> None:
+        self.console = console
+        self.options = options or RenderOptions()
+        self.plain = not console.is_terminal
+        want_live = console.is_interactive if live is None else live
+        self.live = bool(want_live) and not self.plain
+        self._notes = Footnotes()
+        self._run: list[str] = []
+        self._plain_col0 = True
+        self._plain_started = False
+        self._open: dict[BlockKey, str] = {}
+        self._open_text: dict[BlockKey, str] = {}
+        self._open_reasoning: dict[BlockKey, str] = {}
+        self._running: dict[str, HostedActivity] = {}
+        self._spinners: dict[str, Spinner] = {}
+        self._usage: Usage | None = None
+        self._response_usage: Usage | None = None
+        self._assembler: Assembler | None = None
+        self._live: Live | None = None
+
+    # -- streaming -----------------------------------------------------------
+
+    def feed(self, chunk: Chunk) -> None:
+        """Show one chunk of a live response: deltas in the live region,
+        committed parts as they commit."""
+        if isinstance(chunk, ResponseStart) or self._assembler is None or self._assembler.finished:
+            self._assembler = Assembler()
+            self._response_usage = None
+        if isinstance(chunk, TextDelta):
+            self._open_text[chunk.index] = self._open_text.get(chunk.index, "") + chunk.text
+            self._start_live()
+        elif isinstance(chunk, ReasoningDelta):
+            self._open_reasoning[chunk.index] = (
+                self._open_reasoning.get(chunk.index, "") + chunk.text
+            )
+            self._start_live()
+        elif isinstance(chunk, BlockStart):
+            self._open[chunk.index] = chunk.block
+            if chunk.block == "reasoning":
+                self._open_reasoning[chunk.index] = ""
+                self._start_live()
+        elif isinstance(chunk, BlockEnd):
+            self._open.pop(chunk.index, None)
+            self._open_text.pop(chunk.index, None)
+            self._open_reasoning.pop(chunk.index, None)
+        elif isinstance(chunk, UsageUpdate):
+            self._response_usage = chunk.usage
+        elif isinstance(chunk, Hosted) and chunk.transition.state == "started":
+            self._start_live()
+        for part in self._assembler.feed(chunk):
+            self.part(part)
+        if isinstance(chunk, Finish):
+            self.add_usage(self._response_usage)
+            self._response_usage = None
+            self._finish_line(chunk)
+
+    def interrupt(self, note: str = "interrupted: kept what arrived") -> None:
+        """The stream was cut off: show the open blocks as they stand, then end
+        the answer with a notice line."""
+        if self._assembler is not None and not self._assembler.finished:
+            # partial() appends the open blocks, marked incomplete, after
+            # everything already committed (and shown).
+            for part in self._assembler.partial().content:
+                if _is_incomplete(part):
+                    self.part(part)
+            self.add_usage(self._response_usage)
+        self._assembler = None
+        self._open.clear()
+        self._open_text.clear()
+        self._open_reasoning.clear()
+        self._flush_run()
+        self._line(note, "yellow")
+        self.end_answer()
+
+    # -- stored content ------------------------------------------------------
+
+    def user(self, text: str) -> None:
+        """Show a user's message (when re-rendering a stored conversation)."""
+        self._flush_run()
+        self._stop_live()
+        lines = sanitize(text).splitlines() or [""]
+        shown = "\n".join(f"> {line}" for line in lines)
+        if self.plain:
+            self._plain_write(shown + "\n")
+        else:
+            self.console.print(Text(shown, style="bold"), highlight=False)
+
+    def part(self, part: Part) -> None:
+        """Show one committed part: a block or a hosted-activity transition."""
+        if isinstance(part, TextBlock):
+            self._text(part)
+            return
+        self._flush_run()
+        if isinstance(part, HostedActivity):
+            self._hosted(part)
+        elif isinstance(part, ReasoningBlock):
+            self._reasoning(part)
+        elif isinstance(part, ToolCallBlock):
+            args = clip(sanitize_line(part.arguments), 200)
+            self._line(f"→ {sanitize_line(part.name)}({args})", "magenta")
+        elif isinstance(part, ToolResultBlock):
+            who = sanitize_line(part.name or part.call_id)
+            verb = "error" if part.is_error else "result"
+            self._line(f"← {who} {verb}: {clip(sanitize_line(part.content), 200)}", "magenta")
+        elif isinstance(part, UnknownBlock):
+            self._line(f"[{clip(sanitize_line(part.type), 60)} block kept, not shown]", "dim")
+        else:
+            kind = sanitize_line(str(getattr(part, "type", type(part).__name__)))
+            self._line(f"[{kind} block kept, not shown]", "dim")
+
+    def add_usage(self, usage: Usage | None) -> None:
+        """Count one response's usage into this answer's usage line."""
+        self._usage = add_usage(self._usage, usage)
+
+    def notice(self, text: str, style: str = "dim") -> None:
+        """A line of the tool's own (sanitized all the same)."""
+        self._flush_run()
+        self._line(sanitize_line(text), style)
+
+    def end_answer(self) -> None:
+        """Finish the answer: unfinished activities, footnotes, the usage line."""
+        self._flush_run()
+        self._stop_live()
+        for started in self._running.values():
+            self._line(unfinished_line(started), "yellow")
+        self._running.clear()
+        self._spinners.clear()
+        if self._notes:
+            self._blank()
+            for line in self._notes.lines(excerpts=self.options.citations == "full"):
+                style = "dim" if line.startswith("    ") else "cyan"
+                self._line(line, style, wrap=not line.startswith("    http"))
+        if self.options.usage and self._usage is not None:
+            self._blank()
+            self._line(usage_line(self._usage), "dim")
+        self._notes = Footnotes()
+        self._usage = None
+        self._assembler = None
+
+    # -- parts -----------------------------------------------------------------
+
+    def _text(self, block: TextBlock) -> None:
+        if self.plain:
+            self._plain_write(neutralize_markdown_links(cited_text(block, self._notes)))
+            self._plain_started = True
+        else:
+            self._run.append(neutralize_markdown_links(cited_text(block, self._notes, escape=True)))
+
+    def _hosted(self, transition: HostedActivity) -> None:
+        if transition.state == "started":
+            self._running[transition.id] = transition
+            if self.live:
+                self._spinners[transition.id] = Spinner(
+                    "dots", Text(activity_line(transition), style="cyan")
+                )
+            return
+        started = self._running.pop(transition.id, None)
+        self._spinners.pop(transition.id, None)
+        style = "red" if transition.state == "failed" else "cyan"
+        self._line(activity_line(transition, started), style)
+
+    def _reasoning(self, block: ReasoningBlock) -> None:
+        mode = self.options.reasoning
+        if mode == "hidden":
+            return
+        if mode == "summary" or not block.text.strip():
+            self._line(reasoning_summary(block.text), "dim italic")
+            return
+        body = sanitize(block.text).strip("\n")
+        shown = "thinking:\n" + "\n".join(f"  {line}" for line in body.splitlines())
+        self._line(shown, "dim italic")
+
+    def _finish_line(self, finish: Finish) -> None:
+        if finish.reason in _QUIET_FINISHES:
+            return
+        line = f"stopped: {sanitize_line(finish.reason)}"
+        if finish.failure:
+            line += f" ({clip(sanitize_line(finish.failure), 200)})"
+        self._line(line, "yellow")
+
+    # -- output ------------------------------------------------------------------
+
+    def _flush_run(self) -> None:
+        if self.plain:
+            if self._plain_started:
+                if not self._plain_col0:
+                    self._plain_write("\n")
+                self._plain_started = False
+            return
+        if not self._run:
+            return
+        source = "".join(self._run)
+        self._run = []
+        self.console.print(_Safe(Markdown(source, hyperlinks=False)))
+
+    def _line(self, text: str, style: str, *, wrap: bool = True) -> None:
+        if self.plain:
+            if not self._plain_col0:
+                self._plain_write("\n")
+            self._plain_write(text + "\n")
+            return
+        self.console.print(
+            Text(text, style=style), highlight=False, soft_wrap=not wrap, markup=False
+        )
+
+    def _blank(self) -> None:
+        if self.plain:
+            if not self._plain_col0:
+                self._plain_write("\n")
+            self._plain_write("\n")
+        else:
+            self.console.print()
+
+    def _plain_write(self, text: str) -> None:
+        if not text:
+            return
+        self.console.file.write(text)
+        self.console.file.flush()
+        self._plain_col0 = text.endswith("\n")
+
+    # -- the live region ---------------------------------------------------------
+
+    def _start_live(self) -> None:
+        if not self.live or self._live is not None:
+            return
+        self._live = Live(
+            console=self.console,
+            get_renderable=self._live_view,
+            transient=True,
+            refresh_per_second=10,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live.start()
+
+    def _stop_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    def _live_view(self) -> RenderableType:
+        # Runs on rich's refresh thread: read snapshots (copying a dict is
+        # atomic), never hold a lock that printing also needs.
+        items: list[RenderableType] = list(self._spinners.copy().values())
+        for text in list(self._open_reasoning.copy().values()):
+            if self.options.reasoning == "full" and text.strip():
+                items.append(Text(sanitize(text), style="dim italic"))
+            else:
+                items.append(Spinner("dots", Text("thinking…", style="dim italic")))
+        pending = "".join(self._run) + "".join(sanitize(t) for t in self._open_text.copy().values())
+        if pending:
+            items.append(Markdown(neutralize_markdown_links(pending), hyperlinks=False))
+        return _Safe(_Tail(Group(*items)))
+
+
+def _is_incomplete(part: Part) -> bool:
+    return isinstance(part, (TextBlock, ReasoningBlock)) and not part.complete
+
+
+def render_parts(renderer: Renderer, parts: Iterable[Part]) -> None:
+    """Show stored parts in order (a convenience for re-rendering messages)."""
+    for part in parts:
+        renderer.part(part)
+
+
+__all__ = ["CitationDisplay", "RenderOptions", "Renderer", "render_parts"]

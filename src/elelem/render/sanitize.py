@@ -1,0 +1,138 @@
+"""Neutralize untrusted text before it reaches a terminal.
+
+Model output, tool output, titles, URLs, excerpts and hosted summaries are
+untrusted: any of them may carry terminal escape sequences (cursor moves, OSC 8
+hyperlinks that hide their target, OSC 52 clipboard writes), C0/C1 controls,
+bidirectional overrides that reorder what the reader sees, or links to
+non-web schemes.  Stored bytes stay exact; only what is *displayed* passes
+through here.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlsplit
+
+# Sequences are removed whole, so that nothing of their parameters leaks into
+# the display either.  String sequences (OSC, DCS, SOS, PM, APC) run to their
+# terminator (BEL or ST); an unterminated one runs to the end of the text, as
+# a terminal would swallow it.
+_STRING_INTRO = "\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f]"
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"  # CSI (final byte may be missing)
+    r"|(?:" + _STRING_INTRO + r")[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC/DCS/SOS/PM/APC
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?",  # any other escape, or a lone ESC
+)
+
+# Controls other than \n and \t, DEL, C1; direction overrides, embeddings,
+# isolates and marks; interlinear annotations; Unicode tag characters (used
+# to smuggle invisible text).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+
+SAFE_SCHEMES: frozenset[str] = frozenset({"http", "https"})
+
+
+def sanitize(text: str) -> str:
+    """Return ``text`` safe to write to a terminal.
+
+    Escape sequences (CSI, OSC — OSC 8 hyperlinks and OSC 52 clipboard
+    included —, DCS, SOS, PM, APC, and their 8-bit forms) are removed whole;
+    other C0 and C1 controls, DEL, bidi overrides/isolates/marks and Unicode
+    tag characters are removed; ``\\r\\n`` becomes ``\\n`` and a lone ``\\r``
+    becomes ``\\n`` (so it cannot overwrite what was shown before it).
+    ``\\n`` and ``\\t`` are kept.
+    """
+    if text.isprintable():
+        return text  # the common case: nothing to do
+    text = _ESCAPES.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _INVISIBLE.sub("", text)
+
+
+def sanitize_line(text: str) -> str:
+    """:func:`sanitize`, then fold every line break and tab into a space:
+    for titles, queries and other text shown inside one line."""
+    return " ".join(sanitize(text).split())
+
+
+def decode_excerpt(text: str) -> str:
+    """An excerpt for display: HTML entities decoded (search providers often
+    return ``&amp;``-escaped snippets), then sanitized, since decoding can
+    produce controls (``&#27;``) and bidi overrides (``&#x202E;``)."""
+    return sanitize(html.unescape(text))
+
+
+def safe_url(url: str) -> str | None:
+    """The URL, sanitized to one line, if its scheme is http or https; else None.
+
+    A URL whose scheme is anything else (``javascript:``, ``file:``,
+    ``data:``, …) or that has no host is not shown as a link.
+    """
+    clean = sanitize_line(url)
+    try:
+        parts = urlsplit(clean)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in SAFE_SCHEMES or not parts.hostname:
+        return None
+    return clean
+
+
+def url_scheme(url: str) -> str:
+    """The (sanitized, lower-case) scheme of ``url``, or ``""`` if it has none."""
+    head, sep, _ = sanitize_line(url).partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", head):
+        return ""
+    return head.lower()
+
+
+def domain(url: str) -> str:
+    """The host of an http(s) URL without ``www.``, or ``""``."""
+    clean = safe_url(url)
+    if clean is None:
+        return ""
+    host = urlsplit(clean).hostname or ""
+    return host.removeprefix("www.")
+
+
+_MD_LINK = re.compile(r"(\]\(\s*<?)([A-Za-z][A-Za-z0-9+.-]*):")
+_MD_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*):([^<>\s]*)>")
+
+
+def neutralize_markdown_links(text: str) -> str:
+    """Disarm Markdown links and autolinks whose scheme is not http(s).
+
+    ``[x](javascript:…)`` keeps its text but loses its scheme
+    (``[x](unsafe-javascript…)`` is not a URL any renderer follows), and
+    ``<file:…>`` autolinks are shown as plain text.
+    """
+
+    def link(match: re.Match[str]) -> str:
+        scheme = match.group(2)
+        if scheme.lower() in SAFE_SCHEMES or scheme.lower() == "mailto":
+            return match.group(0)
+        return f"{match.group(1)}unsafe-{scheme}-"
+
+    def autolink(match: re.Match[str]) -> str:
+        scheme = match.group(1)
+        if scheme.lower() in SAFE_SCHEMES or scheme.lower() == "mailto":
+            return match.group(0)
+        return f"\\<unsafe-{scheme}-{match.group(2)}\\>"
+
+    return _MD_AUTOLINK.sub(autolink, _MD_LINK.sub(link, text))
+
+
+__all__ = [
+    "SAFE_SCHEMES",
+    "decode_excerpt",
+    "domain",
+    "neutralize_markdown_links",
+    "safe_url",
+    "sanitize",
+    "sanitize_line",
+    "url_scheme",
+]
