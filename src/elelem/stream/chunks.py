@@ -105,11 +105,14 @@ class UsageUpdate(msgspec.Struct, frozen=True, tag_field="type", tag="usage"):
 class Finish(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="finish"):
     """The response ended.  ``reason`` is a member of the open set of finish
     reasons; ``raw`` the provider's own value; ``failure`` says why for
-    ``error``."""
+    ``error``.  ``payloads`` keep response-level native data (the provider's
+    message envelope: stop details, container, context management) that no
+    block owns."""
 
     reason: str
     raw: str | None = None
     failure: str | None = None
+    payloads: tuple[ProviderPayload, ...] = ()
 
 
 Chunk: TypeAlias = (

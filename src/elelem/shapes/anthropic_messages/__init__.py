@@ -1,0 +1,109 @@
+"""The Anthropic Messages wire shape (DESIGN.md §4), sans-IO.
+
+``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+(native replay of Anthropic's own messages, portable encoding of the rest),
+the SSE frame parser, the non-streaming response mapping and the error
+classifier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from elelem.errors import MalformedStreamError, StreamError
+from elelem.shapes.anthropic_messages.encoder import (
+    API_VERSION,
+    DEFAULT_MAX_TOKENS,
+    MESSAGES_PATH,
+    assistant_wire,
+    encode_request,
+    hosted_tool_definition,
+)
+from elelem.shapes.anthropic_messages.errors import ERROR_TYPES, classify_error, error_from_event
+from elelem.shapes.anthropic_messages.mapping import (
+    DEFAULT_TOOL_VERSIONS,
+    FINISH_REASONS,
+    finish_reason,
+    usage_from_wire,
+)
+from elelem.shapes.anthropic_messages.parser import (
+    REQUEST_ARG,
+    MessagesParser,
+    citation_attribution,
+    response_chunks,
+)
+from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.stream import Chunk
+from elelem.vocabulary import ProviderId
+
+
+class AnthropicMessages:
+    """The Anthropic Messages shape.  Stateless; use the module's ``SHAPE``."""
+
+    name: str = "anthropic_messages"
+    framing: Framing = "sse"
+
+    def encode_request(
+        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
+    ) -> EncodedRequest:
+        """The ``/v1/messages`` request for ``request`` (see :func:`encode_request`)."""
+        return encode_request(request, provider=provider, stream=stream)
+
+    def new_parser(self, provider: ProviderId, request: REQUEST_ARG = None) -> MessagesParser:
+        """A parser for one streamed response.  ``request`` may be the neutral
+        request or the raw wire request JSON (it names the hosted tool versions)."""
+        return MessagesParser(provider, request)
+
+    def parse_response(
+        self, body: bytes, provider: ProviderId, request: REQUEST_ARG = None
+    ) -> list[Chunk]:
+        """The chunks of a non-streaming JSON response body.
+
+        An ``error`` object raises its typed error; a body that is not a JSON
+        object raises :class:`MalformedStreamError`.
+        """
+        try:
+            data: Any = msgspec.json.decode(body)
+        except msgspec.DecodeError as exc:
+            raise MalformedStreamError(
+                f"anthropic response body is not JSON: {exc}", body=body, retryable=False
+            ) from None
+        if not isinstance(data, Mapping):
+            raise MalformedStreamError(
+                "anthropic response body is not a JSON object", body=body, retryable=False
+            )
+        if data.get("type") == "error":
+            raise error_from_event(data)
+        return response_chunks(data, provider, request)
+
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error for an HTTP error response (see :func:`classify_error`)."""
+        return classify_error(status, headers, body)
+
+
+SHAPE = AnthropicMessages()
+"""The Anthropic Messages shape."""
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TOOL_VERSIONS",
+    "ERROR_TYPES",
+    "FINISH_REASONS",
+    "MESSAGES_PATH",
+    "SHAPE",
+    "AnthropicMessages",
+    "MessagesParser",
+    "assistant_wire",
+    "citation_attribution",
+    "classify_error",
+    "encode_request",
+    "error_from_event",
+    "finish_reason",
+    "hosted_tool_definition",
+    "response_chunks",
+    "usage_from_wire",
+]

@@ -1,0 +1,351 @@
+"""The Anthropic Messages request encoder: a neutral request -> wire JSON.
+
+Messages the target provider produced are replayed *natively*: every
+assistant content block is rebuilt from the stored blocks, hosted transitions
+and their payloads, in original order (server tool blocks with
+``encrypted_content``, text with its citations, thinking with its signature,
+redacted thinking, tool use, unknown blocks verbatim).  Everything else is
+encoded *portably*: text, tool calls and results, hosted activity as a text
+summary; foreign payloads and reasoning are never sent, and each dropped item
+is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from elelem.shapes.anthropic_messages.mapping import (
+    DEFAULT_TOOL_VERSIONS,
+    TOOL_BETAS,
+    hosted_tool_name,
+)
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.vocabulary import (
+    CodeExecution,
+    HostedActivity,
+    Message,
+    Part,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    WebFetch,
+    WebSearch,
+)
+
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header value the encoder sends."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` is required by the Messages API; used when the caller sets none."""
+
+MESSAGES_PATH = "/v1/messages"
+
+
+class _Dropped:
+    """Collects one line per item portable encoding could not carry."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, what: str) -> None:
+        self.items.append(f"{where}: {what}")
+
+
+def _payload(
+    payloads: Iterable[ProviderPayload], provider: str, fmt: str
+) -> ProviderPayload | None:
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p
+    return None
+
+
+def _fields(payloads: Iterable[ProviderPayload], provider: str) -> dict[str, Any]:
+    extra = _payload(payloads, provider, "block_fields")
+    return dict(extra.value) if extra is not None and isinstance(extra.value, dict) else {}
+
+
+# --------------------------------------------------------------------------
+# native replay
+# --------------------------------------------------------------------------
+
+
+def native_content(
+    content: Iterable[Part], provider: str, dropped: _Dropped, where: str
+) -> list[dict[str, Any]]:
+    """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
+    out: list[dict[str, Any]] = []
+    for i, part in enumerate(content):
+        at = f"{where} part {i}"
+        if isinstance(part, HostedActivity):
+            block = _native_hosted(part, provider)
+            if block is None:
+                out.extend(_portable_hosted([part]))
+                dropped.add(
+                    at, f"hosted {part.name} {part.state} has no {provider} payload; sent as text"
+                )
+            else:
+                out.append(block)
+        elif isinstance(part, TextBlock):
+            out.append(_native_text(part, provider, dropped, at))
+        elif isinstance(part, ReasoningBlock):
+            block = _native_reasoning(part, provider)
+            if block is None:
+                dropped.add(at, "unsigned reasoning (cannot be replayed without its signature)")
+            else:
+                out.append(block)
+        elif isinstance(part, ToolCallBlock):
+            out.append(_native_tool_call(part, provider))
+        elif isinstance(part, ToolResultBlock):
+            out.append(_tool_result(part))
+        elif isinstance(part, UnknownBlock):
+            out.append(dict(part.raw))
+        else:  # a registered block type this shape has no mapping for
+            dropped.add(at, f"{type(part).__name__} block has no Anthropic mapping")
+    return out
+
+
+def _native_hosted(part: HostedActivity, provider: str) -> dict[str, Any] | None:
+    payload = part.payload
+    if payload is None or payload.provider != provider or not isinstance(payload.value, dict):
+        return None
+    return dict(payload.value)
+
+
+def _native_text(part: TextBlock, provider: str, dropped: _Dropped, at: str) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": part.text}
+    citations = []
+    for j, attribution in enumerate(part.attributions):
+        replay = attribution.replay
+        if replay is not None and replay.provider == provider and replay.format == "citation":
+            citations.append(replay.value)
+        else:
+            dropped.add(at, f"citation {j} has no {provider} citation payload")
+    if citations:
+        block["citations"] = citations
+    block.update(_fields(part.payloads, provider))
+    return block
+
+
+def _native_reasoning(part: ReasoningBlock, provider: str) -> dict[str, Any] | None:
+    redacted = _payload(part.payloads, provider, "redacted_thinking")
+    if redacted is not None:
+        block: dict[str, Any] = {"type": "redacted_thinking", "data": redacted.value}
+    else:
+        signature = _payload(part.payloads, provider, "signature")
+        if signature is None:
+            return None
+        block = {"type": "thinking", "thinking": part.text, "signature": signature.value}
+    block.update(_fields(part.payloads, provider))
+    return block
+
+
+def _native_tool_call(part: ToolCallBlock, provider: str) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_use",
+        "id": part.id,
+        "name": part.name,
+        "input": part.input,
+    }
+    block.update(_fields(part.payloads, provider))
+    return block
+
+
+def _tool_result(part: ToolResultBlock) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+    block["content"] = part.content
+    if part.is_error:
+        block["is_error"] = True
+    return block
+
+
+# --------------------------------------------------------------------------
+# portable encoding
+# --------------------------------------------------------------------------
+
+
+def _portable_hosted(parts: list[HostedActivity]) -> list[dict[str, Any]]:
+    out = []
+    for part in parts:
+        given = "" if part.input is None else json.dumps(part.input, ensure_ascii=False)
+        line = f"[hosted {part.name}{f' {given}' if given else ''}: {part.state}"
+        out.append({"type": "text", "text": line + (f", {part.summary}]" if part.summary else "]")})
+    return out
+
+
+def portable_content(message: Message, dropped: _Dropped, where: str) -> list[dict[str, Any]]:
+    """Encode a message from another provider (or a user) for Anthropic."""
+    content = list(message.content)
+    # A started transition whose terminal one follows in the same message says nothing more.
+    finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
+    out: list[dict[str, Any]] = []
+    for i, part in enumerate(content):
+        at = f"{where} part {i}"
+        if isinstance(part, HostedActivity):
+            if part.state == "started" and part.id in finished:
+                continue
+            out.extend(_portable_hosted([part]))
+            if part.payload is not None:
+                dropped.add(
+                    at,
+                    f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
+                )
+        elif isinstance(part, TextBlock):
+            text = part.text
+            if message.source.startswith("context:"):
+                tag = message.source.removeprefix("context:")
+                text = f"<{tag}>\n{text}\n</{tag}>"
+            out.append({"type": "text", "text": text})
+            if part.attributions:
+                dropped.add(
+                    at, f"{len(part.attributions)} citation(s) (Anthropic accepts only its own)"
+                )
+            for p in part.payloads:
+                dropped.add(at, f"{p.provider} {p.format} payload")
+        elif isinstance(part, ReasoningBlock):
+            dropped.add(at, "reasoning from another provider")
+        elif isinstance(part, ToolCallBlock):
+            out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.input})
+            for p in part.payloads:
+                dropped.add(at, f"{p.provider} {p.format} payload")
+        elif isinstance(part, ToolResultBlock):
+            out.append(_tool_result(part))
+        elif isinstance(part, UnknownBlock):
+            dropped.add(at, f"unknown {part.type} block from another provider")
+        else:
+            dropped.add(at, f"{type(part).__name__} block has no Anthropic mapping")
+    return out
+
+
+# --------------------------------------------------------------------------
+# the request
+# --------------------------------------------------------------------------
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The wire message object for one assistant message, and what was dropped.
+
+    Native replay when ``message.provider == provider``, portable otherwise.
+    """
+    dropped = _Dropped()
+    return _wire_message(message, provider, dropped, "message"), tuple(dropped.items)
+
+
+def _wire_message(message: Message, provider: str, dropped: _Dropped, where: str) -> dict[str, Any]:
+    if message.role == "assistant" and message.provider == provider:
+        content = native_content(message.content, provider, dropped, where)
+    else:
+        content = portable_content(message, dropped, where)
+    return {"role": "assistant" if message.role == "assistant" else "user", "content": content}
+
+
+def hosted_tool_definition(tool: WebSearch | WebFetch | CodeExecution) -> dict[str, Any]:
+    """The versioned Anthropic tool definition of a neutral hosted tool."""
+    name = hosted_tool_name(tool)
+    out: dict[str, Any] = {"type": tool.version or DEFAULT_TOOL_VERSIONS[name], "name": name}
+    if isinstance(tool, (WebSearch, WebFetch)):
+        if tool.max_uses is not None:
+            out["max_uses"] = tool.max_uses
+        if tool.allowed_domains:
+            out["allowed_domains"] = list(tool.allowed_domains)
+        if tool.blocked_domains:
+            out["blocked_domains"] = list(tool.blocked_domains)
+    if isinstance(tool, WebSearch) and tool.user_location is not None:
+        loc = tool.user_location
+        location: dict[str, Any] = {"type": "approximate"}
+        for key in ("city", "region", "country", "timezone"):
+            value = getattr(loc, key)
+            if value is not None:
+                location[key] = value
+        out["user_location"] = location
+    if isinstance(tool, WebFetch):
+        if tool.citations:
+            out["citations"] = {"enabled": True}
+        if tool.max_content_tokens is not None:
+            out["max_content_tokens"] = tool.max_content_tokens
+    return out
+
+
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """The Messages API request for ``request``, to ``provider``."""
+    dropped = _Dropped()
+    system_parts = [request.system] if request.system else []
+    messages: list[dict[str, Any]] = []
+    for i, message in enumerate(request.messages):
+        if message.role == "system":
+            system_parts.append(message.text)
+            continue
+        messages.append(_wire_message(message, provider, dropped, f"message {i}"))
+    opts = request.options
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": opts.max_tokens if opts.max_tokens is not None else DEFAULT_MAX_TOKENS,
+        "messages": messages,
+    }
+    if system_parts:
+        body["system"] = "\n\n".join(system_parts)
+    tools: list[dict[str, Any]] = [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters}
+        if t.description
+        else {"name": t.name, "input_schema": t.parameters}
+        for t in request.tools
+    ]
+    betas: list[str] = []
+    for hosted in request.hosted_tools:
+        definition = hosted_tool_definition(hosted)
+        tools.append(definition)
+        beta = TOOL_BETAS.get(definition["type"])
+        if beta is not None and beta not in betas:
+            betas.append(beta)
+    if tools:
+        body["tools"] = tools
+    if opts.tool_choice is not None:
+        body["tool_choice"] = (
+            {"type": opts.tool_choice}
+            if opts.tool_choice in ("auto", "any", "none")
+            else {"type": "any"}
+            if opts.tool_choice == "required"
+            else {"type": "tool", "name": opts.tool_choice}
+        )
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        body["top_p"] = opts.top_p
+    if opts.stop:
+        body["stop_sequences"] = list(opts.stop)
+    if opts.reasoning is not None:
+        if opts.reasoning.budget_tokens is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}
+        if opts.reasoning.effort is not None:
+            body["output_config"] = {"effort": opts.reasoning.effort}
+    if stream:
+        body["stream"] = True
+    body.update(opts.extra)
+    headers = {"anthropic-version": API_VERSION}
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    return EncodedRequest(
+        path=MESSAGES_PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped.items)
+    )
+
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "MESSAGES_PATH",
+    "assistant_wire",
+    "encode_request",
+    "hosted_tool_definition",
+    "native_content",
+    "portable_content",
+]

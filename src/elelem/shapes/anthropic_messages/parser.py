@@ -1,0 +1,462 @@
+"""The Anthropic Messages frame parser (sans-IO): SSE frames in, chunks out.
+
+One Anthropic content block becomes one block grammar (``block-start`` …
+``block-end``), except server tools: a ``server_tool_use`` block becomes a
+hosted *started* transition and each ``*_tool_result`` block the activity's
+*completed* or *failed* transition.  Block types this parser does not model
+(``mcp_tool_use``, ``compaction``, future ones) become unknown blocks holding
+the raw block with its deltas applied, in position.  The non-streaming JSON
+response goes through the same code (:func:`response_chunks`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.errors import IncompleteStreamError, MalformedStreamError
+from elelem.shapes.anthropic_messages.errors import error_from_event
+from elelem.shapes.anthropic_messages.mapping import (
+    finish_reason,
+    is_hosted_result,
+    result_outcome,
+    result_tool_name,
+    tool_versions_from_request,
+    tool_versions_from_wire,
+    usage_from_wire,
+    version_for,
+)
+from elelem.shapes.base import ModelRequest
+from elelem.stream import (
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Hosted,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import (
+    ActivityId,
+    Attribution,
+    HostedActivity,
+    ProviderId,
+    ProviderPayload,
+    Source,
+)
+
+# Fields of a content block the neutral blocks model; any other field is kept
+# in a ``block_fields`` payload so native replay rebuilds the block exactly.
+_MODELED: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "citations"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+    "tool_use": frozenset({"type", "id", "name", "input"}),
+}
+
+REQUEST_ARG = ModelRequest | Mapping[str, Any] | None
+
+
+def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> Attribution:
+    """An :class:`Attribution` for one Anthropic citation object, of any type.
+
+    Search citations carry ``url`` and ``title``; document citations carry no
+    URL and name the document in ``document_title``.  The raw citation
+    (``encrypted_index`` included) is the replay payload; the text block is
+    the anchor, so there is no range.
+    """
+    url = citation.get("url")
+    title = citation.get("title")
+    if title is None:
+        title = citation.get("document_title")
+    excerpt = citation.get("cited_text")
+    return Attribution(
+        source=Source(
+            url=url if isinstance(url, str) else None,
+            title=title if isinstance(title, str) else None,
+        ),
+        excerpt=excerpt if isinstance(excerpt, str) else None,
+        range=None,
+        replay=ProviderPayload(provider, "citation", None, dict(citation)),
+    )
+
+
+class _Block:
+    """What the parser keeps of one open content block."""
+
+    __slots__ = ("deltas", "key", "kind", "raw", "started")
+
+    def __init__(self, key: BlockKey, kind: str, raw: dict[str, Any]) -> None:
+        self.key = key
+        self.kind = kind
+        self.raw = raw
+        self.deltas: list[str] = []
+        self.started = False
+
+
+def _malformed(message: str, data: object = None) -> MalformedStreamError:
+    body = msgspec.json.encode(data) if data is not None else None
+    return MalformedStreamError(message, body=body, retryable=False)
+
+
+class MessagesParser:
+    """Parser of one streamed Anthropic Messages response (a FrameParser).
+
+    ``request`` (the neutral request, or the raw wire request JSON) tells
+    which hosted tool versions were selected; it may be None.
+    """
+
+    def __init__(self, provider: ProviderId, request: REQUEST_ARG = None) -> None:
+        self.provider = provider
+        if isinstance(request, ModelRequest):
+            self._versions = tool_versions_from_request(request)
+        elif isinstance(request, Mapping):
+            self._versions = tool_versions_from_wire(request.get("tools"))
+        else:
+            self._versions = {}
+        self._blocks: dict[BlockKey, _Block] = {}
+        self._activities: dict[str, HostedActivity] = {}
+        self._started = False
+        self._finished = False
+        self._stop_reason: str | None = None
+        self._envelope: dict[str, Any] = {}
+        self._usage: dict[str, Any] = {}
+
+    # -- FrameParser --------------------------------------------------------
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived; nothing to emit yet."""
+        del status, headers
+        return ()
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One SSE frame.  The payload's ``type`` names the event."""
+        try:
+            payload = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedStreamError(
+                f"anthropic {event or 'frame'} data is not JSON: {exc}", body=data.encode()
+            ) from None
+        if not isinstance(payload, dict):
+            raise _malformed(f"anthropic {event or 'frame'} data is not a JSON object", payload)
+        return self.event(payload, event)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended: an error unless ``message_stop`` arrived."""
+        if not self._finished:
+            raise IncompleteStreamError("anthropic stream ended before message_stop")
+        return ()
+
+    # -- events ---------------------------------------------------------------
+
+    def event(self, payload: dict[str, Any], event: str = "") -> list[Chunk]:
+        """Apply one decoded event payload; return its chunks."""
+        etype = payload.get("type", event)
+        if etype == "ping":
+            return []
+        if etype == "error":
+            raise error_from_event(payload)
+        if self._finished:
+            raise _malformed(f"anthropic {etype} event after message_stop", payload)
+        if etype == "message_start":
+            return self._message_start(payload)
+        if not self._started:
+            raise _malformed(f"anthropic {etype} event before message_start", payload)
+        if etype == "content_block_start":
+            return self._block_start(payload)
+        if etype == "content_block_delta":
+            return self._block_delta(payload)
+        if etype == "content_block_stop":
+            return self._block_stop(payload)
+        if etype == "message_delta":
+            return self._message_delta(payload)
+        if etype == "message_stop":
+            return self._message_stop()
+        raise _malformed(f"unknown anthropic event type {etype!r}", payload)
+
+    def _message_start(self, payload: dict[str, Any]) -> list[Chunk]:
+        if self._started:
+            raise _malformed("second anthropic message_start in one response", payload)
+        message = payload.get("message")
+        if not isinstance(message, dict):
+            raise _malformed("anthropic message_start without a message object", payload)
+        self._started = True
+        out: list[Chunk] = [self._response_start(message)]
+        # A message_start can arrive already holding content (programmatic tool
+        # calling resumes this way); those blocks are complete.
+        content = message.get("content") or []
+        if not isinstance(content, list):
+            raise _malformed("anthropic message content is not a list", payload)
+        for i, block in enumerate(content):
+            out.extend(self._whole_block(f"m{i}", block))
+        return out + self._usage_update(message.get("usage"))
+
+    def _response_start(self, message: dict[str, Any]) -> ResponseStart:
+        self._envelope = {k: v for k, v in message.items() if k != "content"}
+        stop = message.get("stop_reason")
+        if isinstance(stop, str):
+            self._stop_reason = stop
+        rid, model = message.get("id"), message.get("model")
+        return ResponseStart(
+            response_id=rid if isinstance(rid, str) else None,
+            model=model if isinstance(model, str) else None,
+            provider=self.provider,
+        )
+
+    def _whole_block(self, key: BlockKey, block: object) -> list[Chunk]:
+        out = self._block_start({"index": key, "content_block": block})
+        return out + self._block_stop({"index": key})
+
+    def _usage_update(self, usage: object) -> list[Chunk]:
+        if not isinstance(usage, dict):
+            return []
+        # message_delta usage is cumulative: its counters replace earlier ones.
+        self._usage.update(usage)
+        return [UsageUpdate(usage_from_wire(self._usage))]
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[Chunk]:
+        delta = payload.get("delta")
+        if isinstance(delta, dict):
+            stop = delta.get("stop_reason")
+            if isinstance(stop, str):
+                self._stop_reason = stop
+            self._envelope.update(delta)
+        for key, value in payload.items():
+            if key not in ("type", "delta", "usage"):
+                self._envelope[key] = value
+        return self._usage_update(payload.get("usage"))
+
+    def _message_stop(self) -> list[Chunk]:
+        if self._blocks:
+            keys = ", ".join(repr(k) for k in self._blocks)
+            raise _malformed(f"anthropic message_stop while blocks {keys} are open")
+        if self._stop_reason is None:
+            raise _malformed("anthropic message_stop without a stop_reason")
+        self._finished = True
+        if self._usage:
+            self._envelope["usage"] = dict(self._usage)
+        envelope = ProviderPayload(self.provider, "message", None, self._envelope)
+        reason = self._stop_reason
+        return [Finish(finish_reason(reason), raw=reason, payloads=(envelope,))]
+
+    # -- blocks ---------------------------------------------------------------
+
+    def _index(self, payload: dict[str, Any]) -> BlockKey:
+        index = payload.get("index")
+        if isinstance(index, bool) or not isinstance(index, (int, str)):
+            raise _malformed("anthropic content block event without an index", payload)
+        return index
+
+    def _block_start(self, payload: dict[str, Any]) -> list[Chunk]:
+        key = self._index(payload)
+        raw = payload.get("content_block")
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise _malformed("anthropic content_block_start without a typed block", payload)
+        if key in self._blocks:
+            raise _malformed(f"anthropic block {key!r} started twice", payload)
+        btype = raw["type"]
+        raw = copy.deepcopy(raw)
+        if btype in ("text", "thinking", "redacted_thinking", "tool_use"):
+            kind = btype
+        elif btype == "server_tool_use":
+            kind = "server"
+        elif is_hosted_result(btype):
+            kind = "result"
+        else:
+            kind = "unknown"
+        block = _Block(key, kind, raw)
+        self._blocks[key] = block
+        return self._open_chunks(block)
+
+    def _open_chunks(self, block: _Block) -> list[Chunk]:
+        raw, key = block.raw, block.key
+        out: list[Chunk] = []
+        if block.kind == "text":
+            out.append(BlockStart(key, "text"))
+            for citation in raw.get("citations") or []:
+                out.append(self._citation(key, citation))
+            if raw.get("text"):
+                out.append(TextDelta(key, str(raw["text"])))
+        elif block.kind == "thinking":
+            out.append(BlockStart(key, "reasoning"))
+            if raw.get("thinking"):
+                out.append(ReasoningDelta(key, str(raw["thinking"])))
+            if raw.get("signature"):
+                out.append(self._payload(key, "signature", raw["signature"]))
+        elif block.kind == "redacted_thinking":
+            out.append(BlockStart(key, "reasoning"))
+            out.append(self._payload(key, "redacted_thinking", raw.get("data")))
+        elif block.kind == "tool_use":
+            bid, name = raw.get("id"), raw.get("name")
+            if not isinstance(bid, str) or not isinstance(name, str):
+                raise _malformed(f"anthropic tool_use block {key!r} without id and name", raw)
+            out.append(BlockStart(key, "tool-call", id=bid, name=name))
+        else:
+            return out
+        block.started = True
+        extra = {k: v for k, v in raw.items() if k not in _MODELED[block.kind]}
+        if extra:
+            out.append(self._payload(key, "block_fields", extra))
+        return out
+
+    def _payload(self, key: BlockKey, fmt: str, value: object) -> Payload:
+        return Payload(key, ProviderPayload(self.provider, fmt, None, value))
+
+    def _citation(self, key: BlockKey, citation: object) -> Citation:
+        if not isinstance(citation, dict):
+            raise _malformed(f"anthropic citation on block {key!r} is not an object", citation)
+        return Citation(key, citation_attribution(self.provider, citation))
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[Chunk]:
+        key = self._index(payload)
+        block = self._blocks.get(key)
+        if block is None:
+            raise _malformed(f"anthropic delta for block {key!r} that is not open", payload)
+        delta = payload.get("delta")
+        if not isinstance(delta, dict) or not isinstance(delta.get("type"), str):
+            raise _malformed(f"anthropic delta for block {key!r} without a type", payload)
+        dtype, kind = delta["type"], block.kind
+        if kind == "text" and dtype == "text_delta":
+            return [TextDelta(key, _text(delta, "text", key))]
+        if kind == "text" and dtype == "citations_delta":
+            return [self._citation(key, delta.get("citation"))]
+        if kind == "thinking" and dtype == "thinking_delta":
+            return [ReasoningDelta(key, _text(delta, "thinking", key))]
+        if kind == "thinking" and dtype == "signature_delta":
+            return [self._payload(key, "signature", _text(delta, "signature", key))]
+        if kind == "tool_use" and dtype == "input_json_delta":
+            block.deltas.append(_text(delta, "partial_json", key))
+            return [ToolCallDelta(key, block.deltas[-1])]
+        if kind in ("server", "result", "unknown"):
+            _fold(block, delta, key)
+            return []
+        raise _malformed(f"anthropic {dtype} delta is not valid for a {kind} block {key!r}", delta)
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[Chunk]:
+        key = self._index(payload)
+        block = self._blocks.pop(key, None)
+        if block is None:
+            raise _malformed(f"anthropic content_block_stop for block {key!r} that is not open")
+        if block.kind == "tool_use" and not block.deltas:
+            # A complete block (non-streaming, or prefilled) carries its input whole.
+            given = block.raw.get("input")
+            if given not in (None, {}):
+                return [ToolCallDelta(key, msgspec.json.encode(given).decode()), BlockEnd(key)]
+        if block.started:
+            return [BlockEnd(key)]
+        _finish_input(block, key)
+        if block.kind == "server":
+            return [Hosted(self._started_activity(block.raw))]
+        if block.kind == "result":
+            return [Hosted(self._result_activity(block.raw))]
+        return [BlockStart(key, "unknown", raw=block.raw), BlockEnd(key)]
+
+    def _started_activity(self, raw: dict[str, Any]) -> HostedActivity:
+        aid, name = raw.get("id"), raw.get("name")
+        if not isinstance(aid, str) or not isinstance(name, str):
+            raise _malformed("anthropic server_tool_use block without id and name", raw)
+        version = version_for(name, self._versions)
+        activity = HostedActivity(
+            id=ActivityId(aid),
+            name=name,
+            state="started",
+            input=raw.get("input"),
+            payload=ProviderPayload(self.provider, "server_tool_use", version, raw),
+        )
+        self._activities[aid] = activity
+        return activity
+
+    def _result_activity(self, raw: dict[str, Any]) -> HostedActivity:
+        aid = raw.get("tool_use_id")
+        if not isinstance(aid, str):
+            raise _malformed(f"anthropic {raw['type']} block without tool_use_id", raw)
+        failed, summary = result_outcome(raw)
+        started = self._activities.get(aid)
+        if started is not None:
+            name, given = started.name, started.input
+            version = started.payload.version if started.payload is not None else None
+        else:
+            # Its server_tool_use came in an earlier response (programmatic calls).
+            name, given = result_tool_name(raw["type"]), None
+            version = version_for(name, self._versions)
+        return HostedActivity(
+            id=ActivityId(aid),
+            name=name,
+            state="failed" if failed else "completed",
+            input=given,
+            summary=summary,
+            payload=ProviderPayload(self.provider, str(raw["type"]), version, raw),
+        )
+
+
+def _text(delta: Mapping[str, Any], field: str, key: BlockKey) -> str:
+    value = delta.get(field)
+    if not isinstance(value, str):
+        raise _malformed(f"anthropic {delta.get('type')} on block {key!r} lacks string {field!r}")
+    return value
+
+
+def _fold(block: _Block, delta: dict[str, Any], key: BlockKey) -> None:
+    """Apply a delta to a block kept raw: JSON input is buffered, strings are
+    appended to the same-named field, a citation joins ``citations``."""
+    raw = block.raw
+    for field, value in delta.items():
+        if field == "type":
+            continue
+        if field == "partial_json" and isinstance(value, str):
+            block.deltas.append(value)
+        elif field == "citation":
+            citations = raw.setdefault("citations", [])
+            if not isinstance(citations, list):
+                raise _malformed(f"cannot add a citation to block {key!r}", delta)
+            citations.append(value)
+        elif field == "signature" or raw.get(field) is None:
+            raw[field] = copy.deepcopy(value)
+        elif isinstance(raw[field], str) and isinstance(value, str):
+            raw[field] += value
+        else:
+            raise _malformed(
+                f"cannot apply anthropic {delta.get('type')} field {field!r} "
+                f"to {raw.get('type')} block {key!r}",
+                delta,
+            )
+
+
+def _finish_input(block: _Block, key: BlockKey) -> None:
+    if not block.deltas:
+        return
+    text = "".join(block.deltas)
+    if not text.strip():
+        return
+    try:
+        block.raw["input"] = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise _malformed(f"anthropic block {key!r} input JSON is incomplete: {exc}") from None
+
+
+def response_chunks(
+    message: Mapping[str, Any], provider: ProviderId, request: REQUEST_ARG = None
+) -> list[Chunk]:
+    """The chunks of a non-streaming Messages response (the same a stream gives)."""
+    parser = MessagesParser(provider, request)
+    start = {k: v for k, v in message.items() if k != "content"}
+    chunks = parser.event({"type": "message_start", "message": {**start, "content": []}})
+    content = message.get("content") or []
+    if not isinstance(content, list):
+        raise _malformed("anthropic message content is not a list")
+    for i, block in enumerate(content):
+        chunks.extend(parser._whole_block(i, block))
+    chunks.extend(parser.event({"type": "message_stop"}))
+    return chunks
+
+
+__all__ = ["MessagesParser", "citation_attribution", "response_chunks"]
