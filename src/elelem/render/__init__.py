@@ -1,6 +1,7 @@
 """Terminal rendering: sanitization, citation footnotes, hosted-activity
 status lines, reasoning display modes and the usage line (DESIGN.md §7)."""
 
+from elelem.render.conversation import render_events
 from elelem.render.lines import (
     Footnote,
     Footnotes,
@@ -33,6 +34,7 @@ __all__ = [
     "domain",
     "neutralize_markdown_links",
     "reasoning_summary",
+    "render_events",
     "render_parts",
     "safe_url",
     "sanitize",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from elelem.conversation.projections import add_usage as sum_usage
 from elelem.render.sanitize import (
     decode_excerpt,
     domain,
@@ -253,22 +254,12 @@ _HOSTED_NOUNS = {
 
 
 def add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
-    """The sum of two responses' usage (``raw`` is not summed: it is None)."""
+    """The sum of two responses' usage, either of which may be missing."""
     if a is None:
         return b
     if b is None:
         return a
-    hosted = dict(a.hosted)
-    for k, v in b.hosted.items():
-        hosted[k] = hosted.get(k, 0) + v
-    return Usage(
-        input=a.input + b.input,
-        output=a.output + b.output,
-        cache_read=a.cache_read + b.cache_read,
-        cache_write=a.cache_write + b.cache_write,
-        reasoning=a.reasoning + b.reasoning,
-        hosted=hosted,
-    )
+    return sum_usage(a, b)
 
 
 def usage_line(usage: Usage) -> str:

@@ -180,7 +180,7 @@ class Renderer:
         if isinstance(chunk, Finish):
             self.add_usage(self._response_usage)
             self._response_usage = None
-            self._finish_line(chunk)
+            self.finished(chunk.reason, chunk.failure)
 
     def interrupt(self, note: str = "interrupted: kept what arrived") -> None:
         """The stream was cut off: show the open blocks as they stand, then end
@@ -240,6 +240,17 @@ class Renderer:
         """Count one response's usage into this answer's usage line."""
         self._usage = add_usage(self._usage, usage)
 
+    def finished(self, reason: str | None, failure: str | None = None) -> None:
+        """Say how a response ended when that is not the ordinary end of an
+        answer (``stop``, ``tool-calls``, or ``paused`` with its continuation)."""
+        if reason is None or reason in _QUIET_FINISHES:
+            return
+        self._flush_run()
+        line = f"stopped: {sanitize_line(reason)}"
+        if failure:
+            line += f" ({clip(sanitize_line(failure), 200)})"
+        self._line(line, "yellow")
+
     def notice(self, text: str, style: str = "dim") -> None:
         """A line of the tool's own (sanitized all the same)."""
         self._flush_run()
@@ -297,14 +308,6 @@ class Renderer:
         body = sanitize(block.text).strip("\n")
         shown = "thinking:\n" + "\n".join(f"  {line}" for line in body.splitlines())
         self._line(shown, "dim italic")
-
-    def _finish_line(self, finish: Finish) -> None:
-        if finish.reason in _QUIET_FINISHES:
-            return
-        line = f"stopped: {sanitize_line(finish.reason)}"
-        if finish.failure:
-            line += f" ({clip(sanitize_line(finish.failure), 200)})"
-        self._line(line, "yellow")
 
     # -- output ------------------------------------------------------------------
 
