@@ -1,0 +1,84 @@
+"""The OpenAI Chat Completions wire shape (DESIGN.md §4), sans-IO.
+
+Serves OpenAI and every OpenAI-compatible server: DeepSeek, OpenRouter,
+Ollama, llama.cpp, Groq, Cerebras, xAI, Mistral, Perplexity, Moonshot,
+Alibaba.  ``SHAPE`` implements :class:`~elelem.shapes.base.Shape`; the
+per-provider request conventions live in
+:mod:`elelem.shapes.openai_chat.dialects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from elelem.errors import StreamError
+from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.openai_chat.dialects import DIALECTS, Dialect, dialect_for
+from elelem.shapes.openai_chat.encoder import (
+    PATH,
+    encode_request,
+    native_assistant,
+    portable_assistant,
+)
+from elelem.shapes.openai_chat.errors import classify_error, error_from_object, retry_after
+from elelem.shapes.openai_chat.parser import ChatParser, parse_body
+from elelem.stream import Chunk
+from elelem.vocabulary import ProviderId
+
+
+class OpenAIChatShape:
+    """The Chat Completions shape; ``dialects`` overrides the per-provider defaults."""
+
+    name = "openai_chat"
+    framing: Framing = "sse"
+
+    def __init__(self, dialects: Mapping[str, Dialect] | None = None) -> None:
+        self._dialects = dict(dialects or {})
+
+    def dialect(self, provider: ProviderId, model: str | None = None) -> Dialect:
+        """The request conventions used for ``provider`` (and ``model``)."""
+        return self._dialects.get(provider) or dialect_for(provider, model)
+
+    def encode_request(
+        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
+    ) -> EncodedRequest:
+        """The wire request: native replay of ``provider``'s own messages,
+        portable encoding of every other message."""
+        return encode_request(
+            request, provider=provider, stream=stream, dialect=self.dialect(provider, request.model)
+        )
+
+    def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> ChatParser:
+        """A parser for one streamed response."""
+        return ChatParser(provider)
+
+    def parse_response(
+        self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
+    ) -> list[Chunk]:
+        """Map a non-streaming JSON body to the chunks a stream gives."""
+        return parse_body(body, provider)
+
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """Turn an HTTP error response into a typed error."""
+        return classify_error(status, headers, body)
+
+
+SHAPE = OpenAIChatShape()
+"""The shape object every caller uses."""
+
+__all__ = [
+    "DIALECTS",
+    "PATH",
+    "SHAPE",
+    "ChatParser",
+    "Dialect",
+    "OpenAIChatShape",
+    "classify_error",
+    "dialect_for",
+    "encode_request",
+    "error_from_object",
+    "native_assistant",
+    "parse_body",
+    "portable_assistant",
+    "retry_after",
+]

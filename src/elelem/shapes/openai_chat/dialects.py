@@ -1,0 +1,91 @@
+"""Per-provider conventions of the one Chat Completions wire.
+
+Every OpenAI-compatible server accepts the same request skeleton but differs
+in how it wants a model's own reasoning sent back, how the token limit is
+named, how reasoning effort and hosted web search are asked for.  A
+:class:`Dialect` records those choices; :func:`dialect_for` picks the one for
+a provider (and, where a provider serves model families that differ, a model).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from elelem.vocabulary import ProviderId
+
+ReasoningReplay = Literal[
+    "echo", "reasoning_content", "reasoning", "reasoning_details", "think-tags", "omit"
+]
+"""How native replay sends reasoning back on an assistant message.
+
+``echo`` uses the field the reasoning arrived in (recorded on the block);
+``reasoning_content`` / ``reasoning`` name a field; ``reasoning_details``
+sends OpenRouter's details verbatim (falling back to ``reasoning``);
+``think-tags`` wraps it in ``<think>…</think>`` at the head of ``content``
+(for servers that reject any reasoning field, such as Groq); ``omit`` drops
+it (OpenAI keeps reasoning server-side)."""
+
+EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
+WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
+
+
+class Dialect(msgspec.Struct, frozen=True):
+    """The request conventions of one provider on the Chat Completions wire."""
+
+    reasoning_replay: ReasoningReplay = "echo"
+    tool_call_index: bool = False
+    """Send ``index`` on replayed tool calls (OpenRouter clients do)."""
+    max_tokens_field: str = "max_tokens"
+    stream_usage: bool = True
+    """Ask for the usage-only final chunk (``stream_options.include_usage``)."""
+    effort: EffortStyle = "reasoning_effort"
+    web_search: WebSearchStyle = "none"
+
+
+DEFAULT = Dialect()
+
+DIALECTS: dict[str, Dialect] = {
+    "openai": Dialect(
+        reasoning_replay="omit",
+        max_tokens_field="max_completion_tokens",
+        web_search="web_search_options",
+    ),
+    "azure": Dialect(reasoning_replay="omit", max_tokens_field="max_completion_tokens"),
+    "openrouter": Dialect(
+        reasoning_replay="reasoning_details",
+        tool_call_index=True,
+        effort="openrouter",
+        web_search="openrouter",
+    ),
+    "deepseek": Dialect(reasoning_replay="reasoning_content", effort="none"),
+    "groq": Dialect(reasoning_replay="think-tags"),
+    "cerebras": Dialect(reasoning_replay="reasoning"),
+    "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
+    "ollama": Dialect(reasoning_replay="echo"),
+    "xai": Dialect(reasoning_replay="reasoning_content"),
+    "mistral": Dialect(reasoning_replay="echo", effort="none"),
+    "perplexity": Dialect(reasoning_replay="omit", effort="none", web_search="builtin"),
+    "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none"),
+    "alibaba": Dialect(reasoning_replay="reasoning_content", effort="none"),
+}
+
+
+def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect:
+    """The dialect for ``provider`` serving ``model`` (unknown providers get ``echo``)."""
+    if provider == "cerebras" and model is not None and model.startswith("zai-glm"):
+        # GLM on Cerebras takes prior reasoning inline, as its recorded client sent it.
+        return Dialect(reasoning_replay="think-tags")
+    return DIALECTS.get(str(provider), DEFAULT)
+
+
+__all__ = [
+    "DEFAULT",
+    "DIALECTS",
+    "Dialect",
+    "EffortStyle",
+    "ReasoningReplay",
+    "WebSearchStyle",
+    "dialect_for",
+]

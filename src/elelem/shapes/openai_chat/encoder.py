@@ -1,0 +1,376 @@
+"""Neutral request -> Chat Completions request body.
+
+Assistant messages the target provider produced are replayed *natively*:
+text, refusal, the model's reasoning in the form the provider's
+:class:`~elelem.shapes.openai_chat.dialects.Dialect` names (DeepSeek-style
+``reasoning_content``, ``reasoning``, OpenRouter ``reasoning_details``
+verbatim, ``<think>`` tags, Mistral ``thinking`` parts), tool calls with their
+exact ids and argument text, and delta fields nobody modelled, put back as
+they came.  Every other message is encoded *portably*: text, tool calls and
+results, hosted-activity summaries as text; never another provider's
+payloads or reasoning; each thing left out is reported in ``dropped``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from elelem.errors import UnsupportedError
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
+from elelem.shapes.openai_chat.parser import (
+    REASONING_DETAILS_FORMAT,
+    REASONING_FIELD_FORMAT,
+    REFUSAL_FORMAT,
+    TOOL_EXTRA_FORMAT,
+    UNKNOWN_FIELD_TYPE,
+)
+from elelem.vocabulary import (
+    CodeExecution,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    WebFetch,
+    WebSearch,
+)
+from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
+
+PATH = "/chat/completions"
+"""The endpoint, relative to a provider's base URL (``…/v1``)."""
+
+
+def _payload(
+    payloads: Iterable[ProviderPayload], provider: str, fmt: str
+) -> ProviderPayload | None:
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p
+    return None
+
+
+def _is_refusal(block: TextBlock, provider: str) -> bool:
+    return _payload(block.payloads, provider, REFUSAL_FORMAT) is not None
+
+
+def _tool_call(
+    call: ToolCallBlock, position: int, provider: str | None, dialect: Dialect
+) -> dict[str, JSONValue]:
+    wire: dict[str, JSONValue] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+    if provider is not None:
+        if dialect.tool_call_index:
+            wire = {
+                "id": call.id,
+                "index": position,
+                "type": "function",
+                "function": wire["function"],
+            }
+        extra = _payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
+        if extra is not None and isinstance(extra.value, dict):
+            wire.update(extra.value)
+    return wire
+
+
+def _think_tags(reasoning: str, text: str) -> str:
+    head = f"<think>\n{reasoning}\n</think>"
+    return f"{head}\n\n{text}" if text else head
+
+
+def native_assistant(
+    message: Message, provider: ProviderId, dialect: Dialect
+) -> tuple[dict[str, JSONValue], list[str]]:
+    """The assistant message object that replays ``message`` to the provider that produced it."""
+    dropped: list[str] = []
+    texts: list[str] = []
+    refusals: list[str] = []
+    reasonings: list[ReasoningBlock] = []
+    calls: list[ToolCallBlock] = []
+    fields: dict[str, JSONValue] = {}
+    parts: list[dict[str, JSONValue]] = []  # Mistral-style ordered content parts
+    for i, part in enumerate(message.content):
+        if isinstance(part, TextBlock):
+            if _is_refusal(part, provider):
+                refusals.append(part.text)
+            else:
+                texts.append(part.text)
+                parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ReasoningBlock):
+            reasonings.append(part)
+            parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
+        elif isinstance(part, ToolCallBlock):
+            calls.append(part)
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
+            fields[str(part.raw.get("field"))] = part.raw.get("value")
+        elif isinstance(part, UnknownBlock):
+            parts.append(part.raw)
+        elif isinstance(part, HostedActivity):
+            dropped.append(
+                f"message part {i}: hosted activity {part.name} (no Chat Completions form)"
+            )
+        else:
+            dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
+    text = "".join(texts)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
+    mode: str = dialect.reasoning_replay
+    if mode == "echo" and reasonings:
+        field = _payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
+        mode = (
+            field.value
+            if field is not None and isinstance(field.value, str)
+            else "reasoning_content"
+        )
+    reasoning = "".join(r.text for r in reasonings)
+    unknown = sum(1 for p in parts if p.get("type") not in ("text", "thinking"))
+    if mode == "thinking" or (unknown and mode != "think-tags"):
+        # Mistral's form: the content is the ordered list of parts.
+        wire["content"] = [p for p in parts if p.get("type") != "text" or p.get("text")]
+        unknown = 0
+    elif reasonings and mode == "reasoning_details":
+        details: list[JSONValue] = []
+        for r in reasonings:
+            found = _payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
+            if found is not None and isinstance(found.value, list):
+                details.extend(found.value)
+        if details:
+            wire["reasoning_details"] = details
+        elif reasoning:
+            wire["reasoning"] = reasoning
+    elif reasonings and mode == "think-tags" and reasoning:
+        wire["content"] = _think_tags(reasoning, text)
+    elif reasonings and mode in ("reasoning_content", "reasoning") and reasoning:
+        wire[mode] = reasoning
+    elif reasonings and mode == "omit":
+        dropped.append(
+            f"{len(reasonings)} reasoning block(s): {provider} keeps reasoning server-side"
+        )
+    if refusals:
+        wire["refusal"] = "".join(refusals)
+    if calls:
+        wire["tool_calls"] = [_tool_call(c, n, provider, dialect) for n, c in enumerate(calls)]
+    for name, value in fields.items():
+        wire.setdefault(name, value)
+    if unknown:
+        dropped.append(f"{unknown} unknown content part(s): no room beside <think> tags")
+    return wire, dropped
+
+
+def _activity_line(activity: HostedActivity) -> str:
+    text = f"[hosted {activity.name} {activity.state}"
+    if activity.input is not None:
+        text += " " + msgspec.json.encode(activity.input).decode()
+    if activity.summary:
+        text += f": {activity.summary}"
+    return text + "]"
+
+
+def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str]]:
+    """A foreign assistant message: text, tool calls and hosted summaries only."""
+    dropped: list[str] = []
+    texts: list[str] = []
+    calls: list[ToolCallBlock] = []
+    latest: dict[str, HostedActivity] = {}
+    order: list[str] = []
+    who = message.provider or "another provider"
+    for i, part in enumerate(message.content):
+        if isinstance(part, TextBlock):
+            texts.append(part.text)
+            if part.attributions:
+                dropped.append(
+                    f"message part {i}: {len(part.attributions)} citation(s) (no input form)"
+                )
+            if part.payloads:
+                dropped.append(f"message part {i}: {len(part.payloads)} payload(s) from {who}")
+        elif isinstance(part, ToolCallBlock):
+            calls.append(part)
+            if part.payloads:
+                dropped.append(f"message part {i}: {len(part.payloads)} payload(s) from {who}")
+        elif isinstance(part, HostedActivity):
+            if part.id not in latest:
+                order.append(part.id)
+            latest[part.id] = part
+        elif isinstance(part, ReasoningBlock):
+            dropped.append(f"message part {i}: reasoning from {who}")
+        elif isinstance(part, UnknownBlock):
+            dropped.append(f"message part {i}: unknown block {part.type!r} from {who}")
+        else:
+            dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
+    lines = [_activity_line(latest[k]) for k in order]
+    text = "\n".join([*lines, "".join(texts)]) if lines else "".join(texts)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
+    if calls:
+        wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
+    return wire, dropped
+
+
+def _user_messages(message: Message) -> tuple[list[dict[str, JSONValue]], list[str]]:
+    out: list[dict[str, JSONValue]] = []
+    dropped: list[str] = []
+    texts: list[str] = []
+    for i, part in enumerate(message.content):
+        if isinstance(part, ToolResultBlock):
+            out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
+            if part.is_error:
+                dropped.append(f"message part {i}: is_error flag of tool result {part.call_id}")
+        elif isinstance(part, TextBlock):
+            texts.append(part.text)
+        else:
+            dropped.append(f"message part {i}: {type(part).__name__} in a {message.role} message")
+    if texts:
+        text = "".join(texts)
+        if message.source.startswith("context"):
+            tag = message.source.partition(":")[2] or "context"
+            text = f"<{tag}>\n{text}\n</{tag}>"
+        if message.role == "system":
+            out.append({"role": "system", "content": text})
+        else:
+            out.append({"role": "user", "content": text})
+    return out, dropped
+
+
+def _location(loc: UserLocation) -> dict[str, JSONValue]:
+    approx = {k: v for k, v in msgspec.structs.asdict(loc).items() if v is not None}
+    return {"type": "approximate", "approximate": approx}
+
+
+def _hosted(
+    tool: HostedTool,
+    provider: str,
+    dialect: Dialect,
+    body: dict[str, JSONValue],
+    tools: list[JSONValue],
+    dropped: list[str],
+) -> None:
+    if isinstance(tool, (WebFetch, CodeExecution)):
+        raise UnsupportedError(
+            f"{provider}: Chat Completions has no hosted {tool.__struct_config__.tag}"
+        )
+    search: WebSearch = tool
+    style = dialect.web_search
+    if style == "none":
+        raise UnsupportedError(f"{provider}: no hosted web search on Chat Completions")
+    if style == "openrouter":
+        params: dict[str, JSONValue] = {}
+        if search.max_uses is not None:
+            params["max_uses"] = search.max_uses
+        if search.allowed_domains:
+            params["allowed_domains"] = list(search.allowed_domains)
+        if search.blocked_domains:
+            params["excluded_domains"] = list(search.blocked_domains)
+        if search.user_location is not None:
+            dropped.append("web search user_location (OpenRouter takes none)")
+        tools.append({"type": "openrouter:web_search", "parameters": params})
+        return
+    options: dict[str, JSONValue] = {}
+    if search.user_location is not None:
+        options["user_location"] = _location(search.user_location)
+    if style == "builtin":
+        domains = [*search.allowed_domains, *(f"-{d}" for d in search.blocked_domains)]
+        if domains:
+            body["search_domain_filter"] = domains
+    else:
+        for name, value in (
+            ("allowed_domains", search.allowed_domains),
+            ("blocked_domains", search.blocked_domains),
+        ):
+            if value:
+                dropped.append(f"web search {name} ({provider} takes none)")
+    if search.max_uses is not None:
+        dropped.append(f"web search max_uses ({provider} takes none)")
+    body["web_search_options"] = options
+
+
+def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
+    function: dict[str, JSONValue] = {"name": spec.name}
+    if spec.description:
+        function["description"] = spec.description
+    function["parameters"] = spec.parameters
+    return {"type": "function", "function": function}
+
+
+def encode_request(
+    request: ModelRequest,
+    *,
+    provider: ProviderId,
+    stream: bool = True,
+    dialect: Dialect | None = None,
+) -> EncodedRequest:
+    """The Chat Completions request for ``request`` sent to ``provider``."""
+    dialect = dialect or dialect_for(provider, request.model)
+    dropped: list[str] = []
+    messages: list[JSONValue] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for n, message in enumerate(request.messages):
+        if message.role == "assistant":
+            if message.provider == provider:
+                wire, lost = native_assistant(message, provider, dialect)
+            else:
+                wire, lost = portable_assistant(message)
+            messages.append(wire)
+        else:
+            wires, lost = _user_messages(message)
+            messages.extend(wires)
+        dropped.extend(f"message {n}: {line}" for line in lost)
+    body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
+    if stream and dialect.stream_usage:
+        body["stream_options"] = {"include_usage": True}
+    tools: list[JSONValue] = [_tool(t) for t in request.tools]
+    for hosted in request.hosted_tools:
+        _hosted(hosted, provider, dialect, body, tools, dropped)
+    if tools:
+        body["tools"] = tools
+    _options(request, dialect, body, dropped)
+    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped))
+
+
+def _options(
+    request: ModelRequest, dialect: Dialect, body: dict[str, JSONValue], dropped: list[str]
+) -> None:
+    opts = request.options
+    if opts.max_tokens is not None:
+        body[dialect.max_tokens_field] = opts.max_tokens
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        body["top_p"] = opts.top_p
+    if opts.stop:
+        body["stop"] = list(opts.stop)
+    choice = opts.tool_choice
+    if choice is not None:
+        if choice in ("auto", "none", "required"):
+            body["tool_choice"] = choice
+        elif choice == "any":
+            body["tool_choice"] = "required"
+        else:
+            body["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    reasoning = opts.reasoning
+    if reasoning is not None:
+        if dialect.effort == "openrouter":
+            spec: dict[str, JSONValue] = {}
+            if reasoning.effort is not None:
+                spec["effort"] = reasoning.effort
+            if reasoning.budget_tokens is not None:
+                spec["max_tokens"] = reasoning.budget_tokens
+            body["reasoning"] = spec
+        elif dialect.effort == "reasoning_effort" and reasoning.effort is not None:
+            body["reasoning_effort"] = reasoning.effort
+            if reasoning.budget_tokens is not None:
+                dropped.append("reasoning budget_tokens (this provider takes an effort level)")
+        else:
+            dropped.append("reasoning options (this provider takes none on Chat Completions)")
+    body.update(opts.extra)
+
+
+__all__ = ["PATH", "encode_request", "native_assistant", "portable_assistant"]

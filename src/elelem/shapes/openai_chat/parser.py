@@ -1,0 +1,509 @@
+"""Chat Completions frames (and whole JSON responses) in, chunks out.  Sans-IO.
+
+One parser serves every OpenAI-compatible server; the variants it handles are
+the ones recorded traffic shows:
+
+- ``delta.content`` as a string, or (Mistral) as a list of ``text`` and
+  ``thinking`` parts;
+- reasoning as ``delta.reasoning_content`` (DeepSeek, llama.cpp, Moonshot,
+  Alibaba, xAI) or ``delta.reasoning`` (Groq, Cerebras, OpenRouter), and
+  OpenRouter's ``reasoning_details`` (signatures, encrypted data), kept as a
+  payload on the reasoning block so native replay can send it back verbatim;
+- ``tool_calls`` deltas keyed by their ``index`` (the opaque block key: each
+  call is its own block, left open until the stream ends, because the wire
+  has no block end);
+- ``refusal`` deltas: a text block marked with a ``refusal`` payload;
+- ``annotations`` (``url_citation``) and Perplexity's top-level ``citations``
+  / ``search_results``: attributions on the text block;
+- ``usage`` anywhere (the usage-only final chunk with empty ``choices``
+  included; Groq's ``x_groq.usage`` where the top level has none);
+- the ``[DONE]`` sentinel, or the end of the body after a ``finish_reason``;
+- mid-stream ``error`` objects: raised as typed :class:`StreamError`\\ s.
+
+A text or reasoning block ends when the stream switches to another kind of
+content, so blocks commit in the order the model produced them.  Inline
+``<think>`` tags are kept as text: no recorded response carries them, and
+guessing would turn user-visible text into hidden reasoning.
+
+Delta fields nobody modelled are never dropped: strings are concatenated,
+other values collected, and each field becomes an :class:`UnknownBlock`
+``{"type": "openai_chat.field", "field": name, "value": …}`` which native
+replay puts back on the assistant message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.errors import MalformedStreamError, StreamError
+from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
+from elelem.shapes.openai_chat.errors import error_from_object
+from elelem.shapes.openai_chat.usage import map_usage
+from elelem.stream import (
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import ProviderId, ProviderPayload, Usage
+
+DONE = "[DONE]"
+"""The sentinel data of the last SSE frame."""
+
+UNKNOWN_FIELD_TYPE = "openai_chat.field"
+"""``type`` of the unknown block that keeps a delta field nobody modelled."""
+
+REFUSAL_FORMAT = "refusal"
+"""Payload format marking a text block as the message's ``refusal``."""
+
+REASONING_FIELD_FORMAT = "reasoning-field"
+"""Payload format naming the wire field reasoning arrived in (for echo replay)."""
+
+REASONING_DETAILS_FORMAT = "reasoning_details"
+"""Payload format of OpenRouter's merged ``reasoning_details`` list."""
+
+TOOL_EXTRA_FORMAT = "tool-call-extra"
+"""Payload format of a tool call's fields beyond id/type/function (replayed verbatim)."""
+
+FINISH_REASONS: Mapping[str, str] = {
+    "stop": "stop",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "length": "max-tokens",
+    "content_filter": "content-filter",
+}
+
+# Fields whose meaning this parser models (or, for labels such as Groq's
+# ``channel``, deliberately ignores: they carry no content).
+_KNOWN_DELTA = frozenset(
+    {
+        "role",
+        "content",
+        "reasoning_content",
+        "reasoning",
+        "reasoning_details",
+        "tool_calls",
+        "refusal",
+        "annotations",
+        "channel",
+    }
+)
+_TOOL_KEYS = frozenset({"index", "id", "type", "function"})
+
+
+class _Detail:
+    """OpenRouter ``reasoning_details`` merged across deltas: a delta whose
+    ``type`` and ``index`` equal the last entry's extends it (strings are
+    concatenated), anything else starts a new entry."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def add(self, detail: Mapping[str, Any]) -> None:
+        last = self.items[-1] if self.items else None
+        if (
+            last is not None
+            and last.get("type") == detail.get("type")
+            and last.get("index") == detail.get("index")
+        ):
+            for key, value in detail.items():
+                old = last.get(key)
+                if (
+                    isinstance(old, str)
+                    and isinstance(value, str)
+                    and key not in ("type", "format")
+                ):
+                    last[key] = old + value
+                elif value is not None or key not in last:
+                    last[key] = value
+            return
+        self.items.append(dict(detail))
+
+
+def _malformed(message: str) -> MalformedStreamError:
+    # A frame the server sent wrong will be sent wrong again: not retryable.
+    return MalformedStreamError(message, retryable=False)
+
+
+class ChatParser:
+    """Parses one Chat Completions response.
+
+    Feed SSE frames through :meth:`message` (or whole chunk objects through
+    :meth:`feed_object`); :meth:`eof` flushes.  ``finish`` is emitted at
+    ``[DONE]``, or at the end of the body once a ``finish_reason`` was seen
+    (usage may still follow the finish reason, so it is never emitted early).
+    """
+
+    def __init__(self, provider: ProviderId) -> None:
+        self.provider = provider
+        self._started = False
+        self._done = False
+        self._frames = 0
+        self._current: tuple[str, BlockKey] | None = None  # (kind, key) of text/reasoning/refusal
+        self._serial = 0
+        self._text: list[str] = []
+        self._annotations: list[dict[str, Any]] = []
+        self._details: _Detail | None = None
+        self._tools: dict[int, tuple[str, str]] = {}  # wire index -> (id, name)
+        self._tool_order: list[int] = []
+        self._unknown: dict[str, list[Any]] = {}
+        self._citations: list[str] = []
+        self._search_results: list[Any] = []
+        self._usage: Usage | None = None
+        self._finish_raw: str | None = None
+        self._refused = False
+        self._produced = False
+
+    # -- FrameParser ---------------------------------------------------------
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived; Chat Completions sends nothing in them we need."""
+        return ()
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One SSE frame: a JSON chunk, an ``error`` object, or ``[DONE]``."""
+        self._frames += 1
+        if self._done:
+            raise _malformed(f"frame {self._frames} arrived after the stream finished")
+        if data.strip() == DONE:
+            return self._finalize(require_finish=True)
+        try:
+            obj = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            raise _malformed(f"frame {self._frames} is not JSON ({len(data)} characters)") from None
+        if not isinstance(obj, dict):
+            raise _malformed(f"frame {self._frames} is a JSON {type(obj).__name__}, not an object")
+        if event == "error" or ("error" in obj and not obj.get("choices")):
+            raise error_from_object(obj, data.encode())
+        return self.feed_object(obj)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended: finish if a ``finish_reason`` arrived, else emit
+        nothing, leaving the stream incomplete for the driver to report."""
+        if self._done or self._finish_raw is None:
+            return ()
+        return self._finalize(require_finish=False)
+
+    # -- chunk objects -------------------------------------------------------
+
+    def feed_object(self, obj: Mapping[str, Any]) -> list[Chunk]:
+        """Apply one ``chat.completion.chunk`` object."""
+        out: list[Chunk] = []
+        choices = obj.get("choices") or []
+        if not isinstance(choices, list):
+            raise _malformed(f"frame {self._frames}: 'choices' is not a list")
+        if not self._started and (obj.get("id") or choices):
+            self._start(obj, out)
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise _malformed(f"frame {self._frames}: a choice is not an object")
+            if choice.get("index", 0) != 0:
+                raise _malformed(
+                    f"frame {self._frames}: choice {choice.get('index')!r}; only one choice "
+                    "(n=1) is supported"
+                )
+            if not self._started:
+                self._start(obj, out)
+            delta = choice.get("delta")
+            if delta is None:
+                delta = choice.get("message")
+            if delta is not None:
+                if not isinstance(delta, dict):
+                    raise _malformed(f"frame {self._frames}: 'delta' is not an object")
+                self._apply_delta(delta, out)
+            reason = choice.get("finish_reason")
+            if reason is not None:
+                if not isinstance(reason, str):
+                    raise _malformed(f"frame {self._frames}: 'finish_reason' is not a string")
+                self._finish_raw = reason
+        self._top_level(obj, out)
+        return out
+
+    def _start(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
+        self._started = True
+        rid = obj.get("id")
+        model = obj.get("model")
+        out.append(
+            ResponseStart(
+                response_id=rid if isinstance(rid, str) and rid else None,
+                model=model if isinstance(model, str) and model else None,
+                provider=self.provider,
+            )
+        )
+
+    def _top_level(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
+        citations = obj.get("citations")
+        if isinstance(citations, list) and citations:
+            self._citations = [c for c in citations if isinstance(c, str)]
+        results = obj.get("search_results")
+        if isinstance(results, list) and results:
+            self._search_results = list(results)
+        usage = obj.get("usage")
+        if not isinstance(usage, dict):
+            groq = obj.get("x_groq")
+            usage = groq.get("usage") if isinstance(groq, dict) else None
+        if isinstance(usage, dict):
+            mapped = map_usage(usage)
+            if mapped != self._usage:
+                self._usage = mapped
+                if not self._started:
+                    self._start(obj, out)
+                out.append(UsageUpdate(mapped))
+
+    # -- deltas --------------------------------------------------------------
+
+    def _apply_delta(self, delta: Mapping[str, Any], out: list[Chunk]) -> None:
+        content = delta.get("content")
+        reasoning_field = None
+        for field in ("reasoning_content", "reasoning"):
+            value = delta.get(field)
+            if isinstance(value, str) and value:
+                reasoning_field = field
+                self._reasoning(value, field, out)
+        details = delta.get("reasoning_details")
+        if isinstance(details, list) and details:
+            self._reasoning_details(details, reasoning_field is None, out)
+        if isinstance(content, str):
+            if content:
+                self._text_delta(content, out)
+        elif isinstance(content, list):
+            self._content_parts(content, out)
+        elif content is not None:
+            raise _malformed(f"frame {self._frames}: 'content' is a {type(content).__name__}")
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self._refusal(refusal, out)
+        annotations = delta.get("annotations")
+        if isinstance(annotations, list) and annotations:
+            self._ensure("text", out)
+            self._annotations.extend(a for a in annotations if isinstance(a, dict))
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for position, call in enumerate(calls):
+                self._tool_delta(call, position, out)
+        for key, value in delta.items():
+            if key not in _KNOWN_DELTA and value not in (None, "", [], {}):
+                self._unknown.setdefault(key, []).append(value)
+
+    def _new_key(self, kind: str) -> str:
+        self._serial += 1
+        return f"{kind}-{self._serial}"
+
+    def _ensure(self, kind: str, out: list[Chunk], field: str | None = None) -> BlockKey:
+        """The open block of ``kind`` (text, reasoning, refusal), opening it
+        (and closing another kind) as needed."""
+        if self._current is not None and self._current[0] == kind:
+            return self._current[1]
+        self._close_current(out)
+        key = self._new_key(kind)
+        self._current = (kind, key)
+        self._produced = True
+        out.append(BlockStart(index=key, block="reasoning" if kind == "reasoning" else "text"))
+        if kind == "refusal":
+            self._refused = True
+            out.append(Payload(key, ProviderPayload(self.provider, REFUSAL_FORMAT, None, True)))
+        if kind == "reasoning":
+            self._details = None
+            if field is not None:
+                out.append(
+                    Payload(
+                        key, ProviderPayload(self.provider, REASONING_FIELD_FORMAT, None, field)
+                    )
+                )
+        return key
+
+    def _text_delta(self, text: str, out: list[Chunk]) -> None:
+        key = self._ensure("text", out)
+        self._text.append(text)
+        out.append(TextDelta(key, text))
+
+    def _reasoning(self, text: str, field: str, out: list[Chunk]) -> None:
+        key = self._ensure("reasoning", out, field)
+        out.append(ReasoningDelta(key, text))
+
+    def _reasoning_details(self, details: list[Any], use_text: bool, out: list[Chunk]) -> None:
+        key = self._ensure("reasoning", out, "reasoning_details")
+        if self._details is None:
+            self._details = _Detail()
+        for detail in details:
+            if not isinstance(detail, dict):
+                raise _malformed(f"frame {self._frames}: a reasoning detail is not an object")
+            self._details.add(detail)
+            if use_text:
+                # Only where no plain reasoning string carried the same text.
+                text = detail.get("text") or detail.get("summary")
+                if isinstance(text, str) and text:
+                    out.append(ReasoningDelta(key, text))
+
+    def _refusal(self, text: str, out: list[Chunk]) -> None:
+        key = self._ensure("refusal", out)
+        out.append(TextDelta(key, text))
+
+    def _content_parts(self, parts: list[Any], out: list[Chunk]) -> None:
+        for part in parts:
+            if not isinstance(part, dict):
+                raise _malformed(f"frame {self._frames}: a content part is not an object")
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str):
+                if part["text"]:
+                    self._text_delta(part["text"], out)
+            elif kind == "thinking" and isinstance(part.get("thinking"), list):
+                for inner in part["thinking"]:
+                    text = inner.get("text") if isinstance(inner, dict) else None
+                    if not isinstance(text, str):
+                        raise _malformed(f"frame {self._frames}: a thinking part has no text")
+                    if text:
+                        self._reasoning(text, "thinking", out)
+            else:
+                # A part type nobody modelled: kept whole, in position.
+                self._close_current(out)
+                key = self._new_key("part")
+                raw = dict(part) if isinstance(kind, str) else {"type": "openai_chat.part", **part}
+                out.append(BlockStart(index=key, block="unknown", raw=raw))
+                out.append(BlockEnd(key))
+                self._produced = True
+
+    def _tool_delta(self, call: Any, position: int, out: list[Chunk]) -> None:
+        if not isinstance(call, dict):
+            raise _malformed(f"frame {self._frames}: a tool call delta is not an object")
+        index = call.get("index", position)
+        if not isinstance(index, int):
+            raise _malformed(f"frame {self._frames}: tool call index {index!r} is not an integer")
+        function = call.get("function") or {}
+        if not isinstance(function, dict):
+            raise _malformed(f"frame {self._frames}: tool call 'function' is not an object")
+        call_id = call.get("id")
+        known = self._tools.get(index)
+        if known is not None and isinstance(call_id, str) and call_id and call_id != known[0]:
+            # A server that reuses an index for a new call: the old one is complete.
+            out.append(BlockEnd(index))
+            self._tool_order.remove(index)
+            known = None
+        if known is None:
+            name = function.get("name")
+            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+                raise _malformed(
+                    f"frame {self._frames}: tool call {index} starts without an id and a name"
+                )
+            self._close_current(out)
+            self._tools[index] = (call_id, name)
+            self._tool_order.append(index)
+            self._produced = True
+            out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
+            extra = {k: v for k, v in call.items() if k not in _TOOL_KEYS}
+            if call.get("type") not in (None, "function"):
+                extra["type"] = call["type"]
+            if extra:
+                out.append(
+                    Payload(index, ProviderPayload(self.provider, TOOL_EXTRA_FORMAT, None, extra))
+                )
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            out.append(ToolCallDelta(index, arguments))
+        elif isinstance(arguments, (dict, list)):
+            # Some servers (Ollama) send parsed arguments; keep them as JSON text.
+            out.append(ToolCallDelta(index, msgspec.json.encode(arguments).decode()))
+
+    # -- ending --------------------------------------------------------------
+
+    def _close_current(self, out: list[Chunk]) -> None:
+        if self._current is None:
+            return
+        kind, key = self._current
+        if kind == "text":
+            text = "".join(self._text)
+            for annotation in self._annotations:
+                out.append(Citation(key, annotation_attribution(annotation, text, self.provider)))
+            self._text = []
+            self._annotations = []
+        elif kind == "reasoning" and self._details is not None:
+            out.append(
+                Payload(
+                    key,
+                    ProviderPayload(
+                        self.provider, REASONING_DETAILS_FORMAT, None, self._details.items
+                    ),
+                )
+            )
+            self._details = None
+        out.append(BlockEnd(key))
+        self._current = None
+
+    def _finalize(self, *, require_finish: bool) -> list[Chunk]:
+        out: list[Chunk] = []
+        if self._finish_raw is None:
+            if require_finish:
+                raise _malformed("the stream ended with [DONE] but no choice had a finish_reason")
+            return out
+        if not self._started:
+            self._start({}, out)
+        attributions = perplexity_attributions(self._citations, self._search_results, self.provider)
+        if attributions:
+            key = self._ensure("text", out)
+            out.extend(Citation(key, a) for a in attributions)
+        self._close_current(out)
+        for field, values in self._unknown.items():
+            key = self._new_key("field")
+            value: Any = "".join(values) if all(isinstance(v, str) for v in values) else values
+            raw = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
+            out.append(BlockStart(index=key, block="unknown", raw=raw))
+            out.append(BlockEnd(key))
+        for index in self._tool_order:
+            out.append(BlockEnd(index))
+        self._tool_order = []
+        out.append(self._finish(self._finish_raw))
+        self._done = True
+        return out
+
+    def _finish(self, raw: str) -> Finish:
+        if raw == "error":
+            return Finish("error", raw=raw, failure="the provider ended the choice with an error")
+        reason = FINISH_REASONS.get(raw, raw)
+        if reason == "stop" and self._refused:
+            reason = "refused"
+        return Finish(reason, raw=raw)
+
+
+def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
+    """Map a non-streaming ``chat.completion`` body to the chunks a stream gives."""
+    try:
+        obj = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise _malformed(f"the response body is not JSON ({len(body)} bytes)") from None
+    if not isinstance(obj, dict):
+        raise _malformed(f"the response body is a JSON {type(obj).__name__}, not an object")
+    if "error" in obj and not obj.get("choices"):
+        raise error_from_object(obj, body)
+    parser = ChatParser(provider)
+    chunks = parser.feed_object(obj)
+    if parser._finish_raw is None:
+        raise _malformed("the response has no choice with a finish_reason")
+    chunks.extend(parser._finalize(require_finish=True))
+    return chunks
+
+
+__all__ = [
+    "DONE",
+    "FINISH_REASONS",
+    "REASONING_DETAILS_FORMAT",
+    "REASONING_FIELD_FORMAT",
+    "REFUSAL_FORMAT",
+    "TOOL_EXTRA_FORMAT",
+    "UNKNOWN_FIELD_TYPE",
+    "ChatParser",
+    "StreamError",
+    "parse_body",
+]

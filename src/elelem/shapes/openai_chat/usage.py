@@ -1,0 +1,71 @@
+"""Chat Completions usage objects -> :class:`Usage` with disjoint counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from elelem.vocabulary import Usage
+
+# Hosted-work counters seen on the wire, by neutral name.  OpenRouter reports
+# ``server_tool_use_details`` (and ``server_tool_use`` on some routes);
+# Perplexity ``num_search_queries``.
+_HOSTED_COUNTERS: Mapping[str, str] = {
+    "web_search_requests": "web_search",
+    "web_fetch_requests": "web_fetch",
+    "code_execution_requests": "code_execution",
+    "file_search_requests": "file_search",
+}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _sub(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def map_usage(raw: Mapping[str, Any]) -> Usage:
+    """Map one wire usage object.
+
+    ``input`` is ``prompt_tokens`` less cache reads (``prompt_tokens_details.
+    cached_tokens``, or DeepSeek's ``prompt_cache_hit_tokens``) and cache
+    writes (OpenRouter's ``cache_write_tokens``); ``reasoning`` is
+    ``completion_tokens_details.reasoning_tokens`` and ``output`` the rest of
+    ``completion_tokens`` (all of it where, as with xAI, ``total_tokens`` shows
+    reasoning counted outside it), so the counts are disjoint.
+    """
+    prompt = _int(raw.get("prompt_tokens"))
+    details = _sub(raw, "prompt_tokens_details")
+    cache_read = _int(details.get("cached_tokens")) or _int(raw.get("prompt_cache_hit_tokens"))
+    cache_write = _int(details.get("cache_write_tokens"))
+    completion = _int(raw.get("completion_tokens"))
+    reasoning = _int(_sub(raw, "completion_tokens_details").get("reasoning_tokens"))
+    hosted: dict[str, int] = {}
+    for key in ("server_tool_use_details", "server_tool_use"):
+        for wire, name in _HOSTED_COUNTERS.items():
+            count = _int(_sub(raw, key).get(wire))
+            if count:
+                hosted[name] = count
+    searches = _int(raw.get("num_search_queries"))
+    if searches and "web_search" not in hosted:
+        hosted["web_search"] = searches
+    total = _int(raw.get("total_tokens"))
+    # xAI counts reasoning outside completion_tokens (total = prompt +
+    # completion + reasoning); everyone else inside it.
+    outside = reasoning > 0 and total == prompt + completion + reasoning
+    output = completion if outside else max(completion - reasoning, 0)
+    return Usage(
+        input=max(prompt - cache_read - cache_write, 0),
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        reasoning=reasoning,
+        hosted=hosted,
+        raw=dict(raw),
+    )
+
+
+__all__ = ["map_usage"]
