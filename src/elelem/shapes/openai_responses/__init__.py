@@ -1,0 +1,14 @@
+"""The OpenAI Responses wire shape (``POST /v1/responses``), sans-IO.
+
+``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+(native replay of the provider's own items, portable encoding of the rest),
+the SSE parser, the non-streaming mapping and the error classifier.  Used by
+OpenAI, Azure OpenAI and xAI.
+"""
+
+from __future__ import annotations
+
+from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
+from elelem.shapes.openai_responses.shape import SHAPE, OpenAIResponsesShape
+
+__all__ = ["SHAPE", "OpenAIResponsesShape", "ResponsesParser", "parse_body", "parse_object"]

@@ -1,0 +1,329 @@
+"""The Responses request encoder: a neutral request -> ``POST responses`` body.
+
+Assistant messages the target provider produced replay *natively*: every
+block that carries this provider's payload becomes the raw output item it came
+from (reasoning with ``encrypted_content``, function calls with their item id,
+hosted items, unknown items), and text parts regroup into their original
+message items, in original order.  Everything else is encoded *portably* (text,
+tool calls and results, hosted activity as a status line); what cannot be
+carried (foreign reasoning, foreign unknown blocks, unsupported options) is
+listed in ``EncodedRequest.dropped``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.openai_responses import _items
+from elelem.vocabulary import (
+    CodeExecution,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    WebFetch,
+    WebSearch,
+)
+from elelem.vocabulary.json import JSONValue
+
+RESPONSES_PATH = "responses"
+"""Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
+
+
+def _payload(block: Any, provider: str, fmt: str) -> ProviderPayload | None:
+    payloads: tuple[ProviderPayload, ...] = getattr(block, "payloads", ())
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p
+    return None
+
+
+def _context_text(message: Message, text: str) -> str:
+    source = message.source
+    if source.startswith("context"):
+        tag = source.partition(":")[2] or "context"
+        return f"<{tag}>\n{text}\n</{tag}>"
+    return text
+
+
+def _portable_text(block: TextBlock) -> str:
+    if not block.attributions:
+        return block.text
+    lines = []
+    for n, a in enumerate(block.attributions, 1):
+        title = a.source.title or a.source.url or "source"
+        lines.append(f"[{n}] {title} <{a.source.url}>" if a.source.url else f"[{n}] {title}")
+    return block.text + "\n\nSources:\n" + "\n".join(lines)
+
+
+def _hosted_line(activity: HostedActivity) -> str:
+    line = f"[{activity.name} {activity.state}"
+    if activity.input is not None:
+        line += ": " + _items.json_text(activity.input)
+    line += "]"
+    if activity.summary:
+        line += " " + activity.summary
+    return line
+
+
+class _Input:
+    """Builds the ``input`` list, one message at a time."""
+
+    def __init__(self, provider: ProviderId) -> None:
+        self.provider = provider
+        self.items: list[dict[str, Any]] = []
+        self.dropped: list[str] = []
+        self.call_types: dict[str, str] = {}
+        self._open: dict[str, Any] | None = None
+
+    def flush(self) -> None:
+        self._open = None
+
+    def add(self, item: dict[str, Any]) -> None:
+        self.flush()
+        self.items.append(item)
+
+    def _native_part(self, shell: dict[str, Any], part: dict[str, Any]) -> None:
+        item_id = shell.get("id")
+        if self._open is not None and item_id is not None and self._open.get("id") == item_id:
+            self._open["content"].append(part)
+            return
+        item = copy.deepcopy(shell)
+        item["content"] = [part]
+        self.items.append(item)
+        self._open = item
+
+    # -- messages -----------------------------------------------------------------------
+
+    def message(self, index: int, message: Message) -> None:
+        if message.role == "assistant":
+            self.assistant(index, message)
+        else:
+            self.user_or_system(index, message)
+        self.flush()
+
+    def user_or_system(self, index: int, message: Message) -> None:
+        role = message.role
+        parts: list[dict[str, Any]] = []
+
+        def close() -> None:
+            if parts:
+                content: Any = [dict(p) for p in parts]
+                self.add({"type": "message", "role": role, "content": content})
+                parts.clear()
+
+        for j, part in enumerate(message.content):
+            if isinstance(part, TextBlock):
+                parts.append({"type": "input_text", "text": _context_text(message, part.text)})
+            elif isinstance(part, ToolResultBlock):
+                close()
+                self.add(self.tool_result(part))
+            else:
+                self.dropped.append(
+                    f"message {index} block {j}: {type(part).__name__} in a {role} message"
+                )
+        close()
+
+    def tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
+        native = _payload(block, self.provider, _items.ITEM)
+        if native is not None and isinstance(native.value, dict):
+            return dict(native.value)
+        call_type = self.call_types.get(block.call_id, "function_call")
+        out_type = _items.OUTPUT_TYPES.get(call_type, "function_call_output")
+        item: dict[str, Any] = {"type": out_type, "call_id": block.call_id}
+        if out_type == "apply_patch_call_output":
+            item["status"] = "failed" if block.is_error else "completed"
+        item["output"] = block.content
+        return item
+
+    def assistant(self, index: int, message: Message) -> None:
+        native = message.provider == self.provider
+        for j, part in enumerate(message.content):
+            where = f"message {index} block {j}"
+            if isinstance(part, TextBlock):
+                self.text(part, native)
+            elif isinstance(part, ReasoningBlock):
+                raw = _payload(part, self.provider, _items.ITEM) if native else None
+                if raw is not None and isinstance(raw.value, dict):
+                    self.add(dict(raw.value))
+                else:
+                    self.dropped.append(
+                        f"{where}: reasoning from {message.provider or 'elsewhere'}"
+                    )
+            elif isinstance(part, ToolCallBlock):
+                self.tool_call(part, native)
+            elif isinstance(part, HostedActivity):
+                self.hosted(part, message, native)
+            elif isinstance(part, UnknownBlock):
+                self.unknown(part, native, where, message)
+            elif isinstance(part, ToolResultBlock):
+                self.add(self.tool_result(part))
+            else:
+                self.dropped.append(f"{where}: {type(part).__name__} has no Responses encoding")
+
+    def text(self, block: TextBlock, native: bool) -> None:
+        p = _payload(block, self.provider, _items.MESSAGE_PART) if native else None
+        if p is not None and isinstance(p.value, dict):
+            shell, part = p.value.get("item"), p.value.get("part")
+            if isinstance(shell, dict) and isinstance(part, dict):
+                # The provider's own final part replays, even where the stream's
+                # deltas contradicted it (the block then holds what was shown).
+                self._native_part(shell, dict(part))
+                return
+        self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
+
+    def tool_call(self, block: ToolCallBlock, native: bool) -> None:
+        raw = _payload(block, self.provider, _items.ITEM) if native else None
+        if raw is not None and isinstance(raw.value, dict):
+            item = dict(raw.value)
+            self.call_types[block.id] = str(item.get("type"))
+            self.add(item)
+            return
+        self.call_types[block.id] = "function_call"
+        self.add(
+            {
+                "type": "function_call",
+                "call_id": block.id,
+                "name": block.name,
+                "arguments": block.arguments or "{}",
+            }
+        )
+
+    def hosted(self, activity: HostedActivity, message: Message, native: bool) -> None:
+        payload = activity.payload
+        if native and payload is not None and payload.provider == self.provider:
+            if payload.format == _items.ITEM and isinstance(payload.value, dict):
+                self.add(dict(payload.value))
+            return
+        if not native and activity.state == "started" and _has_terminal(message, activity):
+            return
+        if native and activity.state == "started":
+            # Its terminal transition (with the raw item) follows, or it never ended.
+            if not _has_terminal(message, activity):
+                self.dropped.append(f"hosted {activity.name} {activity.id}: never finished")
+            return
+        self.add({"type": "message", "role": "assistant", "content": _hosted_line(activity)})
+
+    def unknown(self, block: UnknownBlock, native: bool, where: str, message: Message) -> None:
+        kind = block.type
+        if not native:
+            self.dropped.append(f"{where}: unknown {kind!r} block from {message.provider}")
+            return
+        if kind == "error" or kind.startswith("response."):
+            self.dropped.append(f"{where}: stream event {kind!r} is not an input item")
+            return
+        raw = dict(block.raw)
+        if kind == "message" and isinstance(raw.get("content"), list):
+            parts = raw["content"]
+            shell = {k: ([] if k == "content" else v) for k, v in raw.items()}
+            if parts:
+                for part in parts:
+                    self._native_part(shell, part)
+                return
+        self.add(raw)
+
+
+def _has_terminal(message: Message, activity: HostedActivity) -> bool:
+    return any(
+        isinstance(p, HostedActivity) and p.id == activity.id and p.terminal
+        for p in message.content
+    )
+
+
+def _hosted_tools(request: ModelRequest, dropped: list[str]) -> list[JSONValue]:
+    tools: list[JSONValue] = []
+    for tool in request.hosted_tools:
+        if isinstance(tool, WebSearch):
+            spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
+            if tool.allowed_domains:
+                spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+            if tool.user_location is not None:
+                loc: dict[str, JSONValue] = {"type": "approximate"}
+                for field in ("city", "region", "country", "timezone"):
+                    value = getattr(tool.user_location, field)
+                    if value is not None:
+                        loc[field] = value
+                spec["user_location"] = loc
+            if tool.max_uses is not None:
+                dropped.append("WebSearch.max_uses: Responses has no per-tool use limit")
+            if tool.blocked_domains:
+                dropped.append("WebSearch.blocked_domains: Responses web search has no blocklist")
+            tools.append(spec)
+        elif isinstance(tool, CodeExecution):
+            tools.append(
+                {"type": tool.version or "code_interpreter", "container": {"type": "auto"}}
+            )
+        elif isinstance(tool, WebFetch):
+            dropped.append("WebFetch: OpenAI Responses has no hosted web fetch tool")
+        else:  # pragma: no cover - HostedTool is a closed union today
+            dropped.append(f"{type(tool).__name__}: not supported by OpenAI Responses")
+    return tools
+
+
+def _tool_choice(choice: str) -> JSONValue:
+    if choice in ("auto", "none", "required"):
+        return choice
+    if choice == "any":
+        return "required"
+    return {"type": "function", "name": choice}
+
+
+def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> EncodedRequest:
+    """The Responses request body for ``request`` sent to ``provider``."""
+    builder = _Input(provider)
+    for index, message in enumerate(request.messages):
+        builder.message(index, message)
+    dropped = builder.dropped
+    body: dict[str, JSONValue] = {"model": request.model}
+    if request.system:
+        body["instructions"] = request.system
+    body["input"] = msgspec.to_builtins(builder.items)
+    tools: list[JSONValue] = []
+    for spec in request.tools:
+        fn: dict[str, JSONValue] = {"type": "function", "name": spec.name}
+        if spec.description:
+            fn["description"] = spec.description
+        fn["parameters"] = spec.parameters
+        tools.append(fn)
+    tools += _hosted_tools(request, dropped)
+    if tools:
+        body["tools"] = tools
+    options = request.options
+    if options.max_tokens is not None:
+        body["max_output_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.top_p is not None:
+        body["top_p"] = options.top_p
+    if options.stop:
+        dropped.append("stop sequences: OpenAI Responses has no stop parameter")
+    if options.reasoning is not None:
+        if options.reasoning.effort is not None:
+            body["reasoning"] = {"effort": options.reasoning.effort, "summary": "auto"}
+        elif options.reasoning.budget_tokens is not None:
+            dropped.append("reasoning budget_tokens: Responses takes an effort level, not a budget")
+    if options.tool_choice is not None:
+        body["tool_choice"] = _tool_choice(options.tool_choice)
+    # Stateless by default: every item is replayed in full, so reasoning must
+    # come back encrypted rather than stored server-side.
+    body["store"] = False
+    body["include"] = ["reasoning.encrypted_content"]
+    body["stream"] = stream
+    body.update(options.extra)
+    return EncodedRequest(path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped))
+
+
+def native_items(message: Message, provider: ProviderId) -> list[dict[str, Any]]:
+    """The input items native replay rebuilds from one assistant message."""
+    builder = _Input(provider)
+    builder.assistant(0, message)
+    return builder.items

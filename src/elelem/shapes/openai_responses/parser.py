@@ -1,0 +1,605 @@
+"""Sans-IO parser of the OpenAI Responses stream (and its non-streaming body).
+
+Frames in, chunks out.  Each output item becomes, at its
+``response.output_item.done``:
+
+- ``message``: one text block per content part (``output_text`` with its
+  annotations as attributions, ``refusal``); the raw part and the item's
+  identity ride in a payload so native replay rebuilds the message item;
+- ``reasoning``: a reasoning block (summary text, parts joined by a blank
+  line) whose payload is the raw item with its ``encrypted_content``;
+- ``function_call`` and the other calls the caller executes: a tool-call block
+  whose payload is the raw item (item id included);
+- items the provider runs (web search, file search, code interpreter, image
+  generation, MCP, hosted shell, tool search): a hosted activity, ``started``
+  at ``output_item.added`` and ``completed``/``failed`` at ``done`` with the
+  raw item in its payload;
+- anything else: an unknown block holding the raw item, in position.
+
+The item at ``done`` is authoritative: streamed deltas that are a prefix of
+it are completed with the rest; deltas that contradict it are an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.errors import MalformedStreamError
+from elelem.shapes.openai_responses import _items
+from elelem.stream import (
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Hosted,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import ProviderId, ProviderPayload
+
+_TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+
+# Progress events of items whose final state arrives in output_item.done: they
+# carry nothing the done item lacks, so they are checked and passed over.
+_PROGRESS_SUFFIXES = (
+    ".in_progress",
+    ".searching",
+    ".completed",
+    ".interpreting",
+    ".generating",
+    ".partial_image",
+    ".failed",
+    ".done",
+    ".added",
+    ".delta",
+)
+_PROGRESS_PREFIXES = (
+    "response.web_search_call.",
+    "response.file_search_call.",
+    "response.code_interpreter_call.",
+    "response.code_interpreter_call_code.",
+    "response.image_generation_call.",
+    "response.mcp_call.",
+    "response.mcp_call_arguments.",
+    "response.mcp_list_tools.",
+    "response.apply_patch_call_operation_diff.",
+    "response.shell_call_command.",
+    "response.shell_call_output_content.",
+    "response.custom_tool_call_input.done",
+    "response.function_call_arguments.done",
+    "response.output_text.done",
+    "response.refusal.done",
+    "response.content_part.done",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_text.done",
+)
+
+
+def _malformed(message: str) -> MalformedStreamError:
+    return MalformedStreamError(f"OpenAI Responses stream: {message}")
+
+
+class _Part:
+    __slots__ = ("cited", "key", "kind", "text")
+
+    def __init__(self, key: str, kind: str) -> None:
+        self.key = key
+        self.kind = kind
+        self.text = ""
+        self.cited = 0
+
+
+class _Item:
+    __slots__ = ("args", "custom", "done", "index", "key", "parts", "raw", "role", "segments")
+
+    def __init__(self, index: int, raw: dict[str, Any], role: str) -> None:
+        self.index = index
+        self.raw = raw
+        self.role = role
+        self.key = str(index)
+        self.done = False
+        self.parts: dict[int, _Part] = {}
+        self.args = ""
+        self.segments: list[tuple[str, int]] = []
+        self.custom = role == "call" and raw.get("type") == "custom_tool_call"
+
+
+class ResponsesParser:
+    """Parses one OpenAI Responses response; see the module docstring.
+
+    ``client_tools`` names the client tools of the request, which tells a
+    client ``custom_tool_call`` from a provider's server-side one (xAI).
+    """
+
+    def __init__(self, provider: ProviderId, client_tools: frozenset[str] | None = None) -> None:
+        self.provider = provider
+        self._client_tools = client_tools
+        self._started = False
+        self._finished = False
+        self._items: dict[int, _Item] = {}
+        self._by_id: dict[str, _Item] = {}
+        self._tools: list[Any] = []
+        self._calls = 0
+        self._refused = False
+        self._events = 0
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
+            "response.created": self._on_response,
+            "response.in_progress": self._on_response,
+            "response.queued": self._on_response,
+            "response.output_item.added": self._on_item_added,
+            "response.output_item.done": self._on_item_done,
+            "response.content_part.added": self._on_part_added,
+            "response.output_text.delta": self._on_text_delta,
+            "response.refusal.delta": self._on_text_delta,
+            "response.output_text.annotation.added": self._on_annotation,
+            "response.reasoning_summary_part.added": self._on_summary_part,
+            "response.reasoning_summary_text.delta": self._on_reasoning_delta,
+            "response.reasoning_text.delta": self._on_reasoning_delta,
+            "response.function_call_arguments.delta": self._on_args_delta,
+            "response.custom_tool_call_input.delta": self._on_args_delta,
+            "response.completed": self._on_terminal,
+            "response.incomplete": self._on_terminal,
+            "response.failed": self._on_terminal,
+            "response.cancelled": self._on_terminal,
+            "error": self._on_error,
+        }
+
+    # -- FrameParser -------------------------------------------------------------
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """Nothing to do until the first frame."""
+        return []
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One SSE frame: its event name (may be empty) and its JSON data."""
+        if self._finished:
+            raise _malformed(f"frame {event or '(unnamed)'!r} after the response finished")
+        try:
+            obj = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise _malformed(f"frame {event or '(unnamed)'!r} is not JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise _malformed(f"frame {event or '(unnamed)'!r} is not a JSON object")
+        return self.event(obj, event)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended; nothing is buffered (an unfinished stream is the driver's error)."""
+        return []
+
+    # -- events ---------------------------------------------------------------------
+
+    def event(self, obj: dict[str, Any], name: str = "") -> list[Chunk]:
+        """Apply one decoded event object."""
+        kind = obj.get("type") or name
+        if not isinstance(kind, str) or not kind:
+            raise _malformed("an event without a type")
+        self._events += 1
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            return handler(obj)
+        if kind.startswith(_PROGRESS_PREFIXES) and kind.endswith(_PROGRESS_SUFFIXES):
+            self._item_of(obj, kind)
+            return []
+        return self._on_unknown(obj, kind)
+
+    def _start(self, response: Any) -> list[Chunk]:
+        if self._started:
+            return []
+        self._started = True
+        rid = model = None
+        if isinstance(response, dict):
+            rid = response.get("id") if isinstance(response.get("id"), str) else None
+            model = response.get("model") if isinstance(response.get("model"), str) else None
+            tools = response.get("tools")
+            self._tools = tools if isinstance(tools, list) else []
+        return [ResponseStart(response_id=rid, model=model, provider=self.provider)]
+
+    def _on_response(self, obj: dict[str, Any]) -> list[Chunk]:
+        response = obj.get("response")
+        if not isinstance(response, dict):
+            raise _malformed(f"{obj.get('type')} without a response object")
+        return self._start(response)
+
+    def _on_unknown(self, obj: dict[str, Any], kind: str) -> list[Chunk]:
+        # An event nobody documented: if it belongs to a known item, that
+        # item's done state carries its content; otherwise keep it in place.
+        item = self._find(obj)
+        if item is not None:
+            return []
+        out = self._start(None)
+        key = f"event{self._events}"
+        raw = dict(obj)
+        raw.setdefault("type", kind)
+        out += [BlockStart(key, "unknown", raw=raw), BlockEnd(key)]
+        return out
+
+    def _on_error(self, obj: dict[str, Any]) -> list[Chunk]:
+        inner = obj.get("error")
+        raise _items.event_error(inner if isinstance(inner, dict) else obj, "error event")
+
+    # -- items ----------------------------------------------------------------------
+
+    def _find(self, obj: Mapping[str, Any]) -> _Item | None:
+        index = obj.get("output_index")
+        if isinstance(index, int) and index in self._items:
+            return self._items[index]
+        item_id = obj.get("item_id")
+        if isinstance(item_id, str):
+            return self._by_id.get(item_id)
+        return None
+
+    def _item_of(self, obj: Mapping[str, Any], kind: str) -> _Item:
+        item = self._find(obj)
+        if item is None:
+            raise _malformed(
+                f"{kind} for output item {obj.get('output_index')!r}"
+                f" ({obj.get('item_id')!r}) that was never added"
+            )
+        return item
+
+    def _register(self, index: int, raw: dict[str, Any]) -> _Item:
+        role = _items.classify(raw, self.provider, self._client_tools)
+        item = _Item(index, raw, role)
+        self._items[index] = item
+        if isinstance(raw.get("id"), str):
+            self._by_id[raw["id"]] = item
+        return item
+
+    def _on_item_added(self, obj: dict[str, Any]) -> list[Chunk]:
+        raw = obj.get("item")
+        index = obj.get("output_index")
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise _malformed("output_item.added without an item object with a type")
+        if not isinstance(index, int):
+            index = len(self._items)
+        if index in self._items and not self._items[index].done:
+            raise _malformed(f"output item {index} added twice")
+        return self._start(None) + self._added(self._register(index, raw))
+
+    def _added(self, item: _Item) -> list[Chunk]:
+        raw = item.raw
+        if item.role == "reasoning":
+            return [BlockStart(item.key, "reasoning")]
+        if item.role in ("call", "function_call"):
+            call_id, name = _items.call_identity(raw)
+            out: list[Chunk] = [BlockStart(item.key, "tool-call", id=call_id, name=name)]
+            if raw.get("type") == "function_call" and raw.get("arguments"):
+                out += self._args(item, str(raw["arguments"]))
+            return out
+        if item.role == "hosted":
+            return [Hosted(_items.started(raw))]
+        return []
+
+    def _on_item_done(self, obj: dict[str, Any]) -> list[Chunk]:
+        raw = obj.get("item")
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise _malformed("output_item.done without an item object with a type")
+        index = obj.get("output_index")
+        item = self._items.get(index) if isinstance(index, int) else None
+        if item is None and isinstance(raw.get("id"), str):
+            item = self._by_id.get(raw["id"])
+        out = self._start(None)
+        if item is None:
+            # Some producers skip output_item.added: treat done as both.
+            item = self._register(index if isinstance(index, int) else len(self._items), raw)
+            out += self._added(item)
+        elif item.done:
+            raise _malformed(f"output item {item.index} done twice")
+        return out + self._done(item, raw)
+
+    def _done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
+        item.done = True
+        if raw.get("type") != item.raw.get("type"):
+            raise _malformed(
+                f"output item {item.index} was added as {item.raw.get('type')!r}"
+                f" but done as {raw.get('type')!r}"
+            )
+        item.raw = raw
+        if isinstance(raw.get("id"), str):
+            self._by_id[raw["id"]] = item
+        if item.role == "message":
+            return self._message_done(item, raw)
+        if item.role == "reasoning":
+            return self._reasoning_done(item, raw)
+        if item.role in ("call", "function_call"):
+            return self._call_done(item, raw)
+        if item.role == "hosted":
+            version = _items.tool_version(str(raw.get("type")), self._tools)
+            return [Hosted(_items.finished(raw, self.provider, version))]
+        return [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
+
+    # -- messages ---------------------------------------------------------------------
+
+    def _part(self, item: _Item, index: Any, kind: Any, what: str) -> tuple[_Part, list[Chunk]]:
+        if item.role != "message":
+            raise _malformed(f"{what} for a {item.raw.get('type')!r} item")
+        if not isinstance(index, int):
+            raise _malformed(f"{what} without a content_index")
+        part = item.parts.get(index)
+        if part is not None:
+            return part, []
+        part = _Part(f"{item.key}.{index}", str(kind))
+        item.parts[index] = part
+        if part.kind in _TEXT_PARTS:
+            return part, [BlockStart(part.key, "text")]
+        return part, []
+
+    def _on_part_added(self, obj: dict[str, Any]) -> list[Chunk]:
+        item = self._item_of(obj, "content_part.added")
+        if item.role == "reasoning":
+            # Raw reasoning text parts of a reasoning item.
+            return self._segment(item, "content", obj.get("content_index"))
+        raw_part = obj.get("part")
+        kind = raw_part.get("type") if isinstance(raw_part, dict) else None
+        return self._part(item, obj.get("content_index"), kind, "content_part.added")[1]
+
+    def _on_text_delta(self, obj: dict[str, Any]) -> list[Chunk]:
+        kind = "refusal" if obj.get("type") == "response.refusal.delta" else "output_text"
+        item = self._item_of(obj, str(obj.get("type")))
+        part, out = self._part(item, obj.get("content_index"), kind, str(obj.get("type")))
+        delta = obj.get("delta")
+        if not isinstance(delta, str):
+            raise _malformed(f"{obj.get('type')} without a string delta")
+        if part.kind not in _TEXT_PARTS:
+            raise _malformed(f"text delta for a {part.kind!r} content part")
+        if delta:
+            part.text += delta
+            out.append(TextDelta(part.key, delta))
+        return out
+
+    def _on_annotation(self, obj: dict[str, Any]) -> list[Chunk]:
+        item = self._item_of(obj, "output_text.annotation.added")
+        part, out = self._part(
+            item, obj.get("content_index"), "output_text", "output_text.annotation.added"
+        )
+        annotation = obj.get("annotation")
+        if not isinstance(annotation, dict):
+            raise _malformed("output_text.annotation.added without an annotation object")
+        part.cited += 1
+        out.append(Citation(part.key, _items.attribution(annotation, part.text, self.provider)))
+        return out
+
+    def _message_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
+        content = raw.get("content")
+        if not isinstance(content, list):
+            raise _malformed(f"message item {raw.get('id')!r} without a content list")
+        shell = {k: ([] if k == "content" else v) for k, v in raw.items()}
+        out: list[Chunk] = []
+        if not content:
+            return [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
+        for index, part_raw in enumerate(content):
+            if not isinstance(part_raw, dict):
+                raise _malformed(
+                    f"message item {raw.get('id')!r} content[{index}] is not an object"
+                )
+            part, opened = self._part(item, index, part_raw.get("type"), "message content")
+            out += opened
+            if part.kind not in _TEXT_PARTS:
+                # An unknown part type: a one-part message item, kept raw.
+                one = {k: ([part_raw] if k == "content" else v) for k, v in raw.items()}
+                out += [BlockStart(part.key, "unknown", raw=one), BlockEnd(part.key)]
+                continue
+            field = _TEXT_PARTS[part.kind]
+            final = part_raw.get(field)
+            if not isinstance(final, str):
+                raise _malformed(f"{part.kind} part {index} of {raw.get('id')!r} has no {field}")
+            out += self._reconcile_text(part, final)
+            if part.kind == "refusal":
+                self._refused = True
+            annotations = part_raw.get("annotations")
+            if isinstance(annotations, list):
+                for annotation in annotations[part.cited :]:
+                    if not isinstance(annotation, dict):
+                        raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
+                    attribution = _items.attribution(annotation, part.text, self.provider)
+                    out.append(Citation(part.key, attribution))
+            value = {"item": shell, "part": part_raw}
+            out.append(
+                Payload(part.key, ProviderPayload(self.provider, _items.MESSAGE_PART, None, value))
+            )
+            out.append(BlockEnd(part.key))
+        extra = [i for i in item.parts if i >= len(content)]
+        if extra:
+            raise _malformed(f"message {raw.get('id')!r} streamed parts {extra} it does not hold")
+        return out
+
+    def _reconcile_text(self, part: _Part, final: str) -> list[Chunk]:
+        # Deltas that fall short of the final text are completed from it.  Deltas
+        # that contradict it cannot be taken back (they were shown): the block
+        # keeps them, while its payload keeps the provider's final part, which
+        # is what native replay sends.
+        if final == part.text or not final.startswith(part.text):
+            return []
+        rest = final[len(part.text) :]
+        part.text = final
+        return [TextDelta(part.key, rest)]
+
+    # -- reasoning ----------------------------------------------------------------------
+
+    def _segment(self, item: _Item, kind: str, index: Any) -> list[Chunk]:
+        if item.role != "reasoning":
+            raise _malformed(f"reasoning {kind} event for a {item.raw.get('type')!r} item")
+        seg = (kind, index if isinstance(index, int) else 0)
+        if seg in item.segments:
+            return []
+        item.segments.append(seg)
+        if len(item.segments) > 1:
+            item.args += "\n\n"
+            return [ReasoningDelta(item.key, "\n\n")]
+        return []
+
+    def _on_summary_part(self, obj: dict[str, Any]) -> list[Chunk]:
+        item = self._item_of(obj, "reasoning_summary_part.added")
+        return self._segment(item, "summary", obj.get("summary_index"))
+
+    def _on_reasoning_delta(self, obj: dict[str, Any]) -> list[Chunk]:
+        kind = str(obj.get("type"))
+        item = self._item_of(obj, kind)
+        if kind == "response.reasoning_text.delta":
+            out = self._segment(item, "content", obj.get("content_index"))
+        else:
+            out = self._segment(item, "summary", obj.get("summary_index"))
+        delta = obj.get("delta")
+        if not isinstance(delta, str):
+            raise _malformed(f"{kind} without a string delta")
+        if delta:
+            item.args += delta
+            out.append(ReasoningDelta(item.key, delta))
+        return out
+
+    def _reasoning_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
+        texts: list[str] = []
+        for field, part_type in (("summary", "summary_text"), ("content", "reasoning_text")):
+            parts = raw.get(field)
+            if isinstance(parts, list):
+                texts += [
+                    str(p.get("text") or "")
+                    for p in parts
+                    if isinstance(p, dict) and p.get("type") == part_type
+                ]
+        final = "\n\n".join(texts)
+        out: list[Chunk] = []
+        # As for text: a shortfall is completed, a contradiction keeps what was
+        # streamed (the raw item in the payload is what replays).
+        if final != item.args and final.startswith(item.args):
+            out.append(ReasoningDelta(item.key, final[len(item.args) :]))
+        out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
+        out.append(BlockEnd(item.key))
+        return out
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def _args(self, item: _Item, delta: str) -> list[Chunk]:
+        if item.custom:
+            text = _items.json_text(delta)[1:-1]
+            if not item.args:
+                text = '"' + text
+        else:
+            text = delta
+        item.args += text
+        return [ToolCallDelta(item.key, text)] if text else []
+
+    def _on_args_delta(self, obj: dict[str, Any]) -> list[Chunk]:
+        kind = str(obj.get("type"))
+        item = self._item_of(obj, kind)
+        if item.role == "hosted":
+            return []  # a server-side custom tool (xAI): its done item has the input
+        if item.role not in ("call", "function_call"):
+            raise _malformed(f"{kind} for a {item.raw.get('type')!r} item")
+        delta = obj.get("delta")
+        if not isinstance(delta, str):
+            raise _malformed(f"{kind} without a string delta")
+        return self._args(item, delta)
+
+    def _call_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
+        if raw.get("type") == "function_call":
+            final = raw.get("arguments")
+            if not isinstance(final, str):
+                raise _malformed(f"function_call {raw.get('id')!r} without string arguments")
+        else:
+            final = _items.synthesized_arguments(raw)
+        out: list[Chunk] = []
+        if final != item.args:
+            if not final.startswith(item.args):
+                raise _malformed(f"arguments of {raw.get('id')!r} differ from its streamed deltas")
+            out.append(ToolCallDelta(item.key, final[len(item.args) :]))
+            item.args = final
+        self._calls += 1
+        out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
+        out.append(BlockEnd(item.key))
+        return out
+
+    # -- the end --------------------------------------------------------------------------
+
+    def _on_terminal(self, obj: dict[str, Any]) -> list[Chunk]:
+        response = obj.get("response")
+        if not isinstance(response, dict):
+            raise _malformed(f"{obj.get('type')} without a response object")
+        return self.finish(response)
+
+    def finish(self, response: dict[str, Any]) -> list[Chunk]:
+        """Close the response from its final object: items the stream did not
+        finish, usage, and the finish reason (a failed response raises)."""
+        out = self._start(response)
+        status = response.get("status")
+        if status == "failed":
+            error = response.get("error")
+            raise _items.event_error(error if isinstance(error, dict) else {}, "response failed")
+        output = response.get("output")
+        if isinstance(output, list):
+            out += self._sweep(output)
+        pending = [i.index for i in self._items.values() if not i.done]
+        if pending:
+            raise _malformed(f"response ended with output items {pending} unfinished")
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            out.append(UsageUpdate(_items.usage(usage)))
+        out.append(self._finish_chunk(response, status))
+        self._finished = True
+        return out
+
+    def _sweep(self, output: list[Any]) -> list[Chunk]:
+        out: list[Chunk] = []
+        for position, raw in enumerate(output):
+            if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+                raise _malformed(f"response output[{position}] is not an item object")
+            item_id = raw.get("id")
+            item = self._by_id.get(item_id) if isinstance(item_id, str) else None
+            if item is None and not (isinstance(item_id, str) and item_id):
+                item = self._items.get(position)
+            if item is not None and item.done:
+                continue
+            if item is None:
+                index = position if position not in self._items else max(self._items) + 1
+                item = self._register(index, raw)
+                out += self._added(item)
+            out += self._done(item, raw)
+        return out
+
+    def _finish_chunk(self, response: dict[str, Any], status: Any) -> Finish:
+        if status == "incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if isinstance(details, dict) else None
+            reason_s = reason if isinstance(reason, str) and reason else "incomplete"
+            return Finish(_items.INCOMPLETE_REASONS.get(reason_s, reason_s), raw=reason_s)
+        if status == "cancelled":
+            return Finish("aborted", raw="cancelled")
+        if self._calls:
+            return Finish("tool-calls", raw=str(status))
+        if self._refused:
+            return Finish("refused", raw=str(status))
+        return Finish("stop", raw=str(status) if status is not None else None)
+
+
+def parse_body(
+    body: bytes, provider: ProviderId, client_tools: frozenset[str] | None = None
+) -> list[Chunk]:
+    """Map a non-streaming Responses JSON body to the chunks a stream gives."""
+    try:
+        obj = msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise _malformed(f"response body is not JSON: {exc}") from None
+    return parse_object(obj, provider, client_tools)
+
+
+def parse_object(
+    obj: Any, provider: ProviderId, client_tools: frozenset[str] | None = None
+) -> list[Chunk]:
+    """Map a decoded non-streaming Responses object to chunks."""
+    if not isinstance(obj, dict):
+        raise _malformed("response body is not a JSON object")
+    if "output" not in obj and isinstance(obj.get("error"), dict):
+        raise _items.event_error(obj["error"], "error response")
+    if obj.get("object") not in (None, "response"):
+        raise _malformed(f"body is a {obj.get('object')!r}, not a response")
+    parser = ResponsesParser(provider, client_tools)
+    return parser.finish(obj)
