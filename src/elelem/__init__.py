@@ -8,6 +8,8 @@ the one assembler), :mod:`elelem.shapes` (sans-IO wire shapes),
 :mod:`elelem.conversation`, :mod:`elelem.render` and :mod:`elelem.cli`.
 """
 
+from typing import TYPE_CHECKING
+
 from elelem.vocabulary import (
     register_block_type,
     register_finish_reason,
@@ -16,9 +18,24 @@ from elelem.vocabulary import (
     register_turn_trigger,
 )
 
+if TYPE_CHECKING:
+    from elelem.client import Client, SyncClient
+
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # Client and SyncClient load lazily: ``import elelem`` stays free of httpx2.
+    if name in ("Client", "SyncClient"):
+        from elelem import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'elelem' has no attribute {name!r}")
+
+
 __all__ = [
+    "Client",
+    "SyncClient",
     "__version__",
     "register_block_type",
     "register_finish_reason",

@@ -1,1 +1,21 @@
-"""elelem.transport (see DESIGN.md §1)."""
+"""The one streaming driver (DESIGN.md §6): framing, timeouts, error surfacing.
+
+The transport knows no shape: it takes any object implementing
+:class:`elelem.shapes.base.Shape`.  It never retries on its own; retrying is
+the opt-in :func:`elelem.transport.retry.retry`.
+"""
+
+from elelem.transport.driver import Driver, ResponseStream, Timeouts, parse_retry_after
+from elelem.transport.endpoint import Endpoint
+from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
+
+__all__ = [
+    "Driver",
+    "Endpoint",
+    "NDJSONDecoder",
+    "ResponseStream",
+    "SSEDecoder",
+    "SSEEvent",
+    "Timeouts",
+    "parse_retry_after",
+]

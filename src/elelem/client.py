@@ -1,0 +1,278 @@
+"""The client API: ``elelem.Client`` (async) and ``elelem.SyncClient``.
+
+A model is addressed as ``provider:model`` (``anthropic:claude-sonnet-4-5``).
+The client resolves the provider in the catalog (built-ins plus the user's
+config file), imports its shape on first use, and hands the request to the
+one transport driver.  Errors are the typed ones of :mod:`elelem.errors`;
+the client never retries (see :func:`elelem.transport.retry.retry`).
+
+Streaming::
+
+    async with Client() as client:
+        async with client.stream("anthropic:claude-sonnet-4-5", "Hi") as stream:
+            async for chunk, committed in stream.with_commits():
+                ...  # ``committed``: the blocks/hosted transitions this chunk committed
+            response = await stream.final()
+
+``SyncClient`` offers the same calls without ``await``; it runs the async
+client on a private event-loop thread, so there is one implementation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx2
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from elelem.providers import Catalog, load_catalog, load_shape
+from elelem.shapes.base import ModelRequest, Shape
+from elelem.stream import AssembledResponse, Chunk
+from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
+from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part, ToolSpec
+
+Messages = Sequence[Message] | str
+"""A conversation, or one user message's text."""
+
+
+class Client:
+    """Async access to every provider in the catalog.
+
+    ``catalog`` defaults to the built-ins plus the config file (``config`` or
+    ``$ELELEM_CONFIG``); ``env`` (default ``os.environ``, read at each call)
+    supplies keys and base-URL overrides; ``api_keys`` maps provider names to
+    keys given in code.  ``timeouts`` apply to every call unless one passes
+    its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
+    client's own.
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: Catalog | None = None,
+        config: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        api_keys: Mapping[str, str] | None = None,
+        timeouts: Timeouts | None = None,
+        http: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._env = env
+        self.catalog = catalog if catalog is not None else load_catalog(config, env)
+        self._api_keys = dict(api_keys or {})
+        self._driver = Driver(http, timeouts=timeouts)
+
+    def __repr__(self) -> str:
+        return f"Client(providers={self.catalog.names()!r}, keys_given={sorted(self._api_keys)!r})"
+
+    @property
+    def timeouts(self) -> Timeouts:
+        """The default timeouts."""
+        return self._driver.timeouts
+
+    def prepare(
+        self,
+        model: str,
+        messages: Messages,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        hosted_tools: Sequence[HostedTool] = (),
+        options: GenerationOptions | None = None,
+        system: str | None = None,
+    ) -> tuple[Endpoint, Shape, ModelRequest]:
+        """Resolve ``model`` and build the neutral request (no I/O).
+
+        Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
+        bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
+        for a shape not built yet.
+        """
+        spec, name = self.catalog.resolve(model)
+        shape = load_shape(spec.shape)
+        env = os.environ if self._env is None else self._env
+        endpoint = spec.endpoint(env, self._api_keys.get(spec.name))
+        if isinstance(messages, str):
+            messages = (Message.user(messages),)
+        request = ModelRequest(
+            model=name,
+            messages=tuple(messages),
+            system=system,
+            tools=tuple(tools),
+            hosted_tools=tuple(hosted_tools),
+            options=options if options is not None else GenerationOptions(),
+        )
+        return endpoint, shape, request
+
+    def stream(
+        self,
+        model: str,
+        messages: Messages,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        hosted_tools: Sequence[HostedTool] = (),
+        options: GenerationOptions | None = None,
+        system: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> ResponseStream:
+        """Stream a response: an async iterator of chunks (see
+        :class:`~elelem.transport.ResponseStream` for ``with_commits``,
+        ``final``, ``partial``).  The request is sent on first iteration."""
+        endpoint, shape, request = self.prepare(
+            model, messages, tools=tools, hosted_tools=hosted_tools, options=options, system=system
+        )
+        return self._driver.stream(endpoint, shape, request, timeouts=timeouts)
+
+    async def complete(
+        self,
+        model: str,
+        messages: Messages,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        hosted_tools: Sequence[HostedTool] = (),
+        options: GenerationOptions | None = None,
+        system: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> AssembledResponse:
+        """A non-streamed response, mapped into the same assembled result."""
+        endpoint, shape, request = self.prepare(
+            model, messages, tools=tools, hosted_tools=hosted_tools, options=options, system=system
+        )
+        return await self._driver.complete(endpoint, shape, request, timeouts=timeouts)
+
+    async def aclose(self) -> None:
+        """Close the client's HTTP connections."""
+        await self._driver.aclose()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class SyncResponseStream:
+    """The blocking face of a :class:`~elelem.transport.ResponseStream`.
+
+    Iterate it for chunks, or :meth:`with_commits` for ``(chunk, committed)``
+    pairs; :meth:`final`, :meth:`partial` and :meth:`close` as in the async
+    stream.  Use it as a context manager so the connection closes.
+    """
+
+    def __init__(self, portal: BlockingPortal, stream: ResponseStream) -> None:
+        self._portal = portal
+        self.stream = stream
+        """The underlying async stream (its attributes: status, request_id, …)."""
+
+    def __iter__(self) -> Iterator[Chunk]:
+        for chunk, _ in self.with_commits():
+            yield chunk
+
+    def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
+        """Iterate ``(chunk, committed)`` pairs."""
+        while True:
+            pair = self._portal.call(self.stream.step)
+            if pair is None:
+                return
+            yield pair
+
+    @property
+    def last_committed(self) -> tuple[Part, ...]:
+        """What the latest chunk committed."""
+        return self.stream.last_committed
+
+    def final(self) -> AssembledResponse:
+        """Drain the stream and return the assembled response."""
+        return self._portal.call(self.stream.final)
+
+    def partial(self) -> AssembledResponse:
+        """What arrived so far (see :meth:`ResponseStream.partial`)."""
+        return self.stream.partial()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._portal.call(self.stream.aclose)
+
+    def __enter__(self) -> SyncResponseStream:
+        self._portal.call(self.stream.start)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class SyncClient:
+    """Blocking access to every provider: the async :class:`Client` run on a
+    private event-loop thread (started on first use, stopped by :meth:`close`).
+
+    Takes the same arguments as :class:`Client`.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._client = Client(**kwargs)
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+
+    def __repr__(self) -> str:
+        return f"Sync{self._client!r}"
+
+    @property
+    def client(self) -> Client:
+        """The async client underneath."""
+        return self._client
+
+    def _loop(self) -> BlockingPortal:
+        if self._portal is None:
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        return self._portal
+
+    def stream(self, model: str, messages: Messages, **kwargs: Any) -> SyncResponseStream:
+        """As :meth:`Client.stream`, blocking."""
+        stream = self._client.stream(model, messages, **kwargs)
+        return SyncResponseStream(self._loop(), stream)
+
+    def complete(self, model: str, messages: Messages, **kwargs: Any) -> AssembledResponse:
+        """As :meth:`Client.complete`, blocking."""
+        portal = self._loop()
+
+        async def call() -> AssembledResponse:
+            return await self._client.complete(model, messages, **kwargs)
+
+        return portal.call(call)
+
+    def close(self) -> None:
+        """Close connections and stop the event-loop thread."""
+        if self._portal is not None and self._portal_cm is not None:
+            portal, cm = self._portal, self._portal_cm
+            self._portal = self._portal_cm = None
+            try:
+                portal.call(self._client.aclose)
+            finally:
+                cm.__exit__(None, None, None)
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+__all__ = ["Client", "Messages", "SyncClient", "SyncResponseStream"]

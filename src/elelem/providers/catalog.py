@@ -1,0 +1,251 @@
+"""The provider catalog: name -> shape, base URL, key variable and auth header.
+
+Base URLs follow each provider's official SDK convention, so the SDK's own
+base-URL variable means the same thing here: ``ANTHROPIC_BASE_URL`` and
+Google's ``GOOGLE_GEMINI_BASE_URL`` stop before the API version (the shape's
+path carries ``/v1/messages`` or ``v1beta/...``); OpenAI-style base URLs end
+in the version (``.../v1``) and the shape appends ``responses`` or
+``chat/completions``.  Every provider also honours
+``ELELEM_<PROVIDER>_BASE_URL`` (upper-cased, non-alphanumerics as ``_``),
+which wins over the SDK variable.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable, Mapping
+
+import msgspec
+
+from elelem.errors import ConfigError, UnsupportedError
+from elelem.shapes.base import Shape
+from elelem.transport.endpoint import Endpoint
+from elelem.vocabulary import ProviderId
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class ProviderSpec(msgspec.Struct, frozen=True):
+    """One provider: how to reach it and which wire shape it speaks.
+
+    ``key_env`` lists the variables that may hold the API key (the first one
+    set wins); ``key_required`` False lets local servers run without one.
+    ``base_url_env`` lists the official SDK's base-URL variables.
+    """
+
+    name: str
+    shape: str
+    base_url: str
+    key_env: tuple[str, ...] = ()
+    auth_header: str = "authorization"
+    auth_scheme: str = "Bearer"
+    base_url_env: tuple[str, ...] = ()
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    key_required: bool = True
+
+    @property
+    def override_env(self) -> str:
+        """``ELELEM_<PROVIDER>_BASE_URL`` for this provider."""
+        return "ELELEM_" + re.sub(r"[^A-Z0-9]", "_", self.name.upper()) + "_BASE_URL"
+
+    def resolve_base_url(self, env: Mapping[str, str]) -> str:
+        """The base URL in force: ELELEM override, then SDK variable, then default."""
+        for var in (self.override_env, *self.base_url_env):
+            value = env.get(var, "").strip()
+            if value:
+                return value
+        return self.base_url
+
+    def resolve_key(self, env: Mapping[str, str], api_key: str | None = None) -> str | None:
+        """The API key: ``api_key`` if given, else the first variable of ``key_env`` set.
+
+        Raises :class:`~elelem.errors.ConfigError` naming the variable (never a
+        value) when a required key is missing.
+        """
+        if api_key:
+            return api_key
+        for var in self.key_env:
+            value = env.get(var, "").strip()
+            if value:
+                return value
+        if self.key_required:
+            where = " or ".join(self.key_env) if self.key_env else "api_key"
+            raise ConfigError(f"provider {self.name} needs an API key: set {where}")
+        return None
+
+    def endpoint(self, env: Mapping[str, str], api_key: str | None = None) -> Endpoint:
+        """The transport endpoint for this provider under ``env``."""
+        return Endpoint(
+            provider=ProviderId(self.name),
+            base_url=self.resolve_base_url(env),
+            api_key=self.resolve_key(env, api_key),
+            auth_header=self.auth_header,
+            auth_scheme=self.auth_scheme,
+            headers=dict(self.headers),
+        )
+
+
+def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) -> ProviderSpec:
+    return ProviderSpec(name, "openai_chat", base_url, (key_env,), key_required=key_required)
+
+
+BUILTIN: tuple[ProviderSpec, ...] = (
+    ProviderSpec(
+        "anthropic",
+        "anthropic_messages",
+        "https://api.anthropic.com",
+        ("ANTHROPIC_API_KEY",),
+        auth_header="x-api-key",
+        auth_scheme="",
+        base_url_env=("ANTHROPIC_BASE_URL",),
+    ),
+    ProviderSpec(
+        "openai",
+        "openai_responses",
+        "https://api.openai.com/v1",
+        ("OPENAI_API_KEY",),
+        base_url_env=("OPENAI_BASE_URL",),
+    ),
+    ProviderSpec(
+        "google",
+        "gemini",
+        "https://generativelanguage.googleapis.com",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        auth_header="x-goog-api-key",
+        auth_scheme="",
+        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
+    ),
+    _chat("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
+    _chat("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    _chat("ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", key_required=False),
+    _chat("llamacpp", "http://localhost:8080/v1", "LLAMACPP_API_KEY", key_required=False),
+    _chat("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    _chat("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
+    _chat("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
+    _chat("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+)
+"""The built-in providers."""
+
+COMPATIBLE: dict[str, ProviderSpec] = {
+    "openai": ProviderSpec("", "openai_chat", ""),
+    "openai-chat": ProviderSpec("", "openai_chat", ""),
+    "openai-responses": ProviderSpec("", "openai_responses", ""),
+    "anthropic": ProviderSpec(
+        "", "anthropic_messages", "", auth_header="x-api-key", auth_scheme=""
+    ),
+}
+"""Templates for user endpoints: ``compatible = "openai"`` (Chat Completions),
+``"openai-responses"`` or ``"anthropic"`` (Messages)."""
+
+
+def load_shape(name: str) -> Shape:
+    """The ``SHAPE`` of module ``elelem.shapes.<name>``, imported on first use.
+
+    A shape that is not built yet raises :class:`~elelem.errors.UnsupportedError`
+    ("shape openai_chat is not supported yet"); an import error inside a shape
+    that does exist propagates unchanged, since that is a bug to see.
+    """
+    if not _SHAPE_NAME.fullmatch(name):
+        raise ConfigError(f"{name!r} is not a shape name")
+    module_name = f"elelem.shapes.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise UnsupportedError(f"shape {name} is not supported yet") from None
+        raise
+    shape = getattr(module, "SHAPE", None)
+    if shape is None:
+        raise UnsupportedError(f"shape {name} is not supported yet")
+    return shape  # type: ignore[no-any-return]
+
+
+def parse_model(address: str) -> tuple[str, str]:
+    """Split ``provider:model`` at the first colon (model names may hold colons)."""
+    provider, sep, model = address.partition(":")
+    if not sep or not provider or not model:
+        raise ConfigError(
+            f"model {address!r} must be addressed as provider:model (e.g. anthropic:claude-sonnet-4-5)"
+        )
+    return provider, model
+
+
+class Catalog:
+    """Providers by name: the built-ins plus any added in code or a config file."""
+
+    def __init__(self, providers: Iterable[ProviderSpec] = BUILTIN) -> None:
+        self._providers: dict[str, ProviderSpec] = {}
+        for spec in providers:
+            self.add(spec)
+
+    def add(self, spec: ProviderSpec) -> None:
+        """Add (or replace) a provider."""
+        if not _NAME.fullmatch(spec.name):
+            raise ConfigError(
+                f"provider name {spec.name!r} must be lower-case letters, digits, '.', '_' or '-'"
+            )
+        if not _SHAPE_NAME.fullmatch(spec.shape):
+            raise ConfigError(f"provider {spec.name}: {spec.shape!r} is not a shape name")
+        if not spec.base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"provider {spec.name}: base_url must be an http(s) URL")
+        self._providers[spec.name] = spec
+
+    def add_compatible(
+        self,
+        name: str,
+        base_url: str,
+        *,
+        compatible: str = "openai",
+        key_env: Iterable[str] = (),
+        key_required: bool | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ProviderSpec:
+        """Add an OpenAI- or Anthropic-compatible endpoint by name and return it."""
+        template = COMPATIBLE.get(compatible)
+        if template is None:
+            raise ConfigError(
+                f"provider {name}: compatible must be one of {', '.join(sorted(COMPATIBLE))}"
+            )
+        keys = tuple(key_env)
+        spec = msgspec.structs.replace(
+            template,
+            name=name,
+            base_url=base_url,
+            key_env=keys,
+            key_required=bool(keys) if key_required is None else key_required,
+            headers=dict(headers or {}),
+        )
+        self.add(spec)
+        return spec
+
+    def get(self, name: str) -> ProviderSpec:
+        """The provider called ``name``."""
+        spec = self._providers.get(name)
+        if spec is None:
+            known = ", ".join(sorted(self._providers))
+            raise ConfigError(f"unknown provider {name!r} (known: {known})")
+        return spec
+
+    def names(self) -> list[str]:
+        """Provider names, sorted."""
+        return sorted(self._providers)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._providers
+
+    def resolve(self, address: str) -> tuple[ProviderSpec, str]:
+        """``provider:model`` -> (provider, model name)."""
+        provider, model = parse_model(address)
+        return self.get(provider), model
+
+
+__all__ = [
+    "BUILTIN",
+    "COMPATIBLE",
+    "Catalog",
+    "ProviderSpec",
+    "load_shape",
+    "parse_model",
+]

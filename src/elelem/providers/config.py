@@ -1,0 +1,122 @@
+"""User provider endpoints from a TOML config file.
+
+The file (``$ELELEM_CONFIG``, else ``config.toml`` in the user config folder)
+may hold other sections; only ``[providers.<name>]`` tables are read here::
+
+    [providers.local]
+    compatible = "openai"            # or "openai-responses", "anthropic"
+    base_url = "http://127.0.0.1:8000/v1"
+    key_env = "LOCAL_API_KEY"        # optional; a string or a list
+    headers = { "x-team" = "blue" }  # optional
+
+    [providers.anthropic]            # a built-in: override some fields
+    base_url = "https://proxy.example/anthropic"
+
+A table may name ``shape`` directly instead of ``compatible``, and set
+``auth_header``, ``auth_scheme`` and ``key_required``.  Unknown keys and
+wrong types are errors that name the file, the table and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import platformdirs
+
+from elelem.errors import ConfigError
+from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec
+
+_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme")
+_KNOWN = {*_STR_KEYS, "key_env", "headers", "key_required"}
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where the config file is: ``$ELELEM_CONFIG`` or the user config folder."""
+    env = os.environ if env is None else env
+    explicit = env.get("ELELEM_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return Path(platformdirs.user_config_dir("elelem")) / "config.toml"
+
+
+def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:
+    """The built-in providers plus the config file's ``[providers]`` (if the file exists)."""
+    catalog = Catalog(BUILTIN)
+    file = path if path is not None else config_path(env)
+    if file.is_file():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+        apply_config(catalog, data, origin=str(file))
+    elif path is not None:
+        raise ConfigError(f"{file}: no such config file")
+    return catalog
+
+
+def apply_config(catalog: Catalog, data: Mapping[str, Any], *, origin: str = "config") -> None:
+    """Add or amend providers from parsed TOML ``data`` (its ``providers`` table)."""
+    providers = data.get("providers", {})
+    if not isinstance(providers, dict):
+        raise ConfigError(f"{origin}: [providers] must be a table")
+    for name, table in providers.items():
+        where = f"{origin}: [providers.{name}]"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table")
+        catalog.add(_spec(catalog, name, table, where))
+
+
+def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> ProviderSpec:
+    unknown = sorted(set(table) - _KNOWN)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    for key in _STR_KEYS:
+        if key in table and not isinstance(table[key], str):
+            raise ConfigError(f"{where}: {key} must be a string")
+    changes: dict[str, Any] = {}
+    if "compatible" in table:
+        template = COMPATIBLE.get(table["compatible"])
+        if template is None:
+            raise ConfigError(f"{where}: compatible must be one of {', '.join(sorted(COMPATIBLE))}")
+        base = msgspec.structs.replace(template, name=name, key_required=False)
+    elif name in catalog:
+        base = catalog.get(name)
+    elif "shape" in table:
+        base = ProviderSpec(name, table["shape"], "", key_required=False)
+    else:
+        raise ConfigError(f"{where}: a new provider needs compatible = ... or shape = ...")
+    for key in ("shape", "base_url", "auth_header", "auth_scheme"):
+        if key in table:
+            changes[key] = table[key]
+    if "key_env" in table:
+        keys = table["key_env"]
+        if isinstance(keys, str):
+            keys = [keys]
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ConfigError(f"{where}: key_env must be a string or a list of strings")
+        changes["key_env"] = tuple(keys)
+        if "compatible" in table or name not in catalog:
+            changes["key_required"] = bool(keys)  # a new endpoint needs a key once it names one
+    if "key_required" in table:
+        if not isinstance(table["key_required"], bool):
+            raise ConfigError(f"{where}: key_required must be true or false")
+        changes["key_required"] = table["key_required"]
+    if "headers" in table:
+        headers = table["headers"]
+        if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+        ):
+            raise ConfigError(f"{where}: headers must be a table of strings")
+        changes["headers"] = {**base.headers, **headers}
+    spec = msgspec.structs.replace(base, name=name, **changes)
+    if not spec.base_url:
+        raise ConfigError(f"{where}: base_url is required")
+    return spec
+
+
+__all__ = ["apply_config", "config_path", "load_catalog"]

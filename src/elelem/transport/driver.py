@@ -1,0 +1,538 @@
+"""The one streaming driver (DESIGN.md §6): HTTP in, chunks and committed parts out.
+
+The driver knows no shape.  It asks the shape to encode the request, POSTs it
+with httpx2, hands the response to the shape's sans-IO parser frame by frame
+and feeds every chunk to the one :class:`~elelem.stream.Assembler`.  Its
+contract:
+
+- a connect timeout, and a stream-idle timeout (no byte for that long; 0
+  disables it) that also bounds the wait for the response headers;
+- a transport failure before ``finish`` raises a retryable
+  :class:`~elelem.errors.TransportError` (or one of its kinds); a body that
+  ends without ``finish`` raises :class:`~elelem.errors.IncompleteStreamError`;
+- ``finish`` is last: once the parser produced it the driver stops reading and
+  closes the connection, so the close that follows ``finish`` is never an error;
+- an HTTP error status goes through the shape's ``classify_error`` with the
+  body (at most :data:`~elelem.errors.MAX_ERROR_BODY` bytes) kept;
+- it never retries (see :mod:`elelem.transport.retry`), never swallows an
+  exception, and never lets the API key into an error message;
+- cancelling or closing the stream closes the connection at once; what
+  arrived stays available through :meth:`ResponseStream.partial`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+import httpx2
+
+from elelem import codec
+from elelem.errors import (
+    MAX_ERROR_BODY,
+    ConnectTimeoutError,
+    IdleTimeoutError,
+    IncompleteStreamError,
+    StreamError,
+    TransportError,
+)
+from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
+from elelem.transport.endpoint import Endpoint
+from elelem.transport.framing import NDJSONDecoder, SSEDecoder
+from elelem.vocabulary import Part
+
+_REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
+_JSON_TYPES = ("application/json", "application/problem+json")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Transport timeouts in seconds; 0 disables one.
+
+    ``connect`` bounds making the connection; ``idle`` bounds every wait for
+    the next bytes, the response headers included; ``write`` bounds sending
+    the request body.
+    """
+
+    connect: float = 10.0
+    idle: float = 300.0
+    write: float = 60.0
+
+    def as_httpx(self) -> httpx2.Timeout:
+        """The same limits as an ``httpx2.Timeout``."""
+
+        def value(v: float) -> float | None:
+            return v if v > 0 else None
+
+        return httpx2.Timeout(
+            connect=value(self.connect),
+            read=value(self.idle),
+            write=value(self.write),
+            pool=value(self.connect),
+        )
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an
+    HTTP date), or None when absent or unreadable."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass  # fall back to retry-after below
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass  # not a number: try the HTTP-date form
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class ResponseStream:
+    """One streamed provider response: an async iterator of chunks.
+
+    Iterate it (``async for chunk in stream``) for chunks, or iterate
+    :meth:`with_commits` for ``(chunk, committed)`` pairs, where ``committed``
+    is the tuple of blocks and hosted transitions that chunk committed (most
+    chunks commit nothing; a ``block-end`` commits its block).  The latest
+    such tuple is also :attr:`last_committed`.  :meth:`final` drains the
+    stream and returns the assembled response; :meth:`partial` returns what
+    an interrupted stream keeps.  Use ``async with`` (or :meth:`aclose`) so
+    the connection closes even when iteration stops early.
+
+    The request is sent on the first iteration (or on ``async with``).
+    """
+
+    def __init__(
+        self,
+        driver: Driver,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts,
+        stream: bool = True,
+    ) -> None:
+        self._driver = driver
+        self._endpoint = endpoint
+        self._shape = shape
+        self._request = request
+        self._timeouts = timeouts
+        self._stream = stream
+        self.assembler = Assembler(endpoint.provider)
+        self.last_committed: tuple[Part, ...] = ()
+        self.status: int | None = None
+        self.headers: Mapping[str, str] = {}
+        self.request_id: str | None = None
+        self.dropped: tuple[str, ...] = ()
+        """What the shape's encoder dropped from the request (portable replay)."""
+        self.bytes_received = 0
+        self._pending: deque[tuple[Chunk, tuple[Part, ...]]] = deque()
+        self._deferred: BaseException | None = None
+        self._error: BaseException | None = None
+        self._response: httpx2.Response | None = None
+        self._body: AsyncIterator[bytes] | None = None
+        self._parser: FrameParser | None = None
+        self._decoder: SSEDecoder | NDJSONDecoder | None = None
+        self._state = "new"  # new -> open -> eof | finished | failed | closed
+
+    # -- public --------------------------------------------------------------
+
+    def __aiter__(self) -> ResponseStream:
+        return self
+
+    async def __anext__(self) -> Chunk:
+        chunk, _ = await self._next()
+        return chunk
+
+    async def with_commits(self) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
+        """Iterate ``(chunk, committed)`` pairs: each chunk with what it committed."""
+        while (pair := await self.step()) is not None:
+            yield pair
+
+    async def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
+        """The next ``(chunk, committed)`` pair, or None at the end of the stream."""
+        try:
+            return await self._next()
+        except StopAsyncIteration:
+            return None
+
+    async def final(self) -> AssembledResponse:
+        """Drain the stream and return the assembled response."""
+        try:
+            while True:
+                await self._next()
+        except StopAsyncIteration:
+            pass  # drained: the assembler holds everything
+        return self.assembler.result()
+
+    def partial(self) -> AssembledResponse:
+        """What arrived so far, open text and reasoning kept as incomplete blocks."""
+        return self.assembler.partial()
+
+    @property
+    def finished(self) -> bool:
+        """True once ``finish`` arrived."""
+        return self.assembler.finished
+
+    async def start(self) -> None:
+        """Send the request and wait for the response headers (idempotent)."""
+        if self._state == "new":
+            await self._guard(self._open())
+
+    async def aclose(self) -> None:
+        """Close the connection; iteration then ends (or raises if unfinished)."""
+        if self._state in ("new", "open"):
+            self._state = "closed"
+        await self._close_response()
+
+    async def __aenter__(self) -> ResponseStream:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return (
+            f"ResponseStream(provider={self._endpoint.provider!r}, "
+            f"shape={self._shape.name!r}, state={self._state!r}, status={self.status!r})"
+        )
+
+    # -- the loop --------------------------------------------------------------
+
+    async def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
+        while not self._pending:
+            if self._deferred is not None:
+                self._fail(self._deferred)
+            state = self._state
+            if state == "new":
+                await self._guard(self._open())
+            elif state == "open":
+                await self._guard(self._pump())
+            elif state == "finished":
+                raise StopAsyncIteration
+            elif state == "eof":
+                self._state = "failed"
+                self._error = self._incomplete()
+                raise self._error
+            elif state == "closed":
+                if self.assembler.finished:
+                    raise StopAsyncIteration
+                self._error = IncompleteStreamError(
+                    "the stream was closed before the response finished"
+                )
+                self._state = "failed"
+                raise self._error
+            else:
+                assert self._error is not None
+                raise self._error
+        pair = self._pending.popleft()
+        self.last_committed = pair[1]
+        return pair
+
+    def _fail(self, exc: BaseException) -> None:
+        self._deferred = None
+        self._state = "failed"
+        self._error = exc
+        raise exc
+
+    async def _guard(self, step: Any) -> None:
+        # Any failure, cancellation included, closes the connection at once.
+        try:
+            await step
+        except BaseException as exc:
+            if self._state not in ("failed", "closed"):
+                self._state = "failed"
+            if self._error is None and isinstance(exc, Exception):
+                self._error = exc
+            elif self._error is None:
+                self._error = IncompleteStreamError("the stream was cancelled before it finished")
+            await self._close_response()
+            raise
+
+    async def _open(self) -> None:
+        shape, endpoint = self._shape, self._endpoint
+        encoded = shape.encode_request(
+            self._request, provider=endpoint.provider, stream=self._stream
+        )
+        self.dropped = encoded.dropped
+        response = await self._send(encoded)
+        self._response = response
+        self.status = response.status_code
+        self.headers = response.headers
+        self.request_id = _request_id(response.headers)
+        if not 200 <= response.status_code < 300:
+            await self._raise_http_error(response)
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if not self._stream or content_type in _JSON_TYPES:
+            # A whole JSON body (asked for, or sent by a server that ignored
+            # ``stream``) goes through the shape's response mapping.
+            body = await self._read_all(response)
+            await self._close_response()
+            self._state = "finished"
+            self._parse(shape.parse_response, body, endpoint.provider, self._request)
+            if not self.assembler.finished and self._deferred is None:
+                self._deferred = IncompleteStreamError(
+                    "the response body mapped to no finish", status=response.status_code
+                )
+            return
+        parser = shape.new_parser(endpoint.provider, self._request)
+        self._parser = parser
+        self._decoder = SSEDecoder() if shape.framing == "sse" else NDJSONDecoder()
+        self._body = response.aiter_bytes()
+        self._state = "open"
+        if self._parse(parser.open, response.status_code, response.headers):
+            self._state = "finished"
+            await self._close_response()
+
+    async def _send(self, encoded: EncodedRequest) -> httpx2.Response:
+        endpoint = self._endpoint
+        http = self._driver.http()
+        request = http.build_request(
+            encoded.method,
+            endpoint.url(encoded.path),
+            content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
+            headers={
+                "content-type": "application/json",
+                "accept": "text/event-stream" if self._stream else "application/json",
+                **endpoint.request_headers(encoded.headers),
+            },
+            timeout=self._timeouts.as_httpx(),
+        )
+        try:
+            return await http.send(request, stream=True)
+        except httpx2.ConnectTimeout as exc:
+            raise ConnectTimeoutError(
+                f"no connection to {_host(request)} within {self._timeouts.connect:g}s"
+            ) from exc
+        except httpx2.ReadTimeout as exc:
+            raise IdleTimeoutError(
+                f"no response headers from {_host(request)} within {self._timeouts.idle:g}s"
+            ) from exc
+        except httpx2.TransportError as exc:
+            raise TransportError(
+                f"request to {_host(request)} failed before a response: "
+                f"{type(exc).__name__}: {endpoint.redact(str(exc))}"
+            ) from exc
+
+    async def _pump(self) -> None:
+        assert self._body is not None and self._decoder is not None and self._parser is not None
+        try:
+            data = await self._body.__anext__()
+        except StopAsyncIteration:
+            await self._end_of_body()
+            return
+        except httpx2.TransportError as exc:
+            raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
+        self.bytes_received += len(data)
+        self._frames(self._decoder.feed(data))
+        if self._state != "open":
+            await self._close_response()
+
+    def _frames(self, frames: list[Any]) -> None:
+        parser = self._parser
+        assert parser is not None
+        sse = isinstance(self._decoder, SSEDecoder)
+        for frame in frames:
+            if sse:
+                done = self._parse(parser.message, frame.event, frame.data)
+            else:
+                done = self._parse(parser.message, "", frame)
+            if done:
+                # finish is last: what follows on the wire is the benign close.
+                self._state = "finished"
+                return
+
+    def _parse(self, step: Any, *args: Any) -> bool:
+        """Run one parser step and deliver its chunks; True when the stream is done.
+
+        A parser error is deferred until the chunks before it were handed out,
+        so a consumer sees everything up to the fault.
+        """
+        try:
+            chunks = step(*args)
+        except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+            self._deferred = exc
+            return True
+        return self._deliver(chunks)
+
+    async def _end_of_body(self) -> None:
+        assert self._decoder is not None and self._parser is not None
+        self._frames(self._decoder.close())
+        if self._state == "open" and not self._parse(self._parser.eof):
+            self._state = "finished" if self.assembler.finished else "eof"
+        elif self._state == "open":
+            self._state = "finished"
+        await self._close_response()
+
+    def _deliver(self, chunks: Any) -> bool:
+        """Feed chunks to the assembler, queueing each with what it committed.
+
+        A grammar breach is raised only after the chunks before it were handed
+        out, so a consumer sees everything up to the fault.
+        """
+        feed = self.assembler.feed
+        pending = self._pending
+        for chunk in chunks:
+            try:
+                pending.append((chunk, feed(chunk)))
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                self._deferred = exc
+                return True
+            if type(chunk) is Finish:
+                return True
+        return False
+
+    def _incomplete(self) -> IncompleteStreamError:
+        cut = self._decoder.unterminated if self._decoder is not None else 0
+        tail = f"; the last {cut} bytes were an unterminated frame" if cut else ""
+        return IncompleteStreamError(
+            f"the stream ended after {self.bytes_received} bytes without a terminal event{tail}",
+            status=self.status,
+            request_id=self.request_id,
+        )
+
+    async def _raise_http_error(self, response: httpx2.Response) -> None:
+        body = bytearray()
+        read_error: Exception | None = None
+        try:
+            async for piece in response.aiter_bytes():
+                body += piece
+                if len(body) > MAX_ERROR_BODY:
+                    break
+        except httpx2.TransportError as exc:
+            read_error = exc  # classified below with what did arrive; kept as the cause
+        await self._close_response()
+        headers = response.headers
+        error = self._shape.classify_error(
+            response.status_code, headers, self._endpoint.redact_bytes(bytes(body[:MAX_ERROR_BODY]))
+        )
+        if error.retry_after is None:
+            error.retry_after = parse_retry_after(headers)
+        if error.request_id is None:
+            error.request_id = self.request_id
+        if error.status is None:
+            error.status = response.status_code
+        raise error from read_error
+
+    async def _read_all(self, response: httpx2.Response) -> bytes:
+        try:
+            body = await response.aread()
+        except httpx2.TransportError as exc:
+            raise self._broken(exc, "while reading the response body") from exc
+        self.bytes_received = len(body)
+        return body
+
+    def _broken(self, exc: httpx2.TransportError, where: str) -> StreamError:
+        """The typed error for a body read that failed ``where``."""
+        if isinstance(exc, httpx2.ReadTimeout):
+            return IdleTimeoutError(
+                f"the stream sent nothing for {self._timeouts.idle:g}s {where}",
+                status=self.status,
+                request_id=self.request_id,
+            )
+        return TransportError(
+            f"the connection broke {where}: {type(exc).__name__}: {self._endpoint.redact(str(exc))}",
+            status=self.status,
+            request_id=self.request_id,
+        )
+
+    async def _close_response(self) -> None:
+        response, self._response = self._response, None
+        self._body = None
+        if response is not None:
+            # Shielded: closing must finish even inside a cancelled scope.
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
+
+
+def _request_id(headers: Mapping[str, str]) -> str | None:
+    for name in _REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value
+    return None
+
+
+def _host(request: httpx2.Request) -> str:
+    # Host and port only: a query string could carry a credential.
+    url = request.url
+    return f"{url.host}:{url.port}" if url.port else str(url.host)
+
+
+class Driver:
+    """Sends requests for any shape and streams the responses.
+
+    ``http`` is an ``httpx2.AsyncClient`` to use (the caller closes it); by
+    default the driver makes its own on first use and :meth:`aclose` closes it.
+    """
+
+    def __init__(
+        self, http: httpx2.AsyncClient | None = None, *, timeouts: Timeouts | None = None
+    ) -> None:
+        self._http = http
+        self._owns_http = http is None
+        self.timeouts = timeouts or Timeouts()
+
+    def http(self) -> httpx2.AsyncClient:
+        """The HTTP client (made on first use, inside the running event loop)."""
+        if self._http is None:
+            self._http = httpx2.AsyncClient(timeout=self.timeouts.as_httpx())
+        return self._http
+
+    def stream(
+        self,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> ResponseStream:
+        """A streamed response to ``request`` (sent on first iteration)."""
+        return ResponseStream(self, endpoint, shape, request, timeouts=timeouts or self.timeouts)
+
+    async def complete(
+        self,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> AssembledResponse:
+        """A non-streamed response, mapped by the shape into the same chunks and assembled."""
+        stream = ResponseStream(
+            self, endpoint, shape, request, timeouts=timeouts or self.timeouts, stream=False
+        )
+        async with stream:
+            return await stream.final()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if the driver made it."""
+        if self._http is not None and self._owns_http:
+            http, self._http = self._http, None
+            await http.aclose()
+
+
+__all__ = ["Driver", "ResponseStream", "StreamError", "Timeouts", "parse_retry_after"]

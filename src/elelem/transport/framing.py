@@ -1,0 +1,237 @@
+"""Incremental framing of response bodies: server-sent events and NDJSON.
+
+Both decoders take raw bytes exactly as the network delivers them and may be
+fed any split of the body: a chunk may end inside a line, inside a CRLF pair
+or inside a multi-byte UTF-8 sequence.  They work on bytes and decode whole
+lines, which is why no split can corrupt a character: the line terminators
+``\\r`` and ``\\n`` never occur inside a UTF-8 sequence.
+
+The SSE decoder follows the WHATWG event-stream rules
+(https://html.spec.whatwg.org/multipage/server-sent-events.html): a leading
+BOM is skipped once; LF, CR and CRLF all end a line; ``:`` starts a comment;
+``data`` lines of one event are joined with LF; ``id`` sets the last event id
+unless it holds NUL; ``retry`` is honoured only when all ASCII digits; an
+event with no data is not dispatched; an event cut off by the end of the body
+is not dispatched (the driver reports it).  Two deliberate departures: an
+event without an ``event`` field is dispatched with the name ``""`` (the
+frame-parser contract, so parsers can tell it from an explicit
+``event: message``), and bytes that are not UTF-8 raise
+:class:`~elelem.errors.MalformedStreamError` rather than being replaced with
+U+FFFD, since a silently altered payload could not replay byte-exact.
+
+``httpx2.EventSource`` was measured and not used: it keeps a leading BOM in
+the first field name, dispatches events that carry no data, dispatches an
+event the body cut off after a lone CR, caps events at 1 MiB by default,
+insists on a ``text/event-stream`` content type, and is slower (see
+``tests/test_sse_framing.py`` and the transport notes in the report).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from elelem.errors import MalformedStreamError
+
+_BOM = b"\xef\xbb\xbf"
+DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""Largest event (or unterminated line) buffered before the stream is rejected."""
+
+
+class SSEEvent(NamedTuple):
+    """One dispatched server-sent event.
+
+    ``event`` is ``""`` when the frame named none; ``id`` is the last event id
+    in force when it was dispatched; ``retry`` the latest reconnection time
+    the stream announced, in milliseconds.
+    """
+
+    event: str
+    data: str
+    id: str = ""
+    retry: int | None = None
+
+
+def _utf8(raw: bytes, offset: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedStreamError(
+            f"response body is not valid UTF-8 near byte {offset + exc.start}"
+        ) from None
+
+
+class _Lines:
+    """Splits bytes into lines on LF, CR or CRLF, across any chunk boundary."""
+
+    __slots__ = ("_cr", "_max", "_tail", "consumed")
+
+    def __init__(self, max_line: int) -> None:
+        self._tail = b""
+        self._cr = False  # the last chunk ended with CR: a leading LF belongs to it
+        self._max = max_line
+        self.consumed = 0
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unterminated line held back."""
+        return len(self._tail)
+
+    def split(self, chunk: bytes) -> list[bytes]:
+        if self._cr:
+            self._cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+                self.consumed += 1
+        if not chunk:
+            return []
+        self.consumed += len(chunk)
+        buf = self._tail + chunk if self._tail else chunk
+        if b"\r" in buf:
+            self._cr = buf.endswith(b"\r")
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buf.split(b"\n")
+        self._tail = lines.pop()
+        if len(self._tail) > self._max:
+            raise MalformedStreamError(
+                f"a line of the response body exceeds {self._max} bytes without ending"
+            )
+        return lines
+
+    def rest(self) -> bytes:
+        tail, self._tail = self._tail, b""
+        return tail
+
+
+class SSEDecoder:
+    """Incremental WHATWG event-stream decoder: bytes in, :class:`SSEEvent` out.
+
+    Call :meth:`feed` with each piece of the body and :meth:`close` at its
+    end.  ``last_event_id`` and ``retry`` hold the stream's current values;
+    :attr:`unterminated` is how many bytes of an event the body cut off
+    (non-zero only after :meth:`close`).
+    """
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._lines = _Lines(max_event_bytes)
+        self._max = max_event_bytes
+        self._bom_pending = True
+        self._head = b""
+        self._event = b""
+        self._data: list[bytes] = []
+        self._size = 0
+        self._started = False
+        self.last_event_id = ""
+        self.retry: int | None = None
+        self.unterminated = 0
+        self.comments = 0
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Decode one piece of the body; return the events it completed."""
+        if self._bom_pending:
+            chunk = self._head + chunk
+            if len(chunk) < 3 and _BOM.startswith(chunk):
+                self._head = chunk  # could still be a BOM split across pieces
+                return []
+            self._bom_pending = False
+            self._head = b""
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+        if not chunk:
+            return []
+        out: list[SSEEvent] = []
+        for line in self._lines.split(chunk):
+            if not line:
+                if self._started:
+                    event = self._dispatch()
+                    if event is not None:
+                        out.append(event)
+                continue
+            self._field(line)
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        """The body ended.  An event not ended by a blank line is discarded,
+        as the standard says; its size is kept in :attr:`unterminated`."""
+        self._head = b""  # at most an unfinished BOM, which is not content
+        self._bom_pending = False
+        tail = self._lines.rest()
+        self.unterminated = len(tail) + (self._size if self._started else 0)
+        self._reset()
+        return []
+
+    # -- internals -----------------------------------------------------------
+
+    def _field(self, line: bytes) -> None:
+        if line[0] == 0x3A:  # ":" starts a comment (keep-alives)
+            self.comments += 1
+            return
+        colon = line.find(b":")
+        if colon < 0:
+            name, value = line, b""
+        else:
+            name = line[:colon]
+            value = line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        self._started = True
+        self._size += len(line) + 1
+        if self._size > self._max:
+            raise MalformedStreamError(f"an event of the response exceeds {self._max} bytes")
+        if name == b"data":
+            self._data.append(value)
+        elif name == b"event":
+            self._event = value
+        elif name == b"id":
+            if b"\0" not in value:
+                self.last_event_id = _utf8(value, self._lines.consumed)
+        elif name == b"retry" and value.isdigit():  # ASCII digits only, as the standard says
+            self.retry = int(value)
+        # Any other field name is ignored, as the standard says.
+
+    def _dispatch(self) -> SSEEvent | None:
+        data, event = self._data, self._event
+        self._reset()
+        if not data:
+            return None
+        offset = self._lines.consumed
+        joined = data[0] if len(data) == 1 else b"\n".join(data)
+        return SSEEvent(
+            _utf8(event, offset) if event else "",
+            _utf8(joined, offset),
+            self.last_event_id,
+            self.retry,
+        )
+
+    def _reset(self) -> None:
+        self._event = b""
+        self._data = []
+        self._size = 0
+        self._started = False
+
+
+class NDJSONDecoder:
+    """Incremental newline-delimited JSON framing: one frame per non-blank line.
+
+    Lines end with LF or CRLF (a lone CR as well, for symmetry with SSE).  A
+    last line without a terminator is still a frame: the parser decides
+    whether it is complete JSON.
+    """
+
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._lines = _Lines(max_line_bytes)
+        self.unterminated = 0
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """Decode one piece of the body; return the lines it completed."""
+        offset = self._lines.consumed
+        return [_utf8(line, offset) for line in self._lines.split(chunk) if line.strip()]
+
+    def close(self) -> list[str]:
+        """The body ended: return its last line if it had no terminator."""
+        tail = self._lines.rest()
+        if tail.strip():
+            return [_utf8(tail, self._lines.consumed)]
+        return []
+
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "NDJSONDecoder", "SSEDecoder", "SSEEvent"]
