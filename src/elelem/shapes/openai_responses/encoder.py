@@ -78,8 +78,9 @@ def _hosted_line(activity: HostedActivity) -> str:
 class _Input:
     """Builds the ``input`` list, one message at a time."""
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, stored: bool = False) -> None:
         self.provider = provider
+        self.stored = stored
         self.items: list[dict[str, Any]] = []
         self.dropped: list[str] = []
         self.call_types: dict[str, str] = {}
@@ -154,7 +155,15 @@ class _Input:
             elif isinstance(part, ReasoningBlock):
                 raw = _payload(part, self.provider, _items.ITEM) if native else None
                 if raw is not None and isinstance(raw.value, dict):
-                    self.add(dict(raw.value))
+                    if self.stored or raw.value.get("encrypted_content"):
+                        self.add(dict(raw.value))
+                    else:
+                        # Without store the provider kept no copy to refer to,
+                        # and without encrypted content there is nothing to send.
+                        self.dropped.append(
+                            f"{where}: reasoning item {raw.value.get('id')} has no"
+                            " encrypted_content and the request is not stored"
+                        )
                 else:
                     self.dropped.append(
                         f"{where}: reasoning from {message.provider or 'elsewhere'}"
@@ -279,7 +288,7 @@ def _tool_choice(choice: str) -> JSONValue:
 
 def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> EncodedRequest:
     """The Responses request body for ``request`` sent to ``provider``."""
-    builder = _Input(provider)
+    builder = _Input(provider, stored=request.options.extra.get("store") is True)
     for index, message in enumerate(request.messages):
         builder.message(index, message)
     dropped = builder.dropped
@@ -322,8 +331,14 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
     return EncodedRequest(path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped))
 
 
-def native_items(message: Message, provider: ProviderId) -> list[dict[str, Any]]:
-    """The input items native replay rebuilds from one assistant message."""
-    builder = _Input(provider)
+def native_items(
+    message: Message, provider: ProviderId, *, stored: bool = False
+) -> list[dict[str, Any]]:
+    """The input items native replay rebuilds from one assistant message.
+
+    ``stored`` says the request sets ``store: true``; otherwise reasoning items
+    without ``encrypted_content`` are left out (the provider could not resolve them).
+    """
+    builder = _Input(provider, stored=stored)
     builder.assistant(0, message)
     return builder.items
