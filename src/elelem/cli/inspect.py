@@ -1,0 +1,334 @@
+"""``elelem inspect PATH``: print what a recording holds, as NDJSON.
+
+The recording may be in any corpus format (see :mod:`elelem.testing.cassettes`).
+Each interaction's wire shape is detected from its request path, else from its
+payloads, through two tables other shapes extend (:data:`PATH_RULES`,
+:data:`PAYLOAD_RULES`) plus :data:`SHAPES`, which names the module implementing
+each shape.  Output, one JSON object per line, per interaction ``N``
+(0-based, in recorded order)::
+
+    {"kind":"response","interaction":N,"provider":…,"response_id":…,"model":…}
+    {"kind":"block","interaction":N,"block":<codec JSON>}
+    {"kind":"hosted","interaction":N,"activity":<codec JSON>}
+    {"kind":"usage","interaction":N,"usage":<codec JSON>}
+    {"kind":"finish","interaction":N,"reason":…}
+    {"kind":"error","interaction":N,"error":{"type":…,"message":…}}
+    {"kind":"replay","interaction":N,"wire":…}        (with --wire-replay)
+
+Output is ASCII (every other character is a JSON escape), so untrusted text
+in a recording cannot drive the terminal.  Bad input prints nothing on stdout
+and one line on stderr, exit status 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import click
+
+from elelem.codec import to_builtins
+from elelem.errors import ElelemError, MalformedStreamError, StreamError, TransportError
+from elelem.shapes.base import Shape
+from elelem.stream import AssembledResponse, Assembler, Chunk
+from elelem.testing.cassettes import (
+    Interaction,
+    RecordedRequest,
+    RecordingError,
+    json_lines,
+    load,
+    sse_frames,
+)
+from elelem.vocabulary import HostedActivity, ProviderId
+from elelem.vocabulary.json import JSONValue
+
+
+@dataclass(frozen=True)
+class ShapeEntry:
+    """How ``inspect`` drives one wire shape.
+
+    ``module`` must expose ``SHAPE`` (a :class:`~elelem.shapes.base.Shape`);
+    for ``--wire-replay`` it must also expose ``assistant_wire(message,
+    provider) -> (wire, dropped)``.  ``wire_request`` says the shape's parser
+    accepts the raw request JSON in place of a ``ModelRequest``.
+    """
+
+    module: str
+    provider: str
+    wire_request: bool = False
+
+
+SHAPES: dict[str, ShapeEntry] = {
+    "anthropic_messages": ShapeEntry("elelem.shapes.anthropic_messages", "anthropic", True),
+    "openai_responses": ShapeEntry("elelem.shapes.openai_responses", "openai"),
+    "openai_chat": ShapeEntry("elelem.shapes.openai_chat", "openai"),
+    "gemini": ShapeEntry("elelem.shapes.gemini", "google"),
+}
+"""Shape name -> the module implementing it and the provider assumed by default."""
+
+PATH_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"/v1/messages$"), "anthropic_messages"),
+    (re.compile(r"/responses$"), "openai_responses"),
+    (re.compile(r"/chat/completions$"), "openai_chat"),
+    (re.compile(r":(stream)?[gG]enerateContent$"), "gemini"),
+]
+"""Request path pattern -> shape, tried in order."""
+
+
+def _payload_type(payload: dict[str, Any]) -> str:
+    value = payload.get("type")
+    return value if isinstance(value, str) else ""
+
+
+PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
+    (lambda p: _payload_type(p) in ("message_start", "message"), "anthropic_messages"),
+    (
+        lambda p: _payload_type(p) == "error" and isinstance(p.get("error"), dict),
+        "anthropic_messages",
+    ),
+    (
+        lambda p: _payload_type(p).startswith("response.") or p.get("object") == "response",
+        "openai_responses",
+    ),
+    (
+        lambda p: p.get("object") in ("chat.completion", "chat.completion.chunk"),
+        "openai_chat",
+    ),
+    (lambda p: "candidates" in p or "usageMetadata" in p, "gemini"),
+]
+"""Predicate on the first JSON payload of a response -> shape, tried in order."""
+
+PROVIDER_HOSTS: dict[str, str] = {
+    "api.anthropic.com": "anthropic",
+    "api.openai.com": "openai",
+    "generativelanguage.googleapis.com": "google",
+    "openrouter.ai": "openrouter",
+    "api.deepseek.com": "deepseek",
+    "api.groq.com": "groq",
+    "api.cerebras.ai": "cerebras",
+}
+"""Request host -> provider name, where the recording kept the URI."""
+
+
+class InspectError(ElelemError):
+    """The recording cannot be inspected (the message says why)."""
+
+
+def _first_payload(interaction: Interaction) -> dict[str, Any] | None:
+    response = interaction.response
+    try:
+        if response.streamed:
+            for frame in sse_frames(response.body):
+                data = json.loads(frame.data)
+                return data if isinstance(data, dict) else None
+            lines = json_lines(response.body)
+            return lines[0] if lines and isinstance(lines[0], dict) else None
+        data = response.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def detect_shape(interaction: Interaction) -> str | None:
+    """The wire shape of ``interaction``: from its request path, else its payloads."""
+    request = interaction.request
+    if request is not None:
+        for pattern, name in PATH_RULES:
+            if pattern.search(request.path):
+                return name
+    payload = _first_payload(interaction)
+    if payload is not None:
+        for predicate, name in PAYLOAD_RULES:
+            if predicate(payload):
+                return name
+    return None
+
+
+def _provider(request: RecordedRequest | None, entry: ShapeEntry) -> ProviderId:
+    if request is not None and request.uri:
+        host = re.sub(r"^[a-z]+://([^/:]+).*$", r"\1", request.uri)
+        if host in PROVIDER_HOSTS:
+            return ProviderId(PROVIDER_HOSTS[host])
+    return ProviderId(entry.provider)
+
+
+def load_shape(name: str) -> ModuleType:
+    """The module implementing shape ``name``; InspectError if it is not built yet."""
+    entry = SHAPES.get(name)
+    if entry is None:
+        raise InspectError(f"shape {name} not supported yet")
+    try:
+        module = importlib.import_module(entry.module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and entry.module.startswith(exc.name):
+            raise InspectError(f"shape {name} not supported yet") from None
+        raise
+    if not hasattr(module, "SHAPE"):
+        raise InspectError(f"shape {name} not supported yet (its module has no SHAPE)")
+    return module
+
+
+def _chunks(
+    shape: Shape, interaction: Interaction, provider: ProviderId, request: object
+) -> tuple[list[Chunk], StreamError | None]:
+    """Every chunk the recorded response gives, and the provider error it ended in."""
+    response = interaction.response
+    chunks: list[Chunk] = []
+    try:
+        if not response.streamed:
+            chunks.extend(shape.parse_response(response.body, provider, request))  # type: ignore[arg-type]
+            return chunks, None
+        parser = shape.new_parser(provider, request)  # type: ignore[arg-type]
+        chunks.extend(parser.open(response.status, response.headers))
+        if shape.framing == "sse":
+            for frame in sse_frames(response.body):
+                chunks.extend(parser.message(frame.event, frame.data))
+        else:
+            for line in response.body.decode("utf-8").splitlines():
+                if line.strip():
+                    chunks.extend(parser.message("", line))
+        chunks.extend(parser.eof())
+    except (MalformedStreamError, TransportError):
+        raise
+    except StreamError as exc:  # a provider error the recording holds
+        return chunks, exc
+    return chunks, None
+
+
+def _error_line(n: int, exc: StreamError) -> dict[str, Any]:
+    return {
+        "kind": "error",
+        "interaction": n,
+        "error": {
+            "type": exc.provider_type or exc.kind,
+            "message": exc.provider_message if exc.provider_message is not None else exc.message,
+        },
+    }
+
+
+def _response_lines(n: int, result: AssembledResponse) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = [
+        {
+            "kind": "response",
+            "interaction": n,
+            "provider": result.provider,
+            "response_id": result.response_id,
+            "model": result.model,
+        }
+    ]
+    for part in result.content:
+        if isinstance(part, HostedActivity):
+            lines.append({"kind": "hosted", "interaction": n, "activity": to_builtins(part)})
+        else:
+            lines.append({"kind": "block", "interaction": n, "block": to_builtins(part)})
+    if result.usage is not None:
+        lines.append({"kind": "usage", "interaction": n, "usage": to_builtins(result.usage)})
+    if result.finish is not None:
+        lines.append({"kind": "finish", "interaction": n, "reason": result.finish.reason})
+    return lines
+
+
+def inspect_interaction(interaction: Interaction, *, wire_replay: bool) -> list[dict[str, Any]]:
+    """The NDJSON objects for one interaction."""
+    n = interaction.index
+    name = detect_shape(interaction)
+    if name is None:
+        raise InspectError(f"interaction {n}: cannot tell its wire shape")
+    module = load_shape(name)
+    shape: Shape = module.SHAPE
+    entry = SHAPES[name]
+    provider = _provider(interaction.request, entry)
+    response = interaction.response
+    if response.status >= 400:
+        http_error = shape.classify_error(response.status, response.headers, response.body)
+        return [_error_line(n, http_error)]
+    request = (
+        interaction.request.json if entry.wire_request and interaction.request is not None else None
+    )
+    chunks, error = _chunks(shape, interaction, provider, request)
+    assembler = Assembler(provider)
+    assembler.feed_all(chunks)
+    result = assembler.result() if error is None else assembler.partial()
+    lines = _response_lines(n, result)
+    if error is not None:
+        lines.append(_error_line(n, error))
+    elif wire_replay:
+        replay = getattr(module, "assistant_wire", None)
+        if replay is None:
+            raise InspectError(f"shape {name} has no wire replay yet")
+        wire, _dropped = replay(result.to_message(), provider)
+        lines.append({"kind": "replay", "interaction": n, "wire": wire})
+    return lines
+
+
+def inspect_recording(path: str, *, wire_replay: bool = False) -> list[dict[str, Any]]:
+    """Every NDJSON object ``elelem inspect`` prints for the recording at ``path``.
+
+    Raises :class:`RecordingError` or :class:`InspectError` (bad input) and
+    :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
+    """
+    recording = load(path)
+    lines: list[dict[str, Any]] = []
+    for interaction in recording.interactions:
+        try:
+            lines.extend(inspect_interaction(interaction, wire_replay=wire_replay))
+        except RecordingError:
+            raise
+        except (ElelemError, ValueError) as exc:
+            raise InspectError(f"{path}: interaction {interaction.index}: {exc}") from None
+    return lines
+
+
+def ndjson_line(obj: JSONValue) -> str:
+    """One compact, ASCII-only JSON line (DEL escaped too: nothing reaches a terminal raw)."""
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("\x7f", "\\u007f")
+
+
+def _one_line(text: str) -> str:
+    # Error text can quote the recording; keep it printable and on one line.
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in " ".join(text.split()))
+
+
+@click.command("inspect")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=str))
+@click.option(
+    "--wire-replay",
+    is_flag=True,
+    help="After each response, print the assistant message native replay would send back.",
+)
+def inspect_command(path: str, wire_replay: bool) -> None:
+    """Print what the recording at PATH holds, one JSON object per line."""
+    from elelem.cli import CLIError
+
+    try:
+        lines = inspect_recording(path, wire_replay=wire_replay)
+    except InspectError as exc:
+        message = str(exc)
+        if not message.startswith(f"{path}:"):
+            message = f"{path}: {message}"
+        raise CLIError(_one_line(message)) from None
+    except ElelemError as exc:
+        raise CLIError(_one_line(str(exc))) from None
+    if lines:
+        click.echo("\n".join(ndjson_line(obj) for obj in lines))
+
+
+__all__ = [
+    "PATH_RULES",
+    "PAYLOAD_RULES",
+    "PROVIDER_HOSTS",
+    "SHAPES",
+    "InspectError",
+    "ShapeEntry",
+    "detect_shape",
+    "inspect_command",
+    "inspect_interaction",
+    "inspect_recording",
+    "load_shape",
+    "ndjson_line",
+]
