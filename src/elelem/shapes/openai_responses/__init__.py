@@ -8,7 +8,16 @@ OpenAI, Azure OpenAI and xAI.
 
 from __future__ import annotations
 
+from elelem.shapes.openai_responses.encoder import assistant_wire, native_items
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
 from elelem.shapes.openai_responses.shape import SHAPE, OpenAIResponsesShape
 
-__all__ = ["SHAPE", "OpenAIResponsesShape", "ResponsesParser", "parse_body", "parse_object"]
+__all__ = [
+    "SHAPE",
+    "OpenAIResponsesShape",
+    "ResponsesParser",
+    "assistant_wire",
+    "native_items",
+    "parse_body",
+    "parse_object",
+]

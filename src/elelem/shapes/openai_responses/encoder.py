@@ -339,6 +339,16 @@ def native_items(
     ``stored`` says the request sets ``store: true``; otherwise reasoning items
     without ``encrypted_content`` are left out (the provider could not resolve them).
     """
+    return assistant_wire(message, provider, stored=stored)[0]
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId, *, stored: bool = False
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The input items native replay sends back for ``message``, and what it dropped.
+
+    The hook ``elelem inspect --wire-replay`` calls.
+    """
     builder = _Input(provider, stored=stored)
     builder.assistant(0, message)
-    return builder.items
+    return builder.items, builder.dropped
