@@ -34,4 +34,8 @@ from elelem.cli.inspect import inspect_command  # noqa: E402  (commands import C
 
 main.add_command(inspect_command)
 
+from elelem.cli.commands import register  # noqa: E402  (ask, chat, log, show, … demo)
+
+register(main)
+
 __all__ = ["CLIError", "main"]

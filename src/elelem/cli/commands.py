@@ -1,0 +1,26 @@
+"""Registers the conversation commands on the ``elelem`` group."""
+
+from __future__ import annotations
+
+import click
+
+from elelem.cli.common import EXIT_STATUSES
+from elelem.cli.history import export_command, import_command, log_command, show_command
+from elelem.cli.providers import providers_command
+
+
+def register(group: click.Group) -> None:
+    """Add ask, chat, log, show, export, import, providers and demo to ``group``,
+    and document the exit statuses in its help."""
+    for command in (
+        log_command,
+        show_command,
+        export_command,
+        import_command,
+        providers_command,
+    ):
+        group.add_command(command)
+    group.epilog = EXIT_STATUSES
+
+
+__all__ = ["register"]

@@ -1,0 +1,275 @@
+"""What every conversation command shares: exit statuses, error reporting,
+the console, the store, and the options that choose a model and its tools."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+
+from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
+from elelem.errors import ConfigError, ElelemError, StreamError, UnsupportedError
+from elelem.providers import Catalog, config_path
+from elelem.render import Renderer, RenderOptions, sanitize_line
+from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+
+EXIT_OK = 0
+EXIT_PROVIDER = 1
+EXIT_USAGE = 2
+EXIT_STORE = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_STATUSES = (
+    "Exit statuses: 0 success; 1 the provider or the stream failed (the reply so far is kept); "
+    "2 bad usage or configuration (unknown provider or model, missing API key, unknown "
+    "conversation, unreadable file); 3 the conversation store failed (cannot open, import "
+    "refused); 130 interrupted (Ctrl-C; the reply so far is kept)."
+)
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5-mini",
+    "google": "gemini-2.5-flash",
+    "deepseek": "deepseek-chat",
+    "openrouter": "openrouter/auto",
+    "groq": "llama-3.3-70b-versatile",
+    "cerebras": "llama-3.3-70b",
+    "xai": "grok-4",
+    "mistral": "mistral-large-latest",
+}
+"""The model used for a provider when only the provider is known (first key set)."""
+
+
+class Failure(click.ClickException):
+    """A failure reported as one ``elelem: …`` line on stderr with its exit status."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        # click declares exit_code on the class; each failure carries its own.
+        self.__dict__["exit_code"] = exit_code
+
+    def show(self, file: Any = None) -> None:
+        """One sanitized line: messages may quote provider or file text."""
+        click.echo(f"elelem: {sanitize_line(self.format_message())}", err=True, file=file)
+
+
+def exit_status(exc: BaseException) -> int:
+    """The documented exit status for an error."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, StreamError):
+        return EXIT_PROVIDER
+    if isinstance(exc, StoreError) and not isinstance(exc, ConversationNotFound):
+        return EXIT_STORE
+    return EXIT_USAGE
+
+
+def describe(exc: BaseException) -> str:
+    """The one-line message for an error (never a key: errors carry none)."""
+    if isinstance(exc, StreamError):
+        return f"{exc.kind}: {exc.message}"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc) or type(exc).__name__
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def debug_enabled() -> bool:
+    """True with ``--debug`` (or ``ELELEM_DEBUG=1``): errors show their traceback."""
+    ctx = click.get_current_context(silent=True)
+    flag = bool(ctx and ctx.find_root().meta.get("elelem.debug"))
+    return flag or os.environ.get("ELELEM_DEBUG", "") not in ("", "0")
+
+
+def guarded(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn elelem's typed errors into one line and an exit status; with
+    ``--debug`` let them through with their traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except click.ClickException:
+            raise
+        except (ElelemError, OSError, KeyboardInterrupt) as exc:
+            if debug_enabled():
+                raise
+            if isinstance(exc, KeyboardInterrupt):
+                raise Failure("interrupted", EXIT_INTERRUPTED) from None
+            raise Failure(describe(exc), exit_status(exc)) from None
+
+    return wrapper
+
+
+def debug_option(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--debug``: show tracebacks instead of one-line errors."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.find_root().meta["elelem.debug"] = True
+        return value
+
+    return click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=remember,
+        help="Show the full traceback of an error.",
+    )(fn)
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A console on stdout (or stderr); rich decides whether it is a terminal."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def store_from_env(*, persist: bool = True) -> Store:
+    """The store: ``$ELELEM_STORE`` (a URL or path), else the default SQLite
+    file under ``$ELELEM_HOME`` or the user data folder; with ``persist``
+    False an in-memory store (``--no-store``)."""
+    if not persist:
+        return open_store("sqlite:///:memory:")
+    url = os.environ.get("ELELEM_STORE") or None
+    try:
+        return open_store(url)
+    except OSError as exc:
+        raise StoreError(f"cannot open the conversation store: {describe(exc)}") from None
+
+
+def _config_model(env: Mapping[str, str]) -> str | None:
+    path = config_path(env)
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(f"{path}: 'model' must be a string like anthropic:claude-sonnet-4-5")
+    return model
+
+
+def key_is_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
+    """Whether provider ``name`` has its key (or needs none)."""
+    spec = catalog.get(name)
+    return not spec.key_required or any(env.get(v, "").strip() for v in spec.key_env)
+
+
+def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str:
+    """The model to use when none is named: ``$ELELEM_MODEL``, else ``model``
+    in the config file, else the first provider whose key is set."""
+    env = os.environ if env is None else env
+    chosen = env.get("ELELEM_MODEL") or _config_model(env)
+    if chosen:
+        return chosen
+    for name, model in DEFAULT_MODELS.items():
+        if name in catalog and catalog.get(name).key_required and key_is_set(catalog, name, env):
+            return f"{name}:{model}"
+    raise ConfigError(
+        "no model given and no provider key set: pass -m provider:model "
+        "or set a key such as ANTHROPIC_API_KEY (see `elelem providers`)"
+    )
+
+
+def hosted_tools(web_search: bool, web_fetch: bool, code_execution: bool) -> tuple[HostedTool, ...]:
+    """The neutral hosted tools the flags ask for."""
+    tools: list[HostedTool] = []
+    if web_search:
+        tools.append(WebSearch())
+    if web_fetch:
+        tools.append(WebFetch())
+    if code_execution:
+        tools.append(CodeExecution())
+    return tuple(tools)
+
+
+def model_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """The options of commands that talk to a model."""
+    decorators = [
+        click.option(
+            "-m",
+            "--model",
+            metavar="PROVIDER:MODEL",
+            help="e.g. anthropic:claude-sonnet-4-5 (default: $ELELEM_MODEL, the config "
+            "file's model, else the first provider whose key is set).",
+        ),
+        click.option("--system", metavar="TEXT", help="A system prompt for this turn."),
+        click.option("--web-search", is_flag=True, help="Let the provider search the web."),
+        click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
+        click.option("--code-execution", is_flag=True, help="Let the provider run code."),
+        click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
+        click.option(
+            "--reasoning",
+            type=click.Choice(["hidden", "summary", "full"]),
+            default="summary",
+            show_default=True,
+            help="How much of the model's reasoning to show.",
+        ),
+        click.option(
+            "--citations",
+            type=click.Choice(["short", "full"]),
+            default="short",
+            show_default=True,
+            help="Footnotes only, or with the quoted excerpts.",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Write the stream as NDJSON events on stdout instead of rendering it.",
+        ),
+        click.option("--no-store", is_flag=True, help="Keep this conversation in memory only."),
+    ]
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return fn
+
+
+def make_renderer(reasoning: str, citations: str, console: Console | None = None) -> Renderer:
+    """A renderer on stdout with the display options of the command line."""
+    options = RenderOptions(reasoning=reasoning, citations=citations)  # type: ignore[arg-type]
+    return Renderer(console or make_console(), options)
+
+
+def stdin_text() -> str | None:
+    """The prompt piped on stdin, or None when stdin is a terminal."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    return sys.stdin.read()
+
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROVIDER",
+    "EXIT_STATUSES",
+    "EXIT_STORE",
+    "EXIT_USAGE",
+    "Failure",
+    "UnsupportedError",
+    "debug_enabled",
+    "debug_option",
+    "default_model",
+    "describe",
+    "exit_status",
+    "guarded",
+    "hosted_tools",
+    "key_is_set",
+    "make_console",
+    "make_renderer",
+    "model_options",
+    "stdin_text",
+    "store_from_env",
+]

@@ -1,0 +1,157 @@
+"""``elelem log``, ``show``, ``export`` and ``import``: the stored conversations."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from elelem.cli.common import (
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    guarded,
+    make_console,
+    make_renderer,
+    store_from_env,
+)
+from elelem.conversation import (
+    Conversation,
+    ConversationInfo,
+    ConversationNotFound,
+    Store,
+    export_conversation,
+    import_conversation,
+)
+from elelem.render import render_events, sanitize_line
+from elelem.render.lines import clip
+from elelem.vocabulary import ConversationId
+
+
+def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
+    """The conversation ``ref`` names: an id, a unique prefix of one, or
+    (None / ``last``) the most recently updated conversation."""
+    if ref is None or ref == "last":
+        latest = store.list_conversations(limit=1)
+        if not latest:
+            raise ConversationNotFound("last (there are no conversations yet)")
+        return latest[0].id
+    try:
+        return store.info(ConversationId(ref)).id
+    except ConversationNotFound:
+        pass
+    matches = [c.id for c in store.list_conversations() if c.id.startswith(ref)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise ConversationNotFound(f"{ref} (ambiguous: {len(matches)} conversations start so)")
+    raise ConversationNotFound(ref)
+
+
+def when(stamp: str) -> str:
+    """An ISO timestamp shortened to ``YYYY-MM-DD HH:MM``."""
+    return stamp[:16].replace("T", " ")
+
+
+def log_line(info: ConversationInfo) -> str:
+    """One listing line: id, last update, turns, model, title."""
+    turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
+    model = sanitize_line(info.model or "-")
+    title = clip(sanitize_line(info.title or ""), 60)
+    return f"{info.id}  {when(info.updated_at)}  {turns:>8}  {model}  {title}".rstrip()
+
+
+@click.command("log")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("-s", "--search", metavar="TEXT", help="List the messages that contain TEXT.")
+@debug_option
+@guarded
+def log_command(limit: int, search: str | None) -> None:
+    """List stored conversations, newest first."""
+    store = store_from_env()
+    out = sys.stdout
+    if search is not None:
+        hits = store.search(search, limit=limit)
+        for hit in hits:
+            snippet = clip(sanitize_line(hit.snippet), 100)
+            out.write(f"{hit.conversation}  turn {hit.turn}  {snippet}\n")
+        if not hits:
+            click.echo("no matches", err=True)
+        return
+    infos = store.list_conversations(limit=limit)
+    for info in infos:
+        out.write(log_line(info) + "\n")
+    if not infos:
+        click.echo("no conversations yet", err=True)
+
+
+@click.command("show")
+@click.argument("conversation", required=False, metavar="[ID]")
+@click.option(
+    "--reasoning",
+    type=click.Choice(["hidden", "summary", "full"]),
+    default="summary",
+    show_default=True,
+)
+@click.option(
+    "--citations", type=click.Choice(["short", "full"]), default="short", show_default=True
+)
+@debug_option
+@guarded
+def show_command(conversation: str | None, reasoning: str, citations: str) -> None:
+    """Re-render a stored conversation (ID, a unique prefix, or the latest)."""
+    store = store_from_env()
+    cid = resolve_conversation(store, conversation)
+    convo = Conversation.open(store, cid)
+    renderer = make_renderer(reasoning, citations, make_console())
+    renderer.notice(log_line(convo.info))
+    render_events(renderer, convo.events)
+
+
+@click.command("export")
+@click.argument("conversation", required=False, metavar="[ID]")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Write to this file instead of stdout.",
+)
+@debug_option
+@guarded
+def export_command(conversation: str | None, output: Path | None) -> None:
+    """Export a conversation (ID, a unique prefix, or the latest) as versioned NDJSON."""
+    store = store_from_env()
+    data = export_conversation(store, resolve_conversation(store, conversation))
+    if output is not None:
+        output.write_bytes(data)
+        return
+    if sys.stdout.isatty():
+        # The export holds untrusted text verbatim (JSON escapes only C0).
+        raise Failure("an export is data: redirect stdout or use -o FILE", EXIT_USAGE)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
+@click.option("--new-id", is_flag=True, help="Give the imported conversation a fresh id.")
+@debug_option
+@guarded
+def import_command(file: str, new_id: bool) -> None:
+    """Import a conversation exported with `elelem export` (FILE or - for stdin)."""
+    data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    store = store_from_env()
+    info = import_conversation(store, data, new_id=new_id)
+    click.echo(f"imported {info.id} ({info.events} events)")
+
+
+__all__ = [
+    "export_command",
+    "import_command",
+    "log_command",
+    "log_line",
+    "resolve_conversation",
+    "show_command",
+]

@@ -1,0 +1,51 @@
+"""``elelem providers``: which providers are configured and which keys are missing."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from elelem.cli.common import debug_option, default_model, guarded, key_is_set
+from elelem.errors import ConfigError, UnsupportedError
+from elelem.providers import load_catalog, load_shape
+from elelem.render import sanitize_line
+
+
+@click.command("providers")
+@debug_option
+@guarded
+def providers_command() -> None:
+    """List the providers, their wire shape, key status and base URL."""
+    env = os.environ
+    catalog = load_catalog(env=env)
+    rows = []
+    for name in catalog.names():
+        spec = catalog.get(name)
+        if not spec.key_required and not any(env.get(v, "").strip() for v in spec.key_env):
+            key = "no key needed"
+        elif key_is_set(catalog, name, env):
+            var = next(v for v in spec.key_env if env.get(v, "").strip())
+            key = f"key set ({var})"
+        else:
+            key = "missing: set " + " or ".join(spec.key_env)
+        try:
+            load_shape(spec.shape)
+            shape = spec.shape
+        except UnsupportedError:
+            shape = f"{spec.shape} (not built yet)"
+        rows.append((name, shape, key, sanitize_line(spec.resolve_base_url(env))))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    out = sys.stdout
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(3)]
+        out.write("  ".join([*cells, row[3]]) + "\n")
+    try:
+        chosen = sanitize_line(default_model(catalog, env))
+    except ConfigError:
+        chosen = "none (set a provider key, $ELELEM_MODEL, or pass -m provider:model)"
+    out.write(f"\ndefault model: {chosen}\n")
+
+
+__all__ = ["providers_command"]
