@@ -23,7 +23,8 @@ from elelem.shapes.openai_chat.encoder import (
 from elelem.shapes.openai_chat.errors import classify_error, error_from_object, retry_after
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
 from elelem.stream import Chunk
-from elelem.vocabulary import ProviderId
+from elelem.vocabulary import Message, ProviderId
+from elelem.vocabulary.json import JSONValue
 
 
 class OpenAIChatShape:
@@ -66,6 +67,18 @@ class OpenAIChatShape:
 SHAPE = OpenAIChatShape()
 """The shape object every caller uses."""
 
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[str]]:
+    """The assistant message object a request to ``provider`` carries for
+    ``message`` (native replay if ``provider`` produced it, else portable),
+    and what had to be dropped."""
+    if message.provider == provider:
+        return native_assistant(message, provider, SHAPE.dialect(provider, message.model))
+    return portable_assistant(message)
+
+
 __all__ = [
     "DIALECTS",
     "PATH",
@@ -73,6 +86,7 @@ __all__ = [
     "ChatParser",
     "Dialect",
     "OpenAIChatShape",
+    "assistant_wire",
     "classify_error",
     "dialect_for",
     "encode_request",

@@ -37,6 +37,9 @@ class Dialect(msgspec.Struct, frozen=True):
     reasoning_replay: ReasoningReplay = "echo"
     tool_call_index: bool = False
     """Send ``index`` on replayed tool calls (OpenRouter clients do)."""
+    null_content: bool = False
+    """Send ``"content": null`` on an assistant message without text (OpenAI's
+    SDKs do); otherwise the key is left out, as the spec allows with tool calls."""
     max_tokens_field: str = "max_tokens"
     stream_usage: bool = True
     """Ask for the usage-only final chunk (``stream_options.include_usage``)."""
@@ -49,6 +52,7 @@ DEFAULT = Dialect()
 DIALECTS: dict[str, Dialect] = {
     "openai": Dialect(
         reasoning_replay="omit",
+        null_content=True,
         max_tokens_field="max_completion_tokens",
         web_search="web_search_options",
     ),

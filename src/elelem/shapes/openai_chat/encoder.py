@@ -123,6 +123,8 @@ def native_assistant(
             dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
     text = "".join(texts)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
+    if not text and not dialect.null_content:
+        del wire["content"]
     mode: str = dialect.reasoning_replay
     if mode == "echo" and reasonings:
         field = _payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
@@ -161,6 +163,8 @@ def native_assistant(
         wire["tool_calls"] = [_tool_call(c, n, provider, dialect) for n, c in enumerate(calls)]
     for name, value in fields.items():
         wire.setdefault(name, value)
+    if wire.get("content") is None and not calls:
+        wire["content"] = ""  # without tool calls the spec requires content
     if unknown:
         dropped.append(f"{unknown} unknown content part(s): no room beside <think> tags")
     return wire, dropped

@@ -1,0 +1,917 @@
+"""Chat Completions shape: one unit test per rule, on small hand-written frames."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elelem.errors import (
+    AuthenticationError,
+    ContextWindowError,
+    InvalidRequestError,
+    MalformedStreamError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderStreamError,
+    RateLimitError,
+    RequestTooLargeError,
+    ServerError,
+    UnsupportedError,
+)
+from elelem.shapes.base import ModelRequest
+from elelem.shapes.openai_chat import SHAPE, Dialect, assistant_wire, encode_request
+from elelem.stream import (
+    AssembledResponse,
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Finish,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.stream.assembler import assemble
+from elelem.vocabulary import (
+    ActivityId,
+    Attribution,
+    CallId,
+    GenerationOptions,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    ReasoningOptions,
+    Source,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolSpec,
+    UnknownBlock,
+    Usage,
+    UserLocation,
+    WebFetch,
+    WebSearch,
+)
+
+OPENAI = ProviderId("openai")
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **top: Any) -> str:
+    """One ``chat.completion.chunk`` frame's data."""
+    obj: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk", "model": "m"}
+    if delta is not None or finish is not None:
+        obj["choices"] = [{"index": 0, "delta": delta or {}, "finish_reason": finish}]
+    else:
+        obj["choices"] = []
+    obj.update(top)
+    return json.dumps(obj)
+
+
+def run(frames: list[str], provider: str = "openai", *, done: bool = True) -> list[Chunk]:
+    parser = SHAPE.new_parser(ProviderId(provider))
+    out: list[Chunk] = list(parser.open(200, {}))
+    for data in frames:
+        out.extend(parser.message("", data))
+    if done:
+        out.extend(parser.message("", "[DONE]"))
+    out.extend(parser.eof())
+    return out
+
+
+def result(frames: list[str], provider: str = "openai") -> AssembledResponse:
+    return assemble(run(frames, provider), ProviderId(provider))
+
+
+# --------------------------------------------------------------------------
+# parser
+# --------------------------------------------------------------------------
+
+
+def test_text_stream_gives_exact_chunks() -> None:
+    chunks = run(
+        [
+            chunk({"role": "assistant", "content": "", "refusal": None}),
+            chunk({"content": "Hel"}),
+            chunk({"content": "lo"}),
+            chunk({}, "stop"),
+        ]
+    )
+    assert chunks == [
+        ResponseStart("c1", "m", OPENAI),
+        BlockStart("text-1", "text"),
+        TextDelta("text-1", "Hel"),
+        TextDelta("text-1", "lo"),
+        BlockEnd("text-1"),
+        Finish("stop", raw="stop"),
+    ]
+
+
+def test_usage_only_final_chunk_arrives_before_finish() -> None:
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 30,
+        "total_tokens": 130,
+        "prompt_tokens_details": {"cached_tokens": 60},
+        "completion_tokens_details": {"reasoning_tokens": 20},
+    }
+    chunks = run([chunk({"content": "x"}), chunk({}, "stop"), chunk(usage=usage)])
+    assert chunks[-3:] == [
+        UsageUpdate(Usage(input=40, output=10, cache_read=60, reasoning=20, raw=usage)),
+        BlockEnd("text-1"),
+        Finish("stop", raw="stop"),
+    ]
+
+
+def test_usage_counts_are_disjoint_for_every_layout() -> None:
+    xai = {
+        "prompt_tokens": 307,
+        "completion_tokens": 26,
+        "total_tokens": 560,
+        "prompt_tokens_details": {"cached_tokens": 306},
+        "completion_tokens_details": {"reasoning_tokens": 227},
+    }
+    deepseek = {"prompt_tokens": 20, "completion_tokens": 5, "prompt_cache_hit_tokens": 16}
+    openrouter = {
+        "prompt_tokens": 2317,
+        "completion_tokens": 53,
+        "prompt_tokens_details": {"cached_tokens": 100, "cache_write_tokens": 200},
+        "server_tool_use_details": {"web_search_requests": 2, "tool_calls_executed": 1},
+    }
+    got = [result([chunk({"content": "a"}, "stop", usage=u)]).usage for u in (xai, deepseek)]
+    assert got[0] == Usage(input=1, output=26, cache_read=306, reasoning=227, raw=xai)
+    assert got[1] == Usage(input=4, output=5, cache_read=16, raw=deepseek)
+    routed = result([chunk({"content": "a"}, "stop", usage=openrouter)], "openrouter").usage
+    assert routed == Usage(
+        input=2017,
+        output=53,
+        cache_read=100,
+        cache_write=200,
+        hosted={"web_search": 2},
+        raw=openrouter,
+    )
+
+
+def test_groq_usage_is_read_from_x_groq_when_top_level_has_none() -> None:
+    usage = {"prompt_tokens": 17, "completion_tokens": 11}
+    got = result([chunk({"content": "a"}, "stop", x_groq={"id": "req", "usage": usage})], "groq")
+    assert got.usage == Usage(input=17, output=11, raw=usage)
+
+
+def test_reasoning_then_text_commit_in_order_with_their_wire_field() -> None:
+    chunks = run(
+        [
+            chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
+            chunk({"reasoning_content": "think"}),
+            chunk({"content": "answer", "reasoning_content": None}),
+            chunk({}, "stop"),
+        ],
+        "deepseek",
+    )
+    field = ProviderPayload(ProviderId("deepseek"), "reasoning-field", None, "reasoning_content")
+    assert chunks[1:6] == [
+        BlockStart("reasoning-1", "reasoning"),
+        Payload("reasoning-1", field),
+        ReasoningDelta("reasoning-1", "think"),
+        BlockEnd("reasoning-1"),
+        BlockStart("text-2", "text"),
+    ]
+    got = assemble(chunks)
+    assert got.content == (ReasoningBlock("think", (field,)), TextBlock("answer"))
+
+
+def test_groq_reasoning_field_and_channel_label() -> None:
+    got = result([chunk({"reasoning": "We", "channel": "analysis"}), chunk({}, "stop")], "groq")
+    assert got.content == (
+        ReasoningBlock(
+            "We", (ProviderPayload(ProviderId("groq"), "reasoning-field", None, "reasoning"),)
+        ),
+    )
+
+
+def test_parallel_tool_calls_are_keyed_by_index_and_all_end_before_finish() -> None:
+    chunks = run(
+        [
+            chunk({"content": "Let me check."}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "get", "arguments": ""},
+                        },
+                    ]
+                }
+            ),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 1,
+                            "id": "call_b",
+                            "type": "function",
+                            "function": {"name": "put", "arguments": '{"k"'},
+                        }
+                    ]
+                }
+            ),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"x": 1}'}}]}),
+            chunk({"tool_calls": [{"index": 1, "function": {"arguments": ": 2}"}}]}),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    assert chunks[4:] == [
+        BlockStart(0, "tool-call", id="call_a", name="get"),
+        BlockStart(1, "tool-call", id="call_b", name="put"),
+        ToolCallDelta(1, '{"k"'),
+        ToolCallDelta(0, '{"x": 1}'),
+        ToolCallDelta(1, ": 2}"),
+        BlockEnd(0),
+        BlockEnd(1),
+        Finish("tool-calls", raw="tool_calls"),
+    ]
+    assert chunks[3] == BlockEnd("text-1")
+    assert assemble(chunks).content[1:] == (
+        ToolCallBlock(CallId("call_a"), "get", '{"x": 1}'),
+        ToolCallBlock(CallId("call_b"), "put", '{"k": 2}'),
+    )
+
+
+def test_a_whole_tool_call_without_index_and_an_index_reused_for_a_new_id() -> None:
+    got = result(
+        [
+            chunk({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}]}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": 0, "id": "b", "function": {"name": "g", "arguments": {"y": 2}}}
+                    ]
+                }
+            ),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    assert got.content == (
+        ToolCallBlock(CallId("a"), "f", "{}"),
+        ToolCallBlock(CallId("b"), "g", '{"y":2}'),
+    )
+
+
+def test_tool_call_fields_beyond_the_function_are_kept_for_replay() -> None:
+    extra = {"extra_content": {"google": {"thought_signature": "sig"}}}
+    got = result(
+        [
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "a",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                            **extra,
+                        }
+                    ]
+                }
+            ),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    call = got.content[0]
+    assert isinstance(call, ToolCallBlock)
+    assert call.payloads == (ProviderPayload(OPENAI, "tool-call-extra", None, extra),)
+    wire, dropped = assistant_wire(got.to_message(), OPENAI)
+    assert wire["tool_calls"] == [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}, **extra}
+    ]
+    assert dropped == []
+
+
+def test_a_tool_call_that_starts_without_id_is_malformed() -> None:
+    with pytest.raises(MalformedStreamError, match="tool call 0 starts without an id"):
+        run([chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]})])
+
+
+def test_refusal_is_a_marked_text_block_and_finishes_refused() -> None:
+    got = result(
+        [
+            chunk({"role": "assistant", "content": None, "refusal": ""}),
+            chunk({"refusal": "I can't"}),
+            chunk({"refusal": " help."}),
+            chunk({}, "stop"),
+        ]
+    )
+    marker = ProviderPayload(OPENAI, "refusal", None, True)
+    assert got.content == (TextBlock("I can't help.", payloads=(marker,)),)
+    assert got.finish == Finish("refused", raw="stop")
+    wire, _ = assistant_wire(got.to_message(), OPENAI)
+    assert wire == {"role": "assistant", "content": "", "refusal": "I can't help."}
+
+
+def test_url_citation_ranges_are_verified_by_slicing() -> None:
+    text = "See [example.com](https://example.com/a) now."
+    good = {
+        "type": "url_citation",
+        "url_citation": {
+            "url": "https://example.com/a",
+            "title": "Ex",
+            "start_index": 4,
+            "end_index": 40,
+            "content": "page text",
+        },
+    }
+    stale = {
+        "type": "url_citation",
+        "url_citation": {
+            "url": "https://other.org/",
+            "title": "",
+            "start_index": 0,
+            "end_index": 3,
+        },
+    }
+    empty = {
+        "type": "url_citation",
+        "url_citation": {
+            "url": "https://example.com/a",
+            "title": "Ex",
+            "start_index": 0,
+            "end_index": 0,
+        },
+    }
+    got = result(
+        [
+            chunk({"content": "", "annotations": [good, stale, empty]}),
+            chunk({"content": text}),
+            chunk({}, "stop"),
+        ]
+    )
+    block = got.content[0]
+    assert isinstance(block, TextBlock) and block.text == text
+    assert [a.range for a in block.attributions] == [(4, 40), None, None]
+    assert block.attributions[0] == Attribution(
+        source=Source(url="https://example.com/a", title="Ex"),
+        excerpt="page text",
+        range=(4, 40),
+        replay=ProviderPayload(OPENAI, "annotation", None, good),
+    )
+    assert block.attributions[1].source == Source(url="https://other.org/")
+
+
+def test_citation_range_in_utf16_units_is_converted_to_code_points() -> None:
+    text = "\U0001f600 [a](https://a.io)"
+    # UTF-16: the emoji is two units, so the link starts at unit 3 (code point 2).
+    note = {
+        "type": "url_citation",
+        "url_citation": {"url": "https://a.io", "start_index": 3, "end_index": 20},
+    }
+    got = result([chunk({"content": text, "annotations": [note]}), chunk({}, "stop")])
+    block = got.content[0]
+    assert isinstance(block, TextBlock)
+    assert block.attributions[0].range == (2, 19)
+    assert text[2:19] == "[a](https://a.io)"
+
+
+def test_perplexity_citations_and_search_results_attach_to_the_text() -> None:
+    urls = ["https://a.io/1", "https://b.io/2"]
+    results = [{"title": "B", "url": "https://b.io/2", "date": "2025-01-01"}]
+    got = result(
+        [
+            chunk({"content": "Fact[1][2]."}, citations=urls, search_results=results),
+            chunk({"content": ""}, "stop", citations=urls),
+        ],
+        "perplexity",
+    )
+    block = got.content[0]
+    assert isinstance(block, TextBlock) and block.text == "Fact[1][2]."
+    pplx = ProviderId("perplexity")
+    assert block.attributions == (
+        Attribution(
+            Source("https://b.io/2", "B"),
+            replay=ProviderPayload(pplx, "search_result", None, results[0]),
+        ),
+        Attribution(
+            Source("https://a.io/1"),
+            replay=ProviderPayload(pplx, "citation", None, {"index": 1, "url": "https://a.io/1"}),
+        ),
+    )
+
+
+def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
+    def detail(**kw: Any) -> dict[str, Any]:
+        return {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0, **kw}
+
+    frames = [
+        chunk(
+            {
+                "role": "assistant",
+                "content": "",
+                "reasoning": None,
+                "reasoning_details": [detail(text="", signature="")],
+            }
+        ),
+        chunk({"reasoning": "Th", "reasoning_details": [detail(text="Th")]}),
+        chunk({"reasoning": "ink", "reasoning_details": [detail(text="ink")]}),
+        chunk({"reasoning": None, "reasoning_details": [detail(signature="SIG")]}),
+        chunk(
+            {
+                "reasoning_details": [
+                    {
+                        "type": "reasoning.encrypted",
+                        "data": "ENC",
+                        "id": "r1",
+                        "format": "openai-responses-v1",
+                        "index": 1,
+                    }
+                ]
+            }
+        ),
+        chunk({"content": "Hi"}),
+        chunk({"content": ""}, "stop"),
+    ]
+    got = result(frames, "openrouter")
+    merged = [
+        detail(text="Think", signature="SIG"),
+        {
+            "type": "reasoning.encrypted",
+            "data": "ENC",
+            "id": "r1",
+            "format": "openai-responses-v1",
+            "index": 1,
+        },
+    ]
+    reasoning = got.content[0]
+    assert isinstance(reasoning, ReasoningBlock) and reasoning.text == "Think"
+    router = ProviderId("openrouter")
+    assert ProviderPayload(router, "reasoning_details", None, merged) in reasoning.payloads
+    wire, dropped = assistant_wire(got.to_message(), router)
+    assert wire == {"role": "assistant", "content": "Hi", "reasoning_details": merged}
+    assert dropped == []
+
+
+def test_details_without_a_reasoning_string_still_give_reasoning_text() -> None:
+    got = result(
+        [
+            chunk(
+                {
+                    "reasoning_details": [
+                        {"type": "reasoning.summary", "summary": "Plan", "index": 0}
+                    ]
+                }
+            ),
+            chunk({}, "stop"),
+        ],
+        "openrouter",
+    )
+    assert isinstance(got.content[0], ReasoningBlock) and got.content[0].text == "Plan"
+
+
+def test_mistral_thinking_parts_and_replay_as_parts() -> None:
+    frames = [
+        chunk(
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": [{"type": "text", "text": "2+2"}]}],
+            }
+        ),
+        chunk({"content": [{"type": "text", "text": "4"}]}),
+        chunk({"content": ""}, "stop"),
+    ]
+    got = result(frames, "mistral")
+    assert [type(p).__name__ for p in got.content] == ["ReasoningBlock", "TextBlock"]
+    assert got.text == "4"
+    wire, _ = assistant_wire(got.to_message(), ProviderId("mistral"))
+    assert wire == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": [{"type": "text", "text": "2+2"}]},
+            {"type": "text", "text": "4"},
+        ],
+    }
+
+
+def test_unknown_delta_fields_and_parts_are_kept_and_replayed() -> None:
+    part = {"type": "image_url", "image_url": {"url": "https://x/y.png"}}
+    got = result(
+        [
+            chunk({"content": "a", "audio": {"id": "au_1"}}),
+            chunk({"content": [part], "citations_text": "p"}),
+            chunk({"citations_text": "q"}, "stop"),
+        ]
+    )
+    assert got.content == (
+        TextBlock("a"),
+        UnknownBlock(part),
+        UnknownBlock({"type": "openai_chat.field", "field": "audio", "value": [{"id": "au_1"}]}),
+        UnknownBlock({"type": "openai_chat.field", "field": "citations_text", "value": "pq"}),
+    )
+    wire, _ = assistant_wire(got.to_message(), OPENAI)
+    assert wire == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "a"}, part],
+        "audio": [{"id": "au_1"}],
+        "citations_text": "pq",
+    }
+
+
+@pytest.mark.parametrize(
+    ("wire", "reason"),
+    [
+        ("stop", "stop"),
+        ("tool_calls", "tool-calls"),
+        ("function_call", "tool-calls"),
+        ("length", "max-tokens"),
+        ("content_filter", "content-filter"),
+        ("eos", "eos"),
+    ],
+)
+def test_finish_reasons_map_and_unknown_ones_are_kept(wire: str, reason: str) -> None:
+    assert run([chunk({"content": "a"}, wire)])[-1] == Finish(reason, raw=wire)
+
+
+def test_finish_reason_error_is_a_failure() -> None:
+    assert run([chunk({}, "error")])[-1] == Finish(
+        "error", raw="error", failure="the provider ended the choice with an error"
+    )
+
+
+def test_end_of_body_finishes_only_after_a_finish_reason() -> None:
+    assert run([chunk({"content": "a"})], done=False)[-1] == TextDelta("text-1", "a")
+    assert run([chunk({"content": "a"}, "stop")], done=False)[-1] == Finish("stop", raw="stop")
+
+
+def test_bad_frames_raise_typed_errors_without_echoing_content() -> None:
+    with pytest.raises(MalformedStreamError, match="no choice had a finish_reason"):
+        run([chunk({"content": "a"})])
+    parser = SHAPE.new_parser(OPENAI)
+    with pytest.raises(MalformedStreamError) as bad:
+        parser.message("", "{secret")
+    assert "secret" not in str(bad.value) and bad.value.retryable is False
+    parser = SHAPE.new_parser(OPENAI)
+    parser.message("", chunk({}, "stop"))
+    parser.message("", "[DONE]")
+    with pytest.raises(MalformedStreamError, match="after the stream finished"):
+        parser.message("", chunk({"content": "late"}))
+    with pytest.raises(MalformedStreamError, match="only one choice"):
+        run([json.dumps({"id": "x", "choices": [{"index": 1, "delta": {"content": "b"}}]})])
+
+
+def test_mid_stream_error_objects_are_typed() -> None:
+    groq = {
+        "error": {
+            "message": "Tool call validation failed",
+            "type": "invalid_request_error",
+            "code": "tool_use_failed",
+            "failed_generation": "{}",
+            "status_code": 400,
+        }
+    }
+    parser = SHAPE.new_parser(ProviderId("groq"))
+    parser.message("", chunk({"reasoning": "x"}))
+    with pytest.raises(InvalidRequestError) as err:
+        parser.message("error", json.dumps(groq))
+    assert (err.value.status, err.value.provider_type) == (400, "invalid_request_error")
+    assert err.value.provider_message == "Tool call validation failed"
+    assert json.loads(err.value.body or b"") == groq
+    with pytest.raises(ServerError):
+        run([json.dumps({"error": {"message": "boom", "type": "server_error"}})])
+    with pytest.raises(ContextWindowError):
+        run([json.dumps({"error": {"message": "maximum context length is 8192 tokens"}})])
+    with pytest.raises(ProviderStreamError):
+        run([json.dumps({"error": {"message": "odd"}})])
+
+
+def test_non_streaming_body_gives_the_same_result_as_the_stream() -> None:
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": "ok",
+                    "reasoning_content": "hmm",
+                    "refusal": None,
+                    "tool_calls": [
+                        {
+                            "id": "t",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+    }
+    once = assemble(SHAPE.parse_response(json.dumps(body).encode(), ProviderId("deepseek")))
+    streamed = result(
+        [
+            chunk({"reasoning_content": "hmm"}),
+            chunk({"content": "ok"}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "t",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ]
+                }
+            ),
+            chunk({}, "tool_calls", usage={"prompt_tokens": 3, "completion_tokens": 4}),
+        ],
+        "deepseek",
+    )
+    assert once == streamed
+    with pytest.raises(RateLimitError):
+        SHAPE.parse_response(b'{"error": {"message": "slow down", "code": 429}}', OPENAI)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=12))
+def test_any_split_of_the_text_assembles_to_the_same_text(pieces: list[str]) -> None:
+    got = result([chunk({"content": p}) for p in pieces] + [chunk({}, "stop")])
+    assert got.text == "".join(pieces)
+    assert len(got.content) == 1
+
+
+# --------------------------------------------------------------------------
+# error classifier
+# --------------------------------------------------------------------------
+
+
+def body(**error: Any) -> bytes:
+    return json.dumps({"error": error}).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "raw", "cls"),
+    [
+        (401, body(message="Incorrect API key", type="invalid_request_error"), AuthenticationError),
+        (403, body(message="no access"), PermissionDeniedError),
+        (402, body(code=402, message="Insufficient credits"), PermissionDeniedError),
+        (404, body(message="model not found", code="model_not_found"), NotFoundError),
+        (400, body(message="bad", type="invalid_request_error"), InvalidRequestError),
+        (422, b'{"detail": "bad"}', InvalidRequestError),
+        (413, body(message="Request Entity Too Large"), RequestTooLargeError),
+        (400, body(message="x", code="context_length_exceeded"), ContextWindowError),
+        (
+            400,
+            body(
+                code=400,
+                message="the request exceeds the available context size",
+                type="exceed_context_size_error",
+            ),
+            ContextWindowError,
+        ),
+        (
+            400,
+            b'{"object": "error", "message": "Prompt is too long", "type": "invalid_request'
+            b'_error"}',
+            ContextWindowError,
+        ),
+        (500, body(message="oops", type="server_error"), ServerError),
+        (503, body(message="The engine is currently overloaded"), OverloadedError),
+        (529, b"", OverloadedError),
+        (502, b"<html>bad gateway</html>", ServerError),
+    ],
+)
+def test_http_errors_are_classified(status: int, raw: bytes, cls: type) -> None:
+    err = SHAPE.classify_error(status, {"x-request-id": "req_1"}, raw)
+    assert type(err) is cls
+    assert (err.status, err.body, err.request_id) == (status, raw, "req_1")
+
+
+def test_rate_limits_carry_retry_after_and_quota_is_not_retryable() -> None:
+    hint = SHAPE.classify_error(429, {"Retry-After": "7"}, body(message="slow"))
+    assert isinstance(hint, RateLimitError) and (hint.retry_after, hint.retryable) == (7.0, True)
+    ms = SHAPE.classify_error(429, {"retry-after-ms": "1500", "retry-after": "9"}, b"")
+    assert ms.retry_after == 1.5
+    dated = SHAPE.classify_error(
+        429,
+        {"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT", "date": "Wed, 21 Oct 2015 07:28:00 GMT"},
+        b"",
+    )
+    assert dated.retry_after == 30.0
+    quota = SHAPE.classify_error(
+        429, {}, body(message="You exceeded your current quota", code="insufficient_quota")
+    )
+    assert isinstance(quota, RateLimitError) and quota.retryable is False
+    assert quota.provider_type == "insufficient_quota"
+
+
+def test_ollama_string_error_and_bounded_body() -> None:
+    err = SHAPE.classify_error(404, {}, b'{"error": "model \\"x\\" not found"}')
+    assert isinstance(err, NotFoundError) and err.provider_message == 'model "x" not found'
+    huge = SHAPE.classify_error(500, {}, b"x" * 200_000)
+    assert len(huge.body or b"") == 64 * 1024
+
+
+# --------------------------------------------------------------------------
+# encoder
+# --------------------------------------------------------------------------
+
+
+def _assistant(provider: str, *content: Any, model: str = "m") -> Message:
+    return Message(
+        role="assistant",
+        content=tuple(content),
+        source="assistant",
+        provider=ProviderId(provider),
+        model=model,
+    )
+
+
+def test_request_body_with_tools_results_and_options() -> None:
+    call = ToolCallBlock(CallId("call_1"), "get", '{"q": 1}')
+    request = ModelRequest(
+        model="gpt-4o",
+        system="Be brief.",
+        messages=(
+            Message.user("Hi"),
+            _assistant("openai", call),
+            Message(role="user", content=(ToolResultBlock(CallId("call_1"), "42"),), source="tool"),
+            Message.context("it is Monday", "reminder"),
+        ),
+        tools=(ToolSpec("get", "Get a thing", {"type": "object"}),),
+        options=GenerationOptions(
+            max_tokens=100,
+            temperature=0.5,
+            stop=("END",),
+            tool_choice="get",
+            reasoning=ReasoningOptions(effort="low"),
+            extra={"seed": 3},
+        ),
+    )
+    encoded = encode_request(request, provider=OPENAI)
+    assert encoded.path == "/chat/completions" and encoded.dropped == ()
+    assert encoded.body == {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get", "arguments": '{"q": 1}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "42"},
+            {"role": "user", "content": "<reminder>\nit is Monday\n</reminder>"},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get",
+                    "description": "Get a thing",
+                    "parameters": {"type": "object"},
+                },
+            }
+        ],
+        "max_completion_tokens": 100,
+        "temperature": 0.5,
+        "stop": ["END"],
+        "tool_choice": {"type": "function", "function": {"name": "get"}},
+        "reasoning_effort": "low",
+        "seed": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "expected"),
+    [
+        ("deepseek", "deepseek-reasoner", {"content": "A", "reasoning_content": "R"}),
+        ("llamacpp", "qwen", {"content": "A", "reasoning_content": "R"}),
+        ("cerebras", "gpt-oss-120b", {"content": "A", "reasoning": "R"}),
+        ("cerebras", "zai-glm-4.7", {"content": "<think>\nR\n</think>\n\nA"}),
+        ("groq", "openai/gpt-oss-120b", {"content": "<think>\nR\n</think>\n\nA"}),
+        ("openrouter", "x-ai/grok", {"content": "A", "reasoning": "R"}),
+        ("some-server", "m", {"content": "A", "reasoning": "R"}),
+    ],
+)
+def test_native_reasoning_replay_follows_the_provider_dialect(
+    provider: str, model: str, expected: dict[str, Any]
+) -> None:
+    field = ProviderPayload(ProviderId(provider), "reasoning-field", None, "reasoning")
+    message = _assistant(provider, ReasoningBlock("R", (field,)), TextBlock("A"), model=model)
+    wire, dropped = assistant_wire(message, ProviderId(provider))
+    assert wire == {"role": "assistant", **expected}
+    assert dropped == []
+
+
+def test_openai_keeps_reasoning_server_side_and_says_so() -> None:
+    message = _assistant("openai", ReasoningBlock("R"), TextBlock("A"))
+    wire, dropped = assistant_wire(message, OPENAI)
+    assert wire == {"role": "assistant", "content": "A"}
+    assert dropped == ["1 reasoning block(s): openai keeps reasoning server-side"]
+
+
+def test_openrouter_replays_tool_calls_with_their_index() -> None:
+    calls = [ToolCallBlock(CallId(f"c{i}"), "f", "{}") for i in range(2)]
+    wire, _ = assistant_wire(_assistant("openrouter", *calls), ProviderId("openrouter"))
+    assert wire == {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": f"c{i}",
+                "index": i,
+                "type": "function",
+                "function": {"name": "f", "arguments": "{}"},
+            }
+            for i in range(2)
+        ],
+    }
+
+
+def test_portable_encoding_keeps_text_calls_and_activity_and_reports_the_rest() -> None:
+    sig = ProviderPayload(ProviderId("anthropic"), "signature", None, "s")
+    search = HostedActivity(ActivityId("srv_1"), "web_search", "started", {"query": "q"})
+    message = _assistant(
+        "anthropic",
+        ReasoningBlock("secret", (sig,)),
+        search,
+        search.transition("completed", summary="5 results"),
+        TextBlock("Answer", (Attribution(Source("https://a.io")),)),
+        ToolCallBlock(CallId("toolu_1"), "f", "{}", (sig,)),
+    )
+    request = ModelRequest(model="deepseek-chat", messages=(Message.user("q"), message))
+    encoded = encode_request(request, provider=ProviderId("deepseek"))
+    assert encoded.body["messages"][1] == {
+        "role": "assistant",
+        "content": '[hosted web_search completed {"query":"q"}: 5 results]\nAnswer',
+        "tool_calls": [
+            {"id": "toolu_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ],
+    }
+    assert encoded.dropped == (
+        "message 1: message part 0: reasoning from anthropic",
+        "message 1: message part 3: 1 citation(s) (no input form)",
+        "message 1: message part 4: 1 payload(s) from anthropic",
+    )
+
+
+def test_hosted_web_search_per_dialect() -> None:
+    search = WebSearch(max_uses=2, user_location=UserLocation(city="Utrecht", country="NL"))
+    base = ModelRequest(model="m", messages=(Message.user("q"),), hosted_tools=(search,))
+    openai = encode_request(base, provider=OPENAI, stream=False)
+    assert openai.body["web_search_options"] == {
+        "user_location": {
+            "type": "approximate",
+            "approximate": {"city": "Utrecht", "country": "NL"},
+        }
+    }
+    assert "stream_options" not in openai.body
+    assert openai.dropped == ("web search max_uses (openai takes none)",)
+    routed = encode_request(base, provider=ProviderId("openrouter"))
+    assert routed.body["tools"] == [
+        {"type": "openrouter:web_search", "parameters": {"max_uses": 2}}
+    ]
+    with pytest.raises(UnsupportedError, match="no hosted web search"):
+        encode_request(base, provider=ProviderId("deepseek"))
+    fetch = ModelRequest(model="m", messages=(), hosted_tools=(WebFetch(),))
+    with pytest.raises(UnsupportedError, match="no hosted web_fetch"):
+        encode_request(fetch, provider=OPENAI)
+
+
+def test_a_dialect_override_changes_the_encoding() -> None:
+    from elelem.shapes.openai_chat import OpenAIChatShape
+
+    shape = OpenAIChatShape({"deepseek": Dialect(reasoning_replay="omit", stream_usage=False)})
+    field = ProviderPayload(ProviderId("deepseek"), "reasoning-field", None, "reasoning_content")
+    message = _assistant("deepseek", ReasoningBlock("R", (field,)), TextBlock("A"))
+    encoded = shape.encode_request(
+        ModelRequest(model="m", messages=(message,)), provider=ProviderId("deepseek")
+    )
+    assert encoded.body == {
+        "model": "m",
+        "messages": [{"role": "assistant", "content": "A"}],
+        "stream": True,
+    }
+    assert encoded.dropped == (
+        "message 0: 1 reasoning block(s): deepseek keeps reasoning server-side",
+    )
+    assert msgspec.json.decode(msgspec.json.encode(encoded.body)) == encoded.body
