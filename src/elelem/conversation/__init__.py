@@ -1,1 +1,150 @@
-"""elelem.conversation (see DESIGN.md §1)."""
+"""The conversation log (DESIGN.md §5): append-only events, projections,
+overlays, storage backends and export/import.
+
+This package knows no wire shape: projections hand provider-attributed
+messages to whichever shape encodes them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from elelem.conversation.errors import (
+    ConversationNotFound,
+    EventError,
+    ImportRefused,
+    SchemaVersionError,
+    StoreError,
+)
+from elelem.conversation.events import (
+    OVERLAY_KINDS,
+    Compaction,
+    Draft,
+    Event,
+    HostedBody,
+    MessageBody,
+    Repair,
+    ResponseRecord,
+    StripReasoning,
+    StripSignature,
+    TurnStart,
+    decode_event,
+    encode_event,
+    event_kinds,
+    raw_body,
+    register_event_kind,
+)
+from elelem.conversation.export import export_conversation, import_conversation, read_export
+from elelem.conversation.log import Conversation
+from elelem.conversation.projections import (
+    ORPHAN_RESULT,
+    Diagnostics,
+    OrphanCall,
+    Projection,
+    TurnView,
+    diagnose,
+    native_history,
+    overlay_for_patch,
+    portable_history,
+    project,
+    turn_views,
+)
+from elelem.conversation.sqlite import SQLiteStore
+from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
+from elelem.errors import UnsupportedError
+
+DB_NAME = "elelem.db"
+
+
+def default_store_path() -> Path:
+    """Where the default store lives: ``$ELELEM_HOME/elelem.db``, else the
+    platform's user data directory for elelem."""
+    home = os.environ.get("ELELEM_HOME")
+    if home:
+        return Path(home).expanduser() / DB_NAME
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("elelem", appauthor=False)) / DB_NAME
+
+
+def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None = None) -> Store:
+    """Open a store by URL.
+
+    - ``None``: the default SQLite store (:func:`default_store_path`);
+    - ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
+      ``sqlite:///:memory:``, with an optional ``?synchronous=full``;
+    - a plain file path: a SQLite store there.
+
+    ``postgresql://`` URLs are recognised but not built yet.
+    """
+    when = clock or utc_now
+    if url is None:
+        return SQLiteStore(default_store_path(), clock=when)
+    text = os.fspath(url)
+    if "://" not in text:
+        return SQLiteStore(text, clock=when)
+    parts = urlsplit(text)
+    if parts.scheme == "sqlite":
+        if parts.netloc:
+            raise StoreError(
+                f"sqlite URL {text!r} has a host; write sqlite:///relative or sqlite:////absolute"
+            )
+        path = unquote(parts.path[1:]) if parts.path.startswith("/") else unquote(parts.path)
+        if not path:
+            raise StoreError(f"sqlite URL {text!r} names no file")
+        query = parse_qs(parts.query)
+        sync = query.pop("synchronous", ["NORMAL"])[-1]
+        if query:
+            raise StoreError(f"unknown sqlite URL option(s): {', '.join(sorted(query))}")
+        return SQLiteStore(path, synchronous=sync, clock=when)
+    if parts.scheme in ("postgres", "postgresql"):
+        raise UnsupportedError("the PostgreSQL store is not built yet; use sqlite:///path")
+    raise StoreError(f"unknown store URL scheme {parts.scheme!r} (expected sqlite)")
+
+
+__all__ = [
+    "ORPHAN_RESULT",
+    "OVERLAY_KINDS",
+    "Compaction",
+    "Conversation",
+    "ConversationInfo",
+    "ConversationNotFound",
+    "Diagnostics",
+    "Draft",
+    "Event",
+    "EventError",
+    "HostedBody",
+    "ImportRefused",
+    "MessageBody",
+    "OrphanCall",
+    "Projection",
+    "Repair",
+    "ResponseRecord",
+    "SQLiteStore",
+    "SchemaVersionError",
+    "SearchHit",
+    "Store",
+    "StoreError",
+    "StripReasoning",
+    "StripSignature",
+    "TurnStart",
+    "TurnView",
+    "decode_event",
+    "default_store_path",
+    "diagnose",
+    "encode_event",
+    "event_kinds",
+    "export_conversation",
+    "import_conversation",
+    "native_history",
+    "open_store",
+    "overlay_for_patch",
+    "portable_history",
+    "project",
+    "raw_body",
+    "read_export",
+    "register_event_kind",
+    "turn_views",
+]

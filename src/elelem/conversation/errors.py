@@ -1,0 +1,50 @@
+"""Typed errors of the conversation log and its stores."""
+
+from __future__ import annotations
+
+from elelem.errors import ElelemError
+
+
+class EventError(ElelemError, ValueError):
+    """An event or draft was ill-formed (wrong body type for its kind, …)."""
+
+
+class StoreError(ElelemError):
+    """A store could not be opened, read or written as asked."""
+
+
+class ConversationNotFound(StoreError, KeyError):
+    """No conversation has the given id."""
+
+    def __init__(self, conversation: str) -> None:
+        super().__init__(f"no conversation {conversation!r} in this store")
+        self.conversation = conversation
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SchemaVersionError(StoreError):
+    """The store's schema is newer than this elelem understands."""
+
+
+class ImportRefused(StoreError):
+    """An export file was refused: unknown format or version, or a bad line.
+
+    ``line`` is the 1-based line number of the offending line (0 when the
+    problem is the file as a whole).  Nothing was written.
+    """
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        where = f"line {line}: " if line else ""
+        super().__init__(f"{where}{message}")
+        self.line = line
+
+
+__all__ = [
+    "ConversationNotFound",
+    "EventError",
+    "ImportRefused",
+    "SchemaVersionError",
+    "StoreError",
+]

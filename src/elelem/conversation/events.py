@@ -1,0 +1,332 @@
+"""Events of the conversation log (DESIGN.md §5).
+
+An event is ``{id, seq, at, turn, response, kind, body}``.  ``kind`` selects
+the type of ``body``; kinds form an open set (:func:`register_event_kind`).
+An event whose kind nobody registered keeps its body as the raw JSON bytes it
+arrived with (a :class:`msgspec.Raw`), so it loads, stays in place and
+re-encodes byte-identically.
+
+Every event encodes to one canonical JSON document through :mod:`elelem.codec`;
+those bytes are what the store keeps and what export writes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, TypeAlias
+
+import msgspec
+
+from elelem import codec
+from elelem.conversation.errors import EventError
+from elelem.errors import DecodeError
+from elelem.vocabulary import (
+    Block,
+    EventId,
+    HostedActivity,
+    ProviderId,
+    ResponseId,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    Usage,
+)
+
+# -- bodies -----------------------------------------------------------------
+
+
+class TurnStart(msgspec.Struct, frozen=True):
+    """A turn began.  ``trigger`` is a member of the open set of turn triggers
+    (``user``, ``tool-results``, ``continuation``, ``retry``, …); ``model`` the
+    model address the caller asked for (``anthropic:claude-sonnet-4-5``)."""
+
+    trigger: str = "user"
+    model: str | None = None
+
+
+class MessageBody(msgspec.Struct, frozen=True):
+    """Message content: a whole user, system, tool-result or context message,
+    or ONE assistant block (assistant blocks commit one event each, as they
+    flush).  ``source`` is a member of the open set of message sources
+    (``context:<tag>`` for injected context).  ``provider``/``model`` name who
+    produced assistant content; native replay depends on them.
+    """
+
+    role: Role
+    content: tuple[Block, ...]
+    source: str = ""
+    provider: ProviderId | None = None
+    model: str | None = None
+
+
+class HostedBody(msgspec.Struct, frozen=True):
+    """One transition of a hosted activity, in stream order with the blocks of
+    the same response."""
+
+    activity: HostedActivity
+    provider: ProviderId | None = None
+    model: str | None = None
+
+
+class ResponseRecord(msgspec.Struct, frozen=True):
+    """The identity and outcome of one provider response.
+
+    Events with the same ``response`` number are the content it produced; this
+    record is appended after them.  ``finish`` is a member of the open set of
+    finish reasons (``aborted`` for an interrupted stream, whose ``complete``
+    is False); ``dropped`` says what the assembler discarded.  ``continuation``
+    counts automatic continuations of a paused turn (0 for the first response).
+    """
+
+    provider: ProviderId | None = None
+    model: str | None = None
+    response_id: ResponseId | None = None
+    request_id: str | None = None
+    finish: str | None = None
+    finish_raw: str | None = None
+    failure: str | None = None
+    usage: Usage | None = None
+    complete: bool = True
+    dropped: tuple[str, ...] = ()
+    continuation: int = 0
+    error: str | None = None
+
+
+class Compaction(msgspec.Struct, frozen=True):
+    """Overlay: the messages of turns ``first_turn..last_turn`` (inclusive) are
+    replaced, in projections, by one ``context:compaction`` user message
+    holding ``summary``."""
+
+    first_turn: int
+    last_turn: int
+    summary: str
+
+
+class StripReasoning(msgspec.Struct, frozen=True):
+    """Overlay: reasoning blocks of turns ``first_turn..last_turn`` (None: to
+    the end) are left out of projections; ``provider`` limits it to reasoning
+    one provider produced."""
+
+    first_turn: int = 0
+    last_turn: int | None = None
+    provider: ProviderId | None = None
+    reason: str = ""
+
+
+class StripSignature(msgspec.Struct, frozen=True):
+    """Overlay: payloads of ``format`` are removed from block ``block`` of the
+    message event ``event`` (the repair a recoverable invalid-signature error
+    asks for)."""
+
+    event: EventId
+    block: int = 0
+    format: str = "signature"
+    reason: str = ""
+
+
+class Repair(msgspec.Struct, frozen=True):
+    """Overlay: the content of message event ``event`` reads as ``content`` in
+    projections (empty content leaves the event out)."""
+
+    event: EventId
+    content: tuple[Block, ...] = ()
+    reason: str = ""
+
+
+Body: TypeAlias = Any
+"""An event body: one of the registered body types, or :class:`msgspec.Raw`
+for a kind nobody registered."""
+
+OVERLAY_KINDS: frozenset[str] = frozenset(
+    {"compaction", "strip-reasoning", "strip-signature", "repair"}
+)
+
+_lock = threading.Lock()
+_kinds: dict[str, type[msgspec.Struct]] = {
+    "turn-start": TurnStart,
+    "message": MessageBody,
+    "hosted": HostedBody,
+    "response": ResponseRecord,
+    "compaction": Compaction,
+    "strip-reasoning": StripReasoning,
+    "strip-signature": StripSignature,
+    "repair": Repair,
+}
+_kind_of: dict[type, str] = {v: k for k, v in _kinds.items()}
+
+
+def register_event_kind(kind: str, body: type[msgspec.Struct]) -> None:
+    """Register ``body`` as the body type of events of ``kind``.
+
+    Registering the same pair again is a no-op; another type for a taken kind
+    is an :class:`EventError`.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise EventError("an event kind must be a non-empty string")
+    if not (isinstance(body, type) and issubclass(body, msgspec.Struct)):
+        raise EventError(f"the body type of event kind {kind!r} must be a msgspec.Struct")
+    with _lock:
+        existing = _kinds.get(kind)
+        if existing is not None and existing is not body:
+            raise EventError(f"event kind {kind!r} is already registered to {existing.__name__}")
+        _kinds[kind] = body
+        _kind_of[body] = kind
+
+
+def event_kinds() -> tuple[str, ...]:
+    """Every registered event kind."""
+    return tuple(_kinds)
+
+
+def kind_of(body: object) -> str:
+    """The registered kind of a body value (an :class:`EventError` if none)."""
+    kind = _kind_of.get(type(body))
+    if kind is None:
+        raise EventError(f"{type(body).__name__} is not a registered event body")
+    return kind
+
+
+# -- events -----------------------------------------------------------------
+
+
+class Event(msgspec.Struct, frozen=True):
+    """One stored event.  ``seq`` counts from 1 within its conversation; ``at``
+    is the UTC time it was committed (ISO 8601); ``turn`` the turn it belongs
+    to (0 before the first turn); ``response`` the number of the provider
+    response whose content it is, if any."""
+
+    id: EventId
+    seq: int
+    at: str
+    turn: int
+    response: int | None
+    kind: str
+    body: Body
+
+    @property
+    def known(self) -> bool:
+        """False when the kind is not registered (the body is raw JSON)."""
+        return not isinstance(self.body, msgspec.Raw)
+
+
+class Draft(msgspec.Struct, frozen=True):
+    """An event not yet appended: the store gives it ``seq`` and ``at`` (and an
+    id, unless ``id`` is set)."""
+
+    kind: str
+    body: Body
+    turn: int = 0
+    response: int | None = None
+    id: EventId | None = None
+
+    @classmethod
+    def of(cls, body: msgspec.Struct, *, turn: int = 0, response: int | None = None) -> Draft:
+        """A draft whose kind is the registered kind of ``body``."""
+        return cls(kind_of(body), body, turn, response)
+
+
+class _Envelope(msgspec.Struct, frozen=True):
+    id: str
+    seq: int
+    at: str
+    turn: int
+    response: int | None
+    kind: str
+    body: msgspec.Raw
+
+
+_envelope = msgspec.json.Decoder(_Envelope)
+
+
+def raw_body(value: object) -> msgspec.Raw:
+    """A raw body for an event of an unregistered kind, from JSON bytes/str or
+    a JSON value.  Bytes must be one valid JSON document."""
+    if isinstance(value, msgspec.Raw):
+        return value
+    if isinstance(value, (bytes, str)):
+        data = value.encode() if isinstance(value, str) else value
+        try:
+            msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise DecodeError(f"raw event body is not JSON: {exc}") from None
+        return msgspec.Raw(data)
+    return msgspec.Raw(codec.dumps(value))
+
+
+def check_body(kind: str, body: object) -> None:
+    """Raise :class:`EventError` unless ``body`` fits ``kind``."""
+    expected = _kinds.get(kind)
+    if expected is None:
+        if not isinstance(body, msgspec.Raw):
+            raise EventError(f"event kind {kind!r} is not registered; its body must be msgspec.Raw")
+    elif type(body) is not expected:
+        raise EventError(
+            f"event kind {kind!r} needs a {expected.__name__} body, got {type(body).__name__}"
+        )
+
+
+def encode_event(event: Event) -> bytes:
+    """The canonical bytes of ``event``."""
+    return codec.dumps(event)
+
+
+def decode_event(data: bytes | str) -> Event:
+    """Decode canonical event bytes; an unknown kind keeps its raw body.
+
+    Raises :class:`~elelem.errors.DecodeError` naming the bad field.
+    """
+    try:
+        env = _envelope.decode(data)
+    except msgspec.ValidationError as exc:
+        raise DecodeError(f"malformed event: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise DecodeError(f"malformed JSON: {exc}") from None
+    typ = _kinds.get(env.kind)
+    body: Any = env.body
+    if typ is not None:
+        try:
+            body = codec.loads(env.body, typ)
+        except DecodeError as exc:
+            raise DecodeError(
+                f"event {env.id} ({env.kind}): {exc.detail}", "$.body" + exc.path[1:]
+            ) from None
+    return Event(EventId(env.id), env.seq, env.at, env.turn, env.response, env.kind, body)
+
+
+def event_text(kind: str, body: object) -> str | None:
+    """The searchable text of an event (None for events without text)."""
+    if kind == "message" and isinstance(body, MessageBody):
+        parts = []
+        for block in body.content:
+            if isinstance(block, TextBlock):
+                parts.append(block.text)
+            elif isinstance(block, ToolResultBlock):
+                parts.append(block.content)
+        return "\n".join(parts) if parts else None
+    if kind == "compaction" and isinstance(body, Compaction):
+        return body.summary
+    return None
+
+
+__all__ = [
+    "OVERLAY_KINDS",
+    "Body",
+    "Compaction",
+    "Draft",
+    "Event",
+    "HostedBody",
+    "MessageBody",
+    "Repair",
+    "ResponseRecord",
+    "StripReasoning",
+    "StripSignature",
+    "TurnStart",
+    "check_body",
+    "decode_event",
+    "encode_event",
+    "event_kinds",
+    "event_text",
+    "kind_of",
+    "raw_body",
+    "register_event_kind",
+]

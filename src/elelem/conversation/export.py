@@ -1,0 +1,166 @@
+"""Versioned NDJSON export and import of one conversation.
+
+The first line is a header ``{"format": "elelem.conversation", "version": 1,
+"conversation": {…}, "events": N}``; each following line is one event's
+canonical bytes, exactly as stored.  Import validates the whole file before
+writing anything and refuses formats and versions it does not know.
+Export → import → export gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+import msgspec
+
+from elelem import codec
+from elelem.conversation.errors import ImportRefused
+from elelem.conversation.events import decode_event, encode_event
+from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
+from elelem.errors import DecodeError
+from elelem.vocabulary import ConversationId, EventId
+
+FORMAT = "elelem.conversation"
+VERSION = 1
+SUPPORTED_VERSIONS: frozenset[int] = frozenset({1})
+
+
+class ExportedConversation(msgspec.Struct, frozen=True):
+    """The conversation's identity as an export carries it."""
+
+    id: ConversationId
+    title: str | None
+    created_at: str
+    parent: ConversationId | None = None
+    forked_at: EventId | None = None
+
+
+class Header(msgspec.Struct, frozen=True):
+    """The first line of an export."""
+
+    format: str
+    version: int
+    conversation: ExportedConversation
+    events: int
+
+
+class _Probe(msgspec.Struct):
+    format: object = None
+    version: object = None
+
+
+def export_conversation(store: Store, conversation: ConversationId) -> bytes:
+    """The NDJSON export of one conversation."""
+    info = store.info(conversation)
+    data = store.load_bytes(conversation)
+    header = Header(
+        FORMAT,
+        VERSION,
+        ExportedConversation(info.id, info.title, info.created_at, info.parent, info.forked_at),
+        len(data),
+    )
+    out = [codec.dumps(header)]
+    out.extend(data)
+    out.append(b"")
+    return b"\n".join(out)
+
+
+def write_export(store: Store, conversation: ConversationId, fp: BinaryIO) -> int:
+    """Write the export of ``conversation`` to ``fp``; return the bytes written."""
+    data = export_conversation(store, conversation)
+    fp.write(data)
+    return len(data)
+
+
+def _header(line: bytes) -> Header:
+    try:
+        probe = msgspec.json.decode(line, type=_Probe)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise ImportRefused("the first line is not a JSON object header", 1) from None
+    if probe.format != FORMAT:
+        raise ImportRefused(
+            f"not an elelem conversation export (format {probe.format!r}, expected {FORMAT!r})",
+            1,
+        )
+    if not isinstance(probe.version, int) or isinstance(probe.version, bool):
+        raise ImportRefused(f"export version must be an integer, got {probe.version!r}", 1)
+    if probe.version not in SUPPORTED_VERSIONS:
+        supported = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
+        raise ImportRefused(
+            f"export format version {probe.version} is not supported"
+            f" (this elelem reads version {supported})",
+            1,
+        )
+    try:
+        return codec.loads(line, Header)
+    except DecodeError as exc:
+        raise ImportRefused(f"bad header: {exc}", 1) from None
+
+
+def read_export(data: bytes) -> tuple[Header, list[bytes]]:
+    """Validate a whole export; return its header and canonical event bytes.
+
+    Every event must decode, ``seq`` must run 1, 2, … without gaps, ids must
+    be unique and the count must match the header.  Raises
+    :class:`ImportRefused` naming the first bad line.
+    """
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines:
+        raise ImportRefused("the file is empty")
+    header = _header(lines[0])
+    events: list[bytes] = []
+    seen: set[str] = set()
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            event = decode_event(line)
+        except DecodeError as exc:
+            raise ImportRefused(f"bad event: {exc}", n) from None
+        expected = len(events) + 1
+        if event.seq != expected:
+            raise ImportRefused(f"event seq {event.seq} where {expected} was expected", n)
+        if event.id in seen:
+            raise ImportRefused(f"event id {event.id!r} appears twice", n)
+        seen.add(event.id)
+        events.append(encode_event(event))
+    if len(events) != header.events:
+        raise ImportRefused(
+            f"the header announces {header.events} events but the file holds {len(events)}"
+        )
+    return header, events
+
+
+def import_conversation(store: Store, data: bytes, *, new_id: bool = False) -> ConversationInfo:
+    """Import an export into ``store``; nothing is written unless all of it is valid.
+
+    With ``new_id`` the conversation gets a fresh id (to import a copy beside
+    the original); otherwise an existing id is refused.
+    """
+    header, events = read_export(data)
+    c = header.conversation
+    info = ConversationInfo(
+        id=new_conversation_id() if new_id else c.id,
+        title=c.title,
+        model=None,
+        turns=0,
+        events=len(events),
+        created_at=c.created_at,
+        updated_at=c.created_at,
+        parent=c.parent,
+        forked_at=c.forked_at,
+    )
+    return store.import_events(info, events)
+
+
+__all__ = [
+    "FORMAT",
+    "SUPPORTED_VERSIONS",
+    "VERSION",
+    "ExportedConversation",
+    "Header",
+    "export_conversation",
+    "import_conversation",
+    "read_export",
+    "write_export",
+]

@@ -1,0 +1,254 @@
+"""A conversation: its store, its events, and the operations that append to it.
+
+:class:`Conversation` keeps the loaded events in memory and appends through
+its store; every projection is a pure function of :attr:`Conversation.events`.
+The turn API (:meth:`Conversation.send`) lives in :mod:`elelem.conversation.turn`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from elelem.conversation.errors import EventError
+from elelem.conversation.events import (
+    OVERLAY_KINDS,
+    Draft,
+    Event,
+    HostedBody,
+    MessageBody,
+    TurnStart,
+    kind_of,
+)
+from elelem.conversation.projections import (
+    Diagnostics,
+    Projection,
+    TurnView,
+    diagnose,
+    overlay_for_patch,
+    portable_history,
+    project,
+    turn_views,
+)
+from elelem.conversation.store import ConversationInfo, Store
+from elelem.errors import Patch
+from elelem.vocabulary import (
+    ConversationId,
+    HostedActivity,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+)
+
+if TYPE_CHECKING:
+    from elelem.conversation.turn import TurnResult
+
+
+class Conversation:
+    """One conversation log, open on a store.
+
+    Not safe to append to from two places at once through two ``Conversation``
+    objects (each keeps its own view of the turn and response counters); the
+    store itself stays consistent regardless.
+    """
+
+    def __init__(self, store: Store, id: ConversationId, events: Sequence[Event] = ()) -> None:
+        self.store = store
+        self.id = id
+        self._events: list[Event] = list(events)
+        self._turn = max((e.turn for e in self._events), default=0)
+        self._response = max(
+            (e.response for e in self._events if e.response is not None), default=0
+        )
+
+    # -- opening ---------------------------------------------------------------
+
+    @classmethod
+    def create(cls, store: Store, *, title: str | None = None) -> Conversation:
+        """A new, empty conversation in ``store``."""
+        info = store.create(title=title)
+        return cls(store, info.id)
+
+    @classmethod
+    def open(cls, store: Store, id: ConversationId | str) -> Conversation:
+        """Load an existing conversation."""
+        cid = ConversationId(id)
+        return cls(store, cid, store.load(cid))
+
+    def refresh(self) -> tuple[Event, ...]:
+        """Load events others appended since; return them."""
+        last = self._events[-1].seq if self._events else 0
+        new = self.store.load(self.id, after=last)
+        self._note(new)
+        return new
+
+    @property
+    def info(self) -> ConversationInfo:
+        """The store's listing entry for this conversation."""
+        return self.store.info(self.id)
+
+    # -- state -----------------------------------------------------------------
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Every event, in order."""
+        return tuple(self._events)
+
+    @property
+    def turn(self) -> int:
+        """The number of the latest turn (0 before the first)."""
+        return self._turn
+
+    def next_response(self) -> int:
+        """Reserve the number of a new provider response."""
+        self._response += 1
+        return self._response
+
+    def _note(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self._events.append(e)
+            if e.turn > self._turn:
+                self._turn = e.turn
+            if e.response is not None and e.response > self._response:
+                self._response = e.response
+
+    # -- appending ---------------------------------------------------------------
+
+    def append(self, *drafts: Draft) -> tuple[Event, ...]:
+        """Append drafts as one commit; return the stored events."""
+        events = self.store.append(self.id, drafts)
+        self._note(events)
+        return events
+
+    def start_turn(self, trigger: str = "user", model: str | None = None) -> int:
+        """Open a new turn; return its number."""
+        turn = self._turn + 1
+        self.append(Draft.of(TurnStart(trigger, model), turn=turn))
+        return turn
+
+    def message_drafts(self, message: Message, *, response: int | None = None) -> list[Draft]:
+        """Drafts for ``message`` in the current turn.
+
+        User, system and context messages are one event; assistant content is
+        one event per block or hosted transition, sharing a response number
+        (a new one unless ``response`` is given) so projections regroup it.
+        """
+        turn = self._turn
+        if message.role != "assistant":
+            if any(isinstance(p, HostedActivity) for p in message.content):
+                raise EventError("hosted activity belongs to assistant messages only")
+            body = MessageBody(message.role, message.content, message.source)  # type: ignore[arg-type]
+            return [Draft("message", body, turn)]
+        if response is None:
+            response = self.next_response()
+        drafts = []
+        for part in message.content:
+            if isinstance(part, HostedActivity):
+                drafts.append(
+                    Draft(
+                        "hosted", HostedBody(part, message.provider, message.model), turn, response
+                    )
+                )
+            else:
+                body = MessageBody(
+                    "assistant",
+                    (part,),
+                    message.source or "assistant",
+                    message.provider,
+                    message.model,
+                )
+                drafts.append(Draft("message", body, turn, response))
+        return drafts
+
+    def add_message(self, message: Message) -> tuple[Event, ...]:
+        """Append a whole message (see :meth:`message_drafts`)."""
+        return self.append(*self.message_drafts(message))
+
+    def add_user(self, text: str) -> Event:
+        """Append user text."""
+        return self.add_message(Message.user(text))[0]
+
+    def add_context(self, text: str, tag: str = "context") -> Event:
+        """Append injected context: a user-role message of source ``context:<tag>``."""
+        return self.add_message(Message.context(text, tag))[0]
+
+    def add_system(self, text: str) -> Event:
+        """Append a system message."""
+        return self.add_message(Message.system(text))[0]
+
+    def add_tool_results(self, results: Sequence[ToolResultBlock]) -> Event:
+        """Append the results of client tool calls as one user message."""
+        if not results:
+            raise EventError("no tool results to add")
+        return self.add_message(Message("user", tuple(results), "tool"))[0]
+
+    def add_overlay(self, body: msgspec.Struct) -> Event:
+        """Append an overlay; it changes projections, never stored events."""
+        kind = kind_of(body)
+        if kind not in OVERLAY_KINDS:
+            raise EventError(f"{type(body).__name__} is not an overlay")
+        return self.append(Draft(kind, body, self._turn))[0]
+
+    def apply_patch(self, patch: Patch, projection: Projection | None = None) -> Event:
+        """Record a recoverable error's patch as an overlay.
+
+        ``projection`` is the projection the failed request was built from
+        (the current one by default); patch positions refer to it.
+        """
+        return self.add_overlay(overlay_for_patch(projection or self.project(), patch))
+
+    # -- projections -------------------------------------------------------------
+
+    def project(self) -> Projection:
+        """The native projection with the origin of every part."""
+        return project(self._events)
+
+    def history(self) -> tuple[Message, ...]:
+        """The native history (what a shape encoder receives)."""
+        return self.project().messages
+
+    def portable(self) -> Projection:
+        """The portable history (no provider payloads) and what it dropped."""
+        return portable_history(self._events)
+
+    def turns(self) -> tuple[TurnView, ...]:
+        """The log grouped by turn."""
+        return turn_views(self._events)
+
+    def diagnostics(self) -> Diagnostics:
+        """Orphan tool calls, unfinished hosted activity, incomplete blocks."""
+        return diagnose(self._events)
+
+    @property
+    def text(self) -> str:
+        """All message text, one line per message (for quick looks)."""
+        return "\n".join(
+            "".join(p.text for p in m.content if isinstance(p, TextBlock)) for m in self.history()
+        )
+
+    # -- turns ---------------------------------------------------------------------
+
+    async def send(
+        self, client: Any, model: str, user_input: str | None, **kwargs: Any
+    ) -> TurnResult:
+        """Run one turn through ``client`` (an :class:`elelem.Client`): see
+        :func:`elelem.conversation.turn.send`."""
+        from elelem.conversation.turn import send
+
+        return await send(self, client, model, user_input, **kwargs)
+
+    def send_sync(
+        self, client: Any, model: str, user_input: str | None, **kwargs: Any
+    ) -> TurnResult:
+        """The synchronous twin of :meth:`send`, for an :class:`elelem.SyncClient`."""
+        from elelem.conversation.turn import send_sync
+
+        return send_sync(self, client, model, user_input, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Conversation({self.id!r}, events={len(self._events)}, turn={self._turn})"
+
+
+__all__ = ["Conversation"]

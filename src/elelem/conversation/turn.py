@@ -1,0 +1,317 @@
+"""The turn API: one user input in, the model's answer committed block by block.
+
+:func:`send` (async, over :class:`elelem.Client`) and :func:`send_sync` (over
+:class:`elelem.SyncClient`) share one recorder, so both commit the same
+events:
+
+1. the turn start and the user message, in one commit;
+2. each block and hosted transition as the stream flushes it, one commit
+   each, so a crash or an interruption never loses what already arrived;
+3. the response record (provider, model, response id, request id, finish,
+   usage) once the response ends;
+4. when the response finished ``paused``, a continuation request with the
+   paused assistant message last, as its own response record, up to
+   ``max_continuations`` times.
+
+An interruption (a transport error, a cancellation, Ctrl-C) commits what
+:meth:`~elelem.stream.Assembler.partial` keeps — open text and reasoning
+marked incomplete, citations received so far — and a response record with
+finish ``aborted`` and ``complete`` False, then re-raises: nothing is
+swallowed.  The turn's state stays readable from the log
+(:meth:`Conversation.turns`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from elelem.conversation.errors import StoreError
+from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord, TurnStart
+from elelem.conversation.projections import add_usage, native_history
+from elelem.errors import StreamError
+from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.vocabulary import (
+    GenerationOptions,
+    HostedActivity,
+    HostedTool,
+    Message,
+    Part,
+    ProviderId,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from elelem.client import Client, SyncClient
+    from elelem.conversation.log import Conversation
+
+MAX_CONTINUATIONS = 8
+"""Default bound on automatic continuations of a paused turn."""
+
+ERROR_TEXT_LIMIT = 500
+
+
+class TurnResult(msgspec.Struct, frozen=True):
+    """What one turn produced.
+
+    ``messages`` are the assistant messages of the turn (one per provider
+    response, in order); ``responses`` their records; ``usage`` their sum;
+    ``end`` is ``completed``, ``paused`` (the provider paused and the
+    continuation bound was 0), or ``max-continuations``.
+    """
+
+    turn: int
+    messages: tuple[Message, ...]
+    responses: tuple[ResponseRecord, ...]
+    usage: Usage
+    end: str
+
+    @property
+    def text(self) -> str:
+        """The turn's assistant text, all responses joined."""
+        return "".join(m.text for m in self.messages)
+
+    @property
+    def finish(self) -> str | None:
+        """The finish reason of the last response."""
+        return self.responses[-1].finish if self.responses else None
+
+
+class _Recorder:
+    """Commits one provider response's parts as they flush."""
+
+    def __init__(
+        self,
+        conv: Conversation,
+        provider: ProviderId,
+        model: str,
+        turn: int,
+        continuation: int,
+    ) -> None:
+        self.conv = conv
+        self.provider = provider
+        self.model = model
+        self.turn = turn
+        self.continuation = continuation
+        self.response = conv.next_response()
+        self.committed = 0
+
+    def drafts(self, parts: Sequence[Part]) -> list[Draft]:
+        out = []
+        for part in parts:
+            if isinstance(part, HostedActivity):
+                body: Any = HostedBody(part, self.provider, self.model)
+                out.append(Draft("hosted", body, self.turn, self.response))
+            else:
+                body = MessageBody("assistant", (part,), "assistant", self.provider, self.model)
+                out.append(Draft("message", body, self.turn, self.response))
+        return out
+
+    def on_chunk(self, chunk: Chunk, committed: tuple[Part, ...]) -> None:
+        if isinstance(chunk, ResponseStart) and chunk.model:
+            self.model = chunk.model
+        if committed:
+            self.conv.append(*self.drafts(committed))
+            self.committed += len(committed)
+
+    def record(
+        self, result: AssembledResponse, request_id: str | None, request_dropped: Sequence[str]
+    ) -> ResponseRecord:
+        finish = result.finish
+        record = ResponseRecord(
+            provider=result.provider or self.provider,
+            model=result.model or self.model,
+            response_id=result.response_id,  # type: ignore[arg-type]
+            request_id=request_id,
+            finish=finish.reason if finish is not None else None,
+            finish_raw=finish.raw if finish is not None else None,
+            failure=finish.failure if finish is not None else None,
+            usage=result.usage,
+            complete=result.complete,
+            dropped=tuple(f"request: {d}" for d in request_dropped) + result.dropped,
+            continuation=self.continuation,
+        )
+        return record
+
+    def finish(
+        self, result: AssembledResponse, request_id: str | None, request_dropped: Sequence[str]
+    ) -> ResponseRecord:
+        # Every part already committed as it flushed; only the record is new.
+        tail = result.content[self.committed :]
+        record = self.record(result, request_id, request_dropped)
+        self.conv.append(
+            *self.drafts(tail), Draft.of(record, turn=self.turn, response=self.response)
+        )
+        return record
+
+    def interrupt(
+        self,
+        partial: AssembledResponse,
+        exc: BaseException,
+        request_id: str | None,
+        request_dropped: Sequence[str],
+    ) -> None:
+        tail = partial.content[self.committed :]
+        record = msgspec.structs.replace(
+            self.record(partial, request_id, request_dropped),
+            finish="aborted",
+            complete=False,
+            error=_describe(exc),
+        )
+        self.conv.append(
+            *self.drafts(tail), Draft.of(record, turn=self.turn, response=self.response)
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, StreamError):
+        text = f"{exc.kind}: {exc.message}"
+    elif isinstance(exc, KeyboardInterrupt):
+        text = "interrupted"
+    elif type(exc).__name__ == "CancelledError":
+        text = "cancelled"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return text[:ERROR_TEXT_LIMIT]
+
+
+class _Turn:
+    """The I/O-free part of one turn, shared by :func:`send` and :func:`send_sync`."""
+
+    def __init__(
+        self,
+        conv: Conversation,
+        catalog: Any,
+        model: str,
+        user_input: str | Message | None,
+        trigger: str | None,
+        max_continuations: int,
+        request: dict[str, Any],
+    ) -> None:
+        spec, name = catalog.resolve(model)
+        self.conv = conv
+        self.provider = ProviderId(spec.name)
+        self.name: str = name
+        self.model = model
+        self.max_continuations = max_continuations
+        self.request = request
+        self.records: list[ResponseRecord] = []
+        turn = conv.turn + 1
+        self.turn = turn
+        start = TurnStart(trigger or ("user" if user_input is not None else "continuation"), model)
+        drafts = [Draft.of(start, turn=turn)]
+        if user_input is not None:
+            message = Message.user(user_input) if isinstance(user_input, str) else user_input
+            drafts.extend(
+                Draft("message", d.body, turn, d.response) for d in conv.message_drafts(message)
+            )
+        conv.append(*drafts)
+
+    def next_request(self) -> tuple[_Recorder, dict[str, Any]]:
+        """A recorder for the next response and the client's stream arguments."""
+        recorder = _Recorder(self.conv, self.provider, self.name, self.turn, len(self.records))
+        return recorder, {"messages": self.conv.history(), **self.request}
+
+    def done(self, record: ResponseRecord) -> TurnResult | None:
+        """Note a finished response; the turn's result, or None to continue."""
+        self.records.append(record)
+        if record.finish != "paused":
+            end = "completed"
+        elif len(self.records) > self.max_continuations:
+            end = "max-continuations" if self.max_continuations > 0 else "paused"
+        else:
+            return None
+        events = [e for e in self.conv.events if e.turn == self.turn]
+        messages = tuple(m for m in native_history(events) if m.role == "assistant")
+        usage = Usage()
+        for r in self.records:
+            if r.usage is not None:
+                usage = add_usage(usage, r.usage)
+        return TurnResult(self.turn, messages, tuple(self.records), usage, end)
+
+
+async def send(
+    conv: Conversation,
+    client: Client,
+    model: str,
+    user_input: str | Message | None,
+    *,
+    system: str | None = None,
+    tools: Sequence[ToolSpec] = (),
+    hosted_tools: Sequence[HostedTool] = (),
+    options: GenerationOptions | None = None,
+    timeouts: Any = None,
+    trigger: str | None = None,
+    max_continuations: int = MAX_CONTINUATIONS,
+) -> TurnResult:
+    """Run one turn: append the user input (None continues without one),
+    stream the answer into the log block by block, continue a paused
+    response automatically, and return the turn's result.
+
+    Errors propagate (typed :class:`~elelem.errors.StreamError`\\ s from the
+    client) after what arrived is committed, marked incomplete.
+    """
+    request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
+               "options": options, "timeouts": timeouts}  # fmt: skip
+    turn = _Turn(conv, client.catalog, model, user_input, trigger, max_continuations, request)
+    while True:
+        recorder, kwargs = turn.next_request()
+        stream = client.stream(model, **kwargs)
+        try:
+            async with stream:
+                async for chunk, committed in stream.with_commits():
+                    recorder.on_chunk(chunk, committed)
+            result = stream.assembler.result()
+        except StoreError:
+            raise  # the log itself failed: there is nowhere to record anything
+        except BaseException as exc:
+            recorder.interrupt(stream.partial(), exc, stream.request_id, stream.dropped)
+            raise
+        outcome = turn.done(recorder.finish(result, stream.request_id, stream.dropped))
+        if outcome is not None:
+            return outcome
+
+
+def send_sync(
+    conv: Conversation,
+    client: SyncClient,
+    model: str,
+    user_input: str | Message | None,
+    *,
+    system: str | None = None,
+    tools: Sequence[ToolSpec] = (),
+    hosted_tools: Sequence[HostedTool] = (),
+    options: GenerationOptions | None = None,
+    timeouts: Any = None,
+    trigger: str | None = None,
+    max_continuations: int = MAX_CONTINUATIONS,
+) -> TurnResult:
+    """The blocking twin of :func:`send`, over a :class:`elelem.SyncClient`."""
+    request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
+               "options": options, "timeouts": timeouts}  # fmt: skip
+    turn = _Turn(
+        conv, client.client.catalog, model, user_input, trigger, max_continuations, request
+    )
+    while True:
+        recorder, kwargs = turn.next_request()
+        stream = client.stream(model, **kwargs)
+        inner = stream.stream
+        try:
+            with stream:
+                for chunk, committed in stream.with_commits():
+                    recorder.on_chunk(chunk, committed)
+            result = inner.assembler.result()
+        except StoreError:
+            raise  # the log itself failed: there is nowhere to record anything
+        except BaseException as exc:
+            recorder.interrupt(stream.partial(), exc, inner.request_id, inner.dropped)
+            raise
+        outcome = turn.done(recorder.finish(result, inner.request_id, inner.dropped))
+        if outcome is not None:
+            return outcome
+
+
+__all__ = ["MAX_CONTINUATIONS", "TurnResult", "send", "send_sync"]

@@ -1,0 +1,273 @@
+"""The SQLite store: append, load, list, search, fork, delete, schema, URLs."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from elelem.conversation import (
+    Conversation,
+    ConversationNotFound,
+    Draft,
+    MessageBody,
+    SchemaVersionError,
+    SQLiteStore,
+    StoreError,
+    TurnStart,
+    decode_event,
+    encode_event,
+    open_store,
+)
+from elelem.conversation.sqlite import MIGRATIONS, SCHEMA_VERSION
+from elelem.conversation.store import Store
+from elelem.errors import UnsupportedError
+from elelem.vocabulary import ConversationId, EventId, TextBlock
+
+
+class Ticker:
+    """A clock that advances one second per reading."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def user(text: str, turn: int = 1) -> Draft:
+    return Draft("message", MessageBody("user", (TextBlock(text),), "user"), turn)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    s = SQLiteStore(tmp_path / "t.db", clock=Ticker())
+    yield s  # type: ignore[misc]
+    s.close()
+
+
+def test_sqlite_store_implements_the_store_protocol(store: SQLiteStore) -> None:
+    assert isinstance(store, Store)
+
+
+def test_append_assigns_seq_time_and_ids_and_load_returns_the_same_bytes(
+    store: SQLiteStore,
+) -> None:
+    info = store.create(title="t")
+    assert info.created_at == "2026-03-04T05:06:08.000000Z"
+    first = store.append(info.id, [Draft.of(TurnStart("user", "anthropic:m"), turn=1), user("hi")])
+    second = store.append(info.id, [user("again")])
+    assert [e.seq for e in first + second] == [1, 2, 3]
+    # One commit, one timestamp; the next commit reads the clock again.
+    assert [e.at for e in first + second] == [
+        "2026-03-04T05:06:09.000000Z",
+        "2026-03-04T05:06:09.000000Z",
+        "2026-03-04T05:06:10.000000Z",
+    ]
+    assert len({e.id for e in first + second}) == 3
+    assert all(e.id.startswith("ev_") and len(e.id) == 19 for e in first + second)
+    loaded = store.load(info.id)
+    assert loaded == first + second
+    assert store.load_bytes(info.id) == [encode_event(e) for e in first + second]
+    assert store.load(info.id, after=2) == second
+    assert decode_event(store.load_bytes(info.id)[1]) == first[1]
+
+
+def test_append_keeps_a_draft_id_and_never_reads_earlier_events(store: SQLiteStore) -> None:
+    info = store.create()
+    store.append(info.id, [user(f"m{i}") for i in range(50)])
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    (event,) = store.append(info.id, [user("x")])
+    store._db.set_trace_callback(None)
+    assert event.seq == 51
+    verbs = [s.split()[0].upper() for s in statements]
+    # O(1): one counter update on the conversation row, one insert, no SELECT.
+    assert verbs == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+    assert "FROM EVENTS" not in " ".join(statements).upper()
+    (mine,) = store.append(info.id, [Draft("message", user("y").body, 1, None, EventId("ev_mine"))])
+    assert (mine.id, mine.seq) == ("ev_mine", 52)
+
+
+def test_append_to_a_missing_conversation_is_a_typed_error(store: SQLiteStore) -> None:
+    with pytest.raises(ConversationNotFound, match="no conversation 'c_nope'"):
+        store.append(ConversationId("c_nope"), [user("x")])
+    with pytest.raises(ConversationNotFound):
+        store.load(ConversationId("c_nope"))
+
+
+def test_a_failed_append_writes_nothing(store: SQLiteStore) -> None:
+    info = store.create()
+    store.append(info.id, [user("kept")])
+    bad = Draft("message", MessageBody("user", (object(),), "user"), 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="cannot encode a object"):
+        # The counter was already bumped when encoding the second draft failed.
+        store.append(info.id, [user("lost"), bad])
+    assert [e.body.content[0].text for e in store.load(info.id)] == ["kept"]
+    assert store.info(info.id).events == 1
+    (next_event,) = store.append(info.id, [user("after")])
+    assert next_event.seq == 2
+
+
+def test_event_ids_given_by_drafts_must_be_unique(store: SQLiteStore) -> None:
+    info = store.create()
+    body = user("x").body
+    store.append(info.id, [Draft("message", body, 1, None, EventId("ev_a"))])
+    with pytest.raises(StoreError, match="event id 'ev_a' is already in the conversation"):
+        store.append(info.id, [Draft("message", body, 1, None, EventId("ev_a"))])
+    with pytest.raises(StoreError, match="repeat within one append"):
+        store.append(
+            info.id,
+            [
+                Draft("message", body, 1, None, EventId("ev_b")),
+                Draft("message", body, 1, None, EventId("ev_b")),
+            ],
+        )
+    assert store.info(info.id).events == 1
+
+
+def test_list_is_newest_first_with_title_model_and_turn_count(store: SQLiteStore) -> None:
+    a = Conversation.create(store)
+    a.start_turn(model="anthropic:claude-sonnet-4-5")
+    a.add_user("What is the tallest mountain?\nAnd why?")
+    b = Conversation.create(store, title="named")
+    b.start_turn(model="openai:gpt-5")
+    b.add_user("hello")
+    b.start_turn(model="openai:gpt-5-mini")
+    a.add_user("later")  # a becomes the most recently updated
+    listed = store.list_conversations()
+    assert [(c.id, c.title, c.model, c.turns, c.events) for c in listed] == [
+        (a.id, "What is the tallest mountain?", "anthropic:claude-sonnet-4-5", 1, 3),
+        (b.id, "named", "openai:gpt-5-mini", 2, 3),
+    ]
+    assert [c.id for c in store.list_conversations(limit=1)] == [a.id]
+
+
+def test_search_finds_text_case_insensitively_with_a_snippet(store: SQLiteStore) -> None:
+    c = Conversation.create(store)
+    c.start_turn()
+    hit = c.add_user("The Quick brown fox jumps")
+    c.add_user("nothing here")
+    hits = store.search("quick BROWN")
+    assert [(h.conversation, h.event, h.seq, h.turn, h.snippet) for h in hits] == [
+        (c.id, hit.id, 2, 1, "The Quick brown fox jumps")
+    ]
+    assert store.search("absent") == []
+    assert store.search("") == []
+
+
+def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: SQLiteStore) -> None:
+    c = Conversation.create(store, title="orig")
+    c.start_turn()
+    at = c.add_user("one")
+    c.add_user("two")
+    forked = store.fork(c.id, at.id)
+    assert (forked.parent, forked.forked_at, forked.events, forked.title) == (
+        c.id,
+        at.id,
+        2,
+        "orig",
+    )
+    assert store.load_bytes(forked.id) == store.load_bytes(c.id)[:2]
+    f = Conversation.open(store, forked.id)
+    f.add_user("branch")
+    assert [e.seq for e in f.events] == [1, 2, 3]
+    assert len(store.load(c.id)) == 3  # the original is untouched
+    with pytest.raises(StoreError, match="has no event 'ev_missing'"):
+        store.fork(c.id, EventId("ev_missing"))
+
+
+def test_delete_removes_the_conversation_and_its_events(store: SQLiteStore) -> None:
+    c = Conversation.create(store)
+    c.add_user("bye")
+    store.delete(c.id)
+    assert store.list_conversations() == []
+    with pytest.raises(ConversationNotFound):
+        store.load(c.id)
+    with pytest.raises(ConversationNotFound):
+        store.delete(c.id)
+    assert store.search("bye") == []
+
+
+def test_set_title_and_duplicate_ids(store: SQLiteStore) -> None:
+    info = store.create(id=ConversationId("c_mine"))
+    store.set_title(info.id, "renamed")
+    assert store.info(info.id).title == "renamed"
+    with pytest.raises(StoreError, match="already exists"):
+        store.create(id=ConversationId("c_mine"))
+    with pytest.raises(ConversationNotFound):
+        store.set_title(ConversationId("c_other"), "x")
+
+
+def test_the_file_is_in_wal_mode_at_the_current_schema(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    SQLiteStore(path).close()
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert raw.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    raw.close()
+
+
+def test_a_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SQLiteStore(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE schema_version SET version = 99")
+    raw.commit()
+    raw.close()
+    with pytest.raises(SchemaVersionError, match="schema version 99; this elelem understands"):
+        SQLiteStore(path)
+
+
+def test_migration_from_version_1_backfills_search_text(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    raw = sqlite3.connect(path)
+    MIGRATIONS[0](raw)
+    raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    raw.execute("INSERT INTO schema_version VALUES (1)")
+    raw.execute(
+        "INSERT INTO conversations (key, id, created_at, updated_at, last_seq)"
+        " VALUES (1, 'c_old', 't', 't', 1)"
+    )
+    with SQLiteStore(tmp_path / "scratch.db") as scratch:
+        c = Conversation.create(scratch)
+        data = encode_event(c.add_user("an old needle"))
+    raw.execute(
+        "INSERT INTO events (conv, seq, id, kind, turn, data) VALUES (1, 1, 'x', 'message', 0, ?)",
+        (data,),
+    )
+    raw.commit()
+    raw.close()
+    with SQLiteStore(path) as store:
+        assert store.schema_version == 2
+        assert [h.snippet for h in store.search("needle")] == ["an old needle"]
+        assert store.load_bytes(ConversationId("c_old")) == [data]
+
+
+def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with open_store("sqlite:///rel.db") as s:  # type: ignore[attr-defined]
+        assert Path(s.path) == Path("rel.db")
+    assert (tmp_path / "rel.db").is_file()
+    absolute = tmp_path / "abs dir" / "a.db"
+    with open_store("sqlite:///" + str(absolute).replace(" ", "%20")) as s:  # type: ignore[attr-defined]
+        assert s.path == str(absolute)
+    assert absolute.is_file()
+    with open_store(str(tmp_path / "plain.db")) as s:  # type: ignore[attr-defined]
+        assert s.path == str(tmp_path / "plain.db")
+    monkeypatch.setenv("ELELEM_HOME", str(tmp_path / "home"))
+    with open_store() as s:  # type: ignore[attr-defined]
+        assert s.path == str(tmp_path / "home" / "elelem.db")
+    with open_store("sqlite:///:memory:?synchronous=full") as s:  # type: ignore[attr-defined]
+        assert s._db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    with pytest.raises(UnsupportedError, match="PostgreSQL store is not built yet"):
+        open_store("postgresql://localhost/db")
+    with pytest.raises(StoreError, match="unknown store URL scheme 'mysql'"):
+        open_store("mysql://x/y")
+    with pytest.raises(StoreError, match="unknown sqlite URL option"):
+        open_store("sqlite:///x.db?cache=shared")
+    with pytest.raises(StoreError, match="has a host"):
+        open_store("sqlite://host/x.db")
