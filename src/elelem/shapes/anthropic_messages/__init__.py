@@ -30,8 +30,8 @@ from elelem.shapes.anthropic_messages.mapping import (
     usage_from_wire,
 )
 from elelem.shapes.anthropic_messages.parser import (
-    REQUEST_ARG,
     MessagesParser,
+    RequestArg,
     citation_attribution,
     response_chunks,
 )
@@ -52,13 +52,13 @@ class AnthropicMessages:
         """The ``/v1/messages`` request for ``request`` (see :func:`encode_request`)."""
         return encode_request(request, provider=provider, stream=stream)
 
-    def new_parser(self, provider: ProviderId, request: REQUEST_ARG = None) -> MessagesParser:
+    def new_parser(self, provider: ProviderId, request: RequestArg = None) -> MessagesParser:
         """A parser for one streamed response.  ``request`` may be the neutral
         request or the raw wire request JSON (it names the hosted tool versions)."""
         return MessagesParser(provider, request)
 
     def parse_response(
-        self, body: bytes, provider: ProviderId, request: REQUEST_ARG = None
+        self, body: bytes, provider: ProviderId, request: RequestArg = None
     ) -> list[Chunk]:
         """The chunks of a non-streaming JSON response body.
 

@@ -3,7 +3,7 @@ hosted-tool names, versions and result summaries.  Pure functions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -197,14 +197,6 @@ def _editor_summary(ctype: str, content: Mapping[str, Any]) -> str:
     if action == "str_replace":
         return "edited file"
     return action
-
-
-def first_present(items: Iterable[str | None]) -> str | None:
-    """The first item that is not None."""
-    for item in items:
-        if item is not None:
-            return item
-    return None
 
 
 __all__ = [

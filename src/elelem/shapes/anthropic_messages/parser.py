@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
 
@@ -63,7 +63,8 @@ _MODELED: dict[str, frozenset[str]] = {
     "tool_use": frozenset({"type", "id", "name", "input"}),
 }
 
-REQUEST_ARG = ModelRequest | Mapping[str, Any] | None
+RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
+"""What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
 
 
 def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> Attribution:
@@ -115,7 +116,7 @@ class MessagesParser:
     which hosted tool versions were selected; it may be None.
     """
 
-    def __init__(self, provider: ProviderId, request: REQUEST_ARG = None) -> None:
+    def __init__(self, provider: ProviderId, request: RequestArg = None) -> None:
         self.provider = provider
         if isinstance(request, ModelRequest):
             self._versions = tool_versions_from_request(request)
@@ -444,7 +445,7 @@ def _finish_input(block: _Block, key: BlockKey) -> None:
 
 
 def response_chunks(
-    message: Mapping[str, Any], provider: ProviderId, request: REQUEST_ARG = None
+    message: Mapping[str, Any], provider: ProviderId, request: RequestArg = None
 ) -> list[Chunk]:
     """The chunks of a non-streaming Messages response (the same a stream gives)."""
     parser = MessagesParser(provider, request)
