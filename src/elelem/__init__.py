@@ -20,6 +20,7 @@ from elelem.vocabulary import (
 
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
+    from elelem.conversation import Conversation, open_store
 
 __version__ = "0.1.0"
 
@@ -30,13 +31,19 @@ def __getattr__(name: str) -> object:
         from elelem import client
 
         return getattr(client, name)
+    if name in ("Conversation", "open_store"):
+        from elelem import conversation
+
+        return getattr(conversation, name)
     raise AttributeError(f"module 'elelem' has no attribute {name!r}")
 
 
 __all__ = [
     "Client",
+    "Conversation",
     "SyncClient",
     "__version__",
+    "open_store",
     "register_block_type",
     "register_finish_reason",
     "register_message_source",
