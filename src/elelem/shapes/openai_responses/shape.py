@@ -102,15 +102,19 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
         target: dict[str, object] = {"item_id": found.group(1)} if found else {}
         patch = Patch("strip-reasoning", target, reason=text or "encrypted content rejected")
         return RecoverableError(summary, patches=[patch], **common)
-    cls = _items.error_class(code, kind)
+    # The code is specific; the type is not (a bad key is an
+    # "invalid_request_error" with status 401), so the status outranks it.
+    cls = _items.error_class(code, None)
     if cls is None and status == 400 and text is not None and _CONTEXT.search(text):
         cls = ContextWindowError
-    if cls is None:
-        cls = _STATUS.get(status)
-    if cls is None and status == 503 and text is not None and "overload" in text.lower():
+    if cls is None and status in (503, 529) and "overload" in (text or "").lower():
         cls = OverloadedError
     if cls is None:
-        cls = ServerError if status >= 500 else InvalidRequestError
+        cls = _STATUS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else _items.error_class(None, kind)
+    if cls is None:
+        cls = InvalidRequestError
     retryable = False if code == "insufficient_quota" else None
     return cls(summary, retry_after=_retry_after(headers), retryable=retryable, **common)
 
