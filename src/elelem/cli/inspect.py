@@ -98,8 +98,10 @@ PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
     (
         # Some compatible servers omit "object" (Moonshot) or blank it (Azure's
         # first chunk); a top-level "choices" list is Chat Completions alone.
-        lambda p: p.get("object") in ("chat.completion", "chat.completion.chunk")
-        or isinstance(p.get("choices"), list),
+        lambda p: (
+            p.get("object") in ("chat.completion", "chat.completion.chunk")
+            or isinstance(p.get("choices"), list)
+        ),
         "openai_chat",
     ),
     (lambda p: "candidates" in p or "usageMetadata" in p, "gemini"),

@@ -76,7 +76,7 @@ def _fields(payloads: Iterable[ProviderPayload], provider: str) -> dict[str, Any
 # --------------------------------------------------------------------------
 
 
-def native_content(
+def _native_content(
     content: Iterable[Part], provider: str, dropped: _Dropped, where: str
 ) -> list[dict[str, Any]]:
     """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
@@ -179,7 +179,7 @@ def _portable_hosted(parts: list[HostedActivity]) -> list[dict[str, Any]]:
     return out
 
 
-def portable_content(message: Message, dropped: _Dropped, where: str) -> list[dict[str, Any]]:
+def _portable_content(message: Message, dropped: _Dropped, where: str) -> list[dict[str, Any]]:
     """Encode a message from another provider (or a user) for Anthropic."""
     content = list(message.content)
     # A started transition whose terminal one follows in the same message says nothing more.
@@ -188,14 +188,14 @@ def portable_content(message: Message, dropped: _Dropped, where: str) -> list[di
     for i, part in enumerate(content):
         at = f"{where} part {i}"
         if isinstance(part, HostedActivity):
-            if part.state == "started" and part.id in finished:
-                continue
-            out.extend(_portable_hosted([part]))
             if part.payload is not None:
                 dropped.add(
                     at,
                     f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
                 )
+            if part.state == "started" and part.id in finished:
+                continue
+            out.extend(_portable_hosted([part]))
         elif isinstance(part, TextBlock):
             text = part.text
             if message.source.startswith("context:"):
@@ -241,9 +241,9 @@ def assistant_wire(
 
 def _wire_message(message: Message, provider: str, dropped: _Dropped, where: str) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
-        content = native_content(message.content, provider, dropped, where)
+        content = _native_content(message.content, provider, dropped, where)
     else:
-        content = portable_content(message, dropped, where)
+        content = _portable_content(message, dropped, where)
     return {"role": "assistant" if message.role == "assistant" else "user", "content": content}
 
 
@@ -285,7 +285,12 @@ def encode_request(
         if message.role == "system":
             system_parts.append(message.text)
             continue
-        messages.append(_wire_message(message, provider, dropped, f"message {i}"))
+        wire = _wire_message(message, provider, dropped, f"message {i}")
+        if not wire["content"]:
+            # The API rejects an empty content list; say so rather than send it.
+            dropped.add(f"message {i}", "nothing left to send (message omitted)")
+            continue
+        messages.append(wire)
     opts = request.options
     body: dict[str, Any] = {
         "model": request.model,
@@ -346,6 +351,4 @@ __all__ = [
     "assistant_wire",
     "encode_request",
     "hosted_tool_definition",
-    "native_content",
-    "portable_content",
 ]
