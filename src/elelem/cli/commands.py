@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from elelem.cli.ask import ask_command, chat_command
 from elelem.cli.common import EXIT_STATUSES
+from elelem.cli.demo import demo_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.providers import providers_command
 
@@ -13,11 +15,14 @@ def register(group: click.Group) -> None:
     """Add ask, chat, log, show, export, import, providers and demo to ``group``,
     and document the exit statuses in its help."""
     for command in (
+        ask_command,
+        chat_command,
         log_command,
         show_command,
         export_command,
         import_command,
         providers_command,
+        demo_command,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

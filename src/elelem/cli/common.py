@@ -100,6 +100,11 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
+        except BrokenPipeError:
+            # The reader went away (`elelem log | head`): nothing left to say.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(EXIT_OK) from None
         except (ElelemError, OSError, KeyboardInterrupt) as exc:
             if debug_enabled():
                 raise

@@ -145,12 +145,20 @@ class Renderer:
         self._response_usage: Usage | None = None
         self._assembler: Assembler | None = None
         self._live: Live | None = None
+        self._active = False
+
+    @property
+    def active(self) -> bool:
+        """True while an answer is being shown (something was fed or shown
+        since the last :meth:`end_answer`)."""
+        return self._active
 
     # -- streaming -----------------------------------------------------------
 
     def feed(self, chunk: Chunk) -> None:
         """Show one chunk of a live response: deltas in the live region,
         committed parts as they commit."""
+        self._active = True
         if isinstance(chunk, ResponseStart) or self._assembler is None or self._assembler.finished:
             self._assembler = Assembler()
             self._response_usage = None
@@ -215,6 +223,7 @@ class Renderer:
 
     def part(self, part: Part) -> None:
         """Show one committed part: a block or a hosted-activity transition."""
+        self._active = True
         if isinstance(part, TextBlock):
             self._text(part)
             return
@@ -275,13 +284,17 @@ class Renderer:
         self._notes = Footnotes()
         self._usage = None
         self._assembler = None
+        self._active = False
 
     # -- parts -----------------------------------------------------------------
 
     def _text(self, block: TextBlock) -> None:
         if self.plain:
-            self._plain_write(neutralize_markdown_links(cited_text(block, self._notes)))
-            self._plain_started = True
+            text = neutralize_markdown_links(cited_text(block, self._notes))
+            if not self._plain_started and self._plain_col0:
+                text = text.lstrip("\n")  # a run opens on a fresh line already
+            self._plain_write(text)
+            self._plain_started = bool(text) or self._plain_started
         else:
             self._run.append(neutralize_markdown_links(cited_text(block, self._notes, escape=True)))
 

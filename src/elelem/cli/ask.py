@@ -1,0 +1,280 @@
+"""``elelem ask`` (one question) and ``elelem chat`` (a conversation at the prompt)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from elelem.cli.common import (
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    default_model,
+    describe,
+    guarded,
+    hosted_tools,
+    make_renderer,
+    model_options,
+    stdin_text,
+    store_from_env,
+)
+from elelem.cli.history import resolve_conversation
+from elelem.cli.inspect import ndjson_line
+from elelem.cli.turns import json_observer, render_observer, run_turn
+from elelem.conversation import Conversation, ConversationNotFound, Store, default_store_path
+from elelem.conversation.turn import TurnResult
+from elelem.errors import StreamError
+from elelem.providers import Catalog, load_catalog, load_shape
+from elelem.render import Renderer, sanitize_line
+from elelem.vocabulary import GenerationOptions, HostedTool
+
+
+@dataclass
+class Session:
+    """What one ``ask`` or ``chat`` talks to and how it shows the answers."""
+
+    conversation: Conversation
+    model: str
+    renderer: Renderer | None
+    system: str | None
+    tools: tuple[HostedTool, ...]
+    options: GenerationOptions
+
+    def answer(self, text: str | None) -> TurnResult:
+        """One turn: stream the answer into the log and onto the screen (or
+        as NDJSON).  Ctrl-C and stream errors end the answer showing what
+        arrived (the log keeps it too), then propagate."""
+        renderer = self.renderer
+        observe = render_observer(renderer) if renderer is not None else json_observer()
+        try:
+            result = run_turn(
+                self.conversation,
+                self.model,
+                text,
+                observe,
+                system=self.system,
+                hosted_tools=self.tools,
+                options=self.options,
+            )
+        except KeyboardInterrupt:
+            if renderer is not None and renderer.active:
+                renderer.interrupt()
+            raise
+        except StreamError:
+            if renderer is not None and renderer.active:
+                renderer.interrupt("stopped by an error: kept what arrived")
+            raise
+        if renderer is not None:
+            renderer.end_answer()
+        else:
+            line = {
+                "type": "turn",
+                "conversation": self.conversation.id,
+                "turn": result.turn,
+                "end": result.end,
+            }
+            sys.stdout.write(ndjson_line(line) + "\n")
+        return result
+
+
+def check_model(catalog: Catalog, model: str) -> None:
+    """Fail early, before anything is stored, on an unknown provider, a shape
+    not built yet, or a missing key."""
+    spec, _ = catalog.resolve(model)
+    load_shape(spec.shape)
+    spec.resolve_key(os.environ)
+
+
+def open_session(
+    store: Store,
+    ref: str | None,
+    *,
+    model: str | None,
+    system: str | None,
+    tools: tuple[HostedTool, ...],
+    max_tokens: int | None,
+    renderer: Renderer | None,
+) -> Session:
+    """The conversation (``ref`` continues one, None starts one) and the
+    model to use: the one given, else the conversation's, else the default."""
+    catalog = load_catalog()
+    if ref is None:
+        conversation = Conversation.create(store)
+        chosen = model or default_model(catalog)
+    else:
+        conversation = Conversation.open(store, resolve_conversation(store, ref))
+        chosen = model or conversation.info.model or default_model(catalog)
+    check_model(catalog, chosen)
+    options = GenerationOptions(max_tokens=max_tokens)
+    return Session(conversation, chosen, renderer, system, tools, options)
+
+
+@click.command("ask")
+@click.argument("prompt", nargs=-1)
+@click.option(
+    "-c",
+    "--continue",
+    "continue_",
+    is_flag=False,
+    flag_value="last",
+    default=None,
+    metavar="[ID]",
+    help="Continue a conversation: the latest, or the one with this id (or id prefix).",
+)
+@model_options
+@debug_option
+@guarded
+def ask_command(
+    prompt: tuple[str, ...],
+    continue_: str | None,
+    model: str | None,
+    system: str | None,
+    web_search: bool,
+    web_fetch: bool,
+    code_execution: bool,
+    max_tokens: int | None,
+    reasoning: str,
+    citations: str,
+    as_json: bool,
+    no_store: bool,
+) -> None:
+    """Ask one question (PROMPT, or stdin) and show the answer as it streams."""
+    store = store_from_env(persist=not no_store)
+    text = " ".join(prompt).strip()
+    if continue_ not in (None, "last") and not text:
+        # `ask -c "question"`: click took the question as the id.
+        try:
+            resolve_conversation(store, continue_)
+        except ConversationNotFound:
+            text, continue_ = continue_ or "", "last"
+    if not text:
+        text = (stdin_text() or "").strip()
+    if not text:
+        raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
+    renderer = None if as_json else make_renderer(reasoning, citations)
+    session = open_session(
+        store,
+        continue_,
+        model=model,
+        system=system,
+        tools=hosted_tools(web_search, web_fetch, code_execution),
+        max_tokens=max_tokens,
+        renderer=renderer,
+    )
+    session.answer(text)
+    if not no_store and not as_json:
+        click.echo(f"conversation {session.conversation.id}", err=True)
+
+
+def _history_file() -> Path:
+    return default_store_path().parent / "chat_history"
+
+
+def _setup_readline() -> Path | None:
+    """Line editing and a persistent history, where readline exists."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - Windows without pyreadline
+        return None
+    path = _history_file()
+    readline.set_history_length(2000)
+    if path.is_file():
+        try:
+            readline.read_history_file(path)
+        except OSError as exc:
+            click.echo(f"elelem: chat history not read: {exc.strerror or exc}", err=True)
+    return path
+
+
+def _save_history(path: Path | None) -> None:
+    if path is None:
+        return
+    import readline
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        readline.write_history_file(path)
+    except OSError as exc:
+        click.echo(f"elelem: chat history not saved: {exc.strerror or exc}", err=True)
+
+
+@click.command("chat")
+@click.option(
+    "-c",
+    "--continue",
+    "continue_",
+    is_flag=False,
+    flag_value="last",
+    default=None,
+    metavar="[ID]",
+    help="Continue a conversation: the latest, or the one with this id (or id prefix).",
+)
+@model_options
+@debug_option
+@guarded
+def chat_command(
+    continue_: str | None,
+    model: str | None,
+    system: str | None,
+    web_search: bool,
+    web_fetch: bool,
+    code_execution: bool,
+    max_tokens: int | None,
+    reasoning: str,
+    citations: str,
+    as_json: bool,
+    no_store: bool,
+) -> None:
+    """Talk with a model: line editing and history; Ctrl-C stops the current
+    answer and keeps what arrived; Ctrl-D (or /exit) leaves."""
+    store = store_from_env(persist=not no_store)
+    renderer = None if as_json else make_renderer(reasoning, citations)
+    session = open_session(
+        store,
+        continue_,
+        model=model,
+        system=system,
+        tools=hosted_tools(web_search, web_fetch, code_execution),
+        max_tokens=max_tokens,
+        renderer=renderer,
+    )
+    history = _setup_readline() if sys.stdin.isatty() else None
+    click.echo(
+        f"chat with {session.model} in conversation {session.conversation.id}"
+        " (Ctrl-C stops an answer, Ctrl-D leaves)",
+        err=True,
+    )
+    try:
+        _loop(session)
+    finally:
+        _save_history(history)
+
+
+def _loop(session: Session) -> None:
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            click.echo(err=True)
+            return
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            continue
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/exit", "/quit"):
+            return
+        try:
+            session.answer(text)
+        except KeyboardInterrupt:
+            continue
+        except StreamError as exc:
+            click.echo(f"elelem: {sanitize_line(describe(exc))}", err=True)
+
+
+__all__ = ["Session", "ask_command", "chat_command", "check_model", "open_session"]

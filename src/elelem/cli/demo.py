@@ -1,0 +1,273 @@
+"""``elelem demo``: a recorded conversation played through the real path.
+
+The recording (the shipped sample, or ``--cassette PATH`` in any corpus
+format) is served by a loopback HTTP server on 127.0.0.1; the client, the
+transport driver, the shape's parser and the assembler stream it into a
+SQLite conversation store (a temporary one unless ``--keep``) while the
+renderer shows it; then the store is listed as ``elelem log`` would.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+
+from elelem.cli.common import (
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    guarded,
+    make_renderer,
+    store_from_env,
+)
+from elelem.cli.history import log_line
+from elelem.cli.inspect import PROVIDER_HOSTS, SHAPES, detect_shape
+from elelem.cli.turns import render_observer, run_turn
+from elelem.conversation import Conversation, Store, open_store
+from elelem.errors import StreamError
+from elelem.providers import COMPATIBLE, Catalog, load_catalog
+from elelem.render import Renderer
+from elelem.testing.cassettes import Interaction, load
+from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends
+from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+from elelem.vocabulary.json import JSONValue
+
+DEMO_KEY_ENV = "ELELEM_DEMO_KEY"
+DEMO_KEY = "demo-key-not-a-secret"
+OPENAI_STYLE = frozenset({"openai_responses", "openai_chat"})
+
+
+def sample_recording() -> Path:
+    """The shipped sample: one Anthropic turn with thinking, a web search and citations."""
+    return Path(str(resources.files("elelem") / "data" / "demo.yaml"))
+
+
+def paced(interaction: Interaction, pace: float) -> Reply:
+    """The recorded response as a reply, one SSE frame (or line) per write,
+    ``pace`` seconds apart so the stream is seen arriving."""
+    response = interaction.response
+    body = response.body
+    headers = {"content-type": response.headers.get("content-type", "text/event-stream")}
+    if response.streamed and pace > 0:
+        ends = frame_ends(body) or [i + 1 for i, b in enumerate(body) if b == 0x0A]
+        script: list[Send | Pause] = []
+        last = 0
+        for end in ends:
+            script += [Send(body[last:end]), Pause(pace)]
+            last = end
+        if last < len(body):
+            script.append(Send(body[last:]))
+        return Reply(response.status, headers, tuple(script))
+    return Reply(response.status, headers, (Send(body),))
+
+
+def _texts(value: JSONValue) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for item in value for t in _texts(item)]
+    if isinstance(value, dict):
+        if value.get("type") in ("tool_result", "function_call_output", "image", "input_image"):
+            return []
+        if isinstance(value.get("text"), str):
+            return [value["text"]]
+        for key in ("content", "parts"):
+            if key in value:
+                return _texts(value[key])
+    return []
+
+
+def user_text(request: JSONValue) -> str | None:
+    """The text of the last user message of a recorded request body, or None
+    (a request that only returns tool results continues the turn)."""
+    if not isinstance(request, dict):
+        return None
+    items = request.get("messages") or request.get("contents") or request.get("input")
+    if isinstance(items, str):
+        return items
+    if not isinstance(items, list):
+        return None
+    for item in reversed(items):
+        if isinstance(item, dict) and item.get("role") == "user":
+            text = "\n".join(t for t in _texts(item) if t.strip())
+            return text or None
+        if isinstance(item, dict) and item.get("role") in ("assistant", "model"):
+            return None
+    return None
+
+
+def recorded_tools(shape: str, request: JSONValue) -> tuple[HostedTool, ...]:
+    """The hosted tools a recorded request enabled, in the neutral surface."""
+    tools = request.get("tools") if isinstance(request, dict) else None
+    out: list[HostedTool] = []
+    for tool in tools if isinstance(tools, list) else []:
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if not isinstance(kind, str):
+            continue
+        version = kind if shape == "anthropic_messages" else None
+        if kind.startswith("web_search"):
+            out.append(WebSearch(version=version))
+        elif kind.startswith("web_fetch"):
+            out.append(WebFetch(version=version))
+        elif kind.startswith(("code_execution", "code_interpreter")):
+            out.append(CodeExecution(version=version))
+    return tuple(out)
+
+
+def _provider(interaction: Interaction, shape: str) -> str:
+    request = interaction.request
+    if request is not None and request.uri:
+        host = re.sub(r"^[a-z]+://([^/:]+).*$", r"\1", request.uri)
+        if host in PROVIDER_HOSTS:
+            return PROVIDER_HOSTS[host]
+    return SHAPES[shape].provider
+
+
+def _model(interaction: Interaction, provider: str) -> str:
+    body = interaction.request.json if interaction.request is not None else None
+    name = body.get("model") if isinstance(body, dict) else None
+    if not isinstance(name, str) or not name:
+        path = interaction.request.path if interaction.request is not None else ""
+        found = re.search(r"models/([^/:]+)", path)
+        name = found.group(1) if found else "recorded"
+    return f"{provider}:{name}"
+
+
+def loopback_catalog(server_url: str, shapes: dict[str, str]) -> Catalog:
+    """The catalog with each replayed provider pointed at the loopback server,
+    speaking the shape its recording is in, with a dummy key."""
+    catalog = load_catalog()
+    for provider, shape in shapes.items():
+        base = server_url + ("/v1" if shape in OPENAI_STYLE else "")
+        if provider in catalog and catalog.get(provider).shape == shape:
+            spec = catalog.get(provider)
+        else:
+            template = "anthropic" if shape == "anthropic_messages" else "openai"
+            spec = msgspec.structs.replace(COMPATIBLE[template], name=provider, shape=shape)
+        catalog.add(
+            msgspec.structs.replace(
+                spec, base_url=base, key_env=(DEMO_KEY_ENV,), base_url_env=(), key_required=True
+            )
+        )
+    return catalog
+
+
+@contextmanager
+def demo_store(keep: bool) -> Iterator[tuple[Store, str]]:
+    """The user's store with ``keep``, else a temporary one removed afterwards."""
+    if keep:
+        store = store_from_env()
+        yield store, "your conversation store"
+        return
+    home = Path(tempfile.mkdtemp(prefix="elelem-demo-"))
+    try:
+        store = open_store(home / "elelem.db")
+        try:
+            yield store, f"{home / 'elelem.db'} (temporary: removed on exit; --keep keeps it)"
+        finally:
+            close = getattr(store, "close", None)
+            if close is not None:
+                close()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conversation:
+    """Play every interaction of the recording at ``path`` as a turn of one
+    new conversation (a recorded error response is shown, and play goes on)."""
+    recording = load(path)
+    plan: list[tuple[Interaction, str, str]] = []
+    for interaction in recording.interactions:
+        shape = detect_shape(interaction)
+        if shape is None:
+            raise Failure(
+                f"{path}: interaction {interaction.index}: cannot tell its wire shape", EXIT_USAGE
+            )
+        plan.append((interaction, shape, _provider(interaction, shape)))
+    conversation = Conversation.create(store)
+    replies = [paced(interaction, pace) for interaction, _, _ in plan]
+    with LoopbackServer(replies, lifetime=600.0) as server:
+        catalog = loopback_catalog(server.url, {p: s for _, s, p in plan})
+        for interaction, shape, provider in plan:
+            body: Any = interaction.request.json if interaction.request is not None else None
+            text = user_text(body)
+            if text is None and not conversation.events:
+                text = f"(recorded interaction {interaction.index}; its request was not recorded)"
+            if text is not None:
+                renderer.user(text)
+            try:
+                run_turn(
+                    conversation,
+                    _model(interaction, provider),
+                    text,
+                    render_observer(renderer),
+                    hosted_tools=recorded_tools(shape, body),
+                    env={DEMO_KEY_ENV: DEMO_KEY},
+                    catalog=catalog,
+                )
+            except StreamError as exc:
+                if renderer.active:
+                    renderer.interrupt("the recorded response ended in an error")
+                renderer.notice(f"recorded error: {exc.kind}: {exc.message}", "red")
+                continue
+            renderer.end_answer()
+    return conversation
+
+
+@click.command("demo")
+@click.option(
+    "--cassette",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Play this recording (any corpus format) instead of the shipped sample.",
+)
+@click.option(
+    "--pace",
+    type=click.FloatRange(min=0),
+    default=0.02,
+    show_default=True,
+    help="Seconds between streamed frames (0: as fast as possible).",
+)
+@click.option("--keep", is_flag=True, help="Store the conversation in your own store.")
+@click.option(
+    "--reasoning",
+    type=click.Choice(["hidden", "summary", "full"]),
+    default="summary",
+    show_default=True,
+)
+@click.option(
+    "--citations", type=click.Choice(["short", "full"]), default="short", show_default=True
+)
+@debug_option
+@guarded
+def demo_command(
+    cassette: Path | None, pace: float, keep: bool, reasoning: str, citations: str
+) -> None:
+    """Play a recorded conversation (web search, citations, reasoning) offline,
+    through the real client, parser, assembler, store and renderer."""
+    renderer = make_renderer(reasoning, citations)
+    with demo_store(keep) as (store, where):
+        play(cassette or sample_recording(), store, renderer, pace=pace)
+        click.echo()
+        click.echo(f"stored in {where}; elelem log:")
+        for info in store.list_conversations(limit=20):
+            click.echo(log_line(info))
+
+
+__all__ = [
+    "demo_command",
+    "loopback_catalog",
+    "paced",
+    "play",
+    "recorded_tools",
+    "sample_recording",
+    "user_text",
+]
