@@ -511,17 +511,39 @@ def test_unknown_delta_fields_and_parts_are_kept_and_replayed() -> None:
     )
     assert got.content == (
         TextBlock("a"),
-        UnknownBlock(part),
-        UnknownBlock({"type": "openai_chat.field", "field": "audio", "value": [{"id": "au_1"}]}),
-        UnknownBlock({"type": "openai_chat.field", "field": "citations_text", "value": "pq"}),
+        UnknownBlock(part, 1),
+        UnknownBlock({"type": "openai_chat.field", "field": "audio", "value": {"id": "au_1"}}, 2),
+        UnknownBlock({"type": "openai_chat.field", "field": "citations_text", "value": "pq"}, 3),
     )
     wire, _ = assistant_wire(got.to_message(), OPENAI)
     assert wire == {
         "role": "assistant",
         "content": [{"type": "text", "text": "a"}, part],
-        "audio": [{"id": "au_1"}],
+        "audio": {"id": "au_1"},
         "citations_text": "pq",
     }
+
+
+def test_a_legacy_function_call_streamed_in_pieces_is_kept_whole() -> None:
+    got = result(
+        [
+            chunk({"content": None, "function_call": {"name": "f", "arguments": ""}}),
+            chunk({"function_call": {"arguments": '{"a"'}}),
+            chunk({"function_call": {"arguments": ": 1}"}}, "function_call"),
+        ]
+    )
+    call = {"name": "f", "arguments": '{"a": 1}'}
+    assert got.content == (
+        UnknownBlock({"type": "openai_chat.field", "field": "function_call", "value": call}, 0),
+    )
+    assert got.finish == Finish("tool-calls", raw="function_call")
+    wire, _ = assistant_wire(got.to_message(), OPENAI)
+    assert wire == {"role": "assistant", "content": "", "function_call": call}
+
+
+def test_error_null_beside_a_usage_chunk_is_not_an_error() -> None:
+    got = result([chunk({"content": "a"}, "stop"), chunk(usage={"prompt_tokens": 1}, error=None)])
+    assert got.usage == Usage(input=1, raw={"prompt_tokens": 1})
 
 
 @pytest.mark.parametrize(

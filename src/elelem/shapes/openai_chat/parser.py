@@ -133,6 +133,31 @@ class _Detail:
         self.items.append(dict(detail))
 
 
+def _merge(old: Any, new: Any) -> Any:
+    if isinstance(old, str) and isinstance(new, str):
+        return old + new
+    if isinstance(old, dict) and isinstance(new, dict):
+        merged = dict(old)
+        for key, value in new.items():
+            merged[key] = _merge(merged[key], value) if key in merged else value
+        return merged
+    return new
+
+
+def _merge_values(values: list[Any]) -> Any:
+    """One value for a delta field nobody modelled, sent in pieces: strings
+    concatenate and objects merge key by key (as ``function_call`` streams);
+    pieces of mixed kinds stay a list, in order."""
+    if len(values) == 1:
+        return values[0]
+    if all(isinstance(v, str) for v in values) or all(isinstance(v, dict) for v in values):
+        merged = values[0]
+        for value in values[1:]:
+            merged = _merge(merged, value)
+        return merged
+    return list(values)
+
+
 def _malformed(message: str) -> MalformedStreamError:
     # A frame the server sent wrong will be sent wrong again: not retryable.
     return MalformedStreamError(message, retryable=False)
@@ -186,7 +211,7 @@ class ChatParser:
             raise _malformed(f"frame {self._frames} is not JSON ({len(data)} characters)") from None
         if not isinstance(obj, dict):
             raise _malformed(f"frame {self._frames} is a JSON {type(obj).__name__}, not an object")
-        if event == "error" or ("error" in obj and not obj.get("choices")):
+        if event == "error" or (obj.get("error") and not obj.get("choices")):
             raise error_from_object(obj, data.encode())
         return self.feed_object(obj)
 
@@ -457,7 +482,7 @@ class ChatParser:
         self._close_current(out)
         for field, values in self._unknown.items():
             key = self._new_key("field")
-            value: Any = "".join(values) if all(isinstance(v, str) for v in values) else values
+            value = _merge_values(values)
             raw = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
             out.append(BlockStart(index=key, block="unknown", raw=raw))
             out.append(BlockEnd(key))
@@ -485,7 +510,7 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
         raise _malformed(f"the response body is not JSON ({len(body)} bytes)") from None
     if not isinstance(obj, dict):
         raise _malformed(f"the response body is a JSON {type(obj).__name__}, not an object")
-    if "error" in obj and not obj.get("choices"):
+    if obj.get("error") and not obj.get("choices"):
         raise error_from_object(obj, body)
     parser = ChatParser(provider)
     chunks = parser.feed_object(obj)
