@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire, hosted_tool_definition
 from elelem.shapes.base import ModelRequest
 from elelem.stream import assemble
@@ -381,3 +383,23 @@ def test_required_tool_choice_maps_to_any() -> None:
         model="m", messages=(Message.user("q"),), options=GenerationOptions(tool_choice="required")
     )
     assert SHAPE.encode_request(request, provider=A).body["tool_choice"] == {"type": "any"}
+
+
+def test_undecodable_payloads_are_errors_not_downgrades() -> None:
+    from elelem.errors import PayloadError
+
+    bad = [
+        ReasoningBlock("t", payloads=(ProviderPayload(A, "signature", None, {"not": "a string"}),)),
+        HostedActivity(
+            "s", "web_search", "started", payload=ProviderPayload(A, "server_tool_use", None, "x")
+        ),
+        TextBlock(
+            "t",
+            attributions=(Attribution(Source(), replay=ProviderPayload(A, "citation", None, [1])),),
+        ),
+        ToolCallBlock("t", "f", "{}", payloads=(ProviderPayload(A, "block_fields", None, "x"),)),
+    ]
+    for part in bad:
+        message = Message(role="assistant", content=(part,), provider=A)
+        with pytest.raises(PayloadError, match="message part 0: anthropic"):
+            assistant_wire(message, A)

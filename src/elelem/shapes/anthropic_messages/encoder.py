@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
     TOOL_BETAS,
@@ -66,9 +67,23 @@ def _payload(
     return None
 
 
-def _fields(payloads: Iterable[ProviderPayload], provider: str) -> dict[str, Any]:
+def _checked(payload: ProviderPayload, kind: type, at: str) -> Any:
+    # A present but undecodable payload is an error, never a silent downgrade.
+    value = payload.value
+    if not isinstance(value, kind) or (
+        isinstance(value, dict) and payload.format != "block_fields" and "type" not in value
+    ):
+        raise PayloadError(
+            f"{at}: {payload.provider} {payload.format} payload is not a "
+            f"{'block object' if kind is dict else kind.__name__}",
+            "$.value",
+        )
+    return value
+
+
+def _fields(payloads: Iterable[ProviderPayload], provider: str, at: str) -> dict[str, Any]:
     extra = _payload(payloads, provider, "block_fields")
-    return dict(extra.value) if extra is not None and isinstance(extra.value, dict) else {}
+    return dict(_checked(extra, dict, at)) if extra is not None else {}
 
 
 # --------------------------------------------------------------------------
@@ -84,7 +99,7 @@ def _native_content(
     for i, part in enumerate(content):
         at = f"{where} part {i}"
         if isinstance(part, HostedActivity):
-            block = _native_hosted(part, provider)
+            block = _native_hosted(part, provider, at)
             if block is None:
                 out.extend(_portable_hosted([part]))
                 dropped.add(
@@ -95,13 +110,13 @@ def _native_content(
         elif isinstance(part, TextBlock):
             out.append(_native_text(part, provider, dropped, at))
         elif isinstance(part, ReasoningBlock):
-            block = _native_reasoning(part, provider)
+            block = _native_reasoning(part, provider, at)
             if block is None:
                 dropped.add(at, "unsigned reasoning (cannot be replayed without its signature)")
             else:
                 out.append(block)
         elif isinstance(part, ToolCallBlock):
-            out.append(_native_tool_call(part, provider))
+            out.append(_native_tool_call(part, provider, at))
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part))
         elif isinstance(part, UnknownBlock):
@@ -111,11 +126,11 @@ def _native_content(
     return out
 
 
-def _native_hosted(part: HostedActivity, provider: str) -> dict[str, Any] | None:
+def _native_hosted(part: HostedActivity, provider: str, at: str) -> dict[str, Any] | None:
     payload = part.payload
-    if payload is None or payload.provider != provider or not isinstance(payload.value, dict):
+    if payload is None or payload.provider != provider:
         return None
-    return dict(payload.value)
+    return dict(_checked(payload, dict, at))
 
 
 def _native_text(part: TextBlock, provider: str, dropped: _Dropped, at: str) -> dict[str, Any]:
@@ -124,36 +139,40 @@ def _native_text(part: TextBlock, provider: str, dropped: _Dropped, at: str) -> 
     for j, attribution in enumerate(part.attributions):
         replay = attribution.replay
         if replay is not None and replay.provider == provider and replay.format == "citation":
-            citations.append(replay.value)
+            citations.append(_checked(replay, dict, at))
         else:
             dropped.add(at, f"citation {j} has no {provider} citation payload")
     if citations:
         block["citations"] = citations
-    block.update(_fields(part.payloads, provider))
+    block.update(_fields(part.payloads, provider, at))
     return block
 
 
-def _native_reasoning(part: ReasoningBlock, provider: str) -> dict[str, Any] | None:
+def _native_reasoning(part: ReasoningBlock, provider: str, at: str) -> dict[str, Any] | None:
     redacted = _payload(part.payloads, provider, "redacted_thinking")
     if redacted is not None:
-        block: dict[str, Any] = {"type": "redacted_thinking", "data": redacted.value}
+        block: dict[str, Any] = {"type": "redacted_thinking", "data": _checked(redacted, str, at)}
     else:
         signature = _payload(part.payloads, provider, "signature")
         if signature is None:
             return None
-        block = {"type": "thinking", "thinking": part.text, "signature": signature.value}
-    block.update(_fields(part.payloads, provider))
+        block = {
+            "type": "thinking",
+            "thinking": part.text,
+            "signature": _checked(signature, str, at),
+        }
+    block.update(_fields(part.payloads, provider, at))
     return block
 
 
-def _native_tool_call(part: ToolCallBlock, provider: str) -> dict[str, Any]:
+def _native_tool_call(part: ToolCallBlock, provider: str, at: str) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "tool_use",
         "id": part.id,
         "name": part.name,
         "input": part.input,
     }
-    block.update(_fields(part.payloads, provider))
+    block.update(_fields(part.payloads, provider, at))
     return block
 
 
