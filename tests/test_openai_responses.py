@@ -660,3 +660,29 @@ def test_non_streaming_body_maps_to_the_same_content_as_the_stream() -> None:
     assert whole.content == streamed.content
     assert whole.usage == streamed.usage
     assert whole.finish == streamed.finish
+
+
+def test_annotation_ahead_of_its_text_is_verified_at_the_end() -> None:
+    events = _text_events()
+    annotation = events.pop(6)
+    events.insert(5, annotation)  # arrives before the text it spans
+    late = {**CITE, "url": "https://example.com/z", "start_index": 0, "end_index": 4}
+    events.insert(6, {**annotation, "annotation": late})  # held behind it, order kept
+    result = _run(events)
+    (block,) = result.blocks
+    assert isinstance(block, TextBlock)
+    assert [(a.source.url, a.range) for a in block.attributions] == [
+        ("https://example.com/w", (11, 49)),
+        ("https://example.com/z", None),
+    ]
+
+
+def test_an_interrupted_stream_keeps_text_and_citations_so_far() -> None:
+    assembler = Assembler(OPENAI)
+    assembler.feed_all(_stream(_text_events()[:7]))
+    partial = assembler.partial()
+    (block,) = partial.blocks
+    assert isinstance(block, TextBlock)
+    assert (block.text, block.complete) == (TEXT, False)
+    (a,) = block.attributions
+    assert (a.range, a.complete) == ((11, 49), False)

@@ -89,13 +89,14 @@ def _malformed(message: str) -> MalformedStreamError:
 
 
 class _Part:
-    __slots__ = ("cited", "key", "kind", "text")
+    __slots__ = ("cited", "held", "key", "kind", "text")
 
     def __init__(self, key: str, kind: str) -> None:
         self.key = key
         self.kind = kind
         self.text = ""
         self.cited = 0
+        self.held: list[dict[str, Any]] = []
 
 
 class _Item:
@@ -365,6 +366,12 @@ class ResponsesParser:
         if not isinstance(annotation, dict):
             raise _malformed("output_text.annotation.added without an annotation object")
         part.cited += 1
+        end = annotation.get("end_index")
+        if part.held or (isinstance(end, int) and end > len(part.text)):
+            # It spans text not streamed yet: verify it against the final text
+            # (and hold the ones after it too, to keep their order).
+            part.held.append(annotation)
+            return out
         out.append(Citation(part.key, _items.attribution(annotation, part.text, self.provider)))
         return out
 
@@ -396,12 +403,13 @@ class ResponsesParser:
             if part.kind == "refusal":
                 self._refused = True
             annotations = part_raw.get("annotations")
-            if isinstance(annotations, list):
-                for annotation in annotations[part.cited :]:
-                    if not isinstance(annotation, dict):
-                        raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
-                    attribution = _items.attribution(annotation, part.text, self.provider)
-                    out.append(Citation(part.key, attribution))
+            late = part.held + (annotations[part.cited :] if isinstance(annotations, list) else [])
+            part.held = []
+            for annotation in late:
+                if not isinstance(annotation, dict):
+                    raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
+                attribution = _items.attribution(annotation, part.text, self.provider)
+                out.append(Citation(part.key, attribution))
             value = {"item": shell, "part": part_raw}
             out.append(
                 Payload(part.key, ProviderPayload(self.provider, _items.MESSAGE_PART, None, value))
