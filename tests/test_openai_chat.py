@@ -524,6 +524,22 @@ def test_unknown_delta_fields_and_parts_are_kept_and_replayed() -> None:
     }
 
 
+def test_unknown_top_level_fields_are_kept_but_not_replayed() -> None:
+    related = ["What next?"]
+    got = result(
+        [
+            chunk({"content": "a"}, related_questions=related, system_fingerprint="fp"),
+            chunk({}, "stop", related_questions=related, timings={"n": 1}),
+        ],
+        "perplexity",
+    )
+    field = {"type": "openai_chat.response_field", "field": "related_questions", "value": related}
+    assert got.content == (TextBlock("a"), UnknownBlock(field, 1))
+    wire, dropped = assistant_wire(got.to_message(), ProviderId("perplexity"))
+    assert wire == {"role": "assistant", "content": "a"}
+    assert dropped == ["message part 1: response field 'related_questions'"]
+
+
 def test_a_legacy_function_call_streamed_in_pieces_is_kept_whole() -> None:
     got = result(
         [

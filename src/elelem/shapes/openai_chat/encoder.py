@@ -24,6 +24,7 @@ from elelem.shapes.openai_chat.parser import (
     REASONING_DETAILS_FORMAT,
     REASONING_FIELD_FORMAT,
     REFUSAL_FORMAT,
+    RESPONSE_FIELD_TYPE,
     TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
 )
@@ -111,6 +112,8 @@ def native_assistant(
             parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
         elif isinstance(part, ToolCallBlock):
             calls.append(part)
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == RESPONSE_FIELD_TYPE:
+            dropped.append(f"message part {i}: response field {part.raw.get('field')!r}")
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")
         elif isinstance(part, UnknownBlock):

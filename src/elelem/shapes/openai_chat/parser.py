@@ -64,6 +64,35 @@ DONE = "[DONE]"
 UNKNOWN_FIELD_TYPE = "openai_chat.field"
 """``type`` of the unknown block that keeps a delta field nobody modelled."""
 
+RESPONSE_FIELD_TYPE = "openai_chat.response_field"
+"""``type`` of the unknown block that keeps a top-level chunk field nobody
+modelled (Perplexity ``images``, ``related_questions``, …): response-level
+data, so native replay does not send it back (and says so)."""
+
+# Top-level chunk fields that are metadata about the response, not content.
+_METADATA = frozenset(
+    {
+        "id",
+        "object",
+        "created",
+        "model",
+        "choices",
+        "usage",
+        "citations",
+        "search_results",
+        "system_fingerprint",
+        "service_tier",
+        "provider",
+        "obfuscation",
+        "x_groq",
+        "prompt_filter_results",
+        "moderation",
+        "timings",
+        "time_info",
+        "error",
+    }
+)
+
 REFUSAL_FORMAT = "refusal"
 """Payload format marking a text block as the message's ``refusal``."""
 
@@ -185,6 +214,7 @@ class ChatParser:
         self._tools: dict[int, tuple[str, str]] = {}  # wire index -> (id, name)
         self._tool_order: list[int] = []
         self._unknown: dict[str, list[Any]] = {}
+        self._response_fields: dict[str, Any] = {}
         self._citations: list[str] = []
         self._search_results: list[Any] = []
         self._usage: Usage | None = None
@@ -270,6 +300,10 @@ class ChatParser:
         )
 
     def _top_level(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
+        for key, value in obj.items():
+            if key not in _METADATA and value not in (None, "", [], {}):
+                # Repeated on every chunk by the servers that send them: latest wins.
+                self._response_fields[key] = value
         citations = obj.get("citations")
         if isinstance(citations, list) and citations:
             self._citations = [c for c in citations if isinstance(c, str)]
@@ -486,6 +520,11 @@ class ChatParser:
             raw = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
             out.append(BlockStart(index=key, block="unknown", raw=raw))
             out.append(BlockEnd(key))
+        for field, value in self._response_fields.items():
+            key = self._new_key("field")
+            raw = {"type": RESPONSE_FIELD_TYPE, "field": field, "value": value}
+            out.append(BlockStart(index=key, block="unknown", raw=raw))
+            out.append(BlockEnd(key))
         for index in self._tool_order:
             out.append(BlockEnd(index))
         self._tool_order = []
@@ -526,6 +565,7 @@ __all__ = [
     "REASONING_DETAILS_FORMAT",
     "REASONING_FIELD_FORMAT",
     "REFUSAL_FORMAT",
+    "RESPONSE_FIELD_TYPE",
     "TOOL_EXTRA_FORMAT",
     "UNKNOWN_FIELD_TYPE",
     "ChatParser",
