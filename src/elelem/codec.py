@@ -15,7 +15,7 @@ from typing import Any, TypeVar, overload
 
 import msgspec
 
-from elelem.errors import DecodeError
+from elelem.errors import AttributionRangeError, DecodeError, PayloadError
 from elelem.vocabulary.activity import HostedActivity
 from elelem.vocabulary.blocks import Block, UnknownBlock
 from elelem.vocabulary.message import Part
@@ -24,6 +24,9 @@ from elelem.vocabulary.registry import block_type
 T = TypeVar("T")
 
 _PATH_RE = re.compile(r" - at `(\$[^`]*)`$")
+# msgspec reports a missing or unexpected field at its object; the bad field
+# is the one it names.
+_FIELD_RE = re.compile(r"^Object (?:missing required|contains unknown) field `([^`]*)`$")
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -38,8 +41,10 @@ def _decode_block(obj: Any, allow_hosted: bool) -> Any:
     tag = obj.get("type")
     if not isinstance(tag, str):
         raise DecodeError("a block needs a string 'type'", "$.type")
-    if allow_hosted and tag == "hosted":
-        return _convert(obj, HostedActivity)
+    if tag == "hosted":
+        if allow_hosted:
+            return _convert(obj, HostedActivity)
+        raise DecodeError("a hosted-activity transition is not a content block", "$.type")
     cls = block_type(tag)
     if cls is None:
         return UnknownBlock(obj)
@@ -80,9 +85,17 @@ def _convert(obj: Any, typ: type[T]) -> T:
 
 def _as_decode_error(exc: msgspec.ValidationError) -> DecodeError:
     message, outer = _split(str(exc))
+    # A value's own check (__post_init__, or a nested block decoded through
+    # the registry) knows the path inside the value; msgspec knows where the
+    # value sits.  Joined, they name the bad field from the top.
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, DecodeError):
         return DecodeError(cause.detail, _join(outer, cause.path))
+    if isinstance(cause, (PayloadError, AttributionRangeError)):
+        return DecodeError(str(cause), _join(outer, cause.path))
+    field = _FIELD_RE.match(message)
+    if field is not None:
+        outer = f"{outer}.{field.group(1)}"
     return DecodeError(message, outer)
 
 

@@ -28,11 +28,26 @@ class DecodeError(ElelemError, ValueError):
 
 
 class PayloadError(ElelemError, ValueError):
-    """A provider payload was missing its identity or held a non-JSON value."""
+    """A provider payload was missing its identity or held a non-JSON value.
+
+    ``path`` names the offending field relative to the payload (``$.value.a[2]``).
+    """
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class AttributionRangeError(ElelemError, ValueError):
-    """An attribution range does not lie inside the text that owns it."""
+    """An attribution range does not lie inside the text that owns it.
+
+    ``path`` names the bad range relative to the value that was being built
+    (``$.attributions[1].range`` for a text block).
+    """
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ProtocolViolation(ElelemError):

@@ -18,11 +18,11 @@ the rules below hold for every provider:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
-from elelem.errors import ProtocolViolation
+from elelem.errors import DecodeError, ProtocolViolation
 from elelem.stream.chunks import (
     BlockEnd,
     BlockKey,
@@ -51,13 +51,15 @@ from elelem.vocabulary import (
     ToolCallBlock,
     UnknownBlock,
     Usage,
+    block_type,
 )
+from elelem.vocabulary.blocks import CORE_BLOCK_TYPES, place_unknowns
 
 _EMPTY: tuple[Part, ...] = ()
-_DELTA_KINDS = {TextDelta: "text", ReasoningDelta: "reasoning", ToolCallDelta: "tool-call"}
+_CORE_KINDS = frozenset({"text", "reasoning", "tool-call"})
 
 
-class AssembledResponse(msgspec.Struct, frozen=True):
+class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Everything one provider response produced, in stream order.
 
     ``content`` interleaves blocks and hosted-activity transitions as they
@@ -73,6 +75,13 @@ class AssembledResponse(msgspec.Struct, frozen=True):
     finish: Finish | None
     complete: bool
     dropped: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Decoded (or hand-built) responses place their unknown blocks as the
+        # assembler does, so a stored response reads back the same.
+        placed = place_unknowns(self.content)
+        if placed is not None:
+            msgspec.structs.force_setattr(self, "content", placed)
 
     @property
     def blocks(self) -> tuple[Part, ...]:
@@ -106,13 +115,15 @@ class AssembledResponse(msgspec.Struct, frozen=True):
 
 
 class _Open:
-    __slots__ = ("attributions", "block", "id", "name", "order", "parts", "payloads", "raw")
+    __slots__ = ("attributions", "block", "built", "id", "name", "order", "parts", "payloads")
 
-    def __init__(self, start: BlockStart, order: int) -> None:
+    def __init__(self, start: BlockStart, order: int, built: Part | None) -> None:
         self.block = start.block
         self.id = start.id
         self.name = start.name
-        self.raw = start.raw
+        # A provider block (any kind but text/reasoning/tool-call) is whole at
+        # its start: built then, so a bad one is caught at the right chunk.
+        self.built = built
         self.order = order
         self.parts: list[str] = []
         self.attributions: list[Attribution] = []
@@ -135,13 +146,16 @@ class Assembler:
     ``feed(chunk)`` returns the parts that chunk commits (often none), in
     stream order; :meth:`result` gives the whole response after ``finish``;
     :meth:`partial` gives what an interrupted stream keeps.
+
+    After ``finish``, or after a chunk broke the grammar, every further chunk
+    is a :class:`~elelem.errors.ProtocolViolation`: a broken stream does not
+    keep assembling.
     """
 
     def __init__(self, provider: ProviderId | None = None) -> None:
         self._provider = provider
         self._response_id: str | None = None
         self._model: str | None = None
-        self._started = False
         self._open: dict[BlockKey, _Open] = {}
         self._ended: set[BlockKey] = set()
         self._content: list[Part] = []
@@ -149,12 +163,14 @@ class Assembler:
         self._terminal_activities: set[str] = set()
         self._usage: Usage | None = None
         self._finish: Finish | None = None
+        self._broken: ProtocolViolation | None = None
+        self._closed = False
         self._dropped: list[str] = []
         self._position = -1
         self._opened = 0
         self._handlers: dict[type, Callable[[Any], tuple[Part, ...]]] = {
-            TextDelta: self._on_delta,
-            ReasoningDelta: self._on_delta,
+            TextDelta: self._on_text_delta,
+            ReasoningDelta: self._on_reasoning_delta,
             ToolCallDelta: self._on_tool_delta,
             BlockStart: self._on_block_start,
             BlockEnd: self._on_block_end,
@@ -174,14 +190,25 @@ class Assembler:
         return self._finish is not None
 
     def feed(self, chunk: Chunk) -> tuple[Part, ...]:
-        """Apply one chunk; return what it commits, in stream order."""
+        """Apply one chunk; return what it commits, in stream order.
+
+        Raises :class:`~elelem.errors.ProtocolViolation` (with the chunk's
+        zero-based ``position`` and the ``rule`` broken) for a chunk the
+        grammar does not allow here.
+        """
         self._position += 1
-        if self._finish is not None:
+        if self._closed:
+            if self._broken is not None:
+                self._violate(
+                    "after-violation",
+                    f"{type(chunk).__name__} after chunk {self._broken.position} "
+                    f"broke {self._broken.rule}",
+                )
             self._violate("after-finish", f"{type(chunk).__name__} after finish")
         handler = self._handlers.get(type(chunk))
         if handler is None:
             self._violate("unknown-chunk", f"{type(chunk).__name__} is not a chunk")
-        return handler(chunk)  # type: ignore[misc]
+        return handler(chunk)
 
     def feed_all(self, chunks: list[Chunk] | tuple[Chunk, ...]) -> list[Part]:
         """Feed many chunks; return everything they commit."""
@@ -202,10 +229,12 @@ class Assembler:
         """What an interrupted stream keeps, without changing the assembler.
 
         Committed parts stay.  Open text and reasoning blocks are appended, in
-        the order they opened, marked incomplete; a text block keeps its
-        citations, marked incomplete (a range past the received text loses its
-        range); payloads of open blocks are dropped.  Open tool calls, open
-        unknown blocks and tool calls awaiting complete arguments are dropped.
+        the order they opened, marked incomplete; a text block keeps every
+        citation received so far, marked incomplete (a range past the received
+        text loses its range, since it would be stale); payloads of open blocks
+        are dropped, since partial reasoning is resent unsigned.  Open tool
+        calls, open provider blocks and tool calls awaiting complete arguments
+        are dropped.  Every drop is described in ``dropped``.
         """
         if self._finish is not None:
             return self.result()
@@ -239,8 +268,12 @@ class Assembler:
 
     # -- handlers ------------------------------------------------------------
 
-    def _violate(self, rule: str, detail: str) -> Any:
-        raise ProtocolViolation(self._position, rule, detail)
+    def _violate(self, rule: str, detail: str) -> NoReturn:
+        violation = ProtocolViolation(self._position, rule, detail)
+        if self._broken is None:
+            self._broken = violation
+        self._closed = True
+        raise violation
 
     def _get_open(self, index: BlockKey, what: str) -> _Open:
         block = self._open.get(index)
@@ -248,12 +281,11 @@ class Assembler:
             if index in self._ended:
                 self._violate("delta-to-closed-block", f"{what} for closed block {index!r}")
             self._violate("delta-to-missing-block", f"{what} for block {index!r} that never opened")
-        return block  # type: ignore[return-value]
+        return block
 
     def _on_response_start(self, chunk: ResponseStart) -> tuple[Part, ...]:
-        if self._started:
-            self._violate("second-response-start", "response-start twice in one stream")
-        self._started = True
+        if self._position != 0:
+            self._violate("response-start-not-first", "response-start must be the first chunk")
         self._response_id = chunk.response_id
         self._model = chunk.model
         if chunk.provider is not None:
@@ -261,56 +293,87 @@ class Assembler:
         return _EMPTY
 
     def _on_block_start(self, chunk: BlockStart) -> tuple[Part, ...]:
-        if chunk.index in self._open:
-            self._violate("block-reopened", f"block {chunk.index!r} started while open")
-        if chunk.block == "tool-call" and (not chunk.id or chunk.name is None):
-            self._violate(
-                "tool-call-identity", f"tool-call block {chunk.index!r} needs id and name"
-            )
-        if chunk.block not in ("text", "reasoning", "tool-call") and chunk.raw is None:
+        index = chunk.index
+        if index in self._open:
+            self._violate("block-reopened", f"block {index!r} started while open")
+        kind = chunk.block
+        built: Part | None = None
+        if kind not in _CORE_KINDS:
+            built = self._provider_block(chunk)
+        elif kind == "tool-call" and (not chunk.id or not chunk.name):
+            self._violate("tool-call-identity", f"tool-call block {index!r} needs id and name")
+        self._ended.discard(index)
+        self._opened += 1
+        self._open[index] = _Open(chunk, self._opened, built)
+        return _EMPTY
+
+    def _provider_block(self, chunk: BlockStart) -> Part:
+        raw = chunk.raw
+        if raw is None:
             self._violate(
                 "unknown-without-raw",
                 f"block {chunk.index!r} of kind {chunk.block!r} has no raw JSON",
             )
-        self._ended.discard(chunk.index)
-        self._opened += 1
-        self._open[chunk.index] = _Open(chunk, self._opened)
+        tag = raw.get("type") if isinstance(raw, dict) else None
+        cls = block_type(tag) if isinstance(tag, str) else None
+        try:
+            if cls is not None and cls not in CORE_BLOCK_TYPES:
+                # A plugin's block type: the raw JSON is its encoding.  Core
+                # types stream through deltas; a raw one is refused below.
+                built: Part = msgspec.convert(raw, cls)  # type: ignore[assignment]
+            else:
+                built = UnknownBlock(raw)
+        except (DecodeError, msgspec.ValidationError) as exc:
+            self._violate("bad-raw-block", f"block {chunk.index!r}: {exc}")
+        return built
+
+    # The delta handlers are the hot path: each keeps its happy path inline
+    # (one dict lookup, one compare, one append) and leaves errors to _misfit.
+
+    def _on_text_delta(self, chunk: TextDelta) -> tuple[Part, ...]:
+        block = self._open.get(chunk.index)
+        if block is None or block.block != "text":
+            self._misfit(chunk.index, "text", "TextDelta")
+        block.parts.append(chunk.text)
         return _EMPTY
 
-    def _on_delta(self, chunk: TextDelta | ReasoningDelta) -> tuple[Part, ...]:
+    def _on_reasoning_delta(self, chunk: ReasoningDelta) -> tuple[Part, ...]:
         block = self._open.get(chunk.index)
-        if block is None:
-            block = self._get_open(chunk.index, type(chunk).__name__)
-        expected = _DELTA_KINDS[type(chunk)]
-        if block.block != expected:
-            self._violate(
-                "delta-kind-mismatch", f"{expected} delta for {block.block} block {chunk.index!r}"
-            )
+        if block is None or block.block != "reasoning":
+            self._misfit(chunk.index, "reasoning", "ReasoningDelta")
         block.parts.append(chunk.text)
         return _EMPTY
 
     def _on_tool_delta(self, chunk: ToolCallDelta) -> tuple[Part, ...]:
         block = self._open.get(chunk.index)
-        if block is None:
-            block = self._get_open(chunk.index, "ToolCallDelta")
-        if block.block != "tool-call":
-            self._violate(
-                "delta-kind-mismatch", f"tool-call delta for {block.block} block {chunk.index!r}"
-            )
+        if block is None or block.block != "tool-call":
+            self._misfit(chunk.index, "tool-call", "ToolCallDelta")
         block.parts.append(chunk.arguments)
         return _EMPTY
 
     def _on_citation(self, chunk: Citation) -> tuple[Part, ...]:
-        block = self._get_open(chunk.index, "citation")
-        if block.block != "text":
-            self._violate(
-                "citation-on-non-text", f"citation for {block.block} block {chunk.index!r}"
-            )
+        block = self._open.get(chunk.index)
+        if block is None or block.block != "text":
+            self._misfit(chunk.index, "text", "citation")
         block.attributions.append(chunk.attribution)
         return _EMPTY
 
+    def _misfit(self, index: BlockKey, kind: str, what: str) -> NoReturn:
+        """Raise for a chunk that needs an open ``kind`` block at ``index``."""
+        block = self._get_open(index, what)
+        if what == "citation":
+            self._violate("citation-on-non-text", f"citation for {block.block} block {index!r}")
+        self._violate("delta-kind-mismatch", f"{kind} delta for {block.block} block {index!r}")
+
     def _on_payload(self, chunk: Payload) -> tuple[Part, ...]:
         block = self._get_open(chunk.index, "payload")
+        if block.built is not None:
+            # A provider block is kept as its raw JSON, which has no place for
+            # a payload: accepting one would lose it.
+            self._violate(
+                "payload-on-provider-block",
+                f"payload for {block.block} block {chunk.index!r}, which keeps only its raw JSON",
+            )
         new = chunk.payload
         payloads = block.payloads
         for i, old in enumerate(payloads):
@@ -324,31 +387,38 @@ class Assembler:
         block = self._get_open(chunk.index, "block-end")
         del self._open[chunk.index]
         self._ended.add(chunk.index)
-        text = "".join(block.parts)
-        payloads = tuple(block.payloads)
+        kind = block.block
         part: Part
-        if block.block == "text":
+        if kind == "text":
+            text = "".join(block.parts)
+            n = len(text)
             for i, a in enumerate(block.attributions):
                 span = a.range
-                if span is not None and not (0 <= span[0] <= span[1] <= len(text)):
+                if span is not None and span[1] > n:
                     self._violate(
                         "citation-range-outside-text",
-                        f"citation {i} of block {chunk.index!r} spans {span} of a {len(text)}-code-point text",
+                        f"citation {i} of block {chunk.index!r} spans {span} of a {n}-code-point text",
                     )
-            part = TextBlock(text, tuple(block.attributions), payloads)
-        elif block.block == "reasoning":
-            part = ReasoningBlock(text, payloads)
-        elif block.block == "tool-call":
-            call = ToolCallBlock(CallId(block.id or ""), block.name or "", text, payloads)
+            part = TextBlock(text, tuple(block.attributions), tuple(block.payloads))
+        elif kind == "reasoning":
+            part = ReasoningBlock("".join(block.parts), tuple(block.payloads))
+        elif kind == "tool-call":
+            text = "".join(block.parts)
+            call = ToolCallBlock(
+                CallId(block.id or ""), block.name or "", text, tuple(block.payloads)
+            )
             if not _args_complete(text):
-                # Held until finish: on max-tokens these arguments were cut off.
+                # Held until the next commit or finish: only a call that is the
+                # last thing before a max-tokens finish was cut off by it.
                 flushed = tuple(self._pending_calls)
                 self._pending_calls = [call]
                 self._content.extend(flushed)
                 return flushed
             part = call
         else:
-            part = UnknownBlock(block.raw or {"type": block.block})
+            part = block.built  # type: ignore[assignment]
+            if type(part) is UnknownBlock:
+                part = part.at(len(self._content) + len(self._pending_calls))
         return self._commit(part)
 
     def _commit(self, part: Part) -> tuple[Part, ...]:
@@ -379,7 +449,10 @@ class Assembler:
         if self._open:
             keys = ", ".join(repr(k) for k in self._open)
             self._violate("finish-with-open-blocks", f"finish while blocks {keys} are open")
+        if not isinstance(chunk.reason, str) or not chunk.reason:
+            self._violate("finish-reason", "finish needs a non-empty reason")
         self._finish = chunk
+        self._closed = True
         pending, self._pending_calls = self._pending_calls, []
         if not pending:
             return _EMPTY

@@ -6,16 +6,20 @@ from typing import Literal
 
 import msgspec
 
+from elelem.errors import DecodeError
 from elelem.vocabulary.ids import ActivityId
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.payload import ProviderPayload
 
 ActivityState = Literal["started", "completed", "failed"]
 
 TERMINAL_STATES: frozenset[str] = frozenset({"completed", "failed"})
+_STATES: frozenset[str] = frozenset({"started", *TERMINAL_STATES})
 
 
-class HostedActivity(msgspec.Struct, frozen=True, tag_field="type", tag="hosted"):
+class HostedActivity(
+    msgspec.Struct, frozen=True, tag_field="type", tag="hosted", forbid_unknown_fields=True
+):
     """One transition of a hosted activity (web search, web fetch, code execution, …).
 
     Hosted activity is not a tool call and not assistant content: the caller
@@ -27,6 +31,9 @@ class HostedActivity(msgspec.Struct, frozen=True, tag_field="type", tag="hosted"
     normalized invocation input (``{"query": …}``); ``summary`` a short,
     untrusted, human-readable description (``5 results``); ``payload`` the
     provider's raw block for exact replay.
+
+    A state outside started/completed/failed or an ``input`` that is not
+    JSON raises :class:`~elelem.errors.DecodeError` naming the field.
     """
 
     id: ActivityId
@@ -35,6 +42,14 @@ class HostedActivity(msgspec.Struct, frozen=True, tag_field="type", tag="hosted"
     input: JSONValue = None
     summary: str = ""
     payload: ProviderPayload | None = None
+
+    def __post_init__(self) -> None:
+        if self.state not in _STATES:
+            raise DecodeError(f"unknown hosted activity state {self.state!r}", "$.state")
+        if self.input is not None:
+            bad = check_json(self.input, "$.input")
+            if bad is not None:
+                raise DecodeError("hosted activity input is not JSON", bad)
 
     @property
     def terminal(self) -> bool:

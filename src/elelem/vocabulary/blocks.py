@@ -19,7 +19,9 @@ from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.payload import ProviderPayload
 
 
-class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+class TextBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="text", forbid_unknown_fields=True
+):
     """Assistant or user text, with the citations attached to it.
 
     ``complete`` is False when the block was committed from an interrupted
@@ -38,11 +40,14 @@ class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
             span = attribution.range
             if span is not None and not (0 <= span[0] <= span[1] <= n):
                 raise AttributionRangeError(
-                    f"attribution {i} range {span[0]}..{span[1]} falls outside text of length {n}"
+                    f"attribution {i} range {span[0]}..{span[1]} falls outside text of length {n}",
+                    f"$.attributions[{i}].range",
                 )
 
 
-class ReasoningBlock(msgspec.Struct, frozen=True, tag_field="type", tag="reasoning"):
+class ReasoningBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="reasoning", forbid_unknown_fields=True
+):
     """Model reasoning (thinking).  Signatures and encrypted or redacted
     reasoning live in ``payloads``; a redacted block has empty ``text``."""
 
@@ -51,7 +56,9 @@ class ReasoningBlock(msgspec.Struct, frozen=True, tag_field="type", tag="reasoni
     complete: bool = True
 
 
-class ToolCallBlock(msgspec.Struct, frozen=True, tag_field="type", tag="tool-call"):
+class ToolCallBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="tool-call", forbid_unknown_fields=True
+):
     """A call of a client tool the caller must execute.
 
     ``arguments`` is the JSON text of the arguments exactly as the provider
@@ -74,7 +81,9 @@ class ToolCallBlock(msgspec.Struct, frozen=True, tag_field="type", tag="tool-cal
             raise DecodeError(f"tool call {self.id} arguments are not JSON: {exc}") from exc
 
 
-class ToolResultBlock(msgspec.Struct, frozen=True, tag_field="type", tag="tool-result"):
+class ToolResultBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="tool-result", forbid_unknown_fields=True
+):
     """The result of a client tool call, sent back in a user/tool message."""
 
     call_id: CallId
@@ -90,23 +99,56 @@ class UnknownBlock:
     It round-trips through the codec and storage byte-for-byte and is replayed
     verbatim to the provider that produced it.  It is deliberately not a
     msgspec struct: the codec encodes it as ``raw`` itself.
+
+    ``position`` is the block's index in the content sequence that holds it
+    (set by :class:`~elelem.vocabulary.Message` and the assembler; None for a
+    free-standing block).  It is where the block sits, not part of its value:
+    it is never encoded and does not take part in equality.
     """
 
-    __slots__ = ("raw",)
+    __slots__ = ("position", "raw")
     raw: dict[str, JSONValue]
+    position: int | None
     tag: ClassVar[str] = "unknown"
 
-    def __init__(self, raw: dict[str, JSONValue]) -> None:
+    def __init__(self, raw: dict[str, JSONValue], position: int | None = None) -> None:
         if not isinstance(raw, dict):
             raise DecodeError("an unknown block must be a JSON object")
         bad = check_json(raw)
         if bad is not None:
             raise DecodeError("unknown block holds a non-JSON value", bad)
-        if not isinstance(raw.get("type"), str):
+        tag = raw.get("type")
+        if not isinstance(tag, str):
             raise DecodeError("an unknown block needs a string 'type'", "$.type")
+        # Imported here: the registry imports this module.
+        from elelem.vocabulary.registry import is_reserved_tag
+
+        if is_reserved_tag(tag):
+            # Re-decoding would turn it into (or fail as) the registered type,
+            # so it could not round-trip: refuse it up front.
+            raise DecodeError(
+                f"block tag {tag!r} is registered; it cannot be kept as an unknown block",
+                "$.type",
+            )
+        if position is not None and (type(position) is not int or position < 0):
+            raise DecodeError("an unknown block's position must be a non-negative int")
         object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "position", position)
+
+    def at(self, position: int) -> UnknownBlock:
+        """The same block placed at ``position`` (``self`` when already there)."""
+        if position == self.position:
+            return self
+        # raw was validated when self was built: skip the walk.
+        block = object.__new__(UnknownBlock)
+        object.__setattr__(block, "raw", self.raw)
+        object.__setattr__(block, "position", position)
+        return block
 
     def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("UnknownBlock is immutable")
+
+    def __delattr__(self, name: str) -> None:
         raise AttributeError("UnknownBlock is immutable")
 
     @property
@@ -115,13 +157,31 @@ class UnknownBlock:
         return str(self.raw["type"])
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, UnknownBlock) and _canon(self.raw) == _canon(other.raw)
+        if not isinstance(other, UnknownBlock):
+            return NotImplemented
+        return self.raw is other.raw or _canon(self.raw) == _canon(other.raw)
 
     def __hash__(self) -> int:
         return hash(_canon(self.raw))
 
     def __repr__(self) -> str:
-        return f"UnknownBlock(type={self.type!r}, keys={sorted(self.raw)!r})"
+        # The raw JSON is untrusted provider output: show its shape, not its values.
+        return (
+            f"UnknownBlock(type={self.type!r}, keys={sorted(self.raw)!r}, "
+            f"position={self.position!r})"
+        )
+
+
+def place_unknowns(content: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``content`` with every UnknownBlock's ``position`` set to its index there,
+    or None when every one is already in place (the common case: no copy)."""
+    placed = None
+    for i, part in enumerate(content):
+        if type(part) is UnknownBlock and part.position != i:
+            if placed is None:
+                placed = list(content)
+            placed[i] = part.at(i)
+    return None if placed is None else tuple(placed)
 
 
 def _canon(raw: dict[str, JSONValue]) -> bytes:
@@ -165,4 +225,5 @@ __all__ = [
     "ToolCallBlock",
     "ToolResultBlock",
     "UnknownBlock",
+    "place_unknowns",
 ]

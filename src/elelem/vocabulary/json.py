@@ -17,25 +17,41 @@ def check_json(value: object, path: str = "$") -> str | None:
     """Return the path of the first non-JSON part of ``value``, or None if it is JSON.
 
     Floats must be finite (JSON has no NaN or infinity); mapping keys must be
-    strings; lists and tuples are both JSON arrays.
+    strings; lists and tuples are both JSON arrays.  A container that contains
+    itself is not JSON (its path is reported instead of looping forever).  The
+    path never shows a value, only keys and indices, since values may be
+    untrusted.
     """
-    stack: list[tuple[object, str]] = [(value, path)]
+    if value is None or isinstance(value, (str, bool, int)):
+        # Fast path: most payloads (signatures, ids) are one string.
+        return None
+    # Iterative depth-first walk; ``active`` holds the containers on the
+    # current path so a cycle is caught while shared sub-objects (a DAG) pass.
+    active: set[int] = set()
+    stack: list[tuple[object, str | None]] = [(value, path)]
     while stack:
         item, where = stack.pop()
+        if where is None:  # leaving a container
+            active.discard(id(item))
+            continue
         if item is None or isinstance(item, (str, bool, int)):
             continue
         if isinstance(item, float):
             if not math.isfinite(item):
                 return where
             continue
-        if isinstance(item, (list, tuple)):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-            continue
-        if isinstance(item, dict):
-            for k, v in item.items():
-                if not isinstance(k, str):
-                    return f"{where}.<key {k!r}>"
-                stack.append((v, f"{where}.{k}"))
+        if isinstance(item, (list, tuple, dict)):
+            if id(item) in active:
+                return where
+            active.add(id(item))
+            stack.append((item, None))
+            if isinstance(item, dict):
+                for k, v in item.items():
+                    if not isinstance(k, str):
+                        return f"{where}.<key of type {type(k).__name__}>"
+                    stack.append((v, f"{where}.{k}"))
+            else:
+                stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
             continue
         return where
     return None

@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from elelem.errors import DecodeError
 from elelem.vocabulary.activity import HostedActivity
-from elelem.vocabulary.blocks import Block, TextBlock
+from elelem.vocabulary.blocks import Block, TextBlock, place_unknowns
 from elelem.vocabulary.ids import ProviderId
 
 Role = Literal["system", "user", "assistant"]
+
+ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
 
 if TYPE_CHECKING:
     Part = Block | HostedActivity
@@ -26,7 +29,7 @@ else:
         Run-time marker that routes decoding through the registry."""
 
 
-class Message(msgspec.Struct, frozen=True):
+class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One message of a conversation.
 
     ``content`` keeps blocks and hosted-activity transitions in the order the
@@ -35,6 +38,11 @@ class Message(msgspec.Struct, frozen=True):
     set of message sources (``user``, ``assistant``, ``tool``, ``context``,
     ``system``, …).  ``provider`` and ``model`` name who produced an assistant
     message; native replay applies only to that provider.
+
+    Every :class:`~elelem.vocabulary.UnknownBlock` in ``content`` carries its
+    index there as ``position``.  A role outside ``system``/``user``/
+    ``assistant`` raises :class:`~elelem.errors.DecodeError` at construction,
+    so no message is built that storage could not read back.
     """
 
     role: Role
@@ -42,6 +50,18 @@ class Message(msgspec.Struct, frozen=True):
     source: str = ""
     provider: ProviderId | None = None
     model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise DecodeError(f"unknown message role {self.role!r}", "$.role")
+        content = self.content
+        if type(content) is not tuple:
+            # A list would make the message unhashable and mutable underneath.
+            content = tuple(content)
+            msgspec.structs.force_setattr(self, "content", content)
+        placed = place_unknowns(content)
+        if placed is not None:
+            msgspec.structs.force_setattr(self, "content", placed)
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -68,4 +88,4 @@ class Message(msgspec.Struct, frozen=True):
         return "".join(p.text for p in self.content if isinstance(p, TextBlock))
 
 
-__all__ = ["Message", "Part", "Role"]
+__all__ = ["ROLES", "Message", "Part", "Role"]

@@ -8,39 +8,74 @@ from elelem.errors import PayloadError
 from elelem.vocabulary.ids import ProviderId
 from elelem.vocabulary.json import JSONValue, check_json
 
+_encode = msgspec.json.encode
 
-class ProviderPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+
+class ProviderPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Opaque native data for exact replay to the provider that produced it.
 
     ``provider`` and ``format`` identify the data (``anthropic`` /
     ``signature``); ``version`` records the wire contract selected when it was
     produced (``web_search_20250305``), or None where the wire names none.
     ``value`` is any JSON value and is untrusted: ``repr`` and ``str`` never
-    show it, only its size.  Payloads compare by value and are immutable.
+    show it, only its size.
+
+    Payloads are immutable (do not mutate a ``value`` you passed in either)
+    and compare by value: two payloads are equal when provider, format,
+    version and the canonical JSON of ``value`` are equal, so ``1``, ``1.0``
+    and ``true`` are three values, a tuple equals the list it encodes as, and
+    key order counts (replay must reproduce the same bytes).
+
+    A missing or empty ``provider`` or ``format``, a missing ``value`` or a
+    value that is not JSON (NaN, a set, an arbitrary object, a non-string
+    key, a cycle) raises :class:`~elelem.errors.PayloadError`.
     """
 
-    provider: ProviderId
-    format: str
-    version: str | None
-    value: JSONValue
+    # The defaults exist only so that a missing field reaches __post_init__
+    # and fails as a PayloadError rather than a bare TypeError.
+    provider: ProviderId = ProviderId("")
+    format: str = ""
+    version: str | None = None
+    value: JSONValue = msgspec.UNSET
 
     def __post_init__(self) -> None:
         if not isinstance(self.provider, str) or not self.provider:
-            raise PayloadError("provider payload needs a non-empty provider")
+            raise PayloadError("provider payload needs a non-empty provider", "$.provider")
         if not isinstance(self.format, str) or not self.format:
-            raise PayloadError(f"provider payload from {self.provider!r} needs a non-empty format")
+            raise PayloadError(
+                f"provider payload from {self.provider!r} needs a non-empty format", "$.format"
+            )
         if self.version is not None and not isinstance(self.version, str):
-            raise PayloadError("provider payload version must be a string or None")
-        bad = check_json(self.value)
+            raise PayloadError(
+                f"provider payload {self.provider}/{self.format} version must be a string or None",
+                "$.version",
+            )
+        if self.value is msgspec.UNSET:
+            raise PayloadError(
+                f"provider payload {self.provider}/{self.format} needs a value", "$.value"
+            )
+        bad = check_json(self.value, "$.value")
         if bad is not None:
             raise PayloadError(
-                f"provider payload {self.provider}/{self.format} holds a non-JSON value at {bad}"
+                f"provider payload {self.provider}/{self.format} holds a non-JSON value at {bad}",
+                bad,
             )
 
     @property
     def size(self) -> int:
         """Size in bytes of the value's JSON encoding."""
-        return len(msgspec.json.encode(self.value))
+        return len(_encode(self.value))
+
+    def _key(self) -> tuple[str, str, str | None, bytes]:
+        return (self.provider, self.format, self.version, _encode(self.value))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderPayload):
+            return NotImplemented
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return (

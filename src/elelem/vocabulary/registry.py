@@ -22,6 +22,7 @@ from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 _lock = threading.Lock()
 _block_types: dict[str, type[msgspec.Struct]] = {}
 _plugins_loaded = False
+_plugins_ran: set[tuple[str, str, str]] = set()
 
 
 def _tag_of(cls: type[msgspec.Struct]) -> object:
@@ -63,6 +64,11 @@ def block_type(tag: str) -> type[msgspec.Struct] | None:
         load_plugins()
         cls = _block_types.get(tag)
     return cls
+
+
+def is_reserved_tag(tag: str) -> bool:
+    """True if ``tag`` is a registered block tag or ``hosted`` (no unknown block may use it)."""
+    return tag == "hosted" or tag in _block_types
 
 
 def block_tags() -> tuple[str, ...]:
@@ -127,21 +133,28 @@ def register_turn_end_reason(name: str, description: str = "") -> str:
 
 
 def load_plugins(group: str = "elelem.plugins") -> list[str]:
-    """Run every entry point of ``group`` once; return the names run.
+    """Run every entry point of ``group`` not run before; return the names run now.
 
     An entry point is a callable taking no arguments that calls the
-    ``register_*`` functions.  A failing plugin raises (wrapped in
-    :class:`RegistryError` naming it); nothing is skipped silently.
+    ``register_*`` functions.  Each runs at most once per process (a later
+    call only picks up newly installed plugins).  A failing plugin raises
+    :class:`RegistryError` naming it; nothing is skipped silently, and it
+    is retried by the next call.  Decoding calls this lazily the first time
+    it meets a block tag nobody registered.
     """
     global _plugins_loaded
     _plugins_loaded = True
     ran: list[str] = []
     for ep in entry_points(group=group):
+        key = (group, ep.name, ep.value)
+        if key in _plugins_ran:
+            continue
         try:
             hook: Callable[[], object] = ep.load()
             hook()
         except Exception as exc:
             raise RegistryError(f"elelem plugin {ep.name!r} ({ep.value}) failed: {exc}") from exc
+        _plugins_ran.add(key)
         ran.append(ep.name)
     return ran
 
@@ -157,6 +170,7 @@ __all__ = [
     "OpenSet",
     "block_tags",
     "block_type",
+    "is_reserved_tag",
     "load_plugins",
     "register_block_type",
     "register_finish_reason",

@@ -10,10 +10,17 @@ from typing import Literal
 
 import msgspec
 
-from elelem.vocabulary.json import JSONValue
+from elelem.errors import DecodeError
+from elelem.vocabulary.json import JSONValue, check_json
 
 
-class ToolSpec(msgspec.Struct, frozen=True):
+def _require_json(value: object, path: str, what: str) -> None:
+    bad = check_json(value, path)
+    if bad is not None:
+        raise DecodeError(f"{what} is not JSON", bad)
+
+
+class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A client tool the model may call; ``parameters`` is a JSON Schema object."""
 
     name: str
@@ -22,8 +29,11 @@ class ToolSpec(msgspec.Struct, frozen=True):
         default_factory=lambda: {"type": "object", "properties": {}}
     )
 
+    def __post_init__(self) -> None:
+        _require_json(self.parameters, "$.parameters", f"tool {self.name!r} parameters")
 
-class UserLocation(msgspec.Struct, frozen=True):
+
+class UserLocation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Approximate user location, to localize hosted search results."""
 
     city: str | None = None
@@ -32,7 +42,9 @@ class UserLocation(msgspec.Struct, frozen=True):
     timezone: str | None = None
 
 
-class WebSearch(msgspec.Struct, frozen=True, tag_field="type", tag="web_search"):
+class WebSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="web_search", forbid_unknown_fields=True
+):
     """Let the provider search the web on its own servers."""
 
     max_uses: int | None = None
@@ -43,7 +55,9 @@ class WebSearch(msgspec.Struct, frozen=True, tag_field="type", tag="web_search")
     """Pin a provider wire version (``web_search_20250305``); None picks the shape's default."""
 
 
-class WebFetch(msgspec.Struct, frozen=True, tag_field="type", tag="web_fetch"):
+class WebFetch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="web_fetch", forbid_unknown_fields=True
+):
     """Let the provider fetch web pages and documents on its own servers."""
 
     max_uses: int | None = None
@@ -54,7 +68,9 @@ class WebFetch(msgspec.Struct, frozen=True, tag_field="type", tag="web_fetch"):
     version: str | None = None
 
 
-class CodeExecution(msgspec.Struct, frozen=True, tag_field="type", tag="code_execution"):
+class CodeExecution(
+    msgspec.Struct, frozen=True, tag_field="type", tag="code_execution", forbid_unknown_fields=True
+):
     """Let the provider run code in its own sandbox."""
 
     version: str | None = None
@@ -65,14 +81,14 @@ HostedTool = WebSearch | WebFetch | CodeExecution
 ReasoningDisplay = Literal["hidden", "summary", "full"]
 
 
-class ReasoningOptions(msgspec.Struct, frozen=True):
+class ReasoningOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How much the model should reason: an effort level or a token budget."""
 
     effort: str | None = None
     budget_tokens: int | None = None
 
 
-class GenerationOptions(msgspec.Struct, frozen=True):
+class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sampling and length options.  ``extra`` is merged into the wire body last,
     for provider options elelem does not model."""
 
@@ -83,6 +99,10 @@ class GenerationOptions(msgspec.Struct, frozen=True):
     reasoning: ReasoningOptions | None = None
     tool_choice: str | None = None
     extra: dict[str, JSONValue] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.extra:
+            _require_json(self.extra, "$.extra", "generation option extra")
 
 
 __all__ = [

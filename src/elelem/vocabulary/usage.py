@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
-from elelem.vocabulary.json import JSONValue
+from elelem.errors import DecodeError
+from elelem.vocabulary.json import JSONValue, check_json
 
 
-class Usage(msgspec.Struct, frozen=True):
+class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Token and hosted-activity counters of one provider response.
 
     Counts are disjoint: ``input`` excludes ``cache_read`` and ``cache_write``;
@@ -24,6 +25,12 @@ class Usage(msgspec.Struct, frozen=True):
     reasoning: int = 0
     hosted: dict[str, int] = msgspec.field(default_factory=dict)
     raw: JSONValue = None
+
+    def __post_init__(self) -> None:
+        if self.raw is not None:
+            bad = check_json(self.raw, "$.raw")
+            if bad is not None:
+                raise DecodeError("usage raw value is not JSON", bad)
 
     @property
     def total(self) -> int:
