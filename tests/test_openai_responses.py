@@ -576,12 +576,27 @@ def test_unknown_event_outside_any_item_is_kept_and_not_replayed() -> None:
     )
 
 
-def test_unknown_event_of_a_known_item_adds_nothing() -> None:
+def test_unknown_events_of_a_known_item_are_kept_after_it() -> None:
+    sparkle = {"type": "response.output_text.sparkle", "item_id": "msg_1", "output_index": 0}
     events = _text_events()
-    events.insert(
-        5, {"type": "response.output_text.sparkle", "item_id": "msg_1", "output_index": 0}
+    events.insert(5, sparkle)
+    result = _run(events)
+    assert result.blocks[0] == _run(_text_events()).blocks[0]
+    assert result.blocks[1] == UnknownBlock(
+        {
+            "type": "response.unknown_events",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "events": [sparkle],
+        }
     )
-    assert _run(events).blocks == _run(_text_events()).blocks
+    from elelem.shapes.openai_responses import assistant_wire
+
+    wire, dropped = assistant_wire(result.to_message(), OPENAI)
+    assert wire == [MESSAGE]
+    assert dropped == [
+        "message 0 block 1: stream event 'response.unknown_events' is not an input item"
+    ]
 
 
 # -- finish and errors --------------------------------------------------------------------

@@ -47,6 +47,9 @@ from elelem.vocabulary import ProviderId, ProviderPayload
 
 _TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 
+UNKNOWN_EVENTS = "response.unknown_events"
+"""Type of the unknown block that keeps an item's undocumented events (never replayed)."""
+
 # Progress events of items whose final state arrives in output_item.done: they
 # carry nothing the done item lacks, so they are checked and passed over.
 _PROGRESS_SUFFIXES = (
@@ -100,7 +103,18 @@ class _Part:
 
 
 class _Item:
-    __slots__ = ("args", "custom", "done", "index", "key", "parts", "raw", "role", "segments")
+    __slots__ = (
+        "args",
+        "custom",
+        "done",
+        "index",
+        "key",
+        "parts",
+        "raw",
+        "role",
+        "segments",
+        "unknown",
+    )
 
     def __init__(self, index: int, raw: dict[str, Any], role: str) -> None:
         self.index = index
@@ -112,6 +126,7 @@ class _Item:
         self.args = ""
         self.segments: list[tuple[str, int]] = []
         self.custom = role == "call" and raw.get("type") == "custom_tool_call"
+        self.unknown: list[dict[str, Any]] = []
 
 
 class ResponsesParser:
@@ -211,10 +226,12 @@ class ResponsesParser:
         return self._start(response)
 
     def _on_unknown(self, obj: dict[str, Any], kind: str) -> list[Chunk]:
-        # An event nobody documented: if it belongs to a known item, that
-        # item's done state carries its content; otherwise keep it in place.
+        # An event nobody documented is kept, never replayed: one belonging to
+        # an item is gathered and kept right after that item; any other is
+        # kept where it arrived.
         item = self._find(obj)
-        if item is not None:
+        if item is not None and not item.done:
+            item.unknown.append(obj)
             return []
         out = self._start(None)
         key = f"event{self._events}"
@@ -307,16 +324,28 @@ class ResponsesParser:
         item.raw = raw
         if isinstance(raw.get("id"), str):
             self._by_id[raw["id"]] = item
+        out: list[Chunk]
         if item.role == "message":
-            return self._message_done(item, raw)
-        if item.role == "reasoning":
-            return self._reasoning_done(item, raw)
-        if item.role in ("call", "function_call"):
-            return self._call_done(item, raw)
-        if item.role == "hosted":
+            out = self._message_done(item, raw)
+        elif item.role == "reasoning":
+            out = self._reasoning_done(item, raw)
+        elif item.role in ("call", "function_call"):
+            out = self._call_done(item, raw)
+        elif item.role == "hosted":
             version = _items.tool_version(str(raw.get("type")), self._tools)
-            return [Hosted(_items.finished(raw, self.provider, version))]
-        return [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
+            out = [Hosted(_items.finished(raw, self.provider, version))]
+        else:
+            out = [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
+        if item.unknown:
+            events: dict[str, Any] = {
+                "type": UNKNOWN_EVENTS,
+                "item_id": raw.get("id"),
+                "output_index": item.index,
+                "events": item.unknown,
+            }
+            key = f"{item.key}.events"
+            out += [BlockStart(key, "unknown", raw=events), BlockEnd(key)]
+        return out
 
     # -- messages ---------------------------------------------------------------------
 
