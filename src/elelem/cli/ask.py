@@ -103,12 +103,13 @@ def open_session(
     model to use: the one given, else the conversation's, else the default."""
     catalog = load_catalog()
     if ref is None:
-        conversation = Conversation.create(store)
         chosen = model or default_model(catalog)
+        check_model(catalog, chosen)  # before anything is stored
+        conversation = Conversation.create(store)
     else:
         conversation = Conversation.open(store, resolve_conversation(store, ref))
         chosen = model or conversation.info.model or default_model(catalog)
-    check_model(catalog, chosen)
+        check_model(catalog, chosen)
     options = GenerationOptions(max_tokens=max_tokens)
     return Session(conversation, chosen, renderer, system, tools, options)
 

@@ -263,7 +263,7 @@ class Renderer:
     def notice(self, text: str, style: str = "dim") -> None:
         """A line of the tool's own (sanitized all the same)."""
         self._flush_run()
-        self._line(sanitize_line(text), style)
+        self._line(" ".join(sanitize(text).split("\n")), style)
 
     def end_answer(self) -> None:
         """Finish the answer: unfinished activities, footnotes, the usage line."""

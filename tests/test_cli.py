@@ -1,0 +1,378 @@
+"""`elelem` commands run as subprocesses against loopback servers, exact output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import (
+    CONVERSATION_LINE,
+    EXPECTED_ANSWER,
+    QUESTION,
+    base_env,
+    demo_body,
+    run,
+)
+from elelem.testing.servers import LoopbackServer, frame_ends, replay, sse_body, status, truncate
+
+MODEL = "anthropic:claude-sonnet-4-5"
+KEY = "sk-ant-test-0123456789"
+LOG_LINE = re.compile(
+    r"^(c_[0-9a-f]{16})  \d{4}-\d\d-\d\d \d\d:\d\d  +(\d+) turns?  anthropic:claude-sonnet-4-5  (.*)$"
+)
+
+
+def text_reply(text: str, msg_id: str = "msg_02FollowUp") -> bytes:
+    """A small Anthropic SSE response holding one text block."""
+    frames = [
+        (
+            "message_start",
+            json.dumps(
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": msg_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-5-20250929",
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": {"input_tokens": 120, "output_tokens": 1},
+                    },
+                }
+            ),
+        ),
+        (
+            "content_block_start",
+            json.dumps(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                }
+            ),
+        ),
+        (
+            "content_block_delta",
+            json.dumps(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": text},
+                }
+            ),
+        ),
+        ("content_block_stop", json.dumps({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json.dumps(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"input_tokens": 120, "output_tokens": 9},
+                }
+            ),
+        ),
+        ("message_stop", json.dumps({"type": "message_stop"})),
+    ]
+    return sse_body(frames)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return base_env(tmp_path)
+
+
+def with_server(env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    return {**env, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+
+
+def test_ask_web_search_with_citations_exact(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(demo_body(), chunk_size=97)]) as server:
+        result = run(with_server(env, server), "ask", "-m", MODEL, "--web-search", QUESTION)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == EXPECTED_ANSWER
+    assert CONVERSATION_LINE.match(result.stderr)
+    sent = server.requests[0]
+    assert sent.path == "/v1/messages"
+    assert sent.headers["x-api-key"] == KEY
+    body = json.loads(sent.body)
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": QUESTION}]}]
+    assert body["tools"] == [{"type": "web_search_20250305", "name": "web_search"}]
+    assert body["stream"] is True
+
+
+def test_log_show_and_native_continuation(env: dict[str, str]) -> None:
+    follow = "It weighs about 10,100 tonnes."
+    with LoopbackServer([replay(demo_body()), replay(text_reply(follow))]) as server:
+        e = with_server(env, server)
+        first = run(e, "ask", "-m", MODEL, "--web-search", QUESTION)
+        assert first.returncode == 0, first.stderr
+        cid = CONVERSATION_LINE.match(first.stderr).group(1)  # type: ignore[union-attr]
+
+        listed = run(e, "log")
+        assert listed.returncode == 0 and listed.stderr == ""
+        line = LOG_LINE.match(listed.stdout.rstrip("\n"))
+        assert line and line.groups() == (cid, "1", QUESTION)
+
+        shown = run(e, "show", cid[:6])
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout == listed.stdout + f"> {QUESTION}\n" + EXPECTED_ANSWER
+
+        second = run(e, "ask", "-c", "And how much does it weigh?")
+        assert second.returncode == 0, second.stderr
+        assert second.stdout == f"{follow}\n\nusage: 120 in · 9 out\n"
+        assert second.stderr == f"conversation {cid}\n"
+
+    # The follow-up replays the first answer natively: thinking with its
+    # signature, the server tool blocks with encrypted content, citations
+    # with encrypted_index, in the order they arrived.
+    replayed = json.loads(server.requests[1].body)
+    assert [m["role"] for m in replayed["messages"]] == ["user", "assistant", "user"]
+    blocks = replayed["messages"][1]["content"]
+    assert [b["type"] for b in blocks] == [
+        "thinking",
+        "text",
+        "server_tool_use",
+        "web_search_tool_result",
+        "text",
+        "text",
+        "text",
+        "text",
+        "text",
+        "text",
+        "text",
+        "text",
+        "text",
+    ]
+    recorded = demo_body().decode()
+    signature = re.search(r'"signature_delta","signature":"([^"]+)"', recorded)
+    assert signature and blocks[0]["signature"] == signature.group(1)
+    assert blocks[2]["input"] == {"query": "Eiffel Tower height and completion date"}
+    assert [r["encrypted_content"] for r in blocks[3]["content"]] == re.findall(
+        r'"encrypted_content":"([^"]+)"', recorded
+    )
+    assert [c["url"] for c in blocks[5]["citations"]] == [
+        "https://en.wikipedia.org/wiki/Eiffel_Tower",
+        "https://www.toureiffel.paris/en/the-monument/key-figures",
+    ]
+    assert [c["encrypted_index"] for c in blocks[5]["citations"]] == re.findall(
+        r'"encrypted_index":"([^"]+)"', recorded
+    )[:2]
+    assert replayed["messages"][2]["content"][-1]["text"] == "And how much does it weigh?"
+
+    relisted = run(e, "log")
+    assert LOG_LINE.match(relisted.stdout.rstrip("\n")).groups() == (cid, "2", QUESTION)  # type: ignore[union-attr]
+
+
+def test_export_import_round_trip(env: dict[str, str], tmp_path: Path) -> None:
+    with LoopbackServer([replay(demo_body())]) as server:
+        e = with_server(env, server)
+        assert run(e, "ask", "-m", MODEL, QUESTION).returncode == 0
+    out = tmp_path / "c.ndjson"
+    exported = run(e, "export", "-o", str(out))
+    assert exported.returncode == 0 and exported.stdout == "" and exported.stderr == ""
+    data = out.read_bytes()
+    header = json.loads(data.split(b"\n", 1)[0])
+    assert header["format"] == "elelem.conversation" and header["version"] == 1
+
+    other = base_env(tmp_path / "elsewhere")
+    imported = run(other, "import", str(out))
+    assert imported.returncode == 0, imported.stderr
+    assert (
+        imported.stdout == f"imported {header['conversation']['id']} ({header['events']} events)\n"
+    )
+    again = tmp_path / "again.ndjson"
+    assert run(other, "export", header["conversation"]["id"], "-o", str(again)).returncode == 0
+    assert again.read_bytes() == data  # byte-identical after export -> import -> export
+
+    refused = run(other, "import", str(out))
+    assert refused.returncode == 3
+    assert refused.stdout == ""
+    assert refused.stderr.startswith("elelem: ") and refused.stderr.count("\n") == 1
+
+    piped = run(e, "export")  # stdout is a pipe here: the NDJSON itself
+    assert piped.returncode == 0 and piped.stdout.encode() == data
+
+
+def test_json_events(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(demo_body())]) as server:
+        result = run(with_server(env, server), "ask", "-m", MODEL, "--json", QUESTION)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.isascii()
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["type"] == "response-start"
+    assert lines[0]["response_id"] == "msg_01HnR4ZtV9wq8aXcE2bJmPkD"
+    assert lines[0]["model"] == "claude-sonnet-4-5-20250929"
+    kinds = [line["type"] for line in lines]
+    assert kinds.count("citation") == 6
+    assert kinds.count("hosted") == 2
+    assert (lines[-2]["type"], lines[-2]["reason"], lines[-2]["raw"]) == (
+        "finish",
+        "stop",
+        "end_turn",
+    )
+    assert (
+        lines[-1]["type"] == "turn" and lines[-1]["turn"] == 1 and lines[-1]["end"] == "completed"
+    )
+
+
+def test_no_store_keeps_nothing(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("Hi."))]) as server:
+        result = run(with_server(env, server), "ask", "-m", MODEL, "--no-store", "hello")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        "Hi.\n\nusage: 120 in · 9 out\n",
+        "",
+    )
+    listed = run(env, "log")
+    assert (listed.returncode, listed.stdout, listed.stderr) == (0, "", "no conversations yet\n")
+
+
+def test_prompt_from_stdin(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("Piped."))]) as server:
+        result = run(with_server(env, server), "ask", "-m", MODEL, stdin="from a pipe\n")
+    assert result.returncode == 0 and result.stdout.startswith("Piped.\n")
+    assert json.loads(server.requests[0].body)["messages"][0]["content"][0]["text"] == "from a pipe"
+
+
+def test_provider_error_is_one_line_exit_1(env: dict[str, str]) -> None:
+    error = (
+        b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
+    )
+    with LoopbackServer([status(401, error), status(401, error)]) as server:
+        e = with_server(env, server)
+        result = run(e, "ask", "-m", MODEL, "hi")
+        debug = run(e, "ask", "-m", MODEL, "--debug", "hi")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "elelem: authentication: anthropic 401 authentication_error: invalid x-api-key\n"
+    )
+    assert KEY not in result.stderr
+    assert (
+        debug.returncode == 1
+        and "Traceback" in debug.stderr
+        and "AuthenticationError" in debug.stderr
+    )
+
+
+def test_stream_cut_short_keeps_what_arrived(env: dict[str, str]) -> None:
+    body = demo_body()
+    # Cut right after the first cited block's last delta, before its block stop.
+    cut = body.index(b'"its top"')
+    at = next(end for end in frame_ends(body) if end > cut)
+    with LoopbackServer([truncate(body, at)]) as server:
+        e = with_server(env, server)
+        result = run(e, "ask", "-m", MODEL, QUESTION)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "thinking: The user wants the current height of the Eiffel Tower and when it was finished."
+        " The height has chan… (45 words)\n"
+        "I'll look up the current figures.\n"
+        'searched "Eiffel Tower height and completion date" → 5 results\n'
+        "**Height.** The tower is 330 metres (1,083 ft) tall, including the antennas at its top[1][2]\n"
+        "stopped by an error: kept what arrived\n"
+        "\n"
+        "[1] Eiffel Tower - Wikipedia — en.wikipedia.org\n"
+        "    https://en.wikipedia.org/wiki/Eiffel_Tower\n"
+        "[2] The Eiffel Tower in figures | Official website — toureiffel.paris\n"
+        "    https://www.toureiffel.paris/en/the-monument/key-figures\n"
+        "\n"
+        "usage: 2,164 in · 4 out\n"  # as far as message_start counted
+    )
+    assert (
+        result.stderr.startswith("elelem: incomplete-stream: ") and result.stderr.count("\n") == 1
+    )
+    shown = run(e, "show")
+    assert shown.returncode == 0
+    assert shown.stdout.endswith(
+        "**Height.** The tower is 330 metres (1,083 ft) tall, including the antennas at its top[1][2]\n"
+        "interrupted: kept what arrived\n"
+        "\n"
+        "[1] Eiffel Tower - Wikipedia — en.wikipedia.org\n"
+        "    https://en.wikipedia.org/wiki/Eiffel_Tower\n"
+        "[2] The Eiffel Tower in figures | Official website — toureiffel.paris\n"
+        "    https://www.toureiffel.paris/en/the-monument/key-figures\n"
+        "\n"
+        "usage: 2,164 in · 4 out\n"  # as far as message_start counted
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "extra", "message"),
+    [
+        (("ask", "-m", "nosuch:model", "hi"), {}, "elelem: unknown provider 'nosuch' (known: "),
+        (
+            ("ask", "-m", "anthropic:claude", "hi"),
+            {},
+            "elelem: provider anthropic needs an API key: set ANTHROPIC_API_KEY\n",
+        ),
+        (
+            ("ask", "hi"),
+            {},
+            "elelem: no model given and no provider key set: pass -m provider:model or set a key such as ANTHROPIC_API_KEY (see `elelem providers`)\n",
+        ),
+        (("ask",), {}, "elelem: nothing to ask: give a PROMPT or pipe it on stdin\n"),
+        (("show", "c_nope"), {}, "elelem: no conversation 'c_nope' in this store\n"),
+        (
+            ("import", "/nonexistent/file"),
+            {},
+            "elelem: /nonexistent/file: No such file or directory\n",
+        ),
+    ],
+)
+def test_usage_errors_exit_2(
+    env: dict[str, str], args: tuple[str, ...], extra: dict[str, str], message: str
+) -> None:
+    result = run({**env, **extra}, *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run(env, "log").stdout == ""  # nothing half-stored
+
+
+def test_providers_lists_keys_without_values(env: dict[str, str]) -> None:
+    result = run(
+        {**env, "ANTHROPIC_API_KEY": KEY, "ELELEM_OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+        "providers",
+    )
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert KEY not in result.stdout
+    anthropic = next(line for line in lines if line.startswith("anthropic "))
+    assert re.fullmatch(
+        r"anthropic +anthropic_messages +key set \(ANTHROPIC_API_KEY\) +https://api\.anthropic\.com",
+        anthropic,
+    )
+    openai = next(line for line in lines if line.startswith("openai "))
+    assert re.fullmatch(
+        r"openai +openai_responses +missing: set OPENAI_API_KEY +http://127\.0\.0\.1:9/v1", openai
+    )
+    ollama = next(line for line in lines if line.startswith("ollama "))
+    assert "no key needed" in ollama
+    assert lines[-1] == "default model: anthropic:claude-sonnet-4-5"
+
+
+def test_help_documents_exit_statuses(env: dict[str, str]) -> None:
+    result = run(env, "--help")
+    assert result.returncode == 0
+    flat = " ".join(result.stdout.split())
+    assert "Exit statuses: 0 success; 1 the provider or the stream failed" in flat
+    assert "130 interrupted" in flat
+    for command in (
+        "ask",
+        "chat",
+        "log",
+        "show",
+        "export",
+        "import",
+        "inspect",
+        "providers",
+        "demo",
+    ):
+        assert re.search(rf"^  {command} ", result.stdout, re.M), command
