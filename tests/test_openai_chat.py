@@ -441,6 +441,16 @@ def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
     assert dropped == []
 
 
+def test_two_encrypted_details_in_a_row_stay_two_entries() -> None:
+    enc = [{"type": "reasoning.encrypted", "data": d, "index": 0} for d in ("A", "B")]
+    got = result(
+        [chunk({"reasoning_details": [e]}) for e in enc] + [chunk({}, "stop")], "openrouter"
+    )
+    block = got.content[0]
+    assert isinstance(block, ReasoningBlock) and block.text == ""
+    assert block.payloads[-1].value == enc
+
+
 def test_details_without_a_reasoning_string_still_give_reasoning_text() -> None:
     got = result(
         [

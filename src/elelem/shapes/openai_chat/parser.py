@@ -131,10 +131,16 @@ _KNOWN_DELTA = frozenset(
 _TOOL_KEYS = frozenset({"index", "id", "type", "function"})
 
 
+# Detail types whose text streams in pieces; others (reasoning.encrypted)
+# arrive whole, so two in a row are two entries.
+_STREAMED_DETAILS = frozenset({"reasoning.text", "reasoning.summary"})
+
+
 class _Detail:
-    """OpenRouter ``reasoning_details`` merged across deltas: a delta whose
-    ``type`` and ``index`` equal the last entry's extends it (strings are
-    concatenated), anything else starts a new entry."""
+    """OpenRouter ``reasoning_details`` merged across deltas: a text or summary
+    delta whose ``type`` and ``index`` (and ``id``, if any) equal the last
+    entry's extends it (strings are concatenated); anything else starts a new
+    entry."""
 
     __slots__ = ("items",)
 
@@ -145,8 +151,10 @@ class _Detail:
         last = self.items[-1] if self.items else None
         if (
             last is not None
+            and detail.get("type") in _STREAMED_DETAILS
             and last.get("type") == detail.get("type")
             and last.get("index") == detail.get("index")
+            and detail.get("id") in (None, last.get("id"))
         ):
             for key, value in detail.items():
                 old = last.get(key)
