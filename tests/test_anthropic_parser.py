@@ -133,7 +133,7 @@ def test_text_with_citations_before_its_text_and_blocks_never_merged() -> None:
             attributions=(
                 Attribution(
                     source=Source(url="https://example.com/paris", title="Paris"),
-                    excerpt="Paris &amp; more",
+                    excerpt="Paris & more",
                     range=None,
                     replay=pp("citation", citation),
                 ),

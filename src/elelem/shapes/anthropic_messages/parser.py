@@ -12,6 +12,7 @@ response goes through the same code (:func:`response_chunks`).
 from __future__ import annotations
 
 import copy
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -73,7 +74,9 @@ def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> A
     Search citations carry ``url`` and ``title``; document citations carry no
     URL and name the document in ``document_title``.  The raw citation
     (``encrypted_index`` included) is the replay payload; the text block is
-    the anchor, so there is no range.
+    the anchor, so there is no range.  ``cited_text`` arrives with HTML
+    entities (``&amp;``, ``&#x27;``); the excerpt is the source text with them
+    decoded, while the payload keeps the wire value for replay.
     """
     url = citation.get("url")
     title = citation.get("title")
@@ -85,7 +88,7 @@ def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> A
             url=url if isinstance(url, str) else None,
             title=title if isinstance(title, str) else None,
         ),
-        excerpt=excerpt if isinstance(excerpt, str) else None,
+        excerpt=html.unescape(excerpt) if isinstance(excerpt, str) else None,
         range=None,
         replay=ProviderPayload(provider, "citation", None, dict(citation)),
     )
