@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from elelem.errors import (
     ContextWindowError,
@@ -701,3 +704,54 @@ def test_an_interrupted_stream_keeps_text_and_citations_so_far() -> None:
     assert (block.text, block.complete) == (TEXT, False)
     (a,) = block.attributions
     assert (a.range, a.complete) == ((11, 49), False)
+
+
+def test_raw_reasoning_text_deltas() -> None:
+    item = {
+        "id": "rs_3",
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "Short."}],
+        "content": [{"type": "reasoning_text", "text": "Long thought."}],
+    }
+    base = {"item_id": "rs_3", "output_index": 0}
+    result = _run(
+        [
+            _created(),
+            _added(0, {"id": "rs_3", "type": "reasoning", "summary": []}),
+            {
+                "type": "response.reasoning_summary_text.delta",
+                **base,
+                "summary_index": 0,
+                "delta": "Short.",
+            },
+            {
+                "type": "response.content_part.added",
+                **base,
+                "content_index": 0,
+                "part": {"type": "reasoning_text"},
+            },
+            {"type": "response.reasoning_text.delta", **base, "content_index": 0, "delta": "Long "},
+            {
+                "type": "response.reasoning_text.delta",
+                **base,
+                "content_index": 0,
+                "delta": "thought.",
+            },
+            _done(0, item),
+            _completed([item]),
+        ]
+    )
+    (block,) = result.blocks
+    assert isinstance(block, ReasoningBlock)
+    assert block.text == "Short.\n\nLong thought."
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(TEXT)), max_size=6))
+def test_any_split_of_the_deltas_gives_the_same_content(cuts: list[int]) -> None:
+    bounds = [0, *sorted(cuts), len(TEXT)]
+    pieces = [TEXT[a:b] for a, b in itertools.pairwise(bounds)]
+    base = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    events = _text_events()
+    events[4:6] = [{"type": "response.output_text.delta", **base, "delta": p} for p in pieces]
+    assert _run(events).content == _run(_text_events()).content
