@@ -755,3 +755,11 @@ def test_any_split_of_the_deltas_gives_the_same_content(cuts: list[int]) -> None
     events = _text_events()
     events[4:6] = [{"type": "response.output_text.delta", **base, "delta": p} for p in pieces]
     assert _run(events).content == _run(_text_events()).content
+
+
+def test_a_queued_background_body_is_not_taken_for_a_finished_one() -> None:
+    from elelem.errors import UnsupportedError
+
+    body = json.dumps(_response("queued")).encode()
+    with pytest.raises(UnsupportedError, match="'resp_1' is still queued"):
+        SHAPE.parse_response(body, OPENAI)

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.errors import MalformedStreamError
+from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.shapes.openai_responses import _items
 from elelem.stream import (
     BlockEnd,
@@ -638,5 +638,10 @@ def parse_object(
         raise _items.event_error(obj["error"], "error response")
     if obj.get("object") not in (None, "response"):
         raise _malformed(f"body is a {obj.get('object')!r}, not a response")
+    if obj.get("status") in ("queued", "in_progress"):
+        raise UnsupportedError(
+            f"response {obj.get('id')!r} is still {obj.get('status')} (background mode);"
+            " polling it for the result is not supported"
+        )
     parser = ResponsesParser(provider, client_tools)
     return parser.finish(obj)
