@@ -679,3 +679,84 @@ def test_any_split_of_the_text_assembles_to_the_same_text(pieces: list[str]) -> 
     got = result([chunk({"content": p}) for p in pieces] + [chunk({}, "stop")])
     assert got.text == "".join(pieces)
     assert len(got.content) == 1
+
+
+_PIECE = st.one_of(
+    st.fixed_dictionaries({"content": st.text(max_size=5)}),
+    st.fixed_dictionaries({"reasoning_content": st.text(max_size=5)}),
+    st.fixed_dictionaries({"reasoning": st.text(max_size=5)}),
+    st.fixed_dictionaries({"refusal": st.text(max_size=5)}),
+    st.fixed_dictionaries(
+        {
+            "content": st.lists(
+                st.sampled_from(
+                    [
+                        {"type": "text", "text": "t"},
+                        {"type": "thinking", "thinking": [{"type": "text", "text": "r"}]},
+                        {"type": "image_url", "image_url": {"url": "u"}},
+                    ]
+                ),
+                max_size=3,
+            )
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "annotations": st.just(
+                [
+                    {
+                        "type": "url_citation",
+                        "url_citation": {"url": "https://a.io", "start_index": 0, "end_index": 1},
+                    }
+                ]
+            )
+        }
+    ),
+    st.fixed_dictionaries(
+        {"reasoning_details": st.just([{"type": "reasoning.text", "text": "d", "index": 0}])}
+    ),
+    st.fixed_dictionaries(
+        {
+            "tool_calls": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "index": st.integers(0, 2),
+                        "function": st.fixed_dictionaries(
+                            {"arguments": st.sampled_from(["", "{", "}", '"a"'])}
+                        ),
+                    }
+                ),
+                max_size=2,
+            )
+        }
+    ),
+    st.fixed_dictionaries({"extra": st.text(max_size=3)}),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_PIECE, max_size=12), st.sampled_from(["stop", "length", "tool_calls", "x"]))
+def test_any_mix_of_deltas_obeys_the_chunk_grammar(
+    pieces: list[dict[str, Any]], finish: str
+) -> None:
+    seen: set[int] = set()
+    for piece in pieces:
+        for call in piece.get("tool_calls", []):
+            if call["index"] not in seen:  # a call's first delta names it
+                seen.add(call["index"])
+                call.update(id=f"c{call['index']}", type="function")
+                call["function"]["name"] = "f"
+    got = result([chunk(p) for p in pieces] + [chunk({}, finish)])
+    expected_text = "".join(
+        p["content"]
+        if isinstance(p.get("content"), str)
+        else "".join(x["text"] for x in p.get("content") or [] if x["type"] == "text")
+        for p in pieces
+    )
+    refusals = [b for b in got.content if isinstance(b, TextBlock) and b.payloads]
+    assert (
+        "".join(b.text for b in got.content if isinstance(b, TextBlock) and not b.payloads)
+        == expected_text
+    )
+    assert "".join(b.text for b in refusals) == "".join(p.get("refusal", "") for p in pieces)
+    assert {b.id for b in got.content if isinstance(b, ToolCallBlock)} <= {f"c{i}" for i in seen}
