@@ -1,0 +1,151 @@
+"""`elelem chat` driven in a real pseudo-terminal: a question, an answer
+interrupted with Ctrl-C and kept, and the conversation continued."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pexpect
+
+from cli_helpers import ELELEM, QUESTION, base_env, demo_body, run
+from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends, sse_body
+from test_cli import KEY, MODEL, text_reply
+
+PARTIAL = "Its iron lattice was"
+
+
+def stalled_reply() -> Reply:
+    """An answer that sends a few words, then stalls until interrupted."""
+    frames = [
+        (
+            "message_start",
+            json.dumps(
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_03Stall",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-5-20250929",
+                        "content": [],
+                        "usage": {"input_tokens": 300, "output_tokens": 1},
+                    },
+                }
+            ),
+        ),
+        (
+            "content_block_start",
+            json.dumps(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                }
+            ),
+        ),
+        (
+            "content_block_delta",
+            json.dumps(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": PARTIAL},
+                }
+            ),
+        ),
+    ]
+    return Reply(200, {"content-type": "text/event-stream"}, (Send(sse_body(frames)), Pause(60.0)))
+
+
+def paced_demo() -> Reply:
+    body = demo_body()
+    script: list[Send | Pause] = []
+    last = 0
+    for end in frame_ends(body):
+        script += [Send(body[last:end]), Pause(0.002)]
+        last = end
+    return Reply(200, {"content-type": "text/event-stream"}, tuple(script))
+
+
+def strip(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r", "", text)
+
+
+def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
+    replies = [
+        paced_demo(),
+        stalled_reply(),
+        Reply(
+            200,
+            {"content-type": "text/event-stream"},
+            (Send(text_reply("Wrought iron, 18,038 pieces.")),),
+        ),
+    ]
+    with LoopbackServer(replies, lifetime=120.0) as server:
+        env = {
+            **base_env(tmp_path),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "TERM": "xterm-256color",
+        }
+        child = pexpect.spawn(
+            ELELEM,
+            ["chat", "-m", MODEL, "--web-search"],
+            env=env,
+            dimensions=(40, 120),
+            encoding="utf-8",
+            timeout=30,
+        )
+        try:
+            child.expect(
+                r"chat with anthropic:claude-sonnet-4-5 in conversation (c_[0-9a-f]{16}) \(Ctrl-C stops an answer, Ctrl-D leaves\)"
+            )
+            cid = child.match.group(1)
+            child.expect_exact("> ")
+
+            # 1. A question, answered with a web search and footnotes.
+            child.sendline(QUESTION)
+            child.expect_exact("usage: 9,873 in · 418 out · 1 web search")
+            answer = strip(child.before)
+            assert 'searched "Eiffel Tower height and completion date" → 5 results' in answer
+            assert "[1] Eiffel Tower - Wikipedia — en.wikipedia.org" in answer
+            assert "https://www.britannica.com/topic/Eiffel-Tower-Paris-France" in answer
+            child.expect_exact("> ")
+
+            # 2. An answer interrupted with Ctrl-C: what arrived stays.
+            child.sendline("What is it made of?")
+            child.expect_exact(PARTIAL)
+            child.sendintr()
+            child.expect_exact("interrupted: kept what arrived")
+            assert PARTIAL in strip(child.before)
+            child.expect_exact("> ")
+
+            # 3. The conversation goes on, the interrupted answer in its history.
+            child.sendline("Go on, please.")
+            child.expect_exact("Wrought iron, 18,038 pieces.")
+            child.expect_exact("> ")
+            child.sendeof()
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+        assert child.exitstatus == 0, strip(child.before or "")
+
+    third = json.loads(server.requests[2].body)
+    roles = [m["role"] for m in third["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    assert third["messages"][3]["content"] == [{"type": "text", "text": PARTIAL}]
+    assert third["messages"][4]["content"][-1]["text"] == "Go on, please."
+
+    shown = run(env, "show", cid)
+    assert shown.returncode == 0
+    assert f"> What is it made of?\n{PARTIAL}\ninterrupted: kept what arrived\n" in shown.stdout
+    assert shown.stdout.endswith(
+        "> Go on, please.\nWrought iron, 18,038 pieces.\n\nusage: 120 in · 9 out\n"
+    )
+    assert (tmp_path / "home" / "chat_history").read_text().splitlines()[-3:] == [
+        QUESTION,
+        "What is it made of?",
+        "Go on, please.",
+    ]
