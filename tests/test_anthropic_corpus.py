@@ -364,3 +364,20 @@ def test_native_replay_equals_the_response_blocks(corpus: Path, name: str) -> No
         wire, dropped = assistant_wire(parse(interaction).to_message(), ANTHROPIC)
         assert dropped == ()
         assert wire["content"] == wire_blocks(interaction)
+
+
+def test_paused_turn_results_know_their_search(corpus: Path) -> None:
+    name = "pydantic__pydantic-ai/tests__models__cassettes__test_anthropic__test_pause_turn_web_search_streaming_vcr.yaml"
+    first, second = load(corpus / name).interactions
+    paused, resumed = parse(first), parse(second)
+    assert paused.finish_reason == "paused"
+    open_ids = {a.id for a in paused.activities if a.state == "started"} - {
+        a.id for a in paused.activities if a.terminal
+    }
+    finished_later = [a for a in resumed.activities if a.id in open_ids]
+    assert len(open_ids) == 1 and len(finished_later) == 1
+    (late,) = finished_later
+    assert late.state == "completed"
+    assert late.name == "web_search"
+    assert isinstance(late.input, dict) and isinstance(late.input["query"], str)
+    assert late.payload is not None and late.payload.version == "web_search_20250305"

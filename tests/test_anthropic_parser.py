@@ -854,3 +854,51 @@ def test_chunk_grammar_one_block_per_anthropic_block() -> None:
     ]
     assert isinstance(chunks[6], Hosted)
     assert isinstance(chunks[-1], Finish)
+
+
+def test_result_of_an_earlier_response_takes_name_and_input_from_the_history() -> None:
+    server = {
+        "type": "server_tool_use",
+        "id": "srv_9",
+        "name": "web_search",
+        "input": {"query": "q"},
+    }
+    result_block = {"type": "web_search_tool_result", "tool_use_id": "srv_9", "content": []}
+    events = [start(), block_start(0, result_block), stop(0), message_delta(), END]
+    wire_request = {
+        "tools": [{"type": "web_search_20250305", "name": "web_search"}],
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [server]},
+        ],
+    }
+    (activity,) = run(events, wire_request).activities
+    assert activity == HostedActivity(
+        "srv_9",
+        "web_search",
+        "completed",
+        {"query": "q"},
+        "0 results",
+        pp("web_search_tool_result", result_block, "web_search_20250305"),
+    )
+    paused = Message(
+        role="assistant",
+        provider=A,
+        content=(
+            HostedActivity(
+                "srv_9",
+                "web_search",
+                "started",
+                {"query": "q"},
+                "",
+                pp("server_tool_use", server, "v1"),
+            ),
+        ),
+    )
+    request = ModelRequest(model="m", messages=(Message.user("go"), paused))
+    (activity,) = run(events, request).activities
+    assert (activity.name, activity.input, activity.payload and activity.payload.version) == (
+        "web_search",
+        {"query": "q"},
+        "v1",
+    )

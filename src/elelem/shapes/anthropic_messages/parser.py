@@ -127,6 +127,8 @@ class MessagesParser:
             self._versions = tool_versions_from_wire(request.get("tools"))
         else:
             self._versions = {}
+        self._request = request
+        self._history: dict[str, HostedActivity] | None = None
         self._blocks: dict[BlockKey, _Block] = {}
         self._activities: dict[str, HostedActivity] = {}
         self._started = False
@@ -379,17 +381,25 @@ class MessagesParser:
         self._activities[aid] = activity
         return activity
 
+    def _earlier_activities(self) -> dict[str, HostedActivity]:
+        if self._history is None:
+            self._history = _activities_in(self._request, self.provider, self._versions)
+        return self._history
+
     def _result_activity(self, raw: dict[str, Any]) -> HostedActivity:
         aid = raw.get("tool_use_id")
         if not isinstance(aid, str):
             raise _malformed(f"anthropic {raw['type']} block without tool_use_id", raw)
         failed, summary = result_outcome(raw)
         started = self._activities.get(aid)
+        if started is None:
+            # Its server_tool_use came in an earlier response (a paused turn,
+            # programmatic calls): the request history may still name it.
+            started = self._earlier_activities().get(aid)
         if started is not None:
             name, given = started.name, started.input
             version = started.payload.version if started.payload is not None else None
         else:
-            # Its server_tool_use came in an earlier response (programmatic calls).
             name, given = result_tool_name(raw["type"]), None
             version = version_for(name, self._versions)
         return HostedActivity(
@@ -400,6 +410,34 @@ class MessagesParser:
             summary=summary,
             payload=ProviderPayload(self.provider, str(raw["type"]), version, raw),
         )
+
+
+def _activities_in(
+    request: RequestArg, provider: ProviderId, versions: Mapping[str, str]
+) -> dict[str, HostedActivity]:
+    """The started hosted activities a request's history holds, by id."""
+    found: dict[str, HostedActivity] = {}
+    if isinstance(request, ModelRequest):
+        for message in request.messages:
+            for part in message.content:
+                if isinstance(part, HostedActivity) and part.state == "started":
+                    found[part.id] = part
+        return found
+    messages = request.get("messages") if isinstance(request, Mapping) else None
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else []:
+            if not (isinstance(block, Mapping) and block.get("type") == "server_tool_use"):
+                continue
+            aid, name = block.get("id"), block.get("name")
+            if isinstance(aid, str) and isinstance(name, str):
+                payload = ProviderPayload(
+                    provider, "server_tool_use", version_for(name, versions), dict(block)
+                )
+                found[aid] = HostedActivity(
+                    ActivityId(aid), name, "started", block.get("input"), "", payload
+                )
+    return found
 
 
 def _text(delta: Mapping[str, Any], field: str, key: BlockKey) -> str:
