@@ -8,14 +8,18 @@ the opt-in :func:`elelem.transport.retry.retry`.
 from elelem.transport.driver import Driver, ResponseStream, Timeouts, parse_retry_after
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
+from elelem.transport.retry import RetryAttempt, RetryPolicy, retry
 
 __all__ = [
     "Driver",
     "Endpoint",
     "NDJSONDecoder",
     "ResponseStream",
+    "RetryAttempt",
+    "RetryPolicy",
     "SSEDecoder",
     "SSEEvent",
     "Timeouts",
     "parse_retry_after",
+    "retry",
 ]

@@ -55,26 +55,25 @@ def _utf8(raw: bytes, offset: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
         raise MalformedStreamError(
-            f"response body is not valid UTF-8 near byte {offset + exc.start}"
+            f"response body is not valid UTF-8 (byte 0x{bad:02x} within its first {offset} bytes)"
         ) from None
 
 
 class _Lines:
     """Splits bytes into lines on LF, CR or CRLF, across any chunk boundary."""
 
-    __slots__ = ("_cr", "_max", "_tail", "consumed")
+    __slots__ = ("_cr", "_max", "_parts", "_size", "consumed")
 
     def __init__(self, max_line: int) -> None:
-        self._tail = b""
+        # An unterminated line is kept as pieces, so a long line arriving in
+        # small chunks costs linear, not quadratic, time.
+        self._parts: list[bytes] = []
+        self._size = 0
         self._cr = False  # the last chunk ended with CR: a leading LF belongs to it
         self._max = max_line
         self.consumed = 0
-
-    @property
-    def pending(self) -> int:
-        """Bytes of an unterminated line held back."""
-        return len(self._tail)
 
     def split(self, chunk: bytes) -> list[bytes]:
         if self._cr:
@@ -85,20 +84,36 @@ class _Lines:
         if not chunk:
             return []
         self.consumed += len(chunk)
-        buf = self._tail + chunk if self._tail else chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._parts.append(chunk)
+            self._size += len(chunk)
+            self._check()
+            return []
+        if self._parts:
+            self._parts.append(chunk)
+            buf = b"".join(self._parts)
+        else:
+            buf = chunk
         if b"\r" in buf:
             self._cr = buf.endswith(b"\r")
             buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = buf.split(b"\n")
-        self._tail = lines.pop()
-        if len(self._tail) > self._max:
+        tail = lines.pop()
+        self._parts = [tail] if tail else []
+        self._size = len(tail)
+        self._check()
+        return lines
+
+    def _check(self) -> None:
+        if self._size > self._max:
             raise MalformedStreamError(
                 f"a line of the response body exceeds {self._max} bytes without ending"
             )
-        return lines
 
     def rest(self) -> bytes:
-        tail, self._tail = self._tail, b""
+        tail = b"".join(self._parts)
+        self._parts = []
+        self._size = 0
         return tail
 
 

@@ -1,0 +1,198 @@
+"""The SSE and NDJSON decoders: WHATWG event-stream rules under any chunking."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elelem.errors import MalformedStreamError
+from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
+
+
+def decode(*pieces: bytes) -> tuple[list[SSEEvent], SSEDecoder]:
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    for piece in pieces:
+        events.extend(decoder.feed(piece))
+    events.extend(decoder.close())
+    return events, decoder
+
+
+STREAM = (
+    b": keep-alive\n"
+    b"event: message_start\n"
+    b'data: {"a":1}\n'
+    b"\n"
+    b"data: line one\n"
+    b"data: line two\n"
+    b"id: 7\n"
+    b"retry: 1500\n"
+    b"\n"
+    b"event: delta\n"
+    b"data:no-space\n"
+    b"data:  two spaces\n"
+    b"\n"
+)
+EXPECTED = [
+    SSEEvent("message_start", '{"a":1}', "", None),
+    SSEEvent("", "line one\nline two", "7", 1500),
+    SSEEvent("delta", "no-space\n two spaces", "7", 1500),
+]
+
+
+def test_fields_comments_multiline_data_id_and_retry() -> None:
+    events, decoder = decode(STREAM)
+    assert events == EXPECTED
+    assert decoder.comments == 1 and decoder.last_event_id == "7" and decoder.retry == 1500
+    assert decoder.unterminated == 0
+
+
+@pytest.mark.parametrize("ending", [b"\r\n", b"\r", b"\n"])
+def test_every_line_ending_gives_the_same_events(ending: bytes) -> None:
+    events, _ = decode(STREAM.replace(b"\n", ending))
+    assert events == EXPECTED
+
+
+def test_mixed_line_endings_and_crlf_split_across_chunks() -> None:
+    body = b"data: a\r\n\r\ndata: b\r\rdata: c\n\r\n"
+    events, _ = decode(body)
+    assert [e.data for e in events] == ["a", "b", "c"]
+    for cut in range(len(body) + 1):
+        assert decode(body[:cut], body[cut:])[0] == events
+
+
+def test_leading_bom_is_skipped_once_even_when_split() -> None:
+    body = b"\xef\xbb\xbfdata: x\n\n"
+    for cut in range(4):
+        events, _ = decode(body[:cut], body[cut:])
+        assert events == [SSEEvent("", "x")]
+    byte_by_byte, _ = decode(*(body[i : i + 1] for i in range(len(body))))
+    assert byte_by_byte == [SSEEvent("", "x")]
+    # A second BOM is content: it makes the field name unknown, so it is ignored.
+    events, _ = decode(b"\xef\xbb\xbf\xef\xbb\xbfdata: x\n\ndata: y\n\n")
+    assert events == [SSEEvent("", "y")]
+
+
+def test_a_short_body_that_only_looks_like_a_bom_start() -> None:
+    assert decode(b"\xef", b"\xbb")[0] == []
+    assert decode(b"\xef\xbb")[1].unterminated == 0
+
+
+def test_utf8_split_inside_a_character_anywhere() -> None:
+    body = "data: ünï ✓ 😀\n\n".encode()
+    for cut in range(len(body) + 1):
+        assert decode(body[:cut], body[cut:])[0] == [SSEEvent("", "ünï ✓ 😀")]
+
+
+def test_invalid_utf8_is_a_typed_error_not_a_replacement() -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        decode(b"data: ok\n\ndata: \xff\xfe\n\n")
+    assert (
+        info.value.message
+        == "response body is not valid UTF-8 (byte 0xff within its first 20 bytes)"
+    )
+
+
+def test_event_without_data_is_not_dispatched() -> None:
+    events, _ = decode(b"event: ping\n\nid: 3\n\ndata: x\n\n")
+    assert events == [SSEEvent("", "x", "3")]
+
+
+def test_field_without_colon_and_empty_data() -> None:
+    events, _ = decode(b"data\n\ndata:\ndata:\n\n")
+    assert events == [SSEEvent("", ""), SSEEvent("", "\n")]
+
+
+def test_unknown_fields_are_ignored_and_id_with_nul_is_ignored() -> None:
+    events, decoder = decode(b"foo: bar\nid: 1\ndata: a\n\nid: x\x00y\ndata: b\n\n")
+    assert events == [SSEEvent("", "a", "1"), SSEEvent("", "b", "1")]
+    assert decoder.last_event_id == "1"
+
+
+def test_retry_must_be_ascii_digits() -> None:
+    events, decoder = decode(
+        b"retry: 10\ndata: a\n\nretry: 1x\ndata: b\n\nretry: \xd9\xa3\ndata: c\n\n"
+    )
+    assert [e.retry for e in events] == [10, 10, 10]
+    assert decoder.retry == 10
+
+
+def test_event_cut_off_by_end_of_body_is_discarded_and_measured() -> None:
+    events, decoder = decode(b"data: a\n\nevent: x\ndata: partial")
+    assert events == [SSEEvent("", "a")]
+    assert (
+        decoder.unterminated == len(b"event: x\ndata: partial") + 1 - 1
+    )  # two lines, one counted LF
+    events, decoder = decode(b"data: a\n\ndata: whole line\n")
+    assert events == [SSEEvent("", "a")] and decoder.unterminated == len(b"data: whole line\n")
+    # A trailing lone CR ends a line, but the event still lacks its blank line.
+    events, _ = decode(b"data: a\r")
+    assert events == []
+
+
+def test_oversized_event_is_rejected() -> None:
+    decoder = SSEDecoder(max_event_bytes=32)
+    with pytest.raises(MalformedStreamError) as info:
+        decoder.feed(b"data: " + b"x" * 40 + b"\n")
+    assert info.value.message == "an event of the response exceeds 32 bytes"
+    with pytest.raises(MalformedStreamError) as unterminated:
+        SSEDecoder(max_event_bytes=32).feed(b"data: " + b"x" * 40)
+    assert (
+        unterminated.value.message == "a line of the response body exceeds 32 bytes without ending"
+    )
+
+
+frames = st.lists(
+    st.tuples(
+        st.one_of(
+            st.none(),
+            st.text(
+                st.characters(codec="utf-8", exclude_characters="\r\n:"), min_size=1, max_size=8
+            ),
+        ),
+        st.lists(
+            st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=12),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    frames=frames,
+    ending=st.sampled_from(["\n", "\r", "\r\n"]),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+    bom=st.booleans(),
+)
+def test_any_chunking_of_any_stream_gives_the_same_events(
+    frames: list[tuple[str | None, list[str]]], ending: str, cuts: list[int], bom: bool
+) -> None:
+    text = ""
+    expected = []
+    for event, lines in frames:
+        if event is not None:
+            text += f"event: {event.lstrip(' ')}{ending}" if event.strip(" ") else ""
+        text += "".join(f"data: {line}{ending}" for line in lines)
+        text += ending
+        name = event.lstrip(" ") if event is not None and event.strip(" ") else ""
+        expected.append(SSEEvent(name, "\n".join(lines)))
+    body = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    assert decode(*pieces)[0] == expected
+
+
+def test_ndjson_lines_any_ending_blank_lines_and_last_line() -> None:
+    body = b'{"a":1}\r\n\n{"b":2}\n  \n{"c":3}'
+    decoder = NDJSONDecoder()
+    out: list[str] = []
+    for i in range(len(body)):
+        out.extend(decoder.feed(body[i : i + 1]))
+    out.extend(decoder.close())
+    assert out == ['{"a":1}', '{"b":2}', '{"c":3}']
+    with pytest.raises(MalformedStreamError):
+        NDJSONDecoder().feed(b"\xc3(\n")
