@@ -619,6 +619,9 @@ def test_mid_stream_error_objects_are_typed() -> None:
         run([json.dumps({"error": {"message": "maximum context length is 8192 tokens"}})])
     with pytest.raises(ProviderStreamError):
         run([json.dumps({"error": {"message": "odd"}})])
+    parser = SHAPE.new_parser(OPENAI)
+    with pytest.raises(ProviderStreamError, match="upstream went away"):
+        parser.message("error", "upstream went away")
 
 
 def test_non_streaming_body_gives_the_same_result_as_the_stream() -> None:

@@ -228,7 +228,6 @@ class ChatParser:
         self._usage: Usage | None = None
         self._finish_raw: str | None = None
         self._refused = False
-        self._produced = False
 
     # -- FrameParser ---------------------------------------------------------
 
@@ -246,6 +245,9 @@ class ChatParser:
         try:
             obj = msgspec.json.decode(data)
         except msgspec.DecodeError:
+            if event == "error":
+                # A plain-text error event is still the provider's error, not a bad frame.
+                raise error_from_object({"error": {"message": data}}, data.encode()) from None
             raise _malformed(f"frame {self._frames} is not JSON ({len(data)} characters)") from None
         if not isinstance(obj, dict):
             raise _malformed(f"frame {self._frames} is a JSON {type(obj).__name__}, not an object")
@@ -377,7 +379,6 @@ class ChatParser:
         self._close_current(out)
         key = self._new_key(kind)
         self._current = (kind, key)
-        self._produced = True
         out.append(BlockStart(index=key, block="reasoning" if kind == "reasoning" else "text"))
         if kind == "refusal":
             self._refused = True
@@ -438,10 +439,10 @@ class ChatParser:
                 # A part type nobody modelled: kept whole, in position.
                 self._close_current(out)
                 key = self._new_key("part")
-                raw = dict(part) if isinstance(kind, str) else {"type": "openai_chat.part", **part}
-                out.append(BlockStart(index=key, block="unknown", raw=raw))
+                if not isinstance(kind, str):
+                    raise _malformed(f"frame {self._frames}: a content part has no string type")
+                out.append(BlockStart(index=key, block="unknown", raw=dict(part)))
                 out.append(BlockEnd(key))
-                self._produced = True
 
     def _tool_delta(self, call: Any, position: int, out: list[Chunk]) -> None:
         if not isinstance(call, dict):
@@ -468,7 +469,6 @@ class ChatParser:
             self._close_current(out)
             self._tools[index] = (call_id, name)
             self._tool_order.append(index)
-            self._produced = True
             out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
             extra = {k: v for k, v in call.items() if k not in _TOOL_KEYS}
             if call.get("type") not in (None, "function"):
