@@ -38,6 +38,7 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
     ToolSpec,
+    UnknownBlock,
     UserLocation,
     WebFetch,
     WebSearch,
@@ -222,6 +223,22 @@ def test_openai_keeps_reasoning_server_side_and_says_so() -> None:
     wire, dropped = assistant_wire(message, OPENAI)
     assert wire == {"role": "assistant", "content": "A"}
     assert dropped == ["1 reasoning block(s): openai keeps reasoning server-side"]
+
+
+def test_unknown_parts_force_the_parts_form_without_disguising_reasoning() -> None:
+    field = ProviderPayload(ProviderId("deepseek"), "reasoning-field", None, "reasoning_content")
+    part = UnknownBlock({"type": "image_url", "image_url": {"url": "u"}})
+    message = _assistant("deepseek", ReasoningBlock("R", (field,)), TextBlock("A"), part)
+    wire, dropped = assistant_wire(message, ProviderId("deepseek"))
+    assert wire == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "A"},
+            {"type": "image_url", "image_url": {"url": "u"}},
+        ],
+        "reasoning_content": "R",
+    }
+    assert dropped == []
 
 
 def test_openrouter_replays_tool_calls_with_their_index() -> None:

@@ -139,10 +139,17 @@ def native_assistant(
     reasoning = "".join(r.text for r in reasonings)
     unknown = sum(1 for p in parts if p.get("type") not in ("text", "thinking"))
     if mode == "thinking" or (unknown and mode != "think-tags"):
-        # Mistral's form: the content is the ordered list of parts.
-        wire["content"] = [p for p in parts if p.get("type") != "text" or p.get("text")]
+        # Mistral's form: the content is the ordered list of parts (thinking
+        # parts only where that is how this provider takes reasoning back).
+        wire["content"] = [
+            p
+            for p in parts
+            if (p.get("type") == "text" and p.get("text"))
+            or (p.get("type") == "thinking" and mode == "thinking")
+            or p.get("type") not in ("text", "thinking")
+        ]
         unknown = 0
-    elif reasonings and mode == "reasoning_details":
+    if reasonings and mode == "reasoning_details":
         details: list[JSONValue] = []
         for r in reasonings:
             found = _payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
