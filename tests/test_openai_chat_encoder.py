@@ -241,6 +241,34 @@ def test_unknown_parts_force_the_parts_form_without_disguising_reasoning() -> No
     assert dropped == []
 
 
+def test_a_router_replays_natively_only_within_one_model_vendor() -> None:
+    router = ProviderId("openrouter")
+    details = [{"type": "reasoning.text", "text": "R", "signature": "S", "index": 0}]
+    payload = ProviderPayload(router, "reasoning_details", None, details)
+    message = _assistant(
+        "openrouter",
+        ReasoningBlock("R", (payload,)),
+        TextBlock("A"),
+        model="anthropic/claude-haiku-4.5",
+    )
+    same = ModelRequest(model="anthropic/claude-sonnet-4.5", messages=(message,))
+    other = ModelRequest(model="openai/gpt-5-mini", messages=(message,))
+    assert encode_request(same, provider=router).body["messages"] == [
+        {"role": "assistant", "content": "A", "reasoning_details": details}
+    ]
+    crossed = encode_request(other, provider=router)
+    assert crossed.body["messages"] == [{"role": "assistant", "content": "A"}]
+    assert crossed.dropped == ("message 0: message part 0: reasoning from openrouter",)
+
+
+def test_several_user_text_blocks_stay_separate_parts() -> None:
+    message = Message(role="user", content=(TextBlock("a"), TextBlock("b")), source="user")
+    body = encode_request(ModelRequest(model="m", messages=(message,)), provider=OPENAI).body
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]
+
+
 def test_openrouter_replays_tool_calls_with_their_index() -> None:
     calls = [ToolCallBlock(CallId(f"c{i}"), "f", "{}") for i in range(2)]
     wire, _ = assistant_wire(_assistant("openrouter", *calls), ProviderId("openrouter"))

@@ -180,6 +180,17 @@ def native_assistant(
     return wire, dropped
 
 
+def same_family(produced_by: str | None, target: str) -> bool:
+    """Whether native payloads from a message ``produced_by`` one model may go to
+    ``target``.  Routers name models ``vendor/model``: a signature or encrypted
+    reasoning from one vendor means nothing to another, so a different vendor
+    prefix gets the portable encoding.  Without prefixes, one provider is one family.
+    """
+    if produced_by is None or "/" not in produced_by or "/" not in target:
+        return True
+    return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
+
+
 def _activity_line(activity: HostedActivity) -> str:
     text = f"[hosted {activity.name} {activity.state}"
     if activity.input is not None:
@@ -242,14 +253,16 @@ def _user_messages(message: Message) -> tuple[list[dict[str, JSONValue]], list[s
         else:
             dropped.append(f"message part {i}: {type(part).__name__} in a {message.role} message")
     if texts:
-        text = "".join(texts)
+        content: JSONValue
         if message.source.startswith("context"):
             tag = message.source.partition(":")[2] or "context"
-            text = f"<{tag}>\n{text}\n</{tag}>"
-        if message.role == "system":
-            out.append({"role": "system", "content": text})
+            content = f"<{tag}>\n{''.join(texts)}\n</{tag}>"
+        elif len(texts) == 1:
+            content = texts[0]
         else:
-            out.append({"role": "user", "content": text})
+            # Separate blocks stay separate: text parts, not one joined string.
+            content = [{"type": "text", "text": t} for t in texts]
+        out.append({"role": "system" if message.role == "system" else "user", "content": content})
     return out, dropped
 
 
@@ -328,7 +341,7 @@ def encode_request(
         messages.append({"role": "system", "content": request.system})
     for n, message in enumerate(request.messages):
         if message.role == "assistant":
-            if message.provider == provider:
+            if message.provider == provider and same_family(message.model, request.model):
                 wire, lost = native_assistant(message, provider, dialect)
             else:
                 wire, lost = portable_assistant(message)
@@ -387,4 +400,4 @@ def _options(
     body.update(opts.extra)
 
 
-__all__ = ["PATH", "encode_request", "native_assistant", "portable_assistant"]
+__all__ = ["PATH", "encode_request", "native_assistant", "portable_assistant", "same_family"]
