@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -10,9 +11,41 @@ from pathlib import Path
 
 from elelem.cli.demo import sample_recording
 from elelem.testing.cassettes import load
+from elelem.testing.servers import sse_body
 
 ELELEM = str(Path(sys.executable).with_name("elelem"))
 QUESTION = "How tall is the Eiffel Tower, and when was it finished?"
+MODEL = "anthropic:claude-sonnet-4-5"
+KEY = "sk-ant-test-0123456789"
+
+
+def text_frames(text: str, msg_id: str, *, finished: bool = True) -> list[tuple[str | None, str]]:
+    """The SSE frames of an Anthropic response holding one text block; with
+    ``finished`` False it stops after the text, as a stream that stalls."""
+    model = "claude-sonnet-4-5-20250929"
+    start = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": []}
+    start["usage"] = {"input_tokens": 120, "output_tokens": 1}
+    frames: list[dict[str, object]] = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+    ]
+    if finished:
+        frames += [
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"input_tokens": 120, "output_tokens": 9},
+            },
+            {"type": "message_stop"},
+        ]
+    return [(str(f["type"]), json.dumps(f)) for f in frames]
+
+
+def text_reply(text: str, msg_id: str = "msg_02FollowUp") -> bytes:
+    """A small Anthropic SSE response body holding one text block."""
+    return sse_body(text_frames(text, msg_id))
 
 
 def demo_body() -> bytes:

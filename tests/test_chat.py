@@ -9,64 +9,18 @@ from pathlib import Path
 
 import pexpect
 
-from cli_helpers import ELELEM, QUESTION, base_env, demo_body, run
-from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends, sse_body
-from test_cli import KEY, MODEL, text_reply
+from cli_helpers import ELELEM, KEY, MODEL, QUESTION, base_env, run, text_frames, text_reply
+from elelem.cli.demo import paced, sample_recording
+from elelem.testing.cassettes import load
+from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, sse_body
 
 PARTIAL = "Its iron lattice was"
 
 
 def stalled_reply() -> Reply:
     """An answer that sends a few words, then stalls until interrupted."""
-    frames = [
-        (
-            "message_start",
-            json.dumps(
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_03Stall",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "claude-sonnet-4-5-20250929",
-                        "content": [],
-                        "usage": {"input_tokens": 300, "output_tokens": 1},
-                    },
-                }
-            ),
-        ),
-        (
-            "content_block_start",
-            json.dumps(
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                }
-            ),
-        ),
-        (
-            "content_block_delta",
-            json.dumps(
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": PARTIAL},
-                }
-            ),
-        ),
-    ]
-    return Reply(200, {"content-type": "text/event-stream"}, (Send(sse_body(frames)), Pause(60.0)))
-
-
-def paced_demo() -> Reply:
-    body = demo_body()
-    script: list[Send | Pause] = []
-    last = 0
-    for end in frame_ends(body):
-        script += [Send(body[last:end]), Pause(0.002)]
-        last = end
-    return Reply(200, {"content-type": "text/event-stream"}, tuple(script))
+    body = sse_body(text_frames(PARTIAL, "msg_03Stall", finished=False))
+    return Reply(200, {"content-type": "text/event-stream"}, (Send(body), Pause(60.0)))
 
 
 def strip(text: str) -> str:
@@ -75,7 +29,7 @@ def strip(text: str) -> str:
 
 def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
     replies = [
-        paced_demo(),
+        paced(load(sample_recording()).interactions[0], 0.002),
         stalled_reply(),
         Reply(
             200,

@@ -11,74 +11,19 @@ import pytest
 from cli_helpers import (
     CONVERSATION_LINE,
     EXPECTED_ANSWER,
+    KEY,
+    MODEL,
     QUESTION,
     base_env,
     demo_body,
     run,
+    text_reply,
 )
-from elelem.testing.servers import LoopbackServer, frame_ends, replay, sse_body, status, truncate
+from elelem.testing.servers import LoopbackServer, frame_ends, replay, status, truncate
 
-MODEL = "anthropic:claude-sonnet-4-5"
-KEY = "sk-ant-test-0123456789"
 LOG_LINE = re.compile(
     r"^(c_[0-9a-f]{16})  \d{4}-\d\d-\d\d \d\d:\d\d  +(\d+) turns?  anthropic:claude-sonnet-4-5  (.*)$"
 )
-
-
-def text_reply(text: str, msg_id: str = "msg_02FollowUp") -> bytes:
-    """A small Anthropic SSE response holding one text block."""
-    frames = [
-        (
-            "message_start",
-            json.dumps(
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": msg_id,
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "claude-sonnet-4-5-20250929",
-                        "content": [],
-                        "stop_reason": None,
-                        "usage": {"input_tokens": 120, "output_tokens": 1},
-                    },
-                }
-            ),
-        ),
-        (
-            "content_block_start",
-            json.dumps(
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                }
-            ),
-        ),
-        (
-            "content_block_delta",
-            json.dumps(
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "text_delta", "text": text},
-                }
-            ),
-        ),
-        ("content_block_stop", json.dumps({"type": "content_block_stop", "index": 0})),
-        (
-            "message_delta",
-            json.dumps(
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn"},
-                    "usage": {"input_tokens": 120, "output_tokens": 9},
-                }
-            ),
-        ),
-        ("message_stop", json.dumps({"type": "message_stop"})),
-    ]
-    return sse_body(frames)
 
 
 @pytest.fixture

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from elelem.cli.common import (
     EXIT_USAGE,
     Failure,
+    continue_option,
     debug_option,
     default_model,
     describe,
@@ -89,19 +92,13 @@ def check_model(catalog: Catalog, model: str) -> None:
     spec.resolve_key(os.environ)
 
 
-def open_session(
-    store: Store,
-    ref: str | None,
-    *,
-    model: str | None,
-    system: str | None,
-    tools: tuple[HostedTool, ...],
-    max_tokens: int | None,
-    renderer: Renderer | None,
-) -> Session:
-    """The conversation (``ref`` continues one, None starts one) and the
-    model to use: the one given, else the conversation's, else the default."""
+def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Session:
+    """The session the command line asks for (the options of
+    :func:`~elelem.cli.common.model_options`): the conversation (``ref``
+    continues one, None starts one) and the model to use: the one given,
+    else the conversation's, else the default."""
     catalog = load_catalog()
+    model: str | None = params["model"]
     if ref is None:
         chosen = model or default_model(catalog)
         check_model(catalog, chosen)  # before anything is stored
@@ -110,41 +107,28 @@ def open_session(
         conversation = Conversation.open(store, resolve_conversation(store, ref))
         chosen = model or conversation.info.model or default_model(catalog)
         check_model(catalog, chosen)
-    options = GenerationOptions(max_tokens=max_tokens)
-    return Session(conversation, chosen, renderer, system, tools, options)
+    renderer = None
+    if not params["as_json"]:
+        renderer = make_renderer(params["reasoning"], params["citations"])
+    return Session(
+        conversation,
+        chosen,
+        renderer,
+        params["system"],
+        hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
+        GenerationOptions(max_tokens=params["max_tokens"]),
+    )
 
 
 @click.command("ask")
 @click.argument("prompt", nargs=-1)
-@click.option(
-    "-c",
-    "--continue",
-    "continue_",
-    is_flag=False,
-    flag_value="last",
-    default=None,
-    metavar="[ID]",
-    help="Continue a conversation: the latest, or the one with this id (or id prefix).",
-)
+@continue_option
 @model_options
 @debug_option
 @guarded
-def ask_command(
-    prompt: tuple[str, ...],
-    continue_: str | None,
-    model: str | None,
-    system: str | None,
-    web_search: bool,
-    web_fetch: bool,
-    code_execution: bool,
-    max_tokens: int | None,
-    reasoning: str,
-    citations: str,
-    as_json: bool,
-    no_store: bool,
-) -> None:
+def ask_command(prompt: tuple[str, ...], continue_: str | None, **params: Any) -> None:
     """Ask one question (PROMPT, or stdin) and show the answer as it streams."""
-    store = store_from_env(persist=not no_store)
+    store = store_from_env(persist=not params["no_store"])
     text = " ".join(prompt).strip()
     if continue_ not in (None, "last") and not text:
         # `ask -c "question"`: click took the question as the id.
@@ -156,18 +140,9 @@ def ask_command(
         text = (stdin_text() or "").strip()
     if not text:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
-    renderer = None if as_json else make_renderer(reasoning, citations)
-    session = open_session(
-        store,
-        continue_,
-        model=model,
-        system=system,
-        tools=hosted_tools(web_search, web_fetch, code_execution),
-        max_tokens=max_tokens,
-        renderer=renderer,
-    )
+    session = open_session(store, continue_, params)
     session.answer(text)
-    if not no_store and not as_json:
+    if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {session.conversation.id}", err=True)
 
 
@@ -204,45 +179,15 @@ def _save_history(path: Path | None) -> None:
 
 
 @click.command("chat")
-@click.option(
-    "-c",
-    "--continue",
-    "continue_",
-    is_flag=False,
-    flag_value="last",
-    default=None,
-    metavar="[ID]",
-    help="Continue a conversation: the latest, or the one with this id (or id prefix).",
-)
+@continue_option
 @model_options
 @debug_option
 @guarded
-def chat_command(
-    continue_: str | None,
-    model: str | None,
-    system: str | None,
-    web_search: bool,
-    web_fetch: bool,
-    code_execution: bool,
-    max_tokens: int | None,
-    reasoning: str,
-    citations: str,
-    as_json: bool,
-    no_store: bool,
-) -> None:
+def chat_command(continue_: str | None, **params: Any) -> None:
     """Talk with a model: line editing and history; Ctrl-C stops the current
     answer and keeps what arrived; Ctrl-D (or /exit) leaves."""
-    store = store_from_env(persist=not no_store)
-    renderer = None if as_json else make_renderer(reasoning, citations)
-    session = open_session(
-        store,
-        continue_,
-        model=model,
-        system=system,
-        tools=hosted_tools(web_search, web_fetch, code_execution),
-        max_tokens=max_tokens,
-        renderer=renderer,
-    )
+    store = store_from_env(persist=not params["no_store"])
+    session = open_session(store, continue_, params)
     history = _setup_readline() if sys.stdin.isatty() else None
     click.echo(
         f"chat with {session.model} in conversation {session.conversation.id}"

@@ -215,20 +215,6 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
         click.option(
-            "--reasoning",
-            type=click.Choice(["hidden", "summary", "full"]),
-            default="summary",
-            show_default=True,
-            help="How much of the model's reasoning to show.",
-        ),
-        click.option(
-            "--citations",
-            type=click.Choice(["short", "full"]),
-            default="short",
-            show_default=True,
-            help="Footnotes only, or with the quoted excerpts.",
-        ),
-        click.option(
             "--json",
             "as_json",
             is_flag=True,
@@ -238,7 +224,39 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
-    return fn
+    return display_options(fn)
+
+
+def display_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--reasoning`` and ``--citations``: how an answer is shown."""
+    fn = click.option(
+        "--citations",
+        type=click.Choice(["short", "full"]),
+        default="short",
+        show_default=True,
+        help="Footnotes only, or with the quoted excerpts.",
+    )(fn)
+    return click.option(
+        "--reasoning",
+        type=click.Choice(["hidden", "summary", "full"]),
+        default="summary",
+        show_default=True,
+        help="How much of the model's reasoning to show.",
+    )(fn)
+
+
+def continue_option(fn: Callable[P, R]) -> Callable[P, R]:
+    """``-c/--continue [ID]``: the latest conversation, or the one named."""
+    return click.option(
+        "-c",
+        "--continue",
+        "continue_",
+        is_flag=False,
+        flag_value="last",
+        default=None,
+        metavar="[ID]",
+        help="Continue a conversation: the latest, or the one with this id (or id prefix).",
+    )(fn)
 
 
 def make_renderer(reasoning: str, citations: str, console: Console | None = None) -> Renderer:
@@ -264,10 +282,12 @@ __all__ = [
     "EXIT_USAGE",
     "Failure",
     "UnsupportedError",
+    "continue_option",
     "debug_enabled",
     "debug_option",
     "default_model",
     "describe",
+    "display_options",
     "exit_status",
     "guarded",
     "hosted_tools",

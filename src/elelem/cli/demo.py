@@ -25,6 +25,7 @@ from elelem.cli.common import (
     EXIT_USAGE,
     Failure,
     debug_option,
+    display_options,
     guarded,
     make_renderer,
     store_from_env,
@@ -237,15 +238,7 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
     help="Seconds between streamed frames (0: as fast as possible).",
 )
 @click.option("--keep", is_flag=True, help="Store the conversation in your own store.")
-@click.option(
-    "--reasoning",
-    type=click.Choice(["hidden", "summary", "full"]),
-    default="summary",
-    show_default=True,
-)
-@click.option(
-    "--citations", type=click.Choice(["short", "full"]), default="short", show_default=True
-)
+@display_options
 @debug_option
 @guarded
 def demo_command(

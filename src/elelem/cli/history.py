@@ -11,6 +11,7 @@ from elelem.cli.common import (
     EXIT_USAGE,
     Failure,
     debug_option,
+    display_options,
     guarded,
     make_console,
     make_renderer,
@@ -88,15 +89,7 @@ def log_command(limit: int, search: str | None) -> None:
 
 @click.command("show")
 @click.argument("conversation", required=False, metavar="[ID]")
-@click.option(
-    "--reasoning",
-    type=click.Choice(["hidden", "summary", "full"]),
-    default="summary",
-    show_default=True,
-)
-@click.option(
-    "--citations", type=click.Choice(["short", "full"]), default="short", show_default=True
-)
+@display_options
 @debug_option
 @guarded
 def show_command(conversation: str | None, reasoning: str, citations: str) -> None:
