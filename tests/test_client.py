@@ -198,3 +198,51 @@ def test_sync_client_surfaces_typed_errors() -> None:
         with pytest.raises(IncompleteStreamError):
             stream.final()
         assert stream.partial().content == (TextBlock("Hi ", complete=False),)
+
+
+def test_sync_ctrl_c_closes_the_connection_and_keeps_the_partial() -> None:
+    import os
+    import signal
+    import threading
+    import time
+
+    from elelem.testing.servers import stall
+
+    ends = frame_ends(BODY)
+    with (
+        LoopbackServer([stall(BODY, ends[5], 10)]) as server,
+        SyncClient(env=env_for(server)) as client,
+    ):
+        stream = client.stream("anthropic:claude-x", "hello")
+        timer = threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT))  # a real Ctrl-C
+        started = time.monotonic()
+        timer.start()
+        seen = []
+        with pytest.raises(KeyboardInterrupt):
+            for chunk in stream:
+                seen.append(chunk)
+        assert time.monotonic() - started < 3
+        assert stream.partial().content == (TextBlock("Hi there"),)
+        assert stream.stream._response is None
+        with pytest.raises(IncompleteStreamError):
+            stream.final()
+
+
+def test_asyncio_task_cancel_closes_the_connection() -> None:
+    from elelem.testing.servers import stall
+
+    ends = frame_ends(BODY)
+
+    async def main() -> None:
+        with LoopbackServer([stall(BODY, ends[5], 10)]) as server:
+            async with Client(env=env_for(server)) as client:
+                stream = client.stream("anthropic:claude-x", "hello")
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(stream.final(), 0.4)
+                assert stream._response is None
+                assert stream.partial().content == (TextBlock("Hi there"),)
+                with pytest.raises(IncompleteStreamError) as info:
+                    await stream.final()
+                assert info.value.message == "the stream was cancelled before it finished"
+
+    asyncio.run(main())

@@ -504,19 +504,36 @@ def test_connection_refused_is_a_retryable_transport_error() -> None:
 
 
 def test_connect_timeout_is_typed() -> None:
+    import socket
+
+    # A loopback listener whose accept queue is full: further SYNs are dropped,
+    # so the connection never completes (no packet leaves 127.0.0.1).
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    time.sleep(0.05)
+
     async def main() -> None:
-        # A non-routable address (TEST-NET-1): the SYN is never answered.
         driver = Driver(timeouts=Timeouts(connect=0.2, idle=1))
-        ep = Endpoint(ProviderId("toy"), "http://192.0.2.1:9", api_key=KEY)
-        with pytest.raises(TransportError) as info:
+        ep = Endpoint(ProviderId("toy"), f"http://127.0.0.1:{port}", api_key=KEY)
+        with pytest.raises(ConnectTimeoutError) as info:
             await driver.stream(ep, ToyShape(), REQUEST).final()
         await driver.aclose()
-        # No route at all is a connect error; an unanswered SYN a connect timeout.
-        assert type(info.value) in (ConnectTimeoutError, TransportError)
-        if type(info.value) is ConnectTimeoutError:
-            assert info.value.message == "no connection to 192.0.2.1:9 within 0.2s"
+        assert info.value.retryable is True and info.value.kind == "connect-timeout"
+        assert info.value.message == f"no connection to 127.0.0.1:{port} within 0.2s"
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
 
 
 def test_cancelling_closes_connection_promptly_and_partial_survives() -> None:

@@ -21,11 +21,11 @@ client on a private event-loop thread, so there is one implementation.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -35,6 +35,8 @@ from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part, ToolSpec
+
+T = TypeVar("T")
 
 Messages = Sequence[Message] | str
 """A conversation, or one user message's text."""
@@ -178,10 +180,21 @@ class SyncResponseStream:
     def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
         """Iterate ``(chunk, committed)`` pairs."""
         while True:
-            pair = self._portal.call(self.stream.step)
+            pair = self._call(self.stream.step)
             if pair is None:
                 return
             yield pair
+
+    def _call(self, step: Callable[[], Awaitable[T]]) -> T:
+        # Run on the loop thread; Ctrl-C here cancels the step there, which
+        # closes the connection and leaves partial() usable.
+        future = self._portal.start_task_soon(step)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            self._portal.call(self.stream.aclose)
+            raise
 
     @property
     def last_committed(self) -> tuple[Part, ...]:
@@ -190,7 +203,7 @@ class SyncResponseStream:
 
     def final(self) -> AssembledResponse:
         """Drain the stream and return the assembled response."""
-        return self._portal.call(self.stream.final)
+        return self._call(self.stream.final)
 
     def partial(self) -> AssembledResponse:
         """What arrived so far (see :meth:`ResponseStream.partial`)."""
