@@ -17,10 +17,20 @@ import pytest
 from conftest import corpus_root
 from elelem.cli.inspect import inspect_recording
 from elelem.errors import InvalidRequestError, StreamError
+from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, assistant_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load, sse_frames
-from elelem.vocabulary import ProviderId, ReasoningBlock, TextBlock, ToolCallBlock, UnknownBlock
+from elelem.vocabulary import (
+    CallId,
+    Message,
+    ProviderId,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+)
 
 # INDEX.tsv says "other" for these; the file names say who served them.
 _NAMED = {
@@ -296,3 +306,72 @@ def test_inspect_reads_every_chat_recording(corpus: Path, name: str) -> None:
     lines = inspect_recording(str(corpus / name), wire_replay=True)
     kinds = {line["kind"] for line in lines}
     assert {"response", "finish"} <= kinds or "error" in kinds
+
+
+# --------------------------------------------------------------------------
+# whole follow-up requests rebuilt from the conversation
+# --------------------------------------------------------------------------
+
+
+def neutral(wire: dict[str, Any]) -> Message:
+    """A recorded non-native message as the neutral message a caller would hold."""
+    role = wire["role"]
+    content = wire.get("content")
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [p["text"] for p in content or [] if p.get("type") == "text"]
+    )
+    if role == "tool":
+        result = ToolResultBlock(CallId(wire["tool_call_id"]), content or "")
+        return Message(role="user", content=(result,), source="tool")
+    parts: list[Any] = [TextBlock(t) for t in texts]
+    for call in wire.get("tool_calls") or []:
+        function = call["function"]
+        parts.append(ToolCallBlock(CallId(call["id"]), function["name"], function["arguments"]))
+    return Message(role=role, content=tuple(parts), source=role)
+
+
+def rebuilt_requests(corpus: Path, name: str) -> list[tuple[list[Any], list[Any]]]:
+    """(ours, recorded) message lists of every follow-up request in ``name``."""
+    provider = ProviderId(PROVIDERS[name])
+    interactions = load(corpus / name).interactions
+    first = interactions[0].request
+    assert first is not None
+    conversation = [neutral(m) for m in first.json["messages"]]
+    out = []
+    for this, following in pairwise(interactions):
+        assert this.request is not None and following.request is not None
+        before = this.request.json["messages"]
+        after = following.request.json["messages"]
+        assert [normalized(m) for m in after[: len(before)]] == [normalized(m) for m in before]
+        try:
+            answer = parse(this, provider).to_message()
+        except StreamError:
+            # The client wrote this turn itself (from the error): take it as given.
+            answer = neutral(after[len(before)])
+        conversation += [answer, *(neutral(m) for m in after[len(before) + 1 :])]
+        request = ModelRequest(model=following.request.json["model"], messages=tuple(conversation))
+        encoded = SHAPE.encode_request(request, provider=provider)
+        out.append((encoded.body["messages"], [normalized(m) for m in after]))
+    return out
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_whole_follow_up_requests_are_rebuilt(corpus: Path, name: str) -> None:
+    for ours, recorded in rebuilt_requests(corpus, name):
+        assert len(ours) == len(recorded)
+        for mine, theirs in zip(ours, recorded, strict=True):
+            assert {k: mine.get(k) for k in theirs} == theirs
+            assert set(mine) - set(theirs) <= ALLOWED_EXTRA
+
+
+def test_rebuilt_request_counts(corpus: Path) -> None:
+    pairs = [
+        (mine, theirs)
+        for name in MULTI
+        for ours, recorded in rebuilt_requests(corpus, name)
+        for mine, theirs in zip(ours, recorded, strict=True)
+    ]
+    exact = sum(1 for mine, theirs in pairs if mine == theirs)
+    assert (len(pairs), exact) == (52, 41)
