@@ -256,3 +256,28 @@ def test_apply_config_in_code() -> None:
     apply_config(catalog, {"providers": {"groq": {"base_url": "http://127.0.0.1:5/v1"}}})
     assert catalog.get("groq").base_url == "http://127.0.0.1:5/v1"
     assert catalog.get("groq").key_required is True
+
+
+@pytest.mark.parametrize(
+    ("provider", "url"),
+    [
+        ("anthropic", "https://api.anthropic.com/v1/messages"),
+        ("openai", "https://api.openai.com/v1/responses"),
+        ("deepseek", "https://api.deepseek.com/chat/completions"),
+        ("openrouter", "https://openrouter.ai/api/v1/chat/completions"),
+        ("ollama", "http://localhost:11434/v1/chat/completions"),
+        ("llamacpp", "http://localhost:8080/v1/chat/completions"),
+        ("groq", "https://api.groq.com/openai/v1/chat/completions"),
+        ("cerebras", "https://api.cerebras.ai/v1/chat/completions"),
+        ("xai", "https://api.x.ai/v1/chat/completions"),
+        ("mistral", "https://api.mistral.ai/v1/chat/completions"),
+    ],
+)
+def test_catalog_base_url_and_shape_path_make_the_real_endpoint(provider: str, url: str) -> None:
+    from elelem import Client
+
+    env = {spec.key_env[0]: "k-123456" for spec in BUILTIN if spec.key_env}
+    env["ELELEM_CONFIG"] = "/nonexistent/elelem.toml"
+    endpoint, shape, request = Client(env=env).prepare(f"{provider}:m", "hi")
+    encoded = shape.encode_request(request, provider=endpoint.provider)
+    assert endpoint.url(encoded.path) == url
