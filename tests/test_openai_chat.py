@@ -280,9 +280,20 @@ def test_tool_call_fields_beyond_the_function_are_kept_for_replay() -> None:
     assert dropped == []
 
 
-def test_a_tool_call_that_starts_without_id_is_malformed() -> None:
-    with pytest.raises(MalformedStreamError, match="tool call 0 starts without an id"):
-        run([chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]})])
+def test_a_tool_call_that_starts_without_a_name_is_malformed() -> None:
+    with pytest.raises(MalformedStreamError, match="tool call 0 starts without a name"):
+        run([chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"arguments": "{}"}}]})])
+
+
+def test_a_tool_call_without_an_id_gets_one_from_the_response_id() -> None:
+    got = result(
+        [
+            chunk({"tool_calls": [{"index": 1, "function": {"name": "f", "arguments": "{}"}}]}),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    marker = ProviderPayload(OPENAI, "synthesized-id", None, True)
+    assert got.content == (ToolCallBlock(CallId("c1-1"), "f", "{}", (marker,)),)
 
 
 def test_refusal_is_a_marked_text_block_and_finishes_refused() -> None:

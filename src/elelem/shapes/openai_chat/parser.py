@@ -102,6 +102,9 @@ REASONING_FIELD_FORMAT = "reasoning-field"
 REASONING_DETAILS_FORMAT = "reasoning_details"
 """Payload format of OpenRouter's merged ``reasoning_details`` list."""
 
+SYNTHESIZED_ID_FORMAT = "synthesized-id"
+"""Payload format marking a tool call whose id the server did not send."""
+
 TOOL_EXTRA_FORMAT = "tool-call-extra"
 """Payload format of a tool call's fields beyond id/type/function (replayed verbatim)."""
 
@@ -228,6 +231,7 @@ class ChatParser:
         self._usage: Usage | None = None
         self._finish_raw: str | None = None
         self._refused = False
+        self._response_id: str | None = None
 
     # -- FrameParser ---------------------------------------------------------
 
@@ -300,6 +304,7 @@ class ChatParser:
     def _start(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
         self._started = True
         rid = obj.get("id")
+        self._response_id = rid if isinstance(rid, str) and rid else None
         model = obj.get("model")
         out.append(
             ResponseStart(
@@ -462,10 +467,14 @@ class ChatParser:
             known = None
         if known is None:
             name = function.get("name")
-            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-                raise _malformed(
-                    f"frame {self._frames}: tool call {index} starts without an id and a name"
-                )
+            if not isinstance(name, str) or not name:
+                raise _malformed(f"frame {self._frames}: tool call {index} starts without a name")
+            synthesized = not isinstance(call_id, str) or not call_id
+            if not isinstance(call_id, str) or not call_id:
+                # Some local servers send no call id.  The result must still link
+                # to its call, and ids must differ across turns: derive one from
+                # the response id, and say so in a payload.
+                call_id = f"{self._response_id or 'call'}-{index}"
             self._close_current(out)
             self._tools[index] = (call_id, name)
             self._tool_order.append(index)
@@ -473,6 +482,12 @@ class ChatParser:
             extra = {k: v for k, v in call.items() if k not in _TOOL_KEYS}
             if call.get("type") not in (None, "function"):
                 extra["type"] = call["type"]
+            if synthesized:
+                out.append(
+                    Payload(
+                        index, ProviderPayload(self.provider, SYNTHESIZED_ID_FORMAT, None, True)
+                    )
+                )
             if extra:
                 out.append(
                     Payload(index, ProviderPayload(self.provider, TOOL_EXTRA_FORMAT, None, extra))
@@ -574,6 +589,7 @@ __all__ = [
     "REASONING_FIELD_FORMAT",
     "REFUSAL_FORMAT",
     "RESPONSE_FIELD_TYPE",
+    "SYNTHESIZED_ID_FORMAT",
     "TOOL_EXTRA_FORMAT",
     "UNKNOWN_FIELD_TYPE",
     "ChatParser",
