@@ -11,13 +11,12 @@ import os
 import random
 import select
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
-from elelem.conversation import Draft, MessageBody, SQLiteStore
+from elelem.conversation import Draft, MessageBody, SQLiteStore, decode_event
 from elelem.vocabulary import ConversationId, TextBlock
 
 KILLS = 200
@@ -71,6 +70,7 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(tmp_path: 
         store.create(id=CONV)
     rng = random.Random(20261130)
     expected: dict[int, str] = {}  # seq -> "run:k" of every acknowledged event
+    known: list[bytes] = []  # the log as verified after the previous kill
     kills_mid_append = 0
     started = time.monotonic()
     for run in range(1, KILLS + 1):
@@ -107,30 +107,38 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(tmp_path: 
                 seq, tag = pair.split("=")
                 expected[int(seq)] = f"{run}:{tag}"
 
-        raw = sqlite3.connect(path)
-        try:
-            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        finally:
-            raw.close()
         with SQLiteStore(path) as store:
             assert store.integrity_check() == "ok"
-            events = store.load(CONV)
-        seqs = [e.seq for e in events]
-        assert seqs == list(range(1, len(events) + 1)), "gap or disorder in the log"
+            rows = store.load_bytes(CONV)
+        # Everything verified after earlier kills is still there, byte for byte.
+        assert rows[: len(known)] == known, f"run {run}: earlier events changed or vanished"
+        new = [decode_event(r) for r in rows[len(known) :]]
+        assert [e.seq for e in new] == list(range(len(known) + 1, len(rows) + 1))
         top = max(expected, default=0)
-        assert len(events) >= top, f"run {run}: {top - len(events)} acknowledged events lost"
-        for seq, tag in expected.items():
-            text = events[seq - 1].body.content[0].text
-            assert text.startswith(tag + ":"), (seq, tag, text[:40])
-        if len(events) > top:
-            kills_mid_append += 1  # committed but killed before it could acknowledge
-        # Forget nothing: acknowledged or not, committed events stay; make
-        # them part of what every later check demands.
-        for e in events[top:]:
-            expected[e.seq] = e.body.content[0].text.rsplit(":", 1)[0]
+        assert len(rows) >= top, f"run {run}: {top - len(rows)} acknowledged events lost"
+        for e in new:
+            text = e.body.content[0].text
+            tag = expected.get(e.seq)
+            if tag is None:
+                assert e.seq > top, (
+                    f"run {run}: unacknowledged event {e.seq} before an acknowledged one"
+                )
+                continue  # committed, but the child died before acknowledging it
+            assert text.startswith(tag + ":"), (e.seq, tag, text[:40])
+        if len(rows) > top:
+            kills_mid_append += 1
+        known = rows
+    with SQLiteStore(path) as store:
+        events = store.load(CONV)
+    assert [e.seq for e in events] == list(range(1, len(known) + 1))
+    assert all(
+        e.body.content[0].text.startswith(expected[e.seq] + ":")
+        for e in events
+        if e.seq in expected
+    )
     elapsed = time.monotonic() - started
     assert len(expected) > KILLS, "children appended too little to test anything"
     print(
-        f"{KILLS} kills, {len(expected)} events, {kills_mid_append} kills after an "
-        f"unacknowledged commit, {elapsed:.1f}s"
+        f"{KILLS} kills, {len(known)} events ({len(expected)} acknowledged),"
+        f" {kills_mid_append} kills after an unacknowledged commit, {elapsed:.1f}s"
     )

@@ -21,6 +21,7 @@ from elelem.conversation import (
     encode_event,
     open_store,
 )
+from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.sqlite import MIGRATIONS, SCHEMA_VERSION
 from elelem.conversation.store import Store
 from elelem.errors import UnsupportedError
@@ -76,20 +77,45 @@ def test_append_assigns_seq_time_and_ids_and_load_returns_the_same_bytes(
     assert decode_event(store.load_bytes(info.id)[1]) == first[1]
 
 
-def test_append_keeps_a_draft_id_and_never_reads_earlier_events(store: SQLiteStore) -> None:
-    info = store.create()
-    store.append(info.id, [user(f"m{i}") for i in range(50)])
+def _append_cost(store: SQLiteStore, conversation: ConversationId) -> tuple[list[str], int]:
+    """The statements one append runs and the SQLite VM instructions it takes."""
     statements: list[str] = []
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
     store._db.set_trace_callback(statements.append)
-    (event,) = store.append(info.id, [user("x")])
+    store._db.set_progress_handler(count, 1)
+    store.append(conversation, [user("x")])
+    store._db.set_progress_handler(None, 1)
     store._db.set_trace_callback(None)
-    assert event.seq == 51
-    verbs = [s.split()[0].upper() for s in statements]
-    # O(1): one counter update on the conversation row, one insert, no SELECT.
-    assert verbs == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
-    assert "FROM EVENTS" not in " ".join(statements).upper()
+    return [s.split()[0].upper() for s in statements], steps[0]
+
+
+def test_append_is_constant_work_whatever_the_length_of_the_conversation(
+    store: SQLiteStore,
+) -> None:
+    short = store.create()
+    store.append(short.id, [user("m")])
+    long = store.create()
+    for _ in range(40):
+        store.append(long.id, [user("m" * 200) for i in range(100)])
+    verbs, short_steps = _append_cost(store, short.id)
+    long_verbs, long_steps = _append_cost(store, long.id)
+    # One indexed max(seq), one insert, a no-op row update; no event is read.
+    assert verbs == long_verbs == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+    assert short_steps == long_steps
+    assert store.load(long.id)[-1].seq == 4001
+
+
+def test_append_keeps_an_id_a_draft_brings(store: SQLiteStore) -> None:
+    info = store.create()
+    store.append(info.id, [user("m")])
     (mine,) = store.append(info.id, [Draft("message", user("y").body, 1, None, EventId("ev_mine"))])
-    assert (mine.id, mine.seq) == ("ev_mine", 52)
+    assert (mine.id, mine.seq) == ("ev_mine", 2)
+    assert store.load(info.id)[1] == mine
 
 
 def test_append_to_a_missing_conversation_is_a_typed_error(store: SQLiteStore) -> None:
@@ -222,29 +248,42 @@ def test_a_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
         SQLiteStore(path)
 
 
-def test_migration_from_version_1_backfills_search_text(tmp_path: Path) -> None:
+def test_a_store_at_an_older_schema_is_migrated_once_in_one_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "old.db"
+    with SQLiteStore(path) as store:
+        c = Conversation.create(store)
+        kept = store.load_bytes(c.add_user("an old needle") and c.id)
+    applied: list[int] = []
+
+    def v2(db: sqlite3.Connection) -> None:
+        applied.append(2)
+        # Fails if ever run twice: the version bookkeeping must prevent that.
+        db.execute("CREATE INDEX events_by_data ON events (conv, data)")
+
+    def broken(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("migration 3 failed")
+
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", (*MIGRATIONS, v2, broken))
+    with pytest.raises(StoreError, match="migration 3 failed"):
+        SQLiteStore(path)
+    # Nothing of the failed upgrade stayed: not v2's index, not v3's table.
     raw = sqlite3.connect(path)
-    MIGRATIONS[0](raw)
-    raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    raw.execute("INSERT INTO schema_version VALUES (1)")
-    raw.execute(
-        "INSERT INTO conversations (key, id, created_at, updated_at, last_seq)"
-        " VALUES (1, 'c_old', 't', 't', 1)"
-    )
-    with SQLiteStore(tmp_path / "scratch.db") as scratch:
-        c = Conversation.create(scratch)
-        data = encode_event(c.add_user("an old needle"))
-    raw.execute(
-        "INSERT INTO events (conv, seq, id, kind, turn, data) VALUES (1, 1, 'x', 'message', 0, ?)",
-        (data,),
-    )
-    raw.commit()
+    assert raw.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
+    assert "events_by_data" not in names and "half_done" not in names
     raw.close()
+
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", (*MIGRATIONS, v2))
     with SQLiteStore(path) as store:
         assert store.schema_version == 2
+        assert store.load_bytes(c.id) == kept
         assert [h.snippet for h in store.search("needle")] == ["an old needle"]
-        assert store.load_bytes(ConversationId("c_old")) == [data]
+    with SQLiteStore(path) as store:
+        assert store.schema_version == 2
+    assert applied == [2, 2]  # once in the rolled-back attempt, once for real
 
 
 def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

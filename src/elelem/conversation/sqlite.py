@@ -1,11 +1,14 @@
 """The embedded SQLite store (WAL), the default backend.
 
-One row per event holds the event's canonical bytes (``data``) beside the
-columns queries need.  An append is one ``BEGIN IMMEDIATE`` transaction: one
-``UPDATE … RETURNING`` on the conversation row hands out the sequence numbers
-(so appends never read earlier events) and one ``executemany`` inserts the
-rows.  WAL with ``synchronous=NORMAL`` keeps every committed append across a
-crash of the process; pass ``synchronous=FULL`` to also survive power loss.
+Events live in one ``WITHOUT ROWID`` table keyed by ``(conversation, seq)``
+holding nothing but each event's canonical bytes, so an append writes what a
+raw insert of those bytes would.  An append is one ``BEGIN IMMEDIATE``
+transaction: the next sequence number comes from ``max(seq)`` (one descent of
+the primary key, never a read of earlier events), one ``executemany`` inserts
+the rows, and the conversation row is written only when its title, model or
+turn count changes.  The listing's event count and update time are read from
+the last event.  WAL with ``synchronous=NORMAL`` keeps every committed append
+across a crash of the process; ``synchronous=FULL`` also survives power loss.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from elelem import codec
 from elelem.conversation.errors import (
     ConversationNotFound,
     SchemaVersionError,
@@ -28,16 +32,17 @@ from elelem.conversation.events import (
     Event,
     check_body,
     decode_event,
+    decode_fast,
     encode_event,
     event_text,
 )
 from elelem.conversation.store import (
     Clock,
     ConversationInfo,
+    EventIds,
     SearchHit,
     format_time,
     new_conversation_id,
-    new_event_id,
     snippet,
     summarize,
     utc_now,
@@ -53,69 +58,65 @@ def _v1(db: sqlite3.Connection) -> None:
             title TEXT,
             model TEXT,
             turns INTEGER NOT NULL DEFAULT 0,
-            last_seq INTEGER NOT NULL DEFAULT 0,
             created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
             parent TEXT,
             forked_at TEXT
         )"""
     )
-    db.execute("CREATE INDEX conversations_by_update ON conversations (updated_at, key)")
     db.execute(
         """CREATE TABLE events (
             conv INTEGER NOT NULL,
             seq INTEGER NOT NULL,
-            id TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            turn INTEGER NOT NULL,
             data BLOB NOT NULL,
             PRIMARY KEY (conv, seq)
         ) WITHOUT ROWID"""
     )
 
 
-def _v2(db: sqlite3.Connection) -> None:
-    # Searchable text became a column; fill it for events stored before.
-    db.execute("ALTER TABLE events ADD COLUMN text TEXT")
-    rows = db.execute("SELECT conv, seq, data FROM events WHERE kind IN ('message', 'compaction')")
-    updates = []
-    for conv, seq, data in rows.fetchall():
-        event = decode_event(data)
-        updates.append((event_text(event.kind, event.body), conv, seq))
-    db.executemany("UPDATE events SET text = ? WHERE conv = ? AND seq = ?", updates)
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
-"""Schema migrations; the schema version is the number applied."""
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1,)
+"""Schema migrations, oldest first; the schema version is how many were applied.
+A change of schema appends a function here and never edits an earlier one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this module writes."""
 
-_INSERT = "INSERT INTO events (conv, seq, id, kind, turn, data, text) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_BUMP = (
-    "UPDATE conversations SET last_seq = last_seq + ?, updated_at = ?,"
-    " turns = max(turns, ?), model = coalesce(?, model), title = coalesce(title, ?)"
-    " WHERE key = ? RETURNING last_seq"
+_INSERT = "INSERT INTO events (conv, seq, data) VALUES (?, ?, ?)"
+_NEXT = (
+    "SELECT (SELECT 1 FROM conversations WHERE key = ?1),"
+    " (SELECT max(seq) FROM events WHERE conv = ?1)"
 )
+# Writes the conversation row only when something in it changes.
+_NOTE = (
+    "UPDATE conversations SET turns = max(turns, ?1), model = coalesce(?2, model),"
+    " title = coalesce(title, ?3) WHERE key = ?4 AND (turns < ?1"
+    " OR (?2 IS NOT NULL AND model IS NOT ?2) OR (title IS NULL AND ?3 IS NOT NULL))"
+)
+_LAST = "FROM events WHERE conv = c.key ORDER BY seq DESC LIMIT 1"
+_UPDATED = f"coalesce((SELECT json_extract(CAST(data AS TEXT), '$.at') {_LAST}), c.created_at)"
 _INFO = (
-    "SELECT c.id, c.title, c.model, c.turns, c.last_seq, c.created_at, c.updated_at,"
-    " c.parent, c.forked_at FROM conversations c"
+    "SELECT c.id, c.title, c.model, c.turns,"
+    " coalesce((SELECT max(seq) FROM events WHERE conv = c.key), 0),"
+    f" c.created_at, {_UPDATED} AS updated, c.parent, c.forked_at FROM conversations c"
 )
+
+
+def _id_prefix(event: EventId) -> bytes:
+    # Canonical event bytes begin with the id, so a prefix finds an event by id.
+    return b'{"id":' + codec.dumps(event) + b","
 
 
 def _insert_info(db: sqlite3.Connection, info: ConversationInfo) -> int:
     """Insert a conversation row from its listing entry; return its key."""
     try:
         cur = db.execute(
-            "INSERT INTO conversations (id, title, model, turns, last_seq, created_at,"
-            " updated_at, parent, forked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO conversations (id, title, model, turns, created_at, parent, forked_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 info.id,
                 info.title,
                 info.model,
                 info.turns,
-                info.events,
                 info.created_at,
-                info.updated_at,
                 info.parent,
                 info.forked_at,
             ),
@@ -153,7 +154,7 @@ class SQLiteStore:
         path: str | Path,
         *,
         clock: Clock = utc_now,
-        ids: Callable[[], EventId] = new_event_id,
+        ids: Callable[[], EventId] | None = None,
         synchronous: str = "NORMAL",
         timeout: float = 30.0,
     ) -> None:
@@ -163,7 +164,7 @@ class SQLiteStore:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
-        self._ids = ids
+        self._ids = ids or EventIds()
         self._lock = threading.Lock()
         self._keys: dict[str, int] = {}
         try:
@@ -185,17 +186,23 @@ class SQLiteStore:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = db.execute("SELECT version FROM schema_version").fetchone()
             version = 0 if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
+            latest = len(MIGRATIONS)
+            if version > latest:
                 raise SchemaVersionError(
                     f"store {self.path} has schema version {version}; this elelem"
-                    f" understands versions up to {SCHEMA_VERSION}: upgrade elelem"
+                    f" understands versions up to {latest}: upgrade elelem"
                 )
-            for migration in MIGRATIONS[version:]:
-                migration(db)
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+                try:
+                    migration(db)
+                except Exception as exc:
+                    raise StoreError(
+                        f"migrating store {self.path} to schema version {number} failed: {exc}"
+                    ) from exc
             if row is None:
-                db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif version != SCHEMA_VERSION:
-                db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+                db.execute("INSERT INTO schema_version VALUES (?)", (latest,))
+            elif version != latest:
+                db.execute("UPDATE schema_version SET version = ?", (latest,))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -259,40 +266,32 @@ class SQLiteStore:
         summary = summarize(drafts)
         explicit = [d.id for d in drafts if d.id is not None]
         now = self._now()
-        n = len(drafts)
         ids = self._ids
         db = self._db
+        encode = encode_event
         with self._lock:
             key = self._key(conversation)
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(
-                    _BUMP, (n, now, summary.turns, summary.model, summary.title, key)
-                ).fetchone()
-                if row is None:
+                exists, last = db.execute(_NEXT, (key,)).fetchone()
+                if exists is None:
                     self._keys.pop(conversation, None)
                     raise ConversationNotFound(conversation)
-                seq = int(row[0]) - n
+                seq = last or 0
                 if explicit:
                     self._check_ids(key, explicit)
                 events = []
                 rows = []
+                # The hot path of every append: one pass, nothing but the
+                # event's construction and its encoding.
                 for d in drafts:
                     seq += 1
                     event = Event(d.id or ids(), seq, now, d.turn, d.response, d.kind, d.body)
                     events.append(event)
-                    rows.append(
-                        (
-                            key,
-                            seq,
-                            event.id,
-                            d.kind,
-                            d.turn,
-                            encode_event(event),
-                            event_text(d.kind, d.body),
-                        )
-                    )
+                    rows.append((key, seq, encode(event)))
                 db.executemany(_INSERT, rows)
+                if summary.turns or summary.model or summary.title:
+                    db.execute(_NOTE, (summary.turns, summary.model, summary.title, key))
             except sqlite3.Error as exc:
                 db.execute("ROLLBACK")
                 raise StoreError(f"append to {conversation!r} failed: {exc}") from exc
@@ -306,12 +305,14 @@ class SQLiteStore:
         # Only drafts that bring their own id pay for this lookup.
         if len(set(ids)) != len(ids):
             raise StoreError(f"event ids repeat within one append: {sorted(ids)!r}")
-        marks = ",".join("?" * len(ids))
-        row = self._db.execute(
-            f"SELECT id FROM events WHERE conv = ? AND id IN ({marks}) LIMIT 1", (key, *ids)
-        ).fetchone()
-        if row is not None:
-            raise StoreError(f"event id {row[0]!r} is already in the conversation")
+        for event in ids:
+            prefix = _id_prefix(event)
+            row = self._db.execute(
+                "SELECT seq FROM events WHERE conv = ? AND substr(data, 1, ?) = ?",
+                (key, len(prefix), prefix),
+            ).fetchone()
+            if row is not None:
+                raise StoreError(f"event id {event!r} is already in the conversation")
 
     def load(self, conversation: ConversationId, *, after: int = 0) -> tuple[Event, ...]:
         """The events with ``seq > after``, in order."""
@@ -320,7 +321,8 @@ class SQLiteStore:
             rows = self._db.execute(
                 "SELECT data FROM events WHERE conv = ? AND seq > ? ORDER BY seq", (key, after)
             ).fetchall()
-        return tuple([decode_event(r[0]) for r in rows])
+        fast = decode_fast
+        return tuple([fast(r[0]) or decode_event(r[0]) for r in rows])
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
         """The canonical bytes of every event, in order, exactly as stored."""
@@ -343,7 +345,7 @@ class SQLiteStore:
         """Conversations, most recently updated first."""
         with self._lock:
             rows = self._db.execute(
-                _INFO + " ORDER BY c.updated_at DESC, c.key DESC LIMIT ?",
+                _INFO + " ORDER BY updated DESC, c.key DESC LIMIT ?",
                 (-1 if limit is None else limit,),
             ).fetchall()
         return [_info(r) for r in rows]
@@ -353,15 +355,27 @@ class SQLiteStore:
         newest conversation first, in log order within one."""
         if not text:
             return []
+        # The bytes hold the text JSON-escaped; SQLite narrows by that, the
+        # decoded text decides (keys and other fields can match the bytes).
+        needle = codec.dumps(text)[1:-1]
+        hits: list[SearchHit] = []
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.id, e.id, e.seq, e.turn, e.text FROM events e"
-                " JOIN conversations c ON c.key = e.conv"
-                " WHERE e.text IS NOT NULL AND instr(lower(e.text), lower(?)) > 0"
-                " ORDER BY c.updated_at DESC, c.key DESC, e.seq LIMIT ?",
-                (text, limit),
-            ).fetchall()
-        return [SearchHit(r[0], r[1], r[2], r[3], snippet(r[4], text)) for r in rows]
+                "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+                " WHERE instr(lower(CAST(e.data AS TEXT)), lower(CAST(? AS TEXT))) > 0"
+                f" ORDER BY {_UPDATED} DESC, c.key DESC, e.seq",
+                (needle,),
+            )
+            for cid, data in rows:
+                event = decode_event(data)
+                found = event_text(event.kind, event.body)
+                if found is not None and text.lower() in found.lower():
+                    hits.append(
+                        SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text))
+                    )
+                    if len(hits) >= limit:
+                        break
+        return hits
 
     def fork(
         self, conversation: ConversationId, at: EventId, *, title: str | None = None
@@ -377,22 +391,23 @@ class SQLiteStore:
             ).fetchone()
             if src is None:
                 raise ConversationNotFound(conversation)
+            prefix = _id_prefix(at)
             hit = db.execute(
-                "SELECT seq FROM events WHERE conv = ? AND id = ?", (src[0], at)
+                "SELECT seq FROM events WHERE conv = ? AND substr(data, 1, ?) = ?",
+                (src[0], len(prefix), prefix),
             ).fetchone()
             if hit is None:
                 raise StoreError(f"conversation {conversation!r} has no event {at!r}")
             seq = int(hit[0])
-            turns = db.execute(
-                "SELECT coalesce(max(turn), 0) FROM events WHERE conv = ? AND seq <= ?",
-                (src[0], seq),
-            ).fetchone()[0]
+            copied = db.execute(
+                "SELECT data FROM events WHERE conv = ? AND seq <= ?", (src[0], seq)
+            ).fetchall()
+            turns = summarize(decode_event(r[0]) for r in copied).turns
             new_title = title if title is not None else src[1]
             info = ConversationInfo(cid, new_title, src[2], turns, seq, now, now, conversation, at)
             key = _insert_info(db, info)
             db.execute(
-                "INSERT INTO events (conv, seq, id, kind, turn, data, text)"
-                " SELECT ?, seq, id, kind, turn, data, text FROM events"
+                "INSERT INTO events (conv, seq, data) SELECT ?, seq, data FROM events"
                 " WHERE conv = ? AND seq <= ?",
                 (key, src[0], seq),
             )
@@ -444,13 +459,7 @@ class SQLiteStore:
 
         def work(db: sqlite3.Connection) -> None:
             key = _insert_info(db, stored)
-            db.executemany(
-                _INSERT,
-                [
-                    (key, e.seq, e.id, e.kind, e.turn, d, event_text(e.kind, e.body))
-                    for e, d in zip(events, data, strict=True)
-                ],
-            )
+            db.executemany(_INSERT, [(key, e.seq, d) for e, d in zip(events, data, strict=True)])
 
         self._write(work)
         return stored

@@ -9,6 +9,7 @@ during it leaves none of them.
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
@@ -133,6 +134,29 @@ def new_event_id() -> EventId:
     return EventId("ev_" + secrets.token_hex(8))
 
 
+class EventIds:
+    """A fast source of unique event ids: a random 40-bit prefix and a 24-bit
+    counter (``ev_`` + 16 hex digits).  A new prefix is drawn when the counter
+    wraps and after a fork, so two processes never share a sequence."""
+
+    __slots__ = ("_count", "_pid", "_prefix")
+
+    def __init__(self) -> None:
+        self._renew()
+
+    def _renew(self) -> None:
+        self._pid = os.getpid()
+        self._prefix = "ev_" + secrets.token_hex(5)
+        self._count = 0
+
+    def __call__(self) -> EventId:
+        self._count += 1
+        if self._count > 0xFFFFFF or self._pid != os.getpid():
+            self._renew()
+            self._count = 1
+        return EventId(f"{self._prefix}{self._count:06x}")
+
+
 def new_conversation_id() -> ConversationId:
     """A fresh random conversation id."""
     return ConversationId("c_" + secrets.token_hex(8))
@@ -188,6 +212,7 @@ def snippet(text: str, needle: str, width: int = 60) -> str:
 __all__ = [
     "Clock",
     "ConversationInfo",
+    "EventIds",
     "SearchHit",
     "Store",
     "Summary",
