@@ -23,6 +23,7 @@ from elelem.conversation import (
     StripReasoning,
     StripSignature,
     TurnStart,
+    decode_event,
     encode_event,
     export_conversation,
     import_conversation,
@@ -125,7 +126,12 @@ usage = st.builds(
 )
 event_ids = st.text("abcdef0123456789", min_size=1, max_size=8).map(lambda s: EventId("ev_" + s))
 bodies = st.one_of(
-    st.builds(TurnStart, st.sampled_from(["user", "continuation", "x-new"]), st.none() | text),
+    st.builds(
+        TurnStart,
+        st.sampled_from(["user", "continuation", "x-new"]),
+        st.none() | text,
+        st.none() | text,
+    ),
     st.builds(
         MessageBody,
         st.sampled_from(["user", "assistant", "system"]),
@@ -193,6 +199,9 @@ def test_any_conversation_round_trips_through_store_and_export(
         for batch in batches:
             appended.extend(store.append(info.id, batch))
         loaded = store.load(info.id)
+        # The one-pass decoder (bytes) and the general one (str) agree.
+        data = store.load_bytes(info.id)
+        assert [decode_event(b.decode()) for b in data] == [decode_event(b) for b in data]
         # Equal event by event; unknown kinds keep their raw bytes.
         assert [encode_event(e) for e in loaded] == [encode_event(e) for e in appended]
         assert [e for e in loaded if e.known] == [e for e in appended if e.known]

@@ -464,3 +464,53 @@ def test_a_conversation_begun_on_another_provider_sends_no_foreign_payload(
     assert "Everest." in json.dumps(messages[1])
     # The new turn's own content is Anthropic's and keeps its payloads.
     assert conv.history()[-1].provider == ANT
+
+
+def test_the_system_prompt_is_recorded_and_kept_for_later_turns(store: SQLiteStore) -> None:
+    async def main() -> list[Any]:
+        with LoopbackServer([replay(BODY)] * 3) as server:
+            async with Client(env=env_for(server)) as client:
+                conv = Conversation.create(store)
+                await conv.send(client, MODEL, "one", system="Answer in metres.")
+                await conv.send(client, MODEL, "two")
+                await conv.send(client, MODEL, "three", system="")
+                return [json.loads(r.body).get("system") for r in server.requests], conv
+
+    systems, conv = asyncio.run(main())
+    assert systems == ["Answer in metres.", "Answer in metres.", None]
+    starts = [e.body for e in conv.events if e.kind == "turn-start"]
+    assert [t.system for t in starts] == ["Answer in metres.", "Answer in metres.", None]
+
+
+def test_a_cancelled_turn_keeps_what_arrived(store: SQLiteStore) -> None:
+    async def main() -> Conversation:
+        # The server goes silent mid-text; the caller gives up (Ctrl-C in a CLI).
+        with LoopbackServer([stall(BODY, ENDS[8], 5.0)]) as server:
+            async with Client(env=env_for(server)) as client:
+                conv = Conversation.create(store)
+                task = asyncio.create_task(conv.send(client, MODEL, "How tall?"))
+                while not any(e.kind == "hosted" for e in store.load(conv.id)):
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.1)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                return conv
+
+    conv = asyncio.run(main())
+    assert kinds(conv) == [
+        ("turn-start", None),
+        ("message", None),
+        ("hosted", 1),
+        ("hosted", 1),
+        ("message", 1),
+        ("response", 1),
+    ]
+    (text,) = conv.events[4].body.content
+    assert (text.text, text.complete, text.attributions[0].complete) == (
+        "Everest is the tallest",
+        False,
+        False,
+    )
+    record = conv.events[5].body
+    assert (record.finish, record.complete, record.error) == ("aborted", False, "cancelled")

@@ -41,10 +41,12 @@ from elelem.vocabulary.registry import block_tags, block_type
 class TurnStart(msgspec.Struct, frozen=True, gc=False):
     """A turn began.  ``trigger`` is a member of the open set of turn triggers
     (``user``, ``tool-results``, ``continuation``, ``retry``, …); ``model`` the
-    model address the caller asked for (``anthropic:claude-sonnet-4-5``)."""
+    model address the caller asked for (``anthropic:claude-sonnet-4-5``);
+    ``system`` the system prompt the turn's requests carried."""
 
     trigger: str = "user"
     model: str | None = None
+    system: str | None = None
 
 
 class MessageBody(msgspec.Struct, frozen=True, gc=False):

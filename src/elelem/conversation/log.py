@@ -101,6 +101,14 @@ class Conversation:
         """The number of the latest turn (0 before the first)."""
         return self._turn
 
+    @property
+    def system(self) -> str | None:
+        """The system prompt of the latest turn that recorded one."""
+        for e in reversed(self._events):
+            if isinstance(e.body, TurnStart) and e.body.system is not None:
+                return e.body.system
+        return None
+
     def next_response(self) -> int:
         """Reserve the number of a new provider response."""
         self._response += 1
@@ -122,10 +130,12 @@ class Conversation:
         self._note(events)
         return events
 
-    def start_turn(self, trigger: str = "user", model: str | None = None) -> int:
+    def start_turn(
+        self, trigger: str = "user", model: str | None = None, system: str | None = None
+    ) -> int:
         """Open a new turn; return its number."""
         turn = self._turn + 1
-        self.append(Draft.of(TurnStart(trigger, model), turn=turn))
+        self.append(Draft.of(TurnStart(trigger, model, system), turn=turn))
         return turn
 
     def message_drafts(self, message: Message, *, response: int | None = None) -> list[Draft]:

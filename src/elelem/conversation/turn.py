@@ -201,7 +201,17 @@ class _Turn:
         self.records: list[ResponseRecord] = []
         turn = conv.turn + 1
         self.turn = turn
-        start = TurnStart(trigger or ("user" if user_input is not None else "continuation"), model)
+        # A conversation keeps its system prompt: None means the latest one
+        # recorded ("" clears it).
+        system = request["system"]
+        if system is None:
+            system = conv.system
+        request["system"] = system or None
+        start = TurnStart(
+            trigger or ("user" if user_input is not None else "continuation"),
+            model,
+            request["system"],
+        )
         drafts = [Draft.of(start, turn=turn)]
         if user_input is not None:
             message = Message.user(user_input) if isinstance(user_input, str) else user_input
@@ -250,6 +260,9 @@ async def send(
     """Run one turn: append the user input (None continues without one),
     stream the answer into the log block by block, continue a paused
     response automatically, and return the turn's result.
+
+    ``system`` defaults to the system prompt the conversation last recorded
+    (pass ``""`` for none); it is recorded on the turn's start.
 
     Errors propagate (typed :class:`~elelem.errors.StreamError`\\ s from the
     client) after what arrived is committed, marked incomplete.
