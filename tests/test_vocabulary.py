@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from pathlib import Path
 
 import msgspec
@@ -171,6 +173,16 @@ def test_unknown_block_is_immutable_and_its_repr_hides_values() -> None:
     with pytest.raises(AttributeError):
         del block.position
     assert repr(block) == "UnknownBlock(type='x', keys=['secret', 'type'], position=2)"
+
+
+def test_unknown_block_survives_pickle_and_deepcopy() -> None:
+    block = UnknownBlock({"type": "x", "a": [1, {"b": 2**70}]}, 2)
+    for copied in (copy.deepcopy(block), pickle.loads(pickle.dumps(block))):
+        assert copied == block
+        assert copied.position == 2
+        assert copied.raw is not block.raw
+    message = Message("assistant", (TextBlock("a"), block))
+    assert pickle.loads(pickle.dumps(message)) == message
 
 
 def test_unknown_block_at_moves_without_copying_raw() -> None:

@@ -10,9 +10,21 @@ the rules below hold for every provider:
   their payloads, since partial reasoning is resent unsigned; half-built tool
   calls are dropped;
 - on a ``max-tokens`` finish, tool calls whose arguments are not complete
-  JSON are dropped;
+  JSON are dropped (only the calls that were the last thing before it: a
+  call followed by more content was not cut off, and is kept as sent);
+- a provider block (any kind but text, reasoning and tool-call) is whole at
+  its ``block-start``: its raw JSON becomes the registered plugin type for
+  its tag, or an :class:`~elelem.vocabulary.UnknownBlock` that keeps its
+  position;
 - the grammar is checked on every chunk: a breach raises
-  :class:`~elelem.errors.ProtocolViolation` naming the chunk's position.
+  :class:`~elelem.errors.ProtocolViolation` naming the chunk's position and
+  the rule (``response-start-not-first``, ``delta-to-closed-block``,
+  ``delta-to-missing-block``, ``delta-kind-mismatch``,
+  ``citation-on-non-text``, ``citation-range-outside-text``,
+  ``payload-on-provider-block``, ``bad-raw-block``, ``block-reopened``,
+  ``tool-call-identity``, ``unknown-without-raw``, ``hosted-after-terminal``,
+  ``finish-with-open-blocks``, ``finish-reason``, ``after-finish``,
+  ``after-violation``, ``unknown-chunk``).
 """
 
 from __future__ import annotations
@@ -169,7 +181,6 @@ class Assembler:
         self._position = -1
         self._opened = 0
         self._handlers: dict[type, Callable[[Any], tuple[Part, ...]]] = {
-            TextDelta: self._on_text_delta,
             ReasoningDelta: self._on_reasoning_delta,
             ToolCallDelta: self._on_tool_delta,
             BlockStart: self._on_block_start,
@@ -205,6 +216,14 @@ class Assembler:
                     f"broke {self._broken.rule}",
                 )
             self._violate("after-finish", f"{type(chunk).__name__} after finish")
+        if type(chunk) is TextDelta:
+            # Text deltas are most of every stream: handled inline, saving a
+            # call per chunk.
+            block = self._open.get(chunk.index)
+            if block is None or block.block != "text":
+                self._misfit(chunk.index, "text", "TextDelta")
+            block.parts.append(chunk.text)
+            return _EMPTY
         handler = self._handlers.get(type(chunk))
         if handler is None:
             self._violate("unknown-chunk", f"{type(chunk).__name__} is not a chunk")
@@ -327,15 +346,9 @@ class Assembler:
             self._violate("bad-raw-block", f"block {chunk.index!r}: {exc}")
         return built
 
-    # The delta handlers are the hot path: each keeps its happy path inline
-    # (one dict lookup, one compare, one append) and leaves errors to _misfit.
-
-    def _on_text_delta(self, chunk: TextDelta) -> tuple[Part, ...]:
-        block = self._open.get(chunk.index)
-        if block is None or block.block != "text":
-            self._misfit(chunk.index, "text", "TextDelta")
-        block.parts.append(chunk.text)
-        return _EMPTY
+    # The delta handlers (and feed's inline text-delta path) are the hot
+    # path: each keeps its happy path to one dict lookup, one compare and one
+    # append, and leaves errors to _misfit.
 
     def _on_reasoning_delta(self, chunk: ReasoningDelta) -> tuple[Part, ...]:
         block = self._open.get(chunk.index)

@@ -30,9 +30,12 @@ class ResponseStart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag
 class BlockStart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="block-start"):
     """A content block opens under ``index``.
 
-    ``block`` is the block tag (``text``, ``reasoning``, ``tool-call``, or a
-    provider block kept as unknown, tag ``unknown``).  A tool call carries
-    ``id`` and ``name``; an unknown block carries its raw JSON in ``raw``.
+    ``block`` is the block kind: ``text``, ``reasoning`` or ``tool-call``,
+    whose content streams in deltas, or any other kind (conventionally
+    ``unknown``) for a provider block that arrives whole as the JSON object
+    ``raw``.  The assembler builds that from ``raw["type"]``: the registered
+    plugin type for the tag, else an ``UnknownBlock``.  A tool call carries
+    ``id`` and ``name``.
     """
 
     index: BlockKey

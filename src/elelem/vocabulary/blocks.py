@@ -148,6 +148,10 @@ class UnknownBlock:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("UnknownBlock is immutable")
 
+    def __reduce__(self) -> tuple[type[UnknownBlock], tuple[dict[str, JSONValue], int | None]]:
+        # pickle and copy rebuild through __init__, since setattr is refused.
+        return (UnknownBlock, (self.raw, self.position))
+
     def __delattr__(self, name: str) -> None:
         raise AttributeError("UnknownBlock is immutable")
 
