@@ -339,3 +339,75 @@ def test_process_error_has_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == f"elelem: {path}: truncated or malformed JSON body\n"
+
+
+SETUP_AND_CALL = """\
+interactions:
+- request:
+    headers: {}
+    method: POST
+    uri: https://api.anthropic.com/v1/files
+  response:
+    headers:
+      content-type:
+      - application/json
+    parsed_body:
+      id: file_1
+    status:
+      code: 200
+      message: OK
+- request:
+    headers: {}
+    method: POST
+    parsed_body:
+      model: claude-x
+    uri: https://api.anthropic.com/v1/messages
+  response:
+    headers:
+      content-type:
+      - application/json
+    parsed_body:
+      id: msg_9
+      type: message
+      role: assistant
+      model: claude-x
+      content: []
+      stop_reason: end_turn
+      usage:
+        input_tokens: 1
+        output_tokens: 0
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def test_setup_calls_beside_model_calls_are_reported_as_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "setup.yaml"
+    path.write_text(SETUP_AND_CALL)
+    code, out, _ = run("inspect", str(path))
+    assert code == 0
+    objs = lines(out)
+    assert objs[0] == {
+        "kind": "skipped",
+        "interaction": 0,
+        "reason": "not a model call of a known wire shape: POST /v1/files",
+    }
+    assert objs[1] == {
+        "kind": "response",
+        "interaction": 1,
+        "provider": "anthropic",
+        "response_id": "msg_9",
+        "model": "claude-x",
+    }
+    assert [o["kind"] for o in objs[2:]] == ["usage", "finish"]
+
+
+def test_no_model_call_at_all_is_an_error(tmp_path: Path) -> None:
+    setup = SETUP_AND_CALL.split("- request:")[1]
+    path = tmp_path / "setup-only.yaml"
+    path.write_text(f"interactions:\n- request:{setup}- request:{setup}version: 1\n")
+    code, out, err = run("inspect", str(path))
+    assert (code, out) == (2, "")
+    assert err == f"elelem: {path}: cannot tell the wire shape of any interaction\n"

@@ -14,6 +14,7 @@ each shape.  Output, one JSON object per line, per interaction ``N``
     {"kind":"finish","interaction":N,"reason":…}
     {"kind":"error","interaction":N,"error":{"type":…,"message":…}}
     {"kind":"replay","interaction":N,"wire":…}        (with --wire-replay)
+    {"kind":"skipped","interaction":N,"reason":…}     (a setup call beside the model calls)
 
 Output is ASCII (every other character is a JSON escape), so untrusted text
 in a recording cannot drive the terminal.  Bad input prints nothing on stdout
@@ -238,12 +239,14 @@ def _response_lines(n: int, result: AssembledResponse) -> list[dict[str, Any]]:
     return lines
 
 
-def inspect_interaction(interaction: Interaction, *, wire_replay: bool) -> list[dict[str, Any]]:
-    """The NDJSON objects for one interaction."""
+def inspect_interaction(
+    interaction: Interaction, *, wire_replay: bool, shape_name: str | None = None
+) -> list[dict[str, Any]]:
+    """The NDJSON objects for one interaction (``shape_name`` if already detected)."""
     n = interaction.index
-    name = detect_shape(interaction)
+    name = shape_name or detect_shape(interaction)
     if name is None:
-        raise InspectError(f"interaction {n}: cannot tell its wire shape")
+        raise InspectError("cannot tell its wire shape")
     module = load_shape(name)
     shape: Shape = module.SHAPE
     entry = SHAPES[name]
@@ -278,15 +281,35 @@ def inspect_recording(path: str, *, wire_replay: bool = False) -> list[dict[str,
     :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
     """
     recording = load(path)
+    shapes = [detect_shape(i) for i in recording.interactions]
+    if len(shapes) == 1 and shapes[0] is None:
+        raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
+    if not any(shapes):
+        raise InspectError(f"{path}: cannot tell the wire shape of any interaction")
     lines: list[dict[str, Any]] = []
-    for interaction in recording.interactions:
+    for interaction, name in zip(recording.interactions, shapes, strict=True):
+        if name is None:
+            # A cassette may hold setup calls (file uploads, token refreshes)
+            # around its model calls: say which were passed over.
+            lines.append(_skipped_line(interaction))
+            continue
         try:
-            lines.extend(inspect_interaction(interaction, wire_replay=wire_replay))
+            lines.extend(inspect_interaction(interaction, wire_replay=wire_replay, shape_name=name))
         except RecordingError:
             raise
         except (ElelemError, ValueError) as exc:
             raise InspectError(f"{path}: interaction {interaction.index}: {exc}") from None
     return lines
+
+
+def _skipped_line(interaction: Interaction) -> dict[str, Any]:
+    request = interaction.request
+    what = f"{request.method} {request.path}" if request is not None else "a response"
+    return {
+        "kind": "skipped",
+        "interaction": interaction.index,
+        "reason": f"not a model call of a known wire shape: {what}",
+    }
 
 
 def ndjson_line(obj: JSONValue) -> str:
