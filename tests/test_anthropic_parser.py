@@ -14,6 +14,7 @@ from elelem.errors import (
     OverloadedError,
     ProviderStreamError,
     RateLimitError,
+    StreamError,
 )
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.base import ModelRequest
@@ -902,3 +903,17 @@ def test_result_of_an_earlier_response_takes_name_and_input_from_the_history() -
         {"query": "q"},
         "v1",
     )
+
+
+def test_error_event_keeps_its_request_id_and_body() -> None:
+    event = {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Internal server error"},
+        "request_id": "req_ev",
+    }
+    with pytest.raises(StreamError) as info:
+        SHAPE.new_parser(A).message("error", json.dumps(event))
+    err = info.value
+    assert (err.kind, err.request_id, err.retryable) == ("server", "req_ev", True)
+    assert err.body is not None and json.loads(err.body) == event
+    assert str(err) == "anthropic stream error api_error: Internal server error"

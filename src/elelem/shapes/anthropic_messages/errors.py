@@ -144,12 +144,14 @@ def error_from_event(data: Mapping[str, Any]) -> StreamError:
     message = err.get("message") if isinstance(err, Mapping) else None
     etype = etype if isinstance(etype, str) else None
     message = message if isinstance(message, str) else None
+    request_id = data.get("request_id")
     cls = ERROR_TYPES.get(etype or "", ProviderStreamError)
     return cls(
         f"anthropic stream error {etype or 'unknown'}: {message or ''}".rstrip(": "),
         body=msgspec.json.encode(data),
         provider_type=etype,
         provider_message=message,
+        request_id=request_id if isinstance(request_id, str) else None,
     )
 
 

@@ -432,7 +432,7 @@ def _activities_in(
             aid, name = block.get("id"), block.get("name")
             if isinstance(aid, str) and isinstance(name, str):
                 payload = ProviderPayload(
-                    provider, "server_tool_use", version_for(name, versions), dict(block)
+                    provider, "server_tool_use", version_for(name, versions), copy.deepcopy(block)
                 )
                 found[aid] = HostedActivity(
                     ActivityId(aid), name, "started", block.get("input"), "", payload
