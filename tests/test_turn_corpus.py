@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from elelem import Client
+from elelem.codec import to_builtins
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire
 from elelem.shapes.base import ModelRequest
@@ -23,8 +24,10 @@ from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,
     ProviderId,
+    ReasoningBlock,
     ReasoningOptions,
     TextBlock,
+    UnknownBlock,
     WebSearch,
 )
 from test_anthropic_corpus import FILES, _fold, missing_fields, parse, wire_blocks
@@ -129,3 +132,52 @@ def test_every_recorded_anthropic_response_survives_store_reload_and_re_encoding
         wire, dropped = assistant_wire(message, ANT)
         assert dropped == ()
         assert wire["content"] == wire_blocks(interaction)
+
+
+def _payloads_in(value: Any) -> int:
+    """How many provider payloads a projected value holds, anywhere."""
+    if isinstance(value, dict):
+        here = 1 if {"provider", "format", "version", "value"} <= value.keys() else 0
+        return here + sum(_payloads_in(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_payloads_in(v) for v in value)
+    return 0
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_recorded_anthropic_responses_project_portably_with_no_payload(
+    corpus: Path, name: str
+) -> None:
+    interactions = [i for i in load(corpus / name).interactions if i.response.status < 400]
+    with SQLiteStore(":memory:") as store:
+        conv = Conversation.create(store)
+        for interaction in interactions:
+            conv.start_turn(model="anthropic:x")
+            conv.add_message(parse(interaction).to_message())
+        native = conv.history()
+        portable = conv.portable()
+    parts = [p for m in native for p in m.content]
+    held = sum(
+        len(getattr(p, "payloads", ()))
+        + sum(a.replay is not None for a in getattr(p, "attributions", ()))
+        + (isinstance(p, HostedActivity) and p.payload is not None)
+        for p in parts
+    )
+    assert _payloads_in(to_builtins(native)) == held
+    assert _payloads_in(to_builtins(portable.messages)) == 0
+    assert all(m.provider is None for m in portable.messages)
+    # Only what cannot travel is dropped, and each drop is reported.
+    lost = [
+        p
+        for m in native
+        for p in m.content
+        if isinstance(p, UnknownBlock) or (isinstance(p, ReasoningBlock) and not p.text)
+    ]
+    assert len(portable.dropped) == len(lost)
+    # Sent to the same provider, the portable history carries no native data.
+    encoded = SHAPE.encode_request(
+        ModelRequest("claude-sonnet-4-5", portable.messages), provider=ANT
+    )
+    wire = json.dumps(encoded.body)
+    for secret in ('"signature"', "encrypted_content", "encrypted_index", '"data"'):
+        assert secret not in wire, secret
