@@ -292,11 +292,12 @@ def test_ndjson_framing() -> None:
     lines = b"".join(data.encode() + b"\n" for _, data in toy_frames("a", "b"))
 
     async def main() -> None:
-        _, (result, _), _ = await run(
+        _, (result, _), server = await run(
             replay(lines, content_type="application/x-ndjson", chunk_size=5),
             shape=ToyShape("ndjson"),
         )
         assert result.content == (TextBlock("a"), TextBlock("b"))  # type: ignore[attr-defined]
+        assert server.requests[0].headers["accept"] == "application/x-ndjson"
 
     asyncio.run(main())
 

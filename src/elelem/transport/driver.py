@@ -50,6 +50,7 @@ from elelem.vocabulary import Part
 
 _REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
 _JSON_TYPES = ("application/json", "application/problem+json")
+_ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,7 @@ class ResponseStream:
             content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
             headers={
                 "content-type": "application/json",
-                "accept": "text/event-stream" if self._stream else "application/json",
+                "accept": _ACCEPT[self._shape.framing] if self._stream else "application/json",
                 **endpoint.request_headers(encoded.headers),
             },
             timeout=self._timeouts.as_httpx(),
