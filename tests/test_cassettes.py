@@ -167,6 +167,7 @@ def test_chunk_file_splits_at_each_response_start(tmp_path: Path) -> None:
     assert all(i.request is None for i in rec.interactions)
     first = rec.interactions[0].response
     assert first.streamed is True
+    assert first.body_exact is False
     assert first.body == (
         b'data: {"type":"message_start","message":{"id":"a"}}\n\ndata: {"type":"message_stop"}\n\n'
     )

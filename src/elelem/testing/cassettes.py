@@ -82,9 +82,10 @@ class RecordedRequest:
 class RecordedResponse:
     """A recorded HTTP response.
 
-    ``body`` holds the response bytes; ``body_exact`` is False when the
-    recorder re-serialized a JSON body (its structure is right, its bytes are
-    not the original).  ``streamed`` is True for SSE and NDJSON bodies.
+    ``body`` holds the response bytes; ``body_exact`` is False when they are
+    not the original bytes: a JSON body the recorder re-serialized (its
+    structure is right), or a chunk file's payloads reframed as ``data:``
+    frames (each payload verbatim, the lost event names not invented).  ``streamed`` is True for SSE and NDJSON bodies.
     """
 
     status: int
@@ -269,7 +270,9 @@ def _load_chunks(path: Path, raw: bytes) -> tuple[Interaction, ...]:
     out = []
     for i, group in enumerate(groups):
         body = b"".join(b"data: " + line + b"\n\n" for line in group)
-        response = RecordedResponse(status=200, headers=_sse_headers(), body=body, streamed=True)
+        response = RecordedResponse(
+            status=200, headers=_sse_headers(), body=body, streamed=True, body_exact=False
+        )
         out.append(Interaction(index=i, request=None, response=response))
     return tuple(out)
 
