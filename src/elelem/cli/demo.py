@@ -39,7 +39,15 @@ from elelem.providers import COMPATIBLE, Catalog, load_catalog
 from elelem.render import Renderer
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends
-from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+from elelem.vocabulary import (
+    CallId,
+    CodeExecution,
+    HostedTool,
+    ToolCallBlock,
+    ToolResultBlock,
+    WebFetch,
+    WebSearch,
+)
 from elelem.vocabulary.json import JSONValue
 
 DEMO_KEY_ENV = "ELELEM_DEMO_KEY"
@@ -104,6 +112,58 @@ def user_text(request: JSONValue) -> str | None:
         if isinstance(item, dict) and item.get("role") in ("assistant", "model"):
             return None
     return None
+
+
+def _result_text(content: JSONValue) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(_texts(content)) if content is not None else ""
+
+
+def recorded_tool_results(request: JSONValue) -> tuple[ToolResultBlock, ...]:
+    """The client tool results a recorded request sends back after the last
+    assistant message (Anthropic ``tool_result`` blocks, OpenAI Responses
+    ``function_call_output`` items, Chat Completions ``tool`` messages)."""
+    if not isinstance(request, dict):
+        return ()
+    items = request.get("messages") or request.get("input")
+    if not isinstance(items, list):
+        return ()
+    out: list[ToolResultBlock] = []
+    for item in reversed(items):
+        if not isinstance(item, dict) or item.get("role") in ("assistant", "model"):
+            break
+        if item.get("type") == "function_call_output":
+            out.append(
+                ToolResultBlock(CallId(str(item.get("call_id"))), _result_text(item.get("output")))
+            )
+        elif item.get("role") == "tool":
+            call = CallId(str(item.get("tool_call_id")))
+            out.append(ToolResultBlock(call, _result_text(item.get("content"))))
+        elif item.get("role") == "user" and isinstance(item.get("content"), list):
+            for block in reversed(item["content"]):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out.append(
+                        ToolResultBlock(
+                            CallId(str(block.get("tool_use_id"))),
+                            _result_text(block.get("content")),
+                            is_error=bool(block.get("is_error")),
+                        )
+                    )
+    return tuple(reversed(out))
+
+
+def _named(
+    results: tuple[ToolResultBlock, ...], conversation: Conversation
+) -> tuple[ToolResultBlock, ...]:
+    # Results name the tool the call they answer named, where the log has it.
+    names = {
+        p.id: p.name
+        for m in conversation.history()
+        for p in m.content
+        if isinstance(p, ToolCallBlock)
+    }
+    return tuple(msgspec.structs.replace(r, name=r.name or names.get(r.call_id)) for r in results)
 
 
 def recorded_tools(shape: str, request: JSONValue) -> tuple[HostedTool, ...]:
@@ -203,6 +263,11 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
             text = user_text(body)
             if text is None and not conversation.events:
                 text = f"(recorded interaction {interaction.index}; its request was not recorded)"
+            results = _named(recorded_tool_results(body), conversation)
+            if results and conversation.events:
+                conversation.add_tool_results(results)
+                for result in results:
+                    renderer.part(result)
             if text is not None:
                 renderer.user(text)
             try:
@@ -260,6 +325,7 @@ __all__ = [
     "loopback_catalog",
     "paced",
     "play",
+    "recorded_tool_results",
     "recorded_tools",
     "sample_recording",
     "user_text",
