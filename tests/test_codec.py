@@ -305,3 +305,29 @@ def test_from_builtins_names_the_path_too() -> None:
 def test_dumps_refuses_what_is_not_vocabulary() -> None:
     with pytest.raises(TypeError, match="elelem's codec cannot encode a object"):
         dumps({"x": object()})
+
+
+def test_loads_an_unknown_block_directly() -> None:
+    block = loads(b'{"type":"x","a":[1,2]}', UnknownBlock)
+    assert block == UnknownBlock({"type": "x", "a": [1, 2]})
+    with pytest.raises(DecodeError) as info:
+        loads(b'{"type":"text","text":"t"}', UnknownBlock)
+    assert info.value.path == "$.type"
+
+
+def test_loads_refuses_a_type_that_is_not_vocabulary() -> None:
+    class Opaque:
+        pass
+
+    with pytest.raises(NotImplementedError, match="elelem's codec cannot decode"):
+        loads(b"1", Opaque)
+
+
+def test_decoded_assembled_response_places_its_unknown_blocks() -> None:
+    data = dumps(
+        AssembledResponse(
+            None, None, None, (TextBlock("x"), UnknownBlock({"type": "odd"})), None, None, True
+        )
+    )
+    response = loads(data, AssembledResponse)
+    assert response.content[1].position == 1  # type: ignore[union-attr]

@@ -16,20 +16,26 @@ from elelem.vocabulary import (
     ActivityId,
     Attribution,
     CallId,
+    CodeExecution,
     ConversationId,
     EventId,
+    GenerationOptions,
     HostedActivity,
     Message,
     ProviderId,
     ProviderPayload,
     ReasoningBlock,
+    ReasoningOptions,
     ResponseId,
     Source,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    ToolSpec,
     UnknownBlock,
     Usage,
+    WebFetch,
+    WebSearch,
     check_json,
 )
 
@@ -541,3 +547,35 @@ def test_message_refuses_an_unknown_role() -> None:
     with pytest.raises(DecodeError) as info:
         Message("tool", ())  # type: ignore[arg-type]
     assert (info.value.detail, info.value.path) == ("unknown message role 'tool'", "$.role")
+
+
+# -- request surface -------------------------------------------------------------------
+
+
+def test_request_surface_defaults() -> None:
+    assert ToolSpec("f").parameters == {"type": "object", "properties": {}}
+    assert WebSearch() == WebSearch(None, (), (), None, None)
+    assert WebFetch().citations is False
+    assert CodeExecution().version is None
+    assert GenerationOptions().extra == {}
+    assert ReasoningOptions(budget_tokens=1024).effort is None
+
+
+def test_request_surface_json_fields_must_be_json() -> None:
+    with pytest.raises(DecodeError) as info:
+        ToolSpec("f", "", {"type": "object", "default": math.nan})
+    assert (info.value.detail, info.value.path) == (
+        "tool 'f' parameters is not JSON",
+        "$.parameters.default",
+    )
+    with pytest.raises(DecodeError) as info:
+        GenerationOptions(extra={"seed": {1}})
+    assert (info.value.detail, info.value.path) == (
+        "generation option extra is not JSON",
+        "$.extra.seed",
+    )
+
+
+def test_values_of_other_types_are_not_equal() -> None:
+    assert (SIG == "EqQBCkYIARgCKkD") is False
+    assert (UnknownBlock({"type": "x"}) == {"type": "x"}) is False
