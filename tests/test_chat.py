@@ -103,3 +103,34 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
         "What is it made of?",
         "Go on, please.",
     ]
+
+
+def test_ask_interrupted_in_a_terminal_exits_130_and_keeps_the_answer(tmp_path: Path) -> None:
+    with LoopbackServer([stalled_reply()], lifetime=60.0) as server:
+        env = {
+            **base_env(tmp_path),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": KEY,
+            "TERM": "xterm-256color",
+        }
+        child = pexpect.spawn(
+            ELELEM,
+            ["ask", "-m", MODEL, "What is it made of?"],
+            env=env,
+            dimensions=(30, 100),
+            encoding="utf-8",
+            timeout=30,
+        )
+        try:
+            child.expect_exact(PARTIAL)
+            child.sendintr()
+            child.expect_exact("interrupted: kept what arrived")
+            child.expect_exact("elelem: interrupted")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert child.exitstatus == 130
+    shown = run(env, "show")
+    assert shown.stdout.endswith(
+        f"> What is it made of?\n{PARTIAL}\ninterrupted: kept what arrived\n\nusage: 120 in · 1 out\n"
+    )
