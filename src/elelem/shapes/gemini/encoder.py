@@ -1,0 +1,376 @@
+"""The Gemini request encoder: a neutral request -> ``generateContent`` JSON.
+
+Messages Google produced are replayed *natively*: every part is rebuilt from
+the stored blocks and payloads, with each ``thoughtSignature`` on the part it
+arrived on (text, thought or function call; a signature that came on its own
+empty part is sent on its own empty part again), code execution parts
+verbatim, unknown parts verbatim.  Everything else is encoded *portably*:
+text, tool calls and results, hosted activity as a text summary; foreign
+payloads and reasoning are never sent, and each dropped item is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from elelem.errors import PayloadError
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.vocabulary import (
+    CodeExecution,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    WebFetch,
+    WebSearch,
+)
+
+API_VERSION = "v1beta"
+
+PORTABLE_SIGNATURE = "skip_thought_signature_validator"
+"""The value Google documents for a function call Gemini did not generate
+(transferred from another model): Gemini 3 rejects an unsigned call in the
+current turn, and accepts this placeholder in place of a real signature."""
+
+HOSTED_TOOL_KEYS: dict[str, str] = {
+    "web_search": "google_search",
+    "web_fetch": "url_context",
+    "code_execution": "code_execution",
+}
+"""Neutral hosted tool -> the Gemini ``tools[]`` entry key."""
+
+
+def request_path(model: str, *, stream: bool) -> str:
+    """``/v1beta/models/{model}:streamGenerateContent?alt=sse`` (or ``:generateContent``)."""
+    name = quote(model.removeprefix("models/"), safe="-._~")
+    if stream:
+        return f"/{API_VERSION}/models/{name}:streamGenerateContent?alt=sse"
+    return f"/{API_VERSION}/models/{name}:generateContent"
+
+
+class _Dropped:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, what: str) -> None:
+        self.items.append(f"{where}: {what}")
+
+
+def _find(payloads: Iterable[ProviderPayload], provider: str, fmt: str) -> ProviderPayload | None:
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p
+    return None
+
+
+def _value(
+    payloads: Iterable[ProviderPayload], provider: str, fmt: str, kind: type, at: str
+) -> Any:
+    payload = _find(payloads, provider, fmt)
+    if payload is None:
+        return None
+    if not isinstance(payload.value, kind):
+        # A present but undecodable payload is an error, never a silent downgrade.
+        raise PayloadError(f"{at}: {provider} {fmt} payload is not a {kind.__name__}", "$.value")
+    return payload.value
+
+
+def _signed(
+    part: dict[str, Any], payloads: tuple[ProviderPayload, ...], provider: str, at: str
+) -> dict[str, Any]:
+    fields = _value(payloads, provider, "part_fields", dict, at)
+    if fields:
+        part.update(fields)
+    sig = _value(payloads, provider, "thought_signature", str, at)
+    if sig is not None:
+        part["thoughtSignature"] = sig
+    return part
+
+
+def _native_text(block: TextBlock | ReasoningBlock, provider: str, at: str) -> list[dict[str, Any]]:
+    thought = isinstance(block, ReasoningBlock)
+    part: dict[str, Any] = {"text": block.text}
+    if thought:
+        part["thought"] = True
+    layout = _value(block.payloads, provider, "signature_layout", str, at)
+    if layout == "own-part":
+        # The signature arrived on an empty part after the text: send it there.
+        fields = _value(block.payloads, provider, "part_fields", dict, at)
+        if fields:
+            part.update(fields)
+        tail: dict[str, Any] = {"text": ""}
+        if thought:
+            tail["thought"] = True
+        tail["thoughtSignature"] = _value(block.payloads, provider, "thought_signature", str, at)
+        return [part, tail]
+    return [_signed(part, block.payloads, provider, at)]
+
+
+def _native_call(block: ToolCallBlock, provider: str, at: str) -> dict[str, Any]:
+    call: dict[str, Any] = {}
+    if _find(block.payloads, provider, "synthesized_id") is None:
+        call["id"] = block.id
+    call["name"] = block.name
+    if block.arguments.strip():
+        call["args"] = block.input
+    extra = _value(block.payloads, provider, "call_fields", dict, at)
+    if extra:
+        call.update(extra)
+    return _signed({"functionCall": call}, block.payloads, provider, at)
+
+
+def _native_parts(
+    message: Message,
+    provider: str,
+    dropped: _Dropped,
+    where: str,
+    calls: dict[str, tuple[str, bool]],
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, part in enumerate(message.content):
+        at = f"{where} part {i}"
+        if isinstance(part, (TextBlock, ReasoningBlock)):
+            out.extend(_native_text(part, provider, at))
+        elif isinstance(part, ToolCallBlock):
+            out.append(_native_call(part, provider, at))
+        elif isinstance(part, HostedActivity):
+            payload = part.payload
+            if payload is not None and payload.provider == provider and payload.format == "part":
+                if not isinstance(payload.value, dict):
+                    raise PayloadError(f"{at}: {provider} part payload is not an object", "$.value")
+                out.append(dict(payload.value))
+            # Grounding (search, URL context) is response metadata, never a part.
+        elif isinstance(part, UnknownBlock):
+            raw = part.raw.get("part")
+            if isinstance(raw, dict):
+                out.append(dict(raw))
+            else:
+                dropped.add(at, f"unknown {part.type} block is not a Gemini part")
+        elif isinstance(part, ToolResultBlock):
+            out.append(_function_response(part, calls))
+        else:
+            dropped.add(at, f"{type(part).__name__} block has no Gemini mapping")
+    return out
+
+
+# --------------------------------------------------------------------------
+# portable encoding
+# --------------------------------------------------------------------------
+
+
+def _hosted_line(part: HostedActivity) -> str:
+    given = "" if part.input is None else json.dumps(part.input, ensure_ascii=False)
+    line = f"[hosted {part.name}{f' {given}' if given else ''}: {part.state}"
+    return line + (f", {part.summary}]" if part.summary else "]")
+
+
+def _portable_parts(
+    message: Message, dropped: _Dropped, where: str, calls: dict[str, tuple[str, bool]]
+) -> list[dict[str, Any]]:
+    content = list(message.content)
+    finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
+    out: list[dict[str, Any]] = []
+    signed = False
+    for i, part in enumerate(content):
+        at = f"{where} part {i}"
+        if isinstance(part, HostedActivity):
+            if part.payload is not None:
+                dropped.add(
+                    at,
+                    f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
+                )
+            if not (part.state == "started" and part.id in finished):
+                out.append({"text": _hosted_line(part)})
+        elif isinstance(part, TextBlock):
+            text = part.text
+            if message.source.startswith("context:"):
+                tag = message.source.removeprefix("context:")
+                text = f"<{tag}>\n{text}\n</{tag}>"
+            out.append({"text": text})
+            if part.attributions:
+                dropped.add(at, f"{len(part.attributions)} citation(s) (Gemini accepts none)")
+            for p in part.payloads:
+                dropped.add(at, f"{p.provider} {p.format} payload")
+        elif isinstance(part, ReasoningBlock):
+            dropped.add(at, "reasoning from another provider")
+        elif isinstance(part, ToolCallBlock):
+            call: dict[str, Any] = {
+                "functionCall": {"id": part.id, "name": part.name, "args": part.input}
+            }
+            if message.role == "assistant" and not signed:
+                # Gemini 3 wants the first call of a turn signed; a foreign call has no signature.
+                call["thoughtSignature"] = PORTABLE_SIGNATURE
+                signed = True
+            out.append(call)
+            for p in part.payloads:
+                dropped.add(at, f"{p.provider} {p.format} payload")
+        elif isinstance(part, ToolResultBlock):
+            out.append(_function_response(part, calls))
+        elif isinstance(part, UnknownBlock):
+            dropped.add(at, f"unknown {part.type} block from another provider")
+        else:
+            dropped.add(at, f"{type(part).__name__} block has no Gemini mapping")
+    return out
+
+
+def _function_response(part: ToolResultBlock, calls: dict[str, tuple[str, bool]]) -> dict[str, Any]:
+    name, real_id = calls.get(part.call_id, (part.name or "", True))
+    response: dict[str, Any] = {}
+    if real_id:
+        response["id"] = part.call_id
+    response["name"] = part.name or name
+    response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
+    return {"functionResponse": response}
+
+
+# --------------------------------------------------------------------------
+# the request
+# --------------------------------------------------------------------------
+
+
+def _wire_message(
+    message: Message,
+    provider: str,
+    dropped: _Dropped,
+    where: str,
+    calls: dict[str, tuple[str, bool]],
+) -> dict[str, Any]:
+    if message.role == "assistant" and message.provider == provider:
+        parts = _native_parts(message, provider, dropped, where, calls)
+    else:
+        parts = _portable_parts(message, dropped, where, calls)
+    return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The wire ``Content`` for one assistant message, and what was dropped.
+
+    Native replay when ``message.provider == provider``, portable otherwise.
+    """
+    dropped = _Dropped()
+    calls = _call_index([message], provider)
+    return _wire_message(message, provider, dropped, "message", calls), tuple(dropped.items)
+
+
+def _call_index(messages: Iterable[Message], provider: str) -> dict[str, tuple[str, bool]]:
+    """Every tool call's id -> (name, whether the provider gave that id)."""
+    found: dict[str, tuple[str, bool]] = {}
+    for message in messages:
+        for part in message.content:
+            if isinstance(part, ToolCallBlock):
+                synthesized = message.provider == provider and any(
+                    p.provider == provider and p.format == "synthesized_id" for p in part.payloads
+                )
+                found[part.id] = (part.name, not synthesized)
+    return found
+
+
+def hosted_tool_definition(
+    tool: WebSearch | WebFetch | CodeExecution, dropped: _Dropped | None = None
+) -> dict[str, Any]:
+    """The Gemini ``tools[]`` entry of a neutral hosted tool."""
+    key = HOSTED_TOOL_KEYS[_tag(tool)]
+    if dropped is not None and isinstance(tool, (WebSearch, WebFetch)):
+        for option in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
+            if getattr(tool, option, None):
+                dropped.add("hosted tools", f"{key} has no {option} option")
+    return {key: {}}
+
+
+def _tag(tool: WebSearch | WebFetch | CodeExecution) -> str:
+    if isinstance(tool, WebSearch):
+        return "web_search"
+    if isinstance(tool, WebFetch):
+        return "web_fetch"
+    return "code_execution"
+
+
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """The ``generateContent`` request for ``request``, to ``provider``."""
+    dropped = _Dropped()
+    system = [request.system] if request.system else []
+    calls = _call_index(request.messages, provider)
+    contents: list[dict[str, Any]] = []
+    for i, message in enumerate(request.messages):
+        if message.role == "system":
+            system.append(message.text)
+            continue
+        wire = _wire_message(message, provider, dropped, f"message {i}", calls)
+        if not wire["parts"]:
+            dropped.add(f"message {i}", "nothing left to send (message omitted)")
+            continue
+        contents.append(wire)
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
+    tools: list[dict[str, Any]] = []
+    if request.tools:
+        declarations = []
+        for t in request.tools:
+            declaration: dict[str, Any] = {"name": t.name}
+            if t.description:
+                declaration["description"] = t.description
+            declaration["parametersJsonSchema"] = t.parameters
+            declarations.append(declaration)
+        tools.append({"functionDeclarations": declarations})
+    for hosted in request.hosted_tools:
+        tools.append(hosted_tool_definition(hosted, dropped))
+    if tools:
+        body["tools"] = tools
+    opts = request.options
+    if opts.tool_choice is not None:
+        mode = {"auto": "AUTO", "none": "NONE", "any": "ANY", "required": "ANY"}.get(
+            opts.tool_choice
+        )
+        config: dict[str, Any] = {"mode": mode or "ANY"}
+        if mode is None:
+            config["allowedFunctionNames"] = [opts.tool_choice]
+        body["toolConfig"] = {"functionCallingConfig": config}
+    generation: dict[str, Any] = {}
+    if opts.max_tokens is not None:
+        generation["maxOutputTokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        generation["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        generation["topP"] = opts.top_p
+    if opts.stop:
+        generation["stopSequences"] = list(opts.stop)
+    if opts.reasoning is not None:
+        thinking: dict[str, Any] = {"includeThoughts": True}
+        if opts.reasoning.budget_tokens is not None:
+            thinking["thinkingBudget"] = opts.reasoning.budget_tokens
+        if opts.reasoning.effort is not None:
+            thinking["thinkingLevel"] = opts.reasoning.effort
+        generation["thinkingConfig"] = thinking
+    if generation:
+        body["generationConfig"] = generation
+    body.update(opts.extra)
+    return EncodedRequest(
+        path=request_path(request.model, stream=stream),
+        body=body,
+        stream=stream,
+        dropped=tuple(dropped.items),
+    )
+
+
+__all__ = [
+    "API_VERSION",
+    "HOSTED_TOOL_KEYS",
+    "PORTABLE_SIGNATURE",
+    "assistant_wire",
+    "encode_request",
+    "hosted_tool_definition",
+    "request_path",
+]

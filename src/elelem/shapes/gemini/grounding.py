@@ -1,0 +1,202 @@
+"""Gemini grounding: ``groundingSupports`` -> attributions, and the metadata
+of a grounded response -> hosted activity.
+
+A support's ``segment`` gives UTF-8 *byte* offsets over the whole response
+text (every non-thought text part, in order); an attribution range is in
+code points over one text block.  Each range is converted, then verified by
+slicing: the slice must decode cleanly and equal ``segment.text``.  A range
+that fails is dropped (the attribution keeps its source and the raw support,
+with no range) rather than stored stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from elelem.vocabulary import (
+    ActivityId,
+    Attribution,
+    HostedActivity,
+    ProviderId,
+    ProviderPayload,
+    Source,
+)
+
+
+def _int(value: object, default: int = 0) -> int:
+    # Proto3 JSON may render int64 fields as strings; a zero field is omitted.
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return default
+
+
+def code_point_range(
+    block: bytes, block_start: int, segment: Mapping[str, Any]
+) -> tuple[int, int] | None:
+    """The code-point span in a text block of a byte-offset ``segment``, or None.
+
+    ``block`` is the block's UTF-8 text and ``block_start`` its byte offset in
+    the whole response text.  None when the segment lies outside the block,
+    cuts a character in two, or its slice differs from ``segment.text``.
+    """
+    start = _int(segment.get("startIndex")) - block_start
+    end = _int(segment.get("endIndex")) - block_start
+    if not 0 <= start <= end <= len(block):
+        return None
+    try:
+        before = block[:start].decode("utf-8")
+        inside = block[start:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    expected = segment.get("text")
+    if isinstance(expected, str) and expected != inside:
+        return None
+    first = len(before)
+    return (first, first + len(inside))
+
+
+def chunk_source(chunk: Mapping[str, Any]) -> tuple[Source, str | None]:
+    """The source of one ``groundingChunks`` entry and its source-side excerpt.
+
+    ``web`` chunks carry ``uri`` and ``title``; ``retrievedContext`` (file
+    search, RAG) carries its ``text``, which is the excerpt, and a title or
+    store name; ``maps`` chunks a ``uri`` and ``title``.
+    """
+    for kind in ("web", "retrievedContext", "maps", "image"):
+        body = chunk.get(kind)
+        if not isinstance(body, Mapping):
+            continue
+        uri = body.get("uri")
+        title = body.get("title")
+        if not isinstance(title, str):
+            store = body.get("fileSearchStore") or body.get("documentName")
+            title = store if isinstance(store, str) else None
+        text = body.get("text")
+        return (
+            Source(url=uri if isinstance(uri, str) else None, title=title),
+            text if isinstance(text, str) else None,
+        )
+    return Source(), None
+
+
+def support_attributions(
+    provider: ProviderId,
+    metadata: Mapping[str, Any],
+    block: bytes,
+    block_start: int,
+) -> list[Attribution]:
+    """The attributions of every support whose segment starts inside the block.
+
+    One attribution per (support, cited chunk).  Its ``replay`` payload keeps
+    the raw support, the chunk index it stands for, and the raw chunk.
+    """
+    chunks = metadata.get("groundingChunks")
+    chunks = chunks if isinstance(chunks, list) else []
+    supports = metadata.get("groundingSupports")
+    out: list[Attribution] = []
+    for support in supports if isinstance(supports, list) else []:
+        if not isinstance(support, Mapping):
+            continue
+        segment = support.get("segment")
+        segment = segment if isinstance(segment, Mapping) else {}
+        start = _int(segment.get("startIndex"))
+        if not block_start <= start < block_start + len(block):
+            continue
+        span = code_point_range(block, block_start, segment)
+        indices = support.get("groundingChunkIndices")
+        for index in indices if isinstance(indices, list) else []:
+            n = _int(index, -1)
+            raw_chunk = chunks[n] if 0 <= n < len(chunks) else None
+            source, excerpt = (
+                chunk_source(raw_chunk) if isinstance(raw_chunk, Mapping) else (Source(), None)
+            )
+            value = {"support": dict(support), "chunk_index": n, "chunk": raw_chunk}
+            out.append(
+                Attribution(
+                    source=source,
+                    excerpt=excerpt,
+                    range=span,
+                    replay=ProviderPayload(provider, "grounding_support", None, value),
+                )
+            )
+    return out
+
+
+def search_activity(
+    provider: ProviderId, activity_id: str, metadata: Mapping[str, Any]
+) -> list[HostedActivity]:
+    """The web search a grounded response ran: started with its queries, then
+    completed with ``N sources``; the raw metadata is the payload.  Empty
+    when the metadata names no search queries."""
+    queries = metadata.get("webSearchQueries")
+    if not isinstance(queries, list) or not queries:
+        return []
+    chunks = metadata.get("groundingChunks")
+    count = len(chunks) if isinstance(chunks, list) else 0
+    payload = ProviderPayload(provider, "grounding_metadata", None, dict(metadata))
+    started = HostedActivity(
+        id=ActivityId(activity_id),
+        name="web_search",
+        state="started",
+        input={"queries": list(queries)},
+    )
+    noun = "source" if count == 1 else "sources"
+    return [started, started.transition("completed", summary=f"{count} {noun}", payload=payload)]
+
+
+_FETCHED = "URL_RETRIEVAL_STATUS_SUCCESS"
+
+
+def fetch_activity(
+    provider: ProviderId, activity_id: str, metadata: Mapping[str, Any]
+) -> list[HostedActivity]:
+    """The URL fetches a response made (``urlContextMetadata``): started with
+    the URLs, completed when any fetch succeeded, else failed."""
+    entries = metadata.get("urlMetadata")
+    if not isinstance(entries, list) or not entries:
+        return []
+    urls = [e.get("retrievedUrl") for e in entries if isinstance(e, Mapping)]
+    ok = [e for e in entries if isinstance(e, Mapping) and e.get("urlRetrievalStatus") == _FETCHED]
+    started = HostedActivity(
+        id=ActivityId(activity_id),
+        name="web_fetch",
+        state="started",
+        input={"urls": [u for u in urls if isinstance(u, str)]},
+    )
+    hosts = [_host(e.get("retrievedUrl")) for e in ok]
+    summary = f"fetched {', '.join(hosts)}" if ok else f"{len(entries)} fetch(es) failed"
+    payload = ProviderPayload(provider, "url_context_metadata", None, dict(metadata))
+    return [
+        started,
+        started.transition("completed" if ok else "failed", summary=summary, payload=payload),
+    ]
+
+
+def _host(url: object) -> str:
+    if not isinstance(url, str):
+        return "?"
+    return urlsplit(url).hostname or url
+
+
+def has_supports(metadata: Mapping[str, Any] | None) -> bool:
+    """True when ``metadata`` holds at least one grounding support."""
+    if metadata is None:
+        return False
+    supports = metadata.get("groundingSupports")
+    return isinstance(supports, Sequence) and len(supports) > 0
+
+
+__all__ = [
+    "chunk_source",
+    "code_point_range",
+    "fetch_activity",
+    "has_supports",
+    "search_activity",
+    "support_attributions",
+]

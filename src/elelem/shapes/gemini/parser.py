@@ -1,0 +1,493 @@
+"""The Gemini frame parser (sans-IO): ``GenerateContentResponse`` chunks in, chunks out.
+
+Every SSE frame (``alt=sse``) holds one response chunk; the non-streaming
+body is one chunk and goes through the same code (:func:`response_chunks`).
+``candidates[0].content.parts`` map as follows:
+
+- ``text`` parts -> one text block, kept open across chunks until a part of
+  another kind interrupts it or the stream ends, because grounding supports
+  (citations) arrive on the last chunk and must precede the block's end;
+- ``thought: true`` parts -> a reasoning block, kept open the same way;
+- ``thoughtSignature`` on any part -> a ``thought_signature`` payload on that
+  part's block (a signature that arrived on its own empty part also gets a
+  ``signature_layout`` payload, so native replay rebuilds that part);
+- ``functionCall`` -> a tool-call block (Vertex ``partialArgs`` pieces are
+  rebuilt into one argument object); a call without an id gets a
+  synthesized one, recorded in a ``synthesized_id`` payload;
+- ``executableCode`` / ``codeExecutionResult`` -> a ``code_execution``
+  hosted activity, started then completed or failed (raw part as payload);
+- any other part -> an unknown block ``{"type": <part kind>, "part": …}``.
+
+At the end: ``groundingMetadata.webSearchQueries`` -> a ``web_search``
+activity; ``urlContextMetadata`` -> a ``web_fetch`` activity; the finish
+reason, with every envelope field no block owns kept in ``Finish.payloads``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.errors import IncompleteStreamError, MalformedStreamError
+from elelem.shapes.gemini.errors import error_from_chunk
+from elelem.shapes.gemini.grounding import (
+    fetch_activity,
+    has_supports,
+    search_activity,
+    support_attributions,
+)
+from elelem.shapes.gemini.partial_args import apply_piece
+from elelem.stream import (
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Citation,
+    Finish,
+    Hosted,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload, Usage
+
+CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
+"""Gemini finish reasons that mean the output was filtered."""
+
+_TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
+_CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
+_ENVELOPE_SKIP = frozenset({"candidates", "usageMetadata"})
+_OUTCOMES = {
+    "OUTCOME_OK": "ok",
+    "OUTCOME_FAILED": "failed",
+    "OUTCOME_DEADLINE_EXCEEDED": "deadline exceeded",
+}
+
+
+def finish_reason(raw: str, called: bool) -> str:
+    """The neutral finish reason of a Gemini ``finishReason`` (unknown ones kept)."""
+    if raw == "STOP":
+        return "tool-calls" if called else "stop"
+    if raw == "MAX_TOKENS":
+        return "max-tokens"
+    if raw in CONTENT_FILTER:
+        return "content-filter"
+    return raw
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return 0
+
+
+def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
+    """A :class:`Usage` from ``usageMetadata`` (cumulative: the latest one is whole).
+
+    Cached prompt tokens are counted once, in ``cache_read``; thought tokens
+    are ``reasoning``, apart from the candidate (``output``) tokens.
+    """
+    prompt = _count(raw.get("promptTokenCount"))
+    cached = _count(raw.get("cachedContentTokenCount"))
+    return Usage(
+        input=max(prompt - cached, 0),
+        output=_count(raw.get("candidatesTokenCount")),
+        cache_read=cached,
+        reasoning=_count(raw.get("thoughtsTokenCount")),
+        raw=dict(raw),
+    )
+
+
+def _malformed(message: str, data: object = None) -> MalformedStreamError:
+    body = msgspec.json.encode(data) if data is not None else None
+    return MalformedStreamError(message, body=body, retryable=False)
+
+
+class _Open:
+    """The block being built: ``text``, ``thought`` or ``call``."""
+
+    __slots__ = (
+        "args",
+        "byte_start",
+        "call_fields",
+        "data",
+        "emit_args",
+        "fields",
+        "key",
+        "kind",
+        "signed",
+        "split",
+    )
+
+    def __init__(self, key: int, kind: str, byte_start: int = 0) -> None:
+        self.key = key
+        self.kind = kind
+        self.byte_start = byte_start
+        self.data = bytearray()
+        self.signed = False
+        self.split = False  # the signature came on its own empty part
+        self.fields: dict[str, Any] = {}  # part fields no neutral block models
+        self.call_fields: dict[str, Any] = {}  # likewise, of a functionCall object
+        self.args: dict[str, Any] = {}
+        self.emit_args = False
+
+
+class GeminiParser:
+    """Parser of one streamed Gemini response (a FrameParser)."""
+
+    def __init__(self, provider: ProviderId) -> None:
+        self.provider = provider
+        self._started = False
+        self._finished = False
+        self._next_key = 0
+        self._open: _Open | None = None
+        self._text_bytes = 0
+        self._calls = 0
+        self._code = 0
+        self._pending_code: dict[str, HostedActivity] = {}
+        self._response_id: str | None = None
+        self._finish: str | None = None
+        self._block_reason: str | None = None
+        self._envelope: dict[str, Any] = {}
+        self._candidate: dict[str, Any] = {}
+        self._others: list[Any] = []
+        self._grounding: dict[str, Any] | None = None
+        self._url_context: dict[str, Any] | None = None
+        self._usage: Usage | None = None
+
+    # -- FrameParser --------------------------------------------------------
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived; nothing to emit yet."""
+        del status, headers
+        return ()
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One SSE frame: a JSON response chunk (or an error object)."""
+        try:
+            payload = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedStreamError(
+                f"gemini {event or 'frame'} data is not JSON: {exc}", body=data.encode()
+            ) from None
+        if not isinstance(payload, dict):
+            raise _malformed("gemini response chunk is not a JSON object", payload)
+        return self.chunk(payload)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended: close the open block, report hosted activity, finish."""
+        if self._finished:
+            return ()
+        if not self._started:
+            raise IncompleteStreamError("gemini stream ended before any response chunk")
+        if self._finish is None and self._block_reason is None:
+            raise IncompleteStreamError("gemini stream ended without a finishReason")
+        out = self._close()
+        rid = self._response_id or ""
+        if self._grounding is not None:
+            out += [
+                Hosted(t) for t in search_activity(self.provider, f"{rid}:search", self._grounding)
+            ]
+        if self._url_context is not None:
+            activity = fetch_activity(self.provider, f"{rid}:fetch", self._url_context)
+            out += [Hosted(t) for t in activity]
+        self._finished = True
+        payloads = []
+        if self._envelope:
+            payloads.append(ProviderPayload(self.provider, "response", None, self._envelope))
+        if self._candidate:
+            payloads.append(ProviderPayload(self.provider, "candidate", None, self._candidate))
+        if self._others:
+            payloads.append(ProviderPayload(self.provider, "other_candidates", None, self._others))
+        if self._finish is not None:
+            reason = finish_reason(self._finish, self._calls > 0)
+            out.append(Finish(reason, raw=self._finish, payloads=tuple(payloads)))
+        else:
+            out.append(Finish("refused", raw=self._block_reason, payloads=tuple(payloads)))
+        return out
+
+    # -- chunks ---------------------------------------------------------------
+
+    def chunk(self, data: dict[str, Any]) -> list[Chunk]:
+        """Apply one decoded response chunk; return its chunks."""
+        if "error" in data:
+            raise error_from_chunk(data)
+        if self._finished:
+            raise _malformed("gemini response chunk after the response finished", data)
+        out: list[Chunk] = []
+        if not self._started:
+            self._started = True
+            rid, model = data.get("responseId"), data.get("modelVersion")
+            self._response_id = rid if isinstance(rid, str) else None
+            out.append(
+                ResponseStart(
+                    response_id=self._response_id,
+                    model=model if isinstance(model, str) else None,
+                    provider=self.provider,
+                )
+            )
+        for key, value in data.items():
+            if key not in _ENVELOPE_SKIP:
+                self._envelope[key] = value
+        feedback = data.get("promptFeedback")
+        if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
+            self._block_reason = feedback["blockReason"]
+        candidates = data.get("candidates")
+        if candidates is not None:
+            if not isinstance(candidates, list):
+                raise _malformed("gemini candidates is not a list", data)
+            for candidate in candidates:
+                if not isinstance(candidate, dict):
+                    raise _malformed("gemini candidate is not an object", data)
+                if candidate.get("index", 0) not in (0, None):
+                    self._others.append(candidate)  # only the first candidate is the reply
+                    continue
+                out.extend(self._candidate_chunk(candidate))
+        usage = data.get("usageMetadata")
+        if isinstance(usage, dict):
+            current = usage_from_wire(usage)
+            if current != self._usage:
+                self._usage = current
+                out.append(UsageUpdate(current))
+        return out
+
+    def _candidate_chunk(self, candidate: dict[str, Any]) -> list[Chunk]:
+        out: list[Chunk] = []
+        content = candidate.get("content")
+        if content is not None:
+            if not isinstance(content, dict):
+                raise _malformed("gemini candidate content is not an object", candidate)
+            parts = content.get("parts") or []
+            if not isinstance(parts, list):
+                raise _malformed("gemini content parts is not a list", candidate)
+            for part in parts:
+                if not isinstance(part, dict):
+                    raise _malformed("gemini content part is not an object", part)
+                out.extend(self._part(part))
+        for key, value in candidate.items():
+            if key == "content":
+                continue
+            if key in ("groundingMetadata", "urlContextMetadata") and not value:
+                continue  # streams send an empty object on every chunk before the real one
+            self._candidate[key] = value
+        grounding = candidate.get("groundingMetadata")
+        if isinstance(grounding, dict) and grounding:
+            self._grounding = grounding
+        url_context = candidate.get("urlContextMetadata")
+        if isinstance(url_context, dict) and url_context:
+            self._url_context = url_context
+        reason = candidate.get("finishReason")
+        if isinstance(reason, str):
+            self._finish = reason
+        return out
+
+    # -- parts ----------------------------------------------------------------
+
+    def _part(self, part: dict[str, Any]) -> list[Chunk]:
+        if "functionCall" in part:
+            return self._function_call(part)
+        if "text" in part or "thought" in part:
+            return self._text(part)
+        if "executableCode" in part:
+            return self._code_started(part)
+        if "codeExecutionResult" in part:
+            return self._code_result(part)
+        if set(part) <= {"thoughtSignature"}:
+            # A bare signature belongs to the text or thought block it follows.
+            return self._text({**part, "text": ""})
+        kind = next((k for k in part if k != "thoughtSignature"), "part")
+        key = self._key()
+        return [
+            *self._close(),
+            BlockStart(key, "unknown", raw={"type": kind, "part": part}),
+            BlockEnd(key),
+        ]
+
+    def _key(self) -> int:
+        self._next_key += 1
+        return self._next_key - 1
+
+    def _payload(self, key: int, fmt: str, value: Any) -> Payload:
+        return Payload(key, ProviderPayload(self.provider, fmt, None, value))
+
+    def _text(self, part: dict[str, Any]) -> list[Chunk]:
+        text = part.get("text", "")
+        if not isinstance(text, str):
+            raise _malformed("gemini text part whose text is not a string", part)
+        kind = "thought" if part.get("thought") is True else "text"
+        sig = part.get("thoughtSignature")
+        if sig is not None and not isinstance(sig, str):
+            raise _malformed("gemini thoughtSignature is not a string", part)
+        extra = {k: v for k, v in part.items() if k not in _TEXT_FIELDS}
+        if not text and sig is None and not extra:
+            return []  # an empty part carries nothing
+        out: list[Chunk] = []
+        block = self._open
+        fits = (
+            block is not None
+            and block.kind == kind
+            and not (sig is not None and block.signed)
+            and not (text and block.split)
+        )
+        if not fits or block is None:
+            out.extend(self._close())
+            block = self._open = _Open(self._key(), kind, self._text_bytes)
+            out.append(BlockStart(block.key, "reasoning" if kind == "thought" else "text"))
+        if text:
+            block.data += text.encode("utf-8")
+            delta = ReasoningDelta if kind == "thought" else TextDelta
+            out.append(delta(block.key, text))
+        if sig is not None:
+            block.signed = True
+            out.append(self._payload(block.key, "thought_signature", sig))
+            if not text and block.data:
+                block.split = True
+                out.append(self._payload(block.key, "signature_layout", "own-part"))
+        block.fields.update(extra)
+        return out
+
+    def _function_call(self, part: dict[str, Any]) -> list[Chunk]:
+        call = part["functionCall"]
+        if not isinstance(call, dict):
+            raise _malformed("gemini functionCall is not an object", part)
+        sig = part.get("thoughtSignature")
+        if sig is not None and not isinstance(sig, str):
+            raise _malformed("gemini thoughtSignature is not a string", part)
+        block = self._open
+        out: list[Chunk] = []
+        if block is None or block.kind != "call" or not block.split or call.get("name"):
+            # Not a piece of a call whose arguments are streaming: a new call.
+            out.extend(self._close())
+            out.extend(self._call_start(part, call))
+            block = self._open
+            assert block is not None
+        for piece in call.get("partialArgs") or []:
+            apply_piece(block.args, piece)
+        if sig is not None:
+            block.signed = True
+            out.append(self._payload(block.key, "thought_signature", sig))
+        block.fields.update(
+            {k: v for k, v in part.items() if k not in ("functionCall", "thoughtSignature")}
+        )
+        block.call_fields.update({k: v for k, v in call.items() if k not in _CALL_FIELDS})
+        if call.get("willContinue") is not True:
+            out.extend(self._close())
+        return out
+
+    def _call_start(self, part: dict[str, Any], call: dict[str, Any]) -> list[Chunk]:
+        name, cid = call.get("name"), call.get("id")
+        if not isinstance(name, str) or not name:
+            raise _malformed("gemini functionCall without a name", part)
+        self._calls += 1
+        block = self._open = _Open(self._key(), "call")
+        synthesized = not (isinstance(cid, str) and cid)
+        if synthesized:
+            cid = f"{self._response_id or 'gemini'}:call:{self._calls}"
+        out: list[Chunk] = [BlockStart(block.key, "tool-call", id=str(cid), name=name)]
+        if synthesized:
+            out.append(self._payload(block.key, "synthesized_id", cid))
+        # Arguments are sent back exactly when the call had some: given whole,
+        # or streamed in partialArgs pieces (then rebuilt, even if empty).
+        block.split = call.get("willContinue") is True
+        block.emit_args = block.split or "args" in call
+        args = call.get("args")
+        if args is not None:
+            if not isinstance(args, dict):
+                raise _malformed("gemini functionCall args is not an object", part)
+            block.args = dict(args)
+        return out
+
+    def _close(self) -> list[Chunk]:
+        block, self._open = self._open, None
+        if block is None:
+            return []
+        out: list[Chunk] = []
+        key = block.key
+        if block.kind == "call" and block.emit_args:
+            out.append(ToolCallDelta(key, msgspec.json.encode(block.args).decode()))
+        elif block.kind == "text":
+            if has_supports(self._grounding):
+                assert self._grounding is not None
+                for attribution in support_attributions(
+                    self.provider, self._grounding, bytes(block.data), block.byte_start
+                ):
+                    out.append(Citation(key, attribution))
+            self._text_bytes += len(block.data)
+        if block.fields:
+            out.append(self._payload(key, "part_fields", block.fields))
+        if block.call_fields:
+            out.append(self._payload(key, "call_fields", block.call_fields))
+        out.append(BlockEnd(key))
+        return out
+
+    # -- code execution ---------------------------------------------------------
+
+    def _code_started(self, part: dict[str, Any]) -> list[Chunk]:
+        code = part["executableCode"]
+        if not isinstance(code, dict):
+            raise _malformed("gemini executableCode is not an object", part)
+        self._code += 1
+        aid = code.get("id")
+        if not isinstance(aid, str) or not aid:
+            aid = f"{self._response_id or 'gemini'}:code:{self._code}"
+        given = {k: code[k] for k in ("language", "code") if k in code}
+        activity = HostedActivity(
+            id=ActivityId(aid),
+            name="code_execution",
+            state="started",
+            input=given,
+            payload=ProviderPayload(self.provider, "part", None, part),
+        )
+        self._pending_code[aid] = activity
+        return [*self._close(), Hosted(activity)]
+
+    def _code_result(self, part: dict[str, Any]) -> list[Chunk]:
+        result = part["codeExecutionResult"]
+        if not isinstance(result, dict):
+            raise _malformed("gemini codeExecutionResult is not an object", part)
+        aid = result.get("id")
+        started = self._pending_code.pop(aid, None) if isinstance(aid, str) else None
+        if started is None and not isinstance(aid, str) and self._pending_code:
+            # No id on the wire: a result answers the latest code still running.
+            started = self._pending_code.pop(next(reversed(self._pending_code)))
+        if started is None:
+            self._code += 1
+            fresh = (
+                aid
+                if isinstance(aid, str)
+                else f"{self._response_id or 'gemini'}:code:{self._code}"
+            )
+            started = HostedActivity(ActivityId(fresh), "code_execution", "started")
+        outcome = result.get("outcome")
+        summary = _OUTCOMES.get(outcome, outcome) if isinstance(outcome, str) else "no outcome"
+        transition = started.transition(
+            "completed" if outcome == "OUTCOME_OK" else "failed",
+            summary=summary,
+            payload=ProviderPayload(self.provider, "part", None, part),
+        )
+        return [*self._close(), Hosted(transition)]
+
+
+def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
+    """The chunks of a non-streaming response: one chunk object, or a JSON
+    array of chunks (``streamGenerateContent`` without ``alt=sse``)."""
+    parser = GeminiParser(provider)
+    items = data if isinstance(data, list) else [data]
+    out: list[Chunk] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise _malformed("gemini response is not a JSON object", item)
+        out.extend(parser.chunk(item))
+    out.extend(parser.eof())
+    return out
+
+
+__all__ = ["CONTENT_FILTER", "GeminiParser", "finish_reason", "response_chunks", "usage_from_wire"]
