@@ -321,3 +321,25 @@ def test_help_documents_exit_statuses(env: dict[str, str]) -> None:
         "demo",
     ):
         assert re.search(rf"^  {command} ", result.stdout, re.M), command
+
+
+HOSTILE = "Click \x1b]8;;javascript:alert(1)\x1b\\here\x1b]8;;\x1b\\ \x1b[2J\u202eevil\u202c \x1b]52;c;cGF5bG9hZA==\x07done"
+
+
+def test_hostile_answer_shown_clean_and_stored_exact(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply(HOSTILE))]) as server:
+        e = with_server(env, server)
+        result = run(e, "ask", "-m", MODEL, "--system", "Be brief.", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Click here evil done\n\nusage: 120 in · 9 out\n"
+    sent = json.loads(server.requests[0].body)
+    assert sent["system"] in ("Be brief.", [{"type": "text", "text": "Be brief."}])
+    exported = run(e, "export")
+    texts = [
+        block["text"]
+        for line in exported.stdout.splitlines()[1:]
+        for event in [json.loads(line)]
+        if event["kind"] == "message" and event["body"]["role"] == "assistant"
+        for block in event["body"]["content"]
+    ]
+    assert texts == [HOSTILE]  # the log keeps the bytes the provider sent
