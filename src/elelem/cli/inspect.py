@@ -106,6 +106,12 @@ PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
         "openai_chat",
     ),
     (lambda p: "candidates" in p or "usageMetadata" in p, "gemini"),
+    (
+        # Gemini's Interactions API (interaction.*/step.* events): no shape yet,
+        # so inspect says so rather than failing to tell the shape.
+        lambda p: p.get("object") == "interaction" or "event_type" in p,
+        "gemini_interactions",
+    ),
 ]
 """Predicate on the first JSON payload of a response -> shape, tried in order."""
 
