@@ -24,6 +24,7 @@ from typing import Literal
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
@@ -343,9 +344,18 @@ class Renderer:
                 self._plain_write("\n")
             self._plain_write(text + "\n")
             return
-        self.console.print(
-            Text(text, style=style), highlight=False, soft_wrap=not wrap, markup=False
-        )
+        if not wrap:
+            self.console.print(Text(text, style=style), highlight=False, soft_wrap=True)
+            return
+        # Indented lines (reasoning, footnote excerpts) keep their indent
+        # when the terminal width wraps them.
+        for line in text.split("\n"):
+            body = line.lstrip(" ")
+            indent = len(line) - len(body)
+            shown: RenderableType = Text(body, style=style)
+            if indent:
+                shown = Padding(shown, (0, 0, 0, indent))
+            self.console.print(shown, highlight=False)
 
     def _blank(self) -> None:
         if self.plain:
