@@ -343,3 +343,17 @@ def test_hostile_answer_shown_clean_and_stored_exact(env: dict[str, str]) -> Non
         for block in event["body"]["content"]
     ]
     assert texts == [HOSTILE]  # the log keeps the bytes the provider sent
+
+
+def test_default_model_from_config_then_env(env: dict[str, str], tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('model = "openai:gpt-5-mini"\n', encoding="utf-8")
+    e = {**env, "ELELEM_CONFIG": str(config), "ANTHROPIC_API_KEY": KEY}
+    assert run(e, "providers").stdout.splitlines()[-1] == "default model: openai:gpt-5-mini"
+    e["ELELEM_MODEL"] = "deepseek:deepseek-chat"
+    assert run(e, "providers").stdout.splitlines()[-1] == "default model: deepseek:deepseek-chat"
+    missing = run(e, "ask", "hi")  # the default's key is not set: said before anything is stored
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "elelem: provider deepseek needs an API key: set DEEPSEEK_API_KEY\n",
+    )
