@@ -204,6 +204,10 @@ def test_activity_lines() -> None:
         activity_line(_act("web_search", "failed", q, "max_uses_exceeded"))
         == "search failed: max_uses_exceeded"
     )
+    said = 'searched "best pizza" → 10 sources'
+    assert activity_line(_act("web_search", "completed", q, said)) == said
+    opened = "opened https://example.com/x"
+    assert activity_line(_act("web_search", "completed", None, opened)) == opened
     started = _act("web_search", "started", q)
     assert (
         activity_line(_act("web_search", "completed", None, "3 results"), started)

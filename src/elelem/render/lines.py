@@ -165,6 +165,7 @@ CODE_ACTIVITIES = frozenset(
 )
 SEARCH_ACTIVITIES = frozenset({"web_search", "web_search_preview", "file_search"})
 FETCH_ACTIVITIES = frozenset({"web_fetch"})
+_SAID = ("searched ", "opened ", "found ", "fetched ", "visited ")
 
 
 def _field(value: JSONValue, *names: str) -> str:
@@ -200,6 +201,8 @@ def activity_line(transition: HostedActivity, started: HostedActivity | None = N
             return f"searching{what}"
         if state == "failed":
             return f"search failed: {summary or 'no reason given'}"
+        if summary.startswith(_SAID):
+            return summary  # the shape already said what happened (OpenAI)
         return f"searched{what} → {summary}" if summary else f"searched{what}"
     if name in FETCH_ACTIVITIES:
         url = _field(data, "url")
