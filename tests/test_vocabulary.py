@@ -505,7 +505,7 @@ def test_usage_counters_hosted_mapping_and_raw() -> None:
     )
     assert usage.hosted == {"web_search": 2, "web_fetch": 1}
     assert usage.raw == raw
-    assert usage.total == 37
+    assert usage.total == 42  # the five disjoint token counts: 10 + 20 + 3 + 4 + 5
     assert Usage() == Usage(0, 0, 0, 0, 0, {}, None)
     assert Usage().total == 0
 

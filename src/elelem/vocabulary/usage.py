@@ -12,8 +12,8 @@ class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Token and hosted-activity counters of one provider response.
 
     Counts are disjoint: ``input`` excludes ``cache_read`` and ``cache_write``;
-    ``output`` includes ``reasoning`` only where the provider reports no split
-    (``reasoning`` is then 0).  ``hosted`` maps a neutral counter name
+    ``output`` excludes ``reasoning`` (where a provider reports no split, all
+    generated tokens are ``output`` and ``reasoning`` is 0).  ``hosted`` maps a neutral counter name
     (``web_search``, ``web_fetch``, ``code_execution``, ``file_search``, …) to
     a count.  ``raw`` is the provider's usage object as received.
     """
@@ -34,8 +34,8 @@ class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     @property
     def total(self) -> int:
-        """All tokens counted: input, cache reads and writes, and output."""
-        return self.input + self.cache_read + self.cache_write + self.output
+        """All tokens counted: input, cache reads and writes, output and reasoning."""
+        return self.input + self.cache_read + self.cache_write + self.output + self.reasoning
 
 
 __all__ = ["Usage"]
