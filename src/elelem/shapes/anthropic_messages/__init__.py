@@ -4,6 +4,24 @@
 (native replay of Anthropic's own messages, portable encoding of the rest),
 the SSE frame parser, the non-streaming response mapping and the error
 classifier.
+
+Provider payloads this shape writes (``provider`` is the parser's provider,
+``anthropic`` for Anthropic itself), all replayed verbatim by native replay:
+
+``citation``
+    on an :class:`~elelem.vocabulary.Attribution`: the raw citation object
+    (``encrypted_index`` included).
+``signature`` / ``redacted_thinking``
+    on a reasoning block: the signature string / the redacted ``data`` string.
+``block_fields``
+    on a text, reasoning or tool-call block: wire fields the neutral block
+    does not model (a tool use's ``caller``), as an object.
+``server_tool_use`` / ``<type>_tool_result``
+    on a hosted transition: the raw server-tool block, ``version`` the tool
+    version the request selected (``web_search_20250305``) or None.
+``message``
+    on :class:`~elelem.stream.Finish`: the message envelope without its
+    content (stop details, container, context management, final usage).
 """
 
 from __future__ import annotations
