@@ -437,6 +437,15 @@ def test_version_comes_from_the_neutral_request_too() -> None:
         ),
         (
             {
+                "type": "advisor_tool_result",
+                "tool_use_id": "s",
+                "content": {"type": "advisor_result", "text": "Plan: ..."},
+            },
+            "completed",
+            "advice given",
+        ),
+        (
+            {
                 "type": "code_execution_tool_result",
                 "tool_use_id": "s",
                 "content": {

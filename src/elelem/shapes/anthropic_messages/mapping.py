@@ -172,7 +172,7 @@ def result_outcome(block: Mapping[str, Any]) -> tuple[bool, str]:
     if ctype == "web_fetch_result":
         url = content.get("url")
         host = urlsplit(url).hostname if isinstance(url, str) else None
-        return False, f"fetched {host or url}"
+        return False, f"fetched {host or url or 'a page'}"
     if ctype.endswith("tool_search_result"):
         refs = content.get("tool_references")
         n = len(refs) if isinstance(refs, list) else 0
@@ -180,10 +180,7 @@ def result_outcome(block: Mapping[str, Any]) -> tuple[bool, str]:
     if ctype.startswith("text_editor_code_execution_"):
         return False, _editor_summary(ctype, content)
     if ctype == "advisor_result":
-        text = content.get("text")
-        return False, _plural(
-            len(text) if isinstance(text, str) else 0, "char", "chars"
-        ) + " of advice"
+        return False, "advice given"
     return False, ctype
 
 
