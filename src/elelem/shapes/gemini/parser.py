@@ -265,7 +265,8 @@ class GeminiParser:
         if content is not None:
             if not isinstance(content, dict):
                 raise _malformed("gemini candidate content is not an object", candidate)
-            parts = content.get("parts") or []
+            parts = content.get("parts")
+            parts = [] if parts is None else parts
             if not isinstance(parts, list):
                 raise _malformed("gemini content parts is not a list", candidate)
             for part in parts:
