@@ -142,6 +142,25 @@ def wire_counts(interaction: Interaction) -> Counts:
     return counts
 
 
+def wire_final(interaction: Interaction) -> tuple[str, dict[str, Any]]:
+    """The stop reason and the final usage object, straight from the recording
+    (message_delta usage is cumulative: later fields replace earlier ones)."""
+    response = interaction.response
+    if not response.streamed:
+        message = json.loads(response.body)
+        return message["stop_reason"], message["usage"]
+    stop_reason, usage = "", {}
+    for frame in sse_frames(response.body):
+        event = json.loads(frame.data)
+        if event["type"] == "message_start":
+            stop_reason = event["message"].get("stop_reason") or ""
+            usage = dict(event["message"].get("usage") or {})
+        elif event["type"] == "message_delta":
+            stop_reason = event["delta"].get("stop_reason") or stop_reason
+            usage.update(event.get("usage") or {})
+    return stop_reason, usage
+
+
 def output_counts(result: AssembledResponse) -> Counts:
     counts = Counts()
     for part in result.content:
@@ -177,6 +196,19 @@ def test_parses_and_loses_nothing(corpus: Path, name: str) -> None:
         assert result.response_id is not None and result.response_id.startswith("msg_")
         assert result.provider == "anthropic"
         assert output_counts(result) == wire_counts(interaction), interaction.index
+        stop_reason, usage = wire_final(interaction)
+        assert result.finish.raw == stop_reason
+        assert result.usage is not None
+        assert result.usage.raw == usage
+        assert (result.usage.input, result.usage.output) == (
+            usage["input_tokens"],
+            usage["output_tokens"],
+        )
+        assert result.usage.cache_read == (usage.get("cache_read_input_tokens") or 0)
+        assert result.usage.hosted == {
+            key.removesuffix("_requests"): value
+            for key, value in (usage.get("server_tool_use") or {}).items()
+        }
     assert parsed == sum(1 for i in rec.interactions if i.response.status < 400)
 
 
