@@ -357,3 +357,24 @@ def test_default_model_from_config_then_env(env: dict[str, str], tmp_path: Path)
         2,
         "elelem: provider deepseek needs an API key: set DEEPSEEK_API_KEY\n",
     )
+
+
+def test_an_internal_error_is_one_line_exit_70() -> None:
+    import click
+    from click.testing import CliRunner
+
+    from elelem.cli.common import debug_option, guarded
+
+    @click.command()
+    @debug_option
+    @guarded
+    def boom() -> None:
+        raise KeyError("gemini_interactions")
+
+    quiet = CliRunner().invoke(boom, [])
+    assert quiet.exit_code == 70
+    assert quiet.output == (
+        "elelem: internal error: KeyError: 'gemini_interactions' (--debug shows the traceback)\n"
+    )
+    loud = CliRunner().invoke(boom, ["--debug"])
+    assert isinstance(loud.exception, KeyError)

@@ -108,3 +108,18 @@ def test_demo_cassette(corpus: Path, tmp_path: Path, name: str, expected: list[s
     assert "\x1b" not in result.stdout
     for piece in expected:
         assert piece in result.stdout
+
+
+def test_demo_cassette_with_nothing_playable(corpus: Path, tmp_path: Path) -> None:
+    name = "vercel__ai/packages__google__src__interactions____fixtures____google-search.chunks.txt"
+    if not (corpus / name).is_file():
+        pytest.skip(f"{name} is not in this corpus")
+    result = run(base_env(tmp_path), "demo", "--pace", "0", "--cassette", str(corpus / name))
+    assert result.returncode == 2
+    assert result.stdout == (
+        "skipped interaction 0: the gemini_interactions wire shape is not supported\n"
+    )
+    assert result.stderr == (
+        f"elelem: {corpus / name}: nothing to play"
+        " (interaction 0: the gemini_interactions wire shape is not supported)\n"
+    )

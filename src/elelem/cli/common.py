@@ -23,13 +23,15 @@ EXIT_OK = 0
 EXIT_PROVIDER = 1
 EXIT_USAGE = 2
 EXIT_STORE = 3
+EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 EXIT_STATUSES = (
     "Exit statuses: 0 success; 1 the provider or the stream failed (the reply so far is kept); "
     "2 bad usage or configuration (unknown provider or model, missing API key, unknown "
     "conversation, unreadable file); 3 the conversation store failed (cannot open, import "
-    "refused); 130 interrupted (Ctrl-C; the reply so far is kept)."
+    "refused); 70 an internal error (a bug: please report it with --debug output); "
+    "130 interrupted (Ctrl-C; the reply so far is kept)."
 )
 
 DEFAULT_MODELS: dict[str, str] = {
@@ -111,6 +113,12 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
             if isinstance(exc, KeyboardInterrupt):
                 raise Failure("interrupted", EXIT_INTERRUPTED) from None
             raise Failure(describe(exc), exit_status(exc)) from None
+        except Exception as exc:
+            # A bug of ours: still one line (the traceback is one --debug away).
+            if debug_enabled():
+                raise
+            message = f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)"
+            raise Failure(message, EXIT_INTERNAL) from exc
 
     return wrapper
 
@@ -274,6 +282,7 @@ def stdin_text() -> str | None:
 
 __all__ = [
     "DEFAULT_MODELS",
+    "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_PROVIDER",

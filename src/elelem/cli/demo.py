@@ -34,8 +34,8 @@ from elelem.cli.history import log_line
 from elelem.cli.inspect import PROVIDER_HOSTS, SHAPES, detect_shape
 from elelem.cli.turns import render_observer, run_turn
 from elelem.conversation import Conversation, Store, open_store
-from elelem.errors import StreamError
-from elelem.providers import COMPATIBLE, Catalog, load_catalog
+from elelem.errors import StreamError, UnsupportedError
+from elelem.providers import COMPATIBLE, Catalog, load_catalog, load_shape
 from elelem.render import Renderer
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends
@@ -184,6 +184,19 @@ def recorded_tools(shape: str, request: JSONValue) -> tuple[HostedTool, ...]:
     return tuple(out)
 
 
+def _unplayable(shape: str | None) -> str:
+    """Why an interaction of ``shape`` cannot be played ("" when it can)."""
+    if shape is None:
+        return "cannot tell its wire shape (not a model request?)"
+    if shape not in SHAPES:
+        return f"the {shape} wire shape is not supported"
+    try:
+        load_shape(shape)
+    except UnsupportedError as exc:
+        return str(exc)
+    return ""
+
+
 def _provider(interaction: Interaction, shape: str) -> str:
     request = interaction.request
     if request is not None and request.uri:
@@ -247,13 +260,19 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
     new conversation (a recorded error response is shown, and play goes on)."""
     recording = load(path)
     plan: list[tuple[Interaction, str, str]] = []
+    skipped: list[str] = []
     for interaction in recording.interactions:
         shape = detect_shape(interaction)
-        if shape is None:
-            raise Failure(
-                f"{path}: interaction {interaction.index}: cannot tell its wire shape", EXIT_USAGE
-            )
+        why = _unplayable(shape)
+        if why:
+            skipped.append(f"interaction {interaction.index}: {why}")
+            continue
+        assert shape is not None
         plan.append((interaction, shape, _provider(interaction, shape)))
+    for line in skipped:
+        renderer.notice(f"skipped {line}", "yellow")
+    if not plan:
+        raise Failure(f"{path}: nothing to play ({'; '.join(skipped)})", EXIT_USAGE)
     conversation = Conversation.create(store)
     replies = [paced(interaction, pace) for interaction, _, _ in plan]
     with LoopbackServer(replies, lifetime=600.0) as server:
