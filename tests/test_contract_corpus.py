@@ -3,9 +3,9 @@
 The done-when test of issue 4: the recorded Anthropic web-search stream,
 served on loopback, comes out of ``Client.stream(...).final()`` with the same
 blocks, citations and hosted activities that ``elelem inspect`` prints for
-the same file.  Then a sweep: every Anthropic Messages and OpenAI Responses
-interaction of the corpus goes through the driver and must give exactly the
-``elelem inspect`` lines.  The corpus is read in place (skipped where absent).
+the same file.  Then a sweep: every recorded model response of the corpus,
+for every shape that exists, goes through the driver and must give exactly
+the ``elelem inspect`` lines.  The corpus is read in place (skipped where absent).
 """
 
 from __future__ import annotations
@@ -21,15 +21,17 @@ import pytest
 
 from elelem import Client
 from elelem.cli.inspect import SHAPES, detect_shape, inspect_interaction, inspect_recording
+from elelem.cli.inspect import _error_line as inspect_error_line
+from elelem.cli.inspect import _provider as inspect_provider
 from elelem.cli.inspect import _response_lines as inspect_lines
 from elelem.codec import to_builtins
-from elelem.errors import ElelemError
+from elelem.errors import ElelemError, StreamError, UnsupportedError
 from elelem.providers import load_shape
 from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, Reply, Send, replay
-from elelem.transport import Driver, Endpoint
+from elelem.transport import Driver, Endpoint, ResponseStream
 from elelem.vocabulary import HostedActivity, ProviderId, TextBlock, WebSearch
 
 WEB_SEARCH = (
@@ -148,12 +150,6 @@ class RecordedRequestShape:
         return self._shape.classify_error(status, headers, body)
 
 
-SHAPE_OF = {
-    "messages": ("anthropic_messages", "anthropic"),
-    "responses": ("openai_responses", "openai"),
-}
-
-
 def corpus_cases() -> list[Any]:
     from conftest import corpus_root
 
@@ -162,16 +158,14 @@ def corpus_cases() -> list[Any]:
         return []
     with open(root / "INDEX.tsv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    return [
-        pytest.param(
-            row["local_file"], SHAPE_OF[row["api_shape"]], id=row["local_file"].split("/")[-1]
-        )
-        for row in rows
-        if row["provider"] in ("anthropic", "openai") and row["api_shape"] in SHAPE_OF
-    ]
+    return [pytest.param(row["local_file"], id=row["local_file"].split("/")[-1]) for row in rows]
 
 
-def through_driver(interaction: Interaction, shape: Shape, provider: str) -> AssembledResponse:
+def through_driver(
+    interaction: Interaction, shape: Shape, provider: str
+) -> tuple[AssembledResponse, StreamError | None]:
+    """The interaction's recorded response served on loopback and read by the
+    driver: the result, or the partial result and the error it ended in."""
     response = interaction.response
     content_type = response.headers.get("content-type") or (
         "text/event-stream" if response.streamed else "application/json"
@@ -179,57 +173,70 @@ def through_driver(interaction: Interaction, shape: Shape, provider: str) -> Ass
     reply = Reply(response.status, {"content-type": content_type}, (Send(response.body),))
     request = ModelRequest(model="recorded", messages=())
 
-    async def main() -> AssembledResponse:
+    async def main() -> tuple[AssembledResponse, StreamError | None]:
         with LoopbackServer([reply]) as server:
             driver = Driver()
             endpoint = Endpoint(ProviderId(provider), server.url, api_key="sk-loopback-1")
+            stream = ResponseStream(
+                driver, endpoint, shape, request, timeouts=driver.timeouts, stream=response.streamed
+            )
             try:
-                if response.streamed:
-                    return await driver.stream(endpoint, shape, request).final()
-                return await driver.complete(endpoint, shape, request)
+                async with stream:
+                    return await stream.final(), None
+            except StreamError as exc:
+                return stream.partial(), exc
             finally:
                 await driver.aclose()
 
     return asyncio.run(main())
 
 
-@pytest.mark.parametrize(("local_file", "shape_provider"), corpus_cases())
-def test_every_recorded_interaction_through_the_driver(
-    corpus: Path, local_file: str, shape_provider: tuple[str, str]
-) -> None:
-    shape_name, provider = shape_provider
-    real = load_shape(shape_name)
+@pytest.mark.parametrize("local_file", corpus_cases())
+def test_every_recorded_interaction_through_the_driver(corpus: Path, local_file: str) -> None:
+    """Responses, and recorded errors (HTTP statuses and mid-stream error events)
+    alike: the driver gives exactly what ``elelem inspect`` prints."""
     checked = 0
     for interaction in load(corpus / local_file).interactions:
-        if detect_shape(interaction) != shape_name:
+        shape_name = detect_shape(interaction)
+        if shape_name is None:
             continue  # another endpoint the cassette also recorded (uploads, listings)
         try:
-            expected = as_json(inspect_interaction(interaction, wire_replay=False))
+            real = load_shape(shape_name)
+        except UnsupportedError:
+            continue  # a shape not built yet
+        provider = inspect_provider(interaction.request, SHAPES[shape_name])
+        try:
+            expected: Any = as_json(inspect_interaction(interaction, wire_replay=False))
         except ElelemError as exc:
             expected = type(exc).__name__
-        if interaction.response.status >= 400 or (
-            isinstance(expected, list) and any(line["kind"] == "error" for line in expected)
-        ):
-            continue  # a recorded error: the fault suite covers error paths
         recorded = interaction.request is not None and SHAPES[shape_name].wire_request
         wire = interaction.request.json if recorded and interaction.request is not None else None
         shape = RecordedRequestShape(real, wire)
+        got: Any
         try:
-            got: Any = as_json(
-                inspect_lines(interaction.index, through_driver(interaction, shape, provider))
-            )
+            result, error = through_driver(interaction, shape, provider)
         except ElelemError as exc:
             got = type(exc).__name__
+        else:
+            n = interaction.index
+            if interaction.response.status >= 400:
+                got = as_json([inspect_error_line(n, error)] if error is not None else [])
+            else:
+                lines = inspect_lines(n, result)
+                if error is not None:
+                    lines.append(inspect_error_line(n, error))
+                got = as_json(lines)
         assert got == expected, f"interaction {interaction.index}"
         checked += 1
     if checked == 0:
-        pytest.skip(f"{local_file}: only recorded errors")
+        pytest.skip(f"{local_file}: no model response of a built shape")
 
 
 def test_payload_values_survive_the_driver_byte_exact(corpus: Path) -> None:
     """The opaque web-search payloads (encrypted content) come through unchanged."""
     (interaction,) = load(corpus / WEB_SEARCH).interactions
-    result = through_driver(interaction, load_shape("anthropic_messages"), "anthropic")
+    result, error = through_driver(interaction, load_shape("anthropic_messages"), "anthropic")
+    assert error is None
     completed = [
         a for a in result.content if isinstance(a, HostedActivity) and a.state == "completed"
     ]

@@ -63,7 +63,9 @@ class Sample:
     frames: list[tuple[str | None, str]]
     texts: tuple[str, str]
     first_done: int
-    """How many frames commit the first block, with nothing else open."""
+    """How many frames commit the first text block (no other text block open)."""
+    second_open: int
+    """How many frames leave the second text block open holding its whole text."""
     error_frame: tuple[str | None, str]
     error_type: type[StreamError]
     error_retryable: bool
@@ -116,6 +118,7 @@ def _anthropic() -> Sample:
         frames=frames,
         texts=("Hello, wörld ✓", "again"),
         first_done=5,
+        second_open=8,
         error_frame=(
             "error",
             '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
@@ -187,6 +190,7 @@ def _openai_responses() -> Sample:
         frames=frames,
         texts=("Hello, wörld ✓", "again"),
         first_done=5,
+        second_open=8,
         error_frame=(
             "error",
             '{"type":"error","code":"server_overloaded","message":"busy","param":null}',
@@ -232,6 +236,7 @@ def _openai_chat() -> Sample:
         frames=frames,
         texts=("Hello, wörld ✓", "again"),
         first_done=3,
+        second_open=4,
         error_frame=(
             None,
             '{"error":{"message":"Overloaded","type":"overloaded_error","code":529}}',
@@ -245,7 +250,51 @@ def _openai_chat() -> Sample:
     )
 
 
+def _gemini() -> Sample:
+    def chunk(parts: str, extra: str = "") -> tuple[None, str]:
+        return (
+            None,
+            f'{{"candidates":[{{"content":{{"parts":[{parts}],"role":"model"}},"index":0{extra}}}],'
+            '"modelVersion":"m-1","responseId":"g-c1"}',
+        )
+
+    frames = [
+        chunk('{"text":"Hello, "}'),
+        chunk('{"text":"wörld ✓"}'),
+        chunk('{"text":"hmm","thought":true}'),
+        chunk('{"text":"again"}'),
+        (
+            None,
+            '{"candidates":[{"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,'
+            '"candidatesTokenCount":4,"totalTokenCount":7},"modelVersion":"m-1","responseId":"g-c1"}',
+        ),
+    ]
+    return Sample(
+        provider="google",
+        frames=frames,
+        texts=("Hello, wörld ✓", "again"),
+        first_done=3,
+        second_open=4,
+        error_frame=(
+            None,
+            '{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}',
+        ),
+        error_type=OverloadedError,
+        error_retryable=True,
+        error_bodies={
+            429: b'{"error":{"code":429,"message":"slow","status":"RESOURCE_EXHAUSTED"}}',
+            500: b'{"error":{"code":500,"message":"nope","status":"INTERNAL"}}',
+            529: b'{"error":{"code":529,"message":"busy","status":"INTERNAL"}}',
+        },
+        # Google never sends 529; any other 5xx is a server error.
+        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        malformed_retryable=True,
+        eof_message="gemini stream ended without a finishReason",
+    )
+
+
 SAMPLES = {
+    "gemini": _gemini,
     "anthropic_messages": _anthropic,
     "openai_responses": _openai_responses,
     "openai_chat": _openai_chat,
@@ -399,6 +448,17 @@ def test_reset_after_n_bytes(shape_name: str) -> None:
     assert type(outcome.error) is TransportError and outcome.error.retryable is True
     assert outcome.error.message.startswith(f"the connection broke after {cut} bytes: ")
     assert_keeps_first_block(shape, sample, outcome)
+
+
+@per_shape
+def test_reset_inside_an_open_block_keeps_its_text_incomplete(shape_name: str) -> None:
+    shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
+    cut = frame_ends(body_of(sample))[sample.second_open - 1]
+    outcome = play(shape_name, reset_after(body_of(sample), cut))
+    assert type(outcome.error) is TransportError and outcome.error.retryable is True
+    assert texts_of(outcome.partial) == [(sample.texts[0], True), (sample.texts[1], False)]
+    expected = direct(shape, sample, sample.frames[: sample.second_open]).partial()
+    assert outcome.partial == expected
 
 
 @per_shape

@@ -263,6 +263,10 @@ def test_apply_config_in_code() -> None:
     [
         ("anthropic", "https://api.anthropic.com/v1/messages"),
         ("openai", "https://api.openai.com/v1/responses"),
+        (
+            "google",
+            "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse",
+        ),
         ("deepseek", "https://api.deepseek.com/chat/completions"),
         ("openrouter", "https://openrouter.ai/api/v1/chat/completions"),
         ("ollama", "http://localhost:11434/v1/chat/completions"),
