@@ -285,3 +285,11 @@ def test_catalog_base_url_and_shape_path_make_the_real_endpoint(provider: str, u
     endpoint, shape, request = Client(env=env).prepare(f"{provider}:m", "hi")
     encoded = shape.encode_request(request, provider=endpoint.provider)
     assert endpoint.url(encoded.path) == url
+
+
+def test_base_url_override_must_be_http() -> None:
+    with pytest.raises(ConfigError) as info:
+        Catalog().get("anthropic").endpoint(
+            {"ANTHROPIC_API_KEY": "k", "ELELEM_ANTHROPIC_BASE_URL": "localhost:8080"}
+        )
+    assert str(info.value) == "ELELEM_ANTHROPIC_BASE_URL must be an http:// or https:// URL"

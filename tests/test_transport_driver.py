@@ -608,3 +608,34 @@ def test_grammar_breach_from_the_parser_surfaces_as_protocol_violation() -> None
         assert [type(c).__name__ for c in seen] == ["ResponseStart"]
 
     asyncio.run(main())
+
+
+def test_undecodable_content_encoding_is_a_malformed_stream() -> None:
+    reply = Reply(
+        200,
+        {"content-type": "text/event-stream", "content-encoding": "gzip"},
+        (Send(b"this is not gzip at all"),),
+    )
+
+    async def main() -> None:
+        _, (error, _), _ = await run(reply)
+        assert type(error) is MalformedStreamError
+        assert error.message.startswith("the response body could not be decoded after 0 bytes: ")
+
+    asyncio.run(main())
+
+
+def test_gzip_encoded_stream_is_decoded() -> None:
+    import gzip
+
+    reply = Reply(
+        200,
+        {"content-type": "text/event-stream", "content-encoding": "gzip"},
+        (Send(gzip.compress(TOY_BODY)),),
+    )
+
+    async def main() -> None:
+        _, (result, _), _ = await run(reply)
+        assert result.text == "Hello, wörld ✓"  # type: ignore[attr-defined]
+
+    asyncio.run(main())

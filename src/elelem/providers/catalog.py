@@ -55,6 +55,8 @@ class ProviderSpec(msgspec.Struct, frozen=True):
         for var in (self.override_env, *self.base_url_env):
             value = env.get(var, "").strip()
             if value:
+                if not value.startswith(("http://", "https://")):
+                    raise ConfigError(f"{var} must be an http:// or https:// URL")
                 return value
         return self.base_url
 

@@ -39,6 +39,7 @@ from elelem.errors import (
     ConnectTimeoutError,
     IdleTimeoutError,
     IncompleteStreamError,
+    MalformedStreamError,
     StreamError,
     TransportError,
 )
@@ -332,7 +333,7 @@ class ResponseStream:
             raise IdleTimeoutError(
                 f"no response headers from {_host(request)} within {self._timeouts.idle:g}s"
             ) from exc
-        except httpx2.TransportError as exc:
+        except httpx2.RequestError as exc:
             raise TransportError(
                 f"request to {_host(request)} failed before a response: "
                 f"{type(exc).__name__}: {endpoint.redact(str(exc))}"
@@ -345,7 +346,7 @@ class ResponseStream:
         except StopAsyncIteration:
             await self._end_of_body()
             return
-        except httpx2.TransportError as exc:
+        except httpx2.RequestError as exc:
             raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
         self.bytes_received += len(data)
         self._frames(self._decoder.feed(data))
@@ -423,7 +424,7 @@ class ResponseStream:
                 body += piece
                 if len(body) > MAX_ERROR_BODY:
                     break
-        except httpx2.TransportError as exc:
+        except httpx2.RequestError as exc:
             read_error = exc  # classified below with what did arrive; kept as the cause
         await self._close_response()
         headers = response.headers
@@ -441,13 +442,20 @@ class ResponseStream:
     async def _read_all(self, response: httpx2.Response) -> bytes:
         try:
             body = await response.aread()
-        except httpx2.TransportError as exc:
+        except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
         self.bytes_received = len(body)
         return body
 
-    def _broken(self, exc: httpx2.TransportError, where: str) -> StreamError:
+    def _broken(self, exc: httpx2.RequestError, where: str) -> StreamError:
         """The typed error for a body read that failed ``where``."""
+        if isinstance(exc, httpx2.DecodingError):
+            return MalformedStreamError(
+                f"the response body could not be decoded {where}: "
+                f"{self._endpoint.redact(str(exc))}",
+                status=self.status,
+                request_id=self.request_id,
+            )
         if isinstance(exc, httpx2.ReadTimeout):
             return IdleTimeoutError(
                 f"the stream sent nothing for {self._timeouts.idle:g}s {where}",
