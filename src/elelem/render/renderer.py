@@ -137,7 +137,6 @@ class Renderer:
         self._run: list[str] = []
         self._plain_col0 = True
         self._plain_started = False
-        self._open: dict[BlockKey, str] = {}
         self._open_text: dict[BlockKey, str] = {}
         self._open_reasoning: dict[BlockKey, str] = {}
         self._running: dict[str, HostedActivity] = {}
@@ -171,13 +170,10 @@ class Renderer:
                 self._open_reasoning.get(chunk.index, "") + chunk.text
             )
             self._start_live()
-        elif isinstance(chunk, BlockStart):
-            self._open[chunk.index] = chunk.block
-            if chunk.block == "reasoning":
-                self._open_reasoning[chunk.index] = ""
-                self._start_live()
+        elif isinstance(chunk, BlockStart) and chunk.block == "reasoning":
+            self._open_reasoning[chunk.index] = ""
+            self._start_live()
         elif isinstance(chunk, BlockEnd):
-            self._open.pop(chunk.index, None)
             self._open_text.pop(chunk.index, None)
             self._open_reasoning.pop(chunk.index, None)
         elif isinstance(chunk, UsageUpdate):
@@ -202,7 +198,6 @@ class Renderer:
                     self.part(part)
             self.add_usage(self._response_usage)
         self._assembler = None
-        self._open.clear()
         self._open_text.clear()
         self._open_reasoning.clear()
         self._flush_run()
