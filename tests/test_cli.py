@@ -378,3 +378,49 @@ def test_an_internal_error_is_one_line_exit_70() -> None:
     )
     loud = CliRunner().invoke(boom, ["--debug"])
     assert isinstance(loud.exception, KeyError)
+
+
+OPENAI_FOOTNOTES = """
+[1] Petco confirms security lapse exposed customers’ personal data | TechCrunch — techcrunch.com
+    https://techcrunch.com/2025/12/05/petco-confirms-security-lapse-exposed-customers-personal-data/?utm_source=openai
+[2] The New York Times is suing Perplexity for copyright infringement | TechCrunch — techcrunch.com
+    https://techcrunch.com/2025/12/05/the-new-york-times-is-suing-perplexity-for-copyright-infringement/?utm_source=openai
+[3] Meta signs commercial AI data agreements with publishers to offer real-time news on Meta AI | TechCrunch — techcrunch.com
+    https://techcrunch.com/2025/12/05/meta-signs-commercial-ai-data-agreements-with-publishers-to-offer-real-time-news-on-meta-ai/?utm_source=openai
+[4] Netflix to acquire Warner Bros. in a disruptive deal valued at $82.7B | TechCrunch — techcrunch.com
+    https://techcrunch.com/2025/12/05/netflix-to-acquire-warner-bros-in-a-disruptive-deal-valued-at-82-7b/?utm_source=openai
+[5] Check Out Highlights From WIRED's Big Interview Event — wired.com
+    https://www.wired.com/story/the-big-interview-2025-recap?utm_source=openai
+[6] Technology News Today – The Latest in Tech, AI & Startup News, December 5, 2025 - Tech Startups — techstartups.com
+    https://techstartups.com/2025/12/05/technology-news-today-the-latest-in-tech-ai-startup-news-december-5-2025/?utm_source=openai
+[7] AI coding startup Vercel raises $300 million, valued at $9.3 billion — finance.yahoo.com
+    https://finance.yahoo.com/news/ai-coding-startup-vercel-raises-163055044.html?utm_source=openai
+
+usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read
+"""
+
+
+def test_ask_openai_responses_web_search_ranged_citations(
+    env: dict[str, str], corpus: Path
+) -> None:
+    from elelem.testing.cassettes import load
+
+    name = "vercel__ai/packages__openai__src__responses____fixtures____openai-web-search-tool.1.chunks.txt"
+    if not (corpus / name).is_file():
+        pytest.skip(f"{name} is not in this corpus")
+    body = load(corpus / name).interactions[0].response.body
+    with LoopbackServer([replay(body)]) as server:
+        e = {**env, "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": KEY}
+        result = run(e, "ask", "-m", "openai:gpt-5-mini", "--web-search", "What is new in tech?")
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0].path == "/v1/responses"
+    assert result.stdout.startswith(
+        'thinking (redacted)\nsearched "tech news today December 5 2025" → 10 sources\n'
+    )
+    # OpenAI anchors each citation to a range: the marker follows its end.
+    assert (
+        "- Petco disclosed a customer-data exposure / security lapse. ([techcrunch.com]"
+        "(https://techcrunch.com/2025/12/05/petco-confirms-security-lapse-exposed-customers"
+        "-personal-data/?utm_source=openai))[1]  \n"
+    ) in result.stdout
+    assert result.stdout.endswith(OPENAI_FOOTNOTES)
