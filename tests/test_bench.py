@@ -1,0 +1,290 @@
+"""Smoke tests of the benchmark harness pieces that need no peer SDK.
+
+The stream builders, the loopback server, the child's measurement of the
+floor client, the results document and the storage run are exercised on
+small inputs; the peers (the ``bench`` extra) are never needed, and the one
+test that uses orjson skips without it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the benchmarks package lives beside src/, not in it
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import report, streams  # noqa: E402
+from benchmarks.corpus import recorded_payloads, streaming_files, text_deltas  # noqa: E402
+from benchmarks.server import chunked  # noqa: E402
+
+DELTAS = ["Hello", ", wörld", "! ", "🙂"]
+
+
+def sse_payloads(stream: streams.Stream) -> list[tuple[str | None, str]]:
+    """(event name, data) of every event, parsed back from its bytes."""
+    out = []
+    for raw in stream.events:
+        text = raw.decode("utf-8")
+        assert text.endswith(("\n\n", "\r\n\r\n")), text
+        name, data = None, None
+        for line in text.splitlines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data = line[6:]
+        assert data is not None
+        out.append((name, data))
+    return out
+
+
+def test_anthropic_stream_framing_and_text() -> None:
+    s = streams.build("anthropic_messages", DELTAS, 6)
+    events = sse_payloads(s)
+    assert [name for name, _ in events] == [
+        "message_start",
+        "content_block_start",
+        "ping",
+        *["content_block_delta"] * 6,
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    for name, data in events:
+        assert json.loads(data)["type"] == name
+    texts = [json.loads(d)["delta"]["text"] for n, d in events if n == "content_block_delta"]
+    assert texts == ["Hello", ", wörld", "! ", "🙂", "Hello", ", wörld"]
+    assert s.text == "Hello, wörld! 🙂Hello, wörld"
+    assert json.loads(events[-2][1])["usage"]["output_tokens"] == 6
+
+
+def test_responses_stream_sequence_and_done_text() -> None:
+    s = streams.build("openai_responses", DELTAS, 5)
+    events = [json.loads(d) for _, d in sse_payloads(s)]
+    assert [e["sequence_number"] for e in events] == list(range(13))
+    assert events[0]["type"] == "response.created"
+    assert events[-1]["type"] == "response.completed"
+    assert events[-1]["response"]["status"] == "completed"
+    full = "Hello, wörld! 🙂Hello"
+    assert events[-1]["response"]["output"][0]["content"][0]["text"] == full
+    assert s.text == full
+    assert sum(e["type"] == "response.output_text.delta" for e in events) == 5
+
+
+def test_chat_stream_ends_with_usage_and_done() -> None:
+    s = streams.build("openai_chat", DELTAS, 3)
+    events = sse_payloads(s)
+    assert all(name is None for name, _ in events)
+    assert events[-1][1] == "[DONE]"
+    chunks = [json.loads(d) for _, d in events[:-1]]
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": "", "refusal": None}
+    assert [c["choices"][0]["delta"]["content"] for c in chunks[1:4]] == DELTAS[:3]
+    assert chunks[4]["choices"][0]["finish_reason"] == "stop"
+    assert chunks[5]["choices"] == []
+    assert chunks[5]["usage"]["completion_tokens"] == 3
+
+
+def test_gemini_stream_crlf_and_finish_on_last() -> None:
+    s = streams.build("gemini", DELTAS, 4)
+    assert all(e.endswith(b"\r\n\r\n") for e in s.events)
+    chunks = [json.loads(d) for _, d in sse_payloads(s)]
+    assert [c["candidates"][0]["content"]["parts"][0]["text"] for c in chunks] == DELTAS
+    assert [c["candidates"][0].get("finishReason") for c in chunks] == [None, None, None, "STOP"]
+
+
+def test_build_rejects_empty_input() -> None:
+    with pytest.raises(ValueError, match="at least one delta"):
+        streams.build("gemini", DELTAS, 0)
+    with pytest.raises(ValueError, match="no text deltas"):
+        streams.build("gemini", [], 3)
+
+
+def test_corpus_deltas_are_the_recorded_ones(corpus: Path) -> None:
+    files = streaming_files(corpus, "anthropic_messages")
+    text_file = next(f for f in files if f.name.endswith("anthropic-text.chunks.txt"))
+    payloads = list(recorded_payloads(text_file))
+    assert len(payloads) == 12
+    deltas = [p["delta"]["text"] for p in payloads if p["type"] == "content_block_delta"]
+    assert "".join(deltas) == (
+        "Hello! I'm doing well, thank you for asking. How are you doing today?"
+        " Is there anything I can help you with?"
+    )
+    for shape in streams.SHAPES:
+        assert len(text_deltas(shape, corpus)) > 20, shape
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, dict[str, streams.Stream]]]:
+    built = {
+        "a.3": streams.build("anthropic_messages", DELTAS, 3),
+        "a.9": streams.build("anthropic_messages", DELTAS, 9),
+    }
+    path = tmp_path / "streams.pickle"
+    path.write_bytes(pickle.dumps({k: s.events for k, s in built.items()}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.server", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        yield int(proc.stdout.readline()), built
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+
+
+def _post(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
+    conn.request(
+        "POST", path, body=b'{"stream":true}', headers={"content-type": "application/json"}
+    )
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def test_server_serves_keys_in_turn_in_both_modes(
+    server: tuple[int, dict[str, streams.Stream]],
+) -> None:
+    port, built = server
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for mode in ("bulk", "per_event"):
+        prefix = f"/s/t-{mode}/a.3,a.9/{mode}"
+        # keep-alive: three requests on one connection, the last key repeats
+        assert _post(conn, prefix + "/v1/messages") == (200, built["a.3"].body)
+        assert _post(conn, prefix + "/v1/messages") == (200, built["a.9"].body)
+        assert _post(conn, prefix + "/v1/messages") == (200, built["a.9"].body)
+    status, body = _post(conn, "/s/t/nope/bulk/v1/messages")
+    assert status == 404
+    assert json.loads(body)["error"]["type"] == "not_found_error"
+    conn.close()
+
+
+def test_chunked_framing() -> None:
+    assert chunked(b"hello world, 16b") == b"10\r\nhello world, 16b\r\n"
+
+
+def test_child_measures_the_floor_and_catches_wrong_results(
+    server: tuple[int, dict[str, streams.Stream]],
+) -> None:
+    pytest.importorskip("orjson", reason="the floor parses with orjson (bench extra)")
+    import asyncio
+
+    from benchmarks.child import run_task
+
+    port, built = server
+    task = {
+        "client": "floor",
+        "shape": "anthropic_messages",
+        "mode": "per_event",
+        "key": "a.9",
+        "nonce": "child",
+        "warm": "a.3",
+        "warm_digest": built["a.3"].digest,
+        "digest": built["a.9"].digest,
+        "chars": len(built["a.9"].text),
+    }
+    loop = asyncio.new_event_loop()
+    try:
+        ok = run_task(f"http://127.0.0.1:{port}", task, loop)
+        assert ok["status"] == "ok"
+        assert ok["cpu_s"] > 0 and ok["wall_s"] >= ok["cpu_s"] * 0.5
+        wrong = run_task(
+            f"http://127.0.0.1:{port}", {**task, "nonce": "w", "digest": "0" * 64}, loop
+        )
+        assert wrong["status"] == "wrong result (35 chars, expected 35)"
+        unsupported = {**task, "client": "litellm", "shape": "openai_responses"}
+        assert run_task(f"http://127.0.0.1:{port}", unsupported, loop)["status"] == (
+            "not available: LiteLLM completion() does not speak openai_responses"
+        )
+    finally:
+        loop.close()
+
+
+def test_results_document_has_the_issue_shape() -> None:
+    from benchmarks.run import QUICK
+
+    class FakeDriver:
+        def __init__(self) -> None:
+            self.plan = QUICK
+            self.shapes = ["anthropic_messages"]
+            self.modes = ["bulk"]
+            self.clients = ["floor", "elelem", "anthropic_sdk_final", "litellm"]
+            self.streams = {
+                "anthropic_messages.1000": streams.build("anthropic_messages", DELTAS, 1000)
+            }
+
+        def key(self, shape: str, n: int) -> str:
+            return f"{shape}.{n}"
+
+    driver = FakeDriver()
+    from benchmarks.run import Measurements
+
+    events = len(driver.streams["anthropic_messages.1000"].events)
+    assert events == 1006
+    m = Measurements()
+    for client, cpu in (("floor", 0.002012), ("elelem", 0.004024), ("anthropic_sdk_final", 0.1006)):
+        m.streaming[("anthropic_messages", "bulk", client)] = [
+            {"status": "ok", "cpu_s": cpu, "rss_kb": 512}
+        ]
+    m.streaming[("anthropic_messages", "bulk", "litellm")] = [{"status": "failed: boom"}]
+    storage = report.storage_summary(
+        [
+            {
+                "status": "ok",
+                "events": 1000,
+                **{f"{k}_cpu_s": 0.01 for k in ("append", "load")},
+                **{f"floor_{k}_cpu_s": 0.005 for k in ("append", "load")},
+                **{f"{k}_wall_s": 0.02 for k in ("append", "load", "floor_append", "floor_load")},
+                **{f"{k}_tenth_us": 10.0 for k in ("append_first", "append_last")},
+                **{f"floor_{k}_tenth_us": 5.0 for k in ("append_first", "append_last")},
+            }
+        ]
+    )
+    doc = report.results_document(driver, m, storage, 1.0)  # type: ignore[arg-type]
+    cells = doc["streaming"]["anthropic_messages"]["bulk"]
+    assert set(cells) == {"floor", "elelem", "anthropic_sdk_final", "litellm"}
+    assert cells["floor"]["us_per_event"] == 2.0
+    assert cells["floor"]["ratio_to_floor"] == 1.0
+    assert cells["elelem"]["ratio_to_floor"] == 2.0
+    assert cells["anthropic_sdk_final"]["ratio_to_floor"] == 50.0
+    assert cells["anthropic_sdk_final"]["ratio_to_elelem"] == 25.0
+    assert cells["elelem"]["rss_growth_mb"] == 0.5
+    assert cells["litellm"] == {
+        "events": 1006,
+        "us_per_event": None,
+        "rss_growth_mb": None,
+        "runs_ok": 0,
+        "status": "failed: boom",
+        "ratio_to_floor": None,
+        "ratio_to_elelem": None,
+    }
+    assert doc["storage"]["append"]["ratio_to_floor"] == 2.0
+    assert doc["storage"]["load"]["ratio_to_floor"] == 2.0
+    assert doc["storage"]["append"]["us_per_event"] == 10.0
+    json.dumps(doc)  # the file is plain JSON
+    text = report.render(doc)
+    assert "| floor: httpx2 + SSE line split + orjson | 2.00 µs (1.0x) |" in text
+    assert "| LiteLLM + stream_chunk_builder | n/a [1] |" in text
+    assert "[1] failed: boom" in text
+
+
+def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
+    conversation = pytest.importorskip("elelem.conversation")
+    if not hasattr(conversation, "open_store"):
+        pytest.skip("elelem.conversation.open_store is not built yet")
+    from benchmarks.storage import run
+
+    out = run(200, tmp_path)
+    assert out["events"] == 200
+    assert out["append_cpu_s"] > 0 and out["floor_load_cpu_s"] > 0
+    assert out["bytes"] > 200 * 100
