@@ -520,3 +520,36 @@ def test_reasoning_delta_chunks_for_thoughts() -> None:
         TextDelta(1, "a"),
     ]
     assert not any(isinstance(c, (ToolCallDelta, Payload)) for c in chunks)
+
+
+def test_supports_over_an_earlier_block_stay_in_the_metadata_only() -> None:
+    # The first text block ended (a code part interrupted it) before the
+    # grounding arrived: its support cannot be attached, and is kept raw.
+    metadata = {
+        "webSearchQueries": ["q"],
+        "groundingChunks": [{"web": {"uri": "https://x.example/", "title": "x"}}],
+        "groundingSupports": [
+            {
+                "segment": {"startIndex": 0, "endIndex": 3, "text": "One"},
+                "groundingChunkIndices": [0],
+            },
+            {
+                "segment": {"startIndex": 3, "endIndex": 6, "text": "Two"},
+                "groundingChunkIndices": [0],
+            },
+        ],
+    }
+    code = {"executableCode": {"language": "PYTHON", "code": "1"}}
+    result = _result(
+        _chunk(
+            [{"text": "One"}, code, {"text": "Two"}],
+            finishReason="STOP",
+            groundingMetadata=metadata,
+        )
+    )
+    first, second = (b for b in result.blocks if isinstance(b, TextBlock))
+    assert first.attributions == ()
+    assert [a.range for a in second.attributions] == [(0, 3)]
+    finish = result.finish
+    assert finish is not None
+    assert finish.payloads[-1].value["groundingMetadata"] == metadata  # type: ignore[index]

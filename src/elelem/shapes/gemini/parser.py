@@ -125,6 +125,7 @@ class _Open:
         "kind",
         "signed",
         "split",
+        "streaming",
     )
 
     def __init__(self, key: int, kind: str, byte_start: int = 0) -> None:
@@ -134,6 +135,7 @@ class _Open:
         self.data = bytearray()
         self.signed = False
         self.split = False  # the signature came on its own empty part
+        self.streaming = False  # a call whose arguments follow in partialArgs pieces
         self.fields: dict[str, Any] = {}  # part fields no neutral block models
         self.call_fields: dict[str, Any] = {}  # likewise, of a functionCall object
         self.args: dict[str, Any] = {}
@@ -364,7 +366,7 @@ class GeminiParser:
             raise _malformed("gemini thoughtSignature is not a string", part)
         block = self._open
         out: list[Chunk] = []
-        if block is None or block.kind != "call" or not block.split or call.get("name"):
+        if block is None or not block.streaming or call.get("name"):
             # Not a piece of a call whose arguments are streaming: a new call.
             out.extend(self._close())
             out.extend(self._call_start(part, call))
@@ -397,8 +399,8 @@ class GeminiParser:
             out.append(self._payload(block.key, "synthesized_id", cid))
         # Arguments are sent back exactly when the call had some: given whole,
         # or streamed in partialArgs pieces (then rebuilt, even if empty).
-        block.split = call.get("willContinue") is True
-        block.emit_args = block.split or "args" in call
+        block.streaming = call.get("willContinue") is True
+        block.emit_args = block.streaming or "args" in call
         args = call.get("args")
         if args is not None:
             if not isinstance(args, dict):
