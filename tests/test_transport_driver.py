@@ -639,3 +639,18 @@ def test_gzip_encoded_stream_is_decoded() -> None:
         assert result.text == "Hello, wörld ✓"  # type: ignore[attr-defined]
 
     asyncio.run(main())
+
+
+def test_invalid_url_is_a_config_error() -> None:
+    from elelem.errors import ConfigError
+
+    async def main() -> None:
+        driver = Driver()
+        ep = Endpoint(ProviderId("toy"), "http://127.0.0.1:abc", api_key=KEY)
+        with pytest.raises(ConfigError) as info:
+            await driver.stream(ep, ToyShape(), REQUEST).final()
+        await driver.aclose()
+        assert info.value.args[0].startswith("provider toy: the request URL is invalid: ")
+        assert KEY not in str(info.value)
+
+    asyncio.run(main())

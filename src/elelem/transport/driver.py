@@ -36,6 +36,7 @@ import httpx2
 from elelem import codec
 from elelem.errors import (
     MAX_ERROR_BODY,
+    ConfigError,
     ConnectTimeoutError,
     IdleTimeoutError,
     IncompleteStreamError,
@@ -312,17 +313,22 @@ class ResponseStream:
     async def _send(self, encoded: EncodedRequest) -> httpx2.Response:
         endpoint = self._endpoint
         http = self._driver.http()
-        request = http.build_request(
-            encoded.method,
-            endpoint.url(encoded.path),
-            content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
-            headers={
-                "content-type": "application/json",
-                "accept": _ACCEPT[self._shape.framing] if self._stream else "application/json",
-                **endpoint.request_headers(encoded.headers),
-            },
-            timeout=self._timeouts.as_httpx(),
-        )
+        try:
+            request = http.build_request(
+                encoded.method,
+                endpoint.url(encoded.path),
+                content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
+                headers={
+                    "content-type": "application/json",
+                    "accept": _ACCEPT[self._shape.framing] if self._stream else "application/json",
+                    **endpoint.request_headers(encoded.headers),
+                },
+                timeout=self._timeouts.as_httpx(),
+            )
+        except httpx2.InvalidURL as exc:
+            raise ConfigError(
+                f"provider {endpoint.provider}: the request URL is invalid: {exc}"
+            ) from None
         try:
             return await http.send(request, stream=True)
         except httpx2.ConnectTimeout as exc:
