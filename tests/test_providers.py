@@ -293,3 +293,8 @@ def test_base_url_override_must_be_http() -> None:
             {"ANTHROPIC_API_KEY": "k", "ELELEM_ANTHROPIC_BASE_URL": "localhost:8080"}
         )
     assert str(info.value) == "ELELEM_ANTHROPIC_BASE_URL must be an http:// or https:// URL"
+    for bad in ("http://127.0.0.1:99999", "https://", "file:///etc/passwd"):
+        with pytest.raises(ConfigError):
+            Catalog().get("openai").endpoint({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": bad})
+        with pytest.raises(ConfigError):
+            Catalog().add_compatible("x", bad)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -24,6 +25,18 @@ from elelem.transport.endpoint import Endpoint
 from elelem.vocabulary import ProviderId
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def _valid_url(url: str) -> bool:
+    """An http(s) URL with a host and, if any, a port in range."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 _SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -55,7 +68,7 @@ class ProviderSpec(msgspec.Struct, frozen=True):
         for var in (self.override_env, *self.base_url_env):
             value = env.get(var, "").strip()
             if value:
-                if not value.startswith(("http://", "https://")):
+                if not _valid_url(value):
                     raise ConfigError(f"{var} must be an http:// or https:// URL")
                 return value
         return self.base_url
@@ -190,7 +203,7 @@ class Catalog:
             )
         if not _SHAPE_NAME.fullmatch(spec.shape):
             raise ConfigError(f"provider {spec.name}: {spec.shape!r} is not a shape name")
-        if not spec.base_url.startswith(("http://", "https://")):
+        if not _valid_url(spec.base_url):
             raise ConfigError(f"provider {spec.name}: base_url must be an http(s) URL")
         self._providers[spec.name] = spec
 
