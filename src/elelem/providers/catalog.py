@@ -25,6 +25,7 @@ from elelem.transport.endpoint import Endpoint
 from elelem.vocabulary import ProviderId
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _valid_url(url: str) -> bool:
@@ -35,9 +36,6 @@ def _valid_url(url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
-_SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class ProviderSpec(msgspec.Struct, frozen=True):
