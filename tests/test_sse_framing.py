@@ -1,4 +1,10 @@
-"""The SSE and NDJSON decoders: WHATWG event-stream rules under any chunking."""
+"""The SSE and NDJSON decoders: WHATWG event-stream rules under any chunking.
+
+Run as a script (``.venv/bin/python tests/test_sse_framing.py [corpus-file]``)
+it times elelem's decoder against httpx2's EventSource parser on the same
+bytes; the differential test below checks they agree where the standard
+lets them.
+"""
 
 from __future__ import annotations
 
@@ -196,3 +202,105 @@ def test_ndjson_lines_any_ending_blank_lines_and_last_line() -> None:
     assert out == ['{"a":1}', '{"b":2}', '{"c":3}']
     with pytest.raises(MalformedStreamError):
         NDJSONDecoder().feed(b"\xc3(\n")
+
+
+def eventsource_events(pieces: list[bytes]) -> list[SSEEvent]:
+    """What httpx2.EventSource yields for ``pieces`` (its parser fed as EventSource feeds it)."""
+    import codecs
+
+    from httpx2._sse import _SSEParser
+
+    text = codecs.getincrementaldecoder("utf-8")()
+    parser = _SSEParser(max_event_size=None)
+    out = []
+    for piece in pieces:
+        for e in parser.decode(text.decode(piece)):
+            out.append(SSEEvent("" if e.event == "message" else e.event, e.data, e.id, e.retry))
+    for e in parser.flush():
+        out.append(SSEEvent("" if e.event == "message" else e.event, e.data, e.id, e.retry))
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    frames=frames,
+    ending=st.sampled_from(["\n", "\r", "\r\n"]),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+)
+def test_agrees_with_eventsource_where_the_standard_lets_them(
+    frames: list[tuple[str | None, list[str]]], ending: str, cuts: list[int]
+) -> None:
+    text = ""
+    for event, lines in frames:
+        name = (event or "").strip(" ")
+        if name and name != "message":
+            text += f"event: {name}{ending}"
+        text += "".join(f"data: {line}{ending}" for line in lines) + ending
+    body = text.encode()
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    assert decode(*pieces)[0] == eventsource_events(pieces)
+
+
+def test_where_eventsource_departs_from_the_standard() -> None:
+    """The reasons elelem has its own decoder (see the framing module)."""
+    bom = [b"\xef\xbb\xbfdata: x\n\n"]
+    assert decode(*bom)[0] == [SSEEvent("", "x")]
+    assert eventsource_events(bom) == []  # the first event is lost
+    no_data = [b"event: ping\n\n"]
+    assert decode(*no_data)[0] == []
+    assert eventsource_events(no_data) == [SSEEvent("ping", "")]
+    cut = [b"data: a\r"]
+    assert decode(*cut)[0] == []
+    assert eventsource_events(cut) == [SSEEvent("", "a")]  # a cut-off event dispatched
+
+
+def _bench() -> None:  # pragma: no cover - a measurement, run by hand
+    import json
+    import statistics
+    import sys
+    import time
+
+    def deltas(n: int) -> bytes:
+        out = [b'event: message_start\ndata: {"type":"message_start"}\n\n']
+        for i in range(n):
+            d = {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": f"w{i} ünï "},
+            }
+            out.append(b"event: content_block_delta\ndata: " + json.dumps(d).encode() + b"\n\n")
+        return b"".join(out)
+
+    bodies = {"synthetic 20k text deltas": deltas(20000)}
+    if len(sys.argv) > 1:  # a corpus chunk file: one JSON payload per line
+        with open(sys.argv[1], encoding="utf-8") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()]
+        bodies[sys.argv[1].rsplit("/", 1)[-1]] = b"".join(
+            b"event: " + json.loads(line)["type"].encode() + b"\ndata: " + line.encode() + b"\n\n"
+            for line in lines
+        )
+    for name, body in bodies.items():
+        for size in (64, 1024, 16384):
+            pieces = [body[i : i + size] for i in range(0, len(body), size)]
+            assert decode(*pieces)[0] == eventsource_events(pieces)
+            times = {}
+            for label, fn in (
+                ("elelem", lambda p: decode(*p)),
+                ("EventSource", eventsource_events),
+            ):
+                runs = []
+                for _ in range(9):
+                    t = time.perf_counter()
+                    fn(pieces)
+                    runs.append(time.perf_counter() - t)
+                times[label] = statistics.median(runs)
+            print(
+                f"{name} ({len(body)} B, {size} B pieces): elelem {times['elelem'] * 1e3:.2f} ms, "
+                f"EventSource {times['EventSource'] * 1e3:.2f} ms, "
+                f"elelem {times['EventSource'] / times['elelem']:.2f}x faster"
+            )
+
+
+if __name__ == "__main__":
+    _bench()
