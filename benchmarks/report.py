@@ -94,7 +94,7 @@ def results_document(
         for row in rows.values():
             values = [v for v in row["us_per_event"].values() if v is not None]
             row["largest_over_smallest"] = _ratio(values[-1], values[0]) if values else None
-    return {
+    doc = {
         "meta": {
             "mode": "quick" if plan.grouped else "full",
             "runs": plan.runs,
@@ -110,6 +110,47 @@ def results_document(
         "scaling": scaling,
         "storage": storage,
     }
+    doc["targets"] = targets(doc)
+    return doc
+
+
+# Issue 7's targets: (what, limit).
+BULK_LIMIT = 2.5
+PER_EVENT_LIMIT = 1.3
+STORAGE_LIMIT = 2.0
+FLAT_LIMIT = 1.3  # per-event cost at the longest stream over the shortest
+
+
+def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each of issue 7's targets with the measured figure and a verdict."""
+    out: list[dict[str, Any]] = []
+
+    def add(what: str, value: float | None, limit: float) -> None:
+        verdict = "unmeasured" if value is None else ("met" if value <= limit else "missed")
+        out.append({"target": what, "value": value, "limit": limit, "verdict": verdict})
+
+    for shape, modes in doc["streaming"].items():
+        for mode, limit in (("bulk", BULK_LIMIT), ("per_event", PER_EVENT_LIMIT)):
+            cell = modes.get(mode, {}).get("elelem")
+            if cell is not None:
+                add(f"elelem/floor, {shape}, {mode}", cell["ratio_to_floor"], limit)
+    for shape, rows in doc.get("scaling", {}).items():
+        row = rows.get("elelem")
+        if row is not None:
+            add(
+                f"elelem per-event growth 2.5k->largest, {shape}",
+                row["largest_over_smallest"],
+                FLAT_LIMIT,
+            )
+    storage = doc.get("storage") or {}
+    for name in ("append", "load"):
+        if isinstance(storage.get(name), dict):
+            add(f"storage {name}/raw sqlite3", storage[name]["ratio_to_floor"], STORAGE_LIMIT)
+    append = storage.get("append")
+    if isinstance(append, dict):
+        growth = _ratio(append["last_tenth_us_per_event"], append["first_tenth_us_per_event"])
+        add("storage append growth, first tenth->last tenth", growth, FLAT_LIMIT)
+    return out
 
 
 def storage_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -223,12 +264,23 @@ def render(doc: dict[str, Any]) -> str:
                     ]
                 )
         out.append(_table(header, rows))
-    storage = doc.get("storage") or {}
+    _render_storage(out, doc.get("storage") or {})
+    if doc.get("targets"):
+        out.append("\n## issue 7 targets\n")
+        rows = [
+            [t["target"], _fmt(t["value"], "x"), f"<= {t['limit']}x", t["verdict"]]
+            for t in doc["targets"]
+        ]
+        out.append(_table(["target", "measured", "limit", "verdict"], rows))
+    return "\n".join(out)
+
+
+def _render_storage(out: list[str], storage: dict[str, Any]) -> None:
     if storage:
         out.append("\n## storage: µs CPU per event vs raw sqlite3 of the same bytes\n")
         if storage.get("status") != "ok":
             out.append(f"conversation store: {storage.get('status')}")
-            return "\n".join(out)
+            return
         out.append(f"{storage['events']:,} events, one commit per 20-event turn\n")
         rows = []
         for name in ("append", "load"):
@@ -250,4 +302,3 @@ def render(doc: dict[str, Any]) -> str:
             f"raw sqlite3 {a['floor_first_tenth_us_per_event']:.2f} -> "
             f"{a['floor_last_tenth_us_per_event']:.2f} µs"
         )
-    return "\n".join(out)

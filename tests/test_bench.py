@@ -271,6 +271,22 @@ def test_results_document_has_the_issue_shape() -> None:
     assert doc["storage"]["append"]["ratio_to_floor"] == 2.0
     assert doc["storage"]["load"]["ratio_to_floor"] == 2.0
     assert doc["storage"]["append"]["us_per_event"] == 10.0
+    assert doc["targets"] == [
+        {
+            "target": "elelem/floor, anthropic_messages, bulk",
+            "value": 2.0,
+            "limit": 2.5,
+            "verdict": "met",
+        },
+        {"target": "storage append/raw sqlite3", "value": 2.0, "limit": 2.0, "verdict": "met"},
+        {"target": "storage load/raw sqlite3", "value": 2.0, "limit": 2.0, "verdict": "met"},
+        {
+            "target": "storage append growth, first tenth->last tenth",
+            "value": 1.0,
+            "limit": 1.3,
+            "verdict": "met",
+        },
+    ]
     json.dumps(doc)  # the file is plain JSON
     text = report.render(doc)
     assert "| floor: httpx2 + SSE line split + orjson | 2.00 µs (1.0x) |" in text
