@@ -246,3 +246,25 @@ def test_asyncio_task_cancel_closes_the_connection() -> None:
                 assert info.value.message == "the stream was cancelled before it finished"
 
     asyncio.run(main())
+
+
+def test_a_program_that_forgets_to_close_a_sync_client_still_exits(tmp_path: object) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(str(tmp_path)) / "forget.py"
+    script.write_text(
+        "from elelem import SyncClient\n"
+        "from elelem.testing.servers import LoopbackServer, replay\n"
+        f"server = LoopbackServer([replay({BODY!r})]).start()\n"
+        "env = {'ANTHROPIC_BASE_URL': server.url, 'ANTHROPIC_API_KEY': 'k-0000',"
+        " 'ELELEM_CONFIG': '/nonexistent/x.toml'}\n"
+        "print(SyncClient(env=env).stream('anthropic:claude-x', 'hi').final().text)\n"
+        "server.stop()\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, "Hi thereagain\n"), done.stderr

@@ -21,14 +21,15 @@ client on a private event-loop thread, so there is one implementation.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+import anyio
 import httpx2
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.shapes.base import ModelRequest, Shape
@@ -226,6 +227,49 @@ class SyncResponseStream:
         self.close()
 
 
+class _LoopThread:
+    """An event loop on a daemon thread, reached through an anyio portal.
+
+    Daemon, unlike ``anyio.from_thread.start_blocking_portal``'s worker: a
+    program that forgets :meth:`SyncClient.close` still exits instead of
+    waiting forever for a loop nobody stops.
+    """
+
+    def __init__(self) -> None:
+        ready = threading.Event()
+        box: list[BlockingPortal] = []
+        failure: list[BaseException] = []
+
+        async def serve() -> None:
+            async with BlockingPortal() as portal:
+                box.append(portal)
+                ready.set()
+                await portal.sleep_until_stopped()
+
+        def run() -> None:
+            try:
+                anyio.run(serve)
+            except BaseException as exc:
+                failure.append(exc)  # re-raised in the starting thread below
+                raise
+            finally:
+                ready.set()
+
+        self.thread = threading.Thread(target=run, name="elelem-sync-client", daemon=True)
+        self.thread.start()
+        ready.wait()
+        if not box:
+            raise RuntimeError("the SyncClient event loop did not start") from (
+                failure[0] if failure else None
+            )
+        self.portal = box[0]
+
+    def stop(self) -> None:
+        """Stop the loop and wait for its thread."""
+        self.portal.call(self.portal.stop)
+        self.thread.join(timeout=5)
+
+
 class SyncClient:
     """Blocking access to every provider: the async :class:`Client` run on a
     private event-loop thread (started on first use, stopped by :meth:`close`).
@@ -235,8 +279,7 @@ class SyncClient:
 
     def __init__(self, **kwargs: Any) -> None:
         self._client = Client(**kwargs)
-        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
-        self._portal: BlockingPortal | None = None
+        self._thread: _LoopThread | None = None
 
     def __repr__(self) -> str:
         return f"Sync{self._client!r}"
@@ -247,10 +290,9 @@ class SyncClient:
         return self._client
 
     def _loop(self) -> BlockingPortal:
-        if self._portal is None:
-            self._portal_cm = start_blocking_portal()
-            self._portal = self._portal_cm.__enter__()
-        return self._portal
+        if self._thread is None:
+            self._thread = _LoopThread()
+        return self._thread.portal
 
     def stream(self, model: str, messages: Messages, **kwargs: Any) -> SyncResponseStream:
         """As :meth:`Client.stream`, blocking."""
@@ -268,13 +310,12 @@ class SyncClient:
 
     def close(self) -> None:
         """Close connections and stop the event-loop thread."""
-        if self._portal is not None and self._portal_cm is not None:
-            portal, cm = self._portal, self._portal_cm
-            self._portal = self._portal_cm = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
             try:
-                portal.call(self._client.aclose)
+                thread.portal.call(self._client.aclose)
             finally:
-                cm.__exit__(None, None, None)
+                thread.stop()
 
     def __enter__(self) -> SyncClient:
         return self
