@@ -290,13 +290,3 @@ def test_inspect_prints_every_gemini_recording(name: str, corpus: Path) -> None:
     kinds = [json.loads(line)["kind"] for line in result.stdout.splitlines()]
     assert kinds.count("response") == len(_model_calls(corpus / name))
     assert kinds.count("finish") == kinds.count("response") == kinds.count("replay")
-
-
-@pytest.mark.parametrize(
-    "name", INTERACTIONS_FILES or [pytest.param("", marks=pytest.mark.skip(reason="no corpus"))]
-)
-def test_inspect_says_the_interactions_api_is_not_supported(name: str, corpus: Path) -> None:
-    result = CliRunner().invoke(main, ["inspect", str(corpus / name)])
-    assert result.exit_code == 2
-    assert result.stdout == ""
-    assert "shape gemini_interactions not supported yet" in result.stderr

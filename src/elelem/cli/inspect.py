@@ -69,6 +69,7 @@ SHAPES: dict[str, ShapeEntry] = {
     "openai_responses": ShapeEntry("elelem.shapes.openai_responses", "openai"),
     "openai_chat": ShapeEntry("elelem.shapes.openai_chat", "openai"),
     "gemini": ShapeEntry("elelem.shapes.gemini", "google"),
+    "gemini_interactions": ShapeEntry("elelem.shapes.gemini.interactions", "google"),
 }
 """Shape name -> the module implementing it and the provider assumed by default."""
 
@@ -107,8 +108,7 @@ PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
     ),
     (lambda p: "candidates" in p or "usageMetadata" in p, "gemini"),
     (
-        # Gemini's Interactions API (interaction.*/step.* events): no shape yet,
-        # so inspect says so rather than failing to tell the shape.
+        # Gemini's Interactions API (interaction.*/step.* events).
         lambda p: p.get("object") == "interaction" or "event_type" in p,
         "gemini_interactions",
     ),
