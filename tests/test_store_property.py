@@ -8,6 +8,7 @@ import itertools
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,6 @@ from elelem.conversation import (
     MessageBody,
     Repair,
     ResponseRecord,
-    SQLiteStore,
     StripReasoning,
     StripSignature,
     TurnStart,
@@ -45,6 +45,10 @@ from elelem.vocabulary import (
     UnknownBlock,
     Usage,
 )
+from test_store import BACKENDS, opener, pg_url
+
+# The PostgreSQL server fixture, shared with the store tests.
+pg_url = pg_url
 
 text = st.text(max_size=30)
 small = st.integers(min_value=0, max_value=10**6)
@@ -182,10 +186,15 @@ def drafts(draw: st.DrawFn) -> Draft:
     return Draft.of(body, turn=turn, response=response)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(batches=st.lists(st.lists(drafts(), min_size=1, max_size=4), min_size=1, max_size=5))
 def test_any_conversation_round_trips_through_store_and_export(
-    batches: list[list[Draft]],
+    backend: str, request: pytest.FixtureRequest, batches: list[list[Draft]]
 ) -> None:
     ticks = itertools.count()
     base = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -193,7 +202,8 @@ def test_any_conversation_round_trips_through_store_and_export(
     def clock() -> datetime:
         return base + timedelta(microseconds=next(ticks))
 
-    with SQLiteStore(":memory:", clock=clock) as store:
+    store = opener(backend, request)(clock=clock)
+    try:
         info = store.create(title="prop")
         appended = []
         for batch in batches:
@@ -215,9 +225,16 @@ def test_any_conversation_round_trips_through_store_and_export(
                 assert e.body == d.body
                 assert codec.dumps(e.body) == codec.dumps(d.body)
         exported = export_conversation(store, info.id)
+    finally:
+        store.close()
 
-    with SQLiteStore(":memory:", clock=clock) as other:
+    # Into a fresh SQLite store (from PostgreSQL: across backends) and back
+    # out: the same bytes.
+    other = opener("sqlite", request)(clock=clock)
+    try:
         imported = import_conversation(other, exported)
         assert imported.id == info.id
         assert export_conversation(other, info.id) == exported
         assert other.load_bytes(info.id) == [encode_event(e) for e in appended]
+    finally:
+        other.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from elelem.conversation.errors import (
     ConversationNotFound,
@@ -53,7 +53,6 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
-from elelem.errors import UnsupportedError
 
 DB_NAME = "elelem.db"
 
@@ -77,7 +76,9 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
       ``sqlite:///:memory:``, with an optional ``?synchronous=full``;
     - a plain file path: a SQLite store there.
 
-    ``postgresql://`` URLs are recognised but not built yet.
+    - ``postgresql://user:password@host:port/database`` (needs the
+      ``postgres`` extra), with ``?schema=name`` for the tables' schema
+      (``elelem`` by default) and any libpq option (``sslmode=require``).
     """
     when = clock or utc_now
     if url is None:
@@ -100,7 +101,14 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
             raise StoreError(f"unknown sqlite URL option(s): {', '.join(sorted(query))}")
         return SQLiteStore(path, synchronous=sync, clock=when)
     if parts.scheme in ("postgres", "postgresql"):
-        raise UnsupportedError("the PostgreSQL store is not built yet; use sqlite:///path")
+        from elelem.conversation.postgres import PostgresStore
+
+        # ``schema`` is ours; every other option goes to the PostgreSQL driver.
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        schema = [v for k, v in pairs if k == "schema"]
+        rest = urlencode([(k, v) for k, v in pairs if k != "schema"])
+        dsn = urlunsplit(parts._replace(query=rest))
+        return PostgresStore(dsn, schema=schema[-1] if schema else "elelem", clock=when)
     raise StoreError(f"unknown store URL scheme {parts.scheme!r} (expected sqlite)")
 
 

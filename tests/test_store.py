@@ -1,8 +1,18 @@
-"""The SQLite store: append, load, list, search, fork, delete, schema, URLs."""
+"""Both stores (SQLite, and PostgreSQL where its server binaries are
+installed): append, load, list, search, fork, delete, schema; SQLite's own
+file, WAL mode, migrations and URLs."""
 
 from __future__ import annotations
 
+import os
+import pwd
+import shutil
+import socket
 import sqlite3
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,7 +34,6 @@ from elelem.conversation import (
 from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.sqlite import MIGRATIONS, SCHEMA_VERSION
 from elelem.conversation.store import Store
-from elelem.errors import UnsupportedError
 from elelem.vocabulary import ConversationId, EventId, TextBlock
 
 
@@ -43,19 +52,82 @@ def user(text: str, turn: int = 1) -> Draft:
     return Draft("message", MessageBody("user", (TextBlock(text),), "user"), turn)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    s = SQLiteStore(tmp_path / "t.db", clock=Ticker())
-    yield s  # type: ignore[misc]
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A throwaway PostgreSQL server on 127.0.0.1 (skips where it cannot run)."""
+    pytest.importorskip("psycopg", reason="psycopg (the postgres extra) is not installed")
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    as_user: list[str] = []
+    base = tempfile.mkdtemp(prefix="elelem-pg-")
+    if os.geteuid() == 0:
+        # PostgreSQL refuses to run as root.
+        try:
+            account = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(base)
+            pytest.skip("running as root and there is no 'postgres' user to run the server")
+        os.chown(base, account.pw_uid, account.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = os.path.join(base, "data")
+    port = _free_port()
+    run = {"check": True, "capture_output": True, "timeout": 60}
+    subprocess.run(
+        [*as_user, initdb, "-D", data, "-A", "trust", "-U", "elelem", "--no-sync"], **run
+    )  # type: ignore[call-overload]
+    options = f"-p {port} -k {base} -h 127.0.0.1 -F"
+    log = os.path.join(base, "log")
+    subprocess.run([*as_user, pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "start"], **run)  # type: ignore[call-overload]
+    try:
+        yield f"postgresql://elelem@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], **run)  # type: ignore[call-overload]
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def opener(kind: str, request: pytest.FixtureRequest) -> Callable[..., Store]:
+    """A function opening one fixed, initially empty store of ``kind`` (each
+    call a new connection, as another process would open it)."""
+    if kind == "sqlite":
+        path = request.getfixturevalue("tmp_path") / f"{uuid.uuid4().hex}.db"
+        return lambda **kw: SQLiteStore(path, **kw)
+    from elelem.conversation.postgres import PostgresStore
+
+    url = request.getfixturevalue("pg_url")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    return lambda **kw: PostgresStore(url, schema=schema, **kw)
+
+
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    s = opener(request.param, request)(clock=Ticker())
+    yield s
     s.close()
 
 
-def test_sqlite_store_implements_the_store_protocol(store: SQLiteStore) -> None:
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "t.db", clock=Ticker())
+    yield s
+    s.close()
+
+
+def test_every_backend_implements_the_store_protocol(store: Store) -> None:
     assert isinstance(store, Store)
 
 
 def test_append_assigns_seq_time_and_ids_and_load_returns_the_same_bytes(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     info = store.create(title="t")
     assert info.created_at == "2026-03-04T05:06:08.000000Z"
@@ -95,8 +167,9 @@ def _append_cost(store: SQLiteStore, conversation: ConversationId) -> tuple[list
 
 
 def test_append_is_constant_work_whatever_the_length_of_the_conversation(
-    store: SQLiteStore,
+    sqlite_store: Store,
 ) -> None:
+    store = sqlite_store
     short = store.create()
     store.append(short.id, [user("m")])
     long = store.create()
@@ -104,13 +177,14 @@ def test_append_is_constant_work_whatever_the_length_of_the_conversation(
         store.append(long.id, [user("m" * 200) for i in range(100)])
     verbs, short_steps = _append_cost(store, short.id)
     long_verbs, long_steps = _append_cost(store, long.id)
-    # One indexed max(seq), one insert, a no-op row update; no event is read.
-    assert verbs == long_verbs == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+    # The conversation row, one indexed max(seq), one insert, a no-op row
+    # update: no event is read.
+    assert verbs == long_verbs == ["BEGIN", "SELECT", "SELECT", "INSERT", "UPDATE", "COMMIT"]
     assert short_steps == long_steps
     assert store.load(long.id)[-1].seq == 4001
 
 
-def test_append_keeps_an_id_a_draft_brings(store: SQLiteStore) -> None:
+def test_append_keeps_an_id_a_draft_brings(store: Store) -> None:
     info = store.create()
     store.append(info.id, [user("m")])
     (mine,) = store.append(info.id, [Draft("message", user("y").body, 1, None, EventId("ev_mine"))])
@@ -118,14 +192,14 @@ def test_append_keeps_an_id_a_draft_brings(store: SQLiteStore) -> None:
     assert store.load(info.id)[1] == mine
 
 
-def test_append_to_a_missing_conversation_is_a_typed_error(store: SQLiteStore) -> None:
+def test_append_to_a_missing_conversation_is_a_typed_error(store: Store) -> None:
     with pytest.raises(ConversationNotFound, match="no conversation 'c_nope'"):
         store.append(ConversationId("c_nope"), [user("x")])
     with pytest.raises(ConversationNotFound):
         store.load(ConversationId("c_nope"))
 
 
-def test_a_failed_append_writes_nothing(store: SQLiteStore) -> None:
+def test_a_failed_append_writes_nothing(store: Store) -> None:
     info = store.create()
     store.append(info.id, [user("kept")])
     bad = Draft("message", MessageBody("user", (object(),), "user"), 1)  # type: ignore[arg-type]
@@ -138,7 +212,7 @@ def test_a_failed_append_writes_nothing(store: SQLiteStore) -> None:
     assert next_event.seq == 2
 
 
-def test_event_ids_given_by_drafts_must_be_unique(store: SQLiteStore) -> None:
+def test_event_ids_given_by_drafts_must_be_unique(store: Store) -> None:
     info = store.create()
     body = user("x").body
     store.append(info.id, [Draft("message", body, 1, None, EventId("ev_a"))])
@@ -155,7 +229,7 @@ def test_event_ids_given_by_drafts_must_be_unique(store: SQLiteStore) -> None:
     assert store.info(info.id).events == 1
 
 
-def test_list_is_newest_first_with_title_model_and_turn_count(store: SQLiteStore) -> None:
+def test_list_is_newest_first_with_title_model_and_turn_count(store: Store) -> None:
     a = Conversation.create(store)
     a.start_turn(model="anthropic:claude-sonnet-4-5")
     a.add_user("What is the tallest mountain?\nAnd why?")
@@ -172,7 +246,7 @@ def test_list_is_newest_first_with_title_model_and_turn_count(store: SQLiteStore
     assert [c.id for c in store.list_conversations(limit=1)] == [a.id]
 
 
-def test_search_finds_text_case_insensitively_with_a_snippet(store: SQLiteStore) -> None:
+def test_search_finds_text_case_insensitively_with_a_snippet(store: Store) -> None:
     c = Conversation.create(store)
     c.start_turn()
     hit = c.add_user("The Quick brown fox jumps")
@@ -185,7 +259,7 @@ def test_search_finds_text_case_insensitively_with_a_snippet(store: SQLiteStore)
     assert store.search("") == []
 
 
-def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: SQLiteStore) -> None:
+def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: Store) -> None:
     c = Conversation.create(store, title="orig")
     c.start_turn()
     at = c.add_user("one")
@@ -206,7 +280,7 @@ def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: SQLiteStor
         store.fork(c.id, EventId("ev_missing"))
 
 
-def test_delete_removes_the_conversation_and_its_events(store: SQLiteStore) -> None:
+def test_delete_removes_the_conversation_and_its_events(store: Store) -> None:
     c = Conversation.create(store)
     c.add_user("bye")
     store.delete(c.id)
@@ -218,7 +292,7 @@ def test_delete_removes_the_conversation_and_its_events(store: SQLiteStore) -> N
     assert store.search("bye") == []
 
 
-def test_set_title_and_duplicate_ids(store: SQLiteStore) -> None:
+def test_set_title_and_duplicate_ids(store: Store) -> None:
     info = store.create(id=ConversationId("c_mine"))
     store.set_title(info.id, "renamed")
     assert store.info(info.id).title == "renamed"
@@ -257,13 +331,13 @@ def test_a_store_at_an_older_schema_is_migrated_once_in_one_transaction(
         kept = store.load_bytes(c.add_user("an old needle") and c.id)
     applied: list[int] = []
 
-    def v2(db: sqlite3.Connection) -> None:
+    def v2(store: Store) -> None:
         applied.append(2)
         # Fails if ever run twice: the version bookkeeping must prevent that.
-        db.execute("CREATE INDEX events_by_data ON events (conv, data)")
+        store._exec("CREATE INDEX events_by_data ON events (conv, data)")
 
-    def broken(db: sqlite3.Connection) -> None:
-        db.execute("CREATE TABLE half_done (x)")
+    def broken(store: Store) -> None:
+        store._exec("CREATE TABLE half_done (x)")
         raise RuntimeError("migration 3 failed")
 
     monkeypatch.setattr(sqlite_module, "MIGRATIONS", (*MIGRATIONS, v2, broken))
@@ -302,8 +376,10 @@ def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         assert s.path == str(tmp_path / "home" / "elelem.db")
     with open_store("sqlite:///:memory:?synchronous=full") as s:  # type: ignore[attr-defined]
         assert s._db.execute("PRAGMA synchronous").fetchone()[0] == 2
-    with pytest.raises(UnsupportedError, match="PostgreSQL store is not built yet"):
-        open_store("postgresql://localhost/db")
+    with pytest.raises(StoreError, match="cannot open PostgreSQL store") as refused:
+        open_store("postgresql://me:s3cret@127.0.0.1:1/db?connect_timeout=3")
+    assert "s3cret" not in str(refused.value)
+    assert "postgresql://me:***@127.0.0.1:1/db" in str(refused.value)
     with pytest.raises(StoreError, match="unknown store URL scheme 'mysql'"):
         open_store("mysql://x/y")
     with pytest.raises(StoreError, match="unknown sqlite URL option"):

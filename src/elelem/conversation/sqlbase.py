@@ -1,0 +1,492 @@
+"""The SQL store both backends share (SQLite embedded, PostgreSQL served).
+
+Events live in one table keyed by ``(conversation, seq)`` holding nothing but
+each event's canonical bytes, so an append writes what a raw insert of those
+bytes would.  An append is one write transaction: the conversation row is
+locked (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``FOR UPDATE``), the next
+sequence number comes from ``max(seq)`` (one descent of the primary key,
+never a read of earlier events), one ``executemany`` inserts the rows, and
+the conversation row is written only when its title, model or turn count
+changes.  The listing's event count and update time come from the last event.
+
+A backend supplies the connection, its transaction verbs and the few SQL
+expressions that differ (:class:`Dialect`); statements are written with
+``?`` placeholders.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+import msgspec
+
+from elelem import codec
+from elelem.conversation.errors import ConversationNotFound, SchemaVersionError, StoreError
+from elelem.conversation.events import (
+    Draft,
+    Event,
+    check_body,
+    decode_event,
+    decode_fast,
+    encode_event,
+    event_text,
+)
+from elelem.conversation.store import (
+    Clock,
+    ConversationInfo,
+    EventIds,
+    SearchHit,
+    format_time,
+    new_conversation_id,
+    snippet,
+    summarize,
+)
+from elelem.vocabulary import ConversationId, EventId
+
+Migration = Callable[[Any], None]
+"""One schema step: a function of the backend's connection."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The SQL that differs between backends."""
+
+    as_text: str
+    """The event bytes as text: an expression over ``data``."""
+    find: str
+    """The position of ``?`` in ``{as_text}`` (0 when absent)."""
+    prefix: str
+    """True when ``data`` begins with ``?`` of length ``?``: ``(length, bytes)``."""
+    at_of: str
+    """The ``at`` field of the event in ``data``."""
+    greatest: str
+    is_distinct: str
+    lock_row: str
+    """Appended to the query that locks a conversation row for an append."""
+
+
+def create_tables(store: SQLStore, *, key: str, big: str, blob: str, suffix: str = "") -> None:
+    """Schema version 1 in a backend's column types: ``key`` the conversation
+    key column's type, ``big`` a 64-bit integer, ``blob`` a byte string."""
+    store._exec(
+        f"""CREATE TABLE conversations (
+            key {key} PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT,
+            model TEXT,
+            turns INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            parent TEXT,
+            forked_at TEXT
+        )"""
+    )
+    store._exec(
+        f"""CREATE TABLE events (
+            conv {big} NOT NULL,
+            seq {big} NOT NULL,
+            data {blob} NOT NULL,
+            PRIMARY KEY (conv, seq)
+        ){suffix}"""
+    )
+
+
+def id_prefix(event: EventId) -> bytes:
+    """The bytes every canonical encoding of event ``event`` begins with."""
+    return b'{"id":' + codec.dumps(event) + b","
+
+
+class SQLStore(ABC):
+    """A :class:`~elelem.conversation.store.Store` over a SQL database.
+
+    Calls are serialized on one connection (safe across threads); processes
+    coordinate through the database's own locks.
+    """
+
+    dialect: Dialect
+    where: str
+    """Where the store is, for messages (a path or a URL without password)."""
+
+    def __init__(self, *, clock: Clock, ids: Callable[[], EventId] | None) -> None:
+        self._clock = clock
+        self._ids = ids or EventIds()
+        self._lock = threading.Lock()
+        self._keys: dict[str, int] = {}
+        d = self.dialect
+        self._sql_note = self._sql(
+            f"UPDATE conversations SET turns = {d.greatest}(turns, ?), model = coalesce(?, model),"
+            " title = coalesce(title, ?) WHERE key = ? AND (turns < ?"
+            f" OR (CAST(? AS TEXT) IS NOT NULL AND model {d.is_distinct} ?)"
+            " OR (title IS NULL AND CAST(? AS TEXT) IS NOT NULL))"
+        )
+        last = "FROM events WHERE conv = c.key ORDER BY seq DESC LIMIT 1"
+        self._sql_updated = f"coalesce((SELECT {d.at_of} {last}), c.created_at)"
+        self._sql_lock = self._sql("SELECT key FROM conversations WHERE key = ?" + d.lock_row)
+        self._sql_max = self._sql("SELECT max(seq) FROM events WHERE conv = ?")
+        self._sql_insert = self._sql("INSERT INTO events (conv, seq, data) VALUES (?, ?, ?)")
+        self._sql_info = (
+            "SELECT c.id, c.title, c.model, c.turns,"
+            " coalesce((SELECT max(seq) FROM events WHERE conv = c.key), 0),"
+            f" c.created_at, {self._sql_updated} AS updated, c.parent, c.forked_at"
+            " FROM conversations c"
+        )
+
+    # -- what a backend provides ---------------------------------------------------
+
+    @abstractmethod
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement; return a cursor."""
+
+    @abstractmethod
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for many rows."""
+
+    @abstractmethod
+    def _begin(self) -> None:
+        """Start a write transaction."""
+
+    @abstractmethod
+    def _end(self, commit: bool) -> None:
+        """Commit or roll back the transaction."""
+
+    @abstractmethod
+    def _migrations(self) -> Sequence[Migration]:
+        """The backend's schema migrations, oldest first."""
+
+    @abstractmethod
+    def _close(self) -> None:
+        """Close the connection."""
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        with self._lock:
+            self._close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    db_errors: tuple[type[BaseException], ...] = ()
+    integrity_errors: tuple[type[BaseException], ...] = ()
+
+    def _sql(self, sql: str) -> str:
+        """``sql`` in the backend's placeholder style."""
+        return sql
+
+    # -- schema -------------------------------------------------------------------
+
+    def _prepare_schema(self) -> None:
+        """Run first in the migration's transaction (a backend's locks, namespaces)."""
+        return  # by default the write transaction is all the isolation needed
+
+    def _migrate(self) -> None:
+        def work() -> None:
+            self._prepare_schema()
+            self._exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = self._exec("SELECT version FROM schema_version").fetchone()
+            version = 0 if row is None else int(row[0])
+            migrations = self._migrations()
+            latest = len(migrations)
+            if version > latest:
+                raise SchemaVersionError(
+                    f"store {self.where} has schema version {version}; this elelem"
+                    f" understands versions up to {latest}: upgrade elelem"
+                )
+            for number, migration in enumerate(migrations[version:], start=version + 1):
+                try:
+                    migration(self)
+                except Exception as exc:
+                    raise StoreError(
+                        f"migrating store {self.where} to schema version {number} failed: {exc}"
+                    ) from exc
+            if row is None:
+                self._exec(self._sql("INSERT INTO schema_version VALUES (?)"), (latest,))
+            elif version != latest:
+                self._exec(self._sql("UPDATE schema_version SET version = ?"), (latest,))
+
+        self._write(work)
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open database."""
+        with self._lock:
+            return int(self._exec("SELECT version FROM schema_version").fetchone()[0])
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _key(self, conversation: str) -> int:
+        key = self._keys.get(conversation)
+        if key is None:
+            row = self._exec(
+                self._sql("SELECT key FROM conversations WHERE id = ?"), (conversation,)
+            ).fetchone()
+            if row is None:
+                raise ConversationNotFound(conversation)
+            key = int(row[0])
+            self._keys[conversation] = key
+        return key
+
+    def _now(self) -> str:
+        return format_time(self._clock())
+
+    def _write(self, work: Callable[[], Any], what: str = "") -> Any:
+        with self._lock:
+            self._begin()
+            try:
+                result = work()
+            except self.db_errors as exc:
+                self._end(commit=False)
+                raise StoreError(f"{what or 'write to'} {self.where} failed: {exc}") from exc
+            except BaseException:
+                self._end(commit=False)
+                raise
+            self._end(commit=True)
+            return result
+
+    def _insert_info(self, info: ConversationInfo) -> int:
+        """Insert a conversation row from its listing entry; return its key."""
+        try:
+            row = self._exec(
+                self._sql(
+                    "INSERT INTO conversations (id, title, model, turns, created_at, parent,"
+                    " forked_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING key"
+                ),
+                (
+                    info.id,
+                    info.title,
+                    info.model,
+                    info.turns,
+                    info.created_at,
+                    info.parent,
+                    info.forked_at,
+                ),
+            ).fetchone()
+        except self.integrity_errors:
+            raise StoreError(f"conversation {info.id!r} already exists") from None
+        return int(row[0])
+
+    def _find(self, key: int, event: EventId) -> int | None:
+        prefix = id_prefix(event)
+        row = self._exec(
+            self._sql(f"SELECT seq FROM events WHERE conv = ? AND {self.dialect.prefix}"),
+            (key, len(prefix), prefix),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    # -- Store ---------------------------------------------------------------------
+
+    def create(
+        self, *, title: str | None = None, id: ConversationId | None = None
+    ) -> ConversationInfo:
+        """A new, empty conversation (an id of your own must be unused)."""
+        now = self._now()
+        info = ConversationInfo(id or new_conversation_id(), title, None, 0, 0, now, now)
+        self._write(lambda: self._insert_info(info))
+        return info
+
+    def append(self, conversation: ConversationId, drafts: Sequence[Draft]) -> tuple[Event, ...]:
+        """Append ``drafts`` as one transaction; return them as stored."""
+        if not drafts:
+            return ()
+        for d in drafts:
+            check_body(d.kind, d.body)
+        summary = summarize(drafts)
+        explicit = [d.id for d in drafts if d.id is not None]
+        now = self._now()
+        key = self._key(conversation)
+
+        def work() -> list[Event]:
+            if self._exec(self._sql_lock, (key,)).fetchone() is None:
+                self._keys.pop(conversation, None)
+                raise ConversationNotFound(conversation)
+            seq = self._exec(self._sql_max, (key,)).fetchone()[0] or 0
+            if explicit:
+                self._check_ids(key, explicit)
+            ids = self._ids
+            encode = encode_event
+            events = []
+            rows = []
+            # The hot path of every append: one pass, nothing but the event's
+            # construction and its encoding.
+            for d in drafts:
+                seq += 1
+                event = Event(d.id or ids(), seq, now, d.turn, d.response, d.kind, d.body)
+                events.append(event)
+                rows.append((key, seq, encode(event)))
+            self._many(self._sql_insert, rows)
+            if summary.turns or summary.model or summary.title:
+                t, m, title = summary.turns, summary.model, summary.title
+                self._exec(self._sql_note, (t, m, title, key, t, m, m, title))
+            return events
+
+        events: list[Event] = self._write(work, f"append to {conversation!r} in")
+        return tuple(events)
+
+    def _check_ids(self, key: int, ids: list[EventId]) -> None:
+        # Only drafts that bring their own id pay for this lookup.
+        if len(set(ids)) != len(ids):
+            raise StoreError(f"event ids repeat within one append: {sorted(ids)!r}")
+        for event in ids:
+            if self._find(key, event) is not None:
+                raise StoreError(f"event id {event!r} is already in the conversation")
+
+    def load(self, conversation: ConversationId, *, after: int = 0) -> tuple[Event, ...]:
+        """The events with ``seq > after``, in order."""
+        with self._lock:
+            key = self._key(conversation)
+            rows = self._exec(
+                self._sql("SELECT data FROM events WHERE conv = ? AND seq > ? ORDER BY seq"),
+                (key, after),
+            ).fetchall()
+        fast = decode_fast
+        return tuple([fast(r[0]) or decode_event(r[0]) for r in rows])
+
+    def load_bytes(self, conversation: ConversationId) -> list[bytes]:
+        """The canonical bytes of every event, in order, exactly as stored."""
+        with self._lock:
+            key = self._key(conversation)
+            rows = self._exec(
+                self._sql("SELECT data FROM events WHERE conv = ? ORDER BY seq"), (key,)
+            ).fetchall()
+        return [bytes(r[0]) for r in rows]
+
+    def info(self, conversation: ConversationId) -> ConversationInfo:
+        """The listing entry of one conversation."""
+        with self._lock:
+            row = self._exec(self._sql(self._sql_info + " WHERE c.id = ?"), (conversation,))
+            found = row.fetchone()
+        if found is None:
+            raise ConversationNotFound(conversation)
+        return ConversationInfo(*found)
+
+    def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
+        """Conversations, most recently updated first."""
+        sql = self._sql_info + " ORDER BY updated DESC, c.key DESC"
+        with self._lock:
+            if limit is None:
+                rows = self._exec(sql).fetchall()
+            else:
+                rows = self._exec(self._sql(sql + " LIMIT ?"), (limit,)).fetchall()
+        return [ConversationInfo(*r) for r in rows]
+
+    def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
+        """Events whose text contains ``text`` (case-insensitive for ASCII),
+        newest conversation first, in log order within one."""
+        if not text:
+            return []
+        # The bytes hold the text JSON-escaped; SQL narrows by that, the
+        # decoded text decides (keys and other fields can match the bytes).
+        needle = codec.dumps(text)[1:-1].decode()
+        find = self.dialect.find.format(as_text=self.dialect.as_text)
+        hits: list[SearchHit] = []
+        with self._lock:
+            rows = self._exec(
+                self._sql(
+                    "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+                    f" WHERE {find} > 0"
+                    f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq"
+                ),
+                (needle,),
+            ).fetchall()
+        for cid, data in rows:
+            event = decode_event(bytes(data))
+            found = event_text(event.kind, event.body)
+            if found is not None and text.lower() in found.lower():
+                hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text)))
+                if len(hits) >= limit:
+                    break
+        return hits
+
+    def fork(
+        self, conversation: ConversationId, at: EventId, *, title: str | None = None
+    ) -> ConversationInfo:
+        """A new conversation holding the events up to and including ``at``
+        (same ids, same bytes)."""
+        cid = new_conversation_id()
+        now = self._now()
+
+        def work() -> ConversationInfo:
+            src = self._exec(
+                self._sql("SELECT key, title, model FROM conversations WHERE id = ?"),
+                (conversation,),
+            ).fetchone()
+            if src is None:
+                raise ConversationNotFound(conversation)
+            seq = self._find(src[0], at)
+            if seq is None:
+                raise StoreError(f"conversation {conversation!r} has no event {at!r}")
+            copied = self._exec(
+                self._sql("SELECT data FROM events WHERE conv = ? AND seq <= ?"), (src[0], seq)
+            ).fetchall()
+            turns = summarize(decode_event(bytes(r[0])) for r in copied).turns
+            new_title = title if title is not None else src[1]
+            info = ConversationInfo(cid, new_title, src[2], turns, seq, now, now, conversation, at)
+            key = self._insert_info(info)
+            self._exec(
+                self._sql(
+                    "INSERT INTO events (conv, seq, data) SELECT ?, seq, data FROM events"
+                    " WHERE conv = ? AND seq <= ?"
+                ),
+                (key, src[0], seq),
+            )
+            return info
+
+        info: ConversationInfo = self._write(work)
+        return info
+
+    def delete(self, conversation: ConversationId) -> None:
+        """Remove a conversation and its events."""
+
+        def work() -> None:
+            row = self._exec(
+                self._sql("SELECT key FROM conversations WHERE id = ?"), (conversation,)
+            ).fetchone()
+            if row is None:
+                raise ConversationNotFound(conversation)
+            self._exec(self._sql("DELETE FROM events WHERE conv = ?"), (row[0],))
+            self._exec(self._sql("DELETE FROM conversations WHERE key = ?"), (row[0],))
+
+        self._write(work)
+        self._keys.pop(conversation, None)
+
+    def set_title(self, conversation: ConversationId, title: str | None) -> None:
+        """Rename a conversation."""
+
+        def work() -> None:
+            cur = self._exec(
+                self._sql("UPDATE conversations SET title = ? WHERE id = ?"), (title, conversation)
+            )
+            if cur.rowcount == 0:
+                raise ConversationNotFound(conversation)
+
+        self._write(work)
+
+    def import_events(self, info: ConversationInfo, data: Sequence[bytes]) -> ConversationInfo:
+        """Store a whole conversation from validated canonical event bytes."""
+        events = [decode_event(d) for d in data]
+        summary = summarize(events)
+        stored = msgspec.structs.replace(
+            info,
+            title=info.title if info.title is not None else summary.title,
+            model=summary.model,
+            turns=summary.turns,
+            events=len(events),
+            updated_at=events[-1].at if events else info.created_at,
+        )
+
+        def work() -> None:
+            key = self._insert_info(stored)
+            self._many(
+                self._sql_insert, [(key, e.seq, d) for e, d in zip(events, data, strict=True)]
+            )
+
+        self._write(work)
+        return stored
+
+
+__all__ = ["Dialect", "Migration", "SQLStore", "create_tables", "id_prefix"]
