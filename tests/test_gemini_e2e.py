@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from elelem import SyncClient
-from elelem.testing.servers import LoopbackServer, replay, sse_body
+from elelem.errors import RateLimitError
+from elelem.testing.servers import LoopbackServer, replay, sse_body, status
 from elelem.vocabulary import (
     GenerationOptions,
     Message,
@@ -126,6 +127,64 @@ def test_two_turn_tool_conversation_replays_signed_parts_exactly() -> None:
         ("web_search", "started", ""),
         ("web_search", "completed", "1 source"),
     ]
+
+
+def test_complete_posts_generate_content_and_maps_the_json_body() -> None:
+    body = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"text": "Café ☕", "thoughtSignature": "c2ln"}],
+                },
+                "finishReason": "MAX_TOKENS",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2},
+        "modelVersion": MODEL,
+        "responseId": "r-9",
+    }
+    env = {"GEMINI_API_KEY": KEY, "ELELEM_CONFIG": "/nonexistent/x.toml"}
+    reply = replay(json.dumps(body).encode(), content_type="application/json")
+    with LoopbackServer([reply]) as server:
+        env["GOOGLE_GEMINI_BASE_URL"] = server.url
+        with SyncClient(env=env) as client:
+            result = client.complete(f"google:{MODEL}", [Message.user("Hi")])
+        (request,) = server.requests
+    assert request.path == f"/v1beta/models/{MODEL}:generateContent"
+    assert json.loads(request.body) == {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+    assert (result.response_id, result.model, result.text, result.finish_reason) == (
+        "r-9",
+        MODEL,
+        "Café ☕",
+        "max-tokens",
+    )
+
+
+def test_a_quota_error_is_a_rate_limit_with_the_servers_delay() -> None:
+    error = {
+        "error": {
+            "code": 429,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "31s"}],
+        }
+    }
+    env = {"GEMINI_API_KEY": KEY, "ELELEM_CONFIG": "/nonexistent/x.toml"}
+    with LoopbackServer([status(429, json.dumps(error).encode())]) as server:
+        env["GOOGLE_GEMINI_BASE_URL"] = server.url
+        with (
+            SyncClient(env=env) as client,
+            pytest.raises(RateLimitError) as caught,
+            client.stream(f"google:{MODEL}", [Message.user("Hi")]) as stream,
+        ):
+            stream.final()
+    assert (caught.value.status, caught.value.retry_after, caught.value.retryable) == (
+        429,
+        31.0,
+        True,
+    )
+    assert KEY not in repr(caught.value) and KEY not in str(caught.value)
 
 
 @pytest.mark.live
