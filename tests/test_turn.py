@@ -514,3 +514,24 @@ def test_a_cancelled_turn_keeps_what_arrived(store: SQLiteStore) -> None:
     )
     record = conv.events[5].body
     assert (record.finish, record.complete, record.error) == ("aborted", False, "cancelled")
+
+
+def test_a_turn_that_cannot_be_sent_leaves_the_log_untouched(store: SQLiteStore) -> None:
+    from elelem.errors import ConfigError
+
+    async def main() -> None:
+        env = {"ELELEM_CONFIG": "/nonexistent/elelem.toml"}  # no ANTHROPIC_API_KEY
+        async with Client(env=env) as client:
+            conv = Conversation.create(store)
+            with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+                await conv.send(client, MODEL, "hello")
+            with pytest.raises(ConfigError, match="nosuch"):
+                await conv.send(client, "nosuch:model", "hello")
+            assert conv.events == () and store.load(conv.id) == ()
+
+    asyncio.run(main())
+    with SyncClient(env={"ELELEM_CONFIG": "/nonexistent/elelem.toml"}) as client:
+        conv = Conversation.create(store)
+        with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+            conv.send_sync(client, MODEL, "hello")
+        assert store.load(conv.id) == ()

@@ -23,7 +23,7 @@ swallowed.  The turn's state stays readable from the log
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -190,8 +190,14 @@ class _Turn:
         trigger: str | None,
         max_continuations: int,
         request: dict[str, Any],
+        prepare: Callable[..., Any] | None,
     ) -> None:
         spec, name = catalog.resolve(model)
+        if prepare is not None:
+            # A missing key or an unbuilt shape fails here, before the log
+            # holds a turn that could never be sent.
+            options = {k: v for k, v in request.items() if k != "timeouts"}
+            prepare(model, (), **options)
         self.conv = conv
         self.provider = ProviderId(spec.name)
         self.name: str = name
@@ -269,7 +275,10 @@ async def send(
     """
     request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
                "options": options, "timeouts": timeouts}  # fmt: skip
-    turn = _Turn(conv, client.catalog, model, user_input, trigger, max_continuations, request)
+    prepare = getattr(client, "prepare", None)
+    turn = _Turn(
+        conv, client.catalog, model, user_input, trigger, max_continuations, request, prepare
+    )
     while True:
         recorder, kwargs = turn.next_request()
         stream = client.stream(model, **kwargs)
@@ -305,8 +314,9 @@ def send_sync(
     """The blocking twin of :func:`send`, over a :class:`elelem.SyncClient`."""
     request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
                "options": options, "timeouts": timeouts}  # fmt: skip
+    under = client.client
     turn = _Turn(
-        conv, client.client.catalog, model, user_input, trigger, max_continuations, request
+        conv, under.catalog, model, user_input, trigger, max_continuations, request, under.prepare
     )
     while True:
         recorder, kwargs = turn.next_request()
