@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from elelem.errors import IncompleteStreamError, MalformedStreamError, RateLimitError
 from elelem.shapes.gemini import SHAPE, assistant_wire, finish_reason
@@ -553,3 +556,22 @@ def test_supports_over_an_earlier_block_stay_in_the_metadata_only() -> None:
     finish = result.finish
     assert finish is not None
     assert finish.payloads[-1].value["groundingMetadata"] == metadata  # type: ignore[index]
+
+
+@settings(max_examples=60, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=0, max_value=len(NON_ASCII)), max_size=6))
+def test_any_split_of_the_text_gives_the_same_block_and_citations(cuts: list[int]) -> None:
+    metadata = {
+        "groundingChunks": [{"web": {"uri": "https://a.example/", "title": "a"}}],
+        "groundingSupports": [
+            {"segment": _seg(NON_ASCII, "Über gut!"), "groundingChunkIndices": [0]},
+            {"segment": _seg(NON_ASCII, "☕ est"), "groundingChunkIndices": [0]},
+        ],
+    }
+    bounds = [0, *sorted(cuts), len(NON_ASCII)]
+    pieces = [NON_ASCII[a:b] for a, b in pairwise(bounds) if b > a]
+    chunks = [_chunk([{"text": p}]) for p in pieces[:-1]]
+    chunks.append(_chunk([{"text": pieces[-1]}], finishReason="STOP", groundingMetadata=metadata))
+    (block,) = _result(*chunks).blocks
+    assert isinstance(block, TextBlock) and block.text == NON_ASCII
+    assert [a.range for a in block.attributions] == [(19, 28), (5, 10)]
