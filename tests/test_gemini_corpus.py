@@ -172,7 +172,7 @@ def _signatures(result: AssembledResponse) -> list[str]:
     for part in result.content:
         payloads = part.payloads if not isinstance(part, HostedActivity) else ()
         found += [str(p.value) for p in payloads if p.format == "thought_signature"]
-        if isinstance(part, HostedActivity) and part.state == "started" and part.payload:
+        if isinstance(part, HostedActivity) and part.payload and part.payload.format == "part":
             value = part.payload.value
             if isinstance(value, dict) and "thoughtSignature" in value:
                 found.append(str(value["thoughtSignature"]))
