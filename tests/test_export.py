@@ -121,3 +121,13 @@ def test_every_line_is_validated_before_anything_is_written() -> None:
     bad_block = lines.copy()
     bad_block[2] = bad_block[2].replace(b'"text":"h', b'"text":7,"x":"h')
     _refused(b"\n".join(bad_block), "line 3: bad event: .*\\$.body.content\\[0\\]")
+
+
+def test_an_event_with_fields_this_elelem_does_not_know_is_refused_not_trimmed() -> None:
+    lines = _export()
+    newer = lines.copy()
+    newer[2] = newer[2].replace(b'"source":"user"', b'"source":"user","mood":"curious"')
+    _refused(b"\n".join(newer), "line 3: event .* is not in canonical form")
+    spaced = lines.copy()
+    spaced[1] = spaced[1].replace(b'"seq":1,', b'"seq": 1,')
+    _refused(b"\n".join(spaced), "line 2: event .* is not in canonical form")

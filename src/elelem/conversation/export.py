@@ -100,8 +100,9 @@ def _header(line: bytes) -> Header:
 def read_export(data: bytes) -> tuple[Header, list[bytes]]:
     """Validate a whole export; return its header and canonical event bytes.
 
-    Every event must decode, ``seq`` must run 1, 2, … without gaps, ids must
-    be unique and the count must match the header.  Raises
+    Every event must decode to exactly its own bytes (a field this elelem
+    does not know would otherwise be dropped), ``seq`` must run 1, 2, …
+    without gaps, ids must be unique and the count must match the header.  Raises
     :class:`ImportRefused` naming the first bad line.
     """
     lines = data.split(b"\n")
@@ -123,7 +124,16 @@ def read_export(data: bytes) -> tuple[Header, list[bytes]]:
         if event.id in seen:
             raise ImportRefused(f"event id {event.id!r} appears twice", n)
         seen.add(event.id)
-        events.append(encode_event(event))
+        canonical = encode_event(event)
+        if canonical != line:
+            # Decoding ignored something (a field this elelem does not know)
+            # or the line was reformatted: storing it would lose or alter it.
+            raise ImportRefused(
+                f"event {event.id} is not in canonical form (it holds fields this elelem"
+                " does not know, or was reformatted); refusing rather than dropping anything",
+                n,
+            )
+        events.append(canonical)
     if len(events) != header.events:
         raise ImportRefused(
             f"the header announces {header.events} events but the file holds {len(events)}"
