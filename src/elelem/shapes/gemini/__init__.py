@@ -11,11 +11,8 @@ mapping and the error classifier.  The model is part of the request path
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-import msgspec
-
-from elelem.errors import MalformedStreamError, StreamError
+from elelem.errors import StreamError
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.shapes.gemini.encoder import (
     API_VERSION,
@@ -37,6 +34,7 @@ from elelem.shapes.gemini.grounding import code_point_range, support_attribution
 from elelem.shapes.gemini.parser import (
     CONTENT_FILTER,
     GeminiParser,
+    decode_body,
     finish_reason,
     response_chunks,
     usage_from_wire,
@@ -71,12 +69,7 @@ class GeminiShape:
         raises :class:`MalformedStreamError`.
         """
         del request
-        try:
-            data: Any = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"gemini response body is not JSON: {exc}", body=body, retryable=False
-            ) from None
+        data = decode_body(body, "gemini response body")
         if isinstance(data, dict) and "error" in data:
             raise error_from_chunk(data)
         return response_chunks(data, provider)

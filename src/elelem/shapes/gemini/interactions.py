@@ -39,6 +39,7 @@ from elelem.errors import (
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
+from elelem.shapes.gemini.parser import decode_body, malformed
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -85,11 +86,6 @@ STATUS_REASONS: dict[str, str] = {
     "cancelled": "aborted",
 }
 """Final interaction ``status`` -> neutral finish reason (unknown ones kept)."""
-
-
-def _malformed(message: str, data: object = None) -> MalformedStreamError:
-    body = msgspec.json.encode(data) if data is not None else None
-    return MalformedStreamError(message, body=body, retryable=False)
 
 
 def _count(value: object) -> int:
@@ -179,7 +175,7 @@ class InteractionsParser:
                 body=data.encode(),
             ) from None
         if not isinstance(payload, dict):
-            raise _malformed("gemini interactions event is not a JSON object", payload)
+            raise malformed("gemini interactions event is not a JSON object", payload)
         return self.event(payload)
 
     def eof(self) -> Sequence[Chunk]:
@@ -196,11 +192,11 @@ class InteractionsParser:
         if etype == "error" or (etype is None and isinstance(data.get("error"), dict)):
             raise _error(data)
         if self._finished:
-            raise _malformed(f"gemini interactions {etype} event after interaction.completed", data)
+            raise malformed(f"gemini interactions {etype} event after interaction.completed", data)
         if etype == "interaction.created":
             return self._created(data.get("interaction"))
         if not self._started:
-            raise _malformed(f"gemini interactions {etype} event before interaction.created", data)
+            raise malformed(f"gemini interactions {etype} event before interaction.created", data)
         if etype == "interaction.status_update":
             return []
         if etype == "step.start":
@@ -211,19 +207,19 @@ class InteractionsParser:
             return self._step_stop(self._index(data))
         if etype == "interaction.completed":
             return self._completed(data.get("interaction"))
-        raise _malformed(f"unknown gemini interactions event {etype!r}", data)
+        raise malformed(f"unknown gemini interactions event {etype!r}", data)
 
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            raise _malformed("gemini interactions step event without an index", data)
+            raise malformed("gemini interactions step event without an index", data)
         return index
 
     def _created(self, interaction: object) -> list[Chunk]:
         if self._started:
-            raise _malformed("second gemini interaction.created in one stream")
+            raise malformed("second gemini interaction.created in one stream")
         if not isinstance(interaction, dict):
-            raise _malformed("gemini interaction.created without an interaction object")
+            raise malformed("gemini interaction.created without an interaction object")
         self._started = True
         iid, model = interaction.get("id"), interaction.get("model")
         return [
@@ -239,9 +235,9 @@ class InteractionsParser:
 
     def _step_start(self, index: int, step: object) -> list[Chunk]:
         if not isinstance(step, dict) or not isinstance(step.get("type"), str):
-            raise _malformed(f"gemini interactions step {index} without a type", step)
+            raise malformed(f"gemini interactions step {index} without a type", step)
         if index in self._steps:
-            raise _malformed(f"gemini interactions step {index} started twice", step)
+            raise malformed(f"gemini interactions step {index} started twice", step)
         raw = copy.deepcopy(step)
         stype = raw["type"]
         key = self._next
@@ -264,7 +260,7 @@ class InteractionsParser:
         if kind == "call":
             cid, name = raw.get("id"), raw.get("name")
             if not isinstance(cid, str) or not isinstance(name, str):
-                raise _malformed("gemini interactions function_call without id and name", raw)
+                raise malformed("gemini interactions function_call without id and name", raw)
             self._calls += 1
             given = raw.get("arguments")
             if isinstance(given, dict) and given:
@@ -275,9 +271,9 @@ class InteractionsParser:
     def _step_delta(self, index: int, delta: object) -> list[Chunk]:
         block = self._steps.get(index)
         if block is None:
-            raise _malformed(f"gemini interactions delta for step {index} that is not open", delta)
+            raise malformed(f"gemini interactions delta for step {index} that is not open", delta)
         if not isinstance(delta, dict):
-            raise _malformed(f"gemini interactions delta for step {index} is not an object", delta)
+            raise malformed(f"gemini interactions delta for step {index} is not an object", delta)
         dtype = delta.get("type")
         if block.kind == "text" and dtype == "text" and isinstance(delta.get("text"), str):
             block.text.append(delta["text"])
@@ -293,7 +289,7 @@ class InteractionsParser:
             return [ReasoningDelta(block.key, delta["text"])]
         if block.kind == "call" and dtype == "arguments_delta":
             if not isinstance(delta.get("arguments"), str):
-                raise _malformed(
+                raise malformed(
                     "gemini interactions arguments_delta without string arguments", delta
                 )
             block.arguments.append(delta["arguments"])
@@ -307,7 +303,7 @@ class InteractionsParser:
     def _step_stop(self, index: int) -> list[Chunk]:
         block = self._steps.pop(index, None)
         if block is None:
-            raise _malformed(f"gemini interactions step.stop for step {index} that is not open")
+            raise malformed(f"gemini interactions step.stop for step {index} that is not open")
         key, raw = block.key, block.raw
         if block.kind == "hosted":
             return [Hosted(self._hosted(raw))]
@@ -343,7 +339,7 @@ class InteractionsParser:
         if side == "call":
             aid = raw.get("id")
             if not isinstance(aid, str):
-                raise _malformed(f"gemini interactions {stype} step without an id", raw)
+                raise malformed(f"gemini interactions {stype} step without an id", raw)
             activity = HostedActivity(
                 ActivityId(aid), name, "started", raw.get("arguments"), "", payload
             )
@@ -351,7 +347,7 @@ class InteractionsParser:
             return activity
         aid = raw.get("call_id")
         if not isinstance(aid, str):
-            raise _malformed(f"gemini interactions {stype} step without a call_id", raw)
+            raise malformed(f"gemini interactions {stype} step without a call_id", raw)
         started = self._activities.get(aid) or HostedActivity(ActivityId(aid), name, "started")
         result = raw.get("result")
         count = len(result) if isinstance(result, list) else 0
@@ -363,9 +359,9 @@ class InteractionsParser:
 
     def _completed(self, interaction: object) -> list[Chunk]:
         if not isinstance(interaction, dict):
-            raise _malformed("gemini interaction.completed without an interaction object")
+            raise malformed("gemini interaction.completed without an interaction object")
         if self._steps:
-            raise _malformed(
+            raise malformed(
                 f"gemini interaction.completed while steps {sorted(self._steps)} are open"
             )
         self._finished = True
@@ -404,10 +400,10 @@ def interaction_chunks(interaction: Mapping[str, Any], provider: ProviderId) -> 
     out = parser.event({"event_type": "interaction.created", "interaction": head})
     steps = interaction.get("steps") or []
     if not isinstance(steps, list):
-        raise _malformed("gemini interaction steps is not a list")
+        raise malformed("gemini interaction steps is not a list")
     for index, step in enumerate(steps):
         if not isinstance(step, dict):
-            raise _malformed(f"gemini interaction step {index} is not an object", step)
+            raise malformed(f"gemini interaction step {index} is not an object", step)
         whole = copy.deepcopy(step)
         start = dict(whole)
         if whole.get("type") == "model_output":
@@ -433,7 +429,7 @@ def _whole_step_deltas(parser: InteractionsParser, index: int, step: dict[str, A
         content = step.get("content") or []
         texts = [c for c in content if isinstance(c, dict) and c.get("type") == "text"]
         if len(texts) != len(content) or len(texts) > 1:
-            raise _malformed(
+            raise malformed(
                 "gemini interaction model_output with non-text or several contents", step
             )
         for item in texts:
@@ -545,14 +541,9 @@ class InteractionsShape:
     ) -> list[Chunk]:
         """The chunks of a non-streaming interaction body."""
         del request
-        try:
-            data: Any = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"gemini interaction body is not JSON: {exc}", body=body, retryable=False
-            ) from None
+        data = decode_body(body, "gemini interaction body")
         if not isinstance(data, dict):
-            raise _malformed("gemini interaction body is not a JSON object")
+            raise malformed("gemini interaction body is not a JSON object")
         if isinstance(data.get("error"), dict):
             raise _error(data)
         return interaction_chunks(data, provider)

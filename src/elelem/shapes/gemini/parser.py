@@ -106,9 +106,20 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def _malformed(message: str, data: object = None) -> MalformedStreamError:
+def malformed(message: str, data: object = None) -> MalformedStreamError:
+    """A non-retryable :class:`MalformedStreamError` carrying ``data`` as its body."""
     body = msgspec.json.encode(data) if data is not None else None
     return MalformedStreamError(message, body=body, retryable=False)
+
+
+def decode_body(body: bytes, what: str) -> Any:
+    """A whole JSON response body, or a :class:`MalformedStreamError` naming ``what``."""
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise MalformedStreamError(
+            f"{what} is not JSON: {exc}", body=body, retryable=False
+        ) from None
 
 
 class _Open:
@@ -181,7 +192,7 @@ class GeminiParser:
                 f"gemini {event or 'frame'} data is not JSON: {exc}", body=data.encode()
             ) from None
         if not isinstance(payload, dict):
-            raise _malformed("gemini response chunk is not a JSON object", payload)
+            raise malformed("gemini response chunk is not a JSON object", payload)
         return self.chunk(payload)
 
     def eof(self) -> Sequence[Chunk]:
@@ -223,7 +234,7 @@ class GeminiParser:
         if "error" in data:
             raise error_from_chunk(data)
         if self._finished:
-            raise _malformed("gemini response chunk after the response finished", data)
+            raise malformed("gemini response chunk after the response finished", data)
         out: list[Chunk] = []
         if not self._started:
             self._started = True
@@ -245,10 +256,10 @@ class GeminiParser:
         candidates = data.get("candidates")
         if candidates is not None:
             if not isinstance(candidates, list):
-                raise _malformed("gemini candidates is not a list", data)
+                raise malformed("gemini candidates is not a list", data)
             for candidate in candidates:
                 if not isinstance(candidate, dict):
-                    raise _malformed("gemini candidate is not an object", data)
+                    raise malformed("gemini candidate is not an object", data)
                 if candidate.get("index", 0) not in (0, None):
                     self._others.append(candidate)  # only the first candidate is the reply
                     continue
@@ -266,14 +277,14 @@ class GeminiParser:
         content = candidate.get("content")
         if content is not None:
             if not isinstance(content, dict):
-                raise _malformed("gemini candidate content is not an object", candidate)
+                raise malformed("gemini candidate content is not an object", candidate)
             parts = content.get("parts")
             parts = [] if parts is None else parts
             if not isinstance(parts, list):
-                raise _malformed("gemini content parts is not a list", candidate)
+                raise malformed("gemini content parts is not a list", candidate)
             for part in parts:
                 if not isinstance(part, dict):
-                    raise _malformed("gemini content part is not an object", part)
+                    raise malformed("gemini content part is not an object", part)
                 out.extend(self._part(part))
         for key, value in candidate.items():
             if key == "content":
@@ -324,11 +335,11 @@ class GeminiParser:
     def _text(self, part: dict[str, Any]) -> list[Chunk]:
         text = part.get("text", "")
         if not isinstance(text, str):
-            raise _malformed("gemini text part whose text is not a string", part)
+            raise malformed("gemini text part whose text is not a string", part)
         kind = "thought" if part.get("thought") is True else "text"
         sig = part.get("thoughtSignature")
         if sig is not None and not isinstance(sig, str):
-            raise _malformed("gemini thoughtSignature is not a string", part)
+            raise malformed("gemini thoughtSignature is not a string", part)
         extra = {k: v for k, v in part.items() if k not in _TEXT_FIELDS}
         if not text and sig is None and not extra:
             return []  # an empty part carries nothing
@@ -360,10 +371,10 @@ class GeminiParser:
     def _function_call(self, part: dict[str, Any]) -> list[Chunk]:
         call = part["functionCall"]
         if not isinstance(call, dict):
-            raise _malformed("gemini functionCall is not an object", part)
+            raise malformed("gemini functionCall is not an object", part)
         sig = part.get("thoughtSignature")
         if sig is not None and not isinstance(sig, str):
-            raise _malformed("gemini thoughtSignature is not a string", part)
+            raise malformed("gemini thoughtSignature is not a string", part)
         block = self._open
         out: list[Chunk] = []
         if block is None or not block.streaming or call.get("name"):
@@ -388,7 +399,7 @@ class GeminiParser:
     def _call_start(self, part: dict[str, Any], call: dict[str, Any]) -> list[Chunk]:
         name, cid = call.get("name"), call.get("id")
         if not isinstance(name, str) or not name:
-            raise _malformed("gemini functionCall without a name", part)
+            raise malformed("gemini functionCall without a name", part)
         self._calls += 1
         block = self._open = _Open(self._key(), "call")
         synthesized = not (isinstance(cid, str) and cid)
@@ -404,7 +415,7 @@ class GeminiParser:
         args = call.get("args")
         if args is not None:
             if not isinstance(args, dict):
-                raise _malformed("gemini functionCall args is not an object", part)
+                raise malformed("gemini functionCall args is not an object", part)
             block.args = dict(args)
         return out
 
@@ -436,7 +447,7 @@ class GeminiParser:
     def _code_started(self, part: dict[str, Any]) -> list[Chunk]:
         code = part["executableCode"]
         if not isinstance(code, dict):
-            raise _malformed("gemini executableCode is not an object", part)
+            raise malformed("gemini executableCode is not an object", part)
         self._code += 1
         aid = code.get("id")
         if not isinstance(aid, str) or not aid:
@@ -455,7 +466,7 @@ class GeminiParser:
     def _code_result(self, part: dict[str, Any]) -> list[Chunk]:
         result = part["codeExecutionResult"]
         if not isinstance(result, dict):
-            raise _malformed("gemini codeExecutionResult is not an object", part)
+            raise malformed("gemini codeExecutionResult is not an object", part)
         aid = result.get("id")
         started = self._pending_code.pop(aid, None) if isinstance(aid, str) else None
         if started is None and not isinstance(aid, str) and self._pending_code:
@@ -487,10 +498,18 @@ def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
     out: list[Chunk] = []
     for item in items:
         if not isinstance(item, dict):
-            raise _malformed("gemini response is not a JSON object", item)
+            raise malformed("gemini response is not a JSON object", item)
         out.extend(parser.chunk(item))
     out.extend(parser.eof())
     return out
 
 
-__all__ = ["CONTENT_FILTER", "GeminiParser", "finish_reason", "response_chunks", "usage_from_wire"]
+__all__ = [
+    "CONTENT_FILTER",
+    "GeminiParser",
+    "decode_body",
+    "finish_reason",
+    "malformed",
+    "response_chunks",
+    "usage_from_wire",
+]
