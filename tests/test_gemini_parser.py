@@ -268,7 +268,7 @@ def test_code_execution_parts_are_one_hosted_activity() -> None:
         first,
         first.transition("completed", summary="ok", payload=_sig("part", ok)),
         second,
-        second.transition("failed", summary="failed", payload=_sig("part", bad)),
+        second.transition("failed", summary="ZeroDivisionError", payload=_sig("part", bad)),
         TextBlock("Done."),
     )
     assert result.finish is not None and result.finish.reason == "stop"

@@ -482,6 +482,10 @@ class GeminiParser:
             started = HostedActivity(ActivityId(fresh), "code_execution", "started")
         outcome = result.get("outcome")
         summary = _OUTCOMES.get(outcome, outcome) if isinstance(outcome, str) else "no outcome"
+        output = result.get("output")
+        if outcome == "OUTCOME_FAILED" and isinstance(output, str) and output.strip():
+            # Say why: the last line of a traceback names the error.
+            summary = output.strip().splitlines()[-1][:120]
         transition = started.transition(
             "completed" if outcome == "OUTCOME_OK" else "failed",
             summary=summary,
