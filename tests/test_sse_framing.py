@@ -21,6 +21,8 @@ def decode(*pieces: bytes) -> tuple[list[SSEEvent], SSEDecoder]:
     events: list[SSEEvent] = []
     for piece in pieces:
         events.extend(decoder.feed(piece))
+        if decoder.failure is not None:
+            raise decoder.failure
     events.extend(decoder.close())
     return events, decoder
 
@@ -100,6 +102,25 @@ def test_invalid_utf8_is_a_typed_error_not_a_replacement() -> None:
     )
 
 
+def test_a_framing_fault_returns_the_events_before_it_then_raises() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: ok\n\ndata: \xff\n\ndata: later\n\n") == [SSEEvent("", "ok")]
+    assert decoder.failure is not None
+    assert (
+        decoder.failure.message
+        == "response body is not valid UTF-8 (byte 0xff within its first 32 bytes)"
+    )
+    with pytest.raises(MalformedStreamError):
+        decoder.feed(b"data: more\n\n")
+    with pytest.raises(MalformedStreamError):
+        decoder.close()
+    ndjson = NDJSONDecoder()
+    assert ndjson.feed(b'{"a":1}\n\xff\n{"b":2}\n') == ['{"a":1}']
+    assert ndjson.failure is not None
+    with pytest.raises(MalformedStreamError):
+        ndjson.close()
+
+
 def test_event_without_data_is_not_dispatched() -> None:
     events, _ = decode(b"event: ping\n\nid: 3\n\ndata: x\n\n")
     assert events == [SSEEvent("", "x", "3")]
@@ -139,13 +160,14 @@ def test_event_cut_off_by_end_of_body_is_discarded_and_measured() -> None:
 
 def test_oversized_event_is_rejected() -> None:
     decoder = SSEDecoder(max_event_bytes=32)
-    with pytest.raises(MalformedStreamError) as info:
-        decoder.feed(b"data: " + b"x" * 40 + b"\n")
-    assert info.value.message == "an event of the response exceeds 32 bytes"
-    with pytest.raises(MalformedStreamError) as unterminated:
-        SSEDecoder(max_event_bytes=32).feed(b"data: " + b"x" * 40)
-    assert (
-        unterminated.value.message == "a line of the response body exceeds 32 bytes without ending"
+    assert decoder.feed(b"data: " + b"x" * 40 + b"\n") == []
+    assert decoder.failure is not None
+    assert decoder.failure.message == "an event of the response exceeds 32 bytes"
+    unterminated = SSEDecoder(max_event_bytes=32)
+    assert unterminated.feed(b"data: " + b"x" * 40) == []
+    assert unterminated.failure is not None
+    assert unterminated.failure.message == (
+        "a line of the response body exceeds 32 bytes without ending"
     )
 
 
@@ -200,8 +222,8 @@ def test_ndjson_lines_any_ending_blank_lines_and_last_line() -> None:
         out.extend(decoder.feed(body[i : i + 1]))
     out.extend(decoder.close())
     assert out == ['{"a":1}', '{"b":2}', '{"c":3}']
-    with pytest.raises(MalformedStreamError):
-        NDJSONDecoder().feed(b"\xc3(\n")
+    bad = NDJSONDecoder()
+    assert bad.feed(b"\xc3(\n") == [] and bad.failure is not None
 
 
 def eventsource_events(pieces: list[bytes]) -> list[SSEEvent]:

@@ -654,3 +654,22 @@ def test_invalid_url_is_a_config_error() -> None:
         assert KEY not in str(info.value)
 
     asyncio.run(main())
+
+
+def test_a_framing_fault_hands_out_the_frames_before_it() -> None:
+    ends = frame_ends(TOY_BODY)
+    body = TOY_BODY[: ends[2]] + b"data: \xff\n\n" + TOY_BODY[ends[2] :]
+
+    async def main() -> None:
+        seen, (error, stream), _ = await run(replay(body))  # one write: one piece
+        assert type(error) is MalformedStreamError
+        assert error.message.startswith("response body is not valid UTF-8 (byte 0xff")
+        assert [type(c).__name__ for c in seen] == [
+            "ResponseStart",
+            "BlockStart",
+            "TextDelta",
+            "BlockEnd",
+        ]
+        assert stream.partial().content == (TextBlock("Hello, "),)  # type: ignore[attr-defined]
+
+    asyncio.run(main())

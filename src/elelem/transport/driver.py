@@ -355,7 +355,12 @@ class ResponseStream:
         except httpx2.RequestError as exc:
             raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
         self.bytes_received += len(data)
-        self._frames(self._decoder.feed(data))
+        decoder = self._decoder
+        self._frames(decoder.feed(data))
+        if self._state == "open" and decoder.failure is not None:
+            # Raised once the frames before the fault were handed out.
+            self._deferred = decoder.failure
+            self._state = "finished"
         if self._state != "open":
             await self._close_response()
 

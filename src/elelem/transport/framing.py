@@ -139,9 +139,17 @@ class SSEDecoder:
         self.retry: int | None = None
         self.unterminated = 0
         self.comments = 0
+        self.failure: MalformedStreamError | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Decode one piece of the body; return the events it completed."""
+        """Decode one piece of the body; return the events it completed.
+
+        A framing fault (bytes that are not UTF-8, an oversized event) ends
+        decoding: this call returns the events completed before it and sets
+        :attr:`failure`; any later call raises it.
+        """
+        if self.failure is not None:
+            raise self.failure
         if self._bom_pending:
             chunk = self._head + chunk
             if len(chunk) < 3 and _BOM.startswith(chunk):
@@ -154,19 +162,24 @@ class SSEDecoder:
         if not chunk:
             return []
         out: list[SSEEvent] = []
-        for line in self._lines.split(chunk):
-            if not line:
-                if self._started:
-                    event = self._dispatch()
-                    if event is not None:
-                        out.append(event)
-                continue
-            self._field(line)
+        try:
+            for line in self._lines.split(chunk):
+                if not line:
+                    if self._started:
+                        event = self._dispatch()
+                        if event is not None:
+                            out.append(event)
+                    continue
+                self._field(line)
+        except MalformedStreamError as exc:
+            self.failure = exc  # the events before the fault are still returned
         return out
 
     def close(self) -> list[SSEEvent]:
         """The body ended.  An event not ended by a blank line is discarded,
         as the standard says; its size is kept in :attr:`unterminated`."""
+        if self.failure is not None:
+            raise self.failure
         self._head = b""  # at most an unfinished BOM, which is not content
         self._bom_pending = False
         tail = self._lines.rest()
@@ -235,14 +248,27 @@ class NDJSONDecoder:
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._lines = _Lines(max_line_bytes)
         self.unterminated = 0
+        self.failure: MalformedStreamError | None = None
 
     def feed(self, chunk: bytes) -> list[str]:
-        """Decode one piece of the body; return the lines it completed."""
+        """Decode one piece of the body; return the lines it completed (a
+        framing fault sets :attr:`failure`, as for :class:`SSEDecoder`)."""
+        if self.failure is not None:
+            raise self.failure
         offset = self._lines.consumed
-        return [_utf8(line, offset) for line in self._lines.split(chunk) if line.strip()]
+        out: list[str] = []
+        try:
+            for line in self._lines.split(chunk):
+                if line.strip():
+                    out.append(_utf8(line, offset))
+        except MalformedStreamError as exc:
+            self.failure = exc
+        return out
 
     def close(self) -> list[str]:
         """The body ended: return its last line if it had no terminator."""
+        if self.failure is not None:
+            raise self.failure
         tail = self._lines.rest()
         if tail.strip():
             return [_utf8(tail, self._lines.consumed)]
