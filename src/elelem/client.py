@@ -51,7 +51,8 @@ class Client:
     supplies keys and base-URL overrides; ``api_keys`` maps provider names to
     keys given in code.  ``timeouts`` apply to every call unless one passes
     its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
-    client's own.
+    client's own.  A client's connections belong to the event loop that first
+    used it: make one client per ``asyncio.run``.
     """
 
     def __init__(
