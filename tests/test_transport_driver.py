@@ -673,3 +673,31 @@ def test_a_framing_fault_hands_out_the_frames_before_it() -> None:
         assert stream.partial().content == (TextBlock("Hello, "),)  # type: ignore[attr-defined]
 
     asyncio.run(main())
+
+
+def test_complete_faults_are_typed_too() -> None:
+    body = b'{"id":"r9","model":"toy-1","text":"whole","reason":"stop"}'
+    json_type = "application/json"
+
+    async def one(reply: Reply, timeouts: Timeouts | None = None) -> Exception:
+        with LoopbackServer([reply], lifetime=20) as server:
+            driver = Driver(timeouts=timeouts or Timeouts(connect=2, idle=0.3))
+            try:
+                await driver.complete(endpoint(server), ToyShape(), REQUEST)
+            except Exception as exc:  # noqa: BLE001 - the test asserts on what was raised
+                return exc
+            finally:
+                await driver.aclose()
+        raise AssertionError("complete() did not fail")
+
+    async def main() -> None:
+        reset = await one(reset_after(body, 10, content_type=json_type))
+        assert type(reset) is TransportError and reset.retryable is True
+        assert reset.message.startswith("the connection broke while reading the response body: ")
+        stalled = await one(stall(body, 10, 5, content_type=json_type))
+        assert type(stalled) is IdleTimeoutError
+        assert stalled.message == "the stream sent nothing for 0.3s while reading the response body"
+        cut = await one(truncate(body, 10, content_type=json_type))
+        assert type(cut) is MalformedStreamError and cut.message == "toy: response body is not JSON"
+
+    asyncio.run(main())
