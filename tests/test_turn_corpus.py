@@ -7,7 +7,9 @@ log the same way."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,
+    Message,
     ProviderId,
     ReasoningBlock,
     ReasoningOptions,
@@ -181,3 +184,66 @@ def test_recorded_anthropic_responses_project_portably_with_no_payload(
     wire = json.dumps(encoded.body)
     for secret in ('"signature"', "encrypted_content", "encrypted_index", '"data"'):
         assert secret not in wire, secret
+
+
+OPAQUE_KEYS = {"encrypted_content", "encrypted_index", "signature", "data"}
+
+
+def _opaque(value: Any, key: str = "") -> list[str]:
+    """The opaque strings (encrypted content and indexes, signatures) in a
+    payload value."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _opaque(v, k)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _opaque(v, key)]
+    return [value] if isinstance(value, str) and key in OPAQUE_KEYS and len(value) > 8 else []
+
+
+def _secrets(history: Sequence[Message]) -> set[str]:
+    found: set[str] = set()
+    for m in history:
+        for p in m.content:
+            payloads = list(getattr(p, "payloads", ()))
+            payloads += [a.replay for a in getattr(p, "attributions", ()) if a.replay]
+            if isinstance(p, HostedActivity) and p.payload is not None:
+                payloads.append(p.payload)
+            for payload in payloads:
+                if payload.format == "signature" and isinstance(payload.value, str):
+                    found.add(payload.value)
+                found.update(_opaque(payload.value))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("shape", "provider"),
+    [("openai_responses", "openai"), ("openai_chat", "deepseek"), ("gemini", "google")],
+)
+def test_a_recorded_anthropic_conversation_continued_elsewhere_sends_no_anthropic_payload(
+    corpus: Path, shape: str, provider: str
+) -> None:
+    recording = load(corpus / PAUSE).interactions
+    with SQLiteStore(":memory:") as store:
+        conv = Conversation.create(store)
+        conv.start_turn(model="anthropic:claude-sonnet-4-5")
+        conv.add_user("Search the web for me")
+        for interaction in recording:
+            conv.add_message(parse(interaction).to_message())
+        conv.start_turn(model=f"{provider}:some-model")
+        conv.add_user("Now summarize that in one line.")
+        history = conv.history()
+    secrets = _secrets(history)
+    assert len(secrets) > 20  # signatures, encrypted results and citation indexes
+    # They are real wire values: native replay to Anthropic sends every one.
+    native = json.dumps(SHAPE.encode_request(ModelRequest("m", history), provider=ANT).body)
+    assert [s for s in secrets if s not in native] == []
+    target = importlib.import_module(f"elelem.shapes.{shape}").SHAPE
+    encoded = target.encode_request(
+        ModelRequest("some-model", history), provider=ProviderId(provider)
+    )
+    wire = json.dumps(encoded.body)
+    assert [s for s in secrets if s in wire] == []
+    assert encoded.dropped, "the encoder reports what it left out"
+    # What travels portably does arrive: the assistant's text and the question.
+    assert "Now summarize that in one line." in wire
+    text = next(p.text for m in history for p in m.content if isinstance(p, TextBlock) and p.text)
+    assert json.dumps(text)[1:-1] in wire
