@@ -38,6 +38,7 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.export import export_conversation, import_conversation, read_export
 from elelem.conversation.log import Conversation
+from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.projections import (
     ORPHAN_RESULT,
     Diagnostics,
@@ -53,6 +54,7 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
+from elelem.conversation.turn import MAX_CONTINUATIONS, TurnResult
 
 DB_NAME = "elelem.db"
 
@@ -113,6 +115,7 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
 
 
 __all__ = [
+    "MAX_CONTINUATIONS",
     "ORPHAN_RESULT",
     "OVERLAY_KINDS",
     "Compaction",
@@ -127,6 +130,7 @@ __all__ = [
     "ImportRefused",
     "MessageBody",
     "OrphanCall",
+    "PostgresStore",
     "Projection",
     "Repair",
     "ResponseRecord",
@@ -137,6 +141,7 @@ __all__ = [
     "StoreError",
     "StripReasoning",
     "StripSignature",
+    "TurnResult",
     "TurnStart",
     "TurnView",
     "decode_event",
