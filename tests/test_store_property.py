@@ -159,6 +159,7 @@ bodies = st.one_of(
         st.lists(text, max_size=2).map(tuple),
         st.integers(0, 3),
         st.none() | text,
+        st.none() | event_ids,
     ),
     st.builds(Compaction, st.integers(0, 5), st.integers(0, 5), text),
     st.builds(

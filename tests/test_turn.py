@@ -326,6 +326,12 @@ def test_a_paused_turn_continues_automatically_each_continuation_its_own_respons
         ("msg_p1", "paused", 0),
         ("msg_p2", "stop", 1),
     ]
+    # Each response names the last event its request was built from: the user
+    # message, then the paused response's record.
+    by_id = {e.id: e for e in conv.events}
+    assert [by_id[r.request].kind for r in result.responses] == ["message", "response"]
+    assert by_id[result.responses[0].request].body.content == (TextBlock("Search a lot"),)
+    assert by_id[result.responses[1].request].body.response_id == "msg_p1"
     assert result.end == "completed"
     assert result.usage == Usage(24, 80, hosted={"web_search": 2})
     assert [e.response for e in conv.events if e.kind == "response"] == [1, 2]

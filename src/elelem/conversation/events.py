@@ -80,7 +80,9 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     record is appended after them.  ``finish`` is a member of the open set of
     finish reasons (``aborted`` for an interrupted stream, whose ``complete``
     is False); ``dropped`` says what the assembler discarded.  ``continuation``
-    counts automatic continuations of a paused turn (0 for the first response).
+    counts automatic continuations of a paused turn (0 for the first response);
+    ``request`` is the last event the request's history held, linking the
+    response to what caused it.
     """
 
     provider: ProviderId | None = None
@@ -95,6 +97,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     dropped: tuple[str, ...] = ()
     continuation: int = 0
     error: str | None = None
+    request: EventId | None = None
 
 
 class Compaction(msgspec.Struct, frozen=True):

@@ -98,6 +98,9 @@ class _Recorder:
         self.continuation = continuation
         self.response = conv.next_response()
         self.committed = 0
+        # Built before any of this response's events exist: the request's
+        # history ends at the conversation's last event.
+        self.request = conv.events[-1].id if conv.events else None
 
     def drafts(self, parts: Sequence[Part]) -> list[Draft]:
         out = []
@@ -133,6 +136,7 @@ class _Recorder:
             complete=result.complete,
             dropped=tuple(f"request: {d}" for d in request_dropped) + result.dropped,
             continuation=self.continuation,
+            request=self.request,
         )
         return record
 
