@@ -541,3 +541,81 @@ def test_a_turn_that_cannot_be_sent_leaves_the_log_untouched(store: SQLiteStore)
         with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
             conv.send_sync(client, MODEL, "hello")
         assert store.load(conv.id) == ()
+
+
+def tool_frames() -> list[tuple[str, str]]:
+    return [
+        _ev(
+            "message_start",
+            message={
+                "id": "msg_tool",
+                "type": "message",
+                "role": "assistant",
+                "model": WIRE_MODEL,
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        ),
+        _ev(
+            "content_block_start",
+            index=0,
+            content_block={"type": "tool_use", "id": "toolu_1", "name": "height", "input": {}},
+        ),
+        _ev(
+            "content_block_delta",
+            index=0,
+            delta={"type": "input_json_delta", "partial_json": '{"peak": "Everest"}'},
+        ),
+        _ev("content_block_stop", index=0),
+        _ev("message_delta", delta={"stop_reason": "tool_use"}, usage={"output_tokens": 9}),
+        _ev("message_stop"),
+    ]
+
+
+def test_a_tool_call_answered_in_the_next_turn_reaches_the_model(store: SQLiteStore) -> None:
+    from elelem.vocabulary import CallId, Message, ToolCallBlock, ToolResultBlock, ToolSpec
+
+    height = ToolSpec("height", "Height of a mountain", {"type": "object"})
+
+    async def main() -> Any:
+        with LoopbackServer([replay(sse_body(tool_frames())), replay(BODY)]) as server:
+            async with Client(env=env_for(server)) as client:
+                conv = Conversation.create(store)
+                first = await conv.send(client, MODEL, "How tall?", tools=(height,))
+                (call,) = [p for p in first.messages[0].content if isinstance(p, ToolCallBlock)]
+                result = ToolResultBlock(call.id, "8849 m", name=call.name)
+                second = await conv.send(
+                    client,
+                    MODEL,
+                    Message("user", (result,), "tool"),
+                    tools=(height,),
+                    trigger="tool-results",
+                )
+                return conv, first, second, [json.loads(r.body) for r in server.requests]
+
+    conv, first, second, sent = asyncio.run(main())
+    assert first.finish == "tool-calls"
+    assert first.messages[0].content == (
+        ToolCallBlock(CallId("toolu_1"), "height", '{"peak": "Everest"}'),
+    )
+    assert second.text == "Everest is the tallest mountain, 8849 m."
+    assert [t.trigger for t in conv.turns()] == ["user", "tool-results"]
+    assert sent[1]["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "height",
+                    "input": {"peak": "Everest"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "8849 m"}],
+        },
+    ]
+    assert conv.diagnostics().orphan_calls == ()
