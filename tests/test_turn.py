@@ -36,6 +36,7 @@ from elelem.vocabulary import (
     ActivityId,
     Attribution,
     HostedActivity,
+    Message,
     ProviderId,
     ProviderPayload,
     ReasoningBlock,
@@ -619,3 +620,91 @@ def test_a_tool_call_answered_in_the_next_turn_reaches_the_model(store: SQLiteSt
         },
     ]
     assert conv.diagnostics().orphan_calls == ()
+
+
+STALE = (
+    b'{"type":"error","error":{"type":"invalid_request_error",'
+    b'"message":"messages.1.content.0: Invalid `signature` in `thinking` block"}}'
+)
+
+
+def signed_history(store: SQLiteStore) -> Conversation:
+    conv = Conversation.create(store)
+    conv.start_turn(model=MODEL)
+    conv.add_user("First question")
+    conv.add_message(
+        Message(
+            "assistant",
+            (
+                ReasoningBlock(
+                    "Let me think.", (ProviderPayload(ANT, "signature", None, "SIG-OLD"),)
+                ),
+                TextBlock("First answer."),
+            ),
+            "assistant",
+            ANT,
+            WIRE_MODEL,
+        )
+    )
+    return conv
+
+
+def test_a_stale_signature_is_stripped_by_an_overlay_and_the_request_sent_again(
+    store: SQLiteStore,
+) -> None:
+    conv = signed_history(store)
+    thinking = conv.events[2]
+    before = store.load_bytes(conv.id)
+
+    async def main() -> Any:
+        with LoopbackServer([status(400, STALE), replay(BODY)]) as server:
+            async with Client(env=env_for(server)) as client:
+                result = await conv.send(client, MODEL, "Second question")
+                return result, [json.loads(r.body) for r in server.requests]
+
+    result, sent = asyncio.run(main())
+    assert [b["type"] for b in sent[0]["messages"][1]["content"]] == ["thinking", "text"]
+    assert sent[0]["messages"][1]["content"][0]["signature"] == "SIG-OLD"
+    # The retry leaves the unsigned thinking out (it cannot be replayed).
+    assert sent[1]["messages"][1]["content"] == [{"type": "text", "text": "First answer."}]
+    assert result.end == "completed" and result.text.startswith("Everest")
+    assert [e.kind for e in conv.events[len(before) :]] == [
+        "turn-start",
+        "message",
+        "response",
+        "strip-signature",
+        "hosted",
+        "hosted",
+        "message",
+        "response",
+    ]
+    aborted, overlay = conv.events[len(before) + 2], conv.events[len(before) + 3]
+    assert (aborted.body.finish, aborted.body.complete) == ("aborted", False)
+    assert aborted.body.error.startswith("recoverable: ")
+    assert (overlay.body.event, overlay.body.block, overlay.body.format) == (
+        thinking.id,
+        0,
+        "signature",
+    )
+    # The stored thinking block still holds its signature; only projections differ.
+    assert store.load_bytes(conv.id)[: len(before)] == before
+    assert thinking.body.content[0].payloads[0].value == "SIG-OLD"
+
+
+def test_a_repair_that_does_not_help_is_not_made_twice(store: SQLiteStore) -> None:
+    from elelem.errors import RecoverableError
+
+    conv = signed_history(store)
+
+    async def main(recover: bool) -> int:
+        with LoopbackServer([status(400, STALE), status(400, STALE)]) as server:
+            async with Client(env=env_for(server)) as client:
+                with pytest.raises(RecoverableError):
+                    await conv.send(client, MODEL, "Again?", recover=recover)
+                return len(server.requests)
+
+    assert asyncio.run(main(recover=True)) == 2
+    kinds_now = [e.kind for e in conv.events]
+    assert kinds_now.count("strip-signature") == 1
+    assert asyncio.run(main(recover=False)) == 1
+    assert [e.kind for e in conv.events].count("strip-signature") == 1

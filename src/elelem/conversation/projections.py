@@ -359,11 +359,17 @@ def overlay_for_patch(projection: Projection, patch: Patch) -> StripSignature | 
         event = projection.locate(mi, bi)
         if event is None:
             raise ValueError(f"patch target message {mi} block {bi} is not a stored block")
+        fmt = str(patch.target.get("format", "signature"))
+        part = projection.messages[mi].content[bi]
+        if not any(p.format == fmt for p in getattr(part, "payloads", ())):
+            # Positions are the request's; a part without the payload means
+            # they do not line up with this projection: guessing would strip
+            # the wrong block.
+            raise ValueError(f"message {mi} block {bi} holds no {fmt} payload")
         # The block's position inside its event: count earlier parts of the
         # same event within the message.
         position = sum(1 for o in projection.origins[mi][:bi] if o == event)
-        fmt = patch.target.get("format", "signature")
-        return StripSignature(event, position, str(fmt), patch.reason)
+        return StripSignature(event, position, fmt, patch.reason)
     if patch.action == "strip-reasoning":
         provider = patch.target.get("provider")
         return StripReasoning(

@@ -30,8 +30,8 @@ import msgspec
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord, TurnStart
-from elelem.conversation.projections import add_usage, native_history
-from elelem.errors import StreamError
+from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
+from elelem.errors import RecoverableError, StreamError
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.vocabulary import (
     GenerationOptions,
@@ -195,6 +195,7 @@ class _Turn:
         max_continuations: int,
         request: dict[str, Any],
         prepare: Callable[..., Any] | None,
+        recover: bool,
     ) -> None:
         spec, name = catalog.resolve(model)
         if prepare is not None:
@@ -209,6 +210,9 @@ class _Turn:
         self.max_continuations = max_continuations
         self.request = request
         self.records: list[ResponseRecord] = []
+        self.recover = recover
+        self.repaired: set[str] = set()
+        self.projection: Projection | None = None
         turn = conv.turn + 1
         self.turn = turn
         # A conversation keeps its system prompt: None means the latest one
@@ -233,7 +237,36 @@ class _Turn:
     def next_request(self) -> tuple[_Recorder, dict[str, Any]]:
         """A recorder for the next response and the client's stream arguments."""
         recorder = _Recorder(self.conv, self.provider, self.name, self.turn, len(self.records))
-        return recorder, {"messages": self.conv.history(), **self.request}
+        self.projection = self.conv.project()
+        return recorder, {"messages": self.projection.messages, **self.request}
+
+    def failed(
+        self,
+        recorder: _Recorder,
+        exc: BaseException,
+        partial: AssembledResponse,
+        request_id: str | None,
+        request_dropped: Sequence[str],
+    ) -> bool:
+        """Record an interrupted response; True when the error is recoverable
+        and its repairs went into the log as overlays (then retry)."""
+        recorder.interrupt(partial, exc, request_id, request_dropped)
+        if not (self.recover and isinstance(exc, RecoverableError) and exc.patches):
+            return False
+        assert self.projection is not None
+        overlays = []
+        for patch in exc.patches:
+            key = repr((patch.action, sorted(patch.target.items())))
+            if key in self.repaired:
+                return False  # this very repair was made and did not help
+            try:
+                overlays.append((key, overlay_for_patch(self.projection, patch)))
+            except ValueError:
+                return False  # the patch names nothing this log holds: not ours to guess
+        for key, overlay in overlays:
+            self.conv.add_overlay(overlay)
+            self.repaired.add(key)
+        return True
 
     def done(self, record: ResponseRecord) -> TurnResult | None:
         """Note a finished response; the turn's result, or None to continue."""
@@ -266,6 +299,7 @@ async def send(
     timeouts: Any = None,
     trigger: str | None = None,
     max_continuations: int = MAX_CONTINUATIONS,
+    recover: bool = True,
 ) -> TurnResult:
     """Run one turn: append the user input (None continues without one),
     stream the answer into the log block by block, continue a paused
@@ -274,6 +308,11 @@ async def send(
     ``system`` defaults to the system prompt the conversation last recorded
     (pass ``""`` for none); it is recorded on the turn's start.
 
+    With ``recover`` (the default), a :class:`~elelem.errors.RecoverableError`
+    (a stale signature, say) has its patches recorded as overlays and the
+    request is sent again; each repair is made at most once, and a patch that
+    names nothing in the log is not guessed at: the error propagates.
+
     Errors propagate (typed :class:`~elelem.errors.StreamError`\\ s from the
     client) after what arrived is committed, marked incomplete.
     """
@@ -281,7 +320,15 @@ async def send(
                "options": options, "timeouts": timeouts}  # fmt: skip
     prepare = getattr(client, "prepare", None)
     turn = _Turn(
-        conv, client.catalog, model, user_input, trigger, max_continuations, request, prepare
+        conv,
+        client.catalog,
+        model,
+        user_input,
+        trigger,
+        max_continuations,
+        request,
+        prepare,
+        recover,
     )
     while True:
         recorder, kwargs = turn.next_request()
@@ -294,7 +341,8 @@ async def send(
         except StoreError:
             raise  # the log itself failed: there is nowhere to record anything
         except BaseException as exc:
-            recorder.interrupt(stream.partial(), exc, stream.request_id, stream.dropped)
+            if turn.failed(recorder, exc, stream.partial(), stream.request_id, stream.dropped):
+                continue
             raise
         outcome = turn.done(recorder.finish(result, stream.request_id, stream.dropped))
         if outcome is not None:
@@ -314,13 +362,22 @@ def send_sync(
     timeouts: Any = None,
     trigger: str | None = None,
     max_continuations: int = MAX_CONTINUATIONS,
+    recover: bool = True,
 ) -> TurnResult:
     """The blocking twin of :func:`send`, over a :class:`elelem.SyncClient`."""
     request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
                "options": options, "timeouts": timeouts}  # fmt: skip
     under = client.client
     turn = _Turn(
-        conv, under.catalog, model, user_input, trigger, max_continuations, request, under.prepare
+        conv,
+        under.catalog,
+        model,
+        user_input,
+        trigger,
+        max_continuations,
+        request,
+        under.prepare,
+        recover,
     )
     while True:
         recorder, kwargs = turn.next_request()
@@ -334,7 +391,8 @@ def send_sync(
         except StoreError:
             raise  # the log itself failed: there is nowhere to record anything
         except BaseException as exc:
-            recorder.interrupt(stream.partial(), exc, inner.request_id, inner.dropped)
+            if turn.failed(recorder, exc, stream.partial(), inner.request_id, inner.dropped):
+                continue
             raise
         outcome = turn.done(recorder.finish(result, inner.request_id, inner.dropped))
         if outcome is not None:
