@@ -256,6 +256,10 @@ def test_search_finds_text_case_insensitively_with_a_snippet(store: Store) -> No
         (c.id, hit.id, 2, 1, "The Quick brown fox jumps")
     ]
     assert store.search("absent") == []
+    accented = c.add_user("Un Été à Paris")
+    assert [(h.event, h.snippet) for h in store.search("été À")] == [
+        (accented.id, "Un Été à Paris")
+    ]
     assert store.search("") == []
 
 

@@ -375,31 +375,32 @@ class SQLStore(ABC):
         return [ConversationInfo(*r) for r in rows]
 
     def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
-        """Events whose text contains ``text`` (case-insensitive for ASCII),
-        newest conversation first, in log order within one."""
+        """Events whose text contains ``text``, ignoring case, newest
+        conversation first, in log order within one."""
         if not text:
             return []
-        # The bytes hold the text JSON-escaped; SQL narrows by that, the
-        # decoded text decides (keys and other fields can match the bytes).
-        needle = codec.dumps(text)[1:-1].decode()
-        find = self.dialect.find.format(as_text=self.dialect.as_text)
+        wanted = text.casefold()
+        order = f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq"
+        select = "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+        if text.isascii():
+            # The bytes hold the text JSON-escaped; SQL narrows by that (its
+            # lower() folds ASCII only), the decoded text decides (keys and
+            # other fields can match the bytes too).
+            find = self.dialect.find.format(as_text=self.dialect.as_text)
+            sql, params = f"{select} WHERE {find} > 0{order}", [codec.dumps(text)[1:-1].decode()]
+        else:
+            sql, params = select + order, []
         hits: list[SearchHit] = []
         with self._lock:
-            rows = self._exec(
-                self._sql(
-                    "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
-                    f" WHERE {find} > 0"
-                    f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq"
-                ),
-                (needle,),
-            ).fetchall()
-        for cid, data in rows:
-            event = decode_event(bytes(data))
-            found = event_text(event.kind, event.body)
-            if found is not None and text.lower() in found.lower():
-                hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text)))
-                if len(hits) >= limit:
-                    break
+            for cid, data in self._exec(self._sql(sql), params):
+                event = decode_event(bytes(data))
+                found = event_text(event.kind, event.body)
+                if found is not None and wanted in found.casefold():
+                    hits.append(
+                        SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text))
+                    )
+                    if len(hits) >= limit:
+                        break
         return hits
 
     def fork(

@@ -90,7 +90,7 @@ class Store(Protocol):
         ...
 
     def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
-        """Events whose text contains ``text`` (case-insensitive for ASCII)."""
+        """Events whose text contains ``text``, ignoring case."""
         ...
 
     def fork(
@@ -200,8 +200,12 @@ def title_from(text: str) -> str:
 
 
 def snippet(text: str, needle: str, width: int = 60) -> str:
-    """``text`` around the first match of ``needle`` (ASCII case-insensitive)."""
-    at = text.lower().find(needle.lower())
+    """``text`` around the first match of ``needle``, ignoring case."""
+    folded = text.casefold()
+    if len(folded) == len(text):
+        at = folded.find(needle.casefold())
+    else:  # folding changed the length (ß -> ss): its positions do not carry over
+        at = text.lower().find(needle.lower())
     if at < 0:
         return text[: 2 * width]
     start = max(0, at - width)
