@@ -11,7 +11,10 @@ events:
    usage) once the response ends;
 4. when the response finished ``paused``, a continuation request with the
    paused assistant message last, as its own response record, up to
-   ``max_continuations`` times.
+   ``max_continuations`` times;
+5. when the provider answers with a recoverable error (a stale signature),
+   the repairs it names as overlays, and the request again (each repair at
+   most once).
 
 An interruption (a transport error, a cancellation, Ctrl-C) commits what
 :meth:`~elelem.stream.Assembler.partial` keeps — open text and reasoning
