@@ -282,6 +282,11 @@ def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: Store) -> 
     assert len(store.load(c.id)) == 3  # the original is untouched
     with pytest.raises(StoreError, match="has no event 'ev_missing'"):
         store.fork(c.id, EventId("ev_missing"))
+    # From the conversation: at its latest event by default, same history.
+    branch = c.fork(title="branch")
+    assert (branch.info.parent, branch.info.title) == (c.id, "branch")
+    assert branch.events == c.events and branch.history() == c.history()
+    assert c.fork(at.id).events == c.events[:2]
 
 
 def test_delete_removes_the_conversation_and_its_events(store: Store) -> None:

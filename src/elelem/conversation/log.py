@@ -36,6 +36,7 @@ from elelem.conversation.store import ConversationInfo, Store
 from elelem.errors import Patch
 from elelem.vocabulary import (
     ConversationId,
+    EventId,
     HostedActivity,
     Message,
     TextBlock,
@@ -83,6 +84,16 @@ class Conversation:
         new = self.store.load(self.id, after=last)
         self._note(new)
         return new
+
+    def fork(self, at: EventId | None = None, *, title: str | None = None) -> Conversation:
+        """A new conversation holding this one's events up to and including
+        ``at`` (the latest event by default), to continue differently."""
+        if at is None:
+            if not self._events:
+                raise EventError("an empty conversation has no event to fork at")
+            at = self._events[-1].id
+        info = self.store.fork(self.id, at, title=title)
+        return Conversation.open(self.store, info.id)
 
     @property
     def info(self) -> ConversationInfo:
