@@ -7,8 +7,11 @@ the opt-in retry helper consults nothing else.
 
 from __future__ import annotations
 
+import email.utils
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 
 
 class ElelemError(Exception):
@@ -218,6 +221,56 @@ class MalformedStreamError(StreamError):
 
     kind = "malformed-stream"
     default_retryable = True
+
+
+def _delay_seconds(value: str, scale: float = 1.0) -> float | None:
+    # A negative or non-finite number is not a delay: the header is unreadable.
+    try:
+        seconds = float(value.strip()) * scale
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait before retrying, from a response's headers, or None.
+
+    ``retry-after-ms`` (milliseconds, sent by OpenAI and Anthropic) wins over
+    ``retry-after``, which holds seconds or an HTTP date.  Header names match
+    in any case.  An unreadable value (not a number, negative, not finite) is
+    passed over, so an unreadable ``retry-after-ms`` falls back to
+    ``retry-after``.  This module keeps no clock: an HTTP date gives a delay
+    only relative to ``now`` (POSIX seconds) passed in, else None; a date
+    already past gives 0.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms is not None:
+        seconds = _delay_seconds(raw_ms, 1 / 1000)
+        if seconds is not None:
+            return seconds
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    seconds = _delay_seconds(raw)
+    if seconds is not None or now is None:
+        return seconds
+    when = http_date(raw)
+    return None if when is None else max(0.0, when - now)
+
+
+def http_date(value: str) -> float | None:
+    """POSIX seconds of an HTTP date (``Wed, 21 Oct 2015 07:28:00 GMT``), or None.
+
+    A date without a zone (``-0000``) is read as UTC, the only zone HTTP uses.
+    """
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
 
 
 @dataclass(frozen=True)

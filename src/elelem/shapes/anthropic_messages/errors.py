@@ -23,6 +23,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
+from elelem.shapes.common import header, retry_after
 
 ERROR_TYPES: dict[str, type[StreamError]] = {
     "invalid_request_error": InvalidRequestError,
@@ -75,25 +76,8 @@ def _error_fields(body: bytes) -> tuple[str | None, str | None, str | None]:
     )
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    # Only delta-seconds: an HTTP-date needs a clock, which a shape has not.
-    lowered = {k.lower(): v for k, v in headers.items()}
-    for name in ("retry-after-ms", "retry-after"):
-        value = lowered.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value.strip())
-        except ValueError:
-            continue
-        if seconds >= 0:
-            return seconds / 1000 if name == "retry-after-ms" else seconds
-    return None
-
-
 def _should_retry(headers: Mapping[str, str]) -> bool | None:
-    lowered = {k.lower(): v for k, v in headers.items()}
-    value = lowered.get("x-should-retry", "").strip().lower()
+    value = (header(headers, "x-should-retry") or "").strip().lower()
     return {"true": True, "false": False}.get(value)
 
 
@@ -101,15 +85,15 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     """Turn an Anthropic HTTP error response into a typed error.
 
     The provider's ``error.type`` picks the class where known, else the
-    status does (529 overloaded, other 5xx server).  ``retry-after`` (and
-    ``retry-after-ms``) become ``retry_after``; ``x-should-retry`` overrides
-    the class's default retryability.  A rejected thinking signature becomes a
+    status does (529 overloaded, other 5xx server).  ``retry-after-ms`` or
+    ``retry-after`` (see :func:`elelem.shapes.common.retry_after`) become
+    ``retry_after``; ``x-should-retry`` overrides the class's default
+    retryability.  A rejected thinking signature becomes a
     :class:`RecoverableError` whose patch names the block to strip, and a
     prompt over the context window a :class:`ContextWindowError`.
     """
     etype, message, request_id = _error_fields(body)
-    lowered = {k.lower(): v for k, v in headers.items()}
-    request_id = request_id or lowered.get("request-id")
+    request_id = request_id or header(headers, "request-id")
     cls = ERROR_TYPES.get(etype or "")
     if cls is None:
         cls = _STATUS.get(status) or (ServerError if status >= 500 else InvalidRequestError)
@@ -121,7 +105,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
         "provider_type": etype,
         "provider_message": message,
         "request_id": request_id,
-        "retry_after": _retry_after(headers),
+        "retry_after": retry_after(headers),
     }
     if message is not None and issubclass(cls, InvalidRequestError):
         if _SIGNATURE.search(message):

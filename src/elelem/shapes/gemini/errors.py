@@ -30,6 +30,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
+from elelem.shapes.common import retry_after
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -103,23 +104,12 @@ def _reasons(error: Mapping[str, Any]) -> set[str]:
     }
 
 
-def _header_delay(headers: Mapping[str, str]) -> float | None:
-    for name, value in headers.items():
-        if name.lower() == "retry-after":
-            try:
-                seconds = float(value.strip())
-            except ValueError:
-                return None  # an HTTP-date needs a clock, which a shape has not
-            return seconds if seconds >= 0 else None
-    return None
-
-
 def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
     """Turn a Gemini HTTP error response into a typed error.
 
     ``error.status`` picks the class where known, else the HTTP status does
-    (other 5xx: server).  ``RetryInfo.retryDelay`` (else ``retry-after``)
-    becomes ``retry_after``.  An invalid API key (a 400 whose ErrorInfo reason
+    (other 5xx: server).  ``RetryInfo.retryDelay`` (else the retry headers,
+    see :func:`elelem.shapes.common.retry_after`) becomes ``retry_after``.  An invalid API key (a 400 whose ErrorInfo reason
     is ``API_KEY_INVALID``) is an authentication error; a prompt over the
     context window a :class:`ContextWindowError`; a rejected thought
     signature a :class:`RecoverableError` asking to strip it.
@@ -140,7 +130,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
         "body": body,
         "provider_type": gstatus,
         "provider_message": message,
-        "retry_after": delay if delay is not None else _header_delay(headers),
+        "retry_after": delay if delay is not None else retry_after(headers),
     }
     if message is not None and cls is InvalidRequestError:
         if _SIGNATURE.search(message) and _SIGNATURE_BAD.search(message):

@@ -10,7 +10,6 @@ mid-stream error object (``event: error`` or a ``data:`` frame holding only
 
 from __future__ import annotations
 
-import email.utils
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +29,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
+from elelem.shapes.common import header, retry_after
 
 # Wording servers use for a prompt that does not fit (OpenAI, DeepSeek, Groq,
 # llama.cpp, vLLM, Mistral, OpenRouter).
@@ -74,31 +74,6 @@ def _parse_body(body: bytes) -> Any:
         return msgspec.json.decode(body)
     except msgspec.DecodeError:
         return None
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait, from ``retry-after-ms``, or ``retry-after`` (seconds or an HTTP date)."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    ms = lower.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = lower.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    when = email.utils.parsedate_to_datetime(value) if value.strip() else None
-    date = lower.get("date")
-    if when is None or date is None:
-        return None
-    # Relative to the server's own clock: the shape has no clock of its own.
-    now = email.utils.parsedate_to_datetime(date)
-    return max((when - now).total_seconds(), 0.0)
 
 
 def _is_context(kind: str | None, code: str | None, message: str | None) -> bool:
@@ -169,8 +144,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     :class:`ServerError`.  The body is kept, size-bounded.
     """
     kind, code, message, _ = _fields(_parse_body(body))
-    lower = {k.lower(): v for k, v in headers.items()}
-    request_id = lower.get("x-request-id") or lower.get("request-id")
+    request_id = header(headers, "x-request-id") or header(headers, "request-id")
     return _classify(
         status,
         kind,

@@ -23,6 +23,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.common import header, retry_after
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.encoder import encode
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body
@@ -43,29 +44,6 @@ _CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens"
 _ENCRYPTED_ITEM = re.compile(r"\b(rs_[A-Za-z0-9_-]+)")
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    ms = _header(headers, "retry-after-ms")
-    if ms is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    seconds = _header(headers, "retry-after")
-    if seconds is not None:
-        try:
-            return max(float(seconds), 0.0)
-        except ValueError:
-            return None
-    return None
-
-
 def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
     """An HTTP error response from the Responses endpoint as a typed error.
 
@@ -84,7 +62,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     kind = error.get("type") if isinstance(error.get("type"), str) else None
     text = error.get("message") if isinstance(error.get("message"), str) else None
     message = text or (body[:200].decode("utf-8", "replace").strip() if body else "")
-    request_id = _header(headers, "x-request-id")
+    request_id = header(headers, "x-request-id")
     common: dict[str, Any] = {
         "status": status,
         "body": body,
@@ -116,7 +94,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     if cls is None:
         cls = InvalidRequestError
     retryable = False if code == "insufficient_quota" else None
-    return cls(summary, retry_after=_retry_after(headers), retryable=retryable, **common)
+    return cls(summary, retry_after=retry_after(headers), retryable=retryable, **common)
 
 
 def _client_tools(request: ModelRequest | None) -> frozenset[str] | None:

@@ -1,0 +1,181 @@
+"""Logic every wire shape shares: error classification, frame decoding, encoding.
+
+Each shape owns its wire format, but some rules are the same on every wire
+and are kept here once, so that they cannot drift apart:
+
+- errors: which typed error an HTTP status names (:data:`STATUS_ERRORS`,
+  :func:`status_error_class`), header lookup, and the server's retry hint
+  (:func:`retry_after`);
+- parsers: decoding one JSON frame (:func:`decode_frame`) and the
+  non-retryable :func:`malformed` error for a frame the server sent wrong;
+- encoders: the list of what portable encoding left out (:class:`Dropped`),
+  finding a block's payload (:func:`find_payload`), and the text line that
+  stands for a hosted activity sent portably (:func:`hosted_activity_line`).
+
+Sans-IO like every shape: no clock (an HTTP-date retry hint is read against
+the response's own ``Date`` header), no globals that change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import msgspec
+
+from elelem.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    MalformedStreamError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    RequestTooLargeError,
+    ServerError,
+    StreamError,
+    http_date,
+    parse_retry_after,
+)
+from elelem.vocabulary import HostedActivity, ProviderPayload
+
+# --------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------
+
+STATUS_ERRORS: Mapping[int, type[StreamError]] = MappingProxyType(
+    {
+        400: InvalidRequestError,
+        401: AuthenticationError,
+        403: PermissionDeniedError,
+        404: NotFoundError,
+        413: RequestTooLargeError,
+        422: InvalidRequestError,
+        429: RateLimitError,
+    }
+)
+"""The typed error each HTTP status names on every provider's API.
+
+A shape whose provider gives a status its own meaning (Anthropic's 529,
+Google's 503: overloaded) passes that as an override.
+"""
+
+
+def status_error_class(
+    status: int, overrides: Mapping[int, type[StreamError]] | None = None
+) -> type[StreamError] | None:
+    """The typed error ``status`` names (``overrides`` first), or None if it names none."""
+    if overrides is not None and status in overrides:
+        return overrides[status]
+    return STATUS_ERRORS.get(status)
+
+
+def error_class_for_status(
+    status: int, overrides: Mapping[int, type[StreamError]] | None = None
+) -> type[StreamError]:
+    """Like :func:`status_error_class`, else :class:`ServerError` for 5xx, else invalid request."""
+    cls = status_error_class(status, overrides)
+    if cls is not None:
+        return cls
+    return ServerError if status >= 500 else InvalidRequestError
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of header ``name`` (lower case) in any case, or None."""
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's retry hint in seconds (see :func:`elelem.errors.parse_retry_after`).
+
+    An HTTP-date ``retry-after`` is read against the response's own ``Date``
+    header: both come from the server's clock, and a shape has none.
+    """
+    date = header(headers, "date")
+    return parse_retry_after(headers, now=None if date is None else http_date(date))
+
+
+# --------------------------------------------------------------------------
+# parsers
+# --------------------------------------------------------------------------
+
+
+def malformed(message: str, data: object = None) -> MalformedStreamError:
+    """A non-retryable :class:`MalformedStreamError` carrying ``data`` (as JSON) as its body.
+
+    A well-formed frame the server got wrong will come the same way again.
+    """
+    body = msgspec.json.encode(data) if data is not None else None
+    return MalformedStreamError(message, body=body, retryable=False)
+
+
+def decode_frame(data: str, what: str) -> dict[str, Any]:
+    """The JSON object in one frame's ``data``, ``what`` naming the frame in errors.
+
+    Text that is not JSON (a frame cut or corrupted on the way, so retryable)
+    or JSON that is not an object (not retryable) raises
+    :class:`MalformedStreamError` with the frame as its body:
+    ``"{what} data is not JSON: …"`` / ``"{what} data is not a JSON object"``.
+    """
+    try:
+        payload = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise MalformedStreamError(f"{what} data is not JSON: {exc}", body=data.encode()) from None
+    if not isinstance(payload, dict):
+        raise malformed(f"{what} data is not a JSON object", payload)
+    return payload
+
+
+# --------------------------------------------------------------------------
+# encoders
+# --------------------------------------------------------------------------
+
+
+class Dropped:
+    """Collects one line per item an encoding could not carry (``where: what``)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, what: str) -> None:
+        """Record that ``what`` at ``where`` was left out."""
+        self.items.append(f"{where}: {what}")
+
+
+def find_payload(
+    payloads: Iterable[ProviderPayload], provider: str, fmt: str
+) -> ProviderPayload | None:
+    """The first payload of ``provider`` in format ``fmt``, or None."""
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p
+    return None
+
+
+def hosted_activity_line(activity: HostedActivity) -> str:
+    """The text that stands for a hosted activity sent portably to another provider.
+
+    ``[hosted web_search {"query": "q"}: completed, 5 results]``: name, input
+    (JSON, if any), state and summary (if any); never its payload.
+    """
+    given = "" if activity.input is None else json.dumps(activity.input, ensure_ascii=False)
+    line = f"[hosted {activity.name}{f' {given}' if given else ''}: {activity.state}"
+    return line + (f", {activity.summary}]" if activity.summary else "]")
+
+
+__all__ = [
+    "STATUS_ERRORS",
+    "Dropped",
+    "decode_frame",
+    "error_class_for_status",
+    "find_payload",
+    "header",
+    "hosted_activity_line",
+    "malformed",
+    "retry_after",
+    "status_error_class",
+]

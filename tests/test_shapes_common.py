@@ -1,0 +1,83 @@
+"""The logic every shape shares (elelem.shapes.common, errors.parse_retry_after),
+checked once and then through each shape, so the four cannot drift apart."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from elelem.errors import RateLimitError, http_date, parse_retry_after
+from elelem.shapes.base import Shape
+
+SHAPES = ["anthropic_messages", "openai_responses", "openai_chat", "gemini"]
+
+
+def _shape(name: str) -> Shape:
+    shape: Shape = importlib.import_module(f"elelem.shapes.{name}").SHAPE
+    return shape
+
+
+# --------------------------------------------------------------------------
+# retry hints
+# --------------------------------------------------------------------------
+
+
+def test_parse_retry_after_numbers() -> None:
+    assert parse_retry_after({"Retry-After": "7"}) == 7.0
+    assert parse_retry_after({"retry-after": " 2.5 "}) == 2.5
+    assert parse_retry_after({"RETRY-AFTER-MS": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({}) is None
+    assert parse_retry_after({"retry-after": "soon"}) is None
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "inf", "-inf", "", "x"])
+def test_an_unreadable_value_is_passed_over(bad: str) -> None:
+    assert parse_retry_after({"retry-after": bad}) is None
+    # An unreadable retry-after-ms falls back to retry-after.
+    assert parse_retry_after({"retry-after-ms": bad, "retry-after": "4"}) == 4.0
+
+
+def test_an_http_date_needs_now() -> None:
+    date = "Wed, 21 Oct 2015 07:28:10 GMT"
+    assert parse_retry_after({"retry-after": date}) is None
+    assert parse_retry_after({"retry-after": date}, now=1445412480.0) == 10.0
+    # A date already past means: retry now.
+    assert parse_retry_after({"retry-after": date}, now=1445412500.0) == 0.0
+    assert parse_retry_after({"retry-after": "not a date"}, now=1445412480.0) is None
+
+
+def test_http_date_reads_a_zoneless_date_as_utc() -> None:
+    assert http_date("Wed, 21 Oct 2015 07:28:10 GMT") == 1445412490.0
+    assert http_date("Wed, 21 Oct 2015 07:28:10 -0000") == 1445412490.0
+    assert http_date("Wed, 21 Oct 2015 07:28:10 +0100") == 1445412490.0 - 3600
+    assert http_date("Wed, 21 Oct 99999 07:28:10 GMT") is None
+    assert http_date("") is None
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+        ({"retry-after-ms": "-5", "retry-after": "9"}, 9.0),
+        ({"retry-after": "-1"}, None),
+        # Read against the server's own Date header: a shape has no clock.
+        (
+            {
+                "retry-after": "Wed, 21 Oct 2015 07:28:30 GMT",
+                "Date": "Wed, 21 Oct 2015 07:28:00 GMT",
+            },
+            30.0,
+        ),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, None),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT", "date": "garbage"}, None),
+    ],
+)
+def test_every_shape_reads_the_retry_hint_alike(
+    name: str, headers: dict[str, str], expected: float | None
+) -> None:
+    error = _shape(name).classify_error(429, headers, b"")
+    assert type(error) is RateLimitError
+    assert error.retry_after == expected
