@@ -7,8 +7,16 @@ import importlib
 
 import pytest
 
-from elelem.errors import RateLimitError, http_date, parse_retry_after
+from elelem.errors import (
+    InvalidRequestError,
+    OverloadedError,
+    RateLimitError,
+    ServerError,
+    http_date,
+    parse_retry_after,
+)
 from elelem.shapes.base import Shape
+from elelem.shapes.common import STATUS_ERRORS, error_class_for_status, status_error_class
 
 SHAPES = ["anthropic_messages", "openai_responses", "openai_chat", "gemini"]
 
@@ -81,3 +89,41 @@ def test_every_shape_reads_the_retry_hint_alike(
     error = _shape(name).classify_error(429, headers, b"")
     assert type(error) is RateLimitError
     assert error.retry_after == expected
+
+
+# --------------------------------------------------------------------------
+# status -> error class
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("status", sorted(STATUS_ERRORS))
+def test_every_shape_maps_the_shared_statuses_alike(name: str, status: int) -> None:
+    assert type(_shape(name).classify_error(status, {}, b"")) is STATUS_ERRORS[status]
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "cls"),
+    [
+        ("anthropic_messages", 529, OverloadedError),
+        ("anthropic_messages", 503, ServerError),
+        ("gemini", 503, OverloadedError),
+        ("gemini", 529, ServerError),
+        ("openai_responses", 529, ServerError),
+        ("openai_responses", 418, InvalidRequestError),
+        ("anthropic_messages", 418, InvalidRequestError),
+        ("gemini", 418, InvalidRequestError),
+    ],
+)
+def test_statuses_a_shape_reads_its_own_way(name: str, status: int, cls: type) -> None:
+    assert type(_shape(name).classify_error(status, {}, b"")) is cls
+
+
+def test_status_error_class_overrides_and_fallback() -> None:
+    assert status_error_class(429) is RateLimitError
+    assert status_error_class(529) is None
+    assert status_error_class(529, {529: OverloadedError}) is OverloadedError
+    assert status_error_class(400, {400: ServerError}) is ServerError
+    assert error_class_for_status(502) is ServerError
+    assert error_class_for_status(409) is InvalidRequestError
+    assert error_class_for_status(503, {503: OverloadedError}) is OverloadedError

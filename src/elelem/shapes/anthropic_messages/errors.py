@@ -23,7 +23,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import header, retry_after
+from elelem.shapes.common import error_class_for_status, header, retry_after
 
 ERROR_TYPES: dict[str, type[StreamError]] = {
     "invalid_request_error": InvalidRequestError,
@@ -38,16 +38,8 @@ ERROR_TYPES: dict[str, type[StreamError]] = {
 }
 """Anthropic ``error.type`` -> the typed error it raises."""
 
-_STATUS: dict[int, type[StreamError]] = {
-    400: InvalidRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    413: RequestTooLargeError,
-    422: InvalidRequestError,
-    429: RateLimitError,
-    529: OverloadedError,
-}
+_OVERRIDES: dict[int, type[StreamError]] = {529: OverloadedError}
+"""Statuses Anthropic gives its own meaning; the rest as in ``common.STATUS_ERRORS``."""
 
 _SIGNATURE = re.compile(r"invalid\s+`?signature`?\s+in\s+`?thinking`?\s+block", re.IGNORECASE)
 _LOCATION = re.compile(r"messages\.(\d+)\.content\.(\d+)")
@@ -94,9 +86,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     """
     etype, message, request_id = _error_fields(body)
     request_id = request_id or header(headers, "request-id")
-    cls = ERROR_TYPES.get(etype or "")
-    if cls is None:
-        cls = _STATUS.get(status) or (ServerError if status >= 500 else InvalidRequestError)
+    cls = ERROR_TYPES.get(etype or "") or error_class_for_status(status, _OVERRIDES)
     text = message or (body[:200].decode("utf-8", "replace") if body else "")
     summary = f"anthropic {status} {etype or 'error'}: {text}".rstrip(": ")
     common: dict[str, Any] = {

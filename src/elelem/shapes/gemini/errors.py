@@ -26,11 +26,10 @@ from elelem.errors import (
     ProviderStreamError,
     RateLimitError,
     RecoverableError,
-    RequestTooLargeError,
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import retry_after
+from elelem.shapes.common import error_class_for_status, retry_after
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -48,15 +47,8 @@ STATUS_TYPES: dict[str, type[StreamError]] = {
 }
 """Google ``error.status`` -> the typed error it raises."""
 
-_HTTP: dict[int, type[StreamError]] = {
-    400: InvalidRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    413: RequestTooLargeError,
-    429: RateLimitError,
-    503: OverloadedError,
-}
+_OVERRIDES: dict[int, type[StreamError]] = {503: OverloadedError}
+"""Statuses Google gives its own meaning; the rest as in ``common.STATUS_ERRORS``."""
 
 _AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"})
 _CONTEXT = re.compile(
@@ -117,9 +109,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     error = error_object(body) or {}
     gstatus = error.get("status") if isinstance(error.get("status"), str) else None
     message = error.get("message") if isinstance(error.get("message"), str) else None
-    cls = STATUS_TYPES.get(gstatus or "")
-    if cls is None:
-        cls = _HTTP.get(status) or (ServerError if status >= 500 else InvalidRequestError)
+    cls = STATUS_TYPES.get(gstatus or "") or error_class_for_status(status, _OVERRIDES)
     if _reasons(error) & _AUTH_REASONS:
         cls = AuthenticationError
     text = message or (body[:200].decode("utf-8", "replace").strip() if body else "")

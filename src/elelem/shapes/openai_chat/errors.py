@@ -104,6 +104,9 @@ def _classify(
         "provider_message": message,
         "request_id": request_id,
     }
+    # Not common.STATUS_ERRORS on purpose: here the error type may outrank the
+    # status (these servers send a mid-stream error with no status at all),
+    # 402 is a permission error, 408 a server one, and another 4xx stays plain.
     if (status in (400, 413, 422) or status is None) and _is_context(kind, code, message):
         return ContextWindowError(label, **common)
     if status == 401 or kind == "authentication_error":

@@ -9,36 +9,21 @@ from typing import Any
 import msgspec
 
 from elelem.errors import (
-    AuthenticationError,
     ContextWindowError,
     InvalidRequestError,
-    NotFoundError,
     OverloadedError,
     Patch,
-    PermissionDeniedError,
-    RateLimitError,
     RecoverableError,
-    RequestTooLargeError,
     ServerError,
     StreamError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
-from elelem.shapes.common import header, retry_after
+from elelem.shapes.common import header, retry_after, status_error_class
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.encoder import encode
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
-
-_STATUS: dict[int, type[StreamError]] = {
-    400: InvalidRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    413: RequestTooLargeError,
-    422: InvalidRequestError,
-    429: RateLimitError,
-}
 
 _CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens", re.I)
 _ENCRYPTED_ITEM = re.compile(r"\b(rs_[A-Za-z0-9_-]+)")
@@ -88,7 +73,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     if cls is None and status in (503, 529) and "overload" in (text or "").lower():
         cls = OverloadedError
     if cls is None:
-        cls = _STATUS.get(status)
+        cls = status_error_class(status)
     if cls is None:
         cls = ServerError if status >= 500 else _items.error_class(None, kind)
     if cls is None:
