@@ -4,20 +4,31 @@ checked once and then through each shape, so the four cannot drift apart."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import pytest
 
 from elelem.errors import (
     InvalidRequestError,
+    MalformedStreamError,
     OverloadedError,
     RateLimitError,
     ServerError,
     http_date,
     parse_retry_after,
 )
-from elelem.shapes.base import Shape
-from elelem.shapes.common import STATUS_ERRORS, error_class_for_status, status_error_class
+from elelem.shapes.base import FrameParser, Shape
+from elelem.shapes.common import (
+    STATUS_ERRORS,
+    decode_frame,
+    error_class_for_status,
+    malformed,
+    status_error_class,
+)
+from elelem.shapes.gemini.interactions import InteractionsParser
+from elelem.vocabulary import ProviderId
 
+P = ProviderId("test")
 SHAPES = ["anthropic_messages", "openai_responses", "openai_chat", "gemini"]
 
 
@@ -127,3 +138,51 @@ def test_status_error_class_overrides_and_fallback() -> None:
     assert error_class_for_status(502) is ServerError
     assert error_class_for_status(409) is InvalidRequestError
     assert error_class_for_status(503, {503: OverloadedError}) is OverloadedError
+
+
+# --------------------------------------------------------------------------
+# frame decoding
+# --------------------------------------------------------------------------
+
+
+def test_decode_frame_gives_the_object() -> None:
+    assert decode_frame('{"type": "ping", "n": [1]}', "x") == {"type": "ping", "n": [1]}
+
+
+def test_a_frame_that_is_not_json_is_malformed_and_retryable() -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        decode_frame('{"type": oops', "anthropic delta")
+    assert info.value.message.startswith("anthropic delta data is not JSON: ")
+    assert info.value.retryable is True and info.value.body == b'{"type": oops'
+
+
+def test_a_frame_that_is_json_but_no_object_is_not_retryable() -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        decode_frame("[1, 2]", "gemini frame")
+    assert info.value.message == "gemini frame data is not a JSON object"
+    assert info.value.retryable is False and info.value.body == b"[1,2]"
+
+
+def test_malformed_keeps_its_data_as_json() -> None:
+    error = malformed("bad", {"a": 1})
+    assert (error.message, error.body, error.retryable) == ("bad", b'{"a":1}', False)
+    assert malformed("bare").body is None
+
+
+@pytest.mark.parametrize(
+    ("parser", "what"),
+    [
+        (lambda: _shape("anthropic_messages").new_parser(P), "anthropic message_start"),
+        (lambda: _shape("gemini").new_parser(P), "gemini message_start"),
+        (lambda: InteractionsParser(P), "gemini interactions message_start"),
+    ],
+)
+def test_parsers_name_the_event_of_a_bad_frame(
+    parser: Callable[[], FrameParser], what: str
+) -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        parser().message("message_start", "[1]")
+    assert info.value.message == f"{what} data is not a JSON object"
+    with pytest.raises(MalformedStreamError) as info:
+        parser().message("", "{")
+    assert info.value.message.startswith(f"{what.rsplit(' ', 1)[0]} frame data is not JSON: ")

@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from elelem.errors import IncompleteStreamError, MalformedStreamError
+from elelem.errors import IncompleteStreamError
 from elelem.shapes.anthropic_messages.errors import error_from_event
 from elelem.shapes.anthropic_messages.mapping import (
     finish_reason,
@@ -31,6 +31,7 @@ from elelem.shapes.anthropic_messages.mapping import (
     version_for,
 )
 from elelem.shapes.base import ModelRequest
+from elelem.shapes.common import decode_frame, malformed
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -107,11 +108,6 @@ class _Block:
         self.started = False
 
 
-def _malformed(message: str, data: object = None) -> MalformedStreamError:
-    body = msgspec.json.encode(data) if data is not None else None
-    return MalformedStreamError(message, body=body, retryable=False)
-
-
 class MessagesParser:
     """Parser of one streamed Anthropic Messages response (a FrameParser).
 
@@ -146,15 +142,7 @@ class MessagesParser:
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame.  The payload's ``type`` names the event."""
-        try:
-            payload = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"anthropic {event or 'frame'} data is not JSON: {exc}", body=data.encode()
-            ) from None
-        if not isinstance(payload, dict):
-            raise _malformed(f"anthropic {event or 'frame'} data is not a JSON object", payload)
-        return self.event(payload, event)
+        return self.event(decode_frame(data, f"anthropic {event or 'frame'}"), event)
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: an error unless ``message_stop`` arrived."""
@@ -172,11 +160,11 @@ class MessagesParser:
         if etype == "error":
             raise error_from_event(payload)
         if self._finished:
-            raise _malformed(f"anthropic {etype} event after message_stop", payload)
+            raise malformed(f"anthropic {etype} event after message_stop", payload)
         if etype == "message_start":
             return self._message_start(payload)
         if not self._started:
-            raise _malformed(f"anthropic {etype} event before message_start", payload)
+            raise malformed(f"anthropic {etype} event before message_start", payload)
         if etype == "content_block_start":
             return self._block_start(payload)
         if etype == "content_block_delta":
@@ -187,21 +175,21 @@ class MessagesParser:
             return self._message_delta(payload)
         if etype == "message_stop":
             return self._message_stop()
-        raise _malformed(f"unknown anthropic event type {etype!r}", payload)
+        raise malformed(f"unknown anthropic event type {etype!r}", payload)
 
     def _message_start(self, payload: dict[str, Any]) -> list[Chunk]:
         if self._started:
-            raise _malformed("second anthropic message_start in one response", payload)
+            raise malformed("second anthropic message_start in one response", payload)
         message = payload.get("message")
         if not isinstance(message, dict):
-            raise _malformed("anthropic message_start without a message object", payload)
+            raise malformed("anthropic message_start without a message object", payload)
         self._started = True
         out: list[Chunk] = [self._response_start(message)]
         # A message_start can arrive already holding content (programmatic tool
         # calling resumes this way); those blocks are complete.
         content = message.get("content") or []
         if not isinstance(content, list):
-            raise _malformed("anthropic message content is not a list", payload)
+            raise malformed("anthropic message content is not a list", payload)
         for i, block in enumerate(content):
             out.extend(self._whole_block(f"m{i}", block))
         return out + self._usage_update(message.get("usage"))
@@ -244,9 +232,9 @@ class MessagesParser:
     def _message_stop(self) -> list[Chunk]:
         if self._blocks:
             keys = ", ".join(repr(k) for k in self._blocks)
-            raise _malformed(f"anthropic message_stop while blocks {keys} are open")
+            raise malformed(f"anthropic message_stop while blocks {keys} are open")
         if self._stop_reason is None:
-            raise _malformed("anthropic message_stop without a stop_reason")
+            raise malformed("anthropic message_stop without a stop_reason")
         self._finished = True
         if self._usage:
             self._envelope["usage"] = dict(self._usage)
@@ -259,16 +247,16 @@ class MessagesParser:
     def _index(self, payload: dict[str, Any]) -> BlockKey:
         index = payload.get("index")
         if isinstance(index, bool) or not isinstance(index, (int, str)):
-            raise _malformed("anthropic content block event without an index", payload)
+            raise malformed("anthropic content block event without an index", payload)
         return index
 
     def _block_start(self, payload: dict[str, Any]) -> list[Chunk]:
         key = self._index(payload)
         raw = payload.get("content_block")
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-            raise _malformed("anthropic content_block_start without a typed block", payload)
+            raise malformed("anthropic content_block_start without a typed block", payload)
         if key in self._blocks:
-            raise _malformed(f"anthropic block {key!r} started twice", payload)
+            raise malformed(f"anthropic block {key!r} started twice", payload)
         btype = raw["type"]
         raw = copy.deepcopy(raw)
         if btype in ("text", "thinking", "redacted_thinking", "tool_use"):
@@ -304,7 +292,7 @@ class MessagesParser:
         elif block.kind == "tool_use":
             bid, name = raw.get("id"), raw.get("name")
             if not isinstance(bid, str) or not isinstance(name, str):
-                raise _malformed(f"anthropic tool_use block {key!r} without id and name", raw)
+                raise malformed(f"anthropic tool_use block {key!r} without id and name", raw)
             out.append(BlockStart(key, "tool-call", id=bid, name=name))
         else:
             return out
@@ -319,17 +307,17 @@ class MessagesParser:
 
     def _citation(self, key: BlockKey, citation: object) -> Citation:
         if not isinstance(citation, dict):
-            raise _malformed(f"anthropic citation on block {key!r} is not an object", citation)
+            raise malformed(f"anthropic citation on block {key!r} is not an object", citation)
         return Citation(key, citation_attribution(self.provider, citation))
 
     def _block_delta(self, payload: dict[str, Any]) -> list[Chunk]:
         key = self._index(payload)
         block = self._blocks.get(key)
         if block is None:
-            raise _malformed(f"anthropic delta for block {key!r} that is not open", payload)
+            raise malformed(f"anthropic delta for block {key!r} that is not open", payload)
         delta = payload.get("delta")
         if not isinstance(delta, dict) or not isinstance(delta.get("type"), str):
-            raise _malformed(f"anthropic delta for block {key!r} without a type", payload)
+            raise malformed(f"anthropic delta for block {key!r} without a type", payload)
         dtype, kind = delta["type"], block.kind
         if kind == "text" and dtype == "text_delta":
             return [TextDelta(key, _text(delta, "text", key))]
@@ -345,13 +333,13 @@ class MessagesParser:
         if kind in ("server", "result", "unknown"):
             _fold(block, delta, key)
             return []
-        raise _malformed(f"anthropic {dtype} delta is not valid for a {kind} block {key!r}", delta)
+        raise malformed(f"anthropic {dtype} delta is not valid for a {kind} block {key!r}", delta)
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Chunk]:
         key = self._index(payload)
         block = self._blocks.pop(key, None)
         if block is None:
-            raise _malformed(f"anthropic content_block_stop for block {key!r} that is not open")
+            raise malformed(f"anthropic content_block_stop for block {key!r} that is not open")
         if block.kind == "tool_use" and not block.deltas:
             # A complete block (non-streaming, or prefilled) carries its input whole.
             given = block.raw.get("input")
@@ -369,7 +357,7 @@ class MessagesParser:
     def _started_activity(self, raw: dict[str, Any]) -> HostedActivity:
         aid, name = raw.get("id"), raw.get("name")
         if not isinstance(aid, str) or not isinstance(name, str):
-            raise _malformed("anthropic server_tool_use block without id and name", raw)
+            raise malformed("anthropic server_tool_use block without id and name", raw)
         version = version_for(name, self._versions)
         activity = HostedActivity(
             id=ActivityId(aid),
@@ -389,7 +377,7 @@ class MessagesParser:
     def _result_activity(self, raw: dict[str, Any]) -> HostedActivity:
         aid = raw.get("tool_use_id")
         if not isinstance(aid, str):
-            raise _malformed(f"anthropic {raw['type']} block without tool_use_id", raw)
+            raise malformed(f"anthropic {raw['type']} block without tool_use_id", raw)
         failed, summary = result_outcome(raw)
         started = self._activities.get(aid)
         if started is None:
@@ -443,7 +431,7 @@ def _activities_in(
 def _text(delta: Mapping[str, Any], field: str, key: BlockKey) -> str:
     value = delta.get(field)
     if not isinstance(value, str):
-        raise _malformed(f"anthropic {delta.get('type')} on block {key!r} lacks string {field!r}")
+        raise malformed(f"anthropic {delta.get('type')} on block {key!r} lacks string {field!r}")
     return value
 
 
@@ -459,14 +447,14 @@ def _fold(block: _Block, delta: dict[str, Any], key: BlockKey) -> None:
         elif field == "citation":
             citations = raw.setdefault("citations", [])
             if not isinstance(citations, list):
-                raise _malformed(f"cannot add a citation to block {key!r}", delta)
+                raise malformed(f"cannot add a citation to block {key!r}", delta)
             citations.append(value)
         elif field == "signature" or raw.get(field) is None:
             raw[field] = copy.deepcopy(value)
         elif isinstance(raw[field], str) and isinstance(value, str):
             raw[field] += value
         else:
-            raise _malformed(
+            raise malformed(
                 f"cannot apply anthropic {delta.get('type')} field {field!r} "
                 f"to {raw.get('type')} block {key!r}",
                 delta,
@@ -482,7 +470,7 @@ def _finish_input(block: _Block, key: BlockKey) -> None:
     try:
         block.raw["input"] = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
-        raise _malformed(f"anthropic block {key!r} input JSON is incomplete: {exc}") from None
+        raise malformed(f"anthropic block {key!r} input JSON is incomplete: {exc}") from None
 
 
 def response_chunks(
@@ -494,7 +482,7 @@ def response_chunks(
     chunks = parser.event({"type": "message_start", "message": {**start, "content": []}})
     content = message.get("content") or []
     if not isinstance(content, list):
-        raise _malformed("anthropic message content is not a list")
+        raise malformed("anthropic message content is not a list")
     for i, block in enumerate(content):
         chunks.extend(parser._whole_block(i, block))
     chunks.extend(parser.event({"type": "message_stop"}))

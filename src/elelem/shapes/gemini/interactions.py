@@ -31,15 +31,15 @@ import msgspec
 
 from elelem.errors import (
     IncompleteStreamError,
-    MalformedStreamError,
     PayloadError,
     ProviderStreamError,
     StreamError,
     UnsupportedError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
-from elelem.shapes.gemini.parser import decode_body, malformed
+from elelem.shapes.gemini.parser import decode_body
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -167,16 +167,7 @@ class InteractionsParser:
         """One SSE frame (``[DONE]`` ends the stream and carries nothing)."""
         if data.strip() == "[DONE]":
             return ()
-        try:
-            payload = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"gemini interactions {event or 'frame'} data is not JSON: {exc}",
-                body=data.encode(),
-            ) from None
-        if not isinstance(payload, dict):
-            raise malformed("gemini interactions event is not a JSON object", payload)
-        return self.event(payload)
+        return self.event(decode_frame(data, f"gemini interactions {event or 'frame'}"))
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: an error unless ``interaction.completed`` arrived."""

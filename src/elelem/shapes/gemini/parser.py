@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import IncompleteStreamError, MalformedStreamError
+from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.gemini.errors import error_from_chunk
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
@@ -106,12 +107,6 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def malformed(message: str, data: object = None) -> MalformedStreamError:
-    """A non-retryable :class:`MalformedStreamError` carrying ``data`` as its body."""
-    body = msgspec.json.encode(data) if data is not None else None
-    return MalformedStreamError(message, body=body, retryable=False)
-
-
 def decode_body(body: bytes, what: str) -> Any:
     """A whole JSON response body, or a :class:`MalformedStreamError` naming ``what``."""
     try:
@@ -185,15 +180,7 @@ class GeminiParser:
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame: a JSON response chunk (or an error object)."""
-        try:
-            payload = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"gemini {event or 'frame'} data is not JSON: {exc}", body=data.encode()
-            ) from None
-        if not isinstance(payload, dict):
-            raise malformed("gemini response chunk is not a JSON object", payload)
-        return self.chunk(payload)
+        return self.chunk(decode_frame(data, f"gemini {event or 'frame'}"))
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: close the open block, report hosted activity, finish."""
