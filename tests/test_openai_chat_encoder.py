@@ -301,7 +301,7 @@ def test_portable_encoding_keeps_text_calls_and_activity_and_reports_the_rest() 
     encoded = encode_request(request, provider=ProviderId("deepseek"))
     assert encoded.body["messages"][1] == {
         "role": "assistant",
-        "content": '[hosted web_search completed {"query":"q"}: 5 results]\nAnswer',
+        "content": '[hosted web_search {"query": "q"}: completed, 5 results]\nAnswer',
         "tool_calls": [
             {"id": "toolu_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
         ],

@@ -132,7 +132,7 @@ def test_portable_encoding_of_a_foreign_assistant_message() -> None:
         {
             "type": "message",
             "role": "assistant",
-            "content": '[web_search completed: {"query":"q"}] 5 results',
+            "content": '[hosted web_search {"query": "q"}: completed, 5 results]',
         },
         {
             "type": "message",

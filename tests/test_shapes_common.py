@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+import msgspec
 import pytest
 
 from elelem.errors import (
@@ -17,18 +18,29 @@ from elelem.errors import (
     http_date,
     parse_retry_after,
 )
-from elelem.shapes.base import FrameParser, Shape
+from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.shapes.common import (
     STATUS_ERRORS,
+    Dropped,
     decode_frame,
     error_class_for_status,
+    find_payload,
+    hosted_activity_line,
     malformed,
     status_error_class,
 )
 from elelem.shapes.gemini.interactions import InteractionsParser
-from elelem.vocabulary import ProviderId
+from elelem.vocabulary import (
+    ActivityId,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    TextBlock,
+)
 
 P = ProviderId("test")
+A = ActivityId("srv_1")
 SHAPES = ["anthropic_messages", "openai_responses", "openai_chat", "gemini"]
 
 
@@ -186,3 +198,62 @@ def test_parsers_name_the_event_of_a_bad_frame(
     with pytest.raises(MalformedStreamError) as info:
         parser().message("", "{")
     assert info.value.message.startswith(f"{what.rsplit(' ', 1)[0]} frame data is not JSON: ")
+
+
+# --------------------------------------------------------------------------
+# encoders
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("activity", "line"),
+    [
+        (
+            HostedActivity(A, "web_search", "completed", {"query": "café"}, "5 results"),
+            '[hosted web_search {"query": "café"}: completed, 5 results]',
+        ),
+        (
+            HostedActivity(A, "web_fetch", "started", {"url": "u"}),
+            '[hosted web_fetch {"url": "u"}: started]',
+        ),
+        (
+            HostedActivity(A, "code_execution", "failed", None, "exit 1"),
+            "[hosted code_execution: failed, exit 1]",
+        ),
+    ],
+)
+def test_hosted_activity_line(activity: HostedActivity, line: str) -> None:
+    assert hosted_activity_line(activity) == line
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_shape_sends_a_foreign_hosted_activity_as_the_same_line(name: str) -> None:
+    done = HostedActivity(A, "web_search", "completed", {"query": "q"}, "5 results")
+    foreign = Message(
+        role="assistant", content=(done, TextBlock("Answer")), provider=ProviderId("elsewhere")
+    )
+    request = ModelRequest("m", (Message.user("q"), foreign, Message.user("more")))
+    body = _shape(name).encode_request(request, provider=P).body
+    line = '[hosted web_search {"query": "q"}: completed, 5 results]'
+    # The line as it stands inside the JSON body (quotes escaped), once.
+    assert msgspec.json.encode(body).count(msgspec.json.encode(line)[1:-1]) == 1
+
+
+def test_dropped_collects_where_and_what() -> None:
+    dropped = Dropped()
+    dropped.add("message 1 part 0", "reasoning from elsewhere")
+    dropped.add("message 2", "a citation")
+    assert dropped.items == ["message 1 part 0: reasoning from elsewhere", "message 2: a citation"]
+
+
+def test_find_payload_matches_provider_and_format() -> None:
+    first = ProviderPayload(P, "signature", None, "s1")
+    payloads = (
+        ProviderPayload(ProviderId("other"), "signature", None, "x"),
+        ProviderPayload(P, "item", None, {}),
+        first,
+        ProviderPayload(P, "signature", None, "s2"),
+    )
+    assert find_payload(payloads, P, "signature") is first
+    assert find_payload(payloads, P, "missing") is None
+    assert find_payload((), P, "signature") is None

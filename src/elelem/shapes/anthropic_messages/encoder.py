@@ -12,7 +12,6 @@ is reported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +22,7 @@ from elelem.shapes.anthropic_messages.mapping import (
     hosted_tool_name,
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -48,25 +48,6 @@ DEFAULT_MAX_TOKENS = 4096
 MESSAGES_PATH = "/v1/messages"
 
 
-class _Dropped:
-    """Collects one line per item portable encoding could not carry."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, where: str, what: str) -> None:
-        self.items.append(f"{where}: {what}")
-
-
-def _payload(
-    payloads: Iterable[ProviderPayload], provider: str, fmt: str
-) -> ProviderPayload | None:
-    for p in payloads:
-        if p.provider == provider and p.format == fmt:
-            return p
-    return None
-
-
 def _checked(payload: ProviderPayload, kind: type, at: str) -> Any:
     # A present but undecodable payload is an error, never a silent downgrade.
     value = payload.value
@@ -82,7 +63,7 @@ def _checked(payload: ProviderPayload, kind: type, at: str) -> Any:
 
 
 def _fields(payloads: Iterable[ProviderPayload], provider: str, at: str) -> dict[str, Any]:
-    extra = _payload(payloads, provider, "block_fields")
+    extra = find_payload(payloads, provider, "block_fields")
     return dict(_checked(extra, dict, at)) if extra is not None else {}
 
 
@@ -92,7 +73,7 @@ def _fields(payloads: Iterable[ProviderPayload], provider: str, at: str) -> dict
 
 
 def _native_content(
-    content: Iterable[Part], provider: str, dropped: _Dropped, where: str
+    content: Iterable[Part], provider: str, dropped: Dropped, where: str
 ) -> list[dict[str, Any]]:
     """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
     out: list[dict[str, Any]] = []
@@ -101,7 +82,7 @@ def _native_content(
         if isinstance(part, HostedActivity):
             block = _native_hosted(part, provider, at)
             if block is None:
-                out.extend(_portable_hosted([part]))
+                out.append(_portable_hosted(part))
                 dropped.add(
                     at, f"hosted {part.name} {part.state} has no {provider} payload; sent as text"
                 )
@@ -133,7 +114,7 @@ def _native_hosted(part: HostedActivity, provider: str, at: str) -> dict[str, An
     return dict(_checked(payload, dict, at))
 
 
-def _native_text(part: TextBlock, provider: str, dropped: _Dropped, at: str) -> dict[str, Any]:
+def _native_text(part: TextBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "text", "text": part.text}
     citations = []
     for j, attribution in enumerate(part.attributions):
@@ -149,11 +130,11 @@ def _native_text(part: TextBlock, provider: str, dropped: _Dropped, at: str) -> 
 
 
 def _native_reasoning(part: ReasoningBlock, provider: str, at: str) -> dict[str, Any] | None:
-    redacted = _payload(part.payloads, provider, "redacted_thinking")
+    redacted = find_payload(part.payloads, provider, "redacted_thinking")
     if redacted is not None:
         block: dict[str, Any] = {"type": "redacted_thinking", "data": _checked(redacted, str, at)}
     else:
-        signature = _payload(part.payloads, provider, "signature")
+        signature = find_payload(part.payloads, provider, "signature")
         if signature is None:
             return None
         block = {
@@ -189,16 +170,11 @@ def _tool_result(part: ToolResultBlock) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-def _portable_hosted(parts: list[HostedActivity]) -> list[dict[str, Any]]:
-    out = []
-    for part in parts:
-        given = "" if part.input is None else json.dumps(part.input, ensure_ascii=False)
-        line = f"[hosted {part.name}{f' {given}' if given else ''}: {part.state}"
-        out.append({"type": "text", "text": line + (f", {part.summary}]" if part.summary else "]")})
-    return out
+def _portable_hosted(part: HostedActivity) -> dict[str, Any]:
+    return {"type": "text", "text": hosted_activity_line(part)}
 
 
-def _portable_content(message: Message, dropped: _Dropped, where: str) -> list[dict[str, Any]]:
+def _portable_content(message: Message, dropped: Dropped, where: str) -> list[dict[str, Any]]:
     """Encode a message from another provider (or a user) for Anthropic."""
     content = list(message.content)
     # A started transition whose terminal one follows in the same message says nothing more.
@@ -214,7 +190,7 @@ def _portable_content(message: Message, dropped: _Dropped, where: str) -> list[d
                 )
             if part.state == "started" and part.id in finished:
                 continue
-            out.extend(_portable_hosted([part]))
+            out.append(_portable_hosted(part))
         elif isinstance(part, TextBlock):
             text = part.text
             if message.source.startswith("context:"):
@@ -254,11 +230,11 @@ def assistant_wire(
 
     Native replay when ``message.provider == provider``, portable otherwise.
     """
-    dropped = _Dropped()
+    dropped = Dropped()
     return _wire_message(message, provider, dropped, "message"), tuple(dropped.items)
 
 
-def _wire_message(message: Message, provider: str, dropped: _Dropped, where: str) -> dict[str, Any]:
+def _wire_message(message: Message, provider: str, dropped: Dropped, where: str) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
         content = _native_content(message.content, provider, dropped, where)
     else:
@@ -297,7 +273,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The Messages API request for ``request``, to ``provider``."""
-    dropped = _Dropped()
+    dropped = Dropped()
     system_parts = [request.system] if request.system else []
     messages: list[dict[str, Any]] = []
     for i, message in enumerate(request.messages):

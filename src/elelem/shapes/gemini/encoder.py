@@ -11,13 +11,13 @@ payloads and reasoning are never sent, and each dropped item is reported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
 from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -56,25 +56,10 @@ def request_path(model: str, *, stream: bool) -> str:
     return f"/{API_VERSION}/models/{name}:generateContent"
 
 
-class _Dropped:
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, where: str, what: str) -> None:
-        self.items.append(f"{where}: {what}")
-
-
-def _find(payloads: Iterable[ProviderPayload], provider: str, fmt: str) -> ProviderPayload | None:
-    for p in payloads:
-        if p.provider == provider and p.format == fmt:
-            return p
-    return None
-
-
 def _value(
     payloads: Iterable[ProviderPayload], provider: str, fmt: str, kind: type, at: str
 ) -> Any:
-    payload = _find(payloads, provider, fmt)
+    payload = find_payload(payloads, provider, fmt)
     if payload is None:
         return None
     if not isinstance(payload.value, kind):
@@ -116,7 +101,7 @@ def _native_text(block: TextBlock | ReasoningBlock, provider: str, at: str) -> l
 
 def _native_call(block: ToolCallBlock, provider: str, at: str) -> dict[str, Any]:
     call: dict[str, Any] = {}
-    if _find(block.payloads, provider, "synthesized_id") is None:
+    if find_payload(block.payloads, provider, "synthesized_id") is None:
         call["id"] = block.id
     call["name"] = block.name
     if block.arguments.strip():
@@ -130,7 +115,7 @@ def _native_call(block: ToolCallBlock, provider: str, at: str) -> dict[str, Any]
 def _native_parts(
     message: Message,
     provider: str,
-    dropped: _Dropped,
+    dropped: Dropped,
     where: str,
     calls: dict[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
@@ -166,14 +151,8 @@ def _native_parts(
 # --------------------------------------------------------------------------
 
 
-def _hosted_line(part: HostedActivity) -> str:
-    given = "" if part.input is None else json.dumps(part.input, ensure_ascii=False)
-    line = f"[hosted {part.name}{f' {given}' if given else ''}: {part.state}"
-    return line + (f", {part.summary}]" if part.summary else "]")
-
-
 def _portable_parts(
-    message: Message, dropped: _Dropped, where: str, calls: dict[str, tuple[str, bool]]
+    message: Message, dropped: Dropped, where: str, calls: dict[str, tuple[str, bool]]
 ) -> list[dict[str, Any]]:
     content = list(message.content)
     finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
@@ -188,7 +167,7 @@ def _portable_parts(
                     f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
                 )
             if not (part.state == "started" and part.id in finished):
-                out.append({"text": _hosted_line(part)})
+                out.append({"text": hosted_activity_line(part)})
         elif isinstance(part, TextBlock):
             text = part.text
             if message.source.startswith("context:"):
@@ -239,7 +218,7 @@ def _function_response(part: ToolResultBlock, calls: dict[str, tuple[str, bool]]
 def _wire_message(
     message: Message,
     provider: str,
-    dropped: _Dropped,
+    dropped: Dropped,
     where: str,
     calls: dict[str, tuple[str, bool]],
 ) -> dict[str, Any]:
@@ -257,7 +236,7 @@ def assistant_wire(
 
     Native replay when ``message.provider == provider``, portable otherwise.
     """
-    dropped = _Dropped()
+    dropped = Dropped()
     calls = _call_index([message], provider)
     return _wire_message(message, provider, dropped, "message", calls), tuple(dropped.items)
 
@@ -276,7 +255,7 @@ def _call_index(messages: Iterable[Message], provider: str) -> dict[str, tuple[s
 
 
 def hosted_tool_definition(
-    tool: WebSearch | WebFetch | CodeExecution, dropped: _Dropped | None = None
+    tool: WebSearch | WebFetch | CodeExecution, dropped: Dropped | None = None
 ) -> dict[str, Any]:
     """The Gemini ``tools[]`` entry of a neutral hosted tool."""
     key = HOSTED_TOOL_KEYS[_tag(tool)]
@@ -299,7 +278,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The ``generateContent`` request for ``request``, to ``provider``."""
-    dropped = _Dropped()
+    dropped = Dropped()
     system = [request.system] if request.system else []
     calls = _call_index(request.messages, provider)
     contents: list[dict[str, Any]] = []

@@ -13,12 +13,11 @@ payloads or reasoning; each thing left out is reported in ``dropped``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.common import find_payload, hosted_activity_line
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.parser import (
     REASONING_DETAILS_FORMAT,
@@ -33,7 +32,6 @@ from elelem.vocabulary import (
     HostedActivity,
     Message,
     ProviderId,
-    ProviderPayload,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -49,17 +47,8 @@ PATH = "/chat/completions"
 """The endpoint, relative to a provider's base URL (``…/v1``)."""
 
 
-def _payload(
-    payloads: Iterable[ProviderPayload], provider: str, fmt: str
-) -> ProviderPayload | None:
-    for p in payloads:
-        if p.provider == provider and p.format == fmt:
-            return p
-    return None
-
-
 def _is_refusal(block: TextBlock, provider: str) -> bool:
-    return _payload(block.payloads, provider, REFUSAL_FORMAT) is not None
+    return find_payload(block.payloads, provider, REFUSAL_FORMAT) is not None
 
 
 def _tool_call(
@@ -78,7 +67,7 @@ def _tool_call(
                 "type": "function",
                 "function": wire["function"],
             }
-        extra = _payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
+        extra = find_payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
         if extra is not None and isinstance(extra.value, dict):
             wire.update(extra.value)
     return wire
@@ -130,7 +119,7 @@ def native_assistant(
         del wire["content"]
     mode: str = dialect.reasoning_replay
     if mode == "echo" and reasonings:
-        field = _payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
+        field = find_payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
         mode = (
             field.value
             if field is not None and isinstance(field.value, str)
@@ -152,7 +141,7 @@ def native_assistant(
     if reasonings and mode == "reasoning_details":
         details: list[JSONValue] = []
         for r in reasonings:
-            found = _payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
+            found = find_payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
             if found is not None and isinstance(found.value, list):
                 details.extend(found.value)
         if details:
@@ -191,15 +180,6 @@ def same_family(produced_by: str | None, target: str) -> bool:
     return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
 
 
-def _activity_line(activity: HostedActivity) -> str:
-    text = f"[hosted {activity.name} {activity.state}"
-    if activity.input is not None:
-        text += " " + msgspec.json.encode(activity.input).decode()
-    if activity.summary:
-        text += f": {activity.summary}"
-    return text + "]"
-
-
 def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str]]:
     """A foreign assistant message: text, tool calls and hosted summaries only."""
     dropped: list[str] = []
@@ -231,7 +211,7 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str
             dropped.append(f"message part {i}: unknown block {part.type!r} from {who}")
         else:
             dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
-    lines = [_activity_line(latest[k]) for k in order]
+    lines = [hosted_activity_line(latest[k]) for k in order]
     text = "\n".join([*lines, "".join(texts)]) if lines else "".join(texts)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if calls:

@@ -18,13 +18,13 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.common import find_payload, hosted_activity_line
 from elelem.shapes.openai_responses import _items
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
     Message,
     ProviderId,
-    ProviderPayload,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -37,14 +37,6 @@ from elelem.vocabulary.json import JSONValue
 
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
-
-
-def _payload(block: Any, provider: str, fmt: str) -> ProviderPayload | None:
-    payloads: tuple[ProviderPayload, ...] = getattr(block, "payloads", ())
-    for p in payloads:
-        if p.provider == provider and p.format == fmt:
-            return p
-    return None
 
 
 def _context_text(message: Message, text: str) -> str:
@@ -63,16 +55,6 @@ def _portable_text(block: TextBlock) -> str:
         title = a.source.title or a.source.url or "source"
         lines.append(f"[{n}] {title} <{a.source.url}>" if a.source.url else f"[{n}] {title}")
     return block.text + "\n\nSources:\n" + "\n".join(lines)
-
-
-def _hosted_line(activity: HostedActivity) -> str:
-    line = f"[{activity.name} {activity.state}"
-    if activity.input is not None:
-        line += ": " + _items.json_text(activity.input)
-    line += "]"
-    if activity.summary:
-        line += " " + activity.summary
-    return line
 
 
 class _Input:
@@ -135,7 +117,7 @@ class _Input:
         close()
 
     def tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
-        native = _payload(block, self.provider, _items.ITEM)
+        native = find_payload(block.payloads, self.provider, _items.ITEM)
         if native is not None and isinstance(native.value, dict):
             return dict(native.value)
         call_type = self.call_types.get(block.call_id, "function_call")
@@ -153,7 +135,7 @@ class _Input:
             if isinstance(part, TextBlock):
                 self.text(part, native)
             elif isinstance(part, ReasoningBlock):
-                raw = _payload(part, self.provider, _items.ITEM) if native else None
+                raw = find_payload(part.payloads, self.provider, _items.ITEM) if native else None
                 if raw is not None and isinstance(raw.value, dict):
                     if self.stored or raw.value.get("encrypted_content"):
                         self.add(dict(raw.value))
@@ -180,7 +162,7 @@ class _Input:
                 self.dropped.append(f"{where}: {type(part).__name__} has no Responses encoding")
 
     def text(self, block: TextBlock, native: bool) -> None:
-        p = _payload(block, self.provider, _items.MESSAGE_PART) if native else None
+        p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
         if p is not None and isinstance(p.value, dict):
             shell, part = p.value.get("item"), p.value.get("part")
             if isinstance(shell, dict) and isinstance(part, dict):
@@ -191,7 +173,7 @@ class _Input:
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
 
     def tool_call(self, block: ToolCallBlock, native: bool) -> None:
-        raw = _payload(block, self.provider, _items.ITEM) if native else None
+        raw = find_payload(block.payloads, self.provider, _items.ITEM) if native else None
         if raw is not None and isinstance(raw.value, dict):
             item = dict(raw.value)
             self.call_types[block.id] = str(item.get("type"))
@@ -220,7 +202,9 @@ class _Input:
             if not _has_terminal(message, activity):
                 self.dropped.append(f"hosted {activity.name} {activity.id}: never finished")
             return
-        self.add({"type": "message", "role": "assistant", "content": _hosted_line(activity)})
+        self.add(
+            {"type": "message", "role": "assistant", "content": hosted_activity_line(activity)}
+        )
 
     def unknown(self, block: UnknownBlock, native: bool, where: str, message: Message) -> None:
         kind = block.type
