@@ -22,6 +22,7 @@ from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.shapes.common import (
     STATUS_ERRORS,
     Dropped,
+    body_excerpt,
     decode_frame,
     error_class_for_status,
     find_payload,
@@ -257,3 +258,24 @@ def test_find_payload_matches_provider_and_format() -> None:
     assert find_payload(payloads, P, "signature") is first
     assert find_payload(payloads, P, "missing") is None
     assert find_payload((), P, "signature") is None
+
+
+def test_body_excerpt() -> None:
+    assert body_excerpt(b"  <html>Bad Gateway</html>\n") == "<html>Bad Gateway</html>"
+    assert body_excerpt(b"\xff" + b"x" * 300) == "\ufffd" + "x" * 199
+    assert body_excerpt(b"") == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("anthropic_messages", "anthropic 502 error: <html>Bad Gateway</html>"),
+        ("gemini", "gemini 502 error: <html>Bad Gateway</html>"),
+        ("openai_responses", "OpenAI Responses HTTP 502: error: <html>Bad Gateway</html>"),
+    ],
+)
+def test_a_body_without_a_message_is_quoted_stripped(name: str, message: str) -> None:
+    body = b"\n<html>Bad Gateway</html>\r\n"
+    error = _shape(name).classify_error(502, {}, body)
+    assert type(error) is ServerError
+    assert (error.message, error.body) == (message, body)

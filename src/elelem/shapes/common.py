@@ -4,8 +4,9 @@ Each shape owns its wire format, but some rules are the same on every wire
 and are kept here once, so that they cannot drift apart:
 
 - errors: which typed error an HTTP status names (:data:`STATUS_ERRORS`,
-  :func:`status_error_class`), header lookup, and the server's retry hint
-  (:func:`retry_after`);
+  :func:`status_error_class`), header lookup, the server's retry hint
+  (:func:`retry_after`) and the quote of a body with no message
+  (:func:`body_excerpt`);
 - parsers: decoding one JSON frame (:func:`decode_frame`) and the
   non-retryable :func:`malformed` error for a frame the server sent wrong;
 - encoders: the list of what portable encoding left out (:class:`Dropped`),
@@ -79,6 +80,19 @@ def error_class_for_status(
     if cls is not None:
         return cls
     return ServerError if status >= 500 else InvalidRequestError
+
+
+BODY_EXCERPT = 200
+"""Bytes of an error body an error message quotes when the body names no message."""
+
+
+def body_excerpt(body: bytes) -> str:
+    """The start of an error body as text, for a message when the body gives none.
+
+    At most :data:`BODY_EXCERPT` bytes, undecodable bytes replaced, outer white
+    space stripped; the whole (bounded) body stays on the error's ``body``.
+    """
+    return body[:BODY_EXCERPT].decode("utf-8", "replace").strip()
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -168,8 +182,10 @@ def hosted_activity_line(activity: HostedActivity) -> str:
 
 
 __all__ = [
+    "BODY_EXCERPT",
     "STATUS_ERRORS",
     "Dropped",
+    "body_excerpt",
     "decode_frame",
     "error_class_for_status",
     "find_payload",

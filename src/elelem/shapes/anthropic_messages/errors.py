@@ -23,7 +23,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import error_class_for_status, header, retry_after
+from elelem.shapes.common import body_excerpt, error_class_for_status, header, retry_after
 
 ERROR_TYPES: dict[str, type[StreamError]] = {
     "invalid_request_error": InvalidRequestError,
@@ -87,7 +87,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     etype, message, request_id = _error_fields(body)
     request_id = request_id or header(headers, "request-id")
     cls = ERROR_TYPES.get(etype or "") or error_class_for_status(status, _OVERRIDES)
-    text = message or (body[:200].decode("utf-8", "replace") if body else "")
+    text = message or body_excerpt(body)
     summary = f"anthropic {status} {etype or 'error'}: {text}".rstrip(": ")
     common: dict[str, Any] = {
         "status": status,

@@ -29,7 +29,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import error_class_for_status, retry_after
+from elelem.shapes.common import body_excerpt, error_class_for_status, retry_after
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -112,7 +112,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     cls = STATUS_TYPES.get(gstatus or "") or error_class_for_status(status, _OVERRIDES)
     if _reasons(error) & _AUTH_REASONS:
         cls = AuthenticationError
-    text = message or (body[:200].decode("utf-8", "replace").strip() if body else "")
+    text = message or body_excerpt(body)
     summary = f"gemini {status} {gstatus or 'error'}: {text}".rstrip(": ")
     delay = retry_delay(error)
     common: dict[str, Any] = {

@@ -18,7 +18,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
-from elelem.shapes.common import header, retry_after, status_error_class
+from elelem.shapes.common import body_excerpt, header, retry_after, status_error_class
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.encoder import encode
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body
@@ -46,7 +46,7 @@ def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> Stre
     code = error.get("code") if isinstance(error.get("code"), str) else None
     kind = error.get("type") if isinstance(error.get("type"), str) else None
     text = error.get("message") if isinstance(error.get("message"), str) else None
-    message = text or (body[:200].decode("utf-8", "replace").strip() if body else "")
+    message = text or body_excerpt(body)
     request_id = header(headers, "x-request-id")
     common: dict[str, Any] = {
         "status": status,
