@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.clients import CLIENTS
-from benchmarks.corpus import ROOT, corpus_root, text_deltas
+from benchmarks.corpus import ROOT, CorpusMissing, corpus_root, text_deltas
 from benchmarks.report import render, results_document, storage_summary
 from benchmarks.server import MODES
 from benchmarks.streams import SHAPES, Stream, build
@@ -275,7 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         _subset(args.modes, MODES, "mode"),
     )
     started = time.monotonic()
-    driver.build_streams()
+    try:
+        driver.build_streams()
+    except CorpusMissing as exc:
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="elelem-bench-") as tmp:
         server = driver.start_server(Path(tmp))
         try:
