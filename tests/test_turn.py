@@ -169,6 +169,33 @@ def kinds(conv: Conversation) -> list[tuple[str, int | None]]:
     return [(e.kind, e.response) for e in conv.events]
 
 
+ANSWER_KINDS = [
+    ("turn-start", None),
+    ("message", None),
+    ("hosted", 1),
+    ("hosted", 1),
+    ("message", 1),
+    ("response", 1),
+]
+"""The log of one turn answered by :func:`web_frames`, as ``kinds`` shows it."""
+
+
+def kept_first_text(conv: Conversation) -> ResponseRecord:
+    """Check the log of a turn interrupted right after the first text delta
+    of :func:`web_frames`: the search, then the cited text so far marked
+    incomplete; return the aborted response's record."""
+    assert kinds(conv) == ANSWER_KINDS
+    (text,) = conv.events[4].body.content
+    assert (text.text, text.complete, text.attributions[0].complete) == (
+        "Everest is the tallest",
+        False,
+        False,
+    )
+    record: ResponseRecord = conv.events[5].body
+    assert (record.finish, record.complete) == ("aborted", False)
+    return record
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> SQLiteStore:
     s = SQLiteStore(tmp_path / "turns.db")
@@ -191,14 +218,7 @@ def test_a_turn_interrupted_mid_stream_keeps_received_text_and_citations_marked_
     conv = asyncio.run(main())
     reloaded = Conversation.open(store, conv.id)
     assert reloaded.events == conv.events
-    assert kinds(reloaded) == [
-        ("turn-start", None),
-        ("message", None),
-        ("hosted", 1),
-        ("hosted", 1),
-        ("message", 1),
-        ("response", 1),
-    ]
+    assert kinds(reloaded) == ANSWER_KINDS
     text = reloaded.events[4].body
     assert text.content == (
         TextBlock(
@@ -259,14 +279,7 @@ def test_each_block_is_committed_as_it_flushes_and_the_turn_returns_its_result(
         {"role": "user", "content": [{"type": "text", "text": "How tall?"}]}
     ]
     assert sent["tools"][0]["type"].startswith("web_search_")
-    assert kinds(conv) == [
-        ("turn-start", None),
-        ("message", None),
-        ("hosted", 1),
-        ("hosted", 1),
-        ("message", 1),
-        ("response", 1),
-    ]
+    assert kinds(conv) == ANSWER_KINDS
     assert conv.events[0].body == TurnStart("user", MODEL)
     assert (result.turn, result.end, result.finish, result.text) == (
         1,
@@ -383,14 +396,7 @@ def test_the_sync_twin_commits_the_same_events(store: SQLiteStore) -> None:
         conv = Conversation.create(store)
         result = conv.send_sync(client, MODEL, "How tall?")
     assert result.text == "Everest is the tallest mountain, 8849 m."
-    assert kinds(conv) == [
-        ("turn-start", None),
-        ("message", None),
-        ("hosted", 1),
-        ("hosted", 1),
-        ("message", 1),
-        ("response", 1),
-    ]
+    assert kinds(conv) == ANSWER_KINDS
     assert Conversation.open(store, conv.id).history() == conv.history()
 
 
@@ -505,22 +511,7 @@ def test_a_cancelled_turn_keeps_what_arrived(store: SQLiteStore) -> None:
                 return conv
 
     conv = asyncio.run(main())
-    assert kinds(conv) == [
-        ("turn-start", None),
-        ("message", None),
-        ("hosted", 1),
-        ("hosted", 1),
-        ("message", 1),
-        ("response", 1),
-    ]
-    (text,) = conv.events[4].body.content
-    assert (text.text, text.complete, text.attributions[0].complete) == (
-        "Everest is the tallest",
-        False,
-        False,
-    )
-    record = conv.events[5].body
-    assert (record.finish, record.complete, record.error) == ("aborted", False, "cancelled")
+    assert kept_first_text(conv).error == "cancelled"
 
 
 def test_a_turn_that_cannot_be_sent_leaves_the_log_untouched(store: SQLiteStore) -> None:

@@ -54,7 +54,7 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
-from elelem.conversation.turn import MAX_CONTINUATIONS, TurnResult
+from elelem.conversation.turn import MAX_CONTINUATIONS, ChunkObserver, TurnResult
 
 DB_NAME = "elelem.db"
 
@@ -118,6 +118,7 @@ __all__ = [
     "MAX_CONTINUATIONS",
     "ORPHAN_RESULT",
     "OVERLAY_KINDS",
+    "ChunkObserver",
     "Compaction",
     "Conversation",
     "ConversationInfo",

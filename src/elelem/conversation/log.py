@@ -44,7 +44,7 @@ from elelem.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from elelem.conversation.turn import TurnResult
+    from elelem.conversation.turn import ChunkObserver, TurnResult
 
 
 class Conversation:
@@ -252,21 +252,39 @@ class Conversation:
     # -- turns ---------------------------------------------------------------------
 
     async def send(
-        self, client: Any, model: str, user_input: str | None, **kwargs: Any
+        self,
+        client: Any,
+        model: str,
+        user_input: str | Message | None,
+        *,
+        on_chunk: ChunkObserver | None = None,
+        **kwargs: Any,
     ) -> TurnResult:
         """Run one turn through ``client`` (an :class:`elelem.Client`): see
-        :func:`elelem.conversation.turn.send`."""
+        :func:`elelem.conversation.turn.send`.
+
+        ``on_chunk(chunk, committed)`` (sync or async) sees every chunk of the
+        turn once what it committed is stored, to show the answer live; an
+        exception it raises interrupts the turn (what arrived is kept) and
+        propagates."""
         from elelem.conversation.turn import send
 
-        return await send(self, client, model, user_input, **kwargs)
+        return await send(self, client, model, user_input, on_chunk=on_chunk, **kwargs)
 
     def send_sync(
-        self, client: Any, model: str, user_input: str | None, **kwargs: Any
+        self,
+        client: Any,
+        model: str,
+        user_input: str | Message | None,
+        *,
+        on_chunk: ChunkObserver | None = None,
+        **kwargs: Any,
     ) -> TurnResult:
-        """The synchronous twin of :meth:`send`, for an :class:`elelem.SyncClient`."""
+        """The synchronous twin of :meth:`send`, for an :class:`elelem.SyncClient`;
+        ``on_chunk`` must be synchronous here."""
         from elelem.conversation.turn import send_sync
 
-        return send_sync(self, client, model, user_input, **kwargs)
+        return send_sync(self, client, model, user_input, on_chunk=on_chunk, **kwargs)
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, events={len(self._events)}, turn={self._turn})"

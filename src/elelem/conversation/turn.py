@@ -16,16 +16,28 @@ events:
    the repairs it names as overlays, and the request again (each repair at
    most once).
 
-An interruption (a transport error, a cancellation, Ctrl-C) commits what
-:meth:`~elelem.stream.Assembler.partial` keeps — open text and reasoning
-marked incomplete, citations received so far — and a response record with
-finish ``aborted`` and ``complete`` False, then re-raises: nothing is
-swallowed.  The turn's state stays readable from the log
-(:meth:`Conversation.turns`).
+An ``on_chunk`` observer sees every chunk of every response of the turn
+(continuations and recovery retries included) with the parts that chunk
+committed, *after* those parts are in the log: what it is shown is stored
+(the response record follows the last chunk).  It is how a caller renders
+the answer live.  :func:`send` also accepts an async observer (one returning
+an awaitable, awaited before the next chunk is read); :func:`send_sync` takes
+synchronous observers only.  An exception an observer raises is an
+interruption like any other (below): it propagates unchanged and is never
+taken for a recoverable provider error.
+
+An interruption (a transport error, a cancellation, Ctrl-C, an observer's
+exception) commits what :meth:`~elelem.stream.Assembler.partial` keeps —
+open text and reasoning marked incomplete, citations received so far, and
+anything already read from the network that an observer was not shown yet —
+and a response record with finish ``aborted`` and ``complete`` False, then
+re-raises: nothing is swallowed.  The turn's state stays readable from the
+log (:meth:`Conversation.turns`).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +67,11 @@ MAX_CONTINUATIONS = 8
 """Default bound on automatic continuations of a paused turn."""
 
 ERROR_TEXT_LIMIT = 500
+
+ChunkObserver = Callable[[Chunk, tuple[Part, ...]], object]
+"""An ``on_chunk`` observer of a turn: called with each chunk and the blocks and
+hosted transitions it committed (usually none), once they are stored.  Its
+result is ignored, except that :func:`send` awaits an awaitable one."""
 
 
 class TurnResult(msgspec.Struct, frozen=True):
@@ -216,6 +233,9 @@ class _Turn:
         self.recover = recover
         self.repaired: set[str] = set()
         self.projection: Projection | None = None
+        # True while the caller's observer runs: an exception then is the
+        # observer's, never a provider error to recover from.
+        self.observing = False
         turn = conv.turn + 1
         self.turn = turn
         # A conversation keeps its system prompt: None means the latest one
@@ -254,6 +274,8 @@ class _Turn:
         """Record an interrupted response; True when the error is recoverable
         and its repairs went into the log as overlays (then retry)."""
         recorder.interrupt(partial, exc, request_id, request_dropped)
+        if self.observing:
+            return False
         if not (self.recover and isinstance(exc, RecoverableError) and exc.patches):
             return False
         assert self.projection is not None
@@ -303,6 +325,7 @@ async def send(
     trigger: str | None = None,
     max_continuations: int = MAX_CONTINUATIONS,
     recover: bool = True,
+    on_chunk: ChunkObserver | None = None,
 ) -> TurnResult:
     """Run one turn: append the user input (None continues without one),
     stream the answer into the log block by block, continue a paused
@@ -316,8 +339,13 @@ async def send(
     request is sent again; each repair is made at most once, and a patch that
     names nothing in the log is not guessed at: the error propagates.
 
+    ``on_chunk`` (sync or async) sees each chunk of each response once what
+    it committed is stored; an exception from it ends the turn as an
+    interruption does and propagates.
+
     Errors propagate (typed :class:`~elelem.errors.StreamError`\\ s from the
-    client) after what arrived is committed, marked incomplete.
+    client, or the observer's own) after what arrived is committed, marked
+    incomplete.
     """
     request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
                "options": options, "timeouts": timeouts}  # fmt: skip
@@ -340,6 +368,12 @@ async def send(
             async with stream:
                 async for chunk, committed in stream.with_commits():
                     recorder.on_chunk(chunk, committed)
+                    if on_chunk is not None:
+                        turn.observing = True
+                        seen = on_chunk(chunk, committed)
+                        if inspect.isawaitable(seen):
+                            await seen
+                        turn.observing = False
             result = stream.assembler.result()
         except StoreError:
             raise  # the log itself failed: there is nowhere to record anything
@@ -366,8 +400,17 @@ def send_sync(
     trigger: str | None = None,
     max_continuations: int = MAX_CONTINUATIONS,
     recover: bool = True,
+    on_chunk: ChunkObserver | None = None,
 ) -> TurnResult:
-    """The blocking twin of :func:`send`, over a :class:`elelem.SyncClient`."""
+    """The blocking twin of :func:`send`, over a :class:`elelem.SyncClient`.
+
+    ``on_chunk`` must be synchronous: it runs in the calling thread, where
+    there is no event loop to await on.  An ``async def`` observer is refused
+    with :class:`TypeError` before anything is stored; an observer that
+    returns an awaitable anyway ends the turn with that :class:`TypeError`.
+    """
+    if on_chunk is not None and inspect.iscoroutinefunction(on_chunk):
+        raise TypeError("send_sync needs a synchronous on_chunk; use send for an async one")
     request = {"system": system, "tools": tools, "hosted_tools": hosted_tools,
                "options": options, "timeouts": timeouts}  # fmt: skip
     under = client.client
@@ -390,6 +433,10 @@ def send_sync(
             with stream:
                 for chunk, committed in stream.with_commits():
                     recorder.on_chunk(chunk, committed)
+                    if on_chunk is not None:
+                        turn.observing = True
+                        _not_awaitable(on_chunk(chunk, committed))
+                        turn.observing = False
             result = inner.assembler.result()
         except StoreError:
             raise  # the log itself failed: there is nowhere to record anything
@@ -402,4 +449,11 @@ def send_sync(
             return outcome
 
 
-__all__ = ["MAX_CONTINUATIONS", "TurnResult", "send", "send_sync"]
+def _not_awaitable(seen: object) -> None:
+    if inspect.isawaitable(seen):
+        if inspect.iscoroutine(seen):
+            seen.close()  # never awaited: close it rather than leak a warning
+        raise TypeError("send_sync needs a synchronous on_chunk; it returned an awaitable")
+
+
+__all__ = ["MAX_CONTINUATIONS", "ChunkObserver", "TurnResult", "send", "send_sync"]
