@@ -246,7 +246,7 @@ def _openai_chat() -> Sample:
         error_bodies=OPENAI_ERROR_BODIES,
         # Compatible servers (and proxies) do send 529 for overload.
         status_types={429: RateLimitError, 500: ServerError, 529: OverloadedError},
-        malformed_retryable=False,
+        malformed_retryable=True,
     )
 
 

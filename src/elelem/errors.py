@@ -217,7 +217,13 @@ class IncompleteStreamError(TransportError):
 
 
 class MalformedStreamError(StreamError):
-    """The provider sent a frame that could not be parsed."""
+    """The provider sent a frame that could not be parsed.
+
+    One rule for every shape: bytes that are not UTF-8 or a frame that is not
+    JSON were cut or corrupted on the way, so a retry may succeed (retryable);
+    well-formed JSON that breaks the shape's protocol will come the same way
+    again (shapes raise it with ``retryable=False``).
+    """
 
     kind = "malformed-stream"
     default_retryable = True

@@ -22,7 +22,6 @@ contract:
 
 from __future__ import annotations
 
-import email.utils
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
@@ -33,7 +32,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from elelem import codec
+from elelem import codec, errors
 from elelem.errors import (
     MAX_ERROR_BODY,
     ConfigError,
@@ -84,27 +83,9 @@ class Timeouts:
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an
-    HTTP date), or None when absent or unreadable."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw_ms = lowered.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass  # fall back to retry-after below
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass  # not a number: try the HTTP-date form
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    HTTP date, read against ``now``, default the local clock), or None when
+    absent or unreadable.  The one parser lives in :mod:`elelem.errors`."""
+    return errors.parse_retry_after(headers, time.time() if now is None else now)
 
 
 class ResponseStream:

@@ -252,7 +252,10 @@ class ChatParser:
             if event == "error":
                 # A plain-text error event is still the provider's error, not a bad frame.
                 raise error_from_object({"error": {"message": data}}, data.encode()) from None
-            raise _malformed(f"frame {self._frames} is not JSON ({len(data)} characters)") from None
+            # Text that is not JSON was cut or corrupted on the way: a retry may succeed.
+            raise MalformedStreamError(
+                f"frame {self._frames} is not JSON ({len(data)} characters)", body=data.encode()
+            ) from None
         if not isinstance(obj, dict):
             raise _malformed(f"frame {self._frames} is a JSON {type(obj).__name__}, not an object")
         if event == "error" or (obj.get("error") and not obj.get("choices")):

@@ -88,7 +88,8 @@ _PROGRESS_PREFIXES = (
 
 
 def _malformed(message: str) -> MalformedStreamError:
-    return MalformedStreamError(f"OpenAI Responses stream: {message}")
+    # A well-formed frame the server got wrong will come the same way again.
+    return MalformedStreamError(f"OpenAI Responses stream: {message}", retryable=False)
 
 
 class _Part:
@@ -182,7 +183,11 @@ class ResponsesParser:
         try:
             obj = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
-            raise _malformed(f"frame {event or '(unnamed)'!r} is not JSON: {exc}") from None
+            # Text that is not JSON was cut or corrupted on the way: a retry may succeed.
+            raise MalformedStreamError(
+                f"OpenAI Responses stream: frame {event or '(unnamed)'!r} is not JSON: {exc}",
+                body=data.encode(),
+            ) from None
         if not isinstance(obj, dict):
             raise _malformed(f"frame {event or '(unnamed)'!r} is not a JSON object")
         return self.event(obj, event)
