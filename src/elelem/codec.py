@@ -11,7 +11,10 @@ naming the path of the bad field.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar, overload
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, Union, overload
 
 import msgspec
 
@@ -19,7 +22,7 @@ from elelem.errors import AttributionRangeError, DecodeError, PayloadError
 from elelem.vocabulary.activity import HostedActivity
 from elelem.vocabulary.blocks import Block, UnknownBlock
 from elelem.vocabulary.message import Part
-from elelem.vocabulary.registry import block_type
+from elelem.vocabulary.registry import block_type, block_types, block_types_generation
 
 T = TypeVar("T")
 
@@ -55,7 +58,9 @@ _BLOCK_MARKER: object = Block
 _PART_MARKER: object = Part
 
 
-def _dec_hook(typ: type, obj: Any) -> Any:
+def dec_hook(typ: type, obj: Any) -> Any:
+    """The msgspec ``dec_hook`` of every vocabulary decoder: blocks and
+    hosted transitions through the registry, unknown tags as UnknownBlock."""
     if typ is _BLOCK_MARKER:
         return _decode_block(obj, allow_hosted=False)
     if typ is _PART_MARKER:
@@ -78,7 +83,7 @@ def _join(outer: str, inner: str) -> str:
 
 def _convert(obj: Any, typ: type[T]) -> T:
     try:
-        return msgspec.convert(obj, typ, dec_hook=_dec_hook)
+        return msgspec.convert(obj, typ, dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
         raise _as_decode_error(exc) from None
 
@@ -100,12 +105,208 @@ def _as_decode_error(exc: msgspec.ValidationError) -> DecodeError:
 
 
 _encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
-_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
 
 
 def dumps(value: object) -> bytes:
     """Encode any vocabulary value (or JSON made of them) as canonical JSON bytes."""
     return _encoder.encode(value)
+
+
+# -- the fast path of decoding --------------------------------------------------
+#
+# Through the markers, every block costs a Python call, a decode to builtins
+# and a ``msgspec.convert``.  Where the requested type holds a marker, a second
+# decoder types it as a tagged union of the block classes registered now, so
+# msgspec builds the blocks itself.  A value that does not fit (a tag nobody
+# registered, or any error) is decoded again by the general path, which alone
+# decides the result and the errors; what the fast path returns is what the
+# general path would.  A registration makes the union stale: the decoders are
+# rebuilt when the registry's generation moves.
+
+Restore = Callable[[Any], Any]
+"""Turns a value decoded as a fast form back into the requested type."""
+
+_UNION_ORIGINS = (Union, types.UnionType)
+# Typing forms built at run time (mypy checks written types only).
+_UNION: Any = Union
+_ANNOTATED: Any = Annotated
+_DICT: Any = dict
+_SEQUENCES: dict[Any, Any] = {tuple: tuple, list: list, set: set, frozenset: frozenset}
+
+
+def _unions() -> tuple[Any, Any]:
+    # array_like structs cannot share a union with object-shaped ones; such a
+    # block decodes through the general path instead.
+    classes = tuple(c for c in block_types() if not c.__struct_config__.array_like)
+    return _UNION[classes], _UNION[(*classes, HostedActivity)]
+
+
+def fast_type(typ: Any) -> tuple[Any, Restore | None]:
+    """``typ`` with its Block/Part markers typed as the registered block
+    classes, and the :data:`Restore` back to ``typ`` (None when the decoded
+    value already is one).  ``(typ, None)`` when ``typ`` holds no marker.
+
+    The union members are the registered classes themselves; only structs
+    holding a marker get a stand-in struct, rebuilt into ``typ`` by the restore.
+    """
+    block, part = _unions()
+    return _fast_form(typ, block, part, set())
+
+
+def _fast_form(typ: Any, block: Any, part: Any, seen: set[Any]) -> tuple[Any, Restore | None]:
+    if typ is _BLOCK_MARKER:
+        return block, None
+    if typ is _PART_MARKER:
+        return part, None
+    if isinstance(typ, type) and issubclass(typ, msgspec.Struct):
+        return _fast_struct(typ, block, part, seen)
+    origin = typing.get_origin(typ)
+    args = typing.get_args(typ)
+    if origin is None or not args:
+        return typ, None
+    if origin is Annotated:
+        inner, restore = _fast_form(args[0], block, part, seen)
+        if inner is args[0]:
+            return typ, None
+        return _ANNOTATED[(inner, *typ.__metadata__)], restore
+    forms = [_fast_form(a, block, part, seen) for a in args]
+    if all(f is a for (f, _), a in zip(forms, args, strict=True)):
+        return typ, None
+    if origin in _UNION_ORIGINS:
+        return _fast_union(typ, forms)
+    if origin in _SEQUENCES:
+        return _fast_sequence(typ, origin, args, forms)
+    if origin is dict and forms[0][0] is args[0]:
+        value = forms[1][1]
+        fast = _DICT[args[0], forms[1][0]]
+        if value is None:
+            return fast, None
+        return fast, lambda v: {k: value(x) for k, x in v.items()}
+    # A form this does not know keeps its markers: the hook decodes them.
+    return typ, None
+
+
+def _fast_union(typ: Any, forms: list[tuple[Any, Restore | None]]) -> tuple[Any, Restore | None]:
+    fast = _UNION[tuple(f for f, _ in forms)]
+    by_class: dict[type, Restore] = {}
+    for f, restore in forms:
+        if restore is None:
+            continue
+        runtime = typing.get_origin(f) or f
+        if not isinstance(runtime, type) or runtime in by_class:
+            return typ, None
+        by_class[runtime] = restore
+    if not by_class:
+        return fast, None
+
+    def restore_union(v: Any) -> Any:
+        restore = by_class.get(type(v))
+        return v if restore is None else restore(v)
+
+    return fast, restore_union
+
+
+def _fast_sequence(
+    typ: Any,
+    origin: Any,
+    args: tuple[Any, ...],
+    forms: list[tuple[Any, Restore | None]],
+) -> tuple[Any, Restore | None]:
+    fast = origin[tuple(f for f, _ in forms)]
+    restores = [r for _, r in forms]
+    if all(r is None for r in restores):
+        return fast, None
+    build = _SEQUENCES[origin]
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        each = [r or (lambda x: x) for r in restores]
+        return fast, lambda v: tuple(r(x) for r, x in zip(each, v, strict=True))
+    one = restores[0]
+    assert one is not None
+    return fast, lambda v: build(one(x) for x in v)
+
+
+def _fast_struct(
+    typ: type[msgspec.Struct], block: Any, part: Any, seen: set[Any]
+) -> tuple[Any, Restore | None]:
+    if typ in seen:
+        # A recursive struct keeps its own type inside itself (hook path there).
+        return typ, None
+    seen.add(typ)
+    try:
+        fields = msgspec.structs.fields(typ)
+        forms = [_fast_form(f.type, block, part, seen) for f in fields]
+    finally:
+        seen.discard(typ)
+    if all(fast is f.type for (fast, _), f in zip(forms, fields, strict=True)):
+        return typ, None
+    config = typ.__struct_config__
+    spec = []
+    for f, (fast, _) in zip(fields, forms, strict=True):
+        if f.default is not msgspec.NODEFAULT:
+            default = msgspec.field(default=f.default, name=f.encode_name)
+        elif f.default_factory is not msgspec.NODEFAULT:
+            default = msgspec.field(default_factory=f.default_factory, name=f.encode_name)
+        else:
+            default = msgspec.field(name=f.encode_name)
+        spec.append((f.name, fast, default))
+    try:
+        mirror = msgspec.defstruct(
+            f"_Fast{typ.__name__}",
+            spec,
+            module=__name__,
+            tag_field=config.tag_field,
+            tag=config.tag,
+            forbid_unknown_fields=config.forbid_unknown_fields,
+            array_like=config.array_like,
+            gc=False,
+        )
+    except TypeError:
+        # msgspec refuses the stand-in (an unusual default or config): the
+        # whole value takes the general path.
+        return typ, None
+    names = tuple(f.name for f in fields)
+    changed = [(i, r) for i, (_, r) in enumerate(forms) if r is not None]
+    astuple = msgspec.structs.astuple
+    if tuple(getattr(typ, "__match_args__", ())) != names:
+
+        def restore(v: Any) -> Any:
+            values = list(astuple(v))
+            for i, r in changed:
+                values[i] = r(values[i])
+            return typ(**dict(zip(names, values, strict=True)))
+
+    elif changed:
+
+        def restore(v: Any) -> Any:
+            values = list(astuple(v))
+            for i, r in changed:
+                values[i] = r(values[i])
+            return typ(*values)
+
+    else:
+        # The common case (a message: its blocks are already the real classes).
+        def restore(v: Any) -> Any:
+            return typ(*astuple(v))
+
+    return mirror, restore
+
+
+class _Decoders:
+    """The decoders of one requested type: the general one (markers through
+    the hook) and, when the type holds a marker, the fast one."""
+
+    __slots__ = ("fast", "general", "generation", "restore")
+
+    def __init__(self, typ: Any) -> None:
+        self.generation = block_types_generation()
+        self.general: msgspec.json.Decoder[Any] = msgspec.json.Decoder(typ, dec_hook=dec_hook)
+        fast, self.restore = fast_type(typ)
+        self.fast: msgspec.json.Decoder[Any] | None = (
+            None if fast is typ else msgspec.json.Decoder(fast, dec_hook=dec_hook)
+        )
+
+
+_decoders: dict[Any, _Decoders] = {}
 
 
 @overload
@@ -118,16 +319,44 @@ def loads(data: bytes | str, type: Any) -> Any:
     Raises :class:`DecodeError` naming the path of the first bad field, or the
     position of a JSON syntax error.
     """
-    decoder = _decoders.get(type)
-    if decoder is None:
-        decoder = msgspec.json.Decoder(type, dec_hook=_dec_hook)
-        _decoders[type] = decoder
+    decoders = _decoders.get(type)
+    if decoders is None or decoders.generation != block_types_generation():
+        decoders = _decoders[type] = _Decoders(type)
+    if decoders.fast is not None:
+        value = _fast_loads(decoders, data)
+        if value is not _MISS:
+            return value
+    return _general(decoders.general, data)
+
+
+_MISS: Any = object()
+
+
+def _fast_loads(decoders: _Decoders, data: bytes | str) -> Any:
+    assert decoders.fast is not None
+    try:
+        value = decoders.fast.decode(data)
+        return value if decoders.restore is None else decoders.restore(value)
+    except Exception:  # noqa: BLE001 - not lost: the general path decides, errors included
+        return _MISS
+
+
+def _general(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any:
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise _as_decode_error(exc) from None
     except msgspec.DecodeError as exc:
         raise DecodeError(f"malformed JSON: {exc}") from None
+
+
+def general_loads(data: bytes | str, type: Any) -> Any:
+    """:func:`loads` through the general path only (every marker through the
+    registry hook): the reference the fast path is checked against."""
+    decoders = _decoders.get(type)
+    if decoders is None or decoders.generation != block_types_generation():
+        decoders = _decoders[type] = _Decoders(type)
+    return _general(decoders.general, data)
 
 
 def to_builtins(value: object) -> Any:
@@ -140,4 +369,12 @@ def from_builtins(obj: Any, type: type[T]) -> T:
     return _convert(obj, type)
 
 
-__all__ = ["dumps", "from_builtins", "loads", "to_builtins"]
+__all__ = [
+    "Restore",
+    "dumps",
+    "fast_type",
+    "from_builtins",
+    "general_loads",
+    "loads",
+    "to_builtins",
+]

@@ -13,6 +13,7 @@ those bytes are what the store keeps and what export writes.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeAlias, Union
 
 import msgspec
@@ -31,7 +32,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     Usage,
 )
-from elelem.vocabulary.registry import block_tags, block_type
+from elelem.vocabulary.registry import block_types_generation
 
 # -- bodies -----------------------------------------------------------------
 
@@ -100,7 +101,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     request: EventId | None = None
 
 
-class Compaction(msgspec.Struct, frozen=True):
+class Compaction(msgspec.Struct, frozen=True, gc=False):
     """Overlay: the messages of turns ``first_turn..last_turn`` (inclusive) are
     replaced, in projections, by one ``context:compaction`` user message
     holding ``summary``."""
@@ -110,7 +111,7 @@ class Compaction(msgspec.Struct, frozen=True):
     summary: str
 
 
-class StripReasoning(msgspec.Struct, frozen=True):
+class StripReasoning(msgspec.Struct, frozen=True, gc=False):
     """Overlay: reasoning blocks of turns ``first_turn..last_turn`` (None: to
     the end) are left out of projections; ``provider`` limits it to reasoning
     one provider produced."""
@@ -121,7 +122,7 @@ class StripReasoning(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
-class StripSignature(msgspec.Struct, frozen=True):
+class StripSignature(msgspec.Struct, frozen=True, gc=False):
     """Overlay: payloads of ``format`` are removed from block ``block`` of the
     message event ``event`` (the repair a recoverable invalid-signature error
     asks for)."""
@@ -132,7 +133,7 @@ class StripSignature(msgspec.Struct, frozen=True):
     reason: str = ""
 
 
-class Repair(msgspec.Struct, frozen=True):
+class Repair(msgspec.Struct, frozen=True, gc=False):
     """Overlay: the content of message event ``event`` reads as ``content`` in
     projections (empty content leaves the event out)."""
 
@@ -169,6 +170,7 @@ def register_event_kind(kind: str, body: type[msgspec.Struct]) -> None:
     Registering the same pair again is a no-op; another type for a taken kind
     is an :class:`EventError`.
     """
+    global _kinds_generation
     if not isinstance(kind, str) or not kind:
         raise EventError("an event kind must be a non-empty string")
     if not (isinstance(body, type) and issubclass(body, msgspec.Struct)):
@@ -177,8 +179,10 @@ def register_event_kind(kind: str, body: type[msgspec.Struct]) -> None:
         existing = _kinds.get(kind)
         if existing is not None and existing is not body:
             raise EventError(f"event kind {kind!r} is already registered to {existing.__name__}")
-        _kinds[kind] = body
-        _kind_of[body] = kind
+        if existing is None:
+            _kinds[kind] = body
+            _kind_of[body] = kind
+            _kinds_generation += 1
 
 
 def event_kinds() -> tuple[str, ...]:
@@ -280,83 +284,102 @@ def encode_event(event: Event) -> bytes:
 
 # -- the fast path of decoding ---------------------------------------------------
 #
-# Decoding a body through the codec routes every block through a Python hook
-# (blocks are an open set).  Loading a long log is dominated by that, so known
-# kinds first try ONE msgspec pass over the whole event with blocks typed as a
-# tagged union of the registered block classes; anything that does not fit (an
-# unknown block, a kind registered later) falls back to the general path, so
-# the result is the same either way.
-
-_KIND = b'"kind":"'
-
-
-def _fast_decoders() -> dict[bytes, tuple[msgspec.json.Decoder[Any], Any]]:
-    classes = [block_type(tag) for tag in block_tags()]
-    union: Any = Union[tuple(c for c in classes if c is not None)]  # noqa: UP007
-
-    fast_message = msgspec.defstruct(
-        "_FastMessageBody",
-        [
-            ("role", Role),
-            ("content", tuple[union, ...]),
-            ("source", str, ""),
-            ("provider", str | None, None),
-            ("model", str | None, None),
-        ],
-        frozen=True,
-        gc=False,
-    )
-
-    def envelope(name: str, body: Any) -> Any:
-        fields = [
-            ("id", str),
-            ("seq", int),
-            ("at", str),
-            ("turn", int),
-            ("response", int | None),
-            ("kind", str),
-            ("body", body),
-        ]
-        return msgspec.json.Decoder(msgspec.defstruct(name, fields, frozen=True, gc=False))
-
-    def as_message(b: Any) -> MessageBody:
-        return MessageBody(b.role, b.content, b.source, b.provider, b.model)
-
-    out: dict[bytes, tuple[msgspec.json.Decoder[Any], Any]] = {
-        b"message": (envelope("_FastMessageEvent", fast_message), as_message)
-    }
-    for kind, typ in (
-        ("turn-start", TurnStart),
-        ("hosted", HostedBody),
-        ("response", ResponseRecord),
-    ):
-        out[kind.encode()] = (envelope(f"_Fast{typ.__name__}Event", typ), None)
-    return out
+# Loading a long log is decoding.  Each registered kind gets an envelope struct
+# tagged by ``kind`` whose body is the codec's fast form of the kind's body
+# type (blocks typed as the registered block classes), and one msgspec pass
+# decodes a whole event, the kind found by msgspec itself.  An event that does
+# not fit (a kind or block tag nobody registered, or any error) goes through
+# the general path of :func:`decode_event`, which alone decides the result and
+# the errors; so the result is the same either way.
 
 
-_fast: dict[bytes, tuple[msgspec.json.Decoder[Any], Any]] = {}
+class _FastEvents:
+    """The one-pass decoders of every registered kind, for one generation of
+    the block and event-kind registries."""
+
+    __slots__ = ("generation", "one", "restores")
+
+    def __init__(self, generation: tuple[int, int]) -> None:
+        self.generation = generation
+        # kind, body restore (None: the decoded body is already the body type)
+        self.restores: dict[type, tuple[str, codec.Restore | None]] = {}
+        envelopes = []
+        for kind, typ in list(_kinds.items()):
+            body, restore = codec.fast_type(typ)
+            envelope = msgspec.defstruct(
+                "_FastEvent",
+                [
+                    ("id", str),
+                    ("seq", int),
+                    ("at", str),
+                    ("turn", int),
+                    ("response", int | None),
+                    ("body", body),
+                ],
+                module=__name__,
+                tag_field="kind",
+                tag=kind,
+                frozen=True,
+                gc=False,
+            )
+            envelopes.append(envelope)
+            self.restores[envelope] = (kind, restore)
+        self.one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+            Union[tuple(envelopes)],  # noqa: UP007
+            dec_hook=codec.dec_hook,
+        )
+
+
+_kinds_generation = 0
+_fast: _FastEvents | None = None
+
+
+def _fast_events() -> _FastEvents:
+    global _fast
+    generation = (block_types_generation(), _kinds_generation)
+    fast = _fast
+    if fast is None or fast.generation != generation:
+        fast = _fast = _FastEvents(generation)
+    return fast
 
 
 def decode_fast(data: bytes) -> Event | None:
     """The event in ``data`` when the one-pass decoder fits it, else None
     (then :func:`decode_event` decides, errors included)."""
-    at = data.find(_KIND)
-    if at < 0:
-        return None
-    start = at + len(_KIND)
-    end = data.find(b'"', start)
-    if not _fast:
-        _fast.update(_fast_decoders())
-    entry = _fast.get(data[start:end])
-    if entry is None:
-        return None
-    decoder, convert = entry
+    fast = _fast_events()
     try:
-        e = decoder.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+        e = fast.one.decode(data)
+        kind, restore = fast.restores[type(e)]
+        body = e.body if restore is None else restore(e.body)
+    except Exception:  # noqa: BLE001 - not lost: decode_event's general path decides
         return None
-    body = e.body if convert is None else convert(e.body)
-    return Event(e.id, e.seq, e.at, e.turn, e.response, e.kind, body)
+    return Event(e.id, e.seq, e.at, e.turn, e.response, kind, body)
+
+
+def decode_events(rows: Iterable[Sequence[bytes]]) -> list[Event]:
+    """Decode the first column of each row (canonical event bytes) as
+    :func:`decode_event` does; the store's load, so its loop is written out."""
+    fast = _fast_events()
+    one = fast.one.decode
+    restores = fast.restores
+    events: list[Event] = []
+    append = events.append
+    for row in rows:
+        data = row[0]
+        try:
+            e = one(data)
+            kind, restore = restores[type(e)]
+            body = e.body if restore is None else restore(e.body)
+        except Exception:  # noqa: BLE001 - not lost: decode_event's general path decides
+            body = _MISS
+        if body is _MISS:
+            append(decode_event(data))
+        else:
+            append(Event(e.id, e.seq, e.at, e.turn, e.response, kind, body))
+    return events
+
+
+_MISS: Any = object()
 
 
 def decode_event(data: bytes | str) -> Event:
@@ -365,6 +388,7 @@ def decode_event(data: bytes | str) -> Event:
     Raises :class:`~elelem.errors.DecodeError` naming the bad field.
     """
     if isinstance(data, (bytes, memoryview)):
+        # Text takes the general path only, so the two can be compared.
         fast = decode_fast(bytes(data) if isinstance(data, memoryview) else data)
         if fast is not None:
             return fast
@@ -416,6 +440,7 @@ __all__ = [
     "TurnStart",
     "check_body",
     "decode_event",
+    "decode_events",
     "encode_event",
     "event_kinds",
     "event_text",

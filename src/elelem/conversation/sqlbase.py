@@ -31,7 +31,7 @@ from elelem.conversation.events import (
     Event,
     check_body,
     decode_event,
-    decode_fast,
+    decode_events,
     encode_event,
     event_text,
 )
@@ -343,8 +343,7 @@ class SQLStore(ABC):
                 self._sql("SELECT data FROM events WHERE conv = ? AND seq > ? ORDER BY seq"),
                 (key, after),
             ).fetchall()
-        fast = decode_fast
-        return tuple([fast(r[0]) or decode_event(r[0]) for r in rows])
+        return tuple(decode_events(rows))
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
         """The canonical bytes of every event, in order, exactly as stored."""

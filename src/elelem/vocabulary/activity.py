@@ -18,7 +18,12 @@ _STATES: frozenset[str] = frozenset({"started", *TERMINAL_STATES})
 
 
 class HostedActivity(
-    msgspec.Struct, frozen=True, tag_field="type", tag="hosted", forbid_unknown_fields=True
+    msgspec.Struct,
+    frozen=True,
+    gc=False,
+    tag_field="type",
+    tag="hosted",
+    forbid_unknown_fields=True,
 ):
     """One transition of a hosted activity (web search, web fetch, code execution, …).
 

@@ -8,7 +8,7 @@ from elelem.errors import AttributionRangeError
 from elelem.vocabulary.payload import ProviderPayload
 
 
-class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Source(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """Where a citation points: a URL and a title, each optional.
 
     Document citations (no URL) carry the document title; search citations
@@ -19,7 +19,7 @@ class Source(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     title: str | None = None
 
 
-class Attribution(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Attribution(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """A citation on a text block.
 
     ``excerpt`` is always source-side text (what was quoted from the source).

@@ -25,6 +25,12 @@ def check_json(value: object, path: str = "$") -> str | None:
     if value is None or isinstance(value, (str, bool, int)):
         # Fast path: most payloads (signatures, ids) are one string.
         return None
+    if _plain(value, _PLAIN_DEPTH):
+        return None
+    return _walk(value, path)
+
+
+def _walk(value: object, path: str) -> str | None:
     # Iterative depth-first walk; ``active`` holds the containers on the
     # current path so a cycle is caught while shared sub-objects (a DAG) pass.
     active: set[int] = set()
@@ -55,6 +61,42 @@ def check_json(value: object, path: str = "$") -> str | None:
             continue
         return where
     return None
+
+
+# Every decoded payload, input and usage passes check_json, so the common case
+# (exact JSON types, not deep) is proved by a walk that builds no paths; it
+# says nothing about anything else (a subclass, a non-finite float, a deeper
+# or cyclic value), which the walk above then examines, reporting the path.
+_PLAIN_DEPTH = 64
+
+
+def _plain(value: object, depth: int) -> bool:
+    t = type(value)
+    if t is dict:
+        items: Any = value.values()  # type: ignore[attr-defined]
+        for k in value:  # type: ignore[attr-defined]
+            if type(k) is not str:
+                return False
+    elif t is list or t is tuple:
+        items = value
+    else:
+        return _plain_leaf(value)
+    if depth == 0:
+        return False
+    for item in items:
+        ti = type(item)
+        if ti is str or ti is int or ti is bool or item is None:
+            continue
+        if not _plain(item, depth - 1):
+            return False
+    return True
+
+
+def _plain_leaf(value: object) -> bool:
+    t = type(value)
+    if t is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return value is None or t is str or t is int or t is bool
 
 
 __all__ = ["JSONValue", "check_json"]

@@ -29,7 +29,7 @@ else:
         Run-time marker that routes decoding through the registry."""
 
 
-class Message(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Message(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """One message of a conversation.
 
     ``content`` keeps blocks and hosted-activity transitions in the order the

@@ -11,7 +11,7 @@ from elelem.vocabulary.json import JSONValue, check_json
 _encode = msgspec.json.encode
 
 
-class ProviderPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ProviderPayload(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """Opaque native data for exact replay to the provider that produced it.
 
     ``provider`` and ``format`` identify the data (``anthropic`` /

@@ -23,6 +23,9 @@ _lock = threading.Lock()
 _block_types: dict[str, type[msgspec.Struct]] = {}
 _plugins_loaded = False
 _plugins_ran: set[tuple[str, str, str]] = set()
+# Bumped by every registration that changes the block types: decoders built
+# from the registry (the codec's fast path) compare it to know they are stale.
+_generation = 0
 
 
 def _tag_of(cls: type[msgspec.Struct]) -> object:
@@ -50,11 +53,14 @@ def register_block_type(tag: str, cls: type[msgspec.Struct]) -> None:
         )
     if not config.frozen:
         raise RegistryError(f"block type {cls.__name__} must be frozen")
+    global _generation
     with _lock:
         existing = _block_types.get(tag)
         if existing is not None and existing is not cls:
             raise RegistryError(f"block tag {tag!r} is already registered to {existing.__name__}")
-        _block_types[tag] = cls
+        if existing is None:
+            _block_types[tag] = cls
+            _generation += 1
 
 
 def block_type(tag: str) -> type[msgspec.Struct] | None:
@@ -74,6 +80,17 @@ def is_reserved_tag(tag: str) -> bool:
 def block_tags() -> tuple[str, ...]:
     """Every registered block tag."""
     return tuple(_block_types)
+
+
+def block_types() -> tuple[type[msgspec.Struct], ...]:
+    """Every registered block class, in registration order."""
+    return tuple(_block_types.values())
+
+
+def block_types_generation() -> int:
+    """A number that changes whenever a block type is registered; whatever is
+    built from :func:`block_types` is current while it is unchanged."""
+    return _generation
 
 
 class OpenSet:
@@ -170,6 +187,8 @@ __all__ = [
     "OpenSet",
     "block_tags",
     "block_type",
+    "block_types",
+    "block_types_generation",
     "is_reserved_tag",
     "load_plugins",
     "register_block_type",

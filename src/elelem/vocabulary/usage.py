@@ -8,7 +8,7 @@ from elelem.errors import DecodeError
 from elelem.vocabulary.json import JSONValue, check_json
 
 
-class Usage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     """Token and hosted-activity counters of one provider response.
 
     Counts are disjoint: ``input`` excludes ``cache_read`` and ``cache_write``;
