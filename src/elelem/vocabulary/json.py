@@ -73,27 +73,27 @@ _PLAIN_DEPTH = 64
 def _plain(value: object, depth: int) -> bool:
     t = type(value)
     if t is dict:
-        items: Any = value.values()  # type: ignore[attr-defined]
-        for k in value:  # type: ignore[attr-defined]
+        if depth == 0:
+            return False
+        for k, item in value.items():  # type: ignore[attr-defined]
             if type(k) is not str:
                 return False
-    elif t is list or t is tuple:
-        items = value
-    else:
-        return _plain_leaf(value)
-    if depth == 0:
-        return False
-    for item in items:
-        ti = type(item)
-        if ti is str or ti is int or ti is bool or item is None:
-            continue
-        if not _plain(item, depth - 1):
+            ti = type(item)
+            if not (
+                ti is str or ti is int or ti is bool or item is None or _plain(item, depth - 1)
+            ):
+                return False
+        return True
+    if t is list or t is tuple:
+        if depth == 0:
             return False
-    return True
-
-
-def _plain_leaf(value: object) -> bool:
-    t = type(value)
+        for item in value:  # type: ignore[attr-defined]
+            ti = type(item)
+            if not (
+                ti is str or ti is int or ti is bool or item is None or _plain(item, depth - 1)
+            ):
+                return False
+        return True
     if t is float:
         return math.isfinite(value)  # type: ignore[arg-type]
     return value is None or t is str or t is int or t is bool
