@@ -360,3 +360,51 @@ def test_vocabulary_values_are_not_tracked_by_the_cycle_collector() -> None:
         Message("user", (TextBlock("t"),)),
     ]
     assert [gc.is_tracked(v) for v in values] == [False] * len(values)
+
+
+# -- a type msgspec cannot decode leaves the general path in charge ------------------
+
+
+class _A(msgspec.Struct):
+    a: int
+
+
+class _B(msgspec.Struct):
+    b: int
+
+
+# msgspec builds no decoder for a union of two untagged structs.
+Undecodable = _A | _B
+
+
+def test_a_block_class_msgspec_cannot_put_in_a_union_leaves_the_general_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = msgspec.defstruct(
+        "BrokenBlock", [("x", Undecodable)], tag_field="type", tag="test-broken", frozen=True
+    )
+    real = codec.block_types()
+    monkeypatch.setattr(codec, "block_types", lambda: (*real, broken))
+    monkeypatch.setattr(codec, "block_types_generation", lambda: -1)
+    message = Message("user", (TextBlock("a"), UnknownBlock({"type": "x-new"})))
+    data = codec.dumps(message)
+    assert codec.loads(data, Message) == message
+    assert codec._decoders[Message].fast is None
+    monkeypatch.undo()
+    assert codec.loads(data, Message) == message
+    assert codec._decoders[Message].fast is not None
+
+
+def test_an_event_kind_msgspec_cannot_decode_leaves_the_other_kinds_fast(tmp_path: Any) -> None:
+    kind = f"test-opaque-{uuid.uuid4().hex[:8]}"
+    register_event_kind(kind, msgspec.defstruct("OpaqueBody", [("x", Undecodable)], frozen=True))
+    store = open_store(tmp_path / "opaque.db")
+    try:
+        cid = store.create().id
+        appended = store.append(cid, [Draft.of(MessageBody("user", (TextBlock("x"),), "user"))])
+        assert store.load(cid) == appended
+    finally:
+        store.close()
+    fast = events_module._fast_events()
+    assert "message" in {k for k, _ in fast.restores.values()}
+    assert kind not in {k for k, _ in fast.restores.values()}

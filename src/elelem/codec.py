@@ -300,10 +300,16 @@ class _Decoders:
     def __init__(self, typ: Any) -> None:
         self.generation = block_types_generation()
         self.general: msgspec.json.Decoder[Any] = msgspec.json.Decoder(typ, dec_hook=dec_hook)
-        fast, self.restore = fast_type(typ)
-        self.fast: msgspec.json.Decoder[Any] | None = (
-            None if fast is typ else msgspec.json.Decoder(fast, dec_hook=dec_hook)
-        )
+        self.fast: msgspec.json.Decoder[Any] | None = None
+        self.restore: Restore | None = None
+        try:
+            fast, restore = fast_type(typ)
+            if fast is not typ:
+                self.fast, self.restore = msgspec.json.Decoder(fast, dec_hook=dec_hook), restore
+        except Exception:  # noqa: BLE001 - not lost: the general decoder (built above) serves
+            # msgspec refuses a stand-in for some plugin's type (a field it
+            # cannot decode, an annotation that does not resolve, …).
+            self.fast = None
 
 
 _decoders: dict[Any, _Decoders] = {}
