@@ -75,8 +75,22 @@ def test_fast_and_general_decoders_agree_on_every_vocabulary_value(
     assert codec.dumps(fast) == codec.dumps(general) == data
 
 
+class Envelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A struct of a caller's own holding parts: renamed, keyword-only fields."""
+
+    first_part: Part | None = None
+    all_parts: tuple[Part, ...]
+    inner: Message | None = None
+
+
 parts = st.lists(blocks | activities, max_size=4)
 forms: list[tuple[Any, Any]] = [
+    (
+        Envelope,
+        lambda ps: Envelope(
+            first_part=ps[0] if ps else None, all_parts=tuple(ps), inner=Message("user", tuple(ps))
+        ),
+    ),
     (list[Part], lambda ps: ps),
     (tuple[Part, ...], tuple),
     (dict[str, Part], lambda ps: {str(i): p for i, p in enumerate(ps)}),

@@ -258,6 +258,9 @@ def _fast_struct(
             tag=config.tag,
             forbid_unknown_fields=config.forbid_unknown_fields,
             array_like=config.array_like,
+            # Never built by hand, only decoded: required fields may follow
+            # optional ones (as a kw_only original's do).
+            kw_only=True,
             gc=False,
         )
     except TypeError:
@@ -315,6 +318,13 @@ class _Decoders:
 _decoders: dict[Any, _Decoders] = {}
 
 
+def _decoders_of(typ: Any) -> _Decoders:
+    decoders = _decoders.get(typ)
+    if decoders is None or decoders.generation != block_types_generation():
+        decoders = _decoders[typ] = _Decoders(typ)
+    return decoders
+
+
 @overload
 def loads(data: bytes | str, type: type[T]) -> T: ...
 @overload
@@ -325,9 +335,7 @@ def loads(data: bytes | str, type: Any) -> Any:
     Raises :class:`DecodeError` naming the path of the first bad field, or the
     position of a JSON syntax error.
     """
-    decoders = _decoders.get(type)
-    if decoders is None or decoders.generation != block_types_generation():
-        decoders = _decoders[type] = _Decoders(type)
+    decoders = _decoders_of(type)
     if decoders.fast is not None:
         value = _fast_loads(decoders, data)
         if value is not _MISS:
@@ -359,10 +367,7 @@ def _general(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any:
 def general_loads(data: bytes | str, type: Any) -> Any:
     """:func:`loads` through the general path only (every marker through the
     registry hook): the reference the fast path is checked against."""
-    decoders = _decoders.get(type)
-    if decoders is None or decoders.generation != block_types_generation():
-        decoders = _decoders[type] = _Decoders(type)
-    return _general(decoders.general, data)
+    return _general(_decoders_of(type).general, data)
 
 
 def to_builtins(value: object) -> Any:
