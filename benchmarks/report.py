@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.clients import CLIENTS
@@ -36,6 +38,21 @@ CLIENT_TITLES = {
     "pydantic_ai_agent": "pydantic-ai agent stream",
     "litellm": "LiteLLM + stream_chunk_builder",
 }
+
+
+def _commit() -> str | None:
+    """The project's git commit (with ``+dirty`` for uncommitted changes), if known."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty=+dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() or None
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -100,6 +117,7 @@ def results_document(
             "runs": plan.runs,
             "deltas_per_stream": plan.events,
             "process_per": "client family (quick)" if plan.grouped else "run",
+            "commit": _commit(),
             "python": platform.python_version(),
             "machine": f"{platform.machine()} {platform.system()}, {os.cpu_count()} cpus",
             "elapsed_s": round(elapsed, 1),
@@ -204,7 +222,7 @@ def render(doc: dict[str, Any]) -> str:
     out.append(
         f"elelem benchmarks ({meta['mode']}: {meta['runs']} run(s), "
         f"{meta['deltas_per_stream']:,} deltas per stream, {meta['machine']}, "
-        f"{meta['elapsed_s']} s)"
+        f"{meta['elapsed_s']} s, commit {meta.get('commit')})"
     )
     for mode in modes:
         out.append(f"\n## {MODE_TITLES.get(mode, mode)}: µs CPU per event (ratio to floor)\n")
