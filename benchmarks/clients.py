@@ -138,7 +138,7 @@ def floor_async(shape: str, base_url: str) -> Runner:
     async def run() -> str:
         out: list[str] = []
         pending = b""
-        async with client.stream("POST", url, json=body, headers={"x-api-key": "b"}) as resp:
+        async with client.stream("POST", url, json=body, headers={"x-api-key": "bench"}) as resp:
             resp.raise_for_status()
             async for chunk in resp.aiter_bytes():
                 pending = _floor_lines(pending, chunk, loads, take, out)
