@@ -4,6 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: install test lint typecheck pytest demo bench bench-quick clean
 
@@ -30,12 +31,16 @@ test: lint typecheck pytest
 demo: $(STAMP)
 	$(BIN)/elelem demo
 
-bench: $(STAMP)
+# The peers (official SDKs, pydantic-ai, LiteLLM) come from the optional bench
+# extra, installed once; the test suite never needs them.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run
 
-bench-quick: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run --quick
 
 clean:
