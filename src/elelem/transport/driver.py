@@ -135,6 +135,9 @@ class ResponseStream:
         self._parser: FrameParser | None = None
         self._decoder: SSEDecoder | NDJSONDecoder | None = None
         self._state = "new"  # new -> open -> eof | finished | failed | closed
+        # Set by final(): nobody observes single chunks, so they go straight
+        # to the assembler instead of through the queue of pairs.
+        self._draining = False
 
     # -- public --------------------------------------------------------------
 
@@ -159,6 +162,18 @@ class ResponseStream:
 
     async def final(self) -> AssembledResponse:
         """Drain the stream and return the assembled response."""
+        self._draining = True
+        pending = self._pending
+        if pending:  # queued before final(): already fed, only the last commit is kept
+            self.last_committed = pending[-1][1]
+            pending.clear()
+        # One await per network read, not per chunk; the terminal states
+        # (errors, end of body, close) are then settled by _next as always.
+        while self._deferred is None and self._state in ("new", "open"):
+            if self._state == "new":
+                await self._guard(self._open())
+            else:
+                await self._guard(self._pump())
         try:
             while True:
                 await self._next()
@@ -348,12 +363,18 @@ class ResponseStream:
     def _frames(self, frames: list[Any]) -> None:
         parser = self._parser
         assert parser is not None
+        message = parser.message
+        deliver = self._absorb if self._draining else self._deliver
         sse = isinstance(self._decoder, SSEDecoder)
         for frame in frames:
-            if sse:
-                done = self._parse(parser.message, frame.event, frame.data)
+            # Inlined _parse: this runs once per frame.
+            try:
+                chunks = message(frame.event, frame.data) if sse else message("", frame)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                self._deferred = exc
+                done = True
             else:
-                done = self._parse(parser.message, "", frame)
+                done = deliver(chunks)
             if done:
                 # finish is last: what follows on the wire is the benign close.
                 self._state = "finished"
@@ -370,7 +391,7 @@ class ResponseStream:
         except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
             self._deferred = exc
             return True
-        return self._deliver(chunks)
+        return self._absorb(chunks) if self._draining else self._deliver(chunks)
 
     async def _end_of_body(self) -> None:
         assert self._decoder is not None and self._parser is not None
@@ -398,6 +419,29 @@ class ResponseStream:
             if type(chunk) is Finish:
                 return True
         return False
+
+    def _absorb(self, chunks: Any) -> bool:
+        """:meth:`_deliver` for :meth:`final`: feed the assembler, queue nothing.
+
+        ``last_committed`` ends as it would had every pair been taken from the
+        queue: what the last chunk the assembler accepted committed.
+        """
+        feed = self.assembler.feed
+        committed: tuple[Part, ...] | None = None
+        done = False
+        for chunk in chunks:
+            try:
+                committed = feed(chunk)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, as _deliver does
+                self._deferred = exc
+                done = True
+                break
+            if type(chunk) is Finish:
+                done = True
+                break
+        if committed is not None:
+            self.last_committed = committed
+        return done
 
     def _incomplete(self) -> IncompleteStreamError:
         cut = self._decoder.unterminated if self._decoder is not None else 0

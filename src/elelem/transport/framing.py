@@ -35,6 +35,10 @@ from elelem.errors import MalformedStreamError
 _BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
 """Largest event (or unterminated line) buffered before the stream is rejected."""
+_MAX_NAMES = 256
+# ``tuple.__new__`` skips the named tuple's Python-level ``__new__``: one call
+# less per event on the hot path, the same object.
+_event = tuple.__new__
 
 
 class SSEEvent(NamedTuple):
@@ -135,6 +139,8 @@ class SSEDecoder:
         self._data: list[bytes] = []
         self._size = 0
         self._started = False
+        # Event names repeat (a dozen per provider): each is decoded once.
+        self._names: dict[bytes, str] = {b"": ""}
         self.last_event_id = ""
         self.retry: int | None = None
         self.unterminated = 0
@@ -163,14 +169,9 @@ class SSEDecoder:
             return []
         out: list[SSEEvent] = []
         try:
-            for line in self._lines.split(chunk):
-                if not line:
-                    if self._started:
-                        event = self._dispatch()
-                        if event is not None:
-                            out.append(event)
-                    continue
-                self._field(line)
+            lines = self._lines.split(chunk)
+            if lines:
+                self._run(lines, out)
         except MalformedStreamError as exc:
             self.failure = exc  # the events before the fault are still returned
         return out
@@ -189,8 +190,71 @@ class SSEDecoder:
 
     # -- internals -----------------------------------------------------------
 
+    def _run(self, lines: list[bytes], out: list[SSEEvent]) -> None:
+        """Apply complete lines, appending the events they dispatch to ``out``.
+
+        The hot path: ``data:`` and ``event:`` lines and blank lines are
+        handled here, on locals, with no call per line; every other line goes
+        through :meth:`_field`.  The state lives in locals and is written back
+        before any call that reads it and at the end (also when a fault is
+        raised, though a fault ends decoding anyway).
+        """
+        data, event, size, started = self._data, self._event, self._size, self._started
+        limit = self._max
+        names = self._names
+        append = out.append
+        try:
+            for line in lines:
+                if not line:
+                    if not started:
+                        continue
+                    if data:
+                        name = names.get(event)
+                        if name is None:
+                            name = self._name(event)
+                        joined = data[0] if len(data) == 1 else b"\n".join(data)
+                        try:
+                            text = joined.decode()
+                        except UnicodeDecodeError:
+                            text = _utf8(joined, self._lines.consumed)
+                        append(_event(SSEEvent, (name, text, self.last_event_id, self.retry)))
+                        data = []
+                    event = b""
+                    size = 0
+                    started = False
+                    continue
+                # Every provider writes "name: value"; without the space, or
+                # for any other field, the general rule below applies.
+                if line.startswith(b"data: "):
+                    data.append(line[6:])
+                elif line.startswith(b"event: "):
+                    event = line[7:]
+                else:
+                    self._data, self._event, self._size, self._started = data, event, size, started
+                    self._field(line)
+                    data, event, size, started = (
+                        self._data,
+                        self._event,
+                        self._size,
+                        self._started,
+                    )
+                    continue
+                started = True
+                size += len(line) + 1
+                if size > limit:
+                    raise MalformedStreamError(f"an event of the response exceeds {limit} bytes")
+        finally:
+            self._data, self._event, self._size, self._started = data, event, size, started
+
+    def _name(self, raw: bytes) -> str:
+        name = _utf8(raw, self._lines.consumed)
+        if len(self._names) < _MAX_NAMES:  # a hostile stream cannot grow it without bound
+            self._names[raw] = name
+        return name
+
     def _field(self, line: bytes) -> None:
-        if line[0] == 0x3A:  # ":" starts a comment (keep-alives)
+        """The general rule for one non-blank line (any field, or a comment)."""
+        if line[0] == 0x3A:
             self.comments += 1
             return
         colon = line.find(b":")
@@ -215,20 +279,6 @@ class SSEDecoder:
         elif name == b"retry" and value.isdigit():  # ASCII digits only, as the standard says
             self.retry = int(value)
         # Any other field name is ignored, as the standard says.
-
-    def _dispatch(self) -> SSEEvent | None:
-        data, event = self._data, self._event
-        self._reset()
-        if not data:
-            return None
-        offset = self._lines.consumed
-        joined = data[0] if len(data) == 1 else b"\n".join(data)
-        return SSEEvent(
-            _utf8(event, offset) if event else "",
-            _utf8(joined, offset),
-            self.last_event_id,
-            self.retry,
-        )
 
     def _reset(self) -> None:
         self._event = b""
