@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import html
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
@@ -64,6 +64,33 @@ _MODELED: dict[str, frozenset[str]] = {
     "redacted_thinking": frozenset({"type", "data"}),
     "tool_use": frozenset({"type", "id", "name", "input"}),
 }
+
+
+# The hot frame, decoded straight to typed values.  Only an exact fit decodes:
+# any other event, an extra field anywhere or a value of the wrong type fails
+# the typed decode and takes the dict path, which keeps unknown fields and
+# raises every error.
+class _TextPiece(msgspec.Struct, tag="text_delta", forbid_unknown_fields=True):
+    text: str
+
+
+class _ThinkingPiece(msgspec.Struct, tag="thinking_delta", forbid_unknown_fields=True):
+    thinking: str
+
+
+class _JsonPiece(msgspec.Struct, tag="input_json_delta", forbid_unknown_fields=True):
+    partial_json: str
+
+
+class _DeltaFrame(msgspec.Struct, forbid_unknown_fields=True):
+    # A plain field, not a tag: msgspec accepts a lone tagged struct without
+    # its tag, and a frame with no ``type`` is the dict path's to judge.
+    type: Literal["content_block_delta"]
+    index: int
+    delta: _TextPiece | _ThinkingPiece | _JsonPiece
+
+
+_DELTA_FRAME = msgspec.json.Decoder(_DeltaFrame)
 
 RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
 """What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
@@ -142,7 +169,37 @@ class MessagesParser:
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame.  The payload's ``type`` names the event."""
+        try:
+            frame = _DELTA_FRAME.decode(data)
+        except msgspec.DecodeError:
+            pass  # not the hot frame exactly: the dict path decides what it is
+        else:
+            chunks = self._fast_delta(frame)
+            if chunks is not None:
+                return chunks
         return self.event(decode_frame(data, f"anthropic {event or 'frame'}"), event)
+
+    def _fast_delta(self, frame: _DeltaFrame) -> list[Chunk] | None:
+        """The chunks of a typed ``content_block_delta``, as :meth:`_block_delta`
+        gives them; None where the dict path must decide (an error, a block
+        kept raw)."""
+        if not self._started or self._finished:
+            return None
+        key = frame.index
+        block = self._blocks.get(key)
+        if block is None:
+            return None
+        delta, kind = frame.delta, block.kind
+        if kind == "text":
+            if type(delta) is _TextPiece:
+                return [TextDelta(key, delta.text)]
+        elif kind == "thinking":
+            if type(delta) is _ThinkingPiece:
+                return [ReasoningDelta(key, delta.thinking)]
+        elif kind == "tool_use" and type(delta) is _JsonPiece:
+            block.deltas.append(delta.partial_json)
+            return [ToolCallDelta(key, delta.partial_json)]
+        return None
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: an error unless ``message_stop`` arrived."""
