@@ -33,6 +33,7 @@ import msgspec
 from elelem.errors import IncompleteStreamError, MalformedStreamError
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.gemini.errors import error_from_chunk
+from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
     has_supports,
@@ -62,6 +63,9 @@ CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CON
 _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
 _ENVELOPE_SKIP = frozenset({"candidates", "usageMetadata"})
+_FAST_MISS_LIMIT = 4
+"""Consecutive frames the typed decode may miss before a parser stops trying it
+(a stream whose chunks all carry something else should not decode twice)."""
 _OUTCOMES = {
     "OUTCOME_OK": "ok",
     "OUTCOME_FAILED": "failed",
@@ -169,7 +173,8 @@ class GeminiParser:
         self._others: list[Any] = []
         self._grounding: dict[str, Any] | None = None
         self._url_context: dict[str, Any] | None = None
-        self._usage: Usage | None = None
+        self._usage_raw: dict[str, Any] | None = None  # the last usageMetadata reported
+        self._fast_misses = 0  # consecutive frames the typed text-chunk decode did not fit
 
     # -- FrameParser --------------------------------------------------------
 
@@ -180,6 +185,13 @@ class GeminiParser:
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame: a JSON response chunk (or an error object)."""
+        if self._fast_misses < _FAST_MISS_LIMIT:
+            fast = decode_text_chunk(data)
+            out = None if fast is None else self._text_chunk(fast)
+            if out is not None:
+                self._fast_misses = 0
+                return out
+            self._fast_misses += 1
         return self.chunk(decode_frame(data, f"gemini {event or 'frame'}"))
 
     def eof(self) -> Sequence[Chunk]:
@@ -253,10 +265,43 @@ class GeminiParser:
                 out.extend(self._candidate_chunk(candidate))
         usage = data.get("usageMetadata")
         if isinstance(usage, dict):
-            current = usage_from_wire(usage)
-            if current != self._usage:
-                self._usage = current
-                out.append(UsageUpdate(current))
+            self._report_usage(usage, out)
+        return out
+
+    def _report_usage(self, usage: dict[str, Any], out: list[Chunk]) -> None:
+        # Streams repeat the same usageMetadata on most chunks; a Usage is a
+        # function of its raw object, so an equal raw object is an equal Usage
+        # and building it again (with its JSON check) would only cost time.
+        if usage != self._usage_raw:
+            self._usage_raw = usage
+            out.append(UsageUpdate(usage_from_wire(usage)))
+
+    def _text_chunk(self, data: TextChunk) -> list[Chunk] | None:
+        """Apply a typed text-only chunk exactly as :meth:`chunk` would its dict,
+        or return None (having changed nothing) when :meth:`chunk` must do it:
+        the first chunk, a chunk after the finish, a candidate other than the
+        first, or an envelope key not seen yet (dict order would differ)."""
+        envelope, candidate = self._envelope, self._candidate
+        if (
+            not self._started
+            or self._finished
+            or "modelVersion" not in envelope
+            or "responseId" not in envelope
+            or "index" not in candidate
+        ):
+            return None
+        candidates = data.candidates
+        for c in candidates:
+            if c.index:
+                return None
+        envelope["modelVersion"] = data.modelVersion
+        envelope["responseId"] = data.responseId
+        out: list[Chunk] = []
+        for c in candidates:
+            for part in c.content.parts:
+                out.extend(self._text_part(part.text, part.thought, part.thoughtSignature, {}))
+            candidate["index"] = c.index
+        self._report_usage(data.usageMetadata, out)
         return out
 
     def _candidate_chunk(self, candidate: dict[str, Any]) -> list[Chunk]:
@@ -323,13 +368,18 @@ class GeminiParser:
         text = part.get("text", "")
         if not isinstance(text, str):
             raise malformed("gemini text part whose text is not a string", part)
-        kind = "thought" if part.get("thought") is True else "text"
         sig = part.get("thoughtSignature")
         if sig is not None and not isinstance(sig, str):
             raise malformed("gemini thoughtSignature is not a string", part)
         extra = {k: v for k, v in part.items() if k not in _TEXT_FIELDS}
+        return self._text_part(text, part.get("thought") is True, sig, extra)
+
+    def _text_part(
+        self, text: str, thought: bool, sig: str | None, extra: dict[str, Any]
+    ) -> list[Chunk]:
         if not text and sig is None and not extra:
             return []  # an empty part carries nothing
+        kind = "thought" if thought else "text"
         out: list[Chunk] = []
         block = self._open
         fits = (
@@ -352,7 +402,8 @@ class GeminiParser:
             if not text and block.data:
                 block.split = True
                 out.append(self._payload(block.key, "signature_layout", "own-part"))
-        block.fields.update(extra)
+        if extra:
+            block.fields.update(extra)
         return out
 
     def _function_call(self, part: dict[str, Any]) -> list[Chunk]:
