@@ -87,9 +87,64 @@ _PROGRESS_PREFIXES = (
 )
 
 
+_TEXT_DELTA = "response.output_text.delta"
+
+
+class _TextDeltaEvent(msgspec.Struct):
+    """What the parser reads of the stream's hot event, ``response.output_text.delta``.
+
+    Its other fields (``sequence_number``, ``logprobs``, ``obfuscation``) are
+    passed over on the dict path too; anything not shaped like this (a wrong
+    type, a missing delta) goes down the dict path, which names the problem.
+    """
+
+    delta: str
+    type: str = ""
+    item_id: str | None = None
+    output_index: int | None = None
+    content_index: int | None = None
+
+
+_TEXT_DELTA_DECODER = msgspec.json.Decoder(_TextDeltaEvent)
+
+
 def _malformed(message: str) -> MalformedStreamError:
     # A well-formed frame the server got wrong will come the same way again.
     return MalformedStreamError(f"OpenAI Responses stream: {message}", retryable=False)
+
+
+class _Text:
+    """Text built from deltas in linear time.
+
+    ``attr += delta`` on an attribute copies the whole text so far per delta
+    (CPython's in-place append only works on locals), which is quadratic in
+    the length of a stream; pieces are kept instead and joined when read.
+    """
+
+    __slots__ = ("pieces", "size")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.size = 0
+
+    def add(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.size += len(piece)
+
+    def value(self) -> str:
+        pieces = self.pieces
+        if len(pieces) == 1:
+            return pieces[0]
+        if not pieces:
+            return ""
+        text = "".join(pieces)
+        # Reads are rare (an annotation, the done event): later ones start from here.
+        self.pieces = [text]
+        return text
+
+    def replace(self, text: str) -> None:
+        self.pieces = [text] if text else []
+        self.size = len(text)
 
 
 class _Part:
@@ -98,7 +153,7 @@ class _Part:
     def __init__(self, key: str, kind: str) -> None:
         self.key = key
         self.kind = kind
-        self.text = ""
+        self.text = _Text()
         self.cited = 0
         self.held: list[dict[str, Any]] = []
 
@@ -124,7 +179,7 @@ class _Item:
         self.key = str(index)
         self.done = False
         self.parts: dict[int, _Part] = {}
-        self.args = ""
+        self.args = _Text()
         self.segments: list[tuple[str, int]] = []
         self.custom = role == "call" and raw.get("type") == "custom_tool_call"
         self.unknown: list[dict[str, Any]] = []
@@ -148,6 +203,11 @@ class ResponsesParser:
         self._calls = 0
         self._refused = False
         self._events = 0
+        # The text part the last output_text.delta went to, and the fields that
+        # found it: the next delta with the same fields goes straight there.
+        # Any other event clears it (it may finish or replace the item).
+        self._hot_key: tuple[int | None, str | None, int | None] | None = None
+        self._hot_part: _Part | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
             "response.created": self._on_response,
             "response.in_progress": self._on_response,
@@ -180,6 +240,14 @@ class ResponsesParser:
         """One SSE frame: its event name (may be empty) and its JSON data."""
         if self._finished:
             raise _malformed(f"frame {event or '(unnamed)'!r} after the response finished")
+        if event == _TEXT_DELTA:
+            try:
+                hot = _TEXT_DELTA_DECODER.decode(data)
+            except msgspec.DecodeError:
+                pass  # the dict path below names what is wrong with it
+            else:
+                if hot.type in (_TEXT_DELTA, ""):
+                    return self._on_hot_delta(hot)
         try:
             obj = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
@@ -204,6 +272,7 @@ class ResponsesParser:
         if not isinstance(kind, str) or not kind:
             raise _malformed("an event without a type")
         self._events += 1
+        self._hot_key = None
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj)
@@ -387,9 +456,32 @@ class ResponsesParser:
         if part.kind not in _TEXT_PARTS:
             raise _malformed(f"text delta for a {part.kind!r} content part")
         if delta:
-            part.text += delta
+            part.text.add(delta)
             out.append(TextDelta(part.key, delta))
         return out
+
+    def _on_hot_delta(self, hot: _TextDeltaEvent) -> list[Chunk]:
+        self._events += 1
+        key = (hot.output_index, hot.item_id, hot.content_index)
+        part = self._hot_part
+        if key != self._hot_key or part is None:
+            obj = {
+                "type": _TEXT_DELTA,
+                "item_id": hot.item_id,
+                "output_index": hot.output_index,
+                "content_index": hot.content_index,
+                "delta": hot.delta,
+            }
+            out = self._on_text_delta(obj)
+            # It succeeded, so the item and its text part exist.
+            item = self._find(obj)
+            assert item is not None and hot.content_index is not None
+            self._hot_key, self._hot_part = key, item.parts[hot.content_index]
+            return out
+        if hot.delta:
+            part.text.add(hot.delta)
+            return [TextDelta(part.key, hot.delta)]
+        return []
 
     def _on_annotation(self, obj: dict[str, Any]) -> list[Chunk]:
         item = self._item_of(obj, "output_text.annotation.added")
@@ -401,12 +493,13 @@ class ResponsesParser:
             raise _malformed("output_text.annotation.added without an annotation object")
         part.cited += 1
         end = annotation.get("end_index")
-        if part.held or (isinstance(end, int) and end > len(part.text)):
+        if part.held or (isinstance(end, int) and end > part.text.size):
             # It spans text not streamed yet: verify it against the final text
             # (and hold the ones after it too, to keep their order).
             part.held.append(annotation)
             return out
-        out.append(Citation(part.key, _items.attribution(annotation, part.text, self.provider)))
+        text = part.text.value()
+        out.append(Citation(part.key, _items.attribution(annotation, text, self.provider)))
         return out
 
     def _message_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
@@ -439,10 +532,11 @@ class ResponsesParser:
             annotations = part_raw.get("annotations")
             late = part.held + (annotations[part.cited :] if isinstance(annotations, list) else [])
             part.held = []
+            text = part.text.value()
             for annotation in late:
                 if not isinstance(annotation, dict):
                     raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
-                attribution = _items.attribution(annotation, part.text, self.provider)
+                attribution = _items.attribution(annotation, text, self.provider)
                 out.append(Citation(part.key, attribution))
             value = {"item": shell, "part": part_raw}
             out.append(
@@ -459,10 +553,11 @@ class ResponsesParser:
         # that contradict it cannot be taken back (they were shown): the block
         # keeps them, while its payload keeps the provider's final part, which
         # is what native replay sends.
-        if final == part.text or not final.startswith(part.text):
+        text = part.text.value()
+        if final == text or not final.startswith(text):
             return []
-        rest = final[len(part.text) :]
-        part.text = final
+        rest = final[len(text) :]
+        part.text.replace(final)
         return [TextDelta(part.key, rest)]
 
     # -- reasoning ----------------------------------------------------------------------
@@ -475,7 +570,7 @@ class ResponsesParser:
             return []
         item.segments.append(seg)
         if len(item.segments) > 1:
-            item.args += "\n\n"
+            item.args.add("\n\n")
             return [ReasoningDelta(item.key, "\n\n")]
         return []
 
@@ -494,7 +589,7 @@ class ResponsesParser:
         if not isinstance(delta, str):
             raise _malformed(f"{kind} without a string delta")
         if delta:
-            item.args += delta
+            item.args.add(delta)
             out.append(ReasoningDelta(item.key, delta))
         return out
 
@@ -512,8 +607,9 @@ class ResponsesParser:
         out: list[Chunk] = []
         # As for text: a shortfall is completed, a contradiction keeps what was
         # streamed (the raw item in the payload is what replays).
-        if final != item.args and final.startswith(item.args):
-            out.append(ReasoningDelta(item.key, final[len(item.args) :]))
+        streamed = item.args.value()
+        if final != streamed and final.startswith(streamed):
+            out.append(ReasoningDelta(item.key, final[len(streamed) :]))
         out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
         out.append(BlockEnd(item.key))
         return out
@@ -523,11 +619,11 @@ class ResponsesParser:
     def _args(self, item: _Item, delta: str) -> list[Chunk]:
         if item.custom:
             text = _items.json_text(delta)[1:-1]
-            if not item.args:
+            if not item.args.size:
                 text = '"' + text
         else:
             text = delta
-        item.args += text
+        item.args.add(text)
         return [ToolCallDelta(item.key, text)] if text else []
 
     def _on_args_delta(self, obj: dict[str, Any]) -> list[Chunk]:
@@ -550,11 +646,12 @@ class ResponsesParser:
         else:
             final = _items.synthesized_arguments(raw)
         out: list[Chunk] = []
-        if final != item.args:
-            if not final.startswith(item.args):
+        streamed = item.args.value()
+        if final != streamed:
+            if not final.startswith(streamed):
                 raise _malformed(f"arguments of {raw.get('id')!r} differ from its streamed deltas")
-            out.append(ToolCallDelta(item.key, final[len(item.args) :]))
-            item.args = final
+            out.append(ToolCallDelta(item.key, final[len(streamed) :]))
+            item.args.replace(final)
         self._calls += 1
         out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
         out.append(BlockEnd(item.key))
