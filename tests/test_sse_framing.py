@@ -8,6 +8,8 @@ lets them.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -212,6 +214,95 @@ def test_any_chunking_of_any_stream_gives_the_same_events(
     points = sorted({c % (len(body) + 1) for c in cuts})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
     assert decode(*pieces)[0] == expected
+
+
+def reference(body: bytes) -> tuple[list[SSEEvent], str | None, tuple[str, int | None, int, int]]:
+    """The event-stream rules applied in the plainest way to a whole body.
+
+    Returns the events, the fault (its message with the byte offset removed,
+    which depends on the chunking) or None, and at the end of a fault-free
+    body (last id, retry, comments, unterminated bytes).
+    """
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    elif len(body) < 3 and b"\xef\xbb\xbf".startswith(body):
+        body = b""
+    *lines, tail = re.split(rb"\r\n|\r|\n", body)
+    events: list[SSEEvent] = []
+    data: list[bytes] = []
+    event, size, started, last_id, retry, comments = b"", 0, False, "", None, 0
+
+    def text(raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"byte 0x{raw[exc.start]:02x}") from None
+
+    try:
+        for line in lines:
+            if not line:
+                if data:
+                    name = text(event) if event else ""
+                    events.append(SSEEvent(name, text(b"\n".join(data)), last_id, retry))
+                data, event, size, started = [], b"", 0, False
+                continue
+            if line.startswith(b":"):
+                comments += 1
+                continue
+            name_b, colon, value = line.partition(b":")
+            if colon and value.startswith(b" "):
+                value = value[1:]
+            started, size = True, size + len(line) + 1
+            if name_b == b"data":
+                data.append(value)
+            elif name_b == b"event":
+                event = value
+            elif name_b == b"id" and b"\0" not in value:
+                last_id = text(value)
+            elif name_b == b"retry" and value and all(48 <= c <= 57 for c in value):
+                retry = int(value)
+    except ValueError as exc:
+        return events, str(exc), ("", None, 0, 0)
+    return events, None, (last_id, retry, comments, len(tail) + (size if started else 0))
+
+
+TOKENS = [
+    b"data:", b"data: ", b"data:  ", b"event:", b"event: ", b"id: ", b"id:", b"retry: ",
+    b"retry:", b"dat", b"a:", b"ping", b"7", b"42", b":", b": keep", b" ", b"x", b"\x00",
+    b"\n", b"\n", b"\n\n", b"\r", b"\r\n", b"\xef\xbb\xbf", "é".encode(), "✓😀".encode(),
+    b"\xd9\xa3", b"\xff", b"\xf0\x9f",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tokens=st.lists(st.sampled_from(TOKENS), max_size=40),
+    cuts=st.lists(st.integers(0, 300), max_size=10),
+)
+def test_fast_path_agrees_with_a_plain_reference_on_any_body_and_split(
+    tokens: list[bytes], cuts: list[int]
+) -> None:
+    body = b"".join(tokens)
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    expected, fault, ending = reference(body)
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    for piece in pieces:
+        events.extend(decoder.feed(piece))
+        if decoder.failure is not None:
+            break
+    assert events == expected
+    if fault is not None:
+        assert decoder.failure is not None
+        assert decoder.failure.message.startswith(
+            f"response body is not valid UTF-8 ({fault} within its first "
+        )
+        return
+    assert decoder.failure is None
+    assert decoder.close() == []
+    state = (decoder.last_event_id, decoder.retry, decoder.comments, decoder.unterminated)
+    assert state == ending
 
 
 def test_ndjson_lines_any_ending_blank_lines_and_last_line() -> None:

@@ -701,3 +701,114 @@ def test_complete_faults_are_typed_too() -> None:
         assert type(cut) is MalformedStreamError and cut.message == "toy: response body is not JSON"
 
     asyncio.run(main())
+
+
+# -- final() drains without the queue of pairs ------------------------------------
+
+
+async def drain(reply: Reply, *, iterate: bool) -> tuple[object, object, object, int]:
+    """One request consumed either chunk by chunk then ``final()``, or by
+    ``final()`` alone; returns (result or (error type, message), partial
+    content, last_committed, pairs left queued)."""
+    with LoopbackServer([reply], lifetime=20) as server:
+        driver = Driver(timeouts=Timeouts(connect=2, idle=2))
+        stream = driver.stream(endpoint(server), ToyShape(), REQUEST)
+        outcome: object
+        try:
+            async with stream:
+                if iterate:
+                    async for _ in stream:
+                        pass
+                outcome = await stream.final()
+        except Exception as exc:  # noqa: BLE001 - compared between the two ways
+            outcome = (type(exc), str(exc))
+        finally:
+            await driver.aclose()
+        return outcome, stream.partial().content, stream.last_committed, len(stream._pending)
+
+
+def _faults() -> list[Reply]:
+    ends = frame_ends(TOY_BODY)
+    breach = b'event: end\ndata: {"type":"end","index":7}\n\n'
+    return [
+        replay(TOY_BODY),
+        replay(TOY_BODY + b'event: delta\ndata: {"type":"text","index":5,"text":"x"}\n\n'),
+        reset_after(TOY_BODY, len(TOY_BODY)),
+        slow_drip(TOY_BODY),
+        truncate(TOY_BODY, ends[3]),
+        truncate(TOY_BODY, ends[1] + 10),
+        reset_after(TOY_BODY, ends[2] + 3),
+        insert(TOY_BODY, ends[2], b"event: delta\ndata: {oops\n\n"),
+        insert(TOY_BODY, ends[2], breach),
+        insert(TOY_BODY, ends[2], b"data: \xff\n\n"),
+        replay(TOY_BODY[: ends[0]]),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_faults())))
+def test_final_alone_ends_exactly_as_iterating_then_final(index: int) -> None:
+    async def main() -> None:
+        iterated = await drain(_faults()[index], iterate=True)
+        drained = await drain(_faults()[index], iterate=False)
+        assert drained == iterated
+        assert drained[3] == 0  # nothing was queued while draining
+
+    asyncio.run(main())
+
+
+def test_final_alone_result_and_last_committed() -> None:
+    async def main() -> None:
+        outcome, partial, last, queued = await drain(replay(TOY_BODY), iterate=False)
+        assert outcome.content == (TextBlock("Hello, "), TextBlock("wörld ✓"))  # type: ignore[attr-defined]
+        assert partial == (TextBlock("Hello, "), TextBlock("wörld ✓"))
+        assert last == () and queued == 0  # the finish committed nothing
+        ends = frame_ends(TOY_BODY)
+        outcome, partial, last, _ = await drain(truncate(TOY_BODY, ends[3]), iterate=False)
+        assert outcome == (
+            IncompleteStreamError,
+            f"the stream ended after {ends[3]} bytes without a terminal event",
+        )
+        assert partial == (TextBlock("Hello, "), TextBlock("wörld ✓", complete=False))
+        assert last == ()  # the last chunk fed was a delta
+
+    asyncio.run(main())
+
+
+def test_final_after_some_pairs_keeps_the_last_queued_commit() -> None:
+    async def main() -> None:
+        with LoopbackServer([replay(TOY_BODY)], lifetime=20) as server:
+            driver = Driver()
+            async with driver.stream(endpoint(server), ToyShape(), REQUEST) as stream:
+                first = await stream.step()
+                assert first is not None and type(first[0]) is ResponseStart
+                # Whatever was queued but never taken was already fed: final()
+                # drops the pairs and leaves last_committed as draining would.
+                result = await stream.final()
+            await driver.aclose()
+        assert result.text == "Hello, wörld ✓"
+        assert stream.last_committed == () and len(stream._pending) == 0
+        assert await stream.step() is None
+
+    asyncio.run(main())
+
+
+def test_cancelling_final_closes_the_connection_and_partial_survives() -> None:
+    ends = frame_ends(TOY_BODY)
+
+    async def main() -> None:
+        with LoopbackServer([stall(TOY_BODY, ends[2], 10)], lifetime=20) as server:
+            driver = Driver(timeouts=Timeouts(connect=2, idle=30))
+            stream = driver.stream(endpoint(server), ToyShape(), REQUEST)
+            started = time.monotonic()
+            with anyio.move_on_after(0.5):
+                await stream.final()
+            assert time.monotonic() - started < 1.5
+            assert stream._response is None  # closed at once
+            assert stream.partial().content == (TextBlock("Hello, "),)
+            assert stream.last_committed == (TextBlock("Hello, "),)
+            with pytest.raises(IncompleteStreamError) as info:
+                await stream.final()
+            assert info.value.message == "the stream was cancelled before it finished"
+            await driver.aclose()
+
+    asyncio.run(main())
