@@ -41,6 +41,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_object
+from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
 from elelem.shapes.openai_chat.usage import map_usage
 from elelem.stream import (
     BlockEnd,
@@ -244,6 +245,15 @@ class ChatParser:
         self._frames += 1
         if self._done:
             raise _malformed(f"frame {self._frames} arrived after the stream finished")
+        if self._started and event != "error":
+            try:
+                hot = HOT_CHUNK.decode(data)
+            except msgspec.DecodeError:
+                pass  # not the hot chunk exactly: the dict path decides what it is
+            else:
+                chunks = self._feed_hot(hot)
+                if chunks is not None:
+                    return chunks
         if data.strip() == DONE:
             return self._finalize(require_finish=True)
         try:
@@ -302,6 +312,30 @@ class ChatParser:
                     raise _malformed(f"frame {self._frames}: 'finish_reason' is not a string")
                 self._finish_raw = reason
         self._top_level(obj, out)
+        return out
+
+    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
+        """What :meth:`feed_object` gives for a typed hot chunk of a started
+        response; None (before touching any state) where the dict path must
+        decide: not exactly one choice, or a choice index other than 0."""
+        if len(hot.choices) != 1:
+            return None
+        choice = hot.choices[0]
+        if choice.index != 0:
+            return None
+        out: list[Chunk] = []
+        delta = choice.delta
+        # The same order as _apply_delta: reasoning fields, text, refusal.
+        if delta.reasoning_content:
+            self._reasoning(delta.reasoning_content, "reasoning_content", out)
+        if delta.reasoning:
+            self._reasoning(delta.reasoning, "reasoning", out)
+        if delta.content:
+            self._text_delta(delta.content, out)
+        if delta.refusal:
+            self._refusal(delta.refusal, out)
+        if choice.finish_reason is not None:
+            self._finish_raw = choice.finish_reason
         return out
 
     def _start(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:

@@ -1,0 +1,195 @@
+"""The typed fast path of the Chat Completions parser gives exactly what the dict path gives.
+
+:class:`DictOnly` is the parser with the fast path switched off, so every
+frame goes through the dict path.  Both parse the same frames (every corpus
+recording, and generated streams whose chunks carry extra fields, usage,
+other choices and values of other types); each frame, and the end of the
+stream, must give the same chunks, or the same error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elelem.errors import ElelemError
+from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
+from elelem.shapes.openai_chat.parser import ChatParser
+from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, Payload, ReasoningDelta, TextDelta
+from elelem.testing.cassettes import load, sse_frames
+from elelem.vocabulary import ProviderId, ProviderPayload
+
+OPENAI = ProviderId("openai")
+
+
+class DictOnly(ChatParser):
+    """The parser with the typed fast path off: every frame takes the dict path."""
+
+    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
+        return None
+
+
+class Counting(ChatParser):
+    """The real parser, counting the frames its fast path answered."""
+
+    fast = 0
+
+    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
+        chunks = super()._feed_hot(hot)
+        if chunks is not None:
+            Counting.fast += 1
+        return chunks
+
+
+def outcome(parser: ChatParser, event: str | None, data: str) -> str:
+    """The frame's chunks (or, for event None, eof's), or its error, as exact text."""
+    try:
+        chunks = parser.eof() if event is None else parser.message(event, data)
+        return repr(list(chunks))
+    except ElelemError as exc:  # the error itself is what is compared
+        return repr((type(exc), str(exc), exc.__dict__))
+
+
+def compare(frames: list[tuple[str, str]], provider: str = "openai") -> list[str]:
+    """Feed both parsers the frames, then eof; assert equal outcomes; return them."""
+    fast, slow = Counting(ProviderId(provider)), DictOnly(ProviderId(provider))
+    seen = []
+    for event, data in [*frames, (None, "")]:
+        got, want = outcome(fast, event, data), outcome(slow, event, data)
+        assert got == want, data
+        seen.append(got)
+        if got.startswith("(<class"):
+            break
+    return seen
+
+
+HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **top: Any) -> tuple[str, str]:
+    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+    return "", json.dumps({**HEAD, "choices": [choice], "usage": None, **top})
+
+
+FIRST = chunk({"role": "assistant", "content": "", "refusal": None})
+
+
+def test_hot_chunks_take_the_fast_path_with_exact_chunks() -> None:
+    parser = Counting(OPENAI)
+    Counting.fast = 0
+    parser.message(*FIRST)
+    assert parser.message(*chunk({"reasoning_content": "hm"})) == [
+        BlockStart("reasoning-1", "reasoning"),
+        Payload(
+            "reasoning-1", ProviderPayload(OPENAI, "reasoning-field", None, "reasoning_content")
+        ),
+        ReasoningDelta("reasoning-1", "hm"),
+    ]
+    assert parser.message(*chunk({"content": "Hi \u00e9"})) == [
+        BlockEnd("reasoning-1"),
+        BlockStart("text-2", "text"),
+        TextDelta("text-2", "Hi \u00e9"),
+    ]
+    assert parser.message(*chunk({}, "stop")) == []
+    assert Counting.fast == 3
+    assert parser.message("", "[DONE]") == [BlockEnd("text-2"), Finish("stop", raw="stop")]
+
+
+def test_extra_fields_fail_the_typed_decode_and_are_kept() -> None:
+    extra_top = chunk({"content": "a"}, future="x")
+    extra_delta = chunk({"content": "b", "future_field": "y"})
+    for _, data in (extra_top, extra_delta):
+        with pytest.raises(msgspec.ValidationError, match="unknown field `future"):
+            HOT_CHUNK.decode(data)
+    Counting.fast = 0
+    seen = compare([FIRST, extra_top, extra_delta, chunk({}, "stop"), ("", "[DONE]")])
+    assert Counting.fast == 1  # only the empty finishing delta fits the typed chunk
+    assert "'type': 'openai_chat.field', 'field': 'future_field', 'value': 'y'" in seen[-2]
+    assert "'type': 'openai_chat.response_field', 'field': 'future', 'value': 'x'" in seen[-2]
+
+
+def test_errors_stay_those_of_the_dict_path() -> None:
+    second = {"index": 1, "delta": {"content": "x"}}
+    cases = [
+        ("", json.dumps({**HEAD, "choices": [second]})),  # n > 1
+        ("error", json.dumps({**HEAD, "choices": [{"index": 0, "delta": {"content": "x"}}]})),
+        ("", json.dumps({**HEAD, "choices": [{"index": 0, "delta": {"content": 5}}]})),
+    ]
+    for case in cases:
+        seen = compare([FIRST, case])
+        assert seen[-1].startswith("(<class 'elelem.errors."), seen[-1]
+
+
+_HOT_KEYS = ["content", "reasoning_content", "reasoning", "refusal", "role", "channel"]
+_ODD_VALUES = st.one_of(st.none(), st.integers(), st.just([{"type": "text"}]))
+_TOP = {
+    "usage": st.just({"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}),
+    "citations": st.just(["https://a.example"]),
+    "obfuscation": st.text(max_size=4),
+    "future": st.text(max_size=4),
+    "error": st.just({"message": "boom"}),
+}
+
+
+def rarely(draw: st.DrawFn) -> bool:
+    return draw(st.integers(0, 3)) == 0
+
+
+@st.composite
+def chat_frames(draw: st.DrawFn) -> tuple[str, str]:
+    """Mostly chunks that fit the typed chunk, some with one thing that does not."""
+    keys = draw(st.lists(st.sampled_from(_HOT_KEYS), max_size=3, unique=True))
+    delta: dict[str, Any] = {key: draw(st.text(max_size=6)) for key in keys}
+    if rarely(draw):
+        delta[draw(st.sampled_from([*_HOT_KEYS, "extra"]))] = draw(_ODD_VALUES)
+    choice: dict[str, Any] = {"delta": delta}
+    if draw(st.booleans()):
+        choice["index"] = draw(st.sampled_from([0, 0, 0, 1, True, 0.0]))
+    if rarely(draw):
+        choice["finish_reason"] = draw(st.sampled_from([None, "stop", "length", 3]))
+    if rarely(draw):
+        choice["logprobs"] = draw(st.sampled_from([None, {"content": []}]))
+    choices = [choice]
+    if rarely(draw):
+        choices = draw(st.sampled_from([[], [choice, choice]]))
+    top: dict[str, Any] = {**HEAD, "choices": choices}
+    if rarely(draw):
+        key = draw(st.sampled_from(sorted(_TOP)))
+        top[key] = draw(_TOP[key])
+    event = "error" if rarely(draw) and rarely(draw) else ""
+    return event, json.dumps(top)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(chat_frames(), max_size=10), st.booleans())
+def test_generated_frames_give_the_same_outcome(frames: list[tuple[str, str]], done: bool) -> None:
+    compare([FIRST, *frames, *([("", "[DONE]")] if done else [])])
+
+
+def corpus_streams(corpus: Path) -> list[list[tuple[str, str]]]:
+    rows = [ln.split("\t") for ln in (corpus / "INDEX.tsv").read_text().splitlines()[1:]]
+    streams = []
+    for row in rows:
+        if row[5] != "chat_completions":
+            continue
+        for interaction in load(corpus / row[0]).interactions:
+            if interaction.response.streamed:
+                body = interaction.response.body
+                streams.append([(f.event, f.data) for f in sse_frames(body)])
+    return streams
+
+
+def test_every_corpus_frame_gives_the_same_chunks(corpus: Path) -> None:
+    Counting.fast = 0
+    frames = 0
+    for stream in corpus_streams(corpus):
+        compare(stream)
+        frames += len(stream)
+    # Most recorded chunks are plain text or reasoning: the fast path ran.
+    assert Counting.fast > frames // 2 > 0
