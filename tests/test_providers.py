@@ -45,6 +45,12 @@ EXPECTED = {
         "authorization",
     ),
     "ollama": ("openai_chat", "http://localhost:11434/v1", ("OLLAMA_API_KEY",), "authorization"),
+    "ollama-native": (
+        "ollama_native",
+        "http://127.0.0.1:11434",
+        ("OLLAMA_API_KEY",),
+        "authorization",
+    ),
     "llamacpp": ("openai_chat", "http://localhost:8080/v1", ("LLAMACPP_API_KEY",), "authorization"),
     "groq": ("openai_chat", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "authorization"),
     "cerebras": (
@@ -79,7 +85,7 @@ def test_unknown_provider_names_the_known_ones() -> None:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
         "unknown provider 'nope' (known: anthropic, cerebras, deepseek, google, groq, "
-        "llamacpp, mistral, ollama, openai, openrouter, xai)"
+        "llamacpp, mistral, ollama, ollama-native, openai, openrouter, xai)"
     )
 
 
@@ -202,7 +208,7 @@ base_url = "http://127.0.0.1:7/v1"
     assert anthropic.auth_header == "x-api-key" and anthropic.key_env == ("ANTHROPIC_API_KEY",)
     mine = catalog.get("mine")
     assert (mine.shape, mine.key_required, mine.key_env) == ("openai_responses", False, ())
-    assert len(catalog.names()) == 13
+    assert len(catalog.names()) == 14
 
 
 @pytest.mark.parametrize(
@@ -245,7 +251,7 @@ def test_config_errors_name_file_table_and_key(tmp_path: Path, toml: str, messag
 def test_config_path_and_missing_files(tmp_path: Path) -> None:
     assert config_path({"ELELEM_CONFIG": str(tmp_path / "a.toml")}) == tmp_path / "a.toml"
     # The default file may be absent: built-ins only.
-    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == 11
+    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == 12
     with pytest.raises(ConfigError) as info:
         load_catalog(tmp_path / "absent.toml")
     assert str(info.value) == f"{tmp_path / 'absent.toml'}: no such config file"

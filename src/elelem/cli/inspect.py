@@ -70,6 +70,7 @@ SHAPES: dict[str, ShapeEntry] = {
     "openai_chat": ShapeEntry("elelem.shapes.openai_chat", "openai"),
     "gemini": ShapeEntry("elelem.shapes.gemini", "google"),
     "gemini_interactions": ShapeEntry("elelem.shapes.gemini.interactions", "google"),
+    "ollama_native": ShapeEntry("elelem.shapes.ollama_native", "ollama-native"),
 }
 """Shape name -> the module implementing it and the provider assumed by default."""
 
@@ -78,6 +79,7 @@ PATH_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"/responses$"), "openai_responses"),
     (re.compile(r"/chat/completions$"), "openai_chat"),
     (re.compile(r":(stream)?[gG]enerateContent$"), "gemini"),
+    (re.compile(r"/api/chat$"), "ollama_native"),
 ]
 """Request path pattern -> shape, tried in order."""
 
@@ -111,6 +113,11 @@ PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
         # Gemini's Interactions API (interaction.*/step.* events).
         lambda p: p.get("object") == "interaction" or "event_type" in p,
         "gemini_interactions",
+    ),
+    (
+        # Ollama's native /api/chat: a "message" object beside a boolean "done".
+        lambda p: isinstance(p.get("message"), dict) and isinstance(p.get("done"), bool),
+        "ollama_native",
     ),
 ]
 """Predicate on the first JSON payload of a response -> shape, tried in order."""

@@ -133,6 +133,13 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
     _chat("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
     _chat("ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", key_required=False),
+    ProviderSpec(
+        "ollama-native",
+        "ollama_native",
+        "http://127.0.0.1:11434",
+        ("OLLAMA_API_KEY",),
+        key_required=False,
+    ),
     _chat("llamacpp", "http://localhost:8080/v1", "LLAMACPP_API_KEY", key_required=False),
     _chat("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     _chat("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),

@@ -1,0 +1,277 @@
+"""Neutral request -> Ollama ``/api/chat`` request body.
+
+Assistant messages Ollama produced are replayed *natively*: one message with
+the text as ``content``, the reasoning as ``thinking`` and the tool calls as
+``tool_calls`` whose ``arguments`` are JSON objects, with each call's id and
+the fields the server sent beside them (``function.index``) put back, and
+``message`` fields nobody modelled restored.  Every other message is encoded
+*portably*: text, tool calls, tool results, hosted-activity summaries as
+text; never another provider's reasoning or payloads; each thing left out is
+reported in ``dropped``.
+
+Generation options go into Ollama's ``options`` object (``num_predict``,
+``temperature``, ``top_p``, ``stop``); :class:`ReasoningOptions` become the
+top-level ``think`` (an effort of ``low``/``medium``/``high`` as that
+string, ``none`` as ``false``, anything else ``true``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from elelem.errors import UnsupportedError
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.ollama_native.parser import (
+    SYNTHESIZED_ID_FORMAT,
+    TOOL_EXTRA_FORMAT,
+    UNKNOWN_FIELD_TYPE,
+)
+from elelem.vocabulary import (
+    HostedActivity,
+    Message,
+    ProviderId,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+)
+from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.request import ReasoningOptions, ToolSpec
+
+PATH = "/api/chat"
+"""The endpoint, relative to the server's base URL (``http://127.0.0.1:11434``)."""
+
+THINK_LEVELS = frozenset({"low", "medium", "high"})
+"""Efforts Ollama's ``think`` takes as a string (gpt-oss); others become a boolean."""
+
+
+def _arguments(call: ToolCallBlock, where: str, dropped: Dropped) -> JSONValue:
+    """The call's arguments as the JSON object Ollama takes."""
+    try:
+        value: Any = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
+    except msgspec.DecodeError:
+        value = None
+    if not isinstance(value, dict):
+        dropped.add(where, f"arguments of tool call {call.id} (not a JSON object)")
+        return {}
+    return value
+
+
+def _native_call(
+    call: ToolCallBlock, provider: str, where: str, dropped: Dropped
+) -> dict[str, JSONValue]:
+    extra = find_payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
+    fields: dict[str, Any] = (
+        extra.value if extra is not None and isinstance(extra.value, dict) else {}
+    )
+    function: dict[str, JSONValue] = dict(fields.get("function") or {})
+    function["name"] = call.name
+    if fields.get("arguments_text"):
+        function["arguments"] = call.arguments
+    else:
+        function["arguments"] = _arguments(call, where, dropped)
+    wire: dict[str, JSONValue] = {}
+    if find_payload(call.payloads, provider, SYNTHESIZED_ID_FORMAT) is None:
+        wire["id"] = call.id
+    wire.update(fields.get("call") or {})
+    wire["function"] = function
+    return wire
+
+
+def native_assistant(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[str]]:
+    """The assistant message object that replays ``message`` to the Ollama that produced it."""
+    dropped = Dropped()
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[JSONValue] = []
+    fields: dict[str, JSONValue] = {}
+    for i, part in enumerate(message.content):
+        where = f"message part {i}"
+        if isinstance(part, TextBlock):
+            texts.append(part.text)
+        elif isinstance(part, ReasoningBlock):
+            thinking.append(part.text)
+        elif isinstance(part, ToolCallBlock):
+            calls.append(_native_call(part, provider, where, dropped))
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
+            fields[str(part.raw.get("field"))] = part.raw.get("value")
+        elif isinstance(part, UnknownBlock):
+            dropped.add(where, f"unknown block {part.type!r} (no Ollama form)")
+        elif isinstance(part, HostedActivity):
+            dropped.add(where, f"hosted activity {part.name} (no Ollama form)")
+        else:
+            dropped.add(where, f"{type(part).__name__} in an assistant message")
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(texts)}
+    if thinking:
+        wire["thinking"] = "".join(thinking)
+    if calls:
+        wire["tool_calls"] = calls
+    for name, value in fields.items():
+        wire.setdefault(name, value)
+    return wire, dropped.items
+
+
+def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str]]:
+    """A foreign assistant message: text, tool calls and hosted summaries only."""
+    dropped = Dropped()
+    texts: list[str] = []
+    calls: list[JSONValue] = []
+    latest: dict[str, HostedActivity] = {}
+    who = message.provider or "another provider"
+    for i, part in enumerate(message.content):
+        where = f"message part {i}"
+        if isinstance(part, TextBlock):
+            texts.append(part.text)
+            if part.attributions:
+                dropped.add(where, f"{len(part.attributions)} citation(s) (no input form)")
+            if part.payloads:
+                dropped.add(where, f"{len(part.payloads)} payload(s) from {who}")
+        elif isinstance(part, ToolCallBlock):
+            function: dict[str, JSONValue] = {
+                "name": part.name,
+                "arguments": _arguments(part, where, dropped),
+            }
+            calls.append({"id": part.id, "function": function})
+            if part.payloads:
+                dropped.add(where, f"{len(part.payloads)} payload(s) from {who}")
+        elif isinstance(part, HostedActivity):
+            latest[part.id] = part  # dicts keep first-insertion order; the last state wins
+        elif isinstance(part, ReasoningBlock):
+            dropped.add(where, f"reasoning from {who}")
+        elif isinstance(part, UnknownBlock):
+            dropped.add(where, f"unknown block {part.type!r} from {who}")
+        else:
+            dropped.add(where, f"{type(part).__name__} in an assistant message")
+    lines = [hosted_activity_line(a) for a in latest.values()]
+    text = "\n".join([*lines, "".join(texts)]) if lines else "".join(texts)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": text}
+    if calls:
+        wire["tool_calls"] = calls
+    return wire, dropped.items
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[str]]:
+    """The assistant message a request to ``provider`` carries for ``message``
+    (native if ``provider`` produced it, else portable) and what was dropped."""
+    if message.provider == provider:
+        return native_assistant(message, provider)
+    return portable_assistant(message)
+
+
+def _other_messages(
+    message: Message, names: dict[str, str]
+) -> tuple[list[dict[str, JSONValue]], list[str]]:
+    """A user/system/tool message: one wire message per text block (Ollama's
+    ``content`` is one string; separate blocks stay separate) and one ``tool``
+    message per result."""
+    out: list[dict[str, JSONValue]] = []
+    dropped = Dropped()
+    role = "system" if message.role == "system" else "user"
+    tag = message.source.partition(":")[2] or "context"
+    for i, part in enumerate(message.content):
+        where = f"message part {i}"
+        if isinstance(part, ToolResultBlock):
+            result: dict[str, JSONValue] = {"role": "tool", "content": part.content}
+            name = part.name or names.get(part.call_id)
+            if name:
+                result["tool_name"] = name
+            result["tool_call_id"] = part.call_id
+            out.append(result)
+            if part.is_error:
+                dropped.add(where, f"is_error flag of tool result {part.call_id}")
+        elif isinstance(part, TextBlock):
+            text = part.text
+            if message.source.startswith("context"):
+                text = f"<{tag}>\n{text}\n</{tag}>"
+            out.append({"role": role, "content": text})
+        else:
+            dropped.add(where, f"{type(part).__name__} in a {message.role} message")
+    return out, dropped.items
+
+
+def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
+    function: dict[str, JSONValue] = {"name": spec.name}
+    if spec.description:
+        function["description"] = spec.description
+    function["parameters"] = spec.parameters
+    return {"type": "function", "function": function}
+
+
+def think_value(reasoning: ReasoningOptions, dropped: Dropped) -> JSONValue:
+    """Ollama's ``think`` for ``reasoning``: ``low``/``medium``/``high`` as
+    that string, ``none`` as false, anything else true (a token budget
+    cannot be given, and is reported dropped)."""
+    if reasoning.budget_tokens is not None:
+        dropped.add("options", "reasoning budget_tokens (Ollama takes no thinking budget)")
+    effort = reasoning.effort
+    if effort in THINK_LEVELS:
+        return effort
+    return effort != "none"
+
+
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """The ``/api/chat`` request for ``request`` sent to ``provider``.
+
+    Hosted tools raise :class:`~elelem.errors.UnsupportedError`: Ollama's chat
+    endpoint runs none.
+    """
+    if request.hosted_tools:
+        kinds = ", ".join(t.__struct_config__.tag for t in request.hosted_tools)  # type: ignore[misc]
+        raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
+    dropped = Dropped()
+    messages: list[JSONValue] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    names: dict[str, str] = {}
+    for n, message in enumerate(request.messages):
+        if message.role == "assistant":
+            wire, lost = assistant_wire(message, provider)
+            names.update((p.id, p.name) for p in message.content if isinstance(p, ToolCallBlock))
+            messages.append(wire)
+        else:
+            wires, lost = _other_messages(message, names)
+            messages.extend(wires)
+        for line in lost:
+            dropped.items.append(f"message {n}: {line}")
+    body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
+    if request.tools:
+        body["tools"] = [_tool(t) for t in request.tools]
+    opts = request.options
+    options: dict[str, JSONValue] = {}
+    if opts.max_tokens is not None:
+        options["num_predict"] = opts.max_tokens
+    if opts.temperature is not None:
+        options["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        options["top_p"] = opts.top_p
+    if opts.stop:
+        options["stop"] = list(opts.stop)
+    if options:
+        body["options"] = options
+    if opts.reasoning is not None:
+        body["think"] = think_value(opts.reasoning, dropped)
+    if opts.tool_choice not in (None, "auto"):
+        dropped.add("options", f"tool_choice {opts.tool_choice!r} (Ollama takes none)")
+    body.update(opts.extra)
+    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
+
+
+__all__ = [
+    "PATH",
+    "THINK_LEVELS",
+    "assistant_wire",
+    "encode_request",
+    "native_assistant",
+    "portable_assistant",
+    "think_value",
+]

@@ -1,0 +1,288 @@
+"""Ollama ``/api/chat`` NDJSON lines (and whole JSON responses) in, chunks out.  Sans-IO.
+
+Each line is one object: ``model``, ``created_at``, a ``message`` holding
+this line's piece of ``thinking`` and ``content`` and any whole
+``tool_calls`` (arguments arrive as parsed JSON objects, never in pieces),
+and ``done``.  The last line has ``done: true``, ``done_reason``, the token
+counters and the durations.
+
+Mapping:
+
+- ``thinking`` -> a reasoning block, ``content`` -> a text block; a block
+  ends when the stream switches to the other kind (or a tool call), so blocks
+  commit in the order the model produced them;
+- each tool call -> one tool-call block, started and ended at once, its
+  ``arguments`` object kept as compact JSON text; the call's other fields
+  (``function.index`` …) ride in a :data:`TOOL_EXTRA_FORMAT` payload so
+  native replay puts them back; a call without an ``id`` gets one derived
+  from the line's ``created_at`` and position, marked by a
+  :data:`SYNTHESIZED_ID_FORMAT` payload;
+- ``message`` fields nobody modelled (``images`` …) -> an
+  :class:`~elelem.vocabulary.UnknownBlock` ``{"type": "ollama.field", …}``;
+- ``done_reason`` -> the finish reason (``stop`` with tool calls is
+  ``tool-calls``, ``length`` is ``max-tokens``, others pass through) and
+  ``prompt_eval_count``/``eval_count`` -> usage; every top-level field of
+  the final line except ``message`` (durations, ``created_at``, unknown
+  fields), plus the first line's ``created_at``, is kept in a
+  :data:`RESPONSE_FORMAT` payload on the ``finish``;
+- ``{"error": "…"}`` -> a typed error.
+
+Per-line ``created_at`` stamps between the first and the last are timing
+metadata of the transport, not content, and are not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.ollama_native.errors import error_from_object
+from elelem.stream import (
+    BlockEnd,
+    BlockKey,
+    BlockStart,
+    Chunk,
+    Finish,
+    Payload,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import ProviderId, ProviderPayload, Usage
+from elelem.vocabulary.json import JSONValue
+
+FINISH_REASONS: Mapping[str, str] = {"stop": "stop", "length": "max-tokens"}
+"""Ollama ``done_reason`` -> finish reason; others (``load``, ``unload``) pass through."""
+
+RESPONSE_FORMAT = "ollama.response"
+"""Finish payload format: the final line's fields beside ``message`` (durations …)."""
+
+TOOL_EXTRA_FORMAT = "tool-call-extra"
+"""Payload format of a tool call's fields beyond id/name/arguments, as
+``{"call": {...}, "function": {...}}`` (replayed verbatim)."""
+
+SYNTHESIZED_ID_FORMAT = "synthesized-id"
+"""Payload format marking a tool call whose id the server did not send."""
+
+UNKNOWN_FIELD_TYPE = "ollama.field"
+"""``type`` of the unknown block keeping a ``message`` field nobody modelled."""
+
+USAGE_FIELDS = ("prompt_eval_count", "eval_count")
+"""The final line's token counters (input, output)."""
+
+_KNOWN_MESSAGE = frozenset({"role", "content", "thinking", "tool_calls"})
+
+
+class OllamaParser:
+    """Parses one ``/api/chat`` response: NDJSON lines through :meth:`message`
+    (or whole objects through :meth:`feed_object`); :meth:`eof` ends it."""
+
+    def __init__(self, provider: ProviderId) -> None:
+        self.provider = provider
+        self._lines = 0
+        self._started = False
+        self._done = False
+        self._current: tuple[str, BlockKey] | None = None
+        self._serial = 0
+        self._calls = 0
+        self._first_created: JSONValue = None
+        self._unknown: dict[str, list[Any]] = {}
+
+    @property
+    def done(self) -> bool:
+        """Whether the final (``done: true``) object arrived."""
+        return self._done
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived; Ollama sends nothing in them we need."""
+        return ()
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One NDJSON line: a response object or an ``{"error": …}`` object."""
+        self._lines += 1
+        obj = decode_frame(data, f"ollama line {self._lines}")
+        if "error" in obj and "message" not in obj:
+            raise error_from_object(obj, data.encode())
+        return self.feed_object(obj)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended.  Without the ``done`` line nothing is emitted: the
+        stream stays incomplete for the driver to report."""
+        return ()
+
+    # -- objects -------------------------------------------------------------
+
+    def feed_object(self, obj: Mapping[str, Any]) -> list[Chunk]:
+        """Apply one response object (a stream line or a whole response)."""
+        if self._done:
+            raise malformed(f"ollama line {self._lines} arrived after the done line", obj)
+        out: list[Chunk] = []
+        if not self._started:
+            self._started = True
+            model = obj.get("model")
+            self._first_created = obj.get("created_at")
+            out.append(
+                ResponseStart(
+                    model=model if isinstance(model, str) and model else None,
+                    provider=self.provider,
+                )
+            )
+        message = obj.get("message")
+        if message is not None:
+            if not isinstance(message, dict):
+                raise malformed(f"ollama line {self._lines}: 'message' is not an object", obj)
+            self._message(message, obj.get("created_at"), out)
+        done = obj.get("done", False)
+        if not isinstance(done, bool):
+            raise malformed(f"ollama line {self._lines}: 'done' is not a boolean", obj)
+        if done:
+            self._finish(obj, out)
+        return out
+
+    def _message(self, message: Mapping[str, Any], created: Any, out: list[Chunk]) -> None:
+        for field in ("thinking", "content"):
+            value = message.get(field)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise malformed(f"ollama line {self._lines}: message.{field} is not a string")
+            if value:
+                key = self._ensure("reasoning" if field == "thinking" else "text", out)
+                delta = ReasoningDelta if field == "thinking" else TextDelta
+                out.append(delta(key, value))
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if not isinstance(calls, list):
+                raise malformed(f"ollama line {self._lines}: message.tool_calls is not a list")
+            for call in calls:
+                self._tool_call(call, created, out)
+        for key, value in message.items():
+            if key not in _KNOWN_MESSAGE and value not in (None, "", [], {}):
+                self._unknown.setdefault(key, []).append(value)
+
+    def _ensure(self, kind: str, out: list[Chunk]) -> BlockKey:
+        if self._current is not None and self._current[0] == kind:
+            return self._current[1]
+        self._close(out)
+        key = self._key(kind)
+        self._current = (kind, key)
+        out.append(BlockStart(index=key, block=kind))
+        return key
+
+    def _key(self, kind: str) -> str:
+        self._serial += 1
+        return f"{kind}-{self._serial}"
+
+    def _close(self, out: list[Chunk]) -> None:
+        if self._current is not None:
+            out.append(BlockEnd(self._current[1]))
+            self._current = None
+
+    def _tool_call(self, call: Any, created: Any, out: list[Chunk]) -> None:
+        where = f"ollama line {self._lines}: tool call"
+        if not isinstance(call, dict):
+            raise malformed(f"{where} is not an object", call)
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise malformed(f"{where} has no 'function' object", call)
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise malformed(f"{where} has no name", call)
+        arguments = function.get("arguments", {})
+        # A server that sends JSON text already keeps it as sent.
+        text = arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()
+        self._close(out)
+        self._calls += 1
+        call_id = call.get("id")
+        synthesized = not isinstance(call_id, str) or not call_id
+        if synthesized:
+            # Ollama before 0.12 sends no call id; results must still link to
+            # their call and ids must differ across turns.
+            stamp = created if isinstance(created, str) and created else "call"
+            call_id = f"ollama-{stamp}-{self._calls}"
+        key = self._key("tool")
+        out.append(BlockStart(index=key, block="tool-call", id=str(call_id), name=name))
+        if synthesized:
+            out.append(
+                Payload(key, ProviderPayload(self.provider, SYNTHESIZED_ID_FORMAT, None, True))
+            )
+        extra: dict[str, JSONValue] = {}
+        outer = {k: v for k, v in call.items() if k not in ("id", "function")}
+        inner = {k: v for k, v in function.items() if k not in ("name", "arguments")}
+        if outer:
+            extra["call"] = outer
+        if inner:
+            extra["function"] = inner
+        if isinstance(arguments, str):
+            extra["arguments_text"] = True
+        if extra:
+            out.append(Payload(key, ProviderPayload(self.provider, TOOL_EXTRA_FORMAT, None, extra)))
+        out.append(ToolCallDelta(key, text))
+        out.append(BlockEnd(key))
+
+    def _finish(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
+        self._close(out)
+        for field, values in self._unknown.items():
+            key = self._key("field")
+            value: JSONValue = values[0] if len(values) == 1 else list(values)
+            if all(isinstance(v, str) for v in values):
+                value = "".join(values)
+            raw: dict[str, JSONValue] = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
+            out.append(BlockStart(index=key, block="unknown", raw=raw))
+            out.append(BlockEnd(key))
+        counts = {f: obj[f] for f in USAGE_FIELDS if f in obj}
+        for field, count in counts.items():
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise malformed(f"ollama line {self._lines}: {field} is not a count", obj)
+        if counts:
+            usage = Usage(
+                input=counts.get("prompt_eval_count", 0),
+                output=counts.get("eval_count", 0),
+                raw=counts,
+            )
+            out.append(UsageUpdate(usage))
+        reason = obj.get("done_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise malformed(f"ollama line {self._lines}: done_reason is not a string", obj)
+        envelope: dict[str, JSONValue] = {k: v for k, v in obj.items() if k != "message"}
+        if self._first_created is not None and self._first_created != obj.get("created_at"):
+            envelope["first_created_at"] = self._first_created
+        mapped = FINISH_REASONS.get(reason, reason) if reason else "stop"
+        if mapped == "stop" and self._calls:
+            mapped = "tool-calls"
+        payload = ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope)
+        out.append(Finish(mapped, raw=reason, payloads=(payload,)))
+        self._done = True
+
+
+def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
+    """Map a non-streaming ``/api/chat`` body (one object, ``done: true``) to chunks.
+
+    An ``{"error": …}`` body raises its typed error; a body that is not a JSON
+    object, or that is not done, raises :class:`~elelem.errors.MalformedStreamError`.
+    """
+    obj = decode_frame(body.decode("utf-8", "replace"), "ollama response body")
+    if "error" in obj and "message" not in obj:
+        raise error_from_object(obj, body)
+    parser = OllamaParser(provider)
+    chunks = parser.feed_object(obj)
+    if not parser.done:
+        raise malformed("the ollama response body is not done (no 'done': true)", obj)
+    return chunks
+
+
+__all__ = [
+    "FINISH_REASONS",
+    "RESPONSE_FORMAT",
+    "SYNTHESIZED_ID_FORMAT",
+    "TOOL_EXTRA_FORMAT",
+    "UNKNOWN_FIELD_TYPE",
+    "USAGE_FIELDS",
+    "OllamaParser",
+    "parse_body",
+]
