@@ -478,9 +478,12 @@ class ResponsesParser:
             assert item is not None and hot.content_index is not None
             self._hot_key, self._hot_part = key, item.parts[hot.content_index]
             return out
-        if hot.delta:
-            part.text.add(hot.delta)
-            return [TextDelta(part.key, hot.delta)]
+        delta = hot.delta
+        if delta:
+            text = part.text  # _Text.add inlined: this runs once per streamed delta
+            text.pieces.append(delta)
+            text.size += len(delta)
+            return [TextDelta(part.key, delta)]
         return []
 
     def _on_annotation(self, obj: dict[str, Any]) -> list[Chunk]:
