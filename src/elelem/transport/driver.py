@@ -173,7 +173,7 @@ class ResponseStream:
             if self._state == "new":
                 await self._guard(self._open())
             else:
-                await self._guard(self._pump())
+                await self._guard(self._pump(drain=True))
         try:
             while True:
                 await self._next()
@@ -341,24 +341,30 @@ class ResponseStream:
                 f"{type(exc).__name__}: {endpoint.redact(str(exc))}"
             ) from exc
 
-    async def _pump(self) -> None:
-        assert self._body is not None and self._decoder is not None and self._parser is not None
-        try:
-            data = await self._body.__anext__()
-        except StopAsyncIteration:
-            await self._end_of_body()
-            return
-        except httpx2.RequestError as exc:
-            raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
-        self.bytes_received += len(data)
-        decoder = self._decoder
-        self._frames(decoder.feed(data))
-        if self._state == "open" and decoder.failure is not None:
-            # Raised once the frames before the fault were handed out.
-            self._deferred = decoder.failure
-            self._state = "finished"
-        if self._state != "open":
-            await self._close_response()
+    async def _pump(self, drain: bool = False) -> None:
+        """Read and handle one piece of the body, or with ``drain`` every piece
+        until the stream ends (one coroutine for the whole body, for final())."""
+        body, decoder = self._body, self._decoder
+        assert body is not None and decoder is not None and self._parser is not None
+        while True:
+            try:
+                data = await body.__anext__()
+            except StopAsyncIteration:
+                await self._end_of_body()
+                return
+            except httpx2.RequestError as exc:
+                raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
+            self.bytes_received += len(data)
+            self._frames(decoder.feed(data))
+            if self._state == "open" and decoder.failure is not None:
+                # Raised once the frames before the fault were handed out.
+                self._deferred = decoder.failure
+                self._state = "finished"
+            if self._state != "open":
+                await self._close_response()
+                return
+            if not drain:
+                return
 
     def _frames(self, frames: list[Any]) -> None:
         parser = self._parser
