@@ -88,7 +88,7 @@ def test_every_recorded_stream_parses_as_before(corpus: Path, local_file: str) -
         _compare([f.data for f in cassettes.sse_frames(interaction.response.body)])
 
 
-def _frame(parts: list[dict[str, Any]], usage: dict[str, Any], **candidate: Any) -> str:
+def _frame(parts: list[dict[str, Any]], usage: Any, **candidate: Any) -> str:
     cand = {"content": {"parts": parts, "role": "model"}, **candidate, "index": 0}
     return json.dumps(
         {
@@ -129,6 +129,28 @@ def test_repeated_usage_is_one_update_and_a_changed_one_another() -> None:
     ]
     assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["a", "b", "c", "d"]
     assert _compare(frames) == 3
+
+
+def test_a_usage_seen_again_after_another_came_the_general_way_is_reported_again() -> None:
+    other = json.loads(_frame([{"text": "c"}], U2))
+    other["promptFeedback"] = {"safetyRatings": []}
+    frames = [
+        _frame([{"text": "a"}], U1),
+        _frame([{"text": "b"}], U1),
+        json.dumps(other),
+        _frame([{"text": "d"}], U1),
+        _frame([{"text": "e"}], U1, finishReason="STOP"),
+    ]
+    parser = GeminiParser(G)
+    chunks = [c for f in frames for c in parser.message("", f)]
+    assert [c.usage.raw for c in chunks if isinstance(c, UsageUpdate)] == [U1, U2, U1]
+    assert _compare(frames) == 2
+
+
+def test_usage_that_is_not_an_object_takes_the_general_path() -> None:
+    frames = [_frame([{"text": "a"}], U1), _frame([{"text": "b"}], [1])]
+    frames.append(_frame([{"text": "c"}], U2, finishReason="STOP"))
+    assert _compare(frames) == 0
 
 
 def test_a_chunk_with_any_other_field_keeps_it_through_the_general_path() -> None:

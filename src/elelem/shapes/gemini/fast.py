@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["TextChunk", "decode_text_chunk"]
+__all__ = ["TextChunk", "decode_text_chunk", "decode_usage"]
 
 
-class TextPart(msgspec.Struct, forbid_unknown_fields=True):
+class TextPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A part with text, maybe a thought, maybe signed; nothing else."""
 
     text: str
@@ -26,25 +26,25 @@ class TextPart(msgspec.Struct, forbid_unknown_fields=True):
     thoughtSignature: str | None = None  # the wire's camelCase names, as msgspec matches them
 
 
-class TextContent(msgspec.Struct, forbid_unknown_fields=True):
+class TextContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Content of text parts (the role is not used by the parser)."""
 
     parts: list[TextPart]
     role: Any = None
 
 
-class TextCandidate(msgspec.Struct, forbid_unknown_fields=True):
+class TextCandidate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A candidate with content and an index, and no finish reason yet."""
 
     content: TextContent
     index: int
 
 
-class TextChunk(msgspec.Struct, forbid_unknown_fields=True):
+class TextChunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A response chunk of text-only candidates with the usual envelope."""
 
     candidates: list[TextCandidate]
-    usageMetadata: dict[str, Any]
+    usageMetadata: msgspec.Raw  # decoded only when it differs from the last one
     modelVersion: str
     responseId: str
 
@@ -62,3 +62,9 @@ def decode_text_chunk(data: str | bytes) -> TextChunk | None:
         return _DECODER.decode(data)
     except msgspec.DecodeError:
         return None
+
+
+def decode_usage(raw: msgspec.Raw) -> dict[str, Any] | None:
+    """The ``usageMetadata`` object in ``raw``, or None when it is not an object."""
+    value = msgspec.json.decode(raw)
+    return value if isinstance(value, dict) else None

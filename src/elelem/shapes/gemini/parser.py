@@ -33,7 +33,7 @@ import msgspec
 from elelem.errors import IncompleteStreamError, MalformedStreamError
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.gemini.errors import error_from_chunk
-from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk
+from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk, decode_usage
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
     has_supports,
@@ -174,6 +174,9 @@ class GeminiParser:
         self._grounding: dict[str, Any] | None = None
         self._url_context: dict[str, Any] | None = None
         self._usage_raw: dict[str, Any] | None = None  # the last usageMetadata reported
+        # The wire bytes of _usage_raw when the fast path saw them last (None:
+        # unknown), so a repeated report is recognised without decoding it.
+        self._usage_wire: msgspec.Raw | None = None
         self._fast_misses = 0  # consecutive frames the typed text-chunk decode did not fit
 
     # -- FrameParser --------------------------------------------------------
@@ -272,6 +275,7 @@ class GeminiParser:
         # Streams repeat the same usageMetadata on most chunks; a Usage is a
         # function of its raw object, so an equal raw object is an equal Usage
         # and building it again (with its JSON check) would only cost time.
+        self._usage_wire = None
         if usage != self._usage_raw:
             self._usage_raw = usage
             out.append(UsageUpdate(usage_from_wire(usage)))
@@ -294,14 +298,34 @@ class GeminiParser:
         for c in candidates:
             if c.index:
                 return None
+        usage_wire = data.usageMetadata
+        usage = None
+        if usage_wire != self._usage_wire:
+            usage = decode_usage(usage_wire)
+            if usage is None:
+                return None
         envelope["modelVersion"] = data.modelVersion
         envelope["responseId"] = data.responseId
         out: list[Chunk] = []
         for c in candidates:
             for part in c.content.parts:
-                out.extend(self._text_part(part.text, part.thought, part.thoughtSignature, {}))
+                text, thought, block = part.text, part.thought, self._open
+                if (
+                    text
+                    and part.thoughtSignature is None
+                    and block is not None
+                    and not block.split
+                    and block.kind == ("thought" if thought else "text")
+                ):
+                    # _text_part's commonest case (more text for the open block), inline.
+                    block.data += text.encode("utf-8")
+                    out.append((ReasoningDelta if thought else TextDelta)(block.key, text))
+                else:
+                    out.extend(self._text_part(text, thought, part.thoughtSignature, {}))
             candidate["index"] = c.index
-        self._report_usage(data.usageMetadata, out)
+        if usage is not None:
+            self._report_usage(usage, out)
+            self._usage_wire = usage_wire
         return out
 
     def _candidate_chunk(self, candidate: dict[str, Any]) -> list[Chunk]:
