@@ -71,6 +71,7 @@ SHAPES: dict[str, ShapeEntry] = {
     "gemini": ShapeEntry("elelem.shapes.gemini", "google"),
     "gemini_interactions": ShapeEntry("elelem.shapes.gemini.interactions", "google"),
     "ollama_native": ShapeEntry("elelem.shapes.ollama_native", "ollama-native"),
+    "bedrock_converse": ShapeEntry("elelem.shapes.bedrock_converse", "bedrock"),
 }
 """Shape name -> the module implementing it and the provider assumed by default."""
 
@@ -80,6 +81,7 @@ PATH_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"/chat/completions$"), "openai_chat"),
     (re.compile(r":(stream)?[gG]enerateContent$"), "gemini"),
     (re.compile(r"/api/chat$"), "ollama_native"),
+    (re.compile(r"/model/[^/]+/converse(-stream)?$"), "bedrock_converse"),
 ]
 """Request path pattern -> shape, tried in order."""
 
@@ -118,6 +120,14 @@ PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
         # Ollama's native /api/chat: a "message" object beside a boolean "done".
         lambda p: isinstance(p.get("message"), dict) and isinstance(p.get("done"), bool),
         "ollama_native",
+    ),
+    (
+        # Bedrock Converse: decoded events as one-key unions, or a whole response.
+        lambda p: (
+            (len(p) == 1 and next(iter(p)) in ("messageStart", "contentBlockDelta"))
+            or ("output" in p and "stopReason" in p)
+        ),
+        "bedrock_converse",
     ),
 ]
 """Predicate on the first JSON payload of a response -> shape, tried in order."""

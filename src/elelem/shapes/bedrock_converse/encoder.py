@@ -1,0 +1,194 @@
+"""Neutral request -> Bedrock Converse request body (``/model/{id}/converse[-stream]``).
+
+Assistant messages Bedrock produced are replayed *natively*: content blocks
+in order, reasoning as ``reasoningContent.reasoningText`` with its signature
+(or ``redactedContent``), tool calls as ``toolUse`` with their JSON input.
+Every other message is encoded *portably* (text, tool calls, hosted
+summaries as text), each thing left out reported in ``dropped``.  Converse
+wants user and assistant turns to alternate, so consecutive user-side
+messages (text, tool results) are merged into one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+
+from elelem.errors import UnsupportedError
+from elelem.shapes.base import EncodedRequest, ModelRequest
+from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
+from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.vocabulary import (
+    HostedActivity,
+    Message,
+    ProviderId,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+)
+from elelem.vocabulary.json import JSONValue
+
+
+def request_path(model: str, *, stream: bool) -> str:
+    """``/model/{model id, URL-quoted}/converse-stream`` (or ``/converse``)."""
+    return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
+
+
+def _input(call: ToolCallBlock, where: str, dropped: Dropped) -> JSONValue:
+    try:
+        value: Any = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
+    except msgspec.DecodeError:
+        value = None
+    if not isinstance(value, dict):
+        dropped.add(where, f"input of tool call {call.id} (not a JSON object)")
+        return {}
+    return value
+
+
+def _tool_use(call: ToolCallBlock, where: str, dropped: Dropped) -> dict[str, JSONValue]:
+    return {
+        "toolUse": {"toolUseId": call.id, "name": call.name, "input": _input(call, where, dropped)}
+    }
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[str]]:
+    """The Converse assistant message for ``message``: native if ``provider``
+    produced it, else portable; and what had to be dropped."""
+    native = message.provider == provider
+    who = message.provider or "another provider"
+    dropped = Dropped()
+    content: list[JSONValue] = []
+    for i, part in enumerate(message.content):
+        where = f"message part {i}"
+        if isinstance(part, TextBlock):
+            content.append({"text": part.text})
+        elif isinstance(part, ToolCallBlock):
+            content.append(_tool_use(part, where, dropped))
+        elif isinstance(part, ReasoningBlock) and native:
+            redacted = find_payload(part.payloads, provider, REDACTED_FORMAT)
+            signature = find_payload(part.payloads, provider, SIGNATURE_FORMAT)
+            if redacted is not None:
+                content.append({"reasoningContent": {"redactedContent": redacted.value}})
+            else:
+                text: dict[str, JSONValue] = {"text": part.text}
+                if signature is not None:
+                    text["signature"] = signature.value
+                content.append({"reasoningContent": {"reasoningText": text}})
+        elif isinstance(part, ReasoningBlock):
+            dropped.add(where, f"reasoning from {who}")
+        elif isinstance(part, HostedActivity):
+            content.append({"text": hosted_activity_line(part)})
+        elif isinstance(part, UnknownBlock):
+            dropped.add(where, f"unknown block {part.type!r} (no Converse form)")
+        else:
+            dropped.add(where, f"{type(part).__name__} in an assistant message")
+    return {"role": "assistant", "content": content}, dropped.items
+
+
+def _user_content(message: Message, dropped: Dropped) -> list[JSONValue]:
+    content: list[JSONValue] = []
+    for i, part in enumerate(message.content):
+        if isinstance(part, TextBlock):
+            content.append({"text": part.text})
+        elif isinstance(part, ToolResultBlock):
+            result: dict[str, JSONValue] = {
+                "toolUseId": part.call_id,
+                "content": [{"text": part.content}],
+                "status": "error" if part.is_error else "success",
+            }
+            content.append({"toolResult": result})
+        else:
+            dropped.add(f"part {i}", f"{type(part).__name__} in a {message.role} message")
+    return content
+
+
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """The Converse request for ``request``.  Hosted tools raise
+    :class:`~elelem.errors.UnsupportedError` (Converse runs none)."""
+    if request.hosted_tools:
+        raise UnsupportedError(f"{provider}: Bedrock Converse has no hosted tools")
+    dropped = Dropped()
+    system: list[JSONValue] = [{"text": request.system}] if request.system else []
+    messages: list[dict[str, JSONValue]] = []
+    for n, message in enumerate(request.messages):
+        if message.role == "system":
+            system.extend({"text": p.text} for p in message.content if isinstance(p, TextBlock))
+            continue
+        if message.role == "assistant":
+            wire, lost = assistant_wire(message, provider)
+            dropped.items.extend(f"message {n}: {line}" for line in lost)
+            messages.append(wire)
+            continue
+        lost_here = Dropped()
+        content = _user_content(message, lost_here)
+        dropped.items.extend(f"message {n}: {line}" for line in lost_here.items)
+        if messages and messages[-1]["role"] == "user":
+            previous = messages[-1]["content"]
+            assert isinstance(previous, list)
+            previous.extend(content)
+        else:
+            messages.append({"role": "user", "content": content})
+    body: dict[str, JSONValue] = {"messages": list(messages)}
+    if system:
+        body["system"] = system
+    opts = request.options
+    config: dict[str, JSONValue] = {}
+    if opts.max_tokens is not None:
+        config["maxTokens"] = opts.max_tokens
+    if opts.temperature is not None:
+        config["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        config["topP"] = opts.top_p
+    if opts.stop:
+        config["stopSequences"] = list(opts.stop)
+    if config:
+        body["inferenceConfig"] = config
+    if request.tools:
+        tools: list[JSONValue] = [
+            {
+                "toolSpec": {
+                    "name": t.name,
+                    "description": t.description or t.name,
+                    "inputSchema": {"json": t.parameters},
+                }
+            }
+            for t in request.tools
+        ]
+        tool_config: dict[str, JSONValue] = {"tools": tools}
+        choice = opts.tool_choice
+        if choice in ("any", "required"):
+            tool_config["toolChoice"] = {"any": {}}
+        elif choice == "auto":
+            tool_config["toolChoice"] = {"auto": {}}
+        elif choice not in (None, "none"):
+            tool_config["toolChoice"] = {"tool": {"name": choice}}
+        elif choice == "none":
+            dropped.add("options", "tool_choice 'none' (Converse has no such choice)")
+        body["toolConfig"] = tool_config
+    reasoning = opts.reasoning
+    if reasoning is not None:
+        if reasoning.budget_tokens is not None:
+            # The Anthropic models' field; Converse passes it to the model as is.
+            body["additionalModelRequestFields"] = {
+                "thinking": {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
+            }
+        else:
+            dropped.add("options", "reasoning effort (Converse takes a model-specific budget)")
+    body.update(opts.extra)
+    return EncodedRequest(
+        path=request_path(request.model, stream=stream),
+        body=body,
+        stream=stream,
+        dropped=tuple(dropped.items),
+    )
+
+
+__all__ = ["assistant_wire", "encode_request", "request_path"]
