@@ -42,6 +42,7 @@ from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_object
 from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
+from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.openai_chat.usage import map_usage
 from elelem.stream import (
     BlockEnd,
@@ -135,70 +136,6 @@ _KNOWN_DELTA = frozenset(
 _TOOL_KEYS = frozenset({"index", "id", "type", "function"})
 
 
-# Detail types whose text streams in pieces; others (reasoning.encrypted)
-# arrive whole, so two in a row are two entries.
-_STREAMED_DETAILS = frozenset({"reasoning.text", "reasoning.summary"})
-
-
-class _Detail:
-    """OpenRouter ``reasoning_details`` merged across deltas: a text or summary
-    delta whose ``type`` and ``index`` (and ``id``, if any) equal the last
-    entry's extends it (strings are concatenated); anything else starts a new
-    entry."""
-
-    __slots__ = ("items",)
-
-    def __init__(self) -> None:
-        self.items: list[dict[str, Any]] = []
-
-    def add(self, detail: Mapping[str, Any]) -> None:
-        last = self.items[-1] if self.items else None
-        if (
-            last is not None
-            and detail.get("type") in _STREAMED_DETAILS
-            and last.get("type") == detail.get("type")
-            and last.get("index") == detail.get("index")
-            and detail.get("id") in (None, last.get("id"))
-        ):
-            for key, value in detail.items():
-                old = last.get(key)
-                if (
-                    isinstance(old, str)
-                    and isinstance(value, str)
-                    and key not in ("type", "format")
-                ):
-                    last[key] = old + value
-                elif value is not None or key not in last:
-                    last[key] = value
-            return
-        self.items.append(dict(detail))
-
-
-def _merge(old: Any, new: Any) -> Any:
-    if isinstance(old, str) and isinstance(new, str):
-        return old + new
-    if isinstance(old, dict) and isinstance(new, dict):
-        merged = dict(old)
-        for key, value in new.items():
-            merged[key] = _merge(merged[key], value) if key in merged else value
-        return merged
-    return new
-
-
-def _merge_values(values: list[Any]) -> Any:
-    """One value for a delta field nobody modelled, sent in pieces: strings
-    concatenate and objects merge key by key (as ``function_call`` streams);
-    pieces of mixed kinds stay a list, in order."""
-    if len(values) == 1:
-        return values[0]
-    if all(isinstance(v, str) for v in values) or all(isinstance(v, dict) for v in values):
-        merged = values[0]
-        for value in values[1:]:
-            merged = _merge(merged, value)
-        return merged
-    return list(values)
-
-
 def _malformed(message: str) -> MalformedStreamError:
     # A frame the server sent wrong will be sent wrong again: not retryable.
     return MalformedStreamError(message, retryable=False)
@@ -222,7 +159,7 @@ class ChatParser:
         self._serial = 0
         self._text: list[str] = []
         self._annotations: list[dict[str, Any]] = []
-        self._details: _Detail | None = None
+        self._details: Details | None = None
         self._tools: dict[int, tuple[str, str]] = {}  # wire index -> (id, name)
         self._tool_order: list[int] = []
         self._unknown: dict[str, list[Any]] = {}
@@ -447,7 +384,7 @@ class ChatParser:
     def _reasoning_details(self, details: list[Any], use_text: bool, out: list[Chunk]) -> None:
         key = self._ensure("reasoning", out, "reasoning_details")
         if self._details is None:
-            self._details = _Detail()
+            self._details = Details()
         for detail in details:
             if not isinstance(detail, dict):
                 raise _malformed(f"frame {self._frames}: a reasoning detail is not an object")
@@ -576,7 +513,7 @@ class ChatParser:
         self._close_current(out)
         for field, values in self._unknown.items():
             key = self._new_key("field")
-            value = _merge_values(values)
+            value = merge_values(values)
             raw = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
             out.append(BlockStart(index=key, block="unknown", raw=raw))
             out.append(BlockEnd(key))
