@@ -40,6 +40,7 @@ from elelem.errors import (
     parse_retry_after,
 )
 from elelem.vocabulary import HostedActivity, ProviderPayload
+from elelem.vocabulary.json import JSONValue
 
 # --------------------------------------------------------------------------
 # errors
@@ -170,6 +171,20 @@ def find_payload(
     return None
 
 
+def arguments_object(arguments: str, call_id: str, where: str, dropped: Dropped) -> JSONValue:
+    """A tool call's argument text as the JSON object wires that take objects
+    (Ollama, Bedrock) need: ``{}`` for empty text; text that is not a JSON
+    object is reported in ``dropped`` and sent as ``{}``."""
+    try:
+        value: Any = msgspec.json.decode(arguments) if arguments.strip() else {}
+    except msgspec.DecodeError:
+        value = None
+    if not isinstance(value, dict):
+        dropped.add(where, f"arguments of tool call {call_id} (not a JSON object)")
+        return {}
+    return value
+
+
 def hosted_activity_line(activity: HostedActivity) -> str:
     """The text that stands for a hosted activity sent portably to another provider.
 
@@ -185,6 +200,7 @@ __all__ = [
     "BODY_EXCERPT",
     "STATUS_ERRORS",
     "Dropped",
+    "arguments_object",
     "body_excerpt",
     "decode_frame",
     "error_class_for_status",

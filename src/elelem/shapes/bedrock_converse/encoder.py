@@ -11,15 +11,12 @@ messages (text, tool results) are merged into one.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
-
-import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
-from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
 from elelem.vocabulary import (
     HostedActivity,
     Message,
@@ -38,20 +35,13 @@ def request_path(model: str, *, stream: bool) -> str:
     return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
 
 
-def _input(call: ToolCallBlock, where: str, dropped: Dropped) -> JSONValue:
-    try:
-        value: Any = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
-    except msgspec.DecodeError:
-        value = None
-    if not isinstance(value, dict):
-        dropped.add(where, f"input of tool call {call.id} (not a JSON object)")
-        return {}
-    return value
-
-
 def _tool_use(call: ToolCallBlock, where: str, dropped: Dropped) -> dict[str, JSONValue]:
     return {
-        "toolUse": {"toolUseId": call.id, "name": call.name, "input": _input(call, where, dropped)}
+        "toolUse": {
+            "toolUseId": call.id,
+            "name": call.name,
+            "input": arguments_object(call.arguments, call.id, where, dropped),
+        }
     }
 
 

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
 from elelem.shapes.ollama_native.parser import (
     SYNTHESIZED_ID_FORMAT,
     TOOL_EXTRA_FORMAT,
@@ -49,18 +47,6 @@ THINK_LEVELS = frozenset({"low", "medium", "high"})
 """Efforts Ollama's ``think`` takes as a string (gpt-oss); others become a boolean."""
 
 
-def _arguments(call: ToolCallBlock, where: str, dropped: Dropped) -> JSONValue:
-    """The call's arguments as the JSON object Ollama takes."""
-    try:
-        value: Any = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
-    except msgspec.DecodeError:
-        value = None
-    if not isinstance(value, dict):
-        dropped.add(where, f"arguments of tool call {call.id} (not a JSON object)")
-        return {}
-    return value
-
-
 def _native_call(
     call: ToolCallBlock, provider: str, where: str, dropped: Dropped
 ) -> dict[str, JSONValue]:
@@ -73,7 +59,7 @@ def _native_call(
     if fields.get("arguments_text"):
         function["arguments"] = call.arguments
     else:
-        function["arguments"] = _arguments(call, where, dropped)
+        function["arguments"] = arguments_object(call.arguments, call.id, where, dropped)
     wire: dict[str, JSONValue] = {}
     if find_payload(call.payloads, provider, SYNTHESIZED_ID_FORMAT) is None:
         wire["id"] = call.id
@@ -135,7 +121,7 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str
         elif isinstance(part, ToolCallBlock):
             function: dict[str, JSONValue] = {
                 "name": part.name,
-                "arguments": _arguments(part, where, dropped),
+                "arguments": arguments_object(part.arguments, part.id, where, dropped),
             }
             calls.append({"id": part.id, "function": function})
             if part.payloads:
