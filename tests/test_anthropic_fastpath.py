@@ -110,7 +110,10 @@ def test_hot_frames_take_the_fast_path_with_exact_chunks() -> None:
     assert parser.message(*frame(delta(2, "input_json_delta", "partial_json", '{"a"'))) == [
         ToolCallDelta(2, '{"a"')
     ]
-    assert Counting.fast == 3
+    # A server tool's input is buffered for its hosted activity: no chunk yet.
+    assert parser.message(*frame(delta(3, "input_json_delta", "partial_json", '{"q"'))) == []
+    assert parser._blocks[3].deltas == ['{"q"']
+    assert Counting.fast == 4
 
 
 def test_extra_fields_fail_the_typed_decode_and_still_parse() -> None:
@@ -194,5 +197,5 @@ def test_every_corpus_frame_gives_the_same_chunks(corpus: Path) -> None:
         seen = compare(frames)
         assert len(seen) == len(frames)
         deltas += sum('"content_block_delta"' in data for _, data in frames)
-    # Most recorded deltas are text, thinking or tool input: the fast path ran.
-    assert Counting.fast > deltas // 2 > 0
+    # All but the citation, signature and compaction deltas fit the typed frame.
+    assert Counting.fast > deltas * 9 // 10 > 0

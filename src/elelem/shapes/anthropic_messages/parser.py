@@ -181,8 +181,8 @@ class MessagesParser:
 
     def _fast_delta(self, frame: _DeltaFrame) -> list[Chunk] | None:
         """The chunks of a typed ``content_block_delta``, as :meth:`_block_delta`
-        gives them; None where the dict path must decide (an error, a block
-        kept raw)."""
+        gives them; None where the dict path must decide (an error, any
+        other delta of a block kept raw)."""
         if not self._started or self._finished:
             return None
         key = frame.index
@@ -196,9 +196,14 @@ class MessagesParser:
         elif kind == "thinking":
             if type(delta) is _ThinkingPiece:
                 return [ReasoningDelta(key, delta.thinking)]
-        elif kind == "tool_use" and type(delta) is _JsonPiece:
-            block.deltas.append(delta.partial_json)
-            return [ToolCallDelta(key, delta.partial_json)]
+        elif type(delta) is _JsonPiece:
+            if kind == "tool_use":
+                block.deltas.append(delta.partial_json)
+                return [ToolCallDelta(key, delta.partial_json)]
+            if kind in ("server", "result", "unknown"):
+                # What _fold does with a delta holding only partial_json.
+                block.deltas.append(delta.partial_json)
+                return []
         return None
 
     def eof(self) -> Sequence[Chunk]:
