@@ -24,6 +24,7 @@ MODELS = {
     "deepseek": "deepseek-chat",
     "openrouter": "openai/gpt-4o-mini",
     "ollama": None,
+    "ollama-native": None,
     "llamacpp": None,
     "groq": "llama-3.1-8b-instant",
     "cerebras": "llama3.1-8b",
@@ -38,14 +39,13 @@ def test_every_builtin_provider_has_a_live_test() -> None:
 
 def live_model(provider: str) -> str:
     spec = next(s for s in BUILTIN if s.name == provider)
-    override = os.environ.get(f"ELELEM_LIVE_{provider.upper()}_MODEL")
+    variable = f"ELELEM_LIVE_{provider.upper().replace('-', '_')}_MODEL"
+    override = os.environ.get(variable)
     if spec.key_required and not any(os.environ.get(var) for var in spec.key_env):
         pytest.skip(f"live test: set {' or '.join(spec.key_env)} to run it")
     model = override or MODELS[provider]
     if model is None:
-        pytest.skip(
-            f"live test: set ELELEM_LIVE_{provider.upper()}_MODEL to a model the local server has"
-        )
+        pytest.skip(f"live test: set {variable} to a model the local server has")
     try:
         load_shape(spec.shape)
     except UnsupportedError as exc:
