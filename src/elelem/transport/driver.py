@@ -51,6 +51,7 @@ from elelem.vocabulary import Part
 
 _REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
 _JSON_TYPES = ("application/json", "application/problem+json")
+_ONE_FRAME = (("", "", "", None),)
 _ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 
 
@@ -369,35 +370,54 @@ class ResponseStream:
     def _frames(self, frames: list[Any]) -> None:
         parser = self._parser
         assert parser is not None
-        message = parser.message
-        deliver = self._absorb if self._draining else self._deliver
-        sse = isinstance(self._decoder, SSEDecoder)
-        for frame in frames:
-            # Inlined _parse: this runs once per frame.
+        if not isinstance(self._decoder, SSEDecoder):
+            frames = [("", line, "", None) for line in frames]
+        if self._feed(parser.message, frames):
+            # finish is last: what follows on the wire is the benign close.
+            self._state = "finished"
+
+    def _feed(self, message: Any, frames: Any) -> bool:
+        """Parse ``(event, data, id, retry)`` frames and feed every chunk to the
+        assembler; True when the stream is done (finish, or a deferred error).
+
+        Each chunk is queued with what it committed for the iterator, except
+        while :meth:`final` drains: then nothing is queued and
+        ``last_committed`` ends as it would had every pair been taken from the
+        queue.  A parser error or grammar breach is deferred until the chunks
+        before it were handed out, so a consumer sees everything up to the fault.
+        """
+        feed = self.assembler.feed
+        queue = None if self._draining else self._pending.append
+        committed: tuple[Part, ...] | None = None
+        done = False
+        for event, data, _, _ in frames:
             try:
-                chunks = message(frame.event, frame.data) if sse else message("", frame)
+                chunks = message(event, data)
             except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
                 self._deferred = exc
                 done = True
-            else:
-                done = deliver(chunks)
+                break
+            for chunk in chunks:
+                try:
+                    committed = feed(chunk)
+                except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                    self._deferred = exc
+                    done = True
+                    break
+                if queue is not None:
+                    queue((chunk, committed))
+                if type(chunk) is Finish:
+                    done = True
+                    break
             if done:
-                # finish is last: what follows on the wire is the benign close.
-                self._state = "finished"
-                return
+                break
+        if queue is None and committed is not None:
+            self.last_committed = committed
+        return done
 
     def _parse(self, step: Any, *args: Any) -> bool:
-        """Run one parser step and deliver its chunks; True when the stream is done.
-
-        A parser error is deferred until the chunks before it were handed out,
-        so a consumer sees everything up to the fault.
-        """
-        try:
-            chunks = step(*args)
-        except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
-            self._deferred = exc
-            return True
-        return self._absorb(chunks) if self._draining else self._deliver(chunks)
+        """Run one parser step (open, eof, a whole response) as one frame."""
+        return self._feed(lambda _event, _data: step(*args), _ONE_FRAME)
 
     async def _end_of_body(self) -> None:
         assert self._decoder is not None and self._parser is not None
@@ -407,47 +427,6 @@ class ResponseStream:
         elif self._state == "open":
             self._state = "finished"
         await self._close_response()
-
-    def _deliver(self, chunks: Any) -> bool:
-        """Feed chunks to the assembler, queueing each with what it committed.
-
-        A grammar breach is raised only after the chunks before it were handed
-        out, so a consumer sees everything up to the fault.
-        """
-        feed = self.assembler.feed
-        pending = self._pending
-        for chunk in chunks:
-            try:
-                pending.append((chunk, feed(chunk)))
-            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
-                self._deferred = exc
-                return True
-            if type(chunk) is Finish:
-                return True
-        return False
-
-    def _absorb(self, chunks: Any) -> bool:
-        """:meth:`_deliver` for :meth:`final`: feed the assembler, queue nothing.
-
-        ``last_committed`` ends as it would had every pair been taken from the
-        queue: what the last chunk the assembler accepted committed.
-        """
-        feed = self.assembler.feed
-        committed: tuple[Part, ...] | None = None
-        done = False
-        for chunk in chunks:
-            try:
-                committed = feed(chunk)
-            except Exception as exc:  # noqa: BLE001 - re-raised by _next, as _deliver does
-                self._deferred = exc
-                done = True
-                break
-            if type(chunk) is Finish:
-                done = True
-                break
-        if committed is not None:
-            self.last_committed = committed
-        return done
 
     def _incomplete(self) -> IncompleteStreamError:
         cut = self._decoder.unterminated if self._decoder is not None else 0
