@@ -24,6 +24,7 @@ from elelem.errors import (
     IncompleteStreamError,
     MalformedStreamError,
     OverloadedError,
+    ProviderStreamError,
     RateLimitError,
     ServerError,
     StreamError,
@@ -76,6 +77,9 @@ class Sample:
     eof_message: str | None = None
     """The shape's own message for a body cut before its terminal event
     (None: the parser leaves it to the driver)."""
+    framing: str = "sse"
+    """How the frames travel: SSE events, or NDJSON lines (each frame's data
+    one line, its event name unused)."""
 
 
 def _anthropic() -> Sample:
@@ -293,8 +297,86 @@ def _gemini() -> Sample:
     )
 
 
+def _ollama_native() -> Sample:
+    def line(message: str, extra: str = ',"done":false') -> tuple[None, str]:
+        return (
+            None,
+            f'{{"model":"m-1","created_at":"2026-01-01T00:00:00Z","message":{{"role":"assistant",'
+            f"{message}}}{extra}}}",
+        )
+
+    frames = [
+        line('"content":"Hello, "'),
+        line('"content":"wörld ✓"'),
+        line('"content":"","thinking":"hmm"'),
+        line('"content":"again"'),
+        line(
+            '"content":""',
+            ',"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":4',
+        ),
+    ]
+    return Sample(
+        provider="ollama-native",
+        frames=frames,
+        texts=("Hello, wörld ✓", "again"),
+        first_done=3,
+        second_open=4,
+        error_frame=(None, '{"error":"model runner has unexpectedly stopped"}'),
+        error_type=ProviderStreamError,
+        error_retryable=False,
+        error_bodies={429: b'{"error":"slow"}', 500: b'{"error":"nope"}', 529: b'{"error":"busy"}'},
+        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        malformed_retryable=True,
+        framing="ndjson",
+    )
+
+
+def _bedrock_converse() -> Sample:
+    # Decoded Converse events as SSE data frames, as recordings hold them: the
+    # transport does not speak Bedrock's binary event-stream (see the shape).
+    def delta(i: int, text: str) -> tuple[None, str]:
+        return (
+            None,
+            f'{{"contentBlockDelta":{{"contentBlockIndex":{i},"delta":{{"text":"{text}"}}}}}}',
+        )
+
+    def stop(i: int) -> tuple[None, str]:
+        return (None, f'{{"contentBlockStop":{{"contentBlockIndex":{i}}}}}')
+
+    frames = [
+        (None, '{"messageStart":{"role":"assistant"}}'),
+        delta(0, "Hello, "),
+        delta(0, "wörld ✓"),
+        stop(0),
+        delta(1, "again"),
+        stop(1),
+        (None, '{"messageStop":{"stopReason":"end_turn"}}'),
+        (None, '{"metadata":{"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7}}}'),
+    ]
+    return Sample(
+        provider="bedrock",
+        frames=frames,
+        texts=("Hello, wörld ✓", "again"),
+        first_done=4,
+        second_open=5,
+        error_frame=(None, '{"serviceUnavailableException":{"message":"busy"}}'),
+        error_type=OverloadedError,
+        error_retryable=True,
+        error_bodies={
+            429: b'{"message":"slow"}',
+            500: b'{"message":"nope"}',
+            529: b'{"message":"busy"}',
+        },
+        # With no x-amzn-ErrorType header the status decides; 529 is no AWS status.
+        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        malformed_retryable=True,
+    )
+
+
 SAMPLES = {
     "gemini": _gemini,
+    "ollama_native": _ollama_native,
+    "bedrock_converse": _bedrock_converse,
     "anthropic_messages": _anthropic,
     "openai_responses": _openai_responses,
     "openai_chat": _openai_chat,
@@ -379,13 +461,31 @@ def texts_of(response: AssembledResponse) -> list[tuple[str, bool]]:
     return [(b.text, b.complete) for b in response.content if isinstance(b, TextBlock)]
 
 
+def encode(sample: Sample, frames: Sequence[tuple[str | None, str]]) -> bytes:
+    """``frames`` in the sample's framing."""
+    if sample.framing == "ndjson":
+        return "".join(f"{data}\n" for _, data in frames).encode("utf-8")
+    return sse_body(frames)
+
+
 def body_of(sample: Sample) -> bytes:
-    return sse_body(sample.frames)
+    return encode(sample, sample.frames)
+
+
+def ends_of(sample: Sample) -> list[int]:
+    """Byte offsets just past each frame of the sample's body."""
+    body = body_of(sample)
+    if sample.framing == "ndjson":
+        ends = [i + 1 for i, byte in enumerate(body) if byte == ord("\n")]
+    else:
+        ends = frame_ends(body)
+    assert len(ends) == len(sample.frames)
+    return ends
 
 
 def first_block_cut(sample: Sample) -> int:
     """Byte offset just past the frames that commit the first block."""
-    return frame_ends(body_of(sample))[sample.first_done - 1]
+    return ends_of(sample)[sample.first_done - 1]
 
 
 def finishes(shape: Shape, sample: Sample, count: int) -> bool:
@@ -404,7 +504,7 @@ def finishes(shape: Shape, sample: Sample, count: int) -> bool:
 def terminal_cut(shape: Shape, sample: Sample) -> int:
     """Byte offset of the frame that makes the stream complete (its terminal event:
     for some shapes the end of the body after a finish reason is enough)."""
-    ends = [0, *frame_ends(body_of(sample))]
+    ends = [0, *ends_of(sample)]
     for count in range(1, len(sample.frames) + 1):
         if finishes(shape, sample, count):
             return ends[count - 1]
@@ -453,7 +553,7 @@ def test_reset_after_n_bytes(shape_name: str) -> None:
 @per_shape
 def test_reset_inside_an_open_block_keeps_its_text_incomplete(shape_name: str) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
-    cut = frame_ends(body_of(sample))[sample.second_open - 1]
+    cut = ends_of(sample)[sample.second_open - 1]
     outcome = play(shape_name, reset_after(body_of(sample), cut))
     assert type(outcome.error) is TransportError and outcome.error.retryable is True
     assert texts_of(outcome.partial) == [(sample.texts[0], True), (sample.texts[1], False)]
@@ -487,7 +587,7 @@ def test_truncated_before_the_terminal_event(shape_name: str) -> None:
 @per_shape
 def test_malformed_frame(shape_name: str) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
-    bad = sse_body([(sample.frames[sample.first_done][0], '{"type": oops')])
+    bad = encode(sample, [(sample.frames[sample.first_done][0], '{"type": oops')])
     outcome = play(shape_name, insert(body_of(sample), first_block_cut(sample), bad))
     assert type(outcome.error) is MalformedStreamError
     assert outcome.error.retryable is sample.malformed_retryable
@@ -497,7 +597,7 @@ def test_malformed_frame(shape_name: str) -> None:
 @per_shape
 def test_provider_error_event_mid_stream(shape_name: str) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
-    frame = sse_body([sample.error_frame])
+    frame = encode(sample, [sample.error_frame])
     outcome = play(shape_name, insert(body_of(sample), first_block_cut(sample), frame))
     assert type(outcome.error) is sample.error_type
     assert outcome.error.retryable is sample.error_retryable
