@@ -354,3 +354,20 @@ def test_the_recorded_reasoning_stream_keeps_every_artifact(corpus: Path) -> Non
         "text": thinking,
         "signature": signatures[0],
     }
+
+
+def test_a_start_kind_nobody_modelled_is_kept_on_its_block() -> None:
+    start = {"image": {"format": "png"}}
+    result = assemble(
+        _events(
+            ("contentBlockStart", {"contentBlockIndex": 0, "start": start}),
+            _delta(0, {"text": "A"}),
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            ("contentBlockStart", {"contentBlockIndex": 1, "start": start}),
+            ("contentBlockStop", {"contentBlockIndex": 1}),
+            ("messageStop", {"stopReason": "end_turn"}),
+        ),
+        BEDROCK,
+    )
+    kept = ProviderPayload(BEDROCK, "bedrock.deltas", None, [{"start": start}])
+    assert result.blocks == (TextBlock("A", payloads=(kept,)), TextBlock("", payloads=(kept,)))

@@ -12,7 +12,8 @@ Mapping:
 - ``messageStart`` -> ``response-start`` (Converse names no response id);
 - ``contentBlockStart`` with ``start.toolUse`` -> a tool-call block; a block
   that starts with a delta is text (``delta.text``) or reasoning
-  (``delta.reasoningContent``), keyed by ``contentBlockIndex``;
+  (``delta.reasoningContent``), keyed by ``contentBlockIndex``; any other
+  ``start`` kind is kept in the block's :data:`DELTAS_FORMAT` payload;
 - ``delta.toolUse.input`` -> argument text; ``reasoningContent.text`` ->
   reasoning text; ``reasoningContent.signature`` -> a :data:`SIGNATURE_FORMAT`
   payload, ``reasoningContent.redactedContent`` -> a :data:`REDACTED_FORMAT`
@@ -204,11 +205,17 @@ class BedrockParser:
     def _block_start(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
         index = self._index(body)
         start = body.get("start")
-        tool = start.get("toolUse") if isinstance(start, dict) else None
+        if not isinstance(start, dict):
+            raise malformed(f"bedrock event {self._events}: contentBlockStart has no start object")
+        tool = start.get("toolUse")
+        if tool is None:
+            # A start kind nobody modelled: kept on the block, whose kind its
+            # deltas decide (text if none come).
+            self._check_new(index)
+            self._deltas.setdefault(index, []).append({"start": dict(start)})
+            return
         if not isinstance(tool, dict):
-            raise malformed(
-                f"bedrock event {self._events}: contentBlockStart without toolUse", dict(body)
-            )
+            raise malformed(f"bedrock event {self._events}: start.toolUse is not an object")
         call_id, name = tool.get("toolUseId"), tool.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str) or not call_id or not name:
             raise malformed(f"bedrock event {self._events}: toolUse needs toolUseId and name")
@@ -271,6 +278,8 @@ class BedrockParser:
                 self._deltas.setdefault(index, []).append({"reasoningContent": {key: item}})
 
     def _block_stop(self, index: int, out: list[Chunk]) -> None:
+        if index not in self._open and index in self._deltas:
+            self._ensure(index, "text", out)  # started (unknown kind), no delta came
         if self._open.pop(index, None) is None:
             raise malformed(f"bedrock event {self._events}: block {index} stops but never started")
         deltas = self._deltas.pop(index, None)
@@ -280,7 +289,7 @@ class BedrockParser:
 
     def _finish(self, out: list[Chunk]) -> None:
         assert self._stop is not None
-        for index in list(self._open):
+        for index in [*self._open, *(i for i in self._deltas if i not in self._open)]:
             self._block_stop(index, out)
         stop = dict(self._stop)
         reason = stop.pop("stopReason")
