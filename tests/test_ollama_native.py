@@ -434,3 +434,14 @@ def test_non_streaming_request_says_stream_false() -> None:
         ModelRequest(MODEL, (Message.user("x"),)), provider=OLLAMA, stream=False
     )
     assert (encoded.body["stream"], encoded.stream) == (False, False)
+
+
+def test_inspect_detects_the_shape_by_path_and_by_payload() -> None:
+    from elelem.cli.inspect import detect_shape
+    from elelem.testing.cassettes import Interaction, RecordedRequest, RecordedResponse
+
+    body = (_line({"content": "a"}) + "\n").encode()
+    response = RecordedResponse(200, {"content-type": "application/x-ndjson"}, body, True)
+    by_payload = Interaction(0, None, response)
+    by_path = Interaction(0, RecordedRequest("POST", "/api/chat"), response)
+    assert (detect_shape(by_payload), detect_shape(by_path)) == ("ollama_native", "ollama_native")
