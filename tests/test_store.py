@@ -246,6 +246,25 @@ def test_list_is_newest_first_with_title_model_and_turn_count(store: Store) -> N
     assert [c.id for c in store.list_conversations(limit=1)] == [a.id]
 
 
+def test_titles_and_model_names_keep_nul_and_backslashes(store: Store) -> None:
+    # A model name comes from the provider's response and a title is anyone's
+    # text; PostgreSQL text cannot hold NUL, so that backend escapes them.
+    odd_title, odd_model = "a\x00b\\0c\\\\", "anthropic:m\x00\\"
+    c = Conversation.create(store, title=odd_title)
+    c.start_turn(model=odd_model)
+    c.add_user("hi")
+    info = store.info(c.id)
+    assert (info.title, info.model) == (odd_title, odd_model)
+    assert [(i.title, i.model) for i in store.list_conversations()] == [(odd_title, odd_model)]
+    c.start_turn(model=odd_model)  # the same name again is no change
+    assert store.info(c.id).turns == 2
+    fork = store.fork(c.id, c.events[-1].id)
+    assert (fork.title, fork.model) == (odd_title, odd_model)
+    assert (store.info(fork.id).title, store.info(fork.id).model) == (odd_title, odd_model)
+    store.set_title(c.id, "\x00")
+    assert store.info(c.id).title == "\x00"
+
+
 def test_search_finds_text_case_insensitively_with_a_snippet(store: Store) -> None:
     c = Conversation.create(store)
     c.start_turn()

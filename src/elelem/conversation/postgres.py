@@ -59,6 +59,9 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=user + host))
 
 
+_UNESCAPE = re.compile(r"\\(0|\\)")
+
+
 class PostgresStore(SQLStore):
     """A :class:`~elelem.conversation.store.Store` in a PostgreSQL database."""
 
@@ -95,6 +98,19 @@ class PostgresStore(SQLStore):
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
+
+    # PostgreSQL text cannot hold NUL, but a title is anyone's text and a model
+    # name comes from the provider's response: both are stored escaped
+    # (backslash doubled, NUL as backslash-0) so every string round-trips.
+    def _text_in(self, value: str | None) -> str | None:
+        if value is None or ("\\" not in value and "\x00" not in value):
+            return value
+        return value.replace("\\", "\\\\").replace("\x00", "\\0")
+
+    def _text_out(self, value: str | None) -> str | None:
+        if value is None or "\\" not in value:
+            return value
+        return _UNESCAPE.sub(lambda m: "\x00" if m.group(1) == "0" else "\\", value)
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("?", "%s") if "?" in sql else sql, params)

@@ -182,6 +182,21 @@ class SQLStore(ABC):
         """``sql`` in the backend's placeholder style."""
         return sql
 
+    def _text_in(self, value: str | None) -> str | None:
+        """A title or model name as the backend's text column stores it."""
+        return value
+
+    def _text_out(self, value: str | None) -> str | None:
+        """A title or model name read back from the backend's text column."""
+        return value
+
+    def _info(self, row: Sequence[Any]) -> ConversationInfo:
+        info = ConversationInfo(*row)
+        title, model = self._text_out(info.title), self._text_out(info.model)
+        if title is info.title and model is info.model:
+            return info
+        return msgspec.structs.replace(info, title=title, model=model)
+
     # -- schema -------------------------------------------------------------------
 
     def _prepare_schema(self) -> None:
@@ -262,8 +277,8 @@ class SQLStore(ABC):
                 ),
                 (
                     info.id,
-                    info.title,
-                    info.model,
+                    self._text_in(info.title),
+                    self._text_in(info.model),
                     info.turns,
                     info.created_at,
                     info.parent,
@@ -324,7 +339,11 @@ class SQLStore(ABC):
                 rows.append((key, seq, encode(event)))
             self._many(self._sql_insert, rows)
             if summary.turns or summary.model or summary.title:
-                t, m, title = summary.turns, summary.model, summary.title
+                t, m, title = (
+                    summary.turns,
+                    self._text_in(summary.model),
+                    self._text_in(summary.title),
+                )
                 self._exec(self._sql_note, (t, m, title, key, t, m, m, title))
             return events
 
@@ -371,7 +390,7 @@ class SQLStore(ABC):
             found = row.fetchone()
         if found is None:
             raise ConversationNotFound(conversation)
-        return ConversationInfo(*found)
+        return self._info(found)
 
     def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
         """Conversations, most recently updated first."""
@@ -381,7 +400,7 @@ class SQLStore(ABC):
                 rows = self._exec(sql).fetchall()
             else:
                 rows = self._exec(self._sql(sql + " LIMIT ?"), (limit,)).fetchall()
-        return [ConversationInfo(*r) for r in rows]
+        return [self._info(r) for r in rows]
 
     def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
         """Events whose text contains ``text``, ignoring case, newest
@@ -434,8 +453,9 @@ class SQLStore(ABC):
                 self._sql("SELECT data FROM events WHERE conv = ? AND seq <= ?"), (src[0], seq)
             ).fetchall()
             turns = summarize(decode_event(bytes(r[0])) for r in copied).turns
-            new_title = title if title is not None else src[1]
-            info = ConversationInfo(cid, new_title, src[2], turns, seq, now, now, conversation, at)
+            new_title = title if title is not None else self._text_out(src[1])
+            model = self._text_out(src[2])
+            info = ConversationInfo(cid, new_title, model, turns, seq, now, now, conversation, at)
             key = self._insert_info(info)
             self._exec(
                 self._sql(
@@ -469,7 +489,8 @@ class SQLStore(ABC):
 
         def work() -> None:
             cur = self._exec(
-                self._sql("UPDATE conversations SET title = ? WHERE id = ?"), (title, conversation)
+                self._sql("UPDATE conversations SET title = ? WHERE id = ?"),
+                (self._text_in(title), conversation),
             )
             if cur.rowcount == 0:
                 raise ConversationNotFound(conversation)
