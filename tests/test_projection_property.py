@@ -17,7 +17,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.vocabulary import ToolResultBlock
-from test_store_property import bodies, drafts
+from test_store_property import drafts, overlay_bodies
 
 
 def _payload_count(value: object) -> int:
@@ -29,12 +29,13 @@ def _payload_count(value: object) -> int:
     return 0
 
 
-overlays = bodies.filter(lambda b: Draft.of(b).kind in OVERLAY_KINDS)
+overlays = overlay_bodies
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(log=st.lists(drafts(), max_size=12), extra=st.lists(overlays, min_size=1, max_size=3))
 def test_projections_of_any_log(log: list[Draft], extra: list[object]) -> None:
+    assert all(Draft.of(b).kind in OVERLAY_KINDS for b in extra)
     with SQLiteStore(":memory:") as store:
         info = store.create()
         events = list(store.append(info.id, log)) if log else []

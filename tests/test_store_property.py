@@ -129,6 +129,20 @@ usage = st.builds(
     json_value,
 )
 event_ids = st.text("abcdef0123456789", min_size=1, max_size=8).map(lambda s: EventId("ev_" + s))
+# Overlays: drawn directly (not filtered from bodies) where a test needs them.
+overlay_bodies = st.one_of(
+    st.builds(Compaction, st.integers(0, 5), st.integers(0, 5), text),
+    st.builds(
+        StripReasoning,
+        st.integers(0, 5),
+        st.none() | st.integers(0, 5),
+        st.none() | providers,
+        text,
+    ),
+    st.builds(StripSignature, event_ids, st.integers(0, 3), st.just("signature"), text),
+    st.builds(Repair, event_ids, st.lists(blocks, max_size=2).map(tuple), text),
+)
+
 bodies = st.one_of(
     st.builds(
         TurnStart,
@@ -161,16 +175,7 @@ bodies = st.one_of(
         st.none() | text,
         st.none() | event_ids,
     ),
-    st.builds(Compaction, st.integers(0, 5), st.integers(0, 5), text),
-    st.builds(
-        StripReasoning,
-        st.integers(0, 5),
-        st.none() | st.integers(0, 5),
-        st.none() | providers,
-        text,
-    ),
-    st.builds(StripSignature, event_ids, st.integers(0, 3), st.just("signature"), text),
-    st.builds(Repair, event_ids, st.lists(blocks, max_size=2).map(tuple), text),
+    overlay_bodies,
 )
 
 
