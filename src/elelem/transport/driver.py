@@ -301,7 +301,15 @@ class ResponseStream:
         parser = shape.new_parser(endpoint.provider, self._request)
         self._parser = parser
         self._decoder = SSEDecoder() if shape.framing == "sse" else NDJSONDecoder()
-        self._body = response.aiter_bytes()
+        stream = response.stream
+        if "content-encoding" not in response.headers and isinstance(
+            stream, httpx2.AsyncByteStream
+        ):
+            # Nothing to decode: read the transport's stream itself, which
+            # spares two async generators (decoding, re-chunking) per read.
+            self._body = stream.__aiter__()
+        else:
+            self._body = response.aiter_bytes()
         self._state = "open"
         if self._parse(parser.open, response.status_code, response.headers):
             self._state = "finished"
@@ -345,8 +353,10 @@ class ResponseStream:
     async def _pump(self, drain: bool = False) -> None:
         """Read and handle one piece of the body, or with ``drain`` every piece
         until the stream ends (one coroutine for the whole body, for final())."""
-        body, decoder = self._body, self._decoder
-        assert body is not None and decoder is not None and self._parser is not None
+        body, decoder, parser = self._body, self._decoder, self._parser
+        assert body is not None and decoder is not None and parser is not None
+        # SSE events go to the parser as they are; NDJSON lines through _frames.
+        message = parser.message if isinstance(decoder, SSEDecoder) else None
         while True:
             try:
                 data = await body.__anext__()
@@ -356,7 +366,10 @@ class ResponseStream:
             except httpx2.RequestError as exc:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
             self.bytes_received += len(data)
-            self._frames(decoder.feed(data))
+            if message is None:
+                self._frames(decoder.feed(data))
+            elif self._feed(message, decoder.feed(data)):
+                self._state = "finished"
             if self._state == "open" and decoder.failure is not None:
                 # Raised once the frames before the fault were handed out.
                 self._deferred = decoder.failure

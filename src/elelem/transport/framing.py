@@ -66,7 +66,11 @@ def _utf8(raw: bytes, offset: int) -> str:
 
 
 class _Lines:
-    """Splits bytes into lines on LF, CR or CRLF, across any chunk boundary."""
+    """Splits bytes into lines on LF, CR or CRLF, across any chunk boundary.
+
+    Byte tests are written ``0x0D in chunk``: an int is found with one memchr,
+    several times faster than the substring search ``b"\\r" in chunk`` runs.
+    """
 
     __slots__ = ("_cr", "_max", "_parts", "_size", "consumed")
 
@@ -88,7 +92,7 @@ class _Lines:
         if not chunk:
             return []
         self.consumed += len(chunk)
-        if b"\n" not in chunk and b"\r" not in chunk:
+        if 0x0A not in chunk and 0x0D not in chunk:
             self._parts.append(chunk)
             self._size += len(chunk)
             self._check()
@@ -98,7 +102,7 @@ class _Lines:
             buf = b"".join(self._parts)
         else:
             buf = chunk
-        if b"\r" in buf:
+        if 0x0D in buf:
             self._cr = buf.endswith(b"\r")
             buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = buf.split(b"\n")
@@ -165,15 +169,78 @@ class SSEDecoder:
             self._head = b""
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
-        if not chunk:
-            return []
         out: list[SSEEvent] = []
+        if not chunk:
+            return out
+        splitter = self._lines
+        # The hot path, one call per network read: ``data:`` and ``event:``
+        # lines and blank lines are handled here, on locals; every other line
+        # goes through :meth:`_field`.  The state is written back before any
+        # call that reads it and at the end (also after a fault, though a
+        # fault ends decoding anyway).
+        data, event, size, started = self._data, self._event, self._size, self._started
+        limit = self._max
+        append = out.append
         try:
-            lines = self._lines.split(chunk)
-            if lines:
-                self._run(lines, out)
+            if not splitter._parts and not splitter._cr and chunk[-1] == 0x0A and 0x0D not in chunk:
+                # The common read, whole lines ending in LF: nothing is
+                # carried over either way, so it is split here.
+                splitter.consumed += len(chunk)
+                lines = chunk.split(b"\n")
+                lines.pop()
+            else:
+                lines = splitter.split(chunk)
+            for line in lines:
+                if line:
+                    # Every provider writes "name: value"; without the space,
+                    # or for any other field, the general rule applies.  (The
+                    # head is "data" exactly when the line starts "data: ";
+                    # one partition is cheaper than two startswith calls.)
+                    head, _, value = line.partition(b": ")
+                    if head == b"data":
+                        data.append(value)
+                    elif head == b"event":
+                        event = value
+                    else:
+                        self._data, self._event, self._size, self._started = (
+                            data,
+                            event,
+                            size,
+                            started,
+                        )
+                        self._field(line)
+                        data, event, size, started = (
+                            self._data,
+                            self._event,
+                            self._size,
+                            self._started,
+                        )
+                        continue
+                    started = True
+                    size += len(line) + 1
+                    if size > limit:
+                        raise MalformedStreamError(
+                            f"an event of the response exceeds {limit} bytes"
+                        )
+                elif started:
+                    if data:
+                        name = self._names.get(event)
+                        if name is None:
+                            name = self._name(event)
+                        joined = data[0] if len(data) == 1 else b"\n".join(data)
+                        try:
+                            text = joined.decode()
+                        except UnicodeDecodeError:
+                            text = _utf8(joined, splitter.consumed)
+                        append(_event(SSEEvent, (name, text, self.last_event_id, self.retry)))
+                        data = []
+                    event = b""
+                    size = 0
+                    started = False
         except MalformedStreamError as exc:
             self.failure = exc  # the events before the fault are still returned
+        finally:
+            self._data, self._event, self._size, self._started = data, event, size, started
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -189,62 +256,6 @@ class SSEDecoder:
         return []
 
     # -- internals -----------------------------------------------------------
-
-    def _run(self, lines: list[bytes], out: list[SSEEvent]) -> None:
-        """Apply complete lines, appending the events they dispatch to ``out``.
-
-        The hot path: ``data:`` and ``event:`` lines and blank lines are
-        handled here, on locals, with no call per line; every other line goes
-        through :meth:`_field`.  The state lives in locals and is written back
-        before any call that reads it and at the end (also when a fault is
-        raised, though a fault ends decoding anyway).
-        """
-        data, event, size, started = self._data, self._event, self._size, self._started
-        limit = self._max
-        names = self._names
-        append = out.append
-        try:
-            for line in lines:
-                if not line:
-                    if not started:
-                        continue
-                    if data:
-                        name = names.get(event)
-                        if name is None:
-                            name = self._name(event)
-                        joined = data[0] if len(data) == 1 else b"\n".join(data)
-                        try:
-                            text = joined.decode()
-                        except UnicodeDecodeError:
-                            text = _utf8(joined, self._lines.consumed)
-                        append(_event(SSEEvent, (name, text, self.last_event_id, self.retry)))
-                        data = []
-                    event = b""
-                    size = 0
-                    started = False
-                    continue
-                # Every provider writes "name: value"; without the space, or
-                # for any other field, the general rule below applies.
-                if line.startswith(b"data: "):
-                    data.append(line[6:])
-                elif line.startswith(b"event: "):
-                    event = line[7:]
-                else:
-                    self._data, self._event, self._size, self._started = data, event, size, started
-                    self._field(line)
-                    data, event, size, started = (
-                        self._data,
-                        self._event,
-                        self._size,
-                        self._started,
-                    )
-                    continue
-                started = True
-                size += len(line) + 1
-                if size > limit:
-                    raise MalformedStreamError(f"an event of the response exceeds {limit} bytes")
-        finally:
-            self._data, self._event, self._size, self._started = data, event, size, started
 
     def _name(self, raw: bytes) -> str:
         name = _utf8(raw, self._lines.consumed)
