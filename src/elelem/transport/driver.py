@@ -357,9 +357,10 @@ class ResponseStream:
         assert body is not None and decoder is not None and parser is not None
         # SSE events go to the parser as they are; NDJSON lines through _frames.
         message = parser.message if isinstance(decoder, SSEDecoder) else None
+        read, decode = body.__anext__, decoder.feed
         while True:
             try:
-                data = await body.__anext__()
+                data = await read()
             except StopAsyncIteration:
                 await self._end_of_body()
                 return
@@ -367,8 +368,8 @@ class ResponseStream:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
             self.bytes_received += len(data)
             if message is None:
-                self._frames(decoder.feed(data))
-            elif self._feed(message, decoder.feed(data)):
+                self._frames(decode(data))
+            elif self._feed(message, decode(data)):
                 self._state = "finished"
             if self._state == "open" and decoder.failure is not None:
                 # Raised once the frames before the fault were handed out.

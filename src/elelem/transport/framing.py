@@ -146,8 +146,9 @@ class SSEDecoder:
         self._head = b""
         self._event = b""
         self._data: list[bytes] = []
+        # Bytes of the event so far; every field line adds at least one, so
+        # non-zero means an event has started (comments and blank lines add none).
         self._size = 0
-        self._started = False
         # Event names repeat (a dozen per provider): each is decoded once.
         self._names: dict[bytes, str] = {b"": ""}
         self.last_event_id = ""
@@ -183,7 +184,7 @@ class SSEDecoder:
         # goes through :meth:`_field`.  The state is written back before any
         # call that reads it and at the end (also after a fault, though a
         # fault ends decoding anyway).
-        data, event, size, started = self._data, self._event, self._size, self._started
+        data, event, size = self._data, self._event, self._size
         limit = self._max
         append = out.append
         try:
@@ -206,27 +207,16 @@ class SSEDecoder:
                     elif head == b"event":
                         event = value
                     else:
-                        self._data, self._event, self._size, self._started = (
-                            data,
-                            event,
-                            size,
-                            started,
-                        )
+                        self._data, self._event, self._size = data, event, size
                         self._field(line)
-                        data, event, size, started = (
-                            self._data,
-                            self._event,
-                            self._size,
-                            self._started,
-                        )
+                        data, event, size = self._data, self._event, self._size
                         continue
-                    started = True
                     size += len(line) + 1
                     if size > limit:
                         raise MalformedStreamError(
                             f"an event of the response exceeds {limit} bytes"
                         )
-                elif started:
+                elif size:
                     if data:
                         name = self._names.get(event)
                         if name is None:
@@ -240,11 +230,10 @@ class SSEDecoder:
                         data = []
                     event = b""
                     size = 0
-                    started = False
         except MalformedStreamError as exc:
             self.failure = exc  # the events before the fault are still returned
         finally:
-            self._data, self._event, self._size, self._started = data, event, size, started
+            self._data, self._event, self._size = data, event, size
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -255,7 +244,7 @@ class SSEDecoder:
         self._head = b""  # at most an unfinished BOM, which is not content
         self._bom_pending = False
         tail = self._lines.rest()
-        self.unterminated = len(tail) + (self._size if self._started else 0)
+        self.unterminated = len(tail) + self._size
         self._reset()
         return []
 
@@ -280,7 +269,6 @@ class SSEDecoder:
             value = line[colon + 1 :]
             if value[:1] == b" ":
                 value = value[1:]
-        self._started = True
         self._size += len(line) + 1
         if self._size > self._max:
             raise MalformedStreamError(f"an event of the response exceeds {self._max} bytes")
@@ -299,7 +287,6 @@ class SSEDecoder:
         self._event = b""
         self._data = []
         self._size = 0
-        self._started = False
 
 
 class NDJSONDecoder:
