@@ -7,7 +7,7 @@ frames to a parser; it knows nothing else about the shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 import msgspec
@@ -99,4 +99,55 @@ class Shape(Protocol):
         ...
 
 
-__all__ = ["EncodedRequest", "FrameParser", "Framing", "ModelRequest", "Shape"]
+class FunctionShape:
+    """A :class:`Shape` made of a stateless shape's module functions.
+
+    For shapes whose parser needs only the provider and whose request
+    encoding, body mapping and error classification are plain functions, so
+    each does not repeat the same forwarding class.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        framing: Framing,
+        *,
+        encode: Callable[..., EncodedRequest],
+        parser: Callable[[ProviderId], FrameParser],
+        parse_body: Callable[[bytes, ProviderId], list[Chunk]],
+        classify: Callable[[int, Mapping[str, str], bytes], StreamError],
+    ) -> None:
+        self.name = name
+        self.framing: Framing = framing
+        self._encode = encode
+        self._parser = parser
+        self._parse_body = parse_body
+        self._classify = classify
+
+    def encode_request(
+        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
+    ) -> EncodedRequest:
+        """The wire request for ``request``."""
+        return self._encode(request, provider=provider, stream=stream)
+
+    def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """A parser for one streamed response (the request is not needed)."""
+        del request
+        return self._parser(provider)
+
+    def parse_response(
+        self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
+    ) -> list[Chunk]:
+        """The chunks of a non-streaming response body."""
+        del request
+        return self._parse_body(body, provider)
+
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error for an HTTP error response."""
+        return self._classify(status, headers, body)
+
+    def __repr__(self) -> str:
+        return f"FunctionShape({self.name!r}, {self.framing!r})"
+
+
+__all__ = ["EncodedRequest", "FrameParser", "Framing", "FunctionShape", "ModelRequest", "Shape"]

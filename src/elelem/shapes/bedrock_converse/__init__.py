@@ -18,10 +18,7 @@ claim about Bedrock's wire.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from elelem.errors import StreamError
-from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.base import FunctionShape
 from elelem.shapes.bedrock_converse.encoder import assistant_wire, encode_request, request_path
 from elelem.shapes.bedrock_converse.errors import (
     EXCEPTION_EVENTS,
@@ -41,41 +38,17 @@ from elelem.shapes.bedrock_converse.parser import (
     parse_body,
     response_chunks,
 )
-from elelem.stream import Chunk
-from elelem.vocabulary import ProviderId
 
-
-class BedrockConverseShape:
-    """The Bedrock Converse shape (decoded events).  Stateless; use ``SHAPE``."""
-
-    name: str = "bedrock_converse"
-    framing: Framing = "sse"
-
-    def encode_request(
-        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
-    ) -> EncodedRequest:
-        """The Converse request for ``request`` (see :func:`encode_request`)."""
-        return encode_request(request, provider=provider, stream=stream)
-
-    def new_parser(self, provider: ProviderId, request: object = None) -> BedrockParser:
-        """A parser for one stream of decoded events (the request is not needed)."""
-        del request
-        return BedrockParser(provider)
-
-    def parse_response(
-        self, body: bytes, provider: ProviderId, request: object = None
-    ) -> list[Chunk]:
-        """The chunks of a non-streaming Converse body (see :func:`parse_body`)."""
-        del request
-        return parse_body(body, provider)
-
-    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-        """A typed error for an HTTP error response (see :func:`classify_error`)."""
-        return classify_error(status, headers, body)
-
-
-SHAPE = BedrockConverseShape()
+SHAPE = FunctionShape(
+    "bedrock_converse",
+    "sse",
+    encode=encode_request,
+    parser=BedrockParser,
+    parse_body=parse_body,
+    classify=classify_error,
+)
 """The Bedrock Converse shape."""
+
 
 __all__ = [
     "DELTAS_FORMAT",
@@ -87,7 +60,6 @@ __all__ = [
     "SIGNATURE_FORMAT",
     "STOP_REASONS",
     "UNKNOWN_EVENT_TYPE",
-    "BedrockConverseShape",
     "BedrockParser",
     "assistant_wire",
     "classify_error",

@@ -11,10 +11,7 @@ provider ``ollama-native``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from elelem.errors import StreamError
-from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.base import FunctionShape
 from elelem.shapes.ollama_native.encoder import (
     PATH,
     THINK_LEVELS,
@@ -34,41 +31,17 @@ from elelem.shapes.ollama_native.parser import (
     OllamaParser,
     parse_body,
 )
-from elelem.stream import Chunk
-from elelem.vocabulary import ProviderId
 
-
-class OllamaNativeShape:
-    """The Ollama native shape.  Stateless; use the module's ``SHAPE``."""
-
-    name: str = "ollama_native"
-    framing: Framing = "ndjson"
-
-    def encode_request(
-        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
-    ) -> EncodedRequest:
-        """The ``/api/chat`` request for ``request`` (see :func:`encode_request`)."""
-        return encode_request(request, provider=provider, stream=stream)
-
-    def new_parser(self, provider: ProviderId, request: object = None) -> OllamaParser:
-        """A parser for one streamed response (the request is not needed)."""
-        del request
-        return OllamaParser(provider)
-
-    def parse_response(
-        self, body: bytes, provider: ProviderId, request: object = None
-    ) -> list[Chunk]:
-        """The chunks of a non-streaming response body (see :func:`parse_body`)."""
-        del request
-        return parse_body(body, provider)
-
-    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-        """A typed error for an HTTP error response (see :func:`classify_error`)."""
-        return classify_error(status, headers, body)
-
-
-SHAPE = OllamaNativeShape()
+SHAPE = FunctionShape(
+    "ollama_native",
+    "ndjson",
+    encode=encode_request,
+    parser=OllamaParser,
+    parse_body=parse_body,
+    classify=classify_error,
+)
 """The Ollama native shape."""
+
 
 __all__ = [
     "FINISH_REASONS",
@@ -79,7 +52,6 @@ __all__ = [
     "THINK_LEVELS",
     "TOOL_EXTRA_FORMAT",
     "UNKNOWN_FIELD_TYPE",
-    "OllamaNativeShape",
     "OllamaParser",
     "assistant_wire",
     "classify_error",
