@@ -198,6 +198,26 @@ def storage_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             entry["floor_first_tenth_us_per_event"] = med("floor_append_first_tenth_us")
             entry["floor_last_tenth_us_per_event"] = med("floor_append_last_tenth_us")
         out[name] = entry
+    refs = sorted(
+        {
+            k[4:-6]
+            for r in ok
+            for k in r
+            if k.startswith("ref_") and k.endswith("_cpu_s") and not k.endswith("_floor_cpu_s")
+        }
+    )
+    references: dict[str, Any] = {}
+    for name in refs:
+        if not all(f"ref_{name}_cpu_s" in r for r in ok):
+            continue
+        # A reference reading another stored form has its own raw SELECT.
+        own = f"ref_{name}_floor_cpu_s"
+        floor = med(own) if all(own in r for r in ok) else med("floor_load_cpu_s")
+        references[name] = {
+            "us_per_event": round(med(f"ref_{name}_cpu_s") / events * 1e6, 3),
+            "ratio_to_floor": _ratio(med(f"ref_{name}_cpu_s"), floor),
+        }
+    out["load"]["references"] = references
     return out
 
 
@@ -293,6 +313,14 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+_REFERENCE_NAMES = {
+    "msgspec_plain": "msgspec -> plain structs (the typed bound)",
+    "msgspec_dicts": "msgspec -> dicts",
+    "json_dicts": "json.loads -> dicts",
+    "msgpack_arrays": "msgspec, stored as MessagePack arrays -> plain structs (vs its own SELECT)",
+}
+
+
 def _render_storage(out: list[str], storage: dict[str, Any]) -> None:
     if storage:
         out.append("\n## storage: µs CPU per event vs raw sqlite3 of the same bytes\n")
@@ -313,6 +341,22 @@ def _render_storage(out: list[str], storage: dict[str, Any]) -> None:
                 ]
             )
         out.append(_table(["", "elelem", "raw sqlite3", "ratio (CPU)", "ratio (wall)"], rows))
+        load = storage["load"]
+        refs = load.get("references") or {}
+        if refs:
+            out.append("\nload without elelem, the same rows (raw SELECT + decode of each row):\n")
+            ref_rows = [
+                ["elelem load()", f"{load['us_per_event']:.2f}", _fmt(load["ratio_to_floor"], "x")]
+            ]
+            ref_rows += [
+                [
+                    _REFERENCE_NAMES.get(n, n),
+                    f"{r['us_per_event']:.2f}",
+                    _fmt(r["ratio_to_floor"], "x"),
+                ]
+                for n, r in refs.items()
+            ]
+            out.append(_table(["loader", "µs/event", "ratio to raw SELECT"], ref_rows))
         a = storage["append"]
         out.append(
             f"\nappend cost per event, first tenth -> last tenth: elelem "

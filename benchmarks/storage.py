@@ -7,7 +7,10 @@ One run, in a fresh process, of:
   per turn; the floor inserts the very bytes elelem stored, turn by turn,
   with raw ``sqlite3`` into the same table layout under the same pragmas;
 - **load**: the whole conversation read back through a freshly opened store
-  (decoded into events), against a raw ``SELECT`` of the same bytes.
+  (decoded into events), against a raw ``SELECT`` of the same bytes; and, for
+  reference, the same rows decoded without elelem (``benchmarks.plain_events``:
+  msgspec into plain structs, the bound of any typed loader of this stored
+  form; msgspec and ``json`` into dicts).
 
 CPU time of the process is measured (wall time is reported too), and the
 append cost per event of the first and the last tenth of the conversation,
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpus import text_deltas
+from benchmarks.plain_events import LOADERS, load_packed, packed
 
 TURN = 20
 
@@ -157,6 +161,35 @@ def floor_load(path: Path) -> tuple[tuple[float, float], int]:
     return took, len(rows)
 
 
+def reference_loads(path: Path, events: int, packed_path: Path) -> dict[str, float]:
+    """CPU seconds of each reference loader reading the raw store's rows; and
+    of the same events re-stored as array-shaped MessagePack (``packed_path``)
+    read raw and decoded, each against its own raw ``SELECT``."""
+    out = {}
+    for name, load in LOADERS.items():
+        db = _raw_db(path)
+        start = _clock()
+        built = load(db)
+        out[f"ref_{name}_cpu_s"] = _since(start)[0]
+        db.close()
+        if built != events:
+            raise RuntimeError(f"reference loader {name} built {built} events of {events}")
+    db = _raw_db(path)
+    rows = [packed(r[0]) for r in db.execute("SELECT data FROM events ORDER BY seq")]
+    db.close()
+    floor_append(packed_path, [rows[i : i + TURN] for i in range(0, len(rows), TURN)])
+    del rows
+    out["ref_msgpack_arrays_floor_cpu_s"] = floor_load(packed_path)[0][0]
+    db = _raw_db(packed_path)
+    start = _clock()
+    built = load_packed(db)
+    out["ref_msgpack_arrays_cpu_s"] = _since(start)[0]
+    db.close()
+    if built != events:
+        raise RuntimeError(f"packed loader built {built} events of {events}")
+    return out
+
+
 def _tenths(n: int) -> set[int]:
     return {0, n // 10, n - n // 10} if n >= 10 else {0}
 
@@ -203,6 +236,7 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
     floor_read, floor_rows = floor_load(raw)
     if floor_rows != n:
         raise RuntimeError(f"raw SELECT read {floor_rows} rows, inserted {n}")
+    references = reference_loads(raw, n, workdir / "packed.db")
 
     return {
         "events": n,
@@ -219,6 +253,7 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
         "floor_append_first_tenth_us": _per_event(floor_marks[1] - floor_marks[0], tenth),
         "floor_append_last_tenth_us": _per_event(floor_marks[-1] - floor_marks[-2], tenth),
         "bytes": sum(len(b) for b in stored),
+        **references,
     }
 
 

@@ -247,6 +247,10 @@ def test_results_document_has_the_issue_shape() -> None:
                 **{f"{k}_wall_s": 0.02 for k in ("append", "load", "floor_append", "floor_load")},
                 **{f"{k}_tenth_us": 10.0 for k in ("append_first", "append_last")},
                 **{f"floor_{k}_tenth_us": 5.0 for k in ("append_first", "append_last")},
+                "ref_msgspec_plain_cpu_s": 0.0125,
+                "ref_json_dicts_cpu_s": 0.05,
+                "ref_msgpack_arrays_cpu_s": 0.006,
+                "ref_msgpack_arrays_floor_cpu_s": 0.002,
             }
         ]
     )
@@ -271,6 +275,12 @@ def test_results_document_has_the_issue_shape() -> None:
     assert doc["storage"]["append"]["ratio_to_floor"] == 2.0
     assert doc["storage"]["load"]["ratio_to_floor"] == 2.0
     assert doc["storage"]["append"]["us_per_event"] == 10.0
+    assert doc["storage"]["load"]["references"] == {
+        "json_dicts": {"us_per_event": 50.0, "ratio_to_floor": 10.0},
+        "msgspec_plain": {"us_per_event": 12.5, "ratio_to_floor": 2.5},
+        # against its own raw SELECT, not the canonical rows'
+        "msgpack_arrays": {"us_per_event": 6.0, "ratio_to_floor": 3.0},
+    }
     assert doc["targets"] == [
         {
             "target": "elelem/floor, anthropic_messages, bulk",
@@ -292,6 +302,8 @@ def test_results_document_has_the_issue_shape() -> None:
     assert "| floor: httpx2 + SSE line split + orjson | 2.00 µs (1.0x) |" in text
     assert "| LiteLLM + stream_chunk_builder | n/a [1] |" in text
     assert "[1] failed: boom" in text
+    assert "| msgspec -> plain structs (the typed bound) | 12.50 | 2.50x |" in text
+    assert "| json.loads -> dicts | 50.00 | 10.00x |" in text
 
 
 def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
@@ -304,3 +316,11 @@ def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
     assert out["events"] == 200
     assert out["append_cpu_s"] > 0 and out["floor_load_cpu_s"] > 0
     assert out["bytes"] > 200 * 100
+    # Every reference loader read all 200 events (it raises otherwise).
+    assert {k for k in out if k.startswith("ref_")} == {
+        "ref_msgspec_plain_cpu_s",
+        "ref_msgspec_dicts_cpu_s",
+        "ref_json_dicts_cpu_s",
+        "ref_msgpack_arrays_cpu_s",
+        "ref_msgpack_arrays_floor_cpu_s",
+    }
