@@ -461,7 +461,11 @@ def test_version_comes_from_the_neutral_request_too() -> None:
 def test_result_states_and_summaries(
     result_block: dict[str, Any], state: str, summary: str
 ) -> None:
-    name = result_block["type"].removesuffix("_tool_result")
+    # The code execution tool's helpers report under the neutral code_execution.
+    name = {
+        "bash_code_execution_tool_result": "code_execution",
+        "text_editor_code_execution_tool_result": "code_execution",
+    }.get(result_block["type"], result_block["type"].removesuffix("_tool_result"))
     result = run([start(), block_start(0, result_block), stop(0), message_delta(), END])
     (activity,) = result.activities
     # Its server_tool_use is not in this response: the name comes from the result type.

@@ -403,8 +403,10 @@ def test_xai_custom_tool_call_is_hosted_unless_it_is_a_client_tool() -> None:
         ProviderId("xai"),
     )
     started, finished = result.activities
-    assert (started.id, started.name, started.state) == ("ctc_9", "x_keyword_search", "started")
+    # xAI's function name maps to the neutral x_search; the item keeps it for replay.
+    assert (started.id, started.name, started.state) == ("ctc_9", "x_search", "started")
     assert (finished.state, finished.input) == ("completed", {"query": "from:xai"})
+    assert finished.payload is not None and finished.payload.value["name"] == "x_keyword_search"
     assert result.blocks == ()
 
 

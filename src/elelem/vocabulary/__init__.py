@@ -5,7 +5,14 @@ Content blocks, attributions, provider payloads, hosted activity, usage, and
 the registries of open sets.
 """
 
-from elelem.vocabulary.activity import TERMINAL_STATES, ActivityState, HostedActivity
+from elelem.vocabulary.activity import (
+    HOSTED_ACTIVITY_NAMES,
+    PROVIDER_ACTIVITY_NAMES,
+    TERMINAL_STATES,
+    ActivityState,
+    HostedActivity,
+    neutral_activity_name,
+)
 from elelem.vocabulary.attribution import Attribution, Source
 from elelem.vocabulary.blocks import (
     Block,
@@ -52,11 +59,13 @@ from elelem.vocabulary.request import (
     WebFetch,
     WebSearch,
 )
-from elelem.vocabulary.usage import Usage
+from elelem.vocabulary.usage import Usage, hosted_counter_name, hosted_counts
 
 __all__ = [
     "FINISH_REASONS",
+    "HOSTED_ACTIVITY_NAMES",
     "MESSAGE_SOURCES",
+    "PROVIDER_ACTIVITY_NAMES",
     "TERMINAL_STATES",
     "TURN_END_REASONS",
     "TURN_TRIGGERS",
@@ -95,7 +104,10 @@ __all__ = [
     "block_tags",
     "block_type",
     "check_json",
+    "hosted_counter_name",
+    "hosted_counts",
     "load_plugins",
+    "neutral_activity_name",
     "register_block_type",
     "register_finish_reason",
     "register_message_source",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Literal
 
 import msgspec
@@ -12,6 +14,77 @@ from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.payload import ProviderPayload
 
 ActivityState = Literal["started", "completed", "failed"]
+
+HOSTED_ACTIVITY_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "web_search": "search the web",
+        "web_fetch": "fetch a given URL and read the page",
+        "code_execution": "run code or commands (and edit files) in a provider sandbox",
+        "file_search": "search files the caller uploaded (vector stores, file stores)",
+        "tool_search": "search the caller's deferred tool catalogue",
+        "image_generation": "generate or edit an image",
+        "mcp": "call a remote MCP server, or list its tools",
+        "shell": "run shell commands in a provider-hosted container",
+        "map_search": "look places up on a map",
+        "x_search": "search posts and users on X",
+    }
+)
+"""The neutral capability names of hosted activity, each with what it means.
+
+:attr:`HostedActivity.name` and the keys of ``Usage.hosted`` are one of these
+wherever a provider's own name is known to mean it (see
+:data:`PROVIDER_ACTIVITY_NAMES`).  The set is open: a name nobody mapped keeps
+the provider's own spelling (Anthropic's ``advisor``, xAI's
+``document_search``), so the activity is never dropped and never guessed at.
+"""
+
+PROVIDER_ACTIVITY_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        # Anthropic server tools (server_tool_use.name; *_tool_result stems).
+        # The code_execution tool runs both of these helpers.
+        "bash_code_execution": "code_execution",
+        "text_editor_code_execution": "code_execution",
+        "tool_search_tool_regex": "tool_search",
+        "tool_search_tool_bm25": "tool_search",
+        # OpenAI Responses tool types (an item type names its tool type:
+        # code_interpreter_call, mcp_list_tools -> mcp) and usage counters.
+        "web_search_preview": "web_search",
+        "code_interpreter": "code_execution",
+        # Gemini tools (generateContent and Interactions).
+        "google_search": "web_search",
+        "google_search_retrieval": "web_search",
+        "url_context": "web_fetch",
+        "google_maps": "map_search",
+        # xAI server-side functions, reported under the tool that runs them.
+        "web_search_with_snippets": "web_search",
+        "browse_page": "web_search",
+        "x_keyword_search": "x_search",
+        "x_semantic_search": "x_search",
+        "x_user_search": "x_search",
+        "x_thread_fetch": "x_search",
+    }
+)
+"""A provider's own hosted-tool name -> its neutral name in :data:`HOSTED_ACTIVITY_NAMES`.
+
+One table for every shape.  A name is mapped to the capability of the tool
+the caller enabled (the *family*): Anthropic runs ``bash_code_execution`` and
+``text_editor_code_execution`` under its ``code_execution`` tool, xAI runs
+``browse_page`` under ``web_search``; so activity names and usage counters
+agree.  The provider's own name is not lost: it stays in the payload that
+replays the block exactly, and ``input`` keeps what the provider sent.
+"""
+
+
+def neutral_activity_name(name: str) -> str:
+    """The neutral name of a provider's hosted-tool name.
+
+    A neutral name maps to itself; a name in :data:`PROVIDER_ACTIVITY_NAMES`
+    maps to its capability; any other name is kept as the provider spelled it.
+    """
+    if name in HOSTED_ACTIVITY_NAMES:
+        return name
+    return PROVIDER_ACTIVITY_NAMES.get(name, name)
+
 
 TERMINAL_STATES: frozenset[str] = frozenset({"completed", "failed"})
 _STATES: frozenset[str] = frozenset({"started", *TERMINAL_STATES})
@@ -32,7 +105,9 @@ class HostedActivity(
     the append-only sequence of transitions sharing ``id``.  A ``started``
     transition with no terminal one means it began and never finished.
 
-    ``name`` is the neutral capability name (``web_search``); ``input`` the
+    ``name`` is the neutral capability name (``web_search``, one of
+    :data:`HOSTED_ACTIVITY_NAMES` where the provider's name is mapped, see
+    :func:`neutral_activity_name`); ``input`` the
     normalized invocation input (``{"query": …}``); ``summary`` a short,
     untrusted, human-readable description (``5 results``); ``payload`` the
     provider's raw block for exact replay.
@@ -79,4 +154,11 @@ class HostedActivity(
         )
 
 
-__all__ = ["TERMINAL_STATES", "ActivityState", "HostedActivity"]
+__all__ = [
+    "HOSTED_ACTIVITY_NAMES",
+    "PROVIDER_ACTIVITY_NAMES",
+    "TERMINAL_STATES",
+    "ActivityState",
+    "HostedActivity",
+    "neutral_activity_name",
+]

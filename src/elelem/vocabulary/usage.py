@@ -2,10 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from elelem.errors import DecodeError
+from elelem.vocabulary.activity import neutral_activity_name
 from elelem.vocabulary.json import JSONValue, check_json
+
+_COUNTER_SUFFIXES = ("_requests", "_calls")
+
+
+def hosted_counter_name(key: str) -> str:
+    """The neutral name of a provider's hosted-work counter.
+
+    ``web_search_requests`` (Anthropic, OpenRouter) and ``code_interpreter_calls``
+    (OpenAI, xAI) lose their suffix, and the stem goes through the one table of
+    :func:`~elelem.vocabulary.activity.neutral_activity_name`: ``web_search``,
+    ``code_execution``.  A stem nobody mapped is kept (``document_search``).
+    """
+    for suffix in _COUNTER_SUFFIXES:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return neutral_activity_name(key[: -len(suffix)])
+    return neutral_activity_name(key)
+
+
+def hosted_counts(counters: Mapping[str, object], suffix: str) -> dict[str, int]:
+    """``Usage.hosted`` from a provider's counter object, in wire order.
+
+    A counter is an integer whose key ends in the wire's ``suffix``
+    (``_requests`` for Anthropic and OpenRouter, ``_calls`` for Responses); it
+    is kept (zeros included) under its :func:`hosted_counter_name`, and two
+    counters of one neutral name add up.  Any other key counts something else
+    (OpenRouter's ``tool_calls_executed``) and is left to ``Usage.raw``.
+    """
+    out: dict[str, int] = {}
+    for key, value in counters.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if key.endswith(suffix) and len(key) > len(suffix):
+            name = neutral_activity_name(key[: -len(suffix)])
+            out[name] = out.get(name, 0) + value
+    return out
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
@@ -14,8 +52,9 @@ class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
     Counts are disjoint: ``input`` excludes ``cache_read`` and ``cache_write``;
     ``output`` excludes ``reasoning`` (where a provider reports no split, all
     generated tokens are ``output`` and ``reasoning`` is 0).  ``hosted`` maps a neutral counter name
-    (``web_search``, ``web_fetch``, ``code_execution``, ``file_search``, …) to
-    a count.  ``raw`` is the provider's usage object as received.
+    (``web_search``, ``web_fetch``, ``code_execution``, ``file_search``, … the
+    names of :data:`~elelem.vocabulary.activity.HOSTED_ACTIVITY_NAMES`, see
+    :func:`hosted_counter_name`) to a count.  ``raw`` is the provider's usage object as received.
     """
 
     input: int = 0
@@ -38,4 +77,4 @@ class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         return self.input + self.cache_read + self.cache_write + self.output + self.reasoning
 
 
-__all__ = ["Usage"]
+__all__ = ["Usage", "hosted_counter_name", "hosted_counts"]

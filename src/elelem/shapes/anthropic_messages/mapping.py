@@ -8,7 +8,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from elelem.shapes.base import ModelRequest
-from elelem.vocabulary import CodeExecution, Usage, WebFetch, WebSearch
+from elelem.vocabulary import (
+    CodeExecution,
+    Usage,
+    WebFetch,
+    WebSearch,
+    hosted_counts,
+    neutral_activity_name,
+)
+from elelem.vocabulary import hosted_counter_name as _neutral_counter
 from elelem.vocabulary.json import JSONValue
 
 PROVIDER_NAME = "anthropic"
@@ -38,12 +46,6 @@ TOOL_BETAS: dict[str, str] = {
 }
 """``anthropic-beta`` flags a hosted tool version needs."""
 
-# Server tools whose activity runs under another tool's definition.
-_TOOL_FAMILY: dict[str, str] = {
-    "bash_code_execution": "code_execution",
-    "text_editor_code_execution": "code_execution",
-}
-
 
 def finish_reason(stop_reason: str) -> str:
     """The neutral finish reason for an Anthropic ``stop_reason`` (unknown ones kept)."""
@@ -51,8 +53,9 @@ def finish_reason(stop_reason: str) -> str:
 
 
 def hosted_counter_name(wire: str) -> str:
-    """``web_search_requests`` -> ``web_search``: the neutral name of a server-tool counter."""
-    return wire[: -len("_requests")] if wire.endswith("_requests") else wire
+    """``web_search_requests`` -> ``web_search``: the neutral name of a server-tool counter
+    (the one table of :func:`elelem.vocabulary.hosted_counter_name`)."""
+    return _neutral_counter(wire)
 
 
 def _count(value: object) -> int:
@@ -61,12 +64,8 @@ def _count(value: object) -> int:
 
 def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     """A full :class:`Usage` from an Anthropic usage object (cumulative values)."""
-    hosted: dict[str, int] = {}
     server = raw.get("server_tool_use")
-    if isinstance(server, Mapping):
-        for key, value in server.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                hosted[hosted_counter_name(str(key))] = value
+    hosted = hosted_counts(server, "_requests") if isinstance(server, Mapping) else {}
     return Usage(
         input=_count(raw.get("input_tokens")),
         output=_count(raw.get("output_tokens")),
@@ -131,11 +130,13 @@ def hosted_tool_name(tool: WebSearch | WebFetch | CodeExecution) -> str:
 
 
 def version_for(name: str, versions: Mapping[str, str]) -> str | None:
-    """The tool version selected for server tool ``name``, or None where unknown."""
+    """The tool version selected for server tool ``name`` (the wire name, e.g.
+    ``bash_code_execution``, which runs under the ``code_execution`` tool), or
+    None where unknown."""
     if name in versions:
         return versions[name]
-    family = _TOOL_FAMILY.get(name)
-    if family is not None and family in versions:
+    family = neutral_activity_name(name)
+    if family in versions:
         return versions[family]
     for tool, version in versions.items():
         # tool_search_tool_regex answers as tool_search_tool_result

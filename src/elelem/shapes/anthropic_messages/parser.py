@@ -3,7 +3,9 @@
 One Anthropic content block becomes one block grammar (``block-start`` …
 ``block-end``), except server tools: a ``server_tool_use`` block becomes a
 hosted *started* transition and each ``*_tool_result`` block the activity's
-*completed* or *failed* transition.  Block types this parser does not model
+*completed* or *failed* transition.  The activity is named by the neutral
+table (``bash_code_execution`` -> ``code_execution``, ``tool_search_tool_regex``
+-> ``tool_search``); the raw block in its payload keeps Anthropic's name.  Block types this parser does not model
 (``mcp_tool_use``, ``compaction``, future ones) become unknown blocks holding
 the raw block with its deltas applied, in position.  The non-streaming JSON
 response goes through the same code (:func:`response_chunks`).
@@ -54,6 +56,7 @@ from elelem.vocabulary import (
     ProviderId,
     ProviderPayload,
     Source,
+    neutral_activity_name,
 )
 
 # Fields of a content block the neutral blocks model; any other field is kept
@@ -423,7 +426,7 @@ class MessagesParser:
         version = version_for(name, self._versions)
         activity = HostedActivity(
             id=ActivityId(aid),
-            name=name,
+            name=neutral_activity_name(name),
             state="started",
             input=raw.get("input"),
             payload=ProviderPayload(self.provider, "server_tool_use", version, raw),
@@ -450,8 +453,8 @@ class MessagesParser:
             name, given = started.name, started.input
             version = started.payload.version if started.payload is not None else None
         else:
-            name, given = result_tool_name(raw["type"]), None
-            version = version_for(name, self._versions)
+            wire_name, given = result_tool_name(raw["type"]), None
+            name, version = neutral_activity_name(wire_name), version_for(wire_name, self._versions)
         return HostedActivity(
             id=ActivityId(aid),
             name=name,
@@ -485,7 +488,12 @@ def _activities_in(
                     provider, "server_tool_use", version_for(name, versions), copy.deepcopy(block)
                 )
                 found[aid] = HostedActivity(
-                    ActivityId(aid), name, "started", block.get("input"), "", payload
+                    ActivityId(aid),
+                    neutral_activity_name(name),
+                    "started",
+                    block.get("input"),
+                    "",
+                    payload,
                 )
     return found
 

@@ -67,16 +67,15 @@ from elelem.vocabulary import (
     ToolCallBlock,
     UnknownBlock,
     Usage,
+    neutral_activity_name,
 )
 
 HOSTED_NAMES: dict[str, str] = {
-    "google_search": "web_search",
-    "url_context": "web_fetch",
-    "code_execution": "code_execution",
-    "file_search": "file_search",
-    "google_maps": "google_maps",
+    tool: neutral_activity_name(tool)
+    for tool in ("google_search", "url_context", "code_execution", "file_search", "google_maps")
 }
-"""Interactions hosted tool (the step type without ``_call``/``_result``) -> neutral name."""
+"""Interactions hosted tool (the step type without ``_call``/``_result``) -> neutral
+name, through the one table of :func:`elelem.vocabulary.neutral_activity_name`."""
 
 STATUS_REASONS: dict[str, str] = {
     "completed": "stop",

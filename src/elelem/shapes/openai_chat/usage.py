@@ -5,17 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem.vocabulary import Usage
-
-# Hosted-work counters seen on the wire, by neutral name.  OpenRouter reports
-# ``server_tool_use_details`` (and ``server_tool_use`` on some routes);
-# Perplexity ``num_search_queries``.
-_HOSTED_COUNTERS: Mapping[str, str] = {
-    "web_search_requests": "web_search",
-    "web_fetch_requests": "web_fetch",
-    "code_execution_requests": "code_execution",
-    "file_search_requests": "file_search",
-}
+from elelem.vocabulary import Usage, hosted_counts
 
 
 def _int(value: Any) -> int:
@@ -44,9 +34,11 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     completion = _int(raw.get("completion_tokens"))
     reasoning = _int(_sub(raw, "completion_tokens_details").get("reasoning_tokens"))
     hosted: dict[str, int] = {}
+    # OpenRouter reports ``server_tool_use_details`` (and ``server_tool_use``
+    # on some routes), counters named by the one neutral table; Perplexity
+    # ``num_search_queries``.
     for key in ("server_tool_use_details", "server_tool_use"):
-        for wire, name in _HOSTED_COUNTERS.items():
-            count = _int(_sub(raw, key).get(wire))
+        for name, count in hosted_counts(_sub(raw, key), "_requests").items():
             if count:
                 hosted[name] = count
     searches = _int(raw.get("num_search_queries"))

@@ -29,6 +29,8 @@ from elelem.vocabulary import (
     ProviderPayload,
     Source,
     Usage,
+    hosted_counts,
+    neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
 
@@ -42,21 +44,7 @@ MESSAGE_PART = "message-part"
 ANNOTATION = "annotation"
 """Payload format of an attribution's ``replay``: the raw annotation."""
 
-HOSTED_NAMES: dict[str, str] = {
-    "web_search_call": "web_search",
-    "file_search_call": "file_search",
-    "code_interpreter_call": "code_execution",
-    "image_generation_call": "image_generation",
-    "mcp_call": "mcp",
-    "mcp_list_tools": "mcp_list_tools",
-    "shell_call": "shell",
-    "shell_call_output": "shell",
-    "tool_search_call": "tool_search",
-    "tool_search_output": "tool_search",
-}
-"""Item types the provider runs itself, and their neutral activity names."""
-
-_TOOL_PREFIX: dict[str, str] = {
+HOSTED_TOOLS: dict[str, str] = {
     "web_search_call": "web_search",
     "file_search_call": "file_search",
     "code_interpreter_call": "code_interpreter",
@@ -68,6 +56,14 @@ _TOOL_PREFIX: dict[str, str] = {
     "tool_search_call": "tool_search",
     "tool_search_output": "tool_search",
 }
+"""Item types the provider runs itself -> the tool type (its prefix: a versioned
+type such as ``web_search_preview`` starts with it) whose item it is."""
+
+HOSTED_NAMES: dict[str, str] = {
+    kind: neutral_activity_name(tool) for kind, tool in HOSTED_TOOLS.items()
+}
+"""Item types the provider runs itself, and their neutral activity names (the
+tool type through the one table of :func:`elelem.vocabulary.neutral_activity_name`)."""
 
 CLIENT_CALL_NAMES: dict[str, str] = {
     "local_shell_call": "local_shell",
@@ -163,10 +159,11 @@ def _without(obj: Mapping[str, Any], *keys: str) -> dict[str, Any]:
 
 
 def hosted_name(item: Mapping[str, Any]) -> str:
-    """The neutral activity name of a hosted item."""
+    """The neutral activity name of a hosted item (xAI names its server-side
+    function in ``custom_tool_call.name``: ``x_keyword_search`` -> ``x_search``)."""
     kind = str(item.get("type"))
     if kind == "custom_tool_call":
-        return str(item.get("name") or kind)
+        return neutral_activity_name(str(item.get("name") or kind))
     return HOSTED_NAMES.get(kind, kind)
 
 
@@ -276,7 +273,7 @@ def hosted_state(item: Mapping[str, Any]) -> str:
 
 def tool_version(item_type: str, tools: list[Any]) -> str | None:
     """The tool type the response declared for a hosted item (its wire version)."""
-    prefix = _TOOL_PREFIX.get(item_type)
+    prefix = HOSTED_TOOLS.get(item_type)
     if prefix is None:
         return None
     for tool in tools:
@@ -372,15 +369,6 @@ def attribution(annotation: dict[str, Any], text: str, provider: ProviderId) -> 
 
 # -- usage and finish ------------------------------------------------------------
 
-_HOSTED_COUNTERS = {
-    "web_search_calls": "web_search",
-    "x_search_calls": "x_search",
-    "code_interpreter_calls": "code_execution",
-    "file_search_calls": "file_search",
-    "mcp_calls": "mcp",
-    "document_search_calls": "document_search",
-}
-
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -396,12 +384,8 @@ def usage(raw: Mapping[str, Any]) -> Usage:
     out_details = raw.get("output_tokens_details")
     cached = _int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
     reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
-    hosted: dict[str, int] = {}
     details = raw.get("server_side_tool_usage_details")
-    if isinstance(details, dict):
-        for key, value in details.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                hosted[_HOSTED_COUNTERS.get(key, key.removesuffix("_calls"))] = value
+    hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else {}
     return Usage(
         input=max(_int(raw.get("input_tokens")) - cached, 0),
         output=max(_int(raw.get("output_tokens")) - reasoning, 0),
