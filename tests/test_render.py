@@ -12,6 +12,7 @@ from elelem.render import (
     Footnotes,
     Renderer,
     RenderOptions,
+    activity_label,
     activity_line,
     cited_text,
     reasoning_summary,
@@ -224,20 +225,101 @@ def test_activity_lines() -> None:
         activity_line(_act("web_fetch", "failed", u, "url_not_accessible"))
         == "fetch failed: url_not_accessible"
     )
-    assert activity_line(_act("code_execution", "started", {"code": "print(1)"})) == "running code"
+    code = {"code": "print(1)"}
+    assert activity_line(_act("code_execution", "started", code)) == "code execution: print(1)"
+    assert activity_line(_act("code_execution", "started")) == "running code"
     assert (
-        activity_line(_act("bash_code_execution", "completed", None, "exit 0"))
+        activity_line(_act("code_execution", "completed", None, "exit 0"), _act("x", "started"))
         == "ran code → exit 0"
     )
     assert (
         activity_line(_act("code_execution", "failed", None, "unavailable"))
         == "code execution failed: unavailable"
     )
+    assert activity_line(_act("mcp", "started")) == "MCP running"
+
+
+def test_code_activity_lines_say_what_ran() -> None:
+    """Anthropic's bash and text-editor helpers, OpenAI's and Gemini's code,
+    under the one neutral name: the command, the editor command and file, or
+    the code's first line."""
+    bash = _act("code_execution", "started", {"command": "ls -la"})
+    assert activity_line(bash) == "code execution: ls -la"
     assert (
-        activity_line(_act("tool_search_tool_regex", "completed", None, "2 tools"))
-        == "tool_search_tool_regex → 2 tools"
+        activity_line(_act("code_execution", "completed", None, "exit 0"), bash)
+        == "code execution: ls -la → exit 0"
     )
-    assert activity_line(_act("mcp", "started")) == "mcp running"
+    edit = {"command": "create", "path": "/tmp/fib.py", "file_text": "def fib(n): ..."}
+    assert (
+        activity_line(_act("code_execution", "completed", edit, "created file"))
+        == "code execution: create /tmp/fib.py → created file"
+    )
+    program = {"code": "\nimport math\nprint(math.pi)\n", "container_id": "cntr_1"}
+    assert (
+        activity_line(_act("code_execution", "completed", program, "1 output"))
+        == "code execution: import math … → 1 output"
+    )
+    gemini = {"language": "PYTHON", "code": "x = 2 ** 10"}
+    assert activity_line(_act("code_execution", "started", gemini)) == "code execution: x = 2 ** 10"
+    long = {"command": "echo " + "a" * 100}
+    assert activity_line(_act("code_execution", "started", long)) == (
+        "code execution: echo " + "a" * 74 + "…"
+    )
+
+
+def test_provider_names_stored_earlier_read_as_neutral() -> None:
+    """Logs written before names were neutral hold provider names; they read the same."""
+    ls = {"command": "ls"}
+    assert activity_line(_act("bash_code_execution", "started", ls)) == "code execution: ls"
+    assert (
+        activity_line(_act("text_editor_code_execution", "completed", None, "exit 0"))
+        == "ran code → exit 0"
+    )
+    assert (
+        activity_line(_act("tool_search_tool_regex", "completed", None, "2 tools found"))
+        == "tool search → 2 tools found"
+    )
+    assert activity_line(_act("google_search", "started", {"queries": ["a", "b"]})) == (
+        'searching "a | b"'
+    )
+    assert activity_line(_act("url_context", "started", {"urls": ["https://x.example/a"]})) == (
+        "fetching x.example"
+    )
+
+
+def test_other_activity_lines_use_words_and_the_gist_of_the_input() -> None:
+    assert (
+        activity_line(_act("tool_search", "completed", {"query": "weather"}, "2 tools found"))
+        == "tool search: weather → 2 tools found"
+    )
+    assert (
+        activity_line(_act("tool_search", "completed", {"pattern": "get_.*"}, "1 tool found"))
+        == "tool search: get_.* → 1 tool found"
+    )
+    shell = {"commands": ["ls", "pwd"]}
+    assert activity_line(_act("shell", "started", shell)) == "shell: ls | pwd"
+    mcp = {"server_label": "deepwiki", "name": "ask_question", "arguments": "{}"}
+    assert activity_line(_act("mcp", "completed", mcp, "called ask_question")) == (
+        "MCP: ask_question → called ask_question"
+    )
+    assert activity_line(_act("mcp", "completed", {"server_label": "d"}, "3 tools")) == (
+        "MCP → 3 tools"
+    )
+    assert activity_line(_act("image_generation", "started")) == "image generation running"
+    assert activity_line(_act("image_generation", "completed", None, "generated png image")) == (
+        "image generation → generated png image"
+    )
+    assert activity_line(_act("x_search", "started", {"query": "from:xai"})) == (
+        "X search: from:xai"
+    )
+    # A name nobody mapped is shown as the provider spelled it.
+    assert activity_line(_act("advisor", "completed", {}, "advice given")) == (
+        "advisor → advice given"
+    )
+    assert activity_line(_act("advisor", "failed", None, "overloaded")) == (
+        "advisor failed: overloaded"
+    )
+    assert activity_label("document_search") == "document search"
 
 
 def test_unfinished_activity_reported_at_the_end() -> None:
@@ -261,6 +343,15 @@ def test_usage_line() -> None:
         "usage: 1,234,567 in · 89 out · 30 reasoning · cache 10 read, 20 written"
         " · 2 web searches · 1 web fetch · 4 custom"
     )
+    # Neutral names in words; a counter stored under a provider name adds up with its own.
+    neutral = Usage(
+        hosted={"tool_search": 1, "mcp": 3, "x_search": 2, "code_execution": 1},
+    )
+    assert usage_line(neutral) == (
+        "usage: 0 in · 0 out · 1 tool search · 3 MCP calls · 2 X searches · 1 code execution"
+    )
+    legacy = Usage(hosted={"code_execution": 1, "code_interpreter": 2, "document_search": 1})
+    assert usage_line(legacy) == ("usage: 0 in · 0 out · 3 code executions · 1 document_search")
     assert usage_line(Usage()) == "usage: 0 in · 0 out"
 
 

@@ -148,7 +148,8 @@ EXPECTED_PLAIN = (
     "thinking: thinking <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|… (5 words)\n"
     'searched "q <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javasc…" → results <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javascript:alert(2)>…\n'
     "fetch failed: error <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javascript:alert(2)>|[…\n"
-    "ran code → exit <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javascript:alert(2)>|[d…\n"
+    # The code's first line (the payload breaks its line at \x0b), then the summary.
+    "code execution: <<||OSC8LINK|OSC8B||||| … → exit <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javascript:alert(2)>|[d…\n"
     "tool<<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](… → <<||OSC8LINK|OSC8B|||||||SAFE FAKE|RLOLROLRI|[clickme](javascript:alert(document.cookie))|<javascript:alert(2)>|[data](…\n"
     "Answer <<||OSC8LINK|OSC8B|||||||SAFE\n"
     "FAKE|RLOLROLRI|[clickme](unsafe-javascript-alert(document.cookie))|\\<unsafe-javascript-alert(2)\\>|[data](unsafe-data-text/html;base64,PHNjcmlwdD4=)|&#x1b;[31mENTITYESC &#x202E;ENTITYBIDI &#13;>> end[1][2]\n"

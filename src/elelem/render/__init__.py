@@ -5,6 +5,7 @@ from elelem.render.conversation import render_events
 from elelem.render.lines import (
     Footnote,
     Footnotes,
+    activity_label,
     activity_line,
     add_usage,
     cited_text,
@@ -27,6 +28,7 @@ __all__ = [
     "Footnotes",
     "RenderOptions",
     "Renderer",
+    "activity_label",
     "activity_line",
     "add_usage",
     "cited_text",

@@ -19,7 +19,13 @@ from elelem.render.sanitize import (
     sanitize_line,
     url_scheme,
 )
-from elelem.vocabulary import Attribution, HostedActivity, TextBlock, Usage
+from elelem.vocabulary import (
+    Attribution,
+    HostedActivity,
+    TextBlock,
+    Usage,
+    neutral_activity_name,
+)
 from elelem.vocabulary.json import JSONValue
 
 ELLIPSIS = "…"
@@ -160,12 +166,25 @@ def cited_text(block: TextBlock, notes: Footnotes, *, escape: bool = False) -> s
 # Hosted activity
 # --------------------------------------------------------------------------
 
-CODE_ACTIVITIES = frozenset(
-    {"code_execution", "bash_code_execution", "text_editor_code_execution", "code_interpreter"}
-)
-SEARCH_ACTIVITIES = frozenset({"web_search", "web_search_preview", "file_search"})
+CODE_ACTIVITIES = frozenset({"code_execution"})
+SEARCH_ACTIVITIES = frozenset({"web_search", "file_search"})
 FETCH_ACTIVITIES = frozenset({"web_fetch"})
 _SAID = ("searched ", "opened ", "found ", "fetched ", "visited ")
+
+_LABELS = {"mcp": "MCP", "x_search": "X search"}
+
+
+def activity_label(name: str) -> str:
+    """How a hosted activity is named on screen: its neutral name in words.
+
+    A provider's own name (as stored before names were made neutral, or one
+    nobody mapped) goes through the one table first, so ``bash_code_execution``
+    reads ``code execution`` and ``advisor`` reads ``advisor``.
+    """
+    neutral = neutral_activity_name(name)
+    # Sanitize before the underscores go: "_" is part of escape sequences (APC).
+    label = _LABELS.get(neutral) or sanitize_line(neutral).replace("_", " ")
+    return clip(label, 60) or "hosted activity"
 
 
 def _field(value: JSONValue, *names: str) -> str:
@@ -182,15 +201,44 @@ def _field(value: JSONValue, *names: str) -> str:
     return ""
 
 
+def _first_line(text: str, limit: int = 80) -> str:
+    """The first non-blank line of ``text``, sanitized and clipped; an ellipsis
+    marks lines left out."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    shown = clip(sanitize_line(lines[0].strip()), limit)
+    return shown if len(lines) == 1 or shown.endswith(ELLIPSIS) else shown + " " + ELLIPSIS
+
+
+def _code_detail(data: JSONValue) -> str:
+    """What a code activity ran: a command (``ls -la``), an editor command and
+    its file (``view /tmp/a.py``), else the first line of the code."""
+    command = _field(data, "command", "commands")
+    if command:
+        path = _field(data, "path")
+        return _first_line(f"{command} {path}" if path else command)
+    return _first_line(_field(data, "code"))
+
+
+def _detail(data: JSONValue) -> str:
+    """The gist of any other activity's input: a query, pattern, command or tool name."""
+    return _first_line(_field(data, "query", "queries", "pattern", "commands", "command", "name"))
+
+
 def activity_line(transition: HostedActivity, started: HostedActivity | None = None) -> str:
     """The status line for a hosted-activity transition.
 
     ``searching "q"`` / ``searched "q" → 10 results`` / ``search failed: …``,
-    ``fetching example.com`` / ``fetched example.com``, ``running code`` /
-    ``ran code → exit 0``, and a generic form for any other activity.  The
-    input comes from ``started`` when the transition itself carries none.
+    ``fetching example.com`` / ``fetched example.com``, ``code execution:
+    ls -la`` / ``code execution: ls -la → exit 0`` (``running code`` /
+    ``ran code → exit 0`` when the input names nothing), and for any other
+    activity its label, with the gist of its input where there is one
+    (``tool search: weather → 2 tools found``, ``MCP running``).  The input
+    comes from ``started`` when the transition itself carries none.  Names are
+    read through the neutral table, so a provider's own name reads the same.
     """
-    name = transition.name
+    name = neutral_activity_name(transition.name)
     data = transition.input if transition.input is not None else (started and started.input)
     summary = clip(sanitize_line(transition.summary), 120)
     state = transition.state
@@ -205,7 +253,7 @@ def activity_line(transition: HostedActivity, started: HostedActivity | None = N
             return summary  # the shape already said what happened (OpenAI)
         return f"searched{what} → {summary}" if summary else f"searched{what}"
     if name in FETCH_ACTIVITIES:
-        url = _field(data, "url")
+        url = _field(data, "url", "urls")
         target = domain(url) or clip(sanitize_line(url), 100)
         if state == "started":
             return f"fetching {target}".rstrip()
@@ -215,17 +263,22 @@ def activity_line(transition: HostedActivity, started: HostedActivity | None = N
             return summary
         line = f"fetched {target}".rstrip()
         return f"{line} → {summary}" if summary else line
-    if name in CODE_ACTIVITIES:
-        if state == "started":
-            return "running code"
-        if state == "failed":
-            return f"code execution failed: {summary or 'no reason given'}"
-        return f"ran code → {summary}" if summary else "ran code"
-    label = clip(sanitize_line(name), 60) or "hosted activity"
-    if state == "started":
-        return f"{label} running"
+    label = activity_label(name)
     if state == "failed":
         return f"{label} failed: {summary or 'no reason given'}"
+    if name in CODE_ACTIVITIES:
+        detail = _code_detail(data)
+        if not detail:
+            if state == "started":
+                return "running code"
+            return f"ran code → {summary}" if summary else "ran code"
+    else:
+        detail = _detail(data)
+    if detail:
+        line = f"{label}: {detail}"
+        return f"{line} → {summary}" if state != "started" and summary else line
+    if state == "started":
+        return f"{label} running"
     return f"{label} → {summary}" if summary else f"{label} done"
 
 
@@ -253,6 +306,12 @@ _HOSTED_NOUNS = {
     "web_fetch": ("web fetch", "web fetches"),
     "code_execution": ("code execution", "code executions"),
     "file_search": ("file search", "file searches"),
+    "tool_search": ("tool search", "tool searches"),
+    "image_generation": ("image generation", "image generations"),
+    "mcp": ("MCP call", "MCP calls"),
+    "shell": ("shell call", "shell calls"),
+    "map_search": ("map search", "map searches"),
+    "x_search": ("X search", "X searches"),
 }
 
 
@@ -280,7 +339,12 @@ def usage_line(usage: Usage) -> str:
         cache.append(f"{usage.cache_write:,} written")
     if cache:
         parts.append("cache " + ", ".join(cache))
-    for name, count in usage.hosted.items():
+    counts: dict[str, int] = {}
+    for key, count in usage.hosted.items():
+        # Counters stored under a provider's own name add up with the neutral one.
+        name = neutral_activity_name(key)
+        counts[name] = counts.get(name, 0) + count
+    for name, count in counts.items():
         if not count:
             continue
         one, many = _HOSTED_NOUNS.get(name, (sanitize_line(name), sanitize_line(name)))
@@ -291,6 +355,7 @@ def usage_line(usage: Usage) -> str:
 __all__ = [
     "Footnote",
     "Footnotes",
+    "activity_label",
     "activity_line",
     "add_usage",
     "cited_text",
