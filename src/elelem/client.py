@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -35,12 +36,23 @@ from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
-from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part, ToolSpec
+from elelem.vocabulary import (
+    GenerationOptions,
+    HostedTool,
+    Message,
+    Part,
+    ProviderPayload,
+    ToolSpec,
+)
 
 T = TypeVar("T")
 
 Messages = Sequence[Message] | str
 """A conversation, or one user message's text."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Client:
@@ -51,8 +63,11 @@ class Client:
     supplies keys and base-URL overrides; ``api_keys`` maps provider names to
     keys given in code.  ``timeouts`` apply to every call unless one passes
     its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
-    client's own.  A client's connections belong to the event loop that first
-    used it: make one client per ``asyncio.run``.
+    client's own.  ``clock`` gives the current time each request is stamped
+    with (:attr:`ModelRequest.now <elelem.shapes.base.ModelRequest>`, what
+    replayed provider state is judged expired against); the system's UTC
+    time by default.  A client's connections belong to the event loop that
+    first used it: make one client per ``asyncio.run``.
     """
 
     def __init__(
@@ -64,8 +79,10 @@ class Client:
         api_keys: Mapping[str, str] | None = None,
         timeouts: Timeouts | None = None,
         http: httpx2.AsyncClient | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._env = env
+        self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
         self._api_keys = dict(api_keys or {})
         self._driver = Driver(http, timeouts=timeouts)
@@ -87,8 +104,17 @@ class Client:
         hosted_tools: Sequence[HostedTool] = (),
         options: GenerationOptions | None = None,
         system: str | None = None,
+        response_payloads: Sequence[ProviderPayload] = (),
     ) -> tuple[Endpoint, Shape, ModelRequest]:
         """Resolve ``model`` and build the neutral request (no I/O).
+
+        ``response_payloads`` carries the response-level data of earlier
+        responses (see :class:`~elelem.shapes.base.ModelRequest`): to continue
+        from an :class:`~elelem.stream.AssembledResponse` ``r`` natively (an
+        Anthropic code-execution container, a programmatic tool call's
+        results), pass ``response_payloads=r.finish.payloads``.  The request
+        is stamped with the current time, against which the shape judges
+        what has expired.
 
         Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
@@ -107,6 +133,8 @@ class Client:
             tools=tuple(tools),
             hosted_tools=tuple(hosted_tools),
             options=options if options is not None else GenerationOptions(),
+            response_payloads=tuple(response_payloads),
+            now=self._clock(),
         )
         return endpoint, shape, request
 
@@ -119,13 +147,20 @@ class Client:
         hosted_tools: Sequence[HostedTool] = (),
         options: GenerationOptions | None = None,
         system: str | None = None,
+        response_payloads: Sequence[ProviderPayload] = (),
         timeouts: Timeouts | None = None,
     ) -> ResponseStream:
         """Stream a response: an async iterator of chunks (see
         :class:`~elelem.transport.ResponseStream` for ``with_commits``,
         ``final``, ``partial``).  The request is sent on first iteration."""
         endpoint, shape, request = self.prepare(
-            model, messages, tools=tools, hosted_tools=hosted_tools, options=options, system=system
+            model,
+            messages,
+            tools=tools,
+            hosted_tools=hosted_tools,
+            options=options,
+            system=system,
+            response_payloads=response_payloads,
         )
         return self._driver.stream(endpoint, shape, request, timeouts=timeouts)
 
@@ -138,11 +173,18 @@ class Client:
         hosted_tools: Sequence[HostedTool] = (),
         options: GenerationOptions | None = None,
         system: str | None = None,
+        response_payloads: Sequence[ProviderPayload] = (),
         timeouts: Timeouts | None = None,
     ) -> AssembledResponse:
         """A non-streamed response, mapped into the same assembled result."""
         endpoint, shape, request = self.prepare(
-            model, messages, tools=tools, hosted_tools=hosted_tools, options=options, system=system
+            model,
+            messages,
+            tools=tools,
+            hosted_tools=hosted_tools,
+            options=options,
+            system=system,
+            response_payloads=response_payloads,
         )
         return await self._driver.complete(endpoint, shape, request, timeouts=timeouts)
 

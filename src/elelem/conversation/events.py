@@ -26,6 +26,7 @@ from elelem.vocabulary import (
     EventId,
     HostedActivity,
     ProviderId,
+    ProviderPayload,
     ResponseId,
     Role,
     TextBlock,
@@ -83,7 +84,10 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     is False); ``dropped`` says what the assembler discarded.  ``continuation``
     counts automatic continuations of a paused turn (0 for the first response);
     ``request`` is the last event the request's history held, linking the
-    response to what caused it.
+    response to what caused it.  ``payloads`` keep the response-level native
+    data no block owns (:attr:`elelem.stream.Finish.payloads`: an Anthropic
+    message envelope with its stop details and code-execution ``container``),
+    which native replay to the same provider may need.
     """
 
     provider: ProviderId | None = None
@@ -99,6 +103,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     continuation: int = 0
     error: str | None = None
     request: EventId | None = None
+    payloads: tuple[ProviderPayload, ...] = ()
 
 
 class Compaction(msgspec.Struct, frozen=True, gc=False):

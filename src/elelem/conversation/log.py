@@ -30,6 +30,7 @@ from elelem.conversation.projections import (
     overlay_for_patch,
     portable_history,
     project,
+    response_payloads,
     turn_views,
 )
 from elelem.conversation.store import ConversationInfo, Store
@@ -39,6 +40,7 @@ from elelem.vocabulary import (
     EventId,
     HostedActivity,
     Message,
+    ProviderPayload,
     TextBlock,
     ToolResultBlock,
 )
@@ -233,6 +235,12 @@ class Conversation:
     def portable(self) -> Projection:
         """The portable history (no provider payloads) and what it dropped."""
         return portable_history(self._events)
+
+    def response_payloads(self, provider: str) -> tuple[ProviderPayload, ...]:
+        """The response-level native data ``provider``'s responses returned,
+        oldest first (see :func:`~elelem.conversation.projections.response_payloads`);
+        the turn API sends it with each request to that provider."""
+        return response_payloads(self._events, provider)
 
     def turns(self) -> tuple[TurnView, ...]:
         """The log grouped by turn."""

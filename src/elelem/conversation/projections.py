@@ -7,6 +7,8 @@
 - :func:`portable_history` — the same messages with every provider payload
   removed and what cannot travel (unknown blocks, redacted reasoning) dropped
   with a report.
+- :func:`response_payloads` — what one provider's responses returned beside
+  their messages (response-level native data), for its native encoder.
 - :func:`turn_views` — the log grouped by turn, with each turn's responses,
   summed usage and how it ended.
 - :func:`diagnose` — orphan tool calls (which projections answer with a
@@ -42,6 +44,7 @@ from elelem.vocabulary import (
     HostedActivity,
     Message,
     Part,
+    ProviderPayload,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -288,6 +291,26 @@ def native_history(events: Sequence[Event]) -> tuple[Message, ...]:
     return project(events).messages
 
 
+def response_payloads(events: Sequence[Event], provider: str) -> tuple[ProviderPayload, ...]:
+    """The response-level native data ``provider`` returned over the log,
+    oldest first: the payloads of its response records (an Anthropic message
+    envelope with its code-execution ``container``), for
+    :attr:`ModelRequest.response_payloads <elelem.shapes.base.ModelRequest>`.
+
+    Only ``provider``'s own: no other provider can use them.  Overlays do not
+    touch them; a compaction summarizes messages, and the provider-side state
+    these name (a container's files) lives on regardless.  Whether a payload
+    is still current (a container's expiry) is the shape's judgement, against
+    the request's ``now``.
+    """
+    out: list[ProviderPayload] = []
+    for e in events:
+        body = e.body
+        if isinstance(body, ResponseRecord) and body.payloads:
+            out.extend(p for p in body.payloads if p.provider == provider)
+    return tuple(out)
+
+
 # -- portable projection -----------------------------------------------------
 
 
@@ -509,6 +532,7 @@ __all__ = [
     "overlay_for_patch",
     "portable_history",
     "project",
+    "response_payloads",
     "turn_end",
     "turn_views",
 ]

@@ -8,7 +8,10 @@ events:
 2. each block and hosted transition as the stream flushes it, one commit
    each, so a crash or an interruption never loses what already arrived;
 3. the response record (provider, model, response id, request id, finish,
-   usage) once the response ends;
+   usage, and the response-level payloads no block owns) once the response
+   ends; each request carries the provider's earlier response payloads
+   (``ModelRequest.response_payloads``), so its native encoder can name an
+   Anthropic code-execution container again;
 4. when the response finished ``paused``, a continuation request with the
    paused assistant message last, as its own response record, up to
    ``max_continuations`` times;
@@ -157,6 +160,7 @@ class _Recorder:
             dropped=tuple(f"request: {d}" for d in request_dropped) + result.dropped,
             continuation=self.continuation,
             request=self.request,
+            payloads=finish.payloads if finish is not None else (),
         )
         return record
 
@@ -261,7 +265,13 @@ class _Turn:
         """A recorder for the next response and the client's stream arguments."""
         recorder = _Recorder(self.conv, self.provider, self.name, self.turn, len(self.records))
         self.projection = self.conv.project()
-        return recorder, {"messages": self.projection.messages, **self.request}
+        return recorder, {
+            "messages": self.projection.messages,
+            # What this provider's earlier responses returned beside their
+            # messages (an Anthropic container) travels with the history.
+            "response_payloads": self.conv.response_payloads(self.provider),
+            **self.request,
+        }
 
     def failed(
         self,

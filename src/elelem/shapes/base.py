@@ -8,13 +8,14 @@ frames to a parser; it knows nothing else about the shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Literal, Protocol
 
 import msgspec
 
 from elelem.errors import StreamError
 from elelem.stream import Chunk
-from elelem.vocabulary import Message, ProviderId
+from elelem.vocabulary import Message, ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.request import GenerationOptions, HostedTool, ToolSpec
 
@@ -26,6 +27,26 @@ class ModelRequest(msgspec.Struct, frozen=True):
 
     ``system`` is the system prompt (shapes that take it in-band prepend it);
     ``messages`` may also hold ``system`` messages.
+
+    ``response_payloads`` is the response-level native data of earlier
+    responses of the history, oldest first: the
+    :attr:`~elelem.stream.Finish.payloads` each one ended with, which no
+    message holds (the log keeps them as ``ResponseRecord.payloads``).  A
+    native encoder replays from its own provider's payloads what the next
+    request needs — the Anthropic encoder sends the code-execution
+    ``container`` the latest envelope names, so files and state carry over
+    and a programmatic tool call's results reach the container that waits
+    for them.  Another provider's payloads are never sent; an encoder that
+    reads this field reports them in ``dropped``.  The conversation layer
+    fills it from the log; a :class:`~elelem.Client` caller holding an
+    :class:`~elelem.stream.AssembledResponse` passes
+    ``response_payloads=response.finish.payloads`` (the payloads of every
+    earlier response, in order, over a multi-step run).
+
+    ``now`` is when the request is made (timezone-aware).  Shapes read no
+    clock, so replayed state that expires (an Anthropic container's
+    ``expires_at``) is judged against it: expired state is left out and
+    reported.  :class:`~elelem.Client` sets it; None judges nothing expired.
     """
 
     model: str
@@ -34,6 +55,8 @@ class ModelRequest(msgspec.Struct, frozen=True):
     tools: tuple[ToolSpec, ...] = ()
     hosted_tools: tuple[HostedTool, ...] = ()
     options: GenerationOptions = msgspec.field(default_factory=GenerationOptions)
+    response_payloads: tuple[ProviderPayload, ...] = ()
+    now: datetime | None = None
 
 
 class EncodedRequest(msgspec.Struct, frozen=True):

@@ -8,11 +8,17 @@ redacted thinking, tool use, unknown blocks verbatim).  Everything else is
 encoded *portably*: text, tool calls and results, hosted activity as a text
 summary; foreign payloads and reasoning are never sent, and each dropped item
 is reported.
+
+Response-level data replays too: the request names the code-execution
+``container`` of the latest response envelope that has one
+(:attr:`ModelRequest.response_payloads`), unless it expired by
+:attr:`ModelRequest.now`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from elelem.errors import PayloadError
@@ -219,6 +225,85 @@ def _portable_content(message: Message, dropped: Dropped, where: str) -> list[di
 
 
 # --------------------------------------------------------------------------
+# response-level data of the history
+# --------------------------------------------------------------------------
+
+RESPONSE_DATA = "response data"
+"""Where ``dropped`` lines about :attr:`ModelRequest.response_payloads` point."""
+
+
+def _expiry(value: object, container: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            # A time without a zone is the API's UTC.
+            return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    raise PayloadError(
+        f"{RESPONSE_DATA}: container {container} expires_at {value!r} is not an ISO 8601 time",
+        "$.value.container.expires_at",
+    )
+
+
+def container_id(
+    payloads: Iterable[ProviderPayload], provider: str, now: datetime | None, dropped: Dropped
+) -> str | None:
+    """The code-execution container the next request to ``provider`` names.
+
+    The container of the latest ``message`` envelope of ``provider`` that
+    names one (a response that ran no code names none, and the container
+    lives on); None when there is none, or when it expired by ``now`` (then
+    reported in ``dropped``: the API would refuse it, and the next request
+    starts a fresh container).  Payloads of another provider are reported in
+    ``dropped`` (one line) and never sent.
+    """
+    found: dict[str, Any] | None = None
+    foreign: dict[str, int] = {}
+    for payload in payloads:
+        if payload.provider != provider:
+            foreign[payload.provider] = foreign.get(payload.provider, 0) + 1
+            continue
+        if payload.format != "message":
+            continue  # response data with no request counterpart
+        envelope = payload.value
+        if not isinstance(envelope, dict):
+            raise PayloadError(
+                f"{RESPONSE_DATA}: {provider} message payload is not an object", "$.value"
+            )
+        container = envelope.get("container")
+        if container is None:
+            continue
+        if not isinstance(container, dict) or not isinstance(container.get("id"), str):
+            raise PayloadError(
+                f"{RESPONSE_DATA}: {provider} message container is not an object with a string id",
+                "$.value.container",
+            )
+        found = container
+    if foreign:
+        names = ", ".join(sorted(foreign))
+        dropped.add(
+            RESPONSE_DATA,
+            f"{sum(foreign.values())} payload(s) of another provider ({names}) not sent",
+        )
+    if found is None:
+        return None
+    cid: str = found["id"]
+    expires = _expiry(found.get("expires_at"), cid)
+    if now is not None and expires is not None:
+        current = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+        if expires <= current:
+            dropped.add(
+                RESPONSE_DATA, f"container {cid} expired at {found['expires_at']}; not sent"
+            )
+            return None
+    return cid
+
+
+# --------------------------------------------------------------------------
 # the request
 # --------------------------------------------------------------------------
 
@@ -328,6 +413,11 @@ def encode_request(
             body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}
         if opts.reasoning.effort is not None:
             body["output_config"] = {"effort": opts.reasoning.effort}
+    container = container_id(request.response_payloads, provider, request.now, dropped)
+    if container is not None:
+        # The API's `container` takes the id string (or an object with it);
+        # a caller's own `container` in options.extra still wins below.
+        body["container"] = container
     if stream:
         body["stream"] = True
     body.update(opts.extra)
@@ -343,7 +433,9 @@ __all__ = [
     "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "MESSAGES_PATH",
+    "RESPONSE_DATA",
     "assistant_wire",
+    "container_id",
     "encode_request",
     "hosted_tool_definition",
 ]
