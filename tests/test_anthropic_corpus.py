@@ -1,7 +1,9 @@
 """Every Anthropic corpus recording: parses, loses nothing, and replays natively.
 
 The counts are taken from the raw wire by :func:`wire_counts`, which reads
-the recorded JSON itself and shares no code with the shape.
+the recorded JSON itself and shares no code with the shape.  Hosted activity
+names are read from the wire too (``server_tool_use.name``, else the result
+type) and then put through the documented table of neutral names.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     UnknownBlock,
+    neutral_activity_name,
 )
 
 ANTHROPIC = ProviderId("anthropic")
@@ -76,6 +79,10 @@ MODELED = {"text", "thinking", "redacted_thinking", "tool_use", "server_tool_use
 class Counts:
     server_tool_ids: list[str] = field(default_factory=list)
     result_ids: list[str] = field(default_factory=list)
+    # (id, neutral name) of every hosted transition, started and terminal.
+    activity_names: list[tuple[str, str]] = field(default_factory=list)
+    # Anthropic's own server tool names, as the wire spelled them (not compared).
+    wire_names: list[str] = field(default_factory=list, compare=False)
     citations: int = 0
     signed_thinking: int = 0
     redacted_thinking: int = 0
@@ -84,7 +91,15 @@ class Counts:
     unknown_types: list[str] = field(default_factory=list)
 
 
-def _count_block(counts: Counts, block: dict[str, Any], signature: str, citations: int) -> None:
+def _count_block(
+    counts: Counts,
+    block: dict[str, Any],
+    signature: str,
+    citations: int,
+    names: dict[str, str],
+) -> None:
+    """Count one finished wire block; ``names`` maps server tool ids to their
+    wire names (from this response and the request history)."""
     kind = block["type"]
     if kind == "text":
         counts.text_blocks += 1
@@ -97,20 +112,39 @@ def _count_block(counts: Counts, block: dict[str, Any], signature: str, citation
         counts.tool_uses += 1
     elif kind == "server_tool_use":
         counts.server_tool_ids.append(block["id"])
+        names[block["id"]] = block["name"]
+        counts.wire_names.append(block["name"])
+        counts.activity_names.append((block["id"], neutral_activity_name(block["name"])))
     elif kind.endswith("_tool_result") and kind != "mcp_tool_result":
-        counts.result_ids.append(block["tool_use_id"])
+        aid = block["tool_use_id"]
+        counts.result_ids.append(aid)
+        wire_name = names.get(aid, kind.removesuffix("_tool_result"))
+        counts.activity_names.append((aid, neutral_activity_name(wire_name)))
     else:
         counts.unknown_types.append(kind)
+
+
+def _history_names(interaction: Interaction) -> dict[str, str]:
+    """Server tool id -> wire name, from the recorded request's messages."""
+    names: dict[str, str] = {}
+    request = interaction.request.json if interaction.request is not None else None
+    for message in request.get("messages") or [] if isinstance(request, dict) else []:
+        if isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if block.get("type") == "server_tool_use":
+                    names[block["id"]] = block["name"]
+    return names
 
 
 def wire_counts(interaction: Interaction) -> Counts:
     """Count artifacts straight from the recorded JSON."""
     counts = Counts()
+    names = _history_names(interaction)
     response = interaction.response
     if not response.streamed:
         for block in json.loads(response.body)["content"]:
             _count_block(
-                counts, block, block.get("signature", ""), len(block.get("citations") or [])
+                counts, block, block.get("signature", ""), len(block.get("citations") or []), names
             )
         return counts
     open_blocks: dict[int, tuple[dict[str, Any], str, int]] = {}
@@ -120,7 +154,11 @@ def wire_counts(interaction: Interaction) -> Counts:
         if kind == "message_start":
             for block in event["message"].get("content") or []:
                 _count_block(
-                    counts, block, block.get("signature", ""), len(block.get("citations") or [])
+                    counts,
+                    block,
+                    block.get("signature", ""),
+                    len(block.get("citations") or []),
+                    names,
                 )
         elif kind == "content_block_start":
             block = event["content_block"]
@@ -138,7 +176,7 @@ def wire_counts(interaction: Interaction) -> Counts:
                 citations += 1
             open_blocks[event["index"]] = (block, signature, citations)
         elif kind == "content_block_stop":
-            _count_block(counts, *open_blocks.pop(event["index"]))
+            _count_block(counts, *open_blocks.pop(event["index"]), names)
     return counts
 
 
@@ -169,6 +207,7 @@ def output_counts(result: AssembledResponse) -> Counts:
                 counts.server_tool_ids.append(part.id)
             else:
                 counts.result_ids.append(part.id)
+            counts.activity_names.append((part.id, part.name))
         elif isinstance(part, TextBlock):
             counts.text_blocks += 1
             counts.citations += len(part.attributions)
@@ -206,7 +245,7 @@ def test_parses_and_loses_nothing(corpus: Path, name: str) -> None:
         )
         assert result.usage.cache_read == (usage.get("cache_read_input_tokens") or 0)
         assert result.usage.hosted == {
-            key.removesuffix("_requests"): value
+            neutral_activity_name(key.removesuffix("_requests")): value
             for key, value in (usage.get("server_tool_use") or {}).items()
         }
     assert parsed == sum(1 for i in rec.interactions if i.response.status < 400)
@@ -229,6 +268,8 @@ def test_corpus_covers_every_artifact(corpus: Path) -> None:
             total.tool_uses += c.tool_uses
             total.text_blocks += c.text_blocks
             total.unknown_types += c.unknown_types
+            total.activity_names += c.activity_names
+            total.wire_names += c.wire_names
             finish = parse(interaction).finish
             assert finish is not None
             stops[finish.reason] += 1
@@ -239,6 +280,24 @@ def test_corpus_covers_every_artifact(corpus: Path) -> None:
     assert total.redacted_thinking >= 1
     assert total.tool_uses > 10
     assert sorted(set(total.unknown_types)) == ["compaction", "mcp_tool_result", "mcp_tool_use"]
+    # Anthropic's own names on the wire, and the neutral names they become.
+    assert sorted(set(total.wire_names)) == [
+        "advisor",
+        "bash_code_execution",
+        "code_execution",
+        "text_editor_code_execution",
+        "tool_search_tool_bm25",
+        "tool_search_tool_regex",
+        "web_fetch",
+        "web_search",
+    ]
+    assert sorted({name for _, name in total.activity_names}) == [
+        "advisor",
+        "code_execution",
+        "tool_search",
+        "web_fetch",
+        "web_search",
+    ]
     assert set(stops) == {"stop", "tool-calls", "max-tokens", "paused"}
 
 

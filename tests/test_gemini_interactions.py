@@ -27,6 +27,7 @@ from elelem.vocabulary import (
     Source,
     TextBlock,
     ToolCallBlock,
+    neutral_activity_name,
 )
 from test_gemini_corpus import INTERACTIONS_FILES
 
@@ -112,11 +113,16 @@ def test_every_interaction_parses_loses_nothing_and_rebuilds_its_steps(
     assert [(c.id, c.name, c.input) for c in calls] == [
         (s["id"], s["name"], s["arguments"]) for s in steps if s["type"] == "function_call"
     ]
-    searches = result.activities
-    assert [(a.id, a.state) for a in searches] == [
-        (s.get("id") or s["call_id"], "started" if s["type"].endswith("_call") else "completed")
+    # Hosted steps (google_search_call / _result, …), named from the step type
+    # through the documented table of neutral names.
+    assert [(a.id, a.name, a.state) for a in result.activities] == [
+        (
+            s.get("id") or s["call_id"],
+            neutral_activity_name(s["type"].rpartition("_")[0]),
+            "started" if s["type"].endswith("_call") else "completed",
+        )
         for s in steps
-        if s["type"].startswith("google_search")
+        if s["type"].endswith(("_call", "_result")) and not s["type"].startswith("function_")
     ]
     assert result.usage is not None and result.usage.raw == final["usage"]
     assert result.finish is not None and result.finish.raw == final["status"]

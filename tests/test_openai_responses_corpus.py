@@ -26,6 +26,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     UnknownBlock,
+    neutral_activity_name,
 )
 
 
@@ -136,14 +137,27 @@ def _wire_role(item: dict[str, Any], xai: bool) -> str:
     return "unknown"
 
 
+def _wire_activity_name(item: dict[str, Any]) -> str:
+    """The neutral name of a hosted item: the tool its type names (xAI names its
+    function in ``name``), through the documented table of neutral names."""
+    if item["type"] == "custom_tool_call":
+        return neutral_activity_name(item["name"])
+    tool = item["type"]
+    for suffix in ("_call_output", "_call", "_output"):
+        if tool.endswith(suffix):
+            tool = tool.removesuffix(suffix)
+            break
+    return neutral_activity_name(tool)
+
+
 def _wire_counts(items: list[dict[str, Any]], xai: bool) -> dict[str, Any]:
-    hosted: list[str] = []
+    hosted: list[tuple[str, str]] = []
     calls: list[str] = []
     url_citations = annotations = encrypted = reasoning = text_parts = unknown = 0
     for item in items:
         role = _wire_role(item, xai)
         if role == "hosted":
-            hosted.append(item["id"])
+            hosted.append((item["id"], _wire_activity_name(item)))
         elif role == "call":
             calls.append(item.get("call_id") or item["id"])
         elif role == "reasoning":
@@ -175,9 +189,9 @@ def _wire_counts(items: list[dict[str, Any]], xai: bool) -> dict[str, Any]:
 
 
 def _our_counts(result: AssembledResponse) -> dict[str, Any]:
-    started = [a.id for a in result.activities if a.state == "started"]
-    terminal = [a.id for a in result.activities if a.terminal]
-    assert sorted(started) == sorted(terminal), "every started activity must end"
+    started = [(a.id, a.name) for a in result.activities if a.state == "started"]
+    terminal = [(a.id, a.name) for a in result.activities if a.terminal]
+    assert sorted(started) == sorted(terminal), "every started activity must end, same name"
     attributions = [a for b in result.blocks if isinstance(b, TextBlock) for a in b.attributions]
     reasoning = [b for b in result.blocks if isinstance(b, ReasoningBlock)]
     return {

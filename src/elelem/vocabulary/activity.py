@@ -46,10 +46,11 @@ PROVIDER_ACTIVITY_NAMES: Mapping[str, str] = MappingProxyType(
         "text_editor_code_execution": "code_execution",
         "tool_search_tool_regex": "tool_search",
         "tool_search_tool_bm25": "tool_search",
-        # OpenAI Responses tool types (an item type names its tool type:
-        # code_interpreter_call, mcp_list_tools -> mcp) and usage counters.
+        # OpenAI Responses tool types and usage counters (code_interpreter_calls);
+        # the mcp tool lists a server's tools in an mcp_list_tools item.
         "web_search_preview": "web_search",
         "code_interpreter": "code_execution",
+        "mcp_list_tools": "mcp",
         # Gemini tools (generateContent and Interactions).
         "google_search": "web_search",
         "google_search_retrieval": "web_search",
