@@ -15,10 +15,19 @@ from typing import Any
 import pytest
 
 from cli_helpers import KEY, base_env, run
-from elelem import Client
+from elelem import Client, codec
 from elelem.conversation import Conversation, ResponseRecord, SQLiteStore
+from elelem.conversation.errors import ImportRefused
 from elelem.conversation.events import Draft, Event, decode_event, encode_event
-from elelem.conversation.export import export_conversation, import_conversation
+from elelem.conversation.export import (
+    FORMAT,
+    VERSION,
+    ExportedConversation,
+    Header,
+    export_conversation,
+    import_conversation,
+    read_export,
+)
 from elelem.conversation.projections import response_payloads
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages import SHAPE
@@ -220,6 +229,47 @@ def test_a_response_record_stored_before_payloads_existed_still_loads() -> None:
     assert fast.body == expected
     assert fast.body.payloads == ()
     assert (fast.id, fast.seq, fast.turn, fast.response) == ("ev_old", 4, 1, 1)
+
+
+def _old_export() -> bytes:
+    header = codec.dumps(
+        Header(
+            FORMAT,
+            VERSION,
+            ExportedConversation("c_00000000000000aa", "old", "2026-11-30T01:00:00Z", None, None),
+            1,
+        )
+    )
+    return header + b"\n" + OLD_RECORD.replace(b'"seq":4', b'"seq":1') + b"\n"
+
+
+def test_an_export_written_before_records_kept_payloads_still_imports(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "old.db") as store:
+        info = import_conversation(store, _old_export())
+        (event,) = Conversation.open(store, info.id).events
+        assert event.body.payloads == ()
+        assert event.body.finish_raw == "end_turn"
+        # Kept in today's canonical form: the field it lacked, at its default.
+        (stored,) = store.load_bytes(info.id)
+        assert stored == encode_event(event)
+        assert stored.endswith(b'"request":"ev_3","payloads":[]}}')
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'"request":"ev_3"}', b'"request":"ev_3","mood":"new"}'),  # a field nobody knows
+        (b'"seq":1,', b'"seq": 1,'),  # reformatted
+        (b'"finish":"stop"', b'"finish": "stop"'),
+    ],
+)
+def test_an_old_export_with_anything_but_missing_fields_is_still_refused(
+    old: bytes, new: bytes
+) -> None:
+    data = _old_export()
+    assert old in data
+    with pytest.raises(ImportRefused, match="line 2: event ev_old is not in canonical form"):
+        read_export(data.replace(old, new))
 
 
 def test_a_record_with_payloads_round_trips_through_store_and_export(tmp_path: Path) -> None:

@@ -4,12 +4,13 @@ The first line is a header ``{"format": "elelem.conversation", "version": 1,
 "conversation": {…}, "events": N}``; each following line is one event's
 canonical bytes, exactly as stored.  Import validates the whole file before
 writing anything and refuses formats and versions it does not know.
-Export → import → export gives the same bytes.
+Export → import → export gives the same bytes (an older elelem's export,
+lacking fields added since, comes back in today's canonical form).
 """
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -97,11 +98,35 @@ def _header(line: bytes) -> Header:
         raise ImportRefused(f"bad header: {exc}", 1) from None
 
 
+def _pruned(new: Any, old: Any) -> Any:
+    # ``new`` less every object key ``old`` lacks, at every depth.
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {k: _pruned(v, old[k]) for k, v in new.items() if k in old}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_pruned(n, o) for n, o in zip(new, old, strict=True)]
+    return new
+
+
+def _written_before(line: bytes, canonical: bytes) -> bool:
+    """True when ``line`` is exactly ``canonical`` less fields an earlier
+    elelem did not write yet (a field added since, which decoding filled
+    with its default): nothing of the line is lost or altered, so it imports
+    in today's canonical form.  An unknown field or a reformatted line is not
+    this."""
+    try:
+        old = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return False
+    return msgspec.json.encode(_pruned(msgspec.json.decode(canonical), old)) == line
+
+
 def read_export(data: bytes) -> tuple[Header, list[bytes]]:
     """Validate a whole export; return its header and canonical event bytes.
 
     Every event must decode to exactly its own bytes (a field this elelem
-    does not know would otherwise be dropped), ``seq`` must run 1, 2, …
+    does not know would otherwise be dropped), or to them plus fields added
+    since they were written (an older elelem's export: the event is kept in
+    today's canonical form, its defaults filled in), ``seq`` must run 1, 2, …
     without gaps, ids must be unique and the count must match the header.  Raises
     :class:`ImportRefused` naming the first bad line.
     """
@@ -125,7 +150,7 @@ def read_export(data: bytes) -> tuple[Header, list[bytes]]:
             raise ImportRefused(f"event id {event.id!r} appears twice", n)
         seen.add(event.id)
         canonical = encode_event(event)
-        if canonical != line:
+        if canonical != line and not _written_before(line, canonical):
             # Decoding ignored something (a field this elelem does not know)
             # or the line was reformatted: storing it would lose or alter it.
             raise ImportRefused(
