@@ -34,6 +34,7 @@ from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.anthropic_messages.encoder import container_id
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import Dropped
+from elelem.stream import assemble
 from elelem.testing.servers import LoopbackServer, replay, sse_body
 from elelem.vocabulary import (
     CodeExecution,
@@ -572,3 +573,19 @@ def test_the_cli_continuation_names_the_container_and_show_never_prints_it(
     assert shown.returncode == 0, shown.stderr
     assert "Saved it." in shown.stdout and "Still there." in shown.stdout
     assert "container_CLI_01" not in shown.stdout + shown.stderr
+
+
+def test_a_non_streamed_responses_container_goes_back_too(corpus: Path) -> None:
+    name = "vercel__ai/packages__anthropic__src____fixtures____anthropic-code-execution-20250825.1.json"
+    response = assemble(SHAPE.parse_response((corpus / name).read_bytes(), ANT))
+    assert response.finish is not None
+    before = datetime(2025, 10, 14, 10, 0, tzinfo=UTC)
+    request = ModelRequest(
+        "claude-sonnet-4-5",
+        (Message.user("again"),),
+        response_payloads=response.finish.payloads,
+        now=before,
+    )
+    assert SHAPE.encode_request(request, provider=ANT).body["container"] == (
+        "container_011CU6rVteVhydYXRyNs6G1M"
+    )
