@@ -244,7 +244,7 @@ def _expiry(value: object, container: str) -> datetime | None:
             # A time without a zone is the API's UTC.
             return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
     raise PayloadError(
-        f"{RESPONSE_DATA}: container {container} expires_at {value!r} is not an ISO 8601 time",
+        f"{RESPONSE_DATA}: container {container!r} expires_at {value!r} is not an ISO 8601 time",
         "$.value.container.expires_at",
     )
 
@@ -296,8 +296,9 @@ def container_id(
     if now is not None and expires is not None:
         current = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
         if expires <= current:
+            # repr: the values are the provider's, and these lines may be shown.
             dropped.add(
-                RESPONSE_DATA, f"container {cid} expired at {found['expires_at']}; not sent"
+                RESPONSE_DATA, f"container {cid!r} expired at {found['expires_at']!r}; not sent"
             )
             return None
     return cid
