@@ -313,12 +313,17 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-_REFERENCE_NAMES = {
+_REFERENCE_NAMES = {  # in the order the table shows them
     "msgspec_plain": "msgspec -> plain structs (the typed bound)",
+    "msgpack_arrays": "msgspec, stored as MessagePack arrays -> plain structs (vs its own SELECT)",
     "msgspec_dicts": "msgspec -> dicts",
     "json_dicts": "json.loads -> dicts",
-    "msgpack_arrays": "msgspec, stored as MessagePack arrays -> plain structs (vs its own SELECT)",
 }
+
+
+def _reference_order(item: tuple[str, Any]) -> tuple[int, str]:
+    names = list(_REFERENCE_NAMES)
+    return (names.index(item[0]) if item[0] in names else len(names), item[0])
 
 
 def _render_storage(out: list[str], storage: dict[str, Any]) -> None:
@@ -354,7 +359,7 @@ def _render_storage(out: list[str], storage: dict[str, Any]) -> None:
                     f"{r['us_per_event']:.2f}",
                     _fmt(r["ratio_to_floor"], "x"),
                 ]
-                for n, r in refs.items()
+                for n, r in sorted(refs.items(), key=_reference_order)
             ]
             out.append(_table(["loader", "µs/event", "ratio to raw SELECT"], ref_rows))
         a = storage["append"]
