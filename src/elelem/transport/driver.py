@@ -376,7 +376,7 @@ class ResponseStream:
                 self._deferred = decoder.failure
                 self._state = "finished"
             if self._state != "open":
-                await self._close_response()
+                await self._release()
                 return
             if not drain:
                 return
@@ -503,6 +503,29 @@ class ResponseStream:
             request_id=self.request_id,
         )
 
+    async def _release(self) -> None:
+        """Close the response once its terminal event arrived.
+
+        The body's own end (the chunked terminator, as a rule already
+        buffered or on its way) is read first, within :data:`TAIL_GRACE`, so
+        the connection goes back to the pool: closed mid-body it is dropped,
+        and every request pays a new TCP (and TLS) handshake.  Anything else
+        — bytes after the terminal event, a slow or broken end — only costs
+        the connection's reuse: it is closed as it would have been.
+        """
+        body = self._body
+        if body is not None and self._state == "finished" and self._deferred is None:
+            with anyio.move_on_after(TAIL_GRACE):
+                try:
+                    await body.__anext__()
+                except StopAsyncIteration:
+                    pass  # the clean end: the connection is reusable
+                except httpx2.RequestError:
+                    # The response is whole; a broken end (a reset, a missing
+                    # terminator) only means the connection is not reused.
+                    pass
+        await self._close_response()
+
     async def _close_response(self) -> None:
         response, self._response = self._response, None
         self._body = None
@@ -510,6 +533,12 @@ class ResponseStream:
             # Shielded: closing must finish even inside a cancelled scope.
             with anyio.CancelScope(shield=True):
                 await response.aclose()
+
+
+TAIL_GRACE = 0.25
+"""Seconds a finished stream waits for its body's end before closing the
+connection (which is then not reused); it never delays a response that
+ends properly, whose end follows its last event at once."""
 
 
 def _request_id(headers: Mapping[str, str]) -> str | None:

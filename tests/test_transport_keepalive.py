@@ -1,0 +1,223 @@
+"""Connection reuse: a finished stream hands its connection back to the pool.
+
+The driver stops reading at the terminal event; closing the response there,
+mid-body, made httpx2 drop the connection, so every request paid a fresh TCP
+(and, against a real provider, TLS) handshake.  These tests run a real
+HTTP/1.1 keep-alive server on 127.0.0.1 that counts the connections it
+accepts, with the real Anthropic Messages shape, and pin how many
+connections a run of requests takes in each way a body can end.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import anyio
+import pytest
+
+from elelem.shapes.anthropic_messages import SHAPE
+from elelem.shapes.base import ModelRequest
+from elelem.transport import Driver, Endpoint, Timeouts
+from elelem.transport.driver import TAIL_GRACE
+from elelem.vocabulary import Message, ProviderId, TextBlock
+
+EVENTS = [
+    (
+        "message_start",
+        '{"type":"message_start","message":{"id":"msg_keep","type":"message","role":"assistant",'
+        '"model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,'
+        '"usage":{"input_tokens":3,"output_tokens":1}}}',
+    ),
+    (
+        "content_block_start",
+        '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+    ),
+    (
+        "content_block_delta",
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"kept "}}',
+    ),
+    (
+        "content_block_delta",
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"alive"}}',
+    ),
+    ("content_block_stop", '{"type":"content_block_stop","index":0}'),
+    (
+        "message_delta",
+        '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},'
+        '"usage":{"output_tokens":2}}',
+    ),
+    ("message_stop", '{"type":"message_stop"}'),
+]
+BODY = b"".join(f"event: {e}\ndata: {d}\n\n".encode() for e, d in EVENTS)
+REQUEST = ModelRequest("claude-test", (Message("user", (TextBlock("hi"),)),))
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+@dataclass
+class KeepAliveServer:
+    """HTTP/1.1 with keep-alive: every request on a connection gets ``BODY``
+    chunked, one write per event, then the body's end as ``ending`` says:
+    ``"with-last"`` (the terminator in the last event's write), ``"late"``
+    (its own write, after ``delay`` seconds), ``"never"`` (the connection
+    stays open, silent, until the client closes it)."""
+
+    ending: str
+    delay: float = 0.0
+    connections: int = 0
+    requests: int = 0
+    _sock: socket.socket = field(default_factory=socket.socket)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def url(self) -> str:
+        host, port = self._sock.getsockname()
+        return f"http://{host}:{port}"
+
+    def start(self) -> None:
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen()
+        self._sock.settimeout(0.1)
+        self._spawn(self._accept)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._sock.close()
+
+    def _spawn(self, target: object, *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            self._spawn(self._serve, conn)
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(0.1)
+        pending = b""
+        with conn:
+            while not self._stopped.is_set():
+                try:
+                    data = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                if not data:
+                    return  # the client closed the connection
+                pending += data
+                head, sep, rest = pending.partition(b"\r\n\r\n")
+                if not sep:
+                    continue
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                if len(rest) < length:
+                    continue
+                pending = rest[length:]
+                self.requests += 1
+                self._respond(conn)
+
+    def _respond(self, conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+        )
+        frames = [f"event: {e}\ndata: {d}\n\n".encode() for e, d in EVENTS]
+        for frame in frames[:-1]:
+            conn.sendall(_chunk(frame))
+        if self.ending == "with-last":
+            conn.sendall(_chunk(frames[-1]) + b"0\r\n\r\n")
+        elif self.ending == "late":
+            conn.sendall(_chunk(frames[-1]))
+            time.sleep(self.delay)
+            conn.sendall(b"0\r\n\r\n")
+        else:
+            conn.sendall(_chunk(frames[-1]))
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[KeepAliveServer]:
+    ending, delay = request.param
+    srv = KeepAliveServer(ending, delay)
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _endpoint(srv: KeepAliveServer) -> Endpoint:
+    return Endpoint(ProviderId("anthropic"), srv.url, api_key="k", auth_header="x-api-key")
+
+
+async def _finals(srv: KeepAliveServer, n: int) -> list[str]:
+    driver = Driver(timeouts=Timeouts(connect=2, idle=5))
+    texts = []
+    try:
+        for _ in range(n):
+            result = await driver.stream(_endpoint(srv), SHAPE, REQUEST).final()
+            texts.append(result.text)
+    finally:
+        await driver.aclose()
+    return texts
+
+
+async def _iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
+    driver = Driver(timeouts=Timeouts(connect=2, idle=5))
+    counts = []
+    try:
+        for _ in range(n):
+            async with driver.stream(_endpoint(srv), SHAPE, REQUEST) as stream:
+                counts.append([type(chunk).__name__ async for chunk in stream])
+    finally:
+        await driver.aclose()
+    return counts
+
+
+@pytest.mark.parametrize("server", [("with-last", 0.0), ("late", 0.05)], indirect=True)
+def test_finished_streams_reuse_one_connection(server: KeepAliveServer) -> None:
+    assert anyio.run(_finals, server, 3) == ["kept alive"] * 3
+    assert (server.requests, server.connections) == (3, 1)
+
+
+@pytest.mark.parametrize("server", [("with-last", 0.0)], indirect=True)
+def test_iterated_streams_reuse_one_connection(server: KeepAliveServer) -> None:
+    kinds = [
+        "ResponseStart",
+        "UsageUpdate",
+        "BlockStart",
+        "TextDelta",
+        "TextDelta",
+        "BlockEnd",
+        "UsageUpdate",
+        "Finish",
+    ]
+    assert anyio.run(_iterated, server, 3) == [kinds] * 3
+    assert (server.requests, server.connections) == (3, 1)
+
+
+@pytest.mark.parametrize("server", [("never", 0.0)], indirect=True)
+def test_a_body_that_never_ends_costs_only_its_connection(server: KeepAliveServer) -> None:
+    # The response is whole at message_stop: it is returned once the grace
+    # for the body's end runs out, and that connection is not reused.
+    started = time.monotonic()
+    assert anyio.run(_finals, server, 2) == ["kept alive"] * 2
+    took = time.monotonic() - started
+    assert (server.requests, server.connections) == (2, 2)
+    assert took < 2 * TAIL_GRACE + 2.0, took  # bounded by the grace, not the 5 s idle timeout
