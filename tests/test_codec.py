@@ -97,7 +97,7 @@ CANONICAL: list[tuple[object, Any, bytes]] = [
     (
         ToolSpec("f", "does f", {"type": "object"}),
         ToolSpec,
-        b'{"name":"f","description":"does f","parameters":{"type":"object"}}',
+        b'{"name":"f","description":"does f","parameters":{"type":"object"},"native":{}}',
     ),
     (
         WebSearch(3, ("a.example",), (), UserLocation(city="Paris")),

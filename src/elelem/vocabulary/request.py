@@ -6,11 +6,12 @@ versions; a shape that cannot honor one reports it rather than dropping it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 
 import msgspec
 
-from elelem.errors import DecodeError
+from elelem.errors import DecodeError, UnsupportedError
 from elelem.vocabulary.json import JSONValue, check_json
 
 
@@ -20,17 +21,90 @@ def _require_json(value: object, path: str, what: str) -> None:
         raise DecodeError(f"{what} is not JSON", bad)
 
 
+TOOL_NATIVE_SHAPES: frozenset[str] = frozenset(
+    {
+        "anthropic_messages",
+        "bedrock_converse",
+        "gemini",
+        "ollama_native",
+        "openai_chat",
+        "openai_responses",
+    }
+)
+"""The shape names :attr:`ToolSpec.native` may be keyed by (every built-in shape's
+``SHAPE.name``).  An entry under any other key can reach no wire; encoders report
+it as dropped instead of ignoring a misspelt shape name."""
+
+
 class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A client tool the model may call; ``parameters`` is a JSON Schema object."""
+    """A client tool the model may call; ``parameters`` is a JSON Schema object.
+
+    ``native`` holds per-provider fields that have no neutral meaning, keyed by
+    the name of the shape they are for (Anthropic ``cache_control``,
+    ``allowed_callers``, ``defer_loading``, ``input_examples``; OpenAI ``strict``;
+    Gemini ``behavior``, ``responseJsonSchema``...).  When a request is encoded for
+    shape X, only ``native[X]`` is merged into X's wire tool definition, after
+    the fields elelem writes:
+
+    - ``anthropic_messages``: the tool object (next to ``name``/``input_schema``);
+    - ``openai_responses``: the function tool object (next to ``name``/``parameters``);
+    - ``openai_chat`` and ``ollama_native``: the ``function`` object (where
+      ``strict`` lives), not the outer ``{"type": "function"}`` wrapper;
+    - ``gemini``: the function declaration.
+
+    Entries for other shapes are not sent and not reported as dropped: one
+    ToolSpec serves every provider, each taking its own entry.  An entry under
+    a key that is no shape (:data:`TOOL_NATIVE_SHAPES`) is reported as dropped.
+    A native field that names a field elelem writes itself (``name``,
+    ``description``, ``input_schema``, ``parameters``, ``type``...) raises
+    :class:`~elelem.errors.UnsupportedError` at encoding rather than override it.
+    """
 
     name: str
     description: str = ""
     parameters: JSONValue = msgspec.field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
+    # Last, with a default, so requests stored before it existed still decode.
+    native: dict[str, dict[str, JSONValue]] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _require_json(self.parameters, "$.parameters", f"tool {self.name!r} parameters")
+        if self.native:
+            _require_json(self.native, "$.native", f"tool {self.name!r} native fields")
+            for shape, fields in self.native.items():
+                if not isinstance(fields, dict):
+                    raise DecodeError(
+                        f"tool {self.name!r} native fields for {shape!r} must be an object",
+                        f"$.native.{shape}",
+                    )
+
+    def merge_native(
+        self, shape: str, definition: dict[str, JSONValue], reserved: Collection[str]
+    ) -> list[str]:
+        """Merge ``native[shape]`` into ``definition`` (``shape``'s wire definition
+        of this tool, built by its encoder) after the fields already there; return
+        one dropped line per ``native`` entry keyed by no known shape.
+
+        ``reserved`` are the fields the encoder writes itself, whether or not this
+        definition has them; naming one of those, or any field already in
+        ``definition``, raises :class:`~elelem.errors.UnsupportedError` naming the
+        tool and the field, before anything is merged.
+        """
+        fields = self.native.get(shape, {})
+        for key in fields:
+            if key in reserved or key in definition:
+                taken = ", ".join(sorted({*reserved, *definition}))
+                raise UnsupportedError(
+                    f"tool {self.name!r}: native field {key!r} for {shape} is one elelem "
+                    f"writes itself ({taken}) and is never overridden"
+                )
+        definition.update(fields)
+        return [
+            f"tool {self.name!r}: native fields for {key!r}, which is no shape (not sent)"
+            for key in self.native
+            if key not in TOOL_NATIVE_SHAPES and key != shape
+        ]
 
 
 class UserLocation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -106,6 +180,7 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 __all__ = [
+    "TOOL_NATIVE_SHAPES",
     "CodeExecution",
     "GenerationOptions",
     "HostedTool",

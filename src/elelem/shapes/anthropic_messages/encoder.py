@@ -40,6 +40,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    ToolSpec,
     UnknownBlock,
     WebFetch,
     WebSearch,
@@ -52,6 +53,9 @@ DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` is required by the Messages API; used when the caller sets none."""
 
 MESSAGES_PATH = "/v1/messages"
+
+SHAPE_NAME = "anthropic_messages"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
 
 
 def _checked(payload: ProviderPayload, kind: type, at: str) -> Any:
@@ -355,6 +359,22 @@ def hosted_tool_definition(tool: WebSearch | WebFetch | CodeExecution) -> dict[s
     return out
 
 
+TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
+"""The tool-object fields elelem writes; ``ToolSpec.native`` may not set them
+(``type`` would turn a client tool into an Anthropic-defined one)."""
+
+
+def _client_tool(tool: ToolSpec, dropped: Dropped) -> dict[str, Any]:
+    """The tool object of a client tool, its ``anthropic_messages`` native fields
+    (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        out["description"] = tool.description
+    out["input_schema"] = tool.parameters
+    dropped.items.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS))
+    return out
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -380,12 +400,7 @@ def encode_request(
     }
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
-    tools: list[dict[str, Any]] = [
-        {"name": t.name, "description": t.description, "input_schema": t.parameters}
-        if t.description
-        else {"name": t.name, "input_schema": t.parameters}
-        for t in request.tools
-    ]
+    tools: list[dict[str, Any]] = [_client_tool(t, dropped) for t in request.tools]
     betas: list[str] = []
     for hosted in request.hosted_tools:
         definition = hosted_tool_definition(hosted)
@@ -435,6 +450,8 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "MESSAGES_PATH",
     "RESPONSE_DATA",
+    "SHAPE_NAME",
+    "TOOL_FIELDS",
     "assistant_wire",
     "container_id",
     "encode_request",

@@ -35,6 +35,13 @@ from elelem.vocabulary import (
 
 API_VERSION = "v1beta"
 
+SHAPE_NAME = "gemini"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+TOOL_FIELDS = frozenset({"name", "description", "parameters", "parametersJsonSchema"})
+"""The function-declaration fields elelem writes; ``ToolSpec.native`` may not set
+them (``parameters`` too: Gemini rejects it next to ``parametersJsonSchema``)."""
+
 PORTABLE_SIGNATURE = "skip_thought_signature_validator"
 """The value Google documents for a function call Gemini did not generate
 (transferred from another model): Gemini 3 rejects an unsigned call in the
@@ -302,6 +309,7 @@ def encode_request(
             if t.description:
                 declaration["description"] = t.description
             declaration["parametersJsonSchema"] = t.parameters
+            dropped.items.extend(t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS))
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
     for hosted in request.hosted_tools:
@@ -348,6 +356,8 @@ __all__ = [
     "API_VERSION",
     "HOSTED_TOOL_KEYS",
     "PORTABLE_SIGNATURE",
+    "SHAPE_NAME",
+    "TOOL_FIELDS",
     "assistant_wire",
     "encode_request",
     "hosted_tool_definition",

@@ -183,11 +183,21 @@ def _other_messages(
     return out, dropped.items
 
 
-def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
+SHAPE_NAME = "ollama_native"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+TOOL_FIELDS = frozenset({"name", "description", "parameters"})
+"""The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
+
+
+def _tool(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
+    """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
+    merged into the ``function`` object as on Chat Completions, which Ollama mirrors."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
+    dropped.items.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS))
     return {"type": "function", "function": function}
 
 
@@ -231,7 +241,7 @@ def encode_request(
             dropped.items.append(f"message {n}: {line}")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if request.tools:
-        body["tools"] = [_tool(t) for t in request.tools]
+        body["tools"] = [_tool(t, dropped) for t in request.tools]
     opts = request.options
     options: dict[str, JSONValue] = {}
     if opts.max_tokens is not None:
@@ -254,7 +264,9 @@ def encode_request(
 
 __all__ = [
     "PATH",
+    "SHAPE_NAME",
     "THINK_LEVELS",
+    "TOOL_FIELDS",
     "assistant_wire",
     "encode_request",
     "native_assistant",

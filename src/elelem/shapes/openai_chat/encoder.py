@@ -298,11 +298,21 @@ def _hosted(
     body["web_search_options"] = options
 
 
-def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
+SHAPE_NAME = "openai_chat"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+TOOL_FIELDS = frozenset({"name", "description", "parameters"})
+"""The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
+
+
+def _tool(spec: ToolSpec, dropped: list[str]) -> dict[str, JSONValue]:
+    """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
+    merged into the ``function`` object, where Chat Completions takes ``strict``."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
+    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS))
     return {"type": "function", "function": function}
 
 
@@ -333,7 +343,7 @@ def encode_request(
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
-    tools: list[JSONValue] = [_tool(t) for t in request.tools]
+    tools: list[JSONValue] = [_tool(t, dropped) for t in request.tools]
     for hosted in request.hosted_tools:
         _hosted(hosted, provider, dialect, body, tools, dropped)
     if tools:
@@ -380,4 +390,12 @@ def _options(
     body.update(opts.extra)
 
 
-__all__ = ["PATH", "encode_request", "native_assistant", "portable_assistant", "same_family"]
+__all__ = [
+    "PATH",
+    "SHAPE_NAME",
+    "TOOL_FIELDS",
+    "encode_request",
+    "native_assistant",
+    "portable_assistant",
+    "same_family",
+]

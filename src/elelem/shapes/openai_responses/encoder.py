@@ -38,6 +38,12 @@ from elelem.vocabulary.json import JSONValue
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
 
+SHAPE_NAME = "openai_responses"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+TOOL_FIELDS = frozenset({"type", "name", "description", "parameters"})
+"""The function-tool fields elelem writes; ``ToolSpec.native`` may not set them."""
+
 
 def _context_text(message: Message, text: str) -> str:
     source = message.source
@@ -286,6 +292,8 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
         if spec.description:
             fn["description"] = spec.description
         fn["parameters"] = spec.parameters
+        # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
+        dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS))
         tools.append(fn)
     tools += _hosted_tools(request, dropped)
     if tools:
