@@ -30,6 +30,7 @@ MODELS = {
     "cerebras": "llama3.1-8b",
     "xai": "grok-3-mini",
     "mistral": "mistral-small-latest",
+    "bedrock": "amazon.nova-micro-v1:0",
 }
 
 

@@ -61,6 +61,12 @@ EXPECTED = {
     ),
     "xai": ("openai_chat", "https://api.x.ai/v1", ("XAI_API_KEY",), "authorization"),
     "mistral": ("openai_chat", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "authorization"),
+    "bedrock": (
+        "bedrock_converse",
+        "https://bedrock-runtime.{region}.amazonaws.com",
+        ("AWS_BEARER_TOKEN_BEDROCK",),
+        "authorization",
+    ),
 }
 
 
@@ -84,7 +90,7 @@ def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
-        "unknown provider 'nope' (known: anthropic, cerebras, deepseek, google, groq, "
+        "unknown provider 'nope' (known: anthropic, bedrock, cerebras, deepseek, google, groq, "
         "llamacpp, mistral, ollama, ollama-native, openai, openrouter, xai)"
     )
 
@@ -208,7 +214,7 @@ base_url = "http://127.0.0.1:7/v1"
     assert anthropic.auth_header == "x-api-key" and anthropic.key_env == ("ANTHROPIC_API_KEY",)
     mine = catalog.get("mine")
     assert (mine.shape, mine.key_required, mine.key_env) == ("openai_responses", False, ())
-    assert len(catalog.names()) == 14
+    assert len(catalog.names()) == 15
 
 
 @pytest.mark.parametrize(
@@ -251,7 +257,7 @@ def test_config_errors_name_file_table_and_key(tmp_path: Path, toml: str, messag
 def test_config_path_and_missing_files(tmp_path: Path) -> None:
     assert config_path({"ELELEM_CONFIG": str(tmp_path / "a.toml")}) == tmp_path / "a.toml"
     # The default file may be absent: built-ins only.
-    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == 12
+    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == 13
     with pytest.raises(ConfigError) as info:
         load_catalog(tmp_path / "absent.toml")
     assert str(info.value) == f"{tmp_path / 'absent.toml'}: no such config file"

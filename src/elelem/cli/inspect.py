@@ -214,7 +214,8 @@ def _chunks(
             return chunks, None
         parser = shape.new_parser(provider, request)  # type: ignore[arg-type]
         chunks.extend(parser.open(response.status, response.headers))
-        if shape.framing == "sse":
+        # Recordings keep an event-stream shape's decoded events as SSE frames.
+        if shape.framing in ("sse", "eventstream"):
             for frame in sse_frames(response.body):
                 chunks.extend(parser.message(frame.event, frame.data))
         else:

@@ -8,6 +8,11 @@ in the version (``.../v1``) and the shape appends ``responses`` or
 ``chat/completions``.  Every provider also honours
 ``ELELEM_<PROVIDER>_BASE_URL`` (upper-cased, non-alphanumerics as ``_``),
 which wins over the SDK variable.
+
+A base URL may hold ``{region}`` (Amazon Bedrock's
+``https://bedrock-runtime.{region}.amazonaws.com``): the provider's
+``region_env`` variables fill it (``AWS_REGION``, then
+``AWS_DEFAULT_REGION``, as the AWS SDKs read them), else its ``region``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from elelem.vocabulary import ProviderId
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# An AWS region is a DNS label (us-east-1, eu-central-2, us-gov-west-1): it is
+# pasted into a host name, so nothing else may pass.
+_REGION = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 def _valid_url(url: str) -> bool:
@@ -44,6 +52,9 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     ``key_env`` lists the variables that may hold the API key (the first one
     set wins); ``key_required`` False lets local servers run without one.
     ``base_url_env`` lists the official SDK's base-URL variables.
+    ``region_env`` lists the variables that may name the region a
+    ``{region}`` in the base URL stands for (the first one set wins), and
+    ``region`` is the default.
     """
 
     name: str
@@ -55,6 +66,8 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     base_url_env: tuple[str, ...] = ()
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     key_required: bool = True
+    region_env: tuple[str, ...] = ()
+    region: str = ""
 
     @property
     def override_env(self) -> str:
@@ -62,14 +75,39 @@ class ProviderSpec(msgspec.Struct, frozen=True):
         return "ELELEM_" + re.sub(r"[^A-Z0-9]", "_", self.name.upper()) + "_BASE_URL"
 
     def resolve_base_url(self, env: Mapping[str, str]) -> str:
-        """The base URL in force: ELELEM override, then SDK variable, then default."""
+        """The base URL in force: ELELEM override, then SDK variable, then
+        default; a ``{region}`` in it filled by :meth:`resolve_region`."""
+        url = self.base_url
         for var in (self.override_env, *self.base_url_env):
             value = env.get(var, "").strip()
             if value:
                 if not _valid_url(value):
                     raise ConfigError(f"{var} must be an http:// or https:// URL")
+                url = value
+                break
+        if "{region}" in url:
+            url = url.replace("{region}", self.resolve_region(env))
+        return url
+
+    def resolve_region(self, env: Mapping[str, str]) -> str:
+        """The region: the first variable of ``region_env`` set, else ``region``.
+
+        Raises :class:`~elelem.errors.ConfigError` naming the variable when
+        the value is not a region name, or when no region is known.
+        """
+        for var in self.region_env:
+            value = env.get(var, "").strip()
+            if value:
+                if not _REGION.fullmatch(value):
+                    raise ConfigError(
+                        f"{var} must be a region name such as us-east-1 (lower-case letters, "
+                        "digits and '-')"
+                    )
                 return value
-        return self.base_url
+        if not self.region:
+            where = " or ".join(self.region_env) if self.region_env else "region"
+            raise ConfigError(f"provider {self.name}: its base URL needs a region: set {where}")
+        return self.region
 
     def resolve_key(self, env: Mapping[str, str], api_key: str | None = None) -> str | None:
         """The API key: ``api_key`` if given, else the first variable of ``key_env`` set.
@@ -145,6 +183,14 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
     _chat("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
     _chat("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    ProviderSpec(
+        "bedrock",
+        "bedrock_converse",
+        "https://bedrock-runtime.{region}.amazonaws.com",
+        ("AWS_BEARER_TOKEN_BEDROCK",),
+        region_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
+        region="us-east-1",
+    ),
 )
 """The built-in providers."""
 

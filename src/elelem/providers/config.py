@@ -13,7 +13,9 @@ may hold other sections; only ``[providers.<name>]`` tables are read here::
     base_url = "https://proxy.example/anthropic"
 
 A table may name ``shape`` directly instead of ``compatible``, and set
-``auth_header``, ``auth_scheme`` and ``key_required``.  Unknown keys and
+``auth_header``, ``auth_scheme``, ``key_required`` and ``region`` (the
+default for a ``{region}`` in the base URL, e.g. ``[providers.bedrock]
+region = "eu-west-1"``; ``AWS_REGION`` still wins).  Unknown keys and
 wrong types are errors that name the file, the table and the key.
 """
 
@@ -31,7 +33,7 @@ import platformdirs
 from elelem.errors import ConfigError
 from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec
 
-_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme")
+_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region")
 _KNOWN = {*_STR_KEYS, "key_env", "headers", "key_required"}
 
 
@@ -90,7 +92,7 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
         base = ProviderSpec(name, table["shape"], "", key_required=False)
     else:
         raise ConfigError(f"{where}: a new provider needs compatible = ... or shape = ...")
-    for key in ("shape", "base_url", "auth_header", "auth_scheme"):
+    for key in ("shape", "base_url", "auth_header", "auth_scheme", "region"):
         if key in table:
             changes[key] = table[key]
     if "key_env" in table:

@@ -19,7 +19,10 @@ from elelem.vocabulary import Message, ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.request import GenerationOptions, HostedTool, ToolSpec
 
-Framing = Literal["sse", "ndjson"]
+Framing = Literal["sse", "ndjson", "eventstream"]
+"""How a streamed body is framed: server-sent events, newline-delimited JSON,
+or AWS's binary ``application/vnd.amazon.eventstream`` (whose messages reach
+the parser as ``message(event_type, payload)``, exactly as SSE frames do)."""
 
 
 class ModelRequest(msgspec.Struct, frozen=True):
@@ -76,7 +79,9 @@ class FrameParser(Protocol):
 
     For SSE framing ``message`` receives each event's name (``""`` when the
     frame had none) and its joined data; for NDJSON framing each line arrives
-    as ``message("", line)``.  A provider error event raises a typed
+    as ``message("", line)``; for event-stream framing each message arrives
+    as ``message(event_type, payload)`` (an exception message's type in place
+    of the event type).  A provider error event raises a typed
     :class:`~elelem.errors.StreamError`; a frame that cannot be parsed raises
     :class:`~elelem.errors.MalformedStreamError`.
     """

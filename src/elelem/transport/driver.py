@@ -46,13 +46,17 @@ from elelem.errors import (
 from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.transport.endpoint import Endpoint
-from elelem.transport.framing import NDJSONDecoder, SSEDecoder
+from elelem.transport.framing import EventStreamDecoder, NDJSONDecoder, SSEDecoder
 from elelem.vocabulary import Part
 
 _REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
 _JSON_TYPES = ("application/json", "application/problem+json")
 _ONE_FRAME = (("", "", "", None),)
-_ACCEPT = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+_ACCEPT = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ class ResponseStream:
         self._response: httpx2.Response | None = None
         self._body: AsyncIterator[bytes] | None = None
         self._parser: FrameParser | None = None
-        self._decoder: SSEDecoder | NDJSONDecoder | None = None
+        self._decoder: SSEDecoder | NDJSONDecoder | EventStreamDecoder | None = None
         self._state = "new"  # new -> open -> eof | finished | failed | closed
         # Set by final(): nobody observes single chunks, so they go straight
         # to the assembler instead of through the queue of pairs.
@@ -300,7 +304,7 @@ class ResponseStream:
             return
         parser = shape.new_parser(endpoint.provider, self._request)
         self._parser = parser
-        self._decoder = SSEDecoder() if shape.framing == "sse" else NDJSONDecoder()
+        self._decoder = _decoder(shape.framing, content_type)
         stream = response.stream
         if "content-encoding" not in response.headers and isinstance(
             stream, httpx2.AsyncByteStream
@@ -355,8 +359,9 @@ class ResponseStream:
         until the stream ends (one coroutine for the whole body, for final())."""
         body, decoder, parser = self._body, self._decoder, self._parser
         assert body is not None and decoder is not None and parser is not None
-        # SSE events go to the parser as they are; NDJSON lines through _frames.
-        message = parser.message if isinstance(decoder, SSEDecoder) else None
+        # SSE and event-stream frames go to the parser as they are; NDJSON
+        # lines through _frames.
+        message = None if isinstance(decoder, NDJSONDecoder) else parser.message
         read, decode = body.__anext__, decoder.feed
         while True:
             try:
@@ -384,7 +389,7 @@ class ResponseStream:
     def _frames(self, frames: list[Any]) -> None:
         parser = self._parser
         assert parser is not None
-        if not isinstance(self._decoder, SSEDecoder):
+        if isinstance(self._decoder, NDJSONDecoder):
             frames = [("", line, "", None) for line in frames]
         if self._feed(parser.message, frames):
             # finish is last: what follows on the wire is the benign close.
@@ -539,6 +544,20 @@ TAIL_GRACE = 0.25
 """Seconds a finished stream waits for its body's end before closing the
 connection (which is then not reused); it never delays a response that
 ends properly, whose end follows its last event at once."""
+
+
+def _decoder(framing: str, content_type: str) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
+    """The body decoder for a shape's ``framing`` and the response's content type.
+
+    An event-stream shape served ``text/event-stream`` gets SSE: that is how
+    decoded events are replayed (recordings, proxies); the binary framing
+    carries its own content type.
+    """
+    if framing == "sse":
+        return SSEDecoder()
+    if framing == "eventstream":
+        return SSEDecoder() if content_type == "text/event-stream" else EventStreamDecoder()
+    return NDJSONDecoder()
 
 
 def _request_id(headers: Mapping[str, str]) -> str | None:

@@ -6,14 +6,16 @@ events: one JSON event per frame, its type given as the frame's event name
 or as the object's single key (``{"contentBlockDelta": {...}}``), which is
 how recordings such as the corpus's keep them.
 
-**Not reachable through the transport yet.**  A live Bedrock stream is
-AWS's binary ``application/vnd.amazon.eventstream`` framing (length-prefixed
-messages with headers and CRCs), and every request must be signed with
-AWS SigV4.  The transport speaks neither, so this shape is deliberately not
-in the provider catalog: it serves ``elelem inspect`` and tests on recorded
-events only.  ``framing`` is ``"sse"`` because that is how a recording's
-decoded events reach the parser (one ``data:`` frame per event), not a
-claim about Bedrock's wire.
+**Framing.**  A live Bedrock stream is AWS's binary
+``application/vnd.amazon.eventstream`` framing, so ``framing`` is
+``"eventstream"``: the transport's
+:class:`~elelem.transport.framing.EventStreamDecoder` verifies each
+message's checksums and hands the parser ``(event type, JSON payload)``; an
+exception message arrives under its exception type.  Recordings keep decoded
+events as SSE ``data:`` frames (the one-key union), and the driver reads a
+``text/event-stream`` body of this shape as SSE, so both reach the same parser.
+The catalog's ``bedrock`` provider authenticates with an Amazon Bedrock API
+key (``Authorization: Bearer``); SigV4 signing is not implemented.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from elelem.shapes.bedrock_converse.parser import (
 
 SHAPE = FunctionShape(
     "bedrock_converse",
-    "sse",
+    "eventstream",
     encode=encode_request,
     parser=BedrockParser,
     parse_body=parse_body,

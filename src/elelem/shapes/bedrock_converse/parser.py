@@ -25,7 +25,8 @@ Mapping:
   it (or at the end of the body): ``metadata.usage`` -> usage, and
   ``additionalModelResponseFields``, ``metrics``, ``trace`` … -> a
   :data:`RESPONSE_FORMAT` payload on the finish;
-- exception events (``throttlingException`` …) -> typed errors;
+- exception events (``throttlingException`` …, and any name ending in
+  ``Exception``) -> typed errors;
 - an event type nobody modelled -> an unknown block
   ``{"type": "bedrock.event", "event": name, "value": body}``.
 """
@@ -153,7 +154,9 @@ class BedrockParser:
 
     def feed_event(self, name: str, body: Mapping[str, Any]) -> list[Chunk]:
         """Apply one event ``name`` with its JSON ``body``."""
-        if name in EXCEPTION_EVENTS:
+        # An event-stream exception message arrives under its exception
+        # type; every Converse one ends in "Exception", known or not.
+        if name in EXCEPTION_EVENTS or name.endswith("Exception"):
             raise error_from_event(name, body)
         if self._done:
             raise malformed(f"bedrock event {self._events} ({name}) arrived after the finish")
