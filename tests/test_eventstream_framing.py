@@ -339,3 +339,22 @@ def test_error_message_is_a_provider_error() -> None:
     )
     with pytest.raises(ProviderStreamError):
         decoder.close()
+
+
+def test_a_repeated_header_section_is_still_checked_each_time() -> None:
+    # Header sections are decoded once per distinct section; each message's
+    # CRC and payload are still checked.
+    bad_crc = bytearray(GOOD)
+    bad_crc[-1] ^= 0x01
+    frames, error = fails(GOOD + GOOD + bytes(bad_crc))
+    assert frames == [SSEEvent("messageStart", '{"role":"assistant"}')] * 2
+    assert error.message.startswith(
+        f"event-stream message 3 (at byte {2 * len(GOOD)}): message CRC mismatch"
+    )
+    headers = [string(":message-type", "event"), string(":event-type", "m")]
+    frames, error = fails(encode_message(headers, b"{}") + encode_message(headers, b"\xc3"))
+    assert frames == [SSEEvent("m", "{}")]
+    assert error.message == (
+        f"event-stream message 2 (at byte {len(encode_message(headers, b'{}'))}): "
+        "the m payload is not UTF-8"
+    )

@@ -348,6 +348,7 @@ _PRELUDE = struct.Struct(">III")  # total length, headers length, prelude CRC
 _PRELUDE_BYTES = _PRELUDE.size
 _MESSAGE_OVERHEAD = _PRELUDE_BYTES + 4  # the prelude and the message CRC
 _U16 = struct.Struct(">H")
+_U32 = struct.Struct(">I")
 # Header value type -> (name, fixed width or None for u16-length-prefixed).
 _HEADER_TYPES: dict[int, tuple[str, int | None]] = {
     0: ("bool-true", 0),
@@ -469,6 +470,9 @@ class EventStreamDecoder:
         self._buf = bytearray()
         self._max = max_message_bytes
         self._need = 0  # total length of the message being buffered, once its prelude checked
+        # A stream repeats a handful of header sections (one per event type):
+        # each is decoded and checked once, then its frame name is looked up.
+        self._names: dict[bytes, str] = {}
         self.messages = 0
         self.consumed = 0
         self.unterminated = 0
@@ -483,18 +487,18 @@ class EventStreamDecoder:
         buf += chunk
         try:
             while True:
-                if not self._need:
+                need = self._need
+                if not need:
                     if len(buf) < _PRELUDE_BYTES:
                         break
-                    self._need = self._prelude(buf)
-                if len(buf) < self._need:
+                    need = self._need = self._prelude(buf)
+                if len(buf) < need:
                     break
-                raw = bytes(buf[: self._need])
-                del buf[: self._need]
+                raw = bytes(buf[:need])
+                del buf[:need]
                 self._need = 0
-                frame = self._frame(self.decode_message(raw))
-                self.consumed += len(raw)
-                out.append(frame)
+                out.append(self._frame(raw))
+                self.consumed += need
         except StreamError as exc:
             self.failure = exc
         return out
@@ -511,20 +515,13 @@ class EventStreamDecoder:
 
     def decode_message(self, raw: bytes) -> EventStreamMessage:
         """One whole message ``raw`` (prelude to message CRC), both CRCs verified."""
-        where = self._where()
         total = self._prelude(raw)
         if total != len(raw):
             raise MalformedStreamError(
-                f"{where}: its prelude gives {total} bytes but it has {len(raw)}"
+                f"{self._where()}: its prelude gives {total} bytes but it has {len(raw)}"
             )
-        (expected,) = struct.unpack_from(">I", raw, total - 4)
-        actual = zlib.crc32(memoryview(raw)[: total - 4])
-        if actual != expected:
-            raise MalformedStreamError(
-                f"{where}: message CRC mismatch (sent 0x{expected:08x}, computed 0x{actual:08x})"
-            )
-        headers_end = _PRELUDE_BYTES + struct.unpack_from(">I", raw, 4)[0]
-        headers = decode_headers(raw[_PRELUDE_BYTES:headers_end], where)
+        headers_end = self._check(raw)
+        headers = decode_headers(raw[_PRELUDE_BYTES:headers_end], self._where())
         return EventStreamMessage(headers, raw[headers_end : total - 4])
 
     # -- internals -----------------------------------------------------------
@@ -550,10 +547,40 @@ class EventStreamDecoder:
             )
         return int(total)
 
-    def _frame(self, message: EventStreamMessage) -> SSEEvent:
-        where = self._where()
+    def _check(self, raw: bytes) -> int:
+        """Verify the message CRC of ``raw`` (its prelude checked); the end of its headers."""
+        total = len(raw)
+        (expected,) = _U32.unpack_from(raw, total - 4)
+        actual = zlib.crc32(memoryview(raw)[: total - 4])
+        if actual != expected:
+            raise MalformedStreamError(
+                f"{self._where()}: message CRC mismatch "
+                f"(sent 0x{expected:08x}, computed 0x{actual:08x})"
+            )
+        return _PRELUDE_BYTES + int(_U32.unpack_from(raw, 4)[0])
+
+    def _frame(self, raw: bytes) -> SSEEvent:
+        """The frame of one whole message ``raw`` whose prelude was checked."""
+        headers_end = self._check(raw)
+        head = raw[_PRELUDE_BYTES:headers_end]
+        payload = raw[headers_end:-4]
+        name = self._names.get(head)
+        if name is None:
+            name = self._name(decode_headers(head, self._where()), payload)
+            if len(self._names) < _MAX_NAMES:  # a hostile stream cannot grow it without bound
+                self._names[head] = name
+        try:
+            data = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedStreamError(
+                f"{self._where()}: the {name} payload is not UTF-8"
+            ) from None
         self.messages += 1
-        headers = message.headers
+        return _event(SSEEvent, (name, data, "", None))
+
+    def _name(self, headers: Mapping[str, HeaderValue], payload: bytes) -> str:
+        """The frame name a message with ``headers`` goes under, or its error."""
+        where = self._where()
         kind = headers.get(":message-type")
         if kind == "error":
             code, text = headers.get(":error-code"), headers.get(":error-message")
@@ -561,7 +588,7 @@ class EventStreamDecoder:
             text_s = text if isinstance(text, str) else None
             raise ProviderStreamError(
                 f"event-stream error {code_s or 'with no code'}: {text_s or 'no message'}",
-                body=message.payload or None,
+                body=payload or None,
                 provider_type=code_s,
                 provider_message=text_s,
             )
@@ -579,11 +606,7 @@ class EventStreamDecoder:
         name = headers.get(name_header)
         if not isinstance(name, str) or not name:
             raise MalformedStreamError(f"{where}: {kind} message has no {name_header} header")
-        try:
-            data = message.payload.decode("utf-8")
-        except UnicodeDecodeError:
-            raise MalformedStreamError(f"{where}: the {name} payload is not UTF-8") from None
-        return _event(SSEEvent, (name, data, "", None))
+        return name
 
 
 __all__ = [
