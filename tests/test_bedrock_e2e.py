@@ -23,7 +23,7 @@ from elelem.providers.config import apply_config
 from elelem.shapes.bedrock_converse import SHAPE
 from elelem.stream import AssembledResponse, Chunk, assemble
 from elelem.testing import cassettes
-from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, replay
+from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, replay, status
 from elelem.vocabulary import ProviderId, TextBlock, Usage
 from test_eventstream_framing import encode_message, event, exception, string
 
@@ -240,3 +240,76 @@ def test_config_file_sets_the_default_region() -> None:
     with pytest.raises(ConfigError) as info:
         apply_config(catalog, {"providers": {"bedrock": {"region": 1}}}, origin="c.toml")
     assert str(info.value) == "c.toml: [providers.bedrock]: region must be a string"
+
+
+def complete(reply: Reply) -> tuple[AssembledResponse, RecordedRequest]:
+    async def main() -> AssembledResponse:
+        async with Client(env=env_for(server)) as client:
+            return await client.complete(f"bedrock:{MODEL}", "q")
+
+    with LoopbackServer([reply]) as server:
+        result = asyncio.run(main())
+    (request,) = server.requests
+    return result, request
+
+
+CONVERSE_BODY = {
+    "output": {"message": {"role": "assistant", "content": [{"text": "Hello"}]}},
+    "stopReason": "end_turn",
+    "usage": {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4},
+}
+
+
+def test_complete_posts_to_converse_and_maps_the_json_body() -> None:
+    result, request = complete(status(200, json.dumps(CONVERSE_BODY).encode()))
+    assert request.path == "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse"
+    assert (request.headers["authorization"], request.headers["accept"]) == (
+        f"Bearer {KEY}",
+        "application/json",
+    )
+    assert result.blocks == (TextBlock(text="Hello"),)
+    assert result.usage == Usage(
+        input=3, output=1, raw={"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}
+    )
+    assert result.finish_reason == "stop"
+
+
+def test_a_body_that_is_not_utf8_is_malformed_not_replaced() -> None:
+    body = json.dumps(CONVERSE_BODY).encode().replace(b"Hello", b"Hel\xfflo")
+
+    async def main() -> None:
+        async with Client(env=env_for(server)) as client:
+            await client.complete(f"bedrock:{MODEL}", "q")
+
+    with LoopbackServer([status(200, body)]) as server, pytest.raises(MalformedStreamError) as info:
+        asyncio.run(main())
+    at = body.index(b"\xff")
+    assert info.value.message == (
+        f"bedrock response body is not valid UTF-8 (byte 0xff at offset {at})"
+    )
+    assert info.value.retryable is True
+
+
+def test_an_http_error_is_classified_before_any_framing() -> None:
+    reply = status(
+        429,
+        b'{"message":"Too many tokens, please wait."}',
+        headers={"x-amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/"},
+    )
+
+    async def main() -> None:
+        async with (
+            Client(env=env_for(server)) as client,
+            client.stream(f"bedrock:{MODEL}", "q") as stream,
+        ):
+            await stream.final()
+
+    with LoopbackServer([reply]) as server, pytest.raises(RateLimitError) as info:
+        asyncio.run(main())
+    error = info.value
+    assert (error.status, error.provider_type, error.message, error.retryable) == (
+        429,
+        "ThrottlingException",
+        "HTTP 429: Too many tokens, please wait.",
+        True,
+    )

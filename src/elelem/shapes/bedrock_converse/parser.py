@@ -38,6 +38,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.errors import MalformedStreamError
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.common import decode_frame, malformed
 from elelem.stream import (
@@ -349,7 +350,16 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
 
 def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """Map a non-streaming Converse body to the chunks a stream gives."""
-    obj = decode_frame(body.decode("utf-8", "replace"), "bedrock response body")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Never replaced with U+FFFD: an altered body could not replay byte-exact.
+        raise MalformedStreamError(
+            f"bedrock response body is not valid UTF-8 (byte 0x{body[exc.start]:02x} "
+            f"at offset {exc.start})",
+            body=body,
+        ) from None
+    obj = decode_frame(text, "bedrock response body")
     return response_chunks(obj, provider)
 
 
