@@ -85,7 +85,7 @@ class Client:
         self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
         self._api_keys = dict(api_keys or {})
-        self._driver = Driver(http, timeouts=timeouts)
+        self._driver = Driver(http, timeouts=timeouts, clock=self._clock)
 
     def __repr__(self) -> str:
         return f"Client(providers={self.catalog.names()!r}, keys_given={sorted(self._api_keys)!r})"

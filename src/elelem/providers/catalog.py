@@ -13,6 +13,12 @@ A base URL may hold ``{region}`` (Amazon Bedrock's
 ``https://bedrock-runtime.{region}.amazonaws.com``): the provider's
 ``region_env`` variables fill it (``AWS_REGION``, then
 ``AWS_DEFAULT_REGION``, as the AWS SDKs read them), else its ``region``.
+
+A provider with ``sigv4_service`` (Bedrock) also takes AWS IAM credentials:
+when none of its ``key_env`` variables is set, ``AWS_ACCESS_KEY_ID`` and
+``AWS_SECRET_ACCESS_KEY`` (plus ``AWS_SESSION_TOKEN`` for temporary
+credentials) sign each request with Signature Version 4.  Only these
+variables are read: no ``~/.aws`` file, profile or instance metadata.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import msgspec
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.shapes.base import Shape
 from elelem.transport.endpoint import Endpoint
+from elelem.transport.sigv4 import SigV4Signer
 from elelem.vocabulary import ProviderId
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -54,7 +61,8 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     ``base_url_env`` lists the official SDK's base-URL variables.
     ``region_env`` lists the variables that may name the region a
     ``{region}`` in the base URL stands for (the first one set wins), and
-    ``region`` is the default.
+    ``region`` is the default.  ``sigv4_service`` (e.g. ``bedrock``) names
+    the AWS service to sign for with IAM credentials when no key is set.
     """
 
     name: str
@@ -68,6 +76,7 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     key_required: bool = True
     region_env: tuple[str, ...] = ()
     region: str = ""
+    sigv4_service: str = ""
 
     @property
     def override_env(self) -> str:
@@ -115,27 +124,72 @@ class ProviderSpec(msgspec.Struct, frozen=True):
         Raises :class:`~elelem.errors.ConfigError` naming the variable (never a
         value) when a required key is missing.
         """
+        key = self._find_key(env, api_key)
+        if key is None and self.key_required:
+            raise self._missing_key()
+        return key
+
+    def _find_key(self, env: Mapping[str, str], api_key: str | None) -> str | None:
         if api_key:
             return api_key
         for var in self.key_env:
             value = env.get(var, "").strip()
             if value:
                 return value
-        if self.key_required:
-            where = " or ".join(self.key_env) if self.key_env else "api_key"
-            raise ConfigError(f"provider {self.name} needs an API key: set {where}")
         return None
 
+    def _missing_key(self) -> ConfigError:
+        where = " or ".join(self.key_env) if self.key_env else "api_key"
+        if self.sigv4_service:
+            where += f", or {_AWS_ID} and {_AWS_SECRET} (optionally {_AWS_TOKEN})"
+        return ConfigError(f"provider {self.name} needs an API key: set {where}")
+
+    def resolve_signer(self, env: Mapping[str, str]) -> SigV4Signer | None:
+        """A SigV4 signer from the AWS credential variables, or None when
+        this provider does not sign or no credential variable is set.
+
+        Raises :class:`~elelem.errors.ConfigError` naming the variable that
+        is missing when only half of a key pair is set.
+        """
+        if not self.sigv4_service:
+            return None
+        key_id, secret, token = (env.get(v, "").strip() for v in _AWS_VARS)
+        if not key_id and not secret:
+            return None
+        if not key_id or not secret:
+            have, lack = (_AWS_ID, _AWS_SECRET) if key_id else (_AWS_SECRET, _AWS_ID)
+            raise ConfigError(f"provider {self.name}: {have} is set but {lack} is not")
+        return SigV4Signer(
+            key_id,
+            secret,
+            token or None,
+            region=self.resolve_region(env),
+            service=self.sigv4_service,
+        )
+
     def endpoint(self, env: Mapping[str, str], api_key: str | None = None) -> Endpoint:
-        """The transport endpoint for this provider under ``env``."""
+        """The transport endpoint for this provider under ``env``: the API key
+        when one is given or set, else (for a SigV4 provider) AWS credentials."""
+        key = self._find_key(env, api_key)
+        signer = self.resolve_signer(env) if key is None else None
+        if key is None and signer is None and self.key_required:
+            raise self._missing_key()
         return Endpoint(
             provider=ProviderId(self.name),
             base_url=self.resolve_base_url(env),
-            api_key=self.resolve_key(env, api_key),
+            api_key=key,
             auth_header=self.auth_header,
             auth_scheme=self.auth_scheme,
             headers=dict(self.headers),
+            signer=signer,
         )
+
+
+_AWS_ID, _AWS_SECRET, _AWS_TOKEN = _AWS_VARS = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
 
 
 def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) -> ProviderSpec:
@@ -190,6 +244,7 @@ BUILTIN: tuple[ProviderSpec, ...] = (
         ("AWS_BEARER_TOKEN_BEDROCK",),
         region_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
         region="us-east-1",
+        sigv4_service="bedrock",
     ),
 )
 """The built-in providers."""

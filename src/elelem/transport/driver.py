@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
@@ -338,6 +339,20 @@ class ResponseStream:
             raise ConfigError(
                 f"provider {endpoint.provider}: the request URL is invalid: {exc}"
             ) from None
+        if endpoint.signer is not None:
+            # Signed last, over the request exactly as it goes out: the
+            # final path, every header httpx added (host) and the body bytes.
+            path, _, query = request.url.raw_path.decode("ascii").partition("?")
+            request.headers.update(
+                endpoint.signer.sign(
+                    request.method,
+                    path,
+                    query,
+                    request.headers,
+                    request.content,
+                    self._driver.clock(),
+                )
+            )
         try:
             return await http.send(request, stream=True)
         except httpx2.ConnectTimeout as exc:
@@ -546,6 +561,10 @@ connection (which is then not reused); it never delays a response that
 ends properly, whose end follows its last event at once."""
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 def _decoder(framing: str, content_type: str) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
     """The body decoder for a shape's ``framing`` and the response's content type.
 
@@ -579,14 +598,21 @@ class Driver:
 
     ``http`` is an ``httpx2.AsyncClient`` to use (the caller closes it); by
     default the driver makes its own on first use and :meth:`aclose` closes it.
+    ``clock`` gives the time a signed request (an endpoint with a ``signer``)
+    is stamped with at send; the system's UTC time by default.
     """
 
     def __init__(
-        self, http: httpx2.AsyncClient | None = None, *, timeouts: Timeouts | None = None
+        self,
+        http: httpx2.AsyncClient | None = None,
+        *,
+        timeouts: Timeouts | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._http = http
         self._owns_http = http is None
         self.timeouts = timeouts or Timeouts()
+        self.clock: Callable[[], datetime] = clock if clock is not None else _utc_now
 
     def http(self) -> httpx2.AsyncClient:
         """The HTTP client (made on first use, inside the running event loop)."""

@@ -4,10 +4,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
 
 from elelem.vocabulary import ProviderId
 
 REDACTED = "[redacted]"
+
+
+class RequestSigner(Protocol):
+    """Signs a request at send time (e.g. :class:`~elelem.transport.sigv4.SigV4Signer`).
+
+    ``sign`` gets the request as it will go out (``path`` and ``query`` as
+    on the wire) and the time to stamp it with, and returns headers to add.
+    ``secrets`` lists what must be redacted from any text shown.
+    """
+
+    def sign(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        now: datetime,
+    ) -> Mapping[str, str]:
+        """Headers that sign this request."""
+        ...
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values never to show."""
+        ...
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -18,6 +45,9 @@ class Endpoint:
     ``auth_scheme`` when one is set, e.g. ``Bearer``).  It never appears in
     this object's repr, in an error message or in a log line: error bodies
     and transport messages pass through :meth:`redact` first.
+
+    ``signer``, when set, signs each request at send time with its final URL,
+    headers and body (AWS SigV4); its secrets are redacted like the key.
     """
 
     provider: ProviderId
@@ -26,6 +56,7 @@ class Endpoint:
     auth_header: str = "authorization"
     auth_scheme: str = "Bearer"
     headers: Mapping[str, str] = field(default_factory=dict)
+    signer: RequestSigner | None = None
 
     def url(self, path: str) -> str:
         """``path`` (relative to the base URL, query allowed) joined to the base URL."""
@@ -47,18 +78,26 @@ class Endpoint:
             out[self.auth_header.lower()] = value
         return out
 
+    def _secrets(self) -> list[str]:
+        # Shorter values would redact ordinary text and protect nothing.
+        found = [self.api_key] if self.api_key else []
+        if self.signer is not None:
+            found.extend(self.signer.secrets())
+        return [s for s in found if len(s) >= 4]
+
     def redact(self, text: str) -> str:
-        """``text`` with every occurrence of the API key replaced."""
-        if self.api_key and len(self.api_key) >= 4 and self.api_key in text:
-            return text.replace(self.api_key, REDACTED)
+        """``text`` with every occurrence of the API key (or signing secret) replaced."""
+        for secret in self._secrets():
+            if secret in text:
+                text = text.replace(secret, REDACTED)
         return text
 
     def redact_bytes(self, data: bytes) -> bytes:
-        """``data`` with every occurrence of the API key replaced."""
-        if self.api_key and len(self.api_key) >= 4:
-            key = self.api_key.encode("utf-8")
-            if key in data:
-                return data.replace(key, REDACTED.encode("ascii"))
+        """``data`` with every occurrence of the API key (or signing secret) replaced."""
+        for secret in self._secrets():
+            raw = secret.encode("utf-8")
+            if raw in data:
+                data = data.replace(raw, REDACTED.encode("ascii"))
         return data
 
     def __repr__(self) -> str:
@@ -66,10 +105,11 @@ class Endpoint:
         return (
             f"Endpoint(provider={self.provider!r}, base_url={self.base_url!r}, "
             f"api_key={key!r}, auth_header={self.auth_header!r}, "
-            f"headers={sorted(self.headers)!r})"
+            f"headers={sorted(self.headers)!r}"
+            + (f", signer={self.signer!r})" if self.signer is not None else ")")
         )
 
     __str__ = __repr__
 
 
-__all__ = ["REDACTED", "Endpoint"]
+__all__ = ["REDACTED", "Endpoint", "RequestSigner"]
