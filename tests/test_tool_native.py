@@ -13,7 +13,14 @@ import elelem.shapes
 from elelem import SyncClient
 from elelem.codec import dumps, loads
 from elelem.errors import DecodeError, UnsupportedError
-from elelem.shapes import anthropic_messages, gemini, ollama_native, openai_chat, openai_responses
+from elelem.shapes import (
+    anthropic_messages,
+    bedrock_converse,
+    gemini,
+    ollama_native,
+    openai_chat,
+    openai_responses,
+)
 from elelem.shapes.base import ModelRequest
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import CodeExecution, Message, ProviderId, TextBlock, ToolSpec
@@ -30,7 +37,7 @@ NATIVE: dict[str, dict[str, Any]] = {
     "openai_chat": {"strict": True},
     "gemini": {"behavior": "NON_BLOCKING", "responseJsonSchema": {"type": "integer"}},
     "ollama_native": {"x-note": "kept"},
-    "bedrock_converse": {"unused": 1},
+    "bedrock_converse": {"x-note": "kept"},
 }
 ROLL = ToolSpec("rollDie", "Roll a die", SCHEMA, NATIVE)
 PLAIN = ToolSpec("now")
@@ -117,6 +124,32 @@ def test_gemini_merges_its_entry_into_the_function_declaration() -> None:
     assert dropped == ()
 
 
+def test_bedrock_merges_its_entry_into_the_tool_spec() -> None:
+    encoded = bedrock_converse.SHAPE.encode_request(
+        _request(ROLL, PLAIN), provider=ProviderId("bedrock")
+    )
+    assert encoded.body["toolConfig"] == {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": "rollDie",
+                    "description": "Roll a die",
+                    "inputSchema": {"json": SCHEMA},
+                    "x-note": "kept",
+                }
+            },
+            {
+                "toolSpec": {
+                    "name": "now",
+                    "description": "now",
+                    "inputSchema": {"json": {"type": "object", "properties": {}}},
+                }
+            },
+        ]
+    }
+    assert encoded.dropped == ()
+
+
 def test_entries_for_other_shapes_only_leave_the_wire_unchanged_and_unreported() -> None:
     only_gemini = ToolSpec("rollDie", "Roll a die", SCHEMA, {"gemini": {"behavior": "BLOCKING"}})
     for module, provider in (
@@ -124,6 +157,7 @@ def test_entries_for_other_shapes_only_leave_the_wire_unchanged_and_unreported()
         (openai_responses, "openai"),
         (openai_chat, "openai-compatible"),
         (ollama_native, "ollama"),
+        (bedrock_converse, "bedrock"),
     ):
         with_native = module.SHAPE.encode_request(_request(only_gemini), provider=provider)
         without = module.SHAPE.encode_request(
@@ -141,6 +175,7 @@ def test_entries_for_other_shapes_only_leave_the_wire_unchanged_and_unreported()
         (openai_chat, "openai-compatible"),
         (gemini, "google"),
         (ollama_native, "ollama"),
+        (bedrock_converse, "bedrock"),
     ],
 )
 def test_an_entry_keyed_by_no_shape_is_reported_dropped(module: Any, provider: str) -> None:
@@ -160,6 +195,7 @@ def test_an_entry_keyed_by_no_shape_is_reported_dropped(module: Any, provider: s
         (openai_chat, "openai-compatible", "name", "description, name, parameters"),
         (gemini, "google", "parameters", "description, name, parameters, parametersJsonSchema"),
         (ollama_native, "ollama", "description", "description, name, parameters"),
+        (bedrock_converse, "bedrock", "inputSchema", "description, inputSchema, name"),
     ],
 )
 def test_a_native_field_elelem_writes_is_a_typed_error_naming_tool_and_field(
@@ -183,8 +219,6 @@ def test_native_shape_names_are_every_shape_package_and_each_encoders_key() -> N
     ]
     assert {p.SHAPE.name for p in packages} == TOOL_NATIVE_SHAPES
     for package in packages:
-        if package.SHAPE.name == "bedrock_converse":
-            continue  # its encoder is not wired to ToolSpec.native yet (owned elsewhere)
         encoder = importlib.import_module(f"{package.__name__}.encoder")
         assert package.SHAPE.name == encoder.SHAPE_NAME
 

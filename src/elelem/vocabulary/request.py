@@ -50,7 +50,8 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     - ``openai_responses``: the function tool object (next to ``name``/``parameters``);
     - ``openai_chat`` and ``ollama_native``: the ``function`` object (where
       ``strict`` lives), not the outer ``{"type": "function"}`` wrapper;
-    - ``gemini``: the function declaration.
+    - ``gemini``: the function declaration;
+    - ``bedrock_converse``: the ``toolSpec`` object (next to ``inputSchema``).
 
     Entries for other shapes are not sent and not reported as dropped: one
     ToolSpec serves every provider, each taking its own entry.  An entry under

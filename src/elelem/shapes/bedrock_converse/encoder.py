@@ -25,6 +25,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    ToolSpec,
     UnknownBlock,
 )
 from elelem.vocabulary.json import JSONValue
@@ -98,6 +99,25 @@ def _user_content(message: Message, dropped: Dropped) -> list[JSONValue]:
     return content
 
 
+SHAPE_NAME = "bedrock_converse"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+TOOL_FIELDS = frozenset({"name", "description", "inputSchema"})
+"""The ``toolSpec`` fields elelem writes; ``ToolSpec.native`` may not set them."""
+
+
+def _tool_spec(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
+    """The ``toolSpec`` object for ``spec``, its native fields merged at that level."""
+    tool: dict[str, JSONValue] = {
+        "name": spec.name,
+        # Converse requires a description; the name stands in for a missing one.
+        "description": spec.description or spec.name,
+        "inputSchema": {"json": spec.parameters},
+    }
+    dropped.items.extend(spec.merge_native(SHAPE_NAME, tool, TOOL_FIELDS))
+    return tool
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -142,16 +162,7 @@ def encode_request(
     if config:
         body["inferenceConfig"] = config
     if request.tools:
-        tools: list[JSONValue] = [
-            {
-                "toolSpec": {
-                    "name": t.name,
-                    "description": t.description or t.name,
-                    "inputSchema": {"json": t.parameters},
-                }
-            }
-            for t in request.tools
-        ]
+        tools: list[JSONValue] = [{"toolSpec": _tool_spec(t, dropped)} for t in request.tools]
         tool_config: dict[str, JSONValue] = {"tools": tools}
         choice = opts.tool_choice
         if choice in ("any", "required"):
@@ -181,4 +192,4 @@ def encode_request(
     )
 
 
-__all__ = ["assistant_wire", "encode_request", "request_path"]
+__all__ = ["SHAPE_NAME", "TOOL_FIELDS", "assistant_wire", "encode_request", "request_path"]
