@@ -255,6 +255,17 @@ def test_a_non_streaming_body_gives_the_same_chunks_as_one_line() -> None:
         SHAPE.parse_response(b'{"error": "model runner stopped"}', OLLAMA)
 
 
+def test_a_non_streaming_body_that_is_not_utf8_is_malformed_not_replaced() -> None:
+    body = _line({"content": "caf\u00e9"}, **FINAL).encode().replace(b"caf", b"c\xe9f")
+    at = body.index(b"\xe9")
+    with pytest.raises(MalformedStreamError) as info:
+        SHAPE.parse_response(body, OLLAMA)
+    assert info.value.message == (
+        f"ollama response body is not valid UTF-8 (byte 0xe9 at offset {at})"
+    )
+    assert (info.value.retryable, info.value.body) == (True, body)
+
+
 # -- errors -------------------------------------------------------------------
 
 

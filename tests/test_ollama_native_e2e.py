@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from elelem import SyncClient
-from elelem.errors import NotFoundError, ProviderStreamError
+from elelem.errors import MalformedStreamError, NotFoundError, ProviderStreamError
 from elelem.testing.servers import LoopbackServer, replay, status
 from elelem.vocabulary import (
     GenerationOptions,
@@ -124,6 +124,18 @@ def test_complete_posts_stream_false_and_maps_the_json_body() -> None:
         "stream": False,
     }
     assert (result.model, result.text, result.finish_reason) == (MODEL, "Hi ☕", "max-tokens")
+
+
+def test_complete_with_a_body_that_is_not_utf8_is_malformed_not_replaced() -> None:
+    body = json.dumps(_line({"content": "Hi"}, **DONE)).encode().replace(b"Hi", b"H\xffi")
+    with LoopbackServer([replay(body, content_type="application/json")]) as server:
+        env = {**ENV, "ELELEM_OLLAMA_NATIVE_BASE_URL": server.url}
+        with SyncClient(env=env) as client, pytest.raises(MalformedStreamError) as caught:
+            client.complete(f"ollama-native:{MODEL}", [Message.user("Hi")])
+    at = body.index(b"\xff")
+    assert caught.value.message == (
+        f"ollama response body is not valid UTF-8 (byte 0xff at offset {at})"
+    )
 
 
 def test_an_unpulled_model_is_not_found() -> None:

@@ -128,6 +128,23 @@ def malformed(message: str, data: object = None) -> MalformedStreamError:
     return MalformedStreamError(message, body=body, retryable=False)
 
 
+def decode_body(body: bytes, what: str) -> str:
+    """A whole response ``body`` as UTF-8 text, ``what`` naming it in errors.
+
+    Bytes that are not UTF-8 raise a retryable :class:`MalformedStreamError`
+    naming the first bad byte and its offset (``"{what} is not valid UTF-8
+    (byte 0xff at offset 12)"``), with the body attached; they are never
+    replaced with U+FFFD, since altered text could not replay byte-exact.
+    """
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedStreamError(
+            f"{what} is not valid UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})",
+            body=body,
+        ) from None
+
+
 def decode_frame(data: str, what: str) -> dict[str, Any]:
     """The JSON object in one frame's ``data``, ``what`` naming the frame in errors.
 
@@ -202,6 +219,7 @@ __all__ = [
     "Dropped",
     "arguments_object",
     "body_excerpt",
+    "decode_body",
     "decode_frame",
     "error_class_for_status",
     "find_payload",

@@ -38,9 +38,8 @@ from typing import Any
 
 import msgspec
 
-from elelem.errors import MalformedStreamError
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import decode_body, decode_frame, malformed
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -350,16 +349,7 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
 
 def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """Map a non-streaming Converse body to the chunks a stream gives."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # Never replaced with U+FFFD: an altered body could not replay byte-exact.
-        raise MalformedStreamError(
-            f"bedrock response body is not valid UTF-8 (byte 0x{body[exc.start]:02x} "
-            f"at offset {exc.start})",
-            body=body,
-        ) from None
-    obj = decode_frame(text, "bedrock response body")
+    obj = decode_frame(decode_body(body, "bedrock response body"), "bedrock response body")
     return response_chunks(obj, provider)
 
 

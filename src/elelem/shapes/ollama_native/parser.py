@@ -38,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import decode_body, decode_frame, malformed
 from elelem.shapes.ollama_native.errors import error_from_object
 from elelem.stream import (
     BlockEnd,
@@ -264,9 +264,10 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """Map a non-streaming ``/api/chat`` body (one object, ``done: true``) to chunks.
 
     An ``{"error": …}`` body raises its typed error; a body that is not a JSON
-    object, or that is not done, raises :class:`~elelem.errors.MalformedStreamError`.
+    object, is not UTF-8 or is not done, raises
+    :class:`~elelem.errors.MalformedStreamError`.
     """
-    obj = decode_frame(body.decode("utf-8", "replace"), "ollama response body")
+    obj = decode_frame(decode_body(body, "ollama response body"), "ollama response body")
     if "error" in obj and "message" not in obj:
         raise error_from_object(obj, body)
     parser = OllamaParser(provider)
