@@ -19,6 +19,8 @@ from cli_helpers import (
     run,
     text_reply,
 )
+from elelem.cli.common import DEFAULT_MODELS
+from elelem.providers import BUILTIN
 from elelem.testing.servers import LoopbackServer, frame_ends, replay, status, truncate
 
 LOG_LINE = re.compile(
@@ -301,6 +303,46 @@ def test_providers_lists_keys_without_values(env: dict[str, str]) -> None:
     ollama = next(line for line in lines if line.startswith("ollama "))
     assert "no key needed" in ollama
     assert lines[-1] == "default model: anthropic:claude-sonnet-4-5"
+
+
+BEDROCK_DEFAULT = "bedrock:global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+
+
+def test_every_provider_that_needs_a_key_has_a_default_model() -> None:
+    assert sorted(DEFAULT_MODELS) == sorted(s.name for s in BUILTIN if s.key_required)
+    assert DEFAULT_MODELS["bedrock"] == "global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+
+def test_bedrock_is_the_default_with_its_api_key_or_aws_credentials(env: dict[str, str]) -> None:
+    keyed = run({**env, "AWS_BEARER_TOKEN_BEDROCK": KEY}, "providers")
+    lines = keyed.stdout.splitlines()
+    bedrock = next(line for line in lines if line.startswith("bedrock "))
+    assert re.fullmatch(
+        r"bedrock +bedrock_converse +key set \(AWS_BEARER_TOKEN_BEDROCK\) +"
+        r"https://bedrock-runtime\.us-east-1\.amazonaws\.com",
+        bedrock,
+    )
+    assert lines[-1] == f"default model: {BEDROCK_DEFAULT}"
+    iam = {**env, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": AWS_SECRET}
+    signed = run(iam, "providers")
+    assert AWS_SECRET not in signed.stdout
+    lines = signed.stdout.splitlines()
+    bedrock = next(line for line in lines if line.startswith("bedrock "))
+    assert re.fullmatch(
+        r"bedrock +bedrock_converse +AWS credentials set \(AWS_ACCESS_KEY_ID\) +https://.*", bedrock
+    )
+    assert lines[-1] == f"default model: {BEDROCK_DEFAULT}"
+    # Another provider's key comes first in the table of defaults.
+    both = run({**iam, "ANTHROPIC_API_KEY": KEY}, "providers").stdout.splitlines()
+    assert both[-1] == "default model: anthropic:claude-sonnet-4-5"
+    missing = run(env, "providers").stdout.splitlines()
+    bedrock = next(line for line in missing if line.startswith("bedrock "))
+    assert re.fullmatch(
+        r"bedrock +bedrock_converse +missing: set AWS_BEARER_TOKEN_BEDROCK or "
+        r"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY +https://.*",
+        bedrock,
+    )
 
 
 def test_help_documents_exit_statuses(env: dict[str, str]) -> None:

@@ -44,6 +44,9 @@ DEFAULT_MODELS: dict[str, str] = {
     "cerebras": "llama-3.3-70b",
     "xai": "grok-4",
     "mistral": "mistral-large-latest",
+    # Newer Claude models on Bedrock run only through an inference profile;
+    # the global one works from every commercial region.
+    "bedrock": "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 """The model used for a provider when only the provider is known (first key set)."""
 
@@ -174,9 +177,20 @@ def _config_model(env: Mapping[str, str]) -> str | None:
 
 
 def key_is_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
-    """Whether provider ``name`` has its key (or needs none)."""
+    """Whether provider ``name`` has its key (or needs none); for a SigV4
+    provider (Bedrock), AWS credentials count as its key."""
     spec = catalog.get(name)
-    return not spec.key_required or any(env.get(v, "").strip() for v in spec.key_env)
+    if not spec.key_required or any(env.get(v, "").strip() for v in spec.key_env):
+        return True
+    return signing_credentials_set(catalog, name, env)
+
+
+def signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
+    """Whether provider ``name`` signs with AWS credentials and both halves are set."""
+    spec = catalog.get(name)
+    return bool(spec.sigv4_service) and all(
+        env.get(v, "").strip() for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    )
 
 
 def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str:
@@ -304,6 +318,7 @@ __all__ = [
     "make_console",
     "make_renderer",
     "model_options",
+    "signing_credentials_set",
     "stdin_text",
     "store_from_env",
 ]

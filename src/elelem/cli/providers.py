@@ -7,7 +7,12 @@ import sys
 
 import click
 
-from elelem.cli.common import debug_option, default_model, guarded, key_is_set
+from elelem.cli.common import (
+    debug_option,
+    default_model,
+    guarded,
+    signing_credentials_set,
+)
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers import load_catalog, load_shape
 from elelem.render import sanitize_line
@@ -25,11 +30,15 @@ def providers_command() -> None:
         spec = catalog.get(name)
         if not spec.key_required and not any(env.get(v, "").strip() for v in spec.key_env):
             key = "no key needed"
-        elif key_is_set(catalog, name, env):
+        elif any(env.get(v, "").strip() for v in spec.key_env):
             var = next(v for v in spec.key_env if env.get(v, "").strip())
             key = f"key set ({var})"
+        elif signing_credentials_set(catalog, name, env):
+            key = "AWS credentials set (AWS_ACCESS_KEY_ID)"
         else:
             key = "missing: set " + " or ".join(spec.key_env)
+            if spec.sigv4_service:
+                key += " or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
         try:
             load_shape(spec.shape)
             shape = spec.shape
