@@ -92,8 +92,9 @@ def signing_key(secret_access_key: str, date: str, region: str, service: str) ->
 
 def amz_date(now: datetime) -> str:
     """``now`` as the ``x-amz-date`` basic ISO 8601 UTC form (``20150830T123600Z``)."""
-    if now.tzinfo is None:
-        raise ValueError("the signing time must be timezone-aware")
+    if now.tzinfo is None or now.utcoffset() is None:
+        # A naive time would be read as local time by astimezone: a wrong signature.
+        raise ConfigError(f"the signing time must be timezone-aware, not {now.isoformat()}")
     return now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
