@@ -211,11 +211,13 @@ def test_child_measures_the_floor_and_catches_wrong_results(
 
 
 def test_results_document_has_the_issue_shape() -> None:
+    import dataclasses
+
     from benchmarks.run import QUICK
 
     class FakeDriver:
         def __init__(self) -> None:
-            self.plan = QUICK
+            self.plan = dataclasses.replace(QUICK, events=1000)
             self.shapes = ["anthropic_messages"]
             self.modes = ["bulk"]
             self.clients = ["floor", "elelem", "anthropic_sdk_final", "litellm"]
