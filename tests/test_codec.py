@@ -121,7 +121,8 @@ CANONICAL: list[tuple[object, Any, bytes]] = [
         GenerationOptions(100, 0.5, None, ("END",), ReasoningOptions("high"), None, {"seed": 1}),
         GenerationOptions,
         b'{"max_tokens":100,"temperature":0.5,"top_p":null,"stop":["END"],"reasoning":'
-        b'{"effort":"high","budget_tokens":null},"tool_choice":null,"extra":{"seed":1}}',
+        b'{"effort":"high","budget_tokens":null},"tool_choice":null,"extra":{"seed":1},'
+        b'"cache":null}',
     ),
 ]
 

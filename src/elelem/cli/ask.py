@@ -33,7 +33,7 @@ from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.render import Renderer, sanitize_line
-from elelem.vocabulary import GenerationOptions, HostedTool
+from elelem.vocabulary import CacheTTL, GenerationOptions, HostedTool, PromptCache
 
 
 @dataclass
@@ -92,6 +92,15 @@ def check_model(catalog: Catalog, model: str) -> None:
     spec.resolve_key(os.environ)
 
 
+CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}
+"""``--cache [TTL]`` values; ``on`` leaves the lifetime to the provider."""
+
+
+def prompt_cache(flag: str | None) -> PromptCache | None:
+    """The :class:`PromptCache` of ``--cache [TTL]``, None without the flag."""
+    return None if flag is None else PromptCache(ttl=CACHE_TTLS[flag])
+
+
 def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Session:
     """The session the command line asks for (the options of
     :func:`~elelem.cli.common.model_options`): the conversation (``ref``
@@ -116,7 +125,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         renderer,
         params["system"],
         hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
-        GenerationOptions(max_tokens=params["max_tokens"]),
+        GenerationOptions(max_tokens=params["max_tokens"], cache=prompt_cache(params["cache"])),
     )
 
 

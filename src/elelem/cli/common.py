@@ -237,6 +237,16 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
         click.option(
+            "--cache",
+            is_flag=False,
+            flag_value="on",
+            default=None,
+            type=click.Choice(["on", "5m", "1h", "24h"]),  # ask.CACHE_TTLS
+            metavar="[TTL]",
+            help="Ask the provider to cache the prompt prefix (optionally for at least "
+            "5m, 1h or 24h); what a provider cannot honour is reported, not sent.",
+        ),
+        click.option(
             "--json",
             "as_json",
             is_flag=True,

@@ -49,9 +49,11 @@ from elelem.vocabulary.registry import (
     register_turn_trigger,
 )
 from elelem.vocabulary.request import (
+    CacheTTL,
     CodeExecution,
     GenerationOptions,
     HostedTool,
+    PromptCache,
     ReasoningDisplay,
     ReasoningOptions,
     ToolSpec,
@@ -73,6 +75,7 @@ __all__ = [
     "ActivityState",
     "Attribution",
     "Block",
+    "CacheTTL",
     "CallId",
     "CodeExecution",
     "ConversationId",
@@ -84,6 +87,7 @@ __all__ = [
     "Message",
     "OpenSet",
     "Part",
+    "PromptCache",
     "ProviderId",
     "ProviderPayload",
     "ReasoningBlock",

@@ -163,9 +163,36 @@ class ReasoningOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     budget_tokens: int | None = None
 
 
+CacheTTL = Literal["5m", "1h", "24h"]
+"""How long a cached prompt prefix should at least stay warm between requests."""
+
+
+class PromptCache(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Ask the provider to cache the prompt prefix for the next requests.
+
+    Each shape maps this to its own spelling (Anthropic's top-level
+    ``cache_control``, Bedrock ``cachePoint`` blocks, OpenAI's
+    ``prompt_cache_key`` / ``prompt_cache_retention``...).  Providers that
+    cache automatically need nothing; what a provider cannot honour (a
+    ``ttl`` it cannot keep, a ``key`` it has no field for) is reported in
+    :attr:`~elelem.shapes.base.EncodedRequest.dropped`, never silently lost.
+    """
+
+    ttl: CacheTTL | None = None
+    """The least lifetime wanted; None takes the provider's default (about 5 minutes).
+    A provider that keeps prefixes for less (Anthropic and Bedrock: at most 1h)
+    gets its longest and reports the shortfall."""
+    key: str | None = None
+    """A routing key grouping requests that share a prefix (OpenAI ``prompt_cache_key``)."""
+
+    def __post_init__(self) -> None:
+        if self.key is not None and not self.key:
+            raise DecodeError("prompt cache key must not be empty", "$.key")
+
+
 class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sampling and length options.  ``extra`` is merged into the wire body last,
-    for provider options elelem does not model."""
+    for provider options elelem does not model (and wins over what elelem writes)."""
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -174,6 +201,9 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     reasoning: ReasoningOptions | None = None
     tool_choice: str | None = None
     extra: dict[str, JSONValue] = msgspec.field(default_factory=dict)
+    # Last, with a default, so options stored before it existed still decode.
+    cache: PromptCache | None = None
+    """Prompt caching, in neutral terms; see :class:`PromptCache`."""
 
     def __post_init__(self) -> None:
         if self.extra:
@@ -182,9 +212,11 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 __all__ = [
     "TOOL_NATIVE_SHAPES",
+    "CacheTTL",
     "CodeExecution",
     "GenerationOptions",
     "HostedTool",
+    "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
     "ToolSpec",

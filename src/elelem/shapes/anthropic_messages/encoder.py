@@ -29,6 +29,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.prompt_cache import top_level_marker
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -434,6 +435,8 @@ def encode_request(
         # The API's `container` takes the id string (or an object with it);
         # a caller's own `container` in options.extra still wins below.
         body["container"] = container
+    if opts.cache is not None:
+        top_level_marker(opts.cache, opts.extra, "Anthropic", body, dropped.items)
     if stream:
         body["stream"] = True
     body.update(opts.extra)

@@ -17,7 +17,9 @@ from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
 from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
+from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.vocabulary import (
+    GenerationOptions,
     HostedActivity,
     Message,
     ProviderId,
@@ -118,6 +120,31 @@ def _tool_spec(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
     return tool
 
 
+def _cache_points(
+    opts: GenerationOptions,
+    system: list[JSONValue],
+    messages: list[dict[str, JSONValue]],
+    dropped: Dropped,
+) -> None:
+    """Mark the prompt prefix for caching: a ``cachePoint`` after the system
+    prompt (tools come before it, so they are covered too, and a new
+    conversation with the same system prompt still hits) and one after the last
+    message (the whole conversation so far).  Two of the four points a request
+    may carry; Converse has no request-level marker."""
+    assert opts.cache is not None
+    ttl = breakpoint_ttl(opts.cache, "Bedrock", dropped.items)
+    point: dict[str, JSONValue] = {"type": "default"}
+    if ttl is not None:
+        point["ttl"] = ttl
+    if system:
+        system.append({"cachePoint": dict(point)})
+    if messages:
+        content = messages[-1]["content"]
+        assert isinstance(content, list)
+        content.append({"cachePoint": dict(point)})
+    key_not_sent(opts.cache, "Bedrock", dropped.items)
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -146,10 +173,12 @@ def encode_request(
             previous.extend(content)
         else:
             messages.append({"role": "user", "content": content})
+    opts = request.options
+    if opts.cache is not None:
+        _cache_points(opts, system, messages, dropped)
     body: dict[str, JSONValue] = {"messages": list(messages)}
     if system:
         body["system"] = system
-    opts = request.options
     config: dict[str, JSONValue] = {}
     if opts.max_tokens is not None:
         config["maxTokens"] = opts.max_tokens

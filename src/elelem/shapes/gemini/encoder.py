@@ -18,6 +18,7 @@ from urllib.parse import quote
 from elelem.errors import PayloadError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.prompt_cache import automatic
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -343,6 +344,10 @@ def encode_request(
         generation["thinkingConfig"] = thinking
     if generation:
         body["generationConfig"] = generation
+    if opts.cache is not None:
+        # Implicit caching is on by itself; explicit caches are a separate
+        # resource (cachedContents) this request-level option cannot create.
+        automatic(opts.cache, "Gemini", dropped.items)
     body.update(opts.extra)
     return EncodedRequest(
         path=request_path(request.model, stream=stream),

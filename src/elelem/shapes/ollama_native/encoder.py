@@ -27,6 +27,7 @@ from elelem.shapes.ollama_native.parser import (
     TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
 )
+from elelem.shapes.prompt_cache import unsupported
 from elelem.vocabulary import (
     HostedActivity,
     Message,
@@ -258,6 +259,8 @@ def encode_request(
         body["think"] = think_value(opts.reasoning, dropped)
     if opts.tool_choice not in (None, "auto"):
         dropped.add("options", f"tool_choice {opts.tool_choice!r} (Ollama takes none)")
+    if opts.cache is not None:
+        unsupported("Ollama", dropped.items)
     body.update(opts.extra)
     return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
 

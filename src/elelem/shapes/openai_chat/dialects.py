@@ -29,6 +29,15 @@ it (OpenAI keeps reasoning server-side)."""
 
 EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
 WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
+CacheStyle = Literal["openai", "cache_control", "automatic", "none"]
+"""How :class:`~elelem.vocabulary.PromptCache` is asked for.
+
+``openai`` sets ``prompt_cache_key`` / ``prompt_cache_retention``;
+``cache_control`` sends a top-level Anthropic-style ``cache_control``
+(OpenRouter applies it to the last cacheable block); ``automatic`` means the
+server caches prefixes by itself with nothing to set (DeepSeek, xAI...), so
+only a ``ttl`` or ``key`` is reported as not sent; ``none`` reports the whole
+option (no caching control known)."""
 
 
 class Dialect(msgspec.Struct, frozen=True):
@@ -45,6 +54,7 @@ class Dialect(msgspec.Struct, frozen=True):
     """Ask for the usage-only final chunk (``stream_options.include_usage``)."""
     effort: EffortStyle = "reasoning_effort"
     web_search: WebSearchStyle = "none"
+    cache: CacheStyle = "none"
 
 
 DEFAULT = Dialect()
@@ -55,23 +65,27 @@ DIALECTS: dict[str, Dialect] = {
         null_content=True,
         max_tokens_field="max_completion_tokens",
         web_search="web_search_options",
+        cache="openai",
     ),
-    "azure": Dialect(reasoning_replay="omit", max_tokens_field="max_completion_tokens"),
+    "azure": Dialect(
+        reasoning_replay="omit", max_tokens_field="max_completion_tokens", cache="automatic"
+    ),
     "openrouter": Dialect(
         reasoning_replay="reasoning_details",
         tool_call_index=True,
         effort="openrouter",
         web_search="openrouter",
+        cache="cache_control",
     ),
-    "deepseek": Dialect(reasoning_replay="reasoning_content", effort="none"),
-    "groq": Dialect(reasoning_replay="think-tags"),
+    "deepseek": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
+    "groq": Dialect(reasoning_replay="think-tags", cache="automatic"),
     "cerebras": Dialect(reasoning_replay="reasoning"),
     "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
     "ollama": Dialect(reasoning_replay="echo"),
-    "xai": Dialect(reasoning_replay="reasoning_content"),
+    "xai": Dialect(reasoning_replay="reasoning_content", cache="automatic"),
     "mistral": Dialect(reasoning_replay="echo", effort="none"),
     "perplexity": Dialect(reasoning_replay="omit", effort="none", web_search="builtin"),
-    "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none"),
+    "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
     "alibaba": Dialect(reasoning_replay="reasoning_content", effort="none"),
 }
 
@@ -87,6 +101,7 @@ def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect
 __all__ = [
     "DEFAULT",
     "DIALECTS",
+    "CacheStyle",
     "Dialect",
     "EffortStyle",
     "ReasoningReplay",

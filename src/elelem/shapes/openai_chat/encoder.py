@@ -27,6 +27,12 @@ from elelem.shapes.openai_chat.parser import (
     TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
 )
+from elelem.shapes.prompt_cache import (
+    automatic,
+    openai_cache_fields,
+    top_level_marker,
+    unsupported,
+)
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -348,12 +354,16 @@ def encode_request(
         _hosted(hosted, provider, dialect, body, tools, dropped)
     if tools:
         body["tools"] = tools
-    _options(request, dialect, body, dropped)
+    _options(request, provider, dialect, body, dropped)
     return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped))
 
 
 def _options(
-    request: ModelRequest, dialect: Dialect, body: dict[str, JSONValue], dropped: list[str]
+    request: ModelRequest,
+    provider: ProviderId,
+    dialect: Dialect,
+    body: dict[str, JSONValue],
+    dropped: list[str],
 ) -> None:
     opts = request.options
     if opts.max_tokens is not None:
@@ -387,6 +397,16 @@ def _options(
                 dropped.append("reasoning budget_tokens (this provider takes an effort level)")
         else:
             dropped.append("reasoning options (this provider takes none on Chat Completions)")
+    cache = opts.cache
+    if cache is not None:
+        if dialect.cache == "openai":
+            openai_cache_fields(cache, body)
+        elif dialect.cache == "cache_control":
+            top_level_marker(cache, opts.extra, provider, body, dropped)
+        elif dialect.cache == "automatic":
+            automatic(cache, provider, dropped)
+        else:
+            unsupported(provider, dropped)
     body.update(opts.extra)
 
 

@@ -20,6 +20,7 @@ import msgspec
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import find_payload, hosted_activity_line
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -314,6 +315,8 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
             dropped.append("reasoning budget_tokens: Responses takes an effort level, not a budget")
     if options.tool_choice is not None:
         body["tool_choice"] = _tool_choice(options.tool_choice)
+    if options.cache is not None:
+        openai_cache_fields(options.cache, body)
     # Stateless by default: every item is replayed in full, so reasoning must
     # come back encrypted rather than stored server-side.
     body["store"] = False
