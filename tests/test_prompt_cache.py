@@ -213,6 +213,12 @@ def test_chat_on_openai_sends_key_and_retention() -> None:
     assert dropped == ()
 
 
+def test_chat_on_azure_sends_the_same_fields() -> None:
+    body, dropped = chat_body("azure", PromptCache(ttl="24h", key="user-8"))
+    assert (body["prompt_cache_key"], body["prompt_cache_retention"]) == ("user-8", "24h")
+    assert dropped == ()
+
+
 def test_chat_on_openrouter_sends_a_top_level_cache_control() -> None:
     body, dropped = chat_body("openrouter", PromptCache(ttl="1h", key="k3"))
     assert body["cache_control"] == {"type": "ephemeral", "ttl": "1h"}

@@ -67,8 +67,9 @@ DIALECTS: dict[str, Dialect] = {
         web_search="web_search_options",
         cache="openai",
     ),
+    # Azure OpenAI takes the same prompt_cache_key and both retention policies.
     "azure": Dialect(
-        reasoning_replay="omit", max_tokens_field="max_completion_tokens", cache="automatic"
+        reasoning_replay="omit", max_tokens_field="max_completion_tokens", cache="openai"
     ),
     "openrouter": Dialect(
         reasoning_replay="reasoning_details",
