@@ -110,6 +110,34 @@ def test_anthropic_a_callers_own_cache_control_wins() -> None:
     assert encoded.dropped == ()
 
 
+def tools_with_markers(n: int) -> tuple[ToolSpec, ...]:
+    marker = {"anthropic_messages": {"cache_control": {"type": "ephemeral"}}}
+    return tuple(ToolSpec(f"t{i}", native=marker if i < n else {}) for i in range(5))
+
+
+@pytest.mark.parametrize(("explicit", "sent"), [(3, True), (4, False)])
+def test_anthropic_the_marker_never_makes_a_fifth_breakpoint(explicit: int, sent: bool) -> None:
+    req = ModelRequest(
+        "m-1",
+        (Message.user("hello"),),
+        tools=tools_with_markers(explicit),
+        options=GenerationOptions(cache=PromptCache()),
+    )
+    encoded = anthropic.encode_request(req, provider=ProviderId("anthropic"))
+    assert [("cache_control" in t) for t in encoded.body["tools"]] == [
+        i < explicit for i in range(5)
+    ]
+    if sent:
+        assert encoded.body["cache_control"] == {"type": "ephemeral"}
+        assert encoded.dropped == ()
+    else:
+        assert "cache_control" not in encoded.body
+        assert encoded.dropped == (
+            "prompt cache: the request already has 4 cache_control breakpoints "
+            "(Anthropic allows 4); automatic marker not sent",
+        )
+
+
 # -- Bedrock Converse --------------------------------------------------------------------
 
 
@@ -227,6 +255,24 @@ def test_chat_on_openrouter_sends_a_top_level_cache_control() -> None:
     own, dropped = chat_body("openrouter", PromptCache(), cache_control={"type": "ephemeral"})
     assert own["cache_control"] == {"type": "ephemeral"}
     assert dropped == ()
+
+
+def test_chat_on_xai_sends_the_key_as_its_conversation_header() -> None:
+    encoded = chat.encode_request(
+        request(PromptCache(ttl="1h", key="conv-9")), provider=ProviderId("xai")
+    )
+    assert encoded.headers == {"x-grok-conv-id": "conv-9"}
+    assert not {k for k in encoded.body if "cache" in k}
+    assert encoded.dropped == (
+        "prompt cache: ttl '1h' (xai caches automatically with no lifetime to set; not sent)",
+    )
+    bad = chat.encode_request(request(PromptCache(key="a\nb")), provider=ProviderId("xai"))
+    assert bad.headers == {}
+    assert bad.dropped == (
+        "prompt cache: key 'a\\nb' (not a valid x-grok-conv-id header; not sent)",
+    )
+    plain = chat.encode_request(request(PromptCache()), provider=ProviderId("xai"))
+    assert (plain.headers, plain.dropped) == ({}, ())
 
 
 def test_chat_on_a_provider_that_caches_by_itself_reports_only_what_it_cannot_set() -> None:

@@ -26,6 +26,10 @@ WHERE = "prompt cache"
 
 BreakpointTTL = Literal["5m", "1h"]
 
+MAX_BREAKPOINTS = 4
+"""``cache_control`` markers one Anthropic request may carry, the automatic one
+included (Bedrock allows as many ``cachePoint`` blocks)."""
+
 
 def breakpoint_ttl(cache: PromptCache, label: str, dropped: list[str]) -> BreakpointTTL | None:
     """The ``ttl`` of a ``cache_control`` / ``cachePoint`` marker for ``cache``.
@@ -74,6 +78,25 @@ def automatic(cache: PromptCache, label: str, dropped: list[str]) -> None:
     key_not_sent(cache, label, dropped)
 
 
+CONVERSATION_HEADER = "x-grok-conv-id"
+"""xAI's Chat Completions cache-routing header (``prompt_cache_key`` on its Responses API)."""
+
+
+def conversation_header(cache: PromptCache, label: str, dropped: list[str]) -> dict[str, str]:
+    """xAI Chat Completions: caching is automatic and ``key`` routes requests to
+    the server holding the prefix, sent as a header.  A ``ttl`` is reported; so
+    is a key that cannot be a header value (non-ASCII or control characters)."""
+    if cache.ttl is not None:
+        automatic(PromptCache(ttl=cache.ttl), label, dropped)
+    key = cache.key
+    if key is None:
+        return {}
+    if not (key.isascii() and key.isprintable()):
+        dropped.append(f"{WHERE}: key {key!r} (not a valid {CONVERSATION_HEADER} header; not sent)")
+        return {}
+    return {CONVERSATION_HEADER: key}
+
+
 def unsupported(label: str, dropped: list[str]) -> None:
     """Report the whole option on a wire with no caching control."""
     dropped.append(f"{WHERE}: {label} has no prompt-cache control (not sent)")
@@ -93,22 +116,37 @@ def top_level_marker(
     label: str,
     body: dict[str, JSONValue],
     dropped: list[str],
+    *,
+    explicit: int = 0,
 ) -> None:
     """Automatic caching (Anthropic, and OpenRouter after it): one top-level
     ``cache_control`` the server moves to the last cacheable block, so a growing
     conversation keeps hitting its prefix.  A caller's own ``cache_control`` in
-    ``extra`` wins (and nothing about the ttl is reported: it is not ours)."""
+    ``extra`` wins (and nothing about the ttl is reported: it is not ours).
+
+    The marker takes one of the :data:`MAX_BREAKPOINTS` a request may carry;
+    with ``explicit`` block-level markers already using them all it is not
+    sent (the API would refuse the request) and that is reported."""
     if "cache_control" not in extra:
-        body["cache_control"] = cache_control(breakpoint_ttl(cache, label, dropped))
+        if explicit >= MAX_BREAKPOINTS:
+            dropped.append(
+                f"{WHERE}: the request already has {explicit} cache_control breakpoints "
+                f"({label} allows {MAX_BREAKPOINTS}); automatic marker not sent"
+            )
+        else:
+            body["cache_control"] = cache_control(breakpoint_ttl(cache, label, dropped))
     key_not_sent(cache, label, dropped)
 
 
 __all__ = [
+    "CONVERSATION_HEADER",
+    "MAX_BREAKPOINTS",
     "WHERE",
     "BreakpointTTL",
     "automatic",
     "breakpoint_ttl",
     "cache_control",
+    "conversation_header",
     "key_not_sent",
     "openai_cache_fields",
     "openai_retention",

@@ -376,6 +376,15 @@ def _client_tool(tool: ToolSpec, dropped: Dropped) -> dict[str, Any]:
     return out
 
 
+def _breakpoints(body: dict[str, Any]) -> int:
+    """Block-level ``cache_control`` markers already in ``body`` (tools given
+    one through :attr:`ToolSpec.native`, replayed blocks that carry one)."""
+    blocks = [*body.get("tools", ())]
+    for message in body["messages"]:
+        blocks.extend(message["content"])
+    return sum(1 for block in blocks if "cache_control" in block)
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -436,7 +445,9 @@ def encode_request(
         # a caller's own `container` in options.extra still wins below.
         body["container"] = container
     if opts.cache is not None:
-        top_level_marker(opts.cache, opts.extra, "Anthropic", body, dropped.items)
+        top_level_marker(
+            opts.cache, opts.extra, "Anthropic", body, dropped.items, explicit=_breakpoints(body)
+        )
     if stream:
         body["stream"] = True
     body.update(opts.extra)

@@ -29,12 +29,14 @@ it (OpenAI keeps reasoning server-side)."""
 
 EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
 WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
-CacheStyle = Literal["openai", "cache_control", "automatic", "none"]
+CacheStyle = Literal["openai", "cache_control", "conversation_header", "automatic", "none"]
 """How :class:`~elelem.vocabulary.PromptCache` is asked for.
 
 ``openai`` sets ``prompt_cache_key`` / ``prompt_cache_retention``;
 ``cache_control`` sends a top-level Anthropic-style ``cache_control``
-(OpenRouter applies it to the last cacheable block); ``automatic`` means the
+(OpenRouter applies it to the last cacheable block); ``conversation_header``
+sends the ``key`` as xAI's ``x-grok-conv-id`` header (its Chat Completions
+spelling of a cache-routing key); ``automatic`` means the
 server caches prefixes by itself with nothing to set (DeepSeek, xAI...), so
 only a ``ttl`` or ``key`` is reported as not sent; ``none`` reports the whole
 option (no caching control known)."""
@@ -83,7 +85,7 @@ DIALECTS: dict[str, Dialect] = {
     "cerebras": Dialect(reasoning_replay="reasoning"),
     "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
     "ollama": Dialect(reasoning_replay="echo"),
-    "xai": Dialect(reasoning_replay="reasoning_content", cache="automatic"),
+    "xai": Dialect(reasoning_replay="reasoning_content", cache="conversation_header"),
     "mistral": Dialect(reasoning_replay="echo", effort="none"),
     "perplexity": Dialect(reasoning_replay="omit", effort="none", web_search="builtin"),
     "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),

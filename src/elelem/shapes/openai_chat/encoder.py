@@ -29,6 +29,7 @@ from elelem.shapes.openai_chat.parser import (
 )
 from elelem.shapes.prompt_cache import (
     automatic,
+    conversation_header,
     openai_cache_fields,
     top_level_marker,
     unsupported,
@@ -354,8 +355,10 @@ def encode_request(
         _hosted(hosted, provider, dialect, body, tools, dropped)
     if tools:
         body["tools"] = tools
-    _options(request, provider, dialect, body, dropped)
-    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped))
+    headers = _options(request, provider, dialect, body, dropped)
+    return EncodedRequest(
+        path=PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped)
+    )
 
 
 def _options(
@@ -364,8 +367,10 @@ def _options(
     dialect: Dialect,
     body: dict[str, JSONValue],
     dropped: list[str],
-) -> None:
+) -> dict[str, str]:
+    """Write the generation options into ``body``; return the headers they need."""
     opts = request.options
+    headers: dict[str, str] = {}
     if opts.max_tokens is not None:
         body[dialect.max_tokens_field] = opts.max_tokens
     if opts.temperature is not None:
@@ -403,11 +408,14 @@ def _options(
             openai_cache_fields(cache, body)
         elif dialect.cache == "cache_control":
             top_level_marker(cache, opts.extra, provider, body, dropped)
+        elif dialect.cache == "conversation_header":
+            headers.update(conversation_header(cache, provider, dropped))
         elif dialect.cache == "automatic":
             automatic(cache, provider, dropped)
         else:
             unsupported(provider, dropped)
     body.update(opts.extra)
+    return headers
 
 
 __all__ = [
