@@ -341,6 +341,7 @@ def test_the_client_sends_the_marker_and_reports_the_shortfall_on_the_response()
     [
         (["--cache"], {"type": "ephemeral"}),
         (["--cache", "1h"], {"type": "ephemeral", "ttl": "1h"}),
+        (["--cache", "24h"], {"type": "ephemeral", "ttl": "1h"}),
         ([], None),
     ],
 )

@@ -242,9 +242,9 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
             flag_value="on",
             default=None,
             type=click.Choice(["on", "5m", "1h", "24h"]),  # ask.CACHE_TTLS
-            metavar="[TTL]",
-            help="Ask the provider to cache the prompt prefix (optionally for at least "
-            "5m, 1h or 24h); what a provider cannot honour is reported, not sent.",
+            metavar="[5m|1h|24h]",
+            help="Ask the provider to cache the prompt prefix (for at least this long, if "
+            "given); what it cannot honour is left out and noted in the turn's record.",
         ),
         click.option(
             "--json",
