@@ -7,11 +7,14 @@ shortfall in the same words on every wire:
   a prefix for ``5m`` or ``1h``; a wanted ``24h`` is sent as ``1h`` and reported;
 - OpenAI's retention is ``in_memory`` (minutes, at most an hour) or ``24h``,
   so ``5m`` maps to ``in_memory`` and ``1h``/``24h`` to ``24h``;
+- a ``key`` goes where the wire routes on one (OpenAI's ``prompt_cache_key``,
+  xAI Chat's ``x-grok-conv-id`` header) and is reported everywhere else;
 - a wire that caches on its own with nothing to set reports only what was
   asked and cannot be set (a ``ttl``, a ``key``); a wire with no caching
   control at all reports the whole option.
 
-Sans-IO, pure functions of the option.
+Sans-IO: each function reads the option and writes only the body, headers
+or dropped list it is given.
 """
 
 from __future__ import annotations
