@@ -190,6 +190,45 @@ class PromptCache(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise DecodeError("prompt cache key must not be empty", "$.key")
 
 
+class JsonSchemaOutput(
+    msgspec.Struct, frozen=True, tag_field="type", tag="json_schema", forbid_unknown_fields=True
+):
+    """Ask for a reply that is JSON matching ``schema`` (a JSON Schema object).
+
+    ``name`` and ``description`` label the schema where a wire has room for
+    them (OpenAI, Bedrock); ``strict`` asks the provider to enforce the schema
+    rather than take it as guidance.  What a wire cannot carry is reported in
+    :attr:`~elelem.shapes.base.EncodedRequest.dropped`.
+    """
+
+    schema: dict[str, JSONValue]
+    name: str = "output"
+    strict: bool = True
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        # msgspec checks the type when decoding; a caller building one in code
+        # gets the same typed error instead of a bad body at send time.
+        if not isinstance(self.schema, dict):
+            raise DecodeError(
+                f"structured output schema must be a JSON object, not {type(self.schema).__name__}",
+                "$.schema",
+            )
+        _require_json(self.schema, "$.schema", "structured output schema")
+        if not self.name:
+            raise DecodeError("structured output name must not be empty", "$.name")
+
+
+class JsonObjectOutput(
+    msgspec.Struct, frozen=True, tag_field="type", tag="json_object", forbid_unknown_fields=True
+):
+    """Ask for a reply that is any JSON object ("JSON mode"), with no schema."""
+
+
+OutputFormat = JsonSchemaOutput | JsonObjectOutput
+"""A structured reply format: :class:`JsonSchemaOutput` or :class:`JsonObjectOutput`."""
+
+
 class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sampling and length options.  ``extra`` is merged into the wire body last,
     for provider options elelem does not model (and wins over what elelem writes)."""
@@ -204,6 +243,9 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     # Last, with a default, so options stored before it existed still decode.
     cache: PromptCache | None = None
     """Prompt caching, in neutral terms; see :class:`PromptCache`."""
+    # Last, with a default, so options stored before it existed still decode.
+    output: OutputFormat | None = None
+    """Structured output (JSON, optionally to a schema); None is free text."""
 
     def __post_init__(self) -> None:
         if self.extra:
@@ -216,6 +258,9 @@ __all__ = [
     "CodeExecution",
     "GenerationOptions",
     "HostedTool",
+    "JsonObjectOutput",
+    "JsonSchemaOutput",
+    "OutputFormat",
     "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
