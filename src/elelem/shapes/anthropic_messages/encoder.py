@@ -30,9 +30,11 @@ from elelem.shapes.anthropic_messages.mapping import (
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
 from elelem.shapes.prompt_cache import top_level_marker
+from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
+    JsonSchemaOutput,
     Message,
     Part,
     ProviderId,
@@ -439,6 +441,17 @@ def encode_request(
             body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}
         if opts.reasoning.effort is not None:
             body["output_config"] = {"effort": opts.reasoning.effort}
+    output = opts.output
+    if isinstance(output, JsonSchemaOutput):
+        # Generally available as output_config.format (the older beta spelled it
+        # output_format behind a header); the schema is always enforced.
+        body.setdefault("output_config", {})["format"] = {
+            "type": "json_schema",
+            "schema": output.schema,
+        }
+        unlabelled(output, "Anthropic", dropped.items)
+    elif output is not None:
+        no_json_mode("Anthropic", dropped.items)
     container = container_id(request.response_payloads, provider, request.now, dropped)
     if container is not None:
         # The API's `container` takes the id string (or an object with it);

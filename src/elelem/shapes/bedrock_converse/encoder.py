@@ -18,9 +18,11 @@ from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
 from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
+from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,
+    JsonSchemaOutput,
     Message,
     ProviderId,
     ReasoningBlock,
@@ -212,6 +214,16 @@ def encode_request(
             }
         else:
             dropped.add("options", "reasoning effort (Converse takes a model-specific budget)")
+    output = opts.output
+    if isinstance(output, JsonSchemaOutput):
+        definition: dict[str, JSONValue] = {"schema": schema_string(output), "name": output.name}
+        if output.description:
+            definition["description"] = output.description
+        body["outputConfig"] = {
+            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": definition}}
+        }
+    elif output is not None:
+        no_json_mode("Bedrock", dropped.items)
     body.update(opts.extra)
     return EncodedRequest(
         path=request_path(request.model, stream=stream),

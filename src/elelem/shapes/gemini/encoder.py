@@ -19,9 +19,11 @@ from elelem.errors import PayloadError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
 from elelem.shapes.prompt_cache import automatic
+from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
+    JsonSchemaOutput,
     Message,
     ProviderId,
     ProviderPayload,
@@ -342,6 +344,13 @@ def encode_request(
         if opts.reasoning.effort is not None:
             thinking["thinkingLevel"] = opts.reasoning.effort
         generation["thinkingConfig"] = thinking
+    if opts.output is not None:
+        generation["responseMimeType"] = "application/json"
+        if isinstance(opts.output, JsonSchemaOutput):
+            # responseJsonSchema takes JSON Schema itself; responseSchema takes
+            # an OpenAPI subset that rejects e.g. type arrays and additionalProperties.
+            generation["responseJsonSchema"] = opts.output.schema
+            unlabelled(opts.output, "Gemini", dropped.items)
     if generation:
         body["generationConfig"] = generation
     if opts.cache is not None:

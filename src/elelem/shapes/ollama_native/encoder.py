@@ -28,8 +28,10 @@ from elelem.shapes.ollama_native.parser import (
     UNKNOWN_FIELD_TYPE,
 )
 from elelem.shapes.prompt_cache import unsupported
+from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
     HostedActivity,
+    JsonSchemaOutput,
     Message,
     ProviderId,
     ReasoningBlock,
@@ -261,6 +263,11 @@ def encode_request(
         dropped.add("options", f"tool_choice {opts.tool_choice!r} (Ollama takes none)")
     if opts.cache is not None:
         unsupported("Ollama", dropped.items)
+    if isinstance(opts.output, JsonSchemaOutput):
+        body["format"] = opts.output.schema
+        unlabelled(opts.output, "Ollama", dropped.items)
+    elif opts.output is not None:
+        body["format"] = "json"
     body.update(opts.extra)
     return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
 

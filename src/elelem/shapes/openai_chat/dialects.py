@@ -41,6 +41,16 @@ server caches prefixes by itself with nothing to set (DeepSeek, xAI...), so
 only a ``ttl`` or ``key`` is reported as not sent; ``none`` reports the whole
 option (no caching control known)."""
 
+OutputStyle = Literal["openai", "json_object_only", "json_schema_only"]
+"""Which ``response_format`` types the server takes for
+:attr:`~elelem.vocabulary.GenerationOptions.output`.
+
+``openai`` takes both ``json_schema`` and ``json_object`` (the default for
+OpenAI-compatible servers whose docs say nothing else); ``json_object_only``
+(DeepSeek) gets ``json_object`` for a schema, reported as not enforced;
+``json_schema_only`` (Perplexity) takes a schema, and a schema-less JSON
+object request is reported rather than sent with an invented schema."""
+
 
 class Dialect(msgspec.Struct, frozen=True):
     """The request conventions of one provider on the Chat Completions wire."""
@@ -57,6 +67,7 @@ class Dialect(msgspec.Struct, frozen=True):
     effort: EffortStyle = "reasoning_effort"
     web_search: WebSearchStyle = "none"
     cache: CacheStyle = "none"
+    output: OutputStyle = "openai"
 
 
 DEFAULT = Dialect()
@@ -80,14 +91,21 @@ DIALECTS: dict[str, Dialect] = {
         web_search="openrouter",
         cache="cache_control",
     ),
-    "deepseek": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
+    "deepseek": Dialect(
+        reasoning_replay="reasoning_content",
+        effort="none",
+        cache="automatic",
+        output="json_object_only",
+    ),
     "groq": Dialect(reasoning_replay="think-tags", cache="automatic"),
     "cerebras": Dialect(reasoning_replay="reasoning"),
     "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
     "ollama": Dialect(reasoning_replay="echo"),
     "xai": Dialect(reasoning_replay="reasoning_content", cache="conversation_header"),
     "mistral": Dialect(reasoning_replay="echo", effort="none"),
-    "perplexity": Dialect(reasoning_replay="omit", effort="none", web_search="builtin"),
+    "perplexity": Dialect(
+        reasoning_replay="omit", effort="none", web_search="builtin", output="json_schema_only"
+    ),
     "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
     "alibaba": Dialect(reasoning_replay="reasoning_content", effort="none"),
 }
@@ -107,6 +125,7 @@ __all__ = [
     "CacheStyle",
     "Dialect",
     "EffortStyle",
+    "OutputStyle",
     "ReasoningReplay",
     "WebSearchStyle",
     "dialect_for",

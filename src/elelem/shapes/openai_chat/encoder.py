@@ -34,10 +34,18 @@ from elelem.shapes.prompt_cache import (
     top_level_marker,
     unsupported,
 )
+from elelem.shapes.structured_output import (
+    chat_response_format,
+    json_mode_only,
+    no_json_mode,
+)
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
+    JsonObjectOutput,
+    JsonSchemaOutput,
     Message,
+    OutputFormat,
     ProviderId,
     ReasoningBlock,
     TextBlock,
@@ -414,8 +422,26 @@ def _options(
             automatic(cache, provider, dropped)
         else:
             unsupported(provider, dropped)
+    if opts.output is not None:
+        _response_format(opts.output, provider, dialect, body, dropped)
     body.update(opts.extra)
     return headers
+
+
+def _response_format(
+    output: OutputFormat,
+    provider: ProviderId,
+    dialect: Dialect,
+    body: dict[str, JSONValue],
+    dropped: list[str],
+) -> None:
+    if isinstance(output, JsonSchemaOutput) and dialect.output == "json_object_only":
+        body["response_format"] = {"type": "json_object"}
+        json_mode_only(output, provider, dropped)
+    elif isinstance(output, JsonObjectOutput) and dialect.output == "json_schema_only":
+        no_json_mode(provider, dropped)
+    else:
+        body["response_format"] = chat_response_format(output)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import find_payload, hosted_activity_line
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.prompt_cache import openai_cache_fields
+from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
     CodeExecution,
     HostedActivity,
@@ -317,6 +318,8 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
         body["tool_choice"] = _tool_choice(options.tool_choice)
     if options.cache is not None:
         openai_cache_fields(options.cache, body)
+    if options.output is not None:
+        body["text"] = {"format": responses_format(options.output)}
     # Stateless by default: every item is replayed in full, so reasoning must
     # come back encrypted rather than stored server-side.
     body["store"] = False
