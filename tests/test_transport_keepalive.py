@@ -65,8 +65,10 @@ class KeepAliveServer:
     """HTTP/1.1 with keep-alive: every request on a connection gets ``BODY``
     chunked, one write per event, then the body's end as ``ending`` says:
     ``"with-last"`` (the terminator in the last event's write), ``"late"``
-    (its own write, after ``delay`` seconds), ``"never"`` (the connection
-    stays open, silent, until the client closes it)."""
+    (its own write, after ``delay`` seconds), ``"extra"`` (a comment frame
+    after the last event, then the terminator), ``"cut"`` (the connection's
+    write side shut after the last event, no terminator), ``"never"`` (the
+    connection stays open, silent, until the client closes it)."""
 
     ending: str
     delay: float = 0.0
@@ -147,6 +149,12 @@ class KeepAliveServer:
             conn.sendall(_chunk(frames[-1]))
             time.sleep(self.delay)
             conn.sendall(b"0\r\n\r\n")
+        elif self.ending == "extra":
+            conn.sendall(_chunk(frames[-1]))
+            conn.sendall(_chunk(b": trailing\n\n") + b"0\r\n\r\n")
+        elif self.ending == "cut":
+            conn.sendall(_chunk(frames[-1]))
+            conn.shutdown(socket.SHUT_WR)  # the end of the stream, without the terminator
         else:
             conn.sendall(_chunk(frames[-1]))
 
@@ -166,16 +174,17 @@ def _endpoint(srv: KeepAliveServer) -> Endpoint:
     return Endpoint(ProviderId("anthropic"), srv.url, api_key="k", auth_header="x-api-key")
 
 
-async def _finals(srv: KeepAliveServer, n: int) -> list[str]:
+async def _finals(srv: KeepAliveServer, n: int) -> list[tuple[str, str | None]]:
     driver = Driver(timeouts=Timeouts(connect=2, idle=5))
-    texts = []
+    out = []
     try:
         for _ in range(n):
-            result = await driver.stream(_endpoint(srv), SHAPE, REQUEST).final()
-            texts.append(result.text)
+            stream = driver.stream(_endpoint(srv), SHAPE, REQUEST)
+            result = await stream.final()
+            out.append((result.text, stream.tail))
     finally:
         await driver.aclose()
-    return texts
+    return out
 
 
 async def _iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
@@ -192,7 +201,7 @@ async def _iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
 
 @pytest.mark.parametrize("server", [("with-last", 0.0), ("late", 0.05)], indirect=True)
 def test_finished_streams_reuse_one_connection(server: KeepAliveServer) -> None:
-    assert anyio.run(_finals, server, 3) == ["kept alive"] * 3
+    assert anyio.run(_finals, server, 3) == [("kept alive", None)] * 3
     assert (server.requests, server.connections) == (3, 1)
 
 
@@ -217,7 +226,24 @@ def test_a_body_that_never_ends_costs_only_its_connection(server: KeepAliveServe
     # The response is whole at message_stop: it is returned once the grace
     # for the body's end runs out, and that connection is not reused.
     started = time.monotonic()
-    assert anyio.run(_finals, server, 2) == ["kept alive"] * 2
+    tail = "no end of the body within 0.25 s after the terminal event"
+    assert anyio.run(_finals, server, 2) == [("kept alive", tail)] * 2
     took = time.monotonic() - started
     assert (server.requests, server.connections) == (2, 2)
     assert took < 2 * TAIL_GRACE + 2.0, took  # bounded by the grace, not the 5 s idle timeout
+
+
+@pytest.mark.parametrize("server", [("extra", 0.0)], indirect=True)
+def test_bytes_after_the_terminal_event_are_told_not_parsed(server: KeepAliveServer) -> None:
+    # The whole response, then the connection closed rather than reused with
+    # unread bytes on it; what happened is on the stream, not swallowed.
+    tail = "12 bytes after the terminal event, not read"  # ": trailing\n\n"
+    assert anyio.run(_finals, server, 2) == [("kept alive", tail)] * 2
+    assert (server.requests, server.connections) == (2, 2)
+
+
+@pytest.mark.parametrize("server", [("cut", 0.0)], indirect=True)
+def test_a_broken_end_keeps_the_whole_response(server: KeepAliveServer) -> None:
+    [(text, tail)] = anyio.run(_finals, server, 1)
+    assert text == "kept alive"
+    assert tail is not None and tail.startswith("the body's end broke: RemoteProtocolError: "), tail

@@ -133,6 +133,10 @@ class ResponseStream:
         self.dropped: tuple[str, ...] = ()
         """What the shape's encoder dropped from the request (portable replay)."""
         self.bytes_received = 0
+        self.tail: str | None = None
+        """Why the connection was not reused after a whole response (bytes
+        after the terminal event, an end that broke or did not come within
+        :data:`TAIL_GRACE`); None when the body ended cleanly."""
         self._pending: deque[tuple[Chunk, tuple[Part, ...]]] = deque()
         self._deferred: BaseException | None = None
         self._error: BaseException | None = None
@@ -531,19 +535,23 @@ class ResponseStream:
         the connection goes back to the pool: closed mid-body it is dropped,
         and every request pays a new TCP (and TLS) handshake.  Anything else
         — bytes after the terminal event, a slow or broken end — only costs
-        the connection's reuse: it is closed as it would have been.
+        the connection's reuse (it is closed, as it would have been) and is
+        told in :attr:`tail`; the response itself is whole.
         """
         body = self._body
         if body is not None and self._state == "finished" and self._deferred is None:
+            self.tail = f"no end of the body within {TAIL_GRACE:g} s after the terminal event"
             with anyio.move_on_after(TAIL_GRACE):
                 try:
-                    await body.__anext__()
+                    extra = await body.__anext__()
                 except StopAsyncIteration:
-                    pass  # the clean end: the connection is reusable
-                except httpx2.RequestError:
-                    # The response is whole; a broken end (a reset, a missing
-                    # terminator) only means the connection is not reused.
-                    pass
+                    self.tail = None  # the clean end: the connection is reusable
+                except httpx2.RequestError as exc:
+                    self.tail = f"the body's end broke: {type(exc).__name__}: " + (
+                        self._endpoint.redact(str(exc))
+                    )
+                else:
+                    self.tail = f"{len(extra)} bytes after the terminal event, not read"
         await self._close_response()
 
     async def _close_response(self) -> None:
