@@ -123,7 +123,7 @@ class Client:
         spec, name = self.catalog.resolve(model)
         shape = load_shape(spec.shape)
         env = os.environ if self._env is None else self._env
-        endpoint = spec.endpoint(env, self._api_keys.get(spec.name))
+        endpoint = self.catalog.endpoint(spec, env, self._api_keys.get(spec.name))
         if isinstance(messages, str):
             messages = (Message.user(messages),)
         request = ModelRequest(

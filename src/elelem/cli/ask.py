@@ -89,7 +89,7 @@ def check_model(catalog: Catalog, model: str) -> None:
     not built yet, or a missing key."""
     spec, _ = catalog.resolve(model)
     load_shape(spec.shape)
-    spec.resolve_key(os.environ)
+    catalog.resolve_key(spec, os.environ)
 
 
 CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}

@@ -8,6 +8,8 @@ from elelem.cli.ask import ask_command, chat_command
 from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
+from elelem.cli.keys import keys_group
+from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
 
 
@@ -22,6 +24,9 @@ def register(group: click.Group) -> None:
         export_command,
         import_command,
         providers_command,
+        models_command,
+        aliases_command,
+        keys_group,
         demo_command,
     ):
         group.add_command(command)

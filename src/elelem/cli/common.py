@@ -16,6 +16,7 @@ from rich.console import Console
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
 from elelem.errors import ConfigError, ElelemError, StreamError, UnsupportedError
 from elelem.providers import Catalog, config_path
+from elelem.providers.models import DEFAULT_MODELS
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
 
@@ -33,22 +34,6 @@ EXIT_STATUSES = (
     "refused); 70 an internal error (a bug: please report it with --debug output); "
     "130 interrupted (Ctrl-C; the reply so far is kept)."
 )
-
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-5-mini",
-    "google": "gemini-2.5-flash",
-    "deepseek": "deepseek-chat",
-    "openrouter": "openrouter/auto",
-    "groq": "llama-3.3-70b-versatile",
-    "cerebras": "llama-3.3-70b",
-    "xai": "grok-4",
-    "mistral": "mistral-large-latest",
-    # Newer Claude models on Bedrock run only through an inference profile;
-    # the global one works from every commercial region.
-    "bedrock": "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
-}
-"""The model used for a provider when only the provider is known (first key set)."""
 
 
 class Failure(click.ClickException):
@@ -180,7 +165,7 @@ def key_is_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
     """Whether provider ``name`` has its key (or needs none); for a SigV4
     provider (Bedrock), AWS credentials count as its key."""
     spec = catalog.get(name)
-    if not spec.key_required or any(env.get(v, "").strip() for v in spec.key_env):
+    if not spec.key_required or catalog.key_source(spec, env) is not None:
         return True
     return signing_credentials_set(catalog, name, env)
 
@@ -227,9 +212,11 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option(
             "-m",
             "--model",
-            metavar="PROVIDER:MODEL",
-            help="e.g. anthropic:claude-sonnet-4-5 (default: $ELELEM_MODEL, the config "
-            "file's model, else the first provider whose key is set).",
+            metavar="MODEL",
+            help="provider:model (anthropic:claude-sonnet-4-5), a provider (its default "
+            "model), a known model id (`elelem models`) or an alias (`elelem aliases`); "
+            "default: $ELELEM_MODEL, the config file's model, else the first provider "
+            "whose key is set.",
         ),
         click.option("--system", metavar="TEXT", help="A system prompt for this turn."),
         click.option("--web-search", is_flag=True, help="Let the provider search the web."),

@@ -26,11 +26,14 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
+from elelem.providers.keys import load_keys
+from elelem.providers.models import resolve_address
 from elelem.shapes.base import Shape
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.sigv4 import SigV4Signer
@@ -118,25 +121,42 @@ class ProviderSpec(msgspec.Struct, frozen=True):
             raise ConfigError(f"provider {self.name}: its base URL needs a region: set {where}")
         return self.region
 
-    def resolve_key(self, env: Mapping[str, str], api_key: str | None = None) -> str | None:
-        """The API key: ``api_key`` if given, else the first variable of ``key_env`` set.
+    def resolve_key(
+        self, env: Mapping[str, str], api_key: str | None = None, stored: str | None = None
+    ) -> str | None:
+        """The API key: ``api_key`` if given, else the first variable of
+        ``key_env`` set, else ``stored`` (saved by ``elelem keys set``).
 
         Raises :class:`~elelem.errors.ConfigError` naming the variable (never a
         value) when a required key is missing.
         """
-        key = self._find_key(env, api_key)
+        key = self._find_key(env, api_key, stored)
         if key is None and self.key_required:
             raise self._missing_key()
         return key
 
-    def _find_key(self, env: Mapping[str, str], api_key: str | None) -> str | None:
+    def key_source(
+        self, env: Mapping[str, str], api_key: str | None = None, stored: str | None = None
+    ) -> str | None:
+        """Where the key in force comes from (``"api_keys"``, ``"$VAR"`` or
+        ``"keys file"``), never the key itself; None when none is set."""
+        if api_key:
+            return "api_keys"
+        for var in self.key_env:
+            if env.get(var, "").strip():
+                return f"${var}"
+        return "keys file" if stored else None
+
+    def _find_key(
+        self, env: Mapping[str, str], api_key: str | None, stored: str | None = None
+    ) -> str | None:
         if api_key:
             return api_key
         for var in self.key_env:
             value = env.get(var, "").strip()
             if value:
                 return value
-        return None
+        return stored or None
 
     def _missing_key(self) -> ConfigError:
         where = " or ".join(self.key_env) if self.key_env else "api_key"
@@ -167,10 +187,13 @@ class ProviderSpec(msgspec.Struct, frozen=True):
             service=self.sigv4_service,
         )
 
-    def endpoint(self, env: Mapping[str, str], api_key: str | None = None) -> Endpoint:
+    def endpoint(
+        self, env: Mapping[str, str], api_key: str | None = None, stored: str | None = None
+    ) -> Endpoint:
         """The transport endpoint for this provider under ``env``: the API key
-        when one is given or set, else (for a SigV4 provider) AWS credentials."""
-        key = self._find_key(env, api_key)
+        when one is given, set or ``stored``, else (for a SigV4 provider) AWS
+        credentials."""
+        key = self._find_key(env, api_key, stored)
         signer = self.resolve_signer(env) if key is None else None
         if key is None and signer is None and self.key_required:
             raise self._missing_key()
@@ -284,7 +307,10 @@ def load_shape(name: str) -> Shape:
 
 
 def parse_model(address: str) -> tuple[str, str]:
-    """Split ``provider:model`` at the first colon (model names may hold colons)."""
+    """Split ``provider:model`` at the first colon (model names may hold colons).
+
+    This is the strict form; :meth:`Catalog.resolve` also takes a bare
+    provider, a known model id or an alias (:mod:`elelem.providers.models`)."""
     provider, sep, model = address.partition(":")
     if not sep or not provider or not model:
         raise ConfigError(
@@ -296,10 +322,59 @@ def parse_model(address: str) -> tuple[str, str]:
 class Catalog:
     """Providers by name: the built-ins plus any added in code or a config file."""
 
-    def __init__(self, providers: Iterable[ProviderSpec] = BUILTIN) -> None:
+    def __init__(
+        self,
+        providers: Iterable[ProviderSpec] = BUILTIN,
+        aliases: Mapping[str, str] | None = None,
+    ) -> None:
         self._providers: dict[str, ProviderSpec] = {}
         for spec in providers:
             self.add(spec)
+        self.aliases: dict[str, str] = dict(aliases or {})
+        """User aliases (the config file's ``[aliases]``), over the built-in ones."""
+        self.keys_file: Path | None = None
+        """The file of saved keys (:mod:`elelem.providers.keys`), read on the
+        first key not found in the environment; None reads none."""
+        self._stored: dict[str, str] | None = None
+
+    def stored_key(self, name: str) -> str | None:
+        """The key saved for provider ``name`` in :attr:`keys_file`, if any."""
+        if self.keys_file is None:
+            return None
+        if self._stored is None:
+            self._stored = load_keys(self.keys_file)
+        return self._stored.get(name)
+
+    def _stored_unless_set(
+        self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None
+    ) -> str | None:
+        # The environment wins, so a saved key is read only when it is needed
+        # (and a bad keys file cannot break a run that names its key).
+        if spec.key_source(env, api_key) is not None:
+            return None
+        return self.stored_key(spec.name)
+
+    def endpoint(
+        self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None = None
+    ) -> Endpoint:
+        """``spec``'s endpoint with its key from ``api_key``, ``env`` or the keys file."""
+        return spec.endpoint(env, api_key, self._stored_unless_set(spec, env, api_key))
+
+    def resolve_key(
+        self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None = None
+    ) -> str | None:
+        """``spec``'s key from ``api_key``, ``env`` or the keys file (see
+        :meth:`ProviderSpec.resolve_key`)."""
+        return spec.resolve_key(env, api_key, self._stored_unless_set(spec, env, api_key))
+
+    def key_source(
+        self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None = None
+    ) -> str | None:
+        """Where ``spec``'s key comes from (see :meth:`ProviderSpec.key_source`)."""
+        return spec.key_source(env, api_key, self._stored_unless_set(spec, env, api_key))
+
+    def __repr__(self) -> str:
+        return f"Catalog(providers={self.names()!r}, aliases={sorted(self.aliases)!r})"
 
     def add(self, spec: ProviderSpec) -> None:
         """Add (or replace) a provider."""
@@ -357,8 +432,10 @@ class Catalog:
         return name in self._providers
 
     def resolve(self, address: str) -> tuple[ProviderSpec, str]:
-        """``provider:model`` -> (provider, model name)."""
-        provider, model = parse_model(address)
+        """A model address -> (provider, model name): ``provider:model``, a
+        bare provider (its default model), a known model id or an alias, by
+        the rules of :func:`~elelem.providers.models.resolve_address`."""
+        provider, model = resolve_address(address, self, self.aliases)
         return self.get(provider), model
 
 

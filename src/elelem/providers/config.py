@@ -1,13 +1,18 @@
 """User provider endpoints from a TOML config file.
 
 The file (``$ELELEM_CONFIG``, else ``config.toml`` in the user config folder)
-may hold other sections; only ``[providers.<name>]`` tables are read here::
+may hold other sections; ``[providers.<name>]`` tables and the ``[aliases]``
+table are read here::
 
     [providers.local]
     compatible = "openai"            # or "openai-responses", "anthropic"
     base_url = "http://127.0.0.1:8000/v1"
-    key_env = "LOCAL_API_KEY"        # optional; a string or a list
+    api_key_env = "LOCAL_API_KEY"    # optional; key_env also takes a list
     headers = { "x-team" = "blue" }  # optional
+
+    [aliases]
+    fast = "groq:llama-3.1-8b-instant"
+    local = "local:qwen2.5"
 
     [providers.anthropic]            # a built-in: override some fields
     base_url = "https://proxy.example/anthropic"
@@ -32,9 +37,10 @@ import platformdirs
 
 from elelem.errors import ConfigError
 from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec
+from elelem.providers.keys import keys_path
 
 _STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region")
-_KNOWN = {*_STR_KEYS, "key_env", "headers", "key_required"}
+_KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required"}
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -58,11 +64,13 @@ def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None)
         apply_config(catalog, data, origin=str(file))
     elif path is not None:
         raise ConfigError(f"{file}: no such config file")
+    catalog.keys_file = keys_path(env)
     return catalog
 
 
 def apply_config(catalog: Catalog, data: Mapping[str, Any], *, origin: str = "config") -> None:
     """Add or amend providers from parsed TOML ``data`` (its ``providers`` table)."""
+    catalog.aliases.update(_aliases(data.get("aliases", {}), origin))
     providers = data.get("providers", {})
     if not isinstance(providers, dict):
         raise ConfigError(f"{origin}: [providers] must be a table")
@@ -71,6 +79,17 @@ def apply_config(catalog: Catalog, data: Mapping[str, Any], *, origin: str = "co
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table")
         catalog.add(_spec(catalog, name, table, where))
+
+
+def _aliases(table: object, origin: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise ConfigError(f'{origin}: [aliases] must be a table of name = "provider:model"')
+    for name, target in table.items():
+        if not isinstance(target, str) or not target.strip():
+            raise ConfigError(
+                f'{origin}: [aliases] {name} must be a model such as "anthropic:claude-sonnet-4-5"'
+            )
+    return {name: target.strip() for name, target in table.items()}
 
 
 def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> ProviderSpec:
@@ -95,12 +114,15 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
     for key in ("shape", "base_url", "auth_header", "auth_scheme", "region"):
         if key in table:
             changes[key] = table[key]
-    if "key_env" in table:
-        keys = table["key_env"]
+    if "key_env" in table and "api_key_env" in table:
+        raise ConfigError(f"{where}: give key_env or api_key_env, not both")
+    if "key_env" in table or "api_key_env" in table:
+        field = "key_env" if "key_env" in table else "api_key_env"
+        keys = table[field]
         if isinstance(keys, str):
             keys = [keys]
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise ConfigError(f"{where}: key_env must be a string or a list of strings")
+            raise ConfigError(f"{where}: {field} must be a string or a list of strings")
         changes["key_env"] = tuple(keys)
         if "compatible" in table or name not in catalog:
             changes["key_required"] = bool(keys)  # a new endpoint needs a key once it names one
