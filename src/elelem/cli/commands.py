@@ -9,6 +9,7 @@ from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.keys import keys_group
+from elelem.cli.manage import fork_command, rename_command, rm_command
 from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
 
@@ -27,6 +28,9 @@ def register(group: click.Group) -> None:
         models_command,
         aliases_command,
         keys_group,
+        rm_command,
+        rename_command,
+        fork_command,
         demo_command,
     ):
         group.add_command(command)

@@ -17,6 +17,7 @@ from elelem.cli.common import (
     make_renderer,
     store_from_env,
 )
+from elelem.cli.inspect import ndjson_line
 from elelem.conversation import (
     Conversation,
     ConversationInfo,
@@ -25,6 +26,7 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
+from elelem.conversation.sqlbase import SQLStore
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.vocabulary import ConversationId
@@ -42,12 +44,35 @@ def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
         return store.info(ConversationId(ref)).id
     except ConversationNotFound:
         pass
-    matches = [c.id for c in store.list_conversations() if c.id.startswith(ref)]
+    matches = [c for c in store.list_conversations() if c.id.startswith(ref)]
     if len(matches) == 1:
-        return matches[0]
+        return matches[0].id
     if len(matches) > 1:
-        raise ConversationNotFound(f"{ref} (ambiguous: {len(matches)} conversations start so)")
+        raise AmbiguousConversation(ref, matches)
     raise ConversationNotFound(ref)
+
+
+SHOWN_CANDIDATES = 5
+"""How many candidates an ambiguous id's message lists."""
+
+
+class AmbiguousConversation(ConversationNotFound):
+    """An id prefix that several conversations start with: the message lists
+    the newest few with their titles, so the user can pick one."""
+
+    def __init__(self, ref: str, matches: list[ConversationInfo]) -> None:
+        shown = ", ".join(
+            f"{c.id} ({clip(sanitize_line(c.title or '-'), 30)})"
+            for c in matches[:SHOWN_CANDIDATES]
+        )
+        more = len(matches) - SHOWN_CANDIDATES
+        tail = f" and {more} more" if more > 0 else ""
+        super().__init__(ref)
+        self.args = (
+            f"{ref!r} is ambiguous: {len(matches)} conversations start so: {shown}{tail}"
+            " (give more of the id)",
+        )
+        self.candidates = tuple(c.id for c in matches)
 
 
 def when(stamp: str) -> str:
@@ -63,18 +88,49 @@ def log_line(info: ConversationInfo) -> str:
     return f"{info.id}  {when(info.updated_at)}  {turns:>8}  {model}  {title}".rstrip()
 
 
-@click.command("log")
+def info_record(info: ConversationInfo) -> dict[str, object]:
+    """A conversation's listing entry as one ``--json`` object."""
+    return {
+        "id": info.id,
+        "title": info.title,
+        "model": info.model,
+        "turns": info.turns,
+        "events": info.events,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "parent": info.parent,
+        "forked_at": info.forked_at,
+    }
+
+
+@click.group("log", invoke_without_command=True)
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("-s", "--search", metavar="TEXT", help="List the messages that contain TEXT.")
+@click.option(
+    "-s", "--search", metavar="TEXT", help="List the messages that contain TEXT (full-text)."
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.pass_context
 @debug_option
 @guarded
-def log_command(limit: int, search: str | None) -> None:
-    """List stored conversations, newest first."""
+def log_command(ctx: click.Context, limit: int, search: str | None, as_json: bool) -> None:
+    """List stored conversations, newest first (`elelem log path` prints the store)."""
+    if ctx.invoked_subcommand is not None:
+        return
     store = store_from_env()
     out = sys.stdout
     if search is not None:
         hits = store.search(search, limit=limit)
         for hit in hits:
+            if as_json:
+                record = {
+                    "conversation": hit.conversation,
+                    "event": hit.event,
+                    "seq": hit.seq,
+                    "turn": hit.turn,
+                    "snippet": hit.snippet,
+                }
+                out.write(ndjson_line(record) + "\n")
+                continue
             snippet = clip(sanitize_line(hit.snippet), 100)
             out.write(f"{hit.conversation}  turn {hit.turn}  {snippet}\n")
         if not hits:
@@ -82,9 +138,22 @@ def log_command(limit: int, search: str | None) -> None:
         return
     infos = store.list_conversations(limit=limit)
     for info in infos:
-        out.write(log_line(info) + "\n")
+        if as_json:
+            out.write(ndjson_line(info_record(info)) + "\n")
+        else:
+            out.write(log_line(info) + "\n")
     if not infos:
         click.echo("no conversations yet", err=True)
+
+
+@log_command.command("path")
+@debug_option
+@guarded
+def log_path_command() -> None:
+    """Print where the conversation store is (a path, or a URL without password)."""
+    store = store_from_env()
+    where = store.where if isinstance(store, SQLStore) else type(store).__name__
+    sys.stdout.write(sanitize_line(where) + "\n")
 
 
 @click.command("show")
