@@ -1,0 +1,68 @@
+"""A real uvicorn server for an ASGI app on 127.0.0.1, in a thread (tests, demos).
+
+``with ASGIServer(app) as server: httpx2.get(server.url + "/")`` — the port is
+chosen by the system; the server stops and its thread ends on exit.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+
+class ASGIServer:
+    """Serve ``app`` with uvicorn on a free loopback port until closed."""
+
+    def __init__(self, app: Any, *, host: str = "127.0.0.1") -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, 0))
+        self.host = host
+        self.port: int = self._sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> ASGIServer:
+        """Start serving and wait until the server accepts connections."""
+        self._thread.start()
+        ready = threading.Event()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the ASGI server stopped while starting")
+            ready.wait(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Ask the server to exit and wait for its thread."""
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        self._sock.close()
+
+    def __enter__(self) -> ASGIServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+__all__ = ["ASGIServer"]

@@ -1,0 +1,139 @@
+"""The UI message stream as Server-Sent Events and as an ASGI response.
+
+:class:`UIMessageStreamResponse` is a Starlette ``StreamingResponse`` (so it
+is returned as is from a Starlette or FastAPI endpoint) that relays an elelem
+response stream to a page using the AI SDK's ``useChat``::
+
+    @app.post("/api/chat")
+    async def chat(request: Request) -> UIMessageStreamResponse:
+        messages = ui_messages_to_elelem((await request.json())["messages"])
+        return UIMessageStreamResponse(client.stream("anthropic:claude-sonnet-4-5", messages))
+
+The response opens the stream when the first byte is wanted and closes it
+when the client goes away (Starlette cancels the body), so an abandoned page
+does not keep a provider connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from typing import Any, Protocol
+
+import msgspec
+from starlette.responses import StreamingResponse
+
+from elelem.errors import ElelemError
+from elelem.stream.chunks import Chunk
+from elelem.vocabulary import Part
+from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
+
+DONE = b"data: [DONE]\n\n"
+"""The end marker the AI SDK writes after the last chunk (readers skip it)."""
+
+_encode = msgspec.json.Encoder().encode
+
+
+class CommittingStream(Protocol):
+    """What a response stream offers: ``(chunk, committed)`` pairs
+    (:meth:`elelem.transport.ResponseStream.with_commits`)."""
+
+    def with_commits(self) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
+        """Iterate the stream's chunks with the parts each one committed."""
+        ...
+
+
+Source = CommittingStream | AsyncIterable[tuple[Chunk, tuple[Part, ...]]]
+"""A response stream, or any async iterable of ``(chunk, committed)`` pairs
+(the pairs a turn's ``on_chunk`` observer sees, for instance)."""
+
+
+def sse_event(chunk: UIChunk) -> bytes:
+    """One UI message stream chunk as one SSE event (``data: {json}``)."""
+    return b"data: " + _encode(chunk) + b"\n\n"
+
+
+async def ui_message_chunks(
+    source: Source, encoder: UIMessageEncoder | None = None
+) -> AsyncIterator[UIChunk]:
+    """The UI message stream chunks of ``source``, ending with ``finish``.
+
+    An elelem error that ends the stream (a :class:`~elelem.errors.StreamError`
+    from the provider or the transport, a broken grammar) becomes an
+    ``error`` chunk and the run's ``finish``; any other exception propagates.
+    A source with ``aclose`` is closed when the iteration ends or is
+    cancelled.
+    """
+    encoder = encoder if encoder is not None else UIMessageEncoder()
+    pairs: AsyncIterable[tuple[Chunk, tuple[Part, ...]]]
+    pairs = source.with_commits() if hasattr(source, "with_commits") else source
+    try:
+        for chunk in encoder.start():
+            yield chunk
+        try:
+            async for stream_chunk, committed in pairs:
+                for chunk in encoder.feed(stream_chunk, committed):
+                    yield chunk
+        except ElelemError as exc:
+            for chunk in encoder.error(exc):
+                yield chunk
+        for chunk in encoder.close():
+            yield chunk
+    finally:
+        await _close(pairs)
+        if pairs is not source:
+            await _close(source)
+
+
+async def _close(thing: object) -> None:
+    close: Any = getattr(thing, "aclose", None)
+    if close is not None:
+        await close()
+
+
+async def sse_body(chunks: AsyncIterable[UIChunk]) -> AsyncIterator[bytes]:
+    """``chunks`` as the SSE body of a UI message stream, ending in ``[DONE]``."""
+    async for chunk in chunks:
+        yield sse_event(chunk)
+    yield DONE
+
+
+class UIMessageStreamResponse(StreamingResponse):
+    """An ASGI response streaming ``source`` as the AI SDK UI message stream
+    (SSE with ``x-vercel-ai-ui-message-stream: v1``).
+
+    The keyword arguments configure the :class:`UIMessageEncoder`; ``headers``
+    are added to the protocol's own.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        message_id: str | None = None,
+        dynamic_tools: bool = False,
+        search_entry_point: bool = False,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        encoder = UIMessageEncoder(
+            message_id=message_id,
+            dynamic_tools=dynamic_tools,
+            search_entry_point=search_entry_point,
+        )
+        super().__init__(
+            sse_body(ui_message_chunks(source, encoder)),
+            status_code=status_code,
+            headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})},
+            media_type="text/event-stream",
+        )
+
+
+__all__ = [
+    "DONE",
+    "CommittingStream",
+    "Source",
+    "UIMessageStreamResponse",
+    "sse_body",
+    "sse_event",
+    "ui_message_chunks",
+]

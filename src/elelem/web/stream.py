@@ -1,0 +1,510 @@
+"""The Vercel AI SDK UI message stream, from any elelem stream (sans-IO).
+
+:class:`UIMessageEncoder` turns what a response stream delivers — each chunk
+with the parts the one assembler committed for it — into the chunks of the
+AI SDK's UI message stream protocol (``x-vercel-ai-ui-message-stream: v1``),
+the stream ``useChat`` reads:
+
+=========================  ==============================================
+elelem                     UI message stream
+=========================  ==============================================
+response start             ``start`` (once), ``start-step``
+text block                 ``text-start``, ``text-delta``…, ``text-end``;
+                           the text part's ``providerMetadata.elelem``
+                           holds its citations (source id, range, excerpt)
+citation sources           ``source-url`` (http(s) URLs only) or
+                           ``source-document`` (a title, no URL), one per
+                           distinct source, after the first block citing it
+reasoning block            ``reasoning-start``, ``reasoning-delta``…,
+                           ``reasoning-end``
+client tool call           ``tool-input-start``, ``tool-input-delta``…,
+                           ``tool-input-available`` (``tool-input-error``
+                           for arguments that are not JSON or were cut off)
+tool result                ``tool-output-available`` / ``tool-output-error``
+hosted activity            ``data-hosted-activity`` with the activity id as
+                           part id: each transition replaces the part's data
+any other block            ``data-block`` naming its type (never its JSON)
+response finish            ``finish-step``
+end of the run             ``finish`` (AI SDK finish reason, and elelem's
+                           own reason and summed usage as message metadata)
+stream error               ``error``, then ``finish`` (reason ``error``)
+=========================  ==============================================
+
+Only the portable projection travels: no :class:`~elelem.vocabulary.ProviderPayload`
+value (signatures, encrypted reasoning, ``encrypted_content``, encrypted
+citation indexes, raw provider blocks, raw usage) is ever put in a chunk.
+Every chunk is built field by field from neutral values; nothing is
+serialized wholesale.  Text is carried exactly (the page escapes it when it
+shows it); a source URL whose scheme is not http(s) is never sent as a URL.
+
+The one exception is opt-in (``search_entry_point=True``): Google requires the
+search suggestions of a grounded answer (``searchEntryPoint.renderedContent``,
+HTML it composed) to be shown with it, so the hosted-activity data of such a
+search can carry that HTML under ``searchEntryPoint``, for the page to show
+in a sandboxed frame that runs no script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from elelem.errors import ElelemError, StreamError
+from elelem.render.lines import activity_line, add_usage
+from elelem.render.sanitize import safe_url, url_scheme
+from elelem.stream.chunks import (
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Finish,
+    ReasoningDelta,
+    ResponseStart,
+    TextDelta,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import (
+    Attribution,
+    HostedActivity,
+    Part,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    Usage,
+)
+from elelem.vocabulary.json import JSONValue
+
+UIChunk = dict[str, Any]
+"""One chunk of the UI message stream, as the JSON object sent."""
+
+UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of a UI message stream (the AI SDK's own set)."""
+
+FINISH_REASONS: Mapping[str, str] = {
+    "stop": "stop",
+    "max-tokens": "length",
+    "content-filter": "content-filter",
+    "tool-calls": "tool-calls",
+    "error": "error",
+}
+"""elelem finish reason -> the AI SDK's; any other (``paused``, ``refused``,
+``aborted``, ``unknown``, a plugin's) is ``other``, with elelem's own reason
+kept in the message metadata."""
+
+DOCUMENT_MEDIA_TYPE = "application/octet-stream"
+"""The ``mediaType`` of a ``source-document`` whose document type the
+citation does not name (the protocol requires one)."""
+
+ERROR_TEXT_LIMIT = 2000
+
+
+def search_entry_point(activity: HostedActivity) -> str | None:
+    """Google's search suggestions HTML (``searchEntryPoint.renderedContent``)
+    kept in a grounded search's payload, or None.
+
+    Google requires it to be displayed with the grounded answer.  It is
+    provider-composed HTML: show it only in a sandboxed frame that runs no
+    script (the viewer does).
+    """
+    payload = activity.payload
+    if payload is None or payload.format != "grounding_metadata":
+        return None
+    value = payload.value
+    entry = value.get("searchEntryPoint") if isinstance(value, dict) else None
+    html = entry.get("renderedContent") if isinstance(entry, dict) else None
+    return html if isinstance(html, str) and html.strip() else None
+
+
+def usage_data(usage: Usage) -> dict[str, JSONValue]:
+    """The neutral counters of ``usage`` (never the provider's raw object)."""
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "reasoning": usage.reasoning,
+        "cacheRead": usage.cache_read,
+        "cacheWrite": usage.cache_write,
+        "hosted": dict(usage.hosted),
+    }
+
+
+def error_text(exc: BaseException) -> str:
+    """What an ``error`` chunk says about ``exc``: its kind and message."""
+    kind = exc.kind if isinstance(exc, StreamError) else type(exc).__name__
+    text = f"{kind}: {exc}"
+    return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
+
+
+class _Sources:
+    """Numbers the distinct sources of one message, as the footnotes do."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], str] = {}
+
+    def cite(self, attribution: Attribution, out: list[UIChunk]) -> str:
+        url = attribution.source.url or ""
+        title = attribution.source.title
+        key = (url, "" if url else title or "")
+        source_id = self._ids.get(key)
+        if source_id is not None:
+            return source_id
+        source_id = f"source-{len(self._ids) + 1}"
+        self._ids[key] = source_id
+        link = safe_url(url) if url else None
+        if link is not None:
+            chunk: UIChunk = {"type": "source-url", "sourceId": source_id, "url": link}
+            if title:
+                chunk["title"] = title
+        else:
+            # A document, or a URL that is not http(s): a title, never a link.
+            chunk = {
+                "type": "source-document",
+                "sourceId": source_id,
+                "mediaType": DOCUMENT_MEDIA_TYPE,
+                "title": title or (f"(link removed: {_scheme(url)})" if url else "(untitled)"),
+            }
+        out.append(chunk)
+        return source_id
+
+
+def _tool_result(result: ToolResultBlock) -> UIChunk:
+    if result.is_error:
+        return {
+            "type": "tool-output-error",
+            "toolCallId": result.call_id,
+            "errorText": result.content,
+        }
+    return {"type": "tool-output-available", "toolCallId": result.call_id, "output": result.content}
+
+
+def _scheme(url: str) -> str:
+    return url_scheme(url) or "unsupported"
+
+
+class UIMessageEncoder:
+    """Encodes one assistant message's run — one response, or the several
+    responses of a tool loop or a continued turn — as UI message stream chunks.
+
+    Feed it every ``(chunk, committed)`` pair a response stream yields
+    (:meth:`feed`), the tool results a loop appends between responses
+    (:meth:`tool_results`), an error that ended the run (:meth:`error`), and
+    call :meth:`close` once at the end; each returns the chunks to send, in
+    order.  ``message_id`` becomes the ``start`` chunk's ``messageId`` when
+    given.  ``dynamic_tools`` marks client tool calls ``dynamic`` (tools the
+    page does not declare; they become ``dynamic-tool`` parts).
+    ``search_entry_point`` lets Google's search suggestions through (see the
+    module docs).
+    """
+
+    def __init__(
+        self,
+        *,
+        message_id: str | None = None,
+        dynamic_tools: bool = False,
+        search_entry_point: bool = False,
+    ) -> None:
+        self._message_id = message_id
+        self._dynamic = dynamic_tools
+        self._entry_point = search_entry_point
+        self._started = False
+        self._closed = False
+        self._in_step = False
+        self._count = 0
+        self._open: dict[object, tuple[str, str]] = {}  # block key -> (kind, part id)
+        self._calls: dict[str, str] = {}  # call id -> tool name, until input is known
+        self._sources = _Sources()
+        self._activities: dict[str, HostedActivity] = {}
+        self._usage: Usage | None = None
+        self._step_usage: Usage | None = None
+        self._finish: Finish | None = None
+        self._metadata: dict[str, JSONValue] = {}
+
+    # -- public ------------------------------------------------------------
+
+    def start(self) -> list[UIChunk]:
+        """The ``start`` chunk (sent once, before anything else; the other
+        methods send it first when it was not sent yet)."""
+        if self._started:
+            return []
+        self._started = True
+        chunk: UIChunk = {"type": "start"}
+        if self._message_id is not None:
+            chunk["messageId"] = self._message_id
+        return [chunk]
+
+    def feed(self, chunk: Chunk, committed: Sequence[Part] = ()) -> list[UIChunk]:
+        """The UI chunks for one stream chunk and the parts it committed."""
+        out = self.start()
+        if isinstance(chunk, TextDelta | ReasoningDelta):
+            opened = self._open.get(chunk.index)
+            if opened is not None and chunk.text:
+                out.append({"type": f"{opened[0]}-delta", "id": opened[1], "delta": chunk.text})
+        elif isinstance(chunk, ToolCallDelta):
+            opened = self._open.get(chunk.index)
+            if opened is not None and chunk.arguments:
+                out.append(
+                    {
+                        "type": "tool-input-delta",
+                        "toolCallId": opened[1],
+                        "inputTextDelta": chunk.arguments,
+                    }
+                )
+        elif isinstance(chunk, BlockStart):
+            self._block_start(chunk, out)
+        elif isinstance(chunk, BlockEnd):
+            self._block_end(chunk, out)
+        elif isinstance(chunk, ResponseStart):
+            self._response_start(chunk, out)
+        elif isinstance(chunk, UsageUpdate):
+            self._step_usage = chunk.usage
+        # Parts committed by any chunk (a block end, a hosted transition, a
+        # held tool call flushed by a later commit or by the finish).
+        for part in committed:
+            self._committed(part, out)
+        if isinstance(chunk, Finish):
+            self._on_finish(chunk, out)
+        return out
+
+    def tool_results(self, results: Iterable[ToolResultBlock]) -> list[UIChunk]:
+        """The chunks for the results of client tool calls (a tool loop)."""
+        out = self.start()
+        out.extend(_tool_result(result) for result in results)
+        return out
+
+    def error(self, exc: BaseException) -> list[UIChunk]:
+        """The ``error`` chunk for what ended the run (the step is closed)."""
+        out = self.start()
+        out.append({"type": "error", "errorText": error_text(exc)})
+        self._open.clear()
+        self._calls.clear()
+        if self._finish is None or self._in_step:
+            self._finish = Finish("error", failure=str(exc))
+        if self._in_step:
+            self._end_step(out)
+        return out
+
+    def close(self) -> list[UIChunk]:
+        """The final ``finish`` chunk (once)."""
+        if self._closed:
+            return []
+        out = self.start()
+        self._closed = True
+        if self._in_step:
+            self._end_step(out)
+        chunk: UIChunk = {"type": "finish"}
+        metadata: dict[str, JSONValue] = {}
+        if self._finish is not None:
+            chunk["finishReason"] = FINISH_REASONS.get(self._finish.reason, "other")
+            metadata["finishReason"] = self._finish.reason
+        if self._usage is not None:
+            metadata["usage"] = usage_data(self._usage)
+        if metadata:
+            chunk["messageMetadata"] = metadata
+        out.append(chunk)
+        return out
+
+    # -- internals ---------------------------------------------------------
+
+    def _step(self, out: list[UIChunk]) -> None:
+        if self._in_step:
+            self._end_step(out)
+        self._in_step = True
+        self._step_usage = None
+        out.append({"type": "start-step"})
+
+    def _end_step(self, out: list[UIChunk]) -> None:
+        self._in_step = False
+        self._usage = add_usage(self._usage, self._step_usage)
+        self._step_usage = None
+        out.append({"type": "finish-step"})
+
+    def _next_id(self, kind: str) -> str:
+        self._count += 1
+        return f"{kind}-{self._count}"
+
+    def _response_start(self, chunk: ResponseStart, out: list[UIChunk]) -> None:
+        self._step(out)
+        metadata: dict[str, JSONValue] = {}
+        if chunk.provider is not None:
+            metadata["provider"] = chunk.provider
+        if chunk.model is not None:
+            metadata["model"] = chunk.model
+        if any(self._metadata.get(k) != v for k, v in metadata.items()):
+            self._metadata.update(metadata)
+            out.append({"type": "message-metadata", "messageMetadata": metadata})
+
+    def _block_start(self, chunk: BlockStart, out: list[UIChunk]) -> None:
+        if not self._in_step:
+            self._step(out)
+        if chunk.block in ("text", "reasoning"):
+            part_id = self._next_id(chunk.block)
+            self._open[chunk.index] = (chunk.block, part_id)
+            out.append({"type": f"{chunk.block}-start", "id": part_id})
+        elif chunk.block == "tool-call" and chunk.id:
+            self._open[chunk.index] = ("tool-call", chunk.id)
+            self._calls[chunk.id] = chunk.name or ""
+            start: UIChunk = {
+                "type": "tool-input-start",
+                "toolCallId": chunk.id,
+                "toolName": chunk.name or "",
+            }
+            if self._dynamic:
+                start["dynamic"] = True
+            out.append(start)
+
+    def _block_end(self, chunk: BlockEnd, out: list[UIChunk]) -> None:
+        opened = self._open.pop(chunk.index, None)
+        if opened is not None and opened[0] in ("text", "reasoning"):
+            # The end is sent with the block this chunk commits, which holds
+            # the citations.
+            self._ending = opened
+
+    def _committed(self, part: Part, out: list[UIChunk]) -> None:
+        if isinstance(part, TextBlock):
+            kind_id = self._take_ending("text")
+            sources: list[UIChunk] = []
+            end: UIChunk = {"type": "text-end", "id": kind_id or self._next_id("text")}
+            if kind_id is None:
+                # A text block that arrived whole: announce it.
+                out.append({"type": "text-start", "id": end["id"]})
+                if part.text:
+                    out.append({"type": "text-delta", "id": end["id"], "delta": part.text})
+            if part.attributions:
+                end["providerMetadata"] = {
+                    "elelem": {"citations": [self._citation(a, sources) for a in part.attributions]}
+                }
+            out.append(end)
+            out.extend(sources)
+        elif isinstance(part, ReasoningBlock):
+            kind_id = self._take_ending("reasoning")
+            end = {"type": "reasoning-end", "id": kind_id or self._next_id("reasoning")}
+            if kind_id is None:
+                out.append({"type": "reasoning-start", "id": end["id"]})
+                if part.text:
+                    out.append({"type": "reasoning-delta", "id": end["id"], "delta": part.text})
+            if not part.text and part.payloads:
+                end["providerMetadata"] = {"elelem": {"redacted": True}}
+            out.append(end)
+        elif isinstance(part, ToolCallBlock):
+            self._tool_call(part, out)
+        elif isinstance(part, HostedActivity):
+            self._hosted(part, out)
+        elif isinstance(part, ToolResultBlock):
+            out.append(_tool_result(part))
+        else:
+            # The default arm: a block nobody maps here is named, never
+            # sent as its JSON.
+            tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
+            out.append({"type": "data-block", "data": {"type": tag}})
+
+    _ending: tuple[str, str] | None = None
+
+    def _take_ending(self, kind: str) -> str | None:
+        ending = self._ending
+        if ending is not None and ending[0] == kind:
+            self._ending = None
+            return ending[1]
+        return None
+
+    def _citation(self, attribution: Attribution, sources: list[UIChunk]) -> dict[str, JSONValue]:
+        cite: dict[str, JSONValue] = {"sourceId": self._sources.cite(attribution, sources)}
+        if attribution.range is not None:
+            cite["range"] = list(attribution.range)
+        if attribution.excerpt:
+            cite["excerpt"] = attribution.excerpt
+        return cite
+
+    def _tool_call(self, call: ToolCallBlock, out: list[UIChunk]) -> None:
+        name = self._calls.pop(call.id, None)
+        if name is None:
+            # A call that arrived whole (a non-streamed response).
+            start: UIChunk = {
+                "type": "tool-input-start",
+                "toolCallId": call.id,
+                "toolName": call.name,
+            }
+            if self._dynamic:
+                start["dynamic"] = True
+            out.append(start)
+        chunk: UIChunk
+        try:
+            chunk = {
+                "type": "tool-input-available",
+                "toolCallId": call.id,
+                "toolName": call.name,
+                "input": call.input,
+            }
+        except ElelemError as exc:
+            chunk = {
+                "type": "tool-input-error",
+                "toolCallId": call.id,
+                "toolName": call.name,
+                "input": call.arguments,
+                "errorText": str(exc),
+            }
+        if self._dynamic:
+            chunk["dynamic"] = True
+        out.append(chunk)
+
+    def _hosted(self, transition: HostedActivity, out: list[UIChunk]) -> None:
+        started = self._activities.get(transition.id)
+        if started is None:
+            self._activities[transition.id] = transition
+        data: dict[str, JSONValue] = {
+            "id": transition.id,
+            "name": transition.name,
+            "state": transition.state,
+            "input": transition.input
+            if transition.input is not None
+            else (started.input if started else None),
+            "summary": transition.summary,
+            "status": activity_line(transition, started),
+        }
+        if self._entry_point:
+            html = search_entry_point(transition)
+            if html is not None:
+                data["searchEntryPoint"] = html
+        out.append({"type": "data-hosted-activity", "id": transition.id, "data": data})
+
+    def _on_finish(self, finish: Finish, out: list[UIChunk]) -> None:
+        self._finish = finish
+        # Tool calls whose arguments never completed (max-tokens cut them off):
+        # the assembler dropped them; the page is told, not left waiting.
+        for call_id, name in self._calls.items():
+            out.append(
+                {
+                    "type": "tool-input-error",
+                    "toolCallId": call_id,
+                    "toolName": name,
+                    "input": None,
+                    "errorText": f"the arguments were cut off ({finish.reason})",
+                }
+            )
+        self._calls.clear()
+        if finish.reason == "error":
+            out.append(
+                {
+                    "type": "error",
+                    "errorText": f"error: {finish.failure or 'the provider reported an error'}",
+                }
+            )
+        self._end_step(out)
+
+
+__all__ = [
+    "DOCUMENT_MEDIA_TYPE",
+    "FINISH_REASONS",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "UIChunk",
+    "UIMessageEncoder",
+    "error_text",
+    "search_entry_point",
+    "usage_data",
+]

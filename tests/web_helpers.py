@@ -1,0 +1,159 @@
+"""Helpers for the web tests: the AI SDK's own reader (Node + the `ai` npm
+package), streams of recorded responses relayed through a real ASGI server,
+and headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced, sample_recording
+from elelem.cli.inspect import SHAPES, _chunks, _provider, detect_shape, load_shape
+from elelem.client import Client
+from elelem.stream import AssembledResponse, Assembler, Chunk
+from elelem.testing.cassettes import Interaction, load
+from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
+from elelem.vocabulary import Part, WebSearch
+
+NODE_DIR = Path(__file__).resolve().parent / "web_node"
+PINNED_AI = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]["ai"]
+
+
+def ai_reader_ready() -> str:
+    """Install the pinned `ai` package (npm ci) where it is missing; return
+    the node binary.  Skips only where Node or npm is absent."""
+    node = shutil.which("node")
+    npm = shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("Node.js and npm are needed to run the `ai` package's reader")
+    installed = NODE_DIR / "node_modules" / "ai" / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text())["version"] != PINNED_AI:
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"npm ci failed: {done.stderr}"
+    return node
+
+
+def read_with_ai(node: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each request ({url, body}) read by the `ai` package's DefaultChatTransport
+    and readUIMessageStream: {message, chunks, errors, status} per request."""
+    done = subprocess.run(
+        [node, str(NODE_DIR / "read_ui_stream.mjs"), json.dumps(requests)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_PROXY": "127.0.0.1"},
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def demo_interaction() -> Interaction:
+    """The shipped demo recording's one interaction."""
+    return load(sample_recording()).interactions[0]
+
+
+@contextmanager
+def replaying(
+    interaction: Interaction,
+) -> Iterator[Callable[[], AsyncIterator[tuple[Chunk, tuple[Part, ...]]]]]:
+    """A loopback provider answering every request with ``interaction``'s
+    recorded response; yields a function opening a real client stream to it
+    (the demo's Anthropic recording)."""
+    reply = paced(interaction, 0)
+
+    def answer(_request: RecordedRequest) -> Reply:
+        return reply
+
+    with LoopbackServer(answer, lifetime=300) as server:
+        catalog = loopback_catalog(server.url, {"anthropic": "anthropic_messages"})
+
+        async def pairs() -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
+            async with Client(catalog=catalog, env={DEMO_KEY_ENV: DEMO_KEY}) as client:
+                stream = client.stream(
+                    "anthropic:claude-sonnet-4-5",
+                    "How tall is the Eiffel Tower, and when was it finished?",
+                    hosted_tools=(WebSearch(version="web_search_20250305"),),
+                )
+                async with stream:
+                    async for pair in stream.with_commits():
+                        yield pair
+
+        yield pairs
+
+
+def recorded_pairs(
+    interaction: Interaction,
+) -> tuple[list[tuple[Chunk, tuple[Part, ...]]], AssembledResponse, Exception | None]:
+    """The recorded response's chunks, each with what the assembler committed
+    for it (sans-IO, as `elelem inspect` reads a recording), the assembled
+    response and the provider error the recording ended in."""
+    name = detect_shape(interaction)
+    assert name is not None
+    shape = load_shape(name).SHAPE
+    provider = _provider(interaction.request, SHAPES[name])
+    wire = interaction.request.json if SHAPES[name].wire_request and interaction.request else None
+    chunks, error = _chunks(shape, interaction, provider, wire)
+    assembler = Assembler(provider)
+    pairs = [(chunk, assembler.feed(chunk)) for chunk in chunks]
+    result = assembler.result() if assembler.finished else assembler.partial()
+    return pairs, result, error
+
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1200,1600",
+)
+
+
+def chromium_paths() -> tuple[str, str]:
+    """Debian's chromium and chromium-driver; skips where they are absent."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if browser is None or driver is None:
+        pytest.skip("headless browser tests need Debian's chromium and chromium-driver")
+    return browser, driver
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium driven by selenium, with a fresh profile, logging
+    the page's console (to check no script ran)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    browser, driver_path = chromium_paths()
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="elelem-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
