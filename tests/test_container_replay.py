@@ -29,6 +29,7 @@ from elelem.conversation.export import (
     read_export,
 )
 from elelem.conversation.projections import response_payloads
+from elelem.conversation.turn import send
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.anthropic_messages.encoder import container_id
@@ -355,7 +356,8 @@ def run_turns(
                     results = []
                     for n in range(len(bodies)):
                         results.append(
-                            await conv.send(
+                            await send(
+                                conv,
                                 client,
                                 MODEL,
                                 f"step {n + 1}",
@@ -485,7 +487,8 @@ def test_programmatic_tool_calls_results_go_back_to_the_container_that_waits(
                 with SQLiteStore(tmp_path / "ptc.db") as store:
                     conv = Conversation.create(store)
                     results = [
-                        await conv.send(
+                        await send(
+                            conv,
                             client,
                             MODEL,
                             "Play a dice game",
@@ -501,7 +504,8 @@ def test_programmatic_tool_calls_results_go_back_to_the_container_that_waits(
                         ]
                         conv.add_tool_results((ToolResultBlock(call.id, "4", name=call.name),))
                         results.append(
-                            await conv.send(
+                            await send(
+                                conv,
                                 client,
                                 MODEL,
                                 None,

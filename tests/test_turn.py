@@ -21,6 +21,7 @@ from elelem.conversation import (
     SQLiteStore,
     TurnStart,
 )
+from elelem.conversation.turn import send, send_sync
 from elelem.errors import RateLimitError, TransportError
 from elelem.testing.servers import (
     LoopbackServer,
@@ -212,7 +213,7 @@ def test_a_turn_interrupted_mid_stream_keeps_received_text_and_citations_marked_
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
                 with pytest.raises(TransportError, match="the connection broke"):
-                    await conv.send(client, MODEL, "How tall is the tallest mountain?")
+                    await send(conv, client, MODEL, "How tall is the tallest mountain?")
                 return conv
 
     conv = asyncio.run(main())
@@ -266,8 +267,8 @@ def test_each_block_is_committed_as_it_flushes_and_the_turn_returns_its_result(
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
                 task = asyncio.create_task(probe(conv.id))
-                result = await conv.send(
-                    client, MODEL, "How tall?", hosted_tools=(WebSearch(max_uses=3),)
+                result = await send(
+                    conv, client, MODEL, "How tall?", hosted_tools=(WebSearch(max_uses=3),)
                 )
                 await task
                 sent = json.loads(server.requests[0].body)
@@ -321,7 +322,7 @@ def test_a_paused_turn_continues_automatically_each_continuation_its_own_respons
         with LoopbackServer([replay(paused), replay(final)]) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
-                result = await conv.send(client, MODEL, "Search a lot")
+                result = await send(conv, client, MODEL, "Search a lot")
                 return conv, result, [json.loads(r.body) for r in server.requests]
 
     conv, result, requests = asyncio.run(main())
@@ -359,7 +360,7 @@ def test_the_continuation_bound_stops_a_turn_that_keeps_pausing(store: SQLiteSto
         with LoopbackServer([replay(paused)] * 3) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
-                result = await conv.send(client, MODEL, "go", max_continuations=bound)
+                result = await send(conv, client, MODEL, "go", max_continuations=bound)
                 return result, len(server.requests)
 
     result, sent = asyncio.run(main(0))
@@ -377,7 +378,7 @@ def test_an_http_error_is_recorded_against_the_turn_and_raised(store: SQLiteStor
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
                 with pytest.raises(RateLimitError) as info:
-                    await conv.send(client, MODEL, "hi")
+                    await send(conv, client, MODEL, "hi")
                 assert info.value.retry_after == 7
                 return conv
 
@@ -394,7 +395,7 @@ def test_the_sync_twin_commits_the_same_events(store: SQLiteStore) -> None:
         SyncClient(env=env_for(server)) as client,
     ):
         conv = Conversation.create(store)
-        result = conv.send_sync(client, MODEL, "How tall?")
+        result = send_sync(conv, client, MODEL, "How tall?")
     assert result.text == "Everest is the tallest mountain, 8849 m."
     assert kinds(conv) == ANSWER_KINDS
     assert Conversation.open(store, conv.id).history() == conv.history()
@@ -467,7 +468,7 @@ def test_a_conversation_begun_on_another_provider_sends_no_foreign_payload(
     async def main() -> bytes:
         with LoopbackServer([replay(BODY)]) as server:
             async with Client(env=env_for(server)) as client:
-                await conv.send(client, MODEL, "And in metres?")
+                await send(conv, client, MODEL, "And in metres?")
                 return server.requests[0].body
 
     sent = asyncio.run(main())
@@ -484,9 +485,9 @@ def test_the_system_prompt_is_recorded_and_kept_for_later_turns(store: SQLiteSto
         with LoopbackServer([replay(BODY)] * 3) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
-                await conv.send(client, MODEL, "one", system="Answer in metres.")
-                await conv.send(client, MODEL, "two")
-                await conv.send(client, MODEL, "three", system="")
+                await send(conv, client, MODEL, "one", system="Answer in metres.")
+                await send(conv, client, MODEL, "two")
+                await send(conv, client, MODEL, "three", system="")
                 return [json.loads(r.body).get("system") for r in server.requests], conv
 
     systems, conv = asyncio.run(main())
@@ -501,7 +502,7 @@ def test_a_cancelled_turn_keeps_what_arrived(store: SQLiteStore) -> None:
         with LoopbackServer([stall(BODY, ENDS[8], 5.0)]) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
-                task = asyncio.create_task(conv.send(client, MODEL, "How tall?"))
+                task = asyncio.create_task(send(conv, client, MODEL, "How tall?"))
                 while not any(e.kind == "hosted" for e in store.load(conv.id)):
                     await asyncio.sleep(0.01)
                 await asyncio.sleep(0.1)
@@ -522,16 +523,16 @@ def test_a_turn_that_cannot_be_sent_leaves_the_log_untouched(store: SQLiteStore)
         async with Client(env=env) as client:
             conv = Conversation.create(store)
             with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-                await conv.send(client, MODEL, "hello")
+                await send(conv, client, MODEL, "hello")
             with pytest.raises(ConfigError, match="nosuch"):
-                await conv.send(client, "nosuch:model", "hello")
+                await send(conv, client, "nosuch:model", "hello")
             assert conv.events == () and store.load(conv.id) == ()
 
     asyncio.run(main())
     with SyncClient(env={"ELELEM_CONFIG": "/nonexistent/elelem.toml"}) as client:
         conv = Conversation.create(store)
         with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-            conv.send_sync(client, MODEL, "hello")
+            send_sync(conv, client, MODEL, "hello")
         assert store.load(conv.id) == ()
 
 
@@ -574,10 +575,11 @@ def test_a_tool_call_answered_in_the_next_turn_reaches_the_model(store: SQLiteSt
         with LoopbackServer([replay(sse_body(tool_frames())), replay(BODY)]) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
-                first = await conv.send(client, MODEL, "How tall?", tools=(height,))
+                first = await send(conv, client, MODEL, "How tall?", tools=(height,))
                 (call,) = [p for p in first.messages[0].content if isinstance(p, ToolCallBlock)]
                 result = ToolResultBlock(call.id, "8849 m", name=call.name)
-                second = await conv.send(
+                second = await send(
+                    conv,
                     client,
                     MODEL,
                     Message("user", (result,), "tool"),
@@ -650,7 +652,7 @@ def test_a_stale_signature_is_stripped_by_an_overlay_and_the_request_sent_again(
     async def main() -> Any:
         with LoopbackServer([status(400, STALE), replay(BODY)]) as server:
             async with Client(env=env_for(server)) as client:
-                result = await conv.send(client, MODEL, "Second question")
+                result = await send(conv, client, MODEL, "Second question")
                 return result, [json.loads(r.body) for r in server.requests]
 
     result, sent = asyncio.run(main())
@@ -691,7 +693,7 @@ def test_a_repair_that_does_not_help_is_not_made_twice(store: SQLiteStore) -> No
         with LoopbackServer([status(400, STALE), status(400, STALE)]) as server:
             async with Client(env=env_for(server)) as client:
                 with pytest.raises(RecoverableError):
-                    await conv.send(client, MODEL, "Again?", recover=recover)
+                    await send(conv, client, MODEL, "Again?", recover=recover)
                 return len(server.requests)
 
     assert asyncio.run(main(recover=True)) == 2

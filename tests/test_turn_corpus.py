@@ -18,6 +18,7 @@ import pytest
 from elelem import Client
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation, SQLiteStore
+from elelem.conversation.turn import send
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire
 from elelem.shapes.base import ModelRequest
 from elelem.testing.cassettes import load
@@ -63,7 +64,8 @@ def test_recorded_paused_web_search_conversation_replays_from_the_log(
             async with Client(env=env) as client:
                 with SQLiteStore(path) as store:
                     conv = Conversation.create(store)
-                    result = await conv.send(
+                    result = await send(
+                        conv,
                         client,
                         "anthropic:claude-sonnet-4-5",
                         prompt,

@@ -15,7 +15,13 @@ import pytest
 
 from elelem import Client, SyncClient
 from elelem.codec import to_builtins
-from elelem.conversation import Conversation, HostedBody, MessageBody, SQLiteStore
+from elelem.conversation import (
+    Conversation,
+    HostedBody,
+    MessageBody,
+    SQLiteStore,
+)
+from elelem.conversation.turn import send, send_sync
 from elelem.errors import Patch, RecoverableError
 from elelem.stream import Chunk
 from elelem.testing.servers import LoopbackServer, Reply, replay, sse_body, stall, status
@@ -136,7 +142,7 @@ def turn(
         if sync:
             with SyncClient(env=env_for(server)) as sclient:
                 try:
-                    outcome = conv.send_sync(sclient, MODEL, text, on_chunk=on_chunk)
+                    outcome = send_sync(conv, sclient, MODEL, text, on_chunk=on_chunk)
                 except RAISED as exc:
                     outcome = exc
         else:
@@ -144,7 +150,7 @@ def turn(
             async def main() -> Any:
                 async with Client(env=env_for(server)) as client:
                     try:
-                        return await conv.send(client, MODEL, text, on_chunk=on_chunk)
+                        return await send(conv, client, MODEL, text, on_chunk=on_chunk)
                     except RAISED as exc:
                         return exc
 

@@ -21,6 +21,7 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
+    from elelem.conversation.turn import send, send_sync
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,10 @@ def __getattr__(name: str) -> object:
         from elelem import conversation
 
         return getattr(conversation, name)
+    if name in ("send", "send_sync"):
+        from elelem.conversation import turn
+
+        return getattr(turn, name)
     raise AttributeError(f"module 'elelem' has no attribute {name!r}")
 
 
@@ -49,4 +54,6 @@ __all__ = [
     "register_message_source",
     "register_turn_end_reason",
     "register_turn_trigger",
+    "send",
+    "send_sync",
 ]

@@ -32,7 +32,7 @@ import anyio
 import httpx2
 from anyio.from_thread import BlockingPortal
 
-from elelem.providers import Catalog, load_catalog, load_shape
+from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
@@ -95,9 +95,23 @@ class Client:
         """The default timeouts."""
         return self._driver.timeouts
 
+    def target(self, model: str | Target) -> Target:
+        """Resolve ``model`` (``provider:model``) once: provider, wire model
+        name, shape and endpoint (with the key in force now).  Pass the
+        result wherever a model address goes to skip resolving again.
+
+        Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
+        bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
+        for a shape not built yet.
+        """
+        if isinstance(model, Target):
+            return model
+        env = os.environ if self._env is None else self._env
+        return self.catalog.target(model, env, self._api_keys)
+
     def prepare(
         self,
-        model: str,
+        model: str | Target,
         messages: Messages,
         *,
         tools: Sequence[ToolSpec] = (),
@@ -106,7 +120,8 @@ class Client:
         system: str | None = None,
         response_payloads: Sequence[ProviderPayload] = (),
     ) -> tuple[Endpoint, Shape, ModelRequest]:
-        """Resolve ``model`` and build the neutral request (no I/O).
+        """Resolve ``model`` (unless it is a :class:`~elelem.providers.Target`
+        already) and build the neutral request (no I/O).
 
         ``response_payloads`` carries the response-level data of earlier
         responses (see :class:`~elelem.shapes.base.ModelRequest`): to continue
@@ -120,14 +135,11 @@ class Client:
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
         for a shape not built yet.
         """
-        spec, name = self.catalog.resolve(model)
-        shape = load_shape(spec.shape)
-        env = os.environ if self._env is None else self._env
-        endpoint = self.catalog.endpoint(spec, env, self._api_keys.get(spec.name))
+        target = self.target(model)
         if isinstance(messages, str):
             messages = (Message.user(messages),)
         request = ModelRequest(
-            model=name,
+            model=target.model,
             messages=tuple(messages),
             system=system,
             tools=tuple(tools),
@@ -136,11 +148,11 @@ class Client:
             response_payloads=tuple(response_payloads),
             now=self._clock(),
         )
-        return endpoint, shape, request
+        return target.endpoint, target.shape, request
 
     def stream(
         self,
-        model: str,
+        model: str | Target,
         messages: Messages,
         *,
         tools: Sequence[ToolSpec] = (),
@@ -166,7 +178,7 @@ class Client:
 
     async def complete(
         self,
-        model: str,
+        model: str | Target,
         messages: Messages,
         *,
         tools: Sequence[ToolSpec] = (),
@@ -223,11 +235,12 @@ class SyncResponseStream:
 
     def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
         """Iterate ``(chunk, committed)`` pairs."""
-        while True:
-            pair = self._call(self.stream.step)
-            if pair is None:
-                return
+        while (pair := self.step()) is not None:
             yield pair
+
+    def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
+        """The next ``(chunk, committed)`` pair, or None at the end of the stream."""
+        return self._call(self.stream.step)
 
     def _call(self, step: Callable[[], Awaitable[T]]) -> T:
         # Run on the loop thread; Ctrl-C here cancels the step there, which
@@ -337,12 +350,16 @@ class SyncClient:
             self._thread = _LoopThread()
         return self._thread.portal
 
-    def stream(self, model: str, messages: Messages, **kwargs: Any) -> SyncResponseStream:
+    def target(self, model: str | Target) -> Target:
+        """As :meth:`Client.target`."""
+        return self._client.target(model)
+
+    def stream(self, model: str | Target, messages: Messages, **kwargs: Any) -> SyncResponseStream:
         """As :meth:`Client.stream`, blocking."""
         stream = self._client.stream(model, messages, **kwargs)
         return SyncResponseStream(self._loop(), stream)
 
-    def complete(self, model: str, messages: Messages, **kwargs: Any) -> AssembledResponse:
+    def complete(self, model: str | Target, messages: Messages, **kwargs: Any) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""
         portal = self._loop()
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from elelem.cli.inspect import ndjson_line
 from elelem.codec import to_builtins
-from elelem.conversation import ChunkObserver, Conversation
-from elelem.conversation.turn import TurnResult
+from elelem.conversation import Conversation
+from elelem.conversation.turn import ChunkObserver, TurnResult, send
 from elelem.providers import Catalog
 from elelem.render import Renderer
 from elelem.stream import Chunk
@@ -41,7 +41,8 @@ def run_turn(
 
     async def go() -> TurnResult:
         async with Client(env=env, catalog=catalog) as client:
-            return await conversation.send(
+            return await send(
+                conversation,
                 client,
                 model,
                 text,

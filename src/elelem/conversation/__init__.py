@@ -2,7 +2,11 @@
 overlays, storage backends and export/import.
 
 This package knows no wire shape: projections hand provider-attributed
-messages to whichever shape encodes them.
+messages to whichever shape encodes them.  The log
+(:class:`Conversation`) knows no turn: the turn engine
+(:mod:`elelem.conversation.engine`) and its drivers
+(:mod:`elelem.conversation.turn`: ``send``, ``send_sync``) sit above it and
+are imported from their modules (or as ``elelem.send`` / ``elelem.send_sync``).
 """
 
 from __future__ import annotations
@@ -54,7 +58,6 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
-from elelem.conversation.turn import MAX_CONTINUATIONS, ChunkObserver, TurnResult
 
 DB_NAME = "elelem.db"
 
@@ -115,10 +118,8 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
 
 
 __all__ = [
-    "MAX_CONTINUATIONS",
     "ORPHAN_RESULT",
     "OVERLAY_KINDS",
-    "ChunkObserver",
     "Compaction",
     "Conversation",
     "ConversationInfo",
@@ -142,7 +143,6 @@ __all__ = [
     "StoreError",
     "StripReasoning",
     "StripSignature",
-    "TurnResult",
     "TurnStart",
     "TurnView",
     "decode_event",

@@ -2,13 +2,14 @@
 
 :class:`Conversation` keeps the loaded events in memory and appends through
 its store; every projection is a pure function of :attr:`Conversation.events`.
-The turn API (:meth:`Conversation.send`) lives in :mod:`elelem.conversation.turn`.
+The log knows nothing of turns: the turn engine
+(:mod:`elelem.conversation.engine`) sits above it and appends through it,
+driven by :func:`elelem.conversation.turn.send` / ``send_sync``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -44,9 +45,6 @@ from elelem.vocabulary import (
     TextBlock,
     ToolResultBlock,
 )
-
-if TYPE_CHECKING:
-    from elelem.conversation.turn import ChunkObserver, TurnResult
 
 
 class Conversation:
@@ -256,43 +254,6 @@ class Conversation:
         return "\n".join(
             "".join(p.text for p in m.content if isinstance(p, TextBlock)) for m in self.history()
         )
-
-    # -- turns ---------------------------------------------------------------------
-
-    async def send(
-        self,
-        client: Any,
-        model: str,
-        user_input: str | Message | None,
-        *,
-        on_chunk: ChunkObserver | None = None,
-        **kwargs: Any,
-    ) -> TurnResult:
-        """Run one turn through ``client`` (an :class:`elelem.Client`): see
-        :func:`elelem.conversation.turn.send`.
-
-        ``on_chunk(chunk, committed)`` (sync or async) sees every chunk of the
-        turn once what it committed is stored, to show the answer live; an
-        exception it raises interrupts the turn (what arrived is kept) and
-        propagates."""
-        from elelem.conversation.turn import send
-
-        return await send(self, client, model, user_input, on_chunk=on_chunk, **kwargs)
-
-    def send_sync(
-        self,
-        client: Any,
-        model: str,
-        user_input: str | Message | None,
-        *,
-        on_chunk: ChunkObserver | None = None,
-        **kwargs: Any,
-    ) -> TurnResult:
-        """The synchronous twin of :meth:`send`, for an :class:`elelem.SyncClient`;
-        ``on_chunk`` must be synchronous here."""
-        from elelem.conversation.turn import send_sync
-
-        return send_sync(self, client, model, user_input, on_chunk=on_chunk, **kwargs)
 
     def __repr__(self) -> str:
         return f"Conversation({self.id!r}, events={len(self._events)}, turn={self._turn})"

@@ -10,6 +10,7 @@ from elelem.providers.catalog import (
     COMPATIBLE,
     Catalog,
     ProviderSpec,
+    Target,
     load_shape,
     parse_model,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "COMPATIBLE",
     "Catalog",
     "ProviderSpec",
+    "Target",
     "apply_config",
     "config_path",
     "load_catalog",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -438,12 +439,51 @@ class Catalog:
         provider, model = resolve_address(address, self, self.aliases)
         return self.get(provider), model
 
+    def target(
+        self, address: str, env: Mapping[str, str], api_keys: Mapping[str, str] | None = None
+    ) -> Target:
+        """Resolve ``provider:model`` once: the provider, the model name, its
+        shape (imported on first use) and the endpoint under ``env``, with
+        the key ``api_keys`` gives for the provider if any.
+
+        Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
+        bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
+        for a shape not built yet.
+        """
+        spec, model = self.resolve(address)
+        shape = load_shape(spec.shape)
+        key = api_keys.get(spec.name) if api_keys else None
+        return Target(address, spec, model, shape, self.endpoint(spec, env, key))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A model address resolved once (:meth:`Catalog.target`) and passed down:
+    everything a request to it needs, with no further catalog look-up.
+
+    ``address`` is what the caller wrote (``anthropic:claude-sonnet-4-5``);
+    ``model`` the model name sent on the wire.  The endpoint's repr hides its
+    key, so this one's does too.
+    """
+
+    address: str
+    spec: ProviderSpec
+    model: str
+    shape: Shape
+    endpoint: Endpoint
+
+    @property
+    def provider(self) -> ProviderId:
+        """The provider's name."""
+        return ProviderId(self.spec.name)
+
 
 __all__ = [
     "BUILTIN",
     "COMPATIBLE",
     "Catalog",
     "ProviderSpec",
+    "Target",
     "load_shape",
     "parse_model",
 ]

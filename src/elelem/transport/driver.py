@@ -195,6 +195,10 @@ class ResponseStream:
         """What arrived so far, open text and reasoning kept as incomplete blocks."""
         return self.assembler.partial()
 
+    def result(self) -> AssembledResponse:
+        """The assembled response of a stream read to its end (no I/O)."""
+        return self.assembler.result()
+
     @property
     def finished(self) -> bool:
         """True once ``finish`` arrived."""

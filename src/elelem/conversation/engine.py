@@ -1,0 +1,534 @@
+"""The turn engine, written once: a generator that says what to do next.
+
+A turn (send → record → continue on ``paused`` → recover a stale signature
+once) is one state machine that does no I/O.  It *yields actions* and is
+resumed with their results, in the style of httpx's ``auth_flow``:
+
+=================  =====================================  ======================
+action             the driver does                        and sends back
+=================  =====================================  ======================
+:class:`Send`      make the response stream (no I/O yet)  the stream (a
+                                                          :class:`StreamView`)
+:class:`Read`      read the next ``(chunk, committed)``   the pair, or None at
+                   pair from that stream                  the end of the stream
+:class:`Append`    append the drafts to the log           the stored events
+:class:`Call`      call a function (the caller's          its result
+                   observer, a tool)
+:class:`Wait`      sleep                                  None
+=================  =====================================  ======================
+
+An exception the driver meets doing an action is thrown into the generator at
+that ``yield``, so the engine alone decides what an error means (record the
+partial response, repair and resend, or propagate).  The drivers
+(:func:`elelem.conversation.turn.send` and
+:func:`~elelem.conversation.turn.send_sync`) only map actions to I/O: the
+async one runs :class:`Append` in a worker thread (store commits never block
+the event loop) and awaits an awaitable :class:`Call` result; the sync one
+does everything in the calling thread.  A driver closes the stream of a
+:class:`Send` when the next one is sent and when the flow ends.
+
+Flows compose with ``yield from``: :meth:`TurnEngine.run` is
+:meth:`~TurnEngine.begin`, then :meth:`~TurnEngine.respond` until the turn
+ends.  A caller building a longer loop on the same engine (executing client
+tool calls and resending) writes its own flow out of the same pieces and
+yields its own :class:`Call`\\ s for the work the driver must do.
+
+What is committed, and when:
+
+1. the turn start and the user message, in one commit;
+2. each block and hosted transition as the stream flushes it, one commit
+   each, so a crash or an interruption never loses what already arrived;
+   the observer (if any) is called with each chunk *after* what it
+   committed is stored;
+3. the response record (provider, model, response id, request id, finish,
+   usage, the response-level payloads no block owns) once the response ends;
+4. on ``paused``, a continuation request with the paused assistant message
+   last, up to ``max_continuations`` times;
+5. on a recoverable error (a stale signature), the repairs it names as
+   overlays, and the request again (each repair at most once).
+
+An interruption (a transport error, a cancellation, Ctrl-C, an observer's
+exception) commits what :meth:`~elelem.stream.Assembler.partial` keeps and a
+response record with finish ``aborted`` and ``complete`` False, then the
+exception propagates unchanged.  A :class:`~elelem.conversation.StoreError`
+propagates at once: the log itself failed, there is nowhere to record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
+
+import msgspec
+
+from elelem.conversation.errors import StoreError
+from elelem.conversation.events import (
+    Draft,
+    Event,
+    HostedBody,
+    MessageBody,
+    ResponseRecord,
+    TurnStart,
+    kind_of,
+)
+from elelem.conversation.log import Conversation
+from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
+from elelem.errors import RecoverableError, StreamError
+from elelem.providers import Target
+from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.vocabulary import (
+    GenerationOptions,
+    HostedActivity,
+    HostedTool,
+    Message,
+    Part,
+    ProviderId,
+    ToolSpec,
+    Usage,
+)
+
+T = TypeVar("T")
+
+MAX_CONTINUATIONS = 8
+"""Default bound on automatic continuations of a paused turn."""
+
+ERROR_TEXT_LIMIT = 500
+
+ChunkObserver = Callable[[Chunk, tuple[Part, ...]], object]
+"""An ``on_chunk`` observer of a turn: called with each chunk and the blocks and
+hosted transitions it committed (usually none), once they are stored.  Its
+result is ignored, except that the async driver awaits an awaitable one."""
+
+
+# -- actions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Make the stream of one request to ``target`` (sent on the first
+    :class:`Read`); ``arguments`` are :meth:`elelem.Client.stream`'s keyword
+    arguments (``messages``, ``system``, ``tools``, …) except ``timeouts``,
+    which the driver adds."""
+
+    target: Target
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """Read the next ``(chunk, committed)`` pair of the current stream."""
+
+
+READ = Read()
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Append ``drafts`` to the conversation as one commit."""
+
+    drafts: tuple[Draft, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Call ``function(*args)`` and send back its result.
+
+    The async driver awaits an awaitable result; with ``blocking`` it runs
+    the function in a worker thread (for work that would stall the event
+    loop).  The sync driver refuses an awaitable result with
+    :class:`TypeError`.
+    """
+
+    function: Callable[..., object]
+    args: tuple[Any, ...] = ()
+    blocking: bool = False
+    name: str = ""
+    """What the function is, for messages (its ``__name__`` when empty)."""
+
+    def describe(self) -> str:
+        """The function's name for messages."""
+        return self.name or getattr(self.function, "__name__", repr(self.function))
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Sleep ``seconds`` (a retry's back-off)."""
+
+    seconds: float
+
+
+Action: TypeAlias = Send | Read | Append | Call | Wait
+Flow: TypeAlias = Generator[Action, Any, T]
+"""A flow of actions ending in a value of type ``T``."""
+
+
+class StreamView(Protocol):
+    """What the engine reads of a response stream, none of it I/O (an
+    :class:`elelem.transport.ResponseStream` is one)."""
+
+    request_id: str | None
+    dropped: tuple[str, ...]
+
+    def partial(self) -> AssembledResponse:
+        """What an interrupted stream keeps."""
+        ...
+
+    def result(self) -> AssembledResponse:
+        """The assembled response once the stream ended."""
+        ...
+
+
+class TurnOptions(TypedDict, total=False):
+    """The options of one turn (all optional).
+
+    ``system``: the system prompt; None (the default) keeps the one the
+    conversation last recorded, ``""`` clears it.  ``tools``,
+    ``hosted_tools``, ``options``: what every request of the turn carries.
+    ``trigger``: the turn start's trigger (``user`` with input, else
+    ``continuation``).  ``max_continuations``: how often a paused response
+    is continued (default :data:`MAX_CONTINUATIONS`).  ``recover``: repair
+    what a recoverable error names and resend (default True).
+    ``on_chunk``: the observer of every chunk, called once what it
+    committed is stored.
+    """
+
+    system: str | None
+    tools: Sequence[ToolSpec]
+    hosted_tools: Sequence[HostedTool]
+    options: GenerationOptions | None
+    trigger: str | None
+    max_continuations: int
+    recover: bool
+    on_chunk: ChunkObserver | None
+
+
+# -- what a turn produced ----------------------------------------------------------
+
+
+class TurnResult(msgspec.Struct, frozen=True):
+    """What one turn produced.
+
+    ``messages`` are the assistant messages of the turn (one per provider
+    response, in order); ``responses`` their records; ``usage`` their sum;
+    ``end`` is ``completed``, ``paused`` (the provider paused and the
+    continuation bound was 0), or ``max-continuations``.
+    """
+
+    turn: int
+    messages: tuple[Message, ...]
+    responses: tuple[ResponseRecord, ...]
+    usage: Usage
+    end: str
+
+    @property
+    def text(self) -> str:
+        """The turn's assistant text, all responses joined."""
+        return "".join(m.text for m in self.messages)
+
+    @property
+    def finish(self) -> str | None:
+        """The finish reason of the last response."""
+        return self.responses[-1].finish if self.responses else None
+
+
+# -- one response ------------------------------------------------------------------
+
+
+@dataclass
+class ResponseDrafts:
+    """The drafts of one provider response, numbered ``response`` in turn
+    ``turn``; ``committed`` counts the parts already appended."""
+
+    provider: ProviderId
+    model: str
+    turn: int
+    response: int
+    continuation: int
+    request: Any  # the EventId the request's history ended at, or None
+    committed: int = 0
+
+    def parts(self, parts: Sequence[Part]) -> tuple[Draft, ...]:
+        """One draft per block or hosted transition."""
+        out = []
+        for part in parts:
+            if isinstance(part, HostedActivity):
+                body: Any = HostedBody(part, self.provider, self.model)
+                out.append(Draft("hosted", body, self.turn, self.response))
+            else:
+                body = MessageBody("assistant", (part,), "assistant", self.provider, self.model)
+                out.append(Draft("message", body, self.turn, self.response))
+        return tuple(out)
+
+    def record(self, result: AssembledResponse, stream: StreamView) -> ResponseRecord:
+        """The response record of ``result``."""
+        finish = result.finish
+        return ResponseRecord(
+            provider=result.provider or self.provider,
+            model=result.model or self.model,
+            response_id=result.response_id,  # type: ignore[arg-type]
+            request_id=stream.request_id,
+            finish=finish.reason if finish is not None else None,
+            finish_raw=finish.raw if finish is not None else None,
+            failure=finish.failure if finish is not None else None,
+            usage=result.usage,
+            complete=result.complete,
+            dropped=tuple(f"request: {d}" for d in stream.dropped) + result.dropped,
+            continuation=self.continuation,
+            request=self.request,
+            payloads=finish.payloads if finish is not None else (),
+        )
+
+    def closing(self, result: AssembledResponse, record: ResponseRecord) -> Append:
+        """The parts not committed yet (none after a whole stream) and the record."""
+        tail = self.parts(result.content[self.committed :])
+        return Append((*tail, Draft.of(record, turn=self.turn, response=self.response)))
+
+
+def describe(exc: BaseException) -> str:
+    """The error text a response record keeps for an interruption."""
+    if isinstance(exc, StreamError):
+        text = f"{exc.kind}: {exc.message}"
+    elif isinstance(exc, KeyboardInterrupt):
+        text = "interrupted"
+    elif type(exc).__name__ == "CancelledError":
+        text = "cancelled"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return text[:ERROR_TEXT_LIMIT]
+
+
+class ObserverError(Exception):
+    """Internal marker: never raised to a caller (the observer's own exception is)."""
+
+
+# -- the engine ----------------------------------------------------------------------
+
+
+@dataclass
+class TurnEngine:
+    """One turn of ``conversation`` to ``target``, as flows of actions.
+
+    ``request`` holds the request options every response of the turn
+    carries (``system``, ``tools``, ``hosted_tools``, ``options``).  Build
+    it with :meth:`create`; drive :meth:`run` with a driver.
+    """
+
+    conversation: Conversation
+    target: Target
+    user_input: str | Message | None
+    request: dict[str, Any]
+    trigger: str | None = None
+    max_continuations: int = MAX_CONTINUATIONS
+    recover: bool = True
+    on_chunk: ChunkObserver | None = None
+    turn: int = 0
+    records: list[ResponseRecord] = field(default_factory=list)
+    repaired: set[str] = field(default_factory=set)
+
+    @classmethod
+    def create(
+        cls,
+        conversation: Conversation,
+        target: Target,
+        user_input: str | Message | None,
+        **options: Unpack[TurnOptions],
+    ) -> TurnEngine:
+        """An engine for one turn (see :class:`TurnOptions`)."""
+        system = options.get("system")
+        if system is None:
+            system = conversation.system
+        request = {
+            "system": system or None,
+            "tools": tuple(options.get("tools", ())),
+            "hosted_tools": tuple(options.get("hosted_tools", ())),
+            "options": options.get("options"),
+        }
+        return cls(
+            conversation,
+            target,
+            user_input,
+            request,
+            options.get("trigger"),
+            options.get("max_continuations", MAX_CONTINUATIONS),
+            options.get("recover", True),
+            options.get("on_chunk"),
+        )
+
+    # -- flows ---------------------------------------------------------------------
+
+    def run(self) -> Flow[TurnResult]:
+        """The whole turn: :meth:`begin`, then :meth:`respond` until a
+        response does not pause (or the continuation bound is reached)."""
+        yield from self.begin()
+        while True:
+            record = yield from self.respond()
+            end = self.end_of(record)
+            if end is not None:
+                return self.result(end)
+
+    def begin(self) -> Flow[tuple[Event, ...]]:
+        """Open the turn: its start and the user input, in one commit."""
+        conv = self.conversation
+        self.turn = conv.turn + 1
+        start = TurnStart(
+            self.trigger or ("user" if self.user_input is not None else "continuation"),
+            self.target.address,
+            self.request["system"],
+        )
+        drafts = [Draft.of(start, turn=self.turn)]
+        if self.user_input is not None:
+            text = self.user_input
+            message = Message.user(text) if isinstance(text, str) else text
+            drafts.extend(
+                Draft("message", d.body, self.turn, d.response)
+                for d in conv.message_drafts(message)
+            )
+        events: tuple[Event, ...] = yield Append(tuple(drafts))
+        return events
+
+    def respond(self) -> Flow[ResponseRecord]:
+        """One provider response, committed as it streams; after a
+        recoverable error, its repairs and the request again.  Returns the
+        record of the response that ended."""
+        while True:
+            projection = self.conversation.project()
+            drafts = self.drafts_for_next()
+            stream: StreamView = yield Send(self.target, self.arguments(projection))
+            try:
+                yield from self.stream(stream, drafts)
+            except StoreError:
+                raise  # the log itself failed: there is nowhere to record anything
+            except GeneratorExit:
+                raise
+            except ObserverError as marker:
+                cause = marker.__cause__
+                assert cause is not None
+                yield self.interrupted(stream, drafts, cause)
+                raise cause from None
+            except BaseException as exc:
+                yield self.interrupted(stream, drafts, exc)
+                repairs = self.repairs(exc, projection)
+                if repairs is None:
+                    raise
+                yield Append(repairs)
+                continue
+            result = stream.result()
+            record = drafts.record(result, stream)
+            yield drafts.closing(result, record)
+            self.records.append(record)
+            return record
+
+    def stream(self, stream: StreamView, drafts: ResponseDrafts) -> Flow[None]:
+        """Read the stream to its end, committing each flushed part and then
+        showing the chunk to the observer."""
+        observe = self.on_chunk
+        while True:
+            pair: tuple[Chunk, tuple[Part, ...]] | None = yield READ
+            if pair is None:
+                return
+            chunk, committed = pair
+            if type(chunk) is ResponseStart and chunk.model:
+                drafts.model = chunk.model
+            if committed:
+                yield Append(drafts.parts(committed))
+                drafts.committed += len(committed)
+            if observe is not None:
+                try:
+                    yield Call(observe, pair, name="on_chunk")
+                except GeneratorExit:
+                    raise
+                except BaseException as exc:
+                    # The observer's own failure: an interruption, never a
+                    # provider error to recover from.
+                    raise ObserverError from exc
+
+    # -- pieces ----------------------------------------------------------------------
+
+    def drafts_for_next(self) -> ResponseDrafts:
+        """The draft maker of the next response (numbered now, before any of
+        its events exist: the request's history ends at the last event)."""
+        conv = self.conversation
+        events = conv.events
+        return ResponseDrafts(
+            self.target.provider,
+            self.target.model,
+            self.turn,
+            conv.next_response(),
+            len(self.records),
+            events[-1].id if events else None,
+        )
+
+    def arguments(self, projection: Projection) -> dict[str, Any]:
+        """The stream arguments of the next request over ``projection``."""
+        return {
+            "messages": projection.messages,
+            # What this provider's earlier responses returned beside their
+            # messages (an Anthropic container) travels with the history.
+            "response_payloads": self.conversation.response_payloads(self.target.provider),
+            **self.request,
+        }
+
+    def interrupted(self, stream: StreamView, drafts: ResponseDrafts, exc: BaseException) -> Append:
+        """What an interrupted response commits: its partial parts and an
+        ``aborted`` record naming the error."""
+        partial = stream.partial()
+        record = msgspec.structs.replace(
+            drafts.record(partial, stream), finish="aborted", complete=False, error=describe(exc)
+        )
+        return drafts.closing(partial, record)
+
+    def repairs(self, exc: BaseException, projection: Projection) -> tuple[Draft, ...] | None:
+        """The overlays that repair what a recoverable error names, or None
+        when the error is not to be recovered from (then it propagates)."""
+        if not (self.recover and isinstance(exc, RecoverableError) and exc.patches):
+            return None
+        overlays = []
+        for patch in exc.patches:
+            key = repr((patch.action, sorted(patch.target.items())))
+            if key in self.repaired:
+                return None  # this very repair was made and did not help
+            try:
+                overlays.append((key, overlay_for_patch(projection, patch)))
+            except ValueError:
+                return None  # the patch names nothing this log holds: not ours to guess
+        self.repaired.update(key for key, _ in overlays)
+        return tuple(Draft(kind_of(o), o, self.turn) for _, o in overlays)
+
+    def end_of(self, record: ResponseRecord) -> str | None:
+        """How the turn ends after ``record``, or None to continue it."""
+        if record.finish != "paused":
+            return "completed"
+        if len(self.records) > self.max_continuations:
+            return "max-continuations" if self.max_continuations > 0 else "paused"
+        return None
+
+    def result(self, end: str) -> TurnResult:
+        """The turn's result, read back from the log."""
+        events = [e for e in self.conversation.events if e.turn == self.turn]
+        messages = tuple(m for m in native_history(events) if m.role == "assistant")
+        usage = Usage()
+        for r in self.records:
+            if r.usage is not None:
+                usage = add_usage(usage, r.usage)
+        return TurnResult(self.turn, messages, tuple(self.records), usage, end)
+
+
+__all__ = [
+    "MAX_CONTINUATIONS",
+    "READ",
+    "Action",
+    "Append",
+    "Call",
+    "ChunkObserver",
+    "Flow",
+    "Read",
+    "ResponseDrafts",
+    "Send",
+    "StreamView",
+    "TurnEngine",
+    "TurnOptions",
+    "TurnResult",
+    "Wait",
+    "describe",
+]
