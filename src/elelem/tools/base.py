@@ -1,0 +1,72 @@
+"""What every runnable tool is to the tool loop, and what a call returns."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import msgspec
+
+from elelem.vocabulary import ToolSpec
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """What one tool call produced: the text the model is sent, and whether
+    it is an error (a raised exception, invalid arguments, a refusal, a
+    timeout, a server that died)."""
+
+    content: str
+    is_error: bool = False
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A client tool the loop can run: :class:`~elelem.tools.FunctionTool`,
+    an MCP server's tool, or any object with these attributes.
+
+    ``call`` gets the model's JSON arguments exactly as streamed and returns
+    the outcome; an exception it raises becomes an error result naming its
+    type and message.  ``idempotent`` says a call interrupted by a crash may
+    run again; ``timeout`` bounds one call in seconds (None: no bound).
+    """
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def idempotent(self) -> bool: ...
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    async def call(self, arguments: str) -> ToolOutcome: ...
+
+
+def render_result(value: object) -> ToolOutcome:
+    """A function's return value as the result the model sees: a string as
+    it is, a :class:`ToolOutcome` unchanged, None as empty, anything else as
+    JSON (Structs, dataclasses, dicts, lists...)."""
+    if isinstance(value, ToolOutcome):
+        return value
+    if isinstance(value, str):
+        return ToolOutcome(value)
+    if value is None:
+        return ToolOutcome("")
+    try:
+        return ToolOutcome(msgspec.json.encode(value).decode())
+    except TypeError as exc:
+        raise TypeError(
+            f"tool returned a {type(value).__name__}, which is neither text nor JSON: {exc}"
+        ) from exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """The error result text of a raised exception: its type and message."""
+    message = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {message}" if message else name
+
+
+__all__ = ["Tool", "ToolOutcome", "describe_error", "render_result"]
