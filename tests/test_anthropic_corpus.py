@@ -89,6 +89,8 @@ class Counts:
     tool_uses: int = 0
     text_blocks: int = 0
     unknown_types: list[str] = field(default_factory=list)
+    # mcp_tool_use blocks on the wire (compared through the lists above).
+    mcp_calls: int = field(default=0, compare=False)
 
 
 def _count_block(
@@ -115,7 +117,13 @@ def _count_block(
         names[block["id"]] = block["name"]
         counts.wire_names.append(block["name"])
         counts.activity_names.append((block["id"], neutral_activity_name(block["name"])))
-    elif kind.endswith("_tool_result") and kind != "mcp_tool_result":
+    elif kind == "mcp_tool_use":
+        # The MCP connector's calls are hosted activity named ``mcp``.
+        counts.server_tool_ids.append(block["id"])
+        names[block["id"]] = "mcp"
+        counts.activity_names.append((block["id"], "mcp"))
+        counts.mcp_calls += 1
+    elif kind.endswith("_tool_result"):
         aid = block["tool_use_id"]
         counts.result_ids.append(aid)
         wire_name = names.get(aid, kind.removesuffix("_tool_result"))
@@ -268,6 +276,7 @@ def test_corpus_covers_every_artifact(corpus: Path) -> None:
             total.tool_uses += c.tool_uses
             total.text_blocks += c.text_blocks
             total.unknown_types += c.unknown_types
+            total.mcp_calls += c.mcp_calls
             total.activity_names += c.activity_names
             total.wire_names += c.wire_names
             finish = parse(interaction).finish
@@ -279,7 +288,9 @@ def test_corpus_covers_every_artifact(corpus: Path) -> None:
     assert total.signed_thinking > 10
     assert total.redacted_thinking >= 1
     assert total.tool_uses > 10
-    assert sorted(set(total.unknown_types)) == ["compaction", "mcp_tool_result", "mcp_tool_use"]
+    assert sorted(set(total.unknown_types)) == ["compaction"]
+    # Both MCP connector recordings (vercel/ai, pydantic-ai) are hosted activity.
+    assert total.mcp_calls == 2
     # Anthropic's own names on the wire, and the neutral names they become.
     assert sorted(set(total.wire_names)) == [
         "advisor",
@@ -294,6 +305,7 @@ def test_corpus_covers_every_artifact(corpus: Path) -> None:
     assert sorted({name for _, name in total.activity_names}) == [
         "advisor",
         "code_execution",
+        "mcp",
         "tool_search",
         "web_fetch",
         "web_search",

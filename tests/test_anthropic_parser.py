@@ -17,6 +17,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.shapes.anthropic_messages import SHAPE
+from elelem.shapes.anthropic_messages import encoder as anthropic_encoder
 from elelem.shapes.base import ModelRequest
 from elelem.stream import (
     AssembledResponse,
@@ -31,6 +32,7 @@ from elelem.stream import (
     assemble,
 )
 from elelem.vocabulary import (
+    ActivityId,
     Attribution,
     HostedActivity,
     Message,
@@ -487,38 +489,88 @@ def test_unknown_blocks_keep_raw_json_with_deltas_applied_in_position() -> None:
             delta(0, type="compaction_delta", content="## Summary"),
             delta(0, type="compaction_delta", content=" of it"),
             stop(0),
-            block_start(
-                1,
-                {
-                    "type": "mcp_tool_use",
-                    "id": "mcptoolu_1",
-                    "name": "echo",
-                    "input": {},
-                    "server_name": "e",
-                },
-            ),
-            delta(1, type="input_json_delta", partial_json='{"m": '),
-            delta(1, type="input_json_delta", partial_json='"x"}'),
+            block_start(1, {"type": "text", "text": "after"}),
             stop(1),
-            block_start(2, {"type": "text", "text": "after"}),
-            stop(2),
             message_delta(),
             END,
         ]
     )
     assert result.content == (
         UnknownBlock({"type": "compaction", "content": "## Summary of it"}),
-        UnknownBlock(
-            {
-                "type": "mcp_tool_use",
-                "id": "mcptoolu_1",
-                "name": "echo",
-                "input": {"m": "x"},
-                "server_name": "e",
-            }
-        ),
         TextBlock("after"),
     )
+
+
+def test_mcp_connector_blocks_are_hosted_activity_replayed_byte_exact() -> None:
+    use = {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "echo", "input": {}}
+    use["server_name"] = "e"
+    result_block = {
+        "type": "mcp_tool_result",
+        "tool_use_id": "mcptoolu_1",
+        "is_error": False,
+        "content": [{"type": "text", "text": "Tool echo: x"}],
+    }
+    failed_block = {**result_block, "tool_use_id": "mcptoolu_2", "is_error": True}
+    result = run(
+        [
+            start(),
+            block_start(0, use),
+            delta(0, type="input_json_delta", partial_json='{"m": '),
+            delta(0, type="input_json_delta", partial_json='"x"}'),
+            stop(0),
+            block_start(1, result_block),
+            stop(1),
+            block_start(2, {**use, "id": "mcptoolu_2"}),
+            stop(2),
+            block_start(3, failed_block),
+            stop(3),
+            message_delta(),
+            END,
+        ]
+    )
+    wire_use = {**use, "input": {"m": "x"}}
+    given = {"server_label": "e", "name": "echo", "arguments": {"m": "x"}}
+    assert result.content == (
+        HostedActivity(
+            ActivityId("mcptoolu_1"),
+            "mcp",
+            "started",
+            given,
+            payload=ProviderPayload(A, "mcp_tool_use", None, wire_use),
+        ),
+        HostedActivity(
+            ActivityId("mcptoolu_1"),
+            "mcp",
+            "completed",
+            given,
+            "called echo",
+            ProviderPayload(A, "mcp_tool_result", None, result_block),
+        ),
+        HostedActivity(
+            ActivityId("mcptoolu_2"),
+            "mcp",
+            "started",
+            {"server_label": "e", "name": "echo", "arguments": {}},
+            payload=ProviderPayload(A, "mcp_tool_use", None, {**use, "id": "mcptoolu_2"}),
+        ),
+        HostedActivity(
+            ActivityId("mcptoolu_2"),
+            "mcp",
+            "failed",
+            {"server_label": "e", "name": "echo", "arguments": {}},
+            "error from echo",
+            ProviderPayload(A, "mcp_tool_result", None, failed_block),
+        ),
+    )
+    message = Message("assistant", result.content, provider=A, model="m")
+    request = ModelRequest("m", (Message.user("hi"), message))
+    body = anthropic_encoder.encode_request(request, provider=A).body
+    assert body["messages"][1]["content"] == [
+        wire_use,
+        result_block,
+        {**use, "id": "mcptoolu_2"},
+        failed_block,
+    ]
 
 
 def test_unknown_delta_on_a_known_block_is_an_error_not_a_drop() -> None:
@@ -826,7 +878,7 @@ def test_non_streaming_response_maps_to_the_same_result() -> None:
         "HostedActivity",
         "TextBlock",
         "ToolCallBlock",
-        "UnknownBlock",
+        "HostedActivity",
     ]
 
 

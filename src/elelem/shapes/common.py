@@ -36,10 +36,11 @@ from elelem.errors import (
     RequestTooLargeError,
     ServerError,
     StreamError,
+    UnsupportedError,
     http_date,
     parse_retry_after,
 )
-from elelem.vocabulary import HostedActivity, ProviderPayload
+from elelem.vocabulary import HostedActivity, HostedTool, ProviderPayload, RemoteMCP
 from elelem.vocabulary.json import JSONValue
 
 # --------------------------------------------------------------------------
@@ -226,6 +227,43 @@ __all__ = [
     "header",
     "hosted_activity_line",
     "malformed",
+    "merge_extra",
     "retry_after",
     "status_error_class",
+    "without_remote_mcp",
 ]
+
+
+def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
+    """Merge :attr:`GenerationOptions.extra` into a built wire ``body``.
+
+    A new field is added and a value elelem wrote is replaced, except a list
+    elelem built (the tools, the messages): an ``extra`` list extends it, and
+    any other value there is an :class:`~elelem.errors.UnsupportedError`
+    naming the field, since replacing it would silently drop what elelem sent.
+    """
+    for key, value in extra.items():
+        built = body.get(key)
+        if isinstance(built, list):
+            if not isinstance(value, list):
+                raise UnsupportedError(
+                    f"options.extra[{key!r}] is a {type(value).__name__}, but elelem built "
+                    f"{key!r} as a list; an extra list extends it, nothing replaces it"
+                )
+            body[key] = [*built, *value]
+        else:
+            body[key] = value
+
+
+def without_remote_mcp(
+    hosted: Iterable[HostedTool], wire: str, dropped: list[str]
+) -> list[HostedTool]:
+    """The hosted tools but provider-hosted MCP servers, each of which is
+    reported in ``dropped`` (for wires that cannot have a provider call one)."""
+    kept: list[HostedTool] = []
+    for tool in hosted:
+        if isinstance(tool, RemoteMCP):
+            dropped.append(f"MCP server {tool.name!r}: {wire} has no hosted MCP (not sent)")
+        else:
+            kept.append(tool)
+    return kept

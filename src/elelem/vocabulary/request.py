@@ -7,7 +7,7 @@ versions; a shape that cannot honor one reports it rather than dropping it.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -151,7 +151,111 @@ class CodeExecution(
     version: str | None = None
 
 
-HostedTool = WebSearch | WebFetch | CodeExecution
+class FileSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="file_search", forbid_unknown_fields=True
+):
+    """Let the provider search files the caller uploaded to its stores.
+
+    ``stores`` are the provider's store ids (OpenAI vector store ids, Gemini
+    ``fileSearchStores/...`` names); ``max_results`` bounds the hits per search;
+    ``filters`` is the provider's own metadata filter object (OpenAI's
+    comparison/compound filter, Gemini's ``metadataFilter`` string), sent as given.
+    """
+
+    stores: tuple[str, ...]
+    max_results: int | None = None
+    filters: JSONValue = None
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.stores:
+            raise DecodeError("file search needs at least one store id", "$.stores")
+        if self.max_results is not None and self.max_results < 1:
+            raise DecodeError("file search max_results must be at least 1", "$.max_results")
+        _require_json(self.filters, "$.filters", "file search filters")
+
+
+class ImageGeneration(
+    msgspec.Struct,
+    frozen=True,
+    tag_field="type",
+    tag="image_generation",
+    forbid_unknown_fields=True,
+):
+    """Let the provider generate (or edit) images on its own servers.
+
+    The named fields have the same meaning on every wire that has them
+    (``size`` like ``1024x1024``, ``quality``, ``output_format`` like ``png``,
+    ``background``); ``options`` holds further provider fields, merged into the
+    tool definition after them (naming one of them is an error).
+    """
+
+    model: str | None = None
+    size: str | None = None
+    quality: str | None = None
+    output_format: str | None = None
+    background: str | None = None
+    partial_images: int | None = None
+    options: dict[str, JSONValue] = msgspec.field(default_factory=dict)
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_json(self.options, "$.options", "image generation options")
+
+
+ApprovalPolicy = Literal["always", "never"]
+"""Whether a provider asks the caller before each hosted MCP call."""
+
+
+class RemoteMCP(
+    msgspec.Struct, frozen=True, tag_field="type", tag="remote_mcp", forbid_unknown_fields=True
+):
+    """An MCP server the *provider* calls on its own servers (Anthropic's MCP
+    connector, the OpenAI Responses ``mcp`` tool); its calls are hosted
+    activity, never client tool calls.
+
+    ``name`` labels the server (the wire's ``name``/``server_label``);
+    ``allowed_tools`` limits which of its tools the model may use (None: all);
+    ``authorization`` is the bearer token the provider presents to the server.
+    It is a secret: it goes into the request body only, and appears in no
+    repr, log, drop record or stored event.  ``require_approval`` asks the
+    provider to pause for the caller's approval before each call (``always``,
+    where the wire can; the tool loop answers through its approval callback)
+    or not (``never``); None takes the provider's default.
+    """
+
+    url: str
+    name: str
+    allowed_tools: tuple[str, ...] | None = None
+    authorization: str | None = None
+    require_approval: ApprovalPolicy | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("https://", "http://")):
+            raise DecodeError("remote MCP url must be http(s)", "$.url")
+        if not self.name:
+            raise DecodeError("remote MCP server needs a name", "$.name")
+
+    def __repr__(self) -> str:
+        # The token is a secret: a repr names whether one is set, never its value.
+        secret = "<set>" if self.authorization else None
+        return (
+            f"RemoteMCP(url={self.url!r}, name={self.name!r}, "
+            f"allowed_tools={self.allowed_tools!r}, authorization={secret}, "
+            f"require_approval={self.require_approval!r})"
+        )
+
+    __str__ = __repr__
+
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        return [
+            (f, "<set>" if f == "authorization" and self.authorization else getattr(self, f))
+            for f in self.__struct_fields__
+        ]
+
+
+HostedTool = WebSearch | WebFetch | CodeExecution | FileSearch | ImageGeneration | RemoteMCP
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
 
@@ -230,8 +334,15 @@ OutputFormat = JsonSchemaOutput | JsonObjectOutput
 
 
 class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Sampling and length options.  ``extra`` is merged into the wire body last,
-    for provider options elelem does not model (and wins over what elelem writes)."""
+    """Sampling and length options.
+
+    ``extra`` is merged into the wire body last, for provider options elelem
+    does not model: a new top-level field is added and a value elelem wrote
+    is replaced (a caller's own ``text`` or ``generationConfig`` wins), but a
+    list elelem built (``tools``, ``messages``, ``input``, ``include``) is
+    *extended* by an ``extra`` list, never replaced; anything but a list there
+    is an :class:`~elelem.errors.UnsupportedError` naming the field.
+    """
 
     max_tokens: int | None = None
     temperature: float | None = None
@@ -254,16 +365,20 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 __all__ = [
     "TOOL_NATIVE_SHAPES",
+    "ApprovalPolicy",
     "CacheTTL",
     "CodeExecution",
+    "FileSearch",
     "GenerationOptions",
     "HostedTool",
+    "ImageGeneration",
     "JsonObjectOutput",
     "JsonSchemaOutput",
     "OutputFormat",
     "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
+    "RemoteMCP",
     "ToolSpec",
     "UserLocation",
     "WebFetch",

@@ -28,18 +28,21 @@ from elelem.shapes.anthropic_messages.mapping import (
     hosted_tool_name,
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.common import Dropped, find_payload, hosted_activity_line, merge_extra
 from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
+    FileSearch,
     HostedActivity,
+    ImageGeneration,
     JsonSchemaOutput,
     Message,
     Part,
     ProviderId,
     ProviderPayload,
     ReasoningBlock,
+    RemoteMCP,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
@@ -362,6 +365,28 @@ def hosted_tool_definition(tool: WebSearch | WebFetch | CodeExecution) -> dict[s
     return out
 
 
+MCP_BETA = "mcp-client-2025-04-04"
+"""The ``anthropic-beta`` flag of the MCP connector (``mcp_servers``)."""
+
+
+def mcp_server_definition(server: RemoteMCP, dropped: Dropped) -> dict[str, Any]:
+    """The ``mcp_servers`` entry of a provider-hosted MCP server.  The
+    authorization token goes into this body only (it is a secret)."""
+    out: dict[str, Any] = {"type": "url", "url": server.url, "name": server.name}
+    if server.authorization:
+        out["authorization_token"] = server.authorization
+    if server.allowed_tools is not None:
+        out["tool_configuration"] = {"enabled": True, "allowed_tools": list(server.allowed_tools)}
+    if server.require_approval == "always":
+        dropped.add(
+            f"MCP server {server.name!r}",
+            "require_approval: Anthropic's MCP connector calls tools without asking",
+        )
+    if server.description:
+        dropped.add(f"MCP server {server.name!r}", "description: Anthropic takes none")
+    return out
+
+
 TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 """The tool-object fields elelem writes; ``ToolSpec.native`` may not set them
 (``type`` would turn a client tool into an Anthropic-defined one)."""
@@ -414,7 +439,15 @@ def encode_request(
         body["system"] = "\n\n".join(system_parts)
     tools: list[dict[str, Any]] = [_client_tool(t, dropped) for t in request.tools]
     betas: list[str] = []
+    servers: list[dict[str, Any]] = []
     for hosted in request.hosted_tools:
+        if isinstance(hosted, RemoteMCP):
+            servers.append(mcp_server_definition(hosted, dropped))
+            continue
+        if isinstance(hosted, (FileSearch, ImageGeneration)):
+            what = "file search" if isinstance(hosted, FileSearch) else "image generation"
+            dropped.add("hosted tools", f"Anthropic has no hosted {what} tool (not sent)")
+            continue
         definition = hosted_tool_definition(hosted)
         tools.append(definition)
         beta = TOOL_BETAS.get(definition["type"])
@@ -422,6 +455,9 @@ def encode_request(
             betas.append(beta)
     if tools:
         body["tools"] = tools
+    if servers:
+        body["mcp_servers"] = servers
+        betas.append(MCP_BETA)
     if opts.tool_choice is not None:
         body["tool_choice"] = (
             {"type": opts.tool_choice}
@@ -463,7 +499,7 @@ def encode_request(
         )
     if stream:
         body["stream"] = True
-    body.update(opts.extra)
+    merge_extra(body, opts.extra)
     headers = {"anthropic-version": API_VERSION}
     if betas:
         headers["anthropic-beta"] = ",".join(betas)
@@ -475,6 +511,7 @@ def encode_request(
 __all__ = [
     "API_VERSION",
     "DEFAULT_MAX_TOKENS",
+    "MCP_BETA",
     "MESSAGES_PATH",
     "RESPONSE_DATA",
     "SHAPE_NAME",
@@ -483,4 +520,5 @@ __all__ = [
     "container_id",
     "encode_request",
     "hosted_tool_definition",
+    "mcp_server_definition",
 ]

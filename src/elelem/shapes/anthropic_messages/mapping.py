@@ -84,17 +84,33 @@ def result_tool_name(result_type: str) -> str:
     )
 
 
-def is_hosted_result(block_type: str) -> bool:
-    """True for the result blocks of Anthropic server tools.
+HOSTED_CALLS: frozenset[str] = frozenset({"server_tool_use", "mcp_tool_use"})
+"""Block types of a call the provider runs itself: a server tool, or a tool of
+an MCP server the MCP connector calls (``mcp_servers``)."""
 
-    ``mcp_tool_result`` answers an ``mcp_tool_use`` (not a ``server_tool_use``)
-    and is kept as an unknown block with its call; the bare ``tool_result`` is
-    a client tool result.
-    """
-    return block_type.endswith("_tool_result") and block_type not in (
-        "mcp_tool_result",
-        "tool_result",
-    )
+
+def is_hosted_result(block_type: str) -> bool:
+    """True for the result blocks of Anthropic server tools, ``mcp_tool_result``
+    (which answers an ``mcp_tool_use``) included; the bare ``tool_result`` is a
+    client tool result."""
+    return block_type.endswith("_tool_result") and block_type != "tool_result"
+
+
+def mcp_input(block: Mapping[str, Any]) -> JSONValue:
+    """The neutral input of an ``mcp_tool_use`` block: which server, which tool,
+    with what arguments (the same keys as an OpenAI ``mcp_call``)."""
+    return {
+        "server_label": block.get("server_name"),
+        "name": block.get("name"),
+        "arguments": block.get("input"),
+    }
+
+
+def mcp_outcome(block: Mapping[str, Any], tool: object) -> tuple[bool, str]:
+    """Whether an ``mcp_tool_result`` failed (its ``is_error``), and its summary."""
+    if block.get("is_error") is True:
+        return True, f"error from {tool or 'tool'}"
+    return False, f"called {tool or 'tool'}"
 
 
 def tool_versions_from_wire(tools: object) -> dict[str, str]:
@@ -115,8 +131,9 @@ def tool_versions_from_request(request: ModelRequest) -> dict[str, str]:
     """Map tool name -> versioned tool type for the hosted tools of a neutral request."""
     out: dict[str, str] = {}
     for tool in request.hosted_tools:
-        name = hosted_tool_name(tool)
-        out[name] = tool.version or DEFAULT_TOOL_VERSIONS[name]
+        if isinstance(tool, (WebSearch, WebFetch, CodeExecution)):
+            name = hosted_tool_name(tool)
+            out[name] = tool.version or DEFAULT_TOOL_VERSIONS[name]
     return out
 
 
@@ -200,12 +217,15 @@ def _editor_summary(ctype: str, content: Mapping[str, Any]) -> str:
 __all__ = [
     "DEFAULT_TOOL_VERSIONS",
     "FINISH_REASONS",
+    "HOSTED_CALLS",
     "PROVIDER_NAME",
     "TOOL_BETAS",
     "finish_reason",
     "hosted_counter_name",
     "hosted_tool_name",
     "is_hosted_result",
+    "mcp_input",
+    "mcp_outcome",
     "result_outcome",
     "result_tool_name",
     "tool_versions_from_request",

@@ -1,12 +1,13 @@
 """The Anthropic Messages frame parser (sans-IO): SSE frames in, chunks out.
 
 One Anthropic content block becomes one block grammar (``block-start`` …
-``block-end``), except server tools: a ``server_tool_use`` block becomes a
-hosted *started* transition and each ``*_tool_result`` block the activity's
-*completed* or *failed* transition.  The activity is named by the neutral
+``block-end``), except server tools: a ``server_tool_use`` block (or an MCP
+connector's ``mcp_tool_use``, activity ``mcp``) becomes a hosted *started*
+transition and each ``*_tool_result`` block the activity's *completed* or
+*failed* transition.  The activity is named by the neutral
 table (``bash_code_execution`` -> ``code_execution``, ``tool_search_tool_regex``
 -> ``tool_search``); the raw block in its payload keeps Anthropic's name.  Block types this parser does not model
-(``mcp_tool_use``, ``compaction``, future ones) become unknown blocks holding
+(``compaction``, future ones) become unknown blocks holding
 the raw block with its deltas applied, in position.  The non-streaming JSON
 response goes through the same code (:func:`response_chunks`).
 """
@@ -23,8 +24,11 @@ import msgspec
 from elelem.errors import IncompleteStreamError
 from elelem.shapes.anthropic_messages.errors import error_from_event
 from elelem.shapes.anthropic_messages.mapping import (
+    HOSTED_CALLS,
     finish_reason,
     is_hosted_result,
+    mcp_input,
+    mcp_outcome,
     result_outcome,
     result_tool_name,
     tool_versions_from_request,
@@ -326,7 +330,7 @@ class MessagesParser:
         raw = copy.deepcopy(raw)
         if btype in ("text", "thinking", "redacted_thinking", "tool_use"):
             kind = btype
-        elif btype == "server_tool_use":
+        elif btype in HOSTED_CALLS:
             kind = "server"
         elif is_hosted_result(btype):
             kind = "result"
@@ -420,16 +424,20 @@ class MessagesParser:
         return [BlockStart(key, "unknown", raw=block.raw), BlockEnd(key)]
 
     def _started_activity(self, raw: dict[str, Any]) -> HostedActivity:
-        aid, name = raw.get("id"), raw.get("name")
+        aid, name, btype = raw.get("id"), raw.get("name"), str(raw["type"])
         if not isinstance(aid, str) or not isinstance(name, str):
-            raise malformed("anthropic server_tool_use block without id and name", raw)
-        version = version_for(name, self._versions)
+            raise malformed(f"anthropic {btype} block without id and name", raw)
+        if btype == "mcp_tool_use":
+            neutral, given, version = "mcp", mcp_input(raw), None
+        else:
+            neutral, given = neutral_activity_name(name), raw.get("input")
+            version = version_for(name, self._versions)
         activity = HostedActivity(
             id=ActivityId(aid),
-            name=neutral_activity_name(name),
+            name=neutral,
             state="started",
-            input=raw.get("input"),
-            payload=ProviderPayload(self.provider, "server_tool_use", version, raw),
+            input=given,
+            payload=ProviderPayload(self.provider, btype, version, raw),
         )
         self._activities[aid] = activity
         return activity
@@ -443,7 +451,6 @@ class MessagesParser:
         aid = raw.get("tool_use_id")
         if not isinstance(aid, str):
             raise malformed(f"anthropic {raw['type']} block without tool_use_id", raw)
-        failed, summary = result_outcome(raw)
         started = self._activities.get(aid)
         if started is None:
             # Its server_tool_use came in an earlier response (a paused turn,
@@ -455,6 +462,11 @@ class MessagesParser:
         else:
             wire_name, given = result_tool_name(raw["type"]), None
             name, version = neutral_activity_name(wire_name), version_for(wire_name, self._versions)
+        if raw["type"] == "mcp_tool_result":
+            tool = given.get("name") if isinstance(given, dict) else None
+            failed, summary = mcp_outcome(raw, tool)
+        else:
+            failed, summary = result_outcome(raw)
         return HostedActivity(
             id=ActivityId(aid),
             name=name,
@@ -480,18 +492,18 @@ def _activities_in(
     for message in messages if isinstance(messages, list) else []:
         content = message.get("content") if isinstance(message, Mapping) else None
         for block in content if isinstance(content, list) else []:
-            if not (isinstance(block, Mapping) and block.get("type") == "server_tool_use"):
+            if not (isinstance(block, Mapping) and block.get("type") in HOSTED_CALLS):
                 continue
-            aid, name = block.get("id"), block.get("name")
+            aid, name, btype = block.get("id"), block.get("name"), str(block["type"])
             if isinstance(aid, str) and isinstance(name, str):
-                payload = ProviderPayload(
-                    provider, "server_tool_use", version_for(name, versions), copy.deepcopy(block)
-                )
+                mcp = btype == "mcp_tool_use"
+                version = None if mcp else version_for(name, versions)
+                payload = ProviderPayload(provider, btype, version, copy.deepcopy(block))
                 found[aid] = HostedActivity(
                     ActivityId(aid),
-                    neutral_activity_name(name),
+                    "mcp" if mcp else neutral_activity_name(name),
                     "started",
-                    block.get("input"),
+                    mcp_input(block) if mcp else block.get("input"),
                     "",
                     payload,
                 )

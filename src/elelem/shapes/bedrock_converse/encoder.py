@@ -16,7 +16,14 @@ from urllib.parse import quote
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
-from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
+from elelem.shapes.common import (
+    Dropped,
+    arguments_object,
+    find_payload,
+    hosted_activity_line,
+    merge_extra,
+    without_remote_mcp,
+)
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
@@ -151,10 +158,11 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The Converse request for ``request``.  Hosted tools raise
-    :class:`~elelem.errors.UnsupportedError` (Converse runs none)."""
-    if request.hosted_tools:
-        raise UnsupportedError(f"{provider}: Bedrock Converse has no hosted tools")
+    :class:`~elelem.errors.UnsupportedError` (Converse runs none), except a
+    provider-hosted MCP server, which is reported as dropped."""
     dropped = Dropped()
+    if without_remote_mcp(request.hosted_tools, "Bedrock Converse", dropped.items):
+        raise UnsupportedError(f"{provider}: Bedrock Converse has no hosted tools")
     system: list[JSONValue] = [{"text": request.system}] if request.system else []
     messages: list[dict[str, JSONValue]] = []
     for n, message in enumerate(request.messages):
@@ -224,7 +232,7 @@ def encode_request(
         }
     elif output is not None:
         no_json_mode("Bedrock", dropped.items)
-    body.update(opts.extra)
+    merge_extra(body, opts.extra)
     return EncodedRequest(
         path=request_path(request.model, stream=stream),
         body=body,

@@ -17,12 +17,20 @@ from urllib.parse import quote
 
 from elelem.errors import PayloadError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import Dropped, find_payload, hosted_activity_line
+from elelem.shapes.common import (
+    Dropped,
+    find_payload,
+    hosted_activity_line,
+    merge_extra,
+    without_remote_mcp,
+)
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
     CodeExecution,
+    FileSearch,
     HostedActivity,
+    ImageGeneration,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -276,6 +284,19 @@ def hosted_tool_definition(
     return {key: {}}
 
 
+def file_search_definition(tool: FileSearch, dropped: Dropped) -> dict[str, Any]:
+    """The Gemini ``fileSearch`` tool: store names, ``topK``, and a
+    ``metadataFilter`` expression (Gemini takes a string filter only)."""
+    spec: dict[str, Any] = {"fileSearchStoreNames": list(tool.stores)}
+    if tool.max_results is not None:
+        spec["topK"] = tool.max_results
+    if isinstance(tool.filters, str):
+        spec["metadataFilter"] = tool.filters
+    elif tool.filters is not None:
+        dropped.add("hosted tools", "fileSearch filters must be a metadataFilter string (not sent)")
+    return {"fileSearch": spec}
+
+
 def _tag(tool: WebSearch | WebFetch | CodeExecution) -> str:
     if isinstance(tool, WebSearch):
         return "web_search"
@@ -315,8 +336,13 @@ def encode_request(
             dropped.items.extend(t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS))
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
-    for hosted in request.hosted_tools:
-        tools.append(hosted_tool_definition(hosted, dropped))
+    for hosted in without_remote_mcp(request.hosted_tools, "Gemini", dropped.items):
+        if isinstance(hosted, FileSearch):
+            tools.append(file_search_definition(hosted, dropped))
+        elif isinstance(hosted, ImageGeneration):
+            dropped.add("hosted tools", "generateContent has no image generation tool (not sent)")
+        elif isinstance(hosted, (WebSearch, WebFetch, CodeExecution)):
+            tools.append(hosted_tool_definition(hosted, dropped))
     if tools:
         body["tools"] = tools
     opts = request.options
@@ -357,7 +383,7 @@ def encode_request(
         # Implicit caching is on by itself; explicit caches are a separate
         # resource (cachedContents) this request-level option cannot create.
         automatic(opts.cache, "Gemini", dropped.items)
-    body.update(opts.extra)
+    merge_extra(body, opts.extra)
     return EncodedRequest(
         path=request_path(request.model, stream=stream),
         body=body,

@@ -21,7 +21,14 @@ from typing import Any
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import Dropped, arguments_object, find_payload, hosted_activity_line
+from elelem.shapes.common import (
+    Dropped,
+    arguments_object,
+    find_payload,
+    hosted_activity_line,
+    merge_extra,
+    without_remote_mcp,
+)
 from elelem.shapes.ollama_native.parser import (
     SYNTHESIZED_ID_FORMAT,
     TOOL_EXTRA_FORMAT,
@@ -222,12 +229,13 @@ def encode_request(
     """The ``/api/chat`` request for ``request`` sent to ``provider``.
 
     Hosted tools raise :class:`~elelem.errors.UnsupportedError`: Ollama's chat
-    endpoint runs none.
+    endpoint runs none (a provider-hosted MCP server is reported as dropped).
     """
-    if request.hosted_tools:
-        kinds = ", ".join(t.__struct_config__.tag for t in request.hosted_tools)  # type: ignore[misc]
-        raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
     dropped = Dropped()
+    hosted = without_remote_mcp(request.hosted_tools, "Ollama", dropped.items)
+    if hosted:
+        kinds = ", ".join(t.__struct_config__.tag for t in hosted)  # type: ignore[misc]
+        raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
     messages: list[JSONValue] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -268,7 +276,7 @@ def encode_request(
         unlabelled(opts.output, "Ollama", dropped.items)
     elif opts.output is not None:
         body["format"] = "json"
-    body.update(opts.extra)
+    merge_extra(body, opts.extra)
     return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
 
 

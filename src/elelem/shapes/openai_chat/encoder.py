@@ -17,7 +17,7 @@ import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import find_payload, hosted_activity_line
+from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra, without_remote_mcp
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.parser import (
     REASONING_DETAILS_FORMAT,
@@ -40,7 +40,6 @@ from elelem.shapes.structured_output import (
     no_json_mode,
 )
 from elelem.vocabulary import (
-    CodeExecution,
     HostedActivity,
     JsonObjectOutput,
     JsonSchemaOutput,
@@ -52,7 +51,6 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
-    WebFetch,
     WebSearch,
 )
 from elelem.vocabulary.json import JSONValue
@@ -274,7 +272,7 @@ def _hosted(
     tools: list[JSONValue],
     dropped: list[str],
 ) -> None:
-    if isinstance(tool, (WebFetch, CodeExecution)):
+    if not isinstance(tool, WebSearch):
         raise UnsupportedError(
             f"{provider}: Chat Completions has no hosted {tool.__struct_config__.tag}"
         )
@@ -359,7 +357,7 @@ def encode_request(
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
     tools: list[JSONValue] = [_tool(t, dropped) for t in request.tools]
-    for hosted in request.hosted_tools:
+    for hosted in without_remote_mcp(request.hosted_tools, "Chat Completions", dropped):
         _hosted(hosted, provider, dialect, body, tools, dropped)
     if tools:
         body["tools"] = tools
@@ -424,7 +422,7 @@ def _options(
             unsupported(provider, dropped)
     if opts.output is not None:
         _response_format(opts.output, provider, dialect, body, dropped)
-    body.update(opts.extra)
+    merge_extra(body, opts.extra)
     return headers
 
 

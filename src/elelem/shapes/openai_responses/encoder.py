@@ -17,17 +17,21 @@ from typing import Any
 
 import msgspec
 
+from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import find_payload, hosted_activity_line
+from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
     CodeExecution,
+    FileSearch,
     HostedActivity,
+    ImageGeneration,
     Message,
     ProviderId,
     ReasoningBlock,
+    RemoteMCP,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
@@ -265,9 +269,60 @@ def _hosted_tools(request: ModelRequest, dropped: list[str]) -> list[JSONValue]:
             )
         elif isinstance(tool, WebFetch):
             dropped.append("WebFetch: OpenAI Responses has no hosted web fetch tool")
+        elif isinstance(tool, FileSearch):
+            search: dict[str, JSONValue] = {
+                "type": tool.version or "file_search",
+                "vector_store_ids": list(tool.stores),
+            }
+            if tool.max_results is not None:
+                search["max_num_results"] = tool.max_results
+            if tool.filters is not None:
+                search["filters"] = tool.filters
+            tools.append(search)
+        elif isinstance(tool, ImageGeneration):
+            tools.append(_image_generation(tool))
+        elif isinstance(tool, RemoteMCP):
+            tools.append(_mcp_tool(tool))
         else:  # pragma: no cover - HostedTool is a closed union today
             dropped.append(f"{type(tool).__name__}: not supported by OpenAI Responses")
     return tools
+
+
+IMAGE_FIELDS = ("model", "size", "quality", "output_format", "background", "partial_images")
+
+
+def _image_generation(tool: ImageGeneration) -> dict[str, JSONValue]:
+    out: dict[str, JSONValue] = {"type": tool.version or "image_generation"}
+    for field in IMAGE_FIELDS:
+        value = getattr(tool, field)
+        if value is not None:
+            out[field] = value
+    for key, value in tool.options.items():
+        if key in out or key in IMAGE_FIELDS or key == "type":
+            raise UnsupportedError(
+                f"ImageGeneration.options[{key!r}] names a field elelem writes itself"
+            )
+        out[key] = value
+    return out
+
+
+def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
+    """The ``mcp`` tool of a provider-hosted MCP server; the authorization
+    token goes into this body only (it is a secret)."""
+    out: dict[str, JSONValue] = {
+        "type": "mcp",
+        "server_label": server.name,
+        "server_url": server.url,
+    }
+    if server.description:
+        out["server_description"] = server.description
+    if server.allowed_tools is not None:
+        out["allowed_tools"] = list(server.allowed_tools)
+    if server.authorization:
+        out["authorization"] = server.authorization
+    if server.require_approval is not None:
+        out["require_approval"] = server.require_approval
+    return out
 
 
 def _tool_choice(choice: str) -> JSONValue:
@@ -325,7 +380,7 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
     body["store"] = False
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
-    body.update(options.extra)
+    merge_extra(body, options.extra)
     return EncodedRequest(path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped))
 
 

@@ -1,0 +1,193 @@
+"""The hosted-tool request surface: RemoteMCP, FileSearch, ImageGeneration on
+every wire (or a drop line / a typed error), and options.extra merging."""
+
+from __future__ import annotations
+
+import pytest
+
+from elelem.errors import DecodeError, UnsupportedError
+from elelem.shapes.anthropic_messages import encoder as anthropic
+from elelem.shapes.base import ModelRequest
+from elelem.shapes.bedrock_converse import encoder as bedrock
+from elelem.shapes.gemini import encoder as gemini
+from elelem.shapes.ollama_native import encoder as ollama
+from elelem.shapes.openai_chat import encoder as chat
+from elelem.shapes.openai_responses import encoder as responses
+from elelem.vocabulary import (
+    FileSearch,
+    GenerationOptions,
+    HostedTool,
+    ImageGeneration,
+    Message,
+    ProviderId,
+    RemoteMCP,
+    ToolSpec,
+)
+
+TOKEN = "sk-mcp-SECRET-7f3a"
+SERVER = RemoteMCP(
+    "https://mcp.example.com/mcp",
+    "wiki",
+    allowed_tools=("ask_question",),
+    authorization=TOKEN,
+    require_approval="always",
+)
+
+
+def request(*hosted: HostedTool, extra: dict | None = None, tools=()) -> ModelRequest:  # type: ignore[no-untyped-def, type-arg]
+    return ModelRequest(
+        "m-1",
+        (Message.user("hi"),),
+        tools=tuple(tools),
+        hosted_tools=hosted,
+        options=GenerationOptions(extra=extra or {}),
+    )
+
+
+def test_anthropic_mcp_connector_request() -> None:
+    encoded = anthropic.encode_request(request(SERVER), provider=ProviderId("anthropic"))
+    assert encoded.body["mcp_servers"] == [
+        {
+            "type": "url",
+            "url": "https://mcp.example.com/mcp",
+            "name": "wiki",
+            "authorization_token": TOKEN,
+            "tool_configuration": {"enabled": True, "allowed_tools": ["ask_question"]},
+        }
+    ]
+    assert "tools" not in encoded.body
+    assert encoded.headers["anthropic-beta"] == "mcp-client-2025-04-04"
+    assert encoded.dropped == (
+        "MCP server 'wiki': require_approval: Anthropic's MCP connector calls tools without asking",
+    )
+    assert all(TOKEN not in line for line in encoded.dropped)
+
+
+def test_responses_mcp_file_search_and_image_generation_tools() -> None:
+    search = FileSearch(
+        ("vs_1", "vs_2"), max_results=4, filters={"type": "eq", "key": "k", "value": 1}
+    )
+    image = ImageGeneration(size="1024x1024", output_format="png", options={"moderation": "low"})
+    encoded = responses.encode(request(SERVER, search, image), ProviderId("openai"))
+    assert encoded.body["tools"] == [
+        {
+            "type": "mcp",
+            "server_label": "wiki",
+            "server_url": "https://mcp.example.com/mcp",
+            "allowed_tools": ["ask_question"],
+            "authorization": TOKEN,
+            "require_approval": "always",
+        },
+        {
+            "type": "file_search",
+            "vector_store_ids": ["vs_1", "vs_2"],
+            "max_num_results": 4,
+            "filters": {"type": "eq", "key": "k", "value": 1},
+        },
+        {
+            "type": "image_generation",
+            "size": "1024x1024",
+            "output_format": "png",
+            "moderation": "low",
+        },
+    ]
+    assert encoded.dropped == ()
+
+
+def test_image_generation_options_never_override_named_fields() -> None:
+    with pytest.raises(UnsupportedError, match=r"ImageGeneration.options\['size'\]"):
+        responses.encode(request(ImageGeneration(options={"size": "x"})), ProviderId("openai"))
+
+
+def test_gemini_file_search_and_what_it_cannot_take() -> None:
+    encoded = gemini.encode_request(
+        request(FileSearch(("fileSearchStores/a",), max_results=3, filters="year > 2020"), SERVER),
+        provider=ProviderId("gemini"),
+    )
+    assert encoded.body["tools"] == [
+        {
+            "fileSearch": {
+                "fileSearchStoreNames": ["fileSearchStores/a"],
+                "topK": 3,
+                "metadataFilter": "year > 2020",
+            }
+        }
+    ]
+    assert encoded.dropped == ("MCP server 'wiki': Gemini has no hosted MCP (not sent)",)
+    odd = gemini.encode_request(
+        request(FileSearch(("s",), filters={"a": 1}), ImageGeneration()),
+        provider=ProviderId("gemini"),
+    )
+    assert odd.dropped == (
+        "hosted tools: fileSearch filters must be a metadataFilter string (not sent)",
+        "hosted tools: generateContent has no image generation tool (not sent)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("encode", "wire"),
+    [
+        (lambda r: chat.encode_request(r, provider=ProviderId("deepseek")), "Chat Completions"),
+        (lambda r: bedrock.encode_request(r, provider=ProviderId("bedrock")), "Bedrock Converse"),
+        (lambda r: ollama.encode_request(r, provider=ProviderId("ollama")), "Ollama"),
+    ],
+)
+def test_remote_mcp_elsewhere_is_a_drop_record_without_the_token(encode, wire) -> None:  # type: ignore[no-untyped-def]
+    encoded = encode(request(SERVER))
+    assert encoded.dropped == (f"MCP server 'wiki': {wire} has no hosted MCP (not sent)",)
+    assert TOKEN not in repr(encoded.body) and TOKEN not in repr(encoded.dropped)
+
+
+def test_the_authorization_is_in_no_repr() -> None:
+    assert TOKEN not in repr(SERVER) and TOKEN not in str(SERVER)
+    assert "authorization=<set>" in repr(SERVER)
+    assert TOKEN not in repr(request(SERVER))
+
+
+def test_bad_hosted_tool_values_are_typed_errors() -> None:
+    with pytest.raises(DecodeError, match="at least one store"):
+        FileSearch(())
+    with pytest.raises(DecodeError, match="must be http"):
+        RemoteMCP("ftp://x", "n")
+
+
+TOOL = ToolSpec("f", "d", {"type": "object", "properties": {}})
+
+
+def test_extra_extends_the_lists_elelem_built_and_replaces_the_rest() -> None:
+    mine = {"type": "function", "name": "own", "parameters": {}}
+    encoded = responses.encode(
+        request(
+            tools=[TOOL],
+            extra={"tools": [mine], "include": ["x.y"], "store": True, "top_logprobs": 2},
+        ),
+        ProviderId("openai"),
+    )
+    assert [t["name"] for t in encoded.body["tools"]] == ["f", "own"]  # type: ignore[index, union-attr]
+    assert encoded.body["include"] == ["reasoning.encrypted_content", "x.y"]
+    assert encoded.body["store"] is True and encoded.body["top_logprobs"] == 2
+    ant = anthropic.encode_request(
+        request(tools=[TOOL], extra={"tools": [mine]}), provider=ProviderId("anthropic")
+    )
+    assert [t["name"] for t in ant.body["tools"]] == ["f", "own"]  # type: ignore[index, union-attr]
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda r: anthropic.encode_request(r, provider=ProviderId("anthropic")),
+        lambda r: responses.encode(r, ProviderId("openai")),
+        lambda r: chat.encode_request(r, provider=ProviderId("deepseek")),
+        lambda r: gemini.encode_request(r, provider=ProviderId("gemini")),
+        lambda r: bedrock.encode_request(r, provider=ProviderId("bedrock")),
+        lambda r: ollama.encode_request(r, provider=ProviderId("ollama")),
+    ],
+)
+def test_extra_that_would_replace_a_built_list_is_an_error_naming_the_field(encode) -> None:  # type: ignore[no-untyped-def]
+    built = encode(request(tools=[TOOL]))
+    field = next(k for k, v in built.body.items() if isinstance(v, list) and k != "stop")
+    with pytest.raises(
+        UnsupportedError,
+        match=rf"options.extra\[{field!r}\] is a dict, but elelem built {field!r} as a list",
+    ):
+        encode(request(tools=[TOOL], extra={field: {"replaced": True}}))
