@@ -113,6 +113,7 @@ _SERVER_RUN = {
     "image_generation_call",
     "mcp_call",
     "mcp_list_tools",
+    "mcp_approval_request",
     "shell_call_output",
 }
 _CLIENT_RUN = {"function_call", "local_shell_call", "apply_patch_call"}

@@ -6,11 +6,16 @@ the registries of open sets.
 """
 
 from elelem.vocabulary.activity import (
+    APPROVAL,
+    APPROVAL_REQUESTED,
+    APPROVAL_RESPONSE,
     HOSTED_ACTIVITY_NAMES,
     PROVIDER_ACTIVITY_NAMES,
     TERMINAL_STATES,
     ActivityState,
     HostedActivity,
+    approval_response,
+    awaits_approval,
     neutral_activity_name,
 )
 from elelem.vocabulary.attribution import Attribution, Source
@@ -71,6 +76,9 @@ from elelem.vocabulary.request import (
 from elelem.vocabulary.usage import Usage, hosted_counter_name, hosted_counts
 
 __all__ = [
+    "APPROVAL",
+    "APPROVAL_REQUESTED",
+    "APPROVAL_RESPONSE",
     "FINISH_REASONS",
     "HOSTED_ACTIVITY_NAMES",
     "MESSAGE_SOURCES",
@@ -119,6 +127,8 @@ __all__ = [
     "UserLocation",
     "WebFetch",
     "WebSearch",
+    "approval_response",
+    "awaits_approval",
     "block_tags",
     "block_type",
     "check_json",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -51,6 +51,7 @@ PROVIDER_ACTIVITY_NAMES: Mapping[str, str] = MappingProxyType(
         "web_search_preview": "web_search",
         "code_interpreter": "code_execution",
         "mcp_list_tools": "mcp",
+        "mcp_approval_request": "mcp",
         # Gemini tools (generateContent and Interactions).
         "google_search": "web_search",
         "google_search_retrieval": "web_search",
@@ -85,6 +86,47 @@ def neutral_activity_name(name: str) -> str:
     if name in HOSTED_ACTIVITY_NAMES:
         return name
     return PROVIDER_ACTIVITY_NAMES.get(name, name)
+
+
+APPROVAL = "approval"
+"""The key of a hosted activity's ``input`` that marks a provider's request for
+the caller's approval (an OpenAI ``mcp_approval_request``): its value is
+:data:`APPROVAL_REQUESTED`.  The activity completes when the request is made;
+the tool loop answers it (:func:`approval_response`) and the provider runs
+the call, if approved, in the next response."""
+
+APPROVAL_REQUESTED = "requested"
+
+
+def awaits_approval(activity: HostedActivity) -> bool:
+    """True for the transition of a provider's request for the caller's approval."""
+    given = activity.input
+    return (
+        activity.state == "completed"
+        and isinstance(given, dict)
+        and given.get(APPROVAL) == APPROVAL_REQUESTED
+    )
+
+
+APPROVAL_RESPONSE = "mcp_approval_response"
+"""The block type of the caller's answer to an approval request: the Responses
+input item itself, kept as an unknown block in a user message so only the
+provider that asked replays it (every other encoder reports it dropped)."""
+
+
+def approval_response(activity: HostedActivity, approve: bool, reason: str | None = None) -> Any:
+    """The answer to ``activity`` (see :func:`awaits_approval`): an
+    :class:`~elelem.vocabulary.UnknownBlock` holding the wire item."""
+    from elelem.vocabulary.blocks import UnknownBlock
+
+    raw: dict[str, JSONValue] = {
+        "type": APPROVAL_RESPONSE,
+        "approval_request_id": activity.id,
+        "approve": approve,
+    }
+    if reason:
+        raw["reason"] = reason
+    return UnknownBlock(raw)
 
 
 TERMINAL_STATES: frozenset[str] = frozenset({"completed", "failed"})
@@ -156,10 +198,15 @@ class HostedActivity(
 
 
 __all__ = [
+    "APPROVAL",
+    "APPROVAL_REQUESTED",
+    "APPROVAL_RESPONSE",
     "HOSTED_ACTIVITY_NAMES",
     "PROVIDER_ACTIVITY_NAMES",
     "TERMINAL_STATES",
     "ActivityState",
     "HostedActivity",
+    "approval_response",
+    "awaits_approval",
     "neutral_activity_name",
 ]

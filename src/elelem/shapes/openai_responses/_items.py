@@ -22,6 +22,8 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.vocabulary import (
+    APPROVAL,
+    APPROVAL_REQUESTED,
     ActivityId,
     Attribution,
     HostedActivity,
@@ -51,6 +53,7 @@ HOSTED_TOOLS: dict[str, str] = {
     "image_generation_call": "image_generation",
     "mcp_call": "mcp",
     "mcp_list_tools": "mcp",
+    "mcp_approval_request": "mcp",
     "shell_call": "shell",
     "shell_call_output": "shell",
     "tool_search_call": "tool_search",
@@ -170,7 +173,7 @@ def hosted_name(item: Mapping[str, Any]) -> str:
 def hosted_input(item: Mapping[str, Any]) -> JSONValue:
     """The normalized invocation input of a hosted item (query, code, command…)."""
     kind = item.get("type")
-    if "arguments" in item and kind not in ("mcp_call", "tool_search_call"):
+    if "arguments" in item and kind not in ("mcp_call", "mcp_approval_request", "tool_search_call"):
         # xAI reports its server tools function-style, with JSON arguments.
         return _parse_json_object(item.get("arguments"))
     if kind == "web_search_call":
@@ -180,12 +183,18 @@ def hosted_input(item: Mapping[str, Any]) -> JSONValue:
         return {"queries": item.get("queries") or []}
     if kind == "code_interpreter_call":
         return {"code": item.get("code"), "container_id": item.get("container_id")}
-    if kind == "mcp_call":
-        return {
+    if kind in ("mcp_call", "mcp_approval_request"):
+        given: dict[str, JSONValue] = {
             "server_label": item.get("server_label"),
             "name": item.get("name"),
             "arguments": item.get("arguments"),
         }
+        if kind == "mcp_approval_request":
+            # The caller must answer before the provider calls the tool.
+            given[APPROVAL] = APPROVAL_REQUESTED
+        elif item.get("approval_request_id"):
+            given["approval_request_id"] = item.get("approval_request_id")
+        return given
     if kind == "mcp_list_tools":
         return {"server_label": item.get("server_label")}
     if kind == "shell_call":
@@ -244,6 +253,8 @@ def hosted_summary(item: Mapping[str, Any]) -> str:
         return f"error: {error}" if error else f"called {item.get('name') or 'tool'}"
     if kind == "mcp_list_tools":
         return _plural(len(item.get("tools") or []), "tool")
+    if kind == "mcp_approval_request":
+        return f"approval requested for {item.get('name') or 'tool'}"
     if kind == "shell_call":
         action = item.get("action")
         commands = action.get("commands") if isinstance(action, dict) else None

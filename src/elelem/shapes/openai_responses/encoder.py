@@ -24,6 +24,7 @@ from elelem.shapes.openai_responses import _items
 from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
+    APPROVAL_RESPONSE,
     CodeExecution,
     FileSearch,
     HostedActivity,
@@ -122,6 +123,10 @@ class _Input:
             elif isinstance(part, ToolResultBlock):
                 close()
                 self.add(self.tool_result(part))
+            elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
+                # The caller's answer to an mcp_approval_request: an input item as it is.
+                close()
+                self.add(dict(part.raw))
             else:
                 self.dropped.append(
                     f"message {index} block {j}: {type(part).__name__} in a {role} message"
