@@ -282,6 +282,35 @@ def test_search_finds_text_case_insensitively_with_a_snippet(store: Store) -> No
     assert store.search("") == []
 
 
+def test_full_text_search_words_prefixes_order_and_index_upkeep(store: Store) -> None:
+    older = Conversation.create(store)
+    older.start_turn()
+    a = older.add_user("Quarterly revenue grew in the third quarter")
+    newer = Conversation.create(store)
+    newer.start_turn()
+    b = newer.add_user("The revenue report, quarterly edition")
+    newer.add_user("unrelated words")
+    # Every word, each a prefix, in any order; newest conversation first.
+    assert [h.event for h in store.search("quarter reven")] == [b.id, a.id]
+    assert [h.event for h in store.search("quarter reven", limit=1)] == [b.id]
+    assert store.search("quarterly banana") == []
+    # Events appended after a search are indexed by the next one.
+    c = older.add_user("banana quarterly")
+    assert [h.event for h in store.search("quarterly banana")] == [c.id]
+    # A fork is indexed when searched; a deleted conversation leaves the index.
+    fork = store.fork(older.id, a.id)
+    assert [h.conversation for h in store.search("grew")] == [older.id, fork.id]
+    store.delete(older.id)
+    assert [h.conversation for h in store.search("grew")] == [fork.id]
+    # The snippet is around the whole query when it occurs as typed.
+    assert [h.snippet for h in store.search("report, quarterly")] == [
+        "The revenue report, quarterly edition"
+    ]
+    # Punctuation alone has no words: it matches verbatim.
+    d = newer.add_user("what?!")
+    assert [h.event for h in store.search("?!")] == [d.id]
+
+
 def test_fork_copies_events_up_to_the_fork_point_byte_for_byte(store: Store) -> None:
     c = Conversation.create(store, title="orig")
     c.start_turn()
@@ -369,23 +398,39 @@ def test_a_store_at_an_older_schema_is_migrated_once_in_one_transaction(
         raise RuntimeError("migration 3 failed")
 
     monkeypatch.setattr(sqlite_module, "MIGRATIONS", (*MIGRATIONS, v2, broken))
+    now = len(MIGRATIONS)
     with pytest.raises(StoreError, match="migration 3 failed"):
         SQLiteStore(path)
     # Nothing of the failed upgrade stayed: not v2's index, not v3's table.
     raw = sqlite3.connect(path)
-    assert raw.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    assert raw.execute("SELECT version FROM schema_version").fetchall() == [(now,)]
     names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
     assert "events_by_data" not in names and "half_done" not in names
     raw.close()
 
     monkeypatch.setattr(sqlite_module, "MIGRATIONS", (*MIGRATIONS, v2))
     with SQLiteStore(path) as store:
-        assert store.schema_version == 2
+        assert store.schema_version == now + 1
         assert store.load_bytes(c.id) == kept
         assert [h.snippet for h in store.search("needle")] == ["an old needle"]
     with SQLiteStore(path) as store:
-        assert store.schema_version == 2
+        assert store.schema_version == now + 1
     assert applied == [2, 2]  # once in the rolled-back attempt, once for real
+
+
+def test_a_store_from_before_the_full_text_index_is_searched_after_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "v1.db"
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:1])
+    with SQLiteStore(path) as store:
+        c = Conversation.create(store)
+        old = c.add_user("written before the index existed")
+        assert store.schema_version == 1
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
+    with SQLiteStore(path) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        assert [h.event for h in store.search("index existed")] == [old.id]
 
 
 def test_open_store_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

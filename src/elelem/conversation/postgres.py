@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from elelem.conversation.errors import StoreError
-from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_tables
+from elelem.conversation.fulltext import POSTGRES_FULLTEXT
+from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_fulltext, create_tables
 from elelem.conversation.store import Clock, utc_now
 from elelem.vocabulary import EventId
 
@@ -30,7 +31,7 @@ def _v1(store: PostgresStore) -> None:
     create_tables(store, key="BIGSERIAL", big="BIGINT", blob="BYTEA")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1,)
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext)
 """Schema migrations, oldest first (see :data:`elelem.conversation.sqlite.MIGRATIONS`)."""
 
 POSTGRES = Dialect(
@@ -66,6 +67,7 @@ class PostgresStore(SQLStore):
     """A :class:`~elelem.conversation.store.Store` in a PostgreSQL database."""
 
     dialect = POSTGRES
+    fulltext = POSTGRES_FULLTEXT
 
     def __init__(
         self,

@@ -35,6 +35,14 @@ from elelem.conversation.events import (
     encode_event,
     event_text,
 )
+from elelem.conversation.fulltext import (
+    INDEXED,
+    PROGRESS,
+    STALE,
+    FullTextSQL,
+    index_rows,
+    query_words,
+)
 from elelem.conversation.store import (
     Clock,
     ConversationInfo,
@@ -94,6 +102,12 @@ def create_tables(store: SQLStore, *, key: str, big: str, blob: str, suffix: str
     )
 
 
+def create_fulltext(store: SQLStore) -> None:
+    """Schema version 2: the full-text index and its per-conversation watermark."""
+    for statement in store.fulltext.create:
+        store._exec(statement)
+
+
 def id_prefix(event: EventId) -> bytes:
     """The bytes every canonical encoding of event ``event`` begins with."""
     return b'{"id":' + codec.dumps(event) + b","
@@ -111,6 +125,8 @@ class SQLStore(ABC):
     """
 
     dialect: Dialect
+    fulltext: FullTextSQL
+    """The backend's full-text index statements."""
     where: str
     """Where the store is, for messages (a path or a URL without password)."""
 
@@ -403,10 +419,50 @@ class SQLStore(ABC):
         return [self._info(r) for r in rows]
 
     def search(self, text: str, *, limit: int = 50) -> list[SearchHit]:
-        """Events whose text contains ``text``, ignoring case, newest
-        conversation first, in log order within one."""
+        """Events whose text holds every word of ``text`` (each as a word
+        prefix, ignoring case; :mod:`~elelem.conversation.fulltext`), newest
+        conversation first, in log order within one.  A query without words
+        (only punctuation) matches the events that contain it verbatim."""
         if not text:
             return []
+        words = query_words(text)
+        if not words:
+            return self._scan(text, limit)
+        self._write(self._catch_up_index, "index")
+        fts = self.fulltext
+        sql = (
+            "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+            f" WHERE (e.conv, e.seq) IN ({fts.match})"
+            f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq LIMIT ?"
+        )
+        hits: list[SearchHit] = []
+        with self._lock:
+            for cid, data in self._exec(self._sql(sql), (fts.query(words), limit)).fetchall():
+                event = decode_event(bytes(data))
+                found = event_text(event.kind, event.body) or ""
+                needle = text if text.casefold() in found.casefold() else words[0]
+                hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, needle)))
+        return hits
+
+    def _catch_up_index(self) -> None:
+        fts = self.fulltext
+        # Seqs run 1..n in every conversation, so the index is current exactly
+        # when the watermarks add up to the number of events: one count instead
+        # of a max(seq) per conversation on every search.
+        total, indexed = self._exec(self._sql(INDEXED)).fetchone()
+        if int(total or 0) == int(indexed or 0):
+            return
+        for key, done in self._exec(self._sql(STALE)).fetchall():
+            rows = self._exec(
+                self._sql("SELECT seq, data FROM events WHERE conv = ? AND seq > ? ORDER BY seq"),
+                (key, done),
+            ).fetchall()
+            inserts, last = index_rows(fts, int(key), rows)
+            if inserts:
+                self._many(fts.insert, inserts)
+            self._exec(self._sql(PROGRESS), (key, last))
+
+    def _scan(self, text: str, limit: int) -> list[SearchHit]:
         wanted = text.casefold()
         order = f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq"
         select = "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
@@ -478,8 +534,11 @@ class SQLStore(ABC):
             ).fetchone()
             if row is None:
                 raise ConversationNotFound(conversation)
-            self._exec(self._sql("DELETE FROM events WHERE conv = ?"), (row[0],))
-            self._exec(self._sql("DELETE FROM conversations WHERE key = ?"), (row[0],))
+            key = int(row[0])
+            self._exec(self._sql(self.fulltext.delete), self.fulltext.delete_params(key))
+            self._exec(self._sql("DELETE FROM fts_progress WHERE conv = ?"), (key,))
+            self._exec(self._sql("DELETE FROM events WHERE conv = ?"), (key,))
+            self._exec(self._sql("DELETE FROM conversations WHERE key = ?"), (key,))
 
         self._write(work)
         self._keys.pop(conversation, None)
@@ -520,4 +579,4 @@ class SQLStore(ABC):
         return stored
 
 
-__all__ = ["Dialect", "Migration", "SQLStore", "create_tables", "id_prefix"]
+__all__ = ["Dialect", "Migration", "SQLStore", "create_fulltext", "create_tables", "id_prefix"]

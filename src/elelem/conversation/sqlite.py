@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from elelem.conversation.errors import StoreError
-from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_tables
+from elelem.conversation.fulltext import SQLITE_FULLTEXT
+from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_fulltext, create_tables
 from elelem.conversation.store import Clock, utc_now
 from elelem.vocabulary import EventId
 
@@ -25,7 +26,7 @@ def _v1(store: SQLiteStore) -> None:
     create_tables(store, key="INTEGER", big="INTEGER", blob="BLOB", suffix=" WITHOUT ROWID")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1,)
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext)
 """Schema migrations, oldest first; the schema version is how many were applied.
 A change of schema appends a function here and never edits an earlier one."""
 
@@ -47,6 +48,7 @@ class SQLiteStore(SQLStore):
     """A :class:`~elelem.conversation.store.Store` in one SQLite file."""
 
     dialect = SQLITE
+    fulltext = SQLITE_FULLTEXT
     db_errors = (sqlite3.Error,)
     integrity_errors = (sqlite3.IntegrityError,)
 
