@@ -12,6 +12,8 @@ from typing import IO, Any
 
 import click
 
+from elelem.cli.safety import install, secrets_in_force
+
 
 class CLIError(click.ClickException):
     """A failure the user can act on: printed as one ``elelem: …`` line, exit 2."""
@@ -28,6 +30,8 @@ class CLIError(click.ClickException):
 @click.version_option(package_name="elelem")
 def main() -> None:
     """elelem: stream LLM responses into one provider-neutral model, losing nothing."""
+    # Every write of every command passes the redactor of the secrets in force.
+    install(secrets_in_force())
 
 
 from elelem.cli.inspect import inspect_command  # noqa: E402  (commands import CLIError)

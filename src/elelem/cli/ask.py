@@ -86,10 +86,11 @@ class Session:
 
 def check_model(catalog: Catalog, model: str) -> None:
     """Fail early, before anything is stored, on an unknown provider, a shape
-    not built yet, or a missing key."""
+    not built yet, or a missing or malformed key (AWS credentials count for
+    a signing provider, as in the library)."""
     spec, _ = catalog.resolve(model)
     load_shape(spec.shape)
-    catalog.resolve_key(spec, os.environ)
+    catalog.endpoint(spec, os.environ)
 
 
 CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}
@@ -139,12 +140,20 @@ def ask_command(prompt: tuple[str, ...], continue_: str | None, **params: Any) -
     """Ask one question (PROMPT, or stdin) and show the answer as it streams."""
     store = store_from_env(persist=not params["no_store"])
     text = " ".join(prompt).strip()
-    if continue_ not in (None, "last") and not text:
-        # `ask -c "question"`: click took the question as the id.
+    if continue_ not in (None, "last") and not text and continue_ is not None:
+        # `ask -c "a question"`: click took the question as the id.  Only
+        # text no id can be (it holds a space) is taken so: a mistyped id is
+        # an error, never a prompt sent to the latest conversation.
         try:
             resolve_conversation(store, continue_)
         except ConversationNotFound:
-            text, continue_ = continue_ or "", "last"
+            if not any(c.isspace() for c in continue_.strip()):
+                raise Failure(
+                    f"no conversation {continue_!r} in this store (to continue the latest "
+                    f"with a one-word prompt, write: elelem ask -c last {continue_})",
+                    EXIT_USAGE,
+                ) from None
+            text, continue_ = continue_, "last"
     if not text:
         text = (stdin_text() or "").strip()
     if not text:

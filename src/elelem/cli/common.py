@@ -6,17 +6,18 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 import click
 from rich.console import Console
 
+from elelem.cli.safety import scrub_error
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
 from elelem.errors import ConfigError, ElelemError, StreamError, UnsupportedError
 from elelem.providers import Catalog, config_path
 from elelem.providers.models import DEFAULT_MODELS
+from elelem.providers.config import read_config
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
 
@@ -97,12 +98,15 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
             raise SystemExit(EXIT_OK) from None
         except (ElelemError, OSError, KeyboardInterrupt) as exc:
             if debug_enabled():
+                scrub_error(exc)  # the traceback shows its text: no secret, no escape
                 raise
             if isinstance(exc, KeyboardInterrupt):
                 raise Failure("interrupted", EXIT_INTERRUPTED) from None
+            scrub_error(exc)
             raise Failure(describe(exc), exit_status(exc)) from None
         except Exception as exc:
             # A bug of ours: still one line (the traceback is one --debug away).
+            scrub_error(exc)
             if debug_enabled():
                 raise
             message = f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)"
@@ -149,12 +153,9 @@ def store_from_env(*, persist: bool = True) -> Store:
 
 def _config_model(env: Mapping[str, str]) -> str | None:
     path = config_path(env)
-    if not path.is_file():
+    data = read_config(path)
+    if data is None:
         return None
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise ConfigError(f"{path}: 'model' must be a string like anthropic:claude-sonnet-4-5")

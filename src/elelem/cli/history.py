@@ -18,6 +18,7 @@ from elelem.cli.common import (
     store_from_env,
 )
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.safety import binary_stdout, current_redactor
 from elelem.conversation import (
     Conversation,
     ConversationInfo,
@@ -185,6 +186,8 @@ def export_command(conversation: str | None, output: Path | None) -> None:
     """Export a conversation (ID, a unique prefix, or the latest) as versioned NDJSON."""
     store = store_from_env()
     data = export_conversation(store, resolve_conversation(store, conversation))
+    # A store written before redaction existed may hold an echoed key.
+    data = current_redactor().redact_bytes(data)
     if output is not None:
         output.write_bytes(data)
         return
@@ -192,8 +195,9 @@ def export_command(conversation: str | None, output: Path | None) -> None:
         # The export holds untrusted text verbatim (JSON escapes only C0).
         raise Failure("an export is data: redirect stdout or use -o FILE", EXIT_USAGE)
     sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    out = binary_stdout()
+    out.write(data)
+    out.flush()
 
 
 @click.command("import")

@@ -89,9 +89,14 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
     if url is None:
         return SQLiteStore(default_store_path(), clock=when)
     text = os.fspath(url)
+    if not text.strip():
+        raise StoreError("the store URL is empty: give a path or a sqlite:// or postgresql:// URL")
     if "://" not in text:
         return SQLiteStore(text, clock=when)
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:
+        raise StoreError(f"the store URL is not a URL: {exc}") from None
     if parts.scheme == "sqlite":
         if parts.netloc:
             raise StoreError(

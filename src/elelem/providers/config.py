@@ -52,15 +52,30 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir("elelem")) / "config.toml"
 
 
+def read_config(file: Path) -> dict[str, Any] | None:
+    """The parsed TOML of the config ``file``, or None when there is none.
+
+    A path that exists but is not a file (a directory), an unreadable file
+    and text that is not UTF-8 TOML are :class:`~elelem.errors.ConfigError` errors.
+    """
+    if not file.exists():
+        return None
+    if not file.is_file():
+        raise ConfigError(f"{file}: the config path is not a file")
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+
+
 def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:
     """The built-in providers plus the config file's ``[providers]`` (if the file exists)."""
     catalog = Catalog(BUILTIN)
     file = path if path is not None else config_path(env)
-    if file.is_file():
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    data = read_config(file)
+    if data is not None:
         apply_config(catalog, data, origin=str(file))
     elif path is not None:
         raise ConfigError(f"{file}: no such config file")
@@ -143,4 +158,4 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
     return spec
 
 
-__all__ = ["apply_config", "config_path", "load_catalog"]
+__all__ = ["apply_config", "config_path", "load_catalog", "read_config"]

@@ -32,6 +32,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import msgspec
 
 from elelem import codec, errors
 from elelem.errors import (
@@ -268,7 +269,7 @@ class ResponseStream:
     def _fail(self, exc: BaseException) -> None:
         self._deferred = None
         self._state = "failed"
-        self._error = exc
+        self._error = self._endpoint.redactor.redact_error(exc)
         raise exc
 
     async def _guard(self, step: Any) -> None:
@@ -276,6 +277,9 @@ class ResponseStream:
         try:
             await step
         except BaseException as exc:
+            # Whatever the provider echoed (a key in an error event or body)
+            # leaves the driver redacted: messages, records and tracebacks.
+            self._endpoint.redactor.redact_error(exc)
             if self._state not in ("failed", "closed"):
                 self._state = "failed"
             if self._error is None and isinstance(exc, Exception):
@@ -440,6 +444,9 @@ class ResponseStream:
                 done = True
                 break
             for chunk in chunks:
+                is_finish = type(chunk) is Finish
+                if is_finish and chunk.failure:
+                    chunk = self._redacted_finish(chunk)
                 try:
                     committed = feed(chunk)
                 except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
@@ -448,7 +455,7 @@ class ResponseStream:
                     break
                 if queue is not None:
                     queue((chunk, committed))
-                if type(chunk) is Finish:
+                if is_finish:
                     done = True
                     break
             if done:
@@ -456,6 +463,14 @@ class ResponseStream:
         if queue is None and committed is not None:
             self.last_committed = committed
         return done
+
+    def _redacted_finish(self, chunk: Finish) -> Finish:
+        # A provider's failure text may echo a credential; the assembler's
+        # copy (what the log stores) is redacted the same way.
+        clean = self._endpoint.redact(chunk.failure or "")
+        if clean == chunk.failure:
+            return chunk
+        return msgspec.structs.replace(chunk, failure=clean)
 
     def _parse(self, step: Any, *args: Any) -> bool:
         """Run one parser step (open, eof, a whole response) as one frame."""

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Protocol
 
+from elelem.redaction import REDACTED, Redactor, check_secret
 from elelem.vocabulary import ProviderId
 
-REDACTED = "[redacted]"
+SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|session|passw|credential", re.IGNORECASE)
+"""Header names whose values are treated as secrets (redacted like the key)."""
 
 
 class RequestSigner(Protocol):
@@ -47,7 +51,13 @@ class Endpoint:
     and transport messages pass through :meth:`redact` first.
 
     ``signer``, when set, signs each request at send time with its final URL,
-    headers and body (AWS SigV4); its secrets are redacted like the key.
+    headers and body (AWS SigV4); its secrets are redacted like the key, as
+    are the values of headers whose names say they hold one
+    (:data:`SECRET_HEADER`) and any ``secrets`` given (an MCP token, …).
+
+    A key, header name or header value holding CR, LF, another control or a
+    non-ASCII character is a :class:`~elelem.errors.ConfigError` when the
+    endpoint is made, before any request.
     """
 
     provider: ProviderId
@@ -57,6 +67,22 @@ class Endpoint:
     auth_scheme: str = "Bearer"
     headers: Mapping[str, str] = field(default_factory=dict)
     signer: RequestSigner | None = None
+    secrets: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        where = f"provider {self.provider}"
+        if self.api_key is not None:
+            check_secret(self.api_key, f"{where}: the API key")
+        check_secret(self.auth_header, f"{where}: the auth header name")
+        check_secret(self.auth_scheme, f"{where}: the auth scheme")
+        for name, value in self.headers.items():
+            check_secret(name, f"{where}: a header name")
+            check_secret(value, f"{where}: header {name!r}")
+        if self.signer is not None:
+            for secret in self.signer.secrets():
+                check_secret(secret, f"{where}: an AWS credential")
+        for secret in self.secrets:
+            check_secret(secret, f"{where}: a secret")
 
     def url(self, path: str) -> str:
         """``path`` (relative to the base URL, query allowed) joined to the base URL."""
@@ -78,27 +104,22 @@ class Endpoint:
             out[self.auth_header.lower()] = value
         return out
 
-    def _secrets(self) -> list[str]:
-        # Shorter values would redact ordinary text and protect nothing.
-        found = [self.api_key] if self.api_key else []
+    @cached_property
+    def redactor(self) -> Redactor:
+        """The redactor of every secret this endpoint sends."""
+        found = [self.api_key, *self.secrets]
+        found.extend(v for k, v in self.headers.items() if SECRET_HEADER.search(k))
         if self.signer is not None:
             found.extend(self.signer.secrets())
-        return [s for s in found if len(s) >= 4]
+        return Redactor(found)
 
     def redact(self, text: str) -> str:
-        """``text`` with every occurrence of the API key (or signing secret) replaced."""
-        for secret in self._secrets():
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+        """``text`` with every secret of this endpoint (in any echo encoding) replaced."""
+        return self.redactor.redact(text)
 
     def redact_bytes(self, data: bytes) -> bytes:
-        """``data`` with every occurrence of the API key (or signing secret) replaced."""
-        for secret in self._secrets():
-            raw = secret.encode("utf-8")
-            if raw in data:
-                data = data.replace(raw, REDACTED.encode("ascii"))
-        return data
+        """``data`` with every secret of this endpoint (in any echo encoding) replaced."""
+        return self.redactor.redact_bytes(data)
 
     def __repr__(self) -> str:
         key = REDACTED if self.api_key else None

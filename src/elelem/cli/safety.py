@@ -1,0 +1,139 @@
+"""What keeps secrets and escapes off the command line's outputs.
+
+Every secret in force for this process (each provider's key variables, the
+AWS credentials, the config file's secret-looking header values) is known to
+one :class:`~elelem.redaction.Redactor`; :func:`install` wraps stdout and
+stderr so that every write — rendered answers, ``--json`` events, error
+lines, ``--debug`` tracebacks — passes through it, and exports are redacted
+with it.  :func:`scrub_error` cleans an exception (and its chain) before its
+traceback is shown: secrets out, terminal escapes out.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Mapping
+from typing import IO, Any
+
+from elelem.errors import ConfigError
+from elelem.providers import BUILTIN, Catalog, load_catalog
+from elelem.redaction import Redactor, rewrite_error
+from elelem.render import sanitize
+from elelem.transport.endpoint import SECRET_HEADER
+
+_AWS_SECRETS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
+
+
+def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
+    """The redactor of every credential this process could send under ``env``."""
+    env = os.environ if env is None else env
+    try:
+        catalog = load_catalog(env=env)
+    except ConfigError:
+        # The command itself reports the bad config; its built-in keys still count.
+        catalog = Catalog(BUILTIN)
+    found: list[str] = []
+    for name in catalog.names():
+        spec = catalog.get(name)
+        found.extend(env.get(var, "").strip() for var in spec.key_env)
+        found.extend(v for k, v in spec.headers.items() if SECRET_HEADER.search(k))
+    try:
+        found.extend(key for name in catalog.names() if (key := catalog.stored_key(name)))
+    except ConfigError:
+        pass  # an unreadable keys file: the command that needs a key reports it
+    found.extend(env.get(var, "").strip() for var in _AWS_SECRETS)
+    return Redactor(found)
+
+
+class RedactingWriter(io.TextIOBase):
+    """A text stream that redacts every write before passing it on.
+
+    It exposes no ``buffer``: nothing can write around it.
+    """
+
+    def __init__(self, stream: IO[str], redactor: Redactor) -> None:
+        super().__init__()
+        self._stream = stream
+        self._redactor = redactor
+
+    @property
+    def wrapped(self) -> IO[str]:
+        """The stream written to."""
+        return self._stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` redacted; returns the length of ``text`` as given."""
+        self._stream.write(self._redactor.redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the wrapped stream."""
+        self._stream.flush()
+
+    def writable(self) -> bool:
+        """Always True."""
+        return True
+
+    def isatty(self) -> bool:
+        """Whether the wrapped stream is a terminal."""
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        """The wrapped stream's descriptor."""
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        """The wrapped stream's encoding."""
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        """The wrapped stream's error handler."""
+        return getattr(self._stream, "errors", None)
+
+
+def install(redactor: Redactor) -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` with ``redactor`` (once)."""
+    if not redactor:
+        return
+    for name in ("stdout", "stderr"):
+        stream: Any = getattr(sys, name)
+        if stream is None or isinstance(stream, RedactingWriter):
+            continue
+        setattr(sys, name, RedactingWriter(stream, redactor))
+
+
+def current_redactor() -> Redactor:
+    """The redactor installed on stdout, else the secrets in force now."""
+    stream: Any = sys.stdout
+    if isinstance(stream, RedactingWriter):
+        return stream._redactor
+    return secrets_in_force()
+
+
+def binary_stdout() -> IO[bytes]:
+    """The binary stream under stdout, for data already redacted (an export)."""
+    stream: Any = sys.stdout
+    if isinstance(stream, RedactingWriter):
+        stream = stream.wrapped
+    return stream.buffer  # type: ignore[no-any-return]
+
+
+def scrub_error(exc: BaseException, redactor: Redactor | None = None) -> BaseException:
+    """``exc`` and its chain with secrets and terminal escapes removed from
+    their text, in place, so its traceback is safe to print."""
+    redact = (redactor or current_redactor()).redact
+    return rewrite_error(exc, lambda text: sanitize(redact(text)))
+
+
+__all__ = [
+    "RedactingWriter",
+    "binary_stdout",
+    "current_redactor",
+    "install",
+    "scrub_error",
+    "secrets_in_force",
+]

@@ -1,0 +1,223 @@
+"""The one secrets redactor: every secret in force, in every echo encoding.
+
+A provider may echo a credential back in an error (the whole key, a prefix
+of it, or the key as it appears inside JSON or a URL), and that text then
+travels into error messages, the stored response record, ``--json`` events,
+``--debug`` tracebacks, exports and log lines.  :class:`Redactor` knows the
+secrets in force for a request (API keys, bearer tokens, SigV4 secret keys
+and session tokens, secret config headers, MCP authorization) and replaces,
+wherever it finds them:
+
+- the secret itself;
+- any mix, character by character, of its JSON escapes (``\\u0041``, any
+  case of hex, any number of backslashes, so escaped-again JSON too), its
+  ``\\/`` escape and its URL encoding (``%41``, ``%2541`` encoded twice);
+- a truncated prefix: at least :data:`MIN_PREFIX` characters, or half the
+  secret when that is longer (a secret shorter than that only whole).
+
+Secrets are checked when they come into force (:func:`check_secret`): one
+holding CR, LF, another control or a non-ASCII character is a
+:class:`~elelem.errors.ConfigError` before any request is made, naming where
+it came from and never the value.
+
+Like :mod:`elelem.errors`, this module imports nothing else of elelem, so
+every layer (transport, conversation, the command line) may use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import cached_property
+
+from elelem.errors import ConfigError
+
+REDACTED = "[redacted]"
+"""What a secret is replaced with."""
+
+MIN_SECRET = 4
+"""Shorter values are not redacted: they would hit ordinary text and protect nothing."""
+
+MIN_PREFIX = 8
+"""The shortest prefix of a secret that counts as an echo of it."""
+
+
+def check_secret(value: str, where: str) -> None:
+    """Raise :class:`~elelem.errors.ConfigError` when ``value`` cannot be a
+    credential on the wire: a control character (CR and LF included) or a
+    character outside printable ASCII.  ``where`` names its origin
+    (a variable, a header, a file); the value itself is never shown."""
+    for position, char in enumerate(value):
+        if not " " <= char <= "~":
+            what = (
+                "a line break"
+                if char in "\r\n"
+                else (
+                    "a control character"
+                    if char < " " or char == "\x7f"
+                    else "a non-ASCII character"
+                )
+            )
+            raise ConfigError(
+                f"{where}: the value holds {what} at position {position}; "
+                "credentials and headers must be printable ASCII"
+            )
+
+
+def _hex(value: int, width: int) -> str:
+    # Hex digits in either case: JSON and URL encoders differ.
+    digits = f"{value:0{width}x}"
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in digits)
+
+
+def _char_form(char: str) -> str:
+    """A pattern for one character of a secret in any of its echo encodings."""
+    code = ord(char)
+    forms = [re.escape(char), r"\\+u" + _hex(code, 4)]
+    forms.extend("%(?:25)*" + _hex(byte, 2) for byte in char.encode("utf-8")[:1])
+    if not char.isalnum():
+        forms.append(r"\\+" + re.escape(char))  # \/ and its kin
+    return "(?:" + "|".join(forms) + ")"
+
+
+def prefix_length(secret: str) -> int:
+    """How many leading characters of ``secret`` make an echo of it."""
+    return min(len(secret), max(MIN_PREFIX, len(secret) // 2))
+
+
+class Redactor:
+    """Removes every secret it knows, in any echo encoding, from text.
+
+    Build one from the secrets in force (values shorter than
+    :data:`MIN_SECRET` are ignored); :meth:`extend` adds more.  A redactor
+    with no secrets returns its input unchanged at the cost of one check.
+    """
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        found = {s for s in secrets if s and len(s) >= MIN_SECRET}
+        # Longest first: a secret that contains another is removed whole.
+        self._secrets: tuple[str, ...] = tuple(sorted(found, key=lambda s: (-len(s), s)))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets this redactor removes (never show them)."""
+        return self._secrets
+
+    def extend(self, secrets: Iterable[str | None]) -> Redactor:
+        """A redactor that removes these secrets too."""
+        return Redactor((*self._secrets, *secrets))
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._secrets)} secrets)"
+
+    @cached_property
+    def _patterns(self) -> tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...]:
+        # Per secret: the mandatory prefix as one pattern, then one pattern per
+        # further character, tried in turn to extend a match as far as it goes
+        # (one nested pattern would be as deep as the secret is long).
+        out = []
+        for secret in self._secrets:
+            cut = prefix_length(secret)
+            head = re.compile("".join(_char_form(c) for c in secret[:cut]))
+            rest = tuple(re.compile(_char_form(c)) for c in secret[cut:])
+            out.append((head, rest))
+        return tuple(out)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every echo of every secret replaced by :data:`REDACTED`."""
+        if not self._secrets or not text:
+            return text
+        for head, rest in self._patterns:
+            pieces: list[str] = []
+            start = 0
+            for match in head.finditer(text):
+                if match.start() < start:
+                    continue  # inside what an earlier match already extended over
+                end = match.end()
+                for step in rest:
+                    more = step.match(text, end)
+                    if more is None:
+                        break
+                    end = more.end()
+                pieces.append(text[start : match.start()])
+                pieces.append(REDACTED)
+                start = end
+            if pieces:
+                pieces.append(text[start:])
+                text = "".join(pieces)
+        return text
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """``data`` with every echo of every secret replaced; bytes that are
+        not UTF-8 pass through unchanged."""
+        if not self._secrets or not data:
+            return data
+        text = data.decode("utf-8", "surrogateescape")
+        clean = self.redact(text)
+        return data if clean == text else clean.encode("utf-8", "surrogateescape")
+
+    def redact_error(self, exc: BaseException) -> BaseException:
+        """Redact ``exc`` in place, and every exception chained to it (see
+        :func:`rewrite_error`).  Returns ``exc``."""
+        if self._secrets:
+            rewrite_error(exc, self.redact)
+        return exc
+
+
+def rewrite_error(exc: BaseException, clean: Callable[[str], str]) -> BaseException:
+    """Pass the text of ``exc`` and of every exception chained to it through
+    ``clean``, in place: string (and UTF-8 bytes) arguments, notes, and the
+    text attributes errors carry (``message``, ``provider_message``,
+    ``body``, ``detail``; an ``OSError``'s ``strerror`` and ``filename``), so
+    that its message and its traceback show only cleaned text."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        _rewrite_one(current, clean)
+        pending.extend(e for e in (current.__context__, current.__cause__) if e is not None)
+    return exc
+
+
+def _rewrite_one(exc: BaseException, clean: Callable[[str], str]) -> None:
+    def value(item: object) -> object:
+        if isinstance(item, str):
+            return clean(item)
+        if isinstance(item, bytes):
+            text = item.decode("utf-8", "surrogateescape")
+            return clean(text).encode("utf-8", "surrogateescape")
+        return item
+
+    exc.args = tuple(value(a) for a in exc.args)
+    # Instance attributes only: a property computed from args is clean now.
+    own = getattr(exc, "__dict__", {})
+    names = [n for n in ("message", "provider_message", "body", "detail") if n in own]
+    if isinstance(exc, OSError):
+        names += ["strerror", "filename", "filename2"]
+    for name in names:
+        setattr(exc, name, value(getattr(exc, name)))
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, list):
+        notes[:] = [value(n) for n in notes]
+
+
+NO_SECRETS = Redactor()
+"""The redactor that knows no secret."""
+
+
+__all__ = [
+    "MIN_PREFIX",
+    "MIN_SECRET",
+    "NO_SECRETS",
+    "REDACTED",
+    "Redactor",
+    "check_secret",
+    "prefix_length",
+    "rewrite_error",
+]
