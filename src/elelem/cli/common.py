@@ -16,8 +16,8 @@ from elelem.cli.safety import scrub_error
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
 from elelem.errors import ConfigError, ElelemError, StreamError, UnsupportedError
 from elelem.providers import Catalog, config_path
-from elelem.providers.models import DEFAULT_MODELS
 from elelem.providers.config import read_config
+from elelem.providers.models import DEFAULT_MODELS
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
 

@@ -39,12 +39,18 @@ def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
         spec = catalog.get(name)
         found.extend(env.get(var, "").strip() for var in spec.key_env)
         found.extend(v for k, v in spec.headers.items() if SECRET_HEADER.search(k))
-    try:
-        found.extend(key for name in catalog.names() if (key := catalog.stored_key(name)))
-    except ConfigError:
-        pass  # an unreadable keys file: the command that needs a key reports it
+    found.extend(_saved_keys(catalog))
     found.extend(env.get(var, "").strip() for var in _AWS_SECRETS)
     return Redactor(found)
+
+
+def _saved_keys(catalog: Catalog) -> list[str]:
+    try:
+        return [key for name in catalog.names() if (key := catalog.stored_key(name))]
+    except ConfigError:
+        # An unreadable keys file holds no key this run can send; the command
+        # that needs one reports the file.
+        return []
 
 
 class RedactingWriter(io.TextIOBase):
