@@ -21,7 +21,9 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
+    from elelem.conversation.toolloop import run, run_sync
     from elelem.conversation.turn import send, send_sync
+    from elelem.tools import FunctionTool, tool
 
 __version__ = "0.1.0"
 
@@ -40,12 +42,21 @@ def __getattr__(name: str) -> object:
         from elelem.conversation import turn
 
         return getattr(turn, name)
+    if name in ("run", "run_sync"):
+        from elelem.conversation import toolloop
+
+        return getattr(toolloop, name)
+    if name in ("FunctionTool", "tool"):
+        from elelem import tools
+
+        return getattr(tools, name)
     raise AttributeError(f"module 'elelem' has no attribute {name!r}")
 
 
 __all__ = [
     "Client",
     "Conversation",
+    "FunctionTool",
     "SyncClient",
     "__version__",
     "open_store",
@@ -54,6 +65,9 @@ __all__ = [
     "register_message_source",
     "register_turn_end_reason",
     "register_turn_trigger",
+    "run",
+    "run_sync",
     "send",
     "send_sync",
+    "tool",
 ]

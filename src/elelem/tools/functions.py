@@ -82,7 +82,11 @@ class FunctionTool:
         else:
             import anyio.to_thread
 
-            value = await anyio.to_thread.run_sync(lambda: self.function(**kwargs))
+            # Abandoned on cancellation, so a timeout answers the model at once
+            # (the thread runs to its end on its own; Python cannot stop it).
+            value = await anyio.to_thread.run_sync(
+                lambda: self.function(**kwargs), abandon_on_cancel=True
+            )
         return render_result(value)
 
     def __repr__(self) -> str:
@@ -129,7 +133,7 @@ class _CallableTool(FunctionTool):
         return self.function(*args, **kwargs)
 
 
-def as_tool(value: Any) -> FunctionTool | Any:
+def as_tool(value: Any) -> Any:
     """``value`` if it is already a tool (anything with ``spec`` and ``call``),
     else a :class:`FunctionTool` made from the function."""
     if hasattr(value, "spec") and hasattr(value, "call"):

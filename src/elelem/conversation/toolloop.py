@@ -1,0 +1,440 @@
+"""The durable tool loop, on the one turn engine.
+
+:func:`run` (async) and :func:`run_sync` drive ONE flow,
+:func:`tool_loop`, made of the :class:`~elelem.conversation.engine.TurnEngine`'s
+own pieces: begin the turn, then respond; when a response holds client tool
+calls (or a provider's request for approval), run them — the calls of one
+step concurrently, each bounded by its tool's timeout — append their results
+as one tool message, and respond again; stop at a response with nothing to
+run, or after ``max_steps`` steps (turn end ``max-steps``, the calls left
+answered with an error saying so).
+
+What the model is sent for each call: the tool's result; an ``is_error``
+result naming the exception's type and message when it raised; an error
+when the arguments do not validate, the tool does not exist, the call timed
+out or the approval callback refused it.  Hosted activity never enters the
+loop (the provider ran it), except a provider's request for approval of a
+hosted MCP call, which the same approval callback answers.
+
+Durability: every response and every step's results are in the log as they
+happen.  A process killed mid-step leaves tool calls without results; the
+next :func:`run` on the reopened conversation finds them first and settles
+them — a call of a tool marked ``idempotent`` runs again, any other is
+answered with an "interrupted" error — before anything else is sent.
+
+The step executor is the only part that differs between the drivers: the
+async one awaits async tools on the caller's event loop and runs sync ones in
+worker threads; the sync one runs the same step function under
+:func:`anyio.run` in the calling thread.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from elelem.conversation.engine import (
+    Append,
+    Call,
+    Flow,
+    TurnEngine,
+    TurnResult,
+)
+from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord
+from elelem.conversation.log import Conversation
+from elelem.conversation.projections import diagnose
+from elelem.tools import Tool, ToolOutcome, as_tool, describe_error
+from elelem.vocabulary import (
+    HostedActivity,
+    Message,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+    approval_response,
+    awaits_approval,
+    register_turn_end_reason,
+)
+
+if TYPE_CHECKING:
+    from elelem.client import Client, SyncClient
+    from elelem.providers import Target
+    from elelem.transport import Timeouts
+
+MAX_STEPS = 10
+"""Default bound on the tool-running steps of one :func:`run`."""
+
+MAX_STEPS_END = register_turn_end_reason(
+    "max-steps", "the tool loop stopped after max_steps steps with calls left to run"
+)
+
+INTERRUPTED = (
+    "interrupted: the process stopped while this call was running, and it was "
+    "not run again because the tool is not marked idempotent"
+)
+REFUSED = "refused: the user did not approve this call"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call the approval callback may allow or refuse.
+
+    ``kind`` is ``tool`` for a client tool the loop is about to run, ``mcp``
+    for a provider-hosted MCP call the provider asks about; ``server`` names
+    the MCP server (None for a client tool); ``arguments`` is the JSON text
+    the model wrote (untrusted).
+    """
+
+    kind: Literal["tool", "mcp"]
+    name: str
+    arguments: str
+    call_id: str
+    server: str | None = None
+
+
+Approver = Callable[[ApprovalRequest], "bool | Awaitable[bool]"]
+"""The approval callback: True lets the call run; False refuses it (the model
+is told it was refused).  May be async; a sync one runs in a worker thread,
+so it may block (ask on a terminal)."""
+
+CallObserver = Callable[[ToolCallBlock, ToolResultBlock], object]
+"""Told of each finished call and its result, once the step is in the log."""
+
+
+@dataclass(frozen=True)
+class _Work:
+    """One step: the client calls to run and the approvals to answer."""
+
+    calls: tuple[ToolCallBlock, ...]
+    approvals: tuple[HostedActivity, ...] = ()
+    settle: bool = False  # calls a killed process left unanswered
+
+
+class ToolLoop:
+    """The tools of one run and how a step runs them (see :func:`tool_loop`)."""
+
+    def __init__(
+        self,
+        tools: Iterable[Any],
+        *,
+        approve: Approver | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.tools: dict[str, Tool] = {}
+        for item in tools:
+            for one in _expand(item):
+                if one.name in self.tools:
+                    raise ValueError(f"two tools are named {one.name!r}")
+                self.tools[one.name] = one
+        self.approve = approve
+        self.timeout = timeout
+
+    @property
+    def specs(self) -> tuple[Any, ...]:
+        """The tool specs every request of the run carries."""
+        return tuple(t.spec for t in self.tools.values())
+
+    # -- one step ------------------------------------------------------------------
+
+    async def step(
+        self, work: _Work
+    ) -> tuple[tuple[ToolResultBlock, ...], tuple[UnknownBlock, ...]]:
+        """Run the calls of ``work`` concurrently and answer its approvals;
+        results in call order."""
+        results: list[ToolResultBlock | None] = [None] * len(work.calls)
+        # Approvals are asked one at a time, in call order, before any call runs.
+        allowed = [await self._allowed(c, work.settle) for c in work.calls]
+
+        async def one(i: int, call: ToolCallBlock) -> None:
+            results[i] = await self._run(call, allowed[i], work.settle)
+
+        async with anyio.create_task_group() as group:
+            for i, call in enumerate(work.calls):
+                group.start_soon(one, i, call)
+        answers = []
+        for activity in work.approvals:
+            answers.append(await self._answer(activity))
+        done = tuple(r for r in results if r is not None)
+        return done, tuple(answers)
+
+    def step_sync(
+        self, work: _Work
+    ) -> tuple[tuple[ToolResultBlock, ...], tuple[UnknownBlock, ...]]:
+        """:meth:`step` for the sync driver: the same step, on its own event loop."""
+        return anyio.run(self.step, work)
+
+    async def _ask(self, request: ApprovalRequest) -> bool:
+        approve = self.approve
+        assert approve is not None
+        if inspect.iscoroutinefunction(approve):
+            verdict = await approve(request)
+        else:
+            import anyio.to_thread
+
+            verdict = await anyio.to_thread.run_sync(approve, request)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        return bool(verdict)
+
+    async def _allowed(self, call: ToolCallBlock, settle: bool) -> bool:
+        tool = self.tools.get(call.name)
+        if self.approve is None or tool is None or (settle and not tool.idempotent):
+            return True  # nothing will run
+        return await self._ask(ApprovalRequest("tool", call.name, call.arguments, call.id))
+
+    async def _answer(self, activity: HostedActivity) -> UnknownBlock:
+        given = activity.input if isinstance(activity.input, dict) else {}
+        if self.approve is None:
+            return approval_response(activity, False, "no approval callback was given")  # type: ignore[no-any-return]
+        request = ApprovalRequest(
+            "mcp",
+            str(given.get("name") or ""),
+            str(given.get("arguments") or ""),
+            activity.id,
+            str(given.get("server_label") or "") or None,
+        )
+        verdict = await self._ask(request)
+        return approval_response(activity, verdict, None if verdict else "refused by the user")  # type: ignore[no-any-return]
+
+    async def _run(self, call: ToolCallBlock, allowed: bool, settle: bool) -> ToolResultBlock:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            names = ", ".join(sorted(self.tools)) or "none"
+            return _error(call, f"no tool named {call.name!r} (tools: {names})")
+        if settle and not tool.idempotent:
+            return _error(call, INTERRUPTED)
+        if not allowed:
+            return _error(call, REFUSED)
+        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        try:
+            with anyio.fail_after(timeout):
+                outcome = await tool.call(call.arguments)
+        except TimeoutError:
+            return _error(call, f"timeout: {call.name} did not finish within {timeout:g} s")
+        except Exception as exc:  # noqa: BLE001 - the model is told, the loop goes on
+            return _error(call, describe_error(exc))
+        if not isinstance(outcome, ToolOutcome):
+            return _error(
+                call, f"tool {call.name} returned a {type(outcome).__name__}, not a ToolOutcome"
+            )
+        return ToolResultBlock(call.id, outcome.content, outcome.is_error, call.name)
+
+
+def _expand(item: Any) -> list[Tool]:
+    # An MCP server connection (or any toolset) contributes all its tools.
+    tools = getattr(item, "tools", None)
+    if tools is not None and not hasattr(item, "call"):
+        return list(tools)
+    made: Tool = as_tool(item)
+    return [made]
+
+
+def _error(call: ToolCallBlock, text: str) -> ToolResultBlock:
+    return ToolResultBlock(call.id, text, True, call.name)
+
+
+# -- what the log holds -------------------------------------------------------------
+
+
+def unanswered(conversation: Conversation) -> tuple[ToolCallBlock, ...]:
+    """The tool calls at the end of the log that have no result: what a process
+    killed mid-step left behind (calls followed by later messages are answered
+    by the projection and are not re-run)."""
+    orphans = {
+        o.call_id
+        for o in diagnose(conversation.events).orphan_calls
+        if not o.answered_synthetically
+    }
+    if not orphans:
+        return ()
+    calls: list[ToolCallBlock] = []
+    for e in conversation.events:
+        if isinstance(e.body, MessageBody):
+            calls.extend(
+                p for p in e.body.content if isinstance(p, ToolCallBlock) and p.id in orphans
+            )
+    return tuple(calls)
+
+
+def _response_work(conversation: Conversation, record: ResponseRecord) -> _Work:
+    """The calls and approval requests of the response whose record was just
+    appended (the log's last event)."""
+    last = conversation.events[-1]
+    number = last.response
+    calls: list[ToolCallBlock] = []
+    approvals: list[HostedActivity] = []
+    for e in conversation.events:
+        if e.response != number:
+            continue
+        body = e.body
+        if isinstance(body, MessageBody):
+            calls.extend(p for p in body.content if isinstance(p, ToolCallBlock))
+        elif isinstance(body, HostedBody) and awaits_approval(body.activity):
+            approvals.append(body.activity)
+    if not record.complete:
+        return _Work(())
+    return _Work(tuple(calls), tuple(approvals))
+
+
+def _results_draft(
+    turn: int, results: Sequence[ToolResultBlock], answers: Sequence[UnknownBlock]
+) -> Draft:
+    content: tuple[Any, ...] = (*results, *answers)
+    return Draft("message", MessageBody("user", content, "tool"), turn)
+
+
+# -- the flow ------------------------------------------------------------------------
+
+Executor = Callable[[_Work], Any]
+
+
+def tool_loop(
+    engine: TurnEngine,
+    loop: ToolLoop,
+    execute: Executor,
+    *,
+    max_steps: int = MAX_STEPS,
+    on_call: CallObserver | None = None,
+) -> Flow[TurnResult]:
+    """The tool loop as one flow of engine actions; ``execute`` is the driver's
+    step executor (:meth:`ToolLoop.step` or :meth:`ToolLoop.step_sync`)."""
+    conv = engine.conversation
+    pending = unanswered(conv)
+    if pending:
+        # A killed run's calls are settled in the turn that made them.
+        work = _Work(pending, settle=True)
+        results, _ = yield Call(execute, (work,), name="settle interrupted tool calls")
+        yield Append((_results_draft(conv.turn, results, ()),))
+        yield from _observe(on_call, pending, results)
+    yield from engine.begin()
+    steps = 0
+    while True:
+        record = yield from engine.respond()
+        end = engine.end_of(record)
+        if end is None:
+            continue
+        work = _response_work(conv, record)
+        if not work.calls and not work.approvals:
+            return engine.result(end)
+        if steps >= max_steps:
+            note = f"not run: the tool loop stopped at max_steps={max_steps}"
+            left = tuple(_error(c, note) for c in work.calls)
+            yield Append((_results_draft(engine.turn, left, ()),))
+            return engine.result(MAX_STEPS_END)
+        steps += 1
+        results, answers = yield Call(execute, (work,), name="tool step")
+        yield Append((_results_draft(engine.turn, results, answers),))
+        yield from _observe(on_call, work.calls, results)
+
+
+def _observe(
+    on_call: CallObserver | None,
+    calls: Sequence[ToolCallBlock],
+    results: Sequence[ToolResultBlock],
+) -> Flow[None]:
+    if on_call is None:
+        return
+    by_id = {r.call_id: r for r in results}
+    for call in calls:
+        result = by_id.get(call.id)
+        if result is not None:
+            yield Call(on_call, (call, result), name="on_call")
+
+
+# -- the drivers -----------------------------------------------------------------------
+
+
+def _flow(
+    conv: Conversation,
+    target: Target,
+    user_input: str | Message | None,
+    tools: Iterable[Any],
+    sync: bool,
+    loop_options: dict[str, Any],
+    turn_options: dict[str, Any],
+) -> Flow[TurnResult]:
+    """The one flow both drivers run; only the step executor differs."""
+    loop = ToolLoop(tools, approve=loop_options["approve"], timeout=loop_options["tool_timeout"])
+    engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **turn_options)
+    execute = loop.step_sync if sync else loop.step
+    return tool_loop(
+        engine, loop, execute, max_steps=loop_options["max_steps"], on_call=loop_options["on_call"]
+    )
+
+
+async def run(
+    conv: Conversation,
+    client: Client,
+    model: str | Target,
+    user_input: str | Message | None,
+    *,
+    tools: Iterable[Any] = (),
+    max_steps: int = MAX_STEPS,
+    approve: Approver | None = None,
+    tool_timeout: float | None = None,
+    on_call: CallObserver | None = None,
+    timeouts: Timeouts | None = None,
+    **options: Any,
+) -> TurnResult:
+    """Run a turn of ``conv`` and its tool calls until the model answers.
+
+    ``tools`` are Python functions (made into :class:`~elelem.tools.FunctionTool`\\ s),
+    tools, or MCP server connections (all their tools); ``approve`` sees each
+    call first (see :class:`ApprovalRequest`); ``tool_timeout`` bounds a call
+    whose tool sets no timeout; ``on_call(call, result)`` is told of each
+    finished call.  ``user_input`` None resumes: the calls a killed run left
+    unanswered are settled and the model is asked to go on.  ``options`` are
+    :func:`elelem.send`'s turn options but ``tools`` (``system``,
+    ``hosted_tools``, ``options``, ``trigger``, ``max_continuations``,
+    ``recover``, ``on_chunk``; see :class:`~elelem.conversation.engine.TurnOptions`).
+    The result's ``end`` is ``max-steps`` when the bound stopped the loop.
+    """
+    from elelem.conversation.turn import drive
+
+    loop_options = {"approve": approve, "tool_timeout": tool_timeout,
+                    "max_steps": max_steps, "on_call": on_call}  # fmt: skip
+    flow = _flow(conv, client.target(model), user_input, tools, False, loop_options, options)
+    return await drive(flow, client, conv, timeouts=timeouts)
+
+
+def run_sync(
+    conv: Conversation,
+    client: SyncClient,
+    model: str | Target,
+    user_input: str | Message | None,
+    *,
+    tools: Iterable[Any] = (),
+    max_steps: int = MAX_STEPS,
+    approve: Approver | None = None,
+    tool_timeout: float | None = None,
+    on_call: CallObserver | None = None,
+    timeouts: Timeouts | None = None,
+    **options: Any,
+) -> TurnResult:
+    """The blocking :func:`run`, over a :class:`elelem.SyncClient`: the same
+    flow; each step runs on its own event loop in the calling thread."""
+    from elelem.conversation.turn import drive_sync
+
+    loop_options = {"approve": approve, "tool_timeout": tool_timeout,
+                    "max_steps": max_steps, "on_call": on_call}  # fmt: skip
+    flow = _flow(conv, client.target(model), user_input, tools, True, loop_options, options)
+    return drive_sync(flow, client, conv, timeouts=timeouts)
+
+
+__all__ = [
+    "INTERRUPTED",
+    "MAX_STEPS",
+    "MAX_STEPS_END",
+    "REFUSED",
+    "ApprovalRequest",
+    "Approver",
+    "CallObserver",
+    "ToolLoop",
+    "run",
+    "run_sync",
+    "tool_loop",
+    "unanswered",
+]
