@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from elelem.cli.common import (
+    EXIT_PROVIDER,
     EXIT_USAGE,
     Failure,
     continue_option,
@@ -27,13 +28,14 @@ from elelem.cli.common import (
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store, default_store_path
 from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.render import Renderer, sanitize_line
-from elelem.vocabulary import CacheTTL, GenerationOptions, HostedTool, PromptCache
+from elelem.vocabulary import CacheTTL, GenerationOptions, HostedTool, JsonSchemaOutput, PromptCache
 
 
 @dataclass
@@ -52,7 +54,14 @@ class Session:
         as NDJSON).  Ctrl-C and stream errors end the answer showing what
         arrived (the log keeps it too), then propagate."""
         renderer = self.renderer
-        observe = render_observer(renderer) if renderer is not None else json_observer()
+        output = self.options.output
+        schema = output.schema if isinstance(output, JsonSchemaOutput) else None
+        if renderer is not None:
+            observe = render_observer(renderer)
+        elif schema is not None:
+            observe = quiet_observer  # --schema --json: the object alone, once it is checked
+        else:
+            observe = json_observer()
         try:
             result = run_turn(
                 self.conversation,
@@ -73,7 +82,16 @@ class Session:
             raise
         if renderer is not None:
             renderer.end_answer()
-        else:
+        if schema is not None:
+            try:
+                value = check_answer(result.text, schema)
+            except SchemaMismatch as exc:
+                raise Failure(
+                    f"{exc} (the answer is kept in the conversation)", EXIT_PROVIDER
+                ) from None
+            if renderer is None:
+                sys.stdout.write(ndjson_line(value) + "\n")
+        elif renderer is None:
             line = {
                 "type": "turn",
                 "conversation": self.conversation.id,
@@ -82,6 +100,10 @@ class Session:
             }
             sys.stdout.write(ndjson_line(line) + "\n")
         return result
+
+
+def quiet_observer(_chunk: object, _committed: object) -> None:
+    """Shows nothing: the answer is printed whole once it is complete."""
 
 
 def check_model(catalog: Catalog, model: str) -> None:
@@ -126,8 +148,27 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         renderer,
         params["system"],
         hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
-        GenerationOptions(max_tokens=params["max_tokens"], cache=prompt_cache(params["cache"])),
+        generation_options(
+            params["option_pairs"],
+            max_tokens=params["max_tokens"],
+            effort=params["effort"],
+            show_reasoning=reasoning_asked(),
+            base={
+                "cache": prompt_cache(params["cache"]),
+                "output": schema_output(params["schema"]),
+            },
+        ),
     )
+
+
+def reasoning_asked() -> bool:
+    """Whether ``--reasoning summary|full`` was given on the command line (not
+    left at its default): then the request asks to see the reasoning."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    given = ctx.get_parameter_source("reasoning") is click.core.ParameterSource.COMMANDLINE
+    return given and ctx.params.get("reasoning") in ("summary", "full")
 
 
 @click.command("ask")

@@ -225,6 +225,28 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
         click.option(
+            "-o",
+            "--option",
+            "option_pairs",
+            type=(str, str),
+            multiple=True,
+            metavar="KEY VALUE",
+            help="A generation option: temperature, top-p, max-tokens, seed, stop (repeatable), "
+            "tool-choice, reasoning-effort, reasoning-budget, or extra.NAME (a provider body "
+            "field; VALUE as JSON).",
+        ),
+        click.option(
+            "--effort",
+            type=click.Choice(["minimal", "low", "medium", "high"]),  # options.EFFORTS
+            help="How hard the model should reason (each provider's reasoning-effort field).",
+        ),
+        click.option(
+            "--schema",
+            metavar="SCHEMA",
+            help="Answer as JSON of this schema: 'name, age int, bio: a short bio' "
+            "(types str, int, float, bool) or a JSON Schema file; the answer is validated.",
+        ),
+        click.option(
             "--cache",
             is_flag=False,
             flag_value="on",

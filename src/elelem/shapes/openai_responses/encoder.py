@@ -370,6 +370,9 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
     if options.stop:
         dropped.append("stop sequences: OpenAI Responses has no stop parameter")
     if options.reasoning is not None:
+        # Reasoning options at all mean the caller wants to see the reasoning:
+        # summaries are sent only when asked for.
+        body["reasoning"] = {"summary": "auto"}
         if options.reasoning.effort is not None:
             body["reasoning"] = {"effort": options.reasoning.effort, "summary": "auto"}
         elif options.reasoning.budget_tokens is not None:
