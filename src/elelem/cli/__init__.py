@@ -38,6 +38,10 @@ from elelem.cli.inspect import inspect_command  # noqa: E402  (commands import C
 
 main.add_command(inspect_command)
 
+from elelem.cli.serve import serve_command  # noqa: E402
+
+main.add_command(serve_command)
+
 from elelem.cli.commands import register  # noqa: E402  (ask, chat, log, show, … demo)
 
 register(main)

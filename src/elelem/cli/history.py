@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -172,6 +173,19 @@ def show_command(conversation: str | None, reasoning: str, citations: str) -> No
     render_events(renderer, convo.events)
 
 
+def _html(store: Store, cid: ConversationId) -> bytes:
+    from elelem.web.html import export_html
+
+    return export_html(store.info(cid), store.load(cid))
+
+
+EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
+    "ndjson": export_conversation,
+    "html": _html,
+}
+"""``export --format`` name -> the function writing a conversation's bytes."""
+
+
 @click.command("export")
 @click.argument("conversation", required=False, metavar="[ID]")
 @click.option(
@@ -180,12 +194,22 @@ def show_command(conversation: str | None, reasoning: str, citations: str) -> No
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write to this file instead of stdout.",
 )
+@click.option(
+    "-f",
+    "--format",
+    "form",
+    type=click.Choice(sorted(EXPORT_FORMATS)),
+    default="ndjson",
+    show_default=True,
+    help="ndjson: versioned, re-importable; html: one self-contained page.",
+)
 @debug_option
 @guarded
-def export_command(conversation: str | None, output: Path | None) -> None:
-    """Export a conversation (ID, a unique prefix, or the latest) as versioned NDJSON."""
+def export_command(conversation: str | None, output: Path | None, form: str) -> None:
+    """Export a conversation (ID, a unique prefix, or the latest): versioned
+    NDJSON that `elelem import` reads, or a self-contained HTML page."""
     store = store_from_env()
-    data = export_conversation(store, resolve_conversation(store, conversation))
+    data = EXPORT_FORMATS[form](store, resolve_conversation(store, conversation))
     # A store written before redaction existed may hold an echoed key.
     data = current_redactor().redact_bytes(data)
     if output is not None:

@@ -1,0 +1,73 @@
+"""``elelem serve``: the local web viewer of stored conversations, and chat.
+
+It binds ``--host`` (127.0.0.1 by default) and ``--port`` (0: any free port),
+prints the URL to open — carrying a fresh random access token that every link
+of the app keeps; a request without it is refused — and serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import click
+
+from elelem.cli.common import debug_option, default_model, guarded, store_from_env
+from elelem.errors import ConfigError
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (a clear error when it cannot be had)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(64)
+    return sock
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8377,
+    show_default=True,
+    help="Port to listen on (0: any free port).",
+)
+@click.option("-m", "--model", help="The chat form's default model (provider:model).")
+@debug_option
+@guarded
+def serve_command(host: str, port: int, model: str | None) -> None:
+    """Browse stored conversations (citations, hosted activity, reasoning) and
+    chat with a configured provider, in the browser."""
+    import uvicorn
+
+    from elelem.providers import load_catalog
+    from elelem.web.app import create_app, new_token
+
+    store = store_from_env()
+    if model is None:
+        try:
+            model = default_model(load_catalog())
+        except ConfigError:
+            model = None  # browsing needs no key; the chat form names one
+    token = new_token()
+    sock = bind(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")
+    click.echo("(the token is needed by every request; Ctrl-C stops)")
+    app = create_app(store, token=token, model=model)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        store.close()
+
+
+__all__ = ["bind", "serve_command"]

@@ -1,0 +1,269 @@
+"""The local viewer behind ``elelem serve``: a Starlette app over a store.
+
+Every request must carry the access token (``?token=…``, compared in constant
+time); links of the app keep it.  Pages are server-rendered by
+:mod:`elelem.web.html` with a Content-Security-Policy that allows no inline
+script and no ``unsafe-inline``; the only script is the app's own static
+``chat.js``.  Chat runs a turn of a stored conversation through the turn
+engine (so what is shown is stored) and relays it as the AI SDK UI message
+stream.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import AsyncIterator, Callable
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.errors import ElelemError
+from elelem.stream import Chunk
+from elelem.vocabulary import ConversationId, Part
+from elelem.web import html
+from elelem.web.asgi import UIMessageStreamResponse
+
+STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
+CONVERSATION_HEADER = "x-elelem-conversation"
+MAX_CHAT_BODY = 1 << 20
+
+_SECURITY_HEADERS = {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-frame-options": "DENY",
+    "cross-origin-opener-policy": "same-origin",
+}
+
+
+def new_token() -> str:
+    """A fresh random access token."""
+    return secrets.token_urlsafe(24)
+
+
+class TokenGate:
+    """ASGI middleware: a request without the right ``token`` query parameter
+    is refused (403) before it reaches the app; every response gets the
+    security headers."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for pair in scope.get("query_string", b"").split(b"&"):
+            name, _, value = pair.partition(b"=")
+            if name == b"token":
+                given = value
+        if not hmac.compare_digest(given, self._token):
+            refusal = PlainTextResponse("missing or wrong access token", status_code=403)
+            await self._secured(refusal)(scope, receive, send)
+            return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers += [
+                    (k.encode(), v.encode())
+                    for k, v in _SECURITY_HEADERS.items()
+                    if k.encode() not in present
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+    @staticmethod
+    def _secured(response: Response) -> Response:
+        for name, value in _SECURITY_HEADERS.items():
+            response.headers[name] = value
+        response.headers["content-security-policy"] = "default-src 'none'"
+        return response
+
+
+def create_app(
+    store: Store,
+    *,
+    token: str,
+    model: str | None = None,
+    client: Callable[[], Any] | None = None,
+) -> ASGIApp:
+    """The viewer over ``store``, behind ``token``.
+
+    ``model`` is the chat form's default model address; ``client`` makes the
+    :class:`elelem.Client` a chat turn runs through (one per turn; by default
+    ``Client()`` with the user's catalog and keys).
+    """
+
+    def link(path: str) -> str:
+        return f"{quote(path)}?token={token}"
+
+    def page_response(
+        title: str,
+        body: str,
+        page: html.Page,
+        *,
+        chat: bool = False,
+        meta: dict[str, str] | None = None,
+    ) -> HTMLResponse:
+        document = html.document(
+            title, body, link=link, page=page, script="/static/chat.js" if chat else None, meta=meta
+        )
+        response = HTMLResponse(document)
+        response.headers["content-security-policy"] = html.content_security_policy(
+            page, static=True, chat=chat
+        )
+        return response
+
+    def chat_meta(conversation: str | None) -> dict[str, str]:
+        return {"elelem-model": model or "", "elelem-conversation": conversation or ""}
+
+    async def index(request: Request) -> Response:
+        query = request.query_params.get("q")
+        hits = store.search(query, limit=50) if query else []
+        body = html.listing(
+            store.list_conversations(limit=200),
+            link=link,
+            token=token,
+            query=query or None,
+            hits=hits,
+        )
+        return page_response("elelem conversations", body, html.Page())
+
+    async def show(request: Request) -> Response:
+        cid = ConversationId(request.path_params["cid"])
+        try:
+            info = store.info(cid)
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        page = html.Page()
+        body = html.conversation(info, store.load(cid), link=link, page=page)
+        return page_response(
+            info.title or info.id, body + _chat_form(), page, chat=True, meta=chat_meta(info.id)
+        )
+
+    async def new_chat(request: Request) -> Response:
+        body = f'<header><a class="back" href="{link("/")}">← conversations</a><h1>New chat</h1></header>'
+        return page_response(
+            "elelem chat", body + _chat_form(), html.Page(), chat=True, meta=chat_meta(None)
+        )
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        media = STATIC.get(name)
+        if media is None:
+            return PlainTextResponse("not found", status_code=404)
+        data = (resources.files("elelem.web") / "static" / name).read_bytes()
+        return Response(data, media_type=media)
+
+    async def chat(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_CHAT_BODY:
+            return PlainTextResponse("request too large", status_code=413)
+        try:
+            data = msgspec.json.decode(raw, type=ChatRequest)
+        except msgspec.DecodeError as exc:
+            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        chosen = data.model or model
+        if not chosen or not data.text.strip():
+            return PlainTextResponse(
+                "bad chat request: a model and some text are needed", status_code=400
+            )
+        if data.conversation:
+            try:
+                conversation = Conversation.open(store, ConversationId(data.conversation))
+            except ConversationNotFound:
+                return PlainTextResponse("no such conversation", status_code=404)
+        else:
+            conversation = Conversation.create(store)
+        make = client if client is not None else _default_client
+        return UIMessageStreamResponse(
+            _turn_pairs(conversation, make, chosen, data.text),
+            search_entry_point=True,
+            headers={CONVERSATION_HEADER: conversation.id},
+        )
+
+    routes = [
+        Route("/", index),
+        Route("/c/{cid}", show),
+        Route("/chat", new_chat),
+        Route("/static/{name}", static),
+        Route("/api/chat", chat, methods=["POST"]),
+    ]
+    return TokenGate(Starlette(routes=routes), token)
+
+
+class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
+    """What the chat script posts: the text, the model, the conversation to continue."""
+
+    text: str
+    model: str | None = None
+    conversation: str | None = None
+
+
+def _default_client() -> Any:
+    from elelem.client import Client
+
+    return Client()
+
+
+async def _turn_pairs(
+    conversation: Conversation, make_client: Callable[[], Any], model: str, text: str
+) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
+    """The ``(chunk, committed)`` pairs of one turn as the turn engine stores
+    them; an error that ends the turn is raised after the pairs that came."""
+    send, receive = anyio.create_memory_object_stream[tuple[Chunk, tuple[Part, ...]] | ElelemError](
+        16
+    )
+
+    async def observe(chunk: Chunk, committed: tuple[Part, ...]) -> None:
+        await send.send((chunk, committed))
+
+    async def run() -> None:
+        async with send:
+            try:
+                async with make_client() as client:
+                    await conversation.send(client, model, text, on_chunk=observe)
+            except ElelemError as exc:  # told to the page as an error chunk
+                await send.send(exc)
+
+    failure: ElelemError | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        async with receive:
+            async for item in receive:
+                if isinstance(item, ElelemError):
+                    failure = item
+                    break
+                yield item
+    if failure is not None:
+        raise failure
+
+
+def _chat_form() -> str:
+    return (
+        '<section id="chat"><h2>Chat</h2>'
+        '<div id="live"></div>'
+        '<form id="chat-form"><div class="row"><label>model <input id="chat-model" name="model"></label></div>'
+        '<textarea id="chat-text" name="text" placeholder="your message"></textarea>'
+        '<div class="row"><button type="submit">Send</button><span id="chat-status"></span></div>'
+        "</form></section>"
+    )
+
+
+__all__ = ["CONVERSATION_HEADER", "ChatRequest", "TokenGate", "create_app", "new_token"]

@@ -1,0 +1,419 @@
+"""The HTML of stored conversations: one set of templates for ``elelem serve``
+and for ``elelem export --format html``.
+
+Everything shown comes from untrusted places (model output, titles, URLs,
+excerpts, tool output, hosted summaries), so every piece of text is first
+sanitized (controls, escape sequences and bidi overrides removed, as in the
+terminal) and then HTML-escaped; links are emitted only for http(s) URLs, with
+``rel="noopener noreferrer nofollow"``.  No template writes a script or an
+inline event handler, and no provider payload value is ever written — except
+Google's search suggestions (``searchEntryPoint.renderedContent``), which
+Google requires to be shown with a grounded answer: they go into a sandboxed
+``<iframe srcdoc>`` that may not run scripts, and the ``<style>`` they carry is
+allowed by hash in the page's Content-Security-Policy (a srcdoc frame
+inherits its parent's policy), never by ``unsafe-inline``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+
+from elelem.conversation import (
+    OVERLAY_KINDS,
+    ConversationInfo,
+    Event,
+    HostedBody,
+    MessageBody,
+    ResponseRecord,
+    SearchHit,
+    TurnStart,
+    turn_views,
+)
+from elelem.render.lines import Footnotes, activity_line, reasoning_summary, usage_line
+from elelem.render.sanitize import sanitize, sanitize_line
+from elelem.vocabulary import (
+    HostedActivity,
+    Part,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+)
+from elelem.web.stream import search_entry_point
+
+Link = Callable[[str], str]
+"""Turns an app path (``/c/<id>``) into the href to write (the token kept)."""
+
+ENTRY_POINT_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
+"""The search suggestions frame may open its links in a new tab; it may not
+run scripts, submit forms, reach its parent or share an origin."""
+
+
+def text(value: str) -> str:
+    """Untrusted text as HTML: sanitized, then escaped (quotes included)."""
+    return html.escape(sanitize(value), quote=True)
+
+
+def line(value: str) -> str:
+    """Untrusted one-line text (titles, queries) as HTML."""
+    return html.escape(sanitize_line(value), quote=True)
+
+
+def style_hash(css: str) -> str:
+    """The CSP source allowing exactly this ``<style>`` element's text."""
+    digest = hashlib.sha256(css.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+_STYLE_ELEMENT = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def stylesheet() -> str:
+    """The viewer's stylesheet (served as /static/elelem.css, inlined by export)."""
+    return (resources.files("elelem.web") / "static" / "elelem.css").read_text("utf-8")
+
+
+@dataclass
+class Page:
+    """What rendering collected besides the HTML: the style hashes the page's
+    Content-Security-Policy must allow."""
+
+    style_hashes: list[str] = field(default_factory=list)
+
+    def allow_styles_of(self, document: str) -> None:
+        """Allow the ``<style>`` elements of a framed document by hash."""
+        for css in _STYLE_ELEMENT.findall(document):
+            source = style_hash(css)
+            if source not in self.style_hashes:
+                self.style_hashes.append(source)
+
+
+def content_security_policy(page: Page, *, static: bool, chat: bool = False) -> str:
+    """The page's policy: nothing by default; styles from our own origin
+    (``static``) or by hash; scripts only our own static chat script; no
+    inline script, no ``unsafe-inline`` anywhere."""
+    styles = ["'self'"] if static else []
+    styles += page.style_hashes
+    directives = [
+        "default-src 'none'",
+        "style-src " + (" ".join(styles) if styles else "'none'"),
+        "img-src data: https:",
+        "script-src " + ("'self'" if chat else "'none'"),
+        "connect-src " + ("'self'" if chat else "'none'"),
+        "frame-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'" if static else "form-action 'none'",
+    ]
+    if static:
+        # A header, not a <meta>: frame-ancestors only works there.
+        directives.append("frame-ancestors 'none'")
+    return "; ".join(directives)
+
+
+# --------------------------------------------------------------------------
+# Documents
+# --------------------------------------------------------------------------
+
+
+def document(
+    title: str,
+    body: str,
+    *,
+    link: Link | None,
+    page: Page,
+    inline_css: bool = False,
+    script: str | None = None,
+    meta: dict[str, str] | None = None,
+) -> str:
+    """A whole HTML document.  With ``inline_css`` (a self-contained export)
+    the stylesheet is inlined and the policy goes into a ``<meta>``, with the
+    stylesheet allowed by its hash; otherwise it links /static/elelem.css."""
+    head = ['<meta charset="utf-8">', '<meta name="viewport" content="width=device-width">']
+    head.append('<meta name="referrer" content="no-referrer">')
+    if inline_css:
+        css = stylesheet()
+        page.style_hashes.insert(0, style_hash(css))
+        policy = content_security_policy(page, static=False)
+        head.append(f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">')
+        head.append(f"<style>{css}</style>")
+    elif link is not None:
+        head.append(f'<link rel="stylesheet" href="{html.escape(link("/static/elelem.css"))}">')
+    for name, value in (meta or {}).items():
+        head.append(f'<meta name="{html.escape(name)}" content="{html.escape(value)}">')
+    if script is not None and link is not None:
+        head.append(f'<script src="{html.escape(link(script))}" defer></script>')
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
+        + "\n".join(head)
+        + f"\n<title>{line(title)}</title>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def listing(
+    infos: Sequence[ConversationInfo],
+    *,
+    link: Link,
+    token: str | None = None,
+    query: str | None = None,
+    hits: Sequence[SearchHit] = (),
+) -> str:
+    """The body of the conversation list, with the search form and its hits
+    (``token`` is carried by the form, whose query replaces the action's)."""
+    out = ["<header><h1>Conversations</h1>"]
+    out.append(f'<form class="search" method="get" action="{html.escape(link("/"))}">')
+    if token:
+        out.append(f'<input type="hidden" name="token" value="{html.escape(token)}">')
+    value = html.escape(query or "", quote=True)
+    out.append(f'<input type="search" name="q" value="{value}" placeholder="search messages">')
+    out.append('<button type="submit">Search</button></form>')
+    out.append(f'<a class="new-chat" href="{html.escape(link("/chat"))}">New chat</a></header>')
+    if query is not None:
+        out.append(f'<section class="hits"><h2>Messages containing “{line(query)}”</h2>')
+        if not hits:
+            out.append('<p class="empty">no matches</p>')
+        out.append('<ol class="hits">')
+        for hit in hits:
+            href = html.escape(link(f"/c/{hit.conversation}") + f"#turn-{hit.turn}")
+            out.append(
+                f'<li><a href="{href}">{line(hit.conversation)} · turn {hit.turn}</a> '
+                f'<span class="snippet">{line(hit.snippet)}</span></li>'
+            )
+        out.append("</ol></section>")
+    out.append('<ol class="conversations">')
+    for info in infos:
+        href = html.escape(link(f"/c/{info.id}"))
+        turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
+        out.append(
+            f'<li><a href="{href}">{line(info.title or info.id)}</a> '
+            f'<span class="meta">{line(info.updated_at[:16].replace("T", " "))} · {turns} · '
+            f"{line(info.model or '-')}</span></li>"
+        )
+    out.append("</ol>")
+    if not infos:
+        out.append('<p class="empty">no conversations yet</p>')
+    return "\n".join(out)
+
+
+def conversation(
+    info: ConversationInfo, events: Sequence[Event], *, link: Link | None, page: Page
+) -> str:
+    """The body of one conversation: each turn's user message, the answer in
+    stream order (text with numbered citations, reasoning collapsed, hosted
+    activity as a timeline, tool calls and results), its footnotes linked to
+    their sources and its usage."""
+    out = ["<header>"]
+    if link is not None:
+        out.append(f'<a class="back" href="{html.escape(link("/"))}">← conversations</a>')
+    out.append(f"<h1>{line(info.title or info.id)}</h1>")
+    out.append(
+        f'<p class="meta">{line(info.id)} · {line(info.model or "-")} · '
+        f"{info.turns} turn{'s' if info.turns != 1 else ''}</p></header>"
+    )
+    for view in turn_views(events):
+        out.append(_turn(view.turn, view.events, page))
+    return "\n".join(out)
+
+
+class _Answer:
+    """One turn's answer being written: its footnotes and open timeline."""
+
+    def __init__(self, turn: int, page: Page) -> None:
+        self.turn = turn
+        self.page = page
+        self.notes = Footnotes()
+        self.out: list[str] = []
+        self.timeline: list[str] | None = None
+        self.started: dict[str, HostedActivity] = {}
+
+    def close_timeline(self) -> None:
+        if self.timeline is not None:
+            self.out.append('<ol class="timeline">' + "".join(self.timeline) + "</ol>")
+            self.timeline = None
+
+    def part(self, part: Part) -> None:
+        if isinstance(part, HostedActivity):
+            self.hosted(part)
+            return
+        self.close_timeline()
+        if isinstance(part, TextBlock):
+            self.out.append(f'<div class="text">{self.cited(part)}</div>')
+        elif isinstance(part, ReasoningBlock):
+            summary = (
+                "reasoning (redacted)"
+                if not part.text.strip()
+                else reasoning_summary(part.text, 60)
+            )
+            self.out.append(
+                f'<details class="reasoning"><summary>{line(summary)}</summary>'
+                f'<div class="reasoning-text">{text(part.text)}</div></details>'
+            )
+        elif isinstance(part, ToolCallBlock):
+            self.out.append(
+                f'<div class="tool-call">tool call <code>{line(part.name)}</code> '
+                f"<code>{text(part.arguments)}</code></div>"
+            )
+        elif isinstance(part, ToolResultBlock):
+            self.out.append(_tool_result(part))
+        else:
+            # The default arm: a block type this page does not know (a
+            # plugin's, or one nobody registered) is named, never dumped.
+            tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
+            self.out.append(f'<div class="block-other">[{line(tag)} block kept, not shown]</div>')
+
+    def cited(self, block: TextBlock) -> str:
+        """The block's text with footnote markers linked to the footnotes."""
+        at: dict[int, list[int]] = {}
+        end = len(block.text)
+        for attribution in block.attributions:
+            number = self.notes.cite(attribution)
+            point = attribution.range[1] if attribution.range is not None else end
+            numbers = at.setdefault(point, [])
+            if number not in numbers:
+                numbers.append(number)
+        pieces: list[str] = []
+        last = 0
+        for point in sorted(at):
+            pieces.append(text(block.text[last:point]))
+            pieces.extend(
+                f'<sup class="cite"><a href="#fn-{self.turn}-{n}" id="ref-{self.turn}-{n}">[{n}]</a></sup>'
+                for n in at[point]
+            )
+            last = point
+        pieces.append(text(block.text[last:]))
+        return "".join(pieces)
+
+    def hosted(self, transition: HostedActivity) -> None:
+        started = self.started.get(transition.id)
+        if started is None:
+            self.started[transition.id] = transition
+        if self.timeline is None:
+            self.timeline = []
+        status = activity_line(transition, started)
+        state = html.escape(transition.state)
+        item = f'<li class="activity" data-state="{state}">{line(status)}'
+        entry = search_entry_point(transition)
+        if entry is not None:
+            self.page.allow_styles_of(entry)
+            item += (
+                f'<iframe class="search-entry-point" title="Google search suggestions" '
+                f'sandbox="{ENTRY_POINT_SANDBOX}" referrerpolicy="no-referrer" '
+                f'srcdoc="{html.escape(entry, quote=True)}"></iframe>'
+            )
+        self.timeline.append(item + "</li>")
+
+    def footnotes(self) -> None:
+        self.close_timeline()
+        if not self.notes:
+            return
+        items = []
+        for note in self.notes.notes:
+            anchor = f'id="fn-{self.turn}-{note.number}"'
+            title = html.escape(note.title) if note.title else "(untitled)"
+            if note.url is not None:
+                href = html.escape(note.url, quote=True)
+                body = (
+                    f'<a class="source" href="{href}" rel="noopener noreferrer nofollow" '
+                    f'target="_blank">{title}</a> <span class="url">{html.escape(note.url)}</span>'
+                )
+            elif note.unsafe_scheme:
+                body = f'{title} <span class="removed">({html.escape(note.unsafe_scheme)}: link removed)</span>'
+            else:
+                body = title
+            quotes = "".join(f"<blockquote>{html.escape(e)}</blockquote>" for e in note.excerpts)
+            back = f' <a class="back-ref" href="#ref-{self.turn}-{note.number}">↩</a>'
+            items.append(f'<li {anchor} value="{note.number}">{body}{back}{quotes}</li>')
+        self.out.append('<ol class="footnotes">' + "".join(items) + "</ol>")
+
+
+def _tool_result(part: ToolResultBlock) -> str:
+    kind = "tool-error" if part.is_error else "tool-result"
+    name = f" <code>{line(part.name)}</code>" if part.name else ""
+    return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
+
+
+def _turn(number: int, events: Sequence[Event], page: Page) -> str:
+    out = [f'<section class="turn" id="turn-{number}">']
+    answer = _Answer(number, page)
+    for event in events:
+        body = event.body
+        if isinstance(body, MessageBody):
+            if body.role == "assistant":
+                for part in body.content:
+                    answer.part(part)
+                continue
+            answer.close_timeline()
+            words = "".join(p.text for p in body.content if isinstance(p, TextBlock))
+            if body.role == "system":
+                answer.out.append(f'<div class="system">system: {text(words)}</div>')
+            elif body.source.startswith("context"):
+                answer.out.append(f'<div class="context">{line(body.source)}: {text(words)}</div>')
+            elif body.source == "tool" or not words:
+                for part in body.content:
+                    answer.part(part)
+            else:
+                answer.out.append(f'<div class="user">{text(words)}</div>')
+        elif isinstance(body, HostedBody):
+            answer.part(body.activity)
+        elif isinstance(body, ResponseRecord):
+            answer.close_timeline()
+            answer.out.append(_record(body))
+        elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
+            continue
+        else:
+            answer.close_timeline()
+            answer.out.append(
+                f'<div class="notice">[{line(event.kind)} event kept, not shown]</div>'
+            )
+    answer.footnotes()
+    # No whitespace between parts: text blocks are inline, and a newline
+    # between two of them would show as a space inside a sentence.
+    out.append("".join(answer.out))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _record(record: ResponseRecord) -> str:
+    notes = []
+    if not record.complete:
+        notes.append('<span class="warn">interrupted: kept what arrived</span>')
+    elif record.error:
+        notes.append(f'<span class="error">error: {line(record.error)}</span>')
+    elif record.finish not in (None, "stop", "tool-calls"):
+        failure = f": {line(record.failure)}" if record.failure else ""
+        notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')
+    if record.usage is not None:
+        notes.append(f'<span class="usage">{line(usage_line(record.usage))}</span>')
+    return f'<p class="response">{" ".join(notes)}</p>' if notes else ""
+
+
+def export_html(info: ConversationInfo, events: Sequence[Event]) -> bytes:
+    """One self-contained HTML file of a conversation: the viewer's templates,
+    the stylesheet inlined and allowed by hash, a policy that runs no script."""
+    page = Page()
+    body = conversation(info, events, link=None, page=page)
+    return document(info.title or info.id, body, link=None, page=page, inline_css=True).encode(
+        "utf-8"
+    )
+
+
+__all__ = [
+    "ENTRY_POINT_SANDBOX",
+    "Link",
+    "Page",
+    "content_security_policy",
+    "conversation",
+    "document",
+    "export_html",
+    "line",
+    "listing",
+    "style_hash",
+    "stylesheet",
+    "text",
+]
