@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.turn import send as send_turn
 from elelem.errors import ElelemError
 from elelem.stream import Chunk
 from elelem.vocabulary import ConversationId, Part
@@ -238,7 +239,7 @@ async def _turn_pairs(
         async with send:
             try:
                 async with make_client() as client:
-                    await conversation.send(client, model, text, on_chunk=observe)
+                    await send_turn(conversation, client, model, text, on_chunk=observe)
             except ElelemError as exc:  # told to the page as an error chunk
                 await send.send(exc)
 
