@@ -12,6 +12,7 @@ import socket
 import click
 
 from elelem.cli.common import debug_option, default_model, guarded, store_from_env
+from elelem.cli.safety import secrets_in_force
 from elelem.errors import ConfigError
 
 
@@ -61,7 +62,7 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")
     click.echo("(the token is needed by every request; Ctrl-C stops)")
-    app = create_app(store, token=token, model=model)
+    app = create_app(store, token=token, model=model, redact=secrets_in_force().redact)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -103,12 +103,15 @@ def create_app(
     token: str,
     model: str | None = None,
     client: Callable[[], Any] | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
     ``model`` is the chat form's default model address; ``client`` makes the
     :class:`elelem.Client` a chat turn runs through (one per turn; by default
-    ``Client()`` with the user's catalog and keys).
+    ``Client()`` with the user's catalog and keys); ``redact`` is applied to
+    every page (a store written before redaction existed may hold an echoed
+    key; ``elelem serve`` passes the secrets redactor).
     """
 
     def link(path: str) -> str:
@@ -125,7 +128,7 @@ def create_app(
         document = html.document(
             title, body, link=link, page=page, script="/static/chat.js" if chat else None, meta=meta
         )
-        response = HTMLResponse(document)
+        response = HTMLResponse(redact(document) if redact is not None else document)
         response.headers["content-security-policy"] = html.content_security_policy(
             page, static=True, chat=chat
         )
