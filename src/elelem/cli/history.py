@@ -31,6 +31,7 @@ from elelem.conversation import (
 from elelem.conversation.sqlbase import SQLStore
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
+from elelem.render.markdown import conversation_markdown
 from elelem.vocabulary import ConversationId
 
 
@@ -179,9 +180,14 @@ def _html(store: Store, cid: ConversationId) -> bytes:
     return export_html(store.info(cid), store.load(cid))
 
 
+def _markdown(store: Store, cid: ConversationId) -> bytes:
+    return conversation_markdown(store.info(cid), store.load(cid)).encode("utf-8")
+
+
 EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     "ndjson": export_conversation,
     "html": _html,
+    "md": _markdown,
 }
 """``export --format`` name -> the function writing a conversation's bytes."""
 
@@ -201,13 +207,14 @@ EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     type=click.Choice(sorted(EXPORT_FORMATS)),
     default="ndjson",
     show_default=True,
-    help="ndjson: versioned, re-importable; html: one self-contained page.",
+    help="ndjson: versioned, re-importable; html: one self-contained page; md: Markdown "
+    "with footnotes.",
 )
 @debug_option
 @guarded
 def export_command(conversation: str | None, output: Path | None, form: str) -> None:
     """Export a conversation (ID, a unique prefix, or the latest): versioned
-    NDJSON that `elelem import` reads, or a self-contained HTML page."""
+    NDJSON that `elelem import` reads, a self-contained HTML page, or Markdown."""
     store = store_from_env()
     data = EXPORT_FORMATS[form](store, resolve_conversation(store, conversation))
     # A store written before redaction existed may hold an echoed key.

@@ -1,0 +1,207 @@
+"""A stored conversation as one Markdown document (``elelem export --format md``).
+
+Each turn is a ``## Turn N`` section: the user's words, then the answer in
+stream order — its text with footnote markers (``[^3]``) and the footnote
+definitions after it (title linked to its http(s) URL, and the quoted
+excerpts), hosted activity and tool calls as quoted status lines,
+reasoning collapsed in a ``<details>`` element — and the turn's usage.
+
+Everything shown is untrusted text made inert for a Markdown renderer:
+terminal controls removed (:func:`~elelem.render.sanitize.sanitize`), HTML
+escaped (``<``, ``>``, ``&``: no tag a model wrote becomes markup), links
+whose scheme is not http(s) disarmed, and a model's own ``[^n]`` cannot pose
+as one of the document's footnotes (``[`` before ``^`` is escaped).  Tool
+output goes in a fenced block whose fence is longer than any backtick run in
+it.  Provider payloads are never written.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+
+from elelem.conversation import (
+    OVERLAY_KINDS,
+    ConversationInfo,
+    Event,
+    HostedBody,
+    MessageBody,
+    ResponseRecord,
+    TurnStart,
+    turn_views,
+)
+from elelem.render.lines import Footnotes, activity_line, usage_line
+from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
+from elelem.vocabulary import (
+    HostedActivity,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+
+_FOOTNOTE_LOOKALIKE = re.compile(r"\[(?=\^)")
+
+
+def inert(text: str) -> str:
+    """Untrusted text as inert Markdown: controls removed, HTML escaped,
+    non-http(s) links disarmed, ``[^`` escaped."""
+    clean = html.escape(sanitize(text), quote=False)
+    return _FOOTNOTE_LOOKALIKE.sub(r"\\[", neutralize_markdown_links(clean))
+
+
+def inert_line(text: str) -> str:
+    """:func:`inert` on one line (breaks folded into spaces)."""
+    return inert(sanitize_line(text))
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{sanitize(text)}\n{fence}"
+
+
+class _Answer:
+    """One answer being written: its lines and its footnotes."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.notes = Footnotes()
+        self.started: dict[str, HostedActivity] = {}
+
+    def text(self, block: TextBlock) -> None:
+        at: dict[int, list[int]] = {}
+        end = len(block.text)
+        for attribution in block.attributions:
+            number = self.notes.cite(attribution)
+            point = attribution.range[1] if attribution.range is not None else end
+            at.setdefault(point, [])
+            if number not in at[point]:
+                at[point].append(number)
+        pieces: list[str] = []
+        last = 0
+        for point in sorted(at):
+            pieces.append(inert(block.text[last:point]))
+            pieces.append("".join(f"[^{n}]" for n in at[point]))
+            last = point
+        pieces.append(inert(block.text[last:]))
+        self.lines += ["".join(pieces), ""]
+        if not block.complete:
+            self.lines += ["*(interrupted: the text above is what arrived)*", ""]
+
+    def reasoning(self, block: ReasoningBlock) -> None:
+        if not block.text.strip():
+            self.lines += ["*thinking (redacted)*", ""]
+            return
+        self.lines += [
+            "<details><summary>Reasoning</summary>",
+            "",
+            inert(block.text),
+            "",
+            "</details>",
+            "",
+        ]
+
+    def activity(self, transition: HostedActivity) -> None:
+        started = self.started.get(transition.id)
+        if transition.state == "started":
+            self.started[transition.id] = transition
+        self.lines += [f"> {inert_line(activity_line(transition, started))}", ""]
+
+    def tool_call(self, block: ToolCallBlock) -> None:
+        try:
+            arguments = json.dumps(json.loads(block.arguments), ensure_ascii=False)
+        except ValueError:
+            arguments = block.arguments
+        self.lines += [f"> called `{inert_line(block.name)}` with {inert_line(arguments)}", ""]
+
+    def tool_result(self, block: ToolResultBlock) -> None:
+        head = "tool error" if block.is_error else "tool result"
+        name = f" of `{inert_line(block.name)}`" if block.name else ""
+        self.lines += [f"> {head}{name}:", "", _fenced(block.content), ""]
+
+    def footnotes(self) -> list[str]:
+        out: list[str] = []
+        for note in self.notes.notes:
+            title = inert_line(note.title) or (note.url or "source")
+            line = (
+                f"[^{note.number}]: [{title}]({note.url})"
+                if note.url
+                else f"[^{note.number}]: {title}"
+            )
+            for excerpt in note.excerpts:
+                line += f" — “{inert_line(excerpt)}”"
+            out.append(line)
+        return [*out, ""] if out else []
+
+
+def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> str:
+    """The whole conversation as Markdown (see the module doc)."""
+    title = inert_line(info.title or info.id)
+    model = f" · {inert_line(info.model)}" if info.model else ""
+    turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
+    lines = [f"# {title}", "", f"*{info.id}{model} · {turns} · {info.created_at[:16]}*", ""]
+    for view in turn_views(events):
+        lines += [f"## Turn {view.turn}", ""]
+        answer = _Answer()
+        for event in view.events:
+            body = event.body
+            if isinstance(body, MessageBody):
+                _message(lines, answer, body)
+            elif isinstance(body, HostedBody):
+                answer.activity(body.activity)
+            elif isinstance(body, ResponseRecord):
+                if not body.complete:
+                    answer.lines += ["*interrupted: kept what arrived*", ""]
+                elif body.error:
+                    answer.lines += [f"*error: {inert_line(body.error)}*", ""]
+            elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
+                continue
+            else:
+                answer.lines += [f"*[{inert_line(event.kind)} event kept, not shown]*", ""]
+        lines += answer.lines + answer.footnotes()
+        if view.responses:
+            lines += [f"*{usage_line(view.usage)}*", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _tag(part: object) -> str:
+    tag = getattr(part, "tag", None)
+    if isinstance(tag, str):
+        return tag
+    config = getattr(part, "__struct_config__", None)
+    return str(getattr(config, "tag", None) or type(part).__name__)
+
+
+def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
+    if body.role == "assistant":
+        for part in body.content:
+            if isinstance(part, TextBlock):
+                answer.text(part)
+            elif isinstance(part, ReasoningBlock):
+                answer.reasoning(part)
+            elif isinstance(part, HostedActivity):
+                answer.activity(part)
+            elif isinstance(part, ToolCallBlock):
+                answer.tool_call(part)
+            else:
+                answer.lines += [f"*[{inert_line(_tag(part))} block kept, not shown]*", ""]
+        return
+    text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
+    if body.role == "system":
+        lines += [f"**System:** {inert(text)}", ""]
+    elif body.source.startswith("context"):
+        lines += [f"**{inert_line(body.source)}:** {inert(text)}", ""]
+    elif body.source == "tool" or not text:
+        for part in body.content:
+            if isinstance(part, ToolResultBlock):
+                answer.tool_result(part)
+            elif not isinstance(part, TextBlock):
+                answer.lines += [f"*[{inert_line(_tag(part))} block kept, not shown]*", ""]
+    else:
+        lines += [f"**User:** {inert(text)}", ""]
+
+
+__all__ = ["conversation_markdown", "inert", "inert_line"]
