@@ -191,3 +191,36 @@ def test_extra_that_would_replace_a_built_list_is_an_error_naming_the_field(enco
         match=rf"options.extra\[{field!r}\] is a dict, but elelem built {field!r} as a list",
     ):
         encode(request(tools=[TOOL], extra={field: {"replaced": True}}))
+
+
+def test_an_error_echoing_the_mcp_token_is_redacted(tmp_path: object) -> None:
+    import asyncio
+
+    from elelem import Client
+    from elelem.errors import StreamError
+    from elelem.testing.servers import LoopbackServer, status
+
+    echo = (
+        '{"type":"error","error":{"type":"invalid_request_error","message":"bad token '
+        + TOKEN
+        + '"}}'
+    )
+    with LoopbackServer([status(400, echo.encode())]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-k",
+               "ELELEM_CONFIG": "/nonexistent/elelem.toml"}  # fmt: skip
+
+        async def main() -> StreamError:
+            async with Client(env=env) as client:
+                stream = client.stream("anthropic:claude-test", "hi", hosted_tools=[SERVER])
+                try:
+                    async with stream:
+                        async for _ in stream:
+                            pass
+                except StreamError as exc:
+                    return exc
+            raise AssertionError("no error")
+
+        error = asyncio.run(main())
+    assert TOKEN in server.requests[0].body.decode()  # it was sent, in the body only
+    assert TOKEN not in str(error) and TOKEN not in repr(error)
+    assert "bad token" in str(error)

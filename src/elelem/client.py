@@ -20,6 +20,7 @@ client on a private event-loop thread, so there is one implementation.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -42,6 +43,7 @@ from elelem.vocabulary import (
     Message,
     Part,
     ProviderPayload,
+    RemoteMCP,
     ToolSpec,
 )
 
@@ -148,7 +150,17 @@ class Client:
             response_payloads=tuple(response_payloads),
             now=self._clock(),
         )
-        return target.endpoint, target.shape, request
+        endpoint = target.endpoint
+        tokens = tuple(
+            t.authorization
+            for t in request.hosted_tools
+            if isinstance(t, RemoteMCP) and t.authorization
+        )
+        if tokens:
+            # A hosted MCP server's token rides in the body: an error echoing
+            # it is redacted like the API key.
+            endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
+        return endpoint, target.shape, request
 
     def stream(
         self,
