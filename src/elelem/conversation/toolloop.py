@@ -220,7 +220,9 @@ class ToolLoop:
             return _error(
                 call, f"tool {call.name} returned a {type(outcome).__name__}, not a ToolOutcome"
             )
-        return ToolResultBlock(call.id, outcome.content, outcome.is_error, call.name)
+        return ToolResultBlock(
+            call.id, outcome.content, outcome.is_error, call.name, outcome.payloads
+        )
 
 
 def _expand(item: Any) -> list[Tool]:

@@ -15,10 +15,14 @@ from elelem.tools.functions import (
     parameters_schema,
     tool,
 )
+from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "FunctionTool",
+    "MCPServer",
+    "MCPServerError",
+    "MCPTool",
     "Tool",
     "ToolOutcome",
     "arguments_struct",

@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
-from elelem.vocabulary import ToolSpec
+from elelem.vocabulary import ProviderPayload, ToolSpec
 
 
 class ToolOutcome(msgspec.Struct, frozen=True):
@@ -16,6 +16,8 @@ class ToolOutcome(msgspec.Struct, frozen=True):
 
     content: str
     is_error: bool = False
+    payloads: tuple[ProviderPayload, ...] = ()
+    """What the text cannot carry (an MCP result's images), kept for the log."""
 
 
 @runtime_checkable
