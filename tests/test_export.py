@@ -94,7 +94,7 @@ def test_unknown_versions_and_formats_are_refused_clearly() -> None:
     header["version"] = 7
     err = _refused(
         b"\n".join([json.dumps(header).encode(), *lines[1:]]),
-        "line 1: export format version 7 is not supported \\(this elelem reads version 1\\)",
+        "line 1: export format version 7 is not supported \\(this elelem reads versions 1, 2\\)",
     )
     assert err.line == 1
     header["version"] = "1"

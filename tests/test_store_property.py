@@ -99,7 +99,7 @@ def text_blocks(draw: st.DrawFn) -> TextBlock:
 
 unknown_blocks = st.builds(
     lambda tag, extra: UnknownBlock({"type": tag, **extra}),
-    st.sampled_from(["image", "x_future", "server_thing"]),
+    st.sampled_from(["x_image", "x_future", "server_thing"]),
     st.dictionaries(st.sampled_from(["a", "b", "data"]), json_value, max_size=2),
 )
 blocks = st.one_of(

@@ -11,15 +11,18 @@ naming the path of the bad field.
 from __future__ import annotations
 
 import re
+import threading
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar, Union, overload
 
 import msgspec
 
 from elelem.errors import AttributionRangeError, DecodeError, PayloadError
 from elelem.vocabulary.activity import HostedActivity
+from elelem.vocabulary.blob import Blob
 from elelem.vocabulary.blocks import Block, UnknownBlock
 from elelem.vocabulary.message import Part
 from elelem.vocabulary.registry import block_type, block_types, block_types_generation
@@ -35,6 +38,11 @@ _FIELD_RE = re.compile(r"^Object (?:missing required|contains unknown) field `([
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, UnknownBlock):
         return obj.raw
+    if isinstance(obj, Blob):
+        collecting = _collector.blobs
+        if collecting is not None:
+            collecting.append(obj)
+        return obj.to_json()
     raise TypeError(f"elelem's codec cannot encode a {type(obj).__name__}")
 
 
@@ -67,6 +75,8 @@ def dec_hook(typ: type, obj: Any) -> Any:
         return _decode_block(obj, allow_hosted=True)
     if typ is UnknownBlock:
         return UnknownBlock(obj)
+    if typ is Blob:
+        return Blob.from_json(obj)
     raise NotImplementedError(f"elelem's codec cannot decode {typ!r}")
 
 
@@ -107,9 +117,37 @@ def _as_decode_error(exc: msgspec.ValidationError) -> DecodeError:
 _encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
+class _Collector(threading.local):
+    blobs: list[Blob] | None = None
+
+
+_collector = _Collector()
+
+
 def dumps(value: object) -> bytes:
     """Encode any vocabulary value (or JSON made of them) as canonical JSON bytes."""
     return _encoder.encode(value)
+
+
+@contextmanager
+def collect_blobs() -> Iterator[list[Blob]]:
+    """Within the block, every :class:`~elelem.vocabulary.blob.Blob` that
+    :func:`dumps` encodes (as its reference) is appended to the list given,
+    in encoding order: a store keeps their bytes beside the events."""
+    previous = _collector.blobs
+    found: list[Blob] = []
+    _collector.blobs = found
+    try:
+        yield found
+    finally:
+        _collector.blobs = previous
+
+
+def dumps_with_blobs(value: object) -> tuple[bytes, list[Blob]]:
+    """:func:`dumps`, and every blob the value references (see :func:`collect_blobs`)."""
+    with collect_blobs() as found:
+        data = _encoder.encode(value)
+    return data, found
 
 
 # -- the fast path of decoding --------------------------------------------------
@@ -382,7 +420,9 @@ def from_builtins(obj: Any, type: type[T]) -> T:
 
 __all__ = [
     "Restore",
+    "collect_blobs",
     "dumps",
+    "dumps_with_blobs",
     "fast_type",
     "from_builtins",
     "general_loads",

@@ -79,6 +79,41 @@ class ConfigError(ElelemError):
     """A provider configuration or model address is wrong."""
 
 
+class BlobError(ElelemError):
+    """A blob (the bytes of an image or document) could not be had as asked.
+
+    ``sha256`` names the blob.
+    """
+
+    def __init__(self, message: str, sha256: str) -> None:
+        super().__init__(message)
+        self.sha256 = sha256
+
+
+class BlobMissingError(BlobError, KeyError):
+    """A blob an event references is in no store at hand (or was never loaded)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class BlobCorruptError(BlobError, ValueError):
+    """A blob's bytes do not hash to the SHA-256 that names them."""
+
+
+class AttachmentTooLargeError(ElelemError, ValueError):
+    """An image or document exceeds a provider's documented limit; nothing was sent.
+
+    ``limit`` is the limit in bytes (or pixels, per ``what``), ``size`` the
+    attachment's.
+    """
+
+    def __init__(self, message: str, *, limit: int, size: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.size = size
+
+
 # --------------------------------------------------------------------------
 # Stream errors: what a request or a stream can end in, other than finish.
 # --------------------------------------------------------------------------

@@ -2,28 +2,39 @@
 
 The first line is a header ``{"format": "elelem.conversation", "version": 1,
 "conversation": {…}, "events": N}``; each following line is one event's
-canonical bytes, exactly as stored.  Import validates the whole file before
-writing anything and refuses formats and versions it does not know.
+canonical bytes, exactly as stored.  A conversation whose events reference
+blobs (the bytes of images and documents) is written as version 2: the
+header also counts ``"blobs": M``, and M lines follow the events, each one
+blob ``{"sha256": …, "size": …, "base64": …}``.  Import validates the whole
+file before writing anything: it refuses formats and versions it does not
+know, checks every blob's bytes against its hash, and refuses an event
+referencing a blob the file does not carry.
 Export → import → export gives the same bytes (an older elelem's export,
 lacking fields added since, comes back in today's canonical form).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, BinaryIO
 
 import msgspec
 
 from elelem import codec
+from elelem.conversation.blobs import event_blobs
 from elelem.conversation.errors import ImportRefused
 from elelem.conversation.events import decode_event, encode_event
 from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
 from elelem.errors import DecodeError
-from elelem.vocabulary import ConversationId, EventId
+from elelem.vocabulary import Blob, ConversationId, EventId
 
 FORMAT = "elelem.conversation"
 VERSION = 1
-SUPPORTED_VERSIONS: frozenset[int] = frozenset({1})
+"""The version of an export without blobs (readable by every elelem)."""
+BLOBS_VERSION = 2
+"""The version of an export that carries blobs."""
+SUPPORTED_VERSIONS: frozenset[int] = frozenset({1, 2})
 
 
 class ExportedConversation(msgspec.Struct, frozen=True):
@@ -43,6 +54,16 @@ class Header(msgspec.Struct, frozen=True):
     version: int
     conversation: ExportedConversation
     events: int
+    blobs: int | msgspec.UnsetType = msgspec.UNSET
+    """How many blob lines follow the events (version 2; unset in version 1)."""
+
+
+class BlobLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One blob of a version 2 export."""
+
+    sha256: str
+    size: int
+    base64: str
 
 
 class _Probe(msgspec.Struct):
@@ -54,14 +75,22 @@ def export_conversation(store: Store, conversation: ConversationId) -> bytes:
     """The NDJSON export of one conversation."""
     info = store.info(conversation)
     data = store.load_bytes(conversation)
-    header = Header(
-        FORMAT,
-        VERSION,
-        ExportedConversation(info.id, info.title, info.created_at, info.parent, info.forked_at),
-        len(data),
+    shas: dict[str, None] = {}
+    for line in data:
+        for blob in event_blobs(decode_event(line)):
+            shas.setdefault(blob.sha256)
+    exported = ExportedConversation(
+        info.id, info.title, info.created_at, info.parent, info.forked_at
     )
+    if shas:
+        header = Header(FORMAT, BLOBS_VERSION, exported, len(data), len(shas))
+    else:
+        header = Header(FORMAT, VERSION, exported, len(data))
     out = [codec.dumps(header)]
     out.extend(data)
+    for sha in shas:
+        blob = Blob(store.get_blob(sha))
+        out.append(codec.dumps(BlobLine(sha, blob.size, blob.base64())))
     out.append(b"")
     return b"\n".join(out)
 
@@ -89,7 +118,7 @@ def _header(line: bytes) -> Header:
         supported = ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
         raise ImportRefused(
             f"export format version {probe.version} is not supported"
-            f" (this elelem reads version {supported})",
+            f" (this elelem reads version{'s' if len(SUPPORTED_VERSIONS) > 1 else ''} {supported})",
             1,
         )
     try:
@@ -120,6 +149,53 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
     return msgspec.json.encode(_pruned(msgspec.json.decode(canonical), old)) == line
 
 
+def _blob(line: bytes, n: int) -> Blob:
+    try:
+        entry = msgspec.json.decode(line, type=BlobLine)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ImportRefused(f"bad blob line: {exc}", n) from None
+    try:
+        blob = Blob(base64.b64decode(entry.base64, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise ImportRefused(f"blob sha256:{entry.sha256} is not base64: {exc}", n) from None
+    if blob.sha256 != entry.sha256 or blob.size != entry.size:
+        raise ImportRefused(
+            f"blob sha256:{entry.sha256} ({entry.size} bytes) is corrupt or tampered with:"
+            f" its bytes hash to sha256:{blob.sha256} ({blob.size} bytes)",
+            n,
+        )
+    return blob
+
+
+def read_blobs(data: bytes) -> tuple[Header, list[bytes], list[Blob]]:
+    """:func:`read_export`, and the blobs a version 2 export carries, each
+    checked against its hash; every blob an event references must be there."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    header, events = _read(lines)
+    blobs: list[Blob] = []
+    given: set[str] = set()
+    for n, line in enumerate(lines[1 + len(events) :], start=2 + len(events)):
+        blob = _blob(line, n)
+        if blob.sha256 in given:
+            raise ImportRefused(f"blob sha256:{blob.sha256} appears twice", n)
+        given.add(blob.sha256)
+        blobs.append(blob)
+    if len(blobs) != (header.blobs or 0):
+        raise ImportRefused(
+            f"the header announces {header.blobs or 0} blobs but the file holds {len(blobs)}"
+        )
+    for n, line in enumerate(events, start=2):
+        for ref in event_blobs(decode_event(line)):
+            if ref.sha256 not in given:
+                raise ImportRefused(
+                    f"event references blob sha256:{ref.sha256}, which the file does not carry",
+                    n,
+                )
+    return header, events, blobs
+
+
 def read_export(data: bytes) -> tuple[Header, list[bytes]]:
     """Validate a whole export; return its header and canonical event bytes.
 
@@ -130,15 +206,22 @@ def read_export(data: bytes) -> tuple[Header, list[bytes]]:
     without gaps, ids must be unique and the count must match the header.  Raises
     :class:`ImportRefused` naming the first bad line.
     """
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    header, events, _ = read_blobs(data)
+    return header, events
+
+
+def _read(lines: list[bytes]) -> tuple[Header, list[bytes]]:
     if not lines:
         raise ImportRefused("the file is empty")
     header = _header(lines[0])
+    if header.version == VERSION and header.blobs is not msgspec.UNSET:
+        raise ImportRefused("a version 1 export carries no blobs", 1)
+    if header.version == BLOBS_VERSION and header.blobs is msgspec.UNSET:
+        raise ImportRefused("a version 2 export header must count its blobs", 1)
     events: list[bytes] = []
     seen: set[str] = set()
-    for n, line in enumerate(lines[1:], start=2):
+    count = len(lines) - 1 if header.version == VERSION else min(header.events, len(lines) - 1)
+    for n, line in enumerate(lines[1 : 1 + count], start=2):
         try:
             event = decode_event(line)
         except DecodeError as exc:
@@ -172,7 +255,7 @@ def import_conversation(store: Store, data: bytes, *, new_id: bool = False) -> C
     With ``new_id`` the conversation gets a fresh id (to import a copy beside
     the original); otherwise an existing id is refused.
     """
-    header, events = read_export(data)
+    header, events, blobs = read_blobs(data)
     c = header.conversation
     info = ConversationInfo(
         id=new_conversation_id() if new_id else c.id,
@@ -185,17 +268,20 @@ def import_conversation(store: Store, data: bytes, *, new_id: bool = False) -> C
         parent=c.parent,
         forked_at=c.forked_at,
     )
-    return store.import_events(info, events)
+    return store.import_events(info, events, blobs)
 
 
 __all__ = [
+    "BLOBS_VERSION",
     "FORMAT",
     "SUPPORTED_VERSIONS",
     "VERSION",
+    "BlobLine",
     "ExportedConversation",
     "Header",
     "export_conversation",
     "import_conversation",
+    "read_blobs",
     "read_export",
     "write_export",
 ]

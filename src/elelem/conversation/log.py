@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from elelem.conversation.blobs import resolve_messages
 from elelem.conversation.errors import EventError
 from elelem.conversation.events import (
     OVERLAY_KINDS,
@@ -37,6 +38,7 @@ from elelem.conversation.projections import (
 from elelem.conversation.store import ConversationInfo, Store
 from elelem.errors import Patch
 from elelem.vocabulary import (
+    Blob,
     ConversationId,
     EventId,
     HostedActivity,
@@ -63,6 +65,8 @@ class Conversation:
         self._response = max(
             (e.response for e in self._events if e.response is not None), default=0
         )
+        # Blobs resolved for projections, by hash: each is read from the store once.
+        self._blobs: dict[str, Blob] = {}
 
     # -- opening ---------------------------------------------------------------
 
@@ -223,8 +227,15 @@ class Conversation:
     # -- projections -------------------------------------------------------------
 
     def project(self) -> Projection:
-        """The native projection with the origin of every part."""
-        return project(self._events)
+        """The native projection with the origin of every part (every image's
+        and document's bytes loaded from the store's blobs)."""
+        return self._with_blobs(project(self._events))
+
+    def _with_blobs(self, projection: Projection) -> Projection:
+        messages = resolve_messages(projection.messages, self.store.get_blob, self._blobs)
+        if messages is projection.messages:
+            return projection
+        return msgspec.structs.replace(projection, messages=messages)
 
     def history(self) -> tuple[Message, ...]:
         """The native history (what a shape encoder receives)."""
@@ -232,7 +243,7 @@ class Conversation:
 
     def portable(self) -> Projection:
         """The portable history (no provider payloads) and what it dropped."""
-        return portable_history(self._events)
+        return self._with_blobs(portable_history(self._events))
 
     def response_payloads(self, provider: str) -> tuple[ProviderPayload, ...]:
         """The response-level native data ``provider``'s responses returned,

@@ -19,7 +19,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.fulltext import POSTGRES_FULLTEXT
-from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_fulltext, create_tables
+from elelem.conversation.sqlbase import (
+    Dialect,
+    Migration,
+    SQLStore,
+    create_blob_table,
+    create_fulltext,
+    create_tables,
+)
 from elelem.conversation.store import Clock, utc_now
 from elelem.vocabulary import EventId
 
@@ -31,7 +38,11 @@ def _v1(store: PostgresStore) -> None:
     create_tables(store, key="BIGSERIAL", big="BIGINT", blob="BYTEA")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext)
+def _v3(store: PostgresStore) -> None:
+    create_blob_table(store, big="BIGINT", blob="BYTEA")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3)
 """Schema migrations, oldest first (see :data:`elelem.conversation.sqlite.MIGRATIONS`)."""
 
 POSTGRES = Dialect(

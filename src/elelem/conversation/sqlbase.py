@@ -25,6 +25,7 @@ from typing import Any, Self
 import msgspec
 
 from elelem import codec
+from elelem.conversation.blobs import event_blobs, resolve_messages
 from elelem.conversation.errors import ConversationNotFound, SchemaVersionError, StoreError
 from elelem.conversation.events import (
     Draft,
@@ -53,7 +54,9 @@ from elelem.conversation.store import (
     snippet,
     summarize,
 )
-from elelem.vocabulary import ConversationId, EventId
+from elelem.errors import BlobMissingError
+from elelem.vocabulary import Blob, ConversationId, EventId, Message
+from elelem.vocabulary.blob import check_bytes
 
 Migration = Callable[[Any], None]
 """One schema step: a function of the backend's connection."""
@@ -108,6 +111,18 @@ def create_fulltext(store: SQLStore) -> None:
         store._exec(statement)
 
 
+def create_blob_table(store: SQLStore, *, big: str, blob: str) -> None:
+    """Schema version 3: the content-addressed blob table (bytes of images and
+    documents, keyed by their SHA-256; events hold references)."""
+    store._exec(
+        f"""CREATE TABLE blobs (
+            sha256 TEXT PRIMARY KEY,
+            size {big} NOT NULL,
+            data {blob} NOT NULL
+        )"""
+    )
+
+
 def id_prefix(event: EventId) -> bytes:
     """The bytes every canonical encoding of event ``event`` begins with."""
     return b'{"id":' + codec.dumps(event) + b","
@@ -146,6 +161,12 @@ class SQLStore(ABC):
         self._sql_updated = f"coalesce((SELECT {d.at_of} {last}), c.created_at)"
         self._sql_lock = self._sql("SELECT key FROM conversations WHERE key = ?" + d.lock_row)
         self._sql_max = self._sql("SELECT max(seq) FROM events WHERE conv = ?")
+        self._sql_put_blob = self._sql(
+            "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)"
+            " ON CONFLICT (sha256) DO NOTHING"
+        )
+        self._sql_has_blob = self._sql("SELECT 1 FROM blobs WHERE sha256 = ?")
+        self._sql_get_blob = self._sql("SELECT size, data FROM blobs WHERE sha256 = ?")
         self._sql_insert = self._sql("INSERT INTO events (conv, seq, data) VALUES (?, ?, ?)")
         self._sql_info = (
             "SELECT c.id, c.title, c.model, c.turns,"
@@ -343,16 +364,18 @@ class SQLStore(ABC):
             if explicit:
                 self._check_ids(key, explicit)
             ids = self._ids
-            encode = encode_event
             events = []
             rows = []
             # The hot path of every append: one pass, nothing but the event's
-            # construction and its encoding.
-            for d in drafts:
-                seq += 1
-                event = Event(d.id or ids(), seq, now, d.turn, d.response, d.kind, d.body)
-                events.append(event)
-                rows.append((key, seq, encode(event)))
+            # construction and its encoding (which notes the blobs it meets).
+            with codec.collect_blobs() as blobs:
+                for d in drafts:
+                    seq += 1
+                    event = Event(d.id or ids(), seq, now, d.turn, d.response, d.kind, d.body)
+                    events.append(event)
+                    rows.append((key, seq, encode_event(event)))
+            if blobs:
+                self._put_blobs(blobs)
             self._many(self._sql_insert, rows)
             if summary.turns or summary.model or summary.title:
                 t, m, title = (
@@ -365,6 +388,60 @@ class SQLStore(ABC):
 
         events: list[Event] = self._write(work, f"append to {conversation!r} in")
         return tuple(events)
+
+    # -- blobs ---------------------------------------------------------------------
+
+    def _put_blobs(self, blobs: Sequence[Blob]) -> None:
+        """Store the bytes of ``blobs`` not stored yet (inside a write).  A blob
+        given by reference only must already be here."""
+        seen: set[str] = set()
+        for blob in blobs:
+            if blob.sha256 in seen:
+                continue
+            seen.add(blob.sha256)
+            if blob.resolved:
+                self._exec(self._sql_put_blob, (blob.sha256, blob.size, blob.data))
+            elif self._exec(self._sql_has_blob, (blob.sha256,)).fetchone() is None:
+                raise BlobMissingError(
+                    f"blob sha256:{blob.sha256} ({blob.size} bytes) is referenced but"
+                    f" is not in store {self.where} and its bytes were not given",
+                    blob.sha256,
+                )
+
+    def put_blob(self, data: bytes) -> Blob:
+        """Store ``data`` (once, however often it is put); return its blob."""
+        blob = Blob(data)
+        self._write(lambda: self._put_blobs([blob]), "store a blob in")
+        return blob
+
+    def get_blob(self, sha256: str) -> bytes:
+        """The bytes of blob ``sha256``, checked against their hash.
+
+        :class:`~elelem.errors.BlobMissingError` when the store holds no such
+        blob, :class:`~elelem.errors.BlobCorruptError` when its bytes no
+        longer hash to it."""
+        with self._lock:
+            row = self._exec(self._sql_get_blob, (sha256,)).fetchone()
+        if row is None:
+            raise BlobMissingError(f"blob sha256:{sha256} is not in store {self.where}", sha256)
+        data = bytes(row[1])
+        check_bytes(sha256, int(row[0]), data)
+        return data
+
+    def has_blob(self, sha256: str) -> bool:
+        """True when the store holds blob ``sha256``."""
+        with self._lock:
+            return self._exec(self._sql_has_blob, (sha256,)).fetchone() is not None
+
+    def blob_usage(self) -> tuple[int, int]:
+        """``(blobs, bytes)``: how many blobs the store holds and their total size."""
+        with self._lock:
+            row = self._exec("SELECT count(*), coalesce(sum(size), 0) FROM blobs").fetchone()
+        return int(row[0]), int(row[1])
+
+    def resolve(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """``messages`` with every referenced blob's bytes loaded from the store."""
+        return resolve_messages(messages, self.get_blob)
 
     def _check_ids(self, key: int, ids: list[EventId]) -> None:
         # Only drafts that bring their own id pay for this lookup.
@@ -556,8 +633,13 @@ class SQLStore(ABC):
 
         self._write(work)
 
-    def import_events(self, info: ConversationInfo, data: Sequence[bytes]) -> ConversationInfo:
-        """Store a whole conversation from validated canonical event bytes."""
+    def import_events(
+        self, info: ConversationInfo, data: Sequence[bytes], blobs: Sequence[Blob] = ()
+    ) -> ConversationInfo:
+        """Store a whole conversation from validated canonical event bytes, with
+        the bytes of the blobs they reference (each checked against its hash
+        before anything is written; a referenced blob neither given nor
+        already stored is a :class:`~elelem.errors.BlobMissingError`)."""
         events = [decode_event(d) for d in data]
         summary = summarize(events)
         stored = msgspec.structs.replace(
@@ -569,7 +651,14 @@ class SQLStore(ABC):
             updated_at=events[-1].at if events else info.created_at,
         )
 
+        referenced = {b.sha256: b for e in events for b in event_blobs(e)}
+        given = {b.sha256: b for b in blobs}
+        for sha, blob in given.items():
+            check_bytes(sha, blob.size, blob.data)
+
         def work() -> None:
+            self._put_blobs(list(given.values()))
+            self._put_blobs([b for sha, b in referenced.items() if sha not in given])
             key = self._insert_info(stored)
             self._many(
                 self._sql_insert, [(key, e.seq, d) for e, d in zip(events, data, strict=True)]
@@ -579,4 +668,12 @@ class SQLStore(ABC):
         return stored
 
 
-__all__ = ["Dialect", "Migration", "SQLStore", "create_fulltext", "create_tables", "id_prefix"]
+__all__ = [
+    "Dialect",
+    "Migration",
+    "SQLStore",
+    "create_blob_table",
+    "create_fulltext",
+    "create_tables",
+    "id_prefix",
+]

@@ -16,7 +16,14 @@ from typing import Any
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.fulltext import SQLITE_FULLTEXT
-from elelem.conversation.sqlbase import Dialect, Migration, SQLStore, create_fulltext, create_tables
+from elelem.conversation.sqlbase import (
+    Dialect,
+    Migration,
+    SQLStore,
+    create_blob_table,
+    create_fulltext,
+    create_tables,
+)
 from elelem.conversation.store import Clock, utc_now
 from elelem.vocabulary import EventId
 
@@ -26,7 +33,11 @@ def _v1(store: SQLiteStore) -> None:
     create_tables(store, key="INTEGER", big="INTEGER", blob="BLOB", suffix=" WITHOUT ROWID")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext)
+def _v3(store: SQLiteStore) -> None:
+    create_blob_table(store, big="INTEGER", blob="BLOB")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3)
 """Schema migrations, oldest first; the schema version is how many were applied.
 A change of schema appends a function here and never edits an earlier one."""
 

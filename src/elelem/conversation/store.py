@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from elelem.conversation.events import Draft, Event, MessageBody, TurnStart
-from elelem.vocabulary import ConversationId, EventId, TextBlock
+from elelem.vocabulary import Blob, ConversationId, EventId, TextBlock
 
 Clock = Callable[[], datetime]
 """Where commit times come from (inject a fixed clock in tests)."""
@@ -107,9 +107,29 @@ class Store(Protocol):
         """Rename a conversation."""
         ...
 
-    def import_events(self, info: ConversationInfo, data: Sequence[bytes]) -> ConversationInfo:
-        """Store a whole conversation from validated canonical event bytes, in
-        one transaction.  Refuses an id that already exists."""
+    def import_events(
+        self, info: ConversationInfo, data: Sequence[bytes], blobs: Sequence[Blob] = ()
+    ) -> ConversationInfo:
+        """Store a whole conversation from validated canonical event bytes and
+        the blobs they reference, in one transaction.  Refuses an id that
+        already exists."""
+        ...
+
+    def put_blob(self, data: bytes) -> Blob:
+        """Store bytes once (content-addressed); return their blob."""
+        ...
+
+    def get_blob(self, sha256: str) -> bytes:
+        """A blob's bytes, checked against the hash (BlobMissingError,
+        BlobCorruptError otherwise)."""
+        ...
+
+    def has_blob(self, sha256: str) -> bool:
+        """True when the store holds blob ``sha256``."""
+        ...
+
+    def blob_usage(self) -> tuple[int, int]:
+        """``(blobs, bytes)`` the store holds."""
         ...
 
     def close(self) -> None:

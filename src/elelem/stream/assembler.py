@@ -65,6 +65,7 @@ from elelem.vocabulary import (
     Usage,
     block_type,
 )
+from elelem.vocabulary.blob import blob_dec_hook
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES, place_unknowns
 
 _EMPTY: tuple[Part, ...] = ()
@@ -339,7 +340,7 @@ class Assembler:
             if cls is not None and cls not in CORE_BLOCK_TYPES:
                 # A plugin's block type: the raw JSON is its encoding.  Core
                 # types stream through deltas; a raw one is refused below.
-                built: Part = msgspec.convert(raw, cls)  # type: ignore[assignment]
+                built: Part = msgspec.convert(raw, cls, dec_hook=blob_dec_hook)  # type: ignore[assignment]
             else:
                 built = UnknownBlock(raw)
         except (DecodeError, msgspec.ValidationError) as exc:

@@ -18,7 +18,8 @@ from elelem.vocabulary.activity import (
     awaits_approval,
     neutral_activity_name,
 )
-from elelem.vocabulary.attribution import Attribution, Source
+from elelem.vocabulary.attribution import Attribution, DocumentLocation, Source
+from elelem.vocabulary.blob import Blob
 from elelem.vocabulary.blocks import (
     Block,
     ReasoningBlock,
@@ -36,6 +37,17 @@ from elelem.vocabulary.ids import (
     ResponseId,
 )
 from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.media import (
+    BytesSource,
+    ChunksSource,
+    DocumentBlock,
+    FileSource,
+    ImageBlock,
+    MediaBlock,
+    SearchResultSource,
+    TextSource,
+    URLSource,
+)
 from elelem.vocabulary.message import Message, Part, Role
 from elelem.vocabulary.payload import ProviderPayload
 from elelem.vocabulary.registry import (
@@ -90,20 +102,28 @@ __all__ = [
     "ActivityState",
     "ApprovalPolicy",
     "Attribution",
+    "Blob",
     "Block",
+    "BytesSource",
     "CacheTTL",
     "CallId",
+    "ChunksSource",
     "CodeExecution",
     "ConversationId",
+    "DocumentBlock",
+    "DocumentLocation",
     "EventId",
     "FileSearch",
+    "FileSource",
     "GenerationOptions",
     "HostedActivity",
     "HostedTool",
+    "ImageBlock",
     "ImageGeneration",
     "JSONValue",
     "JsonObjectOutput",
     "JsonSchemaOutput",
+    "MediaBlock",
     "Message",
     "OpenSet",
     "OutputFormat",
@@ -117,11 +137,14 @@ __all__ = [
     "RemoteMCP",
     "ResponseId",
     "Role",
+    "SearchResultSource",
     "Source",
     "TextBlock",
+    "TextSource",
     "ToolCallBlock",
     "ToolResultBlock",
     "ToolSpec",
+    "URLSource",
     "UnknownBlock",
     "Usage",
     "UserLocation",

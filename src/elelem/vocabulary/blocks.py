@@ -16,6 +16,7 @@ from elelem.errors import AttributionRangeError, DecodeError
 from elelem.vocabulary.attribution import Attribution
 from elelem.vocabulary.ids import CallId
 from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.payload import ProviderPayload
 
 
@@ -105,13 +106,30 @@ class ToolResultBlock(
     tag="tool-result",
     forbid_unknown_fields=True,
 ):
-    """The result of a client tool call, sent back in a user/tool message."""
+    """The result of a client tool call, sent back in a user/tool message.
+
+    ``attachments`` are images and documents the tool returned beside its
+    text (a screenshot, a fetched PDF); shapes that take them inside the
+    result send them there, others report what they leave out.  Unset (not
+    encoded at all) when there are none, so a plain result's canonical bytes
+    are what they always were; read it as ``block.attachments or ()``.
+    """
 
     call_id: CallId
     content: str
     is_error: bool = False
     name: str | None = None
     payloads: tuple[ProviderPayload, ...] = ()
+    attachments: tuple[ImageBlock | DocumentBlock, ...] | msgspec.UnsetType = msgspec.UNSET
+
+    def __post_init__(self) -> None:
+        attachments = self.attachments
+        if attachments is not msgspec.UNSET and type(attachments) is not tuple:
+            attachments = tuple(attachments)
+            msgspec.structs.force_setattr(self, "attachments", attachments)
+        if attachments == ():
+            # No attachments is one value, however it was spelled.
+            msgspec.structs.force_setattr(self, "attachments", msgspec.UNSET)
 
 
 class UnknownBlock:
@@ -216,7 +234,15 @@ def _canon(raw: dict[str, JSONValue]) -> bytes:
 
 
 if TYPE_CHECKING:
-    Block = TextBlock | ReasoningBlock | ToolCallBlock | ToolResultBlock | UnknownBlock
+    Block = (
+        TextBlock
+        | ReasoningBlock
+        | ToolCallBlock
+        | ToolResultBlock
+        | ImageBlock
+        | DocumentBlock
+        | UnknownBlock
+    )
 else:
 
     class _BlockMarker(type):
