@@ -11,6 +11,13 @@ from typing import Any
 
 import click
 
+from elelem.cli.attachments import (
+    attach_option,
+    piped_stdin,
+    prompt_and_attachments,
+    save_images,
+    user_message,
+)
 from elelem.cli.common import (
     EXIT_PROVIDER,
     EXIT_USAGE,
@@ -23,7 +30,6 @@ from elelem.cli.common import (
     hosted_tools,
     make_renderer,
     model_options,
-    stdin_text,
     store_from_env,
 )
 from elelem.cli.history import resolve_conversation
@@ -35,7 +41,14 @@ from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.render import Renderer, sanitize_line
-from elelem.vocabulary import CacheTTL, GenerationOptions, HostedTool, JsonSchemaOutput, PromptCache
+from elelem.vocabulary import (
+    CacheTTL,
+    GenerationOptions,
+    HostedTool,
+    JsonSchemaOutput,
+    Message,
+    PromptCache,
+)
 
 
 @dataclass
@@ -49,7 +62,7 @@ class Session:
     tools: tuple[HostedTool, ...]
     options: GenerationOptions
 
-    def answer(self, text: str | None) -> TurnResult:
+    def answer(self, text: str | Message | None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
         as NDJSON).  Ctrl-C and stream errors end the answer showing what
         arrived (the log keeps it too), then propagate."""
@@ -174,11 +187,26 @@ def reasoning_asked() -> bool:
 @click.command("ask")
 @click.argument("prompt", nargs=-1)
 @continue_option
+@attach_option
+@click.option(
+    "--images-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where generated images are written.",
+)
 @model_options
 @debug_option
 @guarded
-def ask_command(prompt: tuple[str, ...], continue_: str | None, **params: Any) -> None:
-    """Ask one question (PROMPT, or stdin) and show the answer as it streams."""
+def ask_command(
+    prompt: tuple[str, ...],
+    continue_: str | None,
+    attachments: tuple[str, ...],
+    images_dir: Path,
+    **params: Any,
+) -> None:
+    """Ask one question (PROMPT, stdin, or both: piped text goes before the
+    prompt) with any attachments, and show the answer as it streams."""
     store = store_from_env(persist=not params["no_store"])
     text = " ".join(prompt).strip()
     if continue_ not in (None, "last") and not text and continue_ is not None:
@@ -195,12 +223,14 @@ def ask_command(prompt: tuple[str, ...], continue_: str | None, **params: Any) -
                     EXIT_USAGE,
                 ) from None
             text, continue_ = continue_, "last"
-    if not text:
-        text = (stdin_text() or "").strip()
-    if not text:
+    text, blocks = prompt_and_attachments(text, attachments, piped_stdin())
+    if not text and not blocks:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
     session = open_session(store, continue_, params)
-    session.answer(text)
+    result = session.answer(user_message(text, blocks))
+    stem = f"{session.conversation.id}-{result.turn}"
+    for path in save_images((p for m in result.messages for p in m.content), images_dir, stem):
+        click.echo(f"image saved to {path}", err=True)
     if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {session.conversation.id}", err=True)
 

@@ -19,13 +19,13 @@ from elelem.conversation.turn import ChunkObserver, TurnResult, send
 from elelem.providers import Catalog
 from elelem.render import Renderer
 from elelem.stream import Chunk
-from elelem.vocabulary import GenerationOptions, HostedTool, Part
+from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
 
 def run_turn(
     conversation: Conversation,
     model: str,
-    text: str | None,
+    text: str | Message | None,
     observe: ChunkObserver,
     *,
     system: str | None = None,

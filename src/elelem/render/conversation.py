@@ -15,7 +15,7 @@ from elelem.conversation import (
 )
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
-from elelem.vocabulary import TextBlock
+from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
 
 
 def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
@@ -67,6 +67,9 @@ def _message(renderer: Renderer, body: MessageBody) -> bool:
             renderer.part(part)
     else:
         renderer.user(text)
+        for part in body.content:
+            if isinstance(part, (ImageBlock, DocumentBlock)):
+                renderer.part(part)
     return False
 
 

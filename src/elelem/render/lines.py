@@ -21,8 +21,17 @@ from elelem.render.sanitize import (
 )
 from elelem.vocabulary import (
     Attribution,
+    BytesSource,
+    ChunksSource,
+    DocumentBlock,
+    DocumentLocation,
+    FileSource,
     HostedActivity,
+    ImageBlock,
+    SearchResultSource,
     TextBlock,
+    TextSource,
+    URLSource,
     Usage,
     neutral_activity_name,
 )
@@ -50,11 +59,16 @@ class Footnote:
     url: str | None
     unsafe_scheme: str
     excerpts: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    """Where in a document of the conversation (``pp. 3–4``), each distinct one."""
 
     def lines(self, *, excerpts: bool) -> list[str]:
         """The footnote as display lines: ``[n] title — domain``, the URL, and
-        (with ``excerpts``) each distinct quoted excerpt."""
+        (with ``excerpts``) each distinct quoted excerpt.  A document's
+        footnote names where in it: ``[2] Q3 2025 Quarterly Report, pp. 3–4``."""
         head = f"[{self.number}] {self.title}" if self.title else f"[{self.number}]"
+        if self.locations:
+            head += (", " if self.title else " ") + "; ".join(self.locations)
         if self.url is not None:
             host = domain(self.url)
             if host and host != self.title:
@@ -94,7 +108,13 @@ class Footnotes:
         """The number of ``attribution``'s source (new sources get the next number)."""
         raw_url = attribution.source.url or ""
         raw_title = attribution.source.title or ""
-        key = (raw_url, "" if raw_url else raw_title)
+        found = attribution.source.document
+        document = found if isinstance(found, DocumentLocation) and not raw_url else None
+        if document is not None:
+            # One number per document of the conversation, however often cited.
+            key = ("", f"{raw_title}\x00{document.index}\x00{document.unit}")
+        else:
+            key = (raw_url, "" if raw_url else raw_title)
         note = self._by_key.get(key)
         if note is None:
             url = safe_url(raw_url) if raw_url else None
@@ -111,6 +131,11 @@ class Footnotes:
                 note.unsafe_scheme = "unsupported"
             self._notes.append(note)
             self._by_key[key] = note
+        if document is not None:
+            if not note.title:
+                note.title = f"document {document.index + 1}"
+            if document.label not in note.locations:
+                note.locations.append(document.label)
         if attribution.excerpt:
             excerpt = decode_excerpt(attribution.excerpt).strip()
             if excerpt and excerpt not in note.excerpts:
@@ -123,6 +148,64 @@ class Footnotes:
         for note in self._notes:
             out.extend(note.lines(excerpts=excerpts))
         return out
+
+
+# --------------------------------------------------------------------------
+# Attachments
+# --------------------------------------------------------------------------
+
+
+def byte_size(n: int) -> str:
+    """``n`` bytes as people read it: ``812 B``, ``312 KB``, ``1.4 MB``."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{round(n / 1024)} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+_KIND = {"application/pdf": "PDF", "text/plain": "text"}
+
+
+def attachment_line(block: ImageBlock | DocumentBlock) -> str:
+    """The one line that stands for an image or document, never its bytes:
+    ``[image screenshot.png 1280×800, 312 KB]``, ``[document Q3 Report (PDF,
+    2 pages), 48 KB]``, ``[image https://example.com/cat.jpg]``.  Names and
+    URLs are untrusted: sanitized, clipped."""
+    what = "image" if isinstance(block, ImageBlock) else "document"
+    source = block.source
+    name = block.name
+    words = [what]
+    if name:
+        words.append(clip(sanitize_line(name), 80))
+    if isinstance(block, ImageBlock) and block.width and block.height:
+        words.append(f"{block.width}\u00d7{block.height}")
+    details: list[str] = []
+    if isinstance(block, DocumentBlock):
+        kind = _KIND.get(block.media_type or "", "")
+        if isinstance(source, SearchResultSource):
+            kind = "search result"
+        elif isinstance(source, ChunksSource):
+            kind = f"{len(source.chunks)} chunks"
+        parts = [kind] if kind else []
+        if block.pages:
+            parts.append(f"{block.pages} page{'s' if block.pages != 1 else ''}")
+        if parts:
+            words.append(f"({', '.join(parts)})")
+    if isinstance(source, BytesSource):
+        details.append(byte_size(source.blob.size))
+    elif isinstance(source, TextSource):
+        details.append(f"{len(source.text)} characters")
+    elif isinstance(source, FileSource):
+        details.append(
+            f"{sanitize_line(source.file.provider)} file {clip(sanitize_line(source.id), 40)}"
+        )
+    elif isinstance(source, URLSource) and name != source.url:
+        details.append(clip(sanitize_line(source.url), 80))
+    line = " ".join(words)
+    if details:
+        line += ", " + ", ".join(details)
+    return f"[{line}]"
 
 
 def marker(numbers: list[int], *, escape: bool = False) -> str:

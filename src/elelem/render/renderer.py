@@ -33,6 +33,7 @@ from elelem.render.lines import (
     Footnotes,
     activity_line,
     add_usage,
+    attachment_line,
     cited_text,
     clip,
     reasoning_summary,
@@ -54,7 +55,9 @@ from elelem.stream import (
     UsageUpdate,
 )
 from elelem.vocabulary import (
+    DocumentBlock,
     HostedActivity,
+    ImageBlock,
     Part,
     ReasoningBlock,
     ReasoningDisplay,
@@ -235,6 +238,10 @@ class Renderer:
             who = sanitize_line(part.name or part.call_id)
             verb = "error" if part.is_error else "result"
             self._line(f"← {who} {verb}: {clip(sanitize_line(part.content), 200)}", "magenta")
+            for attachment in part.attachments or ():
+                self._line(f"  {attachment_line(attachment)}", "cyan")
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            self._line(attachment_line(part), "cyan")
         elif isinstance(part, UnknownBlock):
             self._line(f"[{clip(sanitize_line(part.type), 60)} block kept, not shown]", "dim")
         else:
