@@ -8,7 +8,6 @@ import io
 
 import msgspec
 import pytest
-from media_fixtures import pdf, png
 from rich.console import Console
 
 from elelem import codec
@@ -36,6 +35,7 @@ from elelem.vocabulary import (
     block_type,
 )
 from elelem.vocabulary.registry import CORE_BLOCK_TYPES
+from media_fixtures import pdf, png
 
 PNG = png(1280, 800)
 

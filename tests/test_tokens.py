@@ -4,7 +4,6 @@ figures each provider documents."""
 from __future__ import annotations
 
 import pytest
-from media_fixtures import pdf, png
 
 from elelem.shapes.base import ModelRequest
 from elelem.tokens import (
@@ -17,6 +16,7 @@ from elelem.tokens import (
 )
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, TextBlock, ToolResultBlock
 from elelem.vocabulary.ids import CallId
+from media_fixtures import pdf, png
 
 
 @pytest.mark.parametrize(
