@@ -34,6 +34,7 @@ from elelem.stream import (
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
+    DocumentLocation,
     HostedActivity,
     Message,
     ProviderId,
@@ -188,8 +189,18 @@ def test_document_citations_have_the_title_and_no_url(citation: dict[str, Any]) 
     )
     (block,) = result.content
     assert isinstance(block, TextBlock)
+    unit, start_key, end_key = {
+        "char_location": ("char", "start_char_index", "end_char_index"),
+        "page_location": ("page", "start_page_number", "end_page_number"),
+        "content_block_location": ("block", "start_block_index", "end_block_index"),
+    }[citation["type"]]
+    where = DocumentLocation(
+        citation["document_index"], unit, citation[start_key], citation[end_key]
+    )
     assert block.attributions == (
-        Attribution(Source(url=None, title="Doc"), "abc", None, pp("citation", citation)),
+        Attribution(
+            Source(url=None, title="Doc", document=where), "abc", None, pp("citation", citation)
+        ),
     )
 
 
@@ -215,7 +226,9 @@ def test_search_result_citation_uses_its_source_and_title() -> None:
     (block,) = result.content
     assert isinstance(block, TextBlock)
     assert block.text == "t"
-    assert block.attributions[0].source == Source(url=None, title="KB")
+    assert block.attributions[0].source == Source(
+        url=None, title="KB", document=DocumentLocation(0, "block", 0, 0)
+    )
     assert block.attributions[0].replay == pp("citation", citation)
 
 

@@ -38,6 +38,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 )
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -103,11 +104,16 @@ RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
 """What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
 
 
-def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> Attribution:
+def citation_attribution(
+    provider: ProviderId, citation: Mapping[str, Any], documents: RequestDocuments | None = None
+) -> Attribution:
     """An :class:`Attribution` for one Anthropic citation object, of any type.
 
     Search citations carry ``url`` and ``title``; document citations carry no
-    URL and name the document in ``document_title``.  The raw citation
+    URL and name the document in ``document_title``, and their source names
+    where in the document (characters, pages, content blocks, search-result
+    blocks) and, given the request's ``documents``, which message and block
+    hold it (a missing title is the document's own).  The raw citation
     (``encrypted_index`` included) is the replay payload; the text block is
     the anchor, so there is no range.  ``cited_text`` arrives with HTML
     entities (``&amp;``, ``&#x27;``); the excerpt is the source text with them
@@ -118,11 +124,12 @@ def citation_attribution(provider: ProviderId, citation: Mapping[str, Any]) -> A
     if title is None:
         title = citation.get("document_title")
     excerpt = citation.get("cited_text")
+    source = anthropic_document_source(citation, documents) or Source(
+        url=url if isinstance(url, str) else None,
+        title=title if isinstance(title, str) else None,
+    )
     return Attribution(
-        source=Source(
-            url=url if isinstance(url, str) else None,
-            title=title if isinstance(title, str) else None,
-        ),
+        source=source,
         excerpt=html.unescape(excerpt) if isinstance(excerpt, str) else None,
         range=None,
         replay=ProviderPayload(provider, "citation", None, dict(citation)),
@@ -158,6 +165,7 @@ class MessagesParser:
         else:
             self._versions = {}
         self._request = request
+        self._documents: RequestDocuments | None = None
         self._history: dict[str, HostedActivity] | None = None
         self._blocks: dict[BlockKey, _Block] = {}
         self._activities: dict[str, HostedActivity] = {}
@@ -377,7 +385,11 @@ class MessagesParser:
     def _citation(self, key: BlockKey, citation: object) -> Citation:
         if not isinstance(citation, dict):
             raise malformed(f"anthropic citation on block {key!r} is not an object", citation)
-        return Citation(key, citation_attribution(self.provider, citation))
+        if self._documents is None:
+            request = self._request
+            messages = request.messages if isinstance(request, ModelRequest) else ()
+            self._documents = request_documents(messages)
+        return Citation(key, citation_attribution(self.provider, citation, self._documents))
 
     def _block_delta(self, payload: dict[str, Any]) -> list[Chunk]:
         key = self._index(payload)
