@@ -85,13 +85,12 @@ OPTION_KEYS: dict[str, Setter] = {
     "temperature": _setter("temperature", lambda k, t: _float(k, t, 0.0, 2.0)),
     "top_p": _setter("top_p", lambda k, t: _float(k, t, 0.0, 1.0)),
     "stop": _stop,
+    "seed": _setter("seed", lambda k, t: _int(k, t)),
     "tool_choice": _setter("tool_choice", lambda k, t: t),
     "reasoning_effort": _reasoning("effort", _effort),
     "reasoning_budget": _reasoning("budget_tokens", lambda k, t: _int(k, t, 1)),
 }
 """What ``-o`` accepts (``-`` or ``_`` between words), and how each value is read."""
-if "seed" in GenerationOptions.__struct_fields__:
-    OPTION_KEYS["seed"] = _setter("seed", lambda k, t: _int(k, t))
 
 
 def _json_or_text(text: str) -> JSONValue:

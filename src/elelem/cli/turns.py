@@ -21,6 +21,10 @@ from elelem.render import Renderer
 from elelem.stream import Chunk
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
+COMMAND_EVENTS: tuple[str, ...] = ("turn",)
+"""The ``--json`` lines the command writes itself, beside the stream's chunks
+(docs/cli.md documents each; a test keeps the two the same)."""
+
 
 def run_turn(
     conversation: Conversation,
@@ -74,4 +78,4 @@ def json_observer() -> ChunkObserver:
     return observe
 
 
-__all__ = ["json_observer", "render_observer", "run_turn"]
+__all__ = ["COMMAND_EVENTS", "json_observer", "render_observer", "run_turn"]

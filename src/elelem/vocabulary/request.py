@@ -357,6 +357,10 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     # Last, with a default, so options stored before it existed still decode.
     output: OutputFormat | None = None
     """Structured output (JSON, optionally to a schema); None is free text."""
+    # Last, with a default, so options stored before it existed still decode.
+    seed: int | None = None
+    """A sampling seed, for providers that take one (Chat Completions, Gemini,
+    Ollama); the others report it dropped."""
 
     def __post_init__(self) -> None:
         if self.extra:

@@ -472,6 +472,8 @@ def encode_request(
         body["top_p"] = opts.top_p
     if opts.stop:
         body["stop_sequences"] = list(opts.stop)
+    if opts.seed is not None:
+        dropped.items.append("seed: Anthropic Messages takes no sampling seed")
     if opts.reasoning is not None:
         if opts.reasoning.budget_tokens is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}

@@ -198,6 +198,8 @@ def encode_request(
         config["topP"] = opts.top_p
     if opts.stop:
         config["stopSequences"] = list(opts.stop)
+    if opts.seed is not None:
+        dropped.add("options", "seed (Converse takes no sampling seed)")
     if config:
         body["inferenceConfig"] = config
     if request.tools:

@@ -361,6 +361,8 @@ def encode_request(
         generation["temperature"] = opts.temperature
     if opts.top_p is not None:
         generation["topP"] = opts.top_p
+    if opts.seed is not None:
+        generation["seed"] = opts.seed
     if opts.stop:
         generation["stopSequences"] = list(opts.stop)
     if opts.reasoning is not None:

@@ -261,6 +261,8 @@ def encode_request(
         options["temperature"] = opts.temperature
     if opts.top_p is not None:
         options["top_p"] = opts.top_p
+    if opts.seed is not None:
+        options["seed"] = opts.seed
     if opts.stop:
         options["stop"] = list(opts.stop)
     if options:

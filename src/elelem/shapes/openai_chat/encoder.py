@@ -383,6 +383,8 @@ def _options(
         body["temperature"] = opts.temperature
     if opts.top_p is not None:
         body["top_p"] = opts.top_p
+    if opts.seed is not None:
+        body["seed"] = opts.seed
     if opts.stop:
         body["stop"] = list(opts.stop)
     choice = opts.tool_choice

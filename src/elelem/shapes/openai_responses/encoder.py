@@ -369,6 +369,8 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
         body["top_p"] = options.top_p
     if options.stop:
         dropped.append("stop sequences: OpenAI Responses has no stop parameter")
+    if options.seed is not None:
+        dropped.append("seed: OpenAI Responses has no seed parameter")
     if options.reasoning is not None:
         # Reasoning options at all mean the caller wants to see the reasoning:
         # summaries are sent only when asked for.
