@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import pytest
 
 from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced, sample_recording
 from elelem.cli.inspect import SHAPES, _chunks, _provider, detect_shape, load_shape
-from elelem.client import Client
+from elelem.client import Client, Messages
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
@@ -68,12 +68,11 @@ def demo_interaction() -> Interaction:
 
 
 @contextmanager
-def replaying(
-    interaction: Interaction,
-) -> Iterator[Callable[[], AsyncIterator[tuple[Chunk, tuple[Part, ...]]]]]:
+def replaying(interaction: Interaction) -> Iterator[Any]:
     """A loopback provider answering every request with ``interaction``'s
     recorded response; yields a function opening a real client stream to it
-    (the demo's Anthropic recording)."""
+    (the demo's Anthropic recording) for some messages, with the loopback
+    server as its ``server`` attribute."""
     reply = paced(interaction, 0)
 
     def answer(_request: RecordedRequest) -> Reply:
@@ -82,17 +81,20 @@ def replaying(
     with LoopbackServer(answer, lifetime=300) as server:
         catalog = loopback_catalog(server.url, {"anthropic": "anthropic_messages"})
 
-        async def pairs() -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
+        async def pairs(
+            messages: Messages = "How tall is the Eiffel Tower, and when was it finished?",
+        ) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
             async with Client(catalog=catalog, env={DEMO_KEY_ENV: DEMO_KEY}) as client:
                 stream = client.stream(
                     "anthropic:claude-sonnet-4-5",
-                    "How tall is the Eiffel Tower, and when was it finished?",
+                    messages,
                     hosted_tools=(WebSearch(version="web_search_20250305"),),
                 )
                 async with stream:
                     async for pair in stream.with_commits():
                         yield pair
 
+        pairs.server = server  # type: ignore[attr-defined]
         yield pairs
 
 

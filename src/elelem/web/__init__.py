@@ -7,11 +7,14 @@ The UI message stream carries the portable projection only: no
 
 from elelem.web.asgi import (
     DONE,
+    Pair,
     UIMessageStreamResponse,
+    relay,
     sse_body,
     sse_event,
     ui_message_chunks,
 )
+from elelem.web.messages import messages_from_ui
 from elelem.web.stream import (
     FINISH_REASONS,
     UI_MESSAGE_STREAM_HEADERS,
@@ -24,9 +27,12 @@ __all__ = [
     "DONE",
     "FINISH_REASONS",
     "UI_MESSAGE_STREAM_HEADERS",
+    "Pair",
     "UIChunk",
     "UIMessageEncoder",
     "UIMessageStreamResponse",
+    "messages_from_ui",
+    "relay",
     "search_entry_point",
     "sse_body",
     "sse_event",

@@ -18,7 +18,6 @@ from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-import anyio
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,11 +27,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.turn import send as send_turn
-from elelem.errors import ElelemError
-from elelem.stream import Chunk
-from elelem.vocabulary import ConversationId, Part
+from elelem.vocabulary import ConversationId
 from elelem.web import html
-from elelem.web.asgi import UIMessageStreamResponse
+from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
@@ -226,37 +223,16 @@ def _default_client() -> Any:
     return Client()
 
 
-async def _turn_pairs(
+def _turn_pairs(
     conversation: Conversation, make_client: Callable[[], Any], model: str, text: str
-) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
-    """The ``(chunk, committed)`` pairs of one turn as the turn engine stores
-    them; an error that ends the turn is raised after the pairs that came."""
-    send, receive = anyio.create_memory_object_stream[tuple[Chunk, tuple[Part, ...]] | ElelemError](
-        16
-    )
+) -> AsyncIterator[Pair]:
+    """The pairs of one turn as the turn engine stores them."""
 
-    async def observe(chunk: Chunk, committed: tuple[Part, ...]) -> None:
-        await send.send((chunk, committed))
+    async def run(on_chunk: Observer, _on_call: object) -> None:
+        async with make_client() as client:
+            await send_turn(conversation, client, model, text, on_chunk=on_chunk)
 
-    async def run() -> None:
-        async with send:
-            try:
-                async with make_client() as client:
-                    await send_turn(conversation, client, model, text, on_chunk=observe)
-            except ElelemError as exc:  # told to the page as an error chunk
-                await send.send(exc)
-
-    failure: ElelemError | None = None
-    async with anyio.create_task_group() as group:
-        group.start_soon(run)
-        async with receive:
-            async for item in receive:
-                if isinstance(item, ElelemError):
-                    failure = item
-                    break
-                yield item
-    if failure is not None:
-        raise failure
+    return relay(run)
 
 
 def _chat_form() -> str:

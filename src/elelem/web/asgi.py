@@ -6,8 +6,10 @@ response stream to a page using the AI SDK's ``useChat``::
 
     @app.post("/api/chat")
     async def chat(request: Request) -> UIMessageStreamResponse:
-        messages = ui_messages_to_elelem((await request.json())["messages"])
+        messages = messages_from_ui((await request.json())["messages"])
         return UIMessageStreamResponse(client.stream("anthropic:claude-sonnet-4-5", messages))
+
+and a turn or a tool loop of a stored conversation through :func:`relay`.
 
 The response opens the stream when the first byte is wanted and closes it
 when the client goes away (Starlette cancels the body), so an abandoned page
@@ -16,15 +18,16 @@ does not keep a provider connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+import anyio
 import msgspec
 from starlette.responses import StreamingResponse
 
 from elelem.errors import ElelemError
 from elelem.stream.chunks import Chunk
-from elelem.vocabulary import Part
+from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
 from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
 DONE = b"data: [DONE]\n\n"
@@ -42,9 +45,63 @@ class CommittingStream(Protocol):
         ...
 
 
-Source = CommittingStream | AsyncIterable[tuple[Chunk, tuple[Part, ...]]]
-"""A response stream, or any async iterable of ``(chunk, committed)`` pairs
-(the pairs a turn's ``on_chunk`` observer sees, for instance)."""
+Pair = tuple[Chunk | None, tuple[Part, ...]]
+"""A chunk and the parts it committed; ``None`` for parts committed outside a
+response (the tool results a tool loop appends between responses)."""
+
+Source = CommittingStream | AsyncIterable[Pair]
+"""A response stream, or any async iterable of pairs (what :func:`relay`
+gives for a turn or a tool loop)."""
+
+Observer = Callable[[Chunk, tuple[Part, ...]], Awaitable[None]]
+CallObserver = Callable[[ToolCallBlock, ToolResultBlock], Awaitable[None]]
+
+
+async def relay(
+    run: Callable[[Observer, CallObserver], Awaitable[object]], *, buffer: int = 64
+) -> AsyncIterator[Pair]:
+    """The pairs of a turn or a tool loop as it runs, for
+    :class:`UIMessageStreamResponse`.
+
+    ``run(on_chunk, on_call)`` starts the run with those observers::
+
+        relay(lambda on_chunk, on_call: elelem.run(
+            conv, client, model, text, tools=[get_weather], on_chunk=on_chunk, on_call=on_call))
+
+    (``elelem.send`` takes ``on_chunk`` only: ``lambda on_chunk, _: send(...,
+    on_chunk=on_chunk)``.)  Each chunk is relayed once the turn engine stored
+    what it committed; each tool result as the loop appends it.  An elelem
+    error that ends the run is raised after the pairs that came before it
+    (:func:`ui_message_chunks` turns it into an ``error`` chunk); when the
+    consumer stops early (the page went away) the run is cancelled, which
+    the turn engine records as an interruption.
+    """
+    send, receive = anyio.create_memory_object_stream[Pair | ElelemError](buffer)
+
+    async def on_chunk(chunk: Chunk, committed: tuple[Part, ...]) -> None:
+        await send.send((chunk, committed))
+
+    async def on_call(_call: ToolCallBlock, result: ToolResultBlock) -> None:
+        await send.send((None, (result,)))
+
+    async def go() -> None:
+        async with send:
+            try:
+                await run(on_chunk, on_call)
+            except ElelemError as exc:  # told to the page as an error chunk
+                await send.send(exc)
+
+    failure: ElelemError | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(go)
+        async with receive:
+            async for item in receive:
+                if isinstance(item, ElelemError):
+                    failure = item
+                    break
+                yield item
+    if failure is not None:
+        raise failure
 
 
 def sse_event(chunk: UIChunk) -> bytes:
@@ -64,7 +121,7 @@ async def ui_message_chunks(
     cancelled.
     """
     encoder = encoder if encoder is not None else UIMessageEncoder()
-    pairs: AsyncIterable[tuple[Chunk, tuple[Part, ...]]]
+    pairs: AsyncIterable[Pair]
     pairs = source.with_commits() if hasattr(source, "with_commits") else source
     try:
         for chunk in encoder.start():
@@ -131,8 +188,10 @@ class UIMessageStreamResponse(StreamingResponse):
 __all__ = [
     "DONE",
     "CommittingStream",
+    "Pair",
     "Source",
     "UIMessageStreamResponse",
+    "relay",
     "sse_body",
     "sse_event",
     "ui_message_chunks",

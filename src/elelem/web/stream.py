@@ -239,8 +239,10 @@ class UIMessageEncoder:
             chunk["messageId"] = self._message_id
         return [chunk]
 
-    def feed(self, chunk: Chunk, committed: Sequence[Part] = ()) -> list[UIChunk]:
-        """The UI chunks for one stream chunk and the parts it committed."""
+    def feed(self, chunk: Chunk | None, committed: Sequence[Part] = ()) -> list[UIChunk]:
+        """The UI chunks for one stream chunk and the parts it committed
+        (``chunk`` None: parts committed between responses, such as a tool
+        loop's results)."""
         out = self.start()
         if isinstance(chunk, TextDelta | ReasoningDelta):
             opened = self._open.get(chunk.index)

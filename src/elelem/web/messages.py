@@ -1,0 +1,116 @@
+"""The messages a ``useChat`` page sends, as elelem messages.
+
+``useChat`` posts the whole conversation as AI SDK ``UIMessage``\\ s (``{id,
+role, parts}``).  :func:`messages_from_ui` turns them into the portable
+history a request carries: text parts become text blocks; a tool part
+(``tool-<name>`` or ``dynamic-tool``) becomes the assistant's tool call and,
+once it has an output or an error, the tool result that answers it.
+
+Parts that only display something (``reasoning`` — a page's copy of reasoning
+is unsigned and is never resent as the model's own —, ``source-url``,
+``source-document``, ``step-start``, ``data-*``) are not part of the history.
+A ``file`` part is refused with :class:`~elelem.errors.UnsupportedError` until
+image and document blocks exist, rather than dropped; a part of a type this
+module does not know is kept as an :class:`~elelem.vocabulary.UnknownBlock`.
+A malformed message is a :class:`~elelem.errors.DecodeError` naming where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.errors import DecodeError, UnsupportedError
+from elelem.vocabulary import (
+    CallId,
+    Message,
+    Part,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UnknownBlock,
+)
+
+_ROLES = ("system", "user", "assistant")
+_DISPLAY_ONLY = ("reasoning", "source-url", "source-document", "step-start")
+
+
+def messages_from_ui(messages: object) -> tuple[Message, ...]:
+    """The elelem history of a ``useChat`` request's ``messages``."""
+    if not isinstance(messages, list):
+        raise DecodeError("messages must be a list of UI messages", "$.messages")
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        where = f"$.messages[{i}]"
+        if not isinstance(message, dict):
+            raise DecodeError("a UI message must be an object", where)
+        role = message.get("role")
+        if role not in _ROLES:
+            raise DecodeError(f"unknown UI message role {role!r}", f"{where}.role")
+        parts = message.get("parts")
+        if not isinstance(parts, list):
+            raise DecodeError("a UI message needs a parts list", f"{where}.parts")
+        out.extend(_message(role, parts, where))
+    return tuple(out)
+
+
+def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
+    content: list[Part] = []
+    results: list[ToolResultBlock] = []
+    for j, part in enumerate(parts):
+        at = f"{where}.parts[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if not isinstance(kind, str):
+            raise DecodeError("a UI message part needs a string type", f"{at}.type")
+        if kind == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise DecodeError("a text part needs a string text", f"{at}.text")
+            content.append(TextBlock(text))
+        elif kind == "file":
+            raise UnsupportedError(
+                f"{at}: file parts are not supported yet (no image/document blocks)"
+            )
+        elif role == "assistant" and (kind == "dynamic-tool" or kind.startswith("tool-")):
+            call, result = _tool(part, kind, at)
+            content.append(call)
+            if result is not None:
+                results.append(result)
+        elif kind in _DISPLAY_ONLY or kind.startswith("data-"):
+            continue
+        else:
+            # Well-formed but unknown: kept as an unknown block, which the
+            # portable projection reports as dropped rather than guessing.
+            content.append(UnknownBlock(part))
+    out: list[Message] = []
+    if content:
+        source = {"system": "system", "user": "user", "assistant": "assistant"}[role]
+        out.append(Message(role=role, content=tuple(content), source=source))  # type: ignore[arg-type]
+    if results:
+        out.append(Message(role="user", content=tuple(results), source="tool"))
+    return out
+
+
+def _tool(part: dict[str, Any], kind: str, at: str) -> tuple[ToolCallBlock, ToolResultBlock | None]:
+    name = part.get("toolName") if kind == "dynamic-tool" else kind.removeprefix("tool-")
+    call_id = part.get("toolCallId")
+    if not isinstance(name, str) or not name or not isinstance(call_id, str) or not call_id:
+        raise DecodeError("a tool part needs a toolCallId and a tool name", at)
+    arguments = msgspec.json.encode(part.get("input") if part.get("input") is not None else {})
+    call = ToolCallBlock(CallId(call_id), name, arguments.decode())
+    state = part.get("state")
+    result: ToolResultBlock | None = None
+    if state == "output-available":
+        output = part.get("output")
+        text = output if isinstance(output, str) else msgspec.json.encode(output).decode()
+        result = ToolResultBlock(CallId(call_id), text, name=name)
+    elif state in ("output-error", "output-denied"):
+        error = part.get("errorText")
+        text = error if isinstance(error, str) else "the tool call was denied"
+        result = ToolResultBlock(CallId(call_id), text, is_error=True, name=name)
+    return call, result
+
+
+__all__ = ["messages_from_ui"]
