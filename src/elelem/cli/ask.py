@@ -35,6 +35,7 @@ from elelem.cli.common import (
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
+from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store, default_store_path
 from elelem.conversation.turn import TurnResult
@@ -61,6 +62,7 @@ class Session:
     system: str | None
     tools: tuple[HostedTool, ...]
     options: GenerationOptions
+    toolset: Toolset | None = None
 
     def answer(self, text: str | Message | None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
@@ -84,6 +86,7 @@ class Session:
                 system=self.system,
                 hosted_tools=self.tools,
                 options=self.options,
+                toolset=self.toolset,
             )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
@@ -171,6 +174,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
                 "output": schema_output(params["schema"]),
             },
         ),
+        Toolset.from_params(params),
     )
 
 
@@ -196,6 +200,7 @@ def reasoning_asked() -> bool:
     help="Where generated images are written.",
 )
 @model_options
+@tool_options
 @debug_option
 @guarded
 def ask_command(
@@ -227,7 +232,8 @@ def ask_command(
     if not text and not blocks:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
     session = open_session(store, continue_, params)
-    result = session.answer(user_message(text, blocks))
+    with session.toolset or Toolset():
+        result = session.answer(user_message(text, blocks))
     stem = f"{session.conversation.id}-{result.turn}"
     for path in save_images((p for m in result.messages for p in m.content), images_dir, stem):
         click.echo(f"image saved to {path}", err=True)
@@ -270,6 +276,7 @@ def _save_history(path: Path | None) -> None:
 @click.command("chat")
 @continue_option
 @model_options
+@tool_options
 @debug_option
 @guarded
 def chat_command(continue_: str | None, **params: Any) -> None:
@@ -284,7 +291,8 @@ def chat_command(continue_: str | None, **params: Any) -> None:
         err=True,
     )
     try:
-        _loop(session)
+        with session.toolset or Toolset():
+            _loop(session)
     finally:
         _save_history(history)
 

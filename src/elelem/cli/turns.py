@@ -13,8 +13,10 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
+from elelem.conversation.toolloop import run
 from elelem.conversation.turn import ChunkObserver, TurnResult, send
 from elelem.providers import Catalog
 from elelem.render import Renderer
@@ -37,14 +39,32 @@ def run_turn(
     options: GenerationOptions | None = None,
     env: Mapping[str, str] | None = None,
     catalog: Catalog | None = None,
+    toolset: Toolset | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``model``, showing each chunk to
     ``observe``.  Ctrl-C cancels the stream; the conversation keeps what
-    arrived (marked incomplete) and ``KeyboardInterrupt`` is raised."""
+    arrived (marked incomplete) and ``KeyboardInterrupt`` is raised.  With an
+    active ``toolset`` (``--functions``, ``--tool``, ``--mcp``) the turn is a
+    tool loop, each call shown as a status line."""
     from elelem.client import Client
 
     async def go() -> TurnResult:
         async with Client(env=env, catalog=catalog) as client:
+            if toolset is not None and toolset.active:
+                return await run(
+                    conversation,
+                    client,
+                    model,
+                    text,
+                    tools=toolset.all_tools(),
+                    max_steps=toolset.max_steps,
+                    approve=toolset.approver(),
+                    on_call=show_call,
+                    on_chunk=observe,
+                    system=system,
+                    hosted_tools=hosted_tools,
+                    options=options,
+                )
             return await send(
                 conversation,
                 client,

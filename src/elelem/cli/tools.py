@@ -1,0 +1,232 @@
+"""The tool options of ``elelem ask`` and ``elelem chat``: tools that run.
+
+``--functions FILE.py`` makes every public function defined in that file a
+tool (as simonw/llm does); ``--tool module:function`` one function of an
+importable module; ``--mcp 'COMMAND ARGS'`` or ``--mcp URL`` a local MCP
+server's tools (each option repeatable).  With any of them the turn is a
+tool loop, bounded by ``--max-steps``; ``--approve`` asks y/n on the terminal
+before each call.  Each call shows as one sanitized status line on stderr:
+``called get_weather(city="Paris") → 18°C``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+import msgspec
+
+from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.conversation.toolloop import MAX_STEPS, ApprovalRequest
+from elelem.render import sanitize_line
+from elelem.tools import FunctionTool, MCPServer, MCPServerError
+from elelem.vocabulary import ToolCallBlock, ToolResultBlock
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+STATUS_LIMIT = 120
+"""Longest a status line's arguments or result may be before it is cut."""
+
+
+def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """The options that give the model tools to run."""
+    decorators = [
+        click.option(
+            "--functions",
+            "function_files",
+            multiple=True,
+            metavar="FILE.py",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Make every public function defined in FILE.py a tool (repeatable).",
+        ),
+        click.option(
+            "--tool",
+            "tool_refs",
+            multiple=True,
+            metavar="MODULE:FUNCTION",
+            help="Make one function of an importable module a tool (repeatable).",
+        ),
+        click.option(
+            "--mcp",
+            "mcp_specs",
+            multiple=True,
+            metavar="'COMMAND ARGS'|URL",
+            help="Start a local MCP server (a command line) or connect to one (an http(s) "
+            "URL) and give the model its tools (repeatable).",
+        ),
+        click.option(
+            "--max-steps",
+            type=click.IntRange(min=0),
+            default=MAX_STEPS,
+            show_default=True,
+            help="Run tools for at most this many steps of a turn.",
+        ),
+        click.option(
+            "--approve",
+            is_flag=True,
+            help="Ask y/n on the terminal before each tool call.",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return fn
+
+
+def functions_in(path: Path) -> list[FunctionTool]:
+    """The tools of ``--functions FILE.py``: its public functions defined there
+    (not imported into it), in file order."""
+    name = f"elelem_functions_{abs(hash(path.resolve()))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise Failure(f"--functions {path}: not a Python file", EXIT_USAGE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and type hints look their module up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise Failure(f"--functions {path}: {type(exc).__name__}: {exc}", EXIT_USAGE) from exc
+    found = [
+        value
+        for key, value in vars(module).items()
+        if not key.startswith("_") and inspect.isfunction(value) and value.__module__ == name
+    ]
+    if not found:
+        raise Failure(f"--functions {path}: no public function defined there", EXIT_USAGE)
+    return [_made(f, f"--functions {path}") for f in found]
+
+
+def function_named(ref: str) -> FunctionTool:
+    """The tool of ``--tool module:function``."""
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:
+        raise Failure(f"--tool {ref}: write MODULE:FUNCTION", EXIT_USAGE)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise Failure(f"--tool {ref}: cannot import {module_name}: {exc}", EXIT_USAGE) from exc
+    value = getattr(module, attr, None)
+    if isinstance(value, FunctionTool):
+        return value
+    if not callable(value):
+        raise Failure(f"--tool {ref}: {module_name} has no function {attr!r}", EXIT_USAGE)
+    return _made(value, f"--tool {ref}")
+
+
+def _made(function: Callable[..., Any], where: str) -> FunctionTool:
+    try:
+        return FunctionTool(function)
+    except TypeError as exc:
+        raise Failure(f"{where}: {exc}", EXIT_USAGE) from exc
+
+
+@dataclass
+class Toolset:
+    """The tools a command line asks for, and the loop options; a context
+    manager that keeps its MCP servers running while it is open."""
+
+    tools: list[Any] = field(default_factory=list)
+    servers: list[MCPServer] = field(default_factory=list)
+    max_steps: int = MAX_STEPS
+    approve: bool = False
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Toolset:
+        """The toolset of the :func:`tool_options` of a command line."""
+        tools: list[Any] = []
+        for path in params.get("function_files", ()):
+            tools.extend(functions_in(path))
+        for ref in params.get("tool_refs", ()):
+            tools.append(function_named(ref))
+        servers = []
+        for spec in params.get("mcp_specs", ()):
+            try:
+                servers.append(MCPServer.parse(spec))
+            except ValueError as exc:
+                raise Failure(f"--mcp {spec!r}: {exc}", EXIT_USAGE) from exc
+        approve = bool(params.get("approve"))
+        if approve and not sys.stdin.isatty():
+            raise Failure("--approve asks on a terminal, and stdin is not one", EXIT_USAGE)
+        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve)
+
+    @property
+    def active(self) -> bool:
+        """Whether the turn is a tool loop."""
+        return bool(self.tools or self.servers)
+
+    def __enter__(self) -> Toolset:
+        for server in self.servers:
+            try:
+                self._stack.enter_context(server)
+            except MCPServerError as exc:
+                self._stack.close()
+                raise Failure(sanitize_line(str(exc)), EXIT_USAGE) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+        for server in self.servers:
+            if server.failure is not None:
+                click.echo(f"elelem: {sanitize_line(server.failure)}", err=True)
+
+    def all_tools(self) -> list[Any]:
+        """The functions and every connected server, for :func:`elelem.run`."""
+        return [*self.tools, *self.servers]
+
+    def approver(self) -> Callable[[ApprovalRequest], bool] | None:
+        """The ``--approve`` callback (None without the flag)."""
+        return ask_approval if self.approve else None
+
+
+def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
+    """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
+    try:
+        given = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
+    except msgspec.DecodeError:
+        given = None
+    if isinstance(given, dict):
+        args = ", ".join(f"{k}={msgspec.json.encode(v).decode()}" for k, v in given.items())
+    else:
+        args = call.arguments
+    line = f"called {sanitize_line(call.name)}({_cut(sanitize_line(args))})"
+    if result is not None:
+        outcome = _cut(sanitize_line(result.content))
+        line += f" → error: {outcome}" if result.is_error else f" → {outcome}"
+    return line
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= STATUS_LIMIT else text[: STATUS_LIMIT - 1] + "…"
+
+
+def show_call(call: ToolCallBlock, result: ToolResultBlock) -> None:
+    """The ``on_call`` observer of the CLI: one status line on stderr."""
+    click.echo(call_line(call, result), err=True)
+
+
+def ask_approval(request: ApprovalRequest) -> bool:
+    """Ask y/n on the terminal before a call runs."""
+    where = f" on {sanitize_line(request.server)}" if request.server else ""
+    shown = ToolCallBlock(request.call_id, request.name, request.arguments)  # type: ignore[arg-type]
+    question = f"{call_line(shown).replace('called ', 'run ', 1)}{where}?"
+    return click.confirm(question, default=False, err=True)
+
+
+__all__ = [
+    "Toolset",
+    "ask_approval",
+    "call_line",
+    "function_named",
+    "functions_in",
+    "show_call",
+    "tool_options",
+]
