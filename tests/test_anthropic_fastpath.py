@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import ElelemError
-from elelem.shapes.anthropic_messages.parser import _DELTA_FRAME, MessagesParser, _DeltaFrame
+from elelem.shapes.anthropic_messages.parser import _DELTA_FRAME, MessagesParser
 from elelem.stream import Chunk, ReasoningDelta, TextDelta, ToolCallDelta
 from elelem.testing.cassettes import load, sse_frames
 from elelem.vocabulary import ProviderId
@@ -30,19 +30,19 @@ ANTHROPIC = ProviderId("anthropic")
 class DictOnly(MessagesParser):
     """The parser with the typed fast path off: every frame takes the dict path."""
 
-    def _fast_delta(self, frame: _DeltaFrame) -> list[Chunk] | None:
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
         return None
 
 
 class Counting(MessagesParser):
     """The real parser, counting the frames its fast path answered."""
 
-    fast = 0
+    hits = 0
 
-    def _fast_delta(self, frame: _DeltaFrame) -> list[Chunk] | None:
-        chunks = super()._fast_delta(frame)
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        chunks = super().fast(event, data)
         if chunks is not None:
-            Counting.fast += 1
+            Counting.hits += 1
         return chunks
 
 
@@ -98,7 +98,7 @@ def delta(index: Any, dtype: str, field: str, value: Any) -> dict[str, Any]:
 
 def test_hot_frames_take_the_fast_path_with_exact_chunks() -> None:
     parser = Counting(ANTHROPIC)
-    Counting.fast = 0
+    Counting.hits = 0
     for event, data in START:
         parser.message(event, data)
     assert parser.message(*frame(delta(0, "text_delta", "text", "Hi \u00e9"))) == [
@@ -113,7 +113,7 @@ def test_hot_frames_take_the_fast_path_with_exact_chunks() -> None:
     # A server tool's input is buffered for its hosted activity: no chunk yet.
     assert parser.message(*frame(delta(3, "input_json_delta", "partial_json", '{"q"'))) == []
     assert parser._blocks[3].deltas == ['{"q"']
-    assert Counting.fast == 4
+    assert Counting.hits == 4
 
 
 def test_extra_fields_fail_the_typed_decode_and_still_parse() -> None:
@@ -123,10 +123,10 @@ def test_extra_fields_fail_the_typed_decode_and_still_parse() -> None:
     for payload in (extra_top, extra_inner):
         with pytest.raises(msgspec.ValidationError, match="unknown field `future`"):
             _DELTA_FRAME.decode(json.dumps(payload))
-    Counting.fast = 0
+    Counting.hits = 0
     seen = compare([*START, frame(extra_top), frame(extra_inner)])
     assert seen[-2:] == [repr([TextDelta(0, "x")])] * 2
-    assert Counting.fast == 0
+    assert Counting.hits == 0
 
 
 def test_errors_stay_those_of_the_dict_path() -> None:
@@ -191,11 +191,11 @@ def corpus_streams(corpus: Path) -> list[list[tuple[str, str]]]:
 
 
 def test_every_corpus_frame_gives_the_same_chunks(corpus: Path) -> None:
-    Counting.fast = 0
+    Counting.hits = 0
     deltas = 0
     for frames in corpus_streams(corpus):
         seen = compare(frames)
         assert len(seen) == len(frames)
         deltas += sum('"content_block_delta"' in data for _, data in frames)
     # All but the citation, signature and compaction deltas fit the typed frame.
-    assert Counting.fast > deltas * 9 // 10 > 0
+    assert Counting.hits > deltas * 9 // 10 > 0

@@ -180,7 +180,7 @@ def test_exception_events_raise_typed_errors() -> None:
             '{"contentBlockDelta": {"delta": {"text": "x"}}}',
             "bedrock event 1: contentBlockIndex is not an integer",
         ),
-        ('{"messageStop": {}}', "bedrock event 1: messageStop has no stopReason"),
+        ('{"messageStop": {"stopReason": 3}}', "bedrock event 1: stopReason is not a string"),
     ],
 )
 def test_bad_events_are_malformed(data: str, message: str) -> None:

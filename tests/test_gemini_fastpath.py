@@ -50,11 +50,11 @@ class Counting(GeminiParser):
 
     def __init__(self, provider: ProviderId) -> None:
         super().__init__(provider)
-        self.fast = 0
+        self.hits = 0
 
     def _text_chunk(self, data: TextChunk) -> list[Chunk] | None:
         out = super()._text_chunk(data)
-        self.fast += out is not None
+        self.hits += out is not None
         return out
 
 
@@ -74,7 +74,7 @@ def _compare(frames: list[str]) -> int:
     new_asm.feed_all(got)
     old_asm.feed_all(want)
     assert new_asm.result() == old_asm.result()
-    return new.fast
+    return new.hits
 
 
 @pytest.mark.parametrize("local_file", PARAMS)

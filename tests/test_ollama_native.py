@@ -242,7 +242,9 @@ def test_bad_lines_raise_malformed_naming_the_problem(
 def test_a_line_after_done_is_malformed() -> None:
     parser = SHAPE.new_parser(OLLAMA)
     parser.message("", _line({"content": "a"}, **FINAL))
-    with pytest.raises(MalformedStreamError, match="ollama line 2 arrived after the done line"):
+    with pytest.raises(
+        MalformedStreamError, match="ollama line: frame 2 arrived after the response finished"
+    ):
         parser.message("", _line({"content": "b"}))
 
 

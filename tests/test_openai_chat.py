@@ -592,8 +592,6 @@ def test_end_of_body_finishes_only_after_a_finish_reason() -> None:
 
 
 def test_bad_frames_raise_typed_errors_without_echoing_content() -> None:
-    with pytest.raises(MalformedStreamError, match="no choice had a finish_reason"):
-        run([chunk({"content": "a"})])
     parser = SHAPE.new_parser(OPENAI)
     with pytest.raises(MalformedStreamError) as bad:
         parser.message("", "{secret")
@@ -602,7 +600,7 @@ def test_bad_frames_raise_typed_errors_without_echoing_content() -> None:
     parser = SHAPE.new_parser(OPENAI)
     parser.message("", chunk({}, "stop"))
     parser.message("", "[DONE]")
-    with pytest.raises(MalformedStreamError, match="after the stream finished"):
+    with pytest.raises(MalformedStreamError, match="frame 3 arrived after the response finished"):
         parser.message("", chunk({"content": "late"}))
     with pytest.raises(MalformedStreamError, match="only one choice"):
         run([json.dumps({"id": "x", "choices": [{"index": 1, "delta": {"content": "b"}}]})])

@@ -38,12 +38,12 @@ class DictOnly(ChatParser):
 class Counting(ChatParser):
     """The real parser, counting the frames its fast path answered."""
 
-    fast = 0
+    hits = 0
 
     def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
         chunks = super()._feed_hot(hot)
         if chunks is not None:
-            Counting.fast += 1
+            Counting.hits += 1
         return chunks
 
 
@@ -82,7 +82,7 @@ FIRST = chunk({"role": "assistant", "content": "", "refusal": None})
 
 def test_hot_chunks_take_the_fast_path_with_exact_chunks() -> None:
     parser = Counting(OPENAI)
-    Counting.fast = 0
+    Counting.hits = 0
     parser.message(*FIRST)
     assert parser.message(*chunk({"reasoning_content": "hm"})) == [
         BlockStart("reasoning-1", "reasoning"),
@@ -97,7 +97,7 @@ def test_hot_chunks_take_the_fast_path_with_exact_chunks() -> None:
         TextDelta("text-2", "Hi \u00e9"),
     ]
     assert parser.message(*chunk({}, "stop")) == []
-    assert Counting.fast == 3
+    assert Counting.hits == 3
     assert parser.message("", "[DONE]") == [BlockEnd("text-2"), Finish("stop", raw="stop")]
 
 
@@ -107,9 +107,9 @@ def test_extra_fields_fail_the_typed_decode_and_are_kept() -> None:
     for _, data in (extra_top, extra_delta):
         with pytest.raises(msgspec.ValidationError, match="unknown field `future"):
             HOT_CHUNK.decode(data)
-    Counting.fast = 0
+    Counting.hits = 0
     seen = compare([FIRST, extra_top, extra_delta, chunk({}, "stop"), ("", "[DONE]")])
-    assert Counting.fast == 1  # only the empty finishing delta fits the typed chunk
+    assert Counting.hits == 1  # only the empty finishing delta fits the typed chunk
     assert "'type': 'openai_chat.field', 'field': 'future_field', 'value': 'y'" in seen[-2]
     assert "'type': 'openai_chat.response_field', 'field': 'future', 'value': 'x'" in seen[-2]
 
@@ -186,10 +186,10 @@ def corpus_streams(corpus: Path) -> list[list[tuple[str, str]]]:
 
 
 def test_every_corpus_frame_gives_the_same_chunks(corpus: Path) -> None:
-    Counting.fast = 0
+    Counting.hits = 0
     frames = 0
     for stream in corpus_streams(corpus):
         compare(stream)
         frames += len(stream)
     # Most recorded chunks are plain text or reasoning: the fast path ran.
-    assert Counting.fast > frames // 2 > 0
+    assert Counting.hits > frames // 2 > 0

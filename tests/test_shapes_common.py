@@ -1,20 +1,27 @@
-"""The logic every shape shares (elelem.shapes.common, errors.parse_retry_after),
-checked once and then through each shape, so the four cannot drift apart."""
+"""The logic every shape shares (elelem.shapes.common, elelem.shapes.skeleton,
+errors.parse_retry_after), checked once and then through each of the six
+catalog shapes, so they cannot drift apart."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import Callable
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 import pytest
 
 from elelem.errors import (
+    IncompleteStreamError,
     InvalidRequestError,
     MalformedStreamError,
     OverloadedError,
     RateLimitError,
     ServerError,
+    StreamError,
     http_date,
     parse_retry_after,
 )
@@ -31,6 +38,9 @@ from elelem.shapes.common import (
     status_error_class,
 )
 from elelem.shapes.gemini.interactions import InteractionsParser
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, assemble
+from elelem.testing.servers import LoopbackServer, Reply, Send
+from elelem.transport import Driver, Endpoint, ResponseStream
 from elelem.vocabulary import (
     ActivityId,
     HostedActivity,
@@ -38,6 +48,7 @@ from elelem.vocabulary import (
     ProviderId,
     ProviderPayload,
     TextBlock,
+    UnknownBlock,
 )
 
 P = ProviderId("test")
@@ -279,3 +290,363 @@ def test_a_body_without_a_message_is_quoted_stripped(name: str, message: str) ->
     error = _shape(name).classify_error(502, {}, body)
     assert type(error) is ServerError
     assert (error.message, error.body) == (message, body)
+
+
+# --------------------------------------------------------------------------
+# the skeleton's contracts, one case each, over every catalog shape
+# --------------------------------------------------------------------------
+
+ALL_SHAPES = [
+    "anthropic_messages",
+    "openai_responses",
+    "openai_chat",
+    "gemini",
+    "bedrock_converse",
+    "ollama_native",
+]
+Frame = tuple[str, str]
+
+
+def _frame(event: str, obj: dict[str, Any]) -> Frame:
+    return event, json.dumps(obj)
+
+
+def _anthropic(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 5, "output_tokens": 0},
+    }
+    frames = [
+        _frame("message_start", {"type": "message_start", "message": message}),
+        _frame(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        _frame(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "Hi"},
+            },
+        ),
+    ]
+    if unknown:
+        frames.append(_frame("brand_new", {"type": "brand_new", "n": 1}))
+    frames.append(_frame("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    delta = {} if reason is None else {"stop_reason": reason}
+    frames.append(
+        _frame(
+            "message_delta",
+            {"type": "message_delta", "delta": delta, "usage": {"output_tokens": 3}},
+        )
+    )
+    if terminal:
+        frames.append(_frame("message_stop", {"type": "message_stop"}))
+    return frames
+
+
+def _responses(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "in_progress",
+        "content": [],
+    }
+    part = {"type": "output_text", "text": "", "annotations": []}
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    done_item = {**item, "status": "completed", "content": [{**part, "text": "Hi"}]}
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "model": "m",
+        "status": "in_progress",
+        "output": [],
+    }
+    frames = [
+        _frame("response.created", {"type": "response.created", "response": response}),
+        _frame(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        ),
+        _frame(
+            "response.content_part.added",
+            {"type": "response.content_part.added", **at, "part": part},
+        ),
+        _frame(
+            "response.output_text.delta",
+            {"type": "response.output_text.delta", **at, "delta": "Hi"},
+        ),
+    ]
+    if unknown:
+        frames.append(_frame("response.brand_new", {"type": "response.brand_new", "n": 1}))
+    frames.append(
+        _frame(
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+        )
+    )
+    final = {
+        **response,
+        "output": [done_item],
+        "usage": {"input_tokens": 5, "output_tokens": 3, "total_tokens": 8},
+    }
+    final.pop("status")
+    if reason is not None:
+        final["status"] = reason
+    if terminal:
+        frames.append(
+            _frame("response.completed", {"type": "response.completed", "response": final})
+        )
+    return frames
+
+
+def _chat(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    head = {"id": "c1", "object": "chat.completion.chunk", "model": "m"}
+    delta: dict[str, Any] = {"role": "assistant", "content": "Hi"}
+    if unknown:
+        delta["brand_new"] = {"n": 1}
+    usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    frames = [_frame("", {**head, "choices": [{"index": 0, "delta": delta}]})]
+    if terminal:  # the finish reason is the terminal event; [DONE] the end marker
+        last = {"index": 0, "delta": {}, "finish_reason": reason}
+        frames.append(_frame("", {**head, "choices": [last]}))
+    frames.append(_frame("", {**head, "choices": [], "usage": usage}))
+    if terminal:
+        frames.append(("", "[DONE]"))
+    return frames
+
+
+def _gemini(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8}
+    parts: list[dict[str, Any]] = [{"text": "Hi"}]
+    if unknown:
+        parts.append({"brandNew": {"n": 1}})
+    last: dict[str, Any] = {"content": {"parts": [{"text": ""}], "role": "model"}, "index": 0}
+    if reason is not None:
+        last["finishReason"] = reason
+    frames = [
+        _frame(
+            "",
+            {
+                "candidates": [{"content": {"parts": parts, "role": "model"}, "index": 0}],
+                "usageMetadata": usage,
+                "modelVersion": "m",
+                "responseId": "r1",
+            },
+        ),
+    ]
+    if terminal:  # Gemini's terminal event is the chunk with the finish reason
+        frames.append(
+            _frame(
+                "",
+                {
+                    "candidates": [last],
+                    "usageMetadata": usage,
+                    "modelVersion": "m",
+                    "responseId": "r1",
+                },
+            )
+        )
+    return frames
+
+
+def _bedrock(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    frames = [
+        _frame("", {"messageStart": {"role": "assistant"}}),
+        _frame("", {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": "Hi"}}}),
+    ]
+    if unknown:
+        frames.append(_frame("", {"brandNew": {"n": 1}}))
+    frames.append(_frame("", {"contentBlockStop": {"contentBlockIndex": 0}}))
+    stop = {} if reason is None else {"stopReason": reason}
+    if terminal:
+        frames.append(_frame("", {"messageStop": stop}))
+        usage = {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}
+        frames.append(_frame("", {"metadata": {"usage": usage}}))
+    return frames
+
+
+def _ollama(*, unknown: bool, reason: str | None, terminal: bool) -> list[Frame]:
+    message: dict[str, Any] = {"role": "assistant", "content": "Hi"}
+    if unknown:
+        message["brand_new"] = {"n": 1}
+    frames = [_frame("", {"model": "m", "created_at": "t", "message": message, "done": False})]
+    last: dict[str, Any] = {
+        "model": "m",
+        "created_at": "t",
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "prompt_eval_count": 5,
+        "eval_count": 3,
+    }
+    if reason is not None:
+        last["done_reason"] = reason
+    if terminal:
+        frames.append(_frame("", last))
+    return frames
+
+
+WIRES: dict[str, tuple[Callable[..., list[Frame]], str]] = {
+    "anthropic_messages": (_anthropic, "end_turn"),
+    "openai_responses": (_responses, "completed"),
+    "openai_chat": (_chat, "stop"),
+    "gemini": (_gemini, "STOP"),
+    "bedrock_converse": (_bedrock, "end_turn"),
+    "ollama_native": (_ollama, "stop"),
+}
+"""Per shape: a stream of one text block "Hi" (5 tokens in, 3 out), and its stop reason."""
+
+UNKNOWN_KEPT: dict[str, dict[str, Any]] = {
+    "anthropic_messages": {
+        "type": "anthropic.event",
+        "event": "brand_new",
+        "value": {"type": "brand_new", "n": 1},
+    },
+    "openai_responses": {"type": "response.brand_new", "n": 1},
+    "openai_chat": {"type": "openai_chat.field", "field": "brand_new", "value": {"n": 1}},
+    "gemini": {"type": "brandNew", "part": {"brandNew": {"n": 1}}},
+    "bedrock_converse": {"type": "bedrock.event", "event": "brandNew", "value": {"n": 1}},
+    "ollama_native": {"type": "ollama.field", "field": "brand_new", "value": {"n": 1}},
+}
+"""The raw JSON each shape keeps for the unknown event, delta field or part."""
+
+
+def _parse(name: str, frames: list[Frame]) -> tuple[list[Chunk], Sequence[Chunk]]:
+    parser = _shape(name).new_parser(P)
+    chunks: list[Chunk] = list(parser.open(200, {}))
+    for event, data in frames:
+        chunks += parser.message(event, data)
+    return chunks, parser.eof()
+
+
+def _texts(content: Sequence[object]) -> list[str]:
+    return [p.text for p in content if isinstance(p, TextBlock)]
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_every_shape_parses_the_plain_stream(name: str) -> None:
+    wire, reason = WIRES[name]
+    chunks, tail = _parse(name, wire(unknown=False, reason=reason, terminal=True))
+    result = assemble([*chunks, *tail], P)
+    assert _texts(result.content) == ["Hi"]
+    assert result.finish is not None and result.finish.reason == "stop"
+    assert result.usage is not None and (result.usage.input, result.usage.output) == (5, 3)
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_an_unknown_event_delta_or_part_is_kept_with_its_raw_json(name: str) -> None:
+    wire, reason = WIRES[name]
+    chunks, tail = _parse(name, wire(unknown=True, reason=reason, terminal=True))
+    result = assemble([*chunks, *tail], P)
+    unknown = [p for p in result.content if isinstance(p, UnknownBlock)]
+    assert [u.raw for u in unknown] == [UNKNOWN_KEPT[name]]
+    assert _texts(result.content) == ["Hi"]
+    assert result.finish is not None and result.finish.reason == "stop"
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_eof_without_the_terminal_event_gives_no_finish_and_keeps_the_partial(name: str) -> None:
+    wire, reason = WIRES[name]
+    chunks, tail = _parse(name, wire(unknown=False, reason=reason, terminal=False))
+    assert not any(isinstance(c, Finish) for c in [*chunks, *tail])
+    assembler = Assembler(P)
+    assembler.feed_all([*chunks, *tail])
+    partial = assembler.partial()
+    assert _texts(partial.content) == ["Hi"] and partial.complete is False
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_eof_without_the_terminal_event_is_the_drivers_retryable_error(name: str) -> None:
+    wire, reason = WIRES[name]
+    frames = wire(unknown=False, reason=reason, terminal=False)
+    shape = _shape(name)
+    if name == "ollama_native":
+        body = "".join(data + "\n" for _, data in frames).encode()
+        content_type = "application/x-ndjson"
+    else:
+        body = "".join(f"data: {data}\n\n" for _, data in frames).encode()
+        content_type = "text/event-stream"
+    reply = Reply(200, {"content-type": content_type}, (Send(body),))
+
+    async def main() -> tuple[StreamError, AssembledResponse]:
+        with LoopbackServer([reply]) as server:
+            driver = Driver()
+            endpoint = Endpoint(P, server.url, api_key="sk-loopback-1")
+            stream = ResponseStream(
+                driver, endpoint, shape, ModelRequest("m", ()), timeouts=driver.timeouts
+            )
+            try:
+                async with stream:
+                    await stream.final()
+            except StreamError as exc:
+                return exc, stream.partial()
+            finally:
+                await driver.aclose()
+        raise AssertionError("the stream finished")
+
+    error, partial = asyncio.run(main())
+    assert type(error) is IncompleteStreamError and error.retryable is True
+    assert error.message == f"the stream ended after {len(body)} bytes without a terminal event"
+    assert _texts(partial.content) == ["Hi"]
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_an_end_marker_without_a_finish_reason_finishes_unknown_keeping_all(name: str) -> None:
+    wire, _ = WIRES[name]
+    frames = wire(unknown=False, reason=None, terminal=True)
+    if name == "gemini":
+        # Gemini's end marker is the finish reason itself: its whole body ends there.
+        body = json.dumps([json.loads(data) for _, data in frames]).encode()
+        chunks = _shape(name).parse_response(body, P)
+    else:
+        head, tail = _parse(name, frames)
+        chunks = [*head, *tail]
+    result = assemble(chunks, P)
+    assert result.finish is not None
+    assert (result.finish.reason, result.finish.raw) == ("unknown", None)
+    assert _texts(result.content) == ["Hi"]
+    assert result.usage is not None and (result.usage.input, result.usage.output) == (5, 3)
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+@pytest.mark.parametrize("body", [b"<html>Bad Gateway</html>", b'{"cut": ', b"\xff\xfe"])
+def test_a_whole_body_that_is_not_json_is_one_retryable_error(name: str, body: bytes) -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        _shape(name).parse_response(body, P)
+    assert info.value.retryable is True and info.value.body == body
+    assert re.fullmatch(r"\S.* response body is not (JSON: .*|valid UTF-8 .*)", info.value.message)
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_a_whole_body_that_is_json_but_no_object_is_not_retryable(name: str) -> None:
+    with pytest.raises(MalformedStreamError) as info:
+        _shape(name).parse_response(b'"text"', P)
+    assert info.value.retryable is False
+    assert info.value.message.endswith("is not a JSON object")
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_a_frame_after_the_finish_is_malformed(name: str) -> None:
+    wire, reason = WIRES[name]
+    frames = wire(unknown=False, reason=reason, terminal=True)
+    parser = _shape(name).new_parser(P)
+    chunks = [c for event, data in frames for c in parser.message(event, data)]
+    chunks += parser.eof()
+    assert isinstance(chunks[-1], Finish)
+    with pytest.raises(MalformedStreamError) as info:
+        parser.message(*frames[-1])
+    assert info.value.retryable is False
+    assert info.value.message.endswith(
+        f"frame {len(frames) + 1} arrived after the response finished"
+    )

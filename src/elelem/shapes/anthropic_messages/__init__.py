@@ -27,11 +27,8 @@ Provider payloads this shape writes (``provider`` is the parser's provider,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-import msgspec
-
-from elelem.errors import MalformedStreamError, StreamError
+from elelem.errors import StreamError
 from elelem.shapes.anthropic_messages.encoder import (
     API_VERSION,
     DEFAULT_MAX_TOKENS,
@@ -54,6 +51,7 @@ from elelem.shapes.anthropic_messages.parser import (
     response_chunks,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.skeleton import decode_whole_object
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 
@@ -83,16 +81,7 @@ class AnthropicMessages:
         An ``error`` object raises its typed error; a body that is not a JSON
         object raises :class:`MalformedStreamError`.
         """
-        try:
-            data: Any = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"anthropic response body is not JSON: {exc}", body=body, retryable=False
-            ) from None
-        if not isinstance(data, Mapping):
-            raise MalformedStreamError(
-                "anthropic response body is not a JSON object", body=body, retryable=False
-            )
+        data = decode_whole_object(body, "anthropic response body")
         if data.get("type") == "error":
             raise error_from_event(data)
         return response_chunks(data, provider, request)

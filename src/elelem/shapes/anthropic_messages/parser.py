@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import copy
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from elelem.errors import IncompleteStreamError
 from elelem.shapes.anthropic_messages.errors import error_from_event
 from elelem.shapes.anthropic_messages.mapping import (
     HOSTED_CALLS,
@@ -37,8 +36,9 @@ from elelem.shapes.anthropic_messages.mapping import (
     version_for,
 )
 from elelem.shapes.base import ModelRequest
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
+from elelem.shapes.skeleton import ParserSkeleton, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -100,6 +100,17 @@ class _DeltaFrame(msgspec.Struct, forbid_unknown_fields=True):
 
 _DELTA_FRAME = msgspec.json.Decoder(_DeltaFrame)
 
+_EVENTS = frozenset(
+    {
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+"""Event types after ``message_start`` this parser models (``ping`` and ``error`` aside)."""
+
 RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
 """What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
 
@@ -139,7 +150,7 @@ def citation_attribution(
 class _Block:
     """What the parser keeps of one open content block."""
 
-    __slots__ = ("deltas", "key", "kind", "raw", "started")
+    __slots__ = ("deltas", "extra", "key", "kind", "raw", "started")
 
     def __init__(self, key: BlockKey, kind: str, raw: dict[str, Any]) -> None:
         self.key = key
@@ -147,17 +158,32 @@ class _Block:
         self.raw = raw
         self.deltas: list[str] = []
         self.started = False
+        self.extra: dict[str, Any] = {}  # wire fields a modeled block does not model
 
 
-class MessagesParser:
-    """Parser of one streamed Anthropic Messages response (a FrameParser).
+# Delta types this parser models; any other delta type on a modeled block is
+# folded into the block's ``block_fields`` payload, so nothing is lost.
+_KNOWN_DELTAS = frozenset(
+    {"text_delta", "citations_delta", "thinking_delta", "signature_delta", "input_json_delta"}
+)
+
+
+class MessagesParser(ParserSkeleton):
+    """Parser of one streamed Anthropic Messages response (a FrameParser on
+    the :class:`~elelem.shapes.skeleton.ParserSkeleton`).
 
     ``request`` (the neutral request, or the raw wire request JSON) tells
-    which hosted tool versions were selected; it may be None.
+    which hosted tool versions were selected; it may be None.  An event type
+    this parser does not model is kept as an ``anthropic.event`` unknown
+    block; a delta type it does not model, on a modeled block, joins that
+    block's ``block_fields`` payload (strings appended to the same field).
     """
 
+    what = "anthropic"
+    event_type = "anthropic.event"
+
     def __init__(self, provider: ProviderId, request: RequestArg = None) -> None:
-        self.provider = provider
+        super().__init__(provider)
         if isinstance(request, ModelRequest):
             self._versions = tool_versions_from_request(request)
         elif isinstance(request, Mapping):
@@ -169,36 +195,20 @@ class MessagesParser:
         self._history: dict[str, HostedActivity] | None = None
         self._blocks: dict[BlockKey, _Block] = {}
         self._activities: dict[str, HostedActivity] = {}
-        self._started = False
-        self._finished = False
+        self._early: list[Chunk] = []  # unknown events before message_start
         self._stop_reason: str | None = None
         self._envelope: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
 
-    # -- FrameParser --------------------------------------------------------
+    # -- the skeleton's hooks ------------------------------------------------
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; nothing to emit yet."""
-        del status, headers
-        return ()
-
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One SSE frame.  The payload's ``type`` names the event."""
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a typed ``content_block_delta``, as :meth:`_block_delta`
+        gives them; None where the dict path must decide (not the hot frame
+        exactly, an error, any other delta of a block kept raw)."""
         try:
             frame = _DELTA_FRAME.decode(data)
         except msgspec.DecodeError:
-            pass  # not the hot frame exactly: the dict path decides what it is
-        else:
-            chunks = self._fast_delta(frame)
-            if chunks is not None:
-                return chunks
-        return self.event(decode_frame(data, f"anthropic {event or 'frame'}"), event)
-
-    def _fast_delta(self, frame: _DeltaFrame) -> list[Chunk] | None:
-        """The chunks of a typed ``content_block_delta``, as :meth:`_block_delta`
-        gives them; None where the dict path must decide (an error, any
-        other delta of a block kept raw)."""
-        if not self._started or self._finished:
             return None
         key = frame.index
         block = self._blocks.get(key)
@@ -221,12 +231,6 @@ class MessagesParser:
                 return []
         return None
 
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended: an error unless ``message_stop`` arrived."""
-        if not self._finished:
-            raise IncompleteStreamError("anthropic stream ended before message_stop")
-        return ()
-
     # -- events ---------------------------------------------------------------
 
     def event(self, payload: dict[str, Any], event: str = "") -> list[Chunk]:
@@ -236,11 +240,18 @@ class MessagesParser:
             return []
         if etype == "error":
             raise error_from_event(payload)
-        if self._finished:
+        if self.finished:
             raise malformed(f"anthropic {etype} event after message_stop", payload)
         if etype == "message_start":
             return self._message_start(payload)
-        if not self._started:
+        if etype not in _EVENTS:
+            kept = self.unknown_event(str(etype), payload)
+            if not self.started:
+                # Kept for after the response-start, which must come first.
+                self._early.extend(kept)
+                return []
+            return kept
+        if not self.started:
             raise malformed(f"anthropic {etype} event before message_start", payload)
         if etype == "content_block_start":
             return self._block_start(payload)
@@ -250,18 +261,17 @@ class MessagesParser:
             return self._block_stop(payload)
         if etype == "message_delta":
             return self._message_delta(payload)
-        if etype == "message_stop":
-            return self._message_stop()
-        raise malformed(f"unknown anthropic event type {etype!r}", payload)
+        return self._message_stop()
 
     def _message_start(self, payload: dict[str, Any]) -> list[Chunk]:
-        if self._started:
+        if self.started:
             raise malformed("second anthropic message_start in one response", payload)
         message = payload.get("message")
         if not isinstance(message, dict):
             raise malformed("anthropic message_start without a message object", payload)
-        self._started = True
-        out: list[Chunk] = [self._response_start(message)]
+        self.started = True
+        out: list[Chunk] = [self._response_start(message), *self._early]
+        self._early = []
         # A message_start can arrive already holding content (programmatic tool
         # calling resumes this way); those blocks are complete.
         content = message.get("content") or []
@@ -310,13 +320,13 @@ class MessagesParser:
         if self._blocks:
             keys = ", ".join(repr(k) for k in self._blocks)
             raise malformed(f"anthropic message_stop while blocks {keys} are open")
-        if self._stop_reason is None:
-            raise malformed("anthropic message_stop without a stop_reason")
-        self._finished = True
+        self.finished = True
         if self._usage:
             self._envelope["usage"] = dict(self._usage)
         envelope = ProviderPayload(self.provider, "message", None, self._envelope)
         reason = self._stop_reason
+        if reason is None:
+            return [unknown_finish((envelope,))]
         return [Finish(finish_reason(reason), raw=reason, payloads=(envelope,))]
 
     # -- blocks ---------------------------------------------------------------
@@ -362,10 +372,10 @@ class MessagesParser:
             if raw.get("thinking"):
                 out.append(ReasoningDelta(key, str(raw["thinking"])))
             if raw.get("signature"):
-                out.append(self._payload(key, "signature", raw["signature"]))
+                out.append(self.payload(key, "signature", raw["signature"]))
         elif block.kind == "redacted_thinking":
             out.append(BlockStart(key, "reasoning"))
-            out.append(self._payload(key, "redacted_thinking", raw.get("data")))
+            out.append(self.payload(key, "redacted_thinking", raw.get("data")))
         elif block.kind == "tool_use":
             bid, name = raw.get("id"), raw.get("name")
             if not isinstance(bid, str) or not isinstance(name, str):
@@ -374,13 +384,24 @@ class MessagesParser:
         else:
             return out
         block.started = True
-        extra = {k: v for k, v in raw.items() if k not in _MODELED[block.kind]}
-        if extra:
-            out.append(self._payload(key, "block_fields", extra))
+        block.extra = {k: v for k, v in raw.items() if k not in _MODELED[block.kind]}
+        if block.extra:
+            out.append(self.payload(key, "block_fields", dict(block.extra)))
         return out
 
-    def _payload(self, key: BlockKey, fmt: str, value: object) -> Payload:
-        return Payload(key, ProviderPayload(self.provider, fmt, None, value))
+    def _extra_fields(self, block: _Block, delta: Mapping[str, Any]) -> Payload:
+        """Fold a delta type nobody modelled into the block's ``block_fields``:
+        a string joins the same-named string, any other value replaces it.
+        The payload is sent whole each time; the latest replaces the earlier."""
+        extra = block.extra
+        for field, value in delta.items():
+            if field == "type":
+                continue
+            if isinstance(value, str) and isinstance(extra.get(field), str):
+                extra[field] += value
+            else:
+                extra[field] = copy.deepcopy(value)
+        return self.payload(block.key, "block_fields", copy.deepcopy(extra))
 
     def _citation(self, key: BlockKey, citation: object) -> Citation:
         if not isinstance(citation, dict):
@@ -407,13 +428,15 @@ class MessagesParser:
         if kind == "thinking" and dtype == "thinking_delta":
             return [ReasoningDelta(key, _text(delta, "thinking", key))]
         if kind == "thinking" and dtype == "signature_delta":
-            return [self._payload(key, "signature", _text(delta, "signature", key))]
+            return [self.payload(key, "signature", _text(delta, "signature", key))]
         if kind == "tool_use" and dtype == "input_json_delta":
             block.deltas.append(_text(delta, "partial_json", key))
             return [ToolCallDelta(key, block.deltas[-1])]
         if kind in ("server", "result", "unknown"):
             _fold(block, delta, key)
             return []
+        if dtype not in _KNOWN_DELTAS and block.started:
+            return [self._extra_fields(block, delta)]
         raise malformed(f"anthropic {dtype} delta is not valid for a {kind} block {key!r}", delta)
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Chunk]:

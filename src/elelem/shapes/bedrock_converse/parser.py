@@ -33,13 +33,14 @@ Mapping:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
-from elelem.shapes.common import decode_body, decode_frame, malformed
+from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -100,52 +101,53 @@ def map_usage(usage: Mapping[str, Any]) -> Usage:
     )
 
 
-class BedrockParser:
-    """Parses one Converse stream: events through :meth:`message` (or
-    :meth:`feed_event`); :meth:`eof` emits a finish still held back."""
+class BedrockParser(ParserSkeleton):
+    """Parses one Converse stream (on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`): events through
+    :meth:`message` (or :meth:`feed_event`); :meth:`eof` emits a finish still
+    held back.  An event type nobody modelled is kept as a ``bedrock.event``
+    unknown block; a ``messageStop`` without a ``stopReason`` finishes
+    ``unknown``."""
+
+    what = "bedrock event"
+    event_type = UNKNOWN_EVENT_TYPE
 
     def __init__(self, provider: ProviderId) -> None:
-        self.provider = provider
-        self._events = 0
-        self._started = False
+        super().__init__(provider)
         self._open: dict[int, str] = {}  # contentBlockIndex -> block kind
         self._deltas: dict[int, list[JSONValue]] = {}
         self._stop: dict[str, Any] | None = None
         self._envelope: dict[str, JSONValue] = {}
         self._usage_seen = False
-        self._done = False
-        self._unknown = 0
 
     @property
     def done(self) -> bool:
         """Whether the finish was emitted."""
-        return self._done
+        return self.finished
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; nothing in them is content."""
-        return ()
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The frame's object, errors naming the event by number."""
+        return decode_frame(data, f"bedrock event {self.frames}")
 
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One decoded event: ``event`` names it, or ``data`` is the one-key union."""
-        self._events += 1
-        obj = decode_frame(data, f"bedrock event {self._events}")
+    def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
+        """One decoded event: ``event`` names it, or ``obj`` is the one-key union."""
         if event:
             return self.feed_event(event, obj)
         if len(obj) != 1:
             raise malformed(
-                f"bedrock event {self._events} is not a one-key event union "
+                f"bedrock event {self.frames} is not a one-key event union "
                 f"(keys: {', '.join(sorted(obj))})",
                 obj,
             )
         ((name, body),) = obj.items()
         if not isinstance(body, dict):
-            raise malformed(f"bedrock event {self._events}: {name} is not an object", obj)
+            raise malformed(f"bedrock event {self.frames}: {name} is not an object", obj)
         return self.feed_event(name, body)
 
-    def eof(self) -> Sequence[Chunk]:
+    def at_eof(self) -> list[Chunk]:
         """The body ended: finish if ``messageStop`` came, else leave it incomplete."""
-        if self._done or self._stop is None:
-            return ()
+        if self._stop is None:
+            return []
         out: list[Chunk] = []
         self._finish(out)
         return out
@@ -158,11 +160,11 @@ class BedrockParser:
         # type; every Converse one ends in "Exception", known or not.
         if name in EXCEPTION_EVENTS or name.endswith("Exception"):
             raise error_from_event(name, body)
-        if self._done:
-            raise malformed(f"bedrock event {self._events} ({name}) arrived after the finish")
+        if self.finished:
+            raise malformed(f"bedrock event {self.frames} ({name}) arrived after the finish")
         out: list[Chunk] = []
-        if not self._started:
-            self._started = True
+        if not self.started:
+            self.started = True
             out.append(ResponseStart(provider=self.provider))
         if name == "messageStart":
             pass  # the role is always assistant; nothing else is in it
@@ -174,8 +176,8 @@ class BedrockParser:
             self._block_stop(self._index(body), out)
         elif name == "messageStop":
             reason = body.get("stopReason")
-            if not isinstance(reason, str):
-                raise malformed(f"bedrock event {self._events}: messageStop has no stopReason")
+            if reason is not None and not isinstance(reason, str):
+                raise malformed(f"bedrock event {self.frames}: stopReason is not a string")
             self._stop = dict(body)
             if self._usage_seen:
                 self._finish(out)
@@ -188,28 +190,20 @@ class BedrockParser:
             if self._stop is not None:
                 self._finish(out)
         else:
-            self._unknown += 1
-            key = f"event-{self._unknown}"
-            raw: dict[str, JSONValue] = {
-                "type": UNKNOWN_EVENT_TYPE,
-                "event": name,
-                "value": dict(body),
-            }
-            out.append(BlockStart(index=key, block="unknown", raw=raw))
-            out.append(BlockEnd(key))
+            out += self.unknown_event(name, body)
         return out
 
     def _index(self, body: Mapping[str, Any]) -> int:
         index = body.get("contentBlockIndex")
         if not isinstance(index, int) or isinstance(index, bool):
-            raise malformed(f"bedrock event {self._events}: contentBlockIndex is not an integer")
+            raise malformed(f"bedrock event {self.frames}: contentBlockIndex is not an integer")
         return index
 
     def _block_start(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
         index = self._index(body)
         start = body.get("start")
         if not isinstance(start, dict):
-            raise malformed(f"bedrock event {self._events}: contentBlockStart has no start object")
+            raise malformed(f"bedrock event {self.frames}: contentBlockStart has no start object")
         tool = start.get("toolUse")
         if tool is None:
             # A start kind nobody modelled: kept on the block, whose kind its
@@ -218,17 +212,17 @@ class BedrockParser:
             self._deltas.setdefault(index, []).append({"start": dict(start)})
             return
         if not isinstance(tool, dict):
-            raise malformed(f"bedrock event {self._events}: start.toolUse is not an object")
+            raise malformed(f"bedrock event {self.frames}: start.toolUse is not an object")
         call_id, name = tool.get("toolUseId"), tool.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str) or not call_id or not name:
-            raise malformed(f"bedrock event {self._events}: toolUse needs toolUseId and name")
+            raise malformed(f"bedrock event {self.frames}: toolUse needs toolUseId and name")
         self._check_new(index)
         self._open[index] = "tool-call"
         out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
 
     def _check_new(self, index: int) -> None:
         if index in self._open:
-            raise malformed(f"bedrock event {self._events}: block {index} is already open")
+            raise malformed(f"bedrock event {self.frames}: block {index} is already open")
 
     def _ensure(self, index: int, kind: str, out: list[Chunk]) -> None:
         have = self._open.get(index)
@@ -236,11 +230,11 @@ class BedrockParser:
             self._open[index] = kind
             out.append(BlockStart(index=index, block=kind))
         elif have != kind:
-            raise malformed(f"bedrock event {self._events}: a {kind} delta in {have} block {index}")
+            raise malformed(f"bedrock event {self.frames}: a {kind} delta in {have} block {index}")
 
     def _delta(self, index: int, delta: Any, out: list[Chunk]) -> None:
         if not isinstance(delta, dict):
-            raise malformed(f"bedrock event {self._events}: delta is not an object")
+            raise malformed(f"bedrock event {self.frames}: delta is not an object")
         for key, value in delta.items():
             if key == "text" and isinstance(value, str):
                 self._ensure(index, "text", out)
@@ -264,7 +258,7 @@ class BedrockParser:
         for key, item in value.items():
             if not isinstance(item, str):
                 raise malformed(
-                    f"bedrock event {self._events}: reasoningContent.{key} is not a string"
+                    f"bedrock event {self.frames}: reasoningContent.{key} is not a string"
                 )
             if key == "text":
                 if item:
@@ -284,7 +278,7 @@ class BedrockParser:
         if index not in self._open and index in self._deltas:
             self._ensure(index, "text", out)  # started (unknown kind), no delta came
         if self._open.pop(index, None) is None:
-            raise malformed(f"bedrock event {self._events}: block {index} stops but never started")
+            raise malformed(f"bedrock event {self.frames}: block {index} stops but never started")
         deltas = self._deltas.pop(index, None)
         if deltas:
             out.append(Payload(index, ProviderPayload(self.provider, DELTAS_FORMAT, None, deltas)))
@@ -295,13 +289,16 @@ class BedrockParser:
         for index in [*self._open, *(i for i in self._deltas if i not in self._open)]:
             self._block_stop(index, out)
         stop = dict(self._stop)
-        reason = stop.pop("stopReason")
+        reason = stop.pop("stopReason", None)
         envelope = {**stop, **self._envelope}
         payloads = (
             (ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),) if envelope else ()
         )
-        out.append(Finish(STOP_REASONS.get(reason, reason), raw=reason, payloads=payloads))
-        self._done = True
+        if reason is None:
+            out.append(unknown_finish(payloads))
+        else:
+            out.append(Finish(STOP_REASONS.get(reason, reason), raw=reason, payloads=payloads))
+        self.finished = True
 
 
 def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]:
@@ -312,8 +309,8 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
     if not isinstance(content, list):
         raise malformed("the bedrock response has no output.message.content list", dict(obj))
     reason = obj.get("stopReason")
-    if not isinstance(reason, str):
-        raise malformed("the bedrock response has no stopReason", dict(obj))
+    if reason is not None and not isinstance(reason, str):
+        raise malformed("the bedrock response stopReason is not a string", dict(obj))
     parser = BedrockParser(provider)
     out = parser.feed_event("messageStart", {"role": "assistant"})
     for index, block in enumerate(content):
@@ -349,7 +346,7 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
 
 def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """Map a non-streaming Converse body to the chunks a stream gives."""
-    obj = decode_frame(decode_body(body, "bedrock response body"), "bedrock response body")
+    obj = decode_whole_object(body, "bedrock response body")
     return response_chunks(obj, provider)
 
 

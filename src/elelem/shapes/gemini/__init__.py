@@ -34,11 +34,11 @@ from elelem.shapes.gemini.grounding import code_point_range, support_attribution
 from elelem.shapes.gemini.parser import (
     CONTENT_FILTER,
     GeminiParser,
-    decode_body,
     finish_reason,
     response_chunks,
     usage_from_wire,
 )
+from elelem.shapes.skeleton import decode_whole_body
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 
@@ -69,7 +69,7 @@ class GeminiShape:
         raises :class:`MalformedStreamError`.
         """
         del request
-        data = decode_body(body, "gemini response body")
+        data = decode_whole_body(body, "gemini response body")
         if isinstance(data, dict) and "error" in data:
             raise error_from_chunk(data)
         return response_chunks(data, provider)

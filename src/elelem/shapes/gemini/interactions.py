@@ -30,16 +30,15 @@ from typing import Any
 import msgspec
 
 from elelem.errors import (
-    IncompleteStreamError,
     PayloadError,
     ProviderStreamError,
     StreamError,
     UnsupportedError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
-from elelem.shapes.gemini.parser import decode_body
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -145,47 +144,37 @@ class _Step:
         self.content_fields: dict[str, Any] = {"type": "text"}
 
 
-class InteractionsParser:
-    """Parser of one streamed interaction (a FrameParser)."""
+class InteractionsParser(ParserSkeleton):
+    """Parser of one streamed interaction (a FrameParser on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`)."""
+
+    what = "gemini interactions"
+    event_type = "gemini_interactions.event"
 
     def __init__(self, provider: ProviderId) -> None:
-        self.provider = provider
-        self._started = False
-        self._finished = False
+        super().__init__(provider)
         self._steps: dict[int, _Step] = {}
         self._next = 0
         self._calls = 0
         self._activities: dict[str, HostedActivity] = {}
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; nothing to emit yet."""
-        del status, headers
-        return ()
-
     def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One SSE frame (``[DONE]`` ends the stream and carries nothing)."""
+        """One SSE frame (``[DONE]`` ends the stream and carries nothing: the
+        terminal event is ``interaction.completed``)."""
         if data.strip() == "[DONE]":
             return ()
-        return self.event(decode_frame(data, f"gemini interactions {event or 'frame'}"))
+        return super().message(event, data)
 
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended: an error unless ``interaction.completed`` arrived."""
-        if not self._finished:
-            raise IncompleteStreamError(
-                "gemini interactions stream ended before interaction.completed"
-            )
-        return ()
-
-    def event(self, data: dict[str, Any]) -> list[Chunk]:
+    def event(self, data: dict[str, Any], event: str = "") -> list[Chunk]:
         """Apply one decoded event; return its chunks."""
         etype = data.get("event_type")
         if etype == "error" or (etype is None and isinstance(data.get("error"), dict)):
             raise _error(data)
-        if self._finished:
+        if self.finished:
             raise malformed(f"gemini interactions {etype} event after interaction.completed", data)
         if etype == "interaction.created":
             return self._created(data.get("interaction"))
-        if not self._started:
+        if not self.started:
             raise malformed(f"gemini interactions {etype} event before interaction.created", data)
         if etype == "interaction.status_update":
             return []
@@ -197,7 +186,7 @@ class InteractionsParser:
             return self._step_stop(self._index(data))
         if etype == "interaction.completed":
             return self._completed(data.get("interaction"))
-        raise malformed(f"unknown gemini interactions event {etype!r}", data)
+        return self.unknown_event(str(etype), data)
 
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
@@ -206,11 +195,11 @@ class InteractionsParser:
         return index
 
     def _created(self, interaction: object) -> list[Chunk]:
-        if self._started:
+        if self.started:
             raise malformed("second gemini interaction.created in one stream")
         if not isinstance(interaction, dict):
             raise malformed("gemini interaction.created without an interaction object")
-        self._started = True
+        self.started = True
         iid, model = interaction.get("id"), interaction.get("model")
         return [
             ResponseStart(
@@ -354,7 +343,7 @@ class InteractionsParser:
             raise malformed(
                 f"gemini interaction.completed while steps {sorted(self._steps)} are open"
             )
-        self._finished = True
+        self.finished = True
         out: list[Chunk] = []
         usage = interaction.get("usage")
         if isinstance(usage, dict):
@@ -531,7 +520,7 @@ class InteractionsShape:
     ) -> list[Chunk]:
         """The chunks of a non-streaming interaction body."""
         del request
-        data = decode_body(body, "gemini interaction body")
+        data = decode_whole_body(body, "gemini interaction body")
         if not isinstance(data, dict):
             raise malformed("gemini interaction body is not a JSON object")
         if isinstance(data.get("error"), dict):

@@ -25,13 +25,12 @@ reason, with every envelope field no block owns kept in ``Finish.payloads``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from elelem.errors import IncompleteStreamError, MalformedStreamError
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import error_from_chunk
 from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk, decode_usage
 from elelem.shapes.gemini.grounding import (
@@ -41,6 +40,7 @@ from elelem.shapes.gemini.grounding import (
     support_attributions,
 )
 from elelem.shapes.gemini.partial_args import apply_piece
+from elelem.shapes.skeleton import ParserSkeleton, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -111,16 +111,6 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-def decode_body(body: bytes, what: str) -> Any:
-    """A whole JSON response body, or a :class:`MalformedStreamError` naming ``what``."""
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        raise MalformedStreamError(
-            f"{what} is not JSON: {exc}", body=body, retryable=False
-        ) from None
-
-
 class _Open:
     """The block being built: ``text``, ``thought`` or ``call``."""
 
@@ -152,13 +142,17 @@ class _Open:
         self.emit_args = False
 
 
-class GeminiParser:
-    """Parser of one streamed Gemini response (a FrameParser)."""
+class GeminiParser(ParserSkeleton):
+    """Parser of one streamed Gemini response (a FrameParser on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`).  The stream's terminal
+    event is a ``finishReason`` (or a prompt ``blockReason``); the finish is
+    emitted when the body ends after it."""
+
+    what = "gemini"
+    event_type = "gemini.event"
 
     def __init__(self, provider: ProviderId) -> None:
-        self.provider = provider
-        self._started = False
-        self._finished = False
+        super().__init__(provider)
         self._next_key = 0
         self._open: _Open | None = None
         self._text_bytes = 0
@@ -179,32 +173,35 @@ class GeminiParser:
         self._usage_wire: msgspec.Raw | None = None
         self._fast_misses = 0  # consecutive frames the typed text-chunk decode did not fit
 
-    # -- FrameParser --------------------------------------------------------
+    # -- the skeleton's hooks ------------------------------------------------
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; nothing to emit yet."""
-        del status, headers
-        return ()
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a typed text-only chunk, or None."""
+        if self._fast_misses >= _FAST_MISS_LIMIT:
+            return None
+        fast = decode_text_chunk(data)
+        out = None if fast is None else self._text_chunk(fast)
+        if out is not None:
+            self._fast_misses = 0
+            return out
+        self._fast_misses += 1
+        return None
 
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One SSE frame: a JSON response chunk (or an error object)."""
-        if self._fast_misses < _FAST_MISS_LIMIT:
-            fast = decode_text_chunk(data)
-            out = None if fast is None else self._text_chunk(fast)
-            if out is not None:
-                self._fast_misses = 0
-                return out
-            self._fast_misses += 1
-        return self.chunk(decode_frame(data, f"gemini {event or 'frame'}"))
+    def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
+        """One decoded response chunk."""
+        return self.chunk(obj)
 
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended: close the open block, report hosted activity, finish."""
-        if self._finished:
-            return ()
-        if not self._started:
-            raise IncompleteStreamError("gemini stream ended before any response chunk")
-        if self._finish is None and self._block_reason is None:
-            raise IncompleteStreamError("gemini stream ended without a finishReason")
+    def at_eof(self) -> list[Chunk]:
+        """The body ended: after a ``finishReason`` (or ``blockReason``), close
+        the open block, report hosted activity and finish; before one, nothing
+        (the driver's incomplete-stream error, with the partial kept)."""
+        if not self.started or (self._finish is None and self._block_reason is None):
+            return []
+        return self.end()
+
+    def end(self) -> list[Chunk]:
+        """Close the open block, report hosted activity and finish (``unknown``
+        when no ``finishReason`` came: a whole body ends here)."""
         out = self._close()
         rid = self._response_id or ""
         if self._grounding is not None:
@@ -214,7 +211,7 @@ class GeminiParser:
         if self._url_context is not None:
             activity = fetch_activity(self.provider, f"{rid}:fetch", self._url_context)
             out += [Hosted(t) for t in activity]
-        self._finished = True
+        self.finished = True
         payloads = []
         if self._envelope:
             payloads.append(ProviderPayload(self.provider, "response", None, self._envelope))
@@ -225,8 +222,10 @@ class GeminiParser:
         if self._finish is not None:
             reason = finish_reason(self._finish, self._calls > 0)
             out.append(Finish(reason, raw=self._finish, payloads=tuple(payloads)))
-        else:
+        elif self._block_reason is not None:
             out.append(Finish("refused", raw=self._block_reason, payloads=tuple(payloads)))
+        else:
+            out.append(unknown_finish(tuple(payloads)))
         return out
 
     # -- chunks ---------------------------------------------------------------
@@ -235,11 +234,11 @@ class GeminiParser:
         """Apply one decoded response chunk; return its chunks."""
         if "error" in data:
             raise error_from_chunk(data)
-        if self._finished:
+        if self.finished:
             raise malformed("gemini response chunk after the response finished", data)
         out: list[Chunk] = []
-        if not self._started:
-            self._started = True
+        if not self.started:
+            self.started = True
             rid, model = data.get("responseId"), data.get("modelVersion")
             self._response_id = rid if isinstance(rid, str) else None
             out.append(
@@ -287,8 +286,8 @@ class GeminiParser:
         first, or an envelope key not seen yet (dict order would differ)."""
         envelope, candidate = self._envelope, self._candidate
         if (
-            not self._started
-            or self._finished
+            not self.started
+            or self.finished
             or "modelVersion" not in envelope
             or "responseId" not in envelope
             or "index" not in candidate
@@ -566,14 +565,14 @@ def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
         if not isinstance(item, dict):
             raise malformed("gemini response is not a JSON object", item)
         out.extend(parser.chunk(item))
-    out.extend(parser.eof())
+    # The body's end is its end marker: without a finishReason it finishes unknown.
+    out.extend(parser.eof() or parser.end())
     return out
 
 
 __all__ = [
     "CONTENT_FILTER",
     "GeminiParser",
-    "decode_body",
     "finish_reason",
     "malformed",
     "response_chunks",

@@ -33,13 +33,14 @@ metadata of the transport, not content, and are not kept.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from elelem.shapes.common import decode_body, decode_frame, malformed
+from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.ollama_native.errors import error_from_object
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -78,15 +79,16 @@ USAGE_FIELDS = ("prompt_eval_count", "eval_count")
 _KNOWN_MESSAGE = frozenset({"role", "content", "thinking", "tool_calls"})
 
 
-class OllamaParser:
-    """Parses one ``/api/chat`` response: NDJSON lines through :meth:`message`
-    (or whole objects through :meth:`feed_object`); :meth:`eof` ends it."""
+class OllamaParser(ParserSkeleton):
+    """Parses one ``/api/chat`` response (on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`): NDJSON lines through
+    :meth:`message` (or whole objects through :meth:`feed_object`); the
+    ``done`` line ends it (without a ``done_reason`` it finishes ``unknown``)."""
+
+    what = "ollama line"
 
     def __init__(self, provider: ProviderId) -> None:
-        self.provider = provider
-        self._lines = 0
-        self._started = False
-        self._done = False
+        super().__init__(provider)
         self._current: tuple[str, BlockKey] | None = None
         self._serial = 0
         self._calls = 0
@@ -96,34 +98,28 @@ class OllamaParser:
     @property
     def done(self) -> bool:
         """Whether the final (``done: true``) object arrived."""
-        return self._done
+        return self.finished
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; Ollama sends nothing in them we need."""
-        return ()
-
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One NDJSON line: a response object or an ``{"error": …}`` object."""
-        self._lines += 1
-        obj = decode_frame(data, f"ollama line {self._lines}")
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """One NDJSON line's object; an ``{"error": …}`` object raises its error."""
+        obj = decode_frame(data, f"ollama line {self.frames}")
         if "error" in obj and "message" not in obj:
             raise error_from_object(obj, data.encode())
-        return self.feed_object(obj)
+        return obj
 
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended.  Without the ``done`` line nothing is emitted: the
-        stream stays incomplete for the driver to report."""
-        return ()
+    def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
+        """One response object."""
+        return self.feed_object(obj)
 
     # -- objects -------------------------------------------------------------
 
     def feed_object(self, obj: Mapping[str, Any]) -> list[Chunk]:
         """Apply one response object (a stream line or a whole response)."""
-        if self._done:
-            raise malformed(f"ollama line {self._lines} arrived after the done line", obj)
+        if self.finished:
+            raise malformed(f"ollama line {self.frames} arrived after the done line", obj)
         out: list[Chunk] = []
-        if not self._started:
-            self._started = True
+        if not self.started:
+            self.started = True
             model = obj.get("model")
             self._first_created = obj.get("created_at")
             out.append(
@@ -135,11 +131,11 @@ class OllamaParser:
         message = obj.get("message")
         if message is not None:
             if not isinstance(message, dict):
-                raise malformed(f"ollama line {self._lines}: 'message' is not an object", obj)
+                raise malformed(f"ollama line {self.frames}: 'message' is not an object", obj)
             self._message(message, obj.get("created_at"), out)
         done = obj.get("done", False)
         if not isinstance(done, bool):
-            raise malformed(f"ollama line {self._lines}: 'done' is not a boolean", obj)
+            raise malformed(f"ollama line {self.frames}: 'done' is not a boolean", obj)
         if done:
             self._finish(obj, out)
         return out
@@ -150,7 +146,7 @@ class OllamaParser:
             if value is None:
                 continue
             if not isinstance(value, str):
-                raise malformed(f"ollama line {self._lines}: message.{field} is not a string")
+                raise malformed(f"ollama line {self.frames}: message.{field} is not a string")
             if value:
                 key = self._ensure("reasoning" if field == "thinking" else "text", out)
                 delta = ReasoningDelta if field == "thinking" else TextDelta
@@ -158,7 +154,7 @@ class OllamaParser:
         calls = message.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
-                raise malformed(f"ollama line {self._lines}: message.tool_calls is not a list")
+                raise malformed(f"ollama line {self.frames}: message.tool_calls is not a list")
             for call in calls:
                 self._tool_call(call, created, out)
         for key, value in message.items():
@@ -184,7 +180,7 @@ class OllamaParser:
             self._current = None
 
     def _tool_call(self, call: Any, created: Any, out: list[Chunk]) -> None:
-        where = f"ollama line {self._lines}: tool call"
+        where = f"ollama line {self.frames}: tool call"
         if not isinstance(call, dict):
             raise malformed(f"{where} is not an object", call)
         function = call.get("function")
@@ -238,7 +234,7 @@ class OllamaParser:
         counts = {f: obj[f] for f in USAGE_FIELDS if f in obj}
         for field, count in counts.items():
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise malformed(f"ollama line {self._lines}: {field} is not a count", obj)
+                raise malformed(f"ollama line {self.frames}: {field} is not a count", obj)
         if counts:
             usage = Usage(
                 input=counts.get("prompt_eval_count", 0),
@@ -248,16 +244,19 @@ class OllamaParser:
             out.append(UsageUpdate(usage))
         reason = obj.get("done_reason")
         if reason is not None and not isinstance(reason, str):
-            raise malformed(f"ollama line {self._lines}: done_reason is not a string", obj)
+            raise malformed(f"ollama line {self.frames}: done_reason is not a string", obj)
         envelope: dict[str, JSONValue] = {k: v for k, v in obj.items() if k != "message"}
         if self._first_created is not None and self._first_created != obj.get("created_at"):
             envelope["first_created_at"] = self._first_created
-        mapped = FINISH_REASONS.get(reason, reason) if reason else "stop"
-        if mapped == "stop" and self._calls:
-            mapped = "tool-calls"
         payload = ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope)
-        out.append(Finish(mapped, raw=reason, payloads=(payload,)))
-        self._done = True
+        if not reason:
+            out.append(unknown_finish((payload,)))
+        else:
+            mapped = FINISH_REASONS.get(reason, reason)
+            if mapped == "stop" and self._calls:
+                mapped = "tool-calls"
+            out.append(Finish(mapped, raw=reason, payloads=(payload,)))
+        self.finished = True
 
 
 def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
@@ -267,7 +266,7 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     object, is not UTF-8 or is not done, raises
     :class:`~elelem.errors.MalformedStreamError`.
     """
-    obj = decode_frame(decode_body(body, "ollama response body"), "ollama response body")
+    obj = decode_whole_object(body, "ollama response body")
     if "error" in obj and "message" not in obj:
         raise error_from_object(obj, body)
     parser = OllamaParser(provider)

@@ -33,7 +33,7 @@ replay puts back on the assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -44,6 +44,12 @@ from elelem.shapes.openai_chat.errors import error_from_object
 from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
 from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.openai_chat.usage import map_usage
+from elelem.shapes.skeleton import (
+    ParserSkeleton,
+    decode_whole_object,
+    unknown_block,
+    unknown_finish,
+)
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -141,20 +147,24 @@ def _malformed(message: str) -> MalformedStreamError:
     return MalformedStreamError(message, retryable=False)
 
 
-class ChatParser:
-    """Parses one Chat Completions response.
+class ChatParser(ParserSkeleton):
+    """Parses one Chat Completions response (on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`).
 
     Feed SSE frames through :meth:`message` (or whole chunk objects through
     :meth:`feed_object`); :meth:`eof` flushes.  ``finish`` is emitted at
     ``[DONE]``, or at the end of the body once a ``finish_reason`` was seen
     (usage may still follow the finish reason, so it is never emitted early).
+    A ``[DONE]`` after no ``finish_reason`` finishes ``unknown``, keeping
+    every block and the usage.
     """
 
+    what = "chat"
+    end_marker = DONE
+    event_type = "openai_chat.event"
+
     def __init__(self, provider: ProviderId) -> None:
-        self.provider = provider
-        self._started = False
-        self._done = False
-        self._frames = 0
+        super().__init__(provider)
         self._current: tuple[str, BlockKey] | None = None  # (kind, key) of text/reasoning/refusal
         self._serial = 0
         self._text: list[str] = []
@@ -171,50 +181,45 @@ class ChatParser:
         self._refused = False
         self._response_id: str | None = None
 
-    # -- FrameParser ---------------------------------------------------------
+    # -- the skeleton's hooks -------------------------------------------------
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The response headers arrived; Chat Completions sends nothing in them we need."""
-        return ()
-
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One SSE frame: a JSON chunk, an ``error`` object, or ``[DONE]``."""
-        self._frames += 1
-        if self._done:
-            raise _malformed(f"frame {self._frames} arrived after the stream finished")
-        if self._started and event != "error":
-            try:
-                hot = HOT_CHUNK.decode(data)
-            except msgspec.DecodeError:
-                pass  # not the hot chunk exactly: the dict path decides what it is
-            else:
-                chunks = self._feed_hot(hot)
-                if chunks is not None:
-                    return chunks
-        if data.strip() == DONE:
-            return self._finalize(require_finish=True)
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a hot chunk (see :mod:`~elelem.shapes.openai_chat.frames`)."""
+        if event == "error":
+            return None
         try:
-            obj = msgspec.json.decode(data)
+            hot = HOT_CHUNK.decode(data)
         except msgspec.DecodeError:
-            if event == "error":
-                # A plain-text error event is still the provider's error, not a bad frame.
+            return None  # not the hot chunk exactly: the dict path decides what it is
+        return self._feed_hot(hot)
+
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The frame's chunk object; an ``error`` object (or a plain-text
+        ``error`` event) raises the provider's error, the frame as its body."""
+        if event == "error":
+            try:
+                msgspec.json.decode(data)
+            except msgspec.DecodeError:
                 raise error_from_object({"error": {"message": data}}, data.encode()) from None
-            # Text that is not JSON was cut or corrupted on the way: a retry may succeed.
-            raise MalformedStreamError(
-                f"frame {self._frames} is not JSON ({len(data)} characters)", body=data.encode()
-            ) from None
-        if not isinstance(obj, dict):
-            raise _malformed(f"frame {self._frames} is a JSON {type(obj).__name__}, not an object")
+        obj = super().decode(event, data)
         if event == "error" or (obj.get("error") and not obj.get("choices")):
             raise error_from_object(obj, data.encode())
+        return obj
+
+    def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
+        """One chunk object."""
         return self.feed_object(obj)
 
-    def eof(self) -> Sequence[Chunk]:
+    def end(self) -> list[Chunk]:
+        """``[DONE]``: every block closed, and the finish."""
+        return self._finalize()
+
+    def at_eof(self) -> list[Chunk]:
         """The body ended: finish if a ``finish_reason`` arrived, else emit
         nothing, leaving the stream incomplete for the driver to report."""
-        if self._done or self._finish_raw is None:
-            return ()
-        return self._finalize(require_finish=False)
+        if self._finish_raw is None:
+            return []
+        return self._finalize()
 
     # -- chunk objects -------------------------------------------------------
 
@@ -223,30 +228,30 @@ class ChatParser:
         out: list[Chunk] = []
         choices = obj.get("choices") or []
         if not isinstance(choices, list):
-            raise _malformed(f"frame {self._frames}: 'choices' is not a list")
-        if not self._started and (obj.get("id") or choices):
+            raise _malformed(f"frame {self.frames}: 'choices' is not a list")
+        if not self.started and (obj.get("id") or choices):
             self._start(obj, out)
         for choice in choices:
             if not isinstance(choice, dict):
-                raise _malformed(f"frame {self._frames}: a choice is not an object")
+                raise _malformed(f"frame {self.frames}: a choice is not an object")
             if choice.get("index", 0) != 0:
                 raise _malformed(
-                    f"frame {self._frames}: choice {choice.get('index')!r}; only one choice "
+                    f"frame {self.frames}: choice {choice.get('index')!r}; only one choice "
                     "(n=1) is supported"
                 )
-            if not self._started:
+            if not self.started:
                 self._start(obj, out)
             delta = choice.get("delta")
             if delta is None:
                 delta = choice.get("message")
             if delta is not None:
                 if not isinstance(delta, dict):
-                    raise _malformed(f"frame {self._frames}: 'delta' is not an object")
+                    raise _malformed(f"frame {self.frames}: 'delta' is not an object")
                 self._apply_delta(delta, out)
             reason = choice.get("finish_reason")
             if reason is not None:
                 if not isinstance(reason, str):
-                    raise _malformed(f"frame {self._frames}: 'finish_reason' is not a string")
+                    raise _malformed(f"frame {self.frames}: 'finish_reason' is not a string")
                 self._finish_raw = reason
         self._top_level(obj, out)
         return out
@@ -276,7 +281,7 @@ class ChatParser:
         return out
 
     def _start(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
-        self._started = True
+        self.started = True
         rid = obj.get("id")
         self._response_id = rid if isinstance(rid, str) and rid else None
         model = obj.get("model")
@@ -307,7 +312,7 @@ class ChatParser:
             mapped = map_usage(usage)
             if mapped != self._usage:
                 self._usage = mapped
-                if not self._started:
+                if not self.started:
                     self._start(obj, out)
                 out.append(UsageUpdate(mapped))
 
@@ -330,7 +335,7 @@ class ChatParser:
         elif isinstance(content, list):
             self._content_parts(content, out)
         elif content is not None:
-            raise _malformed(f"frame {self._frames}: 'content' is a {type(content).__name__}")
+            raise _malformed(f"frame {self.frames}: 'content' is a {type(content).__name__}")
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             self._refusal(refusal, out)
@@ -387,7 +392,7 @@ class ChatParser:
             self._details = Details()
         for detail in details:
             if not isinstance(detail, dict):
-                raise _malformed(f"frame {self._frames}: a reasoning detail is not an object")
+                raise _malformed(f"frame {self.frames}: a reasoning detail is not an object")
             self._details.add(detail)
             if use_text:
                 # Only where no plain reasoning string carried the same text.
@@ -402,7 +407,7 @@ class ChatParser:
     def _content_parts(self, parts: list[Any], out: list[Chunk]) -> None:
         for part in parts:
             if not isinstance(part, dict):
-                raise _malformed(f"frame {self._frames}: a content part is not an object")
+                raise _malformed(f"frame {self.frames}: a content part is not an object")
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str):
                 if part["text"]:
@@ -411,7 +416,7 @@ class ChatParser:
                 for inner in part["thinking"]:
                     text = inner.get("text") if isinstance(inner, dict) else None
                     if not isinstance(text, str):
-                        raise _malformed(f"frame {self._frames}: a thinking part has no text")
+                        raise _malformed(f"frame {self.frames}: a thinking part has no text")
                     if text:
                         self._reasoning(text, "thinking", out)
             else:
@@ -419,19 +424,19 @@ class ChatParser:
                 self._close_current(out)
                 key = self._new_key("part")
                 if not isinstance(kind, str):
-                    raise _malformed(f"frame {self._frames}: a content part has no string type")
+                    raise _malformed(f"frame {self.frames}: a content part has no string type")
                 out.append(BlockStart(index=key, block="unknown", raw=dict(part)))
                 out.append(BlockEnd(key))
 
     def _tool_delta(self, call: Any, position: int, out: list[Chunk]) -> None:
         if not isinstance(call, dict):
-            raise _malformed(f"frame {self._frames}: a tool call delta is not an object")
+            raise _malformed(f"frame {self.frames}: a tool call delta is not an object")
         index = call.get("index", position)
         if not isinstance(index, int):
-            raise _malformed(f"frame {self._frames}: tool call index {index!r} is not an integer")
+            raise _malformed(f"frame {self.frames}: tool call index {index!r} is not an integer")
         function = call.get("function") or {}
         if not isinstance(function, dict):
-            raise _malformed(f"frame {self._frames}: tool call 'function' is not an object")
+            raise _malformed(f"frame {self.frames}: tool call 'function' is not an object")
         call_id = call.get("id")
         known = self._tools.get(index)
         if known is not None and isinstance(call_id, str) and call_id and call_id != known[0]:
@@ -442,7 +447,7 @@ class ChatParser:
         if known is None:
             name = function.get("name")
             if not isinstance(name, str) or not name:
-                raise _malformed(f"frame {self._frames}: tool call {index} starts without a name")
+                raise _malformed(f"frame {self.frames}: tool call {index} starts without a name")
             synthesized = not isinstance(call_id, str) or not call_id
             if not isinstance(call_id, str) or not call_id:
                 # Some local servers send no call id.  The result must still link
@@ -498,13 +503,9 @@ class ChatParser:
         out.append(BlockEnd(key))
         self._current = None
 
-    def _finalize(self, *, require_finish: bool) -> list[Chunk]:
+    def _finalize(self) -> list[Chunk]:
         out: list[Chunk] = []
-        if self._finish_raw is None:
-            if require_finish:
-                raise _malformed("the stream ended with [DONE] but no choice had a finish_reason")
-            return out
-        if not self._started:
+        if not self.started:
             self._start({}, out)
         attributions = perplexity_attributions(self._citations, self._search_results, self.provider)
         if attributions:
@@ -514,19 +515,16 @@ class ChatParser:
         for field, values in self._unknown.items():
             key = self._new_key("field")
             value = merge_values(values)
-            raw = {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value}
-            out.append(BlockStart(index=key, block="unknown", raw=raw))
-            out.append(BlockEnd(key))
+            out += unknown_block(key, {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value})
         for field, value in self._response_fields.items():
             key = self._new_key("field")
-            raw = {"type": RESPONSE_FIELD_TYPE, "field": field, "value": value}
-            out.append(BlockStart(index=key, block="unknown", raw=raw))
-            out.append(BlockEnd(key))
+            out += unknown_block(key, {"type": RESPONSE_FIELD_TYPE, "field": field, "value": value})
         for index in self._tool_order:
             out.append(BlockEnd(index))
         self._tool_order = []
-        out.append(self._finish(self._finish_raw))
-        self._done = True
+        reason = self._finish_raw
+        out.append(unknown_finish() if reason is None else self._finish(reason))
+        self.finished = True
         return out
 
     def _finish(self, raw: str) -> Finish:
@@ -539,20 +537,17 @@ class ChatParser:
 
 
 def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
-    """Map a non-streaming ``chat.completion`` body to the chunks a stream gives."""
-    try:
-        obj = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        raise _malformed(f"the response body is not JSON ({len(body)} bytes)") from None
-    if not isinstance(obj, dict):
-        raise _malformed(f"the response body is a JSON {type(obj).__name__}, not an object")
+    """Map a non-streaming ``chat.completion`` body to the chunks a stream gives.
+
+    The body's end is its end marker: a body with no ``finish_reason``
+    finishes ``unknown``, keeping what it holds.
+    """
+    obj = decode_whole_object(body, "chat response body")
     if obj.get("error") and not obj.get("choices"):
         raise error_from_object(obj, body)
     parser = ChatParser(provider)
     chunks = parser.feed_object(obj)
-    if parser._finish_raw is None:
-        raise _malformed("the response has no choice with a finish_reason")
-    chunks.extend(parser._finalize(require_finish=True))
+    chunks.extend(parser.end())
     return chunks
 
 

@@ -22,13 +22,14 @@ it are completed with the rest; deltas that contradict it are an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -185,18 +186,19 @@ class _Item:
         self.unknown: list[dict[str, Any]] = []
 
 
-class ResponsesParser:
-    """Parses one OpenAI Responses response; see the module docstring.
+class ResponsesParser(ParserSkeleton):
+    """Parses one OpenAI Responses response (on the
+    :class:`~elelem.shapes.skeleton.ParserSkeleton`); see the module docstring.
 
     ``client_tools`` names the client tools of the request, which tells a
     client ``custom_tool_call`` from a provider's server-side one (xAI).
     """
 
+    what = "OpenAI Responses"
+
     def __init__(self, provider: ProviderId, client_tools: frozenset[str] | None = None) -> None:
-        self.provider = provider
+        super().__init__(provider)
         self._client_tools = client_tools
-        self._started = False
-        self._finished = False
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._tools: list[Any] = []
@@ -230,39 +232,19 @@ class ResponsesParser:
             "error": self._on_error,
         }
 
-    # -- FrameParser -------------------------------------------------------------
+    # -- the skeleton's hooks ----------------------------------------------------
 
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """Nothing to do until the first frame."""
-        return []
-
-    def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One SSE frame: its event name (may be empty) and its JSON data."""
-        if self._finished:
-            raise _malformed(f"frame {event or '(unnamed)'!r} after the response finished")
-        if event == _TEXT_DELTA:
-            try:
-                hot = _TEXT_DELTA_DECODER.decode(data)
-            except msgspec.DecodeError:
-                pass  # the dict path below names what is wrong with it
-            else:
-                if hot.type in (_TEXT_DELTA, ""):
-                    return self._on_hot_delta(hot)
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a typed ``response.output_text.delta``, or None."""
+        if event != _TEXT_DELTA:
+            return None
         try:
-            obj = msgspec.json.decode(data)
-        except msgspec.DecodeError as exc:
-            # Text that is not JSON was cut or corrupted on the way: a retry may succeed.
-            raise MalformedStreamError(
-                f"OpenAI Responses stream: frame {event or '(unnamed)'!r} is not JSON: {exc}",
-                body=data.encode(),
-            ) from None
-        if not isinstance(obj, dict):
-            raise _malformed(f"frame {event or '(unnamed)'!r} is not a JSON object")
-        return self.event(obj, event)
-
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended; nothing is buffered (an unfinished stream is the driver's error)."""
-        return []
+            hot = _TEXT_DELTA_DECODER.decode(data)
+        except msgspec.DecodeError:
+            return None  # the dict path names what is wrong with it
+        if hot.type not in (_TEXT_DELTA, ""):
+            return None
+        return self._on_hot_delta(hot)
 
     # -- events ---------------------------------------------------------------------
 
@@ -282,9 +264,9 @@ class ResponsesParser:
         return self._on_unknown(obj, kind)
 
     def _start(self, response: Any) -> list[Chunk]:
-        if self._started:
+        if self.started:
             return []
-        self._started = True
+        self.started = True
         rid = model = None
         if isinstance(response, dict):
             rid = response.get("id") if isinstance(response.get("id"), str) else None
@@ -686,7 +668,7 @@ class ResponsesParser:
         if isinstance(usage, dict):
             out.append(UsageUpdate(_items.usage(usage)))
         out.append(self._finish_chunk(response, status))
-        self._finished = True
+        self.finished = True
         return out
 
     def _sweep(self, output: list[Any]) -> list[Chunk]:
@@ -715,22 +697,22 @@ class ResponsesParser:
             return Finish(_items.INCOMPLETE_REASONS.get(reason_s, reason_s), raw=reason_s)
         if status == "cancelled":
             return Finish("aborted", raw="cancelled")
+        if status is None:
+            return unknown_finish()  # a terminal response that names no status
         if self._calls:
             return Finish("tool-calls", raw=str(status))
         if self._refused:
             return Finish("refused", raw=str(status))
-        return Finish("stop", raw=str(status) if status is not None else None)
+        return Finish("stop", raw=str(status))
 
 
 def parse_body(
     body: bytes, provider: ProviderId, client_tools: frozenset[str] | None = None
 ) -> list[Chunk]:
     """Map a non-streaming Responses JSON body to the chunks a stream gives."""
-    try:
-        obj = msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        raise _malformed(f"response body is not JSON: {exc}") from None
-    return parse_object(obj, provider, client_tools)
+    return parse_object(
+        decode_whole_body(body, "OpenAI Responses response body"), provider, client_tools
+    )
 
 
 def parse_object(

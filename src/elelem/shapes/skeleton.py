@@ -1,0 +1,199 @@
+"""The one parser skeleton every shape's frame parser is built on (DESIGN.md §4).
+
+A shape's parser knows its own events; what every parser must do the same
+way is decided here, once:
+
+- **frames.** :meth:`ParserSkeleton.message` counts frames, refuses a frame
+  after the response finished (a non-retryable malformed stream), offers a
+  frame of a started response to the shape's typed fast path
+  (:meth:`~ParserSkeleton.fast`, None to decline) and otherwise decodes it
+  (:meth:`~ParserSkeleton.decode`: text that is not JSON is retryable, JSON
+  that is not an object is not) and hands the object to
+  :meth:`~ParserSkeleton.event`.  A shape whose wire ends with a sentinel
+  (Chat Completions' ``[DONE]``) names it in :attr:`~ParserSkeleton.end_marker`.
+- **unknown is kept.**  An event, delta or block type the shape does not
+  model becomes an unknown block in position (:func:`unknown_block`), its raw
+  JSON intact; an event that is no content block is wrapped as
+  ``{"type": "<shape>.event", "event": name, "value": …}``
+  (:meth:`~ParserSkeleton.unknown_event`).  A *malformed known* value is the
+  only parse error.
+- **EOF without the terminal event** returns what is still buffered but no
+  ``finish`` (:meth:`~ParserSkeleton.eof`), so the driver raises its
+  retryable :class:`~elelem.errors.IncompleteStreamError` and the assembler's
+  partial keeps what arrived.  A parser never raises at EOF.
+- **an end marker with no finish reason** finishes ``unknown`` (raw None),
+  every block and the usage kept (:func:`unknown_finish`).
+- **payloads** (:meth:`~ParserSkeleton.payload`) are the shape's provider's,
+  and a later payload of the same format on a block replaces the earlier
+  one (the assembler's rule): a signature sent twice is the last one.
+- **whole bodies**: :func:`decode_whole_body` is the one classification of a
+  non-streaming body that is not JSON, the same for every shape.
+
+Sans-IO: no clock, no socket, no global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import msgspec
+
+from elelem.errors import MalformedStreamError
+from elelem.shapes.common import decode_body, malformed
+from elelem.stream import BlockEnd, BlockKey, BlockStart, Chunk, Finish, Payload
+from elelem.vocabulary import ProviderId, ProviderPayload
+from elelem.vocabulary.json import JSONValue
+
+UNKNOWN_FINISH = "unknown"
+"""The finish reason of a response whose end marker named none."""
+
+
+def unknown_block(key: BlockKey, raw: Mapping[str, Any]) -> list[Chunk]:
+    """The chunks that keep ``raw`` (a JSON object with a string ``type``) as an
+    unknown block at ``key``, in position."""
+    return [BlockStart(index=key, block="unknown", raw=dict(raw)), BlockEnd(key)]
+
+
+def unknown_finish(payloads: tuple[ProviderPayload, ...] = ()) -> Finish:
+    """The finish of a response that ended with its end marker but no finish reason."""
+    return Finish(UNKNOWN_FINISH, raw=None, payloads=payloads)
+
+
+def decode_whole_body(body: bytes, what: str) -> Any:
+    """The JSON value of a whole (non-streaming) response ``body``.
+
+    The one rule for every shape: bytes that are not UTF-8 or text that is
+    not JSON were cut or corrupted on the way, so the
+    :class:`MalformedStreamError` (``"{what} is not JSON: …"``, body kept) is
+    retryable, as for a frame.
+    """
+    text = decode_body(body, what)
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise MalformedStreamError(f"{what} is not JSON: {exc}", body=body) from None
+
+
+def decode_whole_object(body: bytes, what: str) -> dict[str, Any]:
+    """Like :func:`decode_whole_body`, for a body that must be a JSON object:
+    any other JSON value is well-formed but wrong, so not retryable."""
+    value = decode_whole_body(body, what)
+    if not isinstance(value, dict):
+        raise malformed(f"{what} is not a JSON object", value)
+    return value
+
+
+class ParserSkeleton:
+    """The skeleton of a shape's :class:`~elelem.shapes.base.FrameParser`.
+
+    A shape's parser subclasses it and supplies :meth:`event` (one decoded
+    frame object), and where it has them :meth:`fast` (hot typed frames),
+    :meth:`end` (the wire's end marker) and :meth:`at_eof` (chunks still
+    buffered when the body ends).  The skeleton owns the frame counter
+    (:attr:`frames`), the started/finished guards (:attr:`started`,
+    :attr:`finished`) and the contracts in the module docstring.
+    """
+
+    what: ClassVar[str] = "frame"
+    """How errors name this shape's frames (``"anthropic"``, ``"ollama line"``)."""
+
+    end_marker: ClassVar[str | None] = None
+    """Frame data that ends the response (Chat Completions' ``[DONE]``), or None."""
+
+    event_type: ClassVar[str] = "unknown.event"
+    """``type`` of the unknown block that keeps an event nobody modelled."""
+
+    def __init__(self, provider: ProviderId) -> None:
+        self.provider = provider
+        self.frames = 0
+        self.started = False
+        self.finished = False
+        self._unknown_events = 0
+
+    # -- FrameParser -----------------------------------------------------------
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The response headers arrived (status 2xx); nothing in them is content."""
+        del status, headers
+        return ()
+
+    def message(self, event: str, data: str) -> Sequence[Chunk]:
+        """One frame: the fast path where it fits, else decoded and applied."""
+        self.frames += 1
+        if self.finished:
+            raise malformed(f"{self.what}: frame {self.frames} arrived after the response finished")
+        if self.started:
+            chunks = self.fast(event, data)
+            if chunks is not None:
+                return chunks
+        if self.end_marker is not None and data.strip() == self.end_marker:
+            return self.end()
+        return self.event(self.decode(event, data), event)
+
+    def eof(self) -> Sequence[Chunk]:
+        """The body ended: what :meth:`at_eof` still holds; never an error.
+
+        Without the terminal event no ``finish`` comes, and the driver
+        raises its retryable incomplete-stream error with the partial kept.
+        """
+        if self.finished:
+            return ()
+        return self.at_eof()
+
+    # -- what a shape supplies -------------------------------------------------
+
+    def fast(self, event: str, data: str) -> Sequence[Chunk] | None:
+        """The chunks of a hot frame of a started response, or None (before
+        touching any state) to leave the frame to the dict path."""
+        del event, data
+        return None
+
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The JSON object of one frame (see :func:`~elelem.shapes.common.decode_frame`)."""
+        try:
+            value = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            # Cut or corrupted on the way: a retry may succeed.
+            raise MalformedStreamError(
+                f"{self.what} {event or 'frame'} data is not JSON: {exc}", body=data.encode()
+            ) from None
+        if not isinstance(value, dict):
+            raise malformed(f"{self.what} {event or 'frame'} data is not a JSON object", value)
+        return value
+
+    def event(self, obj: dict[str, Any], event: str) -> Sequence[Chunk]:
+        """Apply one decoded frame object; return its chunks."""
+        raise NotImplementedError
+
+    def end(self) -> Sequence[Chunk]:
+        """The :attr:`end_marker` arrived: the chunks that end the response."""
+        raise NotImplementedError
+
+    def at_eof(self) -> Sequence[Chunk]:
+        """Chunks still buffered when the body ends unfinished (a shape whose
+        wire ends with the body, once its finish reason came, finishes here)."""
+        return ()
+
+    # -- helpers ---------------------------------------------------------------
+
+    def payload(self, key: BlockKey, fmt: str, value: object) -> Payload:
+        """A payload of this parser's provider on block ``key`` (replace semantics)."""
+        return Payload(key, ProviderPayload(self.provider, fmt, None, value))
+
+    def unknown_event(self, name: str, value: Mapping[str, Any]) -> list[Chunk]:
+        """Keep an event nobody modelled as an unknown block where it arrived:
+        ``{"type": event_type, "event": name, "value": value}``."""
+        self._unknown_events += 1
+        raw: dict[str, JSONValue] = {"type": self.event_type, "event": name, "value": dict(value)}
+        return unknown_block(f"event-{self._unknown_events}", raw)
+
+
+__all__ = [
+    "UNKNOWN_FINISH",
+    "ParserSkeleton",
+    "decode_whole_body",
+    "decode_whole_object",
+    "unknown_block",
+    "unknown_finish",
+]
