@@ -232,7 +232,7 @@ def test_output_is_ascii_so_text_cannot_drive_the_terminal(tmp_path: Path) -> No
     [
         ("not.txt", "hello\n", "unknown recording format"),
         ("t.json", '{"id": "msg_1", "content": [', "truncated or malformed JSON body"),
-        ("cut.chunks.txt", SIG_STREAM.rsplit("\n", 1)[0] + "\n", "ended before message_stop"),
+        ("cut.chunks.txt", SIG_STREAM.rsplit("\n", 1)[0] + "\n", "without a terminal event"),
         ("cut2.chunks.txt", SIG_STREAM[:-20] + "\n", "line 6 is not a JSON payload"),
         ("x.json", '{"something": "else"}', "cannot tell its wire shape"),
     ],

@@ -34,9 +34,15 @@ from typing import Any
 import click
 
 from elelem.codec import to_builtins
-from elelem.errors import ElelemError, MalformedStreamError, StreamError, TransportError
+from elelem.errors import (
+    ElelemError,
+    IncompleteStreamError,
+    MalformedStreamError,
+    StreamError,
+    TransportError,
+)
 from elelem.shapes.base import Shape
-from elelem.stream import AssembledResponse, Assembler, Chunk
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.cassettes import (
     Interaction,
     RecordedRequest,
@@ -223,6 +229,11 @@ def _chunks(
                 if line.strip():
                     chunks.extend(parser.message("", line))
         chunks.extend(parser.eof())
+        if not any(type(c) is Finish for c in chunks):
+            # What the driver says of a body that ends before the terminal event.
+            raise IncompleteStreamError(
+                f"the stream ended after {len(response.body)} bytes without a terminal event"
+            )
     except (MalformedStreamError, TransportError):
         raise
     except StreamError as exc:  # a provider error the recording holds
