@@ -30,7 +30,10 @@ from elelem.testing.servers import LoopbackServer
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
+    DocumentBlock,
+    DocumentLocation,
     HostedActivity,
+    ImageBlock,
     Message,
     ProviderId,
     ReasoningBlock,
@@ -38,7 +41,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
-from web_helpers import chromium, chromium_paths, demo_interaction
+from web_helpers import chromium, chromium_paths, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
 GEMINI = "pydantic__pydantic-ai/tests__models__cassettes__test_google__test_google_model_web_search_tool_stream.yaml"
@@ -96,6 +99,46 @@ def injection_conversation(store: Store) -> str:
     return conversation.id
 
 
+def media_conversation(store: Store) -> str:
+    conversation = Conversation.create(store)
+    conversation.start_turn(model="anthropic:claude-x")
+    conversation.add_message(
+        Message(
+            role="user",
+            source="user",
+            content=(
+                TextBlock("What does the report say?"),
+                ImageBlock.from_bytes(png(40, 30), filename="chart.png"),
+                DocumentBlock.from_text("Revenue grew 12%.", title="Q3 report", citations=True),
+            ),
+        )
+    )
+    cited = Attribution(Source(None, "Q3 report", DocumentLocation(0, "page", 3, 5)), "grew 12%")
+    conversation.add_message(
+        Message(
+            role="assistant",
+            source="assistant",
+            provider=ProviderId("anthropic"),
+            model="claude-x",
+            content=(TextBlock("Revenue grew 12%.", (cited,)),),
+        )
+    )
+    return conversation.id
+
+
+def check_media(driver: Any) -> None:
+    by = "css selector"
+    (image,) = driver.find_elements(by, "figure.attachment img")
+    assert image.get_attribute("src").startswith("data:image/png;base64,")
+    # The image loaded under the policy (img-src data:) and is the stored one.
+    assert driver.execute_script("return arguments[0].naturalWidth", image) == 40
+    captions = [c.text for c in driver.find_elements(by, "figure.attachment figcaption")]
+    assert captions[0].startswith("[image chart.png 40×30, ")
+    assert captions[1].startswith("[document Q3 report (text)")
+    (note,) = driver.find_elements(by, "ol.footnotes > li")
+    assert note.text.startswith("Q3 report, pp. 3–4")
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     chromium_paths()
@@ -137,6 +180,7 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         (cid for title, cid in infos.items() if title and "weather" in title.lower()), None
     )
     ids["evil"] = injection_conversation(store)
+    ids["media"] = media_conversation(store)
     ids["store"] = store
     return ids
 
@@ -322,6 +366,18 @@ def check_inert(driver: Any) -> None:
     assert reasoning.get_attribute("open") is None
 
 
+def test_attachments_and_document_citations(
+    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
+) -> None:
+    browser.get_log("browser")
+    browser.get(url(server, f"/c/{store_home['media']}"))
+    check_media(browser)
+    assert csp_violations(browser) == []
+    shot = artifacts / "serve-media.png"
+    browser.save_screenshot(str(shot))
+    keep(shot)
+
+
 def test_google_search_suggestions_in_a_sandboxed_frame(
     server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
 ) -> None:
@@ -393,7 +449,8 @@ def test_the_html_export_is_validated_the_same_way(
     store_home: dict[str, Any], browser: Any, tmp_path: Path, artifacts: Path
 ) -> None:
     env = store_home["env"]
-    for name, cid in (("demo", store_home["demo"]), ("evil", store_home["evil"])):
+    cases = [(name, store_home[name]) for name in ("demo", "evil", "media")]
+    for name, cid in cases:
         out = tmp_path / f"{name}.html"
         done = run(env, "export", cid, "--format", "html", "-o", str(out))
         assert done.returncode == 0, done.stderr
@@ -409,8 +466,10 @@ def test_the_html_export_is_validated_the_same_way(
         if name == "demo":
             check_demo_page(browser)
             assert browser.find_elements("css selector", "a.back") == []  # no app links in a file
-        else:
+        elif name == "evil":
             check_inert(browser)
+        else:
+            check_media(browser)
         assert csp_violations(browser) == []
         shot = artifacts / f"export-{name}.png"
         browser.save_screenshot(str(shot))

@@ -4,6 +4,7 @@ stored conversation, each read by the `ai` package's own client code."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,21 +15,24 @@ from fastapi import FastAPI, Request
 from elelem.client import Client
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.toolloop import run
-from elelem.errors import DecodeError, UnsupportedError
+from elelem.errors import DecodeError
 from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import tool
 from elelem.vocabulary import (
     CallId,
+    DocumentBlock,
+    ImageBlock,
     Message,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
+    URLSource,
 )
 from elelem.web import UIMessageStreamResponse, messages_from_ui, relay
 from toolloop_wires import WIRES, anthropic_calls, anthropic_text
-from web_helpers import ai_reader_ready, demo_interaction, read_with_ai, replaying
+from web_helpers import ai_reader_ready, demo_interaction, png, read_with_ai, replaying
 
 
 def test_a_fastapi_endpoint_relays_a_stream_to_use_chat() -> None:
@@ -185,13 +189,48 @@ def test_malformed_ui_messages_are_named(
     assert getattr(raised.value, "path", None) == where or where in str(raised.value)
 
 
-def test_a_file_part_is_refused_not_dropped() -> None:
-    with pytest.raises(UnsupportedError, match=r"\$\.messages\[0\]\.parts\[0\]: file parts"):
+def test_file_parts_become_image_and_document_blocks() -> None:
+    image = png()
+    data_url = "data:image/png;base64," + base64.b64encode(image).decode()
+    (message,) = messages_from_ui(
+        [
+            {
+                "role": "user",
+                "parts": [
+                    {"type": "text", "text": "what is this?"},
+                    {
+                        "type": "file",
+                        "mediaType": "image/png",
+                        "url": data_url,
+                        "filename": "red.png",
+                    },
+                    {
+                        "type": "file",
+                        "mediaType": "application/pdf",
+                        "url": "https://a.example/x.pdf",
+                    },
+                ],
+            }
+        ]
+    )
+    assert message.content == (
+        TextBlock("what is this?"),
+        ImageBlock.from_bytes(image, "image/png", filename="red.png"),
+        DocumentBlock(URLSource("https://a.example/x.pdf"), "application/pdf"),
+    )
+    assert message.content[1].width == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("javascript:alert(1)", "must be data: or http"),
+        ("data:image/png,raw", "must be base64"),
+        ("data:image/png;base64,!!!", "not base64"),
+    ],
+)
+def test_bad_file_parts_are_refused(url: str, why: str) -> None:
+    with pytest.raises(DecodeError, match=why):
         messages_from_ui(
-            [
-                {
-                    "role": "user",
-                    "parts": [{"type": "file", "url": "data:,x", "mediaType": "text/plain"}],
-                }
-            ]
+            [{"role": "user", "parts": [{"type": "file", "url": url, "mediaType": "image/png"}]}]
         )

@@ -9,6 +9,7 @@ value reaches the stream.
 
 from __future__ import annotations
 
+import base64
 import csv
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -40,7 +41,9 @@ from elelem.vocabulary import (
     ActivityId,
     Attribution,
     CallId,
+    DocumentLocation,
     HostedActivity,
+    ImageBlock,
     Part,
     ProviderId,
     ProviderPayload,
@@ -53,7 +56,14 @@ from elelem.vocabulary import (
 )
 from elelem.web import DONE, UIMessageEncoder, UIMessageStreamResponse, sse_event
 from elelem.web.asgi import ui_message_chunks
-from web_helpers import ai_reader_ready, demo_interaction, read_with_ai, recorded_pairs, replaying
+from web_helpers import (
+    ai_reader_ready,
+    demo_interaction,
+    png,
+    read_with_ai,
+    recorded_pairs,
+    replaying,
+)
 
 Pairs = list[tuple[Chunk, tuple[Part, ...]]]
 P = ProviderId("anthropic")
@@ -284,6 +294,49 @@ SYNTHETIC_PARTS = [
         "rawInput": None,
         "errorText": "the arguments were cut off (max-tokens)",
     },
+]
+
+
+RED = png()
+RED_URL = "data:image/png;base64," + base64.b64encode(RED).decode()
+DOC = Source(None, "Q3 report", DocumentLocation(0, "page", 3, 5, message=0, block=1))
+MEDIA: Pairs = [
+    *feed(
+        [
+            ResponseStart("r", "m", P),
+            BlockStart(0, "text"),
+            TextDelta(0, "Revenue grew."),
+            Citation(0, Attribution(DOC, "grew 12%")),
+            Citation(0, Attribution(Source(None, "Q3 report", DocumentLocation(0, "page", 7, 8)))),
+            BlockEnd(0),
+        ]
+    ),
+    (None, (ImageBlock.from_bytes(RED), ImageBlock.from_url("ftp://a.example/x.png", "image/png"))),
+    (Finish("stop"), ()),
+]
+MEDIA_PARTS = [
+    {"type": "step-start"},
+    {
+        "type": "text",
+        "text": "Revenue grew.",
+        "providerMetadata": {
+            "elelem": {
+                "citations": [
+                    {"sourceId": "source-1", "location": "pp. 3–4", "excerpt": "grew 12%"},
+                    {"sourceId": "source-1", "location": "p. 7"},
+                ]
+            }
+        },
+        "state": "done",
+    },
+    {
+        "type": "source-document",
+        "sourceId": "source-1",
+        "mediaType": "application/octet-stream",
+        "title": "Q3 report",
+    },
+    {"type": "file", "mediaType": "image/png", "url": RED_URL},
+    {"type": "data-block", "data": {"type": "image", "name": "ftp://a.example/x.png"}},
 ]
 
 
@@ -605,16 +658,24 @@ def test_the_ai_package_reads_every_stream_to_the_exact_parts(corpus: Path) -> N
     async def synthetic(request: Request) -> UIMessageStreamResponse:
         return UIMessageStreamResponse(_yield(feed(SYNTHETIC)), message_id="m-1")
 
+    async def media(request: Request) -> UIMessageStreamResponse:
+        return UIMessageStreamResponse(_yield(MEDIA))
+
     routes = [
+        Route("/media", media, methods=["POST"]),
         Route("/replay/{n:int}", replay, methods=["POST"]),
         Route("/synthetic", synthetic, methods=["POST"]),
     ]
     with ASGIServer(Starlette(routes=routes)) as server:
         requests = [{"url": f"{server.url}/replay/{i}", "body": {}} for i in range(len(names))]
         requests.append({"url": f"{server.url}/synthetic", "body": {}})
+        requests.append({"url": f"{server.url}/media", "body": {}})
         read = read_with_ai(node, requests)
 
+    media_read = read.pop()
     synthetic_read = read.pop()
+    assert media_read["errors"] == []
+    assert media_read["message"]["parts"] == MEDIA_PARTS
     assert synthetic_read["errors"] == []
     assert synthetic_read["message"]["id"] == "m-1"
     assert synthetic_read["message"]["parts"] == SYNTHETIC_PARTS

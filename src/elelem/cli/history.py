@@ -177,7 +177,7 @@ def show_command(conversation: str | None, reasoning: str, citations: str) -> No
 def _html(store: Store, cid: ConversationId) -> bytes:
     from elelem.web.html import export_html
 
-    return export_html(store.info(cid), store.load(cid))
+    return export_html(store.info(cid), store.load(cid), store.get_blob)
 
 
 def _markdown(store: Store, cid: ConversationId) -> bytes:

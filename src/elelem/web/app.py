@@ -153,7 +153,7 @@ def create_app(
         except ConversationNotFound:
             return PlainTextResponse("no such conversation", status_code=404)
         page = html.Page()
-        body = html.conversation(info, store.load(cid), link=link, page=page)
+        body = html.conversation(info, store.load(cid), link=link, page=page, fetch=store.get_blob)
         return page_response(
             info.title or info.id, body + _chat_form(), page, chat=True, meta=chat_meta(info.id)
         )

@@ -35,10 +35,18 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.render.lines import Footnotes, activity_line, reasoning_summary, usage_line
+from elelem.render.lines import (
+    Footnotes,
+    activity_line,
+    attachment_line,
+    reasoning_summary,
+    usage_line,
+)
 from elelem.render.sanitize import sanitize, sanitize_line
 from elelem.vocabulary import (
+    DocumentBlock,
     HostedActivity,
+    ImageBlock,
     Part,
     ReasoningBlock,
     TextBlock,
@@ -46,7 +54,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
-from elelem.web.stream import search_entry_point
+from elelem.web.stream import media_url, search_entry_point
 
 Link = Callable[[str], str]
 """Turns an app path (``/c/<id>``) into the href to write (the token kept)."""
@@ -202,12 +210,18 @@ def listing(
 
 
 def conversation(
-    info: ConversationInfo, events: Sequence[Event], *, link: Link | None, page: Page
+    info: ConversationInfo,
+    events: Sequence[Event],
+    *,
+    link: Link | None,
+    page: Page,
+    fetch: Fetch | None = None,
 ) -> str:
     """The body of one conversation: each turn's user message, the answer in
     stream order (text with numbered citations, reasoning collapsed, hosted
     activity as a timeline, tool calls and results), its footnotes linked to
-    their sources and its usage."""
+    their sources and its usage, attachments as lines and raster images
+    (their bytes from ``fetch``)."""
     out = ["<header>"]
     if link is not None:
         out.append(f'<a class="back" href="{html.escape(link("/"))}">← conversations</a>')
@@ -217,16 +231,24 @@ def conversation(
         f"{info.turns} turn{'s' if info.turns != 1 else ''}</p></header>"
     )
     for view in turn_views(events):
-        out.append(_turn(view.turn, view.events, page))
+        out.append(_turn(view.turn, view.events, page, fetch))
     return "\n".join(out)
+
+
+Fetch = Callable[[str], bytes]
+"""The bytes of a blob by its SHA-256 (:meth:`Store.get_blob <elelem.conversation.Store.get_blob>`)."""
+
+SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Raster images shown inline (as ``data:`` URLs); any other attachment is a line."""
 
 
 class _Answer:
     """One turn's answer being written: its footnotes and open timeline."""
 
-    def __init__(self, turn: int, page: Page) -> None:
+    def __init__(self, turn: int, page: Page, fetch: Fetch | None) -> None:
         self.turn = turn
         self.page = page
+        self.fetch = fetch
         self.notes = Footnotes()
         self.out: list[str] = []
         self.timeline: list[str] | None = None
@@ -261,11 +283,25 @@ class _Answer:
             )
         elif isinstance(part, ToolResultBlock):
             self.out.append(_tool_result(part))
+        elif isinstance(part, ImageBlock | DocumentBlock):
+            self.out.append(self.attachment(part))
         else:
             # The default arm: a block type this page does not know (a
             # plugin's, or one nobody registered) is named, never dumped.
             tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
             self.out.append(f'<div class="block-other">[{line(tag)} block kept, not shown]</div>')
+
+    def attachment(self, block: ImageBlock | DocumentBlock) -> str:
+        """An attachment: its line, and a raster image shown from its bytes
+        (never fetched from elsewhere: the page loads nothing remote)."""
+        caption = f"<figcaption>{line(attachment_line(block))}</figcaption>"
+        src = None
+        if isinstance(block, ImageBlock) and block.media_type in SHOWN_IMAGES:
+            src = media_url(block, self.fetch)
+        if src is None or not src.startswith("data:"):
+            return f'<figure class="attachment">{caption}</figure>'
+        alt = line(block.name or "image")
+        return f'<figure class="attachment"><img src="{src}" alt="{alt}">{caption}</figure>'
 
     def cited(self, block: TextBlock) -> str:
         """The block's text with footnote markers linked to the footnotes."""
@@ -316,6 +352,10 @@ class _Answer:
         for note in self.notes.notes:
             anchor = f'id="fn-{self.turn}-{note.number}"'
             title = html.escape(note.title) if note.title else "(untitled)"
+            if note.locations:
+                where = html.escape("; ".join(note.locations))
+                title += f', <span class="location">{where}</span>'
+
             if note.url is not None:
                 href = html.escape(note.url, quote=True)
                 body = (
@@ -338,9 +378,9 @@ def _tool_result(part: ToolResultBlock) -> str:
     return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
 
 
-def _turn(number: int, events: Sequence[Event], page: Page) -> str:
+def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None) -> str:
     out = [f'<section class="turn" id="turn-{number}">']
-    answer = _Answer(number, page)
+    answer = _Answer(number, page, fetch)
     for event in events:
         body = event.body
         if isinstance(body, MessageBody):
@@ -359,6 +399,9 @@ def _turn(number: int, events: Sequence[Event], page: Page) -> str:
                     answer.part(part)
             else:
                 answer.out.append(f'<div class="user">{text(words)}</div>')
+                for part in body.content:
+                    if not isinstance(part, TextBlock):
+                        answer.part(part)
         elif isinstance(body, HostedBody):
             answer.part(body.activity)
         elif isinstance(body, ResponseRecord):
@@ -393,11 +436,14 @@ def _record(record: ResponseRecord) -> str:
     return f'<p class="response">{" ".join(notes)}</p>' if notes else ""
 
 
-def export_html(info: ConversationInfo, events: Sequence[Event]) -> bytes:
+def export_html(
+    info: ConversationInfo, events: Sequence[Event], fetch: Fetch | None = None
+) -> bytes:
     """One self-contained HTML file of a conversation: the viewer's templates,
-    the stylesheet inlined and allowed by hash, a policy that runs no script."""
+    the stylesheet inlined and allowed by hash, images inline, a policy that
+    runs no script."""
     page = Page()
-    body = conversation(info, events, link=None, page=page)
+    body = conversation(info, events, link=None, page=page, fetch=fetch)
     return document(info.title or info.id, body, link=None, page=page, inline_css=True).encode(
         "utf-8"
     )

@@ -9,28 +9,34 @@ once it has an output or an error, the tool result that answers it.
 Parts that only display something (``reasoning`` — a page's copy of reasoning
 is unsigned and is never resent as the model's own —, ``source-url``,
 ``source-document``, ``step-start``, ``data-*``) are not part of the history.
-A ``file`` part is refused with :class:`~elelem.errors.UnsupportedError` until
-image and document blocks exist, rather than dropped; a part of a type this
+A ``file`` part becomes an image or a document block (the bytes of a
+``data:`` URL, or an http(s) URL the provider fetches); a part of a type this
 module does not know is kept as an :class:`~elelem.vocabulary.UnknownBlock`.
 A malformed message is a :class:`~elelem.errors.DecodeError` naming where.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from elelem.errors import DecodeError, UnsupportedError
+from elelem.errors import DecodeError
+from elelem.render.sanitize import safe_url
 from elelem.vocabulary import (
     CallId,
+    DocumentBlock,
+    ImageBlock,
     Message,
     Part,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
+    URLSource,
 )
 
 _ROLES = ("system", "user", "assistant")
@@ -70,9 +76,7 @@ def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
                 raise DecodeError("a text part needs a string text", f"{at}.text")
             content.append(TextBlock(text))
         elif kind == "file":
-            raise UnsupportedError(
-                f"{at}: file parts are not supported yet (no image/document blocks)"
-            )
+            content.append(_file(part, at))
         elif role == "assistant" and (kind == "dynamic-tool" or kind.startswith("tool-")):
             call, result = _tool(part, kind, at)
             content.append(call)
@@ -91,6 +95,35 @@ def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
     if results:
         out.append(Message(role="user", content=tuple(results), source="tool"))
     return out
+
+
+def _file(part: dict[str, Any], at: str) -> ImageBlock | DocumentBlock:
+    """A ``file`` part: an image or a document, from a ``data:`` URL's bytes or
+    an http(s) URL the provider fetches."""
+    url = part.get("url")
+    media = part.get("mediaType")
+    filename = part.get("filename") if isinstance(part.get("filename"), str) else None
+    if not isinstance(url, str) or not isinstance(media, str) or not media:
+        raise DecodeError("a file part needs a url and a mediaType", at)
+    image = media.startswith("image/")
+    if url.startswith("data:"):
+        head, comma, body = url.partition(",")
+        if not comma or not head.endswith(";base64"):
+            raise DecodeError("a file part's data: URL must be base64", f"{at}.url")
+        try:
+            data = base64.b64decode(body, validate=True)
+        except binascii.Error as exc:
+            raise DecodeError(
+                f"a file part's data: URL is not base64: {exc}", f"{at}.url"
+            ) from None
+        if image:
+            return ImageBlock.from_bytes(data, media, filename=filename)
+        return DocumentBlock.from_bytes(data, media, filename=filename)
+    if safe_url(url) is None:
+        raise DecodeError("a file part's URL must be data: or http(s)", f"{at}.url")
+    if image:
+        return ImageBlock.from_url(url, media, filename=filename)
+    return DocumentBlock(URLSource(url), media, filename=filename)
 
 
 def _tool(part: dict[str, Any], kind: str, at: str) -> tuple[ToolCallBlock, ToolResultBlock | None]:

@@ -23,6 +23,8 @@ client tool call           ``tool-input-start``, ``tool-input-delta``…,
 tool result                ``tool-output-available`` / ``tool-output-error``
 hosted activity            ``data-hosted-activity`` with the activity id as
                            part id: each transition replaces the part's data
+image, document             ``file`` (bytes as a ``data:`` URL, or an http(s)
+                           URL), else ``data-block`` naming it
 any other block            ``data-block`` naming its type (never its JSON)
 response finish            ``finish-step``
 end of the run             ``finish`` (AI SDK finish reason, and elelem's
@@ -46,10 +48,11 @@ in a sandboxed frame that runs no script.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import base64
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from elelem.errors import ElelemError, StreamError
+from elelem.errors import BlobMissingError, ElelemError, StreamError
 from elelem.render.lines import activity_line, add_usage
 from elelem.render.sanitize import safe_url, url_scheme
 from elelem.stream.chunks import (
@@ -65,13 +68,18 @@ from elelem.stream.chunks import (
 )
 from elelem.vocabulary import (
     Attribution,
+    BytesSource,
+    DocumentBlock,
+    DocumentLocation,
     HostedActivity,
+    ImageBlock,
     Part,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
+    URLSource,
     Usage,
 )
 from elelem.vocabulary.json import JSONValue
@@ -151,7 +159,12 @@ class _Sources:
     def cite(self, attribution: Attribution, out: list[UIChunk]) -> str:
         url = attribution.source.url or ""
         title = attribution.source.title
-        key = (url, "" if url else title or "")
+        document = document_location(attribution)
+        if document is not None:
+            # One source per document of the conversation, as the footnotes number them.
+            key = ("", f"{title or ''}\x00{document.index}\x00{document.unit}")
+        else:
+            key = (url, "" if url else title or "")
         source_id = self._ids.get(key)
         if source_id is not None:
             return source_id
@@ -164,14 +177,55 @@ class _Sources:
                 chunk["title"] = title
         else:
             # A document, or a URL that is not http(s): a title, never a link.
+            if not title:
+                if document is not None:
+                    title = f"document {document.index + 1}"
+                else:
+                    title = f"(link removed: {_scheme(url)})" if url else "(untitled)"
             chunk = {
                 "type": "source-document",
                 "sourceId": source_id,
                 "mediaType": DOCUMENT_MEDIA_TYPE,
-                "title": title or (f"(link removed: {_scheme(url)})" if url else "(untitled)"),
+                "title": title,
             }
         out.append(chunk)
         return source_id
+
+
+def document_location(attribution: Attribution) -> DocumentLocation | None:
+    """Where in a document of the conversation ``attribution`` points, or None."""
+    found = attribution.source.document
+    if isinstance(found, DocumentLocation) and not attribution.source.url:
+        return found
+    return None
+
+
+INLINE_MEDIA_LIMIT = 8 * 1024 * 1024
+"""Attachments up to this size travel inline (a ``data:`` URL); larger ones,
+and ones whose bytes are not at hand, are named in a ``data-block`` part."""
+
+
+def media_url(
+    block: ImageBlock | DocumentBlock, fetch: Callable[[str], bytes] | None = None
+) -> str | None:
+    """A URL a page may load ``block`` from: its bytes as a ``data:`` URL
+    (held, or got from ``fetch`` by their SHA-256; at most
+    :data:`INLINE_MEDIA_LIMIT`), or its http(s) URL; else None."""
+    source = block.source
+    if isinstance(source, BytesSource) and block.media_type:
+        blob = source.blob
+        if blob.size > INLINE_MEDIA_LIMIT:
+            return None
+        try:
+            data = blob.data
+        except BlobMissingError:
+            if fetch is None:
+                return None
+            data = fetch(blob.sha256)
+        return f"data:{block.media_type};base64," + base64.b64encode(data).decode("ascii")
+    if isinstance(source, URLSource):
+        return safe_url(source.url)
+    return None
 
 
 def _tool_result(result: ToolResultBlock) -> UIChunk:
@@ -400,6 +454,18 @@ class UIMessageEncoder:
             self._hosted(part, out)
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part))
+        elif isinstance(part, ImageBlock | DocumentBlock):
+            url = media_url(part)
+            if url is not None:
+                media = part.media_type or DOCUMENT_MEDIA_TYPE
+                out.append({"type": "file", "mediaType": media, "url": url})
+            else:
+                data: dict[str, JSONValue] = {
+                    "type": "image" if isinstance(part, ImageBlock) else "document"
+                }
+                if part.name:
+                    data["name"] = part.name
+                out.append({"type": "data-block", "data": data})
         else:
             # The default arm: a block nobody maps here is named, never
             # sent as its JSON.
@@ -417,6 +483,9 @@ class UIMessageEncoder:
 
     def _citation(self, attribution: Attribution, sources: list[UIChunk]) -> dict[str, JSONValue]:
         cite: dict[str, JSONValue] = {"sourceId": self._sources.cite(attribution, sources)}
+        document = document_location(attribution)
+        if document is not None:
+            cite["location"] = document.label
         if attribution.range is not None:
             cite["range"] = list(attribution.range)
         if attribution.excerpt:
@@ -506,7 +575,9 @@ __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "UIChunk",
     "UIMessageEncoder",
+    "document_location",
     "error_text",
+    "media_url",
     "search_entry_point",
     "usage_data",
 ]
