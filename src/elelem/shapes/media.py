@@ -14,22 +14,33 @@ blob store by the conversation layer before encoding).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.vocabulary import (
     BytesSource,
+    ChunksSource,
     DocumentBlock,
     DocumentLocation,
     FileSource,
     ImageBlock,
     Message,
+    ProviderId,
+    ProviderPayload,
     SearchResultSource,
     Source,
+    TextSource,
     ToolResultBlock,
+    URLSource,
 )
+from elelem.vocabulary.sniff import image_size, sniff_media_type
 
 MediaBlock = ImageBlock | DocumentBlock
 
@@ -219,16 +230,405 @@ def anthropic_document_source(
     return Source(title=title, document=location)
 
 
+# --------------------------------------------------------------------------
+# each wire's spelling of an image or a document
+# --------------------------------------------------------------------------
+
+Report = Callable[[str, str, str], None]
+"""Records one drop: ``(what, why, detail)`` (``why`` a drop reason code:
+``unsupported``, ``foreign-payload``)."""
+
+UNSUPPORTED = "unsupported"
+FOREIGN_PAYLOAD = "foreign-payload"
+
+
+def line_report(lines: list[str], where: str) -> Report:
+    """A :data:`Report` appending one ``where: what (why): detail`` line to ``lines``."""
+    return lambda what, why, detail: lines.append(f"{where}: {what} ({why}): {detail}")
+
+
+def document_text(block: DocumentBlock) -> str | None:
+    """A document given as text, as the text a wire without document parts
+    receives: ``<document title="…">`` … ``</document>`` (the context first);
+    None for a PDF or a reference."""
+    text = block.text
+    if text is None:
+        return None
+    name = block.name
+    head = f'<document title="{name}">' if name else "<document>"
+    context = f"{block.context}\n\n" if block.context else ""
+    return f"{head}\n{context}{text}\n</document>"
+
+
+def _foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
+    source = block.source
+    if isinstance(source, FileSource) and source.file.provider != provider:
+        report(
+            media_kind(block),
+            FOREIGN_PAYLOAD,
+            f"a {source.file.provider} file id cannot be sent to {provider}",
+        )
+        return True
+    return False
+
+
+def _source_kind(block: MediaBlock) -> str:
+    source = block.source
+    if isinstance(source, BytesSource):
+        return f"type {block.media_type}"
+    if isinstance(source, URLSource):
+        return "URL"
+    if isinstance(source, FileSource):
+        return "provider file"
+    return "this source"
+
+
+def anthropic_media(
+    block: MediaBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The Anthropic Messages content block of an image or a document (None
+    when it cannot go, reported): ``image`` / ``document`` with a base64,
+    url, file, text or content source and ``citations.enabled``, or a
+    ``search_result``."""
+    if _foreign_file(block, provider, report):
+        return None
+    check_limits(block, LIMITS["anthropic"], where)
+    source = block.source
+    if isinstance(block, ImageBlock):
+        if isinstance(source, BytesSource):
+            wire = {"type": "base64", "media_type": block.media_type, "data": source.blob.base64()}
+        elif isinstance(source, URLSource):
+            wire = {"type": "url", "url": source.url}
+        else:
+            assert isinstance(source, FileSource)
+            wire = {"type": "file", "file_id": source.id}
+        return {"type": "image", "source": wire}
+    if isinstance(source, SearchResultSource):
+        return {
+            "type": "search_result",
+            "source": source.source,
+            "title": block.title or source.source,
+            "content": [{"type": "text", "text": chunk} for chunk in source.chunks],
+            "citations": {"enabled": block.citations},
+        }
+    doc: dict[str, Any]
+    if isinstance(source, BytesSource) and block.media_type == "application/pdf":
+        doc = {"type": "base64", "media_type": "application/pdf", "data": source.blob.base64()}
+    elif isinstance(source, URLSource):
+        doc = {"type": "url", "url": source.url}
+    elif isinstance(source, FileSource):
+        doc = {"type": "file", "file_id": source.id}
+    elif isinstance(source, ChunksSource):
+        doc = {"type": "content", "content": [{"type": "text", "text": c} for c in source.chunks]}
+    elif block.text is not None:
+        doc = {"type": "text", "media_type": "text/plain", "data": block.text}
+    else:
+        report("document", UNSUPPORTED, f"Anthropic takes no document of {_source_kind(block)}")
+        return None
+    out: dict[str, Any] = {"type": "document", "source": doc}
+    if block.title:
+        out["title"] = block.title
+    if block.context:
+        out["context"] = block.context
+    if block.citations:
+        out["citations"] = {"enabled": True}
+    return out
+
+
+def responses_media(
+    block: MediaBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The OpenAI Responses input part of an image (``input_image``: data URL
+    or URL, ``detail``; or ``file_id``) or a document (``input_file``:
+    ``file_data``/``file_url``/``file_id``, ``filename``; text documents as
+    ``input_text``)."""
+    if _foreign_file(block, provider, report):
+        return None
+    check_limits(block, LIMITS["openai"], where)
+    source = block.source
+    if isinstance(block, ImageBlock):
+        out: dict[str, Any] = {"type": "input_image"}
+        if isinstance(source, BytesSource):
+            out["image_url"] = data_url(block)
+        elif isinstance(source, URLSource):
+            out["image_url"] = source.url
+        else:
+            assert isinstance(source, FileSource)
+            out["file_id"] = source.id
+        out["detail"] = block.detail or "auto"
+        return out
+    if isinstance(source, BytesSource) and block.media_type == "application/pdf":
+        name = block.filename or block.title or "document.pdf"
+        return {"type": "input_file", "filename": name, "file_data": data_url(block)}
+    if isinstance(source, URLSource):
+        return {"type": "input_file", "file_url": source.url}
+    if isinstance(source, FileSource):
+        return {"type": "input_file", "file_id": source.id}
+    text = document_text(block)
+    if text is not None:
+        return {"type": "input_text", "text": text}
+    report("document", UNSUPPORTED, f"OpenAI Responses takes no document of {_source_kind(block)}")
+    return None
+
+
+def chat_media(
+    block: MediaBlock,
+    provider: str,
+    where: str,
+    report: Report,
+    *,
+    images: bool,
+    files: bool,
+    dialect: str,
+) -> dict[str, Any] | None:
+    """The Chat Completions content part of an image (``image_url``) or a
+    document (OpenAI's ``file`` part where the dialect takes files; text
+    documents as ``text``); a dialect that takes no images reports them."""
+    if _foreign_file(block, provider, report):
+        return None
+    source = block.source
+    if isinstance(block, ImageBlock):
+        if not images:
+            report("image", UNSUPPORTED, f"the {dialect} chat dialect takes no images")
+            return None
+        check_limits(block, LIMITS["openai"], where)
+        if isinstance(source, FileSource):
+            report("image", UNSUPPORTED, "Chat Completions takes no image file ids")
+            return None
+        url = source.url if isinstance(source, URLSource) else data_url(block)
+        image: dict[str, Any] = {"url": url}
+        if block.detail is not None:
+            image["detail"] = block.detail
+        return {"type": "image_url", "image_url": image}
+    text = document_text(block)
+    if text is not None:
+        return {"type": "text", "text": text}
+    if files and isinstance(source, BytesSource) and block.media_type == "application/pdf":
+        check_limits(block, LIMITS["openai"], where)
+        name = block.filename or block.title or "document.pdf"
+        return {"type": "file", "file": {"filename": name, "file_data": data_url(block)}}
+    if files and isinstance(source, FileSource):
+        return {"type": "file", "file": {"file_id": source.id}}
+    why = "files" if not files else f"documents of {_source_kind(block)}"
+    report("document", UNSUPPORTED, f"the {dialect} chat dialect takes no {why}")
+    return None
+
+
+def gemini_media(
+    block: MediaBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The Gemini part of an image or document: ``inlineData`` for bytes,
+    ``fileData`` for a URL or a Gemini file; text documents as ``text``."""
+    if _foreign_file(block, provider, report):
+        return None
+    check_limits(block, LIMITS["gemini"], where)
+    source = block.source
+    text = document_text(block) if isinstance(block, DocumentBlock) else None
+    if text is not None:
+        return {"text": text}
+    if isinstance(source, BytesSource):
+        return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}
+    if isinstance(source, URLSource):
+        uri = source.url
+    elif isinstance(source, FileSource):
+        uri = source.id
+    else:
+        report("document", UNSUPPORTED, f"Gemini takes no document of {_source_kind(block)}")
+        return None
+    media_type = block.media_type or (
+        "application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg"
+    )
+    return {"fileData": {"mimeType": media_type, "fileUri": uri}}
+
+
+BEDROCK_IMAGE_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+}
+BEDROCK_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "text/csv": "csv",
+    "text/html": "html",
+}
+_BEDROCK_NAME = re.compile(r"[^A-Za-z0-9\s\-\(\)\[\]]")
+
+
+def bedrock_document_name(block: DocumentBlock, index: int) -> str:
+    """A name Bedrock accepts (letters, digits, single spaces, hyphens,
+    parentheses, square brackets), from the document's own name."""
+    raw = block.name or f"document {index + 1}"
+    name = " ".join(_BEDROCK_NAME.sub(" ", raw).split())
+    return name[:200] or f"document {index + 1}"
+
+
+def bedrock_media(
+    block: MediaBlock, provider: str, where: str, report: Report, index: int = 0
+) -> dict[str, Any] | None:
+    """The Bedrock Converse content block of an image or a document (bytes
+    as base64, text documents as ``text``/``content`` sources,
+    ``citations.enabled``); URLs and provider files are reported."""
+    source = block.source
+    kind = media_kind(block)
+    if isinstance(source, (URLSource, FileSource)):
+        report(kind, UNSUPPORTED, f"Bedrock Converse takes no {kind} by {_source_kind(block)}")
+        return None
+    check_limits(block, LIMITS["bedrock"], where)
+    if isinstance(block, ImageBlock):
+        assert isinstance(source, BytesSource)
+        fmt = BEDROCK_IMAGE_FORMATS.get(block.media_type or "")
+        if fmt is None:
+            report("image", UNSUPPORTED, f"Bedrock takes no image of type {block.media_type}")
+            return None
+        return {"image": {"format": fmt, "source": {"bytes": source.blob.base64()}}}
+    doc: dict[str, Any]
+    if isinstance(source, BytesSource):
+        fmt = BEDROCK_DOCUMENT_FORMATS.get(block.media_type or "")
+        if fmt is None:
+            report("document", UNSUPPORTED, f"Bedrock takes no document of {block.media_type}")
+            return None
+        doc = {"format": fmt, "name": bedrock_document_name(block, index)}
+        doc["source"] = {"bytes": source.blob.base64()}
+    elif isinstance(source, TextSource):
+        doc = {"format": "txt", "name": bedrock_document_name(block, index)}
+        doc["source"] = {"text": source.text}
+    else:
+        assert isinstance(source, (ChunksSource, SearchResultSource))
+        doc = {"format": "txt", "name": bedrock_document_name(block, index)}
+        doc["source"] = {"content": [{"text": c} for c in source.chunks]}
+    if block.context:
+        doc["context"] = block.context
+    if block.citations:
+        doc["citations"] = {"enabled": True}
+    return {"document": doc}
+
+
+def ollama_media(block: MediaBlock, where: str, report: Report) -> tuple[str | None, str | None]:
+    """What Ollama's native chat takes of an image or a document: ``(image,
+    text)``, an image's base64 for the message's ``images`` or a text
+    document's text; PDFs, URLs and files are reported."""
+    source = block.source
+    if isinstance(block, DocumentBlock):
+        text = document_text(block)
+        if text is None:
+            report("document", UNSUPPORTED, f"Ollama takes no document of {_source_kind(block)}")
+        return None, text
+    if not isinstance(source, BytesSource):
+        report(
+            "image", UNSUPPORTED, f"Ollama takes images as bytes only, not by {_source_kind(block)}"
+        )
+        return None, None
+    return source.blob.base64(), None
+
+
+# --------------------------------------------------------------------------
+# images coming back
+# --------------------------------------------------------------------------
+
+GENERATED_BY = "generated_by"
+"""The payload format on a generated image naming the hosted call that made
+it (``{"id": …}``): native replay puts the bytes back into that call's item."""
+
+
+def generated_image(
+    encoded: object,
+    media_type: str | None,
+    payloads: Iterable[ProviderPayload] = (),
+) -> dict[str, Any] | None:
+    """The raw JSON of an :class:`~elelem.vocabulary.ImageBlock` holding the
+    base64 bytes ``encoded`` (for a ``block-start`` chunk: the assembler
+    builds the block and its blob from it), with the pixel size and, when
+    ``media_type`` is not given, the type read from the bytes; None when
+    ``encoded`` is not base64 of an image (the caller keeps the data as it
+    came)."""
+    if not isinstance(encoded, str) or not encoded:
+        return None
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    kind = media_type or sniff_media_type(data)
+    if kind is None or not kind.startswith("image/"):
+        return None
+    size = image_size(data)
+    return {
+        "type": "image",
+        "source": {"kind": "bytes", "blob": {"base64": encoded}},
+        "media_type": kind,
+        "width": size[0] if size else None,
+        "height": size[1] if size else None,
+        "payloads": [msgspec.to_builtins(p) for p in payloads],
+    }
+
+
+def generated_by(block: ImageBlock, provider: str) -> str | None:
+    """The id of ``provider``'s hosted call that generated ``block``, if any."""
+    for payload in block.payloads:
+        if payload.provider == provider and payload.format == GENERATED_BY:
+            value = payload.value
+            found = value.get("id") if isinstance(value, dict) else None
+            if isinstance(found, str):
+                return found
+    return None
+
+
+def responses_generated_image(
+    item: dict[str, Any], provider: ProviderId
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An ``image_generation_call`` item split in two: the item with its
+    ``result`` emptied (its place kept, for replay), and the raw image block
+    holding the bytes (None, and the item unchanged, when there is no
+    decodable image)."""
+    fmt = item.get("output_format")
+    media_type = f"image/{'jpeg' if fmt == 'jpg' else fmt}" if isinstance(fmt, str) else None
+    marker = ProviderPayload(provider, GENERATED_BY, None, {"id": item.get("id")})
+    image = generated_image(item.get("result"), media_type, (marker,))
+    if image is None:
+        return item, None
+    return {k: (None if k == "result" else v) for k, v in item.items()}, image
+
+
+def restore_generated(item: dict[str, Any], images: Mapping[str, ImageBlock]) -> dict[str, Any]:
+    """A replayed ``image_generation_call`` item with the bytes of the image it
+    generated back in its ``result``, at their place."""
+    image = images.get(str(item.get("id")))
+    if item.get("result") is not None or image is None:
+        return item
+    assert isinstance(image.source, BytesSource)
+    encoded = image.source.blob.base64()
+    return {k: (encoded if k == "result" else v) for k, v in item.items()}
+
+
 __all__ = [
+    "BEDROCK_DOCUMENT_FORMATS",
+    "BEDROCK_IMAGE_FORMATS",
+    "GENERATED_BY",
     "LIMITS",
     "DocumentRef",
     "Limits",
     "MediaBlock",
+    "Report",
     "RequestDocuments",
     "anthropic_document_source",
+    "anthropic_media",
+    "bedrock_document_name",
+    "bedrock_media",
+    "chat_media",
     "check_limits",
     "data_url",
+    "document_text",
     "file_id",
+    "gemini_media",
+    "generated_by",
+    "generated_image",
+    "line_report",
     "media_kind",
+    "ollama_media",
     "request_documents",
+    "responses_generated_image",
+    "responses_media",
+    "restore_generated",
 ]

@@ -29,12 +29,15 @@ from elelem.shapes.anthropic_messages.mapping import (
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line, merge_extra
+from elelem.shapes.media import anthropic_media, line_report
 from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
+    DocumentBlock,
     FileSearch,
     HostedActivity,
+    ImageBlock,
     ImageGeneration,
     JsonSchemaOutput,
     Message,
@@ -115,7 +118,10 @@ def _native_content(
         elif isinstance(part, ToolCallBlock):
             out.append(_native_tool_call(part, provider, at))
         elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part))
+            out.append(_tool_result(part, provider, dropped, at))
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            kind = "image" if isinstance(part, ImageBlock) else "document"
+            dropped.add(at, f"{kind} (an assistant message takes none)")
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
         else:  # a registered block type this shape has no mapping for
@@ -173,9 +179,21 @@ def _native_tool_call(part: ToolCallBlock, provider: str, at: str) -> dict[str, 
     return block
 
 
-def _tool_result(part: ToolResultBlock) -> dict[str, Any]:
+def _media(block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str) -> Any:
+    return anthropic_media(block, provider, at, line_report(dropped.items, at))
+
+
+def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
     block["content"] = part.content
+    if part.attachments:
+        # Images and documents a tool returned go inside its result.
+        content: list[dict[str, Any]] = [{"type": "text", "text": part.content}]
+        for k, attachment in enumerate(part.attachments):
+            wire = _media(attachment, provider, dropped, f"{at} attachment {k}")
+            if wire is not None:
+                content.append(wire)
+        block["content"] = content
     if part.is_error:
         block["is_error"] = True
     return block
@@ -190,7 +208,9 @@ def _portable_hosted(part: HostedActivity) -> dict[str, Any]:
     return {"type": "text", "text": hosted_activity_line(part)}
 
 
-def _portable_content(message: Message, dropped: Dropped, where: str) -> list[dict[str, Any]]:
+def _portable_content(
+    message: Message, provider: str, dropped: Dropped, where: str
+) -> list[dict[str, Any]]:
     """Encode a message from another provider (or a user) for Anthropic."""
     content = list(message.content)
     # A started transition whose terminal one follows in the same message says nothing more.
@@ -226,7 +246,11 @@ def _portable_content(message: Message, dropped: Dropped, where: str) -> list[di
             for p in part.payloads:
                 dropped.add(at, f"{p.provider} {p.format} payload")
         elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part))
+            out.append(_tool_result(part, provider, dropped, at))
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            wire = _media(part, provider, dropped, at)
+            if wire is not None:
+                out.append(wire)
         elif isinstance(part, UnknownBlock):
             dropped.add(at, f"unknown {part.type} block from another provider")
         else:
@@ -334,7 +358,7 @@ def _wire_message(message: Message, provider: str, dropped: Dropped, where: str)
     if message.role == "assistant" and message.provider == provider:
         content = _native_content(message.content, provider, dropped, where)
     else:
-        content = _portable_content(message, dropped, where)
+        content = _portable_content(message, provider, dropped, where)
     return {"role": "assistant" if message.role == "assistant" else "user", "content": content}
 
 

@@ -24,11 +24,14 @@ from elelem.shapes.common import (
     merge_extra,
     without_remote_mcp,
 )
+from elelem.shapes.media import bedrock_media, line_report
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
+    DocumentBlock,
     GenerationOptions,
     HostedActivity,
+    ImageBlock,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -88,6 +91,10 @@ def assistant_wire(
             content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, UnknownBlock):
             dropped.add(where, f"unknown block {part.type!r} (no Converse form)")
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            wire = bedrock_media(part, provider, where, line_report(dropped.items, where), i)
+            if wire is not None:
+                content.append(wire)
         else:
             dropped.add(where, f"{type(part).__name__} in an assistant message")
     return {"role": "assistant", "content": content}, dropped.items
@@ -99,12 +106,23 @@ def _user_content(message: Message, dropped: Dropped) -> list[JSONValue]:
         if isinstance(part, TextBlock):
             content.append({"text": part.text})
         elif isinstance(part, ToolResultBlock):
+            inner: list[JSONValue] = [{"text": part.content}]
+            for k, attachment in enumerate(part.attachments or ()):
+                at = f"part {i} attachment {k}"
+                wire = bedrock_media(attachment, "bedrock", at, line_report(dropped.items, at), k)
+                if wire is not None:
+                    inner.append(wire)
             result: dict[str, JSONValue] = {
                 "toolUseId": part.call_id,
-                "content": [{"text": part.content}],
+                "content": inner,
                 "status": "error" if part.is_error else "success",
             }
             content.append({"toolResult": result})
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            at = f"part {i}"
+            wire = bedrock_media(part, "bedrock", at, line_report(dropped.items, at), i)
+            if wire is not None:
+                content.append(wire)
         else:
             dropped.add(f"part {i}", f"{type(part).__name__} in a {message.role} message")
     return content

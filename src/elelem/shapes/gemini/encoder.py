@@ -24,12 +24,16 @@ from elelem.shapes.common import (
     merge_extra,
     without_remote_mcp,
 )
+from elelem.shapes.media import gemini_media, line_report
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
+    BytesSource,
     CodeExecution,
+    DocumentBlock,
     FileSearch,
     HostedActivity,
+    ImageBlock,
     ImageGeneration,
     JsonSchemaOutput,
     Message,
@@ -158,10 +162,23 @@ def _native_parts(
             else:
                 dropped.add(at, f"unknown {part.type} block is not a Gemini part")
         elif isinstance(part, ToolResultBlock):
-            out.append(_function_response(part, calls))
+            out.extend(_function_response(part, calls, provider, dropped, at))
+        elif isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
+            # An image the model generated: its bytes and signature back as they came.
+            inline = {"mimeType": part.media_type, "data": part.source.blob.base64()}
+            out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            out.extend(_media(part, provider, dropped, at))
         else:
             dropped.add(at, f"{type(part).__name__} block has no Gemini mapping")
     return out
+
+
+def _media(
+    block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str
+) -> list[dict[str, Any]]:
+    wire = gemini_media(block, provider, at, line_report(dropped.items, at))
+    return [] if wire is None else [wire]
 
 
 # --------------------------------------------------------------------------
@@ -170,7 +187,11 @@ def _native_parts(
 
 
 def _portable_parts(
-    message: Message, dropped: Dropped, where: str, calls: dict[str, tuple[str, bool]]
+    message: Message,
+    provider: str,
+    dropped: Dropped,
+    where: str,
+    calls: dict[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
     content = list(message.content)
     finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
@@ -210,7 +231,9 @@ def _portable_parts(
             for p in part.payloads:
                 dropped.add(at, f"{p.provider} {p.format} payload")
         elif isinstance(part, ToolResultBlock):
-            out.append(_function_response(part, calls))
+            out.extend(_function_response(part, calls, provider, dropped, at))
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            out.extend(_media(part, provider, dropped, at))
         elif isinstance(part, UnknownBlock):
             dropped.add(at, f"unknown {part.type} block from another provider")
         else:
@@ -218,14 +241,25 @@ def _portable_parts(
     return out
 
 
-def _function_response(part: ToolResultBlock, calls: dict[str, tuple[str, bool]]) -> dict[str, Any]:
+def _function_response(
+    part: ToolResultBlock,
+    calls: dict[str, tuple[str, bool]],
+    provider: str,
+    dropped: Dropped,
+    at: str,
+) -> list[dict[str, Any]]:
+    """The ``functionResponse`` part, then the images and documents the tool
+    returned as parts of the same content."""
     name, real_id = calls.get(part.call_id, (part.name or "", True))
     response: dict[str, Any] = {}
     if real_id:
         response["id"] = part.call_id
     response["name"] = part.name or name
     response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
-    return {"functionResponse": response}
+    out = [{"functionResponse": response}]
+    for k, attachment in enumerate(part.attachments or ()):
+        out.extend(_media(attachment, provider, dropped, f"{at} attachment {k}"))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -243,7 +277,7 @@ def _wire_message(
     if message.role == "assistant" and message.provider == provider:
         parts = _native_parts(message, provider, dropped, where, calls)
     else:
-        parts = _portable_parts(message, dropped, where, calls)
+        parts = _portable_parts(message, provider, dropped, where, calls)
     return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 

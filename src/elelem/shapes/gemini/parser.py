@@ -40,6 +40,7 @@ from elelem.shapes.gemini.grounding import (
     support_attributions,
 )
 from elelem.shapes.gemini.partial_args import apply_piece
+from elelem.shapes.media import generated_image
 from elelem.shapes.skeleton import ParserSkeleton, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -372,6 +373,10 @@ class GeminiParser(ParserSkeleton):
         if set(part) <= {"thoughtSignature"}:
             # A bare signature belongs to the text or thought block it follows.
             return self._text({**part, "text": ""})
+        if "inlineData" in part:
+            image = self._image(part)
+            if image is not None:
+                return image
         kind = next((k for k in part if k != "thoughtSignature"), "part")
         key = self._key()
         return [
@@ -379,6 +384,29 @@ class GeminiParser(ParserSkeleton):
             BlockStart(key, "unknown", raw={"type": kind, "part": part}),
             BlockEnd(key),
         ]
+
+    def _image(self, part: dict[str, Any]) -> list[Chunk] | None:
+        """An image the model generated (``inlineData`` of an image type): an
+        image block holding its bytes (the blob store), its signature and any
+        other field of the part kept for replay; None for other inline data."""
+        inline = part.get("inlineData")
+        if not isinstance(inline, dict) or set(inline) - {"mimeType", "data"}:
+            return None
+        sig = part.get("thoughtSignature")
+        rest = {k: v for k, v in part.items() if k not in ("inlineData", "thoughtSignature")}
+        payloads = []
+        if rest:
+            payloads.append(ProviderPayload(self.provider, "part_fields", None, rest))
+        if isinstance(sig, str):
+            payloads.append(ProviderPayload(self.provider, "thought_signature", None, sig))
+        elif sig is not None:
+            return None
+        mime = inline.get("mimeType")
+        raw = generated_image(inline.get("data"), mime if isinstance(mime, str) else None, payloads)
+        if raw is None or raw["media_type"] != mime:
+            return None
+        key = self._key()
+        return [*self._close(), BlockStart(key, "image", raw=raw), BlockEnd(key)]
 
     def _key(self) -> int:
         self._next_key += 1

@@ -29,6 +29,7 @@ from elelem.shapes.common import (
     merge_extra,
     without_remote_mcp,
 )
+from elelem.shapes.media import line_report, ollama_media
 from elelem.shapes.ollama_native.parser import (
     SYNTHESIZED_ID_FORMAT,
     TOOL_EXTRA_FORMAT,
@@ -37,7 +38,9 @@ from elelem.shapes.ollama_native.parser import (
 from elelem.shapes.prompt_cache import unsupported
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
+    DocumentBlock,
     HostedActivity,
+    ImageBlock,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -172,6 +175,7 @@ def _other_messages(
     dropped = Dropped()
     role = "system" if message.role == "system" else "user"
     tag = message.source.partition(":")[2] or "context"
+    images: list[JSONValue] = []
     for i, part in enumerate(message.content):
         where = f"message part {i}"
         if isinstance(part, ToolResultBlock):
@@ -188,8 +192,22 @@ def _other_messages(
             if message.source.startswith("context"):
                 text = f"<{tag}>\n{text}\n</{tag}>"
             out.append({"role": role, "content": text})
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            image, as_text = ollama_media(part, where, line_report(dropped.items, where))
+            if as_text is not None:
+                out.append({"role": role, "content": as_text})
+            elif image is not None:
+                images.append(image)
         else:
             dropped.add(where, f"{type(part).__name__} in a {message.role} message")
+    if images:
+        # Ollama takes a message's images beside its text: on the last user
+        # message of this one (a message of its own when it has no text).
+        last = next((m for m in reversed(out) if m["role"] == role), None)
+        if last is None:
+            last = {"role": role, "content": ""}
+            out.append(last)
+        last["images"] = list(images)
     return out, dropped.items
 
 

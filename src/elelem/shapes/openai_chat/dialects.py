@@ -68,6 +68,10 @@ class Dialect(msgspec.Struct, frozen=True):
     web_search: WebSearchStyle = "none"
     cache: CacheStyle = "none"
     output: OutputStyle = "openai"
+    images: bool = True
+    """Takes ``image_url`` content parts (DeepSeek's and Cerebras' chat do not)."""
+    files: bool = False
+    """Takes OpenAI's ``file`` content part (a PDF as a data URL or a file id)."""
 
 
 DEFAULT = Dialect()
@@ -79,6 +83,7 @@ DIALECTS: dict[str, Dialect] = {
         max_tokens_field="max_completion_tokens",
         web_search="web_search_options",
         cache="openai",
+        files=True,
     ),
     # Azure OpenAI takes the same prompt_cache_key and both retention policies.
     "azure": Dialect(
@@ -90,15 +95,17 @@ DIALECTS: dict[str, Dialect] = {
         effort="openrouter",
         web_search="openrouter",
         cache="cache_control",
+        files=True,
     ),
     "deepseek": Dialect(
         reasoning_replay="reasoning_content",
         effort="none",
         cache="automatic",
         output="json_object_only",
+        images=False,
     ),
     "groq": Dialect(reasoning_replay="think-tags", cache="automatic"),
-    "cerebras": Dialect(reasoning_replay="reasoning"),
+    "cerebras": Dialect(reasoning_replay="reasoning", images=False),
     "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
     "ollama": Dialect(reasoning_replay="echo"),
     "xai": Dialect(reasoning_replay="reasoning_content", cache="conversation_header"),

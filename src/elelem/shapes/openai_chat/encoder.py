@@ -18,6 +18,7 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra, without_remote_mcp
+from elelem.shapes.media import chat_media, line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.parser import (
     REASONING_DETAILS_FORMAT,
@@ -40,7 +41,9 @@ from elelem.shapes.structured_output import (
     no_json_mode,
 )
 from elelem.vocabulary import (
+    DocumentBlock,
     HostedActivity,
+    ImageBlock,
     JsonObjectOutput,
     JsonSchemaOutput,
     Message,
@@ -232,29 +235,51 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str
     return wire, dropped
 
 
-def _user_messages(message: Message) -> tuple[list[dict[str, JSONValue]], list[str]]:
+def _user_messages(
+    message: Message, provider: ProviderId, dialect: Dialect
+) -> tuple[list[dict[str, JSONValue]], list[str]]:
     out: list[dict[str, JSONValue]] = []
     dropped: list[str] = []
+    parts: list[dict[str, JSONValue]] = []
     texts: list[str] = []
     for i, part in enumerate(message.content):
+        at = f"message part {i}"
         if isinstance(part, ToolResultBlock):
             out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
             if part.is_error:
-                dropped.append(f"message part {i}: is_error flag of tool result {part.call_id}")
+                dropped.append(f"{at}: is_error flag of tool result {part.call_id}")
+            if part.attachments:
+                dropped.append(
+                    f"{at}: {len(part.attachments)} attachment(s) of tool result"
+                    f" {part.call_id} (a tool message takes text only)"
+                )
         elif isinstance(part, TextBlock):
             texts.append(part.text)
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            wire = chat_media(
+                part,
+                provider,
+                at,
+                line_report(dropped, at),
+                images=dialect.images,
+                files=dialect.files,
+                dialect=str(provider),
+            )
+            if wire is not None:
+                parts.append(wire)
         else:
-            dropped.append(f"message part {i}: {type(part).__name__} in a {message.role} message")
-    if texts:
+            dropped.append(f"{at}: {type(part).__name__} in a {message.role} message")
+    if parts:
         content: JSONValue
         if message.source.startswith("context"):
             tag = message.source.partition(":")[2] or "context"
             content = f"<{tag}>\n{''.join(texts)}\n</{tag}>"
-        elif len(texts) == 1:
+        elif len(parts) == 1 and len(texts) == 1:
             content = texts[0]
         else:
-            # Separate blocks stay separate: text parts, not one joined string.
-            content = [{"type": "text", "text": t} for t in texts]
+            # Separate blocks stay separate: content parts, not one joined string.
+            content = list(parts)
         out.append({"role": "system" if message.role == "system" else "user", "content": content})
     return out, dropped
 
@@ -350,7 +375,7 @@ def encode_request(
                 wire, lost = portable_assistant(message)
             messages.append(wire)
         else:
-            wires, lost = _user_messages(message)
+            wires, lost = _user_messages(message, provider, dialect)
             messages.extend(wires)
         dropped.extend(f"message {n}: {line}" for line in lost)
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}

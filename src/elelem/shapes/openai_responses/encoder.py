@@ -20,14 +20,18 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra
+from elelem.shapes.media import generated_by, line_report, responses_media, restore_generated
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
     APPROVAL_RESPONSE,
+    BytesSource,
     CodeExecution,
+    DocumentBlock,
     FileSearch,
     HostedActivity,
+    ImageBlock,
     ImageGeneration,
     Message,
     ProviderId,
@@ -80,6 +84,13 @@ class _Input:
         self.dropped: list[str] = []
         self.call_types: dict[str, str] = {}
         self._open: dict[str, Any] | None = None
+        # Images the provider generated in the message being replayed, by the
+        # id of the image_generation_call that made each: its item gets the bytes.
+        self._generated: dict[str, ImageBlock] = {}
+
+    def media(self, block: ImageBlock | DocumentBlock, where: str) -> dict[str, Any] | None:
+        """An image's or document's input part."""
+        return responses_media(block, self.provider, where, line_report(self.dropped, where))
 
     def flush(self) -> None:
         self._open = None
@@ -123,6 +134,10 @@ class _Input:
             elif isinstance(part, ToolResultBlock):
                 close()
                 self.add(self.tool_result(part))
+            elif isinstance(part, (ImageBlock, DocumentBlock)):
+                wire = self.media(part, f"message {index} block {j}")
+                if wire is not None:
+                    parts.append(wire)
             elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
                 # The caller's answer to an mcp_approval_request: an input item as it is.
                 close()
@@ -143,10 +158,30 @@ class _Input:
         if out_type == "apply_patch_call_output":
             item["status"] = "failed" if block.is_error else "completed"
         item["output"] = block.content
+        if block.attachments and out_type == "function_call_output":
+            # Images and files a tool returned go inside its output.
+            output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
+            for k, attachment in enumerate(block.attachments):
+                wire = self.media(attachment, f"tool result {block.call_id} attachment {k}")
+                if wire is not None:
+                    output.append(wire)
+            item["output"] = output
+        elif block.attachments:
+            self.dropped.append(
+                f"tool result {block.call_id}: {len(block.attachments)} attachment(s)"
+                f" ({out_type} takes text only)"
+            )
         return item
 
     def assistant(self, index: int, message: Message) -> None:
         native = message.provider == self.provider
+        self._generated = {}
+        if native:
+            for part in message.content:
+                if isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
+                    made_by = generated_by(part, self.provider)
+                    if made_by is not None:
+                        self._generated[made_by] = part
         for j, part in enumerate(message.content):
             where = f"message {index} block {j}"
             if isinstance(part, TextBlock):
@@ -175,6 +210,13 @@ class _Input:
                 self.unknown(part, native, where, message)
             elif isinstance(part, ToolResultBlock):
                 self.add(self.tool_result(part))
+            elif isinstance(part, ImageBlock) and native and generated_by(part, self.provider):
+                continue  # its image_generation_call item carries it
+            elif isinstance(part, (ImageBlock, DocumentBlock)):
+                kind = "image" if isinstance(part, ImageBlock) else "document"
+                self.dropped.append(
+                    f"{where}: {kind} (unsupported): Responses takes no {kind} in an assistant message"
+                )
             else:
                 self.dropped.append(f"{where}: {type(part).__name__} has no Responses encoding")
 
@@ -210,7 +252,7 @@ class _Input:
         payload = activity.payload
         if native and payload is not None and payload.provider == self.provider:
             if payload.format == _items.ITEM and isinstance(payload.value, dict):
-                self.add(dict(payload.value))
+                self.add(restore_generated(dict(payload.value), self._generated))
             return
         if not native and activity.state == "started" and _has_terminal(message, activity):
             return

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError, UnsupportedError
+from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
@@ -389,7 +390,15 @@ class ResponsesParser(ParserSkeleton):
             out = self._call_done(item, raw)
         elif item.role == "hosted":
             version = _items.tool_version(str(raw.get("type")), self._tools)
+            image = None
+            if raw.get("type") == "image_generation_call":
+                # The bytes live once, in the image block (the blob store),
+                # not also in the replay payload: replay puts them back.
+                raw, image = responses_generated_image(raw, self.provider)
             out = [Hosted(_items.finished(raw, self.provider, version))]
+            if image is not None:
+                key = f"{item.key}:image"
+                out += [BlockStart(key, "image", raw=image), BlockEnd(key)]
         else:
             out = [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
         if item.unknown:
