@@ -248,7 +248,8 @@ def test_a_message_over_the_limit() -> None:
     assert decoder.feed(_prelude(101, 0)) == []
     assert isinstance(decoder.failure, MalformedStreamError)
     assert decoder.failure.message == (
-        "event-stream message 1 (at byte 0): 101 bytes exceeds the limit of 100"
+        "event-stream message 1 (at byte 0): a message of 101 bytes exceeds 100 bytes "
+        "(limit Limits.frame = 100)"
     )
 
 

@@ -108,3 +108,24 @@ def test_a_config_header_with_a_line_break_is_a_config_error(tmp_path: Path) -> 
         "position 4; credentials and headers must be printable ASCII\n",
     )
     assert server.requests == []
+
+
+def test_timeout_and_idle_timeout_options(tmp_path: Path) -> None:
+    from cli_helpers import text_frames
+    from elelem.testing.servers import Pause, Reply, Send
+
+    start = sse_body(text_frames("Partial", "msg_slow", finished=False))
+    pings = tuple(a for _ in range(120) for a in (Send(b": ping\n\n"), Pause(0.05)))
+    keep_alive = Reply(200, {"content-type": "text/event-stream"}, (Send(start), *pings))
+    stall = Reply(200, {"content-type": "text/event-stream"}, (Send(start), Pause(5)))
+    with LoopbackServer([keep_alive, stall]) as server:
+        env = base_env(tmp_path, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
+        total = run(env, "ask", "-m", MODEL, "--timeout", "2", "hi")
+        idle = run(env, "ask", "-m", MODEL, "--idle-timeout", "0.3", "hi")
+    assert total.returncode == 1
+    assert total.stderr.startswith(
+        "elelem: deadline: the response did not finish within 2s (Timeouts.total), after "
+    )
+    assert idle.returncode == 1
+    assert idle.stderr.startswith("elelem: idle-timeout: the stream sent nothing for 0.3s")
+    assert total.stdout.startswith("Partial") and idle.stdout.startswith("Partial")

@@ -164,12 +164,15 @@ def test_oversized_event_is_rejected() -> None:
     decoder = SSEDecoder(max_event_bytes=32)
     assert decoder.feed(b"data: " + b"x" * 40 + b"\n") == []
     assert decoder.failure is not None
-    assert decoder.failure.message == "an event of the response exceeds 32 bytes"
+    assert decoder.failure.message == (
+        "an event of the response exceeds 32 bytes (limit Limits.frame = 32)"
+    )
+    assert (decoder.failure.kind, decoder.failure.retryable) == ("limit-exceeded", False)
     unterminated = SSEDecoder(max_event_bytes=32)
     assert unterminated.feed(b"data: " + b"x" * 40) == []
     assert unterminated.failure is not None
     assert unterminated.failure.message == (
-        "a line of the response body exceeds 32 bytes without ending"
+        "a line of the response body without its end exceeds 32 bytes (limit Limits.frame = 32)"
     )
 
 

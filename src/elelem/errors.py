@@ -264,6 +264,34 @@ class MalformedStreamError(StreamError):
     default_retryable = True
 
 
+class LimitExceededError(MalformedStreamError):
+    """A response passed one of the client's resource limits.
+
+    ``limit`` names it as it is configured (``Limits.body``, ``Limits.frame``,
+    ``Limits.decompression_ratio``, ``inspect --max-bytes``) and ``value`` is
+    its setting.  The same response would pass it again: not retryable.
+    """
+
+    kind = "limit-exceeded"
+    default_retryable = False
+
+    def __init__(self, message: str, *, limit: str, value: float, **kwargs: object) -> None:
+        shown = str(int(value)) if float(value).is_integer() else f"{value:g}"
+        super().__init__(f"{message} (limit {limit} = {shown})", **kwargs)  # type: ignore[arg-type]
+        self.limit = limit
+        self.value = value
+
+
+class DeadlineExceededError(TransportError):
+    """The request did not finish within its overall deadline (``Timeouts.total``).
+
+    Not retryable by default: the caller's time is spent.
+    """
+
+    kind = "deadline"
+    default_retryable = False
+
+
 def _delay_seconds(value: str, scale: float = 1.0) -> float | None:
     # A negative or non-finite number is not a delay: the header is unreadable.
     try:

@@ -31,6 +31,7 @@ from elelem.cli.common import (
     make_renderer,
     model_options,
     store_from_env,
+    timeouts_of,
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
@@ -42,6 +43,7 @@ from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
 from elelem.render import Renderer, sanitize_line
+from elelem.transport import Timeouts
 from elelem.vocabulary import (
     CacheTTL,
     GenerationOptions,
@@ -63,6 +65,7 @@ class Session:
     tools: tuple[HostedTool, ...]
     options: GenerationOptions
     toolset: Toolset | None = None
+    timeouts: Timeouts | None = None
 
     def answer(self, text: str | Message | None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
@@ -87,6 +90,7 @@ class Session:
                 hosted_tools=self.tools,
                 options=self.options,
                 toolset=self.toolset,
+                timeouts=self.timeouts,
             )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
@@ -175,6 +179,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
             },
         ),
         Toolset.from_params(params),
+        timeouts_of(params),
     )
 
 

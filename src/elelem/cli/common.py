@@ -7,6 +7,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
 
 import click
@@ -19,6 +20,7 @@ from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
 from elelem.render import Renderer, RenderOptions, sanitize_line
+from elelem.transport import Timeouts
 from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
 
 EXIT_OK = 0
@@ -263,10 +265,34 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
             help="Write the stream as NDJSON events on stdout instead of rendering it.",
         ),
         click.option("--no-store", is_flag=True, help="Keep this conversation in memory only."),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0),
+            metavar="SECONDS",
+            help=f"Give up on an answer after this long in all (default {Timeouts.total:g}; "
+            "0: never).",
+        ),
+        click.option(
+            "--idle-timeout",
+            type=click.FloatRange(min=0),
+            metavar="SECONDS",
+            help=f"Give up when the provider sends nothing for this long (default "
+            f"{Timeouts.idle:g}; 0: never).",
+        ),
     ]
     for decorate in reversed(decorators):
         fn = decorate(fn)
     return display_options(fn)
+
+
+def timeouts_of(params: Mapping[str, Any]) -> Timeouts:
+    """The transport timeouts ``--timeout`` and ``--idle-timeout`` ask for."""
+    timeouts = Timeouts()
+    if params.get("timeout") is not None:
+        timeouts = replace(timeouts, total=params["timeout"])
+    if params.get("idle_timeout") is not None:
+        timeouts = replace(timeouts, idle=params["idle_timeout"])
+    return timeouts
 
 
 def display_options(fn: Callable[P, R]) -> Callable[P, R]:
@@ -341,4 +367,5 @@ __all__ = [
     "signing_credentials_set",
     "stdin_text",
     "store_from_env",
+    "timeouts_of",
 ]

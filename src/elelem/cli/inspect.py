@@ -44,6 +44,7 @@ from elelem.errors import (
 from elelem.shapes.base import Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.cassettes import (
+    MAX_RECORDING_BYTES,
     Interaction,
     RecordedRequest,
     RecordingError,
@@ -309,13 +310,19 @@ def inspect_interaction(
     return lines
 
 
-def inspect_recording(path: str, *, wire_replay: bool = False) -> list[dict[str, Any]]:
-    """Every NDJSON object ``elelem inspect`` prints for the recording at ``path``.
+def inspect_recording(
+    path: str, *, wire_replay: bool = False, max_bytes: int = MAX_RECORDING_BYTES
+) -> list[dict[str, Any]]:
+    """Every NDJSON object ``elelem inspect`` prints for the recording at ``path``
+    (of which at most ``max_bytes`` are read).
 
     Raises :class:`RecordingError` or :class:`InspectError` (bad input) and
     :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
     """
-    recording = load(path)
+    try:
+        recording = load(path, max_bytes=max_bytes)
+    except RecursionError:
+        raise InspectError(f"{path}: nested too deeply to read") from None
     shapes = [detect_shape(i) for i in recording.interactions]
     if len(shapes) == 1 and shapes[0] is None:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
@@ -334,6 +341,10 @@ def inspect_recording(path: str, *, wire_replay: bool = False) -> list[dict[str,
             raise
         except (ElelemError, ValueError) as exc:
             raise InspectError(f"{path}: interaction {interaction.index}: {exc}") from None
+        except RecursionError:
+            raise InspectError(
+                f"{path}: interaction {interaction.index}: nested too deeply to read"
+            ) from None
     return lines
 
 
@@ -364,12 +375,19 @@ def _one_line(text: str) -> str:
     is_flag=True,
     help="After each response, print the assistant message native replay would send back.",
 )
-def inspect_command(path: str, wire_replay: bool) -> None:
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=MAX_RECORDING_BYTES,
+    show_default=True,
+    help="Read at most this much of the recording.",
+)
+def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
     """Print what the recording at PATH holds, one JSON object per line."""
     from elelem.cli import CLIError
 
     try:
-        lines = inspect_recording(path, wire_replay=wire_replay)
+        lines = inspect_recording(path, wire_replay=wire_replay, max_bytes=max_bytes)
     except InspectError as exc:
         message = str(exc)
         if not message.startswith(f"{path}:"):

@@ -21,6 +21,7 @@ from elelem.conversation.turn import ChunkObserver, TurnResult, send
 from elelem.providers import Catalog
 from elelem.render import Renderer
 from elelem.stream import Chunk
+from elelem.transport import Timeouts
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
 COMMAND_EVENTS: tuple[str, ...] = ("turn",)
@@ -40,6 +41,7 @@ def run_turn(
     env: Mapping[str, str] | None = None,
     catalog: Catalog | None = None,
     toolset: Toolset | None = None,
+    timeouts: Timeouts | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``model``, showing each chunk to
     ``observe``.  Ctrl-C cancels the stream; the conversation keeps what
@@ -49,7 +51,7 @@ def run_turn(
     from elelem.client import Client
 
     async def go() -> TurnResult:
-        async with Client(env=env, catalog=catalog) as client:
+        async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
             if toolset is not None and toolset.active:
                 return await run(
                     conversation,

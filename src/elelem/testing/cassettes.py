@@ -135,13 +135,24 @@ class SSEFrame:
 # --------------------------------------------------------------------------
 
 
-def load(path: Path | str) -> Recording:
-    """Read the recording at ``path``, detecting its format from name and content."""
+MAX_RECORDING_BYTES = 64 * 1024 * 1024
+"""The most of a recording :func:`load` reads (``/dev/zero`` is no recording)."""
+
+
+def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording:
+    """Read the recording at ``path``, detecting its format from name and content.
+
+    At most ``max_bytes`` are read: a longer file is a :class:`RecordingError`
+    naming the limit.
+    """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as file:
+            raw = file.read(max_bytes + 1)
     except OSError as exc:
         raise RecordingError(p, f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise RecordingError(p, f"larger than the read limit of {max_bytes} bytes (--max-bytes)")
     if not raw.strip():
         raise RecordingError(p, "file is empty")
     fmt = detect_format(p, raw)

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
@@ -39,6 +39,7 @@ from elelem.errors import (
     MAX_ERROR_BODY,
     ConfigError,
     ConnectTimeoutError,
+    DeadlineExceededError,
     IdleTimeoutError,
     IncompleteStreamError,
     MalformedStreamError,
@@ -48,9 +49,16 @@ from elelem.errors import (
 from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.transport.endpoint import Endpoint
-from elelem.transport.framing import EventStreamDecoder, NDJSONDecoder, SSEDecoder
+from elelem.transport.framing import (
+    DEFAULT_MAX_EVENT_BYTES,
+    EventStreamDecoder,
+    NDJSONDecoder,
+    SSEDecoder,
+)
+from elelem.transport.limits import DEFAULT_LIMITS, BodyMeter, Limits
 from elelem.vocabulary import Part
 
+T = TypeVar("T")
 _REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
 _JSON_TYPES = ("application/json", "application/problem+json")
 _ONE_FRAME = (("", "", "", None),)
@@ -67,12 +75,15 @@ class Timeouts:
 
     ``connect`` bounds making the connection; ``idle`` bounds every wait for
     the next bytes, the response headers included; ``write`` bounds sending
-    the request body.
+    the request body; ``total`` bounds the whole request, from sending it to
+    the terminal event, however steadily the server sends (keep-alive
+    comments reset ``idle``, never ``total``).
     """
 
     connect: float = 10.0
     idle: float = 300.0
     write: float = 60.0
+    total: float = 3600.0
 
     def as_httpx(self) -> httpx2.Timeout:
         """The same limits as an ``httpx2.Timeout``."""
@@ -138,6 +149,8 @@ class ResponseStream:
         """Why the connection was not reused after a whole response (bytes
         after the terminal event, an end that broke or did not come within
         :data:`TAIL_GRACE`); None when the body ended cleanly."""
+        self._meter = BodyMeter(driver.limits)
+        self._deadline: float | None = None
         self._pending: deque[tuple[Chunk, tuple[Part, ...]]] = deque()
         self._deferred: BaseException | None = None
         self._error: BaseException | None = None
@@ -295,7 +308,10 @@ class ResponseStream:
             self._request, provider=endpoint.provider, stream=self._stream
         )
         self.dropped = encoded.dropped
-        response = await self._send(encoded)
+        total = self._timeouts.total
+        if total > 0:
+            self._deadline = time.monotonic() + total
+        response = await self._by_deadline(self._send(encoded))
         self._response = response
         self.status = response.status_code
         self.headers = response.headers
@@ -306,7 +322,7 @@ class ResponseStream:
         if not self._stream or content_type in _JSON_TYPES:
             # A whole JSON body (asked for, or sent by a server that ignored
             # ``stream``) goes through the shape's response mapping.
-            body = await self._read_all(response)
+            body = await self._by_deadline(self._read_all(response))
             await self._close_response()
             self._state = "finished"
             self._parse(shape.parse_response, body, endpoint.provider, self._request)
@@ -317,7 +333,7 @@ class ResponseStream:
             return
         parser = shape.new_parser(endpoint.provider, self._request)
         self._parser = parser
-        self._decoder = _decoder(shape.framing, content_type)
+        self._decoder = _decoder(shape.framing, content_type, self._driver.limits.frame)
         stream = response.stream
         if "content-encoding" not in response.headers and isinstance(
             stream, httpx2.AsyncByteStream
@@ -390,15 +406,24 @@ class ResponseStream:
         # lines through _frames.
         message = None if isinstance(decoder, NDJSONDecoder) else parser.message
         read, decode = body.__anext__, decoder.feed
+        deadline, meter, response = self._deadline, self._meter, self._response
+        idle = self._timeouts.idle
+        # Only a read that could outlast the deadline pays for a cancel scope.
+        slack = idle if idle > 0 else float("inf")
+        raw = response is not None and "content-encoding" in response.headers
         while True:
             try:
-                data = await read()
+                if deadline is not None and deadline - time.monotonic() < slack:
+                    data = await self._by_deadline(read())
+                else:
+                    data = await read()
             except StopAsyncIteration:
                 await self._end_of_body()
                 return
             except httpx2.RequestError as exc:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
             self.bytes_received += len(data)
+            meter.add(len(data), response.num_bytes_downloaded if raw and response else None)
             if message is None:
                 self._frames(decode(data))
             elif self._feed(message, decode(data)):
@@ -518,12 +543,38 @@ class ResponseStream:
         raise error from read_error
 
     async def _read_all(self, response: httpx2.Response) -> bytes:
+        # Piece by piece, so a body past Limits.body (or a compression bomb)
+        # is stopped before it is held whole.
+        pieces: list[bytes] = []
+        meter = self._meter
+        raw = "content-encoding" in response.headers
         try:
-            body = await response.aread()
+            async for piece in response.aiter_bytes():
+                pieces.append(piece)
+                meter.add(len(piece), response.num_bytes_downloaded if raw else None)
         except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
+        body = b"".join(pieces)
         self.bytes_received = len(body)
         return body
+
+    async def _by_deadline(self, step: Awaitable[T]) -> T:
+        """Await ``step`` within what is left of ``Timeouts.total``."""
+        deadline = self._deadline
+        if deadline is None:
+            return await step
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            with anyio.move_on_after(remaining):
+                return await step
+        elif hasattr(step, "close"):
+            step.close()  # never started: no "never awaited" warning
+        raise DeadlineExceededError(
+            f"the response did not finish within {self._timeouts.total:g}s (Timeouts.total)"
+            + (f", after {self.bytes_received} bytes" if self.bytes_received else ""),
+            status=self.status,
+            request_id=self.request_id,
+        )
 
     def _broken(self, exc: httpx2.RequestError, where: str) -> StreamError:
         """The typed error for a body read that failed ``where``."""
@@ -592,18 +643,23 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _decoder(framing: str, content_type: str) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
+def _decoder(
+    framing: str, content_type: str, frame: int
+) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
     """The body decoder for a shape's ``framing`` and the response's content type.
 
     An event-stream shape served ``text/event-stream`` gets SSE: that is how
     decoded events are replayed (recordings, proxies); the binary framing
     carries its own content type.
     """
+    frame = frame or DEFAULT_MAX_EVENT_BYTES
     if framing == "sse":
-        return SSEDecoder()
+        return SSEDecoder(frame)
     if framing == "eventstream":
-        return SSEDecoder() if content_type == "text/event-stream" else EventStreamDecoder()
-    return NDJSONDecoder()
+        if content_type == "text/event-stream":
+            return SSEDecoder(frame)
+        return EventStreamDecoder(frame)
+    return NDJSONDecoder(frame)
 
 
 def _request_id(headers: Mapping[str, str]) -> str | None:
@@ -626,7 +682,8 @@ class Driver:
     ``http`` is an ``httpx2.AsyncClient`` to use (the caller closes it); by
     default the driver makes its own on first use and :meth:`aclose` closes it.
     ``clock`` gives the time a signed request (an endpoint with a ``signer``)
-    is stamped with at send; the system's UTC time by default.
+    is stamped with at send; the system's UTC time by default.  ``limits``
+    bound what one response may cost (:class:`~elelem.transport.limits.Limits`).
     """
 
     def __init__(
@@ -635,10 +692,12 @@ class Driver:
         *,
         timeouts: Timeouts | None = None,
         clock: Callable[[], datetime] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self._http = http
         self._owns_http = http is None
         self.timeouts = timeouts or Timeouts()
+        self.limits = limits or DEFAULT_LIMITS
         self.clock: Callable[[], datetime] = clock if clock is not None else _utc_now
 
     def http(self) -> httpx2.AsyncClient:

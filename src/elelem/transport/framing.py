@@ -34,6 +34,7 @@ hands the parser the same ``(event, data)`` frames the SSE decoder does.
 
 from __future__ import annotations
 
+import re
 import struct
 import uuid
 import zlib
@@ -41,11 +42,37 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
-from elelem.errors import MalformedStreamError, ProviderStreamError, StreamError
+from elelem.errors import (
+    LimitExceededError,
+    MalformedStreamError,
+    ProviderStreamError,
+    StreamError,
+)
 
 _BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
-"""Largest event (or unterminated line) buffered before the stream is rejected."""
+"""Largest event (or unterminated line) buffered before the stream is rejected
+(the driver passes its ``Limits.frame``)."""
+FRAME_LIMIT = "Limits.frame"
+
+# Three or more line-terminator bytes hold at least two line ends: a line's
+# end and blank lines after it, which mean no more than one blank line does.
+# A body of nothing but newlines (a decompressed bomb) then costs one C-speed
+# pass instead of an empty line object per byte.
+_BLANK_RUN = re.compile(rb"[\r\n]{3,}")
+
+
+def squeeze_blank_lines(chunk: bytes) -> bytes:
+    """``chunk`` with every run of blank lines cut to one (the same frames)."""
+    if b"\n\n\n" in chunk or b"\r\r\r" in chunk or b"\n\r\n\r" in chunk:
+        return _BLANK_RUN.sub(b"\n\n", chunk)
+    return chunk
+
+
+def _too_large(what: str, limit: int) -> LimitExceededError:
+    return LimitExceededError(f"{what} exceeds {limit} bytes", limit=FRAME_LIMIT, value=limit)
+
+
 _MAX_NAMES = 256
 # ``tuple.__new__`` skips the named tuple's Python-level ``__new__``: one call
 # less per event on the hot path, the same object.
@@ -95,6 +122,7 @@ class _Lines:
         self.consumed = 0
 
     def split(self, chunk: bytes) -> list[bytes]:
+        chunk = squeeze_blank_lines(chunk)
         if self._cr:
             self._cr = False
             if chunk[:1] == b"\n":
@@ -130,9 +158,7 @@ class _Lines:
 
     def _check(self) -> None:
         if self._size > self._max:
-            raise MalformedStreamError(
-                f"a line of the response body exceeds {self._max} bytes without ending"
-            )
+            raise _too_large("a line of the response body without its end", self._max)
 
     def rest(self) -> bytes:
         tail = b"".join(self._parts)
@@ -199,6 +225,7 @@ class SSEDecoder:
         limit = self._max
         append = out.append
         try:
+            chunk = squeeze_blank_lines(chunk)
             if not splitter._parts and not splitter._cr and chunk[-1] == 0x0A:
                 # The common read, whole lines ending in LF or CRLF: nothing
                 # is carried over either way, so it is split here.
@@ -224,9 +251,7 @@ class SSEDecoder:
                         continue
                     size += len(line) + 1
                     if size > limit:
-                        raise MalformedStreamError(
-                            f"an event of the response exceeds {limit} bytes"
-                        )
+                        raise _too_large("an event of the response", limit)
                 elif size:
                     if data:
                         name = self._names.get(event)
@@ -241,7 +266,7 @@ class SSEDecoder:
                         data = []
                     event = b""
                     size = 0
-        except MalformedStreamError as exc:
+        except MalformedStreamError as exc:  # LimitExceededError included
             self.failure = exc  # the events before the fault are still returned
         finally:
             self._data, self._event, self._size = data, event, size
@@ -282,7 +307,7 @@ class SSEDecoder:
                 value = value[1:]
         self._size += len(line) + 1
         if self._size > self._max:
-            raise MalformedStreamError(f"an event of the response exceeds {self._max} bytes")
+            raise _too_large("an event of the response", self._max)
         if name == b"data":
             self._data.append(value)
         elif name == b"event":
@@ -542,9 +567,7 @@ class EventStreamDecoder:
                 f"{self._where()}: impossible lengths (total {total} bytes, headers {headers})"
             )
         if total > self._max:
-            raise MalformedStreamError(
-                f"{self._where()}: {total} bytes exceeds the limit of {self._max}"
-            )
+            raise _too_large(f"{self._where()}: a message of {total} bytes", self._max)
         return int(total)
 
     def _check(self, raw: bytes) -> int:

@@ -166,6 +166,7 @@ class GeminiParser(ParserSkeleton):
         self._envelope: dict[str, Any] = {}
         self._candidate: dict[str, Any] = {}
         self._others: list[Any] = []
+        self._others_open: set[object] = set()  # other candidates' indices not finished yet
         self._grounding: dict[str, Any] | None = None
         self._url_context: dict[str, Any] | None = None
         self._usage_raw: dict[str, Any] | None = None  # the last usageMetadata reported
@@ -264,12 +265,31 @@ class GeminiParser(ParserSkeleton):
                     raise malformed("gemini candidate is not an object", data)
                 if candidate.get("index", 0) not in (0, None):
                     self._others.append(candidate)  # only the first candidate is the reply
+                    self._note_other(candidate)
                     continue
                 out.extend(self._candidate_chunk(candidate))
         usage = data.get("usageMetadata")
         if isinstance(usage, dict):
             self._report_usage(usage, out)
+        if self._terminal(candidates):
+            # The answer is whole: finish now rather than at the connection's
+            # end, which a server keeping it open would never send.
+            out.extend(self.eof())
         return out
+
+    def _note_other(self, candidate: dict[str, Any]) -> None:
+        index = candidate.get("index")
+        if isinstance(candidate.get("finishReason"), str):
+            self._others_open.discard(index)
+        else:
+            self._others_open.add(index)
+
+    def _terminal(self, candidates: object) -> bool:
+        """Whether this chunk ended the response: every candidate seen has its
+        finish reason, or the prompt was blocked (no candidates at all)."""
+        if self._finish is not None:
+            return not self._others_open
+        return self._block_reason is not None and not candidates
 
     def _report_usage(self, usage: dict[str, Any], out: list[Chunk]) -> None:
         # Streams repeat the same usageMetadata on most chunks; a Usage is a
