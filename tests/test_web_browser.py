@@ -10,6 +10,7 @@ as inert text and runs nothing.  Screenshots are kept under the test's tmp dir
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -186,18 +187,18 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[str]:
+def provider() -> Iterator[LoopbackServer]:
     """A loopback provider answering every request with the demo recording."""
     reply = paced(demo_interaction(), 0)
     with LoopbackServer(lambda _request: reply, lifetime=300) as replay:
-        yield replay.url
+        yield replay
 
 
 @pytest.fixture(scope="module")
-def server(store_home: dict[str, Any], provider: str) -> Iterator[str]:
+def server(store_home: dict[str, Any], provider: LoopbackServer) -> Iterator[str]:
     """The viewer over the store on a real uvicorn server; its chat reaches
     the loopback provider through the real client."""
-    catalog = loopback_catalog(provider, {"anthropic": "anthropic_messages"})
+    catalog = loopback_catalog(provider.url, {"anthropic": "anthropic_messages"})
 
     def client() -> Client:
         return Client(catalog=catalog, env={DEMO_KEY_ENV: DEMO_KEY})
@@ -412,7 +413,7 @@ def test_google_search_suggestions_in_a_sandboxed_frame(
 
 
 def test_chat_streams_an_answer_and_stores_it(
-    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
+    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path, provider: LoopbackServer
 ) -> None:
     browser.get_log("browser")
     browser.get(url(server, "/chat"))
@@ -421,6 +422,8 @@ def test_chat_streams_an_answer_and_stores_it(
         == "anthropic:claude-sonnet-4-5"
     )
     browser.find_element("id", "chat-text").send_keys("How tall is it?")
+    browser.find_element("id", "chat-web-search").click()
+    asked = len(provider.requests)
     before = {i.id for i in store_home["store"].list_conversations()}
     browser.find_element("css selector", "#chat-form button").click()
     deadline = time.monotonic() + 20
@@ -440,6 +443,10 @@ def test_chat_streams_an_answer_and_stores_it(
         for a in browser.find_elements("css selector", "ol.footnotes a.source")
     ] == DEMO_SOURCES
     assert csp_violations(browser) == []
+    # The request the provider got: the text, and the web search asked for.
+    sent = json.loads(provider.requests[asked].body)
+    assert sent["messages"][-1]["content"] == [{"type": "text", "text": "How tall is it?"}]
+    assert [t["type"] for t in sent["tools"]] == ["web_search_20250305"]
     shot = artifacts / "serve-chat.png"
     browser.save_screenshot(str(shot))
     keep(shot)

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.turn import send as send_turn
-from elelem.vocabulary import ConversationId
+from elelem.vocabulary import ConversationId, WebSearch
 from elelem.web import html
 from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay
 
@@ -194,7 +194,7 @@ def create_app(
             conversation = Conversation.create(store)
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
-            _turn_pairs(conversation, make, chosen, data.text),
+            _turn_pairs(conversation, make, chosen, data.text, data.web_search),
             search_entry_point=True,
             headers={CONVERSATION_HEADER: conversation.id},
         )
@@ -210,11 +210,13 @@ def create_app(
 
 
 class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
-    """What the chat script posts: the text, the model, the conversation to continue."""
+    """What the chat script posts: the text, the model, the conversation to
+    continue, and whether the provider may search the web."""
 
     text: str
     model: str | None = None
     conversation: str | None = None
+    web_search: bool = False
 
 
 def _default_client() -> Any:
@@ -224,13 +226,20 @@ def _default_client() -> Any:
 
 
 def _turn_pairs(
-    conversation: Conversation, make_client: Callable[[], Any], model: str, text: str
+    conversation: Conversation,
+    make_client: Callable[[], Any],
+    model: str,
+    text: str,
+    web_search: bool,
 ) -> AsyncIterator[Pair]:
     """The pairs of one turn as the turn engine stores them."""
+    hosted = (WebSearch(),) if web_search else ()
 
     async def run(on_chunk: Observer, _on_call: object) -> None:
         async with make_client() as client:
-            await send_turn(conversation, client, model, text, on_chunk=on_chunk)
+            await send_turn(
+                conversation, client, model, text, on_chunk=on_chunk, hosted_tools=hosted
+            )
 
     return relay(run)
 
@@ -239,7 +248,8 @@ def _chat_form() -> str:
     return (
         '<section id="chat"><h2>Chat</h2>'
         '<div id="live"></div>'
-        '<form id="chat-form"><div class="row"><label>model <input id="chat-model" name="model"></label></div>'
+        '<form id="chat-form"><div class="row"><label>model <input id="chat-model" name="model"></label>'
+        '<label><input type="checkbox" id="chat-web-search"> web search</label></div>'
         '<textarea id="chat-text" name="text" placeholder="your message"></textarea>'
         '<div class="row"><button type="submit">Send</button><span id="chat-status"></span></div>'
         "</form></section>"

@@ -41,7 +41,12 @@
     const response = await fetch(`/api/chat?token=${encodeURIComponent(token)}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ text, model: modelInput.value, conversation: conversation || null }),
+      body: JSON.stringify({
+        text,
+        model: modelInput.value,
+        conversation: conversation || null,
+        web_search: document.getElementById("chat-web-search").checked,
+      }),
     });
     if (!response.ok) {
       status.textContent = `refused: ${await response.text()}`;
