@@ -57,6 +57,8 @@ PROVIDER_ACTIVITY_NAMES: Mapping[str, str] = MappingProxyType(
         "google_search_retrieval": "web_search",
         "url_context": "web_fetch",
         "google_maps": "map_search",
+        # Bedrock system tools (Nova web grounding).
+        "nova_grounding": "web_search",
         # xAI server-side functions, reported under the tool that runs them.
         "web_search_with_snippets": "web_search",
         "browse_page": "web_search",

@@ -88,7 +88,12 @@ def assistant_wire(
         elif isinstance(part, ReasoningBlock):
             dropped.add(where, f"reasoning from {who}")
         elif isinstance(part, HostedActivity):
-            content.append({"text": hosted_activity_line(part)})
+            payload = part.payload
+            if native and payload is not None and payload.provider == provider:
+                # The server tool's own toolUse/toolResult block, as it came.
+                content.append(payload.value)
+            else:
+                content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, UnknownBlock):
             dropped.add(where, f"unknown block {part.type!r} (no Converse form)")
         elif isinstance(part, (ImageBlock, DocumentBlock)):

@@ -10,6 +10,10 @@ empty one means ``data`` is the union.
 Mapping:
 
 - ``messageStart`` -> ``response-start`` (Converse names no response id);
+- ``contentBlockStart`` with ``start.toolUse`` of ``type: server_tool_use``
+  (a tool the provider runs, such as Nova web grounding) and the
+  ``start.toolResult`` answering it -> hosted activity *started* and
+  *completed*/*failed*, the wire blocks in their payloads;
 - ``contentBlockStart`` with ``start.toolUse`` -> a tool-call block; a block
   that starts with a delta is text (``delta.text``) or reasoning
   (``delta.reasoningContent``), keyed by ``contentBlockIndex``; any other
@@ -46,6 +50,7 @@ from elelem.stream import (
     BlockStart,
     Chunk,
     Finish,
+    Hosted,
     Payload,
     ReasoningDelta,
     ResponseStart,
@@ -53,7 +58,14 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import ProviderId, ProviderPayload, Usage
+from elelem.vocabulary import (
+    ActivityId,
+    HostedActivity,
+    ProviderId,
+    ProviderPayload,
+    Usage,
+    neutral_activity_name,
+)
 from elelem.vocabulary.json import JSONValue
 
 STOP_REASONS: Mapping[str, str] = {
@@ -119,6 +131,9 @@ class BedrockParser(ParserSkeleton):
         self._stop: dict[str, Any] | None = None
         self._envelope: dict[str, JSONValue] = {}
         self._usage_seen = False
+        # contentBlockIndex -> (toolUse|toolResult, the block's fields, its deltas)
+        self._server: dict[int, tuple[str, dict[str, Any], list[Any]]] = {}
+        self._server_names: dict[str, HostedActivity] = {}
 
     @property
     def done(self) -> bool:
@@ -205,6 +220,16 @@ class BedrockParser(ParserSkeleton):
         if not isinstance(start, dict):
             raise malformed(f"bedrock event {self.frames}: contentBlockStart has no start object")
         tool = start.get("toolUse")
+        result = start.get("toolResult")
+        if isinstance(result, dict) or (isinstance(tool, dict) and tool.get("type") == SERVER_TOOL):
+            # A tool the provider runs itself (web grounding): hosted activity,
+            # never a client call the tool loop would try to run.
+            self._check_new(index)
+            kind = "toolResult" if isinstance(result, dict) else "toolUse"
+            block = dict(result if isinstance(result, dict) else tool)  # type: ignore[arg-type]
+            self._open[index] = "server"
+            self._server[index] = (kind, block, [])
+            return
         if tool is None:
             # A start kind nobody modelled: kept on the block, whose kind its
             # deltas decide (text if none come).
@@ -235,6 +260,10 @@ class BedrockParser(ParserSkeleton):
     def _delta(self, index: int, delta: Any, out: list[Chunk]) -> None:
         if not isinstance(delta, dict):
             raise malformed(f"bedrock event {self.frames}: delta is not an object")
+        server = self._server.get(index)
+        if server is not None:
+            self._server_delta(server, delta)
+            return
         for key, value in delta.items():
             if key == "text" and isinstance(value, str):
                 self._ensure(index, "text", out)
@@ -274,7 +303,43 @@ class BedrockParser(ParserSkeleton):
             else:
                 self._deltas.setdefault(index, []).append({"reasoningContent": {key: item}})
 
+    def _server_delta(
+        self, server: tuple[str, dict[str, Any], list[Any]], delta: Mapping[str, Any]
+    ) -> None:
+        kind, _, pieces = server
+        for key, value in delta.items():
+            if kind == "toolUse" and key == "toolUse" and isinstance(value, dict):
+                text = value.get("input")
+                if not isinstance(text, str):
+                    raise malformed(f"bedrock event {self.frames}: toolUse.input is not a string")
+                pieces.append(text)
+            elif kind == "toolResult" and key == "toolResult" and isinstance(value, list):
+                pieces.extend(value)
+            else:
+                raise malformed(
+                    f"bedrock event {self.frames}: a {key} delta in a server {kind} block"
+                )
+
+    def _server_stop(self, index: int) -> Hosted:
+        kind, block, pieces = self._server.pop(index)
+        if kind == "toolUse":
+            text = "".join(pieces)
+            try:
+                given = msgspec.json.decode(text) if text.strip() else {}
+            except msgspec.DecodeError:
+                raise malformed(
+                    f"bedrock event {self.frames}: server toolUse input is not JSON"
+                ) from None
+            wire = {**block, "input": given}
+            return Hosted(server_activity(self.provider, {"toolUse": wire}, self._server_names))
+        wire = {**block, "content": [*block.get("content", []), *pieces]}
+        return Hosted(server_activity(self.provider, {"toolResult": wire}, self._server_names))
+
     def _block_stop(self, index: int, out: list[Chunk]) -> None:
+        if index in self._server:
+            self._open.pop(index)
+            out.append(self._server_stop(index))
+            return
         if index not in self._open and index in self._deltas:
             self._ensure(index, "text", out)  # started (unknown kind), no delta came
         if self._open.pop(index, None) is None:
@@ -301,6 +366,47 @@ class BedrockParser(ParserSkeleton):
         self.finished = True
 
 
+SERVER_TOOL = "server_tool_use"
+"""``toolUse.type`` of a tool the provider runs itself (Nova web grounding)."""
+
+
+def server_activity(
+    provider: ProviderId, block: dict[str, Any], started: dict[str, HostedActivity]
+) -> HostedActivity:
+    """The hosted transition of a server tool's ``toolUse`` (started) or its
+    ``toolResult`` (completed, or failed on ``status: error``); ``block`` is the
+    wire content block, kept whole in the payload for native replay.
+    ``started`` remembers the calls by id, so a result takes its call's name."""
+    ((kind, wire),) = block.items()
+    aid = wire.get("toolUseId")
+    if not isinstance(aid, str) or not aid:
+        raise malformed(f"bedrock server {kind} block without a toolUseId", block)
+    payload = ProviderPayload(
+        provider, SERVER_TOOL if kind == "toolUse" else "tool_result", None, block
+    )
+    if kind == "toolUse":
+        name = wire.get("name")
+        if not isinstance(name, str) or not name:
+            raise malformed("bedrock server toolUse block without a name", block)
+        activity = HostedActivity(
+            ActivityId(aid), neutral_activity_name(name), "started", wire.get("input"), "", payload
+        )
+        started[aid] = activity
+        return activity
+    call = started.get(aid)
+    content = wire.get("content") or []
+    failed = wire.get("status") == "error"
+    n = len(content) if isinstance(content, list) else 0
+    return HostedActivity(
+        ActivityId(aid),
+        call.name if call is not None else neutral_activity_name(str(wire.get("type") or "tool")),
+        "failed" if failed else "completed",
+        call.input if call is not None else None,
+        "error" if failed else (f"{n} result" if n == 1 else f"{n} results"),
+        payload,
+    )
+
+
 def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]:
     """The chunks of a whole Converse response object (``output.message.content``)."""
     output = obj.get("output")
@@ -317,13 +423,20 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
         if not isinstance(block, dict) or len(block) != 1:
             raise malformed(f"bedrock response content block {index} is not a one-key object")
         ((kind, value),) = block.items()
-        if kind == "toolUse" and isinstance(value, dict):
-            start = {"toolUseId": value.get("toolUseId"), "name": value.get("name")}
+        if kind == "toolResult" and isinstance(value, dict):
+            # Only the provider's own tools answer inside an assistant message.
+            head = {k: v for k, v in value.items() if k != "content"}
+            out += parser.feed_event(
+                "contentBlockStart", {"contentBlockIndex": index, "start": {"toolResult": head}}
+            )
+            delta: dict[str, Any] = {"toolResult": list(value.get("content") or [])}
+        elif kind == "toolUse" and isinstance(value, dict):
+            start = {k: value.get(k) for k in ("toolUseId", "name", "type") if k in value}
             out += parser.feed_event(
                 "contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": start}}
             )
             text = msgspec.json.encode(value.get("input", {})).decode()
-            delta: dict[str, Any] = {"toolUse": {"input": text}}
+            delta = {"toolUse": {"input": text}}
         elif kind == "reasoningContent" and isinstance(value, dict):
             inner = value.get("reasoningText")
             delta = {"reasoningContent": dict(inner) if isinstance(inner, dict) else dict(value)}
@@ -354,6 +467,7 @@ __all__ = [
     "DELTAS_FORMAT",
     "REDACTED_FORMAT",
     "RESPONSE_FORMAT",
+    "SERVER_TOOL",
     "SIGNATURE_FORMAT",
     "STOP_REASONS",
     "UNKNOWN_EVENT_TYPE",
@@ -361,4 +475,5 @@ __all__ = [
     "map_usage",
     "parse_body",
     "response_chunks",
+    "server_activity",
 ]
