@@ -152,6 +152,7 @@ def test_text_stream_with_url_citation() -> None:
     assert payload.value == {
         "item": {**MESSAGE, "content": []},
         "part": MESSAGE["content"][0],
+        "output_index": 0,
     }
     assert result.finish is not None and result.finish.reason == "stop"
     assert result.finish.raw == "completed"

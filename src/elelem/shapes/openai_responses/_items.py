@@ -41,7 +41,9 @@ ITEM = "item"
 
 MESSAGE_PART = "message-part"
 """Payload format of a text block: ``{"item": message item without its parts,
-"part": the raw content part}``; native replay regroups parts by item id."""
+"part": the raw content part, "output_index": the item's place in its
+response}``; native replay regroups consecutive parts of one item (same id and
+place: an id alone is not unique)."""
 
 ANNOTATION = "annotation"
 """Payload format of an attribution's ``replay``: the raw annotation."""

@@ -84,6 +84,7 @@ class _Input:
         self.dropped: list[str] = []
         self.call_types: dict[str, str] = {}
         self._open: dict[str, Any] | None = None
+        self._open_place: Any = None  # the open item's output_index, where recorded
         # Images the provider generated in the message being replayed, by the
         # id of the image_generation_call that made each: its item gets the bytes.
         self._generated: dict[str, ImageBlock] = {}
@@ -99,15 +100,21 @@ class _Input:
         self.flush()
         self.items.append(item)
 
-    def _native_part(self, shell: dict[str, Any], part: dict[str, Any]) -> None:
+    def _native_part(self, shell: dict[str, Any], part: dict[str, Any], place: Any = None) -> None:
         item_id = shell.get("id")
-        if self._open is not None and item_id is not None and self._open.get("id") == item_id:
+        if (
+            self._open is not None
+            and item_id is not None
+            and self._open.get("id") == item_id
+            and place == self._open_place
+        ):
             self._open["content"].append(part)
             return
         item = copy.deepcopy(shell)
         item["content"] = [part]
         self.items.append(item)
         self._open = item
+        self._open_place = place
 
     # -- messages -----------------------------------------------------------------------
 
@@ -227,7 +234,7 @@ class _Input:
             if isinstance(shell, dict) and isinstance(part, dict):
                 # The provider's own final part replays, even where the stream's
                 # deltas contradicted it (the block then holds what was shown).
-                self._native_part(shell, dict(part))
+                self._native_part(shell, dict(part), p.value.get("output_index"))
                 return
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
 

@@ -532,7 +532,9 @@ class ResponsesParser(ParserSkeleton):
                     raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
                 attribution = _items.attribution(annotation, text, self.provider)
                 out.append(Citation(part.key, attribution))
-            value = {"item": shell, "part": part_raw}
+            # The item's place in the response: an id is not unique (xAI sent
+            # two items under one), so replay regroups parts by place too.
+            value = {"item": shell, "part": part_raw, "output_index": item.index}
             out.append(
                 Payload(part.key, ProviderPayload(self.provider, _items.MESSAGE_PART, None, value))
             )
