@@ -18,8 +18,6 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.toolloop import run, run_sync
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import MCPServer, MCPServerError, ToolOutcome
-from elelem.tools.mcp import CONTENT_FORMAT, MCP_PROVIDER
-from elelem.vocabulary import ProviderPayload
 from test_tool_loop import anthropic_env, summary
 from toolloop_wires import anthropic_calls, anthropic_text
 
@@ -64,14 +62,22 @@ def test_the_loop_calls_a_stdio_servers_tools_and_maps_images_and_links(tmp_path
     assert result.text == "18°C, radar attached"
     assert [r[3:] for r in summary(conv) if r[2] == "result"] == [
         ("c1", "18°C", False),
-        ("c2", "radar for Paris\n[image image/png, 8 bytes]\n"
-               "[resource forecast <https://weather.example/Paris> (text/html)]", False),
-    ]  # fmt: skip
-    radar = conv.events[-3].body.content[1]  # type: ignore[union-attr]
-    assert radar.payloads == (
-        ProviderPayload(MCP_PROVIDER, CONTENT_FORMAT, None,
-                        [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]),
-    )  # fmt: skip
+        (
+            "c2",
+            "radar for Paris\n[resource forecast <https://weather.example/Paris> (text/html)]",
+            False,
+        ),
+    ]
+    # The image is an attachment of the result, its bytes in the log's blob store.
+    reopened = Conversation.open(conv.store, conv.id)
+    radar = reopened.events[-3].body.content[1]  # type: ignore[union-attr]
+    (image,) = radar.attachments
+    assert image.media_type == "image/png"
+    assert reopened.store.get_blob(image.source.blob.sha256) == b"\x89PNG\r\n\x1a\n"
+    assert radar.payloads == ()
+    second = __import__("json").loads(provider.requests[1].body)["messages"][-1]["content"][1]
+    assert second["content"][-1] == {"type": "image", "source": {"type": "base64",
+                                     "media_type": "image/png", "data": "iVBORw0KGgo="}}  # fmt: skip
     tools = [t["name"] for t in __import__("json").loads(provider.requests[0].body)["tools"]]
     assert tools == ["get_weather", "radar", "die"]
 

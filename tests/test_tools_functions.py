@@ -195,3 +195,16 @@ def test_recursive_types_keep_their_definitions() -> None:
         }
     }
     assert set(params["$defs"]) == {"Node"}
+
+
+def test_a_function_returning_an_image_attaches_it() -> None:
+    from elelem.vocabulary import ImageBlock
+
+    png = ImageBlock.from_bytes(b"\x89PNG\r\n\x1a\n", "image/png")
+
+    @tool
+    def screenshot() -> ImageBlock:
+        """A screenshot."""
+        return png
+
+    assert asyncio.run(screenshot.call("{}")) == ToolOutcome("", attachments=(png,))

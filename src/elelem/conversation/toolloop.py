@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import msgspec
 
 from elelem.conversation.engine import (
     Append,
@@ -221,7 +222,12 @@ class ToolLoop:
                 call, f"tool {call.name} returned a {type(outcome).__name__}, not a ToolOutcome"
             )
         return ToolResultBlock(
-            call.id, outcome.content, outcome.is_error, call.name, outcome.payloads
+            call.id,
+            outcome.content,
+            outcome.is_error,
+            call.name,
+            outcome.payloads,
+            outcome.attachments or msgspec.UNSET,
         )
 
 

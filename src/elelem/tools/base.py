@@ -6,7 +6,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
-from elelem.vocabulary import ProviderPayload, ToolSpec
+from elelem.vocabulary import DocumentBlock, ImageBlock, ProviderPayload, ToolSpec
 
 
 class ToolOutcome(msgspec.Struct, frozen=True):
@@ -17,7 +17,9 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     content: str
     is_error: bool = False
     payloads: tuple[ProviderPayload, ...] = ()
-    """What the text cannot carry (an MCP result's images), kept for the log."""
+    """What neither the text nor the attachments carry (an MCP result's audio), kept for the log."""
+    attachments: tuple[ImageBlock | DocumentBlock, ...] = ()
+    """Images and documents the tool returned beside its text."""
 
 
 @runtime_checkable
@@ -48,10 +50,13 @@ class Tool(Protocol):
 
 def render_result(value: object) -> ToolOutcome:
     """A function's return value as the result the model sees: a string as
-    it is, a :class:`ToolOutcome` unchanged, None as empty, anything else as
-    JSON (Structs, dataclasses, dicts, lists...)."""
+    it is, a :class:`ToolOutcome` unchanged, an image or document block as an
+    attachment, None as empty, anything else as JSON (Structs, dataclasses,
+    dicts, lists...)."""
     if isinstance(value, ToolOutcome):
         return value
+    if isinstance(value, (ImageBlock, DocumentBlock)):
+        return ToolOutcome("", attachments=(value,))
     if isinstance(value, str):
         return ToolOutcome(value)
     if value is None:

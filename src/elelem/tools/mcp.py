@@ -10,10 +10,10 @@ own in a background thread, for :func:`elelem.run_sync` and the CLI)::
     async with MCPServer.stdio("python", ["weather_server.py"]) as weather:
         await elelem.run(conv, client, model, "Weather in Paris?", tools=[weather])
 
-A call's result is mapped to the tool-result text: text content as it is,
-a resource link and an embedded text resource as a line naming it, an image,
-audio or binary resource as a line naming its type and size (its bytes kept
-in the result's payload, since tool results carry text only today).  A server
+A call's result is mapped to the tool result: text content as it is, a
+resource link and an embedded text resource as a line naming it, an image as
+an image attachment, audio or a binary resource as a line naming its type and
+size (its bytes kept in the result's payload).  A server
 that dies mid-call gives the model an error result saying so, and the caller
 :attr:`MCPServer.failure` (every later call fails at once with it).
 """
@@ -28,8 +28,9 @@ from typing import Any
 
 import msgspec
 
+from elelem.errors import DecodeError
 from elelem.tools.base import ToolOutcome
-from elelem.vocabulary import JSONValue, ProviderId, ProviderPayload, ToolSpec
+from elelem.vocabulary import ImageBlock, JSONValue, ProviderId, ProviderPayload, ToolSpec
 
 MCP_PROVIDER = ProviderId("mcp")
 """The provider name of the payload that keeps a result's non-text content."""
@@ -298,6 +299,15 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _image(data: str, media_type: str) -> ImageBlock | None:
+    """An MCP image as an image block (None when its bytes or type are not
+    an image elelem can send: then it is kept as a payload)."""
+    try:
+        return ImageBlock.from_bytes(base64.b64decode(data, validate=True), media_type)
+    except (ValueError, DecodeError):
+        return None
+
+
 def _size(data: str) -> int:
     try:
         return len(base64.b64decode(data, validate=False))
@@ -309,10 +319,13 @@ def result_outcome(result: Any) -> ToolOutcome:
     """An MCP ``CallToolResult`` as the tool result the model is sent."""
     lines: list[str] = []
     kept: list[JSONValue] = []
+    attachments: list[ImageBlock] = []
     for block in result.content:
         kind = getattr(block, "type", None)
         if kind == "text":
             lines.append(block.text)
+        elif kind == "image" and (image := _image(block.data, block.mime_type)) is not None:
+            attachments.append(image)
         elif kind in ("image", "audio"):
             lines.append(f"[{kind} {block.mime_type}, {_size(block.data)} bytes]")
             kept.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -334,7 +347,7 @@ def result_outcome(result: Any) -> ToolOutcome:
     if not lines and result.structured_content is not None:
         lines.append(msgspec.json.encode(result.structured_content).decode())
     payloads = (ProviderPayload(MCP_PROVIDER, CONTENT_FORMAT, None, kept),) if kept else ()
-    return ToolOutcome("\n".join(lines), bool(result.is_error), payloads)
+    return ToolOutcome("\n".join(lines), bool(result.is_error), payloads, tuple(attachments))
 
 
 __all__ = [
