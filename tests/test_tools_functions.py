@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from elelem.tools import FunctionTool, ToolOutcome, tool
+from elelem.vocabulary import ImageBlock
 
 
 class Place(msgspec.Struct):
@@ -198,8 +199,6 @@ def test_recursive_types_keep_their_definitions() -> None:
 
 
 def test_a_function_returning_an_image_attaches_it() -> None:
-    from elelem.vocabulary import ImageBlock
-
     png = ImageBlock.from_bytes(b"\x89PNG\r\n\x1a\n", "image/png")
 
     @tool
@@ -208,3 +207,11 @@ def test_a_function_returning_an_image_attaches_it() -> None:
         return png
 
     assert asyncio.run(screenshot.call("{}")) == ToolOutcome("", attachments=(png,))
+
+
+def test_an_unresolvable_parameter_hint_names_the_parameter() -> None:
+    def broken(x: NoSuchType) -> None:  # type: ignore[name-defined]  # noqa: F821
+        pass
+
+    with pytest.raises(TypeError, match="tool 'broken': cannot resolve the hint of 'x'"):
+        FunctionTool(broken)

@@ -148,10 +148,7 @@ def _docstring(function: Callable[..., Any]) -> str:
 def arguments_struct(function: Callable[..., Any], name: str) -> type[msgspec.Struct]:
     """A msgspec Struct type with one field per parameter of ``function``
     (defaults kept, unknown fields refused), to validate a call's arguments."""
-    try:
-        hints = inspect.get_annotations(function, eval_str=True)
-    except (NameError, TypeError) as exc:
-        raise TypeError(f"tool {name!r}: cannot resolve its type hints: {exc}") from exc
+    hints = _parameter_hints(function, name)
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     for param in inspect.signature(function).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -167,6 +164,25 @@ def arguments_struct(function: Callable[..., Any], name: str) -> type[msgspec.St
         return msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=True)
     except TypeError as exc:
         raise TypeError(f"tool {name!r}: {exc}") from exc
+
+
+def _parameter_hints(function: Callable[..., Any], name: str) -> dict[str, Any]:
+    # The parameters' hints only: the return annotation describes nothing the
+    # model sends, and need not even resolve.
+    raw = dict(inspect.get_annotations(function))
+    raw.pop("return", None)
+    scope = getattr(inspect.unwrap(function), "__globals__", {})
+    hints: dict[str, Any] = {}
+    for key, hint in raw.items():
+        if isinstance(hint, str):
+            try:
+                hint = eval(hint, scope)  # what inspect.get_annotations(eval_str=True) does
+            except (NameError, SyntaxError, TypeError) as exc:
+                raise TypeError(
+                    f"tool {name!r}: cannot resolve the hint of {key!r}: {exc}"
+                ) from exc
+        hints[key] = hint
+    return hints
 
 
 def parameters_schema(arguments: type[msgspec.Struct]) -> JSONValue:
