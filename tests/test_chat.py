@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pexpect
+from prompt_toolkit.history import FileHistory
 
 from cli_helpers import ELELEM, KEY, MODEL, QUESTION, base_env, run, text_frames, text_reply
 from elelem.cli.demo import paced, sample_recording
@@ -21,6 +22,10 @@ def stalled_reply() -> Reply:
     """An answer that sends a few words, then stalls until interrupted."""
     body = sse_body(text_frames(PARTIAL, "msg_03Stall", finished=False))
     return Reply(200, {"content-type": "text/event-stream"}, (Send(body), Pause(60.0)))
+
+
+PROMPT = r"\x1b\[\?2004h"
+"""prompt-toolkit turns bracketed paste on each time it waits for a message."""
 
 
 def strip(text: str) -> str:
@@ -43,6 +48,7 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
             "ANTHROPIC_BASE_URL": server.url,
             "ANTHROPIC_API_KEY": KEY,
             "TERM": "xterm-256color",
+            "PROMPT_TOOLKIT_NO_CPR": "1",
         }
         child = pexpect.spawn(
             ELELEM,
@@ -54,10 +60,10 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
         )
         try:
             child.expect(
-                r"chat with anthropic:claude-sonnet-4-5 in conversation (c_[0-9a-f]{16}) \(Ctrl-C stops an answer, Ctrl-D leaves\)"
+                r"chat with anthropic:claude-sonnet-4-5 in conversation (c_[0-9a-f]{16}) \(Ctrl-C stops an answer, Ctrl-D leaves, /help for more\)"
             )
             cid = child.match.group(1)
-            child.expect_exact("> ")
+            child.expect(PROMPT)
 
             # 1. A question, answered with a web search and footnotes.
             child.sendline(QUESTION)
@@ -66,7 +72,7 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
             assert 'searched "Eiffel Tower height and completion date" → 5 results' in answer
             assert "[1] Eiffel Tower - Wikipedia — en.wikipedia.org" in answer
             assert "https://www.britannica.com/topic/Eiffel-Tower-Paris-France" in answer
-            child.expect_exact("> ")
+            child.expect(PROMPT)
 
             # 2. An answer interrupted with Ctrl-C: what arrived stays.
             child.sendline("What is it made of?")
@@ -74,12 +80,12 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
             child.sendintr()
             child.expect_exact("interrupted: kept what arrived")
             assert PARTIAL in strip(child.before)
-            child.expect_exact("> ")
+            child.expect(PROMPT)
 
             # 3. The conversation goes on, the interrupted answer in its history.
             child.sendline("Go on, please.")
             child.expect_exact("Wrought iron, 18,038 pieces.")
-            child.expect_exact("> ")
+            child.expect(PROMPT)
             child.sendeof()
             child.expect(pexpect.EOF)
         finally:
@@ -98,10 +104,11 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
     assert shown.stdout.endswith(
         "> Go on, please.\nWrought iron, 18,038 pieces.\n\nusage: 120 in · 9 out\n"
     )
-    assert (tmp_path / "home" / "chat_history").read_text().splitlines()[-3:] == [
-        QUESTION,
-        "What is it made of?",
+    history = FileHistory(str(tmp_path / "home" / "chat_history"))
+    assert list(history.load_history_strings())[:3] == [
         "Go on, please.",
+        "What is it made of?",
+        QUESTION,
     ]
 
 

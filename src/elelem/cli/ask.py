@@ -25,7 +25,6 @@ from elelem.cli.common import (
     continue_option,
     debug_option,
     default_model,
-    describe,
     guarded,
     hosted_tools,
     make_renderer,
@@ -36,13 +35,14 @@ from elelem.cli.common import (
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
+from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
-from elelem.conversation import Conversation, ConversationNotFound, Store, default_store_path
+from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
-from elelem.render import Renderer, sanitize_line
+from elelem.render import Renderer
 from elelem.transport import Timeouts
 from elelem.vocabulary import (
     CacheTTL,
@@ -81,17 +81,18 @@ class Session:
         else:
             observe = json_observer()
         try:
-            result = run_turn(
-                self.conversation,
-                self.model,
-                text,
-                observe,
-                system=self.system,
-                hosted_tools=self.tools,
-                options=self.options,
-                toolset=self.toolset,
-                timeouts=self.timeouts,
-            )
+            with quiet_terminal():
+                result = run_turn(
+                    self.conversation,
+                    self.model,
+                    text,
+                    observe,
+                    system=self.system,
+                    hosted_tools=self.tools,
+                    options=self.options,
+                    toolset=self.toolset,
+                    timeouts=self.timeouts,
+                )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
                 renderer.interrupt()
@@ -246,83 +247,4 @@ def ask_command(
         click.echo(f"conversation {session.conversation.id}", err=True)
 
 
-def _history_file() -> Path:
-    return default_store_path().parent / "chat_history"
-
-
-def _setup_readline() -> Path | None:
-    """Line editing and a persistent history, where readline exists."""
-    try:
-        import readline
-    except ImportError:  # pragma: no cover - Windows without pyreadline
-        return None
-    path = _history_file()
-    readline.set_history_length(2000)
-    if path.is_file():
-        try:
-            readline.read_history_file(path)
-        except OSError as exc:
-            click.echo(f"elelem: chat history not read: {exc.strerror or exc}", err=True)
-    return path
-
-
-def _save_history(path: Path | None) -> None:
-    if path is None:
-        return
-    import readline
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        readline.write_history_file(path)
-    except OSError as exc:
-        click.echo(f"elelem: chat history not saved: {exc.strerror or exc}", err=True)
-
-
-@click.command("chat")
-@continue_option
-@model_options
-@tool_options
-@debug_option
-@guarded
-def chat_command(continue_: str | None, **params: Any) -> None:
-    """Talk with a model: line editing and history; Ctrl-C stops the current
-    answer and keeps what arrived; Ctrl-D (or /exit) leaves."""
-    store = store_from_env(persist=not params["no_store"])
-    session = open_session(store, continue_, params)
-    history = _setup_readline() if sys.stdin.isatty() else None
-    click.echo(
-        f"chat with {session.model} in conversation {session.conversation.id}"
-        " (Ctrl-C stops an answer, Ctrl-D leaves)",
-        err=True,
-    )
-    try:
-        with session.toolset or Toolset():
-            _loop(session)
-    finally:
-        _save_history(history)
-
-
-def _loop(session: Session) -> None:
-    while True:
-        try:
-            line = input("> ")
-        except EOFError:
-            click.echo(err=True)
-            return
-        except KeyboardInterrupt:
-            click.echo(err=True)
-            continue
-        text = line.strip()
-        if not text:
-            continue
-        if text in ("/exit", "/quit"):
-            return
-        try:
-            session.answer(text)
-        except KeyboardInterrupt:
-            continue
-        except StreamError as exc:
-            click.echo(f"elelem: {sanitize_line(describe(exc))}", err=True)
-
-
-__all__ = ["Session", "ask_command", "chat_command", "check_model", "open_session"]
+__all__ = ["Session", "ask_command", "check_model", "open_session"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from elelem.cli.ask import ask_command, chat_command
+from elelem.cli.ask import ask_command
+from elelem.cli.chat import chat_command
 from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
