@@ -168,3 +168,23 @@ def test_schema_goes_out_and_the_answer_is_checked(env: dict[str, str], tmp_path
     assert result.returncode == 2  # type: ignore[attr-defined]
     assert result.stderr.startswith(f"elelem: {bad}: not a valid JSON Schema: ")  # type: ignore[attr-defined]
     assert body == {}
+
+
+def test_what_was_not_sent_is_one_line_under_the_answer_and_a_json_event(
+    env: dict[str, str],
+) -> None:
+    result, body = ask(env, text_reply("Hi."), "-o", "seed", "3")
+    assert result.returncode == 0, result.stderr  # type: ignore[attr-defined]
+    assert "seed" not in body
+    lines = result.stdout.splitlines()  # type: ignore[attr-defined]
+    assert lines[-1].startswith("not sent: ")
+    assert "seed" in lines[-1] and "Anthropic Messages takes no sampling seed" in lines[-1]
+    result, _ = ask(env, text_reply("Hi."), "-o", "seed", "3", "--json")
+    events = [json.loads(line) for line in result.stdout.splitlines()]  # type: ignore[attr-defined]
+    assert [e["type"] for e in events[-2:]] == ["dropped", "turn"]
+    assert events[-2]["turn"] == 1
+    assert len(events[-2]["dropped"]) == 1
+    assert "seed" in json.dumps(events[-2]["dropped"][0])
+    # Nothing dropped, no line.
+    result, _ = ask(env, text_reply("Hi."))
+    assert "not sent" not in result.stdout  # type: ignore[attr-defined]

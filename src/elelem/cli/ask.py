@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
 from elelem.cli.attachments import (
     attach_option,
@@ -101,8 +102,13 @@ class Session:
             if renderer is not None and renderer.active:
                 renderer.interrupt("stopped by an error: kept what arrived")
             raise
+        dropped = dropped_of(result)
         if renderer is not None:
             renderer.end_answer()
+            if dropped:
+                renderer.notice(dropped_line(dropped))
+        elif dropped and schema is None:
+            sys.stdout.write(ndjson_line(dropped_event(result.turn, dropped)) + "\n")
         if schema is not None:
             try:
                 value = check_answer(result.text, schema)
@@ -121,6 +127,31 @@ class Session:
             }
             sys.stdout.write(ndjson_line(line) + "\n")
         return result
+
+
+def dropped_of(result: TurnResult) -> list[Any]:
+    """What the turn's requests left out, every response's in order, each once."""
+    seen: list[Any] = []
+    for record in result.responses:
+        for drop in record.dropped:
+            if drop not in seen:
+                seen.append(drop)
+    return seen
+
+
+def _drop_text(drop: Any) -> str:
+    return str(getattr(drop, "description", drop))
+
+
+def dropped_line(dropped: list[Any]) -> str:
+    """The one line under an answer saying what its requests did not send."""
+    return "not sent: " + "; ".join(_drop_text(d) for d in dropped)
+
+
+def dropped_event(turn: int, dropped: list[Any]) -> dict[str, Any]:
+    """The ``--json`` line saying what the turn's requests did not send."""
+    items = [d if isinstance(d, str) else msgspec.to_builtins(d) for d in dropped]
+    return {"type": "dropped", "turn": turn, "dropped": items}
 
 
 def quiet_observer(_chunk: object, _committed: object) -> None:

@@ -24,7 +24,7 @@ from elelem.stream import Chunk
 from elelem.transport import Timeouts
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
-COMMAND_EVENTS: tuple[str, ...] = ("turn",)
+COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn")
 """The ``--json`` lines the command writes itself, beside the stream's chunks
 (docs/cli.md documents each; a test keeps the two the same)."""
 
