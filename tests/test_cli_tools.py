@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from cli_helpers import ELELEM, KEY, base_env, run
 from elelem.testing.servers import LoopbackServer
-from toolloop_wires import anthropic_calls, anthropic_text
+from toolloop_wires import WIRES, Wire, anthropic_calls, anthropic_text
 
 HERE = Path(__file__).parent
 MODEL = "anthropic:claude-test"
@@ -128,3 +129,17 @@ def test_approve_asks_on_the_terminal_and_a_refusal_reaches_the_model(tmp_path: 
         ("refused: the user did not approve this call", True),
     ]
     assert shown is not None
+
+
+@pytest.mark.parametrize("wire", WIRES[1:], ids=[w.shape for w in WIRES[1:]])
+def test_ask_functions_on_every_other_shape(wire: Wire, tmp_path: Path) -> None:
+    path = tmp_path / "tools.py"
+    path.write_text(TOOLS_PY)
+    calls = [("c1", "get_weather", {"city": "Paris"})]
+    with LoopbackServer([wire.calls(calls), wire.text("18°C in Paris.")]) as server:
+        env = {**base_env(tmp_path), **wire.env(server), "PYTHONPATH": str(HERE)}
+        out = run(env, "ask", "-m", wire.model, "--functions", str(path), "Weather?")
+    assert out.returncode == 0, out.stderr
+    assert "18°C in Paris." in out.stdout
+    assert 'called get_weather(city="Paris") → 18°C' in out.stderr
+    assert len(server.requests) == 2
