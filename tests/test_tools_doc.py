@@ -1,0 +1,33 @@
+"""docs/tools.md's example runs as written, against a loopback provider."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from elelem.testing.servers import LoopbackServer
+from toolloop_wires import anthropic_calls, anthropic_text
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
+
+
+def test_the_function_tool_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    (block,) = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    calls = [("toolu_1", "get_weather", {"city": "Paris"})]
+    with LoopbackServer([anthropic_calls(calls), anthropic_text("It is 18°C in Paris.")]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-doc")
+        monkeypatch.setenv("ELELEM_CONFIG", "/nonexistent/elelem.toml")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block, str(DOC), "exec"), {"__name__": "tools_doc"})
+    assert out.getvalue().splitlines() == ["It is 18°C in Paris.", "completed"]
+    assert (
+        '"content":"18°C"' in server.requests[1].body.decode()
+        or "18\\u00b0C" in server.requests[1].body.decode()
+    )
