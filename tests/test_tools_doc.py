@@ -20,6 +20,8 @@ def test_the_function_tool_example_runs(monkeypatch: pytest.MonkeyPatch) -> None
     (block,) = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     calls = [("toolu_1", "get_weather", {"city": "Paris"})]
     with LoopbackServer([anthropic_calls(calls), anthropic_text("It is 18°C in Paris.")]) as server:
+        # Another test may have set the override (the README tour does).
+        monkeypatch.delenv("ELELEM_ANTHROPIC_BASE_URL", raising=False)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-doc")
         monkeypatch.setenv("ELELEM_CONFIG", "/nonexistent/elelem.toml")
