@@ -229,3 +229,46 @@ def test_the_sync_driver_leaves_the_same_log(tmp_path: Path) -> None:
         assert result.text == "18°C"
         logs.append(summary(conv))
     assert logs[0] == logs[1]
+
+
+def test_a_hosted_mcp_approval_request_is_answered_through_the_approval_callback(
+    tmp_path: Path,
+) -> None:
+    from elelem.vocabulary import RemoteMCP
+    from toolloop_wires import WIRES, _responses
+
+    ask = {"id": "mcpr_1", "type": "mcp_approval_request", "name": "shorten",
+           "arguments": '{"url":"https://x.dev"}', "server_label": "zip"}  # fmt: skip
+    call = {"id": "mcp_2", "type": "mcp_call", "approval_request_id": "mcpr_1", "name": "shorten",
+            "arguments": '{"url":"https://x.dev"}', "server_label": "zip", "output": "https://z/1",
+            "error": None}  # fmt: skip
+    asked: list[ApprovalRequest] = []
+
+    def approve(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return True
+
+    wire = WIRES[1]
+    conv = conversation(tmp_path)
+    server_spec = RemoteMCP("https://zip.example/mcp", "zip", require_approval="always")
+    answer = {"type": "message", "id": "msg_3", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "https://z/1", "annotations": []}]}  # fmt: skip
+    replies = [_responses([ask], 1), _responses([call, answer], 2)]
+    with LoopbackServer(replies) as server:
+
+        async def main() -> Any:
+            async with Client(env=wire.env(server)) as client:
+                return await run(conv, client, wire.model, "shorten x.dev", approve=approve,
+                                 hosted_tools=[server_spec])  # fmt: skip
+
+        result = asyncio.run(main())
+    assert asked == [ApprovalRequest("mcp", "shorten", '{"url":"https://x.dev"}', "mcpr_1", "zip")]
+    second = json.loads(server.requests[1].body)
+    assert second["input"][-2:] == [
+        ask,
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+    ]
+    assert second["tools"] == [{"type": "mcp", "server_label": "zip",
+                                "server_url": "https://zip.example/mcp", "require_approval": "always"}]  # fmt: skip
+    assert result.text == "https://z/1"
+    assert len(server.requests) == 2
