@@ -32,6 +32,7 @@ from elelem.cli.common import (
     model_options,
     store_from_env,
     timeouts_of,
+    utf8_text,
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
@@ -250,7 +251,12 @@ def ask_command(
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
     prompt) with any attachments, and show the answer as it streams."""
     store = store_from_env(persist=not params["no_store"])
-    text = " ".join(prompt).strip()
+    text = utf8_text(" ".join(prompt).strip(), "the prompt")
+    for name in ("system", "model"):
+        if params.get(name):
+            utf8_text(params[name], f"--{name}")
+    if continue_ is not None:
+        utf8_text(continue_, "the -c id")
     if continue_ not in (None, "last") and not text and continue_ is not None:
         # `ask -c "a question"`: click took the question as the id.  Only
         # text no id can be (it holds a space) is taken so: a mistyped id is
@@ -275,7 +281,7 @@ def ask_command(
     for path in save_images((p for m in result.messages for p in m.content), images_dir, stem):
         click.echo(f"image saved to {path}", err=True)
     if session.renderer is not None and not params["no_store"]:
-        click.echo(f"conversation {session.conversation.id}", err=True)
+        click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
 
 
 __all__ = ["Session", "ask_command", "check_model", "open_session"]

@@ -203,7 +203,8 @@ def chat_command(continue_: str | None, **params: Any) -> None:
     store = store_from_env(persist=not params["no_store"])
     session = open_session(store, continue_, params)
     click.echo(
-        f"chat with {sanitize_line(session.model)} in conversation {session.conversation.id}"
+        f"chat with {sanitize_line(session.model)} in conversation "
+        f"{sanitize_line(session.conversation.id)}"
         " (Ctrl-C stops an answer, Ctrl-D leaves, /help for more)",
         err=True,
     )

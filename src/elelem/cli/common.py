@@ -333,6 +333,19 @@ def make_renderer(reasoning: str, citations: str, console: Console | None = None
     return Renderer(console or make_console(), options)
 
 
+def utf8_text(text: str, what: str) -> str:
+    """``text`` if it is valid Unicode text; a usage :class:`Failure` naming
+    ``what`` if it holds lone surrogates (bytes of an argument that were not
+    UTF-8, which Python keeps as such)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Failure(
+            f"{what} is not valid UTF-8 text (at character {exc.start + 1})", EXIT_USAGE
+        ) from None
+    return text
+
+
 def stdin_text() -> str | None:
     """The prompt piped on stdin, or None when stdin is a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
@@ -368,4 +381,5 @@ __all__ = [
     "stdin_text",
     "store_from_env",
     "timeouts_of",
+    "utf8_text",
 ]

@@ -34,6 +34,9 @@ from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
 from elelem.vocabulary import ConversationId
 
+MAX_LISTING = 2**31 - 1
+"""The most ``log -n`` lists (a store's integers end somewhere)."""
+
 
 def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
     """The conversation ``ref`` names: an id, a unique prefix of one, or
@@ -88,7 +91,9 @@ def log_line(info: ConversationInfo) -> str:
     turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
     model = sanitize_line(info.model or "-")
     title = clip(sanitize_line(info.title or ""), 60)
-    return f"{info.id}  {when(info.updated_at)}  {turns:>8}  {model}  {title}".rstrip()
+    # Ids and times are checked on import; a store written otherwise is shown clean too.
+    cid, stamp = sanitize_line(info.id), sanitize_line(when(info.updated_at))
+    return f"{cid}  {stamp}  {turns:>8}  {model}  {title}".rstrip()
 
 
 def info_record(info: ConversationInfo) -> dict[str, object]:
@@ -119,6 +124,8 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
     """List stored conversations, newest first (`elelem log path` prints the store)."""
     if ctx.invoked_subcommand is not None:
         return
+    if limit > MAX_LISTING:
+        raise Failure(f"-n {limit} is more than {MAX_LISTING} conversations", EXIT_USAGE)
     store = store_from_env()
     out = sys.stdout
     if search is not None:
@@ -135,7 +142,7 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
                 out.write(ndjson_line(record) + "\n")
                 continue
             snippet = clip(sanitize_line(hit.snippet), 100)
-            out.write(f"{hit.conversation}  turn {hit.turn}  {snippet}\n")
+            out.write(f"{sanitize_line(hit.conversation)}  turn {hit.turn}  {snippet}\n")
         if not hits:
             click.echo("no matches", err=True)
         return
@@ -241,7 +248,7 @@ def import_command(file: str, new_id: bool) -> None:
     data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     store = store_from_env()
     info = import_conversation(store, data, new_id=new_id)
-    click.echo(f"imported {info.id} ({info.events} events)")
+    click.echo(f"imported {sanitize_line(info.id)} ({info.events} events)")
 
 
 __all__ = [

@@ -319,10 +319,7 @@ def inspect_recording(
     Raises :class:`RecordingError` or :class:`InspectError` (bad input) and
     :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
     """
-    try:
-        recording = load(path, max_bytes=max_bytes)
-    except RecursionError:
-        raise InspectError(f"{path}: nested too deeply to read") from None
+    recording = load(path, max_bytes=max_bytes)
     shapes = [detect_shape(i) for i in recording.interactions]
     if len(shapes) == 1 and shapes[0] is None:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
+from datetime import datetime
 from typing import Any, BinaryIO
 
 import msgspec
@@ -122,9 +124,49 @@ def _header(line: bytes) -> Header:
             1,
         )
     try:
-        return codec.loads(line, Header)
+        header = codec.loads(line, Header)
     except DecodeError as exc:
         raise ImportRefused(f"bad header: {exc}", 1) from None
+    c = header.conversation
+    _check_id(c.id, "the conversation id", 1)
+    for name, value in (("parent", c.parent), ("forked_at", c.forked_at)):
+        if value is not None:
+            _check_id(value, f"the conversation's {name}", 1)
+    _check_time(c.created_at, "the conversation's created_at", 1)
+    return header
+
+
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+"""What an imported id may be: ids are shown on terminals and in URLs."""
+MAX_NUMBER = 2**53
+"""The largest turn or response number an import may carry (every store and
+JSON reader holds it exactly)."""
+
+
+def _check_id(value: str, what: str, line: int) -> None:
+    if not SAFE_ID.fullmatch(value):
+        raise ImportRefused(
+            f"{what} {ascii(value)[:80]} is not an id (letters, digits, _ . : -; at most 128)",
+            line,
+        )
+
+
+def _check_time(value: str, what: str, line: int) -> None:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ImportRefused(f"{what} {ascii(value)[:80]} is not an ISO 8601 time", line) from None
+    if not value.isascii() or not value.isprintable():
+        raise ImportRefused(f"{what} {ascii(value)[:80]} is not an ISO 8601 time", line)
+
+
+def _check_event(event: Any, line: int) -> None:
+    _check_id(event.id, "the event id", line)
+    _check_time(event.at, f"event {event.id}: at", line)
+    for name in ("turn", "response"):
+        number = getattr(event, name)
+        if number is not None and not 0 <= number <= MAX_NUMBER:
+            raise ImportRefused(f"event {event.id}: {name} {number} is out of range", line)
 
 
 def _pruned(new: Any, old: Any) -> Any:
@@ -226,6 +268,9 @@ def _read(lines: list[bytes]) -> tuple[Header, list[bytes]]:
             event = decode_event(line)
         except DecodeError as exc:
             raise ImportRefused(f"bad event: {exc}", n) from None
+        except RecursionError:
+            raise ImportRefused("bad event: nested too deeply to read", n) from None
+        _check_event(event, n)
         expected = len(events) + 1
         if event.seq != expected:
             raise ImportRefused(f"event seq {event.seq} where {expected} was expected", n)

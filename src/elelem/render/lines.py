@@ -8,6 +8,7 @@ the same everywhere.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from elelem.conversation.projections import add_usage as sum_usage
@@ -217,6 +218,26 @@ def marker(numbers: list[int], *, escape: bool = False) -> str:
     if escape:
         return "".join(f"\\[{n}\\]" for n in seen)
     return "".join(f"[{n}]" for n in seen)
+
+
+_FOOTNOTE_LIKE = re.compile(r"^([ \t]*)\[(\d+)\]", re.MULTILINE)
+
+
+def disarm_footnotes(text: str, *, at_line_start: bool = True) -> str:
+    r"""Model text with every line that starts like a footnote (``[3] …``)
+    escaped as ``\[3] …``, so that in plain output no line of an answer
+    can pass for one of the real footnotes printed after it.  With
+    ``at_line_start`` False the text continues a line already begun, whose
+    start is not a line start."""
+    if "[" not in text:
+        return text
+    head = ""
+    if not at_line_start:
+        head, newline, text = text.partition("\n")
+        if not newline:
+            return head
+        head += newline
+    return head + _FOOTNOTE_LIKE.sub(r"\1\\[\2]", text)
 
 
 def cited_text(block: TextBlock, notes: Footnotes, *, escape: bool = False) -> str:

@@ -36,6 +36,7 @@ from elelem.render.lines import (
     attachment_line,
     cited_text,
     clip,
+    disarm_footnotes,
     reasoning_summary,
     unfinished_line,
     usage_line,
@@ -294,6 +295,7 @@ class Renderer:
     def _text(self, block: TextBlock) -> None:
         if self.plain:
             text = neutralize_markdown_links(cited_text(block, self._notes))
+            text = disarm_footnotes(text, at_line_start=self._plain_col0)
             if not self._plain_started and self._plain_col0:
                 text = text.lstrip("\n")  # a run opens on a fresh line already
             self._plain_write(text)

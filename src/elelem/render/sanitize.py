@@ -27,11 +27,15 @@ _ESCAPES = re.compile(
 
 # Controls other than \n and \t, DEL, C1; direction overrides, embeddings,
 # isolates and marks; interlinear annotations; Unicode tag characters (used
-# to smuggle invisible text).
+# to smuggle invisible text); zero-width characters that join nothing (space,
+# word joiner, invisible operators, BOM, Mongolian vowel separator).
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\ufff9-\ufffb\U000e0000-\U000e007f]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
+# ZWNJ and ZWJ shape Persian, Indic scripts and emoji between two visible
+# characters; anywhere else (at an edge, beside a space, in a run) they only hide.
+_LOOSE_JOINERS = re.compile("(?<!\\S)[\u200c\u200d]+|[\u200c\u200d]+(?!\\S)|[\u200c\u200d]{2,}")
 
 SAFE_SCHEMES: frozenset[str] = frozenset({"http", "https"})
 
@@ -41,16 +45,24 @@ def sanitize(text: str) -> str:
 
     Escape sequences (CSI, OSC — OSC 8 hyperlinks and OSC 52 clipboard
     included —, DCS, SOS, PM, APC, and their 8-bit forms) are removed whole;
-    other C0 and C1 controls, DEL, bidi overrides/isolates/marks and Unicode
-    tag characters are removed; ``\\r\\n`` becomes ``\\n`` and a lone ``\\r``
-    becomes ``\\n`` (so it cannot overwrite what was shown before it).
+    other C0 and C1 controls, DEL, bidi overrides/isolates/marks, Unicode
+    tag characters and zero-width characters are removed (ZWJ and ZWNJ are
+    kept only between two visible characters, where scripts and emoji need
+    them); ``\\r\\n``, a lone ``\\r`` (so it cannot overwrite what was shown
+    before it) and U+2028/U+2029 become ``\\n``.
     ``\\n`` and ``\\t`` are kept.
     """
     if text.isprintable():
         return text  # the common case: nothing to do
     text = _ESCAPES.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _INVISIBLE.sub("", text)
+    # Line and paragraph separators break lines in some terminals and not in
+    # others: one line break everywhere, so nothing hides on a line.
+    text = text.replace("\u2028", "\n").replace("\u2029", "\n")
+    text = _INVISIBLE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _LOOSE_JOINERS.sub("", text)
+    return text
 
 
 def sanitize_line(text: str) -> str:

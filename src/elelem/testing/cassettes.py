@@ -155,16 +155,20 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
         raise RecordingError(p, f"larger than the read limit of {max_bytes} bytes (--max-bytes)")
     if not raw.strip():
         raise RecordingError(p, "file is empty")
-    fmt = detect_format(p, raw)
-    if fmt == "chunks":
-        interactions = _load_chunks(p, raw)
-    elif fmt == "sse":
-        interactions = (_sse_interaction(p, raw),)
-    elif fmt == "json":
-        interactions = (_json_interaction(p, raw),)
-    else:
-        docs = _yaml_documents(p, raw)
-        interactions = _load_vcr(p, docs) if fmt == "vcr" else _load_when_then(p, docs)
+    fmt: str = "JSON"
+    try:
+        fmt = detect_format(p, raw)
+        if fmt == "chunks":
+            interactions = _load_chunks(p, raw)
+        elif fmt == "sse":
+            interactions = (_sse_interaction(p, raw),)
+        elif fmt == "json":
+            interactions = (_json_interaction(p, raw),)
+        else:
+            docs = _yaml_documents(p, raw)
+            interactions = _load_vcr(p, docs) if fmt == "vcr" else _load_when_then(p, docs)
+    except RecursionError:
+        raise RecordingError(p, f"this {fmt} recording is nested too deeply to read") from None
     if not interactions:
         raise RecordingError(p, f"no interactions in this {fmt} recording")
     return Recording(path=p, format=fmt, interactions=interactions)
