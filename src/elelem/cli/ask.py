@@ -44,7 +44,7 @@ from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, load_catalog, load_shape
-from elelem.render import Renderer
+from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.vocabulary import (
     CacheTTL,
