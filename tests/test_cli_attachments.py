@@ -1,0 +1,182 @@
+"""`elelem ask -a PATH|URL|-` and piped stdin: the exact request each sends,
+the attachment line shown, and generated images written to files."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import ELELEM, KEY, MODEL, base_env, run, text_reply
+from elelem.testing.servers import LoopbackServer, replay, sse_body
+from media_fixtures import pdf, png
+
+PNG = png(4, 3)
+PDF = pdf(["Q3 revenue was 42 million."])
+PNG64 = base64.b64encode(PNG).decode()
+PDF64 = base64.b64encode(PDF).decode()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return base_env(tmp_path)
+
+
+def anthropic(env: dict[str, str], server: LoopbackServer) -> dict[str, str]:
+    return {**env, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+
+
+def run_bytes(env: dict[str, str], *args: str, stdin: bytes) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [ELELEM, *args], env=env, input=stdin, capture_output=True, timeout=60, check=False
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+def _content(server: LoopbackServer) -> list[dict[str, object]]:
+    body = json.loads(server.requests[0].body)
+    content: list[dict[str, object]] = body["messages"][0]["content"]
+    return content
+
+
+def test_ask_attaches_an_image_and_a_pdf(env: dict[str, str], tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    # The name says text; the magic bytes say PDF, and win.
+    (tmp_path / "q3.txt").write_bytes(PDF)
+    with LoopbackServer([replay(text_reply("A dot and a report."))]) as server:
+        result = run(
+            anthropic(env, server),
+            "ask",
+            "-m",
+            MODEL,
+            "-a",
+            str(tmp_path / "dot.png"),
+            "-a",
+            str(tmp_path / "q3.txt"),
+            "What are these?",
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("A dot and a report.\n")
+    assert _content(server) == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG64}},
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": PDF64},
+            "title": "q3.txt",
+        },
+        {"type": "text", "text": "What are these?"},
+    ]
+    shown = run(env, "show", "last")
+    assert shown.returncode == 0, shown.stderr
+    assert f"[image dot.png 4\u00d73, {len(PNG)} B]" in shown.stdout
+    assert f"[document q3.txt (PDF, 1 page), {len(PDF)} B]" in shown.stdout
+
+
+def test_a_pdf_piped_as_attachment(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("Summary."))]) as server:
+        result = run_bytes(
+            anthropic(env, server), "ask", "-m", MODEL, "-a", "-", "summarise", stdin=PDF
+        )
+    assert result.returncode == 0, result.stderr
+    assert _content(server) == [
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": PDF64},
+        },
+        {"type": "text", "text": "summarise"},
+    ]
+
+
+def test_piped_text_goes_before_the_prompt(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("Short."))]) as server:
+        result = run(
+            anthropic(env, server), "ask", "-m", MODEL, "summarise", stdin="line one\nline two\n"
+        )
+    assert result.returncode == 0, result.stderr
+    assert _content(server) == [{"type": "text", "text": "line one\nline two\n\nsummarise"}]
+
+
+def test_piped_bytes_that_are_not_text_are_attached(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("A dot."))]) as server:
+        result = run_bytes(anthropic(env, server), "ask", "-m", MODEL, "what is it", stdin=PNG)
+    assert result.returncode == 0, result.stderr
+    assert _content(server)[0] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG64},
+    }
+
+
+def test_a_url_attachment_is_sent_as_a_url(env: dict[str, str]) -> None:
+    with LoopbackServer([replay(text_reply("A cat."))]) as server:
+        result = run(
+            anthropic(env, server),
+            "ask",
+            "-m",
+            MODEL,
+            "-a",
+            "https://example.com/cat.jpg",
+            "what is it",
+        )
+    assert result.returncode == 0, result.stderr
+    assert _content(server)[0] == {
+        "type": "image",
+        "source": {"type": "url", "url": "https://example.com/cat.jpg"},
+    }
+
+
+def test_a_missing_attachment_is_a_usage_error_before_anything_is_sent(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    result = run(env, "ask", "-m", MODEL, "-a", str(tmp_path / "nope.png"), "hi")
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"elelem: cannot read attachment {tmp_path / 'nope.png'}: No such file or directory\n"
+    )
+
+
+def test_a_generated_image_is_written_to_a_file(env: dict[str, str], tmp_path: Path) -> None:
+    frames = [
+        (
+            None,
+            json.dumps(
+                {
+                    "candidates": [
+                        {
+                            "content": {
+                                "role": "model",
+                                "parts": [
+                                    {"text": "Here is your dot."},
+                                    {"inlineData": {"mimeType": "image/png", "data": PNG64}},
+                                ],
+                            },
+                            "finishReason": "STOP",
+                        }
+                    ],
+                    "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 7},
+                    "modelVersion": "gemini-2.5-flash-image",
+                }
+            ),
+        )
+    ]
+    out = tmp_path / "images"
+    with LoopbackServer([replay(sse_body(frames))]) as server:
+        result = run(
+            {**env, "GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "g-test-key"},
+            "ask",
+            "-m",
+            "google:gemini-2.5-flash-image",
+            "--images-dir",
+            str(out),
+            "draw a dot",
+        )
+    assert result.returncode == 0, result.stderr
+    (written,) = sorted(out.iterdir())
+    assert written.read_bytes() == PNG and written.suffix == ".png"
+    assert f"image saved to {written}\n" in result.stderr
+    assert "Here is your dot." in result.stdout
+    assert f"[image 4\u00d73, {len(PNG)} B]" in result.stdout
