@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from elelem.providers import load_shape
 from elelem.render.lines import Footnotes
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.base import ModelRequest
@@ -157,3 +158,94 @@ def test_page_citations_render_as_footnotes_with_pages() -> None:
         "[2] Notes, chars 0\u201316",
         "    \u201cThe sky is blue.\u201d",
     ]
+
+
+BEDROCK = ProviderId("bedrock")
+
+BEDROCK_CITATION: dict[str, Any] = {
+    "title": "Q3 2025 Quarterly Report",
+    "sourceContent": [{"text": "Q3 revenue was 42 million."}],
+    "location": {"documentPage": {"documentIndex": 0, "start": 3, "end": 4}},
+}
+
+
+def _bedrock_attribution() -> Attribution:
+    return Attribution(
+        # Bedrock's page span is inclusive: pages 3 to 4.
+        Source(title="Q3 2025 Quarterly Report", document=DocumentLocation(0, "page", 3, 5)),
+        excerpt="Q3 revenue was 42 million.",
+        replay=ProviderPayload(BEDROCK, "citation", None, BEDROCK_CITATION),
+    )
+
+
+def test_bedrock_streamed_document_citations_become_attributions() -> None:
+    shape = load_shape("bedrock_converse")
+    parser = shape.new_parser(BEDROCK)
+    events = [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Revenue was 42M."}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": BEDROCK_CITATION}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "end_turn"}),
+        ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}}),
+    ]
+    chunks = [c for name, body in events for c in parser.message(name, json.dumps(body))]
+    chunks += parser.eof()
+    (block,) = assemble(chunks, BEDROCK).content
+    assert isinstance(block, TextBlock)
+    assert block.text == "Revenue was 42M."
+    assert block.attributions == (_bedrock_attribution(),)
+
+
+def test_bedrock_whole_response_citations_content() -> None:
+    body = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "citationsContent": {
+                            "content": [{"text": "Revenue was 42M."}],
+                            "citations": [BEDROCK_CITATION],
+                        }
+                    }
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+    }
+    chunks = load_shape("bedrock_converse").parse_response(json.dumps(body).encode(), BEDROCK)
+    (block,) = assemble(chunks, BEDROCK).content
+    assert isinstance(block, TextBlock)
+    assert block.text == "Revenue was 42M."
+    assert block.attributions == (_bedrock_attribution(),)
+    assert (
+        ProviderPayload(
+            BEDROCK,
+            "citations_content",
+            None,
+            body["output"]["message"]["content"][0]["citationsContent"],  # type: ignore[index]
+        )
+        in block.payloads
+    )
+
+
+def test_the_portable_projection_keeps_title_excerpt_and_location() -> None:
+    from elelem.conversation import Conversation, SQLiteStore, portable_history
+
+    chunks = SHAPE.parse_response(_response(CITATIONS[:1]), ANTHROPIC, REQUEST)
+    message = assemble(chunks, ANTHROPIC).to_message()
+    with SQLiteStore(":memory:") as store:
+        convo = Conversation.create(store)
+        convo.add_message(message)
+        (portable,) = portable_history(convo.events).messages
+    (block,) = portable.content
+    assert isinstance(block, TextBlock)
+    (attribution,) = block.attributions
+    assert attribution.replay is None
+    assert attribution.excerpt == "Q3 revenue was 42 million."
+    assert attribution.source == Source(
+        title="Q3 2025 Quarterly Report",
+        document=DocumentLocation(0, "page", 3, 5, message=1, block=1),
+    )

@@ -25,6 +25,7 @@ import msgspec
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.vocabulary import (
+    Attribution,
     BytesSource,
     ChunksSource,
     DocumentBlock,
@@ -602,6 +603,60 @@ def restore_generated(item: dict[str, Any], images: Mapping[str, ImageBlock]) ->
     return {k: (encoded if k == "result" else v) for k, v in item.items()}
 
 
+_BEDROCK_LOCATIONS = {
+    # Bedrock numbers pages from 1 and chunks from 0, both ends inclusive;
+    # characters as a half-open span.  DocumentLocation's end is exclusive.
+    "documentChar": ("char", 0),
+    "documentPage": ("page", 1),
+    "documentChunk": ("block", 1),
+}
+
+
+def bedrock_citation(
+    citation: Mapping[str, Any], provider: ProviderId, documents: RequestDocuments | None = None
+) -> Attribution | None:
+    """The :class:`~elelem.vocabulary.Attribution` of one Bedrock Converse
+    document citation (``location.documentChar`` / ``documentPage`` /
+    ``documentChunk``), its excerpt the ``sourceContent`` text, the raw
+    citation its replay; None for a citation of another kind (kept raw by the
+    parser)."""
+    location = citation.get("location")
+    if not isinstance(location, dict) or len(location) != 1:
+        return None
+    ((kind, where),) = location.items()
+    unit = _BEDROCK_LOCATIONS.get(kind)
+    if unit is None or not isinstance(where, dict):
+        return None
+    index, start, end = (_int(where.get(k)) for k in ("documentIndex", "start", "end"))
+    if index is None or start is None or end is None:
+        return None
+    refs = documents.documents if documents is not None else ()
+    ref = refs[index] if index < len(refs) else None
+    title = citation.get("title")
+    if not isinstance(title, str) or not title:
+        title = ref.document.name if ref is not None else None
+    excerpt = "".join(
+        str(part.get("text"))
+        for part in citation.get("sourceContent") or ()
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    )
+    return Attribution(
+        Source(
+            title=title,
+            document=DocumentLocation(
+                index,
+                unit[0],
+                start,
+                end + unit[1],
+                ref.message if ref is not None else None,
+                ref.block if ref is not None else None,
+            ),
+        ),
+        excerpt=excerpt or None,
+        replay=ProviderPayload(provider, "citation", None, dict(citation)),
+    )
+
+
 __all__ = [
     "BEDROCK_DOCUMENT_FORMATS",
     "BEDROCK_IMAGE_FORMATS",
@@ -614,6 +669,7 @@ __all__ = [
     "RequestDocuments",
     "anthropic_document_source",
     "anthropic_media",
+    "bedrock_citation",
     "bedrock_document_name",
     "bedrock_media",
     "chat_media",

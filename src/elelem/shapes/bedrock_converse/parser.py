@@ -44,11 +44,13 @@ import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.media import bedrock_citation
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
     Chunk,
+    Citation,
     Finish,
     Hosted,
     Payload,
@@ -67,6 +69,9 @@ from elelem.vocabulary import (
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
+
+CITATIONS_CONTENT_FORMAT = "citations_content"
+"""Block payload: a whole response's ``citationsContent`` block as it came."""
 
 STOP_REASONS: Mapping[str, str] = {
     "end_turn": "stop",
@@ -282,6 +287,11 @@ class BedrockParser(ParserSkeleton):
                 if index not in self._open:
                     self._ensure(index, "text", out)
                 self._deltas.setdefault(index, []).append({key: value})
+                if key == "citation" and isinstance(value, dict):
+                    # Also an attribution; the raw delta stays for replay.
+                    attribution = bedrock_citation(value, self.provider)
+                    if attribution is not None:
+                        out.append(Citation(index, attribution))
 
     def _reasoning(self, index: int, value: Mapping[str, Any], out: list[Chunk]) -> None:
         for key, item in value.items():
@@ -440,6 +450,24 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
         elif kind == "reasoningContent" and isinstance(value, dict):
             inner = value.get("reasoningText")
             delta = {"reasoningContent": dict(inner) if isinstance(inner, dict) else dict(value)}
+        elif kind == "citationsContent" and isinstance(value, dict):
+            # Cited text: its text, then its citations, as a stream gives them;
+            # the whole block is kept for exact replay.
+            parts = value.get("content") or []
+            text = "".join(
+                p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+            out += parser.feed_event(
+                "contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}}
+            )
+            for citation in value.get("citations") or []:
+                out += parser.feed_event(
+                    "contentBlockDelta",
+                    {"contentBlockIndex": index, "delta": {"citation": citation}},
+                )
+            out.append(parser.payload(index, CITATIONS_CONTENT_FORMAT, value))
+            out += parser.feed_event("contentBlockStop", {"contentBlockIndex": index})
+            continue
         else:
             delta = {kind: value}
         out += parser.feed_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
