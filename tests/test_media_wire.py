@@ -105,6 +105,8 @@ def test_anthropic_every_document_source_and_search_results() -> None:
         },
     ]
     assert encoded.dropped == ()
+    # A Files API id needs its beta.
+    assert encoded.headers["anthropic-beta"] == "files-api-2025-04-14"
 
 
 def _tool_turn() -> tuple[Message, Message]:

@@ -183,6 +183,19 @@ def _media(block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, a
     return anthropic_media(block, provider, at, line_report(dropped.items, at))
 
 
+FILES_BETA = "files-api-2025-04-14"
+"""The beta an image or document given by Files API id needs."""
+
+
+def _names_file(block: dict[str, Any]) -> bool:
+    """True when a wire content block (or a tool result's content) names a file id."""
+    source = block.get("source")
+    if isinstance(source, dict) and source.get("type") == "file":
+        return True
+    inner = block.get("content")
+    return isinstance(inner, list) and any(isinstance(b, dict) and _names_file(b) for b in inner)
+
+
 def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
     block["content"] = part.content
@@ -482,6 +495,8 @@ def encode_request(
     if servers:
         body["mcp_servers"] = servers
         betas.append(MCP_BETA)
+    if any(_names_file(block) for wire in messages for block in wire["content"]):
+        betas.append(FILES_BETA)
     if opts.tool_choice is not None:
         body["tool_choice"] = (
             {"type": opts.tool_choice}
@@ -537,6 +552,7 @@ def encode_request(
 __all__ = [
     "API_VERSION",
     "DEFAULT_MAX_TOKENS",
+    "FILES_BETA",
     "MCP_BETA",
     "MESSAGES_PATH",
     "RESPONSE_DATA",
