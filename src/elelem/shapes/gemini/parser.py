@@ -613,8 +613,10 @@ def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
         if not isinstance(item, dict):
             raise malformed("gemini response is not a JSON object", item)
         out.extend(parser.chunk(item))
-    # The body's end is its end marker: without a finishReason it finishes unknown.
-    out.extend(parser.eof() or parser.end())
+    # The body's end is its end marker: without a finishReason it finishes
+    # unknown (a chunk with its terminal finishReason has finished already).
+    if not parser.finished:
+        out.extend(parser.eof() or parser.end())
     return out
 
 
