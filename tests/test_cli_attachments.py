@@ -180,3 +180,27 @@ def test_a_generated_image_is_written_to_a_file(env: dict[str, str], tmp_path: P
     assert f"image saved to {written}\n" in result.stderr
     assert "Here is your dot." in result.stdout
     assert f"[image 4\u00d73, {len(PNG)} B]" in result.stdout
+
+
+def test_a_blob_gone_from_the_store_is_a_store_error_naming_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    import hashlib
+    import sqlite3
+
+    (tmp_path / "dot.png").write_bytes(PNG)
+    with LoopbackServer([replay(text_reply("A dot."))]) as server:
+        first = run(
+            anthropic(env, server), "ask", "-m", MODEL, "-a", str(tmp_path / "dot.png"), "what?"
+        )
+    assert first.returncode == 0, first.stderr
+    db = sqlite3.connect(Path(env["ELELEM_HOME"]) / "elelem.db")
+    db.execute("DELETE FROM blobs")
+    db.commit()
+    db.close()
+    with LoopbackServer([replay(text_reply("unused"))]) as server:
+        again = run(anthropic(env, server), "ask", "-c", "last", "and now?")
+    sha = hashlib.sha256(PNG).hexdigest()
+    assert again.returncode == 3
+    assert again.stderr.startswith(f"elelem: blob sha256:{sha} is not in store ")
+    assert server.requests == []

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from elelem.cli.safety import scrub_error
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
-from elelem.errors import ConfigError, ElelemError, StreamError, UnsupportedError
+from elelem.errors import BlobError, ConfigError, ElelemError, StreamError, UnsupportedError
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
@@ -59,6 +59,9 @@ def exit_status(exc: BaseException) -> int:
     if isinstance(exc, StreamError):
         return EXIT_PROVIDER
     if isinstance(exc, StoreError) and not isinstance(exc, ConversationNotFound):
+        return EXIT_STORE
+    if isinstance(exc, BlobError):
+        # A blob the log references is missing from the store or corrupt.
         return EXIT_STORE
     return EXIT_USAGE
 
