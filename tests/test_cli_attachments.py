@@ -204,3 +204,59 @@ def test_a_blob_gone_from_the_store_is_a_store_error_naming_it(
     assert again.returncode == 3
     assert again.stderr.startswith(f"elelem: blob sha256:{sha} is not in store ")
     assert server.requests == []
+
+
+def test_citations_into_an_attached_pdf_render_with_their_pages(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "q3.pdf").write_bytes(pdf(["a", "b", "c", "d"]))
+    citation = {
+        "type": "page_location",
+        "cited_text": "Revenue rose 12%.",
+        "document_index": 0,
+        "document_title": "Q3 2025 Quarterly Report",
+        "start_page_number": 3,
+        "end_page_number": 5,
+    }
+    start = {
+        "id": "msg_cite",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [],
+        "usage": {"input_tokens": 50, "output_tokens": 1},
+    }
+    frames = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Up 12%."},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "citations_delta", "citation": citation},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"input_tokens": 50, "output_tokens": 6},
+        },
+        {"type": "message_stop"},
+    ]
+    body = sse_body([(str(f["type"]), json.dumps(f)) for f in frames])
+    pdf_path = str(tmp_path / "q3.pdf")
+    with LoopbackServer([replay(body), replay(body)]) as server:
+        e = anthropic(env, server)
+        short = run(e, "ask", "-m", MODEL, "-a", pdf_path, "How did revenue do?")
+        full = run(e, "ask", "-m", MODEL, "--citations", "full", "-a", pdf_path, "And?")
+    assert short.returncode == 0, short.stderr
+    assert short.stdout == (
+        "Up 12%.[1]\n\n[1] Q3 2025 Quarterly Report, pp. 3\u20134\n\nusage: 50 in · 6 out\n"
+    )
+    assert "[1] Q3 2025 Quarterly Report, pp. 3\u20134\n    \u201cRevenue rose 12%.\u201d\n" in (
+        full.stdout
+    )
