@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit, urlu
 
 from elelem.conversation.errors import (
     ConversationNotFound,
+    CorruptEventError,
     EventError,
     ImportRefused,
     SchemaVersionError,
@@ -78,7 +79,9 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
 
     - ``None``: the default SQLite store (:func:`default_store_path`);
     - ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
-      ``sqlite:///:memory:``, with an optional ``?synchronous=full``;
+      ``sqlite:///:memory:``, with an optional ``?synchronous=full`` and
+      ``?timeout=SECONDS`` (how long to wait for another writer's lock, 30 by
+      default);
     - a plain file path: a SQLite store there.
 
     - ``postgresql://user:password@host:port/database`` (needs the
@@ -107,9 +110,14 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
             raise StoreError(f"sqlite URL {text!r} names no file")
         query = parse_qs(parts.query)
         sync = query.pop("synchronous", ["NORMAL"])[-1]
+        wait = query.pop("timeout", ["30"])[-1]
+        try:
+            timeout = float(wait)
+        except ValueError:
+            raise StoreError(f"sqlite URL option timeout={wait!r} is not a number") from None
         if query:
             raise StoreError(f"unknown sqlite URL option(s): {', '.join(sorted(query))}")
-        return SQLiteStore(path, synchronous=sync, clock=when)
+        return SQLiteStore(path, synchronous=sync, clock=when, timeout=timeout)
     if parts.scheme in ("postgres", "postgresql"):
         from elelem.conversation.postgres import PostgresStore
 
@@ -129,6 +137,7 @@ __all__ = [
     "Conversation",
     "ConversationInfo",
     "ConversationNotFound",
+    "CorruptEventError",
     "Diagnostics",
     "Draft",
     "Event",

@@ -24,6 +24,18 @@ class ConversationNotFound(StoreError, KeyError):
         return str(self.args[0])
 
 
+class CorruptEventError(StoreError):
+    """A stored event cannot be decoded: the store was damaged or written by
+    something else.  ``conversation`` and ``seq`` name the row."""
+
+    def __init__(self, conversation: str, seq: int, detail: str) -> None:
+        super().__init__(
+            f"conversation {conversation}: stored event seq {seq} is corrupt: {detail}"
+        )
+        self.conversation = conversation
+        self.seq = seq
+
+
 class SchemaVersionError(StoreError):
     """The store's schema is newer than this elelem understands."""
 
@@ -43,6 +55,7 @@ class ImportRefused(StoreError):
 
 __all__ = [
     "ConversationNotFound",
+    "CorruptEventError",
     "EventError",
     "ImportRefused",
     "SchemaVersionError",

@@ -25,7 +25,7 @@ import msgspec
 
 from elelem import codec
 from elelem.conversation.blobs import event_blobs
-from elelem.conversation.errors import ImportRefused
+from elelem.conversation.errors import CorruptEventError, ImportRefused
 from elelem.conversation.events import decode_event, encode_event
 from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
 from elelem.errors import DecodeError
@@ -74,12 +74,28 @@ class _Probe(msgspec.Struct):
 
 
 def export_conversation(store: Store, conversation: ConversationId) -> bytes:
-    """The NDJSON export of one conversation."""
+    """The NDJSON export of one conversation.
+
+    Every event is checked as import will check it: one that does not decode,
+    or whose bytes are not its canonical form, is a :class:`CorruptEventError`
+    naming it, rather than an export that import then refuses.
+    """
     info = store.info(conversation)
     data = store.load_bytes(conversation)
     shas: dict[str, None] = {}
-    for line in data:
-        for blob in event_blobs(decode_event(line)):
+    for seq, line in enumerate(data, start=1):
+        try:
+            event = decode_event(line)
+        except DecodeError as exc:
+            raise CorruptEventError(conversation, seq, exc.detail) from None
+        except RecursionError:
+            raise CorruptEventError(conversation, seq, "nested too deeply to read") from None
+        canonical = encode_event(event)
+        if canonical != line and not _written_before(line, canonical):
+            raise CorruptEventError(
+                conversation, seq, "its bytes are not the canonical form of the event they hold"
+            )
+        for blob in event_blobs(event):
             shas.setdefault(blob.sha256)
     exported = ExportedConversation(
         info.id, info.title, info.created_at, info.parent, info.forked_at

@@ -16,6 +16,7 @@ expressions that differ (:class:`Dialect`); statements are written with
 
 from __future__ import annotations
 
+import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -26,7 +27,12 @@ import msgspec
 
 from elelem import codec
 from elelem.conversation.blobs import event_blobs, resolve_messages
-from elelem.conversation.errors import ConversationNotFound, SchemaVersionError, StoreError
+from elelem.conversation.errors import (
+    ConversationNotFound,
+    CorruptEventError,
+    SchemaVersionError,
+    StoreError,
+)
 from elelem.conversation.events import (
     Draft,
     Event,
@@ -54,7 +60,7 @@ from elelem.conversation.store import (
     snippet,
     summarize,
 )
-from elelem.errors import BlobMissingError
+from elelem.errors import BlobMissingError, DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId, Message
 from elelem.vocabulary.blob import check_bytes
 
@@ -292,7 +298,10 @@ class SQLStore(ABC):
 
     def _write(self, work: Callable[[], Any], what: str = "") -> Any:
         with self._lock:
-            self._begin()
+            try:
+                self._begin()  # where a lock held too long by another writer shows
+            except self.db_errors as exc:
+                raise StoreError(f"{what or 'write to'} {self.where} failed: {exc}") from exc
             try:
                 result = work()
             except self.db_errors as exc:
@@ -464,8 +473,23 @@ class SQLStore(ABC):
             # are still in the CPU's cache (measured ~10% cheaper than
             # fetchall, which holds every row before the first is decoded).
             while rows := cursor.fetchmany(LOAD_BATCH):
-                events += decode_events(rows)
+                try:
+                    events += decode_events(rows)
+                except DecodeError:
+                    events += self._decode_naming(conversation, rows, after + len(events))
         return tuple(events)
+
+    @staticmethod
+    def _decode_naming(conversation: str, rows: Sequence[Any], before: int) -> list[Event]:
+        """``rows`` decoded one by one, to name the one that does not decode
+        (seqs run 1, 2, … without gaps, so its place gives its seq)."""
+        events: list[Event] = []
+        for n, row in enumerate(rows, start=before + 1):
+            try:
+                events.append(decode_event(bytes(row[0])))
+            except DecodeError as exc:
+                raise CorruptEventError(conversation, n, str(exc)) from exc
+        return events
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
         """The canonical bytes of every event, in order, exactly as stored."""
@@ -667,6 +691,48 @@ class SQLStore(ABC):
         self._write(work)
         return stored
 
+
+TYPED_METHODS = (
+    "create",
+    "append",
+    "put_blob",
+    "get_blob",
+    "has_blob",
+    "blob_usage",
+    "resolve",
+    "load",
+    "load_bytes",
+    "info",
+    "list_conversations",
+    "search",
+    "fork",
+    "delete",
+    "set_title",
+    "import_events",
+)
+"""Every public method of a SQL store: what its database raises (a damaged
+page, a full disk, a lock held too long) leaves it as a :class:`StoreError`."""
+
+
+def _typed(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def typed(self: SQLStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError:
+            raise
+        except self.db_errors as exc:
+            raise StoreError(f"the store {self.where} failed: {exc}") from exc
+        except DecodeError as exc:
+            raise StoreError(
+                f"the store {self.where} holds a value that cannot be read: {exc}"
+            ) from exc
+
+    return typed
+
+
+for _name in TYPED_METHODS:
+    setattr(SQLStore, _name, _typed(getattr(SQLStore, _name)))
 
 __all__ = [
     "Dialect",
