@@ -326,3 +326,19 @@ def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
         "ref_msgpack_arrays_cpu_s",
         "ref_msgpack_arrays_floor_cpu_s",
     }
+
+
+def test_render_benchmark_feeds_one_block_as_the_driver_commits_it(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import render
+
+    chunks = render.chunks_for(DELTAS, 6)
+    _, pairs = render.assemble_cpu(chunks)
+    committed = [c for _, c in pairs if c]
+    assert [p.text for (p,) in committed] == ["Hello, wörld! 🙂Hello, wörld"]
+    assert render.main(["--sizes", "50,100", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["deltas", "render", "µs", "ratio", "assembler", "µs"]
+    assert [line.split()[0] for line in lines[2:]] == ["50", "100"]
+    assert lines[2].split()[2] == "1.00x"

@@ -46,6 +46,7 @@ from elelem.vocabulary import (
     UnknownBlock,
     Usage,
 )
+from render_streams import drive_renderer
 
 WIKI = Source("https://en.wikipedia.org/wiki/Eiffel_Tower", "Eiffel Tower - Wikipedia")
 TOUR = Source("https://www.toureiffel.paris/en/the-monument/key-figures", "Key figures")
@@ -90,8 +91,7 @@ def plain(options: RenderOptions | None = None) -> tuple[Renderer, io.StringIO]:
 
 
 def play(renderer: Renderer, chunks: Iterator[Chunk]) -> None:
-    for chunk in chunks:
-        renderer.feed(chunk)
+    drive_renderer(renderer, chunks)
     renderer.end_answer()
 
 
@@ -324,8 +324,9 @@ def test_other_activity_lines_use_words_and_the_gist_of_the_input() -> None:
 
 def test_unfinished_activity_reported_at_the_end() -> None:
     renderer, out = plain(RenderOptions(usage=False))
-    renderer.feed(ResponseStart("r", "m"))
-    renderer.feed(Hosted(_act("web_search", "started", {"query": "q"})))
+    drive_renderer(
+        renderer, [ResponseStart("r", "m"), Hosted(_act("web_search", "started", {"query": "q"}))]
+    )
     renderer.end_answer()
     assert out.getvalue() == 'searching "q" — did not finish\n'
 
@@ -384,8 +385,7 @@ def test_tools_unknown_and_payloads_never_shown() -> None:
 def test_interrupt_keeps_what_arrived() -> None:
     renderer, out = plain()
     chunks = list(search_answer())
-    for chunk in chunks[:13]:  # cut inside text block 2, after its first delta
-        renderer.feed(chunk)
+    drive_renderer(renderer, chunks[:13])  # cut inside text block 2, after its first delta
     renderer.interrupt()
     assert out.getvalue() == (
         "thinking: The user wants the height. I will search for it. (10 words)\n"
@@ -402,14 +402,14 @@ def test_interrupt_keeps_what_arrived() -> None:
 
 def test_finish_other_than_stop_is_said() -> None:
     renderer, out = plain(RenderOptions(usage=False))
-    for chunk in [
+    chunks = [
         ResponseStart("r", "m"),
         BlockStart(0, "text"),
         TextDelta(0, "Half"),
         BlockEnd(0),
         Finish("max-tokens", raw="max_tokens"),
-    ]:
-        renderer.feed(chunk)
+    ]
+    drive_renderer(renderer, chunks)
     renderer.end_answer()
     assert out.getvalue() == "Half\nstopped: max-tokens\n"
 

@@ -33,6 +33,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from render_streams import drive_renderer
 
 # Each entry: a hostile payload and the markers that would prove it survived.
 INJECTIONS = [
@@ -215,8 +216,7 @@ def test_streamed_hostile_content(mode: str) -> None:
     )
     renderer = Renderer(console, RenderOptions(reasoning="full", citations="full"))
     assert renderer.live == (mode == "live")
-    for chunk in hostile_stream():
-        renderer.feed(chunk)
+    drive_renderer(renderer, hostile_stream())
     renderer.end_answer()
     text = out.getvalue()
     visible = _LIVE_OWN.sub("", text) if mode == "live" else text

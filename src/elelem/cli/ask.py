@@ -37,13 +37,14 @@ from elelem.cli.common import (
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
+from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
-from elelem.providers import Catalog, load_catalog, load_shape
+from elelem.providers import Catalog, Target
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.vocabulary import (
@@ -61,13 +62,19 @@ class Session:
     """What one ``ask`` or ``chat`` talks to and how it shows the answers."""
 
     conversation: Conversation
-    model: str
+    catalog: Catalog
+    target: Target
     renderer: Renderer | None
     system: str | None
     tools: tuple[HostedTool, ...]
     options: GenerationOptions
     toolset: Toolset | None = None
     timeouts: Timeouts | None = None
+
+    @property
+    def model(self) -> str:
+        """The model address the session talks to."""
+        return self.target.address
 
     def answer(self, text: str | Message | None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
@@ -86,9 +93,11 @@ class Session:
             with quiet_terminal():
                 result = run_turn(
                     self.conversation,
-                    self.model,
+                    self.target,
                     text,
                     observe,
+                    catalog=self.catalog,
+                    renderer=renderer,
                     system=self.system,
                     hosted_tools=self.tools,
                     options=self.options,
@@ -159,13 +168,12 @@ def quiet_observer(_chunk: object, _committed: object) -> None:
     """Shows nothing: the answer is printed whole once it is complete."""
 
 
-def check_model(catalog: Catalog, model: str) -> None:
-    """Fail early, before anything is stored, on an unknown provider, a shape
+def check_model(catalog: Catalog, model: str) -> Target:
+    """Resolve ``model`` once for the command: an unknown provider, a shape
     not built yet, or a missing or malformed key (AWS credentials count for
-    a signing provider, as in the library)."""
-    spec, _ = catalog.resolve(model)
-    load_shape(spec.shape)
-    catalog.endpoint(spec, os.environ)
+    a signing provider, as in the library) fails here, before anything is
+    stored."""
+    return catalog.target(model, os.environ)
 
 
 CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}
@@ -182,22 +190,21 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     :func:`~elelem.cli.common.model_options`): the conversation (``ref``
     continues one, None starts one) and the model to use: the one given,
     else the conversation's, else the default."""
-    catalog = load_catalog()
+    catalog = command_catalog()
     model: str | None = params["model"]
     if ref is None:
-        chosen = model or default_model(catalog)
-        check_model(catalog, chosen)  # before anything is stored
+        target = check_model(catalog, model or default_model(catalog))  # before anything is stored
         conversation = Conversation.create(store)
     else:
         conversation = Conversation.open(store, resolve_conversation(store, ref))
-        chosen = model or conversation.info.model or default_model(catalog)
-        check_model(catalog, chosen)
+        target = check_model(catalog, model or conversation.info.model or default_model(catalog))
     renderer = None
     if not params["as_json"]:
         renderer = make_renderer(params["reasoning"], params["citations"])
     return Session(
         conversation,
-        chosen,
+        catalog,
+        target,
         renderer,
         params["system"],
         hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),

@@ -37,7 +37,6 @@ from elelem.cli.common import (
 from elelem.cli.tools import Toolset, tool_options
 from elelem.conversation import default_store_path
 from elelem.errors import ConfigError, ElelemError, UnsupportedError
-from elelem.providers import load_catalog
 from elelem.render import sanitize_line
 
 HELP = """\
@@ -69,11 +68,10 @@ def _model(state: ChatState, argument: str) -> None:
     if not argument:
         _say(f"model: {state.session.model}")
         return
-    catalog = load_catalog()
+    catalog = state.session.catalog
     spec, name = catalog.resolve(argument)
     address = f"{spec.name}:{name}"
-    check_model(catalog, address)
-    state.session.model = address
+    state.session.target = check_model(catalog, address)
     _say(f"model: {address}")
 
 

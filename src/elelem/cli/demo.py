@@ -32,10 +32,11 @@ from elelem.cli.common import (
 )
 from elelem.cli.history import log_line
 from elelem.cli.inspect import PROVIDER_HOSTS, SHAPES, detect_shape
+from elelem.cli.safety import command_catalog
 from elelem.cli.turns import render_observer, run_turn
 from elelem.conversation import Conversation, Store, open_store
 from elelem.errors import StreamError, UnsupportedError
-from elelem.providers import COMPATIBLE, Catalog, load_catalog, load_shape
+from elelem.providers import COMPATIBLE, Catalog, load_shape
 from elelem.render import Renderer
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends
@@ -219,7 +220,7 @@ def _model(interaction: Interaction, provider: str) -> str:
 def loopback_catalog(server_url: str, shapes: dict[str, str]) -> Catalog:
     """The catalog with each replayed provider pointed at the loopback server,
     speaking the shape its recording is in, with a dummy key."""
-    catalog = load_catalog()
+    catalog = command_catalog()
     for provider, shape in shapes.items():
         base = server_url + ("/v1" if shape in OPENAI_STYLE else "")
         if provider in catalog and catalog.get(provider).shape == shape:
@@ -290,14 +291,16 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
             if text is not None:
                 renderer.user(text)
             try:
+                env = {DEMO_KEY_ENV: DEMO_KEY}
                 run_turn(
                     conversation,
-                    _model(interaction, provider),
+                    catalog.target(_model(interaction, provider), env),
                     text,
                     render_observer(renderer),
-                    hosted_tools=recorded_tools(shape, body),
-                    env={DEMO_KEY_ENV: DEMO_KEY},
                     catalog=catalog,
+                    renderer=renderer,
+                    hosted_tools=recorded_tools(shape, body),
+                    env=env,
                 )
             except StreamError as exc:
                 if renderer.active:

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
+import click
+
 from elelem.errors import ConfigError
 from elelem.providers import BUILTIN, Catalog, load_catalog
 from elelem.redaction import Redactor, rewrite_error
@@ -26,14 +28,32 @@ from elelem.transport.endpoint import SECRET_HEADER
 _AWS_SECRETS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
 
 
+CATALOG_META = "elelem.catalog"
+
+
+def command_catalog() -> Catalog:
+    """The catalog of the running command, loaded once and shared by
+    everything the command does (the redactor, the model's resolution, the
+    client); outside a command, a fresh load."""
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    if root is not None and CATALOG_META in root.meta:
+        return root.meta[CATALOG_META]  # type: ignore[no-any-return]
+    catalog = load_catalog()
+    if root is not None:
+        root.meta[CATALOG_META] = catalog
+    return catalog
+
+
 def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
-    """The redactor of every credential this process could send under ``env``."""
-    env = os.environ if env is None else env
+    """The redactor of every credential this process could send under ``env``
+    (the process environment and the command's catalog by default)."""
     try:
-        catalog = load_catalog(env=env)
+        catalog = command_catalog() if env is None else load_catalog(env=env)
     except ConfigError:
         # The command itself reports the bad config; its built-in keys still count.
         catalog = Catalog(BUILTIN)
+    env = os.environ if env is None else env
     found: list[str] = []
     for name in catalog.names():
         spec = catalog.get(name)
@@ -138,6 +158,7 @@ def scrub_error(exc: BaseException, redactor: Redactor | None = None) -> BaseExc
 __all__ = [
     "RedactingWriter",
     "binary_stdout",
+    "command_catalog",
     "current_redactor",
     "install",
     "scrub_error",

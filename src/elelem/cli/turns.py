@@ -1,9 +1,10 @@
 """Running one turn of a stored conversation while showing it.
 
-:func:`run_turn` is :meth:`Conversation.send` (which commits every block to
-the log as it flushes) with an ``on_chunk`` observer that shows each stored
-chunk: on the renderer (:func:`render_observer`) or as the ``--json`` event
-stream (:func:`json_observer`).
+:func:`run_turn` runs the turn engine (which commits every block to the log
+as it flushes), or the tool loop on it, with an ``on_chunk`` observer that
+shows each stored chunk with what it committed: on the renderer
+(:func:`render_observer`) or as the ``--json`` event stream
+(:func:`json_observer`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from elelem.cli.inspect import ndjson_line
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
-from elelem.conversation.toolloop import run
-from elelem.conversation.turn import ChunkObserver, TurnResult, send
-from elelem.providers import Catalog
+from elelem.conversation.engine import Flow, TurnEngine, TurnOptions
+from elelem.conversation.toolloop import ToolLoop, tool_loop
+from elelem.conversation.turn import ChunkObserver, TurnResult, drive
+from elelem.providers import Catalog, Target
 from elelem.render import Renderer
 from elelem.stream import Chunk
 from elelem.transport import Timeouts
@@ -31,63 +33,56 @@ COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn")
 
 def run_turn(
     conversation: Conversation,
-    model: str,
+    target: Target,
     text: str | Message | None,
     observe: ChunkObserver,
     *,
+    catalog: Catalog,
+    renderer: Renderer | None = None,
     system: str | None = None,
     hosted_tools: Sequence[HostedTool] = (),
     options: GenerationOptions | None = None,
     env: Mapping[str, str] | None = None,
-    catalog: Catalog | None = None,
     toolset: Toolset | None = None,
     timeouts: Timeouts | None = None,
 ) -> TurnResult:
-    """Send ``text`` in ``conversation`` to ``model``, showing each chunk to
-    ``observe``.  Ctrl-C cancels the stream; the conversation keeps what
-    arrived (marked incomplete) and ``KeyboardInterrupt`` is raised.  With an
-    active ``toolset`` (``--functions``, ``--tool``, ``--mcp``) the turn is a
-    tool loop, each call shown as a status line."""
+    """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
+    command, from ``catalog``, loaded once), showing each chunk to
+    ``observe``; ``renderer`` (if any) follows the blocks in progress.
+    Ctrl-C cancels the stream; the conversation keeps what arrived (marked
+    incomplete) and ``KeyboardInterrupt`` is raised.  With an active
+    ``toolset`` (``--functions``, ``--tool``, ``--mcp``) the turn is a tool
+    loop, each call shown as a status line."""
     from elelem.client import Client
+
+    turn_options: TurnOptions = {
+        "on_chunk": observe,
+        "system": system,
+        "hosted_tools": hosted_tools,
+        "options": options,
+    }
+    flow: Flow[TurnResult]
+    if toolset is not None and toolset.active:
+        loop = ToolLoop(toolset.all_tools(), approve=toolset.approver())
+        turn_options["tools"] = loop.specs
+        engine = TurnEngine.create(conversation, target, text, **turn_options)
+        flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=show_call)
+    else:
+        engine = TurnEngine.create(conversation, target, text, **turn_options)
+        flow = engine.run()
+    if renderer is not None:
+        renderer.follow(lambda: engine.stream.open_parts() if engine.stream is not None else ())
 
     async def go() -> TurnResult:
         async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
-            if toolset is not None and toolset.active:
-                return await run(
-                    conversation,
-                    client,
-                    model,
-                    text,
-                    tools=toolset.all_tools(),
-                    max_steps=toolset.max_steps,
-                    approve=toolset.approver(),
-                    on_call=show_call,
-                    on_chunk=observe,
-                    system=system,
-                    hosted_tools=hosted_tools,
-                    options=options,
-                )
-            return await send(
-                conversation,
-                client,
-                model,
-                text,
-                on_chunk=observe,
-                system=system,
-                hosted_tools=hosted_tools,
-                options=options,
-            )
+            return await drive(flow, client, conversation)
 
     return asyncio.run(go())
 
 
 def render_observer(renderer: Renderer) -> ChunkObserver:
-    """Show chunks on ``renderer``."""
-
-    def observe(chunk: Chunk, _committed: tuple[Part, ...]) -> None:
-        renderer.feed(chunk)
-
-    return observe
+    """Show chunks, with what they committed, on ``renderer``."""
+    return renderer.feed
 
 
 def json_observer() -> ChunkObserver:

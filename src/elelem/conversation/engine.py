@@ -178,6 +178,10 @@ class StreamView(Protocol):
         """The assembled response once the stream ended."""
         ...
 
+    def open_parts(self) -> tuple[Part, ...]:
+        """The text and reasoning blocks in progress (marked incomplete)."""
+        ...
+
 
 class TurnOptions(TypedDict, total=False):
     """The options of one turn (all optional).
@@ -324,6 +328,9 @@ class TurnEngine:
     on_chunk: ChunkObserver | None = None
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
+    stream: StreamView | None = None
+    """The stream of the response in progress (of the latest one once the
+    turn ended): what a live display reads the blocks in progress from."""
     repaired: set[str] = field(default_factory=set)
 
     @classmethod
@@ -395,8 +402,9 @@ class TurnEngine:
             projection = self.conversation.project()
             drafts = self.drafts_for_next()
             stream: StreamView = yield Send(self.target, self.arguments(projection))
+            self.stream = stream
             try:
-                yield from self.stream(stream, drafts)
+                yield from self.read(stream, drafts)
             except StoreError:
                 raise  # the log itself failed: there is nowhere to record anything
             except GeneratorExit:
@@ -419,7 +427,7 @@ class TurnEngine:
             self.records.append(record)
             return record
 
-    def stream(self, stream: StreamView, drafts: ResponseDrafts) -> Flow[None]:
+    def read(self, stream: StreamView, drafts: ResponseDrafts) -> Flow[None]:
         """Read the stream to its end, committing each flushed part and then
         showing the chunk to the observer."""
         observe = self.on_chunk

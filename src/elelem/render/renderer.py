@@ -10,6 +10,14 @@ Three output modes, chosen from the console:
 - *plain* (not a terminal): plain text, no escape sequence at all, the same
   words and footnotes.
 
+The renderer assembles nothing: it is fed what the driver produced, each
+chunk with the parts that chunk committed (``(chunk, committed)``, as
+:meth:`elelem.transport.ResponseStream.with_commits` and a turn's
+``on_chunk`` give them).  Committed parts are shown as they commit; deltas
+only wake the live region, which reads the blocks in progress from the
+source given to :meth:`Renderer.follow` (the driver's assembler) when it
+redraws.  Feeding a delta costs the same however long the answer is.
+
 Every untrusted string is sanitized before it reaches rich, is never parsed
 as rich markup, and rich's own output for Markdown is filtered once more
 (Markdown decodes entities such as ``&#x202E;`` itself).
@@ -17,7 +25,7 @@ as rich markup, and rich's own output for Markdown is filtered once more
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,9 +51,6 @@ from elelem.render.lines import (
 )
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.stream import (
-    Assembler,
-    BlockEnd,
-    BlockKey,
     BlockStart,
     Chunk,
     Finish,
@@ -115,14 +120,25 @@ class _Tail:
             yield Segment.line()
 
 
+OpenParts = Callable[[], Sequence[Part]]
+"""A source of the blocks in progress (marked incomplete), such as
+:meth:`elelem.transport.ResponseStream.open_parts`."""
+
+
+def _nothing_open() -> Sequence[Part]:
+    return ()
+
+
 class Renderer:
     """Displays one conversation's answers on ``console``.
 
-    Feed it a live stream with :meth:`feed` (chunks of one or more provider
-    responses, as :class:`~elelem.Client` yields them), or stored content with
-    :meth:`user` and :meth:`part`; end each answer with :meth:`end_answer`,
-    which prints the footnotes and the usage line.  :meth:`interrupt` ends an
-    answer that was cut off, showing what had arrived.
+    Feed it a live stream with :meth:`feed` (``(chunk, committed)`` pairs
+    of one or more provider responses, as the driver yields them), or
+    stored content with :meth:`user` and :meth:`part`; end each answer with
+    :meth:`end_answer`, which prints the footnotes and the usage line.
+    :meth:`follow` names where the blocks in progress are read from (for
+    the live region, and for :meth:`interrupt`, which ends an answer that
+    was cut off showing what had arrived).
     """
 
     def __init__(
@@ -141,13 +157,12 @@ class Renderer:
         self._run: list[str] = []
         self._plain_col0 = True
         self._plain_started = False
-        self._open_text: dict[BlockKey, str] = {}
-        self._open_reasoning: dict[BlockKey, str] = {}
+        self._open_parts: OpenParts = _nothing_open
+        self._streaming = False
         self._running: dict[str, HostedActivity] = {}
         self._spinners: dict[str, Spinner] = {}
         self._usage: Usage | None = None
         self._response_usage: Usage | None = None
-        self._assembler: Assembler | None = None
         self._live: Live | None = None
         self._active = False
 
@@ -159,32 +174,32 @@ class Renderer:
 
     # -- streaming -----------------------------------------------------------
 
-    def feed(self, chunk: Chunk) -> None:
-        """Show one chunk of a live response: deltas in the live region,
-        committed parts as they commit."""
+    def follow(self, open_parts: OpenParts | None) -> None:
+        """Read the blocks in progress from ``open_parts`` (None: nothing is
+        shown in progress).  It is called when the live region redraws, on
+        rich's refresh thread, and by :meth:`interrupt`."""
+        self._open_parts = open_parts or _nothing_open
+
+    def feed(self, chunk: Chunk, committed: Sequence[Part] = ()) -> None:
+        """Show one chunk of a live response with what it ``committed``:
+        committed parts as they commit; a delta only wakes the live region."""
         self._active = True
-        if isinstance(chunk, ResponseStart) or self._assembler is None or self._assembler.finished:
-            self._assembler = Assembler()
+        kind = type(chunk)
+        if kind is TextDelta or kind is ReasoningDelta:
+            if self._live is None:
+                self._start_live()
+        elif isinstance(chunk, ResponseStart):
             self._response_usage = None
-        if isinstance(chunk, TextDelta):
-            self._open_text[chunk.index] = self._open_text.get(chunk.index, "") + chunk.text
-            self._start_live()
-        elif isinstance(chunk, ReasoningDelta):
-            self._open_reasoning[chunk.index] = (
-                self._open_reasoning.get(chunk.index, "") + chunk.text
-            )
-            self._start_live()
-        elif isinstance(chunk, BlockStart) and chunk.block == "reasoning":
-            self._open_reasoning[chunk.index] = ""
-            self._start_live()
-        elif isinstance(chunk, BlockEnd):
-            self._open_text.pop(chunk.index, None)
-            self._open_reasoning.pop(chunk.index, None)
         elif isinstance(chunk, UsageUpdate):
             self._response_usage = chunk.usage
-        elif isinstance(chunk, Hosted) and chunk.transition.state == "started":
+        elif (isinstance(chunk, BlockStart) and chunk.block == "reasoning") or (
+            isinstance(chunk, Hosted) and chunk.transition.state == "started"
+        ):
             self._start_live()
-        for part in self._assembler.feed(chunk):
+        # Every other chunk (citations, payloads, kinds added later) shows
+        # nothing until the part it belongs to commits.
+        self._streaming = kind is not Finish
+        for part in committed:
             self.part(part)
         if isinstance(chunk, Finish):
             self.add_usage(self._response_usage)
@@ -192,18 +207,14 @@ class Renderer:
             self.finished(chunk.reason, chunk.failure)
 
     def interrupt(self, note: str = "interrupted: kept what arrived") -> None:
-        """The stream was cut off: show the open blocks as they stand, then end
-        the answer with a notice line."""
-        if self._assembler is not None and not self._assembler.finished:
-            # partial() appends the open blocks, marked incomplete, after
-            # everything already committed (and shown).
-            for part in self._assembler.partial().content:
-                if _is_incomplete(part):
+        """The stream was cut off: show the blocks in progress as they stand
+        (from :meth:`follow`'s source), then end the answer with a notice line."""
+        if self._streaming:
+            for part in self._open_parts():
+                if _shows_something(part):
                     self.part(part)
             self.add_usage(self._response_usage)
-        self._assembler = None
-        self._open_text.clear()
-        self._open_reasoning.clear()
+        self._streaming = False
         self._flush_run()
         self._line(note, "yellow")
         self.end_answer()
@@ -287,7 +298,7 @@ class Renderer:
             self._line(usage_line(self._usage), "dim")
         self._notes = Footnotes()
         self._usage = None
-        self._assembler = None
+        self._streaming = False
         self._active = False
 
     # -- parts -----------------------------------------------------------------
@@ -398,21 +409,31 @@ class Renderer:
 
     def _live_view(self) -> RenderableType:
         # Runs on rich's refresh thread: read snapshots (copying a dict is
-        # atomic), never hold a lock that printing also needs.
+        # atomic; the source copies its own state), never hold a lock that
+        # printing also needs.
         items: list[RenderableType] = list(self._spinners.copy().values())
-        for text in list(self._open_reasoning.copy().values()):
-            if self.options.reasoning == "full" and text.strip():
-                items.append(Text(sanitize(text), style="dim italic"))
-            else:
-                items.append(Spinner("dots", Text("thinking…", style="dim italic")))
-        pending = "".join(self._run) + "".join(sanitize(t) for t in self._open_text.copy().values())
+        texts: list[str] = list(self._run)
+        for part in self._open_parts():
+            if isinstance(part, ReasoningBlock):
+                if self.options.reasoning == "full" and part.text.strip():
+                    items.append(Text(sanitize(part.text), style="dim italic"))
+                else:
+                    items.append(Spinner("dots", Text("thinking…", style="dim italic")))
+            elif isinstance(part, TextBlock):
+                texts.append(sanitize(part.text))
+        pending = "".join(texts)
         if pending:
             items.append(Markdown(neutralize_markdown_links(pending), hyperlinks=False))
         return _Safe(_Tail(Group(*items)))
 
 
-def _is_incomplete(part: Part) -> bool:
-    return isinstance(part, (TextBlock, ReasoningBlock)) and not part.complete
+def _shows_something(part: Part) -> bool:
+    """What an interrupted stream keeps of a block in progress (as
+    :meth:`~elelem.stream.Assembler.partial` does): text or citations,
+    reasoning with text."""
+    if isinstance(part, TextBlock):
+        return bool(part.text or part.attributions)
+    return not isinstance(part, ReasoningBlock) or bool(part.text)
 
 
 def render_parts(renderer: Renderer, parts: Iterable[Part]) -> None:

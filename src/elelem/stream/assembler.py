@@ -262,15 +262,27 @@ class Assembler:
         dropped = list(self._dropped)
         for call in self._pending_calls:
             dropped.append(f"tool call {call.id} ({call.name}): arguments cut off")
-        for key, block in sorted(self._open.items(), key=lambda kv: kv[1].order):
-            text = "".join(block.parts)
+        for key, block in self._open_in_order():
             if block.payloads:
                 dropped.append(
                     f"block {key!r}: {len(block.payloads)} payload(s) of a partial block"
                 )
+            if block.block not in ("text", "reasoning"):
+                dropped.append(f"block {key!r} ({block.block}): half-built")
+        for part in self.open_parts():
+            if part.text or (isinstance(part, TextBlock) and part.attributions):
+                content.append(part)
+        return self._build(tuple(content), complete=False, dropped=dropped)
+
+    def open_parts(self) -> tuple[TextBlock | ReasoningBlock, ...]:
+        """The text and reasoning blocks still open, in the order they
+        opened, as :meth:`partial` would keep them (marked incomplete,
+        citations so far, no payloads), empty ones included: what a live
+        display shows as in progress.  Costs one join per open block."""
+        out: list[TextBlock | ReasoningBlock] = []
+        for _key, block in self._open_in_order():
             if block.block == "text":
-                if not text and not block.attributions:
-                    continue
+                text = "".join(block.parts)
                 n = len(text)
                 kept = []
                 for a in block.attributions:
@@ -278,13 +290,15 @@ class Assembler:
                     if span is not None and span[1] > n:
                         span = None
                     kept.append(msgspec.structs.replace(a, range=span, complete=False))
-                content.append(TextBlock(text, tuple(kept), (), complete=False))
+                out.append(TextBlock(text, tuple(kept), (), complete=False))
             elif block.block == "reasoning":
-                if text:
-                    content.append(ReasoningBlock(text, (), complete=False))
-            else:
-                dropped.append(f"block {key!r} ({block.block}): half-built")
-        return self._build(tuple(content), complete=False, dropped=dropped)
+                out.append(ReasoningBlock("".join(block.parts), (), complete=False))
+        return tuple(out)
+
+    def _open_in_order(self) -> list[tuple[BlockKey, _Open]]:
+        # A copy first: a live display may call open_parts() from another
+        # thread while the stream is fed.
+        return sorted(list(self._open.items()), key=lambda kv: kv[1].order)
 
     # -- handlers ------------------------------------------------------------
 

@@ -213,6 +213,11 @@ class ResponseStream:
         """The assembled response of a stream read to its end (no I/O)."""
         return self.assembler.result()
 
+    def open_parts(self) -> tuple[Part, ...]:
+        """The text and reasoning blocks in progress (see
+        :meth:`Assembler.open_parts <elelem.stream.Assembler.open_parts>`)."""
+        return self.assembler.open_parts()
+
     @property
     def finished(self) -> bool:
         """True once ``finish`` arrived."""
