@@ -14,7 +14,7 @@ import pytest
 from elelem import Client, SyncClient
 from elelem.conversation import Conversation, SQLiteStore, TurnStart
 from elelem.conversation.events import MessageBody, ResponseRecord
-from elelem.conversation.toolloop import ApprovalRequest, run, run_sync
+from elelem.conversation.toolloop import INTERRUPTED, ApprovalRequest, run, run_sync
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import tool
 from elelem.vocabulary import TextBlock, ToolCallBlock, ToolResultBlock
@@ -272,3 +272,31 @@ def test_a_hosted_mcp_approval_request_is_answered_through_the_approval_callback
                                 "server_url": "https://zip.example/mcp", "require_approval": "always"}]  # fmt: skip
     assert result.text == "https://z/1"
     assert len(server.requests) == 2
+
+
+def test_a_left_call_of_a_tool_this_run_does_not_have_is_settled_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    from elelem.conversation import Draft
+    from elelem.vocabulary import CallId, Message, ProviderId
+
+    conv = conversation(tmp_path)
+    conv.append(Draft.of(TurnStart("user", "anthropic:claude-test"), turn=1),
+                *[Draft("message", d.body, 1) for d in conv.message_drafts(Message.user("go"))])  # fmt: skip
+    call = ToolCallBlock(CallId("toolu_gone"), "gone", '{"a": 1}')
+    body = MessageBody("assistant", (call,), "assistant", ProviderId("anthropic"), "claude-test")
+    conv.append(
+        Draft("message", body, 1, 1),
+        Draft.of(ResponseRecord(finish="tool-calls"), turn=1, response=1),
+    )
+    with LoopbackServer([anthropic_text("ok")]) as server:
+
+        async def main() -> Any:
+            async with Client(env=anthropic_env(server)) as client:
+                return await run(conv, client, "anthropic:claude-test", None, tools=[get_weather])
+
+        result = asyncio.run(main())
+    assert result.text == "ok"
+    assert [r for r in summary(conv) if r[2] == "result"] == [
+        ("user", 1, "result", "toolu_gone", INTERRUPTED, True)
+    ]

@@ -76,6 +76,8 @@ INTERRUPTED = (
     "interrupted: the process stopped while this call was running, and it was "
     "not run again because the tool is not marked idempotent"
 )
+"""The result of a call a killed run left unanswered, when its tool is not
+marked idempotent (or is not among this run's tools)."""
 REFUSED = "refused: the user did not approve this call"
 
 
@@ -202,11 +204,12 @@ class ToolLoop:
 
     async def _run(self, call: ToolCallBlock, allowed: bool, settle: bool) -> ToolResultBlock:
         tool = self.tools.get(call.name)
+        if settle and (tool is None or not tool.idempotent):
+            # A killed run's call: never guessed at again unless it is safe to.
+            return _error(call, INTERRUPTED)
         if tool is None:
             names = ", ".join(sorted(self.tools)) or "none"
             return _error(call, f"no tool named {call.name!r} (tools: {names})")
-        if settle and not tool.idempotent:
-            return _error(call, INTERRUPTED)
         if not allowed:
             return _error(call, REFUSED)
         timeout = tool.timeout if tool.timeout is not None else self.timeout
