@@ -105,14 +105,20 @@ def run_anthropic(
 
 
 def test_calls_of_one_step_run_concurrently(tmp_path: Path) -> None:
+    spans: dict[int, tuple[float, float]] = {}
+
     @tool
     async def slow_async(n: int) -> str:
+        begun = time.monotonic()
         await asyncio.sleep(0.4)
+        spans[n] = (begun, time.monotonic())
         return f"async {n}"
 
     @tool
     def slow_sync(n: int) -> str:
+        begun = time.monotonic()
         time.sleep(0.4)
+        spans[n] = (begun, time.monotonic())
         return f"sync {n}"
 
     calls = [
@@ -120,12 +126,11 @@ def test_calls_of_one_step_run_concurrently(tmp_path: Path) -> None:
         ("b", "slow_sync", {"n": 2}),
         ("c", "slow_async", {"n": 3}),
     ]
-    started = time.monotonic()
     conv, result, _ = run_anthropic(
         tmp_path, [anthropic_calls(calls), anthropic_text("done")], tools=[slow_async, slow_sync]
     )
-    took = time.monotonic() - started
-    assert took < 1.0, f"three 0.4 s calls took {took:.2f} s: not concurrent"
+    # All three were under way at once: the last to begin began before any ended.
+    assert max(b for b, _ in spans.values()) < min(e for _, e in spans.values())
     results = [r for r in summary(conv) if r[2] == "result"]
     assert results == [
         ("user", 1, "result", "a", "async 1", False),
@@ -299,4 +304,28 @@ def test_a_left_call_of_a_tool_this_run_does_not_have_is_settled_as_interrupted(
     assert result.text == "ok"
     assert [r for r in summary(conv) if r[2] == "result"] == [
         ("user", 1, "result", "toolu_gone", INTERRUPTED, True)
+    ]
+
+
+def test_run_sync_awaits_async_tools_concurrently(tmp_path: Path) -> None:
+    spans: dict[int, tuple[float, float]] = {}
+
+    @tool
+    async def nap(n: int) -> str:
+        begun = time.monotonic()
+        await asyncio.sleep(0.3)
+        spans[n] = (begun, time.monotonic())
+        return f"slept {n}"
+
+    conv = conversation(tmp_path)
+    calls = [("a", "nap", {"n": 1}), ("b", "nap", {"n": 2})]
+    replies = [anthropic_calls(calls), anthropic_text("rested")]
+    with LoopbackServer(replies) as server, SyncClient(env=anthropic_env(server)) as client:
+        result = run_sync(conv, client, "anthropic:claude-test", "nap", tools=[nap])
+    assert result.text == "rested"
+    # Both naps were under way at once: each began before the other ended.
+    assert spans[1][0] < spans[2][1] and spans[2][0] < spans[1][1]
+    assert [r[3:] for r in summary(conv) if r[2] == "result"] == [
+        ("a", "slept 1", False),
+        ("b", "slept 2", False),
     ]
