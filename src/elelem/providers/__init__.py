@@ -13,6 +13,7 @@ from elelem.providers.catalog import (
     Target,
     load_shape,
     parse_model,
+    shape_of,
 )
 from elelem.providers.config import apply_config, config_path, load_catalog
 
@@ -27,4 +28,5 @@ __all__ = [
     "load_catalog",
     "load_shape",
     "parse_model",
+    "shape_of",
 ]

@@ -67,6 +67,10 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     ``{region}`` in the base URL stands for (the first one set wins), and
     ``region`` is the default.  ``sigv4_service`` (e.g. ``bedrock``) names
     the AWS service to sign for with IAM credentials when no key is set.
+    ``dialect`` names the conventions a shape with dialects (Chat
+    Completions: ``deepseek``, ``openrouter``, ``groq``, …, see
+    :data:`elelem.shapes.openai_chat.DIALECTS`) speaks to this provider;
+    empty means the dialect of the provider's own name, else the default.
     """
 
     name: str
@@ -81,6 +85,7 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     region_env: tuple[str, ...] = ()
     region: str = ""
     sigv4_service: str = ""
+    dialect: str = ""
 
     @property
     def override_env(self) -> str:
@@ -217,7 +222,10 @@ _AWS_ID, _AWS_SECRET, _AWS_TOKEN = _AWS_VARS = (
 
 
 def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) -> ProviderSpec:
-    return ProviderSpec(name, "openai_chat", base_url, (key_env,), key_required=key_required)
+    # Each built-in Chat Completions server speaks the dialect of its name.
+    return ProviderSpec(
+        name, "openai_chat", base_url, (key_env,), key_required=key_required, dialect=name
+    )
 
 
 BUILTIN: tuple[ProviderSpec, ...] = (
@@ -305,6 +313,26 @@ def load_shape(name: str) -> Shape:
     if shape is None:
         raise UnsupportedError(f"shape {name} is not supported yet")
     return shape  # type: ignore[no-any-return]
+
+
+def shape_of(spec: ProviderSpec) -> Shape:
+    """The shape ``spec`` speaks, bound to its ``dialect`` if it names one.
+
+    Raises :class:`~elelem.errors.ConfigError` for a dialect the shape does
+    not know, or for a dialect on a shape that has none.
+    """
+    shape = load_shape(spec.shape)
+    if not spec.dialect:
+        return shape
+    bind = getattr(shape, "with_dialect", None)
+    if bind is None:
+        raise ConfigError(
+            f"provider {spec.name}: shape {spec.shape} has no dialects (dialect = {spec.dialect!r})"
+        )
+    try:
+        return bind(spec.dialect)  # type: ignore[no-any-return]
+    except ConfigError as exc:
+        raise ConfigError(f"provider {spec.name}: {exc}") from None
 
 
 def parse_model(address: str) -> tuple[str, str]:
@@ -451,7 +479,7 @@ class Catalog:
         for a shape not built yet.
         """
         spec, model = self.resolve(address)
-        shape = load_shape(spec.shape)
+        shape = shape_of(spec)
         key = api_keys.get(spec.name) if api_keys else None
         return Target(address, spec, model, shape, self.endpoint(spec, env, key))
 
@@ -486,4 +514,5 @@ __all__ = [
     "Target",
     "load_shape",
     "parse_model",
+    "shape_of",
 ]

@@ -18,9 +18,22 @@ table are read here::
     base_url = "https://proxy.example/anthropic"
 
 A table may name ``shape`` directly instead of ``compatible``, and set
-``auth_header``, ``auth_scheme``, ``key_required`` and ``region`` (the
+``auth_header``, ``auth_scheme``, ``key_required``, ``region`` (the
 default for a ``{region}`` in the base URL, e.g. ``[providers.bedrock]
-region = "eu-west-1"``; ``AWS_REGION`` still wins).  Unknown keys and
+region = "eu-west-1"``; ``AWS_REGION`` still wins) and ``dialect``: the
+Chat Completions conventions the endpoint speaks (how reasoning is sent
+back, the token-limit field, effort, web search, caching, structured
+output), one of ``openai``, ``azure``, ``openrouter``, ``deepseek``,
+``groq``, ``cerebras``, ``llamacpp``, ``ollama``, ``xai``, ``mistral``,
+``perplexity``, ``moonshot``, ``alibaba``::
+
+    [providers.my-deepseek]          # a proxy in front of DeepSeek
+    compatible = "openai"
+    base_url = "https://llm.example/deepseek/v1"
+    dialect = "deepseek"             # reasoning_content passed back, json_object only
+
+Without ``dialect`` an endpoint gets the dialect of its own name, else the
+default (reasoning echoed in the field it arrived in).  Unknown keys and
 wrong types are errors that name the file, the table and the key.
 """
 
@@ -36,10 +49,10 @@ import msgspec
 import platformdirs
 
 from elelem.errors import ConfigError
-from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec
+from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec, shape_of
 from elelem.providers.keys import keys_path
 
-_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region")
+_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region", "dialect")
 _KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required"}
 
 
@@ -126,7 +139,7 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
         base = ProviderSpec(name, table["shape"], "", key_required=False)
     else:
         raise ConfigError(f"{where}: a new provider needs compatible = ... or shape = ...")
-    for key in ("shape", "base_url", "auth_header", "auth_scheme", "region"):
+    for key in ("shape", "base_url", "auth_header", "auth_scheme", "region", "dialect"):
         if key in table:
             changes[key] = table[key]
     if "key_env" in table and "api_key_env" in table:
@@ -155,6 +168,11 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
     spec = msgspec.structs.replace(base, name=name, **changes)
     if not spec.base_url:
         raise ConfigError(f"{where}: base_url is required")
+    if "dialect" in table:
+        try:
+            shape_of(spec)  # the shape must have that dialect
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: dialect: {exc}") from None
     return spec
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from elelem.errors import StreamError
+from elelem.errors import ConfigError, StreamError
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.shapes.openai_chat.dialects import DIALECTS, Dialect, dialect_for
 from elelem.shapes.openai_chat.encoder import (
@@ -28,17 +28,42 @@ from elelem.vocabulary.json import JSONValue
 
 
 class OpenAIChatShape:
-    """The Chat Completions shape; ``dialects`` overrides the per-provider defaults."""
+    """The Chat Completions shape.
+
+    ``dialects`` overrides the conventions per provider name; ``named``
+    picks one of :data:`DIALECTS` for every provider this shape object
+    serves (a provider spec's ``dialect``, bound by :meth:`with_dialect`);
+    without either, a provider gets the dialect of its own name, else the
+    default.
+    """
 
     name = "openai_chat"
     framing: Framing = "sse"
 
-    def __init__(self, dialects: Mapping[str, Dialect] | None = None) -> None:
+    def __init__(
+        self, dialects: Mapping[str, Dialect] | None = None, *, named: str | None = None
+    ) -> None:
+        if named is not None and named not in DIALECTS:
+            raise ConfigError(
+                f"unknown Chat Completions dialect {named!r} (known: {', '.join(sorted(DIALECTS))})"
+            )
         self._dialects = dict(dialects or {})
+        self.named = named
+
+    def with_dialect(self, named: str) -> OpenAIChatShape:
+        """This shape speaking dialect ``named`` (one of :data:`DIALECTS`) to
+        every provider; :class:`~elelem.errors.ConfigError` for an unknown name."""
+        return OpenAIChatShape(self._dialects, named=named)
 
     def dialect(self, provider: ProviderId, model: str | None = None) -> Dialect:
         """The request conventions used for ``provider`` (and ``model``)."""
-        return self._dialects.get(provider) or dialect_for(provider, model)
+        override = self._dialects.get(provider)
+        if override is not None:
+            return override
+        return dialect_for(self.named or provider, model)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatShape(named={self.named!r})"
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

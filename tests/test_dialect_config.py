@@ -1,0 +1,100 @@
+"""A provider's Chat Completions dialect is a field of its spec and of its
+TOML table: a user endpoint chooses one, and the request on the wire
+follows it (checked on a loopback server through the real client)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from elelem import Client
+from elelem.errors import ConfigError
+from elelem.providers import BUILTIN, load_catalog
+from elelem.testing.servers import LoopbackServer, replay, sse_body
+from elelem.vocabulary import GenerationOptions, JsonSchemaOutput
+
+SCHEMA = {"type": "object", "properties": {"metres": {"type": "number"}}}
+ANSWER = sse_body(
+    [
+        (None, json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+                           "choices": [{"index": 0, "delta": {"content": "{}"}}]})),
+        (None, json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+                           "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        (None, "[DONE]"),
+    ]
+)  # fmt: skip
+
+
+def sent_request(tmp_path: Path, table: str) -> dict[str, object]:
+    """The JSON body the client sends to the endpoint ``table`` configures."""
+    with LoopbackServer([replay(ANSWER)]) as server:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            f'[providers.proxy]\ncompatible = "openai"\nbase_url = "{server.url}/v1"\n{table}',
+            encoding="utf-8",
+        )
+
+        async def main() -> None:
+            async with Client(config=config, env={}) as client:
+                options = GenerationOptions(max_tokens=50, output=JsonSchemaOutput(SCHEMA))
+                stream = client.stream("proxy:model-x", "How tall?", options=options)
+                async with stream:
+                    await stream.final()
+
+        asyncio.run(main())
+        (request,) = server.requests
+    body: dict[str, object] = json.loads(request.body)
+    return body
+
+
+def test_a_toml_endpoint_chooses_its_dialect(tmp_path: Path) -> None:
+    default = sent_request(tmp_path, "")
+    deepseek = sent_request(tmp_path, 'dialect = "deepseek"\n')
+    openai = sent_request(tmp_path, 'dialect = "openai"\n')
+    # The default dialect takes a JSON schema and names the limit max_tokens.
+    assert default["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": SCHEMA, "strict": True},
+    }
+    assert (default["max_tokens"], "max_completion_tokens" in default) == (50, False)
+    # DeepSeek's takes JSON objects only.
+    assert deepseek["response_format"] == {"type": "json_object"}
+    # OpenAI's names the limit max_completion_tokens.
+    assert (openai["max_completion_tokens"], "max_tokens" in openai) == (50, False)
+
+
+def test_built_in_chat_providers_name_their_dialect() -> None:
+    chat = {s.name: s.dialect for s in BUILTIN if s.shape == "openai_chat"}
+    assert chat == {name: name for name in chat}
+    assert {s.dialect for s in BUILTIN if s.shape != "openai_chat"} == {""}
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = "nosuch"\n',
+            "[providers.x]: dialect: provider x: unknown Chat Completions dialect 'nosuch' (known: "
+            "alibaba, azure, cerebras, deepseek, groq, llamacpp, mistral, moonshot, ollama, "
+            "openai, openrouter, perplexity, xai)",
+        ),
+        (
+            'compatible = "anthropic"\nbase_url = "http://127.0.0.1:9"\ndialect = "deepseek"\n',
+            "[providers.x]: dialect: provider x: shape anthropic_messages has no dialects "
+            "(dialect = 'deepseek')",
+        ),
+        (
+            'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = 3\n',
+            "[providers.x]: dialect must be a string",
+        ),
+    ],
+)
+def test_a_bad_dialect_names_the_file_and_table(tmp_path: Path, table: str, message: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[providers.x]\n" + table, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_catalog(config)
+    assert str(info.value) == f"{config}: {message}"
