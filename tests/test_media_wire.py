@@ -368,3 +368,12 @@ def test_a_gemini_inline_image_is_an_image_block_replayed_with_its_signature() -
     assert image.source.blob.data == PNG and (image.width, image.height) == (4, 3)
     replay = _encode("gemini", "google", _user(), response.to_message())
     assert replay.body["contents"][-1]["parts"] == [{"text": "Here:"}, part]
+
+
+def test_images_over_the_whole_requests_limit_fail_naming_it() -> None:
+    # Three 7 MB images: each under Gemini's 20 MB, together over it as base64.
+    parts = [ImageBlock.from_bytes(PNG + bytes(7 * 1024 * 1024)) for _ in range(3)]
+    with pytest.raises(AttachmentTooLargeError) as err:
+        _encode("gemini", "google", _user(*parts))
+    assert err.value.limit == 20 * 1024 * 1024
+    assert "Gemini takes requests of up to 20,971,520 bytes" in str(err.value)

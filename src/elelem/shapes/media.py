@@ -58,15 +58,19 @@ class Limits:
     """The longest side an image may have, in pixels."""
     document_bytes: int | None = None
     document_pages: int | None = None
+    request_bytes: int | None = None
+    """The whole request's size: the inline bytes count as their base64."""
 
 
 LIMITS: dict[str, Limits] = {
-    # Anthropic: 5 MB per image (API), 8000×8000 px; PDFs 32 MB and 100 pages.
-    "anthropic": Limits("Anthropic", 5 * MB, 8000, 32 * MB, 100),
-    # OpenAI: 20 MB per image; a file input up to 32 MB (and 100 pages).
-    "openai": Limits("OpenAI", 20 * MB, None, 32 * MB, 100),
+    # Anthropic: 5 MB per image (API), 8000×8000 px; PDFs 32 MB and 100 pages;
+    # a Messages request of at most 32 MB.
+    "anthropic": Limits("Anthropic", 5 * MB, 8000, 32 * MB, 100, 32 * MB),
+    # OpenAI: 20 MB per image; a file input up to 32 MB (and 100 pages); a
+    # request's inputs up to 50 MB.
+    "openai": Limits("OpenAI", 20 * MB, None, 32 * MB, 100, 50 * MB),
     # Gemini: inline data up to 20 MB per request (larger goes through the File API).
-    "gemini": Limits("Gemini", 20 * MB, None, 20 * MB, 1000),
+    "gemini": Limits("Gemini", 20 * MB, None, 20 * MB, 1000, 20 * MB),
     # Bedrock Converse: an image up to 3.75 MB and 8000 px; a document up to 4.5 MB.
     "bedrock": Limits("Bedrock", 3_932_160, 8000, 4_718_592, None),
     # Ollama: no documented limit.
@@ -112,6 +116,30 @@ def check_limits(block: MediaBlock, limits: Limits | None, where: str) -> None:
             f" of up to {limits.document_pages} pages",
             limit=limits.document_pages,
             size=pages,
+        )
+
+
+def check_request(messages: Iterable[Message], limits: Limits) -> None:
+    """Raise :class:`~elelem.errors.AttachmentTooLargeError` when the inline
+    images and documents of ``messages``, as the base64 the wire carries,
+    exceed the provider's request size (nothing is sent)."""
+    if limits.request_bytes is None:
+        return
+    total = 0
+    for message in messages:
+        for part in message.content:
+            inner = part.attachments or () if isinstance(part, ToolResultBlock) else (part,)
+            for block in inner:
+                if isinstance(block, (ImageBlock, DocumentBlock)) and isinstance(
+                    block.source, BytesSource
+                ):
+                    total += (block.source.blob.size + 2) // 3 * 4
+    if total > limits.request_bytes:
+        raise AttachmentTooLargeError(
+            f"the request's images and documents take {total:,} bytes as base64;"
+            f" {limits.provider} takes requests of up to {limits.request_bytes:,} bytes",
+            limit=limits.request_bytes,
+            size=total,
         )
 
 
@@ -674,6 +702,7 @@ __all__ = [
     "bedrock_media",
     "chat_media",
     "check_limits",
+    "check_request",
     "data_url",
     "document_text",
     "file_id",

@@ -29,7 +29,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import Dropped, find_payload, hosted_activity_line, merge_extra
-from elelem.shapes.media import anthropic_media, line_report
+from elelem.shapes.media import LIMITS, anthropic_media, check_request, line_report
 from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
@@ -453,6 +453,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The Messages API request for ``request``, to ``provider``."""
+    check_request(request.messages, LIMITS["anthropic"])
     dropped = Dropped()
     system_parts = [request.system] if request.system else []
     messages: list[dict[str, Any]] = []

@@ -24,7 +24,7 @@ from elelem.shapes.common import (
     merge_extra,
     without_remote_mcp,
 )
-from elelem.shapes.media import gemini_media, line_report
+from elelem.shapes.media import LIMITS, check_request, gemini_media, line_report
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
@@ -343,6 +343,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The ``generateContent`` request for ``request``, to ``provider``."""
+    check_request(request.messages, LIMITS["gemini"])
     dropped = Dropped()
     system = [request.system] if request.system else []
     calls = _call_index(request.messages, provider)

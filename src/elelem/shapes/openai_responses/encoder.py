@@ -20,7 +20,14 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra
-from elelem.shapes.media import generated_by, line_report, responses_media, restore_generated
+from elelem.shapes.media import (
+    LIMITS,
+    check_request,
+    generated_by,
+    line_report,
+    responses_media,
+    restore_generated,
+)
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.shapes.structured_output import responses_format
@@ -389,6 +396,7 @@ def _tool_choice(choice: str) -> JSONValue:
 
 def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> EncodedRequest:
     """The Responses request body for ``request`` sent to ``provider``."""
+    check_request(request.messages, LIMITS["openai"])
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
     for index, message in enumerate(request.messages):
         builder.message(index, message)
