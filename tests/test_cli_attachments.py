@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import ELELEM, KEY, MODEL, base_env, run, text_reply
-from elelem.testing.servers import LoopbackServer, replay, sse_body
+from elelem.testing.servers import LoopbackServer, replay, sse_body, status
 from media_fixtures import pdf, png
 
 PNG = png(4, 3)
@@ -260,3 +260,72 @@ def test_citations_into_an_attached_pdf_render_with_their_pages(
     assert "[1] Q3 2025 Quarterly Report, pp. 3\u20134\n    \u201cRevenue rose 12%.\u201d\n" in (
         full.stdout
     )
+
+
+def _wire(provider: str, body: dict[str, object]) -> object:
+    if provider == "openai":
+        return body["input"][0]["content"]  # type: ignore[index]
+    if provider == "google":
+        return body["contents"][0]["parts"]  # type: ignore[index]
+    if provider == "bedrock":
+        return body["messages"][0]["content"]  # type: ignore[index]
+    return body["messages"][0]  # type: ignore[index]
+
+
+DATA_PNG = f"data:image/png;base64,{PNG64}"
+DATA_PDF = f"data:application/pdf;base64,{PDF64}"
+QUESTION = "What are these?"
+
+WIRE = {
+    "openai": [
+        {"type": "input_image", "image_url": DATA_PNG, "detail": "auto"},
+        {"type": "input_file", "filename": "q3.pdf", "file_data": DATA_PDF},
+        {"type": "input_text", "text": QUESTION},
+    ],
+    "google": [
+        {"inlineData": {"mimeType": "image/png", "data": PNG64}},
+        {"inlineData": {"mimeType": "application/pdf", "data": PDF64}},
+        {"text": QUESTION},
+    ],
+    "bedrock": [
+        {"image": {"format": "png", "source": {"bytes": PNG64}}},
+        {"document": {"format": "pdf", "name": "q3 pdf", "source": {"bytes": PDF64}}},
+        {"text": QUESTION},
+    ],
+    "ollama-native": {"role": "user", "content": QUESTION, "images": [PNG64]},
+    "deepseek": {"role": "user", "content": QUESTION},
+}
+
+SETUP = {
+    "openai": ("gpt-5-mini", {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "{url}/v1"}),
+    "google": ("gemini-2.5-flash", {"GEMINI_API_KEY": "g-test", "GOOGLE_GEMINI_BASE_URL": "{url}"}),
+    "bedrock": (
+        "amazon.nova-micro-v1:0",
+        {
+            "AWS_BEARER_TOKEN_BEDROCK": "b-test",
+            "AWS_REGION": "us-east-1",
+            "ELELEM_BEDROCK_BASE_URL": "{url}",
+        },
+    ),
+    "ollama-native": ("llava", {"ELELEM_OLLAMA_NATIVE_BASE_URL": "{url}"}),
+    "deepseek": (
+        "deepseek-chat",
+        {"DEEPSEEK_API_KEY": "d-test", "ELELEM_DEEPSEEK_BASE_URL": "{url}"},
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(WIRE))
+def test_ask_a_sends_each_providers_own_form(
+    provider: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    (tmp_path / "q3.pdf").write_bytes(PDF)
+    model, extra = SETUP[provider]
+    refused = status(400, b'{"error": {"message": "stop here"}}')
+    with LoopbackServer([refused]) as server:
+        e = {**env, **{k: v.format(url=server.url) for k, v in extra.items()}}
+        a = ["-a", str(tmp_path / "dot.png"), "-a", str(tmp_path / "q3.pdf")]
+        result = run(e, "ask", "-m", f"{provider}:{model}", *a, QUESTION)
+    assert result.returncode == 1, result.stderr  # the server refused: only the request counts
+    assert _wire(provider, json.loads(server.requests[0].body)) == WIRE[provider]
