@@ -22,6 +22,7 @@ from elelem.conversation.errors import (
     ImportRefused,
     SchemaVersionError,
     StoreError,
+    WriterBusy,
 )
 from elelem.conversation.events import (
     OVERLAY_KINDS,
@@ -159,6 +160,7 @@ __all__ = [
     "StripSignature",
     "TurnStart",
     "TurnView",
+    "WriterBusy",
     "decode_event",
     "default_store_path",
     "diagnose",

@@ -24,6 +24,18 @@ class ConversationNotFound(StoreError, KeyError):
         return str(self.args[0])
 
 
+class WriterBusy(StoreError):
+    """Another process kept writing a turn of this conversation for longer
+    than this one would wait."""
+
+    def __init__(self, conversation: str, waited: float) -> None:
+        super().__init__(
+            f"conversation {conversation} is being continued by another elelem "
+            f"(waited {waited:g} s for its turn to end); try again when it is done"
+        )
+        self.conversation = conversation
+
+
 class CorruptEventError(StoreError):
     """A stored event cannot be decoded: the store was damaged or written by
     something else.  ``conversation`` and ``seq`` name the row."""
@@ -60,4 +72,5 @@ __all__ = [
     "ImportRefused",
     "SchemaVersionError",
     "StoreError",
+    "WriterBusy",
 ]

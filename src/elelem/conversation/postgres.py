@@ -112,6 +112,24 @@ class PostgresStore(SQLStore):
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
 
+    def _writer_lock(self, conversation: str) -> tuple[Callable[[], bool], Callable[[], None]]:
+        # A session advisory lock: held by this connection, released by the
+        # server if the connection dies.
+        key = f"elelem.writer:{self.schema}:{conversation}"
+
+        def try_lock() -> bool:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+                ).fetchone()
+            return bool(row and row[0])
+
+        def unlock() -> None:
+            with self._lock:
+                self._conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+        return try_lock, unlock
+
     # PostgreSQL text cannot hold NUL, but a title is anyone's text and a model
     # name comes from the provider's response: both are stored escaped
     # (backslash doubled, NUL as backslash-0) so every string round-trips.

@@ -51,15 +51,18 @@ from elelem.conversation.fulltext import (
     query_words,
 )
 from elelem.conversation.store import (
+    WRITER_WAIT,
     Clock,
     ConversationInfo,
     EventIds,
     SearchHit,
+    Writer,
     format_time,
     new_conversation_id,
     snippet,
     summarize,
 )
+from elelem.conversation.writers import LocalLocks, PollingWriter
 from elelem.errors import BlobMissingError, DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId, Message
 from elelem.vocabulary.blob import check_bytes
@@ -155,6 +158,7 @@ class SQLStore(ABC):
         self._clock = clock
         self._ids = ids or EventIds()
         self._lock = threading.Lock()
+        self._writers = LocalLocks()
         self._keys: dict[str, int] = {}
         d = self.dialect
         self._sql_note = self._sql(
@@ -220,6 +224,15 @@ class SQLStore(ABC):
 
     db_errors: tuple[type[BaseException], ...] = ()
     integrity_errors: tuple[type[BaseException], ...] = ()
+
+    def writer(self, conversation: ConversationId, *, timeout: float = WRITER_WAIT) -> Writer:
+        """The turn lock of ``conversation`` (see :mod:`elelem.conversation.writers`)."""
+        try_lock, unlock = self._writer_lock(conversation)
+        return PollingWriter(conversation, timeout, self._writers(conversation), try_lock, unlock)
+
+    @abstractmethod
+    def _writer_lock(self, conversation: str) -> tuple[Callable[[], bool], Callable[[], None]]:
+        """The backend's non-blocking ``try_lock`` and ``unlock`` for one conversation."""
 
     def _sql(self, sql: str) -> str:
         """``sql`` in the backend's placeholder style."""

@@ -25,6 +25,7 @@ from elelem.conversation.sqlbase import (
     create_tables,
 )
 from elelem.conversation.store import Clock, utc_now
+from elelem.conversation.writers import always, file_lock
 from elelem.vocabulary import EventId
 
 
@@ -107,6 +108,11 @@ class SQLiteStore(SQLStore):
         """SQLite's ``PRAGMA integrity_check`` verdict (``ok`` when sound)."""
         with self._lock:
             return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def _writer_lock(self, conversation: str) -> tuple[Callable[[], bool], Callable[[], None]]:
+        if self.path == ":memory:":
+            return always()
+        return file_lock(Path(self.path + "-writers"), conversation)
 
     def _close(self) -> None:
         self._db.close()

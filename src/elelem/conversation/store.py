@@ -55,6 +55,11 @@ class SearchHit(msgspec.Struct, frozen=True):
     snippet: str
 
 
+WRITER_WAIT = 600.0
+"""Seconds a turn waits for another process's turn of the same conversation
+to end before it fails (turns can take minutes)."""
+
+
 @runtime_checkable
 class Store(Protocol):
     """Durable conversation logs.
@@ -132,9 +137,35 @@ class Store(Protocol):
         """``(blobs, bytes)`` the store holds."""
         ...
 
+    def writer(self, conversation: ConversationId, *, timeout: float = WRITER_WAIT) -> Writer:
+        """The lock of the one process that may write a turn of ``conversation``
+        (see :class:`Writer`)."""
+        ...
+
     def close(self) -> None:
         """Release the backend's resources."""
         ...
+
+
+class Writer(Protocol):
+    """One conversation's turn lock, across processes (and threads).
+
+    :meth:`acquire` waits until no other holder writes the conversation (at
+    most the timeout the store was asked for, then a :class:`WriterBusy`);
+    :meth:`release` lets the next one in.  Usable as a context manager.
+    """
+
+    def acquire(self) -> None:
+        """Wait for the lock (blocking; run it in a worker thread from async code)."""
+        ...
+
+    def release(self) -> None:
+        """Let the next writer in."""
+        ...
+
+    def __enter__(self) -> Writer: ...
+
+    def __exit__(self, *exc: object) -> None: ...
 
 
 def utc_now() -> datetime:

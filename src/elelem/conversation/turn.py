@@ -88,19 +88,29 @@ def _unknown(action: object) -> TypeError:
 async def drive(
     flow: Flow[T], client: Client, conversation: Conversation, *, timeouts: Timeouts | None = None
 ) -> T:
-    """Run ``flow`` with ``client``'s streams and ``conversation``'s store."""
-    run = _Run(flow)
+    """Run ``flow`` with ``client``'s streams and ``conversation``'s store,
+    as the conversation's one writer (a second process continuing the same conversation waits for this
+    turn to end, then sees its events)."""
+    writer = conversation.store.writer(conversation.id)
+    # In a worker thread: waiting for another process's turn must not stall
+    # the event loop.  Not cancellable midway, so a lock taken is released.
+    await anyio.to_thread.run_sync(writer.acquire)
     try:
-        while (action := run.next()) is not None:
-            try:
-                run.reply = await _do(run, action, client, conversation, timeouts)
-            except BaseException as exc:  # noqa: BLE001 - thrown into the flow, which decides
-                run.error = exc
-        return run.value  # type: ignore[no-any-return]
+        conversation.refresh()
+        run = _Run(flow)
+        try:
+            while (action := run.next()) is not None:
+                try:
+                    run.reply = await _do(run, action, client, conversation, timeouts)
+                except BaseException as exc:  # noqa: BLE001 - thrown into the flow, which decides
+                    run.error = exc
+            return run.value  # type: ignore[no-any-return]
+        finally:
+            if run.stream is not None:
+                with anyio.CancelScope(shield=True):
+                    await run.stream.aclose()
     finally:
-        if run.stream is not None:
-            with anyio.CancelScope(shield=True):
-                await run.stream.aclose()
+        writer.release()
 
 
 async def _do(
@@ -150,18 +160,21 @@ def drive_sync(
     *,
     timeouts: Timeouts | None = None,
 ) -> T:
-    """Run ``flow`` in the calling thread with ``client``'s streams."""
-    run = _Run(flow)
-    try:
-        while (action := run.next()) is not None:
-            try:
-                run.reply = _do_sync(run, action, client, conversation, timeouts)
-            except BaseException as exc:  # noqa: BLE001 - thrown into the flow, which decides
-                run.error = exc
-        return run.value  # type: ignore[no-any-return]
-    finally:
-        if run.stream is not None:
-            run.stream.close()
+    """Run ``flow`` in the calling thread with ``client``'s streams, as the
+    conversation's one writer (see :func:`drive`)."""
+    with conversation.store.writer(conversation.id):
+        conversation.refresh()
+        run = _Run(flow)
+        try:
+            while (action := run.next()) is not None:
+                try:
+                    run.reply = _do_sync(run, action, client, conversation, timeouts)
+                except BaseException as exc:  # noqa: BLE001 - thrown into the flow, which decides
+                    run.error = exc
+            return run.value  # type: ignore[no-any-return]
+        finally:
+            if run.stream is not None:
+                run.stream.close()
 
 
 def _do_sync(
