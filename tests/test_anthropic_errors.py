@@ -23,11 +23,17 @@ from elelem.errors import (
 )
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.testing.cassettes import load
+from elelem.transport.driver import stamp_error
 
 XHIGH = (
     "pydantic__pydantic-ai/"
     "tests__models__cassettes__test_anthropic__test_anthropic_explicit_effort_xhigh_unsupported_model_errors.yaml"
 )
+
+
+def classify(status: int, headers: dict[str, str], raw: bytes) -> StreamError:
+    """As the driver does: the shape classifies, the driver stamps what headers say."""
+    return stamp_error(SHAPE.classify_error(status, headers, raw), status, headers)
 
 
 def body(etype: str, message: str, request_id: str | None = "req_1") -> bytes:
@@ -40,7 +46,7 @@ def body(etype: str, message: str, request_id: str | None = "req_1") -> bytes:
 def test_recorded_invalid_request(corpus: Path) -> None:
     interaction = load(corpus / XHIGH).interactions[0]
     response = interaction.response
-    err = SHAPE.classify_error(response.status, response.headers, response.body)
+    err = classify(response.status, response.headers, response.body)
     assert type(err) is InvalidRequestError
     assert err.status == 400
     assert err.provider_type == "invalid_request_error"
@@ -70,7 +76,7 @@ def test_recorded_invalid_request(corpus: Path) -> None:
     ],
 )
 def test_status_and_type(status: int, etype: str, cls: type[StreamError], retryable: bool) -> None:
-    err = SHAPE.classify_error(status, {"request-id": "req_h"}, body(etype, "msg", None))
+    err = classify(status, {"request-id": "req_h"}, body(etype, "msg", None))
     assert type(err) is cls
     assert (err.status, err.provider_type, err.provider_message) == (status, etype, "msg")
     assert err.retryable is retryable
@@ -91,37 +97,39 @@ def test_status_and_type(status: int, etype: str, cls: type[StreamError], retrya
     ],
 )
 def test_status_alone_when_the_body_is_not_json(status: int, cls: type[StreamError]) -> None:
-    err = SHAPE.classify_error(status, {}, b"<html>Bad Gateway</html>")
+    err = classify(status, {}, b"<html>Bad Gateway</html>")
     assert type(err) is cls
     assert err.provider_type is None
     assert str(err) == f"anthropic {status} error: <html>Bad Gateway</html>"
 
 
 def test_rate_limit_retry_after_seconds_and_ms() -> None:
-    err = SHAPE.classify_error(429, {"Retry-After": "7"}, body("rate_limit_error", "slow down"))
+    err = classify(429, {"Retry-After": "7"}, body("rate_limit_error", "slow down"))
     assert type(err) is RateLimitError
     assert (err.retry_after, err.retryable) == (7.0, True)
-    err = SHAPE.classify_error(
+    err = classify(
         429, {"retry-after-ms": "1500", "retry-after": "2"}, body("rate_limit_error", "x")
     )
     assert err.retry_after == 1.5
-    # An HTTP-date needs a clock, which a sans-IO shape does not have.
-    err = SHAPE.classify_error(
-        429, {"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}, body("rate_limit_error", "x")
-    )
-    assert err.retry_after is None
+    # An HTTP-date is read against the response's own Date header.
+    dated = {
+        "retry-after": "Wed, 21 Oct 2026 07:28:10 GMT",
+        "Date": "Wed, 21 Oct 2026 07:28:00 GMT",
+    }
+    err = classify(429, dated, body("rate_limit_error", "x"))
+    assert err.retry_after == 10.0
 
 
 def test_x_should_retry_overrides_the_default() -> None:
-    err = SHAPE.classify_error(500, {"x-should-retry": "false"}, body("api_error", "x"))
+    err = classify(500, {"x-should-retry": "false"}, body("api_error", "x"))
     assert (type(err), err.retryable) == (ServerError, False)
-    err = SHAPE.classify_error(409, {"x-should-retry": "true"}, b"{}")
+    err = classify(409, {"x-should-retry": "true"}, b"{}")
     assert err.retryable is True
 
 
 def test_invalid_thinking_signature_is_recoverable_with_a_patch() -> None:
     message = "messages.1.content.0: Invalid `signature` in `thinking` block"
-    err = SHAPE.classify_error(400, {}, body("invalid_request_error", message, "req_s"))
+    err = classify(400, {}, body("invalid_request_error", message, "req_s"))
     assert type(err) is RecoverableError
     assert err.patches == (
         Patch("strip-signature", target={"message": 1, "block": 0}, reason=message),
@@ -135,9 +143,7 @@ def test_invalid_thinking_signature_is_recoverable_with_a_patch() -> None:
 
 
 def test_signature_rejection_without_a_location_still_patches() -> None:
-    err = SHAPE.classify_error(
-        400, {}, body("invalid_request_error", "Invalid signature in thinking block")
-    )
+    err = classify(400, {}, body("invalid_request_error", "Invalid signature in thinking block"))
     assert isinstance(err, RecoverableError)
     assert err.patches[0].action == "strip-signature"
     assert dict(err.patches[0].target) == {}
@@ -151,7 +157,7 @@ def test_signature_rejection_without_a_location_still_patches() -> None:
     ],
 )
 def test_context_window(message: str) -> None:
-    err = SHAPE.classify_error(400, {}, body("invalid_request_error", message))
+    err = classify(400, {}, body("invalid_request_error", message))
     assert type(err) is ContextWindowError
     assert isinstance(err, InvalidRequestError)
     assert err.provider_message == message
@@ -159,6 +165,6 @@ def test_context_window(message: str) -> None:
 
 def test_body_is_size_bounded() -> None:
     big = body("api_error", "x" * 200_000)
-    err = SHAPE.classify_error(500, {}, big)
+    err = classify(500, {}, big)
     assert err.body is not None
     assert len(err.body) == 64 * 1024

@@ -1060,4 +1060,4 @@ def test_error_event_keeps_its_request_id_and_body() -> None:
     err = info.value
     assert (err.kind, err.request_id, err.retryable) == ("server", "req_ev", True)
     assert err.body is not None and json.loads(err.body) == event
-    assert str(err) == "anthropic stream error api_error: Internal server error"
+    assert str(err) == "anthropic stream api_error: Internal server error"

@@ -34,6 +34,7 @@ from elelem.stream import (
     assemble,
 )
 from elelem.testing import cassettes
+from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
     GenerationOptions,
     Message,
@@ -161,7 +162,7 @@ def test_exception_events_raise_typed_errors() -> None:
     with pytest.raises(RateLimitError) as caught:
         parser.message("", json.dumps({"throttlingException": {"message": "Too many requests"}}))
     assert (caught.value.message, caught.value.retryable) == (
-        "throttlingException: Too many requests",
+        "bedrock stream ThrottlingException: Too many requests",
         True,
     )
     with pytest.raises(ProviderStreamError):
@@ -190,17 +191,19 @@ def test_bad_events_are_malformed(data: str, message: str) -> None:
 
 
 def test_http_errors_follow_the_amzn_error_type() -> None:
-    error = SHAPE.classify_error(
+    headers = {
+        "x-amzn-ErrorType": "ValidationException:http://internal.amazon.com/",
+        "x-amzn-RequestId": "r1",
+    }
+    # The shape classifies; the driver stamps the request id from the headers.
+    error = stamp_error(
+        SHAPE.classify_error(400, headers, b'{"message":"Input is too long for requested model."}'),
         400,
-        {
-            "x-amzn-ErrorType": "ValidationException:http://internal.amazon.com/",
-            "x-amzn-RequestId": "r1",
-        },
-        b'{"message":"Input is too long for requested model."}',
+        headers,
     )
     assert type(error) is ContextWindowError
     assert (error.message, error.request_id, error.provider_type) == (
-        "HTTP 400: Input is too long for requested model.",
+        "bedrock 400 ValidationException: Input is too long for requested model.",
         "r1",
         "ValidationException",
     )

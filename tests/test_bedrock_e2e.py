@@ -148,8 +148,8 @@ def test_an_exception_message_is_the_shapes_typed_error() -> None:
     error, partial = stream_error(replay(body, content_type=EVENTSTREAM))
     assert isinstance(error, RateLimitError)
     assert (error.message, error.provider_type, error.provider_message, error.retryable) == (
-        "throttlingException: Too many requests",
-        "throttlingException",
+        "bedrock stream ThrottlingException: Too many requests",
+        "ThrottlingException",
         "Too many requests",
         True,
     )
@@ -160,7 +160,7 @@ def test_an_exception_nobody_modelled_is_still_an_error() -> None:
     body = b"".join(START) + exception("quotaPondException", '{"message":"new"}')
     error, _ = stream_error(replay(body, content_type=EVENTSTREAM))
     assert type(error) is ProviderStreamError
-    assert error.message == "quotaPondException: new"
+    assert error.message == "bedrock stream QuotaPondException: new"
 
 
 def test_an_error_message_is_a_provider_error() -> None:
@@ -313,6 +313,6 @@ def test_an_http_error_is_classified_before_any_framing() -> None:
     assert (error.status, error.provider_type, error.message, error.retryable) == (
         429,
         "ThrottlingException",
-        "HTTP 429: Too many tokens, please wait.",
+        "bedrock 429 ThrottlingException: Too many tokens, please wait.",
         True,
     )

@@ -200,8 +200,8 @@ def _openai_responses() -> Sample:
         error_type=OverloadedError,
         error_retryable=True,
         error_bodies=OPENAI_ERROR_BODIES,
-        # OpenAI never sends 529; any other 5xx is a server error.
-        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        # 529 is overloaded on every shape; any other 5xx is a server error.
+        status_types={429: RateLimitError, 500: ServerError, 529: OverloadedError},
         malformed_retryable=True,
     )
 
@@ -322,7 +322,7 @@ def _ollama_native() -> Sample:
         error_type=ProviderStreamError,
         error_retryable=False,
         error_bodies={429: b'{"error":"slow"}', 500: b'{"error":"nope"}', 529: b'{"error":"busy"}'},
-        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        status_types={429: RateLimitError, 500: ServerError, 529: OverloadedError},
         malformed_retryable=True,
         framing="ndjson",
     )
@@ -365,7 +365,7 @@ def _bedrock_converse() -> Sample:
             529: b'{"message":"busy"}',
         },
         # With no x-amzn-ErrorType header the status decides; 529 is no AWS status.
-        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        status_types={429: RateLimitError, 500: ServerError, 529: OverloadedError},
         malformed_retryable=True,
     )
 

@@ -20,6 +20,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.shapes.gemini import SHAPE
+from elelem.transport.driver import stamp_error
 from elelem.vocabulary import ProviderId
 
 
@@ -53,10 +54,11 @@ def test_resource_exhausted_carries_the_retry_delay() -> None:
 
 
 def test_retry_after_header_when_the_body_has_no_delay() -> None:
-    error = SHAPE.classify_error(
-        429, {"Retry-After": "7"}, _body(429, "RESOURCE_EXHAUSTED", "slow")
-    )
-    assert error.retry_after == 7.0
+    # The shape states no delay; the driver stamps the header's.
+    headers = {"Retry-After": "7"}
+    error = SHAPE.classify_error(429, headers, _body(429, "RESOURCE_EXHAUSTED", "slow"))
+    assert error.retry_after is None
+    assert stamp_error(error, 429, headers).retry_after == 7.0
 
 
 @pytest.mark.parametrize(
@@ -136,5 +138,5 @@ def test_a_body_that_is_not_json_falls_back_to_the_http_status(
 
 
 def test_an_error_body_in_a_non_streaming_response_raises_its_error() -> None:
-    with pytest.raises(OverloadedError, match="gemini stream error UNAVAILABLE: busy"):
+    with pytest.raises(OverloadedError, match="gemini 503 UNAVAILABLE: busy"):
         SHAPE.parse_response(_body(503, "UNAVAILABLE", "busy"), ProviderId("google"))

@@ -253,7 +253,7 @@ def test_a_non_streaming_body_gives_the_same_chunks_as_one_line() -> None:
     assert SHAPE.parse_response(body.encode(), OLLAMA) == _parse([body])
     with pytest.raises(MalformedStreamError, match="not done"):
         SHAPE.parse_response(_line({"content": "Hi"}).encode(), OLLAMA)
-    with pytest.raises(ProviderStreamError, match=r"^model runner stopped$"):
+    with pytest.raises(ProviderStreamError, match=r"^ollama stream error: model runner stopped$"):
         SHAPE.parse_response(b'{"error": "model runner stopped"}', OLLAMA)
 
 
@@ -275,14 +275,15 @@ def test_http_errors_are_typed_by_status_and_wording() -> None:
     missing = SHAPE.classify_error(404, {}, b'{"error":"model \'q\' not found"}')
     assert type(missing) is NotFoundError
     assert (missing.message, missing.status, missing.provider_message) == (
-        "HTTP 404: model 'q' not found",
+        "ollama 404 error: model 'q' not found",
         404,
         "model 'q' not found",
     )
     limited = SHAPE.classify_error(429, {"retry-after": "7"}, b'{"error":"busy"}')
-    assert type(limited) is RateLimitError and limited.retry_after == 7.0
+    # The hint is the driver's to stamp, once, for every shape.
+    assert type(limited) is RateLimitError and limited.retry_after is None
     crashed = SHAPE.classify_error(500, {}, b"upstream died")
-    assert type(crashed) is ServerError and crashed.message == "HTTP 500: upstream died"
+    assert type(crashed) is ServerError and crashed.message == "ollama 500 error: upstream died"
     big = SHAPE.classify_error(400, {}, b'{"error":"input exceeds the context window"}')
     assert type(big) is ContextWindowError
 

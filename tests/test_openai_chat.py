@@ -620,7 +620,8 @@ def test_mid_stream_error_objects_are_typed() -> None:
     parser.message("", chunk({"reasoning": "x"}))
     with pytest.raises(InvalidRequestError) as err:
         parser.message("error", json.dumps(groq))
-    assert (err.value.status, err.value.provider_type) == (400, "invalid_request_error")
+    # The code is the specific type, the one the error names.
+    assert (err.value.status, err.value.provider_type) == (400, "tool_use_failed")
     assert err.value.provider_message == "Tool call validation failed"
     assert json.loads(err.value.body or b"") == groq
     with pytest.raises(ServerError):

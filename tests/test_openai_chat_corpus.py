@@ -244,7 +244,8 @@ def test_the_recorded_mid_stream_error_is_typed(corpus: Path) -> None:
     first = load(corpus / name).interactions[0]
     with pytest.raises(InvalidRequestError) as err:
         parse(first, ProviderId("groq"))
-    assert (err.value.status, err.value.provider_type) == (400, "invalid_request_error")
+    # The code is the specific type, the one the error names.
+    assert (err.value.status, err.value.provider_type) == (400, "tool_use_failed")
 
 
 # --------------------------------------------------------------------------

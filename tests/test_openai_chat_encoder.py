@@ -18,10 +18,12 @@ from elelem.errors import (
     RateLimitError,
     RequestTooLargeError,
     ServerError,
+    StreamError,
     UnsupportedError,
 )
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, Dialect, assistant_wire, encode_request
+from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -53,6 +55,11 @@ OPENAI = ProviderId("openai")
 
 def body(**error: Any) -> bytes:
     return json.dumps({"error": error}).encode()
+
+
+def classify(status: int, headers: dict[str, str], raw: bytes) -> StreamError:
+    """As the driver does: the shape classifies, the driver stamps what headers say."""
+    return stamp_error(SHAPE.classify_error(status, headers, raw), status, headers)
 
 
 @pytest.mark.parametrize(
@@ -88,23 +95,23 @@ def body(**error: Any) -> bytes:
     ],
 )
 def test_http_errors_are_classified(status: int, raw: bytes, cls: type) -> None:
-    err = SHAPE.classify_error(status, {"x-request-id": "req_1"}, raw)
+    err = classify(status, {"x-request-id": "req_1"}, raw)
     assert type(err) is cls
     assert (err.status, err.body, err.request_id) == (status, raw, "req_1")
 
 
 def test_rate_limits_carry_retry_after_and_quota_is_not_retryable() -> None:
-    hint = SHAPE.classify_error(429, {"Retry-After": "7"}, body(message="slow"))
+    hint = classify(429, {"Retry-After": "7"}, body(message="slow"))
     assert isinstance(hint, RateLimitError) and (hint.retry_after, hint.retryable) == (7.0, True)
-    ms = SHAPE.classify_error(429, {"retry-after-ms": "1500", "retry-after": "9"}, b"")
+    ms = classify(429, {"retry-after-ms": "1500", "retry-after": "9"}, b"")
     assert ms.retry_after == 1.5
-    dated = SHAPE.classify_error(
+    dated = classify(
         429,
         {"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT", "date": "Wed, 21 Oct 2015 07:28:00 GMT"},
         b"",
     )
     assert dated.retry_after == 30.0
-    quota = SHAPE.classify_error(
+    quota = classify(
         429, {}, body(message="You exceeded your current quota", code="insufficient_quota")
     )
     assert isinstance(quota, RateLimitError) and quota.retryable is False
@@ -112,9 +119,9 @@ def test_rate_limits_carry_retry_after_and_quota_is_not_retryable() -> None:
 
 
 def test_ollama_string_error_and_bounded_body() -> None:
-    err = SHAPE.classify_error(404, {}, b'{"error": "model \\"x\\" not found"}')
+    err = classify(404, {}, b'{"error": "model \\"x\\" not found"}')
     assert isinstance(err, NotFoundError) and err.provider_message == 'model "x" not found'
-    huge = SHAPE.classify_error(500, {}, b"x" * 200_000)
+    huge = classify(500, {}, b"x" * 200_000)
     assert len(huge.body or b"") == 64 * 1024
 
 

@@ -20,6 +20,7 @@ from elelem.errors import (
 )
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_responses import SHAPE
+from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -227,7 +228,8 @@ def _error(
     body = json.dumps(
         {"error": {"message": message, "type": kind, "param": None, "code": code}}
     ).encode()
-    return SHAPE.classify_error(status, headers or {}, body)
+    # As the driver does: the shape classifies, the driver stamps what headers say.
+    return stamp_error(SHAPE.classify_error(status, headers or {}, body), status, headers or {})
 
 
 @pytest.mark.parametrize(

@@ -247,7 +247,7 @@ def test_no_channel_of_the_cli_shows_or_stores_an_echoed_key(tmp_path: Path) -> 
     assert (plain.returncode, as_json.returncode, debug.returncode) == (1, 1, 1)
     assert (
         "Traceback" in debug.stderr
-        and "ServerError: anthropic stream error api_error: bad key [redacted]" in debug.stderr
+        and "ServerError: anthropic stream api_error: bad key [redacted]" in debug.stderr
     )
     assert exported.returncode == 0 and listing.returncode == 0 and shown.returncode == 0
     store = tmp / "home"

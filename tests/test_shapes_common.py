@@ -15,10 +15,12 @@ import msgspec
 import pytest
 
 from elelem.errors import (
+    ContextWindowError,
     IncompleteStreamError,
     InvalidRequestError,
     MalformedStreamError,
     OverloadedError,
+    PermissionDeniedError,
     RateLimitError,
     ServerError,
     StreamError,
@@ -41,6 +43,7 @@ from elelem.shapes.gemini.interactions import InteractionsParser
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, assemble
 from elelem.testing.servers import LoopbackServer, Reply, Send
 from elelem.transport import Driver, Endpoint, ResponseStream
+from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
     ActivityId,
     HostedActivity,
@@ -53,10 +56,18 @@ from elelem.vocabulary import (
 
 P = ProviderId("test")
 A = ActivityId("srv_1")
-SHAPES = ["anthropic_messages", "openai_responses", "openai_chat", "gemini"]
+ALL_SHAPES = [
+    "anthropic_messages",
+    "openai_responses",
+    "openai_chat",
+    "gemini",
+    "bedrock_converse",
+    "ollama_native",
+]
 
 
 def _shape(name: str) -> Shape:
+    """The catalog's shape value."""
     shape: Shape = importlib.import_module(f"elelem.shapes.{name}").SHAPE
     return shape
 
@@ -98,7 +109,7 @@ def test_http_date_reads_a_zoneless_date_as_utc() -> None:
     assert http_date("") is None
 
 
-@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("name", ALL_SHAPES)
 @pytest.mark.parametrize(
     ("headers", "expected"),
     [
@@ -114,14 +125,16 @@ def test_http_date_reads_a_zoneless_date_as_utc() -> None:
             },
             30.0,
         ),
-        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, None),
-        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT", "date": "garbage"}, None),
+        # Without a readable Date, against the local clock: long past, so now.
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, 0.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT", "date": "garbage"}, 0.0),
     ],
 )
 def test_every_shape_reads_the_retry_hint_alike(
     name: str, headers: dict[str, str], expected: float | None
 ) -> None:
-    error = _shape(name).classify_error(429, headers, b"")
+    # The shape classifies; the driver stamps the hint, once, for every shape.
+    error = stamp_error(_shape(name).classify_error(429, headers, b""), 429, headers)
     assert type(error) is RateLimitError
     assert error.retry_after == expected
 
@@ -131,7 +144,7 @@ def test_every_shape_reads_the_retry_hint_alike(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("name", ALL_SHAPES)
 @pytest.mark.parametrize("status", sorted(STATUS_ERRORS))
 def test_every_shape_maps_the_shared_statuses_alike(name: str, status: int) -> None:
     assert type(_shape(name).classify_error(status, {}, b"")) is STATUS_ERRORS[status]
@@ -143,8 +156,8 @@ def test_every_shape_maps_the_shared_statuses_alike(name: str, status: int) -> N
         ("anthropic_messages", 529, OverloadedError),
         ("anthropic_messages", 503, ServerError),
         ("gemini", 503, OverloadedError),
-        ("gemini", 529, ServerError),
-        ("openai_responses", 529, ServerError),
+        ("openai_chat", 408, ServerError),
+        ("openai_chat", 402, PermissionDeniedError),
         ("openai_responses", 418, InvalidRequestError),
         ("anthropic_messages", 418, InvalidRequestError),
         ("gemini", 418, InvalidRequestError),
@@ -238,7 +251,7 @@ def test_hosted_activity_line(activity: HostedActivity, line: str) -> None:
     assert hosted_activity_line(activity) == line
 
 
-@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("name", ALL_SHAPES)
 def test_every_shape_sends_a_foreign_hosted_activity_as_the_same_line(name: str) -> None:
     done = HostedActivity(A, "web_search", "completed", {"query": "q"}, "5 results")
     foreign = Message(
@@ -277,33 +290,127 @@ def test_body_excerpt() -> None:
     assert body_excerpt(b"") == ""
 
 
-@pytest.mark.parametrize(
-    ("name", "message"),
-    [
-        ("anthropic_messages", "anthropic 502 error: <html>Bad Gateway</html>"),
-        ("gemini", "gemini 502 error: <html>Bad Gateway</html>"),
-        ("openai_responses", "OpenAI Responses HTTP 502: error: <html>Bad Gateway</html>"),
-    ],
-)
-def test_a_body_without_a_message_is_quoted_stripped(name: str, message: str) -> None:
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_a_body_without_a_message_is_quoted_stripped(name: str) -> None:
     body = b"\n<html>Bad Gateway</html>\r\n"
     error = _shape(name).classify_error(502, {}, body)
     assert type(error) is ServerError
-    assert (error.message, error.body) == (message, body)
+    provider = PROVIDER_WORDS[name]
+    assert (error.message, error.body) == (f"{provider} 502 error: <html>Bad Gateway</html>", body)
+
+
+PROVIDER_WORDS = {
+    "anthropic_messages": "anthropic",
+    "openai_responses": "openai",
+    "openai_chat": "chat",
+    "gemini": "gemini",
+    "bedrock_converse": "bedrock",
+    "ollama_native": "ollama",
+}
+"""The first word of every error message of each shape."""
+
+RATE_LIMITED: dict[str, tuple[dict[str, str], dict[str, object], str]] = {
+    "anthropic_messages": (
+        {},
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
+        "rate_limit_error",
+    ),
+    "openai_responses": (
+        {},
+        {"error": {"type": "requests", "code": "rate_limit_exceeded", "message": "Slow down"}},
+        "rate_limit_exceeded",
+    ),
+    "openai_chat": (
+        {},
+        {"error": {"type": "rate_limit_error", "message": "Slow down"}},
+        "rate_limit_error",
+    ),
+    "gemini": (
+        {},
+        {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Slow down"}},
+        "RESOURCE_EXHAUSTED",
+    ),
+    "bedrock_converse": (
+        {"x-amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/coral/"},
+        {"message": "Slow down"},
+        "ThrottlingException",
+    ),
+    "ollama_native": ({}, {"error": "Slow down"}, "error"),
+}
+"""Per shape: a 429 as its provider sends it (headers, body) and the error type it names."""
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_every_shape_summarizes_an_error_in_one_format(name: str) -> None:
+    headers, body, etype = RATE_LIMITED[name]
+    raw = json.dumps(body).encode()
+    error = _shape(name).classify_error(429, headers, raw)
+    assert type(error) is RateLimitError and error.retryable is True
+    assert error.message == f"{PROVIDER_WORDS[name]} 429 {etype}: Slow down"
+    assert (error.status, error.body, error.provider_message) == (429, raw, "Slow down")
+    assert error.provider_type == (None if etype == "error" else etype)
+
+
+MESSAGE_ONLY = {
+    "anthropic_messages": lambda m: {"type": "error", "error": {"message": m}},
+    "openai_responses": lambda m: {"error": {"message": m}},
+    "openai_chat": lambda m: {"error": {"message": m}},
+    "gemini": lambda m: {"error": {"message": m}},
+    "bedrock_converse": lambda m: {"message": m},
+    "ollama_native": lambda m: {"error": m},
+}
+"""Per shape: an error body holding only a message, as its provider words it."""
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_529_and_a_503_saying_overloaded_are_overloaded_everywhere(name: str) -> None:
+    shape = _shape(name)
+    assert type(shape.classify_error(529, {}, b"")) is OverloadedError
+    body = json.dumps(MESSAGE_ONLY[name]("The server is overloaded")).encode()
+    error = shape.classify_error(503, {}, body)
+    assert type(error) is OverloadedError
+    assert error.message == f"{PROVIDER_WORDS[name]} 503 error: The server is overloaded"
+    # A 503 that says nothing of load is a server error (Google's 503 always means load).
+    plain = shape.classify_error(503, {}, json.dumps(MESSAGE_ONLY[name]("down")).encode())
+    assert type(plain) is (OverloadedError if name == "gemini" else ServerError)
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_a_prompt_over_the_context_window_is_one_error_everywhere(name: str) -> None:
+    wording = {
+        "anthropic_messages": "prompt is too long: 210000 tokens > 200000 maximum",
+        "openai_responses": "This model's maximum context length is 128000 tokens",
+        "openai_chat": "This model's maximum context length is 8192 tokens",
+        "gemini": "The input token count (1200000) exceeds the maximum number of tokens allowed",
+        "bedrock_converse": "Input is too long for requested model.",
+        "ollama_native": "the input length exceeds the context length",
+    }[name]
+    body = json.dumps(MESSAGE_ONLY[name](wording)).encode()
+    headers = {"x-amzn-ErrorType": "ValidationException"} if name == "bedrock_converse" else {}
+    error = _shape(name).classify_error(400, headers, body)
+    assert type(error) is ContextWindowError and error.retryable is False
+    assert error.provider_message == wording
+
+
+@pytest.mark.parametrize("name", ALL_SHAPES)
+def test_the_driver_stamps_the_request_id_once(name: str) -> None:
+    headers = {"X-Request-Id": "req_header"}
+    error = stamp_error(_shape(name).classify_error(500, headers, b"oops"), 500, headers)
+    assert error.request_id == "req_header"
+    # A request id the body states is the body's.
+    body = (
+        b'{"type": "error", "error": {"type": "api_error", "message": "x"}, "request_id": "req_b"}'
+    )
+    kept = stamp_error(
+        _shape("anthropic_messages").classify_error(500, headers, body), 500, headers
+    )
+    assert kept.request_id == "req_b"
 
 
 # --------------------------------------------------------------------------
 # the skeleton's contracts, one case each, over every catalog shape
 # --------------------------------------------------------------------------
 
-ALL_SHAPES = [
-    "anthropic_messages",
-    "openai_responses",
-    "openai_chat",
-    "gemini",
-    "bedrock_converse",
-    "ollama_native",
-]
 Frame = tuple[str, str]
 
 

@@ -275,4 +275,4 @@ def test_an_auth_error_body_echoing_the_secret_is_redacted() -> None:
     assert isinstance(error, PermissionDeniedError)
     assert SECRET not in str(error) and TOKEN not in str(error)
     assert error.body is not None and SECRET.encode() not in error.body
-    assert str(error) == f"HTTP 403: bad signature for {REDACTED} and {REDACTED}"
+    assert str(error) == f"bedrock 403 error: bad signature for {REDACTED} and {REDACTED}"

@@ -4,17 +4,17 @@ Each shape owns its wire format, but some rules are the same on every wire
 and are kept here once, so that they cannot drift apart:
 
 - errors: which typed error an HTTP status names (:data:`STATUS_ERRORS`,
-  :func:`status_error_class`), header lookup, the server's retry hint
-  (:func:`retry_after`) and the quote of a body with no message
-  (:func:`body_excerpt`);
+  :func:`status_error_class`), header lookup and the quote of a body with
+  no message (:func:`body_excerpt`); the pipeline that uses them is
+  :mod:`elelem.shapes.classify`, and the server's retry hint is stamped by
+  the driver;
 - parsers: decoding one JSON frame (:func:`decode_frame`) and the
   non-retryable :func:`malformed` error for a frame the server sent wrong;
 - encoders: the list of what portable encoding left out (:class:`Dropped`),
   finding a block's payload (:func:`find_payload`), and the text line that
   stands for a hosted activity sent portably (:func:`hosted_activity_line`).
 
-Sans-IO like every shape: no clock (an HTTP-date retry hint is read against
-the response's own ``Date`` header), no globals that change.
+Sans-IO like every shape: no clock, no globals that change.
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ from elelem.errors import (
     ServerError,
     StreamError,
     UnsupportedError,
-    http_date,
-    parse_retry_after,
 )
 from elelem.vocabulary import HostedActivity, HostedTool, ProviderPayload, RemoteMCP
 from elelem.vocabulary.json import JSONValue
@@ -103,16 +101,6 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
         if key.lower() == name:
             return value
     return None
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The server's retry hint in seconds (see :func:`elelem.errors.parse_retry_after`).
-
-    An HTTP-date ``retry-after`` is read against the response's own ``Date``
-    header: both come from the server's clock, and a shape has none.
-    """
-    date = header(headers, "date")
-    return parse_retry_after(headers, now=None if date is None else http_date(date))
 
 
 # --------------------------------------------------------------------------
@@ -228,7 +216,6 @@ __all__ = [
     "hosted_activity_line",
     "malformed",
     "merge_extra",
-    "retry_after",
     "status_error_class",
     "without_remote_mcp",
 ]

@@ -59,7 +59,13 @@ from elelem.transport.limits import DEFAULT_LIMITS, BodyMeter, Limits
 from elelem.vocabulary import Part
 
 T = TypeVar("T")
-_REQUEST_ID_HEADERS = ("request-id", "x-request-id", "x-goog-request-id", "cf-ray")
+_REQUEST_ID_HEADERS = (
+    "request-id",
+    "x-request-id",
+    "x-amzn-requestid",
+    "x-goog-request-id",
+    "cf-ray",
+)
 _JSON_TYPES = ("application/json", "application/problem+json")
 _ONE_FRAME = (("", "", "", None),)
 _ACCEPT = {
@@ -539,13 +545,7 @@ class ResponseStream:
         error = self._shape.classify_error(
             response.status_code, headers, self._endpoint.redact_bytes(bytes(body[:MAX_ERROR_BODY]))
         )
-        if error.retry_after is None:
-            error.retry_after = parse_retry_after(headers)
-        if error.request_id is None:
-            error.request_id = self.request_id
-        if error.status is None:
-            error.status = response.status_code
-        raise error from read_error
+        raise stamp_error(error, response.status_code, headers) from read_error
 
     async def _read_all(self, response: httpx2.Response) -> bytes:
         # Piece by piece, so a body past Limits.body (or a compression bomb)
@@ -668,11 +668,29 @@ def _decoder(
 
 
 def _request_id(headers: Mapping[str, str]) -> str | None:
+    lowered = {k.lower(): v for k, v in headers.items()}
     for name in _REQUEST_ID_HEADERS:
-        value = headers.get(name)
+        value = lowered.get(name)
         if value:
             return value
     return None
+
+
+def stamp_error(error: StreamError, status: int, headers: Mapping[str, str]) -> StreamError:
+    """What the driver adds, once, to the typed error a shape made of an HTTP
+    error response: the server's retry hint (``retry-after-ms`` or
+    ``retry-after``; an HTTP date read against the response's own ``Date``,
+    else the local clock), the response's request id and its status — each
+    only where the body itself stated none.  Returns ``error``."""
+    if error.retry_after is None:
+        date = next((v for k, v in headers.items() if k.lower() == "date"), None)
+        served = errors.http_date(date) if date is not None else None
+        error.retry_after = parse_retry_after(headers, served)
+    if error.request_id is None:
+        error.request_id = _request_id(headers)
+    if error.status is None:
+        error.status = status
+    return error
 
 
 def _host(request: httpx2.Request) -> str:
@@ -744,4 +762,11 @@ class Driver:
             await http.aclose()
 
 
-__all__ = ["Driver", "ResponseStream", "StreamError", "Timeouts", "parse_retry_after"]
+__all__ = [
+    "Driver",
+    "ResponseStream",
+    "StreamError",
+    "Timeouts",
+    "parse_retry_after",
+    "stamp_error",
+]

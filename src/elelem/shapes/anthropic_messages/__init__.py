@@ -37,7 +37,12 @@ from elelem.shapes.anthropic_messages.encoder import (
     encode_request,
     hosted_tool_definition,
 )
-from elelem.shapes.anthropic_messages.errors import ERROR_TYPES, classify_error, error_from_event
+from elelem.shapes.anthropic_messages.errors import (
+    ERROR_TYPES,
+    ERRORS,
+    classify_error,
+    error_from_event,
+)
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
     FINISH_REASONS,
@@ -98,6 +103,7 @@ __all__ = [
     "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TOOL_VERSIONS",
+    "ERRORS",
     "ERROR_TYPES",
     "FINISH_REASONS",
     "MESSAGES_PATH",

@@ -6,24 +6,26 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
 from elelem.errors import (
     AuthenticationError,
-    ContextWindowError,
     InvalidRequestError,
     NotFoundError,
     OverloadedError,
     Patch,
     PermissionDeniedError,
-    ProviderStreamError,
     RateLimitError,
-    RecoverableError,
     RequestTooLargeError,
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import body_excerpt, error_class_for_status, header, retry_after
+from elelem.shapes.classify import (
+    ErrorFields,
+    ErrorTable,
+    classify_event,
+    classify_http,
+    text_field,
+)
+from elelem.shapes.common import header
 
 ERROR_TYPES: dict[str, type[StreamError]] = {
     "invalid_request_error": InvalidRequestError,
@@ -38,9 +40,6 @@ ERROR_TYPES: dict[str, type[StreamError]] = {
 }
 """Anthropic ``error.type`` -> the typed error it raises."""
 
-_OVERRIDES: dict[int, type[StreamError]] = {529: OverloadedError}
-"""Statuses Anthropic gives its own meaning; the rest as in ``common.STATUS_ERRORS``."""
-
 _SIGNATURE = re.compile(r"invalid\s+`?signature`?\s+in\s+`?thinking`?\s+block", re.IGNORECASE)
 _LOCATION = re.compile(r"messages\.(\d+)\.content\.(\d+)")
 _CONTEXT = re.compile(
@@ -49,84 +48,56 @@ _CONTEXT = re.compile(
 )
 
 
-def _error_fields(body: bytes) -> tuple[str | None, str | None, str | None]:
-    try:
-        data: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None, None, None
-    if not isinstance(data, dict):
-        return None, None, None
-    err = data.get("error")
-    request_id = data.get("request_id")
-    if not isinstance(err, dict):
-        return None, None, request_id if isinstance(request_id, str) else None
-    etype, message = err.get("type"), err.get("message")
-    return (
-        etype if isinstance(etype, str) else None,
-        message if isinstance(message, str) else None,
-        request_id if isinstance(request_id, str) else None,
+def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
+    """``{"type": "error", "error": {"type", "message"}, "request_id"}``."""
+    del headers
+    err = data.get("error") if isinstance(data, Mapping) else None
+    return ErrorFields(
+        type=text_field(err, "type"),
+        message=text_field(err, "message"),
+        request_id=text_field(data, "request_id"),
     )
 
 
-def _should_retry(headers: Mapping[str, str]) -> bool | None:
+def _stale_signature(fields: ErrorFields) -> Patch | None:
+    """A rejected thinking signature: strip it from the block the message names."""
+    message = fields.message or ""
+    if not _SIGNATURE.search(message):
+        return None
+    where = _LOCATION.search(message)
+    target: dict[str, object] = (
+        {"message": int(where.group(1)), "block": int(where.group(2))} if where else {}
+    )
+    return Patch("strip-signature", target=target, reason=message)
+
+
+def _should_retry(fields: ErrorFields, headers: Mapping[str, str]) -> bool | None:
+    del fields
     value = (header(headers, "x-should-retry") or "").strip().lower()
     return {"true": True, "false": False}.get(value)
 
 
+ERRORS = ErrorTable(
+    "anthropic",
+    _fields,
+    types=ERROR_TYPES,
+    context=_CONTEXT,
+    recover=_stale_signature,
+    retryable=_should_retry,
+)
+"""Anthropic's error table: ``error.type`` picks the class; ``x-should-retry``
+overrides the class's retryability; a rejected thinking signature asks for
+``strip-signature`` at ``messages.i.content.j``."""
+
+
 def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn an Anthropic HTTP error response into a typed error.
-
-    The provider's ``error.type`` picks the class where known, else the
-    status does (529 overloaded, other 5xx server).  ``retry-after-ms`` or
-    ``retry-after`` (see :func:`elelem.shapes.common.retry_after`) become
-    ``retry_after``; ``x-should-retry`` overrides the class's default
-    retryability.  A rejected thinking signature becomes a
-    :class:`RecoverableError` whose patch names the block to strip, and a
-    prompt over the context window a :class:`ContextWindowError`.
-    """
-    etype, message, request_id = _error_fields(body)
-    request_id = request_id or header(headers, "request-id")
-    cls = ERROR_TYPES.get(etype or "") or error_class_for_status(status, _OVERRIDES)
-    text = message or body_excerpt(body)
-    summary = f"anthropic {status} {etype or 'error'}: {text}".rstrip(": ")
-    common: dict[str, Any] = {
-        "status": status,
-        "body": body,
-        "provider_type": etype,
-        "provider_message": message,
-        "request_id": request_id,
-        "retry_after": retry_after(headers),
-    }
-    if message is not None and issubclass(cls, InvalidRequestError):
-        if _SIGNATURE.search(message):
-            where = _LOCATION.search(message)
-            target: dict[str, object] = (
-                {"message": int(where.group(1)), "block": int(where.group(2))} if where else {}
-            )
-            patch = Patch("strip-signature", target=target, reason=message)
-            return RecoverableError(summary, patches=[patch], **common)
-        if _CONTEXT.search(message):
-            cls = ContextWindowError
-    should = _should_retry(headers)
-    return cls(summary, retryable=should, **common)
+    """Turn an Anthropic HTTP error response into a typed error (see :data:`ERRORS`)."""
+    return classify_http(ERRORS, status, headers, body)
 
 
-def error_from_event(data: Mapping[str, Any]) -> StreamError:
+def error_from_event(data: Mapping[str, Any], body: bytes | None = None) -> StreamError:
     """The typed error for a mid-stream ``error`` event (HTTP status was 200)."""
-    err = data.get("error")
-    etype = err.get("type") if isinstance(err, Mapping) else None
-    message = err.get("message") if isinstance(err, Mapping) else None
-    etype = etype if isinstance(etype, str) else None
-    message = message if isinstance(message, str) else None
-    request_id = data.get("request_id")
-    cls = ERROR_TYPES.get(etype or "", ProviderStreamError)
-    return cls(
-        f"anthropic stream error {etype or 'unknown'}: {message or ''}".rstrip(": "),
-        body=msgspec.json.encode(data),
-        provider_type=etype,
-        provider_message=message,
-        request_id=request_id if isinstance(request_id, str) else None,
-    )
+    return classify_event(ERRORS, data, body)
 
 
-__all__ = ["ERROR_TYPES", "classify_error", "error_from_event"]
+__all__ = ["ERRORS", "ERROR_TYPES", "classify_error", "error_from_event"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from elelem.shapes.base import FunctionShape
 from elelem.shapes.bedrock_converse.encoder import assistant_wire, encode_request, request_path
 from elelem.shapes.bedrock_converse.errors import (
+    ERRORS,
     EXCEPTION_EVENTS,
     EXCEPTIONS,
     classify_error,
@@ -54,6 +55,7 @@ SHAPE = FunctionShape(
 
 __all__ = [
     "DELTAS_FORMAT",
+    "ERRORS",
     "EXCEPTIONS",
     "EXCEPTION_EVENTS",
     "REDACTED_FORMAT",

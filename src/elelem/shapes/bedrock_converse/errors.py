@@ -13,11 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-import msgspec
-
 from elelem.errors import (
     AuthenticationError,
-    ContextWindowError,
     InvalidRequestError,
     NotFoundError,
     OverloadedError,
@@ -27,7 +24,14 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import body_excerpt, error_class_for_status, header, retry_after
+from elelem.shapes.classify import (
+    ErrorFields,
+    ErrorTable,
+    classify_event,
+    classify_http,
+    text_field,
+)
+from elelem.shapes.common import header
 
 EXCEPTIONS: Mapping[str, type[StreamError]] = MappingProxyType(
     {
@@ -55,48 +59,34 @@ _CONTEXT_RE = re.compile(
 )
 
 
-def _exception(name: str, message: str | None) -> type[StreamError] | None:
-    cls = EXCEPTIONS.get(name[0].upper() + name[1:]) if name else None
-    if cls is InvalidRequestError and message is not None and _CONTEXT_RE.search(message):
-        return ContextWindowError
-    return cls
+def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
+    """An HTTP error names its exception in ``x-amzn-ErrorType`` and holds
+    ``{"message"}`` (or ``Message``); a stream exception event is
+    ``{"throttlingException": {"message"}}``."""
+    name = (header(headers, "x-amzn-errortype") or "").split(":", 1)[0]
+    body = data
+    if not name and isinstance(data, Mapping) and len(data) == 1:
+        ((event, inner),) = data.items()
+        if isinstance(event, str) and event and isinstance(inner, Mapping):
+            name, body = event[0].upper() + event[1:], inner
+    message = text_field(body, "message") or text_field(body, "Message")
+    return ErrorFields(type=name or None, message=message)
 
 
-def error_from_event(name: str, body: Mapping[str, Any]) -> StreamError:
-    """The typed error for a stream exception event ``name`` with ``body``."""
-    message = body.get("message") if isinstance(body.get("message"), str) else None
-    cls = _exception(name, message) or ProviderStreamError
-    raw = msgspec.json.encode({name: dict(body)})
-    return cls(
-        f"{name}: {message or 'no message'}", body=raw, provider_type=name, provider_message=message
-    )
+ERRORS = ErrorTable("bedrock", _fields, types=EXCEPTIONS, context=_CONTEXT_RE)
+"""The Bedrock error table: the AWS exception picks the class where known,
+else the status; a ``ValidationException`` about input length is a
+context-window error."""
+
+
+def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
+    """The typed error for a stream exception event ``{name: {"message": …}}``."""
+    return classify_event(ERRORS, obj, body)
 
 
 def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """A typed error for an HTTP error response: the ``x-amzn-ErrorType``
-    exception where known, else the status; the body kept, size-bounded."""
-    try:
-        parsed: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        parsed = None
-    message = None
-    if isinstance(parsed, dict):
-        found = parsed.get("message", parsed.get("Message"))
-        message = found if isinstance(found, str) else None
-    name = (header(headers, "x-amzn-errortype") or "").split(":", 1)[0]
-    cls = _exception(name, message) or error_class_for_status(status)
-    text = message if message is not None else body_excerpt(body)
-    label = f"HTTP {status}: {text}" if text else f"HTTP {status}"
-    wait = retry_after(headers)
-    return cls(
-        label,
-        status=status,
-        body=body,
-        provider_type=name or None,
-        provider_message=message,
-        request_id=header(headers, "x-amzn-requestid"),
-        retry_after=wait,
-    )
+    """A typed error for an HTTP error response (see :data:`ERRORS`)."""
+    return classify_http(ERRORS, status, headers, body)
 
 
-__all__ = ["EXCEPTIONS", "EXCEPTION_EVENTS", "classify_error", "error_from_event"]
+__all__ = ["ERRORS", "EXCEPTIONS", "EXCEPTION_EVENTS", "classify_error", "error_from_event"]

@@ -179,7 +179,7 @@ class BedrockParser(ParserSkeleton):
         # An event-stream exception message arrives under its exception
         # type; every Converse one ends in "Exception", known or not.
         if name in EXCEPTION_EVENTS or name.endswith("Exception"):
-            raise error_from_event(name, body)
+            raise error_from_event({name: dict(body)})
         if self.finished:
             raise malformed(f"bedrock event {self.frames} ({name}) arrived after the finish")
         out: list[Chunk] = []

@@ -24,9 +24,10 @@ from elelem.shapes.gemini.encoder import (
     request_path,
 )
 from elelem.shapes.gemini.errors import (
+    ERRORS,
     STATUS_TYPES,
     classify_error,
-    error_from_chunk,
+    error_from_event,
     error_object,
     retry_delay,
 )
@@ -71,7 +72,7 @@ class GeminiShape:
         del request
         data = decode_whole_body(body, "gemini response body")
         if isinstance(data, dict) and "error" in data:
-            raise error_from_chunk(data)
+            raise error_from_event(data)
         return response_chunks(data, provider)
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
@@ -85,6 +86,7 @@ SHAPE = GeminiShape()
 __all__ = [
     "API_VERSION",
     "CONTENT_FILTER",
+    "ERRORS",
     "HOSTED_TOOL_KEYS",
     "PORTABLE_SIGNATURE",
     "SHAPE",
@@ -95,7 +97,7 @@ __all__ = [
     "classify_error",
     "code_point_range",
     "encode_request",
-    "error_from_chunk",
+    "error_from_event",
     "error_object",
     "finish_reason",
     "hosted_tool_definition",

@@ -11,25 +11,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
-
-import msgspec
 
 from elelem.errors import (
     AuthenticationError,
-    ContextWindowError,
     InvalidRequestError,
     NotFoundError,
     OverloadedError,
     Patch,
     PermissionDeniedError,
-    ProviderStreamError,
     RateLimitError,
-    RecoverableError,
     ServerError,
     StreamError,
 )
-from elelem.shapes.common import body_excerpt, error_class_for_status, retry_after
+from elelem.shapes.classify import (
+    ErrorFields,
+    ErrorTable,
+    classify_event,
+    classify_http,
+    decode_error_body,
+    text_field,
+)
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -47,9 +50,6 @@ STATUS_TYPES: dict[str, type[StreamError]] = {
 }
 """Google ``error.status`` -> the typed error it raises."""
 
-_OVERRIDES: dict[int, type[StreamError]] = {503: OverloadedError}
-"""Statuses Google gives its own meaning; the rest as in ``common.STATUS_ERRORS``."""
-
 _AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"})
 _CONTEXT = re.compile(
     r"input token count.*exceeds|exceeds the maximum number of tokens|context window", re.I
@@ -62,10 +62,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 def error_object(body: bytes) -> dict[str, Any] | None:
     """The ``error`` object of a Google error body, or None if it holds none."""
-    try:
-        data: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return None
+    data = decode_error_body(body)
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     if isinstance(data, dict) and isinstance(data.get("error"), dict):
@@ -96,62 +93,68 @@ def _reasons(error: Mapping[str, Any]) -> set[str]:
     }
 
 
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn a Gemini HTTP error response into a typed error.
-
-    ``error.status`` picks the class where known, else the HTTP status does
-    (other 5xx: server).  ``RetryInfo.retryDelay`` (else the retry headers,
-    see :func:`elelem.shapes.common.retry_after`) becomes ``retry_after``.  An invalid API key (a 400 whose ErrorInfo reason
-    is ``API_KEY_INVALID``) is an authentication error; a prompt over the
-    context window a :class:`ContextWindowError`; a rejected thought
-    signature a :class:`RecoverableError` asking to strip it.
-    """
-    error = error_object(body) or {}
-    gstatus = error.get("status") if isinstance(error.get("status"), str) else None
-    message = error.get("message") if isinstance(error.get("message"), str) else None
-    cls = STATUS_TYPES.get(gstatus or "") or error_class_for_status(status, _OVERRIDES)
-    if _reasons(error) & _AUTH_REASONS:
-        cls = AuthenticationError
-    text = message or body_excerpt(body)
-    summary = f"gemini {status} {gstatus or 'error'}: {text}".rstrip(": ")
-    delay = retry_delay(error)
-    common: dict[str, Any] = {
-        "status": status,
-        "body": body,
-        "provider_type": gstatus,
-        "provider_message": message,
-        "retry_after": delay if delay is not None else retry_after(headers),
-    }
-    if message is not None and cls is InvalidRequestError:
-        if _SIGNATURE.search(message) and _SIGNATURE_BAD.search(message):
-            where = _WHERE.search(message)
-            target: dict[str, object] = (
-                {"message": int(where.group(1)), "block": int(where.group(2))} if where else {}
-            )
-            patch = Patch("strip-signature", target=target, reason=message)
-            return RecoverableError(summary, patches=[patch], **common)
-        if _CONTEXT.search(message):
-            cls = ContextWindowError
-    return cls(summary, **common)
-
-
-def error_from_chunk(data: Mapping[str, Any]) -> StreamError:
-    """The typed error of an ``{"error": …}`` object sent inside a 200 stream."""
-    error = data.get("error")
+def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
+    """``{"error": {"code", "message", "status", "details"}}`` (in a one-item
+    list on some streaming endpoints): ``status`` is the type, an
+    authentication ErrorInfo ``reason`` refines it, ``RetryInfo`` states the delay."""
+    del headers
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    error = data.get("error") if isinstance(data, Mapping) else None
     error = error if isinstance(error, Mapping) else {}
-    gstatus = error.get("status") if isinstance(error.get("status"), str) else None
-    message = error.get("message") if isinstance(error.get("message"), str) else None
     code = error.get("code")
-    cls = STATUS_TYPES.get(gstatus or "", ProviderStreamError)
-    delay = retry_delay(error)
-    return cls(
-        f"gemini stream error {gstatus or code or 'unknown'}: {message or ''}".rstrip(": "),
+    reasons = sorted(_reasons(error) & _AUTH_REASONS)
+    return ErrorFields(
+        type=text_field(error, "status"),
+        message=text_field(error, "message"),
+        reason=reasons[0] if reasons else None,
         status=code if isinstance(code, int) and not isinstance(code, bool) else None,
-        body=msgspec.json.encode(data),
-        provider_type=gstatus,
-        provider_message=message,
-        retry_after=delay,
+        retry_after=retry_delay(error),
     )
 
 
-__all__ = ["STATUS_TYPES", "classify_error", "error_from_chunk", "error_object", "retry_delay"]
+def _stale_signature(fields: ErrorFields) -> Patch | None:
+    """A rejected thought signature: strip it from the part the message names."""
+    message = fields.message or ""
+    if not (_SIGNATURE.search(message) and _SIGNATURE_BAD.search(message)):
+        return None
+    where = _WHERE.search(message)
+    target: dict[str, object] = (
+        {"message": int(where.group(1)), "block": int(where.group(2))} if where else {}
+    )
+    return Patch("strip-signature", target=target, reason=message)
+
+
+ERRORS = ErrorTable(
+    "gemini",
+    _fields,
+    types=MappingProxyType({**STATUS_TYPES, **dict.fromkeys(_AUTH_REASONS, AuthenticationError)}),
+    statuses=MappingProxyType({503: OverloadedError}),
+    context=_CONTEXT,
+    recover=_stale_signature,
+)
+"""The Gemini error table: ``error.status`` picks the class where known (an
+invalid-key ErrorInfo reason first: ``API_KEY_INVALID`` arrives as a 400),
+else the HTTP status (503 overloaded); ``RetryInfo.retryDelay`` is the
+retry hint; a rejected thought signature asks for ``strip-signature`` at
+``contents[i].parts[j]``."""
+
+
+def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+    """Turn a Gemini HTTP error response into a typed error (see :data:`ERRORS`)."""
+    return classify_http(ERRORS, status, headers, body)
+
+
+def error_from_event(data: Mapping[str, Any], body: bytes | None = None) -> StreamError:
+    """The typed error of an ``{"error": …}`` object sent inside a 200 stream."""
+    return classify_event(ERRORS, data, body)
+
+
+__all__ = [
+    "ERRORS",
+    "STATUS_TYPES",
+    "classify_error",
+    "error_from_event",
+    "error_object",
+    "retry_delay",
+]

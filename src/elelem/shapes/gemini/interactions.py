@@ -31,11 +31,11 @@ import msgspec
 
 from elelem.errors import (
     PayloadError,
-    ProviderStreamError,
     StreamError,
     UnsupportedError,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
 from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
@@ -359,17 +359,19 @@ class InteractionsParser(ParserSkeleton):
         return out
 
 
+def _event_fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
+    """An interactions error event: ``{"error": {"code": "INVALID_ARGUMENT", "message"}}``."""
+    del headers
+    error = data.get("error") if isinstance(data, Mapping) else None
+    return ErrorFields(type=text_field(error, "code"), message=text_field(error, "message"))
+
+
+EVENT_ERRORS = ErrorTable("gemini interactions", _event_fields, types=STATUS_TYPES)
+"""The table of an interactions stream's error events (HTTP errors are Gemini's)."""
+
+
 def _error(data: Mapping[str, Any]) -> StreamError:
-    error = data.get("error")
-    error = error if isinstance(error, Mapping) else {}
-    code, message = error.get("code"), error.get("message")
-    cls = STATUS_TYPES.get(code if isinstance(code, str) else "", ProviderStreamError)
-    return cls(
-        f"gemini interactions error {code or 'unknown'}: {message or ''}".rstrip(": "),
-        body=msgspec.json.encode(data),
-        provider_type=code if isinstance(code, str) else None,
-        provider_message=message if isinstance(message, str) else None,
-    )
+    return classify_event(EVENT_ERRORS, data)
 
 
 def interaction_chunks(interaction: Mapping[str, Any], provider: ProviderId) -> list[Chunk]:

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import malformed
-from elelem.shapes.gemini.errors import error_from_chunk
+from elelem.shapes.gemini.errors import error_from_event
 from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk, decode_usage
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
@@ -235,7 +235,7 @@ class GeminiParser(ParserSkeleton):
     def chunk(self, data: dict[str, Any]) -> list[Chunk]:
         """Apply one decoded response chunk; return its chunks."""
         if "error" in data:
-            raise error_from_chunk(data)
+            raise error_from_event(data)
         if self.finished:
             raise malformed("gemini response chunk after the response finished", data)
         out: list[Chunk] = []

@@ -21,7 +21,12 @@ from elelem.shapes.ollama_native.encoder import (
     portable_assistant,
     think_value,
 )
-from elelem.shapes.ollama_native.errors import classify_error, error_from_object, error_message
+from elelem.shapes.ollama_native.errors import (
+    ERRORS,
+    classify_error,
+    error_from_event,
+    error_message,
+)
 from elelem.shapes.ollama_native.parser import (
     FINISH_REASONS,
     RESPONSE_FORMAT,
@@ -44,6 +49,7 @@ SHAPE = FunctionShape(
 
 
 __all__ = [
+    "ERRORS",
     "FINISH_REASONS",
     "PATH",
     "RESPONSE_FORMAT",
@@ -56,7 +62,7 @@ __all__ = [
     "assistant_wire",
     "classify_error",
     "encode_request",
-    "error_from_object",
+    "error_from_event",
     "error_message",
     "native_assistant",
     "parse_body",

@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import decode_frame, malformed
-from elelem.shapes.ollama_native.errors import error_from_object
+from elelem.shapes.ollama_native.errors import error_from_event
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -104,7 +104,7 @@ class OllamaParser(ParserSkeleton):
         """One NDJSON line's object; an ``{"error": …}`` object raises its error."""
         obj = decode_frame(data, f"ollama line {self.frames}")
         if "error" in obj and "message" not in obj:
-            raise error_from_object(obj, data.encode())
+            raise error_from_event(obj, data.encode())
         return obj
 
     def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
@@ -268,7 +268,7 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """
     obj = decode_whole_object(body, "ollama response body")
     if "error" in obj and "message" not in obj:
-        raise error_from_object(obj, body)
+        raise error_from_event(obj, body)
     parser = OllamaParser(provider)
     chunks = parser.feed_object(obj)
     if not parser.done:

@@ -20,7 +20,7 @@ from elelem.shapes.openai_chat.encoder import (
     native_assistant,
     portable_assistant,
 )
-from elelem.shapes.openai_chat.errors import classify_error, error_from_object, retry_after
+from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
 from elelem.stream import Chunk
 from elelem.vocabulary import Message, ProviderId
@@ -106,6 +106,7 @@ def assistant_wire(
 
 __all__ = [
     "DIALECTS",
+    "ERRORS",
     "PATH",
     "SHAPE",
     "ChatParser",
@@ -115,9 +116,8 @@ __all__ = [
     "classify_error",
     "dialect_for",
     "encode_request",
-    "error_from_object",
+    "error_from_event",
     "native_assistant",
     "parse_body",
     "portable_assistant",
-    "retry_after",
 ]

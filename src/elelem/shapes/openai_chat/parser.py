@@ -40,7 +40,7 @@ import msgspec
 
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
-from elelem.shapes.openai_chat.errors import error_from_object
+from elelem.shapes.openai_chat.errors import error_from_event
 from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
 from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.openai_chat.usage import map_usage
@@ -200,10 +200,10 @@ class ChatParser(ParserSkeleton):
             try:
                 msgspec.json.decode(data)
             except msgspec.DecodeError:
-                raise error_from_object({"error": {"message": data}}, data.encode()) from None
+                raise error_from_event({"error": {"message": data}}, data.encode()) from None
         obj = super().decode(event, data)
         if event == "error" or (obj.get("error") and not obj.get("choices")):
-            raise error_from_object(obj, data.encode())
+            raise error_from_event(obj, data.encode())
         return obj
 
     def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
@@ -544,7 +544,7 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
     """
     obj = decode_whole_object(body, "chat response body")
     if obj.get("error") and not obj.get("choices"):
-        raise error_from_object(obj, body)
+        raise error_from_event(obj, body)
     parser = ChatParser(provider)
     chunks = parser.feed_object(obj)
     chunks.extend(parser.end())

@@ -12,15 +12,6 @@ from typing import Any
 
 import msgspec
 
-from elelem.errors import (
-    ContextWindowError,
-    InvalidRequestError,
-    OverloadedError,
-    ProviderStreamError,
-    RateLimitError,
-    ServerError,
-    StreamError,
-)
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
@@ -410,44 +401,3 @@ def usage(raw: Mapping[str, Any]) -> Usage:
 
 
 INCOMPLETE_REASONS = {"max_output_tokens": "max-tokens", "content_filter": "content-filter"}
-
-
-# -- errors ----------------------------------------------------------------------------
-
-_ERROR_CLASSES: dict[str, type[StreamError]] = {
-    "rate_limit_exceeded": RateLimitError,
-    "insufficient_quota": RateLimitError,
-    "server_error": ServerError,
-    "internal_error": ServerError,
-    "server_overloaded": OverloadedError,
-    "overloaded": OverloadedError,
-    "context_length_exceeded": ContextWindowError,
-    "invalid_prompt": InvalidRequestError,
-    "invalid_request_error": InvalidRequestError,
-}
-
-
-def error_class(code: str | None, kind: str | None) -> type[StreamError] | None:
-    """The error class an OpenAI error code or type names, if any does."""
-    for key in (code, kind):
-        if key and key in _ERROR_CLASSES:
-            return _ERROR_CLASSES[key]
-    return None
-
-
-def event_error(obj: Mapping[str, Any], what: str) -> StreamError:
-    """A typed error for an ``error`` event or a failed response's ``error``."""
-    code = obj.get("code")
-    kind = obj.get("type")
-    message = obj.get("message")
-    code_s = code if isinstance(code, str) else None
-    kind_s = kind if isinstance(kind, str) and kind != "error" else None
-    text = message if isinstance(message, str) else "no message"
-    cls = error_class(code_s, kind_s) or ProviderStreamError
-    retryable = False if code_s == "insufficient_quota" else None
-    return cls(
-        f"{what}: {code_s or kind_s or 'error'}: {text}",
-        provider_type=code_s or kind_s,
-        provider_message=text,
-        retryable=retryable,
-    )

@@ -30,6 +30,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.errors import error_from_event
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -299,7 +300,7 @@ class ResponsesParser(ParserSkeleton):
 
     def _on_error(self, obj: dict[str, Any]) -> list[Chunk]:
         inner = obj.get("error")
-        raise _items.event_error(inner if isinstance(inner, dict) else obj, "error event")
+        raise error_from_event(inner if isinstance(inner, dict) else obj)
 
     # -- items ----------------------------------------------------------------------
 
@@ -668,7 +669,7 @@ class ResponsesParser(ParserSkeleton):
         status = response.get("status")
         if status == "failed":
             error = response.get("error")
-            raise _items.event_error(error if isinstance(error, dict) else {}, "response failed")
+            raise error_from_event(error if isinstance(error, dict) else {})
         output = response.get("output")
         if isinstance(output, list):
             out += self._sweep(output)
@@ -733,7 +734,7 @@ def parse_object(
     if not isinstance(obj, dict):
         raise _malformed("response body is not a JSON object")
     if "output" not in obj and isinstance(obj.get("error"), dict):
-        raise _items.event_error(obj["error"], "error response")
+        raise error_from_event(obj["error"])
     if obj.get("object") not in (None, "response"):
         raise _malformed(f"body is a {obj.get('object')!r}, not a response")
     if obj.get("status") in ("queued", "in_progress"):

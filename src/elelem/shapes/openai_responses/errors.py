@@ -1,0 +1,89 @@
+"""OpenAI Responses errors -> typed :class:`~elelem.errors.StreamError`\\ s.
+
+Through the one pipeline (:mod:`elelem.shapes.classify`) with this shape's
+table: ``error.code`` is specific and picks the class where known; the
+``error.type`` is not (a bad key is an ``invalid_request_error`` with status
+401), so the status outranks it.  A rejected encrypted reasoning item
+becomes a :class:`~elelem.errors.RecoverableError` asking to strip that item;
+an exhausted quota is not retryable.  Error events and failed responses
+inside a stream carry the same object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from elelem.errors import (
+    ContextWindowError,
+    InvalidRequestError,
+    OverloadedError,
+    Patch,
+    RateLimitError,
+    ServerError,
+    StreamError,
+)
+from elelem.shapes.classify import (
+    ErrorFields,
+    ErrorTable,
+    classify_event,
+    classify_http,
+    openai_fields,
+)
+
+_CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens", re.I)
+_ENCRYPTED_ITEM = re.compile(r"\b(rs_[A-Za-z0-9_-]+)")
+
+
+def _stale_item(fields: ErrorFields) -> Patch | None:
+    """A rejected encrypted reasoning item: strip the item the message names."""
+    text = fields.message or ""
+    if fields.type != "invalid_encrypted_content" and "encrypted content" not in text.lower():
+        return None
+    found = _ENCRYPTED_ITEM.search(text)
+    target: dict[str, object] = {"item_id": found.group(1)} if found else {}
+    return Patch("strip-reasoning", target, reason=text or "encrypted content rejected")
+
+
+def _quota(fields: ErrorFields, headers: Mapping[str, str]) -> bool | None:
+    del headers
+    return False if fields.type == "insufficient_quota" else None
+
+
+ERRORS = ErrorTable(
+    "openai",
+    openai_fields,
+    types=MappingProxyType(
+        {
+            "rate_limit_exceeded": RateLimitError,
+            "insufficient_quota": RateLimitError,
+            "server_error": ServerError,
+            "internal_error": ServerError,
+            "server_overloaded": OverloadedError,
+            "overloaded": OverloadedError,
+            "context_length_exceeded": ContextWindowError,
+            "invalid_prompt": InvalidRequestError,
+            "invalid_request_error": InvalidRequestError,
+        }
+    ),
+    context=_CONTEXT,
+    recover=_stale_item,
+    retryable=_quota,
+)
+"""The OpenAI Responses error table."""
+
+
+def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+    """An HTTP error response from the Responses endpoint as a typed error."""
+    return classify_http(ERRORS, status, headers, body)
+
+
+def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
+    """The typed error of an ``error`` event, a failed response's ``error`` or
+    an error body: the error object itself, or an object holding it."""
+    return classify_event(ERRORS, obj, body)
+
+
+__all__ = ["ERRORS", "classify_error", "error_from_event"]
