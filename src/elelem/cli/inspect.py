@@ -33,6 +33,7 @@ from typing import Any
 
 import click
 
+from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.codec import to_builtins
 from elelem.errors import (
     ElelemError,
@@ -381,17 +382,15 @@ def _one_line(text: str) -> str:
 )
 def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
     """Print what the recording at PATH holds, one JSON object per line."""
-    from elelem.cli import CLIError
-
     try:
         lines = inspect_recording(path, wire_replay=wire_replay, max_bytes=max_bytes)
     except InspectError as exc:
         message = str(exc)
         if not message.startswith(f"{path}:"):
             message = f"{path}: {message}"
-        raise CLIError(_one_line(message)) from None
+        raise Failure(_one_line(message), EXIT_USAGE) from None
     except ElelemError as exc:
-        raise CLIError(_one_line(str(exc))) from None
+        raise Failure(_one_line(str(exc)), EXIT_USAGE) from None
     if lines:
         click.echo("\n".join(ndjson_line(obj) for obj in lines))
 

@@ -100,7 +100,9 @@ class FrameParser(Protocol):
 
 
 class Shape(Protocol):
-    """One wire shape (Anthropic Messages, OpenAI Responses, Chat Completions, Gemini)."""
+    """One wire shape: Anthropic Messages, OpenAI Responses, Chat Completions,
+    Gemini, Bedrock Converse or Ollama's native chat (six, each a package of
+    :mod:`elelem.shapes`)."""
 
     name: str
     framing: Framing

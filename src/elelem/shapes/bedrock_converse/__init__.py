@@ -15,7 +15,10 @@ exception message arrives under its exception type.  Recordings keep decoded
 events as SSE ``data:`` frames (the one-key union), and the driver reads a
 ``text/event-stream`` body of this shape as SSE, so both reach the same parser.
 The catalog's ``bedrock`` provider authenticates with an Amazon Bedrock API
-key (``Authorization: Bearer``); SigV4 signing is not implemented.
+key (``Authorization: Bearer``) when one is set, else signs each request
+with AWS Signature Version 4 from the AWS credential variables
+(:class:`~elelem.transport.sigv4.SigV4Signer`, applied by the driver over
+the request exactly as it goes out).
 """
 
 from __future__ import annotations
