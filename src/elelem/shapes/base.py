@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 import msgspec
 
 from elelem.errors import StreamError
+from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import Message, ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
@@ -165,6 +166,7 @@ class FunctionShape:
         del request
         return self._parser(provider)
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:

@@ -34,19 +34,64 @@ Sans-IO: no clock, no socket, no global state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
-from elelem.errors import MalformedStreamError
+from elelem.errors import ElelemError, MalformedStreamError
 from elelem.shapes.common import decode_body, malformed
 from elelem.stream import BlockEnd, BlockKey, BlockStart, Chunk, Finish, Payload
 from elelem.vocabulary import ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 
+T = TypeVar("T")
 UNKNOWN_FINISH = "unknown"
 """The finish reason of a response whose end marker named none."""
+
+
+UNTYPED: tuple[type[Exception], ...] = (
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    ValueError,
+    OverflowError,
+    RecursionError,
+    msgspec.ValidationError,
+)
+"""What a parser's own code raises on JSON of the wrong shape.  The project's
+typed errors that are ValueErrors too (DecodeError, PayloadError, …) are
+ElelemErrors and pass through untouched."""
+
+
+def _as_json(data: str) -> object:
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return data
+
+
+def typed_parse(method: Callable[..., T]) -> Callable[..., T]:
+    """Decorate a shape's ``parse_response(body, …)`` so that hostile JSON
+    in a whole body raises only the project's typed errors (see
+    :meth:`ParserSkeleton.message`)."""
+
+    @functools.wraps(method)
+    def parse(self: Any, body: bytes, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, body, *args, **kwargs)
+        except ElelemError:
+            raise
+        except UNTYPED as exc:
+            what = getattr(self, "name", "the shape")
+            raise malformed(
+                f"{what} response body holds a value of the wrong type or range "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
+
+    return parse
 
 
 def unknown_block(key: BlockKey, raw: Mapping[str, Any]) -> list[Chunk]:
@@ -119,17 +164,32 @@ class ParserSkeleton:
         return ()
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
-        """One frame: the fast path where it fits, else decoded and applied."""
+        """One frame: the fast path where it fits, else decoded and applied.
+
+        Hostile JSON (a list where a string belongs, a number past any
+        range, ``true`` for an object) that a shape's own checks let through
+        is still only a malformed frame: the untyped error it raised becomes a
+        non-retryable :class:`~elelem.errors.MalformedStreamError` naming it
+        (chained, so ``--debug`` shows where)."""
         self.frames += 1
         if self.finished:
             raise malformed(f"{self.what}: frame {self.frames} arrived after the response finished")
-        if self.started:
-            chunks = self.fast(event, data)
-            if chunks is not None:
-                return chunks
-        if self.end_marker is not None and data.strip() == self.end_marker:
-            return self.end()
-        return self.event(self.decode(event, data), event)
+        try:
+            if self.started:
+                chunks = self.fast(event, data)
+                if chunks is not None:
+                    return chunks
+            if self.end_marker is not None and data.strip() == self.end_marker:
+                return self.end()
+            return self.event(self.decode(event, data), event)
+        except ElelemError:
+            raise
+        except UNTYPED as exc:
+            raise malformed(
+                f"{self.what}: frame {self.frames} holds a value of the wrong type or range "
+                f"({type(exc).__name__}: {exc})",
+                _as_json(data),
+            ) from exc
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: what :meth:`at_eof` still holds; never an error.

@@ -56,7 +56,7 @@ from elelem.shapes.anthropic_messages.parser import (
     response_chunks,
 )
 from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
-from elelem.shapes.skeleton import decode_whole_object
+from elelem.shapes.skeleton import decode_whole_object, typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 
@@ -78,6 +78,7 @@ class AnthropicMessages:
         request or the raw wire request JSON (it names the hosted tool versions)."""
         return MessagesParser(provider, request)
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: RequestArg = None
     ) -> list[Chunk]:

@@ -39,7 +39,7 @@ from elelem.shapes.gemini.parser import (
     response_chunks,
     usage_from_wire,
 )
-from elelem.shapes.skeleton import decode_whole_body
+from elelem.shapes.skeleton import decode_whole_body, typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 
@@ -61,6 +61,7 @@ class GeminiShape:
         del request
         return GeminiParser(provider)
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: object = None
     ) -> list[Chunk]:

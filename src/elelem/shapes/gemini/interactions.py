@@ -38,7 +38,7 @@ from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
 from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
-from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, typed_parse
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -517,6 +517,7 @@ class InteractionsShape:
         del request
         return InteractionsParser(provider)
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: object = None
     ) -> list[Chunk]:

@@ -22,6 +22,7 @@ from elelem.shapes.openai_chat.encoder import (
 )
 from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
+from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue
@@ -78,6 +79,7 @@ class OpenAIChatShape:
         """A parser for one streamed response."""
         return ChatParser(provider)
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:

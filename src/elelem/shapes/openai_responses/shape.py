@@ -9,6 +9,7 @@ from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.shapes.openai_responses.encoder import encode
 from elelem.shapes.openai_responses.errors import classify_error
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body
+from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 
@@ -37,6 +38,7 @@ class OpenAIResponsesShape:
         """A parser for one streamed response to ``request``."""
         return ResponsesParser(provider, _client_tools(request))
 
+    @typed_parse
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
