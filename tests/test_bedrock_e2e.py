@@ -302,7 +302,7 @@ def test_an_http_error_is_classified_before_any_framing() -> None:
 
     async def main() -> None:
         async with (
-            Client(env=env_for(server)) as client,
+            Client(env=env_for(server), max_retries=0) as client,
             client.stream(f"bedrock:{MODEL}", "q") as stream,
         ):
             await stream.final()

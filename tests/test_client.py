@@ -130,7 +130,7 @@ def test_http_error_is_classified_by_the_shape() -> None:
 
     async def main() -> None:
         with LoopbackServer([status(429, body, headers={"retry-after": "3"})]) as server:
-            async with Client(env=env_for(server)) as client:
+            async with Client(env=env_for(server), max_retries=0) as client:
                 with pytest.raises(RateLimitError) as info:
                     await client.stream("anthropic:claude-x", "hello").final()
         assert info.value.status == 429 and info.value.retry_after == 3.0 and info.value.retryable

@@ -174,7 +174,7 @@ def test_a_quota_error_is_a_rate_limit_with_the_servers_delay() -> None:
     with LoopbackServer([status(429, json.dumps(error).encode())]) as server:
         env["GOOGLE_GEMINI_BASE_URL"] = server.url
         with (
-            SyncClient(env=env) as client,
+            SyncClient(env=env, max_retries=0) as client,
             pytest.raises(RateLimitError) as caught,
             client.stream(f"google:{MODEL}", [Message.user("Hi")]) as stream,
         ):

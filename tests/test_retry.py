@@ -173,7 +173,7 @@ def test_retry_around_a_real_stream_against_loopback() -> None:
                 "ANTHROPIC_API_KEY": "k-000",
                 "ELELEM_CONFIG": "/nonexistent",
             }
-            async with Client(env=env) as client:
+            async with Client(env=env, max_retries=0) as client:
 
                 async def attempt(prompt: str) -> str:
                     return (await client.stream("anthropic:c", prompt).final()).text

@@ -375,7 +375,7 @@ def test_an_http_error_is_recorded_against_the_turn_and_raised(store: SQLiteStor
     async def main() -> Conversation:
         reply = status(429, body, headers={"retry-after": "7"})
         with LoopbackServer([reply]) as server:
-            async with Client(env=env_for(server)) as client:
+            async with Client(env=env_for(server), max_retries=0) as client:
                 conv = Conversation.create(store)
                 with pytest.raises(RateLimitError) as info:
                     await send(conv, client, MODEL, "hi")

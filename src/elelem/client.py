@@ -3,16 +3,25 @@
 A model is addressed as ``provider:model`` (``anthropic:claude-sonnet-4-5``).
 The client resolves the provider in the catalog (built-ins plus the user's
 config file), imports its shape on first use, and hands the request to the
-one transport driver.  Errors are the typed ones of :mod:`elelem.errors`;
-the client never retries (see :func:`elelem.transport.retry.retry`).
+one transport driver.  Errors are the typed ones of :mod:`elelem.errors`.
+
+Retries are visible: by default a request that fails before any chunk
+arrived (a connect error, 408/409/429/5xx/529, a reset before the first
+event) is sent again up to twice, after a backoff that honours
+``retry-after``; each retry is a :class:`~elelem.stream.Retry` chunk on the
+stream and in the response's ``retries``.  Nothing that began streaming is
+retried.  ``max_retries=0`` turns it off.
 
 Streaming::
 
     async with Client() as client:
         async with client.stream("anthropic:claude-sonnet-4-5", "Hi") as stream:
-            async for chunk, committed in stream.with_commits():
-                ...  # ``committed``: the blocks/hosted transitions this chunk committed
+            async for text in stream.text():
+                print(text, end="")
             response = await stream.final()
+
+``stream.with_commits()`` yields every chunk with the blocks and hosted
+transitions it committed; ``stream.reasoning()`` the reasoning text.
 
 ``SyncClient`` offers the same calls without ``await``; it runs the async
 client on a private event-loop thread, so there is one implementation.
@@ -35,8 +44,9 @@ from anyio.from_thread import BlockingPortal
 
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
-from elelem.stream import AssembledResponse, Chunk
-from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
+from elelem.stream import AssembledResponse, Chunk, ReasoningDelta, Retry, TextDelta
+from elelem.transport import CLIENT_RETRY_POLICY, Driver, Endpoint, ResponseStream, Timeouts
+from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
     HostedTool,
@@ -68,8 +78,11 @@ class Client:
     client's own.  ``clock`` gives the current time each request is stamped
     with (:attr:`ModelRequest.now <elelem.shapes.base.ModelRequest>`, what
     replayed provider state is judged expired against); the system's UTC
-    time by default.  A client's connections belong to the event loop that
-    first used it: make one client per ``asyncio.run``.
+    time by default.  ``max_retries`` (default 2; 0 turns retries off) and
+    ``retry`` (the backoff, budget and ``retry-after`` limit, default
+    :data:`~elelem.transport.CLIENT_RETRY_POLICY`) shape the visible retries
+    of failures before any chunk arrived.  A client's connections belong to
+    the event loop that first used it: make one client per ``asyncio.run``.
     """
 
     def __init__(
@@ -82,12 +95,21 @@ class Client:
         timeouts: Timeouts | None = None,
         http: httpx2.AsyncClient | None = None,
         clock: Callable[[], datetime] | None = None,
+        max_retries: int | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        policy = retry if retry is not None else CLIENT_RETRY_POLICY
+        if max_retries is not None:
+            if max_retries < 0:
+                raise ValueError(f"max_retries must be 0 or more, not {max_retries}")
+            policy = dataclasses.replace(policy, max_attempts=max_retries + 1)
+        self.retry_policy = policy if policy.max_attempts > 1 else None
+        """The retry policy in force (None: no retries)."""
         self._env = env
         self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
         self._api_keys = dict(api_keys or {})
-        self._driver = Driver(http, timeouts=timeouts, clock=self._clock)
+        self._driver = Driver(http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy)
 
     def __repr__(self) -> str:
         return f"Client(providers={self.catalog.names()!r}, keys_given={sorted(self._api_keys)!r})"
@@ -231,9 +253,9 @@ class Client:
 class SyncResponseStream:
     """The blocking face of a :class:`~elelem.transport.ResponseStream`.
 
-    Iterate it for chunks, or :meth:`with_commits` for ``(chunk, committed)``
-    pairs; :meth:`final`, :meth:`partial` and :meth:`close` as in the async
-    stream.  Use it as a context manager so the connection closes.
+    Iterate it for chunks, :meth:`text` or :meth:`reasoning` for the text as
+    it streams, or :meth:`with_commits` for ``(chunk, committed)`` pairs;
+    :meth:`final`, :meth:`partial` and :meth:`close` as in the async stream.  Use it as a context manager so the connection closes.
     """
 
     def __init__(self, portal: BlockingPortal, stream: ResponseStream) -> None:
@@ -244,6 +266,23 @@ class SyncResponseStream:
     def __iter__(self) -> Iterator[Chunk]:
         for chunk, _ in self.with_commits():
             yield chunk
+
+    def text(self) -> Iterator[str]:
+        """Iterate the text as it streams: each (non-empty) text delta's text, in order."""
+        for chunk, _ in self.with_commits():
+            if type(chunk) is TextDelta and chunk.text:
+                yield chunk.text
+
+    def reasoning(self) -> Iterator[str]:
+        """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
+        for chunk, _ in self.with_commits():
+            if type(chunk) is ReasoningDelta and chunk.text:
+                yield chunk.text
+
+    @property
+    def retries(self) -> list[Retry]:
+        """The retries made so far (see :attr:`ResponseStream.retries`)."""
+        return self.stream.retries
 
     def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
         """Iterate ``(chunk, committed)`` pairs."""

@@ -22,7 +22,8 @@ from elelem.conversation.toolloop import ToolLoop, tool_loop
 from elelem.conversation.turn import ChunkObserver, TurnResult, drive
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer
-from elelem.stream import Chunk
+from elelem.render.lines import retry_line
+from elelem.stream import Chunk, Retry
 from elelem.transport import Timeouts
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
@@ -81,8 +82,18 @@ def run_turn(
 
 
 def render_observer(renderer: Renderer) -> ChunkObserver:
-    """Show chunks, with what they committed, on ``renderer``."""
-    return renderer.feed
+    """Show chunks, with what they committed, on ``renderer``; a retry notice
+    goes to stderr (``retrying in 1.0 s: rate limit``), beside the other
+    status lines and out of the answer."""
+
+    def observe(chunk: Chunk, committed: tuple[Part, ...]) -> None:
+        if type(chunk) is Retry:
+            sys.stderr.write(retry_line(chunk) + "\n")
+            sys.stderr.flush()
+        else:
+            renderer.feed(chunk, committed)
+
+    return observe
 
 
 def json_observer() -> ChunkObserver:

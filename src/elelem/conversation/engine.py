@@ -281,6 +281,7 @@ class ResponseDrafts:
             continuation=self.continuation,
             request=self.request,
             payloads=finish.payloads if finish is not None else (),
+            retries=result.retries,
         )
 
     def closing(self, result: AssembledResponse, record: ResponseRecord) -> Append:

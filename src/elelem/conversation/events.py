@@ -21,6 +21,7 @@ import msgspec
 from elelem import codec
 from elelem.conversation.errors import EventError
 from elelem.errors import DecodeError
+from elelem.stream.chunks import Retry
 from elelem.vocabulary import (
     Block,
     EventId,
@@ -87,7 +88,9 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     response to what caused it.  ``payloads`` keep the response-level native
     data no block owns (:attr:`elelem.stream.Finish.payloads`: an Anthropic
     message envelope with its stop details and code-execution ``container``),
-    which native replay to the same provider may need.
+    which native replay to the same provider may need.  ``retries`` are the
+    client's visible retries before this response began (each attempt that
+    failed before any chunk arrived: why, and how long it waited).
     """
 
     provider: ProviderId | None = None
@@ -104,6 +107,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     error: str | None = None
     request: EventId | None = None
     payloads: tuple[ProviderPayload, ...] = ()
+    retries: tuple[Retry, ...] = ()
 
 
 class Compaction(msgspec.Struct, frozen=True, gc=False):

@@ -20,6 +20,7 @@ from elelem.render.sanitize import (
     sanitize_line,
     url_scheme,
 )
+from elelem.stream import Retry
 from elelem.vocabulary import (
     Attribution,
     BytesSource,
@@ -456,6 +457,11 @@ def usage_line(usage: Usage) -> str:
     return "usage: " + " · ".join(parts)
 
 
+def retry_line(retry: Retry) -> str:
+    """``retrying in 1.0 s: rate limit``: the client's visible retry."""
+    return f"retrying in {retry.delay:.1f} s: {sanitize_line(retry.reason)}"
+
+
 __all__ = [
     "Footnote",
     "Footnotes",
@@ -466,6 +472,7 @@ __all__ = [
     "clip",
     "marker",
     "reasoning_summary",
+    "retry_line",
     "unfinished_line",
     "usage_line",
 ]

@@ -46,6 +46,7 @@ from elelem.render.lines import (
     clip,
     disarm_footnotes,
     reasoning_summary,
+    retry_line,
     unfinished_line,
     usage_line,
 )
@@ -57,6 +58,7 @@ from elelem.stream import (
     Hosted,
     ReasoningDelta,
     ResponseStart,
+    Retry,
     TextDelta,
     UsageUpdate,
 )
@@ -165,6 +167,9 @@ class Renderer:
         self._response_usage: Usage | None = None
         self._live: Live | None = None
         self._active = False
+        self.cost: str | None = None
+        """What the answer cost (``$0.0123``, ``cost unknown``), set by the
+        caller before :meth:`end_answer` ends the usage line with it."""
 
     @property
     def active(self) -> bool:
@@ -196,6 +201,8 @@ class Renderer:
             isinstance(chunk, Hosted) and chunk.transition.state == "started"
         ):
             self._start_live()
+        elif isinstance(chunk, Retry):
+            self.notice(retry_line(chunk), "yellow")
         # Every other chunk (citations, payloads, kinds added later) shows
         # nothing until the part it belongs to commits.
         self._streaming = kind is not Finish
@@ -295,9 +302,14 @@ class Renderer:
                 self._line(line, style, wrap=not line.startswith("    http"))
         if self.options.usage and self._usage is not None:
             self._blank()
-            self._line(usage_line(self._usage), "dim")
+            line = usage_line(self._usage)
+            if self.cost is not None:
+                line += " · " + sanitize_line(self.cost)
+            self._line(line, "dim")
         self._notes = Footnotes()
         self._usage = None
+        elif isinstance(chunk, Retry):
+            self.notice(retry_line(chunk), "yellow")
         self._streaming = False
         self._active = False
 

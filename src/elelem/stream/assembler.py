@@ -24,7 +24,9 @@ the rules below hold for every provider:
   ``payload-on-provider-block``, ``bad-raw-block``, ``block-reopened``,
   ``tool-call-identity``, ``unknown-without-raw``, ``hosted-after-terminal``,
   ``finish-with-open-blocks``, ``finish-reason``, ``after-finish``,
-  ``after-violation``, ``unknown-chunk``).
+  ``after-violation``, ``unknown-chunk``, ``retry-after-start``);
+- a ``retry`` notice is passed over (it belongs to no response), before the
+  response began only.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from elelem.stream.chunks import (
     Payload,
     ReasoningDelta,
     ResponseStart,
+    Retry,
     TextDelta,
     ToolCallDelta,
     UsageUpdate,
@@ -77,7 +80,9 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
     ``content`` interleaves blocks and hosted-activity transitions as they
     were committed.  ``complete`` is False for a :meth:`Assembler.partial`
-    result; ``dropped`` describes what the assembler discarded and why.
+    result; ``dropped`` describes what the assembler discarded and why;
+    ``retries`` are the visible retries that came before the response (the
+    client's retry policy, see :class:`~elelem.stream.Retry`).
     """
 
     provider: ProviderId | None
@@ -88,6 +93,7 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     finish: Finish | None
     complete: bool
     dropped: tuple[str, ...] = ()
+    retries: tuple[Retry, ...] = ()
 
     def __post_init__(self) -> None:
         # Decoded (or hand-built) responses place their unknown blocks as the
@@ -181,6 +187,7 @@ class Assembler:
         self._dropped: list[str] = []
         self._position = -1
         self._opened = 0
+        self._retries: list[Retry] = []
         self._handlers: dict[type, Callable[[Any], tuple[Part, ...]]] = {
             ReasoningDelta: self._on_reasoning_delta,
             ToolCallDelta: self._on_tool_delta,
@@ -192,6 +199,7 @@ class Assembler:
             UsageUpdate: self._on_usage,
             ResponseStart: self._on_response_start,
             Finish: self._on_finish,
+            Retry: self._on_retry,
         }
 
     # -- public ------------------------------------------------------------
@@ -324,6 +332,14 @@ class Assembler:
         self._model = chunk.model
         if chunk.provider is not None:
             self._provider = chunk.provider
+        return _EMPTY
+
+    def _on_retry(self, chunk: Retry) -> tuple[Part, ...]:
+        # A transport notice before the response began: no position of its own.
+        if self._position != 0:
+            self._violate("retry-after-start", "a retry notice after the response began")
+        self._position -= 1
+        self._retries.append(chunk)
         return _EMPTY
 
     def _on_block_start(self, chunk: BlockStart) -> tuple[Part, ...]:
@@ -505,6 +521,7 @@ class Assembler:
             finish=self._finish,
             complete=complete,
             dropped=tuple(dropped),
+            retries=tuple(self._retries),
         )
 
 

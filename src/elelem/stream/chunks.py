@@ -3,7 +3,8 @@
 A stream is ``response-start``, then any interleaving of block grammars
 (``block-start``, deltas, ``citation``, ``payload``, ``block-end``) and
 ``hosted`` transitions and ``usage`` reports, then ``finish`` exactly once,
-last.  ``index`` is an opaque grouping key chosen by the shape, not a slot:
+last.  A ``retry`` notice (the client's visible retry policy) may come before
+``response-start``: it belongs to no response.  ``index`` is an opaque grouping key chosen by the shape, not a slot:
 it may be reused after its block ended.
 """
 
@@ -118,6 +119,28 @@ class Finish(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="finis
     payloads: tuple[ProviderPayload, ...] = ()
 
 
+class Retry(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="retry"):
+    """The transport is about to send the request again (the client's visible
+    retry policy): attempt ``attempt`` failed before any chunk of a response
+    arrived, with an error of ``kind`` (``rate-limit``, ``transport``, …;
+    ``status`` when the server answered), and the next attempt starts after
+    ``delay`` seconds (the server's ``retry-after`` honoured).  ``reason`` is
+    a short phrase for a person (``rate limit``); ``message`` the start of
+    the error's own, ``request_id`` the failed attempt's.
+
+    Not part of any response's grammar: it comes before the ``response-start``
+    of the attempt that follows, and the assembler passes it over.
+    """
+
+    attempt: int
+    delay: float
+    reason: str
+    kind: str
+    status: int | None = None
+    message: str = ""
+    request_id: str | None = None
+
+
 Chunk: TypeAlias = (
     ResponseStart
     | BlockStart
@@ -130,6 +153,7 @@ Chunk: TypeAlias = (
     | Hosted
     | UsageUpdate
     | Finish
+    | Retry
 )
 
 __all__ = [
@@ -143,6 +167,7 @@ __all__ = [
     "Payload",
     "ReasoningDelta",
     "ResponseStart",
+    "Retry",
     "TextDelta",
     "ToolCallDelta",
     "UsageUpdate",

@@ -1,17 +1,27 @@
 """The one streaming driver (DESIGN.md §6): framing, timeouts, error surfacing.
 
 The transport knows no shape: it takes any object implementing
-:class:`elelem.shapes.base.Shape`.  It never retries on its own; retrying is
-the opt-in :func:`elelem.transport.retry.retry`.
+:class:`elelem.shapes.base.Shape`.  It retries only what its
+:class:`RetryPolicy` allows (the client's: failures before any chunk
+arrived), each retry told on the stream; retrying anything else is the
+caller's, e.g. with the opt-in :func:`elelem.transport.retry.retry`.
 """
 
 from elelem.transport.driver import Driver, ResponseStream, Timeouts, parse_retry_after
 from elelem.transport.endpoint import Endpoint, RequestSigner
 from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
-from elelem.transport.retry import RetryAttempt, RetryPolicy, retry
+from elelem.transport.retry import (
+    CLIENT_RETRY_POLICY,
+    RetryAttempt,
+    RetryPolicy,
+    retries_before_content,
+    retry,
+    retry_reason,
+)
 from elelem.transport.sigv4 import SigV4Signer
 
 __all__ = [
+    "CLIENT_RETRY_POLICY",
     "Driver",
     "Endpoint",
     "NDJSONDecoder",
@@ -24,5 +34,7 @@ __all__ = [
     "SigV4Signer",
     "Timeouts",
     "parse_retry_after",
+    "retries_before_content",
     "retry",
+    "retry_reason",
 ]

@@ -14,14 +14,19 @@ contract:
   closes the connection, so the close that follows ``finish`` is never an error;
 - an HTTP error status goes through the shape's ``classify_error`` with the
   body (at most :data:`~elelem.errors.MAX_ERROR_BODY` bytes) kept;
-- it never retries (see :mod:`elelem.transport.retry`), never swallows an
-  exception, and never lets the API key into an error message;
+- it retries only an attempt that failed before any chunk arrived, and only
+  as its :class:`~elelem.transport.retry.RetryPolicy` allows (none by
+  default; the client's is two retries), each retry a
+  :class:`~elelem.stream.Retry` notice on the stream and in
+  :attr:`ResponseStream.retries`; it never swallows an exception, and never
+  lets the API key into an error message;
 - cancelling or closing the stream closes the connection at once; what
   arrived stays available through :meth:`ResponseStream.partial`.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -47,7 +52,8 @@ from elelem.errors import (
     TransportError,
 )
 from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
-from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry, TextDelta
+from elelem.stream.chunks import ReasoningDelta
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.framing import (
     DEFAULT_MAX_EVENT_BYTES,
@@ -56,6 +62,7 @@ from elelem.transport.framing import (
     SSEDecoder,
 )
 from elelem.transport.limits import DEFAULT_LIMITS, BodyMeter, Limits
+from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
 from elelem.vocabulary import Part
 
 T = TypeVar("T")
@@ -125,6 +132,12 @@ class ResponseStream:
     the connection closes even when iteration stops early.
 
     The request is sent on the first iteration (or on ``async with``).
+
+    :meth:`text` and :meth:`reasoning` iterate only the text (or reasoning)
+    deltas.  With a ``retry`` policy, an attempt that fails before any chunk
+    arrived is sent again after a wait; each retry is first a
+    :class:`~elelem.stream.Retry` chunk, and all of them are
+    :attr:`retries` (and the assembled response's ``retries``).
     """
 
     def __init__(
@@ -136,8 +149,15 @@ class ResponseStream:
         *,
         timeouts: Timeouts,
         stream: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._driver = driver
+        self._retry_policy = retry
+        self.retries: list[Retry] = []
+        """The retries made so far, in order (see :class:`~elelem.stream.Retry`)."""
+        self._wait = 0.0
+        self._waited = 0.0
+        self._fed = False
         self._endpoint = endpoint
         self._shape = shape
         self._request = request
@@ -164,7 +184,9 @@ class ResponseStream:
         self._body: AsyncIterator[bytes] | None = None
         self._parser: FrameParser | None = None
         self._decoder: SSEDecoder | NDJSONDecoder | EventStreamDecoder | None = None
-        self._state = "new"  # new -> open -> eof | finished | failed | closed
+        # new -> open -> eof | finished | failed | closed; a retry goes back
+        # through wait -> new
+        self._state = "new"
         # Set by final(): nobody observes single chunks, so they go straight
         # to the assembler instead of through the queue of pairs.
         self._draining = False
@@ -183,6 +205,18 @@ class ResponseStream:
         while (pair := await self.step()) is not None:
             yield pair
 
+    async def text(self) -> AsyncIterator[str]:
+        """Iterate the text as it streams: each (non-empty) text delta's text, in order."""
+        while (pair := await self.step()) is not None:
+            if type(pair[0]) is TextDelta and pair[0].text:
+                yield pair[0].text
+
+    async def reasoning(self) -> AsyncIterator[str]:
+        """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
+        while (pair := await self.step()) is not None:
+            if type(pair[0]) is ReasoningDelta and pair[0].text:
+                yield pair[0].text
+
     async def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
         """The next ``(chunk, committed)`` pair, or None at the end of the stream."""
         try:
@@ -199,9 +233,11 @@ class ResponseStream:
             pending.clear()
         # One await per network read, not per chunk; the terminal states
         # (errors, end of body, close) are then settled by _next as always.
-        while self._deferred is None and self._state in ("new", "open"):
+        while self._deferred is None and self._state in ("new", "open", "wait"):
             if self._state == "new":
                 await self._guard(self._open())
+            elif self._state == "wait":
+                await self._guard(self._pause())
             else:
                 await self._guard(self._pump(drain=True))
         try:
@@ -263,18 +299,25 @@ class ResponseStream:
     async def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
         while not self._pending:
             if self._deferred is not None:
+                if self._retried(self._deferred):
+                    continue
                 self._fail(self._deferred)
             state = self._state
             if state == "new":
                 await self._guard(self._open())
             elif state == "open":
                 await self._guard(self._pump())
+            elif state == "wait":
+                await self._guard(self._pause())
             elif state == "finished":
                 raise StopAsyncIteration
             elif state == "eof":
+                error = self._incomplete()
+                if self._retried(error):
+                    continue
                 self._state = "failed"
-                self._error = self._incomplete()
-                raise self._error
+                self._error = error
+                raise error
             elif state == "closed":
                 if self.assembler.finished:
                     raise StopAsyncIteration
@@ -311,7 +354,60 @@ class ResponseStream:
             elif self._error is None:
                 self._error = IncompleteStreamError("the stream was cancelled before it finished")
             await self._close_response()
+            if self._retried(exc):
+                return
             raise
+
+    def _retried(self, error: BaseException) -> bool:
+        """Whether ``error`` ends this attempt only: it came before any chunk
+        and the policy retries it.  Then the stream is set to send again after
+        the wait, and the :class:`~elelem.stream.Retry` notice is queued (fed
+        to the assembler, and kept in :attr:`retries`).  Otherwise a note on
+        the error says why it was not retried, when a policy was in force."""
+        policy = self._retry_policy
+        if policy is None or self._fed or not isinstance(error, StreamError):
+            return False
+        if not retries_before_content(error):
+            return False
+        number = len(self.retries) + 1
+        if number >= policy.max_attempts:
+            error.add_note(f"retry: gave up after {number} attempts")
+            return False
+        delay = policy.delay(number, error, random.random())
+        if delay is None:
+            return False
+        if self._waited + delay > policy.budget:
+            error.add_note(
+                f"retry: waiting {delay:g}s more would pass the {policy.budget:g}s budget"
+            )
+            return False
+        notice = Retry(
+            attempt=number,
+            delay=delay,
+            reason=retry_reason(error),
+            kind=error.kind,
+            status=error.status,
+            message=self._endpoint.redact(error.message)[:RETRY_MESSAGE_LIMIT],
+            request_id=error.request_id,
+        )
+        self.retries.append(notice)
+        self.assembler.feed(notice)
+        if not self._draining:
+            self._pending.append((notice, ()))
+        self._wait = delay
+        self._waited += delay
+        self._state = "wait"
+        self._deferred = self._error = None
+        self._response = self._body = self._parser = self._decoder = None
+        self.status = self.request_id = self.tail = None
+        self.headers = {}
+        self.bytes_received = 0
+        self._meter = BodyMeter(self._driver.limits)
+        return True
+
+    async def _pause(self) -> None:
+        await anyio.sleep(self._wait)
+        self._state = "new"
 
     async def _open(self) -> None:
         shape, endpoint = self._shape, self._endpoint
@@ -496,8 +592,10 @@ class ResponseStream:
                     break
             if done:
                 break
-        if queue is None and committed is not None:
-            self.last_committed = committed
+        if committed is not None:
+            self._fed = True  # a chunk arrived: this attempt is no longer retried
+            if queue is None:
+                self.last_committed = committed
         return done
 
     def _redacted_finish(self, chunk: Finish) -> Finish:
@@ -638,6 +736,9 @@ class ResponseStream:
                 await response.aclose()
 
 
+RETRY_MESSAGE_LIMIT = 300
+"""Characters of a failed attempt's error message a retry notice keeps."""
+
 TAIL_GRACE = 0.25
 """Seconds a finished stream waits for its body's end before closing the
 connection (which is then not reused); it never delays a response that
@@ -707,6 +808,8 @@ class Driver:
     ``clock`` gives the time a signed request (an endpoint with a ``signer``)
     is stamped with at send; the system's UTC time by default.  ``limits``
     bound what one response may cost (:class:`~elelem.transport.limits.Limits`).
+    ``retry`` is the policy for failures before any chunk arrived (see
+    :class:`ResponseStream`); None, the default, retries nothing.
     """
 
     def __init__(
@@ -716,7 +819,10 @@ class Driver:
         timeouts: Timeouts | None = None,
         clock: Callable[[], datetime] | None = None,
         limits: Limits | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        self.retry = retry
+        """The retry policy of every stream (None: no retries)."""
         self._http = http
         self._owns_http = http is None
         self.timeouts = timeouts or Timeouts()
@@ -738,7 +844,9 @@ class Driver:
         timeouts: Timeouts | None = None,
     ) -> ResponseStream:
         """A streamed response to ``request`` (sent on first iteration)."""
-        return ResponseStream(self, endpoint, shape, request, timeouts=timeouts or self.timeouts)
+        return ResponseStream(
+            self, endpoint, shape, request, timeouts=timeouts or self.timeouts, retry=self.retry
+        )
 
     async def complete(
         self,
@@ -750,7 +858,13 @@ class Driver:
     ) -> AssembledResponse:
         """A non-streamed response, mapped by the shape into the same chunks and assembled."""
         stream = ResponseStream(
-            self, endpoint, shape, request, timeouts=timeouts or self.timeouts, stream=False
+            self,
+            endpoint,
+            shape,
+            request,
+            timeouts=timeouts or self.timeouts,
+            stream=False,
+            retry=self.retry,
         )
         async with stream:
             return await stream.final()

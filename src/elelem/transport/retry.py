@@ -1,4 +1,13 @@
-"""The opt-in retry helper, separate from the driver (which never retries).
+"""Retries: the client's visible retry policy and the opt-in :func:`retry` helper.
+
+The client (through the driver's :class:`~elelem.transport.ResponseStream`)
+retries by :class:`RetryPolicy` (:data:`CLIENT_RETRY_POLICY` by default:
+two retries) only an attempt that failed *before any chunk arrived*
+(:func:`retries_before_content`: connect errors, 408/409/429/5xx/529, a
+connection reset or an end before the first event), and tells every retry
+with a :class:`~elelem.stream.Retry` notice on the stream.  Content that has
+started streaming is never retried: that is the caller's decision.
+
 
 :func:`retry` calls an async operation with a request and, when it fails
 with a :class:`~elelem.errors.StreamError` marked ``retryable``, waits and
@@ -30,7 +39,11 @@ from typing import TypeVar
 
 import anyio
 
-from elelem.errors import Patch, RecoverableError, StreamError
+from elelem.errors import MalformedStreamError, Patch, RecoverableError, StreamError
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses (beside every 5xx) worth sending the same request again for:
+request timeout, conflict (a lock held by a concurrent request), rate limit."""
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -51,6 +64,68 @@ class RetryPolicy:
         """The wait before retry ``retry_number`` (1-based) for a uniform ``draw`` in [0, 1)."""
         cap = min(self.max_delay, self.base_delay * self.multiplier ** (retry_number - 1))
         return cap / 2 + cap / 2 * draw
+
+    def delay(self, retry_number: int, error: StreamError, draw: float) -> float | None:
+        """The wait before retry ``retry_number`` after ``error``: the backoff,
+        at least the server's ``retry_after``; None (with a note on the error)
+        when that hint is longer than ``max_retry_after``."""
+        delay = self.backoff(retry_number, draw)
+        if error.retry_after is not None:
+            if error.retry_after > self.max_retry_after:
+                error.add_note(
+                    f"retry: the server asked to wait {error.retry_after:g}s, "
+                    f"more than max_retry_after={self.max_retry_after:g}s"
+                )
+                return None
+            delay = max(delay, error.retry_after)
+        return delay
+
+
+CLIENT_RETRY_POLICY = RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=8.0, budget=60.0)
+"""The client's default: two retries, waits from 0.25-0.5 s then 0.5-1 s (or
+what ``retry-after`` asks, up to a minute)."""
+
+
+def retries_before_content(error: StreamError) -> bool:
+    """Whether the client's policy retries ``error`` when no chunk had arrived.
+
+    Yes for a status of :data:`RETRY_STATUSES` or any 5xx (529 included),
+    and for the errors marked ``retryable`` (connect and transport failures,
+    a stream that ended or broke before its first event, rate limits,
+    overloads); never for a :class:`~elelem.errors.RecoverableError`, whose
+    repair is the turn's to record, for a malformed response (the same
+    server would as a rule answer the same way), nor for an error the
+    request itself caused (4xx).
+    """
+    if isinstance(error, RecoverableError | MalformedStreamError):
+        return False
+    status = error.status
+    if status is not None and (status in RETRY_STATUSES or status >= 500):
+        return True
+    return error.retryable and (status is None or status < 400)
+
+
+_REASONS = {
+    "rate-limit": "rate limit",
+    "overloaded": "overloaded",
+    "server": "server error",
+    "transport": "connection failed",
+    "connect-timeout": "no connection",
+    "idle-timeout": "no response",
+    "incomplete-stream": "the stream ended early",
+}
+
+
+def retry_reason(error: StreamError) -> str:
+    """A short phrase saying why a request is sent again (``rate limit``)."""
+    reason = _REASONS.get(error.kind)
+    if reason is None:
+        reason = error.kind.replace("-", " ")
+        if error.status is not None:
+            reason += f" (HTTP {error.status})"
+    elif error.kind == "server" and error.status is not None:
+        reason += f" (HTTP {error.status})"
+    return reason
 
 
 @dataclass(frozen=True)
@@ -111,15 +186,10 @@ async def retry(
                 applied.update(_patch_key(p) for p in patches)
                 delay = 0.0  # the request changed; the server is not asking us to wait
             else:
-                delay = policy.backoff(attempt, random())
-                if error.retry_after is not None:
-                    if error.retry_after > policy.max_retry_after:
-                        error.add_note(
-                            f"retry: the server asked to wait {error.retry_after:g}s, "
-                            f"more than max_retry_after={policy.max_retry_after:g}s"
-                        )
-                        raise
-                    delay = max(delay, error.retry_after)
+                wait = policy.delay(attempt, error, random())
+                if wait is None:
+                    raise
+                delay = wait
             if waited + delay > policy.budget:
                 error.add_note(
                     f"retry: waiting {delay:g}s more would pass the {policy.budget:g}s budget"
@@ -132,4 +202,12 @@ async def retry(
             attempt += 1
 
 
-__all__ = ["RetryAttempt", "RetryPolicy", "retry"]
+__all__ = [
+    "CLIENT_RETRY_POLICY",
+    "RETRY_STATUSES",
+    "RetryAttempt",
+    "RetryPolicy",
+    "retries_before_content",
+    "retry",
+    "retry_reason",
+]
