@@ -104,6 +104,6 @@ FOOTNOTES = """\
     https://www.britannica.com/topic/Eiffel-Tower-Paris-France
 """
 
-USAGE = "usage: 9,873 in · 418 out · 1 web search\n"
+USAGE = "usage: 9,873 in · 418 out · 1 web search · $0.0459\n"
 
 EXPECTED_ANSWER = ANSWER + "\n" + FOOTNOTES + "\n" + USAGE

@@ -67,7 +67,7 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
 
             # 1. A question, answered with a web search and footnotes.
             child.sendline(QUESTION)
-            child.expect_exact("usage: 9,873 in · 418 out · 1 web search")
+            child.expect_exact("usage: 9,873 in · 418 out · 1 web search · $0.0459")
             answer = strip(child.before)
             assert 'searched "Eiffel Tower height and completion date" → 5 results' in answer
             assert "[1] Eiffel Tower - Wikipedia — en.wikipedia.org" in answer
@@ -102,7 +102,7 @@ def test_chat_question_interrupt_and_continue(tmp_path: Path) -> None:
     assert shown.returncode == 0
     assert f"> What is it made of?\n{PARTIAL}\ninterrupted: kept what arrived\n" in shown.stdout
     assert shown.stdout.endswith(
-        "> Go on, please.\nWrought iron, 18,038 pieces.\n\nusage: 120 in · 9 out\n"
+        "> Go on, please.\nWrought iron, 18,038 pieces.\n\nusage: 120 in · 9 out · $0.0005\n"
     )
     history = FileHistory(str(tmp_path / "home" / "chat_history"))
     assert list(history.load_history_strings())[:3] == [
@@ -139,5 +139,5 @@ def test_ask_interrupted_in_a_terminal_exits_130_and_keeps_the_answer(tmp_path: 
     assert child.exitstatus == 130
     shown = run(env, "show")
     assert shown.stdout.endswith(
-        f"> What is it made of?\n{PARTIAL}\ninterrupted: kept what arrived\n\nusage: 120 in · 1 out\n"
+        f"> What is it made of?\n{PARTIAL}\ninterrupted: kept what arrived\n\nusage: 120 in · 1 out · $0.0004\n"
     )

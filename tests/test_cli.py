@@ -24,7 +24,8 @@ from elelem.providers import BUILTIN
 from elelem.testing.servers import LoopbackServer, frame_ends, replay, status, truncate
 
 LOG_LINE = re.compile(
-    r"^(c_[0-9a-f]{16})  \d{4}-\d\d-\d\d \d\d:\d\d  +(\d+) turns?  anthropic:claude-sonnet-4-5  (.*)$"
+    r"^(c_[0-9a-f]{16})  \d{4}-\d\d-\d\d \d\d:\d\d  +(\d+) turns?  anthropic:claude-sonnet-4-5  "
+    r"(\$[0-9.]+|cost unknown)  (.*)$"
 )
 
 
@@ -63,7 +64,7 @@ def test_log_show_and_native_continuation(env: dict[str, str]) -> None:
         listed = run(e, "log")
         assert listed.returncode == 0 and listed.stderr == ""
         line = LOG_LINE.match(listed.stdout.rstrip("\n"))
-        assert line and line.groups() == (cid, "1", QUESTION)
+        assert line and line.groups() == (cid, "1", "$0.0459", QUESTION)
 
         shown = run(e, "show", cid[:6])
         assert shown.returncode == 0, shown.stderr
@@ -71,7 +72,7 @@ def test_log_show_and_native_continuation(env: dict[str, str]) -> None:
 
         second = run(e, "ask", "-c", "And how much does it weigh?")
         assert second.returncode == 0, second.stderr
-        assert second.stdout == f"{follow}\n\nusage: 120 in · 9 out\n"
+        assert second.stdout == f"{follow}\n\nusage: 120 in · 9 out · $0.0005\n"
         assert second.stderr == f"conversation {cid}\n"
 
     # The follow-up replays the first answer natively: thinking with its
@@ -112,7 +113,7 @@ def test_log_show_and_native_continuation(env: dict[str, str]) -> None:
     assert replayed["messages"][2]["content"][-1]["text"] == "And how much does it weigh?"
 
     relisted = run(e, "log")
-    assert LOG_LINE.match(relisted.stdout.rstrip("\n")).groups() == (cid, "2", QUESTION)  # type: ignore[union-attr]
+    assert LOG_LINE.match(relisted.stdout.rstrip("\n")).groups() == (cid, "2", "$0.0464", QUESTION)  # type: ignore[union-attr]
 
 
 def test_export_import_round_trip(env: dict[str, str], tmp_path: Path) -> None:
@@ -172,7 +173,7 @@ def test_no_store_keeps_nothing(env: dict[str, str]) -> None:
         result = run(with_server(env, server), "ask", "-m", MODEL, "--no-store", "hello")
     assert (result.returncode, result.stdout, result.stderr) == (
         0,
-        "Hi.\n\nusage: 120 in · 9 out\n",
+        "Hi.\n\nusage: 120 in · 9 out · $0.0005\n",
         "",
     )
     listed = run(env, "log")
@@ -229,7 +230,7 @@ def test_stream_cut_short_keeps_what_arrived(env: dict[str, str]) -> None:
         "[2] The Eiffel Tower in figures | Official website — toureiffel.paris\n"
         "    https://www.toureiffel.paris/en/the-monument/key-figures\n"
         "\n"
-        "usage: 2,164 in · 4 out\n"  # as far as message_start counted
+        "usage: 2,164 in · 4 out · $0.0066\n"  # as far as message_start counted
     )
     assert (
         result.stderr.startswith("elelem: incomplete-stream: ") and result.stderr.count("\n") == 1
@@ -245,7 +246,7 @@ def test_stream_cut_short_keeps_what_arrived(env: dict[str, str]) -> None:
         "[2] The Eiffel Tower in figures | Official website — toureiffel.paris\n"
         "    https://www.toureiffel.paris/en/the-monument/key-figures\n"
         "\n"
-        "usage: 2,164 in · 4 out\n"  # as far as message_start counted
+        "usage: 2,164 in · 4 out · $0.0066\n"  # as far as message_start counted
     )
 
 
@@ -373,7 +374,7 @@ def test_hostile_answer_shown_clean_and_stored_exact(env: dict[str, str]) -> Non
         e = with_server(env, server)
         result = run(e, "ask", "-m", MODEL, "--system", "Be brief.", "hi")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "Click here evil done\n\nusage: 120 in · 9 out\n"
+    assert result.stdout == "Click here evil done\n\nusage: 120 in · 9 out · $0.0005\n"
     sent = json.loads(server.requests[0].body)
     assert sent["system"] in ("Be brief.", [{"type": "text", "text": "Be brief."}])
     exported = run(e, "export")
@@ -438,7 +439,7 @@ OPENAI_FOOTNOTES = """
 [7] AI coding startup Vercel raises $300 million, valued at $9.3 billion — finance.yahoo.com
     https://finance.yahoo.com/news/ai-coding-startup-vercel-raises-163055044.html?utm_source=openai
 
-usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read
+usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read · $0.0158
 """
 
 

@@ -42,6 +42,7 @@ from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.costs import events_cost
 from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, Target
@@ -76,6 +77,11 @@ class Session:
         """The model address the session talks to."""
         return self.target.address
 
+    def turn_cost(self) -> str:
+        """What the latest turn's responses cost, as the usage line says it."""
+        conv = self.conversation
+        return events_cost(e for e in conv.events if e.turn == conv.turn).describe()
+
     def answer(self, text: str | Message | None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
         as NDJSON).  Ctrl-C and stream errors end the answer showing what
@@ -106,14 +112,17 @@ class Session:
                 )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
+                renderer.cost = self.turn_cost()
                 renderer.interrupt()
             raise
         except StreamError:
             if renderer is not None and renderer.active:
+                renderer.cost = self.turn_cost()
                 renderer.interrupt("stopped by an error: kept what arrived")
             raise
         dropped = dropped_of(result)
         if renderer is not None:
+            renderer.cost = result.cost.describe()
             renderer.end_answer()
             if dropped:
                 renderer.notice(dropped_line(dropped))

@@ -28,6 +28,7 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
+from elelem.conversation.costs import events_cost
 from elelem.conversation.sqlbase import SQLStore
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
@@ -86,14 +87,20 @@ def when(stamp: str) -> str:
     return stamp[:16].replace("T", " ")
 
 
-def log_line(info: ConversationInfo) -> str:
-    """One listing line: id, last update, turns, model, title."""
+def log_line(info: ConversationInfo, cost: str | None = None) -> str:
+    """One listing line: id, last update, turns, model, cost (when given), title."""
     turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
     model = sanitize_line(info.model or "-")
     title = clip(sanitize_line(info.title or ""), 60)
+    spent = f"{cost}  " if cost is not None else ""
     # Ids and times are checked on import; a store written otherwise is shown clean too.
     cid, stamp = sanitize_line(info.id), sanitize_line(when(info.updated_at))
-    return f"{cid}  {stamp}  {turns:>8}  {model}  {title}".rstrip()
+    return f"{cid}  {stamp}  {turns:>8}  {model}  {spent}{title}".rstrip()
+
+
+def conversation_cost(conversation: Conversation) -> str:
+    """What every response of ``conversation`` cost (``$0.0123``, ``cost unknown``)."""
+    return events_cost(conversation.events).describe()
 
 
 def info_record(info: ConversationInfo) -> dict[str, object]:
@@ -148,10 +155,12 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
         return
     infos = store.list_conversations(limit=limit)
     for info in infos:
+        cost = events_cost(Conversation.open(store, info.id).events)
         if as_json:
-            out.write(ndjson_line(info_record(info)) + "\n")
+            spent = None if cost.total is None else str(cost.total)
+            out.write(ndjson_line({**info_record(info), "cost_usd": spent}) + "\n")
         else:
-            out.write(log_line(info) + "\n")
+            out.write(log_line(info, cost.describe()) + "\n")
     if not infos:
         click.echo("no conversations yet", err=True)
 
@@ -177,7 +186,7 @@ def show_command(conversation: str | None, reasoning: str, citations: str) -> No
     cid = resolve_conversation(store, conversation)
     convo = Conversation.open(store, cid)
     renderer = make_renderer(reasoning, citations, make_console())
-    renderer.notice(log_line(convo.info))
+    renderer.notice(log_line(convo.info, conversation_cost(convo)))
     render_events(renderer, convo.events)
 
 

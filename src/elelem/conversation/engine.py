@@ -62,6 +62,7 @@ from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
 
 import msgspec
 
+from elelem.conversation.costs import records_cost
 from elelem.conversation.errors import StoreError
 from elelem.conversation.events import (
     Draft,
@@ -76,6 +77,7 @@ from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
 from elelem.errors import RecoverableError, StreamError
 from elelem.providers import Target
+from elelem.providers.pricing import Cost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.vocabulary import (
     GenerationOptions,
@@ -234,6 +236,12 @@ class TurnResult(msgspec.Struct, frozen=True):
     def finish(self) -> str | None:
         """The finish reason of the last response."""
         return self.responses[-1].finish if self.responses else None
+
+    @property
+    def cost(self) -> Cost:
+        """What the turn's responses cost (see :mod:`elelem.providers.pricing`):
+        ``cost.total`` in US dollars, None when a price is unknown."""
+        return records_cost(self.responses)
 
 
 # -- one response ------------------------------------------------------------------

@@ -13,6 +13,7 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.conversation.costs import events_cost
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
@@ -21,7 +22,7 @@ from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
 def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
     """Show a conversation's events as they were lived: each user message,
     then the answer (its blocks and hosted activity in stream order), its
-    footnotes and the turn's usage.
+    footnotes and the turn's usage and cost.
 
     Overlays change projections, not what happened, so they are not shown;
     events of a kind nobody registered are kept in the log and named here.
@@ -49,6 +50,7 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
             else:
                 renderer.notice(f"[{sanitize_line(event.kind)} event kept, not shown]")
         if answered:
+            renderer.cost = events_cost(view.events).describe()
             renderer.end_answer()
 
 

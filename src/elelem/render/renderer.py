@@ -308,8 +308,7 @@ class Renderer:
             self._line(line, "dim")
         self._notes = Footnotes()
         self._usage = None
-        elif isinstance(chunk, Retry):
-            self.notice(retry_line(chunk), "yellow")
+        self.cost = None
         self._streaming = False
         self._active = False
 

@@ -1,0 +1,39 @@
+"""What responses, turns and conversations cost (see :mod:`elelem.providers.pricing`).
+
+A cost is computed from the stored response records: each record's
+provider, model and usage, priced as of the time the record was committed.
+A price the database does not know is "unknown", never 0, and a sum with an
+unknown part is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from elelem.conversation.events import Event, ResponseRecord
+from elelem.providers.pricing import Cost, price, total
+
+
+def response_cost(record: ResponseRecord, at: datetime | str | None = None) -> Cost:
+    """The cost of one response, priced as of ``at`` (now by default)."""
+    when = datetime.fromisoformat(at) if isinstance(at, str) else at
+    return price(record.provider or "unknown", record.model or "unknown", record.usage, at=when)
+
+
+def records_cost(records: Iterable[ResponseRecord]) -> Cost:
+    """The cost of a turn's (or any) response records, priced now."""
+    return total(response_cost(r) for r in records)
+
+
+def events_cost(events: Iterable[Event]) -> Cost:
+    """The cost of every response record among ``events`` (a conversation's,
+    or one turn's), each priced as of when it was stored."""
+    return total(
+        response_cost(e.body, e.at)
+        for e in events
+        if e.kind == "response" and isinstance(e.body, ResponseRecord)
+    )
+
+
+__all__ = ["events_cost", "records_cost", "response_cost"]
