@@ -304,6 +304,7 @@ def test_config_errors_are_never_retried() -> None:
 
 
 def test_a_turn_records_its_retries_in_the_response_record(tmp_path: Path) -> None:
+    from elelem import send
     from elelem.conversation import Conversation, SQLiteStore
 
     replies = [status(429, RATE_LIMITED, headers={"retry-after-ms": "100"}), replay(BODY)]
@@ -315,8 +316,8 @@ def test_a_turn_records_its_retries_in_the_response_record(tmp_path: Path) -> No
                 async with Client(env=env_for(server.url), retry=FAST) as client:
                     conv = Conversation.create(store)
                     seen: list[object] = []
-                    result = await conv.send(
-                        client, MODEL, "hi", on_chunk=lambda c, _: seen.append(c)
+                    result = await send(
+                        conv, client, MODEL, "hi", on_chunk=lambda c, _: seen.append(c)
                     )
             assert result.text == "Hello"
             assert isinstance(seen[0], Retry)

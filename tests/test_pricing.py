@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from elelem import Client
+from elelem import Client, send
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.costs import events_cost, response_cost
 from elelem.conversation.events import ResponseRecord
@@ -94,8 +94,8 @@ def test_cost_of_a_recorded_response_its_turn_and_its_conversation(
                 env["ANTHROPIC_BASE_URL"] = server.url
                 async with Client(env=env) as client:
                     conv = Conversation.create(store)
-                    first = await conv.send(client, "anthropic:claude-sonnet-4-5", "q")
-                    second = await conv.send(client, "anthropic:claude-sonnet-4-5", "q2")
+                    first = await send(conv, client, "anthropic:claude-sonnet-4-5", "q")
+                    second = await send(conv, client, "anthropic:claude-sonnet-4-5", "q2")
             (record,) = first.responses
             assert record.model == "claude-sonnet-4-20250514"
             assert record.usage is not None
