@@ -247,9 +247,11 @@ def test_parses_and_loses_nothing(corpus: Path, name: str) -> None:
         assert result.finish.raw == stop_reason
         assert result.usage is not None
         assert result.usage.raw == usage
-        assert (result.usage.input, result.usage.output) == (
+        thinking = (usage.get("output_tokens_details") or {}).get("thinking_tokens", 0)
+        assert (result.usage.input, result.usage.output, result.usage.reasoning) == (
             usage["input_tokens"],
-            usage["output_tokens"],
+            usage["output_tokens"] - thinking,
+            thinking,
         )
         assert result.usage.cache_read == (usage.get("cache_read_input_tokens") or 0)
         assert result.usage.hosted == {

@@ -54,7 +54,9 @@ def test_log_json_and_limit(env: dict[str, str]) -> None:
         "updated_at",
         "parent",
         "forked_at",
+        "cost_usd",
     }
+    assert records[0]["cost_usd"] == "0"  # no response yet: nothing spent
 
 
 def test_log_path_names_the_store(env: dict[str, str]) -> None:

@@ -108,7 +108,8 @@ def test_usage_is_cumulative_and_replaced_and_an_unchanged_report_is_not_repeate
         _chunk([{"text": "c"}], finishReason="STOP", usageMetadata=u2),
     )
     updates = [c.usage for c in chunks if isinstance(c, UsageUpdate)]
-    assert updates == [Usage(input=5, output=1, raw=u1), Usage(input=5, output=4, raw=u2)]
+    # tool-use prompt tokens are input (5 + 9)
+    assert updates == [Usage(input=14, output=1, raw=u1), Usage(input=5, output=4, raw=u2)]
 
 
 def test_thought_parts_are_one_reasoning_block_with_their_signature() -> None:

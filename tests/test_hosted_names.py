@@ -27,6 +27,8 @@ from elelem.testing.cassettes import load
 from elelem.vocabulary import (
     HOSTED_ACTIVITY_NAMES,
     PROVIDER_ACTIVITY_NAMES,
+    SEARCH_SOURCES,
+    SERVER_SIDE_TOOLS,
     CodeExecution,
     HostedActivity,
     Message,
@@ -458,6 +460,7 @@ def test_gemini_interactions_hosted_steps_take_neutral_names() -> None:
 
 # Names no table maps, seen in the corpus: kept as the provider spelled them.
 UNMAPPED_IN_CORPUS = {"advisor", "document_search"}
+COUNTERS_OF_NO_ACTIVITY = {SERVER_SIDE_TOOLS, SEARCH_SOURCES}
 
 
 def _corpus_names(root: Path) -> tuple[Counter[tuple[str, str, str]], Counter[tuple[str, str]]]:
@@ -485,7 +488,8 @@ def _corpus_names(root: Path) -> tuple[Counter[tuple[str, str, str]], Counter[tu
 def test_every_corpus_activity_and_counter_has_a_neutral_name(corpus: Path) -> None:
     activities, counters = _corpus_names(corpus)
     names = {name for _, name, _ in activities} | {key for _, key in counters}
-    assert names <= set(HOSTED_ACTIVITY_NAMES) | UNMAPPED_IN_CORPUS
+    # two neutral counters count no one activity: all server-side tool calls, search sources
+    assert names <= set(HOSTED_ACTIVITY_NAMES) | UNMAPPED_IN_CORPUS | COUNTERS_OF_NO_ACTIVITY
     assert names.isdisjoint(PROVIDER_ACTIVITY_NAMES)
     assert activities == Counter(
         {
@@ -527,11 +531,14 @@ def test_every_corpus_activity_and_counter_has_a_neutral_name(corpus: Path) -> N
     assert set(counters) == {
         ("anthropic_messages", "web_fetch"),
         ("anthropic_messages", "web_search"),
+        ("openai_chat", "search_sources"),
         ("openai_chat", "web_search"),
         ("openai_responses", "code_execution"),
         ("openai_responses", "document_search"),
         ("openai_responses", "file_search"),
         ("openai_responses", "mcp"),
+        ("openai_responses", "search_sources"),
+        ("openai_responses", "server_side_tools"),
         ("openai_responses", "web_search"),
         ("openai_responses", "x_search"),
     }

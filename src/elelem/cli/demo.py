@@ -292,7 +292,7 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
                 renderer.user(text)
             try:
                 env = {DEMO_KEY_ENV: DEMO_KEY}
-                run_turn(
+                turn = run_turn(
                     conversation,
                     catalog.target(_model(interaction, provider), env),
                     text,
@@ -307,6 +307,7 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
                     renderer.interrupt("the recorded response ended in an error")
                 renderer.notice(f"recorded error: {exc.kind}: {exc.message}", "red")
                 continue
+            renderer.cost = turn.cost.describe()
             renderer.end_answer()
     return conversation
 

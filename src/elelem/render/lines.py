@@ -417,6 +417,8 @@ _HOSTED_NOUNS = {
     "shell": ("shell call", "shell calls"),
     "map_search": ("map search", "map searches"),
     "x_search": ("X search", "X searches"),
+    "server_side_tools": ("server-side tool call", "server-side tool calls"),
+    "search_sources": ("search source", "search sources"),
 }
 
 

@@ -85,7 +85,13 @@ from elelem.vocabulary.request import (
     WebFetch,
     WebSearch,
 )
-from elelem.vocabulary.usage import Usage, hosted_counter_name, hosted_counts
+from elelem.vocabulary.usage import (
+    SEARCH_SOURCES,
+    SERVER_SIDE_TOOLS,
+    Usage,
+    hosted_counter_name,
+    hosted_counts,
+)
 
 __all__ = [
     "APPROVAL",
@@ -95,6 +101,8 @@ __all__ = [
     "HOSTED_ACTIVITY_NAMES",
     "MESSAGE_SOURCES",
     "PROVIDER_ACTIVITY_NAMES",
+    "SEARCH_SOURCES",
+    "SERVER_SIDE_TOOLS",
     "TERMINAL_STATES",
     "TURN_END_REASONS",
     "TURN_TRIGGERS",

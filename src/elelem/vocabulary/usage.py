@@ -12,6 +12,15 @@ from elelem.vocabulary.json import JSONValue, check_json
 
 _COUNTER_SUFFIXES = ("_requests", "_calls")
 
+SERVER_SIDE_TOOLS = "server_side_tools"
+"""The ``Usage.hosted`` counter of every hosted tool invocation a provider
+counted in one (xAI's ``num_server_side_tools_used``), beside the per-tool
+counters, which it can exceed: a tool that ran several steps counts each."""
+
+SEARCH_SOURCES = "search_sources"
+"""The ``Usage.hosted`` counter of the sources a provider's search read for
+the answer (xAI's ``num_sources_used``), which some providers bill."""
+
 
 def hosted_counter_name(key: str) -> str:
     """The neutral name of a provider's hosted-work counter.
@@ -77,4 +86,4 @@ class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         return self.input + self.cache_read + self.cache_write + self.output + self.reasoning
 
 
-__all__ = ["Usage", "hosted_counter_name", "hosted_counts"]
+__all__ = ["SEARCH_SOURCES", "SERVER_SIDE_TOOLS", "Usage", "hosted_counter_name", "hosted_counts"]

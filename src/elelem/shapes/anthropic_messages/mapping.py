@@ -63,15 +63,24 @@ def _count(value: object) -> int:
 
 
 def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
-    """A full :class:`Usage` from an Anthropic usage object (cumulative values)."""
+    """A full :class:`Usage` from an Anthropic usage object (cumulative values).
+
+    ``output_tokens`` includes the thinking tokens that
+    ``output_tokens_details.thinking_tokens`` counts: they are ``reasoning``,
+    and ``output`` the rest.
+    """
     server = raw.get("server_tool_use")
     hosted = hosted_counts(server, "_requests") if isinstance(server, Mapping) else {}
+    output = _count(raw.get("output_tokens"))
+    details = raw.get("output_tokens_details")
+    thinking = _count(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
+    reasoning = min(thinking, output)
     return Usage(
         input=_count(raw.get("input_tokens")),
-        output=_count(raw.get("output_tokens")),
+        output=output - reasoning,
         cache_read=_count(raw.get("cache_read_input_tokens")),
         cache_write=_count(raw.get("cache_creation_input_tokens")),
-        reasoning=0,
+        reasoning=reasoning,
         hosted=hosted,
         raw=dict(raw),
     )

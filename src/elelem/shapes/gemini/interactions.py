@@ -91,10 +91,12 @@ def _count(value: object) -> int:
 
 
 def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
-    """A :class:`Usage` from an interaction's ``usage`` (cached input counted once)."""
+    """A :class:`Usage` from an interaction's ``usage`` (cached input counted
+    once; the tool-use prompt tokens are ``input``, as in ``usageMetadata``)."""
     cached = _count(raw.get("total_cached_tokens"))
+    tool_prompt = _count(raw.get("total_tool_use_tokens"))
     return Usage(
-        input=max(_count(raw.get("total_input_tokens")) - cached, 0),
+        input=max(_count(raw.get("total_input_tokens")) - cached, 0) + tool_prompt,
         output=_count(raw.get("total_output_tokens")),
         cache_read=cached,
         reasoning=_count(raw.get("total_thought_tokens")),

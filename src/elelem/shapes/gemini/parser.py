@@ -99,12 +99,16 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     """A :class:`Usage` from ``usageMetadata`` (cumulative: the latest one is whole).
 
     Cached prompt tokens are counted once, in ``cache_read``; thought tokens
-    are ``reasoning``, apart from the candidate (``output``) tokens.
+    are ``reasoning``, apart from the candidate (``output``) tokens; the
+    prompt tokens of hosted tool use (``toolUsePromptTokenCount``: search
+    results fed to the model) are ``input``, as they are billed, so the
+    counts add up to ``totalTokenCount``.
     """
     prompt = _count(raw.get("promptTokenCount"))
     cached = _count(raw.get("cachedContentTokenCount"))
+    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
     return Usage(
-        input=max(prompt - cached, 0),
+        input=max(prompt - cached, 0) + tool_prompt,
         output=_count(raw.get("candidatesTokenCount")),
         cache_read=cached,
         reasoning=_count(raw.get("thoughtsTokenCount")),

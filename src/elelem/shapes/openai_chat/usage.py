@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem.vocabulary import Usage, hosted_counts
+from elelem.vocabulary import SEARCH_SOURCES, Usage, hosted_counts
 
 
 def _int(value: Any) -> int:
@@ -25,7 +25,8 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     writes (OpenRouter's ``cache_write_tokens``); ``reasoning`` is
     ``completion_tokens_details.reasoning_tokens`` and ``output`` the rest of
     ``completion_tokens`` (all of it where, as with xAI, ``total_tokens`` shows
-    reasoning counted outside it), so the counts are disjoint.
+    reasoning counted outside it; at most all of it otherwise), so the counts
+    are disjoint and add up to ``total_tokens``.
     """
     prompt = _int(raw.get("prompt_tokens"))
     details = _sub(raw, "prompt_tokens_details")
@@ -44,11 +45,18 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     searches = _int(raw.get("num_search_queries"))
     if searches and "web_search" not in hosted:
         hosted["web_search"] = searches
+    sources = raw.get("num_sources_used")  # xAI live search
+    if isinstance(sources, int) and not isinstance(sources, bool):
+        hosted[SEARCH_SOURCES] = sources
     total = _int(raw.get("total_tokens"))
     # xAI counts reasoning outside completion_tokens (total = prompt +
     # completion + reasoning); everyone else inside it.
     outside = reasoning > 0 and total == prompt + completion + reasoning
-    output = completion if outside else max(completion - reasoning, 0)
+    if not outside:
+        # Inside completion_tokens, reasoning cannot exceed it (OpenRouter
+        # passes some upstreams' larger figure on; raw keeps it).
+        reasoning = min(reasoning, completion)
+    output = completion if outside else completion - reasoning
     return Usage(
         input=max(prompt - cache_read - cache_write, 0),
         output=output,

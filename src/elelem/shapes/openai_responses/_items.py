@@ -15,6 +15,8 @@ import msgspec
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
+    SEARCH_SOURCES,
+    SERVER_SIDE_TOOLS,
     ActivityId,
     Attribution,
     HostedActivity,
@@ -381,19 +383,32 @@ def _int(value: Any) -> int:
 def usage(raw: Mapping[str, Any]) -> Usage:
     """A Responses usage object as disjoint :class:`Usage` counters.
 
-    ``input_tokens`` includes cached tokens and ``output_tokens`` includes
-    reasoning tokens; both are split out so the counts are disjoint.
+    ``input_tokens`` includes cached (and cache-write) tokens and
+    ``output_tokens`` includes reasoning tokens; they are split out so the
+    counts are disjoint.  xAI's ``num_server_side_tools_used`` is
+    ``hosted["server_side_tools"]`` and ``num_sources_used`` is
+    ``hosted["search_sources"]``.
     """
     in_details = raw.get("input_tokens_details")
     out_details = raw.get("output_tokens_details")
     cached = _int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
+    written = _int(in_details.get("cache_write_tokens")) if isinstance(in_details, dict) else 0
     reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
     details = raw.get("server_side_tool_usage_details")
     hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else {}
+    # xAI also counts every server-side tool invocation it bills, which is
+    # more than the per-tool counters when a tool ran several steps.
+    invocations = raw.get("num_server_side_tools_used")
+    if isinstance(invocations, int) and not isinstance(invocations, bool):
+        hosted[SERVER_SIDE_TOOLS] = invocations
+    sources = raw.get("num_sources_used")
+    if isinstance(sources, int) and not isinstance(sources, bool):
+        hosted[SEARCH_SOURCES] = sources
     return Usage(
-        input=max(_int(raw.get("input_tokens")) - cached, 0),
+        input=max(_int(raw.get("input_tokens")) - cached - written, 0),
         output=max(_int(raw.get("output_tokens")) - reasoning, 0),
         cache_read=cached,
+        cache_write=written,
         reasoning=reasoning,
         hosted=hosted,
         raw=dict(raw),
