@@ -40,8 +40,10 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
+import msgspec
 from anyio.from_thread import BlockingPortal
 
+from elelem.outputs import PartialJSON, output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk, ReasoningDelta, Retry, TextDelta
@@ -195,20 +197,29 @@ class Client:
         system: str | None = None,
         response_payloads: Sequence[ProviderPayload] = (),
         timeouts: Timeouts | None = None,
+        output_type: Any = None,
     ) -> ResponseStream:
         """Stream a response: an async iterator of chunks (see
-        :class:`~elelem.transport.ResponseStream` for ``with_commits``,
-        ``final``, ``partial``).  The request is sent on first iteration."""
+        :class:`~elelem.transport.ResponseStream` for ``text``,
+        ``with_commits``, ``final``, ``partial``).  The request is sent on
+        first iteration.
+
+        ``output_type`` (a msgspec Struct, dataclass, TypedDict or pydantic
+        model) asks for an answer of that type through the structured-output
+        option; then ``stream.objects()`` gives the object as it arrives and
+        ``await stream.output()`` the validated instance."""
         endpoint, shape, request = self.prepare(
             model,
             messages,
             tools=tools,
             hosted_tools=hosted_tools,
-            options=options,
+            options=_with_output(options, output_type),
             system=system,
             response_payloads=response_payloads,
         )
-        return self._driver.stream(endpoint, shape, request, timeouts=timeouts)
+        stream = self._driver.stream(endpoint, shape, request, timeouts=timeouts)
+        stream.output_type = output_type
+        return stream
 
     async def complete(
         self,
@@ -234,6 +245,17 @@ class Client:
         )
         return await self._driver.complete(endpoint, shape, request, timeouts=timeouts)
 
+    async def parse(
+        self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
+    ) -> T:
+        """A validated ``output_type`` instance: the answer to a request asking
+        for that type (streamed and drained; ``kwargs`` as for :meth:`stream`).
+        Raises :class:`~elelem.outputs.OutputError` (with the raw text) when
+        the answer does not match."""
+        stream = self.stream(model, messages, output_type=output_type, **kwargs)
+        async with stream:
+            return parse_output(output_type, (await stream.final()).text)
+
     async def aclose(self) -> None:
         """Close the client's HTTP connections."""
         await self._driver.aclose()
@@ -248,6 +270,16 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _with_output(options: GenerationOptions | None, output_type: Any) -> GenerationOptions | None:
+    """``options`` asking for ``output_type``'s schema (unchanged without one)."""
+    if output_type is None:
+        return options
+    options = options if options is not None else GenerationOptions()
+    if options.output is not None:
+        raise ValueError("give output_type or options.output, not both")
+    return msgspec.structs.replace(options, output=output_format(output_type))
 
 
 class SyncResponseStream:
@@ -278,6 +310,18 @@ class SyncResponseStream:
         for chunk, _ in self.with_commits():
             if type(chunk) is ReasoningDelta and chunk.text:
                 yield chunk.text
+
+    def objects(self) -> Iterator[Any]:
+        """The answer's JSON value as it arrives (see :meth:`ResponseStream.objects`)."""
+        reader = PartialJSON()
+        for chunk, _ in self.with_commits():
+            if type(chunk) is TextDelta and reader.feed(chunk.text):
+                yield reader.value
+
+    def output(self) -> Any:
+        """The validated ``output_type`` instance (see :meth:`ResponseStream.output`)."""
+        result = self.final()
+        return self.stream.parse(result)
 
     @property
     def retries(self) -> list[Retry]:
@@ -409,6 +453,17 @@ class SyncClient:
         """As :meth:`Client.stream`, blocking."""
         stream = self._client.stream(model, messages, **kwargs)
         return SyncResponseStream(self._loop(), stream)
+
+    def parse(
+        self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
+    ) -> T:
+        """As :meth:`Client.parse`, blocking."""
+        portal = self._loop()
+
+        async def call() -> T:
+            return await self._client.parse(model, messages, output_type, **kwargs)
+
+        return portal.call(call)
 
     def complete(self, model: str | Target, messages: Messages, **kwargs: Any) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""

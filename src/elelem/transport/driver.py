@@ -51,6 +51,7 @@ from elelem.errors import (
     StreamError,
     TransportError,
 )
+from elelem.outputs import PartialJSON, parse_output
 from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry, TextDelta
 from elelem.stream.chunks import ReasoningDelta
@@ -152,6 +153,8 @@ class ResponseStream:
         retry: RetryPolicy | None = None,
     ) -> None:
         self._driver = driver
+        self.output_type: Any = None
+        """The type the answer is asked to be (``Client.stream(output_type=)``)."""
         self._retry_policy = retry
         self.retries: list[Retry] = []
         """The retries made so far, in order (see :class:`~elelem.stream.Retry`)."""
@@ -210,6 +213,28 @@ class ResponseStream:
         while (pair := await self.step()) is not None:
             if type(pair[0]) is TextDelta and pair[0].text:
                 yield pair[0].text
+
+    async def objects(self) -> AsyncIterator[Any]:
+        """The answer's JSON value as it arrives: after each text delta that
+        changed it, the object (or array) so far, read tolerantly by
+        :class:`~elelem.outputs.PartialJSON` (open strings hold their text so
+        far).  It is the same object each time, updated in place."""
+        reader = PartialJSON()
+        while (pair := await self.step()) is not None:
+            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
+                yield reader.value
+
+    async def output(self) -> Any:
+        """Drain the stream and return the answer as a validated
+        :attr:`output_type` instance; :class:`~elelem.outputs.OutputError`
+        (with the raw text) when it does not match."""
+        return self.parse(await self.final())
+
+    def parse(self, result: AssembledResponse) -> Any:
+        """``result``'s text validated as :attr:`output_type`."""
+        if self.output_type is None:
+            raise ValueError("the stream was not asked for an output_type")
+        return parse_output(self.output_type, result.text)
 
     async def reasoning(self) -> AsyncIterator[str]:
         """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
