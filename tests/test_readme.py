@@ -35,4 +35,10 @@ def test_readme_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         "I'll look up the current figures.",
         "",
         "**Height.** The tower is  10291",
+        "$0.0459",
+        "The tower is 330 metres tall.",
+        "rate limit 1.0",
+        "{'name': 'Eiffel Tower'}",
+        "{'name': 'Eiffel Tower', 'height_m': 330}",
+        "Tower(name='Eiffel Tower', height_m=330)",
     ]

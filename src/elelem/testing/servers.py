@@ -17,6 +17,7 @@ that never arrive.
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import threading
@@ -294,6 +295,27 @@ def sse_body(frames: Iterable[tuple[str | None, str]]) -> bytes:
     return "".join(out).encode("utf-8")
 
 
+def anthropic_text_body(
+    *pieces: str, model: str = "claude-sonnet-4-5-20250929", usage: tuple[int, int] = (20, 10)
+) -> bytes:
+    """The SSE body of an Anthropic Messages response holding one text block
+    streamed as ``pieces`` (one delta each), ``usage`` its input and output
+    tokens: a scripted answer for tests and examples."""
+    frames: list[dict[str, object]] = [
+        {"type": "message_start", "message": {"id": "msg_scripted", "type": "message",
+         "role": "assistant", "model": model, "content": [],
+         "usage": {"input_tokens": usage[0], "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0,
+           "delta": {"type": "text_delta", "text": piece}} for piece in pieces),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+         "usage": {"output_tokens": usage[1]}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    return sse_body((str(f["type"]), json.dumps(f)) for f in frames)
+
+
 def frame_ends(body: bytes) -> list[int]:
     """Byte offsets just past each blank line that ends an SSE frame (LF bodies)."""
     ends: list[int] = []
@@ -373,6 +395,7 @@ __all__ = [
     "Reply",
     "Reset",
     "Send",
+    "anthropic_text_body",
     "frame_ends",
     "insert",
     "no_headers",
