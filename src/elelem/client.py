@@ -43,6 +43,8 @@ import httpx2
 import msgspec
 from anyio.from_thread import BlockingPortal
 
+from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
+from elelem.errors import StreamError
 from elelem.outputs import PartialJSON, output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
@@ -244,6 +246,39 @@ class Client:
             response_payloads=response_payloads,
         )
         return await self._driver.complete(endpoint, shape, request, timeouts=timeouts)
+
+    async def count_tokens(
+        self,
+        model: str | Target,
+        messages: Messages,
+        *,
+        timeouts: Timeouts | None = None,
+        **request: Any,
+    ) -> TokenCount:
+        """The input tokens of this request, before sending it: counted by the
+        provider's endpoint (Anthropic ``count_tokens``, OpenAI
+        ``responses/input_tokens``, Gemini ``countTokens``), else — another
+        wire, or a server without the endpoint — estimated locally
+        (:mod:`elelem.tokens`).  ``TokenCount.source`` says which, and
+        ``note`` why.  Errors of the endpoint are the typed ones a request
+        raises (a bad key is not hidden behind an estimate).  ``request``:
+        ``tools``, ``hosted_tools``, ``options``, ``system``, as for
+        :meth:`stream`."""
+        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        counter = COUNTERS.get(shape.name)
+        if counter is None:
+            return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
+        try:
+            result = await self._driver.complete(
+                endpoint, CountingShape(shape, counter), neutral, timeouts=timeouts
+            )
+        except StreamError as exc:
+            if exc.status not in NOT_THERE:
+                raise
+            why = f"{counter.endpoint} is not there (HTTP {exc.status})"
+            return estimated(neutral, endpoint.provider, why)
+        assert result.usage is not None  # CountingShape's one response always has it
+        return TokenCount(result.usage.input, "provider", counter.endpoint, raw=result.usage.raw)
 
     async def parse(
         self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
@@ -453,6 +488,15 @@ class SyncClient:
         """As :meth:`Client.stream`, blocking."""
         stream = self._client.stream(model, messages, **kwargs)
         return SyncResponseStream(self._loop(), stream)
+
+    def count_tokens(self, model: str | Target, messages: Messages, **kwargs: Any) -> TokenCount:
+        """As :meth:`Client.count_tokens`, blocking."""
+        portal = self._loop()
+
+        async def call() -> TokenCount:
+            return await self._client.count_tokens(model, messages, **kwargs)
+
+        return portal.call(call)
 
     def parse(
         self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
