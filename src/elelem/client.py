@@ -49,7 +49,14 @@ from elelem.outputs import PartialJSON, output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk, ReasoningDelta, Retry, TextDelta
-from elelem.transport import CLIENT_RETRY_POLICY, Driver, Endpoint, ResponseStream, Timeouts
+from elelem.transport import (
+    CLIENT_RETRY_POLICY,
+    Driver,
+    Endpoint,
+    RequestHook,
+    ResponseStream,
+    Timeouts,
+)
 from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
@@ -85,7 +92,9 @@ class Client:
     time by default.  ``max_retries`` (default 2; 0 turns retries off) and
     ``retry`` (the backoff, budget and ``retry-after`` limit, default
     :data:`~elelem.transport.CLIENT_RETRY_POLICY`) shape the visible retries
-    of failures before any chunk arrived.  A client's connections belong to
+    of failures before any chunk arrived.  ``hooks`` are told of every
+    response (:class:`~elelem.transport.RequestHook`; e.g.
+    :class:`elelem.telemetry.GenAITracer`).  A client's connections belong to
     the event loop that first used it: make one client per ``asyncio.run``.
     """
 
@@ -101,6 +110,7 @@ class Client:
         clock: Callable[[], datetime] | None = None,
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
+        hooks: Sequence[RequestHook] = (),
     ) -> None:
         policy = retry if retry is not None else CLIENT_RETRY_POLICY
         if max_retries is not None:
@@ -113,7 +123,9 @@ class Client:
         self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
         self._api_keys = dict(api_keys or {})
-        self._driver = Driver(http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy)
+        self._driver = Driver(
+            http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy, hooks=hooks
+        )
 
     def __repr__(self) -> str:
         return f"Client(providers={self.catalog.names()!r}, keys_given={sorted(self._api_keys)!r})"

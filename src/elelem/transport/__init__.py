@@ -7,7 +7,14 @@ arrived), each retry told on the stream; retrying anything else is the
 caller's, e.g. with the opt-in :func:`elelem.transport.retry.retry`.
 """
 
-from elelem.transport.driver import Driver, ResponseStream, Timeouts, parse_retry_after
+from elelem.transport.driver import (
+    Driver,
+    RequestHook,
+    RequestSpan,
+    ResponseStream,
+    Timeouts,
+    parse_retry_after,
+)
 from elelem.transport.endpoint import Endpoint, RequestSigner
 from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
 from elelem.transport.retry import (
@@ -25,7 +32,9 @@ __all__ = [
     "Driver",
     "Endpoint",
     "NDJSONDecoder",
+    "RequestHook",
     "RequestSigner",
+    "RequestSpan",
     "ResponseStream",
     "RetryAttempt",
     "RetryPolicy",

@@ -29,11 +29,11 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import httpx2
@@ -81,6 +81,26 @@ _ACCEPT = {
     "ndjson": "application/x-ndjson",
     "eventstream": "application/vnd.amazon.eventstream",
 }
+
+
+class RequestSpan(Protocol):
+    """What a :class:`RequestHook` keeps for one response."""
+
+    def end(self, result: AssembledResponse, error: BaseException | None) -> None:
+        """The response ended: ``result`` is what was assembled (whole, or the
+        partial an interruption keeps), ``error`` what ended it, if anything."""
+        ...
+
+
+class RequestHook(Protocol):
+    """Told of every response a :class:`Driver` streams (tracing, metrics):
+    :meth:`start` when the request is first sent, then the span's ``end``
+    exactly once (retries belong to the same response).  A hook must not
+    raise: its exception would propagate from the stream."""
+
+    def start(self, stream: ResponseStream) -> RequestSpan:
+        """The request of ``stream`` is being sent."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,7 @@ class ResponseStream:
         retry: RetryPolicy | None = None,
     ) -> None:
         self._driver = driver
+        self._spans: tuple[RequestSpan, ...] | None = None
         self.output_type: Any = None
         """The type the answer is asked to be (``Client.stream(output_type=)``)."""
         self._retry_policy = retry
@@ -297,9 +318,22 @@ class ResponseStream:
 
     async def aclose(self) -> None:
         """Close the connection; iteration then ends (or raises if unfinished)."""
-        if self._state in ("new", "open"):
+        if self._state in ("new", "open", "wait"):
             self._state = "closed"
         await self._close_response()
+        if self._spans:
+            closed = IncompleteStreamError("the stream was closed before the response finished")
+            self._settle(None if self.assembler.finished else closed)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The provider endpoint the request goes to."""
+        return self._endpoint
+
+    @property
+    def request(self) -> ModelRequest:
+        """The neutral request this stream sends."""
+        return self._request
 
     async def __aenter__(self) -> ResponseStream:
         await self.start()
@@ -335,6 +369,7 @@ class ResponseStream:
             elif state == "wait":
                 await self._guard(self._pause())
             elif state == "finished":
+                self._settle(None)
                 raise StopAsyncIteration
             elif state == "eof":
                 error = self._incomplete()
@@ -342,14 +377,17 @@ class ResponseStream:
                     continue
                 self._state = "failed"
                 self._error = error
+                self._settle(error)
                 raise error
             elif state == "closed":
                 if self.assembler.finished:
+                    self._settle(None)
                     raise StopAsyncIteration
                 self._error = IncompleteStreamError(
                     "the stream was closed before the response finished"
                 )
                 self._state = "failed"
+                self._settle(self._error)
                 raise self._error
             else:
                 assert self._error is not None
@@ -362,7 +400,20 @@ class ResponseStream:
         self._deferred = None
         self._state = "failed"
         self._error = self._endpoint.redactor.redact_error(exc)
+        self._settle(exc)
         raise exc
+
+    def _settle(self, error: BaseException | None) -> None:
+        """Tell the driver's hooks, once, how the response ended: what was
+        assembled (whole, or what :meth:`partial` keeps) and the error."""
+        spans = self._spans
+        if not spans:
+            return
+        self._spans = ()
+        finished = error is None and self.assembler.finished
+        result = self.assembler.result() if finished else self.assembler.partial()
+        for span in spans:
+            span.end(result, error)
 
     async def _guard(self, step: Any) -> None:
         # Any failure, cancellation included, closes the connection at once.
@@ -381,6 +432,7 @@ class ResponseStream:
             await self._close_response()
             if self._retried(exc):
                 return
+            self._settle(exc)
             raise
 
     def _retried(self, error: BaseException) -> bool:
@@ -436,6 +488,9 @@ class ResponseStream:
 
     async def _open(self) -> None:
         shape, endpoint = self._shape, self._endpoint
+        if self._spans is None:
+            # once per response: a retry is part of the same span
+            self._spans = tuple(hook.start(self) for hook in self._driver.hooks)
         encoded = shape.encode_request(
             self._request, provider=endpoint.provider, stream=self._stream
         )
@@ -834,7 +889,8 @@ class Driver:
     is stamped with at send; the system's UTC time by default.  ``limits``
     bound what one response may cost (:class:`~elelem.transport.limits.Limits`).
     ``retry`` is the policy for failures before any chunk arrived (see
-    :class:`ResponseStream`); None, the default, retries nothing.
+    :class:`ResponseStream`); None, the default, retries nothing.  ``hooks``
+    are told of every response (:class:`RequestHook`: tracing).
     """
 
     def __init__(
@@ -845,7 +901,10 @@ class Driver:
         clock: Callable[[], datetime] | None = None,
         limits: Limits | None = None,
         retry: RetryPolicy | None = None,
+        hooks: Sequence[RequestHook] = (),
     ) -> None:
+        self.hooks: list[RequestHook] = list(hooks)
+        """The hooks told of every response (see :class:`RequestHook`)."""
         self.retry = retry
         """The retry policy of every stream (None: no retries)."""
         self._http = http
@@ -903,6 +962,8 @@ class Driver:
 
 __all__ = [
     "Driver",
+    "RequestHook",
+    "RequestSpan",
     "ResponseStream",
     "StreamError",
     "Timeouts",
