@@ -15,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_helpers import base_env, run
-from elelem.errors import DeadlineExceededError, LimitExceededError, StreamError
+from elelem.errors import (
+    DeadlineExceededError,
+    IncompleteStreamError,
+    LimitExceededError,
+    MalformedStreamError,
+    OverloadedError,
+    StreamError,
+)
 from elelem.providers import load_shape
 from elelem.stream import AssembledResponse
 from elelem.testing.servers import LoopbackServer, Pause, Reply, Send
@@ -23,7 +30,7 @@ from elelem.transport import Driver, Endpoint, ResponseStream, Timeouts
 from elelem.transport.framing import SSEDecoder
 from elelem.transport.limits import Limits
 from elelem.vocabulary import ProviderId, TextBlock
-from test_contract_stream import REQUEST, SAMPLES, encode
+from test_contract_stream import REQUEST, SAMPLES, encode, first_block_cut
 
 FAST = Timeouts(connect=2, idle=2)
 MiB = 1024 * 1024
@@ -205,3 +212,29 @@ def test_inspect_of_deeply_nested_json_is_one_line(tmp_path: Path, suffix: str) 
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"elelem: {path}: ")
     assert "Traceback" not in result.stderr
+
+
+# -- the unified rules (the skeleton's; checked here across every shape) ---------------
+
+
+@pytest.mark.parametrize("shape_name", sorted(SAMPLES))
+def test_a_frame_cut_short_is_the_same_incomplete_stream_everywhere(shape_name: str) -> None:
+    # Ollama's cut last NDJSON line was a malformed stream, elsewhere incomplete.
+    sample = SAMPLES[shape_name]()
+    body = encode(sample, sample.frames)
+    cut = first_block_cut(sample) - 3  # inside the frame that ends the first block
+    kind = "application/x-ndjson" if sample.framing == "ndjson" else "text/event-stream"
+    reply = Reply(200, {"content-type": kind}, (Send(body[:cut]),))
+    _, error, _, _ = _play(shape_name, reply)
+    assert type(error) is IncompleteStreamError and error.retryable, (shape_name, error)
+
+
+@pytest.mark.parametrize("shape_name", sorted(SAMPLES))
+def test_529_and_a_truncated_json_body_classify_alike_everywhere(shape_name: str) -> None:
+    sample = SAMPLES[shape_name]()
+    shape = load_shape(shape_name)
+    overloaded = shape.classify_error(529, {}, b'{"error":{"message":"busy"}}')
+    assert isinstance(overloaded, OverloadedError) and overloaded.retryable
+    with pytest.raises(MalformedStreamError) as caught:
+        shape.parse_response(b'{"id":"x","cho', ProviderId(sample.provider), REQUEST)
+    assert caught.value.retryable is True

@@ -214,7 +214,11 @@ def test_a_key_echoed_mid_stream_never_leaves_the_driver(shape_name: str, encodi
 
 def _error_body(echo: str) -> bytes:
     frames = text_frames("Partial answer", "msg_leak", finished=False)
-    error = {"type": "error", "error": {"type": "api_error", "message": "bad key {KEY}"}}
+    # The message also carries escapes: an OSC 52 clipboard write and a screen clear.
+    error = {
+        "type": "error",
+        "error": {"type": "api_error", "message": "bad key {KEY}\u001b]52;c;aGk=\u0007\u001b[2J"},
+    }
     frames.append(("error", json.dumps(error).replace("{KEY}", echo)))
     return sse_body(frames)
 
@@ -259,6 +263,8 @@ def test_no_channel_of_the_cli_shows_or_stores_an_echoed_key(tmp_path: Path) -> 
         assert cut not in out
         assert Redactor([secret]).redact(out) == out  # no encoded echo either
     assert f"bad key {REDACTED}" in plain.stderr
+    for out in (plain.stderr, debug.stderr, as_json.stderr):
+        assert "\x1b" not in out and "\x07" not in out  # --debug tracebacks included
     rows = sqlite3.connect(next(store.rglob("*.db"))).execute("select data from events").fetchall()
     assert any(REDACTED.encode() in bytes(r[0]) for r in rows)
 
@@ -279,6 +285,17 @@ def test_catalog_endpoint_checks_the_key() -> None:
     spec = Catalog(BUILTIN).get("anthropic")
     with pytest.raises(ConfigError, match="line break"):
         spec.endpoint({"ANTHROPIC_API_KEY": "sk-abc\r\ndef0123"})
+
+
+def test_a_sigv4_session_token_echoed_mid_stream_is_redacted() -> None:
+    token = "FwoGZXIvYXdzEJr//////////wEaDHsecret+token=="
+    signer = SigV4Signer(
+        "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG", token, region="us-east-1", service="bedrock"
+    )
+    endpoint = Endpoint(ProviderId("bedrock"), "http://127.0.0.1:1", signer=signer)
+    exc = ProviderStreamError(f"bad token {json.dumps(token)[1:-1].replace('/', chr(92) + '/')}")
+    endpoint.redactor.redact_error(exc)
+    assert exc.message == f"bad token {REDACTED}"
 
 
 def test_provider_stream_error_attributes_are_redacted_in_place() -> None:

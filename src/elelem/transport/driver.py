@@ -692,7 +692,19 @@ class ResponseStream:
 
     async def _end_of_body(self) -> None:
         assert self._decoder is not None and self._parser is not None
-        self._frames(self._decoder.close())
+        tail = self._decoder.close()
+        self._frames(tail)
+        deferred = self._deferred
+        if (
+            tail
+            and isinstance(deferred, MalformedStreamError)
+            and deferred.retryable
+            and not self.assembler.finished
+        ):
+            # A last NDJSON line cut short is the same incomplete stream as
+            # an SSE event cut short: one error on every wire.
+            self._deferred = None
+            self._state = "open"
         if self._state == "open" and not self._parse(self._parser.eof):
             self._state = "finished" if self.assembler.finished else "eof"
         elif self._state == "open":

@@ -359,6 +359,7 @@ class NDJSONDecoder:
             raise self.failure
         tail = self._lines.rest()
         if tail.strip():
+            self.unterminated = len(tail)
             return [_utf8(tail, self._lines.consumed)]
         return []
 
