@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
@@ -619,10 +620,17 @@ def _split(value: Any, portable: list[str], payloads: set[str]) -> None:
                 _split(item, portable, payloads)
 
 
-def test_no_payload_value_of_any_recording_reaches_the_stream(corpus: Path) -> None:
+@pytest.fixture(scope="module")
+def cases(corpus: Path) -> list[tuple[str, Pairs, AssembledResponse, Exception | None]]:
+    """Every recorded response of the corpus, read once for the module."""
+    return corpus_cases(corpus)
+
+
+def test_no_payload_value_of_any_recording_reaches_the_stream(
+    cases: list[tuple[str, Pairs, AssembledResponse, Exception | None]],
+) -> None:
     """Signatures, encrypted content, encrypted indexes, raw blocks and raw
     usage of every recorded response: none is in the bytes sent."""
-    cases = corpus_cases(corpus)
     checked = 0
     for name, pairs, result, error in cases:
         body = b"".join(sse_event(c) for c in encode_all(pairs, error))
@@ -645,9 +653,10 @@ def test_no_payload_value_of_any_recording_reaches_the_stream(corpus: Path) -> N
     assert checked > 500
 
 
-def test_the_ai_package_reads_every_stream_to_the_exact_parts(corpus: Path) -> None:
+def test_the_ai_package_reads_every_stream_to_the_exact_parts(
+    cases: list[tuple[str, Pairs, AssembledResponse, Exception | None]],
+) -> None:
     node = ai_reader_ready()
-    cases = corpus_cases(corpus)
     by_name = {name: (pairs, error) for name, pairs, _, error in cases}
     names = list(by_name)
 

@@ -273,6 +273,7 @@ class UIMessageEncoder:
         self._count = 0
         self._open: dict[object, tuple[str, str]] = {}  # block key -> (kind, part id)
         self._calls: dict[str, str] = {}  # call id -> tool name, until input is known
+        self._ending: tuple[str, str] | None = None  # the block a block-end closed
         self._sources = _Sources()
         self._activities: dict[str, HostedActivity] = {}
         self._usage: Usage | None = None
@@ -471,8 +472,6 @@ class UIMessageEncoder:
             # sent as its JSON.
             tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
             out.append({"type": "data-block", "data": {"type": tag}})
-
-    _ending: tuple[str, str] | None = None
 
     def _take_ending(self, kind: str) -> str | None:
         ending = self._ending
