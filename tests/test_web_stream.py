@@ -33,6 +33,7 @@ from elelem.stream.chunks import (
     Payload,
     ReasoningDelta,
     ResponseStart,
+    Retry,
     TextDelta,
     ToolCallDelta,
     UsageUpdate,
@@ -304,6 +305,7 @@ DOC = Source(None, "Q3 report", DocumentLocation(0, "page", 3, 5, message=0, blo
 MEDIA: Pairs = [
     *feed(
         [
+            Retry(1, 0.5, "rate limit", "rate-limit", 429),
             ResponseStart("r", "m", P),
             BlockStart(0, "text"),
             TextDelta(0, "Revenue grew."),
@@ -339,6 +341,25 @@ MEDIA_PARTS = [
     {"type": "file", "mediaType": "image/png", "url": RED_URL},
     {"type": "data-block", "data": {"type": "image", "name": "ftp://a.example/x.png"}},
 ]
+
+
+def test_a_visible_retry_is_a_transient_data_part() -> None:
+    out = encode_all(MEDIA)
+    assert out[:3] == [
+        {"type": "start"},
+        {
+            "type": "data-retry",
+            "data": {
+                "attempt": 1,
+                "delay": 0.5,
+                "reason": "rate limit",
+                "kind": "rate-limit",
+                "status": 429,
+            },
+            "transient": True,
+        },
+        {"type": "start-step"},
+    ]
 
 
 def test_the_encoder_maps_every_kind_of_part() -> None:

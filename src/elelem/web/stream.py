@@ -21,6 +21,7 @@ client tool call           ``tool-input-start``, ``tool-input-delta``…,
                            ``tool-input-available`` (``tool-input-error``
                            for arguments that are not JSON or were cut off)
 tool result                ``tool-output-available`` / ``tool-output-error``
+a visible retry            ``data-retry``, transient (not kept in the message)
 hosted activity            ``data-hosted-activity`` with the activity id as
                            part id: each transition replaces the part's data
 image, document             ``file`` (bytes as a ``data:`` URL, or an http(s)
@@ -62,6 +63,7 @@ from elelem.stream.chunks import (
     Finish,
     ReasoningDelta,
     ResponseStart,
+    Retry,
     TextDelta,
     ToolCallDelta,
     UsageUpdate,
@@ -321,6 +323,17 @@ class UIMessageEncoder:
             self._response_start(chunk, out)
         elif isinstance(chunk, UsageUpdate):
             self._step_usage = chunk.usage
+        elif isinstance(chunk, Retry):
+            # Transient: the page is told (useChat's onData), the message keeps no part.
+            retry: dict[str, JSONValue] = {
+                "attempt": chunk.attempt,
+                "delay": chunk.delay,
+                "reason": chunk.reason,
+                "kind": chunk.kind,
+            }
+            if chunk.status is not None:
+                retry["status"] = chunk.status
+            out.append({"type": "data-retry", "data": retry, "transient": True})
         # Parts committed by any chunk (a block end, a hosted transition, a
         # held tool call flushed by a later commit or by the finish).
         for part in committed:
