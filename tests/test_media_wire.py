@@ -377,3 +377,17 @@ def test_images_over_the_whole_requests_limit_fail_naming_it() -> None:
         _encode("gemini", "google", _user(*parts))
     assert err.value.limit == 20 * 1024 * 1024
     assert "Gemini takes requests of up to 20,971,520 bytes" in str(err.value)
+
+
+def test_chat_sends_a_tool_results_image_in_the_user_message_after_it() -> None:
+    messages = _encode("openai_chat", "openai", *_tool_turn()).body["messages"]
+    assert messages[-2:] == [
+        {"role": "tool", "tool_call_id": "call_1", "content": "here it is"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[attachments of tool result call_1]"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG64}"}},
+            ],
+        },
+    ]

@@ -235,6 +235,24 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str
     return wire, dropped
 
 
+def _media(
+    block: ImageBlock | DocumentBlock,
+    provider: ProviderId,
+    dialect: Dialect,
+    at: str,
+    dropped: list[str],
+) -> dict[str, JSONValue] | None:
+    return chat_media(
+        block,
+        provider,
+        at,
+        line_report(dropped, at),
+        images=dialect.images,
+        files=dialect.files,
+        dialect=str(provider),
+    )
+
+
 def _user_messages(
     message: Message, provider: ProviderId, dialect: Dialect
 ) -> tuple[list[dict[str, JSONValue]], list[str]]:
@@ -249,23 +267,21 @@ def _user_messages(
             if part.is_error:
                 dropped.append(f"{at}: is_error flag of tool result {part.call_id}")
             if part.attachments:
-                dropped.append(
-                    f"{at}: {len(part.attachments)} attachment(s) of tool result"
-                    f" {part.call_id} (a tool message takes text only)"
+                # A tool message takes text only: what the tool returned beside
+                # its text follows in the user message, named after its call.
+                parts.append(
+                    {"type": "text", "text": f"[attachments of tool result {part.call_id}]"}
                 )
+                for k, attachment in enumerate(part.attachments):
+                    where = f"{at} attachment {k}"
+                    wire = _media(attachment, provider, dialect, where, dropped)
+                    if wire is not None:
+                        parts.append(wire)
         elif isinstance(part, TextBlock):
             texts.append(part.text)
             parts.append({"type": "text", "text": part.text})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = chat_media(
-                part,
-                provider,
-                at,
-                line_report(dropped, at),
-                images=dialect.images,
-                files=dialect.files,
-                dialect=str(provider),
-            )
+            wire = _media(part, provider, dialect, at, dropped)
             if wire is not None:
                 parts.append(wire)
         else:
