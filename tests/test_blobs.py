@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from elelem import codec
 from elelem.conversation import Conversation, ImportRefused, Store
@@ -222,3 +224,60 @@ def test_an_export_missing_a_referenced_blob_is_refused(store: Store) -> None:
     with pytest.raises(ImportRefused) as err:
         import_conversation(store, b"\n".join(cut), new_id=True)
     assert f"references blob sha256:{Blob(PNG).sha256}" in str(err.value)
+
+
+# -- property: any image or document round-trips through a store ---------------------
+
+texts = st.text(max_size=20)
+images = st.builds(
+    lambda data, name, detail: ImageBlock(
+        BytesSource(Blob(data)), "image/png", name, None, None, None, detail
+    ),
+    st.binary(max_size=64),
+    st.none() | texts,
+    st.none() | st.sampled_from(["low", "high", "auto"]),
+)
+documents = st.one_of(
+    st.builds(
+        lambda data, title, cite: DocumentBlock(
+            BytesSource(Blob(data)), "application/pdf", title, citations=cite
+        ),
+        st.binary(max_size=64),
+        st.none() | texts,
+        st.booleans(),
+    ),
+    st.builds(lambda t, c: DocumentBlock.from_text(t, context=c), texts, st.none() | texts),
+    st.builds(
+        lambda chunks, title: DocumentBlock.from_chunks(chunks, title=title),
+        st.lists(texts, max_size=3),
+        st.none() | texts,
+    ),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.lists(images | documents, min_size=1, max_size=3), min_size=1, max_size=4))
+def test_any_media_round_trips_through_the_store_once(
+    tmp_path_factory: pytest.TempPathFactory, turns: list[list[ImageBlock | DocumentBlock]]
+) -> None:
+    from elelem.conversation import SQLiteStore
+
+    with SQLiteStore(tmp_path_factory.mktemp("p") / "s.db") as store:
+        convo = Conversation.create(store)
+        sent = [Message("user", tuple(blocks), "user") for blocks in turns]
+        for message in sent:
+            convo.add_message(message)
+        assert Conversation.open(store, convo.id).history() == tuple(sent)
+        for message in Conversation.open(store, convo.id).history():
+            for block in message.content:
+                if isinstance(block.source, BytesSource):  # type: ignore[union-attr]
+                    assert block.source.blob.resolved  # type: ignore[union-attr]
+        distinct = {
+            b.source.blob: None
+            for m in sent
+            for b in m.content
+            if isinstance(b.source, BytesSource)  # type: ignore[union-attr]
+        }
+        assert store.blob_usage() == (len(distinct), sum(b.size for b in distinct))
