@@ -46,7 +46,8 @@ def test_the_option_has_canonical_bytes_and_round_trips() -> None:
     options = GenerationOptions(max_tokens=10, cache=PromptCache(ttl="1h", key="user-42"))
     data = (
         b'{"max_tokens":10,"temperature":null,"top_p":null,"stop":[],"reasoning":null,'
-        b'"tool_choice":null,"extra":{},"cache":{"ttl":"1h","key":"user-42"},"output":null}'
+        b'"tool_choice":null,"extra":{},"cache":{"ttl":"1h","key":"user-42"},"output":null,'
+        b'"seed":null}'
     )
     assert dumps(options) == data
     assert loads(data, GenerationOptions) == options

@@ -17,6 +17,9 @@ def test_readme_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert len(blocks) == 1
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    # The tour points os.environ at its loopback server; recording the variable
+    # here makes monkeypatch remove it afterwards, so no later test is sent there.
+    monkeypatch.setenv("ELELEM_ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(blocks[0], str(README), "exec"), {"__name__": "readme_tour"})
