@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import ElelemError
-from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
+from elelem.shapes.openai_chat.fast import hot_decoder
 from elelem.shapes.openai_chat.parser import ChatParser
 from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, Payload, ReasoningDelta, TextDelta
 from elelem.testing.cassettes import load, sse_frames
@@ -31,7 +31,7 @@ OPENAI = ProviderId("openai")
 class DictOnly(ChatParser):
     """The parser with the typed fast path off: every frame takes the dict path."""
 
-    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
         return None
 
 
@@ -40,8 +40,8 @@ class Counting(ChatParser):
 
     hits = 0
 
-    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
-        chunks = super()._feed_hot(hot)
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        chunks = super().fast(event, data)
         if chunks is not None:
             Counting.hits += 1
         return chunks
@@ -101,17 +101,47 @@ def test_hot_chunks_take_the_fast_path_with_exact_chunks() -> None:
     assert parser.message("", "[DONE]") == [BlockEnd("text-2"), Finish("stop", raw="stop")]
 
 
-def test_extra_fields_fail_the_typed_decode_and_are_kept() -> None:
+def test_a_new_top_level_field_stays_on_the_fast_path_and_is_kept() -> None:
     extra_top = chunk({"content": "a"}, future="x")
-    extra_delta = chunk({"content": "b", "future_field": "y"})
-    for _, data in (extra_top, extra_delta):
-        with pytest.raises(msgspec.ValidationError, match="unknown field `future"):
-            HOT_CHUNK.decode(data)
+    with pytest.raises(msgspec.ValidationError, match="unknown field `future"):
+        hot_decoder().decoder.decode(extra_top[1])
     Counting.hits = 0
-    seen = compare([FIRST, extra_top, extra_delta, chunk({}, "stop"), ("", "[DONE]")])
-    assert Counting.hits == 1  # only the empty finishing delta fits the typed chunk
-    assert "'type': 'openai_chat.field', 'field': 'future_field', 'value': 'y'" in seen[-2]
-    assert "'type': 'openai_chat.response_field', 'field': 'future', 'value': 'x'" in seen[-2]
+    later = [chunk({"content": c}, future="x") for c in "bcd"]
+    changed = chunk({"content": "e"}, future="y")
+    seen = compare([FIRST, extra_top, *later, changed, chunk({}, "stop"), ("", "[DONE]")])
+    # The first chunk with the field takes the dict path; every later one is typed.
+    assert Counting.hits == 5
+    assert "'type': 'openai_chat.response_field', 'field': 'future', 'value': 'y'" in seen[-2]
+
+
+def test_an_unknown_choice_field_stays_on_the_fast_path() -> None:
+    # OpenRouter's native_finish_reason on every choice: passed over, as the dict path does.
+    data = json.dumps(
+        {**HEAD, "choices": [{"index": 0, "delta": {"content": "a"}, "native_finish_reason": None}]}
+    )
+    Counting.hits = 0
+    compare([FIRST, ("", data), ("", data), chunk({}, "stop"), ("", "[DONE]")])
+    assert Counting.hits == 3
+
+
+def test_a_list_repeated_on_every_chunk_is_applied_once_and_changes_are_not_missed() -> None:
+    cites = ["https://a.example", "https://b.example"]
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    more = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    frames = [
+        FIRST,
+        chunk({"content": "a"}, citations=cites, usage=usage),
+        chunk({"content": "b"}, citations=cites, usage=usage),
+        chunk({"content": "c"}, citations=cites, usage=more),
+        chunk({"content": "d"}, citations=[*cites, "https://c.example"], usage=more),
+        chunk({}, "stop", citations=[*cites, "https://c.example"], usage=more),
+        ("", "[DONE]"),
+    ]
+    Counting.hits = 0
+    seen = compare(frames)
+    assert Counting.hits == 5
+    assert seen[2] == "[TextDelta(index='text-1', text='b')]"  # nothing re-applied
+    assert "UsageUpdate" in seen[3] and "https://c.example" in seen[-2]
 
 
 def test_errors_stay_those_of_the_dict_path() -> None:

@@ -74,10 +74,9 @@ _MODELED: dict[str, frozenset[str]] = {
 }
 
 
-# The hot frame, decoded straight to typed values.  Only an exact fit decodes:
-# any other event, an extra field anywhere or a value of the wrong type fails
-# the typed decode and takes the dict path, which keeps unknown fields and
-# raises every error.
+# The hot frame, decoded straight to typed values.  Any other event, an extra
+# field in the delta or a value of the wrong type fails the typed decode and
+# takes the dict path, which keeps unknown deltas and raises every error.
 class _TextPiece(msgspec.Struct, tag="text_delta", forbid_unknown_fields=True):
     text: str
 
@@ -90,7 +89,9 @@ class _JsonPiece(msgspec.Struct, tag="input_json_delta", forbid_unknown_fields=T
     partial_json: str
 
 
-class _DeltaFrame(msgspec.Struct, forbid_unknown_fields=True):
+class _DeltaFrame(msgspec.Struct):
+    # Fields beside these are passed over, as the dict path passes them over
+    # on a content_block_delta: a new metadata field keeps the frame typed.
     # A plain field, not a tag: msgspec accepts a lone tagged struct without
     # its tag, and a frame with no ``type`` is the dict path's to judge.
     type: Literal["content_block_delta"]

@@ -41,7 +41,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_event
-from elelem.shapes.openai_chat.frames import HOT_CHUNK, HotChunk
+from elelem.shapes.openai_chat.fast import HotChoice, changed_fields, hot_decoder
 from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.openai_chat.usage import map_usage
 from elelem.shapes.skeleton import (
@@ -100,6 +100,9 @@ _METADATA = frozenset(
         "error",
     }
 )
+
+_MAX_EXTRA = 32
+"""How many unlisted top-level field names the fast path takes on per stream."""
 
 REFUSAL_FORMAT = "refusal"
 """Payload format marking a text block as the message's ``refusal``."""
@@ -180,18 +183,34 @@ class ChatParser(ParserSkeleton):
         self._finish_raw: str | None = None
         self._refused = False
         self._response_id: str | None = None
+        # The fast path's decoder (it grows by the top-level fields nobody
+        # listed that this stream sends), and the raw bytes of each field it
+        # applied last: a field sent again unchanged is not applied again.
+        self._hot = hot_decoder()
+        self._extra: frozenset[str] = frozenset()
+        self._seen: dict[str, msgspec.Raw] = {}
 
     # -- the skeleton's hooks -------------------------------------------------
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
-        """The chunks of a hot chunk (see :mod:`~elelem.shapes.openai_chat.frames`)."""
+        """The chunks of a hot chunk (see :mod:`~elelem.shapes.openai_chat.fast`):
+        its one choice's delta, then the raw top-level fields that changed."""
         if event == "error":
             return None
+        decoder, applied = self._hot
         try:
-            hot = HOT_CHUNK.decode(data)
+            hot = decoder.decode(data)
         except msgspec.DecodeError:
-            return None  # not the hot chunk exactly: the dict path decides what it is
-        return self._feed_hot(hot)
+            return None  # not a hot chunk exactly: the dict path decides what it is
+        if len(hot.choices) != 1:
+            return None
+        changed = changed_fields(hot, applied, self._seen)
+        out = self._feed_hot(hot.choices[0])
+        if out is not None and changed:
+            # What the dict path does with these fields, for only those that changed.
+            self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
+            self._seen.update(changed)
+        return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """The frame's chunk object; an ``error`` object (or a plain-text
@@ -254,15 +273,24 @@ class ChatParser(ParserSkeleton):
                     raise _malformed(f"frame {self.frames}: 'finish_reason' is not a string")
                 self._finish_raw = reason
         self._top_level(obj, out)
+        self._learn(obj)
         return out
 
-    def _feed_hot(self, hot: HotChunk) -> list[Chunk] | None:
-        """What :meth:`feed_object` gives for a typed hot chunk of a started
-        response; None (before touching any state) where the dict path must
-        decide: not exactly one choice, or a choice index other than 0."""
-        if len(hot.choices) != 1:
-            return None
-        choice = hot.choices[0]
+    def _learn(self, obj: Mapping[str, Any]) -> None:
+        """After a chunk of the dict path: the fast path forgets which raw
+        fields it applied last (this chunk may have changed what they set),
+        and takes the top-level fields nobody listed that this chunk carried,
+        so the stream's next chunks stay typed."""
+        self._seen.clear()
+        extra = frozenset(k for k in obj if k not in _METADATA) - self._extra
+        if extra and self.started and len(self._extra) < _MAX_EXTRA:
+            self._extra |= extra
+            self._hot = hot_decoder(self._extra)
+
+    def _feed_hot(self, choice: HotChoice) -> list[Chunk] | None:
+        """What :meth:`feed_object` gives for the typed choice of a hot chunk of
+        a started response; None (before touching any state) where the dict
+        path must decide: a choice index other than 0."""
         if choice.index != 0:
             return None
         out: list[Chunk] = []
