@@ -87,7 +87,10 @@ def _floor_extractor(shape: str) -> Callable[[Any, list[str]], None]:
             for choice in d["choices"]:
                 content = choice["delta"].get("content")
                 if content:
-                    out.append(content)
+                    if type(content) is list:  # Mistral's content parts
+                        out.extend(p["text"] for p in content if p["type"] == "text")
+                    else:
+                        out.append(content)
 
         return chat
 

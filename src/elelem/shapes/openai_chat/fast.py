@@ -28,15 +28,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
 
-class HotDelta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """A delta holding at most text, reasoning and a refusal."""
+class HotPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A text content part (Mistral sends content as a list of parts)."""
 
-    content: str | None = None
+    type: Literal["text"]
+    text: str
+
+
+class HotDelta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A delta holding at most text (a string or text parts), reasoning and a refusal."""
+
+    content: str | list[HotPart] | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
     refusal: str | None = None
@@ -115,6 +122,7 @@ __all__ = [
     "HotChoice",
     "HotDecoder",
     "HotDelta",
+    "HotPart",
     "changed_fields",
     "hot_decoder",
 ]

@@ -300,8 +300,14 @@ class ChatParser(ParserSkeleton):
             self._reasoning(delta.reasoning_content, "reasoning_content", out)
         if delta.reasoning:
             self._reasoning(delta.reasoning, "reasoning", out)
-        if delta.content:
-            self._text_delta(delta.content, out)
+        content = delta.content
+        if isinstance(content, str):
+            if content:
+                self._text_delta(content, out)
+        elif content:
+            for part in content:  # text parts, as _content_parts takes them
+                if part.text:
+                    self._text_delta(part.text, out)
         if delta.refusal:
             self._refusal(delta.refusal, out)
         if choice.finish_reason is not None:

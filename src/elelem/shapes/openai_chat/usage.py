@@ -39,7 +39,10 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     # on some routes), counters named by the one neutral table; Perplexity
     # ``num_search_queries``.
     for key in ("server_tool_use_details", "server_tool_use"):
-        for name, count in hosted_counts(_sub(raw, key), "_requests").items():
+        counters = _sub(raw, key)
+        if not counters:
+            continue  # most usage objects have none: spare the table lookup
+        for name, count in hosted_counts(counters, "_requests").items():
             if count:
                 hosted[name] = count
     searches = _int(raw.get("num_search_queries"))

@@ -1,0 +1,449 @@
+"""The per-provider table: ``python -m benchmarks.providers [--runs N] [--events N]``.
+
+For every provider the corpus holds a streamed recording of (Chat Completions
+servers, Anthropic), one stream of 20,000 text deltas built from that
+provider's *own* recorded chunks: the recording's opening frames, its text
+chunks repeated in order byte for byte (every field the provider sent kept:
+OpenRouter's ``native_finish_reason``, Perplexity's ``citations`` and
+``usage`` on every chunk, Anthropic's whitespace as recorded), then its
+closing frames (finish reason, usage, ``[DONE]`` / ``message_stop``).  Each
+stream is measured twice more with one field nobody knows added to every
+chunk (``"x_bench_probe": 1``), which must cost nothing more.
+
+The floor and elelem read each stream from the loopback server of
+:mod:`benchmarks.run` in both delivery modes (``bulk``: the whole body in
+one write; ``per_event``: one write per event), in fresh child processes,
+CPU time per event, median over the runs; both must assemble exactly the
+stream's text.  The targets (issue 11): bulk ≤ 1.5x the floor on every row,
+one write per event ≤ 1.1x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchmarks.corpus import ROOT, CorpusMissing, corpus_root
+from benchmarks.run import _child_env, run_child
+from benchmarks.streams import text_digest
+
+PROBE = ',"x_bench_probe":1}'
+"""What the ``+unknown`` rows add to the end of every chunk's JSON object."""
+
+_KNOWN_PROVIDERS = (
+    "openrouter",
+    "deepseek",
+    "groq",
+    "cerebras",
+    "llamacpp",
+    "mistral",
+    "xai",
+    "perplexity",
+    "moonshotai",
+    "alibaba",
+    "azure",
+)
+_SHAPES = {"chat_completions": "openai_chat", "messages": "anthropic_messages"}
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One provider's chosen streamed recording: its SSE frames (event, data) as recorded."""
+
+    provider: str
+    shape: str
+    path: str
+    frames: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ProviderStream:
+    """A built stream: its SSE events and the text a correct client assembles."""
+
+    provider: str
+    shape: str
+    variant: str  # "as recorded" or "+unknown"
+    deltas: int
+    events: tuple[bytes, ...]
+    text: str
+
+
+def provider_of(row: dict[str, str]) -> str:
+    """The provider a corpus row records: INDEX.tsv's column, else its file name's."""
+    if row["provider"] not in ("other", ""):
+        name = row["provider"]
+    else:
+        found = [p for p in _KNOWN_PROVIDERS if p in row["local_file"].lower()]
+        name = found[0] if found else "other"
+    if "azure" in row["local_file"].lower():
+        return "azure"
+    return {"moonshotai": "moonshot", "llamacpp": "llama.cpp"}.get(name, name)
+
+
+def _sse(body: str) -> Iterator[list[tuple[str, str]]]:
+    """The responses of an SSE body (a new start event begins the next), as frames."""
+    frames: list[tuple[str, str]] = []
+    event = ""
+    for line in body.splitlines():
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            # One leading space is the field separator; the rest is the provider's.
+            data = line[6:] if line.startswith("data: ") else line[5:]
+            frames.append((event, data))
+            event = ""
+    yield frames
+
+
+def _responses(path: Path) -> Iterator[list[tuple[str, str]]]:
+    if path.name.endswith(".chunks.txt"):
+        lines = [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
+        yield [("", line) for line in lines]
+        return
+    if path.suffix in (".yaml", ".yml"):
+        loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        with path.open(encoding="utf-8") as fh:
+            for doc in yaml.load_all(fh, Loader=loader):
+                if not isinstance(doc, dict):
+                    continue
+                for interaction in doc.get("interactions") or ():
+                    body = (interaction.get("response") or {}).get("body")
+                    if isinstance(body, dict) and isinstance(body.get("string"), str):
+                        yield from _sse(body["string"])
+                then = doc.get("then")
+                if isinstance(then, dict) and isinstance(then.get("body"), str):
+                    yield from _sse(then["body"])
+        return
+    yield from _sse(path.read_text(encoding="utf-8"))
+
+
+def _split(frames: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
+    """One recorded body may hold several responses (vercel multi-step chunks)."""
+    current: list[tuple[str, str]] = []
+    for event, data in frames:
+        if current and '"message_start"' in data[:40]:
+            yield current
+            current = []
+        current.append((event, data))
+    if current:
+        yield current
+
+
+def _obj(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _chat_delta(obj: Any) -> dict[str, Any] | None:
+    """The delta of a one-choice chunk without tool calls or annotations, else None."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+        return None
+    if len(obj["choices"]) != 1 or not isinstance(obj["choices"][0], dict):
+        return None
+    delta = obj["choices"][0].get("delta")
+    if not isinstance(delta, dict) or delta.get("tool_calls") or delta.get("annotations"):
+        return None
+    return delta
+
+
+def _chat_text(obj: Any) -> str | None:
+    """The text of a Chat Completions text chunk (a string, or Mistral's text parts)."""
+    delta = _chat_delta(obj)
+    content = delta.get("content") if delta is not None else None
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        if parts and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+            content = "".join(t for t in parts if isinstance(t, str))
+    return content if isinstance(content, str) and content else None
+
+
+def _chat_reasoning(obj: Any) -> bool:
+    """A chunk of reasoning only (what a recording without text chunks repeats)."""
+    delta = _chat_delta(obj)
+    if delta is None or delta.get("content"):
+        return False
+    return any(
+        isinstance(delta.get(k), str) and delta[k] for k in ("reasoning_content", "reasoning")
+    )
+
+
+def _anthropic_text(obj: Any) -> str | None:
+    if not isinstance(obj, dict) or obj.get("type") != "content_block_delta":
+        return None
+    delta = obj.get("delta")
+    if isinstance(delta, dict) and delta.get("type") == "text_delta":
+        return str(delta["text"])
+    return None
+
+
+def _repeatable(shape: str, frames: list[tuple[str, str]]) -> list[int]:
+    """The positions of the chunks a built stream repeats: the text chunks,
+    or (a Chat Completions recording with none) the reasoning chunks."""
+    if shape == "anthropic_messages":
+        return [i for i, (_, d) in enumerate(frames) if _anthropic_text(_obj(d)) is not None]
+    texts = [i for i, (_, d) in enumerate(frames) if _chat_text(_obj(d)) is not None]
+    if texts:
+        return texts
+    return [i for i, (_, d) in enumerate(frames) if _chat_reasoning(_obj(d))]
+
+
+def _text_of(shape: str) -> Any:
+    return _chat_text if shape == "openai_chat" else _anthropic_text
+
+
+def _padded(frames: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the recording's JSON carries whitespace padding (``… }      }``)."""
+    return any(_PADDING.search(d) for _, d in frames)
+
+
+_PADDING = re.compile(r"\s\s+\}\s*$")
+
+
+def recordings(root: Path) -> list[Recording]:
+    """Per provider, its streamed recording with the most text chunks."""
+    with (root / "INDEX.tsv").open(encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["streaming"] == "yes"]
+    best: dict[tuple[str, str], tuple[tuple[bool, bool, int], Recording]] = {}
+    for row in rows:
+        shape = _SHAPES.get(row["api_shape"])
+        if shape is None:
+            continue
+        provider = provider_of(row)
+        for body in _responses(root / row["local_file"]):
+            for frames in _split(body):
+                repeated = _repeatable(shape, frames)
+                if not repeated:
+                    continue
+                rec = Recording(provider, shape, row["local_file"], tuple(frames))
+                # Text over reasoning; whitespace padding as some servers send it
+                # is worth measuring; then the richest.
+                text = _text_of(shape)(_obj(frames[repeated[0]][1])) is not None
+                rank = (text, _padded(rec.frames), len(repeated))
+                if rank > best.get((provider, shape), ((False, False, 0), rec))[0]:
+                    best[(provider, shape)] = (rank, rec)
+    return [rec for _, rec in sorted(best.values(), key=lambda x: (x[1].shape, x[1].provider))]
+
+
+def _event(shape: str, event: str, data: str) -> bytes:
+    if shape == "anthropic_messages" and not event:
+        obj = _obj(data)
+        event = obj.get("type", "") if isinstance(obj, dict) else ""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+def _probed(data: str) -> str:
+    body = data.rstrip()
+    return body[:-1] + PROBE + data[len(body) :] if body.endswith("}") else data
+
+
+def build(rec: Recording, n: int, *, probe: bool = False) -> ProviderStream:
+    """``rec``'s stream of ``n`` text deltas (see the module docstring)."""
+    frames = list(rec.frames)
+    texts = _repeatable(rec.shape, frames)
+    if rec.shape == "openai_chat":
+        first, last = texts[0], texts[-1]
+        # Only frames a plain reader can take: chunk objects with deltas, and [DONE].
+        keep = [
+            (e, d)
+            for e, d in frames[:first] + frames[last + 1 :]
+            if d.strip() == "[DONE]" or _floor_safe(_obj(d))
+        ]
+        head = [f for f in keep if frames.index(f) < first]
+        tail = [f for f in keep if frames.index(f) > last]
+        middle = [frames[i] for i in texts]
+        take = _chat_text
+    else:
+        index = _obj(frames[texts[0]][1])["index"]
+        starts = [
+            f
+            for f in frames
+            if _obj(f[1]) is not None
+            and _obj(f[1]).get("type") == "content_block_start"
+            and _obj(f[1]).get("index") == index
+        ]
+        head = [f for f in frames if (_obj(f[1]) or {}).get("type") == "message_start"][:1]
+        head += starts[:1]
+        stop = [
+            f
+            for f in frames
+            if (_obj(f[1]) or {}).get("type") == "content_block_stop"
+            and (_obj(f[1]) or {}).get("index") == index
+        ]
+        ends = [
+            f for f in frames if (_obj(f[1]) or {}).get("type") in ("message_delta", "message_stop")
+        ]
+        tail = stop[:1] + ends
+        middle = [frames[i] for i in texts if _obj(frames[i][1]).get("index") == index]
+        take = _anthropic_text
+    repeated = [middle[i % len(middle)] for i in range(n)]
+    chosen = head + repeated + tail
+    if probe:
+        chosen = [(e, _probed(d)) for e, d in chosen]
+    text = "".join(t for _, d in chosen if (t := take(_obj(d))) is not None)
+    events = tuple(_event(rec.shape, e, d) for e, d in chosen)
+    variant = "+unknown" if probe else "as recorded"
+    return ProviderStream(rec.provider, rec.shape, variant, n, events, text)
+
+
+def _floor_safe(obj: Any) -> bool:
+    if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+        return False
+    return all(isinstance(c, dict) and isinstance(c.get("delta"), dict) for c in obj["choices"])
+
+
+def _key(stream: ProviderStream) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{stream.provider}-{stream.variant}".lower())
+    return f"p-{slug}-{stream.deltas}"
+
+
+def measure(runs: int, events: int, warm: int = 40) -> list[dict[str, Any]]:
+    """Every row: floor and elelem, both modes, ``runs`` fresh processes per cell."""
+    root = corpus_root()
+    streams: dict[str, ProviderStream] = {}
+    rows = []
+    for rec in recordings(root):
+        for probe in (False, True):
+            big, small = build(rec, events, probe=probe), build(rec, warm, probe=probe)
+            streams[_key(big)], streams[_key(small)] = big, small
+            rows.append((rec, big, small))
+    results: dict[tuple[str, str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="elelem-bench-providers-") as tmp:
+        path = Path(tmp) / "streams.json"
+        path.write_text(
+            json.dumps({k: [e.decode() for e in s.events] for k, s in streams.items()}),
+            encoding="utf-8",
+        )
+        server = _start_server(path)
+        base = f"http://127.0.0.1:{server[1]}"
+        nonce = 0
+        try:
+            for run in range(runs):
+                for rec, big, small in rows:
+                    clients = ["floor", "elelem"] if run % 2 == 0 else ["elelem", "floor"]
+                    for mode in ("bulk", "per_event"):
+                        for client in clients:
+                            nonce += 1
+                            task = {
+                                "client": client,
+                                "shape": rec.shape,
+                                "mode": mode,
+                                "key": _key(big),
+                                "nonce": f"prov-{nonce}",
+                                "warm": _key(small),
+                                "warm_digest": text_digest(small.text),
+                                "digest": text_digest(big.text),
+                                "chars": len(big.text),
+                            }
+                            (r,) = run_child(
+                                "benchmarks.child", {"base": base, "tasks": [task]}, 600
+                            )
+                            cell = (_key(big), mode, client)
+                            if r.get("status") == "ok":
+                                results.setdefault(cell, []).append(r["cpu_s"] / len(big.events))
+                            else:
+                                print(f"  {cell}: {r.get('status')}", file=sys.stderr)
+                print(f"\r  run {run + 1}/{runs}", end="", file=sys.stderr)
+            print(file=sys.stderr)
+        finally:
+            server[0].stdin.close()  # type: ignore[union-attr]
+            server[0].wait(timeout=10)
+    table = []
+    for rec, big, _ in rows:
+        row: dict[str, Any] = {
+            "provider": rec.provider,
+            "shape": rec.shape,
+            "variant": big.variant,
+            "recording": rec.path.rsplit("/", 1)[-1],
+            "events": len(big.events),
+        }
+        for mode in ("bulk", "per_event"):
+            floor = results.get((_key(big), mode, "floor"))
+            mine = results.get((_key(big), mode, "elelem"))
+            row[f"{mode}_floor_us"] = statistics.median(floor) * 1e6 if floor else None
+            row[f"{mode}_elelem_us"] = statistics.median(mine) * 1e6 if mine else None
+            both = floor and mine
+            row[f"{mode}_ratio"] = (
+                statistics.median(mine) / statistics.median(floor) if both else None
+            )
+        table.append(row)
+    return table
+
+
+def _start_server(path: Path) -> tuple[subprocess.Popen[str], int]:
+    """The loopback server of :mod:`benchmarks.server` over these streams."""
+    import pickle
+
+    streams = json.loads(path.read_text(encoding="utf-8"))
+    pickled = path.with_suffix(".pickle")
+    with pickled.open("wb") as fh:
+        pickle.dump({k: tuple(e.encode() for e in evs) for k, evs in streams.items()}, fh)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.server", str(pickled)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def render(table: list[dict[str, Any]]) -> str:
+    """The table as Markdown."""
+
+    def num(v: float | None, fmt: str) -> str:
+        return "n/a" if v is None else format(v, fmt)
+
+    lines = [
+        "| provider | shape | chunks | bulk floor µs/ev | bulk elelem | bulk ratio "
+        "| per-event floor | per-event elelem | per-event ratio |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in table:
+        name = r["provider"] if r["variant"] == "as recorded" else f"{r['provider']} +unknown"
+        lines.append(
+            f"| {name} | {r['shape']} | {r['recording'][:48]} "
+            f"| {num(r['bulk_floor_us'], '.2f')} | {num(r['bulk_elelem_us'], '.2f')} "
+            f"| {num(r['bulk_ratio'], '.2f')}x "
+            f"| {num(r['per_event_floor_us'], '.2f')} | {num(r['per_event_elelem_us'], '.2f')} "
+            f"| {num(r['per_event_ratio'], '.2f')}x |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the table, write ``bench-providers.json``."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.providers", description=__doc__)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--events", type=int, default=20_000)
+    p.add_argument("--output", type=Path, default=ROOT / "bench-providers.json")
+    args = p.parse_args(argv)
+    try:
+        table = measure(args.runs, args.events)
+    except CorpusMissing as exc:
+        print(f"benchmarks: {exc}", file=sys.stderr)
+        return 2
+    print(render(table))
+    args.output.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
