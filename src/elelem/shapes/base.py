@@ -8,8 +8,9 @@ frames to a parser; it knows nothing else about the shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
@@ -130,56 +131,49 @@ class Shape(Protocol):
         ...
 
 
-class FunctionShape:
-    """A :class:`Shape` made of a stateless shape's module functions.
+@dataclass(frozen=True)
+class ShapeSpec:
+    """One wire shape as a value: a :class:`Shape` made of its package's functions.
 
-    For shapes whose parser needs only the provider and whose request
-    encoding, body mapping and error classification are plain functions, so
-    each does not repeat the same forwarding class.
+    Every shape package builds its ``SHAPE`` this way from the same parts
+    under the same names (see :mod:`elelem.shapes`): ``encode`` is its
+    encoder's ``encode_request(request, *, provider, stream)``, ``parser``
+    its parser class (``(provider, request=None)``), ``parse_body`` its
+    ``parse_body(body, provider, request=None)``, ``classify`` its errors'
+    ``classify_error(status, headers, body)``.  No shape needs a class of its
+    own beside it; a shape with configuration (Chat Completions' dialects)
+    closes over it.
     """
 
-    def __init__(
-        self,
-        name: str,
-        framing: Framing,
-        *,
-        encode: Callable[..., EncodedRequest],
-        parser: Callable[[ProviderId], FrameParser],
-        parse_body: Callable[[bytes, ProviderId], list[Chunk]],
-        classify: Callable[[int, Mapping[str, str], bytes], StreamError],
-    ) -> None:
-        self.name = name
-        self.framing: Framing = framing
-        self._encode = encode
-        self._parser = parser
-        self._parse_body = parse_body
-        self._classify = classify
+    name: str
+    framing: Framing
+    encode: Callable[..., EncodedRequest]
+    parser: Callable[..., FrameParser]
+    parse_body: Callable[..., list[Chunk]]
+    classify: Callable[[int, Mapping[str, str], bytes], StreamError]
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
         """The wire request for ``request``."""
-        return self._encode(request, provider=provider, stream=stream)
+        return self.encode(request, provider=provider, stream=stream)
 
-    def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
-        """A parser for one streamed response (the request is not needed)."""
-        del request
-        return self._parser(provider)
+    def new_parser(self, provider: ProviderId, request: Any = None) -> FrameParser:
+        """A parser for one streamed response to ``request`` (the neutral
+        request, or where a shape reads it the raw wire request JSON)."""
+        return self.parser(provider, request)
 
     @typed_parse
-    def parse_response(
-        self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
-    ) -> list[Chunk]:
+    def parse_response(self, body: bytes, provider: ProviderId, request: Any = None) -> list[Chunk]:
         """The chunks of a non-streaming response body."""
-        del request
-        return self._parse_body(body, provider)
+        return self.parse_body(body, provider, request)
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
         """A typed error for an HTTP error response."""
-        return self._classify(status, headers, body)
+        return self.classify(status, headers, body)
 
     def __repr__(self) -> str:
-        return f"FunctionShape({self.name!r}, {self.framing!r})"
+        return f"ShapeSpec({self.name!r}, {self.framing!r})"
 
 
-__all__ = ["EncodedRequest", "FrameParser", "Framing", "FunctionShape", "ModelRequest", "Shape"]
+__all__ = ["EncodedRequest", "FrameParser", "Framing", "ModelRequest", "Shape", "ShapeSpec"]

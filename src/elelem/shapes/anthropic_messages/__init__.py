@@ -26,9 +26,6 @@ Provider payloads this shape writes (``provider`` is the parser's provider,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from elelem.errors import StreamError
 from elelem.shapes.anthropic_messages.encoder import (
     API_VERSION,
     DEFAULT_MAX_TOKENS,
@@ -51,54 +48,23 @@ from elelem.shapes.anthropic_messages.mapping import (
 )
 from elelem.shapes.anthropic_messages.parser import (
     MessagesParser,
-    RequestArg,
     citation_attribution,
+    parse_body,
     response_chunks,
 )
-from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
-from elelem.shapes.skeleton import decode_whole_object, typed_parse
-from elelem.stream import Chunk
-from elelem.vocabulary import ProviderId
+from elelem.shapes.base import ShapeSpec
 
-
-class AnthropicMessages:
-    """The Anthropic Messages shape.  Stateless; use the module's ``SHAPE``."""
-
-    name: str = "anthropic_messages"
-    framing: Framing = "sse"
-
-    def encode_request(
-        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
-    ) -> EncodedRequest:
-        """The ``/v1/messages`` request for ``request`` (see :func:`encode_request`)."""
-        return encode_request(request, provider=provider, stream=stream)
-
-    def new_parser(self, provider: ProviderId, request: RequestArg = None) -> MessagesParser:
-        """A parser for one streamed response.  ``request`` may be the neutral
-        request or the raw wire request JSON (it names the hosted tool versions)."""
-        return MessagesParser(provider, request)
-
-    @typed_parse
-    def parse_response(
-        self, body: bytes, provider: ProviderId, request: RequestArg = None
-    ) -> list[Chunk]:
-        """The chunks of a non-streaming JSON response body.
-
-        An ``error`` object raises its typed error; a body that is not a JSON
-        object raises :class:`MalformedStreamError`.
-        """
-        data = decode_whole_object(body, "anthropic response body")
-        if data.get("type") == "error":
-            raise error_from_event(data)
-        return response_chunks(data, provider, request)
-
-    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-        """A typed error for an HTTP error response (see :func:`classify_error`)."""
-        return classify_error(status, headers, body)
-
-
-SHAPE = AnthropicMessages()
-"""The Anthropic Messages shape."""
+SHAPE = ShapeSpec(
+    "anthropic_messages",
+    "sse",
+    encode=encode_request,
+    parser=MessagesParser,
+    parse_body=parse_body,
+    classify=classify_error,
+)
+"""The Anthropic Messages shape.  Its parser and ``parse_body`` take the
+neutral request or the raw wire request JSON (it names the hosted tool
+versions)."""
 
 __all__ = [
     "API_VERSION",
@@ -109,7 +75,6 @@ __all__ = [
     "FINISH_REASONS",
     "MESSAGES_PATH",
     "SHAPE",
-    "AnthropicMessages",
     "MessagesParser",
     "assistant_wire",
     "citation_attribution",
@@ -118,6 +83,7 @@ __all__ = [
     "error_from_event",
     "finish_reason",
     "hosted_tool_definition",
+    "parse_body",
     "response_chunks",
     "usage_from_wire",
 ]

@@ -38,7 +38,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
-from elelem.shapes.skeleton import ParserSkeleton, unknown_finish
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -591,6 +591,18 @@ def _finish_input(block: _Block, key: BlockKey) -> None:
         raise malformed(f"anthropic block {key!r} input JSON is incomplete: {exc}") from None
 
 
+def parse_body(body: bytes, provider: ProviderId, request: RequestArg = None) -> list[Chunk]:
+    """The chunks of a non-streaming JSON response body (the same a stream gives).
+
+    An ``error`` object raises its typed error; a body that is not a JSON
+    object raises :class:`~elelem.errors.MalformedStreamError`.
+    """
+    data = decode_whole_object(body, "anthropic response body")
+    if data.get("type") == "error":
+        raise error_from_event(data)
+    return response_chunks(data, provider, request)
+
+
 def response_chunks(
     message: Mapping[str, Any], provider: ProviderId, request: RequestArg = None
 ) -> list[Chunk]:
@@ -607,4 +619,4 @@ def response_chunks(
     return chunks
 
 
-__all__ = ["MessagesParser", "citation_attribution", "response_chunks"]
+__all__ = ["MessagesParser", "citation_attribution", "parse_body", "response_chunks"]

@@ -23,7 +23,7 @@ the request exactly as it goes out).
 
 from __future__ import annotations
 
-from elelem.shapes.base import FunctionShape
+from elelem.shapes.base import ShapeSpec
 from elelem.shapes.bedrock_converse.encoder import assistant_wire, encode_request, request_path
 from elelem.shapes.bedrock_converse.errors import (
     ERRORS,
@@ -45,7 +45,7 @@ from elelem.shapes.bedrock_converse.parser import (
     response_chunks,
 )
 
-SHAPE = FunctionShape(
+SHAPE = ShapeSpec(
     "bedrock_converse",
     "eventstream",
     encode=encode_request,

@@ -129,7 +129,8 @@ class BedrockParser(ParserSkeleton):
     what = "bedrock event"
     event_type = UNKNOWN_EVENT_TYPE
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, request: object = None) -> None:
+        del request  # nothing in the request changes how the response reads
         super().__init__(provider)
         self._open: dict[int, str] = {}  # contentBlockIndex -> block kind
         self._deltas: dict[int, list[JSONValue]] = {}
@@ -485,7 +486,7 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
     return out
 
 
-def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
+def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
     """Map a non-streaming Converse body to the chunks a stream gives."""
     obj = decode_whole_object(body, "bedrock response body")
     return response_chunks(obj, provider)

@@ -34,11 +34,11 @@ from elelem.errors import (
     StreamError,
     UnsupportedError,
 )
-from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
+from elelem.shapes.base import EncodedRequest, ModelRequest, ShapeSpec
 from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
 from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
-from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, typed_parse
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -153,7 +153,8 @@ class InteractionsParser(ParserSkeleton):
     what = "gemini interactions"
     event_type = "gemini_interactions.event"
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, request: object = None) -> None:
+        del request  # nothing in the request changes how an interaction reads
         super().__init__(provider)
         self._steps: dict[int, _Step] = {}
         self._next = 0
@@ -502,42 +503,33 @@ assistant_wire = interaction_steps
 """The ``assistant_wire`` hook ``elelem inspect --wire-replay`` calls."""
 
 
-class InteractionsShape:
-    """The response side of Gemini's Interactions API; encoding is not built."""
-
-    name = "gemini_interactions"
-    framing: Framing = "sse"
-
-    def encode_request(
-        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
-    ) -> EncodedRequest:
-        """Not built yet: raises :class:`~elelem.errors.UnsupportedError`."""
-        raise UnsupportedError("requests to the Gemini Interactions API are not supported yet")
-
-    def new_parser(self, provider: ProviderId, request: object = None) -> InteractionsParser:
-        """A parser for one streamed interaction."""
-        del request
-        return InteractionsParser(provider)
-
-    @typed_parse
-    def parse_response(
-        self, body: bytes, provider: ProviderId, request: object = None
-    ) -> list[Chunk]:
-        """The chunks of a non-streaming interaction body."""
-        del request
-        data = decode_whole_body(body, "gemini interaction body")
-        if not isinstance(data, dict):
-            raise malformed("gemini interaction body is not a JSON object")
-        if isinstance(data.get("error"), dict):
-            raise _error(data)
-        return interaction_chunks(data, provider)
-
-    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-        """As the ``generateContent`` classifier: the same Google error bodies."""
-        return classify_error(status, headers, body)
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """Not built yet: raises :class:`~elelem.errors.UnsupportedError`."""
+    raise UnsupportedError("requests to the Gemini Interactions API are not supported yet")
 
 
-SHAPE = InteractionsShape()
+def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
+    """The chunks of a non-streaming interaction body."""
+    del request
+    data = decode_whole_body(body, "gemini interaction body")
+    if not isinstance(data, dict):
+        raise malformed("gemini interaction body is not a JSON object")
+    if isinstance(data.get("error"), dict):
+        raise _error(data)
+    return interaction_chunks(data, provider)
+
+
+SHAPE = ShapeSpec(
+    "gemini_interactions",
+    "sse",
+    encode=encode_request,
+    parser=InteractionsParser,
+    parse_body=parse_body,
+    # HTTP errors carry the same Google error bodies as generateContent's.
+    classify=classify_error,
+)
 """The Gemini Interactions shape (response side)."""
 
 __all__ = [
@@ -545,10 +537,11 @@ __all__ = [
     "SHAPE",
     "STATUS_REASONS",
     "InteractionsParser",
-    "InteractionsShape",
     "annotation_attribution",
     "assistant_wire",
+    "encode_request",
     "interaction_chunks",
     "interaction_steps",
+    "parse_body",
     "usage_from_wire",
 ]

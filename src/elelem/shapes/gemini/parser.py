@@ -41,7 +41,7 @@ from elelem.shapes.gemini.grounding import (
 )
 from elelem.shapes.gemini.partial_args import apply_piece
 from elelem.shapes.media import generated_image
-from elelem.shapes.skeleton import ParserSkeleton, unknown_finish
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -156,7 +156,8 @@ class GeminiParser(ParserSkeleton):
     what = "gemini"
     event_type = "gemini.event"
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, request: object = None) -> None:
+        del request  # nothing in the request changes how a Gemini response reads
         super().__init__(provider)
         self._next_key = 0
         self._open: _Open | None = None
@@ -607,6 +608,17 @@ class GeminiParser(ParserSkeleton):
         return [*self._close(), Hosted(transition)]
 
 
+def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
+    """The chunks of a non-streaming JSON response body (one chunk object, or
+    a JSON array of them).  An ``error`` object raises its typed error; a body
+    that is not JSON raises :class:`~elelem.errors.MalformedStreamError`."""
+    del request
+    data = decode_whole_body(body, "gemini response body")
+    if isinstance(data, dict) and "error" in data:
+        raise error_from_event(data)
+    return response_chunks(data, provider)
+
+
 def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
     """The chunks of a non-streaming response: one chunk object, or a JSON
     array of chunks (``streamGenerateContent`` without ``alt=sse``)."""
@@ -629,6 +641,7 @@ __all__ = [
     "GeminiParser",
     "finish_reason",
     "malformed",
+    "parse_body",
     "response_chunks",
     "usage_from_wire",
 ]

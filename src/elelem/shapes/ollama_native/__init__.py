@@ -11,7 +11,7 @@ provider ``ollama-native``.
 
 from __future__ import annotations
 
-from elelem.shapes.base import FunctionShape
+from elelem.shapes.base import ShapeSpec
 from elelem.shapes.ollama_native.encoder import (
     PATH,
     THINK_LEVELS,
@@ -37,7 +37,7 @@ from elelem.shapes.ollama_native.parser import (
     parse_body,
 )
 
-SHAPE = FunctionShape(
+SHAPE = ShapeSpec(
     "ollama_native",
     "ndjson",
     encode=encode_request,

@@ -87,7 +87,8 @@ class OllamaParser(ParserSkeleton):
 
     what = "ollama line"
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, request: object = None) -> None:
+        del request  # nothing in the request changes how the response reads
         super().__init__(provider)
         self._current: tuple[str, BlockKey] | None = None
         self._serial = 0
@@ -259,7 +260,7 @@ class OllamaParser(ParserSkeleton):
         self.finished = True
 
 
-def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
+def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
     """Map a non-streaming ``/api/chat`` body (one object, ``done: true``) to chunks.
 
     An ``{"error": …}`` body raises its typed error; a body that is not a JSON

@@ -11,15 +11,15 @@ from __future__ import annotations
 from elelem.shapes.openai_responses.encoder import assistant_wire, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
-from elelem.shapes.openai_responses.shape import SHAPE, OpenAIResponsesShape
+from elelem.shapes.openai_responses.shape import SHAPE, encode_request
 
 __all__ = [
     "ERRORS",
     "SHAPE",
-    "OpenAIResponsesShape",
     "ResponsesParser",
     "assistant_wire",
     "classify_error",
+    "encode_request",
     "error_from_event",
     "native_items",
     "parse_body",
