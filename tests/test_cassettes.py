@@ -251,7 +251,9 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_detect_format_from_content() -> None:
     assert detect_format(Path("a"), b"data: {}\n\n") == "sse"
     assert detect_format(Path("a"), b'{"a": 1}') == "json"
-    assert detect_format(Path("a"), b'{"a": 1}\n{"b": 2}\n') == "chunks"
+    assert detect_format(Path("a"), b'{"a": 1}\n{"b": 2}\n') == "ndjson"
+    dump = b'{"type": "message_start"}\n{"type": "message_stop"}\n'
+    assert detect_format(Path("a"), dump) == "chunks"
     assert detect_format(Path("a.yml"), b"when:\n") == "when-then"
     assert detect_format(Path("a.yaml"), b"interactions: []\n") == "vcr"
 

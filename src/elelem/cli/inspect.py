@@ -48,11 +48,12 @@ from elelem.testing.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
     RecordedRequest,
+    RecordedResponse,
     RecordingError,
-    json_lines,
     load,
-    sse_frames,
 )
+from elelem.testing.containers import is_eventstream
+from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
 from elelem.vocabulary.json import JSONValue
 
@@ -156,19 +157,47 @@ class InspectError(ElelemError):
     """The recording cannot be inspected (the message says why)."""
 
 
+_SSE_START = (b"data:", b"event:", b":", b"id:", b"retry:")
+
+
+def recorded_frames(response: RecordedResponse, framing: str) -> list[tuple[str, str]]:
+    """The ``(event, data)`` frames of a recorded streamed body, split by the
+    transport's own decoders (the ones the driver runs): AWS's binary event
+    stream where the bytes are one, NDJSON where the content type or the
+    shape says so, SSE where the body is server-sent events (how recordings
+    keep an event-stream shape's decoded events).  A framing fault raises
+    :class:`~elelem.errors.MalformedStreamError` after nothing is returned."""
+    body = response.body
+    content_type = response.content_type
+    if is_eventstream(body):
+        content_type = EVENTSTREAM_TYPE
+    elif content_type not in NDJSON_TYPES and body.lstrip().startswith(_SSE_START):
+        content_type, framing = "text/event-stream", "sse"
+    decoder = decoder_for(framing, content_type)
+    frames: list[Any] = [*decoder.feed(body), *decoder.close()]
+    if decoder.failure is not None:
+        raise decoder.failure
+    if isinstance(decoder, NDJSONDecoder):
+        return [("", line) for line in frames]
+    return [(frame[0], frame[1]) for frame in frames]
+
+
 def _first_payload(interaction: Interaction) -> dict[str, Any] | None:
     response = interaction.response
     try:
         if response.streamed:
-            for frame in sse_frames(response.body):
-                data = json.loads(frame.data)
-                return data if isinstance(data, dict) else None
-            lines = json_lines(response.body)
-            return lines[0] if lines and isinstance(lines[0], dict) else None
-        data = response.json()
-    except ValueError:
+            binary = is_eventstream(response.body)
+            for event, data in recorded_frames(response, "ndjson"):
+                value = json.loads(data)
+                if binary and event and isinstance(value, dict) and event not in value:
+                    # An AWS event stream names each event in its headers.
+                    value = {event: value}
+                return value if isinstance(value, dict) else None
+            return None
+        value = response.json()
+    except (ValueError, ElelemError):
         return None
-    return data if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 def detect_shape(interaction: Interaction) -> str | None:
@@ -222,14 +251,8 @@ def _chunks(
             return chunks, None
         parser = shape.new_parser(provider, request)  # type: ignore[arg-type]
         chunks.extend(parser.open(response.status, response.headers))
-        # Recordings keep an event-stream shape's decoded events as SSE frames.
-        if shape.framing in ("sse", "eventstream"):
-            for frame in sse_frames(response.body):
-                chunks.extend(parser.message(frame.event, frame.data))
-        else:
-            for line in response.body.decode("utf-8").splitlines():
-                if line.strip():
-                    chunks.extend(parser.message("", line))
+        for event, data in recorded_frames(response, shape.framing):
+            chunks.extend(parser.message(event, data))
         chunks.extend(parser.eof())
         if not any(type(c) is Finish for c in chunks):
             # What the driver says of a body that ends before the terminal event.

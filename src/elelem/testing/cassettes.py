@@ -19,6 +19,24 @@ they mean.  Formats (see the corpus README):
     A raw SSE response body.
 ``json``
     A raw non-streaming JSON response body.
+``ndjson``
+    A raw newline-delimited JSON body (one payload per line, kept verbatim).
+``eventstream``
+    A raw AWS event-stream body (binary messages, told by their prelude CRC).
+``ruby-vcr``
+    Ruby VCR and R vcr cassettes (``http_interactions``; Ruby's ``!binary``
+    tag, ``base64_string`` bodies).
+``json-wrapper``
+    JSON ``{status, headers, body}`` objects (one, or a list), with an
+    optional ``request``.
+``har``
+    HAR files (``log.entries[]``), as browsers and proxies export them.
+
+Bodies are decoded (gzip, deflate, br) by :func:`~elelem.testing.containers.decode_body`:
+the bytes' magic decides when the recorded header lies (a body kept decoded
+under ``content-encoding: gzip``, or kept compressed as ``!!binary``); the
+response's headers then describe the decoded body (no ``content-encoding``)
+and :attr:`RecordedResponse.encoding` says what the recorded bytes were.
 
 Every problem raises :class:`RecordingError` naming the file and what is
 wrong; nothing is silently skipped.
@@ -36,17 +54,43 @@ from urllib.parse import urlencode, urlsplit
 import yaml
 
 from elelem.errors import ElelemError
+from elelem.testing.containers import (
+    BodyError,
+    Wrapped,
+    decode_body,
+    eventstream_content_type,
+    har_entries,
+    is_eventstream,
+    is_har,
+    is_json_wrapper,
+    json_wrapped,
+    parse_json,
+    request_parts,
+    ruby_binary,
+    vcr_body,
+)
+from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary.json import JSONValue
 
-RecordingFormat = Literal["vcr", "when-then", "chunks", "sse", "json"]
+RecordingFormat = Literal[
+    "vcr", "when-then", "chunks", "sse", "json", "ndjson", "eventstream",
+    "ruby-vcr", "json-wrapper", "har",
+]  # fmt: skip
 
 RESPONSE_START_TYPES: frozenset[str] = frozenset({"message_start", "response.created"})
 """Payload ``type`` values that begin a new response in a chunk file."""
 
 try:  # the C loader is ~10x faster on the large cassettes
-    _YAML_LOADER: Any = yaml.CSafeLoader
+    _BASE_LOADER: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _YAML_LOADER = yaml.SafeLoader
+    _BASE_LOADER = yaml.SafeLoader
+
+
+class _YAML_LOADER(_BASE_LOADER):  # type: ignore[misc]
+    """The safe loader, plus Ruby's ``!binary`` tag (Ruby VCR cassettes)."""
+
+
+_YAML_LOADER.add_constructor("!binary", ruby_binary)
 
 
 class RecordingError(ElelemError, ValueError):
@@ -93,6 +137,9 @@ class RecordedResponse:
     body: bytes
     streamed: bool
     body_exact: bool = True
+    encoding: str = ""
+    """The content-coding the recorded bytes had (``gzip``, ``deflate``,
+    ``br``), decoded into :attr:`body`; ``""`` when they were not encoded."""
 
     @property
     def content_type(self) -> str:
@@ -153,84 +200,109 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
         raise RecordingError(p, f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise RecordingError(p, f"larger than the read limit of {max_bytes} bytes (--max-bytes)")
+    named = p
+    if raw[:2] == b"\x1f\x8b":
+        # A gzip-compressed recording (session.har.gz): read what it holds.
+        try:
+            raw, _ = decode_body(raw, "gzip")
+        except BodyError as exc:
+            raise RecordingError(p, str(exc)) from None
+        named = p.with_suffix("") if p.suffix == ".gz" else p
     if not raw.strip():
         raise RecordingError(p, "file is empty")
     fmt: str = "JSON"
     try:
-        fmt = detect_format(p, raw)
+        fmt = detect_format(named, raw)
         if fmt == "chunks":
             interactions = _load_chunks(p, raw)
-        elif fmt == "sse":
-            interactions = (_sse_interaction(p, raw),)
-        elif fmt == "json":
-            interactions = (_json_interaction(p, raw),)
+        elif fmt in ("sse", "json", "ndjson", "eventstream"):
+            interactions = (_raw_interaction(fmt, raw),)
+        elif fmt in ("json-wrapper", "har"):
+            data = json.loads(raw)
+            wrapped = har_entries(data) if fmt == "har" else json_wrapped(data, p)
+            interactions = _load_wrapped(p, wrapped)
         else:
             docs = _yaml_documents(p, raw)
-            interactions = _load_vcr(p, docs) if fmt == "vcr" else _load_when_then(p, docs)
+            if _ruby_vcr(docs):
+                fmt = "ruby-vcr"
+                interactions = _load_cassette(p, docs[0]["http_interactions"], "http_interactions")
+            elif fmt == "vcr":
+                interactions = _load_vcr(p, docs)
+            else:
+                interactions = _load_when_then(p, docs)
+    except BodyError as exc:
+        raise RecordingError(p, str(exc)) from None
     except RecursionError:
         raise RecordingError(p, f"this {fmt} recording is nested too deeply to read") from None
     if not interactions:
         raise RecordingError(p, f"no interactions in this {fmt} recording")
-    return Recording(path=p, format=fmt, interactions=interactions)
+    return Recording(path=p, format=fmt, interactions=interactions)  # type: ignore[arg-type]
 
 
 def detect_format(path: Path, raw: bytes) -> RecordingFormat:
     """Which corpus format ``raw`` (the bytes of ``path``) is in."""
     name = path.name
+    if is_eventstream(raw):
+        return "eventstream"
     head = raw.lstrip()[:200]
     if name.endswith(".chunks.txt"):
         return "chunks"
     if name.endswith((".yaml", ".yml")):
-        return "when-then" if head.startswith((b"when:", b"---")) else "vcr"
-    if head.startswith((b"event:", b"data:", b":")):
+        cassette = b"\ninteractions:" in b"\n" + head or b"\nhttp_interactions:" in b"\n" + head
+        return "vcr" if cassette or not head.startswith((b"when:", b"---")) else "when-then"
+    if head.startswith((b"event:", b"data:", b":", b"id:", b"retry:")):
         return "sse"
     if head.startswith((b"{", b"[")):
-        # One JSON document is a body; several lines of JSON objects are chunks.
+        # One JSON document is a body (or a container of bodies); several
+        # lines of JSON objects are a chunk dump or an NDJSON body.
         try:
-            json.loads(raw)
+            data = json.loads(raw)
         except ValueError:
             lines = [ln for ln in raw.splitlines() if ln.strip()]
             if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
-                return "chunks"
+                return "chunks" if _chunk_dump(lines) else "ndjson"
             raise RecordingError(path, "truncated or malformed JSON body") from None
-        return "json"
-    if head.startswith((b"interactions:", b"when:")):
-        return "vcr" if head.startswith(b"interactions:") else "when-then"
+        if is_har(data):
+            return "har"
+        return "json-wrapper" if is_json_wrapper(data) else "json"
+    if head.startswith((b"interactions:", b"when:", b"http_interactions:")):
+        return "when-then" if head.startswith(b"when:") else "vcr"
     raise RecordingError(
-        path, "unknown recording format (not VCR/when-then YAML, SSE, JSON or chunks)"
+        path,
+        "unknown recording format (not a VCR, Ruby VCR or when-then YAML cassette, a HAR "
+        "file, a JSON body or wrapper, SSE, NDJSON, an AWS event stream or chunks)",
     )
 
 
+def _chunk_dump(lines: list[bytes]) -> bool:
+    """True when lines of JSON are SSE payloads of several responses dumped
+    one per line (a new one begins at each response-start type)."""
+    for line in lines:
+        try:
+            payload = json.loads(line)
+        except ValueError:
+            return True  # reported, with its line number, by the chunk loader
+        if isinstance(payload, dict) and payload.get("type") in RESPONSE_START_TYPES:
+            return True
+    return False
+
+
 def sse_frames(body: bytes | str) -> list[SSEFrame]:
-    """Split an SSE body into frames, per the HTML server-sent events rules.
+    """Split an SSE body into frames with the transport's own WHATWG decoder
+    (:class:`~elelem.transport.framing.SSEDecoder`, the one the driver runs).
 
     ``event:`` names the frame (``""`` when absent), ``data:`` lines join with
     ``"\\n"``, comment lines are skipped, a blank line ends a frame.  A last
     frame not ended by a blank line is incomplete and, as the rules say,
-    discarded (a truncated recording then lacks its final event).
+    discarded (a truncated recording then lacks its final event).  Bytes that
+    are not UTF-8 raise :class:`~elelem.errors.MalformedStreamError`.
     """
-    text = body.decode("utf-8") if isinstance(body, bytes) else body
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    frames: list[SSEFrame] = []
-    event = ""
-    data: list[str] = []
-    pending = False
-    for line in text.split("\n"):
-        if not line:
-            if pending:
-                frames.append(SSEFrame(event, "\n".join(data)))
-            event, data, pending = "", [], False
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "event":
-            event, pending = value, True
-        elif name == "data":
-            data.append(value)
-            pending = True
-    return frames
+    decoder = SSEDecoder(MAX_RECORDING_BYTES)
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    events = [*decoder.feed(data), *decoder.close()]
+    if decoder.failure is not None:
+        raise decoder.failure
+    return [SSEFrame(event[0], event[1]) for event in events]
 
 
 def json_lines(text: bytes | str) -> list[JSONValue]:
@@ -255,18 +327,69 @@ def _sse_headers() -> dict[str, str]:
     return {"content-type": "text/event-stream"}
 
 
-def _sse_interaction(path: Path, raw: bytes) -> Interaction:
-    del path
-    response = RecordedResponse(status=200, headers=_sse_headers(), body=raw, streamed=True)
-    return Interaction(index=0, request=None, response=response)
+_RAW_TYPES = {
+    "sse": "text/event-stream",
+    "json": "application/json",
+    "ndjson": "application/x-ndjson",
+    "eventstream": eventstream_content_type(),
+}
 
 
-def _json_interaction(path: Path, raw: bytes) -> Interaction:
-    del path
+def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
     response = RecordedResponse(
-        status=200, headers={"content-type": "application/json"}, body=raw, streamed=False
+        status=200, headers={"content-type": _RAW_TYPES[fmt]}, body=raw, streamed=fmt != "json"
     )
     return Interaction(index=0, request=None, response=response)
+
+
+def _response(
+    status: int, headers: dict[str, str], body: bytes, *, exact: bool = True
+) -> RecordedResponse:
+    """A response with its body decoded and its headers saying so."""
+    body, encoding = decode_body(body, headers.get("content-encoding", ""))
+    if "content-encoding" in headers:
+        # The body is now what the encoding (true or claimed) covered.
+        headers = {
+            k: v for k, v in headers.items() if k not in ("content-encoding", "content-length")
+        }
+    ctype = headers.get("content-type", "")
+    if not ctype and is_eventstream(body):
+        headers["content-type"] = ctype = eventstream_content_type()
+    return RecordedResponse(
+        status=status,
+        headers=headers,
+        body=body,
+        streamed=_streamed(ctype, body),
+        body_exact=exact,
+        encoding=encoding,
+    )
+
+
+def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]:
+    out = []
+    for i, (req, status, headers, body) in enumerate(wrapped):
+        request = None
+        if req is not None:
+            method, req_path, query = request_parts(req)
+            request = RecordedRequest(
+                method=method,
+                path=req_path,
+                query=query,
+                uri=req["uri"] or None,
+                headers=req["headers"],
+                body=req["body"],
+                json=parse_json(req["body"]),
+            )
+        try:
+            response = _response(status, headers, body)
+        except BodyError as exc:
+            raise RecordingError(path, f"interaction {i}: {exc}") from None
+        out.append(Interaction(index=i, request=request, response=response))
+    return tuple(out)
+
+
+def _ruby_vcr(docs: list[Any]) -> bool:
+    return len(docs) == 1 and isinstance(docs[0], dict) and "http_interactions" in docs[0]
 
 
 def _load_chunks(path: Path, raw: bytes) -> tuple[Interaction, ...]:
@@ -318,7 +441,7 @@ def _parse_json_text(text: str | None) -> JSONValue:
 
 
 def _streamed(content_type: str, body: bytes) -> bool:
-    if "event-stream" in content_type or "ndjson" in content_type:
+    if "event-stream" in content_type or "ndjson" in content_type or "eventstream" in content_type:
         return True
     return body.lstrip().startswith((b"event:", b"data:"))
 
@@ -326,7 +449,15 @@ def _streamed(content_type: str, body: bytes) -> bool:
 def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
     if len(docs) != 1 or not isinstance(docs[0], dict) or "interactions" not in docs[0]:
         raise RecordingError(path, "not a VCR cassette (no top-level 'interactions')")
-    items = _need(path, docs[0]["interactions"], list, "'interactions'")
+    return _load_cassette(path, docs[0]["interactions"], "interactions")
+
+
+def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction, ...]:
+    """vcrpy's ``interactions`` and Ruby VCR / R vcr's ``http_interactions``:
+    the same request/response pairs, bodies as vcrpy's ``string`` (text or
+    ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
+    ``!binary``), or R's ``base64_string``."""
+    items: list[Any] = _need(path, raw_items, list, f"'{key}'")
     out = []
     for i, item in enumerate(items):
         where = f"interaction {i}"
@@ -335,9 +466,21 @@ def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
         resp = _need(path, item.get("response"), dict, f"{where} response")
         uri = _need(path, req.get("uri"), str, f"{where} request uri")
         parts = urlsplit(uri)
-        body_text = req.get("body")
-        if body_text is not None and not isinstance(body_text, str):
-            body_text = str(body_text)
+        status = resp.get("status")
+        code = status.get("code") if isinstance(status, dict) else status
+        code = _need(path, code, int, f"{where} response status code")
+        try:
+            sent = vcr_body(req.get("body"), f"{where} request")
+            if "parsed_body" in resp:
+                body = json.dumps(resp["parsed_body"], ensure_ascii=False).encode()
+                exact = False
+            else:
+                body = vcr_body(resp.get("body"), f"{where} response")
+                exact = True
+            response = _response(code, _vcr_headers(resp.get("headers")), body, exact=exact)
+        except BodyError as exc:
+            raise RecordingError(path, f"{where}: {exc}") from None
+        body_text = sent.decode("utf-8", "replace") if req.get("body") is not None else None
         parsed = req.get("parsed_body")
         request = RecordedRequest(
             method=str(req.get("method", "GET")).upper(),
@@ -347,33 +490,6 @@ def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
             headers=_vcr_headers(req.get("headers")),
             body=body_text,
             json=parsed if parsed is not None else _parse_json_text(body_text),
-        )
-        status = resp.get("status")
-        code = status.get("code") if isinstance(status, dict) else status
-        code = _need(path, code, int, f"{where} response status code")
-        headers = _vcr_headers(resp.get("headers"))
-        if "parsed_body" in resp:
-            body = json.dumps(resp["parsed_body"], ensure_ascii=False).encode()
-            exact = False
-        else:
-            container = resp.get("body")
-            text = container.get("string") if isinstance(container, dict) else container
-            if isinstance(text, bytes):
-                body = text
-            elif isinstance(text, str):
-                body = text.encode()
-            elif text is None:
-                body = b""
-            else:
-                raise RecordingError(path, f"{where} response body is not text")
-            exact = True
-        ctype = headers.get("content-type", "")
-        response = RecordedResponse(
-            status=code,
-            headers=headers,
-            body=body,
-            streamed=_streamed(ctype, body),
-            body_exact=exact,
         )
         out.append(Interaction(index=i, request=request, response=response))
     return tuple(out)
@@ -423,12 +539,10 @@ def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
         status = _need(path, then.get("status", 200), int, f"{where} then.status")
         text = then.get("body", "")
         body = text.encode() if isinstance(text, str) else b""
-        response = RecordedResponse(
-            status=status,
-            headers=headers,
-            body=body,
-            streamed=_streamed(headers.get("content-type", ""), body),
-        )
+        try:
+            response = _response(status, headers, body)
+        except BodyError as exc:
+            raise RecordingError(path, f"{where}: {exc}") from None
         out.append(Interaction(index=i, request=request, response=response))
     return tuple(out)
 

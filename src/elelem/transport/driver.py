@@ -61,6 +61,7 @@ from elelem.transport.framing import (
     EventStreamDecoder,
     NDJSONDecoder,
     SSEDecoder,
+    decoder_for,
 )
 from elelem.transport.limits import DEFAULT_LIMITS, BodyMeter, Limits
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
@@ -844,20 +845,8 @@ def _utc_now() -> datetime:
 def _decoder(
     framing: str, content_type: str, frame: int
 ) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
-    """The body decoder for a shape's ``framing`` and the response's content type.
-
-    An event-stream shape served ``text/event-stream`` gets SSE: that is how
-    decoded events are replayed (recordings, proxies); the binary framing
-    carries its own content type.
-    """
-    frame = frame or DEFAULT_MAX_EVENT_BYTES
-    if framing == "sse":
-        return SSEDecoder(frame)
-    if framing == "eventstream":
-        if content_type == "text/event-stream":
-            return SSEDecoder(frame)
-        return EventStreamDecoder(frame)
-    return NDJSONDecoder(frame)
+    """The body decoder (see :func:`~elelem.transport.framing.decoder_for`)."""
+    return decoder_for(framing, content_type, frame or DEFAULT_MAX_EVENT_BYTES)
 
 
 def _request_id(headers: Mapping[str, str]) -> str | None:

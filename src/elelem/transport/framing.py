@@ -633,8 +633,38 @@ class EventStreamDecoder:
         return name
 
 
+NDJSON_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "application/jsonl"})
+EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
+
+
+def decoder_for(
+    framing: str, content_type: str, frame: int = DEFAULT_MAX_EVENT_BYTES
+) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
+    """The body decoder for a shape's ``framing`` and a body's content type
+    (lower-case, no parameters); ``frame`` bounds one event.
+
+    The content type wins where it names a framing: AWS's binary event
+    stream, or NDJSON.  Otherwise the shape's framing decides, except that
+    an event-stream shape served ``text/event-stream`` gets SSE: that is how
+    decoded events are replayed (recordings, proxies).
+    """
+    if content_type == EVENTSTREAM_TYPE:
+        return EventStreamDecoder(frame)
+    if content_type in NDJSON_TYPES:
+        return NDJSONDecoder(frame)
+    if framing == "sse":
+        return SSEDecoder(frame)
+    if framing == "eventstream":
+        if content_type == "text/event-stream":
+            return SSEDecoder(frame)
+        return EventStreamDecoder(frame)
+    return NDJSONDecoder(frame)
+
+
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
+    "EVENTSTREAM_TYPE",
+    "NDJSON_TYPES",
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
@@ -642,4 +672,5 @@ __all__ = [
     "SSEDecoder",
     "SSEEvent",
     "decode_headers",
+    "decoder_for",
 ]
