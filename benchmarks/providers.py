@@ -79,6 +79,10 @@ class ProviderStream:
     events: tuple[bytes, ...]
     text: str
 
+    def body_bytes(self) -> bytes:
+        """The whole response body."""
+        return b"".join(self.events)
+
 
 def provider_of(row: dict[str, str]) -> str:
     """The provider a corpus row records: INDEX.tsv's column, else its file name's."""

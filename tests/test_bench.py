@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,3 +343,50 @@ def test_render_benchmark_feeds_one_block_as_the_driver_commits_it(
     assert lines[1].split() == ["deltas", "render", "µs", "ratio", "assembler", "µs"]
     assert [line.split()[0] for line in lines[2:]] == ["50", "100"]
     assert lines[2].split()[2] == "1.00x"
+
+
+def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:
+    """The per-provider table's streams: one per provider the corpus records,
+    the recording's own chunk bytes repeated, and a twin with one unknown
+    field on every chunk; elelem's parser assembles exactly the stream's text
+    from both, the typed fast path taking nearly every repeated chunk."""
+    from benchmarks import providers
+
+    from elelem.providers import load_shape
+    from elelem.stream import Assembler
+    from elelem.testing.cassettes import sse_frames
+    from elelem.vocabulary import ProviderId, TextBlock
+
+    recordings = providers.recordings(corpus)
+    names = {r.provider for r in recordings}
+    assert {"anthropic", "openrouter", "perplexity", "deepseek", "groq", "mistral"} <= names
+    assert len(names) == len(recordings)  # one per provider
+    for rec in recordings:
+        plain = providers.build(rec, 200)
+        probed = providers.build(rec, 200, probe=True)
+        recorded = {data for _, data in rec.frames}
+        frames = [(f.event, f.data) for f in sse_frames(plain.body_bytes())]
+        assert sum(1 for _, d in frames if d in recorded) == len(frames)
+        assert all(
+            d.rstrip().endswith(',"x_bench_probe":1}') or d.strip() == "[DONE]"
+            for _, d in ((f.event, f.data) for f in sse_frames(probed.body_bytes()))
+        )
+        for stream in (plain, probed):
+            parser = load_shape(stream.shape).new_parser(ProviderId("bench"))
+            typed = parser.fast  # type: ignore[attr-defined]
+            hits = []
+
+            def counting(event: str, data: str, typed: Any = typed, hits: list[int] = hits) -> Any:
+                chunks = typed(event, data)
+                hits.append(chunks is not None)
+                return chunks
+
+            parser.fast = counting  # type: ignore[attr-defined]
+            assembler = Assembler(ProviderId("bench"))
+            for frame in sse_frames(stream.body_bytes()):
+                assembler.feed_all(list(parser.message(frame.event, frame.data)))
+            assembler.feed_all(list(parser.eof()))
+            result = assembler.result()
+            text = "".join(b.text for b in result.blocks if isinstance(b, TextBlock))
+            assert text == stream.text, (rec.provider, stream.variant)
+            assert sum(hits) >= 190, (rec.provider, stream.variant, sum(hits))

@@ -757,3 +757,14 @@ def test_a_frame_after_the_finish_is_malformed(name: str) -> None:
     assert info.value.message.endswith(
         f"frame {len(frames) + 1} arrived after the response finished"
     )
+
+
+def test_an_unknown_anthropic_event_is_kept_but_not_replayed_as_content() -> None:
+    wire, reason = WIRES["anthropic_messages"]
+    chunks, tail = _parse("anthropic_messages", wire(unknown=True, reason=reason, terminal=True))
+    result = assemble([*chunks, *tail], P)
+    message = Message("assistant", result.content, provider=P, model="m")
+    request = ModelRequest("m", (Message.user("q"), message, Message.user("more")))
+    encoded = _shape("anthropic_messages").encode_request(request, provider=P)
+    assert encoded.body["messages"][1]["content"] == [{"type": "text", "text": "Hi"}]  # type: ignore[index]
+    assert any("unknown stream event 'brand_new'" in d for d in map(str, encoded.dropped))

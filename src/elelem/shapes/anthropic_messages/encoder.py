@@ -55,6 +55,9 @@ from elelem.vocabulary import (
     WebSearch,
 )
 
+EVENT_TYPE = "anthropic.event"
+"""``type`` of the unknown block the parser keeps an unknown stream event in."""
+
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value the encoder sends."""
 
@@ -122,6 +125,9 @@ def _native_content(
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             kind = "image" if isinstance(part, ImageBlock) else "document"
             dropped.add(at, f"{kind} (an assistant message takes none)")
+        elif isinstance(part, UnknownBlock) and part.type == EVENT_TYPE:
+            # A stream event the parser kept is no content block: not sent.
+            dropped.add(at, f"unknown stream event {part.raw.get('event')!r} (no content)")
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
         else:  # a registered block type this shape has no mapping for

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from elelem.shapes.anthropic_messages.encoder import EVENT_TYPE
 from elelem.shapes.anthropic_messages.errors import error_from_event
 from elelem.shapes.anthropic_messages.mapping import (
     HOSTED_CALLS,
@@ -181,7 +182,7 @@ class MessagesParser(ParserSkeleton):
     """
 
     what = "anthropic"
-    event_type = "anthropic.event"
+    event_type = EVENT_TYPE
 
     def __init__(self, provider: ProviderId, request: RequestArg = None) -> None:
         super().__init__(provider)
