@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 
 from cli_helpers import EXPECTED_ANSWER, QUESTION, base_env, run
 from elelem.cli.demo import recorded_tools, sample_recording, user_text
+from elelem.conversation import ResponseRecord, SQLiteStore
 from elelem.testing.cassettes import load
+from elelem.testing.servers import sse_body
 from elelem.vocabulary import CodeExecution, WebFetch, WebSearch
 
 STORED = re.compile(
@@ -124,3 +127,56 @@ def test_demo_cassette_with_nothing_playable(corpus: Path, tmp_path: Path) -> No
     assert result.stderr == (
         f"elelem: {corpus / name}: nothing to play (interaction 0: {reason})\n"
     )
+
+
+def _paused_recording(path: Path) -> None:
+    """A HAR of one paused turn: the pause_turn response, then the request
+    that continued it (the paused message last) and its answer."""
+    from cli_helpers import text_frames
+
+    def sse(frames: list[tuple[str | None, str]], stop: str) -> str:
+        body = sse_body(frames).decode()
+        return body.replace('"end_turn"', f'"{stop}"')
+
+    question = {"role": "user", "content": "Search a lot"}
+    first = {"model": "claude-sonnet-4-5", "max_tokens": 64, "stream": True, "messages": [question]}
+    second = {**first, "messages": [question,
+              {"role": "assistant", "content": [{"type": "text", "text": "Searching... "}]}]}  # fmt: skip
+    entries = []
+    for request, frames, stop in (
+        (first, text_frames("Searching... ", "msg_p1"), "pause_turn"),
+        (second, text_frames("Found it.", "msg_p2"), "end_turn"),
+    ):
+        entries.append({
+            "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                        "headers": [], "postData": {"text": json.dumps(request)}},
+            "response": {"status": 200, "headers": [{"name": "content-type",
+                         "value": "text/event-stream"}],
+                         "content": {"mimeType": "text/event-stream", "text": sse(frames, stop)}},
+        })  # fmt: skip
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
+
+
+def test_demo_cassette_of_a_paused_turn_makes_exactly_the_recorded_requests(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "paused.har"
+    _paused_recording(path)
+    env = base_env(tmp_path)
+    result = run(env, "demo", "--pace", "0", "--keep", "--cassette", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "recorded error" not in result.stdout  # a third request would get one
+    assert "Searching... " in result.stdout and "Found it." in result.stdout
+    store = SQLiteStore(tmp_path / "home" / "elelem.db")
+    try:
+        (info,) = store.list_conversations()
+        events = store.load(info.id)
+    finally:
+        store.close()
+    records = [e.body for e in events if isinstance(e.body, ResponseRecord)]
+    # One response per recorded interaction: the pause was not continued by a
+    # request of elelem's own; the recorded continuation was played instead.
+    assert [(r.response_id, r.finish) for r in records] == [
+        ("msg_p1", "paused"),
+        ("msg_p2", "stop"),
+    ]

@@ -301,6 +301,7 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
                     renderer=renderer,
                     hosted_tools=recorded_tools(shape, body),
                     env=env,
+                    replaying=True,
                 )
             except StreamError as exc:
                 if renderer.active:

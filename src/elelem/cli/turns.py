@@ -46,6 +46,7 @@ def run_turn(
     env: Mapping[str, str] | None = None,
     toolset: Toolset | None = None,
     timeouts: Timeouts | None = None,
+    replaying: bool = False,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
     command, from ``catalog``, loaded once), showing each chunk to
@@ -53,7 +54,11 @@ def run_turn(
     Ctrl-C cancels the stream; the conversation keeps what arrived (marked
     incomplete) and ``KeyboardInterrupt`` is raised.  With an active
     ``toolset`` (``--functions``, ``--tool``, ``--mcp``) the turn is a tool
-    loop, each call shown as a status line."""
+    loop, each call shown as a status line.  ``replaying`` (``demo``: a
+    recording played back) makes the turn exactly one request: a paused
+    response is not continued and a recoverable error not retried, since
+    the recording holds the request that followed, if any, as its own
+    interaction."""
     from elelem.client import Client
 
     turn_options: TurnOptions = {
@@ -62,6 +67,9 @@ def run_turn(
         "hosted_tools": hosted_tools,
         "options": options,
     }
+    if replaying:
+        turn_options["max_continuations"] = 0
+        turn_options["recover"] = False
     flow: Flow[TurnResult]
     if toolset is not None and toolset.active:
         loop = ToolLoop(toolset.all_tools(), approve=toolset.approver())
