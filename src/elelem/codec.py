@@ -14,8 +14,7 @@ import re
 import threading
 import types
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, Union, overload
 
 import msgspec
@@ -129,18 +128,23 @@ def dumps(value: object) -> bytes:
     return _encoder.encode(value)
 
 
-@contextmanager
-def collect_blobs() -> Iterator[list[Blob]]:
+class collect_blobs:
     """Within the block, every :class:`~elelem.vocabulary.blob.Blob` that
     :func:`dumps` encodes (as its reference) is appended to the list given,
-    in encoding order: a store keeps their bytes beside the events."""
-    previous = _collector.blobs
-    found: list[Blob] = []
-    _collector.blobs = found
-    try:
-        yield found
-    finally:
-        _collector.blobs = previous
+    in encoding order: a store keeps their bytes beside the events.
+
+    A plain class, not a generator: a store enters one per append."""
+
+    __slots__ = ("_found", "_previous")
+
+    def __enter__(self) -> list[Blob]:
+        self._previous = _collector.blobs
+        self._found: list[Blob] = []
+        _collector.blobs = self._found
+        return self._found
+
+    def __exit__(self, *exc: object) -> None:
+        _collector.blobs = self._previous
 
 
 def dumps_with_blobs(value: object) -> tuple[bytes, list[Blob]]:
