@@ -281,3 +281,18 @@ def test_any_media_round_trips_through_the_store_once(
             if isinstance(b.source, BytesSource)  # type: ignore[union-attr]
         }
         assert store.blob_usage() == (len(distinct), sum(b.size for b in distinct))
+
+
+def test_pruning_frees_only_the_blobs_no_conversation_references(store: Store) -> None:
+    keep = Conversation.create(store)
+    keep.add_message(Message("user", (screenshot(),), "user"))
+    gone = Conversation.create(store)
+    gone.add_message(Message("user", (screenshot(), DocumentBlock.from_bytes(PDF)), "user"))
+    store.delete(gone.id)
+    # Deleting a conversation never deletes a blob another may share.
+    assert store.blob_usage() == (2, len(PNG) + len(PDF))
+    assert store.prune_blobs() == (1, len(PDF))
+    assert store.blob_usage() == (1, len(PNG))
+    assert store.prune_blobs() == (0, 0)
+    (message,) = Conversation.open(store, keep.id).history()
+    assert message.content[0].source.blob.data == PNG  # type: ignore[union-attr]

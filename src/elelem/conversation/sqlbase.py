@@ -132,6 +132,10 @@ def create_blob_table(store: SQLStore, *, big: str, blob: str) -> None:
     )
 
 
+BLOB_MARK = b'"blob":{"sha256":'
+"""What the canonical bytes of an event referencing a blob contain."""
+
+
 def id_prefix(event: EventId) -> bytes:
     """The bytes every canonical encoding of event ``event`` begins with."""
     return b'{"id":' + codec.dumps(event) + b","
@@ -465,6 +469,28 @@ class SQLStore(ABC):
         """``messages`` with every referenced blob's bytes loaded from the store."""
         return resolve_messages(messages, self.get_blob)
 
+    def prune_blobs(self) -> tuple[int, int]:
+        """Delete the blobs no event of any conversation references (left by
+        deleted conversations); return ``(blobs, bytes)`` freed.  Blobs are
+        shared by hash across conversations, so deleting one never deletes
+        them; this is the explicit sweep, one write transaction that reads
+        every event holding a blob reference."""
+
+        def work() -> tuple[int, int]:
+            used: set[str] = set()
+            for (data,) in self._exec("SELECT data FROM events"):
+                raw = bytes(data)
+                if BLOB_MARK in raw:
+                    used.update(b.sha256 for b in event_blobs(decode_event(raw)))
+            stored = self._exec("SELECT sha256, size FROM blobs").fetchall()
+            gone = [(sha, int(size)) for sha, size in stored if sha not in used]
+            if gone:
+                self._many(self._sql("DELETE FROM blobs WHERE sha256 = ?"), [(g,) for g, _ in gone])
+            return len(gone), sum(size for _, size in gone)
+
+        freed: tuple[int, int] = self._write(work, "prune the blobs of")
+        return freed
+
     def _check_ids(self, key: int, ids: list[EventId]) -> None:
         # Only drafts that bring their own id pay for this lookup.
         if len(set(ids)) != len(ids):
@@ -713,6 +739,7 @@ TYPED_METHODS = (
     "has_blob",
     "blob_usage",
     "resolve",
+    "prune_blobs",
     "load",
     "load_bytes",
     "info",

@@ -137,6 +137,10 @@ class Store(Protocol):
         """``(blobs, bytes)`` the store holds."""
         ...
 
+    def prune_blobs(self) -> tuple[int, int]:
+        """Delete blobs no event references; ``(blobs, bytes)`` freed."""
+        ...
+
     def writer(self, conversation: ConversationId, *, timeout: float = WRITER_WAIT) -> Writer:
         """The lock of the one process that may write a turn of ``conversation``
         (see :class:`Writer`)."""
