@@ -30,6 +30,15 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    EMPTY,
+    FOREIGN_BLOCK,
+    FOREIGN_PAYLOAD,
+    FOREIGN_REASONING,
+    UNREPLAYABLE,
+    UNSUPPORTED,
+    Drop,
+)
 
 A = ProviderId("anthropic")
 OPENAI = ProviderId("openai")
@@ -124,7 +133,12 @@ def test_native_replay_drops_unsigned_reasoning_and_says_so() -> None:
     wire, dropped = assistant_wire(message, A)
     assert wire == {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
     assert dropped == (
-        "message part 0: unsigned reasoning (cannot be replayed without its signature)",
+        Drop(
+            "content[0]",
+            "reasoning",
+            UNREPLAYABLE,
+            "unsigned: no thinking block without its signature",
+        ),
     )
 
 
@@ -170,12 +184,17 @@ def test_portable_encoding_of_another_providers_message() -> None:
         ],
     }
     assert dropped == (
-        "message part 0: reasoning from another provider",
-        "message part 1: openai item payload of hosted web_search",
-        "message part 4: 1 citation(s) (Anthropic accepts only its own)",
-        "message part 4: openai item_id payload",
-        "message part 5: openai item_id payload",
-        "message part 6: unknown image_generation_call block from another provider",
+        Drop("content[0]", "reasoning", FOREIGN_REASONING, "from openai"),
+        Drop("content[1]", "payload", FOREIGN_PAYLOAD, "openai item of hosted web_search"),
+        Drop("content[4]", "payload", FOREIGN_PAYLOAD, "openai item_id"),
+        Drop(
+            "content[4]",
+            "citation",
+            UNSUPPORTED,
+            "1: Anthropic has no input form for another provider's citations",
+        ),
+        Drop("content[5]", "payload", FOREIGN_PAYLOAD, "openai item_id"),
+        Drop("content[6]", "image_generation_call", FOREIGN_BLOCK, "from openai"),
     )
 
 
@@ -195,7 +214,9 @@ def test_a_started_transition_alone_keeps_its_payload_report() -> None:
     )
     wire, dropped = assistant_wire(foreign, A)
     assert wire["content"] == [{"type": "text", "text": "[hosted code_execution: started]"}]
-    assert dropped == ("message part 0: openai item payload of hosted code_execution",)
+    assert dropped == (
+        Drop("content[0]", "payload", FOREIGN_PAYLOAD, "openai item of hosted code_execution"),
+    )
 
 
 def test_hosted_tool_definitions() -> None:
@@ -373,8 +394,8 @@ def test_message_left_empty_is_omitted_and_reported() -> None:
     encoded = SHAPE.encode_request(request, provider=A)
     assert [m["role"] for m in encoded.body["messages"]] == ["user", "user"]
     assert encoded.dropped == (
-        "message 1 part 0: reasoning from another provider",
-        "message 1: nothing left to send (message omitted)",
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from openai"),
+        Drop("messages[1]", "message", EMPTY, "nothing left to send"),
     )
 
 
@@ -401,5 +422,5 @@ def test_undecodable_payloads_are_errors_not_downgrades() -> None:
     ]
     for part in bad:
         message = Message(role="assistant", content=(part,), provider=A)
-        with pytest.raises(PayloadError, match="message part 0: anthropic"):
+        with pytest.raises(PayloadError, match=r"content\[0\]: anthropic"):
             assistant_wire(message, A)

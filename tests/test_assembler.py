@@ -39,6 +39,7 @@ from elelem.vocabulary import (
     Usage,
     register_block_type,
 )
+from elelem.vocabulary.drop import CUT_OFF, TRUNCATED, Drop
 
 ANTHROPIC = ProviderId("anthropic")
 START = ResponseStart("msg_1", "claude-x", ANTHROPIC)
@@ -348,8 +349,8 @@ def test_partial_commits_open_text_and_reasoning_as_incomplete_blocks() -> None:
         finish=None,
         complete=False,
         dropped=(
-            "block 1: 1 payload(s) of a partial block",
-            "block 2: 1 payload(s) of a partial block",
+            Drop("response.block[1]", "payload", CUT_OFF, "1 of a partial reasoning block"),
+            Drop("response.block[2]", "payload", CUT_OFF, "1 of a partial text block"),
         ),
     )
     assert partial.finish_reason is None
@@ -383,7 +384,9 @@ def test_partial_skips_open_blocks_with_nothing_to_keep() -> None:
     assembler.feed_all([BlockStart(0, "text"), BlockStart(1, "reasoning"), Payload(1, sig("s"))])
     partial = assembler.partial()
     assert partial.content == ()
-    assert partial.dropped == ("block 1: 1 payload(s) of a partial block",)
+    assert partial.dropped == (
+        Drop("response.block[1]", "payload", CUT_OFF, "1 of a partial reasoning block"),
+    )
 
 
 def test_partial_drops_half_built_tool_calls_and_open_provider_blocks() -> None:
@@ -399,7 +402,10 @@ def test_partial_drops_half_built_tool_calls_and_open_provider_blocks() -> None:
     )
     partial = assembler.partial()
     assert partial.content == (TextBlock("t", complete=False),)
-    assert partial.dropped == ("block 0 (tool-call): half-built", "block 1 (unknown): half-built")
+    assert partial.dropped == (
+        Drop("response.block[0]", "tool-call", CUT_OFF, "half-built"),
+        Drop("response.block[1]", "unknown", CUT_OFF, "half-built"),
+    )
 
 
 def test_partial_drops_a_closed_tool_call_whose_arguments_were_cut_off() -> None:
@@ -417,7 +423,9 @@ def test_partial_drops_a_closed_tool_call_whose_arguments_were_cut_off() -> None
     assert committed == [ToolCallBlock(CallId("toolu_1"), "ok", '{"a": 1}')]
     partial = assembler.partial()
     assert partial.content == (ToolCallBlock(CallId("toolu_1"), "ok", '{"a": 1}'),)
-    assert partial.dropped == ("tool call toolu_2 (cut): arguments cut off",)
+    assert partial.dropped == (
+        Drop("response.tool_call[toolu_2]", "tool-call", CUT_OFF, "cut: arguments cut off"),
+    )
 
 
 # -- max-tokens ------------------------------------------------------------------------------------
@@ -439,7 +447,14 @@ def test_max_tokens_drops_tool_calls_with_truncated_arguments_and_keeps_complete
     assert committed == [(), (), (complete,), (), (), (), ()]
     result = assembler.result()
     assert result.content == (complete,)
-    assert result.dropped == ("tool call toolu_2 (truncated): arguments truncated by max-tokens",)
+    assert result.dropped == (
+        Drop(
+            "response.tool_call[toolu_2]",
+            "tool-call",
+            TRUNCATED,
+            "truncated: arguments truncated by max-tokens",
+        ),
+    )
     assert result.complete is True
 
 

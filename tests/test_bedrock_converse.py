@@ -49,6 +49,7 @@ from elelem.vocabulary import (
     Usage,
     WebSearch,
 )
+from elelem.vocabulary.drop import FOREIGN_REASONING, Drop
 
 BEDROCK = ProviderId("bedrock")
 RECORDING = (
@@ -297,7 +298,9 @@ def test_encoder_merges_user_turns_and_maps_options() -> None:
         },
         "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
     }
-    assert encoded.dropped == ("message 1: message part 0: reasoning from openai",)
+    assert encoded.dropped == (
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from openai"),
+    )
     with pytest.raises(UnsupportedError):
         SHAPE.encode_request(ModelRequest("m", (), hosted_tools=(WebSearch(),)), provider=BEDROCK)
 

@@ -15,6 +15,7 @@ from elelem.vocabulary import (
     Block,
     CallId,
     CodeExecution,
+    Drop,
     GenerationOptions,
     HostedActivity,
     HostedTool,
@@ -193,7 +194,7 @@ def test_assembled_response_round_trips() -> None:
         Usage(1, 2),
         Finish("stop", "end_turn", None, (SIG,)),
         True,
-        ("dropped one",),
+        (Drop("response.block[1]", "payload", "cut-off", "1 of a partial text block"),),
     )
     data = dumps(response)
     assert loads(data, AssembledResponse) == response

@@ -48,6 +48,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     ToolSpec,
 )
+from elelem.vocabulary.drop import EXPIRED, FOREIGN_PAYLOAD, Drop
 from test_turn import _ev, env_for
 
 ANT = ProviderId("anthropic")
@@ -110,7 +111,12 @@ def test_an_expired_container_is_not_sent_and_is_reported() -> None:
     encoded = encode(envelope({"id": "container_A", "expires_at": PAST}))
     assert "container" not in encoded.body
     assert encoded.dropped == (
-        "response data: container 'container_A' expired at '2025-12-31T23:59:59Z'; not sent",
+        Drop(
+            "response_payloads",
+            "container",
+            EXPIRED,
+            "'container_A' expired at '2025-12-31T23:59:59Z'",
+        ),
     )
 
 
@@ -145,7 +151,12 @@ def test_another_providers_response_data_is_never_sent_and_is_reported_in_one_li
     )
     assert "container" not in encoded.body
     assert encoded.dropped == (
-        "response data: 3 payload(s) of another provider (minimax, openai) not sent",
+        Drop(
+            "response_payloads",
+            "payload",
+            FOREIGN_PAYLOAD,
+            "3 of another provider (minimax, openai)",
+        ),
     )
 
 
@@ -199,7 +210,12 @@ def test_container_id_is_usable_on_its_own() -> None:
     assert container_id(payloads, "anthropic", NOW, dropped) == "c1"
     assert container_id(payloads, "anthropic", datetime(2100, 1, 1, tzinfo=UTC), dropped) is None
     assert dropped.items == [
-        "response data: container 'c1' expired at '2099-01-01T00:00:00.000000Z'; not sent"
+        Drop(
+            "response_payloads",
+            "container",
+            EXPIRED,
+            "'c1' expired at '2099-01-01T00:00:00.000000Z'",
+        )
     ]
 
 
@@ -425,8 +441,12 @@ def test_an_expired_container_is_left_out_of_the_next_turn_and_the_record_says_s
     _, sent, results = run_turns(tmp_path / "e.db", bodies, clock=lambda: NOW)
     assert "container" not in sent[1]
     assert results[1].responses[0].dropped == (
-        "request: response data: container 'container_OLD' expired at '2025-12-31T23:59:59Z';"
-        " not sent",
+        Drop(
+            "response_payloads",
+            "container",
+            EXPIRED,
+            "'container_OLD' expired at '2025-12-31T23:59:59Z'",
+        ),
     )
 
 
@@ -553,8 +573,12 @@ def test_programmatic_tool_calls_results_go_back_to_the_container_that_waits(
     )
     assert "container" not in expired.body
     assert expired.dropped == (
-        f"response data: container {PTC_CONTAINER!r} expired at '2025-12-20T05:33:58.450677Z';"
-        " not sent",
+        Drop(
+            "response_payloads",
+            "container",
+            EXPIRED,
+            f"{PTC_CONTAINER!r} expired at '2025-12-20T05:33:58.450677Z'",
+        ),
     )
 
 

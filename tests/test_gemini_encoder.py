@@ -26,6 +26,7 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import EMPTY, FOREIGN_PAYLOAD, FOREIGN_REASONING, UNSUPPORTED, Drop
 
 G = ProviderId("google")
 A = ProviderId("anthropic")
@@ -111,8 +112,15 @@ def test_hosted_tool_options_gemini_lacks_are_reported() -> None:
     encoded = SHAPE.encode_request(request, provider=G)
     assert encoded.body["tools"] == [{"google_search": {}}]
     assert encoded.dropped == (
-        "hosted tools: google_search has no max_uses option",
-        "hosted tools: google_search has no allowed_domains option",
+        Drop(
+            "hosted_tools[0].max_uses", "max_uses", UNSUPPORTED, "google_search has no such option"
+        ),
+        Drop(
+            "hosted_tools[0].allowed_domains",
+            "allowed_domains",
+            UNSUPPORTED,
+            "google_search has no such option",
+        ),
     )
 
 
@@ -228,8 +236,8 @@ def test_portable_encoding_of_another_providers_turn() -> None:
         ],
     }
     assert dropped == (
-        "message part 0: reasoning from another provider",
-        "message part 1: anthropic block_fields payload",
+        Drop("content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop("content[1]", "payload", FOREIGN_PAYLOAD, "anthropic block_fields"),
     )
 
 
@@ -248,8 +256,8 @@ def test_an_empty_message_is_omitted_and_reported() -> None:
     )
     assert encoded.body["contents"] == [{"role": "user", "parts": [{"text": "q"}]}]
     assert encoded.dropped == (
-        "message 1 part 0: reasoning from another provider",
-        "message 1: nothing left to send (message omitted)",
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop("messages[1]", "message", EMPTY, "nothing left to send"),
     )
 
 

@@ -49,6 +49,7 @@ from elelem.vocabulary import (
     Usage,
     WebSearch,
 )
+from elelem.vocabulary.drop import FOREIGN_REASONING, INVALID, UNSUPPORTED, Drop
 
 OLLAMA = ProviderId("ollama-native")
 MODEL = "qwen3:8b"
@@ -342,12 +343,19 @@ def test_a_plain_request_with_options_tools_and_think() -> None:
         (
             ReasoningOptions(budget_tokens=100),
             True,
-            ("options: reasoning budget_tokens (Ollama takes no thinking budget)",),
+            (
+                Drop(
+                    "options.reasoning.budget_tokens",
+                    "budget_tokens",
+                    UNSUPPORTED,
+                    "Ollama takes no thinking budget",
+                ),
+            ),
         ),
     ],
 )
 def test_reasoning_options_become_think(
-    reasoning: ReasoningOptions, think: object, dropped: tuple[str, ...]
+    reasoning: ReasoningOptions, think: object, dropped: tuple[Drop, ...]
 ) -> None:
     encoded = _encode([Message.user("x")], options=GenerationOptions(reasoning=reasoning))
     assert (encoded.body["think"], encoded.dropped) == (think, dropped)
@@ -431,8 +439,8 @@ def test_portable_replay_keeps_text_calls_and_hosted_lines_and_reports_the_rest(
         ],
     }
     assert dropped == [
-        "message part 0: reasoning from anthropic",
-        "message part 4: arguments of tool call c2 (not a JSON object)",
+        Drop("content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop("content[4]", "arguments", INVALID, "tool call c2: not a JSON object; sent {}"),
     ]
 
 
@@ -440,7 +448,9 @@ def test_hosted_tools_are_unsupported_and_tool_choice_is_reported() -> None:
     with pytest.raises(UnsupportedError, match="no hosted tools"):
         _encode([Message.user("x")], hosted_tools=(WebSearch(),))
     encoded = _encode([Message.user("x")], options=GenerationOptions(tool_choice="required"))
-    assert encoded.dropped == ("options: tool_choice 'required' (Ollama takes none)",)
+    assert encoded.dropped == (
+        Drop("options.tool_choice", "tool_choice", UNSUPPORTED, "'required': Ollama takes none"),
+    )
 
 
 def test_non_streaming_request_says_stream_false() -> None:

@@ -44,6 +44,7 @@ from elelem.vocabulary import (
     UnknownBlock,
     Usage,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, Drop
 
 OPENAI = ProviderId("openai")
 
@@ -540,7 +541,14 @@ def test_unknown_top_level_fields_are_kept_but_not_replayed() -> None:
     assert got.content == (TextBlock("a"), UnknownBlock(field, 1))
     wire, dropped = assistant_wire(got.to_message(), ProviderId("perplexity"))
     assert wire == {"role": "assistant", "content": "a"}
-    assert dropped == ["message part 1: response field 'related_questions'"]
+    assert dropped == [
+        Drop(
+            "content[1]",
+            "related_questions",
+            UNREPLAYABLE,
+            "a response field, not part of the message",
+        )
+    ]
 
 
 def test_a_legacy_function_call_streamed_in_pieces_is_kept_whole() -> None:

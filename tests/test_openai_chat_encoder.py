@@ -45,6 +45,13 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    FOREIGN_PAYLOAD,
+    FOREIGN_REASONING,
+    UNREPLAYABLE,
+    UNSUPPORTED,
+    Drop,
+)
 
 OPENAI = ProviderId("openai")
 
@@ -229,7 +236,9 @@ def test_openai_keeps_reasoning_server_side_and_says_so() -> None:
     message = _assistant("openai", ReasoningBlock("R"), TextBlock("A"))
     wire, dropped = assistant_wire(message, OPENAI)
     assert wire == {"role": "assistant", "content": "A"}
-    assert dropped == ["1 reasoning block(s): openai keeps reasoning server-side"]
+    assert dropped == [
+        Drop("content[0]", "reasoning", UNREPLAYABLE, "openai keeps reasoning server-side")
+    ]
 
 
 def test_unknown_parts_force_the_parts_form_without_disguising_reasoning() -> None:
@@ -265,7 +274,9 @@ def test_a_router_replays_natively_only_within_one_model_vendor() -> None:
     ]
     crossed = encode_request(other, provider=router)
     assert crossed.body["messages"] == [{"role": "assistant", "content": "A"}]
-    assert crossed.dropped == ("message 0: message part 0: reasoning from openrouter",)
+    assert crossed.dropped == (
+        Drop("messages[0].content[0]", "reasoning", FOREIGN_REASONING, "from openrouter"),
+    )
 
 
 def test_several_user_text_blocks_stay_separate_parts() -> None:
@@ -314,9 +325,14 @@ def test_portable_encoding_keeps_text_calls_and_activity_and_reports_the_rest() 
         ],
     }
     assert encoded.dropped == (
-        "message 1: message part 0: reasoning from anthropic",
-        "message 1: message part 3: 1 citation(s) (no input form)",
-        "message 1: message part 4: 1 payload(s) from anthropic",
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop(
+            "messages[1].content[3]",
+            "citation",
+            UNSUPPORTED,
+            "1: Chat Completions has no input form for another provider's citations",
+        ),
+        Drop("messages[1].content[4]", "payload", FOREIGN_PAYLOAD, "anthropic signature"),
     )
 
 
@@ -331,7 +347,9 @@ def test_hosted_web_search_per_dialect() -> None:
         }
     }
     assert "stream_options" not in openai.body
-    assert openai.dropped == ("web search max_uses (openai takes none)",)
+    assert openai.dropped == (
+        Drop("hosted_tools[0].max_uses", "max_uses", UNSUPPORTED, "openai takes none"),
+    )
     routed = encode_request(base, provider=ProviderId("openrouter"))
     assert routed.body["tools"] == [
         {"type": "openrouter:web_search", "parameters": {"max_uses": 2}}
@@ -358,6 +376,11 @@ def test_a_dialect_override_changes_the_encoding() -> None:
         "stream": True,
     }
     assert encoded.dropped == (
-        "message 0: 1 reasoning block(s): deepseek keeps reasoning server-side",
+        Drop(
+            "messages[0].content[0]",
+            "reasoning",
+            UNREPLAYABLE,
+            "deepseek keeps reasoning server-side",
+        ),
     )
     assert msgspec.json.decode(msgspec.json.encode(encoded.body)) == encoded.body

@@ -32,6 +32,7 @@ from elelem.vocabulary import (
     UnknownBlock,
     Usage,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, Drop
 
 OPENAI = ProviderId("openai")
 
@@ -578,7 +579,14 @@ def test_unknown_event_outside_any_item_is_kept_and_not_replayed() -> None:
 
     assert assistant_wire(result.to_message(), OPENAI) == (
         [],
-        ["message 0 block 0: stream event 'response.future_thing' is not an input item"],
+        [
+            Drop(
+                "content[0]",
+                "response.future_thing",
+                UNREPLAYABLE,
+                "a stream event, not an input item",
+            )
+        ],
     )
 
 
@@ -601,7 +609,12 @@ def test_unknown_events_of_a_known_item_are_kept_after_it() -> None:
     wire, dropped = assistant_wire(result.to_message(), OPENAI)
     assert wire == [MESSAGE]
     assert dropped == [
-        "message 0 block 1: stream event 'response.unknown_events' is not an input item"
+        Drop(
+            "content[1]",
+            "response.unknown_events",
+            UNREPLAYABLE,
+            "a stream event, not an input item",
+        )
     ]
 
 

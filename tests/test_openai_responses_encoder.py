@@ -43,6 +43,13 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    FOREIGN_BLOCK,
+    FOREIGN_PAYLOAD,
+    FOREIGN_REASONING,
+    UNSUPPORTED,
+    Drop,
+)
 
 OPENAI = ProviderId("openai")
 ANTHROPIC = ProviderId("anthropic")
@@ -144,8 +151,9 @@ def test_portable_encoding_of_a_foreign_assistant_message() -> None:
         {"type": "function_call_output", "call_id": "toolu_1", "output": "42"},
     ]
     assert dropped == (
-        "message 1 block 0: reasoning from anthropic",
-        "message 1 block 5: unknown 'container_upload' block from anthropic",
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop("messages[1].content[3]", "payload", FOREIGN_PAYLOAD, "anthropic x"),
+        Drop("messages[1].content[5]", "container_upload", FOREIGN_BLOCK, "from anthropic"),
     )
 
 
@@ -203,10 +211,22 @@ def test_tools_hosted_tools_and_options() -> None:
     assert body["tool_choice"] == {"type": "function", "name": "get"}
     assert (body["service_tier"], body["store"]) == ("flex", True)
     assert dropped == (
-        "WebSearch.max_uses: Responses has no per-tool use limit",
-        "WebSearch.blocked_domains: Responses web search has no blocklist",
-        "WebFetch: OpenAI Responses has no hosted web fetch tool",
-        "stop sequences: OpenAI Responses has no stop parameter",
+        Drop(
+            "hosted_tools[0].max_uses",
+            "max_uses",
+            UNSUPPORTED,
+            "Responses has no per-tool use limit",
+        ),
+        Drop(
+            "hosted_tools[0].blocked_domains",
+            "blocked_domains",
+            UNSUPPORTED,
+            "Responses web search has no blocklist",
+        ),
+        Drop(
+            "hosted_tools[2]", "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web fetch"
+        ),
+        Drop("options.stop", "stop", UNSUPPORTED, "OpenAI Responses has no stop parameter"),
     )
 
 

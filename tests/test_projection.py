@@ -36,6 +36,7 @@ from elelem.vocabulary import (
     UnknownBlock,
     Usage,
 )
+from elelem.vocabulary.drop import FOREIGN_BLOCK, FOREIGN_PAYLOAD, FOREIGN_REASONING, Drop
 
 ANT = ProviderId("anthropic")
 SIG = ProviderPayload(ANT, "signature", None, "SIG-SECRET")
@@ -118,18 +119,32 @@ def test_portable_history_carries_no_payload_and_reports_what_it_dropped(
     portable = conv.portable()
     reply = portable.messages[1]
     assert reply.provider is None and reply.model == "m1"
+    # The same rule every encoder applies to another provider's message: no
+    # reasoning, one transition per hosted activity, citations without replay.
     assert reply.content == (
-        ReasoningBlock("thinking"),
-        SEARCH,
         DONE.transition("completed", summary="5 results"),
         TextBlock(
             "Everest is tallest.",
             (Attribution(Source("https://e.example", "E"), "Everest 8849 m"),),
         ),
     )
+    assert portable.origins[1] == (conv.events[4].id, conv.events[5].id)
     assert portable.dropped == (
-        "message 1 part 4: unknown block 'mystery'",
-        "message 1 part 5: reasoning with no readable text (redacted or encrypted)",
+        Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from anthropic"),
+        Drop(
+            "messages[1].content[2]",
+            "payload",
+            FOREIGN_PAYLOAD,
+            "anthropic encrypted_content of hosted web_search",
+        ),
+        Drop(
+            "messages[1].content[3].attributions[0]",
+            "payload",
+            FOREIGN_PAYLOAD,
+            "anthropic citation",
+        ),
+        Drop("messages[1].content[4]", "mystery", FOREIGN_BLOCK, "from anthropic"),
+        Drop("messages[1].content[5]", "reasoning", FOREIGN_REASONING, "from anthropic"),
     )
     wire = codec.dumps(portable.messages)
     assert not any(s.encode() in wire for s in SECRETS)

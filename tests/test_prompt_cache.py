@@ -25,6 +25,7 @@ from elelem.shapes.openai_chat import encoder as chat
 from elelem.shapes.openai_responses import encoder as responses
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import GenerationOptions, Message, PromptCache, ProviderId, ToolSpec
+from elelem.vocabulary.drop import ADJUSTED, INVALID, UNSUPPORTED, Drop
 from test_turn import env_for
 
 MODEL = "anthropic:claude-sonnet-4-5"
@@ -97,8 +98,13 @@ def test_anthropic_ttls_and_the_key_it_has_no_field_for() -> None:
     day = anthropic.encode_request(request(PromptCache(ttl="24h", key="k1")), provider=ant)
     assert day.body["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert day.dropped == (
-        "prompt cache: ttl '24h' (Anthropic keeps a prefix at most 1h; 1h sent)",
-        "prompt cache: key 'k1' (Anthropic has no cache key; not sent)",
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            ADJUSTED,
+            "'24h': Anthropic keeps a prefix at most 1h; 1h sent",
+        ),
+        Drop("options.cache.key", "key", UNSUPPORTED, "'k1': Anthropic has no cache key"),
     )
 
 
@@ -134,8 +140,12 @@ def test_anthropic_the_marker_never_makes_a_fifth_breakpoint(explicit: int, sent
     else:
         assert "cache_control" not in encoded.body
         assert encoded.dropped == (
-            "prompt cache: the request already has 4 cache_control breakpoints "
-            "(Anthropic allows 4); automatic marker not sent",
+            Drop(
+                "options.cache",
+                "automatic marker",
+                UNSUPPORTED,
+                "the request already has 4 cache_control breakpoints (Anthropic allows 4)",
+            ),
         )
 
 
@@ -169,8 +179,13 @@ def test_bedrock_without_a_system_prompt_marks_the_last_message_only() -> None:
     ]
     assert "system" not in encoded.body
     assert encoded.dropped == (
-        "prompt cache: ttl '24h' (Bedrock keeps a prefix at most 1h; 1h sent)",
-        "prompt cache: key 'k2' (Bedrock has no cache key; not sent)",
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            ADJUSTED,
+            "'24h': Bedrock keeps a prefix at most 1h; 1h sent",
+        ),
+        Drop("options.cache.key", "key", UNSUPPORTED, "'k2': Bedrock has no cache key"),
     )
 
 
@@ -252,7 +267,9 @@ def test_chat_on_openrouter_sends_a_top_level_cache_control() -> None:
     body, dropped = chat_body("openrouter", PromptCache(ttl="1h", key="k3"))
     assert body["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert "prompt_cache_key" not in body
-    assert dropped == ("prompt cache: key 'k3' (openrouter has no cache key; not sent)",)
+    assert dropped == (
+        Drop("options.cache.key", "key", UNSUPPORTED, "'k3': openrouter has no cache key"),
+    )
     own, dropped = chat_body("openrouter", PromptCache(), cache_control={"type": "ephemeral"})
     assert own["cache_control"] == {"type": "ephemeral"}
     assert dropped == ()
@@ -265,12 +282,17 @@ def test_chat_on_xai_sends_the_key_as_its_conversation_header() -> None:
     assert encoded.headers == {"x-grok-conv-id": "conv-9"}
     assert not {k for k in encoded.body if "cache" in k}
     assert encoded.dropped == (
-        "prompt cache: ttl '1h' (xai caches automatically with no lifetime to set; not sent)",
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            UNSUPPORTED,
+            "'1h': xai caches automatically with no lifetime to set",
+        ),
     )
     bad = chat.encode_request(request(PromptCache(key="a\nb")), provider=ProviderId("xai"))
     assert bad.headers == {}
     assert bad.dropped == (
-        "prompt cache: key 'a\\nb' (not a valid x-grok-conv-id header; not sent)",
+        Drop("options.cache.key", "key", INVALID, "'a\\nb': not a valid x-grok-conv-id header"),
     )
     plain = chat.encode_request(request(PromptCache()), provider=ProviderId("xai"))
     assert (plain.headers, plain.dropped) == ({}, ())
@@ -282,15 +304,22 @@ def test_chat_on_a_provider_that_caches_by_itself_reports_only_what_it_cannot_se
     assert not {k for k in plain if "cache" in k}
     _, dropped = chat_body("deepseek", PromptCache(ttl="1h", key="k4"))
     assert dropped == (
-        "prompt cache: ttl '1h' (deepseek caches automatically with no lifetime to set; not sent)",
-        "prompt cache: key 'k4' (deepseek has no cache key; not sent)",
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            UNSUPPORTED,
+            "'1h': deepseek caches automatically with no lifetime to set",
+        ),
+        Drop("options.cache.key", "key", UNSUPPORTED, "'k4': deepseek has no cache key"),
     )
 
 
 def test_chat_on_a_provider_with_no_caching_control_reports_the_option() -> None:
     body, dropped = chat_body("mistral", PromptCache())
     assert not {k for k in body if "cache" in k}
-    assert dropped == ("prompt cache: mistral has no prompt-cache control (not sent)",)
+    assert dropped == (
+        Drop("options.cache", "cache", UNSUPPORTED, "mistral has no prompt-cache control"),
+    )
 
 
 # -- Gemini and Ollama ---------------------------------------------------------------------
@@ -305,8 +334,13 @@ def test_gemini_caches_implicitly_and_reports_what_it_cannot_set() -> None:
     asked = gemini.encode_request(request(PromptCache(ttl="5m", key="k5")), provider=g)
     assert asked.body == plain.body
     assert asked.dropped == (
-        "prompt cache: ttl '5m' (Gemini caches automatically with no lifetime to set; not sent)",
-        "prompt cache: key 'k5' (Gemini has no cache key; not sent)",
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            UNSUPPORTED,
+            "'5m': Gemini caches automatically with no lifetime to set",
+        ),
+        Drop("options.cache.key", "key", UNSUPPORTED, "'k5': Gemini has no cache key"),
     )
 
 
@@ -314,7 +348,9 @@ def test_ollama_reports_the_option() -> None:
     o = ProviderId("ollama")
     encoded = ollama.encode_request(request(PromptCache(ttl="1h")), provider=o)
     assert encoded.body == ollama.encode_request(request(None), provider=o).body
-    assert encoded.dropped == ("prompt cache: Ollama has no prompt-cache control (not sent)",)
+    assert encoded.dropped == (
+        Drop("options.cache", "cache", UNSUPPORTED, "Ollama has no prompt-cache control"),
+    )
 
 
 # -- through the client, over a loopback server ----------------------------------------
@@ -331,7 +367,14 @@ def test_the_client_sends_the_marker_and_reports_the_shortfall_on_the_response()
 
     sent, dropped = asyncio.run(main())
     assert [body["cache_control"] for body in sent] == [{"type": "ephemeral", "ttl": "1h"}]
-    assert dropped == ("prompt cache: ttl '24h' (Anthropic keeps a prefix at most 1h; 1h sent)",)
+    assert dropped == (
+        Drop(
+            "options.cache.ttl",
+            "ttl",
+            ADJUSTED,
+            "'24h': Anthropic keeps a prefix at most 1h; 1h sent",
+        ),
+    )
 
 
 # -- the command line ------------------------------------------------------------------

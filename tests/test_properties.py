@@ -34,6 +34,7 @@ from elelem.vocabulary import (
     Block,
     CallId,
     CodeExecution,
+    Drop,
     GenerationOptions,
     HostedActivity,
     HostedTool,
@@ -203,7 +204,7 @@ responses = st.builds(
     st.none() | usages,
     st.none() | finishes,
     st.booleans(),
-    st.lists(texts, max_size=2).map(tuple),
+    st.lists(st.builds(Drop, texts, texts, texts, texts), max_size=2).map(tuple),
 )
 
 # Every vocabulary type, with the type to decode it as.
@@ -220,6 +221,7 @@ typed_values: st.SearchStrategy[tuple[Any, object]] = st.one_of(
     options.map(lambda o: (GenerationOptions, o)),
     st.builds(ToolSpec, names, texts, json_objects).map(lambda t: (ToolSpec, t)),
     responses.map(lambda r: (AssembledResponse, r)),
+    st.builds(Drop, texts, texts, texts, texts).map(lambda d: (Drop, d)),
 )
 
 

@@ -30,7 +30,6 @@ from elelem.errors import (
 from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.shapes.common import (
     STATUS_ERRORS,
-    Dropped,
     body_excerpt,
     decode_frame,
     error_class_for_status,
@@ -262,13 +261,6 @@ def test_every_shape_sends_a_foreign_hosted_activity_as_the_same_line(name: str)
     line = '[hosted web_search {"query": "q"}: completed, 5 results]'
     # The line as it stands inside the JSON body (quotes escaped), once.
     assert msgspec.json.encode(body).count(msgspec.json.encode(line)[1:-1]) == 1
-
-
-def test_dropped_collects_where_and_what() -> None:
-    dropped = Dropped()
-    dropped.add("message 1 part 0", "reasoning from elsewhere")
-    dropped.add("message 2", "a citation")
-    assert dropped.items == ["message 1 part 0: reasoning from elsewhere", "message 2: a citation"]
 
 
 def test_find_payload_matches_provider_and_format() -> None:

@@ -32,6 +32,7 @@ from elelem.vocabulary import (
     ProviderId,
     ReasoningOptions,
 )
+from elelem.vocabulary.drop import ADJUSTED, UNSUPPORTED, Drop
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -52,11 +53,16 @@ NAMED_FIELDS: dict[str, Any] = {
 NAMED_CHAT = {"type": "json_schema", "json_schema": NAMED_FIELDS}
 
 
-def label_lines(label: str) -> tuple[str, ...]:
+def label_lines(label: str) -> tuple[Drop, ...]:
     """The dropped lines of NAMED on a wire that takes a bare schema."""
     return (
-        f"structured output: name 'city' ({label} takes no schema name; not sent)",
-        f"structured output: description of 'city' ({label} takes no schema description; not sent)",
+        Drop("options.output.name", "name", UNSUPPORTED, f"'city': {label} takes no schema name"),
+        Drop(
+            "options.output.description",
+            "description",
+            UNSUPPORTED,
+            f"{label} takes no schema description",
+        ),
     )
 
 
@@ -198,8 +204,12 @@ def test_deepseek_gets_json_object_for_a_schema_and_the_downgrade_is_reported() 
     encoded = chat.encode_request(request(NAMED), provider=ProviderId("deepseek"))
     assert encoded.body["response_format"] == {"type": "json_object"}
     assert encoded.dropped == (
-        "structured output: schema 'city' (deepseek takes json_object only; "
-        "json_object sent, schema not enforced)",
+        Drop(
+            "options.output",
+            "schema",
+            ADJUSTED,
+            "deepseek takes json_object only; json_object sent, schema 'city' not enforced",
+        ),
     )
     obj = chat.encode_request(request(ANY_OBJECT), provider=ProviderId("deepseek"))
     assert obj.body["response_format"] == {"type": "json_object"}
@@ -213,8 +223,12 @@ def test_perplexity_takes_a_schema_and_reports_a_schema_less_request() -> None:
     obj = chat.encode_request(request(ANY_OBJECT), provider=ProviderId("perplexity"))
     assert "response_format" not in obj.body
     assert obj.dropped == (
-        "structured output: json_object (perplexity has no schema-less JSON mode; "
-        "give a JsonSchemaOutput; not sent)",
+        Drop(
+            "options.output",
+            "json_object",
+            UNSUPPORTED,
+            "perplexity has no schema-less JSON mode; give a JsonSchemaOutput",
+        ),
     )
 
 
@@ -265,8 +279,12 @@ def test_anthropic_has_no_json_object_mode_and_says_so() -> None:
     encoded = anthropic.encode_request(request(ANY_OBJECT), provider=ProviderId("anthropic"))
     assert "output_config" not in encoded.body
     assert encoded.dropped == (
-        "structured output: json_object (Anthropic has no schema-less JSON mode; "
-        "give a JsonSchemaOutput; not sent)",
+        Drop(
+            "options.output",
+            "json_object",
+            UNSUPPORTED,
+            "Anthropic has no schema-less JSON mode; give a JsonSchemaOutput",
+        ),
     )
 
 
@@ -364,8 +382,12 @@ def test_bedrock_has_no_json_object_mode_and_says_so() -> None:
     encoded = bedrock.encode_request(request(ANY_OBJECT), provider=ProviderId("bedrock"))
     assert "outputConfig" not in encoded.body
     assert encoded.dropped == (
-        "structured output: json_object (Bedrock has no schema-less JSON mode; "
-        "give a JsonSchemaOutput; not sent)",
+        Drop(
+            "options.output",
+            "json_object",
+            UNSUPPORTED,
+            "Bedrock has no schema-less JSON mode; give a JsonSchemaOutput",
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from elelem.shapes import (
 from elelem.shapes.base import ModelRequest
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import CodeExecution, Message, ProviderId, TextBlock, ToolSpec
+from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.request import TOOL_NATIVE_SHAPES
 
 SCHEMA = {"type": "object", "properties": {"sides": {"type": "integer"}}}
@@ -182,7 +183,7 @@ def test_an_entry_keyed_by_no_shape_is_reported_dropped(module: Any, provider: s
     typo = ToolSpec("rollDie", "", SCHEMA, {"anthropic": {"cache_control": {"type": "ephemeral"}}})
     _, dropped = _encode(module, _request(typo), provider)
     assert dropped == (
-        "tool 'rollDie': native fields for 'anthropic', which is no shape (not sent)",
+        Drop("tools[0].native.anthropic", "native fields", NOT_A_SHAPE, "tool 'rollDie'"),
     )
 
 

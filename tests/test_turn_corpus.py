@@ -34,6 +34,7 @@ from elelem.vocabulary import (
     UnknownBlock,
     WebSearch,
 )
+from elelem.vocabulary.drop import FOREIGN_BLOCK, FOREIGN_PAYLOAD, FOREIGN_REASONING
 from test_anthropic_corpus import FILES, _fold, missing_fields, parse, wire_blocks
 
 PAUSE = (
@@ -171,14 +172,12 @@ def test_recorded_anthropic_responses_project_portably_with_no_payload(
     assert _payloads_in(to_builtins(native)) == held
     assert _payloads_in(to_builtins(portable.messages)) == 0
     assert all(m.provider is None for m in portable.messages)
-    # Only what cannot travel is dropped, and each drop is reported.
-    lost = [
-        p
-        for m in native
-        for p in m.content
-        if isinstance(p, UnknownBlock) or (isinstance(p, ReasoningBlock) and not p.text)
-    ]
-    assert len(portable.dropped) == len(lost)
+    # Reasoning and unknown blocks do not travel, nor any payload of a part
+    # that does; each is reported, once.
+    lost = [p for p in parts if isinstance(p, (UnknownBlock, ReasoningBlock))]
+    payloads_of_lost = sum(len(getattr(p, "payloads", ())) for p in lost)
+    assert len(portable.dropped) == len(lost) + held - payloads_of_lost
+    assert {d.why for d in portable.dropped} <= {FOREIGN_BLOCK, FOREIGN_PAYLOAD, FOREIGN_REASONING}
     # Sent to the same provider, the portable history carries no native data.
     encoded = SHAPE.encode_request(
         ModelRequest("claude-sonnet-4-5", portable.messages), provider=ANT

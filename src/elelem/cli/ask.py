@@ -149,10 +149,14 @@ class Session:
 
 
 def dropped_of(result: TurnResult) -> list[Any]:
-    """What the turn's requests left out, every response's in order, each once."""
+    """What the turn's requests left out, every response's in order, each once
+    (a record's drops whose ``where`` starts with ``response`` are the
+    assembler's, not the request's)."""
     seen: list[Any] = []
     for record in result.responses:
         for drop in record.dropped:
+            if str(getattr(drop, "where", "")).startswith("response"):
+                continue
             if drop not in seen:
                 seen.append(drop)
     return seen

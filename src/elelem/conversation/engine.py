@@ -80,6 +80,7 @@ from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.vocabulary import (
+    Drop,
     GenerationOptions,
     HostedActivity,
     HostedTool,
@@ -170,7 +171,7 @@ class StreamView(Protocol):
     :class:`elelem.transport.ResponseStream` is one)."""
 
     request_id: str | None
-    dropped: tuple[str, ...]
+    dropped: tuple[Drop, ...]
 
     def partial(self) -> AssembledResponse:
         """What an interrupted stream keeps."""
@@ -285,7 +286,9 @@ class ResponseDrafts:
             failure=finish.failure if finish is not None else None,
             usage=result.usage,
             complete=result.complete,
-            dropped=tuple(f"request: {d}" for d in stream.dropped) + result.dropped,
+            # The request's drops name places in the request, the assembler's
+            # start with "response": one list tells them apart by ``where``.
+            dropped=tuple(stream.dropped) + result.dropped,
             continuation=self.continuation,
             request=self.request,
             payloads=finish.payloads if finish is not None else (),

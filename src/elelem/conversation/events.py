@@ -24,6 +24,7 @@ from elelem.errors import DecodeError
 from elelem.stream.chunks import Retry
 from elelem.vocabulary import (
     Block,
+    Drop,
     EventId,
     HostedActivity,
     ProviderId,
@@ -33,6 +34,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolResultBlock,
     Usage,
+    legacy_drop,
 )
 from elelem.vocabulary.registry import block_types_generation
 
@@ -82,7 +84,11 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     Events with the same ``response`` number are the content it produced; this
     record is appended after them.  ``finish`` is a member of the open set of
     finish reasons (``aborted`` for an interrupted stream, whose ``complete``
-    is False); ``dropped`` says what the assembler discarded.  ``continuation``
+    is False); ``dropped`` holds what the request left out (``where`` a path in
+    the request: ``messages[3].content[1]``) and what the assembler discarded
+    (``where`` starting with ``response``), one :class:`~elelem.vocabulary.Drop`
+    each (a record stored when drops were free text loads with each line as a
+    :data:`~elelem.vocabulary.drop.LEGACY` drop).  ``continuation``
     counts automatic continuations of a paused turn (0 for the first response);
     ``request`` is the last event the request's history held, linking the
     response to what caused it.  ``payloads`` keep the response-level native
@@ -102,7 +108,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     failure: str | None = None
     usage: Usage | None = None
     complete: bool = True
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[Drop, ...] = ()
     continuation: int = 0
     error: str | None = None
     request: EventId | None = None
@@ -419,10 +425,55 @@ def decode_event(data: bytes | str) -> Event:
         try:
             body = codec.loads(env.body, typ)
         except DecodeError as exc:
-            raise DecodeError(
-                f"event {env.id} ({env.kind}): {exc.detail}", "$.body" + exc.path[1:]
-            ) from None
+            body = _upgraded(env.kind, env.body, typ)
+            if body is None:
+                raise DecodeError(
+                    f"event {env.id} ({env.kind}): {exc.detail}", "$.body" + exc.path[1:]
+                ) from None
     return Event(EventId(env.id), env.seq, env.at, env.turn, env.response, env.kind, body)
+
+
+# -- bodies written by an earlier elelem ----------------------------------------------
+
+
+def _upgrade_response(body: Any) -> Any:
+    # Response records once kept each drop as one free-text line.
+    dropped = body.get("dropped") if isinstance(body, dict) else None
+    if not isinstance(dropped, list) or not any(isinstance(d, str) for d in dropped):
+        return body
+    lines = [msgspec.to_builtins(legacy_drop(d)) if isinstance(d, str) else d for d in dropped]
+    return {k: (lines if k == "dropped" else v) for k, v in body.items()}
+
+
+_UPGRADES = {"response": _upgrade_response}
+"""Per kind: the body JSON an earlier elelem wrote -> today's form of it (the
+same object when there is nothing to upgrade).  An upgrade only ever rewrites
+a value into the form that now means the same; it drops nothing."""
+
+
+def upgrade_body(kind: str, body: Any) -> Any:
+    """``body`` (decoded JSON of an event of ``kind``) in today's form: a
+    body an earlier elelem wrote in a form since changed (a response record's
+    free-text drops) is rewritten to mean the same in today's; any other
+    body is returned as it is (the same object)."""
+    upgrade = _UPGRADES.get(kind)
+    return body if upgrade is None else upgrade(body)
+
+
+def _upgraded(kind: str, raw: msgspec.Raw, typ: type) -> Any:
+    """The body of ``raw`` decoded after :func:`upgrade_body`, or None when
+    no upgrade applies (then the original error stands)."""
+    try:
+        old = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    new = upgrade_body(kind, old)
+    if new is old:
+        return None
+    try:
+        return codec.loads(codec.dumps(new), typ)
+    except DecodeError:
+        return None
 
 
 def event_text(kind: str, body: object) -> str | None:
@@ -462,4 +513,5 @@ __all__ = [
     "kind_of",
     "raw_body",
     "register_event_kind",
+    "upgrade_body",
 ]

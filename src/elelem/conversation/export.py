@@ -26,7 +26,7 @@ import msgspec
 from elelem import codec
 from elelem.conversation.blobs import event_blobs
 from elelem.conversation.errors import CorruptEventError, ImportRefused
-from elelem.conversation.events import decode_event, encode_event
+from elelem.conversation.events import decode_event, encode_event, upgrade_body
 from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
 from elelem.errors import DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId
@@ -204,6 +204,15 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
         old = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return False
+    if isinstance(old, dict) and isinstance(old.get("kind"), str):
+        # A body in a form since changed (free-text drops) is compared in
+        # today's form of it, which means the same.
+        body = upgrade_body(old["kind"], old.get("body"))
+        if body is not old.get("body"):
+            if msgspec.json.encode(old) != line:
+                return False  # reformatted
+            old = {k: (body if k == "body" else v) for k, v in old.items()}
+            line = msgspec.json.encode(old)
     return msgspec.json.encode(_pruned(msgspec.json.decode(canonical), old)) == line
 
 
@@ -259,8 +268,9 @@ def read_export(data: bytes) -> tuple[Header, list[bytes]]:
 
     Every event must decode to exactly its own bytes (a field this elelem
     does not know would otherwise be dropped), or to them plus fields added
-    since they were written (an older elelem's export: the event is kept in
-    today's canonical form, its defaults filled in), ``seq`` must run 1, 2, …
+    since they were written, or to their upgrade to a form since changed
+    (an older elelem's export: the event is kept in today's canonical form,
+    its defaults filled in, free-text drops as legacy drop records), ``seq`` must run 1, 2, …
     without gaps, ids must be unique and the count must match the header.  Raises
     :class:`ImportRefused` naming the first bad line.
     """

@@ -4,9 +4,9 @@
   assistant message holds its blocks and hosted transitions in stored order
   and names its provider, so the encoder replays it natively to that provider
   and portably to any other; this module knows no shape.
-- :func:`portable_history` — the same messages with every provider payload
-  removed and what cannot travel (unknown blocks, redacted reasoning) dropped
-  with a report.
+- :func:`portable_history` — the same messages through the one portable rule
+  every encoder applies (no provider payload, no reasoning, no unknown block),
+  what it left out reported.
 - :func:`response_payloads` — what one provider's responses returned beside
   their messages (response-level native data), for its native encoder.
 - :func:`turn_views` — the log grouped by turn, with each turn's responses,
@@ -40,6 +40,7 @@ from elelem.conversation.events import (
 from elelem.errors import Patch
 from elelem.vocabulary import (
     CallId,
+    Drop,
     EventId,
     HostedActivity,
     Message,
@@ -49,9 +50,10 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
-    UnknownBlock,
     Usage,
 )
+from elelem.vocabulary.portable import ANYWHERE, CORE_TYPES, portable_message
+from elelem.vocabulary.registry import block_tags
 
 ORPHAN_RESULT = "error: this tool call was never answered (no result was recorded)"
 """The content of the synthetic result projections give an unanswered tool call."""
@@ -93,7 +95,7 @@ class Projection(msgspec.Struct, frozen=True):
 
     messages: tuple[Message, ...]
     origins: tuple[tuple[EventId | None, ...], ...]
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[Drop, ...] = ()
 
     def locate(self, message: int, block: int) -> EventId | None:
         """The event behind part ``block`` of message ``message``."""
@@ -314,54 +316,30 @@ def response_payloads(events: Sequence[Event], provider: str) -> tuple[ProviderP
 # -- portable projection -----------------------------------------------------
 
 
-def _portable_part(part: Part, where: str, dropped: list[str]) -> Part | None:
-    if isinstance(part, UnknownBlock):
-        dropped.append(f"{where}: unknown block {part.type!r}")
-        return None
-    if isinstance(part, HostedActivity):
-        return msgspec.structs.replace(part, payload=None) if part.payload is not None else part
-    if isinstance(part, ReasoningBlock):
-        if not part.text:
-            dropped.append(f"{where}: reasoning with no readable text (redacted or encrypted)")
-            return None
-        return msgspec.structs.replace(part, payloads=()) if part.payloads else part
-    if isinstance(part, TextBlock):
-        if not part.payloads and all(a.replay is None for a in part.attributions):
-            return part
-        attributions = tuple(
-            msgspec.structs.replace(a, replay=None) if a.replay is not None else a
-            for a in part.attributions
-        )
-        return TextBlock(part.text, attributions, (), part.complete)
-    payloads = getattr(part, "payloads", None)
-    if payloads:
-        return msgspec.structs.replace(part, payloads=())
-    return part
-
-
 def portable_history(events: Sequence[Event]) -> Projection:
-    """The history with no provider payload anywhere, for any provider.
+    """The history as any provider may receive it: every message through the
+    one portable rule (:func:`~elelem.vocabulary.portable.portable_message`,
+    the rule every encoder applies to a message another provider produced),
+    with citations kept and every registered block type carried.
 
+    No provider payload is left anywhere, reasoning and unknown blocks are
+    left out, and each thing left out is reported in ``dropped`` (``where``
+    the part's place in the native projection: ``messages[1].content[4]``).
     Messages lose their ``provider`` (so no encoder mistakes them for its
-    own); unknown blocks and reasoning with no readable text are dropped and
-    reported in ``dropped``.
+    own); a message with nothing left is left out.
     """
     native = project(events)
-    dropped: list[str] = []
+    accepts = ANYWHERE.with_blocks(*(t for t in block_tags() if t not in CORE_TYPES))
+    dropped: list[Drop] = []
     messages: list[Message] = []
     origins: list[tuple[EventId | None, ...]] = []
     for i, (m, orig) in enumerate(zip(native.messages, native.origins, strict=True)):
-        parts: list[Part] = []
-        kept: list[EventId | None] = []
-        for j, part in enumerate(m.content):
-            p = _portable_part(part, f"message {i} part {j}", dropped)
-            if p is not None:
-                parts.append(p)
-                kept.append(orig[j])
-        if not parts:
+        kept = portable_message(m, accepts)
+        dropped.extend(d.under(f"messages[{i}]") for d in kept.dropped)
+        if not kept.message.content:
             continue
-        messages.append(Message(m.role, tuple(parts), m.source, None, m.model))
-        origins.append(tuple(kept))
+        messages.append(msgspec.structs.replace(kept.message, provider=None))
+        origins.append(tuple(orig[j] for j in kept.positions))
     return Projection(tuple(messages), tuple(origins), tuple(dropped))
 
 

@@ -17,7 +17,7 @@ import msgspec
 from elelem.errors import StreamError
 from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
-from elelem.vocabulary import Message, ProviderId, ProviderPayload
+from elelem.vocabulary import Drop, Message, ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.request import GenerationOptions, HostedTool, ToolSpec
 
@@ -66,14 +66,16 @@ class ModelRequest(msgspec.Struct, frozen=True):
 
 class EncodedRequest(msgspec.Struct, frozen=True):
     """A request ready for the wire: path (relative to the base URL), JSON body,
-    extra headers, and what portable encoding had to drop (one line each)."""
+    extra headers, and what the encoding left out (one
+    :class:`~elelem.vocabulary.Drop` each, ``where`` a path in the
+    :class:`ModelRequest`)."""
 
     path: str
     body: dict[str, JSONValue]
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     method: str = "POST"
     stream: bool = True
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[Drop, ...] = ()
 
 
 class FrameParser(Protocol):

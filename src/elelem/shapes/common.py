@@ -10,7 +10,7 @@ and are kept here once, so that they cannot drift apart:
   the driver;
 - parsers: decoding one JSON frame (:func:`decode_frame`) and the
   non-retryable :func:`malformed` error for a frame the server sent wrong;
-- encoders: the list of what portable encoding left out (:class:`Dropped`),
+- encoders: the drop records of one encoding (:class:`Dropped`),
   finding a block's payload (:func:`find_payload`), and the text line that
   stands for a hosted activity sent portably (:func:`hosted_activity_line`).
 
@@ -38,7 +38,16 @@ from elelem.errors import (
     StreamError,
     UnsupportedError,
 )
-from elelem.vocabulary import HostedActivity, HostedTool, ProviderPayload, RemoteMCP
+from elelem.vocabulary import (
+    Drop,
+    HostedActivity,
+    HostedTool,
+    ProviderPayload,
+    RemoteMCP,
+    TextBlock,
+    UnknownBlock,
+)
+from elelem.vocabulary.drop import INVALID, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
 # --------------------------------------------------------------------------
@@ -157,14 +166,36 @@ def decode_frame(data: str, what: str) -> dict[str, Any]:
 
 
 class Dropped:
-    """Collects one line per item an encoding could not carry (``where: what``)."""
+    """Collects the :class:`~elelem.vocabulary.Drop` records of one encoding."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
+        self.items: list[Drop] = []
 
-    def add(self, where: str, what: str) -> None:
-        """Record that ``what`` at ``where`` was left out."""
-        self.items.append(f"{where}: {what}")
+    def add(self, where: str, what: str, why: str, detail: str = "") -> None:
+        """Record that ``what`` at ``where`` was left out, for reason ``why``."""
+        self.items.append(Drop(where, what, why, detail))
+
+    def extend(self, drops: Iterable[Drop], under: str | None = None) -> None:
+        """Add ``drops``, each placed under ``under`` (``messages[3]``) if given."""
+        if not under:
+            self.items.extend(drops)
+        else:
+            self.items.extend(d.under(under) for d in drops)
+
+
+def stream_event(block: UnknownBlock) -> bool:
+    """Whether ``block`` keeps a stream event nobody modelled (the parser
+    skeleton's ``<shape>.event`` blocks): kept in the log, but no content a
+    request can send back."""
+    return block.type.endswith(".event")
+
+
+def part_type(part: object) -> str:
+    """The ``type`` tag of a block or hosted transition (an unknown block's own tag)."""
+    if isinstance(part, UnknownBlock):
+        return part.type
+    tag = getattr(getattr(part, "__struct_config__", None), "tag", None)
+    return tag if isinstance(tag, str) else type(part).__name__
 
 
 def find_payload(
@@ -186,9 +217,30 @@ def arguments_object(arguments: str, call_id: str, where: str, dropped: Dropped)
     except msgspec.DecodeError:
         value = None
     if not isinstance(value, dict):
-        dropped.add(where, f"arguments of tool call {call_id} (not a JSON object)")
+        dropped.add(
+            where, "arguments", INVALID, f"tool call {call_id}: not a JSON object; sent {{}}"
+        )
         return {}
     return value
+
+
+def hosted_lines_and_text(parts: Iterable[object]) -> str:
+    """One content string for wires whose assistant message is a single text
+    (Chat Completions, Ollama): the hosted-activity lines of ``parts`` (see
+    :func:`hosted_activity_line`), one per line, then the text blocks joined."""
+    lines = [hosted_activity_line(p) for p in parts if isinstance(p, HostedActivity)]
+    text = "".join(p.text for p in parts if isinstance(p, TextBlock))
+    return "\n".join([*lines, text]) if lines else text
+
+
+def context_text(source: str, text: str) -> str:
+    """``text`` of a message from ``source``: injected context (``context:<tag>``,
+    or ``context`` alone) as its tagged envelope, ``<tag>`` and ``</tag>`` on
+    lines of their own around it (DESIGN §5); anything else as it is."""
+    if not source.startswith("context"):
+        return text
+    tag = source.partition(":")[2] or "context"
+    return f"<{tag}>\n{text}\n</{tag}>"
 
 
 def hosted_activity_line(activity: HostedActivity) -> str:
@@ -208,15 +260,19 @@ __all__ = [
     "Dropped",
     "arguments_object",
     "body_excerpt",
+    "context_text",
     "decode_body",
     "decode_frame",
     "error_class_for_status",
     "find_payload",
     "header",
     "hosted_activity_line",
+    "hosted_lines_and_text",
     "malformed",
     "merge_extra",
+    "part_type",
     "status_error_class",
+    "stream_event",
     "without_remote_mcp",
 ]
 
@@ -243,14 +299,22 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
 
 
 def without_remote_mcp(
-    hosted: Iterable[HostedTool], wire: str, dropped: list[str]
-) -> list[HostedTool]:
-    """The hosted tools but provider-hosted MCP servers, each of which is
-    reported in ``dropped`` (for wires that cannot have a provider call one)."""
-    kept: list[HostedTool] = []
-    for tool in hosted:
+    hosted: Iterable[HostedTool], wire: str, dropped: list[Drop]
+) -> list[tuple[int, HostedTool]]:
+    """The hosted tools, with their positions in the request, but
+    provider-hosted MCP servers, each of which is reported in ``dropped``
+    (for wires that cannot have a provider call one)."""
+    kept: list[tuple[int, HostedTool]] = []
+    for k, tool in enumerate(hosted):
         if isinstance(tool, RemoteMCP):
-            dropped.append(f"MCP server {tool.name!r}: {wire} has no hosted MCP (not sent)")
+            dropped.append(
+                Drop(
+                    f"hosted_tools[{k}]",
+                    "mcp",
+                    UNSUPPORTED,
+                    f"{tool.name!r}: {wire} has no hosted MCP",
+                )
+            )
         else:
-            kept.append(tool)
+            kept.append((k, tool))
     return kept

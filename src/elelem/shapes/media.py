@@ -30,6 +30,7 @@ from elelem.vocabulary import (
     ChunksSource,
     DocumentBlock,
     DocumentLocation,
+    Drop,
     FileSource,
     ImageBlock,
     Message,
@@ -41,6 +42,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     URLSource,
 )
+from elelem.vocabulary.drop import FOREIGN_PAYLOAD, UNSUPPORTED
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
 MediaBlock = ImageBlock | DocumentBlock
@@ -267,13 +269,10 @@ Report = Callable[[str, str, str], None]
 """Records one drop: ``(what, why, detail)`` (``why`` a drop reason code:
 ``unsupported``, ``foreign-payload``)."""
 
-UNSUPPORTED = "unsupported"
-FOREIGN_PAYLOAD = "foreign-payload"
 
-
-def line_report(lines: list[str], where: str) -> Report:
-    """A :data:`Report` appending one ``where: what (why): detail`` line to ``lines``."""
-    return lambda what, why, detail: lines.append(f"{where}: {what} ({why}): {detail}")
+def line_report(drops: list[Drop], where: str) -> Report:
+    """A :data:`Report` appending one :class:`~elelem.vocabulary.Drop` at ``where`` to ``drops``."""
+    return lambda what, why, detail: drops.append(Drop(where, what, why, detail))
 
 
 def document_text(block: DocumentBlock) -> str | None:

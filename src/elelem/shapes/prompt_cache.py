@@ -14,18 +14,19 @@ shortfall in the same words on every wire:
   control at all reports the whole option.
 
 Sans-IO: each function reads the option and writes only the body, headers
-or dropped list it is given.
+or drop list it is given.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from elelem.vocabulary import PromptCache
+from elelem.vocabulary import Drop, PromptCache
+from elelem.vocabulary.drop import ADJUSTED, INVALID, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
-WHERE = "prompt cache"
-"""The ``where`` of every dropped line about :attr:`GenerationOptions.cache`."""
+WHERE = "options.cache"
+"""The ``where`` of every drop about :attr:`GenerationOptions.cache`."""
 
 BreakpointTTL = Literal["5m", "1h"]
 
@@ -34,7 +35,7 @@ MAX_BREAKPOINTS = 4
 included (Bedrock allows as many ``cachePoint`` blocks)."""
 
 
-def breakpoint_ttl(cache: PromptCache, label: str, dropped: list[str]) -> BreakpointTTL | None:
+def breakpoint_ttl(cache: PromptCache, label: str, dropped: list[Drop]) -> BreakpointTTL | None:
     """The ``ttl`` of a ``cache_control`` / ``cachePoint`` marker for ``cache``.
 
     None when the caller left the lifetime to the provider.  ``24h`` is longer
@@ -42,7 +43,14 @@ def breakpoint_ttl(cache: PromptCache, label: str, dropped: list[str]) -> Breakp
     reported in ``dropped``, naming the wire by ``label``.
     """
     if cache.ttl == "24h":
-        dropped.append(f"{WHERE}: ttl '24h' ({label} keeps a prefix at most 1h; 1h sent)")
+        dropped.append(
+            Drop(
+                f"{WHERE}.ttl",
+                "ttl",
+                ADJUSTED,
+                f"'24h': {label} keeps a prefix at most 1h; 1h sent",
+            )
+        )
         return "1h"
     return cache.ttl
 
@@ -65,18 +73,24 @@ def openai_cache_fields(cache: PromptCache, body: dict[str, JSONValue]) -> None:
         body["prompt_cache_retention"] = retention
 
 
-def key_not_sent(cache: PromptCache, label: str, dropped: list[str]) -> None:
+def key_not_sent(cache: PromptCache, label: str, dropped: list[Drop]) -> None:
     """Report ``cache.key`` (if any) on a wire with no cache-key field."""
     if cache.key is not None:
-        dropped.append(f"{WHERE}: key {cache.key!r} ({label} has no cache key; not sent)")
+        dropped.append(
+            Drop(f"{WHERE}.key", "key", UNSUPPORTED, f"{cache.key!r}: {label} has no cache key")
+        )
 
 
-def automatic(cache: PromptCache, label: str, dropped: list[str]) -> None:
+def automatic(cache: PromptCache, label: str, dropped: list[Drop]) -> None:
     """Report what a wire that caches on its own, with nothing to set, cannot honour."""
     if cache.ttl is not None:
         dropped.append(
-            f"{WHERE}: ttl {cache.ttl!r} ({label} caches automatically with no lifetime "
-            "to set; not sent)"
+            Drop(
+                f"{WHERE}.ttl",
+                "ttl",
+                UNSUPPORTED,
+                f"{cache.ttl!r}: {label} caches automatically with no lifetime to set",
+            )
         )
     key_not_sent(cache, label, dropped)
 
@@ -85,7 +99,7 @@ CONVERSATION_HEADER = "x-grok-conv-id"
 """xAI's Chat Completions cache-routing header (``prompt_cache_key`` on its Responses API)."""
 
 
-def conversation_header(cache: PromptCache, label: str, dropped: list[str]) -> dict[str, str]:
+def conversation_header(cache: PromptCache, label: str, dropped: list[Drop]) -> dict[str, str]:
     """xAI Chat Completions: caching is automatic and ``key`` routes requests to
     the server holding the prefix, sent as a header.  A ``ttl`` is reported; so
     is a key that cannot be a header value (non-ASCII or control characters)."""
@@ -95,14 +109,18 @@ def conversation_header(cache: PromptCache, label: str, dropped: list[str]) -> d
     if key is None:
         return {}
     if not (key.isascii() and key.isprintable()):
-        dropped.append(f"{WHERE}: key {key!r} (not a valid {CONVERSATION_HEADER} header; not sent)")
+        dropped.append(
+            Drop(
+                f"{WHERE}.key", "key", INVALID, f"{key!r}: not a valid {CONVERSATION_HEADER} header"
+            )
+        )
         return {}
     return {CONVERSATION_HEADER: key}
 
 
-def unsupported(label: str, dropped: list[str]) -> None:
+def unsupported(label: str, dropped: list[Drop]) -> None:
     """Report the whole option on a wire with no caching control."""
-    dropped.append(f"{WHERE}: {label} has no prompt-cache control (not sent)")
+    dropped.append(Drop(WHERE, "cache", UNSUPPORTED, f"{label} has no prompt-cache control"))
 
 
 def cache_control(ttl: BreakpointTTL | None) -> dict[str, str]:
@@ -118,7 +136,7 @@ def top_level_marker(
     extra: dict[str, JSONValue],
     label: str,
     body: dict[str, JSONValue],
-    dropped: list[str],
+    dropped: list[Drop],
     *,
     explicit: int = 0,
 ) -> None:
@@ -133,8 +151,13 @@ def top_level_marker(
     if "cache_control" not in extra:
         if explicit >= MAX_BREAKPOINTS:
             dropped.append(
-                f"{WHERE}: the request already has {explicit} cache_control breakpoints "
-                f"({label} allows {MAX_BREAKPOINTS}); automatic marker not sent"
+                Drop(
+                    WHERE,
+                    "automatic marker",
+                    UNSUPPORTED,
+                    f"the request already has {explicit} cache_control breakpoints "
+                    f"({label} allows {MAX_BREAKPOINTS})",
+                )
             )
         else:
             body["cache_control"] = cache_control(breakpoint_ttl(cache, label, dropped))

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 
-from elelem.vocabulary import JsonObjectOutput, JsonSchemaOutput, OutputFormat
+from elelem.vocabulary import Drop, JsonObjectOutput, JsonSchemaOutput, OutputFormat
+from elelem.vocabulary.drop import ADJUSTED, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
-WHERE = "structured output"
-"""The ``where`` of every dropped line about :attr:`GenerationOptions.output`."""
+WHERE = "options.output"
+"""The ``where`` of every drop about :attr:`GenerationOptions.output`."""
 
 DEFAULT_NAME = "output"
 
@@ -56,30 +57,50 @@ def chat_response_format(output: OutputFormat) -> dict[str, JSONValue]:
     return {"type": "json_schema", "json_schema": openai_json_schema(output)}
 
 
-def unlabelled(output: JsonSchemaOutput, label: str, dropped: list[str]) -> None:
+def unlabelled(output: JsonSchemaOutput, label: str, dropped: list[Drop]) -> None:
     """Report the labels of ``output`` a wire that takes a bare schema cannot carry."""
     if output.name != DEFAULT_NAME:
-        dropped.append(f"{WHERE}: name {output.name!r} ({label} takes no schema name; not sent)")
+        dropped.append(
+            Drop(
+                f"{WHERE}.name",
+                "name",
+                UNSUPPORTED,
+                f"{output.name!r}: {label} takes no schema name",
+            )
+        )
     if output.description:
         dropped.append(
-            f"{WHERE}: description of {output.name!r} ({label} takes no schema "
-            "description; not sent)"
+            Drop(
+                f"{WHERE}.description",
+                "description",
+                UNSUPPORTED,
+                f"{label} takes no schema description",
+            )
         )
 
 
-def no_json_mode(label: str, dropped: list[str]) -> None:
+def no_json_mode(label: str, dropped: list[Drop]) -> None:
     """Report :class:`JsonObjectOutput` on a wire that takes a schema or nothing."""
     dropped.append(
-        f"{WHERE}: json_object ({label} has no schema-less JSON mode; give a "
-        "JsonSchemaOutput; not sent)"
+        Drop(
+            WHERE,
+            "json_object",
+            UNSUPPORTED,
+            f"{label} has no schema-less JSON mode; give a JsonSchemaOutput",
+        )
     )
 
 
-def json_mode_only(output: JsonSchemaOutput, label: str, dropped: list[str]) -> None:
+def json_mode_only(output: JsonSchemaOutput, label: str, dropped: list[Drop]) -> None:
     """Report a schema downgraded to plain JSON mode on a wire without schemas."""
     dropped.append(
-        f"{WHERE}: schema {output.name!r} ({label} takes json_object only; "
-        "json_object sent, schema not enforced)"
+        Drop(
+            WHERE,
+            "schema",
+            ADJUSTED,
+            f"{label} takes json_object only; json_object sent, schema {output.name!r} "
+            "not enforced",
+        )
     )
 
 

@@ -70,6 +70,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.blob import blob_dec_hook
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES, place_unknowns
+from elelem.vocabulary.drop import CUT_OFF, TRUNCATED, Drop
 
 _EMPTY: tuple[Part, ...] = ()
 _CORE_KINDS = frozenset({"text", "reasoning", "tool-call"})
@@ -80,9 +81,10 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
     ``content`` interleaves blocks and hosted-activity transitions as they
     were committed.  ``complete`` is False for a :meth:`Assembler.partial`
-    result; ``dropped`` describes what the assembler discarded and why;
-    ``retries`` are the visible retries that came before the response (the
-    client's retry policy, see :class:`~elelem.stream.Retry`).
+    result; ``dropped`` holds a :class:`~elelem.vocabulary.Drop` for each thing
+    the assembler discarded (``where`` starts with ``response``); ``retries``
+    are the visible retries that came before the response (the client's retry
+    policy, see :class:`~elelem.stream.Retry`).
     """
 
     provider: ProviderId | None
@@ -92,7 +94,7 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     usage: Usage | None
     finish: Finish | None
     complete: bool
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[Drop, ...] = ()
     retries: tuple[Retry, ...] = ()
 
     def __post_init__(self) -> None:
@@ -184,7 +186,7 @@ class Assembler:
         self._finish: Finish | None = None
         self._broken: ProtocolViolation | None = None
         self._closed = False
-        self._dropped: list[str] = []
+        self._dropped: list[Drop] = []
         self._position = -1
         self._opened = 0
         self._retries: list[Retry] = []
@@ -269,14 +271,26 @@ class Assembler:
         content = list(self._content)
         dropped = list(self._dropped)
         for call in self._pending_calls:
-            dropped.append(f"tool call {call.id} ({call.name}): arguments cut off")
+            dropped.append(
+                Drop(
+                    f"response.tool_call[{call.id}]",
+                    "tool-call",
+                    CUT_OFF,
+                    f"{call.name}: arguments cut off",
+                )
+            )
         for key, block in self._open_in_order():
             if block.payloads:
                 dropped.append(
-                    f"block {key!r}: {len(block.payloads)} payload(s) of a partial block"
+                    Drop(
+                        f"response.block[{key!r}]",
+                        "payload",
+                        CUT_OFF,
+                        f"{len(block.payloads)} of a partial {block.block} block",
+                    )
                 )
             if block.block not in ("text", "reasoning"):
-                dropped.append(f"block {key!r} ({block.block}): half-built")
+                dropped.append(Drop(f"response.block[{key!r}]", block.block, CUT_OFF, "half-built"))
         for part in self.open_parts():
             if part.text or (isinstance(part, TextBlock) and part.attributions):
                 content.append(part)
@@ -503,14 +517,19 @@ class Assembler:
         if chunk.reason == "max-tokens":
             for call in pending:
                 self._dropped.append(
-                    f"tool call {call.id} ({call.name}): arguments truncated by max-tokens"
+                    Drop(
+                        f"response.tool_call[{call.id}]",
+                        "tool-call",
+                        TRUNCATED,
+                        f"{call.name}: arguments truncated by max-tokens",
+                    )
                 )
             return _EMPTY
         self._content.extend(pending)
         return tuple(pending)
 
     def _build(
-        self, content: tuple[Part, ...], *, complete: bool, dropped: list[str]
+        self, content: tuple[Part, ...], *, complete: bool, dropped: list[Drop]
     ) -> AssembledResponse:
         return AssembledResponse(
             provider=self._provider,

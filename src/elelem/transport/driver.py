@@ -65,7 +65,7 @@ from elelem.transport.framing import (
 )
 from elelem.transport.limits import DEFAULT_LIMITS, BodyMeter, Limits
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
-from elelem.vocabulary import Part
+from elelem.vocabulary import Drop, Part
 
 T = TypeVar("T")
 _REQUEST_ID_HEADERS = (
@@ -193,8 +193,8 @@ class ResponseStream:
         self.status: int | None = None
         self.headers: Mapping[str, str] = {}
         self.request_id: str | None = None
-        self.dropped: tuple[str, ...] = ()
-        """What the shape's encoder dropped from the request (portable replay)."""
+        self.dropped: tuple[Drop, ...] = ()
+        """What the shape's encoder left out of the request."""
         self.bytes_received = 0
         self.tail: str | None = None
         """Why the connection was not reused after a whole response (bytes

@@ -28,6 +28,7 @@ from elelem.vocabulary.blocks import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.vocabulary.drop import DROP_REASONS, Drop, legacy_drop
 from elelem.vocabulary.ids import (
     ActivityId,
     CallId,
@@ -97,6 +98,7 @@ __all__ = [
     "APPROVAL",
     "APPROVAL_REQUESTED",
     "APPROVAL_RESPONSE",
+    "DROP_REASONS",
     "FINISH_REASONS",
     "HOSTED_ACTIVITY_NAMES",
     "MESSAGE_SOURCES",
@@ -120,6 +122,7 @@ __all__ = [
     "ConversationId",
     "DocumentBlock",
     "DocumentLocation",
+    "Drop",
     "EventId",
     "FileSearch",
     "FileSource",
@@ -165,6 +168,7 @@ __all__ = [
     "check_json",
     "hosted_counter_name",
     "hosted_counts",
+    "legacy_drop",
     "load_plugins",
     "neutral_activity_name",
     "register_block_type",

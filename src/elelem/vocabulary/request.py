@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from elelem.errors import DecodeError, UnsupportedError
+from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.json import JSONValue, check_json
 
 
@@ -82,10 +83,12 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def merge_native(
         self, shape: str, definition: dict[str, JSONValue], reserved: Collection[str]
-    ) -> list[str]:
+    ) -> list[Drop]:
         """Merge ``native[shape]`` into ``definition`` (``shape``'s wire definition
         of this tool, built by its encoder) after the fields already there; return
-        one dropped line per ``native`` entry keyed by no known shape.
+        one :class:`~elelem.vocabulary.Drop` (``where`` is ``native.<key>``, for
+        the caller to place under the tool's position) per ``native`` entry keyed
+        by no known shape.
 
         ``reserved`` are the fields the encoder writes itself, whether or not this
         definition has them; naming one of those, or any field already in
@@ -102,7 +105,7 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 )
         definition.update(fields)
         return [
-            f"tool {self.name!r}: native fields for {key!r}, which is no shape (not sent)"
+            Drop(f"native.{key}", "native fields", NOT_A_SHAPE, f"tool {self.name!r}")
             for key in self.native
             if key not in TOOL_NATIVE_SHAPES and key != shape
         ]

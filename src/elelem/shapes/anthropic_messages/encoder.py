@@ -28,13 +28,29 @@ from elelem.shapes.anthropic_messages.mapping import (
     hosted_tool_name,
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import Dropped, find_payload, hosted_activity_line, merge_extra
+from elelem.shapes.common import (
+    Dropped,
+    context_text,
+    find_payload,
+    hosted_activity_line,
+    merge_extra,
+    part_type,
+    stream_event,
+)
 from elelem.shapes.media import LIMITS, anthropic_media, check_request, line_report
+from elelem.shapes.options import (
+    NotTaken,
+    ToolChoiceSpelling,
+    check_table,
+    sampling_options,
+    tool_choice,
+)
 from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
     DocumentBlock,
+    Drop,
     FileSearch,
     HostedActivity,
     ImageBlock,
@@ -54,6 +70,14 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    EMPTY,
+    EXPIRED,
+    FOREIGN_PAYLOAD,
+    UNREPLAYABLE,
+    UNSUPPORTED,
+)
+from elelem.vocabulary.portable import Accepts, portable_message
 
 EVENT_TYPE = "anthropic.event"
 """``type`` of the unknown block the parser keeps an unknown stream event in."""
@@ -100,13 +124,16 @@ def _native_content(
     """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
     out: list[dict[str, Any]] = []
     for i, part in enumerate(content):
-        at = f"{where} part {i}"
+        at = f"{where}content[{i}]"
         if isinstance(part, HostedActivity):
             block = _native_hosted(part, provider, at)
             if block is None:
                 out.append(_portable_hosted(part))
                 dropped.add(
-                    at, f"hosted {part.name} {part.state} has no {provider} payload; sent as text"
+                    at,
+                    "hosted",
+                    UNREPLAYABLE,
+                    f"{part.name} {part.state} has no {provider} payload; sent as text",
                 )
             else:
                 out.append(block)
@@ -115,7 +142,12 @@ def _native_content(
         elif isinstance(part, ReasoningBlock):
             block = _native_reasoning(part, provider, at)
             if block is None:
-                dropped.add(at, "unsigned reasoning (cannot be replayed without its signature)")
+                dropped.add(
+                    at,
+                    "reasoning",
+                    UNREPLAYABLE,
+                    "unsigned: no thinking block without its signature",
+                )
             else:
                 out.append(block)
         elif isinstance(part, ToolCallBlock):
@@ -124,14 +156,13 @@ def _native_content(
             out.append(_tool_result(part, provider, dropped, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             kind = "image" if isinstance(part, ImageBlock) else "document"
-            dropped.add(at, f"{kind} (an assistant message takes none)")
-        elif isinstance(part, UnknownBlock) and part.type == EVENT_TYPE:
-            # A stream event the parser kept is no content block: not sent.
-            dropped.add(at, f"unknown stream event {part.raw.get('event')!r} (no content)")
+            dropped.add(at, kind, UNSUPPORTED, "an assistant message takes none")
+        elif isinstance(part, UnknownBlock) and stream_event(part):
+            dropped.add(at, part.type, UNREPLAYABLE, "a stream event, not a content block")
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
         else:  # a registered block type this shape has no mapping for
-            dropped.add(at, f"{type(part).__name__} block has no Anthropic mapping")
+            dropped.add(at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
     return out
 
 
@@ -150,7 +181,12 @@ def _native_text(part: TextBlock, provider: str, dropped: Dropped, at: str) -> d
         if replay is not None and replay.provider == provider and replay.format == "citation":
             citations.append(_checked(replay, dict, at))
         else:
-            dropped.add(at, f"citation {j} has no {provider} citation payload")
+            dropped.add(
+                f"{at}.attributions[{j}]",
+                "citation",
+                UNREPLAYABLE,
+                f"no {provider} citation payload",
+            )
     if citations:
         block["citations"] = citations
     block.update(_fields(part.payloads, provider, at))
@@ -209,7 +245,7 @@ def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str
         # Images and documents a tool returned go inside its result.
         content: list[dict[str, Any]] = [{"type": "text", "text": part.content}]
         for k, attachment in enumerate(part.attachments):
-            wire = _media(attachment, provider, dropped, f"{at} attachment {k}")
+            wire = _media(attachment, provider, dropped, f"{at}.attachments[{k}]")
             if wire is not None:
                 content.append(wire)
         block["content"] = content
@@ -227,53 +263,36 @@ def _portable_hosted(part: HostedActivity) -> dict[str, Any]:
     return {"type": "text", "text": hosted_activity_line(part)}
 
 
+ACCEPTS = Accepts("Anthropic").with_blocks("image", "document")
+"""What Anthropic carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no foreign citations,
+since a citation must point at a block of Anthropic's own."""
+
+
 def _portable_content(
     message: Message, provider: str, dropped: Dropped, where: str
 ) -> list[dict[str, Any]]:
-    """Encode a message from another provider (or a user) for Anthropic."""
-    content = list(message.content)
-    # A started transition whose terminal one follows in the same message says nothing more.
-    finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
+    """Spell for Anthropic what a message from another provider (or a user) keeps."""
+    portable = portable_message(message, ACCEPTS, provider)
+    dropped.extend(portable.dropped, under=where.rstrip("."))
     out: list[dict[str, Any]] = []
-    for i, part in enumerate(content):
-        at = f"{where} part {i}"
+    for i, part in portable.parts():
         if isinstance(part, HostedActivity):
-            if part.payload is not None:
-                dropped.add(
-                    at,
-                    f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
-                )
-            if part.state == "started" and part.id in finished:
-                continue
             out.append(_portable_hosted(part))
         elif isinstance(part, TextBlock):
-            text = part.text
-            if message.source.startswith("context:"):
-                tag = message.source.removeprefix("context:")
-                text = f"<{tag}>\n{text}\n</{tag}>"
-            out.append({"type": "text", "text": text})
-            if part.attributions:
-                dropped.add(
-                    at, f"{len(part.attributions)} citation(s) (Anthropic accepts only its own)"
-                )
-            for p in part.payloads:
-                dropped.add(at, f"{p.provider} {p.format} payload")
-        elif isinstance(part, ReasoningBlock):
-            dropped.add(at, "reasoning from another provider")
+            out.append({"type": "text", "text": context_text(message.source, part.text)})
         elif isinstance(part, ToolCallBlock):
             out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.input})
-            for p in part.payloads:
-                dropped.add(at, f"{p.provider} {p.format} payload")
         elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part, provider, dropped, at))
+            out.append(_tool_result(part, provider, dropped, f"{where}content[{i}]"))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = _media(part, provider, dropped, at)
+            wire = _media(part, provider, dropped, f"{where}content[{i}]")
             if wire is not None:
                 out.append(wire)
-        elif isinstance(part, UnknownBlock):
-            dropped.add(at, f"unknown {part.type} block from another provider")
         else:
-            dropped.add(at, f"{type(part).__name__} block has no Anthropic mapping")
+            dropped.add(
+                f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Anthropic mapping"
+            )
     return out
 
 
@@ -281,8 +300,8 @@ def _portable_content(
 # response-level data of the history
 # --------------------------------------------------------------------------
 
-RESPONSE_DATA = "response data"
-"""Where ``dropped`` lines about :attr:`ModelRequest.response_payloads` point."""
+RESPONSE_DATA = "response_payloads"
+"""Where drops about :attr:`ModelRequest.response_payloads` point."""
 
 
 def _expiry(value: object, container: str) -> datetime | None:
@@ -340,7 +359,9 @@ def container_id(
         names = ", ".join(sorted(foreign))
         dropped.add(
             RESPONSE_DATA,
-            f"{sum(foreign.values())} payload(s) of another provider ({names}) not sent",
+            "payload",
+            FOREIGN_PAYLOAD,
+            f"{sum(foreign.values())} of another provider ({names})",
         )
     if found is None:
         return None
@@ -351,7 +372,10 @@ def container_id(
         if expires <= current:
             # repr: the values are the provider's, and these lines may be shown.
             dropped.add(
-                RESPONSE_DATA, f"container {cid!r} expired at {found['expires_at']!r}; not sent"
+                RESPONSE_DATA,
+                "container",
+                EXPIRED,
+                f"{cid!r} expired at {found['expires_at']!r}",
             )
             return None
     return cid
@@ -364,13 +388,14 @@ def container_id(
 
 def assistant_wire(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The wire message object for one assistant message, and what was dropped.
+) -> tuple[dict[str, Any], tuple[Drop, ...]]:
+    """The wire message object for one assistant message, and what was dropped
+    (``where`` relative to the message: ``content[2]``).
 
     Native replay when ``message.provider == provider``, portable otherwise.
     """
     dropped = Dropped()
-    return _wire_message(message, provider, dropped, "message"), tuple(dropped.items)
+    return _wire_message(message, provider, dropped, ""), tuple(dropped.items)
 
 
 def _wire_message(message: Message, provider: str, dropped: Dropped, where: str) -> dict[str, Any]:
@@ -412,7 +437,9 @@ MCP_BETA = "mcp-client-2025-04-04"
 """The ``anthropic-beta`` flag of the MCP connector (``mcp_servers``)."""
 
 
-def mcp_server_definition(server: RemoteMCP, dropped: Dropped) -> dict[str, Any]:
+def mcp_server_definition(
+    server: RemoteMCP, dropped: Dropped, where: str = "hosted_tools"
+) -> dict[str, Any]:
     """The ``mcp_servers`` entry of a provider-hosted MCP server.  The
     authorization token goes into this body only (it is a secret)."""
     out: dict[str, Any] = {"type": "url", "url": server.url, "name": server.name}
@@ -422,11 +449,18 @@ def mcp_server_definition(server: RemoteMCP, dropped: Dropped) -> dict[str, Any]
         out["tool_configuration"] = {"enabled": True, "allowed_tools": list(server.allowed_tools)}
     if server.require_approval == "always":
         dropped.add(
-            f"MCP server {server.name!r}",
-            "require_approval: Anthropic's MCP connector calls tools without asking",
+            f"{where}.require_approval",
+            "require_approval",
+            UNSUPPORTED,
+            f"{server.name!r}: Anthropic's MCP connector calls tools without asking",
         )
     if server.description:
-        dropped.add(f"MCP server {server.name!r}", "description: Anthropic takes none")
+        dropped.add(
+            f"{where}.description",
+            "description",
+            UNSUPPORTED,
+            f"{server.name!r}: Anthropic takes none",
+        )
     return out
 
 
@@ -435,15 +469,40 @@ TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 (``type`` would turn a client tool into an Anthropic-defined one)."""
 
 
-def _client_tool(tool: ToolSpec, dropped: Dropped) -> dict[str, Any]:
+def _client_tool(tool: ToolSpec, where: str, dropped: Dropped) -> dict[str, Any]:
     """The tool object of a client tool, its ``anthropic_messages`` native fields
     (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.parameters
-    dropped.items.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS))
+    dropped.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS), under=where)
     return out
+
+
+OPTION_KEYS = check_table(
+    "Anthropic",
+    {
+        "max_tokens": ("max_tokens",),
+        "temperature": ("temperature",),
+        "top_p": ("top_p",),
+        "stop": ("stop_sequences",),
+        "seed": NotTaken("Anthropic Messages takes no sampling seed"),
+    },
+)
+"""Where the Messages API takes each sampling option."""
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("tool_choice",),
+    {
+        "auto": {"type": "auto"},
+        "none": {"type": "none"},
+        "any": {"type": "any"},
+        "required": {"type": "any"},
+    },
+    lambda name: {"type": "tool", "name": name},
+)
+"""How the Messages API spells ``tool_choice``."""
 
 
 def _breakpoints(body: dict[str, Any]) -> int:
@@ -467,30 +526,34 @@ def encode_request(
         if message.role == "system":
             system_parts.append(message.text)
             continue
-        wire = _wire_message(message, provider, dropped, f"message {i}")
+        wire = _wire_message(message, provider, dropped, f"messages[{i}].")
         if not wire["content"]:
             # The API rejects an empty content list; say so rather than send it.
-            dropped.add(f"message {i}", "nothing left to send (message omitted)")
+            dropped.add(f"messages[{i}]", "message", EMPTY, "nothing left to send")
             continue
         messages.append(wire)
     opts = request.options
     body: dict[str, Any] = {
         "model": request.model,
-        "max_tokens": opts.max_tokens if opts.max_tokens is not None else DEFAULT_MAX_TOKENS,
+        "max_tokens": DEFAULT_MAX_TOKENS,  # required; options.max_tokens replaces it
         "messages": messages,
     }
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
-    tools: list[dict[str, Any]] = [_client_tool(t, dropped) for t in request.tools]
+    tools: list[dict[str, Any]] = [
+        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
+    ]
     betas: list[str] = []
     servers: list[dict[str, Any]] = []
-    for hosted in request.hosted_tools:
+    for k, hosted in enumerate(request.hosted_tools):
         if isinstance(hosted, RemoteMCP):
-            servers.append(mcp_server_definition(hosted, dropped))
+            servers.append(mcp_server_definition(hosted, dropped, f"hosted_tools[{k}]"))
             continue
         if isinstance(hosted, (FileSearch, ImageGeneration)):
-            what = "file search" if isinstance(hosted, FileSearch) else "image generation"
-            dropped.add("hosted tools", f"Anthropic has no hosted {what} tool (not sent)")
+            what = "file_search" if isinstance(hosted, FileSearch) else "image_generation"
+            dropped.add(
+                f"hosted_tools[{k}]", what, UNSUPPORTED, "Anthropic has no such hosted tool"
+            )
             continue
         definition = hosted_tool_definition(hosted)
         tools.append(definition)
@@ -504,22 +567,8 @@ def encode_request(
         betas.append(MCP_BETA)
     if any(_names_file(block) for wire in messages for block in wire["content"]):
         betas.append(FILES_BETA)
-    if opts.tool_choice is not None:
-        body["tool_choice"] = (
-            {"type": opts.tool_choice}
-            if opts.tool_choice in ("auto", "any", "none")
-            else {"type": "any"}
-            if opts.tool_choice == "required"
-            else {"type": "tool", "name": opts.tool_choice}
-        )
-    if opts.temperature is not None:
-        body["temperature"] = opts.temperature
-    if opts.top_p is not None:
-        body["top_p"] = opts.top_p
-    if opts.stop:
-        body["stop_sequences"] = list(opts.stop)
-    if opts.seed is not None:
-        dropped.items.append("seed: Anthropic Messages takes no sampling seed")
+    sampling_options(opts, OPTION_KEYS, body, dropped)
+    tool_choice(opts, TOOL_CHOICE, body, dropped)
     if opts.reasoning is not None:
         if opts.reasoning.budget_tokens is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}

@@ -2,7 +2,8 @@
 
 Assistant messages Bedrock produced are replayed *natively*: content blocks
 in order, reasoning as ``reasoningContent.reasoningText`` with its signature
-(or ``redactedContent``), tool calls as ``toolUse`` with their JSON input.
+(or ``redactedContent``), tool calls as ``toolUse`` with their JSON input,
+text that came with citations as ``citationsContent`` (its citation deltas).
 Every other message is encoded *portably* (text, tool calls, hosted
 summaries as text), each thing left out reported in ``dropped``.  Converse
 wants user and assistant turns to alternate, so consecutive user-side
@@ -13,22 +14,37 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from elelem.errors import UnsupportedError
+from elelem.errors import PayloadError, UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.bedrock_converse.parser import REDACTED_FORMAT, SIGNATURE_FORMAT
+from elelem.shapes.bedrock_converse.parser import (
+    DELTAS_FORMAT,
+    REDACTED_FORMAT,
+    SIGNATURE_FORMAT,
+)
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
+    context_text,
     find_payload,
     hosted_activity_line,
     merge_extra,
+    part_type,
+    stream_event,
     without_remote_mcp,
 )
 from elelem.shapes.media import bedrock_media, line_report
+from elelem.shapes.options import (
+    NotTaken,
+    ToolChoiceSpelling,
+    check_table,
+    sampling_options,
+    tool_choice,
+)
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
     DocumentBlock,
+    Drop,
     GenerationOptions,
     HostedActivity,
     ImageBlock,
@@ -42,7 +58,9 @@ from elelem.vocabulary import (
     ToolSpec,
     UnknownBlock,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.portable import Accepts, portable_message
 
 
 def request_path(model: str, *, stream: bool) -> str:
@@ -60,61 +78,144 @@ def _tool_use(call: ToolCallBlock, where: str, dropped: Dropped) -> dict[str, JS
     }
 
 
+ACCEPTS = Accepts("Bedrock Converse").with_blocks("image", "document")
+"""What Converse carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no citations (a
+Converse citation points into a document of the request)."""
+
+
+def _deltas(
+    part: TextBlock | ReasoningBlock, provider: str, where: str
+) -> list[dict[str, JSONValue]]:
+    """The deltas nobody modelled that the parser kept on ``part`` (citations among them)."""
+    payload = find_payload(part.payloads, provider, DELTAS_FORMAT)
+    if payload is None:
+        return []
+    value = payload.value
+    if not isinstance(value, list) or not all(isinstance(d, dict) and len(d) == 1 for d in value):
+        # A present but undecodable payload is an error, never a silent downgrade.
+        raise PayloadError(f"{where}: {provider} {DELTAS_FORMAT} payload is not a list of deltas")
+    return value
+
+
+def _native_text(part: TextBlock, provider: str, where: str, dropped: Dropped) -> JSONValue:
+    """A text block Bedrock produced: ``text``, or ``citationsContent`` when it
+    came with citations (its citation deltas, or a whole response's block)."""
+    citations: list[JSONValue] = []
+    whole: JSONValue = None
+    for delta in _deltas(part, provider, where):
+        ((key, value),) = delta.items()
+        if key == "citation":
+            citations.append(value)
+        elif key == "citationsContent":
+            whole = value
+        else:
+            dropped.add(where, key, UNREPLAYABLE, "a Converse delta with no request form")
+    for j, attribution in enumerate(part.attributions):
+        replay = attribution.replay
+        if replay is None or replay.provider != provider:
+            at = f"{where}.attributions[{j}]"
+            dropped.add(at, "citation", UNREPLAYABLE, f"no {provider} citation payload")
+    if whole is not None:
+        return {"citationsContent": whole}
+    if citations:
+        content: JSONValue = [{"text": part.text}]
+        return {"citationsContent": {"content": content, "citations": citations}}
+    return {"text": part.text}
+
+
+def _native_reasoning(
+    part: ReasoningBlock, provider: str, where: str, dropped: Dropped
+) -> JSONValue:
+    for delta in _deltas(part, provider, where):
+        for key in delta:
+            dropped.add(where, key, UNREPLAYABLE, "a Converse delta with no request form")
+    redacted = find_payload(part.payloads, provider, REDACTED_FORMAT)
+    if redacted is not None:
+        return {"reasoningContent": {"redactedContent": redacted.value}}
+    text: dict[str, JSONValue] = {"text": part.text}
+    signature = find_payload(part.payloads, provider, SIGNATURE_FORMAT)
+    if signature is not None:
+        text["signature"] = signature.value
+    return {"reasoningContent": {"reasoningText": text}}
+
+
 def assistant_wire(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, JSONValue], list[str]]:
+) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The Converse assistant message for ``message``: native if ``provider``
     produced it, else portable; and what had to be dropped."""
-    native = message.provider == provider
-    who = message.provider or "another provider"
+    if message.provider != provider:
+        return _portable_assistant(message, provider)
     dropped = Dropped()
     content: list[JSONValue] = []
     for i, part in enumerate(message.content):
-        where = f"message part {i}"
+        where = f"content[{i}]"
         if isinstance(part, TextBlock):
-            content.append({"text": part.text})
+            content.append(_native_text(part, provider, where, dropped))
         elif isinstance(part, ToolCallBlock):
             content.append(_tool_use(part, where, dropped))
-        elif isinstance(part, ReasoningBlock) and native:
-            redacted = find_payload(part.payloads, provider, REDACTED_FORMAT)
-            signature = find_payload(part.payloads, provider, SIGNATURE_FORMAT)
-            if redacted is not None:
-                content.append({"reasoningContent": {"redactedContent": redacted.value}})
-            else:
-                text: dict[str, JSONValue] = {"text": part.text}
-                if signature is not None:
-                    text["signature"] = signature.value
-                content.append({"reasoningContent": {"reasoningText": text}})
         elif isinstance(part, ReasoningBlock):
-            dropped.add(where, f"reasoning from {who}")
+            content.append(_native_reasoning(part, provider, where, dropped))
         elif isinstance(part, HostedActivity):
             payload = part.payload
-            if native and payload is not None and payload.provider == provider:
+            if payload is not None and payload.provider == provider:
                 # The server tool's own toolUse/toolResult block, as it came.
                 content.append(payload.value)
             else:
                 content.append({"text": hosted_activity_line(part)})
-        elif isinstance(part, UnknownBlock):
-            dropped.add(where, f"unknown block {part.type!r} (no Converse form)")
+        elif isinstance(part, (ImageBlock, DocumentBlock)):
+            wire = bedrock_media(part, provider, where, line_report(dropped.items, where), i)
+            if wire is not None:
+                content.append(wire)
+        elif isinstance(part, UnknownBlock) and stream_event(part):
+            dropped.add(where, part.type, UNREPLAYABLE, "a stream event, not a content block")
+        else:
+            dropped.add(
+                where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"
+            )
+    return {"role": "assistant", "content": content}, dropped.items
+
+
+def _portable_assistant(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """Spell what an assistant message of another provider keeps."""
+    portable = portable_message(message, ACCEPTS)
+    dropped = Dropped()
+    dropped.extend(portable.dropped)
+    content: list[JSONValue] = []
+    for i, part in portable.parts():
+        where = f"content[{i}]"
+        if isinstance(part, TextBlock):
+            content.append({"text": part.text})
+        elif isinstance(part, ToolCallBlock):
+            content.append(_tool_use(part, where, dropped))
+        elif isinstance(part, HostedActivity):
+            content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             wire = bedrock_media(part, provider, where, line_report(dropped.items, where), i)
             if wire is not None:
                 content.append(wire)
         else:
-            dropped.add(where, f"{type(part).__name__} in an assistant message")
+            dropped.add(
+                where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"
+            )
     return {"role": "assistant", "content": content}, dropped.items
 
 
-def _user_content(message: Message, dropped: Dropped) -> list[JSONValue]:
+def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
+    portable = portable_message(message, ACCEPTS, provider)
+    dropped.extend(portable.dropped)
     content: list[JSONValue] = []
-    for i, part in enumerate(message.content):
+    for i, part in portable.parts():
         if isinstance(part, TextBlock):
-            content.append({"text": part.text})
+            content.append({"text": context_text(message.source, part.text)})
         elif isinstance(part, ToolResultBlock):
             inner: list[JSONValue] = [{"text": part.content}]
             for k, attachment in enumerate(part.attachments or ()):
-                at = f"part {i} attachment {k}"
-                wire = bedrock_media(attachment, "bedrock", at, line_report(dropped.items, at), k)
+                at = f"content[{i}].attachments[{k}]"
+                wire = bedrock_media(attachment, provider, at, line_report(dropped.items, at), k)
                 if wire is not None:
                     inner.append(wire)
             result: dict[str, JSONValue] = {
@@ -124,12 +225,17 @@ def _user_content(message: Message, dropped: Dropped) -> list[JSONValue]:
             }
             content.append({"toolResult": result})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            at = f"part {i}"
-            wire = bedrock_media(part, "bedrock", at, line_report(dropped.items, at), i)
+            at = f"content[{i}]"
+            wire = bedrock_media(part, provider, at, line_report(dropped.items, at), i)
             if wire is not None:
                 content.append(wire)
         else:
-            dropped.add(f"part {i}", f"{type(part).__name__} in a {message.role} message")
+            dropped.add(
+                f"content[{i}]",
+                part_type(part),
+                UNSUPPORTED,
+                f"no Converse form in a {message.role} message",
+            )
     return content
 
 
@@ -140,7 +246,7 @@ TOOL_FIELDS = frozenset({"name", "description", "inputSchema"})
 """The ``toolSpec`` fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool_spec(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
+def _tool_spec(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
     """The ``toolSpec`` object for ``spec``, its native fields merged at that level."""
     tool: dict[str, JSONValue] = {
         "name": spec.name,
@@ -148,7 +254,7 @@ def _tool_spec(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
         "description": spec.description or spec.name,
         "inputSchema": {"json": spec.parameters},
     }
-    dropped.items.extend(spec.merge_native(SHAPE_NAME, tool, TOOL_FIELDS))
+    dropped.extend(spec.merge_native(SHAPE_NAME, tool, TOOL_FIELDS), under=where)
     return tool
 
 
@@ -177,6 +283,31 @@ def _cache_points(
     key_not_sent(opts.cache, "Bedrock", dropped.items)
 
 
+OPTION_KEYS = check_table(
+    "Bedrock Converse",
+    {
+        "max_tokens": ("inferenceConfig", "maxTokens"),
+        "temperature": ("inferenceConfig", "temperature"),
+        "top_p": ("inferenceConfig", "topP"),
+        "stop": ("inferenceConfig", "stopSequences"),
+        "seed": NotTaken("Converse takes no sampling seed"),
+    },
+)
+"""Where Converse takes each sampling option."""
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("toolConfig", "toolChoice"),
+    {
+        "auto": {"auto": {}},
+        "none": NotTaken("Converse has no 'none'"),
+        "any": {"any": {}},
+        "required": {"any": {}},
+    },
+    lambda name: {"tool": {"name": name}},
+)
+"""How Converse spells ``tool_choice`` (inside ``toolConfig``, so only with tools)."""
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -194,12 +325,12 @@ def encode_request(
             continue
         if message.role == "assistant":
             wire, lost = assistant_wire(message, provider)
-            dropped.items.extend(f"message {n}: {line}" for line in lost)
+            dropped.extend(lost, under=f"messages[{n}]")
             messages.append(wire)
             continue
         lost_here = Dropped()
-        content = _user_content(message, lost_here)
-        dropped.items.extend(f"message {n}: {line}" for line in lost_here.items)
+        content = _user_content(message, provider, lost_here)
+        dropped.extend(lost_here.items, under=f"messages[{n}]")
         if messages and messages[-1]["role"] == "user":
             previous = messages[-1]["content"]
             assert isinstance(previous, list)
@@ -212,32 +343,17 @@ def encode_request(
     body: dict[str, JSONValue] = {"messages": list(messages)}
     if system:
         body["system"] = system
-    config: dict[str, JSONValue] = {}
-    if opts.max_tokens is not None:
-        config["maxTokens"] = opts.max_tokens
-    if opts.temperature is not None:
-        config["temperature"] = opts.temperature
-    if opts.top_p is not None:
-        config["topP"] = opts.top_p
-    if opts.stop:
-        config["stopSequences"] = list(opts.stop)
-    if opts.seed is not None:
-        dropped.add("options", "seed (Converse takes no sampling seed)")
-    if config:
-        body["inferenceConfig"] = config
+    sampling_options(opts, OPTION_KEYS, body, dropped)
     if request.tools:
-        tools: list[JSONValue] = [{"toolSpec": _tool_spec(t, dropped)} for t in request.tools]
-        tool_config: dict[str, JSONValue] = {"tools": tools}
-        choice = opts.tool_choice
-        if choice in ("any", "required"):
-            tool_config["toolChoice"] = {"any": {}}
-        elif choice == "auto":
-            tool_config["toolChoice"] = {"auto": {}}
-        elif choice not in (None, "none"):
-            tool_config["toolChoice"] = {"tool": {"name": choice}}
-        elif choice == "none":
-            dropped.add("options", "tool_choice 'none' (Converse has no such choice)")
-        body["toolConfig"] = tool_config
+        tools: list[JSONValue] = [
+            {"toolSpec": _tool_spec(t, f"tools[{k}]", dropped)} for k, t in enumerate(request.tools)
+        ]
+        body["toolConfig"] = {"tools": tools}
+        tool_choice(opts, TOOL_CHOICE, body, dropped)
+    elif opts.tool_choice not in (None, "auto"):
+        # Converse refuses a toolChoice without tools to choose from.
+        detail = f"{opts.tool_choice!r}: the request has no tools"
+        dropped.add("options.tool_choice", "tool_choice", UNSUPPORTED, detail)
     reasoning = opts.reasoning
     if reasoning is not None:
         if reasoning.budget_tokens is not None:
@@ -245,8 +361,20 @@ def encode_request(
             body["additionalModelRequestFields"] = {
                 "thinking": {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
             }
-        else:
-            dropped.add("options", "reasoning effort (Converse takes a model-specific budget)")
+        if reasoning.effort is not None:
+            dropped.add(
+                "options.reasoning.effort",
+                "effort",
+                UNSUPPORTED,
+                "Converse takes a model-specific budget",
+            )
+        elif reasoning.budget_tokens is None:
+            dropped.add(
+                "options.reasoning",
+                "reasoning",
+                UNSUPPORTED,
+                "Converse enables reasoning only with a budget_tokens",
+            )
     output = opts.output
     if isinstance(output, JsonSchemaOutput):
         definition: dict[str, JSONValue] = {"schema": schema_string(output), "name": output.name}

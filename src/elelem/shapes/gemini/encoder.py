@@ -19,18 +19,27 @@ from elelem.errors import PayloadError
 from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
+    context_text,
     find_payload,
     hosted_activity_line,
     merge_extra,
+    part_type,
     without_remote_mcp,
 )
 from elelem.shapes.media import LIMITS, check_request, gemini_media, line_report
+from elelem.shapes.options import (
+    ToolChoiceSpelling,
+    check_table,
+    sampling_options,
+    tool_choice,
+)
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
     BytesSource,
     CodeExecution,
     DocumentBlock,
+    Drop,
     FileSearch,
     HostedActivity,
     ImageBlock,
@@ -47,6 +56,12 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    EMPTY,
+    UNREPLAYABLE,
+    UNSUPPORTED,
+)
+from elelem.vocabulary.portable import Accepts, portable_message
 
 API_VERSION = "v1beta"
 
@@ -143,7 +158,7 @@ def _native_parts(
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, part in enumerate(message.content):
-        at = f"{where} part {i}"
+        at = f"{where}content[{i}]"
         if isinstance(part, (TextBlock, ReasoningBlock)):
             out.extend(_native_text(part, provider, at))
         elif isinstance(part, ToolCallBlock):
@@ -160,7 +175,7 @@ def _native_parts(
             if isinstance(raw, dict):
                 out.append(dict(raw))
             else:
-                dropped.add(at, f"unknown {part.type} block is not a Gemini part")
+                dropped.add(at, part.type, UNREPLAYABLE, "not a Gemini part")
         elif isinstance(part, ToolResultBlock):
             out.extend(_function_response(part, calls, provider, dropped, at))
         elif isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
@@ -170,7 +185,7 @@ def _native_parts(
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, at))
         else:
-            dropped.add(at, f"{type(part).__name__} block has no Gemini mapping")
+            dropped.add(at, part_type(part), UNSUPPORTED, "no Gemini mapping")
     return out
 
 
@@ -186,6 +201,12 @@ def _media(
 # --------------------------------------------------------------------------
 
 
+ACCEPTS = Accepts("Gemini").with_blocks("image", "document")
+"""What Gemini carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no citations (grounding
+is response metadata, never request input)."""
+
+
 def _portable_parts(
     message: Message,
     provider: str,
@@ -193,32 +214,16 @@ def _portable_parts(
     where: str,
     calls: dict[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
-    content = list(message.content)
-    finished = {p.id for p in content if isinstance(p, HostedActivity) and p.terminal}
+    """Spell for Gemini what a message from another provider (or a user) keeps."""
+    portable = portable_message(message, ACCEPTS, provider)
+    dropped.extend(portable.dropped, under=where.rstrip("."))
     out: list[dict[str, Any]] = []
     signed = False
-    for i, part in enumerate(content):
-        at = f"{where} part {i}"
+    for i, part in portable.parts():
         if isinstance(part, HostedActivity):
-            if part.payload is not None:
-                dropped.add(
-                    at,
-                    f"{part.payload.provider} {part.payload.format} payload of hosted {part.name}",
-                )
-            if not (part.state == "started" and part.id in finished):
-                out.append({"text": hosted_activity_line(part)})
+            out.append({"text": hosted_activity_line(part)})
         elif isinstance(part, TextBlock):
-            text = part.text
-            if message.source.startswith("context:"):
-                tag = message.source.removeprefix("context:")
-                text = f"<{tag}>\n{text}\n</{tag}>"
-            out.append({"text": text})
-            if part.attributions:
-                dropped.add(at, f"{len(part.attributions)} citation(s) (Gemini accepts none)")
-            for p in part.payloads:
-                dropped.add(at, f"{p.provider} {p.format} payload")
-        elif isinstance(part, ReasoningBlock):
-            dropped.add(at, "reasoning from another provider")
+            out.append({"text": context_text(message.source, part.text)})
         elif isinstance(part, ToolCallBlock):
             call: dict[str, Any] = {
                 "functionCall": {"id": part.id, "name": part.name, "args": part.input}
@@ -228,16 +233,13 @@ def _portable_parts(
                 call["thoughtSignature"] = PORTABLE_SIGNATURE
                 signed = True
             out.append(call)
-            for p in part.payloads:
-                dropped.add(at, f"{p.provider} {p.format} payload")
         elif isinstance(part, ToolResultBlock):
+            at = f"{where}content[{i}]"
             out.extend(_function_response(part, calls, provider, dropped, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            out.extend(_media(part, provider, dropped, at))
-        elif isinstance(part, UnknownBlock):
-            dropped.add(at, f"unknown {part.type} block from another provider")
+            out.extend(_media(part, provider, dropped, f"{where}content[{i}]"))
         else:
-            dropped.add(at, f"{type(part).__name__} block has no Gemini mapping")
+            dropped.add(f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Gemini mapping")
     return out
 
 
@@ -258,7 +260,7 @@ def _function_response(
     response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
     out = [{"functionResponse": response}]
     for k, attachment in enumerate(part.attachments or ()):
-        out.extend(_media(attachment, provider, dropped, f"{at} attachment {k}"))
+        out.extend(_media(attachment, provider, dropped, f"{at}.attachments[{k}]"))
     return out
 
 
@@ -283,14 +285,15 @@ def _wire_message(
 
 def assistant_wire(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The wire ``Content`` for one assistant message, and what was dropped.
+) -> tuple[dict[str, Any], tuple[Drop, ...]]:
+    """The wire ``Content`` for one assistant message, and what was dropped
+    (``where`` relative to the message: ``content[2]``).
 
     Native replay when ``message.provider == provider``, portable otherwise.
     """
     dropped = Dropped()
     calls = _call_index([message], provider)
-    return _wire_message(message, provider, dropped, "message", calls), tuple(dropped.items)
+    return _wire_message(message, provider, dropped, "", calls), tuple(dropped.items)
 
 
 def _call_index(messages: Iterable[Message], provider: str) -> dict[str, tuple[str, bool]]:
@@ -307,27 +310,35 @@ def _call_index(messages: Iterable[Message], provider: str) -> dict[str, tuple[s
 
 
 def hosted_tool_definition(
-    tool: WebSearch | WebFetch | CodeExecution, dropped: Dropped | None = None
+    tool: WebSearch | WebFetch | CodeExecution,
+    dropped: Dropped | None = None,
+    where: str = "hosted_tools",
 ) -> dict[str, Any]:
-    """The Gemini ``tools[]`` entry of a neutral hosted tool."""
+    """The Gemini ``tools[]`` entry of a neutral hosted tool (options it has no
+    room for reported in ``dropped``, under ``where``)."""
     key = HOSTED_TOOL_KEYS[_tag(tool)]
     if dropped is not None and isinstance(tool, (WebSearch, WebFetch)):
         for option in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
             if getattr(tool, option, None):
-                dropped.add("hosted tools", f"{key} has no {option} option")
+                dropped.add(f"{where}.{option}", option, UNSUPPORTED, f"{key} has no such option")
     return {key: {}}
 
 
-def file_search_definition(tool: FileSearch, dropped: Dropped) -> dict[str, Any]:
+def file_search_definition(
+    tool: FileSearch, dropped: Dropped, where: str = "hosted_tools"
+) -> dict[str, Any]:
     """The Gemini ``fileSearch`` tool: store names, ``topK``, and a
-    ``metadataFilter`` expression (Gemini takes a string filter only)."""
+    ``metadataFilter`` expression (Gemini takes a string filter only; other
+    filters are reported in ``dropped``, under ``where``)."""
     spec: dict[str, Any] = {"fileSearchStoreNames": list(tool.stores)}
     if tool.max_results is not None:
         spec["topK"] = tool.max_results
     if isinstance(tool.filters, str):
         spec["metadataFilter"] = tool.filters
     elif tool.filters is not None:
-        dropped.add("hosted tools", "fileSearch filters must be a metadataFilter string (not sent)")
+        dropped.add(
+            f"{where}.filters", "filters", UNSUPPORTED, "fileSearch takes a metadataFilter string"
+        )
     return {"fileSearch": spec}
 
 
@@ -337,6 +348,31 @@ def _tag(tool: WebSearch | WebFetch | CodeExecution) -> str:
     if isinstance(tool, WebFetch):
         return "web_fetch"
     return "code_execution"
+
+
+OPTION_KEYS = check_table(
+    "Gemini",
+    {
+        "max_tokens": ("generationConfig", "maxOutputTokens"),
+        "temperature": ("generationConfig", "temperature"),
+        "top_p": ("generationConfig", "topP"),
+        "stop": ("generationConfig", "stopSequences"),
+        "seed": ("generationConfig", "seed"),
+    },
+)
+"""Where ``generateContent`` takes each sampling option."""
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("toolConfig", "functionCallingConfig"),
+    {
+        "auto": {"mode": "AUTO"},
+        "none": {"mode": "NONE"},
+        "any": {"mode": "ANY"},
+        "required": {"mode": "ANY"},
+    },
+    lambda name: {"mode": "ANY", "allowedFunctionNames": [name]},
+)
+"""How ``generateContent`` spells ``tool_choice``."""
 
 
 def encode_request(
@@ -352,9 +388,9 @@ def encode_request(
         if message.role == "system":
             system.append(message.text)
             continue
-        wire = _wire_message(message, provider, dropped, f"message {i}", calls)
+        wire = _wire_message(message, provider, dropped, f"messages[{i}].", calls)
         if not wire["parts"]:
-            dropped.add(f"message {i}", "nothing left to send (message omitted)")
+            dropped.add(f"messages[{i}]", "message", EMPTY, "nothing left to send")
             continue
         contents.append(wire)
     body: dict[str, Any] = {"contents": contents}
@@ -363,59 +399,45 @@ def encode_request(
     tools: list[dict[str, Any]] = []
     if request.tools:
         declarations = []
-        for t in request.tools:
+        for k, t in enumerate(request.tools):
             declaration: dict[str, Any] = {"name": t.name}
             if t.description:
                 declaration["description"] = t.description
             declaration["parametersJsonSchema"] = t.parameters
-            dropped.items.extend(t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS))
+            dropped.extend(
+                t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS), under=f"tools[{k}]"
+            )
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
-    for hosted in without_remote_mcp(request.hosted_tools, "Gemini", dropped.items):
+    for k, hosted in without_remote_mcp(request.hosted_tools, "Gemini", dropped.items):
+        at = f"hosted_tools[{k}]"
         if isinstance(hosted, FileSearch):
-            tools.append(file_search_definition(hosted, dropped))
+            tools.append(file_search_definition(hosted, dropped, at))
         elif isinstance(hosted, ImageGeneration):
-            dropped.add("hosted tools", "generateContent has no image generation tool (not sent)")
+            dropped.add(at, "image_generation", UNSUPPORTED, "generateContent has no such tool")
         elif isinstance(hosted, (WebSearch, WebFetch, CodeExecution)):
-            tools.append(hosted_tool_definition(hosted, dropped))
+            tools.append(hosted_tool_definition(hosted, dropped, at))
     if tools:
         body["tools"] = tools
     opts = request.options
-    if opts.tool_choice is not None:
-        mode = {"auto": "AUTO", "none": "NONE", "any": "ANY", "required": "ANY"}.get(
-            opts.tool_choice
-        )
-        config: dict[str, Any] = {"mode": mode or "ANY"}
-        if mode is None:
-            config["allowedFunctionNames"] = [opts.tool_choice]
-        body["toolConfig"] = {"functionCallingConfig": config}
-    generation: dict[str, Any] = {}
-    if opts.max_tokens is not None:
-        generation["maxOutputTokens"] = opts.max_tokens
-    if opts.temperature is not None:
-        generation["temperature"] = opts.temperature
-    if opts.top_p is not None:
-        generation["topP"] = opts.top_p
-    if opts.seed is not None:
-        generation["seed"] = opts.seed
-    if opts.stop:
-        generation["stopSequences"] = list(opts.stop)
-    if opts.reasoning is not None:
-        thinking: dict[str, Any] = {"includeThoughts": True}
-        if opts.reasoning.budget_tokens is not None:
-            thinking["thinkingBudget"] = opts.reasoning.budget_tokens
-        if opts.reasoning.effort is not None:
-            thinking["thinkingLevel"] = opts.reasoning.effort
-        generation["thinkingConfig"] = thinking
-    if opts.output is not None:
-        generation["responseMimeType"] = "application/json"
-        if isinstance(opts.output, JsonSchemaOutput):
-            # responseJsonSchema takes JSON Schema itself; responseSchema takes
-            # an OpenAPI subset that rejects e.g. type arrays and additionalProperties.
-            generation["responseJsonSchema"] = opts.output.schema
-            unlabelled(opts.output, "Gemini", dropped.items)
-    if generation:
-        body["generationConfig"] = generation
+    tool_choice(opts, TOOL_CHOICE, body, dropped)
+    sampling_options(opts, OPTION_KEYS, body, dropped)
+    if opts.reasoning is not None or opts.output is not None:
+        generation: dict[str, Any] = body.setdefault("generationConfig", {})
+        if opts.reasoning is not None:
+            thinking: dict[str, Any] = {"includeThoughts": True}
+            if opts.reasoning.budget_tokens is not None:
+                thinking["thinkingBudget"] = opts.reasoning.budget_tokens
+            if opts.reasoning.effort is not None:
+                thinking["thinkingLevel"] = opts.reasoning.effort
+            generation["thinkingConfig"] = thinking
+        if opts.output is not None:
+            generation["responseMimeType"] = "application/json"
+            if isinstance(opts.output, JsonSchemaOutput):
+                # responseJsonSchema takes JSON Schema itself; responseSchema takes
+                # an OpenAPI subset that rejects e.g. type arrays and additionalProperties.
+                generation["responseJsonSchema"] = opts.output.schema
+                unlabelled(opts.output, "Gemini", dropped.items)
     if opts.cache is not None:
         # Implicit caching is on by itself; explicit caches are a separate
         # resource (cachedContents) this request-level option cannot create.

@@ -36,7 +36,7 @@ from elelem.errors import (
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest, ShapeSpec
 from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
-from elelem.shapes.common import malformed
+from elelem.shapes.common import malformed, part_type
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
 from elelem.stream import (
@@ -56,6 +56,7 @@ from elelem.stream import (
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
+    Drop,
     HostedActivity,
     Message,
     ProviderId,
@@ -68,6 +69,7 @@ from elelem.vocabulary import (
     Usage,
     neutral_activity_name,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
 
 HOSTED_NAMES: dict[str, str] = {
     tool: neutral_activity_name(tool)
@@ -440,13 +442,13 @@ def _whole_step_deltas(parser: InteractionsParser, index: int, step: dict[str, A
 
 def interaction_steps(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, Any], tuple[str, ...]]:
+) -> tuple[dict[str, Any], tuple[Drop, ...]]:
     """The steps of one assistant message as the Interactions API returned them.
 
     Only ``provider``'s own blocks rebuild; anything else is reported dropped.
     """
     steps: list[dict[str, Any]] = []
-    dropped: list[str] = []
+    dropped: list[Drop] = []
 
     def find(payloads: tuple[ProviderPayload, ...], fmt: str) -> Any:
         for p in payloads:
@@ -482,7 +484,11 @@ def interaction_steps(
             }
         elif isinstance(part, HostedActivity):
             if part.payload is None or part.payload.provider != provider:
-                dropped.append(f"part {i}: hosted {part.name} has no {provider} step")
+                dropped.append(
+                    Drop(
+                        f"content[{i}]", "hosted", UNREPLAYABLE, f"{part.name}: no {provider} step"
+                    )
+                )
                 continue
             if not isinstance(part.payload.value, dict):
                 raise PayloadError(f"part {i}: {provider} step payload is not an object", "$.value")
@@ -492,7 +498,9 @@ def interaction_steps(
             steps.append(dict(part.raw))
             continue
         else:
-            dropped.append(f"part {i}: {type(part).__name__} has no interactions step")
+            dropped.append(
+                Drop(f"content[{i}]", part_type(part), UNSUPPORTED, "no interactions step")
+            )
             continue
         step.update(find(part.payloads, "step_fields") or {})
         steps.append(step)

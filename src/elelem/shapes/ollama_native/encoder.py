@@ -24,9 +24,11 @@ from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
+    context_text,
     find_payload,
-    hosted_activity_line,
+    hosted_lines_and_text,
     merge_extra,
+    part_type,
     without_remote_mcp,
 )
 from elelem.shapes.media import line_report, ollama_media
@@ -35,10 +37,12 @@ from elelem.shapes.ollama_native.parser import (
     TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
 )
+from elelem.shapes.options import NotTaken, check_table, sampling_options, tool_choice
 from elelem.shapes.prompt_cache import unsupported
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
     DocumentBlock,
+    Drop,
     HostedActivity,
     ImageBlock,
     JsonSchemaOutput,
@@ -50,7 +54,9 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.request import ReasoningOptions, ToolSpec
 
 PATH = "/api/chat"
@@ -83,7 +89,7 @@ def _native_call(
 
 def native_assistant(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, JSONValue], list[str]]:
+) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the Ollama that produced it."""
     dropped = Dropped()
     texts: list[str] = []
@@ -91,7 +97,7 @@ def native_assistant(
     calls: list[JSONValue] = []
     fields: dict[str, JSONValue] = {}
     for i, part in enumerate(message.content):
-        where = f"message part {i}"
+        where = f"content[{i}]"
         if isinstance(part, TextBlock):
             texts.append(part.text)
         elif isinstance(part, ReasoningBlock):
@@ -101,11 +107,13 @@ def native_assistant(
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")
         elif isinstance(part, UnknownBlock):
-            dropped.add(where, f"unknown block {part.type!r} (no Ollama form)")
+            dropped.add(where, part.type, UNSUPPORTED, "no Ollama form")
         elif isinstance(part, HostedActivity):
-            dropped.add(where, f"hosted activity {part.name} (no Ollama form)")
+            dropped.add(where, "hosted", UNSUPPORTED, f"{part.name}: no Ollama form")
         else:
-            dropped.add(where, f"{type(part).__name__} in an assistant message")
+            dropped.add(
+                where, part_type(part), UNSUPPORTED, "no Ollama form in an assistant message"
+            )
     wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(texts)}
     if thinking:
         wire["thinking"] = "".join(thinking)
@@ -116,40 +124,34 @@ def native_assistant(
     return wire, dropped.items
 
 
-def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str]]:
-    """A foreign assistant message: text, tool calls and hosted summaries only."""
+ACCEPTS = Accepts("Ollama").with_blocks("image", "document")
+"""What Ollama carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no citations."""
+
+
+def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """Spell what an assistant message of another provider keeps: its
+    hosted-activity lines and text as the content, its tool calls."""
+    portable = portable_message(message, ACCEPTS)
     dropped = Dropped()
-    texts: list[str] = []
+    dropped.extend(portable.dropped)
     calls: list[JSONValue] = []
-    latest: dict[str, HostedActivity] = {}
-    who = message.provider or "another provider"
-    for i, part in enumerate(message.content):
-        where = f"message part {i}"
-        if isinstance(part, TextBlock):
-            texts.append(part.text)
-            if part.attributions:
-                dropped.add(where, f"{len(part.attributions)} citation(s) (no input form)")
-            if part.payloads:
-                dropped.add(where, f"{len(part.payloads)} payload(s) from {who}")
-        elif isinstance(part, ToolCallBlock):
+    for i, part in portable.parts():
+        where = f"content[{i}]"
+        if isinstance(part, ToolCallBlock):
             function: dict[str, JSONValue] = {
                 "name": part.name,
                 "arguments": arguments_object(part.arguments, part.id, where, dropped),
             }
             calls.append({"id": part.id, "function": function})
-            if part.payloads:
-                dropped.add(where, f"{len(part.payloads)} payload(s) from {who}")
-        elif isinstance(part, HostedActivity):
-            latest[part.id] = part  # dicts keep first-insertion order; the last state wins
-        elif isinstance(part, ReasoningBlock):
-            dropped.add(where, f"reasoning from {who}")
-        elif isinstance(part, UnknownBlock):
-            dropped.add(where, f"unknown block {part.type!r} from {who}")
-        else:
-            dropped.add(where, f"{type(part).__name__} in an assistant message")
-    lines = [hosted_activity_line(a) for a in latest.values()]
-    text = "\n".join([*lines, "".join(texts)]) if lines else "".join(texts)
-    wire: dict[str, JSONValue] = {"role": "assistant", "content": text}
+        elif not isinstance(part, (TextBlock, HostedActivity)):
+            dropped.add(
+                where, part_type(part), UNSUPPORTED, "no Ollama form in an assistant message"
+            )
+    wire: dict[str, JSONValue] = {
+        "role": "assistant",
+        "content": hosted_lines_and_text(portable.message.content),
+    }
     if calls:
         wire["tool_calls"] = calls
     return wire, dropped.items
@@ -157,7 +159,7 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str
 
 def assistant_wire(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, JSONValue], list[str]]:
+) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message a request to ``provider`` carries for ``message``
     (native if ``provider`` produced it, else portable) and what was dropped."""
     if message.provider == provider:
@@ -166,18 +168,19 @@ def assistant_wire(
 
 
 def _other_messages(
-    message: Message, names: dict[str, str]
-) -> tuple[list[dict[str, JSONValue]], list[str]]:
+    message: Message, provider: ProviderId, names: dict[str, str]
+) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
     """A user/system/tool message: one wire message per text block (Ollama's
     ``content`` is one string; separate blocks stay separate) and one ``tool``
     message per result."""
     out: list[dict[str, JSONValue]] = []
+    portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
+    dropped.extend(portable.dropped)
     role = "system" if message.role == "system" else "user"
-    tag = message.source.partition(":")[2] or "context"
     images: list[JSONValue] = []
-    for i, part in enumerate(message.content):
-        where = f"message part {i}"
+    for i, part in portable.parts():
+        where = f"content[{i}]"
         if isinstance(part, ToolResultBlock):
             result: dict[str, JSONValue] = {"role": "tool", "content": part.content}
             name = part.name or names.get(part.call_id)
@@ -186,12 +189,9 @@ def _other_messages(
             result["tool_call_id"] = part.call_id
             out.append(result)
             if part.is_error:
-                dropped.add(where, f"is_error flag of tool result {part.call_id}")
+                dropped.add(where, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
         elif isinstance(part, TextBlock):
-            text = part.text
-            if message.source.startswith("context"):
-                text = f"<{tag}>\n{text}\n</{tag}>"
-            out.append({"role": role, "content": text})
+            out.append({"role": role, "content": context_text(message.source, part.text)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             image, as_text = ollama_media(part, where, line_report(dropped.items, where))
             if as_text is not None:
@@ -199,7 +199,9 @@ def _other_messages(
             elif image is not None:
                 images.append(image)
         else:
-            dropped.add(where, f"{type(part).__name__} in a {message.role} message")
+            dropped.add(
+                where, part_type(part), UNSUPPORTED, f"no Ollama form in a {message.role} message"
+            )
     if images:
         # Ollama takes a message's images beside its text: on the last user
         # message of this one (a message of its own when it has no text).
@@ -218,14 +220,14 @@ TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool(spec: ToolSpec, dropped: Dropped) -> dict[str, JSONValue]:
+def _tool(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
     """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
     merged into the ``function`` object as on Chat Completions, which Ollama mirrors."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
-    dropped.items.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS))
+    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS), under=where)
     return {"type": "function", "function": function}
 
 
@@ -234,11 +236,29 @@ def think_value(reasoning: ReasoningOptions, dropped: Dropped) -> JSONValue:
     that string, ``none`` as false, anything else true (a token budget
     cannot be given, and is reported dropped)."""
     if reasoning.budget_tokens is not None:
-        dropped.add("options", "reasoning budget_tokens (Ollama takes no thinking budget)")
+        dropped.add(
+            "options.reasoning.budget_tokens",
+            "budget_tokens",
+            UNSUPPORTED,
+            "Ollama takes no thinking budget",
+        )
     effort = reasoning.effort
     if effort in THINK_LEVELS:
         return effort
     return effort != "none"
+
+
+OPTION_KEYS = check_table(
+    "Ollama",
+    {
+        "max_tokens": ("options", "num_predict"),
+        "temperature": ("options", "temperature"),
+        "top_p": ("options", "top_p"),
+        "stop": ("options", "stop"),
+        "seed": ("options", "seed"),
+    },
+)
+"""Where ``/api/chat`` takes each sampling option (its ``options`` object)."""
 
 
 def encode_request(
@@ -252,7 +272,7 @@ def encode_request(
     dropped = Dropped()
     hosted = without_remote_mcp(request.hosted_tools, "Ollama", dropped.items)
     if hosted:
-        kinds = ", ".join(t.__struct_config__.tag for t in hosted)  # type: ignore[misc]
+        kinds = ", ".join(t.__struct_config__.tag for _, t in hosted)  # type: ignore[misc]
         raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
     messages: list[JSONValue] = []
     if request.system:
@@ -264,31 +284,17 @@ def encode_request(
             names.update((p.id, p.name) for p in message.content if isinstance(p, ToolCallBlock))
             messages.append(wire)
         else:
-            wires, lost = _other_messages(message, names)
+            wires, lost = _other_messages(message, provider, names)
             messages.extend(wires)
-        for line in lost:
-            dropped.items.append(f"message {n}: {line}")
+        dropped.extend(lost, under=f"messages[{n}]")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if request.tools:
-        body["tools"] = [_tool(t, dropped) for t in request.tools]
+        body["tools"] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
     opts = request.options
-    options: dict[str, JSONValue] = {}
-    if opts.max_tokens is not None:
-        options["num_predict"] = opts.max_tokens
-    if opts.temperature is not None:
-        options["temperature"] = opts.temperature
-    if opts.top_p is not None:
-        options["top_p"] = opts.top_p
-    if opts.seed is not None:
-        options["seed"] = opts.seed
-    if opts.stop:
-        options["stop"] = list(opts.stop)
-    if options:
-        body["options"] = options
+    sampling_options(opts, OPTION_KEYS, body, dropped)
     if opts.reasoning is not None:
         body["think"] = think_value(opts.reasoning, dropped)
-    if opts.tool_choice not in (None, "auto"):
-        dropped.add("options", f"tool_choice {opts.tool_choice!r} (Ollama takes none)")
+    tool_choice(opts, NotTaken("Ollama takes none"), body, dropped)
     if opts.cache is not None:
         unsupported("Ollama", dropped.items)
     if isinstance(opts.output, JsonSchemaOutput):

@@ -24,7 +24,7 @@ from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
 from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
-from elelem.vocabulary import Message, ProviderId
+from elelem.vocabulary import Drop, Message, ProviderId
 from elelem.vocabulary.json import JSONValue
 
 
@@ -97,7 +97,7 @@ SHAPE = OpenAIChatShape()
 
 def assistant_wire(
     message: Message, provider: ProviderId
-) -> tuple[dict[str, JSONValue], list[str]]:
+) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object a request to ``provider`` carries for
     ``message`` (native replay if ``provider`` produced it, else portable),
     and what had to be dropped."""

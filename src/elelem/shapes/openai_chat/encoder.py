@@ -13,11 +13,22 @@ payloads or reasoning; each thing left out is reported in ``dropped``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra, without_remote_mcp
+from elelem.shapes.common import (
+    Dropped,
+    context_text,
+    find_payload,
+    hosted_lines_and_text,
+    merge_extra,
+    part_type,
+    stream_event,
+    without_remote_mcp,
+)
 from elelem.shapes.media import chat_media, line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.parser import (
@@ -27,6 +38,13 @@ from elelem.shapes.openai_chat.parser import (
     RESPONSE_FIELD_TYPE,
     TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
+)
+from elelem.shapes.options import (
+    Key,
+    ToolChoiceSpelling,
+    check_table,
+    sampling_options,
+    tool_choice,
 )
 from elelem.shapes.prompt_cache import (
     automatic,
@@ -42,6 +60,7 @@ from elelem.shapes.structured_output import (
 )
 from elelem.vocabulary import (
     DocumentBlock,
+    Drop,
     HostedActivity,
     ImageBlock,
     JsonObjectOutput,
@@ -56,7 +75,12 @@ from elelem.vocabulary import (
     UnknownBlock,
     WebSearch,
 )
+from elelem.vocabulary.drop import (
+    UNREPLAYABLE,
+    UNSUPPORTED,
+)
 from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
 
 PATH = "/chat/completions"
@@ -96,12 +120,14 @@ def _think_tags(reasoning: str, text: str) -> str:
 
 def native_assistant(
     message: Message, provider: ProviderId, dialect: Dialect
-) -> tuple[dict[str, JSONValue], list[str]]:
+) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the provider that produced it."""
-    dropped: list[str] = []
+    dropped = Dropped()
     texts: list[str] = []
     refusals: list[str] = []
     reasonings: list[ReasoningBlock] = []
+    reasoning_at: list[int] = []
+    unknown_at: dict[int, str] = {}  # position -> type of each unknown part
     calls: list[ToolCallBlock] = []
     fields: dict[str, JSONValue] = {}
     parts: list[dict[str, JSONValue]] = []  # Mistral-style ordered content parts
@@ -114,21 +140,37 @@ def native_assistant(
                 parts.append({"type": "text", "text": part.text})
         elif isinstance(part, ReasoningBlock):
             reasonings.append(part)
+            reasoning_at.append(i)
             parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
         elif isinstance(part, ToolCallBlock):
             calls.append(part)
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == RESPONSE_FIELD_TYPE:
-            dropped.append(f"message part {i}: response field {part.raw.get('field')!r}")
+            dropped.add(
+                f"content[{i}]",
+                str(part.raw.get("field")),
+                UNREPLAYABLE,
+                "a response field, not part of the message",
+            )
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")
+        elif isinstance(part, UnknownBlock) and stream_event(part):
+            dropped.add(
+                f"content[{i}]", part.type, UNREPLAYABLE, "a stream event, not a content part"
+            )
         elif isinstance(part, UnknownBlock):
             parts.append(part.raw)
+            unknown_at[i] = part.type
         elif isinstance(part, HostedActivity):
-            dropped.append(
-                f"message part {i}: hosted activity {part.name} (no Chat Completions form)"
+            dropped.add(
+                f"content[{i}]", "hosted", UNSUPPORTED, f"{part.name}: no Chat Completions form"
             )
         else:
-            dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
+            dropped.add(
+                f"content[{i}]",
+                part_type(part),
+                UNSUPPORTED,
+                "no Chat Completions form in an assistant message",
+            )
     text = "".join(texts)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if not text and not dialect.null_content:
@@ -142,7 +184,7 @@ def native_assistant(
             else "reasoning_content"
         )
     reasoning = "".join(r.text for r in reasonings)
-    unknown = sum(1 for p in parts if p.get("type") not in ("text", "thinking"))
+    unknown = bool(unknown_at)
     if mode == "thinking" or (unknown and mode != "think-tags"):
         # Mistral's form: the content is the ordered list of parts (thinking
         # parts only where that is how this provider takes reasoning back).
@@ -153,7 +195,7 @@ def native_assistant(
             or (p.get("type") == "thinking" and mode == "thinking")
             or p.get("type") not in ("text", "thinking")
         ]
-        unknown = 0
+        unknown = False
     if reasonings and mode == "reasoning_details":
         details: list[JSONValue] = []
         for r in reasonings:
@@ -169,9 +211,13 @@ def native_assistant(
     elif reasonings and mode in ("reasoning_content", "reasoning") and reasoning:
         wire[mode] = reasoning
     elif reasonings and mode == "omit":
-        dropped.append(
-            f"{len(reasonings)} reasoning block(s): {provider} keeps reasoning server-side"
-        )
+        for i in reasoning_at:
+            dropped.add(
+                f"content[{i}]",
+                "reasoning",
+                UNREPLAYABLE,
+                f"{provider} keeps reasoning server-side",
+            )
     if refusals:
         wire["refusal"] = "".join(refusals)
     if calls:
@@ -181,8 +227,9 @@ def native_assistant(
     if wire.get("content") is None and not calls:
         wire["content"] = ""  # without tool calls the spec requires content
     if unknown:
-        dropped.append(f"{unknown} unknown content part(s): no room beside <think> tags")
-    return wire, dropped
+        for i, kind in unknown_at.items():
+            dropped.add(f"content[{i}]", kind, UNSUPPORTED, "no room beside <think> tags")
+    return wire, dropped.items
 
 
 def same_family(produced_by: str | None, target: str) -> bool:
@@ -196,43 +243,33 @@ def same_family(produced_by: str | None, target: str) -> bool:
     return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
 
 
-def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[str]]:
-    """A foreign assistant message: text, tool calls and hosted summaries only."""
-    dropped: list[str] = []
-    texts: list[str] = []
+ACCEPTS = Accepts("Chat Completions").with_blocks("image", "document")
+"""What Chat Completions carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no citations."""
+
+
+def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """Spell what an assistant message of another provider (or model family)
+    keeps: its hosted-activity lines and text as the content, its tool calls."""
+    portable = portable_message(message, ACCEPTS)
+    dropped = Dropped()
+    dropped.extend(portable.dropped)
     calls: list[ToolCallBlock] = []
-    latest: dict[str, HostedActivity] = {}
-    order: list[str] = []
-    who = message.provider or "another provider"
-    for i, part in enumerate(message.content):
-        if isinstance(part, TextBlock):
-            texts.append(part.text)
-            if part.attributions:
-                dropped.append(
-                    f"message part {i}: {len(part.attributions)} citation(s) (no input form)"
-                )
-            if part.payloads:
-                dropped.append(f"message part {i}: {len(part.payloads)} payload(s) from {who}")
-        elif isinstance(part, ToolCallBlock):
+    for i, part in portable.parts():
+        if isinstance(part, ToolCallBlock):
             calls.append(part)
-            if part.payloads:
-                dropped.append(f"message part {i}: {len(part.payloads)} payload(s) from {who}")
-        elif isinstance(part, HostedActivity):
-            if part.id not in latest:
-                order.append(part.id)
-            latest[part.id] = part
-        elif isinstance(part, ReasoningBlock):
-            dropped.append(f"message part {i}: reasoning from {who}")
-        elif isinstance(part, UnknownBlock):
-            dropped.append(f"message part {i}: unknown block {part.type!r} from {who}")
-        else:
-            dropped.append(f"message part {i}: {type(part).__name__} in an assistant message")
-    lines = [hosted_activity_line(latest[k]) for k in order]
-    text = "\n".join([*lines, "".join(texts)]) if lines else "".join(texts)
+        elif not isinstance(part, (TextBlock, HostedActivity)):
+            dropped.add(
+                f"content[{i}]",
+                part_type(part),
+                UNSUPPORTED,
+                "no Chat Completions form in an assistant message",
+            )
+    text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if calls:
         wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
-    return wire, dropped
+    return wire, dropped.items
 
 
 def _media(
@@ -240,7 +277,7 @@ def _media(
     provider: ProviderId,
     dialect: Dialect,
     at: str,
-    dropped: list[str],
+    dropped: list[Drop],
 ) -> dict[str, JSONValue] | None:
     return chat_media(
         block,
@@ -255,17 +292,19 @@ def _media(
 
 def _user_messages(
     message: Message, provider: ProviderId, dialect: Dialect
-) -> tuple[list[dict[str, JSONValue]], list[str]]:
+) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
     out: list[dict[str, JSONValue]] = []
-    dropped: list[str] = []
+    portable = portable_message(message, ACCEPTS, provider)
+    dropped = Dropped()
+    dropped.extend(portable.dropped)
     parts: list[dict[str, JSONValue]] = []
     texts: list[str] = []
-    for i, part in enumerate(message.content):
-        at = f"message part {i}"
+    for i, part in portable.parts():
+        at = f"content[{i}]"
         if isinstance(part, ToolResultBlock):
             out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
             if part.is_error:
-                dropped.append(f"{at}: is_error flag of tool result {part.call_id}")
+                dropped.add(at, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
             if part.attachments:
                 # A tool message takes text only: what the tool returned beside
                 # its text follows in the user message, named after its call.
@@ -273,31 +312,35 @@ def _user_messages(
                     {"type": "text", "text": f"[attachments of tool result {part.call_id}]"}
                 )
                 for k, attachment in enumerate(part.attachments):
-                    where = f"{at} attachment {k}"
-                    wire = _media(attachment, provider, dialect, where, dropped)
+                    where = f"{at}.attachments[{k}]"
+                    wire = _media(attachment, provider, dialect, where, dropped.items)
                     if wire is not None:
                         parts.append(wire)
         elif isinstance(part, TextBlock):
             texts.append(part.text)
             parts.append({"type": "text", "text": part.text})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = _media(part, provider, dialect, at, dropped)
+            wire = _media(part, provider, dialect, at, dropped.items)
             if wire is not None:
                 parts.append(wire)
         else:
-            dropped.append(f"{at}: {type(part).__name__} in a {message.role} message")
+            dropped.add(
+                at,
+                part_type(part),
+                UNSUPPORTED,
+                f"no Chat Completions form in a {message.role} message",
+            )
     if parts:
         content: JSONValue
         if message.source.startswith("context"):
-            tag = message.source.partition(":")[2] or "context"
-            content = f"<{tag}>\n{''.join(texts)}\n</{tag}>"
+            content = context_text(message.source, "".join(texts))
         elif len(parts) == 1 and len(texts) == 1:
             content = texts[0]
         else:
             # Separate blocks stay separate: content parts, not one joined string.
             content = list(parts)
         out.append({"role": "system" if message.role == "system" else "user", "content": content})
-    return out, dropped
+    return out, dropped.items
 
 
 def _location(loc: UserLocation) -> dict[str, JSONValue]:
@@ -311,7 +354,8 @@ def _hosted(
     dialect: Dialect,
     body: dict[str, JSONValue],
     tools: list[JSONValue],
-    dropped: list[str],
+    where: str,
+    dropped: Dropped,
 ) -> None:
     if not isinstance(tool, WebSearch):
         raise UnsupportedError(
@@ -330,7 +374,9 @@ def _hosted(
         if search.blocked_domains:
             params["excluded_domains"] = list(search.blocked_domains)
         if search.user_location is not None:
-            dropped.append("web search user_location (OpenRouter takes none)")
+            dropped.add(
+                f"{where}.user_location", "user_location", UNSUPPORTED, "OpenRouter takes none"
+            )
         tools.append({"type": "openrouter:web_search", "parameters": params})
         return
     options: dict[str, JSONValue] = {}
@@ -346,9 +392,9 @@ def _hosted(
             ("blocked_domains", search.blocked_domains),
         ):
             if value:
-                dropped.append(f"web search {name} ({provider} takes none)")
+                dropped.add(f"{where}.{name}", name, UNSUPPORTED, f"{provider} takes none")
     if search.max_uses is not None:
-        dropped.append(f"web search max_uses ({provider} takes none)")
+        dropped.add(f"{where}.max_uses", "max_uses", UNSUPPORTED, f"{provider} takes none")
     body["web_search_options"] = options
 
 
@@ -359,14 +405,14 @@ TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool(spec: ToolSpec, dropped: list[str]) -> dict[str, JSONValue]:
+def _tool(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
     """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
     merged into the ``function`` object, where Chat Completions takes ``strict``."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
-    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS))
+    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS), under=where)
     return {"type": "function", "function": function}
 
 
@@ -379,7 +425,7 @@ def encode_request(
 ) -> EncodedRequest:
     """The Chat Completions request for ``request`` sent to ``provider``."""
     dialect = dialect or dialect_for(provider, request.model)
-    dropped: list[str] = []
+    dropped = Dropped()
     messages: list[JSONValue] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -393,19 +439,42 @@ def encode_request(
         else:
             wires, lost = _user_messages(message, provider, dialect)
             messages.extend(wires)
-        dropped.extend(f"message {n}: {line}" for line in lost)
+        dropped.extend(lost, under=f"messages[{n}]")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
-    tools: list[JSONValue] = [_tool(t, dropped) for t in request.tools]
-    for hosted in without_remote_mcp(request.hosted_tools, "Chat Completions", dropped):
-        _hosted(hosted, provider, dialect, body, tools, dropped)
+    tools: list[JSONValue] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
+    for k, hosted in without_remote_mcp(request.hosted_tools, "Chat Completions", dropped.items):
+        _hosted(hosted, provider, dialect, body, tools, f"hosted_tools[{k}]", dropped)
     if tools:
         body["tools"] = tools
     headers = _options(request, provider, dialect, body, dropped)
     return EncodedRequest(
-        path=PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped)
+        path=PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped.items)
     )
+
+
+def option_keys(dialect: Dialect) -> Mapping[str, Key]:
+    """Where Chat Completions takes each sampling option, for ``dialect``
+    (which names the max-tokens field: ``max_tokens`` or ``max_completion_tokens``)."""
+    return check_table(
+        "Chat Completions",
+        {
+            "max_tokens": (dialect.max_tokens_field,),
+            "temperature": ("temperature",),
+            "top_p": ("top_p",),
+            "stop": ("stop",),
+            "seed": ("seed",),
+        },
+    )
+
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("tool_choice",),
+    {"auto": "auto", "none": "none", "any": "required", "required": "required"},
+    lambda name: {"type": "function", "function": {"name": name}},
+)
+"""How Chat Completions spells ``tool_choice``."""
 
 
 def _options(
@@ -413,29 +482,13 @@ def _options(
     provider: ProviderId,
     dialect: Dialect,
     body: dict[str, JSONValue],
-    dropped: list[str],
+    dropped: Dropped,
 ) -> dict[str, str]:
     """Write the generation options into ``body``; return the headers they need."""
     opts = request.options
     headers: dict[str, str] = {}
-    if opts.max_tokens is not None:
-        body[dialect.max_tokens_field] = opts.max_tokens
-    if opts.temperature is not None:
-        body["temperature"] = opts.temperature
-    if opts.top_p is not None:
-        body["top_p"] = opts.top_p
-    if opts.seed is not None:
-        body["seed"] = opts.seed
-    if opts.stop:
-        body["stop"] = list(opts.stop)
-    choice = opts.tool_choice
-    if choice is not None:
-        if choice in ("auto", "none", "required"):
-            body["tool_choice"] = choice
-        elif choice == "any":
-            body["tool_choice"] = "required"
-        else:
-            body["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    sampling_options(opts, option_keys(dialect), body, dropped)
+    tool_choice(opts, TOOL_CHOICE, body, dropped)
     reasoning = opts.reasoning
     if reasoning is not None:
         if dialect.effort == "openrouter":
@@ -445,26 +498,37 @@ def _options(
             if reasoning.budget_tokens is not None:
                 spec["max_tokens"] = reasoning.budget_tokens
             body["reasoning"] = spec
-        elif dialect.effort == "reasoning_effort" and reasoning.effort is not None:
-            body["reasoning_effort"] = reasoning.effort
+        elif dialect.effort == "reasoning_effort":
+            if reasoning.effort is not None:
+                body["reasoning_effort"] = reasoning.effort
             if reasoning.budget_tokens is not None:
-                dropped.append("reasoning budget_tokens (this provider takes an effort level)")
+                dropped.add(
+                    "options.reasoning.budget_tokens",
+                    "budget_tokens",
+                    UNSUPPORTED,
+                    f"{provider} takes an effort level",
+                )
         else:
-            dropped.append("reasoning options (this provider takes none on Chat Completions)")
+            dropped.add(
+                "options.reasoning",
+                "reasoning",
+                UNSUPPORTED,
+                f"{provider} takes none on Chat Completions",
+            )
     cache = opts.cache
     if cache is not None:
         if dialect.cache == "openai":
             openai_cache_fields(cache, body)
         elif dialect.cache == "cache_control":
-            top_level_marker(cache, opts.extra, provider, body, dropped)
+            top_level_marker(cache, opts.extra, provider, body, dropped.items)
         elif dialect.cache == "conversation_header":
-            headers.update(conversation_header(cache, provider, dropped))
+            headers.update(conversation_header(cache, provider, dropped.items))
         elif dialect.cache == "automatic":
-            automatic(cache, provider, dropped)
+            automatic(cache, provider, dropped.items)
         else:
-            unsupported(provider, dropped)
+            unsupported(provider, dropped.items)
     if opts.output is not None:
-        _response_format(opts.output, provider, dialect, body, dropped)
+        _response_format(opts.output, provider, dialect, body, dropped.items)
     merge_extra(body, opts.extra)
     return headers
 
@@ -474,7 +538,7 @@ def _response_format(
     provider: ProviderId,
     dialect: Dialect,
     body: dict[str, JSONValue],
-    dropped: list[str],
+    dropped: list[Drop],
 ) -> None:
     if isinstance(output, JsonSchemaOutput) and dialect.output == "json_object_only":
         body["response_format"] = {"type": "json_object"}

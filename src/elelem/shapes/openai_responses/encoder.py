@@ -19,7 +19,15 @@ import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.base import EncodedRequest, ModelRequest
-from elelem.shapes.common import find_payload, hosted_activity_line, merge_extra
+from elelem.shapes.common import (
+    Dropped,
+    context_text,
+    find_payload,
+    hosted_activity_line,
+    merge_extra,
+    part_type,
+    stream_event,
+)
 from elelem.shapes.media import (
     LIMITS,
     check_request,
@@ -29,6 +37,13 @@ from elelem.shapes.media import (
     restore_generated,
 )
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.options import (
+    NotTaken,
+    ToolChoiceSpelling,
+    check_table,
+    sampling_options,
+    tool_choice,
+)
 from elelem.shapes.prompt_cache import openai_cache_fields
 from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
@@ -36,6 +51,7 @@ from elelem.vocabulary import (
     BytesSource,
     CodeExecution,
     DocumentBlock,
+    Drop,
     FileSearch,
     HostedActivity,
     ImageBlock,
@@ -51,7 +67,9 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.portable import Accepts, portable_message
 
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
@@ -61,14 +79,6 @@ SHAPE_NAME = "openai_responses"
 
 TOOL_FIELDS = frozenset({"type", "name", "description", "parameters"})
 """The function-tool fields elelem writes; ``ToolSpec.native`` may not set them."""
-
-
-def _context_text(message: Message, text: str) -> str:
-    source = message.source
-    if source.startswith("context"):
-        tag = source.partition(":")[2] or "context"
-        return f"<{tag}>\n{text}\n</{tag}>"
-    return text
 
 
 def _portable_text(block: TextBlock) -> str:
@@ -81,6 +91,12 @@ def _portable_text(block: TextBlock) -> str:
     return block.text + "\n\nSources:\n" + "\n".join(lines)
 
 
+ACCEPTS = Accepts("OpenAI Responses", citations=True).with_blocks("image", "document")
+"""What Responses carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): citations, as a list of
+sources after the text."""
+
+
 class _Input:
     """Builds the ``input`` list, one message at a time."""
 
@@ -88,7 +104,7 @@ class _Input:
         self.provider = provider
         self.stored = stored
         self.items: list[dict[str, Any]] = []
-        self.dropped: list[str] = []
+        self.dropped = Dropped()
         self.call_types: dict[str, str] = {}
         self._open: dict[str, Any] | None = None
         self._open_place: Any = None  # the open item's output_index, where recorded
@@ -98,7 +114,7 @@ class _Input:
 
     def media(self, block: ImageBlock | DocumentBlock, where: str) -> dict[str, Any] | None:
         """An image's or document's input part."""
-        return responses_media(block, self.provider, where, line_report(self.dropped, where))
+        return responses_media(block, self.provider, where, line_report(self.dropped.items, where))
 
     def flush(self) -> None:
         self._open = None
@@ -142,14 +158,18 @@ class _Input:
                 self.add({"type": "message", "role": role, "content": content})
                 parts.clear()
 
-        for j, part in enumerate(message.content):
+        portable = portable_message(message, ACCEPTS, self.provider)
+        self.dropped.extend(portable.dropped, under=f"messages[{index}]")
+        for j, part in portable.parts():
             if isinstance(part, TextBlock):
-                parts.append({"type": "input_text", "text": _context_text(message, part.text)})
+                parts.append(
+                    {"type": "input_text", "text": context_text(message.source, part.text)}
+                )
             elif isinstance(part, ToolResultBlock):
                 close()
-                self.add(self.tool_result(part))
+                self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
             elif isinstance(part, (ImageBlock, DocumentBlock)):
-                wire = self.media(part, f"message {index} block {j}")
+                wire = self.media(part, f"messages[{index}].content[{j}]")
                 if wire is not None:
                     parts.append(wire)
             elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
@@ -157,12 +177,15 @@ class _Input:
                 close()
                 self.add(dict(part.raw))
             else:
-                self.dropped.append(
-                    f"message {index} block {j}: {type(part).__name__} in a {role} message"
+                self.dropped.add(
+                    f"messages[{index}].content[{j}]",
+                    part_type(part),
+                    UNSUPPORTED,
+                    f"no Responses form in a {role} message",
                 )
         close()
 
-    def tool_result(self, block: ToolResultBlock) -> dict[str, Any]:
+    def tool_result(self, block: ToolResultBlock, where: str) -> dict[str, Any]:
         native = find_payload(block.payloads, self.provider, _items.ITEM)
         if native is not None and isinstance(native.value, dict):
             return dict(native.value)
@@ -176,63 +199,82 @@ class _Input:
             # Images and files a tool returned go inside its output.
             output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
             for k, attachment in enumerate(block.attachments):
-                wire = self.media(attachment, f"tool result {block.call_id} attachment {k}")
+                wire = self.media(attachment, f"{where}.attachments[{k}]")
                 if wire is not None:
                     output.append(wire)
             item["output"] = output
         elif block.attachments:
-            self.dropped.append(
-                f"tool result {block.call_id}: {len(block.attachments)} attachment(s)"
-                f" ({out_type} takes text only)"
-            )
+            detail = f"{len(block.attachments)} of tool result {block.call_id}: {out_type} takes text only"
+            self.dropped.add(f"{where}.attachments", "attachments", UNSUPPORTED, detail)
         return item
 
     def assistant(self, index: int, message: Message) -> None:
-        native = message.provider == self.provider
         self._generated = {}
-        if native:
-            for part in message.content:
-                if isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
-                    made_by = generated_by(part, self.provider)
-                    if made_by is not None:
-                        self._generated[made_by] = part
+        if message.provider != self.provider:
+            self.portable(index, message)
+            return
+        for part in message.content:
+            if isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
+                made_by = generated_by(part, self.provider)
+                if made_by is not None:
+                    self._generated[made_by] = part
         for j, part in enumerate(message.content):
-            where = f"message {index} block {j}"
+            where = f"messages[{index}].content[{j}]"
             if isinstance(part, TextBlock):
-                self.text(part, native)
+                self.text(part, True)
             elif isinstance(part, ReasoningBlock):
-                raw = find_payload(part.payloads, self.provider, _items.ITEM) if native else None
+                raw = find_payload(part.payloads, self.provider, _items.ITEM)
                 if raw is not None and isinstance(raw.value, dict):
                     if self.stored or raw.value.get("encrypted_content"):
                         self.add(dict(raw.value))
                     else:
                         # Without store the provider kept no copy to refer to,
                         # and without encrypted content there is nothing to send.
-                        self.dropped.append(
-                            f"{where}: reasoning item {raw.value.get('id')} has no"
-                            " encrypted_content and the request is not stored"
+                        self.dropped.add(
+                            where,
+                            "reasoning",
+                            UNREPLAYABLE,
+                            f"item {raw.value.get('id')} has no encrypted_content and the"
+                            " request is not stored",
                         )
                 else:
-                    self.dropped.append(
-                        f"{where}: reasoning from {message.provider or 'elsewhere'}"
+                    self.dropped.add(
+                        where, "reasoning", UNREPLAYABLE, f"no {self.provider} reasoning item"
                     )
             elif isinstance(part, ToolCallBlock):
-                self.tool_call(part, native)
+                self.tool_call(part, True)
             elif isinstance(part, HostedActivity):
-                self.hosted(part, message, native)
+                self.hosted(part, message, where)
             elif isinstance(part, UnknownBlock):
-                self.unknown(part, native, where, message)
+                self.unknown(part, where)
             elif isinstance(part, ToolResultBlock):
-                self.add(self.tool_result(part))
-            elif isinstance(part, ImageBlock) and native and generated_by(part, self.provider):
+                self.add(self.tool_result(part, where))
+            elif isinstance(part, ImageBlock) and generated_by(part, self.provider):
                 continue  # its image_generation_call item carries it
             elif isinstance(part, (ImageBlock, DocumentBlock)):
                 kind = "image" if isinstance(part, ImageBlock) else "document"
-                self.dropped.append(
-                    f"{where}: {kind} (unsupported): Responses takes no {kind} in an assistant message"
-                )
+                detail = "Responses takes none in an assistant message"
+                self.dropped.add(where, kind, UNSUPPORTED, detail)
             else:
-                self.dropped.append(f"{where}: {type(part).__name__} has no Responses encoding")
+                self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
+
+    def portable(self, index: int, message: Message) -> None:
+        """Spell what an assistant message of another provider keeps."""
+        portable = portable_message(message, ACCEPTS, self.provider)
+        self.dropped.extend(portable.dropped, under=f"messages[{index}]")
+        for j, part in portable.parts():
+            if isinstance(part, TextBlock):
+                self.text(part, False)
+            elif isinstance(part, ToolCallBlock):
+                self.tool_call(part, False)
+            elif isinstance(part, HostedActivity):
+                line = hosted_activity_line(part)
+                self.add({"type": "message", "role": "assistant", "content": line})
+            elif isinstance(part, ToolResultBlock):
+                self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
+            else:
+                where = f"messages[{index}].content[{j}]"
+                self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
 
     def text(self, block: TextBlock, native: bool) -> None:
         p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
@@ -262,30 +304,27 @@ class _Input:
             }
         )
 
-    def hosted(self, activity: HostedActivity, message: Message, native: bool) -> None:
+    def hosted(self, activity: HostedActivity, message: Message, where: str) -> None:
         payload = activity.payload
-        if native and payload is not None and payload.provider == self.provider:
+        if payload is not None and payload.provider == self.provider:
             if payload.format == _items.ITEM and isinstance(payload.value, dict):
                 self.add(restore_generated(dict(payload.value), self._generated))
             return
-        if not native and activity.state == "started" and _has_terminal(message, activity):
-            return
-        if native and activity.state == "started":
+        if activity.state == "started":
             # Its terminal transition (with the raw item) follows, or it never ended.
             if not _has_terminal(message, activity):
-                self.dropped.append(f"hosted {activity.name} {activity.id}: never finished")
+                self.dropped.add(
+                    where, "hosted", UNREPLAYABLE, f"{activity.name} {activity.id} never finished"
+                )
             return
         self.add(
             {"type": "message", "role": "assistant", "content": hosted_activity_line(activity)}
         )
 
-    def unknown(self, block: UnknownBlock, native: bool, where: str, message: Message) -> None:
+    def unknown(self, block: UnknownBlock, where: str) -> None:
         kind = block.type
-        if not native:
-            self.dropped.append(f"{where}: unknown {kind!r} block from {message.provider}")
-            return
-        if kind == "error" or kind.startswith("response."):
-            self.dropped.append(f"{where}: stream event {kind!r} is not an input item")
+        if kind == "error" or kind.startswith("response.") or stream_event(block):
+            self.dropped.add(where, kind, UNREPLAYABLE, "a stream event, not an input item")
             return
         raw = dict(block.raw)
         if kind == "message" and isinstance(raw.get("content"), list):
@@ -305,9 +344,10 @@ def _has_terminal(message: Message, activity: HostedActivity) -> bool:
     )
 
 
-def _hosted_tools(request: ModelRequest, dropped: list[str]) -> list[JSONValue]:
+def _hosted_tools(request: ModelRequest, dropped: Dropped) -> list[JSONValue]:
     tools: list[JSONValue] = []
-    for tool in request.hosted_tools:
+    for k, tool in enumerate(request.hosted_tools):
+        where = f"hosted_tools[{k}]"
         if isinstance(tool, WebSearch):
             spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
             if tool.allowed_domains:
@@ -320,16 +360,26 @@ def _hosted_tools(request: ModelRequest, dropped: list[str]) -> list[JSONValue]:
                         loc[field] = value
                 spec["user_location"] = loc
             if tool.max_uses is not None:
-                dropped.append("WebSearch.max_uses: Responses has no per-tool use limit")
+                dropped.add(
+                    f"{where}.max_uses",
+                    "max_uses",
+                    UNSUPPORTED,
+                    "Responses has no per-tool use limit",
+                )
             if tool.blocked_domains:
-                dropped.append("WebSearch.blocked_domains: Responses web search has no blocklist")
+                dropped.add(
+                    f"{where}.blocked_domains",
+                    "blocked_domains",
+                    UNSUPPORTED,
+                    "Responses web search has no blocklist",
+                )
             tools.append(spec)
         elif isinstance(tool, CodeExecution):
             tools.append(
                 {"type": tool.version or "code_interpreter", "container": {"type": "auto"}}
             )
         elif isinstance(tool, WebFetch):
-            dropped.append("WebFetch: OpenAI Responses has no hosted web fetch tool")
+            dropped.add(where, "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web fetch")
         elif isinstance(tool, FileSearch):
             search: dict[str, JSONValue] = {
                 "type": tool.version or "file_search",
@@ -345,7 +395,9 @@ def _hosted_tools(request: ModelRequest, dropped: list[str]) -> list[JSONValue]:
         elif isinstance(tool, RemoteMCP):
             tools.append(_mcp_tool(tool))
         else:  # pragma: no cover - HostedTool is a closed union today
-            dropped.append(f"{type(tool).__name__}: not supported by OpenAI Responses")
+            dropped.add(
+                where, type(tool).__name__, UNSUPPORTED, "not supported by OpenAI Responses"
+            )
     return tools
 
 
@@ -386,12 +438,24 @@ def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
     return out
 
 
-def _tool_choice(choice: str) -> JSONValue:
-    if choice in ("auto", "none", "required"):
-        return choice
-    if choice == "any":
-        return "required"
-    return {"type": "function", "name": choice}
+OPTION_KEYS = check_table(
+    "OpenAI Responses",
+    {
+        "max_tokens": ("max_output_tokens",),
+        "temperature": ("temperature",),
+        "top_p": ("top_p",),
+        "stop": NotTaken("OpenAI Responses has no stop parameter"),
+        "seed": NotTaken("OpenAI Responses has no seed parameter"),
+    },
+)
+"""Where the Responses API takes each sampling option."""
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("tool_choice",),
+    {"auto": "auto", "none": "none", "any": "required", "required": "required"},
+    lambda name: {"type": "function", "name": name},
+)
+"""How the Responses API spells ``tool_choice``."""
 
 
 def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> EncodedRequest:
@@ -406,38 +470,33 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
         body["instructions"] = request.system
     body["input"] = msgspec.to_builtins(builder.items)
     tools: list[JSONValue] = []
-    for spec in request.tools:
+    for k, spec in enumerate(request.tools):
         fn: dict[str, JSONValue] = {"type": "function", "name": spec.name}
         if spec.description:
             fn["description"] = spec.description
         fn["parameters"] = spec.parameters
         # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
-        dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS))
+        dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS), under=f"tools[{k}]")
         tools.append(fn)
     tools += _hosted_tools(request, dropped)
     if tools:
         body["tools"] = tools
     options = request.options
-    if options.max_tokens is not None:
-        body["max_output_tokens"] = options.max_tokens
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
-    if options.top_p is not None:
-        body["top_p"] = options.top_p
-    if options.stop:
-        dropped.append("stop sequences: OpenAI Responses has no stop parameter")
-    if options.seed is not None:
-        dropped.append("seed: OpenAI Responses has no seed parameter")
+    sampling_options(options, OPTION_KEYS, body, dropped)
     if options.reasoning is not None:
         # Reasoning options at all mean the caller wants to see the reasoning:
         # summaries are sent only when asked for.
         body["reasoning"] = {"summary": "auto"}
         if options.reasoning.effort is not None:
             body["reasoning"] = {"effort": options.reasoning.effort, "summary": "auto"}
-        elif options.reasoning.budget_tokens is not None:
-            dropped.append("reasoning budget_tokens: Responses takes an effort level, not a budget")
-    if options.tool_choice is not None:
-        body["tool_choice"] = _tool_choice(options.tool_choice)
+        if options.reasoning.budget_tokens is not None:
+            dropped.add(
+                "options.reasoning.budget_tokens",
+                "budget_tokens",
+                UNSUPPORTED,
+                "Responses takes an effort level, not a budget",
+            )
+    tool_choice(options, TOOL_CHOICE, body, dropped)
     if options.cache is not None:
         openai_cache_fields(options.cache, body)
     if options.output is not None:
@@ -448,7 +507,9 @@ def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> 
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
     merge_extra(body, options.extra)
-    return EncodedRequest(path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped))
+    return EncodedRequest(
+        path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped.items)
+    )
 
 
 def native_items(
@@ -464,11 +525,14 @@ def native_items(
 
 def assistant_wire(
     message: Message, provider: ProviderId, *, stored: bool = False
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[Drop]]:
     """The input items native replay sends back for ``message``, and what it dropped.
 
     The hook ``elelem inspect --wire-replay`` calls.
     """
     builder = _Input(provider, stored=stored)
     builder.assistant(0, message)
-    return builder.items, builder.dropped
+    return builder.items, [
+        msgspec.structs.replace(d, where=d.where.removeprefix("messages[0]."))
+        for d in builder.dropped.items
+    ]
