@@ -27,6 +27,7 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from elelem.vocabulary.drop import UNSUPPORTED, Drop
 from elelem.vocabulary.ids import CallId
 from media_fixtures import pdf, png
 
@@ -220,13 +221,23 @@ def test_chat_image_and_pdf_on_openai() -> None:
 def test_chat_dialects_that_take_no_images_or_files_report_the_drop() -> None:
     encoded = _encode("openai_chat", "deepseek", _user(IMAGE, REPORT))
     assert encoded.body["messages"] == [{"role": "user", "content": "What is this?"}]
-    assert [str(d) for d in encoded.dropped] == [
-        "message 0: message part 0: image (unsupported): the deepseek chat dialect takes no images",
-        "message 0: message part 1: document (unsupported): the deepseek chat dialect takes no files",
+    assert list(encoded.dropped) == [
+        Drop(
+            "messages[0].content[0]",
+            "image",
+            UNSUPPORTED,
+            "the deepseek chat dialect takes no images",
+        ),
+        Drop(
+            "messages[0].content[1]",
+            "document",
+            UNSUPPORTED,
+            "the deepseek chat dialect takes no files",
+        ),
     ]
     groq = _encode("openai_chat", "groq", _user(IMAGE, REPORT))
     assert groq.body["messages"][0]["content"][0]["type"] == "image_url"
-    assert len(groq.dropped) == 1 and "takes no files" in str(groq.dropped[0])
+    assert len(groq.dropped) == 1 and "takes no files" in groq.dropped[0].detail
 
 
 def test_gemini_image_and_pdf_and_tool_result_parts() -> None:
@@ -277,9 +288,13 @@ def test_ollama_images_and_the_pdf_it_cannot_take() -> None:
     assert encoded.body["messages"] == [
         {"role": "user", "content": "What is this?", "images": [PNG64]}
     ]
-    assert len(encoded.dropped) == 1
-    assert "document (unsupported): Ollama takes no document of type application/pdf" in str(
-        encoded.dropped[0]
+    assert encoded.dropped == (
+        Drop(
+            "messages[0].content[1]",
+            "document",
+            UNSUPPORTED,
+            "Ollama takes no document of type application/pdf",
+        ),
     )
 
 
