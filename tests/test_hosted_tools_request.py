@@ -23,6 +23,7 @@ from elelem.vocabulary import (
     RemoteMCP,
     ToolSpec,
 )
+from elelem.vocabulary.drop import UNSUPPORTED, Drop
 
 TOKEN = "sk-mcp-SECRET-7f3a"
 SERVER = RemoteMCP(
@@ -58,9 +59,14 @@ def test_anthropic_mcp_connector_request() -> None:
     assert "tools" not in encoded.body
     assert encoded.headers["anthropic-beta"] == "mcp-client-2025-04-04"
     assert encoded.dropped == (
-        "MCP server 'wiki': require_approval: Anthropic's MCP connector calls tools without asking",
+        Drop(
+            "hosted_tools[0].require_approval",
+            "require_approval",
+            UNSUPPORTED,
+            "'wiki': Anthropic's MCP connector calls tools without asking",
+        ),
     )
-    assert all(TOKEN not in line for line in encoded.dropped)
+    assert TOKEN not in repr(encoded.dropped)
 
 
 def test_responses_mcp_file_search_and_image_generation_tools() -> None:
@@ -113,14 +119,23 @@ def test_gemini_file_search_and_what_it_cannot_take() -> None:
             }
         }
     ]
-    assert encoded.dropped == ("MCP server 'wiki': Gemini has no hosted MCP (not sent)",)
+    assert encoded.dropped == (
+        Drop("hosted_tools[1]", "mcp", UNSUPPORTED, "'wiki': Gemini has no hosted MCP"),
+    )
     odd = gemini.encode_request(
         request(FileSearch(("s",), filters={"a": 1}), ImageGeneration()),
         provider=ProviderId("gemini"),
     )
     assert odd.dropped == (
-        "hosted tools: fileSearch filters must be a metadataFilter string (not sent)",
-        "hosted tools: generateContent has no image generation tool (not sent)",
+        Drop(
+            "hosted_tools[0].filters",
+            "filters",
+            UNSUPPORTED,
+            "fileSearch takes a metadataFilter string",
+        ),
+        Drop(
+            "hosted_tools[1]", "image_generation", UNSUPPORTED, "generateContent has no such tool"
+        ),
     )
 
 
@@ -134,7 +149,9 @@ def test_gemini_file_search_and_what_it_cannot_take() -> None:
 )
 def test_remote_mcp_elsewhere_is_a_drop_record_without_the_token(encode, wire) -> None:  # type: ignore[no-untyped-def]
     encoded = encode(request(SERVER))
-    assert encoded.dropped == (f"MCP server 'wiki': {wire} has no hosted MCP (not sent)",)
+    assert encoded.dropped == (
+        Drop("hosted_tools[0]", "mcp", UNSUPPORTED, f"'wiki': {wire} has no hosted MCP"),
+    )
     assert TOKEN not in repr(encoded.body) and TOKEN not in repr(encoded.dropped)
 
 
