@@ -52,6 +52,7 @@ from elelem.vocabulary import (
     TextBlock,
     UnknownBlock,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE, Drop
 
 P = ProviderId("test")
 A = ActivityId("srv_1")
@@ -759,4 +760,11 @@ def test_an_unknown_anthropic_event_is_kept_but_not_replayed_as_content() -> Non
     request = ModelRequest("m", (Message.user("q"), message, Message.user("more")))
     encoded = _shape("anthropic_messages").encode_request(request, provider=P)
     assert encoded.body["messages"][1]["content"] == [{"type": "text", "text": "Hi"}]  # type: ignore[index]
-    assert any("unknown stream event 'brand_new'" in d for d in map(str, encoded.dropped))
+    assert encoded.dropped == (
+        Drop(
+            "messages[1].content[0]",
+            "anthropic.event",
+            UNREPLAYABLE,
+            "'brand_new': a stream event, not content",
+        ),
+    )

@@ -47,7 +47,7 @@ from elelem.vocabulary import (
     TextBlock,
     UnknownBlock,
 )
-from elelem.vocabulary.drop import INVALID, UNSUPPORTED
+from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
 # --------------------------------------------------------------------------
@@ -190,6 +190,14 @@ def stream_event(block: UnknownBlock) -> bool:
     return block.type.endswith(".event")
 
 
+def stream_event_drop(where: str, block: UnknownBlock) -> Drop:
+    """The drop of a :func:`stream_event` block a native replay leaves out,
+    naming the event (``'brand_new': a stream event, not content``)."""
+    event = block.raw.get("event")
+    detail = "a stream event, not content"
+    return Drop(where, block.type, UNREPLAYABLE, f"{event!r}: {detail}" if event else detail)
+
+
 def part_type(part: object) -> str:
     """The ``type`` tag of a block or hosted transition (an unknown block's own tag)."""
     if isinstance(part, UnknownBlock):
@@ -273,6 +281,7 @@ __all__ = [
     "part_type",
     "status_error_class",
     "stream_event",
+    "stream_event_drop",
     "without_remote_mcp",
 ]
 

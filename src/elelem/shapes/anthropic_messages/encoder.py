@@ -36,6 +36,7 @@ from elelem.shapes.common import (
     merge_extra,
     part_type,
     stream_event,
+    stream_event_drop,
 )
 from elelem.shapes.media import LIMITS, anthropic_media, check_request, line_report
 from elelem.shapes.options import (
@@ -158,7 +159,7 @@ def _native_content(
             kind = "image" if isinstance(part, ImageBlock) else "document"
             dropped.add(at, kind, UNSUPPORTED, "an assistant message takes none")
         elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.add(at, part.type, UNREPLAYABLE, "a stream event, not a content block")
+            dropped.items.append(stream_event_drop(at, part))
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
         else:  # a registered block type this shape has no mapping for

@@ -30,6 +30,7 @@ from elelem.shapes.common import (
     merge_extra,
     part_type,
     stream_event,
+    stream_event_drop,
     without_remote_mcp,
 )
 from elelem.shapes.media import bedrock_media, line_report
@@ -169,7 +170,7 @@ def assistant_wire(
             if wire is not None:
                 content.append(wire)
         elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.add(where, part.type, UNREPLAYABLE, "a stream event, not a content block")
+            dropped.items.append(stream_event_drop(where, part))
         else:
             dropped.add(
                 where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"

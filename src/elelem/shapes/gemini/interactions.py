@@ -36,7 +36,7 @@ from elelem.errors import (
 )
 from elelem.shapes.base import EncodedRequest, ModelRequest, ShapeSpec
 from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
-from elelem.shapes.common import malformed, part_type, stream_event
+from elelem.shapes.common import malformed, part_type, stream_event, stream_event_drop
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
 from elelem.stream import (
@@ -495,8 +495,7 @@ def interaction_steps(
             steps.append(dict(part.payload.value))
             continue
         elif isinstance(part, UnknownBlock) and stream_event(part):
-            where = f"content[{i}]"
-            dropped.append(Drop(where, part.type, UNREPLAYABLE, "a stream event, not a step"))
+            dropped.append(stream_event_drop(f"content[{i}]", part))
             continue
         elif isinstance(part, UnknownBlock):
             steps.append(dict(part.raw))

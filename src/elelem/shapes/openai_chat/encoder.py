@@ -27,6 +27,7 @@ from elelem.shapes.common import (
     merge_extra,
     part_type,
     stream_event,
+    stream_event_drop,
     without_remote_mcp,
 )
 from elelem.shapes.media import chat_media, line_report
@@ -154,9 +155,7 @@ def native_assistant(
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")
         elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.add(
-                f"content[{i}]", part.type, UNREPLAYABLE, "a stream event, not a content part"
-            )
+            dropped.items.append(stream_event_drop(f"content[{i}]", part))
         elif isinstance(part, UnknownBlock):
             parts.append(part.raw)
             unknown_at[i] = part.type

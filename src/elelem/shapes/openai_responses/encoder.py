@@ -27,6 +27,7 @@ from elelem.shapes.common import (
     merge_extra,
     part_type,
     stream_event,
+    stream_event_drop,
 )
 from elelem.shapes.media import (
     LIMITS,
@@ -323,7 +324,10 @@ class _Input:
 
     def unknown(self, block: UnknownBlock, where: str) -> None:
         kind = block.type
-        if kind == "error" or kind.startswith("response.") or stream_event(block):
+        if stream_event(block):
+            self.dropped.items.append(stream_event_drop(where, block))
+            return
+        if kind == "error" or kind.startswith("response."):
             self.dropped.add(where, kind, UNREPLAYABLE, "a stream event, not an input item")
             return
         raw = dict(block.raw)
