@@ -62,6 +62,7 @@ INJECTIONS = {
     "osc": "\x1b]8;;https://evil.example/\x07click me\x1b]8;;\x07 and \x1b]52;c;cGF5bG9hZA==\x07",
     "bidi": "user\u202egnp.exe\u202c file",
     "close": '</div></section><iframe src="https://evil.example/"></iframe>',
+    "markdown": f'**<img src=x onerror="{MARK}">** `<script>{MARK}</script>`',
 }
 EVIL_TITLE = f"<b>bold</b><script>{MARK}</script>\u202eeltit"
 EVIL_URL = "javascript:" + MARK
@@ -255,6 +256,9 @@ def check_demo_page(driver: Any) -> None:
     )
     assert answer.endswith("until the Chrysler Building in New York was finished in 1930[1].")
     assert driver.find_element(by, ".user").text == QUESTION
+    # Markdown's strong spans are shown as such; the rest of Markdown as written.
+    strong = [e.text for e in driver.find_elements(by, "section.turn .text strong")]
+    assert strong == ["Height.", "Completed."]
     notes = driver.find_elements(by, "ol.footnotes > li")
     assert [n.get_attribute("value") for n in notes] == ["1", "2", "3", "4"]
     links = driver.find_elements(by, "ol.footnotes a.source")
@@ -341,6 +345,11 @@ def check_inert(driver: Any) -> None:
     assert INJECTIONS["script"] in answer
     assert INJECTIONS["onerror"] in answer
     assert INJECTIONS["close"] in answer
+    # Markdown emphasis wraps the escaped text; nothing of it becomes markup.
+    (strong,) = driver.find_elements(by, "section.turn .text strong")
+    assert strong.text == f'<img src=x onerror="{MARK}">'
+    (code,) = driver.find_elements(by, "section.turn .text code")
+    assert code.text == f"<script>{MARK}</script>"
     assert "click me and " in answer  # the OSC sequences are gone, their text stays
     assert "\x1b" not in driver.page_source and "evil.example/\x07" not in driver.page_source
     assert "user" + "gnp.exe" + " file" in answer  # the bidi overrides are gone

@@ -74,6 +74,28 @@ def line(value: str) -> str:
     return html.escape(sanitize_line(value), quote=True)
 
 
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
+_CODE = re.compile(r"`([^`\n]+)`")
+_CODE_SPAN = re.compile(r"(<code>.*?</code>)", re.DOTALL)
+
+
+def emphasis(escaped: str) -> str:
+    """Markdown's ``**strong**`` and `` `code` `` spans in already escaped HTML,
+    as ``<strong>`` and ``<code>``.  Only those two fixed tags are added, around
+    text that was escaped before: no markup of the content's own can appear
+    (the rest of Markdown is shown as written)."""
+    if "`" in escaped:
+        escaped = _CODE.sub(r"<code>\1</code>", escaped)
+    if "**" not in escaped:
+        return escaped
+    # Strong spans never cross a code span, so the tags always nest.
+    pieces = _CODE_SPAN.split(escaped)
+    return "".join(
+        piece if piece.startswith("<code>") else _STRONG.sub(r"<strong>\1</strong>", piece)
+        for piece in pieces
+    )
+
+
 def style_hash(css: str) -> str:
     """The CSP source allowing exactly this ``<style>`` element's text."""
     digest = hashlib.sha256(css.encode("utf-8")).digest()
@@ -265,7 +287,7 @@ class _Answer:
             return
         self.close_timeline()
         if isinstance(part, TextBlock):
-            self.out.append(f'<div class="text">{self.cited(part)}</div>')
+            self.out.append(f'<div class="text">{emphasis(self.cited(part))}</div>')
         elif isinstance(part, ReasoningBlock):
             summary = (
                 "reasoning (redacted)"
@@ -456,6 +478,7 @@ __all__ = [
     "content_security_policy",
     "conversation",
     "document",
+    "emphasis",
     "export_html",
     "line",
     "listing",
