@@ -96,3 +96,26 @@ def test_a_failed_server_tool_result() -> None:
     done = stream(events).content[1]
     assert isinstance(done, HostedActivity)
     assert (done.state, done.summary, done.name) == ("failed", "error", "web_search")
+
+
+def test_web_citations_of_a_grounded_answer_are_attributions_with_their_url() -> None:
+    citation = {"title": "Everest - Wikipedia", "sourceContent": [{"text": "8,849 m"}],
+                "location": {"web": {"url": "https://en.wikipedia.org/wiki/Everest", "domain": "wikipedia.org"}}}  # fmt: skip
+    untitled = {"location": {"web": {"url": "https://example.com/x", "domain": "example.com"}}}
+    empty = {"location": {"web": {}}}
+    events = [*EVENTS[:8],
+              ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "Everest."}}),
+              ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"citation": citation}}),
+              ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"citation": untitled}}),
+              ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"citation": empty}}),
+              *EVENTS[9:]]  # fmt: skip
+    text = stream(events).content[2]
+    assert isinstance(text, TextBlock)
+    assert [(a.source.url, a.source.title, a.excerpt) for a in text.attributions] == [
+        ("https://en.wikipedia.org/wiki/Everest", "Everest - Wikipedia", "8,849 m"),
+        ("https://example.com/x", "example.com", None),
+    ]
+    assert text.attributions[0].replay == ProviderPayload(B, "citation", None, citation)
+    # The one that names nothing is kept raw, with the others, for replay.
+    kept = [p.value for p in text.payloads]
+    assert [{"citation": empty}] == [d for v in kept for d in v if d == {"citation": empty}]

@@ -651,6 +651,8 @@ def bedrock_citation(
     if not isinstance(location, dict) or len(location) != 1:
         return None
     ((kind, where),) = location.items()
+    if kind == "web":
+        return _bedrock_web_citation(citation, where, provider)
     unit = _BEDROCK_LOCATIONS.get(kind)
     if unit is None or not isinstance(where, dict):
         return None
@@ -662,11 +664,7 @@ def bedrock_citation(
     title = citation.get("title")
     if not isinstance(title, str) or not title:
         title = ref.document.name if ref is not None else None
-    excerpt = "".join(
-        str(part.get("text"))
-        for part in citation.get("sourceContent") or ()
-        if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
+    excerpt = _source_text(citation)
     return Attribution(
         Source(
             title=title,
@@ -679,6 +677,35 @@ def bedrock_citation(
                 ref.block if ref is not None else None,
             ),
         ),
+        excerpt=excerpt or None,
+        replay=ProviderPayload(provider, "citation", None, dict(citation)),
+    )
+
+
+def _source_text(citation: Mapping[str, Any]) -> str:
+    """The cited text of a Bedrock citation (its ``sourceContent`` texts)."""
+    return "".join(
+        str(part.get("text"))
+        for part in citation.get("sourceContent") or ()
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    )
+
+
+def _bedrock_web_citation(
+    citation: Mapping[str, Any], where: object, provider: ProviderId
+) -> Attribution | None:
+    # A web page a server tool found (Nova web grounding): its URL, titled by
+    # the citation or the page's domain.  A web location without a URL (seen
+    # on document citations) names nothing: the raw citation is kept instead.
+    if not isinstance(where, dict) or not isinstance(where.get("url"), str) or not where["url"]:
+        return None
+    title = citation.get("title")
+    if not isinstance(title, str) or not title:
+        domain = where.get("domain")
+        title = domain if isinstance(domain, str) and domain else None
+    excerpt = _source_text(citation)
+    return Attribution(
+        Source(url=where["url"], title=title),
         excerpt=excerpt or None,
         replay=ProviderPayload(provider, "citation", None, dict(citation)),
     )
