@@ -439,7 +439,7 @@ OPENAI_FOOTNOTES = """
 [7] AI coding startup Vercel raises $300 million, valued at $9.3 billion — finance.yahoo.com
     https://finance.yahoo.com/news/ai-coding-startup-vercel-raises-163055044.html?utm_source=openai
 
-usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read · $0.0158
+usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read · 6 web searches · $0.0758
 """
 
 

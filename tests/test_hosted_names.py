@@ -536,9 +536,12 @@ def test_every_corpus_activity_and_counter_has_a_neutral_name(corpus: Path) -> N
         ("openai_responses", "code_execution"),
         ("openai_responses", "document_search"),
         ("openai_responses", "file_search"),
+        ("openai_responses", "image_generation"),
         ("openai_responses", "mcp"),
         ("openai_responses", "search_sources"),
         ("openai_responses", "server_side_tools"),
+        ("openai_responses", "shell"),
+        ("openai_responses", "tool_search"),
         ("openai_responses", "web_search"),
         ("openai_responses", "x_search"),
     }

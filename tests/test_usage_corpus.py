@@ -242,6 +242,10 @@ def test_the_named_cases(usages: list[tuple[str, int, str, dict[str, Any]]]) -> 
         "server_side_tools": 6,
         "search_sources": 0,
     }
+    # OpenAI counts no hosted calls in usage: they are the output's six
+    # completed web_search_call items (billed per call).
+    openai = usage_of(usages, "openai-web-search-tool.1.chunks.txt")
+    assert openai["hosted"] == {"web_search": 6}
     # OpenRouter passing on a reasoning count larger than completion_tokens:
     # reasoning is bounded by it, so 42 + 52 = 94 as the wire says.
     router = usage_of(usages, "openrouter__test_multi_turn_conversation.yml", 1)

@@ -7,7 +7,7 @@ non-streaming mapping and the encoder agree by construction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -15,6 +15,7 @@ import msgspec
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
+    HOSTED_ACTIVITY_NAMES,
     SEARCH_SOURCES,
     SERVER_SIDE_TOOLS,
     ActivityId,
@@ -380,8 +381,27 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage(raw: Mapping[str, Any]) -> Usage:
+def hosted_calls(output: Sequence[Any]) -> dict[str, int]:
+    """The hosted tool calls a response's ``output`` holds (``web_search_call``,
+    ``file_search_call``, …, not failed), by neutral name: OpenAI bills them per
+    call but its usage object does not count them."""
+    counts: dict[str, int] = {}
+    for item in output:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(kind, str) or not kind.endswith("_call"):
+            continue
+        name = neutral_activity_name(kind.removesuffix("_call"))
+        if name in HOSTED_ACTIVITY_NAMES and item.get("status") != "failed":
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def usage(raw: Mapping[str, Any], output: Sequence[Any] = ()) -> Usage:
     """A Responses usage object as disjoint :class:`Usage` counters.
+
+    Where the usage has no per-tool counters (OpenAI's has none; xAI's
+    ``server_side_tool_usage_details`` has), ``hosted`` counts the hosted
+    calls of the response's ``output`` (:func:`hosted_calls`).
 
     ``input_tokens`` includes cached (and cache-write) tokens and
     ``output_tokens`` includes reasoning tokens; they are split out so the
@@ -395,7 +415,7 @@ def usage(raw: Mapping[str, Any]) -> Usage:
     written = _int(in_details.get("cache_write_tokens")) if isinstance(in_details, dict) else 0
     reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
     details = raw.get("server_side_tool_usage_details")
-    hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else {}
+    hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else hosted_calls(output)
     # xAI also counts every server-side tool invocation it bills, which is
     # more than the per-tool counters when a tool ran several steps.
     invocations = raw.get("num_server_side_tools_used")

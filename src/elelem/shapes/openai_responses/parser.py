@@ -678,7 +678,7 @@ class ResponsesParser(ParserSkeleton):
             raise _malformed(f"response ended with output items {pending} unfinished")
         usage = response.get("usage")
         if isinstance(usage, dict):
-            out.append(UsageUpdate(_items.usage(usage)))
+            out.append(UsageUpdate(_items.usage(usage, output if isinstance(output, list) else ())))
         out.append(self._finish_chunk(response, status))
         self.finished = True
         return out
