@@ -98,9 +98,11 @@ def log_line(info: ConversationInfo, cost: str | None = None) -> str:
     return f"{cid}  {stamp}  {turns:>8}  {model}  {spent}{title}".rstrip()
 
 
-def conversation_cost(conversation: Conversation) -> str:
-    """What every response of ``conversation`` cost (``$0.0123``, ``cost unknown``)."""
-    return events_cost(conversation.events).describe()
+def conversation_cost(conversation: Conversation) -> str | None:
+    """What every response of ``conversation`` cost (``$0.0123``, ``cost
+    unknown``), or None before its first response."""
+    cost = events_cost(conversation.events)
+    return cost.describe() if cost.responses else None
 
 
 def info_record(info: ConversationInfo) -> dict[str, object]:
@@ -155,12 +157,13 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
         return
     infos = store.list_conversations(limit=limit)
     for info in infos:
-        cost = events_cost(Conversation.open(store, info.id).events)
+        conversation = Conversation.open(store, info.id)
         if as_json:
+            cost = events_cost(conversation.events)
             spent = None if cost.total is None else str(cost.total)
             out.write(ndjson_line({**info_record(info), "cost_usd": spent}) + "\n")
         else:
-            out.write(log_line(info, cost.describe()) + "\n")
+            out.write(log_line(info, conversation_cost(conversation)) + "\n")
     if not infos:
         click.echo("no conversations yet", err=True)
 
