@@ -254,9 +254,8 @@ def test_citations_into_an_attached_pdf_render_with_their_pages(
         short = run(e, "ask", "-m", MODEL, "-a", pdf_path, "How did revenue do?")
         full = run(e, "ask", "-m", MODEL, "--citations", "full", "-a", pdf_path, "And?")
     assert short.returncode == 0, short.stderr
-    # (the usage line may go on with a cost)
-    assert short.stdout.startswith(
-        "Up 12%.[1]\n\n[1] Q3 2025 Quarterly Report, pp. 3\u20134\n\nusage: 50 in · 6 out"
+    assert short.stdout == (
+        "Up 12%.[1]\n\n[1] Q3 2025 Quarterly Report, pp. 3\u20134\n\nusage: 50 in · 6 out · $0.0002\n"
     )
     assert "[1] Q3 2025 Quarterly Report, pp. 3\u20134\n    \u201cRevenue rose 12%.\u201d\n" in (
         full.stdout
