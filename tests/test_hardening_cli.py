@@ -129,3 +129,36 @@ def test_timeout_and_idle_timeout_options(tmp_path: Path) -> None:
     assert idle.returncode == 1
     assert idle.stderr.startswith("elelem: idle-timeout: the stream sent nothing for 0.3s")
     assert total.stdout.startswith("Partial") and idle.stdout.startswith("Partial")
+
+
+def test_a_config_header_marked_secret_is_redacted_like_the_key(tmp_path: Path) -> None:
+    from elelem.testing.servers import status
+
+    value = "team-credential-0123456789"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[providers.anthropic]\nheaders = {{ "x-team" = "{value}" }}\n'
+        'secret_headers = ["x-team"]\n',
+        encoding="utf-8",
+    )
+    echo = b'{"type":"error","error":{"type":"permission_error","message":"team ' + (
+        value.encode() + b' may not"}}'
+    )
+    with LoopbackServer([status(403, echo)]) as server:
+        env = base_env(
+            tmp_path,
+            ELELEM_CONFIG=str(config),
+            ANTHROPIC_BASE_URL=server.url,
+            ANTHROPIC_API_KEY=KEY,
+        )
+        result = run(env, "ask", "-m", MODEL, "hi")
+    assert server.requests[0].headers["x-team"] == value
+    assert result.returncode == 1
+    assert value not in result.stderr and "team [redacted] may not" in result.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[providers.anthropic]\nsecret_headers = "x-team"\n', encoding="utf-8")
+    refused = run({**env, "ELELEM_CONFIG": str(bad)}, "ask", "-m", MODEL, "hi")
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"elelem: {bad}: [providers.anthropic]: secret_headers must be a list of header names\n",
+    )

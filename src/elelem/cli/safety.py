@@ -59,6 +59,7 @@ def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
         spec = catalog.get(name)
         found.extend(env.get(var, "").strip() for var in spec.key_env)
         found.extend(v for k, v in spec.headers.items() if SECRET_HEADER.search(k))
+        found.extend(spec.secret_header_values())
     found.extend(_saved_keys(catalog))
     found.extend(env.get(var, "").strip() for var in _AWS_SECRETS)
     return Redactor(found)

@@ -86,6 +86,9 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     region: str = ""
     sigv4_service: str = ""
     dialect: str = ""
+    secret_headers: tuple[str, ...] = ()
+    """Names of ``headers`` whose values are secrets (redacted like the key),
+    beyond those whose names say so (``authorization``, ``*-token``, …)."""
 
     @property
     def override_env(self) -> str:
@@ -211,7 +214,13 @@ class ProviderSpec(msgspec.Struct, frozen=True):
             auth_scheme=self.auth_scheme,
             headers=dict(self.headers),
             signer=signer,
+            secrets=self.secret_header_values(),
         )
+
+    def secret_header_values(self) -> tuple[str, ...]:
+        """The values of the headers :attr:`secret_headers` names."""
+        wanted = {name.lower() for name in self.secret_headers}
+        return tuple(v for k, v in self.headers.items() if k.lower() in wanted)
 
 
 _AWS_ID, _AWS_SECRET, _AWS_TOKEN = _AWS_VARS = (

@@ -53,7 +53,7 @@ from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec,
 from elelem.providers.keys import keys_path
 
 _STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region", "dialect")
-_KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required"}
+_KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required", "secret_headers"}
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -165,6 +165,11 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
         ):
             raise ConfigError(f"{where}: headers must be a table of strings")
         changes["headers"] = {**base.headers, **headers}
+    if "secret_headers" in table:
+        names = table["secret_headers"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{where}: secret_headers must be a list of header names")
+        changes["secret_headers"] = tuple(names)
     spec = msgspec.structs.replace(base, name=name, **changes)
     if not spec.base_url:
         raise ConfigError(f"{where}: base_url is required")
