@@ -91,6 +91,12 @@ def test_bad_tool_options_are_usage_errors(tmp_path: Path) -> None:
     out = run(env, "ask", "-m", MODEL, "--tool", "os.path:join", "hi")
     assert out.returncode == 2
     assert "--tool os.path:join: tool 'join': *p parameters cannot be described" in out.stderr
+    broken = (
+        f"{sys.executable} -c \"import sys; sys.stderr.write('\\x1b[31mboom\\n'); sys.exit(2)\""
+    )
+    out = run(env, "ask", "-m", MODEL, "--mcp", broken, "hi")
+    assert out.returncode == 2 and "could not be started" in out.stderr
+    assert "boom" in out.stderr and "\x1b" not in out.stderr  # the server's stderr, sanitized
     env["PYTHONPATH"] = str(HERE)
     out = run(env, "ask", "-m", MODEL, "--approve", "--tool", "toolloop_kill:lookup", "hi")
     assert (

@@ -108,15 +108,20 @@ def test_a_server_that_dies_mid_call_is_an_error_result_and_a_failure_for_the_ca
     assert result.text == "the weather server is down"
 
 
-def test_a_server_that_cannot_start_is_a_clear_error() -> None:
+BROKEN = "import sys; sys.stderr.write('\\x1b[31mboom: no config\\n'); sys.exit(2)"
+
+
+def test_a_server_that_cannot_start_is_a_clear_error_quoting_its_stderr() -> None:
     async def main() -> None:
-        async with MCPServer.stdio(
-            sys.executable, ["-c", "import sys; sys.exit(2)"], name="broken"
-        ):
+        async with MCPServer.stdio(sys.executable, ["-c", BROKEN], name="broken"):
             pass
 
-    with pytest.raises(MCPServerError, match="MCP server 'broken' could not be started"):
+    with pytest.raises(MCPServerError) as caught:
         asyncio.run(main())
+    message = str(caught.value)
+    assert message.startswith("MCP server 'broken' could not be started: ")
+    # Quoted as data; the CLI sanitizes it before it reaches a terminal.
+    assert message.endswith("(its stderr ends: \x1b[31mboom: no config)")
 
 
 def test_the_sync_lifetime_serves_run_sync(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -67,6 +68,24 @@ class MCPServer:
         self._portal: Any = None
         self._portal_cm: Any = None
         self._sync_cm: Any = None
+        self._errlog: Any = None
+
+    def stderr_tail(self, limit: int = 300) -> str:
+        """The end of what a stdio server wrote on its stderr (untrusted
+        text; empty for an HTTP server or before it started)."""
+        errlog = self._errlog
+        if errlog is None:
+            return ""
+        errlog.flush()
+        errlog.seek(0)
+        text: str = errlog.read()
+        errlog.seek(0, 2)
+        return text.strip()[-limit:]
+
+    def _why(self, exc: BaseException) -> str:
+        tail = self.stderr_tail()
+        last = tail.splitlines()[-1] if tail else ""
+        return f"{_reason(exc)} (its stderr ends: {last})" if last else _reason(exc)
 
     # -- construction ------------------------------------------------------------
 
@@ -88,11 +107,23 @@ class MCPServer:
             command=command, args=list(args), env=dict(env) if env else None, cwd=cwd
         )
         label = name or _label([command, *args])
+        server: MCPServer
 
-        def connect() -> Any:
-            return stdio_client(params)
+        @contextlib.asynccontextmanager
+        async def connect() -> AsyncIterator[Any]:
+            # The server's stderr is its own untrusted text: captured in a file
+            # (never written raw to the caller's terminal) and quoted, as data,
+            # in what a failure says.
+            with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+                server._errlog = errlog
+                try:
+                    async with stdio_client(params, errlog=errlog) as streams:
+                        yield streams
+                finally:
+                    server._errlog = None
 
-        return cls(label, connect, timeout=timeout)
+        server = cls(label, connect, timeout=timeout)
+        return server
 
     @classmethod
     def http(
@@ -149,10 +180,11 @@ class MCPServer:
             await session.initialize()
             listed = await _list_tools(session)
         except BaseException as exc:
+            why = self._why(exc)  # before the stack closes the server's stderr file
             await stack.aclose()
             if isinstance(exc, Exception):
                 raise MCPServerError(
-                    f"MCP server {self.name!r} could not be started: {_reason(exc)}"
+                    f"MCP server {self.name!r} could not be started: {why}"
                 ) from exc
             raise
         self._stack = stack
@@ -259,7 +291,8 @@ class MCPTool:
                 # The server answered with a protocol error: the server lives on.
                 return ToolOutcome(f"MCP error from {server.name}: {exc}", is_error=True)
             server.failure = (
-                f"MCP server {server.name!r} stopped during a call of {self.name}: {_reason(exc)}"
+                f"MCP server {server.name!r} stopped during a call of {self.name}: "
+                f"{server._why(exc)}"
             )
             return ToolOutcome(server.failure, is_error=True)
         return result_outcome(result)
