@@ -195,3 +195,25 @@ def test_every_encoder_reports_the_portable_rules_drops_for_a_foreign_message(
     for secret in ("SIG", "IDX", "thinking", "cache_control", "container_upload"):
         assert secret not in wire, secret
     assert "Everest." in wire
+
+
+def test_a_tool_results_attachments_follow_the_same_rule() -> None:
+    image = ImageBlock(URLSource("https://e.example/a.png"), "image/png", payloads=(ITEM,))
+    result = ToolResultBlock(CallId("c1"), "see image", attachments=(image,))
+    message = Message("user", (result,), "tool")
+    with_images = portable_message(message, Accepts("Wire").with_blocks("image"), OPENAI)
+    assert with_images.message.content == (
+        ToolResultBlock(
+            CallId("c1"),
+            "see image",
+            attachments=(ImageBlock(URLSource("https://e.example/a.png"), "image/png"),),
+        ),
+    )
+    assert with_images.dropped == (
+        Drop("content[0].attachments[0]", "payload", FOREIGN_PAYLOAD, "anthropic block_fields"),
+    )
+    text_only = portable_message(message, Accepts("Wire"), OPENAI)
+    assert text_only.message.content == (ToolResultBlock(CallId("c1"), "see image"),)
+    assert text_only.dropped == (
+        Drop("content[0].attachments[0]", "image", UNSUPPORTED, "Wire has no form for it"),
+    )

@@ -182,6 +182,29 @@ def _other(
     return part
 
 
+def _tool_result(
+    part: ToolResultBlock, accepts: Accepts, own: str | None, at: str, dropped: list[Drop]
+) -> ToolResultBlock:
+    """A tool result with its payloads, and its attachments (images and
+    documents the tool returned) under the rule of the message's own blocks."""
+    payloads = _strip(part.payloads, own, at, dropped)
+    attachments = part.attachments or ()
+    kept: list[Part] = []
+    for k, attachment in enumerate(attachments):
+        tag = str(attachment.__struct_config__.tag)
+        where = f"{at}.attachments[{k}]"
+        out = _other(attachment, tag, accepts, own, where, dropped)
+        if out is not None:
+            kept.append(out)
+    if payloads == part.payloads and tuple(kept) == attachments:
+        return part
+    return msgspec.structs.replace(
+        part,
+        payloads=payloads,
+        attachments=tuple(kept),
+    )
+
+
 def portable_message(message: Message, accepts: Accepts, own: str | None = None) -> PortableMessage:
     """What ``message`` keeps when sent to a provider that did not produce it.
 
@@ -211,13 +234,15 @@ def portable_message(message: Message, accepts: Accepts, own: str | None = None)
         elif isinstance(part, ReasoningBlock):
             dropped.append(Drop(at, "reasoning", FOREIGN_REASONING, f"from {_who(message)}"))
             out = None
-        elif isinstance(part, (ToolCallBlock, ToolResultBlock)):
+        elif isinstance(part, ToolCallBlock):
             payloads = _strip(part.payloads, own, at, dropped)
             out = (
                 part
                 if payloads == part.payloads
                 else msgspec.structs.replace(part, payloads=payloads)
             )
+        elif isinstance(part, ToolResultBlock):
+            out = _tool_result(part, accepts, own, at, dropped)
         elif isinstance(part, UnknownBlock) and message.role != "assistant":
             out = part  # the caller's own (an approval answer): the encoder decides
         elif isinstance(part, UnknownBlock):
