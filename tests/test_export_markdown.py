@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cli_helpers import KEY, MODEL, QUESTION, base_env, demo_body, run
 from elelem.conversation import Conversation, open_store
+from elelem.render.lines import attachment_line
 from elelem.render.markdown import conversation_markdown, inert
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import (
@@ -15,6 +16,7 @@ from elelem.vocabulary import (
     CallId,
     ConversationId,
     HostedActivity,
+    ImageBlock,
     Message,
     ProviderId,
     ReasoningBlock,
@@ -23,6 +25,7 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from media_fixtures import png
 
 
 def test_markdown_of_a_constructed_conversation_exactly(tmp_path: Path) -> None:
@@ -115,3 +118,35 @@ def test_export_md_of_the_demo_answer(tmp_path: Path) -> None:
     assert "[^4]: [Eiffel Tower | History, Height, &amp; Facts | Britannica]" in document
     assert document.count("<details><summary>Reasoning</summary>") == 1
     assert document.endswith("*usage: 9,873 in · 418 out · 1 web search*\n")
+
+
+def test_a_footnote_url_cannot_end_its_link_and_carry_markup(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "s.db")
+    conversation = Conversation.open(store, store.create(title="t").id)
+    conversation.start_turn(model="m")
+    conversation.add_user("q")
+    url = "https://evil.example/a)<img src=x onerror=alert(1)> b`c"
+    cite = Attribution(Source(url=url, title="T"))
+    conversation.add_message(
+        Message(role="assistant", content=(TextBlock("A.", attributions=(cite,)),))
+    )
+    document = conversation_markdown(store.info(conversation.id), conversation.events)
+    assert (
+        "[^1]: [T](https://evil.example/a%29%3Cimg%20src=x%20onerror=alert%281%29%3E%20b%60c)\n"
+        in document
+    )
+    assert "<img" not in document
+    store.close()
+
+
+def test_a_user_image_beside_text_is_named_not_left_out(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "s.db")
+    conversation = Conversation.open(store, store.create(title="t").id)
+    conversation.start_turn(model="m")
+    image = ImageBlock.from_bytes(png(1280, 800), filename="shot.png")
+    conversation.add_message(Message(role="user", content=(TextBlock("What is this?"), image)))
+    document = conversation_markdown(store.info(conversation.id), conversation.events)
+    line = attachment_line(image)
+    assert line.startswith("[image shot.png 1280×800, ")
+    assert "**User:** What is this?\n\n*" + line + "*\n" in document
+    store.close()

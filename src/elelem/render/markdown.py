@@ -21,6 +21,7 @@ import html
 import json
 import re
 from collections.abc import Sequence
+from urllib.parse import quote
 
 from elelem.conversation import (
     OVERLAY_KINDS,
@@ -32,10 +33,12 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.render.lines import Footnotes, activity_line, usage_line
+from elelem.render.lines import Footnotes, activity_line, attachment_line, usage_line
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.vocabulary import (
+    DocumentBlock,
     HostedActivity,
+    ImageBlock,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
@@ -55,6 +58,14 @@ def inert(text: str) -> str:
 def inert_line(text: str) -> str:
     """:func:`inert` on one line (breaks folded into spaces)."""
     return inert(sanitize_line(text))
+
+
+def link_target(url: str) -> str:
+    """An http(s) URL (already :func:`~elelem.render.sanitize.safe_url`) as a
+    Markdown link target: ``(``, ``)``, ``<``, ``>``, spaces and backticks
+    percent-encoded, so a URL can neither end the link early nor carry raw
+    HTML into the document after it."""
+    return quote(url, safe=":/?#[]@!$&'*+,;=%~-._")
 
 
 def _fenced(text: str) -> str:
@@ -125,11 +136,10 @@ class _Answer:
     def footnotes(self) -> list[str]:
         out: list[str] = []
         for note in self.notes.notes:
-            title = inert_line(note.title) or (note.url or "source")
+            url = link_target(note.url) if note.url else None
+            title = inert_line(note.title) or inert_line(url or "") or "source"
             line = (
-                f"[^{note.number}]: [{title}]({note.url})"
-                if note.url
-                else f"[^{note.number}]: {title}"
+                f"[^{note.number}]: [{title}]({url})" if note.url else f"[^{note.number}]: {title}"
             )
             for excerpt in note.excerpts:
                 line += f" — “{inert_line(excerpt)}”"
@@ -175,6 +185,14 @@ def _tag(part: object) -> str:
     return str(getattr(config, "tag", None) or type(part).__name__)
 
 
+def _other(part: object) -> str:
+    """The line for a part this document does not write out: an attachment
+    line naming an image or document, else the block kept but not shown."""
+    if isinstance(part, ImageBlock | DocumentBlock):
+        return f"*{inert_line(attachment_line(part))}*"
+    return f"*[{inert_line(_tag(part))} block kept, not shown]*"
+
+
 def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
     if body.role == "assistant":
         for part in body.content:
@@ -187,9 +205,12 @@ def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
             elif isinstance(part, ToolCallBlock):
                 answer.tool_call(part)
             else:
-                answer.lines += [f"*[{inert_line(_tag(part))} block kept, not shown]*", ""]
+                answer.lines += [_other(part), ""]
         return
     text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
+    # Attachments and other blocks beside the text get a line each: a user's
+    # image or document is named, never left out of the document.
+    others = [_other(p) for p in body.content if not isinstance(p, TextBlock)]
     if body.role == "system":
         lines += [f"**System:** {inert(text)}", ""]
     elif body.source.startswith("context"):
@@ -199,9 +220,12 @@ def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
             if isinstance(part, ToolResultBlock):
                 answer.tool_result(part)
             elif not isinstance(part, TextBlock):
-                answer.lines += [f"*[{inert_line(_tag(part))} block kept, not shown]*", ""]
+                answer.lines += [_other(part), ""]
+        return
     else:
         lines += [f"**User:** {inert(text)}", ""]
+    for line in others:
+        lines += [line, ""]
 
 
 __all__ = ["conversation_markdown", "inert", "inert_line"]
