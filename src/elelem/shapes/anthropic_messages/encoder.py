@@ -53,6 +53,7 @@ from elelem.vocabulary import (
     DocumentBlock,
     Drop,
     FileSearch,
+    GenerationOptions,
     HostedActivity,
     ImageBlock,
     ImageGeneration,
@@ -515,6 +516,55 @@ def _breakpoints(body: dict[str, Any]) -> int:
     return sum(1 for block in blocks if "cache_control" in block)
 
 
+def _reasoning_and_output(opts: GenerationOptions, body: dict[str, Any], dropped: Dropped) -> None:
+    """Spell ``opts.reasoning`` (``thinking`` budget, ``output_config.effort``)
+    and ``opts.output`` (``output_config.format``; a schema only)."""
+    if opts.reasoning is not None:
+        if opts.reasoning.budget_tokens is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}
+        if opts.reasoning.effort is not None:
+            body["output_config"] = {"effort": opts.reasoning.effort}
+    output = opts.output
+    if isinstance(output, JsonSchemaOutput):
+        # Generally available as output_config.format (the older beta spelled it
+        # output_format behind a header); the schema is always enforced.
+        body.setdefault("output_config", {})["format"] = {
+            "type": "json_schema",
+            "schema": output.schema,
+        }
+        unlabelled(output, "Anthropic", dropped.items)
+    elif output is not None:
+        no_json_mode("Anthropic", dropped.items)
+
+
+def _tools(
+    request: ModelRequest, dropped: Dropped
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The client and hosted tool definitions, the MCP servers, and the
+    betas the hosted tools need."""
+    tools: list[dict[str, Any]] = [
+        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
+    ]
+    betas: list[str] = []
+    servers: list[dict[str, Any]] = []
+    for k, hosted in enumerate(request.hosted_tools):
+        if isinstance(hosted, RemoteMCP):
+            servers.append(mcp_server_definition(hosted, dropped, f"hosted_tools[{k}]"))
+            continue
+        if isinstance(hosted, (FileSearch, ImageGeneration)):
+            what = "file_search" if isinstance(hosted, FileSearch) else "image_generation"
+            dropped.add(
+                f"hosted_tools[{k}]", what, UNSUPPORTED, "Anthropic has no such hosted tool"
+            )
+            continue
+        definition = hosted_tool_definition(hosted)
+        tools.append(definition)
+        beta = TOOL_BETAS.get(definition["type"])
+        if beta is not None and beta not in betas:
+            betas.append(beta)
+    return tools, servers, betas
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -541,26 +591,7 @@ def encode_request(
     }
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
-    tools: list[dict[str, Any]] = [
-        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
-    ]
-    betas: list[str] = []
-    servers: list[dict[str, Any]] = []
-    for k, hosted in enumerate(request.hosted_tools):
-        if isinstance(hosted, RemoteMCP):
-            servers.append(mcp_server_definition(hosted, dropped, f"hosted_tools[{k}]"))
-            continue
-        if isinstance(hosted, (FileSearch, ImageGeneration)):
-            what = "file_search" if isinstance(hosted, FileSearch) else "image_generation"
-            dropped.add(
-                f"hosted_tools[{k}]", what, UNSUPPORTED, "Anthropic has no such hosted tool"
-            )
-            continue
-        definition = hosted_tool_definition(hosted)
-        tools.append(definition)
-        beta = TOOL_BETAS.get(definition["type"])
-        if beta is not None and beta not in betas:
-            betas.append(beta)
+    tools, servers, betas = _tools(request, dropped)
     if tools:
         body["tools"] = tools
     if servers:
@@ -570,22 +601,7 @@ def encode_request(
         betas.append(FILES_BETA)
     sampling_options(opts, OPTION_KEYS, body, dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)
-    if opts.reasoning is not None:
-        if opts.reasoning.budget_tokens is not None:
-            body["thinking"] = {"type": "enabled", "budget_tokens": opts.reasoning.budget_tokens}
-        if opts.reasoning.effort is not None:
-            body["output_config"] = {"effort": opts.reasoning.effort}
-    output = opts.output
-    if isinstance(output, JsonSchemaOutput):
-        # Generally available as output_config.format (the older beta spelled it
-        # output_format behind a header); the schema is always enforced.
-        body.setdefault("output_config", {})["format"] = {
-            "type": "json_schema",
-            "schema": output.schema,
-        }
-        unlabelled(output, "Anthropic", dropped.items)
-    elif output is not None:
-        no_json_mode("Anthropic", dropped.items)
+    _reasoning_and_output(opts, body, dropped)
     container = container_id(request.response_payloads, provider, request.now, dropped)
     if container is not None:
         # The API's `container` takes the id string (or an object with it);

@@ -309,6 +309,43 @@ TOOL_CHOICE = ToolChoiceSpelling(
 """How Converse spells ``tool_choice`` (inside ``toolConfig``, so only with tools)."""
 
 
+def _reasoning_and_output(
+    opts: GenerationOptions, body: dict[str, JSONValue], dropped: Dropped
+) -> None:
+    """Spell ``opts.reasoning`` (a budget only) and ``opts.output`` (a schema only)."""
+    reasoning = opts.reasoning
+    if reasoning is not None:
+        if reasoning.budget_tokens is not None:
+            # The Anthropic models' field; Converse passes it to the model as is.
+            body["additionalModelRequestFields"] = {
+                "thinking": {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
+            }
+        if reasoning.effort is not None:
+            dropped.add(
+                "options.reasoning.effort",
+                "effort",
+                UNSUPPORTED,
+                "Converse takes a model-specific budget",
+            )
+        elif reasoning.budget_tokens is None:
+            dropped.add(
+                "options.reasoning",
+                "reasoning",
+                UNSUPPORTED,
+                "Converse enables reasoning only with a budget_tokens",
+            )
+    output = opts.output
+    if isinstance(output, JsonSchemaOutput):
+        definition: dict[str, JSONValue] = {"schema": schema_string(output), "name": output.name}
+        if output.description:
+            definition["description"] = output.description
+        body["outputConfig"] = {
+            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": definition}}
+        }
+    elif output is not None:
+        no_json_mode("Bedrock", dropped.items)
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -355,37 +392,7 @@ def encode_request(
         # Converse refuses a toolChoice without tools to choose from.
         detail = f"{opts.tool_choice!r}: the request has no tools"
         dropped.add("options.tool_choice", "tool_choice", UNSUPPORTED, detail)
-    reasoning = opts.reasoning
-    if reasoning is not None:
-        if reasoning.budget_tokens is not None:
-            # The Anthropic models' field; Converse passes it to the model as is.
-            body["additionalModelRequestFields"] = {
-                "thinking": {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
-            }
-        if reasoning.effort is not None:
-            dropped.add(
-                "options.reasoning.effort",
-                "effort",
-                UNSUPPORTED,
-                "Converse takes a model-specific budget",
-            )
-        elif reasoning.budget_tokens is None:
-            dropped.add(
-                "options.reasoning",
-                "reasoning",
-                UNSUPPORTED,
-                "Converse enables reasoning only with a budget_tokens",
-            )
-    output = opts.output
-    if isinstance(output, JsonSchemaOutput):
-        definition: dict[str, JSONValue] = {"schema": schema_string(output), "name": output.name}
-        if output.description:
-            definition["description"] = output.description
-        body["outputConfig"] = {
-            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": definition}}
-        }
-    elif output is not None:
-        no_json_mode("Bedrock", dropped.items)
+    _reasoning_and_output(opts, body, dropped)
     merge_extra(body, opts.extra)
     return EncodedRequest(
         path=request_path(request.model, stream=stream),

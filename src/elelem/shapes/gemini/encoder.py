@@ -41,6 +41,7 @@ from elelem.vocabulary import (
     DocumentBlock,
     Drop,
     FileSearch,
+    GenerationOptions,
     HostedActivity,
     ImageBlock,
     ImageGeneration,
@@ -375,6 +376,27 @@ TOOL_CHOICE = ToolChoiceSpelling(
 """How ``generateContent`` spells ``tool_choice``."""
 
 
+def _reasoning_and_output(opts: GenerationOptions, body: dict[str, Any], dropped: Dropped) -> None:
+    """Spell ``opts.reasoning`` (``thinkingConfig``) and ``opts.output``
+    (``responseJsonSchema``) inside ``generationConfig``."""
+    if opts.reasoning is not None or opts.output is not None:
+        generation: dict[str, Any] = body.setdefault("generationConfig", {})
+        if opts.reasoning is not None:
+            thinking: dict[str, Any] = {"includeThoughts": True}
+            if opts.reasoning.budget_tokens is not None:
+                thinking["thinkingBudget"] = opts.reasoning.budget_tokens
+            if opts.reasoning.effort is not None:
+                thinking["thinkingLevel"] = opts.reasoning.effort
+            generation["thinkingConfig"] = thinking
+        if opts.output is not None:
+            generation["responseMimeType"] = "application/json"
+            if isinstance(opts.output, JsonSchemaOutput):
+                # responseJsonSchema takes JSON Schema itself; responseSchema takes
+                # an OpenAPI subset that rejects e.g. type arrays and additionalProperties.
+                generation["responseJsonSchema"] = opts.output.schema
+                unlabelled(opts.output, "Gemini", dropped.items)
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
@@ -422,22 +444,7 @@ def encode_request(
     opts = request.options
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     sampling_options(opts, OPTION_KEYS, body, dropped)
-    if opts.reasoning is not None or opts.output is not None:
-        generation: dict[str, Any] = body.setdefault("generationConfig", {})
-        if opts.reasoning is not None:
-            thinking: dict[str, Any] = {"includeThoughts": True}
-            if opts.reasoning.budget_tokens is not None:
-                thinking["thinkingBudget"] = opts.reasoning.budget_tokens
-            if opts.reasoning.effort is not None:
-                thinking["thinkingLevel"] = opts.reasoning.effort
-            generation["thinkingConfig"] = thinking
-        if opts.output is not None:
-            generation["responseMimeType"] = "application/json"
-            if isinstance(opts.output, JsonSchemaOutput):
-                # responseJsonSchema takes JSON Schema itself; responseSchema takes
-                # an OpenAPI subset that rejects e.g. type arrays and additionalProperties.
-                generation["responseJsonSchema"] = opts.output.schema
-                unlabelled(opts.output, "Gemini", dropped.items)
+    _reasoning_and_output(opts, body, dropped)
     if opts.cache is not None:
         # Implicit caching is on by itself; explicit caches are a separate
         # resource (cachedContents) this request-level option cannot create.
