@@ -431,13 +431,61 @@ def render(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def in_process(runs: int, events: int) -> str:
+    """The parser and assembler alone, in this process: CPU per frame of
+    elelem's shape parser feeding the assembler, against ``orjson.loads`` of
+    each frame's data (no HTTP, no SSE framing), best of ``runs``."""
+    import time
+
+    import orjson
+
+    from elelem.providers import load_shape
+    from elelem.stream import Assembler
+    from elelem.testing.cassettes import sse_frames
+    from elelem.vocabulary import ProviderId
+
+    lines = ["| provider | floor µs/frame | parser+assembler | ratio |", "|---|---:|---:|---:|"]
+    for rec in recordings(corpus_root()):
+        for probe in (False, True):
+            stream = build(rec, events, probe=probe)
+            frames = [(f.event, f.data) for f in sse_frames(stream.body_bytes())]
+            floor = mine = float("inf")
+            for _ in range(runs):
+                start = time.process_time()
+                for _, data in frames:
+                    if data != "[DONE]":
+                        orjson.loads(data)
+                floor = min(floor, time.process_time() - start)
+                parser = load_shape(rec.shape).new_parser(ProviderId("bench"))
+                assembler = Assembler(ProviderId("bench"))
+                start = time.process_time()
+                for event, data in frames:
+                    for chunk in parser.message(event, data):
+                        assembler.feed(chunk)
+                for chunk in parser.eof():
+                    assembler.feed(chunk)
+                mine = min(mine, time.process_time() - start)
+            name = rec.provider + (" +unknown" if probe else "")
+            n = len(frames)
+            lines.append(
+                f"| {name} | {floor / n * 1e6:.2f} | {mine / n * 1e6:.2f} | {mine / floor:.2f}x |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print the table, write ``bench-providers.json``."""
     p = argparse.ArgumentParser(prog="python -m benchmarks.providers", description=__doc__)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--events", type=int, default=20_000)
     p.add_argument("--output", type=Path, default=ROOT / "bench-providers.json")
+    p.add_argument(
+        "--in-process", action="store_true", help="the parser and assembler alone, no HTTP"
+    )
     args = p.parse_args(argv)
+    if args.in_process:
+        print(in_process(args.runs, args.events))
+        return 0
     try:
         table = measure(args.runs, args.events)
     except CorpusMissing as exc:
