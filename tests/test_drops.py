@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from pathlib import Path
 
@@ -19,8 +20,18 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
+from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import Dropped
-from elelem.vocabulary import DROP_REASONS, ConversationId, Drop, ProviderId, legacy_drop
+from elelem.vocabulary import (
+    DROP_REASONS,
+    ConversationId,
+    Drop,
+    Message,
+    ProviderId,
+    TextBlock,
+    UnknownBlock,
+    legacy_drop,
+)
 from elelem.vocabulary.drop import FOREIGN_REASONING, LEGACY, UNSUPPORTED
 
 REASONING = Drop("content[1]", "reasoning", FOREIGN_REASONING, "from openai")
@@ -134,3 +145,24 @@ def test_an_old_export_imports_in_todays_form_and_a_reformatted_one_is_refused()
         lines[3] = lines[3].replace(b'"dropped":[', b'"dropped": [')
         with pytest.raises(ImportRefused, match=r"line 4: event .* is not in canonical form"):
             import_conversation(b, b"\n".join(lines), new_id=True)
+
+
+@pytest.mark.parametrize(
+    ("shape", "provider"),
+    [("anthropic_messages", "anthropic"), ("gemini", "google"), ("bedrock_converse", "bedrock")],
+)
+def test_a_non_text_block_of_a_system_message_is_reported_not_lost(
+    shape: str, provider: str
+) -> None:
+    spec = importlib.import_module(f"elelem.shapes.{shape}").SHAPE
+    system = Message(
+        role="system",
+        content=(TextBlock("Be brief."), UnknownBlock({"type": "cache_marker", "ttl": 5})),
+    )
+    request = ModelRequest(model="m", messages=(system, Message.user("hi")))
+    encoded = spec.encode_request(request, provider=ProviderId(provider))
+    assert (
+        Drop("messages[0].content[1]", "cache_marker", UNSUPPORTED, "a system prompt is text only")
+        in encoded.dropped
+    )
+    assert "Be brief." in codec.dumps(encoded.body).decode()

@@ -42,6 +42,7 @@ from elelem.vocabulary import (
     Drop,
     HostedActivity,
     HostedTool,
+    Message,
     ProviderPayload,
     RemoteMCP,
     TextBlock,
@@ -204,6 +205,18 @@ def part_type(part: object) -> str:
         return part.type
     tag = getattr(getattr(part, "__struct_config__", None), "tag", None)
     return tag if isinstance(tag, str) else type(part).__name__
+
+
+def system_text(message: Message, where: str, dropped: Dropped) -> list[TextBlock]:
+    """The text blocks of a system ``message``, for a wire whose system prompt
+    is text only; each other block is reported in ``dropped`` (at
+    ``{where}content[i]``), never left out unsaid."""
+    for i, part in enumerate(message.content):
+        if not isinstance(part, TextBlock):
+            dropped.add(
+                f"{where}content[{i}]", part_type(part), UNSUPPORTED, "a system prompt is text only"
+            )
+    return [p for p in message.content if isinstance(p, TextBlock)]
 
 
 def find_payload(

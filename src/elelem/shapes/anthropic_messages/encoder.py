@@ -37,6 +37,7 @@ from elelem.shapes.common import (
     part_type,
     stream_event,
     stream_event_drop,
+    system_text,
 )
 from elelem.shapes.media import LIMITS, anthropic_media, check_request, line_report
 from elelem.shapes.options import (
@@ -575,7 +576,9 @@ def encode_request(
     messages: list[dict[str, Any]] = []
     for i, message in enumerate(request.messages):
         if message.role == "system":
-            system_parts.append(message.text)
+            system_parts.append(
+                "".join(p.text for p in system_text(message, f"messages[{i}].", dropped))
+            )
             continue
         wire = _wire_message(message, provider, dropped, f"messages[{i}].")
         if not wire["content"]:

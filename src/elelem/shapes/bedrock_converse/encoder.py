@@ -31,6 +31,7 @@ from elelem.shapes.common import (
     part_type,
     stream_event,
     stream_event_drop,
+    system_text,
     without_remote_mcp,
 )
 from elelem.shapes.media import bedrock_media, line_report
@@ -359,7 +360,9 @@ def encode_request(
     messages: list[dict[str, JSONValue]] = []
     for n, message in enumerate(request.messages):
         if message.role == "system":
-            system.extend({"text": p.text} for p in message.content if isinstance(p, TextBlock))
+            system.extend(
+                {"text": p.text} for p in system_text(message, f"messages[{n}].", dropped)
+            )
             continue
         if message.role == "assistant":
             wire, lost = assistant_wire(message, provider)

@@ -24,6 +24,7 @@ from elelem.shapes.common import (
     hosted_activity_line,
     merge_extra,
     part_type,
+    system_text,
     without_remote_mcp,
 )
 from elelem.shapes.media import LIMITS, check_request, gemini_media, line_report
@@ -408,7 +409,7 @@ def encode_request(
     contents: list[dict[str, Any]] = []
     for i, message in enumerate(request.messages):
         if message.role == "system":
-            system.append(message.text)
+            system.append("".join(p.text for p in system_text(message, f"messages[{i}].", dropped)))
             continue
         wire = _wire_message(message, provider, dropped, f"messages[{i}].", calls)
         if not wire["parts"]:
