@@ -20,13 +20,18 @@ import msgspec
 import pytest
 
 from elelem import Client
-from elelem.cli.inspect import SHAPES, detect_shape, inspect_interaction, inspect_recording
 from elelem.cli.inspect import _error_line as inspect_error_line
-from elelem.cli.inspect import _provider as inspect_provider
 from elelem.cli.inspect import _response_lines as inspect_lines
+from elelem.cli.inspect import (
+    detect_shape,
+    inspect_interaction,
+    inspect_recording,
+    recorded_provider,
+)
 from elelem.codec import to_builtins
 from elelem.errors import ElelemError, StreamError, UnsupportedError
 from elelem.providers import load_shape
+from elelem.providers.recognize import RAW_REQUEST_SHAPES
 from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.testing.cassettes import Interaction, load
@@ -204,12 +209,12 @@ def test_every_recorded_interaction_through_the_driver(corpus: Path, local_file:
             real = load_shape(shape_name)
         except UnsupportedError:
             continue  # a shape not built yet
-        provider = inspect_provider(interaction.request, SHAPES[shape_name])
+        provider = recorded_provider(interaction, shape_name)
         try:
             expected: Any = as_json(inspect_interaction(interaction, wire_replay=False))
         except ElelemError as exc:
             expected = type(exc).__name__
-        recorded = interaction.request is not None and SHAPES[shape_name].wire_request
+        recorded = interaction.request is not None and shape_name in RAW_REQUEST_SHAPES
         wire = interaction.request.json if recorded and interaction.request is not None else None
         shape = RecordedRequestShape(real, wire)
         got: Any

@@ -5,6 +5,7 @@ native replay that still speaks the provider's own names, and the whole corpus.
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -463,6 +464,9 @@ UNMAPPED_IN_CORPUS = {"advisor", "document_search"}
 COUNTERS_OF_NO_ACTIVITY = {SERVER_SIDE_TOOLS, SEARCH_SOURCES}
 
 
+INTERACTIONS = importlib.import_module("elelem.shapes.gemini.interactions")
+
+
 def _corpus_names(root: Path) -> tuple[Counter[tuple[str, str, str]], Counter[tuple[str, str]]]:
     """(shape, activity name, state) and (shape, usage counter) over every corpus
     response, through each shape as ``elelem inspect`` runs it."""
@@ -475,7 +479,13 @@ def _corpus_names(root: Path) -> tuple[Counter[tuple[str, str, str]], Counter[tu
             shape = detect_shape(interaction)
             if shape is None:
                 continue  # an upload or listing the cassette also recorded
-            for line in inspect_interaction(interaction, wire_replay=False, shape_name=shape):
+            # Gemini's Interactions API is parked out of the CLI: its parser
+            # is read directly.
+            parked = INTERACTIONS if shape == "gemini_interactions" else None
+            lines = inspect_interaction(
+                interaction, wire_replay=False, shape_name=shape, module=parked
+            )
+            for line in lines:
                 if line["kind"] == "hosted":
                     activity = line["activity"]
                     activities[(shape, activity["name"], activity["state"])] += 1

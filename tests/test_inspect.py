@@ -251,18 +251,13 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_shape_not_built_yet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Shape detection is a table: a detected shape with no module yet is named."""
-    from elelem.cli import inspect as inspect_module
+    """Shape detection is a table: a detected shape the catalog has not got is named."""
+    from elelem.providers import recognize
 
-    monkeypatch.setitem(
-        inspect_module.SHAPES,
-        "future_shape",
-        inspect_module.ShapeEntry("elelem.shapes.future_shape_not_built", "future"),
-    )
     monkeypatch.setattr(
-        inspect_module,
+        recognize,
         "PAYLOAD_RULES",
-        [(lambda p: "future" in p, "future_shape"), *inspect_module.PAYLOAD_RULES],
+        [(lambda p: "future" in p, "future_shape"), *recognize.PAYLOAD_RULES],
     )
     path = tmp_path / "f.json"
     path.write_text('{"future": true}')

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elelem.cli.inspect import SHAPES, detect_shape
-from elelem.cli.inspect import _provider as inspect_provider
+from elelem.cli.inspect import detect_shape, recorded_provider
 from elelem.codec import to_builtins
 from elelem.errors import ElelemError
 from elelem.providers import load_shape
+from elelem.providers.recognize import SHAPE_PROVIDERS
 from elelem.stream import Assembler
 from elelem.testing.cassettes import load, sse_frames
 from elelem.vocabulary import ProviderId
@@ -50,11 +50,11 @@ def corpus_streams() -> tuple[Stream, ...]:
         for interaction in load(Path(root) / local_file).interactions:
             name = detect_shape(interaction)
             response = interaction.response
-            if name not in SHAPES or name == "gemini_interactions":
+            if name not in SHAPE_PROVIDERS or name == "gemini_interactions":
                 continue
             if not response.streamed or response.status >= 400:
                 continue
-            provider = inspect_provider(interaction.request, SHAPES[name])
+            provider = recorded_provider(interaction, name)
             if load_shape(name).framing == "ndjson":
                 lines = response.body.decode("utf-8").splitlines()
                 frames = tuple(("", line) for line in lines if line.strip())

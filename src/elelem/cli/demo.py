@@ -31,7 +31,7 @@ from elelem.cli.common import (
     store_from_env,
 )
 from elelem.cli.history import log_line
-from elelem.cli.inspect import PROVIDER_HOSTS, SHAPES, detect_shape
+from elelem.cli.inspect import detect_shape, recorded_provider
 from elelem.cli.safety import command_catalog
 from elelem.cli.turns import render_observer, run_turn
 from elelem.conversation import Conversation, Store, open_store
@@ -189,8 +189,6 @@ def _unplayable(shape: str | None) -> str:
     """Why an interaction of ``shape`` cannot be played ("" when it can)."""
     if shape is None:
         return "cannot tell its wire shape (not a model request?)"
-    if shape not in SHAPES:
-        return f"the {shape} wire shape is not supported"
     try:
         load_shape(shape)
     except UnsupportedError as exc:
@@ -199,12 +197,7 @@ def _unplayable(shape: str | None) -> str:
 
 
 def _provider(interaction: Interaction, shape: str) -> str:
-    request = interaction.request
-    if request is not None and request.uri:
-        host = re.sub(r"^[a-z]+://([^/:]+).*$", r"\1", request.uri)
-        if host in PROVIDER_HOSTS:
-            return PROVIDER_HOSTS[host]
-    return SHAPES[shape].provider
+    return recorded_provider(interaction, shape, command_catalog())
 
 
 def _model(interaction: Interaction, provider: str) -> str:

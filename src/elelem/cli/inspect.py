@@ -2,9 +2,10 @@
 
 The recording may be in any corpus format (see :mod:`elelem.testing.cassettes`).
 Each interaction's wire shape is detected from its request path, else from its
-payloads, through two tables other shapes extend (:data:`PATH_RULES`,
-:data:`PAYLOAD_RULES`) plus :data:`SHAPES`, which names the module implementing
-each shape.  Output, one JSON object per line, per interaction ``N``
+payloads, and its provider from the recorded URL, by the catalog's
+:mod:`elelem.providers.recognize` (one home for provider knowledge); the
+shape is the catalog's own (Gemini's Interactions API, whose request
+encoder is not built, is recognized and reported, not inspected).  Output, one JSON object per line, per interaction ``N``
 (0-based, in recorded order)::
 
     {"kind":"response","interaction":N,"provider":…,"response_id":…,"model":…}
@@ -25,15 +26,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 import click
 
 from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
     ElelemError,
@@ -41,13 +40,16 @@ from elelem.errors import (
     MalformedStreamError,
     StreamError,
     TransportError,
+    UnsupportedError,
 )
+from elelem.providers import Catalog
+from elelem.providers import load_shape as catalog_shape
+from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
 from elelem.shapes.base import Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
-    RecordedRequest,
     RecordedResponse,
     RecordingError,
     load,
@@ -56,101 +58,6 @@ from elelem.testing.containers import is_eventstream
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
 from elelem.vocabulary.json import JSONValue
-
-
-@dataclass(frozen=True)
-class ShapeEntry:
-    """How ``inspect`` drives one wire shape.
-
-    ``module`` must expose ``SHAPE`` (a :class:`~elelem.shapes.base.Shape`);
-    for ``--wire-replay`` it must also expose ``assistant_wire(message,
-    provider) -> (wire, dropped)``.  ``wire_request`` says the shape's parser
-    accepts the raw request JSON in place of a ``ModelRequest``.
-    """
-
-    module: str
-    provider: str
-    wire_request: bool = False
-
-
-SHAPES: dict[str, ShapeEntry] = {
-    "anthropic_messages": ShapeEntry("elelem.shapes.anthropic_messages", "anthropic", True),
-    "openai_responses": ShapeEntry("elelem.shapes.openai_responses", "openai"),
-    "openai_chat": ShapeEntry("elelem.shapes.openai_chat", "openai"),
-    "gemini": ShapeEntry("elelem.shapes.gemini", "google"),
-    "gemini_interactions": ShapeEntry("elelem.shapes.gemini.interactions", "google"),
-    "ollama_native": ShapeEntry("elelem.shapes.ollama_native", "ollama-native"),
-    "bedrock_converse": ShapeEntry("elelem.shapes.bedrock_converse", "bedrock"),
-}
-"""Shape name -> the module implementing it and the provider assumed by default."""
-
-PATH_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"/v1/messages$"), "anthropic_messages"),
-    (re.compile(r"/responses$"), "openai_responses"),
-    (re.compile(r"/chat/completions$"), "openai_chat"),
-    (re.compile(r":(stream)?[gG]enerateContent$"), "gemini"),
-    (re.compile(r"/api/chat$"), "ollama_native"),
-    (re.compile(r"/model/[^/]+/converse(-stream)?$"), "bedrock_converse"),
-]
-"""Request path pattern -> shape, tried in order."""
-
-
-def _payload_type(payload: dict[str, Any]) -> str:
-    value = payload.get("type")
-    return value if isinstance(value, str) else ""
-
-
-PAYLOAD_RULES: list[tuple[Callable[[dict[str, Any]], bool], str]] = [
-    (lambda p: _payload_type(p) in ("message_start", "message"), "anthropic_messages"),
-    (
-        lambda p: _payload_type(p) == "error" and isinstance(p.get("error"), dict),
-        "anthropic_messages",
-    ),
-    (
-        lambda p: _payload_type(p).startswith("response.") or p.get("object") == "response",
-        "openai_responses",
-    ),
-    (
-        # Some compatible servers omit "object" (Moonshot) or blank it (Azure's
-        # first chunk); a top-level "choices" list is Chat Completions alone.
-        lambda p: (
-            p.get("object") in ("chat.completion", "chat.completion.chunk")
-            or isinstance(p.get("choices"), list)
-        ),
-        "openai_chat",
-    ),
-    (lambda p: "candidates" in p or "usageMetadata" in p, "gemini"),
-    (
-        # Gemini's Interactions API (interaction.*/step.* events).
-        lambda p: p.get("object") == "interaction" or "event_type" in p,
-        "gemini_interactions",
-    ),
-    (
-        # Ollama's native /api/chat: a "message" object beside a boolean "done".
-        lambda p: isinstance(p.get("message"), dict) and isinstance(p.get("done"), bool),
-        "ollama_native",
-    ),
-    (
-        # Bedrock Converse: decoded events as one-key unions, or a whole response.
-        lambda p: (
-            (len(p) == 1 and next(iter(p)) in ("messageStart", "contentBlockDelta"))
-            or ("output" in p and "stopReason" in p)
-        ),
-        "bedrock_converse",
-    ),
-]
-"""Predicate on the first JSON payload of a response -> shape, tried in order."""
-
-PROVIDER_HOSTS: dict[str, str] = {
-    "api.anthropic.com": "anthropic",
-    "api.openai.com": "openai",
-    "generativelanguage.googleapis.com": "google",
-    "openrouter.ai": "openrouter",
-    "api.deepseek.com": "deepseek",
-    "api.groq.com": "groq",
-    "api.cerebras.ai": "cerebras",
-}
-"""Request host -> provider name, where the recording kept the URI."""
 
 
 class InspectError(ElelemError):
@@ -201,42 +108,38 @@ def _first_payload(interaction: Interaction) -> dict[str, Any] | None:
 
 
 def detect_shape(interaction: Interaction) -> str | None:
-    """The wire shape of ``interaction``: from its request path, else its payloads."""
+    """The wire shape of ``interaction``: from its request path, else its
+    payloads (:func:`elelem.providers.recognize.shape_of_exchange`)."""
     request = interaction.request
-    if request is not None:
-        for pattern, name in PATH_RULES:
-            if pattern.search(request.path):
-                return name
-    payload = _first_payload(interaction)
-    if payload is not None:
-        for predicate, name in PAYLOAD_RULES:
-            if predicate(payload):
-                return name
-    return None
+    path = request.path if request is not None else None
+    if path is not None:
+        named = shape_of_exchange(path, None)
+        if named is not None:
+            return named
+    return shape_of_exchange(None, _first_payload(interaction))
 
 
-def _provider(request: RecordedRequest | None, entry: ShapeEntry) -> ProviderId:
-    if request is not None and request.uri:
-        host = re.sub(r"^[a-z]+://([^/:]+).*$", r"\1", request.uri)
-        if host in PROVIDER_HOSTS:
-            return ProviderId(PROVIDER_HOSTS[host])
-    return ProviderId(entry.provider)
+def recorded_provider(
+    interaction: Interaction, shape: str, catalog: Catalog | None = None
+) -> ProviderId:
+    """The provider that served ``interaction`` (see
+    :func:`~elelem.providers.recognize.provider_of_url`), by ``catalog``
+    (the command's by default)."""
+    request = interaction.request
+    uri = request.uri if request is not None else None
+    return ProviderId(provider_of_url(catalog or command_catalog(), uri, shape))
 
 
 def load_shape(name: str) -> ModuleType:
-    """The module implementing shape ``name``; InspectError if it is not built yet."""
-    entry = SHAPES.get(name)
-    if entry is None:
-        raise InspectError(f"shape {name} not supported yet")
+    """The module implementing catalog shape ``name`` (its ``SHAPE``, and
+    ``assistant_wire`` for ``--wire-replay``); InspectError for a shape the
+    catalog has not got (Gemini's Interactions API among them: parked, its
+    request encoder is not built)."""
     try:
-        module = importlib.import_module(entry.module)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and entry.module.startswith(exc.name):
-            raise InspectError(f"shape {name} not supported yet") from None
-        raise
-    if not hasattr(module, "SHAPE"):
-        raise InspectError(f"shape {name} not supported yet (its module has no SHAPE)")
-    return module
+        catalog_shape(name)
+    except UnsupportedError:
+        raise InspectError(f"shape {name} not supported yet") from None
+    return importlib.import_module(f"elelem.shapes.{name}")
 
 
 def _chunks(
@@ -300,24 +203,32 @@ def _response_lines(n: int, result: AssembledResponse) -> list[dict[str, Any]]:
 
 
 def inspect_interaction(
-    interaction: Interaction, *, wire_replay: bool, shape_name: str | None = None
+    interaction: Interaction,
+    *,
+    wire_replay: bool,
+    shape_name: str | None = None,
+    catalog: Catalog | None = None,
+    module: ModuleType | None = None,
 ) -> list[dict[str, Any]]:
-    """The NDJSON objects for one interaction (``shape_name`` if already detected)."""
+    """The NDJSON objects for one interaction (``shape_name`` if already
+    detected; providers recognized by ``catalog``, the command's by default).
+    ``module`` is the shape module to use instead of the catalog's (the
+    library's tests read the parked Interactions parser this way; the
+    command never does)."""
     n = interaction.index
     name = shape_name or detect_shape(interaction)
     if name is None:
         raise InspectError("cannot tell its wire shape")
-    module = load_shape(name)
+    if module is None:
+        module = load_shape(name)
     shape: Shape = module.SHAPE
-    entry = SHAPES[name]
-    provider = _provider(interaction.request, entry)
+    provider = recorded_provider(interaction, name, catalog)
     response = interaction.response
     if response.status >= 400:
         http_error = shape.classify_error(response.status, response.headers, response.body)
         return [_error_line(n, http_error)]
-    request = (
-        interaction.request.json if entry.wire_request and interaction.request is not None else None
-    )
+    raw = name in RAW_REQUEST_SHAPES
+    request = interaction.request.json if raw and interaction.request is not None else None
     chunks, error = _chunks(shape, interaction, provider, request)
     assembler = Assembler(provider)
     assembler.feed_all(chunks)
@@ -344,6 +255,7 @@ def inspect_recording(
     :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
     """
     recording = load(path, max_bytes=max_bytes)
+    catalog = command_catalog()
     shapes = [detect_shape(i) for i in recording.interactions]
     if len(shapes) == 1 and shapes[0] is None:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
@@ -357,7 +269,11 @@ def inspect_recording(
             lines.append(_skipped_line(interaction))
             continue
         try:
-            lines.extend(inspect_interaction(interaction, wire_replay=wire_replay, shape_name=name))
+            lines.extend(
+                inspect_interaction(
+                    interaction, wire_replay=wire_replay, shape_name=name, catalog=catalog
+                )
+            )
         except RecordingError:
             raise
         except (ElelemError, ValueError) as exc:
@@ -419,16 +335,13 @@ def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
 
 
 __all__ = [
-    "PATH_RULES",
-    "PAYLOAD_RULES",
-    "PROVIDER_HOSTS",
-    "SHAPES",
     "InspectError",
-    "ShapeEntry",
     "detect_shape",
     "inspect_command",
     "inspect_interaction",
     "inspect_recording",
     "load_shape",
     "ndjson_line",
+    "recorded_frames",
+    "recorded_provider",
 ]
