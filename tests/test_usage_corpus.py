@@ -18,6 +18,7 @@ import pytest
 from elelem.cli.inspect import detect_shape, inspect_interaction
 from elelem.errors import ElelemError
 from elelem.testing.cassettes import load
+from shape_modules import shape_module
 
 TOTALS = {
     "openai_chat": "total_tokens",
@@ -158,7 +159,9 @@ def corpus_usages(corpus: Path) -> Iterator[tuple[str, int, str, dict[str, Any]]
             if shape is None:
                 continue
             try:
-                lines = inspect_interaction(interaction, wire_replay=False, shape_name=shape)
+                lines = inspect_interaction(
+                    interaction, wire_replay=False, shape_name=shape, module=shape_module(shape)
+                )
             except ElelemError:
                 continue  # the contract tests pin what each such file gives
             for line in lines:

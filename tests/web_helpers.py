@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 
 from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced, sample_recording
-from elelem.cli.inspect import SHAPES, _chunks, _provider, detect_shape, load_shape
+from elelem.cli.inspect import _chunks, detect_shape, recorded_provider
 from elelem.client import Client, Messages
+from elelem.providers.recognize import RAW_REQUEST_SHAPES
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
 from elelem.vocabulary import Part, WebSearch
+from shape_modules import shape_module
 
 NODE_DIR = Path(__file__).resolve().parent / "web_node"
 PINNED_AI = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]["ai"]
@@ -106,9 +108,10 @@ def recorded_pairs(
     response and the provider error the recording ended in."""
     name = detect_shape(interaction)
     assert name is not None
-    shape = load_shape(name).SHAPE
-    provider = _provider(interaction.request, SHAPES[name])
-    wire = interaction.request.json if SHAPES[name].wire_request and interaction.request else None
+    shape = shape_module(name).SHAPE
+    provider = recorded_provider(interaction, name)
+    raw = name in RAW_REQUEST_SHAPES
+    wire = interaction.request.json if raw and interaction.request else None
     chunks, error = _chunks(shape, interaction, provider, wire)
     assembler = Assembler(provider)
     pairs = [(chunk, assembler.feed(chunk)) for chunk in chunks]
