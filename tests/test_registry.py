@@ -299,3 +299,21 @@ def test_load_plugins_of_another_group(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.syspath_prepend(str(tmp_path))
     assert load_plugins(f"{name}.group") == ["hook"]
     assert sys.modules[name].RAN == [True]
+
+
+def test_blocks_and_the_registry_share_the_tag_table_without_importing_each_other() -> None:
+    import ast
+
+    import elelem.vocabulary.blocks as blocks_module
+    from elelem.vocabulary import UnknownBlock
+    from elelem.vocabulary.tags import BLOCK_TYPES
+
+    # The circle blocks -> registry -> blocks is gone, not hidden in a function.
+    tree = ast.parse(Path(blocks_module.__file__ or "").read_text())
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "elelem.vocabulary.registry" not in imported
+    assert BLOCK_TYPES["text"].__name__ == "TextBlock"
+    with pytest.raises(DecodeError, match="block tag 'text' is registered"):
+        UnknownBlock({"type": "text", "text": "x"})

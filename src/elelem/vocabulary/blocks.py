@@ -18,6 +18,7 @@ from elelem.vocabulary.ids import CallId
 from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.payload import ProviderPayload
+from elelem.vocabulary.tags import is_reserved_tag
 
 
 # Every vocabulary struct is gc=False: values are frozen and their JSON parts
@@ -159,9 +160,6 @@ class UnknownBlock:
         tag = raw.get("type")
         if not isinstance(tag, str):
             raise DecodeError("an unknown block needs a string 'type'", "$.type")
-        # Imported here: the registry imports this module.
-        from elelem.vocabulary.registry import is_reserved_tag
-
         if is_reserved_tag(tag):
             # Re-decoding would turn it into (or fail as) the registered type,
             # so it could not round-trip: refuse it up front.

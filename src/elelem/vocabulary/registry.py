@@ -19,9 +19,10 @@ import msgspec
 from elelem.errors import RegistryError
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
+from elelem.vocabulary.tags import BLOCK_TYPES, is_reserved_tag
 
 _lock = threading.Lock()
-_block_types: dict[str, type[msgspec.Struct]] = {}
+_block_types = BLOCK_TYPES
 _plugins_loaded = False
 _plugins_ran: set[tuple[str, str, str]] = set()
 # Bumped by every registration that changes the block types: decoders built
@@ -71,11 +72,6 @@ def block_type(tag: str) -> type[msgspec.Struct] | None:
         load_plugins()
         cls = _block_types.get(tag)
     return cls
-
-
-def is_reserved_tag(tag: str) -> bool:
-    """True if ``tag`` is a registered block tag or ``hosted`` (no unknown block may use it)."""
-    return tag == "hosted" or tag in _block_types
 
 
 def block_tags() -> tuple[str, ...]:
