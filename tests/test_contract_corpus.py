@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,14 @@ from elelem.cli.inspect import (
     recorded_provider,
 )
 from elelem.codec import to_builtins
-from elelem.errors import ElelemError, StreamError, UnsupportedError
+from elelem.errors import ElelemError, UnsupportedError
 from elelem.providers import load_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
-from elelem.shapes.base import FrameParser, ModelRequest, Shape
-from elelem.stream import AssembledResponse, Chunk
+from elelem.shapes.base import Shape
+from elelem.stream import AssembledResponse
 from elelem.testing.cassettes import Interaction, load
-from elelem.testing.servers import LoopbackServer, Reply, Send, replay
-from elelem.transport import Driver, Endpoint, ResponseStream
+from elelem.testing.replaying import RecordedRequestShape, Replayed, through_driver
+from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import HostedActivity, ProviderId, TextBlock, WebSearch
 
 WEB_SEARCH = (
@@ -132,29 +131,6 @@ def test_recorded_non_streaming_twin_through_client_complete(corpus: Path) -> No
 # -- the sweep ----------------------------------------------------------------------
 
 
-class RecordedRequestShape:
-    """The real shape, with the recorded wire request handed to its parser (as
-    ``elelem inspect`` does), so hosted tool versions come out the same."""
-
-    def __init__(self, shape: Shape, wire: Any) -> None:
-        self._shape = shape
-        self._wire = wire
-        self.name = shape.name
-        self.framing = shape.framing
-
-    def encode_request(self, request: ModelRequest, **kwargs: Any) -> Any:
-        return self._shape.encode_request(request, **kwargs)
-
-    def new_parser(self, provider: ProviderId, request: Any = None) -> FrameParser:
-        return self._shape.new_parser(provider, self._wire)
-
-    def parse_response(self, body: bytes, provider: ProviderId, request: Any = None) -> list[Chunk]:
-        return self._shape.parse_response(body, provider, self._wire)
-
-    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> Any:
-        return self._shape.classify_error(status, headers, body)
-
-
 def corpus_cases() -> list[Any]:
     from conftest import corpus_root
 
@@ -166,34 +142,13 @@ def corpus_cases() -> list[Any]:
     return [pytest.param(row["local_file"], id=row["local_file"].split("/")[-1]) for row in rows]
 
 
-def through_driver(
-    interaction: Interaction, shape: Shape, provider: str
-) -> tuple[AssembledResponse, StreamError | None]:
-    """The interaction's recorded response served on loopback and read by the
-    driver: the result, or the partial result and the error it ended in."""
-    response = interaction.response
-    content_type = response.headers.get("content-type") or (
-        "text/event-stream" if response.streamed else "application/json"
-    )
-    reply = Reply(response.status, {"content-type": content_type}, (Send(response.body),))
-    request = ModelRequest(model="recorded", messages=())
-
-    async def main() -> tuple[AssembledResponse, StreamError | None]:
-        with LoopbackServer([reply]) as server:
-            driver = Driver()
-            endpoint = Endpoint(ProviderId(provider), server.url, api_key="sk-loopback-1")
-            stream = ResponseStream(
-                driver, endpoint, shape, request, timeouts=driver.timeouts, stream=response.streamed
-            )
-            try:
-                async with stream:
-                    return await stream.final(), None
-            except StreamError as exc:
-                return stream.partial(), exc
-            finally:
-                await driver.aclose()
-
-    return asyncio.run(main())
+def replayed(interaction: Interaction, shape: Shape, provider: str) -> Replayed:
+    """The interaction through :func:`elelem.testing.replaying.through_driver`
+    (a framing or transport fault raised)."""
+    (out,) = through_driver([(interaction, shape, ProviderId(provider))])
+    if isinstance(out, ElelemError):
+        raise out
+    return out
 
 
 @pytest.mark.parametrize("local_file", corpus_cases())
@@ -216,10 +171,10 @@ def test_every_recorded_interaction_through_the_driver(corpus: Path, local_file:
             expected = type(exc).__name__
         recorded = interaction.request is not None and shape_name in RAW_REQUEST_SHAPES
         wire = interaction.request.json if recorded and interaction.request is not None else None
-        shape = RecordedRequestShape(real, wire)
+        shape = RecordedRequestShape(real, wire, interaction)
         got: Any
         try:
-            result, error = through_driver(interaction, shape, provider)
+            result, error = replayed(interaction, shape, provider)
         except ElelemError as exc:
             got = type(exc).__name__
         else:
@@ -240,7 +195,7 @@ def test_every_recorded_interaction_through_the_driver(corpus: Path, local_file:
 def test_payload_values_survive_the_driver_byte_exact(corpus: Path) -> None:
     """The opaque web-search payloads (encrypted content) come through unchanged."""
     (interaction,) = load(corpus / WEB_SEARCH).interactions
-    result, error = through_driver(interaction, load_shape("anthropic_messages"), "anthropic")
+    result, error = replayed(interaction, load_shape("anthropic_messages"), "anthropic")
     assert error is None
     completed = [
         a for a in result.content if isinstance(a, HostedActivity) and a.state == "completed"

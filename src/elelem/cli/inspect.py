@@ -36,17 +36,14 @@ from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
     ElelemError,
-    IncompleteStreamError,
-    MalformedStreamError,
     StreamError,
-    TransportError,
     UnsupportedError,
 )
 from elelem.providers import Catalog
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
 from elelem.shapes.base import Shape
-from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
+from elelem.stream import AssembledResponse
 from elelem.testing.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
@@ -55,6 +52,7 @@ from elelem.testing.cassettes import (
     load,
 )
 from elelem.testing.containers import is_eventstream
+from elelem.testing.replaying import RecordedRequestShape, through_driver
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
 from elelem.vocabulary.json import JSONValue
@@ -142,33 +140,6 @@ def load_shape(name: str) -> ModuleType:
     return importlib.import_module(f"elelem.shapes.{name}")
 
 
-def _chunks(
-    shape: Shape, interaction: Interaction, provider: ProviderId, request: object
-) -> tuple[list[Chunk], StreamError | None]:
-    """Every chunk the recorded response gives, and the provider error it ended in."""
-    response = interaction.response
-    chunks: list[Chunk] = []
-    try:
-        if not response.streamed:
-            chunks.extend(shape.parse_response(response.body, provider, request))  # type: ignore[arg-type]
-            return chunks, None
-        parser = shape.new_parser(provider, request)  # type: ignore[arg-type]
-        chunks.extend(parser.open(response.status, response.headers))
-        for event, data in recorded_frames(response, shape.framing):
-            chunks.extend(parser.message(event, data))
-        chunks.extend(parser.eof())
-        if not any(type(c) is Finish for c in chunks):
-            # What the driver says of a body that ends before the terminal event.
-            raise IncompleteStreamError(
-                f"the stream ended after {len(response.body)} bytes without a terminal event"
-            )
-    except (MalformedStreamError, TransportError):
-        raise
-    except StreamError as exc:  # a provider error the recording holds
-        return chunks, exc
-    return chunks, None
-
-
 def _error_line(n: int, exc: StreamError) -> dict[str, Any]:
     return {
         "kind": "error",
@@ -223,16 +194,16 @@ def inspect_interaction(
         module = load_shape(name)
     shape: Shape = module.SHAPE
     provider = recorded_provider(interaction, name, catalog)
-    response = interaction.response
-    if response.status >= 400:
-        http_error = shape.classify_error(response.status, response.headers, response.body)
-        return [_error_line(n, http_error)]
     raw = name in RAW_REQUEST_SHAPES
-    request = interaction.request.json if raw and interaction.request is not None else None
-    chunks, error = _chunks(shape, interaction, provider, request)
-    assembler = Assembler(provider)
-    assembler.feed_all(chunks)
-    result = assembler.result() if error is None else assembler.partial()
+    wire = interaction.request.json if raw and interaction.request is not None else None
+    (replayed,) = through_driver(
+        [(interaction, RecordedRequestShape(shape, wire, interaction), provider)]
+    )
+    if isinstance(replayed, ElelemError):
+        raise replayed
+    result, error = replayed
+    if interaction.response.status >= 400:
+        return [_error_line(n, error)] if error is not None else []
     lines = _response_lines(n, result)
     if error is not None:
         lines.append(_error_line(n, error))
