@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 
 from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced, sample_recording
-from elelem.cli.inspect import _chunks, detect_shape, recorded_provider
+from elelem.cli.inspect import detect_shape, recorded_frames, recorded_provider
 from elelem.client import Client, Messages
+from elelem.errors import IncompleteStreamError, MalformedStreamError, StreamError, TransportError
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
-from elelem.stream import AssembledResponse, Assembler, Chunk
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
-from elelem.vocabulary import Part, WebSearch
+from elelem.vocabulary import Part, ProviderId, WebSearch
 from shape_modules import shape_module
 
 NODE_DIR = Path(__file__).resolve().parent / "web_node"
@@ -100,6 +101,32 @@ def replaying(interaction: Interaction) -> Iterator[Any]:
         yield pairs
 
 
+def _sans_io_chunks(
+    shape: Any, interaction: Interaction, provider: ProviderId, request: object
+) -> tuple[list[Chunk], StreamError | None]:
+    """Every chunk the recorded response gives, parsed in-process frame by
+    frame (each chunk is needed, which the driver's result does not keep),
+    and the provider error it ended in."""
+    response = interaction.response
+    chunks: list[Chunk] = []
+    try:
+        if not response.streamed:
+            chunks.extend(shape.parse_response(response.body, provider, request))
+            return chunks, None
+        parser = shape.new_parser(provider, request)
+        chunks.extend(parser.open(response.status, response.headers))
+        for event, data in recorded_frames(response, shape.framing):
+            chunks.extend(parser.message(event, data))
+        chunks.extend(parser.eof())
+        if not any(type(c) is Finish for c in chunks):
+            raise IncompleteStreamError("the stream ended without a terminal event")
+    except (MalformedStreamError, TransportError):
+        raise
+    except StreamError as exc:  # a provider error the recording holds
+        return chunks, exc
+    return chunks, None
+
+
 def recorded_pairs(
     interaction: Interaction,
 ) -> tuple[list[tuple[Chunk, tuple[Part, ...]]], AssembledResponse, Exception | None]:
@@ -112,7 +139,7 @@ def recorded_pairs(
     provider = recorded_provider(interaction, name)
     raw = name in RAW_REQUEST_SHAPES
     wire = interaction.request.json if raw and interaction.request else None
-    chunks, error = _chunks(shape, interaction, provider, wire)
+    chunks, error = _sans_io_chunks(shape, interaction, provider, wire)
     assembler = Assembler(provider)
     pairs = [(chunk, assembler.feed(chunk)) for chunk in chunks]
     result = assembler.result() if assembler.finished else assembler.partial()
