@@ -10,6 +10,7 @@ SQLite's lock (each waits up to ``timeout`` seconds).
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,11 +84,27 @@ class SQLiteStore(SQLStore):
             self._db = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._enter_wal(timeout)
             self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {self.path}: {exc}") from exc
         self._migrate()
+
+    def _enter_wal(self, timeout: float) -> None:
+        # Switching a fresh file to WAL needs an exclusive lock, and SQLite
+        # answers SQLITE_BUSY at once, without its busy handler, while another
+        # opener holds the file (migrating it): wait here instead, up to the
+        # same timeout every other lock wait has.
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._db.execute(sql, params)
