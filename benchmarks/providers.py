@@ -315,12 +315,23 @@ def _key(stream: ProviderStream) -> str:
     return f"p-{slug}-{stream.deltas}"
 
 
-def measure(runs: int, events: int, warm: int = 40) -> list[dict[str, Any]]:
-    """Every row: floor and elelem, both modes, ``runs`` fresh processes per cell."""
+def measure(
+    runs: int,
+    events: int,
+    warm: int = 40,
+    only: frozenset[str] = frozenset(),
+    pair: tuple[str, str] = ("floor", "elelem"),
+) -> list[dict[str, Any]]:
+    """Every row: floor and elelem, both modes, ``runs`` fresh processes per cell.
+
+    ``only`` keeps the named providers; ``pair`` names the floor and the
+    measured client (``floor_async``/``elelem`` isolates what asyncio costs)."""
     root = corpus_root()
     streams: dict[str, ProviderStream] = {}
     rows = []
     for rec in recordings(root):
+        if only and rec.provider not in only:
+            continue
         for probe in (False, True):
             big, small = build(rec, events, probe=probe), build(rec, warm, probe=probe)
             streams[_key(big)], streams[_key(small)] = big, small
@@ -338,7 +349,7 @@ def measure(runs: int, events: int, warm: int = 40) -> list[dict[str, Any]]:
         try:
             for run in range(runs):
                 for rec, big, small in rows:
-                    clients = ["floor", "elelem"] if run % 2 == 0 else ["elelem", "floor"]
+                    clients = list(pair) if run % 2 == 0 else list(reversed(pair))
                     for mode in ("bulk", "per_event"):
                         for client in clients:
                             nonce += 1
@@ -376,8 +387,8 @@ def measure(runs: int, events: int, warm: int = 40) -> list[dict[str, Any]]:
             "events": len(big.events),
         }
         for mode in ("bulk", "per_event"):
-            floor = results.get((_key(big), mode, "floor"))
-            mine = results.get((_key(big), mode, "elelem"))
+            floor = results.get((_key(big), mode, pair[0]))
+            mine = results.get((_key(big), mode, pair[1]))
             row[f"{mode}_floor_us"] = statistics.median(floor) * 1e6 if floor else None
             row[f"{mode}_elelem_us"] = statistics.median(mine) * 1e6 if mine else None
             both = floor and mine
@@ -482,12 +493,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--in-process", action="store_true", help="the parser and assembler alone, no HTTP"
     )
+    p.add_argument("--providers", default="", help="comma-separated providers (default: all)")
+    p.add_argument(
+        "--pair",
+        default="floor,elelem",
+        help="the floor and the measured client, e.g. floor_async,elelem or floor,elelem_sync",
+    )
     args = p.parse_args(argv)
     if args.in_process:
         print(in_process(args.runs, args.events))
         return 0
     try:
-        table = measure(args.runs, args.events)
+        only = frozenset(x for x in args.providers.split(",") if x)
+        floor, mine = args.pair.split(",")
+        table = measure(args.runs, args.events, only=only, pair=(floor, mine))
     except CorpusMissing as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
