@@ -77,7 +77,7 @@ def test_built_in_chat_providers_name_their_dialect() -> None:
     [
         (
             'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = "nosuch"\n',
-            "[providers.x]: dialect: provider x: unknown Chat Completions dialect 'nosuch' (known: "
+            "[providers.x]: dialect: provider x: unknown openai_chat dialect 'nosuch' (known: "
             "alibaba, azure, cerebras, deepseek, groq, llamacpp, mistral, moonshot, ollama, "
             "openai, openrouter, perplexity, xai)",
         ),
@@ -98,3 +98,28 @@ def test_a_bad_dialect_names_the_file_and_table(tmp_path: Path, table: str, mess
     with pytest.raises(ConfigError) as info:
         load_catalog(config)
     assert str(info.value) == f"{config}: {message}"
+
+
+def test_the_chat_shape_is_a_spec_value_that_binds_a_dialect_as_data() -> None:
+    from elelem.shapes.base import ModelRequest, ShapeSpec
+    from elelem.shapes.openai_chat import SHAPE, Dialect
+    from elelem.vocabulary import ProviderId
+
+    request = ModelRequest(model="m", messages=(), options=GenerationOptions(max_tokens=5))
+    openai = ProviderId("openai")
+    assert type(SHAPE) is ShapeSpec
+    # unbound: each provider speaks the dialect of its own name
+    assert SHAPE.encode_request(request, provider=openai).body["max_completion_tokens"] == 5
+    bound = SHAPE.with_dialect("llamacpp")
+    assert (bound.dialect, SHAPE.dialect) == ("llamacpp", None)
+    assert repr(bound) == "ShapeSpec('openai_chat', 'sse', dialect='llamacpp')"
+    assert bound.encode_request(request, provider=openai).body == {
+        "model": "m",
+        "messages": [],
+        "stream": True,
+        "max_tokens": 5,
+    }
+    custom = SHAPE.with_dialect(Dialect(max_tokens_field="max_output_tokens", stream_usage=False))
+    assert custom.encode_request(request, provider=openai).body["max_output_tokens"] == 5
+    with pytest.raises(ConfigError, match=r"^3 is not a dialect of shape openai_chat$"):
+        SHAPE.with_dialect(3)

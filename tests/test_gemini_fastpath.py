@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from elelem.errors import MalformedStreamError
 from elelem.shapes.common import decode_frame
-from elelem.shapes.gemini import GeminiParser, usage_from_wire
-from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk
+from elelem.shapes.gemini import GeminiParser, map_usage
+from elelem.shapes.gemini.fast import HotChunk, hot_decoder
 from elelem.stream import Assembler, Chunk, TextDelta, UsageUpdate
 from elelem.testing import cassettes
 from elelem.vocabulary import ProviderId, ProviderPayload, TextBlock, Usage
@@ -39,7 +40,7 @@ class Reference(GeminiParser):
         return self.chunk(decode_frame(data, f"gemini {event or 'frame'}"))
 
     def _report_usage(self, usage: dict[str, Any], out: list[Chunk]) -> None:
-        current = usage_from_wire(usage)
+        current = map_usage(usage)
         if current != self._last:
             self._last = current
             out.append(UsageUpdate(current))
@@ -52,7 +53,7 @@ class Counting(GeminiParser):
         super().__init__(provider)
         self.hits = 0
 
-    def _text_chunk(self, data: TextChunk) -> list[Chunk] | None:
+    def _text_chunk(self, data: HotChunk) -> list[Chunk] | None:
         out = super()._text_chunk(data)
         self.hits += out is not None
         return out
@@ -161,7 +162,8 @@ def test_a_chunk_with_any_other_field_keeps_it_through_the_general_path() -> Non
         json.dumps(extra),
         _frame([{"text": "c"}], U1, finishReason="STOP"),
     ]
-    assert decode_text_chunk(frames[1]) is None
+    with pytest.raises(msgspec.ValidationError):
+        hot_decoder().decode(frames[1])
     assert _compare(frames) == 0
     assembler = Assembler(G)
     parser = GeminiParser(G)

@@ -20,7 +20,7 @@ from elelem.shapes.anthropic_messages.mapping import usage_from_wire, version_fo
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import hosted_activity_line
 from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS_SHAPE
-from elelem.shapes.openai_chat.usage import map_usage
+from elelem.shapes.openai_chat.mapping import map_usage
 from elelem.shapes.openai_responses import SHAPE as RESPONSES_SHAPE
 from elelem.shapes.openai_responses import _items
 from elelem.stream import AssembledResponse, Assembler, Chunk

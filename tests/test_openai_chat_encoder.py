@@ -362,9 +362,9 @@ def test_hosted_web_search_per_dialect() -> None:
 
 
 def test_a_dialect_override_changes_the_encoding() -> None:
-    from elelem.shapes.openai_chat import OpenAIChatShape
+    from elelem.shapes.openai_chat import SHAPE
 
-    shape = OpenAIChatShape({"deepseek": Dialect(reasoning_replay="omit", stream_usage=False)})
+    shape = SHAPE.with_dialect(Dialect(reasoning_replay="omit", stream_usage=False))
     field = ProviderPayload(ProviderId("deepseek"), "reasoning-field", None, "reasoning_content")
     message = _assistant("deepseek", ReasoningBlock("R", (field,)), TextBlock("A"))
     encoded = shape.encode_request(

@@ -8,13 +8,13 @@ frames to a parser; it knows nothing else about the shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 import msgspec
 
-from elelem.errors import StreamError
+from elelem.errors import ConfigError, StreamError
 from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import Drop, Message, ProviderId, ProviderPayload
@@ -143,8 +143,14 @@ class ShapeSpec:
     its parser class (``(provider, request=None)``), ``parse_body`` its
     ``parse_body(body, provider, request=None)``, ``classify`` its errors'
     ``classify_error(status, headers, body)``.  No shape needs a class of its
-    own beside it; a shape with configuration (Chat Completions' dialects)
-    closes over it.
+    own beside it.
+
+    A shape whose wire has per-provider conventions (Chat Completions) names
+    them in ``dialects`` (name -> the shape's own dialect value); its
+    ``encode`` also takes ``dialect=``.  :meth:`with_dialect` binds one
+    (``dialect``: a name of ``dialects`` or a value of their type), which then
+    serves every provider; unbound, each provider gets the dialect of its
+    own name, as the encoder decides.
     """
 
     name: str
@@ -153,12 +159,16 @@ class ShapeSpec:
     parser: Callable[..., FrameParser]
     parse_body: Callable[..., list[Chunk]]
     classify: Callable[[int, Mapping[str, str], bytes], StreamError]
+    dialects: Mapping[str, object] = field(default_factory=dict)
+    dialect: object = None
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
         """The wire request for ``request``."""
-        return self.encode(request, provider=provider, stream=stream)
+        if self.dialect is None:
+            return self.encode(request, provider=provider, stream=stream)
+        return self.encode(request, provider=provider, stream=stream, dialect=self.dialect)
 
     def new_parser(self, provider: ProviderId, request: Any = None) -> FrameParser:
         """A parser for one streamed response to ``request`` (the neutral
@@ -174,8 +184,26 @@ class ShapeSpec:
         """A typed error for an HTTP error response."""
         return self.classify(status, headers, body)
 
+    def with_dialect(self, dialect: object) -> ShapeSpec:
+        """This shape speaking ``dialect`` to every provider it serves: the name
+        of one of its :attr:`dialects`, or a dialect value of the same type.
+
+        :class:`~elelem.errors.ConfigError` for a shape without dialects, an
+        unknown name or a value of another type.
+        """
+        if not self.dialects:
+            raise ConfigError(f"shape {self.name} has no dialects (dialect = {dialect!r})")
+        if isinstance(dialect, str):
+            if dialect not in self.dialects:
+                known = ", ".join(sorted(self.dialects))
+                raise ConfigError(f"unknown {self.name} dialect {dialect!r} (known: {known})")
+        elif not any(type(dialect) is type(value) for value in self.dialects.values()):
+            raise ConfigError(f"{dialect!r} is not a dialect of shape {self.name}")
+        return replace(self, dialect=dialect)
+
     def __repr__(self) -> str:
-        return f"ShapeSpec({self.name!r}, {self.framing!r})"
+        bound = "" if self.dialect is None else f", dialect={self.dialect!r}"
+        return f"ShapeSpec({self.name!r}, {self.framing!r}{bound})"
 
 
 __all__ = ["EncodedRequest", "FrameParser", "Framing", "ModelRequest", "Shape", "ShapeSpec"]

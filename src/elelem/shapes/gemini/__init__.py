@@ -29,14 +29,8 @@ from elelem.shapes.gemini.errors import (
     retry_delay,
 )
 from elelem.shapes.gemini.grounding import code_point_range, support_attributions
-from elelem.shapes.gemini.parser import (
-    CONTENT_FILTER,
-    GeminiParser,
-    finish_reason,
-    parse_body,
-    response_chunks,
-    usage_from_wire,
-)
+from elelem.shapes.gemini.mapping import CONTENT_FILTER, FINISH_REASONS, finish_reason, map_usage
+from elelem.shapes.gemini.parser import GeminiParser, parse_body, response_chunks
 
 SHAPE = ShapeSpec(
     "gemini",
@@ -52,6 +46,7 @@ __all__ = [
     "API_VERSION",
     "CONTENT_FILTER",
     "ERRORS",
+    "FINISH_REASONS",
     "HOSTED_TOOL_KEYS",
     "PORTABLE_SIGNATURE",
     "SHAPE",
@@ -65,10 +60,10 @@ __all__ = [
     "error_object",
     "finish_reason",
     "hosted_tool_definition",
+    "map_usage",
     "parse_body",
     "request_path",
     "response_chunks",
     "retry_delay",
     "support_attributions",
-    "usage_from_wire",
 ]

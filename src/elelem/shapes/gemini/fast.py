@@ -3,22 +3,24 @@
 Nearly every chunk of a streamed reply has exactly one shape: one candidate
 at index 0 whose content holds only text parts, plus ``usageMetadata``,
 ``modelVersion`` and ``responseId``.  Decoding that shape straight into
-structs skips building and walking a dict per chunk.  Every struct forbids
-unknown fields, so a chunk with anything else (a finish reason, grounding,
-function calls, prompt feedback, an error, a field Google adds later) fails
-to match and goes through the general dict path, which keeps it all.
+structs (:func:`hot_decoder`) skips building and walking a dict per chunk.
+Every struct forbids unknown fields, so a chunk with anything else (a finish
+reason, grounding, function calls, prompt feedback, an error, a field Google
+adds later) fails to decode and goes through the general dict path, which
+keeps it all.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import msgspec
 
-__all__ = ["TextChunk", "decode_text_chunk", "decode_usage"]
+__all__ = ["HotCandidate", "HotChunk", "HotContent", "HotPart", "decode_usage", "hot_decoder"]
 
 
-class TextPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class HotPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A part with text, maybe a thought, maybe signed; nothing else."""
 
     text: str
@@ -26,42 +28,36 @@ class TextPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     thoughtSignature: str | None = None  # the wire's camelCase names, as msgspec matches them
 
 
-class TextContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class HotContent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Content of text parts (the role is not used by the parser)."""
 
-    parts: list[TextPart]
+    parts: list[HotPart]
     role: Any = None
 
 
-class TextCandidate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class HotCandidate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A candidate with content and an index, and no finish reason yet."""
 
-    content: TextContent
+    content: HotContent
     index: int
 
 
-class TextChunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+class HotChunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A response chunk of text-only candidates with the usual envelope."""
 
-    candidates: list[TextCandidate]
+    candidates: list[HotCandidate]
     usageMetadata: msgspec.Raw  # decoded only when it differs from the last one
     modelVersion: str
     responseId: str
 
 
-_DECODER = msgspec.json.Decoder(TextChunk)
-
-
-def decode_text_chunk(data: str | bytes) -> TextChunk | None:
-    """``data`` as a :class:`TextChunk`, or None when it has any other shape.
-
-    None also for text that is not JSON: the general path decodes it again
-    and raises the error that names what is wrong.
-    """
-    try:
-        return _DECODER.decode(data)
-    except msgspec.DecodeError:
-        return None
+@lru_cache(maxsize=1)
+def hot_decoder() -> msgspec.json.Decoder[HotChunk]:
+    """The decoder of a :class:`HotChunk`.  A frame of any other shape raises
+    :class:`msgspec.ValidationError` (text that is not JSON
+    :class:`msgspec.DecodeError`): the general path decodes it again and
+    raises the error that names what is wrong."""
+    return msgspec.json.Decoder(HotChunk)
 
 
 def decode_usage(raw: msgspec.Raw) -> dict[str, Any] | None:

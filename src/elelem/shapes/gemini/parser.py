@@ -25,20 +25,20 @@ reason, with every envelope field no block owns kept in ``Finish.payloads``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import error_from_event
-from elelem.shapes.gemini.fast import TextChunk, decode_text_chunk, decode_usage
+from elelem.shapes.gemini.fast import HotChunk, decode_usage, hot_decoder
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
     has_supports,
     search_activity,
     support_attributions,
 )
+from elelem.shapes.gemini.mapping import finish_reason, map_usage
 from elelem.shapes.gemini.partial_args import apply_piece
 from elelem.shapes.media import generated_image
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
@@ -56,14 +56,12 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload, Usage
-
-CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
-"""Gemini finish reasons that mean the output was filtered."""
+from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload
 
 _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
 _ENVELOPE_SKIP = frozenset({"candidates", "usageMetadata"})
+_HOT = hot_decoder()
 _FAST_MISS_LIMIT = 4
 """Consecutive frames the typed decode may miss before a parser stops trying it
 (a stream whose chunks all carry something else should not decode twice)."""
@@ -72,48 +70,6 @@ _OUTCOMES = {
     "OUTCOME_FAILED": "failed",
     "OUTCOME_DEADLINE_EXCEEDED": "deadline exceeded",
 }
-
-
-def finish_reason(raw: str, called: bool) -> str:
-    """The neutral finish reason of a Gemini ``finishReason`` (unknown ones kept)."""
-    if raw == "STOP":
-        return "tool-calls" if called else "stop"
-    if raw == "MAX_TOKENS":
-        return "max-tokens"
-    if raw in CONTENT_FILTER:
-        return "content-filter"
-    return raw
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return 0
-
-
-def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
-    """A :class:`Usage` from ``usageMetadata`` (cumulative: the latest one is whole).
-
-    Cached prompt tokens are counted once, in ``cache_read``; thought tokens
-    are ``reasoning``, apart from the candidate (``output``) tokens; the
-    prompt tokens of hosted tool use (``toolUsePromptTokenCount``: search
-    results fed to the model) are ``input``, as they are billed, so the
-    counts add up to ``totalTokenCount``.
-    """
-    prompt = _count(raw.get("promptTokenCount"))
-    cached = _count(raw.get("cachedContentTokenCount"))
-    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
-    return Usage(
-        input=max(prompt - cached, 0) + tool_prompt,
-        output=_count(raw.get("candidatesTokenCount")),
-        cache_read=cached,
-        reasoning=_count(raw.get("thoughtsTokenCount")),
-        raw=dict(raw),
-    )
 
 
 class _Open:
@@ -186,8 +142,11 @@ class GeminiParser(ParserSkeleton):
         """The chunks of a typed text-only chunk, or None."""
         if self._fast_misses >= _FAST_MISS_LIMIT:
             return None
-        fast = decode_text_chunk(data)
-        out = None if fast is None else self._text_chunk(fast)
+        try:
+            hot = _HOT.decode(data)
+        except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
+            hot = None
+        out = None if hot is None else self._text_chunk(hot)
         if out is not None:
             self._fast_misses = 0
             return out
@@ -303,9 +262,9 @@ class GeminiParser(ParserSkeleton):
         self._usage_wire = None
         if usage != self._usage_raw:
             self._usage_raw = usage
-            out.append(UsageUpdate(usage_from_wire(usage)))
+            out.append(UsageUpdate(map_usage(usage)))
 
-    def _text_chunk(self, data: TextChunk) -> list[Chunk] | None:
+    def _text_chunk(self, data: HotChunk) -> list[Chunk] | None:
         """Apply a typed text-only chunk exactly as :meth:`chunk` would its dict,
         or return None (having changed nothing) when :meth:`chunk` must do it:
         the first chunk, a chunk after the finish, a candidate other than the
@@ -637,11 +596,8 @@ def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
 
 
 __all__ = [
-    "CONTENT_FILTER",
     "GeminiParser",
-    "finish_reason",
     "malformed",
     "parse_body",
     "response_chunks",
-    "usage_from_wire",
 ]

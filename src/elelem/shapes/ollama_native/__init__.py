@@ -27,8 +27,13 @@ from elelem.shapes.ollama_native.errors import (
     error_from_event,
     error_message,
 )
-from elelem.shapes.ollama_native.parser import (
+from elelem.shapes.ollama_native.mapping import (
     FINISH_REASONS,
+    USAGE_FIELDS,
+    finish_reason,
+    map_usage,
+)
+from elelem.shapes.ollama_native.parser import (
     RESPONSE_FORMAT,
     SYNTHESIZED_ID_FORMAT,
     TOOL_EXTRA_FORMAT,
@@ -58,12 +63,15 @@ __all__ = [
     "THINK_LEVELS",
     "TOOL_EXTRA_FORMAT",
     "UNKNOWN_FIELD_TYPE",
+    "USAGE_FIELDS",
     "OllamaParser",
     "assistant_wire",
     "classify_error",
     "encode_request",
     "error_from_event",
     "error_message",
+    "finish_reason",
+    "map_usage",
     "native_assistant",
     "parse_body",
     "portable_assistant",

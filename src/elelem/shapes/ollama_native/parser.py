@@ -40,6 +40,8 @@ import msgspec
 
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.ollama_native.errors import error_from_event
+from elelem.shapes.ollama_native.fast import hot_decoder
+from elelem.shapes.ollama_native.mapping import USAGE_FIELDS, finish_reason, map_usage
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -54,11 +56,8 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import ProviderId, ProviderPayload, Usage
+from elelem.vocabulary import ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
-
-FINISH_REASONS: Mapping[str, str] = {"stop": "stop", "length": "max-tokens"}
-"""Ollama ``done_reason`` -> finish reason; others (``load``, ``unload``) pass through."""
 
 RESPONSE_FORMAT = "ollama.response"
 """Finish payload format: the final line's fields beside ``message`` (durations …)."""
@@ -73,9 +72,7 @@ SYNTHESIZED_ID_FORMAT = "synthesized-id"
 UNKNOWN_FIELD_TYPE = "ollama.field"
 """``type`` of the unknown block keeping a ``message`` field nobody modelled."""
 
-USAGE_FIELDS = ("prompt_eval_count", "eval_count")
-"""The final line's token counters (input, output)."""
-
+_HOT = hot_decoder()
 _KNOWN_MESSAGE = frozenset({"role", "content", "thinking", "tool_calls"})
 
 
@@ -100,6 +97,24 @@ class OllamaParser(ParserSkeleton):
     def done(self) -> bool:
         """Whether the final (``done: true``) object arrived."""
         return self.finished
+
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a hot line (a piece of text or thinking, not done), or None."""
+        try:
+            line = _HOT.decode(data)
+        except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
+            return None
+        if line.done:
+            return None
+        out: list[Chunk] = []
+        message = line.message
+        if message.thinking:
+            key = self._ensure("reasoning", out)
+            out.append(ReasoningDelta(key, message.thinking))
+        if message.content:
+            key = self._ensure("text", out)
+            out.append(TextDelta(key, message.content))
+        return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """One NDJSON line's object; an ``{"error": …}`` object raises its error."""
@@ -237,12 +252,7 @@ class OllamaParser(ParserSkeleton):
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                 raise malformed(f"ollama line {self.frames}: {field} is not a count", obj)
         if counts:
-            usage = Usage(
-                input=counts.get("prompt_eval_count", 0),
-                output=counts.get("eval_count", 0),
-                raw=counts,
-            )
-            out.append(UsageUpdate(usage))
+            out.append(UsageUpdate(map_usage(counts)))
         reason = obj.get("done_reason")
         if reason is not None and not isinstance(reason, str):
             raise malformed(f"ollama line {self.frames}: done_reason is not a string", obj)
@@ -253,9 +263,7 @@ class OllamaParser(ParserSkeleton):
         if not reason:
             out.append(unknown_finish((payload,)))
         else:
-            mapped = FINISH_REASONS.get(reason, reason)
-            if mapped == "stop" and self._calls:
-                mapped = "tool-calls"
+            mapped = finish_reason(reason, self._calls > 0)
             out.append(Finish(mapped, raw=reason, payloads=(payload,)))
         self.finished = True
 
@@ -278,12 +286,10 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
 
 
 __all__ = [
-    "FINISH_REASONS",
     "RESPONSE_FORMAT",
     "SYNTHESIZED_ID_FORMAT",
     "TOOL_EXTRA_FORMAT",
     "UNKNOWN_FIELD_TYPE",
-    "USAGE_FIELDS",
     "OllamaParser",
     "parse_body",
 ]

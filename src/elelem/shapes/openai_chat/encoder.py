@@ -247,6 +247,17 @@ ACCEPTS = Accepts("Chat Completions").with_blocks("image", "document")
 :func:`~elelem.vocabulary.portable.portable_message`): no citations."""
 
 
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """The assistant message object a request to ``provider`` carries for
+    ``message`` (native replay if ``provider`` produced it, else portable),
+    and what had to be dropped."""
+    if message.provider == provider:
+        return native_assistant(message, provider, dialect_for(provider, message.model))
+    return portable_assistant(message)
+
+
 def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Drop]]:
     """Spell what an assistant message of another provider (or model family)
     keeps: its hosted-activity lines and text as the content, its tool calls."""
@@ -420,10 +431,13 @@ def encode_request(
     *,
     provider: ProviderId,
     stream: bool = True,
-    dialect: Dialect | None = None,
+    dialect: Dialect | str | None = None,
 ) -> EncodedRequest:
-    """The Chat Completions request for ``request`` sent to ``provider``."""
-    dialect = dialect or dialect_for(provider, request.model)
+    """The Chat Completions request for ``request`` sent to ``provider``, in
+    ``dialect``: a :class:`Dialect`, the name of one (looked up with the
+    request's model), or None for the dialect of the provider's own name."""
+    if not isinstance(dialect, Dialect):
+        dialect = dialect_for(dialect or provider, request.model)
     dropped = Dropped()
     messages: list[JSONValue] = []
     if request.system:
@@ -552,6 +566,7 @@ __all__ = [
     "PATH",
     "SHAPE_NAME",
     "TOOL_FIELDS",
+    "assistant_wire",
     "encode_request",
     "native_assistant",
     "portable_assistant",

@@ -42,8 +42,8 @@ from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_event
 from elelem.shapes.openai_chat.fast import HotChoice, changed_fields, hot_decoder
+from elelem.shapes.openai_chat.mapping import finish_reason, map_usage
 from elelem.shapes.openai_chat.merging import Details, merge_values
-from elelem.shapes.openai_chat.usage import map_usage
 from elelem.shapes.skeleton import (
     ParserSkeleton,
     decode_whole_object,
@@ -119,14 +119,6 @@ SYNTHESIZED_ID_FORMAT = "synthesized-id"
 TOOL_EXTRA_FORMAT = "tool-call-extra"
 """Payload format of a tool call's fields beyond id/type/function (replayed verbatim)."""
 
-FINISH_REASONS: Mapping[str, str] = {
-    "stop": "stop",
-    "tool_calls": "tool-calls",
-    "function_call": "tool-calls",
-    "length": "max-tokens",
-    "content_filter": "content-filter",
-}
-
 # Fields whose meaning this parser models (or, for labels such as Groq's
 # ``channel``, deliberately ignores: they carry no content).
 _KNOWN_DELTA = frozenset(
@@ -166,7 +158,8 @@ class ChatParser(ParserSkeleton):
     end_marker = DONE
     event_type = "openai_chat.event"
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(self, provider: ProviderId, request: object = None) -> None:
+        del request  # nothing in the request changes how the response reads
         super().__init__(provider)
         self._current: tuple[str, BlockKey] | None = None  # (kind, key) of text/reasoning/refusal
         self._serial = 0
@@ -564,13 +557,10 @@ class ChatParser(ParserSkeleton):
     def _finish(self, raw: str) -> Finish:
         if raw == "error":
             return Finish("error", raw=raw, failure="the provider ended the choice with an error")
-        reason = FINISH_REASONS.get(raw, raw)
-        if reason == "stop" and self._refused:
-            reason = "refused"
-        return Finish(reason, raw=raw)
+        return Finish(finish_reason(raw, refused=self._refused), raw=raw)
 
 
-def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
+def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
     """Map a non-streaming ``chat.completion`` body to the chunks a stream gives.
 
     The body's end is its end marker: a body with no ``finish_reason``
@@ -587,7 +577,6 @@ def parse_body(body: bytes, provider: ProviderId) -> list[Chunk]:
 
 __all__ = [
     "DONE",
-    "FINISH_REASONS",
     "REASONING_DETAILS_FORMAT",
     "REASONING_FIELD_FORMAT",
     "REFUSAL_FORMAT",

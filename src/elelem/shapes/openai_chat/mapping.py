@@ -1,4 +1,5 @@
-"""Chat Completions usage objects -> :class:`Usage` with disjoint counts."""
+"""Value mappings of the Chat Completions wire: finish reasons, and usage
+objects -> :class:`Usage` with disjoint counts.  Pure functions."""
 
 from __future__ import annotations
 
@@ -6,6 +7,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.vocabulary import SEARCH_SOURCES, Usage, hosted_counts
+
+FINISH_REASONS: Mapping[str, str] = {
+    "stop": "stop",
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "length": "max-tokens",
+    "content_filter": "content-filter",
+}
+"""Chat Completions ``finish_reason`` -> neutral finish reason; any other value is kept as-is."""
+
+
+def finish_reason(raw: str, *, refused: bool = False) -> str:
+    """The neutral finish reason for a ``finish_reason`` (unknown ones kept):
+    ``stop`` after a ``refusal`` delta is ``refused``."""
+    reason = FINISH_REASONS.get(raw, raw)
+    return "refused" if reason == "stop" and refused else reason
 
 
 def _int(value: Any) -> int:
@@ -71,4 +88,4 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
-__all__ = ["map_usage"]
+__all__ = ["FINISH_REASONS", "finish_reason", "map_usage"]

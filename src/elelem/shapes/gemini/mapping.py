@@ -1,0 +1,59 @@
+"""Value mappings of the Gemini wire: finish reasons and ``usageMetadata``.  Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from elelem.vocabulary import Usage
+
+CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
+"""Gemini finish reasons that mean the output was filtered."""
+
+FINISH_REASONS: Mapping[str, str] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "max-tokens",
+    **dict.fromkeys(sorted(CONTENT_FILTER), "content-filter"),
+}
+"""Gemini ``finishReason`` -> neutral finish reason; any other value is kept as-is."""
+
+
+def finish_reason(raw: str, called: bool) -> str:
+    """The neutral finish reason of a Gemini ``finishReason`` (unknown ones
+    kept): ``STOP`` after a function call is ``tool-calls``."""
+    reason = FINISH_REASONS.get(raw, raw)
+    return "tool-calls" if reason == "stop" and called else reason
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return 0
+
+
+def map_usage(raw: Mapping[str, Any]) -> Usage:
+    """A :class:`Usage` from ``usageMetadata`` (cumulative: the latest one is whole).
+
+    Cached prompt tokens are counted once, in ``cache_read``; thought tokens
+    are ``reasoning``, apart from the candidate (``output``) tokens; the
+    prompt tokens of hosted tool use (``toolUsePromptTokenCount``: search
+    results fed to the model) are ``input``, as they are billed, so the
+    counts add up to ``totalTokenCount``.
+    """
+    prompt = _count(raw.get("promptTokenCount"))
+    cached = _count(raw.get("cachedContentTokenCount"))
+    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
+    return Usage(
+        input=max(prompt - cached, 0) + tool_prompt,
+        output=_count(raw.get("candidatesTokenCount")),
+        cache_read=cached,
+        reasoning=_count(raw.get("thoughtsTokenCount")),
+        raw=dict(raw),
+    )
+
+
+__all__ = ["CONTENT_FILTER", "FINISH_REASONS", "finish_reason", "map_usage"]
