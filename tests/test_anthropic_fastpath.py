@@ -19,10 +19,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import ElelemError
-from elelem.shapes.anthropic_messages.parser import _DELTA_FRAME, MessagesParser
-from elelem.stream import Chunk, ReasoningDelta, TextDelta, ToolCallDelta
+from elelem.shapes.anthropic_messages.parser import MessagesParser
+from elelem.stream import (
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Payload,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+)
 from elelem.testing.cassettes import load, sse_frames
-from elelem.vocabulary import ProviderId
+from elelem.vocabulary import ProviderId, ProviderPayload
 
 ANTHROPIC = ProviderId("anthropic")
 
@@ -116,18 +124,49 @@ def test_hot_frames_take_the_fast_path_with_exact_chunks() -> None:
     assert Counting.hits == 4
 
 
-def test_a_new_event_field_stays_typed_and_a_new_delta_field_takes_the_dict_path() -> None:
+def test_a_new_event_field_is_kept_once_and_the_rest_of_the_stream_stays_typed() -> None:
     extra_top = {**delta(0, "text_delta", "text", "x"), "future": 1}
     extra_inner = delta(0, "text_delta", "text", "x")
     extra_inner["delta"]["future"] = [1]
-    # A field beside the event's own is metadata, passed over by both paths.
-    assert _DELTA_FRAME.decode(json.dumps(extra_top)).index == 0
+    # A field beside the event's own fails the first decoder; the parser then
+    # takes one that holds it raw (and still refuses one inside the delta).
+    parser = MessagesParser(ANTHROPIC)
     with pytest.raises(msgspec.ValidationError, match="unknown field `future`"):
-        _DELTA_FRAME.decode(json.dumps(extra_inner))
+        parser._hot.decoder.decode(json.dumps(extra_top))
+    parser._hot.learn({"future"})
+    assert parser._hot.decoder.decode(json.dumps(extra_top)).index == 0
+    with pytest.raises(msgspec.ValidationError, match="unknown field `future`"):
+        parser._hot.decoder.decode(json.dumps(extra_inner))
+    changed = {**extra_top, "future": 2}
     Counting.hits = 0
-    seen = compare([*START, frame(extra_top), frame(extra_inner)])
-    assert seen[-2:] == [repr([TextDelta(0, "x")])] * 2
-    assert Counting.hits == 1
+    seen = compare([*START, frame(extra_top), frame(extra_top), frame(changed), frame(extra_inner)])
+    kept = {"type": "anthropic.event", "event": "content_block_delta", "field": "future"}
+    assert seen[-4:] == [
+        # The first one takes the dict path and keeps the field where it came.
+        repr(
+            [
+                TextDelta(0, "x"),
+                BlockStart("event-1", "unknown", raw={**kept, "value": 1}),
+                BlockEnd("event-1"),
+            ]
+        ),
+        repr([TextDelta(0, "x")]),  # the same value again: typed, kept once
+        repr(
+            [
+                TextDelta(0, "x"),
+                BlockStart("event-2", "unknown", raw={**kept, "value": 2}),
+                BlockEnd("event-2"),
+            ]
+        ),
+        # A field of the delta itself joins the text block's fields.
+        repr(
+            [
+                TextDelta(0, "x"),
+                Payload(0, ProviderPayload(ANTHROPIC, "block_fields", None, {"future": [1]})),
+            ]
+        ),
+    ]
+    assert Counting.hits == 2
 
 
 def test_errors_stay_those_of_the_dict_path() -> None:

@@ -15,14 +15,22 @@ way is decided here, once:
   model becomes an unknown block in position (:func:`unknown_block`), its raw
   JSON intact; an event that is no content block is wrapped as
   ``{"type": "<shape>.event", "event": name, "value": …}``
-  (:meth:`~ParserSkeleton.unknown_event`).  A *malformed known* value is the
-  only parse error.
+  (:meth:`~ParserSkeleton.unknown_event`).  A field nobody modelled on a
+  *known* event is kept the same way, one field per block,
+  ``{"type": "<shape>.event", "event": name, "field": f, "value": …}``, where
+  it first arrived and again whenever its value changes
+  (:meth:`~ParserSkeleton.event_fields`): a metadata field repeated on every
+  frame is kept once.  A *malformed known* value is the only parse error.
 - **EOF without the terminal event** returns what is still buffered but no
   ``finish`` (:meth:`~ParserSkeleton.eof`), so the driver raises its
   retryable :class:`~elelem.errors.IncompleteStreamError` and the assembler's
   partial keeps what arrived.  A parser never raises at EOF.
 - **an end marker with no finish reason** finishes ``unknown`` (raw None),
   every block and the usage kept (:func:`unknown_finish`).
+- **fast paths keep them too**: :class:`HotFields` is a shape's typed
+  decoder of its hot frame that learns, from the dict path, the top-level
+  fields nobody modelled, so a stream whose every frame carries one stays
+  typed and the field is kept as the dict path keeps it.
 - **payloads** (:meth:`~ParserSkeleton.payload`) are the shape's provider's,
   and a later payload of the same format on a block replaces the earlier
   one (the assembler's rule): a signature sent twice is the last one.
@@ -35,6 +43,7 @@ Sans-IO: no clock, no socket, no global state.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -129,6 +138,85 @@ def decode_whole_object(body: bytes, what: str) -> dict[str, Any]:
     return value
 
 
+_MAX_EXTRA = 32
+"""How many top-level field names nobody modelled a hot decoder takes on."""
+
+_STALE = object()
+"""The raw fields a :class:`HotFields` compares with after the dict path
+judged a frame of its event."""
+
+
+@functools.lru_cache(maxsize=128)
+def _hot_struct(
+    frame: type[msgspec.Struct], extra: frozenset[str]
+) -> tuple[msgspec.json.Decoder[Any], tuple[tuple[str, str], ...]]:
+    names = {f"extra_{i}": name for i, name in enumerate(sorted(extra))}
+    fields = [(attr, msgspec.Raw, msgspec.field(default=None)) for attr in names]
+    struct = msgspec.defstruct(
+        frame.__name__, fields, bases=(frame,), rename=names, forbid_unknown_fields=True, gc=False
+    )
+    return msgspec.json.Decoder(struct), tuple(names.items())
+
+
+class HotFields:
+    """The typed decoder of a shape's hot frame (``frame``: a struct with
+    ``forbid_unknown_fields``), and the fields nobody modelled it takes on.
+
+    A frame with a top-level field the struct does not declare fails
+    :attr:`decoder`; the dict path keeps the field
+    (:meth:`ParserSkeleton.event_fields`) and :meth:`learn` takes its name, after
+    which the decoder holds it as raw JSON.  :meth:`kept` then keeps it as the
+    dict path would, decoding only when its bytes differ from the last hot
+    frame's, so a field on every frame costs a comparison.  The dict path
+    calls :meth:`stale` for every frame of ``event`` it handles: what it kept
+    may differ from the last bytes seen here.
+    """
+
+    __slots__ = ("decoder", "event", "extra", "frame", "last", "raws")
+
+    def __init__(self, event: str, frame: type[msgspec.Struct]) -> None:
+        self.event = event
+        self.frame = frame
+        self.decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(frame)
+        self.extra: tuple[tuple[str, str], ...] = ()
+        """(attribute, wire name) of each learned field, by name."""
+        self.raws: Callable[[Any], object] = _no_fields
+        """The learned fields of a decoded frame, as one value to compare."""
+        self.last: object = _STALE
+
+    def learn(self, names: set[str]) -> None:
+        """Let the decoder take frames that also hold fields ``names``."""
+        known = {name for _, name in self.extra}
+        if names <= known or len(known | names) > _MAX_EXTRA:
+            return
+        self.decoder, self.extra = _hot_struct(self.frame, frozenset(known | names))
+        self.raws = operator.attrgetter(*(attr for attr, _ in self.extra))
+        self.last = _STALE
+
+    def stale(self) -> None:
+        """The dict path handled a frame of :attr:`event`."""
+        self.last = _STALE
+
+    def kept(self, parser: ParserSkeleton, frame: Any) -> list[Chunk]:
+        """What :meth:`ParserSkeleton.event_fields` keeps of a decoded frame's
+        learned fields (nothing when their bytes are the last frame's)."""
+        raws = self.raws(frame)
+        if raws == self.last:
+            return []
+        self.last = raws
+        given = {}
+        for attr, name in self.extra:
+            raw = getattr(frame, attr)
+            if raw is not None:
+                given[name] = msgspec.json.decode(raw)
+        return parser.event_fields(self.event, given, frozenset())
+
+
+def _no_fields(frame: Any) -> object:
+    del frame
+    return None
+
+
 class ParserSkeleton:
     """The skeleton of a shape's :class:`~elelem.shapes.base.FrameParser`.
 
@@ -155,6 +243,7 @@ class ParserSkeleton:
         self.started = False
         self.finished = False
         self._unknown_events = 0
+        self._field_values: dict[tuple[str, str], bytes] = {}
 
     # -- FrameParser -----------------------------------------------------------
 
@@ -248,9 +337,38 @@ class ParserSkeleton:
         raw: dict[str, JSONValue] = {"type": self.event_type, "event": name, "value": dict(value)}
         return unknown_block(f"event-{self._unknown_events}", raw)
 
+    def event_fields(
+        self, name: str, obj: Mapping[str, Any], modelled: frozenset[str]
+    ) -> list[Chunk]:
+        """Keep the fields of a known event ``name`` that are not in
+        ``modelled``: each as an unknown block
+        ``{"type": event_type, "event": name, "field": f, "value": v}`` where it
+        arrived (in name order), when its value differs from the last one kept
+        for that event and field (a field repeated on every frame is kept once).  Like an
+        unknown event, it is never replayed as content."""
+        out: list[Chunk] = []
+        # In name order, so that every path that reads the event keeps the same.
+        for field in sorted(obj.keys() - modelled):
+            value = obj[field]
+            # Compared as JSON, so that 1, 1.0 and true are three values.
+            encoded = msgspec.json.encode(value)
+            if self._field_values.get((name, field)) == encoded:
+                continue
+            self._field_values[(name, field)] = encoded
+            self._unknown_events += 1
+            raw: dict[str, JSONValue] = {
+                "type": self.event_type,
+                "event": name,
+                "field": field,
+                "value": value,
+            }
+            out += unknown_block(f"event-{self._unknown_events}", raw)
+        return out
+
 
 __all__ = [
     "UNKNOWN_FINISH",
+    "HotFields",
     "ParserSkeleton",
     "decode_whole_body",
     "decode_whole_object",

@@ -39,7 +39,12 @@ from elelem.shapes.anthropic_messages.mapping import (
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
-from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
+from elelem.shapes.skeleton import (
+    HotFields,
+    ParserSkeleton,
+    decode_whole_object,
+    unknown_finish,
+)
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -90,17 +95,17 @@ class _JsonPiece(msgspec.Struct, tag="input_json_delta", forbid_unknown_fields=T
     partial_json: str
 
 
-class _DeltaFrame(msgspec.Struct):
-    # Fields beside these are passed over, as the dict path passes them over
-    # on a content_block_delta: a new metadata field keeps the frame typed.
+class _DeltaFrame(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     # A plain field, not a tag: msgspec accepts a lone tagged struct without
-    # its tag, and a frame with no ``type`` is the dict path's to judge.
+    # its tag, and a frame with no ``type`` is the dict path's to judge.  A
+    # top-level field beside these fails the decode until the dict path has
+    # kept it once (see HotFields).
     type: Literal["content_block_delta"]
     index: int
     delta: _TextPiece | _ThinkingPiece | _JsonPiece
 
 
-_DELTA_FRAME = msgspec.json.Decoder(_DeltaFrame)
+_DELTA_EVENT = "content_block_delta"
 
 _EVENTS = frozenset(
     {
@@ -112,6 +117,29 @@ _EVENTS = frozenset(
     }
 )
 """Event types after ``message_start`` this parser models (``ping`` and ``error`` aside)."""
+
+_EVENT_FIELDS: dict[str, frozenset[str]] = {
+    "ping": frozenset({"type"}),
+    "message_start": frozenset({"type", "message"}),
+    "content_block_start": frozenset({"type", "index", "content_block"}),
+    "content_block_delta": frozenset({"type", "index", "delta"}),
+    "content_block_stop": frozenset({"type", "index"}),
+    "message_stop": frozenset({"type"}),
+}
+"""The fields of each known event the parser reads; any other is kept as an
+``anthropic.event`` field block (``message_delta``'s other fields belong to
+the message and join its envelope)."""
+
+_DELTA_FIELDS: dict[str, frozenset[str]] = {
+    "text_delta": frozenset({"type", "text"}),
+    "citations_delta": frozenset({"type", "citation"}),
+    "thinking_delta": frozenset({"type", "thinking"}),
+    "signature_delta": frozenset({"type", "signature"}),
+    "input_json_delta": frozenset({"type", "partial_json"}),
+}
+"""The fields of each known delta type the parser reads; any other field of a
+delta on a modeled block joins the block's ``block_fields`` (as a delta type
+nobody modelled does)."""
 
 RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
 """What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
@@ -177,8 +205,11 @@ class MessagesParser(ParserSkeleton):
     ``request`` (the neutral request, or the raw wire request JSON) tells
     which hosted tool versions were selected; it may be None.  An event type
     this parser does not model is kept as an ``anthropic.event`` unknown
-    block; a delta type it does not model, on a modeled block, joins that
-    block's ``block_fields`` payload (strings appended to the same field).
+    block, and so is a field it does not model on a known event (one block
+    per field, again when its value changes); a delta type it does not model
+    on a modeled block, or a field it does not model on a known delta, joins
+    that block's ``block_fields`` payload (strings appended to the same
+    field), which native replay puts back on the block.
     """
 
     what = "anthropic"
@@ -201,15 +232,18 @@ class MessagesParser(ParserSkeleton):
         self._stop_reason: str | None = None
         self._envelope: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
+        self._hot = HotFields(_DELTA_EVENT, _DeltaFrame)
 
     # -- the skeleton's hooks ------------------------------------------------
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
         """The chunks of a typed ``content_block_delta``, as :meth:`_block_delta`
-        gives them; None where the dict path must decide (not the hot frame
+        gives them (and the fields nobody modelled it carries, as :meth:`event`
+        keeps them); None where the dict path must decide (not the hot frame
         exactly, an error, any other delta of a block kept raw)."""
+        hot = self._hot
         try:
-            frame = _DELTA_FRAME.decode(data)
+            frame = hot.decoder.decode(data)
         except msgspec.DecodeError:
             return None
         key = frame.index
@@ -217,33 +251,60 @@ class MessagesParser(ParserSkeleton):
         if block is None:
             return None
         delta, kind = frame.delta, block.kind
+        out: list[Chunk]
         if kind == "text":
-            if type(delta) is _TextPiece:
-                return [TextDelta(key, delta.text)]
+            if type(delta) is not _TextPiece:
+                return None
+            out = [TextDelta(key, delta.text)]
         elif kind == "thinking":
-            if type(delta) is _ThinkingPiece:
-                return [ReasoningDelta(key, delta.thinking)]
+            if type(delta) is not _ThinkingPiece:
+                return None
+            out = [ReasoningDelta(key, delta.thinking)]
         elif type(delta) is _JsonPiece:
             if kind == "tool_use":
                 block.deltas.append(delta.partial_json)
-                return [ToolCallDelta(key, delta.partial_json)]
-            if kind in ("server", "result", "unknown"):
+                out = [ToolCallDelta(key, delta.partial_json)]
+            elif kind in ("server", "result", "unknown"):
                 # What _fold does with a delta holding only partial_json.
                 block.deltas.append(delta.partial_json)
-                return []
-        return None
+                out = []
+            else:
+                return None
+        else:
+            return None
+        if hot.extra and hot.raws(frame) != hot.last:
+            out += hot.kept(self, frame)
+        return out
 
     # -- events ---------------------------------------------------------------
 
     def event(self, payload: dict[str, Any], event: str = "") -> list[Chunk]:
         """Apply one decoded event payload; return its chunks."""
         etype = payload.get("type", event)
-        if etype == "ping":
-            return []
         if etype == "error":
             raise error_from_event(payload)
         if self.finished:
+            if etype == "ping":
+                return []
             raise malformed(f"anthropic {etype} event after message_stop", payload)
+        modelled = _EVENT_FIELDS.get(etype)
+        out = self._event(etype, payload)
+        if modelled is None or payload.keys() <= modelled:
+            return out
+        if etype == _DELTA_EVENT:
+            self._hot.learn(payload.keys() - modelled)
+        kept = self.event_fields(str(etype), payload, modelled)
+        if not self.started:
+            self._early.extend(kept)  # kept for after the response-start
+        elif out and isinstance(out[-1], Finish):
+            out[-1:-1] = kept
+        else:
+            out += kept
+        return out
+
+    def _event(self, etype: Any, payload: dict[str, Any]) -> list[Chunk]:
+        if etype == "ping":
+            return []
         if etype == "message_start":
             return self._message_start(payload)
         if etype not in _EVENTS:
@@ -257,7 +318,8 @@ class MessagesParser(ParserSkeleton):
             raise malformed(f"anthropic {etype} event before message_start", payload)
         if etype == "content_block_start":
             return self._block_start(payload)
-        if etype == "content_block_delta":
+        if etype == _DELTA_EVENT:
+            self._hot.stale()
             return self._block_delta(payload)
         if etype == "content_block_stop":
             return self._block_stop(payload)
@@ -423,6 +485,15 @@ class MessagesParser(ParserSkeleton):
         if not isinstance(delta, dict) or not isinstance(delta.get("type"), str):
             raise malformed(f"anthropic delta for block {key!r} without a type", payload)
         dtype, kind = delta["type"], block.kind
+        if block.started and dtype in _DELTA_FIELDS and not delta.keys() <= _DELTA_FIELDS[dtype]:
+            # A known delta with fields nobody modelled: the delta itself, then
+            # the rest joins the block's fields.
+            known = _DELTA_FIELDS[dtype]
+            out = self._block_delta(
+                {**payload, "delta": {k: delta[k] for k in known if k in delta}}
+            )
+            rest = {k: v for k, v in delta.items() if k not in known}
+            return [*out, self._extra_fields(block, rest)]
         if kind == "text" and dtype == "text_delta":
             return [TextDelta(key, _text(delta, "text", key))]
         if kind == "text" and dtype == "citations_delta":
