@@ -36,12 +36,14 @@ from elelem.stream import (
 from elelem.testing import cassettes
 from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
+    Attribution,
     GenerationOptions,
     Message,
     ProviderId,
     ProviderPayload,
     ReasoningBlock,
     ReasoningOptions,
+    Source,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
@@ -151,8 +153,11 @@ def test_redacted_reasoning_citations_and_unknown_events_are_kept() -> None:
     )
     assert text == TextBlock(
         "A",
-        payloads=(
-            ProviderPayload(BEDROCK, "bedrock.deltas", None, [{"citation": {"title": "doc"}}]),
+        (
+            Attribution(
+                Source(title="doc"),
+                replay=ProviderPayload(BEDROCK, "citation", None, {"title": "doc"}),
+            ),
         ),
     )
     assert unknown.raw == {"type": "bedrock.event", "event": "futureEvent", "value": {"x": 1}}  # type: ignore[union-attr]

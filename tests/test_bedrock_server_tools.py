@@ -114,8 +114,10 @@ def test_web_citations_of_a_grounded_answer_are_attributions_with_their_url() ->
     assert [(a.source.url, a.source.title, a.excerpt) for a in text.attributions] == [
         ("https://en.wikipedia.org/wiki/Everest", "Everest - Wikipedia", "8,849 m"),
         ("https://example.com/x", "example.com", None),
+        (None, None, None),  # names nothing, but is a citation all the same
     ]
-    assert text.attributions[0].replay == ProviderPayload(B, "citation", None, citation)
-    # The one that names nothing is kept raw, with the others, for replay.
-    kept = [p.value for p in text.payloads]
-    assert [{"citation": empty}] == [d for v in kept for d in v if d == {"citation": empty}]
+    assert [a.replay for a in text.attributions] == [
+        ProviderPayload(B, "citation", None, c) for c in (citation, untitled, empty)
+    ]
+    # The attributions are the citations: no raw copy rides beside them.
+    assert text.payloads == ()

@@ -645,8 +645,8 @@ def bedrock_citation(
     """The :class:`~elelem.vocabulary.Attribution` of one Bedrock Converse
     document citation (``location.documentChar`` / ``documentPage`` /
     ``documentChunk``), its excerpt the ``sourceContent`` text, the raw
-    citation its replay; None for a citation of another kind (kept raw by the
-    parser)."""
+    citation its replay; None for a citation of another kind (see
+    :func:`bedrock_attribution`)."""
     location = citation.get("location")
     if not isinstance(location, dict) or len(location) != 1:
         return None
@@ -678,6 +678,24 @@ def bedrock_citation(
             ),
         ),
         excerpt=excerpt or None,
+        replay=ProviderPayload(provider, "citation", None, dict(citation)),
+    )
+
+
+def bedrock_attribution(
+    citation: Mapping[str, Any], provider: ProviderId, documents: RequestDocuments | None = None
+) -> Attribution:
+    """The :class:`~elelem.vocabulary.Attribution` of any Bedrock Converse
+    citation: :func:`bedrock_citation` where it names a location this module
+    reads, else one that keeps what the citation says (its ``title``, its
+    ``sourceContent`` as the excerpt), the raw citation its replay either way."""
+    known = bedrock_citation(citation, provider, documents)
+    if known is not None:
+        return known
+    title = citation.get("title")
+    return Attribution(
+        Source(title=title if isinstance(title, str) and title else None),
+        excerpt=_source_text(citation) or None,
         replay=ProviderPayload(provider, "citation", None, dict(citation)),
     )
 
@@ -723,6 +741,7 @@ __all__ = [
     "RequestDocuments",
     "anthropic_document_source",
     "anthropic_media",
+    "bedrock_attribution",
     "bedrock_citation",
     "bedrock_document_name",
     "bedrock_media",

@@ -3,7 +3,8 @@
 Assistant messages Bedrock produced are replayed *natively*: content blocks
 in order, reasoning as ``reasoningContent.reasoningText`` with its signature
 (or ``redactedContent``), tool calls as ``toolUse`` with their JSON input,
-text that came with citations as ``citationsContent`` (its citation deltas).
+text that came with citations as ``citationsContent`` (its attributions' raw
+citations).
 Every other message is encoded *portably* (text, tool calls, hosted
 summaries as text), each thing left out reported in ``dropped``.  Converse
 wants user and assistant turns to alternate, so consecutive user-side
@@ -87,9 +88,9 @@ Converse citation points into a document of the request)."""
 
 
 def _deltas(
-    part: TextBlock | ReasoningBlock, provider: str, where: str
+    part: TextBlock | ReasoningBlock | ToolCallBlock, provider: str, where: str
 ) -> list[dict[str, JSONValue]]:
-    """The deltas nobody modelled that the parser kept on ``part`` (citations among them)."""
+    """The deltas nobody modelled that the parser kept on ``part``."""
     payload = find_payload(part.payloads, provider, DELTAS_FORMAT)
     if payload is None:
         return []
@@ -102,28 +103,48 @@ def _deltas(
 
 def _native_text(part: TextBlock, provider: str, where: str, dropped: Dropped) -> JSONValue:
     """A text block Bedrock produced: ``text``, or ``citationsContent`` when it
-    came with citations (its citation deltas, or a whole response's block)."""
-    citations: list[JSONValue] = []
+    came with citations (its attributions' raw citations, in order, or a whole
+    response's block)."""
+    kept: list[JSONValue] = []  # citation deltas as an older parser kept them
     whole: JSONValue = None
     for delta in _deltas(part, provider, where):
         ((key, value),) = delta.items()
         if key == "citation":
-            citations.append(value)
+            kept.append(value)
         elif key == "citationsContent":
             whole = value
         else:
             dropped.add(where, key, UNREPLAYABLE, "a Converse delta with no request form")
+    citations: list[JSONValue] = []
     for j, attribution in enumerate(part.attributions):
         replay = attribution.replay
-        if replay is None or replay.provider != provider:
+        if replay is None or replay.provider != provider or replay.format != "citation":
             at = f"{where}.attributions[{j}]"
             dropped.add(at, "citation", UNREPLAYABLE, f"no {provider} citation payload")
+        else:
+            citations.append(replay.value)
     if whole is not None:
         return {"citationsContent": whole}
-    if citations:
+    if kept or citations:
         content: JSONValue = [{"text": part.text}]
-        return {"citationsContent": {"content": content, "citations": citations}}
+        return {"citationsContent": {"content": content, "citations": kept or citations}}
     return {"text": part.text}
+
+
+def _native_tool_use(
+    part: ToolCallBlock, provider: str, where: str, dropped: Dropped
+) -> dict[str, JSONValue]:
+    """A tool call Bedrock produced: its ``toolUse`` with the fields the
+    parser kept beside the call's identity and input, as they came."""
+    wire = _tool_use(part, where, dropped)
+    for delta in _deltas(part, provider, where):
+        ((key, value),) = delta.items()
+        if key == "toolUse" and isinstance(value, dict):
+            fields = {k: v for k, v in value.items() if k not in ("toolUseId", "name", "input")}
+            wire["toolUse"] = {**fields, **wire["toolUse"]}
+        else:
+            dropped.add(where, key, UNREPLAYABLE, "a Converse delta with no request form")
+    return wire
 
 
 def _native_reasoning(
@@ -156,7 +177,7 @@ def assistant_wire(
         if isinstance(part, TextBlock):
             content.append(_native_text(part, provider, where, dropped))
         elif isinstance(part, ToolCallBlock):
-            content.append(_tool_use(part, where, dropped))
+            content.append(_native_tool_use(part, provider, where, dropped))
         elif isinstance(part, ReasoningBlock):
             content.append(_native_reasoning(part, provider, where, dropped))
         elif isinstance(part, HostedActivity):

@@ -21,8 +21,11 @@ Mapping:
 - ``delta.toolUse.input`` -> argument text; ``reasoningContent.text`` ->
   reasoning text; ``reasoningContent.signature`` -> a :data:`SIGNATURE_FORMAT`
   payload, ``reasoningContent.redactedContent`` -> a :data:`REDACTED_FORMAT`
-  payload (both replay verbatim); ``delta.citation`` and any delta nobody
-  modelled -> a :data:`DELTAS_FORMAT` payload listing them in order;
+  payload (both replay verbatim); ``delta.citation`` -> an attribution (the
+  raw citation its replay payload: native replay sends the text back as
+  ``citationsContent``); any delta nobody modelled (and any field of a
+  ``toolUse`` or ``reasoningContent`` beside the ones read) -> a
+  :data:`DELTAS_FORMAT` payload listing them in order;
 - ``contentBlockStop`` -> ``block-end``;
 - ``messageStop.stopReason`` -> the finish reason (:data:`STOP_REASONS`;
   others pass through), emitted after the ``metadata`` event that follows
@@ -32,7 +35,12 @@ Mapping:
 - exception events (``throttlingException`` …, and any name ending in
   ``Exception``) -> typed errors;
 - an event type nobody modelled -> an unknown block
-  ``{"type": "bedrock.event", "event": name, "value": body}``.
+  ``{"type": "bedrock.event", "event": name, "value": body}``; a field
+  nobody modelled on a known event -> an unknown block
+  ``{"type": "bedrock.event", "event": name, "field": f, "value": v}`` (the
+  skeleton's :meth:`~elelem.shapes.skeleton.ParserSkeleton.event_fields`),
+  except AWS's ``p``: random padding of every event, to hide the length of
+  what it carries, which holds nothing.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.common import decode_frame, malformed
-from elelem.shapes.media import bedrock_citation
+from elelem.shapes.media import bedrock_attribution
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -98,6 +106,21 @@ stop reason and usage counters."""
 
 UNKNOWN_EVENT_TYPE = "bedrock.event"
 """``type`` of the unknown block keeping an event type nobody modelled."""
+
+PADDING = "p"
+"""The field AWS pads every event-stream event with (random letters)."""
+
+_REASONING_FIELDS = frozenset({"text", "signature", "redactedContent"})
+
+_EVENT_FIELDS: Mapping[str, frozenset[str]] = {
+    "messageStart": frozenset({"role", PADDING}),
+    "contentBlockStart": frozenset({"contentBlockIndex", "start", PADDING}),
+    "contentBlockDelta": frozenset({"contentBlockIndex", "delta", PADDING}),
+    "contentBlockStop": frozenset({"contentBlockIndex", PADDING}),
+}
+"""The fields of each content event the parser reads (``messageStop`` and
+``metadata`` keep every other field in the finish's :data:`RESPONSE_FORMAT`
+payload)."""
 
 
 def map_usage(usage: Mapping[str, Any]) -> Usage:
@@ -199,7 +222,7 @@ class BedrockParser(ParserSkeleton):
             reason = body.get("stopReason")
             if reason is not None and not isinstance(reason, str):
                 raise malformed(f"bedrock event {self.frames}: stopReason is not a string")
-            self._stop = dict(body)
+            self._stop = {k: v for k, v in body.items() if k != PADDING}
             if self._usage_seen:
                 self._finish(out)
         elif name == "metadata":
@@ -207,11 +230,14 @@ class BedrockParser(ParserSkeleton):
             if isinstance(usage, dict):
                 self._usage_seen = True
                 out.append(UsageUpdate(map_usage(usage)))
-            self._envelope.update({k: v for k, v in body.items() if k != "usage"})
+            self._envelope.update({k: v for k, v in body.items() if k not in ("usage", PADDING)})
             if self._stop is not None:
                 self._finish(out)
         else:
-            out += self.unknown_event(name, body)
+            return out + self.unknown_event(name, body)
+        modelled = _EVENT_FIELDS.get(name)
+        if modelled is not None and not body.keys() <= modelled:
+            out += self.event_fields(name, body, modelled)
         return out
 
     def _index(self, body: Mapping[str, Any]) -> int:
@@ -250,6 +276,14 @@ class BedrockParser(ParserSkeleton):
         self._check_new(index)
         self._open[index] = "tool-call"
         out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
+        # What the start holds beside the call's identity joins the block's
+        # deltas: {"toolUse": {...}} fields of the call, {"start": {...}} others.
+        rest = {k: v for k, v in tool.items() if k not in ("toolUseId", "name")}
+        if rest:
+            self._deltas.setdefault(index, []).append({"toolUse": rest})
+        others = {k: v for k, v in start.items() if k != "toolUse"}
+        if others:
+            self._deltas.setdefault(index, []).append({"start": others})
 
     def _check_new(self, index: int) -> None:
         if index in self._open:
@@ -284,18 +318,23 @@ class BedrockParser(ParserSkeleton):
                 self._ensure(index, "tool-call", out)
                 if value["input"]:
                     out.append(ToolCallDelta(index, value["input"]))
+                rest = {k: v for k, v in value.items() if k != "input"}
+                if rest:
+                    self._deltas.setdefault(index, []).append({"toolUse": rest})
+            elif key == "citation" and isinstance(value, dict):
+                # An attribution on the text; its raw citation is the replay.
+                self._ensure(index, "text", out)
+                out.append(Citation(index, bedrock_attribution(value, self.provider)))
             else:
                 if index not in self._open:
                     self._ensure(index, "text", out)
                 self._deltas.setdefault(index, []).append({key: value})
-                if key == "citation" and isinstance(value, dict):
-                    # Also an attribution; the raw delta stays for replay.
-                    attribution = bedrock_citation(value, self.provider)
-                    if attribution is not None:
-                        out.append(Citation(index, attribution))
 
     def _reasoning(self, index: int, value: Mapping[str, Any], out: list[Chunk]) -> None:
         for key, item in value.items():
+            if key not in _REASONING_FIELDS:
+                self._deltas.setdefault(index, []).append({"reasoningContent": {key: item}})
+                continue
             if not isinstance(item, str):
                 raise malformed(
                     f"bedrock event {self.frames}: reasoningContent.{key} is not a string"
@@ -307,12 +346,10 @@ class BedrockParser(ParserSkeleton):
                 out.append(
                     Payload(index, ProviderPayload(self.provider, SIGNATURE_FORMAT, None, item))
                 )
-            elif key == "redactedContent":
+            else:
                 out.append(
                     Payload(index, ProviderPayload(self.provider, REDACTED_FORMAT, None, item))
                 )
-            else:
-                self._deltas.setdefault(index, []).append({"reasoningContent": {key: item}})
 
     def _server_delta(
         self, server: tuple[str, dict[str, Any], list[Any]], delta: Mapping[str, Any]
