@@ -574,7 +574,8 @@ def test_unknown_event_outside_any_item_is_kept_and_not_replayed() -> None:
     event = {"type": "response.future_thing", "detail": 1}
     result = _run([_created(), event, _completed([])])
     (block,) = result.blocks
-    assert block == UnknownBlock(event)
+    kept = {"type": "openai_responses.event", "event": "response.future_thing", "value": event}
+    assert block == UnknownBlock(kept)
     from elelem.shapes.openai_responses import assistant_wire
 
     assert assistant_wire(result.to_message(), OPENAI) == (
@@ -582,9 +583,9 @@ def test_unknown_event_outside_any_item_is_kept_and_not_replayed() -> None:
         [
             Drop(
                 "content[0]",
-                "response.future_thing",
+                "openai_responses.event",
                 UNREPLAYABLE,
-                "a stream event, not an input item",
+                "'response.future_thing': a stream event, not content",
             )
         ],
     )
@@ -597,12 +598,7 @@ def test_unknown_events_of_a_known_item_are_kept_after_it() -> None:
     result = _run(events)
     assert result.blocks[0] == _run(_text_events()).blocks[0]
     assert result.blocks[1] == UnknownBlock(
-        {
-            "type": "response.unknown_events",
-            "item_id": "msg_1",
-            "output_index": 0,
-            "events": [sparkle],
-        }
+        {"type": "openai_responses.event", "event": sparkle["type"], "value": sparkle}
     )
     from elelem.shapes.openai_responses import assistant_wire
 
@@ -611,9 +607,9 @@ def test_unknown_events_of_a_known_item_are_kept_after_it() -> None:
     assert dropped == [
         Drop(
             "content[1]",
-            "response.unknown_events",
+            "openai_responses.event",
             UNREPLAYABLE,
-            "a stream event, not an input item",
+            "'response.output_text.sparkle': a stream event, not content",
         )
     ]
 

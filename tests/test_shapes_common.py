@@ -613,7 +613,11 @@ UNKNOWN_KEPT: dict[str, dict[str, Any]] = {
         "event": "brand_new",
         "value": {"type": "brand_new", "n": 1},
     },
-    "openai_responses": {"type": "response.brand_new", "n": 1},
+    "openai_responses": {
+        "type": "openai_responses.event",
+        "event": "response.brand_new",
+        "value": {"type": "response.brand_new", "n": 1},
+    },
     "openai_chat": {"type": "openai_chat.field", "field": "brand_new", "value": {"n": 1}},
     "gemini": {"type": "brandNew", "part": {"brandNew": {"n": 1}}},
     "bedrock_converse": {"type": "bedrock.event", "event": "brandNew", "value": {"n": 1}},

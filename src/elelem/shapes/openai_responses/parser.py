@@ -18,6 +18,15 @@ Frames in, chunks out.  Each output item becomes, at its
 
 The item at ``done`` is authoritative: streamed deltas that are a prefix of
 it are completed with the rest; deltas that contradict it are an error.
+
+Nothing the stream carries is dropped: an event nobody modelled is kept as
+the skeleton keeps it (an ``openai_responses.event`` unknown block, right
+after its item when it names one), a field nobody modelled on a known event
+as an ``openai_responses.event`` field block (where it arrived, again when
+its value changes), and the final response object, its output aside, rides
+on the finish as a :data:`RESPONSE_FORMAT` payload.  Progress events of an
+item (``….in_progress``, ``….done``) carry nothing the done item lacks and
+are checked and passed over whole.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.errors import error_from_event
-from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
+from elelem.shapes.skeleton import HotFields, ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -50,8 +59,42 @@ from elelem.vocabulary import ProviderId, ProviderPayload
 
 _TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 
-UNKNOWN_EVENTS = "response.unknown_events"
-"""Type of the unknown block that keeps an item's undocumented events (never replayed)."""
+EVENT_TYPE = "openai_responses.event"
+"""``type`` of the unknown block that keeps an event (or an event's field)
+nobody modelled: never replayed."""
+
+RESPONSE_FORMAT = "response"
+"""Finish payload: the final response object without its ``output`` (its
+items are the blocks)."""
+
+_RESPONSE = frozenset({"type", "sequence_number", "response"})
+_ITEM = frozenset({"type", "sequence_number", "output_index", "item"})
+_DELTA = frozenset({"type", "sequence_number", "item_id", "output_index", "delta", "obfuscation"})
+_EVENT_FIELDS: dict[str, frozenset[str]] = {
+    "response.created": _RESPONSE,
+    "response.in_progress": _RESPONSE,
+    "response.queued": _RESPONSE,
+    "response.completed": _RESPONSE,
+    "response.incomplete": _RESPONSE,
+    "response.failed": _RESPONSE,
+    "response.cancelled": _RESPONSE,
+    "response.output_item.added": _ITEM,
+    "response.output_item.done": _ITEM,
+    "response.content_part.added": _DELTA - {"delta", "obfuscation"} | {"content_index", "part"},
+    "response.output_text.delta": _DELTA | {"content_index", "logprobs"},
+    "response.refusal.delta": _DELTA | {"content_index", "logprobs"},
+    "response.output_text.annotation.added": _DELTA - {"delta", "obfuscation"}
+    | {"content_index", "annotation_index", "annotation"},
+    "response.reasoning_summary_part.added": _DELTA - {"delta", "obfuscation"}
+    | {"summary_index", "part"},
+    "response.reasoning_summary_text.delta": _DELTA | {"summary_index"},
+    "response.reasoning_text.delta": _DELTA | {"content_index"},
+    "response.function_call_arguments.delta": _DELTA,
+    "response.custom_tool_call_input.delta": _DELTA,
+}
+"""The fields of each event the parser handles: its own, and the ones the
+item at ``done`` holds too (``logprobs``) or that hold nothing
+(``sequence_number``, ``obfuscation``: random padding)."""
 
 # Progress events of items whose final state arrives in output_item.done: they
 # carry nothing the done item lacks, so they are checked and passed over.
@@ -93,12 +136,13 @@ _PROGRESS_PREFIXES = (
 _TEXT_DELTA = "response.output_text.delta"
 
 
-class _TextDeltaEvent(msgspec.Struct):
+class _TextDeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """What the parser reads of the stream's hot event, ``response.output_text.delta``.
 
-    Its other fields (``sequence_number``, ``logprobs``, ``obfuscation``) are
-    passed over on the dict path too; anything not shaped like this (a wrong
-    type, a missing delta) goes down the dict path, which names the problem.
+    ``sequence_number``, ``logprobs`` and ``obfuscation`` are passed over (raw,
+    never decoded), as the dict path passes them over; anything not shaped
+    like this (a wrong type, a missing delta, a field nobody modelled) goes
+    down the dict path, which names the problem or keeps the field.
     """
 
     delta: str
@@ -106,9 +150,9 @@ class _TextDeltaEvent(msgspec.Struct):
     item_id: str | None = None
     output_index: int | None = None
     content_index: int | None = None
-
-
-_TEXT_DELTA_DECODER = msgspec.json.Decoder(_TextDeltaEvent)
+    sequence_number: msgspec.Raw | None = None
+    logprobs: msgspec.Raw | None = None
+    obfuscation: msgspec.Raw | None = None
 
 
 def _malformed(message: str) -> MalformedStreamError:
@@ -185,7 +229,7 @@ class _Item:
         self.args = _Text()
         self.segments: list[tuple[str, int]] = []
         self.custom = role == "call" and raw.get("type") == "custom_tool_call"
-        self.unknown: list[dict[str, Any]] = []
+        self.unknown: list[tuple[str, dict[str, Any]]] = []  # events nobody modelled
 
 
 class ResponsesParser(ParserSkeleton):
@@ -197,6 +241,7 @@ class ResponsesParser(ParserSkeleton):
     """
 
     what = "OpenAI Responses"
+    event_type = EVENT_TYPE
 
     def __init__(self, provider: ProviderId, client_tools: frozenset[str] | None = None) -> None:
         super().__init__(provider)
@@ -212,6 +257,7 @@ class ResponsesParser(ParserSkeleton):
         # Any other event clears it (it may finish or replace the item).
         self._hot_key: tuple[int | None, str | None, int | None] | None = None
         self._hot_part: _Part | None = None
+        self._hot = HotFields(_TEXT_DELTA, _TextDeltaEvent)
         self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
             "response.created": self._on_response,
             "response.in_progress": self._on_response,
@@ -240,13 +286,17 @@ class ResponsesParser(ParserSkeleton):
         """The chunks of a typed ``response.output_text.delta``, or None."""
         if event != _TEXT_DELTA:
             return None
+        fields = self._hot
         try:
-            hot = _TEXT_DELTA_DECODER.decode(data)
+            hot = fields.decoder.decode(data)
         except msgspec.DecodeError:
             return None  # the dict path names what is wrong with it
         if hot.type not in (_TEXT_DELTA, ""):
             return None
-        return self._on_hot_delta(hot)
+        out = self._on_hot_delta(hot)
+        if fields.extra and fields.raws(hot) != fields.last:
+            out += fields.kept(self, hot)
+        return out
 
     # -- events ---------------------------------------------------------------------
 
@@ -258,12 +308,25 @@ class ResponsesParser(ParserSkeleton):
         self._events += 1
         self._hot_key = None
         handler = self._handlers.get(kind)
-        if handler is not None:
-            return handler(obj)
-        if kind.startswith(_PROGRESS_PREFIXES) and kind.endswith(_PROGRESS_SUFFIXES):
-            self._item_of(obj, kind)
-            return []
-        return self._on_unknown(obj, kind)
+        if handler is None:
+            if kind.startswith(_PROGRESS_PREFIXES) and kind.endswith(_PROGRESS_SUFFIXES):
+                self._item_of(obj, kind)
+                return []
+            return self._on_unknown(obj, kind)
+        if kind == _TEXT_DELTA:
+            self._hot.stale()
+        out = handler(obj)
+        modelled = _EVENT_FIELDS.get(kind)
+        if modelled is None or obj.keys() <= modelled:
+            return out
+        if kind == _TEXT_DELTA:
+            self._hot.learn(obj.keys() - modelled)
+        kept = self.event_fields(kind, obj, modelled)
+        if out and isinstance(out[-1], Finish):
+            out[-1:-1] = kept
+        else:
+            out += kept
+        return out
 
     def _start(self, response: Any) -> list[Chunk]:
         if self.started:
@@ -285,18 +348,12 @@ class ResponsesParser(ParserSkeleton):
 
     def _on_unknown(self, obj: dict[str, Any], kind: str) -> list[Chunk]:
         # An event nobody documented is kept, never replayed: one belonging to
-        # an item is gathered and kept right after that item; any other is
-        # kept where it arrived.
+        # an item is kept right after that item; any other where it arrived.
         item = self._find(obj)
         if item is not None and not item.done:
-            item.unknown.append(obj)
+            item.unknown.append((kind, obj))
             return []
-        out = self._start(None)
-        key = f"event{self._events}"
-        raw = dict(obj)
-        raw.setdefault("type", kind)
-        out += [BlockStart(key, "unknown", raw=raw), BlockEnd(key)]
-        return out
+        return self._start(None) + self.unknown_event(kind, obj)
 
     def _on_error(self, obj: dict[str, Any]) -> list[Chunk]:
         inner = obj.get("error")
@@ -402,15 +459,9 @@ class ResponsesParser(ParserSkeleton):
                 out += [BlockStart(key, "image", raw=image), BlockEnd(key)]
         else:
             out = [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
-        if item.unknown:
-            events: dict[str, Any] = {
-                "type": UNKNOWN_EVENTS,
-                "item_id": raw.get("id"),
-                "output_index": item.index,
-                "events": item.unknown,
-            }
-            key = f"{item.key}.events"
-            out += [BlockStart(key, "unknown", raw=events), BlockEnd(key)]
+        for kind, event in item.unknown:
+            out += self.unknown_event(kind, event)
+        item.unknown = []
         return out
 
     # -- messages ---------------------------------------------------------------------
@@ -702,20 +753,23 @@ class ResponsesParser(ParserSkeleton):
         return out
 
     def _finish_chunk(self, response: dict[str, Any], status: Any) -> Finish:
+        envelope = {k: v for k, v in response.items() if k != "output"}
+        payloads = (ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),)
         if status == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None
             reason_s = reason if isinstance(reason, str) and reason else "incomplete"
-            return Finish(_items.INCOMPLETE_REASONS.get(reason_s, reason_s), raw=reason_s)
+            reason_n = _items.INCOMPLETE_REASONS.get(reason_s, reason_s)
+            return Finish(reason_n, raw=reason_s, payloads=payloads)
         if status == "cancelled":
-            return Finish("aborted", raw="cancelled")
+            return Finish("aborted", raw="cancelled", payloads=payloads)
         if status is None:
-            return unknown_finish()  # a terminal response that names no status
+            return unknown_finish(payloads)  # a terminal response that names no status
         if self._calls:
-            return Finish("tool-calls", raw=str(status))
+            return Finish("tool-calls", raw=str(status), payloads=payloads)
         if self._refused:
-            return Finish("refused", raw=str(status))
-        return Finish("stop", raw=str(status))
+            return Finish("refused", raw=str(status), payloads=payloads)
+        return Finish("stop", raw=str(status), payloads=payloads)
 
 
 def parse_body(
