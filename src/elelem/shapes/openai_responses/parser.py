@@ -150,9 +150,11 @@ class _TextDeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     item_id: str | None = None
     output_index: int | None = None
     content_index: int | None = None
-    sequence_number: msgspec.Raw | None = None
-    logprobs: msgspec.Raw | None = None
-    obfuscation: msgspec.Raw | None = None
+    # Raw with a None default, not ``Raw | None``: msgspec reads that union
+    # as "null only".
+    sequence_number: msgspec.Raw = None  # type: ignore[assignment]
+    logprobs: msgspec.Raw = None  # type: ignore[assignment]
+    obfuscation: msgspec.Raw = None  # type: ignore[assignment]
 
 
 def _malformed(message: str) -> MalformedStreamError:
