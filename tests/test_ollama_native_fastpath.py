@@ -17,7 +17,7 @@ import pytest
 
 from elelem.errors import ElelemError
 from elelem.shapes.ollama_native import OllamaParser
-from elelem.shapes.ollama_native.fast import HotLine, HotMessage, hot_decoder
+from elelem.shapes.ollama_native.fast import HotMessage, hot_decoder
 from elelem.stream import BlockEnd, BlockStart, Chunk, ReasoningDelta, TextDelta
 from elelem.testing import cassettes
 from elelem.vocabulary import ProviderId
@@ -106,17 +106,28 @@ def test_hot_lines_take_the_fast_path_with_exact_chunks() -> None:
         BlockStart(index="text-2", block="text"),
         TextDelta("text-2", "Hi"),
     ]
-    # a new top-level field is metadata the dict path passes over: still typed
+    # a new top-level field is kept once, by the dict path; then the lines
+    # holding it stay typed, and keep it again only when its value changes
+    kept = {"type": "ollama.event", "event": "line", "field": "future"}
     assert parser.message("", line({"role": "assistant", "content": "!"}, future=[1])) == [
-        TextDelta("text-2", "!")
+        TextDelta("text-2", "!"),
+        BlockStart(index="event-1", block="unknown", raw={**kept, "value": [1]}),
+        BlockEnd("event-1"),
     ]
-    assert parser.hits == 3
+    assert parser.message("", line({"role": "assistant", "content": "?"}, future=[1])) == [
+        TextDelta("text-2", "?")
+    ]
+    assert parser.message("", line({"role": "assistant", "content": "."}, future=[2])) == [
+        TextDelta("text-2", "."),
+        BlockStart(index="event-2", block="unknown", raw={**kept, "value": [2]}),
+        BlockEnd("event-2"),
+    ]
+    assert parser.hits == 4
 
 
 def test_new_message_fields_tool_calls_wrong_types_and_the_end_take_the_dict_path() -> None:
-    assert hot_decoder().decode(piece("content", "x")) == HotLine(
-        HotMessage(role="assistant", content="x"), done=False
-    )
+    hot = hot_decoder().decode(piece("content", "x"))
+    assert (hot.message, hot.done) == (HotMessage(role="assistant", content="x"), False)
     with pytest.raises(msgspec.ValidationError, match="unknown field `images`"):
         hot_decoder().decode(line({"role": "assistant", "images": ["b64"]}))
     lines = [

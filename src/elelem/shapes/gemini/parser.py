@@ -20,7 +20,9 @@ body is one chunk and goes through the same code (:func:`response_chunks`).
 
 At the end: ``groundingMetadata.webSearchQueries`` -> a ``web_search``
 activity; ``urlContextMetadata`` -> a ``web_fetch`` activity; the finish
-reason, with every envelope field no block owns kept in ``Finish.payloads``.
+reason, with every envelope field no block owns kept in ``Finish.payloads``
+(the chunk's, the first candidate's, and its content's beside the parts;
+the other candidates whole).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPa
 _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
 _ENVELOPE_SKIP = frozenset({"candidates", "usageMetadata"})
+_CONTENT_FIELDS = frozenset({"parts", "role"})
 _HOT = hot_decoder()
 _FAST_MISS_LIMIT = 4
 """Consecutive frames the typed decode may miss before a parser stops trying it
@@ -326,6 +329,12 @@ class GeminiParser(ParserSkeleton):
                 if not isinstance(part, dict):
                     raise malformed("gemini content part is not an object", part)
                 out.extend(self._part(part))
+            extra = {k: v for k, v in content.items() if k not in _CONTENT_FIELDS}
+            if extra:
+                # Content fields beside the parts (and the role, always the
+                # model's) ride with the candidate's, the latest value kept.
+                kept = self._candidate.get("content")
+                self._candidate["content"] = {**(kept if isinstance(kept, dict) else {}), **extra}
         for key, value in candidate.items():
             if key == "content":
                 continue

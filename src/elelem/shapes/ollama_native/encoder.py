@@ -29,6 +29,8 @@ from elelem.shapes.common import (
     hosted_lines_and_text,
     merge_extra,
     part_type,
+    stream_event,
+    stream_event_drop,
     without_remote_mcp,
 )
 from elelem.shapes.media import line_report, ollama_media
@@ -106,6 +108,8 @@ def native_assistant(
             calls.append(_native_call(part, provider, where, dropped))
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")
+        elif isinstance(part, UnknownBlock) and stream_event(part):
+            dropped.items.append(stream_event_drop(where, part))
         elif isinstance(part, UnknownBlock):
             dropped.add(where, part.type, UNSUPPORTED, "no Ollama form")
         elif isinstance(part, HostedActivity):

@@ -8,7 +8,8 @@ message holds anything else (``tool_calls``, ``images``, a field Ollama adds
 later) fails to decode and goes through the dict path, which keeps it all;
 the line's other top-level fields are passed over, as the dict path passes
 them over on every line but the first and the ``done`` one (which the parser
-leaves to the dict path).
+leaves to the dict path); a field nobody listed is kept by the parser's
+:class:`~elelem.shapes.skeleton.HotFields`, as the dict path keeps it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,19 @@ class HotMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     thinking: str | None = None
 
 
-class HotLine(msgspec.Struct, gc=False):
-    """One streamed line; its fields beside ``message`` and ``done`` are passed over."""
+class HotLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """One streamed line.  ``model`` and ``created_at`` are passed over (raw,
+    never decoded), as the dict path passes them over on every line but the
+    first and the ``done`` one; any other top-level field fails the decode
+    until the parser has kept it once and its
+    :class:`~elelem.shapes.skeleton.HotFields` holds it."""
 
     message: HotMessage
     done: bool = False
+    # Raw with a None default, not ``Raw | None``: msgspec reads that union
+    # as "null only".
+    model: msgspec.Raw = None  # type: ignore[assignment]
+    created_at: msgspec.Raw = None  # type: ignore[assignment]
 
 
 @lru_cache(maxsize=1)

@@ -28,7 +28,10 @@ Mapping:
 - ``{"error": "…"}`` -> a typed error.
 
 Per-line ``created_at`` stamps between the first and the last are timing
-metadata of the transport, not content, and are not kept.
+metadata of the transport, not content, and are not kept.  Any other
+top-level field of a line before the last is kept as the skeleton keeps a
+field nobody modelled: an ``ollama.event`` block ``{"event": "line", "field",
+"value"}``, where it arrived and again when its value changes.
 """
 
 from __future__ import annotations
@@ -40,9 +43,14 @@ import msgspec
 
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.ollama_native.errors import error_from_event
-from elelem.shapes.ollama_native.fast import hot_decoder
+from elelem.shapes.ollama_native.fast import HotLine
 from elelem.shapes.ollama_native.mapping import USAGE_FIELDS, finish_reason, map_usage
-from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
+from elelem.shapes.skeleton import (
+    HotFields,
+    ParserSkeleton,
+    decode_whole_object,
+    unknown_finish,
+)
 from elelem.stream import (
     BlockEnd,
     BlockKey,
@@ -72,8 +80,12 @@ SYNTHESIZED_ID_FORMAT = "synthesized-id"
 UNKNOWN_FIELD_TYPE = "ollama.field"
 """``type`` of the unknown block keeping a ``message`` field nobody modelled."""
 
-_HOT = hot_decoder()
 _KNOWN_MESSAGE = frozenset({"role", "content", "thinking", "tool_calls"})
+_LINE = "line"
+"""The event name of a line's fields nobody modelled."""
+_LINE_FIELDS = frozenset({"model", "created_at", "message", "done"})
+"""The fields of a line the parser reads (the ``done`` line keeps all of its
+own in the finish's :data:`RESPONSE_FORMAT` payload)."""
 
 
 class OllamaParser(ParserSkeleton):
@@ -83,6 +95,7 @@ class OllamaParser(ParserSkeleton):
     ``done`` line ends it (without a ``done_reason`` it finishes ``unknown``)."""
 
     what = "ollama line"
+    event_type = "ollama.event"
 
     def __init__(self, provider: ProviderId, request: object = None) -> None:
         del request  # nothing in the request changes how the response reads
@@ -92,6 +105,7 @@ class OllamaParser(ParserSkeleton):
         self._calls = 0
         self._first_created: JSONValue = None
         self._unknown: dict[str, list[Any]] = {}
+        self._hot = HotFields(_LINE, HotLine)
 
     @property
     def done(self) -> bool:
@@ -100,8 +114,9 @@ class OllamaParser(ParserSkeleton):
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
         """The chunks of a hot line (a piece of text or thinking, not done), or None."""
+        hot = self._hot
         try:
-            line = _HOT.decode(data)
+            line = hot.decoder.decode(data)
         except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
             return None
         if line.done:
@@ -114,6 +129,8 @@ class OllamaParser(ParserSkeleton):
         if message.content:
             key = self._ensure("text", out)
             out.append(TextDelta(key, message.content))
+        if hot.extra and hot.raws(line) != hot.last:
+            out += hot.kept(self, line)
         return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
@@ -154,6 +171,11 @@ class OllamaParser(ParserSkeleton):
             raise malformed(f"ollama line {self.frames}: 'done' is not a boolean", obj)
         if done:
             self._finish(obj, out)
+            return out
+        self._hot.stale()
+        if not obj.keys() <= _LINE_FIELDS:
+            self._hot.learn(obj.keys() - _LINE_FIELDS)
+            out += self.event_fields(_LINE, obj, _LINE_FIELDS)
         return out
 
     def _message(self, message: Mapping[str, Any], created: Any, out: list[Chunk]) -> None:
