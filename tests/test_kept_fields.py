@@ -23,7 +23,7 @@ from elelem.shapes.bedrock_converse.encoder import assistant_wire as bedrock_wir
 from elelem.shapes.bedrock_converse.parser import BedrockParser
 from elelem.shapes.openai_responses.encoder import assistant_wire as responses_wire
 from elelem.shapes.openai_responses.parser import ResponsesParser
-from elelem.stream import AssembledResponse, Chunk, assemble
+from elelem.stream import AssembledResponse, BlockStart, Chunk, TextDelta, assemble
 from elelem.vocabulary import (
     Attribution,
     Drop,
@@ -438,6 +438,29 @@ def _text(delta: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def test_responses_hot_deltas_with_their_usual_fields_stay_typed() -> None:
+    parser = ResponsesParser(OPENAI)
+    head = {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}
+    parser.message("response.created", json.dumps({"type": "response.created", "response": head}))
+    item = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**MESSAGE, "content": []},
+    }
+    parser.message(item["type"], json.dumps(item))
+    frame = json.dumps(_text("Hi"))
+    assert parser.fast("response.output_text.delta", frame) == [
+        BlockStart("0.0", "text"),
+        TextDelta("0.0", "Hi"),
+    ]
+    assert parser.fast("response.output_text.delta", frame) == [TextDelta("0.0", "Hi")]
+    # A field nobody modelled fails the typed decode until the dict path kept it.
+    shard = json.dumps(_text("!", shard=1))
+    assert parser.fast("response.output_text.delta", shard) is None
+    parser.message("response.output_text.delta", shard)
+    assert parser.fast("response.output_text.delta", shard) == [TextDelta("0.0", "!")]
+
+
 def test_responses_a_new_field_of_the_hot_delta_is_kept_once_and_the_rest_stays_typed() -> None:
     result = _responses(
         [_text("He", shard=2), _text("l", shard=2), _text("lo", shard=3)], {"status": "completed"}
@@ -472,3 +495,57 @@ def test_responses_a_new_field_of_the_response_object_rides_on_the_finish() -> N
             "usage": None,
         },
     )
+
+
+# -- Gemini --------------------------------------------------------------------
+
+
+def test_gemini_a_new_content_field_rides_with_the_candidate() -> None:
+    from elelem.shapes.gemini import SHAPE as GEMINI_SHAPE
+
+    def chunk(text: str, **content: Any) -> dict[str, Any]:
+        parts = {"parts": [{"text": text}], "role": "model", **content}
+        return {
+            "candidates": [{"content": parts, "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1},
+            "modelVersion": "gemini-x",
+            "responseId": "r1",
+        }
+
+    last = chunk("!", lang="en")
+    last["candidates"][0]["finishReason"] = "STOP"
+    frames = [("", chunk("Hi")), ("", chunk(" there", lang="fr")), ("", last)]
+    result = assemble(_feed(GEMINI_SHAPE.new_parser(ProviderId("google")), frames), "google")
+    assert [b.text for b in result.blocks if isinstance(b, TextBlock)] == ["Hi there!"]
+    assert result.finish is not None
+    candidate = [p.value for p in result.finish.payloads if p.format == "candidate"]
+    assert candidate == [{"content": {"lang": "en"}, "index": 0, "finishReason": "STOP"}]
+
+
+# -- Ollama native ---------------------------------------------------------------
+
+
+def test_ollama_a_new_field_of_a_streamed_line_is_kept_where_it_arrived() -> None:
+    from elelem.shapes.ollama_native import SHAPE as OLLAMA_SHAPE
+    from elelem.shapes.ollama_native.encoder import assistant_wire as ollama_wire
+
+    def line(text: str, **top: Any) -> tuple[str, dict[str, Any]]:
+        message = {"role": "assistant", "content": text}
+        return "", {"model": "m", "created_at": "t", "message": message, "done": False, **top}
+
+    done = {"model": "m", "created_at": "t", "message": {"role": "assistant", "content": ""}}
+    frames = [line("Hi", node="a"), line(" you", node="a"), line("!", node="b")]
+    frames.append(("", {**done, "done": True, "done_reason": "stop", "node": "b"}))
+    provider = ProviderId("ollama-native")
+    result = assemble(_feed(OLLAMA_SHAPE.new_parser(provider), frames), provider)
+    event = {"type": "ollama.event", "event": "line", "field": "node"}
+    assert result.content == (
+        UnknownBlock({**event, "value": "a"}),
+        UnknownBlock({**event, "value": "b"}),
+        TextBlock("Hi you!"),
+    )
+    assert result.finish is not None
+    assert result.finish.payloads[0].value["node"] == "b"  # the last line's own, as ever
+    wire, dropped = ollama_wire(result.to_message(), provider)
+    assert wire == {"role": "assistant", "content": "Hi you!"}
+    assert [d.what for d in dropped] == ["ollama.event", "ollama.event"]
