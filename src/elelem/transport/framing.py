@@ -74,6 +74,9 @@ def _too_large(what: str, limit: int) -> LimitExceededError:
 
 
 _MAX_NAMES = 256
+# The shortest event, "data:\n\n", is seven bytes: a chunk cut into blocks
+# averaging fewer is mostly blank lines.
+_MIN_EVENT = 7
 # ``tuple.__new__`` skips the named tuple's Python-level ``__new__``: one call
 # less per event on the hot path, the same object.
 _event = tuple.__new__
@@ -216,23 +219,97 @@ class SSEDecoder:
         if not chunk:
             return out
         splitter = self._lines
-        # The hot path, one call per network read: ``data:`` and ``event:``
-        # lines and blank lines are handled here, on locals; every other line
-        # goes through :meth:`_field`.  The state is written back before any
-        # call that reads it and at the end (also after a fault, though a
-        # fault ends decoding anyway).
+        try:
+            if self._size or splitter._parts or splitter._cr:
+                # An event is carried over from the last read: the line path
+                # takes it to its end, the first blank line.
+                end = chunk.find(b"\n\n")
+                if end < 0:
+                    self._lines_of(splitter.split(chunk), out)
+                    return out
+                self._lines_of(splitter.split(chunk[: end + 2]), out)
+                chunk = chunk[end + 2 :]
+            if chunk and not (self._size or splitter._parts or splitter._cr):
+                # Between events, nothing carried over: the whole events at
+                # the front of the chunk are cut out at once (the rest, an
+                # event the next read completes, takes the line path).
+                chunk = self._whole_events(chunk, out)
+            if chunk:
+                self._lines_of(splitter.split(chunk), out)
+        except MalformedStreamError as exc:  # LimitExceededError included
+            self.failure = exc  # the events before the fault are still returned
+        return out
+
+    def _whole_events(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
+        """Dispatch the whole events that ``chunk`` (read between events)
+        begins with; return what follows the last of them.
+
+        Nearly every provider event is one ``data: …`` line, or an ``event:
+        …`` line and one ``data: …`` line: those are taken straight from the
+        block between two blank lines.  Any other block (comments, ``id``,
+        ``retry``, several data lines, no space after the colon) goes through
+        the general line rule, so the outcome is the same either way.
+        """
+        whole = chunk
+        if 0x0D in whole:
+            # CRLF ends a line as LF does; a lone CR (or one the next read may
+            # pair with an LF) is left to the line path.
+            whole = whole.replace(b"\r\n", b"\n")
+            if 0x0D in whole:
+                return chunk
+        end = whole.rfind(b"\n\n")
+        if end < 0:
+            return chunk
+        blocks = whole[:end].split(b"\n\n")
+        if len(blocks) * _MIN_EVENT > end + _MIN_EVENT:
+            # Far more blank lines than events: a body of newlines (a
+            # decompressed bomb) is squeezed in one C-speed pass first.
+            whole = squeeze_blank_lines(whole)
+            end = whole.rfind(b"\n\n")
+            blocks = whole[:end].split(b"\n\n") if end >= 0 else []
+        splitter = self._lines
+        splitter.consumed += len(chunk) - (len(whole) - end - 2)
+        names, limit, append = self._names, self._max, out.append
+        last_id, retry = self.last_event_id, self.retry
+        for block in blocks:
+            if block.startswith(b"data: ") and 0x0A not in block:
+                name = ""
+                value = block[6:]
+            elif (
+                block.startswith(b"event: ")
+                and (nl := block.find(b"\n", 7)) > 0
+                and block.startswith(b"data: ", nl + 1)
+                and block.find(b"\n", nl + 7) < 0
+            ):
+                raw = block[7:nl]
+                found = names.get(raw)
+                name = self._name(raw) if found is None else found
+                value = block[nl + 7 :]
+            elif not block:
+                continue  # blank lines after blank lines
+            else:
+                self._lines_of([*block.split(b"\n"), b""], out)
+                last_id, retry = self.last_event_id, self.retry
+                continue
+            if len(block) >= limit:  # the event's lines and their ends
+                raise _too_large("an event of the response", limit)
+            try:
+                text = value.decode()
+            except UnicodeDecodeError:
+                text = _utf8(value, splitter.consumed)
+            append(_event(SSEEvent, (name, text, last_id, retry)))
+        return whole[end + 2 :]
+
+    def _lines_of(self, lines: list[bytes], out: list[SSEEvent]) -> None:
+        """Apply the event-stream rule to whole ``lines`` (no terminators)."""
+        # ``data:`` and ``event:`` lines and blank lines are handled here, on
+        # locals; every other line goes through :meth:`_field`.  The state is
+        # written back before any call that reads it and at the end (also
+        # after a fault, though a fault ends decoding anyway).
         data, event, size = self._data, self._event, self._size
         limit = self._max
         append = out.append
         try:
-            chunk = squeeze_blank_lines(chunk)
-            if not splitter._parts and not splitter._cr and chunk[-1] == 0x0A:
-                # The common read, whole lines ending in LF or CRLF: nothing
-                # is carried over either way, so it is split here.
-                splitter.consumed += len(chunk)
-                lines = chunk.splitlines()
-            else:
-                lines = splitter.split(chunk)
             for line in lines:
                 if line:
                     # Every provider writes "name: value"; without the space,
@@ -261,16 +338,13 @@ class SSEDecoder:
                         try:
                             text = joined.decode()
                         except UnicodeDecodeError:
-                            text = _utf8(joined, splitter.consumed)
+                            text = _utf8(joined, self._lines.consumed)
                         append(_event(SSEEvent, (name, text, self.last_event_id, self.retry)))
                         data = []
                     event = b""
                     size = 0
-        except MalformedStreamError as exc:  # LimitExceededError included
-            self.failure = exc  # the events before the fault are still returned
         finally:
             self._data, self._event, self._size = data, event, size
-        return out
 
     def close(self) -> list[SSEEvent]:
         """The body ended.  An event not ended by a blank line is discarded,
