@@ -19,6 +19,7 @@ from elelem.cli.inspect import inspect_recording
 from elelem.errors import InvalidRequestError, StreamError
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, assistant_wire
+from elelem.shapes.openai_chat.parser import CHOICE_FIELD_TYPE
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load, sse_frames
 from elelem.vocabulary import (
@@ -102,6 +103,7 @@ class Counts:
     signatures: str = ""
     encrypted: int = 0
     unknown_fields: list[str] = field(default_factory=list)
+    choice_fields: list[str] = field(default_factory=list)
     finish: str | None = None
     usage: Any = None
     errors: int = 0
@@ -142,6 +144,13 @@ def wire_counts(interaction: Interaction) -> Counts:
             counts.errors += 1
             continue
         for choice in obj.get("choices") or []:
+            counts.choice_fields += [
+                k
+                for k, v in choice.items()
+                if k not in {"index", "delta", "message", "finish_reason"}
+                and v not in (None, "", [], {})
+                and k not in counts.choice_fields
+            ]
             delta = choice.get("delta") or choice.get("message") or {}
             content = delta.get("content")
             if isinstance(content, str):
@@ -200,6 +209,8 @@ def output_counts(result: AssembledResponse) -> Counts:
                     )
         elif isinstance(part, ToolCallBlock):
             counts.tool_calls.append((part.id, part.name, part.arguments))
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == CHOICE_FIELD_TYPE:
+            counts.choice_fields.append(str(part.raw.get("field")))
         elif isinstance(part, UnknownBlock):
             counts.unknown_fields.append(str(part.raw.get("field")))
     assert result.finish is not None

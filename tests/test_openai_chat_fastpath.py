@@ -114,14 +114,63 @@ def test_a_new_top_level_field_stays_on_the_fast_path_and_is_kept() -> None:
     assert "'type': 'openai_chat.response_field', 'field': 'future', 'value': 'y'" in seen[-2]
 
 
-def test_an_unknown_choice_field_stays_on_the_fast_path() -> None:
-    # OpenRouter's native_finish_reason on every choice: passed over, as the dict path does.
-    data = json.dumps(
-        {**HEAD, "choices": [{"index": 0, "delta": {"content": "a"}, "native_finish_reason": None}]}
-    )
+def choice_chunk(delta: dict[str, Any], **fields: Any) -> tuple[str, str]:
+    return "", json.dumps({**HEAD, "choices": [{"index": 0, "delta": delta, **fields}]})
+
+
+def test_a_choice_field_nobody_listed_stays_on_the_fast_path_and_is_kept() -> None:
+    data = choice_chunk({"content": "a"}, x_route=None)
+    with pytest.raises(msgspec.ValidationError, match="unknown field `x_route"):
+        hot_decoder().decoder.decode(data[1])
+    valued = choice_chunk({"content": "b"}, x_route={"via": "eu"})
     Counting.hits = 0
-    compare([FIRST, ("", data), ("", data), chunk({}, "stop"), ("", "[DONE]")])
-    assert Counting.hits == 3
+    seen = compare([FIRST, data, data, valued, valued, data, chunk({}, "stop"), ("", "[DONE]")])
+    # The first chunk with the field takes the dict path; then it is learnt.
+    assert Counting.hits == 5
+    assert "'field': 'x_route', 'value': [{'via': 'eu'}]" in seen[-2]
+
+
+def test_choice_fields_with_values_are_kept_merged_and_never_replayed() -> None:
+    from elelem.shapes.openai_chat import assistant_wire
+    from elelem.stream import Assembler
+    from elelem.vocabulary import UnknownBlock
+
+    token = {"token": "a", "logprob": -0.5, "bytes": [97], "top_logprobs": []}
+    other = {"token": "b", "logprob": -1.25, "bytes": [98], "top_logprobs": []}
+    safe = {"hate": {"filtered": False, "severity": "safe"}}
+    frames = [
+        FIRST,
+        choice_chunk({"content": "a"}, logprobs={"content": [token]}, content_filter_results=safe),
+        choice_chunk({"content": "b"}, logprobs={"content": [other]}, content_filter_results=safe),
+        choice_chunk({"content": "c"}, logprobs=None, native_finish_reason=None),
+        choice_chunk({}, finish_reason="stop", native_finish_reason="completed"),
+        ("", "[DONE]"),
+    ]
+    Counting.hits = 0
+    compare(frames)
+    assert Counting.hits == 4  # every chunk of the started response
+    parser, assembler = ChatParser(OPENAI), Assembler(OPENAI)
+    for event, data in frames:
+        for piece in parser.message(event, data):
+            assembler.feed(piece)
+    result = assembler.result()
+    kept = [p.raw for p in result.content if isinstance(p, UnknownBlock)]
+    # Each value that differs from the last one kept, in order.
+    assert kept == [
+        {
+            "type": "openai_chat.choice_field",
+            "field": "logprobs",
+            "value": [{"content": [token]}, {"content": [other]}],
+        },
+        {"type": "openai_chat.choice_field", "field": "content_filter_results", "value": [safe]},
+        {
+            "type": "openai_chat.choice_field",
+            "field": "native_finish_reason",
+            "value": ["completed"],
+        },
+    ]
+    wire, dropped = assistant_wire(result.to_message(), OPENAI)
+    assert (wire, dropped) == ({"role": "assistant", "content": "abc"}, [])
 
 
 def test_a_list_repeated_on_every_chunk_is_applied_once_and_changes_are_not_missed() -> None:

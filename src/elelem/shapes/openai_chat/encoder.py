@@ -33,6 +33,7 @@ from elelem.shapes.common import (
 from elelem.shapes.media import chat_media, line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.parser import (
+    CHOICE_FIELD_TYPE,
     REASONING_DETAILS_FORMAT,
     REASONING_FIELD_FORMAT,
     REFUSAL_FORMAT,
@@ -85,6 +86,8 @@ from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
 
 PATH = "/chat/completions"
+
+
 """The endpoint, relative to a provider's base URL (``…/v1``)."""
 
 
@@ -145,6 +148,10 @@ def native_assistant(
             parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
         elif isinstance(part, ToolCallBlock):
             calls.append(part)
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == CHOICE_FIELD_TYPE:
+            # Like finish_reason, what the server said about its choice; the
+            # wire's messages have no place for it and it never asks for it.
+            continue
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == RESPONSE_FIELD_TYPE:
             dropped.add(
                 f"content[{i}]",

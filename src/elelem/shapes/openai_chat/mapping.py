@@ -25,6 +25,9 @@ def finish_reason(raw: str, *, refused: bool = False) -> str:
     return "refused" if reason == "stop" and refused else reason
 
 
+_PLAIN_USAGE = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -45,6 +48,17 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     reasoning counted outside it; at most all of it otherwise), so the counts
     are disjoint and add up to ``total_tokens``.
     """
+    if raw.keys() <= _PLAIN_USAGE:
+        # Most usage objects hold only the three counts (Perplexity sends one
+        # on every chunk): nothing to subtract, nothing hosted.
+        completion = _int(raw.get("completion_tokens"))
+        reasoning = min(completion, 0)  # as below: never more than completion_tokens
+        return Usage(
+            input=max(_int(raw.get("prompt_tokens")), 0),
+            output=completion - reasoning,
+            reasoning=reasoning,
+            raw=dict(raw),
+        )
     prompt = _int(raw.get("prompt_tokens"))
     details = _sub(raw, "prompt_tokens_details")
     cache_read = _int(details.get("cached_tokens")) or _int(raw.get("prompt_cache_hit_tokens"))

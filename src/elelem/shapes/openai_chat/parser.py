@@ -41,7 +41,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_event
-from elelem.shapes.openai_chat.fast import HotChoice, changed_fields, hot_decoder
+from elelem.shapes.openai_chat.fast import changed_fields, hot_decoder
 from elelem.shapes.openai_chat.mapping import finish_reason, map_usage
 from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.skeleton import (
@@ -65,12 +65,21 @@ from elelem.stream import (
     UsageUpdate,
 )
 from elelem.vocabulary import ProviderId, ProviderPayload, Usage
+from elelem.vocabulary.json import JSONValue
 
 DONE = "[DONE]"
 """The sentinel data of the last SSE frame."""
 
 UNKNOWN_FIELD_TYPE = "openai_chat.field"
 """``type`` of the unknown block that keeps a delta field nobody modelled."""
+
+CHOICE_FIELD_TYPE = "openai_chat.choice_field"
+"""``type`` of the unknown block that keeps a choice field nobody modelled
+(``logprobs``, ``native_finish_reason``, ``content_filter_results``, …),
+as the list of its values (each one that differs from the last one kept):
+what the server said about its choice,
+like ``finish_reason``, which no request carries back, so native replay
+leaves it out as it leaves the finish reason out."""
 
 RESPONSE_FIELD_TYPE = "openai_chat.response_field"
 """``type`` of the unknown block that keeps a top-level chunk field nobody
@@ -135,6 +144,7 @@ _KNOWN_DELTA = frozenset(
     }
 )
 _TOOL_KEYS = frozenset({"index", "id", "type", "function"})
+_KNOWN_CHOICE = frozenset({"index", "delta", "message", "finish_reason"})
 
 
 def _malformed(message: str) -> MalformedStreamError:
@@ -170,6 +180,7 @@ class ChatParser(ParserSkeleton):
         self._tool_order: list[int] = []
         self._unknown: dict[str, list[Any]] = {}
         self._response_fields: dict[str, Any] = {}
+        self._choice_fields: dict[str, list[Any]] = {}
         self._citations: list[str] = []
         self._search_results: list[Any] = []
         self._usage: Usage | None = None
@@ -181,7 +192,11 @@ class ChatParser(ParserSkeleton):
         # applied last: a field sent again unchanged is not applied again.
         self._hot = hot_decoder()
         self._extra: frozenset[str] = frozenset()
+        self._choice_extra: frozenset[str] = frozenset()
         self._seen: dict[str, msgspec.Raw] = {}
+        self._raws: tuple[Any, ...] | None = None  # the applied raw fields of the last hot chunk
+        self._choice_raws: tuple[Any, ...] | None = None  # and its choice's
+        self._choice_seen: dict[str, msgspec.Raw] = {}
 
     # -- the skeleton's hooks -------------------------------------------------
 
@@ -190,16 +205,45 @@ class ChatParser(ParserSkeleton):
         its one choice's delta, then the raw top-level fields that changed."""
         if event == "error":
             return None
-        decoder, applied = self._hot
+        decoder, applied, getter, choice_fields, choice_getter = self._hot
         try:
             hot = decoder.decode(data)
         except msgspec.DecodeError:
             return None  # not a hot chunk exactly: the dict path decides what it is
-        if len(hot.choices) != 1:
+        choices = hot.choices
+        if len(choices) != 1 or choices[0].index != 0:
             return None
-        changed = changed_fields(hot, applied, self._seen)
-        out = self._feed_hot(hot.choices[0])
-        if out is not None and changed:
+        choice = choices[0]
+        choice_raws = choice_getter(choice)
+        if choice_raws != self._choice_raws:
+            self._choice_raws = choice_raws
+            seen = self._choice_seen
+            for name, raw in zip(choice_fields, choice_raws, strict=True):
+                if raw is not None and seen.get(name) != raw:
+                    seen[name] = raw
+                    self._keep_choice_field(name, msgspec.json.decode(raw))
+        raws = getter(hot)
+        changed = None
+        if raws != self._raws:
+            self._raws = raws
+            changed = changed_fields(hot, applied, self._seen)
+        delta = choice.delta
+        text = delta.content
+        current = self._current
+        if (
+            not changed
+            and type(text) is str
+            and text
+            and current is not None
+            and current[0] == "text"
+            and choice.finish_reason is None
+            and not (delta.reasoning_content or delta.reasoning or delta.refusal)
+        ):
+            # Most chunks: more text for the open text block.
+            self._text.append(text)
+            return [TextDelta(current[1], text)]
+        out = self._feed_hot(choice)
+        if changed:
             # What the dict path does with these fields, for only those that changed.
             self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
             self._seen.update(changed)
@@ -253,6 +297,9 @@ class ChatParser(ParserSkeleton):
                 )
             if not self.started:
                 self._start(obj, out)
+            for key, value in choice.items():
+                if key not in _KNOWN_CHOICE:
+                    self._keep_choice_field(key, value)
             delta = choice.get("delta")
             if delta is None:
                 delta = choice.get("message")
@@ -269,23 +316,36 @@ class ChatParser(ParserSkeleton):
         self._learn(obj)
         return out
 
+    def _keep_choice_field(self, name: str, value: Any) -> None:
+        if value not in (None, "", [], {}):
+            values = self._choice_fields.setdefault(name, [])
+            if not values or values[-1] != value:
+                values.append(value)
+
     def _learn(self, obj: Mapping[str, Any]) -> None:
         """After a chunk of the dict path: the fast path forgets which raw
         fields it applied last (this chunk may have changed what they set),
         and takes the top-level fields nobody listed that this chunk carried,
         so the stream's next chunks stay typed."""
         self._seen.clear()
+        self._raws = None
+        self._choice_seen.clear()
+        self._choice_raws = None
+        if not self.started:
+            return
         extra = frozenset(k for k in obj if k not in _METADATA) - self._extra
-        if extra and self.started and len(self._extra) < _MAX_EXTRA:
+        choices = obj.get("choices") or ()
+        choice_extra = (
+            frozenset(k for c in choices for k in c if k not in _KNOWN_CHOICE) - self._choice_extra
+        )
+        if (extra or choice_extra) and len(self._extra) + len(self._choice_extra) < _MAX_EXTRA:
             self._extra |= extra
-            self._hot = hot_decoder(self._extra)
+            self._choice_extra |= choice_extra
+            self._hot = hot_decoder(self._extra, self._choice_extra)
 
-    def _feed_hot(self, choice: HotChoice) -> list[Chunk] | None:
-        """What :meth:`feed_object` gives for the typed choice of a hot chunk of
-        a started response; None (before touching any state) where the dict
-        path must decide: a choice index other than 0."""
-        if choice.index != 0:
-            return None
+    def _feed_hot(self, choice: Any) -> list[Chunk]:
+        """What :meth:`feed_object` gives for the typed choice (index 0) of a
+        hot chunk of a started response."""
         out: list[Chunk] = []
         delta = choice.delta
         # The same order as _apply_delta: reasoning fields, text, refusal.
@@ -543,6 +603,10 @@ class ChatParser(ParserSkeleton):
             key = self._new_key("field")
             value = merge_values(values)
             out += unknown_block(key, {"type": UNKNOWN_FIELD_TYPE, "field": field, "value": value})
+        for field, values in self._choice_fields.items():
+            key = self._new_key("field")
+            raw: dict[str, JSONValue] = {"type": CHOICE_FIELD_TYPE, "field": field, "value": values}
+            out += unknown_block(key, raw)
         for field, value in self._response_fields.items():
             key = self._new_key("field")
             out += unknown_block(key, {"type": RESPONSE_FIELD_TYPE, "field": field, "value": value})
@@ -576,6 +640,7 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
 
 
 __all__ = [
+    "CHOICE_FIELD_TYPE",
     "DONE",
     "REASONING_DETAILS_FORMAT",
     "REASONING_FIELD_FORMAT",
