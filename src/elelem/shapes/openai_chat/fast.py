@@ -29,7 +29,7 @@ add:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Literal, NamedTuple
@@ -142,18 +142,6 @@ def hot_decoder(
     )
 
 
-def changed_fields(
-    chunk: Any, applied: Iterable[tuple[str, str]], seen: dict[str, msgspec.Raw]
-) -> dict[str, msgspec.Raw]:
-    """The raw fields of a decoded hot ``chunk`` whose bytes differ from ``seen``."""
-    out: dict[str, msgspec.Raw] = {}
-    for attr, name in applied:
-        raw = getattr(chunk, attr)
-        if raw is not None and seen.get(name) != raw:
-            out[name] = raw
-    return out
-
-
 __all__ = [
     "CHOICE_FIELDS",
     "PASSED_OVER",
@@ -162,6 +150,5 @@ __all__ = [
     "HotDecoder",
     "HotDelta",
     "HotPart",
-    "changed_fields",
     "hot_decoder",
 ]

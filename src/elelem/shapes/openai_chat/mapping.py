@@ -48,13 +48,14 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     reasoning counted outside it; at most all of it otherwise), so the counts
     are disjoint and add up to ``total_tokens``.
     """
-    if raw.keys() <= _PLAIN_USAGE:
+    prompt = raw.get("prompt_tokens", 0)
+    completion = raw.get("completion_tokens", 0)
+    if type(prompt) is int and type(completion) is int and raw.keys() <= _PLAIN_USAGE:
         # Most usage objects hold only the three counts (Perplexity sends one
         # on every chunk): nothing to subtract, nothing hosted.
-        completion = _int(raw.get("completion_tokens"))
         reasoning = min(completion, 0)  # as below: never more than completion_tokens
         return Usage(
-            input=max(_int(raw.get("prompt_tokens")), 0),
+            input=max(prompt, 0),
             output=completion - reasoning,
             reasoning=reasoning,
             raw=dict(raw),

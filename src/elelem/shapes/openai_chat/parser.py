@@ -41,7 +41,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_event
-from elelem.shapes.openai_chat.fast import changed_fields, hot_decoder
+from elelem.shapes.openai_chat.fast import hot_decoder
 from elelem.shapes.openai_chat.mapping import finish_reason, map_usage
 from elelem.shapes.openai_chat.merging import Details, merge_values
 from elelem.shapes.skeleton import (
@@ -222,17 +222,11 @@ class ChatParser(ParserSkeleton):
                 if raw is not None and seen.get(name) != raw:
                     seen[name] = raw
                     self._keep_choice_field(name, msgspec.json.decode(raw))
-        raws = getter(hot)
-        changed = None
-        if raws != self._raws:
-            self._raws = raws
-            changed = changed_fields(hot, applied, self._seen)
         delta = choice.delta
         text = delta.content
         current = self._current
         if (
-            not changed
-            and type(text) is str
+            type(text) is str
             and text
             and current is not None
             and current[0] == "text"
@@ -241,12 +235,28 @@ class ChatParser(ParserSkeleton):
         ):
             # Most chunks: more text for the open text block.
             self._text.append(text)
-            return [TextDelta(current[1], text)]
-        out = self._feed_hot(choice)
+            out: list[Chunk] = [TextDelta(current[1], text)]
+        else:
+            out = self._feed_hot(choice)
+        raws = getter(hot)
+        if raws == self._raws:
+            return out
+        self._raws = raws
+        seen = self._seen
+        changed = {
+            name: raw
+            for (_, name), raw in zip(applied, raws, strict=True)
+            if raw is not None and seen.get(name) != raw
+        }
         if changed:
             # What the dict path does with these fields, for only those that changed.
-            self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
-            self._seen.update(changed)
+            usage = changed.get("usage")
+            value = None if usage is None or len(changed) > 1 else msgspec.json.decode(usage)
+            if type(value) is dict:  # a usage that grows on every chunk (Perplexity)
+                self._apply_usage(value, changed, out)
+            else:
+                self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
+            seen.update(changed)
         return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
@@ -396,12 +406,15 @@ class ChatParser(ParserSkeleton):
             groq = obj.get("x_groq")
             usage = groq.get("usage") if isinstance(groq, dict) else None
         if isinstance(usage, dict):
-            mapped = map_usage(usage)
-            if mapped != self._usage:
-                self._usage = mapped
-                if not self.started:
-                    self._start(obj, out)
-                out.append(UsageUpdate(mapped))
+            self._apply_usage(usage, obj, out)
+
+    def _apply_usage(self, usage: dict[str, Any], obj: Mapping[str, Any], out: list[Chunk]) -> None:
+        mapped = map_usage(usage)
+        if mapped != self._usage:
+            self._usage = mapped
+            if not self.started:
+                self._start(obj, out)
+            out.append(UsageUpdate(mapped))
 
     # -- deltas --------------------------------------------------------------
 
