@@ -610,8 +610,11 @@ class ResponseStream:
                 return
             except httpx2.RequestError as exc:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
-            self.bytes_received += len(data)
-            meter.add(len(data), response.num_bytes_downloaded if raw and response else None)
+            received = self.bytes_received = self.bytes_received + len(data)
+            if raw and response:
+                meter.add(len(data), response.num_bytes_downloaded)
+            elif received > meter.quiet:
+                meter.add(received - meter.decoded, None)
             if message is None:
                 self._frames(decode(data))
             elif self._feed(message, decode(data)):

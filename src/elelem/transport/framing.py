@@ -220,6 +220,24 @@ class SSEDecoder:
             return out
         splitter = self._lines
         try:
+            if (
+                chunk[:6] == b"data: "
+                and chunk.find(b"\n") == len(chunk) - 2
+                and chunk[-1] == 0x0A
+                and 0x0D not in chunk
+                and not (self._size or splitter._parts or splitter._cr)
+            ):
+                # One read, one ``data:`` event (a live stream, most reads).
+                if len(chunk) - 1 > self._max:
+                    raise _too_large("an event of the response", self._max)
+                splitter.consumed += len(chunk)
+                value = chunk[6:-2]
+                try:
+                    text = value.decode()
+                except UnicodeDecodeError:
+                    text = _utf8(value, splitter.consumed)
+                out.append(_event(SSEEvent, ("", text, self.last_event_id, self.retry)))
+                return out
             if self._size or splitter._parts or splitter._cr:
                 # An event is carried over from the last read: the line path
                 # takes it to its end, the first blank line.

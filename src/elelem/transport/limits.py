@@ -9,6 +9,7 @@ few MiB) and each can be changed per driver.  Passing one raises
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from elelem.errors import LimitExceededError
@@ -40,13 +41,16 @@ DEFAULT_LIMITS = Limits()
 class BodyMeter:
     """Counts a body as it is read and raises once it passes a limit."""
 
-    __slots__ = ("_body", "_floor", "_ratio", "decoded")
+    __slots__ = ("_body", "_floor", "_ratio", "decoded", "quiet")
 
     def __init__(self, limits: Limits) -> None:
         self._body = limits.body
         self._ratio = limits.decompression_ratio
         self._floor = limits.ratio_floor
         self.decoded = 0
+        self.quiet = limits.body or sys.maxsize
+        """The size an uncompressed body may reach with no call to :meth:`add`:
+        a reader that counts the bytes itself calls it only past this size."""
 
     def add(self, size: int, raw_received: int | None) -> None:
         """``size`` more decoded bytes; ``raw_received`` the bytes that came
