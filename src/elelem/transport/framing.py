@@ -191,6 +191,7 @@ class SSEDecoder:
         self._size = 0
         # Event names repeat (a dozen per provider): each is decoded once.
         self._names: dict[bytes, str] = {b"": ""}
+        self._heads: dict[bytes, str] = {}  # the same, by the whole ``event: name`` line
         self.last_event_id = ""
         self.retry: int | None = None
         self.unterminated = 0
@@ -287,28 +288,26 @@ class SSEDecoder:
             blocks = whole[:end].split(b"\n\n") if end >= 0 else []
         splitter = self._lines
         splitter.consumed += len(chunk) - (len(whole) - end - 2)
-        names, limit, append = self._names, self._max, out.append
+        heads, limit, append = self._heads, self._max, out.append
         last_id, retry = self.last_event_id, self.retry
+        name: str | None
         for block in blocks:
             if block.startswith(b"data: ") and 0x0A not in block:
                 name = ""
                 value = block[6:]
-            elif (
-                block.startswith(b"event: ")
-                and (nl := block.find(b"\n", 7)) > 0
-                and block.startswith(b"data: ", nl + 1)
-                and block.find(b"\n", nl + 7) < 0
-            ):
-                raw = block[7:nl]
-                found = names.get(raw)
-                name = self._name(raw) if found is None else found
-                value = block[nl + 7 :]
-            elif not block:
-                continue  # blank lines after blank lines
             else:
-                self._lines_of([*block.split(b"\n"), b""], out)
-                last_id, retry = self.last_event_id, self.retry
-                continue
+                head, sep, value = block.partition(b"\ndata: ")
+                name = heads.get(head)
+                if name is None and sep and head.startswith(b"event: ") and 0x0A not in head:
+                    name = self._name(head[7:])
+                    if len(heads) < _MAX_NAMES:
+                        heads[head] = name
+                if name is None or not sep or 0x0A in value:
+                    if not block:
+                        continue  # blank lines after blank lines
+                    self._lines_of([*block.split(b"\n"), b""], out)
+                    last_id, retry = self.last_event_id, self.retry
+                    continue
             if len(block) >= limit:  # the event's lines and their ends
                 raise _too_large("an event of the response", limit)
             try:
