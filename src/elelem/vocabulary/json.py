@@ -25,6 +25,14 @@ def check_json(value: object, path: str = "$") -> str | None:
     if value is None or isinstance(value, (str, bool, int)):
         # Fast path: most payloads (signatures, ids) are one string.
         return None
+    if type(value) is dict:
+        # Usage objects, most tool inputs: one level of scalars, proved here
+        # without a call per value.
+        for key, item in value.items():
+            if type(key) is not str or type(item) not in _SCALARS:
+                break
+        else:
+            return None
     if _plain(value, _PLAIN_DEPTH):
         return None
     return _walk(value, path)
@@ -68,6 +76,7 @@ def _walk(value: object, path: str) -> str | None:
 # says nothing about anything else (a subclass, a non-finite float, a deeper
 # or cyclic value), which the walk above then examines, reporting the path.
 _PLAIN_DEPTH = 64
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def _plain(value: object, depth: int) -> bool:
