@@ -322,10 +322,13 @@ def measure(
     only: frozenset[str] = frozenset(),
     pair: tuple[str, str] = ("floor", "elelem"),
 ) -> list[dict[str, Any]]:
-    """Every row: floor and elelem, both modes, ``runs`` fresh processes per cell.
+    """Every row: floor and elelem, both modes, ``runs`` fresh processes per
+    cell; one write per event also over the async floor (``floor_async``:
+    the floor on httpx2's async client), which shows what asyncio itself
+    costs an async client such as elelem's.
 
     ``only`` keeps the named providers; ``pair`` names the floor and the
-    measured client (``floor_async``/``elelem`` isolates what asyncio costs)."""
+    measured client."""
     root = corpus_root()
     streams: dict[str, ProviderStream] = {}
     rows = []
@@ -349,9 +352,11 @@ def measure(
         try:
             for run in range(runs):
                 for rec, big, small in rows:
-                    clients = list(pair) if run % 2 == 0 else list(reversed(pair))
                     for mode in ("bulk", "per_event"):
-                        for client in clients:
+                        clients = [*pair, "floor_async"] if mode == "per_event" else list(pair)
+                        # Interleaved, in an order that turns from run to run.
+                        turn = run % len(clients)
+                        for client in clients[turn:] + clients[:turn]:
                             nonce += 1
                             task = {
                                 "client": client,
@@ -395,6 +400,12 @@ def measure(
             row[f"{mode}_ratio"] = (
                 statistics.median(mine) / statistics.median(floor) if both else None
             )
+        slow = results.get((_key(big), "per_event", "floor_async"))
+        mine = results.get((_key(big), "per_event", pair[1]))
+        row["per_event_async_floor_us"] = statistics.median(slow) * 1e6 if slow else None
+        row["per_event_async_ratio"] = (
+            statistics.median(mine) / statistics.median(slow) if slow and mine else None
+        )
         table.append(row)
     return table
 
@@ -427,8 +438,9 @@ def render(table: list[dict[str, Any]]) -> str:
 
     lines = [
         "| provider | shape | chunks | bulk floor µs/ev | bulk elelem | bulk ratio "
-        "| per-event floor | per-event elelem | per-event ratio |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| per-event floor | per-event elelem | per-event ratio "
+        "| per-event async floor | vs async floor |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in table:
         name = r["provider"] if r["variant"] == "as recorded" else f"{r['provider']} +unknown"
@@ -437,7 +449,9 @@ def render(table: list[dict[str, Any]]) -> str:
             f"| {num(r['bulk_floor_us'], '.2f')} | {num(r['bulk_elelem_us'], '.2f')} "
             f"| {num(r['bulk_ratio'], '.2f')}x "
             f"| {num(r['per_event_floor_us'], '.2f')} | {num(r['per_event_elelem_us'], '.2f')} "
-            f"| {num(r['per_event_ratio'], '.2f')}x |"
+            f"| {num(r['per_event_ratio'], '.2f')}x "
+            f"| {num(r.get('per_event_async_floor_us'), '.2f')} "
+            f"| {num(r.get('per_event_async_ratio'), '.2f')}x |"
         )
     return "\n".join(lines)
 
