@@ -224,20 +224,23 @@ class ChatParser(ParserSkeleton):
                     self._keep_choice_field(name, msgspec.json.decode(raw))
         delta = choice.delta
         text = delta.content
+        thought = delta.reasoning_content
+        other = delta.reasoning
         current = self._current
-        if (
-            type(text) is str
-            and text
-            and current is not None
-            and current[0] == "text"
-            and choice.finish_reason is None
-            and not (delta.reasoning_content or delta.reasoning or delta.refusal)
-        ):
-            # Most chunks: more text for the open text block.
+        out: list[Chunk]
+        # Most chunks: more text (or more reasoning, in one field) for the
+        # block already open; what _feed_hot gives, without its calls.
+        if current is None or delta.refusal:
+            out = self._feed_hot(choice)
+        elif current[0] == "text" and type(text) is str and text and not (thought or other):
             self._text.append(text)
-            out: list[Chunk] = [TextDelta(current[1], text)]
+            out = [TextDelta(current[1], text)]
+        elif current[0] == "reasoning" and not text and bool(thought) != bool(other):
+            out = [ReasoningDelta(current[1], thought or other)]
         else:
             out = self._feed_hot(choice)
+        if choice.finish_reason is not None:
+            self._finish_raw = choice.finish_reason
         raws = getter(hot)
         if raws == self._raws:
             return out
@@ -354,8 +357,9 @@ class ChatParser(ParserSkeleton):
             self._hot = hot_decoder(self._extra, self._choice_extra)
 
     def _feed_hot(self, choice: Any) -> list[Chunk]:
-        """What :meth:`feed_object` gives for the typed choice (index 0) of a
-        hot chunk of a started response."""
+        """What :meth:`feed_object` gives for the delta of the typed choice
+        (index 0) of a hot chunk of a started response (its finish reason is
+        the caller's)."""
         out: list[Chunk] = []
         delta = choice.delta
         # The same order as _apply_delta: reasoning fields, text, refusal.
@@ -373,8 +377,6 @@ class ChatParser(ParserSkeleton):
                     self._text_delta(part.text, out)
         if delta.refusal:
             self._refusal(delta.refusal, out)
-        if choice.finish_reason is not None:
-            self._finish_raw = choice.finish_reason
         return out
 
     def _start(self, obj: Mapping[str, Any], out: list[Chunk]) -> None:
