@@ -20,6 +20,14 @@ frame-parser contract, so parsers can tell it from an explicit
 :class:`~elelem.errors.MalformedStreamError` rather than being replaced with
 U+FFFD, since a silently altered payload could not replay byte-exact.
 
+Most reads hold whole events, and nearly every provider event is one
+``data:`` line, or an ``event:`` line and one ``data:`` line: between
+events, :meth:`SSEDecoder.feed` cuts such blocks out of the read whole (a
+read of one event at once), and leaves every other block, and an event a
+read cut off, to the line-by-line rule above; the events are the same
+either way (``tests/test_sse_framing.py`` checks it against a plain
+reading of the standard on any body and any split).
+
 ``httpx2.EventSource`` was measured and not used: it keeps a leading BOM in
 the first field name, dispatches events that carry no data, dispatches an
 event the body cut off after a lone CR, caps events at 1 MiB by default,
