@@ -51,6 +51,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
+from elelem.shapes.bedrock_converse.fast import HotReasoning, hot_decoder
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.media import bedrock_attribution
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
@@ -77,6 +78,8 @@ from elelem.vocabulary import (
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
+
+_HOT = hot_decoder()
 
 CITATIONS_CONTENT_FORMAT = "citations_content"
 """Block payload: a whole response's ``citationsContent`` block as it came."""
@@ -168,6 +171,31 @@ class BedrockParser(ParserSkeleton):
     def done(self) -> bool:
         """Whether the finish was emitted."""
         return self.finished
+
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunks of a hot ``contentBlockDelta`` (text or reasoning text in
+        a block of that kind already open: a server block's kind is
+        ``server``), or None."""
+        try:
+            if event == "contentBlockDelta":
+                body = _HOT.body.decode(data)
+            elif not event:
+                body = _HOT.union.decode(data).contentBlockDelta
+            else:
+                return None
+        except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
+            return None
+        delta, index = body.delta, body.contentBlockIndex
+        if isinstance(delta.text, str):
+            if delta.reasoningContent is not msgspec.UNSET or self._open.get(index) != "text":
+                return None
+            return [TextDelta(index, delta.text)] if delta.text else []
+        if isinstance(delta.reasoningContent, HotReasoning):
+            if self._open.get(index) != "reasoning":
+                return None
+            text = delta.reasoningContent.text
+            return [ReasoningDelta(index, text)] if text else []
+        return None
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """The frame's object, errors naming the event by number."""

@@ -264,6 +264,9 @@ OPTION_KEYS = check_table(
 )
 """Where ``/api/chat`` takes each sampling option (its ``options`` object)."""
 
+TOOL_CHOICE = NotTaken("Ollama takes none")
+"""``/api/chat`` has no ``tool_choice``: any mode but ``auto`` is reported."""
+
 
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
@@ -298,7 +301,7 @@ def encode_request(
     sampling_options(opts, OPTION_KEYS, body, dropped)
     if opts.reasoning is not None:
         body["think"] = think_value(opts.reasoning, dropped)
-    tool_choice(opts, NotTaken("Ollama takes none"), body, dropped)
+    tool_choice(opts, TOOL_CHOICE, body, dropped)
     if opts.cache is not None:
         unsupported("Ollama", dropped.items)
     if isinstance(opts.output, JsonSchemaOutput):
