@@ -107,7 +107,7 @@ def test_the_answer_replays_after_the_request_item_and_the_call_follows() -> Non
         Message("assistant", first.content, provider=OPENAI),
         answer,
     )
-    body = responses.encode(ModelRequest("gpt-5", history), OPENAI).body
+    body = responses.encode_request(ModelRequest("gpt-5", history), provider=OPENAI).body
     assert body["input"] == [
         {
             "type": "message",

@@ -74,7 +74,9 @@ def test_responses_mcp_file_search_and_image_generation_tools() -> None:
         ("vs_1", "vs_2"), max_results=4, filters={"type": "eq", "key": "k", "value": 1}
     )
     image = ImageGeneration(size="1024x1024", output_format="png", options={"moderation": "low"})
-    encoded = responses.encode(request(SERVER, search, image), ProviderId("openai"))
+    encoded = responses.encode_request(
+        request(SERVER, search, image), provider=ProviderId("openai")
+    )
     assert encoded.body["tools"] == [
         {
             "type": "mcp",
@@ -102,7 +104,9 @@ def test_responses_mcp_file_search_and_image_generation_tools() -> None:
 
 def test_image_generation_options_never_override_named_fields() -> None:
     with pytest.raises(UnsupportedError, match=r"ImageGeneration.options\['size'\]"):
-        responses.encode(request(ImageGeneration(options={"size": "x"})), ProviderId("openai"))
+        responses.encode_request(
+            request(ImageGeneration(options={"size": "x"})), provider=ProviderId("openai")
+        )
 
 
 def test_gemini_file_search_and_what_it_cannot_take() -> None:
@@ -173,12 +177,12 @@ TOOL = ToolSpec("f", "d", {"type": "object", "properties": {}})
 
 def test_extra_extends_the_lists_elelem_built_and_replaces_the_rest() -> None:
     mine = {"type": "function", "name": "own", "parameters": {}}
-    encoded = responses.encode(
+    encoded = responses.encode_request(
         request(
             tools=[TOOL],
             extra={"tools": [mine], "include": ["x.y"], "store": True, "top_logprobs": 2},
         ),
-        ProviderId("openai"),
+        provider=ProviderId("openai"),
     )
     assert [t["name"] for t in encoded.body["tools"]] == ["f", "own"]  # type: ignore[index, union-attr]
     assert encoded.body["include"] == ["reasoning.encrypted_content", "x.y"]
@@ -193,7 +197,7 @@ def test_extra_extends_the_lists_elelem_built_and_replaces_the_rest() -> None:
     "encode",
     [
         lambda r: anthropic.encode_request(r, provider=ProviderId("anthropic")),
-        lambda r: responses.encode(r, ProviderId("openai")),
+        lambda r: responses.encode_request(r, provider=ProviderId("openai")),
         lambda r: chat.encode_request(r, provider=ProviderId("deepseek")),
         lambda r: gemini.encode_request(r, provider=ProviderId("gemini")),
         lambda r: bedrock.encode_request(r, provider=ProviderId("bedrock")),

@@ -219,7 +219,9 @@ def test_bedrock_a_default_ttl_sends_a_bare_point_and_tools_are_left_unmarked() 
     ("ttl", "retention"), [(None, None), ("5m", "in_memory"), ("1h", "24h"), ("24h", "24h")]
 )
 def test_responses_maps_key_and_retention(ttl: Any, retention: str | None) -> None:
-    encoded = responses.encode(request(PromptCache(ttl=ttl, key="user-7")), ProviderId("openai"))
+    encoded = responses.encode_request(
+        request(PromptCache(ttl=ttl, key="user-7")), provider=ProviderId("openai")
+    )
     fields = {k: v for k, v in encoded.body.items() if k.startswith("prompt_cache")}
     expected = {"prompt_cache_key": "user-7"}
     if retention is not None:
@@ -229,8 +231,9 @@ def test_responses_maps_key_and_retention(ttl: Any, retention: str | None) -> No
 
 
 def test_responses_a_callers_own_retention_wins() -> None:
-    encoded = responses.encode(
-        request(PromptCache(ttl="1h"), prompt_cache_retention="in_memory"), ProviderId("openai")
+    encoded = responses.encode_request(
+        request(PromptCache(ttl="1h"), prompt_cache_retention="in_memory"),
+        provider=ProviderId("openai"),
     )
     assert encoded.body["prompt_cache_retention"] == "in_memory"
 

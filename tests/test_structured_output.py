@@ -131,32 +131,34 @@ def test_an_unknown_output_type_or_field_is_refused() -> None:
 
 
 def test_responses_sends_text_format_json_schema_with_every_field() -> None:
-    encoded = responses.encode(request(NAMED), ProviderId("openai"))
+    encoded = responses.encode_request(request(NAMED), provider=ProviderId("openai"))
     assert encoded.body["text"] == {"format": {"type": "json_schema", **NAMED_FIELDS}}
     assert encoded.dropped == ()
 
 
 def test_responses_leaves_out_an_empty_description_and_sends_strict_false() -> None:
     output = JsonSchemaOutput(SCHEMA, strict=False)
-    encoded = responses.encode(request(output), ProviderId("openai"))
+    encoded = responses.encode_request(request(output), provider=ProviderId("openai"))
     assert encoded.body["text"] == {
         "format": {"type": "json_schema", "name": "output", "schema": SCHEMA, "strict": False}
     }
 
 
 def test_responses_sends_json_object() -> None:
-    encoded = responses.encode(request(ANY_OBJECT), ProviderId("openai"))
+    encoded = responses.encode_request(request(ANY_OBJECT), provider=ProviderId("openai"))
     assert encoded.body["text"] == {"format": {"type": "json_object"}}
     assert encoded.dropped == ()
 
 
 def test_responses_without_the_option_sends_no_text_field() -> None:
-    assert "text" not in responses.encode(request(None), ProviderId("openai")).body
+    assert "text" not in responses.encode_request(request(None), provider=ProviderId("openai")).body
 
 
 def test_responses_a_callers_own_text_in_extra_wins() -> None:
     own = {"format": {"type": "text"}, "verbosity": "low"}
-    encoded = responses.encode(request(NAMED, extra={"text": own}), ProviderId("openai"))
+    encoded = responses.encode_request(
+        request(NAMED, extra={"text": own}), provider=ProviderId("openai")
+    )
     assert encoded.body["text"] == own
 
 

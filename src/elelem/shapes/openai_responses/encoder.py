@@ -462,8 +462,11 @@ TOOL_CHOICE = ToolChoiceSpelling(
 """How the Responses API spells ``tool_choice``."""
 
 
-def encode(request: ModelRequest, provider: ProviderId, stream: bool = True) -> EncodedRequest:
-    """The Responses request body for ``request`` sent to ``provider``."""
+def encode_request(
+    request: ModelRequest, *, provider: ProviderId, stream: bool = True
+) -> EncodedRequest:
+    """The Responses request for ``request`` sent to ``provider``: native replay
+    of ``provider``'s own items, portable encoding of the rest."""
     check_request(request.messages, LIMITS["openai"])
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
     for index, message in enumerate(request.messages):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from elelem.shapes.base import EncodedRequest, ModelRequest, ShapeSpec
-from elelem.shapes.openai_responses.encoder import encode
+from elelem.shapes.base import ModelRequest, ShapeSpec
+from elelem.shapes.openai_responses.encoder import encode_request
 from elelem.shapes.openai_responses.errors import classify_error
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body
 from elelem.stream import Chunk
@@ -27,13 +27,6 @@ def parse_response(
 ) -> list[Chunk]:
     """Map a non-streaming JSON response body to the same chunks a stream gives."""
     return parse_body(body, provider, _client_tools(request))
-
-
-def encode_request(
-    request: ModelRequest, *, provider: ProviderId, stream: bool = True
-) -> EncodedRequest:
-    """The wire request: native replay of ``provider``'s items, portable for the rest."""
-    return encode(request, provider, stream)
 
 
 SHAPE = ShapeSpec(
