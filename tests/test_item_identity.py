@@ -8,7 +8,7 @@ import json
 
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_responses import SHAPE
-from elelem.shapes.openai_responses.encoder import encode
+from elelem.shapes.openai_responses.encoder import encode_request
 from elelem.stream import Assembler
 from elelem.vocabulary import Message, ProviderId, ReasoningBlock, TextBlock
 
@@ -60,7 +60,7 @@ def test_two_reasoning_items_with_one_id_are_both_kept_and_replayed() -> None:
     reasoning = [p for p in content if isinstance(p, ReasoningBlock)]
     assert [p.payloads[0].value["encrypted_content"] for p in reasoning] == ["ENC-A", "ENC-B"]
     history = (Message.user("q"), Message("assistant", content, provider=XAI))
-    items = encode(ModelRequest("grok", history), XAI).body["input"]
+    items = encode_request(ModelRequest("grok", history), provider=XAI).body["input"]
     assert items[1:] == [ONE, TWO, MSG_A]  # type: ignore[index]
 
 
@@ -68,12 +68,12 @@ def test_two_message_items_with_one_id_stay_two_items() -> None:
     content = parse([MSG_A, ONE, MSG_B])
     assert [p.text for p in content if isinstance(p, TextBlock)] == ["first", "second"]
     history = (Message.user("q"), Message("assistant", content, provider=XAI))
-    items = encode(ModelRequest("grok", history), XAI).body["input"]
+    items = encode_request(ModelRequest("grok", history), provider=XAI).body["input"]
     assert items[1:] == [MSG_A, ONE, MSG_B]  # type: ignore[index]
 
 
 def test_adjacent_message_items_with_one_id_are_not_merged() -> None:
     content = parse([MSG_A, MSG_B])
     history = (Message.user("q"), Message("assistant", content, provider=XAI))
-    items = encode(ModelRequest("grok", history), XAI).body["input"]
+    items = encode_request(ModelRequest("grok", history), provider=XAI).body["input"]
     assert items[1:] == [MSG_A, MSG_B]  # type: ignore[index]
