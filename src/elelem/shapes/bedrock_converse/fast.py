@@ -8,8 +8,9 @@ Decoding it straight into structs (:func:`hot_decoder`) skips building a
 dict per event.  The delta structs forbid unknown fields and take no
 ``null``, so a delta holding anything else (a tool input, a citation, a
 signature, a field AWS adds later) fails to decode and goes through the
-dict path, which keeps it all; the event body's fields beside the index and
-the delta are passed over, as the dict path passes them over.
+dict path, which keeps it all.  So does a body with a field beside the
+index, the delta and the padding ``p`` (the dict path keeps it, see
+:data:`~elelem.shapes.bedrock_converse.parser.PADDING`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ class HotDelta(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     reasoningContent: HotReasoning | msgspec.UnsetType = msgspec.UNSET
 
 
-class HotBody(msgspec.Struct, gc=False):
-    """A ``contentBlockDelta`` event body; its other fields are passed over."""
+class HotBody(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A ``contentBlockDelta`` event body: the index, the delta and AWS's
+    padding ``p`` (random letters, passed over); a body with any other field
+    is the dict path's, which keeps the field."""
 
     contentBlockIndex: int
     delta: HotDelta
+    p: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)  # never decoded
 
 
 class HotUnion(msgspec.Struct, forbid_unknown_fields=True, gc=False):

@@ -27,7 +27,7 @@ Mapping:
   ``toolUse`` or ``reasoningContent`` beside the ones read) -> a
   :data:`DELTAS_FORMAT` payload listing them in order;
 - ``contentBlockStop`` -> ``block-end``;
-- ``messageStop.stopReason`` -> the finish reason (:data:`STOP_REASONS`;
+- ``messageStop.stopReason`` -> the finish reason (:data:`~elelem.shapes.bedrock_converse.mapping.FINISH_REASONS`;
   others pass through), emitted after the ``metadata`` event that follows
   it (or at the end of the body): ``metadata.usage`` -> usage, and
   ``additionalModelResponseFields``, ``metrics``, ``trace`` … -> a
@@ -52,6 +52,7 @@ import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.bedrock_converse.fast import HotReasoning, hot_decoder
+from elelem.shapes.bedrock_converse.mapping import finish_reason, map_usage
 from elelem.shapes.common import decode_frame, malformed
 from elelem.shapes.media import bedrock_attribution
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
@@ -74,7 +75,6 @@ from elelem.vocabulary import (
     HostedActivity,
     ProviderId,
     ProviderPayload,
-    Usage,
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
@@ -83,16 +83,6 @@ _HOT = hot_decoder()
 
 CITATIONS_CONTENT_FORMAT = "citations_content"
 """Block payload: a whole response's ``citationsContent`` block as it came."""
-
-STOP_REASONS: Mapping[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool-calls",
-    "max_tokens": "max-tokens",
-    "guardrail_intervened": "content-filter",
-    "content_filtered": "content-filter",
-}
-"""Converse ``stopReason`` -> finish reason; others pass through unchanged."""
 
 SIGNATURE_FORMAT = "signature"
 """Reasoning payload: the ``reasoningContent.signature`` string."""
@@ -124,24 +114,6 @@ _EVENT_FIELDS: Mapping[str, frozenset[str]] = {
 """The fields of each content event the parser reads (``messageStop`` and
 ``metadata`` keep every other field in the finish's :data:`RESPONSE_FORMAT`
 payload)."""
-
-
-def map_usage(usage: Mapping[str, Any]) -> Usage:
-    """Converse ``usage`` -> :class:`Usage` (``inputTokens`` already excludes cache)."""
-
-    def count(name: str) -> int:
-        value = usage.get(name, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise malformed(f"bedrock usage {name} is not a count", dict(usage))
-        return value
-
-    return Usage(
-        input=count("inputTokens"),
-        output=count("outputTokens"),
-        cache_read=count("cacheReadInputTokens"),
-        cache_write=count("cacheWriteInputTokens"),
-        raw=dict(usage),
-    )
 
 
 class BedrockParser(ParserSkeleton):
@@ -438,7 +410,7 @@ class BedrockParser(ParserSkeleton):
         if reason is None:
             out.append(unknown_finish(payloads))
         else:
-            out.append(Finish(STOP_REASONS.get(reason, reason), raw=reason, payloads=payloads))
+            out.append(Finish(finish_reason(reason), raw=reason, payloads=payloads))
         self.finished = True
 
 
@@ -563,10 +535,8 @@ __all__ = [
     "RESPONSE_FORMAT",
     "SERVER_TOOL",
     "SIGNATURE_FORMAT",
-    "STOP_REASONS",
     "UNKNOWN_EVENT_TYPE",
     "BedrockParser",
-    "map_usage",
     "parse_body",
     "response_chunks",
     "server_activity",
