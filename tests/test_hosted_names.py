@@ -22,7 +22,7 @@ from elelem.shapes.common import hosted_activity_line
 from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS_SHAPE
 from elelem.shapes.openai_chat.mapping import map_usage
 from elelem.shapes.openai_responses import SHAPE as RESPONSES_SHAPE
-from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.mapping import map_usage as responses_usage
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import load
 from elelem.vocabulary import (
@@ -157,7 +157,7 @@ def test_responses_usage_counters_are_neutral() -> None:
             "document_search_calls": 0,
         },
     }
-    assert _items.usage(raw).hosted == {
+    assert responses_usage(raw).hosted == {
         "web_search": 0,
         "x_search": 1,
         "code_execution": 2,

@@ -3,24 +3,39 @@
 ``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
 (native replay of the provider's own items, portable encoding of the rest),
 the SSE parser, the non-streaming mapping and the error classifier.  Used by
-OpenAI, Azure OpenAI and xAI.
+OpenAI, Azure OpenAI and xAI.  The parser reads the request's client tools,
+which tell a client ``custom_tool_call`` from a server-side one.
 """
 
 from __future__ import annotations
 
-from elelem.shapes.openai_responses.encoder import assistant_wire, native_items
+from elelem.shapes.base import ShapeSpec
+from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
-from elelem.shapes.openai_responses.shape import SHAPE, encode_request
+
+SHAPE = ShapeSpec(
+    "openai_responses",
+    "sse",
+    encode=encode_request,
+    parser=ResponsesParser,
+    parse_body=parse_body,
+    classify=classify_error,
+)
+"""The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 
 __all__ = [
     "ERRORS",
+    "FINISH_REASONS",
     "SHAPE",
     "ResponsesParser",
     "assistant_wire",
     "classify_error",
     "encode_request",
     "error_from_event",
+    "finish_reason",
+    "map_usage",
     "native_items",
     "parse_body",
     "parse_object",

@@ -1,13 +1,14 @@
-"""What each Responses output item becomes, and the small wire mappings.
+"""What each Responses output item becomes.
 
-Every rule that decides how an output item, annotation, usage object or error
-maps to the neutral vocabulary lives here, so the streaming parser, the
-non-streaming mapping and the encoder agree by construction.
+Every rule that decides how an output item or annotation maps to the neutral
+vocabulary lives here, so the streaming parser, the non-streaming mapping and
+the encoder agree by construction (finish reasons and usage are
+:mod:`~elelem.shapes.openai_responses.mapping`'s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -15,17 +16,12 @@ import msgspec
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
-    HOSTED_ACTIVITY_NAMES,
-    SEARCH_SOURCES,
-    SERVER_SIDE_TOOLS,
     ActivityId,
     Attribution,
     HostedActivity,
     ProviderId,
     ProviderPayload,
     Source,
-    Usage,
-    hosted_counts,
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
@@ -372,67 +368,3 @@ def attribution(annotation: dict[str, Any], text: str, provider: ProviderId) -> 
         range=verified_range(annotation, text),
         replay=ProviderPayload(provider, ANNOTATION, None, annotation),
     )
-
-
-# -- usage and finish ------------------------------------------------------------
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def hosted_calls(output: Sequence[Any]) -> dict[str, int]:
-    """The hosted tool calls a response's ``output`` holds (``web_search_call``,
-    ``file_search_call``, …, not failed), by neutral name: OpenAI bills them per
-    call but its usage object does not count them."""
-    counts: dict[str, int] = {}
-    for item in output:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if not isinstance(kind, str) or not kind.endswith("_call"):
-            continue
-        name = neutral_activity_name(kind.removesuffix("_call"))
-        if name in HOSTED_ACTIVITY_NAMES and item.get("status") != "failed":
-            counts[name] = counts.get(name, 0) + 1
-    return counts
-
-
-def usage(raw: Mapping[str, Any], output: Sequence[Any] = ()) -> Usage:
-    """A Responses usage object as disjoint :class:`Usage` counters.
-
-    Where the usage has no per-tool counters (OpenAI's has none; xAI's
-    ``server_side_tool_usage_details`` has), ``hosted`` counts the hosted
-    calls of the response's ``output`` (:func:`hosted_calls`).
-
-    ``input_tokens`` includes cached (and cache-write) tokens and
-    ``output_tokens`` includes reasoning tokens; they are split out so the
-    counts are disjoint.  xAI's ``num_server_side_tools_used`` is
-    ``hosted["server_side_tools"]`` and ``num_sources_used`` is
-    ``hosted["search_sources"]``.
-    """
-    in_details = raw.get("input_tokens_details")
-    out_details = raw.get("output_tokens_details")
-    cached = _int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
-    written = _int(in_details.get("cache_write_tokens")) if isinstance(in_details, dict) else 0
-    reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
-    details = raw.get("server_side_tool_usage_details")
-    hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else hosted_calls(output)
-    # xAI also counts every server-side tool invocation it bills, which is
-    # more than the per-tool counters when a tool ran several steps.
-    invocations = raw.get("num_server_side_tools_used")
-    if isinstance(invocations, int) and not isinstance(invocations, bool):
-        hosted[SERVER_SIDE_TOOLS] = invocations
-    sources = raw.get("num_sources_used")
-    if isinstance(sources, int) and not isinstance(sources, bool):
-        hosted[SEARCH_SOURCES] = sources
-    return Usage(
-        input=max(_int(raw.get("input_tokens")) - cached - written, 0),
-        output=max(_int(raw.get("output_tokens")) - reasoning, 0),
-        cache_read=cached,
-        cache_write=written,
-        reasoning=reasoning,
-        hosted=hosted,
-        raw=dict(raw),
-    )
-
-
-INCOMPLETE_REASONS = {"max_output_tokens": "max-tokens", "content_filter": "content-filter"}

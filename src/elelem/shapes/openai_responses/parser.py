@@ -37,10 +37,13 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError, UnsupportedError
+from elelem.shapes.base import ModelRequest
 from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.errors import error_from_event
-from elelem.shapes.skeleton import HotFields, ParserSkeleton, decode_whole_body, unknown_finish
+from elelem.shapes.openai_responses.fast import TEXT_DELTA, HotTextDelta, hot_decoder
+from elelem.shapes.openai_responses.mapping import finish_reason, map_usage
+from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -133,30 +136,6 @@ _PROGRESS_PREFIXES = (
 )
 
 
-_TEXT_DELTA = "response.output_text.delta"
-
-
-class _TextDeltaEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """What the parser reads of the stream's hot event, ``response.output_text.delta``.
-
-    ``sequence_number``, ``logprobs`` and ``obfuscation`` are passed over (raw,
-    never decoded), as the dict path passes them over; anything not shaped
-    like this (a wrong type, a missing delta, a field nobody modelled) goes
-    down the dict path, which names the problem or keeps the field.
-    """
-
-    delta: str
-    type: str = ""
-    item_id: str | None = None
-    output_index: int | None = None
-    content_index: int | None = None
-    # Raw with a None default, not ``Raw | None``: msgspec reads that union
-    # as "null only".
-    sequence_number: msgspec.Raw = None  # type: ignore[assignment]
-    logprobs: msgspec.Raw = None  # type: ignore[assignment]
-    obfuscation: msgspec.Raw = None  # type: ignore[assignment]
-
-
 def _malformed(message: str) -> MalformedStreamError:
     # A well-formed frame the server got wrong will come the same way again.
     return MalformedStreamError(f"OpenAI Responses stream: {message}", retryable=False)
@@ -238,16 +217,16 @@ class ResponsesParser(ParserSkeleton):
     """Parses one OpenAI Responses response (on the
     :class:`~elelem.shapes.skeleton.ParserSkeleton`); see the module docstring.
 
-    ``client_tools`` names the client tools of the request, which tells a
-    client ``custom_tool_call`` from a provider's server-side one (xAI).
+    ``request``'s client tools tell a client ``custom_tool_call`` from a
+    provider's server-side one (xAI).
     """
 
     what = "OpenAI Responses"
     event_type = EVENT_TYPE
 
-    def __init__(self, provider: ProviderId, client_tools: frozenset[str] | None = None) -> None:
+    def __init__(self, provider: ProviderId, request: ModelRequest | None = None) -> None:
         super().__init__(provider)
-        self._client_tools = client_tools
+        self._client_tools = client_tools(request)
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._tools: list[Any] = []
@@ -259,7 +238,7 @@ class ResponsesParser(ParserSkeleton):
         # Any other event clears it (it may finish or replace the item).
         self._hot_key: tuple[int | None, str | None, int | None] | None = None
         self._hot_part: _Part | None = None
-        self._hot = HotFields(_TEXT_DELTA, _TextDeltaEvent)
+        self._hot = hot_decoder()
         self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
             "response.created": self._on_response,
             "response.in_progress": self._on_response,
@@ -286,14 +265,14 @@ class ResponsesParser(ParserSkeleton):
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
         """The chunks of a typed ``response.output_text.delta``, or None."""
-        if event != _TEXT_DELTA:
+        if event != TEXT_DELTA:
             return None
         fields = self._hot
         try:
             hot = fields.decoder.decode(data)
         except msgspec.DecodeError:
             return None  # the dict path names what is wrong with it
-        if hot.type not in (_TEXT_DELTA, ""):
+        if hot.type not in (TEXT_DELTA, ""):
             return None
         out = self._on_hot_delta(hot)
         if fields.extra and fields.raws(hot) != fields.last:
@@ -315,13 +294,13 @@ class ResponsesParser(ParserSkeleton):
                 self._item_of(obj, kind)
                 return []
             return self._on_unknown(obj, kind)
-        if kind == _TEXT_DELTA:
+        if kind == TEXT_DELTA:
             self._hot.stale()
         out = handler(obj)
         modelled = _EVENT_FIELDS.get(kind)
         if modelled is None or obj.keys() <= modelled:
             return out
-        if kind == _TEXT_DELTA:
+        if kind == TEXT_DELTA:
             self._hot.learn(obj.keys() - modelled)
         kept = self.event_fields(kind, obj, modelled)
         if out and isinstance(out[-1], Finish):
@@ -505,13 +484,13 @@ class ResponsesParser(ParserSkeleton):
             out.append(TextDelta(part.key, delta))
         return out
 
-    def _on_hot_delta(self, hot: _TextDeltaEvent) -> list[Chunk]:
+    def _on_hot_delta(self, hot: HotTextDelta) -> list[Chunk]:
         self._events += 1
         key = (hot.output_index, hot.item_id, hot.content_index)
         part = self._hot_part
         if key != self._hot_key or part is None:
             obj = {
-                "type": _TEXT_DELTA,
+                "type": TEXT_DELTA,
                 "item_id": hot.item_id,
                 "output_index": hot.output_index,
                 "content_index": hot.content_index,
@@ -731,7 +710,7 @@ class ResponsesParser(ParserSkeleton):
             raise _malformed(f"response ended with output items {pending} unfinished")
         usage = response.get("usage")
         if isinstance(usage, dict):
-            out.append(UsageUpdate(_items.usage(usage, output if isinstance(output, list) else ())))
+            out.append(UsageUpdate(map_usage(usage, output if isinstance(output, list) else ())))
         out.append(self._finish_chunk(response, status))
         self.finished = True
         return out
@@ -761,7 +740,7 @@ class ResponsesParser(ParserSkeleton):
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None
             reason_s = reason if isinstance(reason, str) and reason else "incomplete"
-            reason_n = _items.INCOMPLETE_REASONS.get(reason_s, reason_s)
+            reason_n = finish_reason(reason_s)
             return Finish(reason_n, raw=reason_s, payloads=payloads)
         if status == "cancelled":
             return Finish("aborted", raw="cancelled", payloads=payloads)
@@ -774,17 +753,24 @@ class ResponsesParser(ParserSkeleton):
         return Finish("stop", raw=str(status), payloads=payloads)
 
 
+def client_tools(request: ModelRequest | None) -> frozenset[str] | None:
+    """The names of ``request``'s client tools (None without a request)."""
+    if not isinstance(request, ModelRequest):
+        return None
+    return frozenset(t.name for t in request.tools)
+
+
 def parse_body(
-    body: bytes, provider: ProviderId, client_tools: frozenset[str] | None = None
+    body: bytes, provider: ProviderId, request: ModelRequest | None = None
 ) -> list[Chunk]:
     """Map a non-streaming Responses JSON body to the chunks a stream gives."""
     return parse_object(
-        decode_whole_body(body, "OpenAI Responses response body"), provider, client_tools
+        decode_whole_body(body, "OpenAI Responses response body"), provider, request
     )
 
 
 def parse_object(
-    obj: Any, provider: ProviderId, client_tools: frozenset[str] | None = None
+    obj: Any, provider: ProviderId, request: ModelRequest | None = None
 ) -> list[Chunk]:
     """Map a decoded non-streaming Responses object to chunks."""
     if not isinstance(obj, dict):
@@ -798,5 +784,5 @@ def parse_object(
             f"response {obj.get('id')!r} is still {obj.get('status')} (background mode);"
             " polling it for the result is not supported"
         )
-    parser = ResponsesParser(provider, client_tools)
+    parser = ResponsesParser(provider, request)
     return parser.finish(obj)
