@@ -16,11 +16,12 @@ import pytest
 from elelem.cli.inspect import detect_shape, inspect_interaction
 from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC_SHAPE
 from elelem.shapes.anthropic_messages import assistant_wire
-from elelem.shapes.anthropic_messages.mapping import usage_from_wire, version_for
+from elelem.shapes.anthropic_messages.mapping import map_usage as anthropic_usage
+from elelem.shapes.anthropic_messages.mapping import version_for
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import hosted_activity_line
 from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS_SHAPE
-from elelem.shapes.openai_chat.mapping import map_usage
+from elelem.shapes.openai_chat.mapping import map_usage as chat_usage
 from elelem.shapes.openai_responses import SHAPE as RESPONSES_SHAPE
 from elelem.shapes.openai_responses.mapping import map_usage as responses_usage
 from elelem.stream import AssembledResponse, Assembler, Chunk
@@ -141,7 +142,7 @@ def test_anthropic_usage_counters_are_neutral() -> None:
             "code_execution_requests": 1,
         },
     }
-    assert usage_from_wire(raw).hosted == {"web_search": 2, "web_fetch": 0, "code_execution": 1}
+    assert anthropic_usage(raw).hosted == {"web_search": 2, "web_fetch": 0, "code_execution": 1}
 
 
 def test_responses_usage_counters_are_neutral() -> None:
@@ -177,7 +178,7 @@ def test_openrouter_counts_only_hosted_work() -> None:
             "tool_calls_executed": 1,
         },
     }
-    assert map_usage(raw).hosted == {"web_search": 1}
+    assert chat_usage(raw).hosted == {"web_search": 1}
 
 
 # -- Anthropic: neutral names out, Anthropic names replayed --------------------------------

@@ -44,7 +44,7 @@ from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
     FINISH_REASONS,
     finish_reason,
-    usage_from_wire,
+    map_usage,
 )
 from elelem.shapes.anthropic_messages.parser import (
     MessagesParser,
@@ -83,7 +83,7 @@ __all__ = [
     "error_from_event",
     "finish_reason",
     "hosted_tool_definition",
+    "map_usage",
     "parse_body",
     "response_chunks",
-    "usage_from_wire",
 ]

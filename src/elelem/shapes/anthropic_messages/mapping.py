@@ -62,7 +62,7 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
+def map_usage(raw: Mapping[str, Any]) -> Usage:
     """A full :class:`Usage` from an Anthropic usage object (cumulative values).
 
     ``output_tokens`` includes the thinking tokens that
@@ -233,12 +233,12 @@ __all__ = [
     "hosted_counter_name",
     "hosted_tool_name",
     "is_hosted_result",
+    "map_usage",
     "mcp_input",
     "mcp_outcome",
     "result_outcome",
     "result_tool_name",
     "tool_versions_from_request",
     "tool_versions_from_wire",
-    "usage_from_wire",
     "version_for",
 ]

@@ -17,30 +17,36 @@ from __future__ import annotations
 import copy
 import html
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 import msgspec
 
 from elelem.shapes.anthropic_messages.encoder import EVENT_TYPE
 from elelem.shapes.anthropic_messages.errors import error_from_event
+from elelem.shapes.anthropic_messages.fast import (
+    DELTA_EVENT,
+    HotJson,
+    HotText,
+    HotThinking,
+    hot_decoder,
+)
 from elelem.shapes.anthropic_messages.mapping import (
     HOSTED_CALLS,
     finish_reason,
     is_hosted_result,
+    map_usage,
     mcp_input,
     mcp_outcome,
     result_outcome,
     result_tool_name,
     tool_versions_from_request,
     tool_versions_from_wire,
-    usage_from_wire,
     version_for,
 )
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
 from elelem.shapes.skeleton import (
-    HotFields,
     ParserSkeleton,
     decode_whole_object,
     unknown_finish,
@@ -79,33 +85,6 @@ _MODELED: dict[str, frozenset[str]] = {
     "tool_use": frozenset({"type", "id", "name", "input"}),
 }
 
-
-# The hot frame, decoded straight to typed values.  Any other event, an extra
-# field in the delta or a value of the wrong type fails the typed decode and
-# takes the dict path, which keeps unknown deltas and raises every error.
-class _TextPiece(msgspec.Struct, tag="text_delta", forbid_unknown_fields=True):
-    text: str
-
-
-class _ThinkingPiece(msgspec.Struct, tag="thinking_delta", forbid_unknown_fields=True):
-    thinking: str
-
-
-class _JsonPiece(msgspec.Struct, tag="input_json_delta", forbid_unknown_fields=True):
-    partial_json: str
-
-
-class _DeltaFrame(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    # A plain field, not a tag: msgspec accepts a lone tagged struct without
-    # its tag, and a frame with no ``type`` is the dict path's to judge.  A
-    # top-level field beside these fails the decode until the dict path has
-    # kept it once (see HotFields).
-    type: Literal["content_block_delta"]
-    index: int
-    delta: _TextPiece | _ThinkingPiece | _JsonPiece
-
-
-_DELTA_EVENT = "content_block_delta"
 
 _EVENTS = frozenset(
     {
@@ -232,7 +211,7 @@ class MessagesParser(ParserSkeleton):
         self._stop_reason: str | None = None
         self._envelope: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
-        self._hot = HotFields(_DELTA_EVENT, _DeltaFrame)
+        self._hot = hot_decoder()
 
     # -- the skeleton's hooks ------------------------------------------------
 
@@ -253,14 +232,14 @@ class MessagesParser(ParserSkeleton):
         delta, kind = frame.delta, block.kind
         out: list[Chunk]
         if kind == "text":
-            if type(delta) is not _TextPiece:
+            if type(delta) is not HotText:
                 return None
             out = [TextDelta(key, delta.text)]
         elif kind == "thinking":
-            if type(delta) is not _ThinkingPiece:
+            if type(delta) is not HotThinking:
                 return None
             out = [ReasoningDelta(key, delta.thinking)]
-        elif type(delta) is _JsonPiece:
+        elif type(delta) is HotJson:
             if kind == "tool_use":
                 block.deltas.append(delta.partial_json)
                 out = [ToolCallDelta(key, delta.partial_json)]
@@ -291,7 +270,7 @@ class MessagesParser(ParserSkeleton):
         out = self._event(etype, payload)
         if modelled is None or payload.keys() <= modelled:
             return out
-        if etype == _DELTA_EVENT:
+        if etype == DELTA_EVENT:
             self._hot.learn(payload.keys() - modelled)
         kept = self.event_fields(str(etype), payload, modelled)
         if not self.started:
@@ -318,7 +297,7 @@ class MessagesParser(ParserSkeleton):
             raise malformed(f"anthropic {etype} event before message_start", payload)
         if etype == "content_block_start":
             return self._block_start(payload)
-        if etype == _DELTA_EVENT:
+        if etype == DELTA_EVENT:
             self._hot.stale()
             return self._block_delta(payload)
         if etype == "content_block_stop":
@@ -366,7 +345,7 @@ class MessagesParser(ParserSkeleton):
             return []
         # message_delta usage is cumulative: its counters replace earlier ones.
         self._usage.update(usage)
-        return [UsageUpdate(usage_from_wire(self._usage))]
+        return [UsageUpdate(map_usage(self._usage))]
 
     def _message_delta(self, payload: dict[str, Any]) -> list[Chunk]:
         delta = payload.get("delta")
