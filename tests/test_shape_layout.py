@@ -1,0 +1,88 @@
+"""Every shape package has the same modules with the same names (issue #11:
+the table of :mod:`elelem.shapes`'s docstring), and its ``SHAPE`` is a spec
+value built from them, with no shape class beside it."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+
+import msgspec
+import pytest
+
+import elelem.shapes
+from elelem.shapes.base import ShapeSpec
+from elelem.shapes.classify import ErrorTable
+from elelem.shapes.skeleton import ParserSkeleton
+from elelem.vocabulary import Usage
+
+PACKAGES = (
+    "anthropic_messages",
+    "openai_responses",
+    "openai_chat",
+    "gemini",
+    "bedrock_converse",
+    "ollama_native",
+)
+
+NAMES = {
+    "encoder": ("encode_request", "assistant_wire", "ACCEPTS"),
+    "parser": ("parse_body",),
+    "errors": ("ERRORS", "classify_error", "error_from_event"),
+    "mapping": ("FINISH_REASONS", "finish_reason", "map_usage"),
+    "fast": ("hot_decoder",),
+}
+
+
+def module(package: str, name: str) -> object:
+    return importlib.import_module(f"elelem.shapes.{package}.{name}")
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_has_the_same_modules_and_names(package: str) -> None:
+    missing = [
+        f"{name}.{attr}"
+        for name, attrs in NAMES.items()
+        for attr in attrs
+        if not hasattr(module(package, name), attr)
+    ]
+    assert missing == []
+    errors = module(package, "errors")
+    assert isinstance(errors.ERRORS, ErrorTable)  # type: ignore[attr-defined]
+    mapping = module(package, "mapping")
+    table = mapping.FINISH_REASONS  # type: ignore[attr-defined]
+    assert isinstance(table, Mapping) and table
+    # every wire value of the table maps to a neutral finish reason
+    assert set(table.values()) <= {"stop", "tool-calls", "max-tokens", "paused", "refused",
+                                   "content-filter", "aborted"}  # fmt: skip
+    assert inspect.signature(mapping.map_usage).return_annotation in ("Usage", Usage)  # type: ignore[attr-defined]
+    fast = module(package, "fast")
+    hot = [n for n, v in vars(fast).items() if n.startswith("Hot") and isinstance(v, type)]
+    assert any(issubclass(vars(fast)[n], msgspec.Struct) for n in hot)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_shape_is_a_spec_of_its_package_parts_and_no_class_beside_it(package: str) -> None:
+    pkg = importlib.import_module(f"elelem.shapes.{package}")
+    shape = pkg.SHAPE
+    assert type(shape) is ShapeSpec and shape.name == package
+    assert shape.encode is module(package, "encoder").encode_request  # type: ignore[attr-defined]
+    assert shape.parse_body is module(package, "parser").parse_body  # type: ignore[attr-defined]
+    assert shape.classify is module(package, "errors").classify_error  # type: ignore[attr-defined]
+    assert issubclass(shape.parser, ParserSkeleton)  # type: ignore[arg-type]
+    classes = [
+        n
+        for n, v in vars(pkg).items()
+        if isinstance(v, type) and n.endswith("Shape") and v.__module__.startswith(pkg.__name__)
+    ]
+    assert classes == []
+
+
+def test_the_package_docstring_holds_the_table_and_no_gaps() -> None:
+    doc = elelem.shapes.__doc__ or ""
+    for name, attrs in NAMES.items():
+        assert f"``{name}``" in doc
+        for attr in attrs:
+            assert attr in doc
+    assert "has not moved" not in doc and "(none)" not in doc
