@@ -375,6 +375,33 @@ def test_bedrock_a_new_reasoning_field_of_any_type_is_kept_not_an_error() -> Non
     assert reasoning.payloads == (ProviderPayload(B, "bedrock.deltas", None, deltas),)
 
 
+def test_bedrock_a_new_delta_of_a_server_tool_block_joins_the_block_it_replays() -> None:
+    use = {"toolUseId": "tu_1", "name": "nova_grounding", "type": "server_tool_use"}
+    result = _bedrock(
+        [
+            ("messageStart", {"role": "assistant"}),
+            ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": use}}),
+            (
+                "contentBlockDelta",
+                {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"q": 1}', "step": "a"}}},
+            ),
+            (
+                "contentBlockDelta",
+                {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "", "step": "b"}}},
+            ),
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"progress": {"pct": 50}}}),
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            *_bedrock_end(),
+        ]
+    )
+    (started,) = result.activities
+    wire = {"toolUse": {**use, "step": "ab", "progress": {"pct": 50}, "input": {"q": 1}}}
+    assert started.payload == ProviderPayload(B, "server_tool_use", None, wire)
+    native, dropped = bedrock_wire(result.to_message(), B)
+    assert native["content"] == [wire]
+    assert dropped == []
+
+
 # -- OpenAI Responses ----------------------------------------------------------
 
 

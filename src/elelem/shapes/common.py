@@ -8,8 +8,10 @@ and are kept here once, so that they cannot drift apart:
   no message (:func:`body_excerpt`); the pipeline that uses them is
   :mod:`elelem.shapes.classify`, and the server's retry hint is stamped by
   the driver;
-- parsers: decoding one JSON frame (:func:`decode_frame`) and the
-  non-retryable :func:`malformed` error for a frame the server sent wrong;
+- parsers: decoding one JSON frame (:func:`decode_frame`), the
+  non-retryable :func:`malformed` error for a frame the server sent wrong,
+  and the one rule for folding a delta's fields nobody modelled into its
+  block's (:func:`fold_fields`);
 - encoders: the drop records of one encoding (:class:`Dropped`),
   finding a block's payload (:func:`find_payload`), and the text line that
   stands for a hosted activity sent portably (:func:`hosted_activity_line`).
@@ -19,6 +21,7 @@ Sans-IO like every shape: no clock, no globals that change.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -184,6 +187,17 @@ class Dropped:
             self.items.extend(d.under(under) for d in drops)
 
 
+def fold_fields(target: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """Fold the fields of one delta nobody modelled into ``target`` (the
+    fields kept for its block): a string joins the same-named string (a field
+    streamed in pieces, as text is), any other value replaces it."""
+    for field, value in fields.items():
+        if isinstance(value, str) and isinstance(target.get(field), str):
+            target[field] += value
+        else:
+            target[field] = copy.deepcopy(value)
+
+
 def stream_event(block: UnknownBlock) -> bool:
     """Whether ``block`` keeps a stream event nobody modelled (the parser
     skeleton's ``<shape>.event`` blocks): kept in the log, but no content a
@@ -286,6 +300,7 @@ __all__ = [
     "decode_frame",
     "error_class_for_status",
     "find_payload",
+    "fold_fields",
     "header",
     "hosted_activity_line",
     "hosted_lines_and_text",

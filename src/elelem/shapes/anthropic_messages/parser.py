@@ -44,7 +44,7 @@ from elelem.shapes.anthropic_messages.mapping import (
     version_for,
 )
 from elelem.shapes.base import ModelRequest
-from elelem.shapes.common import malformed
+from elelem.shapes.common import fold_fields, malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
 from elelem.shapes.skeleton import (
     ParserSkeleton,
@@ -433,18 +433,11 @@ class MessagesParser(ParserSkeleton):
         return out
 
     def _extra_fields(self, block: _Block, delta: Mapping[str, Any]) -> Payload:
-        """Fold a delta type nobody modelled into the block's ``block_fields``:
-        a string joins the same-named string, any other value replaces it.
-        The payload is sent whole each time; the latest replaces the earlier."""
-        extra = block.extra
-        for field, value in delta.items():
-            if field == "type":
-                continue
-            if isinstance(value, str) and isinstance(extra.get(field), str):
-                extra[field] += value
-            else:
-                extra[field] = copy.deepcopy(value)
-        return self.payload(block.key, "block_fields", copy.deepcopy(extra))
+        """Fold a delta's fields nobody modelled into the block's
+        ``block_fields`` (:func:`~elelem.shapes.common.fold_fields`).  The
+        payload is sent whole each time; the latest replaces the earlier."""
+        fold_fields(block.extra, {k: v for k, v in delta.items() if k != "type"})
+        return self.payload(block.key, "block_fields", copy.deepcopy(block.extra))
 
     def _citation(self, key: BlockKey, citation: object) -> Citation:
         if not isinstance(citation, dict):

@@ -53,7 +53,7 @@ import msgspec
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.bedrock_converse.fast import HotReasoning, hot_decoder
 from elelem.shapes.bedrock_converse.mapping import finish_reason, map_usage
-from elelem.shapes.common import decode_frame, malformed
+from elelem.shapes.common import decode_frame, fold_fields, malformed
 from elelem.shapes.media import bedrock_attribution
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
@@ -102,6 +102,9 @@ UNKNOWN_EVENT_TYPE = "bedrock.event"
 
 PADDING = "p"
 """The field AWS pads every event-stream event with (random letters)."""
+
+_DELTA_KINDS = frozenset({"text", "reasoningContent", "toolUse", "toolResult", "citation"})
+"""The delta kinds this parser models; another on a server tool's block joins it."""
 
 _REASONING_FIELDS = frozenset({"text", "signature", "redactedContent"})
 
@@ -354,15 +357,19 @@ class BedrockParser(ParserSkeleton):
     def _server_delta(
         self, server: tuple[str, dict[str, Any], list[Any]], delta: Mapping[str, Any]
     ) -> None:
-        kind, _, pieces = server
+        kind, block, pieces = server
         for key, value in delta.items():
             if kind == "toolUse" and key == "toolUse" and isinstance(value, dict):
                 text = value.get("input")
                 if not isinstance(text, str):
                     raise malformed(f"bedrock event {self.frames}: toolUse.input is not a string")
                 pieces.append(text)
+                # The call's other fields belong to the block replayed whole.
+                fold_fields(block, {k: v for k, v in value.items() if k != "input"})
             elif kind == "toolResult" and key == "toolResult" and isinstance(value, list):
                 pieces.extend(value)
+            elif key not in _DELTA_KINDS:
+                fold_fields(block, {key: value})  # a delta nobody modelled: the block's
             else:
                 raise malformed(
                     f"bedrock event {self.frames}: a {key} delta in a server {kind} block"
