@@ -19,14 +19,21 @@ from typing import Any
 from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC_SHAPE
 from elelem.shapes.anthropic_messages.encoder import assistant_wire as anthropic_wire
 from elelem.shapes.anthropic_messages.parser import MessagesParser
+from elelem.shapes.base import ModelRequest
+from elelem.shapes.bedrock_converse import SHAPE as BEDROCK_SHAPE
 from elelem.shapes.bedrock_converse.encoder import assistant_wire as bedrock_wire
 from elelem.shapes.bedrock_converse.parser import BedrockParser
+from elelem.shapes.gemini import SHAPE as GEMINI_SHAPE
+from elelem.shapes.gemini.encoder import encode_request as gemini_request
+from elelem.shapes.ollama_native import SHAPE as OLLAMA_SHAPE
+from elelem.shapes.ollama_native.encoder import assistant_wire as ollama_wire
 from elelem.shapes.openai_responses.encoder import assistant_wire as responses_wire
 from elelem.shapes.openai_responses.parser import ResponsesParser
 from elelem.stream import AssembledResponse, BlockStart, Chunk, TextDelta, assemble
 from elelem.vocabulary import (
     Attribution,
     Drop,
+    Message,
     ProviderId,
     ProviderPayload,
     Source,
@@ -402,6 +409,48 @@ def test_bedrock_a_new_delta_of_a_server_tool_block_joins_the_block_it_replays()
     assert dropped == []
 
 
+def test_bedrock_a_whole_response_keeps_the_fields_beside_its_content() -> None:
+    body = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "reasoningContent": {
+                            "reasoningText": {"text": "hm", "signature": "c2ln"},
+                            "budget": 9,
+                        }
+                    },
+                    {
+                        "toolUse": {
+                            "toolUseId": "t1",
+                            "name": "f",
+                            "input": {"a": 1},
+                            "kind": "fast",
+                        }
+                    },
+                ],
+                "note": "n",
+            },
+            "trace": {"id": 1},
+        },
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 1, "outputTokens": 2},
+    }
+    result = assemble(BEDROCK_SHAPE.parse_response(json.dumps(body).encode(), B), B)
+    reasoning, _ = result.blocks
+    assert [p.value for p in reasoning.payloads if p.format == "bedrock.deltas"] == [
+        [{"reasoningContent": {"budget": 9}}]
+    ]
+    wire, _ = bedrock_wire(result.to_message(), B)
+    assert wire["content"][1] == {
+        "toolUse": {"kind": "fast", "toolUseId": "t1", "name": "f", "input": {"a": 1}}
+    }
+    assert result.finish is not None
+    (envelope,) = result.finish.payloads
+    assert envelope.value == {"output": {"trace": {"id": 1}, "message": {"note": "n"}}}
+
+
 # -- OpenAI Responses ----------------------------------------------------------
 
 
@@ -528,7 +577,6 @@ def test_responses_a_new_field_of_the_response_object_rides_on_the_finish() -> N
 
 
 def test_gemini_a_new_content_field_rides_with_the_candidate() -> None:
-    from elelem.shapes.gemini import SHAPE as GEMINI_SHAPE
 
     def chunk(text: str, **content: Any) -> dict[str, Any]:
         parts = {"parts": [{"text": text}], "role": "model", **content}
@@ -549,12 +597,40 @@ def test_gemini_a_new_content_field_rides_with_the_candidate() -> None:
     assert candidate == [{"content": {"lang": "en"}, "index": 0, "finishReason": "STOP"}]
 
 
+def test_gemini_a_text_part_whose_new_field_differs_is_a_part_of_its_own() -> None:
+
+    def chunk(*parts: dict[str, Any], finish: bool = False) -> tuple[str, dict[str, Any]]:
+        candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
+        if finish:
+            candidate["finishReason"] = "STOP"
+        return "", {"candidates": [candidate], "modelVersion": "g", "responseId": "r1"}
+
+    google = ProviderId("google")
+    frames = [
+        chunk({"text": "a", "lang": "en"}),
+        chunk({"text": "b", "lang": "en"}),  # the same value: more of the same part
+        chunk({"text": "c"}),
+        chunk({"text": "d", "lang": "fr"}, finish=True),
+    ]
+    result = assemble(_feed(GEMINI_SHAPE.new_parser(google), frames), google)
+    fields = [
+        (b.text, [p.value for p in b.payloads]) for b in result.blocks if isinstance(b, TextBlock)
+    ]
+    assert fields == [("abc", [{"lang": "en"}]), ("d", [{"lang": "fr"}])]
+
+    body = gemini_request(
+        ModelRequest("g", (Message.user("q"), result.to_message())), provider=google
+    ).body
+    assert body["contents"][1]["parts"] == [
+        {"text": "abc", "lang": "en"},
+        {"text": "d", "lang": "fr"},
+    ]
+
+
 # -- Ollama native ---------------------------------------------------------------
 
 
 def test_ollama_a_new_field_of_a_streamed_line_is_kept_where_it_arrived() -> None:
-    from elelem.shapes.ollama_native import SHAPE as OLLAMA_SHAPE
-    from elelem.shapes.ollama_native.encoder import assistant_wire as ollama_wire
 
     def line(text: str, **top: Any) -> tuple[str, dict[str, Any]]:
         message = {"role": "assistant", "content": text}

@@ -486,7 +486,7 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
             )
             delta: dict[str, Any] = {"toolResult": list(value.get("content") or [])}
         elif kind == "toolUse" and isinstance(value, dict):
-            start = {k: value.get(k) for k in ("toolUseId", "name", "type") if k in value}
+            start = {k: v for k, v in value.items() if k != "input"}
             out += parser.feed_event(
                 "contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": start}}
             )
@@ -494,7 +494,12 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
             delta = {"toolUse": {"input": text}}
         elif kind == "reasoningContent" and isinstance(value, dict):
             inner = value.get("reasoningText")
-            delta = {"reasoningContent": dict(inner) if isinstance(inner, dict) else dict(value)}
+            if isinstance(inner, dict):
+                # Its text and signature, and whatever else the block holds.
+                rest = {k: v for k, v in value.items() if k != "reasoningText"}
+                delta = {"reasoningContent": {**inner, **rest}}
+            else:
+                delta = {"reasoningContent": dict(value)}
         elif kind == "citationsContent" and isinstance(value, dict):
             # Cited text: its text, then its citations, as a stream gives them;
             # the whole block is kept for exact replay.
@@ -517,13 +522,17 @@ def response_chunks(obj: Mapping[str, Any], provider: ProviderId) -> list[Chunk]
             delta = {kind: value}
         out += parser.feed_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
         out += parser.feed_event("contentBlockStop", {"contentBlockIndex": index})
-    out += parser.feed_event(
-        "messageStop",
-        {
-            "stopReason": reason,
-            **{k: v for k, v in obj.items() if k not in ("output", "stopReason", "usage")},
-        },
-    )
+    stop = {k: v for k, v in obj.items() if k not in ("output", "stopReason", "usage")}
+    # What output and its message hold beside the content (and the role,
+    # always the assistant's) is the response's too.
+    assert isinstance(output, dict) and isinstance(message, dict)
+    kept: dict[str, Any] = {k: v for k, v in output.items() if k != "message"}
+    inner = {k: v for k, v in message.items() if k not in ("content", "role")}
+    if inner:
+        kept["message"] = inner
+    if kept:
+        stop["output"] = kept
+    out += parser.feed_event("messageStop", {"stopReason": reason, **stop})
     usage = obj.get("usage")
     out += parser.feed_event("metadata", {"usage": usage} if isinstance(usage, dict) else {})
     out += parser.eof()

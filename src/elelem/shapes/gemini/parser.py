@@ -75,6 +75,16 @@ _OUTCOMES = {
 }
 
 
+def _conflict(fields: dict[str, Any], extra: dict[str, Any]) -> bool:
+    """Whether a part's fields nobody modelled give a field of the open block
+    another value: then it is a part of its own (one block could replay only
+    one value), not more of the same."""
+    return any(
+        k in fields and msgspec.json.encode(fields[k]) != msgspec.json.encode(v)
+        for k, v in extra.items()
+    )
+
+
 class _Open:
     """The block being built: ``text``, ``thought`` or ``call``."""
 
@@ -431,6 +441,7 @@ class GeminiParser(ParserSkeleton):
             and block.kind == kind
             and not (sig is not None and block.signed)
             and not (text and block.split)
+            and not (extra and _conflict(block.fields, extra))
         )
         if not fits or block is None:
             out.extend(self._close())
