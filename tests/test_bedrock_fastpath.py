@@ -18,6 +18,7 @@ import pytest
 
 from elelem.shapes.bedrock_converse import BedrockParser
 from elelem.shapes.bedrock_converse.fast import HotBody, HotDelta, hot_decoder
+from elelem.shapes.skeleton import unknown_block
 from elelem.stream import ReasoningDelta, TextDelta
 from elelem.vocabulary import ProviderId
 from fast_paths import compare
@@ -84,16 +85,16 @@ def test_hot_deltas_take_the_fast_path_with_exact_chunks() -> None:
 
 
 def test_other_deltas_wrong_types_and_wrong_blocks_take_the_dict_path() -> None:
-    assert hot_decoder().body.decode('{"contentBlockIndex": 2, "delta": {"text": "x"}}') == (
-        HotBody(2, HotDelta(text="x"))
-    )
+    assert hot_decoder().body.decoder.decode(
+        '{"contentBlockIndex": 2, "delta": {"text": "x"}}'
+    ) == (HotBody(2, HotDelta(text="x")))
     for bad in (
         '{"text": null}',
         '{"text": "x", "citation": {}}',
         '{"reasoningContent": {"signature": "s"}}',
     ):
         with pytest.raises(msgspec.ValidationError):
-            hot_decoder().body.decode(f'{{"contentBlockIndex": 0, "delta": {bad}}}')
+            hot_decoder().body.decoder.decode(f'{{"contentBlockIndex": 0, "delta": {bad}}}')
     frames = [
         *START,
         delta(1, {"text": None}),
@@ -120,3 +121,20 @@ def test_other_deltas_wrong_types_and_wrong_blocks_take_the_dict_path() -> None:
     seen, hits = compare(BedrockParser, BEDROCK, frames)
     assert hits == 0  # "more" is a field the dict path keeps
     assert "after the response finished" in seen[-1]
+
+
+def test_a_new_body_field_on_every_named_event_is_kept_and_the_stream_stays_typed() -> None:
+    def named_delta(text: str, trace: str) -> tuple[str, str]:
+        body = {"contentBlockIndex": 1, "delta": {"text": text}, "p": "abc", "trace": trace}
+        return "contentBlockDelta", json.dumps(body)
+
+    frames = [*START, *(named_delta(t, "t1") for t in "abc"), named_delta("d", "t2")]
+    seen, hits = compare(BedrockParser, BEDROCK, frames)
+    kept = {"type": "bedrock.event", "event": "contentBlockDelta", "field": "trace"}
+    assert seen[3:] == [
+        repr([TextDelta(1, "a"), *unknown_block("event-1", {**kept, "value": "t1"})]),
+        repr([TextDelta(1, "b")]),
+        repr([TextDelta(1, "c")]),
+        repr([TextDelta(1, "d"), *unknown_block("event-2", {**kept, "value": "t2"})]),
+    ]
+    assert hits == 3  # the dict path kept the field once; the decoder learned it

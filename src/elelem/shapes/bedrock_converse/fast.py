@@ -10,17 +10,28 @@ dict per event.  The delta structs forbid unknown fields and take no
 signature, a field AWS adds later) fails to decode and goes through the
 dict path, which keeps it all.  So does a body with a field beside the
 index, the delta and the padding ``p`` (the dict path keeps it, see
-:data:`~elelem.shapes.bedrock_converse.parser.PADDING`).
+:data:`~elelem.shapes.bedrock_converse.parser.PADDING`) until the dict path
+has kept it once: then a named event's decoder takes it raw (see
+:class:`HotDecoder`).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 import msgspec
 
-__all__ = ["HotBody", "HotDecoder", "HotDelta", "HotReasoning", "HotUnion", "hot_decoder"]
+from elelem.shapes.skeleton import HotFields
+
+__all__ = [
+    "HOT_EVENT",
+    "HotBody",
+    "HotDecoder",
+    "HotDelta",
+    "HotReasoning",
+    "HotUnion",
+    "hot_decoder",
+]
 
 
 class HotReasoning(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -52,16 +63,26 @@ class HotUnion(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     contentBlockDelta: HotBody
 
 
-class HotDecoder(NamedTuple):
-    """Decoders of a hot event: its body (the frame named the event) or the union."""
+HOT_EVENT = "contentBlockDelta"
+"""The hot event's type."""
 
-    body: msgspec.json.Decoder[HotBody]
+
+class HotDecoder(NamedTuple):
+    """Decoders of a hot event: its body, when the frame names the event (a
+    live event-stream message; :class:`~elelem.shapes.skeleton.HotFields`
+    learns the body fields nobody modelled, so a stream whose every event
+    carries one stays typed), or the one-key union of a recording."""
+
+    body: HotFields
     union: msgspec.json.Decoder[HotUnion]
 
 
-@lru_cache(maxsize=1)
+_UNION = msgspec.json.Decoder(HotUnion)
+
+
 def hot_decoder() -> HotDecoder:
-    """The decoders of a hot event.  An event of any other shape raises
+    """A parser's decoders of a hot event (one per parser: the body's learns
+    what its stream carries).  An event of any other shape raises
     :class:`msgspec.ValidationError` (text that is not JSON
     :class:`msgspec.DecodeError`), leaving it to the dict path."""
-    return HotDecoder(msgspec.json.Decoder(HotBody), msgspec.json.Decoder(HotUnion))
+    return HotDecoder(HotFields(HOT_EVENT, HotBody), _UNION)

@@ -51,7 +51,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
-from elelem.shapes.bedrock_converse.fast import HotReasoning, hot_decoder
+from elelem.shapes.bedrock_converse.fast import HOT_EVENT, HotReasoning, hot_decoder
 from elelem.shapes.bedrock_converse.mapping import finish_reason, map_usage
 from elelem.shapes.common import decode_frame, fold_fields, malformed
 from elelem.shapes.media import bedrock_attribution
@@ -78,8 +78,6 @@ from elelem.vocabulary import (
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue
-
-_HOT = hot_decoder()
 
 CITATIONS_CONTENT_FORMAT = "citations_content"
 """Block payload: a whole response's ``citationsContent`` block as it came."""
@@ -141,6 +139,7 @@ class BedrockParser(ParserSkeleton):
         # contentBlockIndex -> (toolUse|toolResult, the block's fields, its deltas)
         self._server: dict[int, tuple[str, dict[str, Any], list[Any]]] = {}
         self._server_names: dict[str, HostedActivity] = {}
+        self._hot = hot_decoder()
 
     @property
     def done(self) -> bool:
@@ -151,11 +150,13 @@ class BedrockParser(ParserSkeleton):
         """The chunks of a hot ``contentBlockDelta`` (text or reasoning text in
         a block of that kind already open: a server block's kind is
         ``server``), or None."""
+        fields = None
         try:
-            if event == "contentBlockDelta":
-                body = _HOT.body.decode(data)
+            if event == HOT_EVENT:
+                fields = self._hot.body
+                body = fields.decoder.decode(data)
             elif not event:
-                body = _HOT.union.decode(data).contentBlockDelta
+                body = self._hot.union.decode(data).contentBlockDelta
             else:
                 return None
         except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
@@ -164,13 +165,17 @@ class BedrockParser(ParserSkeleton):
         if isinstance(delta.text, str):
             if delta.reasoningContent is not msgspec.UNSET or self._open.get(index) != "text":
                 return None
-            return [TextDelta(index, delta.text)] if delta.text else []
-        if isinstance(delta.reasoningContent, HotReasoning):
+            out: list[Chunk] = [TextDelta(index, delta.text)] if delta.text else []
+        elif isinstance(delta.reasoningContent, HotReasoning):
             if self._open.get(index) != "reasoning":
                 return None
             text = delta.reasoningContent.text
-            return [ReasoningDelta(index, text)] if text else []
-        return None
+            out = [ReasoningDelta(index, text)] if text else []
+        else:
+            return None
+        if fields is not None and fields.extra and fields.raws(body) != fields.last:
+            out += fields.kept(self, body)
+        return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """The frame's object, errors naming the event by number."""
@@ -239,7 +244,11 @@ class BedrockParser(ParserSkeleton):
         else:
             return out + self.unknown_event(name, body)
         modelled = _EVENT_FIELDS.get(name)
+        if name == HOT_EVENT:
+            self._hot.body.stale()
         if modelled is not None and not body.keys() <= modelled:
+            if name == HOT_EVENT:
+                self._hot.body.learn(set(body.keys() - modelled))
             out += self.event_fields(name, body, modelled)
         return out
 
