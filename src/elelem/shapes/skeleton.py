@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
@@ -268,17 +268,54 @@ class ParserSkeleton:
                 chunks = self.fast(event, data)
                 if chunks is not None:
                     return chunks
-            if self.end_marker is not None and data.strip() == self.end_marker:
-                return self.end()
-            return self.event(self.decode(event, data), event)
+            return self._decoded(event, data)
         except ElelemError:
             raise
         except UNTYPED as exc:
-            raise malformed(
-                f"{self.what}: frame {self.frames} holds a value of the wrong type or range "
-                f"({type(exc).__name__}: {exc})",
-                _as_json(data),
-            ) from exc
+            raise self._wrong_type(exc, data) from exc
+
+    def messages(self, frames: Iterable[Sequence[Any]], out: list[Chunk]) -> None:
+        """Every frame of ``frames`` (``(event, data, …)`` tuples: one read's
+        worth) as :meth:`message` takes it, its chunks appended to ``out``, up
+        to the frame that finished the response (the rest is not read).
+
+        The same contracts as :meth:`message`, one call per read instead of
+        per frame; a frame that raises leaves the chunks of the frames before
+        it in ``out``.
+        """
+        extend = out.extend
+        if type(self).message is not ParserSkeleton.message:
+            for frame in frames:  # a shape that wraps message keeps its wrapping
+                if self.finished:
+                    return
+                extend(self.message(frame[0], frame[1]))
+            return
+        fast = self.fast
+        data = ""
+        try:
+            for frame in frames:
+                if self.finished:
+                    return
+                self.frames += 1
+                event, data = frame[0], frame[1]
+                chunks = fast(event, data) if self.started else None
+                extend(self._decoded(event, data) if chunks is None else chunks)
+        except ElelemError:
+            raise
+        except UNTYPED as exc:
+            raise self._wrong_type(exc, data) from exc
+
+    def _decoded(self, event: str, data: str) -> Sequence[Chunk]:
+        if self.end_marker is not None and data.strip() == self.end_marker:
+            return self.end()
+        return self.event(self.decode(event, data), event)
+
+    def _wrong_type(self, exc: Exception, data: str) -> MalformedStreamError:
+        return malformed(
+            f"{self.what}: frame {self.frames} holds a value of the wrong type or range "
+            f"({type(exc).__name__}: {exc})",
+            _as_json(data),
+        )
 
     def eof(self) -> Sequence[Chunk]:
         """The body ended: what :meth:`at_eof` still holds; never an error.

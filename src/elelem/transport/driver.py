@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -76,7 +76,6 @@ _REQUEST_ID_HEADERS = (
     "cf-ray",
 )
 _JSON_TYPES = ("application/json", "application/problem+json")
-_ONE_FRAME = (("", "", "", None),)
 _ACCEPT = {
     "sse": "text/event-stream",
     "ndjson": "application/x-ndjson",
@@ -590,10 +589,7 @@ class ResponseStream:
         until the stream ends (one coroutine for the whole body, for final())."""
         body, decoder, parser = self._body, self._decoder, self._parser
         assert body is not None and decoder is not None and parser is not None
-        # SSE and event-stream frames go to the parser as they are; NDJSON
-        # lines through _frames.
-        message = None if isinstance(decoder, NDJSONDecoder) else parser.message
-        read, decode = body.__anext__, decoder.feed
+        read, decode, frames = body.__anext__, decoder.feed, self._frames
         deadline, meter, response = self._deadline, self._meter, self._response
         idle = self._timeouts.idle
         # Only a read that could outlast the deadline pays for a cancel scope.
@@ -615,10 +611,7 @@ class ResponseStream:
                 meter.add(len(data), response.num_bytes_downloaded)
             elif received > meter.quiet:
                 meter.add(received - meter.decoded, None)
-            if message is None:
-                self._frames(decode(data))
-            elif self._feed(message, decode(data)):
-                self._state = "finished"
+            frames(decode(data))
             if self._state == "open" and decoder.failure is not None:
                 # Raised once the frames before the fault were handed out.
                 self._deferred = decoder.failure
@@ -630,17 +623,35 @@ class ResponseStream:
                 return
 
     def _frames(self, frames: list[Any]) -> None:
+        """Parse one read's frames (``(event, data, …)``; NDJSON lines) and
+        feed their chunks; at a finish, or a deferred error, the stream is
+        finished (what follows a finish on the wire is the benign close)."""
         parser = self._parser
         assert parser is not None
         if isinstance(self._decoder, NDJSONDecoder):
-            frames = [("", line, "", None) for line in frames]
-        if self._feed(parser.message, frames):
-            # finish is last: what follows on the wire is the benign close.
+            frames = [("", line) for line in frames]
+        messages = getattr(parser, "messages", None)
+        if messages is None:  # a parser with message() alone: a frame at a time
+            done = any(self._parse(parser.message, frame[0], frame[1]) for frame in frames)
+        else:
+            # One call for the read's frames (the skeleton's), then their chunks.
+            chunks: list[Chunk] = []
+            try:
+                messages(frames, chunks)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                done = self._feed(chunks) or self._defer(exc)
+            else:
+                done = self._feed(chunks)
+        if done:
             self._state = "finished"
 
-    def _feed(self, message: Any, frames: Any) -> bool:
-        """Parse ``(event, data, id, retry)`` frames and feed every chunk to the
-        assembler; True when the stream is done (finish, or a deferred error).
+    def _defer(self, exc: Exception) -> bool:
+        self._deferred = exc
+        return True
+
+    def _feed(self, chunks: Iterable[Any]) -> bool:
+        """Feed every chunk to the assembler; True when the stream is done
+        (finish, or a deferred error).
 
         Each chunk is queued with what it committed for the iterator, except
         while :meth:`final` drains: then nothing is queued and
@@ -652,29 +663,19 @@ class ResponseStream:
         queue = None if self._draining else self._pending.append
         committed: tuple[Part, ...] | None = None
         done = False
-        for event, data, _, _ in frames:
+        for chunk in chunks:
+            is_finish = type(chunk) is Finish
+            if is_finish and chunk.failure:
+                chunk = self._redacted_finish(chunk)
             try:
-                chunks = message(event, data)
+                committed = feed(chunk)
             except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
-                self._deferred = exc
-                done = True
+                done = self._defer(exc)
                 break
-            for chunk in chunks:
-                is_finish = type(chunk) is Finish
-                if is_finish and chunk.failure:
-                    chunk = self._redacted_finish(chunk)
-                try:
-                    committed = feed(chunk)
-                except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
-                    self._deferred = exc
-                    done = True
-                    break
-                if queue is not None:
-                    queue((chunk, committed))
-                if is_finish:
-                    done = True
-                    break
-            if done:
+            if queue is not None:
+                queue((chunk, committed))
+            if is_finish:
+                done = True
                 break
         if committed is not None:
             self._fed = True  # a chunk arrived: this attempt is no longer retried
@@ -691,8 +692,13 @@ class ResponseStream:
         return msgspec.structs.replace(chunk, failure=clean)
 
     def _parse(self, step: Any, *args: Any) -> bool:
-        """Run one parser step (open, eof, a whole response) as one frame."""
-        return self._feed(lambda _event, _data: step(*args), _ONE_FRAME)
+        """Run one parser step (a frame, open, eof, a whole response) and feed
+        its chunks; True when the stream is done."""
+        try:
+            chunks = step(*args)
+        except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+            return self._defer(exc)
+        return self._feed(chunks)
 
     async def _end_of_body(self) -> None:
         assert self._decoder is not None and self._parser is not None
