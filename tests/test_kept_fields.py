@@ -652,3 +652,13 @@ def test_ollama_a_new_field_of_a_streamed_line_is_kept_where_it_arrived() -> Non
     wire, dropped = ollama_wire(result.to_message(), provider)
     assert wire == {"role": "assistant", "content": "Hi you!"}
     assert [d.what for d in dropped] == ["ollama.event", "ollama.event"]
+
+
+def test_responses_a_new_field_of_a_progress_event_is_kept_its_known_ones_passed_over() -> None:
+    done = {"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "Hello", "logprobs": [], "sequence_number": 9}  # fmt: skip
+    result = _responses([_text("Hello"), {**done, "safety": {"ok": True}}], {"status": "completed"})
+    kept = [b.raw for b in result.content if isinstance(b, UnknownBlock)]
+    event = {"type": "openai_responses.event", "event": "response.output_text.done"}
+    assert kept == [{**event, "field": "safety", "value": {"ok": True}}]
+    plain = _responses([_text("Hello"), done], {"status": "completed"})
+    assert not [b for b in plain.content if isinstance(b, UnknownBlock)]

@@ -25,8 +25,9 @@ after its item when it names one), a field nobody modelled on a known event
 as an ``openai_responses.event`` field block (where it arrived, again when
 its value changes), and the final response object, its output aside, rides
 on the finish as a :data:`RESPONSE_FORMAT` payload.  Progress events of an
-item (``….in_progress``, ``….done``) carry nothing the done item lacks and
-are checked and passed over whole.
+item (``….in_progress``, ``….done``) carry nothing the done item lacks: they
+are checked and passed over, all but a field nobody listed
+(:data:`_PROGRESS_FIELDS`), kept as an event field.
 """
 
 from __future__ import annotations
@@ -98,6 +99,31 @@ _EVENT_FIELDS: dict[str, frozenset[str]] = {
 """The fields of each event the parser handles: its own, and the ones the
 item at ``done`` holds too (``logprobs``) or that hold nothing
 (``sequence_number``, ``obfuscation``: random padding)."""
+
+_PROGRESS_FIELDS = _DELTA | {
+    "content_index",
+    "summary_index",
+    "command_index",
+    "logprobs",
+    # What the item at ``done`` holds whole: text, a part, a call's input, a
+    # patch, code, a shell command and its output, a partial image.
+    "text",
+    "part",
+    "arguments",
+    "input",
+    "diff",
+    "code",
+    "command",
+    "output",
+    "partial_image_b64",
+    "partial_image_index",
+    "background",
+    "output_format",
+    "quality",
+    "size",
+}
+"""The fields of an item's progress events (``….in_progress``, ``….done``)
+that carry nothing its done item lacks; any other is kept as an event field."""
 
 # Progress events of items whose final state arrives in output_item.done: they
 # carry nothing the done item lacks, so they are checked and passed over.
@@ -292,7 +318,9 @@ class ResponsesParser(ParserSkeleton):
         if handler is None:
             if kind.startswith(_PROGRESS_PREFIXES) and kind.endswith(_PROGRESS_SUFFIXES):
                 self._item_of(obj, kind)
-                return []
+                if obj.keys() <= _PROGRESS_FIELDS:
+                    return []
+                return self.event_fields(kind, obj, _PROGRESS_FIELDS)
             return self._on_unknown(obj, kind)
         if kind == TEXT_DELTA:
             self._hot.stale()
