@@ -55,7 +55,12 @@ _KNOWN_PROVIDERS = (
     "alibaba",
     "azure",
 )
-_SHAPES = {"chat_completions": "openai_chat", "messages": "anthropic_messages"}
+_SHAPES = {
+    "chat_completions": "openai_chat",
+    "messages": "anthropic_messages",
+    "responses": "openai_responses",
+    "gemini": "gemini",
+}
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ def _split(frames: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
     """One recorded body may hold several responses (vercel multi-step chunks)."""
     current: list[tuple[str, str]] = []
     for event, data in frames:
-        if current and '"message_start"' in data[:40]:
+        if current and ('"message_start"' in data[:40] or '"response.created"' in data[:40]):
             yield current
             current = []
         current.append((event, data))
@@ -194,11 +199,69 @@ def _anthropic_text(obj: Any) -> str | None:
     return None
 
 
+def _responses_text(obj: Any) -> str | None:
+    if not isinstance(obj, dict) or obj.get("type") != "response.output_text.delta":
+        return None
+    delta = obj.get("delta")
+    return delta if isinstance(delta, str) and delta else None
+
+
+def _one_message(frames: list[tuple[str, str]], deltas: list[int]) -> bool:
+    """Whether a Responses stream's text is one output text of its one message
+    item (what a built stream can repeat and keep consistent)."""
+    parts = {(_obj(frames[i][1]))["item_id"] for i in deltas}
+    messages = {
+        obj["item"].get("id")
+        for _, d in frames
+        if isinstance(obj := _obj(d), dict)
+        and obj.get("type") == "response.output_item.added"
+        and isinstance(obj.get("item"), dict)
+        and obj["item"].get("type") == "message"
+    }
+    annotated = any('"annotations":[{' in d.replace(" ", "") for _, d in frames)
+    return len(parts) == 1 and parts == messages and not annotated
+
+
+def _gemini_parts(obj: Any) -> list[Any] | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("candidates"), list):
+        return None
+    if len(obj["candidates"]) != 1 or not isinstance(obj["candidates"][0], dict):
+        return None
+    content = obj["candidates"][0].get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return parts if isinstance(parts, list) else None
+
+
+def _gemini_text(obj: Any) -> str | None:
+    """The text of a Gemini chunk of plain text parts and no finish reason."""
+    parts = _gemini_parts(obj)
+    if not parts or obj["candidates"][0].get("finishReason"):
+        return None
+    if not all(isinstance(p, dict) and set(p) <= {"text"} for p in parts):
+        return None
+    text = "".join(p.get("text", "") for p in parts)
+    return text or None
+
+
+def _gemini_end(obj: Any) -> bool:
+    """A finish chunk the floor can read: plain text parts (or none)."""
+    parts = _gemini_parts(obj)
+    if parts is None or not obj["candidates"][0].get("finishReason"):
+        return False
+    return all(isinstance(p, dict) and set(p) <= {"text"} and "text" in p for p in parts)
+
+
 def _repeatable(shape: str, frames: list[tuple[str, str]]) -> list[int]:
     """The positions of the chunks a built stream repeats: the text chunks,
     or (a Chat Completions recording with none) the reasoning chunks."""
-    if shape == "anthropic_messages":
-        return [i for i, (_, d) in enumerate(frames) if _anthropic_text(_obj(d)) is not None]
+    if shape != "openai_chat":
+        text = _text_of(shape)
+        found = [i for i, (_, d) in enumerate(frames) if text(_obj(d)) is not None]
+        if shape == "gemini" and not any(_gemini_end(_obj(d)) for _, d in frames):
+            return []  # no finish chunk the floor can read
+        if shape == "openai_responses" and not _one_message(frames, found):
+            return []
+        return found
     texts = [i for i, (_, d) in enumerate(frames) if _chat_text(_obj(d)) is not None]
     if texts:
         return texts
@@ -206,7 +269,12 @@ def _repeatable(shape: str, frames: list[tuple[str, str]]) -> list[int]:
 
 
 def _text_of(shape: str) -> Any:
-    return _chat_text if shape == "openai_chat" else _anthropic_text
+    return {
+        "openai_chat": _chat_text,
+        "anthropic_messages": _anthropic_text,
+        "openai_responses": _responses_text,
+        "gemini": _gemini_text,
+    }[shape]
 
 
 def _padded(frames: tuple[tuple[str, str], ...]) -> bool:
@@ -271,6 +339,36 @@ def build(rec: Recording, n: int, *, probe: bool = False) -> ProviderStream:
         tail = [f for f in keep if frames.index(f) > last]
         middle = [frames[i] for i in texts]
         take = _chat_text
+    elif rec.shape == "openai_responses":
+        # One output text: the first delta's item and part; the frames around
+        # the deltas as recorded (their done events hold the recorded text,
+        # which no client assembles from: the deltas are the text).
+        first = _obj(frames[texts[0]][1])
+        same = [
+            i
+            for i in texts
+            if (_obj(frames[i][1])["item_id"], _obj(frames[i][1])["content_index"])
+            == (first["item_id"], first["content_index"])
+        ]
+        head = frames[: texts[0]]
+        middle = [frames[i] for i in same]
+        recorded = "".join(_obj(d)["delta"] for _, d in middle)
+        built = "".join(_obj(middle[i % len(middle)][1])["delta"] for i in range(n))
+        tail = [
+            (e, _replaced(d, recorded, built))
+            for e, d in frames[texts[-1] + 1 :]
+            if _responses_text(_obj(d)) is None
+        ]
+        take = _responses_text
+    elif rec.shape == "gemini":
+        head = []
+        middle = [frames[i] for i in texts]
+        tail = [f for f in frames if _gemini_end(_obj(f[1]))][-1:]
+
+        def take(obj: Any) -> str | None:
+            parts = _gemini_parts(obj) or []
+            return "".join(p.get("text", "") for p in parts) or None
+
     else:
         index = _obj(frames[texts[0]][1])["index"]
         starts = [
@@ -302,6 +400,27 @@ def build(rec: Recording, n: int, *, probe: bool = False) -> ProviderStream:
     events = tuple(_event(rec.shape, e, d) for e, d in chosen)
     variant = "+unknown" if probe else "as recorded"
     return ProviderStream(rec.provider, rec.shape, variant, n, events, text)
+
+
+def _replaced(data: str, recorded: str, built: str) -> str:
+    """``data`` with the recorded text, wherever a done event repeats it whole,
+    made the built stream's text (a real stream's done events repeat its
+    deltas)."""
+
+    def walk(value: Any) -> Any:
+        if value == recorded:
+            return built
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    obj = _obj(data)
+    if obj is None:
+        return data
+    new = walk(obj)
+    return data if new == obj else json.dumps(new, ensure_ascii=False, separators=(",", ":"))
 
 
 def _floor_safe(obj: Any) -> bool:

@@ -221,3 +221,32 @@ def test_a_recorded_thinking_stream_takes_the_fast_path_on_all_but_its_ends(corp
     ]
     frames = [f.data for f in cassettes.sse_frames(interaction.response.body)]
     assert (len(frames), _compare(frames)) == (23, 21)
+
+
+def test_an_envelope_field_nobody_listed_is_learnt_and_the_stream_stays_typed() -> None:
+    def with_field(frame: str, value: object) -> str:
+        obj = json.loads(frame)
+        obj["createTime"] = value
+        return json.dumps(obj)
+
+    frames = [with_field(_frame([{"text": t}], U1), "t0") for t in "abcd"]
+    frames.insert(3, with_field(_frame([{"text": "x"}], U1), "t1"))
+    frames.append(with_field(_frame([{"text": "e"}], U1, finishReason="STOP"), "t1"))
+    # The first chunk starts the response on the dict path, which learns the
+    # field; every later text chunk is typed, a changed value included, and
+    # the envelope ends as the dict path leaves it (the finish chunk is the
+    # dict path's).
+    assert _compare(frames) == 4
+    parser = GeminiParser(G)
+    assembler = Assembler(G)
+    for f in frames:
+        assembler.feed_all(parser.message("", f))
+    assembler.feed_all(parser.eof())
+    finish = assembler.result().finish
+    assert finish is not None
+    assert finish.payloads[0] == ProviderPayload(
+        G,
+        "response",
+        None,
+        {"modelVersion": "gemini-2.5-flash", "responseId": "r1", "createTime": "t1"},
+    )

@@ -314,3 +314,26 @@ def test_a_frame_named_as_a_text_delta_but_typed_otherwise_takes_its_type() -> N
     chunks = parser.message("response.output_text.delta", json.dumps(refusal))
     assert chunks == [BlockStart("0.0", "text"), TextDelta("0.0", "no")]
     assert parser._items[0].parts[0].kind == "refusal"  # type: ignore[attr-defined]
+
+
+def test_deltas_without_an_event_name_take_the_fast_path_too() -> None:
+    # Some servers (and recorded chunk files) send no ``event:`` lines: the
+    # JSON's type decides, on the fast path as on the dict path.
+    from elelem.shapes.openai_responses.parser import ResponsesParser
+    from fast_paths import compare
+
+    one = _message("msg_1", "abcd")
+    events = [
+        {"type": "response.created", "response": _response("in_progress", [])},
+        _added(0, one),
+        *[_delta(c, item_id="msg_1", output_index=0, content_index=0) for c in "abcd"],
+        _done(0, one),
+        {"type": "response.completed", "response": _response("completed", [one])},
+    ]
+    frames = [("", json.dumps(e)) for e in events]
+    _, hits = compare(ResponsesParser, ProviderId("openai"), frames)
+    assert hits == 4
+    named = [(e["type"], json.dumps(e)) for e in events]
+    assert compare(ResponsesParser, ProviderId("openai"), named)[1] == 4
+    mislabelled = [("response.output_text.delta", json.dumps(events[0]))]
+    assert compare(ResponsesParser, ProviderId("openai"), mislabelled)[1] == 0

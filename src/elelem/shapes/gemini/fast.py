@@ -7,7 +7,9 @@ structs (:func:`hot_decoder`) skips building and walking a dict per chunk.
 Every struct forbids unknown fields, so a chunk with anything else (a finish
 reason, grounding, function calls, prompt feedback, an error, a field Google
 adds later) fails to decode and goes through the general dict path, which
-keeps it all.
+keeps it all.  A top-level field nobody listed that the dict path kept in
+the envelope is learnt: the parser takes a decoder that also holds it, raw,
+so the rest of the stream stays typed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["HotCandidate", "HotChunk", "HotContent", "HotPart", "decode_usage", "hot_decoder"]
+__all__ = [
+    "HotCandidate",
+    "HotChunk",
+    "HotContent",
+    "HotPart",
+    "decode_usage",
+    "extra_fields",
+    "hot_decoder",
+]
 
 
 class HotPart(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -51,13 +61,32 @@ class HotChunk(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     responseId: str
 
 
-@lru_cache(maxsize=1)
-def hot_decoder() -> msgspec.json.Decoder[HotChunk]:
-    """The decoder of a :class:`HotChunk`.  A frame of any other shape raises
+@lru_cache(maxsize=64)
+def hot_decoder(extra: frozenset[str] = frozenset()) -> msgspec.json.Decoder[HotChunk]:
+    """The decoder of a :class:`HotChunk` whose envelope may also hold the
+    top-level fields ``extra`` (each as raw JSON, attribute ``x<i>`` in
+    :func:`extra_fields` order).  A frame of any other shape raises
     :class:`msgspec.ValidationError` (text that is not JSON
     :class:`msgspec.DecodeError`): the general path decodes it again and
     raises the error that names what is wrong."""
-    return msgspec.json.Decoder(HotChunk)
+    if not extra:
+        return msgspec.json.Decoder(HotChunk)
+    names = dict(extra_fields(extra))
+    none = msgspec.field(default=None)
+    struct = msgspec.defstruct(
+        "HotChunk",
+        [(attr, msgspec.Raw, none) for attr in names],
+        bases=(HotChunk,),
+        forbid_unknown_fields=True,
+        rename=names,
+        gc=False,
+    )
+    return msgspec.json.Decoder(struct)
+
+
+def extra_fields(extra: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """(attribute, wire name) of the fields :func:`hot_decoder` adds for ``extra``."""
+    return tuple((f"x{i}", name) for i, name in enumerate(sorted(extra)))
 
 
 def decode_usage(raw: msgspec.Raw) -> dict[str, Any] | None:

@@ -33,7 +33,7 @@ import msgspec
 
 from elelem.shapes.common import malformed
 from elelem.shapes.gemini.errors import error_from_event
-from elelem.shapes.gemini.fast import HotChunk, decode_usage, hot_decoder
+from elelem.shapes.gemini.fast import HotChunk, decode_usage, extra_fields, hot_decoder
 from elelem.shapes.gemini.grounding import (
     fetch_activity,
     has_supports,
@@ -64,7 +64,9 @@ _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
 _ENVELOPE_SKIP = frozenset({"candidates", "usageMetadata"})
 _CONTENT_FIELDS = frozenset({"parts", "role"})
-_HOT = hot_decoder()
+_HOT_FIELDS = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId"})
+_MAX_EXTRA = 32
+"""How many top-level field names nobody listed the fast path takes on per stream."""
 _FAST_MISS_LIMIT = 4
 """Consecutive frames the typed decode may miss before a parser stops trying it
 (a stream whose chunks all carry something else should not decode twice)."""
@@ -148,6 +150,12 @@ class GeminiParser(ParserSkeleton):
         # unknown), so a repeated report is recognised without decoding it.
         self._usage_wire: msgspec.Raw | None = None
         self._fast_misses = 0  # consecutive frames the typed text-chunk decode did not fit
+        # The fast path's decoder (grown by the envelope fields nobody listed
+        # that this stream sends), and the wire bytes of each such field when
+        # it last set the envelope (cleared by the dict path, as _usage_wire).
+        self._hot = hot_decoder()
+        self._extra: tuple[tuple[str, str], ...] = ()
+        self._extra_wire: dict[str, msgspec.Raw] = {}
 
     # -- the skeleton's hooks ------------------------------------------------
 
@@ -156,7 +164,7 @@ class GeminiParser(ParserSkeleton):
         if self._fast_misses >= _FAST_MISS_LIMIT:
             return None
         try:
-            hot = _HOT.decode(data)
+            hot = self._hot.decode(data)
         except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
             hot = None
         out = None if hot is None else self._text_chunk(hot)
@@ -230,6 +238,13 @@ class GeminiParser(ParserSkeleton):
         for key, value in data.items():
             if key not in _ENVELOPE_SKIP:
                 self._envelope[key] = value
+        self._extra_wire.clear()
+        extra = data.keys() - _HOT_FIELDS
+        if extra and not extra <= {name for _, name in self._extra}:
+            known = extra | {name for _, name in self._extra}
+            if len(known) <= _MAX_EXTRA:
+                self._hot = hot_decoder(frozenset(known))
+                self._extra = extra_fields(frozenset(known))
         feedback = data.get("promptFeedback")
         if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
             self._block_reason = feedback["blockReason"]
@@ -295,6 +310,14 @@ class GeminiParser(ParserSkeleton):
         for c in candidates:
             if c.index:
                 return None
+        wire = self._extra_wire
+        changed = [
+            (name, raw)
+            for attr, name in self._extra
+            if (raw := getattr(data, attr)) is not None and wire.get(name) != raw
+        ]
+        if any(name not in envelope for name, _ in changed):
+            return None  # a field not in the envelope yet: its order is the dict path's
         usage_wire = data.usageMetadata
         usage = None
         if usage_wire != self._usage_wire:
@@ -303,6 +326,9 @@ class GeminiParser(ParserSkeleton):
                 return None
         envelope["modelVersion"] = data.modelVersion
         envelope["responseId"] = data.responseId
+        for name, raw in changed:  # what the dict path sets, for the fields that changed
+            envelope[name] = msgspec.json.decode(raw)
+            wire[name] = raw
         out: list[Chunk] = []
         for c in candidates:
             for part in c.content.parts:

@@ -291,14 +291,16 @@ class ResponsesParser(ParserSkeleton):
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
         """The chunks of a typed ``response.output_text.delta``, or None."""
-        if event != TEXT_DELTA:
+        if event and event != TEXT_DELTA:
             return None
         fields = self._hot
         try:
             hot = fields.decoder.decode(data)
         except msgspec.DecodeError:
             return None  # the dict path names what is wrong with it
-        if hot.type not in (TEXT_DELTA, ""):
+        # The JSON's type decides, as on the dict path; the SSE event name
+        # only where the JSON has none (some servers send no event lines).
+        if (hot.type or event) != TEXT_DELTA:
             return None
         out = self._on_hot_delta(hot)
         if fields.extra and fields.raws(hot) != fields.last:
