@@ -592,7 +592,10 @@ def in_process(runs: int, events: int) -> str:
     from elelem.transport.framing import SSEDecoder
     from elelem.vocabulary import ProviderId
 
-    lines = ["| provider | floor µs/event | elelem µs/event | ratio |", "|---|---:|---:|---:|"]
+    lines = [
+        "| provider | shape | floor µs/event | elelem µs/event | ratio |",
+        "|---|---|---:|---:|---:|",
+    ]
     for rec in recordings(corpus_root()):
         shape = load_shape(rec.shape)
         take = _floor_extractor(rec.shape)
@@ -622,7 +625,8 @@ def in_process(runs: int, events: int) -> str:
                 mine = min(mine, time.process_time() - start)
             name = rec.provider + (" +unknown" if probe else "")
             lines.append(
-                f"| {name} | {floor / n * 1e6:.2f} | {mine / n * 1e6:.2f} | {mine / floor:.2f}x |"
+                f"| {name} | {rec.shape} | {floor / n * 1e6:.2f} | {mine / n * 1e6:.2f} "
+                f"| {mine / floor:.2f}x |"
             )
     return "\n".join(lines)
 
