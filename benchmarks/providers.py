@@ -430,7 +430,7 @@ def _floor_safe(obj: Any) -> bool:
 
 
 def _key(stream: ProviderStream) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{stream.provider}-{stream.variant}".lower())
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{stream.provider}-{stream.shape}-{stream.variant}".lower())
     return f"p-{slug}-{stream.deltas}"
 
 
