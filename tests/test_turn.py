@@ -257,12 +257,20 @@ def test_each_block_is_committed_as_it_flushes_and_the_turn_returns_its_result(
     seen_mid_stream: list[list[str]] = []
 
     async def probe(conv_id: str) -> None:
-        await asyncio.sleep(0.3)  # inside the server's stall, after two blocks
-        with SQLiteStore(store.path) as other:
-            seen_mid_stream.append([e.kind for e in other.load(conv_id)])  # type: ignore[arg-type]
+        # Inside the server's stall, once the two blocks before it were
+        # committed (polled, so a loaded machine is given the time it needs).
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 1.6
+        while True:
+            await asyncio.sleep(0.02)
+            with SQLiteStore(store.path) as other:
+                kinds = [e.kind for e in other.load(conv_id)]  # type: ignore[arg-type]
+            if len(kinds) >= 4 or loop.time() > deadline:
+                seen_mid_stream.append(kinds)
+                return
 
     async def main() -> Any:
-        reply = with_request_id(stall(BODY, ENDS[6], 0.8), "req_abc")
+        reply = with_request_id(stall(BODY, ENDS[6], 2.0), "req_abc")
         with LoopbackServer([reply]) as server:
             async with Client(env=env_for(server)) as client:
                 conv = Conversation.create(store)
