@@ -26,11 +26,17 @@ def check_json(value: object, path: str = "$") -> str | None:
         # Fast path: most payloads (signatures, ids) are one string.
         return None
     if type(value) is dict:
-        # Usage objects, most tool inputs: one level of scalars, proved here
-        # without a call per value.
+        # Usage objects, most tool inputs: scalars proved here without a call
+        # per value, a nested member (Gemini's per-modality counts) by _plain.
         for key, item in value.items():
-            if type(key) is not str or type(item) not in _SCALARS:
+            if type(key) is not str:
                 break
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            if (kind is dict or kind is list) and _plain(item, _PLAIN_DEPTH - 1):
+                continue
+            break
         else:
             return None
     if _plain(value, _PLAIN_DEPTH):

@@ -311,12 +311,16 @@ class GeminiParser(ParserSkeleton):
             if c.index:
                 return None
         wire = self._extra_wire
-        changed = [
-            (name, raw)
-            for attr, name in self._extra
-            if (raw := getattr(data, attr)) is not None and wire.get(name) != raw
-        ]
-        if any(name not in envelope for name, _ in changed):
+        changed = (
+            [
+                (name, raw)
+                for attr, name in self._extra
+                if (raw := getattr(data, attr)) is not None and wire.get(name) != raw
+            ]
+            if self._extra
+            else ()
+        )
+        if changed and any(name not in envelope for name, _ in changed):
             return None  # a field not in the envelope yet: its order is the dict path's
         usage_wire = data.usageMetadata
         usage = None
