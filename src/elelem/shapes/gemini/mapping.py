@@ -44,14 +44,29 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     results fed to the model) are ``input``, as they are billed, so the
     counts add up to ``totalTokenCount``.
     """
-    prompt = _count(raw.get("promptTokenCount"))
-    cached = _count(raw.get("cachedContentTokenCount"))
-    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
+    # Streams send one on every chunk: a count that is an int (nearly all
+    # of them; strings are int64's REST spelling) skips the general rule.
+    get = raw.get
+    prompt = get("promptTokenCount", 0)
+    if type(prompt) is not int:
+        prompt = _count(prompt)
+    cached = get("cachedContentTokenCount", 0)
+    if type(cached) is not int:
+        cached = _count(cached)
+    tool_prompt = get("toolUsePromptTokenCount", 0)
+    if type(tool_prompt) is not int:
+        tool_prompt = _count(tool_prompt)
+    output = get("candidatesTokenCount", 0)
+    if type(output) is not int:
+        output = _count(output)
+    thoughts = get("thoughtsTokenCount", 0)
+    if type(thoughts) is not int:
+        thoughts = _count(thoughts)
     return Usage(
         input=max(prompt - cached, 0) + tool_prompt,
-        output=_count(raw.get("candidatesTokenCount")),
+        output=output,
         cache_read=cached,
-        reasoning=_count(raw.get("thoughtsTokenCount")),
+        reasoning=thoughts,
         raw=dict(raw),
     )
 
