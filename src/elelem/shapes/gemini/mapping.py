@@ -26,6 +26,8 @@ def finish_reason(raw: str, called: bool) -> str:
 
 
 def _count(value: object) -> int:
+    if type(value) is int:  # nearly every count, on every chunk of a stream
+        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -44,24 +46,11 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     results fed to the model) are ``input``, as they are billed, so the
     counts add up to ``totalTokenCount``.
     """
-    # Streams send one on every chunk: a count that is an int (nearly all
-    # of them; strings are int64's REST spelling) skips the general rule.
-    get = raw.get
-    prompt = get("promptTokenCount", 0)
-    if type(prompt) is not int:
-        prompt = _count(prompt)
-    cached = get("cachedContentTokenCount", 0)
-    if type(cached) is not int:
-        cached = _count(cached)
-    tool_prompt = get("toolUsePromptTokenCount", 0)
-    if type(tool_prompt) is not int:
-        tool_prompt = _count(tool_prompt)
-    output = get("candidatesTokenCount", 0)
-    if type(output) is not int:
-        output = _count(output)
-    thoughts = get("thoughtsTokenCount", 0)
-    if type(thoughts) is not int:
-        thoughts = _count(thoughts)
+    prompt = _count(raw.get("promptTokenCount"))
+    cached = _count(raw.get("cachedContentTokenCount"))
+    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
+    output = _count(raw.get("candidatesTokenCount"))
+    thoughts = _count(raw.get("thoughtsTokenCount"))
     return Usage(
         input=max(prompt - cached, 0) + tool_prompt,
         output=output,
