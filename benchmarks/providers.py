@@ -33,10 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from benchmarks.corpus import ROOT, CorpusMissing, corpus_root
-from benchmarks.run import _child_env, run_child
+from benchmarks.corpus import ROOT, CorpusMissing, _yaml_bodies, corpus_root
+from benchmarks.run import run_child, start_server
 from benchmarks.streams import text_digest
 
 PROBE = ',"x_bench_probe":1}'
@@ -122,18 +120,8 @@ def _responses(path: Path) -> Iterator[list[tuple[str, str]]]:
         yield [("", line) for line in lines]
         return
     if path.suffix in (".yaml", ".yml"):
-        loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        with path.open(encoding="utf-8") as fh:
-            for doc in yaml.load_all(fh, Loader=loader):
-                if not isinstance(doc, dict):
-                    continue
-                for interaction in doc.get("interactions") or ():
-                    body = (interaction.get("response") or {}).get("body")
-                    if isinstance(body, dict) and isinstance(body.get("string"), str):
-                        yield from _sse(body["string"])
-                then = doc.get("then")
-                if isinstance(then, dict) and isinstance(then.get("body"), str):
-                    yield from _sse(then["body"])
+        for body in _yaml_bodies(path):
+            yield from _sse(body)
         return
     yield from _sse(path.read_text(encoding="utf-8"))
 
@@ -531,22 +519,9 @@ def measure(
 
 def _start_server(path: Path) -> tuple[subprocess.Popen[str], int]:
     """The loopback server of :mod:`benchmarks.server` over these streams."""
-    import pickle
-
     streams = json.loads(path.read_text(encoding="utf-8"))
-    pickled = path.with_suffix(".pickle")
-    with pickled.open("wb") as fh:
-        pickle.dump({k: tuple(e.encode() for e in evs) for k, evs in streams.items()}, fh)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.server", str(pickled)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=_child_env(),
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    return proc, int(proc.stdout.readline())
+    events = {k: tuple(e.encode() for e in evs) for k, evs in streams.items()}
+    return start_server(path.with_suffix(".pickle"), events)
 
 
 def render(table: list[dict[str, Any]]) -> str:

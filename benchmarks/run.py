@@ -117,6 +117,25 @@ def run_child(module: str, job: dict[str, Any], timeout: float) -> list[dict[str
     return results
 
 
+def start_server(
+    path: Path, streams: dict[str, tuple[bytes, ...]]
+) -> tuple[subprocess.Popen[str], int]:
+    """The loopback server process of :mod:`benchmarks.server` over ``streams``
+    (written to ``path``) and its port; it exits when our end of its stdin closes."""
+    with path.open("wb") as fh:
+        pickle.dump(streams, fh)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.server", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
 class Driver:
     """Builds the streams, runs the server, schedules the children."""
 
@@ -156,19 +175,9 @@ class Driver:
 
     def start_server(self, workdir: Path) -> subprocess.Popen[str]:
         """The loopback server process; it exits when our end of its stdin closes."""
-        path = workdir / "streams.pickle"
-        with path.open("wb") as fh:
-            pickle.dump({k: s.events for k, s in self.streams.items()}, fh)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.server", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=_child_env(),
-            cwd=ROOT,
+        proc, port = start_server(
+            workdir / "streams.pickle", {k: s.events for k, s in self.streams.items()}
         )
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
         self.base = f"http://127.0.0.1:{port}"
         return proc
 
