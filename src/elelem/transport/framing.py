@@ -287,6 +287,24 @@ class SSEDecoder:
         end = whole.rfind(b"\n\n")
         if end < 0:
             return chunk
+        region = whole[:end]
+        if region[:6] == b"data: " and len(region) < self._max:
+            # A read of ``data: …`` lines, one per event (Chat Completions,
+            # Gemini): decoded and split at C speed; it is exactly that when
+            # its only line ends are the ones between the events.  No event
+            # can pass the limit, and no call is made per event but the one
+            # that builds it.  Bytes that are not UTF-8 take the block path
+            # below, which dispatches the events before them.
+            try:
+                text = region.decode()
+            except UnicodeDecodeError:
+                text = ""
+            values = text[6:].split("\n\ndata: ")
+            if text and text.count("\n") == 2 * len(values) - 2:
+                self._lines.consumed += len(chunk) - (len(whole) - end - 2)
+                last_id, retry = self.last_event_id, self.retry
+                out += [_event(SSEEvent, ("", value, last_id, retry)) for value in values]
+                return whole[end + 2 :]
         blocks = whole[:end].split(b"\n\n")
         if len(blocks) * _MIN_EVENT > end + _MIN_EVENT:
             # Far more blank lines than events: a body of newlines (a
