@@ -1,6 +1,9 @@
 """A read's frames parsed in one call (``ParserSkeleton.messages``) give what
 one call per frame (``message``) gives: the same chunks in the same order, the
-same error after the same chunks, and nothing read past the finish.
+same error after the same chunks, and nothing read past the finish.  The one
+difference is the skeleton's usage rule: usage is a snapshot, so a read emits
+only the last of the usage objects a fast path held, and at every read's end
+the usage so far is the same either way.
 
 The driver hands the parser each network read's frames at once; every
 streamed corpus response of every shape, cut into reads of several sizes,
@@ -20,35 +23,70 @@ import pytest
 from elelem.errors import ElelemError, MalformedStreamError
 from elelem.providers import load_shape
 from elelem.shapes.openai_chat.parser import ChatParser
-from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, TextDelta
-from elelem.vocabulary import ProviderId
+from elelem.stream import (
+    BlockEnd,
+    BlockStart,
+    Chunk,
+    Finish,
+    ResponseStart,
+    TextDelta,
+    UsageUpdate,
+)
+from elelem.vocabulary import ProviderId, Usage
 from test_unknown_field_property import corpus_streams
 
 P = ProviderId("openai")
 
 
-def one_by_one(parser: Any, frames: Sequence[tuple[str, str]]) -> tuple[list[Chunk], Any]:
-    out: list[Chunk] = []
-    try:
-        for event, data in frames:
-            if parser.finished:
-                break
-            out.extend(parser.message(event, data))
-    except ElelemError as exc:
-        return out, (type(exc), str(exc))
-    return out, None
+Reads = tuple[list[list[Chunk]], Any]
 
 
-def in_reads(parser: Any, frames: Sequence[tuple[str, str]], size: int) -> tuple[list[Chunk], Any]:
-    out: list[Chunk] = []
+def one_by_one(parser: Any, frames: Sequence[tuple[str, str]], size: int) -> Reads:
+    """Each read's chunks, its frames fed one ``message`` call at a time."""
+    reads: list[list[Chunk]] = []
     try:
         for start in range(0, len(frames), size):
-            parser.messages(frames[start : start + size], out)
+            reads.append([])
+            for event, data in frames[start : start + size]:
+                if parser.finished:
+                    return reads, None
+                reads[-1].extend(parser.message(event, data))
+    except ElelemError as exc:
+        return reads, (type(exc), str(exc))
+    return reads, None
+
+
+def in_reads(parser: Any, frames: Sequence[tuple[str, str]], size: int) -> Reads:
+    """Each read's chunks, its frames fed in one ``messages`` call."""
+    reads: list[list[Chunk]] = []
+    try:
+        for start in range(0, len(frames), size):
+            reads.append([])
+            parser.messages(frames[start : start + size], reads[-1])
             if parser.finished:
                 break
     except ElelemError as exc:
-        return out, (type(exc), str(exc))
-    return out, None
+        return reads, (type(exc), str(exc))
+    return reads, None
+
+
+def _no_usage(reads: list[list[Chunk]]) -> list[Chunk]:
+    return [c for read in reads for c in read if not isinstance(c, UsageUpdate)]
+
+
+def _usage_at_each_end(reads: list[list[Chunk]]) -> list[Any]:
+    usage, ends = None, []
+    for read in reads:
+        for c in read:
+            if isinstance(c, UsageUpdate):
+                usage = c.usage
+        ends.append(usage)
+    return ends
+
+
+def _subsequence(part: list[Any], whole: list[Any]) -> bool:
+    rest = iter(whole)
+    return all(any(item == other for other in rest) for item in part)
 
 
 def _ids() -> list[Any]:
@@ -59,9 +97,80 @@ def _ids() -> list[Any]:
 def test_every_corpus_stream_parses_alike_in_reads_of_any_size(corpus: Path, index: int) -> None:
     shape, provider, _, frames = corpus_streams()[index]
     make = load_shape(shape).new_parser
-    want = one_by_one(make(ProviderId(provider)), frames)
     for size in (1, 2, 7, len(frames) or 1):
-        assert in_reads(make(ProviderId(provider)), frames, size) == want
+        want, want_error = one_by_one(make(ProviderId(provider)), frames, size)
+        got, got_error = in_reads(make(ProviderId(provider)), frames, size)
+        assert got_error == want_error
+        if size == 1:
+            assert got == want  # a read of one frame is one message() call
+        assert _no_usage(got) == _no_usage(want)
+        assert _usage_at_each_end(got) == _usage_at_each_end(want)
+        usage = [c for read in got for c in read if isinstance(c, UsageUpdate)]
+        assert _subsequence(usage, [c for read in want for c in read if isinstance(c, UsageUpdate)])
+
+
+def test_a_read_of_growing_usage_emits_its_last_usage_after_its_text() -> None:
+    def counted(text: str, tokens: int) -> tuple[str, str]:
+        usage = {"prompt_tokens": 3, "completion_tokens": tokens, "total_tokens": 3 + tokens}
+        choice = {"index": 0, "delta": {"content": text}, "finish_reason": None}
+        return "", json.dumps({"id": "c1", "model": "m", "choices": [choice], "usage": usage})
+
+    parser = ChatParser(P)
+    first: list[Chunk] = []
+    parser.messages([counted("a", 1)], first)
+    out: list[Chunk] = []
+    parser.messages([counted("b", 2), counted("c", 3), counted("d", 4)], out)
+    assert [type(c).__name__ for c in first] == [
+        "ResponseStart",
+        "BlockStart",
+        "TextDelta",
+        "UsageUpdate",
+    ]
+    last = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+    assert out == [
+        TextDelta("text-1", "b"),
+        TextDelta("text-1", "c"),
+        TextDelta("text-1", "d"),
+        UsageUpdate(Usage(input=3, output=4, raw=last)),
+    ]
+    # Frame by frame, each snapshot is emitted with its frame.
+    parser = ChatParser(P)
+    parser.message(*counted("a", 1))
+    assert list(parser.message(*counted("b", 2))) == [
+        TextDelta("text-1", "b"),
+        UsageUpdate(
+            Usage(
+                input=3,
+                output=2,
+                raw={"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+            )
+        ),
+    ]
+
+
+def test_a_held_usage_comes_before_the_next_frame_the_dict_path_takes() -> None:
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    grown = {"id": "c1", "model": "m", "usage": usage}
+    parser = ChatParser(P)
+    out: list[Chunk] = []
+    frames = [
+        chunk("a"),
+        ("", json.dumps({**grown, "choices": [{"index": 0, "delta": {"content": "b"}}]})),
+        (
+            "",
+            json.dumps(
+                {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            ),
+        ),
+        ("", "[DONE]"),
+    ]
+    parser.messages(frames, out)
+    assert out[3:] == [
+        TextDelta("text-1", "b"),
+        UsageUpdate(Usage(input=3, output=2, raw=usage)),
+        BlockEnd("text-1"),
+        Finish("stop", raw="stop"),
+    ]
 
 
 def chunk(content: str, finish: str | None = None) -> tuple[str, str]:

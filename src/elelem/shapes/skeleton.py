@@ -31,6 +31,15 @@ way is decided here, once:
   decoder of its hot frame that learns, from the dict path, the top-level
   fields nobody modelled, so a stream whose every frame carries one stays
   typed and the field is kept as the dict path keeps it.
+- **usage is a snapshot, once per read.**  A fast path may hold back a
+  usage object that changed (:attr:`~ParserSkeleton.holding`); the skeleton
+  emits it (:meth:`~ParserSkeleton.release`) before any frame the dict path
+  takes and at the end of the read (:meth:`~ParserSkeleton.messages`, or of
+  the frame, :meth:`~ParserSkeleton.message`).  Usage is cumulative, so a
+  snapshot that a later one of the same read replaces before anything but
+  text or reasoning came is not emitted: the assembler is fed the read at
+  once, and what it commits is the same.  A stream that sends a new usage
+  object on every chunk (Gemini, Perplexity) then maps one per read.
 - **payloads** (:meth:`~ParserSkeleton.payload`) are the shape's provider's,
   and a later payload of the same format on a block replaces the earlier
   one (the assembler's rule): a signature sent twice is the last one.
@@ -244,6 +253,8 @@ class ParserSkeleton:
         self.finished = False
         self._unknown_events = 0
         self._field_values: dict[tuple[str, str], bytes] = {}
+        self.holding = False
+        """A fast path holds chunks back for :meth:`release` (see the module docstring)."""
 
     # -- FrameParser -----------------------------------------------------------
 
@@ -267,6 +278,9 @@ class ParserSkeleton:
             if self.started:
                 chunks = self.fast(event, data)
                 if chunks is not None:
+                    if self.holding:  # a frame on its own is a read of one frame
+                        self.holding = False
+                        return [*chunks, *self.release()]
                     return chunks
             return self._decoded(event, data)
         except ElelemError:
@@ -299,11 +313,20 @@ class ParserSkeleton:
                 self.frames += 1
                 event, data = frame[0], frame[1]
                 chunks = fast(event, data) if self.started else None
-                extend(self._decoded(event, data) if chunks is None else chunks)
+                if chunks is None:
+                    if self.holding:
+                        self.holding = False
+                        extend(self.release())
+                    chunks = self._decoded(event, data)
+                extend(chunks)
         except ElelemError:
             raise
         except UNTYPED as exc:
             raise self._wrong_type(exc, data) from exc
+        finally:
+            if self.holding:  # the read's end (or a fault: what came before it is kept)
+                self.holding = False
+                extend(self.release())
 
     def _decoded(self, event: str, data: str) -> Sequence[Chunk]:
         if self.end_marker is not None and data.strip() == self.end_marker:
@@ -334,6 +357,11 @@ class ParserSkeleton:
         touching any state) to leave the frame to the dict path."""
         del event, data
         return None
+
+    def release(self) -> Sequence[Chunk]:
+        """The chunks :meth:`fast` held back (it set :attr:`holding`); the
+        skeleton calls it, having cleared :attr:`holding`."""
+        return ()
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """The JSON object of one frame (see :func:`~elelem.shapes.common.decode_frame`)."""

@@ -90,6 +90,7 @@ from elelem.vocabulary.usage import (
     SEARCH_SOURCES,
     SERVER_SIDE_TOOLS,
     Usage,
+    decoded_usage,
     hosted_counter_name,
     hosted_counts,
 )
@@ -166,6 +167,7 @@ __all__ = [
     "block_tags",
     "block_type",
     "check_json",
+    "decoded_usage",
     "hosted_counter_name",
     "hosted_counts",
     "legacy_drop",

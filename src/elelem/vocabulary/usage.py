@@ -86,4 +86,34 @@ class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
         return self.input + self.cache_read + self.cache_write + self.output + self.reasoning
 
 
-__all__ = ["SEARCH_SOURCES", "SERVER_SIDE_TOOLS", "Usage", "hosted_counter_name", "hosted_counts"]
+def decoded_usage(
+    raw: dict[str, JSONValue],
+    input: int = 0,
+    output: int = 0,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    reasoning: int = 0,
+) -> Usage:
+    """A :class:`Usage` of the counts whose ``raw`` is an object that
+    :func:`msgspec.json.decode` returned, taken as it is (not copied: the
+    caller holds no other reference it changes).
+
+    Such a value is JSON by construction (the decoder builds only JSON types
+    and string keys, and rejects numbers out of range), so the check every
+    other construction runs is not run again: a stream that sends a new usage
+    object on every chunk (Gemini, Perplexity) would spend most of its
+    mapping on it.
+    """
+    usage = Usage(input, output, cache_read, cache_write, reasoning)
+    msgspec.structs.force_setattr(usage, "raw", raw)
+    return usage
+
+
+__all__ = [
+    "SEARCH_SOURCES",
+    "SERVER_SIDE_TOOLS",
+    "Usage",
+    "decoded_usage",
+    "hosted_counter_name",
+    "hosted_counts",
+]

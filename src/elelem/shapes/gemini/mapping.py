@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem.vocabulary import Usage
+from elelem.vocabulary import Usage, decoded_usage
 
 CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
 """Gemini finish reasons that mean the output was filtered."""
@@ -26,8 +26,6 @@ def finish_reason(raw: str, called: bool) -> str:
 
 
 def _count(value: object) -> int:
-    if type(value) is int:  # nearly every count, on every chunk of a stream
-        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -37,26 +35,38 @@ def _count(value: object) -> int:
     return 0
 
 
-def map_usage(raw: Mapping[str, Any]) -> Usage:
+def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
     """A :class:`Usage` from ``usageMetadata`` (cumulative: the latest one is whole).
 
     Cached prompt tokens are counted once, in ``cache_read``; thought tokens
     are ``reasoning``, apart from the candidate (``output``) tokens; the
     prompt tokens of hosted tool use (``toolUsePromptTokenCount``: search
     results fed to the model) are ``input``, as they are billed, so the
-    counts add up to ``totalTokenCount``.
+    counts add up to ``totalTokenCount``.  ``decoded``: ``raw`` is an object
+    :func:`msgspec.json.decode` returned, kept as it is (see
+    :func:`~elelem.vocabulary.decoded_usage`); any other is checked and copied.
     """
-    prompt = _count(raw.get("promptTokenCount"))
-    cached = _count(raw.get("cachedContentTokenCount"))
-    tool_prompt = _count(raw.get("toolUsePromptTokenCount"))
-    output = _count(raw.get("candidatesTokenCount"))
-    thoughts = _count(raw.get("thoughtsTokenCount"))
+    get = raw.get
+    prompt = get("promptTokenCount", 0)
+    cached = get("cachedContentTokenCount", 0)
+    tool_prompt = get("toolUsePromptTokenCount", 0)
+    output = get("candidatesTokenCount", 0)
+    thoughts = get("thoughtsTokenCount", 0)
+    if not (
+        # int counts (a stream's every chunk) skip the general rule
+        type(prompt) is int
+        and type(cached) is int
+        and type(tool_prompt) is int
+        and type(output) is int
+        and type(thoughts) is int
+    ):
+        prompt, cached, tool_prompt = _count(prompt), _count(cached), _count(tool_prompt)
+        output, thoughts = _count(output), _count(thoughts)
+    input_tokens = max(prompt - cached, 0) + tool_prompt
+    if decoded and type(raw) is dict:
+        return decoded_usage(raw, input_tokens, output, cached, 0, thoughts)
     return Usage(
-        input=max(prompt - cached, 0) + tool_prompt,
-        output=output,
-        cache_read=cached,
-        reasoning=thoughts,
-        raw=dict(raw),
+        input=input_tokens, output=output, cache_read=cached, reasoning=thoughts, raw=dict(raw)
     )
 
 

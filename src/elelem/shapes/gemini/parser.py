@@ -283,14 +283,16 @@ class GeminiParser(ParserSkeleton):
             return not self._others_open
         return self._block_reason is not None and not candidates
 
-    def _report_usage(self, usage: dict[str, Any], out: list[Chunk]) -> None:
+    def _report_usage(
+        self, usage: dict[str, Any], out: list[Chunk], *, decoded: bool = False
+    ) -> None:
         # Streams repeat the same usageMetadata on most chunks; a Usage is a
         # function of its raw object, so an equal raw object is an equal Usage
         # and building it again (with its JSON check) would only cost time.
         self._usage_wire = None
         if usage != self._usage_raw:
             self._usage_raw = usage
-            out.append(UsageUpdate(map_usage(usage)))
+            out.append(UsageUpdate(map_usage(usage, decoded=decoded)))
 
     def _text_chunk(self, data: HotChunk) -> list[Chunk] | None:
         """Apply a typed text-only chunk exactly as :meth:`chunk` would its dict,
@@ -323,11 +325,9 @@ class GeminiParser(ParserSkeleton):
         if changed and any(name not in envelope for name, _ in changed):
             return None  # a field not in the envelope yet: its order is the dict path's
         usage_wire = data.usageMetadata
-        usage = None
-        if usage_wire != self._usage_wire:
-            usage = decode_usage(usage_wire)
-            if usage is None:
-                return None
+        changed_usage = usage_wire != self._usage_wire
+        if changed_usage and memoryview(usage_wire)[0] != 0x7B:
+            return None  # not an object: the dict path says what it is
         envelope["modelVersion"] = data.modelVersion
         envelope["responseId"] = data.responseId
         for name, raw in changed:  # what the dict path sets, for the fields that changed
@@ -350,9 +350,22 @@ class GeminiParser(ParserSkeleton):
                 else:
                     out.extend(self._text_part(text, thought, part.thoughtSignature, {}))
             candidate["index"] = c.index
-        if usage is not None:
-            self._report_usage(usage, out)
+        if changed_usage:
+            # Held for the read's end (the skeleton's rule): a chunk that
+            # sends it again unchanged is passed over, a later one replaces it.
             self._usage_wire = usage_wire
+            self.holding = True
+        return out
+
+    def release(self) -> list[Chunk]:
+        """The usage the fast path held: the read's last ``usageMetadata``."""
+        held = self._usage_wire
+        out: list[Chunk] = []
+        if held is not None:
+            usage = decode_usage(held)
+            if usage is not None:  # an object, as the fast path made sure
+                self._report_usage(usage, out, decoded=True)  # decode_usage's own object
+            self._usage_wire = held
         return out
 
     def _candidate_chunk(self, candidate: dict[str, Any]) -> list[Chunk]:

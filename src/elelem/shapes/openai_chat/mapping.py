@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elelem.vocabulary import SEARCH_SOURCES, Usage, hosted_counts
+from elelem.vocabulary import SEARCH_SOURCES, Usage, decoded_usage, hosted_counts
 
 FINISH_REASONS: Mapping[str, str] = {
     "stop": "stop",
@@ -37,7 +37,7 @@ def _sub(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def map_usage(raw: Mapping[str, Any]) -> Usage:
+def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
     """Map one wire usage object.
 
     ``input`` is ``prompt_tokens`` less cache reads (``prompt_tokens_details.
@@ -46,7 +46,9 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     ``completion_tokens_details.reasoning_tokens`` and ``output`` the rest of
     ``completion_tokens`` (all of it where, as with xAI, ``total_tokens`` shows
     reasoning counted outside it; at most all of it otherwise), so the counts
-    are disjoint and add up to ``total_tokens``.
+    are disjoint and add up to ``total_tokens``.  ``decoded``: ``raw`` is an
+    object :func:`msgspec.json.decode` returned, kept as it is (see
+    :func:`~elelem.vocabulary.decoded_usage`); any other is checked and copied.
     """
     prompt = raw.get("prompt_tokens", 0)
     completion = raw.get("completion_tokens", 0)
@@ -54,6 +56,8 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
         # Most usage objects hold only the three counts (Perplexity sends one
         # on every chunk): nothing to subtract, nothing hosted.
         reasoning = min(completion, 0)  # as below: never more than completion_tokens
+        if decoded and type(raw) is dict:
+            return decoded_usage(raw, max(prompt, 0), completion - reasoning, 0, 0, reasoning)
         return Usage(
             input=max(prompt, 0),
             output=completion - reasoning,

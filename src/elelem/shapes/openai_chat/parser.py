@@ -197,6 +197,7 @@ class ChatParser(ParserSkeleton):
         self._raws: tuple[Any, ...] | None = None  # the applied raw fields of the last hot chunk
         self._choice_raws: tuple[Any, ...] | None = None  # and its choice's
         self._choice_seen: dict[str, msgspec.Raw] = {}
+        self._held_usage: msgspec.Raw | None = None  # the fast path's, for release()
 
     # -- the skeleton's hooks -------------------------------------------------
 
@@ -254,12 +255,25 @@ class ChatParser(ParserSkeleton):
         if changed:
             # What the dict path does with these fields, for only those that changed.
             usage = changed.get("usage")
-            value = None if usage is None or len(changed) > 1 else msgspec.json.decode(usage)
-            if type(value) is dict:  # a usage that grows on every chunk (Perplexity)
-                self._apply_usage(value, changed, out)
+            if usage is not None and len(changed) == 1 and memoryview(usage)[0] == 0x7B:
+                # A usage object that grows on every chunk (Perplexity): held
+                # for the read's end (the skeleton's rule), the last one mapped.
+                self._held_usage = usage
+                self.holding = True
             else:
+                if self.holding:
+                    self.holding = False
+                    out += self.release()
                 self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
             seen.update(changed)
+        return out
+
+    def release(self) -> list[Chunk]:
+        """The usage the fast path held: the read's last ``usage`` object."""
+        out: list[Chunk] = []
+        held, self._held_usage = self._held_usage, None
+        if held is not None:
+            self._apply_usage(msgspec.json.decode(held), {"usage": held}, out, decoded=True)
         return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
@@ -410,8 +424,15 @@ class ChatParser(ParserSkeleton):
         if isinstance(usage, dict):
             self._apply_usage(usage, obj, out)
 
-    def _apply_usage(self, usage: dict[str, Any], obj: Mapping[str, Any], out: list[Chunk]) -> None:
-        mapped = map_usage(usage)
+    def _apply_usage(
+        self,
+        usage: dict[str, Any],
+        obj: Mapping[str, Any],
+        out: list[Chunk],
+        *,
+        decoded: bool = False,
+    ) -> None:
+        mapped = map_usage(usage, decoded=decoded)
         if mapped != self._usage:
             self._usage = mapped
             if not self.started:
