@@ -305,14 +305,25 @@ class ParserSkeleton:
                 extend(self.message(frame[0], frame[1]))
             return
         fast = self.fast
-        data = ""
+        run = None if type(self).fast_run is ParserSkeleton.fast_run else self.fast_run
+        frames = frames if isinstance(frames, list) else list(frames)
+        first, index, end = self.frames, 0, len(frames)
         try:
-            for frame in frames:
+            while index < end:
                 if self.finished:
                     return
-                self.frames += 1
-                event, data = frame[0], frame[1]
-                chunks = fast(event, data) if self.started else None
+                if run is not None and self.started:
+                    index = run(frames, index, out)  # it counts the frames it took
+                    if index == end:
+                        break
+                    self.frames += 1
+                    event, data = frames[index][0], frames[index][1]
+                    chunks = None  # a frame the fast path declined
+                else:
+                    self.frames += 1
+                    event, data = frames[index][0], frames[index][1]
+                    chunks = fast(event, data) if self.started else None
+                index += 1
                 if chunks is None:
                     if self.holding:
                         self.holding = False
@@ -322,7 +333,7 @@ class ParserSkeleton:
         except ElelemError:
             raise
         except UNTYPED as exc:
-            raise self._wrong_type(exc, data) from exc
+            raise self._wrong_type(exc, frames[self.frames - first - 1][1]) from exc
         finally:
             if self.holding:  # the read's end (or a fault: what came before it is kept)
                 self.holding = False
@@ -357,6 +368,18 @@ class ParserSkeleton:
         touching any state) to leave the frame to the dict path."""
         del event, data
         return None
+
+    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
+        """Optional: the fast path over a run of frames of a started
+        response, ``frames[start]`` on, their chunks appended to ``out``;
+        return the index of the first frame it declined (``len(frames)``
+        when it took them all), having added the frames it took to
+        :attr:`frames` (and the one that raised, when one does).  The
+        skeleton gives a declined frame to the dict path, not to
+        :meth:`fast` again.  A shape defines it where one call per read
+        spares a call per frame; the outcome is :meth:`fast`'s, frame by frame."""
+        del frames, out
+        return start
 
     def release(self) -> Sequence[Chunk]:
         """The chunks :meth:`fast` held back (it set :attr:`holding`); the

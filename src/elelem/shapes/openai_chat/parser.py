@@ -33,7 +33,7 @@ replay puts back on the assistant message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -191,6 +191,7 @@ class ChatParser(ParserSkeleton):
         # listed that this stream sends), and the raw bytes of each field it
         # applied last: a field sent again unchanged is not applied again.
         self._hot = hot_decoder()
+        self._no_raws = (None,) * len(self._hot.applied)  # a chunk with none of them
         self._extra: frozenset[str] = frozenset()
         self._choice_extra: frozenset[str] = frozenset()
         self._seen: dict[str, msgspec.Raw] = {}
@@ -206,11 +207,83 @@ class ChatParser(ParserSkeleton):
         its one choice's delta, then the raw top-level fields that changed."""
         if event == "error":
             return None
-        decoder, applied, getter, choice_fields, choice_getter = self._hot
         try:
-            hot = decoder.decode(data)
+            hot = self._hot.decoder.decode(data)
         except msgspec.DecodeError:
             return None  # not a hot chunk exactly: the dict path decides what it is
+        return self._apply_hot(hot)
+
+    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
+        """The skeleton's run of hot frames from ``frames[start]``: what
+        :meth:`fast` does frame by frame, with the commonest chunk (more text
+        or reasoning for the open block, nothing else changed) taken inline."""
+        decoder, _, getter, _, choice_getter = self._hot
+        decode, apply, append = decoder.decode, self._apply_hot, out.append
+        index, end = start, len(frames)
+        try:
+            while index < end:
+                event, data = frames[index][0], frames[index][1]
+                if event == "error":
+                    break
+                try:
+                    hot = decode(data)
+                except msgspec.DecodeError:
+                    break  # the dict path decides what it is
+                choices = hot.choices
+                current = self._current
+                if current is not None and len(choices) == 1:
+                    choice = choices[0]
+                    delta = choice.delta
+                    if (
+                        choice.finish_reason is None
+                        and not choice.index
+                        and not delta.refusal
+                        and choice_getter(choice) == self._choice_raws
+                    ):
+                        text, thought, other = delta.content, delta.reasoning_content, delta.reasoning
+                        if type(text) is list and len(text) == 1:
+                            text = text[0].text  # one text part (Mistral), as _feed_hot reads it
+                        more: Chunk | None = None
+                        if current[0] == "text":
+                            if type(text) is str and text and not (thought or other):
+                                more = TextDelta(current[1], text)
+                        elif current[0] == "reasoning" and not text and bool(thought) != bool(other):
+                            more = ReasoningDelta(current[1], thought or other)
+                        if more is not None:
+                            raws = getter(hot)
+                            if raws == self._raws or raws == self._no_raws or self._usage_only(raws):
+                                if type(more) is TextDelta:
+                                    self._text.append(more.text)
+                                append(more)
+                                index += 1
+                                continue
+                chunks = apply(hot)
+                if chunks is None:
+                    break
+                out += chunks
+                index += 1
+        except BaseException:
+            self.frames += index - start + 1  # the frame that raised counts, as in message()
+            raise
+        self.frames += index - start
+        return index
+
+    def _usage_only(self, raws: tuple[Any, ...]) -> bool:
+        """When of a hot chunk's applied fields only ``usage`` (the first,
+        :data:`~elelem.shapes.openai_chat.fast.RAW_FIELDS`) changed, to an
+        object: hold it (as :meth:`_apply_hot` does) and say so."""
+        last, usage = self._raws, raws[0]
+        if last is None or usage is None or raws[1:] != last[1:] or memoryview(usage)[0] != 0x7B:
+            return False
+        self._raws = raws
+        if self._seen.get("usage") != usage:
+            self._seen["usage"] = self._held_usage = usage
+            self.holding = True
+        return True
+
+    def _apply_hot(self, hot: Any) -> list[Chunk] | None:
+        """A decoded hot chunk's chunks, or None (before touching any state)."""
+        _, applied, getter, choice_fields, choice_getter = self._hot
         choices = hot.choices
         if len(choices) != 1 or choices[0].index != 0:
             return None
@@ -243,8 +316,8 @@ class ChatParser(ParserSkeleton):
         if choice.finish_reason is not None:
             self._finish_raw = choice.finish_reason
         raws = getter(hot)
-        if raws == self._raws:
-            return out
+        if raws == self._raws or raws == self._no_raws:
+            return out  # nothing new: the fields are the last ones, or absent
         self._raws = raws
         seen = self._seen
         changed = {
@@ -369,6 +442,7 @@ class ChatParser(ParserSkeleton):
             self._extra |= extra
             self._choice_extra |= choice_extra
             self._hot = hot_decoder(self._extra, self._choice_extra)
+            self._no_raws = (None,) * len(self._hot.applied)
 
     def _feed_hot(self, choice: Any) -> list[Chunk]:
         """What :meth:`feed_object` gives for the delta of the typed choice
