@@ -52,6 +52,7 @@ Sans-IO: no clock, no socket, no global state.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
@@ -304,32 +305,25 @@ class ParserSkeleton:
                     return
                 extend(self.message(frame[0], frame[1]))
             return
-        fast = self.fast
-        run = None if type(self).fast_run is ParserSkeleton.fast_run else self.fast_run
+        run = self.fast_run
         frames = frames if isinstance(frames, list) else list(frames)
         first, index, end = self.frames, 0, len(frames)
         try:
             while index < end:
                 if self.finished:
                     return
-                if run is not None and self.started:
+                if self.started:
                     index = run(frames, index, out)  # it counts the frames it took
                     if index == end:
                         break
-                    self.frames += 1
-                    event, data = frames[index][0], frames[index][1]
-                    chunks = None  # a frame the fast path declined
-                else:
-                    self.frames += 1
-                    event, data = frames[index][0], frames[index][1]
-                    chunks = fast(event, data) if self.started else None
+                # A frame of a response not started, or one the fast path declined.
+                self.frames += 1
+                event, data = frames[index][0], frames[index][1]
                 index += 1
-                if chunks is None:
-                    if self.holding:
-                        self.holding = False
-                        extend(self.release())
-                    chunks = self._decoded(event, data)
-                extend(chunks)
+                if self.holding:
+                    self.holding = False
+                    extend(self.release())
+                extend(self._decoded(event, data))
         except ElelemError:
             raise
         except UNTYPED as exc:
@@ -365,21 +359,34 @@ class ParserSkeleton:
 
     def fast(self, event: str, data: str) -> Sequence[Chunk] | None:
         """The chunks of a hot frame of a started response, or None (before
-        touching any state) to leave the frame to the dict path."""
+        touching any state) to leave the frame to the dict path.  A hot frame
+        never finishes the response (the dict path does)."""
         del event, data
         return None
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """Optional: the fast path over a run of frames of a started
-        response, ``frames[start]`` on, their chunks appended to ``out``;
-        return the index of the first frame it declined (``len(frames)``
-        when it took them all), having added the frames it took to
-        :attr:`frames` (and the one that raised, when one does).  The
-        skeleton gives a declined frame to the dict path, not to
-        :meth:`fast` again.  A shape defines it where one call per read
-        spares a call per frame; the outcome is :meth:`fast`'s, frame by frame."""
-        del frames, out
-        return start
+        """The fast path over the frames of a started response from
+        ``frames[start]`` on, their chunks appended to ``out``: return the
+        index of the first frame :meth:`fast` declined (``len(frames)`` when
+        it took them all), having added the frames it took to :attr:`frames`
+        (and the one that raised, when one does).  The skeleton gives a
+        declined frame to the dict path, not to :meth:`fast` again.  A shape
+        may replace it with a loop that takes its commonest frame inline;
+        the outcome is :meth:`fast`'s, frame by frame."""
+        fast, extend = self.fast, out.extend
+        index = start
+        try:
+            for frame in itertools.islice(frames, start, None):
+                chunks = fast(frame[0], frame[1])
+                if chunks is None:
+                    break
+                extend(chunks)
+                index += 1
+        except BaseException:
+            self.frames += index - start + 1  # the frame that raised counts, as in message()
+            raise
+        self.frames += index - start
+        return index
 
     def release(self) -> Sequence[Chunk]:
         """The chunks :meth:`fast` held back (it set :attr:`holding`); the

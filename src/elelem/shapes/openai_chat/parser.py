@@ -240,18 +240,28 @@ class ChatParser(ParserSkeleton):
                         and not delta.refusal
                         and choice_getter(choice) == self._choice_raws
                     ):
-                        text, thought, other = delta.content, delta.reasoning_content, delta.reasoning
+                        text, thought, other = (
+                            delta.content,
+                            delta.reasoning_content,
+                            delta.reasoning,
+                        )
                         if type(text) is list and len(text) == 1:
                             text = text[0].text  # one text part (Mistral), as _feed_hot reads it
                         more: Chunk | None = None
                         if current[0] == "text":
                             if type(text) is str and text and not (thought or other):
                                 more = TextDelta(current[1], text)
-                        elif current[0] == "reasoning" and not text and bool(thought) != bool(other):
+                        elif (
+                            current[0] == "reasoning" and not text and bool(thought) != bool(other)
+                        ):
                             more = ReasoningDelta(current[1], thought or other)
                         if more is not None:
                             raws = getter(hot)
-                            if raws == self._raws or raws == self._no_raws or self._usage_only(raws):
+                            if (
+                                raws == self._raws
+                                or raws == self._no_raws
+                                or self._usage_only(raws)
+                            ):
                                 if type(more) is TextDelta:
                                     self._text.append(more.text)
                                 append(more)
