@@ -420,3 +420,39 @@ def _bench() -> None:  # pragma: no cover - a measurement, run by hand
 
 if __name__ == "__main__":
     _bench()
+
+
+_VALUE = st.text(alphabet='ab :é✓{}"', max_size=12)
+_BLOCK = st.one_of(
+    st.builds(lambda v: f"data: {v}", _VALUE),
+    st.builds(lambda n, v: f"event: {n}\ndata: {v}", _VALUE, _VALUE),
+    st.builds(lambda n: f"event: {n}", _VALUE),  # no data: not dispatched
+    st.sampled_from(
+        ["data:x", "data: a\ndata: b", ": ping", "id: 7\ndata: x", "", "\r", "event: e\r\ndata: d"]
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    blocks=st.lists(_BLOCK, max_size=12),
+    tail=st.sampled_from(["\n\n", "\n", "", "\n\ndata: cut"]),
+    cuts=st.lists(st.integers(0, 400), max_size=6),
+)
+def test_reads_of_whole_blocks_agree_with_a_plain_reference(
+    blocks: list[str], tail: str, cuts: list[int]
+) -> None:
+    # Bodies of the blocks providers send, most reads whole regions of them:
+    # the region paths (data lines only, event and data lines) and the block
+    # path they fall back to must dispatch what the standard does.
+    body = "\n\n".join(blocks).encode() + tail.encode()
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    expected, fault, ending = reference(body)
+    assert fault is None
+    decoder = SSEDecoder()
+    events = [event for piece in pieces for event in decoder.feed(piece)]
+    assert events == expected
+    assert decoder.close() == []
+    state = (decoder.last_event_id, decoder.retry, decoder.comments, decoder.unterminated)
+    assert state == ending

@@ -200,6 +200,7 @@ class SSEDecoder:
         # Event names repeat (a dozen per provider): each is decoded once.
         self._names: dict[bytes, str] = {b"": ""}
         self._heads: dict[bytes, str] = {}  # the same, by the whole ``event: name`` line
+        self._named: dict[str, str] = {}  # and by that line decoded
         self.last_event_id = ""
         self.retry: int | None = None
         self.unterminated = 0
@@ -305,6 +306,12 @@ class SSEDecoder:
                 last_id, retry = self.last_event_id, self.retry
                 out += [_event(SSEEvent, ("", value, last_id, retry)) for value in values]
                 return whole[end + 2 :]
+        elif region[:7] == b"event: " and len(region) < self._max:
+            events = self._named_events(region)
+            if events is not None:
+                self._lines.consumed += len(chunk) - (len(whole) - end - 2)
+                out += events
+                return whole[end + 2 :]
         blocks = whole[:end].split(b"\n\n")
         if len(blocks) * _MIN_EVENT > end + _MIN_EVENT:
             # Far more blank lines than events: a body of newlines (a
@@ -342,6 +349,35 @@ class SSEDecoder:
                 text = _utf8(value, splitter.consumed)
             append(_event(SSEEvent, (name, text, last_id, retry)))
         return whole[end + 2 :]
+
+    def _named_events(self, region: bytes) -> list[SSEEvent] | None:
+        """The events of a region of ``event: …`` + ``data: …`` blocks
+        (Anthropic, Responses), or None when it holds anything else.
+
+        Every block holds exactly one line end when the region holds three
+        per block less two (the blank lines between blocks hold the rest),
+        and a block that is split by ``\ndata: `` holds one at least.
+        """
+        try:
+            text = region.decode()
+        except UnicodeDecodeError:
+            return None  # the block path dispatches the events before the fault
+        blocks = text.split("\n\n")
+        if text.count("\n") != 3 * len(blocks) - 2:
+            return None
+        names, last_id, retry = self._named, self.last_event_id, self.retry
+        events = []
+        for block in blocks:
+            head, sep, value = block.partition("\ndata: ")
+            name = names.get(head)
+            if name is None:
+                if not sep or head[:7] != "event: ":
+                    return None
+                name = head[7:]
+                if len(names) < _MAX_NAMES:
+                    names[head] = name
+            events.append(_event(SSEEvent, (name, value, last_id, retry)))
+        return events
 
     def _lines_of(self, lines: list[bytes], out: list[SSEEvent]) -> None:
         """Apply the event-stream rule to whole ``lines`` (no terminators)."""
