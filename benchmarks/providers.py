@@ -428,9 +428,10 @@ def measure(
     warm: int = 40,
     only: frozenset[str] = frozenset(),
     pair: tuple[str, str] = ("floor", "elelem"),
+    modes: tuple[str, ...] = ("bulk", "per_event"),
 ) -> list[dict[str, Any]]:
-    """Every row: floor and elelem, both modes, ``runs`` fresh processes per
-    cell; one write per event also over the async floor (``floor_async``:
+    """Every row: floor and elelem, in each of ``modes``, ``runs`` fresh
+    processes per cell; each mode also over the async floor (``floor_async``:
     the floor on httpx2's async client), which shows what asyncio itself
     costs an async client such as elelem's.
 
@@ -459,8 +460,8 @@ def measure(
         try:
             for run in range(runs):
                 for rec, big, small in rows:
-                    for mode in ("bulk", "per_event"):
-                        clients = [*pair, "floor_async"] if mode == "per_event" else list(pair)
+                    for mode in modes:
+                        clients = [*pair, "floor_async"]
                         # Interleaved, in an order that turns from run to run.
                         turn = run % len(clients)
                         for client in clients[turn:] + clients[:turn]:
@@ -507,12 +508,13 @@ def measure(
             row[f"{mode}_ratio"] = (
                 statistics.median(mine) / statistics.median(floor) if both else None
             )
-        slow = results.get((_key(big), "per_event", "floor_async"))
-        mine = results.get((_key(big), "per_event", pair[1]))
-        row["per_event_async_floor_us"] = statistics.median(slow) * 1e6 if slow else None
-        row["per_event_async_ratio"] = (
-            statistics.median(mine) / statistics.median(slow) if slow and mine else None
-        )
+        for mode in ("bulk", "per_event"):
+            slow = results.get((_key(big), mode, "floor_async"))
+            mine = results.get((_key(big), mode, pair[1]))
+            row[f"{mode}_async_floor_us"] = statistics.median(slow) * 1e6 if slow else None
+            row[f"{mode}_async_ratio"] = (
+                statistics.median(mine) / statistics.median(slow) if slow and mine else None
+            )
         table.append(row)
     return table
 
@@ -532,21 +534,23 @@ def render(table: list[dict[str, Any]]) -> str:
 
     lines = [
         "| provider | shape | chunks | bulk floor µs/ev | bulk elelem | bulk ratio "
+        "| bulk async floor | vs async floor "
         "| per-event floor | per-event elelem | per-event ratio "
         "| per-event async floor | vs async floor |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in table:
         name = r["provider"] if r["variant"] == "as recorded" else f"{r['provider']} +unknown"
-        lines.append(
-            f"| {name} | {r['shape']} | {r['recording'][:48]} "
-            f"| {num(r['bulk_floor_us'], '.2f')} | {num(r['bulk_elelem_us'], '.2f')} "
-            f"| {num(r['bulk_ratio'], '.2f')}x "
-            f"| {num(r['per_event_floor_us'], '.2f')} | {num(r['per_event_elelem_us'], '.2f')} "
-            f"| {num(r['per_event_ratio'], '.2f')}x "
-            f"| {num(r.get('per_event_async_floor_us'), '.2f')} "
-            f"| {num(r.get('per_event_async_ratio'), '.2f')}x |"
-        )
+        cells = [name, r["shape"], r["recording"][:48]]
+        for mode in ("bulk", "per_event"):
+            cells += [
+                num(r[f"{mode}_floor_us"], ".2f"),
+                num(r[f"{mode}_elelem_us"], ".2f"),
+                num(r[f"{mode}_ratio"], ".2f") + "x",
+                num(r.get(f"{mode}_async_floor_us"), ".2f"),
+                num(r.get(f"{mode}_async_ratio"), ".2f") + "x",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -619,6 +623,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--providers", default="", help="comma-separated providers (default: all)")
     p.add_argument(
+        "--modes", default="bulk,per_event", help="comma-separated delivery modes (default: both)"
+    )
+    p.add_argument(
         "--pair",
         default="floor,elelem",
         help="the floor and the measured client, e.g. floor_async,elelem or floor,elelem_sync",
@@ -630,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         only = frozenset(x for x in args.providers.split(",") if x)
         floor, mine = args.pair.split(",")
-        table = measure(args.runs, args.events, only=only, pair=(floor, mine))
+        modes = tuple(m for m in args.modes.split(",") if m)
+        table = measure(args.runs, args.events, only=only, pair=(floor, mine), modes=modes)
     except CorpusMissing as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2

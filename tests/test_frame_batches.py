@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from elelem.errors import ElelemError, MalformedStreamError
 from elelem.providers import load_shape
@@ -224,3 +226,63 @@ def test_a_shape_that_wraps_message_keeps_its_wrapping() -> None:
         TextDelta("text-1", "b"),
     ]
     assert out[-1] == Finish("stop", raw="stop")
+
+
+_CHAT_DELTAS = [
+    {"content": "a"},
+    {"content": "b"},
+    {"content": ""},
+    {"content": None, "reasoning_content": "r"},
+    {"reasoning": "s"},
+    {"reasoning_content": "r", "reasoning": "s"},
+    {"content": [{"type": "text", "text": "p"}]},
+    {"content": [{"type": "text", "text": "p"}, {"type": "text", "text": "q"}]},
+    {"role": "assistant", "content": "c"},
+    {"refusal": "no"},
+    {"tool_calls": [{"index": 0, "id": "t1", "function": {"name": "f", "arguments": "{}"}}]},
+    {},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.integers(0, len(_CHAT_DELTAS) - 1),
+            st.sampled_from([None, None, None, "stop"]),
+            st.sampled_from(["none", "none", "same", "grow", "null"]),
+            st.sampled_from([None, None, "null", "x"]),
+        ),
+        max_size=25,
+    ),
+    size=st.integers(1, 30),
+)
+def test_any_chat_stream_parses_alike_in_reads(
+    steps: list[tuple[int, str | None, str, str | None]], size: int
+) -> None:
+    # Chat's fast_run takes the commonest chunk inline; on any mix of text,
+    # reasoning, parts, refusals, tool calls, finish reasons, usage (absent,
+    # repeated, growing, null) and a choice field, read in any size, it must
+    # give what message() gives frame by frame (up to the usage rule).
+    frames = []
+    for n, (which, finish, usage, logprobs) in enumerate(steps):
+        choice: dict[str, Any] = {"index": 0, "delta": _CHAT_DELTAS[which]}
+        if finish is not None:
+            choice["finish_reason"] = finish
+        if logprobs is not None:
+            choice["logprobs"] = None if logprobs == "null" else {"content": [logprobs]}
+        chunk_obj: dict[str, Any] = {"id": "c1", "model": "m", "choices": [choice]}
+        if usage != "none":
+            tokens = n if usage == "grow" else 1
+            chunk_obj["usage"] = (
+                None
+                if usage == "null"
+                else {"prompt_tokens": 2, "completion_tokens": tokens, "total_tokens": 2 + tokens}
+            )
+        frames.append(("", json.dumps(chunk_obj)))
+    frames.append(("", "[DONE]"))
+    want, want_error = one_by_one(ChatParser(P), frames, size)
+    got, got_error = in_reads(ChatParser(P), frames, size)
+    assert got_error == want_error
+    assert _no_usage(got) == _no_usage(want)
+    assert _usage_at_each_end(got) == _usage_at_each_end(want)

@@ -219,59 +219,62 @@ class ChatParser(ParserSkeleton):
         or reasoning for the open block, nothing else changed) taken inline."""
         decoder, _, getter, _, choice_getter = self._hot
         decode, apply, append = decoder.decode, self._apply_hot, out.append
+        no_raws, usage_only = self._no_raws, self._usage_only
         index, end = start, len(frames)
+        # What the inline case reads; read again after a frame the general rule applied.
+        kind, key = self._current or ("", "")
+        last, last_choice, keep = self._raws, self._choice_raws, self._text.append
         try:
             while index < end:
-                event, data = frames[index][0], frames[index][1]
-                if event == "error":
+                frame = frames[index]
+                if frame[0] == "error":
                     break
                 try:
-                    hot = decode(data)
+                    hot = decode(frame[1])
                 except msgspec.DecodeError:
                     break  # the dict path decides what it is
                 choices = hot.choices
-                current = self._current
-                if current is not None and len(choices) == 1:
+                if len(choices) == 1:
                     choice = choices[0]
                     delta = choice.delta
                     if (
                         choice.finish_reason is None
                         and not choice.index
                         and not delta.refusal
-                        and choice_getter(choice) == self._choice_raws
+                        and choice_getter(choice) == last_choice
                     ):
-                        text, thought, other = (
-                            delta.content,
-                            delta.reasoning_content,
-                            delta.reasoning,
-                        )
+                        text = delta.content
                         if type(text) is list and len(text) == 1:
                             text = text[0].text  # one text part (Mistral), as _feed_hot reads it
-                        more: Chunk | None = None
-                        if current[0] == "text":
-                            if type(text) is str and text and not (thought or other):
-                                more = TextDelta(current[1], text)
-                        elif (
-                            current[0] == "reasoning" and not text and bool(thought) != bool(other)
-                        ):
-                            more = ReasoningDelta(current[1], thought or other)
-                        if more is not None:
-                            raws = getter(hot)
+                        if kind == "text":
                             if (
-                                raws == self._raws
-                                or raws == self._no_raws
-                                or self._usage_only(raws)
+                                type(text) is str
+                                and text
+                                and not (delta.reasoning_content or delta.reasoning)
                             ):
-                                if type(more) is TextDelta:
-                                    self._text.append(more.text)
-                                append(more)
-                                index += 1
-                                continue
+                                raws = getter(hot)
+                                if raws in (last, no_raws) or usage_only(raws):
+                                    last = self._raws
+                                    keep(text)
+                                    append(TextDelta(key, text))
+                                    index += 1
+                                    continue
+                        elif kind == "reasoning" and not text:
+                            thought, other = delta.reasoning_content, delta.reasoning
+                            if bool(thought) != bool(other):
+                                raws = getter(hot)
+                                if raws in (last, no_raws) or usage_only(raws):
+                                    last = self._raws
+                                    append(ReasoningDelta(key, thought or other))
+                                    index += 1
+                                    continue
                 chunks = apply(hot)
                 if chunks is None:
                     break
                 out += chunks
                 index += 1
+                kind, key = self._current or ("", "")
+                last, last_choice, keep = self._raws, self._choice_raws, self._text.append
         except BaseException:
             self.frames += index - start + 1  # the frame that raised counts, as in message()
             raise
