@@ -48,6 +48,8 @@ def one_by_one(parser: Any, frames: Sequence[tuple[str, str]], size: int) -> Rea
     reads: list[list[Chunk]] = []
     try:
         for start in range(0, len(frames), size):
+            if parser.finished:
+                break
             reads.append([])
             for event, data in frames[start : start + size]:
                 if parser.finished:
@@ -283,6 +285,57 @@ def test_any_chat_stream_parses_alike_in_reads(
     frames.append(("", "[DONE]"))
     want, want_error = one_by_one(ChatParser(P), frames, size)
     got, got_error = in_reads(ChatParser(P), frames, size)
+    assert got_error == want_error
+    assert _no_usage(got) == _no_usage(want)
+    assert _usage_at_each_end(got) == _usage_at_each_end(want)
+
+
+_GEMINI_PARTS = [
+    [{"text": "a"}],
+    [{"text": "b"}],
+    [{"text": "t", "thought": True}],
+    [{"text": "s", "thoughtSignature": "c2ln"}],
+    [{"text": ""}],
+    [{"text": "a"}, {"text": "t", "thought": True}],
+    [{"functionCall": {"name": "f", "args": {"x": 1}}}],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.integers(0, len(_GEMINI_PARTS) - 1),
+            st.sampled_from([None, None, None, "STOP"]),
+            st.sampled_from(["same", "same", "grow", "none"]),
+            st.sampled_from([0, 0, 0, 1]),
+        ),
+        max_size=25,
+    ),
+    size=st.integers(1, 30),
+)
+def test_any_gemini_stream_parses_alike_in_reads(
+    steps: list[tuple[int, str | None, str, int]], size: int
+) -> None:
+    # Gemini's fast_run takes one text or thought part inline and holds a
+    # changed usageMetadata; on any mix of parts, finish reasons, candidates
+    # and usage, read in any size, it gives what message() gives.
+    make = load_shape("gemini").new_parser
+    frames = []
+    for n, (which, finish, usage, index) in enumerate(steps):
+        candidate: dict[str, Any] = {
+            "content": {"parts": _GEMINI_PARTS[which], "role": "model"},
+            "index": index,
+        }
+        if finish is not None:
+            candidate["finishReason"] = finish
+        obj: dict[str, Any] = {"candidates": [candidate], "modelVersion": "m", "responseId": "r"}
+        if usage != "none":
+            tokens = n if usage == "grow" else 1
+            obj["usageMetadata"] = {"promptTokenCount": 2, "candidatesTokenCount": tokens}
+        frames.append(("", json.dumps(obj)))
+    want, want_error = one_by_one(make(P), frames, size)
+    got, got_error = in_reads(make(P), frames, size)
     assert got_error == want_error
     assert _no_usage(got) == _no_usage(want)
     assert _usage_at_each_end(got) == _usage_at_each_end(want)
