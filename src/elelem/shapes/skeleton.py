@@ -299,14 +299,16 @@ class ParserSkeleton:
         it in ``out``.
         """
         extend = out.extend
-        if type(self).message is not ParserSkeleton.message:
-            for frame in frames:  # a shape that wraps message keeps its wrapping
+        frames = frames if isinstance(frames, list) else list(frames)
+        if len(frames) == 1 or type(self).message is not ParserSkeleton.message:
+            # A read of one frame (a live stream, one event per write) costs
+            # less frame by frame; a shape that wraps message keeps its wrapping.
+            for frame in frames:
                 if self.finished:
                     return
                 extend(self.message(frame[0], frame[1]))
             return
         run = self.fast_run
-        frames = frames if isinstance(frames, list) else list(frames)
         first, index, end = self.frames, 0, len(frames)
         try:
             while index < end:

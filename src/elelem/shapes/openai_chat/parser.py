@@ -253,7 +253,7 @@ class ChatParser(ParserSkeleton):
                                 and not (delta.reasoning_content or delta.reasoning)
                             ):
                                 raws = getter(hot)
-                                if raws in (last, no_raws) or usage_only(raws):
+                                if raws == last or raws == no_raws or usage_only(raws):  # noqa: SIM109 (a tuple built per chunk costs more)
                                     last = self._raws
                                     keep(text)
                                     append(TextDelta(key, text))
@@ -261,9 +261,9 @@ class ChatParser(ParserSkeleton):
                                     continue
                         elif kind == "reasoning" and not text:
                             thought, other = delta.reasoning_content, delta.reasoning
-                            if bool(thought) != bool(other):
+                            if (not thought) is not (not other):  # one of the two
                                 raws = getter(hot)
-                                if raws in (last, no_raws) or usage_only(raws):
+                                if raws == last or raws == no_raws or usage_only(raws):  # noqa: SIM109 (a tuple built per chunk costs more)
                                     last = self._raws
                                     append(ReasoningDelta(key, thought or other))
                                     index += 1
@@ -329,8 +329,8 @@ class ChatParser(ParserSkeleton):
         if choice.finish_reason is not None:
             self._finish_raw = choice.finish_reason
         raws = getter(hot)
-        if raws == self._raws or raws == self._no_raws:
-            return out  # nothing new: the fields are the last ones, or absent
+        if raws == self._raws or raws == self._no_raws or self._usage_only(raws):
+            return out  # nothing new (the fields are the last ones, or absent), or a usage held
         self._raws = raws
         seen = self._seen
         changed = {
