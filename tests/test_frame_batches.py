@@ -254,26 +254,30 @@ _CHAT_DELTAS = [
             st.sampled_from([None, None, None, "stop"]),
             st.sampled_from(["none", "none", "same", "grow", "null"]),
             st.sampled_from([None, None, "null", "x"]),
+            st.sampled_from([None, "p", "p", "q"]),
         ),
         max_size=25,
     ),
     size=st.integers(1, 30),
 )
 def test_any_chat_stream_parses_alike_in_reads(
-    steps: list[tuple[int, str | None, str, str | None]], size: int
+    steps: list[tuple[int, str | None, str, str | None, str | None]], size: int
 ) -> None:
     # Chat's fast_run takes the commonest chunk inline; on any mix of text,
     # reasoning, parts, refusals, tool calls, finish reasons, usage (absent,
-    # repeated, growing, null) and a choice field, read in any size, it must
+    # repeated, growing, null), a choice field and a field nobody listed (in
+    # turns, changing), read in any size, it must
     # give what message() gives frame by frame (up to the usage rule).
     frames = []
-    for n, (which, finish, usage, logprobs) in enumerate(steps):
+    for n, (which, finish, usage, logprobs, probe) in enumerate(steps):
         choice: dict[str, Any] = {"index": 0, "delta": _CHAT_DELTAS[which]}
         if finish is not None:
             choice["finish_reason"] = finish
         if logprobs is not None:
             choice["logprobs"] = None if logprobs == "null" else {"content": [logprobs]}
         chunk_obj: dict[str, Any] = {"id": "c1", "model": "m", "choices": [choice]}
+        if probe is not None:  # a top-level field nobody listed, learnt by the fast path
+            chunk_obj["x_probe"] = probe
         if usage != "none":
             tokens = n if usage == "grow" else 1
             chunk_obj["usage"] = (
@@ -309,20 +313,22 @@ _GEMINI_PARTS = [
             st.sampled_from([None, None, None, "STOP"]),
             st.sampled_from(["same", "same", "grow", "none"]),
             st.sampled_from([0, 0, 0, 1]),
+            st.sampled_from([None, "p", "p", "q"]),
         ),
         max_size=25,
     ),
     size=st.integers(1, 30),
 )
 def test_any_gemini_stream_parses_alike_in_reads(
-    steps: list[tuple[int, str | None, str, int]], size: int
+    steps: list[tuple[int, str | None, str, int, str | None]], size: int
 ) -> None:
     # Gemini's fast_run takes one text or thought part inline and holds a
     # changed usageMetadata; on any mix of parts, finish reasons, candidates
-    # and usage, read in any size, it gives what message() gives.
+    # usage and a field nobody modelled, read in any size, it gives what
+    # message() gives.
     make = load_shape("gemini").new_parser
     frames = []
-    for n, (which, finish, usage, index) in enumerate(steps):
+    for n, (which, finish, usage, index, probe) in enumerate(steps):
         candidate: dict[str, Any] = {
             "content": {"parts": _GEMINI_PARTS[which], "role": "model"},
             "index": index,
@@ -330,6 +336,8 @@ def test_any_gemini_stream_parses_alike_in_reads(
         if finish is not None:
             candidate["finishReason"] = finish
         obj: dict[str, Any] = {"candidates": [candidate], "modelVersion": "m", "responseId": "r"}
+        if probe is not None:  # an envelope field nobody modelled, learnt by the fast path
+            obj["x_probe"] = probe
         if usage != "none":
             tokens = n if usage == "grow" else 1
             obj["usageMetadata"] = {"promptTokenCount": 2, "candidatesTokenCount": tokens}
@@ -339,3 +347,61 @@ def test_any_gemini_stream_parses_alike_in_reads(
     assert got_error == want_error
     assert _no_usage(got) == _no_usage(want)
     assert _usage_at_each_end(got) == _usage_at_each_end(want)
+
+
+def test_a_learnt_gemini_field_that_changes_on_a_hot_chunk_is_kept_in_a_read() -> None:
+    def frame(text: str, probe: str | None, finish: str | None = None) -> tuple[str, str]:
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": text}]}, "index": 0}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        obj: dict[str, Any] = {
+            "candidates": [candidate],
+            "usageMetadata": {"promptTokenCount": 2},  # the hot chunk has one
+            "modelVersion": "m",
+            "responseId": "r",
+        }
+        if probe is not None:
+            obj["x_probe"] = probe
+        return "", json.dumps(obj)
+
+    frames = [frame("a", "p"), frame("b", "p"), frame("c", "q"), frame("d", None, "STOP")]
+    make = load_shape("gemini").new_parser
+    for reads in (one_by_one(make(P), frames, 4), in_reads(make(P), frames, 4)):
+        finish = reads[0][-1][-1]
+        assert isinstance(finish, Finish)
+        assert finish.payloads[0].value == {"modelVersion": "m", "responseId": "r", "x_probe": "q"}
+
+
+def test_chunks_that_take_turns_with_a_field_still_see_it_change() -> None:
+    # Chunks with and without usage take turns (each carrying a field nobody
+    # listed): the ones without change nothing and are passed over, but a
+    # usage that goes back to an earlier value is still a change.
+    def frame(text: str, tokens: int | None) -> tuple[str, str]:
+        obj: dict[str, Any] = {
+            "id": "c1",
+            "model": "m",
+            "x_probe": 1,
+            "choices": [{"index": 0, "delta": {"content": text}}],
+        }
+        if tokens is not None:
+            obj["usage"] = {
+                "prompt_tokens": 1,
+                "completion_tokens": tokens,
+                "total_tokens": 1 + tokens,
+            }
+        return "", json.dumps(obj)
+
+    cited = '{"id": "c1", "model": "m", "citations": ["u"], "usage": %s, "x_probe": 1, '
+    cited += '"choices": [{"index": 0, "delta": {"content": "z"}}]}'
+    one = '{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}'
+    two = '{"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}'
+    frames = [frame("a", 1), frame("b", None), frame("c", 1), frame("d", 2), frame("e", None)]
+    frames += [frame("f", 1), frame("g", None), ("", cited % one), frame("h", 1)]
+    frames += [("", cited % two), frame("i", 1)]
+    for size in (1, 3, len(frames)):
+        want = one_by_one(ChatParser(P), frames, size)[0]
+        got = in_reads(ChatParser(P), frames, size)[0]
+        assert _usage_at_each_end(got) == _usage_at_each_end(want)
+        assert _usage_at_each_end(got)[-1] == Usage(
+            input=1, output=1, raw={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        )

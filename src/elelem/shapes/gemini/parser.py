@@ -27,7 +27,8 @@ the other candidates whole).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -183,12 +184,12 @@ class GeminiParser(ParserSkeleton):
         decode, append, text_chunk = self._hot.decode, out.append, self._text_chunk
         envelope, candidate = self._envelope, self._candidate
         index, end = start, len(frames)
-        # The inline case's preconditions, :meth:`_text_chunk`'s; read again
-        # after each frame it applied.
+        # The inline case's preconditions, :meth:`_text_chunk`'s (a learnt
+        # envelope field, if any, as last kept); read again after each frame
+        # it applied.
         block, usage_wire = self._open, self._usage_wire
-        inline = not (self._extra or self._fast_misses >= _FAST_MISS_LIMIT) and all(
-            k in envelope for k in ("modelVersion", "responseId")
-        )
+        inline = "modelVersion" in envelope and "responseId" in envelope
+        extras, kept = self._kept_extras()
         try:
             while index < end:
                 if self._fast_misses >= _FAST_MISS_LIMIT:
@@ -211,6 +212,7 @@ class GeminiParser(ParserSkeleton):
                             and not block.split
                             and block.kind == ("thought" if thought else "text")
                             and (wire == usage_wire or memoryview(wire)[0] == 0x7B)
+                            and (extras is None or extras(hot) == kept)
                         ):
                             if (
                                 wire != usage_wire
@@ -233,14 +235,23 @@ class GeminiParser(ParserSkeleton):
                 out += chunks
                 index += 1
                 block, usage_wire = self._open, self._usage_wire
-                inline = not self._extra and all(
-                    k in envelope for k in ("modelVersion", "responseId")
-                )
+                inline = "modelVersion" in envelope and "responseId" in envelope
+                extras, kept = self._kept_extras()
         except BaseException:
             self.frames += index - start + 1  # the frame that raised counts, as in message()
             raise
         self.frames += index - start
         return index
+
+    def _kept_extras(self) -> tuple[Callable[[Any], Any] | None, Any]:
+        """A getter of a hot chunk's learnt envelope fields and their values
+        as last kept: a chunk that sends them so changes nothing there."""
+        if not self._extra:
+            return None, None
+        wire = self._extra_wire
+        kept = tuple(wire.get(name) for _, name in self._extra)
+        getter = operator.attrgetter(*(attr for attr, _ in self._extra))
+        return getter, kept if len(kept) > 1 else kept[0]
 
     def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
         """One decoded response chunk."""

@@ -196,6 +196,7 @@ class ChatParser(ParserSkeleton):
         self._choice_extra: frozenset[str] = frozenset()
         self._seen: dict[str, msgspec.Raw] = {}
         self._raws: tuple[Any, ...] | None = None  # the applied raw fields of the last hot chunk
+        self._quiet: tuple[Any, ...] | None = None  # others known to change nothing
         self._choice_raws: tuple[Any, ...] | None = None  # and its choice's
         self._choice_seen: dict[str, msgspec.Raw] = {}
         self._held_usage: msgspec.Raw | None = None  # the fast path's, for release()
@@ -224,6 +225,7 @@ class ChatParser(ParserSkeleton):
         # What the inline case reads; read again after a frame the general rule applied.
         kind, key = self._current or ("", "")
         last, last_choice, keep = self._raws, self._choice_raws, self._text.append
+        quiet = self._quiet
         try:
             while index < end:
                 frame = frames[index]
@@ -253,8 +255,9 @@ class ChatParser(ParserSkeleton):
                                 and not (delta.reasoning_content or delta.reasoning)
                             ):
                                 raws = getter(hot)
-                                if raws == last or raws == no_raws or usage_only(raws):  # noqa: SIM109 (a tuple built per chunk costs more)
-                                    last = self._raws
+                                fresh = raws != last and raws != no_raws and raws != quiet
+                                if not fresh or usage_only(raws):
+                                    last, quiet = self._raws, self._quiet
                                     keep(text)
                                     append(TextDelta(key, text))
                                     index += 1
@@ -263,8 +266,9 @@ class ChatParser(ParserSkeleton):
                             thought, other = delta.reasoning_content, delta.reasoning
                             if (not thought) is not (not other):  # one of the two
                                 raws = getter(hot)
-                                if raws == last or raws == no_raws or usage_only(raws):  # noqa: SIM109 (a tuple built per chunk costs more)
-                                    last = self._raws
+                                fresh = raws != last and raws != no_raws and raws != quiet
+                                if not fresh or usage_only(raws):
+                                    last, quiet = self._raws, self._quiet
                                     append(ReasoningDelta(key, thought or other))
                                     index += 1
                                     continue
@@ -275,6 +279,7 @@ class ChatParser(ParserSkeleton):
                 index += 1
                 kind, key = self._current or ("", "")
                 last, last_choice, keep = self._raws, self._choice_raws, self._text.append
+                quiet = self._quiet
         except BaseException:
             self.frames += index - start + 1  # the frame that raised counts, as in message()
             raise
@@ -291,6 +296,7 @@ class ChatParser(ParserSkeleton):
         self._raws = raws
         if self._seen.get("usage") != usage:
             self._seen["usage"] = self._held_usage = usage
+            self._quiet = None  # it held an older usage
             self.holding = True
         return True
 
@@ -329,29 +335,38 @@ class ChatParser(ParserSkeleton):
         if choice.finish_reason is not None:
             self._finish_raw = choice.finish_reason
         raws = getter(hot)
-        if raws == self._raws or raws == self._no_raws or self._usage_only(raws):
+        if (
+            raws == self._raws
+            or raws == self._no_raws
+            or raws == self._quiet
+            or self._usage_only(raws)
+        ):
             return out  # nothing new (the fields are the last ones, or absent), or a usage held
-        self._raws = raws
         seen = self._seen
         changed = {
             name: raw
             for (_, name), raw in zip(applied, raws, strict=True)
             if raw is not None and seen.get(name) != raw
         }
-        if changed:
-            # What the dict path does with these fields, for only those that changed.
-            usage = changed.get("usage")
-            if usage is not None and len(changed) == 1 and memoryview(usage)[0] == 0x7B:
-                # A usage object that grows on every chunk (Perplexity): held
-                # for the read's end (the skeleton's rule), the last one mapped.
-                self._held_usage = usage
-                self.holding = True
-            else:
-                if self.holding:
-                    self.holding = False
-                    out += self.release()
-                self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
-            seen.update(changed)
+        if not changed:
+            # The fields it sends are the ones applied (a stream whose chunks
+            # take turns with and without a field): the next such is passed over.
+            self._quiet = raws
+            return out
+        self._raws, self._quiet = raws, None
+        # What the dict path does with these fields, for only those that changed.
+        usage = changed.get("usage")
+        if usage is not None and len(changed) == 1 and memoryview(usage)[0] == 0x7B:
+            # A usage object that grows on every chunk (Perplexity): held
+            # for the read's end (the skeleton's rule), the last one mapped.
+            self._held_usage = usage
+            self.holding = True
+        else:
+            if self.holding:
+                self.holding = False
+                out += self.release()
+            self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
+        seen.update(changed)
         return out
 
     def release(self) -> list[Chunk]:
@@ -441,7 +456,7 @@ class ChatParser(ParserSkeleton):
         and takes the top-level fields nobody listed that this chunk carried,
         so the stream's next chunks stay typed."""
         self._seen.clear()
-        self._raws = None
+        self._raws = self._quiet = None
         self._choice_seen.clear()
         self._choice_raws = None
         if not self.started:
