@@ -229,8 +229,9 @@ class MessagesParser(ParserSkeleton):
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
         """The skeleton's run of hot frames from ``frames[start]``: what
         :meth:`fast` does frame by frame, with text or thinking for its open
-        block (and no field nobody modelled) taken inline."""
-        decode, append, blocks = self._hot.decoder.decode, out.append, self._blocks
+        block (a learnt field as last kept) taken inline."""
+        hot = self._hot
+        decode, append, blocks = hot.decoder.decode, out.append, self._blocks
         index, end = start, len(frames)
         try:
             while index < end:
@@ -239,7 +240,7 @@ class MessagesParser(ParserSkeleton):
                 except msgspec.DecodeError:
                     break
                 block = blocks.get(frame.index)
-                if block is not None and not self._hot.extra:
+                if block is not None and (not hot.extra or hot.raws(frame) == hot.last):
                     delta, kind = frame.delta, block.kind
                     if kind == "text" and type(delta) is HotText:
                         append(TextDelta(frame.index, delta.text))

@@ -310,7 +310,7 @@ class ResponsesParser(ParserSkeleton):
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
         """The skeleton's run of hot frames from ``frames[start]``: what
         :meth:`fast` does frame by frame, with more text for the text part the
-        last delta went to (and no field nobody modelled) taken inline."""
+        last delta went to (a learnt field as last kept) taken inline."""
         fields = self._hot
         decode, append = fields.decoder.decode, out.append
         index, end = start, len(frames)
@@ -330,8 +330,8 @@ class ResponsesParser(ParserSkeleton):
                 if (
                     delta
                     and part is not None
-                    and not fields.extra
                     and (hot.output_index, hot.item_id, hot.content_index) == key
+                    and (not fields.extra or fields.raws(hot) == fields.last)
                 ):
                     self._events += 1
                     text = part.text  # _Text.add inlined, as in _on_hot_delta
