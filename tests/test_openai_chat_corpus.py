@@ -19,7 +19,7 @@ from elelem.cli.inspect import inspect_recording
 from elelem.errors import InvalidRequestError, StreamError
 from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, assistant_wire
-from elelem.shapes.openai_chat.parser import CHOICE_FIELD_TYPE
+from elelem.shapes.openai_chat.parser import CHOICE_FIELD_TYPE, RESPONSE_FIELD_TYPE
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load, sse_frames
 from elelem.vocabulary import (
@@ -32,6 +32,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.vocabulary.drop import UNREPLAYABLE
 
 # INDEX.tsv says "other" for these; the file names say who served them.
 _NAMED = {
@@ -289,8 +290,18 @@ def replay_pairs(corpus: Path, name: str) -> list[tuple[dict[str, Any], dict[str
             result = parse(this, provider)
         except StreamError:
             continue  # an error response has no assistant message to replay
-        wire, dropped = assistant_wire(result.to_message(), provider)
-        assert dropped == []
+        message = result.to_message()
+        wire, dropped = assistant_wire(message, provider)
+        # Left out, and said so: only what the server said about its response
+        # or its choice (OpenRouter's native_finish_reason, logprobs).
+        said = {
+            (f"content[{i}]", part.raw["field"])
+            for i, part in enumerate(message.content)
+            if isinstance(part, UnknownBlock)
+            and part.raw.get("type") in (CHOICE_FIELD_TYPE, RESPONSE_FIELD_TYPE)
+        }
+        assert {(d.where, d.what) for d in dropped} == said
+        assert {d.why for d in dropped} <= {UNREPLAYABLE}
         recorded = following.request.json["messages"][len(this.request.json["messages"])]
         pairs.append((wire, normalized(recorded)))
     return pairs

@@ -134,6 +134,7 @@ def test_choice_fields_with_values_are_kept_merged_and_never_replayed() -> None:
     from elelem.shapes.openai_chat import assistant_wire
     from elelem.stream import Assembler
     from elelem.vocabulary import UnknownBlock
+    from elelem.vocabulary.drop import UNREPLAYABLE, Drop
 
     token = {"token": "a", "logprob": -0.5, "bytes": [97], "top_logprobs": []}
     other = {"token": "b", "logprob": -1.25, "bytes": [98], "top_logprobs": []}
@@ -170,7 +171,16 @@ def test_choice_fields_with_values_are_kept_merged_and_never_replayed() -> None:
         },
     ]
     wire, dropped = assistant_wire(result.to_message(), OPENAI)
-    assert (wire, dropped) == ({"role": "assistant", "content": "abc"}, [])
+    # Never sent back, and said so, as a response field or a stream event is.
+    detail = "a choice field, not part of the message"
+    assert (wire, dropped) == (
+        {"role": "assistant", "content": "abc"},
+        [
+            Drop("content[1]", "logprobs", UNREPLAYABLE, detail),
+            Drop("content[2]", "content_filter_results", UNREPLAYABLE, detail),
+            Drop("content[3]", "native_finish_reason", UNREPLAYABLE, detail),
+        ],
+    )
 
 
 def test_a_list_repeated_on_every_chunk_is_applied_once_and_changes_are_not_missed() -> None:

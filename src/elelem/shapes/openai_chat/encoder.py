@@ -122,6 +122,12 @@ def _think_tags(reasoning: str, text: str) -> str:
     return f"{head}\n\n{text}" if text else head
 
 
+_SERVER_SAID = {
+    RESPONSE_FIELD_TYPE: "a response field, not part of the message",
+    CHOICE_FIELD_TYPE: "a choice field, not part of the message",
+}
+
+
 def native_assistant(
     message: Message, provider: ProviderId, dialect: Dialect
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
@@ -148,16 +154,15 @@ def native_assistant(
             parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
         elif isinstance(part, ToolCallBlock):
             calls.append(part)
-        elif isinstance(part, UnknownBlock) and part.raw.get("type") == CHOICE_FIELD_TYPE:
-            # Like finish_reason, what the server said about its choice; the
-            # wire's messages have no place for it and it never asks for it.
-            continue
-        elif isinstance(part, UnknownBlock) and part.raw.get("type") == RESPONSE_FIELD_TYPE:
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") in _SERVER_SAID:
+            # What the server said about its response or its choice (like
+            # finish_reason): a message has no place for it, so it is left
+            # out, and said so, as every shape says so of its stream events.
             dropped.add(
                 f"content[{i}]",
                 str(part.raw.get("field")),
                 UNREPLAYABLE,
-                "a response field, not part of the message",
+                _SERVER_SAID[str(part.raw.get("type"))],
             )
         elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
             fields[str(part.raw.get("field"))] = part.raw.get("value")

@@ -77,9 +77,8 @@ CHOICE_FIELD_TYPE = "openai_chat.choice_field"
 """``type`` of the unknown block that keeps a choice field nobody modelled
 (``logprobs``, ``native_finish_reason``, ``content_filter_results``, …),
 as the list of its values (each one that differs from the last one kept):
-what the server said about its choice,
-like ``finish_reason``, which no request carries back, so native replay
-leaves it out as it leaves the finish reason out."""
+what the server said about its choice, like ``finish_reason``, which no
+request carries back, so native replay leaves it out (and says so)."""
 
 RESPONSE_FIELD_TYPE = "openai_chat.response_field"
 """``type`` of the unknown block that keeps a top-level chunk field nobody
