@@ -191,7 +191,6 @@ class Assembler:
         self._opened = 0
         self._retries: list[Retry] = []
         self._handlers: dict[type, Callable[[Any], tuple[Part, ...]]] = {
-            ReasoningDelta: self._on_reasoning_delta,
             ToolCallDelta: self._on_tool_delta,
             BlockStart: self._on_block_start,
             BlockEnd: self._on_block_end,
@@ -227,12 +226,13 @@ class Assembler:
                     f"broke {self._broken.rule}",
                 )
             self._violate("after-finish", f"{type(chunk).__name__} after finish")
-        if type(chunk) is TextDelta:
-            # Text deltas are most of every stream: handled inline, saving a
-            # call per chunk.
+        if type(chunk) is TextDelta or type(chunk) is ReasoningDelta:
+            # Text and reasoning deltas are most of every stream: handled
+            # inline, saving a call per chunk.
             block = self._open.get(chunk.index)
-            if block is None or block.block != "text":
-                self._misfit(chunk.index, "text", "TextDelta")
+            want = "text" if type(chunk) is TextDelta else "reasoning"
+            if block is None or block.block != want:
+                self._misfit(chunk.index, want, type(chunk).__name__)
             block.parts.append(chunk.text)
             return _EMPTY
         handler = self._handlers.get(type(chunk))
@@ -391,16 +391,9 @@ class Assembler:
             self._violate("bad-raw-block", f"block {chunk.index!r}: {exc}")
         return built
 
-    # The delta handlers (and feed's inline text-delta path) are the hot
+    # The delta handlers (and feed's inline text and reasoning path) are the hot
     # path: each keeps its happy path to one dict lookup, one compare and one
     # append, and leaves errors to _misfit.
-
-    def _on_reasoning_delta(self, chunk: ReasoningDelta) -> tuple[Part, ...]:
-        block = self._open.get(chunk.index)
-        if block is None or block.block != "reasoning":
-            self._misfit(chunk.index, "reasoning", "ReasoningDelta")
-        block.parts.append(chunk.text)
-        return _EMPTY
 
     def _on_tool_delta(self, chunk: ToolCallDelta) -> tuple[Part, ...]:
         block = self._open.get(chunk.index)
