@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from elelem.errors import ElelemError, MalformedStreamError
 from elelem.providers import load_shape
 from elelem.shapes.openai_chat.parser import ChatParser
+from elelem.shapes.skeleton import ParserSkeleton
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -405,3 +406,29 @@ def test_chunks_that_take_turns_with_a_field_still_see_it_change() -> None:
         assert _usage_at_each_end(got)[-1] == Usage(
             input=1, output=1, raw={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         )
+
+
+class Counting(ParserSkeleton):
+    """A shape whose fast path raises on a frame naming the frame it counts."""
+
+    def __init__(self) -> None:
+        super().__init__(P)
+        self.started = True
+
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        if data == "bad":
+            raise MalformedStreamError(f"frame {self.frames} is bad", retryable=False)
+        return [] if data == "hot" else None
+
+    def event(self, obj: dict[str, Any], event: str) -> list[Chunk]:
+        return []
+
+
+def test_an_error_in_a_run_names_the_frame_message_would_name() -> None:
+    frames = [("", "hot"), ("", "{}"), ("", "hot"), ("", "hot"), ("", "bad"), ("", "hot")]
+    for size in (1, 2, len(frames)):
+        for feed in (one_by_one, in_reads):
+            assert feed(Counting(), frames, size)[1] == (MalformedStreamError, "frame 5 is bad")
+    parser = Counting()
+    parser.messages(frames[:4], [])
+    assert parser.frames == 4

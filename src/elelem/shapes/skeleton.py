@@ -370,24 +370,23 @@ class ParserSkeleton:
         """The fast path over the frames of a started response from
         ``frames[start]`` on, their chunks appended to ``out``: return the
         index of the first frame :meth:`fast` declined (``len(frames)`` when
-        it took them all), having added the frames it took to :attr:`frames`
-        (and the one that raised, when one does).  The skeleton gives a
-        declined frame to the dict path, not to :meth:`fast` again.  A shape
-        may replace it with a loop that takes its commonest frame inline;
-        the outcome is :meth:`fast`'s, frame by frame."""
+        it took them all), having added the frames it took to :attr:`frames`.
+        Whenever a call that may raise runs, :attr:`frames` counts the frame
+        it reads, as :meth:`message` counts it, so an error names its frame.
+        The skeleton gives a declined frame to the dict path, not to
+        :meth:`fast` again.  A shape may replace it with a loop that takes its
+        commonest frame inline; the outcome is :meth:`fast`'s, frame by frame."""
         fast, extend = self.fast, out.extend
         index = start
-        try:
-            for frame in itertools.islice(frames, start, None):
-                chunks = fast(frame[0], frame[1])
-                if chunks is None:
-                    break
-                extend(chunks)
-                index += 1
-        except BaseException:
-            self.frames += index - start + 1  # the frame that raised counts, as in message()
-            raise
-        self.frames += index - start
+        base = self.frames - start  # frames[i] is frame number base + i + 1
+        for frame in itertools.islice(frames, start, None):
+            self.frames = base + index + 1  # counted before it is read, as in message()
+            chunks = fast(frame[0], frame[1])
+            if chunks is None:
+                break
+            extend(chunks)
+            index += 1
+        self.frames = base + index
         return index
 
     def release(self) -> Sequence[Chunk]:

@@ -233,32 +233,30 @@ class MessagesParser(ParserSkeleton):
         hot = self._hot
         decode, append, blocks = hot.decoder.decode, out.append, self._blocks
         index, end = start, len(frames)
-        try:
-            while index < end:
-                try:
-                    frame = decode(frames[index][1])
-                except msgspec.DecodeError:
-                    break
-                block = blocks.get(frame.index)
-                if block is not None and (not hot.extra or hot.raws(frame) == hot.last):
-                    delta, kind = frame.delta, block.kind
-                    if kind == "text" and type(delta) is HotText:
-                        append(TextDelta(frame.index, delta.text))
-                        index += 1
-                        continue
-                    if kind == "thinking" and type(delta) is HotThinking:
-                        append(ReasoningDelta(frame.index, delta.thinking))
-                        index += 1
-                        continue
-                chunks = self._hot_frame(frame)
-                if chunks is None:
-                    break
-                out += chunks
-                index += 1
-        except BaseException:
-            self.frames += index - start + 1  # the frame that raised counts, as in message()
-            raise
-        self.frames += index - start
+        base = self.frames - start  # frames[i] is frame number base + i + 1
+        while index < end:
+            try:
+                frame = decode(frames[index][1])
+            except msgspec.DecodeError:
+                break
+            block = blocks.get(frame.index)
+            if block is not None and (not hot.extra or hot.raws(frame) == hot.last):
+                delta, kind = frame.delta, block.kind
+                if kind == "text" and type(delta) is HotText:
+                    append(TextDelta(frame.index, delta.text))
+                    index += 1
+                    continue
+                if kind == "thinking" and type(delta) is HotThinking:
+                    append(ReasoningDelta(frame.index, delta.thinking))
+                    index += 1
+                    continue
+            self.frames = base + index + 1  # counted before the general rule, as in message()
+            chunks = self._hot_frame(frame)
+            if chunks is None:
+                break
+            out += chunks
+            index += 1
+        self.frames = base + index
         return index
 
     def _hot_frame(self, frame: Any) -> list[Chunk] | None:

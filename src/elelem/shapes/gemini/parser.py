@@ -190,57 +190,53 @@ class GeminiParser(ParserSkeleton):
         block, usage_wire = self._open, self._usage_wire
         inline = "modelVersion" in envelope and "responseId" in envelope
         extras, kept = self._kept_extras()
-        try:
-            while index < end:
-                if self._fast_misses >= _FAST_MISS_LIMIT:
-                    break
-                try:
-                    hot = decode(frames[index][1])
-                except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
-                    self._fast_misses += 1
-                    break
-                candidates = hot.candidates
-                if inline and block is not None and len(candidates) == 1 and "index" in candidate:
-                    first = candidates[0]
-                    parts = first.content.parts
-                    if not first.index and len(parts) == 1:
-                        part = parts[0]
-                        text, thought, wire = part.text, part.thought, hot.usageMetadata
-                        if (
-                            text
-                            and part.thoughtSignature is None
-                            and not block.split
-                            and block.kind == ("thought" if thought else "text")
-                            and (wire == usage_wire or memoryview(wire)[0] == 0x7B)
-                            and (extras is None or extras(hot) == kept)
-                        ):
-                            if (
-                                wire != usage_wire
-                            ):  # held for the read's end, as _text_chunk holds it
-                                self._usage_wire = usage_wire = wire
-                                self.holding = True
-                            envelope["modelVersion"] = hot.modelVersion
-                            envelope["responseId"] = hot.responseId
-                            candidate["index"] = 0
-                            block.data += text.encode("utf-8")
-                            append((ReasoningDelta if thought else TextDelta)(block.key, text))
-                            self._fast_misses = 0
-                            index += 1
-                            continue
-                chunks = text_chunk(hot)
-                if chunks is None:
-                    self._fast_misses += 1
-                    break
-                self._fast_misses = 0
-                out += chunks
-                index += 1
-                block, usage_wire = self._open, self._usage_wire
-                inline = "modelVersion" in envelope and "responseId" in envelope
-                extras, kept = self._kept_extras()
-        except BaseException:
-            self.frames += index - start + 1  # the frame that raised counts, as in message()
-            raise
-        self.frames += index - start
+        base = self.frames - start  # frames[i] is frame number base + i + 1
+        while index < end:
+            if self._fast_misses >= _FAST_MISS_LIMIT:
+                break
+            try:
+                hot = decode(frames[index][1])
+            except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
+                self._fast_misses += 1
+                break
+            candidates = hot.candidates
+            if inline and block is not None and len(candidates) == 1 and "index" in candidate:
+                first = candidates[0]
+                parts = first.content.parts
+                if not first.index and len(parts) == 1:
+                    part = parts[0]
+                    text, thought, wire = part.text, part.thought, hot.usageMetadata
+                    if (
+                        text
+                        and part.thoughtSignature is None
+                        and not block.split
+                        and block.kind == ("thought" if thought else "text")
+                        and (wire == usage_wire or memoryview(wire)[0] == 0x7B)
+                        and (extras is None or extras(hot) == kept)
+                    ):
+                        if wire != usage_wire:  # held for the read's end, as _text_chunk holds it
+                            self._usage_wire = usage_wire = wire
+                            self.holding = True
+                        envelope["modelVersion"] = hot.modelVersion
+                        envelope["responseId"] = hot.responseId
+                        candidate["index"] = 0
+                        block.data += text.encode("utf-8")
+                        append((ReasoningDelta if thought else TextDelta)(block.key, text))
+                        self._fast_misses = 0
+                        index += 1
+                        continue
+            self.frames = base + index + 1  # counted before the general rule, as in message()
+            chunks = text_chunk(hot)
+            if chunks is None:
+                self._fast_misses += 1
+                break
+            self._fast_misses = 0
+            out += chunks
+            index += 1
+            block, usage_wire = self._open, self._usage_wire
+            inline = "modelVersion" in envelope and "responseId" in envelope
+            extras, kept = self._kept_extras()
+        self.frames = base + index
         return index
 
     def _kept_extras(self) -> tuple[Callable[[Any], Any] | None, Any]:

@@ -225,64 +225,62 @@ class ChatParser(ParserSkeleton):
         kind, key = self._current or ("", "")
         last, last_choice, keep = self._raws, self._choice_raws, self._text.append
         quiet = self._quiet
-        try:
-            while index < end:
-                frame = frames[index]
-                if frame[0] == "error":
-                    break
-                try:
-                    hot = decode(frame[1])
-                except msgspec.DecodeError:
-                    break  # the dict path decides what it is
-                choices = hot.choices
-                if len(choices) == 1:
-                    choice = choices[0]
-                    delta = choice.delta
-                    if (
-                        choice.finish_reason is None
-                        and not choice.index
-                        and not delta.refusal
-                        and choice_getter(choice) == last_choice
-                    ):
-                        text = delta.content
-                        if type(text) is list and len(text) == 1:
-                            text = text[0].text  # one text part (Mistral), as _feed_hot reads it
-                        if kind == "text":
-                            if (
-                                type(text) is str
-                                and text
-                                and not (delta.reasoning_content or delta.reasoning)
-                            ):
-                                raws = getter(hot)
-                                fresh = raws != last and raws != no_raws and raws != quiet
-                                if not fresh or usage_only(raws):
-                                    last, quiet = self._raws, self._quiet
-                                    keep(text)
-                                    append(TextDelta(key, text))
-                                    index += 1
-                                    continue
-                        elif kind == "reasoning" and not text:
-                            thought, other = delta.reasoning_content, delta.reasoning
-                            if (not thought) is not (not other):  # one of the two
-                                raws = getter(hot)
-                                fresh = raws != last and raws != no_raws and raws != quiet
-                                if not fresh or usage_only(raws):
-                                    last, quiet = self._raws, self._quiet
-                                    append(ReasoningDelta(key, thought or other))
-                                    index += 1
-                                    continue
-                chunks = apply(hot)
-                if chunks is None:
-                    break
-                out += chunks
-                index += 1
-                kind, key = self._current or ("", "")
-                last, last_choice, keep = self._raws, self._choice_raws, self._text.append
-                quiet = self._quiet
-        except BaseException:
-            self.frames += index - start + 1  # the frame that raised counts, as in message()
-            raise
-        self.frames += index - start
+        base = self.frames - start  # frames[i] is frame number base + i + 1
+        while index < end:
+            frame = frames[index]
+            if frame[0] == "error":
+                break
+            try:
+                hot = decode(frame[1])
+            except msgspec.DecodeError:
+                break  # the dict path decides what it is
+            choices = hot.choices
+            if len(choices) == 1:
+                choice = choices[0]
+                delta = choice.delta
+                if (
+                    choice.finish_reason is None
+                    and not choice.index
+                    and not delta.refusal
+                    and choice_getter(choice) == last_choice
+                ):
+                    text = delta.content
+                    if type(text) is list and len(text) == 1:
+                        text = text[0].text  # one text part (Mistral), as _feed_hot reads it
+                    if kind == "text":
+                        if (
+                            type(text) is str
+                            and text
+                            and not (delta.reasoning_content or delta.reasoning)
+                        ):
+                            raws = getter(hot)
+                            fresh = raws != last and raws != no_raws and raws != quiet
+                            if not fresh or usage_only(raws):
+                                last, quiet = self._raws, self._quiet
+                                keep(text)
+                                append(TextDelta(key, text))
+                                index += 1
+                                continue
+                    elif kind == "reasoning" and not text:
+                        thought, other = delta.reasoning_content, delta.reasoning
+                        if (not thought) is not (not other):  # one of the two
+                            raws = getter(hot)
+                            fresh = raws != last and raws != no_raws and raws != quiet
+                            if not fresh or usage_only(raws):
+                                last, quiet = self._raws, self._quiet
+                                append(ReasoningDelta(key, thought or other))
+                                index += 1
+                                continue
+            self.frames = base + index + 1  # counted before the general rule, as in message()
+            chunks = apply(hot)
+            if chunks is None:
+                break
+            out += chunks
+            index += 1
+            kind, key = self._current or ("", "")
+            last, last_choice, keep = self._raws, self._choice_raws, self._text.append
+            quiet = self._quiet
+        self.frames = base + index
         return index
 
     def _usage_only(self, raws: tuple[Any, ...]) -> bool:

@@ -315,40 +315,38 @@ class ResponsesParser(ParserSkeleton):
         decode, append = fields.decoder.decode, out.append
         index, end = start, len(frames)
         key, part = self._hot_key, self._hot_part
-        try:
-            while index < end:
-                event, data = frames[index][0], frames[index][1]
-                if event and event != TEXT_DELTA:
-                    break
-                try:
-                    hot = decode(data)
-                except msgspec.DecodeError:
-                    break  # the dict path names what is wrong with it
-                if (hot.type or event) != TEXT_DELTA:
-                    break
-                delta = hot.delta
-                if (
-                    delta
-                    and part is not None
-                    and (hot.output_index, hot.item_id, hot.content_index) == key
-                    and (not fields.extra or fields.raws(hot) == fields.last)
-                ):
-                    self._events += 1
-                    text = part.text  # _Text.add inlined, as in _on_hot_delta
-                    text.pieces.append(delta)
-                    text.size += len(delta)
-                    append(TextDelta(part.key, delta))
-                    index += 1
-                    continue
-                out += self._on_hot_delta(hot)
-                if fields.extra and fields.raws(hot) != fields.last:
-                    out += fields.kept(self, hot)
+        base = self.frames - start  # frames[i] is frame number base + i + 1
+        while index < end:
+            event, data = frames[index][0], frames[index][1]
+            if event and event != TEXT_DELTA:
+                break
+            try:
+                hot = decode(data)
+            except msgspec.DecodeError:
+                break  # the dict path names what is wrong with it
+            if (hot.type or event) != TEXT_DELTA:
+                break
+            delta = hot.delta
+            if (
+                delta
+                and part is not None
+                and (hot.output_index, hot.item_id, hot.content_index) == key
+                and (not fields.extra or fields.raws(hot) == fields.last)
+            ):
+                self._events += 1
+                text = part.text  # _Text.add inlined, as in _on_hot_delta
+                text.pieces.append(delta)
+                text.size += len(delta)
+                append(TextDelta(part.key, delta))
                 index += 1
-                key, part = self._hot_key, self._hot_part
-        except BaseException:
-            self.frames += index - start + 1  # the frame that raised counts, as in message()
-            raise
-        self.frames += index - start
+                continue
+            self.frames = base + index + 1  # counted before the general rule, as in message()
+            out += self._on_hot_delta(hot)
+            if fields.extra and fields.raws(hot) != fields.last:
+                out += fields.kept(self, hot)
+            index += 1
+            key, part = self._hot_key, self._hot_part
+        self.frames = base + index
         return index
 
     # -- events ---------------------------------------------------------------------
