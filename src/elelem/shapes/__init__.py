@@ -47,5 +47,8 @@ hot typed frames        ``fast``     ``Hot...`` structs and ``hot_decoder(...)``
 A package may hold more modules for what only its wire has: Chat
 Completions' ``dialects``, ``citations`` and ``merging``; Gemini's
 ``grounding``, ``partial_args`` and ``interactions`` (the parked Interactions
-API); Responses' ``_items`` (what each output item becomes).
+API, one module that uses the same names: ``encode_request``,
+``assistant_wire``, ``error_from_event``, ``FINISH_REASONS``,
+``finish_reason``, ``map_usage``); Responses' ``_items`` (what each output
+item becomes).
 """

@@ -78,7 +78,7 @@ HOSTED_NAMES: dict[str, str] = {
 """Interactions hosted tool (the step type without ``_call``/``_result``) -> neutral
 name, through the one table of :func:`elelem.vocabulary.neutral_activity_name`."""
 
-STATUS_REASONS: dict[str, str] = {
+FINISH_REASONS: dict[str, str] = {
     "completed": "stop",
     "requires_action": "tool-calls",
     "incomplete": "max-tokens",
@@ -88,11 +88,16 @@ STATUS_REASONS: dict[str, str] = {
 """Final interaction ``status`` -> neutral finish reason (unknown ones kept)."""
 
 
+def finish_reason(status: str) -> str:
+    """The neutral finish reason of a final interaction ``status`` (unknown ones kept)."""
+    return FINISH_REASONS.get(status, status)
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
+def map_usage(raw: Mapping[str, Any]) -> Usage:
     """A :class:`Usage` from an interaction's ``usage`` (cached input counted
     once; the tool-use prompt tokens are ``input``, as in ``usageMetadata``)."""
     cached = _count(raw.get("total_cached_tokens"))
@@ -174,7 +179,7 @@ class InteractionsParser(ParserSkeleton):
         """Apply one decoded event; return its chunks."""
         etype = data.get("event_type")
         if etype == "error" or (etype is None and isinstance(data.get("error"), dict)):
-            raise _error(data)
+            raise error_from_event(data)
         if self.finished:
             raise malformed(f"gemini interactions {etype} event after interaction.completed", data)
         if etype == "interaction.created":
@@ -352,10 +357,10 @@ class InteractionsParser(ParserSkeleton):
         out: list[Chunk] = []
         usage = interaction.get("usage")
         if isinstance(usage, dict):
-            out.append(UsageUpdate(usage_from_wire(usage)))
+            out.append(UsageUpdate(map_usage(usage)))
         status = interaction.get("status")
         status = status if isinstance(status, str) else "completed"
-        reason = STATUS_REASONS.get(status, status)
+        reason = finish_reason(status)
         if reason == "stop" and self._calls:
             reason = "tool-calls"
         envelope = {k: v for k, v in interaction.items() if k not in ("steps", "usage")}
@@ -375,7 +380,7 @@ EVENT_ERRORS = ErrorTable("gemini interactions", _event_fields, types=STATUS_TYP
 """The table of an interactions stream's error events (HTTP errors are Gemini's)."""
 
 
-def _error(data: Mapping[str, Any]) -> StreamError:
+def error_from_event(data: Mapping[str, Any]) -> StreamError:
     return classify_event(EVENT_ERRORS, data)
 
 
@@ -528,7 +533,7 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
     if not isinstance(data, dict):
         raise malformed("gemini interaction body is not a JSON object")
     if isinstance(data.get("error"), dict):
-        raise _error(data)
+        raise error_from_event(data)
     return interaction_chunks(data, provider)
 
 
@@ -544,15 +549,17 @@ SHAPE = ShapeSpec(
 """The Gemini Interactions shape (response side)."""
 
 __all__ = [
+    "FINISH_REASONS",
     "HOSTED_NAMES",
     "SHAPE",
-    "STATUS_REASONS",
     "InteractionsParser",
     "annotation_attribution",
     "assistant_wire",
     "encode_request",
+    "error_from_event",
+    "finish_reason",
     "interaction_chunks",
     "interaction_steps",
+    "map_usage",
     "parse_body",
-    "usage_from_wire",
 ]
