@@ -188,6 +188,32 @@ def test_sync_client_streams_and_completes_with_the_same_core() -> None:
         assert len(server.requests) == 2
 
 
+def test_sync_client_reads_in_the_calling_thread_with_no_loop_or_thread() -> None:
+    import threading
+
+    import httpx2
+
+    seen: list[str] = []
+    with (
+        LoopbackServer([replay(BODY, chunk_size=40), replay(BODY)]) as server,
+        httpx2.Client() as http,
+    ):
+        client = SyncClient(env=env_for(server), http=http)
+        with client.stream("anthropic:claude-x", "hello") as stream:
+            for chunk in stream:
+                seen.append(type(chunk).__name__)
+                # Nothing of elelem's runs beside the caller while it reads.
+                assert [t.name for t in threading.enumerate() if "elelem" in t.name] == []
+                assert threading.current_thread() is threading.main_thread()
+            assert stream.stream is stream
+            assert (stream.status, stream.request_id, stream.tail) == (200, None, None)
+        assert seen[-1] == "Finish" and seen.count("TextDelta") == 3
+        client.close()  # the caller's client stays open: it is the caller's to close
+        assert client.stream("anthropic:claude-x", "hello").final().text == "Hi thereagain"
+    assert http.is_closed
+    assert len(server.requests) == 2
+
+
 def test_sync_client_surfaces_typed_errors() -> None:
     ends = frame_ends(BODY)
     with (

@@ -48,7 +48,8 @@ from elelem.testing.servers import (
     status,
     truncate,
 )
-from elelem.transport import Driver, Endpoint, Timeouts
+from elelem.transport import Driver, Endpoint, ResponseStream, SyncResponseStream, Timeouts
+from elelem.transport.stream_core import StreamCore
 from elelem.vocabulary import Message, ProviderId, TextBlock
 
 KEY = "sk-contract-0123456789"
@@ -429,29 +430,49 @@ class Outcome:
     requests: int
 
 
-def play(shape_name: str, reply: Reply, timeouts: Timeouts = FAST) -> Outcome:
+def play(shape_name: str, reply: Reply, timeouts: Timeouts = FAST, *, blocking: bool) -> Outcome:
+    """``reply`` iterated then drained through the async stream or, with
+    ``blocking``, the blocking one: the two shells over the one core."""
     shape = load_shape(shape_name)
     sample = SAMPLES[shape_name]()
+    chunks: list[Chunk] = []
+    with LoopbackServer([reply], lifetime=20) as server:
+        driver = Driver(timeouts=timeouts)
+        endpoint = Endpoint(ProviderId(sample.provider), server.url, api_key=KEY)
+        if blocking:
+            blocking_stream = driver.sync_stream(endpoint, shape, REQUEST)
+            result, error = _read_blocking(blocking_stream, chunks)
+            driver.close()
+            stream: StreamCore = blocking_stream
+        else:
+            async_stream = driver.stream(endpoint, shape, REQUEST)
+            result, error = asyncio.run(_read_async(driver, async_stream, chunks))
+            stream = async_stream
+        return Outcome(chunks, result, error, stream.partial(), len(server.requests))
 
-    async def main() -> Outcome:
-        with LoopbackServer([reply], lifetime=20) as server:
-            driver = Driver(timeouts=timeouts)
-            endpoint = Endpoint(ProviderId(sample.provider), server.url, api_key=KEY)
-            stream = driver.stream(endpoint, shape, REQUEST)
-            chunks: list[Chunk] = []
-            result = error = None
-            try:
-                async with stream:
-                    async for chunk in stream:
-                        chunks.append(chunk)
-                    result = await stream.final()
-            except StreamError as exc:
-                error = exc
-            finally:
-                await driver.aclose()
-            return Outcome(chunks, result, error, stream.partial(), len(server.requests))
 
-    return asyncio.run(main())
+def _read_blocking(
+    stream: SyncResponseStream, chunks: list[Chunk]
+) -> tuple[AssembledResponse | None, StreamError | None]:
+    try:
+        with stream:
+            chunks.extend(stream)
+            return stream.final(), None
+    except StreamError as exc:
+        return None, exc
+
+
+async def _read_async(
+    driver: Driver, stream: ResponseStream, chunks: list[Chunk]
+) -> tuple[AssembledResponse | None, StreamError | None]:
+    try:
+        async with stream:
+            chunks.extend([chunk async for chunk in stream])
+            return await stream.final(), None
+    except StreamError as exc:
+        return None, exc
+    finally:
+        await driver.aclose()
 
 
 def texts_of(response: AssembledResponse) -> list[tuple[str, bool]]:
@@ -518,12 +539,14 @@ def assert_keeps_first_block(shape: Shape, sample: Sample, outcome: Outcome) -> 
 # -- the contract ---------------------------------------------------------------------
 
 per_shape = pytest.mark.parametrize("shape_name", SHAPES)
+both_shells = pytest.mark.parametrize("blocking", [False, True], ids=["async", "blocking"])
 
 
 @per_shape
-def test_replay_in_small_pieces_equals_the_direct_parse(shape_name: str) -> None:
+@both_shells
+def test_replay_in_small_pieces_equals_the_direct_parse(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
-    outcome = play(shape_name, replay(body_of(sample), chunk_size=13))
+    outcome = play(shape_name, replay(body_of(sample), chunk_size=13), blocking=blocking)
     assert outcome.error is None and outcome.result is not None
     assert texts_of(outcome.result) == [(sample.texts[0], True), (sample.texts[1], True)]
     assert outcome.result == direct(shape, sample, sample.frames).result()
@@ -531,27 +554,32 @@ def test_replay_in_small_pieces_equals_the_direct_parse(shape_name: str) -> None
 
 
 @per_shape
-def test_slow_drip_one_byte_per_write(shape_name: str) -> None:
+@both_shells
+def test_slow_drip_one_byte_per_write(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
-    outcome = play(shape_name, slow_drip(body_of(sample)))
+    outcome = play(shape_name, slow_drip(body_of(sample)), blocking=blocking)
     assert outcome.result == direct(shape, sample, sample.frames).result()
 
 
 @per_shape
-def test_reset_after_n_bytes(shape_name: str) -> None:
+@both_shells
+def test_reset_after_n_bytes(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     cut = first_block_cut(sample)
-    outcome = play(shape_name, reset_after(body_of(sample), cut))
+    outcome = play(shape_name, reset_after(body_of(sample), cut), blocking=blocking)
     assert type(outcome.error) is TransportError and outcome.error.retryable is True
     assert outcome.error.message.startswith(f"the connection broke after {cut} bytes: ")
     assert_keeps_first_block(shape, sample, outcome)
 
 
 @per_shape
-def test_reset_inside_an_open_block_keeps_its_text_incomplete(shape_name: str) -> None:
+@both_shells
+def test_reset_inside_an_open_block_keeps_its_text_incomplete(
+    shape_name: str, blocking: bool
+) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     cut = ends_of(sample)[sample.second_open - 1]
-    outcome = play(shape_name, reset_after(body_of(sample), cut))
+    outcome = play(shape_name, reset_after(body_of(sample), cut), blocking=blocking)
     assert type(outcome.error) is TransportError and outcome.error.retryable is True
     assert texts_of(outcome.partial) == [(sample.texts[0], True), (sample.texts[1], False)]
     expected = direct(shape, sample, sample.frames[: sample.second_open]).partial()
@@ -559,20 +587,22 @@ def test_reset_inside_an_open_block_keeps_its_text_incomplete(shape_name: str) -
 
 
 @per_shape
-def test_stall_past_the_idle_timeout(shape_name: str) -> None:
+@both_shells
+def test_stall_past_the_idle_timeout(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     cut = first_block_cut(sample)
-    outcome = play(shape_name, stall(body_of(sample), cut, 5))
+    outcome = play(shape_name, stall(body_of(sample), cut, 5), blocking=blocking)
     assert type(outcome.error) is IdleTimeoutError and outcome.error.retryable is True
     assert outcome.error.message == f"the stream sent nothing for 0.4s after {cut} bytes"
     assert_keeps_first_block(shape, sample, outcome)
 
 
 @per_shape
-def test_truncated_before_the_terminal_event(shape_name: str) -> None:
+@both_shells
+def test_truncated_before_the_terminal_event(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     cut = terminal_cut(shape, sample)
-    outcome = play(shape_name, truncate(body_of(sample), cut))
+    outcome = play(shape_name, truncate(body_of(sample), cut), blocking=blocking)
     assert type(outcome.error) is IncompleteStreamError and outcome.error.retryable is True
     # One rule: the driver's message, whatever the shape.
     assert outcome.error.message == f"the stream ended after {cut} bytes without a terminal event"
@@ -582,20 +612,26 @@ def test_truncated_before_the_terminal_event(shape_name: str) -> None:
 
 
 @per_shape
-def test_malformed_frame(shape_name: str) -> None:
+@both_shells
+def test_malformed_frame(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     bad = encode(sample, [(sample.frames[sample.first_done][0], '{"type": oops')])
-    outcome = play(shape_name, insert(body_of(sample), first_block_cut(sample), bad))
+    outcome = play(
+        shape_name, insert(body_of(sample), first_block_cut(sample), bad), blocking=blocking
+    )
     assert type(outcome.error) is MalformedStreamError
     assert outcome.error.retryable is sample.malformed_retryable
     assert_keeps_first_block(shape, sample, outcome)
 
 
 @per_shape
-def test_provider_error_event_mid_stream(shape_name: str) -> None:
+@both_shells
+def test_provider_error_event_mid_stream(shape_name: str, blocking: bool) -> None:
     shape, sample = load_shape(shape_name), SAMPLES[shape_name]()
     frame = encode(sample, [sample.error_frame])
-    outcome = play(shape_name, insert(body_of(sample), first_block_cut(sample), frame))
+    outcome = play(
+        shape_name, insert(body_of(sample), first_block_cut(sample), frame), blocking=blocking
+    )
     assert type(outcome.error) is sample.error_type
     assert outcome.error.retryable is sample.error_retryable
     assert_keeps_first_block(shape, sample, outcome)
@@ -603,11 +639,12 @@ def test_provider_error_event_mid_stream(shape_name: str) -> None:
 
 @per_shape
 @pytest.mark.parametrize("code", [429, 500, 529])
-def test_error_statuses_with_retry_after(shape_name: str, code: int) -> None:
+@both_shells
+def test_error_statuses_with_retry_after(shape_name: str, code: int, blocking: bool) -> None:
     sample = SAMPLES[shape_name]()
     headers = {"retry-after": "7"} if code == 429 else {}
     body = sample.error_bodies[code]
-    outcome = play(shape_name, status(code, body, headers=headers))
+    outcome = play(shape_name, status(code, body, headers=headers), blocking=blocking)
     assert type(outcome.error) is sample.status_types[code]
     assert outcome.error.status == code and outcome.error.retryable is True
     assert outcome.error.body == body
@@ -617,8 +654,9 @@ def test_error_statuses_with_retry_after(shape_name: str, code: int) -> None:
 
 
 @per_shape
-def test_headers_that_never_arrive(shape_name: str) -> None:
-    outcome = play(shape_name, no_headers(5))
+@both_shells
+def test_headers_that_never_arrive(shape_name: str, blocking: bool) -> None:
+    outcome = play(shape_name, no_headers(5), blocking=blocking)
     assert type(outcome.error) is IdleTimeoutError and outcome.error.retryable is True
     assert outcome.error.message.endswith(" within 0.4s")
     assert outcome.partial.content == () and outcome.requests == 1

@@ -174,7 +174,7 @@ def _endpoint(srv: KeepAliveServer) -> Endpoint:
     return Endpoint(ProviderId("anthropic"), srv.url, api_key="k", auth_header="x-api-key")
 
 
-async def _finals(srv: KeepAliveServer, n: int) -> list[tuple[str, str | None]]:
+async def _async_finals(srv: KeepAliveServer, n: int) -> list[tuple[str, str | None]]:
     driver = Driver(timeouts=Timeouts(connect=2, idle=5))
     out = []
     try:
@@ -187,7 +187,25 @@ async def _finals(srv: KeepAliveServer, n: int) -> list[tuple[str, str | None]]:
     return out
 
 
-async def _iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
+def _sync_finals(srv: KeepAliveServer, n: int) -> list[tuple[str, str | None]]:
+    driver = Driver(timeouts=Timeouts(connect=2, idle=5))
+    out = []
+    try:
+        for _ in range(n):
+            stream = driver.sync_stream(_endpoint(srv), SHAPE, REQUEST)
+            result = stream.final()
+            out.append((result.text, stream.tail))
+    finally:
+        driver.close()
+    return out
+
+
+def _finals(srv: KeepAliveServer, n: int, blocking: bool) -> list[tuple[str, str | None]]:
+    """``n`` responses drained by final(), through the async stream or the blocking one."""
+    return _sync_finals(srv, n) if blocking else anyio.run(_async_finals, srv, n)
+
+
+async def _async_iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
     driver = Driver(timeouts=Timeouts(connect=2, idle=5))
     counts = []
     try:
@@ -199,14 +217,31 @@ async def _iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
     return counts
 
 
+def _sync_iterated(srv: KeepAliveServer, n: int) -> list[list[str]]:
+    driver = Driver(timeouts=Timeouts(connect=2, idle=5))
+    counts = []
+    try:
+        for _ in range(n):
+            with driver.sync_stream(_endpoint(srv), SHAPE, REQUEST) as stream:
+                counts.append([type(chunk).__name__ for chunk in stream])
+    finally:
+        driver.close()
+    return counts
+
+
+BLOCKING = pytest.mark.parametrize("blocking", [False, True], ids=["async", "blocking"])
+
+
 @pytest.mark.parametrize("server", [("with-last", 0.0), ("late", 0.05)], indirect=True)
-def test_finished_streams_reuse_one_connection(server: KeepAliveServer) -> None:
-    assert anyio.run(_finals, server, 3) == [("kept alive", None)] * 3
+@BLOCKING
+def test_finished_streams_reuse_one_connection(server: KeepAliveServer, blocking: bool) -> None:
+    assert _finals(server, 3, blocking) == [("kept alive", None)] * 3
     assert (server.requests, server.connections) == (3, 1)
 
 
 @pytest.mark.parametrize("server", [("with-last", 0.0)], indirect=True)
-def test_iterated_streams_reuse_one_connection(server: KeepAliveServer) -> None:
+@BLOCKING
+def test_iterated_streams_reuse_one_connection(server: KeepAliveServer, blocking: bool) -> None:
     kinds = [
         "ResponseStart",
         "UsageUpdate",
@@ -217,33 +252,42 @@ def test_iterated_streams_reuse_one_connection(server: KeepAliveServer) -> None:
         "UsageUpdate",
         "Finish",
     ]
-    assert anyio.run(_iterated, server, 3) == [kinds] * 3
+    assert (_sync_iterated(server, 3) if blocking else anyio.run(_async_iterated, server, 3)) == [
+        kinds
+    ] * 3
     assert (server.requests, server.connections) == (3, 1)
 
 
 @pytest.mark.parametrize("server", [("never", 0.0)], indirect=True)
-def test_a_body_that_never_ends_costs_only_its_connection(server: KeepAliveServer) -> None:
+@BLOCKING
+def test_a_body_that_never_ends_costs_only_its_connection(
+    server: KeepAliveServer, blocking: bool
+) -> None:
     # The response is whole at message_stop: it is returned once the grace
     # for the body's end runs out, and that connection is not reused.
     started = time.monotonic()
     tail = "no end of the body within 0.25 s after the terminal event"
-    assert anyio.run(_finals, server, 2) == [("kept alive", tail)] * 2
+    assert _finals(server, 2, blocking) == [("kept alive", tail)] * 2
     took = time.monotonic() - started
     assert (server.requests, server.connections) == (2, 2)
     assert took < 2 * TAIL_GRACE + 2.0, took  # bounded by the grace, not the 5 s idle timeout
 
 
 @pytest.mark.parametrize("server", [("extra", 0.0)], indirect=True)
-def test_bytes_after_the_terminal_event_are_told_not_parsed(server: KeepAliveServer) -> None:
+@BLOCKING
+def test_bytes_after_the_terminal_event_are_told_not_parsed(
+    server: KeepAliveServer, blocking: bool
+) -> None:
     # The whole response, then the connection closed rather than reused with
     # unread bytes on it; what happened is on the stream, not swallowed.
     tail = "12 bytes after the terminal event, not read"  # ": trailing\n\n"
-    assert anyio.run(_finals, server, 2) == [("kept alive", tail)] * 2
+    assert _finals(server, 2, blocking) == [("kept alive", tail)] * 2
     assert (server.requests, server.connections) == (2, 2)
 
 
 @pytest.mark.parametrize("server", [("cut", 0.0)], indirect=True)
-def test_a_broken_end_keeps_the_whole_response(server: KeepAliveServer) -> None:
-    [(text, tail)] = anyio.run(_finals, server, 1)
+@BLOCKING
+def test_a_broken_end_keeps_the_whole_response(server: KeepAliveServer, blocking: bool) -> None:
+    [(text, tail)] = _finals(server, 1, blocking)
     assert text == "kept alive"
     assert tail is not None and tail.startswith("the body's end broke: RemoteProtocolError: "), tail

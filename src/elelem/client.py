@@ -23,38 +23,38 @@ Streaming::
 ``stream.with_commits()`` yields every chunk with the blocks and hosted
 transitions it committed; ``stream.reasoning()`` the reasoning text.
 
-``SyncClient`` offers the same calls without ``await``; it runs the async
-client on a private event-loop thread, so there is one implementation.
+``SyncClient`` offers the same calls without ``await``, read in the calling
+thread with a blocking ``httpx2.Client``: the driver's blocking shell over
+the same core (:mod:`elelem.transport.stream_core`), so there is one
+implementation.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import anyio
 import httpx2
 import msgspec
-from anyio.from_thread import BlockingPortal
 
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
 from elelem.errors import StreamError
-from elelem.outputs import PartialJSON, output_format, parse_output
+from elelem.outputs import output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.shapes.base import ModelRequest, Shape
-from elelem.stream import AssembledResponse, Chunk, ReasoningDelta, Retry, TextDelta
+from elelem.stream import AssembledResponse
 from elelem.transport import (
     CLIENT_RETRY_POLICY,
     Driver,
     Endpoint,
     RequestHook,
     ResponseStream,
+    SyncResponseStream,
     Timeouts,
 )
 from elelem.transport.retry import RetryPolicy
@@ -62,7 +62,6 @@ from elelem.vocabulary import (
     GenerationOptions,
     HostedTool,
     Message,
-    Part,
     ProviderPayload,
     RemoteMCP,
     ToolSpec,
@@ -86,8 +85,9 @@ class Client:
     supplies keys and base-URL overrides; ``api_keys`` maps provider names to
     keys given in code.  ``timeouts`` apply to every call unless one passes
     its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
-    client's own.  ``clock`` gives the current time each request is stamped
-    with (:attr:`ModelRequest.now <elelem.shapes.base.ModelRequest>`, what
+    client's own (an ``httpx2.Client`` serves :class:`SyncClient`).
+    ``clock`` gives the current time each request is stamped with
+    (:attr:`ModelRequest.now <elelem.shapes.base.ModelRequest>`, what
     replayed provider state is judged expired against); the system's UTC
     time by default.  ``max_retries`` (default 2; 0 turns retries off) and
     ``retry`` (the backoff, budget and ``retry-after`` limit, default
@@ -106,7 +106,7 @@ class Client:
         env: Mapping[str, str] | None = None,
         api_keys: Mapping[str, str] | None = None,
         timeouts: Timeouts | None = None,
-        http: httpx2.AsyncClient | None = None,
+        http: httpx2.AsyncClient | httpx2.Client | None = None,
         clock: Callable[[], datetime] | None = None,
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
@@ -276,21 +276,33 @@ class Client:
         raises (a bad key is not hidden behind an estimate).  ``request``:
         ``tools``, ``hosted_tools``, ``options``, ``system``, as for
         :meth:`stream`."""
+        plan = self._counting(model, messages, request)
+        if isinstance(plan, TokenCount):
+            return plan
+        try:
+            result = await self._driver.complete(*plan, timeouts=timeouts)
+        except StreamError as exc:
+            return self._not_counted(plan, exc)
+        return _counted(plan, result)
+
+    def _counting(
+        self, model: str | Target, messages: Messages, request: Mapping[str, Any]
+    ) -> _CountPlan | TokenCount:
+        """The counting request of :meth:`count_tokens`, or the estimate
+        when the shape has no counting endpoint."""
         endpoint, shape, neutral = self.prepare(model, messages, **request)
         counter = COUNTERS.get(shape.name)
         if counter is None:
             return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
-        try:
-            result = await self._driver.complete(
-                endpoint, CountingShape(shape, counter), neutral, timeouts=timeouts
-            )
-        except StreamError as exc:
-            if exc.status not in NOT_THERE:
-                raise
-            why = f"{counter.endpoint} is not there (HTTP {exc.status})"
-            return estimated(neutral, endpoint.provider, why)
-        assert result.usage is not None  # CountingShape's one response always has it
-        return TokenCount(result.usage.input, "provider", counter.endpoint, raw=result.usage.raw)
+        return endpoint, CountingShape(shape, counter), neutral
+
+    def _not_counted(self, plan: _CountPlan, exc: StreamError) -> TokenCount:
+        """The estimate when the counting endpoint is not there; else ``exc`` raised."""
+        if exc.status not in NOT_THERE:
+            raise exc
+        endpoint, shape, neutral = plan
+        why = f"{shape.counter.endpoint} is not there (HTTP {exc.status})"
+        return estimated(neutral, endpoint.provider, why)
 
     async def parse(
         self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
@@ -319,6 +331,16 @@ class Client:
         await self.aclose()
 
 
+_CountPlan = tuple[Endpoint, CountingShape, ModelRequest]
+
+
+def _counted(plan: _CountPlan, result: AssembledResponse) -> TokenCount:
+    assert result.usage is not None  # CountingShape's one response always has it
+    return TokenCount(
+        result.usage.input, "provider", plan[1].counter.endpoint, raw=result.usage.raw
+    )
+
+
 def _with_output(options: GenerationOptions | None, output_type: Any) -> GenerationOptions | None:
     """``options`` asking for ``output_type``'s schema (unchanged without one)."""
     if output_type is None:
@@ -329,215 +351,96 @@ def _with_output(options: GenerationOptions | None, output_type: Any) -> Generat
     return msgspec.structs.replace(options, output=output_format(output_type))
 
 
-class SyncResponseStream:
-    """The blocking face of a :class:`~elelem.transport.ResponseStream`.
-
-    Iterate it for chunks, :meth:`text` or :meth:`reasoning` for the text as
-    it streams, or :meth:`with_commits` for ``(chunk, committed)`` pairs;
-    :meth:`final`, :meth:`partial` and :meth:`close` as in the async stream.  Use it as a context manager so the connection closes.
-    """
-
-    def __init__(self, portal: BlockingPortal, stream: ResponseStream) -> None:
-        self._portal = portal
-        self.stream = stream
-        """The underlying async stream (its attributes: status, request_id, …)."""
-
-    def __iter__(self) -> Iterator[Chunk]:
-        for chunk, _ in self.with_commits():
-            yield chunk
-
-    def text(self) -> Iterator[str]:
-        """Iterate the text as it streams: each (non-empty) text delta's text, in order."""
-        for chunk, _ in self.with_commits():
-            if type(chunk) is TextDelta and chunk.text:
-                yield chunk.text
-
-    def reasoning(self) -> Iterator[str]:
-        """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
-        for chunk, _ in self.with_commits():
-            if type(chunk) is ReasoningDelta and chunk.text:
-                yield chunk.text
-
-    def objects(self) -> Iterator[Any]:
-        """The answer's JSON value as it arrives (see :meth:`ResponseStream.objects`)."""
-        reader = PartialJSON()
-        for chunk, _ in self.with_commits():
-            if type(chunk) is TextDelta and reader.feed(chunk.text):
-                yield reader.value
-
-    def output(self) -> Any:
-        """The validated ``output_type`` instance (see :meth:`ResponseStream.output`)."""
-        result = self.final()
-        return self.stream.parse(result)
-
-    @property
-    def retries(self) -> list[Retry]:
-        """The retries made so far (see :attr:`ResponseStream.retries`)."""
-        return self.stream.retries
-
-    def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
-        """Iterate ``(chunk, committed)`` pairs."""
-        while (pair := self.step()) is not None:
-            yield pair
-
-    def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
-        """The next ``(chunk, committed)`` pair, or None at the end of the stream."""
-        return self._call(self.stream.step)
-
-    def _call(self, step: Callable[[], Awaitable[T]]) -> T:
-        # Run on the loop thread; Ctrl-C here cancels the step there, which
-        # closes the connection and leaves partial() usable.
-        future = self._portal.start_task_soon(step)
-        try:
-            return future.result()
-        except KeyboardInterrupt:
-            future.cancel()
-            self._portal.call(self.stream.aclose)
-            raise
-
-    @property
-    def last_committed(self) -> tuple[Part, ...]:
-        """What the latest chunk committed."""
-        return self.stream.last_committed
-
-    def final(self) -> AssembledResponse:
-        """Drain the stream and return the assembled response."""
-        return self._call(self.stream.final)
-
-    def partial(self) -> AssembledResponse:
-        """What arrived so far (see :meth:`ResponseStream.partial`)."""
-        return self.stream.partial()
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._portal.call(self.stream.aclose)
-
-    def __enter__(self) -> SyncResponseStream:
-        self._portal.call(self.stream.start)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class _LoopThread:
-    """An event loop on a daemon thread, reached through an anyio portal.
-
-    Daemon, unlike ``anyio.from_thread.start_blocking_portal``'s worker: a
-    program that forgets :meth:`SyncClient.close` still exits instead of
-    waiting forever for a loop nobody stops.
-    """
-
-    def __init__(self) -> None:
-        ready = threading.Event()
-        box: list[BlockingPortal] = []
-        failure: list[BaseException] = []
-
-        async def serve() -> None:
-            async with BlockingPortal() as portal:
-                box.append(portal)
-                ready.set()
-                await portal.sleep_until_stopped()
-
-        def run() -> None:
-            try:
-                anyio.run(serve)
-            except BaseException as exc:
-                failure.append(exc)  # re-raised in the starting thread below
-                raise
-            finally:
-                ready.set()
-
-        self.thread = threading.Thread(target=run, name="elelem-sync-client", daemon=True)
-        self.thread.start()
-        ready.wait()
-        if not box:
-            raise RuntimeError("the SyncClient event loop did not start") from (
-                failure[0] if failure else None
-            )
-        self.portal = box[0]
-
-    def stop(self) -> None:
-        """Stop the loop and wait for its thread."""
-        self.portal.call(self.portal.stop)
-        self.thread.join(timeout=5)
-
-
 class SyncClient:
-    """Blocking access to every provider: the async :class:`Client` run on a
-    private event-loop thread (started on first use, stopped by :meth:`close`).
+    """Blocking access to every provider: the same calls as :class:`Client`,
+    read in the calling thread with a blocking ``httpx2.Client`` (the
+    driver's blocking shell over the one core; no event loop, no thread).
 
-    Takes the same arguments as :class:`Client`.
+    Takes the same arguments as :class:`Client`, except that ``http`` is an
+    ``httpx2.Client``.  A stream's chunks are read as it is iterated; Ctrl-C
+    closes its connection and leaves its ``partial()`` usable.
     """
 
-    def __init__(self, **kwargs: Any) -> None:
-        self._client = Client(**kwargs)
-        self._thread: _LoopThread | None = None
+    def __init__(self, *, http: httpx2.Client | None = None, **kwargs: Any) -> None:
+        self._client = Client(http=http, **kwargs)
+        self._driver = self._client._driver
 
     def __repr__(self) -> str:
         return f"Sync{self._client!r}"
 
     @property
     def client(self) -> Client:
-        """The async client underneath."""
+        """The async client with the same catalog, keys and settings."""
         return self._client
-
-    def _loop(self) -> BlockingPortal:
-        if self._thread is None:
-            self._thread = _LoopThread()
-        return self._thread.portal
 
     def target(self, model: str | Target) -> Target:
         """As :meth:`Client.target`."""
         return self._client.target(model)
 
-    def stream(self, model: str | Target, messages: Messages, **kwargs: Any) -> SyncResponseStream:
-        """As :meth:`Client.stream`, blocking."""
-        stream = self._client.stream(model, messages, **kwargs)
-        return SyncResponseStream(self._loop(), stream)
+    def prepare(
+        self, model: str | Target, messages: Messages, **request: Any
+    ) -> tuple[Endpoint, Shape, ModelRequest]:
+        """As :meth:`Client.prepare`."""
+        return self._client.prepare(model, messages, **request)
 
-    def count_tokens(self, model: str | Target, messages: Messages, **kwargs: Any) -> TokenCount:
+    def stream(
+        self,
+        model: str | Target,
+        messages: Messages,
+        *,
+        timeouts: Timeouts | None = None,
+        output_type: Any = None,
+        **request: Any,
+    ) -> SyncResponseStream:
+        """As :meth:`Client.stream`, blocking: a
+        :class:`~elelem.transport.SyncResponseStream`, read as it is iterated."""
+        options = _with_output(request.pop("options", None), output_type)
+        endpoint, shape, neutral = self.prepare(model, messages, options=options, **request)
+        stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
+        stream.output_type = output_type
+        return stream
+
+    def count_tokens(
+        self,
+        model: str | Target,
+        messages: Messages,
+        *,
+        timeouts: Timeouts | None = None,
+        **request: Any,
+    ) -> TokenCount:
         """As :meth:`Client.count_tokens`, blocking."""
-        portal = self._loop()
-
-        async def call() -> TokenCount:
-            return await self._client.count_tokens(model, messages, **kwargs)
-
-        return portal.call(call)
+        client = self._client
+        plan = client._counting(model, messages, request)
+        if isinstance(plan, TokenCount):
+            return plan
+        try:
+            result = self._driver.sync_complete(*plan, timeouts=timeouts)
+        except StreamError as exc:
+            return client._not_counted(plan, exc)
+        return _counted(plan, result)
 
     def parse(
         self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
     ) -> T:
         """As :meth:`Client.parse`, blocking."""
-        portal = self._loop()
+        with self.stream(model, messages, output_type=output_type, **kwargs) as stream:
+            return parse_output(output_type, stream.final().text)
 
-        async def call() -> T:
-            return await self._client.parse(model, messages, output_type, **kwargs)
-
-        return portal.call(call)
-
-    def complete(self, model: str | Target, messages: Messages, **kwargs: Any) -> AssembledResponse:
+    def complete(
+        self,
+        model: str | Target,
+        messages: Messages,
+        *,
+        timeouts: Timeouts | None = None,
+        **request: Any,
+    ) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""
-        portal = self._loop()
-
-        async def call() -> AssembledResponse:
-            return await self._client.complete(model, messages, **kwargs)
-
-        return portal.call(call)
+        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        return self._driver.sync_complete(endpoint, shape, neutral, timeouts=timeouts)
 
     def close(self) -> None:
-        """Close connections and stop the event-loop thread."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            try:
-                thread.portal.call(self._client.aclose)
-            finally:
-                thread.stop()
+        """Close the client's HTTP connections."""
+        self._driver.close()
 
     def __enter__(self) -> SyncClient:
         return self

@@ -120,13 +120,14 @@ class CountingShape:
         self.name = shape.name
         self.framing = shape.framing
         self._shape = shape
-        self._counter = counter
+        self.counter = counter
+        """The counting endpoint this shape calls."""
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
         encoded = self._shape.encode_request(request, provider=provider, stream=False)
-        return self._counter.rewrite(encoded, request)
+        return self.counter.rewrite(encoded, request)
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
         raise UnsupportedError("a token count is one JSON answer, not a stream")
@@ -138,12 +139,12 @@ class CountingShape:
             data = msgspec.json.decode(body)
         except msgspec.DecodeError as exc:
             raise MalformedStreamError(
-                f"the {self._counter.endpoint} answer is not JSON: {exc}", body=body
+                f"the {self.counter.endpoint} answer is not JSON: {exc}", body=body
             ) from None
-        count = self._counter.read(data) if isinstance(data, dict) else None
+        count = self.counter.read(data) if isinstance(data, dict) else None
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise MalformedStreamError(
-                f"the {self._counter.endpoint} answer holds no token count",
+                f"the {self.counter.endpoint} answer holds no token count",
                 body=body,
                 retryable=False,
             )

@@ -168,7 +168,8 @@ Flow: TypeAlias = Generator[Action, Any, T]
 
 class StreamView(Protocol):
     """What the engine reads of a response stream, none of it I/O (an
-    :class:`elelem.transport.ResponseStream` is one)."""
+    :class:`elelem.transport.ResponseStream` is one, and so is
+    :class:`elelem.transport.SyncResponseStream`)."""
 
     request_id: str | None
     dropped: tuple[Drop, ...]

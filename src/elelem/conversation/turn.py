@@ -194,7 +194,7 @@ def _do_sync(
         if run.stream is not None:
             run.stream.close()
         run.stream = client.stream(action.target, timeouts=timeouts, **action.arguments)
-        return run.stream.stream  # the async stream's state: what the flow reads
+        return run.stream  # its state is what the flow reads
     if isinstance(action, Wait):
         return time.sleep(action.seconds)
     raise _unknown(action)

@@ -1,5 +1,9 @@
 """The one streaming driver (DESIGN.md §6): framing, timeouts, error surfacing.
 
+One core (:class:`~elelem.transport.stream_core.StreamCore`) under two
+streams: :class:`ResponseStream` (async) and :class:`SyncResponseStream`
+(blocking, in the calling thread).
+
 The transport knows no shape: it takes any object implementing
 :class:`elelem.shapes.base.Shape`.  It retries only what its
 :class:`RetryPolicy` allows (the client's: failures before any chunk
@@ -12,6 +16,7 @@ from elelem.transport.driver import (
     RequestHook,
     RequestSpan,
     ResponseStream,
+    SyncResponseStream,
     Timeouts,
     parse_retry_after,
 )
@@ -41,6 +46,7 @@ __all__ = [
     "SSEDecoder",
     "SSEEvent",
     "SigV4Signer",
+    "SyncResponseStream",
     "Timeouts",
     "parse_retry_after",
     "retries_before_content",

@@ -1,0 +1,80 @@
+"""What a driver is set up with: its timeouts, and the hooks told of every response."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+import httpx2
+
+from elelem.stream import AssembledResponse
+from elelem.transport.limits import Limits
+
+if TYPE_CHECKING:
+    from elelem.transport.stream_core import StreamCore
+
+
+class RequestSpan(Protocol):
+    """What a :class:`RequestHook` keeps for one response."""
+
+    def end(self, result: AssembledResponse, error: BaseException | None) -> None:
+        """The response ended: ``result`` is what was assembled (whole, or the
+        partial an interruption keeps), ``error`` what ended it, if anything."""
+        ...
+
+
+class RequestHook(Protocol):
+    """Told of every response a :class:`~elelem.transport.Driver` streams
+    (tracing, metrics): :meth:`start` when the request is first sent, then
+    the span's ``end`` exactly once (retries belong to the same response).
+    A hook must not raise: its exception would propagate from the stream."""
+
+    def start(self, stream: StreamCore) -> RequestSpan:
+        """The request of ``stream`` is being sent."""
+        ...
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Transport timeouts in seconds; 0 disables one.
+
+    ``connect`` bounds making the connection; ``idle`` bounds every wait for
+    the next bytes, the response headers included; ``write`` bounds sending
+    the request body; ``total`` bounds the whole request, from sending it to
+    the terminal event, however steadily the server sends (keep-alive
+    comments reset ``idle``, never ``total``).  A blocking stream cannot
+    interrupt a read: it checks ``total`` at every read and waits at most
+    ``min(idle, total)`` for one.
+    """
+
+    connect: float = 10.0
+    idle: float = 300.0
+    write: float = 60.0
+    total: float = 3600.0
+
+    def as_httpx(self, read: float | None = None) -> httpx2.Timeout:
+        """The same limits as an ``httpx2.Timeout``; ``read``, when given, in
+        place of ``idle`` as the read limit."""
+
+        def value(v: float) -> float | None:
+            return v if v > 0 else None
+
+        return httpx2.Timeout(
+            connect=value(self.connect),
+            read=value(self.idle if read is None else read),
+            write=value(self.write),
+            pool=value(self.connect),
+        )
+
+
+class Settings(Protocol):
+    """What a stream reads of the driver that made it."""
+
+    hooks: list[RequestHook]
+    limits: Limits
+    clock: Callable[[], datetime]
+
+
+__all__ = ["RequestHook", "RequestSpan", "Settings", "Timeouts"]

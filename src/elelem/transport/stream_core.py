@@ -1,0 +1,652 @@
+"""What a streamed response is without its I/O: the one core under both streams.
+
+:class:`StreamCore` holds a response's state and does every step that is not
+a read, a send, a wait or a close: it builds and signs the request, reads the
+status and the content type, feeds each network read to the body decoder,
+the shape's parser and the one :class:`~elelem.stream.Assembler`, decides
+retries, types every failure and tells the hooks how the response ended.
+
+Two shells add the I/O, each a few calls per step and no logic of its own:
+:class:`~elelem.transport.driver.ResponseStream` (async, over
+``httpx2.AsyncClient``) and :class:`~elelem.transport.blocking.SyncResponseStream`
+(blocking, over ``httpx2.Client``, in the calling thread).  A step of either
+is the same sequence of core calls, so both streams give the same chunks,
+commits, errors and retries for the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+import msgspec
+
+from elelem import codec
+from elelem.errors import (
+    MAX_ERROR_BODY,
+    ConfigError,
+    ConnectTimeoutError,
+    DeadlineExceededError,
+    IdleTimeoutError,
+    IncompleteStreamError,
+    MalformedStreamError,
+    StreamError,
+    TransportError,
+)
+from elelem.outputs import parse_output
+from elelem.shapes.base import FrameParser, ModelRequest, Shape
+from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry
+from elelem.transport.config import RequestSpan, Settings, Timeouts
+from elelem.transport.endpoint import Endpoint
+from elelem.transport.failures import host, request_id, stamp_error, told
+from elelem.transport.framing import (
+    DEFAULT_MAX_EVENT_BYTES,
+    EventStreamDecoder,
+    NDJSONDecoder,
+    SSEDecoder,
+    decoder_for,
+)
+from elelem.transport.limits import BodyMeter
+from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
+from elelem.vocabulary import Drop, Part
+
+if TYPE_CHECKING:
+    pass
+
+_JSON_TYPES = ("application/json", "application/problem+json")
+_ACCEPT = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
+
+RETRY_MESSAGE_LIMIT = 300
+"""Characters of a failed attempt's error message a retry notice keeps."""
+
+TAIL_GRACE = 0.25
+"""Seconds a finished stream waits for its body's end before closing the
+connection (which is then not reused); it never delays a response that
+ends properly, whose end follows its last event at once."""
+
+
+class StreamCore:
+    """One streamed provider response, without its I/O (see the module docs).
+
+    The attributes and the methods here are the same on the async
+    :class:`~elelem.transport.ResponseStream` and the blocking
+    :class:`~elelem.transport.SyncResponseStream`, and none of them waits:
+    :meth:`partial`, :meth:`result`, :meth:`open_parts`, :attr:`finished`,
+    the response's :attr:`status`, :attr:`headers` and :attr:`request_id`,
+    what the encoder :attr:`dropped`, the :attr:`retries` made.
+    """
+
+    def __init__(
+        self,
+        driver: Settings,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts,
+        stream: bool = True,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._driver = driver
+        self._spans: tuple[RequestSpan, ...] | None = None
+        self.output_type: Any = None
+        """The type the answer is asked to be (``Client.stream(output_type=)``)."""
+        self._retry_policy = retry
+        self.retries: list[Retry] = []
+        """The retries made so far, in order (see :class:`~elelem.stream.Retry`)."""
+        self._wait = 0.0
+        self._waited = 0.0
+        self._fed = False
+        self._endpoint = endpoint
+        self._shape = shape
+        self._request = request
+        self._timeouts = timeouts
+        self._stream = stream
+        self.assembler = Assembler(endpoint.provider)
+        self.last_committed: tuple[Part, ...] = ()
+        """What the latest chunk committed."""
+        self.status: int | None = None
+        self.headers: Mapping[str, str] = {}
+        self.request_id: str | None = None
+        self.dropped: tuple[Drop, ...] = ()
+        """What the shape's encoder left out of the request."""
+        self.bytes_received = 0
+        self.tail: str | None = None
+        """Why the connection was not reused after a whole response (bytes
+        after the terminal event, an end that broke or did not come within
+        :data:`TAIL_GRACE`); None when the body ended cleanly."""
+        self._meter = BodyMeter(driver.limits)
+        self._deadline: float | None = None
+        self._pending: deque[tuple[Chunk, tuple[Part, ...]]] = deque()
+        self._deferred: BaseException | None = None
+        self._error: BaseException | None = None
+        self._response: httpx2.Response | None = None
+        self._body: Any = None  # the shell's iterator of body pieces
+        self._parser: FrameParser | None = None
+        self._decoder: SSEDecoder | NDJSONDecoder | EventStreamDecoder | None = None
+        # Read once per response, not per read: whether the body is
+        # compressed, the parser's call for a read's frames (None: it takes
+        # a frame at a time), whether its frames are NDJSON lines.
+        self._compressed = False
+        self._messages: Any = None
+        self._lines = False
+        # new -> open -> eof | finished | failed | closed; a retry goes back
+        # through wait -> new
+        self._state = "new"
+        # Set by final(): nobody observes single chunks, so they go straight
+        # to the assembler instead of through the queue of pairs.
+        self._draining = False
+
+    # -- what needs no I/O ---------------------------------------------------------
+
+    def parse(self, result: AssembledResponse) -> Any:
+        """``result``'s text validated as :attr:`output_type`."""
+        if self.output_type is None:
+            raise ValueError("the stream was not asked for an output_type")
+        return parse_output(self.output_type, result.text)
+
+    def partial(self) -> AssembledResponse:
+        """What arrived so far, open text and reasoning kept as incomplete blocks."""
+        return self.assembler.partial()
+
+    def result(self) -> AssembledResponse:
+        """The assembled response of a stream read to its end (no I/O)."""
+        return self.assembler.result()
+
+    def open_parts(self) -> tuple[Part, ...]:
+        """The text and reasoning blocks in progress (see
+        :meth:`Assembler.open_parts <elelem.stream.Assembler.open_parts>`)."""
+        return self.assembler.open_parts()
+
+    @property
+    def finished(self) -> bool:
+        """True once ``finish`` arrived."""
+        return self.assembler.finished
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The provider endpoint the request goes to."""
+        return self._endpoint
+
+    @property
+    def request(self) -> ModelRequest:
+        """The neutral request this stream sends."""
+        return self._request
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(provider={self._endpoint.provider!r}, "
+            f"shape={self._shape.name!r}, state={self._state!r}, status={self.status!r})"
+        )
+
+    # -- the loop ----------------------------------------------------------------
+
+    def _ready(self) -> tuple[Chunk, tuple[Part, ...]] | str | None:
+        """The next pair when one is queued; else the I/O step the shell must
+        take (``"new"``: open, ``"open"``: read, ``"wait"``: pause); None at
+        the end of a whole stream.  Raises the error that ended it."""
+        while not self._pending:
+            if self._deferred is not None:
+                if self._retried(self._deferred):
+                    continue
+                self._fail(self._deferred)
+            state = self._state
+            if state in ("new", "open", "wait"):
+                return state
+            if state == "finished":
+                self._settle(None)
+                return None
+            if state == "eof":
+                error = self._incomplete()
+                if self._retried(error):
+                    continue
+                self._state = "failed"
+                self._error = error
+                self._settle(error)
+                raise error
+            if state == "closed":
+                if self.assembler.finished:
+                    self._settle(None)
+                    return None
+                self._error = IncompleteStreamError(
+                    "the stream was closed before the response finished"
+                )
+                self._state = "failed"
+                self._settle(self._error)
+                raise self._error
+            assert self._error is not None
+            raise self._error
+        pair = self._pending.popleft()
+        self.last_committed = pair[1]
+        return pair
+
+    def _drain(self) -> None:
+        """final() began: what was queued is already fed, only its last commit is kept."""
+        self._draining = True
+        pending = self._pending
+        if pending:
+            self.last_committed = pending[-1][1]
+            pending.clear()
+
+    def _draining_step(self) -> str | None:
+        """While draining, the I/O step left before the terminal states (which
+        the shell then settles through :meth:`_ready`); None when none is."""
+        if self._deferred is None and self._state in ("new", "open", "wait"):
+            return self._state
+        return None
+
+    def _closing(self) -> None:
+        if self._state in ("new", "open", "wait"):
+            self._state = "closed"
+
+    def _closed(self) -> None:
+        """The shell closed the connection: tell the hooks, if not told yet."""
+        if self._spans:
+            closed = IncompleteStreamError("the stream was closed before the response finished")
+            self._settle(None if self.assembler.finished else closed)
+
+    def _fail(self, exc: BaseException) -> None:
+        self._deferred = None
+        self._state = "failed"
+        self._error = self._endpoint.redactor.redact_error(exc)
+        self._settle(exc)
+        raise exc
+
+    def _settle(self, error: BaseException | None) -> None:
+        """Tell the driver's hooks, once, how the response ended: what was
+        assembled (whole, or what :meth:`partial` keeps) and the error."""
+        spans = self._spans
+        if not spans:
+            return
+        self._spans = ()
+        finished = error is None and self.assembler.finished
+        result = self.assembler.result() if finished else self.assembler.partial()
+        for span in spans:
+            span.end(result, error)
+
+    def _failed(self, exc: BaseException) -> None:
+        """A step failed (cancellation included): the state and the error the
+        stream keeps.  The shell then closes the connection and asks
+        :meth:`_retried`."""
+        # Whatever the provider echoed (a key in an error event or body)
+        # leaves the driver redacted: messages, records and tracebacks.
+        self._endpoint.redactor.redact_error(exc)
+        if self._state not in ("failed", "closed"):
+            self._state = "failed"
+        if self._error is None and isinstance(exc, Exception):
+            self._error = exc
+        elif self._error is None:
+            self._error = IncompleteStreamError("the stream was cancelled before it finished")
+
+    def _retried(self, error: BaseException) -> bool:
+        """Whether ``error`` ends this attempt only: it came before any chunk
+        and the policy retries it.  Then the stream is set to send again after
+        the wait, and the :class:`~elelem.stream.Retry` notice is queued (fed
+        to the assembler, and kept in :attr:`retries`).  Otherwise a note on
+        the error says why it was not retried, when a policy was in force."""
+        policy = self._retry_policy
+        if policy is None or self._fed or not isinstance(error, StreamError):
+            return False
+        if not retries_before_content(error):
+            return False
+        number = len(self.retries) + 1
+        if number >= policy.max_attempts:
+            error.add_note(f"retry: gave up after {number} attempts")
+            return False
+        delay = policy.delay(number, error, random.random())
+        if delay is None:
+            return False
+        if self._waited + delay > policy.budget:
+            error.add_note(
+                f"retry: waiting {delay:g}s more would pass the {policy.budget:g}s budget"
+            )
+            return False
+        notice = Retry(
+            attempt=number,
+            delay=delay,
+            reason=retry_reason(error),
+            kind=error.kind,
+            status=error.status,
+            message=self._endpoint.redact(error.message)[:RETRY_MESSAGE_LIMIT],
+            request_id=error.request_id,
+        )
+        self.retries.append(notice)
+        self.assembler.feed(notice)
+        if not self._draining:
+            self._pending.append((notice, ()))
+        self._wait = delay
+        self._waited += delay
+        self._state = "wait"
+        self._deferred = self._error = None
+        self._response = self._body = self._parser = self._decoder = None
+        self.status = self.request_id = self.tail = None
+        self.headers = {}
+        self.bytes_received = 0
+        self._meter = BodyMeter(self._driver.limits)
+        return True
+
+    # -- opening -------------------------------------------------------------------
+
+    def _build(self, http: httpx2.Client | httpx2.AsyncClient, read: float) -> httpx2.Request:
+        """Encode and build the request, signed when the endpoint signs (the
+        hooks are told first, once per response; ``total`` starts counting).
+        ``read`` is the read timeout the request carries."""
+        shape, endpoint = self._shape, self._endpoint
+        if self._spans is None:
+            # once per response: a retry is part of the same span
+            self._spans = tuple(hook.start(self) for hook in self._driver.hooks)
+        encoded = shape.encode_request(
+            self._request, provider=endpoint.provider, stream=self._stream
+        )
+        self.dropped = encoded.dropped
+        total = self._timeouts.total
+        if total > 0:
+            self._deadline = time.monotonic() + total
+        timeout = self._timeouts.as_httpx(read)
+        try:
+            request = http.build_request(
+                encoded.method,
+                endpoint.url(encoded.path),
+                content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
+                headers={
+                    "content-type": "application/json",
+                    "accept": _ACCEPT[shape.framing] if self._stream else "application/json",
+                    **endpoint.request_headers(encoded.headers),
+                },
+                timeout=timeout,
+            )
+        except httpx2.InvalidURL as exc:
+            raise ConfigError(
+                f"provider {endpoint.provider}: the request URL is invalid: {exc}"
+            ) from None
+        if endpoint.signer is not None:
+            # Signed last, over the request exactly as it goes out: the
+            # final path, every header httpx added (host) and the body bytes.
+            path, _, query = request.url.raw_path.decode("ascii").partition("?")
+            request.headers.update(
+                endpoint.signer.sign(
+                    request.method,
+                    path,
+                    query,
+                    request.headers,
+                    request.content,
+                    self._driver.clock(),
+                )
+            )
+        return request
+
+    def _unsent(self, exc: httpx2.RequestError, request: httpx2.Request) -> StreamError:
+        """The typed error for a send that failed before a response."""
+        if isinstance(exc, httpx2.ConnectTimeout):
+            return ConnectTimeoutError(
+                f"no connection to {host(request)} within {self._timeouts.connect:g}s"
+            )
+        if isinstance(exc, httpx2.ReadTimeout):
+            if self._past_deadline():
+                return self._deadline_error()
+            return IdleTimeoutError(
+                f"no response headers from {host(request)} within {self._timeouts.idle:g}s"
+            )
+        return TransportError(
+            f"request to {host(request)} failed before a response: {self._told(exc)}"
+        )
+
+    def _headers_in(self, response: httpx2.Response) -> str:
+        """The response's headers arrived: what the shell reads next —
+        ``"error"`` (an error status: its body, for :meth:`_http_error`),
+        ``"whole"`` (one JSON body, for :meth:`_whole`) or ``"stream"``."""
+        self._response = response
+        self.status = response.status_code
+        self.headers = response.headers
+        self.request_id = request_id(response.headers)
+        self._compressed = "content-encoding" in response.headers
+        if not 200 <= response.status_code < 300:
+            return "error"
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if not self._stream or content_type in _JSON_TYPES:
+            # A whole JSON body (asked for, or sent by a server that ignored
+            # ``stream``) goes through the shape's response mapping.
+            return "whole"
+        parser = self._parser = self._shape.new_parser(self._endpoint.provider, self._request)
+        self._messages = getattr(parser, "messages", None)
+        self._decoder = decoder_for(
+            self._shape.framing, content_type, self._driver.limits.frame or DEFAULT_MAX_EVENT_BYTES
+        )
+        self._lines = isinstance(self._decoder, NDJSONDecoder)
+        return "stream"
+
+    def _http_error(self, body: bytes) -> StreamError:
+        """The typed error of an error status, its body (what of it arrived)
+        kept; the shell closes the connection and raises it."""
+        response = self._response
+        assert response is not None
+        error = self._shape.classify_error(
+            response.status_code,
+            response.headers,
+            self._endpoint.redact_bytes(bytes(body[:MAX_ERROR_BODY])),
+        )
+        return stamp_error(error, response.status_code, response.headers)
+
+    def _whole(self, body: bytes) -> None:
+        """Map a whole JSON body (the connection already closed)."""
+        self._state = "finished"
+        self._parse(self._shape.parse_response, body, self._endpoint.provider, self._request)
+        if not self.assembler.finished and self._deferred is None:
+            self._deferred = IncompleteStreamError(
+                "the response body mapped to no finish", status=self.status
+            )
+
+    def _opened(self, body: Any) -> bool:
+        """The body's reads begin (``body``: the shell's iterator of pieces);
+        True when the parser's open already finished the response."""
+        response, parser = self._response, self._parser
+        assert response is not None and parser is not None
+        self._body = body
+        self._state = "open"
+        if self._parse(parser.open, response.status_code, response.headers):
+            self._state = "finished"
+            return True
+        return False
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _counted(self, piece: bytes) -> None:
+        """Count one piece of a whole body against the limits."""
+        response = self._response
+        assert response is not None
+        self._meter.add(len(piece), response.num_bytes_downloaded if self._compressed else None)
+
+    def _received(self, data: bytes) -> bool:
+        """Handle one network read of the body; True once the stream is no
+        longer open (finished, or a fault deferred): the shell then releases
+        the connection."""
+        received = self.bytes_received = self.bytes_received + len(data)
+        meter = self._meter
+        if self._compressed:
+            assert self._response is not None
+            meter.add(len(data), self._response.num_bytes_downloaded)
+        elif received > meter.quiet:
+            meter.add(received - meter.decoded, None)
+        decoder = self._decoder
+        assert decoder is not None
+        self._frames(decoder.feed(data))
+        if self._state == "open" and decoder.failure is not None:
+            # Raised once the frames before the fault were handed out.
+            self._deferred = decoder.failure
+            self._state = "finished"
+        return self._state != "open"
+
+    def _frames(self, frames: list[Any]) -> None:
+        """Parse one read's frames (``(event, data, …)``; NDJSON lines) and
+        feed their chunks; at a finish, or a deferred error, the stream is
+        finished (what follows a finish on the wire is the benign close)."""
+        parser = self._parser
+        assert parser is not None
+        if self._lines:
+            frames = [("", line) for line in frames]
+        messages = self._messages
+        if messages is None:  # a parser with message() alone: a frame at a time
+            done = any(self._parse(parser.message, frame[0], frame[1]) for frame in frames)
+        else:
+            # One call for the read's frames (the skeleton's), then their chunks.
+            chunks: list[Chunk] = []
+            try:
+                messages(frames, chunks)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                done = self._feed(chunks) or self._defer(exc)
+            else:
+                done = self._feed(chunks)
+        if done:
+            self._state = "finished"
+
+    def _defer(self, exc: Exception) -> bool:
+        self._deferred = exc
+        return True
+
+    def _feed(self, chunks: Iterable[Any]) -> bool:
+        """Feed every chunk to the assembler; True when the stream is done
+        (finish, or a deferred error).
+
+        Each chunk is queued with what it committed for the iterator, except
+        while final() drains: then nothing is queued and ``last_committed``
+        ends as it would had every pair been taken from the queue.  A parser
+        error or grammar breach is deferred until the chunks before it were
+        handed out, so a consumer sees everything up to the fault.
+        """
+        feed = self.assembler.feed
+        queue = None if self._draining else self._pending.append
+        committed: tuple[Part, ...] | None = None
+        done = False
+        for chunk in chunks:
+            is_finish = type(chunk) is Finish
+            if is_finish and chunk.failure:
+                chunk = self._redacted_finish(chunk)
+            try:
+                committed = feed(chunk)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+                done = self._defer(exc)
+                break
+            if queue is not None:
+                queue((chunk, committed))
+            if is_finish:
+                done = True
+                break
+        if committed is not None:
+            self._fed = True  # a chunk arrived: this attempt is no longer retried
+            if queue is None:
+                self.last_committed = committed
+        return done
+
+    def _redacted_finish(self, chunk: Finish) -> Finish:
+        # A provider's failure text may echo a credential; the assembler's
+        # copy (what the log stores) is redacted the same way.
+        clean = self._endpoint.redact(chunk.failure or "")
+        if clean == chunk.failure:
+            return chunk
+        return msgspec.structs.replace(chunk, failure=clean)
+
+    def _parse(self, step: Any, *args: Any) -> bool:
+        """Run one parser step (a frame, open, eof, a whole response) and feed
+        its chunks; True when the stream is done."""
+        try:
+            chunks = step(*args)
+        except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
+            return self._defer(exc)
+        return self._feed(chunks)
+
+    def _ended(self) -> None:
+        """The body ended: parse what the decoder held and the parser's eof.
+        The shell then closes the connection."""
+        assert self._decoder is not None and self._parser is not None
+        tail = self._decoder.close()
+        self._frames(tail)
+        deferred = self._deferred
+        if (
+            tail
+            and isinstance(deferred, MalformedStreamError)
+            and deferred.retryable
+            and not self.assembler.finished
+        ):
+            # A last NDJSON line cut short is the same incomplete stream as
+            # an SSE event cut short: one error on every wire.
+            self._deferred = None
+            self._state = "open"
+        if self._state == "open" and not self._parse(self._parser.eof):
+            self._state = "finished" if self.assembler.finished else "eof"
+        elif self._state == "open":
+            self._state = "finished"
+
+    def _releasing(self) -> bool:
+        """Whether the body's end is worth reading (within :data:`TAIL_GRACE`)
+        before the connection closes: a whole response whose body is open."""
+        return self._body is not None and self._state == "finished" and self._deferred is None
+
+    def _tail_of(self, extra: bytes | None, broke: httpx2.RequestError | None) -> None:
+        """What reading the body's end found: nothing more (None, the clean
+        end), ``extra`` bytes, or an end that ``broke``."""
+        if broke is not None:
+            self.tail = f"the body's end broke: {self._told(broke)}"
+        elif extra is not None:
+            self.tail = f"{len(extra)} bytes after the terminal event, not read"
+        else:
+            self.tail = None  # the clean end: the connection is reusable
+
+    def _late(self) -> None:
+        self.tail = f"no end of the body within {TAIL_GRACE:g} s after the terminal event"
+
+    def _incomplete(self) -> IncompleteStreamError:
+        cut = self._decoder.unterminated if self._decoder is not None else 0
+        tail = f"; the last {cut} bytes were an unterminated frame" if cut else ""
+        return IncompleteStreamError(
+            f"the stream ended after {self.bytes_received} bytes without a terminal event{tail}",
+            status=self.status,
+            request_id=self.request_id,
+        )
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _deadline_error(self) -> DeadlineExceededError:
+        return DeadlineExceededError(
+            f"the response did not finish within {self._timeouts.total:g}s (Timeouts.total)"
+            + (f", after {self.bytes_received} bytes" if self.bytes_received else ""),
+            status=self.status,
+            request_id=self.request_id,
+        )
+
+    def _told(self, exc: BaseException) -> str:
+        return self._endpoint.redact(told(exc))
+
+    def _broken(self, exc: httpx2.RequestError, where: str) -> StreamError:
+        """The typed error for a body read that failed ``where``."""
+        if isinstance(exc, httpx2.DecodingError):
+            return MalformedStreamError(
+                f"the response body could not be decoded {where}: "
+                f"{self._endpoint.redact(str(exc))}",
+                status=self.status,
+                request_id=self.request_id,
+            )
+        if isinstance(exc, httpx2.ReadTimeout):
+            if self._past_deadline():
+                return self._deadline_error()
+            return IdleTimeoutError(
+                f"the stream sent nothing for {self._timeouts.idle:g}s {where}",
+                status=self.status,
+                request_id=self.request_id,
+            )
+        return TransportError(
+            f"the connection broke {where}: {self._told(exc)}",
+            status=self.status,
+            request_id=self.request_id,
+        )
+
+
+__all__ = ["RETRY_MESSAGE_LIMIT", "TAIL_GRACE", "StreamCore"]
