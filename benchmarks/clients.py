@@ -201,7 +201,7 @@ def elelem(shape: str, base_url: str) -> Runner:
 
 
 def elelem_sync(shape: str, base_url: str) -> Runner:
-    """elelem's ``SyncClient.stream(...).final()`` (the async client on a loop thread)."""
+    """elelem's blocking ``SyncClient.stream(...).final()``, read in the calling thread."""
     client, model = _elelem_setup(shape, base_url, "SyncClient")
 
     def run() -> str:

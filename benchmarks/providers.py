@@ -10,11 +10,14 @@ closing frames (finish reason, usage, ``[DONE]`` / ``message_stop``).  Each
 stream is measured twice more with one field nobody knows added to every
 chunk (``"x_bench_probe": 1``), which must cost nothing more.
 
-The floor and elelem read each stream from the loopback server of
-:mod:`benchmarks.run` in both delivery modes (``bulk``: the whole body in
-one write; ``per_event``: one write per event), interleaved in one fresh
-child process per row and mode, CPU time per event, the least of the runs;
-both must assemble exactly the stream's text.  The targets (issue 11): bulk
+Each stream is read from the loopback server of :mod:`benchmarks.run` in
+both delivery modes (``bulk``: the whole body in one write; ``per_event``:
+one write per event) by two pairs, each client against the floor of its
+own kind: elelem's blocking ``SyncClient`` against the floor on httpx2's
+blocking client, and elelem's async ``Client`` against the floor on
+httpx2's async client.  The four run interleaved in one fresh child process
+per row and mode; CPU time per event, the least of the runs; every client
+must assemble exactly the stream's text.  The targets (issue 11): bulk
 ≤ 1.5x the floor on every row, one write per event ≤ 1.1x.
 """
 
@@ -35,6 +38,11 @@ from typing import Any
 from benchmarks.corpus import ROOT, CorpusMissing, _yaml_bodies, corpus_root
 from benchmarks.run import run_child, start_server
 from benchmarks.streams import text_digest
+
+PAIRS = (("floor", "elelem_sync"), ("floor_async", "elelem"))
+"""Each client and the floor it is measured against: the blocking
+``SyncClient`` over httpx2's blocking client, the async ``Client`` over its
+async client."""
 
 PROBE = ',"x_bench_probe":1}'
 """What the ``+unknown`` rows add to the end of every chunk's JSON object."""
@@ -426,17 +434,14 @@ def measure(
     events: int,
     warm: int = 40,
     only: frozenset[str] = frozenset(),
-    pair: tuple[str, str] = ("floor", "elelem"),
+    pairs: tuple[tuple[str, str], ...] = PAIRS,
     modes: tuple[str, ...] = ("bulk", "per_event"),
 ) -> list[dict[str, Any]]:
-    """Every row: floor and elelem, in each of ``modes``, ``runs`` times per
-    cell in one fresh child per row and mode (each run a new client, warmed
-    up); each mode also over the async floor (``floor_async``: the floor on
-    httpx2's async client), which shows what asyncio itself costs an async
-    client such as elelem's.
+    """Every row: each of ``pairs`` (a floor and the client measured against
+    it), in each of ``modes``, ``runs`` times per cell in one fresh child
+    per row and mode (each run a new client, warmed up).
 
-    ``only`` keeps the named providers; ``pair`` names the floor and the
-    measured client."""
+    ``only`` keeps the named providers."""
     root = corpus_root()
     streams: dict[str, ProviderStream] = {}
     rows = []
@@ -464,7 +469,7 @@ def measure(
                     # times, interleaved in an order that turns from run to
                     # run: the cells a ratio divides are measured seconds
                     # apart, through the same slow or quick spell of the VM.
-                    clients = [*pair, "floor_async"]
+                    clients = [name for pair in pairs for name in pair]
                     tasks = []
                     for run in range(runs):
                         turn = run % len(clients)
@@ -505,17 +510,13 @@ def measure(
             "events": len(big.events),
         }
         for mode in ("bulk", "per_event"):
-            floor = results.get((_key(big), mode, pair[0]))
-            mine = results.get((_key(big), mode, pair[1]))
-            row[f"{mode}_floor_us"] = _best(floor) * 1e6 if floor else None
-            row[f"{mode}_elelem_us"] = _best(mine) * 1e6 if mine else None
-            both = floor and mine
-            row[f"{mode}_ratio"] = _best(mine) / _best(floor) if both else None
-        for mode in ("bulk", "per_event"):
-            slow = results.get((_key(big), mode, "floor_async"))
-            mine = results.get((_key(big), mode, pair[1]))
-            row[f"{mode}_async_floor_us"] = _best(slow) * 1e6 if slow else None
-            row[f"{mode}_async_ratio"] = _best(mine) / _best(slow) if slow and mine else None
+            for floor_name, mine_name in pairs:
+                floor = results.get((_key(big), mode, floor_name))
+                mine = results.get((_key(big), mode, mine_name))
+                cell = f"{mode}_{mine_name}"
+                row[f"{cell}_floor_us"] = _best(floor) * 1e6 if floor else None
+                row[f"{cell}_us"] = _best(mine) * 1e6 if mine else None
+                row[f"{cell}_ratio"] = _best(mine) / _best(floor) if floor and mine else None
         table.append(row)
     return table
 
@@ -540,24 +541,30 @@ def render(table: list[dict[str, Any]]) -> str:
     def num(v: float | None, fmt: str) -> str:
         return "n/a" if v is None else format(v, fmt)
 
-    lines = [
-        "| provider | shape | chunks | bulk floor µs/ev | bulk elelem | bulk ratio "
-        "| bulk async floor | vs async floor "
-        "| per-event floor | per-event elelem | per-event ratio "
-        "| per-event async floor | vs async floor |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    pairs = sorted(
+        {
+            k[len("bulk_") : -len("_ratio")]
+            for r in table
+            for k in r
+            if k.startswith("bulk_") and k.endswith("_ratio")
+        }
+    )
+    head = ["provider", "shape", "chunks"]
+    for mode in ("bulk", "per-event"):
+        for name in pairs:
+            head += [f"{mode} {name} floor µs/ev", f"{name} µs/ev", "ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|" + "---:|" * (len(head) - 3)]
     for r in table:
         name = r["provider"] if r["variant"] == "as recorded" else f"{r['provider']} +unknown"
         cells = [name, r["shape"], r["recording"][:48]]
         for mode in ("bulk", "per_event"):
-            cells += [
-                num(r[f"{mode}_floor_us"], ".2f"),
-                num(r[f"{mode}_elelem_us"], ".2f"),
-                num(r[f"{mode}_ratio"], ".2f") + "x",
-                num(r.get(f"{mode}_async_floor_us"), ".2f"),
-                num(r.get(f"{mode}_async_ratio"), ".2f") + "x",
-            ]
+            for client in pairs:
+                cell = f"{mode}_{client}"
+                cells += [
+                    num(r.get(f"{cell}_floor_us"), ".2f"),
+                    num(r.get(f"{cell}_us"), ".2f"),
+                    num(r.get(f"{cell}_ratio"), ".2f") + "x",
+                ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -634,9 +641,9 @@ def main(argv: list[str] | None = None) -> int:
         "--modes", default="bulk,per_event", help="comma-separated delivery modes (default: both)"
     )
     p.add_argument(
-        "--pair",
-        default="floor,elelem",
-        help="the floor and the measured client, e.g. floor_async,elelem or floor,elelem_sync",
+        "--pairs",
+        default="floor:elelem_sync,floor_async:elelem",
+        help="floor:client pairs, comma-separated (default: both kinds of client)",
     )
     args = p.parse_args(argv)
     if args.in_process:
@@ -644,9 +651,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         only = frozenset(x for x in args.providers.split(",") if x)
-        floor, mine = args.pair.split(",")
+        pairs = tuple(tuple(p.split(":", 1)) for p in args.pairs.split(",") if p)
         modes = tuple(m for m in args.modes.split(",") if m)
-        table = measure(args.runs, args.events, only=only, pair=(floor, mine), modes=modes)
+        table = measure(args.runs, args.events, only=only, pairs=pairs, modes=modes)  # type: ignore[arg-type]
     except CorpusMissing as exc:
         print(f"benchmarks: {exc}", file=sys.stderr)
         return 2
