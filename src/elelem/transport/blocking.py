@@ -314,7 +314,7 @@ def _body_end(
         if sock is None:
             return None  # the read ends at the idle timeout; its connection is closed
         sock.shutdown(socket.SHUT_RDWR)  # ends the waiting read
-        reader.join()
+        reader.join(TAIL_GRACE)  # bounded still: the connection is closed next either way
         return None
     outcome = box[0]
     if isinstance(outcome, BaseException):
