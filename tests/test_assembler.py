@@ -730,3 +730,85 @@ def test_a_finish_with_payloads_is_kept() -> None:
     result = assemble([START, Finish("stop", "end_turn", None, (envelope,))])
     assert result.finish is not None
     assert result.finish.payloads == (envelope,)
+
+
+# -- feed_deltas: a read's deltas in one call -------------------------------------------
+
+
+def _by_runs(chunks: list[Chunk]) -> tuple[Assembler, ProtocolViolation | None]:
+    """``chunks`` fed as the draining driver feeds a read: each run of deltas
+    in one feed_deltas call, every other chunk (and a refused delta) by feed."""
+    assembler, index = Assembler(), 0
+    try:
+        while index < len(chunks):
+            index = assembler.feed_deltas(chunks, index)
+            if index < len(chunks):
+                assembler.feed(chunks[index])
+                index += 1
+    except ProtocolViolation as exc:
+        return assembler, exc
+    return assembler, None
+
+
+def _one_by_one(chunks: list[Chunk]) -> tuple[Assembler, ProtocolViolation | None]:
+    assembler = Assembler()
+    try:
+        for chunk in chunks:
+            assembler.feed(chunk)
+    except ProtocolViolation as exc:
+        return assembler, exc
+    return assembler, None
+
+
+STREAM: list[Chunk] = [
+    START,
+    BlockStart(0, "reasoning"),
+    ReasoningDelta(0, "think "),
+    ReasoningDelta(0, "more"),
+    BlockEnd(0),
+    BlockStart(1, "text"),
+    TextDelta(1, "Hel"),
+    TextDelta(1, "lo"),
+    BlockStart(2, "text"),
+    TextDelta(2, "two"),
+    TextDelta(1, "!"),
+    BlockEnd(1),
+    BlockEnd(2),
+    Finish("stop"),
+]
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        STREAM,
+        # a text delta for a reasoning block, a delta for a closed block, a delta after finish
+        [*STREAM[:3], TextDelta(0, "x"), *STREAM[3:]],
+        [*STREAM[:12], TextDelta(1, "late"), *STREAM[12:]],
+        [*STREAM, TextDelta(1, "after")],
+        [START, TextDelta(9, "no block")],
+    ],
+    ids=["whole", "wrong-kind", "closed-block", "after-finish", "no-block"],
+)
+def test_feed_deltas_is_feed_chunk_by_chunk(chunks: list[Chunk]) -> None:
+    runs, run_error = _by_runs(chunks)
+    each, each_error = _one_by_one(chunks)
+    assert (run_error is None) is (each_error is None)
+    if each_error is None:
+        assert runs.result() == each.result()
+        assert runs.result().text == "Hello!two"
+    else:
+        assert run_error is not None
+        assert (run_error.position, run_error.rule) == (each_error.position, each_error.rule)
+        assert runs.partial() == each.partial()
+
+
+def test_feed_deltas_stops_at_the_first_chunk_of_another_kind() -> None:
+    assembler = Assembler()
+    for chunk in STREAM[:6]:
+        assembler.feed(chunk)
+    chunks = [TextDelta(1, "a"), TextDelta(1, "b"), BlockEnd(1), TextDelta(1, "c")]
+    assert assembler.feed_deltas(chunks) == 2
+    assert assembler.feed_deltas(chunks, 2) == 2  # a BlockEnd is feed's
+    assert [p.text for p in assembler.feed(chunks[2])] == ["ab"]
+    assert assembler.feed_deltas(chunks, 3) == 3  # its block is closed: feed refuses it

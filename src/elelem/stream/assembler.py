@@ -31,7 +31,8 @@ the rules below hold for every provider:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Any, NoReturn
 
 import msgspec
@@ -239,6 +240,31 @@ class Assembler:
         if handler is None:
             self._violate("unknown-chunk", f"{type(chunk).__name__} is not a chunk")
         return handler(chunk)
+
+    def feed_deltas(self, chunks: Sequence[Chunk], start: int = 0) -> int:
+        """Feed the text and reasoning deltas of ``chunks`` from ``start`` on,
+        in order, as :meth:`feed` would (they commit nothing), up to the first
+        chunk of another kind or one the grammar refuses here, which is left
+        unfed for :meth:`feed` to apply or refuse; return its index (or
+        ``len(chunks)``).  One call for a read's run of deltas, none per delta."""
+        if self._closed:
+            return start
+        get_open = self._open.get
+        index = start
+        for chunk in islice(chunks, start, None):
+            if type(chunk) is TextDelta:
+                want = "text"
+            elif type(chunk) is ReasoningDelta:
+                want = "reasoning"
+            else:
+                break
+            block = get_open(chunk.index)
+            if block is None or block.block != want:
+                break
+            block.parts.append(chunk.text)
+            index += 1
+        self._position += index - start
+        return index
 
     def feed_all(self, chunks: list[Chunk] | tuple[Chunk, ...]) -> list[Part]:
         """Feed many chunks; return everything they commit."""

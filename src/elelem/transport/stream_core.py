@@ -511,7 +511,7 @@ class StreamCore:
         self._deferred = exc
         return True
 
-    def _feed(self, chunks: Iterable[Any]) -> bool:
+    def _feed(self, chunks: Iterable[Any], one: bool = False) -> bool:
         """Feed every chunk to the assembler; True when the stream is done
         (finish, or a deferred error).
 
@@ -521,6 +521,8 @@ class StreamCore:
         error or grammar breach is deferred until the chunks before it were
         handed out, so a consumer sees everything up to the fault.
         """
+        if self._draining and not one and type(chunks) is list:
+            return self._feed_drained(chunks)
         feed = self.assembler.feed
         queue = None if self._draining else self._pending.append
         committed: tuple[Part, ...] | None = None
@@ -543,6 +545,24 @@ class StreamCore:
             self._fed = True  # a chunk arrived: this attempt is no longer retried
             if queue is None:
                 self.last_committed = committed
+        return done
+
+    def _feed_drained(self, chunks: list[Chunk]) -> bool:
+        """:meth:`_feed` while final() drains: a read's runs of text and
+        reasoning deltas go to the assembler in one call each, every other
+        chunk through :meth:`_feed` (nothing is queued either way)."""
+        deltas, end, index, done = self.assembler.feed_deltas, len(chunks), 0, False
+        while index < end:
+            reached = deltas(chunks, index)
+            if reached > index:
+                self._fed = True
+                self.last_committed = ()
+            if reached == end:
+                break
+            index = reached + 1
+            if self._feed(chunks[reached : reached + 1], one=True):
+                done = True
+                break
         return done
 
     def _redacted_finish(self, chunk: Finish) -> Finish:
