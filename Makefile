@@ -40,6 +40,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run
 	$(BIN)/python -m benchmarks.providers
+	$(BIN)/python -m benchmarks.sync_iteration
 	$(BIN)/python -m benchmarks.search
 
 bench-quick: $(BENCH_STAMP)

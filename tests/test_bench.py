@@ -345,6 +345,19 @@ def test_render_benchmark_feeds_one_block_as_the_driver_commits_it(
     assert lines[2].split()[2] == "1.00x"
 
 
+def test_sync_iteration_reads_the_same_text_both_ways(capsys: pytest.CaptureFixture[str]) -> None:
+    """The blocking chunk-by-chunk benchmark: both sides read exactly the
+    stream's text (each asserts it) and the line carries the ratio."""
+    pytest.importorskip("orjson", reason="the floor decodes with orjson: the bench extra")
+    from benchmarks import sync_iteration
+
+    floor_us, mine_us = sync_iteration.measure(200, 1)
+    assert floor_us > 0 and mine_us > 0
+    assert sync_iteration.main(["--deltas", "100", "--runs", "1"]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("100 deltas, best of 1: floor ") and line.rstrip().endswith("x)")
+
+
 def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:
     """The per-provider table's streams: one per provider the corpus records,
     the recording's own chunk bytes repeated, and a twin with one unknown
