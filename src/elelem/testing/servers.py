@@ -126,6 +126,7 @@ class LoopbackServer:
         self._sock.settimeout(0.05)
         self.port: int = self._sock.getsockname()[1]
         self._acceptor = threading.Thread(target=self._accept_loop, daemon=True)
+        self._timer: threading.Timer | None = None
         self._started = False
 
     @property
@@ -138,19 +139,24 @@ class LoopbackServer:
         if not self._started:
             self._started = True
             self._acceptor.start()
-            timer = threading.Timer(self._lifetime, self.stop)
-            timer.daemon = True
-            timer.start()
+            self._timer = threading.Timer(self._lifetime, self.stop)
+            self._timer.daemon = True
+            self._timer.start()
         return self
 
     def stop(self) -> None:
         """Stop: interrupt pauses, close every connection and the listener."""
         self._stop.set()
+        if self._timer is not None and threading.current_thread() is not self._timer:
+            self._timer.cancel()
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
             _close_quietly(conn)
         if self._acceptor.is_alive() and threading.current_thread() is not self._acceptor:
+            # Wakes the accept() waiting for its next timeout (up to 50 ms),
+            # so a test pays nothing for stopping its server.
+            _wake(self._sock)
             self._acceptor.join(timeout=2)
         _close_quietly(self._sock)
 
@@ -272,6 +278,15 @@ def _read_request(conn: socket.socket) -> RecordedRequest | None:
             break
         body += piece
     return RecordedRequest(method, path, headers, body)
+
+
+def _wake(listener: socket.socket) -> None:
+    try:
+        listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        # A platform that refuses to shut a listener down: the accept loop
+        # then notices the stop at its next timeout, as it always could.
+        return
 
 
 def _close_quietly(sock: socket.socket) -> None:
