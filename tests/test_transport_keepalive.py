@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 import pytest
@@ -291,3 +292,29 @@ def test_a_broken_end_keeps_the_whole_response(server: KeepAliveServer, blocking
     [(text, tail)] = _finals(server, 1, blocking)
     assert text == "kept alive"
     assert tail is not None and tail.startswith("the body's end broke: RemoteProtocolError: "), tail
+
+
+def test_one_verifying_context_serves_every_client_for_the_ca_settings_in_force(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import ssl
+
+    from elelem.transport.driver import verifying_context
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    default = verifying_context()
+    assert verifying_context() is default  # the CA bundle is loaded once
+    assert (default.verify_mode, default.check_hostname) == (ssl.CERT_REQUIRED, True)
+    # A CA file of one certificate the default context trusts: in force once set.
+    loaded = default.get_ca_certs(binary_form=True)
+    if not loaded:
+        pytest.skip("the system CAs are a directory read lazily: no certificate to copy")
+    first = loaded[0]
+    bundle = tmp_path / "one-ca.pem"
+    bundle.write_text(ssl.DER_cert_to_PEM_cert(first), encoding="ascii")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    chosen = verifying_context()
+    assert chosen is not default and chosen is verifying_context()
+    assert (chosen.verify_mode, chosen.check_hostname) == (ssl.CERT_REQUIRED, True)
+    assert chosen.get_ca_certs(binary_form=True) == [first]

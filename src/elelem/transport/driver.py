@@ -30,6 +30,9 @@ this module is the async shell over it (``httpx2.AsyncClient``), and
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -327,6 +330,20 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def verifying_context() -> ssl.SSLContext:
+    """httpx2's default certificate-verifying TLS context, made once per
+    process for the CA settings in force (``SSL_CERT_FILE``,
+    ``SSL_CERT_DIR``): loading the CA bundle costs about 40 ms, which every
+    driver's first request paid, and one context serves any number of
+    clients, async and blocking."""
+    return _context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    return httpx2.create_ssl_context()
+
+
 class Driver:
     """Sends requests for any shape and streams the responses, async
     (:meth:`stream`, :meth:`complete`) or blocking (:meth:`sync_stream`,
@@ -369,13 +386,17 @@ class Driver:
     def http(self) -> httpx2.AsyncClient:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
-            self._http = httpx2.AsyncClient(timeout=self.timeouts.as_httpx())
+            self._http = httpx2.AsyncClient(
+                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+            )
         return self._http
 
     def sync_http(self) -> httpx2.Client:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
-            self._sync_http = httpx2.Client(timeout=self.timeouts.as_httpx())
+            self._sync_http = httpx2.Client(
+                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+            )
         return self._sync_http
 
     def stream(
