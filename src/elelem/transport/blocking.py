@@ -315,6 +315,8 @@ def _body_end(
             return None  # the read ends at the idle timeout; its connection is closed
         sock.shutdown(socket.SHUT_RDWR)  # ends the waiting read
         reader.join(TAIL_GRACE)  # bounded still: the connection is closed next either way
+        if box and isinstance(box[0], BaseException):
+            raise box[0]  # not the read's own failure (that is told as late): a fault
         return None
     outcome = box[0]
     if isinstance(outcome, BaseException):
