@@ -16,8 +16,9 @@ one write per event) by two pairs, each client against the floor of its
 own kind: elelem's blocking ``SyncClient`` against the floor on httpx2's
 blocking client, and elelem's async ``Client`` against the floor on
 httpx2's async client.  The four run interleaved in one fresh child process
-per row and mode; CPU time per event, the least of the runs; every client
-must assemble exactly the stream's text.  The targets (issue 11): bulk
+per row and mode; CPU time per event, the least of the runs, and the ratio
+paired run by run (see :func:`_cell`); every client must assemble exactly
+the stream's text.  The targets (issue 11): bulk
 ≤ 1.5x the floor on every row, one write per event ≤ 1.1x.
 """
 
@@ -27,6 +28,7 @@ import argparse
 import csv
 import json
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -452,7 +454,8 @@ def measure(
             big, small = build(rec, events, probe=probe), build(rec, warm, probe=probe)
             streams[_key(big)], streams[_key(small)] = big, small
             rows.append((rec, big, small))
-    results: dict[tuple[str, str, str], list[float]] = {}
+    # (stream key, mode, client) -> CPU s per event by run (None: not ok)
+    results: dict[tuple[str, str, str], list[float | None]] = {}
     with tempfile.TemporaryDirectory(prefix="elelem-bench-providers-") as tmp:
         path = Path(tmp) / "streams.json"
         path.write_text(
@@ -494,6 +497,7 @@ def measure(
                         if r.get("status") == "ok":
                             results.setdefault(cell, []).append(r["cpu_s"] / len(big.events))
                         else:
+                            results.setdefault(cell, []).append(None)
                             print(f"  {cell}: {r.get('status')}", file=sys.stderr)
                 print(f"\r  row {done}/{len(rows)}", end="", file=sys.stderr)
             print(file=sys.stderr)
@@ -511,21 +515,36 @@ def measure(
         }
         for mode in ("bulk", "per_event"):
             for floor_name, mine_name in pairs:
-                floor = results.get((_key(big), mode, floor_name))
-                mine = results.get((_key(big), mode, mine_name))
+                floor = results.get((_key(big), mode, floor_name), [])
+                mine = results.get((_key(big), mode, mine_name), [])
                 cell = f"{mode}_{mine_name}"
-                row[f"{cell}_floor_us"] = _best(floor) * 1e6 if floor else None
-                row[f"{cell}_us"] = _best(mine) * 1e6 if mine else None
-                row[f"{cell}_ratio"] = _best(mine) / _best(floor) if floor and mine else None
+                row.update(_cell(cell, floor, mine))
         table.append(row)
     return table
 
 
-def _best(samples: list[float]) -> float:
-    """A cell's figure: the least CPU time of its runs.  Noise on a shared
-    machine (another process, a throttled core) only ever adds time, so the
-    least is the closest to each side's own cost; both sides are read alike."""
-    return min(samples)
+def _cell(name: str, floor: list[float | None], mine: list[float | None]) -> dict[str, Any]:
+    """One pair's figures from its runs (CPU s per event by run, None where
+    a run failed): each side's least time, and two ratios.
+
+    ``ratio`` is *paired*: the median, over the runs, of the client's time
+    over the floor's time in the same run.  The two are measured back to
+    back, so a slow spell of the VM (which lasts seconds here, and slows
+    whatever runs in it by up to 2x) slows both, and divides out.
+    ``best_ratio`` divides the two least times, each perhaps from another
+    run: one side's lucky run against the other's unlucky ones is what
+    moved a row by 0.4x between runs of the same code.  Both are kept."""
+    good_floor = [x for x in floor if x is not None]
+    good_mine = [x for x in mine if x is not None]
+    paired = sorted(m / f for f, m in zip(floor, mine, strict=False) if f and m)
+    least = min(good_mine) / min(good_floor) if good_floor and good_mine else None
+    return {
+        f"{name}_floor_us": min(good_floor) * 1e6 if good_floor else None,
+        f"{name}_us": min(good_mine) * 1e6 if good_mine else None,
+        f"{name}_ratio": statistics.median(paired) if paired else None,
+        f"{name}_best_ratio": least,
+        f"{name}_runs": len(paired),
+    }
 
 
 def _start_server(path: Path) -> tuple[subprocess.Popen[str], int]:
@@ -546,13 +565,13 @@ def render(table: list[dict[str, Any]]) -> str:
             k[len("bulk_") : -len("_ratio")]
             for r in table
             for k in r
-            if k.startswith("bulk_") and k.endswith("_ratio")
+            if k.startswith("bulk_") and k.endswith("_ratio") and not k.endswith("_best_ratio")
         }
     )
     head = ["provider", "shape", "chunks"]
     for mode in ("bulk", "per-event"):
         for name in pairs:
-            head += [f"{mode} {name} floor µs/ev", f"{name} µs/ev", "ratio"]
+            head += [f"{mode} {name} floor µs/ev", f"{name} µs/ev", "paired ratio", "least/least"]
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|" + "---:|" * (len(head) - 3)]
     for r in table:
         name = r["provider"] if r["variant"] == "as recorded" else f"{r['provider']} +unknown"
@@ -564,6 +583,7 @@ def render(table: list[dict[str, Any]]) -> str:
                     num(r.get(f"{cell}_floor_us"), ".2f"),
                     num(r.get(f"{cell}_us"), ".2f"),
                     num(r.get(f"{cell}_ratio"), ".2f") + "x",
+                    num(r.get(f"{cell}_best_ratio"), ".2f") + "x",
                 ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -420,3 +420,22 @@ def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:
             text = "".join(b.text for b in result.blocks if isinstance(b, TextBlock))
             assert text == stream.text, (rec.provider, stream.variant)
             assert sum(hits) >= 190, (rec.provider, stream.variant, sum(hits))
+
+
+def test_provider_ratio_is_paired_run_by_run() -> None:
+    """A row's ratio is the median of the two sides' ratio in each run (a slow
+    spell slows both); the least times and their ratio are kept beside it,
+    and a failed run pairs with nothing."""
+    from benchmarks import providers
+
+    floor = [2e-6, 4e-6, None, 2.5e-6]  # run 2 failed; run 1 was a slow spell
+    mine = [3e-6, 6e-6, 1e-6, 2.5e-6]
+    cell = providers._cell("bulk_elelem", floor, mine)
+    assert cell == {
+        "bulk_elelem_floor_us": 2.0,
+        "bulk_elelem_us": 1.0,
+        "bulk_elelem_ratio": 1.5,  # the median of 1.5, 1.5 and 1.0
+        "bulk_elelem_best_ratio": 0.5,
+        "bulk_elelem_runs": 3,
+    }
+    assert providers._cell("x", [None], [1e-6])["x_ratio"] is None

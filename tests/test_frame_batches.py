@@ -432,3 +432,31 @@ def test_an_error_in_a_run_names_the_frame_message_would_name() -> None:
     parser = Counting()
     parser.messages(frames[:4], [])
     assert parser.frames == 4
+
+
+def test_a_finish_reason_sent_again_stays_inline_and_changes_nothing() -> None:
+    """Some servers repeat the finish reason on later text chunks: the read's
+    inline loop takes them (the general rule runs only for the first), and
+    the chunks are those of one call per frame."""
+    frames = [chunk("a"), chunk("b", "stop"), chunk("c", "stop"), chunk("d", "stop"), chunk("e")]
+    frames += [chunk("f", "length"), ("", "[DONE]")]
+
+    class Applying(ChatParser):
+        applied = 0
+
+        def _apply_hot(self, hot: Any) -> list[Chunk] | None:
+            Applying.applied += 1
+            return super()._apply_hot(hot)
+
+    parser = Applying(P)
+    out: list[Chunk] = []
+    parser.messages(frames, out)
+    want: list[Chunk] = []
+    one = ChatParser(P)
+    for frame in frames:
+        want.extend(one.message(*frame))
+    assert out == want
+    assert [c.text for c in out if isinstance(c, TextDelta)] == ["a", "b", "c", "d", "e", "f"]
+    assert out[-1] == Finish("max-tokens", raw="length")
+    # "b" brings the finish reason, "f" changes it; "c", "d" and "e" are inline.
+    assert Applying.applied == 2

@@ -224,7 +224,7 @@ class ChatParser(ParserSkeleton):
         # What the inline case reads; read again after a frame the general rule applied.
         kind, key = self._current or ("", "")
         last, last_choice, keep = self._raws, self._choice_raws, self._text.append
-        quiet = self._quiet
+        quiet, finish = self._quiet, self._finish_raw
         base = self.frames - start  # frames[i] is frame number base + i + 1
         while index < end:
             frame = frames[index]
@@ -239,7 +239,8 @@ class ChatParser(ParserSkeleton):
                 choice = choices[0]
                 delta = choice.delta
                 if (
-                    choice.finish_reason is None
+                    # A finish reason sent again (some servers repeat it) changes nothing.
+                    (choice.finish_reason is None or choice.finish_reason == finish)
                     and not choice.index
                     and not delta.refusal
                     and choice_getter(choice) == last_choice
@@ -279,7 +280,7 @@ class ChatParser(ParserSkeleton):
             index += 1
             kind, key = self._current or ("", "")
             last, last_choice, keep = self._raws, self._choice_raws, self._text.append
-            quiet = self._quiet
+            quiet, finish = self._quiet, self._finish_raw
         self.frames = base + index
         return index
 
