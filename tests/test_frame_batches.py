@@ -460,3 +460,82 @@ def test_a_finish_reason_sent_again_stays_inline_and_changes_nothing() -> None:
     assert out[-1] == Finish("max-tokens", raw="length")
     # "b" brings the finish reason, "f" changes it; "c", "d" and "e" are inline.
     assert Applying.applied == 2
+
+
+def _sse_body(frames: Sequence[tuple[str, str]]) -> bytes:
+    out = []
+    for event, data in frames:
+        head = f"event: {event}\n" if event else ""
+        lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+        out.append(f"{head}{lines}\n")
+    return "".join(out).encode()
+
+
+def _decoded_reads(parser: Any, body: bytes, size: int, runs: bool) -> Reads:
+    from elelem.transport.framing import SSEDecoder
+
+    decoder = SSEDecoder()
+    feed = decoder.feed_runs if runs else decoder.feed
+    reads: list[list[Chunk]] = []
+    try:
+        for start in range(0, len(body), size):
+            reads.append([])
+            parser.messages(feed(body[start : start + size]), reads[-1])
+            if parser.finished:
+                break
+        reads.append(list(parser.eof()))
+    except ElelemError as exc:
+        return reads, (type(exc), str(exc))
+    return reads, None
+
+
+def _chat_ids() -> list[Any]:
+    return [
+        pytest.param(i, id=s[2]) for i, s in enumerate(corpus_streams()) if s[0] == "openai_chat"
+    ]
+
+
+@pytest.mark.parametrize("index", _chat_ids())
+def test_runs_of_data_only_events_parse_as_their_frames(corpus: Path, index: int) -> None:
+    """The driver hands a parser that takes runs each read's data-only events
+    as their bytes (``SSEDecoder.feed_runs``): every Chat Completions corpus
+    stream, in reads of any size, gives what its events give."""
+    _, provider, _, frames = corpus_streams()[index]
+    body = _sse_body(frames)
+    for size in (7, 100, 1000, len(body) or 1):
+        want, want_error = _decoded_reads(ChatParser(ProviderId(provider)), body, size, False)
+        got, got_error = _decoded_reads(ChatParser(ProviderId(provider)), body, size, True)
+        assert got_error == want_error
+        assert _no_usage(got) == _no_usage(want)
+        assert _usage_at_each_end(got) == _usage_at_each_end(want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [
+                chunk("a"),
+                chunk("b\u00e9"),
+                chunk("c", "stop"),
+                ("", '{"choices": 7}'),
+                ("", "not json"),
+                ("", "[DONE]"),
+                ("error", '{"error": {"message": "boom"}}'),
+                ("", json.dumps({"id": "c1", "choices": [], "usage": {"prompt_tokens": 1}})),
+                ("", json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": 1}}]})),
+            ]
+        ),
+        max_size=12,
+    ),
+    size=st.integers(1, 200),
+)
+def test_runs_and_frames_agree_on_any_stream_and_split(
+    parts: list[tuple[str, str]], size: int
+) -> None:
+    body = _sse_body([chunk("hi"), *parts])
+    want, want_error = _decoded_reads(ChatParser(P), body, size, False)
+    got, got_error = _decoded_reads(ChatParser(P), body, size, True)
+    assert got_error == want_error
+    assert _no_usage(got) == _no_usage(want)
+    assert _usage_at_each_end(got) == _usage_at_each_end(want)

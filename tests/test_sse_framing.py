@@ -15,7 +15,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import MalformedStreamError
+from elelem.stream.frames import DataRun
 from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
+
+
+def fed(decoder: SSEDecoder, piece: bytes, runs: bool) -> list[SSEEvent]:
+    """One piece's events: ``feed``'s, or ``feed_runs``' with each run made
+    the events it stands for."""
+    if not runs:
+        return decoder.feed(piece)
+    events: list[SSEEvent] = []
+    for item in decoder.feed_runs(piece):
+        if isinstance(item, DataRun):
+            events += [SSEEvent(e, d, item.id, item.retry) for e, d in item.frames()]
+        else:
+            events.append(item)
+    return events
 
 
 def decode(*pieces: bytes) -> tuple[list[SSEEvent], SSEDecoder]:
@@ -281,9 +296,10 @@ TOKENS = [
 @given(
     tokens=st.lists(st.sampled_from(TOKENS), max_size=40),
     cuts=st.lists(st.integers(0, 300), max_size=10),
+    runs=st.booleans(),
 )
 def test_fast_path_agrees_with_a_plain_reference_on_any_body_and_split(
-    tokens: list[bytes], cuts: list[int]
+    tokens: list[bytes], cuts: list[int], runs: bool
 ) -> None:
     body = b"".join(tokens)
     points = sorted({c % (len(body) + 1) for c in cuts})
@@ -292,7 +308,7 @@ def test_fast_path_agrees_with_a_plain_reference_on_any_body_and_split(
     decoder = SSEDecoder()
     events: list[SSEEvent] = []
     for piece in pieces:
-        events.extend(decoder.feed(piece))
+        events.extend(fed(decoder, piece, runs))
         if decoder.failure is not None:
             break
     assert events == expected
@@ -438,9 +454,10 @@ _BLOCK = st.one_of(
     blocks=st.lists(_BLOCK, max_size=12),
     tail=st.sampled_from(["\n\n", "\n", "", "\n\ndata: cut"]),
     cuts=st.lists(st.integers(0, 400), max_size=6),
+    runs=st.booleans(),
 )
 def test_reads_of_whole_blocks_agree_with_a_plain_reference(
-    blocks: list[str], tail: str, cuts: list[int]
+    blocks: list[str], tail: str, cuts: list[int], runs: bool
 ) -> None:
     # Bodies of the blocks providers send, most reads whole regions of them:
     # the region paths (data lines only, event and data lines) and the block
@@ -451,8 +468,36 @@ def test_reads_of_whole_blocks_agree_with_a_plain_reference(
     expected, fault, ending = reference(body)
     assert fault is None
     decoder = SSEDecoder()
-    events = [event for piece in pieces for event in decoder.feed(piece)]
+    events = [event for piece in pieces for event in fed(decoder, piece, runs)]
     assert events == expected
     assert decoder.close() == []
     state = (decoder.last_event_id, decoder.retry, decoder.comments, decoder.unterminated)
     assert state == ending
+
+
+def test_runs_of_data_only_events_come_as_their_bytes() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed_runs(b"id: 4\nretry: 9\ndata: x\n\n") == [SSEEvent("", "x", "4", 9)]
+    reads = ['data: {"a":1}\n\ndata: caf\u00e9\n\ndata: \n\n', "event: e\ndata: y\n\n"]
+    reads += ["data: z\n\n", "data: cut ", "in two\n\ndata: w\n\n"]
+    # A read of data-only events is a run of them (id and retry in force);
+    # any other event comes in its place, as does one a read cut off.
+    got = [item for read in reads for item in decoder.feed_runs(read.encode())]
+    assert got == [
+        DataRun([b'{"a":1}', "caf\u00e9".encode(), b""], "4", 9),
+        SSEEvent("e", "y", "4", 9),
+        DataRun([b"z"], "4", 9),
+        SSEEvent("", "cut in two", "4", 9),
+        DataRun([b"w"], "4", 9),
+    ]
+    assert got[0].frames() == [("", '{"a":1}'), ("", "caf\u00e9"), ("", "")]
+
+
+def test_a_run_is_never_made_of_bytes_that_are_not_utf8() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed_runs(b"data: a\n\ndata: \xff\n\ndata: c\n\n") == [SSEEvent("", "a")]
+    assert decoder.failure is not None
+    assert "byte 0xff" in decoder.failure.message
+    single = SSEDecoder()
+    assert single.feed_runs(b"data: \xc3\n\n") == []
+    assert single.failure is not None and "byte 0xc3" in single.failure.message

@@ -62,6 +62,7 @@ import msgspec
 from elelem.errors import ElelemError, MalformedStreamError
 from elelem.shapes.common import decode_body, malformed
 from elelem.stream import BlockEnd, BlockKey, BlockStart, Chunk, Finish, Payload
+from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 
@@ -222,6 +223,15 @@ class HotFields:
         return parser.event_fields(self.event, given, frozenset())
 
 
+def _frame(frames: Sequence[Sequence[Any]], index: int) -> tuple[str, str]:
+    frame = frames[index]
+    return frame[0], frame[1]
+
+
+def _value_frame(values: Sequence[bytes], index: int) -> tuple[str, str]:
+    return "", values[index].decode()  # valid UTF-8: the decoder checked it
+
+
 def _no_fields(frame: Any) -> object:
     del frame
     return None
@@ -243,6 +253,12 @@ class ParserSkeleton:
 
     end_marker: ClassVar[str | None] = None
     """Frame data that ends the response (Chat Completions' ``[DONE]``), or None."""
+
+    takes_runs: ClassVar[bool] = False
+    """Whether :meth:`messages` may be given
+    :class:`~elelem.stream.frames.DataRun` items (the driver then asks the
+    event-stream decoder for them): a shape whose :meth:`fast_values`
+    decodes their bytes in its own loop."""
 
     event_type: ClassVar[str] = "unknown.event"
     """``type`` of the unknown block that keeps an event nobody modelled."""
@@ -296,31 +312,61 @@ class ParserSkeleton:
 
         The same contracts as :meth:`message`, one call per read instead of
         per frame; a frame that raises leaves the chunks of the frames before
-        it in ``out``.
+        it in ``out``.  A parser that :attr:`takes_runs` may also be given
+        :class:`~elelem.stream.frames.DataRun` items, each standing for its
+        frames: :meth:`fast_values` decodes their bytes straight away.
         """
-        extend = out.extend
         frames = frames if isinstance(frames, list) else list(frames)
+        if self.takes_runs and DataRun in map(type, frames):
+            start = 0
+            for index, item in enumerate(frames):
+                if type(item) is DataRun:
+                    if index > start:
+                        self._frames_of(frames[start:index], out)
+                    if self.finished:
+                        return
+                    self._run(item.data, self.fast_values, _value_frame, out)
+                    start = index + 1
+            if start < len(frames) and not self.finished:
+                self._frames_of(frames[start:], out)
+            return
+        self._frames_of(frames, out)
+
+    def _frames_of(self, frames: list[Sequence[Any]], out: list[Chunk]) -> None:
         if len(frames) == 1 or type(self).message is not ParserSkeleton.message:
             # A read of one frame (a live stream, one event per write) costs
             # less frame by frame; a shape that wraps message keeps its wrapping.
+            extend = out.extend
             for frame in frames:
                 if self.finished:
                     return
                 extend(self.message(frame[0], frame[1]))
             return
-        run = self.fast_run
-        first, index, end = self.frames, 0, len(frames)
+        self._run(frames, self.fast_run, _frame, out)
+
+    def _run(
+        self,
+        items: Sequence[Any],
+        take: Callable[[Any, int, list[Chunk]], int],
+        frame_at: Callable[[Any, int], tuple[str, str]],
+        out: list[Chunk],
+    ) -> None:
+        """:meth:`messages` over ``items`` (frames, or a run's values): the
+        fast path ``take`` from each index on, and each item it declines
+        (``frame_at`` makes it a frame) through the dict path."""
+        extend = out.extend
+        first, index, end = self.frames, 0, len(items)
         try:
             while index < end:
                 if self.finished:
                     return
                 if self.started:
-                    index = run(frames, index, out)  # it counts the frames it took
+                    index = take(items, index, out)  # it counts the frames it took
                     if index == end:
                         break
                 # A frame of a response not started, or one the fast path declined.
                 self.frames += 1
-                event, data = frames[index][0], frames[index][1]
+                event, data = frame_at(items, index)
                 index += 1
                 if self.holding:
                     self.holding = False
@@ -329,7 +375,7 @@ class ParserSkeleton:
         except ElelemError:
             raise
         except UNTYPED as exc:
-            raise self._wrong_type(exc, frames[self.frames - first - 1][1]) from exc
+            raise self._wrong_type(exc, frame_at(items, self.frames - first - 1)[1]) from exc
         finally:
             if self.holding:  # the read's end (or a fault: what came before it is kept)
                 self.holding = False
@@ -365,6 +411,15 @@ class ParserSkeleton:
         never finishes the response (the dict path does)."""
         del event, data
         return None
+
+    def fast_values(self, values: Sequence[bytes], start: int, out: list[Chunk]) -> int:
+        """:meth:`fast_run` over the values of a
+        :class:`~elelem.stream.frames.DataRun` from ``values[start]`` on (the
+        data of unnamed frames, as bytes); the index of the first it declined.
+        A shape that :attr:`takes_runs` decodes the bytes in its own loop;
+        this one makes them frames for :meth:`fast_run`."""
+        frames = [("", value.decode()) for value in itertools.islice(values, start, None)]
+        return start + self.fast_run(frames, 0, out)
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
         """The fast path over the frames of a started response from

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -58,6 +58,12 @@ if TYPE_CHECKING:
     pass
 
 _JSON_TYPES = ("application/json", "application/problem+json")
+
+
+def _no_body(data: bytes) -> list[Any]:
+    raise AssertionError("a body was read before its decoder was made")
+
+
 _ACCEPT = {
     "sse": "text/event-stream",
     "ndjson": "application/x-ndjson",
@@ -138,6 +144,7 @@ class StreamCore:
         self._compressed = False
         self._messages: Any = None
         self._lines = False
+        self._decode: Callable[[bytes], list[Any]] = _no_body
         # new -> open -> eof | finished | failed | closed; a retry goes back
         # through wait -> new
         self._state = "new"
@@ -421,6 +428,9 @@ class StreamCore:
             self._shape.framing, content_type, self._driver.limits.frame or DEFAULT_MAX_EVENT_BYTES
         )
         self._lines = isinstance(self._decoder, NDJSONDecoder)
+        # A parser that takes runs of data-only events gets their bytes whole.
+        runs = isinstance(self._decoder, SSEDecoder) and getattr(parser, "takes_runs", False)
+        self._decode = self._decoder.feed_runs if runs else self._decoder.feed  # type: ignore[union-attr]
         return "stream"
 
     def _http_error(self, body: bytes) -> StreamError:
@@ -477,7 +487,7 @@ class StreamCore:
             meter.add(received - meter.decoded, None)
         decoder = self._decoder
         assert decoder is not None
-        self._frames(decoder.feed(data))
+        self._frames(self._decode(data))
         if self._state == "open" and decoder.failure is not None:
             # Raised once the frames before the fault were handed out.
             self._deferred = decoder.failure

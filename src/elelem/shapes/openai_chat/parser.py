@@ -33,6 +33,7 @@ replay puts back on the assistant message.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -165,6 +166,7 @@ class ChatParser(ParserSkeleton):
 
     what = "chat"
     end_marker = DONE
+    takes_runs = True
     event_type = "openai_chat.event"
 
     def __init__(self, provider: ProviderId, request: object = None) -> None:
@@ -214,24 +216,30 @@ class ChatParser(ParserSkeleton):
         return self._apply_hot(hot)
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``: what
+        """The skeleton's run of hot frames from ``frames[start]``: the
+        frames up to the next ``error`` event, as :meth:`fast_values`."""
+        end, count = start, len(frames)
+        while end < count and frames[end][0] != "error":
+            end += 1
+        values = [frame[1] for frame in itertools.islice(frames, start, end)]
+        return start + self.fast_values(values, 0, out)
+
+    def fast_values(self, values: Sequence[str | bytes], start: int, out: list[Chunk]) -> int:
+        """The data of hot unnamed frames from ``values[start]`` on: what
         :meth:`fast` does frame by frame, with the commonest chunk (more text
         or reasoning for the open block, nothing else changed) taken inline."""
         decoder, _, getter, _, choice_getter = self._hot
         decode, apply, append = decoder.decode, self._apply_hot, out.append
         no_raws, usage_only = self._no_raws, self._usage_only
-        index, end = start, len(frames)
+        index, end = start, len(values)
         # What the inline case reads; read again after a frame the general rule applied.
         kind, key = self._current or ("", "")
         last, last_choice, keep = self._raws, self._choice_raws, self._text.append
         quiet, finish = self._quiet, self._finish_raw
         base = self.frames - start  # frames[i] is frame number base + i + 1
         while index < end:
-            frame = frames[index]
-            if frame[0] == "error":
-                break
             try:
-                hot = decode(frame[1])
+                hot = decode(values[index])
             except msgspec.DecodeError:
                 break  # the dict path decides what it is
             choices = hot.choices
