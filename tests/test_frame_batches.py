@@ -489,22 +489,34 @@ def _decoded_reads(parser: Any, body: bytes, size: int, runs: bool) -> Reads:
     return reads, None
 
 
-def _chat_ids() -> list[Any]:
+def _run_ids() -> list[Any]:
     return [
-        pytest.param(i, id=s[2]) for i, s in enumerate(corpus_streams()) if s[0] == "openai_chat"
+        pytest.param(i, id=s[2])
+        for i, s in enumerate(corpus_streams())
+        if load_shape(s[0]).new_parser(P).takes_runs  # type: ignore[attr-defined]
     ]
 
 
-@pytest.mark.parametrize("index", _chat_ids())
+def test_the_shapes_of_data_only_streams_take_runs() -> None:
+    taking = {
+        name
+        for name in ("anthropic_messages", "openai_responses", "openai_chat", "gemini")
+        if load_shape(name).new_parser(P).takes_runs  # type: ignore[attr-defined]
+    }
+    assert taking == {"openai_chat", "gemini"}
+
+
+@pytest.mark.parametrize("index", _run_ids())
 def test_runs_of_data_only_events_parse_as_their_frames(corpus: Path, index: int) -> None:
     """The driver hands a parser that takes runs each read's data-only events
-    as their bytes (``SSEDecoder.feed_runs``): every Chat Completions corpus
-    stream, in reads of any size, gives what its events give."""
-    _, provider, _, frames = corpus_streams()[index]
+    as their bytes (``SSEDecoder.feed_runs``): every Chat Completions and
+    Gemini corpus stream, in reads of any size, gives what its events give."""
+    shape, provider, _, frames = corpus_streams()[index]
+    make = load_shape(shape).new_parser
     body = _sse_body(frames)
     for size in (7, 100, 1000, len(body) or 1):
-        want, want_error = _decoded_reads(ChatParser(ProviderId(provider)), body, size, False)
-        got, got_error = _decoded_reads(ChatParser(ProviderId(provider)), body, size, True)
+        want, want_error = _decoded_reads(make(ProviderId(provider)), body, size, False)
+        got, got_error = _decoded_reads(make(ProviderId(provider)), body, size, True)
         assert got_error == want_error
         assert _no_usage(got) == _no_usage(want)
         assert _usage_at_each_end(got) == _usage_at_each_end(want)

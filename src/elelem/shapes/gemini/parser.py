@@ -27,6 +27,7 @@ the other candidates whole).
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -128,6 +129,7 @@ class GeminiParser(ParserSkeleton):
 
     what = "gemini"
     event_type = "gemini.event"
+    takes_runs = True
 
     def __init__(self, provider: ProviderId, request: object = None) -> None:
         del request  # nothing in the request changes how a Gemini response reads
@@ -177,13 +179,19 @@ class GeminiParser(ParserSkeleton):
         return None
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``: what
-        :meth:`fast` does frame by frame, with one text (or thought) part
-        for the open block of its kind taken inline; a changed usage is held
-        as :meth:`_text_chunk` holds it."""
+        """The skeleton's run of hot frames from ``frames[start]``, as
+        :meth:`fast_values` (Gemini names no event)."""
+        values = [frame[1] for frame in itertools.islice(frames, start, None)]
+        return start + self.fast_values(values, 0, out)
+
+    def fast_values(self, values: Sequence[str | bytes], start: int, out: list[Chunk]) -> int:
+        """The data of hot frames from ``values[start]`` on: what :meth:`fast`
+        does frame by frame, with one text (or thought) part for the open
+        block of its kind taken inline; a changed usage is held as
+        :meth:`_text_chunk` holds it."""
         decode, append, text_chunk = self._hot.decode, out.append, self._text_chunk
         envelope, candidate = self._envelope, self._candidate
-        index, end = start, len(frames)
+        index, end = start, len(values)
         # The inline case's preconditions, :meth:`_text_chunk`'s (a learnt
         # envelope field, if any, as last kept); read again after each frame
         # it applied.
@@ -195,7 +203,7 @@ class GeminiParser(ParserSkeleton):
             if self._fast_misses >= _FAST_MISS_LIMIT:
                 break
             try:
-                hot = decode(frames[index][1])
+                hot = decode(values[index])
             except msgspec.DecodeError:  # any other shape (a ValidationError is one too)
                 self._fast_misses += 1
                 break
