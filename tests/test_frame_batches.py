@@ -497,20 +497,23 @@ def _run_ids() -> list[Any]:
     ]
 
 
-def test_the_shapes_of_data_only_streams_take_runs() -> None:
+def test_every_event_stream_shape_takes_runs() -> None:
+    from test_shapes_common import ALL_SHAPES
+
     taking = {
         name
-        for name in ("anthropic_messages", "openai_responses", "openai_chat", "gemini")
+        for name in ALL_SHAPES
         if load_shape(name).new_parser(P).takes_runs  # type: ignore[attr-defined]
     }
-    assert taking == {"openai_chat", "gemini"}
+    # Bedrock's binary event stream and Ollama's NDJSON have no SSE runs.
+    assert taking == {"anthropic_messages", "openai_responses", "openai_chat", "gemini"}
 
 
 @pytest.mark.parametrize("index", _run_ids())
 def test_runs_of_data_only_events_parse_as_their_frames(corpus: Path, index: int) -> None:
     """The driver hands a parser that takes runs each read's data-only events
-    as their bytes (``SSEDecoder.feed_runs``): every Chat Completions and
-    Gemini corpus stream, in reads of any size, gives what its events give."""
+    as their bytes (``SSEDecoder.feed_runs``): every corpus stream of such
+    a shape, in reads of any size, gives what its events give."""
     shape, provider, _, frames = corpus_streams()[index]
     make = load_shape(shape).new_parser
     body = _sse_body(frames)
@@ -551,3 +554,47 @@ def test_runs_and_frames_agree_on_any_stream_and_split(
     assert got_error == want_error
     assert _no_usage(got) == _no_usage(want)
     assert _usage_at_each_end(got) == _usage_at_each_end(want)
+
+
+def _named(frames: Sequence[tuple[str, str]], every: int, other: str) -> list[tuple[str, str]]:
+    """The frames named by their JSON type, as servers name them, but every
+    ``every``-th one named ``other`` (``""``: left unnamed)."""
+    named = []
+    for number, (_, data) in enumerate(frames, 1):
+        try:
+            kind = json.loads(data).get("type", "")
+        except (ValueError, AttributeError):
+            kind = ""  # not an object: named nothing, as a server would
+        named.append((other if number % every == 0 else str(kind), data))
+    return named
+
+
+def _named_ids() -> list[Any]:
+    return [
+        pytest.param(i, id=s[2])
+        for i, s in enumerate(corpus_streams())
+        if s[0] in ("anthropic_messages", "openai_responses")
+    ]
+
+
+@pytest.mark.parametrize("index", _named_ids())
+def test_runs_of_named_events_parse_as_their_frames(corpus: Path, index: int) -> None:
+    """Runs of ``event:`` + ``data:`` blocks (Anthropic, Responses) give what
+    their frames give: named by type, some named otherwise (another event,
+    ``error``, none), in reads of any size."""
+    shape, provider, _, frames = corpus_streams()[index]
+    make = load_shape(shape).new_parser
+    for every, other in (
+        (10**9, ""),
+        (3, "ping"),
+        (4, "error"),
+        (2, ""),
+        (5, "response.output_text.delta"),
+    ):
+        body = _sse_body(_named(frames, every, other))
+        for size in (64, 900, len(body) or 1):
+            want, want_error = _decoded_reads(make(ProviderId(provider)), body, size, False)
+            got, got_error = _decoded_reads(make(ProviderId(provider)), body, size, True)
+            assert got_error == want_error, (every, other, size)
+            assert _no_usage(got) == _no_usage(want), (every, other, size)
+            assert _usage_at_each_end(got) == _usage_at_each_end(want)

@@ -480,12 +480,13 @@ def test_runs_of_data_only_events_come_as_their_bytes() -> None:
     assert decoder.feed_runs(b"id: 4\nretry: 9\ndata: x\n\n") == [SSEEvent("", "x", "4", 9)]
     reads = ['data: {"a":1}\n\ndata: caf\u00e9\n\ndata: \n\n', "event: e\ndata: y\n\n"]
     reads += ["data: z\n\n", "data: cut ", "in two\n\ndata: w\n\n"]
-    # A read of data-only events is a run of them (id and retry in force);
-    # any other event comes in its place, as does one a read cut off.
+    # A read of data-only events is a run of them (id and retry in force),
+    # as is one of named events; any other event comes in its place, as
+    # does one a read cut off.
     got = [item for read in reads for item in decoder.feed_runs(read.encode())]
     assert got == [
         DataRun([b'{"a":1}', "caf\u00e9".encode(), b""], "4", 9),
-        SSEEvent("e", "y", "4", 9),
+        DataRun([b"y"], "4", 9, [b"e"]),
         DataRun([b"z"], "4", 9),
         SSEEvent("", "cut in two", "4", 9),
         DataRun([b"w"], "4", 9),
@@ -501,3 +502,16 @@ def test_a_run_is_never_made_of_bytes_that_are_not_utf8() -> None:
     single = SSEDecoder()
     assert single.feed_runs(b"data: \xc3\n\n") == []
     assert single.failure is not None and "byte 0xc3" in single.failure.message
+
+
+def test_a_read_of_named_events_is_a_run_of_their_names_and_data() -> None:
+    body = "event: a\ndata: 1\n\nevent: caf\u00e9\ndata: {}\n\nevent: \ndata: \n\n"
+    (run,) = SSEDecoder().feed_runs(body.encode())
+    assert run == DataRun([b"1", b"{}", b""], "", None, [b"a", "caf\u00e9".encode(), b""])
+    assert run.frames() == [("a", "1"), ("caf\u00e9", "{}"), ("", "")]
+    # Any other line in the read (a comment, a second data line, no space
+    # after the colon) leaves its events to the block path.
+    for other in (": ping\n", "data: 2\n", "event:b\n"):
+        decoder = SSEDecoder()
+        items = decoder.feed_runs(("event: a\n" + other + "data: 1\n\n" + body).encode())
+        assert not any(isinstance(item, DataRun) for item in items), other

@@ -228,8 +228,15 @@ def _frame(frames: Sequence[Sequence[Any]], index: int) -> tuple[str, str]:
     return frame[0], frame[1]
 
 
-def _value_frame(values: Sequence[bytes], index: int) -> tuple[str, str]:
-    return "", values[index].decode()  # valid UTF-8: the decoder checked it
+def _expanded(items: list[Any]) -> list[Sequence[Any]]:
+    """``items`` with each run made its frames."""
+    frames: list[Sequence[Any]] = []
+    for item in items:
+        if type(item) is DataRun:
+            frames += item.frames()
+        else:
+            frames.append(item)
+    return frames
 
 
 def _no_fields(frame: Any) -> object:
@@ -318,6 +325,10 @@ class ParserSkeleton:
         """
         frames = frames if isinstance(frames, list) else list(frames)
         if self.takes_runs and DataRun in map(type, frames):
+            if type(self).message is not ParserSkeleton.message:
+                # A shape that wraps message keeps its wrapping: frame by frame.
+                self._frames_of(_expanded(frames), out)
+                return
             start = 0
             for index, item in enumerate(frames):
                 if type(item) is DataRun:
@@ -325,7 +336,7 @@ class ParserSkeleton:
                         self._frames_of(frames[start:index], out)
                     if self.finished:
                         return
-                    self._run(item.data, self.fast_values, _value_frame, out)
+                    self._run(item, len(item.data), self.fast_values, DataRun.frame, out)
                     start = index + 1
             if start < len(frames) and not self.finished:
                 self._frames_of(frames[start:], out)
@@ -342,20 +353,21 @@ class ParserSkeleton:
                     return
                 extend(self.message(frame[0], frame[1]))
             return
-        self._run(frames, self.fast_run, _frame, out)
+        self._run(frames, len(frames), self.fast_run, _frame, out)
 
     def _run(
         self,
-        items: Sequence[Any],
+        items: Any,
+        end: int,
         take: Callable[[Any, int, list[Chunk]], int],
         frame_at: Callable[[Any, int], tuple[str, str]],
         out: list[Chunk],
     ) -> None:
-        """:meth:`messages` over ``items`` (frames, or a run's values): the
-        fast path ``take`` from each index on, and each item it declines
-        (``frame_at`` makes it a frame) through the dict path."""
+        """:meth:`messages` over the ``end`` frames of ``items`` (a list of
+        frames, or a run): the fast path ``take`` from each index on, and each
+        frame it declines (``frame_at`` makes it one) through the dict path."""
         extend = out.extend
-        first, index, end = self.frames, 0, len(items)
+        first, index = self.frames, 0
         try:
             while index < end:
                 if self.finished:
@@ -412,13 +424,14 @@ class ParserSkeleton:
         del event, data
         return None
 
-    def fast_values(self, values: Sequence[bytes], start: int, out: list[Chunk]) -> int:
-        """:meth:`fast_run` over the values of a
-        :class:`~elelem.stream.frames.DataRun` from ``values[start]`` on (the
-        data of unnamed frames, as bytes); the index of the first it declined.
-        A shape that :attr:`takes_runs` decodes the bytes in its own loop;
-        this one makes them frames for :meth:`fast_run`."""
-        frames = [("", value.decode()) for value in itertools.islice(values, start, None)]
+    def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
+        """:meth:`fast_run` over the frames of a
+        :class:`~elelem.stream.frames.DataRun` from frame ``start`` on; the
+        index of the first it declined.  A shape that :attr:`takes_runs`
+        decodes the run's bytes in its own loop (and makes its
+        :meth:`fast_run` that loop over a run of the frames' data); this one
+        makes them frames for :meth:`fast_run`."""
+        frames = [run.frame(index) for index in range(start, len(run.data))]
         return start + self.fast_run(frames, 0, out)
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:

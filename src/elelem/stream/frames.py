@@ -7,13 +7,16 @@ that is not a plain tuple is defined here, below both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 
 class DataRun(NamedTuple):
-    """Consecutive events of one ``data: …`` line each and no other field
-    (nearly every read of a Chat Completions or Gemini stream), as the bytes
-    of their data, in order: each is valid UTF-8 and holds no line end.
+    """Consecutive events of one ``data: …`` line each, or each an ``event:
+    …`` line and one ``data: …`` line, and no other field (nearly every read
+    of a stream), as the bytes of their data and names, in order: each is
+    valid UTF-8 and holds no line end.  (A parser's own loop over frames may
+    make one of strings.)
 
     :meth:`~elelem.transport.framing.SSEDecoder.feed_runs` hands them over so
     that a parser can decode the bytes straight away, with no string and no
@@ -22,13 +25,24 @@ class DataRun(NamedTuple):
     force, as for :class:`~elelem.transport.framing.SSEEvent`.
     """
 
-    data: list[bytes]
+    data: Sequence[str | bytes]
     id: str = ""
     retry: int | None = None
+    events: Sequence[str | bytes] | None = None
+    """Each event's name (``event: …``), where the events are named."""
+
+    def frame(self, index: int) -> tuple[str, str]:
+        """Event ``index`` of the run as an ``(event, data)`` frame."""
+        events, data = self.events, self.data[index]
+        name = "" if events is None else events[index]
+        return (
+            name if isinstance(name, str) else name.decode(),
+            data if isinstance(data, str) else data.decode(),
+        )
 
     def frames(self) -> list[tuple[str, str]]:
-        """The run's ``(event, data)`` frames: unnamed, the data decoded."""
-        return [("", value.decode()) for value in self.data]
+        """The run's ``(event, data)`` frames."""
+        return [self.frame(index) for index in range(len(self.data))]
 
 
 __all__ = ["DataRun"]

@@ -28,9 +28,9 @@ read cut off, to the line-by-line rule above; the events are the same
 either way (``tests/test_sse_framing.py`` checks it against a plain
 reading of the standard on any body and any split).  For a parser that
 decodes bytes itself, :meth:`SSEDecoder.feed_runs` hands a read of nothing
-but ``data:`` events over as one :class:`~elelem.stream.frames.DataRun`
-(their data's bytes, checked as UTF-8 once): no string and no event object
-is made per event.
+but such events (``data:`` lines, or ``event:`` and ``data:`` lines) over as
+one :class:`~elelem.stream.frames.DataRun` (their data's and names' bytes,
+checked as UTF-8 once): no string and no event object is made per event.
 
 ``httpx2.EventSource`` was measured and not used: it keeps a leading BOM in
 the first field name, dispatches events that carry no data, dispatches an
@@ -350,6 +350,12 @@ class SSEDecoder:
                     zip(repeat(""), values, repeat(last_id), repeat(retry)),
                 )
                 return whole[end + 2 :]
+        elif runs and region[:7] == b"event: " and len(region) < self._max:
+            run = self._named_run(region)
+            if run is not None:
+                self._lines.consumed += len(chunk) - (len(whole) - end - 2)
+                out.append(run)
+                return whole[end + 2 :]
         elif region[:7] == b"event: " and len(region) < self._max:
             events = self._named_events(region)
             if events is not None:
@@ -393,6 +399,26 @@ class SSEDecoder:
                 text = _utf8(value, splitter.consumed)
             append(_event(SSEEvent, (name, text, last_id, retry)))
         return whole[end + 2 :]
+
+    def _named_run(self, region: bytes) -> DataRun | None:
+        """The run of a region of ``event: …`` + ``data: …`` blocks, or None
+        when it holds anything else (the test of :meth:`_named_events`, on
+        bytes).
+
+        Its ``n`` blocks hold ``n - 1`` block starts ``\n\nevent: `` and
+        ``n`` data lines ``\ndata: ``, which use ``3n - 2`` line ends; when
+        the region holds no more, every line is one of those.
+        """
+        blocks = region.count(b"\n\nevent: ") + 1
+        if (
+            region.count(b"\n") != 3 * blocks - 2
+            or region.count(b"\ndata: ") != blocks
+            or not _is_utf8(region)
+        ):
+            return None
+        # "A\ndata: V1\n\nevent: B\ndata: V2" -> A, V1, B, V2: names and data.
+        fields = region[7:].replace(b"\n\nevent: ", b"\ndata: ").split(b"\ndata: ")
+        return DataRun(fields[1::2], self.last_event_id, self.retry, fields[0::2])
 
     def _named_events(self, region: bytes) -> list[SSEEvent] | None:
         """The events of a region of ``event: …`` + ``data: …`` blocks

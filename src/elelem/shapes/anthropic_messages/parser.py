@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import html
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -66,6 +67,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
+from elelem.stream.frames import DataRun
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -192,6 +194,7 @@ class MessagesParser(ParserSkeleton):
     """
 
     what = "anthropic"
+    takes_runs = True
     event_type = EVENT_TYPE
 
     def __init__(self, provider: ProviderId, request: RequestArg = None) -> None:
@@ -227,16 +230,23 @@ class MessagesParser(ParserSkeleton):
         return self._hot_frame(frame)
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``: what
-        :meth:`fast` does frame by frame, with text or thinking for its open
-        block (a learnt field as last kept) taken inline."""
+        """The skeleton's run of hot frames from ``frames[start]``, as
+        :meth:`fast_values` (the fast path reads the data, as :meth:`fast`)."""
+        values = [frame[1] for frame in itertools.islice(frames, start, None)]
+        return start + self.fast_values(DataRun(values), 0, out)
+
+    def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
+        """The hot frames of ``run`` from frame ``start`` on: what :meth:`fast`
+        does frame by frame, with text or thinking for its open block (a
+        learnt field as last kept) taken inline."""
         hot = self._hot
+        values = run.data
         decode, append, blocks = hot.decoder.decode, out.append, self._blocks
-        index, end = start, len(frames)
+        index, end = start, len(values)
         base = self.frames - start  # frames[i] is frame number base + i + 1
         while index < end:
             try:
-                frame = decode(frames[index][1])
+                frame = decode(values[index])
             except msgspec.DecodeError:
                 break
             block = blocks.get(frame.index)

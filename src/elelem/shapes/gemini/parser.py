@@ -61,6 +61,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
+from elelem.stream.frames import DataRun
 from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload
 
 _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
@@ -182,13 +183,14 @@ class GeminiParser(ParserSkeleton):
         """The skeleton's run of hot frames from ``frames[start]``, as
         :meth:`fast_values` (Gemini names no event)."""
         values = [frame[1] for frame in itertools.islice(frames, start, None)]
-        return start + self.fast_values(values, 0, out)
+        return start + self.fast_values(DataRun(values), 0, out)
 
-    def fast_values(self, values: Sequence[str | bytes], start: int, out: list[Chunk]) -> int:
-        """The data of hot frames from ``values[start]`` on: what :meth:`fast`
-        does frame by frame, with one text (or thought) part for the open
-        block of its kind taken inline; a changed usage is held as
-        :meth:`_text_chunk` holds it."""
+    def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
+        """The hot frames of ``run`` from frame ``start`` on: what
+        :meth:`fast` does frame by frame, with one text (or thought) part
+        for the open block of its kind taken inline; a changed usage is held
+        as :meth:`_text_chunk` holds it."""
+        values = run.data
         decode, append, text_chunk = self._hot.decode, out.append, self._text_chunk
         envelope, candidate = self._envelope, self._candidate
         index, end = start, len(values)

@@ -65,6 +65,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
+from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload, Usage
 from elelem.vocabulary.json import JSONValue
 
@@ -222,12 +223,14 @@ class ChatParser(ParserSkeleton):
         while end < count and frames[end][0] != "error":
             end += 1
         values = [frame[1] for frame in itertools.islice(frames, start, end)]
-        return start + self.fast_values(values, 0, out)
+        return start + self.fast_values(DataRun(values), 0, out)
 
-    def fast_values(self, values: Sequence[str | bytes], start: int, out: list[Chunk]) -> int:
-        """The data of hot unnamed frames from ``values[start]`` on: what
-        :meth:`fast` does frame by frame, with the commonest chunk (more text
-        or reasoning for the open block, nothing else changed) taken inline."""
+    def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
+        """The hot frames of ``run`` from frame ``start`` on (a run of
+        unnamed frames): what :meth:`fast` does frame by frame, with the
+        commonest chunk (more text or reasoning for the open block, nothing
+        else changed) taken inline."""
+        values = run.data
         decoder, _, getter, _, choice_getter = self._hot
         decode, apply, append = decoder.decode, self._apply_hot, out.append
         no_raws, usage_only = self._no_raws, self._usage_only

@@ -32,6 +32,7 @@ are checked and passed over, all but a field nobody listed
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -59,9 +60,11 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
+from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
 
 _TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+_TEXT_DELTA_NAME = TEXT_DELTA.encode()  # the SSE event name, as a run holds it
 
 EVENT_TYPE = "openai_responses.event"
 """``type`` of the unknown block that keeps an event (or an event's field)
@@ -287,6 +290,8 @@ class ResponsesParser(ParserSkeleton):
             "error": self._on_error,
         }
 
+    takes_runs = True
+
     # -- the skeleton's hooks ----------------------------------------------------
 
     def fast(self, event: str, data: str) -> list[Chunk] | None:
@@ -308,23 +313,32 @@ class ResponsesParser(ParserSkeleton):
         return out
 
     def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``: what
-        :meth:`fast` does frame by frame, with more text for the text part the
-        last delta went to (a learnt field as last kept) taken inline."""
+        """The skeleton's run of hot frames from ``frames[start]``, as
+        :meth:`fast_values` (their names as the decoder gives them: bytes)."""
+        rest = list(itertools.islice(frames, start, None))
+        run = DataRun([frame[1] for frame in rest], events=[frame[0].encode() for frame in rest])
+        return start + self.fast_values(run, 0, out)
+
+    def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
+        """The hot frames of ``run`` from frame ``start`` on: what :meth:`fast`
+        does frame by frame, with more text for the text part the last delta
+        went to (a learnt field as last kept) taken inline."""
         fields = self._hot
         decode, append = fields.decoder.decode, out.append
-        index, end = start, len(frames)
+        values, events = run.data, run.events
+        index, end = start, len(values)
         key, part = self._hot_key, self._hot_part
         base = self.frames - start  # frames[i] is frame number base + i + 1
         while index < end:
-            event, data = frames[index][0], frames[index][1]
-            if event and event != TEXT_DELTA:
+            event = b"" if events is None else events[index]
+            if event and event != _TEXT_DELTA_NAME:
                 break
             try:
-                hot = decode(data)
+                hot = decode(values[index])
             except msgspec.DecodeError:
                 break  # the dict path names what is wrong with it
-            if (hot.type or event) != TEXT_DELTA:
+            # As in fast(): the JSON's type, else the event's name.
+            if hot.type != TEXT_DELTA if hot.type else event != _TEXT_DELTA_NAME:
                 break
             delta = hot.delta
             if (
