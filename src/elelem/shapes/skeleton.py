@@ -324,6 +324,12 @@ class ParserSkeleton:
         frames: :meth:`fast_values` decodes their bytes straight away.
         """
         frames = frames if isinstance(frames, list) else list(frames)
+        if len(frames) == 1 and type(frames[0]) is not DataRun:
+            # A read of one frame (a live stream, one event per write) costs
+            # less frame by frame.
+            if not self.finished:
+                out.extend(self.message(frames[0][0], frames[0][1]))
+            return
         if self.takes_runs and DataRun in map(type, frames):
             if type(self).message is not ParserSkeleton.message:
                 # A shape that wraps message keeps its wrapping: frame by frame.

@@ -53,7 +53,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 from elelem.errors import (
     LimitExceededError,
@@ -223,23 +223,24 @@ class SSEDecoder:
         self.comments = 0
         self.failure: MalformedStreamError | None = None
 
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
+    @overload
+    def feed(self, chunk: bytes, runs: Literal[False] = False) -> list[SSEEvent]: ...
+
+    @overload
+    def feed(self, chunk: bytes, runs: Literal[True]) -> list[SSEEvent | DataRun]: ...
+
+    def feed(self, chunk: bytes, runs: bool = False) -> list[Any]:
         """Decode one piece of the body; return the events it completed.
+
+        With ``runs``, a read's whole events of one ``data:`` line each (two
+        or more), or of an ``event:`` and a ``data:`` line each, come as one
+        :class:`~elelem.stream.frames.DataRun` in their place: the same
+        events, in the same order, with the same faults.
 
         A framing fault (bytes that are not UTF-8, an oversized event) ends
         decoding: this call returns the events completed before it and sets
         :attr:`failure`; any later call raises it.
         """
-        return self._feed(chunk, False)
-
-    def feed_runs(self, chunk: bytes) -> list[SSEEvent | DataRun]:
-        """:meth:`feed`, but the events of one ``data:`` line each that a read
-        holds whole come as :class:`~elelem.stream.frames.DataRun` items (the
-        rest as events, in their place): the same events, in the same order,
-        the same faults."""
-        return self._feed(chunk, True)
-
-    def _feed(self, chunk: bytes, runs: bool) -> list[Any]:
         if self.failure is not None:
             raise self.failure
         if self._bom_pending:
@@ -268,11 +269,6 @@ class SSEDecoder:
                     raise _too_large("an event of the response", self._max)
                 splitter.consumed += len(chunk)
                 value = chunk[6:-2]
-                if runs:
-                    if not _is_utf8(value):
-                        _utf8(value, splitter.consumed)  # raises, naming the byte
-                    out.append(DataRun([value], self.last_event_id, self.retry))
-                    return out
                 try:
                     text = value.decode()
                 except UnicodeDecodeError:
@@ -299,6 +295,10 @@ class SSEDecoder:
             self.failure = exc  # the events before the fault are still returned
         return out
 
+    def feed_runs(self, chunk: bytes) -> list[SSEEvent | DataRun]:
+        """``feed(chunk, runs=True)``."""
+        return self.feed(chunk, True)
+
     def _whole_events(self, chunk: bytes, out: list[Any], runs: bool = False) -> bytes:
         """Dispatch the whole events that ``chunk`` (read between events)
         begins with; return what follows the last of them.
@@ -320,14 +320,13 @@ class SSEDecoder:
         if end < 0:
             return chunk
         region = whole[:end]
-        if runs and region[:6] == b"data: " and len(region) < self._max:
-            # The same test as below, on bytes: a run of ``data: …`` events.
-            data = region[6:].split(b"\n\ndata: ")
-            if region.count(b"\n") == 2 * len(data) - 2 and _is_utf8(region):
+        if runs and b"\n\n" in region and len(region) < self._max:  # two events or more
+            run = self._run_of(region)
+            if run is not None:
                 self._lines.consumed += len(chunk) - (len(whole) - end - 2)
-                out.append(DataRun(data, self.last_event_id, self.retry))
+                out.append(run)
                 return whole[end + 2 :]
-        elif region[:6] == b"data: " and len(region) < self._max:
+        if region[:6] == b"data: " and len(region) < self._max:
             # A read of ``data: …`` lines, one per event (Chat Completions,
             # Gemini): decoded and split at C speed; it is exactly that when
             # its only line ends are the ones between the events.  No event
@@ -349,12 +348,6 @@ class SSEDecoder:
                     repeat(SSEEvent),
                     zip(repeat(""), values, repeat(last_id), repeat(retry)),
                 )
-                return whole[end + 2 :]
-        elif runs and region[:7] == b"event: " and len(region) < self._max:
-            run = self._named_run(region)
-            if run is not None:
-                self._lines.consumed += len(chunk) - (len(whole) - end - 2)
-                out.append(run)
                 return whole[end + 2 :]
         elif region[:7] == b"event: " and len(region) < self._max:
             events = self._named_events(region)
@@ -400,18 +393,26 @@ class SSEDecoder:
             append(_event(SSEEvent, (name, text, last_id, retry)))
         return whole[end + 2 :]
 
-    def _named_run(self, region: bytes) -> DataRun | None:
-        """The run of a region of ``event: …`` + ``data: …`` blocks, or None
-        when it holds anything else (the test of :meth:`_named_events`, on
-        bytes).
-
-        Its ``n`` blocks hold ``n - 1`` block starts ``\n\nevent: `` and
-        ``n`` data lines ``\ndata: ``, which use ``3n - 2`` line ends; when
-        the region holds no more, every line is one of those.
-        """
+    def _run_of(self, region: bytes) -> DataRun | None:
+        """The run of a region of two or more ``data: …`` blocks, or of
+        ``event: …`` + ``data: …`` blocks; None when it holds anything else
+        (the tests of the two event paths of :meth:`_whole_events`, on
+        bytes), or one event (a read of one event, as a live stream sends
+        them, costs less as an event)."""
+        if region[:6] == b"data: ":
+            data = region[6:].split(b"\n\ndata: ")
+            if len(data) > 1 and region.count(b"\n") == 2 * len(data) - 2 and _is_utf8(region):
+                return DataRun(data, self.last_event_id, self.retry)
+            return None
+        if region[:7] != b"event: ":
+            return None
+        # Its ``n`` blocks hold ``n - 1`` block starts ``\n\nevent: `` and
+        # ``n`` data lines ``\ndata: ``, which use ``3n - 2`` line ends; when
+        # the region holds no more, every line is one of those.
         blocks = region.count(b"\n\nevent: ") + 1
         if (
-            region.count(b"\n") != 3 * blocks - 2
+            blocks < 2
+            or region.count(b"\n") != 3 * blocks - 2
             or region.count(b"\ndata: ") != blocks
             or not _is_utf8(region)
         ):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -58,10 +58,6 @@ if TYPE_CHECKING:
     pass
 
 _JSON_TYPES = ("application/json", "application/problem+json")
-
-
-def _no_body(data: bytes) -> list[Any]:
-    raise AssertionError("a body was read before its decoder was made")
 
 
 _ACCEPT = {
@@ -144,7 +140,7 @@ class StreamCore:
         self._compressed = False
         self._messages: Any = None
         self._lines = False
-        self._decode: Callable[[bytes], list[Any]] = _no_body
+        self._runs = False  # the decoder hands the parser runs (SSEDecoder.feed)
         # new -> open -> eof | finished | failed | closed; a retry goes back
         # through wait -> new
         self._state = "new"
@@ -428,9 +424,8 @@ class StreamCore:
             self._shape.framing, content_type, self._driver.limits.frame or DEFAULT_MAX_EVENT_BYTES
         )
         self._lines = isinstance(self._decoder, NDJSONDecoder)
-        # A parser that takes runs of data-only events gets their bytes whole.
-        runs = isinstance(self._decoder, SSEDecoder) and getattr(parser, "takes_runs", False)
-        self._decode = self._decoder.feed_runs if runs else self._decoder.feed  # type: ignore[union-attr]
+        # A parser that takes runs of events gets their bytes whole.
+        self._runs = isinstance(self._decoder, SSEDecoder) and getattr(parser, "takes_runs", False)
         return "stream"
 
     def _http_error(self, body: bytes) -> StreamError:
@@ -487,7 +482,7 @@ class StreamCore:
             meter.add(received - meter.decoded, None)
         decoder = self._decoder
         assert decoder is not None
-        self._frames(self._decode(data))
+        self._frames(decoder.feed(data, True) if self._runs else decoder.feed(data))  # type: ignore[call-arg]
         if self._state == "open" and decoder.failure is not None:
             # Raised once the frames before the fault were handed out.
             self._deferred = decoder.failure
