@@ -446,6 +446,7 @@ _BLOCK = st.one_of(
     st.sampled_from(
         ["data:x", "data: a\ndata: b", ": ping", "id: 7\ndata: x", "", "\r", "event: e\r\ndata: d"]
     ),
+    st.sampled_from(["event: a\ndata: 1\ndata: 2", "event: a\nevent: b\ndata: 3"]),
 )
 
 
@@ -515,3 +516,12 @@ def test_a_read_of_named_events_is_a_run_of_their_names_and_data() -> None:
         decoder = SSEDecoder()
         items = decoder.feed_runs(("event: a\n" + other + "data: 1\n\n" + body).encode())
         assert not any(isinstance(item, DataRun) for item in items), other
+
+
+def test_a_run_is_made_only_of_blocks_of_one_name_and_one_data_line() -> None:
+    # The counts of names, data lines and line ends balance here (two data
+    # lines in one block, none in another), but the blocks are not a run.
+    body = b"event: A\ndata: 1\ndata: 2\n\nevent: B\n\nevent: C\ndata: 3\n\n"
+    want = [SSEEvent("A", "1\n2"), SSEEvent("C", "3")]
+    assert SSEDecoder().feed_runs(body) == want
+    assert SSEDecoder().feed(body) == want

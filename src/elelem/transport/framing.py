@@ -53,6 +53,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from itertools import repeat
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, overload
 
 from elelem.errors import (
@@ -108,6 +109,9 @@ class SSEEvent(NamedTuple):
     data: str
     id: str = ""
     retry: int | None = None
+
+
+_first, _middle, _last = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _is_utf8(raw: bytes) -> bool:
@@ -400,26 +404,26 @@ class SSEDecoder:
         bytes), or one event (a read of one event, as a live stream sends
         them, costs less as an event)."""
         if region[:6] == b"data: ":
+            # Every line end is one of the separators between the events
+            # when the events' data holds none.
             data = region[6:].split(b"\n\ndata: ")
-            if len(data) > 1 and region.count(b"\n") == 2 * len(data) - 2 and _is_utf8(region):
-                return DataRun(data, self.last_event_id, self.retry)
-            return None
+            joined = b"".join(data)
+            if len(data) < 2 or 0x0A in joined or not _is_utf8(joined):
+                return None
+            return DataRun(data, self.last_event_id, self.retry)
         if region[:7] != b"event: ":
             return None
-        # Its ``n`` blocks hold ``n - 1`` block starts ``\n\nevent: `` and
-        # ``n`` data lines ``\ndata: ``, which use ``3n - 2`` line ends; when
-        # the region holds no more, every line is one of those.
-        blocks = region.count(b"\n\nevent: ") + 1
-        if (
-            blocks < 2
-            or region.count(b"\n") != 3 * blocks - 2
-            or region.count(b"\ndata: ") != blocks
-            or not _is_utf8(region)
-        ):
+        # Each block is "NAME\ndata: DATA" once its "event: " is cut, when it
+        # holds the data line's start and no line end is left in the name
+        # or the data (none two data lines, none another field).
+        parts = list(map(bytes.partition, region[7:].split(b"\n\nevent: "), repeat(b"\ndata: ")))
+        if len(parts) < 2 or b"" in map(_middle, parts):
             return None
-        # "A\ndata: V1\n\nevent: B\ndata: V2" -> A, V1, B, V2: names and data.
-        fields = region[7:].replace(b"\n\nevent: ", b"\ndata: ").split(b"\ndata: ")
-        return DataRun(fields[1::2], self.last_event_id, self.retry, fields[0::2])
+        names, data = list(map(_first, parts)), list(map(_last, parts))
+        joined = b"".join(names) + b"".join(data)
+        if 0x0A in joined or not _is_utf8(joined):
+            return None
+        return DataRun(data, self.last_event_id, self.retry, names)
 
     def _named_events(self, region: bytes) -> list[SSEEvent] | None:
         """The events of a region of ``event: …`` + ``data: …`` blocks
