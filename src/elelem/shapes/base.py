@@ -88,6 +88,11 @@ class FrameParser(Protocol):
     of the event type).  A provider error event raises a typed
     :class:`~elelem.errors.StreamError`; a frame that cannot be parsed raises
     :class:`~elelem.errors.MalformedStreamError`.
+
+    A parser may also offer ``messages(frames, out)``, one call per read
+    (the skeleton's :meth:`~elelem.shapes.skeleton.ParserSkeleton.messages`);
+    one whose ``takes_runs`` is true is handed each read's runs of events as
+    :class:`~elelem.stream.frames.DataRun` items among the frames.
     """
 
     def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
