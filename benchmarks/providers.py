@@ -557,8 +557,8 @@ def _start_server(path: Path) -> tuple[subprocess.Popen[str], int]:
 def render(table: list[dict[str, Any]]) -> str:
     """The table as Markdown."""
 
-    def num(v: float | None, fmt: str) -> str:
-        return "n/a" if v is None else format(v, fmt)
+    def num(v: float | None, fmt: str, unit: str = "") -> str:
+        return "n/a" if v is None else format(v, fmt) + unit
 
     pairs = sorted(
         {
@@ -582,8 +582,8 @@ def render(table: list[dict[str, Any]]) -> str:
                 cells += [
                     num(r.get(f"{cell}_floor_us"), ".2f"),
                     num(r.get(f"{cell}_us"), ".2f"),
-                    num(r.get(f"{cell}_ratio"), ".2f") + "x",
-                    num(r.get(f"{cell}_best_ratio"), ".2f") + "x",
+                    num(r.get(f"{cell}_ratio"), ".2f", "x"),
+                    num(r.get(f"{cell}_best_ratio"), ".2f", "x"),
                 ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -439,3 +439,20 @@ def test_provider_ratio_is_paired_run_by_run() -> None:
         "bulk_elelem_runs": 3,
     }
     assert providers._cell("x", [None], [1e-6])["x_ratio"] is None
+
+
+def test_provider_table_renders_a_mode_not_measured_as_na() -> None:
+    from benchmarks import providers
+
+    row: dict[str, Any] = {
+        "provider": "groq",
+        "shape": "openai_chat",
+        "variant": "as recorded",
+        "recording": "groq.chunks.txt",
+    }
+    row |= providers._cell("bulk_elelem", [2e-6], [3e-6])
+    row |= providers._cell("per_event_elelem", [], [])
+    line = providers.render([row]).splitlines()[2]
+    assert line == (
+        "| groq | openai_chat | groq.chunks.txt | 2.00 | 3.00 | 1.50x | 1.50x | n/a | n/a | n/a | n/a |"
+    )
