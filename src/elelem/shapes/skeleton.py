@@ -434,9 +434,8 @@ class ParserSkeleton:
         """:meth:`fast_run` over the frames of a
         :class:`~elelem.stream.frames.DataRun` from frame ``start`` on; the
         index of the first it declined.  A shape that :attr:`takes_runs`
-        decodes the run's bytes in its own loop (and makes its
-        :meth:`fast_run` that loop over a run of the frames' data); this one
-        makes them frames for :meth:`fast_run`."""
+        decodes the run's bytes in its own loop (which then serves
+        :meth:`fast_run` too); this one makes them frames for :meth:`fast_run`."""
         frames = [run.frame(index) for index in range(start, len(run.data))]
         return start + self.fast_run(frames, 0, out)
 
@@ -449,7 +448,18 @@ class ParserSkeleton:
         it reads, as :meth:`message` counts it, so an error names its frame.
         The skeleton gives a declined frame to the dict path, not to
         :meth:`fast` again.  A shape may replace it with a loop that takes its
-        commonest frame inline; the outcome is :meth:`fast`'s, frame by frame."""
+        commonest frame inline; the outcome is :meth:`fast`'s, frame by frame.
+        A shape with its own :meth:`fast_values` loop has the frames made a
+        run (their data, and their names as the decoder gives them, bytes,
+        where any is named) for that loop: it is written once."""
+        if type(self).fast_values is not ParserSkeleton.fast_values:
+            rest = list(itertools.islice(frames, start, None))
+            names = [frame[0] for frame in rest]
+            run = DataRun(
+                [frame[1] for frame in rest],
+                events=[name.encode() for name in names] if any(names) else None,
+            )
+            return start + self.fast_values(run, 0, out)
         fast, extend = self.fast, out.extend
         index = start
         base = self.frames - start  # frames[i] is frame number base + i + 1

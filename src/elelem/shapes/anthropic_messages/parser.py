@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import copy
 import html
-import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 import msgspec
@@ -228,12 +227,6 @@ class MessagesParser(ParserSkeleton):
         except msgspec.DecodeError:
             return None
         return self._hot_frame(frame)
-
-    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``, as
-        :meth:`fast_values` (the fast path reads the data, as :meth:`fast`)."""
-        values = [frame[1] for frame in itertools.islice(frames, start, None)]
-        return start + self.fast_values(DataRun(values), 0, out)
 
     def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
         """The hot frames of ``run`` from frame ``start`` on: what :meth:`fast`

@@ -27,9 +27,8 @@ the other candidates whole).
 
 from __future__ import annotations
 
-import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -178,12 +177,6 @@ class GeminiParser(ParserSkeleton):
             return out
         self._fast_misses += 1
         return None
-
-    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``, as
-        :meth:`fast_values` (Gemini names no event)."""
-        values = [frame[1] for frame in itertools.islice(frames, start, None)]
-        return start + self.fast_values(DataRun(values), 0, out)
 
     def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
         """The hot frames of ``run`` from frame ``start`` on: what

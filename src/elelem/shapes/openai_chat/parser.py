@@ -33,8 +33,7 @@ replay puts back on the assistant message.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -216,21 +215,12 @@ class ChatParser(ParserSkeleton):
             return None  # not a hot chunk exactly: the dict path decides what it is
         return self._apply_hot(hot)
 
-    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``: the
-        frames up to the next ``error`` event, as :meth:`fast_values`."""
-        end, count = start, len(frames)
-        while end < count and frames[end][0] != "error":
-            end += 1
-        values = [frame[1] for frame in itertools.islice(frames, start, end)]
-        return start + self.fast_values(DataRun(values), 0, out)
-
     def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
-        """The hot frames of ``run`` from frame ``start`` on (a run of
-        unnamed frames): what :meth:`fast` does frame by frame, with the
+        """The hot frames of ``run`` from frame ``start`` on, up to an
+        ``error`` event: what :meth:`fast` does frame by frame, with the
         commonest chunk (more text or reasoning for the open block, nothing
         else changed) taken inline."""
-        values = run.data
+        values, events = run.data, run.events
         decoder, _, getter, _, choice_getter = self._hot
         decode, apply, append = decoder.decode, self._apply_hot, out.append
         no_raws, usage_only = self._no_raws, self._usage_only
@@ -241,6 +231,8 @@ class ChatParser(ParserSkeleton):
         quiet, finish = self._quiet, self._finish_raw
         base = self.frames - start  # frames[i] is frame number base + i + 1
         while index < end:
+            if events is not None and events[index] == b"error":
+                break  # the dict path's, as in fast()
             try:
                 hot = decode(values[index])
             except msgspec.DecodeError:

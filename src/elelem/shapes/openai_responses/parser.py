@@ -32,8 +32,7 @@ are checked and passed over, all but a field nobody listed
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -311,13 +310,6 @@ class ResponsesParser(ParserSkeleton):
         if fields.extra and fields.raws(hot) != fields.last:
             out += fields.kept(self, hot)
         return out
-
-    def fast_run(self, frames: Sequence[Sequence[Any]], start: int, out: list[Chunk]) -> int:
-        """The skeleton's run of hot frames from ``frames[start]``, as
-        :meth:`fast_values` (their names as the decoder gives them: bytes)."""
-        rest = list(itertools.islice(frames, start, None))
-        run = DataRun([frame[1] for frame in rest], events=[frame[0].encode() for frame in rest])
-        return start + self.fast_values(run, 0, out)
 
     def fast_values(self, run: DataRun, start: int, out: list[Chunk]) -> int:
         """The hot frames of ``run`` from frame ``start`` on: what :meth:`fast`
