@@ -66,10 +66,10 @@ def child(row: str, mib: float) -> dict[str, object]:
 
     from elelem.errors import StreamError
     from elelem.providers import load_shape
-    from elelem.shapes.base import ModelRequest
     from elelem.testing.servers import LoopbackServer, Reply, Send
     from elelem.transport import Driver, Endpoint
     from elelem.vocabulary import Message, ProviderId
+    from elelem.wire import ModelRequest
 
     body, headers = _body(row, mib)
     shape = load_shape("anthropic_messages")

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire, hosted_tool_definition
-from elelem.shapes.base import ModelRequest
 from elelem.stream import assemble
 from elelem.vocabulary import (
     Attribution,
@@ -39,6 +38,7 @@ from elelem.vocabulary.drop import (
     UNSUPPORTED,
     Drop,
 )
+from elelem.wire import ModelRequest
 
 A = ProviderId("anthropic")
 OPENAI = ProviderId("openai")

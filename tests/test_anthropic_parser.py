@@ -17,7 +17,6 @@ from elelem.errors import (
 )
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.anthropic_messages import encoder as anthropic_encoder
-from elelem.shapes.base import ModelRequest
 from elelem.stream import (
     AssembledResponse,
     BlockEnd,
@@ -48,6 +47,7 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
+from elelem.wire import ModelRequest
 
 A = ProviderId("anthropic")
 

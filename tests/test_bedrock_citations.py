@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from elelem.errors import PayloadError
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import SHAPE
 from elelem.shapes.bedrock_converse.encoder import assistant_wire
 from elelem.shapes.bedrock_converse.parser import DELTAS_FORMAT, BedrockParser
@@ -23,6 +22,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.wire import ModelRequest
 
 BEDROCK = ProviderId("bedrock")
 CITATION: dict[str, Any] = {

@@ -18,7 +18,6 @@ from elelem.errors import (
     RateLimitError,
     UnsupportedError,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import SHAPE, assistant_wire
 from elelem.stream import (
     BlockEnd,
@@ -52,6 +51,7 @@ from elelem.vocabulary import (
     WebSearch,
 )
 from elelem.vocabulary.drop import FOREIGN_REASONING, Drop
+from elelem.wire import ModelRequest
 
 BEDROCK = ProviderId("bedrock")
 RECORDING = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import SHAPE
 from elelem.shapes.bedrock_converse.encoder import encode_request
 from elelem.stream import AssembledResponse, assemble
@@ -17,6 +16,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
 )
+from elelem.wire import ModelRequest
 
 B = ProviderId("bedrock")
 USE = {"toolUseId": "tooluse_1", "name": "nova_grounding", "type": "server_tool_use"}

@@ -33,7 +33,6 @@ from elelem.conversation.turn import send
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.anthropic_messages.encoder import container_id
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import Dropped
 from elelem.stream import assemble
 from elelem.testing.servers import LoopbackServer, replay, sse_body
@@ -49,6 +48,7 @@ from elelem.vocabulary import (
     ToolSpec,
 )
 from elelem.vocabulary.drop import EXPIRED, FOREIGN_PAYLOAD, Drop
+from elelem.wire import ModelRequest
 from test_turn import _ev, env_for
 
 ANT = ProviderId("anthropic")

@@ -31,12 +31,12 @@ from elelem.codec import to_builtins
 from elelem.errors import ElelemError, UnsupportedError
 from elelem.providers import load_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
-from elelem.shapes.base import Shape
 from elelem.stream import AssembledResponse
 from elelem.testing.cassettes import Interaction, load
 from elelem.testing.replaying import RecordedRequestShape, Replayed, through_driver
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import HostedActivity, ProviderId, TextBlock, WebSearch
+from elelem.wire import Shape
 
 WEB_SEARCH = (
     "vercel__ai/packages__anthropic__src____fixtures____anthropic-web-search-tool.1.chunks.txt"

@@ -32,7 +32,6 @@ from elelem.errors import (
     UnsupportedError,
 )
 from elelem.providers import load_shape
-from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.servers import (
     LoopbackServer,
@@ -51,6 +50,7 @@ from elelem.testing.servers import (
 from elelem.transport import Driver, Endpoint, ResponseStream, SyncResponseStream, Timeouts
 from elelem.transport.stream_core import StreamCore
 from elelem.vocabulary import Message, ProviderId, TextBlock
+from elelem.wire import ModelRequest, Shape
 
 KEY = "sk-contract-0123456789"
 REQUEST = ModelRequest(model="m-1", messages=(Message.user("hi"),))

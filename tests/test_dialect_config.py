@@ -101,9 +101,10 @@ def test_a_bad_dialect_names_the_file_and_table(tmp_path: Path, table: str, mess
 
 
 def test_the_chat_shape_is_a_spec_value_that_binds_a_dialect_as_data() -> None:
-    from elelem.shapes.base import ModelRequest, ShapeSpec
+    from elelem.shapes.base import ShapeSpec
     from elelem.shapes.openai_chat import SHAPE, Dialect
     from elelem.vocabulary import ProviderId
+    from elelem.wire import ModelRequest
 
     request = ModelRequest(model="m", messages=(), options=GenerationOptions(max_tokens=5))
     openai = ProviderId("openai")

@@ -11,7 +11,6 @@ from typing import Any
 from elelem.providers import load_shape
 from elelem.render.lines import Footnotes
 from elelem.shapes.anthropic_messages import SHAPE
-from elelem.shapes.base import ModelRequest
 from elelem.stream.assembler import assemble
 from elelem.vocabulary import (
     Attribution,
@@ -23,6 +22,7 @@ from elelem.vocabulary import (
     Source,
     TextBlock,
 )
+from elelem.wire import ModelRequest
 from media_fixtures import pdf
 
 ANTHROPIC = ProviderId("anthropic")

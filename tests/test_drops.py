@@ -20,7 +20,6 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import Dropped
 from elelem.vocabulary import (
     DROP_REASONS,
@@ -33,6 +32,7 @@ from elelem.vocabulary import (
     legacy_drop,
 )
 from elelem.vocabulary.drop import FOREIGN_REASONING, LEGACY, UNSUPPORTED
+from elelem.wire import ModelRequest
 
 REASONING = Drop("content[1]", "reasoning", FOREIGN_REASONING, "from openai")
 

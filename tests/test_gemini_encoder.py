@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from elelem.errors import PayloadError
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.gemini import PORTABLE_SIGNATURE, SHAPE, assistant_wire, request_path
 from elelem.vocabulary import (
     ActivityId,
@@ -27,6 +26,7 @@ from elelem.vocabulary import (
     WebSearch,
 )
 from elelem.vocabulary.drop import EMPTY, FOREIGN_PAYLOAD, FOREIGN_REASONING, UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 
 G = ProviderId("google")
 A = ProviderId("anthropic")

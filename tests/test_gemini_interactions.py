@@ -17,7 +17,6 @@ from elelem.errors import (
     MalformedStreamError,
     UnsupportedError,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.gemini.interactions import SHAPE, interaction_steps
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.testing import cassettes
@@ -30,6 +29,7 @@ from elelem.vocabulary import (
     ToolCallBlock,
     neutral_activity_name,
 )
+from elelem.wire import ModelRequest
 from test_gemini_corpus import INTERACTIONS_FILES
 
 G = ProviderId("google")

@@ -11,7 +11,6 @@ import pytest
 
 from conftest import corpus_root
 from elelem.shapes.anthropic_messages import encoder as anthropic
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_responses import SHAPE
 from elelem.shapes.openai_responses import encoder as responses
 from elelem.stream import AssembledResponse, Assembler
@@ -25,6 +24,7 @@ from elelem.vocabulary import (
     awaits_approval,
 )
 from elelem.vocabulary.drop import EMPTY, UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 
 OPENAI = ProviderId("openai")
 

@@ -18,7 +18,6 @@ from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC_SHAPE
 from elelem.shapes.anthropic_messages import assistant_wire
 from elelem.shapes.anthropic_messages.mapping import map_usage as anthropic_usage
 from elelem.shapes.anthropic_messages.mapping import version_for
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import hosted_activity_line
 from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS_SHAPE
 from elelem.shapes.openai_chat.mapping import map_usage as chat_usage
@@ -39,6 +38,7 @@ from elelem.vocabulary import (
     hosted_counts,
     neutral_activity_name,
 )
+from elelem.wire import ModelRequest
 
 ANTHROPIC = ProviderId("anthropic")
 

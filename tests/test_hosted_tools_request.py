@@ -7,7 +7,6 @@ import pytest
 
 from elelem.errors import DecodeError, UnsupportedError
 from elelem.shapes.anthropic_messages import encoder as anthropic
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import encoder as bedrock
 from elelem.shapes.gemini import encoder as gemini
 from elelem.shapes.ollama_native import encoder as ollama
@@ -24,6 +23,7 @@ from elelem.vocabulary import (
     ToolSpec,
 )
 from elelem.vocabulary.drop import UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 
 TOKEN = "sk-mcp-SECRET-7f3a"
 SERVER = RemoteMCP(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_responses import SHAPE
 from elelem.shapes.openai_responses.encoder import encode_request
 from elelem.stream import Assembler
 from elelem.vocabulary import Message, ProviderId, ReasoningBlock, TextBlock
+from elelem.wire import ModelRequest
 
 XAI = ProviderId("xai")
 ONE = {

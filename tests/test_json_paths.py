@@ -31,10 +31,10 @@ from elelem.cli.inspect import load_shape as shape_module
 from elelem.errors import ElelemError
 from elelem.providers import load_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
-from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import Assembler, Chunk
 from elelem.testing.cassettes import Interaction, load, sse_frames
 from elelem.vocabulary import Message, ProviderId
+from elelem.wire import ModelRequest, Shape
 
 HOSTILE: tuple[Any, ...] = (
     None,

@@ -19,7 +19,6 @@ from typing import Any
 from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC_SHAPE
 from elelem.shapes.anthropic_messages.encoder import assistant_wire as anthropic_wire
 from elelem.shapes.anthropic_messages.parser import MessagesParser
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import SHAPE as BEDROCK_SHAPE
 from elelem.shapes.bedrock_converse.encoder import assistant_wire as bedrock_wire
 from elelem.shapes.bedrock_converse.parser import BedrockParser
@@ -42,6 +41,7 @@ from elelem.vocabulary import (
     UnknownBlock,
 )
 from elelem.vocabulary.drop import FOREIGN_PAYLOAD, UNREPLAYABLE
+from elelem.wire import ModelRequest
 
 A = ProviderId("anthropic")
 B = ProviderId("bedrock")

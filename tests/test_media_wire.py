@@ -13,7 +13,6 @@ import pytest
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.providers import load_shape
-from elelem.shapes.base import ModelRequest
 from elelem.stream.assembler import assemble
 from elelem.vocabulary import (
     BytesSource,
@@ -29,6 +28,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import UNSUPPORTED, Drop
 from elelem.vocabulary.ids import CallId
+from elelem.wire import ModelRequest
 from media_fixtures import pdf, png
 
 PNG = png(4, 3)

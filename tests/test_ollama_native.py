@@ -17,7 +17,6 @@ from elelem.errors import (
     ServerError,
     UnsupportedError,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.ollama_native import SHAPE, assistant_wire
 from elelem.stream import (
     AssembledResponse,
@@ -50,6 +49,7 @@ from elelem.vocabulary import (
     WebSearch,
 )
 from elelem.vocabulary.drop import FOREIGN_REASONING, INVALID, UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 
 OLLAMA = ProviderId("ollama-native")
 MODEL = "qwen3:8b"

@@ -17,7 +17,6 @@ import pytest
 from conftest import corpus_root
 from elelem.cli.inspect import inspect_recording
 from elelem.errors import InvalidRequestError, StreamError
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, assistant_wire
 from elelem.shapes.openai_chat.parser import CHOICE_FIELD_TYPE, RESPONSE_FIELD_TYPE
 from elelem.stream import AssembledResponse, Assembler, Chunk
@@ -33,6 +32,7 @@ from elelem.vocabulary import (
     UnknownBlock,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE
+from elelem.wire import ModelRequest
 
 # INDEX.tsv says "other" for these; the file names say who served them.
 _NAMED = {

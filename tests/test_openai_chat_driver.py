@@ -16,7 +16,6 @@ import msgspec
 import pytest
 
 from elelem.errors import IncompleteStreamError, InvalidRequestError, RateLimitError
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE
 from elelem.stream import AssembledResponse
 from elelem.testing.servers import LoopbackServer, Reply, replay, sse_body, status, truncate
@@ -34,6 +33,7 @@ from elelem.vocabulary import (
     ToolSpec,
     Usage,
 )
+from elelem.wire import ModelRequest
 
 DEEPSEEK = ProviderId("deepseek")
 KEY = "sk-test-0123456789"

@@ -21,7 +21,6 @@ from elelem.errors import (
     StreamError,
     UnsupportedError,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, Dialect, assistant_wire, encode_request
 from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
@@ -52,6 +51,7 @@ from elelem.vocabulary.drop import (
     UNSUPPORTED,
     Drop,
 )
+from elelem.wire import ModelRequest
 
 OPENAI = ProviderId("openai")
 

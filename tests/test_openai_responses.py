@@ -432,8 +432,8 @@ def test_local_shell_call_is_a_client_call_and_its_result_answers_in_kind() -> N
     assert isinstance(block, ToolCallBlock)
     assert (block.id, block.name) == ("call_ls", "local_shell")
     assert block.input == {"type": "exec", "command": ["ls", "-a"], "env": {}}
-    from elelem.shapes.base import ModelRequest
     from elelem.vocabulary import CallId, ToolResultBlock
+    from elelem.wire import ModelRequest
 
     request = ModelRequest(
         model="gpt-5-codex",

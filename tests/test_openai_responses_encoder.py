@@ -18,7 +18,6 @@ from elelem.errors import (
     RequestTooLargeError,
     ServerError,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_responses import SHAPE
 from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
@@ -50,6 +49,7 @@ from elelem.vocabulary.drop import (
     UNSUPPORTED,
     Drop,
 )
+from elelem.wire import ModelRequest
 
 OPENAI = ProviderId("openai")
 ANTHROPIC = ProviderId("anthropic")

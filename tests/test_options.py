@@ -15,7 +15,6 @@ from elelem.shapes import (
     openai_chat,
     openai_responses,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import Dropped
 from elelem.shapes.options import (
     NotTaken,
@@ -26,6 +25,7 @@ from elelem.shapes.options import (
 )
 from elelem.vocabulary import Drop, GenerationOptions, Message, ProviderId, ToolSpec
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.wire import ModelRequest
 
 ALL = GenerationOptions(max_tokens=100, temperature=0.5, top_p=0.9, stop=("END",), seed=7)
 

@@ -14,7 +14,6 @@ from elelem.shapes import (
     openai_chat,
     openai_responses,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -35,6 +34,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import FOREIGN_BLOCK, FOREIGN_PAYLOAD, FOREIGN_REASONING, UNSUPPORTED
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.wire import ModelRequest
 
 OPENAI = ProviderId("openai")
 ANT = ProviderId("anthropic")

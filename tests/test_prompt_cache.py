@@ -17,7 +17,6 @@ from elelem import Client
 from elelem.codec import dumps, loads
 from elelem.errors import DecodeError
 from elelem.shapes.anthropic_messages import encoder as anthropic
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import encoder as bedrock
 from elelem.shapes.gemini import encoder as gemini
 from elelem.shapes.ollama_native import encoder as ollama
@@ -26,6 +25,7 @@ from elelem.shapes.openai_responses import encoder as responses
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import GenerationOptions, Message, PromptCache, ProviderId, ToolSpec
 from elelem.vocabulary.drop import ADJUSTED, INVALID, UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 from test_turn import env_for
 
 MODEL = "anthropic:claude-sonnet-4-5"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from elelem.providers import load_shape
-from elelem.shapes.base import ModelRequest
 from elelem.vocabulary import GenerationOptions, Message, ProviderId
+from elelem.wire import ModelRequest
 
 SENT = {
     "openai_chat": ("openai", lambda body: body["seed"]),

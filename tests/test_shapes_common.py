@@ -27,7 +27,6 @@ from elelem.errors import (
     http_date,
     parse_retry_after,
 )
-from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.shapes.common import (
     STATUS_ERRORS,
     body_excerpt,
@@ -53,6 +52,7 @@ from elelem.vocabulary import (
     UnknownBlock,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, Drop
+from elelem.wire import FrameParser, ModelRequest, Shape
 
 P = ProviderId("test")
 A = ActivityId("srv_1")

@@ -15,7 +15,6 @@ from elelem import Client
 from elelem.codec import dumps, loads
 from elelem.errors import DecodeError
 from elelem.shapes.anthropic_messages import encoder as anthropic
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.bedrock_converse import encoder as bedrock
 from elelem.shapes.gemini import encoder as gemini
 from elelem.shapes.ollama_native import encoder as ollama
@@ -33,6 +32,7 @@ from elelem.vocabulary import (
     ReasoningOptions,
 )
 from elelem.vocabulary.drop import ADJUSTED, UNSUPPORTED, Drop
+from elelem.wire import ModelRequest
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

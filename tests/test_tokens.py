@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from elelem.shapes.base import ModelRequest
 from elelem.tokens import (
     estimate_messages,
     estimate_request,
@@ -16,6 +15,7 @@ from elelem.tokens import (
 )
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, TextBlock, ToolResultBlock
 from elelem.vocabulary.ids import CallId
+from elelem.wire import ModelRequest
 from media_fixtures import pdf, png
 
 

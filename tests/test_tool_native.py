@@ -21,11 +21,11 @@ from elelem.shapes import (
     openai_chat,
     openai_responses,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import CodeExecution, Message, ProviderId, TextBlock, ToolSpec
 from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.request import TOOL_NATIVE_SHAPES
+from elelem.wire import ModelRequest
 
 SCHEMA = {"type": "object", "properties": {"sides": {"type": "integer"}}}
 

@@ -30,7 +30,6 @@ from elelem.errors import (
     StreamError,
     TransportError,
 )
-from elelem.shapes.base import EncodedRequest, Framing, ModelRequest
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -56,6 +55,7 @@ from elelem.testing.servers import (
 )
 from elelem.transport import Driver, Endpoint, Timeouts
 from elelem.vocabulary import Message, ProviderId, TextBlock
+from elelem.wire import EncodedRequest, Framing, ModelRequest
 
 # -- the toy shape ---------------------------------------------------------------
 

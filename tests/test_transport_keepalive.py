@@ -21,10 +21,10 @@ import anyio
 import pytest
 
 from elelem.shapes.anthropic_messages import SHAPE
-from elelem.shapes.base import ModelRequest
 from elelem.transport import Driver, Endpoint, Timeouts
 from elelem.transport.driver import TAIL_GRACE
 from elelem.vocabulary import Message, ProviderId, TextBlock
+from elelem.wire import ModelRequest
 
 EVENTS = [
     (

@@ -20,7 +20,6 @@ from elelem.codec import to_builtins
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.turn import send
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire
-from elelem.shapes.base import ModelRequest
 from elelem.testing.cassettes import load
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import (
@@ -35,6 +34,7 @@ from elelem.vocabulary import (
     WebSearch,
 )
 from elelem.vocabulary.drop import FOREIGN_BLOCK, FOREIGN_PAYLOAD, FOREIGN_REASONING
+from elelem.wire import ModelRequest
 from test_anthropic_corpus import FILES, _fold, missing_fields, parse, wire_blocks
 
 PAUSE = (

@@ -46,7 +46,6 @@ from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, esti
 from elelem.errors import StreamError
 from elelem.outputs import output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
-from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse
 from elelem.transport import (
     CLIENT_RETRY_POLICY,
@@ -66,6 +65,7 @@ from elelem.vocabulary import (
     RemoteMCP,
     ToolSpec,
 )
+from elelem.wire import ModelRequest, Shape
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ class Client:
     its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
     client's own (an ``httpx2.Client`` serves :class:`SyncClient`).
     ``clock`` gives the current time each request is stamped with
-    (:attr:`ModelRequest.now <elelem.shapes.base.ModelRequest>`, what
+    (:attr:`ModelRequest.now <elelem.wire.ModelRequest>`, what
     replayed provider state is judged expired against); the system's UTC
     time by default.  ``max_retries`` (default 2; 0 turns retries off) and
     ``retry`` (the backoff, budget and ``retry-after`` limit, default
@@ -164,7 +164,7 @@ class Client:
         already) and build the neutral request (no I/O).
 
         ``response_payloads`` carries the response-level data of earlier
-        responses (see :class:`~elelem.shapes.base.ModelRequest`): to continue
+        responses (see :class:`~elelem.wire.ModelRequest`): to continue
         from an :class:`~elelem.stream.AssembledResponse` ``r`` natively (an
         Anthropic code-execution container, a programmatic tool call's
         results), pass ``response_payloads=r.finish.payloads``.  The request

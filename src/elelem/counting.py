@@ -19,11 +19,11 @@ from typing import Any, Literal
 import msgspec
 
 from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
-from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
 from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.tokens import TokenEstimate, estimate_request
 from elelem.vocabulary import ProviderId, Usage
 from elelem.vocabulary.json import JSONValue
+from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
 
 class TokenCount(msgspec.Struct, frozen=True):
@@ -113,7 +113,7 @@ server that implements only generation): then the local estimate counts."""
 
 
 class CountingShape:
-    """A :class:`~elelem.shapes.base.Shape` whose request is ``shape``'s
+    """A :class:`~elelem.wire.Shape` whose request is ``shape``'s
     token-counting call, and whose one response is the count as usage."""
 
     def __init__(self, shape: Shape, counter: Counter) -> None:

@@ -35,7 +35,6 @@ from typing import Literal
 
 import msgspec
 
-from elelem.shapes.base import ModelRequest
 from elelem.vocabulary import (
     DocumentBlock,
     HostedActivity,
@@ -48,6 +47,7 @@ from elelem.vocabulary import (
     ToolSpec,
     UnknownBlock,
 )
+from elelem.wire import ModelRequest
 
 Family = Literal["anthropic", "openai", "gemini"]
 """Whose documented rules price a request."""

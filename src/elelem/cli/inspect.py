@@ -42,7 +42,6 @@ from elelem.errors import (
 from elelem.providers import Catalog
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
-from elelem.shapes.base import Shape
 from elelem.stream import AssembledResponse
 from elelem.testing.cassettes import (
     MAX_RECORDING_BYTES,
@@ -56,6 +55,7 @@ from elelem.testing.replaying import RecordedRequestShape, through_driver
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
 from elelem.vocabulary.json import JSONValue
+from elelem.wire import Shape
 
 
 class InspectError(ElelemError):

@@ -297,7 +297,7 @@ def response_payloads(events: Sequence[Event], provider: str) -> tuple[ProviderP
     """The response-level native data ``provider`` returned over the log,
     oldest first: the payloads of its response records (an Anthropic message
     envelope with its code-execution ``container``), for
-    :attr:`ModelRequest.response_payloads <elelem.shapes.base.ModelRequest>`.
+    :attr:`ModelRequest.response_payloads <elelem.wire.ModelRequest>`.
 
     Only ``provider``'s own: no other provider can use them.  Overlays do not
     touch them; a compaction summarizes messages, and the provider-side state

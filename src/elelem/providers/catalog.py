@@ -35,10 +35,10 @@ import msgspec
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
-from elelem.shapes.base import Shape
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.sigv4 import SigV4Signer
 from elelem.vocabulary import ProviderId
+from elelem.wire import Shape
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")

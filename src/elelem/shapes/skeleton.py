@@ -245,7 +245,7 @@ def _no_fields(frame: Any) -> object:
 
 
 class ParserSkeleton:
-    """The skeleton of a shape's :class:`~elelem.shapes.base.FrameParser`.
+    """The skeleton of a shape's :class:`~elelem.wire.FrameParser`.
 
     A shape's parser subclasses it and supplies :meth:`event` (one decoded
     frame object), and where it has them :meth:`fast` (hot typed frames),

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elelem.errors import MalformedStreamError, StreamError, TransportError
-from elelem.shapes.base import EncodedRequest, FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk
 from elelem.testing.cassettes import Interaction, RecordedResponse
 from elelem.testing.containers import is_eventstream
@@ -21,6 +20,7 @@ from elelem.testing.servers import LoopbackServer, Reply, Send
 from elelem.transport import Driver, Endpoint, ResponseStream
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES
 from elelem.vocabulary import ProviderId
+from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
 _SSE_START = (b"data:", b"event:", b":", b"id:", b"retry:")
 # How the loopback server frames the body is its own (close-delimited), and

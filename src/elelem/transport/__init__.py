@@ -5,7 +5,7 @@ streams: :class:`ResponseStream` (async) and :class:`SyncResponseStream`
 (blocking, in the calling thread).
 
 The transport knows no shape: it takes any object implementing
-:class:`elelem.shapes.base.Shape`.  It retries only what its
+:class:`elelem.wire.Shape`.  It retries only what its
 :class:`RetryPolicy` allows (the client's: failures before any chunk
 arrived), each retry told on the stream; retrying anything else is the
 caller's, e.g. with the opt-in :func:`elelem.transport.retry.retry`.

@@ -44,7 +44,6 @@ import httpx2
 
 from elelem.errors import MAX_ERROR_BODY, StreamError
 from elelem.outputs import PartialJSON
-from elelem.shapes.base import ModelRequest, Shape
 from elelem.stream import AssembledResponse, Chunk, TextDelta
 from elelem.stream.chunks import ReasoningDelta
 from elelem.transport.blocking import SyncResponseStream
@@ -55,6 +54,7 @@ from elelem.transport.limits import DEFAULT_LIMITS, Limits
 from elelem.transport.retry import RetryPolicy
 from elelem.transport.stream_core import TAIL_GRACE, StreamCore
 from elelem.vocabulary import Part
+from elelem.wire import ModelRequest, Shape
 
 T = TypeVar("T")
 S = TypeVar("S", bound=StreamCore)

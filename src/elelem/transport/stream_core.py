@@ -38,7 +38,6 @@ from elelem.errors import (
     TransportError,
 )
 from elelem.outputs import parse_output
-from elelem.shapes.base import FrameParser, ModelRequest, Shape
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry
 from elelem.transport.config import RequestSpan, Settings, Timeouts
 from elelem.transport.endpoint import Endpoint
@@ -53,6 +52,7 @@ from elelem.transport.framing import (
 from elelem.transport.limits import BodyMeter
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
 from elelem.vocabulary import Drop, Part
+from elelem.wire import FrameParser, ModelRequest, Shape
 
 if TYPE_CHECKING:
     pass

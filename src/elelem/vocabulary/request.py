@@ -282,7 +282,7 @@ class PromptCache(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``prompt_cache_key`` / ``prompt_cache_retention``...).  Providers that
     cache automatically need nothing; what a provider cannot honour (a
     ``ttl`` it cannot keep, a ``key`` it has no field for) is reported in
-    :attr:`~elelem.shapes.base.EncodedRequest.dropped`, never silently lost.
+    :attr:`~elelem.wire.EncodedRequest.dropped`, never silently lost.
     """
 
     ttl: CacheTTL | None = None
@@ -305,7 +305,7 @@ class JsonSchemaOutput(
     ``name`` and ``description`` label the schema where a wire has room for
     them (OpenAI, Bedrock); ``strict`` asks the provider to enforce the schema
     rather than take it as guidance.  What a wire cannot carry is reported in
-    :attr:`~elelem.shapes.base.EncodedRequest.dropped`.
+    :attr:`~elelem.wire.EncodedRequest.dropped`.
     """
 
     schema: dict[str, JSONValue]

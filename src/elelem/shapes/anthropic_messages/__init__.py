@@ -1,6 +1,6 @@
 """The Anthropic Messages wire shape (DESIGN.md §4), sans-IO.
 
-``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of Anthropic's own messages, portable encoding of the rest),
 the SSE frame parser, the non-streaming response mapping and the error
 classifier.

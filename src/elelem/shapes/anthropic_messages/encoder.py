@@ -27,7 +27,6 @@ from elelem.shapes.anthropic_messages.mapping import (
     TOOL_BETAS,
     hosted_tool_name,
 )
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -81,6 +80,7 @@ from elelem.vocabulary.drop import (
     UNSUPPORTED,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.wire import EncodedRequest, ModelRequest
 
 EVENT_TYPE = "anthropic.event"
 """``type`` of the unknown block the parser keeps an unknown stream event in."""

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from elelem.shapes.base import ModelRequest
 from elelem.vocabulary import (
     CodeExecution,
     Usage,
@@ -18,6 +17,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary import hosted_counter_name as _neutral_counter
 from elelem.vocabulary.json import JSONValue
+from elelem.wire import ModelRequest
 
 PROVIDER_NAME = "anthropic"
 

@@ -43,7 +43,6 @@ from elelem.shapes.anthropic_messages.mapping import (
     tool_versions_from_wire,
     version_for,
 )
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.common import fold_fields, malformed
 from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
 from elelem.shapes.skeleton import (
@@ -76,6 +75,7 @@ from elelem.vocabulary import (
     Source,
     neutral_activity_name,
 )
+from elelem.wire import ModelRequest
 
 # Fields of a content block the neutral blocks model; any other field is kept
 # in a ``block_fields`` payload so native replay rebuilds the block exactly.

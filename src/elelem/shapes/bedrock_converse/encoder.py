@@ -16,7 +16,6 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from elelem.errors import PayloadError, UnsupportedError
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.bedrock_converse.parser import (
     DELTAS_FORMAT,
     REDACTED_FORMAT,
@@ -64,6 +63,7 @@ from elelem.vocabulary import (
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.wire import EncodedRequest, ModelRequest
 
 
 def request_path(model: str, *, stream: bool) -> str:

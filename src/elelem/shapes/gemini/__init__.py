@@ -1,6 +1,6 @@
 """The Gemini wire shape (``generateContent`` / ``streamGenerateContent?alt=sse``), sans-IO.
 
-``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of Google's own parts with their thought signatures, portable
 encoding of the rest), the SSE frame parser, the non-streaming response
 mapping and the error classifier.  The model is part of the request path

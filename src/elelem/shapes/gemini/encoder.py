@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -64,6 +63,7 @@ from elelem.vocabulary.drop import (
     UNSUPPORTED,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.wire import EncodedRequest, ModelRequest
 
 API_VERSION = "v1beta"
 

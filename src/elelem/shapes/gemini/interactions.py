@@ -34,7 +34,7 @@ from elelem.errors import (
     StreamError,
     UnsupportedError,
 )
-from elelem.shapes.base import EncodedRequest, ModelRequest, ShapeSpec
+from elelem.shapes.base import ShapeSpec
 from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
 from elelem.shapes.common import malformed, part_type, stream_event, stream_event_drop
 from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
@@ -70,6 +70,7 @@ from elelem.vocabulary import (
     neutral_activity_name,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.wire import EncodedRequest, ModelRequest
 
 HOSTED_NAMES: dict[str, str] = {
     tool: neutral_activity_name(tool)

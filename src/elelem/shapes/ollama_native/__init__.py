@@ -1,6 +1,6 @@
 """Ollama's native chat API (``POST /api/chat``, NDJSON stream), sans-IO.
 
-``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of Ollama's own messages with ``thinking`` and whole
 ``tool_calls``, portable encoding of the rest), the NDJSON line parser, the
 non-streaming response mapping and the error classifier.  The

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from elelem.errors import UnsupportedError
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -60,6 +59,7 @@ from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.request import ReasoningOptions, ToolSpec
+from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/api/chat"
 """The endpoint, relative to the server's base URL (``http://127.0.0.1:11434``)."""

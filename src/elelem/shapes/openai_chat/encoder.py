@@ -18,7 +18,6 @@ from collections.abc import Mapping
 import msgspec
 
 from elelem.errors import UnsupportedError
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -84,6 +83,7 @@ from elelem.vocabulary.drop import (
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
+from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/chat/completions"
 

@@ -1,6 +1,6 @@
 """The OpenAI Responses wire shape (``POST /v1/responses``), sans-IO.
 
-``SHAPE`` implements :class:`elelem.shapes.base.Shape`: the request encoder
+``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of the provider's own items, portable encoding of the rest),
 the SSE parser, the non-streaming mapping and the error classifier.  Used by
 OpenAI, Azure OpenAI and xAI.  The parser reads the request's client tools,

@@ -18,7 +18,6 @@ from typing import Any
 import msgspec
 
 from elelem.errors import UnsupportedError
-from elelem.shapes.base import EncodedRequest, ModelRequest
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -71,6 +70,7 @@ from elelem.vocabulary import (
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.wire import EncodedRequest, ModelRequest
 
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""

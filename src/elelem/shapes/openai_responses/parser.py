@@ -38,7 +38,6 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError, UnsupportedError
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.errors import error_from_event
@@ -61,6 +60,7 @@ from elelem.stream import (
 )
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
+from elelem.wire import ModelRequest
 
 _TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 _TEXT_DELTA_NAME = TEXT_DELTA.encode()  # the SSE event name, as a run holds it
