@@ -35,7 +35,7 @@ ROWS = ("baseline", "gzip-json", "gzip-newlines", "plain-newlines")
 def _body(row: str, mib: float) -> tuple[bytes, dict[str, str]]:
     if row == "baseline":
         from elelem.cli.demo import sample_recording
-        from elelem.testing.cassettes import load
+        from elelem.recordings.cassettes import load
 
         body = load(sample_recording()).interactions[0].response.body
         return body, {"content-type": "text/event-stream"}

@@ -49,7 +49,7 @@ def _inline_append(conversation: Any, drafts: Sequence[Any]) -> Any:
 async def _turns(url: str, db: Path) -> list[float]:
     from elelem import Client
     from elelem.conversation import Conversation, SQLiteStore
-    from elelem.conversation.turn import send
+    from elelem.turns.drive import send
 
     env = {
         "ANTHROPIC_BASE_URL": url,
@@ -87,8 +87,8 @@ def _row(name: str, lateness: list[float]) -> dict[str, float]:
 
 
 def main() -> int:
-    from elelem.conversation import turn
     from elelem.testing.servers import LoopbackServer, replay
+    from elelem.turns import drive as turn
 
     body = anthropic_messages(text_deltas("anthropic_messages"), DELTAS).body
     results: dict[str, dict[str, float]] = {}

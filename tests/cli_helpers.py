@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from elelem.cli.demo import sample_recording
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from elelem.testing.servers import sse_body
 
 ELELEM = str(Path(sys.executable).with_name("elelem"))

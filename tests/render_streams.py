@@ -14,8 +14,8 @@ from rich.console import Console
 
 from elelem.cli.demo import sample_recording
 from elelem.providers import load_shape
+from elelem.recordings.cassettes import load
 from elelem.stream import Assembler, Chunk, ResponseStart, TextDelta
-from elelem.testing.cassettes import load
 from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary import Part, ProviderId
 

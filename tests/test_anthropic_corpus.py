@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from conftest import corpus_root
+from elelem.recordings.cassettes import Interaction, load, sse_frames
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk
-from elelem.testing.cassettes import Interaction, load, sse_frames
 from elelem.vocabulary import (
     HostedActivity,
     ProviderId,

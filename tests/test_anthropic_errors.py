@@ -21,8 +21,8 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
+from elelem.recordings.cassettes import load
 from elelem.shapes.anthropic_messages import SHAPE
-from elelem.testing.cassettes import load
 from elelem.transport.driver import stamp_error
 
 XHIGH = (

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import ElelemError
+from elelem.recordings.cassettes import load, sse_frames
 from elelem.shapes.anthropic_messages.parser import MessagesParser
 from elelem.stream import (
     BlockEnd,
@@ -29,7 +30,6 @@ from elelem.stream import (
     TextDelta,
     ToolCallDelta,
 )
-from elelem.testing.cassettes import load, sse_frames
 from elelem.vocabulary import ProviderId, ProviderPayload
 
 ANTHROPIC = ProviderId("anthropic")

@@ -366,8 +366,8 @@ def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:
     from benchmarks import providers
 
     from elelem.providers import load_shape
+    from elelem.recordings.cassettes import sse_frames
     from elelem.stream import Assembler
-    from elelem.testing.cassettes import sse_frames
     from elelem.vocabulary import ProviderId, TextBlock
 
     recordings = providers.recordings(corpus)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem.testing.cassettes import (
+from elelem.recordings.cassettes import (
     RecordingError,
     SSEFrame,
     detect_format,

@@ -12,7 +12,7 @@ from prompt_toolkit.history import FileHistory
 
 from cli_helpers import ELELEM, KEY, MODEL, QUESTION, base_env, run, text_frames, text_reply
 from elelem.cli.demo import paced, sample_recording
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, sse_body
 
 PARTIAL = "Its iron lattice was"

@@ -446,7 +446,7 @@ usage: 27,361 in · 704 out · 3,712 reasoning · cache 3,712 read · 6 web sear
 def test_ask_openai_responses_web_search_ranged_citations(
     env: dict[str, str], corpus: Path
 ) -> None:
-    from elelem.testing.cassettes import load
+    from elelem.recordings.cassettes import load
 
     name = "vercel__ai/packages__openai__src__responses____fixtures____openai-web-search-tool.1.chunks.txt"
     if not (corpus / name).is_file():

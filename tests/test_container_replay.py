@@ -29,13 +29,13 @@ from elelem.conversation.export import (
     read_export,
 )
 from elelem.conversation.projections import response_payloads
-from elelem.conversation.turn import send
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages import SHAPE
 from elelem.shapes.anthropic_messages.encoder import container_id
 from elelem.shapes.common import Dropped
 from elelem.stream import assemble
 from elelem.testing.servers import LoopbackServer, replay, sse_body
+from elelem.turns.drive import send
 from elelem.vocabulary import (
     CodeExecution,
     EventId,

@@ -31,9 +31,9 @@ from elelem.codec import to_builtins
 from elelem.errors import ElelemError, UnsupportedError
 from elelem.providers import load_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
+from elelem.recordings.cassettes import Interaction, load
+from elelem.recordings.replaying import RecordedRequestShape, Replayed, through_driver
 from elelem.stream import AssembledResponse
-from elelem.testing.cassettes import Interaction, load
-from elelem.testing.replaying import RecordedRequestShape, Replayed, through_driver
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import HostedActivity, ProviderId, TextBlock, WebSearch
 from elelem.wire import Shape
@@ -143,7 +143,7 @@ def corpus_cases() -> list[Any]:
 
 
 def replayed(interaction: Interaction, shape: Shape, provider: str) -> Replayed:
-    """The interaction through :func:`elelem.testing.replaying.through_driver`
+    """The interaction through :func:`elelem.recordings.replaying.through_driver`
     (a framing or transport fault raised)."""
     (out,) = through_driver([(interaction, shape, ProviderId(provider))])
     if isinstance(out, ElelemError):

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import EXPECTED_ANSWER, QUESTION, base_env, run
 from elelem.cli.demo import recorded_tools, sample_recording, user_text
 from elelem.conversation import ResponseRecord, SQLiteStore
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from elelem.testing.servers import sse_body
 from elelem.vocabulary import CodeExecution, WebFetch, WebSearch
 

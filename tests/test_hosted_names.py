@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from elelem.cli.inspect import detect_shape, inspect_interaction
+from elelem.recordings.cassettes import load
 from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC_SHAPE
 from elelem.shapes.anthropic_messages import assistant_wire
 from elelem.shapes.anthropic_messages.mapping import map_usage as anthropic_usage
@@ -24,7 +25,6 @@ from elelem.shapes.openai_chat.mapping import map_usage as chat_usage
 from elelem.shapes.openai_responses import SHAPE as RESPONSES_SHAPE
 from elelem.shapes.openai_responses.mapping import map_usage as responses_usage
 from elelem.stream import AssembledResponse, Assembler, Chunk
-from elelem.testing.cassettes import load
 from elelem.vocabulary import (
     HOSTED_ACTIVITY_NAMES,
     PROVIDER_ACTIVITY_NAMES,

@@ -31,8 +31,8 @@ from elelem.cli.inspect import load_shape as shape_module
 from elelem.errors import ElelemError
 from elelem.providers import load_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
+from elelem.recordings.cassettes import Interaction, load, sse_frames
 from elelem.stream import Assembler, Chunk
-from elelem.testing.cassettes import Interaction, load, sse_frames
 from elelem.vocabulary import Message, ProviderId
 from elelem.wire import ModelRequest, Shape
 

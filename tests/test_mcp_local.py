@@ -15,9 +15,9 @@ import pytest
 
 from elelem import Client, SyncClient
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.toolloop import run, run_sync
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import MCPServer, MCPServerError, ToolOutcome
+from elelem.turns.toolloop import run, run_sync
 from test_tool_loop import anthropic_env, summary
 from toolloop_wires import anthropic_calls, anthropic_text
 

@@ -462,7 +462,7 @@ def test_non_streaming_request_says_stream_false() -> None:
 
 def test_inspect_detects_the_shape_by_path_and_by_payload() -> None:
     from elelem.cli.inspect import detect_shape
-    from elelem.testing.cassettes import Interaction, RecordedRequest, RecordedResponse
+    from elelem.recordings.cassettes import Interaction, RecordedRequest, RecordedResponse
 
     body = (_line({"content": "a"}) + "\n").encode()
     response = RecordedResponse(200, {"content-type": "application/x-ndjson"}, body, True)

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elelem.errors import ElelemError
+from elelem.recordings.cassettes import load, sse_frames
 from elelem.shapes.openai_chat.fast import hot_decoder
 from elelem.shapes.openai_chat.parser import ChatParser
 from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, Payload, ReasoningDelta, TextDelta
-from elelem.testing.cassettes import load, sse_frames
 from elelem.vocabulary import ProviderId, ProviderPayload
 
 OPENAI = ProviderId("openai")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from elelem import Client, send
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.costs import events_cost, response_cost
 from elelem.conversation.events import ResponseRecord
 from elelem.providers.pricing import NO_COST, Cost, format_dollars, genai_usage, price, total
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from elelem.testing.servers import LoopbackServer, replay
+from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import ProviderId, Usage
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)

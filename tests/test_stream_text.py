@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from elelem import Client, SyncClient
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from elelem.testing.servers import LoopbackServer, replay
 
 DEEPSEEK = "vercel__ai/packages__deepseek__src__chat____fixtures____deepseek-reasoning.chunks.txt"

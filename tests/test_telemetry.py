@@ -18,8 +18,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from elelem import SyncClient, run_sync
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.errors import InvalidRequestError
+from elelem.recordings.cassettes import load
 from elelem.telemetry import GenAITracer
-from elelem.testing.cassettes import load
 from elelem.testing.servers import LoopbackServer, anthropic_text_body, replay, status
 from elelem.vocabulary import GenerationOptions, WebSearch
 from toolloop_wires import anthropic_calls, anthropic_text

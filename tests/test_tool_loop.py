@@ -14,9 +14,9 @@ import pytest
 from elelem import Client, SyncClient
 from elelem.conversation import Conversation, SQLiteStore, TurnStart
 from elelem.conversation.events import MessageBody, ResponseRecord
-from elelem.conversation.toolloop import INTERRUPTED, ApprovalRequest, run, run_sync
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import tool
+from elelem.turns.toolloop import INTERRUPTED, ApprovalRequest, run, run_sync
 from elelem.vocabulary import TextBlock, ToolCallBlock, ToolResultBlock
 from toolloop_wires import WIRES, Wire, anthropic_calls, anthropic_text
 

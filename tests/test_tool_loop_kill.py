@@ -14,8 +14,8 @@ from typing import Any
 
 from elelem import Client
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.toolloop import INTERRUPTED, run, unanswered
 from elelem.testing.servers import LoopbackServer
+from elelem.turns.toolloop import INTERRUPTED, run, unanswered
 from test_tool_loop import summary
 from toolloop_kill import HANG, charge, lookup
 from toolloop_wires import anthropic_calls, anthropic_text

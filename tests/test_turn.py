@@ -21,7 +21,6 @@ from elelem.conversation import (
     SQLiteStore,
     TurnStart,
 )
-from elelem.conversation.turn import send, send_sync
 from elelem.errors import RateLimitError, TransportError
 from elelem.testing.servers import (
     LoopbackServer,
@@ -33,6 +32,7 @@ from elelem.testing.servers import (
     stall,
     status,
 )
+from elelem.turns.drive import send, send_sync
 from elelem.vocabulary import (
     ActivityId,
     Attribution,

@@ -18,10 +18,10 @@ import pytest
 from elelem import Client
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.turn import send
+from elelem.recordings.cassettes import load
 from elelem.shapes.anthropic_messages import SHAPE, assistant_wire
-from elelem.testing.cassettes import load
 from elelem.testing.servers import LoopbackServer, replay
+from elelem.turns.drive import send
 from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,

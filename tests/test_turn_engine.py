@@ -23,15 +23,6 @@ import pytest
 from elelem import Client, SyncClient
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.engine import (
-    READ,
-    Append,
-    Call,
-    Send,
-    TurnEngine,
-    TurnResult,
-)
-from elelem.conversation.turn import send, send_sync
 from elelem.errors import TransportError
 from elelem.providers import load_catalog
 from elelem.stream import Assembler, BlockEnd, BlockStart, Finish, ResponseStart, TextDelta
@@ -42,6 +33,15 @@ from elelem.testing.servers import (
     reset_after,
     sse_body,
     status,
+)
+from elelem.turns.drive import send, send_sync
+from elelem.turns.engine import (
+    READ,
+    Append,
+    Call,
+    Send,
+    TurnEngine,
+    TurnResult,
 )
 from elelem.vocabulary import EventId, ProviderId, TextBlock
 from test_turn import (
@@ -131,8 +131,8 @@ def test_the_log_imports_without_the_turn_engine() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert "elelem.conversation.log" in out
-    assert "elelem.conversation.turn" not in out
-    assert "elelem.conversation.engine" not in out
+    assert "elelem.turns.drive" not in out
+    assert "elelem.turns.engine" not in out
 
 
 class HandStream:

@@ -21,10 +21,10 @@ from elelem.conversation import (
     MessageBody,
     SQLiteStore,
 )
-from elelem.conversation.turn import send, send_sync
 from elelem.errors import Patch, RecoverableError
 from elelem.stream import Chunk
 from elelem.testing.servers import LoopbackServer, Reply, replay, sse_body, stall, status
+from elelem.turns.drive import send, send_sync
 from elelem.vocabulary import HostedActivity, Part, TextBlock
 from test_turn import (
     BODY,

@@ -27,8 +27,8 @@ from elelem.codec import to_builtins
 from elelem.errors import ElelemError
 from elelem.providers import load_shape
 from elelem.providers.recognize import SHAPE_PROVIDERS
+from elelem.recordings.cassettes import load, sse_frames
 from elelem.stream import Assembler
-from elelem.testing.cassettes import load, sse_frames
 from elelem.vocabulary import ProviderId
 
 Frames = tuple[tuple[str, str], ...]

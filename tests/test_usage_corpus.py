@@ -17,7 +17,7 @@ import pytest
 
 from elelem.cli.inspect import detect_shape, inspect_interaction
 from elelem.errors import ElelemError
-from elelem.testing.cassettes import load
+from elelem.recordings.cassettes import load
 from shape_modules import shape_module
 
 TOTALS = {

@@ -14,11 +14,11 @@ from fastapi import FastAPI, Request
 
 from elelem.client import Client
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation.toolloop import run
 from elelem.errors import DecodeError
 from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import tool
+from elelem.turns.toolloop import run
 from elelem.vocabulary import (
     CallId,
     DocumentBlock,

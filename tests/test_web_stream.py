@@ -504,7 +504,7 @@ def test_the_response_is_sse_with_the_protocol_headers() -> None:
 
 def corpus_cases(root: Path) -> list[tuple[str, Pairs, AssembledResponse, Exception | None]]:
     from elelem.cli.inspect import detect_shape
-    from elelem.testing.cassettes import load
+    from elelem.recordings.cassettes import load
 
     with open(root / "INDEX.tsv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))

@@ -43,7 +43,7 @@ def charge(amount: int) -> str:
 def main(db: str, url: str) -> None:
     from elelem import Client
     from elelem.conversation import Conversation, SQLiteStore
-    from elelem.conversation.toolloop import run
+    from elelem.turns.toolloop import run
 
     env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "k",
            "ELELEM_CONFIG": "/nonexistent/elelem.toml"}  # fmt: skip

@@ -21,8 +21,8 @@ from elelem.cli.inspect import detect_shape, recorded_frames, recorded_provider
 from elelem.client import Client, Messages
 from elelem.errors import IncompleteStreamError, MalformedStreamError, StreamError, TransportError
 from elelem.providers.recognize import RAW_REQUEST_SHAPES
+from elelem.recordings.cassettes import Interaction, load
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
-from elelem.testing.cassettes import Interaction, load
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
 from elelem.vocabulary import Part, ProviderId, WebSearch
 from shape_modules import shape_module

@@ -21,9 +21,9 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
-    from elelem.conversation.toolloop import run, run_sync
-    from elelem.conversation.turn import send, send_sync
     from elelem.tools import FunctionTool, tool
+    from elelem.turns.drive import send, send_sync
+    from elelem.turns.toolloop import run, run_sync
 
 __version__ = "0.1.0"
 
@@ -39,11 +39,11 @@ def __getattr__(name: str) -> object:
 
         return getattr(conversation, name)
     if name in ("send", "send_sync"):
-        from elelem.conversation import turn
+        from elelem.turns import drive
 
-        return getattr(turn, name)
+        return getattr(drive, name)
     if name in ("run", "run_sync"):
-        from elelem.conversation import toolloop
+        from elelem.turns import toolloop
 
         return getattr(toolloop, name)
     if name in ("FunctionTool", "tool"):

@@ -42,12 +42,12 @@ from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
-from elelem.conversation.costs import events_cost
-from elelem.conversation.turn import TurnResult
 from elelem.errors import StreamError
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
+from elelem.turns.costs import events_cost
+from elelem.turns.drive import TurnResult
 from elelem.vocabulary import (
     CacheTTL,
     GenerationOptions,

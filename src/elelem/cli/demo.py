@@ -37,9 +37,9 @@ from elelem.cli.turns import render_observer, run_turn
 from elelem.conversation import Conversation, Store, open_store
 from elelem.errors import StreamError, UnsupportedError
 from elelem.providers import COMPATIBLE, Catalog, load_shape
+from elelem.recordings.cassettes import Interaction, load
+from elelem.recordings.loopback import LoopbackServer, Pause, Reply, Send, frame_ends
 from elelem.render import Renderer
-from elelem.testing.cassettes import Interaction, load
-from elelem.testing.servers import LoopbackServer, Pause, Reply, Send, frame_ends
 from elelem.vocabulary import (
     CallId,
     CodeExecution,

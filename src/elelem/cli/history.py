@@ -28,11 +28,11 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
-from elelem.conversation.costs import events_cost
 from elelem.conversation.sqlbase import SQLStore
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
+from elelem.turns.costs import events_cost
 from elelem.vocabulary import ConversationId
 
 MAX_LISTING = 2**31 - 1

@@ -1,6 +1,6 @@
 """``elelem inspect PATH``: print what a recording holds, as NDJSON.
 
-The recording may be in any corpus format (see :mod:`elelem.testing.cassettes`).
+The recording may be in any corpus format (see :mod:`elelem.recordings.cassettes`).
 Each interaction's wire shape is detected from its request path, else from its
 payloads, and its provider from the recorded URL, by the catalog's
 :mod:`elelem.providers.recognize` (one home for provider knowledge); the
@@ -42,16 +42,16 @@ from elelem.errors import (
 from elelem.providers import Catalog
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
-from elelem.stream import AssembledResponse
-from elelem.testing.cassettes import (
+from elelem.recordings.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
     RecordedResponse,
     RecordingError,
     load,
 )
-from elelem.testing.containers import is_eventstream
-from elelem.testing.replaying import RecordedRequestShape, through_driver
+from elelem.recordings.containers import is_eventstream
+from elelem.recordings.replaying import RecordedRequestShape, through_driver
+from elelem.stream import AssembledResponse
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
 from elelem.vocabulary.json import JSONValue

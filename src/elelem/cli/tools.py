@@ -25,9 +25,9 @@ import click
 import msgspec
 
 from elelem.cli.common import EXIT_USAGE, Failure
-from elelem.conversation.toolloop import MAX_STEPS, ApprovalRequest
 from elelem.render import sanitize_line
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
+from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
 
 P = ParamSpec("P")

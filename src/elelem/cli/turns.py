@@ -17,14 +17,14 @@ from elelem.cli.inspect import ndjson_line
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
-from elelem.conversation.engine import Flow, TurnEngine, TurnOptions
-from elelem.conversation.toolloop import ToolLoop, tool_loop
-from elelem.conversation.turn import ChunkObserver, TurnResult, drive
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer
 from elelem.render.lines import retry_line
 from elelem.stream import Chunk, Retry
 from elelem.transport import Timeouts
+from elelem.turns.drive import ChunkObserver, TurnResult, drive
+from elelem.turns.engine import Flow, TurnEngine, TurnOptions
+from elelem.turns.toolloop import ToolLoop, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 
 COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn")

@@ -4,8 +4,8 @@ overlays, storage backends and export/import.
 This package knows no wire shape: projections hand provider-attributed
 messages to whichever shape encodes them.  The log
 (:class:`Conversation`) knows no turn: the turn engine
-(:mod:`elelem.conversation.engine`) and its drivers
-(:mod:`elelem.conversation.turn`: ``send``, ``send_sync``) sit above it and
+(:mod:`elelem.turns.engine`) and its drivers
+(:mod:`elelem.turns.drive`: ``send``, ``send_sync``) sit above it and
 are imported from their modules (or as ``elelem.send`` / ``elelem.send_sync``).
 """
 

@@ -3,8 +3,8 @@
 :class:`Conversation` keeps the loaded events in memory and appends through
 its store; every projection is a pure function of :attr:`Conversation.events`.
 The log knows nothing of turns: the turn engine
-(:mod:`elelem.conversation.engine`) sits above it and appends through it,
-driven by :func:`elelem.conversation.turn.send` / ``send_sync``.
+(:mod:`elelem.turns.engine`) sits above it and appends through it,
+driven by :func:`elelem.turns.drive.send` / ``send_sync``.
 """
 
 from __future__ import annotations

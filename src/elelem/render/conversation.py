@@ -13,9 +13,9 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.conversation.costs import events_cost
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
+from elelem.turns.costs import events_cost
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
 
 

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
-from elelem.conversation.turn import send as send_turn
+from elelem.turns.drive import send as send_turn
 from elelem.vocabulary import ConversationId, WebSearch
 from elelem.web import html
 from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay

@@ -20,8 +20,8 @@ action             the driver does                        and sends back
 An exception the driver meets doing an action is thrown into the generator at
 that ``yield``, so the engine alone decides what an error means (record the
 partial response, repair and resend, or propagate).  The drivers
-(:func:`elelem.conversation.turn.send` and
-:func:`~elelem.conversation.turn.send_sync`) only map actions to I/O: the
+(:func:`elelem.turns.drive.send` and
+:func:`~elelem.turns.drive.send_sync`) only map actions to I/O: the
 async one runs :class:`Append` in a worker thread (store commits never block
 the event loop) and awaits an awaitable :class:`Call` result; the sync one
 does everything in the calling thread.  A driver closes the stream of a
@@ -62,7 +62,6 @@ from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
 
 import msgspec
 
-from elelem.conversation.costs import records_cost
 from elelem.conversation.errors import StoreError
 from elelem.conversation.events import (
     Draft,
@@ -79,6 +78,7 @@ from elelem.errors import RecoverableError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.turns.costs import records_cost
 from elelem.vocabulary import (
     Drop,
     GenerationOptions,

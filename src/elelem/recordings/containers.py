@@ -1,6 +1,6 @@
 """The containers other projects publish recordings in, and their bodies' encodings.
 
-:mod:`elelem.testing.cassettes` dispatches here for the containers beyond
+:mod:`elelem.recordings.cassettes` dispatches here for the containers beyond
 the corpus' own: Ruby VCR and R vcr cassettes (``http_interactions``, Ruby's
 ``!binary`` tag, ``base64_string`` bodies), JSON ``{status, headers, body}``
 wrappers, HAR files (a browser's or a proxy's export) and raw AWS

@@ -1,8 +1,8 @@
 """The turn API: the turn engine's two thin drivers.
 
 :func:`send` (async, over :class:`elelem.Client`) and :func:`send_sync` (over
-:class:`elelem.SyncClient`) run the same :class:`~elelem.conversation.engine.TurnEngine`
-flow, so both commit the same events (see :mod:`elelem.conversation.engine`
+:class:`elelem.SyncClient`) run the same :class:`~elelem.turns.engine.TurnEngine`
+flow, so both commit the same events (see :mod:`elelem.turns.engine`
 for what is committed when, and what an interruption keeps).  The drivers
 only do the I/O the engine's actions ask for; :func:`drive` and
 :func:`drive_sync` run any flow made of those actions (a tool loop built on
@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 import anyio
 import anyio.to_thread
 
-from elelem.conversation.engine import (
+from elelem.conversation.events import Draft, Event
+from elelem.conversation.log import Conversation
+from elelem.providers import Target
+from elelem.turns.engine import (
     MAX_CONTINUATIONS,
     Action,
     Append,
@@ -47,9 +50,6 @@ from elelem.conversation.engine import (
     TurnResult,
     Wait,
 )
-from elelem.conversation.events import Draft, Event
-from elelem.conversation.log import Conversation
-from elelem.providers import Target
 from elelem.vocabulary import Message
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ async def send(
     :class:`~elelem.providers.Target` resolved already; it is resolved once
     for the whole turn, before anything is stored (an unknown provider or a
     missing key fails here).  ``options`` are a
-    :class:`~elelem.conversation.engine.TurnOptions`' (``system``, ``tools``,
+    :class:`~elelem.turns.engine.TurnOptions`' (``system``, ``tools``,
     ``hosted_tools``, ``options``, ``trigger``, ``max_continuations``,
     ``recover``, ``on_chunk``).
 

@@ -1,6 +1,6 @@
 """Recorded responses replayed through the real transport driver.
 
-A recorded response is served on a :class:`~elelem.testing.servers.LoopbackServer`
+A recorded response is served on a :class:`~elelem.recordings.loopback.LoopbackServer`
 with its recorded status and headers and read by :class:`~elelem.transport.Driver`,
 exactly as users' code reads a live one (framing, content types, HTTP errors,
 the stream's end), so what ``elelem inspect`` prints is what the driver gives.
@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elelem.errors import MalformedStreamError, StreamError, TransportError
+from elelem.recordings.cassettes import Interaction, RecordedResponse
+from elelem.recordings.containers import is_eventstream
+from elelem.recordings.loopback import LoopbackServer, Reply, Send
 from elelem.stream import AssembledResponse, Chunk
-from elelem.testing.cassettes import Interaction, RecordedResponse
-from elelem.testing.containers import is_eventstream
-from elelem.testing.servers import LoopbackServer, Reply, Send
 from elelem.transport import Driver, Endpoint, ResponseStream
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES
 from elelem.vocabulary import ProviderId

@@ -1,7 +1,7 @@
 """The durable tool loop, on the one turn engine.
 
 :func:`run` (async) and :func:`run_sync` drive ONE flow,
-:func:`tool_loop`, made of the :class:`~elelem.conversation.engine.TurnEngine`'s
+:func:`tool_loop`, made of the :class:`~elelem.turns.engine.TurnEngine`'s
 own pieces: begin the turn, then respond; when a response holds client tool
 calls (or a provider's request for approval), run them — the calls of one
 step concurrently, each bounded by its tool's timeout — append their results
@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import msgspec
 
-from elelem.conversation.engine import (
+from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord
+from elelem.conversation.log import Conversation
+from elelem.conversation.projections import diagnose
+from elelem.tools import Tool, ToolOutcome, as_tool, describe_error
+from elelem.turns.engine import (
     Append,
     Call,
     Flow,
     TurnEngine,
     TurnResult,
 )
-from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord
-from elelem.conversation.log import Conversation
-from elelem.conversation.projections import diagnose
-from elelem.tools import Tool, ToolOutcome, as_tool, describe_error
 from elelem.vocabulary import (
     HostedActivity,
     Message,
@@ -400,10 +400,10 @@ async def run(
     unanswered are settled and the model is asked to go on.  ``options`` are
     :func:`elelem.send`'s turn options but ``tools`` (``system``,
     ``hosted_tools``, ``options``, ``trigger``, ``max_continuations``,
-    ``recover``, ``on_chunk``; see :class:`~elelem.conversation.engine.TurnOptions`).
+    ``recover``, ``on_chunk``; see :class:`~elelem.turns.engine.TurnOptions`).
     The result's ``end`` is ``max-steps`` when the bound stopped the loop.
     """
-    from elelem.conversation.turn import drive
+    from elelem.turns.drive import drive
 
     loop_options = {"approve": approve, "tool_timeout": tool_timeout,
                     "max_steps": max_steps, "on_call": on_call}  # fmt: skip
@@ -427,7 +427,7 @@ def run_sync(
 ) -> TurnResult:
     """The blocking :func:`run`, over a :class:`elelem.SyncClient`: the same
     flow; each step runs on its own event loop in the calling thread."""
-    from elelem.conversation.turn import drive_sync
+    from elelem.turns.drive import drive_sync
 
     loop_options = {"approve": approve, "tool_timeout": tool_timeout,
                     "max_steps": max_steps, "on_call": on_call}  # fmt: skip

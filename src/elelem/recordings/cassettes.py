@@ -32,7 +32,7 @@ they mean.  Formats (see the corpus README):
 ``har``
     HAR files (``log.entries[]``), as browsers and proxies export them.
 
-Bodies are decoded (gzip, deflate, br) by :func:`~elelem.testing.containers.decode_body`:
+Bodies are decoded (gzip, deflate, br) by :func:`~elelem.recordings.containers.decode_body`:
 the bytes' magic decides when the recorded header lies (a body kept decoded
 under ``content-encoding: gzip``, or kept compressed as ``!!binary``); the
 response's headers then describe the decoded body (no ``content-encoding``)
@@ -54,7 +54,7 @@ from urllib.parse import urlencode, urlsplit
 import yaml
 
 from elelem.errors import ElelemError
-from elelem.testing.containers import (
+from elelem.recordings.containers import (
     BodyError,
     Wrapped,
     decode_body,

@@ -1,0 +1,15 @@
+"""Recorded provider traffic: reading it, and playing it back (DESIGN.md §8).
+
+- :mod:`elelem.recordings.containers` — the containers other projects
+  publish recordings in (VCR cassettes, JSON wrappers, HAR files, raw
+  AWS event-stream bodies), recognised by their bytes;
+- :mod:`elelem.recordings.cassettes` — a recording as interactions
+  (request, response, framing), whatever its container;
+- :mod:`elelem.recordings.loopback` — a loopback HTTP server that plays
+  scripted replies;
+- :mod:`elelem.recordings.replaying` — a recorded response through the real
+  driver, parser and assembler.
+
+``elelem demo`` and ``elelem inspect`` stand on this package; the test kit
+(:mod:`elelem.testing`) builds on it, never the reverse.
+"""
