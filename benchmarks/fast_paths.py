@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmarks.corpus import corpus_root
-from elelem.testing import cassettes
+from elelem.recordings import cassettes
 from elelem.vocabulary import ProviderId
 
 EVENTS = 20_000

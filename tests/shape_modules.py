@@ -10,7 +10,7 @@ from types import ModuleType
 
 from elelem.cli.inspect import load_shape
 
-PARKED = {"gemini_interactions": "elelem.shapes.gemini.interactions"}
+PARKED = {"gemini_interactions": "elelem.shapes.gemini_interactions"}
 
 
 def shape_module(name: str) -> ModuleType:

@@ -18,6 +18,7 @@ from elelem.errors import (
     RateLimitError,
     UnsupportedError,
 )
+from elelem.recordings import cassettes
 from elelem.shapes.bedrock_converse import SHAPE, assistant_wire
 from elelem.stream import (
     BlockEnd,
@@ -32,7 +33,6 @@ from elelem.stream import (
     UsageUpdate,
     assemble,
 )
-from elelem.testing import cassettes
 from elelem.transport.driver import stamp_error
 from elelem.vocabulary import (
     Attribution,

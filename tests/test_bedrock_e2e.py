@@ -20,9 +20,9 @@ from elelem.errors import (
 )
 from elelem.providers.catalog import BUILTIN, Catalog
 from elelem.providers.config import apply_config
+from elelem.recordings import cassettes
 from elelem.shapes.bedrock_converse import SHAPE
 from elelem.stream import AssembledResponse, Chunk, assemble
-from elelem.testing import cassettes
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, replay, status
 from elelem.vocabulary import ProviderId, TextBlock, Usage
 from test_eventstream_framing import encode_message, event, exception, string

@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 from conftest import corpus_root
 from elelem.cli import main
+from elelem.recordings import cassettes
 from elelem.shapes.gemini import SHAPE, assistant_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk
-from elelem.testing import cassettes
 from elelem.vocabulary import (
     HostedActivity,
     ProviderId,

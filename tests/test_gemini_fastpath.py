@@ -18,11 +18,11 @@ import msgspec
 import pytest
 
 from elelem.errors import MalformedStreamError
+from elelem.recordings import cassettes
 from elelem.shapes.common import decode_frame
 from elelem.shapes.gemini import GeminiParser, map_usage
 from elelem.shapes.gemini.fast import HotChunk, hot_decoder
 from elelem.stream import Assembler, Chunk, TextDelta, UsageUpdate
-from elelem.testing import cassettes
 from elelem.vocabulary import ProviderId, ProviderPayload, TextBlock, Usage
 from test_gemini_corpus import PARAMS
 

@@ -17,9 +17,9 @@ from elelem.errors import (
     MalformedStreamError,
     UnsupportedError,
 )
-from elelem.shapes.gemini.interactions import SHAPE, interaction_steps
+from elelem.recordings import cassettes
+from elelem.shapes.gemini_interactions import SHAPE, interaction_steps
 from elelem.stream import AssembledResponse, Assembler, Chunk
-from elelem.testing import cassettes
 from elelem.vocabulary import (
     Message,
     ProviderId,
@@ -138,7 +138,7 @@ def test_every_interactions_recording_reads_and_the_cli_says_it_is_parked(
 ) -> None:
     # The parser reads every recording (with the wire replay of its steps)...
     (interaction,) = cassettes.load(corpus / name).interactions
-    module = importlib.import_module("elelem.shapes.gemini.interactions")
+    module = importlib.import_module("elelem.shapes.gemini_interactions")
     lines = inspect_interaction(
         interaction, wire_replay=True, shape_name="gemini_interactions", module=module
     )

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from conftest import corpus_root
+from elelem.recordings import cassettes
 from elelem.shapes.anthropic_messages import encoder as anthropic
 from elelem.shapes.openai_responses import SHAPE
 from elelem.shapes.openai_responses import encoder as responses
 from elelem.stream import AssembledResponse, Assembler
-from elelem.testing import cassettes
 from elelem.vocabulary import (
     HostedActivity,
     Message,

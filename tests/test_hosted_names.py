@@ -20,7 +20,7 @@ from elelem.shapes.anthropic_messages import assistant_wire
 from elelem.shapes.anthropic_messages.mapping import map_usage as anthropic_usage
 from elelem.shapes.anthropic_messages.mapping import version_for
 from elelem.shapes.common import hosted_activity_line
-from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS_SHAPE
+from elelem.shapes.gemini_interactions import SHAPE as INTERACTIONS_SHAPE
 from elelem.shapes.openai_chat.mapping import map_usage as chat_usage
 from elelem.shapes.openai_responses import SHAPE as RESPONSES_SHAPE
 from elelem.shapes.openai_responses.mapping import map_usage as responses_usage
@@ -465,7 +465,7 @@ UNMAPPED_IN_CORPUS = {"advisor", "document_search"}
 COUNTERS_OF_NO_ACTIVITY = {SERVER_SIDE_TOOLS, SEARCH_SOURCES}
 
 
-INTERACTIONS = importlib.import_module("elelem.shapes.gemini.interactions")
+INTERACTIONS = importlib.import_module("elelem.shapes.gemini_interactions")
 
 
 def _corpus_names(root: Path) -> tuple[Counter[tuple[str, str, str]], Counter[tuple[str, str]]]:

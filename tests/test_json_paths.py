@@ -137,7 +137,7 @@ def test_every_json_path_replaced_or_deleted_gives_only_typed_errors(path: Path)
         # Gemini's Interactions API is parked out of the catalog; its parser
         # is still tested here.
         module = (
-            importlib.import_module("elelem.shapes.gemini.interactions")
+            importlib.import_module("elelem.shapes.gemini_interactions")
             if name == "gemini_interactions"
             else shape_module(name)
         )
@@ -311,7 +311,7 @@ def test_gemini_usage_numbers_out_of_range(count: object) -> None:
 
 
 def test_gemini_interactions_step_content_true() -> None:
-    from elelem.shapes.gemini.interactions import SHAPE as INTERACTIONS
+    from elelem.shapes.gemini_interactions import SHAPE as INTERACTIONS
 
     def feed() -> None:
         parser = INTERACTIONS.new_parser(ProviderId("google"), REQUEST)

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from conftest import corpus_root
 from elelem.cli import main
+from elelem.recordings import cassettes
 from elelem.shapes.ollama_native import SHAPE, assistant_wire
 from elelem.stream import AssembledResponse, Assembler
-from elelem.testing import cassettes
 from elelem.vocabulary import ProviderId, ReasoningBlock, TextBlock, ToolCallBlock
 
 OLLAMA = ProviderId("ollama-native")

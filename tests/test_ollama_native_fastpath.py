@@ -16,10 +16,10 @@ import msgspec
 import pytest
 
 from elelem.errors import ElelemError
+from elelem.recordings import cassettes
 from elelem.shapes.ollama_native import OllamaParser
 from elelem.shapes.ollama_native.fast import HotMessage, hot_decoder
 from elelem.stream import BlockEnd, BlockStart, Chunk, ReasoningDelta, TextDelta
-from elelem.testing import cassettes
 from elelem.vocabulary import ProviderId
 from test_ollama_native_corpus import PARAMS
 

@@ -16,10 +16,10 @@ import pytest
 
 from conftest import corpus_root
 from elelem.errors import StreamError
+from elelem.recordings import cassettes
 from elelem.shapes.openai_responses import SHAPE
 from elelem.shapes.openai_responses.encoder import native_items
 from elelem.stream import AssembledResponse, Assembler, Chunk
-from elelem.testing import cassettes
 from elelem.vocabulary import (
     ProviderId,
     ReasoningBlock,

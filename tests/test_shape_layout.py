@@ -24,7 +24,12 @@ PACKAGES = (
     "gemini",
     "bedrock_converse",
     "ollama_native",
+    "gemini_interactions",
 )
+
+# The parked Interactions shape builds no request yet (its ``encode_request``
+# refuses), so it has no portable acceptance table and no media spelling.
+PARKED = {"gemini_interactions": {"encoder.ACCEPTS", "media.LIMITS", "media.encode_media"}}
 
 NAMES = {
     "encoder": ("encode_request", "assistant_wire", "ACCEPTS"),
@@ -32,6 +37,7 @@ NAMES = {
     "errors": ("ERRORS", "classify_error", "error_from_event"),
     "mapping": ("FINISH_REASONS", "finish_reason", "map_usage"),
     "fast": ("hot_decoder",),
+    "media": ("LIMITS", "encode_media"),
 }
 
 
@@ -45,7 +51,8 @@ def test_every_package_has_the_same_modules_and_names(package: str) -> None:
         f"{name}.{attr}"
         for name, attrs in NAMES.items()
         for attr in attrs
-        if not hasattr(module(package, name), attr)
+        if f"{name}.{attr}" not in PARKED.get(package, set())
+        and not hasattr(module(package, name), attr)
     ]
     assert missing == []
     errors = module(package, "errors")
@@ -55,7 +62,7 @@ def test_every_package_has_the_same_modules_and_names(package: str) -> None:
     assert isinstance(table, Mapping) and table
     # every wire value of the table maps to a neutral finish reason
     assert set(table.values()) <= {"stop", "tool-calls", "max-tokens", "paused", "refused",
-                                   "content-filter", "aborted"}  # fmt: skip
+                                   "content-filter", "aborted", "error"}  # fmt: skip
     assert inspect.signature(mapping.map_usage).return_annotation in ("Usage", Usage)  # type: ignore[attr-defined]
     fast = module(package, "fast")
     hot = [n for n, v in vars(fast).items() if n.startswith("Hot") and isinstance(v, type)]

@@ -37,7 +37,7 @@ from elelem.shapes.common import (
     malformed,
     status_error_class,
 )
-from elelem.shapes.gemini.interactions import InteractionsParser
+from elelem.shapes.gemini_interactions import InteractionsParser
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, assemble
 from elelem.testing.servers import LoopbackServer, Reply, Send
 from elelem.transport import Driver, Endpoint, ResponseStream

@@ -45,7 +45,7 @@ PATH_RULES: list[tuple[re.Pattern[str], str]] = [
 """Request path pattern -> shape, tried in order.  ``gemini_interactions``
 (Gemini's Interactions API) is recognized so it can be named, but it is no
 shape of the catalog: its request encoder is not built (its parser lives in
-``elelem.shapes.gemini.interactions``)."""
+``elelem.shapes.gemini_interactions``)."""
 
 
 def _payload_type(payload: dict[str, Any]) -> str:

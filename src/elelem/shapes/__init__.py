@@ -42,13 +42,24 @@ finish reasons, usage   ``mapping``  ``FINISH_REASONS`` (wire value -> neutral f
 hot typed frames        ``fast``     ``Hot...`` structs and ``hot_decoder(...)``, the
                                      typed decoder the parser's ``fast`` hook uses
                                      (a frame it cannot decode goes to the dict path)
+images and documents    ``media``    ``LIMITS`` (the provider's documented size
+                                     limits), ``encode_media(block, …)`` (the wire's
+                                     spelling of an image or a document, or None
+                                     with the drop reported), and the wire's own
+                                     citations into documents where it has them
 ======================  ===========  =================================================
+
+What the wires share about images and documents (limit checks, data URLs,
+the documents of a request as providers number them, drop reports) is in
+:mod:`elelem.shapes.media`; nothing of one wire is.
 
 A package may hold more modules for what only its wire has: Chat
 Completions' ``dialects``, ``citations`` and ``merging``; Gemini's
-``grounding``, ``partial_args`` and ``interactions`` (the parked Interactions
-API, one module that uses the same names: ``encode_request``,
-``assistant_wire``, ``error_from_event``, ``FINISH_REASONS``,
-``finish_reason``, ``map_usage``); Responses' ``_items`` (what each output
+``grounding`` and ``partial_args``; Responses' ``_items`` (what each output
 item becomes).
+
+``gemini_interactions`` is the parked seventh shape (Gemini's Interactions
+API): the same modules and names for its response side and native replay,
+but no ``media`` and no ``ACCEPTS``, since its requests are not built yet
+(its ``encode_request`` refuses, and the catalog does not offer it).
 """

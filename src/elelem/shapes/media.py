@@ -1,8 +1,12 @@
-"""Images and documents on the wires: what every shape shares.
+"""Images and documents on the wires: the rules no one wire owns.
 
-- the documented size limits of each provider, checked before anything is
-  sent (:func:`check_limits`), an :class:`~elelem.errors.AttachmentTooLargeError`
-  naming the limit;
+Each shape's own spelling of an image or a document, its provider's
+documented limits (``LIMITS``) and its citations into documents are in the
+shape's ``media`` module (``encode_media``); this module holds what they
+share:
+
+- size limits, checked before anything is sent (:func:`check_limits`), an
+  :class:`~elelem.errors.AttachmentTooLargeError` naming the limit;
 - data URLs and base64 of a block's bytes;
 - the documents of a request in the order a provider numbers them
   (:func:`request_documents`), so a citation's ``document_index`` names
@@ -16,8 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,24 +28,18 @@ import msgspec
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.vocabulary import (
-    Attribution,
     BytesSource,
-    ChunksSource,
     DocumentBlock,
-    DocumentLocation,
     Drop,
     FileSource,
     ImageBlock,
     Message,
-    ProviderId,
     ProviderPayload,
     SearchResultSource,
-    Source,
-    TextSource,
     ToolResultBlock,
     URLSource,
 )
-from elelem.vocabulary.drop import FOREIGN_PAYLOAD, UNSUPPORTED
+from elelem.vocabulary.drop import FOREIGN_PAYLOAD
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
 MediaBlock = ImageBlock | DocumentBlock
@@ -64,20 +61,11 @@ class Limits:
     """The whole request's size: the inline bytes count as their base64."""
 
 
-LIMITS: dict[str, Limits] = {
-    # Anthropic: 5 MB per image (API), 8000×8000 px; PDFs 32 MB and 100 pages;
-    # a Messages request of at most 32 MB.
-    "anthropic": Limits("Anthropic", 5 * MB, 8000, 32 * MB, 100, 32 * MB),
-    # OpenAI: 20 MB per image; a file input up to 32 MB (and 100 pages); a
-    # request's inputs up to 50 MB.
-    "openai": Limits("OpenAI", 20 * MB, None, 32 * MB, 100, 50 * MB),
-    # Gemini: inline data up to 20 MB per request (larger goes through the File API).
-    "gemini": Limits("Gemini", 20 * MB, None, 20 * MB, 1000, 20 * MB),
-    # Bedrock Converse: an image up to 3.75 MB and 8000 px; a document up to 4.5 MB.
-    "bedrock": Limits("Bedrock", 3_932_160, 8000, 4_718_592, None),
-    # Ollama: no documented limit.
-    "ollama": Limits("Ollama"),
-}
+# OpenAI's limits hold on both of its wires (Responses and Chat Completions):
+# 20 MB per image; a file input up to 32 MB (and 100 pages); a request's
+# inputs up to 50 MB.  Every other provider's limits are in its shape's
+# ``media`` module.
+OPENAI_LIMITS = Limits("OpenAI", 20 * MB, None, 32 * MB, 100, 50 * MB)
 
 
 def check_limits(block: MediaBlock, limits: Limits | None, where: str) -> None:
@@ -186,6 +174,11 @@ class RequestDocuments:
     search_results: tuple[DocumentRef, ...] = ()
 
 
+def nonnegative_int(value: object) -> int | None:
+    """``value`` when it is an int (not a bool) of at least 0: a wire's index or offset."""
+    return value if type(value) is int and value >= 0 else None
+
+
 def request_documents(messages: tuple[Message, ...]) -> RequestDocuments:
     """The documents of ``messages`` in request order, each with the index of
     its message in ``messages`` and of its block there (those inside tool
@@ -205,64 +198,8 @@ def request_documents(messages: tuple[Message, ...]) -> RequestDocuments:
     return RequestDocuments(tuple(documents), tuple(results))
 
 
-_UNITS = {
-    "char_location": ("char", "start_char_index", "end_char_index", "document_index"),
-    "page_location": ("page", "start_page_number", "end_page_number", "document_index"),
-    "content_block_location": (
-        "block",
-        "start_block_index",
-        "end_block_index",
-        "document_index",
-    ),
-    "search_result_location": (
-        "block",
-        "start_block_index",
-        "end_block_index",
-        "search_result_index",
-    ),
-}
-
-
-def _int(value: object) -> int | None:
-    return value if type(value) is int and value >= 0 else None
-
-
-def anthropic_document_source(
-    citation: Mapping[str, Any], documents: RequestDocuments | None
-) -> Source | None:
-    """The :class:`~elelem.vocabulary.Source` of an Anthropic citation into a
-    document of the request (``char_location``, ``page_location``,
-    ``content_block_location``, ``search_result_location``), naming the
-    document, its title and the location in its own unit; None for any other
-    citation type or a location that is not well formed."""
-    unit_fields = _UNITS.get(str(citation.get("type")))
-    if unit_fields is None:
-        return None
-    unit, start_key, end_key, index_key = unit_fields
-    index, start, end = (_int(citation.get(k)) for k in (index_key, start_key, end_key))
-    if index is None or start is None or end is None:
-        return None
-    search = index_key == "search_result_index"
-    refs = () if documents is None else documents.search_results if search else documents.documents
-    ref = refs[index] if index < len(refs) else None
-    title = citation.get("title" if search else "document_title")
-    if not isinstance(title, str) or not title:
-        title = ref.document.name if ref is not None else None
-    location = DocumentLocation(
-        index,
-        unit,
-        start,
-        end,
-        ref.message if ref is not None else None,
-        ref.block if ref is not None else None,
-    )
-    # A search result is a document the caller supplied: its ``source`` string
-    # stays in the replay payload, the footnote names the result and blocks.
-    return Source(title=title, document=location)
-
-
 # --------------------------------------------------------------------------
-# each wire's spelling of an image or a document
+# what every wire's spelling of an image or a document uses
 # --------------------------------------------------------------------------
 
 Report = Callable[[str, str, str], None]
@@ -288,7 +225,7 @@ def document_text(block: DocumentBlock) -> str | None:
     return f"{head}\n{context}{text}\n</document>"
 
 
-def _foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
+def foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
     source = block.source
     if isinstance(source, FileSource) and source.file.provider != provider:
         report(
@@ -300,7 +237,7 @@ def _foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
     return False
 
 
-def _source_kind(block: MediaBlock) -> str:
+def source_kind(block: MediaBlock) -> str:
     source = block.source
     if isinstance(source, BytesSource):
         return f"type {block.media_type}"
@@ -309,247 +246,6 @@ def _source_kind(block: MediaBlock) -> str:
     if isinstance(source, FileSource):
         return "provider file"
     return "this source"
-
-
-def anthropic_media(
-    block: MediaBlock, provider: str, where: str, report: Report
-) -> dict[str, Any] | None:
-    """The Anthropic Messages content block of an image or a document (None
-    when it cannot go, reported): ``image`` / ``document`` with a base64,
-    url, file, text or content source and ``citations.enabled``, or a
-    ``search_result``."""
-    if _foreign_file(block, provider, report):
-        return None
-    check_limits(block, LIMITS["anthropic"], where)
-    source = block.source
-    if isinstance(block, ImageBlock):
-        if isinstance(source, BytesSource):
-            wire = {"type": "base64", "media_type": block.media_type, "data": source.blob.base64()}
-        elif isinstance(source, URLSource):
-            wire = {"type": "url", "url": source.url}
-        else:
-            assert isinstance(source, FileSource)
-            wire = {"type": "file", "file_id": source.id}
-        return {"type": "image", "source": wire}
-    if isinstance(source, SearchResultSource):
-        return {
-            "type": "search_result",
-            "source": source.source,
-            "title": block.title or source.source,
-            "content": [{"type": "text", "text": chunk} for chunk in source.chunks],
-            "citations": {"enabled": block.citations},
-        }
-    doc: dict[str, Any]
-    if isinstance(source, BytesSource) and block.media_type == "application/pdf":
-        doc = {"type": "base64", "media_type": "application/pdf", "data": source.blob.base64()}
-    elif isinstance(source, URLSource):
-        doc = {"type": "url", "url": source.url}
-    elif isinstance(source, FileSource):
-        doc = {"type": "file", "file_id": source.id}
-    elif isinstance(source, ChunksSource):
-        doc = {"type": "content", "content": [{"type": "text", "text": c} for c in source.chunks]}
-    elif block.text is not None:
-        doc = {"type": "text", "media_type": "text/plain", "data": block.text}
-    else:
-        report("document", UNSUPPORTED, f"Anthropic takes no document of {_source_kind(block)}")
-        return None
-    out: dict[str, Any] = {"type": "document", "source": doc}
-    if block.title:
-        out["title"] = block.title
-    if block.context:
-        out["context"] = block.context
-    if block.citations:
-        out["citations"] = {"enabled": True}
-    return out
-
-
-def responses_media(
-    block: MediaBlock, provider: str, where: str, report: Report
-) -> dict[str, Any] | None:
-    """The OpenAI Responses input part of an image (``input_image``: data URL
-    or URL, ``detail``; or ``file_id``) or a document (``input_file``:
-    ``file_data``/``file_url``/``file_id``, ``filename``; text documents as
-    ``input_text``)."""
-    if _foreign_file(block, provider, report):
-        return None
-    check_limits(block, LIMITS["openai"], where)
-    source = block.source
-    if isinstance(block, ImageBlock):
-        out: dict[str, Any] = {"type": "input_image"}
-        if isinstance(source, BytesSource):
-            out["image_url"] = data_url(block)
-        elif isinstance(source, URLSource):
-            out["image_url"] = source.url
-        else:
-            assert isinstance(source, FileSource)
-            out["file_id"] = source.id
-        out["detail"] = block.detail or "auto"
-        return out
-    if isinstance(source, BytesSource) and block.media_type == "application/pdf":
-        name = block.filename or block.title or "document.pdf"
-        return {"type": "input_file", "filename": name, "file_data": data_url(block)}
-    if isinstance(source, URLSource):
-        return {"type": "input_file", "file_url": source.url}
-    if isinstance(source, FileSource):
-        return {"type": "input_file", "file_id": source.id}
-    text = document_text(block)
-    if text is not None:
-        return {"type": "input_text", "text": text}
-    report("document", UNSUPPORTED, f"OpenAI Responses takes no document of {_source_kind(block)}")
-    return None
-
-
-def chat_media(
-    block: MediaBlock,
-    provider: str,
-    where: str,
-    report: Report,
-    *,
-    images: bool,
-    files: bool,
-    dialect: str,
-) -> dict[str, Any] | None:
-    """The Chat Completions content part of an image (``image_url``) or a
-    document (OpenAI's ``file`` part where the dialect takes files; text
-    documents as ``text``); a dialect that takes no images reports them."""
-    if _foreign_file(block, provider, report):
-        return None
-    source = block.source
-    if isinstance(block, ImageBlock):
-        if not images:
-            report("image", UNSUPPORTED, f"the {dialect} chat dialect takes no images")
-            return None
-        check_limits(block, LIMITS["openai"], where)
-        if isinstance(source, FileSource):
-            report("image", UNSUPPORTED, "Chat Completions takes no image file ids")
-            return None
-        url = source.url if isinstance(source, URLSource) else data_url(block)
-        image: dict[str, Any] = {"url": url}
-        if block.detail is not None:
-            image["detail"] = block.detail
-        return {"type": "image_url", "image_url": image}
-    text = document_text(block)
-    if text is not None:
-        return {"type": "text", "text": text}
-    if files and isinstance(source, BytesSource) and block.media_type == "application/pdf":
-        check_limits(block, LIMITS["openai"], where)
-        name = block.filename or block.title or "document.pdf"
-        return {"type": "file", "file": {"filename": name, "file_data": data_url(block)}}
-    if files and isinstance(source, FileSource):
-        return {"type": "file", "file": {"file_id": source.id}}
-    why = "files" if not files else f"documents of {_source_kind(block)}"
-    report("document", UNSUPPORTED, f"the {dialect} chat dialect takes no {why}")
-    return None
-
-
-def gemini_media(
-    block: MediaBlock, provider: str, where: str, report: Report
-) -> dict[str, Any] | None:
-    """The Gemini part of an image or document: ``inlineData`` for bytes,
-    ``fileData`` for a URL or a Gemini file; text documents as ``text``."""
-    if _foreign_file(block, provider, report):
-        return None
-    check_limits(block, LIMITS["gemini"], where)
-    source = block.source
-    text = document_text(block) if isinstance(block, DocumentBlock) else None
-    if text is not None:
-        return {"text": text}
-    if isinstance(source, BytesSource):
-        return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}
-    if isinstance(source, URLSource):
-        uri = source.url
-    elif isinstance(source, FileSource):
-        uri = source.id
-    else:
-        report("document", UNSUPPORTED, f"Gemini takes no document of {_source_kind(block)}")
-        return None
-    media_type = block.media_type or (
-        "application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg"
-    )
-    return {"fileData": {"mimeType": media_type, "fileUri": uri}}
-
-
-BEDROCK_IMAGE_FORMATS = {
-    "image/png": "png",
-    "image/jpeg": "jpeg",
-    "image/gif": "gif",
-    "image/webp": "webp",
-}
-BEDROCK_DOCUMENT_FORMATS = {
-    "application/pdf": "pdf",
-    "text/plain": "txt",
-    "text/markdown": "md",
-    "text/csv": "csv",
-    "text/html": "html",
-}
-_BEDROCK_NAME = re.compile(r"[^A-Za-z0-9\s\-\(\)\[\]]")
-
-
-def bedrock_document_name(block: DocumentBlock, index: int) -> str:
-    """A name Bedrock accepts (letters, digits, single spaces, hyphens,
-    parentheses, square brackets), from the document's own name."""
-    raw = block.name or f"document {index + 1}"
-    name = " ".join(_BEDROCK_NAME.sub(" ", raw).split())
-    return name[:200] or f"document {index + 1}"
-
-
-def bedrock_media(
-    block: MediaBlock, provider: str, where: str, report: Report, index: int = 0
-) -> dict[str, Any] | None:
-    """The Bedrock Converse content block of an image or a document (bytes
-    as base64, text documents as ``text``/``content`` sources,
-    ``citations.enabled``); URLs and provider files are reported."""
-    source = block.source
-    kind = media_kind(block)
-    if isinstance(source, (URLSource, FileSource)):
-        report(kind, UNSUPPORTED, f"Bedrock Converse takes no {kind} by {_source_kind(block)}")
-        return None
-    check_limits(block, LIMITS["bedrock"], where)
-    if isinstance(block, ImageBlock):
-        assert isinstance(source, BytesSource)
-        fmt = BEDROCK_IMAGE_FORMATS.get(block.media_type or "")
-        if fmt is None:
-            report("image", UNSUPPORTED, f"Bedrock takes no image of type {block.media_type}")
-            return None
-        return {"image": {"format": fmt, "source": {"bytes": source.blob.base64()}}}
-    doc: dict[str, Any]
-    if isinstance(source, BytesSource):
-        fmt = BEDROCK_DOCUMENT_FORMATS.get(block.media_type or "")
-        if fmt is None:
-            report("document", UNSUPPORTED, f"Bedrock takes no document of {block.media_type}")
-            return None
-        doc = {"format": fmt, "name": bedrock_document_name(block, index)}
-        doc["source"] = {"bytes": source.blob.base64()}
-    elif isinstance(source, TextSource):
-        doc = {"format": "txt", "name": bedrock_document_name(block, index)}
-        doc["source"] = {"text": source.text}
-    else:
-        assert isinstance(source, (ChunksSource, SearchResultSource))
-        doc = {"format": "txt", "name": bedrock_document_name(block, index)}
-        doc["source"] = {"content": [{"text": c} for c in source.chunks]}
-    if block.context:
-        doc["context"] = block.context
-    if block.citations:
-        doc["citations"] = {"enabled": True}
-    return {"document": doc}
-
-
-def ollama_media(block: MediaBlock, where: str, report: Report) -> tuple[str | None, str | None]:
-    """What Ollama's native chat takes of an image or a document: ``(image,
-    text)``, an image's base64 for the message's ``images`` or a text
-    document's text; PDFs, URLs and files are reported."""
-    source = block.source
-    if isinstance(block, DocumentBlock):
-        text = document_text(block)
-        if text is None:
-            report("document", UNSUPPORTED, f"Ollama takes no document of {_source_kind(block)}")
-        return None, text
-    if not isinstance(source, BytesSource):
-        report(
-            "image", UNSUPPORTED, f"Ollama takes images as bytes only, not by {_source_kind(block)}"
-        )
-        return None, None
-    return source.blob.base64(), None
 
 
 # --------------------------------------------------------------------------
@@ -601,164 +297,3 @@ def generated_by(block: ImageBlock, provider: str) -> str | None:
             if isinstance(found, str):
                 return found
     return None
-
-
-def responses_generated_image(
-    item: dict[str, Any], provider: ProviderId
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """An ``image_generation_call`` item split in two: the item with its
-    ``result`` emptied (its place kept, for replay), and the raw image block
-    holding the bytes (None, and the item unchanged, when there is no
-    decodable image)."""
-    fmt = item.get("output_format")
-    media_type = f"image/{'jpeg' if fmt == 'jpg' else fmt}" if isinstance(fmt, str) else None
-    marker = ProviderPayload(provider, GENERATED_BY, None, {"id": item.get("id")})
-    image = generated_image(item.get("result"), media_type, (marker,))
-    if image is None:
-        return item, None
-    return {k: (None if k == "result" else v) for k, v in item.items()}, image
-
-
-def restore_generated(item: dict[str, Any], images: Mapping[str, ImageBlock]) -> dict[str, Any]:
-    """A replayed ``image_generation_call`` item with the bytes of the image it
-    generated back in its ``result``, at their place."""
-    image = images.get(str(item.get("id")))
-    if item.get("result") is not None or image is None:
-        return item
-    assert isinstance(image.source, BytesSource)
-    encoded = image.source.blob.base64()
-    return {k: (encoded if k == "result" else v) for k, v in item.items()}
-
-
-_BEDROCK_LOCATIONS = {
-    # Bedrock numbers pages from 1 and chunks from 0, both ends inclusive;
-    # characters as a half-open span.  DocumentLocation's end is exclusive.
-    "documentChar": ("char", 0),
-    "documentPage": ("page", 1),
-    "documentChunk": ("block", 1),
-}
-
-
-def bedrock_citation(
-    citation: Mapping[str, Any], provider: ProviderId, documents: RequestDocuments | None = None
-) -> Attribution | None:
-    """The :class:`~elelem.vocabulary.Attribution` of one Bedrock Converse
-    document citation (``location.documentChar`` / ``documentPage`` /
-    ``documentChunk``), its excerpt the ``sourceContent`` text, the raw
-    citation its replay; None for a citation of another kind (see
-    :func:`bedrock_attribution`)."""
-    location = citation.get("location")
-    if not isinstance(location, dict) or len(location) != 1:
-        return None
-    ((kind, where),) = location.items()
-    if kind == "web":
-        return _bedrock_web_citation(citation, where, provider)
-    unit = _BEDROCK_LOCATIONS.get(kind)
-    if unit is None or not isinstance(where, dict):
-        return None
-    index, start, end = (_int(where.get(k)) for k in ("documentIndex", "start", "end"))
-    if index is None or start is None or end is None:
-        return None
-    refs = documents.documents if documents is not None else ()
-    ref = refs[index] if index < len(refs) else None
-    title = citation.get("title")
-    if not isinstance(title, str) or not title:
-        title = ref.document.name if ref is not None else None
-    excerpt = _source_text(citation)
-    return Attribution(
-        Source(
-            title=title,
-            document=DocumentLocation(
-                index,
-                unit[0],
-                start,
-                end + unit[1],
-                ref.message if ref is not None else None,
-                ref.block if ref is not None else None,
-            ),
-        ),
-        excerpt=excerpt or None,
-        replay=ProviderPayload(provider, "citation", None, dict(citation)),
-    )
-
-
-def bedrock_attribution(
-    citation: Mapping[str, Any], provider: ProviderId, documents: RequestDocuments | None = None
-) -> Attribution:
-    """The :class:`~elelem.vocabulary.Attribution` of any Bedrock Converse
-    citation: :func:`bedrock_citation` where it names a location this module
-    reads, else one that keeps what the citation says (its ``title``, its
-    ``sourceContent`` as the excerpt), the raw citation its replay either way."""
-    known = bedrock_citation(citation, provider, documents)
-    if known is not None:
-        return known
-    title = citation.get("title")
-    return Attribution(
-        Source(title=title if isinstance(title, str) and title else None),
-        excerpt=_source_text(citation) or None,
-        replay=ProviderPayload(provider, "citation", None, dict(citation)),
-    )
-
-
-def _source_text(citation: Mapping[str, Any]) -> str:
-    """The cited text of a Bedrock citation (its ``sourceContent`` texts)."""
-    return "".join(
-        str(part.get("text"))
-        for part in citation.get("sourceContent") or ()
-        if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
-
-
-def _bedrock_web_citation(
-    citation: Mapping[str, Any], where: object, provider: ProviderId
-) -> Attribution | None:
-    # A web page a server tool found (Nova web grounding): its URL, titled by
-    # the citation or the page's domain.  A web location without a URL (seen
-    # on document citations) names nothing: the raw citation is kept instead.
-    if not isinstance(where, dict) or not isinstance(where.get("url"), str) or not where["url"]:
-        return None
-    title = citation.get("title")
-    if not isinstance(title, str) or not title:
-        domain = where.get("domain")
-        title = domain if isinstance(domain, str) and domain else None
-    excerpt = _source_text(citation)
-    return Attribution(
-        Source(url=where["url"], title=title),
-        excerpt=excerpt or None,
-        replay=ProviderPayload(provider, "citation", None, dict(citation)),
-    )
-
-
-__all__ = [
-    "BEDROCK_DOCUMENT_FORMATS",
-    "BEDROCK_IMAGE_FORMATS",
-    "GENERATED_BY",
-    "LIMITS",
-    "DocumentRef",
-    "Limits",
-    "MediaBlock",
-    "Report",
-    "RequestDocuments",
-    "anthropic_document_source",
-    "anthropic_media",
-    "bedrock_attribution",
-    "bedrock_citation",
-    "bedrock_document_name",
-    "bedrock_media",
-    "chat_media",
-    "check_limits",
-    "check_request",
-    "data_url",
-    "document_text",
-    "file_id",
-    "gemini_media",
-    "generated_by",
-    "generated_image",
-    "line_report",
-    "media_kind",
-    "ollama_media",
-    "request_documents",
-    "responses_generated_image",
-    "responses_media",
-    "restore_generated",
-]

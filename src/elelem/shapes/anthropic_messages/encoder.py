@@ -27,6 +27,7 @@ from elelem.shapes.anthropic_messages.mapping import (
     TOOL_BETAS,
     hosted_tool_name,
 )
+from elelem.shapes.anthropic_messages.media import LIMITS, encode_media
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -38,7 +39,7 @@ from elelem.shapes.common import (
     stream_event_drop,
     system_text,
 )
-from elelem.shapes.media import LIMITS, anthropic_media, check_request, line_report
+from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -225,7 +226,7 @@ def _native_tool_call(part: ToolCallBlock, provider: str, at: str) -> dict[str, 
 
 
 def _media(block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str) -> Any:
-    return anthropic_media(block, provider, at, line_report(dropped.items, at))
+    return encode_media(block, provider, at, line_report(dropped.items, at))
 
 
 FILES_BETA = "files-api-2025-04-14"
@@ -570,7 +571,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The Messages API request for ``request``, to ``provider``."""
-    check_request(request.messages, LIMITS["anthropic"])
+    check_request(request.messages, LIMITS)
     dropped = Dropped()
     system_parts = [request.system] if request.system else []
     messages: list[dict[str, Any]] = []

@@ -43,8 +43,9 @@ from elelem.shapes.anthropic_messages.mapping import (
     tool_versions_from_wire,
     version_for,
 )
+from elelem.shapes.anthropic_messages.media import anthropic_document_source
 from elelem.shapes.common import fold_fields, malformed
-from elelem.shapes.media import RequestDocuments, anthropic_document_source, request_documents
+from elelem.shapes.media import RequestDocuments, request_documents
 from elelem.shapes.skeleton import (
     ParserSkeleton,
     decode_whole_object,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from elelem.errors import PayloadError, UnsupportedError
+from elelem.shapes.bedrock_converse.media import encode_media
 from elelem.shapes.bedrock_converse.parser import (
     DELTAS_FORMAT,
     REDACTED_FORMAT,
@@ -34,7 +35,7 @@ from elelem.shapes.common import (
     system_text,
     without_remote_mcp,
 )
-from elelem.shapes.media import bedrock_media, line_report
+from elelem.shapes.media import line_report
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -188,7 +189,7 @@ def assistant_wire(
             else:
                 content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = bedrock_media(part, provider, where, line_report(dropped.items, where), i)
+            wire = encode_media(part, provider, where, line_report(dropped.items, where), i)
             if wire is not None:
                 content.append(wire)
         elif isinstance(part, UnknownBlock) and stream_event(part):
@@ -217,7 +218,7 @@ def _portable_assistant(
         elif isinstance(part, HostedActivity):
             content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = bedrock_media(part, provider, where, line_report(dropped.items, where), i)
+            wire = encode_media(part, provider, where, line_report(dropped.items, where), i)
             if wire is not None:
                 content.append(wire)
         else:
@@ -238,7 +239,7 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
             inner: list[JSONValue] = [{"text": part.content}]
             for k, attachment in enumerate(part.attachments or ()):
                 at = f"content[{i}].attachments[{k}]"
-                wire = bedrock_media(attachment, provider, at, line_report(dropped.items, at), k)
+                wire = encode_media(attachment, provider, at, line_report(dropped.items, at), k)
                 if wire is not None:
                     inner.append(wire)
             result: dict[str, JSONValue] = {
@@ -249,7 +250,7 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
             content.append({"toolResult": result})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             at = f"content[{i}]"
-            wire = bedrock_media(part, provider, at, line_report(dropped.items, at), i)
+            wire = encode_media(part, provider, at, line_report(dropped.items, at), i)
             if wire is not None:
                 content.append(wire)
         else:

@@ -53,8 +53,8 @@ import msgspec
 from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_event
 from elelem.shapes.bedrock_converse.fast import HOT_EVENT, HotReasoning, hot_decoder
 from elelem.shapes.bedrock_converse.mapping import finish_reason, map_usage
+from elelem.shapes.bedrock_converse.media import bedrock_attribution
 from elelem.shapes.common import decode_frame, fold_fields, malformed
-from elelem.shapes.media import bedrock_attribution
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,

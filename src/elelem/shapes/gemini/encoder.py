@@ -26,7 +26,8 @@ from elelem.shapes.common import (
     system_text,
     without_remote_mcp,
 )
-from elelem.shapes.media import LIMITS, check_request, gemini_media, line_report
+from elelem.shapes.gemini.media import LIMITS, encode_media
+from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
     check_table,
@@ -194,7 +195,7 @@ def _native_parts(
 def _media(
     block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str
 ) -> list[dict[str, Any]]:
-    wire = gemini_media(block, provider, at, line_report(dropped.items, at))
+    wire = encode_media(block, provider, at, line_report(dropped.items, at))
     return [] if wire is None else [wire]
 
 
@@ -402,7 +403,7 @@ def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The ``generateContent`` request for ``request``, to ``provider``."""
-    check_request(request.messages, LIMITS["gemini"])
+    check_request(request.messages, LIMITS)
     dropped = Dropped()
     system = [request.system] if request.system else []
     calls = _call_index(request.messages, provider)

@@ -32,7 +32,8 @@ from elelem.shapes.common import (
     stream_event_drop,
     without_remote_mcp,
 )
-from elelem.shapes.media import line_report, ollama_media
+from elelem.shapes.media import line_report
+from elelem.shapes.ollama_native.media import encode_media
 from elelem.shapes.ollama_native.parser import (
     SYNTHESIZED_ID_FORMAT,
     TOOL_EXTRA_FORMAT,
@@ -197,7 +198,7 @@ def _other_messages(
         elif isinstance(part, TextBlock):
             out.append({"role": role, "content": context_text(message.source, part.text)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
-            image, as_text = ollama_media(part, where, line_report(dropped.items, where))
+            image, as_text = encode_media(part, where, line_report(dropped.items, where))
             if as_text is not None:
                 out.append({"role": role, "content": as_text})
             elif image is not None:

@@ -29,8 +29,9 @@ from elelem.shapes.common import (
     stream_event_drop,
     without_remote_mcp,
 )
-from elelem.shapes.media import chat_media, line_report
+from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
+from elelem.shapes.openai_chat.media import encode_media
 from elelem.shapes.openai_chat.parser import (
     CHOICE_FIELD_TYPE,
     REASONING_DETAILS_FORMAT,
@@ -301,7 +302,7 @@ def _media(
     at: str,
     dropped: list[Drop],
 ) -> dict[str, JSONValue] | None:
-    return chat_media(
+    return encode_media(
         block,
         provider,
         at,

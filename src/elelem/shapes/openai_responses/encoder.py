@@ -28,15 +28,9 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
-from elelem.shapes.media import (
-    LIMITS,
-    check_request,
-    generated_by,
-    line_report,
-    responses_media,
-    restore_generated,
-)
+from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -115,7 +109,7 @@ class _Input:
 
     def media(self, block: ImageBlock | DocumentBlock, where: str) -> dict[str, Any] | None:
         """An image's or document's input part."""
-        return responses_media(block, self.provider, where, line_report(self.dropped.items, where))
+        return encode_media(block, self.provider, where, line_report(self.dropped.items, where))
 
     def flush(self) -> None:
         self._open = None
@@ -467,7 +461,7 @@ def encode_request(
 ) -> EncodedRequest:
     """The Responses request for ``request`` sent to ``provider``: native replay
     of ``provider``'s own items, portable encoding of the rest."""
-    check_request(request.messages, LIMITS["openai"])
+    check_request(request.messages, LIMITS)
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
     for index, message in enumerate(request.messages):
         builder.message(index, message)

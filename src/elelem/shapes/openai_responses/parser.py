@@ -38,11 +38,11 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError, UnsupportedError
-from elelem.shapes.media import responses_generated_image
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.errors import error_from_event
 from elelem.shapes.openai_responses.fast import TEXT_DELTA, HotTextDelta, hot_decoder
 from elelem.shapes.openai_responses.mapping import finish_reason, map_usage
+from elelem.shapes.openai_responses.media import responses_generated_image
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,

@@ -24,20 +24,15 @@ built: :data:`SHAPE` raises :class:`~elelem.errors.UnsupportedError` there.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 import msgspec
 
-from elelem.errors import (
-    PayloadError,
-    StreamError,
-    UnsupportedError,
-)
-from elelem.shapes.base import ShapeSpec
-from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
-from elelem.shapes.common import malformed, part_type, stream_event, stream_event_drop
-from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
+from elelem.shapes.common import malformed
+from elelem.shapes.gemini_interactions.errors import error_from_event
+from elelem.shapes.gemini_interactions.fast import hot_decoder
+from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body
 from elelem.stream import (
     BlockEnd,
@@ -56,60 +51,11 @@ from elelem.stream import (
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
-    Drop,
     HostedActivity,
-    Message,
     ProviderId,
     ProviderPayload,
-    ReasoningBlock,
     Source,
-    TextBlock,
-    ToolCallBlock,
-    UnknownBlock,
-    Usage,
-    neutral_activity_name,
 )
-from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
-from elelem.wire import EncodedRequest, ModelRequest
-
-HOSTED_NAMES: dict[str, str] = {
-    tool: neutral_activity_name(tool)
-    for tool in ("google_search", "url_context", "code_execution", "file_search", "google_maps")
-}
-"""Interactions hosted tool (the step type without ``_call``/``_result``) -> neutral
-name, through the one table of :func:`elelem.vocabulary.neutral_activity_name`."""
-
-FINISH_REASONS: dict[str, str] = {
-    "completed": "stop",
-    "requires_action": "tool-calls",
-    "incomplete": "max-tokens",
-    "failed": "error",
-    "cancelled": "aborted",
-}
-"""Final interaction ``status`` -> neutral finish reason (unknown ones kept)."""
-
-
-def finish_reason(status: str) -> str:
-    """The neutral finish reason of a final interaction ``status`` (unknown ones kept)."""
-    return FINISH_REASONS.get(status, status)
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def map_usage(raw: Mapping[str, Any]) -> Usage:
-    """A :class:`Usage` from an interaction's ``usage`` (cached input counted
-    once; the tool-use prompt tokens are ``input``, as in ``usageMetadata``)."""
-    cached = _count(raw.get("total_cached_tokens"))
-    tool_prompt = _count(raw.get("total_tool_use_tokens"))
-    return Usage(
-        input=max(_count(raw.get("total_input_tokens")) - cached, 0) + tool_prompt,
-        output=_count(raw.get("total_output_tokens")),
-        cache_read=cached,
-        reasoning=_count(raw.get("total_thought_tokens")),
-        raw=dict(raw),
-    )
 
 
 def annotation_attribution(
@@ -168,6 +114,7 @@ class InteractionsParser(ParserSkeleton):
         self._next = 0
         self._calls = 0
         self._activities: dict[str, HostedActivity] = {}
+        self._hot = hot_decoder()
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame (``[DONE]`` ends the stream and carries nothing: the
@@ -176,8 +123,27 @@ class InteractionsParser(ParserSkeleton):
             return ()
         return super().message(event, data)
 
+    def fast(self, event: str, data: str) -> list[Chunk] | None:
+        """The chunk of a typed ``step.delta`` of text or thought, or None."""
+        del event
+        try:
+            hot = self._hot.decode(data)
+        except msgspec.DecodeError:  # any other frame (a ValidationError is one too)
+            return None
+        block = self._steps.get(hot.index)
+        if hot.event_type != "step.delta" or block is None:
+            return None
+        delta = hot.delta
+        if block.kind == "text" and delta.type == "text":
+            block.text.append(delta.text)
+            return [TextDelta(block.key, delta.text)]
+        if block.kind == "thought" and delta.type != "thought_signature":
+            block.text.append(delta.text)
+            return [ReasoningDelta(block.key, delta.text)]
+        return None
+
     def event(self, data: dict[str, Any], event: str = "") -> list[Chunk]:
-        """Apply one decoded event; return its chunks."""
+        """Apply one decoded event (its handler from :attr:`HANDLERS`); return its chunks."""
         etype = data.get("event_type")
         if etype == "error" or (etype is None and isinstance(data.get("error"), dict)):
             raise error_from_event(data)
@@ -187,17 +153,36 @@ class InteractionsParser(ParserSkeleton):
             return self._created(data.get("interaction"))
         if not self.started:
             raise malformed(f"gemini interactions {etype} event before interaction.created", data)
-        if etype == "interaction.status_update":
-            return []
-        if etype == "step.start":
-            return self._step_start(self._index(data), data.get("step"))
-        if etype == "step.delta":
-            return self._step_delta(self._index(data), data.get("delta"))
-        if etype == "step.stop":
-            return self._step_stop(self._index(data))
-        if etype == "interaction.completed":
-            return self._completed(data.get("interaction"))
-        return self.unknown_event(str(etype), data)
+        handler = self.HANDLERS.get(etype) if isinstance(etype, str) else None
+        if handler is None:
+            return self.unknown_event(str(etype), data)
+        return handler(self, data)
+
+    def _on_step_start(self, data: dict[str, Any]) -> list[Chunk]:
+        return self._step_start(self._index(data), data.get("step"))
+
+    def _on_step_delta(self, data: dict[str, Any]) -> list[Chunk]:
+        return self._step_delta(self._index(data), data.get("delta"))
+
+    def _on_step_stop(self, data: dict[str, Any]) -> list[Chunk]:
+        return self._step_stop(self._index(data))
+
+    def _on_completed(self, data: dict[str, Any]) -> list[Chunk]:
+        return self._completed(data.get("interaction"))
+
+    def _on_status_update(self, data: dict[str, Any]) -> list[Chunk]:
+        del data  # a status between steps carries nothing to keep
+        return []
+
+    HANDLERS: ClassVar[dict[str, Callable[[InteractionsParser, dict[str, Any]], list[Chunk]]]] = {
+        "interaction.status_update": _on_status_update,
+        "step.start": _on_step_start,
+        "step.delta": _on_step_delta,
+        "step.stop": _on_step_stop,
+        "interaction.completed": _on_completed,
+    }
+    """Event type -> handler, for a started interaction (``interaction.created``
+    starts one; any other type is kept as an unknown event)."""
 
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
@@ -370,21 +355,6 @@ class InteractionsParser(ParserSkeleton):
         return out
 
 
-def _event_fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
-    """An interactions error event: ``{"error": {"code": "INVALID_ARGUMENT", "message"}}``."""
-    del headers
-    error = data.get("error") if isinstance(data, Mapping) else None
-    return ErrorFields(type=text_field(error, "code"), message=text_field(error, "message"))
-
-
-EVENT_ERRORS = ErrorTable("gemini interactions", _event_fields, types=STATUS_TYPES)
-"""The table of an interactions stream's error events (HTTP errors are Gemini's)."""
-
-
-def error_from_event(data: Mapping[str, Any]) -> StreamError:
-    return classify_event(EVENT_ERRORS, data)
-
-
 def interaction_chunks(interaction: Mapping[str, Any], provider: ProviderId) -> list[Chunk]:
     """The chunks of a non-streaming interaction object (the same a stream gives)."""
     parser = InteractionsParser(provider)
@@ -446,87 +416,6 @@ def _whole_step_deltas(parser: InteractionsParser, index: int, step: dict[str, A
     return out
 
 
-def interaction_steps(
-    message: Message, provider: ProviderId
-) -> tuple[dict[str, Any], tuple[Drop, ...]]:
-    """The steps of one assistant message as the Interactions API returned them.
-
-    Only ``provider``'s own blocks rebuild; anything else is reported dropped.
-    """
-    steps: list[dict[str, Any]] = []
-    dropped: list[Drop] = []
-
-    def find(payloads: tuple[ProviderPayload, ...], fmt: str) -> Any:
-        for p in payloads:
-            if p.provider == provider and p.format == fmt:
-                return p.value
-        return None
-
-    for i, part in enumerate(message.content):
-        if isinstance(part, ReasoningBlock):
-            step: dict[str, Any] = {"type": "thought"}
-            signature = find(part.payloads, "signature")
-            if signature is not None:
-                step["signature"] = signature
-            if part.text:
-                step["summary"] = [{"type": "text", "text": part.text}]
-        elif isinstance(part, TextBlock):
-            item = dict(find(part.payloads, "content_fields") or {"type": "text"})
-            item["text"] = part.text
-            notes = [
-                a.replay.value
-                for a in part.attributions
-                if a.replay and a.replay.provider == provider
-            ]
-            if notes:
-                item["annotations"] = notes
-            step = {"type": "model_output", "content": [item]}
-        elif isinstance(part, ToolCallBlock):
-            step = {
-                "type": "function_call",
-                "id": part.id,
-                "name": part.name,
-                "arguments": part.input,
-            }
-        elif isinstance(part, HostedActivity):
-            if part.payload is None or part.payload.provider != provider:
-                dropped.append(
-                    Drop(
-                        f"content[{i}]", "hosted", UNREPLAYABLE, f"{part.name}: no {provider} step"
-                    )
-                )
-                continue
-            if not isinstance(part.payload.value, dict):
-                raise PayloadError(f"part {i}: {provider} step payload is not an object", "$.value")
-            steps.append(dict(part.payload.value))
-            continue
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.append(stream_event_drop(f"content[{i}]", part))
-            continue
-        elif isinstance(part, UnknownBlock):
-            steps.append(dict(part.raw))
-            continue
-        else:
-            dropped.append(
-                Drop(f"content[{i}]", part_type(part), UNSUPPORTED, "no interactions step")
-            )
-            continue
-        step.update(find(part.payloads, "step_fields") or {})
-        steps.append(step)
-    return {"steps": steps}, tuple(dropped)
-
-
-assistant_wire = interaction_steps
-"""The ``assistant_wire`` hook ``elelem inspect --wire-replay`` calls."""
-
-
-def encode_request(
-    request: ModelRequest, *, provider: ProviderId, stream: bool = True
-) -> EncodedRequest:
-    """Not built yet: raises :class:`~elelem.errors.UnsupportedError`."""
-    raise UnsupportedError("requests to the Gemini Interactions API are not supported yet")
-
-
 def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
     """The chunks of a non-streaming interaction body."""
     del request
@@ -536,31 +425,3 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
     if isinstance(data.get("error"), dict):
         raise error_from_event(data)
     return interaction_chunks(data, provider)
-
-
-SHAPE = ShapeSpec(
-    "gemini_interactions",
-    "sse",
-    encode=encode_request,
-    parser=InteractionsParser,
-    parse_body=parse_body,
-    # HTTP errors carry the same Google error bodies as generateContent's.
-    classify=classify_error,
-)
-"""The Gemini Interactions shape (response side)."""
-
-__all__ = [
-    "FINISH_REASONS",
-    "HOSTED_NAMES",
-    "SHAPE",
-    "InteractionsParser",
-    "annotation_attribution",
-    "assistant_wire",
-    "encode_request",
-    "error_from_event",
-    "finish_reason",
-    "interaction_chunks",
-    "interaction_steps",
-    "map_usage",
-    "parse_body",
-]

@@ -1,0 +1,59 @@
+"""Images and documents on the Gemini wire (``inlineData``, ``fileData``).
+
+Sans-IO like every shape: the bytes are in the blocks.  What every wire
+shares (limits checking, data URLs, the documents of a request, drop
+reports) is :mod:`elelem.shapes.media`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elelem.shapes.media import (
+    MB,
+    Limits,
+    MediaBlock,
+    Report,
+    check_limits,
+    document_text,
+    foreign_file,
+    source_kind,
+)
+from elelem.vocabulary import (
+    BytesSource,
+    DocumentBlock,
+    FileSource,
+    URLSource,
+)
+from elelem.vocabulary.drop import UNSUPPORTED
+
+# Gemini: inline data up to 20 MB per request (larger goes through the File API).
+LIMITS = Limits("Gemini", 20 * MB, None, 20 * MB, 1000, 20 * MB)
+"""Gemini's documented limits on inline images and documents."""
+
+
+def encode_media(
+    block: MediaBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The Gemini part of an image or document: ``inlineData`` for bytes,
+    ``fileData`` for a URL or a Gemini file; text documents as ``text``."""
+    if foreign_file(block, provider, report):
+        return None
+    check_limits(block, LIMITS, where)
+    source = block.source
+    text = document_text(block) if isinstance(block, DocumentBlock) else None
+    if text is not None:
+        return {"text": text}
+    if isinstance(source, BytesSource):
+        return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}
+    if isinstance(source, URLSource):
+        uri = source.url
+    elif isinstance(source, FileSource):
+        uri = source.id
+    else:
+        report("document", UNSUPPORTED, f"Gemini takes no document of {source_kind(block)}")
+        return None
+    media_type = block.media_type or (
+        "application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg"
+    )
+    return {"fileData": {"mimeType": media_type, "fileUri": uri}}

@@ -1,0 +1,56 @@
+"""Gemini's Interactions API (``POST /v1beta/interactions``), the parked
+seventh shape: the response side, and native replay of its steps.
+
+Its package has the same modules under the same names as every shape
+(:mod:`elelem.shapes`); requests to it are not built yet (``encode_request``
+raises :class:`~elelem.errors.UnsupportedError`).
+"""
+
+from __future__ import annotations
+
+from elelem.shapes.base import ShapeSpec
+from elelem.shapes.gemini_interactions.encoder import (
+    assistant_wire,
+    encode_request,
+    interaction_steps,
+)
+from elelem.shapes.gemini_interactions.errors import classify_error, error_from_event
+from elelem.shapes.gemini_interactions.mapping import (
+    FINISH_REASONS,
+    HOSTED_NAMES,
+    finish_reason,
+    map_usage,
+)
+from elelem.shapes.gemini_interactions.parser import (
+    InteractionsParser,
+    annotation_attribution,
+    interaction_chunks,
+    parse_body,
+)
+
+SHAPE = ShapeSpec(
+    "gemini_interactions",
+    "sse",
+    encode=encode_request,
+    parser=InteractionsParser,
+    parse_body=parse_body,
+    # HTTP errors carry the same Google error bodies as generateContent's.
+    classify=classify_error,
+)
+"""The Gemini Interactions shape (response side)."""
+
+__all__ = [
+    "FINISH_REASONS",
+    "HOSTED_NAMES",
+    "SHAPE",
+    "InteractionsParser",
+    "annotation_attribution",
+    "assistant_wire",
+    "encode_request",
+    "error_from_event",
+    "finish_reason",
+    "interaction_chunks",
+    "interaction_steps",
+    "map_usage",
+    "parse_body",
+]
