@@ -41,7 +41,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 
 from elelem.errors import StreamError
 from elelem.stream import AssembledResponse
-from elelem.transport.stream_core import StreamCore
+from elelem.transport.config import StartedRequest
 from elelem.vocabulary import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
 PROVIDER_NAMES = {
@@ -120,7 +120,7 @@ class GenAITracer:
         self.tracer = trace.get_tracer(TRACER_NAME, tracer_provider=tracer_provider)
         self.capture_content = capture_content
 
-    def start(self, stream: StreamCore) -> _RequestSpan:
+    def start(self, stream: StartedRequest) -> _RequestSpan:
         """Open the span of ``stream``'s request."""
         request, endpoint = stream.request, stream.endpoint
         provider = str(endpoint.provider)

@@ -11,6 +11,7 @@ arrived), each retry told on the stream; retrying anything else is the
 caller's, e.g. with the opt-in :func:`elelem.transport.retry.retry`.
 """
 
+from elelem.transport.config import StartedRequest
 from elelem.transport.driver import (
     Driver,
     RequestHook,
@@ -46,6 +47,7 @@ __all__ = [
     "SSEDecoder",
     "SSEEvent",
     "SigV4Signer",
+    "StartedRequest",
     "SyncResponseStream",
     "Timeouts",
     "parse_retry_after",

@@ -32,7 +32,7 @@ from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
 from elelem.stream.chunks import ReasoningDelta
 from elelem.transport.config import Settings
-from elelem.transport.stream_core import TAIL_GRACE, StreamCore
+from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
 from elelem.vocabulary import Part
 
 T = TypeVar("T")
@@ -116,7 +116,7 @@ class SyncResponseStream(StreamCore):
         """Drain the stream and return the assembled response."""
         self._drain()
         while (state := self._draining_step()) is not None:
-            if state == "open":
+            if state is OPEN:
                 self._guard(self._pump, True)  # the whole body in one loop
             else:
                 self._guard(self._io(state))
@@ -129,7 +129,7 @@ class SyncResponseStream(StreamCore):
 
     def start(self) -> None:
         """Send the request and wait for the response headers (idempotent)."""
-        if self._state == "new":
+        if self._state is NEW:
             self._guard(self._open)
 
     def close(self) -> None:
@@ -159,10 +159,10 @@ class SyncResponseStream(StreamCore):
             raise StopIteration
         return ready
 
-    def _io(self, state: str) -> Callable[..., None]:
-        if state == "new":
+    def _io(self, state: StreamState) -> Callable[..., None]:
+        if state is NEW:
             return self._open
-        if state == "open":
+        if state is OPEN:
             return self._pump
         return self._pause
 
@@ -180,7 +180,7 @@ class SyncResponseStream(StreamCore):
 
     def _pause(self) -> None:
         time.sleep(self._wait)
-        self._state = "new"
+        self._move(NEW)
 
     def _open(self) -> None:
         http = self._driver.sync_http()

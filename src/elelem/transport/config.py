@@ -5,15 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import httpx2
 
 from elelem.stream import AssembledResponse
+from elelem.transport.endpoint import Endpoint
 from elelem.transport.limits import Limits
+from elelem.wire import ModelRequest
 
-if TYPE_CHECKING:
-    from elelem.transport.stream_core import StreamCore
+
+class StartedRequest(Protocol):
+    """What a :class:`RequestHook` is shown of a response whose request is
+    being sent (a :class:`~elelem.transport.ResponseStream` is one)."""
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The provider endpoint the request goes to."""
+        ...
+
+    @property
+    def request(self) -> ModelRequest:
+        """The neutral request."""
+        ...
 
 
 class RequestSpan(Protocol):
@@ -31,7 +45,7 @@ class RequestHook(Protocol):
     the span's ``end`` exactly once (retries belong to the same response).
     A hook must not raise: its exception would propagate from the stream."""
 
-    def start(self, stream: StreamCore) -> RequestSpan:
+    def start(self, stream: StartedRequest) -> RequestSpan:
         """The request of ``stream`` is being sent."""
         ...
 
@@ -77,4 +91,4 @@ class Settings(Protocol):
     clock: Callable[[], datetime]
 
 
-__all__ = ["RequestHook", "RequestSpan", "Settings", "Timeouts"]
+__all__ = ["RequestHook", "RequestSpan", "Settings", "StartedRequest", "Timeouts"]

@@ -52,7 +52,7 @@ from elelem.transport.endpoint import Endpoint
 from elelem.transport.failures import parse_retry_after, stamp_error
 from elelem.transport.limits import DEFAULT_LIMITS, Limits
 from elelem.transport.retry import RetryPolicy
-from elelem.transport.stream_core import TAIL_GRACE, StreamCore
+from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
 from elelem.vocabulary import Part
 from elelem.wire import ModelRequest, Shape
 
@@ -148,7 +148,7 @@ class ResponseStream(StreamCore):
 
     async def start(self) -> None:
         """Send the request and wait for the response headers (idempotent)."""
-        if self._state == "new":
+        if self._state is NEW:
             await self._guard(self._open())
 
     async def aclose(self) -> None:
@@ -178,10 +178,10 @@ class ResponseStream(StreamCore):
             raise StopAsyncIteration
         return ready
 
-    def _io(self, state: str, drain: bool = False) -> Awaitable[None]:
-        if state == "new":
+    def _io(self, state: StreamState, drain: bool = False) -> Awaitable[None]:
+        if state is NEW:
             return self._open()
-        if state == "open":
+        if state is OPEN:
             return self._pump(drain)
         return self._pause()
 
@@ -199,7 +199,7 @@ class ResponseStream(StreamCore):
 
     async def _pause(self) -> None:
         await anyio.sleep(self._wait)
-        self._state = "new"
+        self._move(NEW)
 
     async def _open(self) -> None:
         http = self._driver.http()

@@ -20,6 +20,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -53,6 +54,47 @@ from elelem.transport.limits import BodyMeter
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
 from elelem.vocabulary import Drop, Part
 from elelem.wire import FrameParser, ModelRequest, Shape
+
+
+class StreamState(StrEnum):
+    """Where a response stream is; every change goes through :data:`TRANSITIONS`."""
+
+    NEW = "new"
+    """The request is to be sent (the shell's next step: open)."""
+    OPEN = "open"
+    """The body is being read (the shell's next step: read)."""
+    WAIT = "wait"
+    """A retry waits out its delay (the shell's next step: pause), then NEW."""
+    FINISHED = "finished"
+    """The terminal event arrived, or a fault was deferred until the frames
+    before it are handed out."""
+    EOF = "eof"
+    """The body ended without the terminal event."""
+    CLOSED = "closed"
+    """The caller closed the stream before it ended."""
+    FAILED = "failed"
+    """An error ended the stream (kept, raised again on every step)."""
+
+
+NEW, OPEN, WAIT, FINISHED, EOF, CLOSED, FAILED = StreamState
+
+TRANSITIONS: dict[StreamState, frozenset[StreamState]] = {
+    NEW: frozenset({OPEN, FINISHED, CLOSED, FAILED, WAIT}),  # FINISHED: a whole body
+    OPEN: frozenset({FINISHED, EOF, CLOSED, FAILED, WAIT}),
+    WAIT: frozenset({NEW, CLOSED, FAILED}),
+    # OPEN again: a last NDJSON line cut short is read at the body's end as
+    # an SSE event cut short is, and so ends in EOF like it.
+    FINISHED: frozenset({OPEN, FAILED, WAIT}),
+    EOF: frozenset({FAILED, WAIT}),
+    CLOSED: frozenset({FAILED}),
+    FAILED: frozenset({FAILED, WAIT}),
+}
+"""Every state a stream may move to from each state: the whole machine on
+one screen (a retry goes from the state its error left back through WAIT)."""
+
+_STEPS = (NEW, OPEN, WAIT)
+"""The states whose next step is the shell's I/O."""
+
 
 if TYPE_CHECKING:
     pass
@@ -141,9 +183,7 @@ class StreamCore:
         self._messages: Any = None
         self._lines = False
         self._runs = False  # the decoder hands the parser runs (SSEDecoder.feed)
-        # new -> open -> eof | finished | failed | closed; a retry goes back
-        # through wait -> new
-        self._state = "new"
+        self._state = NEW
         # Set by final(): nobody observes single chunks, so they go straight
         # to the assembler instead of through the queue of pairs.
         self._draining = False
@@ -192,9 +232,9 @@ class StreamCore:
 
     # -- the loop ----------------------------------------------------------------
 
-    def _ready(self) -> tuple[Chunk, tuple[Part, ...]] | str | None:
+    def _ready(self) -> tuple[Chunk, tuple[Part, ...]] | StreamState | None:
         """The next pair when one is queued; else the I/O step the shell must
-        take (``"new"``: open, ``"open"``: read, ``"wait"``: pause); None at
+        take (NEW: open, OPEN: read, WAIT: pause); None at
         the end of a whole stream.  Raises the error that ended it."""
         while not self._pending:
             if self._deferred is not None:
@@ -202,27 +242,27 @@ class StreamCore:
                     continue
                 self._fail(self._deferred)
             state = self._state
-            if state in ("new", "open", "wait"):
+            if state in _STEPS:
                 return state
-            if state == "finished":
+            if state is FINISHED:
                 self._settle(None)
                 return None
-            if state == "eof":
+            if state is EOF:
                 error = self._incomplete()
                 if self._retried(error):
                     continue
-                self._state = "failed"
+                self._move(FAILED)
                 self._error = error
                 self._settle(error)
                 raise error
-            if state == "closed":
+            if state is CLOSED:
                 if self.assembler.finished:
                     self._settle(None)
                     return None
                 self._error = IncompleteStreamError(
                     "the stream was closed before the response finished"
                 )
-                self._state = "failed"
+                self._move(FAILED)
                 self._settle(self._error)
                 raise self._error
             assert self._error is not None
@@ -239,16 +279,21 @@ class StreamCore:
             self.last_committed = pending[-1][1]
             pending.clear()
 
-    def _draining_step(self) -> str | None:
+    def _draining_step(self) -> StreamState | None:
         """While draining, the I/O step left before the terminal states (which
         the shell then settles through :meth:`_ready`); None when none is."""
-        if self._deferred is None and self._state in ("new", "open", "wait"):
+        if self._deferred is None and self._state in _STEPS:
             return self._state
         return None
 
+    def _move(self, to: StreamState) -> None:
+        if to not in TRANSITIONS[self._state]:
+            raise RuntimeError(f"stream state {self._state} cannot become {to}")
+        self._state = to
+
     def _closing(self) -> None:
-        if self._state in ("new", "open", "wait"):
-            self._state = "closed"
+        if self._state in _STEPS:
+            self._move(CLOSED)
 
     def _closed(self) -> None:
         """The shell closed the connection: tell the hooks, if not told yet."""
@@ -258,7 +303,7 @@ class StreamCore:
 
     def _fail(self, exc: BaseException) -> None:
         self._deferred = None
-        self._state = "failed"
+        self._move(FAILED)
         self._error = self._endpoint.redactor.redact_error(exc)
         self._settle(exc)
         raise exc
@@ -282,8 +327,8 @@ class StreamCore:
         # Whatever the provider echoed (a key in an error event or body)
         # leaves the driver redacted: messages, records and tracebacks.
         self._endpoint.redactor.redact_error(exc)
-        if self._state not in ("failed", "closed"):
-            self._state = "failed"
+        if self._state not in (FAILED, CLOSED):
+            self._move(FAILED)
         if self._error is None and isinstance(exc, Exception):
             self._error = exc
         elif self._error is None:
@@ -327,7 +372,7 @@ class StreamCore:
             self._pending.append((notice, ()))
         self._wait = delay
         self._waited += delay
-        self._state = "wait"
+        self._move(WAIT)
         self._deferred = self._error = None
         self._response = self._body = self._parser = self._decoder = None
         self.status = self.request_id = self.tail = None
@@ -442,7 +487,7 @@ class StreamCore:
 
     def _whole(self, body: bytes) -> None:
         """Map a whole JSON body (the connection already closed)."""
-        self._state = "finished"
+        self._move(FINISHED)
         self._parse(self._shape.parse_response, body, self._endpoint.provider, self._request)
         if not self.assembler.finished and self._deferred is None:
             self._deferred = IncompleteStreamError(
@@ -455,9 +500,9 @@ class StreamCore:
         response, parser = self._response, self._parser
         assert response is not None and parser is not None
         self._body = body
-        self._state = "open"
+        self._move(OPEN)
         if self._parse(parser.open, response.status_code, response.headers):
-            self._state = "finished"
+            self._move(FINISHED)
             return True
         return False
 
@@ -483,11 +528,11 @@ class StreamCore:
         decoder = self._decoder
         assert decoder is not None
         self._frames(decoder.feed(data, True) if self._runs else decoder.feed(data))  # type: ignore[call-arg]
-        if self._state == "open" and decoder.failure is not None:
+        if self._state is OPEN and decoder.failure is not None:
             # Raised once the frames before the fault were handed out.
             self._deferred = decoder.failure
-            self._state = "finished"
-        return self._state != "open"
+            self._move(FINISHED)
+        return self._state is not OPEN
 
     def _frames(self, frames: list[Any]) -> None:
         """Parse one read's frames (``(event, data, …)``; NDJSON lines) and
@@ -510,7 +555,7 @@ class StreamCore:
             else:
                 done = self._feed(chunks)
         if done:
-            self._state = "finished"
+            self._move(FINISHED)
 
     def _defer(self, exc: Exception) -> bool:
         self._deferred = exc
@@ -603,16 +648,16 @@ class StreamCore:
             # A last NDJSON line cut short is the same incomplete stream as
             # an SSE event cut short: one error on every wire.
             self._deferred = None
-            self._state = "open"
-        if self._state == "open" and not self._parse(self._parser.eof):
-            self._state = "finished" if self.assembler.finished else "eof"
-        elif self._state == "open":
-            self._state = "finished"
+            self._move(OPEN)
+        if self._state is OPEN and not self._parse(self._parser.eof):
+            self._move(FINISHED if self.assembler.finished else EOF)
+        elif self._state is OPEN:
+            self._move(FINISHED)
 
     def _releasing(self) -> bool:
         """Whether the body's end is worth reading (within :data:`TAIL_GRACE`)
         before the connection closes: a whole response whose body is open."""
-        return self._body is not None and self._state == "finished" and self._deferred is None
+        return self._body is not None and self._state is FINISHED and self._deferred is None
 
     def _tail_of(self, extra: bytes | None, broke: httpx2.RequestError | None) -> None:
         """What reading the body's end found: nothing more (None, the clean
