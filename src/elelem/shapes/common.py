@@ -121,6 +121,19 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 # --------------------------------------------------------------------------
 
 
+def wire_int(value: object, default: int = 0) -> int:
+    """A count or an index as a wire writes it, by one policy for every shape:
+    a JSON integer of at least 0 (not a boolean), or a string of ASCII digits
+    (proto3 JSON writes int64 fields so); ``default`` for anything else
+    (absent, null, negative, another type), the raw value being kept by the
+    caller where it is usage (``Usage.raw``)."""
+    if type(value) is int:
+        return value if value >= 0 else default
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return default
+
+
 def malformed(message: str, data: object = None) -> MalformedStreamError:
     """A non-retryable :class:`MalformedStreamError` carrying ``data`` (as JSON) as its body.
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import (
     CodeExecution,
     Usage,
@@ -58,10 +59,6 @@ def hosted_counter_name(wire: str) -> str:
     return _neutral_counter(wire)
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def map_usage(raw: Mapping[str, Any]) -> Usage:
     """A full :class:`Usage` from an Anthropic usage object (cumulative values).
 
@@ -71,15 +68,15 @@ def map_usage(raw: Mapping[str, Any]) -> Usage:
     """
     server = raw.get("server_tool_use")
     hosted = hosted_counts(server, "_requests") if isinstance(server, Mapping) else {}
-    output = _count(raw.get("output_tokens"))
+    output = wire_int(raw.get("output_tokens"))
     details = raw.get("output_tokens_details")
-    thinking = _count(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
+    thinking = wire_int(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
     reasoning = min(thinking, output)
     return Usage(
-        input=_count(raw.get("input_tokens")),
+        input=wire_int(raw.get("input_tokens")),
         output=output - reasoning,
-        cache_read=_count(raw.get("cache_read_input_tokens")),
-        cache_write=_count(raw.get("cache_creation_input_tokens")),
+        cache_read=wire_int(raw.get("cache_read_input_tokens")),
+        cache_write=wire_int(raw.get("cache_creation_input_tokens")),
         reasoning=reasoning,
         hosted=hosted,
         raw=dict(raw),

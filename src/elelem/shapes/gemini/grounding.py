@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -23,17 +24,6 @@ from elelem.vocabulary import (
     ProviderPayload,
     Source,
 )
-
-
-def _int(value: object, default: int = 0) -> int:
-    # Proto3 JSON may render int64 fields as strings; a zero field is omitted.
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return default
 
 
 def code_point_range(
@@ -45,8 +35,8 @@ def code_point_range(
     the whole response text.  None when the segment lies outside the block,
     cuts a character in two, or its slice differs from ``segment.text``.
     """
-    start = _int(segment.get("startIndex")) - block_start
-    end = _int(segment.get("endIndex")) - block_start
+    start = wire_int(segment.get("startIndex")) - block_start
+    end = wire_int(segment.get("endIndex")) - block_start
     if not 0 <= start <= end <= len(block):
         return None
     try:
@@ -105,13 +95,13 @@ def support_attributions(
             continue
         segment = support.get("segment")
         segment = segment if isinstance(segment, Mapping) else {}
-        start = _int(segment.get("startIndex"))
+        start = wire_int(segment.get("startIndex"))
         if not block_start <= start < block_start + len(block):
             continue
         span = code_point_range(block, block_start, segment)
         indices = support.get("groundingChunkIndices")
         for index in indices if isinstance(indices, list) else []:
-            n = _int(index, -1)
+            n = wire_int(index, -1)
             raw_chunk = chunks[n] if 0 <= n < len(chunks) else None
             source, excerpt = (
                 chunk_source(raw_chunk) if isinstance(raw_chunk, Mapping) else (Source(), None)

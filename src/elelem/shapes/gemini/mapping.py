@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import Usage, decoded_usage
 
 CONTENT_FILTER = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
@@ -23,16 +24,6 @@ def finish_reason(raw: str, called: bool) -> str:
     kept): ``STOP`` after a function call is ``tool-calls``."""
     reason = FINISH_REASONS.get(raw, raw)
     return "tool-calls" if reason == "stop" and called else reason
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return 0
 
 
 def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
@@ -60,8 +51,8 @@ def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
         and type(output) is int
         and type(thoughts) is int
     ):
-        prompt, cached, tool_prompt = _count(prompt), _count(cached), _count(tool_prompt)
-        output, thoughts = _count(output), _count(thoughts)
+        prompt, cached, tool_prompt = wire_int(prompt), wire_int(cached), wire_int(tool_prompt)
+        output, thoughts = wire_int(output), wire_int(thoughts)
     input_tokens = max(prompt - cached, 0) + tool_prompt
     if decoded and type(raw) is dict:
         return decoded_usage(raw, input_tokens, output, cached, 0, thoughts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import (
     Usage,
     neutral_activity_name,
@@ -35,19 +36,15 @@ def finish_reason(status: str) -> str:
     return FINISH_REASONS.get(status, status)
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def map_usage(raw: Mapping[str, Any]) -> Usage:
     """A :class:`Usage` from an interaction's ``usage`` (cached input counted
     once; the tool-use prompt tokens are ``input``, as in ``usageMetadata``)."""
-    cached = _count(raw.get("total_cached_tokens"))
-    tool_prompt = _count(raw.get("total_tool_use_tokens"))
+    cached = wire_int(raw.get("total_cached_tokens"))
+    tool_prompt = wire_int(raw.get("total_tool_use_tokens"))
     return Usage(
-        input=max(_count(raw.get("total_input_tokens")) - cached, 0) + tool_prompt,
-        output=_count(raw.get("total_output_tokens")),
+        input=max(wire_int(raw.get("total_input_tokens")) - cached, 0) + tool_prompt,
+        output=wire_int(raw.get("total_output_tokens")),
         cache_read=cached,
-        reasoning=_count(raw.get("total_thought_tokens")),
+        reasoning=wire_int(raw.get("total_thought_tokens")),
         raw=dict(raw),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import SEARCH_SOURCES, Usage, decoded_usage, hosted_counts
 
 FINISH_REASONS: Mapping[str, str] = {
@@ -26,10 +27,6 @@ def finish_reason(raw: str, *, refused: bool = False) -> str:
 
 
 _PLAIN_USAGE = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _sub(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -64,12 +61,14 @@ def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
             reasoning=reasoning,
             raw=dict(raw),
         )
-    prompt = _int(raw.get("prompt_tokens"))
+    prompt = wire_int(raw.get("prompt_tokens"))
     details = _sub(raw, "prompt_tokens_details")
-    cache_read = _int(details.get("cached_tokens")) or _int(raw.get("prompt_cache_hit_tokens"))
-    cache_write = _int(details.get("cache_write_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    reasoning = _int(_sub(raw, "completion_tokens_details").get("reasoning_tokens"))
+    cache_read = wire_int(details.get("cached_tokens")) or wire_int(
+        raw.get("prompt_cache_hit_tokens")
+    )
+    cache_write = wire_int(details.get("cache_write_tokens"))
+    completion = wire_int(raw.get("completion_tokens"))
+    reasoning = wire_int(_sub(raw, "completion_tokens_details").get("reasoning_tokens"))
     hosted: dict[str, int] = {}
     # OpenRouter reports ``server_tool_use_details`` (and ``server_tool_use``
     # on some routes), counters named by the one neutral table; Perplexity
@@ -81,13 +80,13 @@ def map_usage(raw: Mapping[str, Any], *, decoded: bool = False) -> Usage:
         for name, count in hosted_counts(counters, "_requests").items():
             if count:
                 hosted[name] = count
-    searches = _int(raw.get("num_search_queries"))
+    searches = wire_int(raw.get("num_search_queries"))
     if searches and "web_search" not in hosted:
         hosted["web_search"] = searches
     sources = raw.get("num_sources_used")  # xAI live search
     if isinstance(sources, int) and not isinstance(sources, bool):
         hosted[SEARCH_SOURCES] = sources
-    total = _int(raw.get("total_tokens"))
+    total = wire_int(raw.get("total_tokens"))
     # xAI counts reasoning outside completion_tokens (total = prompt +
     # completion + reasoning); everyone else inside it.
     outside = reasoning > 0 and total == prompt + completion + reasoning

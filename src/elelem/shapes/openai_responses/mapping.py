@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from elelem.shapes.common import wire_int
 from elelem.vocabulary import (
     HOSTED_ACTIVITY_NAMES,
     SEARCH_SOURCES,
@@ -27,10 +28,6 @@ reason; any other value is kept as-is (a ``completed`` response finishes
 def finish_reason(raw: str) -> str:
     """The neutral finish reason of an ``incomplete_details.reason`` (unknown ones kept)."""
     return FINISH_REASONS.get(raw, raw)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def hosted_calls(output: Sequence[Any]) -> dict[str, int]:
@@ -63,9 +60,11 @@ def map_usage(raw: Mapping[str, Any], output: Sequence[Any] = ()) -> Usage:
     """
     in_details = raw.get("input_tokens_details")
     out_details = raw.get("output_tokens_details")
-    cached = _int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
-    written = _int(in_details.get("cache_write_tokens")) if isinstance(in_details, dict) else 0
-    reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
+    cached = wire_int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
+    written = wire_int(in_details.get("cache_write_tokens")) if isinstance(in_details, dict) else 0
+    reasoning = (
+        wire_int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
+    )
     details = raw.get("server_side_tool_usage_details")
     hosted = hosted_counts(details, "_calls") if isinstance(details, dict) else hosted_calls(output)
     # xAI also counts every server-side tool invocation it bills, which is
@@ -77,8 +76,8 @@ def map_usage(raw: Mapping[str, Any], output: Sequence[Any] = ()) -> Usage:
     if isinstance(sources, int) and not isinstance(sources, bool):
         hosted[SEARCH_SOURCES] = sources
     return Usage(
-        input=max(_int(raw.get("input_tokens")) - cached - written, 0),
-        output=max(_int(raw.get("output_tokens")) - reasoning, 0),
+        input=max(wire_int(raw.get("input_tokens")) - cached - written, 0),
+        output=max(wire_int(raw.get("output_tokens")) - reasoning, 0),
         cache_read=cached,
         cache_write=written,
         reasoning=reasoning,
