@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 import msgspec
@@ -87,17 +87,6 @@ _MODELED: dict[str, frozenset[str]] = {
     "tool_use": frozenset({"type", "id", "name", "input"}),
 }
 
-
-_EVENTS = frozenset(
-    {
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
-)
-"""Event types after ``message_start`` this parser models (``ping`` and ``error`` aside)."""
 
 _EVENT_FIELDS: dict[str, frozenset[str]] = {
     "ping": frozenset({"type"}),
@@ -215,6 +204,15 @@ class MessagesParser(ParserSkeleton):
         self._envelope: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
         self._hot = hot_decoder()
+        # The events after ``message_start`` this parser models (``ping`` and
+        # ``error`` are decided before): event type -> handler.
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
+            "content_block_start": self._block_start,
+            DELTA_EVENT: self._on_block_delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._on_message_stop,
+        }
 
     # -- the skeleton's hooks ------------------------------------------------
 
@@ -327,7 +325,8 @@ class MessagesParser(ParserSkeleton):
             return []
         if etype == "message_start":
             return self._message_start(payload)
-        if etype not in _EVENTS:
+        handler = self._handlers.get(etype) if isinstance(etype, str) else None
+        if handler is None:
             kept = self.unknown_event(str(etype), payload)
             if not self.started:
                 # Kept for after the response-start, which must come first.
@@ -336,15 +335,14 @@ class MessagesParser(ParserSkeleton):
             return kept
         if not self.started:
             raise malformed(f"anthropic {etype} event before message_start", payload)
-        if etype == "content_block_start":
-            return self._block_start(payload)
-        if etype == DELTA_EVENT:
-            self._hot.stale()
-            return self._block_delta(payload)
-        if etype == "content_block_stop":
-            return self._block_stop(payload)
-        if etype == "message_delta":
-            return self._message_delta(payload)
+        return handler(payload)
+
+    def _on_block_delta(self, payload: dict[str, Any]) -> list[Chunk]:
+        self._hot.stale()  # the dict path may change what the hot frame relies on
+        return self._block_delta(payload)
+
+    def _on_message_stop(self, payload: dict[str, Any]) -> list[Chunk]:
+        del payload  # its fields beyond ``type`` are kept by event()
         return self._message_stop()
 
     def _message_start(self, payload: dict[str, Any]) -> list[Chunk]:

@@ -45,7 +45,7 @@ Mapping:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -140,6 +140,15 @@ class BedrockParser(ParserSkeleton):
         self._server: dict[int, tuple[str, dict[str, Any], list[Any]]] = {}
         self._server_names: dict[str, HostedActivity] = {}
         self._hot = hot_decoder()
+        # Event name -> handler (each appends its chunks to ``out``).
+        self._handlers: dict[str, Callable[[Mapping[str, Any], list[Chunk]], None]] = {
+            "messageStart": self._on_message_start,
+            "contentBlockStart": self._block_start,
+            "contentBlockDelta": self._on_block_delta,
+            "contentBlockStop": self._on_block_stop,
+            "messageStop": self._on_message_stop,
+            "metadata": self._on_metadata,
+        }
 
     @property
     def done(self) -> bool:
@@ -218,31 +227,10 @@ class BedrockParser(ParserSkeleton):
         if not self.started:
             self.started = True
             out.append(ResponseStart(provider=self.provider))
-        if name == "messageStart":
-            pass  # the role is always assistant; nothing else is in it
-        elif name == "contentBlockStart":
-            self._block_start(body, out)
-        elif name == "contentBlockDelta":
-            self._delta(self._index(body), body.get("delta"), out)
-        elif name == "contentBlockStop":
-            self._block_stop(self._index(body), out)
-        elif name == "messageStop":
-            reason = body.get("stopReason")
-            if reason is not None and not isinstance(reason, str):
-                raise malformed(f"bedrock event {self.frames}: stopReason is not a string")
-            self._stop = {k: v for k, v in body.items() if k != PADDING}
-            if self._usage_seen:
-                self._finish(out)
-        elif name == "metadata":
-            usage = body.get("usage")
-            if isinstance(usage, dict):
-                self._usage_seen = True
-                out.append(UsageUpdate(map_usage(usage)))
-            self._envelope.update({k: v for k, v in body.items() if k not in ("usage", PADDING)})
-            if self._stop is not None:
-                self._finish(out)
-        else:
+        handler = self._handlers.get(name)
+        if handler is None:
             return out + self.unknown_event(name, body)
+        handler(body, out)
         modelled = _EVENT_FIELDS.get(name)
         if name == HOT_EVENT:
             self._hot.body.stale()
@@ -251,6 +239,32 @@ class BedrockParser(ParserSkeleton):
                 self._hot.body.learn(set(body.keys() - modelled))
             out += self.event_fields(name, body, modelled)
         return out
+
+    def _on_message_start(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
+        del body, out  # the role is always assistant; nothing else is in it
+
+    def _on_block_delta(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
+        self._delta(self._index(body), body.get("delta"), out)
+
+    def _on_block_stop(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
+        self._block_stop(self._index(body), out)
+
+    def _on_message_stop(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
+        reason = body.get("stopReason")
+        if reason is not None and not isinstance(reason, str):
+            raise malformed(f"bedrock event {self.frames}: stopReason is not a string")
+        self._stop = {k: v for k, v in body.items() if k != PADDING}
+        if self._usage_seen:
+            self._finish(out)
+
+    def _on_metadata(self, body: Mapping[str, Any], out: list[Chunk]) -> None:
+        usage = body.get("usage")
+        if isinstance(usage, dict):
+            self._usage_seen = True
+            out.append(UsageUpdate(map_usage(usage)))
+        self._envelope.update({k: v for k, v in body.items() if k not in ("usage", PADDING)})
+        if self._stop is not None:
+            self._finish(out)
 
     def _index(self, body: Mapping[str, Any]) -> int:
         index = body.get("contentBlockIndex")
