@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import httpx2
 import msgspec
@@ -75,6 +75,33 @@ Messages = Sequence[Message] | str
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+class RequestOptions(TypedDict, total=False):
+    """What a request holds beside its model and messages: the keyword
+    arguments of :meth:`Client.prepare`, :meth:`~Client.stream`,
+    :meth:`~Client.complete`, :meth:`~Client.count_tokens` and their
+    :class:`SyncClient` twins (one list, checked by type checkers through
+    ``Unpack``)."""
+
+    tools: Sequence[ToolSpec]
+    """Client tools the model may call."""
+    hosted_tools: Sequence[HostedTool]
+    """Tools the provider runs on its own servers."""
+    options: GenerationOptions | None
+    """Sampling, reasoning effort, caching, structured output."""
+    system: str | None
+    """The system prompt."""
+    response_payloads: Sequence[ProviderPayload]
+    """Response-level data of earlier responses (see :meth:`Client.prepare`)."""
+
+
+class StreamOptions(RequestOptions, total=False):
+    """:class:`RequestOptions` and the transport's ``timeouts``: the keyword
+    arguments of :meth:`Client.parse` (passed on to :meth:`Client.stream`)."""
+
+    timeouts: Timeouts | None
+    """This request's timeouts, in place of the client's."""
 
 
 class Client:
@@ -150,15 +177,7 @@ class Client:
         return self.catalog.target(model, env, self._api_keys)
 
     def prepare(
-        self,
-        model: str | Target,
-        messages: Messages,
-        *,
-        tools: Sequence[ToolSpec] = (),
-        hosted_tools: Sequence[HostedTool] = (),
-        options: GenerationOptions | None = None,
-        system: str | None = None,
-        response_payloads: Sequence[ProviderPayload] = (),
+        self, model: str | Target, messages: Messages, **request: Unpack[RequestOptions]
     ) -> tuple[Endpoint, Shape, ModelRequest]:
         """Resolve ``model`` (unless it is a :class:`~elelem.providers.Target`
         already) and build the neutral request (no I/O).
@@ -178,40 +197,37 @@ class Client:
         target = self.target(model)
         if isinstance(messages, str):
             messages = (Message.user(messages),)
-        request = ModelRequest(
+        options = request.get("options")
+        neutral = ModelRequest(
             model=target.model,
             messages=tuple(messages),
-            system=system,
-            tools=tuple(tools),
-            hosted_tools=tuple(hosted_tools),
+            system=request.get("system"),
+            tools=tuple(request.get("tools", ())),
+            hosted_tools=tuple(request.get("hosted_tools", ())),
             options=options if options is not None else GenerationOptions(),
-            response_payloads=tuple(response_payloads),
+            response_payloads=tuple(request.get("response_payloads", ())),
             now=self._clock(),
         )
         endpoint = target.endpoint
         tokens = tuple(
             t.authorization
-            for t in request.hosted_tools
+            for t in neutral.hosted_tools
             if isinstance(t, RemoteMCP) and t.authorization
         )
         if tokens:
             # A hosted MCP server's token rides in the body: an error echoing
             # it is redacted like the API key.
             endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
-        return endpoint, target.shape, request
+        return endpoint, target.shape, neutral
 
     def stream(
         self,
         model: str | Target,
         messages: Messages,
         *,
-        tools: Sequence[ToolSpec] = (),
-        hosted_tools: Sequence[HostedTool] = (),
-        options: GenerationOptions | None = None,
-        system: str | None = None,
-        response_payloads: Sequence[ProviderPayload] = (),
         timeouts: Timeouts | None = None,
         output_type: Any = None,
+        **request: Unpack[RequestOptions],
     ) -> ResponseStream:
         """Stream a response: an async iterator of chunks (see
         :class:`~elelem.transport.ResponseStream` for ``text``,
@@ -222,16 +238,9 @@ class Client:
         model) asks for an answer of that type through the structured-output
         option; then ``stream.objects()`` gives the object as it arrives and
         ``await stream.output()`` the validated instance."""
-        endpoint, shape, request = self.prepare(
-            model,
-            messages,
-            tools=tools,
-            hosted_tools=hosted_tools,
-            options=_with_output(options, output_type),
-            system=system,
-            response_payloads=response_payloads,
-        )
-        stream = self._driver.stream(endpoint, shape, request, timeouts=timeouts)
+        request["options"] = _with_output(request.get("options"), output_type)
+        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        stream = self._driver.stream(endpoint, shape, neutral, timeouts=timeouts)
         stream.output_type = output_type
         return stream
 
@@ -240,24 +249,12 @@ class Client:
         model: str | Target,
         messages: Messages,
         *,
-        tools: Sequence[ToolSpec] = (),
-        hosted_tools: Sequence[HostedTool] = (),
-        options: GenerationOptions | None = None,
-        system: str | None = None,
-        response_payloads: Sequence[ProviderPayload] = (),
         timeouts: Timeouts | None = None,
+        **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
         """A non-streamed response, mapped into the same assembled result."""
-        endpoint, shape, request = self.prepare(
-            model,
-            messages,
-            tools=tools,
-            hosted_tools=hosted_tools,
-            options=options,
-            system=system,
-            response_payloads=response_payloads,
-        )
-        return await self._driver.complete(endpoint, shape, request, timeouts=timeouts)
+        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        return await self._driver.complete(endpoint, shape, neutral, timeouts=timeouts)
 
     async def count_tokens(
         self,
@@ -265,7 +262,7 @@ class Client:
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
-        **request: Any,
+        **request: Unpack[RequestOptions],
     ) -> TokenCount:
         """The input tokens of this request, before sending it: counted by the
         provider's endpoint (Anthropic ``count_tokens``, OpenAI
@@ -286,7 +283,7 @@ class Client:
         return _counted(plan, result)
 
     def _counting(
-        self, model: str | Target, messages: Messages, request: Mapping[str, Any]
+        self, model: str | Target, messages: Messages, request: RequestOptions
     ) -> _CountPlan | TokenCount:
         """The counting request of :meth:`count_tokens`, or the estimate
         when the shape has no counting endpoint."""
@@ -305,7 +302,11 @@ class Client:
         return estimated(neutral, endpoint.provider, why)
 
     async def parse(
-        self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
+        self,
+        model: str | Target,
+        messages: Messages,
+        output_type: type[T],
+        **kwargs: Unpack[StreamOptions],
     ) -> T:
         """A validated ``output_type`` instance: the answer to a request asking
         for that type (streamed and drained; ``kwargs`` as for :meth:`stream`).
@@ -378,7 +379,7 @@ class SyncClient:
         return self._client.target(model)
 
     def prepare(
-        self, model: str | Target, messages: Messages, **request: Any
+        self, model: str | Target, messages: Messages, **request: Unpack[RequestOptions]
     ) -> tuple[Endpoint, Shape, ModelRequest]:
         """As :meth:`Client.prepare`."""
         return self._client.prepare(model, messages, **request)
@@ -390,12 +391,12 @@ class SyncClient:
         *,
         timeouts: Timeouts | None = None,
         output_type: Any = None,
-        **request: Any,
+        **request: Unpack[RequestOptions],
     ) -> SyncResponseStream:
         """As :meth:`Client.stream`, blocking: a
         :class:`~elelem.transport.SyncResponseStream`, read as it is iterated."""
-        options = _with_output(request.pop("options", None), output_type)
-        endpoint, shape, neutral = self.prepare(model, messages, options=options, **request)
+        request["options"] = _with_output(request.get("options"), output_type)
+        endpoint, shape, neutral = self.prepare(model, messages, **request)
         stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
         stream.output_type = output_type
         return stream
@@ -406,7 +407,7 @@ class SyncClient:
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
-        **request: Any,
+        **request: Unpack[RequestOptions],
     ) -> TokenCount:
         """As :meth:`Client.count_tokens`, blocking."""
         client = self._client
@@ -420,7 +421,11 @@ class SyncClient:
         return _counted(plan, result)
 
     def parse(
-        self, model: str | Target, messages: Messages, output_type: type[T], **kwargs: Any
+        self,
+        model: str | Target,
+        messages: Messages,
+        output_type: type[T],
+        **kwargs: Unpack[StreamOptions],
     ) -> T:
         """As :meth:`Client.parse`, blocking."""
         with self.stream(model, messages, output_type=output_type, **kwargs) as stream:
@@ -432,7 +437,7 @@ class SyncClient:
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
-        **request: Any,
+        **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""
         endpoint, shape, neutral = self.prepare(model, messages, **request)
@@ -454,4 +459,11 @@ class SyncClient:
         self.close()
 
 
-__all__ = ["Client", "Messages", "SyncClient", "SyncResponseStream"]
+__all__ = [
+    "Client",
+    "Messages",
+    "RequestOptions",
+    "StreamOptions",
+    "SyncClient",
+    "SyncResponseStream",
+]
