@@ -187,28 +187,35 @@ class StreamView(Protocol):
         ...
 
 
-class TurnOptions(TypedDict, total=False):
-    """The options of one turn (all optional).
+class TurnSettings(TypedDict, total=False):
+    """The options of one turn but its ``tools`` (all optional), which a
+    turn (:class:`TurnOptions`) and a tool loop
+    (:class:`~elelem.turns.toolloop.LoopOptions`) each type their own way.
 
     ``system``: the system prompt; None (the default) keeps the one the
-    conversation last recorded, ``""`` clears it.  ``tools``,
-    ``hosted_tools``, ``options``: what every request of the turn carries.
-    ``trigger``: the turn start's trigger (``user`` with input, else
-    ``continuation``).  ``max_continuations``: how often a paused response
-    is continued (default :data:`MAX_CONTINUATIONS`).  ``recover``: repair
-    what a recoverable error names and resend (default True).
-    ``on_chunk``: the observer of every chunk, called once what it
-    committed is stored.
+    conversation last recorded, ``""`` clears it.  ``hosted_tools``,
+    ``options``: what every request of the turn carries.  ``trigger``: the
+    turn start's trigger (``user`` with input, else ``continuation``).
+    ``max_continuations``: how often a paused response is continued
+    (default :data:`MAX_CONTINUATIONS`).  ``recover``: repair what a
+    recoverable error names and resend (default True).  ``on_chunk``: the
+    observer of every chunk, called once what it committed is stored.
     """
 
     system: str | None
-    tools: Sequence[ToolSpec]
     hosted_tools: Sequence[HostedTool]
     options: GenerationOptions | None
     trigger: str | None
     max_continuations: int
     recover: bool
     on_chunk: ChunkObserver | None
+
+
+class TurnOptions(TurnSettings, total=False):
+    """The options of one turn (all optional): :class:`TurnSettings` and
+    ``tools``, the client tools every request of the turn offers."""
+
+    tools: Sequence[ToolSpec]
 
 
 # -- what a turn produced ----------------------------------------------------------

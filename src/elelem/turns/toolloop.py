@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import anyio
 import msgspec
@@ -48,6 +48,7 @@ from elelem.turns.engine import (
     Flow,
     TurnEngine,
     TurnResult,
+    TurnSettings,
 )
 from elelem.vocabulary import (
     HostedActivity,
@@ -358,22 +359,48 @@ def _observe(
 # -- the drivers -----------------------------------------------------------------------
 
 
-def _flow(
+class LoopOptions(TurnSettings, total=False):
+    """The options of a tool loop (all optional): a turn's
+    :class:`~elelem.turns.engine.TurnSettings` and the loop's own.
+
+    ``tools``: Python functions (made into :class:`~elelem.tools.FunctionTool`\\ s),
+    tools, or MCP server connections (all their tools); ``max_steps``: the
+    bound on requests (default :data:`MAX_STEPS`); ``approve`` sees each call
+    first (see :class:`ApprovalRequest`); ``tool_timeout`` bounds a call whose
+    tool sets no timeout; ``on_call(call, result)`` is told of each finished
+    call."""
+
+    tools: Iterable[Any]
+    max_steps: int
+    approve: Approver | None
+    tool_timeout: float | None
+    on_call: CallObserver | None
+
+
+_LOOP_KEYS = frozenset({"tools", "max_steps", "approve", "tool_timeout", "on_call"})
+"""The keys of :class:`LoopOptions` that are the loop's, not the turn's."""
+
+
+def loop_flow(
     conv: Conversation,
     target: Target,
     user_input: str | Message | None,
-    tools: Iterable[Any],
+    options: LoopOptions,
+    *,
     sync: bool,
-    loop_options: dict[str, Any],
-    turn_options: dict[str, Any],
 ) -> Flow[TurnResult]:
-    """The one flow both drivers run; only the step executor differs."""
-    loop = ToolLoop(tools, approve=loop_options["approve"], timeout=loop_options["tool_timeout"])
-    engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **turn_options)
-    execute = loop.step_sync if sync else loop.step
-    return tool_loop(
-        engine, loop, execute, max_steps=loop_options["max_steps"], on_call=loop_options["on_call"]
+    """The one flow :func:`run` and :func:`run_sync` drive (only the step
+    executor differs: ``sync`` runs each call in the calling thread)."""
+    loop = ToolLoop(
+        options.get("tools", ()),
+        approve=options.get("approve"),
+        timeout=options.get("tool_timeout"),
     )
+    settings: TurnSettings = {k: v for k, v in options.items() if k not in _LOOP_KEYS}  # type: ignore[assignment]
+    engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **settings)
+    max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
+    execute = loop.step_sync if sync else loop.step
+    return tool_loop(engine, loop, execute, max_steps=max_steps, on_call=on_call)
 
 
 async def run(
@@ -382,32 +409,22 @@ async def run(
     model: str | Target,
     user_input: str | Message | None,
     *,
-    tools: Iterable[Any] = (),
-    max_steps: int = MAX_STEPS,
-    approve: Approver | None = None,
-    tool_timeout: float | None = None,
-    on_call: CallObserver | None = None,
     timeouts: Timeouts | None = None,
-    **options: Any,
+    **options: Unpack[LoopOptions],
 ) -> TurnResult:
     """Run a turn of ``conv`` and its tool calls until the model answers.
 
-    ``tools`` are Python functions (made into :class:`~elelem.tools.FunctionTool`\\ s),
-    tools, or MCP server connections (all their tools); ``approve`` sees each
-    call first (see :class:`ApprovalRequest`); ``tool_timeout`` bounds a call
-    whose tool sets no timeout; ``on_call(call, result)`` is told of each
-    finished call.  ``user_input`` None resumes: the calls a killed run left
-    unanswered are settled and the model is asked to go on.  ``options`` are
-    :func:`elelem.send`'s turn options but ``tools`` (``system``,
-    ``hosted_tools``, ``options``, ``trigger``, ``max_continuations``,
-    ``recover``, ``on_chunk``; see :class:`~elelem.turns.engine.TurnOptions`).
-    The result's ``end`` is ``max-steps`` when the bound stopped the loop.
+    ``options`` are a :class:`LoopOptions`' (the loop's ``tools``,
+    ``max_steps``, ``approve``, ``tool_timeout``, ``on_call``, and
+    :func:`elelem.send`'s turn options: ``system``, ``hosted_tools``,
+    ``options``, ``trigger``, ``max_continuations``, ``recover``,
+    ``on_chunk``).  ``user_input`` None resumes: the calls a killed run left
+    unanswered are settled and the model is asked to go on.  The result's
+    ``end`` is ``max-steps`` when the bound stopped the loop.
     """
     from elelem.turns.drive import drive
 
-    loop_options = {"approve": approve, "tool_timeout": tool_timeout,
-                    "max_steps": max_steps, "on_call": on_call}  # fmt: skip
-    flow = _flow(conv, client.target(model), user_input, tools, False, loop_options, options)
+    flow = loop_flow(conv, client.target(model), user_input, options, sync=False)
     return await drive(flow, client, conv, timeouts=timeouts)
 
 
@@ -417,21 +434,14 @@ def run_sync(
     model: str | Target,
     user_input: str | Message | None,
     *,
-    tools: Iterable[Any] = (),
-    max_steps: int = MAX_STEPS,
-    approve: Approver | None = None,
-    tool_timeout: float | None = None,
-    on_call: CallObserver | None = None,
     timeouts: Timeouts | None = None,
-    **options: Any,
+    **options: Unpack[LoopOptions],
 ) -> TurnResult:
     """The blocking :func:`run`, over a :class:`elelem.SyncClient`: the same
     flow; each step runs on its own event loop in the calling thread."""
     from elelem.turns.drive import drive_sync
 
-    loop_options = {"approve": approve, "tool_timeout": tool_timeout,
-                    "max_steps": max_steps, "on_call": on_call}  # fmt: skip
-    flow = _flow(conv, client.target(model), user_input, tools, True, loop_options, options)
+    flow = loop_flow(conv, client.target(model), user_input, options, sync=True)
     return drive_sync(flow, client, conv, timeouts=timeouts)
 
 
@@ -443,7 +453,9 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "CallObserver",
+    "LoopOptions",
     "ToolLoop",
+    "loop_flow",
     "run",
     "run_sync",
     "tool_loop",
