@@ -3,6 +3,59 @@
 This module imports nothing of elelem, so every layer may raise these.  A
 stream error says whether retrying the same request can help (``retryable``);
 the opt-in retry helper consults nothing else.
+
+Every error elelem raises on purpose is an :class:`ElelemError`; the tree
+(other bases in parentheses; a class defined elsewhere names its module in
+brackets, below ``elelem``; ``tests/test_layers.py`` checks the tree against
+the classes)::
+
+    ElelemError (Exception)
+    ├── AttachmentTooLargeError (ValueError)
+    ├── AttributionRangeError (ValueError)
+    ├── BlobError
+    │   ├── BlobCorruptError (ValueError)
+    │   └── BlobMissingError (KeyError)
+    ├── BodyError (ValueError)  [recordings.containers]
+    ├── ConfigError
+    ├── DecodeError (ValueError)
+    ├── EventError (ValueError)  [conversation.errors]
+    ├── Failure (ClickException)  [cli.common]
+    ├── InspectError  [cli.inspect]
+    ├── MCPServerError
+    ├── ObserverError  [turns.engine]
+    ├── OutputError (ValueError)  [outputs]
+    ├── PayloadError (ValueError)
+    ├── ProtocolViolation
+    ├── RecordingError (ValueError)  [recordings.cassettes]
+    ├── RegistryError (ValueError)
+    ├── SchemaMismatch (ValueError)  [cli.options]
+    ├── StoreError  [conversation.errors]
+    │   ├── ConversationNotFound (KeyError)  [conversation.errors]
+    │   │   └── AmbiguousConversation  [cli.history]
+    │   ├── CorruptEventError  [conversation.errors]
+    │   ├── ImportRefused  [conversation.errors]
+    │   ├── SchemaVersionError  [conversation.errors]
+    │   └── WriterBusy  [conversation.errors]
+    ├── StreamError
+    │   ├── AuthenticationError
+    │   ├── InvalidRequestError
+    │   │   └── ContextWindowError
+    │   ├── MalformedStreamError
+    │   │   └── LimitExceededError
+    │   ├── NotFoundError
+    │   ├── OverloadedError
+    │   ├── PermissionDeniedError
+    │   ├── ProviderStreamError
+    │   ├── RateLimitError
+    │   ├── RecoverableError
+    │   ├── RequestTooLargeError
+    │   ├── ServerError
+    │   └── TransportError
+    │       ├── ConnectTimeoutError
+    │       ├── DeadlineExceededError
+    │       ├── IdleTimeoutError
+    │       └── IncompleteStreamError
+    └── UnsupportedError
 """
 
 from __future__ import annotations
@@ -120,6 +173,12 @@ class AttachmentTooLargeError(ElelemError, ValueError):
 
 MAX_ERROR_BODY = 64 * 1024
 """Bytes of an HTTP error body kept on the error (bounded, the rest is cut)."""
+
+
+class MCPServerError(ElelemError):
+    """An MCP server could not be reached, or stopped: the message names the
+    server and what happened (raised by :mod:`elelem.tools.mcp`, defined
+    here so a caller catches it without the ``mcp`` extra)."""
 
 
 class StreamError(ElelemError):

@@ -39,7 +39,7 @@ EXIT_STATUSES = (
 )
 
 
-class Failure(click.ClickException):
+class Failure(ElelemError, click.ClickException):
     """A failure reported as one ``elelem: …`` line on stderr with its exit status."""
 
     def __init__(self, message: str, exit_code: int) -> None:

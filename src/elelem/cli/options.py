@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonschema
 
-from elelem.errors import ConfigError
+from elelem.errors import ConfigError, ElelemError
 from elelem.vocabulary import GenerationOptions, JsonSchemaOutput, ReasoningOptions
 from elelem.vocabulary.json import JSONValue
 
@@ -238,7 +238,7 @@ def check_answer(text: str, schema: Mapping[str, Any]) -> JSONValue:
     return value
 
 
-class SchemaMismatch(ValueError):
+class SchemaMismatch(ElelemError, ValueError):
     """The answer to a ``--schema`` request is not JSON of that schema; ``text``
     is the answer as it arrived (it stays in the conversation too)."""
 

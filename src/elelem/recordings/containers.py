@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.errors import ElelemError
 from elelem.vocabulary.json import JSONValue
 
 MAX_DECODED_BYTES = 64 * 1024 * 1024
@@ -31,7 +32,7 @@ _GZIP = b"\x1f\x8b"
 _EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 
-class BodyError(ValueError):
+class BodyError(ElelemError, ValueError):
     """A body that says it is encoded and cannot be decoded (the message says why)."""
 
 

@@ -1,7 +1,13 @@
 """Terminal rendering: sanitization, citation footnotes, hosted-activity
-status lines, reasoning display modes and the usage line (DESIGN.md §7)."""
+status lines, reasoning display modes and the usage line (DESIGN.md §7).
 
-from elelem.render.conversation import render_events
+The :class:`Renderer` (and :func:`render_events`, which uses it) draws with rich, which the
+``cli`` extra brings; it loads on first use, so the web view and the
+exports use the sanitizer and the lines with the library alone.
+"""
+
+from typing import TYPE_CHECKING
+
 from elelem.render.lines import (
     Footnote,
     Footnotes,
@@ -12,7 +18,6 @@ from elelem.render.lines import (
     reasoning_summary,
     usage_line,
 )
-from elelem.render.renderer import CitationDisplay, Renderer, RenderOptions, render_parts
 from elelem.render.sanitize import (
     decode_excerpt,
     domain,
@@ -21,6 +26,25 @@ from elelem.render.sanitize import (
     sanitize,
     sanitize_line,
 )
+
+if TYPE_CHECKING:
+    from elelem.render.conversation import render_events
+    from elelem.render.renderer import CitationDisplay, Renderer, RenderOptions, render_parts
+
+_RENDERER = frozenset({"CitationDisplay", "Renderer", "RenderOptions", "render_parts"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _RENDERER:
+        from elelem.render import renderer
+
+        return getattr(renderer, name)
+    if name == "render_events":
+        from elelem.render import conversation
+
+        return conversation.render_events
+    raise AttributeError(f"module 'elelem.render' has no attribute {name!r}")
+
 
 __all__ = [
     "CitationDisplay",

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.errors import DecodeError
+from elelem.errors import DecodeError, MCPServerError
 from elelem.tools.base import ToolOutcome
 from elelem.vocabulary import ImageBlock, JSONValue, ProviderId, ProviderPayload, ToolSpec
 
@@ -40,11 +40,6 @@ CONTENT_FORMAT = "tool-result-content"
 """Payload format: the MCP result's content list, as the server sent it."""
 
 DEFAULT_MCP_TIMEOUT = 60.0
-
-
-class MCPServerError(Exception):
-    """An MCP server could not be reached, or stopped: the message names the
-    server and what happened."""
 
 
 class MCPServer:

@@ -10,8 +10,12 @@ contract:
 - a transport failure before ``finish`` raises a retryable
   :class:`~elelem.errors.TransportError` (or one of its kinds); a body that
   ends without ``finish`` raises :class:`~elelem.errors.IncompleteStreamError`;
-- ``finish`` is last: once the parser produced it the driver stops reading and
-  closes the connection, so the close that follows ``finish`` is never an error;
+- ``finish`` is last: once the parser produced it nothing more is parsed; the
+  body's end is read within :data:`~elelem.transport.stream_core.TAIL_GRACE`
+  so the connection goes back to the pool for reuse (bytes after the
+  terminal event, or an end that does not come in time, close it instead:
+  :attr:`ResponseStream.tail` says why), and the close that follows
+  ``finish`` is never an error;
 - an HTTP error status goes through the shape's ``classify_error`` with the
   body (at most :data:`~elelem.errors.MAX_ERROR_BODY` bytes) kept;
 - it retries only an attempt that failed before any chunk arrived, and only

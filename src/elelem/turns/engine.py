@@ -74,7 +74,7 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
-from elelem.errors import RecoverableError, StreamError
+from elelem.errors import ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
@@ -322,7 +322,7 @@ def describe(exc: BaseException) -> str:
     return text[:ERROR_TEXT_LIMIT]
 
 
-class ObserverError(Exception):
+class ObserverError(ElelemError):
     """Internal marker: never raised to a caller (the observer's own exception is)."""
 
 
