@@ -163,10 +163,17 @@ def _fresh(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_loading_the_transport_loads_no_shape_code() -> None:
     done = _fresh(
-        "import sys, elelem.transport, elelem.client\n"
+        "import sys, elelem.transport\n"
         "print([m for m in sys.modules if m.startswith('elelem.shapes')])"
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+    # The client loads the catalog, which knows shapes by name only: the
+    # registry, no shape package until one is asked for.
+    done = _fresh(
+        "import sys, elelem.client\n"
+        "print(sorted(m for m in sys.modules if m.startswith('elelem.shapes')))"
+    )
+    assert done.stdout == "['elelem.shapes', 'elelem.shapes.registry']\n", done.stderr
 
 
 def test_loading_the_log_loads_no_provider_client_transport_turn_or_shape() -> None:

@@ -23,7 +23,6 @@ variables are read: no ``~/.aws`` file, profile or instance metadata.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import msgspec
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
+from elelem.shapes.registry import shape_named
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.sigv4 import SigV4Signer
 from elelem.vocabulary import ProviderId
@@ -308,27 +308,19 @@ recordings (tests, ``inspect`` refuses them by name), the catalog offers none.""
 
 
 def load_shape(name: str) -> Shape:
-    """The ``SHAPE`` of module ``elelem.shapes.<name>``, imported on first use.
+    """The shape registered as ``name`` (:mod:`elelem.shapes.registry`: the
+    built-in ones, and every plugin's), imported on first use.
 
-    A shape that is not built yet raises :class:`~elelem.errors.UnsupportedError`
-    ("shape openai_chat is not supported yet"); an import error inside a shape
-    that does exist propagates unchanged, since that is a bug to see.
+    A shape that is not built yet, or not registered, raises
+    :class:`~elelem.errors.UnsupportedError` ("shape openai_chat is not
+    supported yet"); an import error inside a shape that does exist
+    propagates unchanged, since that is a bug to see.
     """
     if not _SHAPE_NAME.fullmatch(name):
         raise ConfigError(f"{name!r} is not a shape name")
     if name in PARKED_SHAPES:
         raise UnsupportedError(f"shape {name} is not supported yet")
-    module_name = f"elelem.shapes.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            raise UnsupportedError(f"shape {name} is not supported yet") from None
-        raise
-    shape = getattr(module, "SHAPE", None)
-    if shape is None:
-        raise UnsupportedError(f"shape {name} is not supported yet")
-    return shape  # type: ignore[no-any-return]
+    return shape_named(name)
 
 
 def shape_of(spec: ProviderSpec) -> Shape:

@@ -74,6 +74,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
     Usage,
+    block_mapping,
 )
 
 CitationDisplay = Literal["short", "full"]
@@ -264,8 +265,14 @@ class Renderer:
         elif isinstance(part, UnknownBlock):
             self._line(f"[{clip(sanitize_line(part.type), 60)} block kept, not shown]", "dim")
         else:
-            kind = sanitize_line(str(getattr(part, "type", type(part).__name__)))
-            self._line(f"[{kind} block kept, not shown]", "dim")
+            config = getattr(part, "__struct_config__", None)
+            tag = str(getattr(config, "tag", None) or type(part).__name__)
+            mapping = block_mapping(tag)
+            if mapping is not None and mapping.render is not None:
+                # A plugin block type's own line: its text is untrusted too.
+                self._line(sanitize_line(mapping.render(part)), "cyan")
+                return
+            self._line(f"[{sanitize_line(tag)} block kept, not shown]", "dim")
 
     def add_usage(self, usage: Usage | None) -> None:
         """Count one response's usage into this answer's usage line."""

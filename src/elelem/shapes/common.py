@@ -36,6 +36,7 @@ from elelem.errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    RegistryError,
     RequestTooLargeError,
     ServerError,
     StreamError,
@@ -50,6 +51,7 @@ from elelem.vocabulary import (
     RemoteMCP,
     TextBlock,
     UnknownBlock,
+    block_mapping,
 )
 from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
@@ -224,6 +226,25 @@ def stream_event_drop(where: str, block: UnknownBlock) -> Drop:
     event = block.raw.get("event")
     detail = "a stream event, not content"
     return Drop(where, block.type, UNREPLAYABLE, f"{event!r}: {detail}" if event else detail)
+
+
+def mapped_part(part: object, shape: str, provider: str) -> dict[str, Any] | None:
+    """``part`` spelt by its block type's registered encoder for ``shape``
+    (:func:`~elelem.vocabulary.register_block_mapping`): one content part of
+    the wire, or None where no encoder is registered or it declines (the
+    caller reports the drop).  An encoder that returns anything but a JSON
+    object is a :class:`~elelem.errors.RegistryError` naming the block type."""
+    tag = part_type(part)
+    mapping = block_mapping(tag)
+    encode = mapping.encoders.get(shape) if mapping is not None else None
+    if encode is None:
+        return None
+    wire = encode(part, provider)
+    if wire is None:
+        return None
+    if not isinstance(wire, Mapping):
+        raise RegistryError(f"the {shape} encoder of block type {tag!r} returned no JSON object")
+    return dict(wire)
 
 
 def part_type(part: object) -> str:

@@ -58,6 +58,7 @@ from elelem.vocabulary.drop import (
 )
 from elelem.vocabulary.message import Message, Part
 from elelem.vocabulary.payload import ProviderPayload
+from elelem.vocabulary.registry import block_mapping
 
 
 class Accepts(msgspec.Struct, frozen=True):
@@ -68,13 +69,17 @@ class Accepts(msgspec.Struct, frozen=True):
     lists them as sources after the text); ``blocks``: the registered block
     types beyond text, reasoning, tool calls and results that its encoder
     maps (``image``, ``document``); ``media_types``: the media types it takes
-    for such blocks (``image/png``, ``application/pdf``), None for any.
+    for such blocks (``image/png``, ``application/pdf``), None for any;
+    ``shape``: the wire shape's name, under which a plugin block type may
+    register an encoder (:func:`~elelem.vocabulary.register_block_mapping`):
+    a block of such a type is kept for this wire too.
     """
 
     label: str
     citations: bool = False
     blocks: frozenset[str] = frozenset()
     media_types: frozenset[str] | None = None
+    shape: str = ""
 
     def with_blocks(self, *tags: str, media_types: frozenset[str] | None = None) -> Accepts:
         """These capabilities plus block types ``tags`` (and, if given, only
@@ -162,7 +167,11 @@ def _hosted(part: HostedActivity, own: str | None, at: str, dropped: list[Drop])
 def _other(
     part: Part, tag: str, accepts: Accepts, own: str | None, at: str, dropped: list[Drop]
 ) -> Part | None:
-    """A block of a registered type beyond the core: kept if the target spells it."""
+    """A block of a registered type beyond the core: kept if the target spells
+    it, itself or through the block type's registered mapping."""
+    mapping = block_mapping(tag) if tag not in accepts.blocks and accepts.shape else None
+    if mapping is not None and accepts.shape in mapping.encoders:
+        return part
     if tag not in accepts.blocks:
         dropped.append(Drop(at, tag, UNSUPPORTED, f"{accepts.label} has no form for it"))
         return None

@@ -1,4 +1,4 @@
-"""Merge-extensible registries: block types and the open sets of names.
+"""Merge-extensible registries: block types, their mappings, and the open sets of names.
 
 Block types, message sources, finish reasons, turn triggers and turn-end
 reasons are open sets keyed by their discriminant string.  Plugins add
@@ -6,13 +6,23 @@ members in code (``register_*``) or through the ``elelem.plugins``
 entry-point group, whose entries are callables run once with no arguments.
 A member nobody registered is still a valid value: consumers keep it and
 take their default arm.
+
+A block type arrives with its mappings (DESIGN.md §2, the admission rule):
+:func:`register_block_mapping` gives, per wire shape, the function that
+spells a block of that type as one of the wire's content parts, and the
+line a terminal shows for it.  A shape's encoder takes the mapping where it
+has no form of its own, and reports a drop (``unsupported``) where there is
+none; the portable projection keeps the block for a shape with a mapping.
+Shapes themselves are registered the same way (:mod:`elelem.shapes.registry`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from typing import Any
 
 import msgspec
 
@@ -72,6 +82,67 @@ def block_type(tag: str) -> type[msgspec.Struct] | None:
         load_plugins()
         cls = _block_types.get(tag)
     return cls
+
+
+BlockEncoder = Callable[[Any, str], Mapping[str, Any] | None]
+"""Spells a block as one content part of a wire: ``(block, provider)`` ->
+the part's JSON object, or None when this block cannot go (the encoder
+reports the drop)."""
+
+BlockRenderer = Callable[[Any], str]
+"""The one line a terminal shows for a block (plain text; the renderer
+sanitizes it)."""
+
+
+@dataclass(frozen=True)
+class BlockMapping:
+    """What a block type maps to beyond the vocabulary: per shape name its
+    :data:`BlockEncoder`, and its :data:`BlockRenderer`."""
+
+    encoders: Mapping[str, BlockEncoder] = field(default_factory=dict)
+    render: BlockRenderer | None = None
+
+
+_mappings: dict[str, BlockMapping] = {}
+
+
+def register_block_mapping(
+    tag: str,
+    *,
+    encoders: Mapping[str, BlockEncoder] | None = None,
+    render: BlockRenderer | None = None,
+) -> None:
+    """Register mappings of block type ``tag``: ``encoders`` by shape name
+    (``"anthropic_messages"``, …), and ``render``.
+
+    Registrations merge: a later call adds shapes, or the renderer.  The same
+    function again is a no-op; a different one for a shape (or a renderer)
+    already mapped is a :class:`RegistryError`, as is a tag that names no
+    registered block type.
+    """
+    if _block_types.get(tag) is None:
+        raise RegistryError(f"no block type {tag!r} is registered: register it first")
+    with _lock:
+        old = _mappings.get(tag, BlockMapping())
+        merged = dict(old.encoders)
+        for shape, encode in (encoders or {}).items():
+            if not callable(encode):
+                raise RegistryError(f"the {shape} encoder of block type {tag!r} is not callable")
+            if merged.get(shape, encode) is not encode:
+                raise RegistryError(f"block type {tag!r} already has a {shape} encoder")
+            merged[shape] = encode
+        if render is not None and old.render not in (None, render):
+            raise RegistryError(f"block type {tag!r} already has a renderer")
+        _mappings[tag] = BlockMapping(merged, render or old.render)
+
+
+def block_mapping(tag: str) -> BlockMapping | None:
+    """The mappings registered for block type ``tag``, or None."""
+    found = _mappings.get(tag)
+    if found is None and not _plugins_loaded:
+        load_plugins()
+        found = _mappings.get(tag)
+    return found
 
 
 def block_tags() -> tuple[str, ...]:
@@ -187,13 +258,18 @@ __all__ = [
     "MESSAGE_SOURCES",
     "TURN_END_REASONS",
     "TURN_TRIGGERS",
+    "BlockEncoder",
+    "BlockMapping",
+    "BlockRenderer",
     "OpenSet",
+    "block_mapping",
     "block_tags",
     "block_type",
     "block_types",
     "block_types_generation",
     "is_reserved_tag",
     "load_plugins",
+    "register_block_mapping",
     "register_block_type",
     "register_finish_reason",
     "register_message_source",

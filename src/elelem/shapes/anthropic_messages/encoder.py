@@ -33,6 +33,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    mapped_part,
     merge_extra,
     part_type,
     stream_event,
@@ -165,6 +166,8 @@ def _native_content(
             dropped.items.append(stream_event_drop(at, part))
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
+        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            out.append(wire)  # a plugin block type's own Anthropic form
         else:  # a registered block type this shape has no mapping for
             dropped.add(at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
     return out
@@ -267,7 +270,7 @@ def _portable_hosted(part: HostedActivity) -> dict[str, Any]:
     return {"type": "text", "text": hosted_activity_line(part)}
 
 
-ACCEPTS = Accepts("Anthropic").with_blocks("image", "document")
+ACCEPTS = Accepts("Anthropic", shape="anthropic_messages").with_blocks("image", "document")
 """What Anthropic carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no foreign citations,
 since a citation must point at a block of Anthropic's own."""
@@ -293,6 +296,8 @@ def _portable_content(
             wire = _media(part, provider, dropped, f"{where}content[{i}]")
             if wire is not None:
                 out.append(wire)
+        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            out.append(wire)
         else:
             dropped.add(
                 f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Anthropic mapping"

@@ -28,6 +28,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    mapped_part,
     merge_extra,
     part_type,
     stream_event,
@@ -82,7 +83,7 @@ def _tool_use(call: ToolCallBlock, where: str, dropped: Dropped) -> dict[str, JS
     }
 
 
-ACCEPTS = Accepts("Bedrock Converse").with_blocks("image", "document")
+ACCEPTS = Accepts("Bedrock Converse", shape="bedrock_converse").with_blocks("image", "document")
 """What Converse carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (a
 Converse citation points into a document of the request)."""
@@ -253,6 +254,8 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
             wire = encode_media(part, provider, at, line_report(dropped.items, at), i)
             if wire is not None:
                 content.append(wire)
+        elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            content.append(mapped)  # a plugin block type's own Converse block
         else:
             dropped.add(
                 f"content[{i}]",

@@ -21,6 +21,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    mapped_part,
     merge_extra,
     part_type,
     system_text,
@@ -187,6 +188,8 @@ def _native_parts(
             out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, at))
+        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            out.append(wire)  # a plugin block type's own Gemini part
         else:
             dropped.add(at, part_type(part), UNSUPPORTED, "no Gemini mapping")
     return out
@@ -204,7 +207,7 @@ def _media(
 # --------------------------------------------------------------------------
 
 
-ACCEPTS = Accepts("Gemini").with_blocks("image", "document")
+ACCEPTS = Accepts("Gemini", shape="gemini").with_blocks("image", "document")
 """What Gemini carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (grounding
 is response metadata, never request input)."""
@@ -241,6 +244,8 @@ def _portable_parts(
             out.extend(_function_response(part, calls, provider, dropped, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, f"{where}content[{i}]"))
+        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            out.append(wire)
         else:
             dropped.add(f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Gemini mapping")
     return out

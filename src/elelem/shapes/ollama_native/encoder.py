@@ -129,7 +129,7 @@ def native_assistant(
     return wire, dropped.items
 
 
-ACCEPTS = Accepts("Ollama").with_blocks("image", "document")
+ACCEPTS = Accepts("Ollama", shape="ollama_native").with_blocks("image", "document")
 """What Ollama carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations."""
 

@@ -23,6 +23,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_lines_and_text,
+    mapped_part,
     merge_extra,
     part_type,
     stream_event,
@@ -255,7 +256,7 @@ def same_family(produced_by: str | None, target: str) -> bool:
     return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
 
 
-ACCEPTS = Accepts("Chat Completions").with_blocks("image", "document")
+ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document")
 """What Chat Completions carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations."""
 
@@ -346,6 +347,8 @@ def _user_messages(
             wire = _media(part, provider, dialect, at, dropped.items)
             if wire is not None:
                 parts.append(wire)
+        elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+            parts.append(mapped)  # a plugin block type's own content part
         else:
             dropped.add(
                 at,

@@ -23,6 +23,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    mapped_part,
     merge_extra,
     part_type,
     stream_event,
@@ -86,7 +87,9 @@ def _portable_text(block: TextBlock) -> str:
     return block.text + "\n\nSources:\n" + "\n".join(lines)
 
 
-ACCEPTS = Accepts("OpenAI Responses", citations=True).with_blocks("image", "document")
+ACCEPTS = Accepts("OpenAI Responses", citations=True, shape="openai_responses").with_blocks(
+    "image", "document"
+)
 """What Responses carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): citations, as a list of
 sources after the text."""
@@ -171,6 +174,8 @@ class _Input:
                 # The caller's answer to an mcp_approval_request: an input item as it is.
                 close()
                 self.add(dict(part.raw))
+            elif (mapped := mapped_part(part, ACCEPTS.shape, self.provider)) is not None:
+                parts.append(mapped)  # a plugin block type's own input part
             else:
                 self.dropped.add(
                     f"messages[{index}].content[{j}]",
