@@ -33,7 +33,7 @@ from elelem.wire import ModelRequest
 from test_gemini_corpus import INTERACTIONS_FILES
 
 G = ProviderId("google")
-PARAMS = INTERACTIONS_FILES or [pytest.param("", marks=pytest.mark.skip(reason="no corpus"))]
+PARAMS = INTERACTIONS_FILES
 
 
 def _chunks(interaction: cassettes.Interaction) -> list[Chunk]:

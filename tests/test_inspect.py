@@ -274,8 +274,6 @@ def test_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def _anthropic_files() -> list[str]:
     root = corpus_root()
-    if root is None:
-        return []
     rows = [ln.split("\t") for ln in (root / "INDEX.tsv").read_text().splitlines()[1:]]
     return [row[0] for row in rows if row[4] == "anthropic"]
 
