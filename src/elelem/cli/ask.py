@@ -42,6 +42,7 @@ from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.store import new_conversation_id
 from elelem.errors import StreamError
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer, sanitize_line
@@ -71,11 +72,21 @@ class Session:
     options: GenerationOptions
     toolset: Toolset | None = None
     timeouts: Timeouts | None = None
+    stored: bool = True
+    """False for a new conversation until its first request is about to go
+    out: a command that fails before then leaves the store as it was."""
 
     @property
     def model(self) -> str:
         """The model address the session talks to."""
         return self.target.address
+
+    def _store_new(self) -> None:
+        """Create the new conversation in the store, under the id it was
+        given when the session opened (and the chat has shown)."""
+        conv = self.conversation
+        conv.store.create(id=conv.id)
+        self.stored = True
 
     def turn_cost(self) -> str:
         """What the latest turn's responses cost, as the usage line says it."""
@@ -109,6 +120,7 @@ class Session:
                     options=self.options,
                     toolset=self.toolset,
                     timeouts=self.timeouts,
+                    before_first_send=None if self.stored else self._store_new,
                 )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
@@ -206,8 +218,9 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     catalog = command_catalog()
     model: str | None = params["model"]
     if ref is None:
-        target = check_model(catalog, model or default_model(catalog))  # before anything is stored
-        conversation = Conversation.create(store)
+        target = check_model(catalog, model or default_model(catalog))
+        # Stored only once its first request is about to go out (see Session.stored).
+        conversation = Conversation(store, new_conversation_id())
     else:
         conversation = Conversation.open(store, resolve_conversation(store, ref))
         target = check_model(catalog, model or conversation.info.model or default_model(catalog))
@@ -233,6 +246,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         ),
         Toolset.from_params(params),
         timeouts_of(params),
+        stored=ref is not None,
     )
 
 
