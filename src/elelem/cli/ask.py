@@ -32,7 +32,6 @@ from elelem.cli.common import (
     model_options,
     store_from_env,
     timeouts_of,
-    utf8_text,
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
@@ -217,6 +216,8 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     else the conversation's, else the default."""
     catalog = command_catalog()
     model: str | None = params["model"]
+    if model is not None and not model.strip():
+        raise Failure("-m/--model is empty: give provider:model or an alias", EXIT_USAGE)
     if ref is None:
         target = check_model(catalog, model or default_model(catalog))
         # Stored only once its first request is about to go out (see Session.stored).
@@ -285,12 +286,7 @@ def ask_command(
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
     prompt) with any attachments, and show the answer as it streams."""
     store = store_from_env(persist=not params["no_store"])
-    text = utf8_text(" ".join(prompt).strip(), "the prompt")
-    for name in ("system", "model"):
-        if params.get(name):
-            utf8_text(params[name], f"--{name}")
-    if continue_ is not None:
-        utf8_text(continue_, "the -c id")
+    text = " ".join(prompt).strip()  # valid UTF-8: guarded checked every text option
     if continue_ not in (None, "last") and not text and continue_ is not None:
         # `ask -c "a question"`: click took the question as the id.  Only
         # text no id can be (it holds a space) is taken so: a mistyped id is

@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
@@ -285,11 +285,14 @@ def _one_line(text: str) -> str:
 )
 @click.option(
     "--max-bytes",
-    type=click.IntRange(min=1),
+    # Bounded so a read of that size can be asked for at all.
+    type=click.IntRange(min=1, max=2**62),
     default=MAX_RECORDING_BYTES,
     show_default=True,
     help="Read at most this much of the recording.",
 )
+@debug_option
+@guarded
 def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
     """Print what the recording at PATH holds, one JSON object per line."""
     try:
