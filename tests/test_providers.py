@@ -129,7 +129,8 @@ def test_missing_key_names_the_variable_and_local_servers_need_none() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().get("google").endpoint({})
     assert (
-        str(info.value) == "provider google needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY"
+        str(info.value)
+        == "provider google needs an API key: run 'elelem keys set google' or set GEMINI_API_KEY or GOOGLE_API_KEY"
     )
     assert Catalog().get("ollama").endpoint({}).api_key is None
     assert Catalog().get("ollama").endpoint({}).request_headers({}) == {}
