@@ -183,9 +183,6 @@ def test_config_file_adds_endpoints_and_amends_builtins(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
         """
-[ui]
-theme = "dark"
-
 [providers.local]
 compatible = "openai"
 base_url = "http://127.0.0.1:8000/v1"
