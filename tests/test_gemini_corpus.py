@@ -277,7 +277,7 @@ def test_native_replay_rebuilds_the_recorded_follow_up(name: str, corpus: Path) 
 
 @pytest.mark.parametrize("name", PARAMS)
 def test_inspect_prints_every_gemini_recording(name: str, corpus: Path) -> None:
-    result = CliRunner().invoke(main, ["inspect", "--wire-replay", str(corpus / name)])
+    result = CliRunner().invoke(main, ["inspect", "--json", "--wire-replay", str(corpus / name)])
     assert result.exit_code == 0, result.output
     kinds = [json.loads(line)["kind"] for line in result.stdout.splitlines()]
     assert kinds.count("response") == len(_model_calls(corpus / name))

@@ -144,7 +144,7 @@ def test_native_replay_equals_the_recorded_follow_up(corpus: Path) -> None:
 
 @pytest.mark.parametrize("name", PARAMS)
 def test_inspect_reads_the_recording(corpus: Path, name: str) -> None:
-    outcome = CliRunner().invoke(main, ["inspect", "--wire-replay", str(corpus / name)])
+    outcome = CliRunner().invoke(main, ["inspect", "--json", "--wire-replay", str(corpus / name)])
     assert outcome.exit_code == 0, outcome.output
     lines = [json.loads(line) for line in outcome.output.splitlines()]
     kinds = [line["kind"] for line in lines]
