@@ -1,8 +1,7 @@
 """Real text deltas, read at run time from the recorded provider traffic.
 
-The corpus is never copied into the repository: it is found through
-``$ELELEM_CORPUS`` or at ``../shared/corpus`` beside the project, exactly as
-the test suite finds it.  Every recorded streaming response of a wire shape
+The corpus ships with the project in ``tests/corpus`` and is read there unless
+``$ELELEM_CORPUS`` points elsewhere, exactly as the test suite finds it.  Every recorded streaming response of a wire shape
 is read in its own format (one JSON payload per line, VCR.py cassettes,
 multi-document when/then YAML, raw SSE bodies) and the assistant text deltas
 are kept in recording order.
@@ -35,12 +34,13 @@ class CorpusMissing(RuntimeError):
 
 
 def corpus_root() -> Path:
-    """The corpus folder: ``$ELELEM_CORPUS``, else ``../shared/corpus`` beside the repo."""
+    """The corpus folder: ``$ELELEM_CORPUS``, else ``tests/corpus`` in the repo."""
     env = os.environ.get("ELELEM_CORPUS")
-    path = Path(env) if env else ROOT.parent / "shared" / "corpus"
+    path = Path(env) if env else ROOT / "tests" / "corpus"
     if not (path / "INDEX.tsv").is_file():
         raise CorpusMissing(
-            f"conformance corpus not found at {path}: set ELELEM_CORPUS to the folder holding INDEX.tsv"
+            f"conformance corpus not found at {path}: it ships in tests/corpus; "
+            "set ELELEM_CORPUS to another folder holding INDEX.tsv"
         )
     return path
 

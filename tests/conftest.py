@@ -23,19 +23,32 @@ if os.environ.get("CI"):
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def corpus_root() -> Path | None:
-    """The corpus folder: $ELELEM_CORPUS, else ../shared/corpus beside the repo."""
+CORPUS = ROOT / "tests" / "corpus"
+
+
+class CorpusMissing(FileNotFoundError):
+    """The conformance corpus is not where the tests were told to find it."""
+
+
+def corpus_root() -> Path:
+    """The corpus folder: $ELELEM_CORPUS, else tests/corpus, which ships with the project.
+
+    The corpus is part of every checkout, so its absence is a broken checkout or
+    a wrong ELELEM_CORPUS: an error that stops the run, never a quiet skip.
+    """
     env = os.environ.get("ELELEM_CORPUS")
-    path = Path(env) if env else ROOT.parent / "shared" / "corpus"
-    return path if (path / "INDEX.tsv").is_file() else None
+    path = Path(env) if env else CORPUS
+    if not (path / "INDEX.tsv").is_file():
+        where = f"ELELEM_CORPUS={env}" if env else str(path)
+        raise CorpusMissing(
+            f"conformance corpus not found at {where}: tests/corpus ships with the "
+            "project (restore it with git checkout -- tests/corpus), or point "
+            "ELELEM_CORPUS at a folder holding INDEX.tsv"
+        )
+    return path
 
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    """The corpus folder; the test skips, saying why, where it is absent."""
-    path = corpus_root()
-    if path is None:
-        pytest.skip(
-            "conformance corpus not found: set ELELEM_CORPUS or place it at ../shared/corpus"
-        )
-    return path
+    """The corpus folder."""
+    return corpus_root()

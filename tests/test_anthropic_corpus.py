@@ -36,8 +36,6 @@ ANTHROPIC = ProviderId("anthropic")
 
 def anthropic_files() -> list[str]:
     root = corpus_root()
-    if root is None:
-        return []
     rows = [ln.split("\t") for ln in (root / "INDEX.tsv").read_text().splitlines()[1:]]
     return [row[0] for row in rows if row[4] == "anthropic"]
 
@@ -46,8 +44,7 @@ FILES = anthropic_files()
 MULTI = [
     name
     for name in FILES
-    if (root := corpus_root()) is not None
-    and sum(1 for i in load(root / name).interactions if i.request is not None) > 1
+    if sum(1 for i in load(corpus_root() / name).interactions if i.request is not None) > 1
 ]
 
 

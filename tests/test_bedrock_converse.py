@@ -358,7 +358,7 @@ def test_the_recorded_reasoning_stream_keeps_every_artifact(corpus: Path) -> Non
         "additionalModelResponseFields": {"delta": {"stop_sequence": None}},
         "metrics": {"latencyMs": 2281},
     }
-    outcome = CliRunner().invoke(main, ["inspect", "--wire-replay", str(path)])
+    outcome = CliRunner().invoke(main, ["inspect", "--json", "--wire-replay", str(path)])
     assert outcome.exit_code == 0, outcome.output
     replay = json.loads(outcome.output.splitlines()[-1])
     assert replay["wire"]["content"][0]["reasoningContent"]["reasoningText"] == {

@@ -225,7 +225,7 @@ def test_bedrock_provider_region_and_key() -> None:
     with pytest.raises(ConfigError) as info:
         spec.endpoint({})
     assert str(info.value) == (
-        "provider bedrock needs an API key: set AWS_BEARER_TOKEN_BEDROCK, or "
+        "provider bedrock needs an API key: run 'elelem keys set bedrock' or set AWS_BEARER_TOKEN_BEDROCK, or "
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (optionally AWS_SESSION_TOKEN)"
     )
     assert "bedrock" in [s.name for s in BUILTIN]

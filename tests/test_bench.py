@@ -310,9 +310,6 @@ def test_results_document_has_the_issue_shape() -> None:
 
 
 def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
-    conversation = pytest.importorskip("elelem.conversation")
-    if not hasattr(conversation, "open_store"):
-        pytest.skip("elelem.conversation.open_store is not built yet")
     from benchmarks.storage import run
 
     out = run(200, tmp_path)

@@ -257,7 +257,7 @@ def test_stream_cut_short_keeps_what_arrived(env: dict[str, str]) -> None:
         (
             ("ask", "-m", "anthropic:claude", "hi"),
             {},
-            "elelem: provider anthropic needs an API key: set ANTHROPIC_API_KEY\n",
+            "elelem: provider anthropic needs an API key: run 'elelem keys set anthropic' or set ANTHROPIC_API_KEY\n",
         ),
         (
             ("ask", "hi"),
@@ -299,7 +299,8 @@ def test_providers_lists_keys_without_values(env: dict[str, str]) -> None:
     )
     openai = next(line for line in lines if line.startswith("openai "))
     assert re.fullmatch(
-        r"openai +openai_responses +missing: set OPENAI_API_KEY +http://127\.0\.0\.1:9/v1", openai
+        r"openai +openai_responses +missing: elelem keys set openai, or OPENAI_API_KEY +http://127\.0\.0\.1:9/v1",
+        openai,
     )
     ollama = next(line for line in lines if line.startswith("ollama "))
     assert "no key needed" in ollama
@@ -340,8 +341,8 @@ def test_bedrock_is_the_default_with_its_api_key_or_aws_credentials(env: dict[st
     missing = run(env, "providers").stdout.splitlines()
     bedrock = next(line for line in missing if line.startswith("bedrock "))
     assert re.fullmatch(
-        r"bedrock +bedrock_converse +missing: set AWS_BEARER_TOKEN_BEDROCK or "
-        r"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY +https://.*",
+        r"bedrock +bedrock_converse +missing: elelem keys set bedrock, or "
+        r"AWS_BEARER_TOKEN_BEDROCK or AWS credentials +https://.*",
         bedrock,
     )
 
@@ -398,7 +399,7 @@ def test_default_model_from_config_then_env(env: dict[str, str], tmp_path: Path)
     missing = run(e, "ask", "hi")  # the default's key is not set: said before anything is stored
     assert (missing.returncode, missing.stderr) == (
         2,
-        "elelem: provider deepseek needs an API key: set DEEPSEEK_API_KEY\n",
+        "elelem: provider deepseek needs an API key: run 'elelem keys set deepseek' or set DEEPSEEK_API_KEY\n",
     )
 
 

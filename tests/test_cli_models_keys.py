@@ -339,3 +339,43 @@ def test_api_key_env_names_the_variable_of_a_custom_endpoint(tmp_path: Path) -> 
     assert spec.key_required is True
     endpoint = catalog.endpoint(spec, {"MY_LOCAL_KEY": "k-local"})
     assert endpoint.request_headers({})["authorization"] == "Bearer k-local"
+
+
+def test_keys_and_providers_agree_and_the_missing_key_names_both_ways(
+    env: dict[str, str],
+) -> None:
+    """`keys set` makes `providers` say the key is set, as `keys list` does;
+    before it, the error and `providers` name `elelem keys set` and the
+    variable."""
+    missing = run(env, "ask", "-m", "anthropic:claude-sonnet-4-5", "hi")
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "elelem: provider anthropic needs an API key: "
+        "run 'elelem keys set anthropic' or set ANTHROPIC_API_KEY\n",
+    )
+    before = run(env, "providers").stdout.splitlines()
+    assert before[0].split("  https://")[0].split() == [
+        "anthropic",
+        "anthropic_messages",
+        "missing:",
+        "elelem",
+        "keys",
+        "set",
+        "anthropic,",
+        "or",
+        "ANTHROPIC_API_KEY",
+    ]
+    assert run(env, "keys", "set", "anthropic", stdin=KEY).returncode == 0
+    after = run(env, "providers").stdout.splitlines()
+    assert after[0].split() == [
+        "anthropic",
+        "anthropic_messages",
+        "key",
+        "set",
+        "(keys",
+        "file)",
+        "https://api.anthropic.com",
+    ]
+    listed = run(env, "keys", "list").stdout.splitlines()
+    assert listed[0] == f"anthropic  set (keys file {Path(env['ELELEM_HOME']) / 'keys.json'})"
+    assert KEY not in run(env, "providers").stdout

@@ -162,7 +162,10 @@ def test_config_and_shape_errors_raise_at_call_time() -> None:
     client = Client(env={"ELELEM_CONFIG": "/nonexistent/x.toml"})
     with pytest.raises(ConfigError) as info:
         client.stream("anthropic:claude-x", "hi")
-    assert str(info.value) == "provider anthropic needs an API key: set ANTHROPIC_API_KEY"
+    assert (
+        str(info.value)
+        == "provider anthropic needs an API key: run 'elelem keys set anthropic' or set ANTHROPIC_API_KEY"
+    )
     client.catalog.add(
         ProviderSpec("future", "not_built_yet", "http://127.0.0.1:9", key_required=False)
     )

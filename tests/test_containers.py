@@ -197,7 +197,7 @@ def write(tmp_path: Path, name: str, data: str | bytes) -> Path:
 
 
 def inspected_text(path: Path) -> str:
-    result = CliRunner().invoke(main, ["inspect", str(path)])
+    result = CliRunner().invoke(main, ["inspect", "--json", str(path)])
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.output.splitlines()]
     return "".join(b["block"]["text"] for b in lines if b["kind"] == "block")
@@ -307,7 +307,7 @@ def test_an_unreadable_file_is_one_line_naming_it_and_exit_2(
     with pytest.raises(RecordingError) as info:
         load(path)
     assert str(info.value).startswith(f"{path}: ") and problem in str(info.value)
-    result = CliRunner().invoke(main, ["inspect", str(path)])
+    result = CliRunner().invoke(main, ["inspect", "--json", str(path)])
     assert result.exit_code == 2
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()

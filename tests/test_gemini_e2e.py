@@ -188,7 +188,9 @@ def test_a_quota_error_is_a_rate_limit_with_the_servers_delay() -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(not os.environ.get("GEMINI_API_KEY"), reason="GEMINI_API_KEY is not set")
+@pytest.mark.skipif(
+    not os.environ.get("GEMINI_API_KEY"), reason="live test: set GEMINI_API_KEY to run it"
+)
 def test_live_gemini_accepts_native_replay_of_signed_calls() -> None:
     model = "google:" + os.environ.get("ELELEM_LIVE_GEMINI_MODEL", "gemini-2.5-flash")
     tools = [

@@ -144,10 +144,7 @@ def test_a_refusal_carries_its_reason_and_other_wires_report_it_dropped() -> Non
 
 
 def _recording(name: str) -> Path:
-    root = corpus_root()
-    if root is None:
-        pytest.skip("corpus not found")
-    return root / "vercel__ai" / name
+    return corpus_root() / "vercel__ai" / name
 
 
 @pytest.mark.parametrize(

@@ -234,7 +234,7 @@ def test_headers_that_never_come_meet_the_total_deadline(blocking: bool) -> None
 
 def test_inspect_reads_at_most_its_limit(tmp_path: Path) -> None:
     env = base_env(tmp_path)
-    zero = run(env, "inspect", "--max-bytes", "4096", "/dev/zero")
+    zero = run(env, "inspect", "--json", "--max-bytes", "4096", "/dev/zero")
     assert (zero.returncode, zero.stdout, zero.stderr) == (
         2,
         "",
@@ -246,7 +246,7 @@ def test_inspect_reads_at_most_its_limit(tmp_path: Path) -> None:
 def test_inspect_of_deeply_nested_json_is_one_line(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"deep{suffix}"
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    result = run(base_env(tmp_path), "inspect", str(path))
+    result = run(base_env(tmp_path), "inspect", "--json", str(path))
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"elelem: {path}: ")
     assert "Traceback" not in result.stderr

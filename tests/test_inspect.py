@@ -57,7 +57,7 @@ def lines(stdout: str) -> list[dict[str, object]]:
 def test_inspect_prints_the_specified_ndjson(tmp_path: Path) -> None:
     path = tmp_path / "one.chunks.txt"
     path.write_text(SIG_STREAM + "\n")
-    code, out, err = run("inspect", str(path))
+    code, out, err = run("inspect", "--json", str(path))
     assert (code, err) == (0, "")
     assert lines(out) == [
         {
@@ -98,7 +98,7 @@ def test_inspect_prints_the_specified_ndjson(tmp_path: Path) -> None:
 def test_wire_replay_follows_each_response(tmp_path: Path) -> None:
     path = tmp_path / "two.chunks.txt"
     path.write_text(SIG_STREAM + "\n" + SIG_STREAM.replace("msg_1", "msg_2") + "\n")
-    code, out, _ = run("inspect", "--wire-replay", str(path))
+    code, out, _ = run("inspect", "--json", "--wire-replay", str(path))
     assert code == 0
     objs = lines(out)
     assert [(o["kind"], o["interaction"]) for o in objs] == [
@@ -159,7 +159,7 @@ def test_hosted_and_citation_lines(tmp_path: Path) -> None:
     }
     path = tmp_path / "h.json"
     path.write_text(json.dumps(message))
-    code, out, _ = run("inspect", str(path))
+    code, out, _ = run("inspect", "--json", str(path))
     assert code == 0
     objs = lines(out)
     assert [o["kind"] for o in objs] == ["response", "hosted", "hosted", "block", "usage", "finish"]
@@ -205,7 +205,7 @@ def test_recorded_error_event_is_an_error_line(tmp_path: Path) -> None:
     )
     path = tmp_path / "err.bin"
     path.write_text(body)
-    code, out, _ = run("inspect", str(path))
+    code, out, _ = run("inspect", "--json", str(path))
     assert code == 0
     objs = lines(out)
     assert objs[0]["kind"] == "response"
@@ -220,7 +220,7 @@ def test_output_is_ascii_so_text_cannot_drive_the_terminal(tmp_path: Path) -> No
     evil = "a\x1b]8;;http://x\x07b\u202ec\x7f\u0085"
     path = tmp_path / "e.chunks.txt"
     path.write_text(SIG_STREAM.replace('"text":"hi"', '"text":' + json.dumps(evil)) + "\n")
-    code, out, _ = run("inspect", str(path))
+    code, out, _ = run("inspect", "--json", str(path))
     assert code == 0
     assert out.isascii()
     assert not any(ch in out for ch in "\x1b\x07\x7f")
@@ -242,7 +242,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     path = tmp_path / name
     path.write_text(content)
-    code, out, err = run("inspect", str(path))
+    code, out, err = run("inspect", "--json", str(path))
     assert code == 2
     assert out == ""
     assert err.count("\n") == 1
@@ -261,28 +261,26 @@ def test_shape_not_built_yet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     )
     path = tmp_path / "f.json"
     path.write_text('{"future": true}')
-    code, out, err = run("inspect", str(path))
+    code, out, err = run("inspect", "--json", str(path))
     assert (code, out) == (2, "")
     assert err == f"elelem: {path}: interaction 0: shape future_shape not supported yet\n"
 
 
 def test_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    code, out, err = run("inspect", str(tmp_path / "none.yaml"))
+    code, out, err = run("inspect", "--json", str(tmp_path / "none.yaml"))
     assert (code, out) == (2, "")
     assert err == f"elelem: {tmp_path / 'none.yaml'}: cannot read: No such file or directory\n"
 
 
 def _anthropic_files() -> list[str]:
     root = corpus_root()
-    if root is None:
-        return []
     rows = [ln.split("\t") for ln in (root / "INDEX.tsv").read_text().splitlines()[1:]]
     return [row[0] for row in rows if row[4] == "anthropic"]
 
 
 @pytest.mark.parametrize("name", _anthropic_files())
 def test_inspect_every_anthropic_corpus_file(corpus: Path, name: str) -> None:
-    code, out, err = run("inspect", "--wire-replay", str(corpus / name))
+    code, out, err = run("inspect", "--json", "--wire-replay", str(corpus / name))
     assert (code, err) == (0, ""), err
     objs = lines(out)
     kinds = {o["kind"] for o in objs}
@@ -302,7 +300,7 @@ SUBPROCESS_FILES = [
 @pytest.mark.parametrize("name", SUBPROCESS_FILES)
 def test_console_script_runs_as_a_process(corpus: Path, name: str) -> None:
     proc = subprocess.run(
-        [ELELEM, "inspect", str(corpus / name)],
+        [ELELEM, "inspect", "--json", str(corpus / name)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -315,7 +313,7 @@ def test_console_script_runs_as_a_process(corpus: Path, name: str) -> None:
 
 
 def test_pause_turn_in_corpus_reports_paused(corpus: Path) -> None:
-    code, out, _ = run("inspect", str(corpus / SUBPROCESS_FILES[0]))
+    code, out, _ = run("inspect", "--json", str(corpus / SUBPROCESS_FILES[0]))
     assert code == 0
     finishes = [o["reason"] for o in lines(out) if o["kind"] == "finish"]
     assert finishes == ["paused", "stop"]
@@ -325,7 +323,7 @@ def test_process_error_has_no_traceback(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text("{")
     proc = subprocess.run(
-        [ELELEM, "inspect", str(path)],
+        [ELELEM, "inspect", "--json", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -381,7 +379,7 @@ version: 1
 def test_setup_calls_beside_model_calls_are_reported_as_skipped(tmp_path: Path) -> None:
     path = tmp_path / "setup.yaml"
     path.write_text(SETUP_AND_CALL)
-    code, out, _ = run("inspect", str(path))
+    code, out, _ = run("inspect", "--json", str(path))
     assert code == 0
     objs = lines(out)
     assert objs[0] == {
@@ -403,6 +401,44 @@ def test_no_model_call_at_all_is_an_error(tmp_path: Path) -> None:
     setup = SETUP_AND_CALL.split("- request:")[1]
     path = tmp_path / "setup-only.yaml"
     path.write_text(f"interactions:\n- request:{setup}- request:{setup}version: 1\n")
-    code, out, err = run("inspect", str(path))
+    code, out, err = run("inspect", "--json", str(path))
     assert (code, out) == (2, "")
     assert err == f"elelem: {path}: cannot tell the wire shape of any interaction\n"
+
+
+def test_inspect_prints_a_human_summary_by_default(corpus: Path) -> None:
+    """Without --json: per interaction the blocks by kind, hosted calls,
+    citations, payloads, usage and finish (the counts docs/cli.md promises)."""
+    name = (
+        "vercel__ai/packages__anthropic__src____fixtures____anthropic-web-search-tool.1.chunks.txt"
+    )
+    code, out, err = run("inspect", str(corpus / name))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "interaction 0: anthropic claude-sonnet-4-20250514",
+        "  blocks: 19 text",
+        "  hosted calls: 1 web_search",
+        "  citations: 14 (4 sources)",
+        "  payloads: 2 kept for replay",
+        "  usage: input 15,665, output 795, web_search 1",
+        "  finish: stop",
+    ]
+
+
+def test_inspect_summary_names_skipped_calls_and_reasoning(corpus: Path) -> None:
+    name = "dcdpr__jp/crates__jp_llm__tests__fixtures__anthropic__test_redacted_thinking.yml"
+    code, out, _ = run("inspect", "--wire-replay", str(corpus / name))
+    assert code == 0
+    assert out.splitlines() == [
+        "interaction 0: anthropic claude-haiku-4-5-20251001",
+        "  blocks: 1 reasoning, 1 text",
+        "  payloads: 1 kept for replay",
+        "  usage: input 93, output 382",
+        "  finish: stop",
+        "  native replay: built (--json shows it)",
+        "interaction 1: anthropic claude-haiku-4-5-20251001",
+        "  blocks: 1 text",
+        "  usage: input 248, output 270",
+        "  finish: stop",
+        "  native replay: built (--json shows it)",
+    ]

@@ -47,8 +47,6 @@ _NAMED = {
 
 def chat_rows() -> list[tuple[str, str]]:
     root = corpus_root()
-    if root is None:
-        return []
     rows = [ln.split("\t") for ln in (root / "INDEX.tsv").read_text().splitlines()[1:]]
     out = []
     for row in rows:
@@ -66,8 +64,7 @@ PROVIDERS = dict(ROWS)
 MULTI = [
     name
     for name, _ in ROWS
-    if (root := corpus_root()) is not None
-    and sum(1 for i in load(root / name).interactions if i.request is not None) > 1
+    if sum(1 for i in load(corpus_root() / name).interactions if i.request is not None) > 1
 ]
 
 

@@ -124,7 +124,9 @@ def test_two_turn_tool_conversation_replays_items_exactly() -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(not os.environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set")
+@pytest.mark.skipif(
+    not os.environ.get("OPENAI_API_KEY"), reason="live test: set OPENAI_API_KEY to run it"
+)
 def test_live_openai_accepts_native_replay_of_reasoning_and_calls() -> None:
     model = "openai:" + os.environ.get("ELELEM_LIVE_OPENAI_MODEL", "gpt-5-mini")
     tools = [

@@ -129,7 +129,8 @@ def test_missing_key_names_the_variable_and_local_servers_need_none() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().get("google").endpoint({})
     assert (
-        str(info.value) == "provider google needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY"
+        str(info.value)
+        == "provider google needs an API key: run 'elelem keys set google' or set GEMINI_API_KEY or GOOGLE_API_KEY"
     )
     assert Catalog().get("ollama").endpoint({}).api_key is None
     assert Catalog().get("ollama").endpoint({}).request_headers({}) == {}
@@ -182,9 +183,6 @@ def test_config_file_adds_endpoints_and_amends_builtins(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
         """
-[ui]
-theme = "dark"
-
 [providers.local]
 compatible = "openai"
 base_url = "http://127.0.0.1:8000/v1"

@@ -179,7 +179,7 @@ def test_bedrock_without_credentials_names_both_options() -> None:
     with pytest.raises(ConfigError) as info:
         spec.endpoint({})
     assert str(info.value) == (
-        "provider bedrock needs an API key: set AWS_BEARER_TOKEN_BEDROCK, or "
+        "provider bedrock needs an API key: run 'elelem keys set bedrock' or set AWS_BEARER_TOKEN_BEDROCK, or "
         "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (optionally AWS_SESSION_TOKEN)"
     )
     with pytest.raises(ConfigError) as info:
@@ -195,7 +195,10 @@ def test_bedrock_without_credentials_names_both_options() -> None:
     # Providers without SigV4 ignore AWS variables entirely.
     with pytest.raises(ConfigError) as info:
         Catalog().get("openai").endpoint(BEDROCK_ENV)
-    assert str(info.value) == "provider openai needs an API key: set OPENAI_API_KEY"
+    assert (
+        str(info.value)
+        == "provider openai needs an API key: run 'elelem keys set openai' or set OPENAI_API_KEY"
+    )
 
 
 # -- end to end ----------------------------------------------------------------

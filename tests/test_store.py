@@ -4,6 +4,7 @@ file, WAL mode, migrations and URLs."""
 
 from __future__ import annotations
 
+import glob
 import os
 import pwd
 import shutil
@@ -58,13 +59,33 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _pg_binary(name: str) -> str | None:
+    """A PostgreSQL server program on PATH, else in Debian's versioned folder
+    (the postgresql package does not put initdb on PATH)."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    folders = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key)
+    return next((str(p) for f in reversed(folders) if (p := Path(f) / name).is_file()), None)
+
+
+def _version_key(folder: str) -> tuple[int, ...]:
+    version = Path(folder).parent.name
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A throwaway PostgreSQL server on 127.0.0.1 (skips where it cannot run)."""
-    pytest.importorskip("psycopg", reason="psycopg (the postgres extra) is not installed")
-    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    pytest.importorskip(
+        "psycopg", reason="psycopg (the postgres extra) is not installed: make install adds it"
+    )
+    initdb, pg_ctl = _pg_binary("initdb"), _pg_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+        pytest.skip(
+            "PostgreSQL server binaries (initdb, pg_ctl) are not installed: "
+            "apt-get install postgresql (bash .ci/run does)"
+        )
     as_user: list[str] = []
     base = tempfile.mkdtemp(prefix="elelem-pg-")
     if os.geteuid() == 0:
@@ -73,7 +94,10 @@ def pg_url() -> Iterator[str]:
             account = pwd.getpwnam("postgres")
         except KeyError:
             shutil.rmtree(base)
-            pytest.skip("running as root and there is no 'postgres' user to run the server")
+            pytest.skip(
+                "running as root and there is no 'postgres' user to run the server: "
+                "apt-get install postgresql creates it"
+            )
         os.chown(base, account.pw_uid, account.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
     data = os.path.join(base, "data")

@@ -107,7 +107,7 @@ def test_a_full_disk_is_a_store_error_and_the_store_stays_intact(tmp_path: Path)
     mount = tmp_path / f"small-{uuid.uuid4().hex[:6]}"
     mount.mkdir()
     if shutil.which("mount") is None:
-        pytest.skip("no mount command: cannot make a small filesystem here")
+        pytest.skip("no mount command to make a small filesystem: apt-get install mount")
     made = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)],
         capture_output=True,
@@ -115,7 +115,10 @@ def test_a_full_disk_is_a_store_error_and_the_store_stays_intact(tmp_path: Path)
         check=False,
     )
     if made.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {made.stderr.strip() or made.returncode}")
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({made.stderr.strip() or made.returncode}): "
+            "run the tests as root, as bash .ci/run does"
+        )
     try:
         store = open_store(mount / "s.db")
         conversation = Conversation.create(store)

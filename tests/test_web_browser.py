@@ -171,15 +171,13 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     played = run(env, "demo", "--pace", "0", "--keep")
     assert played.returncode == 0, played.stderr
     ids: dict[str, Any] = {"env": env}
-    corpus = corpus_root()
-    if corpus is not None:
-        played = run(env, "demo", "--pace", "0", "--keep", "--cassette", str(corpus / GEMINI))
-        assert played.returncode == 0, played.stderr
+    played = run(env, "demo", "--pace", "0", "--keep", "--cassette", str(corpus_root() / GEMINI))
+    assert played.returncode == 0, played.stderr
     store = open_store(Path(env["ELELEM_HOME"]) / "elelem.db")
     infos = {i.title: i.id for i in store.list_conversations()}
     ids["demo"] = infos[QUESTION]
     ids["gemini"] = next(
-        (cid for title, cid in infos.items() if title and "weather" in title.lower()), None
+        cid for title, cid in infos.items() if title and "weather" in title.lower()
     )
     ids["evil"] = injection_conversation(store)
     ids["media"] = media_conversation(store)
@@ -391,10 +389,6 @@ def test_attachments_and_document_citations(
 def test_google_search_suggestions_in_a_sandboxed_frame(
     server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
 ) -> None:
-    if store_home["gemini"] is None:
-        pytest.skip(
-            "conformance corpus not found: set ELELEM_CORPUS or place it at ../shared/corpus"
-        )
     browser.get_log("browser")
     browser.get(url(server, f"/c/{store_home['gemini']}"))
     frame = browser.find_element("css selector", "iframe.search-entry-point")

@@ -37,7 +37,10 @@ def ai_reader_ready() -> str:
     node = shutil.which("node")
     npm = shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("Node.js and npm are needed to run the `ai` package's reader")
+        pytest.skip(
+            "Node.js and npm are needed to run the `ai` package's reader: "
+            "apt-get install nodejs npm (bash .ci/run does)"
+        )
     installed = NODE_DIR / "node_modules" / "ai" / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != PINNED_AI:
         done = subprocess.run(
@@ -164,7 +167,10 @@ def chromium_paths() -> tuple[str, str]:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
     if browser is None or driver is None:
-        pytest.skip("headless browser tests need Debian's chromium and chromium-driver")
+        pytest.skip(
+            "headless browser tests need Debian's chromium and chromium-driver: "
+            "apt-get install chromium chromium-driver (bash .ci/run does)"
+        )
     return browser, driver
 
 

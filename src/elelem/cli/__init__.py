@@ -11,12 +11,46 @@ into one).
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.safety import install, secrets_in_force
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def usage_line(exc: click.UsageError) -> Failure:
+    """A usage error (bad option value, unknown option, missing argument) as
+    the one ``elelem: …`` line every other failure is, exit status 2, with
+    where to read the usage instead of click's four-line block."""
+    path = exc.ctx.command_path if exc.ctx is not None else "elelem"
+    return Failure(f"{exc.format_message()} (see: {path} --help)", EXIT_USAGE)
+
+
+class ElelemGroup(click.Group):
+    """The ``elelem`` group: its own and every command's usage errors are
+    one line (:func:`usage_line`)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise usage_line(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise usage_line(exc) from None
+
+
+@click.group(cls=ElelemGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="elelem")
 def main() -> None:
     """elelem: stream LLM responses into one provider-neutral model, losing nothing."""

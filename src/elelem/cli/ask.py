@@ -32,7 +32,6 @@ from elelem.cli.common import (
     model_options,
     store_from_env,
     timeouts_of,
-    utf8_text,
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
@@ -42,6 +41,7 @@ from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.store import new_conversation_id
 from elelem.errors import StreamError
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer, sanitize_line
@@ -71,11 +71,21 @@ class Session:
     options: GenerationOptions
     toolset: Toolset | None = None
     timeouts: Timeouts | None = None
+    stored: bool = True
+    """False for a new conversation until its first request is about to go
+    out: a command that fails before then leaves the store as it was."""
 
     @property
     def model(self) -> str:
         """The model address the session talks to."""
         return self.target.address
+
+    def _store_new(self) -> None:
+        """Create the new conversation in the store, under the id it was
+        given when the session opened (and the chat has shown)."""
+        conv = self.conversation
+        conv.store.create(id=conv.id)
+        self.stored = True
 
     def turn_cost(self) -> str:
         """What the latest turn's responses cost, as the usage line says it."""
@@ -109,6 +119,7 @@ class Session:
                     options=self.options,
                     toolset=self.toolset,
                     timeouts=self.timeouts,
+                    before_first_send=None if self.stored else self._store_new,
                 )
         except KeyboardInterrupt:
             if renderer is not None and renderer.active:
@@ -205,9 +216,12 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     else the conversation's, else the default."""
     catalog = command_catalog()
     model: str | None = params["model"]
+    if model is not None and not model.strip():
+        raise Failure("-m/--model is empty: give provider:model or an alias", EXIT_USAGE)
     if ref is None:
-        target = check_model(catalog, model or default_model(catalog))  # before anything is stored
-        conversation = Conversation.create(store)
+        target = check_model(catalog, model or default_model(catalog))
+        # Stored only once its first request is about to go out (see Session.stored).
+        conversation = Conversation(store, new_conversation_id())
     else:
         conversation = Conversation.open(store, resolve_conversation(store, ref))
         target = check_model(catalog, model or conversation.info.model or default_model(catalog))
@@ -233,6 +247,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         ),
         Toolset.from_params(params),
         timeouts_of(params),
+        stored=ref is not None,
     )
 
 
@@ -271,12 +286,7 @@ def ask_command(
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
     prompt) with any attachments, and show the answer as it streams."""
     store = store_from_env(persist=not params["no_store"])
-    text = utf8_text(" ".join(prompt).strip(), "the prompt")
-    for name in ("system", "model"):
-        if params.get(name):
-            utf8_text(params[name], f"--{name}")
-    if continue_ is not None:
-        utf8_text(continue_, "the -c id")
+    text = " ".join(prompt).strip()  # valid UTF-8: guarded checked every text option
     if continue_ not in (None, "last") and not text and continue_ is not None:
         # `ask -c "a question"`: click took the question as the id.  Only
         # text no id can be (it holds a space) is taken so: a mistyped id is

@@ -200,15 +200,17 @@ def chat_command(continue_: str | None, **params: Any) -> None:
     Ctrl-D (or /exit) leaves."""
     store = store_from_env(persist=not params["no_store"])
     session = open_session(store, continue_, params)
-    click.echo(
-        f"chat with {sanitize_line(session.model)} in conversation "
-        f"{sanitize_line(session.conversation.id)}"
-        " (Ctrl-C stops an answer, Ctrl-D leaves, /help for more)",
-        err=True,
-    )
     interactive = sys.stdin is not None and sys.stdin.isatty()
     lines = terminal_lines(_history_file()) if interactive else piped_lines()
+    # The MCP servers connect before the greeting: one that cannot is the
+    # command's one error line.
     with session.toolset or Toolset():
+        click.echo(
+            f"chat with {sanitize_line(session.model)} in conversation "
+            f"{sanitize_line(session.conversation.id)}"
+            " (Ctrl-C stops an answer, Ctrl-D leaves, /help for more)",
+            err=True,
+        )
         chat_loop(ChatState(session), lines)
     if interactive:
         click.echo(err=True)

@@ -4,6 +4,7 @@ the console, the store, and the options that choose a model and its tools."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -37,6 +38,24 @@ EXIT_STATUSES = (
     "refused); 70 an internal error (a bug: please report it with --debug output); "
     "130 interrupted (Ctrl-C; the reply so far is kept)."
 )
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds, 0 or more: a :class:`click.FloatRange` that also
+    refuses ``nan`` and ``inf``, which every range comparison lets through
+    (0 already says "never" wherever a timeout or pause may be off)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
 
 
 class Failure(ElelemError, click.ClickException):
@@ -93,6 +112,7 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            check_text_params()
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
@@ -270,14 +290,14 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option("--no-store", is_flag=True, help="Keep this conversation in memory only."),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0),
+            type=SECONDS,
             metavar="SECONDS",
             help=f"Give up on an answer after this long in all (default {Timeouts.total:g}; "
             "0: never).",
         ),
         click.option(
             "--idle-timeout",
-            type=click.FloatRange(min=0),
+            type=SECONDS,
             metavar="SECONDS",
             help=f"Give up when the provider sends nothing for this long (default "
             f"{Timeouts.idle:g}; 0: never).",
@@ -336,6 +356,35 @@ def make_renderer(reasoning: str, citations: str, console: Console | None = None
     return Renderer(console or make_console(), options)
 
 
+def check_text_params() -> None:
+    """Every text option and argument of the running command is valid
+    Unicode: an argument's bytes that were not UTF-8 (which Python keeps as
+    lone surrogates) are a usage :class:`Failure` naming the option, before
+    the command does anything.  Paths are left alone: a file name need not be
+    UTF-8."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        if not isinstance(param.type, click.types.StringParamType):
+            continue
+        value = ctx.params.get(param.name or "")
+        if isinstance(value, str):
+            values: tuple[str, ...] = (value,)
+        elif isinstance(value, tuple):
+            values = tuple(
+                v for item in value for v in (item if isinstance(item, tuple) else (item,))
+            )
+        else:
+            continue
+        if param.nargs == -1:
+            values = (" ".join(values),)  # one text, as the command joins it
+        name = f"the {param.name}" if isinstance(param, click.Argument) else param.opts[-1]
+        for text in values:
+            if isinstance(text, str):
+                utf8_text(text, name)
+
+
 def utf8_text(text: str, what: str) -> str:
     """``text`` if it is valid Unicode text; a usage :class:`Failure` naming
     ``what`` if it holds lone surrogates (bytes of an argument that were not
@@ -365,6 +414,7 @@ __all__ = [
     "EXIT_STATUSES",
     "EXIT_STORE",
     "EXIT_USAGE",
+    "SECONDS",
     "Failure",
     "UnsupportedError",
     "continue_option",

@@ -23,6 +23,7 @@ import msgspec
 
 from elelem.cli.common import (
     EXIT_USAGE,
+    SECONDS,
     Failure,
     debug_option,
     display_options,
@@ -314,7 +315,7 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
 )
 @click.option(
     "--pace",
-    type=click.FloatRange(min=0),
+    type=SECONDS,
     default=0.02,
     show_default=True,
     help="Seconds between streamed frames (0: as fast as possible).",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,7 @@ from elelem.conversation import (
     import_conversation,
 )
 from elelem.conversation.sqlbase import SQLStore
+from elelem.conversation.sqlite import SQLiteStore
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
@@ -175,6 +177,9 @@ def log_path_command() -> None:
     """Print where the conversation store is (a path, or a URL without password)."""
     store = store_from_env()
     where = store.where if isinstance(store, SQLStore) else type(store).__name__
+    if isinstance(store, SQLiteStore) and store.path != ":memory:":
+        # sqlite:///rel.db is relative to the current folder: say which file that is.
+        where = os.path.abspath(store.path)
     sys.stdout.write(sanitize_line(where) + "\n")
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
@@ -285,13 +285,25 @@ def _one_line(text: str) -> str:
 )
 @click.option(
     "--max-bytes",
-    type=click.IntRange(min=1),
+    # Bounded so a read of that size can be asked for at all.
+    type=click.IntRange(min=1, max=2**62),
     default=MAX_RECORDING_BYTES,
     show_default=True,
     help="Read at most this much of the recording.",
 )
-def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
-    """Print what the recording at PATH holds, one JSON object per line."""
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per line (every block, hosted call, usage, finish) "
+    "instead of the summary.",
+)
+@debug_option
+@guarded
+def inspect_command(path: str, wire_replay: bool, max_bytes: int, as_json: bool) -> None:
+    """Summarize what the recording at PATH holds, interaction by interaction:
+    blocks by kind, hosted calls, citations, payloads, usage and finish
+    (--json: every line as JSON)."""
     try:
         lines = inspect_recording(path, wire_replay=wire_replay, max_bytes=max_bytes)
     except InspectError as exc:
@@ -301,8 +313,14 @@ def inspect_command(path: str, wire_replay: bool, max_bytes: int) -> None:
         raise Failure(_one_line(message), EXIT_USAGE) from None
     except ElelemError as exc:
         raise Failure(_one_line(str(exc)), EXIT_USAGE) from None
-    if lines:
+    if not lines:
+        return
+    if as_json:
         click.echo("\n".join(ndjson_line(obj) for obj in lines))
+    else:
+        from elelem.cli.inspect_summary import summary_text
+
+        click.echo(summary_text(lines))
 
 
 __all__ = [

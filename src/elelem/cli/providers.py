@@ -28,17 +28,20 @@ def providers_command() -> None:
     rows = []
     for name in catalog.names():
         spec = catalog.get(name)
-        if not spec.key_required and not any(env.get(v, "").strip() for v in spec.key_env):
+        # The catalog's own answer, as `keys list` and every request read it:
+        # a saved key counts.
+        source = catalog.key_source(spec, env)
+        if source is not None:
+            key = f"key set ({source.removeprefix('$')})"
+        elif not spec.key_required:
             key = "no key needed"
-        elif any(env.get(v, "").strip() for v in spec.key_env):
-            var = next(v for v in spec.key_env if env.get(v, "").strip())
-            key = f"key set ({var})"
         elif signing_credentials_set(catalog, name, env):
             key = "AWS credentials set (AWS_ACCESS_KEY_ID)"
         else:
-            key = "missing: set " + " or ".join(spec.key_env)
+            # Both ways, short enough for a table column (the error says more).
+            key = f"missing: elelem keys set {name}, or {' or '.join(spec.key_env)}"
             if spec.sigv4_service:
-                key += " or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                key += " or AWS credentials"
         try:
             load_shape(spec.shape)
             shape = spec.shape

@@ -18,6 +18,9 @@ from elelem.errors import ConfigError
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (a clear error when it cannot be had)."""
+    if not host.strip():
+        # The socket API reads "" as every interface: never by accident.
+        raise ConfigError("--host is empty: give an address (0.0.0.0 for every interface)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -50,14 +53,24 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     from elelem.providers import load_catalog
     from elelem.web.app import create_app, new_token
 
-    store = store_from_env()
-    if model is None:
-        try:
-            model = default_model(load_catalog())
-        except ConfigError:
-            model = None  # browsing needs no key; the chat form names one
-    token = new_token()
     sock = bind(host, port)
+    try:
+        catalog = load_catalog()
+        if model is None:
+            try:
+                model = default_model(catalog)
+            except ConfigError:
+                model = None  # browsing needs no key; the chat form names one
+        else:
+            # An unknown provider or a malformed address is refused now, not
+            # at the first chat message (browsing needs no key: none is checked).
+            spec, name = catalog.resolve(model)
+            model = f"{spec.name}:{name}"
+        store = store_from_env()
+    except BaseException:
+        sock.close()
+        raise
+    token = new_token()
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")

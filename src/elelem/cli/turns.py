@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.tools import Toolset, show_call
@@ -26,6 +27,7 @@ from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
 from elelem.turns.toolloop import ToolLoop, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
+from elelem.wire import ModelRequest
 
 COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn")
 """The ``--json`` lines the command writes itself, beside the stream's chunks
@@ -47,6 +49,7 @@ def run_turn(
     toolset: Toolset | None = None,
     timeouts: Timeouts | None = None,
     replaying: bool = False,
+    before_first_send: Callable[[], None] | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
     command, from ``catalog``, loaded once), showing each chunk to
@@ -58,7 +61,13 @@ def run_turn(
     recording played back) makes the turn exactly one request: a paused
     response is not continued and a recoverable error not retried, since
     the recording holds the request that followed, if any, as its own
-    interaction."""
+    interaction.
+
+    The turn's first request is encoded once offline before anything is
+    stored (:func:`check_first_request`): an attachment over the provider's
+    limits, or content its wire cannot carry, fails with the log untouched;
+    then ``before_first_send`` (the command's, storing a new conversation)
+    runs."""
     from elelem.client import Client
 
     turn_options: TurnOptions = {
@@ -79,6 +88,9 @@ def run_turn(
     else:
         engine = TurnEngine.create(conversation, target, text, **turn_options)
         flow = engine.run()
+    check_first_request(engine)
+    if before_first_send is not None:
+        before_first_send()
     if renderer is not None:
         renderer.follow(lambda: engine.stream.open_parts() if engine.stream is not None else ())
 
@@ -87,6 +99,24 @@ def run_turn(
             return await drive(flow, client, conversation)
 
     return asyncio.run(go())
+
+
+def check_first_request(engine: TurnEngine) -> None:
+    """Encode the request ``engine`` sends first, offline (nothing is stored
+    or sent), so what the wire refuses to carry fails before the turn
+    commits anything."""
+    conversation, target = engine.conversation, engine.target
+    projection = conversation.project()
+    messages = projection.messages
+    text = engine.user_input
+    if text is not None:
+        messages = (*messages, Message.user(text) if isinstance(text, str) else text)
+    arguments = {**engine.arguments(projection), "messages": messages}
+    arguments["response_payloads"] = tuple(arguments["response_payloads"])
+    if arguments["options"] is None:
+        arguments["options"] = GenerationOptions()
+    request = ModelRequest(model=target.model, now=datetime.now(UTC), **arguments)
+    target.shape.encode_request(request, provider=target.provider)
 
 
 def render_observer(renderer: Renderer) -> ChunkObserver:
@@ -114,4 +144,4 @@ def json_observer() -> ChunkObserver:
     return observe
 
 
-__all__ = ["COMMAND_EVENTS", "json_observer", "render_observer", "run_turn"]
+__all__ = ["COMMAND_EVENTS", "check_first_request", "json_observer", "render_observer", "run_turn"]

@@ -167,11 +167,18 @@ class ProviderSpec(msgspec.Struct, frozen=True):
                 return value
         return stored or None
 
-    def _missing_key(self) -> ConfigError:
+    def key_hint(self) -> str:
+        """How to give this provider its key, both ways: saved with ``elelem
+        keys set`` or from its environment variable (AWS credentials too for a
+        signing provider)."""
         where = " or ".join(self.key_env) if self.key_env else "api_key"
+        hint = f"run 'elelem keys set {self.name}' or set {where}"
         if self.sigv4_service:
-            where += f", or {_AWS_ID} and {_AWS_SECRET} (optionally {_AWS_TOKEN})"
-        return ConfigError(f"provider {self.name} needs an API key: set {where}")
+            hint += f", or {_AWS_ID} and {_AWS_SECRET} (optionally {_AWS_TOKEN})"
+        return hint
+
+    def _missing_key(self) -> ConfigError:
+        return ConfigError(f"provider {self.name} needs an API key: {self.key_hint()}")
 
     def resolve_signer(self, env: Mapping[str, str]) -> SigV4Signer | None:
         """A SigV4 signer from the AWS credential variables, or None when

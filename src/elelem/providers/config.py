@@ -39,6 +39,7 @@ wrong types are errors that name the file, the table and the key.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -96,8 +97,24 @@ def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None)
     return catalog
 
 
+TOP_LEVEL = ("aliases", "model", "providers")
+"""The config file's top-level keys and tables: any other is an error."""
+
+
+def check_top_level(data: Mapping[str, Any], origin: str) -> None:
+    """Raise :class:`~elelem.errors.ConfigError` naming ``origin`` (the file)
+    and the first key or table the config file does not have (a misspelt
+    ``modle`` or ``[alises]`` would otherwise be ignored without a word)."""
+    for key in sorted(set(data) - set(TOP_LEVEL)):
+        what = f"table [{key}]" if isinstance(data[key], dict) else f"key {key!r}"
+        near = difflib.get_close_matches(key, TOP_LEVEL, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise ConfigError(f"{origin}: unknown {what} ({hint}known: {', '.join(TOP_LEVEL)})")
+
+
 def apply_config(catalog: Catalog, data: Mapping[str, Any], *, origin: str = "config") -> None:
     """Add or amend providers from parsed TOML ``data`` (its ``providers`` table)."""
+    check_top_level(data, origin)
     catalog.aliases.update(_aliases(data.get("aliases", {}), origin))
     providers = data.get("providers", {})
     if not isinstance(providers, dict):

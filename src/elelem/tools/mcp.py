@@ -77,9 +77,15 @@ class MCPServer:
         errlog.seek(0, 2)
         return text.strip()[-limit:]
 
-    def _why(self, exc: BaseException) -> str:
+    def _last_stderr_line(self) -> str:
         tail = self.stderr_tail()
-        last = tail.splitlines()[-1] if tail else ""
+        return tail.splitlines()[-1] if tail else ""
+
+    def _why(self, exc: BaseException, last: str | None = None) -> str:
+        """What failed, and the last line the server wrote on stderr (read
+        now unless given: the file is gone once the server is closed)."""
+        if last is None:
+            last = self._last_stderr_line()
         return f"{_reason(exc)} (its stderr ends: {last})" if last else _reason(exc)
 
     # -- construction ------------------------------------------------------------
@@ -175,13 +181,21 @@ class MCPServer:
             await session.initialize()
             listed = await _list_tools(session)
         except BaseException as exc:
-            why = self._why(exc)  # before the stack closes the server's stderr file
-            await stack.aclose()
-            if isinstance(exc, Exception):
-                raise MCPServerError(
-                    f"MCP server {self.name!r} could not be started: {why}"
-                ) from exc
-            raise
+            last = self._last_stderr_line()  # before the stack closes the server's stderr file
+            failure: BaseException = exc
+            try:
+                await stack.aclose()
+            except Exception as closing:  # noqa: BLE001 - it is the failure itself
+                # The HTTP transport's task group cancels the setup when the
+                # connection fails, then raises that failure as it closes:
+                # the setup only saw the cancellation.
+                failure = closing
+            if not isinstance(failure, Exception):
+                raise
+            why = self._why(failure, last)
+            raise MCPServerError(f"MCP server {self.name!r} could not be started: {why}") from (
+                failure
+            )
         self._stack = stack
         self.session = session
         self.tools = [MCPTool(self, t) for t in listed]
@@ -323,6 +337,10 @@ def _is_closed(exc: BaseException) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    """``Type: text`` of an error; of a group, of the errors it holds (a task
+    group's wrapper says nothing of what failed)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_reason(inner) for inner in exc.exceptions)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
