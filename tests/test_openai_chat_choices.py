@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from elelem.shapes.base import ModelRequest
 from elelem.shapes.openai_chat import SHAPE, alternatives, encode_request
 from elelem.shapes.openai_chat.parser import parse_body
 from elelem.stream import assemble
@@ -36,6 +35,7 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from elelem.wire import ModelRequest
 
 OPENAI = ProviderId("openai")
 HEAD = {"id": "chatcmpl-9", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1"}
