@@ -284,3 +284,36 @@ def test_a_whole_body_with_function_call_gives_the_same_block() -> None:
         "weather",
         '{"city":"Oslo"}',
     )
+
+
+def test_a_field_the_response_showed_is_replayed_to_a_host_taken_for_openai() -> None:
+    # An OpenAI-compatible host the catalog does not know is recorded as
+    # "openai" (recognize.SHAPE_PROVIDERS); its GLM/DeepSeek-style answer
+    # shows reasoning in delta.reasoning_content (api-docs.deepseek.com
+    # /guides/reasoning_model, docs.z.ai "Deep Thinking"), so that field goes back.
+    from elelem.providers import Catalog
+    from elelem.providers.recognize import provider_of_url
+
+    host = provider_of_url(
+        Catalog(), "https://llm.internal.example/v1/chat/completions", "openai_chat"
+    )
+    assert host == "openai"
+    frames = [
+        frame({"index": 0, "delta": {"role": "assistant", "reasoning_content": "Think."}}),
+        frame({"index": 0, "delta": {"content": "Done."}, "finish_reason": "stop"}),
+        "[DONE]",
+    ]
+    response = parsed(frames, ProviderId(host))
+    request = ModelRequest(model="glm-4.6", messages=(response.to_message(),))
+    (wire,) = encode_request(request, provider=ProviderId(host)).body["messages"]
+    assert wire == {"role": "assistant", "content": "Done.", "reasoning_content": "Think."}
+    # OpenAI's own reasoning shows in no field: it stays server-side.
+    plain = parsed(
+        [frame({"index": 0, "delta": {"content": "Hi."}, "finish_reason": "stop"}), "[DONE]"]
+    )
+    assert (
+        "reasoning_content"
+        not in encode_request(
+            ModelRequest(model="gpt-4.1", messages=(plain.to_message(),)), provider=OPENAI
+        ).body["messages"][0]
+    )

@@ -202,6 +202,14 @@ def native_assistant(
     if not text and not dialect.null_content:
         del wire["content"]
     mode: str = dialect.reasoning_replay
+    if mode == "shown":
+        # A field seen is a field replayed: a server that showed reasoning in
+        # a field of its answer (an unknown host taken for OpenAI) takes it
+        # back there, as its own clients send it; else it keeps it.
+        shown = reasonings and find_payload(
+            reasonings[0].payloads, provider, REASONING_FIELD_FORMAT
+        )
+        mode = "echo" if shown and isinstance(shown.value, str) else "omit"
     if mode == "echo" and reasonings:
         field = find_payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
         mode = (
