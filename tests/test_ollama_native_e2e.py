@@ -164,4 +164,6 @@ def test_an_error_line_mid_stream_is_a_provider_stream_error() -> None:
             client.stream(f"ollama-native:{MODEL}", [Message.user("Hi")]) as stream,
         ):
             stream.final()
-    assert caught.value.message == "ollama-native stream error: model runner has unexpectedly stopped"
+    assert (
+        caught.value.message == "ollama-native stream error: model runner has unexpectedly stopped"
+    )
