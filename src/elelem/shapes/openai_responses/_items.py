@@ -35,6 +35,17 @@ MESSAGE_PART = "message-part"
 response}``; native replay regroups consecutive parts of one item (same id and
 place: an id alone is not unique)."""
 
+STORED = "stored"
+"""Payload format on a reasoning block whose response was stored server-side
+(``store: true``): the provider keeps the item, so replay sends it by its id
+even without ``encrypted_content``, and the follow-up is stored too."""
+
+REVISED = "revised-items"
+"""Finish payload: the items the final response object restated otherwise
+than their ``output_item.done`` (another ``encrypted_content``), each
+``{"output_index", "item": the final snapshot, "streamed": the done one}``.
+The block keeps the streamed one; native replay sends the final one."""
+
 ANNOTATION = "annotation"
 """Payload format of an attribution's ``replay``: the raw annotation."""
 

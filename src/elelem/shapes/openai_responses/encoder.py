@@ -13,6 +13,7 @@ listed in ``EncodedRequest.dropped``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -53,6 +54,7 @@ from elelem.vocabulary import (
     ImageGeneration,
     Message,
     ProviderId,
+    ProviderPayload,
     ReasoningBlock,
     RemoteMCP,
     TextBlock,
@@ -101,6 +103,11 @@ class _Input:
     def __init__(self, provider: ProviderId, stored: bool = False) -> None:
         self.provider = provider
         self.stored = stored
+        # The history holds items of a response stored server-side: the
+        # conversation is in stored mode, so the follow-up is stored too.
+        self.conversation_stored = False
+        # Streamed item (its JSON) -> the final snapshot its response restated.
+        self.revised: dict[bytes, dict[str, Any]] = {}
         self.items: list[dict[str, Any]] = []
         self.dropped = Dropped()
         self.call_types: dict[str, str] = {}
@@ -119,7 +126,19 @@ class _Input:
 
     def add(self, item: dict[str, Any]) -> None:
         self.flush()
+        if self.revised:
+            item = self.revised.get(msgspec.json.encode(item), item)
         self.items.append(item)
+
+    def revise(self, payloads: Iterable[ProviderPayload]) -> None:
+        """Take the final snapshots of items a response restated (its
+        :data:`~elelem.shapes.openai_responses._items.REVISED` finish payload)."""
+        for payload in payloads:
+            if payload.provider != self.provider or payload.format != _items.REVISED:
+                continue
+            for entry in payload.value if isinstance(payload.value, list) else ():
+                if isinstance(entry, dict) and isinstance(entry.get("item"), dict):
+                    self.revised[msgspec.json.encode(entry.get("streamed"))] = dict(entry["item"])
 
     def _native_part(self, shell: dict[str, Any], part: dict[str, Any], place: Any = None) -> None:
         item_id = shell.get("id")
@@ -224,8 +243,10 @@ class _Input:
                 self.text(part, True)
             elif isinstance(part, ReasoningBlock):
                 raw = find_payload(part.payloads, self.provider, _items.ITEM)
+                kept = find_payload(part.payloads, self.provider, _items.STORED) is not None
+                self.conversation_stored |= kept
                 if raw is not None and isinstance(raw.value, dict):
-                    if self.stored or raw.value.get("encrypted_content"):
+                    if self.stored or kept or raw.value.get("encrypted_content"):
                         self.add(dict(raw.value))
                     else:
                         # Without store the provider kept no copy to refer to,
@@ -468,6 +489,7 @@ def encode_request(
     of ``provider``'s own items, portable encoding of the rest."""
     check_request(request.messages, LIMITS)
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
+    builder.revise(request.response_payloads)
     for index, message in enumerate(request.messages):
         builder.message(index, message)
     dropped = builder.dropped
@@ -508,8 +530,9 @@ def encode_request(
     if options.output is not None:
         body["text"] = {"format": responses_format(options.output)}
     # Stateless by default: every item is replayed in full, so reasoning must
-    # come back encrypted rather than stored server-side.
-    body["store"] = False
+    # come back encrypted rather than stored server-side; a conversation the
+    # provider stores stays stored (its items replay by id).
+    body["store"] = builder.conversation_stored
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
     merge_extra(body, options.extra)

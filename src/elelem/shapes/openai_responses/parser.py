@@ -266,6 +266,8 @@ class ResponsesParser(ParserSkeleton):
         self._tools: list[Any] = []
         self._calls = 0
         self._refused = False
+        self._stored = False
+        self._revised: list[dict[str, Any]] = []  # items the final output restated otherwise
         self._events = 0
         # The text part the last output_text.delta went to, and the fields that
         # found it: the next delta with the same fields goes straight there.
@@ -399,6 +401,9 @@ class ResponsesParser(ParserSkeleton):
         self.started = True
         rid = model = None
         if isinstance(response, dict):
+            # A conversation the provider stores (store: true) replays its
+            # items by id: reasoning without encrypted content included.
+            self._stored = response.get("store") is True
             rid = response.get("id") if isinstance(response.get("id"), str) else None
             model = response.get("model") if isinstance(response.get("model"), str) else None
             tools = response.get("tools")
@@ -756,6 +761,8 @@ class ResponsesParser(ParserSkeleton):
         if final != streamed and final.startswith(streamed):
             out.append(ReasoningDelta(item.key, final[len(streamed) :]))
         out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
+        if self._stored:
+            out.append(self.payload(item.key, _items.STORED, True))
         out.append(BlockEnd(item.key))
         return out
 
@@ -841,6 +848,11 @@ class ResponsesParser(ParserSkeleton):
             if item is not None:
                 claimed.add(id(item))
                 if item.done:
+                    if raw != item.raw:
+                        # Two snapshots of one item (gpt-5.x sent another
+                        # encrypted_content at the end): the final one replays.
+                        revised = {"output_index": item.index, "item": raw, "streamed": item.raw}
+                        self._revised.append(revised)
                     continue
             else:
                 index = position if position not in self._items else max(self._items) + 1
@@ -872,7 +884,12 @@ class ResponsesParser(ParserSkeleton):
 
     def _finish_chunk(self, response: dict[str, Any], status: Any) -> Finish:
         envelope = {k: v for k, v in response.items() if k != "output"}
-        payloads = (ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),)
+        payloads: tuple[ProviderPayload, ...] = (
+            ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),
+        )
+        if self._revised:
+            revised = ProviderPayload(self.provider, _items.REVISED, None, self._revised)
+            payloads = (*payloads, revised)
         if status == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None

@@ -1,5 +1,7 @@
-"""Responses traffic as xAI sends it: items that share an id, parallel tool
-runs that finish out of order, server-side tools on any provider name.
+"""Responses traffic as recordings from elsewhere show it: items that share
+an id, parallel tool runs that finish out of order, server-side tools on any
+provider name (xAI), a conversation stored server-side, and a final snapshot
+that restates an item (gpt-5.x).
 
 The fixtures are written by hand from the public formats:
 
@@ -22,9 +24,10 @@ import json
 from typing import Any
 
 from elelem.shapes.openai_responses import SHAPE
-from elelem.shapes.openai_responses.encoder import native_items
+from elelem.shapes.openai_responses.encoder import encode_request, native_items
 from elelem.stream import AssembledResponse, assemble
 from elelem.vocabulary import HostedActivity, ProviderId, ReasoningBlock
+from elelem.wire import ModelRequest
 
 GATEWAY = ProviderId("grok-gateway")  # a provider name that says nothing of xAI
 RID = "b7b464ea-cc85-d44a-0f2f-1f7320e703c3"
@@ -199,3 +202,67 @@ def test_xai_server_tools_are_hosted_under_any_provider_name() -> None:
         ("x_search", "completed"),
     ]
     assert got.finish is not None and got.finish.reason == "stop"
+
+
+def test_a_stored_conversation_replays_reasoning_without_encrypted_content_by_id() -> None:
+    # platform.openai.com/docs/guides/reasoning ("Keeping reasoning items in
+    # context"): with store: true the reasoning item is kept server-side and
+    # passed back by id beside its function call; no encrypted_content comes.
+
+    openai = ProviderId("openai")
+    thought = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "Look it up."}],
+    }
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup",
+            "arguments": '{"q":"x"}', "status": "completed"}  # fmt: skip
+    stored = {**response("in_progress", []), "id": "resp_1", "store": True, "tools": []}
+    events = [
+        {"type": "response.created", "response": stored},
+        added(0, {**thought, "summary": []}),
+        done(0, thought),
+        added(1, {**call, "arguments": ""}),
+        done(1, call),
+        {
+            "type": "response.completed",
+            "response": {**stored, "status": "completed", "output": [thought, call]},
+        },
+    ]
+    got = run(events, openai)
+    assert got.finish is not None and got.finish.reason == "tool-calls"
+    encoded = encode_request(
+        ModelRequest(model="o4-mini", messages=(got.to_message(),)), provider=openai
+    )
+    assert encoded.body["input"] == [thought, call]
+    assert encoded.body["store"] is True
+    assert encoded.dropped == ()
+
+
+def test_a_final_snapshot_that_restates_an_item_replays_and_the_other_is_kept() -> None:
+    # The Responses stream ends with response.completed carrying the whole
+    # output (api-reference/responses-streaming); when its item differs from
+    # the output_item.done before it (another encrypted_content), the final
+    # snapshot is what the response is, and what replay sends.
+
+    openai = ProviderId("openai")
+    streamed, final = reasoning("E-done", "plan"), reasoning("E-final", "plan")
+    events = [
+        {"type": "response.created", "response": response("in_progress", [])},
+        added(0, {**streamed, "encrypted_content": None, "summary": []}),
+        done(0, streamed),
+        added(1, message("ok")),
+        done(1, message("ok")),
+        {"type": "response.completed", "response": response("completed", [final, message("ok")])},
+    ]
+    got = run(events, openai)
+    (block,) = [b for b in got.content if isinstance(b, ReasoningBlock)]
+    assert block.payloads[0].value == streamed  # the streamed snapshot, kept
+    assert got.finish is not None
+    (revised,) = [p for p in got.finish.payloads if p.format == "revised-items"]
+    assert revised.value == [{"output_index": 0, "item": final, "streamed": streamed}]
+    request = ModelRequest(
+        model="gpt-5.1", messages=(got.to_message(),), response_payloads=got.finish.payloads
+    )
+    items = encode_request(request, provider=openai).body["input"]
+    assert [i.get("encrypted_content") for i in items if i["type"] == "reasoning"] == ["E-final"]
