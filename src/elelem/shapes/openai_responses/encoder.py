@@ -240,7 +240,7 @@ class _Input:
         for j, part in enumerate(message.content):
             where = f"messages[{index}].content[{j}]"
             if isinstance(part, TextBlock):
-                self.text(part, True)
+                self.text(part, True, where)
             elif isinstance(part, ReasoningBlock):
                 raw = find_payload(part.payloads, self.provider, _items.ITEM)
                 kept = find_payload(part.payloads, self.provider, _items.STORED) is not None
@@ -297,7 +297,7 @@ class _Input:
                 where = f"messages[{index}].content[{j}]"
                 self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
 
-    def text(self, block: TextBlock, native: bool) -> None:
+    def text(self, block: TextBlock, native: bool, where: str = "") -> None:
         p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
         if p is not None and isinstance(p.value, dict):
             shell, part = p.value.get("item"), p.value.get("part")
@@ -306,6 +306,9 @@ class _Input:
                 # deltas contradicted it (the block then holds what was shown).
                 self._native_part(shell, dict(part), p.value.get("output_index"))
                 return
+        if p is not None:
+            detail = "not a message item and part: the text is sent without them"
+            self.dropped.add(where, _items.MESSAGE_PART, UNREPLAYABLE, detail)
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
 
     def tool_call(self, block: ToolCallBlock, native: bool) -> None:
@@ -330,6 +333,10 @@ class _Input:
         if payload is not None and payload.provider == self.provider:
             if payload.format == _items.ITEM and isinstance(payload.value, dict):
                 self.add(restore_generated(dict(payload.value), self._generated))
+            else:
+                # Not an output item: nothing to send back, and said so.
+                detail = f"{activity.name} {activity.id}: a {payload.format} payload, not an item"
+                self.dropped.add(where, "hosted", UNREPLAYABLE, detail)
             return
         if activity.state == "started":
             # Its terminal transition (with the raw item) follows, or it never ended.
