@@ -586,7 +586,10 @@ def test_mcp_connector_blocks_are_hosted_activity_replayed_byte_exact() -> None:
     ]
 
 
-def test_unknown_delta_on_a_known_block_joins_its_block_fields() -> None:
+def test_unknown_deltas_on_a_known_block_are_each_kept_in_order_with_their_type() -> None:
+    # docs.anthropic.com/en/docs/build-with-claude/streaming ("Other events"):
+    # "new event types may be added, and your code should handle unknown event
+    # types gracefully"; a content_block_delta's delta is tagged by its "type".
     chunks = chunks_of(
         [
             start(),
@@ -594,20 +597,36 @@ def test_unknown_delta_on_a_known_block_joins_its_block_fields() -> None:
             delta(0, type="text_delta", text="Hi"),
             delta(0, type="future_delta", note="a", n=1),
             delta(0, type="future_delta", note="b", n=2),
+            delta(0, type="other_delta", n=3),
             stop(0),
             message_delta(),
             END,
         ]
     )
+    first = {"type": "future_delta", "note": "a", "n": 1}
+    second = {"type": "future_delta", "note": "b", "n": 2}
+    third = {"type": "other_delta", "n": 3}
     assert [c for c in chunks if isinstance(c, Payload)] == [
         Payload(0, pp("block_fields", {"lang": "en"})),
-        Payload(0, pp("block_fields", {"lang": "en", "note": "a", "n": 1})),
-        Payload(0, pp("block_fields", {"lang": "en", "note": "ab", "n": 2})),
+        Payload(0, pp("unknown_deltas", [first])),
+        Payload(0, pp("unknown_deltas", [first, second])),
+        Payload(0, pp("unknown_deltas", [first, second, third])),
     ]
     text = assemble(chunks, A).content[0]
     assert isinstance(text, TextBlock) and text.text == "Hi"
-    # Replace semantics: the latest block_fields is the one kept.
-    assert text.payloads == (pp("block_fields", {"lang": "en", "note": "ab", "n": 2}),)
+    assert text.payloads == (
+        pp("block_fields", {"lang": "en"}),
+        pp("unknown_deltas", [first, second, third]),
+    )
+    # Native replay sends the block its known deltas built, and says what it left out.
+    message = Message("assistant", (text,), provider=A, model="m")
+    encoded = anthropic_encoder.encode_request(
+        ModelRequest("m", (Message.user("hi"), message)), provider=A
+    )
+    assert encoded.body["messages"][1]["content"] == [{"type": "text", "text": "Hi", "lang": "en"}]
+    assert [(d.where, d.what, d.detail) for d in encoded.dropped] == [
+        ("messages[1].content[0]", "unknown_deltas", "3 delta(s) of a type nobody modelled")
+    ]
 
 
 def test_a_known_delta_on_the_wrong_block_is_an_error() -> None:

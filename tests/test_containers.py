@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from elelem.cli import main
-from elelem.recordings.cassettes import RecordingError, load
+from elelem.recordings.cassettes import Interaction, RecordingError, load
 from elelem.recordings.containers import decode_body
 from test_eventstream_framing import event
 
@@ -209,6 +209,14 @@ def test_every_container_reads_plain_gzip_and_under_a_lying_header(
     tmp_path: Path, container: str, variant: str
 ) -> None:
     name, make = CONTAINERS[container]
+    check_container(tmp_path, name, make, variant)
+
+
+def check_container(
+    tmp_path: Path, name: str, make: Callable[[bytes, str], str | bytes], variant: str
+) -> Interaction:
+    """The answer written in a container by ``make`` as ``variant`` loads
+    to the plain body and inspects to the answer; its one interaction."""
     body, enc = encoded(SSE, variant)
     expected = "gzip" if variant == "gzip" else ""
     try:
@@ -221,10 +229,11 @@ def test_every_container_reads_plain_gzip_and_under_a_lying_header(
         expected = ""
     (interaction,) = load(path).interactions
     response = interaction.response
-    assert (response.body, response.streamed) == (SSE, True)
+    assert (response.body, response.streamed, response.status) == (SSE, True, 200)
     assert response.encoding == expected
     assert "content-encoding" not in response.headers  # the body is decoded now
     assert inspected_text(path) == ANSWER
+    return interaction
 
 
 @pytest.mark.parametrize("enc", ["br", "deflate"])

@@ -78,8 +78,9 @@ def test_built_in_chat_providers_name_their_dialect() -> None:
         (
             'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = "nosuch"\n',
             "[providers.x]: dialect: provider x: unknown openai_chat dialect 'nosuch' (known: "
-            "alibaba, azure, cerebras, deepseek, groq, llamacpp, mistral, moonshot, ollama, "
-            "openai, openrouter, perplexity, xai)",
+            "alibaba, azure, cerebras, cloudflare, deepseek, fireworks, groq, huggingface, "
+            "litellm, llamacpp, mistral, moonshot, ollama, openai, openrouter, perplexity, "
+            "together, vercel, xai, zai)",
         ),
         (
             'compatible = "anthropic"\nbase_url = "http://127.0.0.1:9"\ndialect = "deepseek"\n',

@@ -243,6 +243,13 @@ _CHAT_DELTAS = [
     {"role": "assistant", "content": "c"},
     {"refusal": "no"},
     {"tool_calls": [{"index": 0, "id": "t1", "function": {"name": "f", "arguments": "{}"}}]},
+    {
+        "tool_calls": [
+            {"index": 1, "id": "k1", "type": "custom", "custom": {"name": "g", "input": ""}}
+        ]
+    },
+    {"tool_calls": [{"index": 1, "custom": {"input": 'x = "1"\n'}}]},
+    {"function_call": {"name": "h", "arguments": '{"a"'}},
     {},
 ]
 
@@ -256,22 +263,24 @@ _CHAT_DELTAS = [
             st.sampled_from(["none", "none", "same", "grow", "null"]),
             st.sampled_from([None, None, "null", "x"]),
             st.sampled_from([None, "p", "p", "q"]),
+            st.sampled_from([0, 0, 0, 1, 2]),
         ),
         max_size=25,
     ),
     size=st.integers(1, 30),
 )
 def test_any_chat_stream_parses_alike_in_reads(
-    steps: list[tuple[int, str | None, str, str | None, str | None]], size: int
+    steps: list[tuple[int, str | None, str, str | None, str | None, int]], size: int
 ) -> None:
     # Chat's fast_run takes the commonest chunk inline; on any mix of text,
-    # reasoning, parts, refusals, tool calls, finish reasons, usage (absent,
-    # repeated, growing, null), a choice field and a field nobody listed (in
-    # turns, changing), read in any size, it must
-    # give what message() gives frame by frame (up to the usage rule).
+    # reasoning, parts, refusals, tool calls (function, custom, the
+    # deprecated function_call), finish reasons, usage (absent, repeated,
+    # growing, null), a choice field and a field nobody listed (in turns,
+    # changing), over the choices of an n>1 request, read in any size, it
+    # must give what message() gives frame by frame (up to the usage rule).
     frames = []
-    for n, (which, finish, usage, logprobs, probe) in enumerate(steps):
-        choice: dict[str, Any] = {"index": 0, "delta": _CHAT_DELTAS[which]}
+    for n, (which, finish, usage, logprobs, probe, number) in enumerate(steps):
+        choice: dict[str, Any] = {"index": number, "delta": _CHAT_DELTAS[which]}
         if finish is not None:
             choice["finish_reason"] = finish
         if logprobs is not None:

@@ -31,6 +31,13 @@ MODELS = {
     "xai": "grok-3-mini",
     "mistral": "mistral-small-latest",
     "bedrock": "amazon.nova-micro-v1:0",
+    "vercel": "openai/gpt-4o-mini",
+    "cloudflare": "openai/gpt-4o-mini",
+    "litellm": None,
+    "together": "meta-llama/Llama-3.2-3B-Instruct-Turbo",
+    "fireworks": "accounts/fireworks/models/llama-v3p1-8b-instruct",
+    "zai": "glm-4.5-flash",
+    "huggingface": "openai/gpt-oss-20b",
 }
 
 

@@ -150,7 +150,7 @@ def test_an_unpulled_model_is_not_found() -> None:
             stream.final()
     assert (caught.value.status, caught.value.message) == (
         404,
-        "ollama 404 error: model 'nope' not found",
+        "ollama-native 404 error: model 'nope' not found",
     )
 
 
@@ -164,4 +164,6 @@ def test_an_error_line_mid_stream_is_a_provider_stream_error() -> None:
             client.stream(f"ollama-native:{MODEL}", [Message.user("Hi")]) as stream,
         ):
             stream.final()
-    assert caught.value.message == "ollama stream error: model runner has unexpectedly stopped"
+    assert (
+        caught.value.message == "ollama-native stream error: model runner has unexpectedly stopped"
+    )

@@ -204,9 +204,9 @@ def test_a_list_repeated_on_every_chunk_is_applied_once_and_changes_are_not_miss
 
 
 def test_errors_stay_those_of_the_dict_path() -> None:
-    second = {"index": 1, "delta": {"content": "x"}}
+    second = {"index": -1, "delta": {"content": "x"}}
     cases = [
-        ("", json.dumps({**HEAD, "choices": [second]})),  # n > 1
+        ("", json.dumps({**HEAD, "choices": [second]})),  # not a choice number
         ("error", json.dumps({**HEAD, "choices": [{"index": 0, "delta": {"content": "x"}}]})),
         ("", json.dumps({**HEAD, "choices": [{"index": 0, "delta": {"content": 5}}]})),
     ]

@@ -44,8 +44,7 @@ def _response(status: str = "in_progress", **extra: Any) -> dict[str, Any]:
         "model": "gpt-5-2025-08-07",
         "status": status,
         "output": [],
-        "tools": [{"type": "web_search_preview"}],
-        **extra,
+        **{"tools": [{"type": "web_search_preview"}], **extra},
     }
 
 
@@ -374,9 +373,11 @@ def test_custom_tool_input_becomes_a_json_string_argument() -> None:
     }
     final = {**item, "input": 'SELECT "a"\nFROM t', "status": "completed"}
     base = {"item_id": "ct_1", "output_index": 0}
+    # OpenAI echoes the custom tool the request declared in the response's tools.
+    tools = [{"type": "custom", "name": "sql"}]
     result = _run(
         [
-            _created(),
+            {"type": "response.created", "response": _response(tools=tools)},
             _added(0, item),
             {"type": "response.custom_tool_call_input.delta", **base, "delta": 'SELECT "a"'},
             {"type": "response.custom_tool_call_input.delta", **base, "delta": "\nFROM t"},

@@ -61,6 +61,39 @@ EXPECTED = {
     ),
     "xai": ("openai_chat", "https://api.x.ai/v1", ("XAI_API_KEY",), "authorization"),
     "mistral": ("openai_chat", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "authorization"),
+    # The common gateways (issue #31), each in the default (echo) dialect.
+    "vercel": (
+        "openai_chat",
+        "https://ai-gateway.vercel.sh/v1",
+        ("AI_GATEWAY_API_KEY",),
+        "authorization",
+    ),
+    "cloudflare": (
+        "openai_chat",
+        "https://gateway.ai.cloudflare.com/v1/{account_id}/{gateway_id}/compat",
+        ("CLOUDFLARE_AI_GATEWAY_API_KEY",),
+        "authorization",
+    ),
+    "litellm": ("openai_chat", "http://localhost:4000/v1", ("LITELLM_API_KEY",), "authorization"),
+    "together": (
+        "openai_chat",
+        "https://api.together.xyz/v1",
+        ("TOGETHER_API_KEY",),
+        "authorization",
+    ),
+    "fireworks": (
+        "openai_chat",
+        "https://api.fireworks.ai/inference/v1",
+        ("FIREWORKS_API_KEY",),
+        "authorization",
+    ),
+    "zai": ("openai_chat", "https://api.z.ai/api/paas/v4", ("ZAI_API_KEY",), "authorization"),
+    "huggingface": (
+        "openai_chat",
+        "https://router.huggingface.co/v1",
+        ("HF_TOKEN",),
+        "authorization",
+    ),
     "bedrock": (
         "bedrock_converse",
         "https://bedrock-runtime.{region}.amazonaws.com",
@@ -90,8 +123,9 @@ def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
-        "unknown provider 'nope' (known: anthropic, bedrock, cerebras, deepseek, google, groq, "
-        "llamacpp, mistral, ollama, ollama-native, openai, openrouter, xai)"
+        "unknown provider 'nope' (known: anthropic, bedrock, cerebras, cloudflare, deepseek, "
+        "fireworks, google, groq, huggingface, litellm, llamacpp, mistral, ollama, ollama-native, "
+        "openai, openrouter, together, vercel, xai, zai)"
     )
 
 
@@ -212,7 +246,7 @@ base_url = "http://127.0.0.1:7/v1"
     assert anthropic.auth_header == "x-api-key" and anthropic.key_env == ("ANTHROPIC_API_KEY",)
     mine = catalog.get("mine")
     assert (mine.shape, mine.key_required, mine.key_env) == ("openai_responses", False, ())
-    assert len(catalog.names()) == 15
+    assert len(catalog.names()) == len(BUILTIN) + 2
 
 
 @pytest.mark.parametrize(
@@ -255,7 +289,9 @@ def test_config_errors_name_file_table_and_key(tmp_path: Path, toml: str, messag
 def test_config_path_and_missing_files(tmp_path: Path) -> None:
     assert config_path({"ELELEM_CONFIG": str(tmp_path / "a.toml")}) == tmp_path / "a.toml"
     # The default file may be absent: built-ins only.
-    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == 13
+    assert len(load_catalog(env={"ELELEM_CONFIG": str(tmp_path / "absent.toml")}).names()) == len(
+        BUILTIN
+    )
     with pytest.raises(ConfigError) as info:
         load_catalog(tmp_path / "absent.toml")
     assert str(info.value) == f"{tmp_path / 'absent.toml'}: no such config file"
@@ -308,3 +344,35 @@ def test_base_url_override_must_be_http() -> None:
             Catalog().get("openai").endpoint({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": bad})
         with pytest.raises(ConfigError):
             Catalog().add_compatible("x", bad)
+
+
+def test_cloudflare_fills_its_account_and_gateway_from_the_environment() -> None:
+    # developers.cloudflare.com/ai-gateway/chat-completion/: the OpenAI-compatible
+    # endpoint is https://gateway.ai.cloudflare.com/v1/{account_id}/{gateway_id}/compat.
+    spec = Catalog().get("cloudflare")
+    env = {"CLOUDFLARE_AI_GATEWAY_API_KEY": "k", "CLOUDFLARE_ACCOUNT_ID": "acc1"}
+    with pytest.raises(ConfigError) as info:
+        spec.endpoint(env)
+    assert str(info.value) == (
+        "provider cloudflare: its base URL needs {gateway_id}: set CLOUDFLARE_GATEWAY_ID "
+        "(letters, digits, '-' and '_')"
+    )
+    env["CLOUDFLARE_GATEWAY_ID"] = "gw-2"
+    assert spec.endpoint(env).base_url == "https://gateway.ai.cloudflare.com/v1/acc1/gw-2/compat"
+
+
+@pytest.mark.parametrize(
+    ("url", "provider"),
+    [
+        ("https://ai-gateway.vercel.sh/v1/chat/completions", "vercel"),
+        ("https://gateway.ai.cloudflare.com/v1/a1/g1/compat/chat/completions", "cloudflare"),
+        ("https://api.together.xyz/v1/chat/completions", "together"),
+        ("https://api.fireworks.ai/inference/v1/chat/completions", "fireworks"),
+        ("https://api.z.ai/api/paas/v4/chat/completions", "zai"),
+        ("https://router.huggingface.co/v1/chat/completions", "huggingface"),
+    ],
+)
+def test_recorded_gateway_urls_name_their_gateway(url: str, provider: str) -> None:
+    from elelem.providers.recognize import provider_of_url
+
+    assert provider_of_url(Catalog(), url, "openai_chat") == provider

@@ -150,3 +150,72 @@ def test_any_unknown_scalar_field_changes_nothing(
     before = outcome(shape, provider, frames)
     after = outcome(shape, provider, with_field(frames, shape, name, value))
     assert without(after, name) == before
+
+
+_CHAT_DELTAS: list[dict[str, Any]] = [
+    {"role": "assistant", "content": "a"},
+    {"reasoning_content": "r"},
+    {"tool_calls": [{"index": 0, "id": "f1", "type": "function", "function": {"name": "f"}}]},
+    {"tool_calls": [{"index": 0, "function": {"arguments": '{"x": 1}'}}]},
+    {"tool_calls": [{"index": 1, "id": "k1", "type": "custom", "custom": {"name": "g"}}]},
+    {"tool_calls": [{"index": 1, "custom": {"input": "line\n"}}]},
+    {"content": "b"},
+]
+
+
+def _chat_frames(steps: list[tuple[int, int]], finish_at: int) -> Frames:
+    frames = []
+    for n, (which, number) in enumerate(steps):
+        choice: dict[str, Any] = {"index": number, "delta": _CHAT_DELTAS[which]}
+        if n >= finish_at:
+            choice["finish_reason"] = "tool_calls"
+        obj = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+        frames.append(("", msgspec.json.encode(obj).decode()))
+    frames.append(
+        (
+            "",
+            msgspec.json.encode(
+                {"id": "c1", "choices": [], "usage": {"prompt_tokens": 3}}
+            ).decode(),
+        )
+    )
+    frames.append(("", "[DONE]"))
+    return tuple(frames)
+
+
+def _in_choices(frames: Frames, field: str, value: object) -> Frames:
+    out = []
+    for event, data in frames:
+        obj = msgspec.json.decode(data) if data != "[DONE]" else None
+        if isinstance(obj, dict):
+            for choice in obj.get("choices") or []:
+                choice[field] = value
+            data = msgspec.json.encode(obj).decode()
+        out.append((event, data))
+    return tuple(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, len(_CHAT_DELTAS) - 1), st.sampled_from([0, 0, 1, 2])),
+        min_size=1,
+        max_size=14,
+    ),
+    finish_at=st.integers(0, 14),
+    name=NAMES,
+    value=SCALARS,
+)
+def test_an_unknown_field_changes_nothing_in_n_choices_and_custom_calls(
+    steps: list[tuple[int, int]], finish_at: int, name: str, value: object
+) -> None:
+    # Generated n>1 streams with function and custom tool calls: an unknown
+    # field on every chunk, or on every choice, is kept apart and changes
+    # nothing else (the alternatives on the finish included).
+    frames = _chat_frames(steps, finish_at)
+    before = outcome("openai_chat", "openai", frames)  # an error, if any, must stay the same
+    for changed in (
+        with_field(frames, "openai_chat", name, value),
+        _in_choices(frames, name, value),
+    ):
+        assert without(outcome("openai_chat", "openai", changed), name) == before

@@ -192,6 +192,9 @@ class StreamError(ElelemError):
 
     kind: str = "stream"
     default_retryable: bool = False
+    named: str | None = None
+    """Who the message names first (``"chat 400 …"``: the shape's error
+    table); the driver renames it to the provider the caller called."""
 
     def __init__(
         self,

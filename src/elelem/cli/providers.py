@@ -47,7 +47,11 @@ def providers_command() -> None:
             shape = spec.shape
         except UnsupportedError:
             shape = f"{spec.shape} (not built yet)"
-        rows.append((name, shape, key, sanitize_line(spec.resolve_base_url(env))))
+        try:
+            url = spec.resolve_base_url(env)
+        except ConfigError:
+            url = spec.base_url  # its placeholders unfilled: what to set shows in the URL
+        rows.append((name, shape, key, sanitize_line(url)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     out = sys.stdout
     for row in rows:

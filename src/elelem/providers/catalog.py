@@ -45,6 +45,7 @@ _SHAPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 # An AWS region is a DNS label (us-east-1, eu-central-2, us-gov-west-1): it is
 # pasted into a host name, so nothing else may pass.
 _REGION = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_PATH_PART = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _valid_url(url: str) -> bool:
@@ -89,6 +90,10 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     secret_headers: tuple[str, ...] = ()
     """Names of ``headers`` whose values are secrets (redacted like the key),
     beyond those whose names say so (``authorization``, ``*-token``, …)."""
+    path_env: dict[str, str] = msgspec.field(default_factory=dict)
+    """Placeholders of the base URL's path other than ``{region}`` -> the
+    variable that fills each (Cloudflare's ``{account_id}`` and
+    ``{gateway_id}``); one that is unset is a ConfigError naming it."""
 
     @property
     def override_env(self) -> str:
@@ -108,6 +113,15 @@ class ProviderSpec(msgspec.Struct, frozen=True):
                 break
         if "{region}" in url:
             url = url.replace("{region}", self.resolve_region(env))
+        for name, var in self.path_env.items():
+            if "{" + name + "}" in url:
+                value = env.get(var, "").strip()
+                if not _PATH_PART.fullmatch(value):
+                    raise ConfigError(
+                        f"provider {self.name}: its base URL needs {{{name}}}: set {var} "
+                        "(letters, digits, '-' and '_')"
+                    )
+                url = url.replace("{" + name + "}", value)
         return url
 
     def resolve_region(self, env: Mapping[str, str]) -> str:
@@ -285,6 +299,23 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
     _chat("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
     _chat("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    # Gateways and hosts that serve many model families on one Chat
+    # Completions endpoint: the default dialect, which replays reasoning in
+    # the field the response showed it in.
+    _chat("vercel", "https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY"),
+    ProviderSpec(
+        "cloudflare",
+        "openai_chat",
+        "https://gateway.ai.cloudflare.com/v1/{account_id}/{gateway_id}/compat",
+        ("CLOUDFLARE_AI_GATEWAY_API_KEY",),
+        path_env={"account_id": "CLOUDFLARE_ACCOUNT_ID", "gateway_id": "CLOUDFLARE_GATEWAY_ID"},
+        dialect="cloudflare",
+    ),
+    _chat("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", key_required=False),
+    _chat("together", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    _chat("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    _chat("zai", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
+    _chat("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN"),
     ProviderSpec(
         "bedrock",
         "bedrock_converse",

@@ -39,6 +39,13 @@ DEFAULT_MODELS: dict[str, str] = {
     # Newer Claude models on Bedrock run only through an inference profile;
     # the global one works from every commercial region.
     "bedrock": "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    # Gateways name a model by its vendor; hosts by their own ids.
+    "vercel": "openai/gpt-5-mini",
+    "cloudflare": "openai/gpt-5-mini",
+    "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    "fireworks": "accounts/fireworks/models/llama-v3p3-70b-instruct",
+    "zai": "glm-4.6",
+    "huggingface": "openai/gpt-oss-120b",
 }
 """The model a provider gets when only the provider is named; the order is
 the order in which the CLI looks for a provider whose key is set."""

@@ -114,7 +114,7 @@ _LOCAL = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 def _host_pattern(base_url: str) -> tuple[re.Pattern[str], int | None] | None:
     try:
-        parts = urlsplit(base_url.replace("{region}", "region-placeholder"))
+        parts = urlsplit(re.sub(r"\{[a-z_]+\}", "region-placeholder", base_url))
         port = parts.port
     except ValueError:
         return None

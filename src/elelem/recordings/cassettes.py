@@ -30,7 +30,18 @@ they mean.  Formats (see the corpus README):
     JSON ``{status, headers, body}`` objects (one, or a list), with an
     optional ``request``.
 ``har``
-    HAR files (``log.entries[]``), as browsers and proxies export them.
+    HAR files (``log.entries[]``), as browsers and proxies export them
+    (Polly.js' JSON arrays of base64 chunks included).
+``nock``
+    nock recordings: a JSON array of ``{scope, method, path, status,
+    response, rawHeaders}``.
+``pairs``
+    ``{request, response}`` JSON objects (one, or a list), as dd-trace keeps them.
+
+``vcr`` is also go-vcr's YAML (``url``, ``code``, a plain ``body``), vcrpy's
+old httpx layout (``content``, ``status_code``) and vcrpy's JSON serializer;
+``ruby-vcr`` also Betamax and R vcr's JSON.  No YAML tag is ever executed:
+``!!python/…`` tags (vcrpy's pickled header types) are read as the data they hold.
 
 Bodies are decoded (gzip, deflate, br) by :func:`~elelem.recordings.containers.decode_body`:
 the bytes' magic decides when the recorded header lies (a body kept decoded
@@ -63,18 +74,23 @@ from elelem.recordings.containers import (
     is_eventstream,
     is_har,
     is_json_wrapper,
+    is_nock,
+    is_pairs,
     json_wrapped,
+    nock_entries,
+    pair_body,
     parse_json,
+    python_tag,
     request_parts,
     ruby_binary,
-    vcr_body,
+    status_code,
 )
 from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary.json import JSONValue
 
 RecordingFormat = Literal[
     "vcr", "when-then", "chunks", "sse", "json", "ndjson", "eventstream",
-    "ruby-vcr", "json-wrapper", "har",
+    "ruby-vcr", "json-wrapper", "har", "nock", "pairs",
 ]  # fmt: skip
 
 RESPONSE_START_TYPES: frozenset[str] = frozenset({"message_start", "response.created"})
@@ -87,10 +103,12 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 
 
 class _YAML_LOADER(_BASE_LOADER):  # type: ignore[misc]
-    """The safe loader, plus Ruby's ``!binary`` tag (Ruby VCR cassettes)."""
+    """The safe loader, plus Ruby's ``!binary`` tag (Ruby VCR cassettes) and
+    Python's ``!!python/…`` tags read as plain data, never executed."""
 
 
 _YAML_LOADER.add_constructor("!binary", ruby_binary)
+_YAML_LOADER.add_multi_constructor("tag:yaml.org,2002:python/", python_tag)
 
 
 class RecordingError(ElelemError, ValueError):
@@ -217,10 +235,25 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
             interactions = _load_chunks(p, raw)
         elif fmt in ("sse", "json", "ndjson", "eventstream"):
             interactions = (_raw_interaction(fmt, raw),)
-        elif fmt in ("json-wrapper", "har"):
+        elif fmt in ("json-wrapper", "har", "nock"):
             data = json.loads(raw)
-            wrapped = har_entries(data) if fmt == "har" else json_wrapped(data, p)
+            if fmt == "har":
+                wrapped = har_entries(data)
+            elif fmt == "nock":
+                wrapped = nock_entries(data)
+            else:
+                wrapped = json_wrapped(data, p)
             interactions = _load_wrapped(p, wrapped)
+        elif fmt in ("vcr", "ruby-vcr", "pairs") and raw.lstrip()[:1] in (b"{", b"["):
+            # vcrpy's JSON serializer, Betamax and R vcr's JSON, dd-trace's pairs.
+            data = json.loads(raw)
+            if fmt == "pairs":
+                interactions = _load_cassette(
+                    p, data if isinstance(data, list) else [data], "pairs"
+                )
+            else:
+                key = "interactions" if fmt == "vcr" else "http_interactions"
+                interactions = _load_cassette(p, data[key], key)
         else:
             docs = _yaml_documents(p, raw)
             if _ruby_vcr(docs):
@@ -264,6 +297,14 @@ def detect_format(path: Path, raw: bytes) -> RecordingFormat:
             raise RecordingError(path, "truncated or malformed JSON body") from None
         if is_har(data):
             return "har"
+        if isinstance(data, dict) and isinstance(data.get("interactions"), list):
+            return "vcr"
+        if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
+            return "ruby-vcr"
+        if is_nock(data):
+            return "nock"
+        if is_pairs(data):
+            return "pairs"
         return "json-wrapper" if is_json_wrapper(data) else "json"
     if head.startswith((b"interactions:", b"when:", b"http_interactions:")):
         return "when-then" if head.startswith(b"when:") else "vcr"
@@ -464,19 +505,17 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
         item = _need(path, item, dict, where)
         req = _need(path, item.get("request"), dict, f"{where} request")
         resp = _need(path, item.get("response"), dict, f"{where} response")
-        uri = _need(path, req.get("uri"), str, f"{where} request uri")
+        # vcrpy, Ruby VCR and Betamax say uri; go-vcr and dd-trace say url.
+        uri = _need(path, req.get("uri") or req.get("url"), str, f"{where} request uri")
         parts = urlsplit(uri)
-        status = resp.get("status")
-        code = status.get("code") if isinstance(status, dict) else status
-        code = _need(path, code, int, f"{where} response status code")
         try:
-            sent = vcr_body(req.get("body"), f"{where} request")
+            code = status_code(resp, where)
+            sent = pair_body(req, f"{where} request")[0] if req.get("body") is not None else b""
             if "parsed_body" in resp:
                 body = json.dumps(resp["parsed_body"], ensure_ascii=False).encode()
                 exact = False
             else:
-                body = vcr_body(resp.get("body"), f"{where} response")
-                exact = True
+                body, exact = pair_body(resp, f"{where} response")
             response = _response(code, _vcr_headers(resp.get("headers")), body, exact=exact)
         except BodyError as exc:
             raise RecordingError(path, f"{where}: {exc}") from None
@@ -496,6 +535,9 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
 
 
 def _vcr_headers(raw: object) -> dict[str, str]:
+    if isinstance(raw, list):
+        # vcrpy's old httpx layout and R vcr keep [[name, value], …].
+        raw = {str(h[0]): h[1] for h in raw if isinstance(h, list) and len(h) == 2}
     if not isinstance(raw, dict):
         return {}
     out: dict[str, str] = {}

@@ -190,18 +190,25 @@ def _build(
         "request_id": fields.request_id,
         "retry_after": fields.retry_after,
     }
-    if fields.message is not None and issubclass(cls, InvalidRequestError):
-        patch = table.recover(fields)
-        if patch is not None:
-            return RecoverableError(summary, patches=[patch], **common)
-    if (
-        fields.message is not None
-        and table.context is not None
-        and cls in table.context_classes
-        and table.context.search(fields.message)
-    ):
-        cls = ContextWindowError
-    return cls(summary, retryable=table.retryable(fields, headers), **common)
+    error: StreamError
+    patch = (
+        table.recover(fields)
+        if fields.message is not None and issubclass(cls, InvalidRequestError)
+        else None
+    )
+    if patch is not None:
+        error = RecoverableError(summary, patches=[patch], **common)
+    else:
+        if (
+            fields.message is not None
+            and table.context is not None
+            and cls in table.context_classes
+            and table.context.search(fields.message)
+        ):
+            cls = ContextWindowError
+        error = cls(summary, retryable=table.retryable(fields, headers), **common)
+    error.named = table.provider
+    return error
 
 
 def openai_fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:

@@ -53,6 +53,18 @@ def stamp_error(error: StreamError, status: int, headers: Mapping[str, str]) -> 
     return error
 
 
+def name_provider(error: BaseException, provider: str) -> None:
+    """The message of a typed error a shape made names the provider the
+    caller called (``openrouter 400 …``), not the shape (``chat 400 …``)."""
+    if not isinstance(error, StreamError) or not error.named or not provider:
+        return
+    label = error.named + " "
+    if error.named != provider and error.message.startswith(label):
+        error.message = provider + " " + error.message[len(label) :]
+        error.args = (error.message, *error.args[1:])
+    error.named = provider
+
+
 def host(request: httpx2.Request) -> str:
     # Host and port only: a query string could carry a credential.
     url = request.url
@@ -70,4 +82,4 @@ def told(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-__all__ = ["host", "parse_retry_after", "request_id", "stamp_error", "told"]
+__all__ = ["host", "name_provider", "parse_retry_after", "request_id", "stamp_error", "told"]

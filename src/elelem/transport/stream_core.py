@@ -42,7 +42,7 @@ from elelem.outputs import parse_output
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry
 from elelem.transport.config import RequestSpan, Settings, Timeouts
 from elelem.transport.endpoint import Endpoint
-from elelem.transport.failures import host, request_id, stamp_error, told
+from elelem.transport.failures import host, name_provider, request_id, stamp_error, told
 from elelem.transport.framing import (
     DEFAULT_MAX_EVENT_BYTES,
     EventStreamDecoder,
@@ -483,6 +483,7 @@ class StreamCore:
             response.headers,
             self._endpoint.redact_bytes(bytes(body[:MAX_ERROR_BODY])),
         )
+        name_provider(error, self._endpoint.provider)
         return stamp_error(error, response.status_code, response.headers)
 
     def _whole(self, body: bytes) -> None:
@@ -558,6 +559,7 @@ class StreamCore:
             self._move(FINISHED)
 
     def _defer(self, exc: Exception) -> bool:
+        name_provider(exc, self._endpoint.provider)  # an error event in the stream
         self._deferred = exc
         return True
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 JSONValue: TypeAlias = Any
 """Any JSON value: None, bool, int (any size), float, str, list, dict[str, …].
@@ -114,4 +114,68 @@ def _plain(value: object, depth: int) -> bool:
     return value is None or t is str or t is int or t is bool
 
 
-__all__ = ["JSONValue", "check_json"]
+def _refuse(*args: object, **kwargs: object) -> NoReturn:
+    del args, kwargs
+    raise TypeError("a provider payload's value is immutable: copy it (copy.deepcopy) to change it")
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A JSON object that refuses change (a payload's value): still a
+    ``dict`` to every reader and encoder; ``copy.deepcopy`` of it is a plain,
+    changeable copy."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return (freeze, (thaw(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A JSON array that refuses change (see :class:`FrozenDict`)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return (freeze, (thaw(self),))
+
+
+def freeze(value: JSONValue) -> JSONValue:
+    """``value`` (JSON) as a copy no one can change: objects and arrays become
+    :class:`FrozenDict` and :class:`FrozenList` all the way down (a tuple an
+    array); scalars are themselves.  An already frozen value is returned as it is."""
+    kind = type(value)
+    if kind is FrozenDict or kind is FrozenList:
+        return value
+    if isinstance(value, dict):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: JSONValue) -> JSONValue:
+    """A plain, changeable deep copy of a JSON value (frozen or not)."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
+
+
+__all__ = ["FrozenDict", "FrozenList", "JSONValue", "check_json", "freeze", "thaw"]

@@ -6,7 +6,7 @@ import msgspec
 
 from elelem.errors import PayloadError
 from elelem.vocabulary.ids import ProviderId
-from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.json import FrozenDict, FrozenList, JSONValue, check_json, freeze
 
 _encode = msgspec.json.encode
 
@@ -20,8 +20,10 @@ class ProviderPayload(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fiel
     ``value`` is any JSON value and is untrusted: ``repr`` and ``str`` never
     show it, only its size.
 
-    Payloads are immutable (do not mutate a ``value`` you passed in either)
-    and compare by value: two payloads are equal when provider, format,
+    Payloads are immutable and compare by value: an object or array ``value``
+    is held as a frozen copy (:func:`~elelem.vocabulary.json.freeze`: still a
+    ``dict`` or ``list`` to read, a ``TypeError`` to change; changing the
+    value you passed in changes nothing), and two payloads are equal when provider, format,
     version and the canonical JSON of ``value`` are equal, so ``1``, ``1.0``
     and ``true`` are three values, a tuple equals the list it encodes as, and
     key order counts (replay must reproduce the same bytes).
@@ -54,12 +56,21 @@ class ProviderPayload(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fiel
             raise PayloadError(
                 f"provider payload {self.provider}/{self.format} needs a value", "$.value"
             )
-        bad = check_json(self.value, "$.value")
+        value = self.value
+        kind = type(value)
+        if kind is FrozenDict or kind is FrozenList:
+            return  # another payload's value: checked and frozen already
+        bad = check_json(value, "$.value")
         if bad is not None:
             raise PayloadError(
                 f"provider payload {self.provider}/{self.format} holds a non-JSON value at {bad}",
                 bad,
             )
+        if isinstance(value, (dict, list, tuple)):
+            # Immutable, as the payload is: a change to the value it was
+            # given, or to the one it holds, can change neither its bytes
+            # nor its hash.
+            msgspec.structs.force_setattr(self, "value", freeze(value))
 
     @property
     def size(self) -> int:

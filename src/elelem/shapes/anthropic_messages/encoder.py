@@ -87,6 +87,11 @@ from elelem.wire import EncodedRequest, ModelRequest
 EVENT_TYPE = "anthropic.event"
 """``type`` of the unknown block the parser keeps an unknown stream event in."""
 
+UNKNOWN_DELTAS = "unknown_deltas"
+"""Payload format on a text, reasoning or tool-call block: every delta of a
+type nobody modelled that arrived for it, whole (its ``type`` included), in
+arrival order.  Native replay leaves them out and says so."""
+
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value the encoder sends."""
 
@@ -130,6 +135,13 @@ def _native_content(
     out: list[dict[str, Any]] = []
     for i, part in enumerate(content):
         at = f"{where}content[{i}]"
+        kept = find_payload(getattr(part, "payloads", ()), provider, UNKNOWN_DELTAS)
+        if kept is not None:
+            # What a delta of an unknown type did to its block is not known:
+            # the block replays as its known deltas built it, and says so.
+            count = len(kept.value) if isinstance(kept.value, list) else 1
+            detail = f"{count} delta(s) of a type nobody modelled"
+            dropped.add(at, UNKNOWN_DELTAS, UNREPLAYABLE, detail)
         if isinstance(part, HostedActivity):
             block = _native_hosted(part, provider, at)
             if block is None:
@@ -640,6 +652,7 @@ __all__ = [
     "RESPONSE_DATA",
     "SHAPE_NAME",
     "TOOL_FIELDS",
+    "UNKNOWN_DELTAS",
     "assistant_wire",
     "container_id",
     "encode_request",

@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from elelem.shapes.anthropic_messages.encoder import EVENT_TYPE
+from elelem.shapes.anthropic_messages.encoder import EVENT_TYPE, UNKNOWN_DELTAS
 from elelem.shapes.anthropic_messages.errors import error_from_event
 from elelem.shapes.anthropic_messages.fast import (
     DELTA_EVENT,
@@ -108,8 +108,7 @@ _DELTA_FIELDS: dict[str, frozenset[str]] = {
     "input_json_delta": frozenset({"type", "partial_json"}),
 }
 """The fields of each known delta type the parser reads; any other field of a
-delta on a modeled block joins the block's ``block_fields`` (as a delta type
-nobody modelled does)."""
+known delta on a modeled block joins the block's ``block_fields``."""
 
 RequestArg: TypeAlias = ModelRequest | Mapping[str, Any] | None
 """What a parser learns tool versions from: the neutral request, the raw wire request JSON, or nothing."""
@@ -150,7 +149,7 @@ def citation_attribution(
 class _Block:
     """What the parser keeps of one open content block."""
 
-    __slots__ = ("deltas", "extra", "key", "kind", "raw", "started")
+    __slots__ = ("deltas", "extra", "key", "kind", "raw", "started", "unknown")
 
     def __init__(self, key: BlockKey, kind: str, raw: dict[str, Any]) -> None:
         self.key = key
@@ -159,10 +158,11 @@ class _Block:
         self.deltas: list[str] = []
         self.started = False
         self.extra: dict[str, Any] = {}  # wire fields a modeled block does not model
+        self.unknown: list[dict[str, Any]] = []  # deltas of types nobody modelled, in order
 
 
 # Delta types this parser models; any other delta type on a modeled block is
-# folded into the block's ``block_fields`` payload, so nothing is lost.
+# kept whole, in order, in the block's ``unknown_deltas`` payload.
 _KNOWN_DELTAS = frozenset(
     {"text_delta", "citations_delta", "thinking_delta", "signature_delta", "input_json_delta"}
 )
@@ -176,10 +176,11 @@ class MessagesParser(ParserSkeleton):
     which hosted tool versions were selected; it may be None.  An event type
     this parser does not model is kept as an ``anthropic.event`` unknown
     block, and so is a field it does not model on a known event (one block
-    per field, again when its value changes); a delta type it does not model
-    on a modeled block, or a field it does not model on a known delta, joins
-    that block's ``block_fields`` payload (strings appended to the same
-    field), which native replay puts back on the block.
+    per field, again when its value changes); a field it does not model on a
+    known delta joins that block's ``block_fields`` payload (strings
+    appended to the same field), which native replay puts back on the block;
+    a delta of a type it does not model on a modeled block is kept whole, in
+    order, in the block's :data:`UNKNOWN_DELTAS` payload.
     """
 
     what = "anthropic"
@@ -520,7 +521,10 @@ class MessagesParser(ParserSkeleton):
             _fold(block, delta, key)
             return []
         if dtype not in _KNOWN_DELTAS and block.started:
-            return [self._extra_fields(block, delta)]
+            # Each one whole, with its type, in order: what it meant is not
+            # known, so nothing of it is merged or guessed.
+            block.unknown.append(copy.deepcopy(delta))
+            return [self.payload(key, UNKNOWN_DELTAS, copy.deepcopy(block.unknown))]
         raise malformed(f"anthropic {dtype} delta is not valid for a {kind} block {key!r}", delta)
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Chunk]:
@@ -702,4 +706,9 @@ def response_chunks(
     return chunks
 
 
-__all__ = ["MessagesParser", "citation_attribution", "parse_body", "response_chunks"]
+__all__ = [
+    "MessagesParser",
+    "citation_attribution",
+    "parse_body",
+    "response_chunks",
+]

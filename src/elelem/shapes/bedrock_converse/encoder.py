@@ -151,18 +151,39 @@ def _native_tool_use(
 
 def _native_reasoning(
     part: ReasoningBlock, provider: str, where: str, dropped: Dropped
-) -> JSONValue:
+) -> JSONValue | None:
     for delta in _deltas(part, provider, where):
         for key in delta:
             dropped.add(where, key, UNREPLAYABLE, "a Converse delta with no request form")
     redacted = find_payload(part.payloads, provider, REDACTED_FORMAT)
-    if redacted is not None:
+    if redacted is not None and isinstance(redacted.value, str):
         return {"reasoningContent": {"redactedContent": redacted.value}}
+    if redacted is not None:
+        dropped.add(where, REDACTED_FORMAT, UNREPLAYABLE, "not base64 text: not sent")
+        return None
     text: dict[str, JSONValue] = {"text": part.text}
     signature = find_payload(part.payloads, provider, SIGNATURE_FORMAT)
-    if signature is not None:
+    if signature is not None and isinstance(signature.value, str):
         text["signature"] = signature.value
+    elif signature is not None:
+        # A signature that is no string would be refused by the API: the
+        # reasoning goes unsigned, and the record says why.
+        dropped.add(where, SIGNATURE_FORMAT, UNREPLAYABLE, "not a string: not sent")
     return {"reasoningContent": {"reasoningText": text}}
+
+
+def _server_block(value: JSONValue) -> bool:
+    """Whether ``value`` is a Converse server tool's own block as it came:
+    ``{"toolUse": {…}}`` or ``{"toolResult": {…, "content": [objects]}}``."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((kind, body),) = value.items()
+    if kind not in ("toolUse", "toolResult") or not isinstance(body, dict):
+        return False
+    content = body.get("content", [])
+    return kind == "toolUse" or (
+        isinstance(content, list) and all(isinstance(c, dict) for c in content)
+    )
 
 
 def assistant_wire(
@@ -181,13 +202,24 @@ def assistant_wire(
         elif isinstance(part, ToolCallBlock):
             content.append(_native_tool_use(part, provider, where, dropped))
         elif isinstance(part, ReasoningBlock):
-            content.append(_native_reasoning(part, provider, where, dropped))
+            reasoning = _native_reasoning(part, provider, where, dropped)
+            if reasoning is not None:
+                content.append(reasoning)
         elif isinstance(part, HostedActivity):
             payload = part.payload
-            if payload is not None and payload.provider == provider:
+            if (
+                payload is not None
+                and payload.provider == provider
+                and _server_block(payload.value)
+            ):
                 # The server tool's own toolUse/toolResult block, as it came.
                 content.append(payload.value)
             else:
+                if payload is not None and payload.provider == provider:
+                    detail = (
+                        f"{part.name} {part.id}: not a toolUse or toolResult block; sent as text"
+                    )
+                    dropped.add(where, "hosted", UNREPLAYABLE, detail)
                 content.append({"text": hosted_activity_line(part)})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             wire = encode_media(part, provider, where, line_report(dropped.items, where), i)

@@ -13,6 +13,7 @@ catalog binds a provider spec's ``dialect``.
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.openai_chat.alternatives import alternatives
 from elelem.shapes.openai_chat.dialects import DIALECTS, Dialect, dialect_for
 from elelem.shapes.openai_chat.encoder import (
     PATH,
@@ -45,6 +46,7 @@ __all__ = [
     "SHAPE",
     "ChatParser",
     "Dialect",
+    "alternatives",
     "assistant_wire",
     "classify_error",
     "dialect_for",

@@ -16,7 +16,7 @@ import msgspec
 from elelem.vocabulary import ProviderId
 
 ReasoningReplay = Literal[
-    "echo", "reasoning_content", "reasoning", "reasoning_details", "think-tags", "omit"
+    "echo", "shown", "reasoning_content", "reasoning", "reasoning_details", "think-tags", "omit"
 ]
 """How native replay sends reasoning back on an assistant message.
 
@@ -25,7 +25,9 @@ ReasoningReplay = Literal[
 sends OpenRouter's details verbatim (falling back to ``reasoning``);
 ``think-tags`` wraps it in ``<think>…</think>`` at the head of ``content``
 (for servers that reject any reasoning field, such as Groq); ``omit`` drops
-it (OpenAI keeps reasoning server-side)."""
+it; ``shown`` is ``echo`` for reasoning the response showed in a field and
+``omit`` for any other (OpenAI keeps reasoning server-side, and shows none:
+a host taken for OpenAI that showed a field gets it back)."""
 
 EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
 WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
@@ -78,7 +80,7 @@ DEFAULT = Dialect()
 
 DIALECTS: dict[str, Dialect] = {
     "openai": Dialect(
-        reasoning_replay="omit",
+        reasoning_replay="shown",
         null_content=True,
         max_tokens_field="max_completion_tokens",
         web_search="web_search_options",
@@ -87,7 +89,7 @@ DIALECTS: dict[str, Dialect] = {
     ),
     # Azure OpenAI takes the same prompt_cache_key and both retention policies.
     "azure": Dialect(
-        reasoning_replay="omit", max_tokens_field="max_completion_tokens", cache="openai"
+        reasoning_replay="shown", max_tokens_field="max_completion_tokens", cache="openai"
     ),
     "openrouter": Dialect(
         reasoning_replay="reasoning_details",
@@ -115,6 +117,16 @@ DIALECTS: dict[str, Dialect] = {
     ),
     "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
     "alibaba": Dialect(reasoning_replay="reasoning_content", effort="none"),
+    # Gateways in front of many model families: what the response showed is
+    # what goes back (echo), as their recorded clients send it.
+    "vercel": DEFAULT,
+    "cloudflare": DEFAULT,
+    "litellm": DEFAULT,
+    "together": DEFAULT,
+    "fireworks": DEFAULT,
+    "huggingface": DEFAULT,
+    # z.ai (GLM) asks for thinking with its own "thinking" object.
+    "zai": Dialect(reasoning_replay="reasoning_content", effort="none"),
 }
 
 

@@ -35,6 +35,7 @@ from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
 from elelem.shapes.openai_chat.media import encode_media
 from elelem.shapes.openai_chat.parser import (
     CHOICE_FIELD_TYPE,
+    FUNCTION_CALL_FORMAT,
     REASONING_DETAILS_FORMAT,
     REASONING_FIELD_FORMAT,
     REFUSAL_FORMAT,
@@ -116,7 +117,19 @@ def _tool_call(
         extra = find_payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
         if extra is not None and isinstance(extra.value, dict):
             wire.update(extra.value)
+            if extra.value.get("type") == "custom":
+                # A custom tool's input is free text: the arguments hold it as a JSON string.
+                custom = call.input
+                del wire["function"]
+                wire["custom"] = {
+                    "name": call.name,
+                    "input": custom if isinstance(custom, str) else call.arguments,
+                }
     return wire
+
+
+def _legacy(call: ToolCallBlock, provider: str) -> bool:
+    return find_payload(call.payloads, provider, FUNCTION_CALL_FORMAT) is not None
 
 
 def _think_tags(reasoning: str, text: str) -> str:
@@ -189,6 +202,14 @@ def native_assistant(
     if not text and not dialect.null_content:
         del wire["content"]
     mode: str = dialect.reasoning_replay
+    if mode == "shown":
+        # A field seen is a field replayed: a server that showed reasoning in
+        # a field of its answer (an unknown host taken for OpenAI) takes it
+        # back there, as its own clients send it; else it keeps it.
+        shown = reasonings and find_payload(
+            reasonings[0].payloads, provider, REASONING_FIELD_FORMAT
+        )
+        mode = "echo" if shown and isinstance(shown.value, str) else "omit"
     if mode == "echo" and reasonings:
         field = find_payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
         mode = (
@@ -233,11 +254,17 @@ def native_assistant(
             )
     if refusals:
         wire["refusal"] = "".join(refusals)
+    legacy = [c for c in calls if _legacy(c, provider)]
+    if legacy:
+        # The deprecated functions API: the call as the model sent it.
+        call = legacy[0]
+        wire["function_call"] = {"name": call.name, "arguments": call.arguments}
+        calls = [c for c in calls if c is not call]
     if calls:
         wire["tool_calls"] = [_tool_call(c, n, provider, dialect) for n, c in enumerate(calls)]
     for name, value in fields.items():
         wire.setdefault(name, value)
-    if wire.get("content") is None and not calls:
+    if wire.get("content") is None and not calls and not legacy:
         wire["content"] = ""  # without tool calls the spec requires content
     if unknown:
         for i, kind in unknown_at.items():
@@ -315,7 +342,7 @@ def _media(
 
 
 def _user_messages(
-    message: Message, provider: ProviderId, dialect: Dialect
+    message: Message, provider: ProviderId, dialect: Dialect, functions: Mapping[str, str]
 ) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
     out: list[dict[str, JSONValue]] = []
     portable = portable_message(message, ACCEPTS, provider)
@@ -326,7 +353,12 @@ def _user_messages(
     for i, part in portable.parts():
         at = f"content[{i}]"
         if isinstance(part, ToolResultBlock):
-            out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
+            function = functions.get(part.call_id)
+            if function is not None:
+                # The answer to a deprecated function_call names the function.
+                out.append({"role": "function", "name": function, "content": part.content})
+            else:
+                out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
             if part.is_error:
                 dropped.add(at, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
             if part.attachments:
@@ -458,15 +490,21 @@ def encode_request(
     messages: list[JSONValue] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
+    functions: dict[str, str] = {}  # id -> name of each deprecated function_call replayed
     for n, message in enumerate(request.messages):
         if message.role == "assistant":
             if message.provider == provider and same_family(message.model, request.model):
                 wire, lost = native_assistant(message, provider, dialect)
+                functions.update(
+                    (c.id, c.name)
+                    for c in message.content
+                    if isinstance(c, ToolCallBlock) and _legacy(c, provider)
+                )
             else:
                 wire, lost = portable_assistant(message)
             messages.append(wire)
         else:
-            wires, lost = _user_messages(message, provider, dialect)
+            wires, lost = _user_messages(message, provider, dialect, functions)
             messages.extend(wires)
         dropped.extend(lost, under=f"messages[{n}]")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}

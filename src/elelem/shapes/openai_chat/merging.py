@@ -68,3 +68,93 @@ def merge_values(values: list[Any]) -> Any:
             merged = _merge(merged, value)
         return merged
     return list(values)
+
+
+# Keys of a streamed tool call that name it: repeated (some servers send them
+# on every delta), never concatenated.
+_NAMING = frozenset({"id", "type", "name"})
+
+
+def _merge_call(old: dict[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(old)
+    for key, value in new.items():
+        if key == "index" or value is None:
+            continue
+        before = merged.get(key)
+        if key in _NAMING and before:
+            continue
+        if isinstance(before, dict) and isinstance(value, dict):
+            merged[key] = _merge_call(before, value)
+        elif isinstance(before, str) and isinstance(value, str):
+            merged[key] = before + value
+        else:
+            merged[key] = value
+    return merged
+
+
+class Alternative:
+    """One choice beyond the first of an ``n>1`` response, merged from its
+    deltas into the ``message`` a non-streamed response would carry for it:
+    strings concatenate, content parts and ``reasoning_details`` append (the
+    details merged as :class:`Details` merges them), tool calls merge by their
+    ``index``; its ``finish_reason`` and its other choice fields (``logprobs``…)
+    are kept beside the message, each value that differs from the last."""
+
+    __slots__ = ("calls", "choice_fields", "fields", "finish_reason", "index")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.fields: dict[str, list[Any]] = {}
+        self.calls: dict[Any, dict[str, Any]] = {}
+        self.choice_fields: dict[str, list[Any]] = {}
+        self.finish_reason: Any = None
+
+    def add(self, choice: Mapping[str, Any]) -> None:
+        """Merge one wire choice (a streamed ``delta`` or a whole ``message``)."""
+        for key, value in choice.items():
+            if key == "index":
+                continue
+            if key in ("delta", "message"):
+                if isinstance(value, dict):
+                    self._delta(value)
+            elif key == "finish_reason":
+                if value is not None:
+                    self.finish_reason = value
+            elif value not in (None, "", [], {}):
+                values = self.choice_fields.setdefault(key, [])
+                if not values or values[-1] != value:
+                    values.append(value)
+
+    def _delta(self, delta: Mapping[str, Any]) -> None:
+        for key, value in delta.items():
+            if key == "tool_calls" and isinstance(value, list):
+                for position, call in enumerate(value):
+                    if isinstance(call, dict):
+                        at = call.get("index", position)
+                        self.calls[at] = _merge_call(self.calls.get(at, {}), call)
+            elif value not in (None, "", [], {}):
+                self.fields.setdefault(key, []).append(value)
+
+    def value(self) -> dict[str, Any]:
+        """The choice as a non-streamed response holds it: ``index``,
+        ``message``, ``finish_reason`` and the other choice fields."""
+        message: dict[str, Any] = {}
+        for key, values in self.fields.items():
+            if key == "role":
+                message[key] = values[0]
+            elif key == "reasoning_details" and all(isinstance(v, list) for v in values):
+                details = Details()
+                for detail in (d for v in values for d in v if isinstance(d, dict)):
+                    details.add(detail)
+                message[key] = details.items
+            elif all(isinstance(v, list) for v in values):
+                message[key] = [item for v in values for item in v]
+            else:
+                message[key] = merge_values(values)
+        if self.calls:
+            message["tool_calls"] = list(self.calls.values())
+        out: dict[str, Any] = {"index": self.index, "message": message}
+        out["finish_reason"] = self.finish_reason
+        for key, values in self.choice_fields.items():
+            out[key] = values[-1] if len(values) == 1 else values
+        return out

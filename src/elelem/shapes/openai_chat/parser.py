@@ -43,7 +43,7 @@ from elelem.shapes.openai_chat.citations import annotation_attribution, perplexi
 from elelem.shapes.openai_chat.errors import error_from_event
 from elelem.shapes.openai_chat.fast import hot_decoder
 from elelem.shapes.openai_chat.mapping import finish_reason, map_usage
-from elelem.shapes.openai_chat.merging import Details, merge_values
+from elelem.shapes.openai_chat.merging import Alternative, Details, merge_values
 from elelem.shapes.skeleton import (
     ParserSkeleton,
     decode_whole_object,
@@ -122,8 +122,21 @@ REASONING_FIELD_FORMAT = "reasoning-field"
 REASONING_DETAILS_FORMAT = "reasoning_details"
 """Payload format of OpenRouter's merged ``reasoning_details`` list."""
 
+ALTERNATIVES_FORMAT = "alternatives"
+"""Finish payload format of the choices beyond the first of an ``n>1``
+response: a list of ``{"index", "message", "finish_reason", …}`` as a
+non-streamed response holds them (see
+:func:`~elelem.shapes.openai_chat.alternatives.alternatives`)."""
+
 SYNTHESIZED_ID_FORMAT = "synthesized-id"
 """Payload format marking a tool call whose id the server did not send."""
+
+FUNCTION_CALL_FORMAT = "function-call"
+"""Payload format marking a tool call that came as the deprecated
+``function_call`` (replayed as one, its result as a ``function`` message)."""
+
+FUNCTION_CALL_KEY = "function_call"
+"""The block key of the deprecated ``function_call`` (one per message)."""
 
 TOOL_EXTRA_FORMAT = "tool-call-extra"
 """Payload format of a tool call's fields beyond id/type/function (replayed verbatim)."""
@@ -141,9 +154,10 @@ _KNOWN_DELTA = frozenset(
         "refusal",
         "annotations",
         "channel",
+        "function_call",
     }
 )
-_TOOL_KEYS = frozenset({"index", "id", "type", "function"})
+_TOOL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
 _KNOWN_CHOICE = frozenset({"index", "delta", "message", "finish_reason"})
 
 
@@ -177,8 +191,9 @@ class ChatParser(ParserSkeleton):
         self._text: list[str] = []
         self._annotations: list[dict[str, Any]] = []
         self._details: Details | None = None
-        self._tools: dict[int, tuple[str, str]] = {}  # wire index -> (id, name)
-        self._tool_order: list[int] = []
+        self._tools: dict[BlockKey, tuple[str, str]] = {}  # wire index -> (id, name)
+        self._tool_order: list[BlockKey] = []
+        self._custom: dict[BlockKey, bool] = {}  # custom calls -> whether input began
         self._unknown: dict[str, list[Any]] = {}
         self._response_fields: dict[str, Any] = {}
         self._choice_fields: dict[str, list[Any]] = {}
@@ -201,6 +216,7 @@ class ChatParser(ParserSkeleton):
         self._choice_raws: tuple[Any, ...] | None = None  # and its choice's
         self._choice_seen: dict[str, msgspec.Raw] = {}
         self._held_usage: msgspec.Raw | None = None  # the fast path's, for release()
+        self._alternatives: dict[int, Alternative] = {}  # choices beyond the first (n>1)
 
     # -- the skeleton's hooks -------------------------------------------------
 
@@ -419,13 +435,12 @@ class ChatParser(ParserSkeleton):
         for choice in choices:
             if not isinstance(choice, dict):
                 raise _malformed(f"frame {self.frames}: a choice is not an object")
-            if choice.get("index", 0) != 0:
-                raise _malformed(
-                    f"frame {self.frames}: choice {choice.get('index')!r}; only one choice "
-                    "(n=1) is supported"
-                )
             if not self.started:
                 self._start(obj, out)
+            number = choice.get("index", 0)
+            if number != 0:
+                self._alternative(number).add(choice)
+                continue
             for key, value in choice.items():
                 if key not in _KNOWN_CHOICE:
                     self._keep_choice_field(key, value)
@@ -444,6 +459,16 @@ class ChatParser(ParserSkeleton):
         self._top_level(obj, out)
         self._learn(obj)
         return out
+
+    def _alternative(self, number: Any) -> Alternative:
+        """The choice ``number`` beyond the first (``n>1``), kept whole for
+        :data:`ALTERNATIVES_FORMAT`."""
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+            raise _malformed(f"frame {self.frames}: choice index {number!r} is not a count")
+        found = self._alternatives.get(number)
+        if found is None:
+            found = self._alternatives[number] = Alternative(number)
+        return found
 
     def _keep_choice_field(self, name: str, value: Any) -> None:
         if value not in (None, "", [], {}):
@@ -573,6 +598,11 @@ class ChatParser(ParserSkeleton):
         if isinstance(calls, list):
             for position, call in enumerate(calls):
                 self._tool_delta(call, position, out)
+        legacy = delta.get("function_call")
+        if legacy is not None:
+            # The deprecated functions API: one call, no id, a block like any
+            # other tool call (marked, so native replay spells it this way).
+            self._tool_delta({"function": legacy}, 0, out, FUNCTION_CALL_KEY)
         for key, value in delta.items():
             if key not in _KNOWN_DELTA and value not in (None, "", [], {}):
                 self._unknown.setdefault(key, []).append(value)
@@ -654,55 +684,101 @@ class ChatParser(ParserSkeleton):
                 out.append(BlockStart(index=key, block="unknown", raw=dict(part)))
                 out.append(BlockEnd(key))
 
-    def _tool_delta(self, call: Any, position: int, out: list[Chunk]) -> None:
+    def _tool_delta(
+        self, call: Any, position: int, out: list[Chunk], key: BlockKey | None = None
+    ) -> None:
         if not isinstance(call, dict):
             raise _malformed(f"frame {self.frames}: a tool call delta is not an object")
-        index = call.get("index", position)
-        if not isinstance(index, int):
+        index = call.get("index", position) if key is None else key
+        if key is None and (not isinstance(index, int) or isinstance(index, bool)):
             raise _malformed(f"frame {self.frames}: tool call index {index!r} is not an integer")
-        function = call.get("function") or {}
+        # A custom tool (type "custom") names itself and streams its free-form
+        # input in "custom", as a function streams its arguments in "function".
+        custom = call.get("type") == "custom" or ("custom" in call and "function" not in call)
+        function = call.get("custom" if custom else "function") or {}
         if not isinstance(function, dict):
             raise _malformed(f"frame {self.frames}: tool call 'function' is not an object")
         call_id = call.get("id")
         known = self._tools.get(index)
         if known is not None and isinstance(call_id, str) and call_id and call_id != known[0]:
             # A server that reuses an index for a new call: the old one is complete.
-            out.append(BlockEnd(index))
+            self._end_tool(index, out)
             self._tool_order.remove(index)
             known = None
         if known is None:
-            name = function.get("name")
-            if not isinstance(name, str) or not name:
-                raise _malformed(f"frame {self.frames}: tool call {index} starts without a name")
-            synthesized = not isinstance(call_id, str) or not call_id
-            if not isinstance(call_id, str) or not call_id:
-                # Some local servers send no call id.  The result must still link
-                # to its call, and ids must differ across turns: derive one from
-                # the response id, and say so in a payload.
-                call_id = f"{self._response_id or 'call'}-{index}"
-            self._close_current(out)
-            self._tools[index] = (call_id, name)
-            self._tool_order.append(index)
-            out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
-            extra = {k: v for k, v in call.items() if k not in _TOOL_KEYS}
-            if call.get("type") not in (None, "function"):
-                extra["type"] = call["type"]
-            if synthesized:
-                out.append(
-                    Payload(
-                        index, ProviderPayload(self.provider, SYNTHESIZED_ID_FORMAT, None, True)
-                    )
-                )
-            if extra:
-                out.append(
-                    Payload(index, ProviderPayload(self.provider, TOOL_EXTRA_FORMAT, None, extra))
-                )
+            self._open_tool(index, call, function, custom, key is not None, out)
+        elif index in self._custom and not custom:
+            custom = True
+            function = call.get("custom") or {}
+            if not isinstance(function, dict):
+                raise _malformed(f"frame {self.frames}: tool call 'custom' is not an object")
+        if custom:
+            text = function.get("input")
+            if isinstance(text, str) and text:
+                piece = msgspec.json.encode(text).decode()[1:-1]
+                if not self._custom[index]:
+                    self._custom[index] = True
+                    piece = '"' + piece
+                out.append(ToolCallDelta(index, piece))
+            return
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments:
             out.append(ToolCallDelta(index, arguments))
         elif isinstance(arguments, (dict, list)):
             # Some servers (Ollama) send parsed arguments; keep them as JSON text.
             out.append(ToolCallDelta(index, msgspec.json.encode(arguments).decode()))
+
+    def _open_tool(
+        self,
+        index: BlockKey,
+        call: dict[str, Any],
+        function: dict[str, Any],
+        custom: bool,
+        legacy: bool,
+        out: list[Chunk],
+    ) -> None:
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise _malformed(f"frame {self.frames}: tool call {index} starts without a name")
+        call_id = call.get("id")
+        synthesized = not isinstance(call_id, str) or not call_id
+        if not isinstance(call_id, str) or not call_id:
+            # Some local servers (and the deprecated function_call) send no
+            # call id.  The result must still link to its call, and ids must
+            # differ across turns: derive one from the response id, and say
+            # so in a payload.
+            call_id = f"{self._response_id or 'call'}-{index}"
+        self._close_current(out)
+        self._tools[index] = (call_id, name)
+        self._tool_order.append(index)
+        if custom:
+            self._custom[index] = False
+        out.append(BlockStart(index=index, block="tool-call", id=call_id, name=name))
+        extra = {k: v for k, v in call.items() if k not in _TOOL_KEYS}
+        if call.get("type") not in (None, "function"):
+            extra["type"] = call["type"]
+        elif custom:
+            extra["type"] = "custom"
+        if synthesized:
+            out.append(
+                Payload(index, ProviderPayload(self.provider, SYNTHESIZED_ID_FORMAT, None, True))
+            )
+        if legacy:
+            out.append(
+                Payload(index, ProviderPayload(self.provider, FUNCTION_CALL_FORMAT, None, True))
+            )
+        if extra:
+            out.append(
+                Payload(index, ProviderPayload(self.provider, TOOL_EXTRA_FORMAT, None, extra))
+            )
+
+    def _end_tool(self, index: BlockKey, out: list[Chunk]) -> None:
+        """The tool call ``index`` is complete: a custom call's input, sent as
+        the JSON string its arguments are, gets its closing quote."""
+        started = self._custom.pop(index, None)
+        if started is not None:
+            out.append(ToolCallDelta(index, '"' if started else '""'))
+        out.append(BlockEnd(index))
 
     # -- ending --------------------------------------------------------------
 
@@ -750,10 +826,17 @@ class ChatParser(ParserSkeleton):
             key = self._new_key("field")
             out += unknown_block(key, {"type": RESPONSE_FIELD_TYPE, "field": field, "value": value})
         for index in self._tool_order:
-            out.append(BlockEnd(index))
+            self._end_tool(index, out)
         self._tool_order = []
         reason = self._finish_raw
-        out.append(unknown_finish() if reason is None else self._finish(reason))
+        finish = unknown_finish() if reason is None else self._finish(reason)
+        if self._alternatives:
+            # The other choices of an n>1 request: the response's, not the
+            # message's (a conversation continues with one choice).
+            kept = [self._alternatives[n].value() for n in sorted(self._alternatives)]
+            alternatives = ProviderPayload(self.provider, ALTERNATIVES_FORMAT, None, kept)
+            finish = msgspec.structs.replace(finish, payloads=(*finish.payloads, alternatives))
+        out.append(finish)
         self.finished = True
         return out
 
@@ -779,8 +862,10 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
 
 
 __all__ = [
+    "ALTERNATIVES_FORMAT",
     "CHOICE_FIELD_TYPE",
     "DONE",
+    "FUNCTION_CALL_FORMAT",
     "REASONING_DETAILS_FORMAT",
     "REASONING_FIELD_FORMAT",
     "REFUSAL_FORMAT",

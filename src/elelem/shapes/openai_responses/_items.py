@@ -35,6 +35,17 @@ MESSAGE_PART = "message-part"
 response}``; native replay regroups consecutive parts of one item (same id and
 place: an id alone is not unique)."""
 
+STORED = "stored"
+"""Payload format on a reasoning block whose response was stored server-side
+(``store: true``): the provider keeps the item, so replay sends it by its id
+even without ``encrypted_content``, and the follow-up is stored too."""
+
+REVISED = "revised-items"
+"""Finish payload: the items the final response object restated otherwise
+than their ``output_item.done`` (another ``encrypted_content``), each
+``{"output_index", "item": the final snapshot, "streamed": the done one}``.
+The block keeps the streamed one; native replay sends the final one."""
+
 ANNOTATION = "annotation"
 """Payload format of an attribution's ``replay``: the raw annotation."""
 
@@ -81,20 +92,48 @@ OUTPUT_TYPES: dict[str, str] = {
 
 
 def is_xai(provider: str) -> bool:
-    """True for xAI, whose server-side tools arrive as ``custom_tool_call`` items."""
+    """True for xAI, whose server-side tools arrive as ``custom_tool_call``
+    items (the last resort of :func:`classify`: the wire decides first)."""
     return provider == "xai" or provider.startswith("xai-") or provider.startswith("xai:")
 
 
-def classify(item: Mapping[str, Any], provider: str, client_tools: frozenset[str] | None) -> str:
+def declared_client_tools(tools: Any) -> frozenset[str] | None:
+    """The names of the client tools (``function``, ``custom``) a response's
+    ``tools`` list declares; None where the response showed no list."""
+    if not isinstance(tools, list) or not tools:
+        return None
+    return frozenset(
+        str(t.get("name"))
+        for t in tools
+        if isinstance(t, dict) and t.get("type") in ("function", "custom") and t.get("name")
+    )
+
+
+def classify(
+    item: Mapping[str, Any],
+    provider: str,
+    client_tools: frozenset[str] | None,
+    declared: frozenset[str] | None = None,
+) -> str:
     """The role of an output item: ``message``, ``reasoning``, ``call`` (a client
-    tool call), ``hosted`` (the provider ran it) or ``unknown`` (kept raw)."""
+    tool call), ``hosted`` (the provider ran it) or ``unknown`` (kept raw).
+
+    A ``custom_tool_call`` is the caller's only when the caller declared a
+    tool of its name; the wire shows which: the request's client tools, else
+    the ``tools`` the response echoes (``declared``).  A name neither
+    declares is a tool the provider ran (xAI's ``x_keyword_search``…), on any
+    provider name; a known server-side function name is one too.  Only where
+    nothing shows does the provider name decide."""
     kind = item.get("type")
     if kind in ("message", "reasoning", "function_call"):
         return str(kind)
     if kind == "custom_tool_call":
-        name = item.get("name")
-        if client_tools is not None and name in client_tools:
-            return "call"
+        name = str(item.get("name") or "")
+        for names in (client_tools, declared):
+            if names is not None:
+                return "call" if name in names else "hosted"
+        if neutral_activity_name(name) != name:
+            return "hosted"
         return "hosted" if is_xai(provider) else "call"
     if kind == "shell_call":
         env = item.get("environment")

@@ -13,6 +13,7 @@ listed in ``EncodedRequest.dropped``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -53,6 +54,7 @@ from elelem.vocabulary import (
     ImageGeneration,
     Message,
     ProviderId,
+    ProviderPayload,
     ReasoningBlock,
     RemoteMCP,
     TextBlock,
@@ -101,6 +103,11 @@ class _Input:
     def __init__(self, provider: ProviderId, stored: bool = False) -> None:
         self.provider = provider
         self.stored = stored
+        # The history holds items of a response stored server-side: the
+        # conversation is in stored mode, so the follow-up is stored too.
+        self.conversation_stored = False
+        # Streamed item (its JSON) -> the final snapshot its response restated.
+        self.revised: dict[bytes, dict[str, Any]] = {}
         self.items: list[dict[str, Any]] = []
         self.dropped = Dropped()
         self.call_types: dict[str, str] = {}
@@ -119,7 +126,19 @@ class _Input:
 
     def add(self, item: dict[str, Any]) -> None:
         self.flush()
+        if self.revised:
+            item = self.revised.get(msgspec.json.encode(item), item)
         self.items.append(item)
+
+    def revise(self, payloads: Iterable[ProviderPayload]) -> None:
+        """Take the final snapshots of items a response restated (its
+        :data:`~elelem.shapes.openai_responses._items.REVISED` finish payload)."""
+        for payload in payloads:
+            if payload.provider != self.provider or payload.format != _items.REVISED:
+                continue
+            for entry in payload.value if isinstance(payload.value, list) else ():
+                if isinstance(entry, dict) and isinstance(entry.get("item"), dict):
+                    self.revised[msgspec.json.encode(entry.get("streamed"))] = dict(entry["item"])
 
     def _native_part(self, shell: dict[str, Any], part: dict[str, Any], place: Any = None) -> None:
         item_id = shell.get("id")
@@ -221,11 +240,13 @@ class _Input:
         for j, part in enumerate(message.content):
             where = f"messages[{index}].content[{j}]"
             if isinstance(part, TextBlock):
-                self.text(part, True)
+                self.text(part, True, where)
             elif isinstance(part, ReasoningBlock):
                 raw = find_payload(part.payloads, self.provider, _items.ITEM)
+                kept = find_payload(part.payloads, self.provider, _items.STORED) is not None
+                self.conversation_stored |= kept
                 if raw is not None and isinstance(raw.value, dict):
-                    if self.stored or raw.value.get("encrypted_content"):
+                    if self.stored or kept or raw.value.get("encrypted_content"):
                         self.add(dict(raw.value))
                     else:
                         # Without store the provider kept no copy to refer to,
@@ -276,7 +297,7 @@ class _Input:
                 where = f"messages[{index}].content[{j}]"
                 self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
 
-    def text(self, block: TextBlock, native: bool) -> None:
+    def text(self, block: TextBlock, native: bool, where: str = "") -> None:
         p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
         if p is not None and isinstance(p.value, dict):
             shell, part = p.value.get("item"), p.value.get("part")
@@ -285,6 +306,9 @@ class _Input:
                 # deltas contradicted it (the block then holds what was shown).
                 self._native_part(shell, dict(part), p.value.get("output_index"))
                 return
+        if p is not None:
+            detail = "not a message item and part: the text is sent without them"
+            self.dropped.add(where, _items.MESSAGE_PART, UNREPLAYABLE, detail)
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
 
     def tool_call(self, block: ToolCallBlock, native: bool) -> None:
@@ -309,6 +333,10 @@ class _Input:
         if payload is not None and payload.provider == self.provider:
             if payload.format == _items.ITEM and isinstance(payload.value, dict):
                 self.add(restore_generated(dict(payload.value), self._generated))
+            else:
+                # Not an output item: nothing to send back, and said so.
+                detail = f"{activity.name} {activity.id}: a {payload.format} payload, not an item"
+                self.dropped.add(where, "hosted", UNREPLAYABLE, detail)
             return
         if activity.state == "started":
             # Its terminal transition (with the raw item) follows, or it never ended.
@@ -468,6 +496,7 @@ def encode_request(
     of ``provider``'s own items, portable encoding of the rest."""
     check_request(request.messages, LIMITS)
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
+    builder.revise(request.response_payloads)
     for index, message in enumerate(request.messages):
         builder.message(index, message)
     dropped = builder.dropped
@@ -508,8 +537,9 @@ def encode_request(
     if options.output is not None:
         body["text"] = {"format": responses_format(options.output)}
     # Stateless by default: every item is replayed in full, so reasoning must
-    # come back encrypted rather than stored server-side.
-    body["store"] = False
+    # come back encrypted rather than stored server-side; a conversation the
+    # provider stores stays stored (its items replay by id).
+    body["store"] = builder.conversation_stored
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
     merge_extra(body, options.extra)

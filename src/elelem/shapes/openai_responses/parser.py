@@ -256,10 +256,18 @@ class ResponsesParser(ParserSkeleton):
         super().__init__(provider)
         self._client_tools = client_tools(request)
         self._items: dict[int, _Item] = {}
-        self._by_id: dict[str, _Item] = {}
+        # An id is not unique (xAI gives items of one response one id): every
+        # item under it, in output order; an event naming only an id goes to
+        # the first of them not done.
+        self._by_id: dict[str, list[_Item]] = {}
+        # Items done before an item ahead of them in the output (parallel
+        # tool runs finish in any order) wait, so content keeps output order.
+        self._waiting: dict[int, list[Chunk]] = {}
         self._tools: list[Any] = []
         self._calls = 0
         self._refused = False
+        self._stored = False
+        self._revised: list[dict[str, Any]] = []  # items the final output restated otherwise
         self._events = 0
         # The text part the last output_text.delta went to, and the fields that
         # found it: the next delta with the same fields goes straight there.
@@ -393,6 +401,9 @@ class ResponsesParser(ParserSkeleton):
         self.started = True
         rid = model = None
         if isinstance(response, dict):
+            # A conversation the provider stores (store: true) replays its
+            # items by id: reasoning without encrypted content included.
+            self._stored = response.get("store") is True
             rid = response.get("id") if isinstance(response.get("id"), str) else None
             model = response.get("model") if isinstance(response.get("model"), str) else None
             tools = response.get("tools")
@@ -426,8 +437,15 @@ class ResponsesParser(ParserSkeleton):
             return self._items[index]
         item_id = obj.get("item_id")
         if isinstance(item_id, str):
-            return self._by_id.get(item_id)
+            return self._named(item_id)
         return None
+
+    def _named(self, item_id: str) -> _Item | None:
+        """The first item under ``item_id`` not done yet, else its last."""
+        items = self._by_id.get(item_id)
+        if not items:
+            return None
+        return next((i for i in items if not i.done), items[-1])
 
     def _item_of(self, obj: Mapping[str, Any], kind: str) -> _Item:
         item = self._find(obj)
@@ -439,11 +457,12 @@ class ResponsesParser(ParserSkeleton):
         return item
 
     def _register(self, index: int, raw: dict[str, Any]) -> _Item:
-        role = _items.classify(raw, self.provider, self._client_tools)
+        declared = _items.declared_client_tools(self._tools)
+        role = _items.classify(raw, self.provider, self._client_tools, declared)
         item = _Item(index, raw, role)
         self._items[index] = item
         if isinstance(raw.get("id"), str):
-            self._by_id[raw["id"]] = item
+            self._by_id.setdefault(raw["id"], []).append(item)
         return item
 
     def _on_item_added(self, obj: dict[str, Any]) -> list[Chunk]:
@@ -478,7 +497,7 @@ class ResponsesParser(ParserSkeleton):
         index = obj.get("output_index")
         item = self._items.get(index) if isinstance(index, int) else None
         if item is None and isinstance(raw.get("id"), str):
-            item = self._by_id.get(raw["id"])
+            item = self._named(raw["id"])
         out = self._start(None)
         if item is None:
             # Some producers skip output_item.added: treat done as both.
@@ -486,7 +505,31 @@ class ResponsesParser(ParserSkeleton):
             out += self._added(item)
         elif item.done:
             raise _malformed(f"output item {item.index} done twice")
-        return out + self._done(item, raw)
+        return out + self._in_order(item, self._done(item, raw))
+
+    def _in_order(self, item: _Item, chunks: list[Chunk]) -> list[Chunk]:
+        """``chunks`` of the done ``item`` now, with those of the items that
+        waited for it, or, while an item ahead of it is not done, later."""
+        if any(i < item.index and not ahead.done for i, ahead in self._items.items()):
+            self._waiting[item.index] = chunks
+            return []
+        out = chunks
+        for index in sorted(self._waiting):
+            if any(i < index and not ahead.done for i, ahead in self._items.items()):
+                break
+            out += self._waiting.pop(index)
+        return out
+
+    def at_eof(self) -> list[Chunk]:
+        """The body ended unfinished: the items that were done, in output
+        order, even those an unfinished item ahead of them kept waiting."""
+        return self._release_waiting()
+
+    def _release_waiting(self) -> list[Chunk]:
+        out: list[Chunk] = []
+        for index in sorted(self._waiting):
+            out += self._waiting.pop(index)
+        return out
 
     def _done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
         item.done = True
@@ -495,9 +538,9 @@ class ResponsesParser(ParserSkeleton):
                 f"output item {item.index} was added as {item.raw.get('type')!r}"
                 f" but done as {raw.get('type')!r}"
             )
+        if isinstance(raw.get("id"), str) and raw.get("id") != item.raw.get("id"):
+            self._by_id.setdefault(raw["id"], []).append(item)
         item.raw = raw
-        if isinstance(raw.get("id"), str):
-            self._by_id[raw["id"]] = item
         out: list[Chunk]
         if item.role == "message":
             out = self._message_done(item, raw)
@@ -718,6 +761,8 @@ class ResponsesParser(ParserSkeleton):
         if final != streamed and final.startswith(streamed):
             out.append(ReasoningDelta(item.key, final[len(streamed) :]))
         out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
+        if self._stored:
+            out.append(self.payload(item.key, _items.STORED, True))
         out.append(BlockEnd(item.key))
         return out
 
@@ -795,25 +840,56 @@ class ResponsesParser(ParserSkeleton):
 
     def _sweep(self, output: list[Any]) -> list[Chunk]:
         out: list[Chunk] = []
+        claimed: set[int] = set()  # the id() of each item an output entry was matched to
         for position, raw in enumerate(output):
             if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
                 raise _malformed(f"response output[{position}] is not an item object")
-            item_id = raw.get("id")
-            item = self._by_id.get(item_id) if isinstance(item_id, str) else None
-            if item is None and not (isinstance(item_id, str) and item_id):
-                item = self._items.get(position)
-            if item is not None and item.done:
-                continue
-            if item is None:
+            item = self._match(position, raw, claimed)
+            if item is not None:
+                claimed.add(id(item))
+                if item.done:
+                    if raw != item.raw:
+                        # Two snapshots of one item (gpt-5.x sent another
+                        # encrypted_content at the end): the final one replays.
+                        revised = {"output_index": item.index, "item": raw, "streamed": item.raw}
+                        self._revised.append(revised)
+                    continue
+            else:
                 index = position if position not in self._items else max(self._items) + 1
                 item = self._register(index, raw)
+                claimed.add(id(item))
                 out += self._added(item)
-            out += self._done(item, raw)
-        return out
+            out += self._in_order(item, self._done(item, raw))
+        return out + self._release_waiting()
+
+    def _match(self, position: int, raw: dict[str, Any], claimed: set[int]) -> _Item | None:
+        """The streamed item a final output item is: the one at its place, of
+        its type and id, else the first unclaimed one of its type and id (an
+        id alone may name several items)."""
+        item_id = raw.get("id")
+
+        def fits(item: _Item) -> bool:
+            return (
+                id(item) not in claimed
+                and item.raw.get("type") == raw.get("type")
+                and (not item_id or item.raw.get("id") in (None, item_id))
+            )
+
+        at = self._items.get(position)
+        if at is not None and fits(at):
+            return at
+        if isinstance(item_id, str) and item_id:
+            return next((i for i in self._by_id.get(item_id, ()) if fits(i)), None)
+        return None
 
     def _finish_chunk(self, response: dict[str, Any], status: Any) -> Finish:
         envelope = {k: v for k, v in response.items() if k != "output"}
-        payloads = (ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),)
+        payloads: tuple[ProviderPayload, ...] = (
+            ProviderPayload(self.provider, RESPONSE_FORMAT, None, envelope),
+        )
+        if self._revised:
+            revised = ProviderPayload(self.provider, _items.REVISED, None, self._revised)
+            payloads = (*payloads, revised)
         if status == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None
