@@ -63,6 +63,8 @@ INJECTIONS = {
     "bidi": "user\u202egnp.exe\u202c file",
     "close": '</div></section><iframe src="https://evil.example/"></iframe>',
     "markdown": f'**<img src=x onerror="{MARK}">** `<script>{MARK}</script>`',
+    "link": f"[click](javascript:{MARK})",
+    "pixel": "![pixel](https://evil.example/pixel.png)",
 }
 EVIL_TITLE = f"<b>bold</b><script>{MARK}</script>\u202eeltit"
 EVIL_URL = "javascript:" + MARK
@@ -99,6 +101,61 @@ def injection_conversation(store: Store) -> str:
     conversation.add_message(answer)
     store.set_title(conversation.id, EVIL_TITLE)
     return conversation.id
+
+
+RICH_ANSWER = """### Eiffel Tower
+
+The tower is **330 m** tall ([toureiffel.paris](https://www.toureiffel.paris/en)).
+
+| year | height |
+|---|---|
+| 1889 | 312 m |
+| 2022 | 330 m |
+
+```python
+def height(year: int) -> int:
+    return 330 if year >= 2022 else 312
+```
+"""
+
+
+def markdown_conversation(store: Store) -> str:
+    conversation = Conversation.create(store)
+    conversation.start_turn(model="openai:gpt-5")
+    conversation.add_user("Tell me about the tower, with a table and code.")
+    cite = Attribution(Source("https://www.toureiffel.paris/en", "Official site"), range=(18, 99))
+    conversation.add_message(
+        Message(
+            role="assistant",
+            source="assistant",
+            provider=ProviderId("openai"),
+            model="gpt-5",
+            content=(TextBlock(RICH_ANSWER, (cite,)),),
+        )
+    )
+    return conversation.id
+
+
+def check_markdown(driver: Any) -> None:
+    by = "css selector"
+    answer = driver.find_element(by, "section.turn .text")
+    assert answer.find_element(by, "h3").text == "Eiffel Tower"
+    link = answer.find_element(by, "p a")
+    assert (link.text, link.get_attribute("href")) == (
+        "toureiffel.paris",
+        "https://www.toureiffel.paris/en",
+    )
+    assert answer.find_element(by, "p").text == ("The tower is 330 m tall (toureiffel.paris)[1].")
+    rows = [
+        [c.text for c in row.find_elements(by, "th, td")]
+        for row in answer.find_elements(by, "table tr")
+    ]
+    assert rows == [["year", "height"], ["1889", "312 m"], ["2022", "330 m"]]
+    keyword = answer.find_element(by, "pre.hl span.k")
+    assert keyword.text == "def"
+    colour = driver.execute_script("return getComputedStyle(arguments[0]).color", keyword)
+    plain = driver.execute_script("return getComputedStyle(arguments[0]).color", answer)
+    assert colour != plain  # the Pygments rules of the stylesheet apply
 
 
 def media_conversation(store: Store) -> str:
@@ -183,6 +240,7 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     ids["evil"] = injection_conversation(store)
     ids["media"] = media_conversation(store)
+    ids["markdown"] = markdown_conversation(store)
     ids["store"] = store
     return ids
 
@@ -256,7 +314,7 @@ def check_demo_page(driver: Any) -> None:
     )
     assert answer.endswith("until the Chrysler Building in New York was finished in 1930[1].")
     assert driver.find_element(by, ".user").text == QUESTION
-    # Markdown's strong spans are shown as such; the rest of Markdown as written.
+    # The answer is rendered Markdown: its strong spans are elements.
     strong = [e.text for e in driver.find_elements(by, "section.turn .text strong")]
     assert strong == ["Height.", "Completed."]
     notes = driver.find_elements(by, "ol.footnotes > li")
@@ -313,7 +371,7 @@ def test_search_lists_the_matching_turns(
 ) -> None:
     browser.get(url(server, "/"))
     box = browser.find_element("css selector", "form.search input[type=search]")
-    box.send_keys("Eiffel")
+    box.send_keys("Chrysler")
     box.submit()
     hits = browser.find_elements("css selector", "ol.hits li a")
     assert hits, browser.page_source
@@ -345,7 +403,17 @@ def check_inert(driver: Any) -> None:
     assert INJECTIONS["script"] in answer
     assert INJECTIONS["onerror"] in answer
     assert INJECTIONS["close"] in answer
-    # Markdown emphasis wraps the escaped text; nothing of it becomes markup.
+    # Markdown is rendered around the escaped text; nothing of it becomes
+    # markup, a javascript: link stays text and an image is never loaded.
+    assert INJECTIONS["link"] in answer
+    hrefs = [a.get_dom_attribute("href") for a in driver.find_elements(by, "section.turn .text a")]
+    assert hrefs == ["https://evil.example/pixel.png", "#fn-1-1", "#fn-1-2", "#fn-1-3"]
+    (image,) = driver.find_elements(by, "section.turn .text a.image-link")
+    assert (image.text, image.get_attribute("href")) == (
+        "image: pixel",
+        "https://evil.example/pixel.png",
+    )
+    assert image.get_attribute("rel") == "noopener noreferrer nofollow"
     (strong,) = driver.find_elements(by, "section.turn .text strong")
     assert strong.text == f'<img src=x onerror="{MARK}">'
     (code,) = driver.find_elements(by, "section.turn .text code")
@@ -374,6 +442,18 @@ def check_inert(driver: Any) -> None:
     ]
     reasoning = driver.find_element(by, "details.reasoning")
     assert reasoning.get_attribute("open") is None
+
+
+def test_answers_are_rendered_markdown(
+    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
+) -> None:
+    browser.get_log("browser")
+    browser.get(url(server, f"/c/{store_home['markdown']}"))
+    check_markdown(browser)
+    assert csp_violations(browser) == []
+    shot = artifacts / "serve-markdown.png"
+    browser.save_screenshot(str(shot))
+    keep(shot)
 
 
 def test_attachments_and_document_citations(
@@ -465,7 +545,7 @@ def test_the_html_export_is_validated_the_same_way(
     store_home: dict[str, Any], browser: Any, tmp_path: Path, artifacts: Path
 ) -> None:
     env = store_home["env"]
-    cases = [(name, store_home[name]) for name in ("demo", "evil", "media")]
+    cases = [(name, store_home[name]) for name in ("demo", "evil", "media", "markdown")]
     for name, cid in cases:
         out = tmp_path / f"{name}.html"
         done = run(env, "export", cid, "--format", "html", "-o", str(out))
@@ -484,6 +564,8 @@ def test_the_html_export_is_validated_the_same_way(
             assert browser.find_elements("css selector", "a.back") == []  # no app links in a file
         elif name == "evil":
             check_inert(browser)
+        elif name == "markdown":
+            check_markdown(browser)
         else:
             check_media(browser)
         assert csp_violations(browser) == []

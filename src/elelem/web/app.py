@@ -169,6 +169,8 @@ def create_app(
         media = STATIC.get(name)
         if media is None:
             return PlainTextResponse("not found", status_code=404)
+        if name == "elelem.css":
+            return Response(html.stylesheet(), media_type=media)
         data = (resources.files("elelem.web") / "static" / name).read_bytes()
         return Response(data, media_type=media)
 

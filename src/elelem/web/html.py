@@ -5,7 +5,8 @@ Everything shown comes from untrusted places (model output, titles, URLs,
 excerpts, tool output, hosted summaries), so every piece of text is first
 sanitized (controls, escape sequences and bidi overrides removed, as in the
 terminal) and then HTML-escaped; links are emitted only for http(s) URLs, with
-``rel="noopener noreferrer nofollow"``.  No template writes a script or an
+``rel="noopener noreferrer nofollow"``.  Answers and reasoning are Markdown,
+rendered by :mod:`elelem.web.markup` (raw HTML off, the same link rule).  No template writes a script or an
 inline event handler, and no provider payload value is ever written — except
 Google's search suggestions (``searchEntryPoint.renderedContent``), which
 Google requires to be shown with a grounded answer: they go into a sandboxed
@@ -54,6 +55,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.web.markup import code_stylesheet, markdown_html
 from elelem.web.stream import media_url, search_entry_point
 
 Link = Callable[[str], str]
@@ -74,28 +76,6 @@ def line(value: str) -> str:
     return html.escape(sanitize_line(value), quote=True)
 
 
-_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
-_CODE = re.compile(r"`([^`\n]+)`")
-_CODE_SPAN = re.compile(r"(<code>.*?</code>)", re.DOTALL)
-
-
-def emphasis(escaped: str) -> str:
-    """Markdown's ``**strong**`` and `` `code` `` spans in already escaped HTML,
-    as ``<strong>`` and ``<code>``.  Only those two fixed tags are added, around
-    text that was escaped before: no markup of the content's own can appear
-    (the rest of Markdown is shown as written)."""
-    if "`" in escaped:
-        escaped = _CODE.sub(r"<code>\1</code>", escaped)
-    if "**" not in escaped:
-        return escaped
-    # Strong spans never cross a code span, so the tags always nest.
-    pieces = _CODE_SPAN.split(escaped)
-    return "".join(
-        piece if piece.startswith("<code>") else _STRONG.sub(r"<strong>\1</strong>", piece)
-        for piece in pieces
-    )
-
-
 def style_hash(css: str) -> str:
     """The CSP source allowing exactly this ``<style>`` element's text."""
     digest = hashlib.sha256(css.encode("utf-8")).digest()
@@ -106,8 +86,10 @@ _STYLE_ELEMENT = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | r
 
 
 def stylesheet() -> str:
-    """The viewer's stylesheet (served as /static/elelem.css, inlined by export)."""
-    return (resources.files("elelem.web") / "static" / "elelem.css").read_text("utf-8")
+    """The viewer's stylesheet (served as /static/elelem.css, inlined by
+    export): the page's rules and the highlighted code's colours."""
+    page = (resources.files("elelem.web") / "static" / "elelem.css").read_text("utf-8")
+    return page + "\n" + code_stylesheet()
 
 
 @dataclass
@@ -275,20 +257,26 @@ class _Answer:
         self.out: list[str] = []
         self.timeline: list[str] | None = None
         self.started: dict[str, HostedActivity] = {}
+        self.run: list[TextBlock] = []
 
     def close_timeline(self) -> None:
+        self.close_text()
         if self.timeline is not None:
             self.out.append('<ol class="timeline">' + "".join(self.timeline) + "</ol>")
             self.timeline = None
 
     def part(self, part: Part) -> None:
         if isinstance(part, HostedActivity):
+            self.close_text()
             self.hosted(part)
             return
-        self.close_timeline()
         if isinstance(part, TextBlock):
-            self.out.append(f'<div class="text">{emphasis(self.cited(part))}</div>')
-        elif isinstance(part, ReasoningBlock):
+            if self.timeline is not None:
+                self.close_timeline()
+            self.run.append(part)
+            return
+        self.close_timeline()
+        if isinstance(part, ReasoningBlock):
             summary = (
                 "reasoning (redacted)"
                 if not part.text.strip()
@@ -296,7 +284,7 @@ class _Answer:
             )
             self.out.append(
                 f'<details class="reasoning"><summary>{line(summary)}</summary>'
-                f'<div class="reasoning-text">{text(part.text)}</div></details>'
+                f'<div class="reasoning-text">{markdown_html(part.text)}</div></details>'
             )
         elif isinstance(part, ToolCallBlock):
             self.out.append(
@@ -325,8 +313,33 @@ class _Answer:
         alt = line(block.name or "image")
         return f'<figure class="attachment"><img src="{src}" alt="{alt}">{caption}</figure>'
 
-    def cited(self, block: TextBlock) -> str:
-        """The block's text with footnote markers linked to the footnotes."""
+    def close_text(self) -> None:
+        """Write the run of text blocks as one Markdown document: a provider
+        splits one answer into many blocks (Anthropic: one per citation),
+        and Markdown spans across them."""
+        if not self.run:
+            return
+        source: list[str] = []
+        markers: dict[int, str] = {}
+        offset = 0
+        for block in self.run:
+            for point, numbers in self.citation_points(block).items():
+                markers[offset + point] = markers.get(offset + point, "") + "".join(
+                    f'<sup class="cite"><a href="#fn-{self.turn}-{n}" '
+                    f'id="ref-{self.turn}-{n}">[{n}]</a></sup>'
+                    for n in numbers
+                )
+            source.append(block.text)
+            offset += len(block.text)
+        incomplete = not all(block.complete for block in self.run)
+        self.run = []
+        self.out.append(f'<div class="text">{markdown_html("".join(source), markers)}</div>')
+        if incomplete:
+            self.out.append('<p class="warn">interrupted: the text above is what arrived</p>')
+
+    def citation_points(self, block: TextBlock) -> dict[int, list[int]]:
+        """Where in the block each cited source's marker goes (a range's end,
+        or the block's end for a citation of the whole block)."""
         at: dict[int, list[int]] = {}
         end = len(block.text)
         for attribution in block.attributions:
@@ -335,17 +348,7 @@ class _Answer:
             numbers = at.setdefault(point, [])
             if number not in numbers:
                 numbers.append(number)
-        pieces: list[str] = []
-        last = 0
-        for point in sorted(at):
-            pieces.append(text(block.text[last:point]))
-            pieces.extend(
-                f'<sup class="cite"><a href="#fn-{self.turn}-{n}" id="ref-{self.turn}-{n}">[{n}]</a></sup>'
-                for n in at[point]
-            )
-            last = point
-        pieces.append(text(block.text[last:]))
-        return "".join(pieces)
+        return at
 
     def hosted(self, transition: HostedActivity) -> None:
         started = self.started.get(transition.id)
@@ -478,7 +481,6 @@ __all__ = [
     "content_security_policy",
     "conversation",
     "document",
-    "emphasis",
     "export_html",
     "line",
     "listing",
