@@ -197,7 +197,6 @@ def create_app(
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
             _turn_pairs(conversation, make, chosen, data.text, data.web_search),
-            search_entry_point=True,
             headers={CONVERSATION_HEADER: conversation.id},
         )
 
