@@ -18,12 +18,11 @@ from elelem.render.obligations import Suggestion, display_obligations, obligatio
 from elelem.vocabulary import (
     ActivityId,
     HostedActivity,
-    Message,
-    ProviderId,
     ProviderPayload,
     TextBlock,
 )
 from elelem.web import UIMessageEncoder
+from web_helpers import assistant
 
 CHIP = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbC_123"
 RENDERED = (
@@ -92,15 +91,8 @@ def test_the_markdown_export_links_each_suggestion(tmp_path: Path) -> None:
     conversation = Conversation.create(store)
     conversation.start_turn(model="google:gemini-2.5-pro")
     conversation.add_user("weather?")
-    conversation.add_message(
-        Message(
-            role="assistant",
-            source="assistant",
-            provider=ProviderId("google"),
-            model="gemini-2.5-pro",
-            content=(grounded(), TextBlock("Sunny.")),
-        )
-    )
+    message = assistant("google", "gemini-2.5-pro", grounded(), TextBlock("Sunny."))
+    conversation.add_message(message)
     document = conversation_markdown(store.info(conversation.id), store.load(conversation.id))
     assert (
         f"> Google Search suggestions: [weather in Paris &amp; Lyon]({CHIP}) · evilgnp [x](y)\n"

@@ -42,7 +42,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
-from web_helpers import chromium, chromium_paths, demo_interaction, png
+from web_helpers import assistant, axe_violations, chromium, chromium_paths, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
 GEMINI = "pydantic__pydantic-ai/tests__models__cassettes__test_google__test_google_model_web_search_tool_stream.yaml"
@@ -124,15 +124,7 @@ def markdown_conversation(store: Store) -> str:
     conversation.start_turn(model="openai:gpt-5")
     conversation.add_user("Tell me about the tower, with a table and code.")
     cite = Attribution(Source("https://www.toureiffel.paris/en", "Official site"), range=(18, 99))
-    conversation.add_message(
-        Message(
-            role="assistant",
-            source="assistant",
-            provider=ProviderId("openai"),
-            model="gpt-5",
-            content=(TextBlock(RICH_ANSWER, (cite,)),),
-        )
-    )
+    conversation.add_message(assistant("openai", "gpt-5", TextBlock(RICH_ANSWER, (cite,))))
     return conversation.id
 
 
@@ -330,8 +322,14 @@ def check_demo_page(driver: Any) -> None:
     assert {a.get_attribute("rel") for a in links} == {"noopener noreferrer nofollow"}
     marker = driver.find_element(by, "sup.cite a")
     assert (marker.text, marker.get_attribute("href").split("#")[1]) == ("[1]", "fn-1-1")
+    # Hosted activity is collapsed to its last status line.
+    hosted = driver.find_element(by, "details.hosted")
+    assert hosted.get_attribute("open") is None
+    assert hosted.find_element(by, "summary").text == (
+        'searched "Eiffel Tower height and completion date" → 5 results'
+    )
     timeline = driver.find_elements(by, "ol.timeline li")
-    assert [li.text for li in timeline] == [
+    assert [li.get_attribute("textContent") for li in timeline] == [
         'searching "Eiffel Tower height and completion date"',
         'searched "Eiffel Tower height and completion date" → 5 results',
     ]
@@ -342,9 +340,12 @@ def check_demo_page(driver: Any) -> None:
     )
     assert not reasoning.find_element(by, ".reasoning-text").is_displayed()
     assert "usage: 9,873 in · 418 out · 1 web search" in driver.find_element(by, ".usage").text
+    assert driver.find_element(by, "p.response .cost").text == "$0.0459"
     # The stylesheet applied under the policy (served, or inlined by hash).
-    width = driver.execute_script("return getComputedStyle(document.body).maxWidth")
-    assert width == "832px"
+    width = driver.execute_script(
+        "return getComputedStyle(document.querySelector('main')).maxWidth"
+    )
+    assert width == "768px"
 
 
 def test_the_demo_conversation_in_chromium(
@@ -352,8 +353,8 @@ def test_the_demo_conversation_in_chromium(
 ) -> None:
     browser.get(url(server, "/"))
     listed = {
-        a.text: a.get_attribute("href")
-        for a in browser.find_elements("css selector", "ol.conversations a")
+        a.find_element("css selector", ".title").text: a.get_attribute("href")
+        for a in browser.find_elements("css selector", "ul.conversations a")
     }
     assert listed[QUESTION] == f"{server}/c/{store_home['demo']}?token={TOKEN}"
     browser.get(listed[QUESTION])
@@ -364,6 +365,7 @@ def test_the_demo_conversation_in_chromium(
     keep(shot)
     assert not pwned(browser)
     assert csp_violations(browser) == []
+    assert axe_violations(browser) == []
 
 
 def test_search_lists_the_matching_turns(
@@ -435,7 +437,9 @@ def check_inert(driver: Any) -> None:
     assert notes[2].startswith("data link (data: link removed)")
     ok = driver.find_element(by, "ol.footnotes a.source")
     assert ok.get_attribute("href") == "https://ok.example/%22%3E%3Cscript%3Ex%3C/script%3E"
-    timeline = [li.text for li in driver.find_elements(by, "ol.timeline li")]
+    timeline = [
+        li.get_attribute("textContent") for li in driver.find_elements(by, "ol.timeline li")
+    ]
     assert timeline == [
         f'searching "{INJECTIONS["script"]}"',
         f'searched "{INJECTIONS["script"]}" → {INJECTIONS["onerror"]}',
@@ -506,6 +510,7 @@ def test_chat_streams_an_answer_and_stores_it(
 ) -> None:
     browser.get_log("browser")
     browser.get(url(server, "/chat"))
+    assert axe_violations(browser) == []
     assert (
         browser.find_element("id", "chat-model").get_attribute("value")
         == "anthropic:claude-sonnet-4-5"
@@ -514,7 +519,7 @@ def test_chat_streams_an_answer_and_stores_it(
     browser.find_element("id", "chat-web-search").click()
     asked = len(provider.requests)
     before = {i.id for i in store_home["store"].list_conversations()}
-    browser.find_element("css selector", "#chat-form button").click()
+    browser.find_element("id", "chat-send").click()
     deadline = time.monotonic() + 20
     while "/c/" not in browser.current_url and time.monotonic() < deadline:
         time.sleep(0.1)

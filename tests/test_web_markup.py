@@ -9,9 +9,10 @@ from html.parser import HTMLParser
 import pytest
 
 from elelem.conversation import Conversation, open_store
-from elelem.vocabulary import Attribution, Message, ProviderId, Source, TextBlock
+from elelem.vocabulary import Attribution, Source, TextBlock
 from elelem.web.html import Page, conversation, export_html
 from elelem.web.markup import markdown_html
+from web_helpers import assistant
 
 REL = 'rel="noopener noreferrer nofollow" target="_blank"'
 
@@ -140,16 +141,12 @@ def test_one_answer_split_in_cited_blocks_renders_as_one_document(tmp_path: obje
     conv.add_user("q")
     cite = Attribution(Source("https://a.example/", "A"), "quoted")
     conv.add_message(
-        Message(
-            role="assistant",
-            source="assistant",
-            provider=ProviderId("anthropic"),
-            model="x",
-            content=(
-                TextBlock("## Facts\n\n- **Height:** "),
-                TextBlock("330 m", (cite,)),
-                TextBlock("\n- Built in 1889"),
-            ),
+        assistant(
+            "anthropic",
+            "x",
+            TextBlock("## Facts\n\n- **Height:** "),
+            TextBlock("330 m", (cite,)),
+            TextBlock("\n- Built in 1889"),
         )
     )
     info = store.info(conv.id)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import quote
@@ -26,9 +27,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.turns.costs import events_cost
 from elelem.turns.drive import send as send_turn
 from elelem.vocabulary import ConversationId, WebSearch
-from elelem.web import html
+from elelem.web import html, pages
 from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
@@ -101,6 +103,8 @@ def create_app(
     model: str | None = None,
     client: Callable[[], Any] | None = None,
     redact: Callable[[str], str] | None = None,
+    models: Sequence[str] | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -108,8 +112,15 @@ def create_app(
     :class:`elelem.Client` a chat turn runs through (one per turn; by default
     ``Client()`` with the user's catalog and keys); ``redact`` is applied to
     every page (a store written before redaction existed may hold an echoed
-    key; ``elelem serve`` passes the secrets redactor).
+    key; ``elelem serve`` passes the secrets redactor); ``models`` are the
+    model picker's suggestions (by default every known model, as ``elelem
+    models`` lists them); ``clock`` gives the time relative dates are shown
+    against.
     """
+    chat_models = list(models) if models is not None else _known_models()
+
+    def now() -> datetime:
+        return clock() if clock is not None else datetime.now().astimezone()
 
     def link(path: str) -> str:
         return f"{quote(path)}?token={token}"
@@ -134,17 +145,40 @@ def create_app(
     def chat_meta(conversation: str | None) -> dict[str, str]:
         return {"elelem-model": model or "", "elelem-conversation": conversation or ""}
 
-    async def index(request: Request) -> Response:
-        query = request.query_params.get("q")
-        hits = store.search(query, limit=50) if query else []
-        body = html.listing(
-            store.list_conversations(limit=200),
-            link=link,
-            token=token,
-            query=query or None,
-            hits=hits,
+    costs: dict[tuple[str, int], str | None] = {}
+
+    def entries() -> list[pages.Entry]:
+        """The conversations with a turn, newest first, each with its cost
+        (computed once per conversation state)."""
+        out = []
+        for info in store.list_conversations(limit=200):
+            if info.turns == 0:
+                continue  # an empty conversation is nothing to open
+            key = (info.id, info.events)
+            if key not in costs:
+                cost = events_cost(store.load(info.id))
+                costs[key] = cost.describe() if cost.responses else None
+            out.append(pages.Entry(info, costs[key]))
+        return out
+
+    def frame(
+        listed: list[pages.Entry],
+        main: str,
+        *,
+        query: str | None = None,
+        current: str | None = None,
+    ) -> str:
+        side = pages.sidebar(
+            listed, link=link, token=token, now=now(), query=query, current=current
         )
-        return page_response("elelem conversations", body, html.Page())
+        return f'<a class="skip" href="#main">Skip to the content</a><div class="app">{side}{main}</div>'
+
+    async def index(request: Request) -> Response:
+        query = request.query_params.get("q") or None
+        hits = store.search(query, limit=50) if query else []
+        listed = entries()
+        main = pages.listing(listed, link=link, now=now(), query=query, hits=hits)
+        return page_response("elelem conversations", frame(listed, main, query=query), html.Page())
 
     async def show(request: Request) -> Response:
         cid = ConversationId(request.path_params["cid"])
@@ -154,14 +188,23 @@ def create_app(
             return PlainTextResponse("no such conversation", status_code=404)
         page = html.Page()
         body = html.conversation(info, store.load(cid), link=link, page=page, fetch=store.get_blob)
+        main = f'<main id="main" class="main conversation">{body}{composer(chat_models)}</main>'
         return page_response(
-            info.title or info.id, body + _chat_form(), page, chat=True, meta=chat_meta(info.id)
+            info.title or info.id,
+            frame(entries(), main, current=info.id),
+            page,
+            chat=True,
+            meta=chat_meta(info.id),
         )
 
     async def new_chat(request: Request) -> Response:
-        body = f'<header><a class="back" href="{link("/")}">← conversations</a><h1>New chat</h1></header>'
+        main = (
+            '<main id="main" class="main conversation new">'
+            '<header class="conv-head"><h1>New chat</h1></header>'
+            f"{composer(chat_models)}</main>"
+        )
         return page_response(
-            "elelem chat", body + _chat_form(), html.Page(), chat=True, meta=chat_meta(None)
+            "elelem chat", frame(entries(), main), html.Page(), chat=True, meta=chat_meta(None)
         )
 
     async def static(request: Request) -> Response:
@@ -220,6 +263,12 @@ class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
     web_search: bool = False
 
 
+def _known_models() -> list[str]:
+    from elelem.providers.models import known_models
+
+    return [f"{provider}:{name}" for provider, name in known_models(None)]
+
+
 def _default_client() -> Any:
     from elelem.client import Client
 
@@ -245,16 +294,32 @@ def _turn_pairs(
     return relay(run)
 
 
-def _chat_form() -> str:
+def composer(models: Sequence[str]) -> str:
+    """The chat box under a conversation (or alone, for a new chat)."""
+    options = "".join(f'<option value="{html.line(m)}"></option>' for m in models)
     return (
-        '<section id="chat"><h2>Chat</h2>'
-        '<div id="live"></div>'
-        '<form id="chat-form"><div class="row"><label>model <input id="chat-model" name="model"></label>'
-        '<label><input type="checkbox" id="chat-web-search"> web search</label></div>'
-        '<textarea id="chat-text" name="text" placeholder="your message"></textarea>'
-        '<div class="row"><button type="submit">Send</button><span id="chat-status"></span></div>'
-        "</form></section>"
+        '<section id="chat" class="composer" aria-label="Chat">'
+        '<div id="live" aria-live="polite"></div>'
+        '<form id="chat-form">'
+        '<label class="visually-hidden" for="chat-text">Message</label>'
+        '<textarea id="chat-text" name="text" rows="2" '
+        'placeholder="Message (Enter sends, Shift+Enter adds a line)"></textarea>'
+        '<div class="row">'
+        '<label for="chat-model">Model</label>'
+        f'<input id="chat-model" name="model" list="chat-models" autocomplete="off">'
+        f'<datalist id="chat-models">{options}</datalist>'
+        '<label class="check"><input type="checkbox" id="chat-web-search"> web search</label>'
+        '<span id="chat-status" role="status"></span>'
+        '<button type="submit" id="chat-send" class="primary">Send</button>'
+        "</div></form></section>"
     )
 
 
-__all__ = ["CONVERSATION_HEADER", "ChatRequest", "TokenGate", "create_app", "new_token"]
+__all__ = [
+    "CONVERSATION_HEADER",
+    "ChatRequest",
+    "TokenGate",
+    "composer",
+    "create_app",
+    "new_token",
+]

@@ -32,7 +32,6 @@ from elelem.conversation import (
     HostedBody,
     MessageBody,
     ResponseRecord,
-    SearchHit,
     TurnStart,
     turn_views,
 )
@@ -43,7 +42,8 @@ from elelem.render.lines import (
     reasoning_summary,
     usage_line,
 )
-from elelem.render.sanitize import sanitize, sanitize_line
+from elelem.render.sanitize import domain, sanitize, sanitize_line
+from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import (
     DocumentBlock,
     HostedActivity,
@@ -168,51 +168,6 @@ def document(
     )
 
 
-def listing(
-    infos: Sequence[ConversationInfo],
-    *,
-    link: Link,
-    token: str | None = None,
-    query: str | None = None,
-    hits: Sequence[SearchHit] = (),
-) -> str:
-    """The body of the conversation list, with the search form and its hits
-    (``token`` is carried by the form, whose query replaces the action's)."""
-    out = ["<header><h1>Conversations</h1>"]
-    out.append(f'<form class="search" method="get" action="{html.escape(link("/"))}">')
-    if token:
-        out.append(f'<input type="hidden" name="token" value="{html.escape(token)}">')
-    value = html.escape(query or "", quote=True)
-    out.append(f'<input type="search" name="q" value="{value}" placeholder="search messages">')
-    out.append('<button type="submit">Search</button></form>')
-    out.append(f'<a class="new-chat" href="{html.escape(link("/chat"))}">New chat</a></header>')
-    if query is not None:
-        out.append(f'<section class="hits"><h2>Messages containing “{line(query)}”</h2>')
-        if not hits:
-            out.append('<p class="empty">no matches</p>')
-        out.append('<ol class="hits">')
-        for hit in hits:
-            href = html.escape(link(f"/c/{hit.conversation}") + f"#turn-{hit.turn}")
-            out.append(
-                f'<li><a href="{href}">{line(hit.conversation)} · turn {hit.turn}</a> '
-                f'<span class="snippet">{line(hit.snippet)}</span></li>'
-            )
-        out.append("</ol></section>")
-    out.append('<ol class="conversations">')
-    for info in infos:
-        href = html.escape(link(f"/c/{info.id}"))
-        turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
-        out.append(
-            f'<li><a href="{href}">{line(info.title or info.id)}</a> '
-            f'<span class="meta">{line(info.updated_at[:16].replace("T", " "))} · {turns} · '
-            f"{line(info.model or '-')}</span></li>"
-        )
-    out.append("</ol>")
-    if not infos:
-        out.append('<p class="empty">no conversations yet</p>')
-    return "\n".join(out)
-
-
 def conversation(
     info: ConversationInfo,
     events: Sequence[Event],
@@ -221,18 +176,22 @@ def conversation(
     page: Page,
     fetch: Fetch | None = None,
 ) -> str:
-    """The body of one conversation: each turn's user message, the answer in
-    stream order (text with numbered citations, reasoning collapsed, hosted
-    activity as a timeline, tool calls and results), its footnotes linked to
-    their sources and its usage, attachments as lines and raster images
-    (their bytes from ``fetch``)."""
-    out = ["<header>"]
+    """The main column of one conversation: its title, model, turns and
+    cost, then each turn's user message, the answer in stream order (rendered
+    Markdown with numbered citations, reasoning and hosted activity
+    collapsed, tool calls and results), its sources as cards with their
+    excerpts, its usage and cost, attachments as thumbnails (their bytes from
+    ``fetch``).  Without ``link`` (an export) the page has no app links."""
+    out = ['<header class="conv-head">']
     if link is not None:
         out.append(f'<a class="back" href="{html.escape(link("/"))}">← conversations</a>')
     out.append(f"<h1>{line(info.title or info.id)}</h1>")
+    cost = events_cost(events)
+    spent = f" · {line(cost.describe())}" if cost.responses else ""
     out.append(
-        f'<p class="meta">{line(info.id)} · {line(info.model or "-")} · '
-        f"{info.turns} turn{'s' if info.turns != 1 else ''}</p></header>"
+        f'<p class="meta">{line(info.model or "no model")} · '
+        f"{info.turns} turn{'s' if info.turns != 1 else ''}{spent} · "
+        f'<span class="id">{line(info.id)}</span></p></header>'
     )
     for view in turn_views(events):
         out.append(_turn(view.turn, view.events, page, fetch))
@@ -256,14 +215,23 @@ class _Answer:
         self.notes = Footnotes()
         self.out: list[str] = []
         self.timeline: list[str] | None = None
+        self.frames: list[str] = []
+        self.status = ""
         self.started: dict[str, HostedActivity] = {}
         self.run: list[TextBlock] = []
 
     def close_timeline(self) -> None:
         self.close_text()
         if self.timeline is not None:
-            self.out.append('<ol class="timeline">' + "".join(self.timeline) + "</ol>")
+            # Collapsed to its last status line; the search suggestions stay
+            # outside, always shown (Google requires it).
+            self.out.append(
+                f'<details class="hosted"><summary>{line(self.status)}</summary>'
+                f'<ol class="timeline">{"".join(self.timeline)}</ol></details>'
+                + "".join(self.frames)
+            )
             self.timeline = None
+            self.frames = []
 
     def part(self, part: Part) -> None:
         if isinstance(part, HostedActivity):
@@ -357,17 +325,17 @@ class _Answer:
         if self.timeline is None:
             self.timeline = []
         status = activity_line(transition, started)
+        self.status = status
         state = html.escape(transition.state)
-        item = f'<li class="activity" data-state="{state}">{line(status)}'
+        self.timeline.append(f'<li class="activity" data-state="{state}">{line(status)}</li>')
         entry = search_entry_point(transition)
         if entry is not None:
             self.page.allow_styles_of(entry)
-            item += (
+            self.frames.append(
                 f'<iframe class="search-entry-point" title="Google search suggestions" '
                 f'sandbox="{ENTRY_POINT_SANDBOX}" referrerpolicy="no-referrer" '
                 f'srcdoc="{html.escape(entry, quote=True)}"></iframe>'
             )
-        self.timeline.append(item + "</li>")
 
     def footnotes(self) -> None:
         self.close_timeline()
@@ -385,7 +353,8 @@ class _Answer:
                 href = html.escape(note.url, quote=True)
                 body = (
                     f'<a class="source" href="{href}" rel="noopener noreferrer nofollow" '
-                    f'target="_blank">{title}</a> <span class="url">{html.escape(note.url)}</span>'
+                    f'target="_blank">{title}</a> '
+                    f'<span class="url">{html.escape(domain(note.url))}</span>'
                 )
             elif note.unsafe_scheme:
                 body = f'{title} <span class="removed">({html.escape(note.unsafe_scheme)}: link removed)</span>'
@@ -431,7 +400,7 @@ def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None)
             answer.part(body.activity)
         elif isinstance(body, ResponseRecord):
             answer.close_timeline()
-            answer.out.append(_record(body))
+            answer.out.append(_record(body, event.at))
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
@@ -447,7 +416,9 @@ def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None)
     return "\n".join(out)
 
 
-def _record(record: ResponseRecord) -> str:
+def _record(record: ResponseRecord, at: str) -> str:
+    """A response's outcome, usage, cost (priced as of when it was stored)
+    and model, under its answer."""
     notes = []
     if not record.complete:
         notes.append('<span class="warn">interrupted: kept what arrived</span>')
@@ -458,7 +429,10 @@ def _record(record: ResponseRecord) -> str:
         notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')
     if record.usage is not None:
         notes.append(f'<span class="usage">{line(usage_line(record.usage))}</span>')
-    return f'<p class="response">{" ".join(notes)}</p>' if notes else ""
+        notes.append(f'<span class="cost">{line(response_cost(record, at).describe())}</span>')
+    if record.model:
+        notes.append(f'<span class="model">{line(record.model)}</span>')
+    return f'<p class="response">{" · ".join(notes)}</p>' if notes else ""
 
 
 def export_html(
@@ -469,6 +443,7 @@ def export_html(
     runs no script."""
     page = Page()
     body = conversation(info, events, link=None, page=page, fetch=fetch)
+    body = f'<main id="main" class="main conversation">{body}</main>'
     return document(info.title or info.id, body, link=None, page=page, inline_css=True).encode(
         "utf-8"
     )
@@ -483,7 +458,6 @@ __all__ = [
     "document",
     "export_html",
     "line",
-    "listing",
     "style_hash",
     "stylesheet",
     "text",
