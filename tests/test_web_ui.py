@@ -8,23 +8,35 @@ screenshots are kept under the test's tmp dir (and $ELELEM_TEST_ARTIFACTS).
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
+from cli_helpers import base_env, run
 from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced
 from elelem.client import Client
-from elelem.conversation import Conversation, Store, open_store
+from elelem.conversation import Conversation, MessageBody, Store, open_store
 from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
 from elelem.vocabulary import TextBlock
 from elelem.web.app import create_app
-from web_helpers import assistant, axe_violations, chromium, chromium_paths, demo_interaction
+from web_helpers import (
+    assistant,
+    axe_violations,
+    chromium,
+    chromium_paths,
+    demo_interaction,
+    png,
+)
 
 TOKEN = "ui-token-0123456789abcdef0123"
 NOW = datetime(2026, 3, 12, 15, 0, tzinfo=UTC)
@@ -214,3 +226,193 @@ def test_dark_mode_and_phone_width(server: str, home: dict[str, Any], browser: A
         shoot(browser, home, "ui-phone")
     finally:
         browser.set_window_size(size["width"], size["height"])
+
+
+# -- the chat ----------------------------------------------------------------
+
+
+def wait_for(condition: Any, what: str, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def on_conversation_page(browser: Any, server: str) -> str:
+    """Wait until the chat went to the stored conversation's page; its id."""
+    wait_for(
+        lambda: (
+            "/c/" in browser.current_url
+            and browser.execute_script("return document.readyState") == "complete"
+            and not by(browser, "#live .answer")
+        ),
+        "the conversation page",
+    )
+    return str(browser.current_url.split("/c/")[1].split("?")[0])
+
+
+def click(browser: Any, selector: str) -> None:
+    """Scroll to an element as a user would (out from under the sticky chat
+    box), then click it."""
+    element = browser.find_element("css selector", selector)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
+def sent(provider: LoopbackServer, before: int) -> list[dict[str, Any]]:
+    return [json.loads(r.body) for r in provider.requests[before:]]
+
+
+def test_enter_sends_and_shift_enter_breaks_the_line(
+    server: str, home: dict[str, Any], browser: Any, provider: LoopbackServer
+) -> None:
+    browser.get(url(server, "/chat"))
+    box = browser.find_element("id", "chat-text")
+    box.send_keys("first line")
+    box.send_keys(Keys.SHIFT, Keys.ENTER)
+    box.send_keys("second line")
+    assert box.get_attribute("value") == "first line\nsecond line"
+    before = len(provider.requests)
+    box.send_keys(Keys.ENTER)
+    cid = on_conversation_page(browser, server)
+    (request,) = sent(provider, before)
+    assert request["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "first line\nsecond line"}]}
+    ]
+    assert browser.find_element("css selector", ".user").text == "first line\nsecond line"
+    assert "The tower is 330 metres" in "".join(t.text for t in by(browser, ".text"))
+    home["chatted"] = cid
+
+
+def test_retry_and_edit_are_overlays(
+    server: str, home: dict[str, Any], browser: Any, provider: LoopbackServer
+) -> None:
+    cid = home["chatted"]
+    browser.get(url(server, f"/c/{cid}"))
+    before = len(provider.requests)
+    click(browser, ".turn-actions button.retry")
+    assert on_conversation_page(browser, server) == cid
+    (request,) = sent(provider, before)
+    # The retried turn is sent once: the old answer is not in the request.
+    assert [m["role"] for m in request["messages"]] == ["user"]
+    sections = by(browser, "section.turn")
+    assert [s.get_attribute("class") for s in sections] == ["turn rewound", "turn"]
+    assert sections[0].find_element("css selector", ".rewound-note").text == ("replaced by a retry")
+    assert [b.text for b in by(browser, ".turn-actions button")] == ["Edit", "Retry", "Edit"][-2:]
+    # Edit the last turn: its text is put back in the box, changed, resent.
+    click(browser, "#turn-2 .turn-actions button.edit")
+    box = browser.find_element("id", "chat-text")
+    assert box.get_attribute("value") == "first line\nsecond line"
+    box.clear()
+    box.send_keys("an edited question", Keys.ENTER)
+    assert on_conversation_page(browser, server) == cid
+    (request,) = sent(provider, before + 1)
+    assert request["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "an edited question"}]}
+    ]
+    notes = [n.text for n in by(browser, ".rewound-note")]
+    assert notes == ["replaced by a retry", "replaced by an edited message"]
+    assert [u.text for u in by(browser, ".user")][-1] == "an edited question"
+    # Nothing stored was changed: the three turns are all in the log.
+    events = home["store"].load(cid)
+    assert [e.body.reason for e in events if e.kind == "rewind"] == ["retry", "edit"]
+    shoot(browser, home, "ui-retry-edit")
+
+
+def test_stop_keeps_the_partial_answer(
+    server: str, home: dict[str, Any], browser: Any, provider: LoopbackServer
+) -> None:
+    browser.get(url(server, "/chat"))
+    browser.find_element("id", "chat-text").send_keys("answer slowly please", Keys.ENTER)
+    stop = browser.find_element("id", "chat-stop")
+    wait_for(lambda: stop.is_displayed(), "the stop button")
+    assert not browser.find_element("id", "chat-send").is_displayed()
+    wait_for(lambda: "330" in "".join(t.text for t in by(browser, "#live .text")), "some text")
+    stop.click()
+    status = browser.find_element("id", "chat-status")
+    wait_for(lambda: status.text == "stopped: kept what arrived", "the stopped status")
+    partial = "".join(t.get_attribute("textContent") for t in by(browser, "#live .text"))
+    assert "The tower is 330" in partial
+    assert browser.find_element("id", "chat-send").is_displayed()
+    cid = browser.current_url.split("/c/")[1].split("?")[0]
+
+    def stored() -> Any:
+        records = [e.body for e in home["store"].load(cid) if e.kind == "response"]
+        return records and not records[-1].complete
+
+    wait_for(stored, "the interrupted response to be stored")
+    # What was shown is kept: the stored partial starts with it, marked incomplete.
+    blocks = [
+        p
+        for e in home["store"].load(cid)
+        if isinstance(e.body, MessageBody) and e.body.role == "assistant"
+        for p in e.body.content
+        if isinstance(p, TextBlock)
+    ]
+    assert "".join(b.text for b in blocks).startswith(partial)
+    assert not blocks[-1].complete
+    shoot(browser, home, "ui-stopped")
+    browser.get(url(server, f"/c/{cid}"))
+    assert [w.text for w in by(browser, ".warn")] == [
+        "interrupted: the text above is what arrived",
+        "interrupted: kept what arrived",
+    ]
+    assert "The tower is 330" in "".join(t.text for t in by(browser, ".text"))
+
+
+def test_attachments_by_button_and_by_drop(
+    server: str, home: dict[str, Any], browser: Any, provider: LoopbackServer, tmp_path: Path
+) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(png(8, 6))
+    browser.get(url(server, "/chat"))
+    browser.find_element("id", "chat-attach").send_keys(str(picture))
+    browser.execute_script(
+        "const form = document.getElementById('chat-form');"
+        "const data = new DataTransfer();"
+        "data.items.add(new File(['Revenue grew 12%.'], 'notes.txt', {type: 'text/plain'}));"
+        "form.dispatchEvent(new DragEvent('drop', {dataTransfer: data, bubbles: true}));"
+    )
+    wait_for(lambda: len(by(browser, "#chat-files li")) == 2, "two attachments")
+    names = [n.text for n in by(browser, "#chat-files .name")]
+    assert names == ["chart.png", "notes.txt"]
+    thumb = browser.find_element("css selector", "#chat-files img")
+    assert browser.execute_script("return arguments[0].naturalWidth", thumb) == 8
+    assert axe_violations(browser) == []
+    shoot(browser, home, "ui-attachments")
+    before = len(provider.requests)
+    browser.find_element("id", "chat-text").send_keys("What do these say?", Keys.ENTER)
+    on_conversation_page(browser, server)
+    (request,) = sent(provider, before)
+    content = request["messages"][0]["content"]
+    assert [c["type"] for c in content] == ["text", "image", "document"]
+    assert content[1]["source"]["media_type"] == "image/png"
+    assert base64.b64decode(content[1]["source"]["data"]) == png(8, 6)
+    assert content[2]["source"] == {
+        "type": "text",
+        "media_type": "text/plain",
+        "data": "Revenue grew 12%.",
+    }
+    image = browser.find_element("css selector", "figure.attachment img")
+    assert browser.execute_script("return arguments[0].naturalWidth", image) == 8
+
+
+def test_errors_are_the_cli_line(
+    server: str, home: dict[str, Any], browser: Any, tmp_path: Path
+) -> None:
+    cli = run(base_env(tmp_path), "ask", "-m", "nosuch:model", "hi")
+    assert cli.returncode != 0
+    (line,) = cli.stderr.splitlines()
+    assert line.startswith("elelem: ")
+    browser.get(url(server, "/chat"))
+    model = browser.find_element("id", "chat-model")
+    model.clear()
+    model.send_keys("nosuch:model")
+    browser.find_element("id", "chat-text").send_keys("hi", Keys.ENTER)
+    status = browser.find_element("id", "chat-status")
+    wait_for(lambda: "error" in (status.get_attribute("class") or ""), "the error")
+    assert status.text == line.removeprefix("elelem: ")
+    assert "Error:" not in status.text  # no Python class name

@@ -351,6 +351,17 @@ class DeadlineExceededError(TransportError):
     default_retryable = False
 
 
+def error_line(exc: BaseException) -> str:
+    """The one-line message for an error, as the CLI prints it after
+    ``elelem:`` and the web chat shows it (never a key: errors carry none;
+    no Python class name unless the error has no message)."""
+    if isinstance(exc, StreamError):
+        return f"{exc.kind}: {exc.message}"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc) or type(exc).__name__
+
+
 def _delay_seconds(value: str, scale: float = 1.0) -> float | None:
     # A negative or non-finite number is not a delay: the header is unreadable.
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -28,14 +28,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.turns.costs import events_cost
-from elelem.turns.drive import send as send_turn
-from elelem.vocabulary import ConversationId, WebSearch
+from elelem.vocabulary import ConversationId
 from elelem.web import html, pages
-from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay
+from elelem.web.asgi import UIMessageStreamResponse
+from elelem.web.chat import (
+    ChatRefused,
+    ChatRequest,
+    composer,
+    turn_input,
+    turn_input_new,
+    turn_pairs,
+)
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
-MAX_CHAT_BODY = 1 << 20
+MAX_CHAT_BODY = 32 << 20
+"""A chat request's largest body (attachments travel in it, base64)."""
 
 _SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -226,20 +234,24 @@ def create_app(
         except msgspec.DecodeError as exc:
             return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
         chosen = data.model or model
-        if not chosen or not data.text.strip():
+        if not chosen:
             return PlainTextResponse(
                 "bad chat request: a model and some text are needed", status_code=400
             )
-        if data.conversation:
-            try:
+        try:
+            if data.conversation:
                 conversation = Conversation.open(store, ConversationId(data.conversation))
-            except ConversationNotFound:
-                return PlainTextResponse("no such conversation", status_code=404)
-        else:
-            conversation = Conversation.create(store)
+                user_input = turn_input(conversation, data)
+            else:
+                user_input = turn_input_new(data)
+                conversation = Conversation.create(store)
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        except ChatRefused as exc:
+            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
-            _turn_pairs(conversation, make, chosen, data.text, data.web_search),
+            turn_pairs(conversation, make, chosen, user_input, data.web_search),
             headers={CONVERSATION_HEADER: conversation.id},
         )
 
@@ -251,16 +263,6 @@ def create_app(
         Route("/api/chat", chat, methods=["POST"]),
     ]
     return TokenGate(Starlette(routes=routes), token)
-
-
-class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
-    """What the chat script posts: the text, the model, the conversation to
-    continue, and whether the provider may search the web."""
-
-    text: str
-    model: str | None = None
-    conversation: str | None = None
-    web_search: bool = False
 
 
 def _known_models() -> list[str]:
@@ -275,51 +277,9 @@ def _default_client() -> Any:
     return Client()
 
 
-def _turn_pairs(
-    conversation: Conversation,
-    make_client: Callable[[], Any],
-    model: str,
-    text: str,
-    web_search: bool,
-) -> AsyncIterator[Pair]:
-    """The pairs of one turn as the turn engine stores them."""
-    hosted = (WebSearch(),) if web_search else ()
-
-    async def run(on_chunk: Observer, _on_call: object) -> None:
-        async with make_client() as client:
-            await send_turn(
-                conversation, client, model, text, on_chunk=on_chunk, hosted_tools=hosted
-            )
-
-    return relay(run)
-
-
-def composer(models: Sequence[str]) -> str:
-    """The chat box under a conversation (or alone, for a new chat)."""
-    options = "".join(f'<option value="{html.line(m)}"></option>' for m in models)
-    return (
-        '<section id="chat" class="composer" aria-label="Chat">'
-        '<div id="live" aria-live="polite"></div>'
-        '<form id="chat-form">'
-        '<label class="visually-hidden" for="chat-text">Message</label>'
-        '<textarea id="chat-text" name="text" rows="2" '
-        'placeholder="Message (Enter sends, Shift+Enter adds a line)"></textarea>'
-        '<div class="row">'
-        '<label for="chat-model">Model</label>'
-        f'<input id="chat-model" name="model" list="chat-models" autocomplete="off">'
-        f'<datalist id="chat-models">{options}</datalist>'
-        '<label class="check"><input type="checkbox" id="chat-web-search"> web search</label>'
-        '<span id="chat-status" role="status"></span>'
-        '<button type="submit" id="chat-send" class="primary">Send</button>'
-        "</div></form></section>"
-    )
-
-
 __all__ = [
     "CONVERSATION_HEADER",
-    "ChatRequest",
     "TokenGate",
-    "composer",
     "create_app",
     "new_token",
 ]

@@ -193,9 +193,22 @@ def conversation(
         f"{info.turns} turn{'s' if info.turns != 1 else ''}{spent} · "
         f'<span class="id">{line(info.id)}</span></p></header>'
     )
-    for view in turn_views(events):
-        out.append(_turn(view.turn, view.events, page, fetch))
+    views = turn_views(events)
+    asked = [v.turn for v in views if v.rewound is None and _asks(v.events)]
+    for view in views:
+        actions: tuple[str, ...] = ()
+        if link is not None and view.turn in asked:
+            actions = ("retry", "edit") if view.turn == asked[-1] else ("edit",)
+        out.append(_turn(view.turn, view.events, page, fetch, view.rewound, actions))
     return "\n".join(out)
+
+
+def _asks(events: Sequence[Event]) -> bool:
+    """Whether a turn has a user message (one to retry or edit)."""
+    return any(
+        isinstance(e.body, MessageBody) and e.body.role == "user" and e.body.source == "user"
+        for e in events
+    )
 
 
 Fetch = Callable[[str], bytes]
@@ -372,8 +385,25 @@ def _tool_result(part: ToolResultBlock) -> str:
     return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
 
 
-def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None) -> str:
-    out = [f'<section class="turn" id="turn-{number}">']
+_REWOUND = {"retry": "replaced by a retry", "edit": "replaced by an edited message"}
+
+
+def _turn(
+    number: int,
+    events: Sequence[Event],
+    page: Page,
+    fetch: Fetch | None,
+    rewound: str | None = None,
+    actions: Sequence[str] = (),
+) -> str:
+    """One turn's section; a rewound turn is marked (it stays in the log but
+    is no longer sent); ``actions`` are the chat's buttons for it."""
+    if rewound is not None:
+        out = [f'<section class="turn rewound" id="turn-{number}">']
+        note = _REWOUND.get(rewound, "left out of the conversation")
+        out.append(f'<p class="rewound-note">{line(note)}</p>')
+    else:
+        out = [f'<section class="turn" id="turn-{number}">']
     answer = _Answer(number, page, fetch)
     for event in events:
         body = event.body
@@ -412,6 +442,12 @@ def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None)
     # No whitespace between parts: text blocks are inline, and a newline
     # between two of them would show as a space inside a sentence.
     out.append("".join(answer.out))
+    if actions:
+        buttons = "".join(
+            f'<button type="button" class="{a}" data-turn="{number}">{a.capitalize()}</button>'
+            for a in actions
+        )
+        out.append(f'<div class="turn-actions">{buttons}</div>')
     out.append("</section>")
     return "\n".join(out)
 

@@ -55,10 +55,10 @@ import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from elelem.errors import BlobMissingError, ElelemError, StreamError
+from elelem.errors import BlobMissingError, ElelemError, error_line
 from elelem.render.lines import activity_line, add_usage
 from elelem.render.obligations import display_obligations
-from elelem.render.sanitize import safe_url, url_scheme
+from elelem.render.sanitize import safe_url, sanitize_line, url_scheme
 from elelem.stream.chunks import (
     BlockEnd,
     BlockStart,
@@ -146,9 +146,10 @@ def usage_data(usage: Usage) -> dict[str, JSONValue]:
 
 
 def error_text(exc: BaseException) -> str:
-    """What an ``error`` chunk says about ``exc``: its kind and message."""
-    kind = exc.kind if isinstance(exc, StreamError) else type(exc).__name__
-    text = f"{kind}: {exc}"
+    """What an ``error`` chunk says about ``exc``: the line the CLI prints
+    (a stream error's kind and message; another error's message), on one
+    line."""
+    text = sanitize_line(error_line(exc))
     return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
 
 
