@@ -16,6 +16,7 @@ the classes)::
     │   ├── BlobCorruptError (ValueError)
     │   └── BlobMissingError (KeyError)
     ├── BodyError (ValueError)  [recordings.containers]
+    ├── ChatRefused (ValueError)  [web.chat]
     ├── ConfigError
     ├── DecodeError (ValueError)
     ├── EventError (ValueError)  [conversation.errors]

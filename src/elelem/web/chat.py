@@ -52,7 +52,7 @@ class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
     edit_turn: int | None = None
 
 
-class ChatRefused(Exception):
+class ChatRefused(ElelemError, ValueError):
     """A chat request that cannot run, with the reason the page shows."""
 
 
