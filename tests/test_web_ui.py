@@ -26,7 +26,14 @@ from elelem.cli.demo import DEMO_KEY, DEMO_KEY_ENV, loopback_catalog, paced
 from elelem.client import Client
 from elelem.conversation import Conversation, MessageBody, Store, open_store
 from elelem.testing.asgi import ASGIServer
-from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
+from elelem.testing.servers import (
+    LoopbackServer,
+    Pause,
+    RecordedRequest,
+    Reply,
+    Send,
+    anthropic_text_body,
+)
 from elelem.vocabulary import TextBlock
 from elelem.web.app import create_app
 from web_helpers import (
@@ -83,8 +90,30 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"store": store, "clock": clock, "ids": ids, "artifacts": tmp}
 
 
+MARK = "document.documentElement.dataset.pwned='1'"
+HOSTILE = (
+    f"<script>{MARK}</script> ",
+    f'<img src=x onerror="{MARK}"> ',
+    f"[click](javascript:{MARK}) ",
+    "![pixel](https://evil.example/pixel.png)",
+)
+
+
+def hostile_reply() -> Reply:
+    """A hostile answer, paused after its first pieces so the page's live
+    view can be looked at."""
+    body = anthropic_text_body(*HOSTILE)
+    cut = body.index(b"pixel")
+    cut = body.rindex(b"\n\n", 0, cut) + 2
+    headers = {"content-type": "text/event-stream"}
+    return Reply(200, headers, (Send(body[:cut]), Pause(1.5), Send(body[cut:])))
+
+
 def reply_for(request: RecordedRequest) -> Reply:
-    """The demo answer; slowly when the question asks for it (to stop it)."""
+    """The demo answer; slowly when the question asks for it (to stop it);
+    the hostile answer when asked for."""
+    if b"hostile" in request.body:
+        return hostile_reply()
     slow = b"slowly" in request.body
     return paced(demo_interaction(), 0.15 if slow else 0)
 
@@ -270,6 +299,11 @@ def test_enter_sends_and_shift_enter_breaks_the_line(
     server: str, home: dict[str, Any], browser: Any, provider: LoopbackServer
 ) -> None:
     browser.get(url(server, "/chat"))
+    assert browser.find_element("id", "chat-model").get_attribute("value") == MODEL
+    options = by(browser, "#chat-models option")
+    assert [o.get_attribute("value") for o in options] == [MODEL, "openai:gpt-5"]
+    assert axe_violations(browser) == []
+    browser.find_element("id", "chat-web-search").click()
     box = browser.find_element("id", "chat-text")
     box.send_keys("first line")
     box.send_keys(Keys.SHIFT, Keys.ENTER)
@@ -282,8 +316,12 @@ def test_enter_sends_and_shift_enter_breaks_the_line(
     assert request["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "first line\nsecond line"}]}
     ]
+    assert [t["type"] for t in request["tools"]] == ["web_search_20250305"]
+    assert browser.current_url == f"{server}/c/{cid}?token={TOKEN}"
     assert browser.find_element("css selector", ".user").text == "first line\nsecond line"
     assert "The tower is 330 metres" in "".join(t.text for t in by(browser, ".text"))
+    sources = [a.get_attribute("href") for a in by(browser, "ol.footnotes a.source")]
+    assert sources[0] == "https://en.wikipedia.org/wiki/Eiffel_Tower" and len(sources) == 4
     home["chatted"] = cid
 
 
@@ -379,7 +417,7 @@ def test_attachments_by_button_and_by_drop(
     wait_for(lambda: len(by(browser, "#chat-files li")) == 2, "two attachments")
     names = [n.text for n in by(browser, "#chat-files .name")]
     assert names == ["chart.png", "notes.txt"]
-    thumb = browser.find_element("css selector", "#chat-files img")
+    (thumb,) = wait_for(lambda: by(browser, "#chat-files img"), "the thumbnail")
     assert browser.execute_script("return arguments[0].naturalWidth", thumb) == 8
     assert axe_violations(browser) == []
     shoot(browser, home, "ui-attachments")
@@ -416,3 +454,28 @@ def test_errors_are_the_cli_line(
     wait_for(lambda: "error" in (status.get_attribute("class") or ""), "the error")
     assert status.text == line.removeprefix("elelem: ")
     assert "Error:" not in status.text  # no Python class name
+
+
+def pwned(browser: Any) -> bool:
+    return bool(
+        browser.execute_script("return document.documentElement.dataset.pwned !== undefined")
+    )
+
+
+def test_a_hostile_answer_is_inert_live_and_stored(
+    server: str, home: dict[str, Any], browser: Any
+) -> None:
+    browser.get(url(server, "/chat"))
+    browser.find_element("id", "chat-text").send_keys("a hostile answer please", Keys.ENTER)
+    wait_for(lambda: "onerror" in "".join(t.text for t in by(browser, "#live .text")), "text")
+    live = browser.find_element("id", "live")
+    assert "".join(t.text for t in by(browser, "#live .text")) == "".join(HOSTILE[:3])
+    assert live.find_elements("css selector", "img, script, iframe, a") == []
+    assert not pwned(browser)
+    on_conversation_page(browser, server)
+    answer = browser.find_element("css selector", ".text")
+    assert answer.text == "".join(HOSTILE[:3]) + "image: pixel"
+    assert answer.find_elements("css selector", "img, script, iframe") == []
+    links = [a.get_dom_attribute("href") for a in answer.find_elements("css selector", "a")]
+    assert links == ["https://evil.example/pixel.png"]
+    assert not pwned(browser)

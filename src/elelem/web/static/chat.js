@@ -67,7 +67,7 @@
     fileList.replaceChildren();
     files.forEach((file, i) => {
       const item = el("li");
-      if (file.media_type.startsWith("image/")) {
+      if (file.data !== null && file.media_type.startsWith("image/")) {
         const img = el("img");
         img.src = `data:${file.media_type};base64,${file.data}`;
         img.alt = "";
@@ -88,17 +88,21 @@
 
   function addFiles(list) {
     for (const file of list) {
+      // In the order chosen, whichever is read first.
+      const entry = { name: file.name, media_type: file.type || "application/octet-stream" };
+      entry.data = null;
+      files.push(entry);
       const reader = new FileReader();
       reader.addEventListener("load", () => {
         const url = String(reader.result);
-        files.push({
-          name: file.name,
-          media_type: file.type || "application/octet-stream",
-          data: url.slice(url.indexOf(",") + 1),
-        });
+        entry.data = url.slice(url.indexOf(",") + 1);
         showFiles();
       });
-      reader.addEventListener("error", () => say(`could not read ${file.name}`, true));
+      reader.addEventListener("error", () => {
+        files.splice(files.indexOf(entry), 1);
+        showFiles();
+        say(`could not read ${file.name}`, true);
+      });
       reader.readAsDataURL(file);
     }
   }
@@ -260,6 +264,10 @@
     if (running) return;
     const text = textInput.value;
     if (!text.trim() && !files.length) return;
+    if (files.some((f) => f.data === null)) {
+      say("reading the attachments…");
+      return;
+    }
     const request = { text, files };
     if (editing !== null) request.edit_turn = editing;
     const shown = files.length ? `${text}\n[${files.map((f) => f.name).join(", ")}]` : text;
