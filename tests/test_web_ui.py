@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -372,9 +374,12 @@ def test_stop_keeps_the_partial_answer(
     stop.click()
     status = browser.find_element("id", "chat-status")
     wait_for(lambda: status.text == "stopped: kept what arrived", "the stopped status")
-    partial = "".join(t.get_attribute("textContent") for t in by(browser, "#live .text"))
-    assert "The tower is 330" in partial
     assert browser.find_element("id", "chat-send").is_displayed()
+    # What arrived stays on the page, rendered by the server's renderer.
+    wait_for(lambda: by(browser, "#live .text.rendered strong"), "the rendered partial")
+    live = "".join(t.text for t in by(browser, "#live .text"))
+    assert "Height. The tower is 330" in live
+    assert [s.text for s in by(browser, "#live .text strong")] == ["Height."]
     cid = browser.current_url.split("/c/")[1].split("?")[0]
 
     def stored() -> Any:
@@ -382,7 +387,7 @@ def test_stop_keeps_the_partial_answer(
         return records and not records[-1].complete
 
     wait_for(stored, "the interrupted response to be stored")
-    # What was shown is kept: the stored partial starts with it, marked incomplete.
+    # And it is kept in the log, its last text block marked incomplete.
     blocks = [
         p
         for e in home["store"].load(cid)
@@ -390,7 +395,7 @@ def test_stop_keeps_the_partial_answer(
         for p in e.body.content
         if isinstance(p, TextBlock)
     ]
-    assert "".join(b.text for b in blocks).startswith(partial)
+    assert "**Height.** The tower is 330" in "".join(b.text for b in blocks)
     assert not blocks[-1].complete
     shoot(browser, home, "ui-stopped")
     browser.get(url(server, f"/c/{cid}"))
@@ -479,3 +484,23 @@ def test_a_hostile_answer_is_inert_live_and_stored(
     links = [a.get_dom_attribute("href") for a in answer.find_elements("css selector", "a")]
     assert links == ["https://evil.example/pixel.png"]
     assert not pwned(browser)
+
+
+def test_the_render_endpoint_is_the_viewers_renderer(server: str) -> None:
+    def post(body: bytes) -> tuple[int, str]:
+        request = urllib.request.Request(
+            url(server, "/api/render"), data=body, headers={"content-type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as refused:
+            return refused.code, refused.read().decode()
+
+    text = "**a** <script>x</script> [b](javascript:x)"
+    assert post(json.dumps({"text": text}).encode()) == (
+        200,
+        "<p><strong>a</strong> &lt;script&gt;x&lt;/script&gt; [b](javascript:x)</p>\n",
+    )
+    status, message = post(b'{"text": 3}')
+    assert (status, message.split(":")[0]) == (400, "bad render request")

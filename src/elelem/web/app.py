@@ -4,9 +4,10 @@ Every request must carry the access token (``?token=…``, compared in constant
 time); links of the app keep it.  Pages are server-rendered by
 :mod:`elelem.web.html` with a Content-Security-Policy that allows no inline
 script and no ``unsafe-inline``; the only script is the app's own static
-``chat.js``.  Chat runs a turn of a stored conversation through the turn
-engine (so what is shown is stored) and relays it as the AI SDK UI message
-stream.
+``chat.js``, which shows a streamed answer rendered by the one Markdown
+renderer (``/api/render``) as each text block completes.  Chat runs a turn
+of a stored conversation through the turn engine (so what is shown is
+stored) and relays it as the AI SDK UI message stream.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from elelem.web.chat import (
     turn_input_new,
     turn_pairs,
 )
+from elelem.web.markup import markdown_html
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
@@ -255,7 +257,19 @@ def create_app(
             headers={CONVERSATION_HEADER: conversation.id},
         )
 
+    async def render(request: Request) -> Response:
+        raw = await request.body()
+        if len(raw) > MAX_RENDER_BODY:
+            return PlainTextResponse("request too large", status_code=413)
+        try:
+            data = msgspec.json.decode(raw, type=RenderRequest)
+        except msgspec.DecodeError as exc:
+            return PlainTextResponse(f"bad render request: {exc}", status_code=400)
+        fragment = markdown_html(data.text)
+        return HTMLResponse(redact(fragment) if redact is not None else fragment)
+
     routes = [
+        Route("/api/render", render, methods=["POST"]),
         Route("/", index),
         Route("/c/{cid}", show),
         Route("/chat", new_chat),
@@ -263,6 +277,15 @@ def create_app(
         Route("/api/chat", chat, methods=["POST"]),
     ]
     return TokenGate(Starlette(routes=routes), token)
+
+
+class RenderRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Markdown the chat script has streamed so far, to show rendered."""
+
+    text: str
+
+
+MAX_RENDER_BODY = 4 << 20
 
 
 def _known_models() -> list[str]:

@@ -1,7 +1,9 @@
 // elelem serve: the chat, reading elelem's UI message stream (the AI SDK
 // protocol).  The page's only script, served from our origin (the policy
 // allows no inline script).  Untrusted text is written with textContent
-// only, never as HTML; links are followed for http(s) URLs only.
+// only; the one HTML it inserts is the server's rendering of an answer's
+// Markdown (/api/render, the viewer's own safe renderer), once a text block
+// is complete.  Links are followed for http(s) URLs only.
 //
 // Enter sends, Shift+Enter breaks the line; Stop cancels the stream (the
 // server keeps what arrived, as the CLI does); Retry and Edit resend a turn
@@ -138,7 +140,7 @@
     say("sending…");
     const answer = el("div", "answer");
     live.append(el("div", "user", shownText), answer);
-    const state = { parts: new Map(), sources: el("ol", "footnotes"), failed: false };
+    const state = { parts: new Map(), sources: el("ol", "footnotes"), failed: false, run: null };
     const controller = new AbortController();
     setRunning(controller);
     try {
@@ -164,6 +166,7 @@
     } catch (error) {
       if (error.name === "AbortError") {
         if (state.sources.childElementCount) answer.append(state.sources);
+        if (state.run) render(state.run);
         say("stopped: kept what arrived");
         return;
       }
@@ -198,13 +201,48 @@
     }
   }
 
+  // Parts shown between text blocks: the Markdown run ends before them.
+  const BREAKS = new Set([
+    "reasoning-start",
+    "data-hosted-activity",
+    "tool-input-start",
+    "tool-output-available",
+    "tool-output-error",
+    "file",
+    "data-block",
+  ]);
+
+  async function render(run) {
+    const text = run.text;
+    const response = await fetch(`/api/render?token=${encodeURIComponent(token)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text }),
+    });
+    // Rendered only if no delta came meanwhile (the next text-end renders it).
+    if (response.ok && run.text === text) {
+      run.node.innerHTML = await response.text();
+      run.node.classList.add("rendered");
+    }
+  }
+
   function show(chunk, answer, state) {
     const parts = state.parts;
+    if (BREAKS.has(chunk.type)) state.run = null;
     switch (chunk.type) {
       case "text-start": {
-        const node = el("div", "text", "");
-        parts.set(chunk.id, node);
-        answer.append(node);
+        // Consecutive text blocks are one Markdown run (Anthropic splits an
+        // answer in a block per citation), shown raw while it streams.
+        if (!state.run) {
+          state.run = { node: el("div", "text", ""), text: "" };
+          answer.append(state.run.node);
+        }
+        parts.set(chunk.id, state.run);
+        break;
+      }
+      case "text-end": {
+        const run = parts.get(chunk.id);
+        if (run) render(run);
         break;
       }
       case "reasoning-start": {
@@ -216,7 +254,14 @@
         answer.append(details);
         break;
       }
-      case "text-delta":
+      case "text-delta": {
+        const run = parts.get(chunk.id);
+        if (run) {
+          run.text += chunk.delta;
+          run.node.textContent = run.text;
+        }
+        break;
+      }
       case "reasoning-delta": {
         const node = parts.get(chunk.id);
         if (node) node.textContent += chunk.delta;
