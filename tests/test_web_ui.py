@@ -486,21 +486,53 @@ def test_a_hostile_answer_is_inert_live_and_stored(
     assert not pwned(browser)
 
 
+def post(server: str, path: str, body: bytes) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url(server, path), data=body, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
 def test_the_render_endpoint_is_the_viewers_renderer(server: str) -> None:
-    def post(body: bytes) -> tuple[int, str]:
-        request = urllib.request.Request(
-            url(server, "/api/render"), data=body, headers={"content-type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as refused:
-            return refused.code, refused.read().decode()
+    def post_render(body: bytes) -> tuple[int, str]:
+        return post(server, "/api/render", body)
 
     text = "**a** <script>x</script> [b](javascript:x)"
-    assert post(json.dumps({"text": text}).encode()) == (
+    assert post_render(json.dumps({"text": text}).encode()) == (
         200,
         "<p><strong>a</strong> &lt;script&gt;x&lt;/script&gt; [b](javascript:x)</p>\n",
     )
-    status, message = post(b'{"text": 3}')
+    status, message = post_render(b'{"text": 3}')
     assert (status, message.split(":")[0]) == (400, "bad render request")
+
+
+def test_bad_chat_requests_are_refused_before_anything_is_stored(
+    server: str, home: dict[str, Any]
+) -> None:
+    store: Store = home["store"]
+    before = len(store.list_conversations(limit=1000))
+    old = home["ids"]["old"]
+    cases = [
+        ({"retry": True}, "nothing to retry or edit in a new conversation"),
+        ({"text": "  "}, "a model and some text are needed"),
+        (
+            {"text": "x", "files": [{"name": "a.png", "media_type": "image/png", "data": "%%"}]},
+            "attachment 'a.png' is not base64: Only base64 data is allowed",
+        ),
+        ({"conversation": old, "edit_turn": 7, "text": "x"}, "turn 7 has no message to edit"),
+    ]
+    for body, reason in cases:
+        assert post(server, "/api/chat", json.dumps(body).encode()) == (
+            400,
+            f"bad chat request: {reason}",
+        )
+    assert post(server, "/api/chat", b'{"conversation": "c_nope", "text": "x"}') == (
+        404,
+        "no such conversation",
+    )
+    assert len(store.list_conversations(limit=1000)) == before
+    assert [e.kind for e in store.load(old)].count("rewind") == 0

@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -44,6 +44,8 @@ from elelem.web.markup import markdown_html
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
+T = TypeVar("T")
+
 MAX_CHAT_BODY = 32 << 20
 """A chat request's largest body (attachments travel in it, base64)."""
 
@@ -228,13 +230,9 @@ def create_app(
         return Response(data, media_type=media)
 
     async def chat(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_CHAT_BODY:
-            return PlainTextResponse("request too large", status_code=413)
-        try:
-            data = msgspec.json.decode(raw, type=ChatRequest)
-        except msgspec.DecodeError as exc:
-            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        data = await _decoded(request, ChatRequest, MAX_CHAT_BODY, "chat")
+        if isinstance(data, Response):
+            return data
         chosen = data.model or model
         if not chosen:
             return PlainTextResponse(
@@ -258,13 +256,9 @@ def create_app(
         )
 
     async def render(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_RENDER_BODY:
-            return PlainTextResponse("request too large", status_code=413)
-        try:
-            data = msgspec.json.decode(raw, type=RenderRequest)
-        except msgspec.DecodeError as exc:
-            return PlainTextResponse(f"bad render request: {exc}", status_code=400)
+        data = await _decoded(request, RenderRequest, MAX_RENDER_BODY, "render")
+        if isinstance(data, Response):
+            return data
         fragment = markdown_html(data.text)
         return HTMLResponse(redact(fragment) if redact is not None else fragment)
 
@@ -286,6 +280,17 @@ class RenderRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 MAX_RENDER_BODY = 4 << 20
+
+
+async def _decoded(request: Request, kind: type[T], limit: int, what: str) -> T | Response:
+    """The request's JSON body as ``kind``, or the refusal to send (413, 400)."""
+    raw = await request.body()
+    if len(raw) > limit:
+        return PlainTextResponse("request too large", status_code=413)
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.DecodeError as exc:
+        return PlainTextResponse(f"bad {what} request: {exc}", status_code=400)
 
 
 def _known_models() -> list[str]:
