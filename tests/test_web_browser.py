@@ -10,10 +10,8 @@ as inert text and runs nothing.  Screenshots are kept under the test's tmp dir
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -42,7 +40,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
-from web_helpers import chromium, chromium_paths, demo_interaction, png
+from web_helpers import assistant, axe_violations, chromium, chromium_paths, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
 GEMINI = "pydantic__pydantic-ai/tests__models__cassettes__test_google__test_google_model_web_search_tool_stream.yaml"
@@ -63,6 +61,8 @@ INJECTIONS = {
     "bidi": "user\u202egnp.exe\u202c file",
     "close": '</div></section><iframe src="https://evil.example/"></iframe>',
     "markdown": f'**<img src=x onerror="{MARK}">** `<script>{MARK}</script>`',
+    "link": f"[click](javascript:{MARK})",
+    "pixel": "![pixel](https://evil.example/pixel.png)",
 }
 EVIL_TITLE = f"<b>bold</b><script>{MARK}</script>\u202eeltit"
 EVIL_URL = "javascript:" + MARK
@@ -99,6 +99,53 @@ def injection_conversation(store: Store) -> str:
     conversation.add_message(answer)
     store.set_title(conversation.id, EVIL_TITLE)
     return conversation.id
+
+
+RICH_ANSWER = """### Eiffel Tower
+
+The tower is **330 m** tall ([toureiffel.paris](https://www.toureiffel.paris/en)).
+
+| year | height |
+|---|---|
+| 1889 | 312 m |
+| 2022 | 330 m |
+
+```python
+def height(year: int) -> int:
+    return 330 if year >= 2022 else 312
+```
+"""
+
+
+def markdown_conversation(store: Store) -> str:
+    conversation = Conversation.create(store)
+    conversation.start_turn(model="openai:gpt-5")
+    conversation.add_user("Tell me about the tower, with a table and code.")
+    cite = Attribution(Source("https://www.toureiffel.paris/en", "Official site"), range=(18, 99))
+    conversation.add_message(assistant("openai", "gpt-5", TextBlock(RICH_ANSWER, (cite,))))
+    return conversation.id
+
+
+def check_markdown(driver: Any) -> None:
+    by = "css selector"
+    answer = driver.find_element(by, "section.turn .text")
+    assert answer.find_element(by, "h3").text == "Eiffel Tower"
+    link = answer.find_element(by, "p a")
+    assert (link.text, link.get_attribute("href")) == (
+        "toureiffel.paris",
+        "https://www.toureiffel.paris/en",
+    )
+    assert answer.find_element(by, "p").text == ("The tower is 330 m tall (toureiffel.paris)[1].")
+    rows = [
+        [c.text for c in row.find_elements(by, "th, td")]
+        for row in answer.find_elements(by, "table tr")
+    ]
+    assert rows == [["year", "height"], ["1889", "312 m"], ["2022", "330 m"]]
+    keyword = answer.find_element(by, "pre.hl span.k")
+    assert keyword.text == "def"
+    colour = driver.execute_script("return getComputedStyle(arguments[0]).color", keyword)
+    plain = driver.execute_script("return getComputedStyle(arguments[0]).color", answer)
+    assert colour != plain  # the Pygments rules of the stylesheet apply
 
 
 def media_conversation(store: Store) -> str:
@@ -181,6 +228,7 @@ def store_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     ids["evil"] = injection_conversation(store)
     ids["media"] = media_conversation(store)
+    ids["markdown"] = markdown_conversation(store)
     ids["store"] = store
     return ids
 
@@ -254,7 +302,7 @@ def check_demo_page(driver: Any) -> None:
     )
     assert answer.endswith("until the Chrysler Building in New York was finished in 1930[1].")
     assert driver.find_element(by, ".user").text == QUESTION
-    # Markdown's strong spans are shown as such; the rest of Markdown as written.
+    # The answer is rendered Markdown: its strong spans are elements.
     strong = [e.text for e in driver.find_elements(by, "section.turn .text strong")]
     assert strong == ["Height.", "Completed."]
     notes = driver.find_elements(by, "ol.footnotes > li")
@@ -270,8 +318,14 @@ def check_demo_page(driver: Any) -> None:
     assert {a.get_attribute("rel") for a in links} == {"noopener noreferrer nofollow"}
     marker = driver.find_element(by, "sup.cite a")
     assert (marker.text, marker.get_attribute("href").split("#")[1]) == ("[1]", "fn-1-1")
+    # Hosted activity is collapsed to its last status line.
+    hosted = driver.find_element(by, "details.hosted")
+    assert hosted.get_attribute("open") is None
+    assert hosted.find_element(by, "summary").text == (
+        'searched "Eiffel Tower height and completion date" → 5 results'
+    )
     timeline = driver.find_elements(by, "ol.timeline li")
-    assert [li.text for li in timeline] == [
+    assert [li.get_attribute("textContent") for li in timeline] == [
         'searching "Eiffel Tower height and completion date"',
         'searched "Eiffel Tower height and completion date" → 5 results',
     ]
@@ -282,9 +336,12 @@ def check_demo_page(driver: Any) -> None:
     )
     assert not reasoning.find_element(by, ".reasoning-text").is_displayed()
     assert "usage: 9,873 in · 418 out · 1 web search" in driver.find_element(by, ".usage").text
+    assert driver.find_element(by, "p.response .cost").text == "$0.0459"
     # The stylesheet applied under the policy (served, or inlined by hash).
-    width = driver.execute_script("return getComputedStyle(document.body).maxWidth")
-    assert width == "832px"
+    width = driver.execute_script(
+        "return getComputedStyle(document.querySelector('main')).maxWidth"
+    )
+    assert width == "768px"
 
 
 def test_the_demo_conversation_in_chromium(
@@ -292,8 +349,8 @@ def test_the_demo_conversation_in_chromium(
 ) -> None:
     browser.get(url(server, "/"))
     listed = {
-        a.text: a.get_attribute("href")
-        for a in browser.find_elements("css selector", "ol.conversations a")
+        a.find_element("css selector", ".title").text: a.get_attribute("href")
+        for a in browser.find_elements("css selector", "ul.conversations a")
     }
     assert listed[QUESTION] == f"{server}/c/{store_home['demo']}?token={TOKEN}"
     browser.get(listed[QUESTION])
@@ -304,6 +361,7 @@ def test_the_demo_conversation_in_chromium(
     keep(shot)
     assert not pwned(browser)
     assert csp_violations(browser) == []
+    assert axe_violations(browser) == []
 
 
 def test_search_lists_the_matching_turns(
@@ -311,7 +369,7 @@ def test_search_lists_the_matching_turns(
 ) -> None:
     browser.get(url(server, "/"))
     box = browser.find_element("css selector", "form.search input[type=search]")
-    box.send_keys("Eiffel")
+    box.send_keys("Chrysler")
     box.submit()
     hits = browser.find_elements("css selector", "ol.hits li a")
     assert hits, browser.page_source
@@ -331,6 +389,27 @@ def test_the_injection_corpus_is_inert_text(
     keep(shot)
 
 
+def test_the_injection_corpus_is_inert_in_the_sidebar_and_search(
+    server: str, store_home: dict[str, Any], browser: Any
+) -> None:
+    by = "css selector"
+    browser.get_log("browser")
+    browser.get(url(server, "/"))
+    evil = f"<b>bold</b><script>{MARK}</script>eltit"
+    titles = [t.text for t in browser.find_elements(by, ".sidebar .title")]
+    assert evil in titles
+    assert [a.text for a in browser.find_elements(by, "main ul.rows a")].count(evil) == 1
+    browser.get(url(server, "/") + "&q=onerror")
+    hits = browser.find_elements(by, "ol.hits li")
+    assert hits
+    snippets = [h.find_element(by, ".snippet") for h in hits]
+    assert any('<img src=x onerror="' in s.text for s in snippets)
+    assert {m.text for s in snippets for m in s.find_elements(by, "mark")} == {"onerror"}
+    assert browser.find_elements(by, "main img, main script, main iframe, main b") == []
+    assert not pwned(browser)
+    assert csp_violations(browser) == []
+
+
 def check_inert(driver: Any) -> None:
     by = "css selector"
     assert not pwned(driver)
@@ -343,7 +422,17 @@ def check_inert(driver: Any) -> None:
     assert INJECTIONS["script"] in answer
     assert INJECTIONS["onerror"] in answer
     assert INJECTIONS["close"] in answer
-    # Markdown emphasis wraps the escaped text; nothing of it becomes markup.
+    # Markdown is rendered around the escaped text; nothing of it becomes
+    # markup, a javascript: link stays text and an image is never loaded.
+    assert INJECTIONS["link"] in answer
+    hrefs = [a.get_dom_attribute("href") for a in driver.find_elements(by, "section.turn .text a")]
+    assert hrefs == ["https://evil.example/pixel.png", "#fn-1-1", "#fn-1-2", "#fn-1-3"]
+    (image,) = driver.find_elements(by, "section.turn .text a.image-link")
+    assert (image.text, image.get_attribute("href")) == (
+        "image: pixel",
+        "https://evil.example/pixel.png",
+    )
+    assert image.get_attribute("rel") == "noopener noreferrer nofollow"
     (strong,) = driver.find_elements(by, "section.turn .text strong")
     assert strong.text == f'<img src=x onerror="{MARK}">'
     (code,) = driver.find_elements(by, "section.turn .text code")
@@ -365,13 +454,27 @@ def check_inert(driver: Any) -> None:
     assert notes[2].startswith("data link (data: link removed)")
     ok = driver.find_element(by, "ol.footnotes a.source")
     assert ok.get_attribute("href") == "https://ok.example/%22%3E%3Cscript%3Ex%3C/script%3E"
-    timeline = [li.text for li in driver.find_elements(by, "ol.timeline li")]
+    timeline = [
+        li.get_attribute("textContent") for li in driver.find_elements(by, "ol.timeline li")
+    ]
     assert timeline == [
         f'searching "{INJECTIONS["script"]}"',
         f'searched "{INJECTIONS["script"]}" → {INJECTIONS["onerror"]}',
     ]
     reasoning = driver.find_element(by, "details.reasoning")
     assert reasoning.get_attribute("open") is None
+
+
+def test_answers_are_rendered_markdown(
+    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
+) -> None:
+    browser.get_log("browser")
+    browser.get(url(server, f"/c/{store_home['markdown']}"))
+    check_markdown(browser)
+    assert csp_violations(browser) == []
+    shot = artifacts / "serve-markdown.png"
+    browser.save_screenshot(str(shot))
+    keep(shot)
 
 
 def test_attachments_and_document_citations(
@@ -415,51 +518,11 @@ def test_google_search_suggestions_in_a_sandboxed_frame(
     assert csp_violations(browser) == []
 
 
-def test_chat_streams_an_answer_and_stores_it(
-    server: str, store_home: dict[str, Any], browser: Any, artifacts: Path, provider: LoopbackServer
-) -> None:
-    browser.get_log("browser")
-    browser.get(url(server, "/chat"))
-    assert (
-        browser.find_element("id", "chat-model").get_attribute("value")
-        == "anthropic:claude-sonnet-4-5"
-    )
-    browser.find_element("id", "chat-text").send_keys("How tall is it?")
-    browser.find_element("id", "chat-web-search").click()
-    asked = len(provider.requests)
-    before = {i.id for i in store_home["store"].list_conversations()}
-    browser.find_element("css selector", "#chat-form button").click()
-    deadline = time.monotonic() + 20
-    while "/c/" not in browser.current_url and time.monotonic() < deadline:
-        time.sleep(0.1)
-    status = (
-        browser.find_element("id", "chat-status").text if "/c/" not in browser.current_url else ""
-    )
-    assert "/c/" in browser.current_url, status
-    (new,) = {i.id for i in store_home["store"].list_conversations()} - before
-    assert browser.current_url == f"{server}/c/{new}?token={TOKEN}"
-    assert browser.find_element("css selector", ".user").text == "How tall is it?"
-    answer = "".join(t.text for t in browser.find_elements("css selector", "section.turn .text"))
-    assert "The tower is 330 metres" in answer
-    assert [
-        a.get_attribute("href")
-        for a in browser.find_elements("css selector", "ol.footnotes a.source")
-    ] == DEMO_SOURCES
-    assert csp_violations(browser) == []
-    # The request the provider got: the text, and the web search asked for.
-    sent = json.loads(provider.requests[asked].body)
-    assert sent["messages"][-1]["content"] == [{"type": "text", "text": "How tall is it?"}]
-    assert [t["type"] for t in sent["tools"]] == ["web_search_20250305"]
-    shot = artifacts / "serve-chat.png"
-    browser.save_screenshot(str(shot))
-    keep(shot)
-
-
 def test_the_html_export_is_validated_the_same_way(
     store_home: dict[str, Any], browser: Any, tmp_path: Path, artifacts: Path
 ) -> None:
     env = store_home["env"]
-    cases = [(name, store_home[name]) for name in ("demo", "evil", "media")]
+    cases = [(name, store_home[name]) for name in ("demo", "evil", "media", "markdown")]
     for name, cid in cases:
         out = tmp_path / f"{name}.html"
         done = run(env, "export", cid, "--format", "html", "-o", str(out))
@@ -478,6 +541,8 @@ def test_the_html_export_is_validated_the_same_way(
             assert browser.find_elements("css selector", "a.back") == []  # no app links in a file
         elif name == "evil":
             check_inert(browser)
+        elif name == "markdown":
+            check_markdown(browser)
         else:
             check_media(browser)
         assert csp_violations(browser) == []

@@ -24,7 +24,7 @@ from elelem.providers.recognize import RAW_REQUEST_SHAPES
 from elelem.recordings.cassettes import Interaction, load
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
-from elelem.vocabulary import Part, ProviderId, WebSearch
+from elelem.vocabulary import Message, Part, ProviderId, WebSearch
 from shape_modules import shape_module
 
 NODE_DIR = Path(__file__).resolve().parent / "web_node"
@@ -43,15 +43,22 @@ def ai_reader_ready() -> str:
         )
     installed = NODE_DIR / "node_modules" / "ai" / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != PINNED_AI:
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"npm ci failed: {done.stderr}"
+        npm_ci()
     return node
+
+
+def npm_ci() -> None:
+    """Install tests/web_node's locked packages (`ai`, axe-core)."""
+    npm = shutil.which("npm")
+    assert npm is not None
+    done = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"npm ci failed: {done.stderr}"
 
 
 def read_with_ai(node: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -213,4 +220,37 @@ def png(width: int = 3, height: int = 2) -> bytes:
         + chunk(b"IHDR", header)
         + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
+    )
+
+
+AXE = NODE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(driver: Any) -> list[dict[str, Any]]:
+    """The serious and critical accessibility violations axe-core (the npm
+    package, injected by the test: the page's policy runs no script of ours)
+    finds on the page, as ``{id, impact, targets}``."""
+    ai_reader_ready()  # npm ci installs axe-core beside the `ai` package
+    if not AXE.is_file():
+        npm_ci()
+    driver.execute_script(AXE.read_text("utf-8"))
+    driver.set_script_timeout(60)
+    found = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {iframes: false, resultTypes: ['violations']})"
+        ".then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact,"
+        " targets: v.nodes.map(n => n.target.join(' '))}))))"
+        ".catch(e => done([{id: 'axe-failed', impact: 'critical', targets: [String(e)]}]));"
+    )
+    return [v for v in found if v["impact"] in ("serious", "critical")]
+
+
+def assistant(provider: str, model: str, *content: Part) -> Message:
+    """An assistant message of ``provider``'s ``model`` holding ``content``."""
+    return Message(
+        role="assistant",
+        source="assistant",
+        provider=ProviderId(provider),
+        model=model,
+        content=content,
     )

@@ -16,6 +16,7 @@ the classes)::
     │   ├── BlobCorruptError (ValueError)
     │   └── BlobMissingError (KeyError)
     ├── BodyError (ValueError)  [recordings.containers]
+    ├── ChatRefused (ValueError)  [web.chat]
     ├── ConfigError
     ├── DecodeError (ValueError)
     ├── EventError (ValueError)  [conversation.errors]
@@ -352,6 +353,17 @@ class DeadlineExceededError(TransportError):
 
     kind = "deadline"
     default_retryable = False
+
+
+def error_line(exc: BaseException) -> str:
+    """The one-line message for an error, as the CLI prints it after
+    ``elelem:`` and the web chat shows it (never a key: errors carry none;
+    no Python class name unless the error has no message)."""
+    if isinstance(exc, StreamError):
+        return f"{exc.kind}: {exc.message}"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc) or type(exc).__name__
 
 
 def _delay_seconds(value: str, scale: float = 1.0) -> float | None:

@@ -16,7 +16,14 @@ from rich.console import Console
 
 from elelem.cli.safety import scrub_error
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
-from elelem.errors import BlobError, ConfigError, ElelemError, StreamError, UnsupportedError
+from elelem.errors import (
+    BlobError,
+    ConfigError,
+    ElelemError,
+    StreamError,
+    UnsupportedError,
+    error_line,
+)
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
@@ -86,12 +93,8 @@ def exit_status(exc: BaseException) -> int:
 
 
 def describe(exc: BaseException) -> str:
-    """The one-line message for an error (never a key: errors carry none)."""
-    if isinstance(exc, StreamError):
-        return f"{exc.kind}: {exc.message}"
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{exc.filename}: {exc.strerror or exc}"
-    return str(exc) or type(exc).__name__
+    """The one-line message for an error (:func:`elelem.errors.error_line`)."""
+    return error_line(exc)
 
 
 P = ParamSpec("P")

@@ -51,6 +51,7 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     import uvicorn
 
     from elelem.providers import load_catalog
+    from elelem.providers.models import known_models
     from elelem.web.app import create_app, new_token
 
     sock = bind(host, port)
@@ -75,7 +76,11 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")
     click.echo("(the token is needed by every request; Ctrl-C stops)")
-    app = create_app(store, token=token, model=model, redact=secrets_in_force().redact)
+    catalog = load_catalog()
+    models = [f"{p}:{m}" for p, m in known_models() if p in catalog]
+    app = create_app(
+        store, token=token, model=model, redact=secrets_in_force().redact, models=models
+    )
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])

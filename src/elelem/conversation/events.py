@@ -148,6 +148,17 @@ class StripSignature(msgspec.Struct, frozen=True, gc=False):
     reason: str = ""
 
 
+class Rewind(msgspec.Struct, frozen=True, gc=False):
+    """Overlay: the turns from ``first_turn`` on, as the log stood when the
+    overlay was written, are left out of projections; the turns after it
+    count.  A retry (``reason`` ``retry``) or an edited message resent
+    (``edit``) writes one before its new turn, so the old answer stays in the
+    log, shown as replaced, but is never sent again."""
+
+    first_turn: int
+    reason: str = ""
+
+
 class Repair(msgspec.Struct, frozen=True, gc=False):
     """Overlay: the content of message event ``event`` reads as ``content`` in
     projections (empty content leaves the event out)."""
@@ -162,7 +173,7 @@ Body: TypeAlias = Any
 for a kind nobody registered."""
 
 OVERLAY_KINDS: frozenset[str] = frozenset(
-    {"compaction", "strip-reasoning", "strip-signature", "repair"}
+    {"compaction", "strip-reasoning", "strip-signature", "repair", "rewind"}
 )
 
 _lock = threading.Lock()
@@ -175,6 +186,7 @@ _kinds: dict[str, type[msgspec.Struct]] = {
     "strip-reasoning": StripReasoning,
     "strip-signature": StripSignature,
     "repair": Repair,
+    "rewind": Rewind,
 }
 _kind_of: dict[type, str] = {v: k for k, v in _kinds.items()}
 
@@ -501,6 +513,7 @@ __all__ = [
     "MessageBody",
     "Repair",
     "ResponseRecord",
+    "Rewind",
     "StripReasoning",
     "StripSignature",
     "TurnStart",

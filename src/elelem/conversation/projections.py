@@ -33,6 +33,7 @@ from elelem.conversation.events import (
     MessageBody,
     Repair,
     ResponseRecord,
+    Rewind,
     StripReasoning,
     StripSignature,
     TurnStart,
@@ -114,6 +115,15 @@ class _Overlays:
     strip_reasoning: list[StripReasoning] = field(default_factory=list)
     strip_signature: dict[str, list[StripSignature]] = field(default_factory=dict)
     repairs: dict[str, Repair] = field(default_factory=dict)
+    rewinds: list[tuple[int, Rewind]] = field(default_factory=list)
+
+    def rewound(self, e: Event) -> Rewind | None:
+        """The rewind that leaves ``e`` out: one written after it, from its
+        turn or an earlier one."""
+        for seq, r in self.rewinds:
+            if e.seq < seq and e.turn >= r.first_turn:
+                return r
+        return None
 
     def compaction_for(self, turn: int) -> Compaction | None:
         # The latest compaction covering a turn governs it.
@@ -142,6 +152,8 @@ def _overlays(events: Sequence[Event]) -> _Overlays:
             out.strip_signature.setdefault(body.event, []).append(body)
         elif isinstance(body, Repair):
             out.repairs[body.event] = body
+        elif isinstance(body, Rewind):
+            out.rewinds.append((e.seq, body))
     return out
 
 
@@ -215,6 +227,8 @@ def project(events: Sequence[Event]) -> Projection:
     for e in events:
         body = e.body
         if not isinstance(body, (MessageBody, HostedBody)):
+            continue
+        if ov.rewinds and ov.rewound(e) is not None:
             continue
         if ov.compactions:
             compaction = ov.compaction_for(e.turn)
@@ -396,6 +410,9 @@ class TurnView(msgspec.Struct, frozen=True):
     responses: tuple[ResponseRecord, ...]
     usage: Usage
     end: str | None
+    rewound: str | None = None
+    """Why a :class:`Rewind` left this turn out of projections (``retry``,
+    ``edit``), or None for a turn that counts."""
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:
@@ -431,6 +448,7 @@ def turn_views(events: Sequence[Event]) -> tuple[TurnView, ...]:
     grouped: dict[int, list[Event]] = {}
     for e in events:
         grouped.setdefault(e.turn, []).append(e)
+    ov = _overlays(events)
     views = []
     for turn, evs in grouped.items():
         start = next((e.body for e in evs if isinstance(e.body, TurnStart)), None)
@@ -449,9 +467,20 @@ def turn_views(events: Sequence[Event]) -> tuple[TurnView, ...]:
                 responses=records,
                 usage=usage,
                 end=turn_end(records[-1] if records else None),
+                rewound=_rewound(evs, ov),
             )
         )
     return tuple(views)
+
+
+def _rewound(events: Sequence[Event], ov: _Overlays) -> str | None:
+    if not ov.rewinds:
+        return None
+    for e in events:
+        if isinstance(e.body, TurnStart | MessageBody):
+            found = ov.rewound(e)
+            return None if found is None else found.reason or "rewind"
+    return None
 
 
 # -- diagnostics -------------------------------------------------------------

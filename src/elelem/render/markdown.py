@@ -3,7 +3,9 @@
 Each turn is a ``## Turn N`` section: the user's words, then the answer in
 stream order — its text with footnote markers (``[^3]``) and the footnote
 definitions after it (title linked to its http(s) URL, and the quoted
-excerpts), hosted activity and tool calls as quoted status lines,
+excerpts), hosted activity and tool calls as quoted status lines (with
+Google's search suggestions, linked, which must be shown with a grounded
+answer),
 reasoning collapsed in a ``<details>`` element — and the turn's usage.
 
 Everything shown is untrusted text made inert for a Markdown renderer:
@@ -34,6 +36,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.render.lines import Footnotes, activity_line, attachment_line, usage_line
+from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.vocabulary import (
     DocumentBlock,
@@ -120,6 +123,14 @@ class _Answer:
         if transition.state == "started":
             self.started[transition.id] = transition
         self.lines += [f"> {inert_line(activity_line(transition, started))}", ""]
+        for obligation in display_obligations(transition):
+            # Google requires its search suggestions shown with a grounded
+            # answer: each one's terms, linked to its http(s) URL.
+            chips = [
+                f"[{inert_line(s.terms)}]({link_target(s.url)})" if s.url else inert_line(s.terms)
+                for s in obligation.suggestions
+            ]
+            self.lines += [f"> {obligation.label}: " + " · ".join(chips), ""]
 
     def tool_call(self, block: ToolCallBlock) -> None:
         try:

@@ -50,6 +50,7 @@ from elelem.render.lines import (
     unfinished_line,
     usage_line,
 )
+from elelem.render.obligations import obligation_lines
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.stream import (
     BlockStart,
@@ -344,6 +345,9 @@ class Renderer:
         self._spinners.pop(transition.id, None)
         style = "red" if transition.state == "failed" else "cyan"
         self._line(activity_line(transition, started), style)
+        # Google requires its search suggestions shown with a grounded answer.
+        for line in obligation_lines(transition):
+            self._line(line, "cyan", wrap=False)
 
     def _reasoning(self, block: ReasoningBlock) -> None:
         mode = self.options.reasoning

@@ -4,18 +4,20 @@ Every request must carry the access token (``?token=…``, compared in constant
 time); links of the app keep it.  Pages are server-rendered by
 :mod:`elelem.web.html` with a Content-Security-Policy that allows no inline
 script and no ``unsafe-inline``; the only script is the app's own static
-``chat.js``.  Chat runs a turn of a stored conversation through the turn
-engine (so what is shown is stored) and relays it as the AI SDK UI message
-stream.
+``chat.js``, which shows a streamed answer rendered by the one Markdown
+renderer (``/api/render``) as each text block completes.  Chat runs a turn
+of a stored conversation through the turn engine (so what is shown is
+stored) and relays it as the AI SDK UI message stream.
 """
 
 from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -26,14 +28,26 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
-from elelem.turns.drive import send as send_turn
-from elelem.vocabulary import ConversationId, WebSearch
-from elelem.web import html
-from elelem.web.asgi import Observer, Pair, UIMessageStreamResponse, relay
+from elelem.turns.costs import events_cost
+from elelem.vocabulary import ConversationId
+from elelem.web import html, pages
+from elelem.web.asgi import UIMessageStreamResponse
+from elelem.web.chat import (
+    ChatRefused,
+    ChatRequest,
+    composer,
+    turn_input,
+    turn_input_new,
+    turn_pairs,
+)
+from elelem.web.markup import markdown_html
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
-MAX_CHAT_BODY = 1 << 20
+T = TypeVar("T")
+
+MAX_CHAT_BODY = 32 << 20
+"""A chat request's largest body (attachments travel in it, base64)."""
 
 _SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -101,6 +115,8 @@ def create_app(
     model: str | None = None,
     client: Callable[[], Any] | None = None,
     redact: Callable[[str], str] | None = None,
+    models: Sequence[str] | None = None,
+    clock: Callable[[], datetime] | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -108,8 +124,15 @@ def create_app(
     :class:`elelem.Client` a chat turn runs through (one per turn; by default
     ``Client()`` with the user's catalog and keys); ``redact`` is applied to
     every page (a store written before redaction existed may hold an echoed
-    key; ``elelem serve`` passes the secrets redactor).
+    key; ``elelem serve`` passes the secrets redactor); ``models`` are the
+    model picker's suggestions (by default every known model, as ``elelem
+    models`` lists them); ``clock`` gives the time relative dates are shown
+    against.
     """
+    chat_models = list(models) if models is not None else _known_models()
+
+    def now() -> datetime:
+        return clock() if clock is not None else datetime.now().astimezone()
 
     def link(path: str) -> str:
         return f"{quote(path)}?token={token}"
@@ -134,17 +157,40 @@ def create_app(
     def chat_meta(conversation: str | None) -> dict[str, str]:
         return {"elelem-model": model or "", "elelem-conversation": conversation or ""}
 
-    async def index(request: Request) -> Response:
-        query = request.query_params.get("q")
-        hits = store.search(query, limit=50) if query else []
-        body = html.listing(
-            store.list_conversations(limit=200),
-            link=link,
-            token=token,
-            query=query or None,
-            hits=hits,
+    costs: dict[tuple[str, int], str | None] = {}
+
+    def entries() -> list[pages.Entry]:
+        """The conversations with a turn, newest first, each with its cost
+        (computed once per conversation state)."""
+        out = []
+        for info in store.list_conversations(limit=200):
+            if info.turns == 0:
+                continue  # an empty conversation is nothing to open
+            key = (info.id, info.events)
+            if key not in costs:
+                cost = events_cost(store.load(info.id))
+                costs[key] = cost.describe() if cost.responses else None
+            out.append(pages.Entry(info, costs[key]))
+        return out
+
+    def frame(
+        listed: list[pages.Entry],
+        main: str,
+        *,
+        query: str | None = None,
+        current: str | None = None,
+    ) -> str:
+        side = pages.sidebar(
+            listed, link=link, token=token, now=now(), query=query, current=current
         )
-        return page_response("elelem conversations", body, html.Page())
+        return f'<a class="skip" href="#main">Skip to the content</a><div class="app">{side}{main}</div>'
+
+    async def index(request: Request) -> Response:
+        query = request.query_params.get("q") or None
+        hits = store.search(query, limit=50) if query else []
+        listed = entries()
+        main = pages.listing(listed, link=link, now=now(), query=query, hits=hits)
+        return page_response("elelem conversations", frame(listed, main, query=query), html.Page())
 
     async def show(request: Request) -> Response:
         cid = ConversationId(request.path_params["cid"])
@@ -154,14 +200,23 @@ def create_app(
             return PlainTextResponse("no such conversation", status_code=404)
         page = html.Page()
         body = html.conversation(info, store.load(cid), link=link, page=page, fetch=store.get_blob)
+        main = f'<main id="main" class="main conversation">{body}{composer(chat_models)}</main>'
         return page_response(
-            info.title or info.id, body + _chat_form(), page, chat=True, meta=chat_meta(info.id)
+            info.title or info.id,
+            frame(entries(), main, current=info.id),
+            page,
+            chat=True,
+            meta=chat_meta(info.id),
         )
 
     async def new_chat(request: Request) -> Response:
-        body = f'<header><a class="back" href="{link("/")}">← conversations</a><h1>New chat</h1></header>'
+        main = (
+            '<main id="main" class="main conversation new">'
+            '<header class="conv-head"><h1>New chat</h1></header>'
+            f"{composer(chat_models)}</main>"
+        )
         return page_response(
-            "elelem chat", body + _chat_form(), html.Page(), chat=True, meta=chat_meta(None)
+            "elelem chat", frame(entries(), main), html.Page(), chat=True, meta=chat_meta(None)
         )
 
     async def static(request: Request) -> Response:
@@ -169,37 +224,46 @@ def create_app(
         media = STATIC.get(name)
         if media is None:
             return PlainTextResponse("not found", status_code=404)
+        if name == "elelem.css":
+            return Response(html.stylesheet(), media_type=media)
         data = (resources.files("elelem.web") / "static" / name).read_bytes()
         return Response(data, media_type=media)
 
     async def chat(request: Request) -> Response:
-        raw = await request.body()
-        if len(raw) > MAX_CHAT_BODY:
-            return PlainTextResponse("request too large", status_code=413)
-        try:
-            data = msgspec.json.decode(raw, type=ChatRequest)
-        except msgspec.DecodeError as exc:
-            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        data = await _decoded(request, ChatRequest, MAX_CHAT_BODY, "chat")
+        if isinstance(data, Response):
+            return data
         chosen = data.model or model
-        if not chosen or not data.text.strip():
+        if not chosen:
             return PlainTextResponse(
                 "bad chat request: a model and some text are needed", status_code=400
             )
-        if data.conversation:
-            try:
+        try:
+            if data.conversation:
                 conversation = Conversation.open(store, ConversationId(data.conversation))
-            except ConversationNotFound:
-                return PlainTextResponse("no such conversation", status_code=404)
-        else:
-            conversation = Conversation.create(store)
+                user_input = turn_input(conversation, data)
+            else:
+                user_input = turn_input_new(data)
+                conversation = Conversation.create(store)
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        except ChatRefused as exc:
+            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
-            _turn_pairs(conversation, make, chosen, data.text, data.web_search),
-            search_entry_point=True,
+            turn_pairs(conversation, make, chosen, user_input, data.web_search),
             headers={CONVERSATION_HEADER: conversation.id},
         )
 
+    async def render(request: Request) -> Response:
+        data = await _decoded(request, RenderRequest, MAX_RENDER_BODY, "render")
+        if isinstance(data, Response):
+            return data
+        fragment = markdown_html(data.text)
+        return HTMLResponse(redact(fragment) if redact is not None else fragment)
+
     routes = [
+        Route("/api/render", render, methods=["POST"]),
         Route("/", index),
         Route("/c/{cid}", show),
         Route("/chat", new_chat),
@@ -209,14 +273,30 @@ def create_app(
     return TokenGate(Starlette(routes=routes), token)
 
 
-class ChatRequest(msgspec.Struct, forbid_unknown_fields=False):
-    """What the chat script posts: the text, the model, the conversation to
-    continue, and whether the provider may search the web."""
+class RenderRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Markdown the chat script has streamed so far, to show rendered."""
 
     text: str
-    model: str | None = None
-    conversation: str | None = None
-    web_search: bool = False
+
+
+MAX_RENDER_BODY = 4 << 20
+
+
+async def _decoded(request: Request, kind: type[T], limit: int, what: str) -> T | Response:
+    """The request's JSON body as ``kind``, or the refusal to send (413, 400)."""
+    raw = await request.body()
+    if len(raw) > limit:
+        return PlainTextResponse("request too large", status_code=413)
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.DecodeError as exc:
+        return PlainTextResponse(f"bad {what} request: {exc}", status_code=400)
+
+
+def _known_models() -> list[str]:
+    from elelem.providers.models import known_models
+
+    return [f"{provider}:{name}" for provider, name in known_models(None)]
 
 
 def _default_client() -> Any:
@@ -225,35 +305,9 @@ def _default_client() -> Any:
     return Client()
 
 
-def _turn_pairs(
-    conversation: Conversation,
-    make_client: Callable[[], Any],
-    model: str,
-    text: str,
-    web_search: bool,
-) -> AsyncIterator[Pair]:
-    """The pairs of one turn as the turn engine stores them."""
-    hosted = (WebSearch(),) if web_search else ()
-
-    async def run(on_chunk: Observer, _on_call: object) -> None:
-        async with make_client() as client:
-            await send_turn(
-                conversation, client, model, text, on_chunk=on_chunk, hosted_tools=hosted
-            )
-
-    return relay(run)
-
-
-def _chat_form() -> str:
-    return (
-        '<section id="chat"><h2>Chat</h2>'
-        '<div id="live"></div>'
-        '<form id="chat-form"><div class="row"><label>model <input id="chat-model" name="model"></label>'
-        '<label><input type="checkbox" id="chat-web-search"> web search</label></div>'
-        '<textarea id="chat-text" name="text" placeholder="your message"></textarea>'
-        '<div class="row"><button type="submit">Send</button><span id="chat-status"></span></div>'
-        "</form></section>"
-    )
-
-
-__all__ = ["CONVERSATION_HEADER", "ChatRequest", "TokenGate", "create_app", "new_token"]
+__all__ = [
+    "CONVERSATION_HEADER",
+    "TokenGate",
+    "create_app",
+    "new_token",
+]

@@ -168,7 +168,7 @@ class UIMessageStreamResponse(StreamingResponse):
         *,
         message_id: str | None = None,
         dynamic_tools: bool = False,
-        search_entry_point: bool = False,
+        search_entry_point: bool = True,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
     ) -> None:

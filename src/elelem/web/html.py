@@ -5,7 +5,8 @@ Everything shown comes from untrusted places (model output, titles, URLs,
 excerpts, tool output, hosted summaries), so every piece of text is first
 sanitized (controls, escape sequences and bidi overrides removed, as in the
 terminal) and then HTML-escaped; links are emitted only for http(s) URLs, with
-``rel="noopener noreferrer nofollow"``.  No template writes a script or an
+``rel="noopener noreferrer nofollow"``.  Answers and reasoning are Markdown,
+rendered by :mod:`elelem.web.markup` (raw HTML off, the same link rule).  No template writes a script or an
 inline event handler, and no provider payload value is ever written — except
 Google's search suggestions (``searchEntryPoint.renderedContent``), which
 Google requires to be shown with a grounded answer: they go into a sandboxed
@@ -31,7 +32,6 @@ from elelem.conversation import (
     HostedBody,
     MessageBody,
     ResponseRecord,
-    SearchHit,
     TurnStart,
     turn_views,
 )
@@ -42,7 +42,8 @@ from elelem.render.lines import (
     reasoning_summary,
     usage_line,
 )
-from elelem.render.sanitize import sanitize, sanitize_line
+from elelem.render.sanitize import domain, sanitize, sanitize_line
+from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import (
     DocumentBlock,
     HostedActivity,
@@ -54,6 +55,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.web.markup import code_stylesheet, markdown_html
 from elelem.web.stream import media_url, search_entry_point
 
 Link = Callable[[str], str]
@@ -74,28 +76,6 @@ def line(value: str) -> str:
     return html.escape(sanitize_line(value), quote=True)
 
 
-_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", re.DOTALL)
-_CODE = re.compile(r"`([^`\n]+)`")
-_CODE_SPAN = re.compile(r"(<code>.*?</code>)", re.DOTALL)
-
-
-def emphasis(escaped: str) -> str:
-    """Markdown's ``**strong**`` and `` `code` `` spans in already escaped HTML,
-    as ``<strong>`` and ``<code>``.  Only those two fixed tags are added, around
-    text that was escaped before: no markup of the content's own can appear
-    (the rest of Markdown is shown as written)."""
-    if "`" in escaped:
-        escaped = _CODE.sub(r"<code>\1</code>", escaped)
-    if "**" not in escaped:
-        return escaped
-    # Strong spans never cross a code span, so the tags always nest.
-    pieces = _CODE_SPAN.split(escaped)
-    return "".join(
-        piece if piece.startswith("<code>") else _STRONG.sub(r"<strong>\1</strong>", piece)
-        for piece in pieces
-    )
-
-
 def style_hash(css: str) -> str:
     """The CSP source allowing exactly this ``<style>`` element's text."""
     digest = hashlib.sha256(css.encode("utf-8")).digest()
@@ -106,8 +86,10 @@ _STYLE_ELEMENT = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | r
 
 
 def stylesheet() -> str:
-    """The viewer's stylesheet (served as /static/elelem.css, inlined by export)."""
-    return (resources.files("elelem.web") / "static" / "elelem.css").read_text("utf-8")
+    """The viewer's stylesheet (served as /static/elelem.css, inlined by
+    export): the page's rules and the highlighted code's colours."""
+    page = (resources.files("elelem.web") / "static" / "elelem.css").read_text("utf-8")
+    return page + "\n" + code_stylesheet()
 
 
 @dataclass
@@ -186,51 +168,6 @@ def document(
     )
 
 
-def listing(
-    infos: Sequence[ConversationInfo],
-    *,
-    link: Link,
-    token: str | None = None,
-    query: str | None = None,
-    hits: Sequence[SearchHit] = (),
-) -> str:
-    """The body of the conversation list, with the search form and its hits
-    (``token`` is carried by the form, whose query replaces the action's)."""
-    out = ["<header><h1>Conversations</h1>"]
-    out.append(f'<form class="search" method="get" action="{html.escape(link("/"))}">')
-    if token:
-        out.append(f'<input type="hidden" name="token" value="{html.escape(token)}">')
-    value = html.escape(query or "", quote=True)
-    out.append(f'<input type="search" name="q" value="{value}" placeholder="search messages">')
-    out.append('<button type="submit">Search</button></form>')
-    out.append(f'<a class="new-chat" href="{html.escape(link("/chat"))}">New chat</a></header>')
-    if query is not None:
-        out.append(f'<section class="hits"><h2>Messages containing “{line(query)}”</h2>')
-        if not hits:
-            out.append('<p class="empty">no matches</p>')
-        out.append('<ol class="hits">')
-        for hit in hits:
-            href = html.escape(link(f"/c/{hit.conversation}") + f"#turn-{hit.turn}")
-            out.append(
-                f'<li><a href="{href}">{line(hit.conversation)} · turn {hit.turn}</a> '
-                f'<span class="snippet">{line(hit.snippet)}</span></li>'
-            )
-        out.append("</ol></section>")
-    out.append('<ol class="conversations">')
-    for info in infos:
-        href = html.escape(link(f"/c/{info.id}"))
-        turns = f"{info.turns} turn{'s' if info.turns != 1 else ''}"
-        out.append(
-            f'<li><a href="{href}">{line(info.title or info.id)}</a> '
-            f'<span class="meta">{line(info.updated_at[:16].replace("T", " "))} · {turns} · '
-            f"{line(info.model or '-')}</span></li>"
-        )
-    out.append("</ol>")
-    if not infos:
-        out.append('<p class="empty">no conversations yet</p>')
-    return "\n".join(out)
-
-
 def conversation(
     info: ConversationInfo,
     events: Sequence[Event],
@@ -239,22 +176,39 @@ def conversation(
     page: Page,
     fetch: Fetch | None = None,
 ) -> str:
-    """The body of one conversation: each turn's user message, the answer in
-    stream order (text with numbered citations, reasoning collapsed, hosted
-    activity as a timeline, tool calls and results), its footnotes linked to
-    their sources and its usage, attachments as lines and raster images
-    (their bytes from ``fetch``)."""
-    out = ["<header>"]
+    """The main column of one conversation: its title, model, turns and
+    cost, then each turn's user message, the answer in stream order (rendered
+    Markdown with numbered citations, reasoning and hosted activity
+    collapsed, tool calls and results), its sources as cards with their
+    excerpts, its usage and cost, attachments as thumbnails (their bytes from
+    ``fetch``).  Without ``link`` (an export) the page has no app links."""
+    out = ['<header class="conv-head">']
     if link is not None:
         out.append(f'<a class="back" href="{html.escape(link("/"))}">← conversations</a>')
     out.append(f"<h1>{line(info.title or info.id)}</h1>")
+    cost = events_cost(events)
+    spent = f" · {line(cost.describe())}" if cost.responses else ""
     out.append(
-        f'<p class="meta">{line(info.id)} · {line(info.model or "-")} · '
-        f"{info.turns} turn{'s' if info.turns != 1 else ''}</p></header>"
+        f'<p class="meta">{line(info.model or "no model")} · '
+        f"{info.turns} turn{'s' if info.turns != 1 else ''}{spent} · "
+        f'<span class="id">{line(info.id)}</span></p></header>'
     )
-    for view in turn_views(events):
-        out.append(_turn(view.turn, view.events, page, fetch))
+    views = turn_views(events)
+    asked = [v.turn for v in views if v.rewound is None and _asks(v.events)]
+    for view in views:
+        actions: tuple[str, ...] = ()
+        if link is not None and view.turn in asked:
+            actions = ("retry", "edit") if view.turn == asked[-1] else ("edit",)
+        out.append(_turn(view.turn, view.events, page, fetch, view.rewound, actions))
     return "\n".join(out)
+
+
+def _asks(events: Sequence[Event]) -> bool:
+    """Whether a turn has a user message (one to retry or edit)."""
+    return any(
+        isinstance(e.body, MessageBody) and e.body.role == "user" and e.body.source == "user"
+        for e in events
+    )
 
 
 Fetch = Callable[[str], bytes]
@@ -274,21 +228,36 @@ class _Answer:
         self.notes = Footnotes()
         self.out: list[str] = []
         self.timeline: list[str] | None = None
+        self.frames: list[str] = []
+        self.status = ""
         self.started: dict[str, HostedActivity] = {}
+        self.run: list[TextBlock] = []
 
     def close_timeline(self) -> None:
+        self.close_text()
         if self.timeline is not None:
-            self.out.append('<ol class="timeline">' + "".join(self.timeline) + "</ol>")
+            # Collapsed to its last status line; the search suggestions stay
+            # outside, always shown (Google requires it).
+            self.out.append(
+                f'<details class="hosted"><summary>{line(self.status)}</summary>'
+                f'<ol class="timeline">{"".join(self.timeline)}</ol></details>'
+                + "".join(self.frames)
+            )
             self.timeline = None
+            self.frames = []
 
     def part(self, part: Part) -> None:
         if isinstance(part, HostedActivity):
+            self.close_text()
             self.hosted(part)
             return
-        self.close_timeline()
         if isinstance(part, TextBlock):
-            self.out.append(f'<div class="text">{emphasis(self.cited(part))}</div>')
-        elif isinstance(part, ReasoningBlock):
+            if self.timeline is not None:
+                self.close_timeline()
+            self.run.append(part)
+            return
+        self.close_timeline()
+        if isinstance(part, ReasoningBlock):
             summary = (
                 "reasoning (redacted)"
                 if not part.text.strip()
@@ -296,7 +265,7 @@ class _Answer:
             )
             self.out.append(
                 f'<details class="reasoning"><summary>{line(summary)}</summary>'
-                f'<div class="reasoning-text">{text(part.text)}</div></details>'
+                f'<div class="reasoning-text">{markdown_html(part.text)}</div></details>'
             )
         elif isinstance(part, ToolCallBlock):
             self.out.append(
@@ -325,8 +294,33 @@ class _Answer:
         alt = line(block.name or "image")
         return f'<figure class="attachment"><img src="{src}" alt="{alt}">{caption}</figure>'
 
-    def cited(self, block: TextBlock) -> str:
-        """The block's text with footnote markers linked to the footnotes."""
+    def close_text(self) -> None:
+        """Write the run of text blocks as one Markdown document: a provider
+        splits one answer into many blocks (Anthropic: one per citation),
+        and Markdown spans across them."""
+        if not self.run:
+            return
+        source: list[str] = []
+        markers: dict[int, str] = {}
+        offset = 0
+        for block in self.run:
+            for point, numbers in self.citation_points(block).items():
+                markers[offset + point] = markers.get(offset + point, "") + "".join(
+                    f'<sup class="cite"><a href="#fn-{self.turn}-{n}" '
+                    f'id="ref-{self.turn}-{n}">[{n}]</a></sup>'
+                    for n in numbers
+                )
+            source.append(block.text)
+            offset += len(block.text)
+        incomplete = not all(block.complete for block in self.run)
+        self.run = []
+        self.out.append(f'<div class="text">{markdown_html("".join(source), markers)}</div>')
+        if incomplete:
+            self.out.append('<p class="warn">interrupted: the text above is what arrived</p>')
+
+    def citation_points(self, block: TextBlock) -> dict[int, list[int]]:
+        """Where in the block each cited source's marker goes (a range's end,
+        or the block's end for a citation of the whole block)."""
         at: dict[int, list[int]] = {}
         end = len(block.text)
         for attribution in block.attributions:
@@ -335,17 +329,7 @@ class _Answer:
             numbers = at.setdefault(point, [])
             if number not in numbers:
                 numbers.append(number)
-        pieces: list[str] = []
-        last = 0
-        for point in sorted(at):
-            pieces.append(text(block.text[last:point]))
-            pieces.extend(
-                f'<sup class="cite"><a href="#fn-{self.turn}-{n}" id="ref-{self.turn}-{n}">[{n}]</a></sup>'
-                for n in at[point]
-            )
-            last = point
-        pieces.append(text(block.text[last:]))
-        return "".join(pieces)
+        return at
 
     def hosted(self, transition: HostedActivity) -> None:
         started = self.started.get(transition.id)
@@ -354,17 +338,17 @@ class _Answer:
         if self.timeline is None:
             self.timeline = []
         status = activity_line(transition, started)
+        self.status = status
         state = html.escape(transition.state)
-        item = f'<li class="activity" data-state="{state}">{line(status)}'
+        self.timeline.append(f'<li class="activity" data-state="{state}">{line(status)}</li>')
         entry = search_entry_point(transition)
         if entry is not None:
             self.page.allow_styles_of(entry)
-            item += (
+            self.frames.append(
                 f'<iframe class="search-entry-point" title="Google search suggestions" '
                 f'sandbox="{ENTRY_POINT_SANDBOX}" referrerpolicy="no-referrer" '
                 f'srcdoc="{html.escape(entry, quote=True)}"></iframe>'
             )
-        self.timeline.append(item + "</li>")
 
     def footnotes(self) -> None:
         self.close_timeline()
@@ -382,7 +366,8 @@ class _Answer:
                 href = html.escape(note.url, quote=True)
                 body = (
                     f'<a class="source" href="{href}" rel="noopener noreferrer nofollow" '
-                    f'target="_blank">{title}</a> <span class="url">{html.escape(note.url)}</span>'
+                    f'target="_blank">{title}</a> '
+                    f'<span class="url">{html.escape(domain(note.url))}</span>'
                 )
             elif note.unsafe_scheme:
                 body = f'{title} <span class="removed">({html.escape(note.unsafe_scheme)}: link removed)</span>'
@@ -400,8 +385,25 @@ def _tool_result(part: ToolResultBlock) -> str:
     return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
 
 
-def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None) -> str:
-    out = [f'<section class="turn" id="turn-{number}">']
+_REWOUND = {"retry": "replaced by a retry", "edit": "replaced by an edited message"}
+
+
+def _turn(
+    number: int,
+    events: Sequence[Event],
+    page: Page,
+    fetch: Fetch | None,
+    rewound: str | None = None,
+    actions: Sequence[str] = (),
+) -> str:
+    """One turn's section; a rewound turn is marked (it stays in the log but
+    is no longer sent); ``actions`` are the chat's buttons for it."""
+    if rewound is not None:
+        out = [f'<section class="turn rewound" id="turn-{number}">']
+        note = _REWOUND.get(rewound, "left out of the conversation")
+        out.append(f'<p class="rewound-note">{line(note)}</p>')
+    else:
+        out = [f'<section class="turn" id="turn-{number}">']
     answer = _Answer(number, page, fetch)
     for event in events:
         body = event.body
@@ -428,7 +430,7 @@ def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None)
             answer.part(body.activity)
         elif isinstance(body, ResponseRecord):
             answer.close_timeline()
-            answer.out.append(_record(body))
+            answer.out.append(_record(body, event.at))
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
@@ -440,11 +442,19 @@ def _turn(number: int, events: Sequence[Event], page: Page, fetch: Fetch | None)
     # No whitespace between parts: text blocks are inline, and a newline
     # between two of them would show as a space inside a sentence.
     out.append("".join(answer.out))
+    if actions:
+        buttons = "".join(
+            f'<button type="button" class="{a}" data-turn="{number}">{a.capitalize()}</button>'
+            for a in actions
+        )
+        out.append(f'<div class="turn-actions">{buttons}</div>')
     out.append("</section>")
     return "\n".join(out)
 
 
-def _record(record: ResponseRecord) -> str:
+def _record(record: ResponseRecord, at: str) -> str:
+    """A response's outcome, usage, cost (priced as of when it was stored)
+    and model, under its answer."""
     notes = []
     if not record.complete:
         notes.append('<span class="warn">interrupted: kept what arrived</span>')
@@ -455,7 +465,10 @@ def _record(record: ResponseRecord) -> str:
         notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')
     if record.usage is not None:
         notes.append(f'<span class="usage">{line(usage_line(record.usage))}</span>')
-    return f'<p class="response">{" ".join(notes)}</p>' if notes else ""
+        notes.append(f'<span class="cost">{line(response_cost(record, at).describe())}</span>')
+    if record.model:
+        notes.append(f'<span class="model">{line(record.model)}</span>')
+    return f'<p class="response">{" · ".join(notes)}</p>' if notes else ""
 
 
 def export_html(
@@ -466,6 +479,7 @@ def export_html(
     runs no script."""
     page = Page()
     body = conversation(info, events, link=None, page=page, fetch=fetch)
+    body = f'<main id="main" class="main conversation">{body}</main>'
     return document(info.title or info.id, body, link=None, page=page, inline_css=True).encode(
         "utf-8"
     )
@@ -478,10 +492,8 @@ __all__ = [
     "content_security_policy",
     "conversation",
     "document",
-    "emphasis",
     "export_html",
     "line",
-    "listing",
     "style_hash",
     "stylesheet",
     "text",

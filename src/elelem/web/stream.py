@@ -40,11 +40,13 @@ Every chunk is built field by field from neutral values; nothing is
 serialized wholesale.  Text is carried exactly (the page escapes it when it
 shows it); a source URL whose scheme is not http(s) is never sent as a URL.
 
-The one exception is opt-in (``search_entry_point=True``): Google requires the
-search suggestions of a grounded answer (``searchEntryPoint.renderedContent``,
-HTML it composed) to be shown with it, so the hosted-activity data of such a
-search can carry that HTML under ``searchEntryPoint``, for the page to show
-in a sandboxed frame that runs no script.
+The one exception is a display obligation: Google requires the search
+suggestions of a grounded answer (``searchEntryPoint.renderedContent``, HTML
+it composed) to be shown with it, so by default the hosted-activity data of
+such a search carries that HTML under ``searchEntryPoint`` (for the page to
+show in a sandboxed frame that runs no script) and the suggestions as
+``searchSuggestions`` (``[{terms, url}]``, http(s) URLs only).  A page that
+cannot honour it turns it off with ``search_entry_point=False``.
 """
 
 from __future__ import annotations
@@ -53,9 +55,10 @@ import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from elelem.errors import BlobMissingError, ElelemError, StreamError
+from elelem.errors import BlobMissingError, ElelemError, error_line
 from elelem.render.lines import activity_line, add_usage
-from elelem.render.sanitize import safe_url, url_scheme
+from elelem.render.obligations import display_obligations
+from elelem.render.sanitize import safe_url, sanitize_line, url_scheme
 from elelem.stream.chunks import (
     BlockEnd,
     BlockStart,
@@ -124,13 +127,10 @@ def search_entry_point(activity: HostedActivity) -> str | None:
     provider-composed HTML: show it only in a sandboxed frame that runs no
     script (the viewer does).
     """
-    payload = activity.payload
-    if payload is None or payload.format != "grounding_metadata":
-        return None
-    value = payload.value
-    entry = value.get("searchEntryPoint") if isinstance(value, dict) else None
-    html = entry.get("renderedContent") if isinstance(entry, dict) else None
-    return html if isinstance(html, str) and html.strip() else None
+    for obligation in display_obligations(activity):
+        if obligation.html is not None:
+            return obligation.html
+    return None
 
 
 def usage_data(usage: Usage) -> dict[str, JSONValue]:
@@ -146,9 +146,10 @@ def usage_data(usage: Usage) -> dict[str, JSONValue]:
 
 
 def error_text(exc: BaseException) -> str:
-    """What an ``error`` chunk says about ``exc``: its kind and message."""
-    kind = exc.kind if isinstance(exc, StreamError) else type(exc).__name__
-    text = f"{kind}: {exc}"
+    """What an ``error`` chunk says about ``exc``: the line the CLI prints
+    (a stream error's kind and message; another error's message), on one
+    line."""
+    text = sanitize_line(error_line(exc))
     return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
 
 
@@ -255,8 +256,8 @@ class UIMessageEncoder:
     order.  ``message_id`` becomes the ``start`` chunk's ``messageId`` when
     given.  ``dynamic_tools`` marks client tool calls ``dynamic`` (tools the
     page does not declare; they become ``dynamic-tool`` parts).
-    ``search_entry_point`` lets Google's search suggestions through (see the
-    module docs).
+    ``search_entry_point`` (on by default) sends Google's search suggestions,
+    which must be shown with a grounded answer (see the module docs).
     """
 
     def __init__(
@@ -264,7 +265,7 @@ class UIMessageEncoder:
         *,
         message_id: str | None = None,
         dynamic_tools: bool = False,
-        search_entry_point: bool = False,
+        search_entry_point: bool = True,
     ) -> None:
         self._message_id = message_id
         self._dynamic = dynamic_tools
@@ -551,9 +552,12 @@ class UIMessageEncoder:
             "status": activity_line(transition, started),
         }
         if self._entry_point:
-            html = search_entry_point(transition)
-            if html is not None:
-                data["searchEntryPoint"] = html
+            for obligation in display_obligations(transition):
+                if obligation.html is not None:
+                    data["searchEntryPoint"] = obligation.html
+                data["searchSuggestions"] = [
+                    {"terms": s.terms, "url": s.url} for s in obligation.suggestions
+                ]
         out.append({"type": "data-hosted-activity", "id": transition.id, "data": data})
 
     def _on_finish(self, finish: Finish, out: list[UIChunk]) -> None:

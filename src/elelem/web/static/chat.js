@@ -1,8 +1,15 @@
-// elelem serve: chat through the AI SDK UI message stream.  The page's only
-// script, served from our origin (the policy allows no inline script).  It
-// writes untrusted text with textContent only, never as HTML, and follows
-// http(s) links only.  When the answer is complete, the stored conversation is
-// shown as the server renders it.
+// elelem serve: the chat, reading elelem's UI message stream (the AI SDK
+// protocol).  The page's only script, served from our origin (the policy
+// allows no inline script).  Untrusted text is written with textContent
+// only; the one HTML it inserts is the server's rendering of an answer's
+// Markdown (/api/render, the viewer's own safe renderer), once a text block
+// is complete.  Links are followed for http(s) URLs only.
+//
+// Enter sends, Shift+Enter breaks the line; Stop cancels the stream (the
+// server keeps what arrived, as the CLI does); Retry and Edit resend a turn
+// (the server rewinds the old one with an overlay); files come by the
+// Attach button or dropped on the box.  When an answer is complete the
+// stored conversation is shown as the server renders it (one renderer).
 "use strict";
 
 (function () {
@@ -10,15 +17,23 @@
   if (!form) return;
   const token = new URLSearchParams(location.search).get("token") || "";
   const meta = (name) => {
-    const el = document.querySelector(`meta[name="${name}"]`);
-    return el ? el.getAttribute("content") : "";
+    const node = document.querySelector(`meta[name="${name}"]`);
+    return node ? node.getAttribute("content") : "";
   };
-  const modelInput = document.getElementById("chat-model");
-  const textInput = document.getElementById("chat-text");
-  const live = document.getElementById("live");
-  const status = document.getElementById("chat-status");
+  const $ = (id) => document.getElementById(id);
+  const modelInput = $("chat-model");
+  const textInput = $("chat-text");
+  const live = $("live");
+  const status = $("chat-status");
+  const sendButton = $("chat-send");
+  const stopButton = $("chat-stop");
+  const fileInput = $("chat-attach");
+  const fileList = $("chat-files");
   modelInput.value = meta("elelem-model");
   let conversation = meta("elelem-conversation");
+  let files = [];
+  let editing = null;
+  let running = null;
 
   const el = (tag, className, text) => {
     const node = document.createElement(tag);
@@ -26,39 +41,152 @@
     if (text !== undefined) node.textContent = text;
     return node;
   };
+  const safeLink = (url, text) => {
+    let parsed = null;
+    try {
+      parsed = new URL(url);
+    } catch (_) {
+      return el("span", "", text);
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+      return el("span", "", text);
+    }
+    const a = el("a", "source", text);
+    a.href = parsed.href;
+    a.rel = "noopener noreferrer nofollow";
+    a.target = "_blank";
+    return a;
+  };
+  const say = (text, isError) => {
+    status.textContent = text;
+    status.classList.toggle("error", Boolean(isError));
+  };
+  const view = (id) => `/c/${encodeURIComponent(id)}?token=${encodeURIComponent(token)}`;
 
-  function view(id) {
-    return `/c/${encodeURIComponent(id)}?token=${encodeURIComponent(token)}`;
+  // -- attachments ---------------------------------------------------------
+
+  function showFiles() {
+    fileList.replaceChildren();
+    files.forEach((file, i) => {
+      const item = el("li");
+      if (file.data !== null && file.media_type.startsWith("image/")) {
+        const img = el("img");
+        img.src = `data:${file.media_type};base64,${file.data}`;
+        img.alt = "";
+        item.append(img);
+      }
+      item.append(el("span", "name", file.name));
+      const remove = el("button", "remove", "×");
+      remove.type = "button";
+      remove.setAttribute("aria-label", `Remove ${file.name}`);
+      remove.addEventListener("click", () => {
+        files.splice(i, 1);
+        showFiles();
+      });
+      item.append(remove);
+      fileList.append(item);
+    });
   }
 
-  async function send(text) {
-    live.replaceChildren();
-    status.textContent = "sending…";
-    const answer = el("div", "answer");
-    live.append(el("div", "user", text), answer);
-    const parts = new Map();
-    const sources = el("ol", "footnotes");
-    const response = await fetch(`/api/chat?token=${encodeURIComponent(token)}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        text,
-        model: modelInput.value,
-        conversation: conversation || null,
-        web_search: document.getElementById("chat-web-search").checked,
-      }),
-    });
-    if (!response.ok) {
-      status.textContent = `refused: ${await response.text()}`;
-      return;
+  function addFiles(list) {
+    for (const file of list) {
+      // In the order chosen, whichever is read first.
+      const entry = { name: file.name, media_type: file.type || "application/octet-stream" };
+      entry.data = null;
+      files.push(entry);
+      const reader = new FileReader();
+      reader.addEventListener("load", () => {
+        const url = String(reader.result);
+        entry.data = url.slice(url.indexOf(",") + 1);
+        showFiles();
+      });
+      reader.addEventListener("error", () => {
+        files.splice(files.indexOf(entry), 1);
+        showFiles();
+        say(`could not read ${file.name}`, true);
+      });
+      reader.readAsDataURL(file);
     }
-    conversation = response.headers.get("x-elelem-conversation") || conversation;
+  }
+
+  fileInput.addEventListener("change", () => {
+    addFiles(fileInput.files);
+    fileInput.value = "";
+  });
+  form.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    form.classList.add("dragging");
+  });
+  form.addEventListener("dragleave", () => form.classList.remove("dragging"));
+  form.addEventListener("drop", (event) => {
+    event.preventDefault();
+    form.classList.remove("dragging");
+    if (event.dataTransfer && event.dataTransfer.files.length) addFiles(event.dataTransfer.files);
+  });
+
+  // -- the stream ----------------------------------------------------------
+
+  function setRunning(controller) {
+    running = controller;
+    stopButton.hidden = !controller;
+    sendButton.hidden = Boolean(controller);
+    for (const button of document.querySelectorAll(".turn-actions button")) {
+      button.disabled = Boolean(controller);
+    }
+  }
+
+  async function send(request, shownText) {
+    live.replaceChildren();
+    say("sending…");
+    const answer = el("div", "answer");
+    live.append(el("div", "user", shownText), answer);
+    const state = { parts: new Map(), sources: el("ol", "footnotes"), failed: false, run: null };
+    const controller = new AbortController();
+    setRunning(controller);
+    try {
+      const response = await fetch(`/api/chat?token=${encodeURIComponent(token)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: modelInput.value,
+          conversation: conversation || null,
+          web_search: $("chat-web-search").checked,
+          ...request,
+        }),
+        signal: controller.signal,
+      });
+      if (!response.ok) {
+        say(await response.text(), true);
+        return;
+      }
+      conversation = response.headers.get("x-elelem-conversation") || conversation;
+      history.replaceState(null, "", view(conversation));
+      say("answering…");
+      await read(response, answer, state);
+    } catch (error) {
+      if (error.name === "AbortError") {
+        if (state.sources.childElementCount) answer.append(state.sources);
+        if (state.run) render(state.run);
+        say("stopped: kept what arrived");
+        return;
+      }
+      say(`error: ${error.message}`, true);
+      return;
+    } finally {
+      setRunning(null);
+    }
+    if (state.sources.childElementCount) answer.append(state.sources);
+    if (state.failed) return;
+    say("done");
+    location.href = view(conversation);
+  }
+
+  async function read(response, answer, state) {
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
-    let failed = false;
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done) return;
       buffer += value;
       let end;
       while ((end = buffer.indexOf("\n\n")) >= 0) {
@@ -67,23 +195,54 @@
         for (const line of event.split("\n")) {
           if (!line.startsWith("data: ")) continue;
           const data = line.slice(6);
-          if (data === "[DONE]") continue;
-          failed = show(JSON.parse(data), answer, parts, sources) || failed;
+          if (data !== "[DONE]") show(JSON.parse(data), answer, state);
         }
       }
     }
-    if (sources.childElementCount) answer.append(sources);
-    if (failed) return;
-    status.textContent = "done";
-    location.href = view(conversation);
   }
 
-  function show(chunk, answer, parts, sources) {
+  // Parts shown between text blocks: the Markdown run ends before them.
+  const BREAKS = new Set([
+    "reasoning-start",
+    "data-hosted-activity",
+    "tool-input-start",
+    "tool-output-available",
+    "tool-output-error",
+    "file",
+    "data-block",
+  ]);
+
+  async function render(run) {
+    const text = run.text;
+    const response = await fetch(`/api/render?token=${encodeURIComponent(token)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text }),
+    });
+    // Rendered only if no delta came meanwhile (the next text-end renders it).
+    if (response.ok && run.text === text) {
+      run.node.innerHTML = await response.text();
+      run.node.classList.add("rendered");
+    }
+  }
+
+  function show(chunk, answer, state) {
+    const parts = state.parts;
+    if (BREAKS.has(chunk.type)) state.run = null;
     switch (chunk.type) {
       case "text-start": {
-        const node = el("div", "text", "");
-        parts.set(chunk.id, node);
-        answer.append(node);
+        // Consecutive text blocks are one Markdown run (Anthropic splits an
+        // answer in a block per citation), shown raw while it streams.
+        if (!state.run) {
+          state.run = { node: el("div", "text", ""), text: "" };
+          answer.append(state.run.node);
+        }
+        parts.set(chunk.id, state.run);
+        break;
+      }
+      case "text-end": {
+        const run = parts.get(chunk.id);
+        if (run) render(run);
         break;
       }
       case "reasoning-start": {
@@ -95,7 +254,14 @@
         answer.append(details);
         break;
       }
-      case "text-delta":
+      case "text-delta": {
+        const run = parts.get(chunk.id);
+        if (run) {
+          run.text += chunk.delta;
+          run.node.textContent = run.text;
+        }
+        break;
+      }
       case "reasoning-delta": {
         const node = parts.get(chunk.id);
         if (node) node.textContent += chunk.delta;
@@ -108,8 +274,14 @@
           parts.set(`hosted:${chunk.id}`, node);
           answer.append(node);
         }
-        node.textContent = chunk.data.status;
+        node.replaceChildren(el("span", "", chunk.data.status));
         node.dataset.state = chunk.data.state;
+        // Google's search suggestions, which must be shown with the answer.
+        for (const s of chunk.data.searchSuggestions || []) {
+          const chip = el("div", "suggestion", "Google Search: ");
+          chip.append(s.url ? safeLink(s.url, s.terms) : el("span", "", s.terms));
+          node.append(chip);
+        }
         break;
       }
       case "tool-input-available":
@@ -117,35 +289,72 @@
         break;
       case "source-url": {
         const item = el("li");
-        const url = new URL(chunk.url);
-        if (url.protocol === "https:" || url.protocol === "http:") {
-          const a = el("a", "source", chunk.title || url.hostname);
-          a.href = url.href;
-          a.rel = "noopener noreferrer nofollow";
-          a.target = "_blank";
-          item.append(a);
-        } else {
-          item.textContent = chunk.title || "";
-        }
-        sources.append(item);
+        item.append(safeLink(chunk.url, chunk.title || chunk.url));
+        state.sources.append(item);
         break;
       }
       case "source-document":
-        sources.append(el("li", "", chunk.title));
+        state.sources.append(el("li", "", chunk.title));
         break;
       case "error":
-        status.textContent = chunk.errorText;
-        return true;
+        state.failed = true;
+        say(chunk.errorText, true);
+        break;
     }
-    return false;
+  }
+
+  // -- sending -------------------------------------------------------------
+
+  function submit() {
+    if (running) return;
+    const text = textInput.value;
+    if (!text.trim() && !files.length) return;
+    if (files.some((f) => f.data === null)) {
+      say("reading the attachments…");
+      return;
+    }
+    const request = { text, files };
+    if (editing !== null) request.edit_turn = editing;
+    const shown = files.length ? `${text}\n[${files.map((f) => f.name).join(", ")}]` : text;
+    textInput.value = "";
+    files = [];
+    editing = null;
+    showFiles();
+    send(request, shown);
   }
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const text = textInput.value;
-    if (!text.trim()) return;
-    send(text).catch((error) => {
-      status.textContent = `error: ${error}`;
-    });
+    submit();
   });
+  textInput.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    } else if (event.key === "Escape" && editing !== null) {
+      editing = null;
+      textInput.value = "";
+      say("");
+    }
+  });
+  stopButton.addEventListener("click", () => {
+    if (running) running.abort();
+  });
+
+  for (const button of document.querySelectorAll(".turn-actions button")) {
+    const turn = Number(button.dataset.turn);
+    const asked = document.querySelector(`#turn-${turn} .user`);
+    const text = asked ? asked.textContent : "";
+    button.addEventListener("click", () => {
+      if (running) return;
+      if (button.classList.contains("retry")) {
+        send({ retry: true }, text);
+      } else {
+        editing = turn;
+        textInput.value = text;
+        textInput.focus();
+        say(`editing turn ${turn}: Enter sends it in place of the old one, Esc cancels`);
+      }
+    });
+  }
 })();
