@@ -53,6 +53,12 @@ def anthropic_calls(calls: Sequence[ToolCall], n: int = 1) -> Reply:
     return _anthropic(blocks, "tool_use", n)
 
 
+def anthropic_text_then_calls(text: str, calls: Sequence[ToolCall], n: int = 1) -> Reply:
+    """Text first (the answer streams, so the live region runs), then calls."""
+    blocks = [{"type": "tool_use", "id": c, "name": name, "input": args} for c, name, args in calls]
+    return _anthropic([{"type": "text", "text": text}, *blocks], "tool_use", n)
+
+
 def anthropic_text(text: str, n: int = 2) -> Reply:
     return _anthropic([{"type": "text", "text": text}], "end_turn", n)
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import ParamSpec, TypeVar
 
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.tools import Toolset, show_call
@@ -81,10 +83,14 @@ def run_turn(
         turn_options["recover"] = False
     flow: Flow[TurnResult]
     if toolset is not None and toolset.active:
-        loop = ToolLoop(toolset.all_tools(), approve=toolset.approver())
+        approve, on_call = toolset.approver(), show_call
+        if renderer is not None:
+            approve = None if approve is None else paused(renderer, approve)
+            on_call = paused(renderer, show_call)
+        loop = ToolLoop(toolset.all_tools(), approve=approve)
         turn_options["tools"] = loop.specs
         engine = TurnEngine.create(conversation, target, text, **turn_options)
-        flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=show_call)
+        flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=on_call)
     else:
         engine = TurnEngine.create(conversation, target, text, **turn_options)
         flow = engine.run()
@@ -99,6 +105,26 @@ def run_turn(
             return await drive(flow, client, conversation)
 
     return asyncio.run(go())
+
+
+_TERMINAL = threading.Lock()
+"""One question or status line on the terminal at a time (calls run at once)."""
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def paused(renderer: Renderer, write: Callable[P, T]) -> Callable[P, T]:
+    """``write`` (an approval question, a status line) with the renderer's
+    live region paused first: the live redraw would otherwise erase a
+    question the user must read and answer."""
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        with _TERMINAL:
+            renderer.pause()
+            return write(*args, **kwargs)
+
+    return call
 
 
 def check_first_request(engine: TurnEngine) -> None:

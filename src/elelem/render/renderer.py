@@ -228,6 +228,14 @@ class Renderer:
         self._line(note, "yellow")
         self.end_answer()
 
+    def pause(self) -> None:
+        """Stop the live region, printing the text it held, so what is
+        written next (a question on the terminal, a status line) stays on
+        screen instead of being redrawn over; the region comes back with the
+        next delta.  Safe from another thread while no chunk is being fed."""
+        self._stop_live()
+        self._flush_run()
+
     # -- stored content ------------------------------------------------------
 
     def user(self, text: str) -> None:

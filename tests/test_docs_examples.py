@@ -1,0 +1,239 @@
+"""Every shell example of README.md and docs/*.md runs, offline: the
+commands in fenced blocks and the ``elelem …`` code spans of the prose.
+
+Each runs in a fresh home holding the demo conversation (``elelem demo
+--keep``) against a loopback provider that answers every request with the
+demo recording, with the placeholders the docs use (``PATH``, ``ID``,
+``FILE``, ``"…"``) filled in with real files and ids.  An example that
+cannot run offline is named in :data:`NOT_OFFLINE` with the test that runs
+its substance instead; a new example that is neither runs here or fails
+:func:`test_every_example_is_known`.  The Python examples are run by
+tests/test_readme.py, tests/test_tools_doc.py and tests/test_docs_web.py;
+:func:`test_every_python_example_is_run` keeps that inventory true.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli_helpers import KEY, base_env, demo_body
+from elelem.cli import main
+from elelem.conversation import open_store
+from elelem.recordings.loopback import RecordedRequest, Reply
+from elelem.testing.servers import LoopbackServer, replay, status
+from media_fixtures import png
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+NOT_OFFLINE = {
+    "make test": "the whole suite itself (CI runs it: bash .ci/run)",
+    "elelem chat --mcp 'uvx mcp-server-time' --mcp https://mcp.example.com/mcp --approve": (
+        "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
+        "tests/test_cli_tools.py run --mcp and --approve against local servers"
+    ),
+}
+
+QUESTION = "How tall is the Eiffel Tower?"
+MODELS = (
+    b'{"data":[{"type":"model","id":"claude-sonnet-4-5-20250929","display_name":"Claude Sonnet 4.5",'
+    b'"created_at":"2025-09-29T00:00:00Z"}],"has_more":false,"first_id":null,"last_id":null}'
+)
+
+
+def _shell_lines(text: str) -> Iterator[str]:
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang not in ("sh", "bash", "console", "text", ""):
+            continue
+        for line in body.splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if re.match(r"(make |elelem |[A-Z_]+=\S* elelem )", command):
+                yield command
+
+
+def _spans(text: str) -> Iterator[str]:
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for span in re.findall(r"`([^`]+)`", prose):
+        command = " ".join(span.split())
+        # "elelem ask / Client.stream / elelem.send" names entry points: prose.
+        if re.match(r"(cat \S+ \| )?elelem [a-z]", command) and " / " not in command:
+            yield command
+
+
+def examples() -> list[str]:
+    """Every shell example of the docs, each once, in document order."""
+    seen: dict[str, None] = {}
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for command in [*_shell_lines(text), *_spans(text)]:
+            seen.setdefault(command, None)
+    return list(seen)
+
+
+def test_every_example_is_known() -> None:
+    found = examples()
+    assert len(found) >= 25
+    assert set(NOT_OFFLINE) <= set(found), "an excused example left the docs"
+
+
+def test_every_python_example_is_run() -> None:
+    counts = {
+        doc.name: len(re.findall(r"```python\n", doc.read_text(encoding="utf-8"))) for doc in DOCS
+    }
+    assert {k: v for k, v in counts.items() if v} == {
+        "README.md": 1,  # tests/test_readme.py
+        "tools.md": 1,  # tests/test_tools_doc.py
+        "web.md": 1,  # tests/test_docs_web.py
+    }
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """A working folder with the example files, a store holding the demo
+    conversation, and a provider that answers as the demo recording."""
+    body = demo_body()
+    work = tmp_path / "work"
+    (work / "mypackage").mkdir(parents=True)
+    (work / "mypackage" / "__init__.py").write_text("")
+    tool = 'def get_weather(city: str) -> str:\n    """The weather."""\n    return "18°C"\n'
+    (work / "mypackage" / "tools.py").write_text(tool)
+    (work / "tools.py").write_text(tool)
+    (work / "screenshot.png").write_bytes(png())
+    (work / "report.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    (work / "notes.txt").write_text("Some notes about the tower.\n")
+    (work / "shot.png").write_bytes(png())
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+
+    def answer(request: RecordedRequest) -> Reply:
+        if request.path.startswith("/v1/models"):
+            return status(200, MODELS)
+        return replay(body)
+
+    with LoopbackServer(answer, lifetime=120) as server:
+        env = base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
+        env["ELELEM_MODEL"] = "anthropic:claude-sonnet-4-5"
+        played = CliRunner().invoke(main, ["demo", "--pace", "0", "--keep"], env=env)
+        assert played.exit_code == 0, played.stderr
+        yield env
+
+
+def _conversation_id(env: dict[str, str]) -> str:
+    store = open_store(Path(env["ELELEM_HOME"]) / "elelem.db")
+    try:
+        return str(store.list_conversations()[0].id)
+    finally:
+        store.close()
+
+
+def filled(command: str, env: dict[str, str], work: Path) -> list[tuple[list[str], str | bytes]]:
+    """The argv (without ``elelem``) and stdin of an example, its placeholders
+    filled in; ``keys set/list/path/remove`` is four commands."""
+    stdin: str | bytes = ""
+    if command.startswith("cat "):
+        piped, _, command = command.partition(" | ")
+        stdin = (work / piped.split()[1]).read_bytes()
+    words = shlex.split(command.replace("…", QUESTION))
+    assert words[0] == "elelem", command
+    words = words[1:]
+    if words[:2] == ["keys", "set/list/path/remove"]:
+        return [
+            (["keys", "set", "anthropic"], KEY),
+            (["keys", "list"], ""),
+            (["keys", "path"], ""),
+            (["keys", "remove", "anthropic"], ""),
+        ]
+    out = []
+    for i, word in enumerate(words):
+        before = words[i - 1] if i else ""
+        if word in ("[ID]", "ID", "ID..."):
+            out.append(_conversation_id(env))
+        elif word in ("PROMPT",):
+            out.append(QUESTION)
+        elif word == "PATH":
+            out.append(str(ROOT / "src" / "elelem" / "data" / "demo.yaml"))
+        elif word == "FILE" and before == "-o":
+            out.append(str(work / "out.html"))
+        elif word == "FILE" and before == "-a":
+            out.append(str(work / "screenshot.png"))
+        elif word == "FILE":
+            out.append(str(work / "exported.json"))
+        elif word == "PROVIDER":
+            out.append("anthropic")
+            stdin = KEY
+        elif word == "[PROVIDER]":
+            continue
+        elif re.fullmatch(r"\[[^]]*\|[^]]*\]", word):
+            out.append(word[1:-1].split("|")[0])  # [5m|1h|24h]: one of them
+        else:
+            out.append(word)
+    if (
+        out[0] == "ask"
+        and not stdin
+        and (out[-1].startswith("-") or out[-2:-1] in (["-a"], ["--cache"]))
+    ):
+        out.append(QUESTION)  # a form shown without its question
+    if out[0] == "chat":
+        stdin = "hello\n"
+    return [(out, stdin)]
+
+
+RUNNABLE = [c for c in examples() if c not in NOT_OFFLINE]
+
+
+@pytest.mark.parametrize("command", RUNNABLE)
+def test_the_example_runs(command: str, home: dict[str, str]) -> None:
+    work = Path.cwd()
+    if command.startswith("make "):
+        # -o: the virtualenv counts as installed (the suite runs inside it).
+        done = subprocess.run(
+            ["make", "-o", ".venv/.installed", *command.split()[1:]],
+            cwd=ROOT,
+            env={**home, "PATH": home["PATH"]},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return
+    if "=" in command.split()[0]:
+        command = command.split(" ", 1)[1]  # the key is in the environment already
+    if command.split()[:2] == ["elelem", "serve"]:
+        _serve(home)
+        return
+    if command.startswith("elelem import"):
+        exported = CliRunner().invoke(main, ["export", "-o", str(work / "exported.json")], env=home)
+        assert exported.exit_code == 0, exported.stderr
+        home = {**home, "ELELEM_HOME": str(work / "another-home")}  # a store without it
+    for argv, stdin in filled(command, home, work):
+        result = CliRunner().invoke(main, argv, env=home, input=stdin)
+        assert result.exception is None or isinstance(result.exception, SystemExit), argv
+        assert result.exit_code == 0, (argv, result.stderr)
+
+
+def _serve(env: dict[str, str]) -> None:
+    """``elelem serve`` prints its URL and serves until stopped (on a free
+    port here: 8377 may be taken by another run)."""
+    elelem = str(Path(__import__("sys").executable).with_name("elelem"))
+    with subprocess.Popen(
+        [elelem, "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+            assert re.fullmatch(r"elelem serve: open http://127\.0\.0\.1:\d+/\?token=\S+\n", first)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
