@@ -576,3 +576,24 @@ def test_any_split_of_the_text_gives_the_same_block_and_citations(cuts: list[int
     (block,) = _result(*chunks).blocks
     assert isinstance(block, TextBlock) and block.text == NON_ASCII
     assert [a.range for a in block.attributions] == [(19, 28), (5, 10)]
+
+
+def test_a_misaligned_segment_is_realigned_by_its_text_and_says_so() -> None:
+    # ai.google.dev/gemini-api/docs/google-search: a support's segment holds
+    # byte offsets into the response text and the text itself; offsets seen
+    # a few bytes off still name their text, which is found where it is.
+    piece = "Über gut!"
+    right = _seg(NON_ASCII, piece)
+    off = {**right, "startIndex": right["startIndex"] - 3, "endIndex": right["endIndex"] - 3}
+    metadata = {
+        "groundingChunks": [{"web": {"uri": "https://a.example/1", "title": "a.example"}}],
+        "groundingSupports": [{"segment": off, "groundingChunkIndices": [0]}],
+    }
+    result = _result(_chunk([{"text": NON_ASCII}], finishReason="STOP", groundingMetadata=metadata))
+    (block, *_) = result.content
+    assert isinstance(block, TextBlock)
+    ((attribution),) = block.attributions
+    assert attribution.range == (19, 28) and NON_ASCII[19:28] == piece
+    assert (
+        attribution.replay is not None and attribution.replay.value["realigned"] == "segment.text"
+    )

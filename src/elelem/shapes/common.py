@@ -52,7 +52,9 @@ from elelem.vocabulary import (
     TextBlock,
     UnknownBlock,
     block_mapping,
+    block_type,
 )
+from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
@@ -247,6 +249,35 @@ def mapped_part(part: object, shape: str, provider: str) -> dict[str, Any] | Non
     return dict(wire)
 
 
+def own_block(part: object, shape: str, provider: str) -> dict[str, Any] | None:
+    """A registered (plugin) block type in a message ``provider`` produced,
+    for native replay: its encoder's form for ``shape`` where it has one,
+    else the block's own JSON object, which is the provider's block as it
+    came (the assembler built the plugin type from it), replayed verbatim as
+    an unknown block would be.  None for anything else (a core block, a
+    block holding bytes)."""
+    wire = mapped_part(part, shape, provider)
+    if wire is not None:
+        return wire
+    if not isinstance(part, msgspec.Struct) or type(part) in CORE_BLOCK_TYPES:
+        return None
+    if block_type(part_type(part)) is not type(part):
+        return None
+    try:
+        value = msgspec.to_builtins(part, enc_hook=_json_only)
+    except _NotJSON:
+        return None  # bytes have their own wire form, never guessed: the caller reports it
+    return value if isinstance(value, dict) else None
+
+
+class _NotJSON(Exception):
+    """A block holding a value that is no JSON (a blob's bytes)."""
+
+
+def _json_only(obj: object) -> object:
+    raise _NotJSON(type(obj).__name__)
+
+
 def part_type(part: object) -> str:
     """The ``type`` tag of a block or hosted transition (an unknown block's own tag)."""
     if isinstance(part, UnknownBlock):
@@ -340,6 +371,7 @@ __all__ = [
     "hosted_lines_and_text",
     "malformed",
     "merge_extra",
+    "own_block",
     "part_type",
     "status_error_class",
     "stream_event",

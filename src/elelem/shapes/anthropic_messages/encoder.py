@@ -35,6 +35,7 @@ from elelem.shapes.common import (
     hosted_activity_line,
     mapped_part,
     merge_extra,
+    own_block,
     part_type,
     stream_event,
     stream_event_drop,
@@ -178,8 +179,8 @@ def _native_content(
             dropped.items.append(stream_event_drop(at, part))
         elif isinstance(part, UnknownBlock):
             out.append(dict(part.raw))
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)  # a plugin block type's own Anthropic form
+        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
+            out.append(wire)  # a plugin block type's own Anthropic form, or the block as it came
         else:  # a registered block type this shape has no mapping for
             dropped.add(at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
     return out

@@ -30,6 +30,7 @@ from elelem.shapes.common import (
     hosted_activity_line,
     mapped_part,
     merge_extra,
+    own_block,
     part_type,
     stream_event,
     stream_event_drop,
@@ -227,6 +228,8 @@ def assistant_wire(
                 content.append(wire)
         elif isinstance(part, UnknownBlock) and stream_event(part):
             dropped.items.append(stream_event_drop(where, part))
+        elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
+            content.append(own)  # a plugin's type for a block Bedrock sent
         else:
             dropped.add(
                 where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"

@@ -23,6 +23,7 @@ from elelem.shapes.common import (
     hosted_activity_line,
     mapped_part,
     merge_extra,
+    own_block,
     part_type,
     system_text,
     without_remote_mcp,
@@ -188,7 +189,7 @@ def _native_parts(
             out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, at))
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
+        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
             out.append(wire)  # a plugin block type's own Gemini part
         else:
             dropped.add(at, part_type(part), UNSUPPORTED, "no Gemini mapping")

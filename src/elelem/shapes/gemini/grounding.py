@@ -5,8 +5,10 @@ A support's ``segment`` gives UTF-8 *byte* offsets over the whole response
 text (every non-thought text part, in order); an attribution range is in
 code points over one text block.  Each range is converted, then verified by
 slicing: the slice must decode cleanly and equal ``segment.text``.  A range
-that fails is dropped (the attribution keeps its source and the raw support,
-with no range) rather than stored stale.
+that fails is realigned by its text where the block holds ``segment.text``
+(the occurrence nearest the offsets the wire gave; the replay payload says
+``"realigned": "segment.text"``), and else dropped (the attribution keeps its
+source and the raw support, with no range) rather than stored stale.
 """
 
 from __future__ import annotations
@@ -49,6 +51,28 @@ def code_point_range(
         return None
     first = len(before)
     return (first, first + len(inside))
+
+
+def realigned_range(
+    block: bytes, block_start: int, segment: Mapping[str, Any]
+) -> tuple[int, int] | None:
+    """The code-point span of ``segment.text`` in the block, where its
+    offsets did not hold it: the occurrence nearest the start the wire gave
+    (recorders and servers have been seen off by a few bytes), or None when
+    the block does not hold that text."""
+    expected = segment.get("text")
+    if not isinstance(expected, str) or not expected:
+        return None
+    text = block.decode("utf-8")
+    claimed = len(
+        block[: max(0, wire_int(segment.get("startIndex")) - block_start)].decode("utf-8", "ignore")
+    )
+    found, at = None, text.find(expected)
+    while at != -1:
+        if found is None or abs(at - claimed) < abs(found - claimed):
+            found = at
+        at = text.find(expected, at + 1)
+    return None if found is None else (found, found + len(expected))
 
 
 def chunk_source(chunk: Mapping[str, Any]) -> tuple[Source, str | None]:
@@ -99,6 +123,10 @@ def support_attributions(
         if not block_start <= start < block_start + len(block):
             continue
         span = code_point_range(block, block_start, segment)
+        realigned = False
+        if span is None:
+            span = realigned_range(block, block_start, segment)
+            realigned = span is not None
         indices = support.get("groundingChunkIndices")
         for index in indices if isinstance(indices, list) else []:
             n = wire_int(index, -1)
@@ -107,6 +135,8 @@ def support_attributions(
                 chunk_source(raw_chunk) if isinstance(raw_chunk, Mapping) else (Source(), None)
             )
             value = {"support": dict(support), "chunk_index": n, "chunk": raw_chunk}
+            if realigned:
+                value["realigned"] = "segment.text"
             out.append(
                 Attribution(
                     source=source,

@@ -25,6 +25,7 @@ from elelem.shapes.common import (
     hosted_lines_and_text,
     mapped_part,
     merge_extra,
+    own_block,
     part_type,
     stream_event,
     stream_event_drop,
@@ -190,6 +191,10 @@ def native_assistant(
             dropped.add(
                 f"content[{i}]", "hosted", UNSUPPORTED, f"{part.name}: no Chat Completions form"
             )
+        elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
+            # A plugin's type for a part this server sent: back as it came.
+            parts.append(own)
+            unknown_at[i] = part_type(part)
         else:
             dropped.add(
                 f"content[{i}]",

@@ -26,6 +26,7 @@ from elelem.shapes.common import (
     hosted_activity_line,
     mapped_part,
     merge_extra,
+    own_block,
     part_type,
     stream_event,
     stream_event_drop,
@@ -276,6 +277,8 @@ class _Input:
                 kind = "image" if isinstance(part, ImageBlock) else "document"
                 detail = "Responses takes none in an assistant message"
                 self.dropped.add(where, kind, UNSUPPORTED, detail)
+            elif (own := own_block(part, ACCEPTS.shape, self.provider)) is not None:
+                self.add(own)  # a plugin's type for an item the provider sent
             else:
                 self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
 
