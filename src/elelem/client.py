@@ -123,6 +123,11 @@ class Client:
     response (:class:`~elelem.transport.RequestHook`; e.g.
     :class:`elelem.telemetry.GenAITracer`).  A client's connections belong to
     the event loop that first used it: make one client per ``asyncio.run``.
+    ``credentials`` maps cloud provider names to credential objects used
+    instead of those the environment names: a ``google.auth`` credentials
+    object for ``vertex`` and ``vertex-anthropic``, an Azure
+    ``TokenCredential`` for ``azure``, ``azure-chat`` and ``azure-anthropic``
+    (their tokens are refreshed before they expire, off the event loop).
     """
 
     def __init__(
@@ -138,6 +143,7 @@ class Client:
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
         hooks: Sequence[RequestHook] = (),
+        credentials: Mapping[str, Any] | None = None,
     ) -> None:
         policy = retry if retry is not None else CLIENT_RETRY_POLICY
         if max_retries is not None:
@@ -149,6 +155,7 @@ class Client:
         self._env = env
         self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
+        self.catalog.credentials.update(credentials or {})
         self._api_keys = dict(api_keys or {})
         self._driver = Driver(
             http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy, hooks=hooks
