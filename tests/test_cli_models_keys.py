@@ -121,7 +121,10 @@ def test_models_lists_offline_with_defaults_and_aliases(env: dict[str, str]) -> 
         "anthropic:claude-3-5-haiku-latest\n"
     )
     as_json = run(env, "models", "deepseek", "--json")
-    assert [json.loads(line) for line in as_json.stdout.splitlines()] == [
+    # Each record also carries the model's limits (tests/test_model_catalog.py).
+    named = ("provider", "model", "address", "default", "aliases")
+    lines = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert [{k: line[k] for k in named} for line in lines] == [
         {
             "provider": "deepseek",
             "model": "deepseek-chat",

@@ -45,6 +45,7 @@ import msgspec
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
 from elelem.errors import StreamError
 from elelem.outputs import output_format, parse_output
+from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.stream import AssembledResponse
 from elelem.transport import (
@@ -263,6 +264,19 @@ class Client:
         endpoint, shape, neutral = self.prepare(model, messages, **request)
         return await self._driver.complete(endpoint, shape, neutral, timeouts=timeouts)
 
+    def check(
+        self, model: str | Target, messages: Messages, **request: Any
+    ) -> tuple[ModelWarning, ...]:
+        """What the model catalog expects this request to hit, before it is
+        sent (no I/O): an unknown model id close to a known one, a
+        deprecated model, an estimate over the context window, an
+        attachment of a kind the model does not take, tools or a schema it
+        cannot follow (see :mod:`elelem.preflight`).  ``request``: as for
+        :meth:`stream`."""
+        target = self.target(model)
+        _, _, neutral = self.prepare(target, messages, **request)
+        return preflight(target.spec.name, target.model, neutral)
+
     async def count_tokens(
         self,
         model: str | Target,
@@ -407,6 +421,12 @@ class SyncClient:
         stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
         stream.output_type = output_type
         return stream
+
+    def check(
+        self, model: str | Target, messages: Messages, **request: Any
+    ) -> tuple[ModelWarning, ...]:
+        """As :meth:`Client.check`."""
+        return self._client.check(model, messages, **request)
 
     def count_tokens(
         self,

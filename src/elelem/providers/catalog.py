@@ -270,6 +270,25 @@ def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) 
     )
 
 
+_GOOGLE = "https://aiplatform.googleapis.com"
+_AZURE = "https://{resource}.openai.azure.com/openai/v1"
+_FOUNDRY = "https://{resource}.services.ai.azure.com/anthropic"
+
+
+def _cloud(
+    name: str, shape: str, base_url: str, key_env: str, header: str, scope: str, **more: Any
+) -> ProviderSpec:
+    # A cloud provider: a key (sent bare in `header`) when one is set, else
+    # the cloud's credentials (:mod:`elelem.providers.clouds`).
+    cloud = "vertex" if base_url == _GOOGLE else "azure"
+    keys = (key_env,) if key_env else ()
+    scheme = "Bearer" if header == "authorization" else ""
+    return ProviderSpec(
+        name, shape, base_url, keys, auth_header=header, auth_scheme=scheme,
+        key_required=False, cloud=cloud, token_scope=scope, **more,
+    )  # fmt: skip
+
+
 BUILTIN: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         "anthropic",
@@ -328,57 +347,28 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
     _chat("zai", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
     _chat("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN"),
-    ProviderSpec(
-        "vertex",
-        "gemini",
-        "https://aiplatform.googleapis.com",
-        ("GOOGLE_VERTEX_API_KEY",),
-        auth_header="x-goog-api-key",
-        auth_scheme="",
-        key_required=False,
-        cloud="vertex",
+    _cloud("vertex", "gemini", _GOOGLE, "GOOGLE_VERTEX_API_KEY", "x-goog-api-key", ""),
+    _cloud("vertex-anthropic", "anthropic_messages", _GOOGLE, "", "authorization", ""),
+    _cloud(
+        "azure", "openai_responses", _AZURE, "AZURE_OPENAI_API_KEY", "api-key", AZURE_OPENAI_SCOPE
     ),
-    ProviderSpec(
-        "vertex-anthropic",
-        "anthropic_messages",
-        "https://aiplatform.googleapis.com",
-        key_required=False,
-        cloud="vertex",
-    ),
-    ProviderSpec(
-        "azure",
-        "openai_responses",
-        "https://{resource}.openai.azure.com/openai/v1",
-        ("AZURE_OPENAI_API_KEY",),
-        auth_header="api-key",
-        auth_scheme="",
-        key_required=False,
-        cloud="azure",
-        token_scope=AZURE_OPENAI_SCOPE,
-    ),
-    ProviderSpec(
+    _cloud(
         "azure-chat",
         "openai_chat",
-        "https://{resource}.openai.azure.com/openai/v1",
-        ("AZURE_OPENAI_API_KEY",),
-        auth_header="api-key",
-        auth_scheme="",
-        key_required=False,
+        _AZURE,
+        "AZURE_OPENAI_API_KEY",
+        "api-key",
+        AZURE_OPENAI_SCOPE,
         dialect="azure",
-        cloud="azure",
-        token_scope=AZURE_OPENAI_SCOPE,
     ),
-    ProviderSpec(
+    _cloud(
         "azure-anthropic",
         "anthropic_messages",
-        "https://{resource}.services.ai.azure.com/anthropic",
-        ("ANTHROPIC_FOUNDRY_API_KEY",),
-        auth_header="x-api-key",
-        auth_scheme="",
+        _FOUNDRY,
+        "ANTHROPIC_FOUNDRY_API_KEY",
+        "x-api-key",
+        FOUNDRY_SCOPE,
         base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",),
-        key_required=False,
-        cloud="azure",
-        token_scope=FOUNDRY_SCOPE,
     ),
     ProviderSpec(
         "bedrock",
