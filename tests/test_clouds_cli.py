@@ -22,7 +22,15 @@ from cloud_helpers import (
     rsa_key,
     service_account_file,
 )
-from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, replay, sse_body, status
+from elelem.testing.servers import (
+    LoopbackServer,
+    RecordedRequest,
+    Reply,
+    Send,
+    replay,
+    sse_body,
+    status,
+)
 from test_contract_stream import SAMPLES
 
 
@@ -153,3 +161,54 @@ def test_ask_azure_with_an_api_key_that_the_server_echoes(tmp_path: Path) -> Non
     assert_nowhere(
         [key, key[:12]], result.stdout, result.stderr, store=store_bytes(tmp_path / "home")
     )
+
+
+def metadata_server(model_reply: Reply) -> LoopbackServer:
+    """A Compute Engine metadata server (project, service account, token)
+    that also serves the model's reply on any other path."""
+    flavor = {"metadata-flavor": "Google"}
+
+    def answer(request: RecordedRequest) -> Reply:
+        path = request.path
+        if not path.startswith("/computeMetadata/") and path != "/":
+            return model_reply
+        if path.startswith("/computeMetadata/v1/project/project-id"):
+            return Reply(200, {"content-type": "text/plain", **flavor}, (Send(b"proj-gce"),))
+        if "/service-accounts/default/token" in path:
+            value = {"access_token": GCE_TOKEN, "expires_in": 3599, "token_type": "Bearer"}
+        elif "/service-accounts/default/" in path:
+            value = {"email": "sa@proj-gce.iam.gserviceaccount.com", "aliases": ["default"],
+                     "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}  # fmt: skip
+        else:  # the ping that tells google-auth it runs on Google Cloud
+            return Reply(200, {"content-type": "text/plain", **flavor}, (Send(b""),))
+        body = json.dumps(value).encode()
+        return Reply(200, {"content-type": "application/json", **flavor}, (Send(body),))
+
+    return LoopbackServer(answer)
+
+
+GCE_TOKEN = "ya29.metadata-server-token-0123456789"
+
+
+def test_ask_vertex_with_the_metadata_server(tmp_path: Path) -> None:
+    body = sse_body(SAMPLES["gemini"]().frames)
+    with metadata_server(replay(body)) as server:
+        host = server.url.removeprefix("http://")
+        env = base_env(
+            tmp_path,
+            GCE_METADATA_HOST=host,
+            GCE_METADATA_IP=host,
+            ELELEM_VERTEX_BASE_URL=server.url,
+        )
+        result = run(env, "ask", "-m", "vertex:gemini-2.5-flash", "hi")
+    assert result.returncode == 0, result.stderr
+    assert "Hello, wörld ✓" in result.stdout
+    sent = [r for r in server.requests if r.path.startswith("/v1/")]
+    assert [r.path for r in sent] == [
+        "/v1/projects/proj-gce/locations/global/publishers/google/models/"
+        "gemini-2.5-flash:streamGenerateContent?alt=sse"
+    ]
+    assert sent[0].headers["authorization"] == f"Bearer {GCE_TOKEN}"
+    token_asks = [r for r in server.requests if "/default/token" in r.path]
+    assert token_asks[0].headers["metadata-flavor"] == "Google"
+    assert_nowhere([GCE_TOKEN], result.stdout, result.stderr, store=store_bytes(tmp_path / "home"))
