@@ -97,7 +97,16 @@ ROUTES: dict[str, tuple[str, tuple[str, str], Route | None, str, str]] = {
         "/openai/v1/chat/completions",
         "/openai/v1/chat/completions",
     ),
+    "azure-anthropic": (
+        "anthropic_messages",
+        ("/v1/messages", "/v1/messages"),
+        None,
+        "/anthropic/v1/messages",
+        "/anthropic/v1/messages",
+    ),
 }
+BASES = {"azure": "/openai/v1", "azure-chat": "/openai/v1", "azure-anthropic": "/anthropic"}
+"""The path of each Azure resource's base URL (Vertex's is the host alone)."""
 
 
 def interactions_of(root: Path, shape: str) -> list[Interaction]:
@@ -140,7 +149,7 @@ def test_the_corpus_through_a_cloud_route(corpus: Path, route_name: str) -> None
 
     async def main(server: LoopbackServer) -> None:
         driver = Driver()
-        base = server.url if route is not None else server.url + "/openai/v1"
+        base = server.url + BASES.get(route_name, "")
         try:
             for interaction in cases:
                 provider = recorded_provider(interaction, shape_name)
