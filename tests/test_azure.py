@@ -155,7 +155,7 @@ def test_an_entra_failure_is_an_authentication_error() -> None:
             ask(Client(env=env, credentials={"azure": Refusing()}), "azure:d")
     assert server.model_requests() == []
     assert str(caught.value) == (
-        f"provider azure: Entra ID: Entra ID gave no token for {OPENAI_SCOPE}: "
+        f"provider azure: Entra ID: no token for {OPENAI_SCOPE}: "
         "AADSTS7000215: Invalid client secret provided."
     )
 

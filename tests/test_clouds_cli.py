@@ -212,3 +212,22 @@ def test_ask_vertex_with_the_metadata_server(tmp_path: Path) -> None:
     token_asks = [r for r in server.requests if "/default/token" in r.path]
     assert token_asks[0].headers["metadata-flavor"] == "Google"
     assert_nowhere([GCE_TOKEN], result.stdout, result.stderr, store=store_bytes(tmp_path / "home"))
+
+
+def test_no_cloud_credentials_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    closed = "127.0.0.1:9"  # nothing listens: not on Google Cloud
+    env = base_env(tmp_path, GCE_METADATA_HOST=closed, GCE_METADATA_IP=closed)
+    vertex = run(env, "ask", "-m", "vertex:gemini-2.5-flash", "hi")
+    assert vertex.returncode == 2
+    assert vertex.stderr.startswith(
+        "elelem: provider vertex: Google credentials: none found: set "
+        "GOOGLE_APPLICATION_CREDENTIALS to a service-account file, run `gcloud auth "
+        "application-default login`, or run on Google Cloud ("
+    )
+    assert vertex.stderr.count("\n") == 1
+    azure = run(env, "ask", "-m", "azure:dep", "hi")
+    assert (azure.returncode, azure.stderr) == (
+        2,
+        "elelem: provider azure: which Azure resource? set AZURE_OPENAI_ENDPOINT, "
+        "AZURE_RESOURCE_NAME or AZURE_OPENAI_RESOURCE or ELELEM_AZURE_BASE_URL\n",
+    )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import warnings
 from collections.abc import Mapping
@@ -114,7 +115,7 @@ def google_credentials(env: Mapping[str, str], where: str) -> tuple[Any, str | N
         credentials, project = auth.default(scopes=[GOOGLE_SCOPE])
     except exceptions.DefaultCredentialsError as exc:
         raise ConfigError(
-            f"{where}: no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS to a "
+            f"{where}: none found: set GOOGLE_APPLICATION_CREDENTIALS to a "
             f"service-account file, run `gcloud auth application-default login`, or run "
             f"on Google Cloud ({exc})"
         ) from None
@@ -187,9 +188,7 @@ class AzureTokenSource:
         try:
             token = self.credential.get_token(self.scope)
         except failures as exc:
-            raise AuthenticationError(
-                f"{self._where}: Entra ID gave no token for {self.scope}: {exc}"
-            ) from None
+            raise AuthenticationError(f"{self._where}: no token for {self.scope}: {exc}") from None
         expires = getattr(token, "expires_on", None)
         expiry = datetime.fromtimestamp(expires, UTC) if isinstance(expires, int | float) else None
         return str(getattr(token, "token", "") or ""), expiry
@@ -206,6 +205,10 @@ def azure_default_credential(where: str) -> Any:
     """``azure.identity.DefaultAzureCredential()`` (environment, workload
     identity, managed identity, Azure CLI, …)."""
     identity = _module("azure.identity", "azure", where)
+    # azure-identity logs each failed attempt as a warning; with no handler
+    # configured Python prints it on stderr, beside the typed error that
+    # already says the same.  A handler of the caller's still gets them.
+    logging.getLogger("azure.identity").addHandler(logging.NullHandler())
     return identity.DefaultAzureCredential()
 
 
