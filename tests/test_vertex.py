@@ -366,6 +366,16 @@ def test_no_project_anywhere_is_a_config_error(tmp_path: Path) -> None:
     )
 
 
+def test_a_config_file_base_url_is_kept(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[providers.vertex]\nbase_url = "https://vertex-proxy.example"\n', encoding="utf-8"
+    )
+    env = {"ELELEM_CONFIG": str(config), "GOOGLE_VERTEX_API_KEY": "AQ.express-key-0123456789"}
+    located = {**env, "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    assert Client(env=located).target(GEMINI).endpoint.base_url == "https://vertex-proxy.example"
+
+
 def test_project_and_location_from_the_config_file(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(

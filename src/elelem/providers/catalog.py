@@ -34,7 +34,7 @@ import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers.cloud_credentials import AZURE_OPENAI_SCOPE, FOUNDRY_SCOPE
-from elelem.providers.clouds import Signers, cloud_endpoint
+from elelem.providers.clouds import VERTEX_GLOBAL, Signers, cloud_endpoint
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
 from elelem.shapes.registry import shape_named
@@ -270,7 +270,7 @@ def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) 
     )
 
 
-_GOOGLE = "https://aiplatform.googleapis.com"
+_GOOGLE = VERTEX_GLOBAL
 _AZURE = "https://{resource}.openai.azure.com/openai/v1"
 _FOUNDRY = "https://{resource}.services.ai.azure.com/anthropic"
 

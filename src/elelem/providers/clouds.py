@@ -60,6 +60,9 @@ from elelem.wire import EncodedRequest
 VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
 """The ``anthropic_version`` Claude on Vertex AI takes in the body."""
 
+VERTEX_GLOBAL = "https://aiplatform.googleapis.com"
+"""Vertex AI's global endpoint (the built-in base URL of both Vertex providers)."""
+
 PROJECT_ENV = ("GOOGLE_CLOUD_PROJECT", "GOOGLE_VERTEX_PROJECT")
 LOCATION_ENV = ("GOOGLE_CLOUD_LOCATION", "GOOGLE_VERTEX_LOCATION")
 DEFAULT_LOCATION = "global"
@@ -188,12 +191,13 @@ def vertex_location(spec: CloudSpec, env: Mapping[str, str]) -> str:
 
 
 def vertex_base_url(spec: CloudSpec, env: Mapping[str, str], location: str) -> str:
-    """The override variable's URL, else the host of ``location``."""
-    overridden = spec.resolve_base_url(env)
-    if overridden != spec.base_url:
-        return overridden
+    """The override variable's URL or a config file's ``base_url``, else the
+    host of ``location``."""
+    chosen = spec.resolve_base_url(env)
+    if chosen != VERTEX_GLOBAL:
+        return chosen
     if location == "global":
-        return "https://aiplatform.googleapis.com"
+        return VERTEX_GLOBAL
     return f"https://{location}-aiplatform.googleapis.com"
 
 
@@ -334,6 +338,7 @@ __all__ = [
     "LOCATION_ENV",
     "PROJECT_ENV",
     "VERTEX_ANTHROPIC_VERSION",
+    "VERTEX_GLOBAL",
     "CloudSpec",
     "Signers",
     "azure_base_url",
