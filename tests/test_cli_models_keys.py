@@ -290,6 +290,7 @@ def test_keys_set_from_stdin_list_path_and_use(env: dict[str, str], tmp_path: Pa
     assert lines["anthropic"] == f"set (keys file {file})"
     assert lines["openai"] == "set ($OPENAI_API_KEY)"
     assert lines["ollama"] == "no key needed"
+    assert lines["vertex"] == "not set: the cloud's credentials are used (see `elelem providers`)"
     assert lines["deepseek"] == "not set"
     # The saved key is sent; the environment wins over it.
     for extra, sent in (({}, KEY), ({"ANTHROPIC_API_KEY": "sk-from-env"}, "sk-from-env")):
