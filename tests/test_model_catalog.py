@@ -15,7 +15,7 @@ from elelem import Client
 from elelem.preflight import ModelWarning, preflight
 from elelem.providers.capabilities import ModelInfo, as_record, model_info, with_remote
 from elelem.providers.listing import RemoteModel, list_remote_models
-from elelem.providers.models import known_models
+from elelem.providers.models import DEFAULT_MODELS, known_models
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.transport import Endpoint
 from elelem.vocabulary import (
@@ -37,7 +37,7 @@ PNG = bytes.fromhex(
 
 
 def test_every_built_in_model_has_limits() -> None:
-    for provider, model in known_models():
+    for provider, model in [*known_models(), *DEFAULT_MODELS.items()]:
         info = model_info(provider, model)
         where = f"{provider}:{model}"
         assert info.context_window is not None and info.context_window >= 64000, where

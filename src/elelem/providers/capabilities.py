@@ -69,16 +69,19 @@ def _snapshot() -> Any:
 
 def database_entry(provider: str, model: str) -> tuple[int | None, bool | None] | None:
     """``(context window, deprecated)`` from genai-prices, or None when it
-    does not list the model for this provider."""
-    provider_id = PROVIDER_IDS.get(provider)
-    if provider_id is None:
-        return None
+    does not list the model: under this provider, else (a gateway or host
+    serving another maker's model) under the maker the database finds."""
     family = family_of(model)
-    for ref in dict.fromkeys((model, model.partition("@")[0], family or "")):
-        if not ref:
-            continue
+    refs = [r for r in dict.fromkeys((model, model.partition("@")[0], family or "")) if r]
+    provider_id = PROVIDER_IDS.get(provider)
+    tries: list[tuple[str, str | None]] = []
+    if provider_id is not None:
+        tries = [(r, provider_id) for r in refs]
+    if family is not None:
+        tries.append((family, None))
+    for ref, where in tries:
         try:
-            _, info = _snapshot().find_provider_model(ref, None, provider_id, None)
+            _, info = _snapshot().find_provider_model(ref, None, where, None)
         except LookupError:
             continue
         return info.context_window, info.deprecated

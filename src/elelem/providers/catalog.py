@@ -33,8 +33,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
-from elelem.providers.cloud_credentials import AZURE_OPENAI_SCOPE, FOUNDRY_SCOPE
-from elelem.providers.clouds import VERTEX_GLOBAL, Signers, cloud_endpoint
+from elelem.providers.clouds import CLOUD_PROVIDERS, Signers, cloud_endpoint
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
 from elelem.shapes.registry import shape_named
@@ -270,25 +269,6 @@ def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) 
     )
 
 
-_GOOGLE = VERTEX_GLOBAL
-_AZURE = "https://{resource}.openai.azure.com/openai/v1"
-_FOUNDRY = "https://{resource}.services.ai.azure.com/anthropic"
-
-
-def _cloud(
-    name: str, shape: str, base_url: str, key_env: str, header: str, scope: str, **more: Any
-) -> ProviderSpec:
-    # A cloud provider: a key (sent bare in `header`) when one is set, else
-    # the cloud's credentials (:mod:`elelem.providers.clouds`).
-    cloud = "vertex" if base_url == _GOOGLE else "azure"
-    keys = (key_env,) if key_env else ()
-    scheme = "Bearer" if header == "authorization" else ""
-    return ProviderSpec(
-        name, shape, base_url, keys, auth_header=header, auth_scheme=scheme,
-        key_required=False, cloud=cloud, token_scope=scope, **more,
-    )  # fmt: skip
-
-
 BUILTIN: tuple[ProviderSpec, ...] = (
     ProviderSpec(
         "anthropic",
@@ -347,29 +327,7 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
     _chat("zai", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
     _chat("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN"),
-    _cloud("vertex", "gemini", _GOOGLE, "GOOGLE_VERTEX_API_KEY", "x-goog-api-key", ""),
-    _cloud("vertex-anthropic", "anthropic_messages", _GOOGLE, "", "authorization", ""),
-    _cloud(
-        "azure", "openai_responses", _AZURE, "AZURE_OPENAI_API_KEY", "api-key", AZURE_OPENAI_SCOPE
-    ),
-    _cloud(
-        "azure-chat",
-        "openai_chat",
-        _AZURE,
-        "AZURE_OPENAI_API_KEY",
-        "api-key",
-        AZURE_OPENAI_SCOPE,
-        dialect="azure",
-    ),
-    _cloud(
-        "azure-anthropic",
-        "anthropic_messages",
-        _FOUNDRY,
-        "ANTHROPIC_FOUNDRY_API_KEY",
-        "x-api-key",
-        FOUNDRY_SCOPE,
-        base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",),
-    ),
+    *(ProviderSpec(**fields) for fields in CLOUD_PROVIDERS),
     ProviderSpec(
         "bedrock",
         "bedrock_converse",

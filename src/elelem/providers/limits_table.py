@@ -7,7 +7,8 @@ those, from the providers' model pages, for the models elelem knows by name
 (:data:`~elelem.providers.models.KNOWN_MODELS`), and a context window where
 the database has none.  A cloud serves the same model under its own id
 (``claude-sonnet-4-5@20250929`` on Vertex AI,
-``global.anthropic.claude-sonnet-4-5-20250929-v1:0`` on Bedrock);
+``global.anthropic.claude-sonnet-4-5-20250929-v1:0`` on Bedrock,
+``openai/gpt-5-mini`` on a gateway);
 :func:`family_of` reduces such ids to the key used here.
 
 Columns: context window (None: take the database's), max output tokens,
@@ -74,13 +75,17 @@ TABLE: dict[str, Row] = {
     # Groq (JSON schema only on the models its docs list)
     "llama-3.3-70b-versatile": (131072, 32768, TEXT, True, False, False, None),
     "llama-3.1-8b-instant": (131072, 131072, TEXT, True, False, False, None),
-    "openai/gpt-oss-120b": (None, 65536, TEXT, True, True, True, None),
+    "openai/gpt-oss-120b": (131072, 65536, TEXT, True, True, True, None),
     # Cerebras
     "llama-3.3-70b": (None, None, TEXT, True, False, True, None),
     "qwen-3-32b": (None, None, TEXT, True, True, True, None),
     "gpt-oss-120b": (131072, 65536, TEXT, True, True, True, None),
     # OpenRouter's router picks a model per request: the widest it may pick.
     "openrouter/auto": (2000000, None, DOCS, True, True, True, None),
+    # Open models as the gateways and hosts name them by default.
+    "llama-3.3-70b-instruct-turbo": (131072, None, TEXT, True, False, False, None),
+    "llama-v3p3-70b-instruct": (131072, None, TEXT, True, False, False, None),
+    "glm-4.6": (200000, 128000, TEXT, True, True, False, None),
     # Amazon Nova on Bedrock
     "amazon.nova-pro-v1:0": (
         None,
@@ -122,6 +127,9 @@ def family_of(model: str) -> str | None:
     bedrock = _BEDROCK.match(text)
     if bedrock:
         candidates.append(bedrock.group(1))
+    if "/" in text:
+        # A gateway's vendor/model, or a host's accounts/…/models/model.
+        candidates.append(text.rsplit("/", 1)[1])
     for item in list(candidates):
         base = item.partition("@")[0]
         candidates.append(base)
