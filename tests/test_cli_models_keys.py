@@ -121,7 +121,10 @@ def test_models_lists_offline_with_defaults_and_aliases(env: dict[str, str]) -> 
         "anthropic:claude-3-5-haiku-latest\n"
     )
     as_json = run(env, "models", "deepseek", "--json")
-    assert [json.loads(line) for line in as_json.stdout.splitlines()] == [
+    # Each record also carries the model's limits (tests/test_model_catalog.py).
+    named = ("provider", "model", "address", "default", "aliases")
+    lines = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert [{k: line[k] for k in named} for line in lines] == [
         {
             "provider": "deepseek",
             "model": "deepseek-chat",
@@ -287,6 +290,7 @@ def test_keys_set_from_stdin_list_path_and_use(env: dict[str, str], tmp_path: Pa
     assert lines["anthropic"] == f"set (keys file {file})"
     assert lines["openai"] == "set ($OPENAI_API_KEY)"
     assert lines["ollama"] == "no key needed"
+    assert lines["vertex"] == "not set: the cloud's credentials are used (see `elelem providers`)"
     assert lines["deepseek"] == "not set"
     # The saved key is sent; the environment wins over it.
     for extra, sent in (({}, KEY), ({"ANTHROPIC_API_KEY": "sk-from-env"}, "sk-from-env")):

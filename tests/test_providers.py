@@ -100,6 +100,37 @@ EXPECTED = {
         ("AWS_BEARER_TOKEN_BEDROCK",),
         "authorization",
     ),
+    # The clouds (issue #28): a key wins, else the cloud's credentials.
+    "vertex": (
+        "gemini",
+        "https://aiplatform.googleapis.com",
+        ("GOOGLE_VERTEX_API_KEY",),
+        "x-goog-api-key",
+    ),
+    "vertex-anthropic": (
+        "anthropic_messages",
+        "https://aiplatform.googleapis.com",
+        (),
+        "authorization",
+    ),
+    "azure": (
+        "openai_responses",
+        "https://{resource}.openai.azure.com/openai/v1",
+        ("AZURE_OPENAI_API_KEY",),
+        "api-key",
+    ),
+    "azure-chat": (
+        "openai_chat",
+        "https://{resource}.openai.azure.com/openai/v1",
+        ("AZURE_OPENAI_API_KEY",),
+        "api-key",
+    ),
+    "azure-anthropic": (
+        "anthropic_messages",
+        "https://{resource}.services.ai.azure.com/anthropic",
+        ("ANTHROPIC_FOUNDRY_API_KEY",),
+        "x-api-key",
+    ),
 }
 
 
@@ -123,9 +154,10 @@ def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
-        "unknown provider 'nope' (known: anthropic, bedrock, cerebras, cloudflare, deepseek, "
-        "fireworks, google, groq, huggingface, litellm, llamacpp, mistral, ollama, ollama-native, "
-        "openai, openrouter, together, vercel, xai, zai)"
+        "unknown provider 'nope' (known: anthropic, azure, azure-anthropic, azure-chat, "
+        "bedrock, cerebras, cloudflare, deepseek, fireworks, google, groq, huggingface, "
+        "litellm, llamacpp, mistral, ollama, ollama-native, openai, openrouter, together, "
+        "vercel, vertex, vertex-anthropic, xai, zai)"
     )
 
 

@@ -45,6 +45,7 @@ import msgspec
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
 from elelem.errors import StreamError
 from elelem.outputs import output_format, parse_output
+from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.stream import AssembledResponse
 from elelem.transport import (
@@ -123,6 +124,11 @@ class Client:
     response (:class:`~elelem.transport.RequestHook`; e.g.
     :class:`elelem.telemetry.GenAITracer`).  A client's connections belong to
     the event loop that first used it: make one client per ``asyncio.run``.
+    ``credentials`` maps cloud provider names to credential objects used
+    instead of those the environment names: a ``google.auth`` credentials
+    object for ``vertex`` and ``vertex-anthropic``, an Azure
+    ``TokenCredential`` for ``azure``, ``azure-chat`` and ``azure-anthropic``
+    (their tokens are refreshed before they expire, off the event loop).
     """
 
     def __init__(
@@ -138,6 +144,7 @@ class Client:
         max_retries: int | None = None,
         retry: RetryPolicy | None = None,
         hooks: Sequence[RequestHook] = (),
+        credentials: Mapping[str, Any] | None = None,
     ) -> None:
         policy = retry if retry is not None else CLIENT_RETRY_POLICY
         if max_retries is not None:
@@ -149,6 +156,7 @@ class Client:
         self._env = env
         self._clock = clock if clock is not None else _utc_now
         self.catalog = catalog if catalog is not None else load_catalog(config, env)
+        self.catalog.credentials.update(credentials or {})
         self._api_keys = dict(api_keys or {})
         self._driver = Driver(
             http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy, hooks=hooks
@@ -255,6 +263,19 @@ class Client:
         """A non-streamed response, mapped into the same assembled result."""
         endpoint, shape, neutral = self.prepare(model, messages, **request)
         return await self._driver.complete(endpoint, shape, neutral, timeouts=timeouts)
+
+    def check(
+        self, model: str | Target, messages: Messages, **request: Any
+    ) -> tuple[ModelWarning, ...]:
+        """What the model catalog expects this request to hit, before it is
+        sent (no I/O): an unknown model id close to a known one, a
+        deprecated model, an estimate over the context window, an
+        attachment of a kind the model does not take, tools or a schema it
+        cannot follow (see :mod:`elelem.preflight`).  ``request``: as for
+        :meth:`stream`."""
+        target = self.target(model)
+        _, _, neutral = self.prepare(target, messages, **request)
+        return preflight(target.spec.name, target.model, neutral)
 
     async def count_tokens(
         self,
@@ -400,6 +421,12 @@ class SyncClient:
         stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
         stream.output_type = output_type
         return stream
+
+    def check(
+        self, model: str | Target, messages: Messages, **request: Any
+    ) -> tuple[ModelWarning, ...]:
+        """As :meth:`Client.check`."""
+        return self._client.check(model, messages, **request)
 
     def count_tokens(
         self,

@@ -43,6 +43,7 @@ from elelem.cli.turns import json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import StreamError
+from elelem.preflight import preflight
 from elelem.providers import Catalog, Target
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
@@ -56,6 +57,7 @@ from elelem.vocabulary import (
     Message,
     PromptCache,
 )
+from elelem.wire import ModelRequest
 
 
 @dataclass
@@ -105,6 +107,7 @@ class Session:
             observe = quiet_observer  # --schema --json: the object alone, once it is checked
         else:
             observe = json_observer()
+        self.warn_before(text)
         try:
             with quiet_terminal():
                 result = run_turn(
@@ -157,6 +160,28 @@ class Session:
             }
             sys.stdout.write(ndjson_line(line) + "\n")
         return result
+
+    def warn_before(self, text: str | Message | None) -> None:
+        """Print what the model catalog expects this turn to hit, one
+        ``elelem: warning:`` line each on stderr (:mod:`elelem.preflight`)."""
+        history = list(self.conversation.history())
+        if isinstance(text, Message):
+            history.append(text)
+        elif text:
+            history.append(Message.user(text))
+        request = ModelRequest(
+            model=self.target.model,
+            messages=tuple(history),
+            system=self.system,
+            hosted_tools=self.tools,
+            options=self.options,
+        )
+        toolset = self.toolset
+        asked = toolset is not None and bool(toolset.tools or toolset.servers)
+        for warning in preflight(
+            self.target.spec.name, self.target.model, request, tools_asked=asked
+        ):
+            click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
 
 
 def dropped_of(result: TurnResult) -> list[Any]:

@@ -50,6 +50,8 @@ def keys_list() -> None:
             where = f"set (keys file {sanitize_line(str(keys_path(env)))})"
         elif source is not None:
             where = f"set ({source})" + ("; a saved key is overridden" if name in saved else "")
+        elif spec.cloud:
+            where = "not set: the cloud's credentials are used (see `elelem providers`)"
         elif not spec.key_required:
             where = "no key needed"
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import Any
 
 import click
 import httpx2
@@ -12,6 +13,7 @@ import httpx2
 from elelem.cli.common import debug_option, guarded
 from elelem.cli.inspect import ndjson_line
 from elelem.providers import Catalog, load_catalog
+from elelem.providers.capabilities import as_record, model_info, with_remote
 from elelem.providers.listing import RemoteModel, list_remote_models
 from elelem.providers.models import DEFAULT_MODELS, aliases_in_force, known_models
 from elelem.render import sanitize_line
@@ -42,7 +44,10 @@ def models_command(provider: str | None, remote: bool, as_json: bool) -> None:
     """List known models (of PROVIDER), offline; --remote asks the provider.
 
     Each line is the address to pass to -m, then `default` for a provider's
-    default model and the aliases that name it.
+    default model and the aliases that name it.  With --json each model's
+    limits and capabilities come too (context window, max output tokens,
+    modalities, tools, reasoning, structured output, deprecation, and the
+    source of each); with --remote, what the provider reports wins.
     """
     catalog = load_catalog()
     if provider is not None:
@@ -50,20 +55,24 @@ def models_command(provider: str | None, remote: bool, as_json: bool) -> None:
     if remote:
         if provider is None:
             raise click.UsageError("--remote needs a PROVIDER (e.g. elelem models --remote openai)")
-        rows = [(provider, m.id, m.name) for m in asyncio.run(_remote(catalog, provider))]
+        listed = asyncio.run(_remote(catalog, provider))
+        rows = [(provider, m.id, m.name, m.reported) for m in listed]
     else:
-        rows = [(p, m, None) for p, m in known_models(provider) if p in catalog]
+        rows = [(p, m, None, {}) for p, m in known_models(provider) if p in catalog]
     aliases = _aliases_of(catalog)
     out = sys.stdout
-    for name, model, display in rows:
+    for name, model, display, reported in rows:
         address = f"{name}:{model}"
         default = DEFAULT_MODELS.get(name) == model
         named = aliases.get(address, [])
         if as_json:
-            record = {"provider": name, "model": model, "address": address, "default": default}
-            record["aliases"] = named
+            record: dict[str, Any] = {"provider": name, "model": model, "address": address}
+            record |= {"default": default, "aliases": named}
             if display is not None:
                 record["name"] = display
+            # What the model can take: the provider's own report over the catalog's.
+            info = with_remote(model_info(name, model), reported)
+            record |= {k: v for k, v in as_record(info).items() if k not in ("provider", "model")}
             out.write(ndjson_line(record) + "\n")
             continue
         notes = (["default"] if default else []) + [f"alias {a}" for a in named]

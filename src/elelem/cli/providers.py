@@ -17,6 +17,9 @@ from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers import load_catalog, load_shape
 from elelem.render import sanitize_line
 
+_CLOUD_AUTH = {"vertex": "Google credentials (ADC)", "azure": "Entra ID credential"}
+"""How a cloud provider without a key authenticates."""
+
 
 @click.command("providers")
 @debug_option
@@ -33,6 +36,10 @@ def providers_command() -> None:
         source = catalog.key_source(spec, env)
         if source is not None:
             key = f"key set ({source.removeprefix('$')})"
+        elif spec.cloud:
+            key = _CLOUD_AUTH.get(spec.cloud, spec.cloud)
+            if spec.key_env:
+                key += f" (or set {' or '.join(spec.key_env)})"
         elif not spec.key_required:
             key = "no key needed"
         elif signing_credentials_set(catalog, name, env):

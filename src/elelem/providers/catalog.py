@@ -27,11 +27,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
+from elelem.providers.clouds import CLOUD_PROVIDERS, Signers, cloud_endpoint
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
 from elelem.shapes.registry import shape_named
@@ -94,6 +96,15 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     """Placeholders of the base URL's path other than ``{region}`` -> the
     variable that fills each (Cloudflare's ``{account_id}`` and
     ``{gateway_id}``); one that is unset is a ConfigError naming it."""
+    cloud: str = ""
+    """``vertex`` or ``azure``: the cloud's paths and credentials
+    (:mod:`elelem.providers.clouds`); the key, when set, still wins."""
+    project: str = ""
+    """The Google Cloud project of a Vertex AI provider (``GOOGLE_CLOUD_PROJECT`` wins)."""
+    location: str = ""
+    """The Google Cloud location of a Vertex AI provider (``GOOGLE_CLOUD_LOCATION`` wins)."""
+    token_scope: str = ""
+    """The Entra ID scope an Azure provider asks tokens for."""
 
     @property
     def override_env(self) -> str:
@@ -316,6 +327,7 @@ BUILTIN: tuple[ProviderSpec, ...] = (
     _chat("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
     _chat("zai", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
     _chat("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN"),
+    *(ProviderSpec(**fields) for fields in CLOUD_PROVIDERS),
     ProviderSpec(
         "bedrock",
         "bedrock_converse",
@@ -411,6 +423,11 @@ class Catalog:
         """The file of saved keys (:mod:`elelem.providers.keys`), read on the
         first key not found in the environment; None reads none."""
         self._stored: dict[str, str] | None = None
+        self.credentials: dict[str, Any] = {}
+        """Cloud credentials given in code, by provider name: a ``google.auth``
+        credentials object (Vertex AI) or an Azure ``TokenCredential`` (Entra
+        ID), used instead of the ones found in the environment."""
+        self._signers: Signers = {}
 
     def stored_key(self, name: str) -> str | None:
         """The key saved for provider ``name`` in :attr:`keys_file`, if any."""
@@ -432,8 +449,15 @@ class Catalog:
     def endpoint(
         self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None = None
     ) -> Endpoint:
-        """``spec``'s endpoint with its key from ``api_key``, ``env`` or the keys file."""
-        return spec.endpoint(env, api_key, self._stored_unless_set(spec, env, api_key))
+        """``spec``'s endpoint with its key from ``api_key``, ``env`` or the keys
+        file; a cloud provider without a key gets its cloud's credentials
+        (kept across calls, so a token is reused until it nears expiry)."""
+        stored = self._stored_unless_set(spec, env, api_key)
+        if spec.cloud:
+            key = spec.resolve_key(env, api_key, stored)
+            credential = self.credentials.get(spec.name)
+            return cloud_endpoint(spec, env, key, self._signers, credential)
+        return spec.endpoint(env, api_key, stored)
 
     def resolve_key(
         self, spec: ProviderSpec, env: Mapping[str, str], api_key: str | None = None

@@ -20,7 +20,11 @@ table are read here::
 A table may name ``shape`` directly instead of ``compatible``, and set
 ``auth_header``, ``auth_scheme``, ``key_required``, ``region`` (the
 default for a ``{region}`` in the base URL, e.g. ``[providers.bedrock]
-region = "eu-west-1"``; ``AWS_REGION`` still wins) and ``dialect``: the
+region = "eu-west-1"``; ``AWS_REGION`` still wins), ``project`` and
+``location`` (Vertex AI: ``[providers.vertex] project = "my-project"``;
+``GOOGLE_CLOUD_PROJECT`` and ``GOOGLE_CLOUD_LOCATION`` still win),
+``cloud`` and ``token_scope`` (a provider of its own on Vertex AI or Azure,
+see :mod:`elelem.providers.clouds`) and ``dialect``: the
 Chat Completions conventions the endpoint speaks (how reasoning is sent
 back, the token-limit field, effort, web search, caching, structured
 output), one of ``openai``, ``azure``, ``openrouter``, ``deepseek``,
@@ -53,7 +57,19 @@ from elelem.errors import ConfigError
 from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec, shape_of
 from elelem.providers.keys import keys_path
 
-_STR_KEYS = ("compatible", "shape", "base_url", "auth_header", "auth_scheme", "region", "dialect")
+_STR_KEYS = (
+    "compatible",
+    "shape",
+    "base_url",
+    "auth_header",
+    "auth_scheme",
+    "region",
+    "dialect",
+    "cloud",
+    "project",
+    "location",
+    "token_scope",
+)
 _KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required", "secret_headers"}
 
 
@@ -156,7 +172,7 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
         base = ProviderSpec(name, table["shape"], "", key_required=False)
     else:
         raise ConfigError(f"{where}: a new provider needs compatible = ... or shape = ...")
-    for key in ("shape", "base_url", "auth_header", "auth_scheme", "region", "dialect"):
+    for key in _STR_KEYS[1:]:
         if key in table:
             changes[key] = table[key]
     if "key_env" in table and "api_key_env" in table:

@@ -34,10 +34,66 @@ MAX_PAGES = 50
 
 
 class RemoteModel(msgspec.Struct, frozen=True):
-    """One model a provider says it serves: its id and, where given, a display name."""
+    """One model a provider says it serves: its id and, where given, a display
+    name and the limits it reported (``reported``: fields named as
+    :class:`~elelem.providers.capabilities.ModelInfo`'s)."""
 
     id: str
     name: str | None = None
+    reported: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _gemini_limits(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a Gemini ``Model`` resource (the same in the list as from
+    ``models.get``) says of its limits."""
+    thinking = entry.get("thinking")
+    return {
+        "context_window": _int(entry.get("inputTokenLimit")),
+        "max_output_tokens": _int(entry.get("outputTokenLimit")),
+        "reasoning": thinking if isinstance(thinking, bool) else None,
+    }
+
+
+_OPENROUTER_MODALITIES = {"file": "pdf"}
+
+
+def _modalities(value: object) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    names = [v for v in value if isinstance(v, str)]
+    if len(names) != len(value):
+        return None
+    return tuple(_OPENROUTER_MODALITIES.get(v, v) for v in names)
+
+
+def _table(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _openrouter_limits(entry: dict[str, Any]) -> dict[str, Any]:
+    """What an OpenRouter ``/models`` entry says (other OpenAI-style lists
+    carry none of these fields, and get nothing)."""
+    top = _table(entry.get("top_provider"))
+    arch = _table(entry.get("architecture"))
+    params = entry.get("supported_parameters")
+    supported = set(params) if isinstance(params, list) else None
+    return {
+        "context_window": _int(entry.get("context_length")),
+        "max_output_tokens": _int(top.get("max_completion_tokens")),
+        "input_modalities": _modalities(arch.get("input_modalities")),
+        "output_modalities": _modalities(arch.get("output_modalities")),
+        "tools": "tools" in supported if supported is not None else None,
+        "reasoning": "reasoning" in supported if supported is not None else None,
+        "structured_output": "structured_outputs" in supported if supported is not None else None,
+    }
+
+
+def _known(limits: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in limits.items() if v is not None}
 
 
 def _anthropic(page: dict[str, Any]) -> tuple[list[RemoteModel], dict[str, str] | None]:
@@ -48,12 +104,18 @@ def _anthropic(page: dict[str, Any]) -> tuple[list[RemoteModel], dict[str, str] 
 
 
 def _openai(page: dict[str, Any]) -> tuple[list[RemoteModel], dict[str, str] | None]:
-    return [RemoteModel(m["id"]) for m in page.get("data", [])], None
+    models = [
+        RemoteModel(m["id"], m.get("name"), _known(_openrouter_limits(m)))
+        for m in page.get("data", [])
+    ]
+    return models, None
 
 
 def _gemini(page: dict[str, Any]) -> tuple[list[RemoteModel], dict[str, str] | None]:
     models = [
-        RemoteModel(str(m["name"]).removeprefix("models/"), m.get("displayName"))
+        RemoteModel(
+            str(m["name"]).removeprefix("models/"), m.get("displayName"), _known(_gemini_limits(m))
+        )
         for m in page.get("models", [])
     ]
     token = page.get("nextPageToken")

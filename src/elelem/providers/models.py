@@ -46,6 +46,8 @@ DEFAULT_MODELS: dict[str, str] = {
     "fireworks": "accounts/fireworks/models/llama-v3p3-70b-instruct",
     "zai": "glm-4.6",
     "huggingface": "openai/gpt-oss-120b",
+    "vertex": "gemini-2.5-flash",
+    "vertex-anthropic": "claude-sonnet-4-5",
 }
 """The model a provider gets when only the provider is named; the order is
 the order in which the CLI looks for a provider whose key is set."""
@@ -101,6 +103,22 @@ KNOWN_MODELS: dict[str, tuple[str, ...]] = {
         "anthropic.claude-3-5-sonnet-20240620-v1:0",
         "amazon.nova-pro-v1:0",
         "amazon.nova-lite-v1:0",
+    ),
+    # The same models on Vertex AI, after their makers' own entries so that a
+    # bare id still goes to the maker's API.
+    "vertex": (
+        "gemini-3-pro-preview",
+        "gemini-2.5-pro",
+        "gemini-2.5-flash",
+        "gemini-2.5-flash-lite",
+        "gemini-2.0-flash",
+    ),
+    "vertex-anthropic": (
+        "claude-opus-4-5",
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
+        "claude-opus-4-1",
+        "claude-sonnet-4@20250514",
     ),
 }
 """Model ids known offline, per provider (the first provider listing an id

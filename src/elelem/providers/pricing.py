@@ -38,6 +38,11 @@ PROVIDER_IDS = {
     "bedrock": "aws",
     "perplexity": "perplexity",
     "azure": "azure",
+    # The clouds bill the same models at their makers' list prices.
+    "vertex": "google",
+    "vertex-anthropic": "anthropic",
+    "azure-chat": "azure",
+    "azure-anthropic": "anthropic",
 }
 """elelem's built-in provider names and the price database's ids for them."""
 

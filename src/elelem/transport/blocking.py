@@ -183,6 +183,9 @@ class SyncResponseStream(StreamCore):
         self._move(NEW)
 
     def _open(self) -> None:
+        refresh = self._refresh_due()
+        if refresh is not None:
+            refresh()
         http = self._driver.sync_http()
         idle, total = self._timeouts.idle, self._timeouts.total
         # A read cannot be cancelled at the deadline: none may outlast it.

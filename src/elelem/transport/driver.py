@@ -206,6 +206,10 @@ class ResponseStream(StreamCore):
         self._move(NEW)
 
     async def _open(self) -> None:
+        refresh = self._refresh_due()
+        if refresh is not None:
+            # A token fetch blocks on the network: never on the event loop.
+            await anyio.to_thread.run_sync(refresh)
         http = self._driver.http()
         request = self._build(http, self._timeouts.idle)
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -11,6 +11,11 @@ from typing import Protocol
 
 from elelem.redaction import REDACTED, Redactor, check_secret
 from elelem.vocabulary import ProviderId
+from elelem.wire import EncodedRequest
+
+Route = Callable[[EncodedRequest], EncodedRequest]
+"""Rewrites a shape's request for where it is served (a cloud's path and
+body conventions, e.g. Vertex AI's ``publishers/{p}/models/{m}:method``)."""
 
 SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|session|passw|credential", re.IGNORECASE)
 """Header names whose values are treated as secrets (redacted like the key)."""
@@ -41,6 +46,20 @@ class RequestSigner(Protocol):
         ...
 
 
+class RefreshingSigner(RequestSigner, Protocol):
+    """A signer whose credential expires (:class:`~elelem.transport.bearer.BearerSigner`):
+    ``due`` says whether a request at ``now`` needs a fresh one, ``refresh``
+    fetches it (blocking: the async driver runs it in a worker thread)."""
+
+    def due(self, now: datetime) -> bool:
+        """Whether :meth:`refresh` must run before a request at ``now``."""
+        ...
+
+    def refresh(self, now: datetime) -> None:
+        """Fetch a fresh credential if one is due (may block)."""
+        ...
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class Endpoint:
     """A provider endpoint: base URL, plain headers and the secret API key.
@@ -54,6 +73,11 @@ class Endpoint:
     headers and body (AWS SigV4); its secrets are redacted like the key, as
     are the values of headers whose names say they hold one
     (:data:`SECRET_HEADER`) and any ``secrets`` given (an MCP token, …).
+    A signer whose secrets change (a refreshed token) is asked for them
+    again each time text is redacted.
+
+    ``route``, when set, rewrites each encoded request before it is built
+    (a cloud serving a shape under its own paths: Vertex AI).
 
     A key, header name or header value holding CR, LF, another control or a
     non-ASCII character is a :class:`~elelem.errors.ConfigError` when the
@@ -68,6 +92,7 @@ class Endpoint:
     headers: Mapping[str, str] = field(default_factory=dict)
     signer: RequestSigner | None = None
     secrets: tuple[str, ...] = ()
+    route: Route | None = None
 
     def __post_init__(self) -> None:
         where = f"provider {self.provider}"
@@ -105,13 +130,24 @@ class Endpoint:
         return out
 
     @cached_property
-    def redactor(self) -> Redactor:
-        """The redactor of every secret this endpoint sends."""
+    def _fixed_redactor(self) -> Redactor:
         found = [self.api_key, *self.secrets]
         found.extend(v for k, v in self.headers.items() if SECRET_HEADER.search(k))
-        if self.signer is not None:
-            found.extend(self.signer.secrets())
         return Redactor(found)
+
+    @property
+    def redactor(self) -> Redactor:
+        """The redactor of every secret this endpoint sends (its signer's
+        as they are now: a refreshed token included)."""
+        if self.signer is None:
+            return self._fixed_redactor
+        current = self.signer.secrets()
+        cached = self.__dict__.get("_signed_redactor")
+        if cached is None or cached[0] != current:
+            cached = (current, self._fixed_redactor.extend(current))
+            object.__setattr__(self, "_signed_redactor", cached)
+        redactor: Redactor = cached[1]
+        return redactor
 
     def redact(self, text: str) -> str:
         """``text`` with every secret of this endpoint (in any echo encoding) replaced."""
@@ -133,4 +169,4 @@ class Endpoint:
     __str__ = __repr__
 
 
-__all__ = ["REDACTED", "Endpoint", "RequestSigner"]
+__all__ = ["REDACTED", "Endpoint", "RefreshingSigner", "RequestSigner", "Route"]

@@ -16,10 +16,11 @@ commits, errors and retries for the same bytes.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -394,6 +395,8 @@ class StreamCore:
         encoded = shape.encode_request(
             self._request, provider=endpoint.provider, stream=self._stream
         )
+        if endpoint.route is not None:
+            encoded = endpoint.route(encoded)
         self.dropped = encoded.dropped
         total = self._timeouts.total
         if total > 0:
@@ -430,6 +433,19 @@ class StreamCore:
                 )
             )
         return request
+
+    def _refresh_due(self) -> Callable[[], None] | None:
+        """The blocking refresh of an expiring credential (a bearer token)
+        that must run before this request is signed, or None.  The async
+        shell runs it in a worker thread, the blocking one in place."""
+        signer = self._endpoint.signer
+        due = getattr(signer, "due", None)
+        if due is None:
+            return None
+        now = self._driver.clock()
+        if not due(now):
+            return None
+        return functools.partial(signer.refresh, now)  # type: ignore[union-attr]
 
     def _unsent(self, exc: httpx2.RequestError, request: httpx2.Request) -> StreamError:
         """The typed error for a send that failed before a response."""
