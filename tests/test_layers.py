@@ -220,7 +220,11 @@ def extra_only_modules() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     core = _closure(project["dependencies"])
     extras = project["optional-dependencies"]
-    faces = [r for name in ("cli", "web", "mcp", "postgres", "otel") for r in extras[name]]
+    faces = [
+        r
+        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure")
+        for r in extras[name]
+    ]
     only = _closure(faces) - core
     modules = {
         module
@@ -235,7 +239,7 @@ def test_the_extras_are_what_the_faces_need() -> None:
     core = {Requirement(r).name for r in project["dependencies"]}
     assert core == {"httpx2", "anyio", "msgspec", "pyyaml", "platformdirs", "genai-prices"}
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel]"]
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure]"]
     assert {"click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry"} <= (
         extra_only_modules()
     )
@@ -338,7 +342,8 @@ def draw_tree(classes: dict[type[BaseException], str]) -> str:
 
     children: dict[type[BaseException] | None, list[type[BaseException]]] = {}
     for cls in classes:
-        if cls is not ElelemError:
+        # A private class is a module's own marker: it is no part of the tree.
+        if cls is not ElelemError and not cls.__name__.startswith("_"):
             children.setdefault(parent(cls), []).append(cls)
     lines: list[str] = []
 

@@ -31,6 +31,7 @@ import msgspec
 
 from elelem.errors import (
     AuthenticationError,
+    ElelemError,
     InvalidRequestError,
     MalformedStreamError,
     NotFoundError,
@@ -270,7 +271,7 @@ def own_block(part: object, shape: str, provider: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-class _NotJSON(Exception):
+class _NotJSON(ElelemError):
     """A block holding a value that is no JSON (a blob's bytes)."""
 
 
