@@ -268,3 +268,17 @@ def test_ask_without_a_problem_warns_nothing(tmp_path: Path, model: str) -> None
         env = base_env(tmp_path, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
         result = run(env, "ask", "-m", f"anthropic:{model}", "hi")
     assert result.returncode == 0 and "warning" not in result.stderr
+
+
+def test_ask_json_gives_warnings_as_events(tmp_path: Path) -> None:
+    with LoopbackServer([replay(text_reply("Sent anyway."))]) as server:
+        env = base_env(tmp_path, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
+        result = run(env, "ask", "--json", "-m", "anthropic:claude-3-7-sonnet-latest", "hi")
+    assert result.returncode == 0, result.stderr
+    first = json.loads(result.stdout.splitlines()[0])
+    assert first == {
+        "type": "warning",
+        "kind": "deprecated",
+        "message": "anthropic:claude-3-7-sonnet-latest is deprecated",
+    }
+    assert "warning" not in result.stderr

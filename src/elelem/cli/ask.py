@@ -162,8 +162,9 @@ class Session:
         return result
 
     def warn_before(self, text: str | Message | None) -> None:
-        """Print what the model catalog expects this turn to hit, one
-        ``elelem: warning:`` line each on stderr (:mod:`elelem.preflight`)."""
+        """Tell what the model catalog expects this turn to hit
+        (:mod:`elelem.preflight`): one ``elelem: warning:`` line each on
+        stderr, or with ``--json`` a ``warning`` event each on stdout."""
         history = list(self.conversation.history())
         if isinstance(text, Message):
             history.append(text)
@@ -178,10 +179,15 @@ class Session:
         )
         toolset = self.toolset
         asked = toolset is not None and bool(toolset.tools or toolset.servers)
+        events = self.renderer is None and not isinstance(self.options.output, JsonSchemaOutput)
         for warning in preflight(
             self.target.spec.name, self.target.model, request, tools_asked=asked
         ):
-            click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
+            if events:  # --json: a structured line among the stream's events
+                line = {"type": "warning", **msgspec.to_builtins(warning)}
+                sys.stdout.write(ndjson_line(line) + "\n")
+            else:
+                click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
 
 
 def dropped_of(result: TurnResult) -> list[Any]:

@@ -31,7 +31,7 @@ from elelem.turns.toolloop import ToolLoop, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
 
-COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn")
+COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn", "warning")
 """The ``--json`` lines the command writes itself, beside the stream's chunks
 (docs/cli.md documents each; a test keeps the two the same)."""
 
