@@ -104,6 +104,14 @@ KNOWN_MODELS: dict[str, tuple[str, ...]] = {
         "amazon.nova-pro-v1:0",
         "amazon.nova-lite-v1:0",
     ),
+    # Gateways and hosts: their default model, after the makers' own entries
+    # (a bare id that a maker also lists still resolves to the maker).
+    "vercel": ("openai/gpt-5-mini",),
+    "cloudflare": ("openai/gpt-5-mini",),
+    "together": ("meta-llama/Llama-3.3-70B-Instruct-Turbo",),
+    "fireworks": ("accounts/fireworks/models/llama-v3p3-70b-instruct",),
+    "zai": ("glm-4.6",),
+    "huggingface": ("openai/gpt-oss-120b",),
     # The same models on Vertex AI, after their makers' own entries so that a
     # bare id still goes to the maker's API.
     "vertex": (
