@@ -171,3 +171,11 @@ def test_redacted_reasoning_is_a_line_not_an_empty_fold(tmp_path: Path) -> None:
     body = conversation(store.info(conv.id), store.load(conv.id), link=None, page=Page())
     assert '<p class="reasoning-redacted">reasoning (redacted)</p>' in body
     assert "<details" not in body
+
+
+def test_a_huge_code_block_is_shown_plain() -> None:
+    from elelem.web.markup import HIGHLIGHT_LIMIT
+
+    code = "x = 1\n" * (HIGHLIGHT_LIMIT // 6 + 1)
+    html = markdown_html(f"```python\n{code}```\n")
+    assert html == f'<pre><code class="language-python">{code}</code></pre>\n'
