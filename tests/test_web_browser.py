@@ -472,6 +472,7 @@ def test_answers_are_rendered_markdown(
     browser.get(url(server, f"/c/{store_home['markdown']}"))
     check_markdown(browser)
     assert csp_violations(browser) == []
+    assert axe_violations(browser) == []  # highlighted code's colours included
     shot = artifacts / "serve-markdown.png"
     browser.save_screenshot(str(shot))
     keep(shot)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from elelem.conversation import Conversation, open_store
-from elelem.vocabulary import Attribution, Source, TextBlock
+from elelem.vocabulary import Attribution, ReasoningBlock, Source, TextBlock
 from elelem.web.html import Page, conversation, export_html
 from elelem.web.markup import markdown_html
 from web_helpers import assistant
@@ -159,3 +160,22 @@ def test_one_answer_split_in_cited_blocks_renders_as_one_document(tmp_path: obje
     )
     exported = export_html(info, store.load(conv.id)).decode()
     assert answer in exported
+
+
+def test_redacted_reasoning_is_a_line_not_an_empty_fold(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "s.db")
+    conv = Conversation.create(store)
+    conv.start_turn(model="openai:gpt-5")
+    conv.add_user("q")
+    conv.add_message(assistant("openai", "gpt-5", ReasoningBlock(""), TextBlock("Sunny.")))
+    body = conversation(store.info(conv.id), store.load(conv.id), link=None, page=Page())
+    assert '<p class="reasoning-redacted">reasoning (redacted)</p>' in body
+    assert "<details" not in body
+
+
+def test_a_huge_code_block_is_shown_plain() -> None:
+    from elelem.web.markup import HIGHLIGHT_LIMIT
+
+    code = "x = 1\n" * (HIGHLIGHT_LIMIT // 6 + 1)
+    html = markdown_html(f"```python\n{code}```\n")
+    assert html == f'<pre><code class="language-python">{code}</code></pre>\n'

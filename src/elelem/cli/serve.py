@@ -78,9 +78,7 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     click.echo("(the token is needed by every request; Ctrl-C stops)")
     catalog = load_catalog()
     models = [f"{p}:{m}" for p, m in known_models() if p in catalog]
-    app = create_app(
-        store, token=token, model=model, redact=secrets_in_force().redact, models=models
-    )
+    app = create_app(store, token=token, model=model, redactor=secrets_in_force(), models=models)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])

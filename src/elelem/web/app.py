@@ -28,6 +28,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.redaction import Redactor
 from elelem.turns.costs import events_cost
 from elelem.vocabulary import ConversationId
 from elelem.web import html, pages
@@ -114,7 +115,7 @@ def create_app(
     token: str,
     model: str | None = None,
     client: Callable[[], Any] | None = None,
-    redact: Callable[[str], str] | None = None,
+    redactor: Redactor | None = None,
     models: Sequence[str] | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> ASGIApp:
@@ -122,14 +123,16 @@ def create_app(
 
     ``model`` is the chat form's default model address; ``client`` makes the
     :class:`elelem.Client` a chat turn runs through (one per turn; by default
-    ``Client()`` with the user's catalog and keys); ``redact`` is applied to
-    every page (a store written before redaction existed may hold an echoed
-    key; ``elelem serve`` passes the secrets redactor); ``models`` are the
+    ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
+    every page and every chat stream (a store written before redaction existed
+    may hold an echoed key, a model may echo one; ``elelem serve`` passes the
+    secrets in force); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.
     """
     chat_models = list(models) if models is not None else _known_models()
+    redact = redactor.redact if redactor is not None else str
 
     def now() -> datetime:
         return clock() if clock is not None else datetime.now().astimezone()
@@ -148,7 +151,7 @@ def create_app(
         document = html.document(
             title, body, link=link, page=page, script="/static/chat.js" if chat else None, meta=meta
         )
-        response = HTMLResponse(redact(document) if redact is not None else document)
+        response = HTMLResponse(redact(document))
         response.headers["content-security-policy"] = html.content_security_policy(
             page, static=True, chat=chat
         )
@@ -253,6 +256,7 @@ def create_app(
         return UIMessageStreamResponse(
             turn_pairs(conversation, make, chosen, user_input, data.web_search),
             headers={CONVERSATION_HEADER: conversation.id},
+            redactor=redactor,
         )
 
     async def render(request: Request) -> Response:
@@ -260,7 +264,7 @@ def create_app(
         if isinstance(data, Response):
             return data
         fragment = markdown_html(data.text)
-        return HTMLResponse(redact(fragment) if redact is not None else fragment)
+        return HTMLResponse(redact(fragment))
 
     routes = [
         Route("/api/render", render, methods=["POST"]),

@@ -26,6 +26,7 @@ import msgspec
 from starlette.responses import StreamingResponse
 
 from elelem.errors import ElelemError
+from elelem.redaction import Redactor
 from elelem.stream.chunks import Chunk
 from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
 from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
@@ -147,6 +148,68 @@ async def _close(thing: object) -> None:
         await close()
 
 
+class _Redacting:
+    """Removes secrets from every text a stream carries.  A secret may arrive
+    split over deltas, so each part's newest characters are held back (from
+    the last white space at least twice the longest secret's length from the
+    end) until more text, the part's end, an error or the finish comes."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redact = redactor.redact
+        # A plain echo spans at most the secret; twice that leaves room for
+        # some escaping without making the page lag far behind the stream.
+        self._hold = 2 * max(len(secret) for secret in redactor.secrets)
+        self._pending: dict[str, tuple[str, str]] = {}  # part id -> (delta type, text)
+
+    def __call__(self, chunk: UIChunk) -> list[UIChunk]:
+        kind = chunk.get("type")
+        if kind in ("text-delta", "reasoning-delta"):
+            raw = self._pending.get(chunk["id"], (kind, ""))[1] + chunk["delta"]
+            # Cut after white space (no secret holds any), so no echo is
+            # split between what is sent and what is held.
+            cut = len(raw) - self._hold
+            while cut > 0 and not raw[cut - 1].isspace():
+                cut -= 1
+            self._pending[chunk["id"]] = (kind, raw[max(cut, 0) :])
+            return [{**chunk, "delta": self._redact(raw[:cut])}] if cut > 0 else []
+        if kind in ("text-end", "reasoning-end"):
+            return [*self._flush(chunk.get("id")), self._clean(chunk)]
+        if kind in ("error", "finish"):
+            return [*self._flush(None), self._clean(chunk)]
+        return [self._clean(chunk)]
+
+    def _flush(self, part: object) -> list[UIChunk]:
+        ids = [part] if part is not None else list(self._pending)
+        out: list[UIChunk] = []
+        for key in ids:
+            kind, text = self._pending.pop(str(key), ("", ""))
+            if text:
+                out.append({"type": kind, "id": key, "delta": self._redact(text)})
+        return out
+
+    def _clean(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, dict):
+            return {k: self._clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._clean(v) for v in value]
+        return value
+
+
+async def redacted(chunks: AsyncIterable[UIChunk], redactor: Redactor) -> AsyncIterator[UIChunk]:
+    """``chunks`` with every secret ``redactor`` knows removed from their text
+    (a secret split over deltas included)."""
+    if not redactor:
+        async for chunk in chunks:
+            yield chunk
+        return
+    clean = _Redacting(redactor)
+    async for chunk in chunks:
+        for out in clean(chunk):
+            yield out
+
+
 async def sse_body(chunks: AsyncIterable[UIChunk]) -> AsyncIterator[bytes]:
     """``chunks`` as the SSE body of a UI message stream, ending in ``[DONE]``."""
     async for chunk in chunks:
@@ -159,7 +222,8 @@ class UIMessageStreamResponse(StreamingResponse):
     (SSE with ``x-vercel-ai-ui-message-stream: v1``).
 
     The keyword arguments configure the :class:`UIMessageEncoder`; ``headers``
-    are added to the protocol's own.
+    are added to the protocol's own; a ``redactor`` removes the secrets it
+    knows from every text sent (:func:`redacted`).
     """
 
     def __init__(
@@ -171,14 +235,18 @@ class UIMessageStreamResponse(StreamingResponse):
         search_entry_point: bool = True,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         encoder = UIMessageEncoder(
             message_id=message_id,
             dynamic_tools=dynamic_tools,
             search_entry_point=search_entry_point,
         )
+        chunks = ui_message_chunks(source, encoder)
+        if redactor is not None:
+            chunks = redacted(chunks, redactor)
         super().__init__(
-            sse_body(ui_message_chunks(source, encoder)),
+            sse_body(chunks),
             status_code=status_code,
             headers={**UI_MESSAGE_STREAM_HEADERS, **(headers or {})},
             media_type="text/event-stream",
@@ -191,6 +259,7 @@ __all__ = [
     "Pair",
     "Source",
     "UIMessageStreamResponse",
+    "redacted",
     "relay",
     "sse_body",
     "sse_event",

@@ -258,11 +258,11 @@ class _Answer:
             return
         self.close_timeline()
         if isinstance(part, ReasoningBlock):
-            summary = (
-                "reasoning (redacted)"
-                if not part.text.strip()
-                else reasoning_summary(part.text, 60)
-            )
+            if not part.text.strip():
+                # Nothing to unfold: the provider sent the reasoning encrypted.
+                self.out.append('<p class="reasoning-redacted">reasoning (redacted)</p>')
+                return
+            summary = reasoning_summary(part.text, 60)
             self.out.append(
                 f'<details class="reasoning"><summary>{line(summary)}</summary>'
                 f'<div class="reasoning-text">{markdown_html(part.text)}</div></details>'

@@ -54,7 +54,14 @@ _NONCE = 12
 _ANY_PLACEHOLDER = re.compile(f"\u27e6[a-z]{{{_NONCE}}}\\d+\u27e7")
 
 
+HIGHLIGHT_LIMIT = 50_000
+"""Code blocks longer than this (code points) are shown plain: a lexer's
+regular expressions run over untrusted text, and time must stay bounded."""
+
+
 def _highlight(code: str, language: str, _attrs: Any) -> str:
+    if len(code) > HIGHLIGHT_LIMIT:
+        return ""  # markdown-it escapes the code itself
     name = language.split()[0] if language.strip() else ""
     try:
         lexer = get_lexer_by_name(name) if name else None
@@ -189,4 +196,11 @@ def code_stylesheet() -> str:
     return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
 
 
-__all__ = ["CODE_CLASS", "LINK_REL", "LINK_SCHEMES", "code_stylesheet", "markdown_html"]
+__all__ = [
+    "CODE_CLASS",
+    "HIGHLIGHT_LIMIT",
+    "LINK_REL",
+    "LINK_SCHEMES",
+    "code_stylesheet",
+    "markdown_html",
+]
