@@ -23,6 +23,7 @@ from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.vocabulary import (
     Message,
     ProviderId,
+    ProviderPayload,
     ReasoningBlock,
     Source,
     TextBlock,
@@ -283,3 +284,22 @@ def test_error_event_and_truncation_and_bad_frames() -> None:
 def test_encoding_requests_is_not_supported_yet() -> None:
     with pytest.raises(UnsupportedError, match="Interactions API are not supported yet"):
         SHAPE.encode_request(ModelRequest("m", (Message.user("hi"),)), provider=G)
+
+
+def test_a_thought_signature_that_is_no_string_is_kept_and_a_bad_payload_reported() -> None:
+    # ai.google.dev/gemini-api/docs/interactions: a thought step carries its
+    # signature as a string; one that is not is kept with the step's fields
+    # (replayed as it came), and a signature payload that is no string is a
+    # drop record, never sent.
+    odd = {"type": "thought", "signature": 5}
+    result = _assemble(
+        _events((odd, [{"type": "thought_summary", "content": {"type": "text", "text": "hm"}}]))
+    )
+    wire, dropped = interaction_steps(result.to_message(), G)
+    assert wire["steps"][0]["signature"] == 5 and dropped == ()
+    bad = ReasoningBlock("hm", payloads=(ProviderPayload(G, "signature", None, ["x"]),))
+    wire, dropped = interaction_steps(Message("assistant", (bad,), provider=G), G)
+    assert "signature" not in wire["steps"][0]
+    assert [(d.where, d.what, d.detail) for d in dropped] == [
+        ("content[0]", "signature", "not a string: the thought goes unsigned")
+    ]

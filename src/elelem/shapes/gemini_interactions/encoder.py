@@ -46,8 +46,11 @@ def interaction_steps(
         if isinstance(part, ReasoningBlock):
             step: dict[str, Any] = {"type": "thought"}
             signature = find(part.payloads, "signature")
-            if signature is not None:
+            if isinstance(signature, str):
                 step["signature"] = signature
+            elif signature is not None:
+                detail = "not a string: the thought goes unsigned"
+                dropped.append(Drop(f"content[{i}]", "signature", UNREPLAYABLE, detail))
             if part.text:
                 step["summary"] = [{"type": "text", "text": part.text}]
         elif isinstance(part, TextBlock):

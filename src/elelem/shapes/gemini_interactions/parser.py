@@ -297,9 +297,16 @@ class InteractionsParser(ParserSkeleton):
                 out.append(self._payload(key, "content_fields", block.content_fields))
         elif block.kind == "thought":
             signature = raw.get("signature")
+            modelled = (
+                ("type", "summary", "signature")
+                if isinstance(signature, str)
+                else ("type", "summary")
+            )
             if isinstance(signature, str):
                 out.append(self._payload(key, "signature", signature))
-            fields = {k: v for k, v in raw.items() if k not in ("type", "summary", "signature")}
+            # A signature that is no string is kept with the step's other
+            # fields (replayed as it came), never dropped unsaid.
+            fields = {k: v for k, v in raw.items() if k not in modelled}
         else:
             fields = {k: v for k, v in raw.items() if k not in ("type", "id", "name", "arguments")}
         if fields:
