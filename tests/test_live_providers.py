@@ -38,6 +38,23 @@ MODELS = {
     "fireworks": "accounts/fireworks/models/llama-v3p1-8b-instruct",
     "zai": "glm-4.5-flash",
     "huggingface": "openai/gpt-oss-20b",
+    "vertex": "gemini-2.5-flash",
+    "vertex-anthropic": "claude-haiku-4-5",
+    # Azure deployments are named by their owner: there is no default.
+    "azure": None,
+    "azure-chat": None,
+    "azure-anthropic": "claude-haiku-4-5",
+}
+
+# The clouds authenticate with credentials that need no key (Application
+# Default Credentials, Entra ID): their live test runs only where the
+# project or resource it needs is named.
+CLOUD_ENV = {
+    "vertex": ("GOOGLE_CLOUD_PROJECT",),
+    "vertex-anthropic": ("GOOGLE_CLOUD_PROJECT",),
+    "azure": ("AZURE_OPENAI_ENDPOINT",),
+    "azure-chat": ("AZURE_OPENAI_ENDPOINT",),
+    "azure-anthropic": ("ANTHROPIC_FOUNDRY_RESOURCE",),
 }
 
 
@@ -51,6 +68,9 @@ def live_model(provider: str) -> str:
     override = os.environ.get(variable)
     # A SigV4 provider (Bedrock) also runs with AWS IAM credentials.
     signs = bool(spec.sigv4_service and os.environ.get("AWS_ACCESS_KEY_ID"))
+    missing = [v for v in CLOUD_ENV.get(provider, ()) if not os.environ.get(v)]
+    if missing:
+        pytest.skip(f"live test: set {' and '.join(missing)} to run it")
     if spec.key_required and not signs and not any(os.environ.get(v) for v in spec.key_env):
         pytest.skip(f"live test: set {' or '.join(spec.key_env)} to run it")
     model = override or MODELS[provider]
