@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from elelem.cli.ask import Session, check_model, open_session
-from elelem.cli.attachments import Attachment, load_attachment, user_message
+from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
 from elelem.cli.common import (
     EXIT_USAGE,
     Failure,
@@ -204,15 +204,19 @@ def _answer(state: ChatState, message: Message | str) -> None:
 
 @click.command("chat")
 @continue_option
+@attach_option
 @model_options
 @tool_options
 @debug_option
 @guarded
-def chat_command(continue_: str | None, **params: Any) -> None:
+def chat_command(continue_: str | None, attachments: tuple[str, ...], **params: Any) -> None:
     """Talk with a model (/help lists the commands): history and Ctrl-R search,
     multi-line pastes; Ctrl-C stops the current answer and keeps what arrived;
     Ctrl-D (or /exit) leaves."""
     store = store_from_env(persist=not params["no_store"])
+    if "-" in attachments:
+        raise Failure("chat -a takes a PATH or URL: stdin carries the messages", EXIT_USAGE)
+    first = [load_attachment(spec) for spec in attachments]  # go with the first message
     session = open_session(store, continue_, params)
     interactive = sys.stdin is not None and sys.stdin.isatty()
     lines = terminal_lines(_history_file()) if interactive else piped_lines()
@@ -225,7 +229,7 @@ def chat_command(continue_: str | None, **params: Any) -> None:
             " (Ctrl-C stops an answer, Ctrl-D leaves, /help for more)",
             err=True,
         )
-        chat_loop(ChatState(session), lines)
+        chat_loop(ChatState(session, first), lines)
     if interactive:
         click.echo(err=True)
 

@@ -47,7 +47,7 @@ def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
     if ref is None or ref == "last":
         latest = store.list_conversations(limit=1)
         if not latest:
-            raise ConversationNotFound("last (there are no conversations yet)")
+            raise NoConversations()
         return latest[0].id
     try:
         return store.info(ConversationId(ref)).id
@@ -63,6 +63,14 @@ def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
 
 SHOWN_CANDIDATES = 5
 """How many candidates an ambiguous id's message lists."""
+
+
+class NoConversations(ConversationNotFound):
+    """``last`` (or no id) asked of a store that holds no conversation yet."""
+
+    def __init__(self) -> None:
+        super().__init__("last")
+        self.args = ("there are no conversations in this store yet",)
 
 
 class AmbiguousConversation(ConversationNotFound):
