@@ -56,3 +56,43 @@ def test_an_empty_store_says_so(tmp_path: Path) -> None:
             2,
             "elelem: there are no conversations in this store yet\n",
         ), argv
+
+
+def test_search_snippets_cut_at_word_boundaries() -> None:
+    from elelem.conversation.store import snippet
+
+    text = (
+        "Sure! Here is what I found about the Eiffel Tower: it is 330 metres tall and it "
+        "was finished in 1889 for the World Fair, which was a huge event in Paris at the time."
+    )
+    assert snippet(text, "finished") == (
+        "…about the Eiffel Tower: it is 330 metres tall and it was finished in 1889 for the "
+        "World Fair, which was a huge event in Paris…"
+    )
+    assert snippet("The Quick brown fox jumps", "quick brown") == "The Quick brown fox jumps"
+
+
+def test_log_search_shows_the_title_and_highlights_on_a_terminal(tmp_path: Path) -> None:
+    from elelem.cli.history import highlighted
+
+    env = base_env(tmp_path)
+    assert CliRunner().invoke(main, ["demo", "--pace", "0", "--keep"], env=env).exit_code == 0
+    result = CliRunner().invoke(main, ["log", "-s", "tower"], env=env)
+    assert result.exit_code == 0
+    rows = [line.split("  ") for line in result.stdout.splitlines()]
+    assert [row[1:] for row in rows] == [
+        [
+            "How tall is the Eiffel Tower, and when…",
+            "turn 1",
+            "How tall is the Eiffel Tower, and when was it finished?",
+        ],
+        [
+            "How tall is the Eiffel Tower, and when…",
+            "turn 1",
+            "The tower is 330 metres (1,083 ft) tall, including the antennas at…",
+        ],
+    ]
+    assert "\x1b" not in result.stdout  # not a terminal: no escapes
+    assert highlighted("The tower, the Tower", "tower", True) == (
+        "The \x1b[1m\x1b[4mtower\x1b[0m, the \x1b[1m\x1b[4mTower\x1b[0m"
+    )
