@@ -95,3 +95,23 @@ def test_ask_approval_question_stays_on_screen(tmp_path: Path) -> None:
 def test_chat_approval_question_stays_on_screen(tmp_path: Path) -> None:
     screen = _approve_on_screen(["chat", "-m", MODEL], tmp_path, "It is 18°C.")
     assert screen.index("Let me check the weather.") < screen.index(QUESTION)
+
+
+def test_a_quiet_indicator_shows_until_the_first_byte(tmp_path: Path) -> None:
+    """At a terminal, 'waiting for anthropic…' is on screen while the
+    provider says nothing, and gone once the answer arrives."""
+    from cli_helpers import text_reply
+    from elelem.recordings.loopback import Pause, Reply, Send
+
+    slow = Reply(200, {"content-type": "text/event-stream"}, (Pause(2.0), Send(text_reply("Hi."))))
+    with LoopbackServer([slow], lifetime=60) as server:
+        term = Terminal(["ask", "-m", MODEL, "hello"], env_for(tmp_path, server))
+        try:
+            term.wait_for("waiting for anthropic…", seconds=10)
+            term.wait_for("Hi.")
+            term.child.expect(pexpect.EOF)
+            term.stream.feed(term.child.before or "")
+        finally:
+            term.child.close(force=True)
+    assert term.child.exitstatus == 0
+    assert "waiting for" not in term.text()

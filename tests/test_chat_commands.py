@@ -95,7 +95,7 @@ def test_slash_commands_act_and_are_never_sent(tmp_path: Path) -> None:
         chat(_env(tmp_path, ANTHROPIC_BASE_URL=server.url)) as child,
     ):
         child.sendline("/help")
-        child.expect_exact("/retry              send your last message again")
+        child.expect_exact("/retry              answer your last message again")
         child.expect(PROMPT)
         child.sendline("/nope")
         child.expect_exact("unknown command /nope (/help lists them)")
@@ -115,7 +115,8 @@ def test_slash_commands_act_and_are_never_sent(tmp_path: Path) -> None:
     first, _again, _slash = (json.loads(r.body) for r in server.requests)
     assert first["system"] == "Answer in one word."
     assert _user_texts(server.requests[0].body) == ["hello"]
-    assert _user_texts(server.requests[1].body) == ["hello", "hello"]
+    # /retry regenerates: the old answer is not sent back, nor the question twice.
+    assert _user_texts(server.requests[1].body) == ["hello"]
     assert _user_texts(server.requests[2].body)[-1] == "/etc/passwd is a path"
     assert len(server.requests) == 3
 

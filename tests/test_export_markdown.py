@@ -117,7 +117,13 @@ def test_export_md_of_the_demo_answer(tmp_path: Path) -> None:
     )
     assert "[^4]: [Eiffel Tower | History, Height, &amp; Facts | Britannica]" in document
     assert document.count("<details><summary>Reasoning</summary>") == 1
-    assert document.endswith("*usage: 9,873 in · 418 out · 1 web search*\n")
+    # A sentence cut into blocks at its citations is one paragraph.
+    assert (
+        "\n**Height.** The tower is 330 metres (1,083 ft) tall, including the antennas at its "
+        "top[^1][^2]; it grew from its original 312 metres as broadcasting antennas were added "
+        "over the decades.\n"
+    ) in document
+    assert document.endswith("*usage: 9,873 in · 418 out · 1 web search · $0.0459*\n")
 
 
 def test_a_footnote_url_cannot_end_its_link_and_carry_markup(tmp_path: Path) -> None:

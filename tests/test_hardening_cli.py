@@ -124,7 +124,7 @@ def test_timeout_and_idle_timeout_options(tmp_path: Path) -> None:
         idle = run(env, "ask", "-m", MODEL, "--idle-timeout", "0.3", "hi")
     assert total.returncode == 1
     assert total.stderr.startswith(
-        "elelem: deadline: the response did not finish within 2s (Timeouts.total), after "
+        "elelem: deadline: the response did not finish within 2s (the total timeout), after "
     )
     assert idle.returncode == 1
     assert idle.stderr.startswith("elelem: idle-timeout: the stream sent nothing for 0.3s")

@@ -215,7 +215,7 @@ def test_keep_alive_comments_cannot_outlast_the_total_deadline(blocking: bool) -
     _, error, _, took = _play("anthropic_messages", reply, timeouts=timeouts, blocking=blocking)
     assert isinstance(error, DeadlineExceededError)
     assert (error.kind, error.retryable) == ("deadline", False)
-    assert error.message.startswith("the response did not finish within 0.6s (Timeouts.total)")
+    assert error.message.startswith("the response did not finish within 0.6s (the total timeout)")
     assert 0.5 < took < 1.5
 
 
@@ -226,7 +226,7 @@ def test_headers_that_never_come_meet_the_total_deadline(blocking: bool) -> None
         "openai_chat", reply, timeouts=Timeouts(connect=2, idle=10, total=0.4), blocking=blocking
     )
     assert isinstance(error, DeadlineExceededError) and took < 1.5
-    assert error.message == "the response did not finish within 0.4s (Timeouts.total)"
+    assert error.message == "the response did not finish within 0.4s (the total timeout)"
 
 
 # -- inspect reads a bounded amount ------------------------------------------------------

@@ -329,3 +329,24 @@ def test_run_sync_awaits_async_tools_concurrently(tmp_path: Path) -> None:
         ("a", "slept 1", False),
         ("b", "slept 2", False),
     ]
+
+
+def test_a_tool_run_text_keeps_its_steps_apart(tmp_path: Path) -> None:
+    """The text before a step's calls and the answer after them are two
+    paragraphs of result.text, not one run-on word ("weather.It")."""
+    from toolloop_wires import anthropic_text_then_calls
+
+    conv = conversation(tmp_path)
+    wire = WIRES[0]
+    replies = [
+        anthropic_text_then_calls("Let me check the weather.", [PARIS]),
+        anthropic_text("18°C."),
+    ]
+    with LoopbackServer(replies) as server:
+
+        async def main() -> Any:
+            async with Client(env=wire.env(server)) as client:
+                return await run(conv, client, wire.model, "Weather in Paris?", tools=[get_weather])
+
+        result = asyncio.run(main())
+    assert result.text == "Let me check the weather.\n\n18°C."

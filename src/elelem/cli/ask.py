@@ -39,7 +39,7 @@ from elelem.cli.options import SchemaMismatch, check_answer, generation_options,
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
-from elelem.cli.turns import json_observer, render_observer, run_turn
+from elelem.cli.turns import Waiting, json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import StreamError
@@ -108,6 +108,9 @@ class Session:
         else:
             observe = json_observer()
         self.warn_before(text)
+        waiting = Waiting(self.target.provider) if renderer is not None else None
+        if waiting is not None:
+            observe = waiting.until_first(observe)
         try:
             with quiet_terminal():
                 result = run_turn(
@@ -125,15 +128,22 @@ class Session:
                     before_first_send=None if self.stored else self._store_new,
                 )
         except KeyboardInterrupt:
+            if waiting is not None:
+                waiting.stop()
             if renderer is not None and renderer.active:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt()
             raise
         except StreamError:
+            if waiting is not None:
+                waiting.stop()
             if renderer is not None and renderer.active:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt("stopped by an error: kept what arrived")
             raise
+        finally:
+            if waiting is not None:
+                waiting.stop()  # any other way out: the spinner never outlives the turn
         dropped = dropped_of(result)
         if renderer is not None:
             renderer.cost = result.cost.describe()

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from elelem.cli.ask import Session, check_model, open_session
-from elelem.cli.attachments import Attachment, load_attachment, user_message
+from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
 from elelem.cli.common import (
     EXIT_USAGE,
     Failure,
@@ -38,13 +38,14 @@ from elelem.cli.tools import Toolset, tool_options
 from elelem.conversation import default_store_path
 from elelem.errors import ConfigError, ElelemError, UnsupportedError
 from elelem.render import sanitize_line
+from elelem.vocabulary import Message
 
 HELP = """\
 /help               this list
 /model [MODEL]      show the model, or switch to MODEL (any -m form) from the next message on
 /system [TEXT]      show the system prompt, or set it (`/system -` clears it)
 /attach PATH|URL    attach a file or URL to the next message (repeatable)
-/retry              send your last message again
+/retry              answer your last message again (the old answer is kept, shown replaced)
 /exit               leave (Ctrl-D does too)
 Enter sends; Esc then Enter starts a new line; a paste is one message; Ctrl-R searches history;
 Ctrl-C stops an answer and keeps what arrived."""
@@ -56,7 +57,6 @@ class ChatState:
 
     session: Session
     attachments: list[Attachment] = field(default_factory=list)
-    last: str | None = None
     done: bool = False
 
 
@@ -157,10 +157,12 @@ def chat_loop(state: ChatState, lines: Iterator[str]) -> None:
         if text.startswith("/") and not text.startswith("//"):
             name, _, argument = text[1:].partition(" ")
             if name == "retry":
-                if state.last is None:
+                again = _retry(state)
+                if again is None:
                     _say("nothing to retry yet")
                     continue
-                text = state.last
+                _answer(state, again)
+                continue
             else:
                 command = COMMANDS.get(name)
                 if command is None:
@@ -177,28 +179,44 @@ def chat_loop(state: ChatState, lines: Iterator[str]) -> None:
             text = text[1:]
         message = user_message(text, state.attachments)
         state.attachments = []
-        state.last = text
-        try:
-            state.session.answer(message)
-        except KeyboardInterrupt:
-            continue
-        except ElelemError as exc:
-            # The chat goes on: the error is the answer's last line, and the
-            # log keeps what arrived.
-            _say(f"elelem: {describe(exc)}")
+        _answer(state, message)
+
+
+def _retry(state: ChatState) -> Message | None:
+    """The latest message again, its attachments included, with the answer it
+    had rewound (kept in the log, shown as replaced, never sent again)."""
+    session = state.session
+    if not session.stored:
+        return None
+    return session.conversation.rewind_last_asked("retry")
+
+
+def _answer(state: ChatState, message: Message | str) -> None:
+    try:
+        state.session.answer(message)
+    except KeyboardInterrupt:
+        return
+    except ElelemError as exc:
+        # The chat goes on: the error is the answer's last line, and the
+        # log keeps what arrived.
+        _say(f"elelem: {describe(exc)}")
 
 
 @click.command("chat")
 @continue_option
+@attach_option
 @model_options
 @tool_options
 @debug_option
 @guarded
-def chat_command(continue_: str | None, **params: Any) -> None:
+def chat_command(continue_: str | None, attachments: tuple[str, ...], **params: Any) -> None:
     """Talk with a model (/help lists the commands): history and Ctrl-R search,
     multi-line pastes; Ctrl-C stops the current answer and keeps what arrived;
     Ctrl-D (or /exit) leaves."""
     store = store_from_env(persist=not params["no_store"])
+    if "-" in attachments:
+        raise Failure("chat -a takes a PATH or URL: stdin carries the messages", EXIT_USAGE)
+    first = [load_attachment(spec) for spec in attachments]  # go with the first message
     session = open_session(store, continue_, params)
     interactive = sys.stdin is not None and sys.stdin.isatty()
     lines = terminal_lines(_history_file()) if interactive else piped_lines()
@@ -211,7 +229,7 @@ def chat_command(continue_: str | None, **params: Any) -> None:
             " (Ctrl-C stops an answer, Ctrl-D leaves, /help for more)",
             err=True,
         )
-        chat_loop(ChatState(session), lines)
+        chat_loop(ChatState(session, first), lines)
     if interactive:
         click.echo(err=True)
 

@@ -247,7 +247,7 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
             "default: $ELELEM_MODEL, the config file's model, else the first provider "
             "whose key is set.",
         ),
-        click.option("--system", metavar="TEXT", help="A system prompt for this turn."),
+        click.option("-s", "--system", metavar="TEXT", help="A system prompt for this turn."),
         click.option("--web-search", is_flag=True, help="Let the provider search the web."),
         click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from elelem.conversation import (
 )
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
+from elelem.conversation.store import SearchHit
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
@@ -47,7 +49,7 @@ def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
     if ref is None or ref == "last":
         latest = store.list_conversations(limit=1)
         if not latest:
-            raise ConversationNotFound("last (there are no conversations yet)")
+            raise NoConversations()
         return latest[0].id
     try:
         return store.info(ConversationId(ref)).id
@@ -63,6 +65,14 @@ def resolve_conversation(store: Store, ref: str | None) -> ConversationId:
 
 SHOWN_CANDIDATES = 5
 """How many candidates an ambiguous id's message lists."""
+
+
+class NoConversations(ConversationNotFound):
+    """``last`` (or no id) asked of a store that holds no conversation yet."""
+
+    def __init__(self) -> None:
+        super().__init__("last")
+        self.args = ("there are no conversations in this store yet",)
 
 
 class AmbiguousConversation(ConversationNotFound):
@@ -82,6 +92,22 @@ class AmbiguousConversation(ConversationNotFound):
             " (give more of the id)",
         )
         self.candidates = tuple(c.id for c in matches)
+
+
+def _title(store: Store, hit: SearchHit) -> str:
+    return store.info(hit.conversation).title or "(untitled)"
+
+
+def highlighted(text: str, search: str, terminal: bool) -> str:
+    """``text`` (sanitized already) with each word of ``search`` in bold on a
+    terminal; unchanged elsewhere (a pipe gets no escapes)."""
+    if not terminal:
+        return text
+    words = sorted({w for w in search.split() if w.strip('"*')}, key=len, reverse=True)
+    if not words:
+        return text
+    pattern = re.compile("|".join(re.escape(w.strip('"*')) for w in words), re.IGNORECASE)
+    return pattern.sub(lambda m: click.style(m.group(0), bold=True, underline=True), text)
 
 
 def when(stamp: str) -> str:
@@ -141,6 +167,7 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
     out = sys.stdout
     if search is not None:
         hits = store.search(search, limit=limit)
+        titles: dict[str, str] = {}
         for hit in hits:
             if as_json:
                 record = {
@@ -152,8 +179,9 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
                 }
                 out.write(ndjson_line(record) + "\n")
                 continue
-            snippet = clip(sanitize_line(hit.snippet), 100)
-            out.write(f"{sanitize_line(hit.conversation)}  turn {hit.turn}  {snippet}\n")
+            title = clip(sanitize_line(titles.setdefault(hit.conversation, _title(store, hit))), 40)
+            snippet = highlighted(clip(sanitize_line(hit.snippet), 100), search, out.isatty())
+            out.write(f"{sanitize_line(hit.conversation)}  {title}  turn {hit.turn}  {snippet}\n")
         if not hits:
             click.echo("no matches", err=True)
         return

@@ -16,12 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import ParamSpec, TypeVar
 
+from rich.console import Console
+from rich.status import Status
+from rich.text import Text
+
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
 from elelem.providers import Catalog, Target
-from elelem.render import Renderer
+from elelem.render import Renderer, sanitize_line
 from elelem.render.lines import retry_line
 from elelem.stream import Chunk, Retry
 from elelem.transport import Timeouts
@@ -143,6 +147,34 @@ def check_first_request(engine: TurnEngine) -> None:
         arguments["options"] = GenerationOptions()
     request = ModelRequest(model=target.model, now=datetime.now(UTC), **arguments)
     target.shape.encode_request(request, provider=target.provider)
+
+
+class Waiting:
+    """A quiet ``waiting for anthropic…`` spinner on stderr, at a terminal
+    only, from the request until the answer's first chunk (or the end)."""
+
+    def __init__(self, provider: str) -> None:
+        console = Console(stderr=True, highlight=False)
+        self._status: Status | None = None
+        if console.is_terminal:
+            label = Text(f"waiting for {sanitize_line(provider)}…", style="dim")
+            self._status = Status(label, console=console, spinner="dots")
+            self._status.start()
+
+    def stop(self) -> None:
+        """Take the spinner away (again: nothing)."""
+        status, self._status = self._status, None
+        if status is not None:
+            status.stop()
+
+    def until_first(self, observe: ChunkObserver) -> ChunkObserver:
+        """``observe``, the spinner stopped before the first chunk is shown."""
+
+        def first(chunk: Chunk, committed: tuple[Part, ...]) -> None:
+            self.stop()
+            observe(chunk, committed)
+
+        return first
 
 
 def render_observer(renderer: Renderer) -> ChunkObserver:

@@ -21,6 +21,7 @@ from elelem.conversation.events import (
     Event,
     HostedBody,
     MessageBody,
+    Rewind,
     TurnStart,
     kind_of,
 )
@@ -215,6 +216,33 @@ class Conversation:
         if kind not in OVERLAY_KINDS:
             raise EventError(f"{type(body).__name__} is not an overlay")
         return self.append(Draft(kind, body, self._turn))[0]
+
+    def asked(self) -> dict[int, MessageBody]:
+        """The user's own message of each turn that still counts (not
+        rewound), by turn number."""
+        asked: dict[int, MessageBody] = {}
+        for view in turn_views(self._events):
+            if view.rewound is not None:
+                continue
+            for event in view.events:
+                body = event.body
+                if isinstance(body, MessageBody) and body.role == "user" and body.source == "user":
+                    asked[view.turn] = body
+                    break
+        return asked
+
+    def rewind_last_asked(self, reason: str = "retry") -> Message | None:
+        """Leave the latest turn the user asked (and any after it) out of
+        projections with a :class:`Rewind` overlay, and return its message
+        to send again, attachments included: a retry regenerates the answer
+        instead of asking twice.  The old turn stays in the log, shown as
+        replaced.  None (and nothing written) when nothing was asked yet."""
+        asked = self.asked()
+        if not asked:
+            return None
+        turn = max(asked)
+        self.add_overlay(Rewind(turn, reason))
+        return Message(role="user", content=asked[turn].content, source="user")
 
     def apply_patch(self, patch: Patch, projection: Projection | None = None) -> Event:
         """Record a recoverable error's patch as an overlay.

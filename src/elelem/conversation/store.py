@@ -262,10 +262,33 @@ def snippet(text: str, needle: str, width: int = 60) -> str:
     else:  # folding changed the length (ß -> ss): its positions do not carry over
         at = text.lower().find(needle.lower())
     if at < 0:
-        return text[: 2 * width]
+        at, needle = 0, ""
     start = max(0, at - width)
     end = min(len(text), at + len(needle) + width)
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    # Cut at word boundaries, never mid-word ("…ere is"): the first whole
+    # word after the cut, the last whole word before it.
+    if start > 0 and not text[start - 1].isspace():
+        space = _next_space(text, start, at)
+        start = space + 1 if space is not None else start
+    if end < len(text) and not text[end].isspace():
+        space = _last_space(text, at + len(needle), end)
+        end = space if space is not None else end
+    shown = text[start:end].strip()
+    return ("…" if start else "") + shown + ("…" if end < len(text) else "")
+
+
+def _next_space(text: str, start: int, limit: int) -> int | None:
+    for i in range(start, limit):
+        if text[i].isspace():
+            return i
+    return None
+
+
+def _last_space(text: str, limit: int, end: int) -> int | None:
+    for i in range(end - 1, limit - 1, -1):
+        if text[i].isspace():
+            return i
+    return None
 
 
 __all__ = [

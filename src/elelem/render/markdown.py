@@ -38,6 +38,7 @@ from elelem.conversation import (
 from elelem.render.lines import Footnotes, activity_line, attachment_line, usage_line
 from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
+from elelem.turns.costs import events_cost
 from elelem.vocabulary import (
     DocumentBlock,
     HostedActivity,
@@ -81,9 +82,29 @@ class _Answer:
     """One answer being written: its lines and its footnotes."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self._lines: list[str] = []
+        self.run: list[str] = []
+        """Text of consecutive text blocks not written yet: a provider cuts
+        one sentence into blocks at every citation, and they are one
+        paragraph (as the terminal shows them)."""
         self.notes = Footnotes()
         self.started: dict[str, HostedActivity] = {}
+
+    @property
+    def lines(self) -> list[str]:
+        """The answer's lines so far (the pending text run written first)."""
+        self.flush()
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: list[str]) -> None:
+        self._lines = value
+
+    def flush(self) -> None:
+        """Write the pending run of text as one paragraph."""
+        if self.run:
+            self._lines += ["".join(self.run), ""]
+            self.run = []
 
     def text(self, block: TextBlock) -> None:
         at: dict[int, list[int]] = {}
@@ -101,7 +122,7 @@ class _Answer:
             pieces.append("".join(f"[^{n}]" for n in at[point]))
             last = point
         pieces.append(inert(block.text[last:]))
-        self.lines += ["".join(pieces), ""]
+        self.run.append("".join(pieces))
         if not block.complete:
             self.lines += ["*(interrupted: the text above is what arrived)*", ""]
 
@@ -184,7 +205,8 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
                 answer.lines += [f"*[{inert_line(event.kind)} event kept, not shown]*", ""]
         lines += answer.lines + answer.footnotes()
         if view.responses:
-            lines += [f"*{usage_line(view.usage)}*", ""]
+            cost = events_cost(view.events).describe()
+            lines += [f"*{usage_line(view.usage)} · {inert_line(cost)}*", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -704,7 +704,7 @@ class StreamCore:
 
     def _deadline_error(self) -> DeadlineExceededError:
         return DeadlineExceededError(
-            f"the response did not finish within {self._timeouts.total:g}s (Timeouts.total)"
+            f"the response did not finish within {self._timeouts.total:g}s (the total timeout)"
             + (f", after {self.bytes_received} bytes" if self.bytes_received else ""),
             status=self.status,
             request_id=self.request_id,

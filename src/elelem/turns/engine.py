@@ -87,6 +87,7 @@ from elelem.vocabulary import (
     Message,
     Part,
     ProviderId,
+    ToolCallBlock,
     ToolSpec,
     Usage,
 )
@@ -238,8 +239,23 @@ class TurnResult(msgspec.Struct, frozen=True):
 
     @property
     def text(self) -> str:
-        """The turn's assistant text, all responses joined."""
-        return "".join(m.text for m in self.messages)
+        """The turn's assistant text, all responses joined: a continued
+        (paused) response goes on where the last one stopped; the text after
+        a tool-loop step (a response that asked for tool calls) starts a new
+        paragraph, so two steps never run into one word."""
+        out: list[str] = []
+        after_calls = False
+        for message in self.messages:
+            text = message.text
+            if text and out and after_calls:
+                out.append("\n\n")
+            if text:
+                out.append(text)
+            if any(isinstance(p, ToolCallBlock) for p in message.content):
+                after_calls = bool(out)
+            elif text:
+                after_calls = False
+        return "".join(out)
 
     @property
     def finish(self) -> str | None:

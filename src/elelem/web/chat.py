@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.conversation import Conversation, MessageBody, Rewind, turn_views
+from elelem.conversation import Conversation, Rewind
 from elelem.errors import ElelemError
 from elelem.turns.drive import send as send_turn
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, Part, TextBlock, WebSearch
@@ -84,33 +84,16 @@ def user_message(text: str, files: Sequence[ChatFile]) -> Message | str:
     return Message(role="user", content=tuple(content), source="user")
 
 
-def _asked(conversation: Conversation) -> dict[int, MessageBody]:
-    """The user message of each turn that still counts (not rewound)."""
-    asked: dict[int, MessageBody] = {}
-    for view in turn_views(conversation.events):
-        if view.rewound is not None:
-            continue
-        for event in view.events:
-            body = event.body
-            if isinstance(body, MessageBody) and body.role == "user" and body.source == "user":
-                asked[view.turn] = body
-                break
-    return asked
-
-
 def turn_input(conversation: Conversation, request: ChatRequest) -> Message | str:
     """The input of the turn ``request`` asks for; a retry or an edit first
     rewinds the turn it replaces (and any after it)."""
     if request.retry:
-        asked = _asked(conversation)
-        if not asked:
+        again = conversation.rewind_last_asked("retry")
+        if again is None:
             raise ChatRefused("nothing to retry yet")
-        turn = max(asked)
-        conversation.add_overlay(Rewind(turn, "retry"))
-        body = asked[turn]
-        return Message(role="user", content=body.content, source="user")
+        return again
     if request.edit_turn is not None:
-        if request.edit_turn not in _asked(conversation):
+        if request.edit_turn not in conversation.asked():
             raise ChatRefused(f"turn {request.edit_turn} has no message to edit")
         message = user_message(request.text, request.files)
         conversation.add_overlay(Rewind(request.edit_turn, "edit"))
