@@ -39,10 +39,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypedDict, TypeVar, Unpack
 
+import anyio
 import httpx2
 import msgspec
 
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
+from elelem.embeddings import Embeddings, EmbedPlan
+from elelem.embeddings import plan as embed_plan
+from elelem.embeddings.wires import EMBEDDING_PROVIDERS
 from elelem.errors import StreamError
 from elelem.outputs import output_format, parse_output
 from elelem.preflight import ModelWarning, preflight
@@ -72,6 +76,9 @@ T = TypeVar("T")
 
 Messages = Sequence[Message] | str
 """A conversation, or one user message's text."""
+
+EMBED_CONCURRENCY = 4
+"""How many embedding requests one :meth:`Client.embed` has in flight."""
 
 
 def _utc_now() -> datetime:
@@ -322,6 +329,75 @@ class Client:
         why = f"{shape.counter.endpoint} is not there (HTTP {exc.status})"
         return estimated(neutral, endpoint.provider, why)
 
+    async def embed(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        *,
+        dimensions: int | None = None,
+        task: str | None = None,
+        timeouts: Timeouts | None = None,
+        concurrency: int = EMBED_CONCURRENCY,
+    ) -> Embeddings:
+        """Embed ``inputs`` (one text or a sequence) with ``model``: one
+        float32 vector per input, in order (see
+        :class:`~elelem.embeddings.Embeddings`).
+
+        ``dimensions`` asks for shorter vectors where the model can make
+        them; ``task`` says what they are for (``query``, ``document``,
+        ``similarity``, ``classification``, ``clustering``, ``code-query``),
+        reported as dropped on a wire that takes none.  The inputs go in as
+        many requests as the provider's limits need, ``concurrency`` at a
+        time; the first error is raised as the typed error it is."""
+        run = self._embed_plan(model, inputs, dimensions, task)
+        streams: list[Any] = [None] * len(run.calls)
+        failures: list[Exception] = []
+        pending = iter(range(len(run.calls)))
+        endpoint = run.target.endpoint
+
+        async def worker(group: anyio.abc.TaskGroup) -> None:
+            for index in pending:
+                try:
+                    streams[index] = await self._driver.exchange(
+                        endpoint, run.calls[index], run.request, timeouts=timeouts
+                    )
+                except Exception as exc:  # noqa: BLE001 - raised below
+                    # Kept and raised below, as itself (not in an exception
+                    # group); the other requests are cancelled.
+                    failures.append(exc)
+                    group.cancel_scope.cancel()
+                    return
+
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, min(concurrency, len(run.calls)))):
+                group.start_soon(worker, group)
+        if failures:
+            raise failures[0]
+        return run.result(streams)
+
+    def _embed_plan(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        dimensions: int | None,
+        task: str | None,
+    ) -> EmbedPlan:
+        return embed_plan(
+            self._embed_target(model), inputs, dimensions=dimensions, task=task, now=self._clock()
+        )
+
+    def _embed_target(self, model: str | Target) -> Target:
+        """:meth:`target`, or for a provider that only embeds (Voyage) and
+        that the catalog does not name, its built-in spec."""
+        if isinstance(model, str):
+            spec = EMBEDDING_PROVIDERS.get(model.partition(":")[0])
+            if spec is not None and spec.name not in self.catalog:
+                only = Catalog([spec])
+                only.keys_file = self.catalog.keys_file
+                env = os.environ if self._env is None else self._env
+                return only.target(model, env, self._api_keys)
+        return self.target(model)
+
     async def parse(
         self,
         model: str | Target,
@@ -457,6 +533,24 @@ class SyncClient:
         """As :meth:`Client.parse`, blocking."""
         with self.stream(model, messages, output_type=output_type, **kwargs) as stream:
             return parse_output(output_type, stream.final().text)
+
+    def embed(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        *,
+        dimensions: int | None = None,
+        task: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> Embeddings:
+        """As :meth:`Client.embed`, blocking: the requests one after another."""
+        run = self._client._embed_plan(model, inputs, dimensions, task)
+        endpoint = run.target.endpoint
+        streams = [
+            self._driver.sync_exchange(endpoint, call, run.request, timeouts=timeouts)
+            for call in run.calls
+        ]
+        return run.result(streams)
 
     def complete(
         self,
