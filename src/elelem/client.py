@@ -43,6 +43,11 @@ import anyio
 import httpx2
 import msgspec
 
+from elelem.batches import BatchRecord, BatchRequest, BatchResult
+from elelem.batches import wire_of as batch_wire
+from elelem.batches.core import encode as encode_batch
+from elelem.batches.core import neutral_requests, read_results
+from elelem.batches.flow import Flow, run_async, run_sync
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
 from elelem.embeddings import Embeddings, EmbedPlan
 from elelem.embeddings import plan as embed_plan
@@ -398,6 +403,51 @@ class Client:
                 return only.target(model, env, self._api_keys)
         return self.target(model)
 
+    async def batch(
+        self,
+        model: str | Target,
+        requests: Sequence[BatchRequest | str],
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> BatchRecord:
+        """Submit ``requests`` (prompts, or :class:`~elelem.batches.BatchRequest`
+        values) as one batch to ``model``'s provider (Anthropic, OpenAI,
+        Gemini) at the batch price; the returned record is what
+        :meth:`batch_status` and :meth:`batch_results` take, in this process
+        or another."""
+        target, flow = self._batch_submit(model, requests)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    async def batch_status(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> BatchRecord:
+        """``record`` with the batch's state now."""
+        target = self.target(record.model)
+        flow = batch_wire(target).status(target, record)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    async def batch_results(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> list[BatchResult]:
+        """Each request's response (or error) of a finished batch, in
+        request order, read by the shape's own parser and priced at the
+        batch price."""
+        target, flow = self._batch_results(record)
+        items = await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return read_results(target, record, items, self._clock())
+
+    def _batch_submit(
+        self, model: str | Target, requests: Sequence[BatchRequest | str]
+    ) -> tuple[Target, Flow[BatchRecord]]:
+        target = self.target(model)
+        wire = batch_wire(target)
+        neutral = neutral_requests(requests, target.model, self._clock())
+        return target, wire.submit(target, encode_batch(target, neutral))
+
+    def _batch_results(self, record: BatchRecord) -> tuple[Target, Flow[list[Any]]]:
+        target = self.target(record.model)
+        return target, batch_wire(target).results(target, record)
+
     async def parse(
         self,
         model: str | Target,
@@ -533,6 +583,31 @@ class SyncClient:
         """As :meth:`Client.parse`, blocking."""
         with self.stream(model, messages, output_type=output_type, **kwargs) as stream:
             return parse_output(output_type, stream.final().text)
+
+    def batch(
+        self,
+        model: str | Target,
+        requests: Sequence[BatchRequest | str],
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> BatchRecord:
+        """As :meth:`Client.batch`, blocking."""
+        target, flow = self._client._batch_submit(model, requests)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def batch_status(self, record: BatchRecord, *, timeouts: Timeouts | None = None) -> BatchRecord:
+        """As :meth:`Client.batch_status`, blocking."""
+        target = self.target(record.model)
+        flow = batch_wire(target).status(target, record)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def batch_results(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> list[BatchResult]:
+        """As :meth:`Client.batch_results`, blocking."""
+        target, flow = self._client._batch_results(record)
+        items = run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return read_results(target, record, items, self._client._clock())
 
     def embed(
         self,
