@@ -9,6 +9,7 @@ holds no batch traffic)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -62,24 +63,33 @@ MESSAGE = {
 }
 
 
-def test_anthropic_message_batch_submit_status_results() -> None:
+def anthropic_api(*results: dict[str, Any], **counts: int) -> Callable[[RecordedRequest], Reply]:
+    """A Message Batches stand-in: create answers in progress, a read
+    answers ended (with ``counts``), the results URL gives ``results``."""
     ended = dict(ANTHROPIC_BATCH, processing_status="ended")
-    ended["request_counts"] = dict(ANTHROPIC_BATCH["request_counts"], processing=0, succeeded=1,
-                                   errored=1)  # fmt: skip
-    errored = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}
+    ended["request_counts"] = dict(ANTHROPIC_BATCH["request_counts"], **counts)
     results_path = f"/v1/messages/batches/{ANTHROPIC_BATCH['id']}/results"
 
     def reply(request: RecordedRequest) -> Reply:
         if request.method == "POST":
             return answer(ANTHROPIC_BATCH)
         if request.path == results_path:
-            return jsonl(
-                {"custom_id": "capital", "result": {"type": "succeeded", "message": MESSAGE}},
-                {"custom_id": "r2", "result": {"type": "errored", "error": errored}},
-            )
+            return jsonl(*results)
         # the results URL is absolute: it names this server
         return answer(dict(ended, results_url=f"http://{request.headers['host']}{results_path}"))
 
+    return reply
+
+
+def test_anthropic_message_batch_submit_status_results() -> None:
+    errored = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}
+    reply = anthropic_api(
+        {"custom_id": "capital", "result": {"type": "succeeded", "message": MESSAGE}},
+        {"custom_id": "r2", "result": {"type": "errored", "error": errored}},
+        processing=0,
+        succeeded=1,
+        errored=1,
+    )
     with LoopbackServer(reply) as server:
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant"}
         options = GenerationOptions(max_tokens=64)
@@ -325,3 +335,73 @@ def test_results_before_the_batch_ended_is_a_clear_error() -> None:
         pytest.raises(UnsupportedError, match="no results yet"),
     ):
         c.batch_results(record)
+
+
+# -- the commands and the log -----------------------------------------------------
+
+
+def run(env: dict[str, str], *args: str, stdin: str = "") -> Any:
+    """``elelem ARGS`` in this process; the environment is exactly ``env``."""
+    import os
+
+    from click.testing import CliRunner
+
+    from elelem.cli import main
+
+    blank = {k: None for k in os.environ if k not in env}
+    result = CliRunner().invoke(main, list(args), input=stdin, env={**blank, **env})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def test_batch_commands_submit_status_results_through_the_log(tmp_path: Any) -> None:
+    from elelem.batches.log import find, latest
+    from elelem.conversation import open_store
+    from elelem.turns.costs import events_cost
+
+    second = dict(MESSAGE, id="msg_2", content=[{"type": "text", "text": "Rome.\x1b[2J"}])
+    reply = anthropic_api(
+        {"custom_id": "r2", "result": {"type": "succeeded", "message": second}},
+        {"custom_id": "r1", "result": {"type": "succeeded", "message": MESSAGE}},
+    )
+
+    with LoopbackServer(reply) as server:
+        env = {
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "sk-ant",
+            "ELELEM_HOME": str(tmp_path),
+            "ELELEM_CONFIG": CONFIG,
+        }
+        prompts = "Capital of France?\nCapital of Italy?\n"
+        submitted = run(env, "batch", "submit", "-", "-m", "anthropic:claude-sonnet-4-5",
+                        "--max-tokens", "50", stdin=prompts)  # fmt: skip
+        conversation_line, batch_line = submitted.stdout.splitlines()
+        status = run(env, "batch", "status", ANTHROPIC_BATCH["id"])
+        results = run(env, "batch", "results", conversation_line.split()[1])
+        again = run(env, "batch", "results", ANTHROPIC_BATCH["id"])
+        sent = json.loads(server.requests[0].body)["requests"]
+        requests_made = len(server.requests)
+    assert submitted.exit_code == 0, submitted.stderr
+    assert batch_line == "batch msgbatch_013Zva2CMHLNnXjNJJKqJ2EF: running (in_progress)"
+    assert [r["params"]["max_tokens"] for r in sent] == [50, 50]
+    assert status.stdout == (
+        "batch msgbatch_013Zva2CMHLNnXjNJJKqJ2EF: ended (ended); "
+        "canceled 0, errored 0, expired 0, processing 2, succeeded 0\n"
+    )
+    assert results.stdout == "r1: Paris.\nr2: Rome.\n"  # the escape sequence is not shown
+    # $0.000093 a response at the standard price: half of it twice
+    assert results.stderr == "2 results, $0.0001 at the batch price\n"
+    assert again.stdout == results.stdout and requests_made == 3  # read from the log
+    store = open_store(tmp_path / "elelem.db")
+    conversation = find(store, ANTHROPIC_BATCH["id"])
+    assert latest(conversation).state == "ended"
+    assert events_cost(conversation.events).total == Decimal("0.000093")
+    turns = conversation.turns()
+    assert [(t.turn, t.trigger, t.model) for t in turns[1:]] == [
+        (1, "batch", "anthropic:claude-sonnet-4-5"),
+        (2, "batch", "anthropic:claude-sonnet-4-5"),
+    ]
+    assert [t.responses[0].tier for t in turns[1:]] == ["batch", "batch"]
+    assert turns[2].responses[0].response_id == "msg_2"
+    store.close()

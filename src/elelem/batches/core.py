@@ -14,21 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from decimal import Decimal
 
 import msgspec
 
 from elelem.batches.wires import BatchRecord, Item
 from elelem.errors import ConfigError, StreamError
 from elelem.providers import Target
-from elelem.providers.pricing import Cost, price
+from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
 from elelem.stream import AssembledResponse, Assembler
 from elelem.vocabulary import GenerationOptions, Message
 from elelem.wire import EncodedRequest, ModelRequest
-
-BATCH_DISCOUNT = Decimal("0.5")
-"""What a batched token costs against the standard price (all three
-providers price batches at 50%)."""
 
 
 class BatchRequest(msgspec.Struct, frozen=True):
@@ -52,18 +47,6 @@ class BatchResult(msgspec.Struct, frozen=True):
     error: str | None
     cost: Cost
     request_id: str | None = None
-
-
-def batch_price(cost: Cost) -> Cost:
-    """``cost`` at the batch price."""
-    if cost.total is None:
-        return cost
-    return Cost(
-        cost.total * BATCH_DISCOUNT,
-        None if cost.input is None else cost.input * BATCH_DISCOUNT,
-        None if cost.output is None else cost.output * BATCH_DISCOUNT,
-        responses=cost.responses,
-    )
 
 
 def neutral_requests(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from elelem.cli.ask import ask_command
+from elelem.cli.batch import batch_group
 from elelem.cli.chat import chat_command
 from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
@@ -37,6 +38,7 @@ def register(group: click.Group) -> None:
         embed_command,
         similar_command,
         collections_group,
+        batch_group,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES
