@@ -39,6 +39,7 @@ from elelem.render.lines import Footnotes, activity_line, attachment_line, usage
 from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     HostedActivity,
     ImageBlock,
@@ -199,7 +200,7 @@ def _tag(part: object) -> str:
 def _other(part: object) -> str:
     """The line for a part this document does not write out: an attachment
     line naming an image or document, else the block kept but not shown."""
-    if isinstance(part, ImageBlock | DocumentBlock):
+    if isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
         return f"*{inert_line(attachment_line(part))}*"
     return f"*[{inert_line(_tag(part))} block kept, not shown]*"
 

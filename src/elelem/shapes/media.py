@@ -28,6 +28,7 @@ import msgspec
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     DocumentBlock,
     Drop,
@@ -147,9 +148,26 @@ def file_id(block: MediaBlock, provider: str) -> str | None:
     return None
 
 
-def media_kind(block: MediaBlock) -> str:
-    """``image`` or ``document``: the ``what`` of a drop record."""
+def media_kind(block: MediaBlock | AudioBlock) -> str:
+    """``image``, ``document`` or ``audio``: the ``what`` of a drop record."""
+    if isinstance(block, AudioBlock):
+        return "audio"
     return "image" if isinstance(block, ImageBlock) else "document"
+
+
+def check_audio(block: AudioBlock, limit: int | None, provider: str, where: str) -> None:
+    """Raise :class:`~elelem.errors.AttachmentTooLargeError` when inline
+    audio is over ``provider``'s documented ``limit`` (nothing is sent)."""
+    source = block.source
+    if limit is None or not isinstance(source, BytesSource) or source.blob.size <= limit:
+        return
+    size = source.blob.size
+    raise AttachmentTooLargeError(
+        f"{where}: audio {block.name or 'of bytes'} is {size:,} bytes; {provider} takes audio"
+        f" up to {limit:,} bytes inline",
+        limit=limit,
+        size=size,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -225,7 +243,7 @@ def document_text(block: DocumentBlock) -> str | None:
     return f"{head}\n{context}{text}\n</document>"
 
 
-def foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
+def foreign_file(block: MediaBlock | AudioBlock, provider: str, report: Report) -> bool:
     source = block.source
     if isinstance(source, FileSource) and source.file.provider != provider:
         report(
@@ -237,7 +255,7 @@ def foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
     return False
 
 
-def source_kind(block: MediaBlock) -> str:
+def source_kind(block: MediaBlock | AudioBlock) -> str:
     source = block.source
     if isinstance(source, BytesSource):
         return f"type {block.media_type}"

@@ -33,7 +33,7 @@ from elelem.shapes.common import (
 )
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
-from elelem.shapes.openai_chat.media import encode_media
+from elelem.shapes.openai_chat.media import encode_audio, encode_media
 from elelem.shapes.openai_chat.parser import (
     CHOICE_FIELD_TYPE,
     FUNCTION_CALL_FORMAT,
@@ -64,6 +64,7 @@ from elelem.shapes.structured_output import (
     no_json_mode,
 )
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     Drop,
     HostedActivity,
@@ -288,7 +289,7 @@ def same_family(produced_by: str | None, target: str) -> bool:
     return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
 
 
-ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document")
+ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document", "audio")
 """What Chat Completions carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations."""
 
@@ -382,6 +383,12 @@ def _user_messages(
             parts.append({"type": "text", "text": part.text})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             wire = _media(part, provider, dialect, at, dropped.items)
+            if wire is not None:
+                parts.append(wire)
+        elif isinstance(part, AudioBlock):
+            report = line_report(dropped.items, at)
+            wire = encode_audio(part, provider, at, report, audio=dialect.audio,
+                                dialect=str(provider))  # fmt: skip
             if wire is not None:
                 parts.append(wire)
         elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:

@@ -1,0 +1,177 @@
+"""The ``audio`` block: registered, mapped by every shape whose wire takes
+audio (Gemini inline data and file URIs, Chat Completions ``input_audio``,
+Bedrock Converse ``audio``) and reported as a structured drop by every other;
+kept in the blob store and through an export; shown as a line; priced by
+duration.  Wire forms are written from each provider's API reference."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elelem import codec
+from elelem.conversation import Conversation, open_store
+from elelem.conversation.export import export_conversation, import_conversation
+from elelem.errors import AttachmentTooLargeError, DecodeError
+from elelem.providers import load_shape
+from elelem.render.lines import attachment_line
+from elelem.tokens import estimate_messages
+from elelem.vocabulary import (
+    AudioBlock,
+    Drop,
+    FileSource,
+    Message,
+    ProviderId,
+    ProviderPayload,
+    TextBlock,
+)
+from elelem.vocabulary.audio import audio_media_type, wav_duration
+from elelem.vocabulary.registry import block_type
+from elelem.wire import ModelRequest
+
+
+def wav(seconds: float, rate: int = 8000) -> bytes:
+    """A mono 16-bit PCM WAV of silence."""
+    frames = int(seconds * rate)
+    data = b"\x00\x00" * frames
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * 2, 2, 16)
+    chunks = b"fmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", 4 + len(chunks)) + b"WAVE" + chunks
+
+
+VOICE = AudioBlock.from_bytes(wav(0.5), filename="voice.wav")
+B64 = VOICE.source.blob.base64()  # type: ignore[union-attr]
+
+
+def encode(shape_name: str, provider: str, block: Any = VOICE, dialect: str | None = None) -> Any:
+    shape: Any = load_shape(shape_name)
+    if dialect is not None:
+        shape = shape.with_dialect(dialect)
+    message = Message("user", (TextBlock("What is said?"), block))
+    request = ModelRequest(model="m", messages=(message,))
+    return shape.encode_request(request, provider=ProviderId(provider), stream=False)
+
+
+def test_the_block_is_registered_and_reads_its_header() -> None:
+    assert block_type("audio") is AudioBlock
+    assert (VOICE.media_type, VOICE.duration, VOICE.format) == ("audio/wav", 0.5, "wav")
+    assert wav_duration(wav(2.25)) == 2.25
+    assert audio_media_type(b"ID3\x04rest") == "audio/mpeg"
+    assert audio_media_type(b"OggS\x00", None) == "audio/ogg"
+    assert audio_media_type(b"??", "talk.flac") == "audio/flac"
+    assert audio_media_type(b"%PDF-1.7") is None
+    with pytest.raises(DecodeError, match="not audio elelem recognises"):
+        AudioBlock.from_bytes(b"%PDF-1.7", filename="x.pdf")
+    with pytest.raises(DecodeError, match="audio's media type must be audio"):
+        AudioBlock.from_url("https://x/a.png", "image/png")
+    with pytest.raises(DecodeError, match="duration must be seconds"):
+        AudioBlock.from_url("https://x/a.wav", "audio/wav", duration=-1.0)
+
+
+def test_gemini_takes_inline_audio_and_file_uris() -> None:
+    body = encode("gemini", "google").body
+    assert body["contents"] == [
+        {
+            "role": "user",
+            "parts": [
+                {"text": "What is said?"},
+                {"inlineData": {"mimeType": "audio/wav", "data": B64}},
+            ],
+        }
+    ]
+    uri = "https://generativelanguage.googleapis.com/v1beta/files/abc"
+    by_file = AudioBlock(FileSource(ProviderPayload(ProviderId("google"), "file", "1", uri)), "audio/mpeg")
+    part = encode("gemini", "google", by_file).body["contents"][0]["parts"][1]
+    assert part == {"fileData": {"mimeType": "audio/mpeg", "fileUri": uri}}
+
+
+def test_openai_chat_takes_wav_and_mp3_as_input_audio() -> None:
+    encoded = encode("openai_chat", "openai-chat", dialect="openai")
+    assert encoded.body["messages"][0]["content"] == [
+        {"type": "text", "text": "What is said?"},
+        {"type": "input_audio", "input_audio": {"data": B64, "format": "wav"}},
+    ]
+    assert encoded.dropped == ()
+    flac = AudioBlock.from_bytes(b"fLaC" + b"\x00" * 40)
+    dropped = encode("openai_chat", "openai-chat", flac, dialect="openai").dropped
+    assert dropped == (
+        Drop(
+            "messages[0].content[1]",
+            "audio",
+            "unsupported",
+            "Chat Completions takes WAV or MP3 bytes, not type audio/flac",
+        ),
+    )
+
+
+def test_bedrock_converse_audio_block() -> None:
+    content = encode("bedrock_converse", "bedrock").body["messages"][0]["content"]
+    assert content == [
+        {"text": "What is said?"},
+        {"audio": {"format": "wav", "source": {"bytes": B64}}},
+    ]
+    s3 = AudioBlock.from_url("s3://bucket/talk.mp3", "audio/mpeg")
+    content = encode("bedrock_converse", "bedrock", s3).body["messages"][0]["content"]
+    assert content[1] == {
+        "audio": {"format": "mp3", "source": {"s3Location": {"uri": "s3://bucket/talk.mp3"}}}
+    }
+
+
+@pytest.mark.parametrize(
+    ("shape", "provider", "dialect", "where"),
+    [
+        ("anthropic_messages", "anthropic", None, "messages[0].content[1]"),
+        ("openai_responses", "openai", None, "messages[0].content[1]"),
+        ("openai_chat", "groq", "groq", "messages[0].content[1]"),
+        ("ollama_native", "ollama-native", None, "messages[0].content[1]"),
+    ],
+)
+def test_every_other_wire_reports_a_structured_drop(
+    shape: str, provider: str, dialect: str | None, where: str
+) -> None:
+    encoded = encode(shape, provider, dialect=dialect)
+    drops = [d for d in encoded.dropped if d.what == "audio"]
+    assert len(drops) == 1, encoded.dropped
+    assert (drops[0].where, drops[0].why) == (where, "unsupported")
+    assert B64 not in codec.dumps(encoded.body).decode()
+
+
+def test_inline_audio_over_the_limit_is_refused_before_sending() -> None:
+    big = AudioBlock.from_bytes(b"RIFF\x00\x00\x00\x00WAVE" + b"\x00" * (20 * 1024 * 1024))
+    with pytest.raises(AttachmentTooLargeError, match="Gemini takes audio up to 20,971,520 bytes"):
+        encode("gemini", "google", big)
+
+
+def test_audio_is_a_blob_in_the_store_and_survives_an_export(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "a.db")
+    conversation = Conversation.create(store)
+    conversation.start_turn(model="google:gemini-x")
+    conversation.add_message(Message("user", (TextBlock("Listen"), VOICE)))
+    blob = VOICE.source.blob  # type: ignore[union-attr]
+    assert store.has_blob(blob.sha256)
+    raw = store.load_bytes(conversation.id)
+    assert B64 not in b"".join(raw).decode()  # the event holds the reference, not the bytes
+    exported = export_conversation(store, conversation.id)
+    other = open_store(tmp_path / "b.db")
+    imported = import_conversation(other, exported)
+    [message] = Conversation.open(other, imported.id).history()
+    audio = message.content[1]
+    assert isinstance(audio, AudioBlock)
+    assert audio.source.blob.data == blob.data  # type: ignore[union-attr]
+    assert (audio.duration, audio.filename) == (0.5, "voice.wav")
+    store.close()
+    other.close()
+
+
+def test_shown_as_a_line_and_priced_by_duration() -> None:
+    said = AudioBlock.from_bytes(wav(1.5), filename="a.wav", transcript="Hello\x1b[2J there")
+    assert attachment_line(said) == '[audio a.wav 1.5 s, 23 KB, "Hello there"]'
+    gemini = estimate_messages([Message("user", (said,))], "google")
+    assert gemini.audio == 48  # 32 tokens a second
+    openai = estimate_messages(
+        [Message("user", (AudioBlock.from_url("https://x/a.mp3", "audio/mpeg"),))], "openai"
+    )
+    assert (openai.audio, openai.exact_inputs) == (300, False)  # 30 s assumed
