@@ -83,7 +83,9 @@ def test_gemini_takes_inline_audio_and_file_uris() -> None:
         }
     ]
     uri = "https://generativelanguage.googleapis.com/v1beta/files/abc"
-    by_file = AudioBlock(FileSource(ProviderPayload(ProviderId("google"), "file", "1", uri)), "audio/mpeg")
+    by_file = AudioBlock(
+        FileSource(ProviderPayload(ProviderId("google"), "file", "1", uri)), "audio/mpeg"
+    )
     part = encode("gemini", "google", by_file).body["contents"][0]["parts"][1]
     assert part == {"fileData": {"mimeType": "audio/mpeg", "fileUri": uri}}
 
