@@ -6,11 +6,14 @@ duration.  Wire forms are written from each provider's API reference."""
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace as msgspec_replace
 
 from elelem import codec
 from elelem.conversation import Conversation, open_store
@@ -177,3 +180,157 @@ def test_shown_as_a_line_and_priced_by_duration() -> None:
         [Message("user", (AudioBlock.from_url("https://x/a.mp3", "audio/mpeg"),))], "openai"
     )
     assert (openai.audio, openai.exact_inputs) == (300, False)  # 30 s assumed
+
+
+# -- generated audio ------------------------------------------------------------
+
+
+def assembled(chunks: list[Any]) -> Any:
+    from elelem.stream import Assembler
+
+    assembler = Assembler(ProviderId("openai-chat"))
+    assembler.feed_all(chunks)
+    return assembler.result()
+
+
+def test_chat_message_audio_becomes_an_audio_block() -> None:
+    from elelem.shapes.openai_chat.parser import AUDIO_FORMAT, parse_body
+
+    body = {
+        "id": "chatcmpl-AJ",
+        "object": "chat.completion",
+        "model": "gpt-4o-audio-preview-2024-10-01",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": None,
+                    "audio": {
+                        "id": "audio_6711f92b13a0819086d2e4e0d8ae9a3a",
+                        "data": B64,
+                        "expires_at": 1729201019,
+                        "transcript": "Yes, golden retrievers are known to be good family dogs.",
+                    },
+                },
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 17, "completion_tokens": 68, "total_tokens": 85},
+    }
+    result = assembled(parse_body(codec.dumps(body), ProviderId("openai-chat")))
+    [audio] = result.blocks
+    assert isinstance(audio, AudioBlock)
+    assert audio.source.blob.data == VOICE.source.blob.data  # type: ignore[union-attr]
+    assert (audio.media_type, audio.duration) == ("audio/wav", 0.5)
+    assert audio.transcript == "Yes, golden retrievers are known to be good family dogs."
+    [payload] = audio.payloads
+    assert (payload.format, payload.value) == (
+        AUDIO_FORMAT,
+        {"id": "audio_6711f92b13a0819086d2e4e0d8ae9a3a", "expires_at": 1729201019},
+    )
+
+
+def test_chat_streamed_audio_deltas_join_into_one_block() -> None:
+    from elelem.shapes.openai_chat.parser import ChatParser
+
+    parser = ChatParser(ProviderId("openai-chat"))
+    half = len(B64) // 2
+    frames = [
+        {"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "audio": {"id": "audio_1", "transcript": "Hel"}}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {"audio": {"data": B64[:half], "transcript": "lo"}}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {"audio": {"data": B64[half:], "expires_at": 7}}}]},
+        {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]  # fmt: skip
+    chunks: list[Any] = []
+    for frame in frames:
+        chunks += parser.feed_object(frame)
+    chunks += parser.end()
+    [audio] = assembled(chunks).blocks
+    assert isinstance(audio, AudioBlock) and audio.transcript == "Hello"
+    assert audio.source.blob.data == VOICE.source.blob.data  # type: ignore[union-attr]
+    assert audio.payloads[0].value == {"id": "audio_1", "expires_at": 7}
+
+
+def test_gemini_tts_inline_audio_becomes_an_audio_block() -> None:
+    from elelem.shapes.gemini.parser import parse_body
+
+    pcm = base64.b64encode(b"\x01\x00" * 240).decode()
+    body_part = {"inlineData": {"mimeType": "audio/L16;codec=pcm;rate=24000", "data": pcm}}
+    body = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"inlineData": {"mimeType": "audio/L16;codec=pcm;rate=24000", "data": pcm}}],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 12},
+        "modelVersion": "gemini-2.5-flash-preview-tts",
+    }  # fmt: skip
+    [audio] = assembled(parse_body(codec.dumps(body), ProviderId("google"))).blocks
+    assert isinstance(audio, AudioBlock)
+    assert audio.media_type == "audio/L16;codec=pcm;rate=24000"
+    assert audio.source.blob.data == b"\x01\x00" * 240  # type: ignore[union-attr]
+    # replayed to Gemini as the part it came as
+    reply = Message("assistant", (audio,), "assistant", ProviderId("google"), "gemini-tts")
+    request = ModelRequest(model="m", messages=(Message.user("Say hi"), reply))
+    encoded = load_shape("gemini").encode_request(
+        request, provider=ProviderId("google"), stream=False
+    )
+    assert encoded.body["contents"][1]["parts"] == [body_part]
+
+
+def test_ask_sends_a_wav_and_writes_the_spoken_answer(tmp_path: Path) -> None:
+    from cli_helpers import base_env, run
+    from elelem.testing.servers import LoopbackServer, replay, sse_body
+
+    voice = tmp_path / "voice.wav"
+    voice.write_bytes(wav(0.5))
+    answer = {"id": "c", "object": "chat.completion.chunk", "model": "gpt-4o-audio-preview",
+              "choices": [{"index": 0, "delta": {"role": "assistant", "audio": {
+                  "id": "audio_9", "data": B64, "transcript": "It says hello.",
+                  "expires_at": 1729201019}}, "finish_reason": "stop"}]}  # fmt: skip
+    config = tmp_path / "elelem.toml"
+    out = tmp_path / "spoken"
+    with LoopbackServer(
+        [replay(sse_body([(None, json.dumps(answer)), (None, "[DONE]")]))]
+    ) as server:
+        config.write_text(
+            f'[providers.speech]\ncompatible = "openai"\nbase_url = "{server.url}/v1"\n'
+            'dialect = "openai"\n'
+        )
+        env = base_env(tmp_path, ELELEM_CONFIG=str(config))
+        result = run(env, "ask", "-m", "speech:gpt-4o-audio-preview", "-a", str(voice),
+                     "--audio-out", str(out), "What does it say?")  # fmt: skip
+        sent = json.loads(server.requests[0].body)
+    assert result.returncode == 0, result.stderr
+    assert sent["messages"][0]["content"][0] == {
+        "type": "input_audio",
+        "input_audio": {"data": B64, "format": "wav"},
+    }
+    assert '[audio 0.5 s, 8 KB, "It says hello."]' in result.stdout
+    (written,) = sorted(out.iterdir())
+    assert written.suffix == ".wav" and written.read_bytes() == wav(0.5)
+    assert f"audio saved to {written}\n" in result.stderr
+
+
+def test_generated_chat_audio_goes_back_by_its_id() -> None:
+    from elelem.shapes.openai_chat.parser import AUDIO_FORMAT
+
+    spoken = AudioBlock.from_bytes(wav(0.5), transcript="Hi.")
+    payload = ProviderPayload(ProviderId("openai-chat"), AUDIO_FORMAT, None, {"id": "audio_1"})
+    spoken = msgspec_replace(spoken, payloads=(payload,))
+    assistant = Message(
+        "assistant", (spoken,), "assistant", ProviderId("openai-chat"), "gpt-4o-audio"
+    )
+    shape: Any = load_shape("openai_chat")
+    shape = shape.with_dialect("openai")
+    request = ModelRequest(
+        model="m", messages=(Message.user("Hello"), assistant, Message.user("Again"))
+    )
+    body = shape.encode_request(request, provider=ProviderId("openai-chat"), stream=False).body
+    assert body["messages"][1] == {"role": "assistant", "content": "", "audio": {"id": "audio_1"}}

@@ -40,6 +40,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     URLSource,
 )
+from elelem.vocabulary.audio import audio_media_type, wav_duration
 from elelem.vocabulary.drop import FOREIGN_PAYLOAD
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
@@ -275,6 +276,16 @@ GENERATED_BY = "generated_by"
 it (``{"id": …}``): native replay puts the bytes back into that call's item."""
 
 
+def _base64(encoded: object) -> bytes | None:
+    """The bytes of base64 text ``encoded``; None for anything else."""
+    if not isinstance(encoded, str) or not encoded:
+        return None
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def generated_image(
     encoded: object,
     media_type: str | None,
@@ -286,11 +297,8 @@ def generated_image(
     ``media_type`` is not given, the type read from the bytes; None when
     ``encoded`` is not base64 of an image (the caller keeps the data as it
     came)."""
-    if not isinstance(encoded, str) or not encoded:
-        return None
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
+    data = _base64(encoded)
+    if data is None:
         return None
     kind = media_type or sniff_media_type(data)
     if kind is None or not kind.startswith("image/"):
@@ -302,6 +310,33 @@ def generated_image(
         "media_type": kind,
         "width": size[0] if size else None,
         "height": size[1] if size else None,
+        "payloads": [msgspec.to_builtins(p) for p in payloads],
+    }
+
+
+def generated_audio(
+    encoded: object,
+    media_type: str | None,
+    transcript: str | None = None,
+    payloads: Iterable[ProviderPayload] = (),
+) -> dict[str, Any] | None:
+    """The raw JSON of an :class:`~elelem.vocabulary.AudioBlock` holding the
+    base64 bytes ``encoded`` (for a ``block-start`` chunk, as
+    :func:`generated_image`), its type read from the bytes when not given
+    (``audio/pcm`` for raw samples) and a WAV's duration; None when
+    ``encoded`` is not base64 (the caller keeps the data as it came)."""
+    data = _base64(encoded)
+    if data is None:
+        return None
+    kind = media_type or audio_media_type(data) or "audio/pcm"
+    if not kind.startswith("audio/"):
+        return None
+    return {
+        "type": "audio",
+        "source": {"kind": "bytes", "blob": {"base64": encoded}},
+        "media_type": kind,
+        "duration": wav_duration(data),
+        "transcript": transcript,
         "payloads": [msgspec.to_builtins(p) for p in payloads],
     }
 
