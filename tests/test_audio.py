@@ -334,3 +334,83 @@ def test_generated_chat_audio_goes_back_by_its_id() -> None:
     )
     body = shape.encode_request(request, provider=ProviderId("openai-chat"), stream=False).body
     assert body["messages"][1] == {"role": "assistant", "content": "", "audio": {"id": "audio_1"}}
+
+
+# -- the speech endpoints ----------------------------------------------------------
+
+
+def test_speak_posts_audio_speech_and_returns_the_bytes_as_audio() -> None:
+    from elelem import SyncClient
+    from elelem.testing.servers import LoopbackServer, status
+
+    spoken = wav(0.25)
+    with LoopbackServer([status(200, spoken, content_type="audio/wav")]) as server:
+        env = {
+            "OPENAI_BASE_URL": server.url + "/v1",
+            "OPENAI_API_KEY": "sk-s",
+            "ELELEM_CONFIG": "/x",
+        }
+        with SyncClient(env=env, max_retries=0) as client:
+            audio = client.speak("openai:gpt-4o-mini-tts", "Hello there.", voice="coral",
+                                 format="wav", instructions="Cheerful.")  # fmt: skip
+        (sent,) = server.requests
+    assert (sent.method, sent.path) == ("POST", "/v1/audio/speech")
+    assert json.loads(sent.body) == {
+        "model": "gpt-4o-mini-tts",
+        "input": "Hello there.",
+        "voice": "coral",
+        "response_format": "wav",
+        "instructions": "Cheerful.",
+    }
+    assert audio.source.blob.data == spoken  # type: ignore[union-attr]
+    assert (audio.media_type, audio.duration, audio.transcript) == (
+        "audio/wav",
+        0.25,
+        "Hello there.",
+    )
+
+
+def test_transcribe_uploads_the_audio_and_reads_the_text() -> None:
+    import anyio
+
+    from elelem import Client
+    from elelem.testing.servers import LoopbackServer, status
+
+    answer = {"text": "Hello there.", "usage": {"type": "tokens", "input_tokens": 14,
+              "output_tokens": 4, "total_tokens": 18}}  # fmt: skip
+
+    async def main(server: LoopbackServer) -> Any:
+        env = {
+            "OPENAI_BASE_URL": server.url + "/v1",
+            "OPENAI_API_KEY": "sk-t",
+            "ELELEM_CONFIG": "/x",
+        }
+        async with Client(env=env, max_retries=0) as client:
+            return await client.transcribe("openai:gpt-4o-transcribe", VOICE, language="en")
+
+    with LoopbackServer([status(200, json.dumps(answer).encode())]) as server:
+        heard = anyio.run(main, server)
+        (sent,) = server.requests
+    assert (sent.method, sent.path) == ("POST", "/v1/audio/transcriptions")
+    kind, _, boundary = sent.headers["content-type"].partition("; boundary=")
+    assert kind == "multipart/form-data"
+    parts = sent.body.split(b"--" + boundary.encode())[1:-1]
+    fields = {}
+    for part in parts:
+        head, _, value = part.partition(b"\r\n\r\n")
+        fields[head.split(b'name="')[1].split(b'"')[0].decode()] = (head, value[:-2])
+    assert fields["model"][1] == b"gpt-4o-transcribe"
+    assert fields["response_format"][1] == b"json" and fields["language"][1] == b"en"
+    file_head, data = fields["file"]
+    assert b'filename="voice.wav"' in file_head and b"Content-Type: audio/wav" in file_head
+    assert data == VOICE.source.blob.data  # type: ignore[union-attr]
+    assert (heard.text, heard.usage) == ("Hello there.", answer["usage"])
+
+
+def test_speech_on_a_wire_without_the_endpoint_is_unsupported() -> None:
+    from elelem import SyncClient
+    from elelem.errors import UnsupportedError
+
+    client = SyncClient(env={"ANTHROPIC_API_KEY": "k", "ELELEM_CONFIG": "/x"})
+    with client, pytest.raises(UnsupportedError, match="provider anthropic has no speech endpoint"):
+        client.speak("anthropic:claude-x", "hi")

@@ -1,6 +1,6 @@
 """The batch APIs of Anthropic, OpenAI and Gemini, as sans-IO flows.
 
-Each provider has the same three flows (see :mod:`elelem.batches.flow`):
+Each provider has the same three flows (see :mod:`elelem.flow`):
 ``submit`` (the encoded requests -> a :class:`BatchRecord`), ``status`` (a
 record -> the same record with its state now) and ``results`` (a record ->
 one :class:`Item` per request: the provider's whole response body, or the
@@ -24,7 +24,6 @@ word is kept in ``raw_state``.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +31,8 @@ from typing import Any
 import msgspec
 
 from elelem import codec
-from elelem.batches.flow import Call, Flow
 from elelem.errors import UnsupportedError
+from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.json import JSONValue
@@ -227,25 +226,6 @@ def _openai_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -
     )
 
 
-def multipart(
-    fields: Mapping[str, str], name: str, filename: str, content: bytes, content_type: str
-) -> tuple[bytes, str]:
-    """A ``multipart/form-data`` body of text ``fields`` and one file; and its content type."""
-    boundary = "elelem-" + secrets.token_hex(16)
-    parts = [
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
-        for key, value in fields.items()
-    ]
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"'
-        f"\r\nContent-Type: {content_type}\r\n\r\n".encode()
-        + content
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
-
-
 def openai_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
 ) -> Flow[BatchRecord]:
@@ -421,6 +401,5 @@ __all__ = [
     "BatchRecord",
     "BatchWire",
     "Item",
-    "multipart",
     "wire_of",
 ]

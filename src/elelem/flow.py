@@ -10,6 +10,7 @@ written once.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
@@ -102,4 +103,23 @@ def run_sync(
         return stop.value  # type: ignore[no-any-return]
 
 
-__all__ = ["Call", "Flow", "run_async", "run_sync"]
+def multipart(
+    fields: Mapping[str, str], name: str, filename: str, content: bytes, content_type: str
+) -> tuple[bytes, str]:
+    """A ``multipart/form-data`` body of text ``fields`` and one file; and its content type."""
+    boundary = "elelem-" + secrets.token_hex(16)
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+        for key, value in fields.items()
+    ]
+    parts.append(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"'
+        f"\r\nContent-Type: {content_type}\r\n\r\n".encode()
+        + content
+        + b"\r\n"
+    )
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+__all__ = ["Call", "Flow", "multipart", "run_async", "run_sync"]
