@@ -414,3 +414,17 @@ def test_speech_on_a_wire_without_the_endpoint_is_unsupported() -> None:
     client = SyncClient(env={"ANTHROPIC_API_KEY": "k", "ELELEM_CONFIG": "/x"})
     with client, pytest.raises(UnsupportedError, match="provider anthropic has no speech endpoint"):
         client.speak("anthropic:claude-x", "hi")
+
+
+def test_an_audio_file_from_the_browser_becomes_an_audio_block() -> None:
+    from elelem.web.messages import messages_from_ui
+
+    ui = [{"id": "m1", "role": "user", "parts": [
+        {"type": "file", "mediaType": "audio/wav", "filename": "voice.wav",
+         "url": "data:audio/wav;base64," + B64},
+        {"type": "text", "text": "What is said?"},
+    ]}]  # fmt: skip
+    [message] = messages_from_ui(ui)
+    audio = message.content[0]
+    assert isinstance(audio, AudioBlock)
+    assert (audio.filename, audio.duration, audio.media_type) == ("voice.wav", 0.5, "audio/wav")
