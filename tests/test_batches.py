@@ -356,7 +356,7 @@ def run(env: dict[str, str], *args: str, stdin: str = "") -> Any:
 
 
 def test_batch_commands_submit_status_results_through_the_log(tmp_path: Any) -> None:
-    from elelem.batches.log import find, latest
+    from elelem.batchlog import find, latest
     from elelem.conversation import open_store
     from elelem.turns.costs import events_cost
 

@@ -384,6 +384,8 @@ class SyncClient(SyncExtras):
     closes its connection and leaves its ``partial()`` usable.
     """
 
+    _client: Client
+
     def __init__(self, *, http: httpx2.Client | None = None, **kwargs: Any) -> None:
         self._client = Client(http=http, **kwargs)
         self._driver = self._client._driver

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -29,9 +29,6 @@ from elelem.speech import speak as speak_flow
 from elelem.speech import transcribe as transcribe_flow
 from elelem.transport import Driver, Timeouts
 from elelem.vocabulary import AudioBlock
-
-if TYPE_CHECKING:
-    from elelem.client import Client
 
 EMBED_CONCURRENCY = 4
 """How many embedding requests one :meth:`AsyncExtras.embed` has in flight."""
@@ -201,7 +198,7 @@ class AsyncExtras:
 class SyncExtras:
     """Embeddings, batches and speech on :class:`elelem.SyncClient`, blocking."""
 
-    _client: Client
+    _client: AsyncExtras
     _driver: Driver
 
     def target(self, model: str | Target) -> Target:

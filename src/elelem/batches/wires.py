@@ -34,9 +34,9 @@ from elelem import codec
 from elelem.errors import UnsupportedError
 from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
-from elelem.vocabulary import ProviderId
+from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue
-from elelem.wire import EncodedRequest
+from elelem.wire import EncodedRequest, ModelRequest
 
 STATES = ("pending", "running", "ended", "failed", "cancelled", "expired")
 """The neutral states of a batch: results can be read once it is ``ended``
@@ -145,9 +145,10 @@ def _anthropic_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]
 
 
 def _anthropic_headers(target: Target) -> dict[str, str]:
-    from elelem.shapes.anthropic_messages.encoder import API_VERSION
-
-    return {"anthropic-version": API_VERSION}
+    """The headers the target's shape sends (``anthropic-version``, betas):
+    a batch read is made with the same API version as its requests."""
+    probe = ModelRequest(model=target.model, messages=(Message.user("."),))
+    return target.shape.encode_request(probe, provider=target.provider, stream=False).headers
 
 
 def anthropic_submit(

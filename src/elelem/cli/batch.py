@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import click
 
 from elelem.batches.core import BatchRequest, neutral_requests
-from elelem.batches.log import (
+from elelem.batchlog import (
     find,
     latest,
     record_results,
