@@ -405,3 +405,40 @@ def test_batch_commands_submit_status_results_through_the_log(tmp_path: Any) -> 
     assert [t.responses[0].tier for t in turns[1:]] == ["batch", "batch"]
     assert turns[2].responses[0].response_id == "msg_2"
     store.close()
+
+
+def test_batch_commands_on_gemini_and_openai(tmp_path: Any) -> None:
+    gemini = [
+        answer(gemini_operation("BATCH_STATE_PENDING")),
+        answer(gemini_operation("BATCH_STATE_SUCCEEDED", done=True)),
+        answer(gemini_operation("BATCH_STATE_SUCCEEDED", done=True)),
+    ]
+    rows = '{"custom_id": "fr", "prompt": "Capital of France?"}\n{"prompt": "x"}\n'
+    with LoopbackServer(gemini) as server:
+        env = {"GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "g",
+               "ELELEM_HOME": str(tmp_path / "g"), "ELELEM_CONFIG": CONFIG}  # fmt: skip
+        submitted = run(env, "batch", "submit", "-", "--jsonl", "-m", "google:gemini-2.5-flash",
+                        stdin=rows)  # fmt: skip
+        results = run(env, "batch", "results", "batches/123456", "--json")
+    assert submitted.stdout.splitlines()[1] == "batch batches/123456: pending (BATCH_STATE_PENDING)"
+    lines = [json.loads(line) for line in results.stdout.splitlines()]
+    assert lines == [
+        {"custom_id": "fr", "text": "Paris.", "finish": "stop", "error": None},
+        {"custom_id": "r2", "text": "", "finish": "error",
+         "error": '{"code":400,"message":"Invalid argument"}'},
+    ]  # fmt: skip
+    line = {"id": "batch_req_1", "custom_id": "r1", "error": None,
+            "response": {"status_code": 200, "request_id": "req_1", "body": RESPONSE}}  # fmt: skip
+    uploaded = {"id": "file-abc123", "object": "file", "purpose": "batch"}
+    openai = [answer(uploaded), answer(openai_batch("validating")),
+              answer(openai_batch("completed", "file-out")), jsonl(line)]  # fmt: skip
+    with LoopbackServer(openai) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "k",
+               "ELELEM_HOME": str(tmp_path / "o"), "ELELEM_CONFIG": CONFIG}  # fmt: skip
+        run(env, "batch", "submit", "-", "-m", "openai:gpt-4o-mini", stdin="Capital of France?\n")
+        status = run(env, "batch", "status", "batch_abc123")
+        results = run(env, "batch", "results", "batch_abc123")
+    assert (
+        status.stdout == "batch batch_abc123: ended (completed); completed 1, failed 0, total 1\n"
+    )
+    assert results.stdout == "r1: Paris.\n"
