@@ -428,3 +428,16 @@ def test_an_audio_file_from_the_browser_becomes_an_audio_block() -> None:
     audio = message.content[0]
     assert isinstance(audio, AudioBlock)
     assert (audio.filename, audio.duration, audio.media_type) == ("voice.wav", 0.5, "audio/wav")
+
+
+def test_the_ui_message_stream_sends_audio_as_a_file_part() -> None:
+    from elelem.stream import BlockEnd, BlockStart
+    from elelem.web.stream import UIMessageEncoder
+
+    encoder = UIMessageEncoder()
+    raw = {"type": "audio", "source": {"kind": "bytes", "blob": {"base64": B64}},
+           "media_type": "audio/wav"}  # fmt: skip
+    committed = AudioBlock(VOICE.source, "audio/wav")
+    out = encoder.feed(BlockStart("a", "audio", raw=raw))
+    out += encoder.feed(BlockEnd("a"), (committed,))
+    assert {"type": "file", "mediaType": "audio/wav", "url": "data:audio/wav;base64," + B64} in out
