@@ -453,3 +453,16 @@ def test_provider_table_renders_a_mode_not_measured_as_na() -> None:
     assert line == (
         "| groq | openai_chat | groq.chunks.txt | 2.00 | 3.00 | 1.50x | 1.50x | n/a | n/a | n/a | n/a |"
     )
+
+
+def test_embedding_benchmark_checks_every_client_against_the_floor(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks import embeddings
+
+    assert embeddings.main(["--inputs", "2050", "--dimensions", "8", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "2050 inputs x 8 dimensions, median of 1 runs"
+    names = [line.split()[0] for line in lines[2:]]
+    assert names[:3] == ["floor", "elelem_sync", "elelem_async"]
+    assert lines[2].split()[3] == "1.00"

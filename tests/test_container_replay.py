@@ -270,7 +270,7 @@ def test_an_export_written_before_records_kept_payloads_still_imports(tmp_path: 
         # Kept in today's canonical form: the field it lacked, at its default.
         (stored,) = store.load_bytes(info.id)
         assert stored == encode_event(event)
-        assert stored.endswith(b'"request":"ev_3","payloads":[],"retries":[]}}')
+        assert stored.endswith(b'"request":"ev_3","payloads":[],"retries":[],"tier":null}}')
 
 
 @pytest.mark.parametrize(

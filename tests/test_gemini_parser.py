@@ -420,8 +420,8 @@ def test_a_blocked_prompt_is_refused() -> None:
 
 
 def test_an_unknown_part_is_an_unknown_block_replayed_verbatim() -> None:
-    # Inline data that is no image (an image becomes an image block).
-    part = {"inlineData": {"mimeType": "audio/L16;rate=24000", "data": "AAAA"}}
+    # Inline data that is no image and no audio (those become their blocks).
+    part = {"inlineData": {"mimeType": "video/mp4", "data": "AAAA"}}
     result = _result(_chunk([{"text": "Here:"}, part, {"text": "done"}], finishReason="STOP"))
     assert result.blocks == (
         TextBlock("Here:"),

@@ -44,6 +44,7 @@ import msgspec
 
 from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
 from elelem.errors import StreamError
+from elelem.extras import AsyncExtras, SyncExtras
 from elelem.outputs import output_format, parse_output
 from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
@@ -105,7 +106,7 @@ class StreamOptions(RequestOptions, total=False):
     """This request's timeouts, in place of the client's."""
 
 
-class Client:
+class Client(AsyncExtras):
     """Async access to every provider in the catalog.
 
     ``catalog`` defaults to the built-ins plus the config file (``config`` or
@@ -373,7 +374,7 @@ def _with_output(options: GenerationOptions | None, output_type: Any) -> Generat
     return msgspec.structs.replace(options, output=output_format(output_type))
 
 
-class SyncClient:
+class SyncClient(SyncExtras):
     """Blocking access to every provider: the same calls as :class:`Client`,
     read in the calling thread with a blocking ``httpx2.Client`` (the
     driver's blocking shell over the one core; no event loop, no thread).
@@ -382,6 +383,8 @@ class SyncClient:
     ``httpx2.Client``.  A stream's chunks are read as it is iterated; Ctrl-C
     closes its connection and leaves its ``partial()`` usable.
     """
+
+    _client: Client
 
     def __init__(self, *, http: httpx2.Client | None = None, **kwargs: Any) -> None:
         self._client = Client(http=http, **kwargs)

@@ -36,6 +36,7 @@ from typing import Literal
 import msgspec
 
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     HostedActivity,
     ImageBlock,
@@ -108,6 +109,8 @@ class TokenEstimate(msgspec.Struct, frozen=True):
     overhead: int
     family: Family
     exact_inputs: bool = True
+    audio: int = 0
+    """Tokens of the audio inputs (in ``total``)."""
 
 
 def family_of(provider: str) -> Family:
@@ -118,6 +121,22 @@ def family_of(provider: str) -> Family:
 def text_tokens(text: str) -> int:
     """Tokens of ``text`` at about four characters a token (0 for no text)."""
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+
+
+AUDIO_TOKENS_PER_SECOND: dict[Family, int] = {"gemini": 32, "openai": 10, "anthropic": 0}
+"""Input tokens per second of audio: Gemini documents 32.  OpenAI documents
+no per-second rule for Chat Completions audio input; 10 a second is an
+estimate, not a documented figure.  Anthropic's wire takes no audio (0: it
+is dropped before sending)."""
+
+DEFAULT_AUDIO_SECONDS = 30
+"""The duration assumed for audio whose length is unknown (a URL, an MP3)."""
+
+
+def audio_tokens(duration: float | None, family: Family) -> int:
+    """Input tokens of ``duration`` seconds of audio by ``family``'s rule."""
+    seconds = DEFAULT_AUDIO_SECONDS if duration is None else duration
+    return math.ceil(seconds * AUDIO_TOKENS_PER_SECOND[family])
 
 
 def image_tokens(
@@ -210,6 +229,7 @@ class _Tally:
         self.text = 0
         self.images = 0
         self.documents = 0
+        self.audio = 0
         self.exact = True
 
     def part(self, part: object) -> None:
@@ -220,6 +240,9 @@ class _Tally:
             tokens, known = document_tokens(part, self.family)
             self.documents += tokens
             self.exact &= known
+        elif isinstance(part, AudioBlock):
+            self.audio += audio_tokens(part.duration, self.family)
+            self.exact &= part.duration is not None
         else:
             self.text += text_tokens(_block_text(part))
             if isinstance(part, ToolResultBlock):
@@ -250,13 +273,14 @@ def estimate_messages(
         )
     overhead = OPENAI_PER_MESSAGE * (count + 1) if family == "openai" and count else 0
     return TokenEstimate(
-        total=tally.text + tally.images + tally.documents + overhead,
+        total=tally.text + tally.images + tally.documents + tally.audio + overhead,
         text=tally.text,
         images=tally.images,
         documents=tally.documents,
         overhead=overhead,
         family=family,
         exact_inputs=tally.exact,
+        audio=tally.audio,
     )
 
 
@@ -266,10 +290,12 @@ def estimate_request(request: ModelRequest, provider: str) -> TokenEstimate:
 
 
 __all__ = [
+    "AUDIO_TOKENS_PER_SECOND",
     "CHARS_PER_TOKEN",
     "FAMILIES",
     "Family",
     "TokenEstimate",
+    "audio_tokens",
     "document_tokens",
     "estimate_messages",
     "estimate_request",

@@ -71,7 +71,9 @@ class EncodedRequest(msgspec.Struct, frozen=True):
     """A request ready for the wire: path (relative to the base URL), JSON body,
     extra headers, and what the encoding left out (one
     :class:`~elelem.vocabulary.Drop` each, ``where`` a path in the
-    :class:`ModelRequest`)."""
+    :class:`ModelRequest`).  ``content``, when set, is sent as the body
+    instead of ``body``'s JSON (a multipart file upload, with its
+    ``content-type`` in ``headers``)."""
 
     path: str
     body: dict[str, JSONValue]
@@ -79,6 +81,7 @@ class EncodedRequest(msgspec.Struct, frozen=True):
     method: str = "POST"
     stream: bool = True
     dropped: tuple[Drop, ...] = ()
+    content: bytes | None = None
 
 
 class FrameParser(Protocol):

@@ -16,6 +16,7 @@ from elelem.cli.attachments import (
     attach_option,
     piped_stdin,
     prompt_and_attachments,
+    save_audio,
     save_images,
     user_message,
 )
@@ -313,6 +314,13 @@ def reasoning_asked() -> bool:
     show_default=True,
     help="Where generated images are written.",
 )
+@click.option(
+    "--audio-out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Where generated audio is written.",
+)
 @model_options
 @tool_options
 @debug_option
@@ -322,6 +330,7 @@ def ask_command(
     continue_: str | None,
     attachments: tuple[str, ...],
     images_dir: Path,
+    audio_out: Path,
     **params: Any,
 ) -> None:
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
@@ -351,6 +360,8 @@ def ask_command(
     stem = f"{session.conversation.id}-{result.turn}"
     for path in save_images((p for m in result.messages for p in m.content), images_dir, stem):
         click.echo(f"image saved to {path}", err=True)
+    for path in save_audio((p for m in result.messages for p in m.content), audio_out, stem):
+        click.echo(f"audio saved to {path}", err=True)
     if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
 

@@ -3,7 +3,8 @@ piped stdin combined with the prompt, and generated images written to files.
 
 The media type of a file comes from its magic bytes, else its name
 (:func:`~elelem.vocabulary.sniff.sniff_media_type`); a URL's from its name.
-Images become :class:`~elelem.vocabulary.ImageBlock`\\ s, everything else a
+Images become :class:`~elelem.vocabulary.ImageBlock`\\ s, audio (WAV, MP3,
+OGG, FLAC, M4A, …) :class:`~elelem.vocabulary.AudioBlock`\\ s, everything else a
 :class:`~elelem.vocabulary.DocumentBlock`.  Piped text with a prompt is sent
 before the prompt (``cat notes.txt | elelem ask "summarise"``); piped bytes
 that are not text are attached as if ``-a -`` had been given.
@@ -21,6 +22,7 @@ import click
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.errors import DecodeError
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     DocumentBlock,
     ImageBlock,
@@ -29,12 +31,13 @@ from elelem.vocabulary import (
     TextBlock,
     URLSource,
 )
+from elelem.vocabulary.audio import AUDIO_FORMATS, audio_media_type
 from elelem.vocabulary.sniff import media_type_of_name, sniff_media_type
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-Attachment = ImageBlock | DocumentBlock
+Attachment = ImageBlock | DocumentBlock | AudioBlock
 
 MAX_ATTACHMENT = 512 * 1024 * 1024
 """Bytes read from one attachment at most (no provider takes more inline)."""
@@ -55,7 +58,7 @@ def attach_option(fn: Callable[P, R]) -> Callable[P, R]:
         "attachments",
         multiple=True,
         metavar="PATH|URL|-",
-        help="Attach an image or document (a file, an http(s) URL, or - for stdin); "
+        help="Attach an image, audio or a document (a file, an http(s) URL, or - for stdin); "
         "repeatable.  The type comes from the magic bytes, else the name.",
     )(fn)
 
@@ -71,6 +74,12 @@ def block_of_bytes(data: bytes, name: str | None) -> Attachment:
     """The block for ``data`` (an image or a document), named ``name``."""
     if not data:
         raise Failure(f"attachment {name or '-'} is empty", EXIT_USAGE)
+    audio = audio_media_type(data, name)
+    if audio is not None:
+        try:
+            return AudioBlock.from_bytes(data, audio, filename=name)
+        except DecodeError as exc:
+            raise Failure(f"attachment {name or '-'}: {exc.detail}", EXIT_USAGE) from None
     media_type = sniff_media_type(data, name)
     if media_type is None:
         raise Failure(
@@ -93,6 +102,9 @@ def load_attachment(spec: str, stdin: BinaryIO | None = None) -> Attachment:
         stream = stdin if stdin is not None else sys.stdin.buffer
         return block_of_bytes(_read(stream, "stdin"), None)
     if spec.startswith(("http://", "https://")):
+        audio = audio_media_type(b"", spec)
+        if audio is not None:
+            return AudioBlock.from_url(spec, audio)
         media_type = media_type_of_name(spec)
         if media_type is not None and media_type.startswith("image/"):
             return ImageBlock(URLSource(spec), media_type)
@@ -148,13 +160,28 @@ def piped_stdin() -> BinaryIO | None:
 def save_images(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
     """Write every generated image of ``parts`` that holds its bytes to
     ``directory`` as ``{stem}-{n}{ext}``; return the paths written."""
+    return _save(parts, ImageBlock, lambda t: EXTENSIONS_BY_TYPE.get(t, ".bin"), directory, stem)
+
+
+def save_audio(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
+    """Write every audio block of ``parts`` that holds its bytes (generated
+    speech) to ``directory`` as ``{stem}-{n}.{format}``; return the paths."""
+    return _save(parts, AudioBlock, lambda t: "." + AUDIO_FORMATS.get(t, "bin"), directory, stem)
+
+
+def _save(
+    parts: Iterable[Part],
+    kind: type[ImageBlock | AudioBlock],
+    extension: Callable[[str], str],
+    directory: Path,
+    stem: str,
+) -> list[Path]:
     written: list[Path] = []
     for part in parts:
-        if not isinstance(part, ImageBlock) or not isinstance(part.source, BytesSource):
+        if not isinstance(part, kind) or not isinstance(part.source, BytesSource):
             continue
-        ext = EXTENSIONS_BY_TYPE.get(part.media_type or "", ".bin")
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{stem}-{len(written) + 1}{ext}"
+        path = directory / f"{stem}-{len(written) + 1}{extension(part.media_type or '')}"
         path.write_bytes(part.source.blob.data)
         written.append(path)
     return written
@@ -167,6 +194,7 @@ __all__ = [
     "load_attachment",
     "piped_stdin",
     "prompt_and_attachments",
+    "save_audio",
     "save_images",
     "user_message",
 ]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import click
 
 from elelem.cli.ask import ask_command
+from elelem.cli.batch import batch_group
 from elelem.cli.chat import chat_command
 from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
+from elelem.cli.embed import collections_group, embed_command, similar_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.keys import keys_group
 from elelem.cli.manage import fork_command, rename_command, rm_command
@@ -33,6 +35,10 @@ def register(group: click.Group) -> None:
         rename_command,
         fork_command,
         demo_command,
+        embed_command,
+        similar_command,
+        collections_group,
+        batch_group,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

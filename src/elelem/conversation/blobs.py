@@ -17,6 +17,7 @@ import msgspec
 
 from elelem.conversation.events import Event
 from elelem.vocabulary import (
+    AudioBlock,
     Blob,
     BytesSource,
     DocumentBlock,
@@ -33,7 +34,7 @@ Fetch = Callable[[str], bytes]
 def part_blobs(part: object) -> Iterator[Blob]:
     """The blobs one content part references (an image's or document's bytes,
     those of a tool result's attachments)."""
-    if isinstance(part, (ImageBlock, DocumentBlock)):
+    if isinstance(part, (ImageBlock, DocumentBlock, AudioBlock)):
         if isinstance(part.source, BytesSource):
             yield part.source.blob
     elif isinstance(part, ToolResultBlock):
@@ -57,7 +58,7 @@ def message_blobs(messages: Iterable[Message]) -> Iterator[Blob]:
 
 
 def _resolved_part(part: Part, fetch: Fetch, cache: dict[str, Blob]) -> Part:
-    if isinstance(part, (ImageBlock, DocumentBlock)):
+    if isinstance(part, (ImageBlock, DocumentBlock, AudioBlock)):
         source = part.source
         if isinstance(source, BytesSource) and not source.blob.resolved:
             blob = cache.get(source.blob.sha256)

@@ -96,7 +96,9 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     message envelope with its stop details and code-execution ``container``),
     which native replay to the same provider may need.  ``retries`` are the
     client's visible retries before this response began (each attempt that
-    failed before any chunk arrived: why, and how long it waited).
+    failed before any chunk arrived: why, and how long it waited).  ``tier``
+    names a price tier other than the standard one: ``batch`` for a response
+    of a batch (:mod:`elelem.batches`), priced at the batch price.
     """
 
     provider: ProviderId | None = None
@@ -114,6 +116,7 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     request: EventId | None = None
     payloads: tuple[ProviderPayload, ...] = ()
     retries: tuple[Retry, ...] = ()
+    tier: str | None = None
 
 
 class Compaction(msgspec.Struct, frozen=True, gc=False):

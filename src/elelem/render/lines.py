@@ -23,6 +23,7 @@ from elelem.render.sanitize import (
 from elelem.stream import Retry
 from elelem.vocabulary import (
     Attribution,
+    AudioBlock,
     BytesSource,
     ChunksSource,
     DocumentBlock,
@@ -167,14 +168,15 @@ def byte_size(n: int) -> str:
 
 
 _KIND = {"application/pdf": "PDF", "text/plain": "text"}
+_WHAT = {ImageBlock: "image", DocumentBlock: "document", AudioBlock: "audio"}
 
 
-def attachment_line(block: ImageBlock | DocumentBlock) -> str:
+def attachment_line(block: ImageBlock | DocumentBlock | AudioBlock) -> str:
     """The one line that stands for an image or document, never its bytes:
     ``[image screenshot.png 1280×800, 312 KB]``, ``[document Q3 Report (PDF,
     2 pages), 48 KB]``, ``[image https://example.com/cat.jpg]``.  Names and
     URLs are untrusted: sanitized, clipped."""
-    what = "image" if isinstance(block, ImageBlock) else "document"
+    what = _WHAT.get(type(block), "document")
     source = block.source
     name = block.name
     words = [what]
@@ -182,6 +184,8 @@ def attachment_line(block: ImageBlock | DocumentBlock) -> str:
         words.append(clip(sanitize_line(name), 80))
     if isinstance(block, ImageBlock) and block.width and block.height:
         words.append(f"{block.width}\u00d7{block.height}")
+    if isinstance(block, AudioBlock) and block.duration is not None:
+        words.append(f"{block.duration:.1f} s")
     details: list[str] = []
     if isinstance(block, DocumentBlock):
         kind = _KIND.get(block.media_type or "", "")
@@ -204,6 +208,8 @@ def attachment_line(block: ImageBlock | DocumentBlock) -> str:
         )
     elif isinstance(source, URLSource) and name != source.url:
         details.append(clip(sanitize_line(source.url), 80))
+    if isinstance(block, AudioBlock) and block.transcript:
+        details.append(f'"{clip(sanitize_line(block.transcript), 80)}"')
     line = " ".join(words)
     if details:
         line += ", " + ", ".join(details)

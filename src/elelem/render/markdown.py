@@ -40,6 +40,7 @@ from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.turns.costs import events_cost
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     HostedActivity,
     ImageBlock,
@@ -221,7 +222,7 @@ def _tag(part: object) -> str:
 def _other(part: object) -> str:
     """The line for a part this document does not write out: an attachment
     line naming an image or document, else the block kept but not shown."""
-    if isinstance(part, ImageBlock | DocumentBlock):
+    if isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
         return f"*{inert_line(attachment_line(part))}*"
     return f"*[{inert_line(_tag(part))} block kept, not shown]*"
 

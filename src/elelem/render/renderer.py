@@ -64,6 +64,7 @@ from elelem.stream import (
     UsageUpdate,
 )
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     HostedActivity,
     ImageBlock,
@@ -269,7 +270,7 @@ class Renderer:
             self._line(f"← {who} {verb}: {clip(sanitize_line(part.content), 200)}", "magenta")
             for attachment in part.attachments or ():
                 self._line(f"  {attachment_line(attachment)}", "cyan")
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
+        elif isinstance(part, (ImageBlock, DocumentBlock, AudioBlock)):
             self._line(attachment_line(part), "cyan")
         elif isinstance(part, UnknownBlock):
             self._line(f"[{clip(sanitize_line(part.type), 60)} block kept, not shown]", "dim")

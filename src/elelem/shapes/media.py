@@ -28,6 +28,7 @@ import msgspec
 
 from elelem.errors import AttachmentTooLargeError
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     DocumentBlock,
     Drop,
@@ -39,6 +40,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     URLSource,
 )
+from elelem.vocabulary.audio import audio_media_type, wav_duration
 from elelem.vocabulary.drop import FOREIGN_PAYLOAD
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
@@ -147,9 +149,26 @@ def file_id(block: MediaBlock, provider: str) -> str | None:
     return None
 
 
-def media_kind(block: MediaBlock) -> str:
-    """``image`` or ``document``: the ``what`` of a drop record."""
+def media_kind(block: MediaBlock | AudioBlock) -> str:
+    """``image``, ``document`` or ``audio``: the ``what`` of a drop record."""
+    if isinstance(block, AudioBlock):
+        return "audio"
     return "image" if isinstance(block, ImageBlock) else "document"
+
+
+def check_audio(block: AudioBlock, limit: int | None, provider: str, where: str) -> None:
+    """Raise :class:`~elelem.errors.AttachmentTooLargeError` when inline
+    audio is over ``provider``'s documented ``limit`` (nothing is sent)."""
+    source = block.source
+    if limit is None or not isinstance(source, BytesSource) or source.blob.size <= limit:
+        return
+    size = source.blob.size
+    raise AttachmentTooLargeError(
+        f"{where}: audio {block.name or 'of bytes'} is {size:,} bytes; {provider} takes audio"
+        f" up to {limit:,} bytes inline",
+        limit=limit,
+        size=size,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -225,7 +244,7 @@ def document_text(block: DocumentBlock) -> str | None:
     return f"{head}\n{context}{text}\n</document>"
 
 
-def foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
+def foreign_file(block: MediaBlock | AudioBlock, provider: str, report: Report) -> bool:
     source = block.source
     if isinstance(source, FileSource) and source.file.provider != provider:
         report(
@@ -237,7 +256,7 @@ def foreign_file(block: MediaBlock, provider: str, report: Report) -> bool:
     return False
 
 
-def source_kind(block: MediaBlock) -> str:
+def source_kind(block: MediaBlock | AudioBlock) -> str:
     source = block.source
     if isinstance(source, BytesSource):
         return f"type {block.media_type}"
@@ -257,6 +276,16 @@ GENERATED_BY = "generated_by"
 it (``{"id": …}``): native replay puts the bytes back into that call's item."""
 
 
+def _base64(encoded: object) -> bytes | None:
+    """The bytes of base64 text ``encoded``; None for anything else."""
+    if not isinstance(encoded, str) or not encoded:
+        return None
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 def generated_image(
     encoded: object,
     media_type: str | None,
@@ -268,11 +297,8 @@ def generated_image(
     ``media_type`` is not given, the type read from the bytes; None when
     ``encoded`` is not base64 of an image (the caller keeps the data as it
     came)."""
-    if not isinstance(encoded, str) or not encoded:
-        return None
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
+    data = _base64(encoded)
+    if data is None:
         return None
     kind = media_type or sniff_media_type(data)
     if kind is None or not kind.startswith("image/"):
@@ -284,6 +310,33 @@ def generated_image(
         "media_type": kind,
         "width": size[0] if size else None,
         "height": size[1] if size else None,
+        "payloads": [msgspec.to_builtins(p) for p in payloads],
+    }
+
+
+def generated_audio(
+    encoded: object,
+    media_type: str | None,
+    transcript: str | None = None,
+    payloads: Iterable[ProviderPayload] = (),
+) -> dict[str, Any] | None:
+    """The raw JSON of an :class:`~elelem.vocabulary.AudioBlock` holding the
+    base64 bytes ``encoded`` (for a ``block-start`` chunk, as
+    :func:`generated_image`), its type read from the bytes when not given
+    (``audio/pcm`` for raw samples) and a WAV's duration; None when
+    ``encoded`` is not base64 (the caller keeps the data as it came)."""
+    data = _base64(encoded)
+    if data is None:
+        return None
+    kind = media_type or audio_media_type(data) or "audio/pcm"
+    if not kind.startswith("audio/"):
+        return None
+    return {
+        "type": "audio",
+        "source": {"kind": "bytes", "blob": {"base64": encoded}},
+        "media_type": kind,
+        "duration": wav_duration(data),
+        "transcript": transcript,
         "payloads": [msgspec.to_builtins(p) for p in payloads],
     }
 

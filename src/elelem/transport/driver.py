@@ -438,10 +438,7 @@ class Driver:
         timeouts: Timeouts | None = None,
     ) -> AssembledResponse:
         """A non-streamed response, mapped by the shape into the same chunks and assembled."""
-        async with self._made(
-            ResponseStream, endpoint, shape, request, timeouts, streamed=False
-        ) as stream:
-            return await stream.final()
+        return (await self.exchange(endpoint, shape, request, timeouts=timeouts)).result()
 
     def sync_complete(
         self,
@@ -452,10 +449,39 @@ class Driver:
         timeouts: Timeouts | None = None,
     ) -> AssembledResponse:
         """The blocking :meth:`complete`."""
+        return self.sync_exchange(endpoint, shape, request, timeouts=timeouts).result()
+
+    async def exchange(
+        self,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> ResponseStream:
+        """:meth:`complete`, returning the drained stream itself: its
+        :meth:`~ResponseStream.result` beside the ``status``, ``headers`` and
+        ``request_id`` a one-shot JSON call (an embedding, a batch) also reads."""
+        async with self._made(
+            ResponseStream, endpoint, shape, request, timeouts, streamed=False
+        ) as stream:
+            await stream.final()
+        return stream
+
+    def sync_exchange(
+        self,
+        endpoint: Endpoint,
+        shape: Shape,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> SyncResponseStream:
+        """The blocking :meth:`exchange`."""
         with self._made(
             SyncResponseStream, endpoint, shape, request, timeouts, streamed=False
         ) as stream:
-            return stream.final()
+            stream.final()
+        return stream
 
     def _made(
         self,

@@ -54,7 +54,7 @@ from elelem.transport.framing import (
 from elelem.transport.limits import BodyMeter
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
 from elelem.vocabulary import Drop, Part
-from elelem.wire import FrameParser, ModelRequest, Shape
+from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
 
 class StreamState(StrEnum):
@@ -116,6 +116,13 @@ TAIL_GRACE = 0.25
 """Seconds a finished stream waits for its body's end before closing the
 connection (which is then not reused); it never delays a response that
 ends properly, whose end follows its last event at once."""
+
+
+def _content(encoded: EncodedRequest) -> bytes | None:
+    """The body bytes of ``encoded``: its own ``content``, else its JSON (none for a GET)."""
+    if encoded.content is not None:
+        return encoded.content
+    return codec.dumps(encoded.body) if encoded.method != "GET" else None
 
 
 class StreamCore:
@@ -406,7 +413,7 @@ class StreamCore:
             request = http.build_request(
                 encoded.method,
                 endpoint.url(encoded.path),
-                content=codec.dumps(encoded.body) if encoded.method != "GET" else None,
+                content=_content(encoded),
                 headers={
                     "content-type": "application/json",
                     "accept": _ACCEPT[shape.framing] if self._stream else "application/json",

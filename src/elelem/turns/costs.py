@@ -12,13 +12,15 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from elelem.conversation.events import Event, ResponseRecord
-from elelem.providers.pricing import Cost, price, total
+from elelem.providers.pricing import Cost, batch_price, price, total
 
 
 def response_cost(record: ResponseRecord, at: datetime | str | None = None) -> Cost:
-    """The cost of one response, priced as of ``at`` (now by default)."""
+    """The cost of one response, priced as of ``at`` (now by default), at
+    the batch price for a response of a batch."""
     when = datetime.fromisoformat(at) if isinstance(at, str) else at
-    return price(record.provider or "unknown", record.model or "unknown", record.usage, at=when)
+    cost = price(record.provider or "unknown", record.model or "unknown", record.usage, at=when)
+    return batch_price(cost) if record.tier == "batch" else cost
 
 
 def records_cost(records: Iterable[ResponseRecord]) -> Cost:

@@ -19,6 +19,7 @@ from elelem.vocabulary.activity import (
     neutral_activity_name,
 )
 from elelem.vocabulary.attribution import Attribution, DocumentLocation, Source
+from elelem.vocabulary.audio import AudioBlock
 from elelem.vocabulary.blob import Blob
 from elelem.vocabulary.blocks import (
     Block,
@@ -116,6 +117,7 @@ __all__ = [
     "ActivityState",
     "ApprovalPolicy",
     "Attribution",
+    "AudioBlock",
     "Blob",
     "Block",
     "BlockMapping",

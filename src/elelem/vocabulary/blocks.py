@@ -14,6 +14,7 @@ import msgspec
 
 from elelem.errors import AttributionRangeError, DecodeError
 from elelem.vocabulary.attribution import Attribution
+from elelem.vocabulary.audio import AudioBlock
 from elelem.vocabulary.ids import CallId
 from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
@@ -239,6 +240,7 @@ if TYPE_CHECKING:
         | ToolResultBlock
         | ImageBlock
         | DocumentBlock
+        | AudioBlock
         | UnknownBlock
     )
 else:

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import RegistryError
+from elelem.vocabulary.audio import AudioBlock
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.tags import BLOCK_TYPES, is_reserved_tag
@@ -247,11 +248,12 @@ def load_plugins(group: str = "elelem.plugins") -> list[str]:
 for _cls in CORE_BLOCK_TYPES:
     register_block_type(str(_tag_of(_cls)), _cls)
 
-# Images and documents are not core: they arrive through the registry, as a
+# Images, documents and audio are not core: they arrive through the registry, as a
 # plugin's block types would (their encoder, renderer and token mappings
 # live with each shape, the renderer and elelem.tokens).
 register_block_type("image", ImageBlock)
 register_block_type("document", DocumentBlock)
+register_block_type("audio", AudioBlock)
 
 __all__ = [
     "FINISH_REASONS",

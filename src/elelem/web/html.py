@@ -45,6 +45,7 @@ from elelem.render.lines import (
 from elelem.render.sanitize import domain, sanitize, sanitize_line
 from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     HostedActivity,
     ImageBlock,
@@ -274,7 +275,7 @@ class _Answer:
             )
         elif isinstance(part, ToolResultBlock):
             self.out.append(_tool_result(part))
-        elif isinstance(part, ImageBlock | DocumentBlock):
+        elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
             self.out.append(self.attachment(part))
         else:
             # The default arm: a block type this page does not know (a
@@ -282,7 +283,7 @@ class _Answer:
             tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
             self.out.append(f'<div class="block-other">[{line(tag)} block kept, not shown]</div>')
 
-    def attachment(self, block: ImageBlock | DocumentBlock) -> str:
+    def attachment(self, block: ImageBlock | DocumentBlock | AudioBlock) -> str:
         """An attachment: its line, and a raster image shown from its bytes
         (never fetched from elsewhere: the page loads nothing remote)."""
         caption = f"<figcaption>{line(attachment_line(block))}</figcaption>"

@@ -27,6 +27,7 @@ import msgspec
 from elelem.errors import DecodeError
 from elelem.render.sanitize import safe_url
 from elelem.vocabulary import (
+    AudioBlock,
     CallId,
     DocumentBlock,
     ImageBlock,
@@ -97,8 +98,8 @@ def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
     return out
 
 
-def _file(part: dict[str, Any], at: str) -> ImageBlock | DocumentBlock:
-    """A ``file`` part: an image or a document, from a ``data:`` URL's bytes or
+def _file(part: dict[str, Any], at: str) -> ImageBlock | DocumentBlock | AudioBlock:
+    """A ``file`` part: an image, audio or a document, from a ``data:`` URL's bytes or
     an http(s) URL the provider fetches."""
     url = part.get("url")
     media = part.get("mediaType")
@@ -118,11 +119,15 @@ def _file(part: dict[str, Any], at: str) -> ImageBlock | DocumentBlock:
             ) from None
         if image:
             return ImageBlock.from_bytes(data, media, filename=filename)
+        if media.startswith("audio/"):
+            return AudioBlock.from_bytes(data, media, filename=filename)
         return DocumentBlock.from_bytes(data, media, filename=filename)
     if safe_url(url) is None:
         raise DecodeError("a file part's URL must be data: or http(s)", f"{at}.url")
     if image:
         return ImageBlock.from_url(url, media, filename=filename)
+    if media.startswith("audio/"):
+        return AudioBlock.from_url(url, media, filename=filename)
     return DocumentBlock(URLSource(url), media, filename=filename)
 
 

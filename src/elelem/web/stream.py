@@ -73,6 +73,7 @@ from elelem.stream.chunks import (
 )
 from elelem.vocabulary import (
     Attribution,
+    AudioBlock,
     BytesSource,
     DocumentBlock,
     DocumentLocation,
@@ -208,8 +209,11 @@ INLINE_MEDIA_LIMIT = 8 * 1024 * 1024
 and ones whose bytes are not at hand, are named in a ``data-block`` part."""
 
 
+_KINDS = {ImageBlock: "image", DocumentBlock: "document", AudioBlock: "audio"}
+
+
 def media_url(
-    block: ImageBlock | DocumentBlock, fetch: Callable[[str], bytes] | None = None
+    block: ImageBlock | DocumentBlock | AudioBlock, fetch: Callable[[str], bytes] | None = None
 ) -> str | None:
     """A URL a page may load ``block`` from: its bytes as a ``data:`` URL
     (held, or got from ``fetch`` by their SHA-256; at most
@@ -469,15 +473,13 @@ class UIMessageEncoder:
             self._hosted(part, out)
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part))
-        elif isinstance(part, ImageBlock | DocumentBlock):
+        elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
             url = media_url(part)
             if url is not None:
                 media = part.media_type or DOCUMENT_MEDIA_TYPE
                 out.append({"type": "file", "mediaType": media, "url": url})
             else:
-                data: dict[str, JSONValue] = {
-                    "type": "image" if isinstance(part, ImageBlock) else "document"
-                }
+                data: dict[str, JSONValue] = {"type": _KINDS[type(part)]}
                 if part.name:
                     data["name"] = part.name
                 out.append({"type": "data-block", "data": data})

@@ -16,7 +16,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from elelem.errors import PayloadError, UnsupportedError
-from elelem.shapes.bedrock_converse.media import encode_media
+from elelem.shapes.bedrock_converse.media import encode_audio, encode_media
 from elelem.shapes.bedrock_converse.parser import (
     DELTAS_FORMAT,
     REDACTED_FORMAT,
@@ -48,6 +48,7 @@ from elelem.shapes.options import (
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     Drop,
     GenerationOptions,
@@ -84,7 +85,9 @@ def _tool_use(call: ToolCallBlock, where: str, dropped: Dropped) -> dict[str, JS
     }
 
 
-ACCEPTS = Accepts("Bedrock Converse", shape="bedrock_converse").with_blocks("image", "document")
+ACCEPTS = Accepts("Bedrock Converse", shape="bedrock_converse").with_blocks(
+    "image", "document", "audio"
+)
 """What Converse carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (a
 Converse citation points into a document of the request)."""
@@ -287,6 +290,11 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             at = f"content[{i}]"
             wire = encode_media(part, provider, at, line_report(dropped.items, at), i)
+            if wire is not None:
+                content.append(wire)
+        elif isinstance(part, AudioBlock):
+            at = f"content[{i}]"
+            wire = encode_audio(part, provider, at, line_report(dropped.items, at))
             if wire is not None:
                 content.append(wire)
         elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:

@@ -24,6 +24,7 @@ from elelem.shapes.media import (
 )
 from elelem.vocabulary import (
     Attribution,
+    AudioBlock,
     BytesSource,
     ChunksSource,
     DocumentBlock,
@@ -210,3 +211,28 @@ def _bedrock_web_citation(
         excerpt=excerpt or None,
         replay=ProviderPayload(provider, "citation", None, dict(citation)),
     )
+
+
+BEDROCK_AUDIO_FORMATS = frozenset(
+    {"mp3", "opus", "wav", "aac", "flac", "m4a", "ogg", "webm", "pcm"}
+)
+"""The audio formats Converse's ``AudioBlock`` takes (of elelem's format names)."""
+
+
+def encode_audio(
+    block: AudioBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The Converse ``audio`` block (Nova): bytes as base64, or an ``s3://``
+    URI as ``s3Location``; other URLs, provider files and formats Converse
+    does not list are reported."""
+    source = block.source
+    fmt = block.format
+    if fmt not in BEDROCK_AUDIO_FORMATS:
+        report("audio", UNSUPPORTED, f"Bedrock takes no audio of type {block.media_type}")
+        return None
+    if isinstance(source, BytesSource):
+        return {"audio": {"format": fmt, "source": {"bytes": source.blob.base64()}}}
+    if isinstance(source, URLSource) and source.url.startswith("s3://"):
+        return {"audio": {"format": fmt, "source": {"s3Location": {"uri": source.url}}}}
+    report("audio", UNSUPPORTED, f"Bedrock Converse takes no audio by {source_kind(block)}")
+    return None

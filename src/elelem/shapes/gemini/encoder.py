@@ -28,7 +28,7 @@ from elelem.shapes.common import (
     system_text,
     without_remote_mcp,
 )
-from elelem.shapes.gemini.media import LIMITS, encode_media
+from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
@@ -39,6 +39,7 @@ from elelem.shapes.options import (
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     CodeExecution,
     DocumentBlock,
@@ -189,6 +190,8 @@ def _native_parts(
             out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, at))
+        elif isinstance(part, AudioBlock):
+            out.extend(_audio(part, provider, dropped, at))
         elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
             out.append(wire)  # a plugin block type's own Gemini part
         else:
@@ -203,12 +206,17 @@ def _media(
     return [] if wire is None else [wire]
 
 
+def _audio(block: AudioBlock, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
+    wire = encode_audio(block, provider, at, line_report(dropped.items, at))
+    return [] if wire is None else [wire]
+
+
 # --------------------------------------------------------------------------
 # portable encoding
 # --------------------------------------------------------------------------
 
 
-ACCEPTS = Accepts("Gemini", shape="gemini").with_blocks("image", "document")
+ACCEPTS = Accepts("Gemini", shape="gemini").with_blocks("image", "document", "audio")
 """What Gemini carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (grounding
 is response metadata, never request input)."""
@@ -245,6 +253,8 @@ def _portable_parts(
             out.extend(_function_response(part, calls, provider, dropped, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             out.extend(_media(part, provider, dropped, f"{where}content[{i}]"))
+        elif isinstance(part, AudioBlock):
+            out.extend(_audio(part, provider, dropped, f"{where}content[{i}]"))
         elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
             out.append(wire)
         else:

@@ -14,12 +14,14 @@ from elelem.shapes.media import (
     Limits,
     MediaBlock,
     Report,
+    check_audio,
     check_limits,
     document_text,
     foreign_file,
     source_kind,
 )
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     DocumentBlock,
     FileSource,
@@ -57,3 +59,18 @@ def encode_media(
         "application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg"
     )
     return {"fileData": {"mimeType": media_type, "fileUri": uri}}
+
+
+def encode_audio(
+    block: AudioBlock, provider: str, where: str, report: Report
+) -> dict[str, Any] | None:
+    """The Gemini part of audio: ``inlineData`` for bytes (20 MB inline),
+    ``fileData`` for a URL or a Gemini file."""
+    if foreign_file(block, provider, report):
+        return None
+    check_audio(block, LIMITS.request_bytes, "Gemini", where)
+    source = block.source
+    if isinstance(source, BytesSource):
+        return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}
+    uri = source.url if isinstance(source, URLSource) else source.id
+    return {"fileData": {"mimeType": block.media_type or "audio/mpeg", "fileUri": uri}}

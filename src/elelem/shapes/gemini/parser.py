@@ -44,7 +44,7 @@ from elelem.shapes.gemini.grounding import (
 )
 from elelem.shapes.gemini.mapping import finish_reason, map_usage
 from elelem.shapes.gemini.partial_args import apply_piece
-from elelem.shapes.media import generated_image
+from elelem.shapes.media import generated_audio, generated_image
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -526,6 +526,13 @@ class GeminiParser(ParserSkeleton):
         elif sig is not None:
             return None
         mime = inline.get("mimeType")
+        if isinstance(mime, str) and mime.startswith("audio/"):
+            # Speech the model generated (a TTS model's audio/L16 samples).
+            raw = generated_audio(inline.get("data"), mime, None, payloads)
+            if raw is None:
+                return None
+            key = self._key()
+            return [*self._close(), BlockStart(key, "audio", raw=raw), BlockEnd(key)]
         raw = generated_image(inline.get("data"), mime if isinstance(mime, str) else None, payloads)
         if raw is None or raw["media_type"] != mime:
             return None

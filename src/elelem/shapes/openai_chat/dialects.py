@@ -74,6 +74,8 @@ class Dialect(msgspec.Struct, frozen=True):
     """Takes ``image_url`` content parts (DeepSeek's and Cerebras' chat do not)."""
     files: bool = False
     """Takes OpenAI's ``file`` content part (a PDF as a data URL or a file id)."""
+    audio: bool = False
+    """Takes OpenAI's ``input_audio`` content part (WAV or MP3 as base64)."""
 
 
 DEFAULT = Dialect()
@@ -86,6 +88,7 @@ DIALECTS: dict[str, Dialect] = {
         web_search="web_search_options",
         cache="openai",
         files=True,
+        audio=True,
     ),
     # Azure OpenAI takes the same prompt_cache_key and both retention policies.
     "azure": Dialect(
@@ -98,6 +101,7 @@ DIALECTS: dict[str, Dialect] = {
         web_search="openrouter",
         cache="cache_control",
         files=True,
+        audio=True,
     ),
     "deepseek": Dialect(
         reasoning_replay="reasoning_content",

@@ -33,8 +33,9 @@ from elelem.shapes.common import (
 )
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
-from elelem.shapes.openai_chat.media import encode_media
+from elelem.shapes.openai_chat.media import encode_audio, encode_media
 from elelem.shapes.openai_chat.parser import (
+    AUDIO_FORMAT,
     CHOICE_FIELD_TYPE,
     FUNCTION_CALL_FORMAT,
     REASONING_DETAILS_FORMAT,
@@ -64,6 +65,7 @@ from elelem.shapes.structured_output import (
     no_json_mode,
 )
 from elelem.vocabulary import (
+    AudioBlock,
     DocumentBlock,
     Drop,
     HostedActivity,
@@ -191,6 +193,10 @@ def native_assistant(
             dropped.add(
                 f"content[{i}]", "hosted", UNSUPPORTED, f"{part.name}: no Chat Completions form"
             )
+        elif isinstance(part, AudioBlock) and (audio := _audio_id(part, provider)) is not None:
+            # Generated audio goes back by its id, as the API asks of a
+            # multi-turn audio conversation (the bytes are never resent).
+            fields["audio"] = {"id": audio}
         elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
             # A plugin's type for a part this server sent: back as it came.
             parts.append(own)
@@ -288,7 +294,7 @@ def same_family(produced_by: str | None, target: str) -> bool:
     return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
 
 
-ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document")
+ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document", "audio")
 """What Chat Completions carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations."""
 
@@ -326,6 +332,14 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     if calls:
         wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
     return wire, dropped.items
+
+
+def _audio_id(block: AudioBlock, provider: ProviderId) -> str | None:
+    """The id of ``provider``'s generated audio ``block``, if it has one."""
+    payload = find_payload(block.payloads, provider, AUDIO_FORMAT)
+    value = payload.value if payload is not None else None
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def _media(
@@ -382,6 +396,12 @@ def _user_messages(
             parts.append({"type": "text", "text": part.text})
         elif isinstance(part, (ImageBlock, DocumentBlock)):
             wire = _media(part, provider, dialect, at, dropped.items)
+            if wire is not None:
+                parts.append(wire)
+        elif isinstance(part, AudioBlock):
+            report = line_report(dropped.items, at)
+            wire = encode_audio(part, provider, at, report, audio=dialect.audio,
+                                dialect=str(provider))  # fmt: skip
             if wire is not None:
                 parts.append(wire)
         elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:

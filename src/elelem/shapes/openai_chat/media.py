@@ -13,6 +13,7 @@ from elelem.shapes.media import (
     OPENAI_LIMITS,
     MediaBlock,
     Report,
+    check_audio,
     check_limits,
     data_url,
     document_text,
@@ -20,6 +21,7 @@ from elelem.shapes.media import (
     source_kind,
 )
 from elelem.vocabulary import (
+    AudioBlock,
     BytesSource,
     FileSource,
     ImageBlock,
@@ -72,3 +74,29 @@ def encode_media(
     why = "files" if not files else f"documents of {source_kind(block)}"
     report("document", UNSUPPORTED, f"the {dialect} chat dialect takes no {why}")
     return None
+
+
+CHAT_AUDIO_FORMATS = frozenset({"wav", "mp3"})
+"""The formats ``input_audio`` takes."""
+
+
+def encode_audio(
+    block: AudioBlock, provider: str, where: str, report: Report, *, audio: bool, dialect: str
+) -> dict[str, Any] | None:
+    """The Chat Completions ``input_audio`` part of WAV or MP3 bytes; a
+    dialect without audio, another format, a URL or a file id is reported."""
+    if foreign_file(block, provider, report):
+        return None
+    source = block.source
+    if not audio:
+        report("audio", UNSUPPORTED, f"the {dialect} chat dialect takes no audio")
+        return None
+    if not isinstance(source, BytesSource) or block.format not in CHAT_AUDIO_FORMATS:
+        why = source_kind(block)
+        report("audio", UNSUPPORTED, f"Chat Completions takes WAV or MP3 bytes, not {why}")
+        return None
+    check_audio(block, LIMITS.request_bytes, "OpenAI", where)
+    return {
+        "type": "input_audio",
+        "input_audio": {"data": source.blob.base64(), "format": block.format},
+    }

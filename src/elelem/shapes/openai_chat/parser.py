@@ -39,6 +39,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError, StreamError
+from elelem.shapes.media import generated_audio
 from elelem.shapes.openai_chat.citations import annotation_attribution, perplexity_attributions
 from elelem.shapes.openai_chat.errors import error_from_event
 from elelem.shapes.openai_chat.fast import hot_decoder
@@ -138,6 +139,10 @@ FUNCTION_CALL_FORMAT = "function-call"
 FUNCTION_CALL_KEY = "function_call"
 """The block key of the deprecated ``function_call`` (one per message)."""
 
+AUDIO_FORMAT = "audio"
+"""Payload format of generated audio's ``id`` and ``expires_at`` (what a
+follow-up request names the audio by)."""
+
 TOOL_EXTRA_FORMAT = "tool-call-extra"
 """Payload format of a tool call's fields beyond id/type/function (replayed verbatim)."""
 
@@ -155,6 +160,7 @@ _KNOWN_DELTA = frozenset(
         "annotations",
         "channel",
         "function_call",
+        "audio",
     }
 )
 _TOOL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
@@ -202,6 +208,7 @@ class ChatParser(ParserSkeleton):
         self._usage: Usage | None = None
         self._finish_raw: str | None = None
         self._refused = False
+        self._audio: dict[str, Any] | None = None
         self._response_id: str | None = None
         # The fast path's decoder (it grows by the top-level fields nobody
         # listed that this stream sends), and the raw bytes of each field it
@@ -603,9 +610,45 @@ class ChatParser(ParserSkeleton):
             # The deprecated functions API: one call, no id, a block like any
             # other tool call (marked, so native replay spells it this way).
             self._tool_delta({"function": legacy}, 0, out, FUNCTION_CALL_KEY)
+        audio = delta.get("audio")
+        if isinstance(audio, dict) and audio:
+            self._audio_piece(audio)
+        elif audio not in (None, "", [], {}):
+            self._unknown.setdefault("audio", []).append(audio)
         for key, value in delta.items():
             if key not in _KNOWN_DELTA and value not in (None, "", [], {}):
                 self._unknown.setdefault(key, []).append(value)
+
+    def _audio_piece(self, piece: Mapping[str, Any]) -> None:
+        """Gather generated audio (``message.audio``, or ``delta.audio`` in
+        pieces): its base64 ``data`` and ``transcript`` concatenated, its
+        ``id``, ``expires_at`` and any other field as last given."""
+        held = self._audio if self._audio is not None else {"data": [], "transcript": []}
+        self._audio = held
+        for key, value in piece.items():
+            if key in ("data", "transcript") and isinstance(value, str):
+                held[key].append(value)
+            elif value is not None:
+                held[key] = value
+
+    def _audio_block(self) -> list[Chunk]:
+        """The generated audio as an audio block (its id and expiry kept for
+        replay); kept as an unknown field when it holds no bytes."""
+        held = self._audio
+        self._audio = None
+        if held is None:
+            return []
+        data, transcript = "".join(held.pop("data")), "".join(held.pop("transcript"))
+        payloads = [ProviderPayload(self.provider, AUDIO_FORMAT, None, held)] if held else []
+        raw = generated_audio(data, None, transcript or None, payloads)
+        key = self._new_key("audio")
+        if raw is None:
+            value = dict(held)
+            value.update({k: v for k, v in (("data", data), ("transcript", transcript)) if v})
+            return unknown_block(
+                key, {"type": UNKNOWN_FIELD_TYPE, "field": "audio", "value": value}
+            )
+        return [BlockStart(key, "audio", raw=raw), BlockEnd(key)]
 
     def _new_key(self, kind: str) -> str:
         self._serial += 1
@@ -814,6 +857,7 @@ class ChatParser(ParserSkeleton):
             key = self._ensure("text", out)
             out.extend(Citation(key, a) for a in attributions)
         self._close_current(out)
+        out += self._audio_block()
         for field, values in self._unknown.items():
             key = self._new_key("field")
             value = merge_values(values)
@@ -863,6 +907,7 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
 
 __all__ = [
     "ALTERNATIVES_FORMAT",
+    "AUDIO_FORMAT",
     "CHOICE_FIELD_TYPE",
     "DONE",
     "FUNCTION_CALL_FORMAT",

@@ -1,0 +1,140 @@
+"""Batches without their I/O: the requests encoded for a batch, and the
+results read back into assembled responses at the batch price.
+
+A batch request is a neutral request like any other; each is encoded by the
+target's own shape (non-streamed), so what a batch sends is what a single
+request would.  Each result body is read by the same shape's whole-body
+parser (:meth:`~elelem.wire.Shape.parse_response`) and assembled by the one
+assembler: every artifact a non-streamed response keeps, a batched one
+keeps.  Costs are the provider's batch price: half the standard price at
+Anthropic, OpenAI and Gemini (:data:`BATCH_DISCOUNT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import msgspec
+
+from elelem.batches.wires import BatchRecord, Item
+from elelem.errors import ConfigError, StreamError
+from elelem.providers import Target
+from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
+from elelem.stream import AssembledResponse, Assembler
+from elelem.vocabulary import GenerationOptions, Message
+from elelem.wire import EncodedRequest, ModelRequest
+
+
+class BatchRequest(msgspec.Struct, frozen=True):
+    """One request of a batch: a prompt (or a conversation), its system
+    prompt and options, and the ``custom_id`` its result is matched by
+    (``r1``, ``r2``, … when not given)."""
+
+    messages: str | tuple[Message, ...]
+    custom_id: str | None = None
+    system: str | None = None
+    options: GenerationOptions | None = None
+
+
+class BatchResult(msgspec.Struct, frozen=True):
+    """One request's outcome: the assembled response (None when the
+    provider reported an error, in ``error``), and its cost at the batch
+    price."""
+
+    custom_id: str
+    response: AssembledResponse | None
+    error: str | None
+    cost: Cost
+    request_id: str | None = None
+
+
+def neutral_requests(
+    requests: Sequence[BatchRequest | str], model: str, now: datetime | None
+) -> list[tuple[str, ModelRequest]]:
+    """``(custom_id, ModelRequest)`` for each request; a repeated custom id
+    is a :class:`~elelem.errors.ConfigError`."""
+    out: list[tuple[str, ModelRequest]] = []
+    seen: set[str] = set()
+    for number, request in enumerate(requests, start=1):
+        if isinstance(request, str):
+            request = BatchRequest(request)
+        custom_id = request.custom_id or f"r{number}"
+        if custom_id in seen:
+            raise ConfigError(f"custom_id {custom_id!r} is given twice in one batch")
+        seen.add(custom_id)
+        messages = request.messages
+        if isinstance(messages, str):
+            messages = (Message.user(messages),)
+        neutral = ModelRequest(
+            model=model,
+            messages=tuple(messages),
+            system=request.system,
+            options=request.options or GenerationOptions(),
+            now=now,
+        )
+        out.append((custom_id, neutral))
+    if not out:
+        raise ConfigError("a batch needs at least one request")
+    return out
+
+
+def encode(
+    target: Target, requests: list[tuple[str, ModelRequest]]
+) -> list[tuple[str, EncodedRequest]]:
+    """Each request as the target's shape sends it unstreamed."""
+    return [
+        (custom_id, target.shape.encode_request(neutral, provider=target.provider, stream=False))
+        for custom_id, neutral in requests
+    ]
+
+
+def read_results(
+    target: Target, record: BatchRecord, items: Sequence[Item], at: datetime | None = None
+) -> list[BatchResult]:
+    """Each item's body parsed by the target's shape and assembled, in the
+    order of the batch's requests (items the provider left out come last,
+    as errors saying so), priced at the batch price."""
+    by_id = {item.custom_id: item for item in items}
+    order = list(record.custom_ids) + [i for i in by_id if i not in record.custom_ids]
+    out = []
+    for custom_id in order:
+        item = by_id.get(custom_id)
+        if item is None:
+            out.append(
+                BatchResult(
+                    custom_id,
+                    None,
+                    "no result for this request",
+                    Cost(None, unknown=(f"{custom_id}: no result",)),
+                )
+            )
+            continue
+        response, error = _assembled(target, item)
+        usage = response.usage if response is not None else None
+        cost = batch_price(price(target.provider, target.model, usage, at=at))
+        out.append(BatchResult(custom_id, response, error, cost, item.request_id))
+    return out
+
+
+def _assembled(target: Target, item: Item) -> tuple[AssembledResponse | None, str | None]:
+    if item.body is None:
+        return None, item.error
+    try:
+        chunks = target.shape.parse_response(item.body, target.provider)
+    except StreamError as exc:  # a provider error inside a result body
+        return None, f"{exc.kind}: {exc.message}"
+    assembler = Assembler(target.provider)
+    assembler.feed_all(chunks)
+    return assembler.result(), None
+
+
+__all__ = [
+    "BATCH_DISCOUNT",
+    "BatchRequest",
+    "BatchResult",
+    "batch_price",
+    "encode",
+    "neutral_requests",
+    "read_results",
+]

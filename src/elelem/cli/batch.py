@@ -1,0 +1,166 @@
+"""``elelem batch submit|status|results``: batches at half price, kept in the log.
+
+``submit FILE|-`` reads one prompt a line (or, with ``--jsonl``, rows
+``{"custom_id"?, "prompt", "system"?, "max_tokens"?}``), submits them to the
+model's batch API and records the batch in the store; it prints the
+conversation id and the provider's batch id, either of which the other two
+commands take, from this process or any later one.  ``status`` asks the
+provider and records what changed.  ``results`` reads a finished batch's
+responses into the log once (each in its request's turn, priced at the batch
+price) and prints them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import closing
+from typing import Any, TextIO
+
+import click
+
+from elelem.batches.core import BatchRequest, neutral_requests
+from elelem.batchlog import (
+    find,
+    latest,
+    record_results,
+    record_status,
+    record_submission,
+    recorded,
+    results_of,
+)
+from elelem.cli.common import (
+    EXIT_PROVIDER,
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    guarded,
+    store_from_env,
+)
+from elelem.render import sanitize_line
+from elelem.turns.costs import events_cost
+from elelem.vocabulary import GenerationOptions
+
+
+def _client() -> Any:
+    from elelem.client import SyncClient  # deferred: the client loads the catalog
+
+    return SyncClient(env=os.environ)
+
+
+def _requests(source: TextIO, jsonl: bool, max_tokens: int | None) -> list[BatchRequest]:
+    out = []
+    for number, line in enumerate(source, start=1):
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            continue
+        if not jsonl:
+            out.append(BatchRequest(text, options=GenerationOptions(max_tokens=max_tokens)))
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            why = f'line {number}: a row is {{"prompt", "custom_id"?, "system"?}}'
+            raise Failure(why, EXIT_USAGE)
+        limit = row.get("max_tokens", max_tokens)
+        out.append(
+            BatchRequest(
+                row["prompt"],
+                None if row.get("custom_id") is None else str(row["custom_id"]),
+                row.get("system"),
+                GenerationOptions(max_tokens=limit if isinstance(limit, int) else None),
+            )
+        )
+    return out
+
+
+@click.group("batch")
+def batch_group() -> None:
+    """Batches at the batch price (Anthropic, OpenAI, Gemini), kept in the log."""
+
+
+@batch_group.command("submit")
+@click.argument("source")
+@click.option("-m", "--model", required=True, help="provider:model for every request.")
+@click.option("--jsonl", is_flag=True, help='Rows {"prompt", "custom_id"?, "system"?, …}.')
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Each answer's token limit.")
+@debug_option
+@guarded
+def submit_command(source: str, model: str, jsonl: bool, max_tokens: int | None) -> None:
+    """Submit the prompts of SOURCE (a file, or - for stdin), one a line."""
+    if source == "-":
+        requests = _requests(sys.stdin, jsonl, max_tokens)
+    else:
+        with open(source, encoding="utf-8") as handle:
+            requests = _requests(handle, jsonl, max_tokens)
+    with closing(store_from_env()) as store, _client() as client:
+        target = client.target(model)
+        record = client.batch(target, requests)
+        neutral = neutral_requests(requests, target.model, None)
+        conversation = record_submission(store, record, neutral)
+    click.echo(f"conversation {conversation.id}")
+    click.echo(sanitize_line(f"batch {record.batch_id}: {record.state} ({record.raw_state})"))
+
+
+@batch_group.command("status")
+@click.argument("ref")
+@debug_option
+@guarded
+def status_command(ref: str) -> None:
+    """Ask the provider how far batch REF (conversation or batch id) got."""
+    with closing(store_from_env()) as store:
+        conversation = find(store, ref)
+        record = latest(conversation)
+        if not record.done:
+            with _client() as client:
+                record = client.batch_status(record)
+            record_status(conversation, record)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(record.counts.items()))
+    line = f"batch {record.batch_id}: {record.state} ({record.raw_state})"
+    click.echo(sanitize_line(line + (f"; {counts}" if counts else "")))
+
+
+@batch_group.command("results")
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per request.")
+@debug_option
+@guarded
+def results_command(ref: str, as_json: bool) -> None:
+    """Read a finished batch's responses into the log (once) and print them."""
+    with closing(store_from_env()) as store:
+        conversation = find(store, ref)
+        if not recorded(conversation):
+            record = latest(conversation)
+            with _client() as client:
+                if not record.done:
+                    record = client.batch_status(record)
+                    record_status(conversation, record)
+                if not record.done:
+                    raise Failure(
+                        f"batch {record.batch_id} is {record.state}: no results yet", EXIT_PROVIDER
+                    )
+                record_results(conversation, client.batch_results(record))
+        rows = results_of(conversation)
+        cost = events_cost(conversation.events)
+    for custom_id, text, response in rows:
+        if as_json:
+            row = {
+                "custom_id": custom_id,
+                "text": text,
+                "finish": response.finish,
+                "error": response.error,
+            }
+            click.echo(json.dumps(row, ensure_ascii=True))
+        elif response.error is not None:
+            click.echo(sanitize_line(f"{custom_id}: error: {response.error}"))
+        else:
+            click.echo(sanitize_line(f"{custom_id}: {text}"))
+    click.echo(
+        sanitize_line(f"{len(rows)} results, {cost.describe()} at the batch price"), err=True
+    )
+
+
+__all__ = ["batch_group"]

@@ -1,0 +1,358 @@
+"""Collections of embeddings, kept in the conversation store's database.
+
+A collection is a named set of ``(id, vector, content, metadata)`` rows
+made with one model at one dimension; :meth:`Collection.similar` ranks its
+rows by cosine similarity to a vector.  The tables live beside the
+conversation log in the same database (SQLite or PostgreSQL, in the same
+schema), made on first use with ``CREATE TABLE IF NOT EXISTS``: they are no
+part of the log's schema version, which they neither read nor change.
+
+Vectors are stored as little-endian float32 bytes whatever the machine, so a
+database moves between machines as it is.  Each row also keeps the SHA-256
+of its content, so re-embedding a corpus skips what did not change
+(:meth:`Collection.unchanged`).  Similarity is computed in Python over the
+stored vectors (no extension needed); it reads every row of the collection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem import codec
+from elelem.conversation.errors import StoreError
+from elelem.conversation.sqlbase import SQLStore
+from elelem.conversation.sqlite import SQLiteStore
+from elelem.conversation.store import Store
+from elelem.embeddings.wires import Vector
+from elelem.errors import ConfigError
+from elelem.vocabulary.json import JSONValue
+
+
+class CollectionInfo(msgspec.Struct, frozen=True):
+    """One collection: its name, model address, dimensions, row count."""
+
+    name: str
+    model: str
+    dimensions: int
+    count: int
+    created_at: str
+
+
+class Item(msgspec.Struct, frozen=True):
+    """One row to store: its id, vector, and optionally its content and metadata."""
+
+    id: str
+    vector: Vector
+    content: str | None = None
+    metadata: JSONValue = None
+
+
+class Hit(msgspec.Struct, frozen=True):
+    """One row of a similarity search, best first: id, cosine score, content, metadata."""
+
+    id: str
+    score: float
+    content: str | None
+    metadata: JSONValue
+
+
+def content_hash(content: str) -> str:
+    """The SHA-256 (hex) a row keeps of its content."""
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def to_bytes(vector: Vector) -> bytes:
+    """``vector`` as little-endian float32 bytes."""
+    if vector.typecode != "f":
+        vector = array("f", vector)
+    if sys.byteorder == "little":
+        return vector.tobytes()
+    swapped = array("f", vector)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def from_bytes(data: bytes) -> Vector:
+    """The vector of little-endian float32 ``data``."""
+    out = array("f")
+    out.frombytes(bytes(data))
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out
+
+
+def cosine(a: Vector, b: Vector) -> float:
+    """The cosine similarity of two vectors of one length (0.0 for a zero vector)."""
+    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def _tables(store: SQLStore) -> tuple[str, ...]:
+    blob = "BLOB" if isinstance(store, SQLiteStore) else "BYTEA"
+    return (
+        """CREATE TABLE IF NOT EXISTS embedding_collections (
+            name TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS embeddings (
+            collection TEXT NOT NULL,
+            id TEXT NOT NULL,
+            vector {blob} NOT NULL,
+            content TEXT,
+            metadata TEXT,
+            content_sha256 TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (collection, id)
+        )""",
+    )
+
+
+def _sql_store(store: Store) -> SQLStore:
+    if not isinstance(store, SQLStore):
+        raise ConfigError(f"collections need a SQL store (SQLite or PostgreSQL), not {store!r}")
+    return store
+
+
+class Collections:
+    """The collections of one store (SQLite or PostgreSQL).
+
+    The store's own connection and lock serve every call, so a collection
+    write is one transaction like an append to the log.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = _sql_store(store)
+        self._ready = False
+
+    def _sql(self, sql: str) -> str:
+        return self._store._sql(sql)
+
+    def _made(self) -> None:
+        if not self._ready:
+            tables = _tables(self._store)
+
+            def create() -> None:
+                for statement in tables:
+                    self._store._exec(statement)
+
+            self._store._write(create, "creating the embedding tables of")
+            self._ready = True
+
+    def _write(self, work: Any, what: str) -> Any:
+        self._made()
+        return self._store._write(work, what)
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        self._made()
+        store = self._store
+        # Read like the log's own reads: under the store's lock, no write
+        # transaction (SQLite would take its write lock for one).
+        with store._lock:
+            try:
+                return list(store._exec(self._sql(sql), params).fetchall())
+            except store.db_errors as exc:
+                raise StoreError(f"reading collections from {store.where} failed: {exc}") from exc
+
+    def list(self) -> list[CollectionInfo]:
+        """Every collection, by name."""
+        rows = self._read(
+            "SELECT c.name, c.model, c.dimensions,"
+            " (SELECT count(*) FROM embeddings e WHERE e.collection = c.name), c.created_at"
+            " FROM embedding_collections c ORDER BY c.name"
+        )
+        return [CollectionInfo(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows]
+
+    def get(self, name: str) -> Collection:
+        """The collection ``name``; :class:`~elelem.errors.ConfigError` when there is none."""
+        rows = self._read(
+            "SELECT model, dimensions FROM embedding_collections WHERE name = ?", (name,)
+        )
+        if not rows:
+            raise ConfigError(f"no collection named {name!r}")
+        return Collection(self, name, rows[0][0], int(rows[0][1]))
+
+    def open(self, name: str, model: str, dimensions: int) -> Collection:
+        """The collection ``name``, made for ``model`` at ``dimensions`` if it
+        is new; an existing one made with another model or dimension is a
+        :class:`~elelem.errors.ConfigError` (its vectors would not compare)."""
+        if not name or len(name) > 200:
+            raise ConfigError("a collection name is 1 to 200 characters")
+        store = self._store
+        now = store._now()
+
+        def work() -> tuple[str, int]:
+            store._exec(
+                self._sql(
+                    "INSERT INTO embedding_collections (name, model, dimensions, created_at)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING"
+                ),
+                (name, model, dimensions, now),
+            )
+            row = store._exec(
+                self._sql("SELECT model, dimensions FROM embedding_collections WHERE name = ?"),
+                (name,),
+            ).fetchone()
+            return row[0], int(row[1])
+
+        have_model, have_dims = self._write(work, "opening a collection in")
+        if (have_model, have_dims) != (model, dimensions):
+            raise ConfigError(
+                f"collection {name!r} holds {have_dims}-dimension vectors of {have_model};"
+                f" these are {dimensions}-dimension vectors of {model}"
+            )
+        return Collection(self, name, model, dimensions)
+
+    def delete(self, name: str) -> None:
+        """Remove collection ``name`` and its rows."""
+        self.get(name)
+        store = self._store
+
+        def work() -> None:
+            store._exec(self._sql("DELETE FROM embeddings WHERE collection = ?"), (name,))
+            store._exec(self._sql("DELETE FROM embedding_collections WHERE name = ?"), (name,))
+
+        self._write(work, "deleting a collection from")
+
+
+class Collection:
+    """One collection (see :class:`Collections`)."""
+
+    def __init__(self, owner: Collections, name: str, model: str, dimensions: int) -> None:
+        self._owner = owner
+        self.name = name
+        """The collection's name."""
+        self.model = model
+        """The model address its vectors were made with."""
+        self.dimensions = dimensions
+        """The length of its vectors."""
+
+    def __repr__(self) -> str:
+        return f"Collection({self.name!r}, model={self.model!r}, dimensions={self.dimensions})"
+
+    def upsert(self, items: Iterable[Item]) -> int:
+        """Store ``items`` (a row with an id already there replaces it), in
+        one transaction; return how many.  A vector of another length is a
+        :class:`~elelem.errors.ConfigError` and nothing is stored."""
+        owner = self._owner
+        store = owner._store
+        now = store._now()
+        rows = []
+        for item in items:
+            if len(item.vector) != self.dimensions:
+                raise ConfigError(
+                    f"item {item.id!r} has {len(item.vector)} dimensions;"
+                    f" collection {self.name!r} holds {self.dimensions}"
+                )
+            rows.append(
+                (
+                    self.name,
+                    store._text_in(item.id),
+                    to_bytes(item.vector),
+                    store._text_in(item.content),
+                    None if item.metadata is None else codec.dumps(item.metadata).decode(),
+                    None if item.content is None else content_hash(item.content),
+                    now,
+                )
+            )
+        sql = owner._sql(
+            "INSERT INTO embeddings"
+            " (collection, id, vector, content, metadata, content_sha256, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (collection, id) DO UPDATE SET"
+            " vector = excluded.vector, content = excluded.content,"
+            " metadata = excluded.metadata, content_sha256 = excluded.content_sha256,"
+            " updated_at = excluded.updated_at"
+        )
+        owner._write(lambda: store._many(sql, rows), "storing embeddings in")
+        return len(rows)
+
+    def unchanged(self, items: Iterable[tuple[str, str]]) -> set[str]:
+        """The ids of ``(id, content)`` pairs stored with that same content."""
+        wanted = {i: content_hash(c) for i, c in items}
+        if not wanted:
+            return set()
+        store = self._owner._store
+        rows = self._owner._read(
+            "SELECT id, content_sha256 FROM embeddings WHERE collection = ?", (self.name,)
+        )
+        return {
+            key
+            for key, digest in ((store._text_out(r[0]), r[1]) for r in rows)
+            if key is not None and wanted.get(key) == digest
+        }
+
+    def count(self) -> int:
+        """How many rows the collection holds."""
+        rows = self._owner._read(
+            "SELECT count(*) FROM embeddings WHERE collection = ?", (self.name,)
+        )
+        return int(rows[0][0])
+
+    def vector(self, id: str) -> Vector:
+        """The stored vector of row ``id``; :class:`~elelem.errors.ConfigError` when absent."""
+        store = self._owner._store
+        rows = self._owner._read(
+            "SELECT vector FROM embeddings WHERE collection = ? AND id = ?",
+            (self.name, store._text_in(id)),
+        )
+        if not rows:
+            raise ConfigError(f"collection {self.name!r} has no item {id!r}")
+        return from_bytes(rows[0][0])
+
+    def similar(self, vector: Vector, *, number: int = 10, skip: str | None = None) -> list[Hit]:
+        """The ``number`` rows most similar to ``vector`` (cosine), best
+        first, ties by id; ``skip`` leaves out one id (the query's own row)."""
+        if len(vector) != self.dimensions:
+            raise ConfigError(
+                f"the query has {len(vector)} dimensions; collection {self.name!r}"
+                f" holds {self.dimensions}"
+            )
+        store = self._owner._store
+        rows = self._owner._read(
+            "SELECT id, vector, content, metadata FROM embeddings WHERE collection = ?",
+            (self.name,),
+        )
+        scored = []
+        for key, data, content, metadata in rows:
+            name = store._text_out(key)
+            if name is None or name == skip:
+                continue
+            scored.append((cosine(vector, from_bytes(data)), name, content, metadata))
+        best = heapq.nsmallest(number, scored, key=lambda s: (-s[0], s[1]))
+        return [
+            Hit(name, score, store._text_out(content), _metadata(metadata))
+            for score, name, content, metadata in best
+        ]
+
+
+def _metadata(text: str | None) -> JSONValue:
+    if text is None:
+        return None
+    try:
+        value: JSONValue = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise StoreError(f"a stored embedding's metadata is not JSON: {exc}") from None
+    return value
+
+
+__all__ = [
+    "Collection",
+    "CollectionInfo",
+    "Collections",
+    "Hit",
+    "Item",
+    "content_hash",
+    "cosine",
+    "from_bytes",
+    "to_bytes",
+]

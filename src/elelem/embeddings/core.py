@@ -1,0 +1,238 @@
+"""One embedding run, without its I/O: plan the requests, read the answers.
+
+:func:`plan` cuts the inputs into the requests the provider's wire allows
+(:func:`~elelem.embeddings.wires.batches`) and makes one
+:class:`EmbedCall` per request; an ``EmbedCall`` is a
+:class:`~elelem.wire.Shape` whose one response is the vectors, so every
+request goes through the one driver like any other (signing, typed errors,
+visible retries, the response-size limits, hooks).  :meth:`EmbedPlan.result`
+joins the answers in input order, sums the usage and prices it.  The async
+client sends a plan's calls a few at a time, the blocking client one after
+another; both read the same calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from elelem.embeddings.wires import TASKS, Decoded, EmbedBatch, EmbeddingWire, Vector, batches
+from elelem.embeddings.wires import wire_for as find_wire
+from elelem.errors import ConfigError, StreamError, UnsupportedError
+from elelem.providers import Target
+from elelem.providers.pricing import PROVIDER_IDS, Cost, price
+from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
+from elelem.tokens import text_tokens
+from elelem.transport.stream_core import StreamCore
+from elelem.vocabulary import Drop, ProviderId, Usage
+from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
+
+TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
+"""Where Bedrock tells an invocation's input tokens when the body does not."""
+
+
+class EmbedCall:
+    """One embedding request as a :class:`~elelem.wire.Shape` for the
+    driver: its request is the wire's, its one response the vectors
+    (:attr:`decoded`) with their usage; errors are classified by the
+    provider's own chat shape (same service, same error bodies)."""
+
+    def __init__(self, shape: Shape, wire: EmbeddingWire, batch: EmbedBatch) -> None:
+        self.name = f"{wire.name}_embeddings"
+        self.framing = shape.framing
+        self.wire = wire
+        self.batch = batch
+        self.decoded: Decoded | None = None
+        """The answer, once it arrived."""
+        self._shape = shape
+
+    def encode_request(
+        self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
+    ) -> EncodedRequest:
+        path, body = self.wire.encode(self.batch)
+        return EncodedRequest(path, body, stream=False)
+
+    def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        raise UnsupportedError("an embedding is one JSON answer, not a stream")
+
+    def parse_response(
+        self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
+    ) -> list[Chunk]:
+        decoded = self.decoded = self.wire.decode(body, len(self.batch.texts))
+        chunks: list[Chunk] = [ResponseStart(provider=provider, model=self.batch.model)]
+        if decoded.usage is not None:
+            chunks.append(UsageUpdate(decoded.usage))
+        chunks.append(Finish("stop"))
+        return chunks
+
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        return self._shape.classify_error(status, headers, body)
+
+
+@dataclass(frozen=True)
+class Embeddings(Sequence[Vector]):
+    """The vectors of one :meth:`Client.embed <elelem.Client.embed>` call,
+    one ``array('f')`` per input in input order, with what they cost.
+
+    ``usage`` sums the input tokens the provider reported over every request
+    (None when it reported none: Cohere on Bedrock tells them in a header,
+    which is read; Gemini tells none); ``cost`` prices it (unknown, saying
+    why, where the price list lacks the model).  ``dropped`` says what was
+    asked that the wire cannot say (a task on a wire with none).
+    ``requests`` is how many requests were sent, ``request_ids`` the
+    provider's id of each where it gave one.
+    """
+
+    model: str
+    provider: ProviderId
+    vectors: tuple[Vector, ...]
+    usage: Usage | None
+    cost: Cost
+    dropped: tuple[Drop, ...] = ()
+    requests: int = 0
+    request_ids: tuple[str | None, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.vectors[index]
+
+    @property
+    def dimensions(self) -> int | None:
+        """The length of the vectors (None when there are none)."""
+        return len(self.vectors[0]) if self.vectors else None
+
+    def as_bytes(self) -> list[bytes]:
+        """Each vector as its float32 bytes (native byte order)."""
+        return [v.tobytes() for v in self.vectors]
+
+    def numpy(self) -> Any:
+        """The vectors as one ``float32`` numpy array of shape (inputs,
+        dimensions); needs numpy, which elelem does not depend on."""
+        numpy = importlib.import_module("numpy")  # optional: the arrays serve without it
+
+        if not self.vectors:
+            return numpy.zeros((0, 0), dtype=numpy.float32)
+        flat = numpy.frombuffer(b"".join(self.as_bytes()), dtype=numpy.float32)
+        return flat.reshape(len(self.vectors), -1)
+
+    def __repr__(self) -> str:
+        return (
+            f"Embeddings(model={self.model!r}, inputs={len(self.vectors)}, "
+            f"dimensions={self.dimensions}, requests={self.requests}, cost={self.cost.describe()!r})"
+        )
+
+
+@dataclass(frozen=True)
+class EmbedPlan:
+    """The requests of one embedding run (:func:`plan`)."""
+
+    target: Target
+    wire: EmbeddingWire
+    calls: tuple[EmbedCall, ...]
+    request: ModelRequest
+    dropped: tuple[Drop, ...]
+
+    def result(self, streams: Sequence[StreamCore]) -> Embeddings:
+        """The :class:`Embeddings` of the finished ``streams`` (one per call, in order)."""
+        vectors: list[Vector] = []
+        total = 0
+        raws: list[Any] = []
+        reported = False
+        for call, stream in zip(self.calls, streams, strict=True):
+            decoded = call.decoded
+            # The driver raises before a finished call is left unanswered.
+            assert decoded is not None
+            vectors.extend(decoded.vectors)
+            usage = decoded.usage or _header_usage(stream.headers)
+            if usage is not None:
+                reported = True
+                total += usage.input
+                raws.append(usage.raw)
+        usage = Usage(input=total, raw=raws) if reported else None
+        target = self.target
+        provider = target.provider
+        cost = price(
+            provider,
+            target.model,
+            usage,
+            api_url=None if provider in PROVIDER_IDS else target.endpoint.base_url,
+            at=self.request.now,
+        )
+        return Embeddings(
+            target.address,
+            provider,
+            tuple(vectors),
+            usage,
+            cost,
+            self.dropped,
+            len(self.calls),
+            tuple(s.request_id for s in streams),
+        )
+
+
+def _header_usage(headers: Mapping[str, str]) -> Usage | None:
+    value = headers.get(TOKEN_HEADER)
+    if value is None or not value.strip().isdigit():
+        return None
+    return Usage(input=int(value), raw={TOKEN_HEADER: value})
+
+
+def wire_of(target: Target) -> EmbeddingWire:
+    """The embedding wire ``target``'s provider speaks, or
+    :class:`~elelem.errors.UnsupportedError` saying it has none."""
+    wire = find_wire(target.provider, target.spec.shape, target.model)
+    if wire is None:
+        raise UnsupportedError(
+            f"provider {target.provider} has no embedding endpoint elelem speaks"
+            f" for model {target.model!r}"
+        )
+    return wire
+
+
+def plan(
+    target: Target,
+    inputs: Sequence[str] | str,
+    *,
+    dimensions: int | None = None,
+    task: str | None = None,
+    now: datetime | None = None,
+) -> EmbedPlan:
+    """The requests that embed ``inputs`` (one text or a sequence) with
+    ``target``'s model, cut to the wire's limits (no I/O).
+
+    A ``task`` outside :data:`~elelem.embeddings.wires.TASKS`, a
+    ``dimensions`` that is not a positive integer or an input that is not a
+    string is a :class:`~elelem.errors.ConfigError` naming it.
+    """
+    texts = (inputs,) if isinstance(inputs, str) else tuple(inputs)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ConfigError(f"inputs[{index}] is a {type(text).__name__}, not a string")
+    if task is not None and task not in TASKS:
+        raise ConfigError(f"unknown embedding task {task!r} (known: {', '.join(TASKS)})")
+    if dimensions is not None and (
+        not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1
+    ):
+        raise ConfigError(f"dimensions must be a positive integer, not {dimensions!r}")
+    wire = wire_of(target)
+    dropped: tuple[Drop, ...] = ()
+    sent_task = task
+    if task is not None and task not in wire.tasks:
+        why = "takes no task" if not wire.tasks else f"has no {task!r} task"
+        dropped = (Drop("task", task, UNSUPPORTED, f"the {wire.name} embedding wire {why}"),)
+        sent_task = None
+    calls = tuple(
+        EmbedCall(target.shape, wire, EmbedBatch(target.model, chunk, dimensions, sent_task))
+        for _start, chunk in batches(texts, wire, text_tokens)
+    )
+    request = ModelRequest(model=target.model, messages=(), now=now)
+    return EmbedPlan(target, wire, calls, request, dropped)
+
+
+__all__ = ["TOKEN_HEADER", "EmbedCall", "EmbedPlan", "Embeddings", "plan", "wire_of"]

@@ -1,0 +1,281 @@
+"""What a client does beyond a chat response: embeddings, batches, speech.
+
+:class:`AsyncExtras` is part of :class:`elelem.Client` and
+:class:`SyncExtras` of :class:`elelem.SyncClient`; each call is written once
+as a plan or a flow (:mod:`elelem.embeddings`, :mod:`elelem.batches`,
+:mod:`elelem.speech`) and run by the client's one driver, async or blocking.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import anyio
+
+from elelem.batches import BatchRecord, BatchRequest, BatchResult
+from elelem.batches import wire_of as batch_wire
+from elelem.batches.core import encode as encode_batch
+from elelem.batches.core import neutral_requests, read_results
+from elelem.embeddings import Embeddings, EmbedPlan
+from elelem.embeddings import plan as embed_plan
+from elelem.embeddings.wires import EMBEDDING_PROVIDERS
+from elelem.flow import Flow, run_async, run_sync
+from elelem.providers import Catalog, Target
+from elelem.speech import Transcript, audio_of
+from elelem.speech import speak as speak_flow
+from elelem.speech import transcribe as transcribe_flow
+from elelem.transport import Driver, Timeouts
+from elelem.vocabulary import AudioBlock
+
+EMBED_CONCURRENCY = 4
+"""How many embedding requests one :meth:`AsyncExtras.embed` has in flight."""
+
+
+class AsyncExtras:
+    """Embeddings, batches and speech on :class:`elelem.Client`."""
+
+    _driver: Driver
+    _clock: Callable[[], datetime]
+    _env: Any
+    _api_keys: dict[str, str]
+    catalog: Catalog
+
+    def target(self, model: str | Target) -> Target:
+        """Resolved by the client (see :meth:`elelem.Client.target`)."""
+        raise NotImplementedError
+
+    async def embed(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        *,
+        dimensions: int | None = None,
+        task: str | None = None,
+        timeouts: Timeouts | None = None,
+        concurrency: int = EMBED_CONCURRENCY,
+    ) -> Embeddings:
+        """Embed ``inputs`` (one text or a sequence) with ``model``: one
+        float32 vector per input, in order (see
+        :class:`~elelem.embeddings.Embeddings`).
+
+        ``dimensions`` asks for shorter vectors where the model can make
+        them; ``task`` says what they are for (``query``, ``document``,
+        ``similarity``, ``classification``, ``clustering``, ``code-query``),
+        reported as dropped on a wire that takes none.  The inputs go in as
+        many requests as the provider's limits need, ``concurrency`` at a
+        time; the first error is raised as the typed error it is."""
+        run = self._embed_plan(model, inputs, dimensions, task)
+        streams: list[Any] = [None] * len(run.calls)
+        failures: list[Exception] = []
+        pending = iter(range(len(run.calls)))
+        endpoint = run.target.endpoint
+
+        async def worker(group: anyio.abc.TaskGroup) -> None:
+            for index in pending:
+                try:
+                    streams[index] = await self._driver.exchange(
+                        endpoint, run.calls[index], run.request, timeouts=timeouts
+                    )
+                except Exception as exc:  # noqa: BLE001 - raised below
+                    # Kept and raised below, as itself (not in an exception
+                    # group); the other requests are cancelled.
+                    failures.append(exc)
+                    group.cancel_scope.cancel()
+                    return
+
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, min(concurrency, len(run.calls)))):
+                group.start_soon(worker, group)
+        if failures:
+            raise failures[0]
+        return run.result(streams)
+
+    def _embed_plan(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        dimensions: int | None,
+        task: str | None,
+    ) -> EmbedPlan:
+        return embed_plan(
+            self._embed_target(model), inputs, dimensions=dimensions, task=task, now=self._clock()
+        )
+
+    def _embed_target(self, model: str | Target) -> Target:
+        """:meth:`target`, or for a provider that only embeds (Voyage) and
+        that the catalog does not name, its built-in spec."""
+        if isinstance(model, str):
+            spec = EMBEDDING_PROVIDERS.get(model.partition(":")[0])
+            if spec is not None and spec.name not in self.catalog:
+                only = Catalog([spec])
+                only.keys_file = self.catalog.keys_file
+                env = os.environ if self._env is None else self._env
+                return only.target(model, env, self._api_keys)
+        return self.target(model)
+
+    async def batch(
+        self,
+        model: str | Target,
+        requests: Sequence[BatchRequest | str],
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> BatchRecord:
+        """Submit ``requests`` (prompts, or :class:`~elelem.batches.BatchRequest`
+        values) as one batch to ``model``'s provider (Anthropic, OpenAI,
+        Gemini) at the batch price; the returned record is what
+        :meth:`batch_status` and :meth:`batch_results` take, in this process
+        or another."""
+        target, flow = self._batch_submit(model, requests)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    async def batch_status(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> BatchRecord:
+        """``record`` with the batch's state now."""
+        target = self.target(record.model)
+        flow = batch_wire(target).status(target, record)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    async def batch_results(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> list[BatchResult]:
+        """Each request's response (or error) of a finished batch, in
+        request order, read by the shape's own parser and priced at the
+        batch price."""
+        target, flow = self._batch_results(record)
+        items = await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return read_results(target, record, items, self._clock())
+
+    async def speak(
+        self,
+        model: str | Target,
+        text: str,
+        *,
+        voice: str = "alloy",
+        format: str = "mp3",
+        instructions: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> AudioBlock:
+        """``text`` spoken by a speech model (OpenAI ``audio/speech`` and
+        servers with the same endpoint): an :class:`~elelem.vocabulary.AudioBlock`
+        of ``format`` whose ``transcript`` is ``text``."""
+        target = self.target(model)
+        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    async def transcribe(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        *,
+        language: str | None = None,
+        prompt: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> Transcript:
+        """What ``audio`` (a block of bytes, its bytes, or a file path) says,
+        by a transcription model (OpenAI ``audio/transcriptions``, Groq's
+        Whisper, any server with the same endpoint)."""
+        target = self.target(model)
+        flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
+        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def _batch_submit(
+        self, model: str | Target, requests: Sequence[BatchRequest | str]
+    ) -> tuple[Target, Flow[BatchRecord]]:
+        target = self.target(model)
+        wire = batch_wire(target)
+        neutral = neutral_requests(requests, target.model, self._clock())
+        return target, wire.submit(target, encode_batch(target, neutral))
+
+    def _batch_results(self, record: BatchRecord) -> tuple[Target, Flow[list[Any]]]:
+        target = self.target(record.model)
+        return target, batch_wire(target).results(target, record)
+
+
+class SyncExtras:
+    """Embeddings, batches and speech on :class:`elelem.SyncClient`, blocking."""
+
+    _client: AsyncExtras
+    _driver: Driver
+
+    def target(self, model: str | Target) -> Target:
+        """Resolved by the client (see :meth:`elelem.Client.target`)."""
+        raise NotImplementedError
+
+    def speak(
+        self,
+        model: str | Target,
+        text: str,
+        *,
+        voice: str = "alloy",
+        format: str = "mp3",
+        instructions: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> AudioBlock:
+        """As :meth:`Client.speak`, blocking."""
+        target = self.target(model)
+        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def transcribe(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        *,
+        language: str | None = None,
+        prompt: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> Transcript:
+        """As :meth:`Client.transcribe`, blocking."""
+        target = self.target(model)
+        flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def batch(
+        self,
+        model: str | Target,
+        requests: Sequence[BatchRequest | str],
+        *,
+        timeouts: Timeouts | None = None,
+    ) -> BatchRecord:
+        """As :meth:`Client.batch`, blocking."""
+        target, flow = self._client._batch_submit(model, requests)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def batch_status(self, record: BatchRecord, *, timeouts: Timeouts | None = None) -> BatchRecord:
+        """As :meth:`Client.batch_status`, blocking."""
+        target = self.target(record.model)
+        flow = batch_wire(target).status(target, record)
+        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+
+    def batch_results(
+        self, record: BatchRecord, *, timeouts: Timeouts | None = None
+    ) -> list[BatchResult]:
+        """As :meth:`Client.batch_results`, blocking."""
+        target, flow = self._client._batch_results(record)
+        items = run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return read_results(target, record, items, self._client._clock())
+
+    def embed(
+        self,
+        model: str | Target,
+        inputs: Sequence[str] | str,
+        *,
+        dimensions: int | None = None,
+        task: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> Embeddings:
+        """As :meth:`Client.embed`, blocking: the requests one after another."""
+        run = self._client._embed_plan(model, inputs, dimensions, task)
+        endpoint = run.target.endpoint
+        streams = [
+            self._driver.sync_exchange(endpoint, call, run.request, timeouts=timeouts)
+            for call in run.calls
+        ]
+        return run.result(streams)
+
+
+__all__ = ["EMBED_CONCURRENCY", "AsyncExtras", "SyncExtras"]

@@ -1,0 +1,122 @@
+"""The dedicated speech endpoints: text to speech, speech to text.
+
+OpenAI's ``POST /audio/speech`` (``model``, ``input``, ``voice``,
+``response_format``, ``instructions``, ``speed``) answers with the audio's
+bytes; ``POST /audio/transcriptions`` takes the audio as a multipart upload
+(``file``, ``model``, ``language``, ``prompt``, ``response_format`` json)
+and answers ``{"text", "usage"?}``.  Servers that speak OpenAI's wire have
+the same endpoints (Groq's Whisper, a local server), so every provider on an
+OpenAI shape can be asked.  Each exchange is one flow (:mod:`elelem.flow`)
+over the one driver: keys, typed errors and visible retries as everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from elelem.errors import ConfigError, UnsupportedError
+from elelem.flow import Call, Flow, multipart
+from elelem.providers import Target
+from elelem.vocabulary import AudioBlock, BytesSource
+from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
+from elelem.vocabulary.json import JSONValue
+from elelem.wire import EncodedRequest
+
+SPEECH_SHAPES = frozenset({"openai_responses", "openai_chat"})
+"""The shapes whose servers have OpenAI's audio endpoints."""
+
+
+class Transcript(msgspec.Struct, frozen=True):
+    """What a transcription endpoint heard: ``text``, and the provider's
+    ``usage`` and every other field of its answer (``raw``) as it gave them."""
+
+    text: str
+    usage: JSONValue = None
+    raw: JSONValue = None
+
+
+def _check(target: Target) -> None:
+    if target.spec.shape not in SPEECH_SHAPES:
+        raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
+
+
+def speak(
+    target: Target,
+    text: str,
+    *,
+    voice: str = "alloy",
+    format: str = "mp3",
+    instructions: str | None = None,
+    speed: float | None = None,
+) -> Flow[AudioBlock]:
+    """``text`` spoken by ``target``'s model in ``voice``, as an audio block
+    of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
+    _check(target)
+    media_type = MEDIA_TYPES_BY_FORMAT.get(format)
+    if media_type is None:
+        raise ConfigError(f"unknown speech format {format!r}")
+    body: dict[str, JSONValue] = {
+        "model": target.model,
+        "input": text,
+        "voice": voice,
+        "response_format": format,
+    }
+    if instructions is not None:
+        body["instructions"] = instructions
+    if speed is not None:
+        body["speed"] = speed
+    encoded = EncodedRequest("/audio/speech", body, {"accept": "*/*"}, stream=False)
+    data = yield Call(target.shape, encoded, bytes, "speak")
+    return AudioBlock.from_bytes(data, media_type, transcript=text)
+
+
+def _transcript(body: bytes) -> Transcript:
+    data = msgspec.json.decode(body)
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise ValueError("the answer holds no text")
+    return Transcript(data["text"], data.get("usage"), data)
+
+
+def transcribe(
+    target: Target,
+    audio: AudioBlock,
+    *,
+    language: str | None = None,
+    prompt: str | None = None,
+) -> Flow[Transcript]:
+    """What ``audio`` (bytes) says, transcribed by ``target``'s model."""
+    _check(target)
+    source = audio.source
+    if not isinstance(source, BytesSource):
+        raise UnsupportedError("a transcription uploads the audio's bytes: give audio of bytes")
+    fields = {"model": target.model, "response_format": "json"}
+    if language is not None:
+        fields["language"] = language
+    if prompt is not None:
+        fields["prompt"] = prompt
+    name = audio.filename or f"audio.{AUDIO_FORMATS.get(audio.media_type or '', 'bin')}"
+    content, content_type = multipart(
+        fields, "file", name, source.blob.data, audio.media_type or "application/octet-stream"
+    )
+    encoded = EncodedRequest(
+        "/audio/transcriptions", {}, {"content-type": content_type}, stream=False, content=content
+    )
+    result: Transcript = yield Call(target.shape, encoded, _transcript, "transcribe")
+    return result
+
+
+def audio_of(value: AudioBlock | bytes | str | Any) -> AudioBlock:
+    """An audio block of ``value``: an :class:`AudioBlock`, its bytes, or a file path."""
+    if isinstance(value, AudioBlock):
+        return value
+    if isinstance(value, bytes):
+        return AudioBlock.from_bytes(value)
+    from pathlib import Path
+
+    path = Path(value)
+    return AudioBlock.from_bytes(path.read_bytes(), filename=path.name)
+
+
+__all__ = ["SPEECH_SHAPES", "Transcript", "audio_of", "speak", "transcribe"]
