@@ -39,9 +39,28 @@ NOT_OFFLINE = {
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"
     ),
+    "elelem ask -m vertex:gemini-2.5-flash": (
+        "needs Google Cloud credentials and Vertex AI; tests/test_vertex.py and "
+        "tests/test_clouds_cli.py run it against loopback servers"
+    ),
+    "elelem ask -m azure:my-deployment": (
+        "needs an Azure deployment and Entra ID; tests/test_azure.py and "
+        "tests/test_clouds_cli.py run it against loopback servers"
+    ),
 }
 
 QUESTION = "How tall is the Eiffel Tower?"
+
+# A command named in the prose without the argument it needs: run it with one.
+MENTIONS = {
+    "elelem inspect": "elelem inspect PATH",
+    "elelem demo --cassette": "elelem demo --cassette PATH",
+    "elelem log -s": "elelem log -s tower",
+}
+
+# ask's options that take a value: a command ending in one has no question yet.
+VALUE_OPTIONS = {"-m", "--model", "-a", "--attach", "--cache", "--functions", "--tool",
+                 "--max-steps", "-s", "--system", "-c"}  # fmt: skip
 MODELS = (
     b'{"data":[{"type":"model","id":"claude-sonnet-4-5-20250929","display_name":"Claude Sonnet 4.5",'
     b'"created_at":"2025-09-29T00:00:00Z"}],"has_more":false,"first_id":null,"last_id":null}'
@@ -140,6 +159,7 @@ def filled(command: str, env: dict[str, str], work: Path) -> list[tuple[list[str
     if command.startswith("cat "):
         piped, _, command = command.partition(" | ")
         stdin = (work / piped.split()[1]).read_bytes()
+    command = MENTIONS.get(command, command)
     words = shlex.split(command.replace("…", QUESTION))
     assert words[0] == "elelem", command
     words = words[1:]
@@ -174,12 +194,10 @@ def filled(command: str, env: dict[str, str], work: Path) -> list[tuple[list[str
             out.append(word[1:-1].split("|")[0])  # [5m|1h|24h]: one of them
         else:
             out.append(word)
-    if (
-        out[0] == "ask"
-        and not stdin
-        and (out[-1].startswith("-") or out[-2:-1] in (["-a"], ["--cache"]))
-    ):
+    if out[0] == "ask" and not stdin and (out[-1].startswith("-") or out[-2] in VALUE_OPTIONS):
         out.append(QUESTION)  # a form shown without its question
+    if out[:2] == ["keys", "set"]:
+        stdin = KEY
     if out[0] == "chat":
         stdin = "hello\n"
     return [(out, stdin)]
