@@ -194,7 +194,8 @@ def filled(command: str, env: dict[str, str], work: Path) -> list[tuple[list[str
             out.append(word[1:-1].split("|")[0])  # [5m|1h|24h]: one of them
         else:
             out.append(word)
-    if out[0] == "ask" and not stdin and (out[-1].startswith("-") or out[-2] in VALUE_OPTIONS):
+    unasked = len(out) == 1 or out[-1].startswith("-") or out[-2] in VALUE_OPTIONS
+    if out[0] == "ask" and not stdin and unasked:
         out.append(QUESTION)  # a form shown without its question
     if out[:2] == ["keys", "set"]:
         stdin = KEY
