@@ -56,6 +56,16 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "title"): ["\udcff"],
     (None, "provider"): ["nosuch", "", "\udcff"],
     (None, "prompt"): [""],
+    ("embed", "texts"): ["\udcff", ""],
+    ("embed", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage"],
+    ("embed", "collection"): ["", "\udcff", "a/b"],
+    ("embed", "ids"): ["\udcff", ""],
+    ("similar", "collection"): ["no-such-collection", "", "\udcff"],
+    ("similar", "text"): ["\udcff"],
+    ("similar", "item"): ["no-such-item", "\udcff"],
+    ("collections delete", "name"): ["no-such-collection", "", "\udcff"],
+    (None, "ref"): ["no-such-batch", "", "\udcff"],
+    ("batch submit", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage", "@empty"],
     (None, "path"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
     (None, "file"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
 }
@@ -82,6 +92,9 @@ BASE_ARGS: dict[str, list[str]] = {
     "inspect": ["@garbage"],
     "models": ["anthropic"],
     "rm": ["c_nosuch"],
+    "embed": ["-m", "openai:text-embedding-3-small"],
+    "similar": ["notes", "text"],
+    "batch submit": ["@garbage", "-m", MODEL],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

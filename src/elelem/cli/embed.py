@@ -66,10 +66,14 @@ def _inputs(texts: Sequence[str], source: str | None, jsonl: bool, ids: Sequence
         return [(ids[n] if ids else str(n + 1), t, None) for n, t in enumerate(texts)]
     if ids:
         raise Failure("--id names texts given as arguments; -i FILE rows are numbered", EXIT_USAGE)
-    if source == "-":
-        return _rows(sys.stdin, jsonl)
-    with open(source, encoding="utf-8") as handle:
-        return _rows(handle, jsonl)
+    try:
+        if source == "-":
+            return _rows(sys.stdin, jsonl)
+        with open(source, encoding="utf-8") as handle:
+            return _rows(handle, jsonl)
+    except UnicodeDecodeError as exc:
+        where = "stdin" if source == "-" else source
+        raise Failure(f"{where}: not UTF-8 text (byte {exc.start})", EXIT_USAGE) from None
 
 
 def _report(result: Embeddings, stored: int, skipped: int, name: str | None) -> None:
