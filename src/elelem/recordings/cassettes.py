@@ -70,6 +70,7 @@ from elelem.recordings.containers import (
     Wrapped,
     decode_body,
     eventstream_content_type,
+    expanded_size,
     har_entries,
     is_eventstream,
     is_har,
@@ -208,7 +209,8 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     """Read the recording at ``path``, detecting its format from name and content.
 
     At most ``max_bytes`` are read: a longer file is a :class:`RecordingError`
-    naming the limit.
+    naming the limit, and so is a YAML file whose aliases, expanded, would
+    pass it (every body re-encoded from it is then bounded too).
     """
     p = Path(path)
     try:
@@ -256,6 +258,7 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
                 interactions = _load_cassette(p, data[key], key)
         else:
             docs = _yaml_documents(p, raw)
+            expanded_size(docs, max_bytes)
             if _ruby_vcr(docs):
                 fmt = "ruby-vcr"
                 interactions = _load_cassette(p, docs[0]["http_interactions"], "http_interactions")
