@@ -21,6 +21,7 @@ import click
 
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.errors import DecodeError
+from elelem.reading import ReadRefused, read_file, read_stream
 from elelem.vocabulary import (
     AudioBlock,
     BytesSource,
@@ -64,10 +65,10 @@ def attach_option(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _read(source: BinaryIO, what: str) -> bytes:
-    data = source.read(MAX_ATTACHMENT + 1)
-    if len(data) > MAX_ATTACHMENT:
-        raise Failure(f"{what} is larger than {MAX_ATTACHMENT} bytes", EXIT_USAGE)
-    return data
+    try:
+        return read_stream(source, MAX_ATTACHMENT)
+    except ReadRefused as exc:
+        raise Failure(f"{what}: {exc}", EXIT_USAGE) from None
 
 
 def block_of_bytes(data: bytes, name: str | None) -> Attachment:
@@ -111,8 +112,9 @@ def load_attachment(spec: str, stdin: BinaryIO | None = None) -> Attachment:
         return DocumentBlock(URLSource(spec), media_type or "application/pdf", title=None)
     path = Path(spec)
     try:
-        with path.open("rb") as fp:
-            data = _read(fp, spec)
+        data = read_file(path, MAX_ATTACHMENT)
+    except ReadRefused as exc:
+        raise Failure(f"cannot read attachment {spec}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise Failure(f"cannot read attachment {spec}: {exc.strerror or exc}", EXIT_USAGE) from None
     return block_of_bytes(data, path.name)

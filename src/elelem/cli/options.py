@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 
 from elelem.errors import ConfigError, ElelemError
+from elelem.reading import ReadRefused, read_file
 from elelem.vocabulary import GenerationOptions, JsonSchemaOutput, ReasoningOptions
 from elelem.vocabulary.json import JSONValue
 
@@ -181,12 +182,18 @@ def concise_schema(text: str) -> dict[str, JSONValue]:
     }
 
 
+MAX_SCHEMA_BYTES = 16 * 1024 * 1024
+"""The largest ``--schema`` file read (a schema is sent with every request)."""
+
+
 def load_schema(value: str) -> dict[str, JSONValue]:
     """``--schema VALUE``: a JSON Schema file, inline JSON, or the concise syntax."""
     path = Path(value)
     if value.endswith(".json") or (len(value) < 4096 and "\n" not in value and path.is_file()):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_file(path, MAX_SCHEMA_BYTES).decode("utf-8")
+        except ReadRefused as exc:
+            raise ConfigError(f"--schema {value}: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"--schema {value}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
@@ -202,12 +209,16 @@ def _schema_object(text: str, where: str) -> dict[str, JSONValue]:
         schema = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{where}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None
     if not isinstance(schema, dict):
         raise ConfigError(f"{where}: a JSON Schema must be an object")
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ConfigError(f"{where}: not a valid JSON Schema: {exc.message}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to check") from None
     return schema
 
 

@@ -65,6 +65,7 @@ from urllib.parse import urlencode, urlsplit
 import yaml
 
 from elelem.errors import ElelemError
+from elelem.reading import ReadRefused, read_file, too_large
 from elelem.recordings.containers import (
     BodyError,
     Wrapped,
@@ -214,12 +215,13 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     """
     p = Path(path)
     try:
-        with p.open("rb") as file:
-            raw = file.read(max_bytes + 1)
+        raw = read_file(p, max_bytes)
+    except ReadRefused as exc:
+        if str(exc) == too_large(max_bytes):
+            raise RecordingError(p, f"{exc} (--max-bytes)") from None
+        raise RecordingError(p, f"cannot read: {exc}") from None
     except OSError as exc:
         raise RecordingError(p, f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > max_bytes:
-        raise RecordingError(p, f"larger than the read limit of {max_bytes} bytes (--max-bytes)")
     named = p
     if raw[:2] == b"\x1f\x8b":
         # A gzip-compressed recording (session.har.gz): read what it holds.
