@@ -143,6 +143,18 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def max_bytes_option(default: int, what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--max-bytes N``: the most of ``what`` (an input file) that is read."""
+    return click.option(
+        "--max-bytes",
+        # Bounded so a read of that size can be asked for at all.
+        type=click.IntRange(min=1, max=2**62),
+        default=default,
+        show_default=True,
+        help=f"Refuse {what} larger than this.",
+    )
+
+
 def debug_option(fn: Callable[P, R]) -> Callable[P, R]:
     """``--debug``: show tracebacks instead of one-line errors."""
 
@@ -432,6 +444,7 @@ __all__ = [
     "key_is_set",
     "make_console",
     "make_renderer",
+    "max_bytes_option",
     "model_options",
     "signing_credentials_set",
     "stdin_text",

@@ -18,6 +18,7 @@ from elelem.cli.common import (
     guarded,
     make_console,
     make_renderer,
+    max_bytes_option,
     store_from_env,
 )
 from elelem.cli.inspect import ndjson_line
@@ -291,13 +292,7 @@ MAX_IMPORT_BYTES = 256 * 1024 * 1024
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
 @click.option("--new-id", is_flag=True, help="Give the imported conversation a fresh id.")
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=MAX_IMPORT_BYTES,
-    show_default=True,
-    help="Refuse an export larger than this.",
-)
+@max_bytes_option(MAX_IMPORT_BYTES, "an export")
 @debug_option
 @guarded
 def import_command(file: str, new_id: bool, max_bytes: int) -> None:
