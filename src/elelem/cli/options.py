@@ -26,7 +26,7 @@ import jsonschema
 from elelem.errors import ConfigError, ElelemError
 from elelem.reading import ReadRefused, read_file
 from elelem.vocabulary import GenerationOptions, JsonSchemaOutput, ReasoningOptions
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EFFORTS = ("minimal", "low", "medium", "high")
 """``--effort`` values: each provider's reasoning-effort field carries them."""
@@ -94,11 +94,14 @@ OPTION_KEYS: dict[str, Setter] = {
 """What ``-o`` accepts (``-`` or ``_`` between words), and how each value is read."""
 
 
-def _json_or_text(text: str) -> JSONValue:
+def _json_or_text(text: str, key: str) -> JSONValue:
     try:
         value: JSONValue = json.loads(text)
     except ValueError:
         return text
+    except RecursionError:
+        # JSON all the same: sending it as a string would change its meaning.
+        raise ConfigError(f"-o {key}: the value is {TOO_DEEP}") from None
     return value
 
 
@@ -129,7 +132,7 @@ def generation_options(
             name = raw_key.strip()[len("extra.") :]
             if not name:
                 raise ConfigError("-o extra.NAME needs a NAME (the provider's body field)")
-            extra[name] = _json_or_text(text)
+            extra[name] = _json_or_text(text, raw_key.strip())
             continue
         setter = OPTION_KEYS.get(key)
         if setter is None:
@@ -236,6 +239,8 @@ def check_answer(text: str, schema: Mapping[str, Any]) -> JSONValue:
         value: JSONValue = json.loads(text)
     except ValueError as exc:
         raise SchemaMismatch(f"the answer is not JSON ({exc})", text) from None
+    except RecursionError:
+        raise SchemaMismatch(f"the answer is {TOO_DEEP}", text) from None
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:

@@ -29,6 +29,7 @@ from elelem.render import sanitize_line
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.json import decode_json
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -190,7 +191,7 @@ class Toolset:
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
     """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
     try:
-        given = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
+        given = decode_json(call.arguments) if call.arguments.strip() else {}
     except msgspec.DecodeError:
         given = None
     if isinstance(given, dict):

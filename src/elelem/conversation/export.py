@@ -30,6 +30,7 @@ from elelem.conversation.events import decode_event, encode_event, upgrade_body
 from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
 from elelem.errors import DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId
+from elelem.vocabulary.json import decode_json
 
 FORMAT = "elelem.conversation"
 VERSION = 1
@@ -122,7 +123,7 @@ def write_export(store: Store, conversation: ConversationId, fp: BinaryIO) -> in
 
 def _header(line: bytes) -> Header:
     try:
-        probe = msgspec.json.decode(line, type=_Probe)
+        probe = decode_json(line, type=_Probe)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise ImportRefused("the first line is not a JSON object header", 1) from None
     if probe.format != FORMAT:
@@ -201,7 +202,7 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
     in today's canonical form.  An unknown field or a reformatted line is not
     this."""
     try:
-        old = msgspec.json.decode(line)
+        old = decode_json(line)
     except msgspec.DecodeError:
         return False
     if isinstance(old, dict) and isinstance(old.get("kind"), str):
@@ -213,12 +214,12 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
                 return False  # reformatted
             old = {k: (body if k == "body" else v) for k, v in old.items()}
             line = msgspec.json.encode(old)
-    return msgspec.json.encode(_pruned(msgspec.json.decode(canonical), old)) == line
+    return msgspec.json.encode(_pruned(decode_json(canonical), old)) == line
 
 
 def _blob(line: bytes, n: int) -> Blob:
     try:
-        entry = msgspec.json.decode(line, type=BlobLine)
+        entry = decode_json(line, type=BlobLine)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ImportRefused(f"bad blob line: {exc}", n) from None
     try:

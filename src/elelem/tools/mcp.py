@@ -32,6 +32,7 @@ import msgspec
 from elelem.errors import DecodeError, MCPServerError
 from elelem.tools.base import ToolOutcome
 from elelem.vocabulary import ImageBlock, JSONValue, ProviderId, ProviderPayload, ToolSpec
+from elelem.vocabulary.json import decode_json
 
 MCP_PROVIDER = ProviderId("mcp")
 """The provider name of the payload that keeps a result's non-text content."""
@@ -271,7 +272,7 @@ class MCPTool:
         if server.failure is not None:
             return ToolOutcome(server.failure, is_error=True)
         try:
-            given = msgspec.json.decode(arguments) if arguments.strip() else {}
+            given = decode_json(arguments) if arguments.strip() else {}
         except msgspec.DecodeError as exc:
             return ToolOutcome(f"invalid arguments for {self.name}: {exc}", is_error=True)
         if not isinstance(given, dict):

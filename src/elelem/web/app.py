@@ -31,6 +31,7 @@ from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.redaction import Redactor
 from elelem.turns.costs import events_cost
 from elelem.vocabulary import ConversationId
+from elelem.vocabulary.json import decode_json
 from elelem.web import html, pages
 from elelem.web.asgi import UIMessageStreamResponse
 from elelem.web.chat import (
@@ -292,7 +293,7 @@ async def _decoded(request: Request, kind: type[T], limit: int, what: str) -> T 
     if len(raw) > limit:
         return PlainTextResponse("request too large", status_code=413)
     try:
-        return msgspec.json.decode(raw, type=kind)
+        return decode_json(raw, type=kind)
     except msgspec.DecodeError as exc:
         return PlainTextResponse(f"bad {what} request: {exc}", status_code=400)
 
