@@ -15,7 +15,9 @@ import contextlib
 import importlib
 import importlib.util
 import inspect
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,7 @@ import click
 import msgspec
 
 from elelem.cli.common import EXIT_USAGE, Failure
-from elelem.render import sanitize_line
+from elelem.render import sanitize, sanitize_line
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
@@ -195,7 +197,7 @@ def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str
     except msgspec.DecodeError:
         given = None
     if isinstance(given, dict):
-        args = ", ".join(f"{k}={msgspec.json.encode(v).decode()}" for k, v in given.items())
+        args = ", ".join(f"{k}={_json(v)}" for k, v in given.items())
     else:
         args = call.arguments
     line = f"called {sanitize_line(call.name)}({_cut(sanitize_line(args))})"
@@ -214,16 +216,57 @@ def show_call(call: ToolCallBlock, result: ToolResultBlock) -> None:
     click.echo(call_line(call, result), err=True)
 
 
-def ask_approval(request: ApprovalRequest) -> bool:
-    """Ask y/n on the terminal before a call runs."""
+def approval_prompt(request: ApprovalRequest, width: int) -> str:
+    """The question ``--approve`` asks: one line when the whole call fits in
+    ``width`` columns, else every argument on lines of its own, wrapped to
+    ``width``.  Never cut (what is approved is what is shown); sanitized,
+    every shown character kept (no run of spaces folded)."""
+    name = sanitize_line(request.name)
     where = f" on {sanitize_line(request.server)}" if request.server else ""
-    shown = ToolCallBlock(request.call_id, request.name, request.arguments)  # type: ignore[arg-type]
-    question = f"{call_line(shown).replace('called ', 'run ', 1)}{where}?"
-    return click.confirm(question, default=False, err=True)
+    try:
+        given = decode_json(request.arguments) if request.arguments.strip() else {}
+    except msgspec.DecodeError:
+        given = None
+    if isinstance(given, dict):
+        pairs = [(sanitize_line(k), _visible(_json(v))) for k, v in given.items()]
+        line = f"run {name}({', '.join(f'{k}={v}' for k, v in pairs)}){where}?"
+        items = [f"{k} = {v}" for k, v in pairs]
+    else:
+        shown = _visible(request.arguments)
+        line = f"run {name}({shown}){where}?"
+        items = [f"arguments: {shown}"]
+    if len(line) <= width:
+        return line
+    wrap = textwrap.TextWrapper(
+        width=width,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+        drop_whitespace=False,  # the pieces join back to exactly the argument
+    )
+    body = [piece for item in items for piece in wrap.wrap(item)]
+    return "\n".join([f"run {name}{where} with:", *body, "run it?"])
+
+
+def _json(value: object) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _visible(text: str) -> str:
+    """``text`` on one line, every character that is shown kept: controls
+    removed by :func:`sanitize`, line breaks and tabs spelled as escapes."""
+    return sanitize(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def ask_approval(request: ApprovalRequest) -> bool:
+    """Ask y/n on the terminal before a call runs (see :func:`approval_prompt`)."""
+    width = shutil.get_terminal_size().columns
+    return click.confirm(approval_prompt(request, width), default=False, err=True)
 
 
 __all__ = [
     "Toolset",
+    "approval_prompt",
     "ask_approval",
     "call_line",
     "function_named",
