@@ -63,3 +63,18 @@ def test_lines_that_are_not_json_rpc_are_counted_not_logged(
 
     assert asyncio.run(main()) == (["dump"], 2000)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_an_mcp_tool_named_like_a_function_is_a_usage_error(tmp_path: Path) -> None:
+    from cli_helpers import KEY, MODEL, base_env, run
+
+    functions = tmp_path / "tools.py"
+    functions.write_text('def dump() -> str:\n    """Dump."""\n    return "x"\n')
+    env = base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    server = f"{sys.executable} {SERVER} big-result"
+    result = run(env, "ask", "-m", MODEL, "--functions", str(functions), "--mcp", server, "hi")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "elelem: two tools are named 'dump' (each of --functions, --tool and --mcp "
+        "needs its own names)\n",
+    )

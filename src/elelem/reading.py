@@ -41,7 +41,8 @@ def too_large(limit: int) -> str:
     return f"larger than the read limit of {limit} bytes"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` that is no regular file is: ``a FIFO``, ``a directory``…"""
     return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
@@ -56,7 +57,7 @@ def read_file(path: Path | str, limit: int) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ReadRefused(f"not a regular file ({_kind(st.st_mode)})")
+            raise ReadRefused(f"not a regular file ({file_kind(st.st_mode)})")
         if st.st_size > limit:
             raise ReadRefused(too_large(limit))
         os.set_blocking(fd, True)
@@ -88,4 +89,4 @@ def read_stream(stream: BinaryIO, limit: int) -> bytes:
             raise ReadRefused(too_large(limit))
 
 
-__all__ = ["ReadRefused", "read_file", "read_stream", "too_large"]
+__all__ = ["ReadRefused", "file_kind", "read_file", "read_stream", "too_large"]

@@ -29,7 +29,7 @@ import msgspec
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
-from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest
+from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
 from elelem.vocabulary.json import decode_json
 
@@ -184,6 +184,17 @@ class Toolset:
     def all_tools(self) -> list[Any]:
         """The functions and every connected server, for :func:`elelem.run`."""
         return [*self.tools, *self.servers]
+
+    def loop(self, approve: Callable[[ApprovalRequest], bool] | None) -> ToolLoop:
+        """The tool loop over :meth:`all_tools`, asking ``approve``; two tools
+        of one name (a server's and a function's) are a usage error, not a
+        crash."""
+        try:
+            return ToolLoop(self.all_tools(), approve=approve)
+        except ValueError as exc:
+            raise Failure(
+                f"{exc} (each of --functions, --tool and --mcp needs its own names)", EXIT_USAGE
+            ) from None
 
     def approver(self) -> Callable[[ApprovalRequest], bool] | None:
         """The ``--approve`` callback (None without the flag)."""

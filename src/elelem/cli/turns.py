@@ -31,7 +31,7 @@ from elelem.stream import Chunk, Retry
 from elelem.transport import Timeouts
 from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
-from elelem.turns.toolloop import ToolLoop, tool_loop
+from elelem.turns.toolloop import tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
 
@@ -91,7 +91,7 @@ def run_turn(
         if renderer is not None:
             approve = None if approve is None else paused(renderer, approve)
             on_call = paused(renderer, show_call)
-        loop = ToolLoop(toolset.all_tools(), approve=approve)
+        loop = toolset.loop(approve)
         turn_options["tools"] = loop.specs
         engine = TurnEngine.create(conversation, target, text, **turn_options)
         flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=on_call)

@@ -61,6 +61,7 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
+from elelem.home import home_dir
 
 DB_NAME = "elelem.db"
 
@@ -68,12 +69,7 @@ DB_NAME = "elelem.db"
 def default_store_path() -> Path:
     """Where the default store lives: ``$ELELEM_HOME/elelem.db``, else the
     platform's user data directory for elelem."""
-    home = os.environ.get("ELELEM_HOME")
-    if home:
-        return Path(home).expanduser() / DB_NAME
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("elelem", appauthor=False)) / DB_NAME
+    return home_dir() / DB_NAME
 
 
 def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None = None) -> Store:
