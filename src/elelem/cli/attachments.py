@@ -12,6 +12,7 @@ that are not text are attached as if ``-a -`` had been given.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -159,16 +160,30 @@ def piped_stdin() -> BinaryIO | None:
     return sys.stdin.buffer
 
 
-def save_images(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
-    """Write every generated image of ``parts`` that holds its bytes to
-    ``directory`` as ``{stem}-{n}{ext}``; return the paths written."""
-    return _save(parts, ImageBlock, lambda t: EXTENSIONS_BY_TYPE.get(t, ".bin"), directory, stem)
+MAX_IMAGES = 16
+"""Generated images (or audio clips) written to files by one answer at most
+(all are kept in the conversation)."""
+
+_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
-def save_audio(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
+def save_images(
+    parts: Iterable[Part], directory: Path, stem: str, limit: int = MAX_IMAGES
+) -> tuple[list[Path], int]:
+    """Write the first ``limit`` generated images of ``parts`` that hold their
+    bytes to ``directory`` as ``{stem}-{n}{ext}``; return the paths written
+    and how many more were not (see :func:`_save`)."""
+    extension = lambda t: EXTENSIONS_BY_TYPE.get(t, ".bin")  # noqa: E731
+    return _save(parts, ImageBlock, extension, directory, stem, limit)
+
+
+def save_audio(
+    parts: Iterable[Part], directory: Path, stem: str, limit: int = MAX_IMAGES
+) -> tuple[list[Path], int]:
     """Write every audio block of ``parts`` that holds its bytes (generated
-    speech) to ``directory`` as ``{stem}-{n}.{format}``; return the paths."""
-    return _save(parts, AudioBlock, lambda t: "." + AUDIO_FORMATS.get(t, "bin"), directory, stem)
+    speech) to ``directory`` as ``{stem}-{n}.{format}``, as :func:`save_images`."""
+    extension = lambda t: "." + AUDIO_FORMATS.get(t, "bin")  # noqa: E731
+    return _save(parts, AudioBlock, extension, directory, stem, limit)
 
 
 def _save(
@@ -177,19 +192,40 @@ def _save(
     extension: Callable[[str], str],
     directory: Path,
     stem: str,
-) -> list[Path]:
+    limit: int,
+) -> tuple[list[Path], int]:
+    """Each file is created exclusively (``O_EXCL``, ``O_NOFOLLOW``): a name
+    taken — by a file, or a symlink planted to redirect the write — is never
+    written through; ``{stem}-{n}-2{ext}``, ``-3``, … is tried instead."""
     written: list[Path] = []
+    skipped = 0
     for part in parts:
         if not isinstance(part, kind) or not isinstance(part.source, BytesSource):
             continue
+        if len(written) >= limit:
+            skipped += 1
+            continue
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{stem}-{len(written) + 1}{extension(part.media_type or '')}"
-        path.write_bytes(part.source.blob.data)
-        written.append(path)
-    return written
+        name, ext = f"{stem}-{len(written) + 1}", extension(part.media_type or "")
+        written.append(_write_new(directory, name, ext, part.source.blob.data))
+    return written, skipped
+
+
+def _write_new(directory: Path, name: str, ext: str, data: bytes) -> Path:
+    for attempt in range(1, 101):
+        path = directory / (f"{name}{ext}" if attempt == 1 else f"{name}-{attempt}{ext}")
+        try:
+            fd = os.open(path, _EXCLUSIVE, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        return path
+    raise Failure(f"{directory}: {name}{ext} and 99 more names are taken", EXIT_USAGE)
 
 
 __all__ = [
+    "MAX_IMAGES",
     "Attachment",
     "attach_option",
     "block_of_bytes",
