@@ -237,30 +237,44 @@ def _blob(line: bytes, n: int) -> Blob:
 
 def read_blobs(data: bytes) -> tuple[Header, list[bytes], list[Blob]]:
     """:func:`read_export`, and the blobs a version 2 export carries, each
-    checked against its hash; every blob an event references must be there."""
+    checked against its hash; every blob an event references must be there,
+    of the size the event says, and every blob carried must be referenced."""
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     header, events = _read(lines)
     blobs: list[Blob] = []
-    given: set[str] = set()
+    given: dict[str, tuple[Blob, int]] = {}  # by hash: the blob and its line
     for n, line in enumerate(lines[1 + len(events) :], start=2 + len(events)):
         blob = _blob(line, n)
         if blob.sha256 in given:
             raise ImportRefused(f"blob sha256:{blob.sha256} appears twice", n)
-        given.add(blob.sha256)
+        given[blob.sha256] = (blob, n)
         blobs.append(blob)
     if len(blobs) != (header.blobs or 0):
         raise ImportRefused(
             f"the header announces {header.blobs or 0} blobs but the file holds {len(blobs)}"
         )
+    referenced: set[str] = set()
     for n, line in enumerate(events, start=2):
         for ref in event_blobs(decode_event(line)):
-            if ref.sha256 not in given:
+            carried = given.get(ref.sha256)
+            if carried is None:
                 raise ImportRefused(
                     f"event references blob sha256:{ref.sha256}, which the file does not carry",
                     n,
                 )
+            if ref.size != carried[0].size:
+                # The store would keep the claimed size beside bytes of another.
+                raise ImportRefused(
+                    f"event references blob sha256:{ref.sha256} as {ref.size} bytes, but it"
+                    f" holds {carried[0].size}",
+                    n,
+                )
+            referenced.add(ref.sha256)
+    for sha256, (_, n) in given.items():
+        if sha256 not in referenced:
+            raise ImportRefused(f"blob sha256:{sha256} is referenced by no event", n)
     return header, events, blobs
 
 
