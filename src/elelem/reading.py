@@ -8,8 +8,8 @@
   stdin) is read in pieces and refused as soon as it passes the limit, so
   at most ``limit + 1`` bytes are ever held.
 
-Imports nothing of elelem: the recordings, the providers' files and the
-CLI all read through here.
+Imports only the errors: the recordings, the providers' files and the CLI
+all read through here.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import os
 import stat
 from pathlib import Path
 from typing import BinaryIO
+
+from elelem.errors import ElelemError
 
 PIECE = 1024 * 1024
 """Bytes asked of a stream at a time."""
@@ -31,7 +33,7 @@ _KINDS = (
 )
 
 
-class ReadRefused(ValueError):
+class ReadRefused(ElelemError, ValueError):
     """An input refused before it was read whole; the message says why
     (``not a regular file (a FIFO)``, ``larger than the read limit of N bytes``)."""
 

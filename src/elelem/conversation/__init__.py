@@ -61,7 +61,6 @@ from elelem.conversation.projections import (
 )
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
-from elelem.home import home_dir
 
 DB_NAME = "elelem.db"
 
@@ -69,6 +68,8 @@ DB_NAME = "elelem.db"
 def default_store_path() -> Path:
     """Where the default store lives: ``$ELELEM_HOME/elelem.db``, else the
     platform's user data directory for elelem."""
+    from elelem.home import home_dir  # loading the log loads no file helpers
+
     return home_dir() / DB_NAME
 
 

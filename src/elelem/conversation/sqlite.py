@@ -28,8 +28,6 @@ from elelem.conversation.sqlbase import (
 )
 from elelem.conversation.store import Clock, utc_now
 from elelem.conversation.writers import always, file_lock
-from elelem.home import create_private, private_parent
-from elelem.reading import file_kind
 from elelem.vocabulary import EventId
 
 
@@ -97,6 +95,9 @@ class SQLiteStore(SQLStore):
         """The store's file, created 0600 (SQLite gives its -wal and -shm
         files the same mode) in a folder made private when it is elelem's
         home; anything but a regular file is refused before SQLite sees it."""
+        from elelem.home import create_private, private_parent  # only for a file store
+        from elelem.reading import file_kind
+
         path = Path(self.path)
         private_parent(path)
         create_private(path)
