@@ -14,8 +14,9 @@ from typing import Any, ParamSpec, TypeVar
 import click
 from rich.console import Console
 
-from elelem.cli.safety import scrub_error
+from elelem.cli.safety import scrub_error, secrets_in_force
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
+from elelem.conversation.sqlbase import SQLStore
 from elelem.errors import (
     BlobError,
     ConfigError,
@@ -186,9 +187,14 @@ def store_from_env(*, persist: bool = True) -> Store:
         return open_store("sqlite:///:memory:")
     url = os.environ.get("ELELEM_STORE") or None
     try:
-        return open_store(url)
+        store = open_store(url)
     except OSError as exc:
         raise StoreError(f"cannot open the conversation store: {describe(exc)}") from None
+    if isinstance(store, SQLStore):
+        # Nothing secret at rest: a key echoed in any channel is redacted
+        # before the event is written.
+        store.redactor = secrets_in_force()
+    return store
 
 
 def _config_model(env: Mapping[str, str]) -> str | None:
