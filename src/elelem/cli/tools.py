@@ -86,7 +86,8 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
 
 def functions_in(path: Path) -> list[FunctionTool]:
     """The tools of ``--functions FILE.py``: its public functions defined there
-    (not imported into it), in file order."""
+    (not imported into it), in file order; a function decorated with
+    ``@elelem.tool(...)`` is taken as that tool, its settings kept."""
     name = f"elelem_functions_{abs(hash(path.resolve()))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -97,14 +98,21 @@ def functions_in(path: Path) -> list[FunctionTool]:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise Failure(f"--functions {path}: {type(exc).__name__}: {exc}", EXIT_USAGE) from exc
-    found = [
-        value
-        for key, value in vars(module).items()
-        if not key.startswith("_") and inspect.isfunction(value) and value.__module__ == name
-    ]
-    if not found:
+    tools: list[FunctionTool] = []
+    for key, value in vars(module).items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, FunctionTool) and _defined_in(value.function, name):
+            tools.append(value)
+        elif inspect.isfunction(value) and value.__module__ == name:
+            tools.append(_made(value, f"--functions {path}"))
+    if not tools:
         raise Failure(f"--functions {path}: no public function defined there", EXIT_USAGE)
-    return [_made(f, f"--functions {path}") for f in found]
+    return tools
+
+
+def _defined_in(function: object, module: str) -> bool:
+    return getattr(function, "__module__", None) == module
 
 
 def function_named(ref: str) -> FunctionTool:
