@@ -72,3 +72,17 @@ def test_the_cli_refuses_an_alias_bomb_in_one_line(tmp_path: Path, command: tupl
         f"elelem: {path}: the YAML, its aliases expanded, is larger than the read limit "
         "of 67108864 bytes (--max-bytes)\n",
     )
+
+
+def test_a_recording_of_too_many_interactions_is_refused(tmp_path: Path) -> None:
+    # 200,000 aliases of one interaction: a few hundred kilobytes, and each
+    # one would go through the driver.
+    one = (
+        "- &one\n  request: {method: POST, uri: 'https://api.anthropic.com/v1/messages'}\n"
+        "  response: {status: {code: 200}, headers: {}, body: {string: '{}'}}\n"
+    )
+    path = tmp_path / "many.yaml"
+    path.write_text("interactions:\n" + one + "- *one\n" * 199_999, encoding="utf-8")
+    with pytest.raises(RecordingError) as caught:
+        load(path)
+    assert caught.value.problem == "more than 10000 interactions in this recording"

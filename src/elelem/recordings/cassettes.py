@@ -69,6 +69,7 @@ from elelem.reading import ReadRefused, read_file, too_large
 from elelem.recordings.containers import (
     BodyError,
     Wrapped,
+    countable,
     decode_body,
     eventstream_content_type,
     expanded_size,
@@ -412,6 +413,7 @@ def _response(
 
 
 def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]:
+    countable(wrapped)
     out = []
     for i, (req, status, headers, body) in enumerate(wrapped):
         request = None
@@ -451,6 +453,7 @@ def _load_chunks(path: Path, raw: bytes) -> tuple[Interaction, ...]:
         if not groups or (starts and groups[-1]):
             groups.append([])
         groups[-1].append(line.strip())
+    countable(groups)
     out = []
     for i, group in enumerate(groups):
         body = b"".join(b"data: " + line + b"\n\n" for line in group)
@@ -504,6 +507,7 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
     ``!binary``), or R's ``base64_string``."""
     items: list[Any] = _need(path, raw_items, list, f"'{key}'")
+    countable(items)
     out = []
     for i, item in enumerate(items):
         where = f"interaction {i}"
@@ -553,6 +557,7 @@ def _vcr_headers(raw: object) -> dict[str, str]:
 
 
 def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+    countable(docs)
     out = []
     for i, doc in enumerate(docs):
         where = f"document {i}"

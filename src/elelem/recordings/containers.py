@@ -22,7 +22,7 @@ import binascii
 import json
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +41,18 @@ _EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 class BodyError(ElelemError, ValueError):
     """A body that says it is encoded and cannot be decoded (the message says why)."""
+
+
+MAX_INTERACTIONS = 10_000
+"""The most interactions one recording may hold (each is replayed through
+the driver; YAML aliases make a small file hold any number)."""
+
+
+def countable(items: Sequence[object]) -> None:
+    """Raise :class:`BodyError` when ``items`` are more interactions than
+    :data:`MAX_INTERACTIONS`."""
+    if len(items) > MAX_INTERACTIONS:
+        raise BodyError(f"more than {MAX_INTERACTIONS} interactions in this recording")
 
 
 def expanded_size(root: object, limit: int) -> int:
@@ -499,10 +511,13 @@ Loader = Callable[[Path, bytes], Any]
 
 __all__ = [
     "MAX_DECODED_BYTES",
+    "MAX_INTERACTIONS",
     "BodyError",
     "Wrapped",
+    "countable",
     "decode_body",
     "eventstream_content_type",
+    "expanded_size",
     "har_entries",
     "is_eventstream",
     "is_har",
