@@ -174,31 +174,49 @@ class Redactor:
             out.append((head, rest))
         return tuple(out)
 
-    def redact(self, text: str) -> str:
-        """``text`` with every echo of every secret replaced by :data:`REDACTED`."""
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where ``text`` echoes a secret: ``(start, end)`` pairs, sorted,
+        overlapping ones merged (what :meth:`redact` replaces)."""
         if not self._secrets or not text:
-            return text
+            return []
+        found: list[tuple[int, int]] = []
         for head, rest in self._patterns:
-            pieces: list[str] = []
-            start = 0
             for match in head.finditer(text):
-                if match.start() < start:
-                    continue  # inside what an earlier match already extended over
                 end = match.end()
                 for step in rest:
                     more = step.match(text, end)
                     if more is None:
                         break
                     end = more.end()
-                pieces.append(text[start : match.start()])
-                pieces.append(REDACTED)
-                start = end
-            if pieces:
-                pieces.append(text[start:])
-                text = "".join(pieces)
+                found.append((match.start(), end))
         if self._base64 is not None:
-            text = self._base64.sub(REDACTED, text)
-        return text
+            found += [(m.start(), m.end()) for m in self._base64.finditer(text)]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    @property
+    def echo_bound(self) -> int:
+        """More characters than any echo of a secret takes (its longest
+        escaped form): text that far from its end is judged whole."""
+        return 10 * max((len(s) for s in self._secrets), default=0)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every echo of every secret replaced by :data:`REDACTED`."""
+        spans = self.spans(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        start = 0
+        for begin, end in spans:
+            pieces += [text[start:begin], REDACTED]
+            start = end
+        pieces.append(text[start:])
+        return "".join(pieces)
 
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` with every echo of every secret replaced; bytes that are
