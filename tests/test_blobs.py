@@ -226,6 +226,41 @@ def test_an_export_missing_a_referenced_blob_is_refused(store: Store) -> None:
     assert f"references blob sha256:{Blob(PNG).sha256}" in str(err.value)
 
 
+def test_an_unreferenced_blob_is_refused(store: Store) -> None:
+    # issue #33: a blob no event references would be stored for nothing.
+    convo = Conversation.create(store)
+    convo.add_message(Message("user", (screenshot(),), "user"))
+    lines = export_conversation(store, convo.id).split(b"\n")
+    header = json.loads(lines[0])
+    header["blobs"] = 2
+    extra = Blob(PDF)
+    line = {"sha256": extra.sha256, "size": extra.size, "base64": base64.b64encode(PDF).decode()}
+    forged = [
+        json.dumps(header, separators=(",", ":")).encode(),
+        *lines[1:3],
+        json.dumps(line, separators=(",", ":")).encode(),
+        b"",
+    ]
+    with pytest.raises(ImportRefused) as err:
+        import_conversation(store, b"\n".join(forged), new_id=True)
+    assert str(err.value) == f"line 4: blob sha256:{extra.sha256} is referenced by no event"
+
+
+def test_an_event_claiming_another_size_than_its_blob_is_refused(store: Store) -> None:
+    convo = Conversation.create(store)
+    convo.add_message(Message("user", (screenshot(),), "user"))
+    lines = export_conversation(store, convo.id).split(b"\n")
+    size = f'"size":{len(PNG)}'.encode()
+    assert lines[1].count(size) == 1
+    lines[1] = lines[1].replace(size, f'"size":{len(PNG) * 10}'.encode())
+    with pytest.raises(ImportRefused) as err:
+        import_conversation(store, b"\n".join(lines), new_id=True)
+    assert str(err.value) == (
+        f"line 2: event references blob sha256:{Blob(PNG).sha256} as {len(PNG) * 10} bytes,"
+        f" but it holds {len(PNG)}"
+    )
+
+
 # -- property: any image or document round-trips through a store ---------------------
 
 texts = st.text(max_size=20)

@@ -149,3 +149,26 @@ def test_ask_functions_on_every_other_shape(wire: Wire, tmp_path: Path) -> None:
     assert "18°C in Paris." in out.stdout
     assert 'called get_weather(city="Paris") → 18°C' in out.stderr
     assert len(server.requests) == 2
+
+
+def test_decorated_tools_in_a_functions_file_are_kept_with_their_settings(
+    tmp_path: Path,
+) -> None:
+    # issue #33: @elelem.tool(...) functions were silently left out.
+    from elelem.cli.tools import functions_in
+
+    path = tmp_path / "tools.py"
+    path.write_text(
+        "import elelem\n\n\n"
+        "def plain(city: str) -> str:\n    '''Plain.'''\n    return city\n\n\n"
+        "@elelem.tool(idempotent=True, timeout=5)\n"
+        "def careful(city: str) -> str:\n    '''Careful.'''\n    return city\n\n\n"
+        "@elelem.tool\n"
+        "def bare(city: str) -> str:\n    '''Bare.'''\n    return city\n"
+    )
+    tools = functions_in(path)
+    assert [(t.name, t.idempotent, t.timeout) for t in tools] == [
+        ("plain", False, 60.0),
+        ("careful", True, 5),
+        ("bare", False, 60.0),
+    ]

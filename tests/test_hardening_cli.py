@@ -162,3 +162,71 @@ def test_a_config_header_marked_secret_is_redacted_like_the_key(tmp_path: Path) 
         2,
         f"elelem: {bad}: [providers.anthropic]: secret_headers must be a list of header names\n",
     )
+
+
+# -- round two (issue #33): no exit 70, private files -----------------------------------
+
+
+def _run_bytes(env: dict[str, str], stdin: bytes, *args: str) -> tuple[int, str]:
+    import subprocess
+
+    from cli_helpers import ELELEM
+
+    done = subprocess.run(
+        [ELELEM, *args], env=env, input=stdin, capture_output=True, timeout=60, check=False
+    )
+    return done.returncode, done.stderr.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(
+    ("stdin", "problem"),
+    [
+        (b"hello\nhi\xff\xfe\n", "stdin line 2 is not UTF-8 text (byte 0xff at offset 2)"),
+        (b"hi \xed\xa0\x80\n", "stdin line 1 is not UTF-8 text (byte 0xed at offset 3)"),
+    ],
+    ids=["binary", "surrogate"],
+)
+def test_chat_with_stdin_that_is_not_text_is_one_line(
+    tmp_path: Path, stdin: bytes, problem: str
+) -> None:
+    with LoopbackServer([replay(text_reply("First."))]) as server:
+        env = base_env(tmp_path, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=KEY)
+        code, stderr = _run_bytes(env, stdin, "chat", "-m", MODEL)
+    assert code == 2
+    assert stderr.endswith(f"elelem: {problem}\n"), stderr
+    assert "internal error" not in stderr
+
+
+def test_a_store_that_is_a_device_is_a_store_error(tmp_path: Path) -> None:
+    result = run(base_env(tmp_path, ELELEM_STORE="/dev/null"), "log")
+    assert (result.returncode, result.stderr) == (
+        3,
+        "elelem: cannot open SQLite store /dev/null: not a regular file (a character device)\n",
+    )
+
+
+def test_a_config_nested_too_deeply_is_a_config_error(tmp_path: Path) -> None:
+    config = tmp_path / "deep.toml"
+    config.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    result = run(base_env(tmp_path, ELELEM_CONFIG=str(config)), "providers")
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"elelem: {config}: not valid TOML: nested too deeply to read\n",
+    )
+
+
+def test_the_home_keys_and_store_are_private(tmp_path: Path) -> None:
+    import stat
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)  # an existing home, as a umask of 022 leaves it
+    env = base_env(tmp_path, ELELEM_HOME=str(home))
+    env.pop("ELELEM_STORE", None)
+    env.pop("ELELEM_KEYS", None)
+    assert run(env, "keys", "set", "anthropic", stdin=KEY).returncode == 0
+    assert run(env, "log").returncode == 0
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [home, *home.iterdir()]}
+    assert modes == {"home": 0o700, "keys.json": 0o600, "elelem.db": 0o600} | {
+        name: 0o600 for name in modes if name.startswith("elelem.db-")
+    }

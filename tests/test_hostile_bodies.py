@@ -238,7 +238,14 @@ def test_inspect_reads_at_most_its_limit(tmp_path: Path) -> None:
     assert (zero.returncode, zero.stdout, zero.stderr) == (
         2,
         "",
-        "elelem: /dev/zero: larger than the read limit of 4096 bytes (--max-bytes)\n",
+        "elelem: /dev/zero: cannot read: not a regular file (a character device)\n",
+    )
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{}" + b" " * 4095)
+    refused = run(env, "inspect", "--max-bytes", "4096", str(big))
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"elelem: {big}: larger than the read limit of 4096 bytes (--max-bytes)\n",
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from elelem import Client
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.testing.servers import LoopbackServer
-from elelem.turns.toolloop import INTERRUPTED, run, unanswered
+from elelem.turns.toolloop import INTERRUPTED, RERUN_NOTE, run, unanswered
 from test_tool_loop import summary
 from toolloop_kill import HANG, charge, lookup
 from toolloop_wires import anthropic_calls, anthropic_text
@@ -72,8 +72,9 @@ def test_sigkill_mid_step_then_the_resumed_run_settles_the_calls(tmp_path: Path)
         ("assistant", 1, "call", "toolu_look", "lookup", {"key": "k1"}),
         ("assistant", 1, "call", "toolu_pay", "charge", {"amount": 5}),
         ("response", 1, "tool-calls"),
-        # Settled in the turn that made the calls: the idempotent one ran again.
-        ("user", 1, "result", "toolu_look", "value of k1", False),
+        # Settled in the turn that made the calls: the idempotent one ran
+        # again, and its result says so (issue #33).
+        ("user", 1, "result", "toolu_look", RERUN_NOTE + "value of k1", False),
         ("user", 1, "result", "toolu_pay", INTERRUPTED, True),
         ("turn-start", 2, "continuation"),
         ("assistant", 2, "text", "Looked it up; the payment was interrupted."),

@@ -22,7 +22,7 @@ from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
 from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.tokens import TokenEstimate, estimate_request
 from elelem.vocabulary import ProviderId, Usage
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
 
@@ -136,7 +136,7 @@ class CountingShape:
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
         try:
-            data = msgspec.json.decode(body)
+            data = decode_json(body)
         except msgspec.DecodeError as exc:
             raise MalformedStreamError(
                 f"the {self.counter.endpoint} answer is not JSON: {exc}", body=body

@@ -27,6 +27,7 @@ the classes)::
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)
     ├── ProtocolViolation
+    ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.cassettes]
     ├── RegistryError (ValueError)
     ├── SchemaMismatch (ValueError)  [cli.options]

@@ -19,7 +19,7 @@ import msgspec
 
 from elelem.errors import ElelemError
 from elelem.vocabulary import JsonSchemaOutput
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 T = TypeVar("T")
 
@@ -147,7 +147,7 @@ def parse_output(output_type: type[T], text: str) -> T:
                 f"the answer is not a valid {output_type.__name__}: {exc}", text, output_type
             ) from None
     try:
-        return msgspec.json.decode(body, type=output_type)
+        return cast(T, decode_json(body, type=output_type))
     except msgspec.ValidationError as exc:
         raise OutputError(
             f"the answer is not a valid {getattr(output_type, '__name__', output_type)}: {exc}",
@@ -418,7 +418,7 @@ class PartialJSON:
         if token in _LITERALS:
             value: Any = _LITERALS[token]
         elif _NUMBER.match(token):
-            value = msgspec.json.decode(token)
+            value = decode_json(token)
         else:
             return self._break(f"{token!r} is not a JSON value")
         self._place(value)

@@ -12,8 +12,12 @@ wherever it finds them:
 - any mix, character by character, of its JSON escapes (``\\u0041``, any
   case of hex, any number of backslashes, so escaped-again JSON too), its
   ``\\/`` escape and its URL encoding (``%41``, ``%2541`` encoded twice);
+- any mix of its HTML character references (``&#115;``, ``&#x73;``,
+  ``&lowbar;``…), as a page or an error body escapes it;
 - a truncated prefix: at least :data:`MIN_PREFIX` characters, or half the
-  secret when that is longer (a secret shorter than that only whole).
+  secret when that is longer (a secret shorter than that only whole);
+- its base64 (standard or URL-safe), in any of the three alignments
+  (``Basic`` credentials echo it so), whole.
 
 Secrets are checked when they come into force (:func:`check_secret`): one
 holding CR, LF, another control or a non-ASCII character is a
@@ -26,6 +30,7 @@ every layer (transport, conversation, the command line) may use it.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -75,9 +80,45 @@ def _char_form(char: str) -> str:
     code = ord(char)
     forms = [re.escape(char), r"\\+u" + _hex(code, 4)]
     forms.extend("%(?:25)*" + _hex(byte, 2) for byte in char.encode("utf-8")[:1])
+    # HTML character references: decimal, hex (any case, zero-padded), named.
+    forms += [f"&#0*{code};", "&#[xX]0*" + _hex(code, 1).lstrip("0") + ";"]
+    forms.extend(re.escape(f"&{name}") for name in _ENTITY_NAMES.get(char, ()))
     if not char.isalnum():
         forms.append(r"\\+" + re.escape(char))  # \/ and its kin
     return "(?:" + "|".join(forms) + ")"
+
+
+def _entity_names() -> dict[str, tuple[str, ...]]:
+    from html.entities import html5
+
+    names: dict[str, list[str]] = {}
+    for name, value in html5.items():
+        if name.endswith(";") and len(value) == 1 and " " < value <= "~":
+            names.setdefault(value, []).append(name)
+    return {char: tuple(found) for char, found in names.items()}
+
+
+_ENTITY_NAMES = _entity_names()
+"""Printable ASCII characters' named references (``&lowbar;``, ``&period;``…)."""
+
+MIN_BASE64_CORE = 12
+"""The shortest run of base64 that counts as a secret's echo."""
+
+
+def base64_cores(secret: str) -> list[str]:
+    """The runs of base64 (standard and URL-safe) that encode ``secret``
+    whatever bytes stand before and after it: for each of the three
+    alignments, the characters its bytes alone determine."""
+    data = secret.encode("utf-8")
+    cores = []
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data + bytes(3))
+        start = -(-8 * offset // 6)  # the first character of the secret's bits only
+        end = 8 * (offset + len(data)) // 6
+        core = encoded[start:end].decode("ascii")
+        if len(core) >= MIN_BASE64_CORE:
+            cores += [core, core.replace("+", "-").replace("/", "_")]
+    return cores
 
 
 def prefix_length(secret: str) -> int:
@@ -114,6 +155,13 @@ class Redactor:
         return f"Redactor({len(self._secrets)} secrets)"
 
     @cached_property
+    def _base64(self) -> re.Pattern[str] | None:
+        cores = {core for secret in self._secrets for core in base64_cores(secret)}
+        if not cores:
+            return None
+        return re.compile("|".join(re.escape(c) for c in sorted(cores, key=len, reverse=True)))
+
+    @cached_property
     def _patterns(self) -> tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...]:
         # Per secret: the mandatory prefix as one pattern, then one pattern per
         # further character, tried in turn to extend a match as far as it goes
@@ -126,29 +174,49 @@ class Redactor:
             out.append((head, rest))
         return tuple(out)
 
-    def redact(self, text: str) -> str:
-        """``text`` with every echo of every secret replaced by :data:`REDACTED`."""
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where ``text`` echoes a secret: ``(start, end)`` pairs, sorted,
+        overlapping ones merged (what :meth:`redact` replaces)."""
         if not self._secrets or not text:
-            return text
+            return []
+        found: list[tuple[int, int]] = []
         for head, rest in self._patterns:
-            pieces: list[str] = []
-            start = 0
             for match in head.finditer(text):
-                if match.start() < start:
-                    continue  # inside what an earlier match already extended over
                 end = match.end()
                 for step in rest:
                     more = step.match(text, end)
                     if more is None:
                         break
                     end = more.end()
-                pieces.append(text[start : match.start()])
-                pieces.append(REDACTED)
-                start = end
-            if pieces:
-                pieces.append(text[start:])
-                text = "".join(pieces)
-        return text
+                found.append((match.start(), end))
+        if self._base64 is not None:
+            found += [(m.start(), m.end()) for m in self._base64.finditer(text)]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    @property
+    def echo_bound(self) -> int:
+        """More characters than any echo of a secret takes (its longest
+        escaped form): text that far from its end is judged whole."""
+        return 10 * max((len(s) for s in self._secrets), default=0)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every echo of every secret replaced by :data:`REDACTED`."""
+        spans = self.spans(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        start = 0
+        for begin, end in spans:
+            pieces += [text[start:begin], REDACTED]
+            start = end
+        pieces.append(text[start:])
+        return "".join(pieces)
 
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` with every echo of every secret replaced; bytes that are
@@ -217,6 +285,7 @@ __all__ = [
     "NO_SECRETS",
     "REDACTED",
     "Redactor",
+    "base64_cores",
     "check_secret",
     "prefix_length",
     "rewrite_error",

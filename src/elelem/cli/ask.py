@@ -13,6 +13,7 @@ import click
 import msgspec
 
 from elelem.cli.attachments import (
+    MAX_IMAGES,
     attach_option,
     piped_stdin,
     prompt_and_attachments,
@@ -358,10 +359,17 @@ def ask_command(
     with session.toolset or Toolset():
         result = session.answer(user_message(text, blocks))
     stem = f"{session.conversation.id}-{result.turn}"
-    for path in save_images((p for m in result.messages for p in m.content), images_dir, stem):
-        click.echo(f"image saved to {path}", err=True)
-    for path in save_audio((p for m in result.messages for p in m.content), audio_out, stem):
-        click.echo(f"audio saved to {path}", err=True)
+    parts = [p for m in result.messages for p in m.content]
+    for what, save, where in (("image", save_images, images_dir), ("audio", save_audio, audio_out)):
+        saved, skipped = save(parts, where, stem)
+        for path in saved:
+            click.echo(f"{what} saved to {sanitize_line(str(path))}", err=True)
+        if skipped:
+            click.echo(
+                f"{skipped} more {what} files not saved (at most {MAX_IMAGES}); "
+                "the conversation keeps them all",
+                err=True,
+            )
     if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
 

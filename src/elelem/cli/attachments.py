@@ -12,6 +12,7 @@ that are not text are attached as if ``-a -`` had been given.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ import click
 
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.errors import DecodeError
+from elelem.reading import ReadRefused, read_file, read_stream
 from elelem.vocabulary import (
     AudioBlock,
     BytesSource,
@@ -64,10 +66,10 @@ def attach_option(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _read(source: BinaryIO, what: str) -> bytes:
-    data = source.read(MAX_ATTACHMENT + 1)
-    if len(data) > MAX_ATTACHMENT:
-        raise Failure(f"{what} is larger than {MAX_ATTACHMENT} bytes", EXIT_USAGE)
-    return data
+    try:
+        return read_stream(source, MAX_ATTACHMENT)
+    except ReadRefused as exc:
+        raise Failure(f"{what}: {exc}", EXIT_USAGE) from None
 
 
 def block_of_bytes(data: bytes, name: str | None) -> Attachment:
@@ -111,8 +113,9 @@ def load_attachment(spec: str, stdin: BinaryIO | None = None) -> Attachment:
         return DocumentBlock(URLSource(spec), media_type or "application/pdf", title=None)
     path = Path(spec)
     try:
-        with path.open("rb") as fp:
-            data = _read(fp, spec)
+        data = read_file(path, MAX_ATTACHMENT)
+    except ReadRefused as exc:
+        raise Failure(f"cannot read attachment {spec}: {exc}", EXIT_USAGE) from None
     except OSError as exc:
         raise Failure(f"cannot read attachment {spec}: {exc.strerror or exc}", EXIT_USAGE) from None
     return block_of_bytes(data, path.name)
@@ -157,16 +160,30 @@ def piped_stdin() -> BinaryIO | None:
     return sys.stdin.buffer
 
 
-def save_images(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
-    """Write every generated image of ``parts`` that holds its bytes to
-    ``directory`` as ``{stem}-{n}{ext}``; return the paths written."""
-    return _save(parts, ImageBlock, lambda t: EXTENSIONS_BY_TYPE.get(t, ".bin"), directory, stem)
+MAX_IMAGES = 16
+"""Generated images (or audio clips) written to files by one answer at most
+(all are kept in the conversation)."""
+
+_EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
-def save_audio(parts: Iterable[Part], directory: Path, stem: str) -> list[Path]:
+def save_images(
+    parts: Iterable[Part], directory: Path, stem: str, limit: int = MAX_IMAGES
+) -> tuple[list[Path], int]:
+    """Write the first ``limit`` generated images of ``parts`` that hold their
+    bytes to ``directory`` as ``{stem}-{n}{ext}``; return the paths written
+    and how many more were not (see :func:`_save`)."""
+    extension = lambda t: EXTENSIONS_BY_TYPE.get(t, ".bin")  # noqa: E731
+    return _save(parts, ImageBlock, extension, directory, stem, limit)
+
+
+def save_audio(
+    parts: Iterable[Part], directory: Path, stem: str, limit: int = MAX_IMAGES
+) -> tuple[list[Path], int]:
     """Write every audio block of ``parts`` that holds its bytes (generated
-    speech) to ``directory`` as ``{stem}-{n}.{format}``; return the paths."""
-    return _save(parts, AudioBlock, lambda t: "." + AUDIO_FORMATS.get(t, "bin"), directory, stem)
+    speech) to ``directory`` as ``{stem}-{n}.{format}``, as :func:`save_images`."""
+    extension = lambda t: "." + AUDIO_FORMATS.get(t, "bin")  # noqa: E731
+    return _save(parts, AudioBlock, extension, directory, stem, limit)
 
 
 def _save(
@@ -175,19 +192,40 @@ def _save(
     extension: Callable[[str], str],
     directory: Path,
     stem: str,
-) -> list[Path]:
+    limit: int,
+) -> tuple[list[Path], int]:
+    """Each file is created exclusively (``O_EXCL``, ``O_NOFOLLOW``): a name
+    taken — by a file, or a symlink planted to redirect the write — is never
+    written through; ``{stem}-{n}-2{ext}``, ``-3``, … is tried instead."""
     written: list[Path] = []
+    skipped = 0
     for part in parts:
         if not isinstance(part, kind) or not isinstance(part.source, BytesSource):
             continue
+        if len(written) >= limit:
+            skipped += 1
+            continue
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{stem}-{len(written) + 1}{extension(part.media_type or '')}"
-        path.write_bytes(part.source.blob.data)
-        written.append(path)
-    return written
+        name, ext = f"{stem}-{len(written) + 1}", extension(part.media_type or "")
+        written.append(_write_new(directory, name, ext, part.source.blob.data))
+    return written, skipped
+
+
+def _write_new(directory: Path, name: str, ext: str, data: bytes) -> Path:
+    for attempt in range(1, 101):
+        path = directory / (f"{name}{ext}" if attempt == 1 else f"{name}-{attempt}{ext}")
+        try:
+            fd = os.open(path, _EXCLUSIVE, 0o644)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        return path
+    raise Failure(f"{directory}: {name}{ext} and 99 more names are taken", EXIT_USAGE)
 
 
 __all__ = [
+    "MAX_IMAGES",
     "Attachment",
     "attach_option",
     "block_of_bytes",

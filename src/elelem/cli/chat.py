@@ -14,6 +14,7 @@ that starts with ``/``): see :data:`COMMANDS`.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -142,10 +143,29 @@ def terminal_lines(history: Path) -> Iterator[str]:
             return
 
 
+MAX_LINE = 16 * 1024 * 1024
+"""The longest message read from a piped stdin line."""
+
+
 def piped_lines() -> Iterator[str]:
-    """Messages read from a stdin that is not a terminal: one per line."""
-    for line in sys.stdin:
-        yield line.rstrip("\n")
+    """Messages read from a stdin that is not a terminal: one per line, each
+    UTF-8 text of at most :data:`MAX_LINE` bytes (a usage error names the
+    line otherwise: bytes that are not text are never guessed at)."""
+    stdin = sys.stdin.buffer
+    for n in itertools.count(1):
+        raw = stdin.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE:
+            raise Failure(f"stdin line {n} is longer than {MAX_LINE} bytes", EXIT_USAGE)
+        try:
+            yield raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise Failure(
+                f"stdin line {n} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                f"{exc.start})",
+                EXIT_USAGE,
+            ) from None
 
 
 def chat_loop(state: ChatState, lines: Iterator[str]) -> None:

@@ -14,8 +14,9 @@ from typing import Any, ParamSpec, TypeVar
 import click
 from rich.console import Console
 
-from elelem.cli.safety import scrub_error
+from elelem.cli.safety import scrub_error, secrets_in_force
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
+from elelem.conversation.sqlbase import SQLStore
 from elelem.errors import (
     BlobError,
     ConfigError,
@@ -143,6 +144,18 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def max_bytes_option(default: int, what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--max-bytes N``: the most of ``what`` (an input file) that is read."""
+    return click.option(
+        "--max-bytes",
+        # Bounded so a read of that size can be asked for at all.
+        type=click.IntRange(min=1, max=2**62),
+        default=default,
+        show_default=True,
+        help=f"Refuse {what} larger than this.",
+    )
+
+
 def debug_option(fn: Callable[P, R]) -> Callable[P, R]:
     """``--debug``: show tracebacks instead of one-line errors."""
 
@@ -174,9 +187,14 @@ def store_from_env(*, persist: bool = True) -> Store:
         return open_store("sqlite:///:memory:")
     url = os.environ.get("ELELEM_STORE") or None
     try:
-        return open_store(url)
+        store = open_store(url)
     except OSError as exc:
         raise StoreError(f"cannot open the conversation store: {describe(exc)}") from None
+    if isinstance(store, SQLStore):
+        # Nothing secret at rest: a key echoed in any channel is redacted
+        # before the event is written.
+        store.redactor = secrets_in_force()
+    return store
 
 
 def _config_model(env: Mapping[str, str]) -> str | None:
@@ -432,6 +450,7 @@ __all__ = [
     "key_is_set",
     "make_console",
     "make_renderer",
+    "max_bytes_option",
     "model_options",
     "signing_credentials_set",
     "stdin_text",

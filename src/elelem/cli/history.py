@@ -18,6 +18,7 @@ from elelem.cli.common import (
     guarded,
     make_console,
     make_renderer,
+    max_bytes_option,
     store_from_env,
 )
 from elelem.cli.inspect import ndjson_line
@@ -33,6 +34,7 @@ from elelem.conversation import (
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import SearchHit
+from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
@@ -283,14 +285,27 @@ def export_command(conversation: str | None, output: Path | None, form: str) -> 
     out.flush()
 
 
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+"""The largest export ``elelem import`` reads unless told otherwise."""
+
+
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
 @click.option("--new-id", is_flag=True, help="Give the imported conversation a fresh id.")
+@max_bytes_option(MAX_IMPORT_BYTES, "an export")
 @debug_option
 @guarded
-def import_command(file: str, new_id: bool) -> None:
+def import_command(file: str, new_id: bool, max_bytes: int) -> None:
     """Import a conversation exported with `elelem export` (FILE or - for stdin)."""
-    data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    try:
+        if file == "-":
+            data = read_stream(sys.stdin.buffer, max_bytes)
+        else:
+            data = read_file(file, max_bytes)
+    except ReadRefused as exc:
+        limit = " (--max-bytes)" if str(exc) == too_large(max_bytes) else ""
+        name = "stdin" if file == "-" else file
+        raise Failure(f"{name}: {exc}{limit}", EXIT_USAGE) from None
     store = store_from_env()
     info = import_conversation(store, data, new_id=new_id)
     click.echo(f"imported {sanitize_line(info.id)} ({info.events} events)")

@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, max_bytes_option
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
@@ -283,14 +283,7 @@ def _one_line(text: str) -> str:
     is_flag=True,
     help="After each response, print the assistant message native replay would send back.",
 )
-@click.option(
-    "--max-bytes",
-    # Bounded so a read of that size can be asked for at all.
-    type=click.IntRange(min=1, max=2**62),
-    default=MAX_RECORDING_BYTES,
-    show_default=True,
-    help="Read at most this much of the recording.",
-)
+@max_bytes_option(MAX_RECORDING_BYTES, "a recording")
 @click.option(
     "--json",
     "as_json",

@@ -24,8 +24,9 @@ from typing import Any
 import jsonschema
 
 from elelem.errors import ConfigError, ElelemError
+from elelem.reading import ReadRefused, read_file
 from elelem.vocabulary import GenerationOptions, JsonSchemaOutput, ReasoningOptions
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EFFORTS = ("minimal", "low", "medium", "high")
 """``--effort`` values: each provider's reasoning-effort field carries them."""
@@ -93,11 +94,14 @@ OPTION_KEYS: dict[str, Setter] = {
 """What ``-o`` accepts (``-`` or ``_`` between words), and how each value is read."""
 
 
-def _json_or_text(text: str) -> JSONValue:
+def _json_or_text(text: str, key: str) -> JSONValue:
     try:
         value: JSONValue = json.loads(text)
     except ValueError:
         return text
+    except RecursionError:
+        # JSON all the same: sending it as a string would change its meaning.
+        raise ConfigError(f"-o {key}: the value is {TOO_DEEP}") from None
     return value
 
 
@@ -128,7 +132,7 @@ def generation_options(
             name = raw_key.strip()[len("extra.") :]
             if not name:
                 raise ConfigError("-o extra.NAME needs a NAME (the provider's body field)")
-            extra[name] = _json_or_text(text)
+            extra[name] = _json_or_text(text, raw_key.strip())
             continue
         setter = OPTION_KEYS.get(key)
         if setter is None:
@@ -181,12 +185,18 @@ def concise_schema(text: str) -> dict[str, JSONValue]:
     }
 
 
+MAX_SCHEMA_BYTES = 16 * 1024 * 1024
+"""The largest ``--schema`` file read (a schema is sent with every request)."""
+
+
 def load_schema(value: str) -> dict[str, JSONValue]:
     """``--schema VALUE``: a JSON Schema file, inline JSON, or the concise syntax."""
     path = Path(value)
     if value.endswith(".json") or (len(value) < 4096 and "\n" not in value and path.is_file()):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_file(path, MAX_SCHEMA_BYTES).decode("utf-8")
+        except ReadRefused as exc:
+            raise ConfigError(f"--schema {value}: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"--schema {value}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
@@ -202,12 +212,16 @@ def _schema_object(text: str, where: str) -> dict[str, JSONValue]:
         schema = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{where}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None
     if not isinstance(schema, dict):
         raise ConfigError(f"{where}: a JSON Schema must be an object")
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ConfigError(f"{where}: not a valid JSON Schema: {exc.message}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to check") from None
     return schema
 
 
@@ -225,6 +239,8 @@ def check_answer(text: str, schema: Mapping[str, Any]) -> JSONValue:
         value: JSONValue = json.loads(text)
     except ValueError as exc:
         raise SchemaMismatch(f"the answer is not JSON ({exc})", text) from None
+    except RecursionError:
+        raise SchemaMismatch(f"the answer is {TOO_DEEP}", text) from None
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:

@@ -53,6 +53,7 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     from elelem.providers import load_catalog
     from elelem.providers.models import known_models
     from elelem.web.app import create_app, new_token
+    from elelem.web.serving import is_loopback, server_config
 
     sock = bind(host, port)
     try:
@@ -78,8 +79,21 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     click.echo("(the token is needed by every request; Ctrl-C stops)")
     catalog = load_catalog()
     models = [f"{p}:{m}" for p, m in known_models() if p in catalog]
-    app = create_app(store, token=token, model=model, redactor=secrets_in_force(), models=models)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    if not is_loopback(bound_host):
+        click.echo(
+            f"elelem serve: warning: listening on {shown}, which other machines can reach; "
+            "whoever has the URL can read your conversations and chat with your keys",
+            err=True,
+        )
+    app = create_app(
+        store,
+        token=token,
+        model=model,
+        redactor=secrets_in_force(),
+        models=models,
+        port=bound_port,
+    )
+    config = server_config(app)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -15,7 +15,9 @@ import contextlib
 import importlib
 import importlib.util
 import inspect
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +27,11 @@ import click
 import msgspec
 
 from elelem.cli.common import EXIT_USAGE, Failure
-from elelem.render import sanitize_line
+from elelem.render import sanitize, sanitize_line
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
-from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest
+from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.json import decode_json
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,7 +86,8 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
 
 def functions_in(path: Path) -> list[FunctionTool]:
     """The tools of ``--functions FILE.py``: its public functions defined there
-    (not imported into it), in file order."""
+    (not imported into it), in file order; a function decorated with
+    ``@elelem.tool(...)`` is taken as that tool, its settings kept."""
     name = f"elelem_functions_{abs(hash(path.resolve()))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -94,14 +98,21 @@ def functions_in(path: Path) -> list[FunctionTool]:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise Failure(f"--functions {path}: {type(exc).__name__}: {exc}", EXIT_USAGE) from exc
-    found = [
-        value
-        for key, value in vars(module).items()
-        if not key.startswith("_") and inspect.isfunction(value) and value.__module__ == name
-    ]
-    if not found:
+    tools: list[FunctionTool] = []
+    for key, value in vars(module).items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, FunctionTool) and _defined_in(value.function, name):
+            tools.append(value)
+        elif inspect.isfunction(value) and value.__module__ == name:
+            tools.append(_made(value, f"--functions {path}"))
+    if not tools:
         raise Failure(f"--functions {path}: no public function defined there", EXIT_USAGE)
-    return [_made(f, f"--functions {path}") for f in found]
+    return tools
+
+
+def _defined_in(function: object, module: str) -> bool:
+    return getattr(function, "__module__", None) == module
 
 
 def function_named(ref: str) -> FunctionTool:
@@ -182,6 +193,17 @@ class Toolset:
         """The functions and every connected server, for :func:`elelem.run`."""
         return [*self.tools, *self.servers]
 
+    def loop(self, approve: Callable[[ApprovalRequest], bool] | None) -> ToolLoop:
+        """The tool loop over :meth:`all_tools`, asking ``approve``; two tools
+        of one name (a server's and a function's) are a usage error, not a
+        crash."""
+        try:
+            return ToolLoop(self.all_tools(), approve=approve)
+        except ValueError as exc:
+            raise Failure(
+                f"{exc} (each of --functions, --tool and --mcp needs its own names)", EXIT_USAGE
+            ) from None
+
     def approver(self) -> Callable[[ApprovalRequest], bool] | None:
         """The ``--approve`` callback (None without the flag)."""
         return ask_approval if self.approve else None
@@ -190,11 +212,11 @@ class Toolset:
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
     """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
     try:
-        given = msgspec.json.decode(call.arguments) if call.arguments.strip() else {}
+        given = decode_json(call.arguments) if call.arguments.strip() else {}
     except msgspec.DecodeError:
         given = None
     if isinstance(given, dict):
-        args = ", ".join(f"{k}={msgspec.json.encode(v).decode()}" for k, v in given.items())
+        args = ", ".join(f"{k}={_json(v)}" for k, v in given.items())
     else:
         args = call.arguments
     line = f"called {sanitize_line(call.name)}({_cut(sanitize_line(args))})"
@@ -213,16 +235,57 @@ def show_call(call: ToolCallBlock, result: ToolResultBlock) -> None:
     click.echo(call_line(call, result), err=True)
 
 
-def ask_approval(request: ApprovalRequest) -> bool:
-    """Ask y/n on the terminal before a call runs."""
+def approval_prompt(request: ApprovalRequest, width: int) -> str:
+    """The question ``--approve`` asks: one line when the whole call fits in
+    ``width`` columns, else every argument on lines of its own, wrapped to
+    ``width``.  Never cut (what is approved is what is shown); sanitized,
+    every shown character kept (no run of spaces folded)."""
+    name = sanitize_line(request.name)
     where = f" on {sanitize_line(request.server)}" if request.server else ""
-    shown = ToolCallBlock(request.call_id, request.name, request.arguments)  # type: ignore[arg-type]
-    question = f"{call_line(shown).replace('called ', 'run ', 1)}{where}?"
-    return click.confirm(question, default=False, err=True)
+    try:
+        given = decode_json(request.arguments) if request.arguments.strip() else {}
+    except msgspec.DecodeError:
+        given = None
+    if isinstance(given, dict):
+        pairs = [(sanitize_line(k), _visible(_json(v))) for k, v in given.items()]
+        line = f"run {name}({', '.join(f'{k}={v}' for k, v in pairs)}){where}?"
+        items = [f"{k} = {v}" for k, v in pairs]
+    else:
+        shown = _visible(request.arguments)
+        line = f"run {name}({shown}){where}?"
+        items = [f"arguments: {shown}"]
+    if len(line) <= width:
+        return line
+    wrap = textwrap.TextWrapper(
+        width=width,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+        drop_whitespace=False,  # the pieces join back to exactly the argument
+    )
+    body = [piece for item in items for piece in wrap.wrap(item)]
+    return "\n".join([f"run {name}{where} with:", *body, "run it?"])
+
+
+def _json(value: object) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _visible(text: str) -> str:
+    """``text`` on one line, every character that is shown kept: controls
+    removed by :func:`sanitize`, line breaks and tabs spelled as escapes."""
+    return sanitize(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def ask_approval(request: ApprovalRequest) -> bool:
+    """Ask y/n on the terminal before a call runs (see :func:`approval_prompt`)."""
+    width = shutil.get_terminal_size().columns
+    return click.confirm(approval_prompt(request, width), default=False, err=True)
 
 
 __all__ = [
     "Toolset",
+    "approval_prompt",
     "ask_approval",
     "call_line",
     "function_named",

@@ -16,22 +16,25 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import ParamSpec, TypeVar
 
+import msgspec
 from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.safety import current_redactor
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
 from elelem.providers import Catalog, Target
+from elelem.redaction import Redactor
 from elelem.render import Renderer, sanitize_line
 from elelem.render.lines import retry_line
-from elelem.stream import Chunk, Retry
+from elelem.stream import Chunk, Finish, ReasoningDelta, Retry, TextDelta
 from elelem.transport import Timeouts
 from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
-from elelem.turns.toolloop import ToolLoop, tool_loop
+from elelem.turns.toolloop import tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
 
@@ -91,7 +94,7 @@ def run_turn(
         if renderer is not None:
             approve = None if approve is None else paused(renderer, approve)
             on_call = paused(renderer, show_call)
-        loop = ToolLoop(toolset.all_tools(), approve=approve)
+        loop = toolset.loop(approve)
         turn_options["tools"] = loop.specs
         engine = TurnEngine.create(conversation, target, text, **turn_options)
         flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=on_call)
@@ -192,11 +195,44 @@ def render_observer(renderer: Renderer) -> ChunkObserver:
     return observe
 
 
-def json_observer() -> ChunkObserver:
-    """Write each chunk as one ASCII NDJSON line on stdout."""
+def json_observer(redactor: Redactor | None = None) -> ChunkObserver:
+    """Write each chunk as one ASCII NDJSON line on stdout.
+
+    Each line is redacted as it is written, but a key split across two text
+    deltas would be in neither line whole: so the text of each block is held
+    back until it is :attr:`~elelem.redaction.Redactor.echo_bound` characters
+    from its end (and outside any echo still open), redacted, and written as
+    the deltas' text; the rest goes out before the block's end.  Without a
+    secret in force nothing is held."""
+    redactor = redactor if redactor is not None else current_redactor()
+    held: dict[tuple[type, object], str] = {}
+
+    def write(chunk: Chunk) -> None:
+        sys.stdout.write(ndjson_line(to_builtins(chunk)) + "\n")
+
+    def release(key: tuple[type, object], text: str, final: bool) -> str:
+        text = held.pop(key, "") + text
+        cut = len(text) if final else len(text) - redactor.echo_bound
+        for start, end in reversed(redactor.spans(text)):
+            if start < cut < end or (not final and start < cut and end == len(text)):
+                cut = start  # an echo across the cut (or maybe still growing) waits whole
+        cut = max(cut, 0)
+        if cut < len(text):
+            held[key] = text[cut:]
+        return redactor.redact(text[:cut])
 
     def observe(chunk: Chunk, _committed: tuple[Part, ...]) -> None:
-        sys.stdout.write(ndjson_line(to_builtins(chunk)) + "\n")
+        kind = type(chunk)
+        if redactor and isinstance(chunk, (TextDelta, ReasoningDelta)):
+            text = release((kind, chunk.index), chunk.text, False)
+            if text:
+                write(msgspec.structs.replace(chunk, text=text))
+        else:
+            for key in [k for k in held if kind is Finish or k[1] == getattr(chunk, "index", None)]:
+                rest = release(key, "", True)
+                if rest:
+                    write(key[0](key[1], rest))
+            write(chunk)
         sys.stdout.flush()
 
     return observe

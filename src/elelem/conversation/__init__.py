@@ -68,12 +68,9 @@ DB_NAME = "elelem.db"
 def default_store_path() -> Path:
     """Where the default store lives: ``$ELELEM_HOME/elelem.db``, else the
     platform's user data directory for elelem."""
-    home = os.environ.get("ELELEM_HOME")
-    if home:
-        return Path(home).expanduser() / DB_NAME
-    import platformdirs
+    from elelem.home import home_dir  # loading the log loads no file helpers
 
-    return Path(platformdirs.user_data_dir("elelem", appauthor=False)) / DB_NAME
+    return home_dir() / DB_NAME
 
 
 def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None = None) -> Store:

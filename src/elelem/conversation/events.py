@@ -36,6 +36,7 @@ from elelem.vocabulary import (
     Usage,
     legacy_drop,
 )
+from elelem.vocabulary.json import decode_json
 from elelem.vocabulary.registry import block_types_generation
 
 # -- bodies -----------------------------------------------------------------
@@ -288,7 +289,7 @@ def raw_body(value: object) -> msgspec.Raw:
     if isinstance(value, (bytes, str)):
         data = value.encode() if isinstance(value, str) else value
         try:
-            msgspec.json.decode(data)
+            decode_json(data)
         except msgspec.DecodeError as exc:
             raise DecodeError(f"raw event body is not JSON: {exc}") from None
         return msgspec.Raw(data)
@@ -479,7 +480,7 @@ def _upgraded(kind: str, raw: msgspec.Raw, typ: type) -> Any:
     """The body of ``raw`` decoded after :func:`upgrade_body`, or None when
     no upgrade applies (then the original error stands)."""
     try:
-        old = msgspec.json.decode(raw)
+        old = decode_json(raw)
     except msgspec.DecodeError:
         return None
     new = upgrade_body(kind, old)

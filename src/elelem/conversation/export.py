@@ -30,6 +30,7 @@ from elelem.conversation.events import decode_event, encode_event, upgrade_body
 from elelem.conversation.store import ConversationInfo, Store, new_conversation_id
 from elelem.errors import DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId
+from elelem.vocabulary.json import decode_json
 
 FORMAT = "elelem.conversation"
 VERSION = 1
@@ -122,7 +123,7 @@ def write_export(store: Store, conversation: ConversationId, fp: BinaryIO) -> in
 
 def _header(line: bytes) -> Header:
     try:
-        probe = msgspec.json.decode(line, type=_Probe)
+        probe = decode_json(line, type=_Probe)
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise ImportRefused("the first line is not a JSON object header", 1) from None
     if probe.format != FORMAT:
@@ -201,7 +202,7 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
     in today's canonical form.  An unknown field or a reformatted line is not
     this."""
     try:
-        old = msgspec.json.decode(line)
+        old = decode_json(line)
     except msgspec.DecodeError:
         return False
     if isinstance(old, dict) and isinstance(old.get("kind"), str):
@@ -213,12 +214,12 @@ def _written_before(line: bytes, canonical: bytes) -> bool:
                 return False  # reformatted
             old = {k: (body if k == "body" else v) for k, v in old.items()}
             line = msgspec.json.encode(old)
-    return msgspec.json.encode(_pruned(msgspec.json.decode(canonical), old)) == line
+    return msgspec.json.encode(_pruned(decode_json(canonical), old)) == line
 
 
 def _blob(line: bytes, n: int) -> Blob:
     try:
-        entry = msgspec.json.decode(line, type=BlobLine)
+        entry = decode_json(line, type=BlobLine)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ImportRefused(f"bad blob line: {exc}", n) from None
     try:
@@ -236,30 +237,44 @@ def _blob(line: bytes, n: int) -> Blob:
 
 def read_blobs(data: bytes) -> tuple[Header, list[bytes], list[Blob]]:
     """:func:`read_export`, and the blobs a version 2 export carries, each
-    checked against its hash; every blob an event references must be there."""
+    checked against its hash; every blob an event references must be there,
+    of the size the event says, and every blob carried must be referenced."""
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
     header, events = _read(lines)
     blobs: list[Blob] = []
-    given: set[str] = set()
+    given: dict[str, tuple[Blob, int]] = {}  # by hash: the blob and its line
     for n, line in enumerate(lines[1 + len(events) :], start=2 + len(events)):
         blob = _blob(line, n)
         if blob.sha256 in given:
             raise ImportRefused(f"blob sha256:{blob.sha256} appears twice", n)
-        given.add(blob.sha256)
+        given[blob.sha256] = (blob, n)
         blobs.append(blob)
     if len(blobs) != (header.blobs or 0):
         raise ImportRefused(
             f"the header announces {header.blobs or 0} blobs but the file holds {len(blobs)}"
         )
+    referenced: set[str] = set()
     for n, line in enumerate(events, start=2):
         for ref in event_blobs(decode_event(line)):
-            if ref.sha256 not in given:
+            carried = given.get(ref.sha256)
+            if carried is None:
                 raise ImportRefused(
                     f"event references blob sha256:{ref.sha256}, which the file does not carry",
                     n,
                 )
+            if ref.size != carried[0].size:
+                # The store would keep the claimed size beside bytes of another.
+                raise ImportRefused(
+                    f"event references blob sha256:{ref.sha256} as {ref.size} bytes, but it"
+                    f" holds {carried[0].size}",
+                    n,
+                )
+            referenced.add(ref.sha256)
+    for sha256, (_, n) in given.items():
+        if sha256 not in referenced:
+            raise ImportRefused(f"blob sha256:{sha256} is referenced by no event", n)
     return header, events, blobs
 
 

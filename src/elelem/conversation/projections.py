@@ -171,28 +171,44 @@ def _strip_payloads(block: Part, fmt: str) -> Part:
 
 
 class _Builder:
-    __slots__ = ("group", "messages", "origins")
+    """Messages built from events; the events of one group (the assistant
+    blocks of one provider response, one event each) are gathered and their
+    message built once, at :meth:`done`: growing it event by event would
+    copy the whole message per block (quadratic in the blocks)."""
+
+    __slots__ = ("group", "heads", "origins", "parts")
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.origins: list[tuple[EventId | None, ...]] = []
+        self.heads: list[Message] = []
+        self.parts: list[list[Part] | None] = []  # None: the head alone
+        self.origins: list[list[EventId | None]] = []
         self.group: object = None
 
     def add(self, message: Message, origins: tuple[EventId | None, ...], group: object) -> None:
-        if group is not None and group == self.group and self.messages:
-            prev = self.messages[-1]
-            self.messages[-1] = msgspec.structs.replace(
-                prev, content=prev.content + message.content
-            )
-            self.origins[-1] = self.origins[-1] + origins
+        if group is not None and group == self.group and self.heads:
+            prev = self.heads[-1]
+            gathered = self.parts[-1]
+            if gathered is None:
+                gathered = self.parts[-1] = list(prev.content)
+            gathered.extend(message.content)
+            self.origins[-1].extend(origins)
             if prev.provider is None and message.provider is not None:
-                self.messages[-1] = msgspec.structs.replace(
-                    self.messages[-1], provider=message.provider, model=message.model
+                self.heads[-1] = Message(
+                    prev.role, (), prev.source, message.provider, message.model
                 )
             return
-        self.messages.append(message)
-        self.origins.append(origins)
+        self.heads.append(message)
+        self.parts.append(None)
+        self.origins.append(list(origins))
         self.group = group
+
+    def done(self) -> tuple[list[Message], list[tuple[EventId | None, ...]]]:
+        """Every message, built once, and the event each part came from."""
+        messages = [
+            head if parts is None else msgspec.structs.replace(head, content=tuple(parts))
+            for head, parts in zip(self.heads, self.parts, strict=True)
+        ]
+        return messages, [tuple(o) for o in self.origins]
 
 
 def _content_of(e: Event, ov: _Overlays) -> tuple[Part, ...] | None:
@@ -254,7 +270,7 @@ def project(events: Sequence[Event]) -> Projection:
         # Assistant events of one provider response form one message.
         group = ("r", e.response) if role == "assistant" and e.response is not None else None
         out.add(message, (e.id,) * len(content), group)
-    messages, origins = _answer_orphans(out.messages, out.origins)
+    messages, origins = _answer_orphans(*out.done())
     return Projection(tuple(messages), tuple(origins))
 
 

@@ -21,7 +21,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
 
@@ -66,6 +66,9 @@ from elelem.conversation.writers import LocalLocks, PollingWriter
 from elelem.errors import BlobMissingError, DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId, Message
 from elelem.vocabulary.blob import check_bytes
+
+if TYPE_CHECKING:
+    from elelem.redaction import Redactor  # set by the caller: loading the log loads none
 
 Migration = Callable[[Any], None]
 """One schema step: a function of the backend's connection."""
@@ -157,6 +160,11 @@ class SQLStore(ABC):
     """The backend's full-text index statements."""
     where: str
     """Where the store is, for messages (a path or a URL without password)."""
+
+    redactor: Redactor | None = None
+    """Applied to every event and title before it is stored (None: nothing
+    is redacted).  The command line sets the secrets in force: a key a
+    provider echoes, in any channel or encoding, never reaches the disk."""
 
     def __init__(self, *, clock: Clock, ids: Callable[[], EventId] | None) -> None:
         self._clock = clock
@@ -381,6 +389,10 @@ class SQLStore(ABC):
         explicit = [d.id for d in drafts if d.id is not None]
         now = self._now()
         key = self._key(conversation)
+        redact = self.redactor.redact_bytes if self.redactor else None
+        title = summary.title
+        if self.redactor and title is not None:
+            title = self.redactor.redact(title)
 
         def work() -> list[Event]:
             if self._exec(self._sql_lock, (key,)).fetchone() is None:
@@ -398,18 +410,23 @@ class SQLStore(ABC):
                 for d in drafts:
                     seq += 1
                     event = Event(d.id or ids(), seq, now, d.turn, d.response, d.kind, d.body)
+                    data = encode_event(event)
+                    if redact is not None:
+                        clean = redact(data)
+                        if clean is not data:
+                            data, event = clean, decode_event(clean)
                     events.append(event)
-                    rows.append((key, seq, encode_event(event)))
+                    rows.append((key, seq, data))
             if blobs:
                 self._put_blobs(blobs)
             self._many(self._sql_insert, rows)
             if summary.turns or summary.model or summary.title:
-                t, m, title = (
+                t, m, named = (
                     summary.turns,
                     self._text_in(summary.model),
-                    self._text_in(summary.title),
+                    self._text_in(title),
                 )
-                self._exec(self._sql_note, (t, m, title, key, t, m, m, title))
+                self._exec(self._sql_note, (t, m, named, key, t, m, m, named))
             return events
 
         events: list[Event] = self._write(work, f"append to {conversation!r} in")

@@ -10,6 +10,7 @@ SQLite's lock (each waits up to ``timeout`` seconds).
 from __future__ import annotations
 
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,7 +80,7 @@ class SQLiteStore(SQLStore):
         super().__init__(clock=clock, ids=ids)
         self.path = self.where = str(path)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._private_file()
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -89,6 +90,22 @@ class SQLiteStore(SQLStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store {self.path}: {exc}") from exc
         self._migrate()
+
+    def _private_file(self) -> None:
+        """The store's file, created 0600 (SQLite gives its -wal and -shm
+        files the same mode) in a folder made private when it is elelem's
+        home; anything but a regular file is refused before SQLite sees it."""
+        from elelem.home import create_private, private_parent  # only for a file store
+        from elelem.reading import file_kind
+
+        path = Path(self.path)
+        private_parent(path)
+        create_private(path)
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise StoreError(
+                f"cannot open SQLite store {self.path}: not a regular file ({file_kind(mode)})"
+            )
 
     def _enter_wal(self, timeout: float) -> None:
         # Switching a fresh file to WAL needs an exclusive lock, and SQLite

@@ -56,6 +56,7 @@ import platformdirs
 from elelem.errors import ConfigError
 from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec, shape_of
 from elelem.providers.keys import keys_path
+from elelem.reading import ReadRefused, read_file
 
 _STR_KEYS = (
     "compatible",
@@ -82,6 +83,10 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(platformdirs.user_config_dir("elelem")) / "config.toml"
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read."""
+
+
 def read_config(file: Path) -> dict[str, Any] | None:
     """The parsed TOML of the config ``file``, or None when there is none.
 
@@ -93,11 +98,15 @@ def read_config(file: Path) -> dict[str, Any] | None:
     if not file.is_file():
         raise ConfigError(f"{file}: the config path is not a file")
     try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
+        return tomllib.loads(read_file(file, MAX_CONFIG_BYTES).decode("utf-8"))
+    except ReadRefused as exc:
+        raise ConfigError(f"{file}: cannot read the config file: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read the config file: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: not valid TOML: nested too deeply to read") from None
 
 
 def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:

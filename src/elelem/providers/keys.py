@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from elelem.errors import ConfigError
+from elelem.home import home_dir, private_parent
 
 KEYS_FILE = "keys.json"
 
@@ -31,12 +32,7 @@ def keys_path(env: Mapping[str, str] | None = None) -> Path:
     explicit = env.get("ELELEM_KEYS")
     if explicit:
         return Path(explicit).expanduser()
-    home = env.get("ELELEM_HOME")
-    if home:
-        return Path(home).expanduser() / KEYS_FILE
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("elelem", appauthor=False)) / KEYS_FILE
+    return home_dir(env) / KEYS_FILE
 
 
 def check_key(provider: str, key: str) -> str:
@@ -105,7 +101,7 @@ def remove_key(provider: str, path: Path | None = None) -> bool:
 
 
 def _write(file: Path, keys: Mapping[str, str]) -> None:
-    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_parent(file)
     fd, tmp = tempfile.mkstemp(prefix=".keys-", dir=file.parent)
     try:
         # mkstemp creates the file 0600 already; say so for any umask.

@@ -28,6 +28,7 @@ import msgspec
 from elelem.errors import MalformedStreamError, TransportError, UnsupportedError
 from elelem.shapes.common import error_class_for_status
 from elelem.transport.endpoint import Endpoint
+from elelem.vocabulary.json import decode_json
 
 MAX_PAGES = 50
 """A bound on pages followed, so a server that always answers "more" ends."""
@@ -196,7 +197,7 @@ async def _get(
             body=endpoint.redact_bytes(body),
         )
     try:
-        page = msgspec.json.decode(body)
+        page = decode_json(body)
     except msgspec.DecodeError:
         raise MalformedStreamError(
             f"provider {endpoint.provider}: the model list is not JSON"

@@ -65,11 +65,14 @@ from urllib.parse import urlencode, urlsplit
 import yaml
 
 from elelem.errors import ElelemError
+from elelem.reading import ReadRefused, read_file, too_large
 from elelem.recordings.containers import (
     BodyError,
     Wrapped,
+    countable,
     decode_body,
     eventstream_content_type,
+    expanded_size,
     har_entries,
     is_eventstream,
     is_har,
@@ -208,16 +211,18 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     """Read the recording at ``path``, detecting its format from name and content.
 
     At most ``max_bytes`` are read: a longer file is a :class:`RecordingError`
-    naming the limit.
+    naming the limit, and so is a YAML file whose aliases, expanded, would
+    pass it (every body re-encoded from it is then bounded too).
     """
     p = Path(path)
     try:
-        with p.open("rb") as file:
-            raw = file.read(max_bytes + 1)
+        raw = read_file(p, max_bytes)
+    except ReadRefused as exc:
+        if str(exc) == too_large(max_bytes):
+            raise RecordingError(p, f"{exc} (--max-bytes)") from None
+        raise RecordingError(p, f"cannot read: {exc}") from None
     except OSError as exc:
         raise RecordingError(p, f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > max_bytes:
-        raise RecordingError(p, f"larger than the read limit of {max_bytes} bytes (--max-bytes)")
     named = p
     if raw[:2] == b"\x1f\x8b":
         # A gzip-compressed recording (session.har.gz): read what it holds.
@@ -256,6 +261,7 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
                 interactions = _load_cassette(p, data[key], key)
         else:
             docs = _yaml_documents(p, raw)
+            expanded_size(docs, max_bytes)
             if _ruby_vcr(docs):
                 fmt = "ruby-vcr"
                 interactions = _load_cassette(p, docs[0]["http_interactions"], "http_interactions")
@@ -407,6 +413,7 @@ def _response(
 
 
 def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]:
+    countable(wrapped)
     out = []
     for i, (req, status, headers, body) in enumerate(wrapped):
         request = None
@@ -446,6 +453,7 @@ def _load_chunks(path: Path, raw: bytes) -> tuple[Interaction, ...]:
         if not groups or (starts and groups[-1]):
             groups.append([])
         groups[-1].append(line.strip())
+    countable(groups)
     out = []
     for i, group in enumerate(groups):
         body = b"".join(b"data: " + line + b"\n\n" for line in group)
@@ -499,6 +507,7 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
     ``!binary``), or R's ``base64_string``."""
     items: list[Any] = _need(path, raw_items, list, f"'{key}'")
+    countable(items)
     out = []
     for i, item in enumerate(items):
         where = f"interaction {i}"
@@ -548,6 +557,7 @@ def _vcr_headers(raw: object) -> dict[str, str]:
 
 
 def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+    countable(docs)
     out = []
     for i, doc in enumerate(docs):
         where = f"document {i}"

@@ -22,7 +22,7 @@ import binascii
 import json
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +41,71 @@ _EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 class BodyError(ElelemError, ValueError):
     """A body that says it is encoded and cannot be decoded (the message says why)."""
+
+
+MAX_INTERACTIONS = 10_000
+"""The most interactions one recording may hold (each is replayed through
+the driver; YAML aliases make a small file hold any number)."""
+
+
+def countable(items: Sequence[object]) -> None:
+    """Raise :class:`BodyError` when ``items`` are more interactions than
+    :data:`MAX_INTERACTIONS`."""
+    if len(items) > MAX_INTERACTIONS:
+        raise BodyError(f"more than {MAX_INTERACTIONS} interactions in this recording")
+
+
+def expanded_size(root: object, limit: int) -> int:
+    """The size of ``root`` as if every shared node were copied out: one per
+    node, plus the length of each string.
+
+    YAML aliases load as shared references, so a kilobyte of them can stand
+    for gigabytes once re-encoded; this walks each distinct node once (its
+    size kept by identity) and stops with :class:`BodyError` as soon as the
+    total passes ``limit``, or at a node that holds itself.  Iterative, so
+    depth costs no stack.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # entered, not finished: the current path
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        key = id(node)
+        if key in sizes:
+            stack.pop()
+            continue
+        kids = _children(node)
+        if key not in open_nodes:
+            open_nodes.add(key)
+            pending = [k for k in kids if _is_node(k) and id(k) not in sizes]
+            if any(id(k) in open_nodes for k in pending):
+                raise BodyError("a YAML alias refers to a node that holds it (a loop)")
+            stack.extend(pending)
+            continue
+        total = 1 + sum(sizes[id(k)] if _is_node(k) else _leaf_size(k) for k in kids)
+        if total > limit:
+            raise BodyError(
+                f"the YAML, its aliases expanded, is larger than the read limit of {limit} "
+                "bytes (--max-bytes)"
+            )
+        sizes[key] = total
+        open_nodes.discard(key)
+        stack.pop()
+    return sizes[id(root)] if _is_node(root) else _leaf_size(root)
+
+
+def _is_node(value: object) -> bool:
+    return isinstance(value, (dict, list))
+
+
+def _children(node: object) -> list[object]:
+    if isinstance(node, dict):
+        return [*node.keys(), *node.values()]
+    return list(node) if isinstance(node, list) else []
+
+
+def _leaf_size(value: object) -> int:
+    return 1 + len(value) if isinstance(value, (str, bytes)) else 1
 
 
 def decode_body(body: bytes, declared: str) -> tuple[bytes, str]:
@@ -446,10 +511,13 @@ Loader = Callable[[Path, bytes], Any]
 
 __all__ = [
     "MAX_DECODED_BYTES",
+    "MAX_INTERACTIONS",
     "BodyError",
     "Wrapped",
+    "countable",
     "decode_body",
     "eventstream_content_type",
+    "expanded_size",
     "har_entries",
     "is_eventstream",
     "is_har",

@@ -157,8 +157,8 @@ class _Answer:
     def tool_call(self, block: ToolCallBlock) -> None:
         try:
             arguments = json.dumps(json.loads(block.arguments), ensure_ascii=False)
-        except ValueError:
-            arguments = block.arguments
+        except (ValueError, RecursionError):
+            arguments = block.arguments  # shown as the model sent them
         self.lines += [f"> called `{inert_line(block.name)}` with {inert_line(arguments)}", ""]
 
     def tool_result(self, block: ToolResultBlock) -> None:

@@ -11,6 +11,7 @@ through here.
 from __future__ import annotations
 
 import html
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -79,19 +80,69 @@ def decode_excerpt(text: str) -> str:
 
 
 def safe_url(url: str) -> str | None:
-    """The URL, sanitized to one line, if its scheme is http or https; else None.
+    """The URL, sanitized to one line, if its scheme is http or https and a
+    browser reads it as Python does; else None.
 
     A URL whose scheme is anything else (``javascript:``, ``file:``,
-    ``data:``, …) or that has no host is not shown as a link.
+    ``data:``, …) or that has no host is not shown as a link, nor is one a
+    browser's ``URL`` (the WHATWG URL Standard) would reject or read to
+    another host: a host with a forbidden code point (``exa mple.com``,
+    ``%``, ``^``, ``|``…), an invalid port, IPv4 or IPv6 address or IDNA
+    label, an empty label, or any backslash (a browser reads ``\\`` as
+    ``/``, so ``https://evil.example\\@good.example`` goes to evil.example).
+    Stricter than a browser where the two could differ: such a URL is
+    shown as text, never linked.
     """
     clean = sanitize_line(url)
+    if "\\" in clean:
+        return None
     try:
         parts = urlsplit(clean)
+        port_ok = parts.port is None or 0 <= parts.port <= 65535
     except ValueError:
         return None
-    if parts.scheme.lower() not in SAFE_SCHEMES or not parts.hostname:
+    if parts.scheme.lower() not in SAFE_SCHEMES or not parts.hostname or not port_ok:
+        return None
+    if _browser_host(parts.hostname, bracketed="[" in parts.netloc) is None:
         return None
     return clean
+
+
+_FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|\x7f") | frozenset(map(chr, range(0x20)))
+"""The WHATWG forbidden domain code points (``%`` included: a browser
+decodes it first, and we do not link what needs decoding to be judged)."""
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
+
+
+def _browser_host(host: str, *, bracketed: bool) -> str | None:
+    """``host`` (lower-case, as :func:`~urllib.parse.urlsplit` gives it) in
+    the ASCII form a browser would use, or None where a browser would
+    reject it (or might read it otherwise)."""
+    if bracketed:
+        try:
+            return f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
+    if not host or any(c in _FORBIDDEN_HOST for c in host):
+        return None
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+        labels = ascii_host.split(".")
+        for label in labels:
+            label.encode("ascii").decode("idna")  # an xn-- label must decode
+    except (UnicodeError, ValueError):
+        return None
+    if labels[-1] == "":
+        labels.pop()  # one trailing dot: the root, allowed
+    if not labels or "" in labels:
+        return None
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):
+        # A browser reads the whole host as IPv4: only the plain dotted form.
+        try:
+            return str(ipaddress.IPv4Address(".".join(labels)))
+        except ValueError:
+            return None
+    return ascii_host
 
 
 def url_scheme(url: str) -> str:

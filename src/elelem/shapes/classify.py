@@ -52,6 +52,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.shapes.common import body_excerpt, status_error_class
+from elelem.vocabulary.json import decode_json
 
 _OVERLOADED = re.compile(r"overloaded|over capacity|at capacity", re.IGNORECASE)
 
@@ -123,7 +124,7 @@ class ErrorTable:
 def decode_error_body(body: bytes) -> Any:
     """The JSON value of an error body, or None when it is not JSON."""
     try:
-        return msgspec.json.decode(body) if body else None
+        return decode_json(body) if body else None
     except msgspec.DecodeError:
         return None
 

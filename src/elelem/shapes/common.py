@@ -57,7 +57,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 # --------------------------------------------------------------------------
 # errors
@@ -174,7 +174,7 @@ def decode_frame(data: str, what: str) -> dict[str, Any]:
     ``"{what} data is not JSON: …"`` / ``"{what} data is not a JSON object"``.
     """
     try:
-        payload = msgspec.json.decode(data)
+        payload = decode_json(data)
     except msgspec.DecodeError as exc:
         raise MalformedStreamError(f"{what} data is not JSON: {exc}", body=data.encode()) from None
     if not isinstance(payload, dict):
@@ -314,7 +314,7 @@ def arguments_object(arguments: str, call_id: str, where: str, dropped: Dropped)
     (Ollama, Bedrock) need: ``{}`` for empty text; text that is not a JSON
     object is reported in ``dropped`` and sent as ``{}``."""
     try:
-        value: Any = msgspec.json.decode(arguments) if arguments.strip() else {}
+        value: Any = decode_json(arguments) if arguments.strip() else {}
     except msgspec.DecodeError:
         value = None
     if not isinstance(value, dict):

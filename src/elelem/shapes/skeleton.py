@@ -64,7 +64,7 @@ from elelem.shapes.common import decode_body, malformed
 from elelem.stream import BlockEnd, BlockKey, BlockStart, Chunk, Finish, Payload
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import TOO_DEEP, JSONValue, decode_json
 
 T = TypeVar("T")
 UNKNOWN_FINISH = "unknown"
@@ -88,7 +88,7 @@ ElelemErrors and pass through untouched."""
 
 def _as_json(data: str) -> object:
     try:
-        return msgspec.json.decode(data)
+        return decode_json(data)
     except msgspec.DecodeError:
         return data
 
@@ -135,7 +135,7 @@ def decode_whole_body(body: bytes, what: str) -> Any:
     """
     text = decode_body(body, what)
     try:
-        return msgspec.json.decode(text)
+        return decode_json(text)
     except msgspec.DecodeError as exc:
         raise MalformedStreamError(f"{what} is not JSON: {exc}", body=body) from None
 
@@ -219,7 +219,7 @@ class HotFields:
         for attr, name in self.extra:
             raw = getattr(frame, attr)
             if raw is not None:
-                given[name] = msgspec.json.decode(raw)
+                given[name] = decode_json(raw)
         return parser.event_fields(self.event, given, frozenset())
 
 
@@ -405,6 +405,10 @@ class ParserSkeleton:
         return self.event(self.decode(event, data), event)
 
     def _wrong_type(self, exc: Exception, data: str) -> MalformedStreamError:
+        if isinstance(exc, RecursionError):
+            # A typed decoder of the fast path met it: the same words as the
+            # dict path's, the frame kept as text (it cannot be decoded).
+            return malformed(f"{self.what}: frame {self.frames} data is {TOO_DEEP}", data)
         return malformed(
             f"{self.what}: frame {self.frames} holds a value of the wrong type or range "
             f"({type(exc).__name__}: {exc})",
@@ -481,7 +485,7 @@ class ParserSkeleton:
     def decode(self, event: str, data: str) -> dict[str, Any]:
         """The JSON object of one frame (see :func:`~elelem.shapes.common.decode_frame`)."""
         try:
-            value = msgspec.json.decode(data)
+            value = decode_json(data)
         except msgspec.DecodeError as exc:
             # Cut or corrupted on the way: a retry may succeed.
             raise MalformedStreamError(

@@ -72,6 +72,7 @@ from elelem.vocabulary import (
 from elelem.vocabulary.blob import blob_dec_hook
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES, place_unknowns
 from elelem.vocabulary.drop import CUT_OFF, TRUNCATED, Drop
+from elelem.vocabulary.json import decode_json
 
 _EMPTY: tuple[Part, ...] = ()
 _CORE_KINDS = frozenset({"text", "reasoning", "tool-call"})
@@ -156,7 +157,7 @@ def _args_complete(arguments: str) -> bool:
     if not arguments.strip():
         return True
     try:
-        msgspec.json.decode(arguments)
+        decode_json(arguments)
     except msgspec.DecodeError:
         return False
     return True

@@ -15,17 +15,34 @@ import uvicorn
 
 
 class ASGIServer:
-    """Serve ``app`` with uvicorn on a free loopback port until closed."""
+    """Serve ``app`` with uvicorn on a free loopback port (or on ``sock``,
+    bound already) until closed; with ``head_timeout``, configured as
+    ``elelem serve`` runs it."""
 
-    def __init__(self, app: Any, *, host: str = "127.0.0.1") -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, 0))
+    def __init__(
+        self,
+        app: Any,
+        *,
+        host: str = "127.0.0.1",
+        head_timeout: float | None = None,
+        sock: socket.socket | None = None,
+    ) -> None:
+        if sock is None:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, 0))
+        self._sock = sock
         self.host = host
         self.port: int = self._sock.getsockname()[1]
-        config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
-        )
+        if head_timeout is not None:
+            # As elelem serve runs it (elelem.web.serving), with this deadline.
+            from elelem.web.serving import server_config
+
+            config = server_config(app, head_timeout=head_timeout)
+        else:
+            config = uvicorn.Config(
+                app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+            )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True

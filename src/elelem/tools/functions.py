@@ -20,6 +20,7 @@ import msgspec
 
 from elelem.tools.base import ToolOutcome, render_result
 from elelem.vocabulary import JSONValue, ToolSpec
+from elelem.vocabulary.json import decode_json
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a tool call may run before the loop answers the model with a timeout error."""
@@ -67,7 +68,7 @@ class FunctionTool:
         model's JSON; raises :class:`msgspec.ValidationError` or
         :class:`msgspec.DecodeError` naming the bad field."""
         text = arguments if arguments.strip() else "{}"
-        value = msgspec.json.decode(text, type=self.arguments_type)
+        value = decode_json(text, type=self.arguments_type)
         return {f: getattr(value, f) for f in self.arguments_type.__struct_fields__}
 
     async def call(self, arguments: str) -> ToolOutcome:

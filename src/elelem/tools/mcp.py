@@ -23,15 +23,18 @@ from __future__ import annotations
 import base64
 import contextlib
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+import anyio
 import msgspec
 
 from elelem.errors import DecodeError, MCPServerError
 from elelem.tools.base import ToolOutcome
+from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
 from elelem.vocabulary import ImageBlock, JSONValue, ProviderId, ProviderPayload, ToolSpec
+from elelem.vocabulary.json import decode_json
 
 MCP_PROVIDER = ProviderId("mcp")
 """The provider name of the payload that keeps a result's non-text content."""
@@ -40,6 +43,12 @@ CONTENT_FORMAT = "tool-result-content"
 """Payload format: the MCP result's content list, as the server sent it."""
 
 DEFAULT_MCP_TIMEOUT = 60.0
+
+STARTUP_TIMEOUT = 30.0
+"""Seconds a server has to answer each start-up step (``initialize``, ``tools/list``)."""
+
+MAX_RESULT = 1_000_000
+"""The most characters of one tool result's text sent to the model (and stored)."""
 
 
 class MCPServer:
@@ -52,10 +61,16 @@ class MCPServer:
         connect: Any,
         *,
         timeout: float | None = DEFAULT_MCP_TIMEOUT,
+        startup_timeout: float = STARTUP_TIMEOUT,
+        max_result: int = MAX_RESULT,
+        bounds: Bounds | None = None,
     ) -> None:
         self.name = name
         self._connect = connect
         self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.max_result = max_result
+        self._bounds = bounds or Bounds()
         self.tools: list[MCPTool] = []
         self.failure: str | None = None
         self.session: Any = None
@@ -77,6 +92,11 @@ class MCPServer:
         errlog.seek(0, 2)
         return text.strip()[-limit:]
 
+    @property
+    def stdout_noise(self) -> int:
+        """How many stdout lines of a stdio server were not JSON-RPC (skipped)."""
+        return self._bounds.noise
+
     def _last_stderr_line(self) -> str:
         tail = self.stderr_tail()
         return tail.splitlines()[-1] if tail else ""
@@ -84,6 +104,10 @@ class MCPServer:
     def _why(self, exc: BaseException, last: str | None = None) -> str:
         """What failed, and the last line the server wrote on stderr (read
         now unless given: the file is gone once the server is closed)."""
+        if self._bounds.failure is not None:
+            return self._bounds.failure
+        if isinstance(exc, MCPServerError):
+            return str(exc)  # ours: it says what happened already
         if last is None:
             last = self._last_stderr_line()
         return f"{_reason(exc)} (its stderr ends: {last})" if last else _reason(exc)
@@ -100,14 +124,17 @@ class MCPServer:
         cwd: str | None = None,
         name: str | None = None,
         timeout: float | None = DEFAULT_MCP_TIMEOUT,
+        startup_timeout: float = STARTUP_TIMEOUT,
+        max_line: int = MAX_LINE,
+        max_result: int = MAX_RESULT,
     ) -> MCPServer:
-        """A server started as a subprocess speaking MCP on its stdin/stdout."""
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        """A server started as a subprocess speaking MCP on its stdin/stdout.
 
-        params = StdioServerParameters(
-            command=command, args=list(args), env=dict(env) if env else None, cwd=cwd
-        )
+        Each start-up step must be answered within ``startup_timeout``
+        seconds; a stdout line longer than ``max_line`` bytes ends the
+        connection; a result's text is cut to ``max_result`` characters."""
         label = name or _label([command, *args])
+        bounds = Bounds(max_line)
         server: MCPServer
 
         @contextlib.asynccontextmanager
@@ -118,12 +145,21 @@ class MCPServer:
             with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
                 server._errlog = errlog
                 try:
-                    async with stdio_client(params, errlog=errlog) as streams:
+                    async with bounded_stdio(
+                        command, args, env=env, cwd=cwd, errlog=errlog, bounds=bounds
+                    ) as streams:
                         yield streams
                 finally:
                     server._errlog = None
 
-        server = cls(label, connect, timeout=timeout)
+        server = cls(
+            label,
+            connect,
+            timeout=timeout,
+            startup_timeout=startup_timeout,
+            max_result=max_result,
+            bounds=bounds,
+        )
         return server
 
     @classmethod
@@ -178,8 +214,10 @@ class MCPServer:
         try:
             read, write, *_ = await stack.enter_async_context(self._connect())
             session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
-            listed = await _list_tools(session)
+            with self._step("initialize"):
+                await session.initialize()
+            with self._step("tools/list"):
+                listed = await _list_tools(session)
         except BaseException as exc:
             last = self._last_stderr_line()  # before the stack closes the server's stderr file
             failure: BaseException = exc
@@ -200,6 +238,18 @@ class MCPServer:
         self.session = session
         self.tools = [MCPTool(self, t) for t in listed]
         return self
+
+    @contextlib.contextmanager
+    def _step(self, step: str) -> Iterator[None]:
+        """A start-up step, bounded by :attr:`startup_timeout`: a server that
+        never answers is an error naming the step, not a hang."""
+        try:
+            with anyio.fail_after(self.startup_timeout):
+                yield
+        except TimeoutError:
+            if self._bounds.failure is not None:
+                raise MCPServerError(self._bounds.failure) from None
+            raise MCPServerError(f"no answer to {step} within {self.startup_timeout} s") from None
 
     async def __aexit__(
         self,
@@ -271,7 +321,7 @@ class MCPTool:
         if server.failure is not None:
             return ToolOutcome(server.failure, is_error=True)
         try:
-            given = msgspec.json.decode(arguments) if arguments.strip() else {}
+            given = decode_json(arguments) if arguments.strip() else {}
         except msgspec.DecodeError as exc:
             return ToolOutcome(f"invalid arguments for {self.name}: {exc}", is_error=True)
         if not isinstance(given, dict):
@@ -304,7 +354,7 @@ class MCPTool:
                 f"{server._why(exc)}"
             )
             return ToolOutcome(server.failure, is_error=True)
-        return result_outcome(result)
+        return result_outcome(result, server.max_result)
 
     def __repr__(self) -> str:
         return f"MCPTool({self.server.name}.{self.name})"
@@ -361,8 +411,9 @@ def _size(data: str) -> int:
         return len(data)
 
 
-def result_outcome(result: Any) -> ToolOutcome:
-    """An MCP ``CallToolResult`` as the tool result the model is sent."""
+def result_outcome(result: Any, max_result: int = MAX_RESULT) -> ToolOutcome:
+    """An MCP ``CallToolResult`` as the tool result the model is sent; text
+    past ``max_result`` characters is cut, and the text says so."""
     lines: list[str] = []
     kept: list[JSONValue] = []
     attachments: list[ImageBlock] = []
@@ -393,13 +444,21 @@ def result_outcome(result: Any) -> ToolOutcome:
     if not lines and result.structured_content is not None:
         lines.append(msgspec.json.encode(result.structured_content).decode())
     payloads = (ProviderPayload(MCP_PROVIDER, CONTENT_FORMAT, None, kept),) if kept else ()
-    return ToolOutcome("\n".join(lines), bool(result.is_error), payloads, tuple(attachments))
+    text = "\n".join(lines)
+    if len(text) > max_result:
+        text = (
+            f"{text[:max_result]}\n[elelem: the result was cut to its first {max_result} of "
+            f"{len(text)} characters]"
+        )
+    return ToolOutcome(text, bool(result.is_error), payloads, tuple(attachments))
 
 
 __all__ = [
     "CONTENT_FORMAT",
     "DEFAULT_MCP_TIMEOUT",
+    "MAX_RESULT",
     "MCP_PROVIDER",
+    "STARTUP_TIMEOUT",
     "MCPServer",
     "MCPServerError",
     "MCPTool",

@@ -19,8 +19,9 @@ hosted MCP call, which the same approval callback answers.
 Durability: every response and every step's results are in the log as they
 happen.  A process killed mid-step leaves tool calls without results; the
 next :func:`run` on the reopened conversation finds them first and settles
-them — a call of a tool marked ``idempotent`` runs again, any other is
-answered with an "interrupted" error — before anything else is sent.
+them — a call of a tool marked ``idempotent`` runs again (its result
+begins with :data:`RERUN_NOTE`), any other is answered with an
+"interrupted" error — before anything else is sent.
 
 The step executor is the only part that differs between the drivers: the
 async one awaits async tools on the caller's event loop and runs sync ones in
@@ -79,6 +80,12 @@ INTERRUPTED = (
 )
 """The result of a call a killed run left unanswered, when its tool is not
 marked idempotent (or is not among this run's tools)."""
+
+RERUN_NOTE = "(run again: its first run was interrupted before it finished)\n"
+"""What begins the result of an idempotent call a killed run left behind
+and the next run ran again: the model, the user and the log see it was a
+re-run (its first run may have done part of its work)."""
+
 REFUSED = "refused: the user did not approve this call"
 
 
@@ -227,7 +234,7 @@ class ToolLoop:
             )
         return ToolResultBlock(
             call.id,
-            outcome.content,
+            RERUN_NOTE + outcome.content if settle else outcome.content,
             outcome.is_error,
             call.name,
             outcome.payloads,
@@ -450,6 +457,7 @@ __all__ = [
     "MAX_STEPS",
     "MAX_STEPS_END",
     "REFUSED",
+    "RERUN_NOTE",
     "ApprovalRequest",
     "Approver",
     "CallObserver",

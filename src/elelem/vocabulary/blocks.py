@@ -16,7 +16,7 @@ from elelem.errors import AttributionRangeError, DecodeError
 from elelem.vocabulary.attribution import Attribution
 from elelem.vocabulary.audio import AudioBlock
 from elelem.vocabulary.ids import CallId
-from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.json import JSONValue, check_json, decode_json
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.payload import ProviderPayload
 from elelem.vocabulary.tags import is_reserved_tag
@@ -95,7 +95,7 @@ class ToolCallBlock(
         if not self.arguments.strip():
             return {}
         try:
-            return msgspec.json.decode(self.arguments)
+            return decode_json(self.arguments)
         except msgspec.DecodeError as exc:
             raise DecodeError(f"tool call {self.id} arguments are not JSON: {exc}") from exc
 

@@ -5,12 +5,30 @@ from __future__ import annotations
 import math
 from typing import Any, NoReturn, TypeAlias
 
+import msgspec
+
 JSONValue: TypeAlias = Any
 """Any JSON value: None, bool, int (any size), float, str, list, dict[str, …].
 
 Typed as ``Any`` because recursive aliases do not reach msgspec's decoders;
 :func:`check_json` is the run-time guard.
 """
+
+
+TOO_DEEP = "JSON nested too deeply to decode"
+"""What :func:`decode_json` says of JSON nested past the recursion limit."""
+
+
+def decode_json(data: bytes | str, type: Any = Any) -> Any:
+    """:func:`msgspec.json.decode`, with JSON nested past the interpreter's
+    recursion limit raised as the :class:`msgspec.DecodeError` any other bad
+    JSON raises (``JSON nested too deeply to decode``): every caller that
+    handles bad JSON then handles it, instead of a ``RecursionError``
+    escaping as a crash."""
+    try:
+        return msgspec.json.decode(data, type=type)
+    except RecursionError:
+        raise msgspec.DecodeError(TOO_DEEP) from None
 
 
 def check_json(value: object, path: str = "$") -> str | None:

@@ -17,9 +17,10 @@ import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
+import anyio
 import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,6 +32,7 @@ from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.redaction import Redactor
 from elelem.turns.costs import events_cost
 from elelem.vocabulary import ConversationId
+from elelem.vocabulary.json import decode_json
 from elelem.web import html, pages
 from elelem.web.asgi import UIMessageStreamResponse
 from elelem.web.chat import (
@@ -42,6 +44,7 @@ from elelem.web.chat import (
     turn_pairs,
 )
 from elelem.web.markup import markdown_html
+from elelem.web.serving import host_allowed
 
 STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
 CONVERSATION_HEADER = "x-elelem-conversation"
@@ -49,6 +52,9 @@ T = TypeVar("T")
 
 MAX_CHAT_BODY = 32 << 20
 """A chat request's largest body (attachments travel in it, base64)."""
+
+BODY_TIMEOUT = 10.0
+"""Seconds a request's body has to arrive."""
 
 _SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -67,15 +73,36 @@ def new_token() -> str:
 class TokenGate:
     """ASGI middleware: a request without the right ``token`` query parameter
     is refused (403) before it reaches the app; every response gets the
-    security headers."""
+    security headers.  With ``port`` (the port served), a ``Host`` that is
+    not ``localhost`` or an IP address with that port is refused too (a DNS
+    name could be rebound to this machine by a hostile page), and so is an
+    ``Origin`` other than the request's own."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, port: int | None = None) -> None:
         self.app = app
         self._token = token.encode()
+        self._port = port
+
+    def _misdirected(self, scope: Scope) -> str | None:
+        if self._port is None:
+            return None
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not host_allowed(host, self._port):
+            return "wrong Host header: open the URL elelem serve printed"
+        origin = headers.get(b"origin")
+        if origin is not None and origin.decode("latin-1") != f"http://{host}":
+            return "cross-origin request refused"
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        problem = self._misdirected(scope)
+        if problem is not None:
+            refusal = PlainTextResponse(problem, status_code=403)
+            await self._secured(refusal)(scope, receive, send)
             return
         given = b""
         for pair in scope.get("query_string", b"").split(b"&"):
@@ -118,8 +145,16 @@ def create_app(
     redactor: Redactor | None = None,
     models: Sequence[str] | None = None,
     clock: Callable[[], datetime] | None = None,
+    port: int | None = None,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
+
+    With ``port`` (what ``elelem serve`` serves on) the ``Host`` and
+    ``Origin`` of every request are checked (see :class:`TokenGate`).  A
+    chat request's body is read up to :data:`MAX_CHAT_BODY` bytes (413 past
+    it, the declared length checked before reading) and within
+    ``body_timeout`` seconds (408 after).
 
     ``model`` is the chat form's default model address; ``client`` makes the
     :class:`elelem.Client` a chat turn runs through (one per turn; by default
@@ -233,7 +268,7 @@ def create_app(
         return Response(data, media_type=media)
 
     async def chat(request: Request) -> Response:
-        data = await _decoded(request, ChatRequest, MAX_CHAT_BODY, "chat")
+        data = await _decoded(request, ChatRequest, MAX_CHAT_BODY, "chat", body_timeout)
         if isinstance(data, Response):
             return data
         chosen = data.model or model
@@ -260,7 +295,7 @@ def create_app(
         )
 
     async def render(request: Request) -> Response:
-        data = await _decoded(request, RenderRequest, MAX_RENDER_BODY, "render")
+        data = await _decoded(request, RenderRequest, MAX_RENDER_BODY, "render", body_timeout)
         if isinstance(data, Response):
             return data
         fragment = markdown_html(data.text)
@@ -274,7 +309,27 @@ def create_app(
         Route("/static/{name}", static),
         Route("/api/chat", chat, methods=["POST"]),
     ]
-    return TokenGate(Starlette(routes=routes), token)
+    return TokenGate(Starlette(routes=routes), token, port)
+
+
+async def _bounded_body(request: Request, limit: int, seconds: float) -> bytes | Response:
+    """The request's body, read while it stays within ``limit`` bytes and
+    ``seconds``; else the refusal to send (the rest is never read)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        return PlainTextResponse("request too large", status_code=413)
+    pieces: list[bytes] = []
+    held = 0
+    try:
+        with anyio.fail_after(seconds):
+            async for piece in request.stream():
+                held += len(piece)
+                if held > limit:
+                    return PlainTextResponse("request too large", status_code=413)
+                pieces.append(piece)
+    except TimeoutError:
+        return PlainTextResponse("request body too slow", status_code=408)
+    return b"".join(pieces)
 
 
 class RenderRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -286,13 +341,16 @@ class RenderRequest(msgspec.Struct, forbid_unknown_fields=True):
 MAX_RENDER_BODY = 4 << 20
 
 
-async def _decoded(request: Request, kind: type[T], limit: int, what: str) -> T | Response:
-    """The request's JSON body as ``kind``, or the refusal to send (413, 400)."""
-    raw = await request.body()
-    if len(raw) > limit:
-        return PlainTextResponse("request too large", status_code=413)
+async def _decoded(
+    request: Request, kind: type[T], limit: int, what: str, seconds: float = BODY_TIMEOUT
+) -> T | Response:
+    """The request's JSON body as ``kind`` (read as :func:`_bounded_body`
+    reads it), or the refusal to send (413, 408, 400)."""
+    raw = await _bounded_body(request, limit, seconds)
+    if isinstance(raw, Response):
+        return raw
     try:
-        return msgspec.json.decode(raw, type=kind)
+        return cast(T, decode_json(raw, type=kind))
     except msgspec.DecodeError as exc:
         return PlainTextResponse(f"bad {what} request: {exc}", status_code=400)
 

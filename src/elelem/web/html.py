@@ -117,7 +117,7 @@ def content_security_policy(page: Page, *, static: bool, chat: bool = False) -> 
     directives = [
         "default-src 'none'",
         "style-src " + (" ".join(styles) if styles else "'none'"),
-        "img-src data: https:",
+        "img-src data:",  # attachments are inlined; no page loads a remote image
         "script-src " + ("'self'" if chat else "'none'"),
         "connect-src " + ("'self'" if chat else "'none'"),
         "frame-src 'self'",

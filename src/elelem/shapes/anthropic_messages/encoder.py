@@ -30,6 +30,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 from elelem.shapes.anthropic_messages.media import LIMITS, encode_media
 from elelem.shapes.common import (
     Dropped,
+    arguments_object,
     context_text,
     find_payload,
     hosted_activity_line,
@@ -169,7 +170,7 @@ def _native_content(
             else:
                 out.append(block)
         elif isinstance(part, ToolCallBlock):
-            out.append(_native_tool_call(part, provider, at))
+            out.append(_native_tool_call(part, provider, dropped, at))
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part, provider, dropped, at))
         elif isinstance(part, (ImageBlock, DocumentBlock)):
@@ -230,12 +231,14 @@ def _native_reasoning(part: ReasoningBlock, provider: str, at: str) -> dict[str,
     return block
 
 
-def _native_tool_call(part: ToolCallBlock, provider: str, at: str) -> dict[str, Any]:
+def _native_tool_call(
+    part: ToolCallBlock, provider: str, dropped: Dropped, at: str
+) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "tool_use",
         "id": part.id,
         "name": part.name,
-        "input": part.input,
+        "input": arguments_object(part.arguments, part.id, at, dropped),
     }
     block.update(_fields(part.payloads, provider, at))
     return block
@@ -302,7 +305,8 @@ def _portable_content(
         elif isinstance(part, TextBlock):
             out.append({"type": "text", "text": context_text(message.source, part.text)})
         elif isinstance(part, ToolCallBlock):
-            out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.input})
+            given = arguments_object(part.arguments, part.id, f"{where}content[{i}]", dropped)
+            out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": given})
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part, provider, dropped, f"{where}content[{i}]"))
         elif isinstance(part, (ImageBlock, DocumentBlock)):

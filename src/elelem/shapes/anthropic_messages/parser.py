@@ -76,6 +76,7 @@ from elelem.vocabulary import (
     Source,
     neutral_activity_name,
 )
+from elelem.vocabulary.json import decode_json
 from elelem.wire import ModelRequest
 
 # Fields of a content block the neutral blocks model; any other field is kept
@@ -673,7 +674,7 @@ def _finish_input(block: _Block, key: BlockKey) -> None:
     if not text.strip():
         return
     try:
-        block.raw["input"] = msgspec.json.decode(text)
+        block.raw["input"] = decode_json(text)
     except msgspec.DecodeError as exc:
         raise malformed(f"anthropic block {key!r} input JSON is incomplete: {exc}") from None
 

@@ -77,7 +77,7 @@ from elelem.vocabulary import (
     ProviderPayload,
     neutral_activity_name,
 )
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 CITATIONS_CONTENT_FORMAT = "citations_content"
 """Block payload: a whole response's ``citationsContent`` block as it came."""
@@ -403,7 +403,7 @@ class BedrockParser(ParserSkeleton):
         if kind == "toolUse":
             text = "".join(pieces)
             try:
-                given = msgspec.json.decode(text) if text.strip() else {}
+                given = decode_json(text) if text.strip() else {}
             except msgspec.DecodeError:
                 raise malformed(
                     f"bedrock event {self.frames}: server toolUse input is not JSON"

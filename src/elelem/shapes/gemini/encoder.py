@@ -18,6 +18,7 @@ from urllib.parse import quote
 from elelem.errors import PayloadError
 from elelem.shapes.common import (
     Dropped,
+    arguments_object,
     context_text,
     find_payload,
     hosted_activity_line,
@@ -142,13 +143,13 @@ def _native_text(block: TextBlock | ReasoningBlock, provider: str, at: str) -> l
     return [_signed(part, block.payloads, provider, at)]
 
 
-def _native_call(block: ToolCallBlock, provider: str, at: str) -> dict[str, Any]:
+def _native_call(block: ToolCallBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
     call: dict[str, Any] = {}
     if find_payload(block.payloads, provider, "synthesized_id") is None:
         call["id"] = block.id
     call["name"] = block.name
     if block.arguments.strip():
-        call["args"] = block.input
+        call["args"] = arguments_object(block.arguments, block.id, at, dropped)
     extra = _value(block.payloads, provider, "call_fields", dict, at)
     if extra:
         call.update(extra)
@@ -168,7 +169,7 @@ def _native_parts(
         if isinstance(part, (TextBlock, ReasoningBlock)):
             out.extend(_native_text(part, provider, at))
         elif isinstance(part, ToolCallBlock):
-            out.append(_native_call(part, provider, at))
+            out.append(_native_call(part, provider, dropped, at))
         elif isinstance(part, HostedActivity):
             payload = part.payload
             if payload is not None and payload.provider == provider and payload.format == "part":
@@ -240,8 +241,9 @@ def _portable_parts(
         elif isinstance(part, TextBlock):
             out.append({"text": context_text(message.source, part.text)})
         elif isinstance(part, ToolCallBlock):
+            given = arguments_object(part.arguments, part.id, f"{where}content[{i}]", dropped)
             call: dict[str, Any] = {
-                "functionCall": {"id": part.id, "name": part.name, "args": part.input}
+                "functionCall": {"id": part.id, "name": part.name, "args": given}
             }
             if message.role == "assistant" and not signed:
                 # Gemini 3 wants the first call of a turn signed; a foreign call has no signature.

@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from elelem.vocabulary.json import decode_json
+
 __all__ = [
     "HotCandidate",
     "HotChunk",
@@ -91,5 +93,5 @@ def extra_fields(extra: frozenset[str]) -> tuple[tuple[str, str], ...]:
 
 def decode_usage(raw: msgspec.Raw) -> dict[str, Any] | None:
     """The ``usageMetadata`` object in ``raw``, or None when it is not an object."""
-    value = msgspec.json.decode(raw)
+    value = decode_json(raw)
     return value if isinstance(value, dict) else None

@@ -62,6 +62,7 @@ from elelem.stream import (
 )
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload
+from elelem.vocabulary.json import decode_json
 
 _TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature"})
 _CALL_FIELDS = frozenset({"id", "name", "args", "partialArgs", "willContinue"})
@@ -409,7 +410,7 @@ class GeminiParser(ParserSkeleton):
         envelope["modelVersion"] = data.modelVersion
         envelope["responseId"] = data.responseId
         for name, raw in changed:  # what the dict path sets, for the fields that changed
-            envelope[name] = msgspec.json.decode(raw)
+            envelope[name] = decode_json(raw)
             wire[name] = raw
         out: list[Chunk] = []
         for c in candidates:

@@ -10,7 +10,13 @@ from elelem.errors import (
     PayloadError,
     UnsupportedError,
 )
-from elelem.shapes.common import part_type, stream_event, stream_event_drop
+from elelem.shapes.common import (
+    Dropped,
+    arguments_object,
+    part_type,
+    stream_event,
+    stream_event_drop,
+)
 from elelem.vocabulary import (
     Drop,
     HostedActivity,
@@ -65,12 +71,10 @@ def interaction_steps(
                 item["annotations"] = notes
             step = {"type": "model_output", "content": [item]}
         elif isinstance(part, ToolCallBlock):
-            step = {
-                "type": "function_call",
-                "id": part.id,
-                "name": part.name,
-                "arguments": part.input,
-            }
+            bad = Dropped()
+            given = arguments_object(part.arguments, part.id, f"content[{i}]", bad)
+            dropped.extend(bad.items)
+            step = {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
         elif isinstance(part, HostedActivity):
             if part.payload is None or part.payload.provider != provider:
                 dropped.append(

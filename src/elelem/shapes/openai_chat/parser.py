@@ -67,7 +67,7 @@ from elelem.stream import (
 )
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload, Usage
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 DONE = "[DONE]"
 """The sentinel data of the last SSE frame."""
@@ -338,7 +338,7 @@ class ChatParser(ParserSkeleton):
             for name, raw in zip(choice_fields, choice_raws, strict=True):
                 if raw is not None and seen.get(name) != raw:
                     seen[name] = raw
-                    self._keep_choice_field(name, msgspec.json.decode(raw))
+                    self._keep_choice_field(name, decode_json(raw))
         delta = choice.delta
         text = delta.content
         thought = delta.reasoning_content
@@ -389,7 +389,7 @@ class ChatParser(ParserSkeleton):
             if self.holding:
                 self.holding = False
                 out += self.release()
-            self._top_level({k: msgspec.json.decode(v) for k, v in changed.items()}, out)
+            self._top_level({k: decode_json(v) for k, v in changed.items()}, out)
         seen.update(changed)
         return out
 
@@ -398,7 +398,7 @@ class ChatParser(ParserSkeleton):
         out: list[Chunk] = []
         held, self._held_usage = self._held_usage, None
         if held is not None:
-            self._apply_usage(msgspec.json.decode(held), {"usage": held}, out, decoded=True)
+            self._apply_usage(decode_json(held), {"usage": held}, out, decoded=True)
         return out
 
     def decode(self, event: str, data: str) -> dict[str, Any]:
@@ -406,7 +406,7 @@ class ChatParser(ParserSkeleton):
         ``error`` event) raises the provider's error, the frame as its body."""
         if event == "error":
             try:
-                msgspec.json.decode(data)
+                decode_json(data)
             except msgspec.DecodeError:
                 raise error_from_event({"error": {"message": data}}, data.encode()) from None
         obj = super().decode(event, data)

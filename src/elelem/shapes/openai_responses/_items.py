@@ -24,7 +24,7 @@ from elelem.vocabulary import (
     Source,
     neutral_activity_name,
 )
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 ITEM = "item"
 """Payload format: one raw output item, replayed verbatim as an input item."""
@@ -182,7 +182,7 @@ def _parse_json_object(text: Any) -> JSONValue:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        value: JSONValue = msgspec.json.decode(text)
+        value: JSONValue = decode_json(text)
     except msgspec.DecodeError:
         return {"arguments": text}
     return value
