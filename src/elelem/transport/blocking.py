@@ -60,6 +60,7 @@ class SyncResponseStream(StreamCore):
     """
 
     _driver: BlockingDriver
+    _blocking = True
 
     # -- public --------------------------------------------------------------
 

@@ -334,6 +334,15 @@ class ResponseStream(StreamCore):
                 await response.aclose()
 
 
+def pool_limits(limits: Limits) -> httpx2.Limits:
+    """The pool's share of ``limits`` as httpx2 takes it (0: no limit)."""
+    return httpx2.Limits(
+        max_connections=limits.connections or None,
+        max_keepalive_connections=limits.keepalive_connections or None,
+        keepalive_expiry=limits.keepalive_expiry or None,
+    )
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -395,7 +404,9 @@ class Driver:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
             self._http = httpx2.AsyncClient(
-                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+                timeout=self.timeouts.as_httpx(),
+                verify=verifying_context(),
+                limits=pool_limits(self.limits),
             )
         return self._http
 
@@ -403,9 +414,17 @@ class Driver:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
             self._sync_http = httpx2.Client(
-                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+                timeout=self.timeouts.as_httpx(),
+                verify=verifying_context(),
+                limits=pool_limits(self.limits),
             )
         return self._sync_http
+
+    def pool_size(self, blocking: bool) -> int | None:
+        """``Limits.connections`` of the pool the async (or ``blocking``)
+        streams use; None when that HTTP client was passed in."""
+        owned = self._owns_sync_http if blocking else self._owns_http
+        return self.limits.connections if owned else None
 
     def stream(
         self,
