@@ -61,6 +61,9 @@ class SyncResponseStream(StreamCore):
 
     _driver: BlockingDriver
     _blocking = True
+    # As the async stream: the read that finished the response is handed
+    # out before the body's end is waited for (up to TAIL_GRACE).
+    _held = False
 
     # -- public --------------------------------------------------------------
 
@@ -135,6 +138,9 @@ class SyncResponseStream(StreamCore):
 
     def close(self) -> None:
         """Close the connection; iteration then ends (or raises if unfinished)."""
+        if self._held:
+            self._held = False
+            self._release()  # a finished response's connection is reused
         self._closing()
         self._close_response()
         self._closed()
@@ -154,6 +160,9 @@ class SyncResponseStream(StreamCore):
     # -- the I/O ---------------------------------------------------------------
 
     def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
+        if self._held and not self._pending:
+            self._held = False
+            self._guard(self._release)
         while isinstance(ready := self._ready(), str):
             self._guard(self._io(ready))
         if ready is None:
@@ -226,7 +235,10 @@ class SyncResponseStream(StreamCore):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise self._deadline_error()
                 if received(data):
-                    self._release()
+                    if drain or not self._pending:
+                        self._release()
+                    else:
+                        self._held = True  # released once its chunks are taken
                     return
                 if not drain:
                     return

@@ -86,6 +86,11 @@ class ResponseStream(StreamCore):
     """
 
     _driver: Driver
+    # The read that finished the response is handed out before its
+    # connection goes back to the pool (a release yields to the loop, and
+    # under a burst of streams one turn of the loop can take long): the
+    # release waits until the caller asks past that read's chunks.
+    _held = False
 
     # -- public --------------------------------------------------------------
 
@@ -157,6 +162,9 @@ class ResponseStream(StreamCore):
 
     async def aclose(self) -> None:
         """Close the connection; iteration then ends (or raises if unfinished)."""
+        if self._held:
+            self._held = False
+            await self._release()  # a finished response's connection is reused
         self._closing()
         await self._close_response()
         self._closed()
@@ -176,6 +184,9 @@ class ResponseStream(StreamCore):
     # -- the I/O ---------------------------------------------------------------
 
     async def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
+        if self._held and not self._pending:
+            self._held = False
+            await self._guard(self._release())
         while isinstance(ready := self._ready(), str):
             await self._guard(self._io(ready))
         if ready is None:
@@ -255,7 +266,10 @@ class ResponseStream(StreamCore):
             except httpx2.RequestError as exc:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
             if received(data):
-                await self._release()
+                if drain or not self._pending:
+                    await self._release()
+                else:
+                    self._held = True  # released once its chunks are taken
                 return
             if not drain:
                 return
