@@ -25,9 +25,8 @@ from elelem.wire import ModelRequest
 
 REQUEST = ModelRequest("claude-test", (Message("user", (TextBlock("hi"),)),))
 BODY = anthropic_text_body("first ", "chunk")
-CHUNKS = (
-    "ResponseStart UsageUpdate BlockStart TextDelta TextDelta BlockEnd UsageUpdate Finish".split()
-)
+CHUNKS = ["ResponseStart", "UsageUpdate", "BlockStart", *["TextDelta"] * 2, "BlockEnd"]
+CHUNKS += ["UsageUpdate", "Finish"]
 
 
 class _LoggedBody(httpx2.AsyncByteStream, httpx2.SyncByteStream):
