@@ -37,7 +37,8 @@ from benchmarks.streams import build
 
 SHAPES = ("anthropic_messages", "openai_chat")
 MODES = ("paced", "bulk")
-CLIENTS = ("floor", "elelem", "sdk")
+CLIENTS = ("floor", "elelem", "sdk", "floor_bounded", "floor_sharded")
+DEFAULT_CLIENTS = ("floor", "elelem", "sdk", "floor_bounded")
 COUNTS = (1, 10, 100, 1000)
 DELTAS = 200
 WARM_DELTAS = 10
@@ -50,7 +51,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--counts", default=",".join(map(str, COUNTS)), help="stream counts N")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--shapes", default=",".join(SHAPES))
-    p.add_argument("--clients", default=",".join(CLIENTS))
+    p.add_argument(
+        "--clients",
+        default=",".join(DEFAULT_CLIENTS),
+        help="floor_bounded: the floor on elelem's pool; floor_sharded: on 10 httpx2 pools",
+    )
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--deltas", type=int, default=DELTAS, help="text deltas per stream")
     p.add_argument("--timeout", type=float, default=150.0, help="seconds per child at most")

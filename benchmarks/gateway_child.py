@@ -43,17 +43,34 @@ Stamp = Callable[[], None]
 One = Callable[[Stamp], Awaitable[str]]
 
 
-def floor(shape: str, base: str) -> One:
+def floor(shape: str, base: str, pool: str = "httpx2") -> One:
     """httpx2's async client (a pool of :data:`POOL`), SSE line split and
-    ``orjson.loads`` of each ``data:`` line: the least a client must do."""
+    ``orjson.loads`` of each ``data:`` line: the least a client must do.
+
+    ``pool``: ``httpx2`` (its own pool), ``bounded`` (elelem's
+    :class:`~elelem.transport.pool.BoundedPool` under the same client: the
+    floor's parsing with elelem's pool), ``sharded`` (10 clients of 100
+    connections each, taken in turn: the other way out of the O(N²) pool)."""
     httpx2 = _need("httpx2")
     orjson = _need("orjson")
     limits = httpx2.Limits(max_connections=POOL, max_keepalive_connections=POOL)
-    client = httpx2.AsyncClient(timeout=None, limits=limits)
+    if pool == "bounded":
+        from elelem.transport.driver import verifying_context
+        from elelem.transport.pool import PooledTransport
+
+        transport = PooledTransport(verifying_context(), limits)
+        clients = [httpx2.AsyncClient(timeout=None, limits=limits, transport=transport)]
+    elif pool == "sharded":
+        shard = httpx2.Limits(max_connections=POOL // 10, max_keepalive_connections=POOL // 10)
+        clients = [httpx2.AsyncClient(timeout=None, limits=shard) for _ in range(10)]
+    else:
+        clients = [httpx2.AsyncClient(timeout=None, limits=limits)]
+    turn = iter(range(1 << 62))
     url = base + API_PATHS[shape]
     body, take, loads = REQUEST_BODIES[shape], _floor_extractor(shape), orjson.loads
 
     async def one(first: Stamp) -> str:
+        client = clients[next(turn) % len(clients)]
         out: list[str] = []
         pending = b""
         async with client.stream("POST", url, json=body, headers={"x-api-key": "bench"}) as resp:
@@ -129,7 +146,13 @@ def sdk(shape: str, base: str) -> One:
     return chat
 
 
-CLIENTS: dict[str, Callable[[str, str], One]] = {"floor": floor, "elelem": elelem, "sdk": sdk}
+CLIENTS: dict[str, Callable[[str, str], One]] = {
+    "floor": floor,
+    "elelem": elelem,
+    "sdk": sdk,
+    "floor_bounded": lambda shape, base: floor(shape, base, "bounded"),
+    "floor_sharded": lambda shape, base: floor(shape, base, "sharded"),
+}
 
 
 async def batch(one: One, n: int) -> tuple[list[str | BaseException], list[float]]:

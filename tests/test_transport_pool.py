@@ -24,9 +24,11 @@ from elelem.testing.servers import (
     stall,
 )
 from elelem.transport import Driver, Endpoint, Limits, Timeouts
+from elelem.transport.pool import BoundedPool, PooledTransport
 from elelem.transport.retry import retries_before_content, retry_reason
 from elelem.vocabulary import Message, ProviderId, TextBlock
 from elelem.wire import ModelRequest
+from test_transport_keepalive import KeepAliveServer
 
 REQUEST = ModelRequest("claude-test", (Message("user", (TextBlock("hi"),)),))
 BODY = anthropic_text_body("pooled ", "answer")
@@ -144,3 +146,113 @@ def test_a_full_blocking_pool_is_the_same_error() -> None:
         "all 1 connections (Limits.connections) were busy"
     )
     assert (caught.value.limit, caught.value.value) == ("Limits.connections", 1)
+
+
+# -- the driver's own pool (elelem.transport.pool) --------------------------------
+
+
+def _pool(driver: Driver) -> BoundedPool:
+    transport = driver.http()._transport
+    assert isinstance(transport, PooledTransport)
+    pool = transport._pool
+    assert isinstance(pool, BoundedPool)
+    return pool
+
+
+async def _text(driver: Driver, server: KeepAliveServer) -> str:
+    endpoint = Endpoint(ProviderId("anthropic"), server.url, api_key="k", auth_header="x-api-key")
+    return (await driver.stream(endpoint, SHAPE, REQUEST).final()).text
+
+
+def _serving(ending: str, delay: float = 0.0) -> KeepAliveServer:
+    server = KeepAliveServer(ending, delay)
+    server.start()
+    return server
+
+
+def test_waiters_are_served_in_order_on_the_one_connection() -> None:
+    server = _serving("late", 0.15)
+
+    async def run() -> tuple[list[str], str]:
+        driver = Driver(limits=Limits(connections=1), timeouts=Timeouts(connect=5, idle=5))
+        done: list[str] = []
+
+        async def one(name: str, after: float) -> None:
+            await anyio.sleep(after)
+            assert await _text(driver, server) == "kept alive"
+            done.append(name)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for i, name in enumerate("ABC"):
+                    group.start_soon(one, name, i * 0.03)
+            return done, repr(_pool(driver))
+        finally:
+            await driver.aclose()
+
+    try:
+        done, pool = anyio.run(run)
+    finally:
+        server.stop()
+    assert done == ["A", "B", "C"]
+    assert (server.requests, server.connections) == (3, 1)
+    assert pool == "<BoundedPool [1 of 1 connections, 1 idle, 0 waiting]>"
+
+
+def test_a_cancelled_waiter_leaves_no_slot_behind() -> None:
+    server = _serving("late", 0.2)
+
+    async def run() -> str:
+        driver = Driver(limits=Limits(connections=1), timeouts=Timeouts(connect=5, idle=5))
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_text, driver, server)
+                await anyio.sleep(0.05)
+                with anyio.move_on_after(0.05):  # waits for the busy connection, then gives up
+                    await _text(driver, server)
+            assert await _text(driver, server) == "kept alive"
+            return repr(_pool(driver))
+        finally:
+            await driver.aclose()
+
+    try:
+        pool = anyio.run(run)
+    finally:
+        server.stop()
+    assert (server.requests, server.connections) == (2, 1)
+    assert pool == "<BoundedPool [1 of 1 connections, 1 idle, 0 waiting]>"
+
+
+def test_idle_connections_expire_and_past_the_keepalive_count_close() -> None:
+    server = _serving("late", 0.1)
+
+    async def run() -> list[str]:
+        driver = Driver(
+            limits=Limits(keepalive_connections=1, keepalive_expiry=0.3),
+            timeouts=Timeouts(connect=5, idle=5),
+        )
+        states = []
+
+        async def burst() -> None:
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(_text, driver, server)
+
+        try:
+            await burst()  # 3 new connections; 1 kept idle, 2 closed
+            states.append(repr(_pool(driver)))
+            await burst()  # the idle one reused, 2 new
+            states.append(repr(_pool(driver)))
+            await anyio.sleep(0.4)
+            await _text(driver, server)  # the idle one expired: a new one
+            states.append(repr(_pool(driver)))
+        finally:
+            await driver.aclose()
+        return states
+
+    try:
+        states = anyio.run(run)
+    finally:
+        server.stop()
+    assert states == ["<BoundedPool [1 of 1000 connections, 1 idle, 0 waiting]>"] * 3
+    assert (server.requests, server.connections) == (7, 6)

@@ -55,6 +55,7 @@ from elelem.transport.config import RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.failures import parse_retry_after, stamp_error
 from elelem.transport.limits import DEFAULT_LIMITS, Limits
+from elelem.transport.pool import PooledTransport
 from elelem.transport.retry import RetryPolicy
 from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
 from elelem.vocabulary import Part
@@ -417,10 +418,12 @@ class Driver:
     def http(self) -> httpx2.AsyncClient:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
+            limits, verify = pool_limits(self.limits), verifying_context()
             self._http = httpx2.AsyncClient(
                 timeout=self.timeouts.as_httpx(),
-                verify=verifying_context(),
-                limits=pool_limits(self.limits),
+                verify=verify,
+                limits=limits,
+                transport=PooledTransport(verify, limits),
             )
         return self._http
 
