@@ -256,3 +256,24 @@ def test_idle_connections_expire_and_past_the_keepalive_count_close() -> None:
         server.stop()
     assert states == ["<BoundedPool [1 of 1000 connections, 1 idle, 0 waiting]>"] * 3
     assert (server.requests, server.connections) == (7, 6)
+
+
+def test_a_full_pool_lends_an_idle_connection_s_slot_to_another_origin() -> None:
+    first, second = _serving("with-last"), _serving("with-last")
+
+    async def run() -> list[str]:
+        driver = Driver(limits=Limits(connections=1), timeouts=Timeouts(connect=5, pool=1))
+        try:
+            texts = [await _text(driver, first), await _text(driver, second)]
+            texts.append(await _text(driver, first))
+            return [*texts, repr(_pool(driver))]
+        finally:
+            await driver.aclose()
+
+    try:
+        out = anyio.run(run)
+    finally:
+        first.stop()
+        second.stop()
+    assert out == ["kept alive"] * 3 + ["<BoundedPool [1 of 1 connections, 1 idle, 0 waiting]>"]
+    assert (first.connections, second.connections) == (2, 1)
