@@ -110,6 +110,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "reps": len(ok),
                 "errors": [r["status"] for r in reps if r["status"] != "ok"],
                 "failures": sum(r["failures"] for r in ok),
+                "warm_failures": sum(r.get("warm_failures", 0) for r in ok),
                 "streams": sum(n for _ in ok),
                 "first_failure": next((r["first_failure"] for r in ok if r["first_failure"]), None),
                 "cpu_us_per_event": _median([r["cpu_us_per_event"] for r in ok if r["events"]]),
@@ -145,6 +146,8 @@ def render(summary: list[dict[str, Any]]) -> str:
             ]
             for s in sorted(rows, key=lambda s: (s["n"], CLIENTS.index(s["client"]))):
                 failures = f"{s['failures']} of {s['streams']}"
+                if s["warm_failures"]:
+                    failures += f" (warm-up: {s['warm_failures']})"
                 if s["errors"]:
                     failures += f"; {len(s['errors'])} reps failed: {s['errors'][0][:80]}"
                 out.append(
