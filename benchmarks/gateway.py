@@ -194,8 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                             key, stream, warm = streams[shape]
                             for client in order:
                                 nonce += 1
-                                base = f"http://127.0.0.1:{port}/g/{nonce}/{n}/{key}/{mode}"
+                                base = f"http://127.0.0.1:{port}/g/{nonce}/{key}/{mode}"
                                 job = {
+                                    "measure": f"http://127.0.0.1:{port}/measure/{nonce}",
                                     "client": client,
                                     "shape": shape,
                                     "n": n,

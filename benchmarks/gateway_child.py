@@ -177,6 +177,19 @@ def _failures(results: list[str | BaseException], digest: str) -> list[str]:
     return out
 
 
+async def _measure_from_now(url: str) -> None:
+    """Tell the server the warm-up is over: later requests get the real stream."""
+    host, _, path = url.removeprefix("http://").partition("/")
+    name, _, port = host.partition(":")
+    reader, writer = await asyncio.open_connection(name, int(port))
+    writer.write(f"GET /{path} HTTP/1.1\r\nhost: {host}\r\n\r\n".encode())
+    await writer.drain()
+    status = await reader.readline()
+    writer.close()
+    if b" 204 " not in status:
+        raise RuntimeError(f"the server did not start measuring: {status!r}")
+
+
 async def measure(job: dict[str, Any]) -> dict[str, Any]:
     """Warm up, then measure ``job['n']`` concurrent streams."""
     n = job["n"]
@@ -186,6 +199,7 @@ async def measure(job: dict[str, Any]) -> dict[str, Any]:
     # the same: its own failures are the result (the SDKs' connect timeout
     # fails most of a first burst of 1,000).
     warm_failed = _failures(warm, job["warm_digest"])
+    await _measure_from_now(job["measure"])
     gc.collect()
     rss0 = _reset_peak_rss()
     wall0, cpu0 = time.perf_counter(), time.process_time()

@@ -8,10 +8,10 @@ it prints on stdout.  It serves until its standard input closes (the
 driver's end of the pipe), so it never outlives the run.
 
 ``STREAMS_FILE`` is a pickled ``{key: tuple of SSE event bytes}``.  A
-request path ``/g/<nonce>/<warm>/<key>/<mode>/<anything>`` selects the
-stream: the first ``warm`` requests under one nonce get the stream
-``warm:<shape of key>`` in one write (the child's warm-up batch, which also
-opens the connections), every later one ``key`` in ``mode``:
+request path ``/g/<nonce>/<key>/<mode>/<anything>`` selects the stream:
+until ``/measure/<nonce>`` was requested, the stream ``warm:<shape of
+key>`` in one write (the child's warm-up batch, which also opens the
+connections), from then on ``key`` in ``mode``:
 
 - ``bulk``: the whole chunked body in one write;
 - ``paced``: one event per tick of :data:`TICK` seconds (50 events per
@@ -65,7 +65,7 @@ class Streams:
     def __init__(self, raw: dict[str, tuple[bytes, ...]]) -> None:
         self.bulk = {k: _HEAD + chunked(b"".join(evs)) + _END for k, evs in raw.items()}
         self.paced = {k: tuple(chunked(ev) for ev in evs) for k, evs in raw.items()}
-        self.seen: dict[str, int] = {}
+        self.measured: set[str] = set()  # the nonces whose warm-up is over
 
 
 class Pacer:
@@ -140,17 +140,19 @@ class Connection(asyncio.Protocol):
         transport, streams = self._transport, self._streams
         assert transport is not None
         parts = path.split("/")
-        if len(parts) < 6 or parts[1] != "g":
+        if len(parts) == 3 and parts[1] == "measure":
+            streams.measured.add(parts[2])
+            transport.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            return
+        if len(parts) < 5 or parts[1] != "g":
             body = b'{"error":"no stream at this path"}'
             transport.write(
                 b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n"
                 b"content-length: %d\r\n\r\n%s" % (len(body), body)
             )
             return
-        nonce, warm, key, mode = parts[2], int(parts[3]), parts[4], parts[5]
-        seen = streams.seen.get(nonce, 0)
-        streams.seen[nonce] = seen + 1
-        if seen < warm:
+        nonce, key, mode = parts[2], parts[3], parts[4]
+        if nonce not in streams.measured:
             transport.write(streams.bulk["warm:" + key.partition(":")[0]])
         elif mode == "paced":
             self._pacer.add(transport, streams.paced[key])

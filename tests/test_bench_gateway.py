@@ -42,10 +42,13 @@ def test_server_warms_up_then_serves_bulk_and_paced(
 ) -> None:
     port, stream, warm = server
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    path = "/g/{}/1/openai_chat:6/{}/v1/chat/completions"
-    assert _post(conn, path.format("n1", "paced")) == (200, warm.body)  # the first one warms
+    path = "/g/{}/openai_chat:6/{}/v1/chat/completions"
+    assert _post(conn, path.format("n1", "paced")) == (200, warm.body)  # warm until /measure
+    assert _post(conn, path.format("n1", "paced")) == (200, warm.body)
+    assert _post(conn, "/measure/n1") == (204, b"")
     assert _post(conn, path.format("n1", "paced")) == (200, stream.body)
     assert _post(conn, path.format("n2", "bulk")) == (200, warm.body)
+    assert _post(conn, "/measure/n2") == (204, b"")
     assert _post(conn, path.format("n2", "bulk")) == (200, stream.body)
     assert _post(conn, "/elsewhere")[0] == 404
     conn.close()
