@@ -77,6 +77,10 @@ class SyncResponseStream(StreamCore):
         return self
 
     def __next__(self) -> Chunk:
+        pending = self._pending
+        if pending:  # as ResponseStream.__anext__: a chunk already handled
+            chunk, self.last_committed = pending.popleft()
+            return chunk
         return self._next()[0]
 
     def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:

@@ -99,6 +99,12 @@ class ResponseStream(StreamCore):
         return self
 
     async def __anext__(self) -> Chunk:
+        pending = self._pending
+        if pending:
+            # A chunk of the read already handled: _ready's own first step,
+            # without the coroutine of _next (a gateway iterates every chunk).
+            chunk, self.last_committed = pending.popleft()
+            return chunk
         chunk, _ = await self._next()
         return chunk
 
