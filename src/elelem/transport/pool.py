@@ -119,8 +119,7 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
                 await self._close_all(self._release(connection))
                 continue  # the connection went away before the request: take another
             except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await self._close_all(self._release(connection))
+                await self._close_all(self._release(connection))
                 raise
             assert isinstance(response.stream, AsyncIterable)
             return httpcore2.Response(
@@ -141,8 +140,8 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
             # The one probe of a connection's socket: the one about to be used.
             if connection.has_expired() or connection.is_closed():
                 del self._live[connection]
-                await connection.aclose()
                 self._open -= 1
+                await self._close_all([connection])
                 continue
             return connection
         if self._open < self._max_connections:
@@ -153,8 +152,9 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
             victim, _ = self._since.popitem(last=False)
             self._forget_idle(victim)
             del self._live[victim]
-            await victim.aclose()
-            return self._opened(origin)
+            connection = self._opened(origin)  # the slot is taken before the close awaits
+            await self._close_all([victim])
+            return connection
         return await self._wait(origin, timeout)
 
     async def _wait(self, origin: httpcore2.Origin, timeout: float | None) -> Connection:
@@ -175,11 +175,11 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
             )
         if waiter.connection is not None:
             return waiter.connection
+        connection = self._opened(origin)
         if waiter.evict is not None:
             self._live.pop(waiter.evict, None)
-            with anyio.CancelScope(shield=True):
-                await waiter.evict.aclose()
-        return self._opened(origin)
+            await self._close_all([waiter.evict])
+        return connection
 
     def _opened(self, origin: httpcore2.Origin) -> Connection:
         connection = self.create_connection(origin)
@@ -268,8 +268,11 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
         return closing
 
     async def _close_all(self, connections: list[Connection]) -> None:
-        for connection in connections:
-            await connection.aclose()
+        # Shielded: the pool's counts already let these go; a cancellation
+        # must not leave their sockets open.
+        with anyio.CancelScope(shield=True):
+            for connection in connections:
+                await connection.aclose()
 
     async def aclose(self) -> None:
         """Close every connection, idle or busy."""
@@ -277,8 +280,7 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
         self._idle.clear()
         self._since.clear()
         self._open = 0
-        with anyio.CancelScope(shield=True):
-            await self._close_all(live)
+        await self._close_all(live)
 
 
 class _Body:
