@@ -42,6 +42,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.providers
 	$(BIN)/python -m benchmarks.sync_iteration
 	$(BIN)/python -m benchmarks.search
+	$(BIN)/python -m benchmarks.gateway
 
 bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run --quick

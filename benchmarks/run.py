@@ -118,14 +118,14 @@ def run_child(module: str, job: dict[str, Any], timeout: float) -> list[dict[str
 
 
 def start_server(
-    path: Path, streams: dict[str, tuple[bytes, ...]]
+    path: Path, streams: dict[str, tuple[bytes, ...]], module: str = "benchmarks.server"
 ) -> tuple[subprocess.Popen[str], int]:
-    """The loopback server process of :mod:`benchmarks.server` over ``streams``
-    (written to ``path``) and its port; it exits when our end of its stdin closes."""
+    """The loopback server process of ``module`` over ``streams`` (written to
+    ``path``) and its port; it exits when our end of its stdin closes."""
     with path.open("wb") as fh:
         pickle.dump(streams, fh)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.server", str(path)],
+        [sys.executable, "-m", module, str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

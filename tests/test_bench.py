@@ -8,6 +8,7 @@ test that uses orjson skips without it.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import pickle
@@ -128,10 +129,17 @@ def server(tmp_path: Path) -> Iterator[tuple[int, dict[str, streams.Stream]]]:
         "a.3": streams.build("anthropic_messages", DELTAS, 3),
         "a.9": streams.build("anthropic_messages", DELTAS, 9),
     }
+    with serving("benchmarks.server", {k: s.events for k, s in built.items()}, tmp_path) as port:
+        yield port, built
+
+
+@contextlib.contextmanager
+def serving(module: str, raw: dict[str, tuple[bytes, ...]], tmp_path: Path) -> Iterator[int]:
+    """A benchmark server process (``module``) over ``raw``; its port."""
     path = tmp_path / "streams.pickle"
-    path.write_bytes(pickle.dumps({k: s.events for k, s in built.items()}))
+    path.write_bytes(pickle.dumps(raw))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.server", str(path)],
+        [sys.executable, "-m", module, str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -139,7 +147,7 @@ def server(tmp_path: Path) -> Iterator[tuple[int, dict[str, streams.Stream]]]:
     )
     assert proc.stdout is not None and proc.stdin is not None
     try:
-        yield int(proc.stdout.readline()), built
+        yield int(proc.stdout.readline())
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=10) == 0

@@ -77,4 +77,4 @@ def test_parse_retry_after_forms() -> None:
 
 def test_timeouts_zero_disables() -> None:
     t = Timeouts(connect=3, idle=0, write=5).as_httpx()
-    assert (t.connect, t.read, t.write, t.pool) == (3, None, 5, 3)
+    assert (t.connect, t.read, t.write, t.pool) == (3, None, 5, 600)

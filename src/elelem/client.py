@@ -53,6 +53,7 @@ from elelem.transport import (
     CLIENT_RETRY_POLICY,
     Driver,
     Endpoint,
+    Limits,
     RequestHook,
     ResponseStream,
     SyncResponseStream,
@@ -113,8 +114,13 @@ class Client(AsyncExtras):
     ``$ELELEM_CONFIG``); ``env`` (default ``os.environ``, read at each call)
     supplies keys and base-URL overrides; ``api_keys`` maps provider names to
     keys given in code.  ``timeouts`` apply to every call unless one passes
-    its own.  ``http`` is an ``httpx2.AsyncClient`` to use instead of the
-    client's own (an ``httpx2.Client`` serves :class:`SyncClient`).
+    its own.  ``limits`` (:class:`~elelem.transport.limits.Limits`) bound
+    what a response may cost and size the connection pool: by default up to
+    1,000 connections open at once, all kept alive for reuse for 30 s, and
+    a request that finds every one busy waits up to ``Timeouts.pool``
+    (600 s) before a :class:`~elelem.errors.PoolTimeoutError`.  ``http`` is
+    an ``httpx2.AsyncClient`` to use instead of the client's own (an
+    ``httpx2.Client`` serves :class:`SyncClient`); its pool is then its own.
     ``clock`` gives the current time each request is stamped with
     (:attr:`ModelRequest.now <elelem.wire.ModelRequest>`, what
     replayed provider state is judged expired against); the system's UTC
@@ -140,6 +146,7 @@ class Client(AsyncExtras):
         env: Mapping[str, str] | None = None,
         api_keys: Mapping[str, str] | None = None,
         timeouts: Timeouts | None = None,
+        limits: Limits | None = None,
         http: httpx2.AsyncClient | httpx2.Client | None = None,
         clock: Callable[[], datetime] | None = None,
         max_retries: int | None = None,
@@ -160,7 +167,12 @@ class Client(AsyncExtras):
         self.catalog.credentials.update(credentials or {})
         self._api_keys = dict(api_keys or {})
         self._driver = Driver(
-            http, timeouts=timeouts, clock=self._clock, retry=self.retry_policy, hooks=hooks
+            http,
+            timeouts=timeouts,
+            limits=limits,
+            clock=self._clock,
+            retry=self.retry_policy,
+            hooks=hooks,
         )
 
     def __repr__(self) -> str:

@@ -304,6 +304,24 @@ class ConnectTimeoutError(TransportError):
     kind = "connect-timeout"
 
 
+class PoolTimeoutError(TransportError):
+    """No connection of the pool came free within the pool timeout
+    (``Timeouts.pool``): every one the pool may hold was busy.
+
+    ``limit`` names the limit that was hit as it is configured
+    (``Limits.connections``; ``the HTTP client's pool`` for a client passed
+    in) and ``value`` is its setting (None when it is not elelem's).
+    Retryable: the connections come free as their responses end.
+    """
+
+    kind = "pool-timeout"
+
+    def __init__(self, message: str, *, limit: str, value: int | None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.limit = limit
+        self.value = value
+
+
 class IdleTimeoutError(TransportError):
     """The stream sent nothing for longer than the idle timeout."""
 

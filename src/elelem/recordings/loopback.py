@@ -122,7 +122,7 @@ class LoopbackServer:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen(16)
+        self._sock.listen(1024)  # a test may open hundreds of connections at once
         self._sock.settimeout(0.05)
         self.port: int = self._sock.getsockname()[1]
         self._acceptor = threading.Thread(target=self._accept_loop, daemon=True)

@@ -23,6 +23,7 @@ from elelem.transport.driver import (
 )
 from elelem.transport.endpoint import Endpoint, RequestSigner
 from elelem.transport.framing import NDJSONDecoder, SSEDecoder, SSEEvent
+from elelem.transport.limits import Limits
 from elelem.transport.retry import (
     CLIENT_RETRY_POLICY,
     RetryAttempt,
@@ -37,6 +38,7 @@ __all__ = [
     "CLIENT_RETRY_POLICY",
     "Driver",
     "Endpoint",
+    "Limits",
     "NDJSONDecoder",
     "RequestHook",
     "RequestSigner",

@@ -60,6 +60,10 @@ class SyncResponseStream(StreamCore):
     """
 
     _driver: BlockingDriver
+    _blocking = True
+    # As the async stream: the read that finished the response is handed
+    # out before the body's end is waited for (up to TAIL_GRACE).
+    _held = False
 
     # -- public --------------------------------------------------------------
 
@@ -73,6 +77,10 @@ class SyncResponseStream(StreamCore):
         return self
 
     def __next__(self) -> Chunk:
+        pending = self._pending
+        if pending:  # as ResponseStream.__anext__: a chunk already handled
+            chunk, self.last_committed = pending.popleft()
+            return chunk
         return self._next()[0]
 
     def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
@@ -134,6 +142,9 @@ class SyncResponseStream(StreamCore):
 
     def close(self) -> None:
         """Close the connection; iteration then ends (or raises if unfinished)."""
+        if self._held:
+            self._held = False
+            self._release()  # a finished response's connection is reused
         self._closing()
         self._close_response()
         self._closed()
@@ -153,6 +164,9 @@ class SyncResponseStream(StreamCore):
     # -- the I/O ---------------------------------------------------------------
 
     def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
+        if self._held and not self._pending:
+            self._held = False
+            self._guard(self._release)
         while isinstance(ready := self._ready(), str):
             self._guard(self._io(ready))
         if ready is None:
@@ -225,7 +239,10 @@ class SyncResponseStream(StreamCore):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise self._deadline_error()
                 if received(data):
-                    self._release()
+                    if drain or not self._pending:
+                        self._release()
+                    else:
+                        self._held = True  # released once its chunks are taken
                     return
                 if not drain:
                     return

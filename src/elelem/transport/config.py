@@ -54,6 +54,11 @@ class RequestHook(Protocol):
 class Timeouts:
     """Transport timeouts in seconds; 0 disables one.
 
+    ``pool`` bounds the wait for a free connection when every connection
+    the pool may hold (``Limits.connections``) is busy: a queue, not a
+    failing network, so it is distinct from ``connect`` and long by
+    default (the official SDKs wait 600 s too); past it the request fails
+    with :class:`~elelem.errors.PoolTimeoutError`.
     ``connect`` bounds making the connection; ``idle`` bounds every wait for
     the next bytes, the response headers included; ``write`` bounds sending
     the request body; ``total`` bounds the whole request, from sending it to
@@ -67,6 +72,7 @@ class Timeouts:
     idle: float = 300.0
     write: float = 60.0
     total: float = 3600.0
+    pool: float = 600.0
 
     def as_httpx(self, read: float | None = None) -> httpx2.Timeout:
         """The same limits as an ``httpx2.Timeout``; ``read``, when given, in
@@ -79,7 +85,7 @@ class Timeouts:
             connect=value(self.connect),
             read=value(self.idle if read is None else read),
             write=value(self.write),
-            pool=value(self.connect),
+            pool=value(self.pool),
         )
 
 
@@ -89,6 +95,12 @@ class Settings(Protocol):
     hooks: list[RequestHook]
     limits: Limits
     clock: Callable[[], datetime]
+
+    def pool_size(self, blocking: bool) -> int | None:
+        """``Limits.connections`` of the pool the async (or ``blocking``)
+        streams use; None when that HTTP client is the caller's (its pool is
+        its own)."""
+        ...
 
 
 __all__ = ["RequestHook", "RequestSpan", "Settings", "StartedRequest", "Timeouts"]

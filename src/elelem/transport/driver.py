@@ -55,6 +55,7 @@ from elelem.transport.config import RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.failures import parse_retry_after, stamp_error
 from elelem.transport.limits import DEFAULT_LIMITS, Limits
+from elelem.transport.pool import PooledTransport
 from elelem.transport.retry import RetryPolicy
 from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
 from elelem.vocabulary import Part
@@ -86,6 +87,11 @@ class ResponseStream(StreamCore):
     """
 
     _driver: Driver
+    # The read that finished the response is handed out before its
+    # connection goes back to the pool (a release yields to the loop, and
+    # under a burst of streams one turn of the loop can take long): the
+    # release waits until the caller asks past that read's chunks.
+    _held = False
 
     # -- public --------------------------------------------------------------
 
@@ -93,6 +99,12 @@ class ResponseStream(StreamCore):
         return self
 
     async def __anext__(self) -> Chunk:
+        pending = self._pending
+        if pending:
+            # A chunk of the read already handled: _ready's own first step,
+            # without the coroutine of _next (a gateway iterates every chunk).
+            chunk, self.last_committed = pending.popleft()
+            return chunk
         chunk, _ = await self._next()
         return chunk
 
@@ -157,6 +169,9 @@ class ResponseStream(StreamCore):
 
     async def aclose(self) -> None:
         """Close the connection; iteration then ends (or raises if unfinished)."""
+        if self._held:
+            self._held = False
+            await self._release()  # a finished response's connection is reused
         self._closing()
         await self._close_response()
         self._closed()
@@ -176,6 +191,9 @@ class ResponseStream(StreamCore):
     # -- the I/O ---------------------------------------------------------------
 
     async def _next(self) -> tuple[Chunk, tuple[Part, ...]]:
+        if self._held and not self._pending:
+            self._held = False
+            await self._guard(self._release())
         while isinstance(ready := self._ready(), str):
             await self._guard(self._io(ready))
         if ready is None:
@@ -255,7 +273,10 @@ class ResponseStream(StreamCore):
             except httpx2.RequestError as exc:
                 raise self._broken(exc, f"after {self.bytes_received} bytes") from exc
             if received(data):
-                await self._release()
+                if drain or not self._pending:
+                    await self._release()
+                else:
+                    self._held = True  # released once its chunks are taken
                 return
             if not drain:
                 return
@@ -334,6 +355,15 @@ class ResponseStream(StreamCore):
                 await response.aclose()
 
 
+def pool_limits(limits: Limits) -> httpx2.Limits:
+    """The pool's share of ``limits`` as httpx2 takes it (0: no limit)."""
+    return httpx2.Limits(
+        max_connections=limits.connections or None,
+        max_keepalive_connections=limits.keepalive_connections or None,
+        keepalive_expiry=limits.keepalive_expiry or None,
+    )
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -394,8 +424,12 @@ class Driver:
     def http(self) -> httpx2.AsyncClient:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
+            limits, verify = pool_limits(self.limits), verifying_context()
             self._http = httpx2.AsyncClient(
-                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+                timeout=self.timeouts.as_httpx(),
+                verify=verify,
+                limits=limits,
+                transport=PooledTransport(verify, limits),
             )
         return self._http
 
@@ -403,9 +437,17 @@ class Driver:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
             self._sync_http = httpx2.Client(
-                timeout=self.timeouts.as_httpx(), verify=verifying_context()
+                timeout=self.timeouts.as_httpx(),
+                verify=verifying_context(),
+                limits=pool_limits(self.limits),
             )
         return self._sync_http
+
+    def pool_size(self, blocking: bool) -> int | None:
+        """``Limits.connections`` of the pool the async (or ``blocking``)
+        streams use; None when that HTTP client was passed in."""
+        owned = self._owns_sync_http if blocking else self._owns_http
+        return self.limits.connections if owned else None
 
     def stream(
         self,

@@ -65,6 +65,26 @@ def name_provider(error: BaseException, provider: str) -> None:
     error.named = provider
 
 
+def pool_timeout(where: str, waited: float, connections: int | None) -> errors.PoolTimeoutError:
+    """The typed error of a request that found no free connection within
+    ``waited`` seconds (``Timeouts.pool``); ``connections`` is the pool's
+    ``Limits.connections``, None when the HTTP client (and its pool) was
+    the caller's."""
+    if connections is None:
+        return errors.PoolTimeoutError(
+            f"no free connection to {where} within {waited:g}s (Timeouts.pool): "
+            "every connection of the HTTP client's pool was busy",
+            limit="the HTTP client's pool",
+            value=None,
+        )
+    return errors.PoolTimeoutError(
+        f"no free connection to {where} within {waited:g}s (Timeouts.pool): "
+        f"all {connections} connections (Limits.connections) were busy",
+        limit="Limits.connections",
+        value=connections,
+    )
+
+
 def host(request: httpx2.Request) -> str:
     # Host and port only: a query string could carry a credential.
     url = request.url
@@ -82,4 +102,12 @@ def told(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-__all__ = ["host", "name_provider", "parse_retry_after", "request_id", "stamp_error", "told"]
+__all__ = [
+    "host",
+    "name_provider",
+    "parse_retry_after",
+    "pool_timeout",
+    "request_id",
+    "stamp_error",
+    "told",
+]

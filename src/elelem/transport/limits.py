@@ -19,7 +19,8 @@ MiB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """What one response may cost; 0 disables a limit.
+    """What one response may cost, and how many connections the driver's
+    pool holds; 0 disables a limit.
 
     ``body`` bounds the decoded bytes of a whole response (a JSON body read
     at once, or every byte of a stream); ``frame`` bounds one event, line or
@@ -27,12 +28,30 @@ class Limits:
     bounds decoded bytes per byte received once more than
     ``ratio_floor`` bytes were decoded (a compression bomb trips it within
     its first megabytes; real JSON streams compress about 10:1).
+    The pool's limits (``connections``, ``keepalive_connections``,
+    ``keepalive_expiry``) apply to the HTTP clients the driver makes; a
+    client passed in keeps its own.
     """
 
     body: int = 256 * MiB
     frame: int = 16 * MiB
     decompression_ratio: float = 200.0
     ratio_floor: int = 4 * MiB
+    connections: int = 1000
+    """Connections the driver's own pool may hold open at once, every
+    origin together (a gateway streams hundreds at a time; the official
+    SDKs allow 1,000 too).  A request that finds them all busy waits up to
+    ``Timeouts.pool`` for one, then fails with
+    :class:`~elelem.errors.PoolTimeoutError`."""
+    keepalive_connections: int = 1000
+    """Idle connections kept for reuse: as many as may be open, so the
+    connections of a burst of streams serve the next burst instead of
+    paying a new TCP (and TLS) handshake each."""
+    keepalive_expiry: float = 30.0
+    """Seconds an idle connection is kept: under the 60 s idle timeout of
+    the common load balancers in front of the providers, so a kept
+    connection is seldom one the server already dropped (one it did drop is
+    seen closed when taken from the pool, and a new one is made)."""
 
 
 DEFAULT_LIMITS = Limits()

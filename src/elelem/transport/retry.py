@@ -111,6 +111,7 @@ _REASONS = {
     "server": "server error",
     "transport": "connection failed",
     "connect-timeout": "no connection",
+    "pool-timeout": "no free connection",
     "idle-timeout": "no response",
     "incomplete-stream": "the stream ended early",
 }

@@ -43,7 +43,14 @@ from elelem.outputs import parse_output
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry
 from elelem.transport.config import RequestSpan, Settings, Timeouts
 from elelem.transport.endpoint import Endpoint
-from elelem.transport.failures import host, name_provider, request_id, stamp_error, told
+from elelem.transport.failures import (
+    host,
+    name_provider,
+    pool_timeout,
+    request_id,
+    stamp_error,
+    told,
+)
 from elelem.transport.framing import (
     DEFAULT_MAX_EVENT_BYTES,
     EventStreamDecoder,
@@ -135,6 +142,8 @@ class StreamCore:
     the response's :attr:`status`, :attr:`headers` and :attr:`request_id`,
     what the encoder :attr:`dropped`, the :attr:`retries` made.
     """
+
+    _blocking = False  # the blocking shell's streams read through its own client
 
     def __init__(
         self,
@@ -456,6 +465,10 @@ class StreamCore:
 
     def _unsent(self, exc: httpx2.RequestError, request: httpx2.Request) -> StreamError:
         """The typed error for a send that failed before a response."""
+        if isinstance(exc, httpx2.PoolTimeout):
+            return pool_timeout(
+                host(request), self._timeouts.pool, self._driver.pool_size(self._blocking)
+            )
         if isinstance(exc, httpx2.ConnectTimeout):
             return ConnectTimeoutError(
                 f"no connection to {host(request)} within {self._timeouts.connect:g}s"
