@@ -57,7 +57,8 @@ the classes)::
     │       ├── ConnectTimeoutError
     │       ├── DeadlineExceededError
     │       ├── IdleTimeoutError
-    │       └── IncompleteStreamError
+    │       ├── IncompleteStreamError
+    │       └── PoolTimeoutError
     └── UnsupportedError
 """
 
