@@ -136,7 +136,7 @@ def test_every_python_example_is_run() -> None:
         "README.md": 1,  # tests/test_readme.py
         "tools.md": 1,  # tests/test_tools_doc.py
         "web.md": 1,  # tests/test_docs_web.py
-        "beyond-chat.md": 3,  # issue #30's: not run by any test yet
+        "beyond-chat.md": 3,  # tests/test_beyond_chat_doc.py
     }
 
 

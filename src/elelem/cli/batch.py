@@ -36,7 +36,9 @@ from elelem.cli.common import (
     Failure,
     debug_option,
     guarded,
+    read_lines,
     store_from_env,
+    utf8_text,
 )
 from elelem.render import sanitize_line
 from elelem.turns.costs import events_cost
@@ -51,7 +53,7 @@ def _client() -> Any:
 
 def _requests(source: TextIO, jsonl: bool, max_tokens: int | None) -> list[BatchRequest]:
     out = []
-    for number, line in enumerate(source, start=1):
+    for number, line in enumerate(read_lines(source), start=1):
         text = line.rstrip("\r\n")
         if not text.strip():
             continue
@@ -111,6 +113,7 @@ def submit_command(source: str, model: str, jsonl: bool, max_tokens: int | None)
 @guarded
 def status_command(ref: str) -> None:
     """Ask the provider how far batch REF (conversation or batch id) got."""
+    utf8_text(ref, "REF")
     with closing(store_from_env()) as store:
         conversation = find(store, ref)
         record = latest(conversation)
@@ -130,6 +133,7 @@ def status_command(ref: str) -> None:
 @guarded
 def results_command(ref: str, as_json: bool) -> None:
     """Read a finished batch's responses into the log (once) and print them."""
+    utf8_text(ref, "REF")
     with closing(store_from_env()) as store:
         conversation = find(store, ref)
         if not recorded(conversation):

@@ -7,7 +7,7 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
 
@@ -419,6 +419,17 @@ def utf8_text(text: str, what: str) -> str:
     return text
 
 
+def read_lines(source: Iterable[str]) -> Iterator[str]:
+    """The lines of a text file or stdin; a usage :class:`Failure` when they
+    are not UTF-8 text (a binary file given where lines are read)."""
+    number = 0
+    try:
+        for number, line in enumerate(source, start=1):  # noqa: B007 - told below
+            yield line
+    except UnicodeDecodeError:
+        raise Failure(f"line {number + 1} is not UTF-8 text", EXIT_USAGE) from None
+
+
 def stdin_text() -> str | None:
     """The prompt piped on stdin, or None when stdin is a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
@@ -452,6 +463,7 @@ __all__ = [
     "make_renderer",
     "max_bytes_option",
     "model_options",
+    "read_lines",
     "signing_credentials_set",
     "stdin_text",
     "store_from_env",

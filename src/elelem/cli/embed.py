@@ -21,7 +21,15 @@ from typing import Any, TextIO
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, store_from_env
+from elelem.cli.common import (
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    guarded,
+    read_lines,
+    store_from_env,
+    utf8_text,
+)
 from elelem.embeddings import TASKS, Embeddings
 from elelem.embeddings.collections import Collections, Hit, Item, to_bytes
 from elelem.render import sanitize_line
@@ -38,7 +46,7 @@ def _client() -> Any:
 def _rows(source: TextIO, jsonl: bool) -> list[tuple[str, str, Any]]:
     """``(id, content, metadata)`` of each non-empty line of ``source``."""
     rows = []
-    for number, line in enumerate(source, start=1):
+    for number, line in enumerate(read_lines(source), start=1):
         text = line.rstrip("\r\n")
         if not text.strip():
             continue
@@ -124,6 +132,8 @@ def embed_command(
 ) -> None:
     """Embed TEXTS (or the lines of -i FILE): print the vectors, or store
     them in a collection with -c."""
+    for value in (*texts, *ids, collection or ""):
+        utf8_text(value, "an argument")
     rows = _inputs(texts, source, jsonl, ids)
     if not rows:
         raise Failure("nothing to embed: give texts or -i FILE", EXIT_USAGE)
@@ -203,6 +213,8 @@ def similar_command(
     tab-separated."""
     if (text is None) == (item is None):
         raise Failure("give TEXT or --id, one of them", EXIT_USAGE)
+    for value in (collection, text or "", item or ""):
+        utf8_text(value, "an argument")
     store = store_from_env()
     try:
         found = Collections(store).get(collection)
@@ -243,6 +255,7 @@ def list_command() -> None:
 @guarded
 def delete_command(name: str) -> None:
     """Remove collection NAME and its rows."""
+    utf8_text(name, "NAME")
     with closing(store_from_env()) as store:
         Collections(store).delete(name)
 
