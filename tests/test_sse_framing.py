@@ -525,3 +525,15 @@ def test_a_run_is_made_only_of_blocks_of_one_name_and_one_data_line() -> None:
     want = [SSEEvent("A", "1\n2"), SSEEvent("C", "3")]
     assert SSEDecoder().feed_runs(body) == want
     assert SSEDecoder().feed(body) == want
+
+
+def test_a_name_seen_before_alone_beside_two_data_lines_is_no_named_run() -> None:
+    # Found by the whole-blocks property test: a read of "event: :" (a name
+    # already cached, no data: nothing to dispatch) and a block of two data
+    # lines balances the named path's count of line ends; each block must be
+    # split at its data line, a cached name's too.
+    decoder = SSEDecoder()
+    first = b"event: :\ndata: ::::\n\n"
+    second = b"event: :\n\nevent: a\ndata: 1\ndata: 2\n\n"
+    events = decoder.feed(first) + decoder.feed(second)
+    assert [(e.event, e.data) for e in events] == [(":", "::::"), ("a", "1\n2")]

@@ -444,9 +444,13 @@ class SSEDecoder:
         events = []
         for block in blocks:
             head, sep, value = block.partition("\ndata: ")
+            # Every block must be split, a name seen before too: a block of a
+            # name alone beside one of two data lines balances the count.
+            if not sep:
+                return None
             name = names.get(head)
             if name is None:
-                if not sep or head[:7] != "event: ":
+                if head[:7] != "event: ":
                     return None
                 name = head[7:]
                 if len(names) < _MAX_NAMES:
