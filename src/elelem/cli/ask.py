@@ -83,8 +83,8 @@ class Session:
 
     @property
     def model(self) -> str:
-        """The model address the session talks to."""
-        return self.target.address
+        """The ``provider:model`` the session talks to (an alias resolved)."""
+        return self.target.resolved
 
     def _store_new(self) -> None:
         """Create the new conversation in the store, under the id it was

@@ -423,7 +423,7 @@ class TurnEngine:
         self.turn = conv.turn + 1
         start = TurnStart(
             self.trigger or ("user" if self.user_input is not None else "continuation"),
-            self.target.address,
+            self.target.resolved,
             self.request["system"],
         )
         drafts = [Draft.of(start, turn=self.turn)]
