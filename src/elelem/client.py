@@ -248,6 +248,7 @@ class Client(AsyncExtras):
         *,
         timeouts: Timeouts | None = None,
         output_type: Any = None,
+        streamed: bool = True,
         **request: Unpack[RequestOptions],
     ) -> ResponseStream:
         """Stream a response: an async iterator of chunks (see
@@ -258,10 +259,14 @@ class Client(AsyncExtras):
         ``output_type`` (a msgspec Struct, dataclass, TypedDict or pydantic
         model) asks for an answer of that type through the structured-output
         option; then ``stream.objects()`` gives the object as it arrives and
-        ``await stream.output()`` the validated instance."""
+        ``await stream.output()`` the validated instance.
+
+        ``streamed=False`` sends the request non-streamed (the whole answer
+        in one JSON body, as :meth:`complete`) behind the same stream: its
+        chunks arrive at once, when the body has."""
         request["options"] = _with_output(request.get("options"), output_type)
         endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.stream(endpoint, shape, neutral, timeouts=timeouts)
+        stream = self._driver.stream(endpoint, shape, neutral, timeouts=timeouts, streamed=streamed)
         stream.output_type = output_type
         return stream
 
@@ -427,13 +432,16 @@ class SyncClient(SyncExtras):
         *,
         timeouts: Timeouts | None = None,
         output_type: Any = None,
+        streamed: bool = True,
         **request: Unpack[RequestOptions],
     ) -> SyncResponseStream:
         """As :meth:`Client.stream`, blocking: a
         :class:`~elelem.transport.SyncResponseStream`, read as it is iterated."""
         request["options"] = _with_output(request.get("options"), output_type)
         endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
+        stream = self._driver.sync_stream(
+            endpoint, shape, neutral, timeouts=timeouts, streamed=streamed
+        )
         stream.output_type = output_type
         return stream
 

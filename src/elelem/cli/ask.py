@@ -75,14 +75,16 @@ class Session:
     options: GenerationOptions
     toolset: Toolset | None = None
     timeouts: Timeouts | None = None
+    streamed: bool = True
+    """False with ``--no-stream``: each request asks for the whole answer at once."""
     stored: bool = True
     """False for a new conversation until its first request is about to go
     out: a command that fails before then leaves the store as it was."""
 
     @property
     def model(self) -> str:
-        """The model address the session talks to."""
-        return self.target.address
+        """The ``provider:model`` the session talks to (an alias resolved)."""
+        return self.target.resolved
 
     def _store_new(self) -> None:
         """Create the new conversation in the store, under the id it was
@@ -127,6 +129,7 @@ class Session:
                     options=self.options,
                     toolset=self.toolset,
                     timeouts=self.timeouts,
+                    streamed=self.streamed,
                     before_first_send=None if self.stored else self._store_new,
                 )
         except KeyboardInterrupt:
@@ -290,6 +293,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         ),
         Toolset.from_params(params),
         timeouts_of(params),
+        streamed=not params["no_stream"],
         stored=ref is not None,
     )
 

@@ -310,6 +310,12 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         ),
         click.option("--no-store", is_flag=True, help="Keep this conversation in memory only."),
         click.option(
+            "--no-stream",
+            is_flag=True,
+            help="Ask for the whole answer at once (not streamed) and show it when it has "
+            "arrived; it is stored as a streamed one is.",
+        ),
+        click.option(
             "--timeout",
             type=SECONDS,
             metavar="SECONDS",

@@ -58,6 +58,7 @@ def run_turn(
     toolset: Toolset | None = None,
     timeouts: Timeouts | None = None,
     replaying: bool = False,
+    streamed: bool = True,
     before_first_send: Callable[[], None] | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
@@ -70,7 +71,8 @@ def run_turn(
     recording played back) makes the turn exactly one request: a paused
     response is not continued and a recoverable error not retried, since
     the recording holds the request that followed, if any, as its own
-    interaction.
+    interaction.  ``streamed`` False (``--no-stream``) asks for each answer
+    non-streamed.
 
     The turn's first request is encoded once offline before anything is
     stored (:func:`check_first_request`): an attachment over the provider's
@@ -84,6 +86,7 @@ def run_turn(
         "system": system,
         "hosted_tools": hosted_tools,
         "options": options,
+        "streamed": streamed,
     }
     if replaying:
         turn_options["max_continuations"] = 0

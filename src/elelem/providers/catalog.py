@@ -575,6 +575,14 @@ class Target:
         """The provider's name."""
         return ProviderId(self.spec.name)
 
+    @property
+    def resolved(self) -> str:
+        """The ``provider:model`` the address resolved to
+        (``anthropic:claude-sonnet-4-5`` for ``sonnet`` or ``anthropic``):
+        what a conversation records, so its log names the model asked, not
+        an alias whose meaning can change."""
+        return f"{self.spec.name}:{self.model}"
+
 
 __all__ = [
     "BUILTIN",

@@ -456,9 +456,12 @@ class Driver:
         request: ModelRequest,
         *,
         timeouts: Timeouts | None = None,
+        streamed: bool = True,
     ) -> ResponseStream:
-        """A streamed response to ``request`` (sent on first iteration)."""
-        return self._made(ResponseStream, endpoint, shape, request, timeouts, streamed=True)
+        """A streamed response to ``request`` (sent on first iteration).
+        ``streamed=False`` sends it non-streamed: the whole JSON body arrives
+        at once and is mapped by the shape into the same chunks."""
+        return self._made(ResponseStream, endpoint, shape, request, timeouts, streamed=streamed)
 
     def sync_stream(
         self,
@@ -467,9 +470,10 @@ class Driver:
         request: ModelRequest,
         *,
         timeouts: Timeouts | None = None,
+        streamed: bool = True,
     ) -> SyncResponseStream:
         """The blocking :meth:`stream`: read in the calling thread."""
-        return self._made(SyncResponseStream, endpoint, shape, request, timeouts, streamed=True)
+        return self._made(SyncResponseStream, endpoint, shape, request, timeouts, streamed=streamed)
 
     async def complete(
         self,

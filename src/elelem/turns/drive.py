@@ -129,7 +129,9 @@ async def _do(
     if isinstance(action, Send):
         if run.stream is not None:
             await run.stream.aclose()
-        run.stream = client.stream(action.target, timeouts=timeouts, **action.arguments)
+        run.stream = client.stream(
+            action.target, timeouts=timeouts, streamed=action.streamed, **action.arguments
+        )
         return run.stream
     if isinstance(action, Wait):
         return await anyio.sleep(action.seconds)
@@ -193,7 +195,9 @@ def _do_sync(
     if isinstance(action, Send):
         if run.stream is not None:
             run.stream.close()
-        run.stream = client.stream(action.target, timeouts=timeouts, **action.arguments)
+        run.stream = client.stream(
+            action.target, timeouts=timeouts, streamed=action.streamed, **action.arguments
+        )
         return run.stream  # its state is what the flow reads
     if isinstance(action, Wait):
         return time.sleep(action.seconds)

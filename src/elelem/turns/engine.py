@@ -113,10 +113,12 @@ class Send:
     """Make the stream of one request to ``target`` (sent on the first
     :class:`Read`); ``arguments`` are :meth:`elelem.Client.stream`'s keyword
     arguments (``messages``, ``system``, ``tools``, …) except ``timeouts``,
-    which the driver adds."""
+    which the driver adds.  ``streamed`` False asks for the response
+    non-streamed (``--no-stream``): the same chunks, all at once."""
 
     target: Target
     arguments: dict[str, Any]
+    streamed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +203,8 @@ class TurnSettings(TypedDict, total=False):
     (default :data:`MAX_CONTINUATIONS`).  ``recover``: repair what a
     recoverable error names and resend (default True).  ``on_chunk``: the
     observer of every chunk, called once what it committed is stored.
+    ``streamed``: False sends every request of the turn non-streamed (the
+    log holds the same events either way).
     """
 
     system: str | None
@@ -210,6 +214,7 @@ class TurnSettings(TypedDict, total=False):
     max_continuations: int
     recover: bool
     on_chunk: ChunkObserver | None
+    streamed: bool
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -362,6 +367,7 @@ class TurnEngine:
     max_continuations: int = MAX_CONTINUATIONS
     recover: bool = True
     on_chunk: ChunkObserver | None = None
+    streamed: bool = True
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
     stream: StreamView | None = None
@@ -396,6 +402,7 @@ class TurnEngine:
             options.get("max_continuations", MAX_CONTINUATIONS),
             options.get("recover", True),
             options.get("on_chunk"),
+            options.get("streamed", True),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -416,7 +423,7 @@ class TurnEngine:
         self.turn = conv.turn + 1
         start = TurnStart(
             self.trigger or ("user" if self.user_input is not None else "continuation"),
-            self.target.address,
+            self.target.resolved,
             self.request["system"],
         )
         drafts = [Draft.of(start, turn=self.turn)]
@@ -437,7 +444,7 @@ class TurnEngine:
         while True:
             projection = self.conversation.project()
             drafts = self.drafts_for_next()
-            stream: StreamView = yield Send(self.target, self.arguments(projection))
+            stream: StreamView = yield Send(self.target, self.arguments(projection), self.streamed)
             self.stream = stream
             try:
                 yield from self.read(stream, drafts)
