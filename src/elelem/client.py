@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 import httpx2
 import msgspec
@@ -48,6 +48,7 @@ from elelem.extras import AsyncExtras, SyncExtras
 from elelem.outputs import output_format, parse_output
 from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
+from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse
 from elelem.transport import (
     CLIENT_RETRY_POLICY,
@@ -183,19 +184,74 @@ class Client(AsyncExtras):
         """The default timeouts."""
         return self._driver.timeouts
 
-    def target(self, model: str | Target) -> Target:
+    @overload
+    def target(self, model: str | Target) -> Target: ...
+
+    @overload
+    def target(self, model: Model) -> Model: ...
+
+    @overload
+    def target(self, model: str | Target | Model) -> Target | Model: ...
+
+    def target(self, model: str | Target | Model) -> Target | Model:
         """Resolve ``model`` (``provider:model``) once: provider, wire model
         name, shape and endpoint (with the key in force now).  Pass the
-        result wherever a model address goes to skip resolving again.
+        result wherever a model address goes to skip resolving again.  A
+        :class:`~elelem.providers.protocol.Model` (a test model, a
+        :class:`~elelem.Fallback`) is returned as it is.
 
         Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
         for a shape not built yet.
         """
-        if isinstance(model, Target):
+        if isinstance(model, Target) or not isinstance(model, str):
             return model
         env = os.environ if self._env is None else self._env
         return self.catalog.target(model, env, self._api_keys)
+
+    def request(
+        self, model: str | Target | Model, messages: Messages, **request: Unpack[RequestOptions]
+    ) -> tuple[Target | Model, ModelRequest]:
+        """Resolve ``model`` and build the neutral request to it (no I/O),
+        stamped with the current time (see :meth:`prepare`)."""
+        target = self.target(model)
+        if isinstance(messages, str):
+            messages = (Message.user(messages),)
+        options = request.get("options")
+        neutral = ModelRequest(
+            model=target.model,
+            messages=tuple(messages),
+            system=request.get("system"),
+            tools=tuple(request.get("tools", ())),
+            hosted_tools=tuple(request.get("hosted_tools", ())),
+            options=options if options is not None else GenerationOptions(),
+            response_payloads=tuple(request.get("response_payloads", ())),
+            now=self._clock(),
+        )
+        return target, neutral
+
+    def open(
+        self,
+        target: Target | Model,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+        sync: bool = False,
+    ) -> Any:
+        """The stream of the neutral ``request`` to ``target`` (its model name
+        the target's own): a :class:`~elelem.transport.ResponseStream`, or
+        with ``sync`` a :class:`~elelem.transport.SyncResponseStream` (a
+        :class:`~elelem.providers.protocol.Model` gives its own streams).
+        What a :class:`~elelem.providers.protocol.Model` calls to reach the
+        targets it stands for."""
+        if request.model != target.model:
+            request = msgspec.structs.replace(request, model=target.model)
+        if not isinstance(target, Target):
+            return target.open(self, request, timeouts=timeouts, sync=sync)
+        endpoint = _with_secrets(target.endpoint, request)
+        if sync:
+            return self._driver.sync_stream(endpoint, target.shape, request, timeouts=timeouts)
+        return self._driver.stream(endpoint, target.shape, request, timeouts=timeouts)
 
     def prepare(
         self, model: str | Target, messages: Messages, **request: Unpack[RequestOptions]
@@ -215,35 +271,15 @@ class Client(AsyncExtras):
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
         for a shape not built yet.
         """
-        target = self.target(model)
-        if isinstance(messages, str):
-            messages = (Message.user(messages),)
-        options = request.get("options")
-        neutral = ModelRequest(
-            model=target.model,
-            messages=tuple(messages),
-            system=request.get("system"),
-            tools=tuple(request.get("tools", ())),
-            hosted_tools=tuple(request.get("hosted_tools", ())),
-            options=options if options is not None else GenerationOptions(),
-            response_payloads=tuple(request.get("response_payloads", ())),
-            now=self._clock(),
-        )
-        endpoint = target.endpoint
-        tokens = tuple(
-            t.authorization
-            for t in neutral.hosted_tools
-            if isinstance(t, RemoteMCP) and t.authorization
-        )
-        if tokens:
-            # A hosted MCP server's token rides in the body: an error echoing
-            # it is redacted like the API key.
-            endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            raise TypeError(f"{target.address} is no catalog target: it has no endpoint or shape")
+        endpoint = _with_secrets(target.endpoint, neutral)
         return endpoint, target.shape, neutral
 
     def stream(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -260,8 +296,8 @@ class Client(AsyncExtras):
         option; then ``stream.objects()`` gives the object as it arrives and
         ``await stream.output()`` the validated instance."""
         request["options"] = _with_output(request.get("options"), output_type)
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.stream(endpoint, shape, neutral, timeouts=timeouts)
+        target, neutral = self.request(model, messages, **request)
+        stream: ResponseStream = self.open(target, neutral, timeouts=timeouts)
         stream.output_type = output_type
         return stream
 
@@ -369,6 +405,20 @@ class Client(AsyncExtras):
 _CountPlan = tuple[Endpoint, CountingShape, ModelRequest]
 
 
+def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:
+    """``endpoint`` knowing the secrets ``request``'s body carries."""
+    tokens = tuple(
+        t.authorization
+        for t in request.hosted_tools
+        if isinstance(t, RemoteMCP) and t.authorization
+    )
+    if tokens:
+        # A hosted MCP server's token rides in the body: an error echoing
+        # it is redacted like the API key.
+        endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
+    return endpoint
+
+
 def _counted(plan: _CountPlan, result: AssembledResponse) -> TokenCount:
     assert result.usage is not None  # CountingShape's one response always has it
     return TokenCount(
@@ -410,7 +460,16 @@ class SyncClient(SyncExtras):
         """The async client with the same catalog, keys and settings."""
         return self._client
 
-    def target(self, model: str | Target) -> Target:
+    @overload
+    def target(self, model: str | Target) -> Target: ...
+
+    @overload
+    def target(self, model: Model) -> Model: ...
+
+    @overload
+    def target(self, model: str | Target | Model) -> Target | Model: ...
+
+    def target(self, model: str | Target | Model) -> Target | Model:
         """As :meth:`Client.target`."""
         return self._client.target(model)
 
@@ -422,7 +481,7 @@ class SyncClient(SyncExtras):
 
     def stream(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -432,8 +491,9 @@ class SyncClient(SyncExtras):
         """As :meth:`Client.stream`, blocking: a
         :class:`~elelem.transport.SyncResponseStream`, read as it is iterated."""
         request["options"] = _with_output(request.get("options"), output_type)
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.sync_stream(endpoint, shape, neutral, timeouts=timeouts)
+        client = self._client
+        target, neutral = client.request(model, messages, **request)
+        stream: SyncResponseStream = client.open(target, neutral, timeouts=timeouts, sync=True)
         stream.output_type = output_type
         return stream
 

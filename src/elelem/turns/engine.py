@@ -76,6 +76,7 @@ from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
 from elelem.errors import ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
+from elelem.providers.protocol import Model
 from elelem.providers.pricing import Cost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.turns.costs import records_cost
@@ -115,7 +116,7 @@ class Send:
     arguments (``messages``, ``system``, ``tools``, …) except ``timeouts``,
     which the driver adds."""
 
-    target: Target
+    target: Target | Model
     arguments: dict[str, Any]
 
 
@@ -355,7 +356,7 @@ class TurnEngine:
     """
 
     conversation: Conversation
-    target: Target
+    target: Target | Model
     user_input: str | Message | None
     request: dict[str, Any]
     trigger: str | None = None
@@ -373,7 +374,7 @@ class TurnEngine:
     def create(
         cls,
         conversation: Conversation,
-        target: Target,
+        target: Target | Model,
         user_input: str | Message | None,
         **options: Unpack[TurnOptions],
     ) -> TurnEngine:
@@ -472,8 +473,13 @@ class TurnEngine:
             if pair is None:
                 return
             chunk, committed = pair
-            if type(chunk) is ResponseStart and chunk.model:
-                drafts.model = chunk.model
+            if type(chunk) is ResponseStart:
+                # A model standing for others (a fallback) names the one
+                # that answered.
+                if chunk.model:
+                    drafts.model = chunk.model
+                if chunk.provider:
+                    drafts.provider = chunk.provider
             if committed:
                 yield Append(drafts.parts(committed))
                 drafts.committed += len(committed)

@@ -65,6 +65,7 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.providers import Target
+    from elelem.providers.protocol import Model
     from elelem.transport import Timeouts
 
 MAX_STEPS = 10
@@ -390,7 +391,7 @@ _LOOP_KEYS = frozenset({"tools", "max_steps", "approve", "tool_timeout", "on_cal
 
 def loop_flow(
     conv: Conversation,
-    target: Target,
+    target: Target | Model,
     user_input: str | Message | None,
     options: LoopOptions,
     *,
@@ -413,7 +414,7 @@ def loop_flow(
 async def run(
     conv: Conversation,
     client: Client,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,
@@ -438,7 +439,7 @@ async def run(
 def run_sync(
     conv: Conversation,
     client: SyncClient,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,
