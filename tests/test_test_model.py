@@ -13,14 +13,14 @@ import msgspec
 import pytest
 
 import elelem
-from elelem.conversation import Conversation, SQLiteStore
-from elelem.turns.engine import TurnResult
+from elelem.conversation import Conversation, SQLiteStore, TurnStart
 from elelem.conversation.events import HostedBody, MessageBody, ResponseRecord
 from elelem.errors import ServerError
 from elelem.testing import NO_TOOL_CALLS, FunctionModel, Reply, TestModel
 from elelem.testing.schema_values import SchemaValueError, value_for
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import FunctionTool
+from elelem.turns.engine import TurnResult
 from elelem.vocabulary import ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock, Usage
 from toolloop_wires import WIRES, Wire
 
@@ -87,7 +87,7 @@ def test_the_tool_loop_runs_on_the_test_model(tmp_path: Path) -> None:
     result = asyncio.run(main())
     assert rows(conv) == EXPECTED
     assert (result.end, result.text) == ("completed", '{"get_weather": "18°C in a"}')
-    assert conv.events[0].body.model == "test:test-model"  # type: ignore[union-attr]
+    assert conv.events[0].body == TurnStart("user", "test:test-model", None)
     # Usage as a provider counts it: input estimated from the request.
     assert result.responses[0].usage is not None and result.responses[0].usage.input > 0
     assert [len(r.messages) for r in test_model.requests] == [1, 3]
@@ -145,15 +145,14 @@ def test_named_arguments_and_chosen_tools(tmp_path: Path) -> None:
 
 def test_no_tools_answers_the_fixed_text() -> None:
     async def main() -> list[str]:
-        async with elelem.Client(env={}) as client:
-            async with client.stream(TestModel(), "hi") as stream:
-                return [t async for t in stream.text()]
+        async with elelem.Client(env={}) as client, client.stream(TestModel(), "hi") as stream:
+            return [t async for t in stream.text()]
 
     assert "".join(asyncio.run(main())) == NO_TOOL_CALLS
-    with elelem.SyncClient(env={}) as client:
-        with client.stream(TestModel(text="one two three"), "hi") as stream:
-            assert list(stream.text()) == ["one ", "two ", "three"]
-            assert stream.final().finish_reason == "stop"
+    client = elelem.SyncClient(env={})
+    with client, client.stream(TestModel(text="one two three"), "hi") as stream:
+        assert list(stream.text()) == ["one ", "two ", "three"]
+        assert stream.final().finish_reason == "stop"
 
 
 def test_an_async_function_model_and_its_requests(tmp_path: Path) -> None:
@@ -189,9 +188,9 @@ def test_an_async_function_model_is_refused_by_the_blocking_api(tmp_path: Path) 
         return "never"
 
     conv = conversation(tmp_path)
-    with elelem.SyncClient(env={}) as client:
-        with pytest.raises(TypeError, match="synchronous model function"):
-            elelem.send_sync(conv, client, FunctionModel(answer), "go")
+    client = elelem.SyncClient(env={})
+    with client, pytest.raises(TypeError, match="synchronous model function"):
+        elelem.send_sync(conv, client, FunctionModel(answer), "go")
     assert rows(conv)[-1] == ("response", 1, "test", "function", "aborted")
 
 
@@ -200,12 +199,15 @@ def test_a_provider_error_from_a_function_model_is_recorded(tmp_path: Path) -> N
         raise ServerError("overloaded", status=529, retryable=True)
 
     conv = conversation(tmp_path)
-    with elelem.SyncClient(env={}) as client:
-        with pytest.raises(ServerError, match="overloaded"):
-            elelem.send_sync(conv, client, FunctionModel(overloaded, model="flaky"), "go")
+    with elelem.SyncClient(env={}) as client, pytest.raises(ServerError, match="overloaded"):
+        elelem.send_sync(conv, client, FunctionModel(overloaded, model="flaky"), "go")
     record = conv.events[-1].body
     assert isinstance(record, ResponseRecord)
-    assert (record.finish, record.error, record.complete) == ("aborted", "server: overloaded", False)
+    assert (record.finish, record.error, record.complete) == (
+        "aborted",
+        "server: overloaded",
+        False,
+    )
 
 
 def test_chunks_without_a_finish_are_an_incomplete_stream(tmp_path: Path) -> None:
@@ -216,9 +218,8 @@ def test_chunks_without_a_finish_are_an_incomplete_stream(tmp_path: Path) -> Non
         return [ResponseStart("r1"), BlockStart(0, "text"), TextDelta(0, "half")]
 
     conv = conversation(tmp_path)
-    with elelem.SyncClient(env={}) as client:
-        with pytest.raises(IncompleteStreamError):
-            elelem.send_sync(conv, client, FunctionModel(cut), "go")
+    with elelem.SyncClient(env={}) as client, pytest.raises(IncompleteStreamError):
+        elelem.send_sync(conv, client, FunctionModel(cut), "go")
     assert [r[:4] for r in rows(conv)[1:]] == [
         ("assistant", 1, "text", "half"),
         ("response", 1, "test", "function"),
@@ -258,17 +259,17 @@ def test_schema_values() -> None:
         "$defs": {
             "Node": {
                 "type": "object",
-                "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                "properties": {
+                    "v": {"type": "integer"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                },
                 "required": ["v"],
             }
         },
     }
-    value = value_for(tree)
-    depth = 0
-    while value.get("kids"):
-        value, depth = value["kids"][0], depth + 1
-    assert depth > 0 and value == {"v": 0} or value == {"v": 0, "kids": []}
+    # A recursive type is followed MAX_DEPTH deep, then stops at an empty array.
+    assert value_for(tree) == {"v": 0, "kids": [{"v": 0, "kids": [{"v": 0, "kids": []}]}]}
     with pytest.raises(SchemaValueError, match=r"\$.code: cannot build a value for 'pattern'"):
         value_for({"type": "object", "properties": {"code": {"type": "string", "pattern": "^x$"}}})
-    tool = FunctionTool(get_weather.function if hasattr(get_weather, "function") else get_weather)
-    assert value_for(tool.spec.parameters) == {"city": "a"}
+    assert isinstance(get_weather, FunctionTool)
+    assert value_for(get_weather.spec.parameters) == {"city": "a"}

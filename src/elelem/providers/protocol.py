@@ -18,8 +18,8 @@ from elelem.vocabulary import ProviderId
 
 if TYPE_CHECKING:
     from elelem.providers.catalog import Target
-    from elelem.wire import ModelRequest
     from elelem.transport import Timeouts
+    from elelem.wire import ModelRequest
 
 
 class ModelHost(Protocol):

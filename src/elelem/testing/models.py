@@ -61,11 +61,14 @@ from elelem.vocabulary import (
 
 if TYPE_CHECKING:
     from elelem.providers.protocol import ModelHost
-    from elelem.wire import ModelRequest
     from elelem.transport import Timeouts
+    from elelem.wire import ModelRequest
 
 NO_TOOL_CALLS = "success (no tool calls)"
 """What :class:`TestModel` answers when it has nothing to call and no ``text``."""
+
+TEST_PROVIDER = ProviderId("test")
+"""The provider name the test models' answers are recorded under by default."""
 
 TEST_SOURCE = Source(url="https://example.com/test-source", title="Test source")
 
@@ -94,7 +97,7 @@ class Reply:
 class _Local:
     """What both models share: identity, numbering and the streams."""
 
-    provider: ProviderId = ProviderId("test")
+    provider: ProviderId = TEST_PROVIDER
     model: str = "test-model"
     requests: list[ModelRequest] = field(default_factory=list, init=False, repr=False)
     """Every request the model was sent, in order."""

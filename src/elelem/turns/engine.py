@@ -76,8 +76,8 @@ from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
 from elelem.errors import ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
-from elelem.providers.protocol import Model
 from elelem.providers.pricing import Cost
+from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.turns.costs import records_cost
 from elelem.vocabulary import (
