@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from elelem.conversation import Conversation, open_store
     from elelem.tools import FunctionTool, tool
     from elelem.turns.drive import send, send_sync
+    from elelem.turns.limits import UsageLimitExceeded, UsageLimits
     from elelem.turns.toolloop import run, run_sync
 
 __version__ = "0.1.0"
@@ -46,6 +47,10 @@ def __getattr__(name: str) -> object:
         from elelem.turns import toolloop
 
         return getattr(toolloop, name)
+    if name in ("UsageLimits", "UsageLimitExceeded"):
+        from elelem.turns import limits
+
+        return getattr(limits, name)
     if name in ("FunctionTool", "tool"):
         from elelem import tools
 
@@ -58,6 +63,8 @@ __all__ = [
     "Conversation",
     "FunctionTool",
     "SyncClient",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "__version__",
     "open_store",
     "register_block_type",

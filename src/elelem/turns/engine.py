@@ -56,6 +56,7 @@ propagates at once: the log itself failed, there is nowhere to record.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
@@ -80,6 +81,14 @@ from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.turns.costs import records_cost
+from elelem.turns.limits import (
+    USAGE_LIMIT_END,
+    UsageLimitExceeded,
+    UsageLimits,
+    Used,
+    check_request,
+    used_by,
+)
 from elelem.vocabulary import (
     Drop,
     GenerationOptions,
@@ -202,6 +211,8 @@ class TurnSettings(TypedDict, total=False):
     (default :data:`MAX_CONTINUATIONS`).  ``recover``: repair what a
     recoverable error names and resend (default True).  ``on_chunk``: the
     observer of every chunk, called once what it committed is stored.
+    ``limits``: the run's
+    :class:`~elelem.turns.limits.UsageLimits`.
     """
 
     system: str | None
@@ -211,6 +222,7 @@ class TurnSettings(TypedDict, total=False):
     max_continuations: int
     recover: bool
     on_chunk: ChunkObserver | None
+    limits: UsageLimits | None
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -363,6 +375,10 @@ class TurnEngine:
     max_continuations: int = MAX_CONTINUATIONS
     recover: bool = True
     on_chunk: ChunkObserver | None = None
+    limits: UsageLimits | None = None
+    """The run's usage limits (see :mod:`elelem.turns.limits`)."""
+    tool_calls: int = 0
+    """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
     stream: StreamView | None = None
@@ -397,6 +413,7 @@ class TurnEngine:
             options.get("max_continuations", MAX_CONTINUATIONS),
             options.get("recover", True),
             options.get("on_chunk"),
+            options.get("limits"),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -438,7 +455,10 @@ class TurnEngine:
         while True:
             projection = self.conversation.project()
             drafts = self.drafts_for_next()
-            stream: StreamView = yield Send(self.target, self.arguments(projection))
+            arguments = self.arguments(projection)
+            if self.limits is not None:
+                self.check(functools.partial(self.request_rule, arguments))
+            stream: StreamView = yield Send(self.target, arguments)
             self.stream = stream
             try:
                 yield from self.read(stream, drafts)
@@ -462,6 +482,8 @@ class TurnEngine:
             record = drafts.record(result, stream)
             yield drafts.closing(result, record)
             self.records.append(record)
+            if self.limits is not None:
+                self.check(self.limits.after_response)
             return record
 
     def read(self, stream: StreamView, drafts: ResponseDrafts) -> Flow[None]:
@@ -544,6 +566,22 @@ class TurnEngine:
                 return None  # the patch names nothing this log holds: not ours to guess
         self.repaired.update(key for key, _ in overlays)
         return tuple(Draft(kind_of(o), o, self.turn) for _, o in overlays)
+
+    def request_rule(self, arguments: dict[str, Any], used: Used) -> None:
+        """The usage limits' check before a request of ``arguments``."""
+        assert self.limits is not None
+        check_request(self.limits, used, arguments, self.target.provider, self.target.model)
+
+    def check(self, rule: Callable[[Used], None]) -> None:
+        """Apply a usage-limit ``rule`` to what the run used; an exceeded
+        limit leaves with the run's result so far."""
+        if self.limits is None:
+            return
+        try:
+            rule(used_by(self.records, self.tool_calls, self.limits))
+        except UsageLimitExceeded as exc:
+            exc.result = self.result(USAGE_LIMIT_END)
+            raise
 
     def end_of(self, record: ResponseRecord) -> str | None:
         """How the turn ends after ``record``, or None to continue it."""

@@ -51,6 +51,7 @@ from elelem.turns.engine import (
     TurnResult,
     TurnSettings,
 )
+from elelem.turns.limits import UsageLimitExceeded
 from elelem.vocabulary import (
     HostedActivity,
     Message,
@@ -344,10 +345,27 @@ def tool_loop(
             left = tuple(_error(c, note) for c in work.calls)
             yield Append((_results_draft(engine.turn, left, ()),))
             return engine.result(MAX_STEPS_END)
+        if work.calls and engine.limits is not None:
+            yield from _within_limits(engine, work)
         steps += 1
+        engine.tool_calls += len(work.calls)
         results, answers = yield Call(execute, (work,), name="tool step")
         yield Append((_results_draft(engine.turn, results, answers),))
         yield from _observe(on_call, work.calls, results)
+
+
+def _within_limits(engine: TurnEngine, work: _Work) -> Flow[None]:
+    """Raise when the step's calls would go over the run's tool-call limit,
+    after answering them with an error naming the limit."""
+    limits = engine.limits
+    assert limits is not None
+    try:
+        engine.check(lambda used: limits.before_tools(used, len(work.calls)))
+    except UsageLimitExceeded as exc:
+        note = f"not run: the usage limit tool_calls={exc.maximum} was reached"
+        left = tuple(_error(c, note) for c in work.calls)
+        yield Append((_results_draft(engine.turn, left, ()),))
+        raise
 
 
 def _observe(
