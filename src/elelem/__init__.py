@@ -21,6 +21,7 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
+    from elelem.providers.fallback import Fallback
     from elelem.tools import FunctionTool, tool
     from elelem.turns.drive import send, send_sync
     from elelem.turns.limits import UsageLimitExceeded, UsageLimits
@@ -47,6 +48,10 @@ def __getattr__(name: str) -> object:
         from elelem.turns import toolloop
 
         return getattr(toolloop, name)
+    if name == "Fallback":
+        from elelem.providers.fallback import Fallback
+
+        return Fallback
     if name in ("UsageLimits", "UsageLimitExceeded"):
         from elelem.turns import limits
 
@@ -61,6 +66,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Client",
     "Conversation",
+    "Fallback",
     "FunctionTool",
     "SyncClient",
     "UsageLimitExceeded",

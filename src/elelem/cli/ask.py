@@ -44,9 +44,10 @@ from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import Waiting, json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
-from elelem.errors import StreamError
+from elelem.errors import ConfigError, StreamError
 from elelem.preflight import preflight
 from elelem.providers import Catalog, Target
+from elelem.providers.fallback import Fallback
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.costs import events_cost
@@ -68,7 +69,7 @@ class Session:
 
     conversation: Conversation
     catalog: Catalog
-    target: Target
+    target: Target | Fallback
     renderer: Renderer | None
     system: str | None
     tools: tuple[HostedTool, ...]
@@ -193,7 +194,7 @@ class Session:
         asked = toolset is not None and bool(toolset.tools or toolset.servers)
         events = self.renderer is None and not isinstance(self.options.output, JsonSchemaOutput)
         for warning in preflight(
-            self.target.spec.name, self.target.model, request, tools_asked=asked
+            str(self.target.provider), self.target.model, request, tools_asked=asked
         ):
             if events:  # --json: a structured line among the stream's events
                 line = {"type": "warning", **msgspec.to_builtins(warning)}
@@ -235,12 +236,20 @@ def quiet_observer(_chunk: object, _committed: object) -> None:
     """Shows nothing: the answer is printed whole once it is complete."""
 
 
-def check_model(catalog: Catalog, model: str) -> Target:
+def check_model(catalog: Catalog, model: str) -> Target | Fallback:
     """Resolve ``model`` once for the command: an unknown provider, a shape
     not built yet, or a missing or malformed key (AWS credentials count for
     a signing provider, as in the library) fails here, before anything is
-    stored."""
-    return catalog.target(model, os.environ)
+    stored.  A comma-separated list (``-m a,b``, or an alias to a list in
+    the config file) is a :class:`~elelem.Fallback` of those models, each
+    resolved now."""
+    address = catalog.aliases.get(model.strip(), model)
+    if "," not in address:
+        return catalog.target(model, os.environ)
+    parts = [a.strip() for a in address.split(",")]
+    if not all(parts):
+        raise ConfigError(f"{model!r}: a list of models has an empty entry")
+    return Fallback([catalog.target(a, os.environ) for a in parts])
 
 
 CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}

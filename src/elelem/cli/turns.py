@@ -27,6 +27,7 @@ from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
 from elelem.providers import Catalog, Target
+from elelem.providers.protocol import Model
 from elelem.redaction import Redactor
 from elelem.render import Renderer, sanitize_line
 from elelem.render.lines import retry_line
@@ -45,7 +46,7 @@ COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn", "warning")
 
 def run_turn(
     conversation: Conversation,
-    target: Target,
+    target: Target | Model,
     text: str | Message | None,
     observe: ChunkObserver,
     *,

@@ -466,7 +466,12 @@ def usage_line(usage: Usage) -> str:
 
 
 def retry_line(retry: Retry) -> str:
-    """``retrying in 1.0 s: rate limit``: the client's visible retry."""
+    """``retrying in 1.0 s: rate limit``: the client's visible retry; a
+    fallback's move says so (``falling back to openai:gpt-4.1 after
+    overloaded (HTTP 529)``)."""
+    if retry.fallback is not None:
+        status = f" (HTTP {retry.status})" if retry.status is not None else ""
+        return f"{sanitize_line(retry.reason)} after {sanitize_line(retry.kind)}{status}"
     return f"retrying in {retry.delay:.1f} s: {sanitize_line(retry.reason)}"
 
 

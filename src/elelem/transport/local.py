@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from types import TracebackType
 from typing import Any
 
 from elelem.errors import IncompleteStreamError
-from elelem.stream import AssembledResponse, Assembler, Chunk, Retry, TextDelta
-from elelem.stream.chunks import ReasoningDelta
+from elelem.stream import AssembledResponse, Assembler, Chunk, Retry
+from elelem.transport.faces import AsyncFace, SyncFace
 from elelem.vocabulary import Drop, Part, ProviderId
 
 Produce = Callable[[], Any]
@@ -85,7 +84,7 @@ class _LocalCore:
         return self.assembler.finished
 
 
-class LocalStream(_LocalCore):
+class LocalStream(_LocalCore, AsyncFace):
     """An async stream of chunks made in-process (see the module docs)."""
 
     _chunks: Iterator[Chunk] | AsyncIterator[Chunk] | None = None
@@ -113,38 +112,6 @@ class LocalStream(_LocalCore):
             return None
         return self._feed(chunk)
 
-    def __aiter__(self) -> LocalStream:
-        return self
-
-    async def __anext__(self) -> Chunk:
-        pair = await self.step()
-        if pair is None:
-            raise StopAsyncIteration
-        return pair[0]
-
-    async def with_commits(self) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
-        """Iterate ``(chunk, committed)`` pairs."""
-        while (pair := await self.step()) is not None:
-            yield pair
-
-    async def text(self) -> AsyncIterator[str]:
-        """Iterate the text deltas' text."""
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is TextDelta and pair[0].text:
-                yield pair[0].text
-
-    async def reasoning(self) -> AsyncIterator[str]:
-        """Iterate the reasoning deltas' text."""
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is ReasoningDelta and pair[0].text:
-                yield pair[0].text
-
-    async def final(self) -> AssembledResponse:
-        """Drain the stream and return the assembled response."""
-        while await self.step() is not None:
-            pass
-        return self.result()
-
     async def start(self) -> None:
         """Make the chunks (idempotent)."""
         await self._source()
@@ -153,19 +120,8 @@ class LocalStream(_LocalCore):
         """End the stream; further reads end it."""
         self._closed = True
 
-    async def __aenter__(self) -> LocalStream:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class SyncLocalStream(_LocalCore):
+class SyncLocalStream(_LocalCore, SyncFace):
     """A blocking stream of chunks made in-process (see the module docs).
     ``produce`` must return chunks, not an awaitable: :class:`TypeError`
     otherwise, at the first read."""
@@ -192,38 +148,6 @@ class SyncLocalStream(_LocalCore):
             return None
         return self._feed(chunk)
 
-    def __iter__(self) -> SyncLocalStream:
-        return self
-
-    def __next__(self) -> Chunk:
-        pair = self.step()
-        if pair is None:
-            raise StopIteration
-        return pair[0]
-
-    def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
-        """Iterate ``(chunk, committed)`` pairs."""
-        while (pair := self.step()) is not None:
-            yield pair
-
-    def text(self) -> Iterator[str]:
-        """Iterate the text deltas' text."""
-        while (pair := self.step()) is not None:
-            if type(pair[0]) is TextDelta and pair[0].text:
-                yield pair[0].text
-
-    def reasoning(self) -> Iterator[str]:
-        """Iterate the reasoning deltas' text."""
-        while (pair := self.step()) is not None:
-            if type(pair[0]) is ReasoningDelta and pair[0].text:
-                yield pair[0].text
-
-    def final(self) -> AssembledResponse:
-        """Drain the stream and return the assembled response."""
-        while self.step() is not None:
-            pass
-        return self.result()
-
     def start(self) -> None:
         """Make the chunks (idempotent)."""
         self._source()
@@ -231,17 +155,6 @@ class SyncLocalStream(_LocalCore):
     def close(self) -> None:
         """End the stream; further reads end it."""
         self._closed = True
-
-    def __enter__(self) -> SyncLocalStream:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def chunks_of(items: Iterable[Chunk]) -> Produce:

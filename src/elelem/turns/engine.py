@@ -537,7 +537,11 @@ class TurnEngine:
             "messages": projection.messages,
             # What this provider's earlier responses returned beside their
             # messages (an Anthropic container) travels with the history.
-            "response_payloads": self.conversation.response_payloads(self.target.provider),
+            # A model standing for several (a fallback) gets every
+            # provider's and hands each target its own.
+            "response_payloads": self.conversation.response_payloads(
+                self.target.provider if isinstance(self.target, Target) else None
+            ),
             **self.request,
         }
 
