@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from elelem.conversation import Conversation, open_store
     from elelem.providers.fallback import Fallback
     from elelem.tools import FunctionTool, tool
+    from elelem.turns.deferred import resume, resume_sync
     from elelem.turns.drive import send, send_sync
     from elelem.turns.limits import UsageLimitExceeded, UsageLimits
     from elelem.turns.toolloop import run, run_sync
@@ -48,6 +49,10 @@ def __getattr__(name: str) -> object:
         from elelem.turns import toolloop
 
         return getattr(toolloop, name)
+    if name in ("resume", "resume_sync"):
+        from elelem.turns import deferred
+
+        return getattr(deferred, name)
     if name == "Fallback":
         from elelem.providers.fallback import Fallback
 
@@ -78,6 +83,8 @@ __all__ = [
     "register_message_source",
     "register_turn_end_reason",
     "register_turn_trigger",
+    "resume",
+    "resume_sync",
     "run",
     "run_sync",
     "send",

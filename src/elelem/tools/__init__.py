@@ -6,7 +6,7 @@ imports only :mod:`elelem.vocabulary` and :mod:`elelem.errors`, so the loop
 can run any :class:`Tool` without knowing where it came from.
 """
 
-from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
+from elelem.tools.base import ExternalTool, Tool, ToolOutcome, describe_error, render_result
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
     FunctionTool,
@@ -19,6 +19,7 @@ from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ExternalTool",
     "FunctionTool",
     "MCPServer",
     "MCPServerError",
