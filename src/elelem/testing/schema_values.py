@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from elelem.errors import ElelemError
+
 _FORMATS = {
     "date-time": "2025-01-01T00:00:00Z",
     "date": "2025-01-01",
@@ -33,7 +35,7 @@ MAX_DEPTH = 8
 """How deep a recursive schema is followed before optional parts are left out."""
 
 
-class SchemaValueError(ValueError):
+class SchemaValueError(ElelemError, ValueError):
     """The schema asks for something a value cannot be built for by construction."""
 
 

@@ -6,9 +6,10 @@ imports only :mod:`elelem.vocabulary` and :mod:`elelem.errors`, so the loop
 can run any :class:`Tool` without knowing where it came from.
 """
 
-from elelem.tools.base import ExternalTool, Tool, ToolOutcome, describe_error, render_result
+from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
+    ExternalTool,
     FunctionTool,
     arguments_struct,
     as_tool,
