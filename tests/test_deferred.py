@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import elelem
+from cli_helpers import KEY, base_env, run
 from elelem.conversation import Awaiting, Conversation, Decision, SQLiteStore
 from elelem.testing import TestModel
 from elelem.testing.servers import LoopbackServer
@@ -219,3 +220,48 @@ def test_sigkill_while_resuming_never_runs_the_call_twice(tmp_path: Path) -> Non
     assert charges(markers) == 1  # settled, not run again
     assert result.text == "The payment was interrupted."
     assert sent[-1]["content"][0]["content"] == INTERRUPTED
+
+
+CHARGE_PY = '''
+"""Payment tools for the CLI test."""
+import os
+from pathlib import Path
+
+def charge(amount: int) -> str:
+    """Charge a card (never repeat)."""
+    with (Path(os.environ["ELELEM_TEST_MARKERS"]) / "charge").open("a") as out:
+        out.write("ran\\n")
+    return f"charged {amount}"
+'''
+
+
+def test_the_cli_defers_then_approves_in_a_later_process(tmp_path: Path) -> None:
+    tools, markers = tmp_path / "pay.py", tmp_path / "markers"
+    tools.write_text(CHARGE_PY)
+    markers.mkdir()
+    pay = [("toolu_pay", "charge", {"amount": 5})]
+    replies = [anthropic_calls(pay), anthropic_text("Paid.")]
+    with LoopbackServer(replies) as server:
+        env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY,
+               "ELELEM_TEST_MARKERS": str(markers)}  # fmt: skip
+        model = ["-m", "anthropic:claude-test", "--functions", str(tools)]
+        asked = run(env, "ask", *model, "--defer", "pay 5")
+        assert asked.returncode == 0, asked.stderr
+        last = asked.stderr.splitlines()[-1]
+        assert last.startswith("awaiting-approval: elelem approve c_")
+        conv_id = last.rsplit(" ", 1)[1]
+        assert charges(markers) == 0
+        refused = run(env, "resume", conv_id, *model)
+        assert refused.returncode == 2
+        assert "call toolu_pay awaits approval: give --yes toolu_pay" in refused.stderr
+        no_tool = run(env, "approve", conv_id, "--yes", "toolu_pay", "-m", "anthropic:claude-test")
+        assert no_tool.returncode == 2
+        assert "the approved call of charge needs its tool" in no_tool.stderr
+        approved = run(env, "approve", conv_id, "--yes", "toolu_pay", *model)
+        assert approved.returncode == 0, approved.stderr
+        assert len(server.requests) == 2
+    assert approved.stdout.startswith("Paid.")
+    assert "called charge(amount=5) → charged 5" in approved.stderr
+    assert charges(markers) == 1
+    again = run(env, "approve", conv_id, "--yes", "toolu_pay", *model)
+    assert again.returncode == 2 and f"conversation {conv_id} awaits nothing" in again.stderr

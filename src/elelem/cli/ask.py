@@ -41,7 +41,7 @@ from elelem.cli.options import SchemaMismatch, check_answer, generation_options,
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
-from elelem.cli.turns import Waiting, json_observer, render_observer, run_turn
+from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError
@@ -52,6 +52,7 @@ from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.costs import events_cost
 from elelem.turns.drive import TurnResult
+from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
     CacheTTL,
     GenerationOptions,
@@ -97,10 +98,11 @@ class Session:
         conv = self.conversation
         return events_cost(e for e in conv.events if e.turn == conv.turn).describe()
 
-    def answer(self, text: str | Message | None) -> TurnResult:
+    def answer(self, text: str | Message | None, resume: Decisions | None = None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
         as NDJSON).  Ctrl-C and stream errors end the answer showing what
-        arrived (the log keeps it too), then propagate."""
+        arrived (the log keeps it too), then propagate.  ``resume`` continues
+        a run that stopped for approvals or results instead."""
         renderer = self.renderer
         output = self.options.output
         schema = output.schema if isinstance(output, JsonSchemaOutput) else None
@@ -129,6 +131,7 @@ class Session:
                     toolset=self.toolset,
                     timeouts=self.timeouts,
                     before_first_send=None if self.stored else self._store_new,
+                    resume=resume,
                 )
         except KeyboardInterrupt:
             if waiting is not None:
@@ -381,6 +384,15 @@ def ask_command(
             )
     if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
+    awaiting_line(session, result)
+
+
+def awaiting_line(session: Session, result: TurnResult) -> None:
+    """Say how to go on when the run stopped for approvals or results."""
+    if result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
+        command = "approve" if result.end == AWAITING_APPROVAL else "resume"
+        ident = sanitize_line(session.conversation.id)
+        click.echo(f"{result.end}: elelem {command} {ident}", err=True)
 
 
 __all__ = ["Session", "ask_command", "check_model", "open_session"]
