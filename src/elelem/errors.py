@@ -21,6 +21,7 @@ the classes)::
     ├── DecodeError (ValueError)
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.common]
+    ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError
     ├── ObserverError  [turns.engine]

@@ -120,14 +120,20 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     tier: str | None = None
 
 
-class Compaction(msgspec.Struct, frozen=True, gc=False):
+class Compaction(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """Overlay: the messages of turns ``first_turn..last_turn`` (inclusive) are
     replaced, in projections, by one ``context:compaction`` user message
-    holding ``summary``."""
+    holding ``summary``.  A summary a model wrote keeps its provenance: the
+    ``provider``, ``model``, ``response_id`` and ``usage`` of the response
+    that wrote it (unset for a caller's own summary)."""
 
     first_turn: int
     last_turn: int
     summary: str
+    provider: ProviderId | None = None
+    model: str | None = None
+    response_id: str | None = None
+    usage: Usage | None = None
 
 
 class StripReasoning(msgspec.Struct, frozen=True, gc=False):

@@ -200,6 +200,21 @@ def batch_price(cost: Cost) -> Cost:
     )
 
 
+def context_window(provider: str, model: str) -> int | None:
+    """The tokens ``model`` of ``provider`` takes in one request (input and
+    output), as the price database lists it; None when it does not."""
+    provider_id = PROVIDER_IDS.get(provider)
+    if provider_id is None:
+        return None
+    from genai_prices import data  # deferred: its tables take a while to load
+
+    for entry in data.providers:
+        if entry.id == provider_id:
+            found = entry.find_model(model)
+            return found.context_window if found is not None else None
+    return None
+
+
 def total(costs: Iterable[Cost]) -> Cost:
     """The sum of ``costs`` (a turn's responses, a conversation's turns)."""
     out = NO_COST
@@ -216,6 +231,7 @@ __all__ = [
     "PROVIDER_IDS",
     "Cost",
     "batch_price",
+    "context_window",
     "format_dollars",
     "genai_usage",
     "price",

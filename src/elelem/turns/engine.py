@@ -57,9 +57,9 @@ propagates at once: the log itself failed, there is nowhere to record.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
+from typing import Any, TypedDict, Unpack
 
 import msgspec
 
@@ -80,7 +80,19 @@ from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.turns.actions import (
+    READ,
+    Action,
+    Append,
+    Call,
+    Flow,
+    Read,
+    Send,
+    StreamView,
+    Wait,
+)
 from elelem.turns.costs import records_cost
+from elelem.turns.history import HistoryProcessor, processed
 from elelem.turns.limits import (
     USAGE_LIMIT_END,
     UsageLimitExceeded,
@@ -90,7 +102,6 @@ from elelem.turns.limits import (
     used_by,
 )
 from elelem.vocabulary import (
-    Drop,
     GenerationOptions,
     HostedActivity,
     HostedTool,
@@ -102,8 +113,6 @@ from elelem.vocabulary import (
     Usage,
 )
 
-T = TypeVar("T")
-
 MAX_CONTINUATIONS = 8
 """Default bound on automatic continuations of a paused turn."""
 
@@ -113,89 +122,6 @@ ChunkObserver = Callable[[Chunk, tuple[Part, ...]], object]
 """An ``on_chunk`` observer of a turn: called with each chunk and the blocks and
 hosted transitions it committed (usually none), once they are stored.  Its
 result is ignored, except that the async driver awaits an awaitable one."""
-
-
-# -- actions -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Make the stream of one request to ``target`` (sent on the first
-    :class:`Read`); ``arguments`` are :meth:`elelem.Client.stream`'s keyword
-    arguments (``messages``, ``system``, ``tools``, …) except ``timeouts``,
-    which the driver adds."""
-
-    target: Target | Model
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    """Read the next ``(chunk, committed)`` pair of the current stream."""
-
-
-READ = Read()
-
-
-@dataclass(frozen=True, slots=True)
-class Append:
-    """Append ``drafts`` to the conversation as one commit."""
-
-    drafts: tuple[Draft, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """Call ``function(*args)`` and send back its result.
-
-    The async driver awaits an awaitable result; with ``blocking`` it runs
-    the function in a worker thread (for work that would stall the event
-    loop).  The sync driver refuses an awaitable result with
-    :class:`TypeError`.
-    """
-
-    function: Callable[..., object]
-    args: tuple[Any, ...] = ()
-    blocking: bool = False
-    name: str = ""
-    """What the function is, for messages (its ``__name__`` when empty)."""
-
-    def describe(self) -> str:
-        """The function's name for messages."""
-        return self.name or getattr(self.function, "__name__", repr(self.function))
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """Sleep ``seconds`` (a retry's back-off)."""
-
-    seconds: float
-
-
-Action: TypeAlias = Send | Read | Append | Call | Wait
-Flow: TypeAlias = Generator[Action, Any, T]
-"""A flow of actions ending in a value of type ``T``."""
-
-
-class StreamView(Protocol):
-    """What the engine reads of a response stream, none of it I/O (an
-    :class:`elelem.transport.ResponseStream` is one, and so is
-    :class:`elelem.transport.SyncResponseStream`)."""
-
-    request_id: str | None
-    dropped: tuple[Drop, ...]
-
-    def partial(self) -> AssembledResponse:
-        """What an interrupted stream keeps."""
-        ...
-
-    def result(self) -> AssembledResponse:
-        """The assembled response once the stream ended."""
-        ...
-
-    def open_parts(self) -> tuple[Part, ...]:
-        """The text and reasoning blocks in progress (marked incomplete)."""
-        ...
 
 
 class TurnSettings(TypedDict, total=False):
@@ -212,7 +138,8 @@ class TurnSettings(TypedDict, total=False):
     recoverable error names and resend (default True).  ``on_chunk``: the
     observer of every chunk, called once what it committed is stored.
     ``limits``: the run's
-    :class:`~elelem.turns.limits.UsageLimits`.
+    :class:`~elelem.turns.limits.UsageLimits`.  ``history``: the
+    :mod:`~elelem.turns.history` processors applied before each request.
     """
 
     system: str | None
@@ -223,6 +150,7 @@ class TurnSettings(TypedDict, total=False):
     recover: bool
     on_chunk: ChunkObserver | None
     limits: UsageLimits | None
+    history: Sequence[HistoryProcessor]
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -377,6 +305,8 @@ class TurnEngine:
     on_chunk: ChunkObserver | None = None
     limits: UsageLimits | None = None
     """The run's usage limits (see :mod:`elelem.turns.limits`)."""
+    history: Sequence[HistoryProcessor] = ()
+    """What each request carries of the history (see :mod:`elelem.turns.history`)."""
     tool_calls: int = 0
     """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
@@ -414,6 +344,7 @@ class TurnEngine:
             options.get("recover", True),
             options.get("on_chunk"),
             options.get("limits"),
+            tuple(options.get("history", ())),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -454,6 +385,10 @@ class TurnEngine:
         record of the response that ended."""
         while True:
             projection = self.conversation.project()
+            if self.history:
+                projection = yield from processed(
+                    self.conversation, self.history, self.target, self.request, self.turn
+                )
             drafts = self.drafts_for_next()
             arguments = self.arguments(projection)
             if self.limits is not None:
