@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
     from elelem.providers.fallback import Fallback
+    from elelem.providers.middleware import wrap
     from elelem.tools import FunctionTool, tool
     from elelem.turns.deferred import resume, resume_sync
     from elelem.turns.drive import send, send_sync
@@ -53,6 +54,10 @@ def __getattr__(name: str) -> object:
         from elelem.turns import deferred
 
         return getattr(deferred, name)
+    if name == "wrap":
+        from elelem.providers.middleware import wrap
+
+        return wrap
     if name == "Fallback":
         from elelem.providers.fallback import Fallback
 
@@ -90,4 +95,5 @@ __all__ = [
     "send",
     "send_sync",
     "tool",
+    "wrap",
 ]

@@ -48,6 +48,8 @@ from elelem.errors import ConfigError, StreamError
 from elelem.preflight import preflight
 from elelem.providers import Catalog, Target
 from elelem.providers.fallback import Fallback
+from elelem.providers.middleware import PromptCaching, wrap
+from elelem.providers.protocol import Model
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.costs import events_cost
@@ -59,7 +61,6 @@ from elelem.vocabulary import (
     HostedTool,
     JsonSchemaOutput,
     Message,
-    PromptCache,
 )
 from elelem.wire import ModelRequest
 
@@ -70,7 +71,7 @@ class Session:
 
     conversation: Conversation
     catalog: Catalog
-    target: Target | Fallback
+    target: Target | Model
     renderer: Renderer | None
     system: str | None
     tools: tuple[HostedTool, ...]
@@ -80,6 +81,8 @@ class Session:
     stored: bool = True
     """False for a new conversation until its first request is about to go
     out: a command that fails before then leaves the store as it was."""
+    cache: str | None = None
+    """``--cache [TTL]``: the prompt cache around every model the session uses."""
 
     @property
     def model(self) -> str:
@@ -259,9 +262,10 @@ CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "2
 """``--cache [TTL]`` values; ``on`` leaves the lifetime to the provider."""
 
 
-def prompt_cache(flag: str | None) -> PromptCache | None:
-    """The :class:`PromptCache` of ``--cache [TTL]``, None without the flag."""
-    return None if flag is None else PromptCache(ttl=CACHE_TTLS[flag])
+def cached(target: Target | Model, flag: str | None) -> Target | Model:
+    """``target`` with the prompt cache of ``--cache [TTL]`` around it (the
+    :class:`~elelem.providers.middleware.PromptCaching` middleware)."""
+    return target if flag is None else wrap(target, PromptCaching(ttl=CACHE_TTLS[flag]))
 
 
 def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Session:
@@ -286,7 +290,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     return Session(
         conversation,
         catalog,
-        target,
+        cached(target, params["cache"]),
         renderer,
         params["system"],
         hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
@@ -295,14 +299,12 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
             max_tokens=params["max_tokens"],
             effort=params["effort"],
             show_reasoning=reasoning_asked(),
-            base={
-                "cache": prompt_cache(params["cache"]),
-                "output": schema_output(params["schema"]),
-            },
+            base={"output": schema_output(params["schema"])},
         ),
         Toolset.from_params(params),
         timeouts_of(params),
         stored=ref is not None,
+        cache=params["cache"],
     )
 
 

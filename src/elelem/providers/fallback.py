@@ -40,7 +40,7 @@ from elelem.errors import StreamError
 from elelem.providers.catalog import Target, parse_model
 from elelem.providers.protocol import Model, ModelHost
 from elelem.stream import AssembledResponse, Chunk, ResponseStart, Retry
-from elelem.transport.faces import AsyncFace, SyncFace
+from elelem.transport.faces import Around, AsyncFace, SyncFace
 from elelem.transport.retry import retries_before_content
 from elelem.vocabulary import Part, ProviderId
 
@@ -97,7 +97,7 @@ class Fallback:
         return cls(self, host, request, timeouts)
 
 
-class _Switching:
+class _Switching(Around):
     """What both fallback streams share: the targets, the current stream,
     and the decision to move on."""
 
@@ -181,16 +181,6 @@ class _Switching:
         return pair
 
     # -- what needs no I/O (the current target's) ----------------------------------
-
-    @property
-    def request_id(self) -> str | None:
-        """The current target's request id."""
-        return getattr(self._inner, "request_id", None)
-
-    @property
-    def dropped(self) -> tuple[Any, ...]:
-        """What the current target's encoder left out of the request."""
-        return tuple(getattr(self._inner, "dropped", ()))
 
     @property
     def retries(self) -> list[Retry]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
-from elelem.stream import AssembledResponse, Chunk, TextDelta
+from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
 from elelem.stream.chunks import ReasoningDelta
 from elelem.vocabulary import Part
 
@@ -141,4 +141,43 @@ class SyncFace:
         self.close()
 
 
-__all__ = ["AsyncFace", "Pair", "SyncFace"]
+class Assembled:
+    """What a stream with its own :attr:`assembler` answers without I/O."""
+
+    assembler: Assembler
+
+    def partial(self) -> AssembledResponse:
+        """What arrived so far, open text and reasoning kept as incomplete blocks."""
+        return self.assembler.partial()
+
+    def result(self) -> AssembledResponse:
+        """The assembled response of a stream read to its end."""
+        return self.assembler.result()
+
+    def open_parts(self) -> tuple[Part, ...]:
+        """The text and reasoning blocks in progress."""
+        return self.assembler.open_parts()
+
+    @property
+    def finished(self) -> bool:
+        """True once ``finish`` arrived."""
+        return self.assembler.finished
+
+
+class Around:
+    """What a stream standing around another (``_inner``) tells of its request."""
+
+    _inner: Any
+
+    @property
+    def request_id(self) -> str | None:
+        """The inner stream's request id."""
+        return getattr(self._inner, "request_id", None)
+
+    @property
+    def dropped(self) -> tuple[Any, ...]:
+        """What the inner request's encoder left out."""
+        return tuple(getattr(self._inner, "dropped", ()))
+
+
+__all__ = ["Around", "Assembled", "AsyncFace", "Pair", "SyncFace"]

@@ -24,8 +24,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from elelem.errors import IncompleteStreamError
-from elelem.stream import AssembledResponse, Assembler, Chunk, Retry
-from elelem.transport.faces import AsyncFace, SyncFace
+from elelem.stream import Assembler, Chunk, Retry
+from elelem.transport.faces import Assembled, AsyncFace, SyncFace
 from elelem.vocabulary import Drop, Part, ProviderId
 
 Produce = Callable[[], Any]
@@ -33,7 +33,7 @@ Produce = Callable[[], Any]
 stream, an awaitable of one, or an async iterable)."""
 
 
-class _LocalCore:
+class _LocalCore(Assembled):
     """What both local streams share: the assembler and the bookkeeping."""
 
     def __init__(
@@ -65,23 +65,6 @@ class _LocalCore:
         if not self.assembler.finished:
             self._closed = True
             raise IncompleteStreamError("the model's chunks ended without a finish")
-
-    def partial(self) -> AssembledResponse:
-        """What arrived so far, open text and reasoning kept as incomplete blocks."""
-        return self.assembler.partial()
-
-    def result(self) -> AssembledResponse:
-        """The assembled response of a stream read to its end."""
-        return self.assembler.result()
-
-    def open_parts(self) -> tuple[Part, ...]:
-        """The text and reasoning blocks in progress."""
-        return self.assembler.open_parts()
-
-    @property
-    def finished(self) -> bool:
-        """True once ``finish`` arrived."""
-        return self.assembler.finished
 
 
 class LocalStream(_LocalCore, AsyncFace):
