@@ -265,3 +265,23 @@ def test_the_cli_defers_then_approves_in_a_later_process(tmp_path: Path) -> None
     assert charges(markers) == 1
     again = run(env, "approve", conv_id, "--yes", "toolu_pay", *model)
     assert again.returncode == 2 and f"conversation {conv_id} awaits nothing" in again.stderr
+
+
+def test_a_stopped_and_resumed_run_shows_in_the_log(tmp_path: Path) -> None:
+    from elelem.render.markdown import conversation_markdown
+
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    with elelem.SyncClient(env={}) as client:
+        elelem.run_sync(
+            conv, client, TestModel(), "go", tools=[delete_file, LOCATION], approve="defer"
+        )
+        waiting = pending(conv)
+        assert waiting is not None
+        ids = {c.name: c.id for c in waiting.calls}
+        elelem.resume_sync(
+            conv, client, TestModel(), tools=[delete_file, LOCATION],
+            approvals={ids["delete_file"]: False}, results={ids["user_location"]: "Oslo"},
+        )  # fmt: skip
+    text = conversation_markdown(conv.info, conv.events)
+    assert "*awaiting approval of 1 call, results of 1 call*" in text
+    assert "*resumed: refused 1 call, 1 result given*" in text

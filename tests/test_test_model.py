@@ -273,3 +273,21 @@ def test_schema_values() -> None:
         value_for({"type": "object", "properties": {"code": {"type": "string", "pattern": "^x$"}}})
     assert isinstance(get_weather, FunctionTool)
     assert value_for(get_weather.spec.parameters) == {"city": "a"}
+
+
+def test_complete_and_count_tokens_take_a_test_model() -> None:
+    async def main() -> tuple[str, int]:
+        async with elelem.Client(env={}) as client:
+            done = await client.complete(TestModel(text="whole"), "hi")
+            counted = await client.count_tokens(TestModel(), "hi there")
+            return done.text, counted.input
+
+    text, tokens = asyncio.run(main())
+    assert text == "whole" and tokens > 0
+    with elelem.SyncClient(env={}) as client:
+        assert client.complete(TestModel(text="sync whole"), "hi").text == "sync whole"
+        counted = client.count_tokens(TestModel(), "hi")
+    assert (counted.source, counted.note) == (
+        "estimate",
+        "test:test-model has no counting endpoint",
+    )

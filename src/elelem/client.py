@@ -303,15 +303,21 @@ class Client(AsyncExtras):
 
     async def complete(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
         **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
-        """A non-streamed response, mapped into the same assembled result."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        return await self._driver.complete(endpoint, shape, neutral, timeouts=timeouts)
+        """A non-streamed response, mapped into the same assembled result (a
+        :class:`~elelem.providers.protocol.Model`'s stream, drained)."""
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            async with self.open(target, neutral, timeouts=timeouts) as stream:
+                result: AssembledResponse = await stream.final()
+                return result
+        endpoint = _with_secrets(target.endpoint, neutral)
+        return await self._driver.complete(endpoint, target.shape, neutral, timeouts=timeouts)
 
     def check(
         self, model: str | Target, messages: Messages, **request: Any
@@ -328,7 +334,7 @@ class Client(AsyncExtras):
 
     async def count_tokens(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -353,11 +359,15 @@ class Client(AsyncExtras):
         return _counted(plan, result)
 
     def _counting(
-        self, model: str | Target, messages: Messages, request: RequestOptions
+        self, model: str | Target | Model, messages: Messages, request: RequestOptions
     ) -> _CountPlan | TokenCount:
         """The counting request of :meth:`count_tokens`, or the estimate
-        when the shape has no counting endpoint."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        when the shape has no counting endpoint (or the model is no catalog
+        target)."""
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            return estimated(neutral, target.provider, f"{target.address} has no counting endpoint")
+        endpoint, shape = _with_secrets(target.endpoint, neutral), target.shape
         counter = COUNTERS.get(shape.name)
         if counter is None:
             return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
@@ -505,7 +515,7 @@ class SyncClient(SyncExtras):
 
     def count_tokens(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -535,15 +545,21 @@ class SyncClient(SyncExtras):
 
     def complete(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
         **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        return self._driver.sync_complete(endpoint, shape, neutral, timeouts=timeouts)
+        client = self._client
+        target, neutral = client.request(model, messages, **request)
+        if not isinstance(target, Target):
+            with client.open(target, neutral, timeouts=timeouts, sync=True) as stream:
+                result: AssembledResponse = stream.final()
+                return result
+        endpoint = _with_secrets(target.endpoint, neutral)
+        return self._driver.sync_complete(endpoint, target.shape, neutral, timeouts=timeouts)
 
     def close(self) -> None:
         """Close the client's HTTP connections."""
