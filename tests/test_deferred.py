@@ -285,3 +285,38 @@ def test_a_stopped_and_resumed_run_shows_in_the_log(tmp_path: Path) -> None:
     text = conversation_markdown(conv.info, conv.events)
     assert "*awaiting approval of 1 call, results of 1 call*" in text
     assert "*resumed: refused 1 call, 1 result given*" in text
+
+
+def test_a_hosted_mcp_approval_request_is_deferred_too(tmp_path: Path) -> None:
+    from elelem.testing.servers import Reply, Send, sse_body
+    from test_hosted_mcp import CALL_ITEM, REQUEST_ITEM, response
+
+    def reply(frames: list[dict[str, Any]]) -> Reply:
+        return Reply(script=(Send(sse_body([(f["type"], json.dumps(f)) for f in frames])),))
+
+    text = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "Shortened.", "annotations": []}]}  # fmt: skip
+    replies = [reply(response(REQUEST_ITEM)), reply(response(CALL_ITEM, text, rid="resp_2"))]
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    responses = THREE[1]
+    with LoopbackServer(replies) as server:
+
+        async def main() -> tuple[Any, Any]:
+            async with elelem.Client(env=responses.env(server)) as client:
+                stopped = await elelem.run(
+                    conv, client, responses.model, "shorten it", approve="defer"
+                )
+                waiting = pending(conv)
+                assert waiting is not None and waiting.calls == ()
+                (asked,) = waiting.approvals
+                done = await elelem.resume(conv, client, approvals={asked.id: True})
+                return stopped, done
+
+        stopped, done = asyncio.run(main())
+        second = json.loads(server.requests[1].body)
+    assert (stopped.end, done.end, done.text) == ("awaiting-approval", "completed", "Shortened.")
+    assert {
+        "type": "mcp_approval_response",
+        "approval_request_id": "mcpr_1",
+        "approve": True,
+    } in second["input"]
