@@ -98,6 +98,7 @@ def test_trim_to_tokens_drops_the_oldest_turns_first(tmp_path: Path) -> None:
             elelem.send_sync(conv, client, model, "four", history=[TrimToTokens()])
     priced = TestModel(provider=ProviderId("anthropic"), model="claude-sonnet-4-5")
     assert TrimToTokens(reserve=1000).limit(_history_of(priced)) == 199_000
+    assert TrimToTokens().limit(_history_of(priced)) == 200_000 - 64_000
 
 
 def _estimate(request: Any) -> int:

@@ -28,6 +28,7 @@ from elelem.codec import to_builtins
 from elelem.conversation import Conversation
 from elelem.providers import Catalog, Target
 from elelem.providers.fallback import Fallback
+from elelem.providers.middleware import Wrapped
 from elelem.providers.protocol import Model
 from elelem.redaction import Redactor
 from elelem.render import Renderer, sanitize_line
@@ -178,6 +179,8 @@ def _catalog_targets(model: Target | Model) -> tuple[Target, ...]:
         return (model,)
     if isinstance(model, Fallback):
         return tuple(t for t in model.targets if isinstance(t, Target))
+    if isinstance(model, Wrapped) and not isinstance(model.inner, str):
+        return _catalog_targets(model.inner)
     return ()
 
 

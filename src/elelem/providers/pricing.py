@@ -183,38 +183,6 @@ def price(
     return Cost(calc.total_price, calc.input_price, calc.output_price)
 
 
-BATCH_DISCOUNT = Decimal("0.5")
-"""What a batched token costs against the standard price: Anthropic, OpenAI
-and Gemini all price their batch APIs at 50%."""
-
-
-def batch_price(cost: Cost) -> Cost:
-    """``cost`` at the batch price (an unknown cost stays unknown)."""
-    if cost.total is None:
-        return cost
-    return Cost(
-        cost.total * BATCH_DISCOUNT,
-        None if cost.input is None else cost.input * BATCH_DISCOUNT,
-        None if cost.output is None else cost.output * BATCH_DISCOUNT,
-        responses=cost.responses,
-    )
-
-
-def context_window(provider: str, model: str) -> int | None:
-    """The tokens ``model`` of ``provider`` takes in one request (input and
-    output), as the price database lists it; None when it does not."""
-    provider_id = PROVIDER_IDS.get(provider)
-    if provider_id is None:
-        return None
-    from genai_prices import data  # deferred: its tables take a while to load
-
-    for entry in data.providers:
-        if entry.id == provider_id:
-            found = entry.find_model(model)
-            return found.context_window if found is not None else None
-    return None
-
-
 def total(costs: Iterable[Cost]) -> Cost:
     """The sum of ``costs`` (a turn's responses, a conversation's turns)."""
     out = NO_COST
@@ -224,14 +192,11 @@ def total(costs: Iterable[Cost]) -> Cost:
 
 
 __all__ = [
-    "BATCH_DISCOUNT",
     "HOSTED_UNITS",
     "LOCAL_PROVIDERS",
     "NO_COST",
     "PROVIDER_IDS",
     "Cost",
-    "batch_price",
-    "context_window",
     "format_dollars",
     "genai_usage",
     "price",

@@ -4,11 +4,12 @@ A turn's ``history=[…]`` processors run before each request, in order, over
 the projection of the log; they never rewrite the log:
 
 - :class:`KeepLastTurns` ``(n)`` sends the last ``n`` turns;
-- :class:`TrimToTokens` ``(budget=None, reserve=8192)`` drops the oldest
+- :class:`TrimToTokens` ``(budget=None, reserve=None)`` drops the oldest
   turns until the request's estimate (:mod:`elelem.tokens`) fits ``budget``,
-  by default the target model's context window (from the price database,
-  :func:`elelem.providers.pricing.context_window`) less ``reserve`` for the
-  answer; the last turn is always sent;
+  by default the target model's context window from the model catalog
+  (:func:`elelem.providers.capabilities.model_info`) less ``reserve`` for
+  the answer (default: the model's most output tokens, else 8192); the last
+  turn is always sent;
 - :class:`Summarize` ``(model=None, keep_last=2, over_tokens=None)`` has a
   model (the turn's own by default) summarize every turn but the last
   ``keep_last`` — when the history's estimate is over ``over_tokens``, or
@@ -34,7 +35,7 @@ from elelem.conversation.events import Compaction, Draft, Event, kind_of
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection
 from elelem.errors import ElelemError
-from elelem.providers.pricing import context_window
+from elelem.providers.capabilities import model_info
 from elelem.tokens import estimate_messages
 from elelem.turns.actions import READ, Append, Flow, Send
 from elelem.vocabulary import EventId, Message, TextBlock, ToolResultBlock, ToolSpec
@@ -142,22 +143,26 @@ class KeepLastTurns:
 @dataclass(frozen=True)
 class TrimToTokens:
     """Drop the oldest turns until the estimate fits ``budget`` (default: the
-    model's context window less ``reserve``); the last turn always stays."""
+    model's context window less ``reserve``, itself by default the model's
+    most output tokens, else 8192); the last turn always stays."""
 
     budget: int | None = None
-    reserve: int = 8192
+    reserve: int | None = None
 
     def limit(self, history: History) -> int:
         """The budget in force for ``history``'s model."""
         if self.budget is not None:
             return self.budget
-        window = context_window(history.provider, history.model)
-        if window is None:
+        info = model_info(history.provider, history.model)
+        if info.context_window is None:
             raise HistoryError(
                 f"no context window is known for {history.provider}:{history.model}: "
                 "give TrimToTokens(budget=…)"
             )
-        return window - self.reserve
+        reserve = self.reserve
+        if reserve is None:
+            reserve = info.max_output_tokens if info.max_output_tokens is not None else 8192
+        return info.context_window - reserve
 
     def __call__(self, history: History) -> History:
         budget = self.limit(history)
