@@ -320,3 +320,22 @@ def test_a_hosted_mcp_approval_request_is_deferred_too(tmp_path: Path) -> None:
         "approval_request_id": "mcpr_1",
         "approve": True,
     } in second["input"]
+
+
+def test_the_awaiting_and_decision_events_round_trip_an_export(tmp_path: Path) -> None:
+    from elelem.conversation.export import export_conversation, import_conversation
+
+    store = SQLiteStore(tmp_path / "log.db")
+    conv = Conversation.create(store)
+    with elelem.SyncClient(env={}) as client:
+        elelem.run_sync(conv, client, TestModel(), "go", tools=[delete_file], approve="defer")
+        waiting = pending(conv)
+        assert waiting is not None
+        elelem.resume_sync(conv, client, TestModel(), tools=[delete_file],
+                           approvals={waiting.approval[0].id: False})  # fmt: skip
+    data = export_conversation(store, conv.id)
+    other = SQLiteStore(tmp_path / "other.db")
+    imported = import_conversation(other, data)
+    again = Conversation.open(other, imported.id)
+    assert [e.body for e in again.events] == [e.body for e in conv.events]
+    assert export_conversation(other, imported.id) == data
