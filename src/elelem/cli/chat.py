@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.ask import Session, cached, check_model, open_session
+from elelem.cli.ask import Session, awaiting_line, cached, check_model, open_session
 from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
 from elelem.cli.common import (
     EXIT_USAGE,
@@ -213,7 +213,7 @@ def _retry(state: ChatState) -> Message | None:
 
 def _answer(state: ChatState, message: Message | str) -> None:
     try:
-        state.session.answer(message)
+        awaiting_line(state.session, state.session.answer(message))
     except KeyboardInterrupt:
         return
     except ElelemError as exc:
