@@ -183,6 +183,23 @@ def price(
     return Cost(calc.total_price, calc.input_price, calc.output_price)
 
 
+BATCH_DISCOUNT = Decimal("0.5")
+"""What a batched token costs against the standard price: Anthropic, OpenAI
+and Gemini all price their batch APIs at 50%."""
+
+
+def batch_price(cost: Cost) -> Cost:
+    """``cost`` at the batch price (an unknown cost stays unknown)."""
+    if cost.total is None:
+        return cost
+    return Cost(
+        cost.total * BATCH_DISCOUNT,
+        None if cost.input is None else cost.input * BATCH_DISCOUNT,
+        None if cost.output is None else cost.output * BATCH_DISCOUNT,
+        responses=cost.responses,
+    )
+
+
 def total(costs: Iterable[Cost]) -> Cost:
     """The sum of ``costs`` (a turn's responses, a conversation's turns)."""
     out = NO_COST
@@ -192,11 +209,13 @@ def total(costs: Iterable[Cost]) -> Cost:
 
 
 __all__ = [
+    "BATCH_DISCOUNT",
     "HOSTED_UNITS",
     "LOCAL_PROVIDERS",
     "NO_COST",
     "PROVIDER_IDS",
     "Cost",
+    "batch_price",
     "format_dollars",
     "genai_usage",
     "price",
