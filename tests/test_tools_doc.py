@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
 
 
 def test_the_function_tool_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    (block,) = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    block = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)[0]
     calls = [("toolu_1", "get_weather", {"city": "Paris"})]
     with LoopbackServer([anthropic_calls(calls), anthropic_text("It is 18°C in Paris.")]) as server:
         # Another test may have set the override (the README tour does).
@@ -31,3 +34,18 @@ def test_the_function_tool_example_runs(monkeypatch: pytest.MonkeyPatch) -> None
     assert out.getvalue().splitlines() == ["It is 18°C in Paris.", "completed"]
     sent = json.loads(server.requests[1].body)["messages"][-1]["content"]
     assert sent == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18°C"}]
+
+
+def test_the_testing_example_passes_under_pytest(tmp_path: Path) -> None:
+    """The "Testing your agent" example is a pytest module: run it as one."""
+    section = DOC.read_text(encoding="utf-8").split("## Testing your agent", 1)[1]
+    (block,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    module = tmp_path / "test_agent_doc.py"
+    module.write_text(block, encoding="utf-8")
+    env = {**os.environ, "ELELEM_CONFIG": "/nonexistent/elelem.toml"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout

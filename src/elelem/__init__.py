@@ -21,8 +21,12 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.conversation import Conversation, open_store
+    from elelem.providers.fallback import Fallback
+    from elelem.providers.middleware import wrap
     from elelem.tools import FunctionTool, tool
+    from elelem.turns.deferred import resume, resume_sync
     from elelem.turns.drive import send, send_sync
+    from elelem.turns.limits import UsageLimitExceeded, UsageLimits
     from elelem.turns.toolloop import run, run_sync
 
 __version__ = "0.1.0"
@@ -46,6 +50,22 @@ def __getattr__(name: str) -> object:
         from elelem.turns import toolloop
 
         return getattr(toolloop, name)
+    if name in ("resume", "resume_sync"):
+        from elelem.turns import deferred
+
+        return getattr(deferred, name)
+    if name == "wrap":
+        from elelem.providers.middleware import wrap
+
+        return wrap
+    if name == "Fallback":
+        from elelem.providers.fallback import Fallback
+
+        return Fallback
+    if name in ("UsageLimits", "UsageLimitExceeded"):
+        from elelem.turns import limits
+
+        return getattr(limits, name)
     if name in ("FunctionTool", "tool"):
         from elelem import tools
 
@@ -56,8 +76,11 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Client",
     "Conversation",
+    "Fallback",
     "FunctionTool",
     "SyncClient",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "__version__",
     "open_store",
     "register_block_type",
@@ -65,9 +88,12 @@ __all__ = [
     "register_message_source",
     "register_turn_end_reason",
     "register_turn_trigger",
+    "resume",
+    "resume_sync",
     "run",
     "run_sync",
     "send",
     "send_sync",
     "tool",
+    "wrap",
 ]

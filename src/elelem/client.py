@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 import httpx2
 import msgspec
@@ -48,6 +48,7 @@ from elelem.extras import AsyncExtras, SyncExtras
 from elelem.outputs import output_format, parse_output
 from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
+from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse
 from elelem.transport import (
     CLIENT_RETRY_POLICY,
@@ -183,19 +184,80 @@ class Client(AsyncExtras):
         """The default timeouts."""
         return self._driver.timeouts
 
-    def target(self, model: str | Target) -> Target:
+    @overload
+    def target(self, model: str | Target) -> Target: ...
+
+    @overload
+    def target(self, model: Model) -> Model: ...
+
+    @overload
+    def target(self, model: str | Target | Model) -> Target | Model: ...
+
+    def target(self, model: str | Target | Model) -> Target | Model:
         """Resolve ``model`` (``provider:model``) once: provider, wire model
         name, shape and endpoint (with the key in force now).  Pass the
-        result wherever a model address goes to skip resolving again.
+        result wherever a model address goes to skip resolving again.  A
+        :class:`~elelem.providers.protocol.Model` (a test model, a
+        :class:`~elelem.Fallback`) is returned as it is.
 
         Raises :class:`~elelem.errors.ConfigError` for an unknown provider, a
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
         for a shape not built yet.
         """
-        if isinstance(model, Target):
+        if isinstance(model, Target) or not isinstance(model, str):
             return model
         env = os.environ if self._env is None else self._env
         return self.catalog.target(model, env, self._api_keys)
+
+    def request(
+        self, model: str | Target | Model, messages: Messages, **request: Unpack[RequestOptions]
+    ) -> tuple[Target | Model, ModelRequest]:
+        """Resolve ``model`` and build the neutral request to it (no I/O),
+        stamped with the current time (see :meth:`prepare`)."""
+        target = self.target(model)
+        if isinstance(messages, str):
+            messages = (Message.user(messages),)
+        options = request.get("options")
+        neutral = ModelRequest(
+            model=target.model,
+            messages=tuple(messages),
+            system=request.get("system"),
+            tools=tuple(request.get("tools", ())),
+            hosted_tools=tuple(request.get("hosted_tools", ())),
+            options=options if options is not None else GenerationOptions(),
+            response_payloads=tuple(request.get("response_payloads", ())),
+            now=self._clock(),
+        )
+        return target, neutral
+
+    def open(
+        self,
+        target: Target | Model,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+        sync: bool = False,
+        streamed: bool = True,
+    ) -> Any:
+        """The stream of the neutral ``request`` to ``target`` (its model name
+        the target's own): a :class:`~elelem.transport.ResponseStream`, or
+        with ``sync`` a :class:`~elelem.transport.SyncResponseStream` (a
+        :class:`~elelem.providers.protocol.Model` gives its own streams).
+        What a :class:`~elelem.providers.protocol.Model` calls to reach the
+        targets it stands for.  ``streamed`` False sends a catalog target's
+        request non-streamed; a Model opens its streams as it does."""
+        if request.model != target.model:
+            request = msgspec.structs.replace(request, model=target.model)
+        if not isinstance(target, Target):
+            return target.open(self, request, timeouts=timeouts, sync=sync)
+        endpoint = _with_secrets(target.endpoint, request)
+        if sync:
+            return self._driver.sync_stream(
+                endpoint, target.shape, request, timeouts=timeouts, streamed=streamed
+            )
+        return self._driver.stream(
+            endpoint, target.shape, request, timeouts=timeouts, streamed=streamed
+        )
 
     def prepare(
         self, model: str | Target, messages: Messages, **request: Unpack[RequestOptions]
@@ -215,35 +277,15 @@ class Client(AsyncExtras):
         bad address or a missing key, and :class:`~elelem.errors.UnsupportedError`
         for a shape not built yet.
         """
-        target = self.target(model)
-        if isinstance(messages, str):
-            messages = (Message.user(messages),)
-        options = request.get("options")
-        neutral = ModelRequest(
-            model=target.model,
-            messages=tuple(messages),
-            system=request.get("system"),
-            tools=tuple(request.get("tools", ())),
-            hosted_tools=tuple(request.get("hosted_tools", ())),
-            options=options if options is not None else GenerationOptions(),
-            response_payloads=tuple(request.get("response_payloads", ())),
-            now=self._clock(),
-        )
-        endpoint = target.endpoint
-        tokens = tuple(
-            t.authorization
-            for t in neutral.hosted_tools
-            if isinstance(t, RemoteMCP) and t.authorization
-        )
-        if tokens:
-            # A hosted MCP server's token rides in the body: an error echoing
-            # it is redacted like the API key.
-            endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            raise TypeError(f"{target.address} is no catalog target: it has no endpoint or shape")
+        endpoint = _with_secrets(target.endpoint, neutral)
         return endpoint, target.shape, neutral
 
     def stream(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -265,22 +307,28 @@ class Client(AsyncExtras):
         in one JSON body, as :meth:`complete`) behind the same stream: its
         chunks arrive at once, when the body has."""
         request["options"] = _with_output(request.get("options"), output_type)
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.stream(endpoint, shape, neutral, timeouts=timeouts, streamed=streamed)
+        target, neutral = self.request(model, messages, **request)
+        stream: ResponseStream = self.open(target, neutral, timeouts=timeouts, streamed=streamed)
         stream.output_type = output_type
         return stream
 
     async def complete(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
         **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
-        """A non-streamed response, mapped into the same assembled result."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        return await self._driver.complete(endpoint, shape, neutral, timeouts=timeouts)
+        """A non-streamed response, mapped into the same assembled result (a
+        :class:`~elelem.providers.protocol.Model`'s stream, drained)."""
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            async with self.open(target, neutral, timeouts=timeouts) as stream:
+                result: AssembledResponse = await stream.final()
+                return result
+        endpoint = _with_secrets(target.endpoint, neutral)
+        return await self._driver.complete(endpoint, target.shape, neutral, timeouts=timeouts)
 
     def check(
         self, model: str | Target, messages: Messages, **request: Any
@@ -297,7 +345,7 @@ class Client(AsyncExtras):
 
     async def count_tokens(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -322,11 +370,15 @@ class Client(AsyncExtras):
         return _counted(plan, result)
 
     def _counting(
-        self, model: str | Target, messages: Messages, request: RequestOptions
+        self, model: str | Target | Model, messages: Messages, request: RequestOptions
     ) -> _CountPlan | TokenCount:
         """The counting request of :meth:`count_tokens`, or the estimate
-        when the shape has no counting endpoint."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
+        when the shape has no counting endpoint (or the model is no catalog
+        target)."""
+        target, neutral = self.request(model, messages, **request)
+        if not isinstance(target, Target):
+            return estimated(neutral, target.provider, f"{target.address} has no counting endpoint")
+        endpoint, shape = _with_secrets(target.endpoint, neutral), target.shape
         counter = COUNTERS.get(shape.name)
         if counter is None:
             return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
@@ -374,6 +426,20 @@ class Client(AsyncExtras):
 _CountPlan = tuple[Endpoint, CountingShape, ModelRequest]
 
 
+def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:
+    """``endpoint`` knowing the secrets ``request``'s body carries."""
+    tokens = tuple(
+        t.authorization
+        for t in request.hosted_tools
+        if isinstance(t, RemoteMCP) and t.authorization
+    )
+    if tokens:
+        # A hosted MCP server's token rides in the body: an error echoing
+        # it is redacted like the API key.
+        endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
+    return endpoint
+
+
 def _counted(plan: _CountPlan, result: AssembledResponse) -> TokenCount:
     assert result.usage is not None  # CountingShape's one response always has it
     return TokenCount(
@@ -415,7 +481,16 @@ class SyncClient(SyncExtras):
         """The async client with the same catalog, keys and settings."""
         return self._client
 
-    def target(self, model: str | Target) -> Target:
+    @overload
+    def target(self, model: str | Target) -> Target: ...
+
+    @overload
+    def target(self, model: Model) -> Model: ...
+
+    @overload
+    def target(self, model: str | Target | Model) -> Target | Model: ...
+
+    def target(self, model: str | Target | Model) -> Target | Model:
         """As :meth:`Client.target`."""
         return self._client.target(model)
 
@@ -427,7 +502,7 @@ class SyncClient(SyncExtras):
 
     def stream(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -438,9 +513,10 @@ class SyncClient(SyncExtras):
         """As :meth:`Client.stream`, blocking: a
         :class:`~elelem.transport.SyncResponseStream`, read as it is iterated."""
         request["options"] = _with_output(request.get("options"), output_type)
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        stream = self._driver.sync_stream(
-            endpoint, shape, neutral, timeouts=timeouts, streamed=streamed
+        client = self._client
+        target, neutral = client.request(model, messages, **request)
+        stream: SyncResponseStream = client.open(
+            target, neutral, timeouts=timeouts, sync=True, streamed=streamed
         )
         stream.output_type = output_type
         return stream
@@ -453,7 +529,7 @@ class SyncClient(SyncExtras):
 
     def count_tokens(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
@@ -483,15 +559,21 @@ class SyncClient(SyncExtras):
 
     def complete(
         self,
-        model: str | Target,
+        model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
         **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
         """As :meth:`Client.complete`, blocking."""
-        endpoint, shape, neutral = self.prepare(model, messages, **request)
-        return self._driver.sync_complete(endpoint, shape, neutral, timeouts=timeouts)
+        client = self._client
+        target, neutral = client.request(model, messages, **request)
+        if not isinstance(target, Target):
+            with client.open(target, neutral, timeouts=timeouts, sync=True) as stream:
+                result: AssembledResponse = stream.final()
+                return result
+        endpoint = _with_secrets(target.endpoint, neutral)
+        return self._driver.sync_complete(endpoint, target.shape, neutral, timeouts=timeouts)
 
     def close(self) -> None:
         """Close the client's HTTP connections."""

@@ -12,6 +12,7 @@ the classes)::
     ElelemError (Exception)
     ├── AttachmentTooLargeError (ValueError)
     ├── AttributionRangeError (ValueError)
+    ├── AwaitingError  [turns.pending]
     ├── BlobError
     │   ├── BlobCorruptError (ValueError)
     │   └── BlobMissingError (KeyError)
@@ -21,6 +22,7 @@ the classes)::
     ├── DecodeError (ValueError)
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.common]
+    ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError
     ├── ObserverError  [turns.engine]
@@ -30,7 +32,9 @@ the classes)::
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.cassettes]
     ├── RegistryError (ValueError)
+    ├── ResumeError (ValueError)  [turns.pending]
     ├── SchemaMismatch (ValueError)  [cli.options]
+    ├── SchemaValueError (ValueError)  [testing.schema_values]
     ├── StoreError  [conversation.errors]
     │   ├── ConversationNotFound (KeyError)  [conversation.errors]
     │   │   ├── AmbiguousConversation  [cli.history]
@@ -59,7 +63,8 @@ the classes)::
     │       ├── IdleTimeoutError
     │       ├── IncompleteStreamError
     │       └── PoolTimeoutError
-    └── UnsupportedError
+    ├── UnsupportedError
+    └── UsageLimitExceeded  [turns.limits]
 """
 
 from __future__ import annotations

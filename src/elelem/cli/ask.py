@@ -41,23 +41,26 @@ from elelem.cli.options import SchemaMismatch, check_answer, generation_options,
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
-from elelem.cli.turns import Waiting, json_observer, render_observer, run_turn
+from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
-from elelem.errors import StreamError
+from elelem.errors import ConfigError, StreamError
 from elelem.preflight import preflight
 from elelem.providers import Catalog, Target
+from elelem.providers.fallback import Fallback
+from elelem.providers.middleware import PromptCaching, wrap
+from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.costs import events_cost
 from elelem.turns.drive import TurnResult
+from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
     CacheTTL,
     GenerationOptions,
     HostedTool,
     JsonSchemaOutput,
     Message,
-    PromptCache,
 )
 from elelem.wire import ModelRequest
 
@@ -68,7 +71,7 @@ class Session:
 
     conversation: Conversation
     catalog: Catalog
-    target: Target
+    target: Target | Model
     renderer: Renderer | None
     system: str | None
     tools: tuple[HostedTool, ...]
@@ -80,11 +83,13 @@ class Session:
     stored: bool = True
     """False for a new conversation until its first request is about to go
     out: a command that fails before then leaves the store as it was."""
+    cache: str | None = None
+    """``--cache [TTL]``: the prompt cache around every model the session uses."""
 
     @property
     def model(self) -> str:
         """The ``provider:model`` the session talks to (an alias resolved)."""
-        return self.target.resolved
+        return resolved_address(self.target)
 
     def _store_new(self) -> None:
         """Create the new conversation in the store, under the id it was
@@ -98,10 +103,11 @@ class Session:
         conv = self.conversation
         return events_cost(e for e in conv.events if e.turn == conv.turn).describe()
 
-    def answer(self, text: str | Message | None) -> TurnResult:
+    def answer(self, text: str | Message | None, resume: Decisions | None = None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
         as NDJSON).  Ctrl-C and stream errors end the answer showing what
-        arrived (the log keeps it too), then propagate."""
+        arrived (the log keeps it too), then propagate.  ``resume`` continues
+        a run that stopped for approvals or results instead."""
         renderer = self.renderer
         output = self.options.output
         schema = output.schema if isinstance(output, JsonSchemaOutput) else None
@@ -131,6 +137,7 @@ class Session:
                     timeouts=self.timeouts,
                     streamed=self.streamed,
                     before_first_send=None if self.stored else self._store_new,
+                    resume=resume,
                 )
         except KeyboardInterrupt:
             if waiting is not None:
@@ -196,7 +203,7 @@ class Session:
         asked = toolset is not None and bool(toolset.tools or toolset.servers)
         events = self.renderer is None and not isinstance(self.options.output, JsonSchemaOutput)
         for warning in preflight(
-            self.target.spec.name, self.target.model, request, tools_asked=asked
+            str(self.target.provider), self.target.model, request, tools_asked=asked
         ):
             if events:  # --json: a structured line among the stream's events
                 line = {"type": "warning", **msgspec.to_builtins(warning)}
@@ -238,21 +245,30 @@ def quiet_observer(_chunk: object, _committed: object) -> None:
     """Shows nothing: the answer is printed whole once it is complete."""
 
 
-def check_model(catalog: Catalog, model: str) -> Target:
+def check_model(catalog: Catalog, model: str) -> Target | Fallback:
     """Resolve ``model`` once for the command: an unknown provider, a shape
     not built yet, or a missing or malformed key (AWS credentials count for
     a signing provider, as in the library) fails here, before anything is
-    stored."""
-    return catalog.target(model, os.environ)
+    stored.  A comma-separated list (``-m a,b``, or an alias to a list in
+    the config file) is a :class:`~elelem.Fallback` of those models, each
+    resolved now."""
+    address = catalog.aliases.get(model.strip(), model)
+    if "," not in address:
+        return catalog.target(model, os.environ)
+    parts = [a.strip() for a in address.split(",")]
+    if not all(parts):
+        raise ConfigError(f"{model!r}: a list of models has an empty entry")
+    return Fallback([catalog.target(a, os.environ) for a in parts])
 
 
 CACHE_TTLS: dict[str, CacheTTL | None] = {"on": None, "5m": "5m", "1h": "1h", "24h": "24h"}
 """``--cache [TTL]`` values; ``on`` leaves the lifetime to the provider."""
 
 
-def prompt_cache(flag: str | None) -> PromptCache | None:
-    """The :class:`PromptCache` of ``--cache [TTL]``, None without the flag."""
-    return None if flag is None else PromptCache(ttl=CACHE_TTLS[flag])
+def cached(target: Target | Model, flag: str | None) -> Target | Model:
+    """``target`` with the prompt cache of ``--cache [TTL]`` around it (the
+    :class:`~elelem.providers.middleware.PromptCaching` middleware)."""
+    return target if flag is None else wrap(target, PromptCaching(ttl=CACHE_TTLS[flag]))
 
 
 def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Session:
@@ -277,7 +293,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
     return Session(
         conversation,
         catalog,
-        target,
+        cached(target, params["cache"]),
         renderer,
         params["system"],
         hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
@@ -286,15 +302,13 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
             max_tokens=params["max_tokens"],
             effort=params["effort"],
             show_reasoning=reasoning_asked(),
-            base={
-                "cache": prompt_cache(params["cache"]),
-                "output": schema_output(params["schema"]),
-            },
+            base={"output": schema_output(params["schema"])},
         ),
         Toolset.from_params(params),
         timeouts_of(params),
         streamed=not params["no_stream"],
         stored=ref is not None,
+        cache=params["cache"],
     )
 
 
@@ -376,6 +390,15 @@ def ask_command(
             )
     if session.renderer is not None and not params["no_store"]:
         click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
+    awaiting_line(session, result)
+
+
+def awaiting_line(session: Session, result: TurnResult) -> None:
+    """Say how to go on when the run stopped for approvals or results."""
+    if result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
+        command = "approve" if result.end == AWAITING_APPROVAL else "resume"
+        ident = sanitize_line(session.conversation.id)
+        click.echo(f"{result.end}: elelem {command} {ident}", err=True)
 
 
 __all__ = ["Session", "ask_command", "check_model", "open_session"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.ask import Session, check_model, open_session
+from elelem.cli.ask import Session, awaiting_line, cached, check_model, open_session
 from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
 from elelem.cli.common import (
     EXIT_USAGE,
@@ -72,7 +72,7 @@ def _model(state: ChatState, argument: str) -> None:
     catalog = state.session.catalog
     spec, name = catalog.resolve(argument)
     address = f"{spec.name}:{name}"
-    state.session.target = check_model(catalog, address)
+    state.session.target = cached(check_model(catalog, address), state.session.cache)
     _say(f"model: {address}")
 
 
@@ -213,7 +213,7 @@ def _retry(state: ChatState) -> Message | None:
 
 def _answer(state: ChatState, message: Message | str) -> None:
     try:
-        state.session.answer(message)
+        awaiting_line(state.session, state.session.answer(message))
     except KeyboardInterrupt:
         return
     except ElelemError as exc:

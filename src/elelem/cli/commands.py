@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from elelem.cli.approve import approve_command, resume_command
 from elelem.cli.ask import ask_command
 from elelem.cli.batch import batch_group
 from elelem.cli.chat import chat_command
@@ -23,6 +24,8 @@ def register(group: click.Group) -> None:
     for command in (
         ask_command,
         chat_command,
+        approve_command,
+        resume_command,
         log_command,
         show_command,
         export_command,

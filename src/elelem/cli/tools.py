@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
 import msgspec
@@ -77,6 +77,12 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "--approve",
             is_flag=True,
             help="Ask y/n on the terminal before each tool call.",
+        ),
+        click.option(
+            "--defer",
+            is_flag=True,
+            help="Stop at the first tool step until `elelem approve ID` (or "
+            "`elelem resume ID`) gives the approvals, in any later process.",
         ),
     ]
     for decorate in reversed(decorators):
@@ -148,6 +154,7 @@ class Toolset:
     servers: list[MCPServer] = field(default_factory=list)
     max_steps: int = MAX_STEPS
     approve: bool = False
+    defer: bool = False
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     @classmethod
@@ -167,7 +174,10 @@ class Toolset:
         approve = bool(params.get("approve"))
         if approve and not sys.stdin.isatty():
             raise Failure("--approve asks on a terminal, and stdin is not one", EXIT_USAGE)
-        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve)
+        defer = bool(params.get("defer"))
+        if approve and defer:
+            raise Failure("--approve asks now and --defer later: give one of them", EXIT_USAGE)
+        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve, defer)
 
     @property
     def active(self) -> bool:
@@ -193,7 +203,9 @@ class Toolset:
         """The functions and every connected server, for :func:`elelem.run`."""
         return [*self.tools, *self.servers]
 
-    def loop(self, approve: Callable[[ApprovalRequest], bool] | None) -> ToolLoop:
+    def loop(
+        self, approve: Callable[[ApprovalRequest], bool] | Literal["defer"] | None
+    ) -> ToolLoop:
         """The tool loop over :meth:`all_tools`, asking ``approve``; two tools
         of one name (a server's and a function's) are a usage error, not a
         crash."""
@@ -204,8 +216,10 @@ class Toolset:
                 f"{exc} (each of --functions, --tool and --mcp needs its own names)", EXIT_USAGE
             ) from None
 
-    def approver(self) -> Callable[[ApprovalRequest], bool] | None:
-        """The ``--approve`` callback (None without the flag)."""
+    def approver(self) -> Callable[[ApprovalRequest], bool] | Literal["defer"] | None:
+        """The ``--approve`` callback, ``"defer"`` for ``--defer`` (None without either)."""
+        if self.defer:
+            return "defer"
         return ask_approval if self.approve else None
 
 

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import msgspec
 from rich.console import Console
@@ -27,16 +27,23 @@ from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
 from elelem.providers import Catalog, Target
+from elelem.providers.fallback import Fallback
+from elelem.providers.middleware import Wrapped
+from elelem.providers.protocol import Model
 from elelem.redaction import Redactor
 from elelem.render import Renderer, sanitize_line
 from elelem.render.lines import retry_line
 from elelem.stream import Chunk, Finish, ReasoningDelta, Retry, TextDelta
 from elelem.transport import Timeouts
+from elelem.turns.deferred import resume_flow
 from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
 from elelem.turns.toolloop import tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
+
+Decisions = tuple[Mapping[str, bool], Mapping[str, Any]]
+"""Approvals and results by call id, for a resumed run."""
 
 COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn", "warning")
 """The ``--json`` lines the command writes itself, beside the stream's chunks
@@ -45,7 +52,7 @@ COMMAND_EVENTS: tuple[str, ...] = ("dropped", "turn", "warning")
 
 def run_turn(
     conversation: Conversation,
-    target: Target,
+    target: Target | Model,
     text: str | Message | None,
     observe: ChunkObserver,
     *,
@@ -60,6 +67,7 @@ def run_turn(
     replaying: bool = False,
     streamed: bool = True,
     before_first_send: Callable[[], None] | None = None,
+    resume: Decisions | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
     command, from ``catalog``, loaded once), showing each chunk to
@@ -78,7 +86,8 @@ def run_turn(
     stored (:func:`check_first_request`): an attachment over the provider's
     limits, or content its wire cannot carry, fails with the log untouched;
     then ``before_first_send`` (the command's, storing a new conversation)
-    runs."""
+    runs.  ``resume`` (approvals and results by call id) continues a run
+    that stopped awaiting them (``text`` is then None)."""
     from elelem.client import Client
 
     turn_options: TurnOptions = {
@@ -92,19 +101,29 @@ def run_turn(
         turn_options["max_continuations"] = 0
         turn_options["recover"] = False
     flow: Flow[TurnResult]
-    if toolset is not None and toolset.active:
+    if resume is not None or (toolset is not None and toolset.active):
+        toolset = toolset if toolset is not None else Toolset()
         approve, on_call = toolset.approver(), show_call
         if renderer is not None:
-            approve = None if approve is None else paused(renderer, approve)
+            if approve is not None and approve != "defer":
+                approve = paused(renderer, approve)
             on_call = paused(renderer, show_call)
         loop = toolset.loop(approve)
         turn_options["tools"] = loop.specs
         engine = TurnEngine.create(conversation, target, text, **turn_options)
-        flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=on_call)
+        if resume is not None:
+            approvals, results = resume
+            flow = resume_flow(
+                engine, loop, loop.step, approvals, results,
+                max_steps=toolset.max_steps, on_call=on_call,
+            )  # fmt: skip
+        else:
+            flow = tool_loop(engine, loop, loop.step, max_steps=toolset.max_steps, on_call=on_call)
     else:
         engine = TurnEngine.create(conversation, target, text, **turn_options)
         flow = engine.run()
-    check_first_request(engine)
+    if resume is None:
+        check_first_request(engine)
     if before_first_send is not None:
         before_first_send()
     if renderer is not None:
@@ -141,7 +160,7 @@ def check_first_request(engine: TurnEngine) -> None:
     """Encode the request ``engine`` sends first, offline (nothing is stored
     or sent), so what the wire refuses to carry fails before the turn
     commits anything."""
-    conversation, target = engine.conversation, engine.target
+    conversation = engine.conversation
     projection = conversation.project()
     messages = projection.messages
     text = engine.user_input
@@ -151,8 +170,21 @@ def check_first_request(engine: TurnEngine) -> None:
     arguments["response_payloads"] = tuple(arguments["response_payloads"])
     if arguments["options"] is None:
         arguments["options"] = GenerationOptions()
-    request = ModelRequest(model=target.model, now=datetime.now(UTC), **arguments)
-    target.shape.encode_request(request, provider=target.provider)
+    for target in _catalog_targets(engine.target):
+        request = ModelRequest(model=target.model, now=datetime.now(UTC), **arguments)
+        target.shape.encode_request(request, provider=target.provider)
+
+
+def _catalog_targets(model: Target | Model) -> tuple[Target, ...]:
+    """The catalog targets a request may go to: a fallback's each; a model
+    answering in-process or through middleware has none to check offline."""
+    if isinstance(model, Target):
+        return (model,)
+    if isinstance(model, Fallback):
+        return tuple(t for t in model.targets if isinstance(t, Target))
+    if isinstance(model, Wrapped) and not isinstance(model.inner, str):
+        return _catalog_targets(model.inner)
+    return ()
 
 
 class Waiting:

@@ -26,7 +26,9 @@ from elelem.conversation.errors import (
 )
 from elelem.conversation.events import (
     OVERLAY_KINDS,
+    Awaiting,
     Compaction,
+    Decision,
     Draft,
     Event,
     HostedBody,
@@ -132,11 +134,13 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
 __all__ = [
     "ORPHAN_RESULT",
     "OVERLAY_KINDS",
+    "Awaiting",
     "Compaction",
     "Conversation",
     "ConversationInfo",
     "ConversationNotFound",
     "CorruptEventError",
+    "Decision",
     "Diagnostics",
     "Draft",
     "Event",

@@ -120,14 +120,20 @@ class ResponseRecord(msgspec.Struct, frozen=True, gc=False):
     tier: str | None = None
 
 
-class Compaction(msgspec.Struct, frozen=True, gc=False):
+class Compaction(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """Overlay: the messages of turns ``first_turn..last_turn`` (inclusive) are
     replaced, in projections, by one ``context:compaction`` user message
-    holding ``summary``."""
+    holding ``summary``.  A summary a model wrote keeps its provenance: the
+    ``provider``, ``model``, ``response_id`` and ``usage`` of the response
+    that wrote it (unset for a caller's own summary)."""
 
     first_turn: int
     last_turn: int
     summary: str
+    provider: ProviderId | None = None
+    model: str | None = None
+    response_id: str | None = None
+    usage: Usage | None = None
 
 
 class StripReasoning(msgspec.Struct, frozen=True, gc=False):
@@ -172,6 +178,36 @@ class Repair(msgspec.Struct, frozen=True, gc=False):
     reason: str = ""
 
 
+class Awaiting(msgspec.Struct, frozen=True, gc=False):
+    """A run stopped for decisions made outside it (deferred approvals,
+    external tool results): the calls of its last step, by call id (a hosted
+    MCP approval request by its activity id).  ``approval`` calls wait for a
+    yes or no, ``results`` calls for results the caller supplies; ``ready``
+    calls need neither and run when the run resumes.  Until a
+    :class:`Decision` follows, none of them is run or settled."""
+
+    approval: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    ready: tuple[str, ...] = ()
+
+    @property
+    def state(self) -> str:
+        """``awaiting-approval`` while any call waits for one, else
+        ``awaiting-results``."""
+        return "awaiting-approval" if self.approval else "awaiting-results"
+
+
+class Decision(msgspec.Struct, frozen=True, gc=False):
+    """The answers to the :class:`Awaiting` before it, stored before any call
+    runs, so a process killed while resuming never runs a call twice: the
+    ``approved`` and ``refused`` call ids, and the ``results`` the caller
+    gave (answered as they are)."""
+
+    approved: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    results: tuple[Block, ...] = ()
+
+
 Body: TypeAlias = Any
 """An event body: one of the registered body types, or :class:`msgspec.Raw`
 for a kind nobody registered."""
@@ -191,6 +227,8 @@ _kinds: dict[str, type[msgspec.Struct]] = {
     "strip-signature": StripSignature,
     "repair": Repair,
     "rewind": Rewind,
+    "awaiting": Awaiting,
+    "decision": Decision,
 }
 _kind_of: dict[type, str] = {v: k for k, v in _kinds.items()}
 
@@ -509,8 +547,10 @@ def event_text(kind: str, body: object) -> str | None:
 
 __all__ = [
     "OVERLAY_KINDS",
+    "Awaiting",
     "Body",
     "Compaction",
+    "Decision",
     "Draft",
     "Event",
     "HostedBody",

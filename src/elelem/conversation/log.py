@@ -273,9 +273,9 @@ class Conversation:
         """The portable history (no provider payloads) and what it dropped."""
         return self._with_blobs(portable_history(self._events))
 
-    def response_payloads(self, provider: str) -> tuple[ProviderPayload, ...]:
-        """The response-level native data ``provider``'s responses returned,
-        oldest first (see :func:`~elelem.conversation.projections.response_payloads`);
+    def response_payloads(self, provider: str | None) -> tuple[ProviderPayload, ...]:
+        """The response-level native data ``provider``'s responses returned
+        (every provider's for None), oldest first (see :func:`~elelem.conversation.projections.response_payloads`);
         the turn API sends it with each request to that provider."""
         return response_payloads(self._events, provider)
 

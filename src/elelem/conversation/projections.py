@@ -323,13 +323,14 @@ def native_history(events: Sequence[Event]) -> tuple[Message, ...]:
     return project(events).messages
 
 
-def response_payloads(events: Sequence[Event], provider: str) -> tuple[ProviderPayload, ...]:
+def response_payloads(events: Sequence[Event], provider: str | None) -> tuple[ProviderPayload, ...]:
     """The response-level native data ``provider`` returned over the log,
     oldest first: the payloads of its response records (an Anthropic message
     envelope with its code-execution ``container``), for
     :attr:`ModelRequest.response_payloads <elelem.wire.ModelRequest>`.
 
-    Only ``provider``'s own: no other provider can use them.  Overlays do not
+    Only ``provider``'s own (every provider's for None, for a caller that
+    sorts them per target): no other provider can use them.  Overlays do not
     touch them; a compaction summarizes messages, and the provider-side state
     these name (a container's files) lives on regardless.  Whether a payload
     is still current (a container's expiry) is the shape's judgement, against
@@ -339,7 +340,7 @@ def response_payloads(events: Sequence[Event], provider: str) -> tuple[ProviderP
     for e in events:
         body = e.body
         if isinstance(body, ResponseRecord) and body.payloads:
-            out.extend(p for p in body.payloads if p.provider == provider)
+            out.extend(p for p in body.payloads if provider is None or p.provider == provider)
     return tuple(out)
 
 

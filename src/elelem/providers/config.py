@@ -152,14 +152,20 @@ def apply_config(catalog: Catalog, data: Mapping[str, Any], *, origin: str = "co
 
 
 def _aliases(table: object, origin: str) -> dict[str, str]:
+    """The ``[aliases]`` table: a name is a model, or a list of models tried
+    in turn (a fallback), kept comma-joined as ``-m a,b`` writes it."""
     if not isinstance(table, dict):
         raise ConfigError(f'{origin}: [aliases] must be a table of name = "provider:model"')
+    out: dict[str, str] = {}
     for name, target in table.items():
-        if not isinstance(target, str) or not target.strip():
+        models = target if isinstance(target, list) else [target]
+        if not models or not all(isinstance(m, str) and m.strip() and "," not in m for m in models):
             raise ConfigError(
                 f'{origin}: [aliases] {name} must be a model such as "anthropic:claude-sonnet-4-5"'
+                " or a list of them"
             )
-    return {name: target.strip() for name, target in table.items()}
+        out[name] = ",".join(m.strip() for m in models)
+    return out
 
 
 def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> ProviderSpec:

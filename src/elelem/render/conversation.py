@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from elelem.conversation import (
     OVERLAY_KINDS,
+    Awaiting,
+    Decision,
     Event,
     HostedBody,
     MessageBody,
@@ -13,6 +15,7 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.render.lines import awaiting_line, decision_line
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
 from elelem.turns.costs import events_cost
@@ -45,6 +48,10 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 else:
                     renderer.finished(body.finish, body.failure)
                 answered = True
+            elif isinstance(body, Awaiting):
+                renderer.notice(awaiting_line(body), "yellow")
+            elif isinstance(body, Decision):
+                renderer.notice(decision_line(body))
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

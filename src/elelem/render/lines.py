@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from elelem.conversation.events import Awaiting, Decision
 from elelem.conversation.projections import add_usage as sum_usage
 from elelem.render.sanitize import (
     decode_excerpt,
@@ -465,8 +466,40 @@ def usage_line(usage: Usage) -> str:
     return "usage: " + " · ".join(parts)
 
 
+def _calls(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
+def awaiting_line(awaiting: Awaiting) -> str:
+    """``awaiting approval of 1 call, results of 2 calls``: a stopped run."""
+    parts = []
+    if awaiting.approval:
+        parts.append(f"approval of {_calls(len(awaiting.approval))}")
+    if awaiting.results:
+        parts.append(f"results of {_calls(len(awaiting.results))}")
+    return "awaiting " + ", ".join(parts or ["nothing"])
+
+
+def decision_line(decision: Decision) -> str:
+    """``approved 1 call, refused 1 call, 1 result given``: a resumed run's answers."""
+    parts = []
+    if decision.approved:
+        parts.append(f"approved {_calls(len(decision.approved))}")
+    if decision.refused:
+        parts.append(f"refused {_calls(len(decision.refused))}")
+    if decision.results:
+        n = len(decision.results)
+        parts.append(f"{n} result{'' if n == 1 else 's'} given")
+    return "resumed: " + ", ".join(parts or ["nothing decided"])
+
+
 def retry_line(retry: Retry) -> str:
-    """``retrying in 1.0 s: rate limit``: the client's visible retry."""
+    """``retrying in 1.0 s: rate limit``: the client's visible retry; a
+    fallback's move says so (``falling back to openai:gpt-4.1 after
+    overloaded (HTTP 529)``)."""
+    if retry.fallback is not None:
+        status = f" (HTTP {retry.status})" if retry.status is not None else ""
+        return f"{sanitize_line(retry.reason)} after {sanitize_line(retry.kind)}{status}"
     return f"retrying in {retry.delay:.1f} s: {sanitize_line(retry.reason)}"
 
 
@@ -476,8 +509,10 @@ __all__ = [
     "activity_label",
     "activity_line",
     "add_usage",
+    "awaiting_line",
     "cited_text",
     "clip",
+    "decision_line",
     "marker",
     "reasoning_summary",
     "retry_line",

@@ -27,7 +27,9 @@ from urllib.parse import quote
 
 from elelem.conversation import (
     OVERLAY_KINDS,
+    Awaiting,
     ConversationInfo,
+    Decision,
     Event,
     HostedBody,
     MessageBody,
@@ -35,7 +37,14 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.render.lines import Footnotes, activity_line, attachment_line, usage_line
+from elelem.render.lines import (
+    Footnotes,
+    activity_line,
+    attachment_line,
+    awaiting_line,
+    decision_line,
+    usage_line,
+)
 from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.turns.costs import events_cost
@@ -200,6 +209,9 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
                     answer.lines += ["*interrupted: kept what arrived*", ""]
                 elif body.error:
                     answer.lines += [f"*error: {inert_line(body.error)}*", ""]
+            elif isinstance(body, Awaiting | Decision):
+                line = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
+                answer.lines += [f"*{line}*", ""]
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

@@ -126,7 +126,9 @@ class Retry(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="retry"
     ``status`` when the server answered), and the next attempt starts after
     ``delay`` seconds (the server's ``retry-after`` honoured).  ``reason`` is
     a short phrase for a person (``rate limit``); ``message`` the start of
-    the error's own, ``request_id`` the failed attempt's.
+    the error's own, ``request_id`` the failed attempt's.  ``fallback`` names
+    the target the request moves to when a :class:`~elelem.Fallback` moves
+    on (``delay`` 0), and is None for a retry of the same target.
 
     Not part of any response's grammar: it comes before the ``response-start``
     of the attempt that follows, and the assembler passes it over.
@@ -139,6 +141,7 @@ class Retry(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="retry"
     status: int | None = None
     message: str = ""
     request_id: str | None = None
+    fallback: str | None = None
 
 
 Chunk: TypeAlias = (

@@ -9,6 +9,7 @@ can run any :class:`Tool` without knowing where it came from.
 from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
+    ExternalTool,
     FunctionTool,
     arguments_struct,
     as_tool,
@@ -19,6 +20,7 @@ from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ExternalTool",
     "FunctionTool",
     "MCPServer",
     "MCPServerError",

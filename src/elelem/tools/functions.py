@@ -223,8 +223,43 @@ def _inline(node: Any, defs: dict[str, Any], path: tuple[str, ...], recursive: s
 
 ToolFunction = Callable[..., Any] | Callable[..., Awaitable[Any]]
 
+
+class ExternalTool:
+    """A tool whose calls the caller runs elsewhere (a browser, a queue
+    worker, a person): the model sees ``spec``; a call of it ends the run in
+    state ``awaiting-results``, and :func:`elelem.resume` continues it with
+    the results (see ``docs/tools.md``, "Deferred approvals").  ``of(fn)``
+    takes the name, description and schema of a typed Python function
+    without running it."""
+
+    idempotent = False
+    timeout: float | None = None
+    external = True
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.spec.name
+
+    @classmethod
+    def of(cls, function: object) -> ExternalTool:
+        """The external tool shaped like ``function`` (its hints and docstring)."""
+        return cls(as_tool(function).spec)
+
+    async def call(self, arguments: str) -> ToolOutcome:
+        """Never run in-process: the loop defers its calls."""
+        raise RuntimeError(f"{self.name} is an external tool: its results come through resume")
+
+    def __repr__(self) -> str:
+        return f"ExternalTool({self.name!r})"
+
+
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ExternalTool",
     "FunctionTool",
     "ToolFunction",
     "arguments_struct",

@@ -30,8 +30,8 @@ import httpx2
 from elelem.errors import MAX_ERROR_BODY
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
-from elelem.stream.chunks import ReasoningDelta
 from elelem.transport.config import Settings
+from elelem.transport.faces import SyncFace
 from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
 from elelem.vocabulary import Part
 
@@ -46,7 +46,7 @@ class BlockingDriver(Settings, Protocol):
         ...
 
 
-class SyncResponseStream(StreamCore):
+class SyncResponseStream(StreamCore, SyncFace):
     """One streamed provider response, read in the calling thread.
 
     Iterate it for chunks, :meth:`text` or :meth:`reasoning` for the text as
@@ -82,23 +82,6 @@ class SyncResponseStream(StreamCore):
             chunk, self.last_committed = pending.popleft()
             return chunk
         return self._next()[0]
-
-    def with_commits(self) -> Iterator[tuple[Chunk, tuple[Part, ...]]]:
-        """Iterate ``(chunk, committed)`` pairs: each chunk with what it committed."""
-        while (pair := self.step()) is not None:
-            yield pair
-
-    def text(self) -> Iterator[str]:
-        """Iterate the text as it streams: each (non-empty) text delta's text, in order."""
-        while (pair := self.step()) is not None:
-            if type(pair[0]) is TextDelta and pair[0].text:
-                yield pair[0].text
-
-    def reasoning(self) -> Iterator[str]:
-        """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
-        while (pair := self.step()) is not None:
-            if type(pair[0]) is ReasoningDelta and pair[0].text:
-                yield pair[0].text
 
     def objects(self) -> Iterator[Any]:
         """The answer's JSON value as it arrives (see

@@ -49,10 +49,10 @@ import httpx2
 from elelem.errors import MAX_ERROR_BODY, StreamError
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
-from elelem.stream.chunks import ReasoningDelta
 from elelem.transport.blocking import SyncResponseStream
 from elelem.transport.config import RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
+from elelem.transport.faces import AsyncFace
 from elelem.transport.failures import parse_retry_after, stamp_error
 from elelem.transport.limits import DEFAULT_LIMITS, Limits
 from elelem.transport.pool import PooledTransport
@@ -65,7 +65,7 @@ T = TypeVar("T")
 S = TypeVar("S", bound=StreamCore)
 
 
-class ResponseStream(StreamCore):
+class ResponseStream(StreamCore, AsyncFace):
     """One streamed provider response: an async iterator of chunks.
 
     Iterate it (``async for chunk in stream``) for chunks, or iterate
@@ -108,17 +108,6 @@ class ResponseStream(StreamCore):
         chunk, _ = await self._next()
         return chunk
 
-    async def with_commits(self) -> AsyncIterator[tuple[Chunk, tuple[Part, ...]]]:
-        """Iterate ``(chunk, committed)`` pairs: each chunk with what it committed."""
-        while (pair := await self.step()) is not None:
-            yield pair
-
-    async def text(self) -> AsyncIterator[str]:
-        """Iterate the text as it streams: each (non-empty) text delta's text, in order."""
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is TextDelta and pair[0].text:
-                yield pair[0].text
-
     async def objects(self) -> AsyncIterator[Any]:
         """The answer's JSON value as it arrives: after each text delta that
         changed it, the object (or array) so far, read tolerantly by
@@ -134,12 +123,6 @@ class ResponseStream(StreamCore):
         :attr:`output_type` instance; :class:`~elelem.outputs.OutputError`
         (with the raw text) when it does not match."""
         return self.parse(await self.final())
-
-    async def reasoning(self) -> AsyncIterator[str]:
-        """Iterate the reasoning as it streams: each (non-empty) reasoning delta's text."""
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is ReasoningDelta and pair[0].text:
-                yield pair[0].text
 
     async def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
         """The next ``(chunk, committed)`` pair, or None at the end of the stream."""

@@ -36,6 +36,7 @@ import anyio.to_thread
 from elelem.conversation.events import Draft, Event
 from elelem.conversation.log import Conversation
 from elelem.providers import Target
+from elelem.providers.protocol import Model
 from elelem.turns.engine import (
     MAX_CONTINUATIONS,
     Action,
@@ -218,7 +219,7 @@ def _call_sync(action: Call) -> object:
 async def send(
     conv: Conversation,
     client: Client,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,
@@ -252,7 +253,7 @@ async def send(
 def send_sync(
     conv: Conversation,
     client: SyncClient,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,

@@ -56,9 +56,10 @@ propagates at once: the log itself failed, there is nowhere to record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, Unpack
+from typing import Any, TypedDict, Unpack
 
 import msgspec
 
@@ -77,10 +78,30 @@ from elelem.conversation.projections import Projection, add_usage, native_histor
 from elelem.errors import ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
+from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.turns.actions import (
+    READ,
+    Action,
+    Append,
+    Call,
+    Flow,
+    Read,
+    Send,
+    StreamView,
+    Wait,
+)
 from elelem.turns.costs import records_cost
+from elelem.turns.history import HistoryProcessor, processed
+from elelem.turns.limits import (
+    USAGE_LIMIT_END,
+    UsageLimitExceeded,
+    UsageLimits,
+    Used,
+    check_request,
+    used_by,
+)
 from elelem.vocabulary import (
-    Drop,
     GenerationOptions,
     HostedActivity,
     HostedTool,
@@ -92,8 +113,6 @@ from elelem.vocabulary import (
     Usage,
 )
 
-T = TypeVar("T")
-
 MAX_CONTINUATIONS = 8
 """Default bound on automatic continuations of a paused turn."""
 
@@ -103,91 +122,6 @@ ChunkObserver = Callable[[Chunk, tuple[Part, ...]], object]
 """An ``on_chunk`` observer of a turn: called with each chunk and the blocks and
 hosted transitions it committed (usually none), once they are stored.  Its
 result is ignored, except that the async driver awaits an awaitable one."""
-
-
-# -- actions -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Make the stream of one request to ``target`` (sent on the first
-    :class:`Read`); ``arguments`` are :meth:`elelem.Client.stream`'s keyword
-    arguments (``messages``, ``system``, ``tools``, …) except ``timeouts``,
-    which the driver adds.  ``streamed`` False asks for the response
-    non-streamed (``--no-stream``): the same chunks, all at once."""
-
-    target: Target
-    arguments: dict[str, Any]
-    streamed: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    """Read the next ``(chunk, committed)`` pair of the current stream."""
-
-
-READ = Read()
-
-
-@dataclass(frozen=True, slots=True)
-class Append:
-    """Append ``drafts`` to the conversation as one commit."""
-
-    drafts: tuple[Draft, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """Call ``function(*args)`` and send back its result.
-
-    The async driver awaits an awaitable result; with ``blocking`` it runs
-    the function in a worker thread (for work that would stall the event
-    loop).  The sync driver refuses an awaitable result with
-    :class:`TypeError`.
-    """
-
-    function: Callable[..., object]
-    args: tuple[Any, ...] = ()
-    blocking: bool = False
-    name: str = ""
-    """What the function is, for messages (its ``__name__`` when empty)."""
-
-    def describe(self) -> str:
-        """The function's name for messages."""
-        return self.name or getattr(self.function, "__name__", repr(self.function))
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """Sleep ``seconds`` (a retry's back-off)."""
-
-    seconds: float
-
-
-Action: TypeAlias = Send | Read | Append | Call | Wait
-Flow: TypeAlias = Generator[Action, Any, T]
-"""A flow of actions ending in a value of type ``T``."""
-
-
-class StreamView(Protocol):
-    """What the engine reads of a response stream, none of it I/O (an
-    :class:`elelem.transport.ResponseStream` is one, and so is
-    :class:`elelem.transport.SyncResponseStream`)."""
-
-    request_id: str | None
-    dropped: tuple[Drop, ...]
-
-    def partial(self) -> AssembledResponse:
-        """What an interrupted stream keeps."""
-        ...
-
-    def result(self) -> AssembledResponse:
-        """The assembled response once the stream ended."""
-        ...
-
-    def open_parts(self) -> tuple[Part, ...]:
-        """The text and reasoning blocks in progress (marked incomplete)."""
-        ...
 
 
 class TurnSettings(TypedDict, total=False):
@@ -205,6 +139,9 @@ class TurnSettings(TypedDict, total=False):
     observer of every chunk, called once what it committed is stored.
     ``streamed``: False sends every request of the turn non-streamed (the
     log holds the same events either way).
+    ``limits``: the run's
+    :class:`~elelem.turns.limits.UsageLimits`.  ``history``: the
+    :mod:`~elelem.turns.history` processors applied before each request.
     """
 
     system: str | None
@@ -215,6 +152,8 @@ class TurnSettings(TypedDict, total=False):
     recover: bool
     on_chunk: ChunkObserver | None
     streamed: bool
+    limits: UsageLimits | None
+    history: Sequence[HistoryProcessor]
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -360,7 +299,7 @@ class TurnEngine:
     """
 
     conversation: Conversation
-    target: Target
+    target: Target | Model
     user_input: str | Message | None
     request: dict[str, Any]
     trigger: str | None = None
@@ -368,6 +307,12 @@ class TurnEngine:
     recover: bool = True
     on_chunk: ChunkObserver | None = None
     streamed: bool = True
+    limits: UsageLimits | None = None
+    """The run's usage limits (see :mod:`elelem.turns.limits`)."""
+    history: Sequence[HistoryProcessor] = ()
+    """What each request carries of the history (see :mod:`elelem.turns.history`)."""
+    tool_calls: int = 0
+    """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
     stream: StreamView | None = None
@@ -379,7 +324,7 @@ class TurnEngine:
     def create(
         cls,
         conversation: Conversation,
-        target: Target,
+        target: Target | Model,
         user_input: str | Message | None,
         **options: Unpack[TurnOptions],
     ) -> TurnEngine:
@@ -403,6 +348,8 @@ class TurnEngine:
             options.get("recover", True),
             options.get("on_chunk"),
             options.get("streamed", True),
+            options.get("limits"),
+            tuple(options.get("history", ())),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -423,7 +370,7 @@ class TurnEngine:
         self.turn = conv.turn + 1
         start = TurnStart(
             self.trigger or ("user" if self.user_input is not None else "continuation"),
-            self.target.resolved,
+            resolved_address(self.target),
             self.request["system"],
         )
         drafts = [Draft.of(start, turn=self.turn)]
@@ -443,8 +390,15 @@ class TurnEngine:
         record of the response that ended."""
         while True:
             projection = self.conversation.project()
+            if self.history:
+                projection = yield from processed(
+                    self.conversation, self.history, self.target, self.request, self.turn
+                )
             drafts = self.drafts_for_next()
-            stream: StreamView = yield Send(self.target, self.arguments(projection), self.streamed)
+            arguments = self.arguments(projection)
+            if self.limits is not None:
+                self.check(functools.partial(self.request_rule, arguments))
+            stream: StreamView = yield Send(self.target, arguments, self.streamed)
             self.stream = stream
             try:
                 yield from self.read(stream, drafts)
@@ -468,6 +422,8 @@ class TurnEngine:
             record = drafts.record(result, stream)
             yield drafts.closing(result, record)
             self.records.append(record)
+            if self.limits is not None:
+                self.check(self.limits.after_response)
             return record
 
     def read(self, stream: StreamView, drafts: ResponseDrafts) -> Flow[None]:
@@ -479,8 +435,13 @@ class TurnEngine:
             if pair is None:
                 return
             chunk, committed = pair
-            if type(chunk) is ResponseStart and chunk.model:
-                drafts.model = chunk.model
+            if type(chunk) is ResponseStart:
+                # A model standing for others (a fallback) names the one
+                # that answered.
+                if chunk.model:
+                    drafts.model = chunk.model
+                if chunk.provider:
+                    drafts.provider = chunk.provider
             if committed:
                 yield Append(drafts.parts(committed))
                 drafts.committed += len(committed)
@@ -516,7 +477,11 @@ class TurnEngine:
             "messages": projection.messages,
             # What this provider's earlier responses returned beside their
             # messages (an Anthropic container) travels with the history.
-            "response_payloads": self.conversation.response_payloads(self.target.provider),
+            # A model standing for several (a fallback) gets every
+            # provider's and hands each target its own.
+            "response_payloads": self.conversation.response_payloads(
+                self.target.provider if isinstance(self.target, Target) else None
+            ),
             **self.request,
         }
 
@@ -545,6 +510,22 @@ class TurnEngine:
                 return None  # the patch names nothing this log holds: not ours to guess
         self.repaired.update(key for key, _ in overlays)
         return tuple(Draft(kind_of(o), o, self.turn) for _, o in overlays)
+
+    def request_rule(self, arguments: dict[str, Any], used: Used) -> None:
+        """The usage limits' check before a request of ``arguments``."""
+        assert self.limits is not None
+        check_request(self.limits, used, arguments, self.target.provider, self.target.model)
+
+    def check(self, rule: Callable[[Used], None]) -> None:
+        """Apply a usage-limit ``rule`` to what the run used; an exceeded
+        limit leaves with the run's result so far."""
+        if self.limits is None:
+            return
+        try:
+            rule(used_by(self.records, self.tool_calls, self.limits))
+        except UsageLimitExceeded as exc:
+            exc.result = self.result(USAGE_LIMIT_END)
+            raise
 
     def end_of(self, record: ResponseRecord) -> str | None:
         """How the turn ends after ``record``, or None to continue it."""

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 import anyio
 import msgspec
 
-from elelem.conversation.events import Draft, HostedBody, MessageBody, ResponseRecord
+from elelem.conversation.events import Awaiting, Draft, HostedBody, MessageBody, ResponseRecord
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import diagnose
 from elelem.tools import Tool, ToolOutcome, as_tool, describe_error
@@ -51,6 +51,8 @@ from elelem.turns.engine import (
     TurnResult,
     TurnSettings,
 )
+from elelem.turns.limits import UsageLimitExceeded
+from elelem.turns.pending import REFUSED, AwaitingError, decided, pending
 from elelem.vocabulary import (
     HostedActivity,
     Message,
@@ -65,6 +67,7 @@ from elelem.vocabulary import (
 if TYPE_CHECKING:
     from elelem.client import Client, SyncClient
     from elelem.providers import Target
+    from elelem.providers.protocol import Model
     from elelem.transport import Timeouts
 
 MAX_STEPS = 10
@@ -85,8 +88,6 @@ RERUN_NOTE = "(run again: its first run was interrupted before it finished)\n"
 """What begins the result of an idempotent call a killed run left behind
 and the next run ran again: the model, the user and the log see it was a
 re-run (its first run may have done part of its work)."""
-
-REFUSED = "refused: the user did not approve this call"
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class ToolLoop:
         self,
         tools: Iterable[Any],
         *,
-        approve: Approver | None = None,
+        approve: Approver | Literal["defer"] | None = None,
         timeout: float | None = None,
     ) -> None:
         self.tools: dict[str, Tool] = {}
@@ -140,8 +141,24 @@ class ToolLoop:
                 if one.name in self.tools:
                     raise ValueError(f"two tools are named {one.name!r}")
                 self.tools[one.name] = one
-        self.approve = approve
+        self.defer = approve == "defer"
+        self.approve: Approver | None = None if approve == "defer" else approve
         self.timeout = timeout
+
+    def deferral(self, work: _Work) -> Awaiting | None:
+        """What the step must wait for before it runs (None: nothing): calls
+        of external tools wait for results; with ``approve="defer"`` the
+        other calls of known tools, and the provider's approval requests,
+        wait for an approval."""
+        results = [c.id for c in work.calls if getattr(self.tools.get(c.name), "external", False)]
+        approval: list[str] = []
+        if self.defer:
+            approval = [c.id for c in work.calls if c.name in self.tools and c.id not in results]
+            approval += [a.id for a in work.approvals]
+        if not results and not approval:
+            return None
+        ready = [c.id for c in work.calls if c.id not in results and c.id not in approval]
+        return Awaiting(tuple(approval), tuple(results), tuple(ready))
 
     @property
     def specs(self) -> tuple[Any, ...]:
@@ -232,14 +249,22 @@ class ToolLoop:
             return _error(
                 call, f"tool {call.name} returned a {type(outcome).__name__}, not a ToolOutcome"
             )
-        return ToolResultBlock(
-            call.id,
-            RERUN_NOTE + outcome.content if settle else outcome.content,
-            outcome.is_error,
-            call.name,
-            outcome.payloads,
-            outcome.attachments or msgspec.UNSET,
-        )
+        return result_block(call, outcome, rerun=settle)
+
+
+def result_block(
+    call: ToolCallBlock, outcome: ToolOutcome, *, rerun: bool = False
+) -> ToolResultBlock:
+    """The result block answering ``call`` with ``outcome`` (``rerun``: a
+    killed run's call run again, said so at the start of the result)."""
+    return ToolResultBlock(
+        call.id,
+        RERUN_NOTE + outcome.content if rerun else outcome.content,
+        outcome.is_error,
+        call.name,
+        outcome.payloads,
+        outcome.attachments or msgspec.UNSET,
+    )
 
 
 def _expand(item: Any) -> list[Tool]:
@@ -321,15 +346,37 @@ def tool_loop(
     """The tool loop as one flow of engine actions; ``execute`` is the driver's
     step executor (:meth:`ToolLoop.step` or :meth:`ToolLoop.step_sync`)."""
     conv = engine.conversation
-    pending = unanswered(conv)
-    if pending:
-        # A killed run's calls are settled in the turn that made them.
-        work = _Work(pending, settle=True)
-        results, _ = yield Call(execute, (work,), name="settle interrupted tool calls")
+    waiting = pending(conv)
+    if waiting is not None:
+        raise AwaitingError(waiting)
+    orphans = unanswered(conv)
+    if orphans:
+        # A killed run's calls are settled in the turn that made them; what a
+        # decision already answered is answered so, never run.
+        known = decided(conv)
+        work = _Work(tuple(c for c in orphans if c.id not in known), settle=True)
+        ran, _ = yield Call(execute, (work,), name="settle interrupted tool calls")
+        by_id = {r.call_id: r for r in ran} | known
+        results = tuple(by_id[c.id] for c in orphans)
         yield Append((_results_draft(conv.turn, results, ()),))
-        yield from _observe(on_call, pending, results)
+        yield from _observe(on_call, orphans, results)
     yield from engine.begin()
-    steps = 0
+    return (yield from steps(engine, loop, execute, max_steps=max_steps, on_call=on_call))
+
+
+def steps(
+    engine: TurnEngine,
+    loop: ToolLoop,
+    execute: Executor,
+    *,
+    max_steps: int = MAX_STEPS,
+    on_call: CallObserver | None = None,
+    taken: int = 0,
+) -> Flow[TurnResult]:
+    """Respond and run the calls of each response, until a response asks for
+    nothing, ``max_steps`` steps ran (``taken`` already), or a step must
+    wait for decisions (turn end ``awaiting-approval``/``awaiting-results``)."""
+    conv = engine.conversation
     while True:
         record = yield from engine.respond()
         end = engine.end_of(record)
@@ -338,15 +385,36 @@ def tool_loop(
         work = _response_work(conv, record)
         if not work.calls and not work.approvals:
             return engine.result(end)
-        if steps >= max_steps:
+        if taken >= max_steps:
             note = f"not run: the tool loop stopped at max_steps={max_steps}"
             left = tuple(_error(c, note) for c in work.calls)
             yield Append((_results_draft(engine.turn, left, ()),))
             return engine.result(MAX_STEPS_END)
-        steps += 1
+        awaiting = loop.deferral(work)
+        if awaiting is not None:
+            yield Append((Draft.of(awaiting, turn=engine.turn),))
+            return engine.result(awaiting.state)
+        if work.calls and engine.limits is not None:
+            yield from _within_limits(engine, work)
+        taken += 1
+        engine.tool_calls += len(work.calls)
         results, answers = yield Call(execute, (work,), name="tool step")
         yield Append((_results_draft(engine.turn, results, answers),))
         yield from _observe(on_call, work.calls, results)
+
+
+def _within_limits(engine: TurnEngine, work: _Work) -> Flow[None]:
+    """Raise when the step's calls would go over the run's tool-call limit,
+    after answering them with an error naming the limit."""
+    limits = engine.limits
+    assert limits is not None
+    try:
+        engine.check(lambda used: limits.before_tools(used, len(work.calls)))
+    except UsageLimitExceeded as exc:
+        note = f"not run: the usage limit tool_calls={exc.maximum} was reached"
+        left = tuple(_error(c, note) for c in work.calls)
+        yield Append((_results_draft(engine.turn, left, ()),))
+        raise
 
 
 def _observe(
@@ -373,24 +441,25 @@ class LoopOptions(TurnSettings, total=False):
     ``tools``: Python functions (made into :class:`~elelem.tools.FunctionTool`\\ s),
     tools, or MCP server connections (all their tools); ``max_steps``: the
     bound on requests (default :data:`MAX_STEPS`); ``approve`` sees each call
-    first (see :class:`ApprovalRequest`); ``tool_timeout`` bounds a call whose
+    first (see :class:`ApprovalRequest`), or ``"defer"`` stops the run at
+    its first step for approvals given later (:func:`elelem.resume`); ``tool_timeout`` bounds a call whose
     tool sets no timeout; ``on_call(call, result)`` is told of each finished
     call."""
 
     tools: Iterable[Any]
     max_steps: int
-    approve: Approver | None
+    approve: Approver | Literal["defer"] | None
     tool_timeout: float | None
     on_call: CallObserver | None
 
 
-_LOOP_KEYS = frozenset({"tools", "max_steps", "approve", "tool_timeout", "on_call"})
+LOOP_KEYS = frozenset({"tools", "max_steps", "approve", "tool_timeout", "on_call"})
 """The keys of :class:`LoopOptions` that are the loop's, not the turn's."""
 
 
 def loop_flow(
     conv: Conversation,
-    target: Target,
+    target: Target | Model,
     user_input: str | Message | None,
     options: LoopOptions,
     *,
@@ -403,7 +472,7 @@ def loop_flow(
         approve=options.get("approve"),
         timeout=options.get("tool_timeout"),
     )
-    settings: TurnSettings = {k: v for k, v in options.items() if k not in _LOOP_KEYS}  # type: ignore[assignment]
+    settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
     engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **settings)
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
@@ -413,7 +482,7 @@ def loop_flow(
 async def run(
     conv: Conversation,
     client: Client,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,
@@ -438,7 +507,7 @@ async def run(
 def run_sync(
     conv: Conversation,
     client: SyncClient,
-    model: str | Target,
+    model: str | Target | Model,
     user_input: str | Message | None,
     *,
     timeouts: Timeouts | None = None,
@@ -464,8 +533,10 @@ __all__ = [
     "LoopOptions",
     "ToolLoop",
     "loop_flow",
+    "result_block",
     "run",
     "run_sync",
+    "steps",
     "tool_loop",
     "unanswered",
 ]

@@ -338,6 +338,8 @@ class UIMessageEncoder:
             }
             if chunk.status is not None:
                 retry["status"] = chunk.status
+            if chunk.fallback is not None:
+                retry["fallback"] = chunk.fallback
             out.append({"type": "data-retry", "data": retry, "transient": True})
         # Parts committed by any chunk (a block end, a hosted transition, a
         # held tool call flushed by a later commit or by the finish).

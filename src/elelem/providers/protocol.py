@@ -1,0 +1,90 @@
+"""A model that is not one catalog address: what goes wherever a model goes.
+
+A :class:`~elelem.providers.Target` is one provider's model, reached over
+HTTP.  A :class:`Model` is anything else that answers a neutral request with
+a response stream: an in-process model (:class:`elelem.testing.TestModel`),
+a list of targets tried in turn (:class:`elelem.Fallback`), a model with
+middleware around it (:func:`elelem.wrap`).  The client, the turn engine and
+the tool loop take either, and ask a :class:`Model` for its stream through
+:meth:`Model.open`, handing it the client (a :class:`ModelHost`) so that it
+can resolve and open the targets it stands for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+
+from elelem.vocabulary import ProviderId
+
+if TYPE_CHECKING:
+    from elelem.providers.catalog import Target
+    from elelem.transport import Timeouts
+    from elelem.wire import ModelRequest
+
+
+class ModelHost(Protocol):
+    """What a :class:`Model` may ask of the client that opens it."""
+
+    def target(self, model: str | Target | Model) -> Target | Model:
+        """Resolve an address (a target or a model is returned as it is)."""
+        ...
+
+    def open(
+        self,
+        target: Target | Model,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None = None,
+        sync: bool = False,
+    ) -> Any:
+        """The response stream of ``request`` (its ``model`` replaced by the
+        target's own) to ``target``: async, or blocking with ``sync``."""
+        ...
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Something that answers a neutral request with a response stream.
+
+    ``address`` is what the log's turn start records; ``provider`` and
+    ``model`` name it in the records of what it answers, unless its stream's
+    ``response-start`` names the provider that actually answered.
+    """
+
+    @property
+    def address(self) -> str:
+        """What the turn start records (``test:test-model``, ``a,b``)."""
+        ...
+
+    @property
+    def provider(self) -> ProviderId:
+        """The provider the model's answers are recorded under by default."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model name a request carries by default."""
+        ...
+
+    def open(
+        self, host: ModelHost, request: ModelRequest, *, timeouts: Timeouts | None, sync: bool
+    ) -> Any:
+        """The stream answering ``request``: an async stream (``step``,
+        ``aclose``, ``partial``, ``result``, ``open_parts``, ``request_id``,
+        ``dropped``) or with ``sync`` a blocking one (``step``, ``close``, …)."""
+        ...
+
+
+def resolved_address(model: Target | Model) -> str:
+    """What a log records of ``model``: a catalog target's resolved
+    ``provider:model`` (an alias resolved), a Model's own address."""
+    from elelem.providers.catalog import Target
+
+    return model.resolved if isinstance(model, Target) else model.address
+
+
+AnyModel: TypeAlias = "Target | Model"
+"""Whatever goes where a model goes, once resolved."""
+
+
+__all__ = ["AnyModel", "Model", "ModelHost"]

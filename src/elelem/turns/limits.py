@@ -1,0 +1,178 @@
+"""Usage limits of one run: tokens, cost, requests and tool calls.
+
+A :class:`UsageLimits` bounds what one :func:`elelem.send` or
+:func:`elelem.run` may spend.  The engine checks it at three points:
+
+- **before each request**, from the estimate: the input tokens the request
+  would read (:func:`elelem.tokens.estimate_messages`) added to what the
+  run used, and its price added to the run's cost; one more request;
+- **after each response**, from the usage it reported: every token limit
+  and the cost (a response's usage is in the log before the check);
+- **before each tool step**, the calls the step would run added to the
+  calls run so far (the calls over the limit are answered with an error
+  result naming the limit, so the log has no unanswered call).
+
+Exceeding one ends the run with :class:`UsageLimitExceeded`: everything up
+to that point is in the log, and the error carries the run's
+:class:`~elelem.turns.engine.TurnResult` so far (turn end ``usage-limit``).
+The counts: ``input_tokens`` is everything read (input, cache reads and
+writes), ``output_tokens`` everything generated (output and reasoning),
+``total_tokens`` both.  A cost limit needs a price: a model whose price is
+unknown ends the run the first time its cost is needed, rather than spend
+without a bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from elelem.conversation.events import ResponseRecord
+from elelem.conversation.projections import add_usage
+from elelem.errors import ElelemError
+from elelem.providers.pricing import Cost, price
+from elelem.tokens import estimate_messages
+from elelem.turns.costs import records_cost
+from elelem.vocabulary import Usage, register_turn_end_reason
+
+USAGE_LIMIT_END = register_turn_end_reason(
+    "usage-limit", "a usage limit (tokens, cost, requests or tool calls) ended the run"
+)
+
+
+class UsageLimitExceeded(ElelemError):
+    """A usage limit ended the run.
+
+    ``limit`` names it (``input_tokens``, ``output_tokens``,
+    ``total_tokens``, ``cost``, ``requests``, ``tool_calls``), ``maximum``
+    is its value, ``value`` what the run would reach (None for a cost that
+    has no price), ``when`` is ``before-request``, ``after-response`` or
+    ``before-tools``; ``result`` is the run's result so far.
+    """
+
+    def __init__(self, limit: str, maximum: Any, value: Any, when: str, detail: str = "") -> None:
+        shown = "unknown" if value is None else value
+        text = f"usage limit {limit}={maximum} exceeded {when}: {shown}"
+        super().__init__(f"{text} ({detail})" if detail else text)
+        self.limit = limit
+        self.maximum = maximum
+        self.value = value
+        self.when = when
+        self.result: Any = None
+
+
+@dataclass(frozen=True)
+class Used:
+    """What a run used so far."""
+
+    usage: Usage
+    cost: Cost | None
+    requests: int
+    tool_calls: int
+
+
+@dataclass(frozen=True)
+class UsageLimits:
+    """The most one run may use; None leaves a count unbounded.  ``cost`` is
+    in US dollars."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: Decimal | float | str | None = None
+    requests: int | None = None
+    tool_calls: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input_tokens", "output_tokens", "total_tokens", "requests", "tool_calls"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise ValueError(f"UsageLimits.{name} must be a count of 0 or more, not {value!r}")
+        if self.cost is not None and Decimal(str(self.cost)) < 0:
+            raise ValueError(f"UsageLimits.cost must be 0 or more, not {self.cost!r}")
+
+    @property
+    def prices(self) -> bool:
+        """True when a cost limit needs prices."""
+        return self.cost is not None
+
+    def before_request(self, used: Used, estimate: int, estimate_cost: Cost | None) -> None:
+        """Raise when one more request, reading ``estimate`` input tokens at
+        ``estimate_cost``, would go over a limit."""
+        when = "before-request"
+        self._count("requests", used.requests + 1, when)
+        reading = _read(used.usage) + estimate
+        self._count("input_tokens", reading, when, f"{estimate} estimated for this request")
+        self._count("total_tokens", used.usage.total + estimate, when)
+        if estimate_cost is not None and used.cost is not None:
+            self._cost(used.cost + estimate_cost, when)
+
+    def after_response(self, used: Used) -> None:
+        """Raise when what the run used is over a limit."""
+        when = "after-response"
+        self._count("input_tokens", _read(used.usage), when)
+        self._count("output_tokens", used.usage.output + used.usage.reasoning, when)
+        self._count("total_tokens", used.usage.total, when)
+        if used.cost is not None:
+            self._cost(used.cost, when)
+
+    def before_tools(self, used: Used, calls: int) -> None:
+        """Raise when running ``calls`` more tool calls would go over the limit."""
+        self._count("tool_calls", used.tool_calls + calls, "before-tools")
+
+    def _count(self, name: str, value: int, when: str, detail: str = "") -> None:
+        maximum = getattr(self, name)
+        if maximum is not None and value > maximum:
+            raise UsageLimitExceeded(name, maximum, value, when, detail)
+
+    def _cost(self, cost: Cost, when: str) -> None:
+        if self.cost is None:
+            return
+        maximum = Decimal(str(self.cost))
+        if cost.total is None:
+            why = "; ".join(cost.unknown) or "no price"
+            raise UsageLimitExceeded("cost", self.cost, None, when, why)
+        if cost.total > maximum:
+            raise UsageLimitExceeded("cost", self.cost, cost.total, when)
+
+
+def used_by(records: Iterable[ResponseRecord], tool_calls: int, limits: UsageLimits) -> Used:
+    """What ``records`` (a run's responses) and ``tool_calls`` calls used."""
+    records = tuple(records)
+    usage = Usage()
+    for r in records:
+        if r.usage is not None:
+            usage = add_usage(usage, r.usage)
+    cost = records_cost(records) if limits.prices else None
+    return Used(usage, cost, len(records), tool_calls)
+
+
+def check_request(
+    limits: UsageLimits, used: Used, arguments: Mapping[str, Any], provider: str, model: str
+) -> None:
+    """:meth:`UsageLimits.before_request` for a request of ``arguments``
+    (:meth:`elelem.Client.stream`'s) to ``provider``'s ``model``."""
+    estimate = estimate_messages(
+        arguments["messages"],
+        provider,
+        system=arguments.get("system"),
+        tools=arguments.get("tools", ()),
+    ).total
+    cost = price(provider, model, Usage(input=estimate)) if limits.prices else None
+    limits.before_request(used, estimate, cost)
+
+
+def _read(usage: Usage) -> int:
+    return usage.input + usage.cache_read + usage.cache_write
+
+
+__all__ = [
+    "USAGE_LIMIT_END",
+    "UsageLimitExceeded",
+    "UsageLimits",
+    "Used",
+    "check_request",
+    "used_by",
+]
