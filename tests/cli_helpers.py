@@ -23,7 +23,9 @@ def text_frames(text: str, msg_id: str, *, finished: bool = True) -> list[tuple[
     """The SSE frames of an Anthropic response holding one text block; with
     ``finished`` False it stops after the text, as a stream that stalls."""
     model = "claude-sonnet-4-5-20250929"
-    start = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": []}
+    start: dict[str, object] = {
+        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+    }  # fmt: skip
     start["usage"] = {"input_tokens": 120, "output_tokens": 1}
     frames: list[dict[str, object]] = [
         {"type": "message_start", "message": start},

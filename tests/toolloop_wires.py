@@ -164,7 +164,7 @@ def bedrock_calls(calls: Sequence[ToolCall], n: int = 1) -> Reply:
 
 
 def bedrock_text(text: str, n: int = 2) -> Reply:
-    events = [("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}}),
+    events: list[tuple[str, dict[str, Any]]] = [("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}}),
               ("contentBlockStop", {"contentBlockIndex": 0})]  # fmt: skip
     return _bedrock(events, "end_turn")
 

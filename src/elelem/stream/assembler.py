@@ -31,7 +31,7 @@ the rules below hold for every provider:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Any, NoReturn
 
@@ -267,7 +267,7 @@ class Assembler:
         self._position += index - start
         return index
 
-    def feed_all(self, chunks: list[Chunk] | tuple[Chunk, ...]) -> list[Part]:
+    def feed_all(self, chunks: Iterable[Chunk]) -> list[Part]:
         """Feed many chunks; return everything they commit."""
         out: list[Part] = []
         for chunk in chunks:
