@@ -168,7 +168,7 @@ def test_the_route_needs_the_token_and_refuses_bad_answers_storing_nothing(
             404,
             "no such conversation",
         )
-        refusals = [
+        refusals: list[tuple[dict[str, Any], str]] = [
             ({"approvals": {"toolu_nope": True}},
              "cannot resume: approvals names 'toolu_nope', which awaits no approval"),
             ({"approvals": {}},

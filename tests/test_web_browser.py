@@ -40,7 +40,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
-from web_helpers import assistant, axe_violations, chromium, chromium_paths, demo_interaction, png
+from web_helpers import assistant, axe_violations, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
 GEMINI = "pydantic__pydantic-ai/tests__models__cassettes__test_google__test_google_model_web_search_tool_stream.yaml"
@@ -186,13 +186,6 @@ def check_media(driver: Any) -> None:
     assert captions[1].startswith("[document Q3 report (text)")
     (note,) = driver.find_elements(by, "ol.footnotes > li")
     assert note.text.startswith("Q3 report, pp. 3–4")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium_paths()
-    with chromium() as driver:
-        yield driver
 
 
 @pytest.fixture(scope="module")
