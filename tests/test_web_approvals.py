@@ -7,9 +7,11 @@ uvicorn server on 127.0.0.1 and a loopback Anthropic provider."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import pytest
 import elelem
 from elelem.conversation import Conversation, Decision, SQLiteStore, Store
 from elelem.testing.asgi import ASGIServer
-from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
+from elelem.testing.servers import LoopbackServer, Pause, RecordedRequest, Reply
 from elelem.tools import ExternalTool
 from elelem.turns.pending import ResumeError, pending
 from elelem.web.app import create_app
@@ -59,7 +61,10 @@ def answer(request: RecordedRequest) -> Reply:
         if block.get("type") == "tool_result"
     ]
     if results:
-        return anthropic_text(f"Done: {' / '.join(results)}.")
+        done = anthropic_text(f"Done: {' / '.join(results)}.")
+        if "slowly" in json.dumps(body["messages"]):
+            return Reply(script=(Pause(1.5), *done.script))
+        return done
     calls = [(CALL, "charge", {"amount": 42, "note": NOTE})]
     if "locate" in json.dumps(body["messages"]):
         calls.append((LOCATE, "user_location", {}))
@@ -96,9 +101,10 @@ def serving(store: Store, provider: LoopbackServer, tools: list[Any]) -> ASGISer
     return ASGIServer(app)
 
 
-def post(server: ASGIServer, body: object, token: str = TOKEN) -> tuple[int, str]:
+def post(base: str, body: object, token: str = TOKEN) -> tuple[int, str]:
+    """POST ``body`` to ``base``'s /api/resume: the status and the body."""
     request = urllib.request.Request(
-        f"{server.url}/api/resume?token={token}",
+        f"{base}/api/resume?token={token}",
         data=json.dumps(body).encode(),
         headers={"content-type": "application/json"},
         method="POST",
@@ -160,11 +166,11 @@ def test_the_route_needs_the_token_and_refuses_bad_answers_storing_nothing(
     before = len(Conversation.open(store, conv.id).events)
     requests = len(provider.requests)
     with serving(store, provider, [charge]) as server:
-        assert post(server, {"conversation": conv.id, "approvals": {CALL: True}}, "wrong") == (
+        assert post(server.url, {"conversation": conv.id, "approvals": {CALL: True}}, "wrong") == (
             403,
             "missing or wrong access token",
         )
-        assert post(server, {"conversation": "c_nosuch", "approvals": {CALL: True}}) == (
+        assert post(server.url, {"conversation": "c_nosuch", "approvals": {CALL: True}}) == (
             404,
             "no such conversation",
         )
@@ -178,13 +184,13 @@ def test_the_route_needs_the_token_and_refuses_bad_answers_storing_nothing(
              f"cannot resume: results names '{CALL}', which awaits no result"),
         ]  # fmt: skip
         for extra, message in refusals:
-            assert post(server, {"conversation": conv.id, **extra}) == (400, message)
-        status, text = post(server, {"conversation": conv.id, "approvals": {CALL: "yes"}})
+            assert post(server.url, {"conversation": conv.id, **extra}) == (400, message)
+        status, text = post(server.url, {"conversation": conv.id, "approvals": {CALL: "yes"}})
         assert (status, text) == (
             400,
             "bad resume request: Expected `bool`, got `str` - at `$.approvals[...]`",
         )
-        status, text = post(server, {"conversation": conv.id, "approve": True})
+        status, text = post(server.url, {"conversation": conv.id, "approve": True})
         assert (status, text) == (
             400,
             "bad resume request: Object contains unknown field `approve`",
@@ -200,9 +206,9 @@ def test_approve_runs_the_call_once_and_a_replay_is_refused(
     ran.clear()
     conv = stopped(store, provider)
     with serving(store, provider, [charge]) as server:
-        status, stream = post(server, {"conversation": conv.id, "approvals": {CALL: True}})
+        status, stream = post(server.url, {"conversation": conv.id, "approvals": {CALL: True}})
         assert status == 200
-        replayed = post(server, {"conversation": conv.id, "approvals": {CALL: True}})
+        replayed = post(server.url, {"conversation": conv.id, "approvals": {CALL: True}})
         html = page(server, conv.id)
     got = chunks(stream)
     assert [c for c in got if c["type"].startswith("tool-output")] == [
@@ -232,9 +238,9 @@ def test_without_the_tool_approve_is_refused_and_deny_works(
             '<p class="warn">elelem serve was given no tool charge: approving this call is '
             "refused (start it with --functions)</p>"
         ) in html
-        refused = post(server, {"conversation": conv.id, "approvals": {CALL: True}})
+        refused = post(server.url, {"conversation": conv.id, "approvals": {CALL: True}})
         assert len(Conversation.open(store, conv.id).events) == before
-        status, stream = post(server, {"conversation": conv.id, "approvals": {CALL: False}})
+        status, stream = post(server.url, {"conversation": conv.id, "approvals": {CALL: False}})
     assert refused == (
         400,
         "cannot resume: the approved calls need tools this run was not given: charge "
@@ -298,7 +304,7 @@ def test_an_external_result_is_asked_in_a_box_and_given_back(
     with serving(store, provider, [charge, LOCATION]) as server:
         shown = page(server, conv.id)
         status, stream = post(
-            server,
+            server.url,
             {"conversation": conv.id, "approvals": {CALL: True}, "results": {LOCATE: "Oslo"}},
         )
     start = shown.index('<fieldset class="call"><legend>result of')
@@ -314,3 +320,85 @@ def test_an_external_result_is_asked_in_a_box_and_given_back(
     assert status == 200
     text = "".join(c["delta"] for c in chunks(stream) if c["type"] == "text-delta")
     assert (text, ran) == ("Done: charged 42 / Oslo.", [42])
+
+
+FUNCTIONS = '''\
+import os
+import pathlib
+
+import elelem
+
+
+@elelem.tool(name="charge", idempotent=True)
+def charge_card(amount: int, note: str) -> str:
+    """Charge the card."""
+    with pathlib.Path(os.environ["CHARGED"]).open("a") as out:
+        out.write(f"{amount}\\n")
+    return f"charged {amount}"
+'''
+
+
+def test_elelem_serve_functions_runs_an_approved_call_with_the_files_tool(
+    tmp_path: Path, provider: LoopbackServer
+) -> None:
+    """The real command: ``--functions`` loads the file as ``ask`` does (the
+    ``@elelem.tool`` name kept), and the page's Approve runs it once."""
+    import re
+    import subprocess
+
+    from cli_helpers import ELELEM, base_env
+    from elelem.conversation import open_store
+
+    functions = tmp_path / "tools.py"
+    functions.write_text(FUNCTIONS)
+    charged = tmp_path / "charged.txt"
+    env = base_env(tmp_path, CHARGED=str(charged), **ANTHROPIC.env(provider))
+    (tmp_path / "home").mkdir()
+    store = open_store(tmp_path / "home" / "elelem.db")
+    conv = stopped(store, provider)
+    store.close()
+    process = subprocess.Popen(
+        [ELELEM, "serve", "--port", "0", "--functions", str(functions)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        found = re.fullmatch(
+            r"elelem serve: open (http://127\.0\.0\.1:\d+)/\?token=([\w-]+)\n",
+            process.stdout.readline(),
+        )
+        assert found, process.stderr.read() if process.stderr else ""
+        base, token = found.groups()
+        status, stream = post(base, {"conversation": conv.id, "approvals": {CALL: True}}, token)
+        again = post(base, {"conversation": conv.id, "approvals": {CALL: True}}, token)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert status == 200
+    text = "".join(c["delta"] for c in chunks(stream) if c["type"] == "text-delta")
+    assert text == "Done: charged 42."
+    assert again[0] == 409
+    assert charged.read_text() == "42\n"
+
+
+def test_a_second_request_while_the_first_runs_is_refused(
+    store: Store, provider: LoopbackServer
+) -> None:
+    ran.clear()
+    conv = stopped(store, provider, "charge 42 slowly")
+    asked = len(provider.requests)
+    body = {"conversation": conv.id, "approvals": {CALL: True}}
+    with serving(store, provider, [charge]) as server, ThreadPoolExecutor(1) as pool:
+        first = pool.submit(post, server.url, body)
+        deadline = time.monotonic() + 20
+        while len(provider.requests) == asked and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the resumed run asks the model (the answer pauses)
+        second = post(server.url, body)
+        status, stream = first.result(timeout=30)
+    assert second == (409, "this run is being resumed already")
+    assert status == 200
+    text = "".join(c["delta"] for c in chunks(stream) if c["type"] == "text-delta")
+    assert (text, ran) == ("Done: charged 42.", [42])
