@@ -343,10 +343,8 @@ def test_elelem_serve_functions_runs_an_approved_call_with_the_files_tool(
 ) -> None:
     """The real command: ``--functions`` loads the file as ``ask`` does (the
     ``@elelem.tool`` name kept), and the page's Approve runs it once."""
-    import re
-    import subprocess
-
-    from cli_helpers import ELELEM, base_env
+    from cli_helpers import base_env
+    from cli_helpers import serving as cli_serving
     from elelem.conversation import open_store
 
     functions = tmp_path / "tools.py"
@@ -357,26 +355,9 @@ def test_elelem_serve_functions_runs_an_approved_call_with_the_files_tool(
     store = open_store(tmp_path / "home" / "elelem.db")
     conv = stopped(store, provider)
     store.close()
-    process = subprocess.Popen(
-        [ELELEM, "serve", "--port", "0", "--functions", str(functions)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        found = re.fullmatch(
-            r"elelem serve: open (http://127\.0\.0\.1:\d+)/\?token=([\w-]+)\n",
-            process.stdout.readline(),
-        )
-        assert found, process.stderr.read() if process.stderr else ""
-        base, token = found.groups()
+    with cli_serving(env, "--functions", str(functions)) as (base, token):
         status, stream = post(base, {"conversation": conv.id, "approvals": {CALL: True}}, token)
         again = post(base, {"conversation": conv.id, "approvals": {CALL: True}}, token)
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
     assert status == 200
     text = "".join(c["delta"] for c in chunks(stream) if c["type"] == "text-delta")
     assert text == "Done: charged 42."
