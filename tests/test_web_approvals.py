@@ -315,6 +315,7 @@ def test_an_external_result_is_asked_in_a_box_and_given_back(
         f'data-call="{LOCATE}"></textarea></fieldset>'
         '<button type="submit" class="primary">Continue</button></form>'
     )
+    assert '<h2 id="pending-title">Waiting for approval and results</h2>' in shown
     assert 'data-direct="no"' in shown
     assert '<p class="notice awaiting">awaiting approval of 1 call, results of 1 call</p>' in shown
     assert status == 200
@@ -383,3 +384,30 @@ def test_a_second_request_while_the_first_runs_is_refused(
     assert status == 200
     text = "".join(c["delta"] for c in chunks(stream) if c["type"] == "text-delta")
     assert (text, ran) == ("Done: charged 42.", [42])
+
+
+def test_a_providers_hosted_approval_request_is_shown_with_its_server() -> None:
+    from elelem.conversation import Awaiting
+    from elelem.turns.pending import Pending
+    from elelem.vocabulary import ActivityId, HostedActivity
+    from elelem.web.approvals import pending_form
+
+    request = HostedActivity(
+        ActivityId("mcpr_1"),
+        "mcp",
+        "completed",
+        {"approval": "requested", "name": "roll", "arguments": '{"sides":6}',
+         "server_label": "dice<i>"},
+    )  # fmt: skip
+    waiting = Pending(1, Awaiting(approval=("mcpr_1",)), (), (request,))
+    assert pending_form(waiting, set()) == (
+        '<section id="pending" class="pending" aria-labelledby="pending-title">'
+        '<h2 id="pending-title">Waiting for approval</h2>'
+        '<form id="pending-form" data-direct="yes">'
+        '<fieldset class="call"><legend>let the provider run <code>roll</code> on dice&lt;i&gt;'
+        '</legend><dl class="arguments"><dt>sides</dt><dd><pre>6</pre></dd></dl>'
+        '<div class="choice" role="group" aria-label="let the provider run roll">'
+        '<button type="button" class="approve" data-call="mcpr_1" aria-pressed="false">'
+        'Approve</button><button type="button" class="deny" data-call="mcpr_1" '
+        'aria-pressed="false">Deny</button></div></fieldset></form></section>'
+    )

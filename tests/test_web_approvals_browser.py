@@ -111,6 +111,10 @@ def test_approve_by_keyboard_runs_the_call_once(
     assert pre.rect["height"] > 2 * browser.execute_script(
         "return parseFloat(getComputedStyle(arguments[0]).lineHeight)", pre
     )
+    # The stored call's line above wraps too: nothing widens the page.
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
     assert axe_violations(browser) == []
     shoot(browser, tmp_path, "serve-pending")
     approve = browser.find_element("css selector", "#pending-form button.approve")

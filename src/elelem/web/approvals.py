@@ -25,7 +25,7 @@ import msgspec
 from elelem.conversation import Conversation
 from elelem.render.lines import call_arguments
 from elelem.turns.deferred import resume
-from elelem.turns.pending import AWAITING_RESULTS, Pending
+from elelem.turns.pending import Pending
 from elelem.vocabulary import HostedActivity, ToolCallBlock
 from elelem.web.asgi import Observer, Pair, relay
 from elelem.web.html import line, text
@@ -113,7 +113,9 @@ def pending_form(waiting: Pending, tools: Collection[str]) -> str:
     ``tools`` is marked), a result box for each external call, the calls that
     will run without asking, and Continue.  With a single call to approve
     and nothing else, Approve or Deny goes on at once."""
-    heading = "Waiting for results" if waiting.state == AWAITING_RESULTS else "Waiting for approval"
+    wanted = ["approval"] if waiting.approval or waiting.approvals else []
+    wanted += ["results"] if waiting.results else []
+    heading = "Waiting for " + " and ".join(wanted)
     parts = [_approval(c, tools) for c in waiting.approval]
     parts += [_hosted(a) for a in waiting.approvals]
     parts += [_result(c, i) for i, c in enumerate(waiting.results, 1)]
