@@ -411,3 +411,29 @@ def test_a_providers_hosted_approval_request_is_shown_with_its_server() -> None:
         'Approve</button><button type="button" class="deny" data-call="mcpr_1" '
         'aria-pressed="false">Deny</button></div></fieldset></form></section>'
     )
+
+
+def test_a_new_message_waits_until_the_calls_are_answered(
+    store: Store, provider: LoopbackServer
+) -> None:
+    conv = stopped(store, provider)
+    before = len(conv.events)
+    asked = len(provider.requests)
+    with serving(store, provider, [charge]) as server:
+        request = urllib.request.Request(
+            f"{server.url}/api/chat?token={TOKEN}",
+            data=json.dumps({"text": "never mind", "conversation": conv.id}).encode(),
+            headers={"content-type": "application/json"},
+            method="POST",
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+    assert (refused.value.code, refused.value.read().decode()) == (
+        409,
+        "this conversation waits for its calls to be approved or given results: "
+        "answer them above, or retry or edit the turn",
+    )
+    assert (len(Conversation.open(store, conv.id).events), len(provider.requests)) == (
+        before,
+        asked,
+    )

@@ -303,6 +303,13 @@ def create_app(
             return PlainTextResponse("no such conversation", status_code=404)
         except ChatRefused as exc:
             return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        if pending(conversation) is not None:
+            # Its calls are answered first (a retry or an edit rewinds them).
+            return PlainTextResponse(
+                "this conversation waits for its calls to be approved or given results: "
+                "answer them above, or retry or edit the turn",
+                status_code=409,
+            )
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
             turn_pairs(conversation, make, chosen, user_input, data.web_search, tools),
