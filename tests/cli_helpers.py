@@ -7,6 +7,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from elelem.cli.demo import sample_recording
@@ -82,6 +84,36 @@ def run(
         timeout=60,
         check=False,
     )
+
+
+SERVE_LINE = re.compile(
+    r"elelem serve: open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{32})\n"
+)
+"""The first line `elelem serve` prints: the URL, with its random token."""
+
+
+@contextmanager
+def serving(env: dict[str, str], *args: str) -> Iterator[tuple[str, str]]:
+    """``elelem serve --port 0 ARGS`` running until the block ends: the base
+    URL and the token of the line it printed first (which must be that
+    line); then it is stopped (SIGTERM) and must end cleanly."""
+    process = subprocess.Popen(
+        [ELELEM, "serve", "--port", "0", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = process.stdout.readline()
+        found = SERVE_LINE.fullmatch(first)
+        assert found, (first, process.stderr.read() if not first else "")
+        yield found.group(1), found.group(2)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert process.returncode in (0, -15)
 
 
 CONVERSATION_LINE = re.compile(r"^conversation (c_[0-9a-f]{16})\n$")

@@ -1,9 +1,11 @@
-"""Shared fixtures: where the conformance corpus is."""
+"""Shared fixtures: where the conformance corpus is; a headless Chromium."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -52,3 +54,13 @@ def corpus_root() -> Path:
 def corpus() -> Path:
     """The corpus folder."""
     return corpus_root()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for a test module (skips where it is absent)."""
+    from web_helpers import chromium, chromium_paths
+
+    chromium_paths()
+    with chromium() as driver:
+        yield driver

@@ -40,7 +40,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
-from web_helpers import assistant, axe_violations, chromium, chromium_paths, demo_interaction, png
+from web_helpers import assistant, axe_violations, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
 GEMINI = "pydantic__pydantic-ai/tests__models__cassettes__test_google__test_google_model_web_search_tool_stream.yaml"
@@ -186,13 +186,6 @@ def check_media(driver: Any) -> None:
     assert captions[1].startswith("[document Q3 report (text)")
     (note,) = driver.find_elements(by, "ol.footnotes > li")
     assert note.text.startswith("Q3 report, pp. 3–4")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium_paths()
-    with chromium() as driver:
-        yield driver
 
 
 @pytest.fixture(scope="module")
@@ -557,31 +550,14 @@ def test_elelem_serve_prints_a_tokened_url_and_refuses_without_it(
 ) -> None:
     """The real command: the URL it prints carries a random token, the pages
     need it, and a key echoed into the store is redacted on the page."""
-    import re
-    import subprocess
-
-    from cli_helpers import ELELEM
+    from cli_helpers import serving
 
     key = "sk-ant-echoed-0123456789abcdef"
     env = {**store_home["env"], "ANTHROPIC_API_KEY": key}
     echoed = Conversation.create(store_home["store"])
     echoed.start_turn()
     echoed.add_user(f"my key is {key} oops")
-    process = subprocess.Popen(
-        [ELELEM, "serve", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        found = re.fullmatch(
-            r"elelem serve: open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{32})\n", first
-        )
-        assert found, first
-        base, token = found.groups()
+    with serving(env) as (base, token):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(base + "/", timeout=5)
         assert refused.value.code == 403
@@ -591,7 +567,3 @@ def test_elelem_serve_prints_a_tokened_url_and_refuses_without_it(
         assert key not in body and key[:12] not in body
         with urllib.request.urlopen(f"{base}/?token={token}", timeout=5) as page:
             assert f'href="/c/{store_home["demo"]}?token={token}"' in page.read().decode()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-    assert process.returncode in (0, -15)

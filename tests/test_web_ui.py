@@ -41,8 +41,6 @@ from elelem.web.app import create_app
 from web_helpers import (
     assistant,
     axe_violations,
-    chromium,
-    chromium_paths,
     demo_interaction,
     png,
 )
@@ -143,13 +141,6 @@ def server(home: dict[str, Any], provider: LoopbackServer) -> Iterator[str]:
     )
     with ASGIServer(app) as served:
         yield served.url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium_paths()
-    with chromium() as driver:
-        yield driver
 
 
 def url(base: str, path: str) -> str:

@@ -245,11 +245,12 @@ class Client(AsyncExtras):
         :class:`~elelem.providers.protocol.Model` gives its own streams).
         What a :class:`~elelem.providers.protocol.Model` calls to reach the
         targets it stands for.  ``streamed`` False sends a catalog target's
-        request non-streamed; a Model opens its streams as it does."""
+        request non-streamed, and is handed on to a Model, which hands it on
+        to the targets it opens."""
         if request.model != target.model:
             request = msgspec.structs.replace(request, model=target.model)
         if not isinstance(target, Target):
-            return target.open(self, request, timeouts=timeouts, sync=sync)
+            return target.open(self, request, timeouts=timeouts, sync=sync, streamed=streamed)
         endpoint = _with_secrets(target.endpoint, request)
         if sync:
             return self._driver.sync_stream(
@@ -321,10 +322,11 @@ class Client(AsyncExtras):
         **request: Unpack[RequestOptions],
     ) -> AssembledResponse:
         """A non-streamed response, mapped into the same assembled result (a
-        :class:`~elelem.providers.protocol.Model`'s stream, drained)."""
+        :class:`~elelem.providers.protocol.Model`'s stream, drained; the
+        targets it opens are asked non-streamed too)."""
         target, neutral = self.request(model, messages, **request)
         if not isinstance(target, Target):
-            async with self.open(target, neutral, timeouts=timeouts) as stream:
+            async with self.open(target, neutral, timeouts=timeouts, streamed=False) as stream:
                 result: AssembledResponse = await stream.final()
                 return result
         endpoint = _with_secrets(target.endpoint, neutral)
@@ -569,7 +571,9 @@ class SyncClient(SyncExtras):
         client = self._client
         target, neutral = client.request(model, messages, **request)
         if not isinstance(target, Target):
-            with client.open(target, neutral, timeouts=timeouts, sync=True) as stream:
+            with client.open(
+                target, neutral, timeouts=timeouts, sync=True, streamed=False
+            ) as stream:
                 result: AssembledResponse = stream.final()
                 return result
         endpoint = _with_secrets(target.endpoint, neutral)

@@ -29,6 +29,7 @@ from elelem.cli.history import resolve_conversation
 from elelem.cli.tools import Toolset, call_line, tool_options
 from elelem.conversation import Conversation
 from elelem.render import sanitize_line
+from elelem.turns.deferred import lacking_tools
 from elelem.turns.pending import Pending, pending
 from elelem.turns.toolloop import ToolLoop
 
@@ -95,7 +96,7 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
     toolset = session.toolset or Toolset()
     with toolset:
         names = set(ToolLoop(toolset.all_tools()).tools)
-        lacking = sorted({c.name for c in waiting.approval if approvals[c.id]} - names)
+        lacking = lacking_tools(waiting, approvals, names)
         lacking += sorted({c.name for c in waiting.ready} - names - set(lacking))
         if lacking:
             raise Failure(

@@ -8,11 +8,13 @@ of the app keeps; a request without it is refused — and serves until Ctrl-C.
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import click
 
 from elelem.cli.common import debug_option, default_model, guarded, store_from_env
 from elelem.cli.safety import secrets_in_force
+from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError
 
 
@@ -43,11 +45,17 @@ def bind(host: str, port: int) -> socket.socket:
     help="Port to listen on (0: any free port).",
 )
 @click.option("-m", "--model", help="The chat form's default model (provider:model).")
+@functions_option
 @debug_option
 @guarded
-def serve_command(host: str, port: int, model: str | None) -> None:
+def serve_command(
+    host: str, port: int, model: str | None, function_files: tuple[Path, ...]
+) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
-    chat with a configured provider, in the browser."""
+    chat with a configured provider, in the browser.  With ``--functions``
+    the chat's model may call those tools, each call run once the page's
+    Approve is clicked (Deny refuses it), as for a run stopped by ``ask
+    --defer`` or the library's ``approve="defer"``."""
     import uvicorn
 
     from elelem.providers import load_catalog
@@ -55,6 +63,9 @@ def serve_command(host: str, port: int, model: str | None) -> None:
     from elelem.web.app import create_app, new_token
     from elelem.web.serving import is_loopback, server_config
 
+    # Loaded first: a bad file is refused before the port is taken.
+    toolset = Toolset.from_params({"function_files": function_files})
+    tools = toolset.loop(None).tools.values()
     sock = bind(host, port)
     try:
         catalog = load_catalog()
@@ -92,6 +103,7 @@ def serve_command(host: str, port: int, model: str | None) -> None:
         redactor=secrets_in_force(),
         models=models,
         port=bound_port,
+        tools=list(tools),
     )
     config = server_config(app)
     try:

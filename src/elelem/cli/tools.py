@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
-import msgspec
 
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
+from elelem.render.lines import call_arguments
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
-from elelem.vocabulary.json import decode_json
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,17 +39,22 @@ STATUS_LIMIT = 120
 """Longest a status line's arguments or result may be before it is cut."""
 
 
+functions_option = click.option(
+    "--functions",
+    "function_files",
+    multiple=True,
+    metavar="FILE.py",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Make every public function defined in FILE.py a tool (repeatable).",
+)
+"""``--functions FILE.py`` (of ``ask``, ``chat``, ``approve``, ``resume`` and
+``serve``): read by :meth:`Toolset.from_params`."""
+
+
 def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
     """The options that give the model tools to run."""
     decorators = [
-        click.option(
-            "--functions",
-            "function_files",
-            multiple=True,
-            metavar="FILE.py",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help="Make every public function defined in FILE.py a tool (repeatable).",
-        ),
+        functions_option,
         click.option(
             "--tool",
             "tool_refs",
@@ -225,14 +229,8 @@ class Toolset:
 
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
     """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
-    try:
-        given = decode_json(call.arguments) if call.arguments.strip() else {}
-    except msgspec.DecodeError:
-        given = None
-    if isinstance(given, dict):
-        args = ", ".join(f"{k}={_json(v)}" for k, v in given.items())
-    else:
-        args = call.arguments
+    pairs = call_arguments(call.arguments)
+    args = call.arguments if pairs is None else ", ".join(f"{k}={v}" for k, v in pairs)
     line = f"called {sanitize_line(call.name)}({_cut(sanitize_line(args))})"
     if result is not None:
         outcome = _cut(sanitize_line(result.content))
@@ -256,12 +254,9 @@ def approval_prompt(request: ApprovalRequest, width: int) -> str:
     every shown character kept (no run of spaces folded)."""
     name = sanitize_line(request.name)
     where = f" on {sanitize_line(request.server)}" if request.server else ""
-    try:
-        given = decode_json(request.arguments) if request.arguments.strip() else {}
-    except msgspec.DecodeError:
-        given = None
-    if isinstance(given, dict):
-        pairs = [(sanitize_line(k), _visible(_json(v))) for k, v in given.items()]
+    given = call_arguments(request.arguments)
+    if given is not None:
+        pairs = [(sanitize_line(k), _visible(v)) for k, v in given]
         line = f"run {name}({', '.join(f'{k}={v}' for k, v in pairs)}){where}?"
         items = [f"{k} = {v}" for k, v in pairs]
     else:
@@ -279,10 +274,6 @@ def approval_prompt(request: ApprovalRequest, width: int) -> str:
     )
     body = [piece for item in items for piece in wrap.wrap(item)]
     return "\n".join([f"run {name}{where} with:", *body, "run it?"])
-
-
-def _json(value: object) -> str:
-    return msgspec.json.encode(value).decode()
 
 
 def _visible(text: str) -> str:
@@ -304,6 +295,7 @@ __all__ = [
     "call_line",
     "function_named",
     "functions_in",
+    "functions_option",
     "show_call",
     "tool_options",
 ]

@@ -90,11 +90,18 @@ class Fallback:
         return parse_model(first)[1] if isinstance(first, str) else first.model
 
     def open(
-        self, host: ModelHost, request: ModelRequest, *, timeouts: Timeouts | None, sync: bool
+        self,
+        host: ModelHost,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None,
+        sync: bool,
+        streamed: bool = True,
     ) -> FallbackStream | SyncFallbackStream:
-        """The stream that tries each target in turn."""
+        """The stream that tries each target in turn (each asked
+        non-streamed when ``streamed`` is False)."""
         cls = SyncFallbackStream if sync else FallbackStream
-        return cls(self, host, request, timeouts)
+        return cls(self, host, request, timeouts, streamed)
 
 
 class _Switching(Around):
@@ -107,11 +114,13 @@ class _Switching(Around):
         host: ModelHost,
         request: ModelRequest,
         timeouts: Timeouts | None,
+        streamed: bool = True,
     ) -> None:
         self.fallback = fallback
         self._host = host
         self._request = request
         self._timeouts = timeouts
+        self._streamed = streamed
         self._index = 0
         self._fed = False
         self.notices: list[Retry] = []
@@ -130,7 +139,9 @@ class _Switching(Around):
         request = msgspec.structs.replace(
             self._request, model=target.model, response_payloads=payloads
         )
-        inner = self._host.open(target, request, timeouts=self._timeouts, sync=self._sync())
+        inner = self._host.open(
+            target, request, timeouts=self._timeouts, sync=self._sync(), streamed=self._streamed
+        )
         assembler = getattr(inner, "assembler", None)
         if assembler is not None:
             # The answering response's record lists every switch before it.

@@ -111,15 +111,21 @@ class Wrapped:
         return parse_model(inner)[1] if isinstance(inner, str) else inner.model
 
     def open(
-        self, host: ModelHost, request: ModelRequest, *, timeouts: Timeouts | None, sync: bool
+        self,
+        host: ModelHost,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None,
+        sync: bool,
+        streamed: bool = True,
     ) -> WrappedStream | SyncWrappedStream:
-        """The inner model's stream of the transformed request, its chunks
-        transformed on the way out."""
+        """The inner model's stream of the transformed request (non-streamed
+        when ``streamed`` is False), its chunks transformed on the way out."""
         target = host.target(self.inner)
         request = msgspec.structs.replace(request, model=target.model)
         for layer in self.middleware:
             request = layer.request(request)
-        inner = host.open(target, request, timeouts=timeouts, sync=sync)
+        inner = host.open(target, request, timeouts=timeouts, sync=sync, streamed=streamed)
         cls = SyncWrappedStream if sync else WrappedStream
         return cls(inner, self.middleware, target.provider)
 

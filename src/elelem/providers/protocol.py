@@ -36,9 +36,12 @@ class ModelHost(Protocol):
         *,
         timeouts: Timeouts | None = None,
         sync: bool = False,
+        streamed: bool = True,
     ) -> Any:
         """The response stream of ``request`` (its ``model`` replaced by the
-        target's own) to ``target``: async, or blocking with ``sync``."""
+        target's own) to ``target``: async, or blocking with ``sync``;
+        ``streamed`` False asks a catalog target for the whole answer at once
+        (and is handed on to a :class:`Model`)."""
         ...
 
 
@@ -67,11 +70,21 @@ class Model(Protocol):
         ...
 
     def open(
-        self, host: ModelHost, request: ModelRequest, *, timeouts: Timeouts | None, sync: bool
+        self,
+        host: ModelHost,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None,
+        sync: bool,
+        streamed: bool = True,
     ) -> Any:
         """The stream answering ``request``: an async stream (``step``,
         ``aclose``, ``partial``, ``result``, ``open_parts``, ``request_id``,
-        ``dropped``) or with ``sync`` a blocking one (``step``, ``close``, …)."""
+        ``dropped``) or with ``sync`` a blocking one (``step``, ``close``, …).
+        ``streamed`` False (``--no-stream``) is to be handed on to every
+        target the model opens through ``host``, so that each request asks
+        for the whole answer at once; a model that sends no request may
+        ignore it."""
         ...
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import msgspec
+
 from elelem.conversation.events import Awaiting, Decision
 from elelem.conversation.projections import add_usage as sum_usage
 from elelem.render.sanitize import (
@@ -39,7 +41,7 @@ from elelem.vocabulary import (
     Usage,
     neutral_activity_name,
 )
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 ELLIPSIS = "…"
 
@@ -493,6 +495,20 @@ def decision_line(decision: Decision) -> str:
     return "resumed: " + ", ".join(parts or ["nothing decided"])
 
 
+def call_arguments(arguments: str) -> list[tuple[str, str]] | None:
+    """A tool call's arguments as ``(name, JSON value)`` pairs, in the
+    model's order (no arguments: none), or None when they are not a JSON
+    object.  Not sanitized: each display sanitizes them its own way (a JSON
+    value holds no raw line break)."""
+    try:
+        given = decode_json(arguments) if arguments.strip() else {}
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(given, dict):
+        return None
+    return [(str(k), msgspec.json.encode(v).decode()) for k, v in given.items()]
+
+
 def retry_line(retry: Retry) -> str:
     """``retrying in 1.0 s: rate limit``: the client's visible retry; a
     fallback's move says so (``falling back to openai:gpt-4.1 after
@@ -510,6 +526,7 @@ __all__ = [
     "activity_line",
     "add_usage",
     "awaiting_line",
+    "call_arguments",
     "cited_text",
     "clip",
     "decision_line",

@@ -109,9 +109,17 @@ class _Local:
         return f"{self.provider}:{self.model}"
 
     def open(
-        self, host: ModelHost, request: ModelRequest, *, timeouts: Timeouts | None, sync: bool
+        self,
+        host: ModelHost,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None,
+        sync: bool,
+        streamed: bool = True,
     ) -> LocalStream | SyncLocalStream:
-        """The stream answering ``request`` (made on its first read)."""
+        """The stream answering ``request`` (made on its first read).
+        ``streamed`` is accepted and ignored: no request goes over a wire, and
+        the chunks made in-process are the same either way."""
         self._responses += 1
         number = self._responses
 

@@ -6,7 +6,8 @@ last run ended ``awaiting-approval`` or ``awaiting-results`` (see
 alone:
 
 1. the answers are checked against what the run waits for (every approval
-   and every result given, no unknown call id): a
+   and every result given, no unknown call id, the tool of every approved
+   call among ``tools``; :func:`check_resume`): a
    :class:`~elelem.turns.pending.ResumeError` otherwise, before anything is
    stored;
 2. the decision (approved and refused ids, the results given) is appended,
@@ -23,7 +24,7 @@ alone:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
 from elelem.conversation.events import Decision, Draft, TurnStart
@@ -81,6 +82,47 @@ def _check(waiting: Pending, approvals: Mapping[str, bool], results: Mapping[str
         raise ResumeError(f"calls await results: {told}; give results={{id: result}}")
 
 
+def lacking_tools(
+    waiting: Pending, approvals: Mapping[str, bool], names: Iterable[str]
+) -> list[str]:
+    """The tools the approved calls of ``waiting`` need and ``names`` (the
+    resumed run's tools) lacks, sorted: an approved call of a tool that is
+    not there could only be answered "no tool named …".  (A ready call of an
+    unknown tool is the model's mistake the stopped run would have answered
+    so too: it is not checked.)"""
+    have = set(names)
+    return sorted({c.name for c in waiting.approval if approvals.get(c.id)} - have)
+
+
+def check_resume(
+    conv: Conversation,
+    approvals: Mapping[str, bool],
+    results: Mapping[str, Any],
+    tools: Iterable[str] | None = None,
+) -> Pending:
+    """What ``conv`` waits for, once ``approvals`` and ``results`` are checked
+    to answer it (and, given ``tools``' names, every approved call's tool is
+    among them); a :class:`~elelem.turns.pending.ResumeError` naming
+    what is wrong otherwise.  Reads only: nothing is stored."""
+    waiting = pending(conv)
+    if waiting is None:
+        raise ResumeError("the conversation waits for no approval and no result")
+    _check(waiting, approvals, results)
+    if tools is not None:
+        lacking = lacking_tools(waiting, approvals, tools)
+        if lacking:
+            calls = ", ".join(
+                f"{c.id} ({c.name})"
+                for c in (*waiting.approval, *waiting.ready)
+                if c.name in lacking
+            )
+            raise ResumeError(
+                f"the approved calls need tools this run was not given: {', '.join(lacking)} "
+                f"(calls {calls})"
+            )
+    return waiting
+
+
 def _result(call: ToolCallBlock, value: Any) -> ToolResultBlock:
     return result_block(call, render_result(value))
 
@@ -96,11 +138,7 @@ def resume_flow(
     on_call: CallObserver | None = None,
 ) -> Flow[TurnResult]:
     """The resumed run as one flow of engine actions (see the module docs)."""
-    conv = engine.conversation
-    waiting = pending(conv)
-    if waiting is None:
-        raise ResumeError("the conversation waits for no approval and no result")
-    _check(waiting, approvals, results)
+    waiting = check_resume(engine.conversation, approvals, results, loop.tools)
     given = {c.id: _result(c, results[c.id]) for c in waiting.results}
     refused = {
         c.id: ToolResultBlock(c.id, REFUSED, True, c.name)
@@ -210,4 +248,4 @@ def resume_sync(
     return drive_sync(flow, client, conv, timeouts=timeouts)
 
 
-__all__ = ["resume", "resume_flow", "resume_sync"]
+__all__ = ["check_resume", "lacking_tools", "resume", "resume_flow", "resume_sync"]

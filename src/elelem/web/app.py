@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from importlib import resources
 from typing import Any, TypeVar, cast
@@ -30,11 +30,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.redaction import Redactor
+from elelem.render.sanitize import sanitize_line
 from elelem.turns.costs import events_cost
+from elelem.turns.deferred import check_resume
+from elelem.turns.pending import ResumeError, pending
+from elelem.turns.toolloop import ToolLoop
 from elelem.vocabulary import ConversationId
 from elelem.vocabulary.json import decode_json
 from elelem.web import html, pages
-from elelem.web.asgi import UIMessageStreamResponse
+from elelem.web.approvals import ResumeRequest, pending_form, resume_pairs
+from elelem.web.asgi import Pair, UIMessageStreamResponse
 from elelem.web.chat import (
     ChatRefused,
     ChatRequest,
@@ -147,6 +152,7 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
     port: int | None = None,
     body_timeout: float = BODY_TIMEOUT,
+    tools: Sequence[Any] = (),
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -164,9 +170,13 @@ def create_app(
     secrets in force); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
-    against.
+    against.  ``tools`` (``elelem serve --functions``) are what a chat turn
+    may call and what an approved call runs with: each call waits for the
+    page's Approve or Deny (:mod:`elelem.web.approvals`).
     """
     chat_models = list(models) if models is not None else _known_models()
+    tool_names = set(ToolLoop(tools).tools)  # two tools of one name: a ValueError now
+    resuming: set[str] = set()  # conversations a resume is running on
     redact = redactor.redact if redactor is not None else str
 
     def now() -> datetime:
@@ -237,7 +247,13 @@ def create_app(
         except ConversationNotFound:
             return PlainTextResponse("no such conversation", status_code=404)
         page = html.Page()
-        body = html.conversation(info, store.load(cid), link=link, page=page, fetch=store.get_blob)
+        conversation = Conversation.open(store, cid)
+        body = html.conversation(
+            info, conversation.events, link=link, page=page, fetch=store.get_blob
+        )
+        waiting = pending(conversation)
+        if waiting is not None:
+            body += pending_form(waiting, tool_names)
         main = f'<main id="main" class="main conversation">{body}{composer(chat_models)}</main>'
         return page_response(
             info.title or info.id,
@@ -287,11 +303,50 @@ def create_app(
             return PlainTextResponse("no such conversation", status_code=404)
         except ChatRefused as exc:
             return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        if pending(conversation) is not None:
+            # Its calls are answered first (a retry or an edit rewinds them).
+            return PlainTextResponse(
+                "this conversation waits for its calls to be approved or given results: "
+                "answer them above, or retry or edit the turn",
+                status_code=409,
+            )
         make = client if client is not None else _default_client
         return UIMessageStreamResponse(
-            turn_pairs(conversation, make, chosen, user_input, data.web_search),
+            turn_pairs(conversation, make, chosen, user_input, data.web_search, tools),
             headers={CONVERSATION_HEADER: conversation.id},
             redactor=redactor,
+        )
+
+    async def go_on(request: Request) -> Response:
+        data = await _decoded(request, ResumeRequest, MAX_CHAT_BODY, "resume", body_timeout)
+        if isinstance(data, Response):
+            return data
+        try:
+            conversation = Conversation.open(store, ConversationId(data.conversation))
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        if conversation.id in resuming:
+            return PlainTextResponse("this run is being resumed already", status_code=409)
+        try:
+            check_resume(conversation, data.approvals, data.results, tool_names)
+        except ResumeError as exc:
+            # Decided already (a second click, a replayed request): nothing to do.
+            code = 409 if pending(conversation) is None else 400
+            return PlainTextResponse(f"cannot resume: {sanitize_line(str(exc))}", status_code=code)
+        # Taken before the first await, so a second request sees it: the
+        # event loop runs one handler at a time up to there.
+        resuming.add(conversation.id)
+        make = client if client is not None else _default_client
+
+        async def pairs() -> AsyncIterator[Pair]:
+            try:
+                async for pair in resume_pairs(conversation, make, data.model, data, tools):
+                    yield pair
+            finally:
+                resuming.discard(conversation.id)
+
+        return UIMessageStreamResponse(
+            pairs(), headers={CONVERSATION_HEADER: conversation.id}, redactor=redactor
         )
 
     async def render(request: Request) -> Response:
@@ -308,6 +363,7 @@ def create_app(
         Route("/chat", new_chat),
         Route("/static/{name}", static),
         Route("/api/chat", chat, methods=["POST"]),
+        Route("/api/resume", go_on, methods=["POST"]),
     ]
     return TokenGate(Starlette(routes=routes), token, port)
 

@@ -22,8 +22,9 @@ import msgspec
 from elelem.conversation import Conversation, Rewind
 from elelem.errors import ElelemError
 from elelem.turns.drive import send as send_turn
+from elelem.turns.toolloop import run as run_loop
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, Part, TextBlock, WebSearch
-from elelem.web.asgi import Observer, Pair, relay
+from elelem.web.asgi import CallObserver, Observer, Pair, relay
 from elelem.web.html import line
 
 MAX_FILES = 10
@@ -115,15 +116,26 @@ def turn_pairs(
     model: str,
     user_input: Message | str,
     web_search: bool,
+    tools: Sequence[Any] = (),
 ) -> AsyncIterator[Pair]:
-    """The pairs of one turn as the turn engine stores them."""
+    """The pairs of one turn as the turn engine stores them.  With ``tools``
+    (``elelem serve --functions``) the turn is a tool loop whose calls wait
+    for the page's approval: the run stops ``awaiting-approval`` and the
+    page shows the calls (:mod:`elelem.web.approvals`)."""
     hosted = (WebSearch(),) if web_search else ()
 
-    async def run(on_chunk: Observer, _on_call: object) -> None:
+    async def run(on_chunk: Observer, on_call: CallObserver) -> None:
         async with make_client() as client:
-            await send_turn(
-                conversation, client, model, user_input, on_chunk=on_chunk, hosted_tools=hosted
-            )
+            if not tools:
+                await send_turn(
+                    conversation, client, model, user_input, on_chunk=on_chunk, hosted_tools=hosted
+                )
+                return
+            await run_loop(
+                conversation, client, model, user_input,
+                tools=tools, approve="defer", on_chunk=on_chunk, on_call=on_call,
+                hosted_tools=hosted,
+            )  # fmt: skip
 
     return relay(run)
 

@@ -27,7 +27,9 @@ from importlib import resources
 
 from elelem.conversation import (
     OVERLAY_KINDS,
+    Awaiting,
     ConversationInfo,
+    Decision,
     Event,
     HostedBody,
     MessageBody,
@@ -39,6 +41,8 @@ from elelem.render.lines import (
     Footnotes,
     activity_line,
     attachment_line,
+    awaiting_line,
+    decision_line,
     reasoning_summary,
     usage_line,
 )
@@ -432,6 +436,12 @@ def _turn(
         elif isinstance(body, ResponseRecord):
             answer.close_timeline()
             answer.out.append(_record(body, event.at))
+        elif isinstance(body, Awaiting | Decision):
+            # A stopped run and the answers that resumed it, worded as
+            # `elelem show` and the Markdown export word them.
+            answer.close_timeline()
+            words = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
+            answer.out.append(f'<p class="notice {event.kind}">{line(words)}</p>')
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:

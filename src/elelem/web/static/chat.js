@@ -130,29 +130,40 @@
     running = controller;
     stopButton.hidden = !controller;
     sendButton.hidden = Boolean(controller);
-    for (const button of document.querySelectorAll(".turn-actions button")) {
+    for (const button of document.querySelectorAll(".turn-actions button, #pending-form button")) {
       button.disabled = Boolean(controller);
     }
   }
 
-  async function send(request, shownText) {
+  function send(request, shownText) {
+    return post(
+      "/api/chat",
+      {
+        model: modelInput.value,
+        conversation: conversation || null,
+        web_search: $("chat-web-search").checked,
+        ...request,
+      },
+      shownText,
+    );
+  }
+
+  // A chat turn or a resumed run: the body posted to `path`, the answer
+  // streamed into the live region, then the stored conversation shown.
+  async function post(path, body, shownText) {
     live.replaceChildren();
     say("sending…");
     const answer = el("div", "answer");
-    live.append(el("div", "user", shownText), answer);
+    if (shownText !== null) live.append(el("div", "user", shownText));
+    live.append(answer);
     const state = { parts: new Map(), sources: el("ol", "footnotes"), failed: false, run: null };
     const controller = new AbortController();
     setRunning(controller);
     try {
-      const response = await fetch(`/api/chat?token=${encodeURIComponent(token)}`, {
+      const response = await fetch(`${path}?token=${encodeURIComponent(token)}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: modelInput.value,
-          conversation: conversation || null,
-          web_search: $("chat-web-search").checked,
-          ...request,
-        }),
+        body: JSON.stringify(body),
         signal: controller.signal,
       });
       if (!response.ok) {
@@ -287,6 +298,12 @@
       case "tool-input-available":
         answer.append(el("div", "tool-call", `tool call ${chunk.toolName}`));
         break;
+      case "tool-output-available":
+        answer.append(el("div", "tool-result", `result: ${chunk.output}`));
+        break;
+      case "tool-output-error":
+        answer.append(el("div", "tool-error", `result: ${chunk.errorText}`));
+        break;
       case "source-url": {
         const item = el("li");
         item.append(safeLink(chunk.url, chunk.title || chunk.url));
@@ -355,6 +372,45 @@
         textInput.focus();
         say(`editing turn ${turn}: Enter sends it in place of the old one, Esc cancels`);
       }
+    });
+  }
+
+  // -- a stopped run's pending calls -----------------------------------------
+
+  const pendingForm = $("pending-form");
+  if (pendingForm) {
+    const decided = new Map();
+    const resumeRun = () => {
+      if (running) return;
+      const approvals = {};
+      for (const group of pendingForm.querySelectorAll(".choice")) {
+        const id = group.querySelector("button").dataset.call;
+        if (!decided.has(id)) {
+          say("approve or deny every call first", true);
+          group.querySelector("button").focus();
+          return;
+        }
+        approvals[id] = decided.get(id);
+      }
+      const results = {};
+      for (const box of pendingForm.querySelectorAll("textarea.result")) {
+        results[box.dataset.call] = box.value;
+      }
+      post("/api/resume", { conversation, approvals, results }, null);
+    };
+    for (const button of pendingForm.querySelectorAll(".choice button")) {
+      button.addEventListener("click", () => {
+        const yes = button.classList.contains("approve");
+        decided.set(button.dataset.call, yes);
+        for (const other of button.parentElement.querySelectorAll("button")) {
+          other.setAttribute("aria-pressed", String(other === button));
+        }
+        if (pendingForm.dataset.direct === "yes") resumeRun();
+      });
+    }
+    pendingForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      resumeRun();
     });
   }
 })();

@@ -1,0 +1,164 @@
+"""A stopped run's pending calls in ``elelem serve``: shown with Approve and
+Deny buttons (and a box for an external tool's result), answered through
+``POST /api/resume``.
+
+The conversation page of a run that ended ``awaiting-approval`` or
+``awaiting-results`` (:func:`elelem.turns.pending.pending`) shows every
+call it waits for: the tool's name and every argument, sanitized, wrapped
+and never cut (what is approved is what is shown).  The page's script posts
+the answers as a :class:`ResumeRequest`; they are checked as
+:func:`elelem.resume` checks them — every call answered, no unknown id, an
+approved call's tool among those ``serve`` was given (``--functions``) —
+before anything is stored, and the resumed run streams back as a chat turn
+does (:func:`~elelem.web.asgi.relay`).  Later calls of the resumed run wait
+for the page again (``approve="defer"``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from typing import Any
+
+import msgspec
+
+from elelem.conversation import Conversation
+from elelem.render.lines import call_arguments
+from elelem.turns.deferred import resume
+from elelem.turns.pending import Pending
+from elelem.vocabulary import HostedActivity, ToolCallBlock
+from elelem.web.asgi import Observer, Pair, relay
+from elelem.web.html import line, text
+
+
+class ResumeRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """What the page posts to go on with a stopped run: the conversation,
+    each waiting call's approval (by call id), each external call's result,
+    and the model to go on with (by default the stopped turn's)."""
+
+    conversation: str
+    approvals: dict[str, bool] = {}
+    results: dict[str, str] = {}
+    model: str | None = None
+
+
+def _arguments(arguments: str) -> str:
+    """Every argument, one per row: the name, then the JSON value in a
+    ``<pre>`` the stylesheet wraps (never cut)."""
+    pairs = call_arguments(arguments)
+    if pairs is None:
+        pairs = [("arguments", arguments)]
+    if not pairs:
+        return '<p class="arguments">no arguments</p>'
+    rows = "".join(
+        f"<dt>{line(name)}</dt><dd><pre>{text(value)}</pre></dd>" for name, value in pairs
+    )
+    return f'<dl class="arguments">{rows}</dl>'
+
+
+def _choice(call_id: str, label: str) -> str:
+    """Approve and Deny for one call (``label``: untrusted, one line)."""
+    ident = html.escape(call_id, quote=True)
+    return (
+        f'<div class="choice" role="group" aria-label="{line(label)}">'
+        f'<button type="button" class="approve" data-call="{ident}" aria-pressed="false">'
+        "Approve</button>"
+        f'<button type="button" class="deny" data-call="{ident}" aria-pressed="false">'
+        "Deny</button></div>"
+    )
+
+
+def _approval(call: ToolCallBlock, tools: Collection[str]) -> str:
+    name = line(call.name)
+    missing = ""
+    if call.name not in tools:
+        missing = (
+            f'<p class="warn">elelem serve was given no tool {name}: approving this call is '
+            "refused (start it with --functions)</p>"
+        )
+    choice = _choice(call.id, "run " + call.name)
+    return (
+        f'<fieldset class="call"><legend>run <code>{name}</code></legend>'
+        f"{_arguments(call.arguments)}{missing}{choice}</fieldset>"
+    )
+
+
+def _hosted(activity: HostedActivity) -> str:
+    given = activity.input if isinstance(activity.input, dict) else {}
+    name = str(given.get("name") or activity.name)
+    server = str(given.get("server_label") or "")
+    where = f" on {line(server)}" if server else ""
+    arguments = _arguments(str(given.get("arguments") or ""))
+    choice = _choice(activity.id, "let the provider run " + name)
+    return (
+        f'<fieldset class="call"><legend>let the provider run <code>{line(name)}</code>'
+        f"{where}</legend>{arguments}{choice}</fieldset>"
+    )
+
+
+def _result(call: ToolCallBlock, number: int) -> str:
+    box = f"pending-result-{number}"
+    return (
+        f'<fieldset class="call"><legend>result of <code>{line(call.name)}</code></legend>'
+        f"{_arguments(call.arguments)}"
+        f'<label for="{box}">Result</label>'
+        f'<textarea id="{box}" class="result" rows="2" '
+        f'data-call="{html.escape(call.id, quote=True)}"></textarea></fieldset>'
+    )
+
+
+def pending_form(waiting: Pending, tools: Collection[str]) -> str:
+    """The section listing what ``waiting`` waits for, under the last turn:
+    Approve and Deny for each call awaiting approval (a call of a tool not in
+    ``tools`` is marked), a result box for each external call, the calls that
+    will run without asking, and Continue.  With a single call to approve
+    and nothing else, Approve or Deny goes on at once."""
+    wanted = ["approval"] if waiting.approval or waiting.approvals else []
+    wanted += ["results"] if waiting.results else []
+    heading = "Waiting for " + " and ".join(wanted)
+    parts = [_approval(c, tools) for c in waiting.approval]
+    parts += [_hosted(a) for a in waiting.approvals]
+    parts += [_result(c, i) for i, c in enumerate(waiting.results, 1)]
+    ready = "".join(
+        f"<li><code>{line(c.name)}</code>{_arguments(c.arguments)}</li>" for c in waiting.ready
+    )
+    if ready:
+        parts.append(f'<div class="ready"><p>runs without asking:</p><ul>{ready}</ul></div>')
+    direct = len(waiting.approval) + len(waiting.approvals) == 1 and not waiting.results
+    submit = "" if direct else '<button type="submit" class="primary">Continue</button>'
+    return (
+        '<section id="pending" class="pending" aria-labelledby="pending-title">'
+        f'<h2 id="pending-title">{heading}</h2>'
+        f'<form id="pending-form" data-direct="{"yes" if direct else "no"}">'
+        f"{''.join(parts)}{submit}</form></section>"
+    )
+
+
+def resume_pairs(
+    conversation: Conversation,
+    make_client: Callable[[], Any],
+    model: str | None,
+    request: ResumeRequest,
+    tools: Sequence[Any],
+) -> AsyncIterator[Pair]:
+    """The pairs of the resumed run as it is stored (the results of the
+    calls it ran, then the answer); its next calls wait for the page."""
+
+    async def run(on_chunk: Observer, on_call: Any) -> None:
+        async with make_client() as client:
+            await resume(
+                conversation,
+                client,
+                model,
+                approvals=request.approvals,
+                results=request.results,
+                tools=tools,
+                approve="defer",
+                on_chunk=on_chunk,
+                on_call=on_call,
+            )
+
+    return relay(run)
+
+
+__all__ = ["ResumeRequest", "pending_form", "resume_pairs"]
