@@ -121,6 +121,10 @@ def test_a_refusal_and_the_checks_before_anything_is_stored(tmp_path: Path) -> N
         # Running on instead of resuming is refused: the calls are not settled as a crash's.
         with pytest.raises(AwaitingError, match="awaiting-approval"):
             elelem.run_sync(conv, client, TestModel(), "other", tools=[delete_file])
+        # So is a plain new turn: it would leave the waiting call answered by no one.
+        with pytest.raises(AwaitingError, match="awaiting-approval"):
+            elelem.send_sync(conv, client, TestModel(), "something else")
+        assert len(conv.events) == stored
         result = elelem.resume_sync(
             conv, client, TestModel(), approvals={call.id: False}, tools=[delete_file]
         )

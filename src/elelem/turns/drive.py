@@ -51,6 +51,7 @@ from elelem.turns.engine import (
     TurnResult,
     Wait,
 )
+from elelem.turns.pending import AwaitingError, pending
 from elelem.vocabulary import Message
 
 if TYPE_CHECKING:
@@ -245,9 +246,21 @@ async def send(
     Errors propagate (typed :class:`~elelem.errors.StreamError`\\ s from the
     client, or the observer's own) after what arrived is committed, marked
     incomplete.
+
+    A conversation whose last run waits for approvals or results is refused
+    with :class:`~elelem.turns.pending.AwaitingError` before anything is
+    stored: a new turn would leave the waiting calls answered by no one.
+    Resume it, or rewind its turn.
     """
+    _refuse_awaiting(conv)
     engine = TurnEngine.create(conv, client.target(model), user_input, **options)
     return await drive(engine.run(), client, conv, timeouts=timeouts)
+
+
+def _refuse_awaiting(conv: Conversation) -> None:
+    waiting = pending(conv)
+    if waiting is not None:
+        raise AwaitingError(waiting)
 
 
 def send_sync(
@@ -269,6 +282,7 @@ def send_sync(
     on_chunk = options.get("on_chunk")
     if on_chunk is not None and inspect.iscoroutinefunction(on_chunk):
         raise TypeError("send_sync needs a synchronous on_chunk; use send for an async one")
+    _refuse_awaiting(conv)
     engine = TurnEngine.create(conv, client.target(model), user_input, **options)
     return drive_sync(engine.run(), client, conv, timeouts=timeouts)
 
