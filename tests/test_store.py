@@ -77,15 +77,21 @@ def _version_key(folder: str) -> tuple[int, ...]:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A throwaway PostgreSQL server on 127.0.0.1 (skips where it cannot run)."""
-    pytest.importorskip(
-        "psycopg", reason="psycopg (the postgres extra) is not installed: make install adds it"
-    )
     initdb, pg_ctl = _pg_binary("initdb"), _pg_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
         pytest.skip(
             "PostgreSQL server binaries (initdb, pg_ctl) are not installed: "
             "apt-get install postgresql (bash .ci/run does)"
         )
+    yield from postgres_server(initdb, pg_ctl)
+
+
+def postgres_server(initdb: str, pg_ctl: str) -> Iterator[str]:
+    """Run a throwaway PostgreSQL server of ``initdb`` and ``pg_ctl`` on
+    127.0.0.1 and yield its URL; stop it and remove its files after."""
+    pytest.importorskip(
+        "psycopg", reason="psycopg (the postgres extra) is not installed: make install adds it"
+    )
     as_user: list[str] = []
     base = tempfile.mkdtemp(prefix="elelem-pg-")
     if os.geteuid() == 0:

@@ -146,6 +146,11 @@ class PostgresStore(SQLStore):
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("?", "%s") if "?" in sql else sql, params)
 
+    def _ddl(self, statement: str) -> None:
+        """Run ``statement`` as written, with no parameters: a ``?`` or ``%``
+        in a quoted literal of it (a partial index's predicate) is text."""
+        self._conn.execute(statement)
+
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)
