@@ -31,8 +31,8 @@ from elelem.embeddings.collections import Collections, Item, _tables, cosine, to
 from elelem.embeddings.pgvector import (
     MAX_EF_SEARCH,
     PgVector,
+    binary,
     index_name,
-    literal,
     quote_literal,
     search_kind,
     search_params,
@@ -136,7 +136,7 @@ def test_pgvector_is_installed_and_ranks_as_the_python_path_does(
     # As on a large table: the planner takes the HNSW index, whose scan
     # returns at most hnsw.ef_search rows unless the search raises it.
     store._exec("SET enable_seqscan = off")
-    collections = Collections(store)
+    collections = Collections(store, hnsw_from=100)
     assert (collections.backend, collections.backend_note) == ("pgvector", "")
     found = collections.open("docs", "openai:e", 16)
     rows = {f"r{i:03d}": v for i, v in enumerate(vectors(120, 16, seed=7))}
@@ -168,13 +168,13 @@ def test_the_ranking_query_uses_the_collections_hnsw_index(
     opened: Callable[[], PostgresStore],
 ) -> None:
     store = opened()
-    collections = Collections(store)
+    collections = Collections(store, hnsw_from=50)
     found = collections.open("it's 100% a name?", "m", 3)
     found.upsert(Item(str(i), v) for i, v in enumerate(vectors(50, 3, seed=1)))
     pg = extension(store)
     store._exec("SET enable_seqscan = off")
-    query = literal(array("f", [0.5, -0.25, 1.0]))
-    assert query == "[0.5,-0.25,1.0]"
+    query = binary(array("f", [0.5, -0.25, 1.0]))
+    assert query is not None
     plan = store._exec(
         "EXPLAIN " + store._sql(pg.search(3, skip=True)),
         search_params(found.name, query, "7", 5),
@@ -195,7 +195,9 @@ def test_search_settings_and_limits() -> None:
     assert pg.settings(100)[0] == ("hnsw.ef_search", "101")
     assert pg.settings(5000)[0] == ("hnsw.ef_search", str(MAX_EF_SEARCH))
     assert PgVector("public", "0.7.4").settings(10) == [("hnsw.ef_search", "40")]
-    assert [search_kind(n) for n in (2000, 2001, 16000, 16001)] == [
+    assert [
+        search_kind(n, i) for n, i in ((3, True), (3, False), (16000, False), (16001, False))
+    ] == [
         "pgvector+hnsw",
         "pgvector",
         "pgvector",
@@ -213,17 +215,32 @@ def test_search_settings_and_limits() -> None:
         ' CAST(? AS "public".vector(3)) AS distance FROM embeddings WHERE collection = ?'
         ' AND embedding IS NOT NULL ORDER BY distance, id COLLATE "C" LIMIT ?'
     )
-    assert literal(array("f", [0.0, 0.0])) is None
-    assert literal(array("f", [float("inf"), 1.0])) is None
-    assert literal(array("f", [0.1])) == "[0.10000000149011612]"
+    # pgvector's binary form: dimensions, a reserved zero, big-endian float32s
+    assert binary(array("f", [1.0, -2.0])) == b"\x00\x02\x00\x00\x3f\x80\x00\x00\xc0\x00\x00\x00"
+    assert binary(array("f", [0.0, 0.0])) is None
+    assert binary(array("f", [float("inf"), 1.0])) is None
+    assert binary(array("f", [float("nan"), 1.0])) is None
+    assert binary(array("f", [1.0] * 16001)) is None
     with pytest.raises(ValueError, match="NUL"):
         quote_literal("a\x00b")
+
+
+def test_a_collection_gets_its_index_once_it_holds_hnsw_from_rows(
+    opened: Callable[[], PostgresStore],
+) -> None:
+    collections = Collections(opened(), hnsw_from=3)
+    found = collections.open("c", "m", 2)
+    found.upsert([Item("1", array("f", [1.0, 0.0])), Item("2", array("f", [0.0, 1.0]))])
+    assert collections.list()[0].search == "pgvector"
+    found.upsert([Item("3", array("f", [1.0, 1.0]))])
+    assert collections.list()[0].search == "pgvector+hnsw"
+    assert [h.id for h in found.similar(array("f", [1.0, 0.2]), number=3)] == ["1", "3", "2"]
 
 
 def test_wide_collections_are_ranked_in_sql_without_an_index(
     opened: Callable[[], PostgresStore],
 ) -> None:
-    collections = Collections(opened())
+    collections = Collections(opened(), hnsw_from=1)
     wide = collections.open("wide", "m", 2048)
     rows = {str(i): v for i, v in enumerate(vectors(12, 2048, seed=3))}
     wide.upsert(Item(k, v) for k, v in rows.items())
@@ -258,7 +275,7 @@ def test_an_existing_table_is_migrated_in_place_without_loss(
     old.close()
 
     store = opened()
-    collections = Collections(store)
+    collections = Collections(store, hnsw_from=1000)
     assert collections.backend == "pgvector"
     a = collections.get("a")
     assert a.count() == 1101
@@ -269,16 +286,21 @@ def test_an_existing_table_is_migrated_in_place_without_loss(
     assert unranked == [("zero",)]
     pg = extension(store)
     copied = store._exec(
-        f'SELECT embedding OPERATOR("{pg.schema}".=) CAST(%s AS {pg.type()}) FROM embeddings'
+        f'SELECT embedding OPERATOR("{pg.schema}".=) %s FROM embeddings'
         " WHERE collection = 'a' AND id = '0042'",
-        (literal(rows["0042"]),),
+        (binary(rows["0042"]),),
     ).fetchone()
     assert copied == (True,)
     for seed in range(3):
         (query,) = vectors(1, 4, seed=50 + seed)
         assert_same(a.similar(query, number=8), reference(rows, query, 8))
     names = {r[0] for r in store._exec("SELECT indexname FROM pg_indexes").fetchall()}
-    assert {index_name("a"), index_name("b"), "embeddings_unranked"} <= names
+    # 'a' holds 1,101 rows, past hnsw_from; 'b' one
+    assert {index_name("a"), "embeddings_unranked"} <= names and index_name("b") not in names
+    assert [(i.name, i.count, i.search) for i in collections.list()] == [
+        ("a", 1101, "pgvector+hnsw"),
+        ("b", 1, "pgvector"),
+    ]
     # opening again finds the column: nothing is copied twice
     assert Collections(opened()).get("b").similar(array("f", [1.0, 2.0]), number=1)[0].id == "x"
 
@@ -347,7 +369,7 @@ def test_collections_list_shows_how_each_is_searched(pg_url: str, pgvector_url: 
     without = run(base_env(tmp_path, ELELEM_STORE=f"{pg_url}?schema={schema}"), "collections")
     assert (with_vector.returncode, with_vector.stdout, with_vector.stderr) == (
         0,
-        "notes\tlocal:e\t3\t1\tpgvector+hnsw\n",
+        "notes\tlocal:e\t3\t1\tpgvector\n",
         "",
     )
     assert (without.returncode, without.stdout, without.stderr) == (

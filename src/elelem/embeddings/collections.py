@@ -41,7 +41,17 @@ from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Store
-from elelem.embeddings.pgvector import PGVECTOR, PYTHON, PgVector, literal, search_kind
+from elelem.embeddings.pgvector import (
+    HNSW_FROM,
+    MAX_STORED,
+    PGVECTOR,
+    PYTHON,
+    PgVector,
+    VectorValue,
+    binary,
+    index_name,
+    search_kind,
+)
 from elelem.embeddings.pgvector import search_params as pg_search_params
 from elelem.embeddings.wires import Vector
 from elelem.errors import ConfigError
@@ -145,8 +155,11 @@ class Collections:
     write is one transaction like an append to the log.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, hnsw_from: int = HNSW_FROM) -> None:
         self._store = _sql_store(store)
+        self.hnsw_from = hnsw_from
+        """How many rows a collection holds before it gets its HNSW index
+        (where pgvector ranks; see :data:`~elelem.embeddings.pgvector.HNSW_FROM`)."""
         self._ready = False
         self._pgvector: PgVector | None = None
         self._note = ""
@@ -180,11 +193,13 @@ class Collections:
 
         store._write(create, "creating the embedding tables of")
         if isinstance(store, PostgresStore):
-            self._pgvector, self._note = _find_pgvector(store)
-            if self._pgvector is not None:
-                store._write(
-                    partial(_migrate, store, self._pgvector), "adding pgvector to the embeddings of"
-                )
+            pgvector, self._note = _find_pgvector(store)
+            if pgvector is not None:
+                with store._lock:
+                    store._send_as(VectorValue, pgvector.type())
+                migrate = partial(_migrate, store, pgvector, self.hnsw_from)
+                store._write(migrate, "adding pgvector to the embeddings of")
+            self._pgvector = pgvector
         self._ready = True
 
     def _write(self, work: Any, what: str) -> Any:
@@ -209,13 +224,27 @@ class Collections:
             " (SELECT count(*) FROM embeddings e WHERE e.collection = c.name), c.created_at"
             " FROM embedding_collections c ORDER BY c.name"
         )
+        indexed: set[str] = set()
+        if self._pgvector is not None:
+            indexed = {
+                r[0]
+                for r in self._read(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            }
         return [
-            CollectionInfo(r[0], r[1], int(r[2]), int(r[3]), r[4], self._search(int(r[2])))
+            CollectionInfo(
+                r[0],
+                r[1],
+                int(r[2]),
+                int(r[3]),
+                r[4],
+                PYTHON
+                if self._pgvector is None
+                else search_kind(int(r[2]), index_name(r[0]) in indexed),
+            )
             for r in rows
         ]
-
-    def _search(self, dimensions: int) -> str:
-        return PYTHON if self._pgvector is None else search_kind(dimensions)
 
     def get(self, name: str) -> Collection:
         """The collection ``name``; :class:`~elelem.errors.ConfigError` when there is none."""
@@ -234,19 +263,15 @@ class Collections:
             raise ConfigError("a collection name is 1 to 200 characters")
         store = self._store
         now = store._now()
-        self._made()  # the backend decides what a new collection gets
-        pgvector = self._pgvector
 
         def work() -> tuple[str, int]:
-            made = store._exec(
+            store._exec(
                 self._sql(
                     "INSERT INTO embedding_collections (name, model, dimensions, created_at)"
-                    " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING"
                 ),
                 (name, model, dimensions, now),
-            ).fetchone()
-            if made is not None and pgvector is not None and isinstance(store, PostgresStore):
-                _index(store, pgvector, name, dimensions)
+            )
             row = store._exec(
                 self._sql("SELECT model, dimensions FROM embedding_collections WHERE name = ?"),
                 (name,),
@@ -307,7 +332,7 @@ class Collection:
                     f"item {item.id!r} has {len(item.vector)} dimensions;"
                     f" collection {self.name!r} holds {self.dimensions}"
                 )
-            ranked = () if pgvector is None else (literal(item.vector),)
+            ranked = () if pgvector is None else (binary(item.vector),)
             rows.append(
                 (
                     self.name,
@@ -332,7 +357,13 @@ class Collection:
             " metadata = excluded.metadata, content_sha256 = excluded.content_sha256,"
             " updated_at = excluded.updated_at"
         )
-        owner._write(lambda: store._many(sql, rows), "storing embeddings in")
+
+        def work() -> None:
+            store._many(sql, rows)
+            if pgvector is not None and isinstance(store, PostgresStore):
+                _index(store, pgvector, self.name, self.dimensions, owner.hnsw_from)
+
+        owner._write(work, "storing embeddings in")
         return len(rows)
 
     def unchanged(self, items: Iterable[tuple[str, str]]) -> set[str]:
@@ -383,9 +414,9 @@ class Collection:
             return []
         owner = self._owner
         owner._made()
-        query = literal(vector)
+        query = binary(vector)
         pgvector, store = owner._pgvector, owner._store
-        if pgvector is None or query is None or search_kind(self.dimensions) == PYTHON:
+        if pgvector is None or query is None or self.dimensions > MAX_STORED:
             rows = owner._read(
                 "SELECT id, vector, content, metadata FROM embeddings WHERE collection = ?",
                 (self.name,),
@@ -408,7 +439,7 @@ class Collection:
         ]
 
     def _rank(
-        self, pgvector: PgVector, query: str, number: int, skip: str | None
+        self, pgvector: PgVector, query: VectorValue, number: int, skip: str | None
     ) -> tuple[list[tuple[float, str, str | None, str | None]], list[Any]]:
         """In one transaction: the ``number`` nearest rows pgvector ranks, and
         the rows it cannot rank (their column NULL), for Python to score."""
@@ -482,7 +513,7 @@ def _find_pgvector(store: PostgresStore) -> tuple[PgVector | None, str]:
     return PgVector(schema, version), ""
 
 
-def _migrate(store: PostgresStore, pgvector: PgVector) -> None:
+def _migrate(store: PostgresStore, pgvector: PgVector, hnsw_from: int) -> None:
     """Give the embeddings table its vector column if it has none yet, copy
     every stored vector into it and index each collection (one transaction:
     a failure leaves the table as it was)."""
@@ -510,17 +541,38 @@ def _migrate(store: PostgresStore, pgvector: PgVector) -> None:
         ).fetchall()
         if not page:
             break
-        filled = [(q, c, k) for c, k, data in page if (q := literal(from_bytes(data))) is not None]
+        filled = [(q, c, k) for c, k, data in page if (q := binary(from_bytes(data))) is not None]
         if filled:
             store._many(update, filled)
         after = (page[-1][0], page[-1][1])
     for name, dimensions in store._exec("SELECT name, dimensions FROM embedding_collections"):
-        _index(store, pgvector, name, int(dimensions))
+        _index(store, pgvector, name, int(dimensions), hnsw_from)
 
 
-def _index(store: PostgresStore, pgvector: PgVector, name: str, dimensions: int) -> None:
+def _index(
+    store: PostgresStore, pgvector: PgVector, name: str, dimensions: int, hnsw_from: int
+) -> None:
+    """Make collection ``name``'s HNSW index if it has none, its dimension
+    allows one and it holds ``hnsw_from`` rows (built over the rows there:
+    far quicker than growing it row by row)."""
     statement = pgvector.hnsw_index(name, dimensions)
-    if statement is not None:
+    if statement is None:
+        return
+    have = store._exec(
+        store._sql(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
+        ),
+        (index_name(name),),
+    ).fetchone()
+    if have is not None:
+        return
+    rows = store._exec(
+        store._sql(
+            "SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE collection = ? LIMIT ?) r"
+        ),
+        (name, hnsw_from),
+    ).fetchone()
+    if int(rows[0]) >= hnsw_from:
         store._ddl(statement)
 
 
