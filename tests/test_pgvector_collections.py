@@ -37,6 +37,7 @@ from elelem.embeddings.pgvector import (
     search_kind,
     search_params,
 )
+from elelem.errors import ConfigError
 from test_embedding_collections import run
 from test_store import Ticker, pg_url, postgres_server  # noqa: F401  (pg_url: the fixture)
 
@@ -325,8 +326,11 @@ def test_without_the_extension_the_python_path_stays_and_says_why(
         assert collections.list()[0].search == "python"
     finally:
         store.close()
-    sqlite = Collections(SQLiteStore(tmp_path / "s.db"))
-    assert (sqlite.backend, sqlite.backend_note) == ("python", "")
+    with SQLiteStore(tmp_path / "s.db") as lite:
+        sqlite = Collections(lite)
+        assert (sqlite.backend, sqlite.backend_note) == ("python", "")
+        with pytest.raises(ConfigError, match="hnsw_from must be a row count"):
+            Collections(lite, hnsw_from=-1)
 
 
 def test_available_but_not_installable_is_the_python_path_with_the_reason(

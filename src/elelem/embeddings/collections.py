@@ -156,6 +156,8 @@ class Collections:
     """
 
     def __init__(self, store: Store, *, hnsw_from: int = HNSW_FROM) -> None:
+        if isinstance(hnsw_from, bool) or not isinstance(hnsw_from, int) or hnsw_from < 0:
+            raise ConfigError(f"hnsw_from must be a row count (0 or more), not {hnsw_from!r}")
         self._store = _sql_store(store)
         self.hnsw_from = hnsw_from
         """How many rows a collection holds before it gets its HNSW index
