@@ -109,16 +109,20 @@ def postgres_server(initdb: str, pg_ctl: str) -> Iterator[str]:
     data = os.path.join(base, "data")
     port = _free_port()
     run = {"check": True, "capture_output": True, "timeout": 60}
-    subprocess.run(
-        [*as_user, initdb, "-D", data, "-A", "trust", "-U", "elelem", "--no-sync"], **run
-    )  # type: ignore[call-overload]
-    options = f"-p {port} -k {base} -h 127.0.0.1 -F"
-    log = os.path.join(base, "log")
-    subprocess.run([*as_user, pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "start"], **run)  # type: ignore[call-overload]
+    started = False
     try:
+        subprocess.run(
+            [*as_user, initdb, "-D", data, "-A", "trust", "-U", "elelem", "--no-sync"], **run
+        )  # type: ignore[call-overload]
+        options = f"-p {port} -k {base} -h 127.0.0.1 -F"
+        log = os.path.join(base, "log")
+        start = [*as_user, pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "start"]
+        subprocess.run(start, **run)  # type: ignore[call-overload]
+        started = True
         yield f"postgresql://elelem@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], **run)  # type: ignore[call-overload]
+        if started:
+            subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], **run)  # type: ignore[call-overload]
         shutil.rmtree(base, ignore_errors=True)
 
 
