@@ -167,7 +167,7 @@ def test_embed_into_a_collection_then_similar(tmp_path: Path) -> None:
     assert similar.stdout == "0.9600\tkitten\tkitten\n0.8000\tdog\tdog\n"
     hit = json.loads(by_text.stdout)
     assert (hit["id"], hit["content"], hit["metadata"]) == ("kitten", "kitten", {"w": "kitten"})
-    assert listed.stdout == "pets\tlocal:e\t2\t4\n"
+    assert listed.stdout == "pets\tlocal:e\t2\t4\tpython\n" and listed.stderr == ""
     assert sent == [list(WORDS), ["kitten"]]
 
 

@@ -77,15 +77,21 @@ def _version_key(folder: str) -> tuple[int, ...]:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A throwaway PostgreSQL server on 127.0.0.1 (skips where it cannot run)."""
-    pytest.importorskip(
-        "psycopg", reason="psycopg (the postgres extra) is not installed: make install adds it"
-    )
     initdb, pg_ctl = _pg_binary("initdb"), _pg_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
         pytest.skip(
             "PostgreSQL server binaries (initdb, pg_ctl) are not installed: "
             "apt-get install postgresql (bash .ci/run does)"
         )
+    yield from postgres_server(initdb, pg_ctl)
+
+
+def postgres_server(initdb: str, pg_ctl: str) -> Iterator[str]:
+    """Run a throwaway PostgreSQL server of ``initdb`` and ``pg_ctl`` on
+    127.0.0.1 and yield its URL; stop it and remove its files after."""
+    pytest.importorskip(
+        "psycopg", reason="psycopg (the postgres extra) is not installed: make install adds it"
+    )
     as_user: list[str] = []
     base = tempfile.mkdtemp(prefix="elelem-pg-")
     if os.geteuid() == 0:
@@ -103,16 +109,20 @@ def pg_url() -> Iterator[str]:
     data = os.path.join(base, "data")
     port = _free_port()
     run = {"check": True, "capture_output": True, "timeout": 60}
-    subprocess.run(
-        [*as_user, initdb, "-D", data, "-A", "trust", "-U", "elelem", "--no-sync"], **run
-    )  # type: ignore[call-overload]
-    options = f"-p {port} -k {base} -h 127.0.0.1 -F"
-    log = os.path.join(base, "log")
-    subprocess.run([*as_user, pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "start"], **run)  # type: ignore[call-overload]
+    started = False
     try:
+        subprocess.run(
+            [*as_user, initdb, "-D", data, "-A", "trust", "-U", "elelem", "--no-sync"], **run
+        )  # type: ignore[call-overload]
+        options = f"-p {port} -k {base} -h 127.0.0.1 -F"
+        log = os.path.join(base, "log")
+        start = [*as_user, pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "start"]
+        subprocess.run(start, **run)  # type: ignore[call-overload]
+        started = True
         yield f"postgresql://elelem@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], **run)  # type: ignore[call-overload]
+        if started:
+            subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], **run)  # type: ignore[call-overload]
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -28,6 +28,14 @@ from elelem.speech import Transcript, audio_of
 from elelem.speech import speak as speak_flow
 from elelem.speech import transcribe as transcribe_flow
 from elelem.transport import Driver, Timeouts
+from elelem.transport.config import (
+    BATCH,
+    BATCH_RESULTS,
+    BATCH_STATUS,
+    EMBEDDINGS,
+    SPEAK,
+    TRANSCRIBE,
+)
 from elelem.vocabulary import AudioBlock
 
 EMBED_CONCURRENCY = 4
@@ -77,7 +85,11 @@ class AsyncExtras:
             for index in pending:
                 try:
                     streams[index] = await self._driver.exchange(
-                        endpoint, run.calls[index], run.request, timeouts=timeouts
+                        endpoint,
+                        run.calls[index],
+                        run.request,
+                        timeouts=timeouts,
+                        operation=EMBEDDINGS,
                     )
                 except Exception as exc:  # noqa: BLE001 - raised below
                     # Kept and raised below, as itself (not in an exception
@@ -129,7 +141,9 @@ class AsyncExtras:
         :meth:`batch_status` and :meth:`batch_results` take, in this process
         or another."""
         target, flow = self._batch_submit(model, requests)
-        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return await run_async(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH
+        )
 
     async def batch_status(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
@@ -137,7 +151,9 @@ class AsyncExtras:
         """``record`` with the batch's state now."""
         target = self.target(record.model)
         flow = batch_wire(target).status(target, record)
-        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return await run_async(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_STATUS
+        )
 
     async def batch_results(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
@@ -146,7 +162,9 @@ class AsyncExtras:
         request order, read by the shape's own parser and priced at the
         batch price."""
         target, flow = self._batch_results(record)
-        items = await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        items = await run_async(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_RESULTS
+        )
         return read_results(target, record, items, self._clock())
 
     async def speak(
@@ -164,7 +182,9 @@ class AsyncExtras:
         of ``format`` whose ``transcript`` is ``text``."""
         target = self.target(model)
         flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
-        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return await run_async(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=SPEAK
+        )
 
     async def transcribe(
         self,
@@ -180,7 +200,9 @@ class AsyncExtras:
         Whisper, any server with the same endpoint)."""
         target = self.target(model)
         flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
-        return await run_async(self._driver, target.endpoint, flow, target.model, timeouts)
+        return await run_async(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
+        )
 
     def _batch_submit(
         self, model: str | Target, requests: Sequence[BatchRequest | str]
@@ -218,7 +240,9 @@ class SyncExtras:
         """As :meth:`Client.speak`, blocking."""
         target = self.target(model)
         flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
-        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return run_sync(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=SPEAK
+        )
 
     def transcribe(
         self,
@@ -232,7 +256,9 @@ class SyncExtras:
         """As :meth:`Client.transcribe`, blocking."""
         target = self.target(model)
         flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
-        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return run_sync(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
+        )
 
     def batch(
         self,
@@ -243,20 +269,26 @@ class SyncExtras:
     ) -> BatchRecord:
         """As :meth:`Client.batch`, blocking."""
         target, flow = self._client._batch_submit(model, requests)
-        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return run_sync(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH
+        )
 
     def batch_status(self, record: BatchRecord, *, timeouts: Timeouts | None = None) -> BatchRecord:
         """As :meth:`Client.batch_status`, blocking."""
         target = self.target(record.model)
         flow = batch_wire(target).status(target, record)
-        return run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        return run_sync(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_STATUS
+        )
 
     def batch_results(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
     ) -> list[BatchResult]:
         """As :meth:`Client.batch_results`, blocking."""
         target, flow = self._client._batch_results(record)
-        items = run_sync(self._driver, target.endpoint, flow, target.model, timeouts)
+        items = run_sync(
+            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_RESULTS
+        )
         return read_results(target, record, items, self._client._clock())
 
     def embed(
@@ -272,7 +304,9 @@ class SyncExtras:
         run = self._client._embed_plan(model, inputs, dimensions, task)
         endpoint = run.target.endpoint
         streams = [
-            self._driver.sync_exchange(endpoint, call, run.request, timeouts=timeouts)
+            self._driver.sync_exchange(
+                endpoint, call, run.request, timeouts=timeouts, operation=EMBEDDINGS
+            )
             for call in run.calls
         ]
         return run.result(streams)

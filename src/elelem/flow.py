@@ -76,28 +76,42 @@ def _request(model: str) -> ModelRequest:
 
 
 async def run_async(
-    driver: Driver, endpoint: Endpoint, flow: Flow[T], model: str, timeouts: Timeouts | None
+    driver: Driver,
+    endpoint: Endpoint,
+    flow: Flow[T],
+    model: str,
+    timeouts: Timeouts | None,
+    *,
+    operation: str,
 ) -> T:
-    """Run ``flow`` over ``driver`` (async), each call one request to ``endpoint``."""
+    """Run ``flow`` over ``driver`` (async), each call one request to
+    ``endpoint`` that the hooks are told is an ``operation`` (``batch``,
+    ``speak``, …: a trace names its span after it)."""
     request = _request(model)
     try:
         call = next(flow)
         while True:
-            await driver.exchange(endpoint, call, request, timeouts=timeouts)
+            await driver.exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
             call = flow.send(call.value)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
 def run_sync(
-    driver: Driver, endpoint: Endpoint, flow: Flow[T], model: str, timeouts: Timeouts | None
+    driver: Driver,
+    endpoint: Endpoint,
+    flow: Flow[T],
+    model: str,
+    timeouts: Timeouts | None,
+    *,
+    operation: str,
 ) -> T:
     """Run ``flow`` over ``driver``, blocking."""
     request = _request(model)
     try:
         call = next(flow)
         while True:
-            driver.sync_exchange(endpoint, call, request, timeouts=timeouts)
+            driver.sync_exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
             call = flow.send(call.value)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]

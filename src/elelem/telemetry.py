@@ -2,15 +2,22 @@
 
 :class:`GenAITracer` is a :class:`~elelem.transport.RequestHook`: give it to
 a client (``Client(hooks=[GenAITracer()])``) and every provider request is
-one CLIENT span named ``chat {model}``, with
+one CLIENT span named ``{operation} {model}``: ``chat {model}`` for a model
+response, ``embeddings {model}`` for each request of
+:meth:`~elelem.Client.embed` (the conventions' names), and elelem's own
+where the conventions have none: ``batch``, ``batch_status`` and
+``batch_results`` for each request of the batch calls (an upload, the
+batch), ``speak`` and ``transcribe`` for the speech endpoints.  Each has
 
-- ``gen_ai.operation.name`` ``chat``, ``gen_ai.provider.name`` (the
+- ``gen_ai.operation.name`` (that operation), ``gen_ai.provider.name`` (the
   conventions' well-known names: ``anthropic``, ``openai``, ``gcp.gemini``,
   ``aws.bedrock``, …, else elelem's provider name), ``gen_ai.request.model``,
   ``gen_ai.request.max_tokens`` / ``temperature`` / ``top_p`` when set,
   ``server.address`` and ``server.port``;
 - ``gen_ai.response.id``, ``gen_ai.response.model``,
-  ``gen_ai.response.finish_reasons`` (elelem's neutral reason);
+  ``gen_ai.response.finish_reasons`` (elelem's neutral reason; a chat span's
+  only, as are the output, cache and reasoning token counts below: the other
+  operations have input tokens at most);
 - ``gen_ai.usage.input_tokens`` (cache reads and writes included, as the
   conventions count them) and ``gen_ai.usage.output_tokens`` (reasoning
   included), ``gen_ai.usage.cache_read.input_tokens``,
@@ -41,7 +48,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 
 from elelem.errors import StreamError
 from elelem.stream import AssembledResponse
-from elelem.transport.config import StartedRequest
+from elelem.transport.config import CHAT, StartedRequest
 from elelem.vocabulary import Message, TextBlock, ToolCallBlock, ToolResultBlock
 
 PROVIDER_NAMES = {
@@ -73,9 +80,10 @@ def _messages(messages: tuple[Message, ...]) -> str:
 
 
 class _RequestSpan:
-    def __init__(self, span: Span, capture: bool) -> None:
+    def __init__(self, span: Span, capture: bool, operation: str) -> None:
         self.span = span
         self.capture = capture
+        self.operation = operation
 
     def end(self, result: AssembledResponse, error: BaseException | None) -> None:
         span = self.span
@@ -84,11 +92,15 @@ class _RequestSpan:
             attrs["gen_ai.response.id"] = result.response_id
         if result.model:
             attrs["gen_ai.response.model"] = result.model
-        if result.finish is not None:
+        chat = self.operation == CHAT
+        # Only a model response has a finish reason and output tokens; the
+        # one-shot calls (an embedding, a batch read) end as a formality.
+        if chat and result.finish is not None:
             attrs["gen_ai.response.finish_reasons"] = (result.finish.reason,)
         usage = result.usage
         if usage is not None:
             attrs["gen_ai.usage.input_tokens"] = usage.input + usage.cache_read + usage.cache_write
+        if usage is not None and chat:
             attrs["gen_ai.usage.output_tokens"] = usage.output + usage.reasoning
             attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
             attrs["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
@@ -96,7 +108,7 @@ class _RequestSpan:
             for name, count in usage.hosted.items():
                 attrs[f"elelem.hosted.{name}"] = count
         attrs["elelem.retries"] = len(result.retries)
-        if self.capture:
+        if self.capture and chat:
             attrs["gen_ai.output.messages"] = json.dumps(
                 [{"role": "assistant", "parts": [{"type": "text", "content": result.text}]}]
             )
@@ -122,10 +134,10 @@ class GenAITracer:
 
     def start(self, stream: StartedRequest) -> _RequestSpan:
         """Open the span of ``stream``'s request."""
-        request, endpoint = stream.request, stream.endpoint
+        request, endpoint, operation = stream.request, stream.endpoint, stream.operation
         provider = str(endpoint.provider)
         attrs: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
+            "gen_ai.operation.name": operation,
             "gen_ai.provider.name": PROVIDER_NAMES.get(provider, provider),
             "gen_ai.request.model": request.model,
         }
@@ -141,16 +153,16 @@ class GenAITracer:
         ):
             if value is not None:
                 attrs[key] = value
-        if self.capture_content:
+        if self.capture_content and operation == CHAT:
             attrs["gen_ai.input.messages"] = _messages(request.messages)
             if request.system:
                 attrs["gen_ai.system_instructions"] = json.dumps(
                     [{"type": "text", "content": request.system}]
                 )
         span = self.tracer.start_span(
-            f"chat {request.model}", kind=SpanKind.CLIENT, attributes=attrs
+            f"{operation} {request.model}", kind=SpanKind.CLIENT, attributes=attrs
         )
-        return _RequestSpan(span, self.capture_content)
+        return _RequestSpan(span, self.capture_content, operation)
 
     def tool_call(self, call: ToolCallBlock, result: ToolResultBlock) -> None:
         """An ``execute_tool {name}`` span for one call of the tool loop (use

@@ -242,11 +242,18 @@ def collections_group(ctx: click.Context) -> None:
 @debug_option
 @guarded
 def list_command() -> None:
-    """Each collection, tab-separated: name, model, dimensions, rows."""
+    """Each collection, tab-separated: name, model, dimensions, rows, and how
+    similarity is ranked (python, pgvector, pgvector+hnsw); on stderr, why
+    not by pgvector on a PostgreSQL store that lacks it."""
     with closing(store_from_env()) as store:
-        for info in Collections(store).list():
+        collections = Collections(store)
+        for info in collections.list():
             name, model = sanitize_line(info.name), sanitize_line(info.model)
-            click.echo(f"{name}\t{model}\t{info.dimensions}\t{info.count}")
+            click.echo(f"{name}\t{model}\t{info.dimensions}\t{info.count}\t{info.search}")
+        if collections.backend_note:
+            # The note may quote the server's error text: one sanitized line.
+            note = sanitize_line(collections.backend_note)
+            click.echo(f"similarity is ranked in Python: {note}", err=True)
 
 
 @collections_group.command("delete")

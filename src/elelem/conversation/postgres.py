@@ -146,6 +146,31 @@ class PostgresStore(SQLStore):
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("?", "%s") if "?" in sql else sql, params)
 
+    def _ddl(self, statement: str) -> None:
+        """Run ``statement`` as written, with no parameters: a ``?`` or ``%``
+        in a quoted literal of it (a partial index's predicate) is text."""
+        self._conn.execute(statement)
+
+    def _send_as(self, kind: type[bytes], type_name: str) -> None:
+        """Send parameters of ``kind`` (bytes already in the binary form of
+        the SQL type ``type_name``) as that type, in binary."""
+        from psycopg.adapt import Dumper
+        from psycopg.pq import Format
+
+        row = self._conn.execute("SELECT to_regtype(%s)::oid", (type_name,)).fetchone()
+        if row is None or row[0] is None:
+            raise StoreError(f"{self.where} has no type {type_name}")
+        type_oid = int(row[0])
+
+        class Binary(Dumper):
+            format = Format.BINARY
+            oid = type_oid
+
+            def dump(self, obj: Any) -> bytes:
+                return bytes(obj)
+
+        self._conn.adapters.register_dumper(kind, Binary)
+
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._conn.cursor() as cur:
             cur.executemany(self._sql(sql), rows)

@@ -10,8 +10,15 @@ part of the log's schema version, which they neither read nor change.
 Vectors are stored as little-endian float32 bytes whatever the machine, so a
 database moves between machines as it is.  Each row also keeps the SHA-256
 of its content, so re-embedding a corpus skips what did not change
-(:meth:`Collection.unchanged`).  Similarity is computed in Python over the
-stored vectors (no extension needed); it reads every row of the collection.
+(:meth:`Collection.unchanged`).
+
+Where the PostgreSQL server has pgvector (installed in the database, or
+available to ``CREATE EXTENSION``), the table gains a ``vector`` column and
+similarity is ranked in SQL with an HNSW index (:mod:`.pgvector`); an
+existing table is migrated in place, its rows copied into the column.
+Elsewhere (SQLite, a server without the extension) similarity is computed
+in Python over the stored vectors, reading every row of the collection.
+:attr:`Collections.backend` says which, :attr:`Collections.backend_note` why.
 """
 
 from __future__ import annotations
@@ -19,31 +26,48 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+import re
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import msgspec
 
 from elelem import codec
 from elelem.conversation.errors import StoreError
+from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Store
+from elelem.embeddings.pgvector import (
+    HNSW_FROM,
+    MAX_STORED,
+    PGVECTOR,
+    PYTHON,
+    PgVector,
+    VectorValue,
+    binary,
+    index_name,
+    search_kind,
+)
+from elelem.embeddings.pgvector import search_params as pg_search_params
 from elelem.embeddings.wires import Vector
 from elelem.errors import ConfigError
 from elelem.vocabulary.json import JSONValue
 
 
 class CollectionInfo(msgspec.Struct, frozen=True):
-    """One collection: its name, model address, dimensions, row count."""
+    """One collection: its name, model address, dimensions, row count, and
+    how it is searched (``python``, ``pgvector``, ``pgvector+hnsw``)."""
 
     name: str
     model: str
     dimensions: int
     count: int
     created_at: str
+    search: str = PYTHON
 
 
 class Item(msgspec.Struct, frozen=True):
@@ -131,23 +155,54 @@ class Collections:
     write is one transaction like an append to the log.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, hnsw_from: int = HNSW_FROM) -> None:
+        if isinstance(hnsw_from, bool) or not isinstance(hnsw_from, int) or hnsw_from < 0:
+            raise ConfigError(f"hnsw_from must be a row count (0 or more), not {hnsw_from!r}")
         self._store = _sql_store(store)
+        self.hnsw_from = hnsw_from
+        """How many rows a collection holds before it gets its HNSW index
+        (where pgvector ranks; see :data:`~elelem.embeddings.pgvector.HNSW_FROM`)."""
         self._ready = False
+        self._pgvector: PgVector | None = None
+        self._note = ""
 
     def _sql(self, sql: str) -> str:
         return self._store._sql(sql)
 
+    @property
+    def backend(self) -> str:
+        """``pgvector`` where similarity is ranked in SQL by the PostgreSQL
+        server's vector extension, else ``python``."""
+        self._made()
+        return PYTHON if self._pgvector is None else PGVECTOR
+
+    @property
+    def backend_note(self) -> str:
+        """Why similarity is ranked in Python ("" where pgvector ranks it or
+        the store is SQLite)."""
+        self._made()
+        return self._note
+
     def _made(self) -> None:
-        if not self._ready:
-            tables = _tables(self._store)
+        if self._ready:
+            return
+        store = self._store
+        tables = _tables(store)
 
-            def create() -> None:
-                for statement in tables:
-                    self._store._exec(statement)
+        def create() -> None:
+            for statement in tables:
+                store._exec(statement)
 
-            self._store._write(create, "creating the embedding tables of")
-            self._ready = True
+        store._write(create, "creating the embedding tables of")
+        if isinstance(store, PostgresStore):
+            pgvector, self._note = _find_pgvector(store)
+            if pgvector is not None:
+                with store._lock:
+                    store._send_as(VectorValue, pgvector.type())
+                migrate = partial(_migrate, store, pgvector, self.hnsw_from)
+                store._write(migrate, "adding pgvector to the embeddings of")
+            self._pgvector = pgvector
+        self._ready = True
 
     def _write(self, work: Any, what: str) -> Any:
         self._made()
@@ -171,7 +226,27 @@ class Collections:
             " (SELECT count(*) FROM embeddings e WHERE e.collection = c.name), c.created_at"
             " FROM embedding_collections c ORDER BY c.name"
         )
-        return [CollectionInfo(r[0], r[1], int(r[2]), int(r[3]), r[4]) for r in rows]
+        indexed: set[str] = set()
+        if self._pgvector is not None:
+            indexed = {
+                r[0]
+                for r in self._read(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                )
+            }
+        return [
+            CollectionInfo(
+                r[0],
+                r[1],
+                int(r[2]),
+                int(r[3]),
+                r[4],
+                PYTHON
+                if self._pgvector is None
+                else search_kind(int(r[2]), index_name(r[0]) in indexed),
+            )
+            for r in rows
+        ]
 
     def get(self, name: str) -> Collection:
         """The collection ``name``; :class:`~elelem.errors.ConfigError` when there is none."""
@@ -217,10 +292,13 @@ class Collections:
         """Remove collection ``name`` and its rows."""
         self.get(name)
         store = self._store
+        pgvector = self._pgvector
 
         def work() -> None:
             store._exec(self._sql("DELETE FROM embeddings WHERE collection = ?"), (name,))
             store._exec(self._sql("DELETE FROM embedding_collections WHERE name = ?"), (name,))
+            if pgvector is not None and isinstance(store, PostgresStore):
+                store._ddl(pgvector.drop_index(name))
 
         self._write(work, "deleting a collection from")
 
@@ -246,6 +324,8 @@ class Collection:
         :class:`~elelem.errors.ConfigError` and nothing is stored."""
         owner = self._owner
         store = owner._store
+        owner._made()
+        pgvector = owner._pgvector
         now = store._now()
         rows = []
         for item in items:
@@ -254,26 +334,38 @@ class Collection:
                     f"item {item.id!r} has {len(item.vector)} dimensions;"
                     f" collection {self.name!r} holds {self.dimensions}"
                 )
+            ranked = () if pgvector is None else (binary(item.vector),)
             rows.append(
                 (
                     self.name,
                     store._text_in(item.id),
                     to_bytes(item.vector),
+                    *ranked,
                     store._text_in(item.content),
                     None if item.metadata is None else codec.dumps(item.metadata).decode(),
                     None if item.content is None else content_hash(item.content),
                     now,
                 )
             )
+        column, value, update = "", "", ""
+        if pgvector is not None:
+            column, value = ", embedding", f", {pgvector.upsert_value()}"
+            update = " embedding = excluded.embedding,"
         sql = owner._sql(
-            "INSERT INTO embeddings"
-            " (collection, id, vector, content, metadata, content_sha256, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (collection, id) DO UPDATE SET"
-            " vector = excluded.vector, content = excluded.content,"
+            f"INSERT INTO embeddings (collection, id, vector{column}, content, metadata,"
+            f" content_sha256, updated_at) VALUES (?, ?, ?{value}, ?, ?, ?, ?)"
+            " ON CONFLICT (collection, id) DO UPDATE SET"
+            f" vector = excluded.vector,{update} content = excluded.content,"
             " metadata = excluded.metadata, content_sha256 = excluded.content_sha256,"
             " updated_at = excluded.updated_at"
         )
-        owner._write(lambda: store._many(sql, rows), "storing embeddings in")
+
+        def work() -> None:
+            store._many(sql, rows)
+            if pgvector is not None and isinstance(store, PostgresStore):
+                _index(store, pgvector, self.name, self.dimensions, owner.hnsw_from)
+
+        owner._write(work, "storing embeddings in")
         return len(rows)
 
     def unchanged(self, items: Iterable[tuple[str, str]]) -> set[str]:
@@ -311,18 +403,32 @@ class Collection:
 
     def similar(self, vector: Vector, *, number: int = 10, skip: str | None = None) -> list[Hit]:
         """The ``number`` rows most similar to ``vector`` (cosine), best
-        first, ties by id; ``skip`` leaves out one id (the query's own row)."""
+        first, ties by id; ``skip`` leaves out one id (the query's own row).
+        Ranked by pgvector in SQL where :attr:`Collections.backend` is
+        ``pgvector``, else in Python: the same rows and scores either way
+        (to float32 rounding)."""
         if len(vector) != self.dimensions:
             raise ConfigError(
                 f"the query has {len(vector)} dimensions; collection {self.name!r}"
                 f" holds {self.dimensions}"
             )
-        store = self._owner._store
-        rows = self._owner._read(
-            "SELECT id, vector, content, metadata FROM embeddings WHERE collection = ?",
-            (self.name,),
-        )
-        scored = []
+        if number < 1:
+            return []
+        owner = self._owner
+        owner._made()
+        query = binary(vector)
+        pgvector, store = owner._pgvector, owner._store
+        if pgvector is None or query is None or self.dimensions > MAX_STORED:
+            rows = owner._read(
+                "SELECT id, vector, content, metadata FROM embeddings WHERE collection = ?",
+                (self.name,),
+            )
+            ranked: list[tuple[float, str, str | None, str | None]] = []
+        else:
+            ranked, rows = owner._write(
+                partial(self._rank, pgvector, query, number, skip), "searching a collection in"
+            )
+        scored = list(ranked)
         for key, data, content, metadata in rows:
             name = store._text_out(key)
             if name is None or name == skip:
@@ -333,6 +439,143 @@ class Collection:
             Hit(name, score, store._text_out(content), _metadata(metadata))
             for score, name, content, metadata in best
         ]
+
+    def _rank(
+        self, pgvector: PgVector, query: VectorValue, number: int, skip: str | None
+    ) -> tuple[list[tuple[float, str, str | None, str | None]], list[Any]]:
+        """In one transaction: the ``number`` nearest rows pgvector ranks, and
+        the rows it cannot rank (their column NULL), for Python to score."""
+        store = self._owner._store
+        for setting, value in pgvector.settings(number):
+            store._exec(self._owner._sql("SELECT set_config(?, ?, true)"), (setting, value))
+        kept = None if skip is None else store._text_in(skip)
+        found = store._exec(
+            self._owner._sql(pgvector.search(self.dimensions, kept is not None)),
+            pg_search_params(self.name, query, kept, number),
+        ).fetchall()
+        ranked = []
+        for key, content, metadata, distance in found:
+            name = store._text_out(key)
+            if name is not None:
+                ranked.append((1.0 - float(distance), name, content, metadata))
+        unranked = store._exec(
+            self._owner._sql(
+                "SELECT id, vector, content, metadata FROM embeddings"
+                " WHERE collection = ? AND embedding IS NULL"
+            ),
+            (self.name,),
+        ).fetchall()
+        return ranked, list(unranked)
+
+
+_SAFE_SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _one(store: PostgresStore, sql: str) -> Any:
+    """The first row of ``sql``, read outside a transaction."""
+    with store._lock:
+        try:
+            return store._exec(sql).fetchone()
+        except store.db_errors as exc:
+            raise StoreError(f"reading the extensions of {store.where} failed: {exc}") from exc
+
+
+def _installed(store: PostgresStore) -> tuple[str, str] | None:
+    row = _one(
+        store,
+        "SELECT n.nspname, e.extversion FROM pg_extension e"
+        " JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+    )
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+def _find_pgvector(store: PostgresStore) -> tuple[PgVector | None, str]:
+    """The vector extension of ``store``'s database, installed here if the
+    server has it and it is not yet; else None and why."""
+    found = _installed(store)
+    if found is None:
+        if _one(store, "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'") is None:
+            return None, "the PostgreSQL server has no vector extension (pgvector)"
+        try:
+            store._write(
+                lambda: store._exec("CREATE EXTENSION IF NOT EXISTS vector"),
+                "installing pgvector in",
+            )
+        except StoreError as exc:
+            # Another opener may have installed it meanwhile; else it is the
+            # user's to install (it needs a superuser), and the note says so.
+            if _installed(store) is None:
+                return None, f"the server has pgvector but it could not be installed: {exc}"
+        found = _installed(store)
+        if found is None:
+            return None, "CREATE EXTENSION vector left no vector extension"
+    schema, version = found
+    if not _SAFE_SCHEMA.fullmatch(schema):
+        return None, f"pgvector is in schema {schema!r}, a name elelem does not put in SQL"
+    return PgVector(schema, version), ""
+
+
+def _migrate(store: PostgresStore, pgvector: PgVector, hnsw_from: int) -> None:
+    """Give the embeddings table its vector column if it has none yet, copy
+    every stored vector into it and index each collection (one transaction:
+    a failure leaves the table as it was)."""
+    have = store._exec(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+        " AND table_name = 'embeddings' AND column_name = 'embedding'"
+    ).fetchone()
+    if have is not None:
+        return
+    store._ddl(pgvector.add_column())
+    store._ddl(pgvector.null_index())
+    update = store._sql(
+        f"UPDATE embeddings SET embedding = {pgvector.upsert_value()}"
+        " WHERE collection = ? AND id = ?"
+    )
+    after: tuple[str, str] = ("", "")
+    while True:
+        # Keyset pages: a large table is copied without holding it in memory.
+        page = store._exec(
+            store._sql(
+                "SELECT collection, id, vector FROM embeddings WHERE embedding IS NULL"
+                " AND (collection, id) > (?, ?) ORDER BY collection, id LIMIT 500"
+            ),
+            after,
+        ).fetchall()
+        if not page:
+            break
+        filled = [(q, c, k) for c, k, data in page if (q := binary(from_bytes(data))) is not None]
+        if filled:
+            store._many(update, filled)
+        after = (page[-1][0], page[-1][1])
+    for name, dimensions in store._exec("SELECT name, dimensions FROM embedding_collections"):
+        _index(store, pgvector, name, int(dimensions), hnsw_from)
+
+
+def _index(
+    store: PostgresStore, pgvector: PgVector, name: str, dimensions: int, hnsw_from: int
+) -> None:
+    """Make collection ``name``'s HNSW index if it has none, its dimension
+    allows one and it holds ``hnsw_from`` rows (built over the rows there:
+    far quicker than growing it row by row)."""
+    statement = pgvector.hnsw_index(name, dimensions)
+    if statement is None:
+        return
+    have = store._exec(
+        store._sql(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
+        ),
+        (index_name(name),),
+    ).fetchone()
+    if have is not None:
+        return
+    rows = store._exec(
+        store._sql(
+            "SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE collection = ? LIMIT ?) r"
+        ),
+        (name, hnsw_from),
+    ).fetchone()
+    if int(rows[0]) >= hnsw_from:
+        store._ddl(statement)
 
 
 def _metadata(text: str | None) -> JSONValue:

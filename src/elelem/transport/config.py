@@ -14,6 +14,24 @@ from elelem.transport.endpoint import Endpoint
 from elelem.transport.limits import Limits
 from elelem.wire import ModelRequest
 
+CHAT = "chat"
+"""The operation of a model response: what a request is unless its caller
+names another.  The operation names are OpenTelemetry's GenAI operation
+names where the conventions have one (``chat``, ``embeddings``) and the
+client method's name where they have none."""
+EMBEDDINGS = "embeddings"
+"""An embedding request (:meth:`elelem.Client.embed`)."""
+BATCH = "batch"
+"""A request submitting a batch (:meth:`elelem.Client.batch`: an upload, the batch)."""
+BATCH_STATUS = "batch_status"
+"""A request reading a batch's state (:meth:`elelem.Client.batch_status`)."""
+BATCH_RESULTS = "batch_results"
+"""A request reading a batch's results (:meth:`elelem.Client.batch_results`)."""
+SPEAK = "speak"
+"""A text-to-speech request (:meth:`elelem.Client.speak`)."""
+TRANSCRIBE = "transcribe"
+"""A transcription request (:meth:`elelem.Client.transcribe`)."""
+
 
 class StartedRequest(Protocol):
     """What a :class:`RequestHook` is shown of a response whose request is
@@ -27,6 +45,11 @@ class StartedRequest(Protocol):
     @property
     def request(self) -> ModelRequest:
         """The neutral request."""
+        ...
+
+    @property
+    def operation(self) -> str:
+        """The kind of request (:data:`CHAT`, ``embeddings``, …)."""
         ...
 
 
@@ -103,4 +126,17 @@ class Settings(Protocol):
         ...
 
 
-__all__ = ["RequestHook", "RequestSpan", "Settings", "StartedRequest", "Timeouts"]
+__all__ = [
+    "BATCH",
+    "BATCH_RESULTS",
+    "BATCH_STATUS",
+    "CHAT",
+    "EMBEDDINGS",
+    "SPEAK",
+    "TRANSCRIBE",
+    "RequestHook",
+    "RequestSpan",
+    "Settings",
+    "StartedRequest",
+    "Timeouts",
+]

@@ -50,7 +50,7 @@ from elelem.errors import MAX_ERROR_BODY, StreamError
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
 from elelem.transport.blocking import SyncResponseStream
-from elelem.transport.config import RequestHook, RequestSpan, Timeouts
+from elelem.transport.config import CHAT, RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.faces import AsyncFace
 from elelem.transport.failures import parse_retry_after, stamp_error
@@ -487,12 +487,15 @@ class Driver:
         request: ModelRequest,
         *,
         timeouts: Timeouts | None = None,
+        operation: str = CHAT,
     ) -> ResponseStream:
         """:meth:`complete`, returning the drained stream itself: its
         :meth:`~ResponseStream.result` beside the ``status``, ``headers`` and
-        ``request_id`` a one-shot JSON call (an embedding, a batch) also reads."""
+        ``request_id`` a one-shot JSON call (an embedding, a batch) also reads.
+        ``operation`` names the kind of request to the hooks (the GenAI
+        operation name a trace shows: ``embeddings``, ``batch``, …)."""
         async with self._made(
-            ResponseStream, endpoint, shape, request, timeouts, streamed=False
+            ResponseStream, endpoint, shape, request, timeouts, streamed=False, operation=operation
         ) as stream:
             await stream.final()
         return stream
@@ -504,10 +507,17 @@ class Driver:
         request: ModelRequest,
         *,
         timeouts: Timeouts | None = None,
+        operation: str = CHAT,
     ) -> SyncResponseStream:
         """The blocking :meth:`exchange`."""
         with self._made(
-            SyncResponseStream, endpoint, shape, request, timeouts, streamed=False
+            SyncResponseStream,
+            endpoint,
+            shape,
+            request,
+            timeouts,
+            streamed=False,
+            operation=operation,
         ) as stream:
             stream.final()
         return stream
@@ -521,6 +531,7 @@ class Driver:
         timeouts: Timeouts | None,
         *,
         streamed: bool,
+        operation: str = CHAT,
     ) -> S:
         return kind(
             self,
@@ -530,6 +541,7 @@ class Driver:
             timeouts=timeouts or self.timeouts,
             stream=streamed,
             retry=self.retry,
+            operation=operation,
         )
 
     async def aclose(self) -> None:

@@ -41,7 +41,7 @@ from elelem.errors import (
 )
 from elelem.outputs import parse_output
 from elelem.stream import AssembledResponse, Assembler, Chunk, Finish, Retry
-from elelem.transport.config import RequestSpan, Settings, Timeouts
+from elelem.transport.config import CHAT, RequestSpan, Settings, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.failures import (
     host,
@@ -155,8 +155,10 @@ class StreamCore:
         timeouts: Timeouts,
         stream: bool = True,
         retry: RetryPolicy | None = None,
+        operation: str = CHAT,
     ) -> None:
         self._driver = driver
+        self._operation = operation
         self._spans: tuple[RequestSpan, ...] | None = None
         self.output_type: Any = None
         """The type the answer is asked to be (``Client.stream(output_type=)``)."""
@@ -240,6 +242,12 @@ class StreamCore:
     def request(self) -> ModelRequest:
         """The neutral request this stream sends."""
         return self._request
+
+    @property
+    def operation(self) -> str:
+        """What kind of request this is (:data:`~elelem.transport.config.CHAT`
+        unless the caller said otherwise: an embedding, a batch call)."""
+        return self._operation
 
     def __repr__(self) -> str:
         return (
