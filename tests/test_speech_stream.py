@@ -64,12 +64,14 @@ def events(body: bytes) -> Reply:
     return status(200, body, content_type="text/event-stream")
 
 
-def gated(gate: threading.Event, first: bytes, *rest: bytes, content_type: str) -> Reply:
+def gated(
+    gate: threading.Event, first: bytes, *rest: bytes, content_type: str, **headers: str
+) -> Reply:
     """``first``, then (once the client opened ``gate``) the rest, with pauses."""
     script: list[Any] = [Send(first), Await(gate)]
     for piece in rest:
         script += [Pause(0.02), Send(piece)]
-    return Reply(200, {"content-type": content_type}, tuple(script), chunked=True)
+    return Reply(200, {"content-type": content_type, **headers}, tuple(script), chunked=True)
 
 
 def test_raw_audio_arrives_piece_by_piece_before_the_body_ends() -> None:
@@ -116,7 +118,7 @@ def test_raw_audio_arrives_piece_by_piece_before_the_body_ends() -> None:
 def test_sse_events_are_decoded_exactly_with_usage_and_cost() -> None:
     gate = threading.Event()
     body = (delta(PIECES[0]), delta(PIECES[1]) + delta(PIECES[2]), DONE)
-    reply = gated(gate, *body, content_type="text/event-stream")
+    reply = gated(gate, *body, content_type="text/event-stream", **{"x-request-id": "req_tts_1"})
     with LoopbackServer([reply]) as server:
         with SyncClient(env=env(server), max_retries=0) as client:
             speech = client.speak_stream(
@@ -143,7 +145,7 @@ def test_sse_events_are_decoded_exactly_with_usage_and_cost() -> None:
     assert whole.usage == Usage(input=14, output=120, raw=DONE_USAGE)
     # gpt-4o-mini-tts: $0.60 per million text tokens in, $12 per million audio tokens out
     assert whole.cost.total == Decimal("0.0014484")
-    assert whole.request_id is None and speech.received == sum(map(len, PIECES))
+    assert whole.request_id == "req_tts_1" and speech.received == sum(map(len, PIECES))
 
 
 def test_an_unknown_event_is_kept_whole_and_the_audio_goes_on() -> None:
