@@ -117,7 +117,8 @@ class SpeechParser:
                 piece = base64.b64decode(audio, validate=True)
             except (binascii.Error, ValueError):
                 raise _malformed(f"sent a {DELTA} whose audio is not base64", data) from None
-            return self.piece(piece) if piece else []
+            # The event's own base64 goes on as it came: checked, not re-encoded.
+            return self._audio(audio) if piece else []
         if kind == DONE:
             out: list[Chunk] = []
             if "usage" in obj:
@@ -142,10 +143,13 @@ class SpeechParser:
 
     def piece(self, data: bytes) -> list[Chunk]:
         """One piece of audio as an ``audio`` block, whole."""
+        return self._audio(base64.b64encode(data).decode("ascii"))
+
+    def _audio(self, encoded: str) -> list[Chunk]:
         key = self._key()
         raw: dict[str, JSONValue] = {
             "type": "audio",
-            "source": {"kind": "bytes", "blob": {"base64": base64.b64encode(data).decode()}},
+            "source": {"kind": "bytes", "blob": {"base64": encoded}},
             "media_type": self.media_type,
         }
         return [BlockStart(key, "audio", raw=raw), BlockEnd(key)]
