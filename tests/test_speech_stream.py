@@ -65,13 +65,18 @@ def events(body: bytes) -> Reply:
 
 
 def gated(
-    gate: threading.Event, first: bytes, *rest: bytes, content_type: str, **headers: str
+    gate: threading.Event,
+    first: bytes,
+    *rest: bytes,
+    content_type: str,
+    headers: dict[str, str] | None = None,
 ) -> Reply:
     """``first``, then (once the client opened ``gate``) the rest, with pauses."""
     script: list[Any] = [Send(first), Await(gate)]
     for piece in rest:
         script += [Pause(0.02), Send(piece)]
-    return Reply(200, {"content-type": content_type, **headers}, tuple(script), chunked=True)
+    head = {"content-type": content_type, **(headers or {})}
+    return Reply(200, head, tuple(script), chunked=True)
 
 
 def test_raw_audio_arrives_piece_by_piece_before_the_body_ends() -> None:
@@ -118,7 +123,9 @@ def test_raw_audio_arrives_piece_by_piece_before_the_body_ends() -> None:
 def test_sse_events_are_decoded_exactly_with_usage_and_cost() -> None:
     gate = threading.Event()
     body = (delta(PIECES[0]), delta(PIECES[1]) + delta(PIECES[2]), DONE)
-    reply = gated(gate, *body, content_type="text/event-stream", **{"x-request-id": "req_tts_1"})
+    reply = gated(
+        gate, *body, content_type="text/event-stream", headers={"x-request-id": "req_tts_1"}
+    )
     with LoopbackServer([reply]) as server:
         with SyncClient(env=env(server), max_retries=0) as client:
             speech = client.speak_stream(
@@ -302,3 +309,38 @@ def test_a_json_answer_where_audio_was_asked_is_malformed() -> None:
         speech = client.speak_stream(MODEL, "Hi.")
         with speech, pytest.raises(MalformedStreamError, match="answered JSON, not audio"):
             speech.final()
+
+
+class Recorder:
+    """A request hook keeping what each response ended with."""
+
+    def __init__(self) -> None:
+        self.ended: list[tuple[str, Any, BaseException | None]] = []
+
+    def start(self, stream: Any) -> Recorder.Span:
+        return Recorder.Span(self, stream.request.model)
+
+    class Span:
+        def __init__(self, recorder: Recorder, model: str) -> None:
+            self.recorder, self.model = recorder, model
+
+        def end(self, result: Any, error: BaseException | None) -> None:
+            self.recorder.ended.append((self.model, result, error))
+
+
+def test_async_sse_tells_the_hooks_the_usage() -> None:
+    recorder = Recorder()
+
+    async def main(server: LoopbackServer) -> list[bytes]:
+        async with Client(env=env(server), max_retries=0, hooks=[recorder]) as client:
+            speech = client.speak_stream(MODEL, "Hi.", stream_format="sse")
+            async with speech:
+                return [piece async for piece in speech]
+
+    with LoopbackServer([events(delta(PIECES[0]) + delta(PIECES[1]) + DONE)]) as server:
+        pieces = anyio.run(main, server)
+    assert pieces == [PIECES[0], PIECES[1]]
+    ((model, result, error),) = recorder.ended
+    assert (model, error) == ("gpt-4o-mini-tts", None)
+    assert result.usage == Usage(input=14, output=120, raw=DONE_USAGE)
+    assert [type(b).__name__ for b in result.content] == ["AudioBlock", "AudioBlock"]
