@@ -226,7 +226,9 @@ class AsyncExtras:
         ``sse`` streams events that end with the usage (``gpt-4o-mini-tts``
         and newer).  The request is sent on the first iteration."""
         call = self._speech_call(model, text, voice, format, instructions, speed, stream_format)
-        stream = self._driver.stream(call.target.endpoint, call, call.request, timeouts=timeouts)
+        stream = self._driver.stream(
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
+        )
         return SpeechStream(stream, call)
 
     def _speech_call(
@@ -324,7 +326,7 @@ class SyncExtras:
             model, text, voice, format, instructions, speed, stream_format
         )
         stream = self._driver.sync_stream(
-            call.target.endpoint, call, call.request, timeouts=timeouts
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
         )
         return SyncSpeechStream(stream, call)
 
