@@ -1,7 +1,7 @@
 """The Python examples of docs/beyond-chat.md run as written, offline: every
 provider they name is pointed at one loopback stand-in that answers each
 endpoint as the provider documents it (embeddings, Message Batches,
-generateContent)."""
+generateContent, streamed audio/speech)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,14 @@ def stand_in(request: RecordedRequest) -> Reply:
             {"custom_id": "it", "result": {"type": "succeeded", "message": _message("Rome")}},
         ]
         return status(200, b"\n".join(json.dumps(x).encode() for x in lines))
+    if path == "/v1/audio/speech":
+        pieces = [b"RIFF\x24\x00\x00\x00WAVE", b"fmt-and-data"]
+        events = [{"type": "speech.audio.delta", "audio": base64.b64encode(p).decode()}
+                  for p in pieces]  # fmt: skip
+        usage = {"input_tokens": 14, "output_tokens": 120, "total_tokens": 134}
+        events.append({"type": "speech.audio.done", "usage": usage})
+        body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        return status(200, body, content_type="text/event-stream")
     if path.endswith(":generateContent"):
         return _json({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hello."}]},
                                       "finishReason": "STOP"}],
@@ -64,11 +72,11 @@ def examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
-def test_the_document_has_its_three_examples() -> None:
-    assert len(examples()) == 3
+def test_the_document_has_its_four_examples() -> None:
+    assert len(examples()) == 4
 
 
-@pytest.mark.parametrize("number", [0, 1, 2])
+@pytest.mark.parametrize("number", [0, 1, 2, 3])
 def test_the_example_runs(
     number: int,
     tmp_path: Path,
@@ -97,7 +105,10 @@ def test_the_example_runs(
         "2 256 $8e-8\n",  # 4 tokens at $0.02 per million (format_dollars below a millionth)
         "r1 Paris $0.0000225\nit Rome $0.0000225\n",  # half of $3 in, $15 out per million
         "",
+        "audio/wav $0.0014\n",  # 14 tokens in at $0.60, 120 out at $12 per million
     ][number]
     assert out == expected
     if number == 2:
         assert namespace["reply"].text == "Hello."
+    if number == 3:
+        assert (tmp_path / "hello.wav").read_bytes() == b"RIFF\x24\x00\x00\x00WAVEfmt-and-data"

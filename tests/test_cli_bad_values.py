@@ -68,6 +68,10 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("similar", "item"): ["no-such-item", "\udcff"],
     ("collections delete", "name"): ["no-such-collection", "", "\udcff"],
     (None, "ref"): ["no-such-batch", "", "\udcff"],
+    ("speak", "text"): ["\udcff", "", "   "],
+    ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3"],
+    ("speak", "voice"): ["\udcff"],
+    ("speak", "instructions"): ["\udcff"],
     ("batch submit", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage", "@empty"],
     (None, "path"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
     (None, "file"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
@@ -98,6 +102,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "embed": ["-m", "openai:text-embedding-3-small"],
     "similar": ["notes", "text"],
     "batch submit": ["@garbage", "-m", MODEL],
+    "speak": ["-m", MODEL],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

@@ -79,6 +79,16 @@ ISSUE_30 = {
     )
 }
 NOT_OFFLINE.update(ISSUE_30)
+NOT_OFFLINE.update(
+    {
+        command: "tests/test_cli_speak.py runs it against a loopback audio/speech"
+        for command in (
+            'elelem speak -m openai:gpt-4o-mini-tts "Hello there." -o hello.mp3',
+            "elelem speak",
+            "elelem speak TEXT... -m MODEL [-o FILE]",
+        )
+    }
+)
 
 QUESTION = "How tall is the Eiffel Tower?"
 
@@ -142,7 +152,7 @@ def test_every_python_example_is_run() -> None:
         "README.md": 1,  # tests/test_readme.py
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
-        "beyond-chat.md": 3,  # tests/test_beyond_chat_doc.py
+        "beyond-chat.md": 4,  # tests/test_beyond_chat_doc.py
     }
 
 

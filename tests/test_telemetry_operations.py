@@ -139,3 +139,27 @@ def test_async_embeddings_span_per_request_and_a_failed_one_is_marked() -> None:
         StatusCode.ERROR,
         "rate-limit",
     )
+
+
+def test_streamed_speech_is_a_speak_span_async_and_blocking() -> None:
+    from test_speech_stream import DONE, PIECES, delta
+
+    exporter, tracer = exporter_and_tracer()
+    body = delta(PIECES[0]) + DONE
+    replies = [status(200, body, content_type="text/event-stream")] * 2
+
+    async def main(server: LoopbackServer) -> None:
+        async with Client(env=env_for(server), hooks=[tracer], max_retries=0) as client:
+            speech = client.speak_stream("openai:gpt-4o-mini-tts", "Hi.", stream_format="sse")
+            async with speech:
+                await speech.final()
+
+    with LoopbackServer(replies) as server:
+        anyio.run(main, server)
+        with SyncClient(env=env_for(server), hooks=[tracer], max_retries=0) as client:
+            speech = client.speak_stream("openai:gpt-4o-mini-tts", "Hi.", stream_format="sse")
+            with speech:
+                speech.final()
+    spans = exporter.get_finished_spans()
+    assert named(spans) == [("speak gpt-4o-mini-tts", "speak")] * 2
+    assert [(s.attributes or {})["gen_ai.usage.input_tokens"] for s in spans] == [14, 14]

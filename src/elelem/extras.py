@@ -27,6 +27,7 @@ from elelem.providers import Catalog, Target
 from elelem.speech import Transcript, audio_of
 from elelem.speech import speak as speak_flow
 from elelem.speech import transcribe as transcribe_flow
+from elelem.speech_stream import SpeechCall, SpeechStream, SyncSpeechStream
 from elelem.transport import Driver, Timeouts
 from elelem.transport.config import (
     BATCH,
@@ -204,6 +205,53 @@ class AsyncExtras:
             self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
         )
 
+    def speak_stream(
+        self,
+        model: str | Target,
+        text: str,
+        *,
+        voice: str = "alloy",
+        format: str = "mp3",
+        instructions: str | None = None,
+        speed: float | None = None,
+        stream_format: str = "audio",
+        timeouts: Timeouts | None = None,
+    ) -> SpeechStream:
+        """``text`` spoken by a speech model, streamed: an async iterator of
+        the audio's bytes as they arrive (``async with`` it), whose
+        :meth:`~elelem.speech_stream.SpeechStream.final` is the whole
+        :class:`~elelem.speech_stream.Speech` (the audio block, usage, cost).
+
+        ``stream_format`` ``audio`` streams the file itself (every model);
+        ``sse`` streams events that end with the usage (``gpt-4o-mini-tts``
+        and newer).  The request is sent on the first iteration."""
+        call = self._speech_call(model, text, voice, format, instructions, speed, stream_format)
+        stream = self._driver.stream(
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
+        )
+        return SpeechStream(stream, call)
+
+    def _speech_call(
+        self,
+        model: str | Target,
+        text: str,
+        voice: str,
+        format: str,
+        instructions: str | None,
+        speed: float | None,
+        stream_format: str,
+    ) -> SpeechCall:
+        return SpeechCall(
+            self.target(model),
+            text,
+            voice=voice,
+            format=format,
+            instructions=instructions,
+            speed=speed,
+            stream_format=stream_format,
+            now=self._clock(),
+        )
+
     def _batch_submit(
         self, model: str | Target, requests: Sequence[BatchRequest | str]
     ) -> tuple[Target, Flow[BatchRecord]]:
@@ -259,6 +307,28 @@ class SyncExtras:
         return run_sync(
             self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
         )
+
+    def speak_stream(
+        self,
+        model: str | Target,
+        text: str,
+        *,
+        voice: str = "alloy",
+        format: str = "mp3",
+        instructions: str | None = None,
+        speed: float | None = None,
+        stream_format: str = "audio",
+        timeouts: Timeouts | None = None,
+    ) -> SyncSpeechStream:
+        """As :meth:`Client.speak_stream`, blocking: an iterator of the
+        audio's bytes (``with`` it)."""
+        call = self._client._speech_call(
+            model, text, voice, format, instructions, speed, stream_format
+        )
+        stream = self._driver.sync_stream(
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
+        )
+        return SyncSpeechStream(stream, call)
 
     def batch(
         self,

@@ -42,17 +42,16 @@ def _check(target: Target) -> None:
         raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
 
 
-def speak(
+def speech_body(
     target: Target,
     text: str,
-    *,
-    voice: str = "alloy",
-    format: str = "mp3",
-    instructions: str | None = None,
-    speed: float | None = None,
-) -> Flow[AudioBlock]:
-    """``text`` spoken by ``target``'s model in ``voice``, as an audio block
-    of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
+    voice: str,
+    format: str,
+    instructions: str | None,
+    speed: float | None,
+) -> tuple[dict[str, JSONValue], str]:
+    """The JSON body of an ``audio/speech`` request and the media type of
+    the audio it asks for (the whole answer's and the streamed one's)."""
     _check(target)
     media_type = MEDIA_TYPES_BY_FORMAT.get(format)
     if media_type is None:
@@ -67,6 +66,21 @@ def speak(
         body["instructions"] = instructions
     if speed is not None:
         body["speed"] = speed
+    return body, media_type
+
+
+def speak(
+    target: Target,
+    text: str,
+    *,
+    voice: str = "alloy",
+    format: str = "mp3",
+    instructions: str | None = None,
+    speed: float | None = None,
+) -> Flow[AudioBlock]:
+    """``text`` spoken by ``target``'s model in ``voice``, as an audio block
+    of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
+    body, media_type = speech_body(target, text, voice, format, instructions, speed)
     encoded = EncodedRequest("/audio/speech", body, {"accept": "*/*"}, stream=False)
     data = yield Call(target.shape, encoded, bytes, "speak")
     return AudioBlock.from_bytes(data, media_type, transcript=text)
@@ -119,4 +133,4 @@ def audio_of(value: AudioBlock | bytes | str | Any) -> AudioBlock:
     return AudioBlock.from_bytes(path.read_bytes(), filename=path.name)
 
 
-__all__ = ["SPEECH_SHAPES", "Transcript", "audio_of", "speak", "transcribe"]
+__all__ = ["SPEECH_SHAPES", "Transcript", "audio_of", "speak", "speech_body", "transcribe"]

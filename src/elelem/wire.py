@@ -24,10 +24,12 @@ from elelem.vocabulary import Drop, Message, ProviderId, ProviderPayload
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.request import GenerationOptions, HostedTool, ToolSpec
 
-Framing = Literal["sse", "ndjson", "eventstream"]
+Framing = Literal["sse", "ndjson", "eventstream", "raw"]
 """How a streamed body is framed: server-sent events, newline-delimited JSON,
-or AWS's binary ``application/vnd.amazon.eventstream`` (whose messages reach
-the parser as ``message(event_type, payload)``, exactly as SSE frames do)."""
+AWS's binary ``application/vnd.amazon.eventstream`` (whose messages reach
+the parser as ``message(event_type, payload)``, exactly as SSE frames do),
+or not at all (``raw``: a streamed file, each read reaching the parser as
+``message("", data)`` with ``data`` its bytes)."""
 
 
 class ModelRequest(msgspec.Struct, frozen=True):
@@ -91,7 +93,8 @@ class FrameParser(Protocol):
     frame had none) and its joined data; for NDJSON framing each line arrives
     as ``message("", line)``; for event-stream framing each message arrives
     as ``message(event_type, payload)`` (an exception message's type in place
-    of the event type).  A provider error event raises a typed
+    of the event type); for raw framing each read arrives as
+    ``message("", data)``, ``data`` its bytes.  A provider error event raises a typed
     :class:`~elelem.errors.StreamError`; a frame that cannot be parsed raises
     :class:`~elelem.errors.MalformedStreamError`.
 

@@ -16,6 +16,7 @@ from elelem.cli.keys import keys_group
 from elelem.cli.manage import fork_command, rename_command, rm_command
 from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
+from elelem.cli.speak import speak_command
 
 
 def register(group: click.Group) -> None:
@@ -42,6 +43,7 @@ def register(group: click.Group) -> None:
         similar_command,
         collections_group,
         batch_group,
+        speak_command,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

@@ -28,7 +28,7 @@ from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.tokens import text_tokens
 from elelem.transport.stream_core import StreamCore
 from elelem.vocabulary import Drop, ProviderId, Usage
-from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.drop import TRUNCATED, UNSUPPORTED
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
 TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
@@ -41,11 +41,15 @@ class EmbedCall:
     (:attr:`decoded`) with their usage; errors are classified by the
     provider's own chat shape (same service, same error bodies)."""
 
-    def __init__(self, shape: Shape, wire: EmbeddingWire, batch: EmbedBatch) -> None:
+    def __init__(
+        self, shape: Shape, wire: EmbeddingWire, batch: EmbedBatch, start: int = 0
+    ) -> None:
         self.name = f"{wire.name}_embeddings"
         self.framing = shape.framing
         self.wire = wire
         self.batch = batch
+        self.start = start
+        """The position of the batch's first text among all the inputs."""
         self.decoded: Decoded | None = None
         """The answer, once it arrived."""
         self._shape = shape
@@ -82,7 +86,8 @@ class Embeddings(Sequence[Vector]):
     (None when it reported none: Cohere on Bedrock tells them in a header,
     which is read; Gemini tells none); ``cost`` prices it (unknown, saying
     why, where the price list lacks the model).  ``dropped`` says what was
-    asked that the wire cannot say (a task on a wire with none).
+    asked that the wire cannot say (a task on a wire with none), and which
+    inputs the provider cut before embedding them (Vertex AI says so).
     ``requests`` is how many requests were sent, ``request_ids`` the
     provider's id of each where it gave one.
     """
@@ -144,11 +149,22 @@ class EmbedPlan:
         total = 0
         raws: list[Any] = []
         reported = False
+        dropped = list(self.dropped)
         for call, stream in zip(self.calls, streams, strict=True):
             decoded = call.decoded
             # The driver raises before a finished call is left unanswered.
             assert decoded is not None
             vectors.extend(decoded.vectors)
+            dropped.extend(
+                Drop(
+                    f"inputs[{call.start + position}]",
+                    "text",
+                    TRUNCATED,
+                    f"the {self.wire.name} embedding endpoint cut the text to what the model"
+                    " takes before embedding it",
+                )
+                for position in decoded.truncated
+            )
             usage = decoded.usage or _header_usage(stream.headers)
             if usage is not None:
                 reported = True
@@ -170,7 +186,7 @@ class EmbedPlan:
             tuple(vectors),
             usage,
             cost,
-            self.dropped,
+            tuple(dropped),
             len(self.calls),
             tuple(s.request_id for s in streams),
         )
@@ -186,7 +202,7 @@ def _header_usage(headers: Mapping[str, str]) -> Usage | None:
 def wire_of(target: Target) -> EmbeddingWire:
     """The embedding wire ``target``'s provider speaks, or
     :class:`~elelem.errors.UnsupportedError` saying it has none."""
-    wire = find_wire(target.provider, target.spec.shape, target.model)
+    wire = find_wire(target.provider, target.spec.shape, target.model, target.spec.cloud)
     if wire is None:
         raise UnsupportedError(
             f"provider {target.provider} has no embedding endpoint elelem speaks"
@@ -228,8 +244,8 @@ def plan(
         dropped = (Drop("task", task, UNSUPPORTED, f"the {wire.name} embedding wire {why}"),)
         sent_task = None
     calls = tuple(
-        EmbedCall(target.shape, wire, EmbedBatch(target.model, chunk, dimensions, sent_task))
-        for _start, chunk in batches(texts, wire, text_tokens)
+        EmbedCall(target.shape, wire, EmbedBatch(target.model, chunk, dimensions, sent_task), start)
+        for start, chunk in batches(texts, wire, text_tokens)
     )
     request = ModelRequest(model=target.model, messages=(), now=now)
     return EmbedPlan(target, wire, calls, request, dropped)

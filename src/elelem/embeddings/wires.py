@@ -15,6 +15,7 @@ wire               endpoint                                 max inputs  tasks
 ``mistral``        ``POST {base}/embeddings``               512         no
 ``voyage``         ``POST {base}/embeddings``               128         yes
 ``gemini``         ``POST /v1beta/models/{m}:batchEmbed…``  100         yes
+``vertex``         ``POST …/publishers/google/models/{m}:…``  250 (1)     yes
 ``ollama``         ``POST /api/embed``                      512         no
 ``titan``          ``POST /model/{id}/invoke`` (Bedrock)    1           no
 ``cohere``         ``POST /model/{id}/invoke`` (Bedrock)    96          yes
@@ -24,6 +25,14 @@ OpenAI's answer is asked for in base64 (the bytes of little-endian float32
 values, what its own SDK asks for): it decodes straight into an
 ``array('f')`` with no float parsing.  Other servers that speak the OpenAI
 wire are asked for plain floats, which every one of them honours.
+
+Vertex AI's ``:predict`` (the Gemini embedding models and
+``text-embedding-005``, ``text-multilingual-embedding-002``) takes at most
+250 texts and 20,000 tokens a request, and ``gemini-embedding-*`` one text
+a request, as Google documents; the request path is the Gemini API's,
+moved under the project and location by the Vertex endpoint's route.  It
+truncates a text longer than the model takes (its default
+``autoTruncate``) and says so per text: each such text is a drop.
 """
 
 from __future__ import annotations
@@ -69,10 +78,13 @@ class EmbedBatch(msgspec.Struct, frozen=True):
 
 class Decoded(msgspec.Struct, frozen=True):
     """A decoded answer: one vector per text, in order, and the usage the
-    provider reported (None when it reports none)."""
+    provider reported (None when it reports none); ``truncated`` the
+    positions (in the request) of the texts the provider cut before
+    embedding them, where it says so."""
 
     vectors: list[Vector]
     usage: Usage | None
+    truncated: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,6 +233,78 @@ def _gemini_decode(body: bytes, expected: int) -> Decoded:
     return Decoded(_counted("gemini", body, vectors, expected), usage)
 
 
+# -- Vertex AI ---------------------------------------------------------------------
+
+
+def _vertex_encode(batch: EmbedBatch) -> tuple[str, dict[str, JSONValue]]:
+    instances: list[JSONValue] = []
+    for text in batch.texts:
+        one: dict[str, JSONValue] = {"content": text}
+        if batch.task in GEMINI_TASKS:
+            one["task_type"] = GEMINI_TASKS[batch.task]
+        instances.append(one)
+    body: dict[str, JSONValue] = {"instances": instances}
+    if batch.dimensions is not None:
+        body["parameters"] = {"outputDimensionality": batch.dimensions}
+    # The Gemini API's path: the Vertex endpoint's route moves it under the
+    # project and location (elelem.providers.clouds.vertex_gemini_route).
+    return f"/v1beta/{quote(_gemini_model(batch.model), safe='/')}:predict", body
+
+
+def _token_count(value: JSONValue) -> int | None:
+    # Vertex writes the count as a JSON number that may carry a fraction
+    # part (6.0): an integral float is the count, anything else is not one.
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return None
+
+
+def _vertex_decode(body: bytes, expected: int) -> Decoded:
+    data = _json("vertex", body)
+    items = data.get("predictions")
+    if not isinstance(items, list):
+        raise _bad("vertex", body, "has no predictions list")
+    vectors: list[Vector] = []
+    statistics: list[JSONValue] = []
+    truncated: list[int] = []
+    total, counted = 0, False
+    for position, item in enumerate(items):
+        embedding = item.get("embeddings") if isinstance(item, dict) else None
+        if not isinstance(embedding, dict):
+            raise _bad("vertex", body, f"holds prediction {position} without embeddings")
+        vectors.append(floats(embedding.get("values"), "vertex", body))
+        stats = embedding.get("statistics")
+        if stats is None:
+            continue
+        if not isinstance(stats, dict):
+            raise _bad(
+                "vertex", body, f"holds prediction {position} whose statistics are no object"
+            )
+        statistics.append(stats)
+        if "token_count" in stats:
+            count = _token_count(stats["token_count"])
+            if count is None:
+                raise _bad(
+                    "vertex",
+                    body,
+                    f"holds a token_count that is no count: {stats['token_count']!r}",
+                )
+            total, counted = total + count, True
+        if stats.get("truncated") is True:
+            truncated.append(position)
+    usage = None
+    if counted:
+        raw: dict[str, JSONValue] = {"statistics": statistics}
+        if "metadata" in data:
+            raw["metadata"] = data["metadata"]  # billableCharacterCount, where given
+        usage = Usage(input=total, raw=raw)
+    return Decoded(_counted("vertex", body, vectors, expected), usage, tuple(truncated))
+
+
 # -- Ollama's own API ------------------------------------------------------------
 
 
@@ -324,6 +408,14 @@ WIRES: dict[str, EmbeddingWire] = {
         "voyage", 128, _voyage_encode, _openai_decode("voyage"), VOYAGE_TASKS, max_tokens=120_000
     ),
     "gemini": EmbeddingWire("gemini", 100, _gemini_encode, _gemini_decode, GEMINI_TASKS),
+    # Vertex AI: 250 texts and 20,000 tokens a request; its Gemini embedding
+    # models take one text a request.
+    "vertex": EmbeddingWire(
+        "vertex", 250, _vertex_encode, _vertex_decode, GEMINI_TASKS, max_tokens=20_000
+    ),
+    "vertex-gemini": EmbeddingWire(
+        "vertex-gemini", 1, _vertex_encode, _vertex_decode, GEMINI_TASKS, max_tokens=20_000
+    ),
     "ollama": EmbeddingWire(
         "ollama",
         512,
@@ -349,9 +441,14 @@ _OWN_WIRE = frozenset({"openai", "mistral", "voyage"})
 """Providers whose embedding wire is their own, not their chat shape's kin."""
 
 
-def wire_for(provider: str, shape: str, model: str) -> EmbeddingWire | None:
-    """The embedding wire of ``provider`` (speaking chat ``shape``) for
-    ``model``, or None when it has no embedding endpoint elelem speaks."""
+def wire_for(provider: str, shape: str, model: str, cloud: str = "") -> EmbeddingWire | None:
+    """The embedding wire of ``provider`` (speaking chat ``shape``, served by
+    ``cloud`` when it is a cloud's) for ``model``, or None when it has no
+    embedding endpoint elelem speaks."""
+    if cloud == "vertex":
+        if shape != "gemini":
+            return None  # Claude on Vertex embeds nothing
+        return WIRES["vertex-gemini" if "gemini-embedding" in model else "vertex"]
     if provider in _OWN_WIRE:
         return WIRES[provider]
     if provider == "ollama-native" or shape == "ollama_native":

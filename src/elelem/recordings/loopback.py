@@ -4,8 +4,8 @@
 each request with the next scripted :class:`Reply`, records what it was sent,
 and stops by itself after ``lifetime`` seconds (or at ``stop()`` / the end of
 a ``with`` block).  A reply is a status line, headers and a script of
-actions: send bytes, pause, drip bytes one per write, or reset the
-connection.  The body is delimited by the connection's close (or, with
+actions: send bytes, pause, await the client's gate, drip bytes one per
+write, or reset the connection.  The body is delimited by the connection's close (or, with
 ``chunked=True``, by chunked transfer encoding), so a script that stops early
 is a truncated stream, exactly as a client would see it on the network.
 
@@ -44,6 +44,18 @@ class Pause:
 
 
 @dataclass(frozen=True)
+class Await:
+    """Write nothing until ``gate`` is set (by the test's client, once it
+    received what came before); if it is not set within ``timeout`` seconds,
+    reset the connection instead.  A script that awaits a client's gate
+    proves the client had the bytes before it before the body went on:
+    ordering, not timing."""
+
+    gate: threading.Event
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True)
 class Drip:
     """Write these bytes one byte per write, ``interval`` seconds apart."""
 
@@ -56,7 +68,7 @@ class Reset:
     """Abort the connection with a TCP reset (RST), mid-whatever."""
 
 
-Action: TypeAlias = Send | Pause | Drip | Reset
+Action: TypeAlias = Send | Pause | Await | Drip | Reset
 
 
 @dataclass(frozen=True)
@@ -224,6 +236,10 @@ class LoopbackServer:
                     conn.sendall(_chunk(action.data) if reply.chunked else action.data)
             elif isinstance(action, Pause):
                 self._stop.wait(action.seconds)
+            elif isinstance(action, Await):
+                if not action.gate.wait(action.timeout):
+                    _reset(conn)
+                    return
             elif isinstance(action, Drip):
                 for i in range(len(action.data)):
                     piece = action.data[i : i + 1]
@@ -231,8 +247,7 @@ class LoopbackServer:
                     if action.interval > 0 and self._stop.wait(action.interval):
                         return
             else:
-                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                conn.close()
+                _reset(conn)
                 return
         if reply.send_headers and reply.chunked:
             conn.sendall(b"0\r\n\r\n")
@@ -287,6 +302,12 @@ def _wake(listener: socket.socket) -> None:
         # A platform that refuses to shut a listener down: the accept loop
         # then notices the stop at its next timeout, as it always could.
         return
+
+
+def _reset(conn: socket.socket) -> None:
+    """Abort ``conn`` with a TCP reset (RST)."""
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
 
 
 def _close_quietly(sock: socket.socket) -> None:
@@ -354,6 +375,7 @@ def replay(
 
 __all__ = [
     "Action",
+    "Await",
     "Drip",
     "LoopbackServer",
     "Pause",

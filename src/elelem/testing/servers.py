@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from elelem.recordings.loopback import (
     Action,
+    Await,
     Drip,
     LoopbackServer,
     Pause,
@@ -79,6 +80,7 @@ def status(
 
 __all__ = [
     "Action",
+    "Await",
     "Drip",
     "LoopbackServer",
     "Pause",

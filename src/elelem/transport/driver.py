@@ -440,11 +440,22 @@ class Driver:
         *,
         timeouts: Timeouts | None = None,
         streamed: bool = True,
+        operation: str = CHAT,
     ) -> ResponseStream:
         """A streamed response to ``request`` (sent on first iteration).
         ``streamed=False`` sends it non-streamed: the whole JSON body arrives
-        at once and is mapped by the shape into the same chunks."""
-        return self._made(ResponseStream, endpoint, shape, request, timeouts, streamed=streamed)
+        at once and is mapped by the shape into the same chunks.
+        ``operation`` names the kind of request to the hooks (as for
+        :meth:`exchange`: ``speak`` for streamed speech)."""
+        return self._made(
+            ResponseStream,
+            endpoint,
+            shape,
+            request,
+            timeouts,
+            streamed=streamed,
+            operation=operation,
+        )
 
     def sync_stream(
         self,
@@ -454,9 +465,18 @@ class Driver:
         *,
         timeouts: Timeouts | None = None,
         streamed: bool = True,
+        operation: str = CHAT,
     ) -> SyncResponseStream:
         """The blocking :meth:`stream`: read in the calling thread."""
-        return self._made(SyncResponseStream, endpoint, shape, request, timeouts, streamed=streamed)
+        return self._made(
+            SyncResponseStream,
+            endpoint,
+            shape,
+            request,
+            timeouts,
+            streamed=streamed,
+            operation=operation,
+        )
 
     async def complete(
         self,

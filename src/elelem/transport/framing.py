@@ -63,6 +63,7 @@ from elelem.errors import (
     StreamError,
 )
 from elelem.stream.frames import DataRun
+from elelem.transport.rawbody import RAW_FRAMING, RawDecoder
 
 _BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -871,15 +872,20 @@ EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 def decoder_for(
     framing: str, content_type: str, frame: int = DEFAULT_MAX_EVENT_BYTES
-) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder:
+) -> SSEDecoder | NDJSONDecoder | EventStreamDecoder | RawDecoder:
     """The body decoder for a shape's ``framing`` and a body's content type
     (lower-case, no parameters); ``frame`` bounds one event.
+
+    A ``raw`` body (a streamed file: audio) is read as it comes, whatever its
+    content type says.
 
     The content type wins where it names a framing: AWS's binary event
     stream, or NDJSON.  Otherwise the shape's framing decides, except that
     an event-stream shape served ``text/event-stream`` gets SSE: that is how
     decoded events are replayed (recordings, proxies).
     """
+    if framing == RAW_FRAMING:
+        return RawDecoder()
     if content_type == EVENTSTREAM_TYPE:
         return EventStreamDecoder(frame)
     if content_type in NDJSON_TYPES:

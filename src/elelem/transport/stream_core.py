@@ -59,6 +59,7 @@ from elelem.transport.framing import (
     decoder_for,
 )
 from elelem.transport.limits import BodyMeter
+from elelem.transport.rawbody import RawDecoder
 from elelem.transport.retry import RetryPolicy, retries_before_content, retry_reason
 from elelem.vocabulary import Drop, Part
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
@@ -114,6 +115,7 @@ _ACCEPT = {
     "sse": "text/event-stream",
     "ndjson": "application/x-ndjson",
     "eventstream": "application/vnd.amazon.eventstream",
+    "raw": "*/*",
 }
 
 RETRY_MESSAGE_LIMIT = 300
@@ -194,7 +196,7 @@ class StreamCore:
         self._response: httpx2.Response | None = None
         self._body: Any = None  # the shell's iterator of body pieces
         self._parser: FrameParser | None = None
-        self._decoder: SSEDecoder | NDJSONDecoder | EventStreamDecoder | None = None
+        self._decoder: SSEDecoder | NDJSONDecoder | EventStreamDecoder | RawDecoder | None = None
         # Read once per response, not per read: whether the body is
         # compressed, the parser's call for a read's frames (None: it takes
         # a frame at a time), whether its frames are NDJSON lines.
