@@ -84,7 +84,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("collections delete", "name"): ["no-such-collection", "", "\udcff"],
     (None, "ref"): ["no-such-batch", "", "\udcff"],
     ("speak", "text"): ["\udcff", "", "   "],
-    ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3", "@long", "@nul"],
+    ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3", "@long"],
     ("speak", "voice"): ["\udcff"],
     ("speak", "instructions"): ["\udcff"],
     ("batch submit", "source"): [
