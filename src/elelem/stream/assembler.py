@@ -137,14 +137,12 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
         )
 
 
-_RUN = 1024
-"""Deltas a block holds apart before they are joined into one piece."""
+_RUN = 1024  # deltas a block holds apart before they are joined into one piece
 
 
 class _Open:
-    __slots__ = (
-        "attributions", "block", "built", "id", "joined", "name", "order", "parts", "payloads",
-    )  # fmt: skip
+    __slots__ = ("attributions", "block", "built", "id", "joined", "name", "order", "parts",
+                 "payloads")  # fmt: skip
 
     def __init__(self, start: BlockStart, order: int, built: Part | None) -> None:
         self.block = start.block
@@ -155,18 +153,15 @@ class _Open:
         self.built = built
         self.order = order
         self.parts: list[str] = []
-        self.joined = 0
-        """How many leading :attr:`parts` are runs of deltas already joined."""
+        self.joined = 0  # how many leading parts are runs of deltas already joined
         self.attributions: list[Attribution] = []
         self.payloads: list[ProviderPayload] = []
 
 
 def _compact(block: _Open) -> None:
     """Join the block's latest run of deltas into one piece once it is
-    :data:`_RUN` long.  A delta is a few characters and a string object
-    costs some fifty bytes more: held apart, the parts of a long answer
-    took twice its text.  Each delta is joined once (the pieces already
-    joined stay as they are), so the work stays linear."""
+    :data:`_RUN` long: a delta of a few characters costs some fifty bytes
+    more as a string of its own.  Each delta is joined once, so it stays linear."""
     parts, joined = block.parts, block.joined
     if len(parts) - joined >= _RUN:
         parts[joined:] = ["".join(parts[joined:])]
