@@ -116,6 +116,7 @@ class Replayer:
         self._server = LoopbackServer(self._next_reply, lifetime=lifetime)
         self._runner = asyncio.Runner()
         self._driver: Driver | None = None
+        self._outcome: Outcome | None = None
 
     def _next_reply(self, request: LoopbackRequest) -> Reply:
         reply, self._reply = self._reply, None
@@ -149,9 +150,16 @@ class Replayer:
         served = reply if reply is not None else recorded_reply(interaction.response)
         # One kept-alive connection carries every replay, as one to a provider would.
         self._reply = dataclasses.replace(served, keep_alive=True)
-        return self._runner.run(self._read(interaction, shape, provider))
+        # The outcome is handed over beside the task, not as its result: on
+        # the main thread asyncio.Runner.run ends by asking signal.getsignal,
+        # which formats the repr of its SIGINT handler, whose task's repr
+        # holds the repr of its result (the whole assembled text, once more).
+        self._runner.run(self._read(interaction, shape, provider))
+        outcome, self._outcome = self._outcome, None
+        assert outcome is not None
+        return outcome
 
-    async def _read(self, interaction: Interaction, shape: Shape, provider: ProviderId) -> Outcome:
+    async def _read(self, interaction: Interaction, shape: Shape, provider: ProviderId) -> None:
         if self._driver is None:
             self._driver = Driver()  # made inside the loop that will run it
         endpoint = Endpoint(provider, self._server.url, api_key="sk-loopback-1")
@@ -165,11 +173,11 @@ class Replayer:
         )
         try:
             async with stream:
-                return (await stream.final(), None)
+                self._outcome = (await stream.final(), None)
         except (MalformedStreamError, TransportError) as exc:
-            return exc
+            self._outcome = exc
         except StreamError as exc:  # a provider error the recording holds
-            return (stream.partial(), exc)
+            self._outcome = (stream.partial(), exc)
 
 
 _REQUEST = ModelRequest(model="recorded", messages=())
