@@ -110,3 +110,19 @@ def test_interactions_share_one_server_and_connection(
     # The server's acceptor and timer and one connection's worker: before,
     # a server of three threads was started for each interaction (180).
     assert started[0] == 3
+
+
+def test_a_json_recording_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "two.har"
+    path.write_text(json.dumps(har(2)), encoding="utf-8")
+    size = path.stat().st_size
+    whole = [0]
+    loads = json.loads
+
+    def counting(text: Any, **kwargs: Any) -> Any:
+        whole[0] += len(text) == size
+        return loads(text, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counting)
+    assert len(inspect_recording(str(path))) == 8
+    assert whole[0] == 1  # before: 2, once to tell the format and once to load it

@@ -149,13 +149,13 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
         raise RecordingError(p, "file is empty")
     fmt: str = "JSON"
     try:
-        fmt = detect_format(named, raw)
+        fmt, parsed = _detected(named, raw)
         if fmt == "chunks":
             interactions = _load_chunks(p, raw)
         elif fmt in ("sse", "json", "ndjson", "eventstream"):
             interactions = (_raw_interaction(fmt, raw),)
         elif fmt in ("json-wrapper", "har", "nock"):
-            data = json.loads(raw)
+            data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "har":
                 wrapped = har_entries(data)
             elif fmt == "nock":
@@ -165,7 +165,7 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
             interactions = _load_wrapped(p, wrapped)
         elif fmt in ("vcr", "ruby-vcr", "pairs") and head(raw, 1) in (b"{", b"["):
             # vcrpy's JSON serializer, Betamax and R vcr's JSON, dd-trace's pairs.
-            data = json.loads(raw)
+            data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "pairs":
                 interactions = _load_cassette(
                     p, data if isinstance(data, list) else [data], "pairs"
@@ -194,17 +194,29 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
 
 def detect_format(path: Path, raw: bytes) -> RecordingFormat:
     """Which corpus format ``raw`` (the bytes of ``path``) is in."""
+    return _detected(path, raw)[0]
+
+
+_UNPARSED: Any = object()
+
+
+def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
+    """:func:`detect_format`, and the JSON document ``raw`` parsed to tell it
+    (:data:`_UNPARSED` when the format was told without parsing): a 45 MB
+    HAR is parsed once, not once to detect and again to load."""
     name = path.name
     if is_eventstream(raw):
-        return "eventstream"
+        return "eventstream", _UNPARSED
     start = head(raw, 200)
     if name.endswith(".chunks.txt"):
-        return "chunks"
+        return "chunks", _UNPARSED
     if name.endswith((".yaml", ".yml")):
         cassette = b"\ninteractions:" in b"\n" + start or b"\nhttp_interactions:" in b"\n" + start
-        return "vcr" if cassette or not start.startswith((b"when:", b"---")) else "when-then"
+        return "vcr" if cassette or not start.startswith(
+            (b"when:", b"---")
+        ) else "when-then", _UNPARSED
     if start.startswith(SSE_START):
-        return "sse"
+        return "sse", _UNPARSED
     if start.startswith((b"{", b"[")):
         # One JSON document is a body (or a container of bodies); several
         # lines of JSON objects are a chunk dump or an NDJSON body.
@@ -213,21 +225,21 @@ def detect_format(path: Path, raw: bytes) -> RecordingFormat:
         except ValueError:
             lines = [ln for ln in raw.splitlines() if ln.strip()]
             if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
-                return "chunks" if _chunk_dump(lines) else "ndjson"
+                return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
             raise RecordingError(path, "truncated or malformed JSON body") from None
         if is_har(data):
-            return "har"
+            return "har", data
         if isinstance(data, dict) and isinstance(data.get("interactions"), list):
-            return "vcr"
+            return "vcr", data
         if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
-            return "ruby-vcr"
+            return "ruby-vcr", data
         if is_nock(data):
-            return "nock"
+            return "nock", data
         if is_pairs(data):
-            return "pairs"
-        return "json-wrapper" if is_json_wrapper(data) else "json"
+            return "pairs", data
+        return "json-wrapper" if is_json_wrapper(data) else "json", data
     if start.startswith((b"interactions:", b"when:", b"http_interactions:")):
-        return "when-then" if start.startswith(b"when:") else "vcr"
+        return "when-then" if start.startswith(b"when:") else "vcr", _UNPARSED
     raise RecordingError(
         path,
         "unknown recording format (not a VCR, Ruby VCR or when-then YAML cassette, a HAR "
