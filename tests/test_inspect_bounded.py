@@ -15,6 +15,7 @@ import pytest
 
 from elelem.cli.inspect import inspect_recording
 from elelem.recordings.loopback import anthropic_text_body
+from elelem.recordings.streamfile import open_stream
 from elelem.transport.framing import SSEDecoder
 
 PADDING = 6 * 1024 * 1024
@@ -126,3 +127,28 @@ def test_a_json_recording_is_parsed_once(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(json, "loads", counting)
     assert len(inspect_recording(str(path))) == 8
     assert whole[0] == 1  # before: 2, once to tell the format and once to load it
+
+
+def test_a_raw_ndjson_file_is_read_as_a_stream(tmp_path: Path) -> None:
+    # Ollama's native NDJSON: several lines of JSON objects, none a
+    # response start, is one streamed body read from the file.
+    lines = [
+        {"model": "llama3", "created_at": "t", "message": {"role": "assistant",
+         "content": piece}, "done": False}
+        for piece in ("hel", "lo")
+    ] + [{"model": "llama3", "created_at": "t", "message": {"role": "assistant", "content": ""},
+          "done": True, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 2}]  # fmt: skip
+    path = tmp_path / "answer.ndjson"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    stream = open_stream(path)
+    assert stream is not None and stream.format == "ndjson"
+    out = inspect_recording(str(path))
+    assert out[1] == {"kind": "block", "interaction": 0, "block": {"type": "text",
+                      "text": "hello", "attributions": (), "payloads": (), "complete": True}}  # fmt: skip
+    assert out[-1] == {"kind": "finish", "interaction": 0, "reason": "stop"}
+
+
+def test_a_one_line_json_file_is_no_stream(tmp_path: Path) -> None:
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(har(1)) + "\n\n", encoding="utf-8")
+    assert open_stream(path) is None  # load() reads it: a HAR

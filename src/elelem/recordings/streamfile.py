@@ -15,7 +15,6 @@ would; anything else (a chunk dump, one JSON body, a gzip file) is left to
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -115,11 +114,12 @@ def _ndjson(file: BinaryIO) -> bool:
     """True when every non-blank line is a JSON object, there are several,
     and none begins a response (that is a chunk dump): one line held at a
     time, and a one-line file (a HAR, say) is not parsed at all."""
-    lines = (line for line in file if not is_blank(line))
-    first, second = next(lines, None), next(lines, None)
-    if first is None or second is None:
+    if not _several_lines(file):
         return False
-    for line in itertools.chain((first, second), lines):
+    file.seek(0)
+    for line in file:
+        if is_blank(line):
+            continue
         if head(line, 1) != b"{":
             return False
         try:
@@ -129,6 +129,29 @@ def _ndjson(file: BinaryIO) -> bool:
         if isinstance(payload, dict) and payload.get("type") in RESPONSE_START_TYPES:
             return False
     return True
+
+
+def _several_lines(file: BinaryIO) -> bool:
+    """Whether text follows the end of the first line that holds any, read
+    a piece at a time (a one-line file of 45 MB is never held whole)."""
+    started = ended = False
+    while piece := file.read(HEAD_BYTES):
+        if ended:
+            if not is_blank(piece):
+                return True
+            continue
+        offset = 0
+        if not started:
+            if is_blank(piece):
+                continue  # leading blank lines
+            started = True
+            offset = len(piece) - len(piece.lstrip())
+        at = piece.find(b"\n", offset)
+        if at >= 0:
+            ended = True
+            if not is_blank(piece[at:]):
+                return True
+    return False
 
 
 __all__ = ["HEAD_BYTES", "StreamFile", "StreamFormat", "open_stream"]
