@@ -28,13 +28,17 @@ REFUSAL = b'{"type":"error","error":{"type":"invalid_request_error","message":"r
 # Bad values by click type; a path value starting with "@" is a file this
 # test writes (see `files`).
 BY_TYPE: dict[str, list[str]] = {
-    "integer range": ["x", "-1", "99999999999999999999999"],
+    "integer range": ["x", "-1", "0", "99999999999999999999999", "1e3"],
     "integer": ["x", "1.5"],
-    "float range": ["x", "-1", "nan", "inf"],
-    "choice": ["nope", ""],
-    "file": ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
-    "directory": ["@garbage", "/proc/version/x"],
+    "float range": ["x", "-1", "nan", "inf", "-inf", "1e308"],
+    "choice": ["nope", "", "\udcff"],
+    "file": ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty", "@long"],
+    "directory": ["@garbage", "/proc/version/x", "@long"],
 }
+# "@long" is a name longer than a path may be, "@nul" one with a NUL byte
+# (a text option's: no command line can carry one, and click's own path
+# type lets os.stat's ValueError out, so a click path is not given it).
+
 
 # Bad values of text options and arguments, by command and name (None: every
 # command that has it).
@@ -42,16 +46,27 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "model"): ["", "::", "nosuch:model", "anthropic:", "\x1b[31mred", "\udcff"],
     (None, "system"): ["\udcff"],
     (None, "continue_"): ["c_nosuch", "", "\udcff"],
-    (None, "schema"): ["{bad", "[]", "name badtype", "{}", '{"type": "nonsense"}'],
+    (None, "schema"): [
+        "{bad",
+        "[]",
+        "name badtype",
+        "{}",
+        '{"type": "nonsense"}',
+        "@nul",
+        "@long",
+        "[" * 5000 + "]" * 5000,
+        '{"type": "object", "properties": 5}',
+    ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
-    (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff"],
+    (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
     ("serve", "host"): ["192.0.2.1", "::g", ""],
+    ("serve", "port"): ["x", "-1", "65536", "99999999999999999999999"],  # 0: any free port
     ("keys set", "value"): ["", "\x00", "has\nnewline"],
     ("fork", "at"): ["e_nosuch", ""],
     ("fork", "title"): ["\udcff"],
     ("log", "search"): ["\udcff"],
-    (None, "conversation"): ["c_nosuch", "", "\udcff", "last"],
+    (None, "conversation"): ["c_nosuch", "", "\udcff", "last", "c_\x00", "c" * 5000],
     (None, "conversations"): ["c_nosuch", ""],
     (None, "title"): ["\udcff"],
     (None, "provider"): ["nosuch", "", "\udcff"],
@@ -60,7 +75,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "no"): ["call_nosuch", "", "\udcff"],
     (None, "results"): ["nocall", "call_nosuch=x", "=x", "\udcff"],
     ("embed", "texts"): ["\udcff", ""],
-    ("embed", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage"],
+    ("embed", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage", "@long", "@nul"],
     ("embed", "collection"): ["", "\udcff", "a/b"],
     ("embed", "ids"): ["\udcff", ""],
     ("similar", "collection"): ["no-such-collection", "", "\udcff"],
@@ -69,12 +84,20 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("collections delete", "name"): ["no-such-collection", "", "\udcff"],
     (None, "ref"): ["no-such-batch", "", "\udcff"],
     ("speak", "text"): ["\udcff", "", "   "],
-    ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3"],
+    ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3", "@long"],
     ("speak", "voice"): ["\udcff"],
     ("speak", "instructions"): ["\udcff"],
-    ("batch submit", "source"): ["/nonexistent/elelem-26", "@dir", "@binary", "@garbage", "@empty"],
-    (None, "path"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
-    (None, "file"): ["/nonexistent/elelem-26", "@dir", "@garbage", "@binary", "@empty"],
+    ("batch submit", "source"): [
+        "/nonexistent/elelem-26",
+        "@dir",
+        "@binary",
+        "@garbage",
+        "@empty",
+        "@long",
+        "@nul",
+    ],
+    (None, "path"): BY_TYPE["file"],
+    (None, "file"): BY_TYPE["file"],
 }
 
 # -o takes two values.
@@ -84,6 +107,11 @@ OPTION_PAIRS = [
     ("temperature", "5"),
     ("", ""),
     ("seed", "x"),
+    ("temperature", "nan"),
+    ("top_p", "inf"),
+    ("max_tokens", "99999999999999999999999"),
+    ("extra.x", "[" * 5000),
+    ("\udcff", "1"),
 ]
 
 # Commands that need a valid argument beside the option under test.
@@ -182,7 +210,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "garbage").write_text("this is not what any command reads\n{[")
     (root / "binary").write_bytes(bytes(range(256)) * 8)
     (root / "empty").write_bytes(b"")
-    return {f"@{p.name}": str(p) for p in root.iterdir()}
+    named = {f"@{p.name}": str(p) for p in root.iterdir()}
+    return {**named, "@long": str(root / ("x" * 5000)), "@nul": str(root / "a\x00b")}
 
 
 @pytest.fixture
@@ -221,7 +250,11 @@ def test_a_bad_value_is_one_line_and_exit_1_or_2(
     check_one_line(result.exit_code, result.stderr, argv)
 
 
-@pytest.mark.parametrize(("path", "given"), [c for c in CASES if c.values[0] == "serve"])
+@pytest.mark.parametrize(
+    ("path", "given"),
+    # No command line can carry a NUL byte: the in-process walk has those.
+    [c for c in CASES if c.values[0] == "serve" and c.values[1][-1] != "@nul"],
+)
 def test_serve_given_a_bad_value_exits_at_once(
     path: str, given: list[str], env: dict[str, str], files: dict[str, str]
 ) -> None:

@@ -30,7 +30,7 @@ the classes)::
     ├── PayloadError (ValueError)
     ├── ProtocolViolation
     ├── ReadRefused (ValueError)  [reading]
-    ├── RecordingError (ValueError)  [recordings.cassettes]
+    ├── RecordingError (ValueError)  [recordings.model]
     ├── RegistryError (ValueError)
     ├── ResumeError (ValueError)  [turns.pending]
     ├── SchemaMismatch (ValueError)  [cli.options]

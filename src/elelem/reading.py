@@ -48,8 +48,9 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
-def read_file(path: Path | str, limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+def open_file(path: Path | str, limit: int) -> tuple[BinaryIO, int]:
+    """The regular file at ``path`` opened for reading (blocking), and its
+    size, which is at most ``limit``: for a caller that reads it in pieces.
 
     Raises :class:`ReadRefused` for anything but a regular file and for a
     file past ``limit``, and :class:`OSError` when it cannot be opened.
@@ -63,10 +64,20 @@ def read_file(path: Path | str, limit: int) -> bytes:
         if st.st_size > limit:
             raise ReadRefused(too_large(limit))
         os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as file:
-            return read_stream(file, limit)  # the file may have grown since fstat
+        return os.fdopen(os.dup(fd), "rb"), st.st_size
     finally:
         os.close(fd)
+
+
+def read_file(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    Raises :class:`ReadRefused` for anything but a regular file and for a
+    file past ``limit``, and :class:`OSError` when it cannot be opened.
+    """
+    file, _ = open_file(path, limit)
+    with file:
+        return read_stream(file, limit)  # the file may have grown since fstat
 
 
 def read_stream(stream: BinaryIO, limit: int) -> bytes:
@@ -91,4 +102,4 @@ def read_stream(stream: BinaryIO, limit: int) -> bytes:
             raise ReadRefused(too_large(limit))
 
 
-__all__ = ["ReadRefused", "file_kind", "read_file", "read_stream", "too_large"]
+__all__ = ["ReadRefused", "file_kind", "open_file", "read_file", "read_stream", "too_large"]

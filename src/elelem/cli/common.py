@@ -7,6 +7,7 @@ import functools
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
@@ -51,10 +52,13 @@ EXIT_STATUSES = (
 class Seconds(click.FloatRange):
     """A number of seconds, 0 or more: a :class:`click.FloatRange` that also
     refuses ``nan`` and ``inf``, which every range comparison lets through
-    (0 already says "never" wherever a timeout or pause may be off)."""
+    (0 already says "never" wherever a timeout or pause may be off), and
+    anything past :data:`threading.TIMEOUT_MAX` (some 292 years), which a
+    thread's wait cannot take (``demo --pace 1e308`` killed the serving
+    thread and ended the stream early)."""
 
     def __init__(self) -> None:
-        super().__init__(min=0)
+        super().__init__(min=0, max=threading.TIMEOUT_MAX)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         seconds = super().convert(value, param, ctx)
@@ -406,10 +410,23 @@ def check_text_params() -> None:
             continue
         if param.nargs == -1:
             values = (" ".join(values),)  # one text, as the command joins it
-        name = f"the {param.name}" if isinstance(param, click.Argument) else param.opts[-1]
+        name = _param_name(param)
         for text in values:
             if isinstance(text, str):
                 utf8_text(text, name)
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            for one in item if isinstance(item, tuple) else (item,):
+                if isinstance(one, (str, os.PathLike)) and "\x00" in os.fspath(one):
+                    # No command line can carry one (argv strings end at
+                    # NUL); a caller in-process can, and open() refuses it.
+                    raise Failure(f"{_param_name(param)}: a NUL byte in the value", EXIT_USAGE)
+
+
+def _param_name(param: click.Parameter) -> str:
+    return f"the {param.name}" if isinstance(param, click.Argument) else param.opts[-1]
 
 
 def utf8_text(text: str, what: str) -> str:

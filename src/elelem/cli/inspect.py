@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -49,8 +50,10 @@ from elelem.recordings.cassettes import (
     RecordingError,
     load,
 )
-from elelem.recordings.containers import is_eventstream
-from elelem.recordings.replaying import RecordedRequestShape, through_driver
+from elelem.recordings.containers import SSE_START, head, is_eventstream
+from elelem.recordings.loopback import Reply
+from elelem.recordings.replaying import RecordedRequestShape, Replayer
+from elelem.recordings.streamfile import open_stream
 from elelem.stream import AssembledResponse
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
@@ -62,7 +65,27 @@ class InspectError(ElelemError):
     """The recording cannot be inspected (the message says why)."""
 
 
-_SSE_START = (b"data:", b"event:", b":", b"id:", b"retry:")
+_PIECE = 64 * 1024
+
+
+def _decoder(response: RecordedResponse, framing: str) -> Any:
+    """The transport decoder for a recorded streamed body: AWS's binary
+    event stream where the bytes are one, NDJSON where the content type or
+    the shape says so, SSE where the body is server-sent events (how
+    recordings keep an event-stream shape's decoded events)."""
+    body = response.body
+    content_type = response.content_type
+    if is_eventstream(body):
+        content_type = EVENTSTREAM_TYPE
+    elif content_type not in NDJSON_TYPES and head(body, 6).startswith(SSE_START):
+        content_type, framing = "text/event-stream", "sse"
+    return decoder_for(framing, content_type)
+
+
+def _frame_pairs(decoder: Any, frames: list[Any]) -> list[tuple[str, str]]:
+    if isinstance(decoder, NDJSONDecoder):
+        return [("", line) for line in frames]
+    return [(frame[0], frame[1]) for frame in frames]
 
 
 def recorded_frames(response: RecordedResponse, framing: str) -> list[tuple[str, str]]:
@@ -72,49 +95,65 @@ def recorded_frames(response: RecordedResponse, framing: str) -> list[tuple[str,
     shape says so, SSE where the body is server-sent events (how recordings
     keep an event-stream shape's decoded events).  A framing fault raises
     :class:`~elelem.errors.MalformedStreamError` after nothing is returned."""
-    body = response.body
-    content_type = response.content_type
-    if is_eventstream(body):
-        content_type = EVENTSTREAM_TYPE
-    elif content_type not in NDJSON_TYPES and body.lstrip().startswith(_SSE_START):
-        content_type, framing = "text/event-stream", "sse"
-    decoder = decoder_for(framing, content_type)
-    frames: list[Any] = [*decoder.feed(body), *decoder.close()]
+    decoder = _decoder(response, framing)
+    frames: list[Any] = [*decoder.feed(response.body), *decoder.close()]
     if decoder.failure is not None:
         raise decoder.failure
-    if isinstance(decoder, NDJSONDecoder):
-        return [("", line) for line in frames]
-    return [(frame[0], frame[1]) for frame in frames]
+    return _frame_pairs(decoder, frames)
 
 
-def _first_payload(interaction: Interaction) -> dict[str, Any] | None:
+def _pieces(body: bytes) -> Iterator[bytes]:
+    return (body[i : i + _PIECE] for i in range(0, len(body), _PIECE))
+
+
+def _first_frame(response: RecordedResponse, pieces: Iterable[bytes]) -> tuple[str, str] | None:
+    """The first frame of a streamed body given in ``pieces``: only as much
+    is decoded as that takes (the whole body is the driver's to read)."""
+    decoder = _decoder(response, "ndjson")
+    for piece in pieces:
+        frames = decoder.feed(piece)
+        if decoder.failure is not None:
+            raise decoder.failure
+        if frames:
+            return _frame_pairs(decoder, frames[:1])[0]
+    frames = decoder.close()
+    return _frame_pairs(decoder, frames[:1])[0] if frames else None
+
+
+def _first_payload(
+    interaction: Interaction, pieces: Iterable[bytes] | None = None
+) -> dict[str, Any] | None:
     response = interaction.response
     try:
         if response.streamed:
             binary = is_eventstream(response.body)
-            for event, data in recorded_frames(response, "ndjson"):
-                value = json.loads(data)
-                if binary and event and isinstance(value, dict) and event not in value:
-                    # An AWS event stream names each event in its headers.
-                    value = {event: value}
-                return value if isinstance(value, dict) else None
-            return None
+            frame = _first_frame(response, pieces if pieces is not None else _pieces(response.body))
+            if frame is None:
+                return None
+            event, data = frame
+            value = json.loads(data)
+            if binary and event and isinstance(value, dict) and event not in value:
+                # An AWS event stream names each event in its headers.
+                value = {event: value}
+            return value if isinstance(value, dict) else None
         value = response.json()
     except (ValueError, ElelemError):
         return None
     return value if isinstance(value, dict) else None
 
 
-def detect_shape(interaction: Interaction) -> str | None:
+def detect_shape(interaction: Interaction, pieces: Iterable[bytes] | None = None) -> str | None:
     """The wire shape of ``interaction``: from its request path, else its
-    payloads (:func:`elelem.providers.recognize.shape_of_exchange`)."""
+    first payload (:func:`elelem.providers.recognize.shape_of_exchange`);
+    ``pieces`` are its streamed body when the response holds only its start
+    (a stream read from its file)."""
     request = interaction.request
     path = request.path if request is not None else None
     if path is not None:
         named = shape_of_exchange(path, None)
         if named is not None:
             return named
-    return shape_of_exchange(None, _first_payload(interaction))
+    return shape_of_exchange(None, _first_payload(interaction, pieces))
 
 
 def recorded_provider(
@@ -180,12 +219,27 @@ def inspect_interaction(
     shape_name: str | None = None,
     catalog: Catalog | None = None,
     module: ModuleType | None = None,
+    replayer: Replayer | None = None,
+    reply: Reply | None = None,
 ) -> list[dict[str, Any]]:
     """The NDJSON objects for one interaction (``shape_name`` if already
     detected; providers recognized by ``catalog``, the command's by default).
     ``module`` is the shape module to use instead of the catalog's (the
     library's tests read the parked Interactions parser this way; the
-    command never does)."""
+    command never does).  ``replayer`` serves the response (a recording's
+    interactions share one), ``reply`` serves it another way than its
+    recorded bytes (a stream read from its file)."""
+    if replayer is None:
+        with Replayer() as own:
+            return inspect_interaction(
+                interaction,
+                wire_replay=wire_replay,
+                shape_name=shape_name,
+                catalog=catalog,
+                module=module,
+                replayer=own,
+                reply=reply,
+            )
     n = interaction.index
     name = shape_name or detect_shape(interaction)
     if name is None:
@@ -196,8 +250,8 @@ def inspect_interaction(
     provider = recorded_provider(interaction, name, catalog)
     raw = name in RAW_REQUEST_SHAPES
     wire = interaction.request.json if raw and interaction.request is not None else None
-    (replayed,) = through_driver(
-        [(interaction, RecordedRequestShape(shape, wire, interaction), provider)]
+    replayed = replayer.replay(
+        interaction, RecordedRequestShape(shape, wire, interaction), provider, reply
     )
     if isinstance(replayed, ElelemError):
         raise replayed
@@ -225,35 +279,58 @@ def inspect_recording(
     Raises :class:`RecordingError` or :class:`InspectError` (bad input) and
     :class:`ElelemError` subclasses for a recording that breaks its shape's rules.
     """
-    recording = load(path, max_bytes=max_bytes)
-    catalog = command_catalog()
-    shapes = [detect_shape(i) for i in recording.interactions]
+    return [
+        line
+        for lines in inspect_each(path, wire_replay=wire_replay, max_bytes=max_bytes)
+        for line in lines
+    ]
+
+
+def inspect_each(
+    path: str, *, wire_replay: bool = False, max_bytes: int = MAX_RECORDING_BYTES
+) -> Iterator[list[dict[str, Any]]]:
+    """:func:`inspect_recording`'s objects, one interaction's list at a time,
+    each made as it is asked for: a caller that summarises as it goes holds
+    one interaction's results, not the recording's.  A raw stream file
+    (SSE, NDJSON, an AWS event stream) is read from its file in pieces
+    (:mod:`elelem.recordings.streamfile`), never whole."""
+    stream = open_stream(path, max_bytes)
+    if stream is not None:
+        interactions: tuple[Interaction, ...] = (stream.interaction(),)
+        shapes = [detect_shape(interactions[0], stream.pieces())]
+    else:
+        interactions = load(path, max_bytes=max_bytes).interactions
+        shapes = [detect_shape(i) for i in interactions]
     if len(shapes) == 1 and shapes[0] is None:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
     if not any(shapes):
         raise InspectError(f"{path}: cannot tell the wire shape of any interaction")
-    lines: list[dict[str, Any]] = []
-    for interaction, name in zip(recording.interactions, shapes, strict=True):
-        if name is None:
-            # A cassette may hold setup calls (file uploads, token refreshes)
-            # around its model calls: say which were passed over.
-            lines.append(_skipped_line(interaction))
-            continue
-        try:
-            lines.extend(
-                inspect_interaction(
-                    interaction, wire_replay=wire_replay, shape_name=name, catalog=catalog
+    catalog = command_catalog()
+    reply = stream.reply() if stream is not None else None
+    with Replayer() as replayer:
+        for interaction, name in zip(interactions, shapes, strict=True):
+            if name is None:
+                # A cassette may hold setup calls (file uploads, token refreshes)
+                # around its model calls: say which were passed over.
+                yield [_skipped_line(interaction)]
+                continue
+            try:
+                yield inspect_interaction(
+                    interaction,
+                    wire_replay=wire_replay,
+                    shape_name=name,
+                    catalog=catalog,
+                    replayer=replayer,
+                    reply=reply,
                 )
-            )
-        except RecordingError:
-            raise
-        except (ElelemError, ValueError) as exc:
-            raise InspectError(f"{path}: interaction {interaction.index}: {exc}") from None
-        except RecursionError:
-            raise InspectError(
-                f"{path}: interaction {interaction.index}: nested too deeply to read"
-            ) from None
-    return lines
+            except RecordingError:
+                raise
+            except (ElelemError, ValueError) as exc:
+                raise InspectError(f"{path}: interaction {interaction.index}: {exc}") from None
+            except RecursionError:
+                raise InspectError(
+                    f"{path}: interaction {interaction.index}: nested too deeply to read"
+                ) from None
 
 
 def _skipped_line(interaction: Interaction) -> dict[str, Any]:
@@ -297,8 +374,18 @@ def inspect_command(path: str, wire_replay: bool, max_bytes: int, as_json: bool)
     """Summarize what the recording at PATH holds, interaction by interaction:
     blocks by kind, hosted calls, citations, payloads, usage and finish
     (--json: every line as JSON)."""
+    from elelem.cli.inspect_summary import summary
+
+    # Each interaction's results are turned into its output text as they
+    # come and then let go; only the text is held, so that bad input still
+    # prints nothing on stdout.
+    out: list[str] = []
     try:
-        lines = inspect_recording(path, wire_replay=wire_replay, max_bytes=max_bytes)
+        for lines in inspect_each(path, wire_replay=wire_replay, max_bytes=max_bytes):
+            if as_json:
+                out.extend(ndjson_line(obj) for obj in lines)
+            else:
+                out.extend(summary(lines))
     except InspectError as exc:
         message = str(exc)
         if not message.startswith(f"{path}:"):
@@ -306,20 +393,15 @@ def inspect_command(path: str, wire_replay: bool, max_bytes: int, as_json: bool)
         raise Failure(_one_line(message), EXIT_USAGE) from None
     except ElelemError as exc:
         raise Failure(_one_line(str(exc)), EXIT_USAGE) from None
-    if not lines:
-        return
-    if as_json:
-        click.echo("\n".join(ndjson_line(obj) for obj in lines))
-    else:
-        from elelem.cli.inspect_summary import summary_text
-
-        click.echo(summary_text(lines))
+    if out:
+        click.echo("\n".join(out))
 
 
 __all__ = [
     "InspectError",
     "detect_shape",
     "inspect_command",
+    "inspect_each",
     "inspect_interaction",
     "inspect_recording",
     "load_shape",

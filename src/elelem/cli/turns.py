@@ -129,11 +129,18 @@ def run_turn(
     if renderer is not None:
         renderer.follow(lambda: engine.stream.open_parts() if engine.stream is not None else ())
 
-    async def go() -> TurnResult:
-        async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
-            return await drive(flow, client, conversation)
+    done: list[TurnResult] = []
 
-    return asyncio.run(go())
+    async def go() -> None:
+        async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
+            done.append(await drive(flow, client, conversation))
+
+    # The result is handed over beside the task, not as its result:
+    # asyncio.run ends by asking signal.getsignal, which formats the repr of
+    # its SIGINT handler, whose task's repr holds the repr of its result
+    # (the whole answer, once more).
+    asyncio.run(go())
+    return done[0]
 
 
 _TERMINAL = threading.Lock()

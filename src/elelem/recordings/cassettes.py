@@ -56,17 +56,15 @@ wrong; nothing is silently skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import yaml
 
-from elelem.errors import ElelemError
-from elelem.reading import ReadRefused, read_file, too_large
+from elelem.reading import ReadRefused, read_file
 from elelem.recordings.containers import (
+    SSE_START,
     BodyError,
     Wrapped,
     countable,
@@ -74,6 +72,8 @@ from elelem.recordings.containers import (
     eventstream_content_type,
     expanded_size,
     har_entries,
+    head,
+    is_blank,
     is_eventstream,
     is_har,
     is_json_wrapper,
@@ -88,13 +88,19 @@ from elelem.recordings.containers import (
     ruby_binary,
     status_code,
 )
+from elelem.recordings.model import (
+    MAX_RECORDING_BYTES,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    Recording,
+    RecordingError,
+    RecordingFormat,
+    SSEFrame,
+    unreadable,
+)
 from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary.json import JSONValue
-
-RecordingFormat = Literal[
-    "vcr", "when-then", "chunks", "sse", "json", "ndjson", "eventstream",
-    "ruby-vcr", "json-wrapper", "har", "nock", "pairs",
-]  # fmt: skip
 
 RESPONSE_START_TYPES: frozenset[str] = frozenset({"message_start", "response.created"})
 """Payload ``type`` values that begin a new response in a chunk file."""
@@ -114,97 +120,9 @@ _YAML_LOADER.add_constructor("!binary", ruby_binary)
 _YAML_LOADER.add_multi_constructor("tag:yaml.org,2002:python/", python_tag)
 
 
-class RecordingError(ElelemError, ValueError):
-    """A file is not a readable recording; the message names the file and the problem."""
-
-    def __init__(self, path: Path | str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = str(path)
-        self.problem = problem
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """A recorded HTTP request.
-
-    ``uri`` is the full URI where the recorder kept one; ``path`` and
-    ``query`` are its parts (``/v1/messages``, ``beta=true``).  Header names
-    are lower-case; repeated values are joined with ``", "``.  ``body`` is the
-    body text as recorded (None where only a parsed form was kept); ``json``
-    is the parsed JSON body, or None when the body is not JSON.
-    """
-
-    method: str
-    path: str
-    query: str = ""
-    uri: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: str | None = None
-    json: JSONValue = None
-
-
-@dataclass(frozen=True)
-class RecordedResponse:
-    """A recorded HTTP response.
-
-    ``body`` holds the response bytes; ``body_exact`` is False when they are
-    not the original bytes: a JSON body the recorder re-serialized (its
-    structure is right), or a chunk file's payloads reframed as ``data:``
-    frames (each payload verbatim, the lost event names not invented).  ``streamed`` is True for SSE and NDJSON bodies.
-    """
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-    streamed: bool
-    body_exact: bool = True
-    encoding: str = ""
-    """The content-coding the recorded bytes had (``gzip``, ``deflate``,
-    ``br``), decoded into :attr:`body`; ``""`` when they were not encoded."""
-
-    @property
-    def content_type(self) -> str:
-        """The media type, lower-case, without parameters (``""`` if none)."""
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
-
-    def json(self) -> JSONValue:
-        """The body parsed as JSON (raises :class:`ValueError` if it is not)."""
-        return json.loads(self.body)
-
-
-@dataclass(frozen=True)
-class Interaction:
-    """One request (None where the format records none) and its response."""
-
-    index: int
-    request: RecordedRequest | None
-    response: RecordedResponse
-
-
-@dataclass(frozen=True)
-class Recording:
-    """Every interaction of one recording file, in recorded order."""
-
-    path: Path
-    format: RecordingFormat
-    interactions: tuple[Interaction, ...]
-
-
-@dataclass(frozen=True)
-class SSEFrame:
-    """One server-sent event: its name (``""`` when the frame named none) and data."""
-
-    event: str
-    data: str
-
-
 # --------------------------------------------------------------------------
 # public entry points
 # --------------------------------------------------------------------------
-
-
-MAX_RECORDING_BYTES = 64 * 1024 * 1024
-"""The most of a recording :func:`load` reads (``/dev/zero`` is no recording)."""
 
 
 def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording:
@@ -217,12 +135,8 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     p = Path(path)
     try:
         raw = read_file(p, max_bytes)
-    except ReadRefused as exc:
-        if str(exc) == too_large(max_bytes):
-            raise RecordingError(p, f"{exc} (--max-bytes)") from None
-        raise RecordingError(p, f"cannot read: {exc}") from None
-    except OSError as exc:
-        raise RecordingError(p, f"cannot read: {exc.strerror or exc}") from None
+    except (ReadRefused, OSError) as exc:
+        raise unreadable(p, exc, max_bytes) from None
     named = p
     if raw[:2] == b"\x1f\x8b":
         # A gzip-compressed recording (session.har.gz): read what it holds.
@@ -231,17 +145,17 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
         except BodyError as exc:
             raise RecordingError(p, str(exc)) from None
         named = p.with_suffix("") if p.suffix == ".gz" else p
-    if not raw.strip():
+    if is_blank(raw):
         raise RecordingError(p, "file is empty")
     fmt: str = "JSON"
     try:
-        fmt = detect_format(named, raw)
+        fmt, parsed = _detected(named, raw)
         if fmt == "chunks":
             interactions = _load_chunks(p, raw)
         elif fmt in ("sse", "json", "ndjson", "eventstream"):
             interactions = (_raw_interaction(fmt, raw),)
         elif fmt in ("json-wrapper", "har", "nock"):
-            data = json.loads(raw)
+            data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "har":
                 wrapped = har_entries(data)
             elif fmt == "nock":
@@ -249,9 +163,9 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
             else:
                 wrapped = json_wrapped(data, p)
             interactions = _load_wrapped(p, wrapped)
-        elif fmt in ("vcr", "ruby-vcr", "pairs") and raw.lstrip()[:1] in (b"{", b"["):
+        elif fmt in ("vcr", "ruby-vcr", "pairs") and head(raw, 1) in (b"{", b"["):
             # vcrpy's JSON serializer, Betamax and R vcr's JSON, dd-trace's pairs.
-            data = json.loads(raw)
+            data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "pairs":
                 interactions = _load_cassette(
                     p, data if isinstance(data, list) else [data], "pairs"
@@ -280,18 +194,30 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
 
 def detect_format(path: Path, raw: bytes) -> RecordingFormat:
     """Which corpus format ``raw`` (the bytes of ``path``) is in."""
+    return _detected(path, raw)[0]
+
+
+_UNPARSED: Any = object()
+
+
+def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
+    """:func:`detect_format`, and the JSON document ``raw`` parsed to tell it
+    (:data:`_UNPARSED` when the format was told without parsing): a 45 MB
+    HAR is parsed once, not once to detect and again to load."""
     name = path.name
     if is_eventstream(raw):
-        return "eventstream"
-    head = raw.lstrip()[:200]
+        return "eventstream", _UNPARSED
+    start = head(raw, 200)
     if name.endswith(".chunks.txt"):
-        return "chunks"
+        return "chunks", _UNPARSED
     if name.endswith((".yaml", ".yml")):
-        cassette = b"\ninteractions:" in b"\n" + head or b"\nhttp_interactions:" in b"\n" + head
-        return "vcr" if cassette or not head.startswith((b"when:", b"---")) else "when-then"
-    if head.startswith((b"event:", b"data:", b":", b"id:", b"retry:")):
-        return "sse"
-    if head.startswith((b"{", b"[")):
+        cassette = b"\ninteractions:" in b"\n" + start or b"\nhttp_interactions:" in b"\n" + start
+        return "vcr" if cassette or not start.startswith(
+            (b"when:", b"---")
+        ) else "when-then", _UNPARSED
+    if start.startswith(SSE_START):
+        return "sse", _UNPARSED
+    if start.startswith((b"{", b"[")):
         # One JSON document is a body (or a container of bodies); several
         # lines of JSON objects are a chunk dump or an NDJSON body.
         try:
@@ -299,21 +225,21 @@ def detect_format(path: Path, raw: bytes) -> RecordingFormat:
         except ValueError:
             lines = [ln for ln in raw.splitlines() if ln.strip()]
             if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
-                return "chunks" if _chunk_dump(lines) else "ndjson"
+                return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
             raise RecordingError(path, "truncated or malformed JSON body") from None
         if is_har(data):
-            return "har"
+            return "har", data
         if isinstance(data, dict) and isinstance(data.get("interactions"), list):
-            return "vcr"
+            return "vcr", data
         if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
-            return "ruby-vcr"
+            return "ruby-vcr", data
         if is_nock(data):
-            return "nock"
+            return "nock", data
         if is_pairs(data):
-            return "pairs"
-        return "json-wrapper" if is_json_wrapper(data) else "json"
-    if head.startswith((b"interactions:", b"when:", b"http_interactions:")):
-        return "when-then" if head.startswith(b"when:") else "vcr"
+            return "pairs", data
+        return "json-wrapper" if is_json_wrapper(data) else "json", data
+    if start.startswith((b"interactions:", b"when:", b"http_interactions:")):
+        return "when-then" if start.startswith(b"when:") else "vcr", _UNPARSED
     raise RecordingError(
         path,
         "unknown recording format (not a VCR, Ruby VCR or when-then YAML cassette, a HAR "
@@ -374,17 +300,18 @@ def _sse_headers() -> dict[str, str]:
     return {"content-type": "text/event-stream"}
 
 
-_RAW_TYPES = {
+RAW_TYPES: dict[str, str] = {
     "sse": "text/event-stream",
     "json": "application/json",
     "ndjson": "application/x-ndjson",
     "eventstream": eventstream_content_type(),
 }
+"""The content type a raw body file of each format is served with."""
 
 
 def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
     response = RecordedResponse(
-        status=200, headers={"content-type": _RAW_TYPES[fmt]}, body=raw, streamed=fmt != "json"
+        status=200, headers={"content-type": RAW_TYPES[fmt]}, body=raw, streamed=fmt != "json"
     )
     return Interaction(index=0, request=None, response=response)
 
@@ -480,19 +407,10 @@ def _need(path: Path, value: object, typ: type, what: str) -> Any:
     return value
 
 
-def _parse_json_text(text: str | None) -> JSONValue:
-    if text is None or not text.strip():
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def _streamed(content_type: str, body: bytes) -> bool:
     if "event-stream" in content_type or "ndjson" in content_type or "eventstream" in content_type:
         return True
-    return body.lstrip().startswith((b"event:", b"data:"))
+    return head(body, 6).startswith((b"event:", b"data:"))
 
 
 def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
@@ -537,7 +455,7 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
             uri=uri,
             headers=_vcr_headers(req.get("headers")),
             body=body_text,
-            json=parsed if parsed is not None else _parse_json_text(body_text),
+            json=parsed if parsed is not None else parse_json(body_text),
         )
         out.append(Interaction(index=i, request=request, response=response))
     return tuple(out)
@@ -571,7 +489,7 @@ def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
             if isinstance(p, dict)
         ]
         body_text = when.get("json_body_str")
-        body_json = _parse_json_text(body_text) if isinstance(body_text, str) else None
+        body_json = parse_json(body_text) if isinstance(body_text, str) else None
         if isinstance(body_text, str) and body_text.strip() and body_json is None:
             raise RecordingError(path, f"{where} json_body_str is not JSON")
         request = RecordedRequest(
@@ -600,6 +518,8 @@ def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
 
 
 __all__ = [
+    "MAX_RECORDING_BYTES",
+    "RAW_TYPES",
     "RESPONSE_START_TYPES",
     "Interaction",
     "RecordedRequest",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import struct
 import zlib
 from collections.abc import Callable, Sequence
@@ -148,8 +149,7 @@ def _zlib_header(body: bytes) -> bool:
 
 
 def _looks_decoded(body: bytes) -> bool:
-    head = body.lstrip()[:1]
-    return head in (b"{", b"[", b"e", b"d", b":", b"i", b"r") or not body.strip()
+    return head(body, 1) in (b"{", b"[", b"e", b"d", b":", b"i", b"r") or is_blank(body)
 
 
 def _inflate(body: bytes, wbits: int, name: str) -> bytes:
@@ -183,6 +183,26 @@ def _unbrotli(body: bytes) -> bytes:
     if not bool(inflater.is_finished()):
         raise BodyError("the br body is cut off")
     return out
+
+
+SSE_START = (b"data:", b"event:", b":", b"id:", b"retry:")
+"""How a body of server-sent events can begin (after leading whitespace)."""
+
+_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+
+
+def head(body: bytes, size: int = 256) -> bytes:
+    """The first ``size`` bytes of ``body`` after its leading whitespace
+    (``bytes.lstrip`` would copy the whole body to look at its start)."""
+    match = _SPACE.match(body)
+    start = match.end() if match is not None else 0
+    return body[start : start + size]
+
+
+def is_blank(body: bytes) -> bool:
+    """True when ``body`` is only whitespace (``bytes.strip`` copies it)."""
+    match = _SPACE.match(body)
+    return match is not None and match.end() == len(body)
 
 
 def is_eventstream(raw: bytes) -> bool:
@@ -512,6 +532,7 @@ Loader = Callable[[Path, bytes], Any]
 __all__ = [
     "MAX_DECODED_BYTES",
     "MAX_INTERACTIONS",
+    "SSE_START",
     "BodyError",
     "Wrapped",
     "countable",
@@ -519,6 +540,8 @@ __all__ = [
     "eventstream_content_type",
     "expanded_size",
     "har_entries",
+    "head",
+    "is_blank",
     "is_eventstream",
     "is_har",
     "is_json_wrapper",

@@ -23,6 +23,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import TypeAlias
 
@@ -34,6 +35,17 @@ class Send:
     """Write these bytes (one write; one chunk when chunked)."""
 
     data: bytes
+
+
+@dataclass(frozen=True)
+class SendFile:
+    """Write ``size`` bytes of the file at ``path`` (from its start), a
+    piece at a time (one chunk each when chunked): a large recording is
+    served without being held whole."""
+
+    path: Path
+    size: int
+    piece: int = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ class Reset:
     """Abort the connection with a TCP reset (RST), mid-whatever."""
 
 
-Action: TypeAlias = Send | Pause | Await | Drip | Reset
+Action: TypeAlias = Send | SendFile | Pause | Await | Drip | Reset
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,9 @@ class Reply:
 
     With ``send_headers`` False nothing at all is written (the script's
     pauses still run): the client waits for headers that never arrive.
+    With ``keep_alive`` (which implies ``chunked``) the connection stays open
+    for the client's next request, as a provider's does: a client replaying
+    thousands of responses then pays for one connection, not thousands.
     """
 
     status: int = 200
@@ -86,6 +101,7 @@ class Reply:
     script: tuple[Action, ...] = ()
     chunked: bool = False
     send_headers: bool = True
+    keep_alive: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,14 +217,16 @@ class LoopbackServer:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
-            request = _read_request(conn)
-            if request is None:
-                return
-            with self._lock:
-                number = len(self.requests)
-                self.requests.append(request)
-            reply = self._reply_for(request, number)
-            self._play(conn, reply)
+            while not self._stop.is_set():
+                request = _read_request(conn)
+                if request is None:
+                    return
+                with self._lock:
+                    number = len(self.requests)
+                    self.requests.append(request)
+                reply = self._reply_for(request, number)
+                if not self._play(conn, reply):
+                    return
         except OSError:
             return  # the client went away or stop() closed the socket: nothing to serve
         finally:
@@ -225,33 +243,55 @@ class LoopbackServer:
         message = f"loopback server: no reply scripted for request {number + 1}".encode()
         return Reply(500, {"content-type": "text/plain"}, (Send(message),))
 
-    def _play(self, conn: socket.socket, reply: Reply) -> None:
+    def _play(self, conn: socket.socket, reply: Reply) -> bool:
+        """Play ``reply``; True when the connection stays open for another request."""
+        chunked = reply.chunked or reply.keep_alive
         if reply.send_headers:
             conn.sendall(_head(reply))
         for action in reply.script:
             if self._stop.is_set():
-                return
+                return False
             if isinstance(action, Send):
                 if reply.send_headers:
-                    conn.sendall(_chunk(action.data) if reply.chunked else action.data)
+                    conn.sendall(_chunk(action.data) if chunked else action.data)
+            elif isinstance(action, SendFile):
+                if reply.send_headers and not self._send_file(conn, action, chunked):
+                    return False
             elif isinstance(action, Pause):
                 self._stop.wait(action.seconds)
             elif isinstance(action, Await):
                 if not action.gate.wait(action.timeout):
                     _reset(conn)
-                    return
+                    return False
             elif isinstance(action, Drip):
                 for i in range(len(action.data)):
                     piece = action.data[i : i + 1]
-                    conn.sendall(_chunk(piece) if reply.chunked else piece)
+                    conn.sendall(_chunk(piece) if chunked else piece)
                     if action.interval > 0 and self._stop.wait(action.interval):
-                        return
+                        return False
             else:
                 _reset(conn)
-                return
-        if reply.send_headers and reply.chunked:
+                return False
+        if reply.send_headers and chunked:
             conn.sendall(b"0\r\n\r\n")
+        if reply.keep_alive and reply.send_headers:
+            return True
         conn.shutdown(socket.SHUT_WR)
+        return False
+
+    def _send_file(self, conn: socket.socket, action: SendFile, chunked: bool) -> bool:
+        """Serve ``action``'s file piece by piece; False when the server stopped."""
+        with action.path.open("rb") as file:
+            left = action.size
+            while left > 0:
+                if self._stop.is_set():
+                    return False
+                piece = file.read(min(action.piece, left))
+                if not piece:
+                    break  # the file shrank since it was measured: a short body
+                left -= len(piece)
+                conn.sendall(_chunk(piece) if chunked else piece)
+        return True
 
 
 def _head(reply: Reply) -> bytes:
@@ -259,8 +299,8 @@ def _head(reply: Reply) -> bytes:
     names = {k.lower() for k in reply.headers}
     lines.extend(f"{k}: {v}" for k, v in reply.headers.items())
     if "connection" not in names:
-        lines.append("connection: close")
-    if reply.chunked:
+        lines.append("connection: keep-alive" if reply.keep_alive else "connection: close")
+    if reply.chunked or reply.keep_alive:
         lines.append("transfer-encoding: chunked")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -383,6 +423,7 @@ __all__ = [
     "Reply",
     "Reset",
     "Send",
+    "SendFile",
     "anthropic_text_body",
     "frame_ends",
     "replay",

@@ -9,20 +9,21 @@ the stream's end), so what ``elelem inspect`` prints is what the driver gives.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elelem.errors import MalformedStreamError, StreamError, TransportError
 from elelem.recordings.cassettes import Interaction, RecordedResponse
-from elelem.recordings.containers import is_eventstream
+from elelem.recordings.containers import SSE_START, head, is_eventstream
 from elelem.recordings.loopback import LoopbackServer, Reply, Send
+from elelem.recordings.loopback import RecordedRequest as LoopbackRequest
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport import Driver, Endpoint, ResponseStream
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
-_SSE_START = (b"data:", b"event:", b":", b"id:", b"retry:")
 # How the loopback server frames the body is its own (close-delimited), and
 # the recorded body is already decoded: these recorded headers would lie.
 _FRAMING_HEADERS = frozenset(
@@ -74,7 +75,7 @@ def served_content_type(response: RecordedResponse) -> str:
     recorded = response.content_type
     if is_eventstream(body):
         return EVENTSTREAM_TYPE
-    if recorded not in NDJSON_TYPES and response.streamed and body.lstrip().startswith(_SSE_START):
+    if recorded not in NDJSON_TYPES and response.streamed and head(body, 6).startswith(SSE_START):
         return "text/event-stream"
     return response.headers.get("content-type") or (
         "text/event-stream" if response.streamed else "application/json"
@@ -94,52 +95,110 @@ def recorded_reply(response: RecordedResponse) -> Reply:
 
 
 Replayed = tuple[AssembledResponse, StreamError | None]
+Outcome = Replayed | MalformedStreamError | TransportError
+"""What a replay gave: the result (and the provider error it ended in), or
+the framing or transport fault that made the response unreadable."""
+
+
+class Replayer:
+    """Recorded responses replayed one after another through one loopback
+    server, one event loop and one driver (a ``with`` block holds them).
+
+    A recording of thousands of interactions costs one server, loop and
+    connection pool, not one each: the per-interaction work is the
+    response's own.  Only the reply of the interaction being replayed is
+    held; a request beyond it gets a 500 saying so, as a one-reply server
+    would give.
+    """
+
+    def __init__(self, *, lifetime: float = 24 * 3600.0) -> None:
+        self._reply: Reply | None = None
+        self._server = LoopbackServer(self._next_reply, lifetime=lifetime)
+        self._runner = asyncio.Runner()
+        self._driver: Driver | None = None
+        self._outcome: Outcome | None = None
+
+    def _next_reply(self, request: LoopbackRequest) -> Reply:
+        reply, self._reply = self._reply, None
+        if reply is None:
+            message = b"loopback server: no reply scripted for this request"
+            return Reply(500, {"content-type": "text/plain"}, (Send(message),))
+        return reply
+
+    def __enter__(self) -> Replayer:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._driver is not None:
+                self._runner.run(self._driver.aclose())
+        finally:
+            self._runner.close()
+            self._server.stop()
+
+    def replay(
+        self,
+        interaction: Interaction,
+        shape: Shape,
+        provider: ProviderId,
+        reply: Reply | None = None,
+    ) -> Outcome:
+        """``interaction``'s recorded response (or ``reply``, serving it
+        another way) served and read by the driver as ``shape`` from
+        ``provider``."""
+        served = reply if reply is not None else recorded_reply(interaction.response)
+        # One kept-alive connection carries every replay, as one to a provider would.
+        self._reply = dataclasses.replace(served, keep_alive=True)
+        # The outcome is handed over beside the task, not as its result: on
+        # the main thread asyncio.Runner.run ends by asking signal.getsignal,
+        # which formats the repr of its SIGINT handler, whose task's repr
+        # holds the repr of its result (the whole assembled text, once more).
+        self._runner.run(self._read(interaction, shape, provider))
+        outcome, self._outcome = self._outcome, None
+        assert outcome is not None
+        return outcome
+
+    async def _read(self, interaction: Interaction, shape: Shape, provider: ProviderId) -> None:
+        if self._driver is None:
+            self._driver = Driver()  # made inside the loop that will run it
+        endpoint = Endpoint(provider, self._server.url, api_key="sk-loopback-1")
+        stream = ResponseStream(
+            self._driver,
+            endpoint,
+            shape,
+            _REQUEST,
+            timeouts=self._driver.timeouts,
+            stream=interaction.response.streamed,
+        )
+        try:
+            async with stream:
+                self._outcome = (await stream.final(), None)
+        except (MalformedStreamError, TransportError) as exc:
+            self._outcome = exc
+        except StreamError as exc:  # a provider error the recording holds
+            self._outcome = (stream.partial(), exc)
+
+
+_REQUEST = ModelRequest(model="recorded", messages=())
 
 
 def through_driver(
     cases: Sequence[tuple[Interaction, Shape, ProviderId]],
-) -> list[Replayed | MalformedStreamError | TransportError]:
+) -> list[Outcome]:
     """Each ``(interaction, shape, provider)``'s recorded response served on
     one loopback server and read by the driver, in order: the result, or the
     partial result and the provider error it ended in, or the framing or
     transport fault that made it unreadable."""
-    replies = [recorded_reply(interaction.response) for interaction, _, _ in cases]
-    request = ModelRequest(model="recorded", messages=())
-
-    async def main(
-        server: LoopbackServer,
-    ) -> list[Replayed | MalformedStreamError | TransportError]:
-        driver = Driver()
-        out: list[Replayed | MalformedStreamError | TransportError] = []
-        try:
-            for interaction, shape, provider in cases:
-                endpoint = Endpoint(provider, server.url, api_key="sk-loopback-1")
-                stream = ResponseStream(
-                    driver,
-                    endpoint,
-                    shape,
-                    request,
-                    timeouts=driver.timeouts,
-                    stream=interaction.response.streamed,
-                )
-                try:
-                    async with stream:
-                        out.append((await stream.final(), None))
-                except (MalformedStreamError, TransportError) as exc:
-                    out.append(exc)
-                except StreamError as exc:  # a provider error the recording holds
-                    out.append((stream.partial(), exc))
-        finally:
-            await driver.aclose()
-        return out
-
-    with LoopbackServer(replies) as server:
-        return asyncio.run(main(server))
+    with Replayer() as replayer:
+        return [replayer.replay(*case) for case in cases]
 
 
 __all__ = [
+    "Outcome",
     "RecordedRequestShape",
     "Replayed",
+    "Replayer",
     "recorded_reply",
     "served_content_type",
     "through_driver",

@@ -50,6 +50,7 @@ from elelem.render.lines import (
     unfinished_line,
     usage_line,
 )
+from elelem.render.link_budget import bound_links, link_budget
 from elelem.render.obligations import obligation_lines
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
 from elelem.stream import (
@@ -382,7 +383,7 @@ class Renderer:
             return
         source = "".join(self._run)
         self._run = []
-        self.console.print(_Safe(Markdown(source, hyperlinks=False)))
+        self.console.print(_Safe(bounded_markdown(source)))
 
     def _line(self, text: str, style: str, *, wrap: bool = True) -> None:
         if self.plain:
@@ -454,8 +455,17 @@ class Renderer:
                 texts.append(sanitize(part.text))
         pending = "".join(texts)
         if pending:
-            items.append(Markdown(neutralize_markdown_links(pending), hyperlinks=False))
+            items.append(bounded_markdown(neutralize_markdown_links(pending)))
         return _Safe(_Tail(Group(*items)))
+
+
+def bounded_markdown(source: str) -> Markdown:
+    """``source`` as rich Markdown for the terminal (no hyperlinks), its
+    links bounded by :func:`~elelem.render.link_budget.link_budget` (rich
+    prints each link's URL after its text)."""
+    markdown = Markdown(source, hyperlinks=False)
+    bound_links(markdown.parsed, link_budget(source))
+    return markdown
 
 
 def _shows_something(part: Part) -> bool:
@@ -473,4 +483,4 @@ def render_parts(renderer: Renderer, parts: Iterable[Part]) -> None:
         renderer.part(part)
 
 
-__all__ = ["CitationDisplay", "RenderOptions", "Renderer", "render_parts"]
+__all__ = ["CitationDisplay", "RenderOptions", "Renderer", "bounded_markdown", "render_parts"]

@@ -137,8 +137,12 @@ class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
         )
 
 
+_RUN = 1024  # deltas a block holds apart before they are joined into one piece
+
+
 class _Open:
-    __slots__ = ("attributions", "block", "built", "id", "name", "order", "parts", "payloads")
+    __slots__ = ("attributions", "block", "built", "id", "joined", "name", "order", "parts",
+                 "payloads")  # fmt: skip
 
     def __init__(self, start: BlockStart, order: int, built: Part | None) -> None:
         self.block = start.block
@@ -149,8 +153,19 @@ class _Open:
         self.built = built
         self.order = order
         self.parts: list[str] = []
+        self.joined = 0  # how many leading parts are runs of deltas already joined
         self.attributions: list[Attribution] = []
         self.payloads: list[ProviderPayload] = []
+
+
+def _compact(block: _Open) -> None:
+    """Join the block's latest run of deltas into one piece once it is
+    :data:`_RUN` long: a delta of a few characters costs some fifty bytes
+    more as a string of its own.  Each delta is joined once, so it stays linear."""
+    parts, joined = block.parts, block.joined
+    if len(parts) - joined >= _RUN:
+        parts[joined:] = ["".join(parts[joined:])]
+        block.joined = joined + 1
 
 
 def _args_complete(arguments: str) -> bool:
@@ -236,6 +251,8 @@ class Assembler:
             if block is None or block.block != want:
                 self._misfit(chunk.index, want, type(chunk).__name__)
             block.parts.append(chunk.text)
+            if len(block.parts) - block.joined >= _RUN:
+                _compact(block)
             return _EMPTY
         handler = self._handlers.get(type(chunk))
         if handler is None:
@@ -252,6 +269,7 @@ class Assembler:
             return start
         get_open = self._open.get
         index = start
+        block = None
         for chunk in islice(chunks, start, None):
             if type(chunk) is TextDelta:
                 want = "text"
@@ -264,6 +282,8 @@ class Assembler:
                 break
             block.parts.append(chunk.text)
             index += 1
+        if block is not None:
+            _compact(block)  # once a run: a run rarely spans two blocks
         self._position += index - start
         return index
 
@@ -427,6 +447,8 @@ class Assembler:
         if block is None or block.block != "tool-call":
             self._misfit(chunk.index, "tool-call", "ToolCallDelta")
         block.parts.append(chunk.arguments)
+        if len(block.parts) - block.joined >= _RUN:
+            _compact(block)
         return _EMPTY
 
     def _on_citation(self, chunk: Citation) -> tuple[Part, ...]:

@@ -13,6 +13,9 @@ its CommonMark preset with these rules:
 - fenced code is highlighted on the server by Pygments (class names only;
   the colours come from the stylesheet), so no script is needed;
 - tables and strikethrough are on; typographer and linkify are off;
+- link targets and titles are spent from a budget of twice the source
+  (:mod:`elelem.render.link_budget`): a reference used thousands of times
+  cannot make the page quadratic in size;
 - citation markers (``[1]``, linked to the turn's footnotes) are placed at
   their code-point positions in the source, which markdown-it cannot do:
   each point gets a placeholder carrying a per-render random nonce (so
@@ -42,6 +45,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from elelem.render.link_budget import bound_links, link_budget
 from elelem.render.sanitize import sanitize
 
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -134,7 +138,11 @@ def markdown_html(source: str, markers: Mapping[int, str] | None = None) -> str:
     span, a code block or a URL is shown after the text instead.
     """
     if not markers:
-        return str(_markdown().render(sanitize(source)))
+        md = _markdown()
+        text = sanitize(source)
+        tokens = md.parse(text)
+        bound_links(tokens, link_budget(text))
+        return str(cast(RendererHTML, md.renderer).render(tokens, md.options, {}))
     nonce = _nonce()
     held: list[str] = []
     pieces: list[str] = []
@@ -148,7 +156,9 @@ def markdown_html(source: str, markers: Mapping[int, str] | None = None) -> str:
     pieces.append(sanitize(source[last:]))
     placeholder = re.compile("\u27e6" + nonce + r"(\d+)\u27e7")
     md = _markdown()
-    tokens = md.parse("".join(pieces))
+    text = "".join(pieces)
+    tokens = md.parse(text)
+    bound_links(tokens, link_budget(text))
     _place(tokens, placeholder)
     html = cast(RendererHTML, md.renderer).render(tokens, md.options, {})
     placed: set[int] = set()

@@ -22,27 +22,26 @@ from datetime import UTC, datetime
 from typing import Any
 
 from elelem.errors import PayloadError
+from elelem.shapes.anthropic_messages.content import (
+    ACCEPTS,
+    FILES_BETA,
+    UNKNOWN_DELTAS,
+    names_file,
+    native_content,
+    portable_content,
+)
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
     TOOL_BETAS,
     hosted_tool_name,
 )
-from elelem.shapes.anthropic_messages.media import LIMITS, encode_media
+from elelem.shapes.anthropic_messages.media import LIMITS
 from elelem.shapes.common import (
     Dropped,
-    arguments_object,
-    context_text,
-    find_payload,
-    hosted_activity_line,
-    mapped_part,
     merge_extra,
-    own_block,
-    part_type,
-    stream_event,
-    stream_event_drop,
     system_text,
 )
-from elelem.shapes.media import check_request, line_report
+from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -54,25 +53,16 @@ from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
-    DocumentBlock,
     Drop,
     FileSearch,
     GenerationOptions,
-    HostedActivity,
-    ImageBlock,
     ImageGeneration,
     JsonSchemaOutput,
     Message,
-    Part,
     ProviderId,
     ProviderPayload,
-    ReasoningBlock,
     RemoteMCP,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultBlock,
     ToolSpec,
-    UnknownBlock,
     WebFetch,
     WebSearch,
 )
@@ -80,19 +70,13 @@ from elelem.vocabulary.drop import (
     EMPTY,
     EXPIRED,
     FOREIGN_PAYLOAD,
-    UNREPLAYABLE,
     UNSUPPORTED,
 )
-from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.wire import EncodedRequest, ModelRequest
 
 EVENT_TYPE = "anthropic.event"
 """``type`` of the unknown block the parser keeps an unknown stream event in."""
 
-UNKNOWN_DELTAS = "unknown_deltas"
-"""Payload format on a text, reasoning or tool-call block: every delta of a
-type nobody modelled that arrived for it, whole (its ``type`` included), in
-arrival order.  Native replay leaves them out and says so."""
 
 API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value the encoder sends."""
@@ -104,222 +88,6 @@ MESSAGES_PATH = "/v1/messages"
 
 SHAPE_NAME = "anthropic_messages"
 """The key of this shape's entry in :attr:`ToolSpec.native`."""
-
-
-def _checked(payload: ProviderPayload, kind: type, at: str) -> Any:
-    # A present but undecodable payload is an error, never a silent downgrade.
-    value = payload.value
-    if not isinstance(value, kind) or (
-        isinstance(value, dict) and payload.format != "block_fields" and "type" not in value
-    ):
-        raise PayloadError(
-            f"{at}: {payload.provider} {payload.format} payload is not a "
-            f"{'block object' if kind is dict else kind.__name__}",
-            "$.value",
-        )
-    return value
-
-
-def _fields(payloads: Iterable[ProviderPayload], provider: str, at: str) -> dict[str, Any]:
-    extra = find_payload(payloads, provider, "block_fields")
-    return dict(_checked(extra, dict, at)) if extra is not None else {}
-
-
-# --------------------------------------------------------------------------
-# native replay
-# --------------------------------------------------------------------------
-
-
-def _native_content(
-    content: Iterable[Part], provider: str, dropped: Dropped, where: str
-) -> list[dict[str, Any]]:
-    """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
-    out: list[dict[str, Any]] = []
-    for i, part in enumerate(content):
-        at = f"{where}content[{i}]"
-        kept = find_payload(getattr(part, "payloads", ()), provider, UNKNOWN_DELTAS)
-        if kept is not None:
-            # What a delta of an unknown type did to its block is not known:
-            # the block replays as its known deltas built it, and says so.
-            count = len(kept.value) if isinstance(kept.value, list) else 1
-            detail = f"{count} delta(s) of a type nobody modelled"
-            dropped.add(at, UNKNOWN_DELTAS, UNREPLAYABLE, detail)
-        if isinstance(part, HostedActivity):
-            block = _native_hosted(part, provider, at)
-            if block is None:
-                out.append(_portable_hosted(part))
-                dropped.add(
-                    at,
-                    "hosted",
-                    UNREPLAYABLE,
-                    f"{part.name} {part.state} has no {provider} payload; sent as text",
-                )
-            else:
-                out.append(block)
-        elif isinstance(part, TextBlock):
-            out.append(_native_text(part, provider, dropped, at))
-        elif isinstance(part, ReasoningBlock):
-            block = _native_reasoning(part, provider, at)
-            if block is None:
-                dropped.add(
-                    at,
-                    "reasoning",
-                    UNREPLAYABLE,
-                    "unsigned: no thinking block without its signature",
-                )
-            else:
-                out.append(block)
-        elif isinstance(part, ToolCallBlock):
-            out.append(_native_tool_call(part, provider, dropped, at))
-        elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part, provider, dropped, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            kind = "image" if isinstance(part, ImageBlock) else "document"
-            dropped.add(at, kind, UNSUPPORTED, "an assistant message takes none")
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.items.append(stream_event_drop(at, part))
-        elif isinstance(part, UnknownBlock):
-            out.append(dict(part.raw))
-        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)  # a plugin block type's own Anthropic form, or the block as it came
-        else:  # a registered block type this shape has no mapping for
-            dropped.add(at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
-    return out
-
-
-def _native_hosted(part: HostedActivity, provider: str, at: str) -> dict[str, Any] | None:
-    payload = part.payload
-    if payload is None or payload.provider != provider:
-        return None
-    return dict(_checked(payload, dict, at))
-
-
-def _native_text(part: TextBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "text", "text": part.text}
-    citations = []
-    for j, attribution in enumerate(part.attributions):
-        replay = attribution.replay
-        if replay is not None and replay.provider == provider and replay.format == "citation":
-            citations.append(_checked(replay, dict, at))
-        else:
-            dropped.add(
-                f"{at}.attributions[{j}]",
-                "citation",
-                UNREPLAYABLE,
-                f"no {provider} citation payload",
-            )
-    if citations:
-        block["citations"] = citations
-    block.update(_fields(part.payloads, provider, at))
-    return block
-
-
-def _native_reasoning(part: ReasoningBlock, provider: str, at: str) -> dict[str, Any] | None:
-    redacted = find_payload(part.payloads, provider, "redacted_thinking")
-    if redacted is not None:
-        block: dict[str, Any] = {"type": "redacted_thinking", "data": _checked(redacted, str, at)}
-    else:
-        signature = find_payload(part.payloads, provider, "signature")
-        if signature is None:
-            return None
-        block = {
-            "type": "thinking",
-            "thinking": part.text,
-            "signature": _checked(signature, str, at),
-        }
-    block.update(_fields(part.payloads, provider, at))
-    return block
-
-
-def _native_tool_call(
-    part: ToolCallBlock, provider: str, dropped: Dropped, at: str
-) -> dict[str, Any]:
-    block: dict[str, Any] = {
-        "type": "tool_use",
-        "id": part.id,
-        "name": part.name,
-        "input": arguments_object(part.arguments, part.id, at, dropped),
-    }
-    block.update(_fields(part.payloads, provider, at))
-    return block
-
-
-def _media(block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str) -> Any:
-    return encode_media(block, provider, at, line_report(dropped.items, at))
-
-
-FILES_BETA = "files-api-2025-04-14"
-"""The beta an image or document given by Files API id needs."""
-
-
-def _names_file(block: dict[str, Any]) -> bool:
-    """True when a wire content block (or a tool result's content) names a file id."""
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "file":
-        return True
-    inner = block.get("content")
-    return isinstance(inner, list) and any(isinstance(b, dict) and _names_file(b) for b in inner)
-
-
-def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
-    block["content"] = part.content
-    if part.attachments:
-        # Images and documents a tool returned go inside its result.
-        content: list[dict[str, Any]] = [{"type": "text", "text": part.content}]
-        for k, attachment in enumerate(part.attachments):
-            wire = _media(attachment, provider, dropped, f"{at}.attachments[{k}]")
-            if wire is not None:
-                content.append(wire)
-        block["content"] = content
-    if part.is_error:
-        block["is_error"] = True
-    return block
-
-
-# --------------------------------------------------------------------------
-# portable encoding
-# --------------------------------------------------------------------------
-
-
-def _portable_hosted(part: HostedActivity) -> dict[str, Any]:
-    return {"type": "text", "text": hosted_activity_line(part)}
-
-
-ACCEPTS = Accepts("Anthropic", shape="anthropic_messages").with_blocks("image", "document")
-"""What Anthropic carries of a message it did not produce (see
-:func:`~elelem.vocabulary.portable.portable_message`): no foreign citations,
-since a citation must point at a block of Anthropic's own."""
-
-
-def _portable_content(
-    message: Message, provider: str, dropped: Dropped, where: str
-) -> list[dict[str, Any]]:
-    """Spell for Anthropic what a message from another provider (or a user) keeps."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where.rstrip("."))
-    out: list[dict[str, Any]] = []
-    for i, part in portable.parts():
-        if isinstance(part, HostedActivity):
-            out.append(_portable_hosted(part))
-        elif isinstance(part, TextBlock):
-            out.append({"type": "text", "text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolCallBlock):
-            given = arguments_object(part.arguments, part.id, f"{where}content[{i}]", dropped)
-            out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": given})
-        elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part, provider, dropped, f"{where}content[{i}]"))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = _media(part, provider, dropped, f"{where}content[{i}]")
-            if wire is not None:
-                out.append(wire)
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)
-        else:
-            dropped.add(
-                f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Anthropic mapping"
-            )
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -426,9 +194,9 @@ def assistant_wire(
 
 def _wire_message(message: Message, provider: str, dropped: Dropped, where: str) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
-        content = _native_content(message.content, provider, dropped, where)
+        content = native_content(message.content, provider, dropped, where)
     else:
-        content = _portable_content(message, provider, dropped, where)
+        content = portable_content(message, provider, dropped, where)
     return {"role": "assistant" if message.role == "assistant" else "user", "content": content}
 
 
@@ -623,7 +391,7 @@ def encode_request(
     if servers:
         body["mcp_servers"] = servers
         betas.append(MCP_BETA)
-    if any(_names_file(block) for wire in messages for block in wire["content"]):
+    if any(names_file(block) for wire in messages for block in wire["content"]):
         betas.append(FILES_BETA)
     sampling_options(opts, OPTION_KEYS, body, dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)
@@ -649,6 +417,7 @@ def encode_request(
 
 
 __all__ = [
+    "ACCEPTS",
     "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "FILES_BETA",

@@ -32,15 +32,16 @@ are checked and passed over, all but a field nobody listed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-from elelem.errors import MalformedStreamError, UnsupportedError
+from elelem.errors import UnsupportedError
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.content import ContentEvents, Item, Part, malformed
 from elelem.shapes.openai_responses.errors import error_from_event
-from elelem.shapes.openai_responses.fast import TEXT_DELTA, HotTextDelta, hot_decoder
+from elelem.shapes.openai_responses.fast import TEXT_DELTA, hot_decoder
 from elelem.shapes.openai_responses.mapping import finish_reason, map_usage
 from elelem.shapes.openai_responses.media import responses_generated_image
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_body, unknown_finish
@@ -48,21 +49,16 @@ from elelem.stream import (
     BlockEnd,
     BlockStart,
     Chunk,
-    Citation,
     Finish,
     Hosted,
-    Payload,
-    ReasoningDelta,
     ResponseStart,
     TextDelta,
-    ToolCallDelta,
     UsageUpdate,
 )
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
 from elelem.wire import ModelRequest
 
-_TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 _TEXT_DELTA_NAME = TEXT_DELTA.encode()  # the SSE event name, as a run holds it
 
 EVENT_TYPE = "openai_responses.event"
@@ -164,84 +160,7 @@ _PROGRESS_PREFIXES = (
 )
 
 
-def _malformed(message: str) -> MalformedStreamError:
-    # A well-formed frame the server got wrong will come the same way again.
-    return MalformedStreamError(f"OpenAI Responses stream: {message}", retryable=False)
-
-
-class _Text:
-    """Text built from deltas in linear time.
-
-    ``attr += delta`` on an attribute copies the whole text so far per delta
-    (CPython's in-place append only works on locals), which is quadratic in
-    the length of a stream; pieces are kept instead and joined when read.
-    """
-
-    __slots__ = ("pieces", "size")
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.size = 0
-
-    def add(self, piece: str) -> None:
-        self.pieces.append(piece)
-        self.size += len(piece)
-
-    def value(self) -> str:
-        pieces = self.pieces
-        if len(pieces) == 1:
-            return pieces[0]
-        if not pieces:
-            return ""
-        text = "".join(pieces)
-        # Reads are rare (an annotation, the done event): later ones start from here.
-        self.pieces = [text]
-        return text
-
-    def replace(self, text: str) -> None:
-        self.pieces = [text] if text else []
-        self.size = len(text)
-
-
-class _Part:
-    __slots__ = ("cited", "held", "key", "kind", "text")
-
-    def __init__(self, key: str, kind: str) -> None:
-        self.key = key
-        self.kind = kind
-        self.text = _Text()
-        self.cited = 0
-        self.held: list[dict[str, Any]] = []
-
-
-class _Item:
-    __slots__ = (
-        "args",
-        "custom",
-        "done",
-        "index",
-        "key",
-        "parts",
-        "raw",
-        "role",
-        "segments",
-        "unknown",
-    )
-
-    def __init__(self, index: int, raw: dict[str, Any], role: str) -> None:
-        self.index = index
-        self.raw = raw
-        self.role = role
-        self.key = str(index)
-        self.done = False
-        self.parts: dict[int, _Part] = {}
-        self.args = _Text()
-        self.segments: list[tuple[str, int]] = []
-        self.custom = role == "call" and raw.get("type") == "custom_tool_call"
-        self.unknown: list[tuple[str, dict[str, Any]]] = []  # events nobody modelled
-
-
-class ResponsesParser(ParserSkeleton):
+class ResponsesParser(ContentEvents, ParserSkeleton):
     """Parses one OpenAI Responses response (on the
     :class:`~elelem.shapes.skeleton.ParserSkeleton`); see the module docstring.
 
@@ -255,11 +174,11 @@ class ResponsesParser(ParserSkeleton):
     def __init__(self, provider: ProviderId, request: ModelRequest | None = None) -> None:
         super().__init__(provider)
         self._client_tools = client_tools(request)
-        self._items: dict[int, _Item] = {}
+        self._items: dict[int, Item] = {}
         # An id is not unique (xAI gives items of one response one id): every
         # item under it, in output order; an event naming only an id goes to
         # the first of them not done.
-        self._by_id: dict[str, list[_Item]] = {}
+        self._by_id: dict[str, list[Item]] = {}
         # Items done before an item ahead of them in the output (parallel
         # tool runs finish in any order) wait, so content keeps output order.
         self._waiting: dict[int, list[Chunk]] = {}
@@ -273,7 +192,7 @@ class ResponsesParser(ParserSkeleton):
         # found it: the next delta with the same fields goes straight there.
         # Any other event clears it (it may finish or replace the item).
         self._hot_key: tuple[int | None, str | None, int | None] | None = None
-        self._hot_part: _Part | None = None
+        self._hot_part: Part | None = None
         self._hot = hot_decoder()
         self._handlers: dict[str, Callable[[dict[str, Any]], list[Chunk]]] = {
             "response.created": self._on_response,
@@ -348,7 +267,7 @@ class ResponsesParser(ParserSkeleton):
                 and (not fields.extra or fields.raws(hot) == fields.last)
             ):
                 self._events += 1
-                text = part.text  # _Text.add inlined, as in _on_hot_delta
+                text = part.text  # TextPieces.add inlined, as in _on_hot_delta
                 text.pieces.append(delta)
                 text.size += len(delta)
                 append(TextDelta(part.key, delta))
@@ -369,7 +288,7 @@ class ResponsesParser(ParserSkeleton):
         """Apply one decoded event object."""
         kind = obj.get("type") or name
         if not isinstance(kind, str) or not kind:
-            raise _malformed("an event without a type")
+            raise malformed("an event without a type")
         self._events += 1
         self._hot_key = None
         handler = self._handlers.get(kind)
@@ -413,7 +332,7 @@ class ResponsesParser(ParserSkeleton):
     def _on_response(self, obj: dict[str, Any]) -> list[Chunk]:
         response = obj.get("response")
         if not isinstance(response, dict):
-            raise _malformed(f"{obj.get('type')} without a response object")
+            raise malformed(f"{obj.get('type')} without a response object")
         return self._start(response)
 
     def _on_unknown(self, obj: dict[str, Any], kind: str) -> list[Chunk]:
@@ -431,35 +350,10 @@ class ResponsesParser(ParserSkeleton):
 
     # -- items ----------------------------------------------------------------------
 
-    def _find(self, obj: Mapping[str, Any]) -> _Item | None:
-        index = obj.get("output_index")
-        if isinstance(index, int) and index in self._items:
-            return self._items[index]
-        item_id = obj.get("item_id")
-        if isinstance(item_id, str):
-            return self._named(item_id)
-        return None
-
-    def _named(self, item_id: str) -> _Item | None:
-        """The first item under ``item_id`` not done yet, else its last."""
-        items = self._by_id.get(item_id)
-        if not items:
-            return None
-        return next((i for i in items if not i.done), items[-1])
-
-    def _item_of(self, obj: Mapping[str, Any], kind: str) -> _Item:
-        item = self._find(obj)
-        if item is None:
-            raise _malformed(
-                f"{kind} for output item {obj.get('output_index')!r}"
-                f" ({obj.get('item_id')!r}) that was never added"
-            )
-        return item
-
-    def _register(self, index: int, raw: dict[str, Any]) -> _Item:
+    def _register(self, index: int, raw: dict[str, Any]) -> Item:
         declared = _items.declared_client_tools(self._tools)
         role = _items.classify(raw, self.provider, self._client_tools, declared)
-        item = _Item(index, raw, role)
+        item = Item(index, raw, role)
         self._items[index] = item
         if isinstance(raw.get("id"), str):
             self._by_id.setdefault(raw["id"], []).append(item)
@@ -469,14 +363,14 @@ class ResponsesParser(ParserSkeleton):
         raw = obj.get("item")
         index = obj.get("output_index")
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-            raise _malformed("output_item.added without an item object with a type")
+            raise malformed("output_item.added without an item object with a type")
         if not isinstance(index, int):
             index = len(self._items)
         if index in self._items and not self._items[index].done:
-            raise _malformed(f"output item {index} added twice")
+            raise malformed(f"output item {index} added twice")
         return self._start(None) + self._added(self._register(index, raw))
 
-    def _added(self, item: _Item) -> list[Chunk]:
+    def _added(self, item: Item) -> list[Chunk]:
         raw = item.raw
         if item.role == "reasoning":
             return [BlockStart(item.key, "reasoning")]
@@ -493,7 +387,7 @@ class ResponsesParser(ParserSkeleton):
     def _on_item_done(self, obj: dict[str, Any]) -> list[Chunk]:
         raw = obj.get("item")
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-            raise _malformed("output_item.done without an item object with a type")
+            raise malformed("output_item.done without an item object with a type")
         index = obj.get("output_index")
         item = self._items.get(index) if isinstance(index, int) else None
         if item is None and isinstance(raw.get("id"), str):
@@ -504,10 +398,10 @@ class ResponsesParser(ParserSkeleton):
             item = self._register(index if isinstance(index, int) else len(self._items), raw)
             out += self._added(item)
         elif item.done:
-            raise _malformed(f"output item {item.index} done twice")
+            raise malformed(f"output item {item.index} done twice")
         return out + self._in_order(item, self._done(item, raw))
 
-    def _in_order(self, item: _Item, chunks: list[Chunk]) -> list[Chunk]:
+    def _in_order(self, item: Item, chunks: list[Chunk]) -> list[Chunk]:
         """``chunks`` of the done ``item`` now, with those of the items that
         waited for it, or, while an item ahead of it is not done, later."""
         if any(i < item.index and not ahead.done for i, ahead in self._items.items()):
@@ -531,10 +425,10 @@ class ResponsesParser(ParserSkeleton):
             out += self._waiting.pop(index)
         return out
 
-    def _done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
+    def _done(self, item: Item, raw: dict[str, Any]) -> list[Chunk]:
         item.done = True
         if raw.get("type") != item.raw.get("type"):
-            raise _malformed(
+            raise malformed(
                 f"output item {item.index} was added as {item.raw.get('type')!r}"
                 f" but done as {raw.get('type')!r}"
             )
@@ -566,255 +460,12 @@ class ResponsesParser(ParserSkeleton):
         item.unknown = []
         return out
 
-    # -- messages ---------------------------------------------------------------------
-
-    def _part(self, item: _Item, index: Any, kind: Any, what: str) -> tuple[_Part, list[Chunk]]:
-        if item.role != "message":
-            raise _malformed(f"{what} for a {item.raw.get('type')!r} item")
-        if not isinstance(index, int):
-            raise _malformed(f"{what} without a content_index")
-        part = item.parts.get(index)
-        if part is not None:
-            return part, []
-        part = _Part(f"{item.key}.{index}", str(kind))
-        item.parts[index] = part
-        if part.kind in _TEXT_PARTS:
-            return part, [BlockStart(part.key, "text")]
-        return part, []
-
-    def _on_part_added(self, obj: dict[str, Any]) -> list[Chunk]:
-        item = self._item_of(obj, "content_part.added")
-        if item.role == "reasoning":
-            # Raw reasoning text parts of a reasoning item.
-            return self._segment(item, "content", obj.get("content_index"))
-        raw_part = obj.get("part")
-        kind = raw_part.get("type") if isinstance(raw_part, dict) else None
-        return self._part(item, obj.get("content_index"), kind, "content_part.added")[1]
-
-    def _on_text_delta(self, obj: dict[str, Any]) -> list[Chunk]:
-        kind = "refusal" if obj.get("type") == "response.refusal.delta" else "output_text"
-        item = self._item_of(obj, str(obj.get("type")))
-        part, out = self._part(item, obj.get("content_index"), kind, str(obj.get("type")))
-        delta = obj.get("delta")
-        if not isinstance(delta, str):
-            raise _malformed(f"{obj.get('type')} without a string delta")
-        if part.kind not in _TEXT_PARTS:
-            raise _malformed(f"text delta for a {part.kind!r} content part")
-        if delta:
-            part.text.add(delta)
-            out.append(TextDelta(part.key, delta))
-        return out
-
-    def _on_hot_delta(self, hot: HotTextDelta) -> list[Chunk]:
-        self._events += 1
-        key = (hot.output_index, hot.item_id, hot.content_index)
-        part = self._hot_part
-        if key != self._hot_key or part is None:
-            obj = {
-                "type": TEXT_DELTA,
-                "item_id": hot.item_id,
-                "output_index": hot.output_index,
-                "content_index": hot.content_index,
-                "delta": hot.delta,
-            }
-            out = self._on_text_delta(obj)
-            # It succeeded, so the item and its text part exist.
-            item = self._find(obj)
-            assert item is not None and hot.content_index is not None
-            self._hot_key, self._hot_part = key, item.parts[hot.content_index]
-            return out
-        delta = hot.delta
-        if delta:
-            text = part.text  # _Text.add inlined: this runs once per streamed delta
-            text.pieces.append(delta)
-            text.size += len(delta)
-            return [TextDelta(part.key, delta)]
-        return []
-
-    def _on_annotation(self, obj: dict[str, Any]) -> list[Chunk]:
-        item = self._item_of(obj, "output_text.annotation.added")
-        part, out = self._part(
-            item, obj.get("content_index"), "output_text", "output_text.annotation.added"
-        )
-        annotation = obj.get("annotation")
-        if not isinstance(annotation, dict):
-            raise _malformed("output_text.annotation.added without an annotation object")
-        part.cited += 1
-        end = annotation.get("end_index")
-        if part.held or (isinstance(end, int) and end > part.text.size):
-            # It spans text not streamed yet: verify it against the final text
-            # (and hold the ones after it too, to keep their order).
-            part.held.append(annotation)
-            return out
-        text = part.text.value()
-        out.append(Citation(part.key, _items.attribution(annotation, text, self.provider)))
-        return out
-
-    def _message_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
-        content = raw.get("content")
-        if not isinstance(content, list):
-            raise _malformed(f"message item {raw.get('id')!r} without a content list")
-        shell = {k: ([] if k == "content" else v) for k, v in raw.items()}
-        out: list[Chunk] = []
-        if not content:
-            return [BlockStart(item.key, "unknown", raw=raw), BlockEnd(item.key)]
-        for index, part_raw in enumerate(content):
-            if not isinstance(part_raw, dict):
-                raise _malformed(
-                    f"message item {raw.get('id')!r} content[{index}] is not an object"
-                )
-            part, opened = self._part(item, index, part_raw.get("type"), "message content")
-            out += opened
-            if part.kind not in _TEXT_PARTS:
-                # An unknown part type: a one-part message item, kept raw.
-                one = {k: ([part_raw] if k == "content" else v) for k, v in raw.items()}
-                out += [BlockStart(part.key, "unknown", raw=one), BlockEnd(part.key)]
-                continue
-            field = _TEXT_PARTS[part.kind]
-            final = part_raw.get(field)
-            if not isinstance(final, str):
-                raise _malformed(f"{part.kind} part {index} of {raw.get('id')!r} has no {field}")
-            out += self._reconcile_text(part, final)
-            if part.kind == "refusal":
-                self._refused = True
-            annotations = part_raw.get("annotations")
-            late = part.held + (annotations[part.cited :] if isinstance(annotations, list) else [])
-            part.held = []
-            text = part.text.value()
-            for annotation in late:
-                if not isinstance(annotation, dict):
-                    raise _malformed(f"annotation of {raw.get('id')!r} is not an object")
-                attribution = _items.attribution(annotation, text, self.provider)
-                out.append(Citation(part.key, attribution))
-            # The item's place in the response: an id is not unique (xAI sent
-            # two items under one), so replay regroups parts by place too.
-            value = {"item": shell, "part": part_raw, "output_index": item.index}
-            out.append(
-                Payload(part.key, ProviderPayload(self.provider, _items.MESSAGE_PART, None, value))
-            )
-            out.append(BlockEnd(part.key))
-        extra = [i for i in item.parts if i >= len(content)]
-        if extra:
-            raise _malformed(f"message {raw.get('id')!r} streamed parts {extra} it does not hold")
-        return out
-
-    def _reconcile_text(self, part: _Part, final: str) -> list[Chunk]:
-        # Deltas that fall short of the final text are completed from it.  Deltas
-        # that contradict it cannot be taken back (they were shown): the block
-        # keeps them, while its payload keeps the provider's final part, which
-        # is what native replay sends.
-        text = part.text.value()
-        if final == text or not final.startswith(text):
-            return []
-        rest = final[len(text) :]
-        part.text.replace(final)
-        return [TextDelta(part.key, rest)]
-
-    # -- reasoning ----------------------------------------------------------------------
-
-    def _segment(self, item: _Item, kind: str, index: Any) -> list[Chunk]:
-        if item.role != "reasoning":
-            raise _malformed(f"reasoning {kind} event for a {item.raw.get('type')!r} item")
-        seg = (kind, index if isinstance(index, int) else 0)
-        if seg in item.segments:
-            return []
-        item.segments.append(seg)
-        if len(item.segments) > 1:
-            item.args.add("\n\n")
-            return [ReasoningDelta(item.key, "\n\n")]
-        return []
-
-    def _on_summary_part(self, obj: dict[str, Any]) -> list[Chunk]:
-        item = self._item_of(obj, "reasoning_summary_part.added")
-        return self._segment(item, "summary", obj.get("summary_index"))
-
-    def _on_reasoning_delta(self, obj: dict[str, Any]) -> list[Chunk]:
-        kind = str(obj.get("type"))
-        item = self._item_of(obj, kind)
-        if kind == "response.reasoning_text.delta":
-            out = self._segment(item, "content", obj.get("content_index"))
-        else:
-            out = self._segment(item, "summary", obj.get("summary_index"))
-        delta = obj.get("delta")
-        if not isinstance(delta, str):
-            raise _malformed(f"{kind} without a string delta")
-        if delta:
-            item.args.add(delta)
-            out.append(ReasoningDelta(item.key, delta))
-        return out
-
-    def _reasoning_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
-        texts: list[str] = []
-        for field, part_type in (("summary", "summary_text"), ("content", "reasoning_text")):
-            parts = raw.get(field)
-            if isinstance(parts, list):
-                texts += [
-                    str(p.get("text") or "")
-                    for p in parts
-                    if isinstance(p, dict) and p.get("type") == part_type
-                ]
-        final = "\n\n".join(texts)
-        out: list[Chunk] = []
-        # As for text: a shortfall is completed, a contradiction keeps what was
-        # streamed (the raw item in the payload is what replays).
-        streamed = item.args.value()
-        if final != streamed and final.startswith(streamed):
-            out.append(ReasoningDelta(item.key, final[len(streamed) :]))
-        out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
-        if self._stored:
-            out.append(self.payload(item.key, _items.STORED, True))
-        out.append(BlockEnd(item.key))
-        return out
-
-    # -- calls ---------------------------------------------------------------------------
-
-    def _args(self, item: _Item, delta: str) -> list[Chunk]:
-        if item.custom:
-            text = _items.json_text(delta)[1:-1]
-            if not item.args.size:
-                text = '"' + text
-        else:
-            text = delta
-        item.args.add(text)
-        return [ToolCallDelta(item.key, text)] if text else []
-
-    def _on_args_delta(self, obj: dict[str, Any]) -> list[Chunk]:
-        kind = str(obj.get("type"))
-        item = self._item_of(obj, kind)
-        if item.role == "hosted":
-            return []  # a server-side custom tool (xAI): its done item has the input
-        if item.role not in ("call", "function_call"):
-            raise _malformed(f"{kind} for a {item.raw.get('type')!r} item")
-        delta = obj.get("delta")
-        if not isinstance(delta, str):
-            raise _malformed(f"{kind} without a string delta")
-        return self._args(item, delta)
-
-    def _call_done(self, item: _Item, raw: dict[str, Any]) -> list[Chunk]:
-        if raw.get("type") == "function_call":
-            final = raw.get("arguments")
-            if not isinstance(final, str):
-                raise _malformed(f"function_call {raw.get('id')!r} without string arguments")
-        else:
-            final = _items.synthesized_arguments(raw)
-        out: list[Chunk] = []
-        streamed = item.args.value()
-        if final != streamed:
-            if not final.startswith(streamed):
-                raise _malformed(f"arguments of {raw.get('id')!r} differ from its streamed deltas")
-            out.append(ToolCallDelta(item.key, final[len(streamed) :]))
-            item.args.replace(final)
-        self._calls += 1
-        out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
-        out.append(BlockEnd(item.key))
-        return out
-
     # -- the end --------------------------------------------------------------------------
 
     def _on_terminal(self, obj: dict[str, Any]) -> list[Chunk]:
         response = obj.get("response")
         if not isinstance(response, dict):
-            raise _malformed(f"{obj.get('type')} without a response object")
+            raise malformed(f"{obj.get('type')} without a response object")
         return self.finish(response)
 
     def finish(self, response: dict[str, Any]) -> list[Chunk]:
@@ -830,7 +481,7 @@ class ResponsesParser(ParserSkeleton):
             out += self._sweep(output)
         pending = [i.index for i in self._items.values() if not i.done]
         if pending:
-            raise _malformed(f"response ended with output items {pending} unfinished")
+            raise malformed(f"response ended with output items {pending} unfinished")
         usage = response.get("usage")
         if isinstance(usage, dict):
             out.append(UsageUpdate(map_usage(usage, output if isinstance(output, list) else ())))
@@ -843,7 +494,7 @@ class ResponsesParser(ParserSkeleton):
         claimed: set[int] = set()  # the id() of each item an output entry was matched to
         for position, raw in enumerate(output):
             if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-                raise _malformed(f"response output[{position}] is not an item object")
+                raise malformed(f"response output[{position}] is not an item object")
             item = self._match(position, raw, claimed)
             if item is not None:
                 claimed.add(id(item))
@@ -862,13 +513,13 @@ class ResponsesParser(ParserSkeleton):
             out += self._in_order(item, self._done(item, raw))
         return out + self._release_waiting()
 
-    def _match(self, position: int, raw: dict[str, Any], claimed: set[int]) -> _Item | None:
+    def _match(self, position: int, raw: dict[str, Any], claimed: set[int]) -> Item | None:
         """The streamed item a final output item is: the one at its place, of
         its type and id, else the first unclaimed one of its type and id (an
         id alone may name several items)."""
         item_id = raw.get("id")
 
-        def fits(item: _Item) -> bool:
+        def fits(item: Item) -> bool:
             return (
                 id(item) not in claimed
                 and item.raw.get("type") == raw.get("type")
@@ -928,11 +579,11 @@ def parse_object(
 ) -> list[Chunk]:
     """Map a decoded non-streaming Responses object to chunks."""
     if not isinstance(obj, dict):
-        raise _malformed("response body is not a JSON object")
+        raise malformed("response body is not a JSON object")
     if "output" not in obj and isinstance(obj.get("error"), dict):
         raise error_from_event(obj["error"])
     if obj.get("object") not in (None, "response"):
-        raise _malformed(f"body is a {obj.get('object')!r}, not a response")
+        raise malformed(f"body is a {obj.get('object')!r}, not a response")
     if obj.get("status") in ("queued", "in_progress"):
         raise UnsupportedError(
             f"response {obj.get('id')!r} is still {obj.get('status')} (background mode);"

@@ -1,0 +1,304 @@
+"""How an assistant message is spelled in Chat Completions: native replay
+of a message a Chat Completions server produced (its payloads give back
+refusals, reasoning fields, reasoning details, tool call extras, the
+deprecated ``function_call``, audio ids and the fields nobody modelled), and
+the portable encoding of one from anywhere else, with a drop record for
+what cannot be said.  :mod:`~elelem.shapes.openai_chat.encoder` builds the
+request around it.
+"""
+
+from __future__ import annotations
+
+from elelem.shapes.common import (
+    Dropped,
+    find_payload,
+    hosted_lines_and_text,
+    own_block,
+    part_type,
+    stream_event,
+    stream_event_drop,
+)
+from elelem.shapes.openai_chat.blocks import (
+    AUDIO_FORMAT,
+    CHOICE_FIELD_TYPE,
+    FUNCTION_CALL_FORMAT,
+    REASONING_DETAILS_FORMAT,
+    REASONING_FIELD_FORMAT,
+    REFUSAL_FORMAT,
+    RESPONSE_FIELD_TYPE,
+    TOOL_EXTRA_FORMAT,
+    UNKNOWN_FIELD_TYPE,
+)
+from elelem.shapes.openai_chat.dialects import Dialect, dialect_for
+from elelem.vocabulary import (
+    AudioBlock,
+    Drop,
+    HostedActivity,
+    Message,
+    ProviderId,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    UnknownBlock,
+)
+from elelem.vocabulary.drop import (
+    UNREPLAYABLE,
+    UNSUPPORTED,
+)
+from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.portable import Accepts, portable_message
+
+
+def _is_refusal(block: TextBlock, provider: str) -> bool:
+    return find_payload(block.payloads, provider, REFUSAL_FORMAT) is not None
+
+
+def _tool_call(
+    call: ToolCallBlock, position: int, provider: str | None, dialect: Dialect
+) -> dict[str, JSONValue]:
+    wire: dict[str, JSONValue] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+    if provider is not None:
+        if dialect.tool_call_index:
+            wire = {
+                "id": call.id,
+                "index": position,
+                "type": "function",
+                "function": wire["function"],
+            }
+        extra = find_payload(call.payloads, provider, TOOL_EXTRA_FORMAT)
+        if extra is not None and isinstance(extra.value, dict):
+            wire.update(extra.value)
+            if extra.value.get("type") == "custom":
+                # A custom tool's input is free text: the arguments hold it as a JSON string.
+                custom = call.input
+                del wire["function"]
+                wire["custom"] = {
+                    "name": call.name,
+                    "input": custom if isinstance(custom, str) else call.arguments,
+                }
+    return wire
+
+
+def legacy_call(call: ToolCallBlock, provider: str) -> bool:
+    return find_payload(call.payloads, provider, FUNCTION_CALL_FORMAT) is not None
+
+
+def _think_tags(reasoning: str, text: str) -> str:
+    head = f"<think>\n{reasoning}\n</think>"
+    return f"{head}\n\n{text}" if text else head
+
+
+_SERVER_SAID = {
+    RESPONSE_FIELD_TYPE: "a response field, not part of the message",
+    CHOICE_FIELD_TYPE: "a choice field, not part of the message",
+}
+
+
+def native_assistant(
+    message: Message, provider: ProviderId, dialect: Dialect
+) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """The assistant message object that replays ``message`` to the provider that produced it."""
+    dropped = Dropped()
+    texts: list[str] = []
+    refusals: list[str] = []
+    reasonings: list[ReasoningBlock] = []
+    reasoning_at: list[int] = []
+    unknown_at: dict[int, str] = {}  # position -> type of each unknown part
+    calls: list[ToolCallBlock] = []
+    fields: dict[str, JSONValue] = {}
+    parts: list[dict[str, JSONValue]] = []  # Mistral-style ordered content parts
+    for i, part in enumerate(message.content):
+        if isinstance(part, TextBlock):
+            if _is_refusal(part, provider):
+                refusals.append(part.text)
+            else:
+                texts.append(part.text)
+                parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ReasoningBlock):
+            reasonings.append(part)
+            reasoning_at.append(i)
+            parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
+        elif isinstance(part, ToolCallBlock):
+            calls.append(part)
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") in _SERVER_SAID:
+            # What the server said about its response or its choice (like
+            # finish_reason): a message has no place for it, so it is left
+            # out, and said so, as every shape says so of its stream events.
+            dropped.add(
+                f"content[{i}]",
+                str(part.raw.get("field")),
+                UNREPLAYABLE,
+                _SERVER_SAID[str(part.raw.get("type"))],
+            )
+        elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
+            fields[str(part.raw.get("field"))] = part.raw.get("value")
+        elif isinstance(part, UnknownBlock) and stream_event(part):
+            dropped.items.append(stream_event_drop(f"content[{i}]", part))
+        elif isinstance(part, UnknownBlock):
+            parts.append(part.raw)
+            unknown_at[i] = part.type
+        elif isinstance(part, HostedActivity):
+            dropped.add(
+                f"content[{i}]", "hosted", UNSUPPORTED, f"{part.name}: no Chat Completions form"
+            )
+        elif isinstance(part, AudioBlock) and (audio := _audio_id(part, provider)) is not None:
+            # Generated audio goes back by its id, as the API asks of a
+            # multi-turn audio conversation (the bytes are never resent).
+            fields["audio"] = {"id": audio}
+        elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
+            # A plugin's type for a part this server sent: back as it came.
+            parts.append(own)
+            unknown_at[i] = part_type(part)
+        else:
+            dropped.add(
+                f"content[{i}]",
+                part_type(part),
+                UNSUPPORTED,
+                "no Chat Completions form in an assistant message",
+            )
+    text = "".join(texts)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
+    if not text and not dialect.null_content:
+        del wire["content"]
+    mode: str = dialect.reasoning_replay
+    if mode == "shown":
+        # A field seen is a field replayed: a server that showed reasoning in
+        # a field of its answer (an unknown host taken for OpenAI) takes it
+        # back there, as its own clients send it; else it keeps it.
+        shown = reasonings and find_payload(
+            reasonings[0].payloads, provider, REASONING_FIELD_FORMAT
+        )
+        mode = "echo" if shown and isinstance(shown.value, str) else "omit"
+    if mode == "echo" and reasonings:
+        field = find_payload(reasonings[0].payloads, provider, REASONING_FIELD_FORMAT)
+        mode = (
+            field.value
+            if field is not None and isinstance(field.value, str)
+            else "reasoning_content"
+        )
+    reasoning = "".join(r.text for r in reasonings)
+    unknown = bool(unknown_at)
+    if mode == "thinking" or (unknown and mode != "think-tags"):
+        # Mistral's form: the content is the ordered list of parts (thinking
+        # parts only where that is how this provider takes reasoning back).
+        wire["content"] = [
+            p
+            for p in parts
+            if (p.get("type") == "text" and p.get("text"))
+            or (p.get("type") == "thinking" and mode == "thinking")
+            or p.get("type") not in ("text", "thinking")
+        ]
+        unknown = False
+    if reasonings and mode == "reasoning_details":
+        details: list[JSONValue] = []
+        for r in reasonings:
+            found = find_payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
+            if found is not None and isinstance(found.value, list):
+                details.extend(found.value)
+        if details:
+            wire["reasoning_details"] = details
+        elif reasoning:
+            wire["reasoning"] = reasoning
+    elif reasonings and mode == "think-tags" and reasoning:
+        wire["content"] = _think_tags(reasoning, text)
+    elif reasonings and mode in ("reasoning_content", "reasoning") and reasoning:
+        wire[mode] = reasoning
+    elif reasonings and mode == "omit":
+        for i in reasoning_at:
+            dropped.add(
+                f"content[{i}]",
+                "reasoning",
+                UNREPLAYABLE,
+                f"{provider} keeps reasoning server-side",
+            )
+    if refusals:
+        wire["refusal"] = "".join(refusals)
+    legacy = [c for c in calls if legacy_call(c, provider)]
+    if legacy:
+        # The deprecated functions API: the call as the model sent it.
+        call = legacy[0]
+        wire["function_call"] = {"name": call.name, "arguments": call.arguments}
+        calls = [c for c in calls if c is not call]
+    if calls:
+        wire["tool_calls"] = [_tool_call(c, n, provider, dialect) for n, c in enumerate(calls)]
+    for name, value in fields.items():
+        wire.setdefault(name, value)
+    if wire.get("content") is None and not calls and not legacy:
+        wire["content"] = ""  # without tool calls the spec requires content
+    if unknown:
+        for i, kind in unknown_at.items():
+            dropped.add(f"content[{i}]", kind, UNSUPPORTED, "no room beside <think> tags")
+    return wire, dropped.items
+
+
+def same_family(produced_by: str | None, target: str) -> bool:
+    """Whether native payloads from a message ``produced_by`` one model may go to
+    ``target``.  Routers name models ``vendor/model``: a signature or encrypted
+    reasoning from one vendor means nothing to another, so a different vendor
+    prefix gets the portable encoding.  Without prefixes, one provider is one family.
+    """
+    if produced_by is None or "/" not in produced_by or "/" not in target:
+        return True
+    return produced_by.split("/", 1)[0] == target.split("/", 1)[0]
+
+
+ACCEPTS = Accepts("Chat Completions", shape="openai_chat").with_blocks("image", "document", "audio")
+"""What Chat Completions carries of a message it did not produce (see
+:func:`~elelem.vocabulary.portable.portable_message`): no citations."""
+
+
+def assistant_wire(
+    message: Message, provider: ProviderId
+) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """The assistant message object a request to ``provider`` carries for
+    ``message`` (native replay if ``provider`` produced it, else portable),
+    and what had to be dropped."""
+    if message.provider == provider:
+        return native_assistant(message, provider, dialect_for(provider, message.model))
+    return portable_assistant(message)
+
+
+def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Drop]]:
+    """Spell what an assistant message of another provider (or model family)
+    keeps: its hosted-activity lines and text as the content, its tool calls."""
+    portable = portable_message(message, ACCEPTS)
+    dropped = Dropped()
+    dropped.extend(portable.dropped)
+    calls: list[ToolCallBlock] = []
+    for i, part in portable.parts():
+        if isinstance(part, ToolCallBlock):
+            calls.append(part)
+        elif not isinstance(part, (TextBlock, HostedActivity)):
+            dropped.add(
+                f"content[{i}]",
+                part_type(part),
+                UNSUPPORTED,
+                "no Chat Completions form in an assistant message",
+            )
+    text = hosted_lines_and_text(portable.message.content)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
+    if calls:
+        wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
+    return wire, dropped.items
+
+
+def _audio_id(block: AudioBlock, provider: ProviderId) -> str | None:
+    """The id of ``provider``'s generated audio ``block``, if it has one."""
+    payload = find_payload(block.payloads, provider, AUDIO_FORMAT)
+    value = payload.value if payload is not None else None
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
+__all__ = [
+    "ACCEPTS",
+    "assistant_wire",
+    "legacy_call",
+    "native_assistant",
+    "portable_assistant",
+    "same_family",
+]
