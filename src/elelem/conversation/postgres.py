@@ -19,10 +19,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.fulltext import POSTGRES_FULLTEXT
-from elelem.conversation.sqlbase import (
+from elelem.conversation.sqlbase import SQLStore
+from elelem.conversation.sqlschema import (
     Dialect,
     Migration,
-    SQLStore,
     create_blob_table,
     create_fulltext,
     create_tables,

@@ -20,7 +20,6 @@ import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import msgspec
@@ -40,16 +39,16 @@ from elelem.conversation.events import (
     decode_event,
     decode_events,
     encode_event,
-    event_text,
 )
-from elelem.conversation.fulltext import (
-    INDEXED,
-    PROGRESS,
-    STALE,
-    FullTextSQL,
-    index_rows,
-    query_words,
+from elelem.conversation.fulltext import FullTextSQL
+from elelem.conversation.sqlschema import (
+    Dialect,
+    Migration,
+    create_blob_table,
+    create_fulltext,
+    create_tables,
 )
+from elelem.conversation.sqlsearch import search_events
 from elelem.conversation.store import (
     WRITER_WAIT,
     Clock,
@@ -59,7 +58,6 @@ from elelem.conversation.store import (
     Writer,
     format_time,
     new_conversation_id,
-    snippet,
     summarize,
 )
 from elelem.conversation.writers import LocalLocks, PollingWriter
@@ -69,71 +67,6 @@ from elelem.vocabulary.blob import check_bytes
 
 if TYPE_CHECKING:
     from elelem.redaction import Redactor  # set by the caller: loading the log loads none
-
-Migration = Callable[[Any], None]
-"""One schema step: a function of the backend's connection."""
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """The SQL that differs between backends."""
-
-    as_text: str
-    """The event bytes as text: an expression over ``data``."""
-    find: str
-    """The position of ``?`` in ``{as_text}`` (0 when absent)."""
-    prefix: str
-    """True when ``data`` begins with ``?`` of length ``?``: ``(length, bytes)``."""
-    at_of: str
-    """The ``at`` field of the event in ``data``."""
-    greatest: str
-    is_distinct: str
-    lock_row: str
-    """Appended to the query that locks a conversation row for an append."""
-
-
-def create_tables(store: SQLStore, *, key: str, big: str, blob: str, suffix: str = "") -> None:
-    """Schema version 1 in a backend's column types: ``key`` the conversation
-    key column's type, ``big`` a 64-bit integer, ``blob`` a byte string."""
-    store._exec(
-        f"""CREATE TABLE conversations (
-            key {key} PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            title TEXT,
-            model TEXT,
-            turns INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            parent TEXT,
-            forked_at TEXT
-        )"""
-    )
-    store._exec(
-        f"""CREATE TABLE events (
-            conv {big} NOT NULL,
-            seq {big} NOT NULL,
-            data {blob} NOT NULL,
-            PRIMARY KEY (conv, seq)
-        ){suffix}"""
-    )
-
-
-def create_fulltext(store: SQLStore) -> None:
-    """Schema version 2: the full-text index and its per-conversation watermark."""
-    for statement in store.fulltext.create:
-        store._exec(statement)
-
-
-def create_blob_table(store: SQLStore, *, big: str, blob: str) -> None:
-    """Schema version 3: the content-addressed blob table (bytes of images and
-    documents, keyed by their SHA-256; events hold references)."""
-    store._exec(
-        f"""CREATE TABLE blobs (
-            sha256 TEXT PRIMARY KEY,
-            size {big} NOT NULL,
-            data {blob} NOT NULL
-        )"""
-    )
-
 
 BLOB_MARK = b'"blob":{"sha256":'
 """What the canonical bytes of an event referencing a blob contain."""
@@ -580,69 +513,7 @@ class SQLStore(ABC):
         prefix, ignoring case; :mod:`~elelem.conversation.fulltext`), newest
         conversation first, in log order within one.  A query without words
         (only punctuation) matches the events that contain it verbatim."""
-        if not text:
-            return []
-        words = query_words(text)
-        if not words:
-            return self._scan(text, limit)
-        self._write(self._catch_up_index, "index")
-        fts = self.fulltext
-        sql = (
-            "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
-            f" WHERE (e.conv, e.seq) IN ({fts.match})"
-            f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq LIMIT ?"
-        )
-        hits: list[SearchHit] = []
-        with self._lock:
-            for cid, data in self._exec(self._sql(sql), (fts.query(words), limit)).fetchall():
-                event = decode_event(bytes(data))
-                found = event_text(event.kind, event.body) or ""
-                needle = text if text.casefold() in found.casefold() else words[0]
-                hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, needle)))
-        return hits
-
-    def _catch_up_index(self) -> None:
-        fts = self.fulltext
-        # Seqs run 1..n in every conversation, so the index is current exactly
-        # when the watermarks add up to the number of events: one count instead
-        # of a max(seq) per conversation on every search.
-        total, indexed = self._exec(self._sql(INDEXED)).fetchone()
-        if int(total or 0) == int(indexed or 0):
-            return
-        for key, done in self._exec(self._sql(STALE)).fetchall():
-            rows = self._exec(
-                self._sql("SELECT seq, data FROM events WHERE conv = ? AND seq > ? ORDER BY seq"),
-                (key, done),
-            ).fetchall()
-            inserts, last = index_rows(fts, int(key), rows)
-            if inserts:
-                self._many(fts.insert, inserts)
-            self._exec(self._sql(PROGRESS), (key, last))
-
-    def _scan(self, text: str, limit: int) -> list[SearchHit]:
-        wanted = text.casefold()
-        order = f" ORDER BY {self._sql_updated} DESC, c.key DESC, e.seq"
-        select = "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
-        if text.isascii():
-            # The bytes hold the text JSON-escaped; SQL narrows by that (its
-            # lower() folds ASCII only), the decoded text decides (keys and
-            # other fields can match the bytes too).
-            find = self.dialect.find.format(as_text=self.dialect.as_text)
-            sql, params = f"{select} WHERE {find} > 0{order}", [codec.dumps(text)[1:-1].decode()]
-        else:
-            sql, params = select + order, []
-        hits: list[SearchHit] = []
-        with self._lock:
-            for cid, data in self._exec(self._sql(sql), params):
-                event = decode_event(bytes(data))
-                found = event_text(event.kind, event.body)
-                if found is not None and wanted in found.casefold():
-                    hits.append(
-                        SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text))
-                    )
-                    if len(hits) >= limit:
-                        break
-        return hits
+        return search_events(self, text, limit)
 
     def fork(
         self, conversation: ConversationId, at: EventId, *, title: str | None = None

@@ -18,10 +18,10 @@ from typing import Any
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.fulltext import SQLITE_FULLTEXT
-from elelem.conversation.sqlbase import (
+from elelem.conversation.sqlbase import SQLStore
+from elelem.conversation.sqlschema import (
     Dialect,
     Migration,
-    SQLStore,
     create_blob_table,
     create_fulltext,
     create_tables,
