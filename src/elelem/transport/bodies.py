@@ -12,13 +12,12 @@ event (benchmarks/README.md, "Per-provider streams").
 :func:`read_async` and :func:`read_blocking` read the same connection's h11
 state the way httpcore2's ``_receive_response_body`` does, with one
 difference: the chunks h11 already holds are handed out together, before the
-next network read — all but the last joined into one piece, then the last
-on its own (and at the body's end, its last chunks one by one).  Nothing
-waits for more bytes than before (the pieces go out as soon as h11 needs
-data), so a stream of one event per network read still gets one piece per
-event; only chunks that arrived together are read together.  The last chunk
-stays a read of its own so that bytes a server sends after the terminal
-event, in a chunk of their own, are still a read the driver tells
+next network read (or at the body's end) — all but the last joined into one
+piece, then the last on its own.  Nothing waits for more bytes than before,
+so a stream of one event per network read still gets one piece per event;
+only chunks that arrived together are read together.  The last chunk stays
+a read of its own so that bytes a server sends after the terminal event, in
+a chunk of their own, are still a read the driver tells
 (:attr:`~elelem.transport.stream_core.StreamCore.tail`) and never parses.
 Errors are httpcore2's (``RemoteProtocolError`` for h11's, the network's
 own), raised through httpx2's mapping as before, and a body that stops
@@ -99,15 +98,15 @@ def _held(next_event: Any) -> tuple[list[bytes], bool]:
             raise httpcore2.RemoteProtocolError(exc) from exc
         if type(event) is _Data:
             chunks.append(event.data)  # bytes, or h11's bytearray
-        elif event is _NEED_DATA:
-            if len(chunks) > 1:
-                return [b"".join(chunks[:-1]), bytes(chunks[-1])], False
-            return [bytes(chunk) for chunk in chunks], False
-        elif type(event) is _End or event is _PAUSED:
-            # The body's last chunks one by one, as httpcore2 hands them
-            # out: whatever followed the terminal event is a read of its
-            # own, told by the driver (StreamCore.tail), never parsed.
-            return [bytes(chunk) for chunk in chunks], True
+            continue
+        ended = type(event) is _End or event is _PAUSED
+        if ended or event is _NEED_DATA:
+            if len(chunks) < 2:
+                return [bytes(chunk) for chunk in chunks], ended
+            # The last chunk a read of its own: what a server sent after
+            # its terminal event, in a chunk of its own, is then a read
+            # the driver tells (StreamCore.tail) and never parses.
+            return [b"".join(chunks[:-1]), bytes(chunks[-1])], ended
 
 
 async def _async_pieces(stream: AsyncChunks) -> AsyncIterator[bytes]:
