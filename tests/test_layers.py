@@ -237,7 +237,15 @@ def extra_only_modules() -> set[str]:
 def test_the_extras_are_what_the_faces_need() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     core = {Requirement(r).name for r in project["dependencies"]}
-    assert core == {"httpx2", "anyio", "msgspec", "pyyaml", "platformdirs", "genai-prices"}
+    assert core == {
+        "httpx2",
+        "h11",
+        "anyio",
+        "msgspec",
+        "pyyaml",
+        "platformdirs",
+        "genai-prices",
+    }
     extras = project["optional-dependencies"]
     assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure]"]
     assert {"click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry"} <= (

@@ -153,6 +153,9 @@ class KeepAliveServer:
         elif self.ending == "extra":
             conn.sendall(_chunk(frames[-1]))
             conn.sendall(_chunk(b": trailing\n\n") + b"0\r\n\r\n")
+        elif self.ending == "extra-open":
+            conn.sendall(_chunk(frames[-1]))
+            conn.sendall(_chunk(b": trailing\n\n"))  # and the body goes on: no terminator
         elif self.ending == "cut":
             conn.sendall(_chunk(frames[-1]))
             conn.shutdown(socket.SHUT_WR)  # the end of the stream, without the terminator
@@ -279,9 +282,22 @@ def test_a_body_that_never_ends_costs_only_its_connection(
 def test_bytes_after_the_terminal_event_are_told_not_parsed(
     server: KeepAliveServer, blocking: bool
 ) -> None:
-    # The whole response, then the connection closed rather than reused with
-    # unread bytes on it; what happened is on the stream, not swallowed.
+    # The whole response; what followed its terminal event is on the stream,
+    # not swallowed.  The chunked terminator came right behind those bytes,
+    # so the body was read to its end and nothing is left unread on the
+    # connection: it is reused (a body that goes on past them is cut, below).
     tail = "12 bytes after the terminal event, not read"  # ": trailing\n\n"
+    assert _finals(server, 2, blocking) == [("kept alive", tail)] * 2
+    assert (server.requests, server.connections) == (2, 1)
+
+
+@pytest.mark.parametrize("server", [("extra-open", 0.0)], indirect=True)
+@BLOCKING
+def test_bytes_after_the_terminal_event_of_a_body_that_goes_on_close_it(
+    server: KeepAliveServer, blocking: bool
+) -> None:
+    # Told as above, and with the body still open the connection is not reused.
+    tail = "12 bytes after the terminal event, not read"
     assert _finals(server, 2, blocking) == [("kept alive", tail)] * 2
     assert (server.requests, server.connections) == (2, 2)
 

@@ -50,6 +50,7 @@ from elelem.errors import MAX_ERROR_BODY, StreamError
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
 from elelem.transport.blocking import SyncResponseStream
+from elelem.transport.bodies import BlockingTransport
 from elelem.transport.config import CHAT, RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.faces import AsyncFace
@@ -419,10 +420,12 @@ class Driver:
     def sync_http(self) -> httpx2.Client:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
+            limits, verify = pool_limits(self.limits), verifying_context()
             self._sync_http = httpx2.Client(
                 timeout=self.timeouts.as_httpx(),
-                verify=verifying_context(),
-                limits=pool_limits(self.limits),
+                verify=verify,
+                limits=limits,
+                transport=BlockingTransport(verify, limits),
             )
         return self._sync_http
 

@@ -39,6 +39,8 @@ import anyio
 import httpcore2
 import httpx2
 
+from elelem.transport.bodies import read_async
+
 __all__ = ["BoundedPool", "PooledTransport"]
 
 
@@ -295,8 +297,8 @@ class _Body:
         self._closed = False
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        # The connection's own iterator: no generator of ours per read.
-        return self._stream.__aiter__()
+        # What the connection already holds, a piece per network read.
+        return read_async(self._stream)
 
     async def aclose(self) -> None:
         if self._closed:
