@@ -18,7 +18,7 @@ from datetime import datetime
 import msgspec
 
 from elelem.batches.wires import BatchRecord, Item
-from elelem.errors import ConfigError, StreamError
+from elelem.errors import ConfigError, MalformedStreamError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
 from elelem.stream import AssembledResponse, Assembler
@@ -94,8 +94,16 @@ def read_results(
 ) -> list[BatchResult]:
     """Each item's body parsed by the target's shape and assembled, in the
     order of the batch's requests (items the provider left out come last,
-    as errors saying so), priced at the batch price."""
-    by_id = {item.custom_id: item for item in items}
+    as errors saying so), priced at the batch price.  A custom id given
+    twice is a :class:`~elelem.errors.MalformedStreamError`."""
+    by_id: dict[str, Item] = {}
+    for given in items:
+        if given.custom_id in by_id:
+            # Keeping either would drop the other without a word.
+            raise MalformedStreamError(
+                f"the batch's results hold custom_id {given.custom_id!r} twice", retryable=False
+            )
+        by_id[given.custom_id] = given
     order = list(record.custom_ids) + [i for i in by_id if i not in record.custom_ids]
     out = []
     for custom_id in order:

@@ -1,0 +1,175 @@
+"""Hostile providers on the surfaces beyond chat (issue #33, round three):
+batch, embedding and speech answers that are deep, of the wrong type, out
+of range, or that point the API key at another host.  Every one is a typed
+error naming what was wrong; the servers run on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from elelem import SyncClient
+from elelem.batches import BatchRecord
+from elelem.errors import MalformedStreamError
+from elelem.testing.servers import LoopbackServer, Reply, status
+from elelem.vocabulary import ProviderId
+
+CONFIG = "/nonexistent/elelem.toml"
+KEY = "sk-ant-hostile-0123456789"
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def client(env: dict[str, str]) -> SyncClient:
+    return SyncClient(env={"ELELEM_CONFIG": CONFIG, **env}, max_retries=0)
+
+
+def jsonl(*lines: Any) -> Reply:
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    return status(200, body, content_type="application/binary")
+
+
+def record(output: str | None) -> BatchRecord:
+    return BatchRecord(
+        ProviderId("anthropic"),
+        "anthropic:claude-sonnet-4-5",
+        "anthropic",
+        "msgbatch_1",
+        "ended",
+        "ended",
+        ("r1",),
+        output=output,
+    )
+
+
+@pytest.mark.parametrize("where", ["{evil}/steal", "//127.0.0.1:{port}/steal"])
+def test_a_results_url_on_another_host_is_not_followed_with_the_key(where: str) -> None:
+    with LoopbackServer([status(200, b"{}")]) as evil, LoopbackServer([]) as server:
+        output = where.format(evil=evil.url, port=evil.url.rsplit(":", 1)[1])
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_results(record(output))
+        assert evil.requests == [] and server.requests == []
+    port, evil_port = server.url.rsplit(":", 1)[1], evil.url.rsplit(":", 1)[1]
+    scheme = "http" if where.startswith("{") else ""
+    assert caught.value.message == (
+        f"the batch's results URL is on {scheme}://127.0.0.1:{evil_port},"
+        f" not on the endpoint's http://127.0.0.1:{port}: not followed (the request would"
+        " carry the API key)"
+    )
+    assert caught.value.retryable is False
+
+
+def test_a_results_url_on_the_endpoints_own_origin_is_followed() -> None:
+    line = {"custom_id": "r1", "result": {"type": "expired"}}
+    with LoopbackServer([jsonl(line)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c:
+            (result,) = c.batch_results(record(server.url + "/v1/results"))
+        (sent,) = server.requests
+    assert (sent.path, sent.headers["x-api-key"]) == ("/v1/results", KEY)
+    assert (result.custom_id, result.error) == ("r1", "expired")
+
+
+ANSWER = "the answer to {what} is not what the API documents: {why}"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"id": "msgbatch_1"}', "the answer has no string 'processing_status'"),
+        (b'{"id": 7, "processing_status": "ended"}', "the answer has no string 'id'"),
+        (
+            b'{"id": "b", "processing_status": "ended", "results_url": 3}',
+            "the answer's 'results_url' is a int, not a string",
+        ),
+        (DEEP, "JSON nested too deeply to decode"),
+    ],
+    ids=["no state", "numeric id", "numeric url", "deep"],
+)
+def test_a_hostile_batch_object_is_malformed(body: bytes, why: str) -> None:
+    with LoopbackServer([status(200, body)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_status(record(None))
+    assert caught.value.message == ANSWER.format(what="read the batch", why=why)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([{"result": {"type": "errored"}}], "the answer has no string 'custom_id'"),
+        ([{"custom_id": "r1", "result": [1]}], "the result of 'r1' is a list, not an object"),
+        (
+            [{"custom_id": "r1", "result": {"type": "succeeded"}}],
+            "the succeeded result of 'r1' has no message",
+        ),
+    ],
+    ids=["no id", "list result", "no message"],
+)
+def test_a_hostile_anthropic_results_line_is_malformed(lines: list[Any], why: str) -> None:
+    with LoopbackServer([jsonl(*lines)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_results(record("/v1/results"))
+    assert caught.value.message == ANSWER.format(what="read the results", why=why)
+
+
+def test_a_custom_id_answered_twice_is_malformed_not_half_dropped() -> None:
+    twice = [{"custom_id": "r1", "result": {"type": kind}} for kind in ("errored", "canceled")]
+    with LoopbackServer([jsonl(*twice)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_results(record("/v1/results"))
+    assert caught.value.message == "the batch's results hold custom_id 'r1' twice"
+
+
+def openai_record(output: str) -> BatchRecord:
+    return BatchRecord(ProviderId("openai"), "openai:gpt-4o-mini", "openai", "batch_1", "ended", "completed",
+                       ("r1",), output=output)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ({"custom_id": "r1", "response": "x"}, "the response of 'r1' is a str, not an object"),
+        (
+            {"custom_id": "r1", "response": {"status_code": 200}},
+            "the response of 'r1' has no body",
+        ),
+        (
+            {"custom_id": "r1", "response": {"status_code": 500, "request_id": []}},
+            "the answer's 'request_id' is a list, not a string",
+        ),
+    ],
+    ids=["str response", "no body", "list request id"],
+)
+def test_a_hostile_openai_output_line_is_malformed(line: Any, why: str) -> None:
+    with LoopbackServer([jsonl(line)]) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "sk-test"}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_results(openai_record("file-1"))
+    assert caught.value.message == ANSWER.format(what="read the results", why=why)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"name": "batches/1", "metadata": []}', "the batch's metadata is a list, not an object"),
+        (
+            b'{"name": "batches/1", "done": true, "response": {"inlinedResponses":'
+            b' {"inlinedResponses": [3]}}}',
+            "inlined response 0 is a int, not an object",
+        ),
+    ],
+    ids=["list metadata", "int entry"],
+)
+def test_a_hostile_gemini_batch_is_malformed(body: bytes, why: str) -> None:
+    gemini = BatchRecord(ProviderId("google"), "google:gemini-2.5-flash", "gemini", "batches/1", "ended",
+                         "BATCH_STATE_SUCCEEDED", ("r1",))  # fmt: skip
+    with LoopbackServer([status(200, body)]) as server:
+        env = {"GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "g-key"}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_results(gemini)
+    assert caught.value.message == ANSWER.format(what="read the batch results", why=why)
