@@ -173,3 +173,55 @@ def test_a_hostile_gemini_batch_is_malformed(body: bytes, why: str) -> None:
         with client(env) as c, pytest.raises(MalformedStreamError) as caught:
             c.batch_results(gemini)
     assert caught.value.message == ANSWER.format(what="read the batch results", why=why)
+
+
+def embed_answer(*vectors: Any) -> Reply:
+    data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return status(200, json.dumps({"data": data}).encode())
+
+
+def embed_error(replies: list[Reply], inputs: list[str], **kwargs: Any) -> MalformedStreamError:
+    with LoopbackServer(replies) as server:
+        env = {"ELELEM_MISTRAL_BASE_URL": server.url + "/v1", "MISTRAL_API_KEY": "m"}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.embed("mistral:mistral-embed", inputs, **kwargs)
+    assert caught.value.retryable is False
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (status(200, b'{"data": ' + DEEP + b"}"), "is not JSON: JSON nested too deeply to decode"),
+        (
+            status(200, b'{"data": [{"index": 0, "embedding": [1' + b"0" * 400 + b"]}]}"),
+            "holds a vector with a value past float range",
+        ),
+        (
+            status(200, b'{"data": [{"index": true, "embedding": [1.0]}]}'),
+            "holds an item with a bad index True",
+        ),
+        (embed_answer([]), "holds a vector of 0 dimensions at 0, not 0 of the first"),
+    ],
+    ids=["deep", "huge int", "bool index", "empty vector"],
+)
+def test_a_hostile_embedding_answer_is_malformed(reply: Reply, why: str) -> None:
+    error = embed_error([reply], ["a"])
+    assert error.message == f"the mistral embedding answer {why}"
+
+
+def test_embedding_vectors_of_mixed_or_unasked_dimensions_are_malformed() -> None:
+    mixed = embed_error([embed_answer([1.0, 2.0], [1.0])], ["a", "b"])
+    assert mixed.message == (
+        "the mistral embedding answer holds a vector of 1 dimensions at 1, not 2 of the first"
+    )
+    unasked = embed_error([embed_answer([1.0, 2.0, 3.0])], ["a"], dimensions=2)
+    assert unasked.message == (
+        "the mistral embedding answer holds a vector of 3 dimensions at 0, not 2 asked for"
+    )
+    # 513 inputs are two requests (Mistral takes 512): the second answers 3-wide.
+    first = embed_answer(*([[0.5, 0.5]] * 512))
+    across = embed_error([first, embed_answer([1.0, 2.0, 3.0])], ["x"] * 513)
+    assert across.message == (
+        "the mistral embedding answers disagree: input 512 has 3 dimensions, input 0 has 2"
+    )
