@@ -225,3 +225,16 @@ def test_embedding_vectors_of_mixed_or_unasked_dimensions_are_malformed() -> Non
     assert across.message == (
         "the mistral embedding answers disagree: input 512 has 3 dimensions, input 0 has 2"
     )
+
+
+def test_a_transcript_nested_too_deep_is_malformed() -> None:
+    from elelem.vocabulary import AudioBlock
+
+    voice = AudioBlock.from_bytes(b"RIFF0000WAVE", "audio/wav")
+    with LoopbackServer([status(200, b'{"text": "x", "usage": ' + DEEP + b"}")]) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "sk-t"}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.transcribe("openai:gpt-4o-transcribe", voice)
+    assert caught.value.message == (
+        "the answer to transcribe is not what the API documents: JSON nested too deeply to decode"
+    )

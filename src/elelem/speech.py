@@ -21,7 +21,7 @@ from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
 from elelem.vocabulary import AudioBlock, BytesSource
 from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest
 
 SPEECH_SHAPES = frozenset({"openai_responses", "openai_chat"})
@@ -87,7 +87,7 @@ def speak(
 
 
 def _transcript(body: bytes) -> Transcript:
-    data = msgspec.json.decode(body)
+    data = decode_json(body)
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
         raise ValueError("the answer holds no text")
     return Transcript(data["text"], data.get("usage"), data)
