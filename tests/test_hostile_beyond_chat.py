@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from elelem import SyncClient
@@ -238,3 +239,31 @@ def test_a_transcript_nested_too_deep_is_malformed() -> None:
     assert caught.value.message == (
         "the answer to transcribe is not what the API documents: JSON nested too deeply to decode"
     )
+
+
+@pytest.mark.parametrize(
+    ("batch_id", "path"),
+    [
+        ("a#frag", "/v1/messages/batches/a%23frag"),
+        ("a?x=1", "/v1/messages/batches/a%3Fx%3D1"),
+        ("../files", "/v1/messages/batches/..%2Ffiles"),
+        ("a\r\nX-Evil: 1", "/v1/messages/batches/a%0D%0AX-Evil%3A%201"),
+    ],
+)
+def test_a_provider_given_batch_id_stays_one_path_segment(batch_id: str, path: str) -> None:
+    answer = b'{"id": "x", "processing_status": "ended"}'
+    with LoopbackServer([status(200, answer)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c:
+            c.batch_status(msgspec.structs.replace(record(None), batch_id=batch_id))
+        (sent,) = server.requests
+    assert sent.path == path
+
+
+def test_a_batch_id_that_is_not_text_is_malformed() -> None:
+    with LoopbackServer([]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        with client(env) as c, pytest.raises(MalformedStreamError) as caught:
+            c.batch_status(msgspec.structs.replace(record(None), batch_id="\udcff"))
+        assert server.requests == []
+    assert caught.value.message == ("the batch id '\\udcff' is not text a request path can carry")

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import msgspec
 
@@ -111,6 +111,18 @@ def _str(data: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"the answer has no string {key!r}")
     return value
+
+
+def _segment(value: str, safe: str = "") -> str:
+    """An id the provider gave, as a part of a request path: quoted, so a
+    ``#``, ``?`` or ``/`` in it cannot move the request elsewhere; one
+    that is not text (a lone surrogate) is malformed."""
+    try:
+        return quote(value, safe=safe)
+    except UnicodeEncodeError:
+        raise MalformedStreamError(
+            f"the batch id {value!r} is not text a request path can carry", retryable=False
+        ) from None
 
 
 def _opt_str(data: dict[str, Any], key: str) -> str | None:
@@ -249,7 +261,7 @@ def anthropic_submit(
 
 def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     """The batch object now."""
-    path = f"/v1/messages/batches/{record.batch_id}"
+    path = f"/v1/messages/batches/{_segment(record.batch_id)}"
     answer: BatchRecord = yield _get(
         target,
         path,
@@ -351,7 +363,7 @@ def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     """The batch object now."""
     answer: BatchRecord = yield _get(
         target,
-        f"/batches/{record.batch_id}",
+        f"/batches/{_segment(record.batch_id)}",
         lambda body: _openai_record(target, _object(body), record.custom_ids),
         "read the batch",
     )
@@ -365,7 +377,7 @@ def openai_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
     items: list[Item] = []
     for file_id in (record.output, record.errors):
         if file_id is not None:
-            path = f"/files/{file_id}/content"
+            path = f"/files/{_segment(file_id)}/content"
             items += yield _get(target, path, _openai_items, "read the results")
     return items
 
@@ -441,7 +453,8 @@ def gemini_submit(
 
 
 def _gemini_path(record: BatchRecord) -> str:
-    return f"/v1beta/{record.batch_id}"
+    # Gemini's batch id is a resource name: ``batches/123``.
+    return f"/v1beta/{_segment(record.batch_id, safe='/')}"
 
 
 def gemini_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
