@@ -308,3 +308,11 @@ def test_provider_stream_error_attributes_are_redacted_in_place() -> None:
         REDACTED.encode(),
     )
     assert str(exc.__cause__) == REDACTED
+
+
+def test_an_os_error_without_a_file_keeps_its_message_when_redacted() -> None:
+    # `elelem speak > /dev/full` said "[Errno 28] No space left on device: None -> None".
+    full = Redactor([SECRET]).redact_error(OSError(28, "No space left on device"))
+    assert str(full) == "[Errno 28] No space left on device"
+    named = Redactor([SECRET]).redact_error(OSError(2, "No such file", f"/k/{SECRET}"))
+    assert str(named) == f"[Errno 2] No such file: '/k/{REDACTED}'"

@@ -269,7 +269,11 @@ def _rewrite_one(exc: BaseException, clean: Callable[[str], str]) -> None:
     if isinstance(exc, OSError):
         names += ["strerror", "filename", "filename2"]
     for name in names:
-        setattr(exc, name, value(getattr(exc, name)))
+        given = getattr(exc, name)
+        if given is not None:
+            # Set to None, an OSError's filename prints as "None" (CPython
+            # tests the slot, not its value): one not given stays unset.
+            setattr(exc, name, value(given))
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, list):
         notes[:] = [value(n) for n in notes]
