@@ -176,3 +176,11 @@ def test_processors_on_each_wire(wire: Wire, tmp_path: Path) -> None:
         "A short summary.",
     )
     assert compaction.provider == wire.model.split(":")[0] and compaction.usage is not None
+
+
+@pytest.mark.parametrize("n", [0, 1.5, True, "3"])
+def test_keep_last_turns_takes_a_count_only(n: Any) -> None:
+    # 1.5 and True were kept; "3" was a TypeError from the comparison.
+    with pytest.raises(ValueError) as caught:
+        KeepLastTurns(n)
+    assert str(caught.value) == f"KeepLastTurns needs n of 1 or more, not {n!r}"

@@ -130,8 +130,9 @@ class KeepLastTurns:
     n: int
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ValueError(f"KeepLastTurns needs n of 1 or more, not {self.n}")
+        n = self.n
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"KeepLastTurns needs n of 1 or more, not {n!r}")
 
     def __call__(self, history: History) -> History:
         turns = history.turn_numbers()
