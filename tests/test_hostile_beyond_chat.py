@@ -6,6 +6,7 @@ error naming what was wrong; the servers run on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -267,3 +268,43 @@ def test_a_batch_id_that_is_not_text_is_malformed() -> None:
             c.batch_status(msgspec.structs.replace(record(None), batch_id="\udcff"))
         assert server.requests == []
     assert caught.value.message == ("the batch id '\\udcff' is not text a request path can carry")
+
+
+@pytest.mark.parametrize("collection", [[], ["-c", "notes"]], ids=["printed", "stored"])
+def test_embed_refuses_a_vector_past_float32_range(tmp_path: Path, collection: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from elelem.cli import main
+
+    # 1e39 is a float64, but no float32: the vector would hold inf.
+    with LoopbackServer([embed_answer([0.5, 1e39])]) as server:
+        env = {
+            "ELELEM_HOME": str(tmp_path),
+            "ELELEM_CONFIG": CONFIG,
+            "ELELEM_MISTRAL_BASE_URL": server.url + "/v1",
+            "MISTRAL_API_KEY": "m",
+        }
+        args = ["embed", "-m", "mistral:mistral-embed", *collection, "hi"]
+        result = CliRunner().invoke(main, args, env=env)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1,
+        "",
+        "elelem: the mistral:mistral-embed answer's vector 0 holds a value that is not a"
+        " finite number\n",
+    )
+
+
+def test_a_collection_refuses_a_vector_that_is_not_finite(tmp_path: Path) -> None:
+    from array import array
+
+    from elelem.conversation import SQLiteStore
+    from elelem.embeddings.collections import Collections, Item
+    from elelem.errors import ConfigError
+
+    store = SQLiteStore(tmp_path / "store.db")
+    notes = Collections(store).open("notes", "mistral:mistral-embed", 2)
+    with pytest.raises(ConfigError) as caught:
+        notes.upsert([Item("a", array("f", [0.5, float("nan")]))])
+    assert str(caught.value) == "item 'a' holds a value that is not a finite number"
+    assert notes.count() == 0
+    store.close()

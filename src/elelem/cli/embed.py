@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 from collections.abc import Sequence
 from contextlib import closing
@@ -21,6 +22,7 @@ from typing import Any
 import click
 
 from elelem.cli.common import (
+    EXIT_PROVIDER,
     EXIT_USAGE,
     INPUT_LIMIT,
     Failure,
@@ -169,7 +171,16 @@ def _embed(
             f"name the embedding model with -m provider:model or ${MODEL_ENV}", EXIT_USAGE
         )
     with _client() as client:
-        return client.embed(model, texts, dimensions=dimensions, task=task)  # type: ignore[no-any-return]
+        result: Embeddings = client.embed(model, texts, dimensions=dimensions, task=task)
+    for index, vector in enumerate(result):
+        # A number past float32's range is inf: printed, it is no JSON; stored, no score.
+        if not math.isfinite(sum(vector)):
+            raise Failure(
+                f"the {result.model} answer's vector {index} holds a value that is not a finite"
+                " number",
+                EXIT_PROVIDER,
+            )
+    return result
 
 
 def _print_hits(hits: Sequence[Hit], as_json: bool) -> None:

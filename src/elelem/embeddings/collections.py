@@ -341,6 +341,8 @@ class Collection:
                     f"item {item.id!r} has {len(item.vector)} dimensions;"
                     f" collection {self.name!r} holds {self.dimensions}"
                 )
+            if not math.isfinite(sum(item.vector)):
+                raise ConfigError(f"item {item.id!r} holds a value that is not a finite number")
             ranked = () if pgvector is None else (binary(item.vector),)
             rows.append(
                 (
