@@ -15,7 +15,7 @@ import pytest
 from elelem import SyncClient
 from elelem.batches import BatchRecord
 from elelem.errors import MalformedStreamError
-from elelem.testing.servers import LoopbackServer, Reply, status
+from elelem.testing.servers import LoopbackServer, Reply, Send, status
 from elelem.vocabulary import ProviderId
 
 CONFIG = "/nonexistent/elelem.toml"
@@ -308,3 +308,40 @@ def test_a_collection_refuses_a_vector_that_is_not_finite(tmp_path: Path) -> Non
     assert str(caught.value) == "item 'a' holds a value that is not a finite number"
     assert notes.count() == 0
     store.close()
+
+
+def test_an_endless_run_of_tiny_blocks_stops_at_the_block_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each 20-byte unknown event was kept as a block of some hundred bytes:
+    # 256 MiB of them (the body limit) would have held gigabytes.
+    import elelem.stream.assembler as assembler
+    from elelem.errors import LimitExceededError
+
+    monkeypatch.setattr(assembler, "MAX_BLOCKS", 50)
+    body = b'data: {"type":"x"}\n\n' * 51 + b'data: {"type":"speech.audio.done"}\n\n'
+    events = Reply(200, {"content-type": "text/event-stream"}, (Send(body),))
+    with LoopbackServer([events]) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "sk-t"}
+        with client(env) as c, pytest.raises(LimitExceededError) as caught:
+            speech = c.speak_stream("openai:gpt-4o-mini-tts", "hi", stream_format="sse")
+            with speech:
+                for _ in speech:
+                    pass
+    assert caught.value.message == (
+        "the response passed 50 blocks (limit Assembler.max_blocks = 50)"
+    )
+    assert (caught.value.limit, caught.value.retryable) == ("Assembler.max_blocks", False)
+
+
+def test_the_block_limit_holds_exactly_its_number() -> None:
+    from elelem.errors import LimitExceededError
+    from elelem.stream import Assembler, BlockEnd, BlockStart, ResponseStart
+
+    assembler = Assembler(ProviderId("openai"), max_blocks=3)
+    assembler.feed(ResponseStart(provider=ProviderId("openai")))
+    for key in range(3):
+        assembler.feed(BlockStart(key, "unknown", raw={"type": "x"}))
+        assembler.feed(BlockEnd(key))
+    with pytest.raises(LimitExceededError):
+        assembler.feed(BlockStart(3, "unknown", raw={"type": "x"}))

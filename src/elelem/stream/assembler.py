@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from elelem.errors import DecodeError, ProtocolViolation
+from elelem.errors import DecodeError, LimitExceededError, ProtocolViolation
 from elelem.stream.chunks import (
     BlockEnd,
     BlockKey,
@@ -178,6 +178,15 @@ def _args_complete(arguments: str) -> bool:
     return True
 
 
+MAX_BLOCKS = 100_000
+"""The most blocks one response may start (an :class:`Assembler`'s
+``max_blocks``): far past any real response (a long answer with every
+citation and tool call is some hundreds), and a bound on what a provider
+sending endless tiny blocks can make a client hold (each block costs a few
+hundred bytes however small its frame).  Past it the stream ends with a
+:class:`~elelem.errors.LimitExceededError`."""
+
+
 class Assembler:
     """Turns one response's chunk stream into committed content.
 
@@ -190,8 +199,11 @@ class Assembler:
     keep assembling.
     """
 
-    def __init__(self, provider: ProviderId | None = None) -> None:
+    def __init__(
+        self, provider: ProviderId | None = None, *, max_blocks: int | None = None
+    ) -> None:
         self._provider = provider
+        self._max_blocks = MAX_BLOCKS if max_blocks is None else max_blocks
         self._response_id: str | None = None
         self._model: str | None = None
         self._open: dict[BlockKey, _Open] = {}
@@ -415,6 +427,14 @@ class Assembler:
             self._violate("tool-call-identity", f"tool-call block {index!r} needs id and name")
         self._ended.discard(index)
         self._opened += 1
+        if self._opened > self._max_blocks:
+            # Each block costs some hundred bytes however small its frame:
+            # an endless run of tiny ones would hold gigabytes.
+            raise LimitExceededError(
+                f"the response passed {self._max_blocks} blocks",
+                limit="Assembler.max_blocks",
+                value=self._max_blocks,
+            )
         self._open[index] = _Open(chunk, self._opened, built)
         return _EMPTY
 
@@ -595,4 +615,4 @@ def assemble(
     return assembler.result()
 
 
-__all__ = ["AssembledResponse", "Assembler", "assemble"]
+__all__ = ["MAX_BLOCKS", "AssembledResponse", "Assembler", "assemble"]
