@@ -235,3 +235,19 @@ def test_speak_reads_no_more_of_stdin_than_its_limit(tmp_path: Path) -> None:
         "elelem: Invalid value for '--speed': 'nan' is not a finite number"
         " (see: elelem speak --help)\n",
     )
+
+
+def test_transcribe_reads_an_audio_path_bounded(tmp_path: Path, fifo: Path) -> None:
+    # A FIFO hung and /dev/zero was read without end (Path.read_bytes).
+    from elelem import SyncClient
+
+    with SyncClient(env={"ELELEM_CONFIG": "/nonexistent", "OPENAI_API_KEY": "sk-x"}) as client:
+        for path, problem in [
+            ("/dev/zero", "not a regular file (a character device)"),
+            (str(fifo), "not a regular file (a FIFO)"),
+            (str(sparse(tmp_path / "huge.wav", 600 * 1024 * 1024)),
+             "larger than the read limit of 536870912 bytes"),
+        ]:  # fmt: skip
+            with pytest.raises(ReadRefused) as caught:
+                client.transcribe("openai:gpt-4o-transcribe", path)
+            assert str(caught.value) == f"{path}: {problem}"
