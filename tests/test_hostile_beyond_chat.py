@@ -345,3 +345,21 @@ def test_the_block_limit_holds_exactly_its_number() -> None:
         assembler.feed(BlockEnd(key))
     with pytest.raises(LimitExceededError):
         assembler.feed(BlockStart(3, "unknown", raw={"type": "x"}))
+
+
+@pytest.mark.parametrize("count", [b"\xb2", b"9" * 5000, b"-1", b"1e3"])
+def test_a_token_count_header_that_is_no_count_is_no_usage(count: bytes) -> None:
+    # '\xb2' reads as '²', a digit to str.isdigit: int() raised ValueError (exit 70).
+    body = json.dumps({"embeddings": [[0.5, 0.25]], "response_type": "embeddings_floats"})
+    headers = {"content-type": "application/json",
+               "x-amzn-bedrock-input-token-count": count.decode("latin-1")}  # fmt: skip
+    with LoopbackServer([Reply(200, headers, (Send(body.encode()),))]) as server:
+        env = {
+            "ELELEM_BEDROCK_BASE_URL": server.url,
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            "AWS_REGION": "us-east-1",
+        }
+        with client(env) as c:
+            got = c.embed("bedrock:cohere.embed-english-v3", ["a"])
+    assert ([list(v) for v in got], got.usage) == ([[0.5, 0.25]], None)

@@ -220,9 +220,12 @@ class EmbedPlan:
 
 def _header_usage(headers: Mapping[str, str]) -> Usage | None:
     value = headers.get(TOKEN_HEADER)
-    if value is None or not value.strip().isdigit():
+    count = None if value is None else value.strip()
+    # ASCII digits only ('²' is a digit to str.isdigit, no number to int),
+    # and few of them (int refuses past 4,300 digits).
+    if count is None or not (count.isascii() and count.isdigit()) or len(count) > 18:
         return None
-    return Usage(input=int(value), raw={TOKEN_HEADER: value})
+    return Usage(input=int(count), raw={TOKEN_HEADER: value})
 
 
 def wire_of(target: Target) -> EmbeddingWire:
