@@ -363,3 +363,18 @@ def test_a_token_count_header_that_is_no_count_is_no_usage(count: bytes) -> None
         with client(env) as c:
             got = c.embed("bedrock:cohere.embed-english-v3", ["a"])
     assert ([list(v) for v in got], got.usage) == ([[0.5, 0.25]], None)
+
+
+def test_gemini_batch_counts_keep_numbers_and_skip_what_is_none() -> None:
+    # "\u00b2" passed str.isdigit: int() raised, and the whole status failed.
+    stats = {"requestCount": "2", "successfulRequestCount": 1, "pendingRequestCount": "\u00b2",
+             "failedRequestCount": "9" * 5000, "x": True}  # fmt: skip
+    body = json.dumps({"name": "batches/1", "metadata": {"state": "BATCH_STATE_RUNNING",
+                                                         "batchStats": stats}})  # fmt: skip
+    gemini = BatchRecord(ProviderId("google"), "google:gemini-2.5-flash", "gemini", "batches/1",
+                         "running", "BATCH_STATE_RUNNING", ("r1",))  # fmt: skip
+    with LoopbackServer([status(200, body.encode())]) as server:
+        env = {"GOOGLE_GEMINI_BASE_URL": server.url, "GEMINI_API_KEY": "g-key"}
+        with client(env) as c:
+            now = c.batch_status(gemini)
+    assert now.counts == {"requestCount": 2, "successfulRequestCount": 1}

@@ -421,13 +421,21 @@ def _gemini_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -
         _GEMINI_STATES.get(raw_state, "running"),
         raw_state,
         ids,
-        counts={
-            k: int(v)
-            for k, v in _dict(meta.get("batchStats"), "the batch's batchStats").items()
-            if isinstance(v, (int, str)) and str(v).isdigit()
-        },
+        counts=_gemini_counts(_dict(meta.get("batchStats"), "the batch's batchStats")),
         raw={k: v for k, v in data.items() if k != "response"},
     )
+
+
+def _gemini_counts(stats: dict[str, Any]) -> dict[str, int]:
+    # Counts come as JSON strings ("2"): ASCII digits only ('²' is a digit
+    # to str.isdigit, no number to int); any other value is no count.
+    counts = {}
+    for key, value in stats.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            counts[key] = value
+        elif isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+            counts[key] = int(value)
+    return counts
 
 
 def gemini_submit(
