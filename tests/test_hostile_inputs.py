@@ -251,3 +251,20 @@ def test_transcribe_reads_an_audio_path_bounded(tmp_path: Path, fifo: Path) -> N
             with pytest.raises(ReadRefused) as caught:
                 client.transcribe("openai:gpt-4o-transcribe", path)
             assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_a_closed_stdout_is_one_line_not_exit_70(tmp_path: Path) -> None:
+    # `elelem models anthropic >&-`: the first write was an AttributeError on None (exit 70).
+    import subprocess
+
+    from cli_helpers import ELELEM
+
+    result = subprocess.run(
+        ["sh", "-c", f'"{ELELEM}" models anthropic >&-'],
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (2, "elelem: [Errno 9] stdout is closed\n")
