@@ -209,9 +209,7 @@ class Collections:
         return self._store._write(work, what)
 
     def _text(self, value: str) -> str:
-        """``value`` as a row keeps it: with every secret the store's
-        redactor knows removed, as the log keeps text (nothing secret at
-        rest); an id given to find a row is cleaned the same way."""
+        """``value`` with the store's redactor's secrets removed, as the log keeps text."""
         redactor = self._store.redactor
         return redactor.redact(value) if redactor is not None else value
 

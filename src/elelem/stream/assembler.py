@@ -179,12 +179,9 @@ def _args_complete(arguments: str) -> bool:
 
 
 MAX_BLOCKS = 100_000
-"""The most blocks one response may start (an :class:`Assembler`'s
-``max_blocks``): far past any real response (a long answer with every
-citation and tool call is some hundreds), and a bound on what a provider
-sending endless tiny blocks can make a client hold (each block costs a few
-hundred bytes however small its frame).  Past it the stream ends with a
-:class:`~elelem.errors.LimitExceededError`."""
+"""The most blocks a response may start (``Assembler(max_blocks=)``), far
+past any real one: each costs some hundred bytes however small its frame, so
+endless tiny ones would hold gigabytes.  Past it: a LimitExceededError."""
 
 
 class Assembler:
@@ -427,13 +424,9 @@ class Assembler:
             self._violate("tool-call-identity", f"tool-call block {index!r} needs id and name")
         self._ended.discard(index)
         self._opened += 1
-        if self._opened > self._max_blocks:
-            # Each block costs some hundred bytes however small its frame:
-            # an endless run of tiny ones would hold gigabytes.
+        if self._opened > (most := self._max_blocks):
             raise LimitExceededError(
-                f"the response passed {self._max_blocks} blocks",
-                limit="Assembler.max_blocks",
-                value=self._max_blocks,
+                f"the response passed {most} blocks", limit="Assembler.max_blocks", value=most
             )
         self._open[index] = _Open(chunk, self._opened, built)
         return _EMPTY
