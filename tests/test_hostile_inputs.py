@@ -268,3 +268,26 @@ def test_a_closed_stdout_is_one_line_not_exit_70(tmp_path: Path) -> None:
         check=False,
     )
     assert (result.returncode, result.stderr) == (2, "elelem: [Errno 9] stdout is closed\n")
+
+
+def test_a_batch_of_more_requests_than_a_provider_takes_is_refused_as_read(
+    tmp_path: Path,
+) -> None:
+    # 300,000 one-letter lines (600 kB) took 13 s and 650 MB before any request:
+    # a 256 MiB file of them would have held hundreds of gigabytes.
+    from elelem import SyncClient
+    from elelem.batches.core import MAX_REQUESTS
+    from elelem.errors import ConfigError
+
+    lines = tmp_path / "many.txt"
+    lines.write_text("x\n" * (MAX_REQUESTS + 1))
+    env = base_env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x")
+    result = cli(env, "batch", "submit", "-m", "anthropic:claude-sonnet-4-5", str(lines))
+    assert result == (
+        2,
+        "elelem: line 100001: a batch holds at most 100000 requests: split the file\n",
+    )
+    client = SyncClient(env={"ANTHROPIC_API_KEY": "sk-ant-x"})
+    with client, pytest.raises(ConfigError) as caught:
+        client.batch("anthropic:claude-sonnet-4-5", ["x"] * (MAX_REQUESTS + 1))
+    assert str(caught.value) == "a batch holds at most 100000 requests, not 100001: split it"

@@ -25,6 +25,12 @@ from elelem.stream import AssembledResponse, Assembler
 from elelem.vocabulary import GenerationOptions, Message
 from elelem.wire import EncodedRequest, ModelRequest
 
+MAX_REQUESTS = 100_000
+"""The most requests one batch may hold: Anthropic's limit, the largest a
+provider takes (OpenAI's is 50,000).  Each request costs some kilobytes
+while it is encoded, so a file of millions of one-letter lines is refused
+before it is, not held."""
+
 
 class BatchRequest(msgspec.Struct, frozen=True):
     """One request of a batch: a prompt (or a conversation), its system
@@ -52,8 +58,13 @@ class BatchResult(msgspec.Struct, frozen=True):
 def neutral_requests(
     requests: Sequence[BatchRequest | str], model: str, now: datetime | None
 ) -> list[tuple[str, ModelRequest]]:
-    """``(custom_id, ModelRequest)`` for each request; a repeated custom id
-    is a :class:`~elelem.errors.ConfigError`."""
+    """``(custom_id, ModelRequest)`` for each request; a repeated custom id,
+    or more than :data:`MAX_REQUESTS` requests, is a
+    :class:`~elelem.errors.ConfigError`."""
+    if len(requests) > MAX_REQUESTS:
+        raise ConfigError(
+            f"a batch holds at most {MAX_REQUESTS} requests, not {len(requests)}: split it"
+        )
     out: list[tuple[str, ModelRequest]] = []
     seen: set[str] = set()
     for number, request in enumerate(requests, start=1):
@@ -139,6 +150,7 @@ def _assembled(target: Target, item: Item) -> tuple[AssembledResponse | None, st
 
 __all__ = [
     "BATCH_DISCOUNT",
+    "MAX_REQUESTS",
     "BatchRequest",
     "BatchResult",
     "batch_price",

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from elelem.batches.core import BatchRequest, neutral_requests
+from elelem.batches.core import MAX_REQUESTS, BatchRequest, neutral_requests
 from elelem.batchlog import (
     find,
     latest,
@@ -54,10 +54,16 @@ def _client() -> Any:
 
 
 def _requests(source: str, jsonl: bool, max_tokens: int | None, limit: int) -> list[BatchRequest]:
-    out = []
+    out: list[BatchRequest] = []
     for number, text in input_lines(source, limit):
         if not text.strip():
             continue
+        if len(out) == MAX_REQUESTS:
+            # Refused as it is read: each request held costs kilobytes.
+            raise Failure(
+                f"line {number}: a batch holds at most {MAX_REQUESTS} requests: split the file",
+                EXIT_USAGE,
+            )
         if not jsonl:
             out.append(BatchRequest(text, options=GenerationOptions(max_tokens=max_tokens)))
             continue
