@@ -258,6 +258,24 @@ def test_the_cli_defers_then_approves_in_a_later_process(tmp_path: Path) -> None
         refused = run(env, "resume", conv_id, *model)
         assert refused.returncode == 2
         assert "call toolu_pay awaits approval: give --yes toolu_pay" in refused.stderr
+        both = run(env, "approve", conv_id, "--yes", "toolu_pay", "--no", "toolu_pay", *model)
+        assert (both.returncode, both.stderr) == (
+            2,
+            "elelem: call 'toolu_pay' is given both --yes and --no\n",
+        )
+        twice = run(
+            env,
+            "resume",
+            conv_id,
+            "--no",
+            "toolu_pay",
+            "--result",
+            "x=1",
+            "--result",
+            "x=2",
+            *model,
+        )
+        assert (twice.returncode, twice.stderr) == (2, "elelem: --result 'x' is given twice\n")
         no_tool = run(env, "approve", conv_id, "--yes", "toolu_pay", "-m", "anthropic:claude-test")
         assert no_tool.returncode == 2
         assert "the approved call of charge needs its tool" in no_tool.stderr

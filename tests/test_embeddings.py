@@ -127,8 +127,9 @@ def bedrock_env(server: LoopbackServer) -> dict[str, str]:
 
 def test_bedrock_titan_one_text_per_signed_invocation() -> None:
     replies = [
-        answer({"embedding": [0.5, 0.25], "inputTextTokenCount": 3}),
-        answer({"embedding": [-0.5, 1.0], "inputTextTokenCount": 4}),
+        # Titan v2 takes 256, 512 or 1024 dimensions and answers as many.
+        answer({"embedding": [0.5, 0.25] + [0.0] * 254, "inputTextTokenCount": 3}),
+        answer({"embedding": [-0.5, 1.0] + [0.0] * 254, "inputTextTokenCount": 4}),
     ]
     with LoopbackServer(replies) as server:
         got = embed(
@@ -142,7 +143,7 @@ def test_bedrock_titan_one_text_per_signed_invocation() -> None:
     assert first.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
     assert json.loads(first.body) == {"inputText": "a b", "dimensions": 256}
     assert json.loads(second.body) == {"inputText": "c d e", "dimensions": 256}
-    assert [list(v) for v in got] == [[0.5, 0.25], [-0.5, 1.0]]
+    assert [list(v) for v in got] == [[0.5, 0.25] + [0.0] * 254, [-0.5, 1.0] + [0.0] * 254]
     assert got.usage is not None and got.usage.input == 7
     # amazon.titan-embed-text-v2:0: $0.02 per million input tokens
     assert got.cost.total == Decimal("0.00000014")

@@ -597,3 +597,13 @@ def test_a_misaligned_segment_is_realigned_by_its_text_and_says_so() -> None:
     assert (
         attribution.replay is not None and attribution.replay.value["realigned"] == "segment.text"
     )
+
+
+def test_a_count_of_thousands_of_digits_is_no_count_not_a_value_error() -> None:
+    # proto3 JSON writes counts as strings; int() refuses one past 4,300 digits.
+    huge = "9" * 5000
+    usage = {"promptTokenCount": huge, "candidatesTokenCount": "3"}
+    result = _result(_chunk([{"text": "Hi"}], finishReason="STOP", usageMetadata=usage))
+    assert result.text == "Hi"
+    assert result.usage is not None
+    assert (result.usage.input, result.usage.output, result.usage.raw) == (0, 3, usage)

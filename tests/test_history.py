@@ -9,13 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import elelem
 from elelem.conversation import Compaction, Conversation, SQLiteStore
 from elelem.testing import FunctionModel, Reply, TestModel
 from elelem.testing.servers import LoopbackServer
-from elelem.turns.history import HistoryError, KeepLastTurns, Summarize, TrimToTokens
-from elelem.vocabulary import ProviderId, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+from elelem.turns.history import History, HistoryError, KeepLastTurns, Summarize, TrimToTokens
+from elelem.vocabulary import (
+    Message,
+    ProviderId,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    Usage,
+)
 from test_test_model import get_weather
 from toolloop_wires import WIRES, Wire
 
@@ -176,3 +185,66 @@ def test_processors_on_each_wire(wire: Wire, tmp_path: Path) -> None:
         "A short summary.",
     )
     assert compaction.provider == wire.model.split(":")[0] and compaction.usage is not None
+
+
+@pytest.mark.parametrize("n", [0, 1.5, True, "3"])
+def test_keep_last_turns_takes_a_count_only(n: Any) -> None:
+    # 1.5 and True were kept; "3" was a TypeError from the comparison.
+    with pytest.raises(ValueError) as caught:
+        KeepLastTurns(n)
+    assert str(caught.value) == f"KeepLastTurns needs n of 1 or more, not {n!r}"
+
+
+def _long_history(sizes: list[int]) -> History:
+    """A history of one turn per size: a user message and an answer of
+    ``size`` words each."""
+    messages: list[Message] = []
+    for turn, size in enumerate(sizes):
+        messages += [
+            Message.user(f"q{turn} " * size),
+            Message("assistant", (TextBlock(f"a{turn} " * size),)),
+        ]
+    turns = tuple(t for t in range(len(sizes)) for _ in (0, 1))
+    return History(
+        tuple(messages), ((None,),) * len(messages), turns, "anthropic", "claude-sonnet-4-5"
+    )
+
+
+def _one_turn_at_a_time(history: History, budget: int) -> History:
+    """TrimToTokens as it was: drop the oldest turn until the estimate fits."""
+    turns = history.turn_numbers()
+    while len(turns) > 1 and history.estimate() > budget:
+        turns.pop(0)
+        history = history.from_turn(turns[0])
+    return history
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=30),
+    st.integers(min_value=0, max_value=2000),
+)
+def test_trim_to_tokens_keeps_what_dropping_one_turn_at_a_time_kept(
+    sizes: list[int], budget: int
+) -> None:
+    history = _long_history(sizes)
+    assert TrimToTokens(budget=budget)(history) == _one_turn_at_a_time(history, budget)
+
+
+def test_trim_to_tokens_estimates_a_long_history_log_n_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One estimate per dropped turn made 2,000 turns take 6 s a request.
+    history = _long_history([20] * 4096)
+    estimates = 0
+    estimate = History.estimate
+
+    def counted(self: History) -> int:
+        nonlocal estimates
+        estimates += 1
+        return estimate(self)
+
+    monkeypatch.setattr(History, "estimate", counted)
+    kept = TrimToTokens(budget=500)(history)
+    assert kept.turn_numbers() == list(range(4088, 4096))
+    assert estimates == 13  # the whole history once, then a bisection of 4,095 turns

@@ -8,8 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from cli_helpers import base_env, run
+from elelem.cli import main
 from elelem.reading import ReadRefused, read_file, read_stream
 
 GiB = 1024 * 1024 * 1024
@@ -141,3 +143,151 @@ def test_a_deeply_nested_schema_is_one_line_not_exit_70(tmp_path: Path, fifo: Pa
         2,
         f"elelem: --schema {tmp_path / 'x.json'}: not a regular file (a FIFO)\n",
     )
+
+
+# -- the lines of embed -i and batch submit, and speak's stdin ---------------------------
+
+
+def cli(env: dict[str, str], *args: str, stdin: str = "") -> tuple[int, str]:
+    """``elelem ARGS`` run in-process (the exit status, stderr): a subprocess
+    each would cost a second of the suite's time apiece."""
+    result = CliRunner().invoke(main, list(args), env=env, input=stdin)
+    return result.exit_code, result.stderr
+
+
+LINE_READERS = [
+    ("embed", "-m", "openai:text-embedding-3-small", "-i"),
+    ("batch", "submit", "-m", "anthropic:claude-sonnet-4-5"),
+]
+
+
+@pytest.mark.parametrize("command", LINE_READERS, ids=["embed -i", "batch submit"])
+def test_a_file_of_lines_is_read_bounded(
+    tmp_path: Path, fifo: Path, command: tuple[str, ...]
+) -> None:
+    env = base_env(tmp_path, OPENAI_API_KEY="sk-x", ANTHROPIC_API_KEY="sk-ant-x")
+    huge = sparse(tmp_path / "huge.txt", 8 * GiB)
+    for path, problem in [
+        ("/dev/zero", "not a regular file (a character device)"),
+        (str(fifo), "not a regular file (a FIFO)"),
+        (str(tmp_path), "not a regular file (a directory)"),
+        (str(huge), "larger than the read limit of 268435456 bytes (--max-bytes)"),
+    ]:
+        assert cli(env, *command, path) == (2, f"elelem: {path}: {problem}\n")
+    endless = cli(env, *command, "-", "--max-bytes", "4096", stdin="line\n" * 4096)
+    assert endless == (
+        2,
+        "elelem: stdin: larger than the read limit of 4096 bytes (--max-bytes)\n",
+    )
+
+
+@pytest.mark.parametrize("command", LINE_READERS, ids=["embed -i", "batch submit"])
+def test_a_deep_jsonl_row_is_one_line_not_exit_70(tmp_path: Path, command: tuple[str, ...]) -> None:
+    env = base_env(tmp_path, OPENAI_API_KEY="sk-x", ANTHROPIC_API_KEY="sk-ant-x")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"content": "x", "prompt": "x"}\n{"metadata": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    )
+    result = run(env, *command, str(rows), "--jsonl")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "elelem: line 2 is JSON nested too deeply to decode\n",
+    )
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"one\ntw\xffo\n")
+    result = run(env, *command, str(binary))
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"elelem: {binary} line 2 is not UTF-8 text (byte 0xff at offset 2)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ('{"prompt": "x", "system": 5}', "system is not a string"),
+        ('{"prompt": "x", "custom_id": {"a": 1}}', "custom_id is not a string"),
+        ('{"prompt": "x", "max_tokens": true}', "max_tokens is not a positive integer"),
+        ('{"prompt": "x", "max_tokens": 0}', "max_tokens is not a positive integer"),
+    ],
+)
+def test_a_batch_row_of_the_wrong_type_is_a_usage_error(
+    tmp_path: Path, row: str, problem: str
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(row + "\n")
+    env = base_env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x")
+    result = cli(env, "batch", "submit", "-m", "anthropic:claude-sonnet-4-5", "--jsonl", str(rows))
+    assert result == (2, f"elelem: line 1: {problem}\n")
+
+
+def test_speak_reads_no_more_of_stdin_than_its_limit(tmp_path: Path) -> None:
+    env = base_env(tmp_path, OPENAI_API_KEY="sk-x")
+    args = ("speak", "-m", "openai:gpt-4o-mini-tts", "-o", str(tmp_path / "a.mp3"))
+    result = run(env, *args, stdin="y\n" * (512 * 1024 + 1))
+    assert (result.returncode, result.stderr) == (
+        2,
+        "elelem: stdin: larger than the read limit of 1048576 bytes\n",
+    )
+    nan = run(env, *args, "--speed", "nan", "hi")
+    assert (nan.returncode, nan.stderr) == (
+        2,
+        "elelem: Invalid value for '--speed': 'nan' is not a finite number"
+        " (see: elelem speak --help)\n",
+    )
+
+
+def test_transcribe_reads_an_audio_path_bounded(tmp_path: Path, fifo: Path) -> None:
+    # A FIFO hung and /dev/zero was read without end (Path.read_bytes).
+    from elelem import SyncClient
+
+    with SyncClient(env={"ELELEM_CONFIG": "/nonexistent", "OPENAI_API_KEY": "sk-x"}) as client:
+        for path, problem in [
+            ("/dev/zero", "not a regular file (a character device)"),
+            (str(fifo), "not a regular file (a FIFO)"),
+            (str(sparse(tmp_path / "huge.wav", 600 * 1024 * 1024)),
+             "larger than the read limit of 536870912 bytes"),
+        ]:  # fmt: skip
+            with pytest.raises(ReadRefused) as caught:
+                client.transcribe("openai:gpt-4o-transcribe", path)
+            assert str(caught.value) == f"{path}: {problem}"
+
+
+def test_a_closed_stdout_is_one_line_not_exit_70(tmp_path: Path) -> None:
+    # `elelem models anthropic >&-`: the first write was an AttributeError on None (exit 70).
+    import subprocess
+
+    from cli_helpers import ELELEM
+
+    result = subprocess.run(
+        ["sh", "-c", f'"{ELELEM}" models anthropic >&-'],
+        env=base_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (2, "elelem: [Errno 9] stdout is closed\n")
+
+
+def test_a_batch_of_more_requests_than_a_provider_takes_is_refused_as_read(
+    tmp_path: Path,
+) -> None:
+    # 300,000 one-letter lines (600 kB) took 13 s and 650 MB before any request:
+    # a 256 MiB file of them would have held hundreds of gigabytes.
+    from elelem import SyncClient
+    from elelem.batches.core import MAX_REQUESTS
+    from elelem.errors import ConfigError
+
+    lines = tmp_path / "many.txt"
+    lines.write_text("x\n" * (MAX_REQUESTS + 1))
+    env = base_env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x")
+    result = cli(env, "batch", "submit", "-m", "anthropic:claude-sonnet-4-5", str(lines))
+    assert result == (
+        2,
+        "elelem: line 100001: a batch holds at most 100000 requests: split the file\n",
+    )
+    client = SyncClient(env={"ANTHROPIC_API_KEY": "sk-ant-x"})
+    with client, pytest.raises(ConfigError) as caught:
+        client.batch("anthropic:claude-sonnet-4-5", ["x"] * (MAX_REQUESTS + 1))
+    assert str(caught.value) == "a batch holds at most 100000 requests, not 100001: split it"

@@ -86,3 +86,25 @@ def test_a_recording_of_too_many_interactions_is_refused(tmp_path: Path) -> None
     with pytest.raises(RecordingError) as caught:
         load(path)
     assert caught.value.problem == "more than 10000 interactions in this recording"
+
+
+@pytest.mark.parametrize(
+    "status", ["\u00b200 OK", "9" * 5000 + " OK"], ids=["superscript", "5000 digits"]
+)
+def test_a_status_that_is_no_number_is_a_recording_error(tmp_path: Path, status: str) -> None:
+    # '²00' passed str.isdigit and 5,000 digits int's limit: ValueError, exit 70.
+    path = tmp_path / "status.yaml"
+    path.write_text(
+        "interactions:\n"
+        "- request: {method: POST, uri: 'https://api.anthropic.com/v1/messages', body: null}\n"
+        "  response:\n"
+        f"    status: '{status}'\n"
+        "    headers: {content-type: [application/json]}\n"
+        "    body: {string: '{}'}\n",
+        encoding="utf-8",
+    )
+    result = run(base_env(tmp_path), "inspect", str(path))
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"elelem: {path}: interaction 0: interaction 0 response has no status code\n",
+    )

@@ -308,3 +308,36 @@ def test_provider_stream_error_attributes_are_redacted_in_place() -> None:
         REDACTED.encode(),
     )
     assert str(exc.__cause__) == REDACTED
+
+
+def test_an_os_error_without_a_file_keeps_its_message_when_redacted() -> None:
+    # `elelem speak > /dev/full` said "[Errno 28] No space left on device: None -> None".
+    full = Redactor([SECRET]).redact_error(OSError(28, "No space left on device"))
+    assert str(full) == "[Errno 28] No space left on device"
+    named = Redactor([SECRET]).redact_error(OSError(2, "No such file", f"/k/{SECRET}"))
+    assert str(named) == f"[Errno 2] No such file: '/k/{REDACTED}'"
+
+
+def test_a_key_of_bytes_that_are_not_utf8_exits_2_not_lost_stderr(tmp_path: Path) -> None:
+    # The redactor encoded the key strictly: every write to stderr failed,
+    # and Python printed "lost sys.stderr" (exit 1, no message).
+    with LoopbackServer([]) as server:
+        key = "sk-\udcffabcdefghijkl"  # the bytes sk-\xff… as os.environ holds them
+        env = base_env(tmp_path, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=key)
+        result = run(env, "ask", "-m", MODEL, "hi")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "elelem: provider anthropic: the API key: the value holds a non-ASCII character at "
+        "position 3; credentials and headers must be printable ASCII\n",
+    )
+    assert server.requests == []
+    assert Redactor([key]).redact(f"echo {key}") == f"echo {REDACTED}"
+
+
+def test_a_model_from_the_environment_that_is_not_utf8_exits_2(tmp_path: Path) -> None:
+    env = base_env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x", ELELEM_MODEL="anthropic:\udcff")
+    result = run(env, "ask", "hi")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "elelem: model 'anthropic:\\udcff' is not UTF-8 text (at character 11)\n",
+    )

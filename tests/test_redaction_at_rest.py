@@ -16,6 +16,7 @@ from elelem.conversation.events import Draft, ResponseRecord
 from elelem.redaction import REDACTED, Redactor
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import (
+    ActivityId,
     HostedActivity,
     Message,
     ProviderId,
@@ -71,7 +72,9 @@ def test_no_channel_stores_a_key(tmp_path: Path) -> None:
         (
             ReasoningBlock("thinking", payloads=(signature,)),
             UnknownBlock({"type": "mystery", "note": f"echo {KEY}"}),
-            HostedActivity(id="h1", name="web_search", state="started", input={"q": KEY}),
+            HostedActivity(
+                id=ActivityId("h1"), name="web_search", state="started", input={"q": KEY}
+            ),
             TextBlock(f"base64 {base64.b64encode(KEY.encode()).decode()}"),
             TextBlock("entity " + "".join(f"&#{ord(c)};" for c in KEY)),
         ),
@@ -103,3 +106,33 @@ def test_the_cli_store_keeps_no_echoed_key(tmp_path: Path) -> None:
     home = tmp_path / "home"
     raw = b"".join(p.read_bytes() for p in home.glob("elelem.db*") if p.is_file())
     assert raw and KEY.encode() not in raw
+
+
+def test_a_collection_row_keeps_no_key(tmp_path: Path) -> None:
+    from array import array
+
+    from elelem.embeddings.collections import Collections, Item
+
+    db = tmp_path / "store.db"
+    store = SQLiteStore(db)
+    store.redactor = Redactor([KEY])
+    notes = Collections(store).open("notes", "openai:text-embedding-3-small", 2)
+    row_id, content = f"id-{KEY}", f"my key is {KEY}"
+    items = [
+        Item(row_id, array("f", [1.0, 0.0]), content, {"note": f"key {KEY}"}),
+        Item("other", array("f", [0.0, 1.0]), "plain"),
+    ]
+    assert notes.upsert(items) == 2
+    # The row is found by the id it was given, its content by what was given.
+    assert list(notes.vector(row_id)) == [1.0, 0.0]
+    assert notes.unchanged([(row_id, content), ("other", "changed")]) == {row_id}
+    first, _ = notes.similar(array("f", [1.0, 0.0]), number=2)
+    assert (first.id, first.content, first.metadata) == (
+        f"id-{REDACTED}",
+        f"my key is {REDACTED}",
+        {"note": f"key {REDACTED}"},
+    )
+    assert [h.id for h in notes.similar(array("f", [1.0, 0.0]), skip=row_id)] == ["other"]
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert KEY.encode() not in raw and b"my key is [redacted]" in raw

@@ -59,6 +59,18 @@ def test_a_declared_body_past_the_limit_is_refused_unread(served: ASGIServer) ->
     assert status(answer) == (413, b"request too large")
 
 
+def chat_scope(header: tuple[bytes, bytes]) -> dict[str, Any]:
+    """The ASGI scope of a ``POST /api/chat`` with ``header`` beside its Host."""
+    return {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/chat",
+        "raw_path": b"/api/chat",
+        "query_string": f"token={TOKEN}".encode(),
+        "headers": [(b"host", b"127.0.0.1:1"), header],
+    }
+
+
 def test_a_streamed_body_is_read_no_further_than_past_the_limit() -> None:
     # In process, so what the app asked of the body is counted exactly.
     app = create_app(open_store("sqlite:///:memory:"), token=TOKEN, model="anthropic:m")
@@ -73,14 +85,7 @@ def test_a_streamed_body_is_read_no_further_than_past_the_limit() -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/api/chat",
-        "raw_path": b"/api/chat",
-        "query_string": f"token={TOKEN}".encode(),
-        "headers": [(b"host", b"127.0.0.1:1"), (b"transfer-encoding", b"chunked")],
-    }
+    scope = chat_scope((b"transfer-encoding", b"chunked"))
     asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
     assert (sent[0]["status"], sent[1]["body"]) == (413, b"request too large")
     assert sum(asked) == MAX_CHAT_BODY + len(piece)
@@ -121,7 +126,7 @@ def test_the_own_host_and_origin_pass_and_the_policy_allows_only_inline_images(
     head = f"GET /?token={TOKEN} HTTP/1.1\r\nHost: {own}\r\nOrigin: http://{own}\r\nConnection: close\r\n\r\n"
     answer = exchange(served, head.encode())
     assert status(answer)[0] == 200
-    headers: dict[str, Any] = dict(
+    headers: dict[bytes, bytes] = dict(
         line.split(b": ", 1) for line in answer.split(b"\r\n\r\n")[0].split(b"\r\n")[1:]
     )
     policy = headers[b"content-security-policy"].decode()
@@ -146,3 +151,21 @@ def test_which_hosts_and_binds_are_trusted() -> None:
         False,
         False,
     ]
+
+
+@pytest.mark.parametrize("declared", [b"\xb2", b"9" * 5000])
+def test_a_content_length_that_is_no_number_is_refused_not_a_500(declared: bytes) -> None:
+    # In process: uvicorn's parser refuses these itself, another ASGI server
+    # may not.  '\xb2' reads as '²', a digit to str.isdigit: int() raised.
+    app = create_app(open_store("sqlite:///:memory:"), token=TOKEN, model="anthropic:m")
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = chat_scope((b"content-length", declared))
+    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
+    assert (sent[0]["status"], sent[1]["body"]) == (413, b"request too large")

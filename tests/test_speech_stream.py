@@ -180,6 +180,10 @@ def test_an_unknown_event_is_kept_whole_and_the_audio_goes_on() -> None:
         (event({"type": "speech.audio.delta"}), "without base64 audio"),
         (b"data: {oops\n\n", "sent an event that is not JSON"),
         (b"data: [1, 2]\n\n", "sent an event that is not a JSON object"),
+        (
+            b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n",
+            "sent an event that is not JSON: JSON nested too deeply to decode",
+        ),
         (event({"audio": "AAAA"}), "sent an event without a type"),
         (
             event({"type": "speech.audio.done", "usage": {"input_tokens": "14"}}),

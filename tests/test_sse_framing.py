@@ -162,6 +162,13 @@ def test_retry_must_be_ascii_digits() -> None:
     assert decoder.retry == 10
 
 
+def test_a_retry_of_thousands_of_digits_is_ignored_not_a_value_error() -> None:
+    # int() refuses a string past 4,300 digits: every SSE stream broke on it.
+    events, decoder = decode(b"retry: 10\ndata: a\n\nretry: " + b"9" * 5000 + b"\ndata: b\n\n")
+    assert [(e.data, e.retry) for e in events] == [("a", 10), ("b", 10)]
+    assert decoder.retry == 10
+
+
 def test_event_cut_off_by_end_of_body_is_discarded_and_measured() -> None:
     events, decoder = decode(b"data: a\n\nevent: x\ndata: partial")
     assert events == [SSEEvent("", "a")]

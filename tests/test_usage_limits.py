@@ -155,3 +155,21 @@ def test_limits_are_checked_values() -> None:
         UsageLimits(requests=-1)
     with pytest.raises(ValueError, match="cost must be 0 or more"):
         UsageLimits(cost=-0.5)
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ({"cost": "nan"}, "cost must be 0 or more US dollars, not 'nan'"),
+        ({"cost": "five"}, "cost must be 0 or more US dollars, not 'five'"),
+        ({"cost": float("inf")}, "cost must be 0 or more US dollars, not inf"),
+        ({"cost": [1]}, "cost must be 0 or more US dollars, not [1]"),
+        ({"cost": True}, "cost must be 0 or more US dollars, not True"),
+        ({"requests": True}, "requests must be a count of 0 or more, not True"),
+    ],
+)
+def test_a_limit_that_is_no_number_is_a_value_error(given: dict[str, Any], shown: str) -> None:
+    # nan and words were a decimal.InvalidOperation; True counted as 1 request.
+    with pytest.raises(ValueError) as caught:
+        UsageLimits(**given)
+    assert str(caught.value) == f"UsageLimits.{shown}"

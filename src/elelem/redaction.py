@@ -79,7 +79,10 @@ def _char_form(char: str) -> str:
     """A pattern for one character of a secret in any of its echo encodings."""
     code = ord(char)
     forms = [re.escape(char), r"\\+u" + _hex(code, 4)]
-    forms.extend("%(?:25)*" + _hex(byte, 2) for byte in char.encode("utf-8")[:1])
+    # surrogateescape: a variable holding bytes that are not UTF-8 (a lone
+    # surrogate to Python) is still a secret, and its echo its own bytes.
+    raw = char.encode("utf-8", "surrogateescape")
+    forms.extend("%(?:25)*" + _hex(byte, 2) for byte in raw[:1])
     # HTML character references: decimal, hex (any case, zero-padded), named.
     forms += [f"&#0*{code};", "&#[xX]0*" + _hex(code, 1).lstrip("0") + ";"]
     forms.extend(re.escape(f"&{name}") for name in _ENTITY_NAMES.get(char, ()))
@@ -109,7 +112,7 @@ def base64_cores(secret: str) -> list[str]:
     """The runs of base64 (standard and URL-safe) that encode ``secret``
     whatever bytes stand before and after it: for each of the three
     alignments, the characters its bytes alone determine."""
-    data = secret.encode("utf-8")
+    data = secret.encode("utf-8", "surrogateescape")
     cores = []
     for offset in range(3):
         encoded = base64.b64encode(bytes(offset) + data + bytes(3))
@@ -269,7 +272,11 @@ def _rewrite_one(exc: BaseException, clean: Callable[[str], str]) -> None:
     if isinstance(exc, OSError):
         names += ["strerror", "filename", "filename2"]
     for name in names:
-        setattr(exc, name, value(getattr(exc, name)))
+        given = getattr(exc, name)
+        if given is not None:
+            # Set to None, an OSError's filename prints as "None" (CPython
+            # tests the slot, not its value): one not given stays unset.
+            setattr(exc, name, value(given))
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, list):
         notes[:] = [value(n) for n in notes]

@@ -19,9 +19,10 @@ import msgspec
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
+from elelem.reading import ReadRefused, read_file
 from elelem.vocabulary import AudioBlock, BytesSource
 from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest
 
 SPEECH_SHAPES = frozenset({"openai_responses", "openai_chat"})
@@ -87,7 +88,7 @@ def speak(
 
 
 def _transcript(body: bytes) -> Transcript:
-    data = msgspec.json.decode(body)
+    data = decode_json(body)
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
         raise ValueError("the answer holds no text")
     return Transcript(data["text"], data.get("usage"), data)
@@ -121,8 +122,15 @@ def transcribe(
     return result
 
 
+AUDIO_LIMIT = 512 * 1024 * 1024
+"""The most bytes of an audio file :func:`audio_of` reads (as an attachment)."""
+
+
 def audio_of(value: AudioBlock | bytes | str | Any) -> AudioBlock:
-    """An audio block of ``value``: an :class:`AudioBlock`, its bytes, or a file path."""
+    """An audio block of ``value``: an :class:`AudioBlock`, its bytes, or a
+    file path, read bounded (:func:`elelem.reading.read_file`): a FIFO or a
+    device (``/dev/zero``) or a file past :data:`AUDIO_LIMIT` is a
+    :class:`~elelem.reading.ReadRefused` naming the path, before it is read."""
     if isinstance(value, AudioBlock):
         return value
     if isinstance(value, bytes):
@@ -130,7 +138,19 @@ def audio_of(value: AudioBlock | bytes | str | Any) -> AudioBlock:
     from pathlib import Path
 
     path = Path(value)
-    return AudioBlock.from_bytes(path.read_bytes(), filename=path.name)
+    try:
+        data = read_file(path, AUDIO_LIMIT)
+    except ReadRefused as exc:
+        raise ReadRefused(f"{path}: {exc}") from None
+    return AudioBlock.from_bytes(data, filename=path.name)
 
 
-__all__ = ["SPEECH_SHAPES", "Transcript", "audio_of", "speak", "speech_body", "transcribe"]
+__all__ = [
+    "AUDIO_LIMIT",
+    "SPEECH_SHAPES",
+    "Transcript",
+    "audio_of",
+    "speak",
+    "speech_body",
+    "transcribe",
+]

@@ -51,7 +51,7 @@ from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, Us
 from elelem.transport import ResponseStream, SyncResponseStream
 from elelem.transport.stream_core import StreamCore
 from elelem.vocabulary import AudioBlock, BytesSource, Part, ProviderId, Usage
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 
 STREAM_FORMATS = ("audio", "sse")
@@ -101,7 +101,7 @@ class SpeechParser:
         if isinstance(data, bytes):
             return self.piece(data) if data else []
         try:
-            obj = msgspec.json.decode(data)
+            obj = decode_json(data)
         except msgspec.DecodeError as exc:
             raise _malformed(f"sent an event that is not JSON: {exc}", data) from None
         if not isinstance(obj, dict):

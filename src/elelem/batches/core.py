@@ -18,12 +18,18 @@ from datetime import datetime
 import msgspec
 
 from elelem.batches.wires import BatchRecord, Item
-from elelem.errors import ConfigError, StreamError
+from elelem.errors import ConfigError, MalformedStreamError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
 from elelem.stream import AssembledResponse, Assembler
 from elelem.vocabulary import GenerationOptions, Message
 from elelem.wire import EncodedRequest, ModelRequest
+
+MAX_REQUESTS = 100_000
+"""The most requests one batch may hold: Anthropic's limit, the largest a
+provider takes (OpenAI's is 50,000).  Each request costs some kilobytes
+while it is encoded, so a file of millions of one-letter lines is refused
+before it is, not held."""
 
 
 class BatchRequest(msgspec.Struct, frozen=True):
@@ -52,8 +58,13 @@ class BatchResult(msgspec.Struct, frozen=True):
 def neutral_requests(
     requests: Sequence[BatchRequest | str], model: str, now: datetime | None
 ) -> list[tuple[str, ModelRequest]]:
-    """``(custom_id, ModelRequest)`` for each request; a repeated custom id
-    is a :class:`~elelem.errors.ConfigError`."""
+    """``(custom_id, ModelRequest)`` for each request; a repeated custom id,
+    or more than :data:`MAX_REQUESTS` requests, is a
+    :class:`~elelem.errors.ConfigError`."""
+    if len(requests) > MAX_REQUESTS:
+        raise ConfigError(
+            f"a batch holds at most {MAX_REQUESTS} requests, not {len(requests)}: split it"
+        )
     out: list[tuple[str, ModelRequest]] = []
     seen: set[str] = set()
     for number, request in enumerate(requests, start=1):
@@ -94,8 +105,16 @@ def read_results(
 ) -> list[BatchResult]:
     """Each item's body parsed by the target's shape and assembled, in the
     order of the batch's requests (items the provider left out come last,
-    as errors saying so), priced at the batch price."""
-    by_id = {item.custom_id: item for item in items}
+    as errors saying so), priced at the batch price.  A custom id given
+    twice is a :class:`~elelem.errors.MalformedStreamError`."""
+    by_id: dict[str, Item] = {}
+    for given in items:
+        if given.custom_id in by_id:
+            # Keeping either would drop the other without a word.
+            raise MalformedStreamError(
+                f"the batch's results hold custom_id {given.custom_id!r} twice", retryable=False
+            )
+        by_id[given.custom_id] = given
     order = list(record.custom_ids) + [i for i in by_id if i not in record.custom_ids]
     out = []
     for custom_id in order:
@@ -131,6 +150,7 @@ def _assembled(target: Target, item: Item) -> tuple[AssembledResponse | None, st
 
 __all__ = [
     "BATCH_DISCOUNT",
+    "MAX_REQUESTS",
     "BatchRequest",
     "BatchResult",
     "batch_price",

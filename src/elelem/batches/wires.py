@@ -27,15 +27,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import msgspec
 
 from elelem import codec
-from elelem.errors import UnsupportedError
+from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
 from elelem.vocabulary import Message, ProviderId
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, ModelRequest
 
 STATES = ("pending", "running", "ended", "failed", "cancelled", "expired")
@@ -82,7 +83,7 @@ class Item(msgspec.Struct, frozen=True):
 
 
 def _object(body: bytes) -> dict[str, Any]:
-    data = msgspec.json.decode(body)
+    data = decode_json(body)
     if not isinstance(data, dict):
         raise ValueError("the answer is not a JSON object")
     return data
@@ -90,6 +91,79 @@ def _object(body: bytes) -> dict[str, Any]:
 
 def _lines(body: bytes) -> list[dict[str, Any]]:
     return [_object(line) for line in body.splitlines() if line.strip()]
+
+
+# The answers are read inside a Call's parse (a ValueError there is a typed
+# MalformedStreamError): a field missing or of the wrong type is named, never
+# a KeyError or AttributeError out of the flow.
+
+
+def _dict(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is a {type(value).__name__}, not an object")
+    return value
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"the answer has no string {key!r}")
+    return value
+
+
+def _segment(value: str, safe: str = "") -> str:
+    """An id the provider gave, as a part of a request path: quoted, so a
+    ``#``, ``?`` or ``/`` in it cannot move the request elsewhere; one
+    that is not text (a lone surrogate) is malformed."""
+    try:
+        return quote(value, safe=safe)
+    except UnicodeEncodeError:
+        raise MalformedStreamError(
+            f"the batch id {value!r} is not text a request path can carry", retryable=False
+        ) from None
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"the answer's {key!r} is a {type(value).__name__}, not a string")
+    return value
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _results_path(target: Target, url: str) -> str:
+    """A provider-given results URL, refused unless it is on the endpoint's
+    own origin: the request carries the API key, which must never go to a
+    host the user did not configure."""
+    if not urlsplit(url).scheme and not url.startswith("//"):
+        return url
+    given, base = _origin(url), _origin(target.endpoint.base_url)
+    if given != base:
+        raise MalformedStreamError(
+            f"the batch's results URL is on {given[0]}://{given[1]}:{given[2]}, not on the"
+            f" endpoint's {base[0]}://{base[1]}:{base[2]}: not followed (the request would"
+            " carry the API key)",
+            retryable=False,
+        )
+    return url
+    if (given.scheme.lower(), given.hostname, given.port) != (
+        base.scheme.lower(),
+        base.hostname,
+        base.port,
+    ):
+        raise MalformedStreamError(
+            f"the batch's results URL is on {given.scheme}://{given.hostname}, not on the"
+            f" endpoint's host {base.hostname}: not followed (it would carry the API key)",
+            retryable=False,
+        )
+    return url
 
 
 def _counts(value: Any) -> dict[str, int]:
@@ -123,22 +197,36 @@ def _get(
     return Call(target.shape, encoded, parse, what)
 
 
+def _created(
+    target: Target,
+    create: EncodedRequest,
+    record: Callable[[Target, dict[str, Any], tuple[str, ...]], BatchRecord],
+    requests: Sequence[tuple[str, EncodedRequest]],
+    what: str,
+) -> Flow[BatchRecord]:
+    ids = tuple(c for c, _ in requests)
+    answer: BatchRecord = yield Call(
+        target.shape, create, lambda body: record(target, _object(body), ids), what
+    )
+    return answer
+
+
 # -- Anthropic Message Batches ----------------------------------------------------------
 
 _ANTHROPIC_STATES = {"in_progress": "running", "canceling": "running", "ended": "ended"}
 
 
 def _anthropic_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
-    raw_state = str(data["processing_status"])
+    raw_state = _str(data, "processing_status")
     return BatchRecord(
         target.provider,
         target.address,
         "anthropic",
-        str(data["id"]),
+        _str(data, "id"),
         _ANTHROPIC_STATES.get(raw_state, "running"),
         raw_state,
         ids,
-        output=data.get("results_url"),
+        output=_opt_str(data, "results_url"),
         counts=_counts(data.get("request_counts")),
         raw=data,
     )
@@ -166,33 +254,48 @@ def anthropic_submit(
     create = EncodedRequest(
         path.rstrip("/") + "/batches", {"requests": entries}, headers, stream=False
     )
-    data = yield Call(target.shape, create, _object, "create the message batch")
-    return _anthropic_record(target, data, tuple(c for c, _ in requests))
+    return (
+        yield from _created(target, create, _anthropic_record, requests, "create the message batch")
+    )
 
 
 def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     """The batch object now."""
-    path = f"/v1/messages/batches/{record.batch_id}"
-    data = yield _get(target, path, _object, "read the batch", _anthropic_headers(target))
-    return _anthropic_record(target, data, record.custom_ids)
+    path = f"/v1/messages/batches/{_segment(record.batch_id)}"
+    answer: BatchRecord = yield _get(
+        target,
+        path,
+        lambda body: _anthropic_record(target, _object(body), record.custom_ids),
+        "read the batch",
+        _anthropic_headers(target),
+    )
+    return answer
 
 
 def anthropic_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
     """Each request's message, or its error, from the ``results_url``."""
     if record.output is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
-    lines = yield _get(
-        target, record.output, _lines, "read the results", _anthropic_headers(target)
+    path = _results_path(target, record.output)
+    answer: list[Item] = yield _get(
+        target, path, _anthropic_items, "read the results", _anthropic_headers(target)
     )
+    return answer
+
+
+def _anthropic_items(body: bytes) -> list[Item]:
     items = []
-    for line in lines:
-        result = line.get("result") or {}
+    for line in _lines(body):
+        custom_id = _str(line, "custom_id")
+        result = _dict(line.get("result"), f"the result of {custom_id!r}")
         kind = result.get("type")
         if kind == "succeeded":
-            items.append(Item(str(line["custom_id"]), codec.dumps(result["message"])))
+            if "message" not in result:
+                raise ValueError(f"the succeeded result of {custom_id!r} has no message")
+            items.append(Item(custom_id, codec.dumps(result["message"])))
         else:
             error = result.get("error")
-            items.append(Item(str(line["custom_id"]), error=_json(error) if error else str(kind)))
+            items.append(Item(custom_id, error=_json(error) if error else str(kind)))
     return items
 
 
@@ -211,17 +314,17 @@ _OPENAI_STATES = {
 
 
 def _openai_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
-    raw_state = str(data["status"])
+    raw_state = _str(data, "status")
     return BatchRecord(
         target.provider,
         target.address,
         "openai",
-        str(data["id"]),
+        _str(data, "id"),
         _OPENAI_STATES.get(raw_state, "running"),
         raw_state,
         ids,
-        output=data.get("output_file_id"),
-        errors=data.get("error_file_id"),
+        output=_opt_str(data, "output_file_id"),
+        errors=_opt_str(data, "error_file_id"),
         counts=_counts(data.get("request_counts")),
         raw=data,
     )
@@ -245,36 +348,49 @@ def openai_submit(
     upload = EncodedRequest(
         "/files", {}, {"content-type": content_type}, stream=False, content=content
     )
-    uploaded = yield Call(target.shape, upload, _object, "upload the batch file")
+    file_id = yield Call(
+        target.shape, upload, lambda body: _str(_object(body), "id"), "upload the batch file"
+    )
     create = EncodedRequest(
         "/batches",
-        {"input_file_id": uploaded["id"], "endpoint": url, "completion_window": "24h"},
+        {"input_file_id": file_id, "endpoint": url, "completion_window": "24h"},
         stream=False,
     )
-    data = yield Call(target.shape, create, _object, "create the batch")
-    return _openai_record(target, data, tuple(c for c, _ in requests))
+    return (yield from _created(target, create, _openai_record, requests, "create the batch"))
 
 
 def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     """The batch object now."""
-    data = yield _get(target, f"/batches/{record.batch_id}", _object, "read the batch")
-    return _openai_record(target, data, record.custom_ids)
+    answer: BatchRecord = yield _get(
+        target,
+        f"/batches/{_segment(record.batch_id)}",
+        lambda body: _openai_record(target, _object(body), record.custom_ids),
+        "read the batch",
+    )
+    return answer
 
 
 def openai_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
     """Each request's response body or error, from the output and error files."""
     if record.output is None and record.errors is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
-    lines: list[dict[str, Any]] = []
+    items: list[Item] = []
     for file_id in (record.output, record.errors):
         if file_id is not None:
-            lines += yield _get(target, f"/files/{file_id}/content", _lines, "read the results")
+            path = f"/files/{_segment(file_id)}/content"
+            items += yield _get(target, path, _openai_items, "read the results")
+    return items
+
+
+def _openai_items(body: bytes) -> list[Item]:
     items = []
-    for line in lines:
-        response = line.get("response") or {}
-        custom_id = str(line["custom_id"])
-        request_id = response.get("request_id")
+    for line in _lines(body):
+        custom_id = _str(line, "custom_id")
+        response = _dict(line.get("response"), f"the response of {custom_id!r}")
+        request_id = _opt_str(response, "request_id")
         if line.get("error") is None and response.get("status_code") == 200:
+            if "body" not in response:
+                raise ValueError(f"the response of {custom_id!r} has no body")
             items.append(Item(custom_id, codec.dumps(response["body"]), request_id=request_id))
         else:
             error = line.get("error") or response.get("body")
@@ -295,23 +411,31 @@ _GEMINI_STATES = {
 
 
 def _gemini_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
-    meta = data.get("metadata") or {}
+    meta = _dict(data.get("metadata"), "the batch's metadata")
     raw_state = str(meta.get("state", "BATCH_STATE_SUCCEEDED" if data.get("done") else ""))
     return BatchRecord(
         target.provider,
         target.address,
         "gemini",
-        str(data["name"]),
+        _str(data, "name"),
         _GEMINI_STATES.get(raw_state, "running"),
         raw_state,
         ids,
-        counts={
-            k: int(v)
-            for k, v in (meta.get("batchStats") or {}).items()
-            if isinstance(v, (int, str)) and str(v).isdigit()
-        },
+        counts=_gemini_counts(_dict(meta.get("batchStats"), "the batch's batchStats")),
         raw={k: v for k, v in data.items() if k != "response"},
     )
+
+
+def _gemini_counts(stats: dict[str, Any]) -> dict[str, int]:
+    # Counts come as JSON strings ("2"): ASCII digits only ('²' is a digit
+    # to str.isdigit, no number to int); any other value is no count.
+    counts = {}
+    for key, value in stats.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            counts[key] = value
+        elif isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+            counts[key] = int(value)
+    return counts
 
 
 def gemini_submit(
@@ -333,23 +457,31 @@ def gemini_submit(
         }
     }
     create = EncodedRequest(f"{base}:batchGenerateContent", body, stream=False)
-    data = yield Call(target.shape, create, _object, "create the batch")
-    return _gemini_record(target, data, tuple(c for c, _ in requests))
+    return (yield from _created(target, create, _gemini_record, requests, "create the batch"))
 
 
 def _gemini_path(record: BatchRecord) -> str:
-    return f"/v1beta/{record.batch_id}"
+    # Gemini's batch id is a resource name: ``batches/123``.
+    return f"/v1beta/{_segment(record.batch_id, safe='/')}"
 
 
 def gemini_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     """The batch operation now."""
-    data = yield _get(target, _gemini_path(record), _object, "read the batch")
-    return _gemini_record(target, data, record.custom_ids)
+    answer: BatchRecord = yield _get(
+        target,
+        _gemini_path(record),
+        lambda body: _gemini_record(target, _object(body), record.custom_ids),
+        "read the batch",
+    )
+    return answer
 
 
 def _inlined(data: dict[str, Any]) -> list[dict[str, Any]]:
     # The output is the operation's response, or the batch's own output.
-    for holder in (data.get("response"), (data.get("metadata") or {}).get("output")):
+    for holder in (
+        data.get("response"),
+        _dict(data.get("metadata"), "the batch's metadata").get("output"),
+    ):
         if isinstance(holder, dict) and isinstance(holder.get("inlinedResponses"), dict):
             found = holder["inlinedResponses"].get("inlinedResponses")
             if isinstance(found, list):
@@ -359,12 +491,22 @@ def _inlined(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def gemini_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
     """Each request's response or error, from the finished batch (in request order)."""
-    data = yield _get(target, _gemini_path(record), _object, "read the batch results")
+    answer: list[Item] = yield _get(
+        target,
+        _gemini_path(record),
+        lambda body: _gemini_items(_object(body), record.custom_ids),
+        "read the batch results",
+    )
+    return answer
+
+
+def _gemini_items(data: dict[str, Any], custom_ids: tuple[str, ...]) -> list[Item]:
     items = []
     for position, entry in enumerate(_inlined(data)):
-        key = (entry.get("metadata") or {}).get("key")
-        if key is None and position < len(record.custom_ids):
-            key = record.custom_ids[position]
+        entry = _dict(entry, f"inlined response {position}")
+        key = _dict(entry.get("metadata"), f"the metadata of response {position}").get("key")
+        if key is None and position < len(custom_ids):
+            key = custom_ids[position]
         if "response" in entry:
             items.append(Item(str(key), codec.dumps(entry["response"])))
         else:

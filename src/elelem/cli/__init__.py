@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from elelem.cli.common import EXIT_USAGE, Failure
-from elelem.cli.safety import install, secrets_in_force
+from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
 
 
 def usage_line(exc: click.UsageError) -> Failure:
@@ -54,6 +54,7 @@ class ElelemGroup(click.Group):
 @click.version_option(package_name="elelem")
 def main() -> None:
     """elelem: stream LLM responses into one provider-neutral model, losing nothing."""
+    mend_closed_streams()
     # Every write of every command passes the redactor of the secrets in force.
     install(secrets_in_force())
 

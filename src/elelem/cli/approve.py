@@ -39,6 +39,10 @@ def _decide(
 ) -> dict[str, bool]:
     """Each waiting call's approval, from the flags, else asked on the terminal."""
     named = {c.id for c in waiting.approval} | {a.id for a in waiting.approvals}
+    both = sorted(yes & no)
+    if both:
+        # Neither wins: a slip of the hand must not run a refused call.
+        raise Failure(f"call {both[0]!r} is given both --yes and --no", EXIT_USAGE)
     unknown = sorted((yes | no) - named)
     if unknown:
         raise Failure(f"no call {unknown[0]!r} awaits approval here", EXIT_USAGE)
@@ -71,6 +75,8 @@ def _results(waiting: Pending, given: tuple[str, ...]) -> dict[str, str]:
         ident, sep, text = item.partition("=")
         if not sep:
             raise Failure(f"--result {item!r}: write CALL=TEXT", EXIT_USAGE)
+        if ident in results:
+            raise Failure(f"--result {ident!r} is given twice", EXIT_USAGE)
         results[ident] = text
     wanted = {c.id for c in waiting.results}
     extra = sorted(set(results) - wanted)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from contextlib import closing
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
-from elelem.batches.core import BatchRequest, neutral_requests
+from elelem.batches.core import MAX_REQUESTS, BatchRequest, neutral_requests
 from elelem.batchlog import (
     find,
     latest,
@@ -33,10 +32,13 @@ from elelem.batchlog import (
 from elelem.cli.common import (
     EXIT_PROVIDER,
     EXIT_USAGE,
+    INPUT_LIMIT,
     Failure,
     debug_option,
     guarded,
-    read_lines,
+    input_lines,
+    jsonl_row,
+    max_bytes_option,
     store_from_env,
     utf8_text,
 )
@@ -51,32 +53,45 @@ def _client() -> Any:
     return SyncClient(env=os.environ)
 
 
-def _requests(source: TextIO, jsonl: bool, max_tokens: int | None) -> list[BatchRequest]:
-    out = []
-    for number, line in enumerate(read_lines(source), start=1):
-        text = line.rstrip("\r\n")
+def _requests(source: str, jsonl: bool, max_tokens: int | None, limit: int) -> list[BatchRequest]:
+    out: list[BatchRequest] = []
+    for number, text in input_lines(source, limit):
         if not text.strip():
             continue
+        if len(out) == MAX_REQUESTS:
+            # Refused as it is read: each request held costs kilobytes.
+            raise Failure(
+                f"line {number}: a batch holds at most {MAX_REQUESTS} requests: split the file",
+                EXIT_USAGE,
+            )
         if not jsonl:
             out.append(BatchRequest(text, options=GenerationOptions(max_tokens=max_tokens)))
             continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
+        row = jsonl_row(text, number)
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             why = f'line {number}: a row is {{"prompt", "custom_id"?, "system"?}}'
             raise Failure(why, EXIT_USAGE)
-        limit = row.get("max_tokens", max_tokens)
-        out.append(
-            BatchRequest(
-                row["prompt"],
-                None if row.get("custom_id") is None else str(row["custom_id"]),
-                row.get("system"),
-                GenerationOptions(max_tokens=limit if isinstance(limit, int) else None),
-            )
-        )
+        out.append(_row_request(row, number, max_tokens))
     return out
+
+
+def _row_request(row: dict[str, Any], number: int, max_tokens: int | None) -> BatchRequest:
+    """The request of one JSONL row; a field of the wrong type is a usage
+    error naming its line (never sent on, never a crash in the encoder)."""
+    custom_id, system = row.get("custom_id"), row.get("system")
+    limit = row.get("max_tokens", max_tokens)
+    if isinstance(custom_id, bool) or not isinstance(custom_id, (str, int, type(None))):
+        raise Failure(f"line {number}: custom_id is not a string", EXIT_USAGE)
+    if not isinstance(system, (str, type(None))):
+        raise Failure(f"line {number}: system is not a string", EXIT_USAGE)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise Failure(f"line {number}: max_tokens is not a positive integer", EXIT_USAGE)
+    return BatchRequest(
+        row["prompt"],
+        None if custom_id is None else str(custom_id),
+        system,
+        GenerationOptions(max_tokens=limit),
+    )
 
 
 @click.group("batch")
@@ -89,15 +104,14 @@ def batch_group() -> None:
 @click.option("-m", "--model", required=True, help="provider:model for every request.")
 @click.option("--jsonl", is_flag=True, help='Rows {"prompt", "custom_id"?, "system"?, …}.')
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Each answer's token limit.")
+@max_bytes_option(INPUT_LIMIT, "a SOURCE file")
 @debug_option
 @guarded
-def submit_command(source: str, model: str, jsonl: bool, max_tokens: int | None) -> None:
+def submit_command(
+    source: str, model: str, jsonl: bool, max_tokens: int | None, max_bytes: int
+) -> None:
     """Submit the prompts of SOURCE (a file, or - for stdin), one a line."""
-    if source == "-":
-        requests = _requests(sys.stdin, jsonl, max_tokens)
-    else:
-        with open(source, encoding="utf-8") as handle:
-            requests = _requests(handle, jsonl, max_tokens)
+    requests = _requests(source, jsonl, max_tokens, max_bytes)
     with closing(store_from_env()) as store, _client() as client:
         target = client.target(model)
         record = client.batch(target, requests)

@@ -4,11 +4,12 @@ the console, the store, and the options that choose a model and its tools."""
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
 
@@ -29,9 +30,11 @@ from elelem.errors import (
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
+from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.transport import Timeouts
 from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EXIT_OK = 0
 EXIT_PROVIDER = 1
@@ -49,22 +52,30 @@ EXIT_STATUSES = (
 )
 
 
-class Seconds(click.FloatRange):
-    """A number of seconds, 0 or more: a :class:`click.FloatRange` that also
-    refuses ``nan`` and ``inf``, which every range comparison lets through
-    (0 already says "never" wherever a timeout or pause may be off), and
-    anything past :data:`threading.TIMEOUT_MAX` (some 292 years), which a
-    thread's wait cannot take (``demo --pace 1e308`` killed the serving
-    thread and ended the stream early)."""
+class Finite(click.FloatRange):
+    """A :class:`click.FloatRange` that also refuses ``nan`` and ``inf``:
+    ``nan`` passes every range comparison, so a range alone lets it through."""
+
+    what = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite {self.what}", param, ctx)
+        return number
+
+
+class Seconds(Finite):
+    """A number of seconds, 0 or more, finite (0 already says "never"
+    wherever a timeout or pause may be off), and nothing past
+    :data:`threading.TIMEOUT_MAX` (some 292 years), which a thread's wait
+    cannot take (``demo --pace 1e308`` killed the serving thread and ended
+    the stream early)."""
+
+    what = "number of seconds"
 
     def __init__(self) -> None:
         super().__init__(min=0, max=threading.TIMEOUT_MAX)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        seconds = super().convert(value, param, ctx)
-        if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
-        return seconds
 
 
 SECONDS = Seconds()
@@ -442,22 +453,64 @@ def utf8_text(text: str, what: str) -> str:
     return text
 
 
-def read_lines(source: Iterable[str]) -> Iterator[str]:
-    """The lines of a text file or stdin; a usage :class:`Failure` when they
-    are not UTF-8 text (a binary file given where lines are read)."""
-    number = 0
+INPUT_LIMIT = 256 * 1024 * 1024
+"""The most bytes a file of lines (``embed -i``, ``batch submit``) may
+hold: above the largest batch file a provider takes (Anthropic 256 MB)."""
+
+
+def input_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
+    """``(number, text)`` of each line of the file ``source`` (``-``: stdin),
+    read bounded: a FIFO, a device or a directory is refused before any byte
+    is read, a file past ``limit`` (a command's ``--max-bytes``) by its
+    size, a stream once it passes it.
+    A usage :class:`Failure` names the input and why (bytes that are not
+    UTF-8 text name their line: they are never guessed at)."""
+    name = "stdin" if source == "-" else source
     try:
-        for number, line in enumerate(source, start=1):  # noqa: B007 - told below
-            yield line
-    except UnicodeDecodeError:
-        raise Failure(f"line {number + 1} is not UTF-8 text", EXIT_USAGE) from None
+        data = read_stream(sys.stdin.buffer, limit) if source == "-" else read_file(source, limit)
+    except ReadRefused as exc:
+        told = " (--max-bytes)" if str(exc) == too_large(limit) else ""
+        raise Failure(f"{name}: {exc}{told}", EXIT_USAGE) from None
+    except OSError as exc:
+        raise Failure(f"{name}: {exc.strerror or exc}", EXIT_USAGE) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise Failure(
+            f"{name} line {line} is not UTF-8 text"
+            f" (byte 0x{data[exc.start]:02x} at offset {exc.start - start})",
+            EXIT_USAGE,
+        ) from None
+    for number, piece in enumerate(text.split("\n"), start=1):
+        yield number, piece.rstrip("\r")
 
 
-def stdin_text() -> str | None:
-    """The prompt piped on stdin, or None when stdin is a terminal."""
+def jsonl_row(text: str, number: int) -> JSONValue:
+    """Line ``number`` of a JSONL input, decoded; a usage :class:`Failure`
+    when it is not JSON or is nested past what can be decoded."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
+    except RecursionError:
+        raise Failure(f"line {number} is {TOO_DEEP}", EXIT_USAGE) from None
+
+
+def stdin_text(limit: int) -> str | None:
+    """The prompt piped on stdin (at most ``limit`` bytes of UTF-8 text, a
+    usage :class:`Failure` otherwise), or None when stdin is a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
         return None
-    return sys.stdin.read()
+    try:
+        data = read_stream(sys.stdin.buffer, limit)
+    except ReadRefused as exc:
+        raise Failure(f"stdin: {exc}", EXIT_USAGE) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Failure(f"stdin is not UTF-8 text (byte {exc.start})", EXIT_USAGE) from None
 
 
 __all__ = [
@@ -469,8 +522,10 @@ __all__ = [
     "EXIT_STATUSES",
     "EXIT_STORE",
     "EXIT_USAGE",
+    "INPUT_LIMIT",
     "SECONDS",
     "Failure",
+    "Finite",
     "UnsupportedError",
     "continue_option",
     "debug_enabled",
@@ -481,12 +536,13 @@ __all__ = [
     "exit_status",
     "guarded",
     "hosted_tools",
+    "input_lines",
+    "jsonl_row",
     "key_is_set",
     "make_console",
     "make_renderer",
     "max_bytes_option",
     "model_options",
-    "read_lines",
     "signing_credentials_set",
     "stdin_text",
     "store_from_env",

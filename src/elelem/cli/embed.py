@@ -13,20 +13,24 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
-import sys
 from collections.abc import Sequence
 from contextlib import closing
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from elelem.cli.common import (
+    EXIT_PROVIDER,
     EXIT_USAGE,
+    INPUT_LIMIT,
     Failure,
     debug_option,
     guarded,
-    read_lines,
+    input_lines,
+    jsonl_row,
+    max_bytes_option,
     store_from_env,
     utf8_text,
 )
@@ -43,27 +47,25 @@ def _client() -> Any:
     return SyncClient(env=os.environ)
 
 
-def _rows(source: TextIO, jsonl: bool) -> list[tuple[str, str, Any]]:
+def _rows(source: str, jsonl: bool, limit: int) -> list[tuple[str, str, Any]]:
     """``(id, content, metadata)`` of each non-empty line of ``source``."""
     rows = []
-    for number, line in enumerate(read_lines(source), start=1):
-        text = line.rstrip("\r\n")
+    for number, text in input_lines(source, limit):
         if not text.strip():
             continue
         if not jsonl:
             rows.append((str(number), text, None))
             continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
+        row = jsonl_row(text, number)
         if not isinstance(row, dict) or not isinstance(row.get("content"), str):
             raise Failure(f'line {number}: a row is {{"id", "content", "metadata"?}}', EXIT_USAGE)
         rows.append((str(row.get("id", number)), row["content"], row.get("metadata")))
     return rows
 
 
-def _inputs(texts: Sequence[str], source: str | None, jsonl: bool, ids: Sequence[str]) -> list[
+def _inputs(
+    texts: Sequence[str], source: str | None, jsonl: bool, ids: Sequence[str], limit: int
+) -> list[
     tuple[str, str, Any]
 ]:  # fmt: skip
     if source is not None and texts:
@@ -74,14 +76,7 @@ def _inputs(texts: Sequence[str], source: str | None, jsonl: bool, ids: Sequence
         return [(ids[n] if ids else str(n + 1), t, None) for n, t in enumerate(texts)]
     if ids:
         raise Failure("--id names texts given as arguments; -i FILE rows are numbered", EXIT_USAGE)
-    try:
-        if source == "-":
-            return _rows(sys.stdin, jsonl)
-        with open(source, encoding="utf-8") as handle:
-            return _rows(handle, jsonl)
-    except UnicodeDecodeError as exc:
-        where = "stdin" if source == "-" else source
-        raise Failure(f"{where}: not UTF-8 text (byte {exc.start})", EXIT_USAGE) from None
+    return _rows(source, jsonl, limit)
 
 
 def _report(result: Embeddings, stored: int, skipped: int, name: str | None) -> None:
@@ -116,6 +111,7 @@ def _report(result: Embeddings, stored: int, skipped: int, name: str | None) -> 
     help="Printed vectors: JSON arrays, or base64 of little-endian float32.",
 )
 @click.option("--all", "embed_all", is_flag=True, help="Embed again content stored unchanged.")
+@max_bytes_option(INPUT_LIMIT, "an -i file")
 @debug_option
 @guarded
 def embed_command(
@@ -129,12 +125,13 @@ def embed_command(
     task: str | None,
     fmt: str,
     embed_all: bool,
+    max_bytes: int,
 ) -> None:
     """Embed TEXTS (or the lines of -i FILE): print the vectors, or store
     them in a collection with -c."""
     for value in (*texts, *ids, collection or ""):
         utf8_text(value, "an argument")
-    rows = _inputs(texts, source, jsonl, ids)
+    rows = _inputs(texts, source, jsonl, ids, max_bytes)
     if not rows:
         raise Failure("nothing to embed: give texts or -i FILE", EXIT_USAGE)
     if collection is None:
@@ -174,7 +171,16 @@ def _embed(
             f"name the embedding model with -m provider:model or ${MODEL_ENV}", EXIT_USAGE
         )
     with _client() as client:
-        return client.embed(model, texts, dimensions=dimensions, task=task)  # type: ignore[no-any-return]
+        result: Embeddings = client.embed(model, texts, dimensions=dimensions, task=task)
+    for index, vector in enumerate(result):
+        # A number past float32's range is inf: printed, it is no JSON; stored, no score.
+        if not math.isfinite(sum(vector)):
+            raise Failure(
+                f"the {result.model} answer's vector {index} holds a value that is not a finite"
+                " number",
+                EXIT_PROVIDER,
+            )
+    return result
 
 
 def _print_hits(hits: Sequence[Hit], as_json: bool) -> None:

@@ -11,6 +11,7 @@ traceback is shown: secrets out, terminal escapes out.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -122,6 +123,51 @@ class RedactingWriter(io.TextIOBase):
         return getattr(self._stream, "errors", None)
 
 
+class ClosedStream(io.TextIOBase):
+    """What stands for stdout when the command was started with it closed
+    (``elelem log >&-``): it is no terminal, and every write, of text or of
+    bytes (``.buffer``), is an :class:`OSError` saying so, which the command
+    reports as one line; without it the first write was an AttributeError
+    on None (exit 70)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, f"{self._name} is closed")
+
+    @property
+    def buffer(self) -> IO[bytes]:
+        """The binary face: its writes fail the same way."""
+        stream = self
+
+        class _Bytes(io.RawIOBase):
+            def writable(self) -> bool:
+                return True
+
+            def write(self, data: Any) -> int:
+                return stream.write("")
+
+        return _Bytes()  # type: ignore[return-value]
+
+
+def mend_closed_streams() -> None:
+    """A stdout closed at start becomes a :class:`ClosedStream` (writes fail
+    with one clear line); a closed stderr, where no line can be shown,
+    discards what is written to it."""
+    if sys.stdout is None:
+        sys.stdout = ClosedStream("stdout")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+
+
 def install(redactor: Redactor) -> None:
     """Wrap ``sys.stdout`` and ``sys.stderr`` with ``redactor`` (once)."""
     if not redactor:
@@ -157,11 +203,13 @@ def scrub_error(exc: BaseException, redactor: Redactor | None = None) -> BaseExc
 
 
 __all__ = [
+    "ClosedStream",
     "RedactingWriter",
     "binary_stdout",
     "command_catalog",
     "current_redactor",
     "install",
+    "mend_closed_streams",
     "scrub_error",
     "secrets_in_force",
 ]

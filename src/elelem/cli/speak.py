@@ -19,12 +19,16 @@ from typing import IO, Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, stdin_text
+from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded, stdin_text
 from elelem.cli.safety import binary_stdout
 from elelem.render import sanitize_line
 from elelem.speech_stream import STREAM_FORMATS, Speech
 
 MODEL_ENV = "ELELEM_SPEECH_MODEL"
+
+SPOKEN_LIMIT = 1024 * 1024
+"""The most bytes of text read from stdin to speak (OpenAI takes 4,096
+characters a request): an endless pipe is refused, not read on."""
 
 FORMATS = ("mp3", "wav", "opus", "aac", "flac", "pcm")
 """The ``response_format`` values of ``audio/speech``."""
@@ -65,7 +69,7 @@ def _report(speech: Speech, written: int, where: str) -> None:
     help="The audio's format.",
 )  # fmt: skip
 @click.option("--instructions", help="How to speak (gpt-4o-mini-tts and newer).")
-@click.option("--speed", type=click.FloatRange(0.25, 4.0), help="0.25 to 4.0 (default 1).")
+@click.option("--speed", type=Finite(0.25, 4.0), help="0.25 to 4.0 (default 1).")
 @click.option(
     "--stream-format", type=click.Choice(STREAM_FORMATS), default="audio", show_default=True,
     help="'audio': the file itself; 'sse': events with usage (gpt-4o-mini-tts and newer).",
@@ -84,7 +88,7 @@ def speak_command(
 ) -> None:
     """Speak TEXT (or the text piped on stdin) with a speech model, writing
     the audio as it arrives."""
-    spoken = " ".join(text) if text else (stdin_text() or "")
+    spoken = " ".join(text) if text else (stdin_text(SPOKEN_LIMIT) or "")
     if not spoken.strip():
         raise Failure("nothing to speak: give TEXT or pipe it on stdin", EXIT_USAGE)
     model = model or os.environ.get(MODEL_ENV) or None

@@ -208,6 +208,11 @@ class Collections:
         self._made()
         return self._store._write(work, what)
 
+    def _text(self, value: str) -> str:
+        """``value`` with the store's redactor's secrets removed, as the log keeps text."""
+        redactor = self._store.redactor
+        return redactor.redact(value) if redactor is not None else value
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         self._made()
         store = self._store
@@ -334,15 +339,19 @@ class Collection:
                     f"item {item.id!r} has {len(item.vector)} dimensions;"
                     f" collection {self.name!r} holds {self.dimensions}"
                 )
+            if not math.isfinite(sum(item.vector)):
+                raise ConfigError(f"item {item.id!r} holds a value that is not a finite number")
             ranked = () if pgvector is None else (binary(item.vector),)
             rows.append(
                 (
                     self.name,
-                    store._text_in(item.id),
+                    store._text_in(owner._text(item.id)),
                     to_bytes(item.vector),
                     *ranked,
-                    store._text_in(item.content),
-                    None if item.metadata is None else codec.dumps(item.metadata).decode(),
+                    None if item.content is None else store._text_in(owner._text(item.content)),
+                    None
+                    if item.metadata is None
+                    else owner._text(codec.dumps(item.metadata).decode()),
                     None if item.content is None else content_hash(item.content),
                     now,
                 )
@@ -370,18 +379,22 @@ class Collection:
 
     def unchanged(self, items: Iterable[tuple[str, str]]) -> set[str]:
         """The ids of ``(id, content)`` pairs stored with that same content."""
-        wanted = {i: content_hash(c) for i, c in items}
+        owner = self._owner
+        # Rows are found by their id as stored (redacted), the content by the
+        # hash of what was given.
+        wanted = {owner._text(i): (i, content_hash(c)) for i, c in items}
         if not wanted:
             return set()
-        store = self._owner._store
-        rows = self._owner._read(
+        store = owner._store
+        rows = owner._read(
             "SELECT id, content_sha256 FROM embeddings WHERE collection = ?", (self.name,)
         )
-        return {
-            key
-            for key, digest in ((store._text_out(r[0]), r[1]) for r in rows)
-            if key is not None and wanted.get(key) == digest
-        }
+        found = set()
+        for key, digest in ((store._text_out(r[0]), r[1]) for r in rows):
+            given = wanted.get(key) if key is not None else None
+            if given is not None and given[1] == digest:
+                found.add(given[0])
+        return found
 
     def count(self) -> int:
         """How many rows the collection holds."""
@@ -395,7 +408,7 @@ class Collection:
         store = self._owner._store
         rows = self._owner._read(
             "SELECT vector FROM embeddings WHERE collection = ? AND id = ?",
-            (self.name, store._text_in(id)),
+            (self.name, store._text_in(self._owner._text(id))),
         )
         if not rows:
             raise ConfigError(f"collection {self.name!r} has no item {id!r}")
@@ -416,6 +429,8 @@ class Collection:
             return []
         owner = self._owner
         owner._made()
+        if skip is not None:
+            skip = owner._text(skip)  # as the row's id is stored
         query = binary(vector)
         pgvector, store = owner._pgvector, owner._store
         if pgvector is None or query is None or self.dimensions > MAX_STORED:

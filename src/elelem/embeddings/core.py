@@ -21,7 +21,7 @@ from typing import Any
 
 from elelem.embeddings.wires import TASKS, Decoded, EmbedBatch, EmbeddingWire, Vector, batches
 from elelem.embeddings.wires import wire_for as find_wire
-from elelem.errors import ConfigError, StreamError, UnsupportedError
+from elelem.errors import ConfigError, MalformedStreamError, StreamError, UnsupportedError
 from elelem.providers import Target
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
 from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
@@ -66,7 +66,9 @@ class EmbedCall:
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
-        decoded = self.decoded = self.wire.decode(body, len(self.batch.texts))
+        decoded = self.wire.decode(body, len(self.batch.texts))
+        _check_dimensions(self.wire.name, body, decoded.vectors, self.batch.dimensions)
+        self.decoded = decoded
         chunks: list[Chunk] = [ResponseStart(provider=provider, model=self.batch.model)]
         if decoded.usage is not None:
             chunks.append(UsageUpdate(decoded.usage))
@@ -75,6 +77,24 @@ class EmbedCall:
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
         return self._shape.classify_error(status, headers, body)
+
+
+def _check_dimensions(wire: str, body: bytes, vectors: Sequence[Vector], asked: int | None) -> None:
+    """Every vector of one answer has the one length asked for (or, when
+    none was asked, the same length, never 0): a collection or a similarity
+    of vectors of mixed lengths would be silently wrong."""
+    if not vectors:
+        return
+    want = len(vectors[0]) if asked is None else asked
+    for position, vector in enumerate(vectors):
+        if len(vector) != want or not want:
+            expected = f"{asked} asked for" if asked is not None else f"{want} of the first"
+            raise MalformedStreamError(
+                f"the {wire} embedding answer holds a vector of {len(vector)} dimensions at"
+                f" {position}, not {expected}",
+                body=body[:2048],
+                retryable=False,
+            )
 
 
 @dataclass(frozen=True)
@@ -154,6 +174,12 @@ class EmbedPlan:
             decoded = call.decoded
             # The driver raises before a finished call is left unanswered.
             assert decoded is not None
+            if vectors and decoded.vectors and len(decoded.vectors[0]) != len(vectors[0]):
+                raise MalformedStreamError(
+                    f"the {self.wire.name} embedding answers disagree: input {call.start} has"
+                    f" {len(decoded.vectors[0])} dimensions, input 0 has {len(vectors[0])}",
+                    retryable=False,
+                )
             vectors.extend(decoded.vectors)
             dropped.extend(
                 Drop(
@@ -194,9 +220,12 @@ class EmbedPlan:
 
 def _header_usage(headers: Mapping[str, str]) -> Usage | None:
     value = headers.get(TOKEN_HEADER)
-    if value is None or not value.strip().isdigit():
+    count = None if value is None else value.strip()
+    # ASCII digits only ('²' is a digit to str.isdigit, no number to int),
+    # and few of them (int refuses past 4,300 digits).
+    if count is None or not (count.isascii() and count.isdigit()) or len(count) > 18:
         return None
-    return Usage(input=int(value), raw={TOKEN_HEADER: value})
+    return Usage(input=int(count), raw={TOKEN_HEADER: value})
 
 
 def wire_of(target: Target) -> EmbeddingWire:

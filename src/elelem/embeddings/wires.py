@@ -50,7 +50,7 @@ import msgspec
 from elelem.errors import MalformedStreamError
 from elelem.providers.catalog import ProviderSpec
 from elelem.vocabulary import Usage
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary.json import JSONValue, decode_json
 
 TASKS = (
     "query",
@@ -110,7 +110,7 @@ def _bad(wire: str, body: bytes, why: str) -> MalformedStreamError:
 
 def _json(wire: str, body: bytes) -> dict[str, JSONValue]:
     try:
-        data = msgspec.json.decode(body)
+        data = decode_json(body)
     except msgspec.DecodeError as exc:
         raise _bad(wire, body, f"is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -139,6 +139,9 @@ def floats(values: object, wire: str, body: bytes) -> Vector:
         return array("f", values)
     except TypeError:
         raise _bad(wire, body, "holds a vector with a value that is not a number") from None
+    except OverflowError:
+        # An integer past a float's range (JSON numbers have no bound).
+        raise _bad(wire, body, "holds a vector with a value past float range") from None
 
 
 def _counted(wire: str, body: bytes, vectors: list[Vector], expected: int) -> list[Vector]:
@@ -174,7 +177,12 @@ def _openai_decode(wire: str) -> Callable[[bytes, int], Decoded]:
             if not isinstance(item, dict):
                 raise _bad(wire, body, "holds an item that is not an object")
             index = item.get("index", position)
-            if not isinstance(index, int) or not 0 <= index < len(items) or slots[index]:
+            if (
+                not isinstance(index, int)
+                or isinstance(index, bool)
+                or not 0 <= index < len(items)
+                or slots[index] is not None
+            ):
                 raise _bad(wire, body, f"holds an item with a bad index {index!r}")
             slots[index] = floats(item.get("embedding"), wire, body)
         vectors = [v for v in slots if v is not None]

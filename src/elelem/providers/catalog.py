@@ -533,7 +533,15 @@ class Catalog:
     def resolve(self, address: str) -> tuple[ProviderSpec, str]:
         """A model address -> (provider, model name): ``provider:model``, a
         bare provider (its default model), a known model id or an alias, by
-        the rules of :func:`~elelem.providers.models.resolve_address`."""
+        the rules of :func:`~elelem.providers.models.resolve_address`.  An
+        address that is not text (a lone surrogate: bytes of a variable that
+        were not UTF-8) is a :class:`~elelem.errors.ConfigError`."""
+        try:
+            address.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConfigError(
+                f"model {address!r} is not UTF-8 text (at character {exc.start + 1})"
+            ) from None
         provider, model = resolve_address(address, self, self.aliases)
         return self.get(provider), model
 

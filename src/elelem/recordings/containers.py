@@ -283,8 +283,11 @@ def status_code(response: dict[str, Any], where: str) -> int:
     for value in candidates:
         if type(value) is int:
             return value
-        if isinstance(value, str) and value.split(" ", 1)[0].isdigit():
-            return int(value.split(" ", 1)[0])
+        code = value.split(" ", 1)[0] if isinstance(value, str) else ""
+        # ASCII digits, three at most: '²' is a digit to str.isdigit but no
+        # number to int, and int refuses a string past 4,300 digits.
+        if code.isascii() and code.isdigit() and len(code) <= 3:
+            return int(code)
     raise BodyError(f"{where} response has no status code")
 
 

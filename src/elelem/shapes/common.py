@@ -128,13 +128,14 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 def wire_int(value: object, default: int = 0) -> int:
     """A count or an index as a wire writes it, by one policy for every shape:
-    a JSON integer of at least 0 (not a boolean), or a string of ASCII digits
-    (proto3 JSON writes int64 fields so); ``default`` for anything else
+    a JSON integer of at least 0 (not a boolean), or a string of at most 20
+    ASCII digits (proto3 JSON writes int64 fields so); ``default`` for anything else
     (absent, null, negative, another type), the raw value being kept by the
     caller where it is usage (``Usage.raw``)."""
     if type(value) is int:
         return value if value >= 0 else default
-    if isinstance(value, str) and value.isascii() and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+        # 20 digits hold any int64 (and int() refuses past 4,300 digits).
         return int(value)
     return default
 

@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from elelem.errors import DecodeError, ProtocolViolation
+from elelem.errors import DecodeError, LimitExceededError, ProtocolViolation
 from elelem.stream.chunks import (
     BlockEnd,
     BlockKey,
@@ -178,6 +178,12 @@ def _args_complete(arguments: str) -> bool:
     return True
 
 
+MAX_BLOCKS = 100_000
+"""The most blocks a response may start (``Assembler(max_blocks=)``), far
+past any real one: each costs some hundred bytes however small its frame, so
+endless tiny ones would hold gigabytes.  Past it: a LimitExceededError."""
+
+
 class Assembler:
     """Turns one response's chunk stream into committed content.
 
@@ -190,8 +196,11 @@ class Assembler:
     keep assembling.
     """
 
-    def __init__(self, provider: ProviderId | None = None) -> None:
+    def __init__(
+        self, provider: ProviderId | None = None, *, max_blocks: int | None = None
+    ) -> None:
         self._provider = provider
+        self._max_blocks = MAX_BLOCKS if max_blocks is None else max_blocks
         self._response_id: str | None = None
         self._model: str | None = None
         self._open: dict[BlockKey, _Open] = {}
@@ -415,6 +424,10 @@ class Assembler:
             self._violate("tool-call-identity", f"tool-call block {index!r} needs id and name")
         self._ended.discard(index)
         self._opened += 1
+        if self._opened > (most := self._max_blocks):
+            raise LimitExceededError(
+                f"the response passed {most} blocks", limit="Assembler.max_blocks", value=most
+            )
         self._open[index] = _Open(chunk, self._opened, built)
         return _EMPTY
 
@@ -595,4 +608,4 @@ def assemble(
     return assembler.result()
 
 
-__all__ = ["AssembledResponse", "Assembler", "assemble"]
+__all__ = ["MAX_BLOCKS", "AssembledResponse", "Assembler", "assemble"]

@@ -428,7 +428,9 @@ class SSEDecoder:
         elif name == b"id":
             if b"\0" not in value:
                 self.last_event_id = utf8(value, self._lines.consumed)
-        elif name == b"retry" and value.isdigit():  # ASCII digits only, as the standard says
+        elif name == b"retry" and value.isdigit() and len(value) <= 18:
+            # ASCII digits only, as the standard says; a longer run is no
+            # delay anyone means, and int() refuses one past 4,300 digits.
             self.retry = int(value)
         # Any other field name is ignored, as the standard says.
 

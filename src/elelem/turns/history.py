@@ -130,8 +130,9 @@ class KeepLastTurns:
     n: int
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise ValueError(f"KeepLastTurns needs n of 1 or more, not {self.n}")
+        n = self.n
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"KeepLastTurns needs n of 1 or more, not {n!r}")
 
     def __call__(self, history: History) -> History:
         turns = history.turn_numbers()
@@ -167,10 +168,19 @@ class TrimToTokens:
     def __call__(self, history: History) -> History:
         budget = self.limit(history)
         turns = history.turn_numbers()
-        while len(turns) > 1 and history.estimate() > budget:
-            turns.pop(0)
-            history = history.from_turn(turns[0])
-        return history
+        if len(turns) <= 1 or history.estimate() <= budget:
+            return history
+        # The estimate only falls as older turns go, so the first turn to
+        # keep is found by bisection: log(n) estimates of the history, not n
+        # (dropping one turn at a time made a long conversation quadratic).
+        low, high = 1, len(turns) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if history.from_turn(turns[middle]).estimate() <= budget:
+                high = middle
+            else:
+                low = middle + 1
+        return history.from_turn(turns[low])
 
 
 @dataclass(frozen=True)

@@ -88,10 +88,19 @@ class UsageLimits:
     def __post_init__(self) -> None:
         for name in ("input_tokens", "output_tokens", "total_tokens", "requests", "tool_calls"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 0):
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
                 raise ValueError(f"UsageLimits.{name} must be a count of 0 or more, not {value!r}")
-        if self.cost is not None and Decimal(str(self.cost)) < 0:
-            raise ValueError(f"UsageLimits.cost must be 0 or more, not {self.cost!r}")
+        if self.cost is not None:
+            try:
+                dollars = Decimal(str(self.cost))
+            except ArithmeticError:  # decimal's InvalidOperation: not a number at all
+                dollars = Decimal("NaN")
+            if isinstance(self.cost, bool) or not dollars.is_finite() or dollars < 0:
+                raise ValueError(
+                    f"UsageLimits.cost must be 0 or more US dollars, not {self.cost!r}"
+                )
 
     @property
     def prices(self) -> bool:
