@@ -23,12 +23,8 @@ in Python over the stored vectors, reading every row of the collection.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
-import re
-import sys
-from array import array
 from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
@@ -41,6 +37,7 @@ from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Store
+from elelem.embeddings.pgstore import find_pgvector, index_collection, migrate_to_pgvector
 from elelem.embeddings.pgvector import (
     HNSW_FROM,
     MAX_STORED,
@@ -53,6 +50,7 @@ from elelem.embeddings.pgvector import (
     search_kind,
 )
 from elelem.embeddings.pgvector import search_params as pg_search_params
+from elelem.embeddings.vectors import content_hash, cosine, from_bytes, to_bytes
 from elelem.embeddings.wires import Vector
 from elelem.errors import ConfigError
 from elelem.vocabulary.json import JSONValue
@@ -86,38 +84,6 @@ class Hit(msgspec.Struct, frozen=True):
     score: float
     content: str | None
     metadata: JSONValue
-
-
-def content_hash(content: str) -> str:
-    """The SHA-256 (hex) a row keeps of its content."""
-    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def to_bytes(vector: Vector) -> bytes:
-    """``vector`` as little-endian float32 bytes."""
-    if vector.typecode != "f":
-        vector = array("f", vector)
-    if sys.byteorder == "little":
-        return vector.tobytes()
-    swapped = array("f", vector)
-    swapped.byteswap()
-    return swapped.tobytes()
-
-
-def from_bytes(data: bytes) -> Vector:
-    """The vector of little-endian float32 ``data``."""
-    out = array("f")
-    out.frombytes(bytes(data))
-    if sys.byteorder != "little":
-        out.byteswap()
-    return out
-
-
-def cosine(a: Vector, b: Vector) -> float:
-    """The cosine similarity of two vectors of one length (0.0 for a zero vector)."""
-    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
-    return dot / norm if norm else 0.0
 
 
 def _tables(store: SQLStore) -> tuple[str, ...]:
@@ -195,11 +161,11 @@ class Collections:
 
         store._write(create, "creating the embedding tables of")
         if isinstance(store, PostgresStore):
-            pgvector, self._note = _find_pgvector(store)
+            pgvector, self._note = find_pgvector(store)
             if pgvector is not None:
                 with store._lock:
                     store._send_as(VectorValue, pgvector.type())
-                migrate = partial(_migrate, store, pgvector, self.hnsw_from)
+                migrate = partial(migrate_to_pgvector, store, pgvector, self.hnsw_from)
                 store._write(migrate, "adding pgvector to the embeddings of")
             self._pgvector = pgvector
         self._ready = True
@@ -372,7 +338,7 @@ class Collection:
         def work() -> None:
             store._many(sql, rows)
             if pgvector is not None and isinstance(store, PostgresStore):
-                _index(store, pgvector, self.name, self.dimensions, owner.hnsw_from)
+                index_collection(store, pgvector, self.name, self.dimensions, owner.hnsw_from)
 
         owner._write(work, "storing embeddings in")
         return len(rows)
@@ -481,116 +447,6 @@ class Collection:
             (self.name,),
         ).fetchall()
         return ranked, list(unranked)
-
-
-_SAFE_SCHEMA = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _one(store: PostgresStore, sql: str) -> Any:
-    """The first row of ``sql``, read outside a transaction."""
-    with store._lock:
-        try:
-            return store._exec(sql).fetchone()
-        except store.db_errors as exc:
-            raise StoreError(f"reading the extensions of {store.where} failed: {exc}") from exc
-
-
-def _installed(store: PostgresStore) -> tuple[str, str] | None:
-    row = _one(
-        store,
-        "SELECT n.nspname, e.extversion FROM pg_extension e"
-        " JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
-    )
-    return None if row is None else (str(row[0]), str(row[1]))
-
-
-def _find_pgvector(store: PostgresStore) -> tuple[PgVector | None, str]:
-    """The vector extension of ``store``'s database, installed here if the
-    server has it and it is not yet; else None and why."""
-    found = _installed(store)
-    if found is None:
-        if _one(store, "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'") is None:
-            return None, "the PostgreSQL server has no vector extension (pgvector)"
-        try:
-            store._write(
-                lambda: store._exec("CREATE EXTENSION IF NOT EXISTS vector"),
-                "installing pgvector in",
-            )
-        except StoreError as exc:
-            # Another opener may have installed it meanwhile; else it is the
-            # user's to install (it needs a superuser), and the note says so.
-            if _installed(store) is None:
-                return None, f"the server has pgvector but it could not be installed: {exc}"
-        found = _installed(store)
-        if found is None:
-            return None, "CREATE EXTENSION vector left no vector extension"
-    schema, version = found
-    if not _SAFE_SCHEMA.fullmatch(schema):
-        return None, f"pgvector is in schema {schema!r}, a name elelem does not put in SQL"
-    return PgVector(schema, version), ""
-
-
-def _migrate(store: PostgresStore, pgvector: PgVector, hnsw_from: int) -> None:
-    """Give the embeddings table its vector column if it has none yet, copy
-    every stored vector into it and index each collection (one transaction:
-    a failure leaves the table as it was)."""
-    have = store._exec(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
-        " AND table_name = 'embeddings' AND column_name = 'embedding'"
-    ).fetchone()
-    if have is not None:
-        return
-    store._ddl(pgvector.add_column())
-    store._ddl(pgvector.null_index())
-    update = store._sql(
-        f"UPDATE embeddings SET embedding = {pgvector.upsert_value()}"
-        " WHERE collection = ? AND id = ?"
-    )
-    after: tuple[str, str] = ("", "")
-    while True:
-        # Keyset pages: a large table is copied without holding it in memory.
-        page = store._exec(
-            store._sql(
-                "SELECT collection, id, vector FROM embeddings WHERE embedding IS NULL"
-                " AND (collection, id) > (?, ?) ORDER BY collection, id LIMIT 500"
-            ),
-            after,
-        ).fetchall()
-        if not page:
-            break
-        filled = [(q, c, k) for c, k, data in page if (q := binary(from_bytes(data))) is not None]
-        if filled:
-            store._many(update, filled)
-        after = (page[-1][0], page[-1][1])
-    for name, dimensions in store._exec("SELECT name, dimensions FROM embedding_collections"):
-        _index(store, pgvector, name, int(dimensions), hnsw_from)
-
-
-def _index(
-    store: PostgresStore, pgvector: PgVector, name: str, dimensions: int, hnsw_from: int
-) -> None:
-    """Make collection ``name``'s HNSW index if it has none, its dimension
-    allows one and it holds ``hnsw_from`` rows (built over the rows there:
-    far quicker than growing it row by row)."""
-    statement = pgvector.hnsw_index(name, dimensions)
-    if statement is None:
-        return
-    have = store._exec(
-        store._sql(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?"
-        ),
-        (index_name(name),),
-    ).fetchone()
-    if have is not None:
-        return
-    rows = store._exec(
-        store._sql(
-            "SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE collection = ? LIMIT ?) r"
-        ),
-        (name, hnsw_from),
-    ).fetchone()
-    if int(rows[0]) >= hnsw_from:
-        store._ddl(statement)
 
 
 def _metadata(text: str | None) -> JSONValue:
