@@ -195,6 +195,24 @@ def test_keep_last_turns_takes_a_count_only(n: Any) -> None:
     assert str(caught.value) == f"KeepLastTurns needs n of 1 or more, not {n!r}"
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"budget": -5}, "budget of 0 or more, not -5"),
+        ({"budget": 2.5}, "budget of 0 or more, not 2.5"),
+        ({"budget": "100"}, "budget of 0 or more, not '100'"),
+        ({"reserve": -1}, "reserve of 0 or more, not -1"),
+        ({"reserve": True}, "reserve of 0 or more, not True"),
+    ],
+)
+def test_trim_to_tokens_takes_counts_only(kwargs: dict[str, Any], message: str) -> None:
+    # A negative budget was kept: every history was cut to its last turn.
+    with pytest.raises(ValueError) as caught:
+        TrimToTokens(**kwargs)
+    assert str(caught.value) == f"TrimToTokens needs {message}"
+    assert TrimToTokens(budget=0, reserve=0).budget == 0
+
+
 def _long_history(sizes: list[int]) -> History:
     """A history of one turn per size: a user message and an answer of
     ``size`` words each."""

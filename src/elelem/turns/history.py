@@ -150,6 +150,14 @@ class TrimToTokens:
     budget: int | None = None
     reserve: int | None = None
 
+    def __post_init__(self) -> None:
+        for name, least in (("budget", 0), ("reserve", 0)):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < least
+            ):
+                raise ValueError(f"TrimToTokens needs {name} of {least} or more, not {value!r}")
+
     def limit(self, history: History) -> int:
         """The budget in force for ``history``'s model."""
         if self.budget is not None:
