@@ -246,3 +246,29 @@ def test_a_config_alias_to_a_list_is_a_fallback(tmp_path: Path) -> None:
     refused = run({**env, "ELELEM_CONFIG": str(bad)}, "ask", "-m", "sturdy", "hi")
     assert refused.returncode != 0
     assert "[aliases] sturdy must be a model" in refused.stderr
+
+
+def test_a_list_where_one_model_is_taken_is_refused_by_name(tmp_path: Path) -> None:
+    # embed, speak and batch take one model: a list (or an alias to one) was
+    # resolved as one provider named "b,anthropic" and refused as unknown.
+    config = tmp_path / "elelem.toml"
+    config.write_text('[aliases]\nsturdy = ["openai:a", "openai:b"]\n')
+    env = {**base_env(tmp_path), "ELELEM_CONFIG": str(config), "OPENAI_API_KEY": KEY}
+    env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # never the network, even if refused late
+    for args in (
+        ("embed", "-m", "sturdy", "hello"),
+        ("embed", "-m", "openai:a,openai:b", "hello"),
+        ("speak", "-m", "sturdy", "hi", "-o", str(tmp_path / "x.mp3")),
+    ):
+        refused = run(env, *args)
+        assert refused.returncode == 2, refused.stderr
+        name = args[2]
+        assert refused.stderr == (
+            f"elelem: model {name!r} names a list of models; this takes one"
+            " (a list is a fallback, for chat requests: elelem.Fallback)\n"
+        )
+    with (
+        elelem.SyncClient(env={"OPENAI_API_KEY": KEY}) as client,
+        pytest.raises(elelem.ConfigError, match="names a list of models"),
+    ):
+        client.target("openai:a, openai:b")

@@ -542,6 +542,13 @@ class Catalog:
             raise ConfigError(
                 f"model {address!r} is not UTF-8 text (at character {exc.start + 1})"
             ) from None
+        if "," in self.aliases.get(address.strip(), address):
+            # A list is a fallback (`-m a,b`, or an alias to a list): only
+            # what sends a chat request takes one (elelem.Fallback).
+            raise ConfigError(
+                f"model {address!r} names a list of models; this takes one "
+                "(a list is a fallback, for chat requests: elelem.Fallback)"
+            )
         provider, model = resolve_address(address, self, self.aliases)
         return self.get(provider), model
 
