@@ -16,7 +16,7 @@ import elelem
 from cli_helpers import KEY, base_env, run
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import ResponseRecord
-from elelem.errors import ServerError
+from elelem.errors import ConfigError, ServerError
 from elelem.render.lines import retry_line
 from elelem.stream import Retry
 from elelem.testing import FunctionModel, TestModel
@@ -269,6 +269,6 @@ def test_a_list_where_one_model_is_taken_is_refused_by_name(tmp_path: Path) -> N
         )
     with (
         elelem.SyncClient(env={"OPENAI_API_KEY": KEY}) as client,
-        pytest.raises(elelem.ConfigError, match="names a list of models"),
+        pytest.raises(ConfigError, match="names a list of models"),
     ):
         client.target("openai:a, openai:b")
