@@ -261,3 +261,37 @@ def test_the_parser_is_sans_io_frames_in_chunks_out() -> None:
     ]
     assert (parser.audio_tokens, parser.done) == (100, DONE_EVENT)
     assert parser.eof() == []
+
+
+class Hooked:
+    """A request hook keeping each request's operation and what it ended with."""
+
+    def __init__(self) -> None:
+        self.ended: list[tuple[str, str, Any, BaseException | None]] = []
+
+    def start(self, stream: Any) -> Hooked.Span:
+        return Hooked.Span(self, stream.operation, stream.request.model)
+
+    class Span:
+        def __init__(self, hooked: Hooked, operation: str, model: str) -> None:
+            self.hooked, self.operation, self.model = hooked, operation, model
+
+        def end(self, result: Any, error: BaseException | None) -> None:
+            self.hooked.ended.append((self.operation, self.model, result, error))
+
+
+def test_the_hooks_see_a_transcribe_operation_with_its_usage() -> None:
+    hooked = Hooked()
+
+    async def main(server: LoopbackServer) -> list[str]:
+        async with Client(env=env(server), max_retries=0, hooks=[hooked]) as client:
+            heard = client.transcribe_stream(MODEL, VOICE.source.blob.data)  # type: ignore[union-attr]
+            async with heard:
+                return [text async for text in heard]
+
+    with LoopbackServer([events(delta(PIECES[0]) + delta(PIECES[1]) + DONE)]) as server:
+        got = anyio.run(main, server)
+    assert got == [PIECES[0], PIECES[1]]
+    ((operation, model, result, error),) = hooked.ended
+    assert (operation, model, error) == ("transcribe", "gpt-4o-transcribe", None)
+    assert result.usage == Usage(input=120, output=30, raw=USAGE)
