@@ -22,6 +22,7 @@ import pytest
 from elelem import Client, SyncClient
 from elelem.errors import (
     AuthenticationError,
+    ConfigError,
     IncompleteStreamError,
     MalformedStreamError,
     StreamError,
@@ -35,6 +36,7 @@ from elelem.vocabulary import AudioBlock, ProviderId, UnknownBlock, Usage
 KEY = "sk-transcribe-secret-0123456789"
 MODEL = "openai:gpt-4o-transcribe"
 VOICE = AudioBlock.from_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt voice", "audio/wav", filename="v.wav")
+AUDIO = b"RIFF\x24\x00\x00\x00WAVEfmt voice"
 PIECES = ("Hello", " there,", " general.")
 USAGE = {
     "type": "tokens",
@@ -295,3 +297,22 @@ def test_the_hooks_see_a_transcribe_operation_with_its_usage() -> None:
     ((operation, model, result, error),) = hooked.ended
     assert (operation, model, error) == ("transcribe", "gpt-4o-transcribe", None)
     assert result.usage == Usage(input=120, output=30, raw=USAGE)
+
+
+def test_bad_text_is_refused_before_sending_and_a_hostile_filename_is_escaped() -> None:
+    named = AudioBlock.from_bytes(AUDIO, "audio/wav", filename='a"\r\nX-Forged: 1.wav')
+    body = delta("Hi.") + event({**DONE_EVENT, "text": "Hi."})
+    with (
+        LoopbackServer([events(body)]) as server,
+        SyncClient(env=env(server), max_retries=0) as client,
+    ):
+        with pytest.raises(
+            ConfigError, match=r"the prompt is not valid UTF-8 text \(at character 2\)"
+        ):
+            client.transcribe_stream(MODEL, VOICE, prompt="a\udcff")
+        assert server.requests == []
+        with client.transcribe_stream(MODEL, named) as heard:
+            assert heard.final().text == "Hi."
+        (sent,) = server.requests
+    assert b'filename="a%22%0D%0AX-Forged: 1.wav"\r\nContent-Type: audio/wav\r\n' in sent.body
+    assert b"\r\nX-Forged" not in sent.body
