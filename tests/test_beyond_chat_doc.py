@@ -1,7 +1,7 @@
 """The Python examples of docs/beyond-chat.md run as written, offline: every
 provider they name is pointed at one loopback stand-in that answers each
 endpoint as the provider documents it (embeddings, Message Batches,
-generateContent, streamed audio/speech)."""
+generateContent, streamed audio/speech and audio/transcriptions)."""
 
 from __future__ import annotations
 
@@ -55,11 +55,21 @@ def stand_in(request: RecordedRequest) -> Reply:
         return status(200, b"\n".join(json.dumps(x).encode() for x in lines))
     if path == "/v1/audio/speech":
         pieces = [b"RIFF\x24\x00\x00\x00WAVE", b"fmt-and-data"]
-        events = [{"type": "speech.audio.delta", "audio": base64.b64encode(p).decode()}
+        events: list[dict[str, Any]] = [{"type": "speech.audio.delta", "audio": base64.b64encode(p).decode()}
                   for p in pieces]  # fmt: skip
         usage = {"input_tokens": 14, "output_tokens": 120, "total_tokens": 134}
         events.append({"type": "speech.audio.done", "usage": usage})
         body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        return status(200, body, content_type="text/event-stream")
+    if path == "/v1/audio/transcriptions":
+        heard: dict[str, Any] = {"type": "tokens", "input_tokens": 120, "output_tokens": 30,
+                                 "total_tokens": 150,
+                                 "input_token_details": {"text_tokens": 20, "audio_tokens": 100}}  # fmt: skip
+        said: list[dict[str, Any]] = [
+            {"type": "transcript.text.delta", "delta": d} for d in ("Hello", " there.")
+        ]
+        said.append({"type": "transcript.text.done", "text": "Hello there.", "usage": heard})
+        body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in said)
         return status(200, body, content_type="text/event-stream")
     if path.endswith(":generateContent"):
         return _json({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hello."}]},
@@ -72,11 +82,11 @@ def examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
-def test_the_document_has_its_four_examples() -> None:
-    assert len(examples()) == 4
+def test_the_document_has_its_five_examples() -> None:
+    assert len(examples()) == 5
 
 
-@pytest.mark.parametrize("number", [0, 1, 2, 3])
+@pytest.mark.parametrize("number", [0, 1, 2, 3, 4])
 def test_the_example_runs(
     number: int,
     tmp_path: Path,
@@ -106,6 +116,8 @@ def test_the_example_runs(
         "r1 Paris $0.0000225\nit Rome $0.0000225\n",  # half of $3 in, $15 out per million
         "",
         "audio/wav $0.0014\n",  # 14 tokens in at $0.60, 120 out at $12 per million
+        # 20 text tokens in at $2.50, 100 audio at $6, 30 out at $10 per million: $0.00095
+        "Hello there. $0.0010\n",
     ][number]
     assert out == expected
     if number == 2:

@@ -87,6 +87,8 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3", "@long"],
     ("speak", "voice"): ["\udcff"],
     ("speak", "instructions"): ["\udcff"],
+    ("transcribe", "language"): ["\udcff", "", " "],
+    ("transcribe", "prompt"): ["\udcff", "", " "],
     ("batch submit", "source"): [
         "/nonexistent/elelem-26",
         "@dir",
@@ -131,6 +133,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "similar": ["notes", "text"],
     "batch submit": ["@garbage", "-m", MODEL],
     "speak": ["-m", MODEL],
+    "transcribe": ["-m", MODEL],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

@@ -89,6 +89,17 @@ NOT_OFFLINE.update(
         )
     }
 )
+NOT_OFFLINE.update(
+    {
+        command: "tests/test_cli_transcribe.py runs it against a loopback audio/transcriptions"
+        for command in (
+            "elelem transcribe voice.wav -m openai:gpt-4o-transcribe --language en",
+            "elelem transcribe memo.mp3 -m openai:whisper-1 --no-stream --json",
+            "elelem transcribe FILE",
+            "elelem transcribe FILE -m MODEL",
+        )
+    }
+)
 
 QUESTION = "How tall is the Eiffel Tower?"
 
@@ -152,7 +163,7 @@ def test_every_python_example_is_run() -> None:
         "README.md": 1,  # tests/test_readme.py
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
-        "beyond-chat.md": 4,  # tests/test_beyond_chat_doc.py
+        "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
     }
 
 

@@ -28,6 +28,7 @@ from elelem.speech import Transcript, audio_of
 from elelem.speech import speak as speak_flow
 from elelem.speech import transcribe as transcribe_flow
 from elelem.speech_stream import SpeechCall, SpeechStream, SyncSpeechStream
+from elelem.transcribe_stream import SyncTranscriptStream, TranscriptionCall, TranscriptStream
 from elelem.transport import Driver, Timeouts
 from elelem.transport.config import (
     BATCH,
@@ -231,6 +232,45 @@ class AsyncExtras:
         )
         return SpeechStream(stream, call)
 
+    def transcribe_stream(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        *,
+        language: str | None = None,
+        prompt: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> TranscriptStream:
+        """What ``audio`` (a block of bytes, its bytes, or a file path) says,
+        streamed: an async iterator of the text as the model writes it
+        (``async with`` it), whose
+        :meth:`~elelem.transcribe_stream.TranscriptStream.final` is the whole
+        :class:`~elelem.speech.Transcript` (text, usage, cost, unknown events).
+
+        ``gpt-4o-transcribe`` and newer stream; a Whisper model is asked
+        whole and its text arrives as one piece.  The request is sent on the
+        first iteration."""
+        call = self._transcription_call(model, audio, language, prompt)
+        stream = self._driver.stream(
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=TRANSCRIBE
+        )
+        return TranscriptStream(stream, call)
+
+    def _transcription_call(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        language: str | None,
+        prompt: str | None,
+    ) -> TranscriptionCall:
+        return TranscriptionCall(
+            self.target(model),
+            audio_of(audio),
+            language=language,
+            prompt=prompt,
+            now=self._clock(),
+        )
+
     def _speech_call(
         self,
         model: str | Target,
@@ -329,6 +369,23 @@ class SyncExtras:
             call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
         )
         return SyncSpeechStream(stream, call)
+
+    def transcribe_stream(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        *,
+        language: str | None = None,
+        prompt: str | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> SyncTranscriptStream:
+        """As :meth:`Client.transcribe_stream`, blocking: an iterator of the
+        text as it arrives (``with`` it)."""
+        call = self._client._transcription_call(model, audio, language, prompt)
+        stream = self._driver.sync_stream(
+            call.target.endpoint, call, call.request, timeouts=timeouts, operation=TRANSCRIBE
+        )
+        return SyncTranscriptStream(stream, call)
 
     def batch(
         self,

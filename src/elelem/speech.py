@@ -19,8 +19,9 @@ import msgspec
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
+from elelem.providers.pricing import Cost
 from elelem.reading import ReadRefused, read_file
-from elelem.vocabulary import AudioBlock, BytesSource
+from elelem.vocabulary import AudioBlock, BytesSource, Part
 from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest
@@ -31,11 +32,19 @@ SPEECH_SHAPES = frozenset({"openai_responses", "openai_chat"})
 
 class Transcript(msgspec.Struct, frozen=True):
     """What a transcription endpoint heard: ``text``, and the provider's
-    ``usage`` and every other field of its answer (``raw``) as it gave them."""
+    ``usage`` and every other field of its answer (``raw``) as it gave them.
+
+    A streamed transcription (:meth:`elelem.Client.transcribe_stream`) also
+    gives its ``cost`` (unknown saying why where it cannot be priced), the
+    events the parser did not know (``unknown``, kept whole) and the
+    provider's ``request_id``."""
 
     text: str
     usage: JSONValue = None
     raw: JSONValue = None
+    cost: Cost | None = None
+    unknown: tuple[Part, ...] = ()
+    request_id: str | None = None
 
 
 def _check(target: Target) -> None:
@@ -94,14 +103,15 @@ def _transcript(body: bytes) -> Transcript:
     return Transcript(data["text"], data.get("usage"), data)
 
 
-def transcribe(
+def upload(
     target: Target,
     audio: AudioBlock,
-    *,
-    language: str | None = None,
-    prompt: str | None = None,
-) -> Flow[Transcript]:
-    """What ``audio`` (bytes) says, transcribed by ``target``'s model."""
+    language: str | None,
+    prompt: str | None,
+    stream: bool = False,
+) -> tuple[bytes, str]:
+    """The multipart body of an ``audio/transcriptions`` request and its
+    content type (the whole answer's and the streamed one's)."""
     _check(target)
     source = audio.source
     if not isinstance(source, BytesSource):
@@ -111,10 +121,23 @@ def transcribe(
         fields["language"] = language
     if prompt is not None:
         fields["prompt"] = prompt
+    if stream:
+        fields["stream"] = "true"
     name = audio.filename or f"audio.{AUDIO_FORMATS.get(audio.media_type or '', 'bin')}"
-    content, content_type = multipart(
+    return multipart(
         fields, "file", name, source.blob.data, audio.media_type or "application/octet-stream"
     )
+
+
+def transcribe(
+    target: Target,
+    audio: AudioBlock,
+    *,
+    language: str | None = None,
+    prompt: str | None = None,
+) -> Flow[Transcript]:
+    """What ``audio`` (bytes) says, transcribed by ``target``'s model."""
+    content, content_type = upload(target, audio, language, prompt)
     encoded = EncodedRequest(
         "/audio/transcriptions", {}, {"content-type": content_type}, stream=False, content=content
     )
@@ -153,4 +176,5 @@ __all__ = [
     "speak",
     "speech_body",
     "transcribe",
+    "upload",
 ]

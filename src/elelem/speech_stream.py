@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 
 import msgspec
 
@@ -54,6 +54,9 @@ from elelem.vocabulary import AudioBlock, BytesSource, Part, ProviderId, Usage
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 STREAM_FORMATS = ("audio", "sse")
 """The ``stream_format`` values of ``audio/speech``."""
 
@@ -63,21 +66,61 @@ DONE = "speech.audio.done"
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
 
 
-def _malformed(why: str, data: str | bytes = b"") -> MalformedStreamError:
+def malformed(what: str, why: str, data: str | bytes = b"") -> MalformedStreamError:
+    """The ``what`` stream ``why``: a malformed answer, its first bytes kept."""
     body = data.encode("utf-8", "replace") if isinstance(data, str) else data
-    return MalformedStreamError(f"the speech stream {why}", body=body[:2048], retryable=False)
+    return MalformedStreamError(f"the {what} stream {why}", body=body[:2048], retryable=False)
+
+
+def _malformed(why: str, data: str | bytes = b"") -> MalformedStreamError:
+    return malformed("speech", why, data)
+
+
+def sse_event(what: str, event: str, data: str) -> tuple[dict[str, JSONValue], str]:
+    """One server-sent event of the ``what`` stream: its JSON object and its
+    type (the object's ``type``, else the SSE event name); anything else is
+    a :class:`~elelem.errors.MalformedStreamError` saying what."""
+    try:
+        obj = decode_json(data)
+    except msgspec.DecodeError as exc:
+        raise malformed(what, f"sent an event that is not JSON: {exc}", data) from None
+    if not isinstance(obj, dict):
+        raise malformed(what, "sent an event that is not a JSON object", data)
+    kind = obj.get("type", event or None)
+    if not isinstance(kind, str):
+        raise malformed(what, "sent an event without a type", data)
+    return obj, kind
+
+
+def provider_error(obj: dict[str, JSONValue]) -> StreamError:
+    """An ``error`` event, typed by OpenAI's error table."""
+    # Loaded here, not with the module: loading the client loads no shape
+    # code (tests/test_layers.py).
+    from elelem.shapes.openai_responses.errors import error_from_event
+
+    inner = obj.get("error")
+    return error_from_event(inner if isinstance(inner, dict) else obj)
+
+
+def counts(
+    what: str, event: str, value: JSONValue, names: Sequence[str], data: str
+) -> dict[str, int]:
+    """The token counts ``names`` of the usage object ``value`` of ``event``
+    (a missing one is 0); one that is no count is a malformed stream."""
+    if not isinstance(value, dict):
+        raise malformed(what, f"{event} holds usage that is not an object", data)
+    found: dict[str, int] = {}
+    for name in names:
+        count = value.get(name, 0)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise malformed(what, f"{event} holds a {name} that is no count: {count!r}", data)
+        found[name] = count
+    return found
 
 
 def _usage(value: JSONValue, data: str) -> Usage:
-    if not isinstance(value, dict):
-        raise _malformed(f"{DONE} holds usage that is not an object", data)
-    counts: dict[str, int] = {}
-    for name in _USAGE_FIELDS:
-        count = value.get(name, 0)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise _malformed(f"{DONE} holds a {name} that is no count: {count!r}", data)
-        counts[name] = count
-    return Usage(input=counts["input_tokens"], output=counts["output_tokens"], raw=value)
+    found = counts("speech", DONE, value, _USAGE_FIELDS, data)
+    return Usage(input=found["input_tokens"], output=found["output_tokens"], raw=value)
 
 
 class SpeechParser:
@@ -100,15 +143,7 @@ class SpeechParser:
         """One read of the audio (raw form) or one event (SSE form)."""
         if isinstance(data, bytes):
             return self.piece(data) if data else []
-        try:
-            obj = decode_json(data)
-        except msgspec.DecodeError as exc:
-            raise _malformed(f"sent an event that is not JSON: {exc}", data) from None
-        if not isinstance(obj, dict):
-            raise _malformed("sent an event that is not a JSON object", data)
-        kind = obj.get("type", event or None)
-        if not isinstance(kind, str):
-            raise _malformed("sent an event without a type", data)
+        obj, kind = sse_event("speech", event, data)
         if kind == DELTA:
             audio = obj.get("audio")
             if not isinstance(audio, str):
@@ -126,12 +161,7 @@ class SpeechParser:
             out.append(Finish("stop"))
             return out
         if kind == "error":
-            # Loaded here, not with the module: loading the client loads no
-            # shape code (tests/test_layers.py); OpenAI's error table types it.
-            from elelem.shapes.openai_responses.errors import error_from_event
-
-            inner = obj.get("error")
-            raise error_from_event(inner if isinstance(inner, dict) else obj)
+            raise provider_error(obj)
         # An event this parser does not know is kept whole, in its place.
         key = self._key()
         return [BlockStart(key, "unknown", raw=obj), BlockEnd(key)]
@@ -225,7 +255,97 @@ class Speech:
     request_id: str | None = None
 
 
-class _SpeechReader:
+class Pieces(Generic[T, R]):
+    """What every streamed answer read piece by piece shares: the driver's
+    stream, each ``(chunk, committed)`` pair turned into a piece (or None)
+    by :meth:`take`, and the whole answer made by :meth:`result`."""
+
+    stream: StreamCore
+
+    def take(self, pair: tuple[Chunk, tuple[Part, ...]]) -> T | None:
+        """The piece ``pair`` holds for the caller, or None."""
+        raise NotImplementedError
+
+    def result(self) -> R:
+        """The whole answer of a stream read to its end (no I/O)."""
+        raise NotImplementedError
+
+
+class AsyncPieces(Pieces[T, R]):
+    """:class:`Pieces` as an async iterator (the request is sent on first
+    iteration, or on ``async with``); :meth:`final` reads the rest and
+    returns the whole answer.  Use ``async with`` (or :meth:`aclose`) so
+    the connection closes when iteration stops early."""
+
+    stream: ResponseStream
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> T:
+        while (pair := await self.stream.step()) is not None:
+            piece = self.take(pair)
+            if piece is not None:
+                return piece
+        raise StopAsyncIteration
+
+    async def final(self) -> R:
+        """Read the rest of the answer; the whole of it."""
+        async for _ in self:
+            pass
+        return self.result()
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self.stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self.stream.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class SyncPieces(Pieces[T, R]):
+    """:class:`AsyncPieces`, blocking: an iterator (``with`` it)."""
+
+    stream: SyncResponseStream
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> T:
+        while (pair := self.stream.step()) is not None:
+            piece = self.take(pair)
+            if piece is not None:
+                return piece
+        raise StopIteration
+
+    def final(self) -> R:
+        """Read the rest of the answer; the whole of it."""
+        for _ in self:
+            pass
+        return self.result()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.stream.close()
+
+    def __enter__(self) -> Self:
+        self.stream.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _SpeechReader(Pieces[bytes, Speech]):
     """What both speech streams share: the audio taken from each commit,
     and the whole :class:`Speech` at the end."""
 
@@ -236,9 +356,9 @@ class _SpeechReader:
         self._pieces: list[bytes] = []
         self._unknown: list[Part] = []
 
-    def _take(self, committed: tuple[Part, ...]) -> bytes | None:
+    def take(self, pair: tuple[Chunk, tuple[Part, ...]]) -> bytes | None:
         data = None
-        for part in committed:
+        for part in pair[1]:
             if isinstance(part, AudioBlock) and isinstance(part.source, BytesSource):
                 data = part.source.blob.data
                 self._pieces.append(data)
@@ -267,86 +387,32 @@ class _SpeechReader:
         return Speech(audio, assembled.usage, cost, tuple(self._unknown), self.stream.request_id)
 
 
-class SpeechStream(_SpeechReader):
+class SpeechStream(_SpeechReader, AsyncPieces[bytes, Speech]):
     """The audio of a streamed speech answer, piece by piece: an async
-    iterator of ``bytes`` (the request is sent on first iteration, or on
-    ``async with``); :meth:`final` reads the rest and returns the
-    :class:`Speech`.  Use ``async with`` (or :meth:`aclose`) so the
-    connection closes when iteration stops early."""
+    iterator of ``bytes``; :meth:`final` reads the rest and returns the
+    :class:`Speech` (see :class:`AsyncPieces`)."""
 
     stream: ResponseStream
 
-    def __aiter__(self) -> SpeechStream:
-        return self
 
-    async def __anext__(self) -> bytes:
-        while (pair := await self.stream.step()) is not None:
-            data = self._take(pair[1])
-            if data is not None:
-                return data
-        raise StopAsyncIteration
-
-    async def final(self) -> Speech:
-        """Read the rest of the answer; the whole :class:`Speech`."""
-        async for _ in self:
-            pass
-        return self.result()
-
-    async def aclose(self) -> None:
-        """Close the connection."""
-        await self.stream.aclose()
-
-    async def __aenter__(self) -> SpeechStream:
-        await self.stream.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class SyncSpeechStream(_SpeechReader):
+class SyncSpeechStream(_SpeechReader, SyncPieces[bytes, Speech]):
     """:class:`SpeechStream`, blocking: an iterator of ``bytes``."""
 
     stream: SyncResponseStream
 
-    def __iter__(self) -> SyncSpeechStream:
-        return self
-
-    def __next__(self) -> bytes:
-        while (pair := self.stream.step()) is not None:
-            data = self._take(pair[1])
-            if data is not None:
-                return data
-        raise StopIteration
-
-    def final(self) -> Speech:
-        """Read the rest of the answer; the whole :class:`Speech`."""
-        for _ in self:
-            pass
-        return self.result()
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.stream.close()
-
-    def __enter__(self) -> SyncSpeechStream:
-        self.stream.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
 
 __all__ = [
     "STREAM_FORMATS",
+    "AsyncPieces",
+    "Pieces",
     "Speech",
     "SpeechCall",
     "SpeechParser",
     "SpeechStream",
+    "SyncPieces",
     "SyncSpeechStream",
+    "counts",
+    "malformed",
+    "provider_error",
+    "sse_event",
 ]

@@ -17,6 +17,7 @@ from elelem.cli.manage import fork_command, rename_command, rm_command
 from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.speak import speak_command
+from elelem.cli.transcribe import transcribe_command
 
 
 def register(group: click.Group) -> None:
@@ -44,6 +45,7 @@ def register(group: click.Group) -> None:
         collections_group,
         batch_group,
         speak_command,
+        transcribe_command,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

@@ -143,8 +143,12 @@ def price(
     *,
     api_url: str | None = None,
     at: datetime | None = None,
+    audio_input: int = 0,
 ) -> Cost:
     """The cost of one response of ``model`` at ``provider`` that used ``usage``.
+
+    ``audio_input`` says how many of the input tokens were audio (a
+    transcription's), priced at the model's audio rate where it has one.
 
     ``api_url`` finds a provider elelem has no name for (a configured
     OpenAI-compatible server) in the database by its address; ``at`` is when
@@ -163,6 +167,8 @@ def price(
     import genai_prices  # deferred: its price tables take a while to load
 
     counts = genai_usage(usage)
+    if audio_input:
+        counts["input_audio_tokens"] = audio_input
     try:
         if provider_id is not None:
             calc = genai_prices.calc_price(
