@@ -600,7 +600,16 @@ class StreamCore:
             except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
                 done = self._feed(chunks) or self._defer(exc)
             else:
-                done = self._feed(chunks)
+                if self._draining:
+                    # What _feed_drained does, its first run of deltas (most
+                    # reads: all their chunks) taken here, a call fewer a read.
+                    reached = self.assembler.feed_deltas(chunks)
+                    if reached:
+                        self._fed = True
+                        self.last_committed = ()
+                    done = reached < len(chunks) and self._feed_drained(chunks, reached)
+                else:
+                    done = self._feed(chunks)
         if done:
             self._move(FINISHED)
 
@@ -645,11 +654,12 @@ class StreamCore:
                 self.last_committed = committed
         return done
 
-    def _feed_drained(self, chunks: list[Chunk]) -> bool:
+    def _feed_drained(self, chunks: list[Chunk], start: int = 0) -> bool:
         """:meth:`_feed` while final() drains: a read's runs of text and
         reasoning deltas go to the assembler in one call each, every other
-        chunk through :meth:`_feed` (nothing is queued either way)."""
-        deltas, end, index, done = self.assembler.feed_deltas, len(chunks), 0, False
+        chunk through :meth:`_feed` (nothing is queued either way); from
+        chunk ``start`` on (those before it were fed)."""
+        deltas, end, index, done = self.assembler.feed_deltas, len(chunks), start, False
         while index < end:
             reached = deltas(chunks, index)
             if reached > index:
