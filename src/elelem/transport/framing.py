@@ -175,13 +175,13 @@ class SSEDecoder:
                     text = chunk[:-2].decode()
                 except UnicodeDecodeError:
                     text = ""
-                head, sep, value = text.partition("\ndata: ")
+                head, sep, data = text.partition("\ndata: ")
                 if sep and text.count("\n") == 1:
                     name = self._named.get(head)
                     if name is None:
                         name = self._named_head(head)
                     splitter.consumed += len(chunk)
-                    out.append(_event(SSEEvent, (name, value, self.last_event_id, self.retry)))
+                    out.append(_event(SSEEvent, (name, data, self.last_event_id, self.retry)))
                     return out
             if self._size or splitter._parts or splitter._cr:
                 # An event is carried over from the last read: the line path
