@@ -363,6 +363,23 @@ def test_sync_iteration_reads_the_same_text_both_ways(capsys: pytest.CaptureFixt
     assert line.startswith("100 deltas, best of 1: floor ") and line.rstrip().endswith("x)")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["anthropic", "sync", "1"], ["google", "async", "1", "--probe"], ["groq", "floor", "1"]],
+)
+def test_one_event_reads_assemble_the_rows_text(args: list[str]) -> None:
+    """The instruction-count harness: each side reads the row's text from
+    one event per read (each checks it), and the shell is left as it was."""
+    pytest.importorskip("orjson", reason="the floor decodes with orjson: the bench extra")
+    from benchmarks import one_event_reads
+
+    from elelem.transport.stream_core import StreamCore
+
+    opened = StreamCore._opened
+    assert one_event_reads.main(args) == 0
+    assert StreamCore._opened is opened
+
+
 def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:
     """The per-provider table's streams: one per provider the corpus records,
     the recording's own chunk bytes repeated, and a twin with one unknown

@@ -473,7 +473,13 @@ def test_reads_of_whole_blocks_agree_with_a_plain_reference(
     body = "\n\n".join(blocks).encode() + tail.encode()
     points = sorted({c % (len(body) + 1) for c in cuts})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-    expected, fault, ending = reference(body)
+    assert_agrees_with_reference(pieces, runs)
+
+
+def assert_agrees_with_reference(pieces: list[bytes], runs: bool) -> None:
+    """The pieces' events, decoder state and bytes consumed are the plain
+    reference's for their body (one without faults)."""
+    expected, fault, ending = reference(b"".join(pieces))
     assert fault is None
     decoder = SSEDecoder()
     events = [event for piece in pieces for event in fed(decoder, piece, runs)]
@@ -481,6 +487,7 @@ def test_reads_of_whole_blocks_agree_with_a_plain_reference(
     assert decoder.close() == []
     state = (decoder.last_event_id, decoder.retry, decoder.comments, decoder.unterminated)
     assert state == ending
+    assert decoder._lines.consumed == sum(map(len, pieces))
 
 
 def test_runs_of_data_only_events_come_as_their_bytes() -> None:
@@ -544,3 +551,28 @@ def test_a_name_seen_before_alone_beside_two_data_lines_is_no_named_run() -> Non
     second = b"event: :\n\nevent: a\ndata: 1\ndata: 2\n\n"
     events = decoder.feed(first) + decoder.feed(second)
     assert [(e.event, e.data) for e in events] == [(":", "::::"), ("a", "1\n2")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=st.lists(_BLOCK, max_size=12), runs=st.booleans())
+def test_reads_of_one_block_each_agree_with_a_plain_reference(
+    blocks: list[str], runs: bool
+) -> None:
+    # A paced stream: every read one block and its blank line (the one-event
+    # paths of feed), the odd block carried over or not a whole event.
+    assert_agrees_with_reference([(block + "\n\n").encode() for block in blocks], runs)
+
+
+def test_a_read_of_one_named_event_is_that_event() -> None:
+    decoder = SSEDecoder()
+    reads = [b"event: a\ndata: 1\n\n", "event: caf\u00e9\ndata: {}\n\n".encode()]
+    reads += [b"event: b\ndata: 2\ndata: 3\n\n", b"event: c\r\ndata: 4\n\n", b"event: d\ndata: 5\n"]
+    events = [event for read in reads for event in decoder.feed(read)]
+    assert events == [
+        SSEEvent("a", "1"),
+        SSEEvent("caf\u00e9", "{}"),
+        SSEEvent("b", "2\n3"),
+        SSEEvent("c", "4"),
+    ]
+    assert decoder.close() == []
+    assert decoder.unterminated == len(b"event: d\ndata: 5\n")

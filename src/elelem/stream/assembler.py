@@ -279,7 +279,7 @@ class Assembler:
         get_open = self._open.get
         index = start
         block = None
-        for chunk in islice(chunks, start, None):
+        for chunk in islice(chunks, start, None) if start else chunks:
             if type(chunk) is TextDelta:
                 want = "text"
             elif type(chunk) is ReasoningDelta:
@@ -291,7 +291,7 @@ class Assembler:
                 break
             block.parts.append(chunk.text)
             index += 1
-        if block is not None:
+        if block is not None and len(block.parts) - block.joined >= _RUN:
             _compact(block)  # once a run: a run rarely spans two blocks
         self._position += index - start
         return index

@@ -160,6 +160,29 @@ class SSEDecoder:
                     text = utf8(value, splitter.consumed)
                 out.append(_event(SSEEvent, ("", text, self.last_event_id, self.retry)))
                 return out
+            if (
+                chunk[:7] == b"event: "
+                and chunk.find(b"\n\n") == len(chunk) - 2
+                and len(chunk) - 2 < self._max
+                and 0x0D not in chunk
+                and not (self._size or splitter._parts or splitter._cr)
+            ):
+                # One read, one ``event:`` + ``data:`` event (Anthropic,
+                # Responses): what _named_events makes of it, inline.  One
+                # line end in all is the one before ``data: ``; bytes that
+                # are not UTF-8 take the general path, which places the fault.
+                try:
+                    text = chunk[:-2].decode()
+                except UnicodeDecodeError:
+                    text = ""
+                head, sep, data = text.partition("\ndata: ")
+                if sep and text.count("\n") == 1:
+                    name = self._named.get(head)
+                    if name is None:
+                        name = self._named_head(head)
+                    splitter.consumed += len(chunk)
+                    out.append(_event(SSEEvent, (name, data, self.last_event_id, self.retry)))
+                    return out
             if self._size or splitter._parts or splitter._cr:
                 # An event is carried over from the last read: the line path
                 # takes it to its end, the first blank line.
@@ -333,11 +356,17 @@ class SSEDecoder:
             if name is None:
                 if head[:7] != "event: ":
                     return None
-                name = head[7:]
-                if len(names) < MAX_NAMES:
-                    names[head] = name
+                name = self._named_head(head)
             events.append(_event(SSEEvent, (name, value, last_id, retry)))
         return events
+
+    def _named_head(self, head: str) -> str:
+        """The name of a decoded ``event: NAME`` line, kept for the next
+        (a hostile stream cannot grow the cache without bound)."""
+        name = head[7:]
+        if len(self._named) < MAX_NAMES:
+            self._named[head] = name
+        return name
 
     def _lines_of(self, lines: list[bytes], out: list[SSEEvent]) -> None:
         """Apply the event-stream rule to whole ``lines`` (no terminators)."""

@@ -600,7 +600,16 @@ class StreamCore:
             except Exception as exc:  # noqa: BLE001 - re-raised by _next, after earlier chunks
                 done = self._feed(chunks) or self._defer(exc)
             else:
-                done = self._feed(chunks)
+                if self._draining:
+                    # What _feed_drained does, its first run of deltas (most
+                    # reads: all their chunks) taken here, a call fewer a read.
+                    reached = self.assembler.feed_deltas(chunks)
+                    if reached:
+                        self._fed = True
+                        self.last_committed = ()
+                    done = reached < len(chunks) and self._feed_rest(chunks, reached)
+                else:
+                    done = self._feed(chunks)
         if done:
             self._move(FINISHED)
 
@@ -649,19 +658,29 @@ class StreamCore:
         """:meth:`_feed` while final() drains: a read's runs of text and
         reasoning deltas go to the assembler in one call each, every other
         chunk through :meth:`_feed` (nothing is queued either way)."""
-        deltas, end, index, done = self.assembler.feed_deltas, len(chunks), 0, False
-        while index < end:
-            reached = deltas(chunks, index)
-            if reached > index:
+        reached = self.assembler.feed_deltas(chunks)
+        if reached:
+            self._fed = True
+            self.last_committed = ()
+        return reached < len(chunks) and self._feed_rest(chunks, reached)
+
+    def _feed_rest(self, chunks: list[Chunk], index: int) -> bool:
+        """:meth:`_feed_drained` from chunk ``index`` on, which ended a run of
+        deltas (or begins the read) and is no delta the assembler takes
+        here: fed through :meth:`_feed`, then the next run, and so on."""
+        deltas, end = self.assembler.feed_deltas, len(chunks)
+        while True:
+            if self._feed(chunks[index : index + 1], one=True):
+                return True
+            start = index + 1
+            if start == end:
+                return False
+            index = deltas(chunks, start)
+            if index > start:
                 self._fed = True
                 self.last_committed = ()
-            if reached == end:
-                break
-            index = reached + 1
-            if self._feed(chunks[reached : reached + 1], one=True):
-                done = True
-                break
-        return done
+            if index == end:
+                return False
 
     def _redacted_finish(self, chunk: Finish) -> Finish:
         # A provider's failure text may echo a credential; the assembler's
