@@ -42,11 +42,11 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 import httpx2
 import msgspec
 
-from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
+from elelem.client.beyond_chat import AsyncExtras, SyncExtras
+from elelem.client.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
+from elelem.client.preflight import ModelWarning, preflight
 from elelem.errors import StreamError
-from elelem.extras import AsyncExtras, SyncExtras
 from elelem.outputs import output_format, parse_output
-from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse
@@ -339,7 +339,7 @@ class Client(AsyncExtras):
         sent (no I/O): an unknown model id close to a known one, a
         deprecated model, an estimate over the context window, an
         attachment of a kind the model does not take, tools or a schema it
-        cannot follow (see :mod:`elelem.preflight`).  ``request``: as for
+        cannot follow (see :mod:`elelem.client.preflight`).  ``request``: as for
         :meth:`stream`."""
         target = self.target(model)
         _, _, neutral = self.prepare(target, messages, **request)
