@@ -22,7 +22,6 @@ from elelem.batches.core import neutral_requests, read_results
 from elelem.embeddings import Embeddings, EmbedPlan
 from elelem.embeddings import plan as embed_plan
 from elelem.embeddings.wires import EMBEDDING_PROVIDERS
-from elelem.flow import Flow, run_async, run_sync
 from elelem.providers import Catalog, Target
 from elelem.speech.endpoints import Transcript, audio_of
 from elelem.speech.endpoints import speak as speak_flow
@@ -42,6 +41,7 @@ from elelem.transport.config import (
     SPEAK,
     TRANSCRIBE,
 )
+from elelem.transport.one_shot import Flow, run_async, run_sync
 from elelem.vocabulary import AudioBlock
 
 EMBED_CONCURRENCY = 4
