@@ -47,12 +47,12 @@ from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError
 from elelem.providers import Catalog, Target
+from elelem.providers.costs import events_cost
 from elelem.providers.fallback import Fallback
 from elelem.providers.middleware import PromptCaching, wrap
 from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
-from elelem.turns.costs import events_cost
 from elelem.turns.drive import TurnResult
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
