@@ -1,4 +1,4 @@
-"""elelem.shapes: one package per wire shape, sans-IO, on one skeleton (DESIGN.md §1, §4).
+"""elelem.shapes: one package per wire shape, sans-IO, on one skeleton (docs/architecture.md §1, §2).
 
 Every shape is a value: its package's ``SHAPE`` is a
 :class:`~elelem.shapes.base.ShapeSpec` (name, framing and four functions;

@@ -1,4 +1,4 @@
-"""A shape as a value: :class:`ShapeSpec` (DESIGN.md §4), sans-IO.
+"""A shape as a value: :class:`ShapeSpec` (docs/architecture.md §2.1), sans-IO.
 
 A shape owns the request encoder, the frame parser, the non-streaming
 response mapping and the error classifier; every package builds its

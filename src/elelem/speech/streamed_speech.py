@@ -225,18 +225,22 @@ class SpeechCall:
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
+        """The ``audio/speech`` request, streamed, whatever the neutral one."""
         return self._encoded
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """A :class:`SpeechParser` of the form asked (raw audio or SSE)."""
         return SpeechParser(provider, self.target.model, self.media_type, sse=self.sse)
 
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
+        """A JSON answer to a streamed speech request: malformed, never audio."""
         # Only a JSON body comes here (the driver streams every other one).
         raise _malformed("answered JSON, not audio", body)
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error, classified by the provider's chat shape."""
         return self._shape.classify_error(status, headers, body)
 
 

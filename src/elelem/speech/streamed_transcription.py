@@ -182,15 +182,18 @@ class TranscriptionCall:
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
+        """The multipart ``audio/transcriptions`` upload, whatever the neutral request."""
         return self._encoded
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """A new :class:`TranscriptionParser`, kept as :attr:`parser` (one per attempt)."""
         self.parser = TranscriptionParser(provider, self.target.model)
         return self.parser
 
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
+        """The chunks of a whole JSON transcript: its text at once, then the end."""
         # A JSON answer (a Whisper model, a server that does not stream):
         # the whole transcript at once.
         self.parser = TranscriptionParser(provider, self.target.model)
@@ -199,6 +202,7 @@ class TranscriptionCall:
         return [*self.parser.open(200, {}), *self.parser.whole(obj, text)]
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error, classified by the provider's chat shape."""
         return self._shape.classify_error(status, headers, body)
 
 

@@ -45,14 +45,18 @@ class Call:
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
+        """The call's own wire request, whatever the neutral one (a flow holds no chat)."""
         return self._encoded
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """Refused: a call has one JSON answer, never a stream."""
         raise UnsupportedError(f"{self.what}: one answer, not a stream")
 
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
+        """Parse the answer into :attr:`value`; an answer the parse refuses is a
+        :class:`~elelem.errors.MalformedStreamError` naming the call, not retried."""
         try:
             self.value = self._parse(body)
         except (ValueError, KeyError, TypeError) as exc:
@@ -64,6 +68,7 @@ class Call:
         return [ResponseStart(provider=provider), Finish("stop")]
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error, classified by the provider's chat shape."""
         return self._shape.classify_error(status, headers, body)
 
 

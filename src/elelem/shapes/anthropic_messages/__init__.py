@@ -1,4 +1,4 @@
-"""The Anthropic Messages wire shape (DESIGN.md §4), sans-IO.
+"""The Anthropic Messages wire shape (docs/architecture.md §2), sans-IO.
 
 ``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of Anthropic's own messages, portable encoding of the rest),

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions wire shape (DESIGN.md §4), sans-IO.
+"""The OpenAI Chat Completions wire shape (docs/architecture.md §2), sans-IO.
 
 Serves OpenAI and every OpenAI-compatible server: DeepSeek, OpenRouter,
 Ollama, llama.cpp, Groq, Cerebras, xAI, Mistral, Perplexity, Moonshot,
