@@ -18,6 +18,7 @@ from elelem.shapes.classify import ErrorTable
 from elelem.shapes.skeleton import ParserSkeleton
 from elelem.vocabulary import Usage
 from elelem.wire.counting import TokenCounter
+from elelem.wire.listing import ModelListing
 
 PACKAGES = (
     "anthropic_messages",
@@ -43,12 +44,15 @@ NAMES = {
 }
 
 
-KINDS = {"counting": ("COUNTER", TokenCounter)}
+KINDS = {"counting": ("COUNTER", TokenCounter), "listing": ("LISTING", ModelListing)}
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
 (None where the wire has not the kind)."""
 
-HAS = {"counting": {"anthropic_messages", "openai_responses", "gemini"}}
+HAS = {
+    "counting": {"anthropic_messages", "openai_responses", "gemini"},
+    "listing": {"anthropic_messages", "openai_responses", "openai_chat", "gemini", "ollama_native"},
+}
 """Which wires have each kind."""
 
 

@@ -15,7 +15,8 @@ What every shape must do the same way is decided once, outside the packages:
 - :mod:`elelem.shapes.options` — generation options and ``tool_choice``
   spelled from each encoder's key tables;
 - :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
-- :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one.
+- :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one;
+- :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits.
 
 Every package — ``anthropic_messages``, ``openai_responses``,
 ``openai_chat``, ``gemini``, ``bedrock_converse``, ``ollama_native`` — has
@@ -61,6 +62,9 @@ token counting          ``counting``  ``COUNTER`` (a ``TokenCounter``: the count
                                       request rewritten from the sending one, the
                                       count read from the answer); ``SHAPE.counting``
                                       (Anthropic, Responses, Gemini)
+model listing           ``listing``   ``LISTING`` (a ``ModelListing``: path, query,
+                                      headers, the page reader); ``SHAPE.listing``
+                                      (all but Bedrock's and the parked one)
 ======================  ============  ================================================
 
 What the wires share about images and documents (limit checks, data URLs,

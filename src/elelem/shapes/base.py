@@ -22,6 +22,7 @@ from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
+from elelem.wire.listing import ModelListing
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ class ShapeSpec:
     The other kinds of exchange a wire has are values beside them, each
     from the package's module of that kind's name: ``counting`` its
     ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
-    None for a wire that cannot count.
+    ``listing`` its ``listing.LISTING`` (a
+    :class:`~elelem.wire.listing.ModelListing`); None where the wire has not
+    the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -58,6 +61,7 @@ class ShapeSpec:
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
     counting: TokenCounter | None = None
+    listing: ModelListing | None = None
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

@@ -13,6 +13,7 @@ from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_responses.counting import COUNTER
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_responses.listing import LISTING
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
 
@@ -24,6 +25,7 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     counting=COUNTER,
+    listing=LISTING,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 
