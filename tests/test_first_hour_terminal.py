@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pexpect
 
-from cli_helpers import ELELEM
 from elelem.testing.servers import LoopbackServer
 from test_approval_screen import QUESTION, Terminal
 from test_cli_tools import MODEL, TOOLS_PY, env_for
