@@ -34,7 +34,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 import elelem
-from elelem.errors import ElelemError
+from elelem.errors import ElelemError, install_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "elelem"
@@ -394,8 +394,7 @@ def test_the_command_without_the_cli_extra_names_the_extra() -> None:
     done = _fresh(code)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "elelem: the command needs the cli extra (click is not installed): "
-        "pip install 'elelem[cli]'\n"
+        f"elelem: the command needs the cli extra (click is not installed): {install_line('cli')}\n"
     )
 
 
