@@ -20,7 +20,7 @@ from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.reading import ReadRefused, read_file
-from elelem.transport.one_shot import Call, Flow, multipart
+from elelem.transport.one_shot import Call, Exchange, multipart
 from elelem.vocabulary import AudioBlock, BytesSource, Part
 from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
 from elelem.vocabulary.json import JSONValue, decode_json
@@ -87,7 +87,7 @@ def speak(
     format: str = "mp3",
     instructions: str | None = None,
     speed: float | None = None,
-) -> Flow[AudioBlock]:
+) -> Exchange[AudioBlock]:
     """``text`` spoken by ``target``'s model in ``voice``, as an audio block
     of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
     body, media_type = speech_body(target, text, voice, format, instructions, speed)
@@ -135,7 +135,7 @@ def transcribe(
     *,
     language: str | None = None,
     prompt: str | None = None,
-) -> Flow[Transcript]:
+) -> Exchange[Transcript]:
     """What ``audio`` (bytes) says, transcribed by ``target``'s model."""
     content, content_type = upload(target, audio, language, prompt)
     encoded = EncodedRequest(

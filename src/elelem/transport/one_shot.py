@@ -1,9 +1,10 @@
-"""A provider exchange of several requests, written once, run async or blocking.
+"""One-shot requests: a provider exchange of several of them, written once,
+run async or blocking.
 
-A *flow* is a generator that yields :class:`Call` values (one request each,
-sans-IO) and is sent back what each call parsed from its answer; it returns
-the exchange's result.  :func:`run_async` and :func:`run_sync` drive the same
-flow over the one driver (as httpx drives one ``auth_flow`` from a sync and
+An :data:`Exchange` is a generator that yields :class:`Call` values (one
+request each, sans-IO) and is sent back what each call parsed from its
+answer; it returns the exchange's result.  :func:`run_async` and
+:func:`run_sync` drive the same exchange over the one driver (as httpx drives one ``auth_flow`` from a sync and
 an async loop), so a batch submission — an upload, then the batch — is
 written once.
 """
@@ -24,7 +25,7 @@ T = TypeVar("T")
 
 
 class Call:
-    """One request of a flow as a :class:`~elelem.wire.Shape`: its wire
+    """One request of an exchange as a :class:`~elelem.wire.Shape`: its wire
     request is ``encoded``; its answer's bytes go through ``parse`` into
     :attr:`value`; errors are classified by ``shape`` (the provider's chat
     shape: same service, same error bodies)."""
@@ -72,8 +73,10 @@ class Call:
         return self._shape.classify_error(status, headers, body)
 
 
-Flow = Generator[Call, Any, T]
-"""A flow: yields calls, is sent each call's parsed value, returns ``T``."""
+Exchange = Generator[Call, Any, T]
+"""An exchange of one-shot calls: yields calls, is sent each call's parsed
+value, returns ``T``.  (What runs a conversation's turns is another thing:
+:data:`elelem.turns.actions.Flow`, a generator of turn actions.)"""
 
 
 def _request(model: str) -> ModelRequest:
@@ -83,7 +86,7 @@ def _request(model: str) -> ModelRequest:
 async def run_async(
     driver: Driver,
     endpoint: Endpoint,
-    flow: Flow[T],
+    flow: Exchange[T],
     model: str,
     timeouts: Timeouts | None,
     *,
@@ -105,7 +108,7 @@ async def run_async(
 def run_sync(
     driver: Driver,
     endpoint: Endpoint,
-    flow: Flow[T],
+    flow: Exchange[T],
     model: str,
     timeouts: Timeouts | None,
     *,
@@ -161,4 +164,4 @@ def multipart(
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-__all__ = ["Call", "Flow", "multipart", "run_async", "run_sync"]
+__all__ = ["Call", "Exchange", "multipart", "run_async", "run_sync"]
