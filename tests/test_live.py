@@ -366,3 +366,41 @@ def test_gemini_drop_without_handle_is_lost(tmp_path) -> None:
             list(session)
     assert _kinds(conv)[-2:] == ["session:go-away", "session:lost"]
     assert "g-key-1" not in repr(conv.events[-1].body)
+
+
+def test_stored_session_in_the_viewer(tmp_path) -> None:
+    """The viewer shows the session's transcript and notes, and its audio as
+    a player of the stored bytes (allowed by the page's policy)."""
+    import base64
+    import re
+    import urllib.request
+
+    from elelem.testing.asgi import ASGIServer
+    from elelem.web.app import create_app
+
+    store = SQLiteStore(tmp_path / "log.db")
+    conv = Conversation.create(store)
+    with _openai_server() as server:
+        env = {"OPENAI_API_KEY": "sk-live-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
+        heard = 0
+        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv,
+                       tools=[get_weather]) as session:  # fmt: skip
+            session.send_audio(pcm(200, OPENAI_RATE))
+            for output in session:
+                heard += isinstance(output, AudioOut)
+                if heard == 5 and isinstance(output, AudioOut):
+                    session.interrupt(audio_end_ms=300)
+    token = "live-token-0123456789abcdef0123"
+    with ASGIServer(create_app(store, token=token)) as served:
+        with urllib.request.urlopen(f"{served.url}/c/{conv.id}?token={token}") as response:
+            page = response.read().decode()
+            policy = response.headers["content-security-policy"]
+    assert "media-src data:" in policy
+    players = re.findall(
+        r'<audio controls preload="none" src="data:audio/wav;base64,([^"]+)">', page
+    )
+    assert len(players) == 2  # the question and the answer
+    samples, rate, _ = wav_pcm(base64.b64decode(players[1]))
+    assert (samples, rate) == (CHUNK * 3, OPENAI_RATE)
+    assert "session: interrupted at 300 ms, heard &quot;It is sunny &quot;" in page
+    assert "sk-live-test" not in page

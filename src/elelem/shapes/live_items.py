@@ -123,4 +123,30 @@ class SpokenItem:
         return [BlockStart(key, "audio", raw=raw), BlockEnd(key)]
 
 
-__all__ = ["LIVE_ITEM_FORMAT", "SpokenItem", "pcm_size", "wav_bytes", "wav_pcm"]
+def pcm16_at(pcm: bytes, rate: int, channels: int, to_rate: int) -> bytes:
+    """PCM16 of ``channels`` channels at ``rate`` as mono at ``to_rate``: the
+    channels averaged, the samples linearly interpolated (what a file given
+    to a live session is turned into before it is sent)."""
+    from array import array
+
+    samples = array("h")
+    samples.frombytes(pcm[: len(pcm) - len(pcm) % (2 * channels)])
+    if channels > 1:
+        mono = array("h", (sum(samples[i : i + channels]) // channels
+                           for i in range(0, len(samples), channels)))  # fmt: skip
+    else:
+        mono = samples
+    if rate == to_rate or not mono:
+        return mono.tobytes()
+    count = len(mono) * to_rate // rate
+    out = array("h", bytes(2 * count))
+    last = len(mono) - 1
+    for i in range(count):
+        at = i * rate / to_rate
+        left = int(at)
+        right = min(left + 1, last)
+        out[i] = int(mono[left] + (mono[right] - mono[left]) * (at - left))
+    return out.tobytes()
+
+
+__all__ = ["LIVE_ITEM_FORMAT", "SpokenItem", "pcm16_at", "pcm_size", "wav_bytes", "wav_pcm"]
