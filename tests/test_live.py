@@ -17,10 +17,10 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import MessageBody, ResponseRecord, TurnStart
 from elelem.conversation.session import SessionNote
 from elelem.errors import TransportError
+from elelem.providers.costs import response_cost
 from elelem.shapes.live_items import wav_pcm
 from elelem.stream import Finish
 from elelem.tools import tool
-from elelem.turns.costs import response_cost
 from elelem.turns.live_session import live, live_sync
 from elelem.vocabulary import AudioBlock, ToolCallBlock, ToolResultBlock
 from elelem.wire.live import AudioOut
@@ -392,9 +392,10 @@ def test_stored_session_in_the_viewer(tmp_path) -> None:
                     session.interrupt(audio_end_ms=300)
     token = "live-token-0123456789abcdef0123"
     with ASGIServer(create_app(store, token=token)) as served:
-        with urllib.request.urlopen(f"{served.url}/c/{conv.id}?token={token}") as response:
-            page = response.read().decode()
-            policy = response.headers["content-security-policy"]
+        response = urllib.request.urlopen(f"{served.url}/c/{conv.id}?token={token}")
+        page = response.read().decode()
+        policy = response.headers["content-security-policy"]
+        response.close()
     assert "media-src data:" in policy
     players = re.findall(
         r'<audio controls preload="none" src="data:audio/wav;base64,([^"]+)">', page
