@@ -14,6 +14,7 @@ from elelem.cli.embed import collections_group, embed_command, similar_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.inspect import inspect_command
 from elelem.cli.keys import keys_group
+from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
 from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
@@ -46,6 +47,7 @@ COMMANDS: tuple[click.Command, ...] = (
     batch_group,
     speak_command,
     transcribe_command,
+    live_command,
 )
 """Every command and command group of ``elelem``: a new one is one row here."""
 
