@@ -19,6 +19,7 @@ from elelem.shapes.skeleton import ParserSkeleton
 from elelem.vocabulary import Usage
 from elelem.wire.counting import TokenCounter
 from elelem.wire.listing import ModelListing
+from elelem.wire.speech import SpeechWire, TranscriptionWire
 
 PACKAGES = (
     "anthropic_messages",
@@ -44,7 +45,12 @@ NAMES = {
 }
 
 
-KINDS = {"counting": ("COUNTER", TokenCounter), "listing": ("LISTING", ModelListing)}
+KINDS = {
+    "counting": ("COUNTER", TokenCounter),
+    "listing": ("LISTING", ModelListing),
+    "speech": ("SPEECH", SpeechWire),
+    "transcription": ("TRANSCRIPTION", TranscriptionWire),
+}
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
 (None where the wire has not the kind)."""
@@ -52,6 +58,8 @@ name with the same names, and its ``SHAPE`` field of that name is the value
 HAS = {
     "counting": {"anthropic_messages", "openai_responses", "gemini"},
     "listing": {"anthropic_messages", "openai_responses", "openai_chat", "gemini", "ollama_native"},
+    "speech": {"openai_responses", "openai_chat"},
+    "transcription": {"openai_responses", "openai_chat"},
 }
 """Which wires have each kind."""
 

@@ -34,7 +34,8 @@ from elelem.errors import (
     TransportError,
     UnsupportedError,
 )
-from elelem.speech.streamed_speech import Speech, SpeechParser
+from elelem.shapes.openai_responses.speech import SpeechParser
+from elelem.speech.streamed_speech import Speech
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Reset, Send, status
 from elelem.vocabulary import ProviderId, UnknownBlock, Usage

@@ -27,8 +27,8 @@ from elelem.errors import (
     MalformedStreamError,
     StreamError,
 )
+from elelem.shapes.openai_responses.transcription import TranscriptionParser
 from elelem.speech.endpoints import Transcript
-from elelem.speech.streamed_transcription import TranscriptionParser
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, TextDelta, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Send, status
 from elelem.vocabulary import AudioBlock, ProviderId, UnknownBlock, Usage

@@ -34,7 +34,7 @@ import msgspec
 from elelem import codec
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.providers import Target
-from elelem.transport.one_shot import Call, Exchange, multipart
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, ModelRequest
@@ -342,6 +342,10 @@ def openai_submit(
         lines.append(
             codec.dumps({"custom_id": custom_id, "method": "POST", "url": url, "body": body})
         )
+    # Loaded here, not with the module: loading the client loads no shape
+    # code (tests/test_layers.py).
+    from elelem.shapes.multipart import multipart
+
     content, content_type = multipart(
         {"purpose": "batch"}, "file", "batch.jsonl", b"\n".join(lines) + b"\n", "application/jsonl"
     )

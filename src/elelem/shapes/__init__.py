@@ -16,7 +16,8 @@ What every shape must do the same way is decided once, outside the packages:
   spelled from each encoder's key tables;
 - :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
 - :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one;
-- :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits.
+- :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits;
+- :mod:`elelem.shapes.multipart` — the ``multipart/form-data`` body of an upload.
 
 Every package — ``anthropic_messages``, ``openai_responses``,
 ``openai_chat``, ``gemini``, ``bedrock_converse``, ``ollama_native`` — has
@@ -65,6 +66,11 @@ token counting          ``counting``  ``COUNTER`` (a ``TokenCounter``: the count
 model listing           ``listing``   ``LISTING`` (a ``ModelListing``: path, query,
                                       headers, the page reader); ``SHAPE.listing``
                                       (all but Bedrock's and the parked one)
+speech                  ``speech``    ``SPEECH`` (a ``SpeechWire``: the request, the
+                                      parser of its streamed answers);
+                                      ``SHAPE.speech`` (Responses, Chat Completions)
+transcription           ``transcr…``  ``TRANSCRIPTION`` (a ``TranscriptionWire``);
+                                      ``SHAPE.transcription`` (the same two)
 ======================  ============  ================================================
 
 What the wires share about images and documents (limit checks, data URLs,

@@ -23,6 +23,7 @@ from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
 from elelem.wire.listing import ModelListing
+from elelem.wire.speech import SpeechWire, TranscriptionWire
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,10 @@ class ShapeSpec:
     from the package's module of that kind's name: ``counting`` its
     ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
     ``listing`` its ``listing.LISTING`` (a
-    :class:`~elelem.wire.listing.ModelListing`); None where the wire has not
-    the kind.
+    :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
+    ``speech.SPEECH`` and ``transcription`` its
+    ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`); None where
+    the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -62,6 +65,8 @@ class ShapeSpec:
     dialect: object = None
     counting: TokenCounter | None = None
     listing: ModelListing | None = None
+    speech: SpeechWire | None = None
+    transcription: TranscriptionWire | None = None
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

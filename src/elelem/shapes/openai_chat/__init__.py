@@ -26,6 +26,8 @@ from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_
 from elelem.shapes.openai_chat.listing import LISTING
 from elelem.shapes.openai_chat.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
+from elelem.shapes.openai_chat.speech import SPEECH
+from elelem.shapes.openai_chat.transcription import TRANSCRIPTION
 
 SHAPE = ShapeSpec(
     "openai_chat",
@@ -36,6 +38,8 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     dialects=DIALECTS,
     listing=LISTING,
+    speech=SPEECH,
+    transcription=TRANSCRIPTION,
 )
 """The Chat Completions shape, each provider in the dialect of its own name."""
 

@@ -16,6 +16,8 @@ from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_
 from elelem.shapes.openai_responses.listing import LISTING
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
+from elelem.shapes.openai_responses.speech import SPEECH
+from elelem.shapes.openai_responses.transcription import TRANSCRIPTION
 
 SHAPE = ShapeSpec(
     "openai_responses",
@@ -26,6 +28,8 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     counting=COUNTER,
     listing=LISTING,
+    speech=SPEECH,
+    transcription=TRANSCRIPTION,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 
