@@ -262,7 +262,7 @@ def test_the_parser_is_sans_io_frames_in_chunks_out() -> None:
         Finish("stop"),
     ]
     assert (parser.audio_tokens, parser.done) == (100, DONE_EVENT)
-    assert parser.eof() == []
+    assert list(parser.eof()) == []
 
 
 class Hooked:

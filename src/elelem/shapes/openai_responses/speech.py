@@ -33,11 +33,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import msgspec
 
 from elelem.errors import ConfigError, MalformedStreamError, StreamError
 from elelem.shapes.openai_responses.errors import error_from_event
+from elelem.shapes.skeleton import ParserSkeleton
 from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.vocabulary import ProviderId, Usage
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
@@ -140,27 +142,46 @@ def encode_speech(request: SpeechRequest) -> EncodedRequest:
     return EncodedRequest("/audio/speech", body, {"accept": accept}, stream=True)
 
 
-class SpeechParser:
-    """One streamed speech answer, sans-IO: frames in, chunks out (see the
-    module docs).  ``sse`` says which form the answer takes; ``media_type``
-    is the audio's (from the ``response_format`` asked)."""
+class SpeechParser(ParserSkeleton):
+    """One streamed speech answer, sans-IO, on the parser skeleton: frames
+    in, chunks out (see the module docs).  ``sse`` says which form the
+    answer takes; ``media_type`` is the audio's (from the
+    ``response_format`` asked).  In the raw form each read is one frame of
+    bytes, and the body's end ends the audio."""
+
+    what: ClassVar[str] = "speech"
 
     def __init__(self, provider: ProviderId, model: str, media_type: str, *, sse: bool) -> None:
-        self.provider = provider
+        super().__init__(provider)
         self.model = model
         self.media_type = media_type
         self.sse = sse
         self._blocks = 0
+        self._data = ""
 
     def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The answer's headers arrived."""
+        """The answer's headers arrived: the response starts."""
+        self.started = True
         return [ResponseStart(provider=self.provider, model=self.model)]
 
     def message(self, event: str, data: str | bytes) -> Sequence[Chunk]:
-        """One read of the audio (raw form) or one event (SSE form)."""
+        """One read of the audio (raw form), or one event (SSE form) through
+        the skeleton."""
         if isinstance(data, bytes):
+            self.frames += 1
             return self.piece(data) if data else []
-        obj, kind = sse_event("speech", event, data)
+        return super().message(event, data)
+
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The event's JSON object, with a type (see :func:`sse_event`); its
+        text is kept for the errors that name it."""
+        self._data = data
+        return sse_event("speech", event, data)[0]
+
+    def event(self, obj: dict[str, Any], event: str) -> Sequence[Chunk]:
+        """Apply one event: a piece of audio, the end with its usage, the
+        provider's error, or an event nobody modelled, kept whole."""
+        kind, data = obj.get("type", event), self._data
         if kind == DELTA:
             audio = obj.get("audio")
             if not isinstance(audio, str):
@@ -176,6 +197,7 @@ class SpeechParser:
             if "usage" in obj:
                 out.append(UsageUpdate(_usage(obj["usage"], data)))
             out.append(Finish("stop"))
+            self.finished = True
             return out
         if kind == "error":
             raise provider_error(obj)
@@ -183,9 +205,9 @@ class SpeechParser:
         key = self._key()
         return [BlockStart(key, "unknown", raw=obj), BlockEnd(key)]
 
-    def eof(self) -> Sequence[Chunk]:
+    def at_eof(self) -> Sequence[Chunk]:
         """The body ended: the end of the audio (raw form); an SSE answer
-        ends with its ``speech.audio.done`` event, so nothing is added."""
+        that ends without ``speech.audio.done`` is incomplete."""
         return [] if self.sse else [Finish("stop")]
 
     def piece(self, data: bytes) -> list[Chunk]:

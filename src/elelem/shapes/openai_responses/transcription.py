@@ -28,10 +28,12 @@ the text before it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.multipart import multipart
 from elelem.shapes.openai_responses.speech import counts, malformed, provider_error, sse_event
+from elelem.shapes.skeleton import ParserSkeleton
 from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, TextDelta, UsageUpdate
 from elelem.vocabulary import BytesSource, ProviderId, Usage
 from elelem.vocabulary.audio import AUDIO_FORMATS
@@ -80,28 +82,43 @@ def encode_transcription(request: TranscriptionRequest) -> EncodedRequest:
     return EncodedRequest(path, {}, headers, stream=request.stream, content=content)
 
 
-class TranscriptionParser:
-    """One streamed transcription answer, sans-IO: frames in, chunks out
-    (see the module docs).  :attr:`done` is the last event (or the JSON
-    answer) as received, once it came."""
+class TranscriptionParser(ParserSkeleton):
+    """One streamed transcription answer, sans-IO, on the parser skeleton:
+    frames in, chunks out (see the module docs).  :attr:`done` is the last
+    event (or the JSON answer) as received, once it came."""
+
+    what: ClassVar[str] = WHAT
 
     def __init__(self, provider: ProviderId, model: str) -> None:
-        self.provider = provider
+        super().__init__(provider)
         self.model = model
         self.done: dict[str, JSONValue] | None = None
         self.audio_tokens = 0
         """How many of the input tokens were audio (from the usage's details)."""
         self._open = False
         self._blocks = 0
+        self._data = ""
 
     def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The answer's headers arrived."""
+        """The answer's headers arrived: the response starts."""
+        self.started = True
         return [ResponseStart(provider=self.provider, model=self.model)]
 
     def message(self, event: str, data: str | bytes) -> Sequence[Chunk]:
-        """One event."""
+        """One event, through the skeleton."""
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        obj, kind = sse_event(WHAT, event, text)
+        return super().message(event, text)
+
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The event's JSON object, with a type (see :func:`sse_event`); its
+        text is kept for the errors that name it."""
+        self._data = data
+        return sse_event(WHAT, event, data)[0]
+
+    def event(self, obj: dict[str, Any], event: str) -> Sequence[Chunk]:
+        """Apply one event: more text, the end with the whole text and its
+        usage, the provider's error, or an event nobody modelled, kept whole."""
+        kind, text = obj.get("type", event), self._data
         if kind == DELTA:
             delta = obj.get("delta")
             if not isinstance(delta, str):
@@ -114,10 +131,6 @@ class TranscriptionParser:
         # An event this parser does not know is kept whole, in its place.
         self._blocks += 1
         return [BlockStart(self._blocks, "unknown", raw=obj), BlockEnd(self._blocks)]
-
-    def eof(self) -> Sequence[Chunk]:
-        """The body ended; the answer ends with its done event, so nothing is added."""
-        return []
 
     def answer(self, body: bytes) -> list[Chunk]:
         """The chunks of a whole JSON answer (a Whisper model, a server that
@@ -149,6 +162,7 @@ class TranscriptionParser:
         elif usage is not None and not isinstance(usage, dict):
             raise malformed(WHAT, f"{DONE} holds usage that is not an object", data)
         self.done = obj
+        self.finished = True
         out.append(Finish("stop"))
         return out
 
