@@ -14,7 +14,7 @@ over the one driver: keys, typed errors and visible retries as everywhere.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -46,22 +46,26 @@ class Transcript(msgspec.Struct, frozen=True):
     request_id: str | None = None
 
 
+W = TypeVar("W", SpeechWire, TranscriptionWire)
+
+
+def _wire(target: Target, kind: str, wire_type: type[W]) -> W:
+    wire = getattr(target.shape, kind, None)
+    if not isinstance(wire, wire_type):
+        raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
+    return wire
+
+
 def speech_wire(target: Target) -> SpeechWire:
     """How ``target``'s wire speaks; an
     :class:`~elelem.errors.UnsupportedError` for a wire without the endpoint."""
-    wire = getattr(target.shape, "speech", None)
-    if not isinstance(wire, SpeechWire):
-        raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
-    return wire
+    return _wire(target, "speech", SpeechWire)
 
 
 def transcription_wire(target: Target) -> TranscriptionWire:
     """How ``target``'s wire transcribes; an
     :class:`~elelem.errors.UnsupportedError` for a wire without the endpoint."""
-    wire = getattr(target.shape, "transcription", None)
-    if not isinstance(wire, TranscriptionWire):
-        raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
-    return wire
+    return _wire(target, "transcription", TranscriptionWire)
 
 
 def speak(

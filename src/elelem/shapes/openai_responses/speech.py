@@ -142,7 +142,35 @@ def encode_speech(request: SpeechRequest) -> EncodedRequest:
     return EncodedRequest("/audio/speech", body, {"accept": accept}, stream=True)
 
 
-class SpeechParser(ParserSkeleton):
+class AudioEvents(ParserSkeleton):
+    """What the parsers of the audio endpoints' answers share, on the
+    parser skeleton: the response starts with the headers, each event is
+    decoded by :func:`sse_event` (its text kept for the errors that name
+    it), and an event nobody modelled is kept whole as an unknown block."""
+
+    def __init__(self, provider: ProviderId, model: str) -> None:
+        super().__init__(provider)
+        self.model = model
+        self._blocks = 0
+        self._data = ""
+
+    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
+        """The answer's headers arrived: the response starts."""
+        self.started = True
+        return [ResponseStart(provider=self.provider, model=self.model)]
+
+    def decode(self, event: str, data: str) -> dict[str, Any]:
+        """The event's JSON object, with a type (see :func:`sse_event`)."""
+        self._data = data
+        return sse_event(self.what, event, data)[0]
+
+    def unknown(self, obj: dict[str, Any]) -> list[Chunk]:
+        """An event this parser does not know, kept whole in its place."""
+        self._blocks += 1
+        return [BlockStart(self._blocks, "unknown", raw=obj), BlockEnd(self._blocks)]
+
+
+class SpeechParser(AudioEvents):
     """One streamed speech answer, sans-IO, on the parser skeleton: frames
     in, chunks out (see the module docs).  ``sse`` says which form the
     answer takes; ``media_type`` is the audio's (from the
@@ -152,17 +180,9 @@ class SpeechParser(ParserSkeleton):
     what: ClassVar[str] = "speech"
 
     def __init__(self, provider: ProviderId, model: str, media_type: str, *, sse: bool) -> None:
-        super().__init__(provider)
-        self.model = model
+        super().__init__(provider, model)
         self.media_type = media_type
         self.sse = sse
-        self._blocks = 0
-        self._data = ""
-
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The answer's headers arrived: the response starts."""
-        self.started = True
-        return [ResponseStart(provider=self.provider, model=self.model)]
 
     def message(self, event: str, data: str | bytes) -> Sequence[Chunk]:
         """One read of the audio (raw form), or one event (SSE form) through
@@ -171,12 +191,6 @@ class SpeechParser(ParserSkeleton):
             self.frames += 1
             return self.piece(data) if data else []
         return super().message(event, data)
-
-    def decode(self, event: str, data: str) -> dict[str, Any]:
-        """The event's JSON object, with a type (see :func:`sse_event`); its
-        text is kept for the errors that name it."""
-        self._data = data
-        return sse_event("speech", event, data)[0]
 
     def event(self, obj: dict[str, Any], event: str) -> Sequence[Chunk]:
         """Apply one event: a piece of audio, the end with its usage, the
@@ -201,9 +215,7 @@ class SpeechParser(ParserSkeleton):
             return out
         if kind == "error":
             raise provider_error(obj)
-        # An event this parser does not know is kept whole, in its place.
-        key = self._key()
-        return [BlockStart(key, "unknown", raw=obj), BlockEnd(key)]
+        return self.unknown(obj)
 
     def at_eof(self) -> Sequence[Chunk]:
         """The body ended: the end of the audio (raw form); an SSE answer
@@ -215,17 +227,14 @@ class SpeechParser(ParserSkeleton):
         return self._audio(base64.b64encode(data).decode("ascii"))
 
     def _audio(self, encoded: str) -> list[Chunk]:
-        key = self._key()
+        self._blocks += 1
+        key = self._blocks
         raw: dict[str, JSONValue] = {
             "type": "audio",
             "source": {"kind": "bytes", "blob": {"base64": encoded}},
             "media_type": self.media_type,
         }
         return [BlockStart(key, "audio", raw=raw), BlockEnd(key)]
-
-    def _key(self) -> int:
-        self._blocks += 1
-        return self._blocks
 
 
 def new_parser(provider: ProviderId, request: SpeechRequest) -> SpeechParser:
@@ -242,6 +251,7 @@ __all__ = [
     "DELTA",
     "DONE",
     "SPEECH",
+    "AudioEvents",
     "SpeechParser",
     "counts",
     "encode_speech",

@@ -27,14 +27,19 @@ the text before it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.multipart import multipart
-from elelem.shapes.openai_responses.speech import counts, malformed, provider_error, sse_event
-from elelem.shapes.skeleton import ParserSkeleton
-from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, TextDelta, UsageUpdate
+from elelem.shapes.openai_responses.speech import (
+    AudioEvents,
+    counts,
+    malformed,
+    provider_error,
+    sse_event,
+)
+from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, TextDelta, UsageUpdate
 from elelem.vocabulary import BytesSource, ProviderId, Usage
 from elelem.vocabulary.audio import AUDIO_FORMATS
 from elelem.vocabulary.json import JSONValue
@@ -82,7 +87,7 @@ def encode_transcription(request: TranscriptionRequest) -> EncodedRequest:
     return EncodedRequest(path, {}, headers, stream=request.stream, content=content)
 
 
-class TranscriptionParser(ParserSkeleton):
+class TranscriptionParser(AudioEvents):
     """One streamed transcription answer, sans-IO, on the parser skeleton:
     frames in, chunks out (see the module docs).  :attr:`done` is the last
     event (or the JSON answer) as received, once it came."""
@@ -90,30 +95,16 @@ class TranscriptionParser(ParserSkeleton):
     what: ClassVar[str] = WHAT
 
     def __init__(self, provider: ProviderId, model: str) -> None:
-        super().__init__(provider)
-        self.model = model
+        super().__init__(provider, model)
         self.done: dict[str, JSONValue] | None = None
         self.audio_tokens = 0
         """How many of the input tokens were audio (from the usage's details)."""
         self._open = False
-        self._blocks = 0
-        self._data = ""
-
-    def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
-        """The answer's headers arrived: the response starts."""
-        self.started = True
-        return [ResponseStart(provider=self.provider, model=self.model)]
 
     def message(self, event: str, data: str | bytes) -> Sequence[Chunk]:
         """One event, through the skeleton."""
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         return super().message(event, text)
-
-    def decode(self, event: str, data: str) -> dict[str, Any]:
-        """The event's JSON object, with a type (see :func:`sse_event`); its
-        text is kept for the errors that name it."""
-        self._data = data
-        return sse_event(WHAT, event, data)[0]
 
     def event(self, obj: dict[str, Any], event: str) -> Sequence[Chunk]:
         """Apply one event: more text, the end with the whole text and its
@@ -128,9 +119,7 @@ class TranscriptionParser(ParserSkeleton):
             return self.whole(obj, text)
         if kind == "error":
             raise provider_error(obj)
-        # An event this parser does not know is kept whole, in its place.
-        self._blocks += 1
-        return [BlockStart(self._blocks, "unknown", raw=obj), BlockEnd(self._blocks)]
+        return self.unknown(obj)
 
     def answer(self, body: bytes) -> list[Chunk]:
         """The chunks of a whole JSON answer (a Whisper model, a server that
