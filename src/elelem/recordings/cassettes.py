@@ -64,8 +64,10 @@ import yaml
 
 from elelem.reading import ReadRefused, read_file
 from elelem.recordings.containers import (
+    MAX_DECODED_BYTES,
     SSE_START,
     BodyError,
+    DecodeBudget,
     Wrapped,
     countable,
     decode_body,
@@ -125,14 +127,23 @@ _YAML_LOADER.add_multi_constructor("tag:yaml.org,2002:python/", python_tag)
 # --------------------------------------------------------------------------
 
 
-def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording:
+def load(
+    path: Path | str,
+    *,
+    max_bytes: int = MAX_RECORDING_BYTES,
+    budget: DecodeBudget | None = None,
+) -> Recording:
     """Read the recording at ``path``, detecting its format from name and content.
 
     At most ``max_bytes`` are read: a longer file is a :class:`RecordingError`
     naming the limit, and so is a YAML file whose aliases, expanded, would
-    pass it (every body re-encoded from it is then bounded too).
+    pass it (every body re-encoded from it is then bounded too).  Every
+    decoded body (and the file itself, when gzipped) draws on one
+    ``budget`` for the whole recording (:data:`MAX_DECODED_BYTES` unless
+    given): past it, a :class:`RecordingError` naming the budget.
     """
     p = Path(path)
+    budget = budget if budget is not None else DecodeBudget(MAX_DECODED_BYTES)
     try:
         raw = read_file(p, max_bytes)
     except (ReadRefused, OSError) as exc:
@@ -141,7 +152,7 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     if raw[:2] == b"\x1f\x8b":
         # A gzip-compressed recording (session.har.gz): read what it holds.
         try:
-            raw, _ = decode_body(raw, "gzip")
+            raw, _ = decode_body(raw, "gzip", budget)
         except BodyError as exc:
             raise RecordingError(p, str(exc)) from None
         named = p.with_suffix("") if p.suffix == ".gz" else p
@@ -162,27 +173,29 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
                 wrapped = nock_entries(data)
             else:
                 wrapped = json_wrapped(data, p)
-            interactions = _load_wrapped(p, wrapped)
+            interactions = _load_wrapped(p, wrapped, budget)
         elif fmt in ("vcr", "ruby-vcr", "pairs") and head(raw, 1) in (b"{", b"["):
             # vcrpy's JSON serializer, Betamax and R vcr's JSON, dd-trace's pairs.
             data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "pairs":
                 interactions = _load_cassette(
-                    p, data if isinstance(data, list) else [data], "pairs"
+                    p, data if isinstance(data, list) else [data], "pairs", budget
                 )
             else:
                 key = "interactions" if fmt == "vcr" else "http_interactions"
-                interactions = _load_cassette(p, data[key], key)
+                interactions = _load_cassette(p, data[key], key, budget)
         else:
             docs = _yaml_documents(p, raw)
             expanded_size(docs, max_bytes)
             if _ruby_vcr(docs):
                 fmt = "ruby-vcr"
-                interactions = _load_cassette(p, docs[0]["http_interactions"], "http_interactions")
+                interactions = _load_cassette(
+                    p, docs[0]["http_interactions"], "http_interactions", budget
+                )
             elif fmt == "vcr":
-                interactions = _load_vcr(p, docs)
+                interactions = _load_vcr(p, docs, budget)
             else:
-                interactions = _load_when_then(p, docs)
+                interactions = _load_when_then(p, docs, budget)
     except BodyError as exc:
         raise RecordingError(p, str(exc)) from None
     except RecursionError:
@@ -317,10 +330,16 @@ def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
 
 
 def _response(
-    status: int, headers: dict[str, str], body: bytes, *, exact: bool = True
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    budget: DecodeBudget,
+    *,
+    exact: bool = True,
 ) -> RecordedResponse:
-    """A response with its body decoded and its headers saying so."""
-    body, encoding = decode_body(body, headers.get("content-encoding", ""))
+    """A response with its body decoded (drawing on the recording's
+    ``budget``) and its headers saying so."""
+    body, encoding = decode_body(body, headers.get("content-encoding", ""), budget)
     if "content-encoding" in headers:
         # The body is now what the encoding (true or claimed) covered.
         headers = {
@@ -339,7 +358,9 @@ def _response(
     )
 
 
-def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]:
+def _load_wrapped(
+    path: Path, wrapped: list[Wrapped], budget: DecodeBudget
+) -> tuple[Interaction, ...]:
     countable(wrapped)
     out = []
     for i, (req, status, headers, body) in enumerate(wrapped):
@@ -356,7 +377,7 @@ def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]
                 json=parse_json(req["body"]),
             )
         try:
-            response = _response(status, headers, body)
+            response = _response(status, headers, body, budget)
         except BodyError as exc:
             raise RecordingError(path, f"interaction {i}: {exc}") from None
         out.append(Interaction(index=i, request=request, response=response))
@@ -413,13 +434,15 @@ def _streamed(content_type: str, body: bytes) -> bool:
     return head(body, 6).startswith((b"event:", b"data:"))
 
 
-def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+def _load_vcr(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
     if len(docs) != 1 or not isinstance(docs[0], dict) or "interactions" not in docs[0]:
         raise RecordingError(path, "not a VCR cassette (no top-level 'interactions')")
-    return _load_cassette(path, docs[0]["interactions"], "interactions")
+    return _load_cassette(path, docs[0]["interactions"], "interactions", budget)
 
 
-def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction, ...]:
+def _load_cassette(
+    path: Path, raw_items: object, key: str, budget: DecodeBudget
+) -> tuple[Interaction, ...]:
     """vcrpy's ``interactions`` and Ruby VCR / R vcr's ``http_interactions``:
     the same request/response pairs, bodies as vcrpy's ``string`` (text or
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
@@ -443,7 +466,8 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
                 exact = False
             else:
                 body, exact = pair_body(resp, f"{where} response")
-            response = _response(code, _vcr_headers(resp.get("headers")), body, exact=exact)
+            headers = _vcr_headers(resp.get("headers"))
+            response = _response(code, headers, body, budget, exact=exact)
         except BodyError as exc:
             raise RecordingError(path, f"{where}: {exc}") from None
         body_text = sent.decode("utf-8", "replace") if req.get("body") is not None else None
@@ -474,7 +498,7 @@ def _vcr_headers(raw: object) -> dict[str, str]:
     return out
 
 
-def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
     countable(docs)
     out = []
     for i, doc in enumerate(docs):
@@ -510,7 +534,7 @@ def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
         text = then.get("body", "")
         body = text.encode() if isinstance(text, str) else b""
         try:
-            response = _response(status, headers, body)
+            response = _response(status, headers, body, budget)
         except BodyError as exc:
             raise RecordingError(path, f"{where}: {exc}") from None
         out.append(Interaction(index=i, request=request, response=response))
