@@ -37,6 +37,11 @@ they mean.  Formats (see the corpus README):
     response, rawHeaders}``.
 ``pairs``
     ``{request, response}`` JSON objects (one, or a list), as dd-trace keeps them.
+``httprr``
+    Go's ``httprr`` traces: raw HTTP/1.1 requests and responses after an
+    ``httprr trace v1`` line (:mod:`elelem.recordings.traces`).
+``test-proxy``
+    The Azure SDK test-proxy's ``{"Entries": [...], "Variables": {}}``.
 
 ``vcr`` is also go-vcr's YAML (``url``, ``code``, a plain ``body``), vcrpy's
 old httpx layout (``content``, ``status_code``) and vcrpy's JSON serializer;
@@ -100,6 +105,12 @@ from elelem.recordings.model import (
     RecordingFormat,
     SSEFrame,
     unreadable,
+)
+from elelem.recordings.traces import (
+    httprr_entries,
+    is_httprr,
+    is_proxy_recording,
+    proxy_entries,
 )
 from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary.json import JSONValue
@@ -165,10 +176,14 @@ def load(
             interactions = _load_chunks(p, raw)
         elif fmt in ("sse", "json", "ndjson", "eventstream"):
             interactions = (_raw_interaction(fmt, raw),)
-        elif fmt in ("json-wrapper", "har", "nock"):
+        elif fmt == "httprr":
+            interactions = _load_wrapped(p, httprr_entries(raw), budget)
+        elif fmt in ("json-wrapper", "har", "nock", "test-proxy"):
             data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "har":
                 wrapped = har_entries(data)
+            elif fmt == "test-proxy":
+                wrapped = proxy_entries(data)
             elif fmt == "nock":
                 wrapped = nock_entries(data)
             else:
@@ -220,9 +235,17 @@ def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
     name = path.name
     if is_eventstream(raw):
         return "eventstream", _UNPARSED
+    if is_httprr(raw):  # whatever the file is called (a .json that is a trace)
+        return "httprr", _UNPARSED
     start = head(raw, 200)
     if name.endswith(".chunks.txt"):
         return "chunks", _UNPARSED
+    if name.endswith((".yaml", ".yml")) and start.startswith((b"{", b"[")):
+        # A .yaml that is JSON (YAML's flow style is JSON's superset): read
+        # as JSON where it is, so a JSON container is told by its keys.
+        found = _json_container(raw)
+        if found is not None and found[0] != "json":
+            return found
     if name.endswith((".yaml", ".yml")):
         cassette = b"\ninteractions:" in b"\n" + start or b"\nhttp_interactions:" in b"\n" + start
         return "vcr" if cassette or not start.startswith(
@@ -233,31 +256,43 @@ def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
     if start.startswith((b"{", b"[")):
         # One JSON document is a body (or a container of bodies); several
         # lines of JSON objects are a chunk dump or an NDJSON body.
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            lines = [ln for ln in raw.splitlines() if ln.strip()]
-            if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
-                return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
-            raise RecordingError(path, "truncated or malformed JSON body") from None
-        if is_har(data):
-            return "har", data
-        if isinstance(data, dict) and isinstance(data.get("interactions"), list):
-            return "vcr", data
-        if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
-            return "ruby-vcr", data
-        if is_nock(data):
-            return "nock", data
-        if is_pairs(data):
-            return "pairs", data
-        return "json-wrapper" if is_json_wrapper(data) else "json", data
+        found = _json_container(raw)
+        if found is not None:
+            return found
+        lines = [ln for ln in raw.splitlines() if ln.strip()]
+        if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
+            return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
+        raise RecordingError(path, "truncated or malformed JSON body")
     if start.startswith((b"interactions:", b"when:", b"http_interactions:")):
         return "when-then" if start.startswith(b"when:") else "vcr", _UNPARSED
     raise RecordingError(
         path,
         "unknown recording format (not a VCR, Ruby VCR or when-then YAML cassette, a HAR "
-        "file, a JSON body or wrapper, SSE, NDJSON, an AWS event stream or chunks)",
+        "file, an httprr trace, a test-proxy recording, a JSON body or wrapper, SSE, "
+        "NDJSON, an AWS event stream or chunks)",
     )
+
+
+def _json_container(raw: bytes) -> tuple[RecordingFormat, Any] | None:
+    """The format of ``raw`` as one JSON document, and the document; None
+    when it is not one."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if is_har(data):
+        return "har", data
+    if isinstance(data, dict) and isinstance(data.get("interactions"), list):
+        return "vcr", data
+    if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
+        return "ruby-vcr", data
+    if is_nock(data):
+        return "nock", data
+    if is_pairs(data):
+        return "pairs", data
+    if is_proxy_recording(data):
+        return "test-proxy", data
+    return "json-wrapper" if is_json_wrapper(data) else "json", data
 
 
 def _chunk_dump(lines: list[bytes]) -> bool:
