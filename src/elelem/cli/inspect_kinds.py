@@ -1,0 +1,465 @@
+"""The exchanges of a recording that are not chat: embeddings, speech,
+transcription, batches (create, poll, results), file uploads and model
+lists, each read by the library's own reader for that kind, and any other
+exchange reported as unknown with its method, path and status.
+
+Each exchange is one line of ``elelem inspect --json``::
+
+    {"kind":"exchange","interaction":N,"exchange":KIND,"method":…,"path":…,
+     "status":…,"provider":…, …what the reader returned…}
+
+The values are what the reader the client itself runs returns for the same
+body, never a second reading of it: an embeddings answer through its
+wire's ``decode`` (:data:`elelem.embeddings.wires.WIRES`), speech and a
+whole transcription through the ``speak`` and ``transcribe`` flows' own
+calls (:mod:`elelem.speech`), a streamed transcription or speech through
+the stream parsers (:mod:`elelem.transcribe_stream`,
+:mod:`elelem.speech_stream`), a batch object, its results and their
+answers through the batch wire's flows and
+:func:`elelem.batches.core.read_results`, a model list through
+:data:`elelem.providers.listing.LISTINGS`.  A reader's typed error is the
+exchange's ``error``, and the rest of the recording is still read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from elelem.batches.core import read_results
+from elelem.batches.wires import WIRES as BATCH_WIRES
+from elelem.batches.wires import BatchRecord, Item
+from elelem.codec import to_builtins
+from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
+from elelem.embeddings.wires import EmbeddingWire
+from elelem.errors import ElelemError, StreamError
+from elelem.flow import Call, Flow
+from elelem.providers import Catalog, Target
+from elelem.providers import load_shape as catalog_shape
+from elelem.providers.listing import LISTINGS
+from elelem.providers.recognize import provider_of_url, shape_of_exchange
+from elelem.recordings.cassettes import Interaction
+from elelem.speech import SPEECH_SHAPES, speak, transcribe
+from elelem.speech_stream import SpeechParser
+from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
+from elelem.transcribe_stream import TranscriptionParser
+from elelem.vocabulary import AudioBlock, BytesSource, ProviderId, TextBlock
+from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
+
+Frames = Callable[[Interaction], list[tuple[str, str]]]
+"""The recorded frames of a streamed body (the transport's own decoders)."""
+
+KINDS: list[tuple[str | None, re.Pattern[str], str]] = [
+    (None, re.compile(r"(/embeddings|/api/embed|:batchEmbedContents|:embedContent|:predict)$"),
+     "embeddings"),
+    (None, re.compile(r"/model/[^/]*(titan-embed|cohere\.embed)[^/]*/invoke$"), "embeddings"),
+    (None, re.compile(r"/audio/speech$"), "speech"),
+    (None, re.compile(r"/audio/transcriptions$"), "transcription"),
+    ("POST", re.compile(r"(/batches|:batchGenerateContent)$"), "batch-create"),
+    ("GET", re.compile(r"(/batches/[^/]+/results|/files/[^/]+/content)$"), "batch-results"),
+    (None, re.compile(r"/batches/[^/]+(/cancel)?$"), "batch-poll"),
+    # A file upload; a vector store's /files attaches one (not an upload).
+    ("POST", re.compile(r"^(?!.*/vector_stores/).*/files$"), "file-upload"),
+    ("GET", re.compile(r"(/models|/api/tags)$"), "model-list"),
+]  # fmt: skip
+"""(method or any, request path pattern, exchange kind), tried in order."""
+
+
+def exchange_kind(interaction: Interaction) -> str | None:
+    """The kind of a recorded exchange that is not chat, from its request
+    (``None``: no request, or a path no kind here names)."""
+    request = interaction.request
+    if request is None:
+        return None
+    for method, pattern, kind in KINDS:
+        if (method is None or request.method == method) and pattern.search(request.path):
+            return kind
+    return None
+
+
+def unknown_line(interaction: Interaction) -> dict[str, Any]:
+    """The line of an exchange no reader knows: what it was, never refused."""
+    return {**_head(interaction, "unknown"), "provider": None}
+
+
+def _head(interaction: Interaction, kind: str) -> dict[str, Any]:
+    request = interaction.request
+    return {
+        "kind": "exchange",
+        "interaction": interaction.index,
+        "exchange": kind,
+        "method": request.method if request is not None else None,
+        "path": request.path if request is not None else None,
+        "status": interaction.response.status,
+    }
+
+
+def _request_json(interaction: Interaction) -> dict[str, Any]:
+    request = interaction.request
+    found = request.json if request is not None else None
+    return found if isinstance(found, dict) else {}
+
+
+def _provider(interaction: Interaction, catalog: Catalog, shape: str) -> str:
+    request = interaction.request
+    return provider_of_url(catalog, request.uri if request is not None else None, shape)
+
+
+def _target(catalog: Catalog, provider: str, model: str, fallback: str, shapes: Any) -> Target:
+    """A target of ``provider`` (``fallback`` when it is not one whose
+    shape is in ``shapes``) for ``model``: what the library's readers take.
+    Nothing is sent: its key is a placeholder."""
+    names = set(catalog.names())
+    name = provider if provider in names and catalog.get(provider).shape in shapes else fallback
+    try:
+        return catalog.target(f"{name}:{model or 'recorded'}", {}, {name: "recorded"})
+    except ElelemError:
+        return catalog.target(f"{fallback}:{model or 'recorded'}", {}, {fallback: "recorded"})
+
+
+def _first_call(flow: Flow[Any]) -> Call:
+    call = next(flow)
+    flow.close()
+    return call
+
+
+def _read(call: Call, body: bytes, provider: str) -> Any:
+    """``body`` through ``call``'s own parse (the reader its flow runs)."""
+    call.parse_response(body, ProviderId(provider))
+    return call.value
+
+
+def _error(exc: ElelemError) -> dict[str, Any]:
+    if isinstance(exc, StreamError):
+        return {
+            "type": exc.provider_type or exc.kind,
+            "message": exc.provider_message if exc.provider_message is not None else exc.message,
+        }
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def _status_error(interaction: Interaction, catalog: Catalog, provider: str) -> dict[str, Any]:
+    """A recorded error answer, classified by the provider's own chat shape."""
+    name = provider if provider in set(catalog.names()) else "openai"
+    shape = catalog_shape(catalog.get(name).shape)
+    response = interaction.response
+    return _error(shape.classify_error(response.status, response.headers, response.body))
+
+
+# -- the kinds ----------------------------------------------------------------------
+
+
+def embedding_wire(interaction: Interaction, provider: str) -> EmbeddingWire:
+    """The embedding wire a recorded request went to, told by its path (and
+    its provider, for the OpenAI wire's kin)."""
+    path = interaction.request.path if interaction.request is not None else ""
+    if path.endswith(("/api/embed", "/api/embeddings")):
+        return EMBEDDING_WIRES["ollama"]
+    if path.endswith((":batchEmbedContents", ":embedContent")):
+        return EMBEDDING_WIRES["gemini"]
+    if path.endswith(":predict"):
+        return EMBEDDING_WIRES["vertex"]
+    if "titan-embed" in path:
+        return EMBEDDING_WIRES["titan"]
+    if "cohere.embed" in path:
+        return EMBEDDING_WIRES["cohere"]
+    return EMBEDDING_WIRES.get(provider, EMBEDDING_WIRES["compatible"])
+
+
+_INPUT_KEYS = ("input", "texts", "requests", "instances", "inputText", "prompt")
+_ANSWER_KEYS = ("data", "embeddings", "predictions")
+
+
+def embedding_inputs(interaction: Interaction) -> int:
+    """How many texts the recorded request sent (else how many vectors the
+    answer holds: a recording may keep no request body)."""
+    sent = _request_json(interaction)
+    for key in _INPUT_KEYS:
+        if key in sent:
+            value = sent[key]
+            return len(value) if isinstance(value, list) else 1
+    try:
+        answer = json.loads(interaction.response.body)
+    except ValueError:
+        return 0
+    answer = answer if isinstance(answer, dict) else {}
+    if "embedding" in answer:
+        return 1  # Titan's and Ollama's legacy answer: one vector
+    for key in _ANSWER_KEYS:
+        value = answer.get(key)
+        if isinstance(value, dict):  # Cohere's embeddings_by_type
+            value = value.get("float")
+        if isinstance(value, list):
+            return len(value)
+    return 0
+
+
+def _embeddings(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    provider = _provider(interaction, catalog, "openai_chat")
+    wire = embedding_wire(interaction, provider)
+    decoded = wire.decode(interaction.response.body, embedding_inputs(interaction))
+    sizes = sorted({len(v) for v in decoded.vectors})
+    base64 = _request_json(interaction).get("encoding_format") == "base64"
+    return {
+        "provider": provider,
+        "model": _model(interaction),
+        "wire": wire.name,
+        "count": len(decoded.vectors),
+        "dimensions": sizes[0] if len(sizes) == 1 else sizes,
+        "encoding": "base64" if base64 else "float",
+        "usage": to_builtins(decoded.usage),
+        "truncated": list(decoded.truncated),
+    }
+
+
+def _model(interaction: Interaction) -> str | None:
+    model = _request_json(interaction).get("model")
+    if isinstance(model, str):
+        return model
+    path = interaction.request.path if interaction.request is not None else ""
+    found = re.search(r"/(?:models|model|deployments)/([^/:]+)", path)
+    return found.group(1) if found else None
+
+
+def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[str, Any]:
+    provider = _provider(interaction, catalog, "openai_chat")
+    sent = _request_json(interaction)
+    model = _model(interaction) or ""
+    target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
+    format = str(sent.get("response_format") or "mp3")
+    response = interaction.response
+    streamed = response.content_type == "text/event-stream"
+    if streamed:
+        media_type = MEDIA_TYPES_BY_FORMAT.get(format, "application/octet-stream")
+        parser = SpeechParser(target.provider, target.model, media_type, sse=True)
+        chunks = [*parser.open(200, {})]
+        for event, data in frames(interaction):
+            chunks += parser.message(event, data)
+        assembled = _assembled(target.provider, chunks)
+        size = sum(
+            len(p.source.blob.data)
+            for p in assembled.content
+            if isinstance(p, AudioBlock) and isinstance(p.source, BytesSource)
+        )
+        usage = to_builtins(assembled.usage)
+    else:
+        flow = speak(target, str(sent.get("input") or ""), voice=str(sent.get("voice") or "alloy"),
+                     format=format if format in MEDIA_TYPES_BY_FORMAT else "mp3")  # fmt: skip
+        data = _read(_first_call(flow), response.body, target.provider)
+        block = AudioBlock.from_bytes(data, MEDIA_TYPES_BY_FORMAT.get(format))
+        media_type, size, usage = block.media_type or "", len(data), None
+    return {"provider": provider, "model": model or None, "format": format,
+            "media_type": media_type, "bytes": size, "streamed": streamed, "usage": usage}  # fmt: skip
+
+
+def _assembled(provider: ProviderId, chunks: Sequence[Chunk]) -> AssembledResponse:
+    assembler = Assembler(provider)
+    assembler.feed_all(chunks)
+    return assembler.result()
+
+
+def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[str, Any]:
+    provider = _provider(interaction, catalog, "openai_chat")
+    model = _multipart_field(interaction, "model") or ""
+    target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
+    response = interaction.response
+    if response.content_type == "text/event-stream":
+        parser = TranscriptionParser(target.provider, target.model)
+        chunks = [*parser.open(200, {})]
+        for event, data in frames(interaction):
+            chunks += parser.message(event, data)
+        deltas = sum(isinstance(c, TextDelta) for c in chunks)
+        done = parser.done or {}
+        text, usage, streamed = done.get("text"), done.get("usage"), True
+        assembled = _assembled(target.provider, chunks)
+        whole = "".join(p.text for p in assembled.content if isinstance(p, TextBlock))
+        if text is None:
+            text = whole
+    else:
+        audio = AudioBlock.from_bytes(b"recorded", "audio/wav")
+        transcript = _read(_first_call(transcribe(target, audio)), response.body, target.provider)
+        text, usage, deltas, streamed = transcript.text, transcript.usage, 0, False
+    return {"provider": provider, "model": model or None, "text": text, "deltas": deltas,
+            "streamed": streamed, "usage": usage}  # fmt: skip
+
+
+def _multipart_field(interaction: Interaction, name: str) -> str | None:
+    request = interaction.request
+    body = request.body if request is not None else None
+    if not body:
+        return None
+    found = re.search(rf'name="{re.escape(name)}"\r?\n\r?\n([^\r\n]*)', body)
+    return found.group(1) if found else None
+
+
+# -- batches ----------------------------------------------------------------------------
+
+_BATCH_SHAPES = {"anthropic": "anthropic_messages", "gemini": "gemini", "openai": "openai_chat"}
+_BATCH_PROVIDERS = {"anthropic": "anthropic", "gemini": "google", "openai": "openai"}
+
+
+def batch_wire_name(interaction: Interaction) -> str:
+    """Which batch API a recorded request went to, by its path."""
+    path = interaction.request.path if interaction.request is not None else ""
+    if "/messages/batches" in path:
+        return "anthropic"
+    if path.startswith("/v1beta/") or ":batchGenerateContent" in path:
+        return "gemini"
+    return "openai"
+
+
+def _batch_target(catalog: Catalog, name: str) -> Target:
+    provider = _BATCH_PROVIDERS[name]
+    return _target(
+        catalog, provider, "recorded", provider, {_BATCH_SHAPES[name], "openai_responses"}
+    )
+
+
+_EMPTY = BatchRecord(ProviderId("recorded"), "", "", "recorded", "running", "", ())
+
+
+def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    """A batch create or poll answer: the batch object, as the status flow reads it."""
+    name = batch_wire_name(interaction)
+    target = _batch_target(catalog, name)
+    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    record: BatchRecord = _read(
+        _first_call(wire.status(target, _EMPTY)), interaction.response.body, target.provider
+    )
+    out: dict[str, Any] = {
+        "provider": str(target.provider),
+        "batch_id": record.batch_id,
+        "state": record.state,
+        "raw_state": record.raw_state,
+        "counts": dict(record.counts),
+    }
+    if name == "gemini" and record.done:
+        # Gemini's finished batch holds its results inline.
+        items = _read(_first_call(wire.results(target, record)), interaction.response.body,
+                      target.provider)  # fmt: skip
+        out["results"] = _results(target, record, items)
+    return out
+
+
+def _batch_results(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    name = batch_wire_name(interaction)
+    target = _batch_target(catalog, name)
+    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    path = interaction.request.path if interaction.request is not None else ""
+    # Where the results are is the request's own path (Anthropic), or any
+    # file id (OpenAI): the flow's first call reads the body either way.
+    record = BatchRecord(_EMPTY.provider, "", name, "recorded", "ended", "ended", (),
+                         output=path if name == "anthropic" else "recorded")  # fmt: skip
+    items: list[Item] = _read(
+        _first_call(wire.results(target, record)), interaction.response.body, target.provider
+    )
+    return {"provider": str(target.provider), "results": _results(target, record, items)}
+
+
+def _results(target: Target, record: BatchRecord, items: list[Item]) -> list[dict[str, Any]]:
+    """Each result read as the answer it holds, by the shape its bodies speak."""
+    shaped = target
+    first = next((i.body for i in items if i.body is not None), None)
+    if first is not None:
+        try:
+            found = shape_of_exchange(None, json.loads(first))
+        except ValueError:
+            found = None
+        if found is not None and found != target.spec.shape:
+            shaped = dataclasses.replace(target, shape=catalog_shape(found))
+    return [result_line(r) for r in read_results(shaped, record, items)]
+
+
+def result_line(result: Any) -> dict[str, Any]:
+    """One batch result as ``inspect`` shows it (a ``BatchResult``)."""
+    response = result.response
+    return {
+        "custom_id": result.custom_id,
+        "error": result.error,
+        "response": None if response is None else answer_summary(response),
+    }
+
+
+def _block_type(part: object) -> str:
+    value = to_builtins(part)
+    found = value.get("type") if isinstance(value, dict) else None
+    return str(found) if found is not None else type(part).__name__
+
+
+def answer_summary(response: AssembledResponse) -> dict[str, Any]:
+    """An assembled answer in a line: model, block types, text, usage, finish."""
+    return {
+        "model": response.model,
+        "blocks": [_block_type(p) for p in response.content],
+        "text": "".join(p.text for p in response.content if isinstance(p, TextBlock)),
+        "usage": to_builtins(response.usage),
+        "finish": response.finish.reason if response.finish is not None else None,
+    }
+
+
+def _model_list(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    path = interaction.request.path if interaction.request is not None else ""
+    shape = (
+        "ollama_native" if path.endswith("/api/tags")
+        else "gemini" if path.startswith("/v1beta/")
+        else "anthropic_messages" if "anthropic" in _provider(interaction, catalog, "openai_chat")
+        else "openai_chat"
+    )  # fmt: skip
+    read = LISTINGS[shape][3]
+    models, more = read(json.loads(interaction.response.body))
+    return {"provider": _provider(interaction, catalog, shape),
+            "models": [m.id for m in models], "more": more is not None}  # fmt: skip
+
+
+def _file_upload(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    answer = json.loads(interaction.response.body)
+    answer = answer if isinstance(answer, dict) else {}
+    return {"provider": _provider(interaction, catalog, "openai_chat"),
+            "file_id": answer.get("id"), "purpose": answer.get("purpose"),
+            "bytes": answer.get("bytes")}  # fmt: skip
+
+
+def kind_line(
+    interaction: Interaction, kind: str, catalog: Catalog, frames: Frames
+) -> dict[str, Any]:
+    """The line of one exchange of ``kind`` (see the module docs)."""
+    line = _head(interaction, kind)
+    provider = _provider(interaction, catalog, "openai_chat")
+    if kind.startswith("batch"):
+        provider = _BATCH_PROVIDERS[batch_wire_name(interaction)]
+    if interaction.response.status >= 400:
+        return {**line, "provider": provider,
+                "error": _status_error(interaction, catalog, provider)}  # fmt: skip
+    readers: dict[str, Callable[[], dict[str, Any]]] = {
+        "embeddings": lambda: _embeddings(interaction, catalog),
+        "speech": lambda: _speech(interaction, catalog, frames),
+        "transcription": lambda: _transcription(interaction, catalog, frames),
+        "batch-create": lambda: _batch_object(interaction, catalog),
+        "batch-poll": lambda: _batch_object(interaction, catalog),
+        "batch-results": lambda: _batch_results(interaction, catalog),
+        "model-list": lambda: _model_list(interaction, catalog),
+        "file-upload": lambda: _file_upload(interaction, catalog),
+    }
+    try:
+        return {**line, **readers[kind]()}
+    except ElelemError as exc:
+        return {**line, "provider": provider, "error": _error(exc)}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {**line, "provider": provider,
+                "error": {"type": "malformed", "message": f"{type(exc).__name__}: {exc}"}}  # fmt: skip
+
+
+__all__ = [
+    "KINDS",
+    "answer_summary",
+    "batch_wire_name",
+    "embedding_inputs",
+    "embedding_wire",
+    "exchange_kind",
+    "kind_line",
+    "result_line",
+    "unknown_line",
+]
