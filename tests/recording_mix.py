@@ -127,7 +127,7 @@ TRANSCRIPT_SSE = (
 
 def batch_object(status: str, **more: object) -> dict[str, object]:
     return {
-        "id": "batch_abc", "object": "batch", "endpoint": "/v1/chat/completions",
+        "id": "batch_abc", "object": "batch", "endpoint": "/v1/responses",
         "input_file_id": "file-in", "completion_window": "24h", "status": status,
         "request_counts": {"total": 2, "completed": 2 if status == "completed" else 0,
                            "failed": 0},
@@ -136,11 +136,15 @@ def batch_object(status: str, **more: object) -> dict[str, object]:
 
 
 def result_line(custom_id: str, text: str) -> dict[str, object]:
+    """One line of a batch's output file: a Responses answer, as a batch of
+    ``/v1/responses`` requests (the endpoint elelem batches to) holds."""
     body = {
-        "id": f"chatcmpl-{custom_id}", "object": "chat.completion", "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        "id": f"resp_{custom_id}", "object": "response", "status": "completed",
+        "model": "gpt-4o-mini-2024-07-18",
+        "output": [{"type": "message", "id": f"msg_{custom_id}", "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "usage": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7},
     }  # fmt: skip
     return {
         "id": f"batch_req_{custom_id}",
@@ -151,9 +155,7 @@ def result_line(custom_id: str, text: str) -> dict[str, object]:
 
 
 RESULTS = b"\n".join(_json(result_line(c, t)) for c, t in [("r-1", "Four."), ("r-2", "Paris.")])
-NOT_FOUND = {
-    "error": {"message": "No batch found", "type": "invalid_request_error", "code": None}
-}
+NOT_FOUND = {"error": {"message": "No batch found", "type": "invalid_request_error", "code": None}}
 
 
 def exchanges() -> list[Exchange]:
@@ -181,7 +183,7 @@ def exchanges() -> list[Exchange]:
                  _json({"id": "file-in", "object": "file", "bytes": 420, "purpose": "batch",
                         "filename": "batch.jsonl"}), request_type=form),
         Exchange("POST", f"{OPENAI}/batches",
-                 _json({"input_file_id": "file-in", "endpoint": "/v1/chat/completions",
+                 _json({"input_file_id": "file-in", "endpoint": "/v1/responses",
                         "completion_window": "24h"}), 200, _json(batch_object("validating"))),
         Exchange("GET", f"{OPENAI}/batches/batch_abc", b"", 200,
                  _json(batch_object("in_progress"))),
