@@ -401,6 +401,37 @@ def test_perplexity_citations_and_search_results_attach_to_the_text() -> None:
     )
 
 
+def test_openrouter_sources_relayed_twice_are_attributed_once() -> None:
+    # OpenRouter relays a provider's sources both as its own url_citation
+    # annotations and as the provider's top-level citations list
+    # (https://openrouter.ai/docs/features/web-search, "Parsing web search
+    # results"): each URL is one attribution; a citation URL no annotation
+    # names is still attributed, and the list itself is kept.
+    a, b, c = "https://a.io/1", "https://b.io/2", "https://c.io/3"
+    notes = [
+        {
+            "type": "url_citation",
+            "url_citation": {"url": a, "title": "A", "start_index": 4, "end_index": 9},
+        },
+        {"type": "url_citation", "url_citation": {"url": b, "title": "B"}},
+    ]
+    got = result(
+        [
+            chunk({"content": "See a.io/1 and more."}, citations=[a, b, c]),
+            chunk({"content": "", "annotations": notes}, "stop", citations=[a, b, c]),
+        ],
+        "openrouter",
+    )
+    text = got.content[0]
+    assert isinstance(text, TextBlock)
+    assert [x.source.url for x in text.attributions] == [c, a, b]
+    assert text.attributions[1].range == (4, 9)
+    kept = [b for b in got.content if isinstance(b, UnknownBlock)]
+    assert [k.raw for k in kept] == [
+        {"type": "openai_chat.response_field", "field": "citations", "value": [a, b, c]}
+    ]
+
+
 def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
     def detail(**kw: Any) -> dict[str, Any]:
         return {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0, **kw}
