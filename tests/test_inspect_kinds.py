@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 import recording_mix as mix
+from cli_helpers import base_env, run
 from elelem import SyncClient
 from elelem.batches import BatchRecord, BatchRequest
 from elelem.cli.inspect import inspect_recording
@@ -286,3 +287,30 @@ def test_a_bedrock_converse_recording_names_its_model(tmp_path: Path) -> None:
     path.write_text(mix.har([exchange]), encoding="utf-8")
     head = inspect_recording(str(path))[0]
     assert (head["kind"], head["provider"], head["model"]) == ("response", "bedrock", model)
+
+
+def test_demo_plays_embeddings_and_transcriptions_through_the_client(tmp_path: Path) -> None:
+    path = mix.write(tmp_path, "httprr")
+    result = run(base_env(tmp_path), "demo", "--pace", "0", "--cassette", str(path))
+    assert (result.returncode, result.stderr) == (0, "")
+    shown = result.stdout.splitlines()
+    for line in [
+        "embeddings openai:text-embedding-3-small: 2 vectors of 3 dimensions, 4 input tokens",
+        "embeddings ollama-native:nomic-embed-text: 1 vector of 4 dimensions",
+        "transcription openai:whisper-1: Hello there.",
+        "transcription openai:gpt-4o-mini-transcribe (2 pieces streamed): Hello there.",
+        "skipped interaction 3: a speech exchange is not played (elelem inspect shows it)",
+        "> Weather in Paris?",
+    ]:
+        assert line in shown
+
+
+def test_demo_plays_a_recording_of_embeddings_only(tmp_path: Path) -> None:
+    path = tmp_path / "embeddings.har"
+    path.write_text(mix.har(EXCHANGES[1:3]), encoding="utf-8")
+    result = run(base_env(tmp_path), "demo", "--pace", "0", "--cassette", str(path))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[:2] == [
+        "embeddings openai:text-embedding-3-small: 2 vectors of 3 dimensions, 4 input tokens",
+        "embeddings ollama-native:nomic-embed-text: 1 vector of 4 dimensions",
+    ]

@@ -123,7 +123,10 @@ def test_the_default_budget_is_one_per_recording(tmp_path: Path) -> None:
     assert budget.spent == MAX_DECODED_BYTES + 1
 
 
-@pytest.mark.parametrize("command", [("inspect",), ("demo", "--pace", "0", "--cassette")])
+@pytest.mark.parametrize(
+    "command",
+    [("inspect",), pytest.param(("demo", "--pace", "0", "--cassette"), marks=pytest.mark.slow)],
+)
 def test_the_cli_names_the_recording_and_the_budget(tmp_path: Path, command: tuple[str]) -> None:
     path = write(tmp_path, "har", [gzip_zeros(8 * MIB)] * 10)
     result = run(base_env(tmp_path), *command, str(path))

@@ -263,7 +263,7 @@ def _assembled(provider: ProviderId, chunks: Sequence[Chunk]) -> AssembledRespon
 
 def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[str, Any]:
     provider = _provider(interaction, catalog, "openai_chat")
-    model = _multipart_field(interaction, "model") or ""
+    model = multipart_field(interaction, "model") or ""
     target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
     response = interaction.response
     if response.content_type == "text/event-stream":
@@ -286,7 +286,9 @@ def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -
             "streamed": streamed, "usage": usage}  # fmt: skip
 
 
-def _multipart_field(interaction: Interaction, name: str) -> str | None:
+def multipart_field(interaction: Interaction, name: str) -> str | None:
+    """A text field of a recorded ``multipart/form-data`` request (a
+    transcription upload's ``model``), None where it is not there."""
     request = interaction.request
     body = request.body if request is not None else None
     if not body:
@@ -460,6 +462,7 @@ __all__ = [
     "embedding_wire",
     "exchange_kind",
     "kind_line",
+    "multipart_field",
     "result_line",
     "unknown_line",
 ]
