@@ -15,7 +15,8 @@ httprr, the Azure SDK test-proxy), each written from its documented format:
 
 The answers are OpenAI's documented ones (Chat Completions with ``n=2`` and
 a tool call, embeddings in base64, speech, a whole and a streamed
-transcription, a file upload, a batch created, polled and read) plus
+transcription, a file upload, a batch created, polled and read, speech
+streamed as server-sent events) plus
 Ollama's legacy ``/api/embeddings`` and one exchange nobody reads.
 """
 
@@ -125,6 +126,16 @@ TRANSCRIPT_SSE = (
 )
 
 
+PCM = [b"\x00\x01" * 8, b"\x02\x03" * 4]
+SPEECH_SSE = b"".join(
+    b'data: {"type":"speech.audio.delta","audio":"%s"}\n\n' % base64.b64encode(piece)
+    for piece in PCM
+) + (
+    b'data: {"type":"speech.audio.done","usage":{"input_tokens":14,"output_tokens":120,'
+    b'"total_tokens":134}}\n\n'
+)
+
+
 def batch_object(status: str, **more: object) -> dict[str, object]:
     return {
         "id": "batch_abc", "object": "batch", "endpoint": "/v1/responses",
@@ -194,6 +205,10 @@ def exchanges() -> list[Exchange]:
                  response_type="application/octet-stream"),
         Exchange("GET", f"{OPENAI}/assistants?limit=2", b"", 200,
                  _json({"object": "list", "data": []})),
+        Exchange("POST", f"{OPENAI}/audio/speech",
+                 _json({"model": "gpt-4o-mini-tts", "input": "Hi.", "voice": "alloy",
+                        "response_format": "pcm", "stream_format": "sse"}), 200,
+                 SPEECH_SSE, response_type="text/event-stream"),
         Exchange("GET", f"{OPENAI}/models", b"", 200,
                  _json({"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"},
                                                    {"id": "tts-1", "object": "model"}]})),

@@ -39,7 +39,7 @@ EXCHANGES = mix.exchanges()
 KINDS = [
     "chat", "embeddings", "embeddings", "speech", "transcription", "transcription",
     "file-upload", "batch-create", "batch-poll", "batch-poll", "batch-poll", "batch-results",
-    "unknown", "model-list",
+    "unknown", "speech", "model-list",
 ]  # fmt: skip
 
 
@@ -125,9 +125,16 @@ def the_library() -> dict[int, dict[str, Any]]:
             for r in results
         ]}  # fmt: skip
     for c in served(e[13]):
+        speech = c.speak_stream("openai:gpt-4o-mini-tts", "Hi.", format="pcm", stream_format="sse")
+        with speech:
+            whole = speech.final()
+        data = whole.audio.source.blob.data  # type: ignore[union-attr]
+        out[13] = {"bytes": len(data), "media_type": whole.audio.media_type,
+                   "usage": to_builtins(whole.usage)}  # fmt: skip
+    for c in served(e[14]):
         endpoint = c.target("openai:gpt-4o-mini").endpoint
 
-        out[13] = {"models": anyio.run(listed, endpoint)}
+        out[14] = {"models": anyio.run(listed, endpoint)}
     return out
 
 
@@ -147,7 +154,8 @@ def test_the_library_reads_what_was_recorded(library: dict[int, dict[str, Any]])
                                                              "completed"]  # fmt: skip
     assert library[9] == {"error": {"type": "invalid_request_error", "message": "No batch found"}}
     assert [r["response"]["text"] for r in library[11]["results"]] == ["Four.", "Paris."]
-    assert library[13] == {"models": ["gpt-4o-mini", "tts-1"]}
+    assert library[13]["bytes"] == 24 and library[13]["media_type"] == "audio/pcm"
+    assert library[14] == {"models": ["gpt-4o-mini", "tts-1"]}
 
 
 @pytest.mark.parametrize("gzipped", [False, True])
@@ -191,7 +199,9 @@ def test_every_exchange_of_every_container_is_the_library_reading(
         assert fields == library[n]
     assert line[9]["error"] == library[9]["error"]
     assert line[11]["results"] == library[11]["results"]
-    assert line[13]["models"] == library[13]["models"]
+    assert (line[13]["bytes"], line[13]["media_type"], line[13]["usage"], line[13]["streamed"]) == (
+        library[13]["bytes"], library[13]["media_type"], library[13]["usage"], True)  # fmt: skip
+    assert line[14]["models"] == library[14]["models"]
     assert line[12] == {"kind": "exchange", "interaction": 12, "exchange": "unknown",
                         "method": "GET", "path": "/v1/assistants", "status": 200,
                         "provider": None}  # fmt: skip
@@ -249,7 +259,10 @@ def test_the_summary_shows_every_exchange_and_one_line_of_polls(tmp_path: Path) 
         "    r-1: gpt-4o-mini-2024-07-18: Four.",
         "    r-2: gpt-4o-mini-2024-07-18: Paris.",
         "interaction 12: unknown: GET /v1/assistants -> 200",
-        "interaction 13: model-list openai",
+        "interaction 13: speech openai gpt-4o-mini-tts",
+        "  24 bytes of pcm audio, streamed",
+        "  usage: input 14, output 120",
+        "interaction 14: model-list openai",
         "  2 models",
     ]
 

@@ -150,6 +150,12 @@ def _first_payload(
         value = response.json()
     except (ValueError, ElelemError):
         return None
+    except RecursionError:
+        if interaction.request is not None:
+            return None  # shown as an exchange of a kind nothing reads
+        raise InspectError(
+            f"interaction {interaction.index}: its body is nested too deeply to read"
+        ) from None
     return value if isinstance(value, dict) else None
 
 

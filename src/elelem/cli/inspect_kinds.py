@@ -28,13 +28,14 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from elelem.batches.core import read_results
 from elelem.batches.wires import WIRES as BATCH_WIRES
 from elelem.batches.wires import BatchRecord, Item
 from elelem.codec import to_builtins
+from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
 from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
-from elelem.embeddings.wires import EmbeddingWire
 from elelem.errors import ElelemError, StreamError
 from elelem.flow import Call, Flow
 from elelem.providers import Catalog, Target
@@ -166,6 +167,11 @@ def embedding_wire(interaction: Interaction, provider: str) -> EmbeddingWire:
         return EMBEDDING_WIRES["titan"]
     if "cohere.embed" in path:
         return EMBEDDING_WIRES["cohere"]
+    request = interaction.request
+    host = urlsplit(request.uri or "").hostname if request is not None else None
+    for name, spec in EMBEDDING_PROVIDERS.items():
+        if host is not None and urlsplit(spec.base_url).hostname == host:
+            return EMBEDDING_WIRES[name]  # a provider that only embeds (Voyage)
     return EMBEDDING_WIRES.get(provider, EMBEDDING_WIRES["compatible"])
 
 
@@ -449,6 +455,9 @@ def kind_line(
         return {**line, **readers[kind]()}
     except ElelemError as exc:
         return {**line, "provider": provider, "error": _error(exc)}
+    except RecursionError:
+        return {**line, "provider": provider,
+                "error": {"type": "malformed", "message": "the body is nested too deeply to read"}}  # fmt: skip
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return {**line, "provider": provider,
                 "error": {"type": "malformed", "message": f"{type(exc).__name__}: {exc}"}}  # fmt: skip
