@@ -12,9 +12,9 @@ The values are what the reader the client itself runs returns for the same
 body, never a second reading of it: an embeddings answer through its
 wire's ``decode`` (:data:`elelem.embeddings.wires.WIRES`), speech and a
 whole transcription through the ``speak`` and ``transcribe`` flows' own
-calls (:mod:`elelem.speech`), a streamed transcription or speech through
-the stream parsers (:mod:`elelem.transcribe_stream`,
-:mod:`elelem.speech_stream`), a batch object, its results and their
+calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
+through the stream parsers (:mod:`elelem.speech.streamed_transcription`,
+:mod:`elelem.speech.streamed_speech`), a batch object, its results and their
 answers through the batch wire's flows and
 :func:`elelem.batches.core.read_results`, a model list through
 :data:`elelem.providers.listing.LISTINGS`.  A reader's typed error is the
@@ -37,16 +37,16 @@ from elelem.codec import to_builtins
 from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
 from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
 from elelem.errors import ElelemError, StreamError
-from elelem.flow import Call, Flow
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.listing import LISTINGS
 from elelem.providers.recognize import provider_of_url, shape_of_exchange
 from elelem.recordings.cassettes import Interaction
-from elelem.speech import SPEECH_SHAPES, speak, transcribe
-from elelem.speech_stream import SpeechParser
+from elelem.speech.endpoints import SPEECH_SHAPES, speak, transcribe
+from elelem.speech.streamed_speech import SpeechParser
+from elelem.speech.streamed_transcription import TranscriptionParser
 from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
-from elelem.transcribe_stream import TranscriptionParser
+from elelem.transport.one_shot import Call, Flow
 from elelem.vocabulary import AudioBlock, BytesSource, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 
