@@ -206,3 +206,15 @@ def test_a_body_nested_too_deep_is_an_error_never_a_crash(tmp_path: Path) -> Non
     result = run(base_env(tmp_path), "inspect", str(single))
     assert (result.returncode, result.stderr) == (
         2, f"elelem: {single}: interaction 0: its body is nested too deeply to read\n")  # fmt: skip
+
+
+def test_an_embeddings_body_recorded_alone_is_read(tmp_path: Path) -> None:
+    # A raw JSON body, no request beside it: told by its answer.
+    body = mix.exchanges()[1].response
+    path = tmp_path / "embeddings.json"
+    path.write_bytes(body)
+    (line,) = inspect_recording(str(path))
+    decoded = WIRES["openai"].decode(body, 2)
+    assert (line["exchange"], line["method"], line["path"], line["count"]) == (
+        "embeddings", None, None, len(decoded.vectors))  # fmt: skip
+    assert line["usage"] == to_builtins(decoded.usage)

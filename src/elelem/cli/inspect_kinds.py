@@ -42,6 +42,7 @@ from elelem.providers import load_shape as catalog_shape
 from elelem.providers.listing import LISTINGS
 from elelem.providers.recognize import provider_of_url, shape_of_exchange
 from elelem.recordings.cassettes import Interaction
+from elelem.recordings.containers import head
 from elelem.speech.endpoints import SPEECH_SHAPES, speak, transcribe
 from elelem.speech.streamed_speech import SpeechParser
 from elelem.speech.streamed_transcription import TranscriptionParser
@@ -70,15 +71,33 @@ KINDS: list[tuple[str | None, re.Pattern[str], str]] = [
 
 
 def exchange_kind(interaction: Interaction) -> str | None:
-    """The kind of a recorded exchange that is not chat, from its request
-    (``None``: no request, or a path no kind here names)."""
+    """The kind of a recorded exchange that is not chat, from its request,
+    else (a body recorded alone) from its answer: a list of ``embedding``
+    objects is an embeddings answer (``None``: no kind here names it)."""
     request = interaction.request
     if request is None:
-        return None
+        return _answer_kind(interaction)
     for method, pattern, kind in KINDS:
         if (method is None or request.method == method) and pattern.search(request.path):
             return kind
     return None
+
+
+def _answer_kind(interaction: Interaction) -> str | None:
+    response = interaction.response
+    if response.streamed or head(response.body, 1) != b"{":
+        return None
+    try:
+        data = response.json()
+    except (ValueError, RecursionError):
+        return None  # not JSON: the chat shapes' detection says what it is
+    items = data.get("data") if isinstance(data, dict) else None
+    embeddings = (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(i, dict) and i.get("object") == "embedding" for i in items)
+    )
+    return "embeddings" if embeddings else None
 
 
 def unknown_line(interaction: Interaction) -> dict[str, Any]:
