@@ -189,14 +189,16 @@ def _looks_decoded(body: bytes) -> bool:
 
 
 def _inflate(body: bytes, wbits: int, name: str, budget: DecodeBudget) -> bytes:
-    out = bytearray()
+    # One piece per gzip member, joined only when there are several: the
+    # decoded body is held once, not also in a buffer it was built in.
+    out: list[bytes] = []
     data = body
     try:
         while data:
             inflater = zlib.decompressobj(wbits)
             piece = inflater.decompress(data, budget.remaining + 1)
             budget.take(len(piece), name)
-            out += piece
+            out.append(piece)
             if inflater.unconsumed_tail:
                 # Stopped at the budget with input left: more would pass it.
                 budget.take(1, name)
@@ -206,7 +208,7 @@ def _inflate(body: bytes, wbits: int, name: str, budget: DecodeBudget) -> bytes:
             data = inflater.unused_data if wbits > zlib.MAX_WBITS else b""
     except zlib.error as exc:
         raise BodyError(f"the {name} body does not decode: {exc}") from None
-    return bytes(out)
+    return out[0] if len(out) == 1 else b"".join(out)
 
 
 class _NotBrotli(BodyError):
