@@ -218,3 +218,26 @@ def test_an_embeddings_body_recorded_alone_is_read(tmp_path: Path) -> None:
     assert (line["exchange"], line["method"], line["path"], line["count"]) == (
         "embeddings", None, None, len(decoded.vectors))  # fmt: skip
     assert line["usage"] == to_builtins(decoded.usage)
+
+
+def test_a_stream_recorded_without_its_last_event_is_incomplete(tmp_path: Path) -> None:
+    # The transcription and the speech cut before their done events: each
+    # exchange says so, as the client's stream would, and the file is read.
+    exchanges = mix.exchanges()
+    cut = [
+        mix.Exchange(e.method, e.url, e.request, 200, e.response.rsplit(b"data:", 1)[0],
+                     e.request_type, e.response_type)
+        for e in (exchanges[5], exchanges[13])
+    ]  # fmt: skip
+    path = tmp_path / "cut.har"
+    path.write_text(mix.har([*cut, exchanges[1]]), encoding="utf-8")
+    transcription, speech, embeddings = inspect_recording(str(path))
+    assert transcription["error"] == {
+        "type": "incomplete-stream",
+        "message": "the recorded transcription stream ended without its last event",
+    }
+    assert speech["error"] == {
+        "type": "incomplete-stream",
+        "message": "the recorded speech stream ended without its last event",
+    }
+    assert embeddings["count"] == 2

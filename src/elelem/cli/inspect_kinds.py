@@ -36,7 +36,7 @@ from elelem.batches.wires import BatchRecord, Item
 from elelem.codec import to_builtins
 from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
 from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
-from elelem.errors import ElelemError, StreamError
+from elelem.errors import ElelemError, IncompleteStreamError, MalformedStreamError, StreamError
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.listing import LISTINGS
@@ -140,16 +140,19 @@ def _target(catalog: Catalog, provider: str, model: str, fallback: str, shapes: 
         return catalog.target(f"{fallback}:{model or 'recorded'}", {}, {fallback: "recorded"})
 
 
-def _first_call(flow: Flow[Any]) -> Call:
-    call = next(flow)
-    flow.close()
-    return call
-
-
-def _read(call: Call, body: bytes, provider: str) -> Any:
-    """``body`` through ``call``'s own parse (the reader its flow runs)."""
+def _answered(flow: Flow[Any], body: bytes, provider: str) -> Any:
+    """What ``flow`` returns when its one call is answered ``body``: the
+    call's own parse (the reader the client runs), then the flow's own
+    making of its result from it.  A flow that asks for a second request
+    is a recording that holds only one of them (an error)."""
+    call: Call = next(flow)
     call.parse_response(body, ProviderId(provider))
-    return call.value
+    try:
+        flow.send(call.value)
+    except StopIteration as stop:
+        return stop.value
+    flow.close()
+    raise MalformedStreamError(f"{call.what}: the recorded exchange is one of several requests")
 
 
 def _error(exc: ElelemError) -> dict[str, Any]:
@@ -263,7 +266,7 @@ def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[
         chunks = [*parser.open(200, {})]
         for event, data in frames(interaction):
             chunks += parser.message(event, data)
-        assembled = _assembled(target.provider, chunks)
+        assembled = _finished(target.provider, chunks, "speech")
         size = sum(
             len(p.source.blob.data)
             for p in assembled.content
@@ -273,16 +276,20 @@ def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[
     else:
         flow = speak(target, str(sent.get("input") or ""), voice=str(sent.get("voice") or "alloy"),
                      format=format if format in MEDIA_TYPES_BY_FORMAT else "mp3")  # fmt: skip
-        data = _read(_first_call(flow), response.body, target.provider)
-        block = AudioBlock.from_bytes(data, MEDIA_TYPES_BY_FORMAT.get(format))
-        media_type, size, usage = block.media_type or "", len(data), None
+        block: AudioBlock = _answered(flow, response.body, target.provider)
+        assert isinstance(block.source, BytesSource)
+        media_type, size, usage = block.media_type or "", len(block.source.blob.data), None
     return {"provider": provider, "model": model or None, "format": format,
             "media_type": media_type, "bytes": size, "streamed": streamed, "usage": usage}  # fmt: skip
 
 
-def _assembled(provider: ProviderId, chunks: Sequence[Chunk]) -> AssembledResponse:
+def _finished(provider: ProviderId, chunks: Sequence[Chunk], what: str) -> AssembledResponse:
+    """The chunks of a recorded stream assembled; one that ended without its
+    last event is incomplete, as the client's own stream says."""
     assembler = Assembler(provider)
     assembler.feed_all(chunks)
+    if not assembler.finished:
+        raise IncompleteStreamError(f"the recorded {what} stream ended without its last event")
     return assembler.result()
 
 
@@ -296,16 +303,13 @@ def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -
         chunks = [*parser.open(200, {})]
         for event, data in frames(interaction):
             chunks += parser.message(event, data)
+        _finished(target.provider, chunks, "transcription")
         deltas = sum(isinstance(c, TextDelta) for c in chunks)
         done = parser.done or {}
         text, usage, streamed = done.get("text"), done.get("usage"), True
-        assembled = _assembled(target.provider, chunks)
-        whole = "".join(p.text for p in assembled.content if isinstance(p, TextBlock))
-        if text is None:
-            text = whole
     else:
         audio = AudioBlock.from_bytes(b"recorded", "audio/wav")
-        transcript = _read(_first_call(transcribe(target, audio)), response.body, target.provider)
+        transcript = _answered(transcribe(target, audio), response.body, target.provider)
         text, usage, deltas, streamed = transcript.text, transcript.usage, 0, False
     return {"provider": provider, "model": model or None, "text": text, "deltas": deltas,
             "streamed": streamed, "usage": usage}  # fmt: skip
@@ -353,8 +357,8 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     name = batch_wire_name(interaction)
     target = _batch_target(catalog, name)
     wire = BATCH_WIRES[_BATCH_SHAPES[name]]
-    record: BatchRecord = _read(
-        _first_call(wire.status(target, _EMPTY)), interaction.response.body, target.provider
+    record: BatchRecord = _answered(
+        wire.status(target, _EMPTY), interaction.response.body, target.provider
     )
     out: dict[str, Any] = {
         "provider": str(target.provider),
@@ -365,8 +369,8 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     }
     if name == "gemini" and record.done:
         # Gemini's finished batch holds its results inline.
-        items = _read(_first_call(wire.results(target, record)), interaction.response.body,
-                      target.provider)  # fmt: skip
+        items = _answered(wire.results(target, record), interaction.response.body,
+                          target.provider)  # fmt: skip
         out["results"] = _results(target, record, items)
     return out
 
@@ -380,8 +384,8 @@ def _batch_results(interaction: Interaction, catalog: Catalog) -> dict[str, Any]
     # file id (OpenAI): the flow's first call reads the body either way.
     record = BatchRecord(_EMPTY.provider, "", name, "recorded", "ended", "ended", (),
                          output=path if name == "anthropic" else "recorded")  # fmt: skip
-    items: list[Item] = _read(
-        _first_call(wire.results(target, record)), interaction.response.body, target.provider
+    items: list[Item] = _answered(
+        wire.results(target, record), interaction.response.body, target.provider
     )
     return {"provider": str(target.provider), "results": _results(target, record, items)}
 
