@@ -148,7 +148,7 @@ def test_anthropic_and_gemini_batches_are_what_the_client_reads(tmp_path: Path) 
     with LoopbackServer(replies) as server:
         env = {"ELELEM_CONFIG": "/nonexistent", "ANTHROPIC_BASE_URL": server.url,
                "ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k",
-               "GOOGLE_GEMINI_BASE_URL": server.url, "ELELEM_GOOGLE_BASE_URL": server.url}  # fmt: skip
+               "ELELEM_GOOGLE_BASE_URL": server.url}  # fmt: skip
         with SyncClient(env=env, max_retries=0) as c:
             start = BatchRecord(ProviderId("anthropic"), "anthropic:claude-haiku-4-5",
                                 "anthropic", "msgbatch_1", "running", "in_progress", ("a", "b"))  # fmt: skip
@@ -241,3 +241,35 @@ def test_a_stream_recorded_without_its_last_event_is_incomplete(tmp_path: Path) 
         "message": "the recorded speech stream ended without its last event",
     }
     assert embeddings["count"] == 2
+
+
+COUNTS = [
+    ("anthropic:claude-haiku-4-5", "https://api.anthropic.com/v1/messages/count_tokens",
+     {"input_tokens": 2095}),
+    ("openai:gpt-4o-mini", "https://api.openai.com/v1/responses/input_tokens",
+     {"object": "response.input_tokens", "input_tokens": 11}),
+    ("google:gemini-2.5-flash",
+     f"{GEMINI}/models/gemini-2.5-flash:countTokens",
+     {"totalTokens": 31, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 31}]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("model", "url", "answer"), COUNTS)
+def test_a_token_count_is_what_count_tokens_returns(
+    tmp_path: Path, model: str, url: str, answer: dict[str, Any]
+) -> None:
+    body = json.dumps(answer).encode()
+    exchange = mix.Exchange("POST", url, b'{"model": "m"}', 200, body)
+    path = tmp_path / "count.har"
+    path.write_text(mix.har([exchange]), encoding="utf-8")
+    (line,) = inspect_recording(str(path))
+    with LoopbackServer([status(200, body)]) as server:
+        env = {"ELELEM_CONFIG": "/nonexistent", "ANTHROPIC_BASE_URL": server.url,
+               "ANTHROPIC_API_KEY": "k", "OPENAI_BASE_URL": server.url + "/v1",
+               "OPENAI_API_KEY": "k", "GEMINI_API_KEY": "k",
+               "ELELEM_GOOGLE_BASE_URL": server.url}  # fmt: skip
+        with SyncClient(env=env, max_retries=0) as c:
+            count = c.count_tokens(model, "How many tokens?")
+    assert count.source == "provider"
+    assert (line["exchange"], line["input"], line["source"], line["endpoint"]) == (
+        "token-count", count.input, count.source, count.note)  # fmt: skip

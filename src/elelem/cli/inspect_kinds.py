@@ -1,6 +1,6 @@
 """The exchanges of a recording that are not chat: embeddings, speech,
-transcription, batches (create, poll, results), file uploads and model
-lists, each read by the library's own reader for that kind, and any other
+transcription, batches (create, poll, results), token counts, file uploads
+and model lists, each read by the library's own reader for that kind, and any other
 exchange reported as unknown with its method, path and status.
 
 Each exchange is one line of ``elelem inspect --json``::
@@ -16,7 +16,8 @@ calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
 through the stream parsers (:mod:`elelem.speech.streamed_transcription`,
 :mod:`elelem.speech.streamed_speech`), a batch object, its results and their
 answers through the batch wire's flows and
-:func:`elelem.batches.core.read_results`, a model list through
+:func:`elelem.batches.core.read_results`, a token count through its
+wire's counting flow (:mod:`elelem.client.counting`), a model list through
 :data:`elelem.providers.listing.LISTINGS`.  A reader's typed error is the
 exchange's ``error``, and the rest of the recording is still read.
 """
@@ -33,10 +34,17 @@ from urllib.parse import urlsplit
 from elelem.batches.core import read_results
 from elelem.batches.wires import WIRES as BATCH_WIRES
 from elelem.batches.wires import BatchRecord, Item
+from elelem.client.counting import TokenCount, counter_of, counting
 from elelem.codec import to_builtins
 from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
 from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
-from elelem.errors import ElelemError, IncompleteStreamError, MalformedStreamError, StreamError
+from elelem.errors import (
+    ElelemError,
+    IncompleteStreamError,
+    MalformedStreamError,
+    StreamError,
+    UnsupportedError,
+)
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.listing import LISTINGS
@@ -48,8 +56,9 @@ from elelem.speech.streamed_speech import SpeechParser
 from elelem.speech.streamed_transcription import TranscriptionParser
 from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
 from elelem.transport.one_shot import Call, Flow
-from elelem.vocabulary import AudioBlock, BytesSource, ProviderId, TextBlock
+from elelem.vocabulary import AudioBlock, BytesSource, Message, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
+from elelem.wire import ModelRequest
 
 Frames = Callable[[Interaction], list[tuple[str, str]]]
 """The recorded frames of a streamed body (the transport's own decoders)."""
@@ -58,6 +67,8 @@ KINDS: list[tuple[str | None, re.Pattern[str], str]] = [
     (None, re.compile(r"(/embeddings|/api/embed|:batchEmbedContents|:embedContent|:predict)$"),
      "embeddings"),
     (None, re.compile(r"/model/[^/]*(titan-embed|cohere\.embed)[^/]*/invoke$"), "embeddings"),
+    ("POST", re.compile(r"(/messages/count_tokens|/responses/input_tokens|:countTokens)$"),
+     "token-count"),
     (None, re.compile(r"/audio/speech$"), "speech"),
     (None, re.compile(r"/audio/transcriptions$"), "transcription"),
     ("POST", re.compile(r"(/batches|:batchGenerateContent)$"), "batch-create"),
@@ -431,6 +442,29 @@ def answer_summary(response: AssembledResponse) -> dict[str, Any]:
     }
 
 
+_COUNTING_SHAPES = {
+    "count_tokens": "anthropic_messages",
+    "input_tokens": "openai_responses",
+    "countTokens": "gemini",
+}
+
+
+def _token_count(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    """A token-counting answer, as the counting flow of its wire reads it."""
+    path = interaction.request.path if interaction.request is not None else ""
+    shape_name = _COUNTING_SHAPES[re.split(r"[/:]", path)[-1]]
+    shape = catalog_shape(shape_name)
+    counter = counter_of(shape)
+    if counter is None:
+        raise UnsupportedError(f"the {shape_name} wire counts no tokens")
+    provider = _provider(interaction, catalog, shape_name)
+    request = ModelRequest(model=_model(interaction) or "recorded", messages=(Message.user("."),))
+    flow = counting(shape, counter, request, ProviderId(provider))
+    count: TokenCount = _answered(flow, interaction.response.body, provider)
+    return {"provider": provider, "model": _model(interaction), "input": count.input,
+            "source": count.source, "endpoint": count.note}  # fmt: skip
+
+
 def _model_list(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     path = interaction.request.path if interaction.request is not None else ""
     shape = (
@@ -472,6 +506,7 @@ def kind_line(
         "batch-poll": lambda: _batch_object(interaction, catalog),
         "batch-results": lambda: _batch_results(interaction, catalog),
         "model-list": lambda: _model_list(interaction, catalog),
+        "token-count": lambda: _token_count(interaction, catalog),
         "file-upload": lambda: _file_upload(interaction, catalog),
     }
     try:

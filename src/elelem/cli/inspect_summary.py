@@ -157,6 +157,8 @@ def exchange_lines(where: str, line: Mapping[str, Any]) -> list[str]:
                 *_result_lines(line)]  # fmt: skip
     if kind == "batch-results":
         return [head, *_result_lines(line)]
+    if kind == "token-count":
+        return [head, f"  {line.get('input'):,} input tokens ({_text(line.get('endpoint'))})"]
     if kind == "model-list":
         return [head, f"  {len(line.get('models') or ())} models"]
     request = f"{sanitize_line(str(line.get('method')))} {sanitize_line(str(line.get('path')))}"
