@@ -307,3 +307,23 @@ def test_a_bedrock_converse_recording_names_its_model(tmp_path: Path, stream: bo
     head = inspect_recording(str(path))[0]
     assert (head["kind"], head["provider"], head["model"]) == ("response", "bedrock", model)
     assert summary(inspect_recording(str(path)))[0] == f"interaction 0: bedrock {model}"
+
+
+def test_a_streamed_n2_answer_shows_its_second_choice(tmp_path: Path) -> None:
+    from test_openai_chat_choices import N2
+
+    body = "".join(f"data: {data}\n\n" for data in N2).encode()
+    exchange = mix.Exchange("POST", f"{mix.OPENAI}/chat/completions",
+                            json.dumps({**mix.CHAT_REQUEST, "stream": True}).encode(), 200,
+                            body, response_type="text/event-stream")  # fmt: skip
+    path = tmp_path / "n2.httprr"
+    path.write_bytes(mix.httprr([exchange]))
+    lines = inspect_recording(str(path))
+    assert [line["kind"] for line in lines] == ["response", "block", "usage", "finish", "choice"]
+    assert lines[1]["block"]["name"] == "weather"
+    choice = lines[4]
+    assert (choice["choice"], choice["finish"]) == (1, "tool-calls")
+    assert [(b["type"], b["name"], b["arguments"]) for b in choice["blocks"]] == [
+        ("tool-call", "clock", '{"tz":"CET"}')
+    ]
+    assert summary(lines)[-1] == "  choice 1: 1 tool-call, finish tool-calls"
