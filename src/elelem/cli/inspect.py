@@ -15,7 +15,7 @@ encoder is not built, is recognized and reported, not inspected).  Output, one J
     {"kind":"finish","interaction":N,"reason":…}
     {"kind":"error","interaction":N,"error":{"type":…,"message":…}}
     {"kind":"replay","interaction":N,"wire":…}        (with --wire-replay)
-    {"kind":"choice","interaction":N,"choice":K,"answer":…}  (each choice past the first)
+    {"kind":"choice","interaction":N,"choice":K,"blocks":[…],"finish":…}  (n>1: each choice past the first)
     {"kind":"exchange","interaction":N,"exchange":…}  (not chat: see inspect_kinds)
 
 An exchange that is not chat (embeddings, speech, transcription, batches,
@@ -345,15 +345,21 @@ def inspect_each(
     (SSE, NDJSON, an AWS event stream) is read from its file in pieces
     (:mod:`elelem.recordings.streamfile`), never whole."""
     stream = open_stream(path, max_bytes)
+    kinds: list[str | None]
     if stream is not None:
+        # A raw stream file: one chat answer, read from its file in pieces.
         interactions: tuple[Interaction, ...] = (stream.interaction(),)
+        kinds = [None]
         shapes = [detect_shape(interactions[0], stream.pieces())]
     else:
+        # Each exchange told once: a kind that is not chat, else a chat
+        # shape, else an exchange of a kind nothing reads.
         interactions = load(path, max_bytes=max_bytes).interactions
-        shapes = [None if exchange_kind(i) else detect_shape(i) for i in interactions]
+        kinds = [exchange_kind(i) for i in interactions]
+        shapes = [None if k else detect_shape(i) for i, k in zip(interactions, kinds, strict=True)]
     known = [
-        name is not None or i.request is not None or exchange_kind(i) is not None
-        for i, name in zip(interactions, shapes, strict=True)
+        name is not None or kind is not None or i.request is not None
+        for i, kind, name in zip(interactions, kinds, shapes, strict=True)
     ]
     if len(shapes) == 1 and not known[0]:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
@@ -362,8 +368,7 @@ def inspect_each(
     catalog = command_catalog()
     reply = stream.reply() if stream is not None else None
     with Replayer() as replayer:
-        for interaction, name in zip(interactions, shapes, strict=True):
-            kind = exchange_kind(interaction) if stream is None else None
+        for interaction, kind, name in zip(interactions, kinds, shapes, strict=True):
             if kind is not None:
                 yield [kind_line(interaction, kind, catalog, _stream_frames)]
                 continue

@@ -46,7 +46,6 @@ class _Interaction:
         self.usage: str | None = None
         self.finish: str | None = None
         self.errors: list[str] = []
-        self.skipped: str | None = None
         self.replay = False
         self.exchange: Mapping[str, Any] | None = None
         """The line of an exchange that is not chat (``kind: exchange``)."""
@@ -70,8 +69,6 @@ class _Interaction:
         elif kind == "error":
             error = line["error"]
             self.errors.append(sanitize_line(f"{error.get('type')}: {error.get('message')}"))
-        elif kind == "skipped":
-            self.skipped = sanitize_line(str(line.get("reason")))
         elif kind == "replay":
             self.replay = True
         elif kind == "exchange":
@@ -94,8 +91,6 @@ class _Interaction:
     def lines(self, n: int) -> list[str]:
         if self.exchange is not None:
             return exchange_lines(f"interaction {n}", self.exchange)
-        if self.skipped is not None and self.head is None:
-            return [f"interaction {n}: skipped ({self.skipped})"]
         out = [f"interaction {n}: {self.head or 'no response'}"]
         if self.blocks:
             out.append(f"  blocks: {_counted(self.blocks)}")
