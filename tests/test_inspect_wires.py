@@ -276,3 +276,20 @@ def test_a_token_count_is_what_count_tokens_returns(
     assert count.source == "provider"
     assert (line["exchange"], line["input"], line["source"], line["endpoint"]) == (
         "token-count", count.input, count.source, count.note)  # fmt: skip
+
+
+def test_file_uploads_of_each_provider_name_their_file(tmp_path: Path) -> None:
+    uploads = [
+        mix.Exchange("POST", "https://api.anthropic.com/v1/files", b"", 200, json.dumps(
+            {"id": "file_011", "type": "file", "filename": "a.pdf", "size_bytes": 1024}).encode()),
+        mix.Exchange("POST", "https://generativelanguage.googleapis.com/upload/v1beta/files",
+                     b"", 200, json.dumps({"file": {"name": "files/abc", "sizeBytes": "2048",
+                                                    "mimeType": "audio/wav"}}).encode()),
+    ]  # fmt: skip
+    path = tmp_path / "uploads.har"
+    path.write_text(mix.har(uploads), encoding="utf-8")
+    anthropic, gemini = inspect_recording(str(path))
+    assert (anthropic["provider"], anthropic["file_id"], anthropic["bytes"]) == (
+        "anthropic", "file_011", 1024)  # fmt: skip
+    assert (gemini["provider"], gemini["file_id"], gemini["bytes"]) == (
+        "google", "files/abc", "2048")  # fmt: skip

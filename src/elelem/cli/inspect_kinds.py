@@ -75,7 +75,7 @@ KINDS: list[tuple[str | None, re.Pattern[str], str]] = [
     ("GET", re.compile(r"(/batches/[^/]+/results|/files/[^/]+/content)$"), "batch-results"),
     (None, re.compile(r"/batches/[^/]+(/cancel)?$"), "batch-poll"),
     # A file upload; a vector store's /files attaches one (not an upload).
-    ("POST", re.compile(r"^(?!.*/vector_stores/).*/files$"), "file-upload"),
+    ("POST", re.compile(r"^(?!.*/vector_stores/).*/files$"), "file-upload"),  # Gemini: /upload/v1beta/files
     ("GET", re.compile(r"(/models|/api/tags)$"), "model-list"),
 ]  # fmt: skip
 """(method or any, request path pattern, exchange kind), tried in order."""
@@ -480,11 +480,16 @@ def _model_list(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
 
 
 def _file_upload(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
+    """A file upload's answer: OpenAI's and Anthropic's file object, or
+    Gemini's ``{"file": {...}}``; its id (or name), purpose and size."""
     answer = json.loads(interaction.response.body)
     answer = answer if isinstance(answer, dict) else {}
+    if isinstance(answer.get("file"), dict):
+        answer = answer["file"]
+    size = next((answer[k] for k in ("bytes", "size_bytes", "sizeBytes") if k in answer), None)
     return {"provider": _provider(interaction, catalog, "openai_chat"),
-            "file_id": answer.get("id"), "purpose": answer.get("purpose"),
-            "bytes": answer.get("bytes")}  # fmt: skip
+            "file_id": answer.get("id", answer.get("name")), "purpose": answer.get("purpose"),
+            "bytes": size}  # fmt: skip
 
 
 def kind_line(
