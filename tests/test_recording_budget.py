@@ -136,3 +136,17 @@ def test_the_cli_names_the_recording_and_the_budget(tmp_path: Path, command: tup
         f"elelem: {path}: interaction 8: its bodies decode to more than 67108864 bytes "
         "in all, the decoding budget of one recording (at a gzip body)\n",
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kind", "count"), [("har", 10), ("ruby-vcr", 50)])
+def test_the_findings_at_full_scale(tmp_path: Path, kind: str, count: int) -> None:
+    # The round's findings as found: a HAR of 10 and a Ruby VCR cassette of
+    # 50 gzip bodies, each just under the old per-body bound of 64 MiB (an
+    # 870 KB and a 4.4 MB file that decoded to 640 MiB and 3.2 GiB).
+    path = write(tmp_path, kind, [gzip_zeros(MAX_DECODED_BYTES - 1)] * count)
+    budget = DecodeBudget()
+    with pytest.raises(RecordingError) as caught:
+        load(path, budget=budget)
+    assert caught.value.problem.startswith("interaction 1: its bodies decode to more than")
+    assert budget.spent == MAX_DECODED_BYTES + 1
