@@ -52,6 +52,17 @@ AZURE_OPENAI_SCOPE = "https://cognitiveservices.azure.com/.default"
 FOUNDRY_SCOPE = "https://ai.azure.com/.default"
 """The Entra ID scope of Claude in Microsoft Foundry."""
 
+AZURE_SECRET_ENV = (
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "IDENTITY_HEADER",
+    "MSI_SECRET",
+)
+"""The variables azure-identity reads secrets from (EnvironmentCredential's
+client secret, certificate password and password; the managed-identity
+header of App Service and Functions): never shown, whatever echoes them."""
+
 _EXTRAS = {"google": "google-auth", "azure": "azure-identity"}
 
 
@@ -194,8 +205,11 @@ class AzureTokenSource:
         return str(getattr(token, "token", "") or ""), expiry
 
     def secrets(self) -> tuple[str, ...]:
-        """Nothing beyond the tokens: the credential keeps its own secrets."""
-        return ()
+        """The secrets azure-identity reads from the environment
+        (:data:`AZURE_SECRET_ENV`): a managed-identity endpoint or a token
+        service may echo them in an error."""
+        found = (os.environ.get(name, "").strip() for name in AZURE_SECRET_ENV)
+        return tuple(value for value in found if value)
 
     def __repr__(self) -> str:
         return f"AzureTokenSource({type(self.credential).__name__}, scope={self.scope!r})"
@@ -214,6 +228,7 @@ def azure_default_credential(where: str) -> Any:
 
 __all__ = [
     "AZURE_OPENAI_SCOPE",
+    "AZURE_SECRET_ENV",
     "FOUNDRY_SCOPE",
     "GOOGLE_SCOPE",
     "AzureTokenSource",

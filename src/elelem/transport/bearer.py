@@ -18,7 +18,9 @@ for them:
 - every token it ever held (and the source's own secrets: a refresh token,
   a client secret) is listed by :meth:`BearerSigner.secrets`, so the
   endpoint's redactor removes them from any error, record or log line,
-  including an old token a server echoes after a refresh.
+  including an old token a server echoes after a refresh; they are the
+  process's secrets (:func:`~elelem.redaction.hold`) from the moment they
+  are held, so every output the process redactor guards removes them too.
 
 Sans-IO in the sense that matters here: nothing reads the clock; the time
 is handed in by the driver.
@@ -32,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from elelem.errors import AuthenticationError
-from elelem.redaction import REDACTED, check_secret
+from elelem.redaction import REDACTED, check_secret, hold, hold_secrets
 
 REFRESH_MARGIN = timedelta(minutes=5)
 """A token this close to its expiry is refreshed before the next request."""
@@ -88,6 +90,7 @@ class BearerSigner:
         self._lock = threading.Lock()
         self.refreshes = 0
         """How many tokens were fetched (the first one included)."""
+        hold(self, BearerSigner.secrets)  # the process's secrets while it lives
 
     @property
     def expiry(self) -> datetime | None:
@@ -112,6 +115,9 @@ class BearerSigner:
             if not token:
                 raise AuthenticationError(f"{self._where}: the credential gave no token")
             check_secret(token, f"{self._where}: the access token")
+            # Kept by the process past this signer: a page or an export made
+            # after its client is gone still shows no echo of it.
+            hold_secrets(token, *self._source.secrets())
             self._token = token
             self._expiry = _aware(expiry) if expiry is not None else None
             self._issued.append(token)

@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
-from elelem.redaction import Redactor
+from elelem.redaction import PROCESS_SECRETS, Redactor
 from elelem.render.sanitize import sanitize_line
 from elelem.turns.costs import events_cost
 from elelem.turns.deferred import check_resume
@@ -167,7 +167,8 @@ def create_app(
     ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
     every page and every chat stream (a store written before redaction existed
     may hold an echoed key, a model may echo one; ``elelem serve`` passes the
-    secrets in force); ``models`` are the
+    secrets in force; by default the secrets the process holds,
+    :data:`~elelem.redaction.PROCESS_SECRETS`); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
@@ -177,7 +178,10 @@ def create_app(
     chat_models = list(models) if models is not None else _known_models()
     tool_names = set(ToolLoop(tools).tools)  # two tools of one name: a ValueError now
     resuming: set[str] = set()  # conversations a resume is running on
-    redact = redactor.redact if redactor is not None else str
+    # By default the secrets the process holds (an endpoint's key, a fetched
+    # token): a page or stream never shows one.
+    redactor = redactor if redactor is not None else PROCESS_SECRETS
+    redact = redactor.redact
 
     def now() -> datetime:
         return clock() if clock is not None else datetime.now().astimezone()
