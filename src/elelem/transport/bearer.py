@@ -22,13 +22,21 @@ for them:
   process's secrets (:func:`~elelem.redaction.hold`) from the moment they
   are held, so every output the process redactor guards removes them too.
 
-Sans-IO in the sense that matters here: nothing reads the clock; the time
-is handed in by the driver.
+A fetch is bounded by the request's deadline: the driver hands
+:meth:`BearerSigner.refresh` a ``time.monotonic()`` deadline (its total
+timeout), which a source reads with :func:`fetch_deadline` while it runs
+(the cloud sources bound their token requests by it, in time and size),
+and a fetch that ends past it fails authentication all the same.  A token
+that is not a non-empty string fails authentication too.
+
+Sans-IO in the sense that matters here: nothing reads the wall clock; the
+time is handed in by the driver.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -41,6 +49,16 @@ REFRESH_MARGIN = timedelta(minutes=5)
 
 MAX_REMEMBERED = 32
 """How many past tokens stay known to the redactor (the oldest go first)."""
+
+
+_fetching = threading.local()
+
+
+def fetch_deadline() -> float | None:
+    """The ``time.monotonic()`` by which the token fetch running in this
+    thread must end (None: no fetch is running, or it has no deadline)."""
+    deadline: float | None = getattr(_fetching, "deadline", None)
+    return deadline
 
 
 class TokenSource(Protocol):
@@ -103,15 +121,28 @@ class BearerSigner:
             return True
         return self._expiry is not None and self._expiry - self.margin <= _aware(now)
 
-    def refresh(self, now: datetime) -> None:
-        """Fetch a new token when one is :meth:`due` at ``now`` (blocking).
+    def refresh(self, now: datetime, deadline: float | None = None) -> None:
+        """Fetch a new token when one is :meth:`due` at ``now`` (blocking),
+        by ``deadline`` (a ``time.monotonic()`` value; None: unbounded).
 
         Two callers racing here fetch once: the second finds the token fresh.
         """
         with self._lock:
             if not self.due(now):
                 return
-            token, expiry = self._source.fetch()
+            before = fetch_deadline()
+            _fetching.deadline = deadline
+            try:
+                token, expiry = self._source.fetch()
+            finally:
+                _fetching.deadline = before
+            if deadline is not None and time.monotonic() > deadline:
+                raise AuthenticationError(f"{self._where}: no token within the request's deadline")
+            if not isinstance(token, str):
+                raise AuthenticationError(
+                    f"{self._where}: the credential gave a token that is not a string "
+                    f"({type(token).__name__})"
+                )
             if not token:
                 raise AuthenticationError(f"{self._where}: the credential gave no token")
             check_secret(token, f"{self._where}: the access token")
@@ -157,4 +188,4 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-__all__ = ["MAX_REMEMBERED", "REFRESH_MARGIN", "BearerSigner", "TokenSource"]
+__all__ = ["MAX_REMEMBERED", "REFRESH_MARGIN", "BearerSigner", "TokenSource", "fetch_deadline"]

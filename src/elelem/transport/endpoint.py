@@ -55,8 +55,9 @@ class RefreshingSigner(RequestSigner, Protocol):
         """Whether :meth:`refresh` must run before a request at ``now``."""
         ...
 
-    def refresh(self, now: datetime) -> None:
-        """Fetch a fresh credential if one is due (may block)."""
+    def refresh(self, now: datetime, deadline: float | None = None) -> None:
+        """Fetch a fresh credential if one is due (may block), by
+        ``deadline`` (a ``time.monotonic()`` value; None: unbounded)."""
         ...
 
 

@@ -471,7 +471,10 @@ class StreamCore:
         now = self._driver.clock()
         if not due(now):
             return None
-        return functools.partial(signer.refresh, now)  # type: ignore[union-attr]
+        # The fetch is part of the request: bounded by its total timeout.
+        total = self._timeouts.total
+        deadline = time.monotonic() + total if total > 0 else None
+        return functools.partial(signer.refresh, now, deadline)  # type: ignore[union-attr]
 
     def _unsent(self, exc: httpx2.RequestError, request: httpx2.Request) -> StreamError:
         """The typed error for a send that failed before a response."""
