@@ -131,7 +131,17 @@ def _content(encoded: EncodedRequest) -> bytes | None:
     """The body bytes of ``encoded``: its own ``content``, else its JSON (none for a GET)."""
     if encoded.content is not None:
         return encoded.content
-    return codec.dumps(encoded.body) if encoded.method != "GET" else None
+    if encoded.method == "GET":
+        return None
+    try:
+        return codec.dumps(encoded.body)
+    except UnicodeEncodeError as exc:
+        # A lone surrogate (from a \ud800 escape, or bytes that were not
+        # UTF-8) is no text any provider can be sent.
+        unit = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+        raise ConfigError(
+            f"the request holds a lone surrogate (U+{ord(unit[0]):04X}), which is not text"
+        ) from None
 
 
 class StreamCore:

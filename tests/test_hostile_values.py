@@ -1,0 +1,80 @@
+"""Hostile values that reached an internal error (issue #41): a lone
+surrogate (what a ``\\ud800`` JSON escape decodes to) in an embedding row's
+id, content or metadata, on SQLite and on a real PostgreSQL, and in a
+request's text."""
+
+from __future__ import annotations
+
+import uuid
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from elelem.conversation.store import Store
+from elelem.embeddings.collections import Collections, Item
+from elelem.errors import ConfigError
+from elelem.testing.servers import LoopbackServer
+from test_embedding_collections import cli_env, fake_openai, run
+from test_store import Ticker, opener, pg_url  # noqa: F401  (pg_url: the fixture)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    opened = opener(request.param, request)(clock=Ticker())
+    yield opened
+    opened.close()
+
+
+ROWS = {
+    "id": '{"id": "\\ud800", "content": "cat"}\n',
+    "content": '{"id": "a", "content": "c\\udc00t"}\n',
+    "metadata": '{"id": "a", "content": "cat", "metadata": {"k\\udbff": 1}}\n',
+}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("field", sorted(ROWS))
+def test_embed_jsonl_with_a_lone_surrogate_is_a_usage_error(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str, field: str
+) -> None:
+    with LoopbackServer(fake_openai) as server:
+        env = cli_env(tmp_path, server)
+        if backend == "postgres":
+            url = request.getfixturevalue("pg_url")
+            env["ELELEM_STORE"] = f"{url}?schema=s_{uuid.uuid4().hex[:12]}"
+        done = run(
+            env, "embed", "-m", "local:e", "-c", "pets", "-i", "-", "--jsonl", stdin=ROWS[field]
+        )
+        sent = server.requests
+    assert done.returncode == 2, done.stderr
+    unit = {"id": "D800", "content": "DC00", "metadata": "DBFF"}[field]
+    assert done.stderr == (f"elelem: line 1 holds a lone surrogate (U+{unit}), which is not text\n")
+    assert sent == []  # refused before any request
+
+
+@pytest.mark.parametrize("field", ["id", "content", "metadata"])
+def test_a_collection_refuses_a_lone_surrogate(any_store: Store, field: str) -> None:
+    notes = Collections(any_store).open("notes", "openai:text-embedding-3-small", 2)
+    given = {"id": "a", "content": "cat", "metadata": None}
+    given[field] = "x\udfffy" if field != "metadata" else {"k": "\ud800"}  # type: ignore[assignment]
+    item = Item(given["id"], array("f", [1.0, 0.0]), given["content"], given["metadata"])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError) as caught:
+        notes.upsert([item])
+    unit = "D800" if field == "metadata" else "DFFF"
+    assert f"its {field} holds a lone surrogate (U+{unit}), which is not text" in str(caught.value)
+    assert notes.unchanged([("a", "cat")]) == set()  # nothing was stored
+
+
+def test_a_request_holding_a_lone_surrogate_is_a_config_error(tmp_path: Path) -> None:
+    from elelem import SyncClient
+
+    with LoopbackServer(fake_openai) as server:
+        env = cli_env(tmp_path, server)
+        env["ELELEM_CONFIG"] = str(tmp_path / "elelem.toml")
+        with SyncClient(env=env) as client, pytest.raises(ConfigError) as caught:
+            client.embed("local:e", ["fine", "bro\udc80ken"])
+        sent = server.requests
+    assert str(caught.value) == "the request holds a lone surrogate (U+DC80), which is not text"
+    assert sent == []
