@@ -5,6 +5,7 @@ request's text."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from array import array
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import base_env
 from elelem.conversation.store import Store
 from elelem.embeddings.collections import Collections, Item
 from elelem.errors import ConfigError
@@ -78,3 +80,17 @@ def test_a_request_holding_a_lone_surrogate_is_a_config_error(tmp_path: Path) ->
         sent = server.requests
     assert str(caught.value) == "the request holds a lone surrogate (U+DC80), which is not text"
     assert sent == []
+
+
+def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> None:
+    """A JSON ``{status, headers, body}`` recording whose body (a string) is
+    JSON nested 100,000 deep: the shape cannot be told, exit 2, one line."""
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "wrapper.json"
+    path.write_text(
+        json.dumps({"status": 200, "headers": {"content-type": "application/json"}, "body": deep}),
+        encoding="utf-8",
+    )
+    done = run(base_env(tmp_path), "inspect", str(path))
+    assert done.returncode == 2
+    assert done.stderr == f"elelem: {path}: interaction 0: cannot tell its wire shape\n"

@@ -137,7 +137,8 @@ def _first_payload(
                 value = {event: value}
             return value if isinstance(value, dict) else None
         value = response.json()
-    except (ValueError, ElelemError):
+    except (ValueError, RecursionError, ElelemError):
+        # Not JSON, or nested past the parser's depth: no payload to know it by.
         return None
     return value if isinstance(value, dict) else None
 
