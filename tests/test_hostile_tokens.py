@@ -171,8 +171,9 @@ def test_a_token_echoed_in_an_error_is_redacted(tmp_path: Path) -> None:
 
 
 def test_serve_and_its_ui_stream_redact_a_fetched_token(tmp_path: Path) -> None:
-    """The viewer's default redactor is the process's: a token the client
-    fetches after the app was made is removed from the stream and pages."""
+    """The viewer with the redactor ``elelem serve`` gives it (the
+    process's): a token the client fetches after the app was made is
+    removed from the stream and the pages."""
     from elelem.client import Client
     from elelem.conversation import open_store
     from elelem.providers import load_catalog
@@ -188,6 +189,7 @@ def test_serve_and_its_ui_stream_redact_a_fetched_token(tmp_path: Path) -> None:
             token="tok",
             model=found.model,
             client=lambda: Client(catalog=load_catalog(env=env), env=env),
+            redactor=ProcessRedactor(),
         )
         with ASGIServer(app) as served:
             request = urllib.request.Request(

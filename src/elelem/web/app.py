@@ -29,8 +29,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.errors import ConfigError
 from elelem.providers.costs import events_cost
-from elelem.redaction import PROCESS_SECRETS, Redactor
+from elelem.redaction import Redactor
 from elelem.render.sanitize import sanitize_line
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
@@ -38,7 +39,7 @@ from elelem.turns.toolloop import ToolLoop
 from elelem.vocabulary import ConversationId
 from elelem.vocabulary.json import decode_json
 from elelem.web import html, pages
-from elelem.web.approvals import ResumeRequest, pending_form, resume_pairs
+from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, pending_form, resume_pairs
 from elelem.web.asgi import Pair, UIMessageStreamResponse
 from elelem.web.chat import (
     ChatRefused,
@@ -167,8 +168,8 @@ def create_app(
     ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
     every page and every chat stream (a store written before redaction existed
     may hold an echoed key, a model may echo one; ``elelem serve`` passes the
-    secrets in force; by default the secrets the process holds,
-    :data:`~elelem.redaction.PROCESS_SECRETS`); ``models`` are the
+    secrets in force and every secret the process holds, a
+    :class:`~elelem.redaction.ProcessRedactor`); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
@@ -178,10 +179,7 @@ def create_app(
     chat_models = list(models) if models is not None else _known_models()
     tool_names = set(ToolLoop(tools).tools)  # two tools of one name: a ValueError now
     resuming: set[str] = set()  # conversations a resume is running on
-    # By default the secrets the process holds (an endpoint's key, a fetched
-    # token): a page or stream never shows one.
-    redactor = redactor if redactor is not None else PROCESS_SECRETS
-    redact = redactor.redact
+    redact = redactor.redact if redactor is not None else str
 
     def now() -> datetime:
         return clock() if clock is not None else datetime.now().astimezone()
@@ -296,6 +294,10 @@ def create_app(
             return PlainTextResponse(
                 "bad chat request: a model and some text are needed", status_code=400
             )
+        make = client if client is not None else _default_client
+        refused = _no_such_model(make, chosen)
+        if refused is not None:
+            return PlainTextResponse(refused, status_code=400)  # the command line's words
         try:
             if data.conversation:
                 conversation = Conversation.open(store, ConversationId(data.conversation))
@@ -314,7 +316,6 @@ def create_app(
                 "answer them above, or retry or edit the turn",
                 status_code=409,
             )
-        make = client if client is not None else _default_client
         return UIMessageStreamResponse(
             turn_pairs(conversation, make, chosen, user_input, data.web_search, tools),
             headers={CONVERSATION_HEADER: conversation.id},
@@ -322,7 +323,7 @@ def create_app(
         )
 
     async def go_on(request: Request) -> Response:
-        data = await _decoded(request, ResumeRequest, MAX_CHAT_BODY, "resume", body_timeout)
+        data = await _decoded(request, ResumeRequest, MAX_RESUME_BODY, "resume", body_timeout)
         if isinstance(data, Response):
             return data
         try:
@@ -331,6 +332,10 @@ def create_app(
             return PlainTextResponse("no such conversation", status_code=404)
         if conversation.id in resuming:
             return PlainTextResponse("this run is being resumed already", status_code=409)
+        make = client if client is not None else _default_client
+        refused = _no_such_model(make, data.model) if data.model else None
+        if refused is not None:
+            return PlainTextResponse(f"cannot resume: {refused}", status_code=400)
         try:
             check_resume(conversation, data.approvals, data.results, tool_names)
         except ResumeError as exc:
@@ -340,7 +345,6 @@ def create_app(
         # Taken before the first await, so a second request sees it: the
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
-        make = client if client is not None else _default_client
 
         async def pairs() -> AsyncIterator[Pair]:
             try:
@@ -416,6 +420,23 @@ async def _decoded(
         return cast(T, decode_json(raw, type=kind))
     except msgspec.DecodeError as exc:
         return PlainTextResponse(f"bad {what} request: {exc}", status_code=400)
+
+
+def _no_such_model(make: Callable[[], Any], chosen: str) -> str | None:
+    """Why ``chosen`` (each model of a fallback list) names no model of the
+    client's catalog (an unknown provider, an address that is none), else
+    None: refused before a stream starts, as a 400 and not a 200 whose
+    stream carries the error.  A missing key is the stream's to report."""
+    catalog = getattr(make(), "catalog", None)
+    if catalog is None:  # a client of the caller's without a catalog
+        return None
+    listed = catalog.aliases.get(chosen.strip(), chosen)
+    for address in listed.split(","):
+        try:
+            catalog.resolve(address.strip())
+        except ConfigError as exc:
+            return sanitize_line(str(exc))
+    return None
 
 
 def _known_models() -> list[str]:

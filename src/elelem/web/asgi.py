@@ -167,10 +167,11 @@ class _Redacting:
             # for some escaping without making the page lag far behind the
             # stream.  Asked each time: a token fetched mid-stream counts.
             hold = 2 * max((len(secret) for secret in self._redactor.secrets), default=0)
-            # Cut after white space (no secret holds any), so no echo is
-            # split between what is sent and what is held.
             cut = len(raw) - hold
-            while cut > 0 and not raw[cut - 1].isspace():
+            # Cut after white space (no secret holds any), so no echo is
+            # split between what is sent and what is held; with no secret
+            # in force (yet) nothing is held.
+            while hold and cut > 0 and not raw[cut - 1].isspace():
                 cut -= 1
             self._pending[chunk["id"]] = (kind, raw[max(cut, 0) :])
             return [{**chunk, "delta": self._redact(raw[:cut])}] if cut > 0 else []
