@@ -94,3 +94,55 @@ def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> 
     done = run(base_env(tmp_path), "inspect", str(path))
     assert done.returncode == 2
     assert done.stderr == f"elelem: {path}: interaction 0: cannot tell its wire shape\n"
+
+
+def zero_usage_reply(text: str) -> bytes:
+    """An Anthropic stream of ``text`` whose usage says 0 output tokens."""
+    from elelem.testing.servers import sse_body
+
+    start = {"id": "msg_0", "type": "message", "role": "assistant", "model": "claude-x",
+             "content": [], "usage": {"input_tokens": 3, "output_tokens": 0}}  # fmt: skip
+    frames = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 0},
+        },
+        {"type": "message_stop"},
+    ]
+    return sse_body([(str(f["type"]), json.dumps(f)) for f in frames])
+
+
+def test_an_output_limit_counts_what_was_received_when_the_provider_reports_0(
+    tmp_path: Path,
+) -> None:
+    from elelem import SyncClient, run_sync
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.testing.servers import replay
+    from elelem.turns.limits import UsageLimitExceeded, UsageLimits
+
+    text = "word " * 80  # 400 characters: 100 tokens at four a token
+    with LoopbackServer([replay(zero_usage_reply(text))]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-limits-0123",
+               "ELELEM_CONFIG": str(tmp_path / "none.toml")}  # fmt: skip
+        conversation = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+        with SyncClient(env=env) as client, pytest.raises(UsageLimitExceeded) as caught:
+            run_sync(
+                conversation,
+                client,
+                "anthropic:claude-x",
+                "talk",
+                limits=UsageLimits(output_tokens=50),
+            )
+    exc = caught.value
+    assert (exc.limit, exc.maximum, exc.value, exc.when) == (
+        "output_tokens",
+        50,
+        100,
+        "after-response",
+    )
+    assert exc.result.text == text and exc.result.usage.output == 0
