@@ -146,3 +146,39 @@ def test_an_output_limit_counts_what_was_received_when_the_provider_reports_0(
         "after-response",
     )
     assert exc.result.text == text and exc.result.usage.output == 0
+
+
+@pytest.mark.parametrize(
+    ("count", "bound"),
+    [(2_001, 2_000), pytest.param(100_001, None, marks=pytest.mark.slow)],
+    ids=["past-a-lowered-bound", "past-the-real-bound"],
+)
+def test_streamed_speech_of_more_audio_deltas_than_max_blocks_is_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int, bound: int | None
+) -> None:
+    """A narration of more ``speech.audio.delta`` events (a block each) than
+    ``Assembler.max_blocks`` (100,000; lowered in the default run) is read
+    whole: the assembler's default bound on blocks is not the speech
+    answer's (its body size is)."""
+    import base64
+
+    from elelem import SyncClient
+    from elelem.stream import assembler
+    from elelem.testing.servers import status
+
+    if bound is not None:
+        monkeypatch.setattr(assembler, "MAX_BLOCKS", bound)
+    piece = base64.b64encode(b"\xff").decode()
+    one = b'data: {"type":"speech.audio.delta","audio":"' + piece.encode() + b'"}\n\n'
+    done = b'data: {"type":"speech.audio.done","usage":{"input_tokens":1,"output_tokens":2}}\n\n'
+    body = one * count + done
+    with LoopbackServer([status(200, body, content_type="text/event-stream")]) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "sk-speech-0123456789",
+               "ELELEM_CONFIG": str(tmp_path / "none.toml")}  # fmt: skip
+        with SyncClient(env=env, max_retries=0) as client:
+            speech = client.speak_stream(
+                "openai:gpt-4o-mini-tts", "Hi.", format="pcm", stream_format="sse"
+            )
+            with speech:
+                whole = speech.final()
+    assert whole.audio.source.blob.data == b"\xff" * count  # type: ignore[union-attr]

@@ -185,7 +185,9 @@ class StreamCore:
         self._request = request
         self._timeouts = timeouts
         self._stream = stream
-        self.assembler = Assembler(endpoint.provider)
+        # A shape whose answer is many small blocks by nature (streamed
+        # speech: a block per piece of audio) says how many it may start.
+        self.assembler = Assembler(endpoint.provider, max_blocks=getattr(shape, "max_blocks", None))
         self.last_committed: tuple[Part, ...] = ()
         """What the latest chunk committed."""
         self.status: int | None = None
