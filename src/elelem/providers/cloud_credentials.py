@@ -52,7 +52,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from elelem.errors import AuthenticationError, ConfigError, TransportError
+from elelem.errors import AuthenticationError, ConfigError, TransportError, install_line
 from elelem.transport.bearer import fetch_deadline
 
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -179,7 +179,7 @@ def _module(name: str, extra: str, where: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         raise ConfigError(
-            f"{where}: {_EXTRAS[extra]} is not installed: pip install 'elelem[{extra}]'"
+            f"{where}: {_EXTRAS[extra]} is not installed: {install_line(extra)}"
         ) from None
 
 
