@@ -509,12 +509,18 @@ def _gemini_items(data: dict[str, Any], custom_ids: tuple[str, ...]) -> list[Ite
     for position, entry in enumerate(_inlined(data)):
         entry = _dict(entry, f"inlined response {position}")
         key = _dict(entry.get("metadata"), f"the metadata of response {position}").get("key")
-        if key is None and position < len(custom_ids):
-            key = custom_ids[position]
+        if key is None:
+            # Unkeyed: the request in its place, else one the batch never had
+            # (named by its place, so the caller can say so).
+            key = custom_ids[position] if position < len(custom_ids) else f"#{position + 1}"
+        if not isinstance(key, str):
+            raise ValueError(f"the key of response {position} is a {type(key).__name__}, not text")
         if "response" in entry:
-            items.append(Item(str(key), codec.dumps(entry["response"])))
+            items.append(Item(key, codec.dumps(entry["response"])))
+        elif "error" in entry:
+            items.append(Item(key, error=_json(entry["error"])))
         else:
-            items.append(Item(str(key), error=_json(entry.get("error"))))
+            items.append(Item(key, error=f"neither a response nor an error: {_json(entry)}"))
     return items
 
 

@@ -37,9 +37,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+MAX_AUDIO_PIECES = 100_000_000
+"""The most pieces (blocks) one streamed speech answer may hold: far past
+``Assembler``'s default, since a narration is a block per network read or
+per ``speech.audio.delta``; what bounds it is the body's size limit."""
+
+
 class SpeechCall:
     """One streamed ``audio/speech`` request as a :class:`~elelem.wire.Shape`
     for the driver; errors are classified by the provider's own shape."""
+
+    max_blocks = MAX_AUDIO_PIECES
+    """The blocks its answer may start (the driver's assembler reads it)."""
 
     def __init__(
         self,
@@ -256,6 +265,7 @@ class SyncSpeechStream(_SpeechReader, SyncPieces[bytes, Speech]):
 
 
 __all__ = [
+    "MAX_AUDIO_PIECES",
     "STREAM_FORMATS",
     "AsyncPieces",
     "Pieces",
