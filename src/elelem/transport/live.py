@@ -148,6 +148,7 @@ class _Shell:
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
         self.sent = 0  # client frames sent on this connection
+        self.ended: type[Exception] = websockets_module("websockets.exceptions").ConnectionClosed
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.protocol.name}, {_host(self.url)})"
@@ -192,10 +193,9 @@ class LiveConnection(_Shell):
 
     async def receive(self) -> Sequence[LiveOutput] | None:
         """What the next server frame means; None once the server closed normally."""
-        errors = websockets_module("websockets.exceptions")
         try:
             frame = await self.socket.recv()
-        except errors.ConnectionClosed as exc:
+        except self.ended as exc:
             error = closed(exc, self.endpoint)
             if error is None:
                 return None
@@ -245,10 +245,9 @@ class SyncLiveConnection(_Shell):
 
     def receive(self, timeout: float | None = None) -> Sequence[LiveOutput] | None:
         """What the next server frame means; None once the server closed normally."""
-        errors = websockets_module("websockets.exceptions")
         try:
             frame = self.socket.recv(timeout)
-        except errors.ConnectionClosed as exc:
+        except self.ended as exc:
             error = closed(exc, self.endpoint)
             if error is None:
                 return None

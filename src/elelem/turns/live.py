@@ -59,6 +59,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     SpeechStarted,
+    TranscriptDelta,
     Truncated,
     UnknownEvent,
 )
@@ -80,6 +81,8 @@ class SendCommand:
 
 LiveAction = Append | RunTools | SendCommand
 
+_NOTHING: list[LiveAction] = []  # never appended to: what most outputs ask for
+
 
 @dataclass
 class _NoRequest:
@@ -90,14 +93,6 @@ class _NoRequest:
 
 
 _NO_REQUEST: Any = _NoRequest()
-
-
-def _wav(pcm: bytes, rate: int) -> bytes:
-    import struct
-
-    head = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1, 1,
-                       rate, rate * 2, 2, 16, b"data", len(pcm))  # fmt: skip
-    return head + pcm
 
 
 @dataclass
@@ -155,6 +150,17 @@ class LiveCore:
 
     def feed(self, output: LiveOutput) -> list[LiveAction]:
         """The actions one protocol output asks for."""
+        kind = type(output)
+        if kind is AudioOut:  # the commonest: only counted (what an interruption cuts)
+            if output.item_id != self._item:  # type: ignore[union-attr]
+                self._item, self._received = output.item_id, 0  # type: ignore[union-attr]
+            data: str = output.data  # type: ignore[union-attr]
+            self._received += len(data) // 4 * 3 - (
+                2 if data.endswith("==") else data.endswith("=")
+            )
+            return _NOTHING
+        if kind is TranscriptDelta:
+            return _NOTHING
         if isinstance(output, LIVE_EVENT_TYPES):
             return self._event(output)
         return self._chunk(output)
@@ -241,7 +247,7 @@ class LiveCore:
             return [self.note("error", {"kind": error.kind, "message": error.message})]
         if kind is UnknownEvent:
             return [self.note("unknown", event.raw)]
-        return []  # a transcript delta: for display only, the block keeps it
+        return []
 
     def _opened(self, event: SessionOpened) -> list[LiveAction]:
         what = "resumed" if self.opened else "opened"
@@ -279,9 +285,7 @@ class LiveCore:
         if user is None:
             return []
         transcript = "".join(user["transcript"]) or None
-        block = AudioBlock.from_bytes(
-            _wav(user["pcm"], self.input_rate), "audio/wav", transcript=transcript
-        )
+        block = AudioBlock.from_pcm(user["pcm"], self.input_rate, transcript=transcript)
         return [self._start_turn((block,))]
 
     def _start_turn(self, content: tuple[Any, ...] | None, trigger: str = "user") -> Append:

@@ -164,8 +164,11 @@ class LiveSession(_Face):
                 continue
             if outputs is None:
                 return
+            feed = self.core.feed
             for output in outputs:
-                await self._do(self.core.feed(output))
+                actions = feed(output)
+                if actions:
+                    await self._do(actions)
                 yield output
 
     async def _do(self, actions: list[LiveAction]) -> None:
@@ -242,8 +245,11 @@ class SyncLiveSession(_Face):
                 continue
             if outputs is None:
                 return
+            feed = self.core.feed
             for output in outputs:
-                self._do(self.core.feed(output))
+                actions = feed(output)
+                if actions:
+                    self._do(actions)
                 yield output
 
     def _do(self, actions: list[LiveAction]) -> None:
