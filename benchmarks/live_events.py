@@ -256,6 +256,8 @@ def cpu_table(port: int, events: int, runs: int) -> dict[str, float]:
             order = CLIENTS[run % len(CLIENTS) :] + CLIENTS[: run % len(CLIENTS)]
             for name in order:
                 seconds, count = measure(name, port, folder)
+                if name != "elelem session" and count != events:
+                    raise AssertionError(f"{name} read {count} of {events} messages")
                 samples[name].append(seconds * 1e6 / events)
     return {name: statistics.median(values) for name, values in samples.items()}
 
