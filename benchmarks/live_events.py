@@ -150,12 +150,13 @@ class _WsprotoReader(asyncio.Protocol):
             if type(event) is TextMessage:
                 if event.message_finished and not self.parts:
                     self.take(event.data)
+                    self.count += 1
                 else:
                     self.parts.append(event.data)
                     if event.message_finished:
                         self.take("".join(self.parts))
                         self.parts.clear()
-                self.count += 1
+                        self.count += 1
             elif isinstance(event, CloseConnection):
                 self.transport.write(self.ws.send(event.response()))
                 self.transport.close()
