@@ -405,3 +405,115 @@ def test_stored_session_in_the_viewer(tmp_path) -> None:
     assert (samples, rate) == (CHUNK * 3, OPENAI_RATE)
     assert "session: interrupted at 300 ms, heard &quot;It is sunny &quot;" in page
     assert "sk-live-test" not in page
+
+
+def _say(rid: str, item: str, words: list[str], first: int = 0) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for n, word in enumerate(words, first):
+        base = {"response_id": rid, "item_id": item, "output_index": 0, "content_index": 0}
+        out.append({"type": "response.output_audio.delta", "event_id": f"a{n}", **base,
+                    "delta": b64(CHUNK)})  # fmt: skip
+        out.append({"type": "response.output_audio_transcript.delta", "event_id": f"t{n}",
+                    **base, "delta": word})  # fmt: skip
+    return out
+
+
+def test_tool_call_mid_speech_vad_interruption_and_an_error(tmp_path) -> None:
+    """The model speaks, calls a tool in the same response, answers, and the
+    user starts speaking 300 ms into the answer: server VAD's speech_started
+    makes the session cancel and truncate at what it received; an error event
+    echoing the key is a redacted note and the session goes on."""
+    first = [
+        {"type": "input_audio_buffer.committed", "event_id": "e1", "item_id": "item_u",
+         "previous_item_id": None},
+        {"type": "response.created", "event_id": "e2", "response": {"id": "r1"}},
+        {"type": "response.output_item.added", "event_id": "e3", "response_id": "r1",
+         "output_index": 0, "item": {"id": "item_a", "type": "message", "role": "assistant"}},
+        *_say("r1", "item_a", ["Let me ", "check. "]),
+        {"type": "response.output_item.added", "event_id": "e4", "response_id": "r1",
+         "output_index": 1, "item": {"id": "item_fc", "type": "function_call",
+                                     "call_id": "call_9", "name": "get_weather"}},
+        {"type": "response.function_call_arguments.done", "event_id": "e5", "response_id": "r1",
+         "item_id": "item_fc", "output_index": 1, "call_id": "call_9", "name": "get_weather",
+         "arguments": '{"city": "Rome"}'},
+        {"type": "error", "event_id": "e6",
+         "error": {"type": "invalid_request_error", "code": "unknown_parameter",
+                   "message": "Unknown parameter for key sk-live-test", "param": None,
+                   "event_id": None}},
+        {"type": "response.done", "event_id": "e7",
+         "response": {"id": "r1", "status": "completed", "usage": _usage(100, 40, 10)}},
+    ]  # fmt: skip
+    second = [
+        {"type": "response.created", "event_id": "e8", "response": {"id": "r2"}},
+        *_say("r2", "item_b", ["Sunny ", "in ", "Rome."], 10),
+        {"type": "input_audio_buffer.speech_started", "event_id": "e9", "audio_start_ms": 900,
+         "item_id": "item_u2"},
+    ]  # fmt: skip
+    end = [
+        {"type": "conversation.item.truncated", "event_id": "e10", "item_id": "item_b",
+         "content_index": 0, "audio_end_ms": 300},
+        {"type": "response.done", "event_id": "e11",
+         "response": {"id": "r2", "status": "cancelled",
+                      "status_details": {"type": "cancelled", "reason": "turn_detected"},
+                      "usage": _usage(100, 30, 5)}},
+    ]  # fmt: skip
+    script = [
+        ("send", [{"type": "session.created", "event_id": "e0", "session": {"id": "s2"}}]),
+        ("expect", "session.update"),
+        ("expect", "input_audio_buffer.append"),
+        ("send", first),
+        ("expect", "conversation.item.create"),
+        ("expect", "response.create"),
+        ("send", second),
+        ("expect", "response.cancel"),
+        ("expect", "conversation.item.truncate"),
+        ("send", end),
+        ("close", 1000),
+    ]
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    with ScriptedServer([script], openai_client_event, kind_of_openai) as server:
+        env = {"OPENAI_API_KEY": "sk-live-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
+        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv,
+                       tools=[get_weather]) as session:  # fmt: skip
+            session.send_audio(pcm(100, OPENAI_RATE))
+            list(session)
+        truncate = server.received[-1]
+        assert (truncate["item_id"], truncate["audio_end_ms"]) == ("item_b", 300)
+    assert _kinds(conv) == [
+        "session:opened", "turn-start", "user:AudioBlock", "session:error",
+        "assistant:AudioBlock", "assistant:ToolCallBlock", "response", "user:ToolResultBlock",
+        "session:interrupted", "assistant:AudioBlock", "response", "session:closed",
+    ]  # fmt: skip
+    events = conv.events
+    assert "sk-live-test" not in events[3].body.detail["message"]
+    assert events[4].body.content[0].transcript == "Let me check. "
+    assert events[7].body.content[0].content == "sunny in Rome"
+    assert events[9].body.content[0].transcript == "Sunny in Rome."
+    assert events[9].body.content[0].duration == 0.3
+    assert (events[10].body.finish, events[10].body.finish_raw) == (
+        "interrupted", "cancelled:turn_detected",
+    )  # fmt: skip
+
+
+def test_azure_entra_token_on_the_handshake(tmp_path) -> None:
+    from datetime import timedelta
+
+    from cloud_helpers import Clock, FakeAzureCredential
+
+    token = "eyJ0eXAi.entra-live-token.0123456789"
+    credential = FakeAzureCredential([token], lambda n: Clock().now + timedelta(hours=1))
+    script = [
+        ("send", [{"type": "session.created", "event_id": "e0", "session": {"id": "s"}}]),
+        ("expect", "session.update"),
+        ("close", 1011),
+    ]
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    with ScriptedServer([script], openai_client_event, kind_of_openai) as server:
+        env = {"AZURE_OPENAI_ENDPOINT": server.base_url, "ELELEM_CONFIG": str(tmp_path / "no")}
+        client = SyncClient(env=env, credentials={"azure": credential})
+        session = live_sync(client, "azure:realtime-prod", conversation=conv)
+        with pytest.raises(TransportError, match="closed 1011"), session:
+            list(session)
+        headers = server.headers[0]
+    assert headers["authorization"] == f"Bearer {token}" and "api-key" not in headers
+    assert token not in repr([e.body for e in conv.events])

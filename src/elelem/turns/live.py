@@ -29,6 +29,7 @@ goes back on the wire — and keeps the log's promises for a session:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,8 @@ class LiveCore:
     input_rate: int
     output_rate: int
     instructions: str | None = None
+    redact: Callable[[str], str] | None = None
+    """The endpoint's redactor: a note holds no key a server echoed."""
     turn: int = 0
     opened: bool = False
     resume_handle: str | None = None
@@ -299,7 +302,13 @@ class LiveCore:
     # -- ends ---------------------------------------------------------------------------
 
     def note(self, what: str, detail: Any = None) -> Append:
-        """A ``session`` note in the current turn."""
+        """A ``session`` note in the current turn (redacted: a server may
+        echo what it was sent)."""
+        if self.redact is not None and detail is not None:
+            text = msgspec.json.encode(detail).decode()
+            clean = self.redact(text)
+            if clean != text:
+                detail = msgspec.json.decode(clean)
         return Append((Draft.of(SessionNote(what, detail), turn=self.turn),))
 
     def stop(self, what: str, exc: BaseException | None = None) -> list[LiveAction]:

@@ -82,6 +82,7 @@ class _Face:
             self.protocol.input_rate,
             self.protocol.output_rate,
             self.settings.instructions,
+            target.endpoint.redact,
         )
         self.resumes = 0
         self.closed = False

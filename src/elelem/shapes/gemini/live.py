@@ -287,22 +287,25 @@ class GeminiLiveProtocol:
     def _tool_call(self, call: dict[str, Any]) -> Sequence[LiveOutput]:
         out: list[LiveOutput] = []
         item = self._start(out)
-        self._close_text(out)
+        calls: list[LiveOutput] = []
         for n, function in enumerate(call.get("functionCalls") or ()):
             key = f"{item}:call-{n}"
             call_id = str(function.get("id") or key)
-            out.append(BlockStart(key, "tool-call", id=call_id, name=str(function["name"])))
+            calls.append(BlockStart(key, "tool-call", id=call_id, name=str(function["name"])))
             arguments = _encode.encode(function.get("args") or {}).decode()
-            out.extend((ToolCallDelta(key, arguments), BlockEnd(key)))
+            calls.extend((ToolCallDelta(key, arguments), BlockEnd(key)))
             self.calls += 1
-        out.extend(self._finish(Finish("tool-calls", "toolCall")))
+        out.extend(self._finish(Finish("tool-calls", "toolCall"), calls))
         return out
 
-    def _finish(self, finish: Finish) -> list[LiveOutput]:
+    def _finish(self, finish: Finish, calls: Sequence[LiveOutput] = ()) -> list[LiveOutput]:
+        """The response's end: its text closed, its speech, then the calls
+        that came after it, its usage and ``finish``."""
         out: list[LiveOutput] = []
         self._close_text(out)
         if self.spoken is not None:
             out.extend(self.spoken.block(f"{self.current}:audio", self.provider, OUTPUT_RATE))
+        out.extend(calls)
         if self.usage is not None:
             out.append(UsageUpdate(self.usage))
             self.usage = None

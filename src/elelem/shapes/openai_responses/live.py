@@ -160,6 +160,10 @@ class RealtimeProtocol:
         self.open_calls: dict[str, bool] = {}  # item id -> any argument delta sent
         self.interrupted = False
         self.cut: dict[str, int] = {}  # item id -> audio_end_ms, once interrupted
+        # The response's speech items and tool calls in output order: both
+        # commit at its end (speech may still be cut until then; a call runs
+        # only once the response ended), so the log keeps the order they came in.
+        self.order: list[tuple[str, str]] = []
 
     # -- the client's side ------------------------------------------------------------
 
@@ -321,7 +325,7 @@ class RealtimeProtocol:
         response = event["response"]
         self.response = str(response.get("id") or "")
         self.items, self.calls, self.interrupted = {}, 0, False
-        self.open_text, self.open_calls = set(), {}
+        self.open_text, self.open_calls, self.order = set(), {}, []
         return (ResponseStart(self.response or None, None, self.provider),)
 
     def _item_added(self, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -331,10 +335,13 @@ class RealtimeProtocol:
             item_id = str(item["id"])
             self.open_calls[item_id] = False
             self.calls += 1
+            self.order.append(("call", item_id))
             return (
                 BlockStart(item_id, "tool-call", id=str(item["call_id"]), name=str(item["name"])),
             )
         if kind in ("message", None):
+            if item.get("id") is not None:
+                self.order.append(("speech", str(item["id"])))
             return ()
         # An item this protocol does not model (an MCP call…): kept whole.
         return (BlockStart(str(item.get("id") or kind), "unknown", raw=dict(item)),
@@ -366,12 +373,12 @@ class RealtimeProtocol:
         out: list[LiveOutput] = []
         if item_id not in self.open_calls:
             self.calls += 1
-            out.append(
-                BlockStart(item_id, "tool-call", id=str(event["call_id"]), name=str(event["name"]))
-            )
-        if not self.open_calls.pop(item_id, False):
+            self.order.append(("call", item_id))
+            call_id, name = str(event["call_id"]), str(event["name"])
+            out.append(BlockStart(item_id, "tool-call", id=call_id, name=name))
+        if not self.open_calls.get(item_id, False):
             out.append(ToolCallDelta(item_id, str(event["arguments"])))
-        out.append(BlockEnd(item_id))
+        self.open_calls[item_id] = True
         return out
 
     def _done(self, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -379,14 +386,20 @@ class RealtimeProtocol:
         out: list[LiveOutput] = []
         for key in sorted(self.open_text):
             out.append(BlockEnd(key))
-        for item_id, spoken in self.items.items():
+        items = dict(self.items)
+        for kind, key in self.order:
+            if kind == "call":
+                out.append(BlockEnd(key))
+            elif key in items:
+                out.extend(items.pop(key).block(key, self.provider, RATE))
+        for item_id, spoken in items.items():  # the speech of an item never announced
             out.extend(spoken.block(item_id, self.provider, RATE))
         usage = _usage(response.get("usage"))
         if usage is not None:
             out.append(UsageUpdate(usage))
         out.append(self._finish(response))
         self.response = None
-        self.items, self.open_text, self.open_calls = {}, set(), {}
+        self.items, self.open_text, self.open_calls, self.order = {}, set(), {}, []
         return out
 
     def _finish(self, response: dict[str, Any]) -> Finish:
