@@ -517,3 +517,110 @@ def test_azure_entra_token_on_the_handshake(tmp_path) -> None:
         headers = server.headers[0]
     assert headers["authorization"] == f"Bearer {token}" and "api-key" not in headers
     assert token not in repr([e.body for e in conv.events])
+
+
+def test_max_steps_bounds_the_tool_steps_of_a_turn(tmp_path) -> None:
+    calls = [{"toolCall": {"functionCalls": [{"id": f"fc{n}", "name": "get_weather",
+                                              "args": {"city": "Oslo"}}]}} for n in (1, 2)]  # fmt: skip
+    script = [
+        ("expect", "setup"),
+        ("send", [{"setupComplete": {}}]),
+        ("expect", "clientContent"),
+        ("send", [calls[0]]),
+        ("expect", "toolResponse"),
+        ("send", [calls[1]]),
+        ("expect", "toolResponse"),
+        ("send", [{"serverContent": {"modelTurn": {"parts": [{"text": "Done."}]}}},
+                  {"serverContent": {"turnComplete": True}}]),
+        ("close", 1000),
+    ]  # fmt: skip
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    server = ScriptedServer([script], gemini_client_message, kind_of_gemini, binary=True)
+    with server:
+        env = {"GEMINI_API_KEY": "g-key-1", "GOOGLE_GEMINI_BASE_URL": server.base_url}
+        with live_sync(SyncClient(env=env), "google:gemini-live-2.5-flash", conversation=conv,
+                       tools=[get_weather], output="text", max_steps=1) as session:  # fmt: skip
+            session.send_text("Weather twice?")
+            list(session)
+        answers = [m["toolResponse"]["functionResponses"][0] for m in server.received
+                   if "toolResponse" in m]  # fmt: skip
+    assert answers == [
+        {"id": "fc1", "name": "get_weather", "response": {"output": "sunny in Oslo"}},
+        {"id": "fc2", "name": "get_weather",
+         "response": {"error": "not run: this turn already ran max_steps (1) tool steps"}},
+    ]  # fmt: skip
+    assert conv.turn == 1 and conv.text.endswith("Done.")
+
+
+def _long_script(turns: int, pieces: int) -> list[tuple[str, object]]:
+    script: list[tuple[str, object]] = [
+        ("send", [{"type": "session.created", "event_id": "e0", "session": {"id": "long"}}]),
+        ("expect", "session.update"),
+    ]
+    for t in range(turns):
+        rid, item, user = f"r{t}", f"item_a{t}", f"item_u{t}"
+        words = [f"w{t}.{n} " for n in range(pieces)]
+        script += [
+            ("expect", "input_audio_buffer.append"),
+            ("send", [
+                {"type": "input_audio_buffer.committed", "event_id": "c", "item_id": user,
+                 "previous_item_id": None},
+                {"type": "conversation.item.input_audio_transcription.completed", "event_id": "t",
+                 "item_id": user, "content_index": 0, "transcript": f"question {t}",
+                 "usage": {"type": "duration", "seconds": 0.1}},
+                {"type": "response.created", "event_id": "r", "response": {"id": rid}},
+                *_say(rid, item, words),
+            ]),
+        ]  # fmt: skip
+        done = {"type": "response.done", "event_id": "d",
+                "response": {"id": rid, "status": "completed", "usage": _usage(10, 20, 5)}}  # fmt: skip
+        if t % 3 == 2:  # every third answer is cut 200 ms in
+            script += [
+                ("expect", "response.cancel"),
+                ("expect", "conversation.item.truncate"),
+                ("send", [
+                    {"type": "conversation.item.truncated", "event_id": "x", "item_id": item,
+                     "content_index": 0, "audio_end_ms": 200},
+                    {**done, "response": {**done["response"], "status": "cancelled"}},
+                ]),
+            ]  # fmt: skip
+        else:
+            script.append(("send", [done]))
+    return [*script, ("close", 1000)]
+
+
+@pytest.mark.parametrize(
+    ("turns", "pieces"), [(3, 5), pytest.param(60, 200, marks=pytest.mark.slow)]
+)
+def test_a_long_session(tmp_path, turns: int, pieces: int) -> None:
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    with ScriptedServer(
+        [_long_script(turns, pieces)], openai_client_event, kind_of_openai
+    ) as server:
+        env = {"OPENAI_API_KEY": "sk-long", "OPENAI_BASE_URL": server.base_url + "/v1"}
+        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv) as session:
+            session.send_audio(pcm(100, OPENAI_RATE))
+            turn, heard = 0, 0
+            for output in session:
+                if isinstance(output, AudioOut):
+                    heard += 100
+                    if turn % 3 == 2 and heard == 300:
+                        session.interrupt(audio_end_ms=200)
+                elif isinstance(output, Finish):
+                    turn, heard = turn + 1, 0
+                    if turn < turns:
+                        session.send_audio(pcm(100, OPENAI_RATE))
+    assert conv.turn == turns
+    said = [b for e in conv.events if isinstance(e.body, MessageBody) and e.body.role == "assistant"
+            for b in e.body.content]  # fmt: skip
+    assert len(said) == turns
+    for t, block in enumerate(said):
+        whole = "".join(f"w{t}.{n} " for n in range(pieces))
+        if t % 3 == 2:
+            assert (block.duration, block.transcript) == (0.2, f"w{t}.0 w{t}.1 ")
+        else:
+            assert (block.duration, block.transcript) == (pieces / 10, whole)
+    records = [e.body for e in conv.events if isinstance(e.body, ResponseRecord)]
+    assert [r.finish for r in records] == [
+        "interrupted" if t % 3 == 2 else "stop" for t in range(turns)
+    ]

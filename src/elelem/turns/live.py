@@ -109,6 +109,9 @@ class LiveCore:
     instructions: str | None = None
     redact: Callable[[str], str] | None = None
     """The endpoint's redactor: a note holds no key a server echoed."""
+    max_steps: int = 10
+    """Tool steps one user turn may run; the calls past them are answered
+    with an error saying so (the model is told, the session goes on)."""
     turn: int = 0
     opened: bool = False
     resume_handle: str | None = None
@@ -208,7 +211,12 @@ class LiveCore:
         calls = tuple(p for p in result.content if isinstance(p, ToolCallBlock))
         if finish.reason == "tool-calls" and calls:
             self._continuation += 1
-            actions.append(RunTools(calls))
+            if self._continuation > self.max_steps:
+                why = f"not run: this turn already ran max_steps ({self.max_steps}) tool steps"
+                refused = tuple(ToolResultBlock(c.id, why, True, c.name) for c in calls)
+                actions += self.results(refused)
+            else:
+                actions.append(RunTools(calls))
         else:
             self._continuation = 0
         return actions

@@ -40,7 +40,7 @@ from elelem.providers.live import live_protocol
 from elelem.transport.live import LiveConnection, SyncLiveConnection
 from elelem.turns.actions import Append
 from elelem.turns.live import LiveAction, LiveCore, RunTools, SendCommand
-from elelem.turns.toolloop import Approver, ToolLoop, _Work
+from elelem.turns.toolloop import MAX_STEPS, Approver, ToolLoop, _Work
 from elelem.wire.live import LiveOutput, LiveSettings
 
 MAX_RESUMES = 5
@@ -83,6 +83,7 @@ class _Face:
             self.protocol.output_rate,
             self.settings.instructions,
             target.endpoint.redact,
+            options.get("max_steps", MAX_STEPS),
         )
         self.resumes = 0
         self.closed = False
@@ -289,7 +290,8 @@ def live(
     ``tools`` are what :func:`elelem.run` takes (functions, tools, MCP
     servers), ``approve`` its approval callback; ``options``:
     ``instructions``, ``output`` (``audio`` or ``text``), ``voice``,
-    ``transcribe``, ``vad`` (see :class:`~elelem.wire.live.LiveSettings`).
+    ``transcribe``, ``vad`` (see :class:`~elelem.wire.live.LiveSettings`),
+    ``max_steps`` (tool steps per user turn, as :func:`elelem.run`'s).
     Use it as ``async with``.
     """
     target = client.target(model)
