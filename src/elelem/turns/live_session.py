@@ -103,17 +103,22 @@ class _Face:
         """The log the session writes."""
         return self.core.conversation
 
-    def _may_resume(self, exc: StreamError) -> bool:
-        return (
+    def _dropped(self, exc: StreamError) -> tuple[list[LiveAction], LiveSettings | None]:
+        """What a dropped connection asks for: the actions that keep what was
+        in progress and note the drop, and the settings to reconnect with
+        (the last resumption handle), or None when the session is lost."""
+        resumable = (
             isinstance(exc, TransportError)
             and self.core.resumable
             and self.core.resume_handle is not None
             and self.resumes < MAX_RESUMES
         )
-
-    def _resumed_settings(self) -> LiveSettings:
+        if not resumable:
+            self.closed = True
+            return self.core.stop("lost", exc), None
         self.resumes += 1
-        return msgspec.structs.replace(self.settings, resume=self.core.resume_handle)
+        settings = msgspec.structs.replace(self.settings, resume=self.core.resume_handle)
+        return self.core.stop("dropped", exc), settings
 
 
 class LiveSession(_Face):
@@ -154,15 +159,13 @@ class LiveSession(_Face):
             try:
                 outputs = await self.connection.receive()
             except StreamError as exc:
-                if not self._may_resume(exc):
-                    await self._do(self.core.stop("lost", exc))
-                    self.closed = True
+                actions, settings = self._dropped(exc)
+                await self._do(actions)
+                if settings is None:
                     raise
-                await self._do(self.core.stop("dropped", exc))
-                self.connection = LiveConnection(
-                    self.protocol, self.target.endpoint, self.target.model
-                )
-                await self.connection.connect(self._resumed_settings())
+                endpoint, model = self.target.endpoint, self.target.model
+                self.connection = LiveConnection(self.protocol, endpoint, model)
+                await self.connection.connect(settings)
                 continue
             if outputs is None:
                 return
@@ -235,15 +238,13 @@ class SyncLiveSession(_Face):
             try:
                 outputs = self.connection.receive()
             except StreamError as exc:
-                if not self._may_resume(exc):
-                    self._do(self.core.stop("lost", exc))
-                    self.closed = True
+                actions, settings = self._dropped(exc)
+                self._do(actions)
+                if settings is None:
                     raise
-                self._do(self.core.stop("dropped", exc))
-                self.connection = SyncLiveConnection(
-                    self.protocol, self.target.endpoint, self.target.model
-                )
-                self.connection.connect(self._resumed_settings())
+                endpoint, model = self.target.endpoint, self.target.model
+                self.connection = SyncLiveConnection(self.protocol, endpoint, model)
+                self.connection.connect(settings)
                 continue
             if outputs is None:
                 return
