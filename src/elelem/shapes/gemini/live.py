@@ -68,7 +68,8 @@ OUTPUT_RATE = 24_000
 """The rate of the audio the model speaks."""
 
 PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
-"""The Live API's WebSocket path on the Gemini API's host."""
+"""The Live API's WebSocket path on the Gemini API's host (Vertex AI's is
+``providers.live.VERTEX_PATH``, where the model is a resource name)."""
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder()
@@ -112,8 +113,12 @@ class GeminiLiveProtocol:
     input_rate = INPUT_RATE
     output_rate = OUTPUT_RATE
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(
+        self, provider: ProviderId, *, path: str = PATH, resource: str | None = None
+    ) -> None:
         self.provider = provider
+        self.path = path
+        self.resource = resource  # Vertex AI: projects/…/publishers/google/models/…
         self.turns = 0
         self.current: str | None = None  # the response in progress (its item id too)
         self.spoken: SpokenItem | None = None
@@ -130,13 +135,13 @@ class GeminiLiveProtocol:
             base = "wss://" + base[len("https://") :]
         elif base.startswith("http://"):
             base = "ws://" + base[len("http://") :]
-        return base + PATH
+        return base + self.path
 
     def open(self, settings: LiveSettings) -> Sequence[str]:
         """The ``setup`` message."""
-        model = (
-            settings.model if settings.model.startswith("models/") else f"models/{settings.model}"
-        )
+        model = self.resource or settings.model
+        if "/" not in model:
+            model = f"models/{model}"
         config: dict[str, Any] = {"responseModalities": [settings.output.upper()]}
         if settings.voice:
             voice = {"prebuiltVoiceConfig": {"voiceName": settings.voice}}
