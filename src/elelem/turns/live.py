@@ -113,7 +113,8 @@ class LiveCore:
     """Tool steps one user turn may run; the calls past them are answered
     with an error saying so (the model is told, the session goes on)."""
     turn: int = 0
-    opened: bool = False
+    resuming: bool = False
+    """A dropped connection is being resumed: its opening is a ``resumed`` note."""
     resume_handle: str | None = None
     resumable: bool = False
     _sent: bytearray = field(default_factory=bytearray)
@@ -261,8 +262,11 @@ class LiveCore:
         return []
 
     def _opened(self, event: SessionOpened) -> list[LiveAction]:
-        what = "resumed" if self.opened else "opened"
-        self.opened = True
+        if event.updated:
+            what = "updated"
+        else:
+            what = "resumed" if self.resuming else "opened"
+            self.resuming = False
         detail = msgspec.to_builtins({"session_id": event.session_id, "session": event.raw})
         return [self.note(what, detail)]
 
@@ -333,6 +337,7 @@ class LiveCore:
             self._assembler = self._drafts = None
         detail = {"error": describe(exc)} if exc is not None else None
         actions.append(self.note(what, detail))
+        self.resuming = what == "dropped"
         return actions
 
 

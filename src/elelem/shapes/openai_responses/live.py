@@ -46,7 +46,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import ProviderId, Usage
+from elelem.vocabulary import ProviderId, ProviderPayload, Usage
 from elelem.vocabulary.json import JSONValue
 from elelem.wire.live import (
     INTERRUPTED,
@@ -72,6 +72,10 @@ from elelem.wire.live import (
 
 RATE = 24_000
 """The GA API's PCM rate, in and out (``audio/pcm`` at 24 kHz)."""
+
+RESPONSE_FORMAT = "realtime-response"
+"""Finish payload format of a ``response.done``'s response object, less its
+``output`` items and ``usage`` (which the blocks and the usage hold)."""
 
 TRANSCRIPTION_MODEL = "gpt-4o-mini-transcribe"
 """The model that transcribes the user's audio when ``transcribe`` is on."""
@@ -397,7 +401,12 @@ class RealtimeProtocol:
         usage = _usage(response.get("usage"))
         if usage is not None:
             out.append(UsageUpdate(usage))
-        out.append(self._finish(response))
+        finish = self._finish(response)
+        # What the response object says beyond its items and usage (its
+        # status details, metadata, conversation, modalities) is kept.
+        rest = {k: v for k, v in response.items() if k not in ("output", "usage")}
+        payload = ProviderPayload(self.provider, RESPONSE_FORMAT, None, rest)
+        out.append(msgspec.structs.replace(finish, payloads=(payload,)))
         self.response = None
         self.items, self.open_text, self.open_calls, self.order = {}, set(), {}, []
         return out
@@ -437,7 +446,8 @@ class RealtimeProtocol:
 
 def _session(_: RealtimeProtocol, event: dict[str, Any]) -> Sequence[LiveOutput]:
     session = event["session"]
-    return (SessionOpened(session.get("id") if isinstance(session, dict) else None, session),)
+    ident = session.get("id") if isinstance(session, dict) else None
+    return (SessionOpened(ident, session, event["type"] == "session.updated"),)
 
 
 def _speech_started(_: RealtimeProtocol, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -487,4 +497,4 @@ _EVENTS: dict[str, _Handler] = {
 """Each server event this protocol reads, to its handler."""
 
 
-__all__ = ["RATE", "RealtimeProtocol"]
+__all__ = ["RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]
