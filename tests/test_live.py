@@ -207,7 +207,7 @@ def _check_openai_log(conv: Conversation, server: ScriptedServer) -> None:
     second: ResponseRecord = events[10].body
     assert (second.finish, second.finish_raw) == ("interrupted", "cancelled:client_cancelled")
     (payload,) = second.payloads  # the response object beyond its items and usage, kept
-    assert payload.format == "realtime-response" and payload.data["status_details"] == {
+    assert payload.format == "realtime-response" and payload.value["status_details"] == {
         "type": "cancelled", "reason": "client_cancelled"
     }  # fmt: skip
     assert events[1].body.detail["session"]["model"] == "gpt-realtime"
