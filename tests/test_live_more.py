@@ -49,16 +49,7 @@ def test_stored_session_in_the_viewer(tmp_path) -> None:
 
     store = SQLiteStore(tmp_path / "log.db")
     conv = Conversation.create(store)
-    with _openai_server() as server:
-        env = {"OPENAI_API_KEY": "sk-live-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
-        heard = 0
-        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv,
-                       tools=[get_weather]) as session:  # fmt: skip
-            session.send_audio(pcm(200, OPENAI_RATE))
-            for output in session:
-                heard += isinstance(output, AudioOut)
-                if heard == 5 and isinstance(output, AudioOut):
-                    session.interrupt(audio_end_ms=300)
+    _interrupted_session(conv)
     token = "live-token-0123456789abcdef0123"
     with ASGIServer(create_app(store, token=token)) as served:
         response = urllib.request.urlopen(f"{served.url}/c/{conv.id}?token={token}")
@@ -74,6 +65,58 @@ def test_stored_session_in_the_viewer(tmp_path) -> None:
     assert (samples, rate) == (CHUNK * 3, OPENAI_RATE)
     assert "session: interrupted at 300 ms, heard &quot;It is sunny &quot;" in page
     assert "sk-live-test" not in page
+
+
+def _interrupted_session(conv: Conversation) -> None:
+    """test_live's OpenAI session: a question, a tool call, an answer cut at 300 ms."""
+    with _openai_server() as server:
+        env = {"OPENAI_API_KEY": "sk-live-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
+        heard = 0
+        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv,
+                       tools=[get_weather]) as session:  # fmt: skip
+            session.send_audio(pcm(200, OPENAI_RATE))
+            for output in session:
+                heard += isinstance(output, AudioOut)
+                if heard == 5 and isinstance(output, AudioOut):
+                    session.interrupt(audio_end_ms=300)
+
+
+@pytest.mark.slow
+def test_the_viewer_plays_the_session_in_chromium(tmp_path) -> None:
+    """The page's players load their audio in a real browser under the page's
+    policy: the question's 200 ms, and the answer for the 300 ms heard."""
+    from web_helpers import chromium_paths
+
+    chromium_paths()  # skips where Debian's chromium is absent (.ci/run installs it)
+    store = SQLiteStore(tmp_path / "log.db")
+    conv = Conversation.create(store)
+    _interrupted_session(conv)
+    _plays_in_chromium(store, conv.id, "live-token-0123456789abcdef0123")
+
+
+def _plays_in_chromium(store: SQLiteStore, conversation: str, token: str) -> None:
+    from elelem.testing.asgi import ASGIServer
+    from elelem.web.app import create_app
+    from web_helpers import chromium
+
+    with ASGIServer(create_app(store, token=token)) as served, chromium() as browser:
+        browser.get(f"{served.url}/c/{conversation}?token={token}")
+        durations = browser.execute_async_script(
+            """
+            const done = arguments[arguments.length - 1];
+            const players = [...document.querySelectorAll("audio")];
+            Promise.all(players.map(p => new Promise(ok => {
+                p.addEventListener("loadedmetadata", () => ok(p.duration), {once: true});
+                p.addEventListener("error", () => ok(-1), {once: true});
+                p.load();
+            }))).then(done);
+            """
+        )
+        violations = [
+            e["message"] for e in browser.get_log("browser") if "Content Security" in e["message"]
+        ]
+    assert [round(d, 3) for d in durations] == [0.2, 0.3]
+    assert violations == []
 
 
 def _say(rid: str, item: str, words: list[str], first: int = 0) -> list[dict[str, object]]:
