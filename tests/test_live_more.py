@@ -1,6 +1,7 @@
 """More of live sessions over the loopback servers (tests/live_servers.py):
 a tool call mid-speech and a server-VAD interruption, Entra ID and Vertex AI
-credentials on the handshake, max_steps, the viewer, and a long session."""
+credentials on the handshake, max_steps, tools and approvals (functions, a
+real MCP server), the viewer (in Chromium too), and a long session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ pytest.importorskip("websockets")
 pytest.importorskip("openai")
 pytest.importorskip("google.genai")
 
+import elelem
 from elelem import SyncClient
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import MessageBody, ResponseRecord
@@ -373,3 +375,80 @@ def test_vertex_gemini_live_with_google_credentials(tmp_path) -> None:
             "projects/proj-live/locations/global/publishers/google/models/gemini-live-2.5-flash"
         )
     assert conv.text.endswith("Hi.")
+
+
+@elelem.tool
+def weather_in(city: str) -> str:
+    """The weather in a city."""
+    return {"Oslo": "4°C"}.get(city, "unknown city")
+
+
+@elelem.tool
+def radar(city: str) -> str:
+    """A radar picture of a city."""
+    return f"radar for {city}"
+
+
+@pytest.mark.parametrize("where", ["functions", pytest.param("mcp", marks=pytest.mark.slow)])
+def test_tools_and_approvals_in_a_session(tmp_path, where: str) -> None:
+    """Python functions, or a real MCP server's tools, asked about by the
+    approval callback: the allowed call runs, the refused one is answered as
+    refused."""
+    import asyncio
+    import contextlib
+    import sys
+    from pathlib import Path
+
+    from elelem.tools import MCPServer
+    from elelem.turns.pending import REFUSED
+
+    server_script = str(Path(__file__).parent / "mcp_weather_server.py")
+    name = "get_weather" if where == "mcp" else "weather_in"
+    calls = {"functionCalls": [{"id": "a", "name": name, "args": {"city": "Oslo"}},
+                               {"id": "b", "name": "radar", "args": {"city": "Oslo"}}]}  # fmt: skip
+    script = [
+        ("expect", "setup"),
+        ("send", [{"setupComplete": {}}]),
+        ("expect", "clientContent"),
+        ("send", [{"toolCall": calls}]),
+        ("expect", "toolResponse"),
+        ("send", [{"serverContent": {"modelTurn": {"parts": [{"text": "4°C."}]}}},
+                  {"serverContent": {"turnComplete": True}}]),
+        ("close", 1000),
+    ]  # fmt: skip
+    asked: list[str] = []
+
+    def approve(request: object) -> bool:
+        asked.append(request.name)  # type: ignore[attr-defined]
+        return request.name == name  # type: ignore[attr-defined]
+
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+
+    async def main(server: ScriptedServer) -> None:
+        env = {"GEMINI_API_KEY": "g-mcp", "GOOGLE_GEMINI_BASE_URL": server.base_url}
+        async with contextlib.AsyncExitStack() as stack:
+            tools: list[object] = [weather_in, radar]
+            if where == "mcp":
+                mcp = MCPServer.stdio(sys.executable, [server_script], name="weather")
+                tools = [await stack.enter_async_context(mcp)]
+            client = await stack.enter_async_context(elelem.Client(env=env))
+            session = elelem.live(client, "google:gemini-live-2.5-flash", conversation=conv,
+                                  tools=tools, approve=approve, output="text")  # fmt: skip
+            async with session:
+                await session.send_text("Weather in Oslo, and the radar?")
+                async for _ in session:
+                    pass
+
+    server = ScriptedServer([script], gemini_client_message, kind_of_gemini, binary=True)
+    with server:
+        asyncio.run(main(server))
+        declared = server.received[0]["setup"]["tools"][0]["functionDeclarations"]
+        answers = next(m for m in server.received if "toolResponse" in m)
+    names = ["get_weather", "radar", "die"] if where == "mcp" else ["weather_in", "radar"]
+    assert [d["name"] for d in declared] == names
+    assert asked == [name, "radar"]
+    assert answers["toolResponse"]["functionResponses"] == [
+        {"id": "a", "name": name, "response": {"output": "4°C"}},
+        {"id": "b", "name": "radar", "response": {"error": REFUSED}},
+    ]
+    assert conv.text.endswith("4°C.")
