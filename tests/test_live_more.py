@@ -452,3 +452,53 @@ def test_tools_and_approvals_in_a_session(tmp_path, where: str) -> None:
         {"id": "b", "name": "radar", "response": {"error": REFUSED}},
     ]
     assert conv.text.endswith("4°C.")
+
+
+def test_a_refused_upgrade_and_a_frame_over_the_limit_are_typed(tmp_path) -> None:
+    """A 401 on the handshake is an AuthenticationError whose echoed key is
+    redacted; a frame past Limits.frame a LimitExceededError."""
+    import threading
+
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+    from websockets.sync.server import serve
+
+    from elelem.errors import AuthenticationError, LimitExceededError
+    from elelem.shapes.openai_responses.live import RealtimeProtocol
+    from elelem.transport import Endpoint, Limits
+    from elelem.transport.live import SyncLiveConnection
+    from elelem.vocabulary import ProviderId
+    from elelem.wire.live import LiveSettings
+
+    key = "sk-refused-0123456789abcdef"
+
+    def refuse(connection: object, request: object) -> Response | None:
+        if request.path.startswith("/refuse"):  # type: ignore[attr-defined]
+            body = f'{{"error": {{"message": "Incorrect API key provided: {key}"}}}}'.encode()
+            return Response(401, "Unauthorized", Headers({"content-type": "application/json"}),
+                            body)  # fmt: skip
+        return None
+
+    def big(socket: object) -> None:
+        socket.send('{"type": "x", "pad": "' + "a" * 5000 + '"}')  # type: ignore[attr-defined]
+        socket.recv(5)  # type: ignore[attr-defined]
+
+    with serve(big, "127.0.0.1", 0, process_request=refuse) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        provider = ProviderId("openai")
+        refused = Endpoint(provider, f"http://127.0.0.1:{port}/refuse", key)
+        connection = SyncLiveConnection(RealtimeProtocol(provider), refused, "gpt-realtime")
+        with pytest.raises(AuthenticationError) as caught:
+            connection.connect(LiveSettings("gpt-realtime"))
+        assert caught.value.status == 401 and key not in str(caught.value)
+        assert "Incorrect API key provided" in str(caught.value)
+        endpoint = Endpoint(provider, f"http://127.0.0.1:{port}", key)
+        connection = SyncLiveConnection(
+            RealtimeProtocol(provider), endpoint, "gpt-realtime", limits=Limits(frame=1000)
+        )
+        connection.connect(LiveSettings("gpt-realtime"))
+        with pytest.raises(LimitExceededError, match=r"Limits\.frame"):
+            connection.receive()
+        connection.close()
+        server.shutdown()
