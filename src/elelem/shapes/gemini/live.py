@@ -58,6 +58,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     TranscriptDelta,
+    Truncated,
     UnknownEvent,
 )
 
@@ -247,6 +248,13 @@ class GeminiLiveProtocol:
             self.spoken.add_transcript(str(said["text"]))
             out.append(TranscriptDelta(item, str(said["text"])))
         if content.get("interrupted") and self.current is not None:
+            # The server stopped: what was heard is what the client said it
+            # played (Interrupt), else all that arrived.
+            spoken = self.spoken
+            if spoken is not None and spoken.audio:
+                kept = spoken.received if spoken.cut is None else spoken.cut
+                end = kept * 1000 // (2 * OUTPUT_RATE)
+                out.append(Truncated(self.current, end, spoken.heard()))
             out.extend(self._finish(Finish(INTERRUPTED, "interrupted")))
         elif content.get("turnComplete") and self.current is not None:
             out.extend(self._finish(Finish("stop", "turnComplete")))
