@@ -46,12 +46,6 @@ from elelem.errors import AuthenticationError, ConfigError, TransportError
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's tokens are asked for."""
 
-AZURE_OPENAI_SCOPE = "https://cognitiveservices.azure.com/.default"
-"""The Entra ID scope of Azure OpenAI (and Foundry's OpenAI-style models)."""
-
-FOUNDRY_SCOPE = "https://ai.azure.com/.default"
-"""The Entra ID scope of Claude in Microsoft Foundry."""
-
 _EXTRAS = {"google": "google-auth", "azure": "azure-identity"}
 
 
@@ -213,8 +207,6 @@ def azure_default_credential(where: str) -> Any:
 
 
 __all__ = [
-    "AZURE_OPENAI_SCOPE",
-    "FOUNDRY_SCOPE",
     "GOOGLE_SCOPE",
     "AzureTokenSource",
     "GoogleTokenSource",
