@@ -20,6 +20,7 @@ from elelem.errors import ConfigError, StreamError
 from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
+from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 
 
@@ -55,6 +56,10 @@ class ShapeSpec:
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
     conventions: Callable[[str, Mapping[str, object], str], object] | None = None
+
+    def __post_init__(self) -> None:
+        # Its name is a shape's name wherever it was built (ToolSpec.native keys).
+        register_shape_name(self.name)
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

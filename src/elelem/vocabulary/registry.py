@@ -204,6 +204,26 @@ TURN_END_REASONS = OpenSet(
 )
 
 
+SHAPE_NAMES = OpenSet("shape name", ())
+"""Every wire shape's name, registered as the shape is (built-in or a
+plugin's: :mod:`elelem.shapes.registry` and each ``ShapeSpec``): what
+:attr:`~elelem.vocabulary.ToolSpec.native` may be keyed by."""
+
+
+def register_shape_name(name: str) -> str:
+    """Add a wire shape's name to :data:`SHAPE_NAMES` (the shape registry
+    and every shape value call this)."""
+    return SHAPE_NAMES.register(name)
+
+
+def is_shape_name(name: str) -> bool:
+    """Whether ``name`` is a registered shape's (running the plugins once
+    when it is not yet)."""
+    if name not in SHAPE_NAMES and not _plugins_loaded:
+        load_plugins()
+    return name in SHAPE_NAMES
+
+
 def register_finish_reason(name: str, description: str = "") -> str:
     """Add a finish reason to the open set."""
     return FINISH_REASONS.register(name, description)
@@ -359,6 +379,7 @@ register_block_type("audio", AudioBlock)
 __all__ = [
     "FINISH_REASONS",
     "MESSAGE_SOURCES",
+    "SHAPE_NAMES",
     "TURN_END_REASONS",
     "TURN_TRIGGERS",
     "BlockEncoder",
@@ -372,6 +393,7 @@ __all__ = [
     "block_types",
     "block_types_generation",
     "is_reserved_tag",
+    "is_shape_name",
     "load_plugins",
     "provider_record",
     "provider_records",
@@ -381,6 +403,7 @@ __all__ = [
     "register_finish_reason",
     "register_message_source",
     "register_provider",
+    "register_shape_name",
     "register_turn_end_reason",
     "register_turn_trigger",
 ]
