@@ -15,10 +15,10 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.providers.costs import events_cost
 from elelem.render.lines import awaiting_line, decision_line
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
-from elelem.turns.costs import events_cost
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
 
 

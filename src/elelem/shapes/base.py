@@ -22,6 +22,7 @@ from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
+from elelem.wire.counting import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,11 @@ class ShapeSpec:
     ``parse_body(body, provider, request=None)``, ``classify`` its errors'
     ``classify_error(status, headers, body)``.  No shape needs a class of its
     own beside it.
+
+    The other kinds of exchange a wire has are values beside them, each
+    from the package's module of that kind's name: ``counting`` its
+    ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
+    None for a wire that cannot count.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -56,6 +62,7 @@ class ShapeSpec:
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
     conventions: Callable[[str, Mapping[str, object], str], object] | None = None
+    counting: TokenCounter | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

@@ -29,9 +29,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
 from elelem.render.sanitize import sanitize_line
-from elelem.turns.costs import events_cost
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.turns.toolloop import ToolLoop

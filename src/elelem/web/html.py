@@ -37,6 +37,7 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.providers.costs import events_cost, response_cost
 from elelem.render.lines import (
     Footnotes,
     activity_line,
@@ -47,7 +48,6 @@ from elelem.render.lines import (
     usage_line,
 )
 from elelem.render.sanitize import domain, sanitize, sanitize_line
-from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import (
     AudioBlock,
     DocumentBlock,
