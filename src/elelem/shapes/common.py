@@ -46,10 +46,8 @@ from elelem.errors import (
 from elelem.vocabulary import (
     Drop,
     HostedActivity,
-    HostedTool,
     Message,
     ProviderPayload,
-    RemoteMCP,
     TextBlock,
     UnknownBlock,
     block_mapping,
@@ -378,7 +376,6 @@ __all__ = [
     "status_error_class",
     "stream_event",
     "stream_event_drop",
-    "without_remote_mcp",
 ]
 
 
@@ -401,25 +398,3 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
             body[key] = [*built, *value]
         else:
             body[key] = value
-
-
-def without_remote_mcp(
-    hosted: Iterable[HostedTool], wire: str, dropped: list[Drop]
-) -> list[tuple[int, HostedTool]]:
-    """The hosted tools, with their positions in the request, but
-    provider-hosted MCP servers, each of which is reported in ``dropped``
-    (for wires that cannot have a provider call one)."""
-    kept: list[tuple[int, HostedTool]] = []
-    for k, tool in enumerate(hosted):
-        if isinstance(tool, RemoteMCP):
-            dropped.append(
-                Drop(
-                    f"hosted_tools[{k}]",
-                    "mcp",
-                    UNSUPPORTED,
-                    f"{tool.name!r}: {wire} has no hosted MCP",
-                )
-            )
-        else:
-            kept.append((k, tool))
-    return kept

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from elelem.errors import PayloadError, UnsupportedError
+from elelem.errors import PayloadError
 from elelem.shapes.bedrock_converse.media import encode_audio, encode_media
 from elelem.shapes.bedrock_converse.parser import (
     DELTAS_FORMAT,
@@ -35,8 +35,8 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
     system_text,
-    without_remote_mcp,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.options import (
     NotTaken,
@@ -415,15 +415,18 @@ def _reasoning_and_output(
         no_json_mode("Bedrock", dropped.items)
 
 
+HOSTED_TOOLS = HostedTools("Bedrock Converse")
+"""Converse runs no hosted tool: every one is reported dropped
+(:mod:`elelem.shapes.hosted_tools`)."""
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
-    """The Converse request for ``request``.  Hosted tools raise
-    :class:`~elelem.errors.UnsupportedError` (Converse runs none), except a
-    provider-hosted MCP server, which is reported as dropped."""
+    """The Converse request for ``request``.  Converse runs no hosted tool:
+    each is reported dropped (:data:`HOSTED_TOOLS`)."""
     dropped = Dropped()
-    if without_remote_mcp(request.hosted_tools, "Bedrock Converse", dropped.items):
-        raise UnsupportedError(f"{provider}: Bedrock Converse has no hosted tools")
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), {}, [], dropped))
     system: list[JSONValue] = [{"text": request.system}] if request.system else []
     messages: list[dict[str, JSONValue]] = []
     for n, message in enumerate(request.messages):

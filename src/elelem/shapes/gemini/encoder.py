@@ -27,9 +27,9 @@ from elelem.shapes.common import (
     own_block,
     part_type,
     system_text,
-    without_remote_mcp,
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
@@ -49,7 +49,6 @@ from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,
     ImageBlock,
-    ImageGeneration,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -337,7 +336,7 @@ def hosted_tool_definition(
 ) -> dict[str, Any]:
     """The Gemini ``tools[]`` entry of a neutral hosted tool (options it has no
     room for reported in ``dropped``, under ``where``)."""
-    key = HOSTED_TOOL_KEYS[_tag(tool)]
+    key = HOSTED_TOOL_KEYS[hosted_tool_tag(tool)]
     if dropped is not None and isinstance(tool, (WebSearch, WebFetch)):
         for option in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
             if getattr(tool, option, None):
@@ -363,12 +362,23 @@ def file_search_definition(
     return {"fileSearch": spec}
 
 
-def _tag(tool: WebSearch | WebFetch | CodeExecution) -> str:
-    if isinstance(tool, WebSearch):
-        return "web_search"
-    if isinstance(tool, WebFetch):
-        return "web_fetch"
-    return "code_execution"
+def _hosted(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
+    site.tools.append(hosted_tool_definition(tool, site.dropped, site.where))
+
+
+HOSTED_TOOLS = HostedTools(
+    "Gemini",
+    {
+        "web_search": _hosted,
+        "web_fetch": _hosted,
+        "code_execution": _hosted,
+        "file_search": lambda tool, site: site.tools.append(
+            file_search_definition(tool, site.dropped, site.where)
+        ),
+    },
+)
+"""The hosted tools generateContent spells; every other (image generation,
+hosted MCP) is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
@@ -451,14 +461,7 @@ def encode_request(
             )
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
-    for k, hosted in without_remote_mcp(request.hosted_tools, "Gemini", dropped.items):
-        at = f"hosted_tools[{k}]"
-        if isinstance(hosted, FileSearch):
-            tools.append(file_search_definition(hosted, dropped, at))
-        elif isinstance(hosted, ImageGeneration):
-            dropped.add(at, "image_generation", UNSUPPORTED, "generateContent has no such tool")
-        elif isinstance(hosted, (WebSearch, WebFetch, CodeExecution)):
-            tools.append(hosted_tool_definition(hosted, dropped, at))
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
         body["tools"] = tools
     opts = request.options

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -30,8 +29,8 @@ from elelem.shapes.common import (
     part_type,
     stream_event,
     stream_event_drop,
-    without_remote_mcp,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.ollama_native.media import encode_media
 from elelem.shapes.ollama_native.parser import (
@@ -269,19 +268,21 @@ TOOL_CHOICE = NotTaken("Ollama takes none")
 """``/api/chat`` has no ``tool_choice``: any mode but ``auto`` is reported."""
 
 
+HOSTED_TOOLS = HostedTools("Ollama's /api/chat")
+"""Ollama runs no hosted tool: every one is reported dropped
+(:mod:`elelem.shapes.hosted_tools`)."""
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The ``/api/chat`` request for ``request`` sent to ``provider``.
 
-    Hosted tools raise :class:`~elelem.errors.UnsupportedError`: Ollama's chat
-    endpoint runs none (a provider-hosted MCP server is reported as dropped).
+    Ollama's chat endpoint runs no hosted tool: each is reported dropped
+    (:data:`HOSTED_TOOLS`).
     """
     dropped = Dropped()
-    hosted = without_remote_mcp(request.hosted_tools, "Ollama", dropped.items)
-    if hosted:
-        kinds = ", ".join(t.__struct_config__.tag for _, t in hosted)  # type: ignore[misc]
-        raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), {}, [], dropped))
     messages: list[JSONValue] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})

@@ -17,15 +17,14 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
     Dropped,
     context_text,
     mapped_part,
     merge_extra,
     part_type,
-    without_remote_mcp,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
     ACCEPTS,
@@ -76,7 +75,7 @@ from elelem.vocabulary.drop import (
 )
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import portable_message
-from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
+from elelem.vocabulary.request import ToolSpec, UserLocation
 from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/chat/completions"
@@ -174,23 +173,13 @@ def _location(loc: UserLocation) -> dict[str, JSONValue]:
     return {"type": "approximate", "approximate": approx}
 
 
-def _hosted(
-    tool: HostedTool,
-    provider: str,
-    dialect: Dialect,
-    body: dict[str, JSONValue],
-    tools: list[JSONValue],
-    where: str,
-    dropped: Dropped,
-) -> None:
-    if not isinstance(tool, WebSearch):
-        raise UnsupportedError(
-            f"{provider}: Chat Completions has no hosted {tool.__struct_config__.tag}"
-        )
-    search: WebSearch = tool
+def _web_search(search: WebSearch, site: HostedSite) -> None:
+    provider, body = site.provider, site.body
+    dialect: Dialect = site.context
     style = dialect.web_search
     if style == "none":
-        raise UnsupportedError(f"{provider}: no hosted web search on Chat Completions")
+        site.drop("web_search", f"{provider} has no hosted web search on Chat Completions")
+        return
     if style == "openrouter":
         params: dict[str, JSONValue] = {}
         if search.max_uses is not None:
@@ -200,10 +189,8 @@ def _hosted(
         if search.blocked_domains:
             params["excluded_domains"] = list(search.blocked_domains)
         if search.user_location is not None:
-            dropped.add(
-                f"{where}.user_location", "user_location", UNSUPPORTED, "OpenRouter takes none"
-            )
-        tools.append({"type": "openrouter:web_search", "parameters": params})
+            site.drop("user_location", "OpenRouter takes none", field="user_location")
+        site.tools.append({"type": "openrouter:web_search", "parameters": params})
         return
     options: dict[str, JSONValue] = {}
     if search.user_location is not None:
@@ -218,10 +205,15 @@ def _hosted(
             ("blocked_domains", search.blocked_domains),
         ):
             if value:
-                dropped.add(f"{where}.{name}", name, UNSUPPORTED, f"{provider} takes none")
+                site.drop(name, f"{provider} takes none", field=name)
     if search.max_uses is not None:
-        dropped.add(f"{where}.max_uses", "max_uses", UNSUPPORTED, f"{provider} takes none")
+        site.drop("max_uses", f"{provider} takes none", field="max_uses")
     body["web_search_options"] = options
+
+
+HOSTED_TOOLS = HostedTools("Chat Completions", {"web_search": _web_search})
+"""The hosted tools Chat Completions spells (web search, as the dialect asks
+for it); every other is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 SHAPE_NAME = "openai_chat"
@@ -279,8 +271,7 @@ def encode_request(
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
     tools: list[JSONValue] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
-    for k, hosted in without_remote_mcp(request.hosted_tools, "Chat Completions", dropped.items):
-        _hosted(hosted, provider, dialect, body, tools, f"hosted_tools[{k}]", dropped)
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect))
     if tools:
         body["tools"] = tools
     headers = _options(request, provider, dialect, body, dropped)

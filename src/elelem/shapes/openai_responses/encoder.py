@@ -31,6 +31,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
@@ -62,7 +63,6 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
-    WebFetch,
     WebSearch,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
@@ -378,61 +378,40 @@ def _has_terminal(message: Message, activity: HostedActivity) -> bool:
     )
 
 
-def _hosted_tools(request: ModelRequest, dropped: Dropped) -> list[JSONValue]:
-    tools: list[JSONValue] = []
-    for k, tool in enumerate(request.hosted_tools):
-        where = f"hosted_tools[{k}]"
-        if isinstance(tool, WebSearch):
-            spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
-            if tool.allowed_domains:
-                spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
-            if tool.user_location is not None:
-                loc: dict[str, JSONValue] = {"type": "approximate"}
-                for field in ("city", "region", "country", "timezone"):
-                    value = getattr(tool.user_location, field)
-                    if value is not None:
-                        loc[field] = value
-                spec["user_location"] = loc
-            if tool.max_uses is not None:
-                dropped.add(
-                    f"{where}.max_uses",
-                    "max_uses",
-                    UNSUPPORTED,
-                    "Responses has no per-tool use limit",
-                )
-            if tool.blocked_domains:
-                dropped.add(
-                    f"{where}.blocked_domains",
-                    "blocked_domains",
-                    UNSUPPORTED,
-                    "Responses web search has no blocklist",
-                )
-            tools.append(spec)
-        elif isinstance(tool, CodeExecution):
-            tools.append(
-                {"type": tool.version or "code_interpreter", "container": {"type": "auto"}}
-            )
-        elif isinstance(tool, WebFetch):
-            dropped.add(where, "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web fetch")
-        elif isinstance(tool, FileSearch):
-            search: dict[str, JSONValue] = {
-                "type": tool.version or "file_search",
-                "vector_store_ids": list(tool.stores),
-            }
-            if tool.max_results is not None:
-                search["max_num_results"] = tool.max_results
-            if tool.filters is not None:
-                search["filters"] = tool.filters
-            tools.append(search)
-        elif isinstance(tool, ImageGeneration):
-            tools.append(_image_generation(tool))
-        elif isinstance(tool, RemoteMCP):
-            tools.append(_mcp_tool(tool))
-        else:  # pragma: no cover - HostedTool is a closed union today
-            dropped.add(
-                where, type(tool).__name__, UNSUPPORTED, "not supported by OpenAI Responses"
-            )
-    return tools
+def _web_search(tool: WebSearch, site: HostedSite) -> None:
+    spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
+    if tool.allowed_domains:
+        spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+    if tool.user_location is not None:
+        loc: dict[str, JSONValue] = {"type": "approximate"}
+        for field in ("city", "region", "country", "timezone"):
+            value = getattr(tool.user_location, field)
+            if value is not None:
+                loc[field] = value
+        spec["user_location"] = loc
+    if tool.max_uses is not None:
+        site.drop("max_uses", "Responses has no per-tool use limit", field="max_uses")
+    if tool.blocked_domains:
+        site.drop(
+            "blocked_domains", "Responses web search has no blocklist", field="blocked_domains"
+        )
+    site.tools.append(spec)
+
+
+def _code_execution(tool: CodeExecution, site: HostedSite) -> None:
+    site.tools.append({"type": tool.version or "code_interpreter", "container": {"type": "auto"}})
+
+
+def _file_search(tool: FileSearch, site: HostedSite) -> None:
+    search: dict[str, JSONValue] = {
+        "type": tool.version or "file_search",
+        "vector_store_ids": list(tool.stores),
+    }
+    if tool.max_results is not None:
+        search["max_num_results"] = tool.max_results
+    if tool.filters is not None:
+        search["filters"] = tool.filters
+    site.tools.append(search)
 
 
 IMAGE_FIELDS = ("model", "size", "quality", "output_format", "background", "partial_images")
@@ -470,6 +449,20 @@ def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
     if server.require_approval is not None:
         out["require_approval"] = server.require_approval
     return out
+
+
+HOSTED_TOOLS = HostedTools(
+    "OpenAI Responses",
+    {
+        "web_search": _web_search,
+        "code_execution": _code_execution,
+        "file_search": _file_search,
+        "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
+        "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
+    },
+)
+"""The hosted tools Responses spells; every other (web fetch) is reported
+dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
@@ -516,7 +509,7 @@ def encode_request(
         # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
         dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS), under=f"tools[{k}]")
         tools.append(fn)
-    tools += _hosted_tools(request, dropped)
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
         body["tools"] = tools
     options = request.options
