@@ -54,7 +54,7 @@ from elelem.vocabulary import (
     block_type,
 )
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
-from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
 
 # --------------------------------------------------------------------------
@@ -249,6 +249,20 @@ def mapped_part(part: object, shape: str, provider: str) -> dict[str, Any] | Non
     return dict(wire)
 
 
+def registered_part(part: object, shape: str, site: BlockSite, label: str) -> dict[str, Any] | None:
+    """``part``, a block of a registered type (the built-in image, document
+    and audio, or a plugin's), spelt through its mapping for ``shape``
+    (:func:`mapped_part`) at ``site``.  When nothing spells it, it is
+    reported once: by the mapping that declined it, else here (``label``
+    has no form for it)."""
+    before = len(site.dropped)
+    wire = mapped_part(part, shape, site)
+    if wire is None and len(site.dropped) == before:
+        detail = f"{label} has no form for it"
+        site.dropped.append(Drop(site.where, part_type(part), UNSUPPORTED, detail))
+    return wire
+
+
 def own_block(part: object, shape: str, provider: str) -> dict[str, Any] | None:
     """A registered (plugin) block type in a message ``provider`` produced,
     for native replay: its encoder's form for ``shape`` where it has one,
@@ -373,6 +387,7 @@ __all__ = [
     "merge_extra",
     "own_block",
     "part_type",
+    "registered_part",
     "status_error_class",
     "stream_event",
     "stream_event_drop",

@@ -94,7 +94,10 @@ def block_type(tag: str) -> type[msgspec.Struct] | None:
 BlockEncoder = Callable[[Any, str], Mapping[str, Any] | None]
 """Spells a block as one content part of a wire: ``(block, provider)`` ->
 the part's JSON object, or None when this block cannot go (the encoder
-reports the drop)."""
+reports the drop).  ``provider`` is a
+:class:`~elelem.vocabulary.drop.BlockSite`: the provider's
+name, which also says where the block stands and takes drop records."""
+
 
 BlockRenderer = Callable[[Any], str]
 """The one line a terminal shows for a block (plain text; the renderer
