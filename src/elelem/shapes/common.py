@@ -249,14 +249,19 @@ def mapped_part(part: object, shape: str, provider: str) -> dict[str, Any] | Non
     return dict(wire)
 
 
-def registered_part(part: object, shape: str, site: BlockSite, label: str) -> dict[str, Any] | None:
+def registered_part(
+    part: object, shape: str, site: BlockSite, label: str, *, own: bool = False
+) -> dict[str, Any] | None:
     """``part``, a block of a registered type (the built-in image, document
     and audio, or a plugin's), spelt through its mapping for ``shape``
-    (:func:`mapped_part`) at ``site``.  When nothing spells it, it is
-    reported once: by the mapping that declined it, else here (``label``
-    has no form for it)."""
+    (:func:`mapped_part`) at ``site``; in native replay (``own``) a plugin
+    type's block without a mapping goes back as it came (:func:`own_block`).
+    When nothing spells it, it is reported once: by the mapping that
+    declined it, else here (``label`` has no form for it)."""
     before = len(site.dropped)
     wire = mapped_part(part, shape, site)
+    if wire is None and own and len(site.dropped) == before:
+        wire = own_block(part, shape, str(site))
     if wire is None and len(site.dropped) == before:
         detail = f"{label} has no form for it"
         site.dropped.append(Drop(site.where, part_type(part), UNSUPPORTED, detail))

@@ -22,10 +22,8 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     merge_extra,
-    own_block,
-    part_type,
+    registered_part,
     system_text,
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
@@ -65,8 +63,10 @@ from elelem.vocabulary.drop import (
     EMPTY,
     UNREPLAYABLE,
     UNSUPPORTED,
+    BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 API_VERSION = "v1beta"
@@ -188,26 +188,36 @@ def _native_parts(
             # An image the model generated: its bytes and signature back as they came.
             inline = {"mimeType": part.media_type, "data": part.source.blob.base64()}
             out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            out.extend(_media(part, provider, dropped, at))
-        elif isinstance(part, AudioBlock):
-            out.extend(_audio(part, provider, dropped, at))
-        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)  # a plugin block type's own Gemini part
-        else:
-            dropped.add(at, part_type(part), UNSUPPORTED, "no Gemini mapping")
+        else:  # an image, document, audio or plugin block: its mapping, or as it came
+            out.extend(_registered(part, provider, dropped, at, own=True))
     return out
 
 
-def _media(
-    block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
+    # The built-in audio block's mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+
+
+def _registered(
+    part: object, provider: str, dropped: Dropped, at: str, *, own: bool = False
 ) -> list[dict[str, Any]]:
-    wire = encode_media(block, provider, at, line_report(dropped.items, at))
-    return [] if wire is None else [wire]
-
-
-def _audio(block: AudioBlock, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
-    wire = encode_audio(block, provider, at, line_report(dropped.items, at))
+    site = BlockSite(provider, at, dropped.items)
+    wire = registered_part(part, SHAPE_NAME, site, "Gemini", own=own)
     return [] if wire is None else [wire]
 
 
@@ -252,14 +262,8 @@ def _portable_parts(
         elif isinstance(part, ToolResultBlock):
             at = f"{where}content[{i}]"
             out.extend(_function_response(part, calls, provider, dropped, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            out.extend(_media(part, provider, dropped, f"{where}content[{i}]"))
-        elif isinstance(part, AudioBlock):
-            out.extend(_audio(part, provider, dropped, f"{where}content[{i}]"))
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)
-        else:
-            dropped.add(f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Gemini mapping")
+        else:  # an image, document, audio or plugin block: through its mapping
+            out.extend(_registered(part, provider, dropped, f"{where}content[{i}]"))
     return out
 
 
@@ -280,7 +284,7 @@ def _function_response(
     response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
     out = [{"functionResponse": response}]
     for k, attachment in enumerate(part.attachments or ()):
-        out.extend(_media(attachment, provider, dropped, f"{at}.attachments[{k}]"))
+        out.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
     return out
 
 
