@@ -24,10 +24,10 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     merge_extra,
     own_block,
     part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
 )
@@ -65,16 +65,17 @@ from elelem.vocabulary import (
     UnknownBlock,
     WebSearch,
 )
-from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
 
 SHAPE_NAME = "openai_responses"
-"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+"""The key of this shape's entry in :attr:`ToolSpec.native` and block mappings."""
 
 TOOL_FIELDS = frozenset({"type", "name", "description", "parameters"})
 """The function-tool fields elelem writes; ``ToolSpec.native`` may not set them."""
@@ -98,6 +99,18 @@ ACCEPTS = Accepts("OpenAI Responses", citations=True, shape="openai_responses").
 sources after the text."""
 
 
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+
+
 class _Input:
     """Builds the ``input`` list, one message at a time."""
 
@@ -118,9 +131,11 @@ class _Input:
         # id of the image_generation_call that made each: its item gets the bytes.
         self._generated: dict[str, ImageBlock] = {}
 
-    def media(self, block: ImageBlock | DocumentBlock, where: str) -> dict[str, Any] | None:
-        """An image's or document's input part."""
-        return encode_media(block, self.provider, where, line_report(self.dropped.items, where))
+    def media(self, block: object, where: str) -> dict[str, Any] | None:
+        """A registered block's input part (an image, a document, a plugin's
+        block), through its mapping; reported where there is none."""
+        site = BlockSite(self.provider, where, self.dropped.items)
+        return registered_part(block, SHAPE_NAME, site, "OpenAI Responses")
 
     def flush(self) -> None:
         self._open = None
@@ -186,23 +201,12 @@ class _Input:
             elif isinstance(part, ToolResultBlock):
                 close()
                 self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
-            elif isinstance(part, (ImageBlock, DocumentBlock)):
-                wire = self.media(part, f"messages[{index}].content[{j}]")
-                if wire is not None:
-                    parts.append(wire)
             elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
                 # The caller's answer to an mcp_approval_request: an input item as it is.
                 close()
                 self.add(dict(part.raw))
-            elif (mapped := mapped_part(part, ACCEPTS.shape, self.provider)) is not None:
-                parts.append(mapped)  # a plugin block type's own input part
-            else:
-                self.dropped.add(
-                    f"messages[{index}].content[{j}]",
-                    part_type(part),
-                    UNSUPPORTED,
-                    f"no Responses form in a {role} message",
-                )
+            elif (wire := self.media(part, f"messages[{index}].content[{j}]")) is not None:
+                parts.append(wire)  # an image, document or plugin block's input part
         close()
 
     def tool_result(self, block: ToolResultBlock, where: str) -> dict[str, Any]:
