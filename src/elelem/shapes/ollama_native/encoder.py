@@ -216,6 +216,10 @@ def _other_messages(
             out.append(result)
             if part.is_error:
                 dropped.add(where, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
+            for k, attachment in enumerate(part.attachments or ()):
+                # A tool message takes text only: what the tool returned beside it is reported.
+                detail = f"tool result {part.call_id}: Ollama's tool message takes text only"
+                dropped.add(f"{where}.attachments[{k}]", part_type(attachment), UNSUPPORTED, detail)
         elif isinstance(part, TextBlock):
             out.append({"role": role, "content": context_text(message.source, part.text)})
         else:  # an image, document or plugin block: a fragment of the message
