@@ -34,7 +34,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 import elelem
-from elelem.errors import ElelemError
+from elelem.errors import ElelemError, install_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "elelem"
@@ -297,7 +297,7 @@ def extra_only_modules() -> set[str]:
     extras = project["optional-dependencies"]
     faces = [
         r
-        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure")
+        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "live")
         for r in extras[name]
     ]
     only = _closure(faces) - core
@@ -322,10 +322,10 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "genai-prices",
     }
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure]"]
-    assert {"click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry"} <= (
-        extra_only_modules()
-    )
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,live]"]
+    assert {
+        "click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry", "websockets"
+    } <= extra_only_modules()  # fmt: skip
 
 
 BLOCKER = """
@@ -394,8 +394,7 @@ def test_the_command_without_the_cli_extra_names_the_extra() -> None:
     done = _fresh(code)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "elelem: the command needs the cli extra (click is not installed): "
-        "pip install 'elelem[cli]'\n"
+        f"elelem: the command needs the cli extra (click is not installed): {install_line('cli')}\n"
     )
 
 
