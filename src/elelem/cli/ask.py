@@ -156,6 +156,13 @@ class Session:
         finally:
             if waiting is not None:
                 waiting.stop()  # any other way out: the spinner never outlives the turn
+        if result.end == "max-steps" and self.toolset is not None:
+            # The answer stops short: say why, whatever the output form.
+            click.echo(
+                f"elelem: stopped at --max-steps {self.toolset.max_steps}: "
+                "the last calls were not run",
+                err=True,
+            )
         dropped = dropped_of(result)
         if renderer is not None:
             renderer.cost = result.cost.describe()

@@ -238,8 +238,17 @@ def _markdown(store: Store, cid: ConversationId) -> bytes:
     return conversation_markdown(store.info(cid), store.load(cid)).encode("utf-8")
 
 
+def _json(store: Store, cid: ConversationId) -> bytes:
+    """The NDJSON export's records (header, events, blobs) as one JSON array:
+    what a program reading one JSON document wants (``llm``'s habit)."""
+    lines = export_conversation(store, cid).splitlines()
+    # Each line is one JSON object already: joined, not decoded and re-encoded.
+    return b"[\n" + b",\n".join(lines) + b"\n]\n"
+
+
 EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     "ndjson": export_conversation,
+    "json": _json,
     "html": _html,
     "md": _markdown,
 }
@@ -261,8 +270,8 @@ EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     type=click.Choice(sorted(EXPORT_FORMATS)),
     default="ndjson",
     show_default=True,
-    help="ndjson: versioned, re-importable; html: one self-contained page; md: Markdown "
-    "with footnotes.",
+    help="ndjson: versioned, re-importable; json: the same records as one JSON array; "
+    "html: one self-contained page; md: Markdown with footnotes.",
 )
 @debug_option
 @guarded

@@ -15,7 +15,7 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.render.lines import awaiting_line, decision_line
+from elelem.render.lines import awaiting_line, decision_line, record_outcome
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
 from elelem.turns.costs import events_cost
@@ -41,10 +41,10 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 answered = True
             elif isinstance(body, ResponseRecord):
                 renderer.add_usage(body.usage)
-                if not body.complete:
-                    renderer.notice("interrupted: kept what arrived", "yellow")
-                elif body.error:
-                    renderer.notice(f"error: {body.error}", "red")
+                outcome = record_outcome(body)
+                if outcome is not None:
+                    kind, text = outcome
+                    renderer.notice(text, "red" if kind == "error" else "yellow")
                 else:
                     renderer.finished(body.finish, body.failure)
                 answered = True

@@ -57,12 +57,13 @@ def routes(site: Site) -> list[Route]:
                 "answer them above, or retry or edit the turn",
                 status_code=409,
             )
+        stream = turn_pairs(
+            conversation, site.make_client, chosen, user_input, data.web_search, site.tools
+        )
+        if not data.conversation:
+            stream = _kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
-            turn_pairs(
-                conversation, site.make_client, chosen, user_input, data.web_search, site.tools
-            ),
-            headers={CONVERSATION_HEADER: conversation.id},
-            redactor=site.redactor,
+            stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
         )
 
     async def go_on(request: Request) -> Response:
@@ -102,6 +103,19 @@ def routes(site: Site) -> list[Route]:
         Route("/api/chat", chat, methods=["POST"]),
         Route("/api/resume", go_on, methods=["POST"]),
     ]
+
+
+async def _kept_if_begun(
+    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair]
+) -> AsyncIterator[Pair]:
+    """``pairs`` of a new conversation's first turn; a turn refused before it
+    began (an unknown model, a missing key) leaves no empty conversation."""
+    try:
+        async for pair in pairs:
+            yield pair
+    finally:
+        if site.store.info(conversation.id).turns == 0:
+            site.store.delete(conversation.id)
 
 
 __all__ = ["CONVERSATION_HEADER", "routes"]
