@@ -8,8 +8,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from elelem.conversation.events import ResponseRecord
+from elelem.providers.costs import response_cost
 from elelem.providers.pricing import format_dollars, price, reported_cost
-from elelem.turns.costs import response_cost
 from elelem.vocabulary import Usage
 
 

@@ -484,6 +484,44 @@ def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
     assert dropped == []
 
 
+@pytest.mark.parametrize("provider", ["vercel", "litellm", "cerebras"])
+def test_a_gateway_that_takes_reasoning_text_gets_its_reasoning_details_back(
+    provider: str,
+) -> None:
+    # A gateway relaying Gemini shows the reasoning as `reasoning` text and
+    # the thought signature as a reasoning.encrypted detail
+    # (https://vercel.com/docs/ai-gateway/openai-compat/advanced, "Reasoning
+    # details"); Google checks that signature on a function-call turn, so it
+    # goes back beside the text.
+    signature = {
+        "type": "reasoning.encrypted",
+        "data": "CiQB0e2Kb...",
+        "format": "google-gemini-v1",
+        "index": 0,
+    }
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    got = result(
+        [
+            chunk(
+                {"role": "assistant", "reasoning": "Look it up.", "reasoning_details": [signature]}
+            ),
+            chunk({"tool_calls": [call]}),
+            chunk({}, "tool_calls"),
+        ],
+        provider,
+    )
+    wire, dropped = assistant_wire(got.to_message(), ProviderId(provider))
+    assert wire["reasoning"] == "Look it up."
+    assert wire["reasoning_details"] == [signature]
+    assert [c["id"] for c in wire["tool_calls"]] == ["c1"]
+    assert dropped == []
+
+
 def test_two_encrypted_details_in_a_row_stay_two_entries() -> None:
     enc = [{"type": "reasoning.encrypted", "data": d, "index": 0} for d in ("A", "B")]
     got = result(

@@ -14,8 +14,8 @@ from urllib.parse import quote
 from starlette.responses import HTMLResponse
 
 from elelem.conversation import Store
+from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
-from elelem.turns.costs import events_cost
 from elelem.turns.toolloop import ToolLoop
 from elelem.web import html, pages
 
