@@ -40,6 +40,7 @@ from elelem.cli.inspect import ndjson_line
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
+from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
@@ -252,13 +253,15 @@ def quiet_observer(_chunk: object, _committed: object) -> None:
     """Shows nothing: the answer is printed whole once it is complete."""
 
 
-def check_model(catalog: Catalog, model: str) -> Target | Fallback:
+def check_model(catalog: Catalog, model: str) -> Target | Fallback | Model:
     """Resolve ``model`` once for the command: an unknown provider, a shape
     not built yet, or a missing or malformed key (AWS credentials count for
     a signing provider, as in the library) fails here, before anything is
     stored.  A comma-separated list (``-m a,b``, or an alias to a list in
     the config file) is a :class:`~elelem.Fallback` of those models, each
     resolved now."""
+    if is_test_model(model):
+        return test_model()  # -m test: in-process, no key (elelem.cli.testmodel)
     address = catalog.aliases.get(model.strip(), model)
     if "," not in address:
         return catalog.target(model, os.environ)

@@ -46,8 +46,8 @@ PROVIDER_IDS = {
 }
 """elelem's built-in provider names and the price database's ids for them."""
 
-LOCAL_PROVIDERS = frozenset({"ollama", "ollama-native", "llamacpp"})
-"""Providers that run on the user's own machine: nothing the database can price."""
+LOCAL_PROVIDERS = frozenset({"ollama", "ollama-native", "llamacpp", "test"})
+"""Providers that run on the user's own machine (``test``: in-process), priced $0."""
 
 HOSTED_UNITS = {
     "web_search": "web_searches",

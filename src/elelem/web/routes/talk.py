@@ -57,8 +57,9 @@ def routes(site: Site) -> list[Route]:
                 "answer them above, or retry or edit the turn",
                 status_code=409,
             )
+        model = site.model_for(chosen)
         stream = turn_pairs(
-            conversation, site.make_client, chosen, user_input, data.web_search, site.tools
+            conversation, site.make_client, model, user_input, data.web_search, site.tools
         )
         if not data.conversation:
             stream = _kept_if_begun(site, conversation, stream)
