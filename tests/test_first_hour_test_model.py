@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import sys
 import urllib.request
+import wave
 from pathlib import Path
+
+import pytest
 
 from cli_helpers import base_env, run, serving
 
@@ -94,3 +97,48 @@ def test_serves_chat_with_the_test_model(tmp_path: Path) -> None:
     text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     assert text == "Test answer to: Hello there"
     assert chunks[-1]["type"] == "finish"
+
+
+def test_embed_and_similar_with_the_test_model(tmp_path: Path) -> None:
+    from elelem.cli.testmodel import test_vector
+
+    env = base_env(tmp_path)
+    done = run(env, "embed", "-m", "test", "hello world", "bye")
+    assert done.returncode == 0, done.stderr
+    vectors = [json.loads(line) for line in done.stdout.splitlines()]
+    assert vectors == [
+        [pytest.approx(v, abs=1e-6) for v in test_vector("hello world")],
+        [pytest.approx(v, abs=1e-6) for v in test_vector("bye")],
+    ]
+    assert done.stderr == "2 vectors; 1 request, 3 tokens, $0.00\n"
+    rows = tmp_path / "rows.txt"
+    rows.write_text("cats purr\ndogs bark\n")
+    stored = run(env, "embed", "-m", "test", "-i", str(rows), "-c", "pets")
+    assert stored.returncode == 0, stored.stderr
+    found = run(env, "similar", "pets", "dogs bark")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[0].startswith("1.0000\t")
+
+
+def test_speak_with_the_test_model(tmp_path: Path) -> None:
+    out = tmp_path / "out.wav"
+    done = run(
+        base_env(tmp_path),
+        "speak",
+        "-m",
+        "test",
+        "--format",
+        "wav",
+        "-o",
+        str(out),
+        "one two three",
+    )
+    assert done.returncode == 0, done.stderr
+    with wave.open(str(out)) as audio:
+        assert (audio.getnchannels(), audio.getframerate(), audio.getnframes()) == (1, 8000, 2400)
+    refused = run(base_env(tmp_path), "speak", "-m", "test", "-o", str(out), "hi")
+    assert refused.returncode == 1  # the (test) provider refused it
+    assert refused.stderr == (
+        "elelem: invalid-request: test 400 invalid_request_error: "
+        "the test speech model speaks WAV only: --format wav\n"
+    )
