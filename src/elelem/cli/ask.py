@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ from elelem.providers.costs import events_cost
 from elelem.providers.fallback import Fallback
 from elelem.providers.middleware import PromptCaching, wrap
 from elelem.providers.protocol import Model, resolved_address
-from elelem.render import Renderer, sanitize_line
+from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
@@ -86,6 +87,9 @@ class Session:
     out: a command that fails before then leaves the store as it was."""
     cache: str | None = None
     """``--cache [TTL]``: the prompt cache around every model the session uses."""
+    extract: bool = False
+    """``-x``/``--xl``: nothing is shown while the answer streams (the
+    command prints a code block of it afterwards)."""
 
     @property
     def model(self) -> str:
@@ -114,8 +118,9 @@ class Session:
         schema = output.schema if isinstance(output, JsonSchemaOutput) else None
         if renderer is not None:
             observe = render_observer(renderer)
-        elif schema is not None:
-            observe = quiet_observer  # --schema --json: the object alone, once it is checked
+        elif schema is not None or self.extract:
+            # --schema --json: the object alone, once it is checked; -x: the code.
+            observe = quiet_observer
         else:
             observe = json_observer()
         self.warn_before(text)
@@ -181,7 +186,7 @@ class Session:
                 ) from None
             if renderer is None:
                 sys.stdout.write(ndjson_line(value) + "\n")
-        elif renderer is None:
+        elif renderer is None and not self.extract:
             line = {
                 "type": "turn",
                 "conversation": self.conversation.id,
@@ -209,7 +214,11 @@ class Session:
         )
         toolset = self.toolset
         asked = toolset is not None and bool(toolset.tools or toolset.servers)
-        events = self.renderer is None and not isinstance(self.options.output, JsonSchemaOutput)
+        events = (
+            self.renderer is None
+            and not self.extract
+            and not isinstance(self.options.output, JsonSchemaOutput)
+        )
         for warning in preflight(
             str(self.target.provider), self.target.model, request, tools_asked=asked
         ):
@@ -350,6 +359,13 @@ def reasoning_asked() -> bool:
     show_default=True,
     help="Where generated audio is written.",
 )
+@click.option(
+    "-x",
+    "--extract",
+    is_flag=True,
+    help="Print only the first fenced code block of the answer (all of it if it has none).",
+)
+@click.option("--xl", "--extract-last", "extract_last", is_flag=True, help="As -x, the last block.")
 @model_options
 @tool_options
 @debug_option
@@ -360,10 +376,14 @@ def ask_command(
     attachments: tuple[str, ...],
     images_dir: Path,
     audio_out: Path,
+    extract: bool,
+    extract_last: bool,
     **params: Any,
 ) -> None:
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
     prompt) with any attachments, and show the answer as it streams."""
+    if (extract or extract_last) and params["as_json"]:
+        raise Failure("-x prints code, --json events: give one of them", EXIT_USAGE)
     store = store_from_env(persist=not params["no_store"])
     text = " ".join(prompt).strip()  # valid UTF-8: guarded checked every text option
     if continue_ not in (None, "last") and not text and continue_ is not None:
@@ -383,9 +403,14 @@ def ask_command(
     text, blocks = prompt_and_attachments(text, attachments, piped_stdin())
     if not text and not blocks:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
-    session = open_session(store, continue_, params)
+    extracting = extract or extract_last
+    session = open_session(store, continue_, {**params, "as_json": params["as_json"] or extracting})
+    session.extract = extracting
     with session.toolset or Toolset():
         result = session.answer(user_message(text, blocks))
+    if extracting:
+        code = extract_code(result.text, last=extract_last)
+        sys.stdout.write(sanitize(code) + ("" if code.endswith("\n") else "\n"))
     stem = f"{session.conversation.id}-{result.turn}"
     parts = [p for m in result.messages for p in m.content]
     for what, save, where in (("image", save_images, images_dir), ("audio", save_audio, audio_out)):
@@ -403,6 +428,19 @@ def ask_command(
     awaiting_line(session, result)
 
 
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<code>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+"""A fenced code block of Markdown (its info string, e.g. the language, skipped)."""
+
+
+def extract_code(text: str, *, last: bool = False) -> str:
+    """The first (``last``: the last) fenced code block's content in
+    ``text``, else the whole text (as ``llm -x`` does)."""
+    blocks = [m.group("code") for m in FENCE.finditer(text)]
+    if not blocks:
+        return text
+    return blocks[-1] if last else blocks[0]
+
+
 def awaiting_line(session: Session, result: TurnResult) -> None:
     """Say how to go on when the run stopped for approvals or results."""
     if result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
@@ -411,4 +449,4 @@ def awaiting_line(session: Session, result: TurnResult) -> None:
         click.echo(f"{result.end}: elelem {command} {ident}", err=True)
 
 
-__all__ = ["Session", "ask_command", "check_model", "open_session"]
+__all__ = ["Session", "ask_command", "check_model", "extract_code", "open_session"]

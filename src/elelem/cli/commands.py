@@ -15,7 +15,7 @@ from elelem.cli.history import export_command, import_command, log_command, show
 from elelem.cli.keys import keys_group
 from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
-from elelem.cli.models import aliases_command, models_command
+from elelem.cli.models import aliases_command, config_group, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.speak import speak_command
 from elelem.cli.transcribe import transcribe_command
@@ -36,6 +36,7 @@ def register(group: click.Group) -> None:
         providers_command,
         models_command,
         aliases_command,
+        config_group,
         keys_group,
         rm_command,
         rename_command,
