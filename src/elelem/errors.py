@@ -479,6 +479,7 @@ EXTRA_MODULES: Mapping[str, str] = {
     "opentelemetry": "otel",
     "google": "google",
     "azure": "azure",
+    "websockets": "live",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""
