@@ -36,6 +36,7 @@ the classes)::
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]
     ├── StoreError  [conversation.errors]
+    │   ├── ConversationExists  [conversation.errors]
     │   ├── ConversationNotFound (KeyError)  [conversation.errors]
     │   │   ├── AmbiguousConversation  [cli.history]
     │   │   └── NoConversations  [cli.history]

@@ -29,6 +29,7 @@ from elelem.cli.common import (
     continue_option,
     debug_option,
     default_model,
+    describe,
     guarded,
     hosted_tools,
     make_renderer,
@@ -47,7 +48,7 @@ from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer,
 from elelem.client.preflight import preflight
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
-from elelem.errors import ConfigError, StreamError
+from elelem.errors import ConfigError, StreamError, TransportError
 from elelem.providers import Catalog, Target
 from elelem.providers.costs import events_cost
 from elelem.providers.fallback import Fallback
@@ -152,12 +153,19 @@ class Session:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt()
             raise
-        except StreamError:
+        except StreamError as exc:
             if waiting is not None:
                 waiting.stop()
             if renderer is not None and renderer.active:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt("stopped by an error: kept what arrived")
+            hint = LOCAL_HINTS.get(str(self.target.provider))
+            if (
+                hint is not None
+                and isinstance(exc, TransportError)
+                and "before a response" in exc.message
+            ):
+                raise Failure(f"{describe(exc)} ({hint})", EXIT_PROVIDER) from None
             raise
         finally:
             if waiting is not None:
@@ -227,6 +235,14 @@ class Session:
                 sys.stdout.write(ndjson_line(line) + "\n")
             else:
                 click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
+
+
+LOCAL_HINTS = {
+    "ollama": "is Ollama running? start it with: ollama serve",
+    "ollama-native": "is Ollama running? start it with: ollama serve",
+    "llamacpp": "is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
+}
+"""What to check when a local provider refuses the connection."""
 
 
 def dropped_of(result: TurnResult) -> list[Any]:

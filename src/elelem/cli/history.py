@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from elelem.cli.common import (
+    EXIT_STORE,
     EXIT_USAGE,
     Failure,
     debug_option,
@@ -31,6 +32,7 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
+from elelem.conversation.errors import ConversationExists
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import SearchHit
@@ -316,7 +318,13 @@ def import_command(file: str, new_id: bool, max_bytes: int) -> None:
         name = "stdin" if file == "-" else file
         raise Failure(f"{name}: {exc}{limit}", EXIT_USAGE) from None
     store = store_from_env()
-    info = import_conversation(store, data, new_id=new_id)
+    try:
+        info = import_conversation(store, data, new_id=new_id)
+    except ConversationExists as exc:
+        raise Failure(
+            f"{exc} in this store: import it under a fresh id with elelem import --new-id {file}",
+            EXIT_STORE,
+        ) from None
     click.echo(f"imported {sanitize_line(info.id)} ({info.events} events)")
 
 

@@ -53,10 +53,10 @@ def serve_command(
     host: str, port: int, model: str | None, function_files: tuple[Path, ...]
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
-    chat with a configured provider, in the browser.  With ``--functions``
+    chat with a configured provider, in the browser.  With --functions
     the chat's model may call those tools, each call run once the page's
-    Approve is clicked (Deny refuses it), as for a run stopped by ``ask
-    --defer`` or the library's ``approve="defer"``."""
+    Approve is clicked (Deny refuses it), as for a run stopped by `ask
+    --defer` or the library's approve="defer"."""
     import uvicorn
 
     from elelem.providers import load_catalog
