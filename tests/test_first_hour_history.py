@@ -94,20 +94,20 @@ def test_a_refused_request_does_not_poison_the_conversation(tmp_path: Path) -> N
     )
 
 
-def test_a_new_web_chat_refused_before_it_began_leaves_nothing(tmp_path: Path) -> None:
+def test_a_new_web_chat_that_never_began_leaves_nothing(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "log.db")
     token = "first-hour-token-0123456789abcdef"
     app = create_app(store, token=token, models=[], client=lambda: elelem.Client(env={}))
     with ASGIServer(app) as server:
         request = urllib.request.Request(
             f"{server.url}/api/chat?token={token}",
-            data=json.dumps({"model": "nosuch:model", "text": "hi"}).encode(),
+            data=json.dumps({"model": "anthropic:claude-sonnet-4-5", "text": "hi"}).encode(),
             headers={"content-type": "application/json"},
             method="POST",
         )
         with urllib.request.urlopen(request, timeout=30) as response:
             stream = response.read().decode()
-    assert '"type":"error"' in stream and "nosuch" in stream
+    assert '"type":"error"' in stream and "ANTHROPIC_API_KEY" in stream  # no key given
     assert store.list_conversations() == []
 
 
