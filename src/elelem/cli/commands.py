@@ -36,6 +36,7 @@ COMMANDS: tuple[click.Command, ...] = (
     providers_command,
     models_command,
     aliases_command,
+    config_group,
     keys_group,
     rm_command,
     rename_command,
@@ -53,40 +54,9 @@ COMMANDS: tuple[click.Command, ...] = (
 
 
 def register(group: click.Group) -> None:
-<<<<<<< HEAD
-    """Add ask, chat, log, show, export, import, providers and demo to ``group``,
-    and document the exit statuses in its help."""
-    for command in (
-        ask_command,
-        chat_command,
-        approve_command,
-        resume_command,
-        log_command,
-        show_command,
-        export_command,
-        import_command,
-        providers_command,
-        models_command,
-        aliases_command,
-        config_group,
-        keys_group,
-        rm_command,
-        rename_command,
-        fork_command,
-        demo_command,
-        embed_command,
-        similar_command,
-        collections_group,
-        batch_group,
-        speak_command,
-        transcribe_command,
-        live_command,
-    ):
-=======
     """Add every command of :data:`COMMANDS` to ``group``, and document the
     exit statuses in its help."""
     for command in COMMANDS:
->>>>>>> main
         group.add_command(command)
     group.epilog = EXIT_STATUSES
 
