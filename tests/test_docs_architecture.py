@@ -54,24 +54,22 @@ def _naming(word: str) -> int:
 
 def test_where_a_change_goes_counts_what_the_code_holds() -> None:
     text = DOC.read_text(encoding="utf-8")
-    section = text[text.index("## 8. Where a change goes") :]
+    section = text[text.index("### 1.1 Where a change goes") : text.index("## 2.")]
     rows = {
-        cells[0]: cells[1]
+        cells[0]: cells[2]
         for row in section.splitlines()
         if len(cells := [c.strip() for c in row.strip().strip("|").split("|")]) == 3
     }
-    # A provider is one record: its name stands in one file.
-    assert rows["new OpenAI-compatible provider"] == str(_naming('"groq"')) == "1"
+    groq = _naming('"groq"')
+    command = "`grep -rl '\"groq\"' src/elelem`"
+    assert f"{command}: {groq})" in rows["an OpenAI-compatible provider"]
+    assert rows["a hosted tool"].startswith(f"{_naming('WebFetch')} (")
+    assert rows["a built-in block type"].startswith(f"{_naming('AudioBlock')} (")
     shapes = ROOT / "src" / "elelem" / "shapes"
-    kinds = {"counting", "listing", "speech", "transcription", "live", "hosted"}
     modules = sorted(p.stem for p in (shapes / "ollama_native").glob("*.py"))
+    kinds = {"counting", "listing", "speech", "transcription", "live"}
     assert [m for m in modules if m not in kinds] == sorted(
         ["__init__", "encoder", "parser", "errors", "mapping", "fast", "media"]
     )
-    assert rows["new shape"] == "8"
-    assert rows["new CLI command"] == "2"
-    # Model listing: its contract, ShapeSpec's field, its runner, the shared
-    # OpenAI list, and two files (listing.py, __init__.py) per wire.
-    wires = list(shapes.glob("*/listing.py"))
-    files = 3 + 1 + 2 * len(wires)
-    assert f"(model listing: {files} files for {len(wires)} wires)" in section
+    assert rows["a shape"] == "9"
+    assert rows["a CLI command"] == "3"
