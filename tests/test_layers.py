@@ -222,7 +222,7 @@ def extra_only_modules() -> set[str]:
     extras = project["optional-dependencies"]
     faces = [
         r
-        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure")
+        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "temporal")
         for r in extras[name]
     ]
     only = _closure(faces) - core
@@ -247,10 +247,17 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "genai-prices",
     }
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure]"]
-    assert {"click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry"} <= (
-        extra_only_modules()
-    )
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,temporal]"]
+    assert {
+        "click",
+        "rich",
+        "starlette",
+        "uvicorn",
+        "mcp",
+        "psycopg",
+        "opentelemetry",
+        "temporalio",
+    } <= (extra_only_modules())
 
 
 BLOCKER = """

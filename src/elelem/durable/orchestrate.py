@@ -1,0 +1,406 @@
+"""The third driver: the turn engine's flow inside a durable workflow.
+
+In process, :func:`elelem.turns.drive.drive` does each action's I/O itself.
+Here the workflow does none: it holds a *mirror* of the conversation (the
+events the steps returned, in store order) and hands every action's I/O to
+a :class:`Port`, which a workflow engine implements with its own durable
+steps (:mod:`elelem.durable.temporal`'s activities):
+
+=================  =====================================================
+action             the port's step
+=================  =====================================================
+:class:`Send`      ``request``: the whole stream, read on a worker; what
+                   the engine acts on (the start chunk, each flush's
+                   committed parts) comes back and is replayed as the
+                   :class:`Read`\\ s, the error (if any) raised at the end
+:class:`Append`    ``append``: one commit to the log, idempotent by the
+                   drafts' ids (drawn deterministically by the workflow)
+:class:`Call`      of the tool loop's step: one ``call`` per tool call,
+                   concurrently, idempotent by call id
+:class:`Wait`      the engine's durable timer
+=================  =====================================================
+
+Every commit the in-process driver makes is the same commit here (a block
+flushed by the stream is its own append), so a durable run's log is the
+in-process run's log.  The engine, the tool loop and the resume flow are the
+very ones :func:`elelem.run` drives: no second loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+
+from elelem.conversation.events import Draft, Event
+from elelem.conversation.log import Conversation
+from elelem.conversation.projections import Projection
+from elelem.durable.wire import (
+    CallInput,
+    Decisions,
+    DurableError,
+    Failure,
+    Opened,
+    RequestArgs,
+    RequestInput,
+    RunInput,
+    Streamed,
+    failure_of,
+    import_object,
+    raise_again,
+)
+from elelem.stream import AssembledResponse, Chunk
+from elelem.tools import ToolOutcome
+from elelem.turns.deferred import resume_flow
+from elelem.turns.drive import _Run
+from elelem.turns.engine import (
+    Append,
+    Call,
+    Flow,
+    Read,
+    Send,
+    TurnEngine,
+    TurnResult,
+    TurnSettings,
+    Wait,
+)
+from elelem.turns.limits import UsageLimitExceeded
+from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS, ResumeError
+from elelem.turns.toolloop import MAX_STEPS, ToolLoop, _Work, tool_loop
+from elelem.vocabulary import (
+    ConversationId,
+    EventId,
+    Part,
+    ProviderId,
+    ToolResultBlock,
+    ToolSpec,
+    approval_response,
+)
+
+T = TypeVar("T")
+
+NO_APPROVER = "no approval callback was given"
+"""What a hosted approval request is answered when the run does not defer
+(as :func:`elelem.run` answers it without an ``approve`` callback)."""
+
+
+class Port(Protocol):
+    """The durable steps a workflow engine gives the driver."""
+
+    async def append(self, drafts: Sequence[Draft], known: int) -> tuple[Event, ...]:
+        """Commit ``drafts`` (ids set) after the log's event ``known``; the
+        stored events (those of an earlier attempt that committed, if any)."""
+        ...
+
+    async def request(self, request: RequestInput) -> Streamed:
+        """One model request, streamed to its end on a worker."""
+        ...
+
+    async def call(self, call: CallInput) -> ToolResultBlock:
+        """One tool call, at most once per call id."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """A durable timer."""
+        ...
+
+    def new_id(self) -> str:
+        """A fresh hex string, the same on every replay."""
+        ...
+
+    async def decisions(self) -> Decisions:
+        """The next approval decisions delivered to the run."""
+        ...
+
+
+# -- what the workflow holds --------------------------------------------------------
+
+
+class _NoStore:
+    """The mirror's store: every write goes through the port, never here."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise DurableError(f"a durable workflow does no I/O (store.{name}): steps do")
+
+
+class Mirror(Conversation):
+    """The conversation as the workflow sees it: the events the steps
+    returned.  Projections keep blob references as they are (a request's
+    step loads their bytes on the worker)."""
+
+    def __init__(self, id: str, events: Sequence[Event]) -> None:
+        super().__init__(_NoStore(), ConversationId(id), events)
+
+    def _with_blobs(self, projection: Projection) -> Projection:
+        return projection
+
+    def take(self, events: Sequence[Event]) -> None:
+        """Note events a step stored."""
+        self._note(events)
+
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the last event known."""
+        events = self._events
+        return events[-1].seq if events else 0
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """The run's model as the workflow knows it: the names its worker
+    resolved (a :class:`~elelem.providers.protocol.Model` that is never opened
+    here; the request step opens the real one)."""
+
+    address: str
+    provider: ProviderId
+    model: str
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        """Never called in a workflow."""
+        raise DurableError("a durable workflow opens no stream: its request step does")
+
+
+@dataclass(frozen=True)
+class NamedTool:
+    """A tool as the workflow knows it: its spec and how it runs (the call
+    step runs the real one, found by import path)."""
+
+    spec: ToolSpec
+    name: str
+    idempotent: bool
+    timeout: float | None
+    external: bool
+
+    async def call(self, arguments: str) -> ToolOutcome:
+        """Never called in a workflow."""
+        raise DurableError("a durable workflow runs no tool: its call step does")
+
+
+@dataclass
+class DurableEngine(TurnEngine):
+    """The turn engine with the payload provider its worker resolved."""
+
+    payloads_from: str | None = None
+
+    def payloads_provider(self) -> str | None:
+        """What the worker said (see :class:`~elelem.durable.wire.Opened`)."""
+        return self.payloads_from
+
+
+class Replayed:
+    """A request's stream as the engine reads it back from the step's result
+    (a :class:`~elelem.turns.actions.StreamView`)."""
+
+    def __init__(self, streamed: Streamed) -> None:
+        self.streamed = streamed
+        self.request_id = streamed.request_id
+        self.dropped = tuple(streamed.dropped)
+        self._pairs = iter(streamed.flushed)
+
+    def step(self) -> tuple[Chunk | None, tuple[Part, ...]] | None:
+        """The next flush, or None at the end (the step's error raised there)."""
+        flushed = next(self._pairs, None)
+        if flushed is not None:
+            return flushed.start, flushed.committed
+        if self.streamed.error is not None:
+            raise raise_again(self.streamed.error)
+        return None
+
+    def partial(self) -> AssembledResponse:
+        """What the stream kept."""
+        return self.streamed.response
+
+    def result(self) -> AssembledResponse:
+        """The assembled response."""
+        return self.streamed.response
+
+    def open_parts(self) -> tuple[Part, ...]:
+        """Nothing is in progress once a step returned."""
+        return ()
+
+
+def step_marker(work: _Work) -> Any:
+    """The tool loop's step executor in a durable run: a marker the driver
+    turns into one call step per tool call (never called itself)."""
+    raise DurableError("the durable step executor runs through the driver")
+
+
+# -- the driver -----------------------------------------------------------------------
+
+
+@dataclass
+class Driver:
+    """Drives flows of one run through ``port``, keeping ``mirror`` current."""
+
+    port: Port
+    mirror: Mirror
+    run: RunInput
+
+    async def drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its value; each action's failure is thrown into it."""
+        state = _Run(flow)
+        while (action := state.next()) is not None:
+            try:
+                state.reply = await self.do(state, action)
+            except Exception as exc:  # noqa: BLE001 - thrown into the flow, which decides
+                state.error = exc
+        return state.value  # type: ignore[no-any-return]
+
+    async def do(self, state: _Run, action: Any) -> Any:
+        """The I/O of one action."""
+        if isinstance(action, Read):
+            return state.stream.step()
+        if isinstance(action, Append):
+            return await self.append(action.drafts)
+        if isinstance(action, Send):
+            request = RequestInput(self.run.model, _request_args(action.arguments), action.streamed)
+            state.stream = Replayed(await self.port.request(request))
+            return state.stream
+        if isinstance(action, Call):
+            if action.function is step_marker:
+                return await self.step(action.args[0])
+            raise DurableError(
+                f"a durable run cannot call {action.describe()} in its workflow "
+                "(observers and approval callbacks need a process: use approve='defer')"
+            )
+        if isinstance(action, Wait):
+            return await self.port.sleep(action.seconds)
+        raise DurableError(f"a durable driver cannot do {action!r}")
+
+    async def append(self, drafts: Sequence[Draft]) -> tuple[Event, ...]:
+        """One commit, its drafts given ids the replay draws again."""
+        named = tuple(
+            d if d.id is not None else msgspec.structs.replace(d, id=self.new_event_id())
+            for d in drafts
+        )
+        events = await self.port.append(named, self.mirror.last_seq)
+        self.mirror.take(events)
+        return events
+
+    def new_event_id(self) -> EventId:
+        """An event id in the store's format (``ev_`` and 16 hex digits)."""
+        return EventId("ev_" + self.port.new_id()[:16])
+
+    async def step(self, work: _Work) -> tuple[tuple[ToolResultBlock, ...], tuple[Any, ...]]:
+        """The calls of one step, each its own call step, concurrently."""
+        run = self.run
+        calls = [
+            CallInput(run.conversation, call, run.tools, work.settle, run.tool_timeout)
+            for call in work.calls
+        ]
+        results = await asyncio.gather(*(self.port.call(c) for c in calls))
+        answers = tuple(approval_response(a, False, NO_APPROVER) for a in work.approvals)
+        return tuple(results), answers
+
+
+def _request_args(arguments: dict[str, Any]) -> RequestArgs:
+    return RequestArgs(
+        tuple(arguments["messages"]),
+        tuple(arguments.get("response_payloads") or ()),
+        arguments.get("system"),
+        tuple(arguments.get("tools") or ()),
+        tuple(arguments.get("hosted_tools") or ()),
+        arguments.get("options"),
+    )
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """How a durable run ended: its result, or the error that ended it (with
+    the result so far, for a usage limit)."""
+
+    result: TurnResult | None
+    error: Failure | None = None
+    limit: tuple[str, Any, Any, str] | None = None
+
+
+def _settings(run: RunInput) -> TurnSettings:
+    settings: TurnSettings = {"streamed": run.streamed}
+    if run.system is not None:
+        settings["system"] = run.system
+    if run.max_continuations is not None:
+        settings["max_continuations"] = run.max_continuations
+    if run.limits is not None:
+        settings["limits"] = run.limits.limits()
+    if run.history:
+        settings["history"] = tuple(import_object(h) for h in run.history)
+    if run.options is not None:
+        settings["options"] = run.options
+    return settings
+
+
+async def run_durable(run: RunInput, opened: Opened, port: Port) -> Outcome:
+    """The tool loop of ``run`` (and, when it defers, each resume as its
+    decisions arrive), driven through ``port`` from what ``opened`` found."""
+    from elelem.durable.wire import load_events
+
+    mirror = Mirror(run.conversation, load_events(opened.events))
+    tools = [NamedTool(t.spec, t.name, t.idempotent, t.timeout, t.external) for t in opened.tools]
+    loop = ToolLoop(tools, approve="defer" if run.defer else None, timeout=run.tool_timeout)
+    target = NamedModel(opened.address, ProviderId(opened.provider), opened.model)
+    settings = _settings(run)
+    max_steps = MAX_STEPS if run.max_steps is None else run.max_steps
+    driver = Driver(port, mirror, run)
+
+    def engine(user_input: str | None) -> DurableEngine:
+        made = DurableEngine.create(mirror, target, user_input, tools=loop.specs, **settings)
+        assert isinstance(made, DurableEngine)
+        made.payloads_from = opened.payloads_provider
+        return made
+
+    try:
+        flow = tool_loop(engine(run.prompt), loop, step_marker, max_steps=max_steps)
+        result = await driver.drive(flow)
+        while result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
+            decisions = await port.decisions()
+            try:
+                resumed = resume_flow(
+                    engine(None),
+                    loop,
+                    step_marker,
+                    decisions.approvals,
+                    decisions.results,
+                    max_steps=max_steps,
+                )
+                result = await driver.drive(resumed)
+            except ResumeError:
+                continue  # those decisions answer nothing waiting: wait for others
+    except UsageLimitExceeded as exc:
+        return Outcome(exc.result, failure_of(exc), (exc.limit, exc.maximum, exc.value, exc.when))
+    except Exception as exc:  # noqa: BLE001 - the run's error is its outcome, raised to the caller
+        return Outcome(None, failure_of(exc))
+    return Outcome(result)
+
+
+def outcome_result(outcome: Outcome) -> TurnResult:
+    """The run's result, or its error raised again."""
+    if outcome.limit is not None:
+        limit, maximum, value, when = outcome.limit
+        exceeded = UsageLimitExceeded(limit, maximum, value, when)
+        exceeded.args = (outcome.error.message if outcome.error else str(exceeded),)
+        exceeded.result = outcome.result
+        raise exceeded
+    if outcome.error is not None:
+        raise raise_again(outcome.error)
+    assert outcome.result is not None
+    return outcome.result
+
+
+__all__ = [
+    "Driver",
+    "DurableEngine",
+    "Mirror",
+    "NamedModel",
+    "NamedTool",
+    "Outcome",
+    "Port",
+    "Replayed",
+    "outcome_result",
+    "run_durable",
+    "step_marker",
+]
