@@ -273,7 +273,13 @@ sys.meta_path.insert(0, Blocker())
 
 # What needs an extra: the command and the terminal renderer (cli), the web
 # view (web), tracing (otel), the test kit's ASGI server (web).
-FACES = ("elelem.cli", "elelem.web", "elelem.telemetry", "elelem.testing.asgi")
+FACES = (
+    "elelem.cli",
+    "elelem.web",
+    "elelem.telemetry",
+    "elelem.testing.asgi",
+    "elelem.durable.temporal",
+)
 RICH = ("elelem.render.renderer", "elelem.render.conversation")
 
 CORE_RUN = """
