@@ -8,6 +8,7 @@ commit; the workflow code runs in Temporal's sandbox.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,13 +56,14 @@ def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def _durable_run(
     address: str, store: SQLiteStore, conv_id: str, prompt: str
-) -> tuple[Any, Any]:
+) -> tuple[Any, Any, bool]:
     client = await TemporalClient.connect(address)
     queue = f"q-{uuid.uuid4().hex}"
     async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
         handle = await durable.start(client, conv_id, MODEL, prompt, tools=TOOLS, task_queue=queue)
         result = await durable.result(handle)
-    return result, await handle.fetch_history()
+        sandboxed = await handle.query("sandboxed")
+    return result, await handle.fetch_history(), sandboxed
 
 
 def _in_process(db: Path, prompt: str) -> tuple[Conversation, int]:
@@ -90,7 +92,10 @@ def test_same_log_as_in_process_and_one_activity_per_step(
     store = SQLiteStore(tmp_path / "durable.db")
     conv = Conversation.create(store)
     durable_script.SCRIPTED._responses = 0  # request ids count from 1 in each run
-    result, history = asyncio.run(_durable_run(temporal_address, store, conv.id, "hello"))
+    result, history, sandboxed = asyncio.run(
+        _durable_run(temporal_address, store, conv.id, "hello")
+    )
+    assert sandboxed is True
     assert result.end == "completed"
     assert result.text == "step 0\n\nstep 1\n\ndone: wrote hello #1"
     assert lines.read_text() == "hello #0\nhello #1\n"
@@ -106,3 +111,102 @@ def test_same_log_as_in_process_and_one_activity_per_step(
     assert kinds.count("elelem.request") == 3
     assert kinds.count("elelem.call") == 2
     assert kinds.count("elelem.append") == commits
+
+
+HISTORY = Path(__file__).parent / "data" / "durable" / "temporal_history.json"
+
+
+def test_a_history_recorded_by_earlier_worker_code_replays() -> None:
+    """The committed history was recorded by an earlier commit's worker: the
+    workflow code of this one makes the same decisions over it."""
+    from temporalio.client import WorkflowHistory
+
+    history = WorkflowHistory.from_json("elelem-recorded", HISTORY.read_text())
+    replayed = asyncio.run(durable.replayer().replay_workflow(history))
+    assert replayed.replay_failure is None
+    kinds = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert kinds.count("elelem.request") == 3
+    assert kinds.count("elelem.call") == 2
+
+
+def record_history(address: str, tmp: Path) -> None:
+    """Write HISTORY anew (run by hand when the workflow's decisions change
+    on purpose: python -c 'import test_durable_temporal as t; ...')."""
+    store = SQLiteStore(tmp / "record.db")
+    conv = Conversation.create(store)
+    _, history, _ = asyncio.run(_durable_run(address, store, conv.id, "recorded"))
+    HISTORY.parent.mkdir(parents=True, exist_ok=True)
+    # The worker's identity names its host: not kept.
+    text = re.sub(r'"identity": *"[^"]*"', '"identity": "elelem-worker"', history.to_json())
+    HISTORY.write_text(text)
+
+
+def _wait_for(predicate: Any, seconds: float = 30) -> Any:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("the log never showed what the test waited for")
+
+
+def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    from elelem.turns.pending import pending
+
+    store = SQLiteStore(tmp_path / "approve.db")
+    conv = Conversation.create(store)
+    queue = f"q-{uuid.uuid4().hex}"
+
+    def waiting() -> Any:
+        return pending(Conversation.open(store, conv.id))
+
+    async def pool() -> Any:
+        # Two workers, each on its own connection (one client registers one
+        # worker per task queue).
+        clients = [await TemporalClient.connect(temporal_address) for _ in range(2)]
+        workers = [
+            durable.worker(c, queue, store=store, elelem_client=Client(env={})) for c in clients
+        ]
+        return clients[0], workers
+
+    async def begin() -> None:
+        client, workers = await pool()
+        async with durable.running(workers):
+            await durable.start(
+                client, conv.id, MODEL, "ask", tools=TOOLS, task_queue=queue, defer=True
+            )
+            # The log is the record while the run waits: the first call awaits approval.
+            await asyncio.to_thread(_wait_for, waiting)
+
+    asyncio.run(begin())
+    first = waiting()
+    assert [c.name for c in first.approval] == ["append_line"]
+    assert not lines.exists()  # nothing ran before the approval
+
+    async def finish() -> Any:
+        client, workers = await pool()  # a new pool: no worker of the first is left
+        async with durable.running(workers):
+            await durable.decide(client, conv.id, approvals={first.approval[0].id: True})
+            second = await asyncio.to_thread(
+                _wait_for,
+                lambda: (w := waiting()) and w.turn == first.turn and w.calls != first.calls and w,
+            )
+            await durable.decide(client, conv.id, approvals={second.approval[0].id: False})
+            handle = client.get_workflow_handle(durable.workflow_id(conv.id))
+            return await durable.result(handle)
+
+    result = asyncio.run(finish())
+    assert lines.read_text() == "ask #0\n"  # the refused second call never ran
+    assert result.end == "completed"
+    events = Conversation.open(store, conv.id).events
+    assert [e.kind for e in events].count("decision") == 2
+    assert result.text.endswith("done: refused: the user did not approve this call")

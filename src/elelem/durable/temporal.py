@@ -204,6 +204,26 @@ class Activities:
         return [self.open, self.append, self.request, self.call]
 
 
+def sandbox() -> Any:
+    """The workflow runner of elelem's workers: Temporal's sandbox, with
+    elelem itself (the engine, the log's projections, the codec) passed
+    through, as Temporal documents for deterministic libraries (importing it
+    afresh for every run would cost each run the whole package's import)."""
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    restrictions = SandboxRestrictions.default.with_passthrough_modules("elelem")
+    return SandboxedWorkflowRunner(restrictions=restrictions)
+
+
+def replayer() -> Any:
+    """A :class:`temporalio.worker.Replayer` of elelem's workflow, as its
+    workers run it: replaying a recorded history checks that new worker code
+    makes the same decisions (see the module docs on versioning)."""
+    from temporalio.worker import Replayer
+
+    return Replayer(workflows=[ElelemRun], workflow_runner=sandbox())
+
+
 def worker(
     client: Any,
     task_queue: str,
@@ -219,7 +239,6 @@ def worker(
     ``options`` go to the Worker (``max_concurrent_activities``, …).  Run it
     with ``await worker.run()`` or ``async with worker:``."""
     from temporalio.worker import Worker
-    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
     from elelem.client import Client
     from elelem.conversation import open_store
@@ -229,12 +248,7 @@ def worker(
         store = open_store(store)
     steps = Steps(store, elelem_client or Client())
     activities = Activities(steps)
-    # The workflow runs in Temporal's sandbox; elelem itself (the engine, the
-    # log's projections, the codec) is passed through, as Temporal documents
-    # for deterministic libraries: importing it afresh per run would cost
-    # every run the whole package's import.
-    restrictions = SandboxRestrictions.default.with_passthrough_modules("elelem")
-    options.setdefault("workflow_runner", SandboxedWorkflowRunner(restrictions=restrictions))
+    options.setdefault("workflow_runner", sandbox())
     return Worker(
         client, task_queue=task_queue, workflows=[ElelemRun], activities=activities.all(), **options
     )
@@ -346,8 +360,10 @@ __all__ = [
     "Activities",
     "ElelemRun",
     "decide",
+    "replayer",
     "result",
     "run_input",
+    "sandbox",
     "start",
     "worker",
     "workflow_id",
