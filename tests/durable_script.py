@@ -7,6 +7,7 @@ ids are numbered from the request's history, not from a per-process counter.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from elelem.wire import ModelRequest
 
 LINES = "ELELEM_DURABLE_LINES"
 """The file the non-idempotent tool appends a line to (outside the log)."""
+
+DELAY = "ELELEM_DURABLE_DELAY"
+"""Seconds each model request takes (0 unless set)."""
 
 STEPS = 2
 """Tool-calling steps before the model answers."""
@@ -31,7 +35,9 @@ def append_line(note: str) -> str:
     return f"wrote {note}"
 
 
-def _script(request: ModelRequest) -> object:
+async def _script(request: ModelRequest) -> object:
+    # A request takes a while, as a provider's does: time for a kill to land in.
+    await asyncio.sleep(float(os.environ.get(DELAY, "0")))
     results = [p for m in request.messages for p in m.content if isinstance(p, ToolResultBlock)]
     prompt = request.messages[0].text if request.messages else ""
     number = sum(1 for m in request.messages if m.role == "assistant") + 1

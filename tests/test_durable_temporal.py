@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ pytest.importorskip("temporalio")
 from temporalio.client import Client as TemporalClient
 
 import durable_script
-from durable_helpers import comparable, temporal_server
+from durable_helpers import comparable
 from elelem import Client
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
@@ -30,11 +29,6 @@ from elelem.turns.toolloop import run
 
 MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
-
-
-@pytest.fixture(scope="session")
-def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    yield from temporal_server(tmp_path_factory.mktemp("temporal"))
 
 
 class CountingStore(SQLiteStore):

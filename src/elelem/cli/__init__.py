@@ -67,6 +67,10 @@ from elelem.cli.serve import serve_command  # noqa: E402
 
 main.add_command(serve_command)
 
+from elelem.cli.worker import worker_group  # noqa: E402
+
+main.add_command(worker_group)
+
 from elelem.cli.commands import register  # noqa: E402  (ask, chat, log, show, … demo)
 
 register(main)

@@ -299,6 +299,7 @@ async def start(
     *,
     task_queue: str,
     heartbeat: float = HEARTBEAT,
+    task_timeout: float | None = None,
     **options: Any,
 ) -> Any:
     """Start a durable run of the tool loop on ``conversation`` and return
@@ -312,13 +313,16 @@ async def start(
     (wait for :func:`decide` signals), ``tool_timeout``,
     ``max_continuations``, ``streamed``, ``limits``, ``history`` (import
     paths of history processors), ``options``.  ``heartbeat`` is how many
-    seconds a dead worker's activity takes to move to another worker."""
+    seconds a dead worker's activity takes to move to another worker;
+    ``task_timeout`` how many a workflow task a dead worker held (Temporal's
+    default, 10, when None)."""
     data = wire.dumps(run_input(conversation, model, prompt, **options))
     return await client.start_workflow(
         WORKFLOW,
         args=[data, heartbeat],
         id=workflow_id(conversation),
         task_queue=task_queue,
+        task_timeout=None if task_timeout is None else timedelta(seconds=task_timeout),
     )
 
 

@@ -1,0 +1,117 @@
+"""``elelem worker temporal``: a worker process of durable runs.
+
+It runs elelem's workflow and activities (:mod:`elelem.durable.temporal`) on
+a task queue, writing to the store of ``$ELELEM_STORE`` (a SQLite file on one
+machine, a PostgreSQL URL across machines) with the providers, keys and
+retry policy of its own environment.  ``--tools`` imports the modules that
+hold the runs' tools (a file, or an importable module), so the import paths
+the runs name (``tools:lookup``) resolve in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from elelem.cli.common import EXIT_USAGE, Failure, guarded, store_from_env
+from elelem.render import sanitize_line
+
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+
+
+def import_tools(reference: str) -> None:
+    """Import ``reference``: a ``.py`` file (its folder put on the import
+    path, so the runs name its tools ``stem:function``) or a module name."""
+    if reference.endswith(".py"):
+        path = Path(reference).resolve()
+        if not path.is_file():
+            raise Failure(f"--tools {sanitize_line(reference)}: no such file", EXIT_USAGE)
+        folder = str(path.parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        reference = path.stem
+    try:
+        importlib.import_module(reference)
+    except ImportError as exc:
+        raise Failure(
+            f"--tools {sanitize_line(reference)}: cannot import it: {sanitize_line(str(exc))}",
+            EXIT_USAGE,
+        ) from None
+
+
+@click.group("worker")
+def worker_group() -> None:
+    """Run a worker of durable runs (see docs/durable.md)."""
+
+
+@worker_group.command("temporal")
+@click.option("--task-queue", required=True, help="The task queue the runs are started on.")
+@click.option(
+    "--address",
+    envvar="ELELEM_TEMPORAL",
+    default=DEFAULT_ADDRESS,
+    show_default=True,
+    help="The Temporal server (or $ELELEM_TEMPORAL).",
+)
+@click.option("--namespace", default="default", show_default=True)
+@click.option(
+    "--tools",
+    "tool_modules",
+    multiple=True,
+    metavar="FILE.py|MODULE",
+    help="Import the module holding the runs' tools (repeatable).",
+)
+@click.option(
+    "--sticky-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds before a run this worker cached moves to another worker if it dies.",
+)
+@guarded
+def temporal_worker(
+    task_queue: str,
+    address: str,
+    namespace: str,
+    tool_modules: tuple[str, ...],
+    sticky_timeout: float,
+) -> None:
+    """Run elelem's Temporal workflow and activities on TASK-QUEUE until stopped."""
+    try:
+        from temporalio.client import Client as TemporalClient
+
+        from elelem.durable import temporal
+    except ModuleNotFoundError as exc:
+        raise Failure(
+            f"the worker needs the temporal extra ({exc.name} is not installed): "
+            "pip install 'elelem[temporal]'",
+            2,
+        ) from None
+    for reference in tool_modules:
+        import_tools(reference)
+    store = store_from_env()
+
+    async def serve() -> None:
+        from elelem import Client
+
+        client = await TemporalClient.connect(address, namespace=namespace)
+        options: dict[str, Any] = {
+            "sticky_queue_schedule_to_start_timeout": timedelta(seconds=sticky_timeout)
+        }
+        async with Client() as elelem_client:
+            worker = temporal.worker(
+                client, task_queue, store=store, elelem_client=elelem_client, **options
+            )
+            click.echo(f"worker on task queue {sanitize_line(task_queue)}", err=True)
+            await worker.run()
+
+    asyncio.run(serve())  # until stopped: its runs move to the other workers
+
+
+__all__ = ["import_tools", "worker_group"]
