@@ -154,6 +154,9 @@ def _wait_for(predicate: Any, seconds: float = 30) -> Any:
 def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
     temporal_address: str, tmp_path: Path, lines: Path
 ) -> None:
+    from click.testing import CliRunner
+
+    from elelem.cli import main
     from elelem.turns.pending import pending
 
     store = SQLiteStore(tmp_path / "approve.db")
@@ -189,7 +192,15 @@ def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
     async def finish() -> Any:
         client, workers = await pool()  # a new pool: no worker of the first is left
         async with durable.running(workers):
-            await durable.decide(client, conv.id, approvals={first.approval[0].id: True})
+            # ``elelem approve`` reads what waits from the log and sends the decision.
+            approved = await asyncio.to_thread(
+                CliRunner().invoke,
+                main,
+                ["approve", conv.id, "--yes", first.approval[0].id, "--temporal", temporal_address],
+                env={"ELELEM_STORE": str(tmp_path / "approve.db"), "ELELEM_HOME": str(tmp_path)},
+            )
+            assert approved.exit_code == 0, approved.output
+            assert f"decisions sent to the durable run of {conv.id}" in approved.output
             second = await asyncio.to_thread(
                 _wait_for,
                 lambda: (w := waiting()) and w.turn == first.turn and w.calls != first.calls and w,
@@ -204,3 +215,73 @@ def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
     events = Conversation.open(store, conv.id).events
     assert [e.kind for e in events].count("decision") == 2
     assert result.text.endswith("done: refused: the user did not approve this call")
+
+
+OVERLOADED = b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}'
+
+
+def test_a_provider_outage_is_retried_by_the_engine_and_not_counted_as_a_request(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    """A loopback Anthropic server overloaded once: the worker's client
+    retries inside the request activity (a Retry kept in the record, as in
+    process), and ``UsageLimits(requests=…)`` counts responses, not attempts."""
+    from elelem.testing.servers import LoopbackServer, status
+    from elelem.transport.retry import RetryPolicy
+    from elelem.turns.limits import UsageLimitExceeded, UsageLimits
+    from toolloop_wires import WIRES
+
+    wire = WIRES[0]
+    call = ("toolu_1", "append_line", {"note": "paid"})
+    limits = UsageLimits(requests=1)
+    retry = RetryPolicy(max_attempts=2, base_delay=0.0)  # no jitter: the logs compare
+
+    def replies() -> list[Any]:
+        return [status(529, OVERLOADED), wire.calls([call], 1), wire.text("Done.", 2)]
+
+    with LoopbackServer(replies()) as server:
+        local = Conversation.create(SQLiteStore(tmp_path / "local.db"))
+
+        async def in_process() -> Any:
+            async with Client(env=wire.env(server), retry=retry) as client:
+                return await run(
+                    local,
+                    client,
+                    wire.model,
+                    "pay",
+                    tools=[durable_script.append_line],
+                    limits=limits,
+                )
+
+        with pytest.raises(UsageLimitExceeded) as local_exc:
+            asyncio.run(in_process())
+        local_requests = len(server.requests)
+    assert local_requests == 2  # the overloaded attempt and its retry: one response
+    lines.unlink()
+
+    store = SQLiteStore(tmp_path / "durable.db")
+    conv = Conversation.create(store)
+    with LoopbackServer(replies()) as server:
+
+        async def durably() -> Any:
+            client = await TemporalClient.connect(temporal_address)
+            queue = f"q-{uuid.uuid4().hex}"
+            elelem_client = Client(env=wire.env(server), retry=retry)
+            async with durable.worker(client, queue, store=store, elelem_client=elelem_client):
+                handle = await durable.start(
+                    client, conv.id, wire.model, "pay", tools=TOOLS, task_queue=queue, limits=limits
+                )
+                return await durable.result(handle)
+
+        with pytest.raises(UsageLimitExceeded) as durable_exc:
+            asyncio.run(durably())
+        assert len(server.requests) == local_requests
+    assert lines.read_text() == "paid\n"  # the call ran once; the second request was refused
+    assert str(durable_exc.value) == str(local_exc.value)
+    assert (durable_exc.value.limit, durable_exc.value.when) == ("requests", "before-request")
+    assert durable_exc.value.result.end == local_exc.value.result.end == "usage-limit"
+    (record,) = [e.body for e in Conversation.open(store, conv.id).events if e.kind == "response"]
+    assert [r.status for r in record.retries] == [529]
+    assert comparable(Conversation.open(store, conv.id).events) == comparable(
+        Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
+    )
