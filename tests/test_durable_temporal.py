@@ -26,9 +26,12 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
 from elelem.durable import temporal as durable
 from elelem.turns.toolloop import run
+from test_store import pg_url
 
 MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
+
+__all__ = ["pg_url"]  # the fixture, imported for this module's tests
 
 
 class CountingStore(SQLiteStore):
@@ -285,3 +288,21 @@ def test_a_provider_outage_is_retried_by_the_engine_and_not_counted_as_a_request
     assert comparable(Conversation.open(store, conv.id).events) == comparable(
         Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
     )
+
+
+def test_the_log_across_machines_is_postgresql(
+    temporal_address: str, pg_url: str, tmp_path: Path, lines: Path
+) -> None:
+    """The same run on a PostgreSQL log (what workers on several machines
+    share): the same events, and the call ledger beside them."""
+    from elelem.conversation import open_store
+
+    local, _ = _in_process(tmp_path / "local.db", "shared")
+    lines.unlink()
+    store = open_store(pg_url)
+    conv = Conversation.create(store)
+    durable_script.SCRIPTED._responses = 0
+    result, _, _ = asyncio.run(_durable_run(temporal_address, store, conv.id, "shared"))
+    assert result.end == "completed"
+    assert lines.read_text() == "shared #0\nshared #1\n"
+    assert comparable(Conversation.open(store, conv.id).events) == comparable(local.events)
