@@ -222,7 +222,7 @@ def extra_only_modules() -> set[str]:
     extras = project["optional-dependencies"]
     faces = [
         r
-        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "temporal")
+        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "temporal", "dbos")
         for r in extras[name]
     ]
     only = _closure(faces) - core
@@ -247,7 +247,7 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "genai-prices",
     }
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,temporal]"]
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,temporal,dbos]"]
     assert {
         "click",
         "rich",
@@ -257,6 +257,7 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "psycopg",
         "opentelemetry",
         "temporalio",
+        "dbos",
     } <= (extra_only_modules())
 
 
@@ -279,6 +280,7 @@ FACES = (
     "elelem.telemetry",
     "elelem.testing.asgi",
     "elelem.durable.temporal",
+    "elelem.durable.dbos",
 )
 RICH = ("elelem.render.renderer", "elelem.render.conversation")
 

@@ -98,7 +98,7 @@ def temporal_worker(
     store = store_from_env()
 
     async def serve() -> None:
-        from elelem import Client
+        from elelem.client import Client
 
         client = await TemporalClient.connect(address, namespace=namespace)
         options: dict[str, Any] = {

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -39,15 +39,13 @@ with workflow.unsafe.imports_passed_through():
     from elelem.durable.wire import (
         CallInput,
         Decisions,
-        Limits,
         Opened,
         RequestInput,
         RunInput,
         Streamed,
     )
     from elelem.turns.engine import TurnResult
-    from elelem.turns.limits import UsageLimits
-    from elelem.vocabulary import GenerationOptions, ToolResultBlock
+    from elelem.vocabulary import ToolResultBlock
 
 T = TypeVar("T")
 
@@ -257,40 +255,6 @@ def worker(
 # -- the caller's side ---------------------------------------------------------------
 
 
-def run_input(
-    conversation: str,
-    model: str,
-    prompt: str | None,
-    *,
-    tools: Iterable[Any] = (),
-    system: str | None = None,
-    max_steps: int | None = None,
-    defer: bool = False,
-    tool_timeout: float | None = None,
-    max_continuations: int | None = None,
-    streamed: bool = True,
-    limits: UsageLimits | None = None,
-    history: Iterable[str] = (),
-    options: GenerationOptions | None = None,
-) -> RunInput:
-    """The input of one durable run (see :func:`start`)."""
-    return RunInput(
-        conversation,
-        model,
-        prompt,
-        tuple(wire.tool_ref(t) for t in tools),
-        system,
-        max_steps,
-        defer,
-        tool_timeout,
-        max_continuations,
-        streamed,
-        None if limits is None else Limits.of(limits),
-        tuple(history),
-        options,
-    )
-
-
 async def start(
     client: Any,
     conversation: str,
@@ -309,14 +273,14 @@ async def start(
     :func:`elelem.durable.by_import`'s reference to a model object; ``tools``
     are functions or tools defined at module level, or their import paths
     (``package.module:name``), which every worker imports.  The other
-    options are :func:`run_input`'s: ``system``, ``max_steps``, ``defer``
+    options are :func:`~elelem.durable.wire.run_input`'s: ``system``, ``max_steps``, ``defer``
     (wait for :func:`decide` signals), ``tool_timeout``,
     ``max_continuations``, ``streamed``, ``limits``, ``history`` (import
     paths of history processors), ``options``.  ``heartbeat`` is how many
     seconds a dead worker's activity takes to move to another worker;
     ``task_timeout`` how many a workflow task a dead worker held (Temporal's
     default, 10, when None)."""
-    data = wire.dumps(run_input(conversation, model, prompt, **options))
+    data = wire.dumps(wire.run_input(conversation, model, prompt, **options))
     return await client.start_workflow(
         WORKFLOW,
         args=[data, heartbeat],
@@ -366,7 +330,6 @@ __all__ = [
     "decide",
     "replayer",
     "result",
-    "run_input",
     "sandbox",
     "start",
     "worker",

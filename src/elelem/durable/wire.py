@@ -201,6 +201,40 @@ class Opened(msgspec.Struct, frozen=True):
     tools: tuple[ToolMeta, ...]
 
 
+def run_input(
+    conversation: str,
+    model: str,
+    prompt: str | None,
+    *,
+    tools: Iterable[Any] = (),
+    system: str | None = None,
+    max_steps: int | None = None,
+    defer: bool = False,
+    tool_timeout: float | None = None,
+    max_continuations: int | None = None,
+    streamed: bool = True,
+    limits: UsageLimits | None = None,
+    history: Iterable[str] = (),
+    options: GenerationOptions | None = None,
+) -> RunInput:
+    """The input of one durable run (see :func:`start`)."""
+    return RunInput(
+        conversation,
+        model,
+        prompt,
+        tuple(tool_ref(t) for t in tools),
+        system,
+        max_steps,
+        defer,
+        tool_timeout,
+        max_continuations,
+        streamed,
+        None if limits is None else Limits.of(limits),
+        tuple(history),
+        options,
+    )
+
+
 # -- a model request ---------------------------------------------------------------
 
 
@@ -408,5 +442,6 @@ __all__ = [
     "load_events",
     "loads",
     "raise_again",
+    "run_input",
     "tool_ref",
 ]

@@ -1,0 +1,104 @@
+"""The turn engine on DBOS: the same tool-loop conversation makes the same
+log as in process, with one checkpointed step per model request, tool call
+and commit; a deferred run resumes on a ``decide`` message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos")
+
+from dbos import DBOS, DBOSClient
+
+import durable_script
+from durable_helpers import comparable
+from elelem import Client
+from elelem.conversation import Conversation, SQLiteStore
+from elelem.durable import by_import
+from elelem.durable import dbos as durable
+from elelem.turns.toolloop import run
+
+MODEL = by_import("durable_script:SCRIPTED")
+TOOLS = ["durable_script:append_line"]
+
+
+class CountingStore(SQLiteStore):
+    """A SQLite store that counts its commits."""
+
+    commits = 0
+
+    def append(self, conversation, drafts):  # type: ignore[no-untyped-def]
+        type(self).commits += 1
+        return super().append(conversation, drafts)
+
+
+@pytest.fixture
+def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "lines.txt"
+    monkeypatch.setenv(durable_script.LINES, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SQLiteStore, str]]:
+    """This test process as a DBOS worker, its system database SQLite."""
+    tmp = tmp_path_factory.mktemp("dbos")
+    store = SQLiteStore(tmp / "log.db")
+    system = f"sqlite:///{tmp / 'dbos.sqlite'}"
+    durable.launch(store, system, elelem_client=Client(env={}), executor_id="test")
+    try:
+        yield store, system
+    finally:
+        DBOS.destroy(destroy_registry=False)
+
+
+def _in_process(db: Path, prompt: str) -> tuple[Conversation, int]:
+    durable_script.SCRIPTED._responses = 0
+    store = CountingStore(db)
+    CountingStore.commits = 0
+    conv = Conversation.create(store)
+
+    async def go() -> None:
+        async with Client(env={}) as client:
+            await run(
+                conv, client, durable_script.SCRIPTED, prompt, tools=[durable_script.append_line]
+            )
+
+    asyncio.run(go())
+    return Conversation.open(store, conv.id), CountingStore.commits
+
+
+def test_same_log_as_in_process_and_one_step_per_action(
+    worker: tuple[SQLiteStore, str], tmp_path: Path, lines: Path
+) -> None:
+    store, system = worker
+    local, commits = _in_process(tmp_path / "local.db", "hello")
+    lines.unlink()
+    conv = Conversation.create(store)
+    durable_script.SCRIPTED._responses = 0
+
+    async def go() -> tuple[Any, list[Any]]:
+        client = DBOSClient(system_database_url=system)
+        try:
+            handle = await durable.start(client, conv.id, MODEL, "hello", tools=TOOLS)
+            result = await durable.result(handle)
+        finally:
+            client.destroy()
+        steps = await DBOS.list_workflow_steps_async(durable.workflow_id(conv.id))
+        return result, steps
+
+    result, steps = asyncio.run(go())
+    assert result.end == "completed"
+    assert result.text == "step 0\n\nstep 1\n\ndone: wrote hello #1"
+    assert lines.read_text() == "hello #0\nhello #1\n"
+    assert comparable(Conversation.open(store, conv.id).events) == comparable(local.events)
+    names = [s["function_name"] for s in steps]
+    assert names.count("elelem.open") == 1
+    assert names.count("elelem.request") == 3
+    assert names.count("elelem.call") == 2
+    assert names.count("elelem.append") == commits
