@@ -102,3 +102,39 @@ def test_same_log_as_in_process_and_one_step_per_action(
     assert names.count("elelem.request") == 3
     assert names.count("elelem.call") == 2
     assert names.count("elelem.append") == commits
+
+
+def test_a_deferred_run_resumes_on_a_decide_message(
+    worker: tuple[SQLiteStore, str], tmp_path: Path, lines: Path
+) -> None:
+    from elelem.turns.pending import pending
+
+    store, system = worker
+    conv = Conversation.create(store)
+
+    def waiting(after: Any = None) -> Any:
+        import time
+
+        for _ in range(600):
+            found = pending(Conversation.open(store, conv.id))
+            if found is not None and found != after:
+                return found
+            time.sleep(0.05)
+        raise AssertionError("the log never showed a waiting call")
+
+    async def go() -> Any:
+        client = DBOSClient(system_database_url=system)
+        try:
+            handle = await durable.start(client, conv.id, MODEL, "ask", tools=TOOLS, defer=True)
+            first = await asyncio.to_thread(waiting)
+            await durable.decide(client, conv.id, approvals={first.approval[0].id: True})
+            second = await asyncio.to_thread(waiting, first)
+            await durable.decide(client, conv.id, approvals={second.approval[0].id: False})
+            return await durable.result(handle)
+        finally:
+            client.destroy()
+
+    result = asyncio.run(go())
+    assert lines.read_text() == "ask #0\n"
+    assert result.end == "completed"
+    assert result.text.endswith("done: refused: the user did not approve this call")

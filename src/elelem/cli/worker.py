@@ -114,4 +114,47 @@ def temporal_worker(
     asyncio.run(serve())  # until stopped: its runs move to the other workers
 
 
+@worker_group.command("dbos")
+@click.option(
+    "--system-database",
+    envvar="ELELEM_DBOS_DATABASE",
+    required=True,
+    metavar="URL",
+    help="DBOS's system database: sqlite:///PATH on one machine, postgresql://… across machines "
+    "(or $ELELEM_DBOS_DATABASE).",
+)
+@click.option(
+    "--executor-id",
+    required=True,
+    help="This worker's name: started again under it, it finishes the runs it had.",
+)
+@click.option(
+    "--tools",
+    "tool_modules",
+    multiple=True,
+    metavar="FILE.py|MODULE",
+    help="Import the module holding the runs' tools (repeatable).",
+)
+@guarded
+def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str, ...]) -> None:
+    """Run elelem's DBOS workflow, taking runs from the elelem queue until stopped."""
+    import threading
+
+    try:
+        from elelem.durable import dbos
+    except ModuleNotFoundError as exc:
+        raise Failure(
+            f"the worker needs the dbos extra ({exc.name} is not installed): "
+            "pip install 'elelem[dbos]'",
+            2,
+        ) from None
+    from elelem.client import Client
+
+    for reference in tool_modules:
+        import_tools(reference)
+    dbos.launch(store_from_env(), system_database, elelem_client=Client(), executor_id=executor_id)
+    click.echo(f"worker {sanitize_line(executor_id)} on queue {dbos.QUEUE}", err=True)
+    threading.Event().wait()  # DBOS works in its own threads until the process is stopped
+
+
 __all__ = ["import_tools", "worker_group"]

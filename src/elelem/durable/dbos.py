@@ -162,6 +162,7 @@ def launch(
         "system_database_url": system_database_url,
         "application_version": "elelem-durable-1",
         "notification_listener_polling_interval_sec": 0.05,
+        "log_level": "WARNING",
     }
     if executor_id is not None:
         config["executor_id"] = executor_id
