@@ -107,15 +107,21 @@ def test_same_log_as_in_process_and_one_activity_per_step(
     assert kinds.count("elelem.open") == 1
     assert kinds.count("elelem.request") == 3
     assert kinds.count("elelem.call") == 2
-    assert kinds.count("elelem.append") == commits
+    # In process each flushed part is its own commit (11 here); a durable run
+    # commits a response's parts with its record: the turn start, one per
+    # response, one per step's results.
+    assert commits == 11
+    assert kinds.count("elelem.append") == 1 + 3 + 2
 
 
 HISTORY = Path(__file__).parent / "data" / "durable" / "temporal_history.json"
 
 
 def test_a_history_recorded_by_earlier_worker_code_replays() -> None:
-    """The committed history was recorded by an earlier commit's worker: the
-    workflow code of this one makes the same decisions over it."""
+    """The committed history was recorded by an earlier commit's worker,
+    before the change that commits a response's parts with its record
+    (``ONE_COMMIT_PER_RESPONSE``, taken through ``workflow.patched``): the
+    workflow code of this one makes that run's decisions again over it."""
     from temporalio.client import WorkflowHistory
 
     history = WorkflowHistory.from_json("elelem-recorded", HISTORY.read_text())
@@ -128,6 +134,7 @@ def test_a_history_recorded_by_earlier_worker_code_replays() -> None:
     ]
     assert kinds.count("elelem.request") == 3
     assert kinds.count("elelem.call") == 2
+    assert kinds.count("elelem.append") == 11  # one per part: the code before the change
 
 
 def record_history(address: str, tmp: Path) -> None:

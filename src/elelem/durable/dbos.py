@@ -36,6 +36,10 @@ from elelem.vocabulary import ToolResultBlock
 WORKFLOW = "elelem.run"
 QUEUE = "elelem"
 TOPIC = "decide"
+VERSION = "elelem-durable-2"
+"""The application version of elelem's DBOS workflow: a run is recovered only
+by executors of the version that started it, so a change to the workflow's
+order of steps takes a new one (drain the old executors' runs first)."""
 WAIT = 3600.0
 """Seconds one wait for decisions lasts before it waits again (a run may
 wait for days: each wait is a durable receive)."""
@@ -112,6 +116,11 @@ class _Port:
         self.ids += 1
         return uuid.uuid5(uuid.NAMESPACE_URL, f"{DBOS.workflow_id}/{self.ids}").hex
 
+    def patched(self, change: str) -> bool:
+        # DBOS recovers a run only on executors of the application version
+        # that started it (VERSION), so every run here has every change.
+        return True
+
     async def decisions(self) -> Decisions:
         while True:
             data = await DBOS.recv_async(TOPIC, timeout_seconds=WAIT)
@@ -160,7 +169,7 @@ def launch(
     config: DBOSConfig = {
         "name": name,
         "system_database_url": system_database_url,
-        "application_version": "elelem-durable-1",
+        "application_version": VERSION,
         "notification_listener_polling_interval_sec": 0.05,
         "log_level": "WARNING",
     }
@@ -184,7 +193,7 @@ async def start(
             "queue_name": QUEUE,
             "workflow_name": WORKFLOW,
             "workflow_id": workflow_id(conversation),
-            "app_version": "elelem-durable-1",
+            "app_version": VERSION,
         },
         data,
     )
@@ -212,6 +221,7 @@ async def decide(
 __all__ = [
     "QUEUE",
     "TOPIC",
+    "VERSION",
     "WORKFLOW",
     "decide",
     "elelem_run",

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import msgspec
@@ -109,6 +109,12 @@ class Port(Protocol):
 
     def new_id(self) -> str:
         """A fresh hex string, the same on every replay."""
+        ...
+
+    def patched(self, change: str) -> bool:
+        """Whether this run takes the workflow change named ``change``
+        (False only where an older run's recorded history says it was made
+        before the change: the engine's versioning)."""
         ...
 
     async def decisions(self) -> Decisions:
@@ -199,12 +205,14 @@ class Replayed:
         self.request_id = streamed.request_id
         self.dropped = tuple(streamed.dropped)
         self._pairs = iter(streamed.flushed)
+        self.ended = False
 
     def step(self) -> tuple[Chunk | None, tuple[Part, ...]] | None:
         """The next flush, or None at the end (the step's error raised there)."""
         flushed = next(self._pairs, None)
         if flushed is not None:
             return flushed.start, flushed.committed
+        self.ended = True
         if self.streamed.error is not None:
             raise raise_again(self.streamed.error)
         return None
@@ -231,6 +239,17 @@ def step_marker(work: _Work) -> Any:
 # -- the driver -----------------------------------------------------------------------
 
 
+ONE_COMMIT_PER_RESPONSE = "elelem-one-commit-per-response"
+"""The workflow change that commits a response's parts with its record.
+
+A request's parts reach the workflow together, when its step returns, so
+committing each on its own (what the first durable driver did) buys
+nothing: the parts are held and committed with the response's record, one
+append step instead of one per part.  The log's events are the same (their
+``seq`` too); only the number of commits differs.  Runs whose history was
+recorded before the change replay it as it was."""
+
+
 @dataclass
 class Driver:
     """Drives flows of one run through ``port``, keeping ``mirror`` current."""
@@ -238,6 +257,8 @@ class Driver:
     port: Port
     mirror: Mirror
     run: RunInput
+    held: list[Draft] = field(default_factory=list)
+    """The parts of the response being read, held for its record's commit."""
 
     async def drive(self, flow: Flow[T]) -> T:
         """Run ``flow`` to its value; each action's failure is thrown into it."""
@@ -247,6 +268,8 @@ class Driver:
                 state.reply = await self.do(state, action)
             except Exception as exc:  # noqa: BLE001 - thrown into the flow, which decides
                 state.error = exc
+        if self.held:
+            await self.append(())  # nothing follows the parts: they are committed alone
         return state.value  # type: ignore[no-any-return]
 
     async def do(self, state: _Run, action: Any) -> Any:
@@ -254,8 +277,15 @@ class Driver:
         if isinstance(action, Read):
             return state.stream.step()
         if isinstance(action, Append):
+            stream = state.stream
+            reading = isinstance(stream, Replayed) and not stream.ended
+            if reading and self.port.patched(ONE_COMMIT_PER_RESPONSE):
+                self.held.extend(self.named(action.drafts))
+                return ()  # the engine reads nothing back of a part's commit
             return await self.append(action.drafts)
         if isinstance(action, Send):
+            if self.held:
+                await self.append(())
             request = RequestInput(self.run.model, _request_args(action.arguments), action.streamed)
             state.stream = Replayed(await self.port.request(request))
             return state.stream
@@ -270,15 +300,19 @@ class Driver:
             return await self.port.sleep(action.seconds)
         raise DurableError(f"a durable driver cannot do {action!r}")
 
-    async def append(self, drafts: Sequence[Draft]) -> tuple[Event, ...]:
-        """One commit, its drafts given ids the replay draws again."""
-        named = tuple(
+    def named(self, drafts: Sequence[Draft]) -> tuple[Draft, ...]:
+        """``drafts`` with ids the replay draws again."""
+        return tuple(
             d if d.id is not None else msgspec.structs.replace(d, id=self.new_event_id())
             for d in drafts
         )
-        events = await self.port.append(named, self.mirror.last_seq)
+
+    async def append(self, drafts: Sequence[Draft]) -> tuple[Event, ...]:
+        """One commit (with the parts held before it); the events of ``drafts``."""
+        held, self.held = self.held, []
+        events = await self.port.append((*held, *self.named(drafts)), self.mirror.last_seq)
         self.mirror.take(events)
-        return events
+        return events[len(held) :]
 
     def new_event_id(self) -> EventId:
         """An event id in the store's format (``ev_`` and 16 hex digits)."""
@@ -392,6 +426,7 @@ def outcome_result(outcome: Outcome) -> TurnResult:
 
 
 __all__ = [
+    "ONE_COMMIT_PER_RESPONSE",
     "Driver",
     "DurableEngine",
     "Mirror",

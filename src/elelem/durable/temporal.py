@@ -137,6 +137,9 @@ class _WorkflowPort:
     def new_id(self) -> str:
         return workflow.uuid4().hex
 
+    def patched(self, change: str) -> bool:
+        return workflow.patched(change)
+
     async def decisions(self) -> Decisions:
         await workflow.wait_condition(lambda: bool(self.owner._decisions))
         return self.owner._decisions.pop(0)
