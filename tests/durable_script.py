@@ -52,3 +52,14 @@ async def _script(request: ModelRequest) -> object:
 
 
 SCRIPTED = FunctionModel(_script, model="scripted")
+
+
+def _overloaded_pair() -> object:
+    from elelem import Fallback
+
+    return Fallback(["anthropic:claude-test", "openai:gpt-test"])
+
+
+OVERLOADED_PAIR = _overloaded_pair()
+"""Two loopback targets the Fallback test overloads (their base URLs come
+from each worker's environment)."""

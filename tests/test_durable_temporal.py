@@ -313,3 +313,68 @@ def test_the_log_across_machines_is_postgresql(
     assert result.end == "completed"
     assert lines.read_text() == "shared #0\nshared #1\n"
     assert comparable(Conversation.open(store, conv.id).events) == comparable(local.events)
+
+
+def test_a_fallback_of_two_overloaded_targets_makes_the_same_requests_durably(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    """``requests=1`` with a Fallback of two overloaded targets: the client's
+    retries and the fallback's switch happen inside one request activity, so
+    the durable run makes as many HTTP requests as the in-process one (the
+    limit counts responses, not attempts) and ends with the same error."""
+    from elelem.errors import StreamError
+    from elelem.testing.servers import LoopbackServer, status
+    from elelem.transport.retry import RetryPolicy
+    from elelem.turns.limits import UsageLimits
+    from toolloop_wires import WIRES
+
+    anthropic, responses = WIRES[0], WIRES[1]
+    limits = UsageLimits(requests=1)
+    retry = RetryPolicy(max_attempts=3, base_delay=0.0)
+    busy = b'{"error":{"type":"server_error","message":"busy"}}'
+
+    def servers() -> tuple[LoopbackServer, LoopbackServer]:
+        return (
+            LoopbackServer([status(529, OVERLOADED)] * 3),
+            LoopbackServer([status(503, busy)] * 3),
+        )
+
+    def env(a: LoopbackServer, r: LoopbackServer) -> dict[str, str]:
+        return anthropic.env(a) | responses.env(r)
+
+    a, r = servers()
+    with a, r:
+        local = Conversation.create(SQLiteStore(tmp_path / "local.db"))
+
+        async def in_process() -> Any:
+            async with Client(env=env(a, r), retry=retry) as client:
+                return await run(local, client, durable_script.OVERLOADED_PAIR, "hi", limits=limits)
+
+        with pytest.raises(StreamError) as local_exc:
+            asyncio.run(in_process())
+        local_requests = (len(a.requests), len(r.requests))
+    assert sum(local_requests) == 6
+
+    store = SQLiteStore(tmp_path / "durable.db")
+    conv = Conversation.create(store)
+    a, r = servers()
+    with a, r:
+
+        async def durably() -> Any:
+            client = await TemporalClient.connect(temporal_address)
+            queue = f"q-{uuid.uuid4().hex}"
+            elelem_client = Client(env=env(a, r), retry=retry)
+            async with durable.worker(client, queue, store=store, elelem_client=elelem_client):
+                model = by_import("durable_script:OVERLOADED_PAIR")
+                handle = await durable.start(
+                    client, conv.id, model, "hi", task_queue=queue, limits=limits
+                )
+                return await durable.result(handle)
+
+        with pytest.raises(type(local_exc.value)) as durable_exc:
+            asyncio.run(durably())
+        assert (len(a.requests), len(r.requests)) == local_requests
+    assert str(durable_exc.value) == str(local_exc.value)
+    assert comparable(Conversation.open(store, conv.id).events) == comparable(
+        Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
+    )
