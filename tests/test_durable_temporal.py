@@ -161,6 +161,31 @@ def _wait_for(predicate: Any, seconds: float = 30) -> Any:
     raise AssertionError("the log never showed what the test waited for")
 
 
+def _deny_on_the_page(store: SQLiteStore, address: str, conv_id: str, call_id: str) -> int:
+    """POST the page's Deny of ``call_id`` to a viewer that hands decisions
+    to durable runs; the response's status."""
+    import json
+    import urllib.request
+
+    from elelem.cli.serve import temporal_delivery
+    from elelem.testing.asgi import ASGIServer
+    from elelem.web.app import create_app
+
+    token = "durable-token-0123456789abcdef"
+    app = create_app(store, token=token, models=[], deliver=temporal_delivery(address))
+    body = {"conversation": conv_id, "approvals": {call_id: False}}
+    with ASGIServer(app) as server:
+        request = urllib.request.Request(
+            f"{server.url}/api/resume?token={token}",
+            data=json.dumps(body).encode(),
+            headers={"content-type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.read() == b"sent to the durable run"
+            return int(response.status)
+
+
 def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
     temporal_address: str, tmp_path: Path, lines: Path
 ) -> None:
@@ -215,7 +240,11 @@ def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
                 _wait_for,
                 lambda: (w := waiting()) and w.turn == first.turn and w.calls != first.calls and w,
             )
-            await durable.decide(client, conv.id, approvals={second.approval[0].id: False})
+            # The web page's Deny goes the same way (``elelem serve --temporal``).
+            status = await asyncio.to_thread(
+                _deny_on_the_page, store, temporal_address, conv.id, second.approval[0].id
+            )
+            assert status == 202
             handle = client.get_workflow_handle(durable.workflow_id(conv.id))
             return await durable.result(handle)
 

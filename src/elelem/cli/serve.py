@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 import click
 
-from elelem.cli.common import debug_option, default_model, guarded, store_from_env
+from elelem.cli.common import Failure, debug_option, default_model, guarded, store_from_env
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError
@@ -45,11 +46,17 @@ def bind(host: str, port: int) -> socket.socket:
     help="Port to listen on (0: any free port).",
 )
 @click.option("-m", "--model", help="The chat form's default model (provider:model).")
+@click.option(
+    "--temporal",
+    metavar="HOST:PORT",
+    default=None,
+    help="The runs are durable on this Temporal server: Approve and Deny are sent to them.",
+)
 @functions_option
 @debug_option
 @guarded
 def serve_command(
-    host: str, port: int, model: str | None, function_files: tuple[Path, ...]
+    host: str, port: int, model: str | None, temporal: str | None, function_files: tuple[Path, ...]
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With ``--functions``
@@ -104,6 +111,7 @@ def serve_command(
         models=models,
         port=bound_port,
         tools=list(tools),
+        deliver=None if temporal is None else temporal_delivery(temporal),
     )
     config = server_config(app)
     try:
@@ -113,4 +121,25 @@ def serve_command(
         store.close()
 
 
-__all__ = ["bind", "serve_command"]
+def temporal_delivery(address: str) -> Any:
+    """What hands the page's decisions to a durable run on the Temporal
+    server at ``address`` (see :func:`elelem.durable.temporal.decide`)."""
+    try:
+        from temporalio.client import Client as TemporalClient
+
+        from elelem.durable import temporal
+    except ModuleNotFoundError as exc:
+        raise Failure(
+            f"--temporal needs the temporal extra ({exc.name} is not installed): "
+            "pip install 'elelem[temporal]'",
+            2,
+        ) from None
+
+    async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
+        client = await TemporalClient.connect(address)
+        await temporal.decide(client, conv_id, approvals=approvals, results=results)
+
+    return deliver
+
+
+__all__ = ["bind", "serve_command", "temporal_delivery"]

@@ -29,7 +29,7 @@ from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.gate import TokenGate, new_token
 from elelem.web.routes import render, static, talk, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
-from elelem.web.site import Site
+from elelem.web.site import Deliver, Site
 
 
 def create_app(
@@ -44,6 +44,7 @@ def create_app(
     port: int | None = None,
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
+    deliver: Deliver | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -63,7 +64,10 @@ def create_app(
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
     may call and what an approved call runs with: each call waits for the
-    page's Approve or Deny (:mod:`elelem.web.approvals`).
+    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``deliver``
+    (``elelem serve --temporal``) hands the page's decisions to the durable
+    run that waits for them instead of resuming the run here (see
+    docs/durable.md).
     """
     site = Site(
         store,
@@ -75,6 +79,7 @@ def create_app(
         clock=clock,
         body_timeout=body_timeout,
         tools=tools,
+        deliver=deliver,
     )
     routes = [
         *render.routes(site),
