@@ -7,6 +7,8 @@
    time per run, and CPU per run: this process (client and worker) plus the
    Temporal server's process, read from ``/proc``.  Medians, and the ratio of
    the durable run's to the in-process run's from the same pairs.
+   The same pairs on DBOS (``--no-dbos`` leaves them out): this process is
+   the worker, its system database SQLite; CPU of this process.
 2. **Throughput.**  ``--workers`` worker processes (``elelem worker
    temporal``) on one task queue; ``N`` runs started at once, for each N of
    ``--concurrent``; runs completed per second from the first start to the
@@ -107,6 +109,70 @@ async def _overhead(address: str, server_pid: int, tmp: Path, pairs: int) -> dic
     return {"in_process": local, "temporal": durable_run}
 
 
+def _dbos_overhead(tmp: Path, pairs: int) -> dict[str, Any]:
+    """The same pairs with the durable run on DBOS (this process the worker,
+    its system database SQLite): CPU of this process only, DBOS has no server."""
+    from dbos import DBOS, DBOSClient
+
+    import durable_script
+    from elelem import Client
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.durable import by_import
+    from elelem.durable import dbos as durable
+    from elelem.turns.toolloop import run
+
+    os.environ[durable_script.LINES] = str(tmp / "lines.txt")
+    store = SQLiteStore(tmp / "dbos-bench.db")
+    system = f"sqlite:///{tmp / 'dbos.sqlite'}"
+    durable.launch(store, system, elelem_client=Client(env={}), executor_id="bench")
+    client = DBOSClient(system_database_url=system)
+    model = by_import("durable_script:SCRIPTED")
+    local: dict[str, list[float]] = {"wall": [], "cpu": []}
+    durable_run: dict[str, list[float]] = {"wall": [], "cpu": []}
+
+    async def measure() -> None:
+        async with Client(env={}) as elelem_client:
+
+            async def in_process() -> None:
+                conv = Conversation.create(store)
+                await run(conv, elelem_client, durable_script.SCRIPTED, "bench",
+                          tools=[durable_script.append_line])  # fmt: skip
+
+            async def on_dbos() -> None:
+                conv = Conversation.create(store)
+                handle = await durable.start(client, conv.id, model, "bench",
+                                             tools=["durable_script:append_line"])  # fmt: skip
+                await durable.result(handle)
+
+            for _ in range(3):
+                await in_process()
+                await on_dbos()
+            for i in range(pairs):
+                order = [(in_process, local), (on_dbos, durable_run)]
+                for go, into in order if i % 2 == 0 else reversed(order):
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    await go()
+                    into["wall"].append(time.perf_counter() - wall)
+                    into["cpu"].append(time.process_time() - cpu)
+
+    try:
+        asyncio.run(measure())
+    finally:
+        client.destroy()
+        DBOS.destroy()
+    return {"in_process": local, "dbos": durable_run}
+
+
+def _report(name: str, pairs: int, timing: dict[str, Any]) -> None:
+    local, durable_run = timing["in_process"], timing[name]
+    print(f"{name}: per run (3 requests, 2 tool calls, {pairs} pairs, medians):")
+    for what in ("wall", "cpu"):
+        a, b = _median_ms(local[what]), _median_ms(durable_run[what])
+        ratios = [d / max(p, 1e-9) for p, d in zip(local[what], durable_run[what], strict=True)]
+        print(f"  {what:4}  in process {a:7.1f} ms   {name} {b:7.1f} ms   "
+              f"paired ratio {statistics.median(ratios):5.1f}x")  # fmt: skip
+
+
 async def _throughput(address: str, tmp: Path, workers: int, runs: int) -> float:
     from temporalio.client import Client as TemporalClient
 
@@ -165,25 +231,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", type=int, default=30)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--concurrent", type=int, nargs="*", default=[50, 500])
+    parser.add_argument("--no-dbos", dest="dbos", action="store_false", help="Temporal only.")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         server, address = _server(tmp)
         try:
-            timing = asyncio.run(_overhead(address, server.pid, tmp, args.pairs))
-            local, durable_run = timing["in_process"], timing["temporal"]
-            print(f"per run (3 requests, 2 tool calls, {args.pairs} pairs, medians):")
-            for what in ("wall", "cpu"):
-                a, b = _median_ms(local[what]), _median_ms(durable_run[what])
-                ratios = [
-                    d / max(p, 1e-9) for p, d in zip(local[what], durable_run[what], strict=True)
-                ]
-                print(f"  {what:4}  in process {a:7.1f} ms   temporal {b:7.1f} ms   "
-                      f"paired ratio {statistics.median(ratios):5.1f}x")  # fmt: skip
+            print(f"load average before: {os.getloadavg()[0]:.1f}")
+            _report(
+                "temporal", args.pairs, asyncio.run(_overhead(address, server.pid, tmp, args.pairs))
+            )
+            if args.dbos:
+                _report("dbos", args.pairs, _dbos_overhead(tmp, args.pairs))
             for runs in args.concurrent:
                 rate = asyncio.run(_throughput(address, tmp, args.workers, runs))
                 print(f"throughput: {runs} concurrent runs on {args.workers} workers: "
-                      f"{rate:.1f} runs/s")  # fmt: skip
+                      f"{rate:.1f} runs/s (load average {os.getloadavg()[0]:.1f})")  # fmt: skip
         finally:
             server.terminate()
             server.wait()
