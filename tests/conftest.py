@@ -81,3 +81,13 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from durable_helpers import temporal_server
 
     yield from temporal_server(tmp_path_factory.mktemp("temporal"))
+
+
+@pytest.fixture
+def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the durable tests' non-idempotent tool appends to."""
+    from durable_script import LINES
+
+    path = tmp_path / "lines.txt"
+    monkeypatch.setenv(LINES, str(path))
+    return path

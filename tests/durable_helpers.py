@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import Event
 
 
@@ -90,3 +91,37 @@ def worker_env(lines: Path) -> dict[str, str]:
     env["ELELEM_DURABLE_LINES"] = str(lines)
     env["ELELEM_CONFIG"] = "/nonexistent/elelem.toml"
     return env
+
+
+class CountingStore(SQLiteStore):
+    """A SQLite store that counts its commits."""
+
+    commits = 0
+
+    def append(self, conversation, drafts):  # type: ignore[no-untyped-def]
+        type(self).commits += 1
+        return super().append(conversation, drafts)
+
+
+def in_process(db: Path, prompt: str) -> tuple[Conversation, int]:
+    """The tests' script run by elelem.run on a SQLite log at ``db``: the
+    conversation as stored, and how many commits it took."""
+    import asyncio
+
+    import durable_script
+    from elelem import Client
+    from elelem.turns.toolloop import run
+
+    durable_script.SCRIPTED._responses = 0
+    store = CountingStore(db)
+    CountingStore.commits = 0
+    conv = Conversation.create(store)
+
+    async def go() -> None:
+        async with Client(env={}) as client:
+            await run(
+                conv, client, durable_script.SCRIPTED, prompt, tools=[durable_script.append_line]
+            )
+
+    asyncio.run(go())
+    return Conversation.open(store, conv.id), CountingStore.commits

@@ -16,32 +16,14 @@ pytest.importorskip("dbos")
 from dbos import DBOS, DBOSClient
 
 import durable_script
-from durable_helpers import comparable
+from durable_helpers import comparable, in_process
 from elelem import Client
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
 from elelem.durable import dbos as durable
-from elelem.turns.toolloop import run
 
 MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
-
-
-class CountingStore(SQLiteStore):
-    """A SQLite store that counts its commits."""
-
-    commits = 0
-
-    def append(self, conversation, drafts):  # type: ignore[no-untyped-def]
-        type(self).commits += 1
-        return super().append(conversation, drafts)
-
-
-@pytest.fixture
-def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "lines.txt"
-    monkeypatch.setenv(durable_script.LINES, str(path))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -57,27 +39,11 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SQLiteSto
         DBOS.destroy(destroy_registry=False)
 
 
-def _in_process(db: Path, prompt: str) -> tuple[Conversation, int]:
-    durable_script.SCRIPTED._responses = 0
-    store = CountingStore(db)
-    CountingStore.commits = 0
-    conv = Conversation.create(store)
-
-    async def go() -> None:
-        async with Client(env={}) as client:
-            await run(
-                conv, client, durable_script.SCRIPTED, prompt, tools=[durable_script.append_line]
-            )
-
-    asyncio.run(go())
-    return Conversation.open(store, conv.id), CountingStore.commits
-
-
 def test_same_log_as_in_process_and_one_step_per_action(
     worker: tuple[SQLiteStore, str], tmp_path: Path, lines: Path
 ) -> None:
     store, system = worker
-    local, commits = _in_process(tmp_path / "local.db", "hello")
+    local, commits = in_process(tmp_path / "local.db", "hello")
     lines.unlink()
     conv = Conversation.create(store)
     durable_script.SCRIPTED._responses = 0

@@ -20,7 +20,7 @@ pytest.importorskip("temporalio")
 from temporalio.client import Client as TemporalClient
 
 import durable_script
-from durable_helpers import comparable
+from durable_helpers import comparable, in_process
 from elelem import Client
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
@@ -32,23 +32,6 @@ MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
 
 __all__ = ["pg_url"]  # the fixture, imported for this module's tests
-
-
-class CountingStore(SQLiteStore):
-    """A SQLite store that counts its commits."""
-
-    commits = 0
-
-    def append(self, conversation, drafts):  # type: ignore[no-untyped-def]
-        type(self).commits += 1
-        return super().append(conversation, drafts)
-
-
-@pytest.fixture
-def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "lines.txt"
-    monkeypatch.setenv(durable_script.LINES, str(path))
-    return path
 
 
 async def _durable_run(
@@ -63,27 +46,10 @@ async def _durable_run(
     return result, await handle.fetch_history(), sandboxed
 
 
-def _in_process(db: Path, prompt: str) -> tuple[Conversation, int]:
-
-    durable_script.SCRIPTED._responses = 0
-    store = CountingStore(db)
-    CountingStore.commits = 0
-    conv = Conversation.create(store)
-
-    async def go() -> None:
-        async with Client(env={}) as client:
-            await run(
-                conv, client, durable_script.SCRIPTED, prompt, tools=[durable_script.append_line]
-            )
-
-    asyncio.run(go())
-    return Conversation.open(store, conv.id), CountingStore.commits
-
-
 def test_same_log_as_in_process_and_one_activity_per_step(
     temporal_address: str, tmp_path: Path, lines: Path
 ) -> None:
-    local, commits = _in_process(tmp_path / "local.db", "hello")
+    local, commits = in_process(tmp_path / "local.db", "hello")
     assert lines.read_text() == "hello #0\nhello #1\n"
     lines.unlink()
     store = SQLiteStore(tmp_path / "durable.db")
@@ -167,7 +133,7 @@ def _deny_on_the_page(store: SQLiteStore, address: str, conv_id: str, call_id: s
     import json
     import urllib.request
 
-    from elelem.cli.serve import temporal_delivery
+    from elelem.cli.worker import temporal_delivery
     from elelem.testing.asgi import ASGIServer
     from elelem.web.app import create_app
 
@@ -333,7 +299,7 @@ def test_the_log_across_machines_is_postgresql(
     share): the same events, and the call ledger beside them."""
     from elelem.conversation import open_store
 
-    local, _ = _in_process(tmp_path / "local.db", "shared")
+    local, _ = in_process(tmp_path / "local.db", "shared")
     lines.unlink()
     store = open_store(pg_url)
     conv = Conversation.create(store)

@@ -26,12 +26,10 @@ pytest.importorskip("temporalio")
 from temporalio.client import Client as TemporalClient
 
 import durable_script
-from durable_helpers import comparable, worker_env
-from elelem import Client
+from durable_helpers import comparable, in_process, worker_env
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
 from elelem.durable import temporal as durable
-from elelem.turns.toolloop import run
 
 MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
@@ -45,17 +43,8 @@ def _normalized(events: Any) -> list[tuple[object, ...]]:
 
 
 def _in_process_log(tmp: Path, prompt: str, lines: Path) -> list[tuple[object, ...]]:
-    store = SQLiteStore(tmp / f"local-{uuid.uuid4().hex}.db")
-    conv = Conversation.create(store)
-
-    async def go() -> None:
-        async with Client(env={}) as client:
-            await run(
-                conv, client, durable_script.SCRIPTED, prompt, tools=[durable_script.append_line]
-            )
-
-    asyncio.run(go())
-    return _normalized(Conversation.open(store, conv.id).events)
+    conv, _ = in_process(tmp / f"local-{uuid.uuid4().hex}.db", prompt)
+    return _normalized(conv.events)
 
 
 class Pool:

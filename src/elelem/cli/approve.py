@@ -127,22 +127,9 @@ def _deliver(
     (its workers run the approved calls; the log shows the rest)."""
     import asyncio
 
-    try:
-        from temporalio.client import Client as TemporalClient
+    from elelem.cli.worker import temporal_delivery
 
-        from elelem.durable import temporal
-    except ModuleNotFoundError as exc:
-        raise Failure(
-            f"--temporal needs the temporal extra ({exc.name} is not installed): "
-            "pip install 'elelem[temporal]'",
-            2,
-        ) from None
-
-    async def send() -> None:
-        client = await TemporalClient.connect(address)
-        await temporal.decide(client, conv_id, approvals=approvals, results=results)
-
-    asyncio.run(send())
+    asyncio.run(temporal_delivery(address)(conv_id, approvals, results))
     click.echo(f"decisions sent to the durable run of {sanitize_line(conv_id)}", err=True)
 
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Any
 
 import click
 
-from elelem.cli.common import Failure, debug_option, default_model, guarded, store_from_env
+from elelem.cli.common import debug_option, default_model, guarded, store_from_env
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError
@@ -65,6 +64,7 @@ def serve_command(
     --defer`` or the library's ``approve="defer"``."""
     import uvicorn
 
+    from elelem.cli.worker import temporal_delivery
     from elelem.providers import load_catalog
     from elelem.providers.models import known_models
     from elelem.web.app import create_app, new_token
@@ -121,25 +121,4 @@ def serve_command(
         store.close()
 
 
-def temporal_delivery(address: str) -> Any:
-    """What hands the page's decisions to a durable run on the Temporal
-    server at ``address`` (see :func:`elelem.durable.temporal.decide`)."""
-    try:
-        from temporalio.client import Client as TemporalClient
-
-        from elelem.durable import temporal
-    except ModuleNotFoundError as exc:
-        raise Failure(
-            f"--temporal needs the temporal extra ({exc.name} is not installed): "
-            "pip install 'elelem[temporal]'",
-            2,
-        ) from None
-
-    async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
-        client = await TemporalClient.connect(address)
-        await temporal.decide(client, conv_id, approvals=approvals, results=results)
-
-    return deliver
-
-
-__all__ = ["bind", "serve_command", "temporal_delivery"]
+__all__ = ["bind", "serve_command"]

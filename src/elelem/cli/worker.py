@@ -25,6 +25,34 @@ from elelem.render import sanitize_line
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 
 
+def durable_module(extra: str, what: str) -> Any:
+    """``elelem.durable.<extra>``, or a failure naming the extra ``what``
+    needs (exit 2, as the command does for the cli extra)."""
+    try:
+        return importlib.import_module(f"elelem.durable.{extra}")
+    except ModuleNotFoundError as exc:
+        raise Failure(
+            f"{what} needs the {extra} extra ({exc.name} is not installed): "
+            f"pip install 'elelem[{extra}]'",
+            2,
+        ) from None
+
+
+def temporal_delivery(address: str, what: str = "--temporal") -> Any:
+    """What hands approval decisions to a durable run on the Temporal server
+    at ``address`` (:func:`elelem.durable.temporal.decide`): an async
+    function of the conversation id, the approvals and the results."""
+    temporal = durable_module("temporal", what)
+
+    async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
+        from temporalio.client import Client as TemporalClient
+
+        client = await TemporalClient.connect(address)
+        await temporal.decide(client, conv_id, approvals=approvals, results=results)
+
+    return deliver
+
+
 def import_tools(reference: str) -> None:
     """Import ``reference``: a ``.py`` file (its folder put on the import
     path, so the runs name its tools ``stem:function``) or a module name."""
@@ -45,6 +73,16 @@ def import_tools(reference: str) -> None:
         ) from None
 
 
+tools_option = click.option(
+    "--tools",
+    "tool_modules",
+    multiple=True,
+    metavar="FILE.py|MODULE",
+    help="Import the module holding the runs' tools (repeatable).",
+)
+"""``--tools``, of both workers: read by :func:`import_tools`."""
+
+
 @click.group("worker")
 def worker_group() -> None:
     """Run a worker of durable runs (see docs/durable.md)."""
@@ -60,13 +98,7 @@ def worker_group() -> None:
     help="The Temporal server (or $ELELEM_TEMPORAL).",
 )
 @click.option("--namespace", default="default", show_default=True)
-@click.option(
-    "--tools",
-    "tool_modules",
-    multiple=True,
-    metavar="FILE.py|MODULE",
-    help="Import the module holding the runs' tools (repeatable).",
-)
+@tools_option
 @click.option(
     "--sticky-timeout",
     type=click.FloatRange(min=0.1),
@@ -83,16 +115,9 @@ def temporal_worker(
     sticky_timeout: float,
 ) -> None:
     """Run elelem's Temporal workflow and activities on TASK-QUEUE until stopped."""
-    try:
-        from temporalio.client import Client as TemporalClient
+    temporal = durable_module("temporal", "the worker")
+    from temporalio.client import Client as TemporalClient
 
-        from elelem.durable import temporal
-    except ModuleNotFoundError as exc:
-        raise Failure(
-            f"the worker needs the temporal extra ({exc.name} is not installed): "
-            "pip install 'elelem[temporal]'",
-            2,
-        ) from None
     for reference in tool_modules:
         import_tools(reference)
     store = store_from_env()
@@ -128,27 +153,15 @@ def temporal_worker(
     required=True,
     help="This worker's name: started again under it, it finishes the runs it had.",
 )
-@click.option(
-    "--tools",
-    "tool_modules",
-    multiple=True,
-    metavar="FILE.py|MODULE",
-    help="Import the module holding the runs' tools (repeatable).",
-)
+@tools_option
 @guarded
 def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str, ...]) -> None:
     """Run elelem's DBOS workflow, taking runs from the elelem queue until stopped."""
     import threading
 
-    try:
-        from elelem.durable import dbos
-    except ModuleNotFoundError as exc:
-        raise Failure(
-            f"the worker needs the dbos extra ({exc.name} is not installed): "
-            "pip install 'elelem[dbos]'",
-            2,
-        ) from None
     from elelem.client import Client
+
+    dbos = durable_module("dbos", "the worker")
 
     for reference in tool_modules:
         import_tools(reference)
@@ -157,4 +170,4 @@ def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str,
     threading.Event().wait()  # DBOS works in its own threads until the process is stopped
 
 
-__all__ = ["import_tools", "worker_group"]
+__all__ = ["durable_module", "import_tools", "temporal_delivery", "worker_group"]

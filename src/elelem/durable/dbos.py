@@ -27,7 +27,7 @@ from dbos import DBOS, DBOSClient, DBOSConfig, StepOptions
 
 from elelem.conversation.events import Draft, Event
 from elelem.durable import wire
-from elelem.durable.orchestrate import Outcome, outcome_result, run_durable
+from elelem.durable.orchestrate import result_of, run_durable
 from elelem.durable.steps import Steps
 from elelem.durable.wire import CallInput, Decisions, Opened, RequestInput, RunInput, Streamed
 from elelem.turns.engine import TurnResult
@@ -202,8 +202,7 @@ async def start(
 async def result(handle: Any) -> TurnResult:
     """The run's result, or its error raised again."""
     data = await handle.get_result()
-    outcome: Outcome = wire.loads(data, Outcome)
-    return outcome_result(outcome)
+    return result_of(data)
 
 
 async def decide(

@@ -411,6 +411,15 @@ async def run_durable(run: RunInput, opened: Opened, port: Port) -> Outcome:
     return Outcome(result)
 
 
+def result_of(data: bytes) -> TurnResult:
+    """The result of a run whose workflow returned ``data`` (an encoded
+    :class:`Outcome`), or its error raised again."""
+    from elelem.durable.wire import loads
+
+    outcome: Outcome = loads(data, Outcome)
+    return outcome_result(outcome)
+
+
 def outcome_result(outcome: Outcome) -> TurnResult:
     """The run's result, or its error raised again."""
     if outcome.limit is not None:
@@ -436,6 +445,7 @@ __all__ = [
     "Port",
     "Replayed",
     "outcome_result",
+    "result_of",
     "run_durable",
     "step_marker",
 ]

@@ -35,7 +35,7 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from elelem.conversation.events import Draft, Event
     from elelem.durable import wire
-    from elelem.durable.orchestrate import Outcome, outcome_result, run_durable
+    from elelem.durable.orchestrate import result_of, run_durable
     from elelem.durable.wire import (
         CallInput,
         Decisions,
@@ -298,8 +298,7 @@ async def result(handle: Any) -> TurnResult:
     raised again (a :class:`~elelem.turns.limits.UsageLimitExceeded` with
     the result so far, a stream error, …)."""
     data = await handle.result()
-    outcome: Outcome = wire.loads(data, Outcome)
-    return outcome_result(outcome)
+    return result_of(data)
 
 
 async def decide(
