@@ -63,3 +63,24 @@ def _overloaded_pair() -> object:
 OVERLOADED_PAIR = _overloaded_pair()
 """Two loopback targets the Fallback test overloads (their base URLs come
 from each worker's environment)."""
+
+
+def _wrapped() -> object:
+    from elelem.providers.middleware import DefaultOptions, wrap
+    from elelem.vocabulary import GenerationOptions
+
+    return wrap(SCRIPTED, DefaultOptions(GenerationOptions(temperature=0.5)))
+
+
+WRAPPED = _wrapped()
+"""The scripted model behind middleware that sets a default temperature."""
+
+
+def _keep_last() -> object:
+    from elelem.turns.history import KeepLastTurns
+
+    return KeepLastTurns(1)
+
+
+KEEP_LAST = _keep_last()
+"""A history processor: each request carries the last turn only."""

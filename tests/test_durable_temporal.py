@@ -373,3 +373,55 @@ def test_a_fallback_of_two_overloaded_targets_makes_the_same_requests_durably(
     assert comparable(Conversation.open(store, conv.id).events) == comparable(
         Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
     )
+
+
+def test_middleware_and_history_processors_act_as_in_process(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    """Two turns through middleware (a default temperature) with a history
+    processor (the last turn only): the model sees the same requests and
+    the log is the same as elelem.run's."""
+    from elelem.turns.toolloop import run
+
+    seen: dict[str, list[Any]] = {}
+
+    def requests() -> list[Any]:
+        return [(r.options.temperature, [m.text for m in r.messages if m.role == "user"][:1])
+                for r in durable_script.SCRIPTED.requests]  # fmt: skip
+
+    local = Conversation.create(SQLiteStore(tmp_path / "local.db"))
+    durable_script.SCRIPTED.requests.clear()
+    durable_script.SCRIPTED._responses = 0
+
+    async def in_process() -> None:
+        async with Client(env={}) as client:
+            for prompt in ("first", "second"):
+                await run(local, client, durable_script.WRAPPED, prompt,
+                          tools=[durable_script.append_line], history=[durable_script.KEEP_LAST])  # fmt: skip
+
+    asyncio.run(in_process())
+    seen["local"] = requests()
+    store = SQLiteStore(tmp_path / "durable.db")
+    conv = Conversation.create(store)
+    durable_script.SCRIPTED.requests.clear()
+    durable_script.SCRIPTED._responses = 0
+
+    async def durably() -> None:
+        client = await TemporalClient.connect(temporal_address)
+        queue = f"q-{uuid.uuid4().hex}"
+        async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
+            for prompt in ("first", "second"):
+                handle = await durable.start(
+                    client, conv.id, by_import("durable_script:WRAPPED"), prompt, tools=TOOLS,
+                    task_queue=queue, history=["durable_script:KEEP_LAST"],
+                )  # fmt: skip
+                await durable.result(handle)
+
+    asyncio.run(durably())
+    seen["durable"] = requests()
+    assert seen["durable"] == seen["local"]
+    # The second turn's requests carry that turn only, at the middleware's temperature.
+    assert seen["local"][3:] == [(0.5, ["second"])] * 3
+    assert comparable(Conversation.open(store, conv.id).events) == comparable(
+        Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
+    )

@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from elelem.conversation.events import Draft, Event
+from elelem.conversation.events import Draft, Event, MessageBody
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection
 from elelem.durable.wire import (
@@ -75,6 +75,7 @@ from elelem.vocabulary import (
     EventId,
     Part,
     ProviderId,
+    ToolCallBlock,
     ToolResultBlock,
     ToolSpec,
     approval_response,
@@ -320,14 +321,28 @@ class Driver:
 
     async def step(self, work: _Work) -> tuple[tuple[ToolResultBlock, ...], tuple[Any, ...]]:
         """The calls of one step, each its own call step, concurrently."""
-        run = self.run
+        conv, tools, settle, timeout = (
+            self.run.conversation,
+            self.run.tools,
+            work.settle,
+            self.run.tool_timeout,
+        )
         calls = [
-            CallInput(run.conversation, call, run.tools, work.settle, run.tool_timeout)
-            for call in work.calls
+            CallInput(conv, c, tools, settle, timeout, self.call_key(c.id)) for c in work.calls
         ]
         results = await asyncio.gather(*(self.port.call(c) for c in calls))
         answers = tuple(approval_response(a, False, NO_APPROVER) for a in work.approvals)
         return tuple(results), answers
+
+    def call_key(self, call_id: str) -> str:
+        """A call's idempotency key: the id of the latest event holding it, and its id."""
+        for event in reversed(self.mirror.events):
+            body = event.body
+            if isinstance(body, MessageBody) and any(
+                isinstance(p, ToolCallBlock) and p.id == call_id for p in body.content
+            ):
+                return f"{event.id}/{call_id}"
+        raise DurableError(f"no event of the log holds tool call {call_id!r}")
 
 
 def _request_args(arguments: dict[str, Any]) -> RequestArgs:

@@ -13,7 +13,8 @@ again elsewhere), so each is safe to repeat:
 - a request writes nothing: the stream is read to its end and returned, and
   the workflow commits what it flushed; a repeat sends the request again;
 - a call is checked against the call ledger, a table in the log's own
-  database keyed by conversation and call id: a call that finished returns
+  database keyed by conversation and call (the id of the log event holding
+  the call, and the call's id): a call that finished returns
   its stored result, a call a dead worker had started is never run again
   unless its tool is marked ``idempotent`` (the in-process tool loop's rule
   for a killed run's calls: see :mod:`elelem.turns.toolloop`).
@@ -53,7 +54,7 @@ from elelem.vocabulary import Blob, ConversationId, ToolResultBlock
 if TYPE_CHECKING:
     from elelem.client import Client
 
-LEDGER = "elelem_durable_calls"
+LEDGER = "elelem_durable_call_ledger"
 """The call ledger's table, beside the log's tables."""
 
 
@@ -78,38 +79,38 @@ class CallLedger:
             self.store._write(
                 lambda: self.store._exec(
                     f"CREATE TABLE IF NOT EXISTS {LEDGER} ("
-                    "conv TEXT NOT NULL, call_id TEXT NOT NULL, result TEXT, "
-                    "PRIMARY KEY (conv, call_id))"
+                    "conv TEXT NOT NULL, call_key TEXT NOT NULL, result TEXT, "
+                    "PRIMARY KEY (conv, call_key))"
                 ),
                 "create the call ledger in",
             )
             self._ready = True
 
-    def claim(self, conversation: str, call_id: str) -> tuple[bool, str | None]:
+    def claim(self, conversation: str, key: str) -> tuple[bool, str | None]:
         """Claim a call: ``(False, None)`` when it never started (now it has),
         ``(True, None)`` when an earlier attempt started it and did not
         finish, ``(True, result)`` when it finished."""
         self._table()
         store = self.store
-        select = store._sql(f"SELECT result FROM {LEDGER} WHERE conv = ? AND call_id = ?")
-        insert = store._sql(f"INSERT INTO {LEDGER} (conv, call_id, result) VALUES (?, ?, NULL)")
+        select = store._sql(f"SELECT result FROM {LEDGER} WHERE conv = ? AND call_key = ?")
+        insert = store._sql(f"INSERT INTO {LEDGER} (conv, call_key, result) VALUES (?, ?, NULL)")
 
         def work() -> tuple[bool, str | None]:
-            row = store._exec(select, (conversation, call_id)).fetchone()
+            row = store._exec(select, (conversation, key)).fetchone()
             if row is not None:
                 return True, row[0]
-            store._exec(insert, (conversation, call_id))
+            store._exec(insert, (conversation, key))
             return False, None
 
         claimed: tuple[bool, str | None] = store._write(work, "claim a tool call in")
         return claimed
 
-    def finish(self, conversation: str, call_id: str, result: str) -> None:
+    def finish(self, conversation: str, key: str, result: str) -> None:
         """Record a call's result."""
         store = self.store
-        update = store._sql(f"UPDATE {LEDGER} SET result = ? WHERE conv = ? AND call_id = ?")
+        update = store._sql(f"UPDATE {LEDGER} SET result = ? WHERE conv = ? AND call_key = ?")
         store._write(
-            lambda: store._exec(update, (result, conversation, call_id)),
+            lambda: store._exec(update, (result, conversation, key)),
             "record a tool call's result in",
         )
 
@@ -236,14 +237,15 @@ class Steps:
 
     async def call(self, call: CallInput) -> ToolResultBlock:
         """Run one tool call at most once (see the module docs)."""
-        started, stored = self.ledger.claim(call.conversation, call.call.id)
+        key = call.key or call.call.id
+        started, stored = self.ledger.claim(call.conversation, key)
         if stored is not None:
             result: ToolResultBlock = codec.loads(stored, ToolResultBlock)
             return result
         loop = self.tools(call.tools, call.tool_timeout)
         work = _Work((call.call,), settle=call.settle or started)
         results, _ = await loop.step(work)
-        self.ledger.finish(call.conversation, call.call.id, codec.dumps(results[0]).decode())
+        self.ledger.finish(call.conversation, key, codec.dumps(results[0]).decode())
         return results[0]
 
 

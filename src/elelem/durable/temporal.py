@@ -207,12 +207,12 @@ class Activities:
 
 def sandbox() -> Any:
     """The workflow runner of elelem's workers: Temporal's sandbox, with
-    elelem itself (the engine, the log's projections, the codec) passed
-    through, as Temporal documents for deterministic libraries (importing it
+    elelem itself (the engine, the log's projections, the codec) and msgspec
+    passed through, as Temporal documents for deterministic libraries (importing it
     afresh for every run would cost each run the whole package's import)."""
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-    restrictions = SandboxRestrictions.default.with_passthrough_modules("elelem")
+    restrictions = SandboxRestrictions.default.with_passthrough_modules("elelem", "msgspec")
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 

@@ -296,14 +296,19 @@ class Streamed(msgspec.Struct, frozen=True):
 
 
 class CallInput(msgspec.Struct, frozen=True):
-    """One tool call of a step: the conversation, the call, the run's tools'
-    import paths, and whether a killed run left it (``settle``)."""
+    """One tool call of a step: the conversation, the call, its idempotency
+    key, the run's tools' import paths, and whether a killed run left it
+    (``settle``).  The key is the id of the log event holding the call and
+    the call's id: a model may number its calls anew in each turn, the log's
+    event ids are never reused."""
 
     conversation: str
     call: ToolCallBlock
     tools: tuple[str, ...]
     settle: bool = False
     tool_timeout: float | None = None
+    key: str = ""
+    """Empty in the input of a run started before keys existed: the call's id."""
 
 
 # -- encoding ------------------------------------------------------------------------
