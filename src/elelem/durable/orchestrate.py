@@ -16,13 +16,15 @@ action             the port's step
 :class:`Append`    ``append``: one commit to the log, idempotent by the
                    drafts' ids (drawn deterministically by the workflow)
 :class:`Call`      of the tool loop's step: one ``call`` per tool call,
-                   concurrently, idempotent by call id
+                   concurrently, idempotent by call (its
+                   log event's id and its id)
 :class:`Wait`      the engine's durable timer
 =================  =====================================================
 
-Every commit the in-process driver makes is the same commit here (a block
-flushed by the stream is its own append), so a durable run's log is the
-in-process run's log.  The engine, the tool loop and the resume flow are the
+Every event the in-process driver stores is stored here, in the same order
+(a response's parts are committed with its record, one append instead of
+one per part: :data:`ONE_COMMIT_PER_RESPONSE`), so a durable run's log is
+the in-process run's log.  The engine, the tool loop and the resume flow are the
 very ones :func:`elelem.run` drives: no second loop.
 """
 
@@ -101,7 +103,7 @@ class Port(Protocol):
         ...
 
     async def call(self, call: CallInput) -> ToolResultBlock:
-        """One tool call, at most once per call id."""
+        """One tool call, at most once per key (see :class:`CallInput`)."""
         ...
 
     async def sleep(self, seconds: float) -> None:

@@ -195,7 +195,7 @@ class Activities:
 
     @activity.defn(name="elelem.call")
     async def call(self, data: bytes) -> bytes:
-        """One tool call, at most once per call id."""
+        """One tool call, at most once per key (see :class:`CallInput`)."""
         call = wire.loads(data, CallInput)
         result = await _beating(self.steps.call(call), self.beat_every)
         return wire.dumps(result)
