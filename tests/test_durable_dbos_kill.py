@@ -26,17 +26,20 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.durable import by_import
 from elelem.durable import dbos as durable
 from test_durable_temporal_kill import _in_process_log, _normalized
+from test_store import pg_url
 
 MODEL = by_import("durable_script:SCRIPTED")
 TOOLS = ["durable_script:append_line"]
+
+__all__ = ["pg_url"]  # the fixture, imported for this module's tests
 
 
 class Pool:
     """Worker processes, each under its own executor id."""
 
-    def __init__(self, system: str, db: Path, lines: Path, size: int) -> None:
+    def __init__(self, system: str, store: str, lines: Path, size: int) -> None:
         self.system = system
-        self.env = worker_env(lines) | {"ELELEM_STORE": str(db), durable_script.DELAY: "0.05"}
+        self.env = worker_env(lines) | {"ELELEM_STORE": store, durable_script.DELAY: "0.05"}
         self.names = [f"w{i}" for i in range(size)]
         self.procs = [self.spawn(name) for name in self.names]
 
@@ -78,7 +81,7 @@ def _kill_runs(tmp: Path, workers: int, runs: int, kills: int) -> None:
     db = tmp / "durable.db"
     store = SQLiteStore(db)
     system = f"sqlite:///{tmp / 'dbos.sqlite'}"
-    pool = Pool(system, db, lines, workers)
+    pool = Pool(system, str(db), lines, workers)
     prompts = [f"run {i}" for i in range(runs)]
 
     async def drive() -> list[str]:
@@ -122,3 +125,37 @@ def test_killed_processes_lose_nothing_and_run_no_call_twice(
 def test_killed_processes_many_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(durable_script.LINES, str(tmp_path / "local-lines.txt"))
     _kill_runs(tmp_path, workers=2, runs=50, kills=20)
+
+
+@pytest.mark.slow  # DBOS's first migrations of a PostgreSQL database take most of a minute here
+def test_across_machines_dbos_and_the_log_share_postgresql(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker process whose DBOS system database and log are both the
+    PostgreSQL server the tests start (what workers on several machines
+    share): the run completes and its log is the in-process run's."""
+    from elelem.conversation import open_store
+
+    monkeypatch.setenv(durable_script.LINES, str(tmp_path / "local-lines.txt"))
+    lines = tmp_path / "lines.txt"
+    pool = Pool(pg_url, pg_url, lines, 1)
+    store = open_store(pg_url)
+    conv = Conversation.create(store)
+
+    async def go() -> Any:
+        client = DBOSClient(system_database_url=pg_url)
+        try:
+            handle = await durable.start(client, conv.id, MODEL, "shared", tools=TOOLS)
+            return await durable.result(handle)
+        finally:
+            client.destroy()
+
+    try:
+        result = asyncio.run(asyncio.wait_for(go(), 120))
+    finally:
+        pool.stop()
+    assert result.end == "completed"
+    assert lines.read_text() == "shared #0\nshared #1\n"
+    assert _normalized(Conversation.open(store, conv.id).events) == _in_process_log(
+        tmp_path, "shared", tmp_path / "local-lines.txt"
+    )
