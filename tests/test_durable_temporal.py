@@ -425,3 +425,27 @@ def test_middleware_and_history_processors_act_as_in_process(
     assert comparable(Conversation.open(store, conv.id).events) == comparable(
         Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
     )
+
+
+def test_a_model_no_worker_can_resolve_ends_the_run_with_the_error(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    """An unknown provider is a step error running again cannot mend: the
+    run ends at once with it (not retried for ever), named as the step saw it."""
+    from elelem.durable.wire import RemoteFailure
+
+    store = SQLiteStore(tmp_path / "log.db")
+    conv = Conversation.create(store)
+
+    async def go() -> Any:
+        client = await TemporalClient.connect(temporal_address)
+        queue = f"q-{uuid.uuid4().hex}"
+        async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
+            handle = await durable.start(client, conv.id, "nowhere:model", "hi", task_queue=queue)
+            return await durable.result(handle)
+
+    with pytest.raises(RemoteFailure) as failed:
+        asyncio.run(asyncio.wait_for(go(), 60))
+    assert failed.value.type_name == "ConfigError"
+    assert "nowhere" in str(failed.value)
+    assert Conversation.open(store, conv.id).events == ()  # nothing stored, as in process

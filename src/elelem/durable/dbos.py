@@ -91,6 +91,13 @@ class _Port:
         self.run = run
         self.ids = 0
 
+    async def open(self, run: RunInput) -> Opened:
+        data = await DBOS.run_step_async(
+            _step("elelem.open"), _open, run.conversation, run.model, list(run.tools)
+        )
+        opened: Opened = wire.loads(data, Opened)
+        return opened
+
     async def append(self, drafts: Sequence[Draft], known: int) -> tuple[Event, ...]:
         data = await DBOS.run_step_async(
             _step("elelem.append"), _append, self.run.conversation, wire.dump_drafts(drafts), known
@@ -134,14 +141,7 @@ async def elelem_run(data: bytes) -> bytes:
     """One durable run of the tool loop (a :class:`RunInput` in, an
     :class:`~elelem.durable.orchestrate.Outcome` out, as wire bytes)."""
     run = wire.loads(data, RunInput)
-    port = _Port(run)
-    opened: Opened = wire.loads(
-        await DBOS.run_step_async(
-            _step("elelem.open"), _open, run.conversation, run.model, list(run.tools)
-        ),
-        Opened,
-    )
-    outcome = await run_durable(run, opened, port)
+    outcome = await run_durable(run, _Port(run))
     return wire.dumps(outcome)
 
 

@@ -93,6 +93,10 @@ NO_APPROVER = "no approval callback was given"
 class Port(Protocol):
     """The durable steps a workflow engine gives the driver."""
 
+    async def open(self, run: RunInput) -> Opened:
+        """The conversation as the run finds it, and its model and tools."""
+        ...
+
     async def append(self, drafts: Sequence[Draft], known: int) -> tuple[Event, ...]:
         """Commit ``drafts`` (ids set) after the log's event ``known``; the
         stored events (those of an earlier attempt that committed, if any)."""
@@ -385,9 +389,20 @@ def _settings(run: RunInput) -> TurnSettings:
     return settings
 
 
-async def run_durable(run: RunInput, opened: Opened, port: Port) -> Outcome:
+async def run_durable(run: RunInput, port: Port) -> Outcome:
     """The tool loop of ``run`` (and, when it defers, each resume as its
-    decisions arrive), driven through ``port`` from what ``opened`` found."""
+    decisions arrive), driven through ``port``: its outcome, an error of the
+    run (a step's included) kept in it."""
+    try:
+        opened = await port.open(run)
+        return await _run(run, opened, port)
+    except UsageLimitExceeded as exc:
+        return Outcome(exc.result, failure_of(exc), (exc.limit, exc.maximum, exc.value, exc.when))
+    except Exception as exc:  # noqa: BLE001 - the run's error is its outcome, raised to the caller
+        return Outcome(None, failure_of(exc))
+
+
+async def _run(run: RunInput, opened: Opened, port: Port) -> Outcome:
     from elelem.durable.wire import load_events
 
     mirror = Mirror(run.conversation, load_events(opened.events))
@@ -404,27 +419,18 @@ async def run_durable(run: RunInput, opened: Opened, port: Port) -> Outcome:
         made.payloads_from = opened.payloads_provider
         return made
 
-    try:
-        flow = tool_loop(engine(run.prompt), loop, step_marker, max_steps=max_steps)
-        result = await driver.drive(flow)
-        while result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
-            decisions = await port.decisions()
-            try:
-                resumed = resume_flow(
-                    engine(None),
-                    loop,
-                    step_marker,
-                    decisions.approvals,
-                    decisions.results,
-                    max_steps=max_steps,
-                )
-                result = await driver.drive(resumed)
-            except ResumeError:
-                continue  # those decisions answer nothing waiting: wait for others
-    except UsageLimitExceeded as exc:
-        return Outcome(exc.result, failure_of(exc), (exc.limit, exc.maximum, exc.value, exc.when))
-    except Exception as exc:  # noqa: BLE001 - the run's error is its outcome, raised to the caller
-        return Outcome(None, failure_of(exc))
+    flow = tool_loop(engine(run.prompt), loop, step_marker, max_steps=max_steps)
+    result = await driver.drive(flow)
+    while result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
+        decisions = await port.decisions()
+        try:
+            resumed = resume_flow(
+                engine(None), loop, step_marker, decisions.approvals, decisions.results,
+                max_steps=max_steps,
+            )  # fmt: skip
+            result = await driver.drive(resumed)
+        except ResumeError:
+            continue  # those decisions answer nothing waiting: wait for others
     return Outcome(result)
 
 

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from elelem.conversation.events import Draft, Event
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         CallInput,
         Decisions,
         Opened,
+        RemoteFailure,
         RequestInput,
         RunInput,
         Streamed,
@@ -50,6 +52,9 @@ with workflow.unsafe.imports_passed_through():
 T = TypeVar("T")
 
 WORKFLOW = "elelem.run"
+NOT_RETRIED = ("DurableError", "ConfigError", "RegistryError", "ConversationNotFound")
+"""The errors of a step that running it again cannot mend: the run ends
+with them (any other error, a store's say, is retried with back-off)."""
 SIGNAL = "decide"
 HEARTBEAT = 10.0
 """Default heartbeat timeout of every activity, in seconds: how soon a dead
@@ -85,12 +90,7 @@ class ElelemRun:
     async def run(self, data: bytes, heartbeat: float = HEARTBEAT) -> bytes:
         """The run, to its outcome."""
         run = wire.loads(data, RunInput)
-        port = _WorkflowPort(self, run, heartbeat)
-        opened: Opened = wire.loads(
-            await port.activity("elelem.open", run.conversation, run.model, list(run.tools)),
-            Opened,
-        )
-        outcome = await run_durable(run, opened, port)
+        outcome = await run_durable(run, _WorkflowPort(self, run, heartbeat))
         return wire.dumps(outcome)
 
 
@@ -103,17 +103,29 @@ class _WorkflowPort:
         self.heartbeat = timedelta(seconds=heartbeat)
 
     async def activity(self, name: str, *args: Any) -> Any:
-        return await workflow.execute_activity(
-            name,
-            args=args,
-            start_to_close_timeout=timedelta(days=1),
-            heartbeat_timeout=self.heartbeat,
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(milliseconds=100),
-                maximum_interval=timedelta(seconds=10),
-                non_retryable_error_types=["DurableError"],
-            ),
-        )
+        try:
+            return await workflow.execute_activity(
+                name,
+                args=args,
+                start_to_close_timeout=timedelta(days=1),
+                heartbeat_timeout=self.heartbeat,
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=100),
+                    maximum_interval=timedelta(seconds=10),
+                    non_retryable_error_types=list(NOT_RETRIED),
+                ),
+            )
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError):
+                # The step's own error, named as the step named it.
+                raise RemoteFailure(cause.type or "Error", cause.message) from None
+            raise
+
+    async def open(self, run: RunInput) -> Opened:
+        data = await self.activity("elelem.open", run.conversation, run.model, list(run.tools))
+        opened: Opened = wire.loads(data, Opened)
+        return opened
 
     async def append(self, drafts: Sequence[Draft], known: int) -> tuple[Event, ...]:
         data = await self.activity(
@@ -148,9 +160,12 @@ class _WorkflowPort:
 # -- the worker's side ---------------------------------------------------------------
 
 
-async def _beating(work: Awaitable[T], every: float) -> T:
-    """``work``, heartbeating every ``every`` seconds while it runs (a tool
-    or a commit says nothing itself; a dead worker must still show)."""
+async def _beating(work: Awaitable[T]) -> T:
+    """``work``, heartbeating while it runs, four times per heartbeat
+    timeout (a tool or a commit says nothing itself; only a dead worker may
+    miss its heartbeats)."""
+    timeout = activity.info().heartbeat_timeout
+    every = timeout.total_seconds() / 4 if timeout else 1.0
 
     async def beat() -> None:
         while True:
@@ -169,9 +184,8 @@ async def _beating(work: Awaitable[T], every: float) -> T:
 class Activities:
     """The four activities of a worker, over its :class:`~elelem.durable.steps.Steps`."""
 
-    def __init__(self, steps: Any, beat_every: float = 1.0) -> None:
+    def __init__(self, steps: Any) -> None:
         self.steps = steps
-        self.beat_every = beat_every
 
     @activity.defn(name="elelem.open")
     async def open(self, conversation: str, model: str, tools: list[str]) -> bytes:
@@ -183,21 +197,21 @@ class Activities:
     async def append(self, conversation: str, drafts: bytes, known: int) -> bytes:
         """One commit to the log (see :meth:`Steps.append`)."""
         work = asyncio.to_thread(self.steps.append, conversation, wire.load_drafts(drafts), known)
-        result: bytes = await _beating(work, self.beat_every)
+        result: bytes = await _beating(work)
         return result
 
     @activity.defn(name="elelem.request")
     async def request(self, data: bytes) -> bytes:
         """One model request, heartbeating after each chunk."""
         request = wire.loads(data, RequestInput)
-        streamed = await _beating(self.steps.request(request, activity.heartbeat), self.beat_every)
+        streamed = await _beating(self.steps.request(request, activity.heartbeat))
         return wire.dumps(streamed)
 
     @activity.defn(name="elelem.call")
     async def call(self, data: bytes) -> bytes:
         """One tool call, at most once per key (see :class:`CallInput`)."""
         call = wire.loads(data, CallInput)
-        result = await _beating(self.steps.call(call), self.beat_every)
+        result = await _beating(self.steps.call(call))
         return wire.dumps(result)
 
     def all(self) -> list[Callable[..., Any]]:
