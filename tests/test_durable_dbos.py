@@ -105,3 +105,26 @@ def test_a_deferred_run_resumes_on_a_decide_message(
     assert lines.read_text() == "ask #0\n"
     assert result.end == "completed"
     assert result.text.endswith("done: refused: the user did not approve this call")
+
+
+def test_a_model_no_worker_can_resolve_ends_the_run_with_the_error(
+    worker: tuple[SQLiteStore, str],
+) -> None:
+    from elelem.durable.wire import RemoteFailure
+
+    store, system = worker
+    conv = Conversation.create(store)
+
+    async def go() -> Any:
+        client = DBOSClient(system_database_url=system)
+        try:
+            handle = await durable.start(client, conv.id, "nowhere:model", "hi")
+            return await durable.result(handle)
+        finally:
+            client.destroy()
+
+    with pytest.raises(RemoteFailure) as failed:
+        asyncio.run(asyncio.wait_for(go(), 60))
+    assert failed.value.type_name == "ConfigError"
+    assert "nowhere" in str(failed.value)
+    assert Conversation.open(store, conv.id).events == ()

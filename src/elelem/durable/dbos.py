@@ -80,8 +80,21 @@ async def _call(data: bytes) -> bytes:
     return wire.dumps(result)
 
 
+def _mendable(exc: BaseException) -> bool:
+    return type(exc).__name__ not in wire.NOT_RETRIED
+
+
 def _step(name: str) -> StepOptions:
-    return {"name": name}
+    # A step's error is retried with back-off unless retrying cannot mend it
+    # (the request and call steps return their errors: only open and append raise).
+    return {
+        "name": name,
+        "retries_allowed": True,
+        "max_attempts": 8,
+        "interval_seconds": 0.1,
+        "backoff_rate": 2.0,
+        "should_retry": _mendable,
+    }
 
 
 class _Port:

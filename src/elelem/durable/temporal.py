@@ -52,9 +52,6 @@ with workflow.unsafe.imports_passed_through():
 T = TypeVar("T")
 
 WORKFLOW = "elelem.run"
-NOT_RETRIED = ("DurableError", "ConfigError", "RegistryError", "ConversationNotFound")
-"""The errors of a step that running it again cannot mend: the run ends
-with them (any other error, a store's say, is retried with back-off)."""
 SIGNAL = "decide"
 HEARTBEAT = 10.0
 """Default heartbeat timeout of every activity, in seconds: how soon a dead
@@ -112,7 +109,7 @@ class _WorkflowPort:
                 retry_policy=RetryPolicy(
                     initial_interval=timedelta(milliseconds=100),
                     maximum_interval=timedelta(seconds=10),
-                    non_retryable_error_types=list(NOT_RETRIED),
+                    non_retryable_error_types=list(wire.NOT_RETRIED),
                 ),
             )
         except ActivityError as exc:

@@ -43,6 +43,11 @@ IMPORT_PREFIX = "import:"
 rather than an address the worker's client resolves."""
 
 
+NOT_RETRIED = ("DurableError", "ConfigError", "RegistryError", "ConversationNotFound")
+"""The errors of a step that running it again cannot mend: the run ends
+with them (any other error, a store's say, is retried with back-off)."""
+
+
 class DurableError(ElelemError):
     """A durable run cannot go on as asked: a model or tool reference that
     does not import, an action no durable driver can do, a workflow that
@@ -424,6 +429,7 @@ def results_of(blocks: Sequence[ToolResultBlock]) -> bytes:
 
 __all__ = [
     "IMPORT_PREFIX",
+    "NOT_RETRIED",
     "CallInput",
     "Decisions",
     "DurableError",
