@@ -2,7 +2,8 @@
 
 ``python mcp_weather_server.py`` serves over stdio; ``--http PORT`` over
 streamable HTTP on 127.0.0.1.  ``die`` exits the process in the middle of
-its call, as a crashing server would.
+its call, as a crashing server would; ``snapshot`` answers with an image
+and the same image again in its structured content (as media servers do).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ImageContent, ResourceLink, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 server = MCPServer("weather")
 
@@ -30,6 +31,16 @@ def radar(city: str) -> list[TextContent | ImageContent | ResourceLink]:
         ImageContent(data="iVBORw0KGgo=", mime_type="image/png"),
         ResourceLink(name="forecast", uri=f"https://weather.example/{city}", mime_type="text/html"),
     ]
+
+
+@server.tool()
+def snapshot(city: str) -> CallToolResult:
+    """A camera picture of a city: an image only, with the same data structured."""
+    data = "iVBORw0KGgo="
+    return CallToolResult(
+        content=[ImageContent(data=data, mime_type="image/png")],
+        structured_content={"city": city, "image": data},
+    )
 
 
 @server.tool()
