@@ -14,6 +14,7 @@ from elelem.cli.embed import collections_group, embed_command, similar_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.keys import keys_group
 from elelem.cli.manage import fork_command, rename_command, rm_command
+from elelem.cli.mcp import mcp_group
 from elelem.cli.models import aliases_command, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.speak import speak_command
@@ -46,6 +47,7 @@ def register(group: click.Group) -> None:
         batch_group,
         speak_command,
         transcribe_command,
+        mcp_group,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

@@ -1,0 +1,74 @@
+"""``elelem mcp tools``: a server's tools and a call of one, without a model
+(issue #40), against real servers: the weather server written with the
+``mcp`` SDK, and npm's server-everything, which nobody on elelem wrote."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import base_env, run
+from mcp_servers import EVERYTHING
+
+WEATHER = f"{sys.executable} {Path(__file__).parent / 'mcp_weather_server.py'}"
+
+
+def test_the_tools_of_a_server_and_a_call(tmp_path: Path) -> None:
+    result = run(
+        base_env(tmp_path),
+        "mcp", "tools", WEATHER, "--call", "get_weather", '{"city": "Oslo"}',
+        "--call", "snapshot", '{"city": "Oslo"}', "--call", "nope", "{}",
+    )  # fmt: skip
+    name = WEATHER if len(WEATHER) <= 60 else WEATHER[:59] + "…"
+    assert result.stdout.splitlines() == [
+        f"{name} speaks MCP 2026-07-28",
+        "  get_weather  The weather in a city.",
+        "  radar  A radar picture of a city, and where to find more.",
+        "  snapshot  A camera picture of a city: an image only, with the same data structured.",
+        "  die  Crash the server mid-call.",
+        "get_weather result: 4°C",
+        "snapshot result: ",
+        "  [image image/png]",
+    ]
+    assert (result.returncode, result.stderr) == (
+        1,
+        "nope: no such tool on this server\nelelem: 1 call(s) failed: nope\n",
+    )
+
+
+def test_a_server_that_dies_is_a_provider_failure(tmp_path: Path) -> None:
+    result = run(base_env(tmp_path), "mcp", "tools", WEATHER, "--call", "die", '{"reason": "x"}')
+    assert result.returncode == 1
+    assert result.stderr.endswith("stopped during a call of die: MCPError: Connection closed\n"), (
+        result.stderr
+    )
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not Path(EVERYTHING).exists(),
+    reason="server-everything runs on Node, from tests/mcp_node (npm ci)",
+)
+def test_server_everything_gets_roots_and_elicitation_answers(tmp_path: Path) -> None:
+    server = f"node {EVERYTHING} stdio"
+    result = run(
+        base_env(tmp_path),
+        "mcp", "tools", "--elicit", "defaults", server,
+        "--call", "get-roots-list", "{}", "--call", "trigger-elicitation-request", "{}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("speaks MCP 2025-11-25")
+    tools = [line.split()[0] for line in lines[1:] if line.startswith("  ") and "  " in line[2:]]
+    # Roots and elicitation declared: the server offers the tools that use them.
+    assert {"get-roots-list", "trigger-elicitation-request", "trigger-url-elicitation"} <= set(
+        tools
+    )
+    assert (
+        "  (simulate-research-query not offered: it runs only as a task "
+        "(execution.taskSupport: required), which elelem does not run)"
+    ) in lines
+    assert f"   URI: {Path.cwd().resolve().as_uri()}" in lines  # the working folder
+    assert '    "integer": 42,' in lines  # the form's defaults, accepted
