@@ -20,7 +20,6 @@ CALLS: dict[str, list[tuple[str, object]]] = {
     "tools_call": [("add_numbers", {"a": 5, "b": 3})],
     "sse-retry": [("test_reconnection", {})],
     "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
-    "request-metadata": [("test", {})],
     "sep-2322-client-request-state": [
         ("test_mrtr_echo_state", {}),
         ("test_mrtr_no_state", {}),

@@ -34,8 +34,8 @@ def test_the_tools_of_a_server_and_a_call(tmp_path: Path) -> None:
         "  [image image/png]",
     ]
     assert (result.returncode, result.stderr) == (
-        1,
-        "nope: no such tool on this server\nelelem: 1 call(s) failed: nope\n",
+        2,
+        "nope: no such tool on this server\nelelem: 1 call(s) not made: nope\n",
     )
 
 

@@ -91,7 +91,7 @@ def run_scenario(env: dict[str, str], scenario: str, revision: str, out: Path) -
          "--spec-version", revision, "-o", str(out)],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    return done.returncode == 0 and "OVERALL: PASSED" in done.stdout
+    return done.returncode == 0 and "OVERALL: PASSED" in done.stdout + done.stderr
 
 
 def required(env: dict[str, str], revision: str) -> list[str]:

@@ -8,6 +8,8 @@ result.  A server that asks for input is answered as ``--elicit`` says:
 ``decline`` (the default: nobody is asked), ``defaults`` (accept every form
 with its fields' defaults) — the command is also the MCP conformance
 suite's client under test.  Everything the server sent is shown sanitized.
+It fails (status 1) when the server cannot be reached or stops, and (2)
+when a ``--call`` names no tool the server offers.
 """
 
 from __future__ import annotations
@@ -83,13 +85,13 @@ def tools_command(
     try:
         with connection:
             _describe(connection)
-            failed = [name for name, arguments in calls if not _call(connection, name, arguments)]
+            unmade = [name for name, arguments in calls if not _call(connection, name, arguments)]
     except MCPServerError as exc:
         raise Failure(str(exc), EXIT_PROVIDER) from None
     if connection.failure is not None:
         raise Failure(connection.failure, EXIT_PROVIDER)
-    if failed:
-        raise Failure(f"{len(failed)} call(s) failed: {', '.join(failed)}", EXIT_PROVIDER)
+    if unmade:
+        raise Failure(f"{len(unmade)} call(s) not made: {', '.join(unmade)}", EXIT_USAGE)
 
 
 def _describe(server: Any) -> None:
@@ -102,7 +104,8 @@ def _describe(server: Any) -> None:
 
 
 def _call(server: Any, name: str, arguments: str) -> bool:
-    """Make one call and print its result; False when it failed."""
+    """Make one call and print its result (an error result is the tool's
+    answer, shown as such); False when there is no such tool."""
     import anyio
 
     tool = next((t for t in server.tools if t.name == name), None)
@@ -114,7 +117,7 @@ def _call(server: Any, name: str, arguments: str) -> bool:
     click.echo(f"{sanitize_line(name)} {mark}: {sanitize(outcome.content)}")
     for image in outcome.attachments:
         click.echo(f"  [image {image.media_type}]")
-    return not outcome.is_error
+    return True
 
 
 __all__ = ["mcp_group"]

@@ -67,6 +67,7 @@ class MCPTool:
 
     async def _call(self, given: dict[str, Any]) -> ToolOutcome:
         from mcp.shared.exceptions import MCPError
+        from pydantic import ValidationError
 
         server = self.server
         for attempt in (1, 2):
@@ -83,6 +84,10 @@ class MCPTool:
                     # The server answered with a protocol error: the server lives on.
                     return ToolOutcome(f"MCP error from {server.name}: {exc}", is_error=True)
                 return self._stopped(exc)
+            except ValidationError as exc:
+                # A result the server sent malformed: that call failed, the server lives on.
+                error = " ".join(str(exc).split())
+                return ToolOutcome(f"MCP server {server.name} sent a bad result: {error}", True)
             except Exception as exc:  # noqa: BLE001 - told to the model, kept for the caller
                 return self._stopped(exc)
             if result is None:
