@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: install test lint typecheck pytest demo bench bench-quick clean
+.PHONY: install test test-slow lint typecheck pytest demo bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -23,8 +23,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src
 
+# The default run: every test but the long variants, in parallel on every
+# core. `make test-slow` runs the long variants (CI runs both).
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/pytest -q -m slow
 
 test: lint typecheck pytest
 

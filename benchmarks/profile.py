@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from benchmarks.clients import CLIENTS, call
-from benchmarks.run import QUICK, Driver
+from benchmarks.plan import QUICK
+from benchmarks.run import Driver
 from benchmarks.server import MODES
 from benchmarks.streams import SHAPES, text_digest
 

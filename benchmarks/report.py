@@ -7,12 +7,10 @@ import platform
 import statistics
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchmarks.clients import CLIENTS
-
-if TYPE_CHECKING:
-    from benchmarks.run import Driver, Measurements
+from benchmarks.plan import Measurements, Schedule
 
 SHAPE_TITLES = {
     "anthropic_messages": "Anthropic Messages",
@@ -71,7 +69,7 @@ def _status(results: list[dict[str, Any]]) -> str:
 
 
 def results_document(
-    driver: Driver, measured: Measurements, storage: dict[str, Any], elapsed: float
+    driver: Schedule, measured: Measurements, storage: dict[str, Any], elapsed: float
 ) -> dict[str, Any]:
     """Every figure of the run, shaped as issue 7 asks (plus method and scaling)."""
     plan = driver.plan

@@ -21,69 +21,18 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.clients import CLIENTS
 from benchmarks.corpus import ROOT, CorpusMissing, corpus_root, text_deltas
+from benchmarks.plan import FULL, QUICK, Measurements, Plan
 from benchmarks.report import render, results_document, storage_summary
 from benchmarks.server import MODES
 from benchmarks.streams import SHAPES, Stream, build
 
 WARM_DELTAS = 40
 SCALING_CLIENTS = ("floor", "elelem")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How much to measure."""
-
-    runs: int
-    slow_runs: int  # runs for the peers that take tens of seconds per 20,000 events
-    events: int
-    scaling_sizes: tuple[int, ...]
-    scaling_runs: int
-    storage_events: int
-    storage_runs: int
-    grouped: bool  # quick mode: one child per client family instead of one per run
-    child_timeout: float
-
-
-FULL = Plan(
-    runs=7,
-    slow_runs=3,
-    events=20_000,
-    scaling_sizes=(2_500, 5_000, 10_000, 20_000, 40_000, 80_000),
-    scaling_runs=3,
-    storage_events=100_000,
-    storage_runs=3,
-    grouped=False,
-    child_timeout=600,
-)
-QUICK = Plan(
-    runs=1,
-    slow_runs=1,
-    events=2_500,
-    scaling_sizes=(2_500, 10_000, 40_000),
-    scaling_runs=1,
-    storage_events=20_000,
-    storage_runs=1,
-    grouped=True,
-    child_timeout=120,
-)
-
-
-@dataclass
-class Measurements:
-    """Raw per-run results, keyed by (shape, mode, client) and by (shape, size, client)."""
-
-    streaming: dict[tuple[str, str, str], list[dict[str, Any]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    scaling: dict[tuple[str, int, str], list[dict[str, Any]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
 
 
 def _child_env() -> dict[str, str]:

@@ -22,6 +22,14 @@ settings.register_profile(
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# The suite is isolated from the settings of whoever runs it: an ELELEM_STORE,
+# ELELEM_HOME, ELELEM_CONFIG or ELELEM_MODEL of the user's shell would point
+# tests (and the processes they start, which inherit this environment) at the
+# user's own store and config. Only ELELEM_CORPUS, which says where the
+# corpus is, is read from outside.
+for _name in [n for n in os.environ if n.startswith("ELELEM_") and n != "ELELEM_CORPUS"]:
+    del os.environ[_name]
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

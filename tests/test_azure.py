@@ -16,7 +16,7 @@ import pytest
 
 from cloud_helpers import Clock, FakeAzureCredential, TokenServer
 from elelem import Client
-from elelem.errors import AuthenticationError, ConfigError
+from elelem.errors import AuthenticationError, ConfigError, install_line
 from elelem.providers import load_shape
 from elelem.stream import AssembledResponse
 from elelem.testing.servers import anthropic_text_body, replay, sse_body, status
@@ -185,5 +185,5 @@ def test_a_missing_azure_identity_names_the_extra(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ConfigError) as caught:
         Client(env=env).target("azure:d")
     assert str(caught.value) == (
-        "provider azure: Entra ID: azure-identity is not installed: pip install 'elelem[azure]'"
+        "provider azure: Entra ID: azure-identity is not installed: " + install_line("azure")
     )

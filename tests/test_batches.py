@@ -356,9 +356,9 @@ def run(env: dict[str, str], *args: str, stdin: str = "") -> Any:
 
 
 def test_batch_commands_submit_status_results_through_the_log(tmp_path: Any) -> None:
-    from elelem.batchlog import find, latest
     from elelem.conversation import open_store
-    from elelem.turns.costs import events_cost
+    from elelem.providers.costs import events_cost
+    from elelem.turns.batchlog import find, latest
 
     second = dict(MESSAGE, id="msg_2", content=[{"type": "text", "text": "Rome.\x1b[2J"}])
     reply = anthropic_api(

@@ -222,7 +222,7 @@ def test_child_measures_the_floor_and_catches_wrong_results(
 def test_results_document_has_the_issue_shape() -> None:
     import dataclasses
 
-    from benchmarks.run import QUICK
+    from benchmarks.plan import QUICK
 
     class FakeDriver:
         def __init__(self) -> None:
@@ -238,7 +238,7 @@ def test_results_document_has_the_issue_shape() -> None:
             return f"{shape}.{n}"
 
     driver = FakeDriver()
-    from benchmarks.run import Measurements
+    from benchmarks.plan import Measurements
 
     events = len(driver.streams["anthropic_messages.1000"].events)
     assert events == 1006

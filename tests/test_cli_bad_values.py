@@ -87,6 +87,8 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("speak", "output"): ["@dir", "/nonexistent/elelem-26/out.mp3", "@long"],
     ("speak", "voice"): ["\udcff"],
     ("speak", "instructions"): ["\udcff"],
+    ("live", "texts"): ["\udcff", ""],
+    ("live", "voice"): ["\udcff"],
     ("transcribe", "language"): ["\udcff", "", " "],
     ("transcribe", "prompt"): ["\udcff", "", " "],
     ("batch submit", "source"): [

@@ -3,12 +3,13 @@ against loopback servers; the local estimate otherwise, saying which."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
-from elelem import SyncClient
-from elelem.errors import AuthenticationError
+from elelem import Client, SyncClient
+from elelem.errors import AuthenticationError, MalformedStreamError
 from elelem.testing.servers import LoopbackServer, status
 from elelem.tokens import estimate_messages
 from elelem.vocabulary import Message, ToolSpec
@@ -88,3 +89,40 @@ def test_a_server_without_the_endpoint_falls_back_and_a_bad_key_raises() -> None
     )
     with pytest.raises(AuthenticationError):
         count("anthropic_messages", denied, code=401)
+
+
+@pytest.mark.parametrize(
+    ("shape", "answer", "why"),
+    [
+        ("anthropic_messages", b'{"tokens": 12}', "it holds no token count"),
+        ("gemini", b'{"totalTokens": -1}', "it holds no token count"),
+        ("openai_responses", b'{"input_tokens": true}', "it holds no token count"),
+        ("anthropic_messages", b"[412]", "it holds no token count"),
+    ],
+)
+def test_an_answer_without_a_count_is_malformed_naming_the_endpoint(
+    shape: str, answer: bytes, why: str
+) -> None:
+    with pytest.raises(MalformedStreamError) as raised:
+        count(shape, answer)
+    endpoint = {
+        "anthropic_messages": "Anthropic count_tokens",
+        "gemini": "Gemini countTokens",
+        "openai_responses": "OpenAI responses/input_tokens",
+    }[shape]
+    assert str(raised.value).startswith(
+        f"the answer to {endpoint} is not what the API documents: {why}"
+    )
+    assert raised.value.retryable is False
+
+
+def test_the_async_client_counts_through_the_same_exchange() -> None:
+    wire = WIRE["anthropic_messages"]
+
+    async def main() -> object:
+        with LoopbackServer([status(200, b'{"input_tokens": 9}')]) as server:
+            async with Client(env=wire.env(server), max_retries=0) as client:
+                return await client.count_tokens(wire.model, "Hi")
+
+    result = asyncio.run(main())
+    assert (result.input, result.source, result.note) == (9, "provider", "Anthropic count_tokens")  # type: ignore[attr-defined]

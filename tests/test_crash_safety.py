@@ -63,8 +63,17 @@ def _acks(buf: bytearray) -> list[str]:
     return [line for line in buf.decode().split("\n")[:-1]]
 
 
-@pytest.mark.slow
-def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "kills",
+    [
+        # The default run: enough kills to land some mid-append.
+        pytest.param(KILLS // 10, id="short"),
+        pytest.param(KILLS, id="long", marks=pytest.mark.slow),
+    ],
+)
+def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(
+    tmp_path: Path, kills: int
+) -> None:
     path = str(tmp_path / "crash.db")
     with SQLiteStore(path) as store:
         store.create(id=CONV)
@@ -73,7 +82,7 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(tmp_path: 
     known: list[bytes] = []  # the log as verified after the previous kill
     kills_mid_append = 0
     started = time.monotonic()
-    for run in range(1, KILLS + 1):
+    for run in range(1, kills + 1):
         rfd, wfd = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -137,8 +146,8 @@ def test_sigkill_at_random_moments_never_loses_an_acknowledged_append(tmp_path: 
         if e.seq in expected
     )
     elapsed = time.monotonic() - started
-    assert len(expected) > KILLS, "children appended too little to test anything"
+    assert len(expected) > kills, "children appended too little to test anything"
     print(
-        f"{KILLS} kills, {len(known)} events ({len(expected)} acknowledged),"
+        f"{kills} kills, {len(known)} events ({len(expected)} acknowledged),"
         f" {kills_mid_append} kills after an unacknowledged commit, {elapsed:.1f}s"
     )

@@ -376,16 +376,23 @@ version: 1
 """
 
 
-def test_setup_calls_beside_model_calls_are_reported_as_skipped(tmp_path: Path) -> None:
+def test_setup_calls_beside_model_calls_are_reported_as_exchanges(tmp_path: Path) -> None:
     path = tmp_path / "setup.yaml"
     path.write_text(SETUP_AND_CALL)
     code, out, _ = run("inspect", "--json", str(path))
     assert code == 0
     objs = lines(out)
     assert objs[0] == {
-        "kind": "skipped",
+        "kind": "exchange",
         "interaction": 0,
-        "reason": "not a model call of a known wire shape: POST /v1/files",
+        "exchange": "file-upload",
+        "method": "POST",
+        "path": "/v1/files",
+        "status": 200,
+        "provider": "anthropic",
+        "file_id": "file_1",
+        "purpose": None,
+        "bytes": None,
     }
     assert objs[1] == {
         "kind": "response",
@@ -397,13 +404,30 @@ def test_setup_calls_beside_model_calls_are_reported_as_skipped(tmp_path: Path) 
     assert [o["kind"] for o in objs[2:]] == ["usage", "finish"]
 
 
-def test_no_model_call_at_all_is_an_error(tmp_path: Path) -> None:
+def test_a_recording_without_a_model_call_is_still_read(tmp_path: Path) -> None:
+    # Setup calls only (two file uploads, one unknown call): each is shown,
+    # nothing is refused.
     setup = SETUP_AND_CALL.split("- request:")[1]
+    unknown = setup.replace("/v1/files", "/v1/skills")
     path = tmp_path / "setup-only.yaml"
-    path.write_text(f"interactions:\n- request:{setup}- request:{setup}version: 1\n")
+    path.write_text(
+        f"interactions:\n- request:{setup}- request:{setup}- request:{unknown}version: 1\n"
+    )
     code, out, err = run("inspect", "--json", str(path))
-    assert (code, out) == (2, "")
-    assert err == f"elelem: {path}: cannot tell the wire shape of any interaction\n"
+    assert (code, err) == (0, "")
+    objs = lines(out)
+    assert [o["exchange"] for o in objs] == ["file-upload", "file-upload", "unknown"]
+    assert objs[2] == {
+        "kind": "exchange",
+        "interaction": 2,
+        "exchange": "unknown",
+        "method": "POST",
+        "path": "/v1/skills",
+        "status": 200,
+        "provider": None,
+    }
+    code, out, err = run("inspect", str(path))
+    assert out.splitlines()[-1] == "interaction 2: unknown: POST /v1/skills -> 200"
 
 
 def test_inspect_prints_a_human_summary_by_default(corpus: Path) -> None:

@@ -1,7 +1,9 @@
-"""The layering of ``src/elelem`` (issue #25, DESIGN.md §1), checked on the code.
+"""The layering of ``src/elelem`` (issue #25, docs/architecture.md §1), checked on the code.
 
 - the import graph of every module, type-checking and function-level
-  imports included, has no circle;
+  imports included, has no circle, and seen as rooms (a package, or a
+  module of the root) it stands on at most 12 floors;
+- the package root holds at most 11 modules;
 - each package imports only the packages docs/architecture.md's layer table
   says it may (the table is read from the document, so neither drifts);
 - loading the transport loads no shape code, loading the log loads no
@@ -32,7 +34,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 import elelem
-from elelem.errors import ElelemError
+from elelem.errors import ElelemError, install_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "elelem"
@@ -155,6 +157,79 @@ def test_each_package_imports_only_what_the_layer_table_allows() -> None:
     assert wrong == []
 
 
+ROOT_MODULES = 11
+"""How many modules the package root may hold, ``__init__.py`` counted: the
+rest stand in packages that say what they hold."""
+
+FLOORS = 12
+"""How high the house may stand: the longest chain of imports between rooms."""
+
+
+def test_the_package_root_holds_few_modules() -> None:
+    root = sorted(p.name for p in SRC.glob("*.py"))
+    assert len(root) <= ROOT_MODULES, root
+
+
+def rooms(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph seen as rooms: a package of ``elelem`` (or one module
+    of its root, or the root's ``__init__``) is one room, importing the rooms
+    its modules import; imports inside a room are not arrows."""
+    out: dict[str, set[str]] = {_package(m): set() for m in graph}
+    for module, targets in graph.items():
+        out[_package(module)].update(_package(t) for t in targets)
+    for room, targets in out.items():
+        targets.discard(room)
+    return out
+
+
+def floors(graph: dict[str, set[str]]) -> dict[str, int]:
+    """Each room's floor: 1 for a room that imports none, else one above the
+    highest room it imports (the graph has no circle)."""
+    floor: dict[str, int] = {}
+
+    def visit(room: str) -> int:
+        if room not in floor:
+            floor[room] = 1 + max((visit(t) for t in graph[room]), default=0)
+        return floor[room]
+
+    for room in sorted(graph):
+        visit(room)
+    return floor
+
+
+def test_the_floor_counter_counts_a_planted_column() -> None:
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": set(), "d": set(), "e": {"c"}}
+    assert floors(graph) == {"a": 3, "b": 2, "c": 1, "d": 1, "e": 2}
+    modules = {"elelem": {"elelem.x.a"}, "elelem.x.a": {"elelem.x.b"}, "elelem.x.b": set()}
+    assert floors(rooms(modules)) == {"elelem": 2, "x": 1}
+
+
+def test_the_import_graph_stands_on_few_floors() -> None:
+    graph = rooms(import_graph())
+    assert circles(graph) == []
+    floor = floors(graph)
+    top = max(floor.values())
+    assert top <= FLOORS, sorted((f, r) for r, f in floor.items() if f > FLOORS - 3)
+
+
+def floor_table() -> dict[str, int]:
+    """docs/architecture.md §1's table of rooms by floor (the root's
+    ``__init__.py`` is the room ``elelem``)."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## 1. Layers") : text.index("## 2.")]
+    table: dict[str, int] = {}
+    for row in section.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].isdigit():
+            for name in re.findall(r"`([\w.]+)`", cells[1]):
+                table["elelem" if name == "__init__.py" else name] = int(cells[0])
+    return table
+
+
+def test_the_document_draws_each_room_on_its_floor() -> None:
+    assert floor_table() == floors(rooms(import_graph()))
+
+
 def _fresh(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
@@ -222,7 +297,7 @@ def extra_only_modules() -> set[str]:
     extras = project["optional-dependencies"]
     faces = [
         r
-        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure")
+        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "live")
         for r in extras[name]
     ]
     only = _closure(faces) - core
@@ -247,10 +322,10 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "genai-prices",
     }
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure]"]
-    assert {"click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry"} <= (
-        extra_only_modules()
-    )
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,live]"]
+    assert {
+        "click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry", "websockets"
+    } <= extra_only_modules()  # fmt: skip
 
 
 BLOCKER = """
@@ -319,8 +394,7 @@ def test_the_command_without_the_cli_extra_names_the_extra() -> None:
     done = _fresh(code)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        "elelem: the command needs the cli extra (click is not installed): "
-        "pip install 'elelem[cli]'\n"
+        f"elelem: the command needs the cli extra (click is not installed): {install_line('cli')}\n"
     )
 
 

@@ -406,3 +406,21 @@ def test_chat_sends_a_tool_results_image_in_the_user_message_after_it() -> None:
             ],
         },
     ]
+
+
+@pytest.mark.parametrize(
+    ("url", "media_type"),
+    [
+        ("https://example.com/chart.png", "image/png"),
+        ("https://example.com/photo.WEBP?v=2", "image/webp"),
+        ("https://example.com/scan.jpeg", "image/jpeg"),
+        ("https://example.com/render", "image/jpeg"),  # nothing says: the usual one
+    ],
+)
+def test_a_gemini_image_by_url_is_sent_with_the_media_type_its_name_says(
+    url: str, media_type: str
+) -> None:
+    # fileData requires mimeType (https://ai.google.dev/api/caching#FileData);
+    # a .png sent as image/jpeg is misread.
+    body = _encode("gemini", "google", _user(ImageBlock.from_url(url))).body
+    assert body["contents"][0]["parts"][0] == {"fileData": {"mimeType": media_type, "fileUri": url}}

@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import KEY, base_env, run, text_reply
 from elelem import Client
-from elelem.preflight import ModelWarning, preflight
+from elelem.client.preflight import ModelWarning, preflight
 from elelem.providers.capabilities import ModelInfo, as_record, model_info, with_remote
 from elelem.providers.listing import RemoteModel, list_remote_models
 from elelem.providers.models import DEFAULT_MODELS, known_models

@@ -401,6 +401,37 @@ def test_perplexity_citations_and_search_results_attach_to_the_text() -> None:
     )
 
 
+def test_openrouter_sources_relayed_twice_are_attributed_once() -> None:
+    # OpenRouter relays a provider's sources both as its own url_citation
+    # annotations and as the provider's top-level citations list
+    # (https://openrouter.ai/docs/features/web-search, "Parsing web search
+    # results"): each URL is one attribution; a citation URL no annotation
+    # names is still attributed, and the list itself is kept.
+    a, b, c = "https://a.io/1", "https://b.io/2", "https://c.io/3"
+    notes = [
+        {
+            "type": "url_citation",
+            "url_citation": {"url": a, "title": "A", "start_index": 4, "end_index": 9},
+        },
+        {"type": "url_citation", "url_citation": {"url": b, "title": "B"}},
+    ]
+    got = result(
+        [
+            chunk({"content": "See a.io/1 and more."}, citations=[a, b, c]),
+            chunk({"content": "", "annotations": notes}, "stop", citations=[a, b, c]),
+        ],
+        "openrouter",
+    )
+    text = got.content[0]
+    assert isinstance(text, TextBlock)
+    assert [x.source.url for x in text.attributions] == [c, a, b]
+    assert text.attributions[1].range == (4, 9)
+    kept = [b for b in got.content if isinstance(b, UnknownBlock)]
+    assert [k.raw for k in kept] == [
+        {"type": "openai_chat.response_field", "field": "citations", "value": [a, b, c]}
+    ]
+
+
 def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
     def detail(**kw: Any) -> dict[str, Any]:
         return {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0, **kw}
@@ -450,6 +481,44 @@ def test_openrouter_reasoning_details_merge_and_replay_verbatim() -> None:
     assert ProviderPayload(router, "reasoning_details", None, merged) in reasoning.payloads
     wire, dropped = assistant_wire(got.to_message(), router)
     assert wire == {"role": "assistant", "content": "Hi", "reasoning_details": merged}
+    assert dropped == []
+
+
+@pytest.mark.parametrize("provider", ["vercel", "litellm", "cerebras"])
+def test_a_gateway_that_takes_reasoning_text_gets_its_reasoning_details_back(
+    provider: str,
+) -> None:
+    # A gateway relaying Gemini shows the reasoning as `reasoning` text and
+    # the thought signature as a reasoning.encrypted detail
+    # (https://vercel.com/docs/ai-gateway/openai-compat/advanced, "Reasoning
+    # details"); Google checks that signature on a function-call turn, so it
+    # goes back beside the text.
+    signature = {
+        "type": "reasoning.encrypted",
+        "data": "CiQB0e2Kb...",
+        "format": "google-gemini-v1",
+        "index": 0,
+    }
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "f", "arguments": "{}"},
+    }
+    got = result(
+        [
+            chunk(
+                {"role": "assistant", "reasoning": "Look it up.", "reasoning_details": [signature]}
+            ),
+            chunk({"tool_calls": [call]}),
+            chunk({}, "tool_calls"),
+        ],
+        provider,
+    )
+    wire, dropped = assistant_wire(got.to_message(), ProviderId(provider))
+    assert wire["reasoning"] == "Look it up."
+    assert wire["reasoning_details"] == [signature]
+    assert [c["id"] for c in wire["tool_calls"]] == ["c1"]
     assert dropped == []
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from elelem import Client, send
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import ResponseRecord
+from elelem.providers.costs import events_cost, response_cost
 from elelem.providers.pricing import NO_COST, Cost, format_dollars, genai_usage, price, total
 from elelem.recordings.cassettes import load
 from elelem.testing.servers import LoopbackServer, replay
-from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import ProviderId, Usage
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)

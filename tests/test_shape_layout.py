@@ -5,6 +5,7 @@ value built from them, with no shape class beside it."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 from collections.abc import Mapping
 
@@ -16,6 +17,7 @@ from elelem.shapes.base import ShapeSpec
 from elelem.shapes.classify import ErrorTable
 from elelem.shapes.skeleton import ParserSkeleton
 from elelem.vocabulary import Usage
+from elelem.wire.counting import TokenCounter
 
 PACKAGES = (
     "anthropic_messages",
@@ -39,6 +41,15 @@ NAMES = {
     "fast": ("hot_decoder",),
     "media": ("LIMITS", "encode_media"),
 }
+
+
+KINDS = {"counting": ("COUNTER", TokenCounter)}
+"""The other kinds of exchange: a wire that has one holds a module of its
+name with the same names, and its ``SHAPE`` field of that name is the value
+(None where the wire has not the kind)."""
+
+HAS = {"counting": {"anthropic_messages", "openai_responses", "gemini"}}
+"""Which wires have each kind."""
 
 
 def module(package: str, name: str) -> object:
@@ -93,3 +104,14 @@ def test_the_package_docstring_holds_the_table_and_no_gaps() -> None:
         for attr in attrs:
             assert attr in doc
     assert "has not moved" not in doc and "(none)" not in doc
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_kind_a_wire_has_is_the_module_of_its_name(package: str) -> None:
+    shape = importlib.import_module(f"elelem.shapes.{package}").SHAPE
+    for kind, (name, kind_type) in KINDS.items():
+        found = importlib.util.find_spec(f"elelem.shapes.{package}.{kind}") is not None
+        assert found == (package in HAS[kind]), kind
+        value = getattr(module(package, kind), name) if found else None
+        assert value is None or isinstance(value, kind_type)
+        assert getattr(shape, kind) is value

@@ -34,7 +34,7 @@ from elelem.errors import (
     TransportError,
     UnsupportedError,
 )
-from elelem.speech_stream import Speech, SpeechParser
+from elelem.speech.streamed_speech import Speech, SpeechParser
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Reset, Send, status
 from elelem.vocabulary import ProviderId, UnknownBlock, Usage

@@ -27,10 +27,10 @@ from elelem.errors import (
     MalformedStreamError,
     StreamError,
 )
-from elelem.speech import Transcript
+from elelem.speech.endpoints import Transcript
+from elelem.speech.streamed_transcription import TranscriptionParser
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, TextDelta, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Send, status
-from elelem.transcribe_stream import TranscriptionParser
 from elelem.vocabulary import AudioBlock, ProviderId, UnknownBlock, Usage
 
 KEY = "sk-transcribe-secret-0123456789"

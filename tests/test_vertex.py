@@ -30,7 +30,7 @@ from cloud_helpers import (
     verify_assertion,
 )
 from elelem import Client, SyncClient
-from elelem.errors import AuthenticationError, ConfigError
+from elelem.errors import AuthenticationError, ConfigError, install_line
 from elelem.providers import load_shape
 from elelem.stream import AssembledResponse
 from elelem.testing.servers import anthropic_text_body, replay, sse_body, status
@@ -411,5 +411,5 @@ def test_a_missing_google_auth_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         google_credentials({"HOME": "/nonexistent"}, "provider vertex: Google credentials")
     assert str(caught.value) == (
         "provider vertex: Google credentials: google-auth is not installed: "
-        "pip install 'elelem[google]'"
+        + install_line("google")
     )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from elelem.turns.deferred import resume, resume_sync
     from elelem.turns.drive import send, send_sync
     from elelem.turns.limits import UsageLimitExceeded, UsageLimits
+    from elelem.turns.live_session import live, live_sync
     from elelem.turns.toolloop import run, run_sync
 
 __version__ = "0.1.0"
@@ -50,6 +51,10 @@ def __getattr__(name: str) -> object:
         from elelem.turns import toolloop
 
         return getattr(toolloop, name)
+    if name in ("live", "live_sync"):
+        from elelem.turns import live_session
+
+        return getattr(live_session, name)
     if name in ("resume", "resume_sync"):
         from elelem.turns import deferred
 
@@ -82,6 +87,8 @@ __all__ = [
     "UsageLimitExceeded",
     "UsageLimits",
     "__version__",
+    "live",
+    "live_sync",
     "open_store",
     "register_block_type",
     "register_finish_reason",

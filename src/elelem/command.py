@@ -19,15 +19,24 @@ def main() -> None:
     try:
         from elelem.cli import main as cli_main
     except ModuleNotFoundError as exc:
+        from elelem.errors import install_line
+
         missing = (exc.name or "").partition(".")[0]
         if missing not in CLI_MODULES:
             raise
         sys.stderr.write(
             f"elelem: the command needs the cli extra ({missing} is not installed): "
-            "pip install 'elelem[cli]'\n"
+            f"{install_line('cli')}\n"
         )
         raise SystemExit(2) from None
-    cli_main()
+    from elelem.cli.common import leave
+
+    try:
+        cli_main()
+    except SystemExit as exc:
+        code = exc.code
+        leave(code if isinstance(code, int) else 0 if code is None else 1)
+        raise
 
 
 __all__ = ["CLI_MODULES", "main"]

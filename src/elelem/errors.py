@@ -466,3 +466,58 @@ class RecoverableError(StreamError):
     def __init__(self, message: str, *, patches: Sequence[Patch], **kwargs: object) -> None:
         super().__init__(message, **kwargs)  # type: ignore[arg-type]
         self.patches = tuple(patches)
+
+
+EXTRA_MODULES: Mapping[str, str] = {
+    "click": "cli",
+    "rich": "cli",
+    "prompt_toolkit": "cli",
+    "jsonschema": "cli",
+    "starlette": "web",
+    "uvicorn": "web",
+    "mcp": "mcp",
+    "psycopg": "postgres",
+    "opentelemetry": "otel",
+    "google": "google",
+    "azure": "azure",
+}
+"""The top-level modules only an extra brings, and that extra (``tests/
+test_first_hour_extras.py`` checks the table against pyproject.toml)."""
+
+
+def install_line(extra: str) -> str:
+    """The command that installs elelem's ``extra`` the way this elelem was
+    installed (its PEP 610 ``direct_url.json``): from a checkout
+    (``pip install -e 'PATH[web]'``), from git (``pip install 'elelem[web]
+    @ git+URL'``), into a pipx venv (``pipx runpip elelem install …``), or
+    from an index.  elelem is not on PyPI: a bare ``pip install
+    'elelem[web]'`` would find nothing there."""
+    import importlib.metadata
+    import json
+    import shutil
+    import sys
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    requirement = f"'elelem[{extra}]'"
+    try:
+        raw = importlib.metadata.distribution("elelem").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        raw = None
+    origin = json.loads(raw) if raw else {}
+    url = str(origin.get("url", ""))
+    if "vcs_info" in origin:
+        vcs = origin["vcs_info"]
+        revision = f"@{vcs['requested_revision']}" if vcs.get("requested_revision") else ""
+        requirement = f"'elelem[{extra}] @ {vcs.get('vcs', 'git')}+{url}{revision}'"
+    elif url.startswith("file://"):
+        editable = bool(origin.get("dir_info", {}).get("editable"))
+        path = unquote(urlparse(url).path)
+        requirement = f"{'-e ' if editable else ''}'{path}[{extra}]'"
+    if "pipx" in sys.prefix.split("/"):
+        return f"pipx runpip elelem install {requirement}"
+    # The pip of this interpreter's environment: `pip` when that is the one
+    # the PATH finds, else spelled out (a venv not activated).
+    own = str(Path(sys.executable).with_name("pip"))
+    pip = "pip" if shutil.which("pip") == own else f"{sys.executable} -m pip"
+    return f"{pip} install {requirement}"

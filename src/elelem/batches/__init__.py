@@ -5,7 +5,7 @@
 :class:`BatchRecord`; ``Client.batch_status(record)`` asks how far it got and
 ``Client.batch_results(record)`` reads each request's response, parsed by the
 shape's own whole-body parser and priced at the batch price.  The record is
-all a later process needs to carry on; :mod:`elelem.batchlog` keeps it in
+all a later process needs to carry on; :mod:`elelem.turns.batchlog` keeps it in
 the conversation log (``elelem batch submit|status|results``).
 """
 

@@ -1,6 +1,6 @@
 """The batch APIs of Anthropic, OpenAI and Gemini, as sans-IO flows.
 
-Each provider has the same three flows (see :mod:`elelem.flow`):
+Each provider has the same three flows (see :mod:`elelem.transport.one_shot`):
 ``submit`` (the encoded requests -> a :class:`BatchRecord`), ``status`` (a
 record -> the same record with its state now) and ``results`` (a record ->
 one :class:`Item` per request: the provider's whole response body, or the
@@ -33,8 +33,8 @@ import msgspec
 
 from elelem import codec
 from elelem.errors import MalformedStreamError, UnsupportedError
-from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
+from elelem.transport.one_shot import Call, Flow, multipart
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import EncodedRequest, ModelRequest

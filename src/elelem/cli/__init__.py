@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.exceptions import NoArgsIsHelpError
 
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
@@ -40,12 +41,16 @@ class ElelemGroup(click.Group):
     ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
+        except NoArgsIsHelpError:
+            raise  # a bare group: click prints its help (exit status 2)
         except click.UsageError as exc:
             raise usage_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except NoArgsIsHelpError:
+            raise  # `elelem keys`, `elelem batch`: their help, as click shows it
         except click.UsageError as exc:
             raise usage_line(exc) from None
 

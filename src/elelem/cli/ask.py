@@ -42,17 +42,17 @@ from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
+from elelem.client.preflight import preflight
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError
-from elelem.preflight import preflight
 from elelem.providers import Catalog, Target
+from elelem.providers.costs import events_cost
 from elelem.providers.fallback import Fallback
 from elelem.providers.middleware import PromptCaching, wrap
 from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize_line
 from elelem.transport import Timeouts
-from elelem.turns.costs import events_cost
 from elelem.turns.drive import TurnResult
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
@@ -185,7 +185,7 @@ class Session:
 
     def warn_before(self, text: str | Message | None) -> None:
         """Tell what the model catalog expects this turn to hit
-        (:mod:`elelem.preflight`): one ``elelem: warning:`` line each on
+        (:mod:`elelem.client.preflight`): one ``elelem: warning:`` line each on
         stderr, or with ``--json`` a ``warning`` event each on stdout."""
         history = list(self.conversation.history())
         if isinstance(text, Message):

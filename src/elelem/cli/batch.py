@@ -20,15 +20,6 @@ from typing import Any
 import click
 
 from elelem.batches.core import MAX_REQUESTS, BatchRequest, neutral_requests
-from elelem.batchlog import (
-    find,
-    latest,
-    record_results,
-    record_status,
-    record_submission,
-    recorded,
-    results_of,
-)
 from elelem.cli.common import (
     EXIT_PROVIDER,
     EXIT_USAGE,
@@ -42,8 +33,17 @@ from elelem.cli.common import (
     store_from_env,
     utf8_text,
 )
+from elelem.providers.costs import events_cost
 from elelem.render import sanitize_line
-from elelem.turns.costs import events_cost
+from elelem.turns.batchlog import (
+    find,
+    latest,
+    record_results,
+    record_status,
+    record_submission,
+    recorded,
+    results_of,
+)
 from elelem.vocabulary import GenerationOptions
 
 

@@ -13,6 +13,7 @@ from elelem.cli.demo import demo_command
 from elelem.cli.embed import collections_group, embed_command, similar_command
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.keys import keys_group
+from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
 from elelem.cli.mcp import mcp_group
 from elelem.cli.models import aliases_command, models_command
@@ -48,6 +49,7 @@ def register(group: click.Group) -> None:
         speak_command,
         transcribe_command,
         mcp_group,
+        live_command,
     ):
         group.add_command(command)
     group.epilog = EXIT_STATUSES

@@ -20,12 +20,14 @@ from elelem.cli.safety import scrub_error, secrets_in_force
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
 from elelem.conversation.sqlbase import SQLStore
 from elelem.errors import (
+    EXTRA_MODULES,
     BlobError,
     ConfigError,
     ElelemError,
     StreamError,
     UnsupportedError,
     error_line,
+    install_line,
 )
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
@@ -145,9 +147,18 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
                 scrub_error(exc)  # the traceback shows its text: no secret, no escape
                 raise
             if isinstance(exc, KeyboardInterrupt):
-                raise Failure("interrupted", EXIT_INTERRUPTED) from None
+                note = " (a tool still running was abandoned)" if tools_running() else ""
+                raise Failure(f"interrupted{note}", EXIT_INTERRUPTED) from None
             scrub_error(exc)
             raise Failure(describe(exc), exit_status(exc)) from None
+        except ModuleNotFoundError as exc:
+            extra = EXTRA_MODULES.get((exc.name or "").partition(".")[0])
+            if extra is None or debug_enabled():
+                raise
+            what = f"{click.get_current_context().command_path} needs the {extra} extra"
+            raise Failure(
+                f"{what} ({exc.name} is not installed): {install_line(extra)}", EXIT_USAGE
+            ) from None
         except Exception as exc:
             # A bug of ours: still one line (the traceback is one --debug away).
             scrub_error(exc)
@@ -157,6 +168,35 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
             raise Failure(message, EXIT_INTERNAL) from exc
 
     return wrapper
+
+
+TOOL_THREAD = "AnyIO worker thread"
+"""The name of the threads a sync tool (or a blocking call) runs in."""
+
+
+def tools_running(grace: float = 0.2) -> list[threading.Thread]:
+    """The worker threads still running a sync tool once the turn is over
+    (cancelled calls are abandoned, not stopped: Python cannot stop a
+    thread).  An idle worker ends when its event loop does: each is given
+    ``grace`` seconds to."""
+    busy = [t for t in threading.enumerate() if t.name == TOOL_THREAD and not t.daemon]
+    for thread in busy:
+        thread.join(grace / len(busy))
+    return [t for t in busy if t.is_alive()]
+
+
+def leave(status: int) -> None:
+    """End the process with ``status``.  A tool still running (abandoned by
+    Ctrl-C) would keep the interpreter waiting for its thread at exit, where
+    a second Ctrl-C prints a traceback: with one, the process ends at once
+    (what is stored is committed already), saying so unless ``interrupted``
+    was said with it."""
+    if tools_running():
+        if status != EXIT_INTERRUPTED:
+            click.echo("elelem: a tool still running was abandoned", err=True)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(status)
 
 
 def max_bytes_option(default: int, what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -524,6 +564,7 @@ __all__ = [
     "EXIT_USAGE",
     "INPUT_LIMIT",
     "SECONDS",
+    "TOOL_THREAD",
     "Failure",
     "Finite",
     "UnsupportedError",
@@ -539,6 +580,7 @@ __all__ = [
     "input_lines",
     "jsonl_row",
     "key_is_set",
+    "leave",
     "make_console",
     "make_renderer",
     "max_bytes_option",
@@ -547,5 +589,6 @@ __all__ = [
     "stdin_text",
     "store_from_env",
     "timeouts_of",
+    "tools_running",
     "utf8_text",
 ]

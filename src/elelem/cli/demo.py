@@ -33,8 +33,15 @@ from elelem.cli.common import (
 )
 from elelem.cli.history import log_line
 from elelem.cli.inspect import detect_shape, recorded_provider
+from elelem.cli.inspect_kinds import (
+    embedding_inputs,
+    embedding_wire,
+    exchange_kind,
+    multipart_field,
+)
 from elelem.cli.safety import command_catalog
 from elelem.cli.turns import render_observer, run_turn
+from elelem.client import SyncClient
 from elelem.conversation import Conversation, Store, open_store
 from elelem.errors import StreamError, UnsupportedError
 from elelem.providers import COMPATIBLE, Catalog, load_shape
@@ -42,6 +49,7 @@ from elelem.recordings.cassettes import Interaction, load
 from elelem.recordings.loopback import LoopbackServer, Pause, Reply, Send, frame_ends
 from elelem.render import Renderer
 from elelem.vocabulary import (
+    AudioBlock,
     CallId,
     CodeExecution,
     HostedTool,
@@ -250,20 +258,48 @@ def demo_store(keep: bool) -> Iterator[tuple[Store, str]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+PLAYED_KINDS = frozenset({"embeddings", "transcription"})
+"""The exchanges beside chat that ``demo`` plays through the client (the
+others, a batch or a file upload say, are shown by ``elelem inspect``)."""
+
+
+def _plan_entry(interaction: Interaction) -> tuple[str, str] | str:
+    """``(shape or exchange kind, provider)`` of a playable interaction, or
+    why it cannot be played."""
+    kind = exchange_kind(interaction)
+    if kind is None:
+        shape = detect_shape(interaction)
+        why = _unplayable(shape)
+        if why:
+            return why
+        assert shape is not None
+        return shape, _provider(interaction, shape)
+    if kind not in PLAYED_KINDS:
+        return f"a {kind} exchange is not played (elelem inspect shows it)"
+    provider = _provider(interaction, "openai_chat")
+    if kind == "embeddings":
+        wire = embedding_wire(interaction, provider).name
+        if wire in ("titan", "cohere", "vertex", "vertex-gemini"):
+            return f"a {wire} embeddings exchange is not played (elelem inspect shows it)"
+        if wire == "ollama":
+            provider = "ollama-native"
+    return kind, provider
+
+
 def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conversation:
     """Play every interaction of the recording at ``path`` as a turn of one
-    new conversation (a recorded error response is shown, and play goes on)."""
+    new conversation (a recorded error response is shown, and play goes on);
+    an embeddings or transcription exchange goes through the client's own
+    ``embed`` or ``transcribe_stream``, its result shown beside the turns."""
     recording = load(path)
     plan: list[tuple[Interaction, str, str]] = []
     skipped: list[str] = []
     for interaction in recording.interactions:
-        shape = detect_shape(interaction)
-        why = _unplayable(shape)
-        if why:
-            skipped.append(f"interaction {interaction.index}: {why}")
+        entry = _plan_entry(interaction)
+        if isinstance(entry, str):
+            skipped.append(f"interaction {interaction.index}: {entry}")
             continue
-        assert shape is not None
-        plan.append((interaction, shape, _provider(interaction, shape)))
+        plan.append((interaction, *entry))
     for line in skipped:
         renderer.notice(f"skipped {line}", "yellow")
     if not plan:
@@ -271,8 +307,11 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
     conversation = Conversation.create(store)
     replies = [paced(interaction, pace) for interaction, _, _ in plan]
     with LoopbackServer(replies, lifetime=600.0) as server:
-        catalog = loopback_catalog(server.url, {p: s for _, s, p in plan})
+        catalog = loopback_catalog(server.url, _shapes(plan))
         for interaction, shape, provider in plan:
+            if shape in PLAYED_KINDS:
+                play_exchange(interaction, shape, provider, catalog, renderer)
+                continue
             body: Any = interaction.request.json if interaction.request is not None else None
             text = user_text(body)
             if text is None and not conversation.events:
@@ -305,6 +344,67 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
             renderer.cost = turn.cost.describe()
             renderer.end_answer()
     return conversation
+
+
+def _shapes(plan: list[tuple[Interaction, str, str]]) -> dict[str, str]:
+    """The shape each replayed provider speaks: its chat recordings' own, and
+    for a provider seen only in embeddings or transcription, its catalog's."""
+    shapes = {p: s for _, s, p in plan if s not in PLAYED_KINDS}
+    catalog = command_catalog()
+    for _, kind, provider in plan:
+        if kind in PLAYED_KINDS and provider not in shapes:
+            known = provider in catalog and catalog.get(provider).shape
+            shapes[provider] = known or "openai_chat"
+    return shapes
+
+
+def _recorded_texts(interaction: Interaction) -> list[str]:
+    """The texts a recorded embeddings request sent (the answer is checked
+    against their number, as the client checks every answer)."""
+    sent = interaction.request.json if interaction.request is not None else None
+    sent = sent if isinstance(sent, dict) else {}
+    for key in ("input", "texts", "prompt"):
+        value = sent.get(key)
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        if isinstance(value, str):
+            return [value]
+    requests = sent.get("requests")
+    if isinstance(requests, list):
+        return ["recorded"] * len(requests)
+    return ["recorded"] * max(embedding_inputs(interaction), 1)
+
+
+def play_exchange(
+    interaction: Interaction, kind: str, provider: str, catalog: Catalog, renderer: Renderer
+) -> None:
+    """One recorded embeddings or transcription exchange through the real
+    client, served by the loopback server, and what it returned shown."""
+    sent = interaction.request.json if interaction.request is not None else None
+    name = sent.get("model") if isinstance(sent, dict) else None
+    if kind == "transcription":
+        name = multipart_field(interaction, "model")
+    model = f"{provider}:{name or 'recorded'}"
+    env = {DEMO_KEY_ENV: DEMO_KEY}
+    with SyncClient(catalog=catalog, env=env, max_retries=0) as client:
+        try:
+            if kind == "embeddings":
+                got = client.embed(model, _recorded_texts(interaction))
+                usage = f", {got.usage.input:,} input tokens" if got.usage else ""
+                vectors = "vector" if len(got) == 1 else "vectors"
+                renderer.notice(
+                    f"embeddings {model}: {len(got)} {vectors} of {got.dimensions} "
+                    f"dimensions{usage}"
+                )
+                return
+            audio = AudioBlock.from_bytes(b"recorded audio", "audio/wav")
+            with client.transcribe_stream(model, audio) as stream:
+                pieces = list(stream)
+                transcript = stream.final()
+            streamed = f" ({len(pieces)} pieces streamed)" if len(pieces) > 1 else ""
+            renderer.notice(f"transcription {model}{streamed}: {transcript.text}")
+        except StreamError as exc:
+            renderer.notice(f"recorded error: {exc.kind}: {exc.message}", "red")
 
 
 @click.command("demo")

@@ -34,11 +34,11 @@ from elelem.conversation import (
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import SearchHit
+from elelem.providers.costs import events_cost
 from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import render_events, sanitize_line
 from elelem.render.lines import clip
 from elelem.render.markdown import conversation_markdown
-from elelem.turns.costs import events_cost
 from elelem.vocabulary import ConversationId
 
 MAX_LISTING = 2**31 - 1

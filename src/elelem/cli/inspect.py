@@ -15,7 +15,14 @@ encoder is not built, is recognized and reported, not inspected).  Output, one J
     {"kind":"finish","interaction":N,"reason":…}
     {"kind":"error","interaction":N,"error":{"type":…,"message":…}}
     {"kind":"replay","interaction":N,"wire":…}        (with --wire-replay)
-    {"kind":"skipped","interaction":N,"reason":…}     (a setup call beside the model calls)
+    {"kind":"choice","interaction":N,"choice":K,"blocks":[…],"finish":…}  (n>1: each choice past the first)
+    {"kind":"exchange","interaction":N,"exchange":…}  (not chat: see inspect_kinds)
+
+An exchange that is not chat (embeddings, speech, transcription, batches,
+file uploads, model lists) is read by the library's own reader for its kind
+(:mod:`elelem.cli.inspect_kinds`); one of a kind nothing reads is reported
+with its method, path and status: a recording is never refused for holding
+something unknown.
 
 Output is ASCII (every other character is a JSON escape), so untrusted text
 in a recording cannot drive the terminal.  Bad input prints nothing on stdout
@@ -26,13 +33,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote
 
 import click
+import msgspec
 
 from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, max_bytes_option
+from elelem.cli.inspect_kinds import exchange_kind, kind_line, unknown_line
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
@@ -139,6 +150,12 @@ def _first_payload(
         value = response.json()
     except (ValueError, ElelemError):
         return None
+    except RecursionError:
+        if interaction.request is not None:
+            return None  # shown as an exchange of a kind nothing reads
+        raise InspectError(
+            f"interaction {interaction.index}: its body is nested too deeply to read"
+        ) from None
     return value if isinstance(value, dict) else None
 
 
@@ -258,7 +275,12 @@ def inspect_interaction(
     result, error = replayed
     if interaction.response.status >= 400:
         return [_error_line(n, error)] if error is not None else []
+    if result.model is None and name == "bedrock_converse":
+        # Bedrock names the model in the request path, not in its answer.
+        result = msgspec.structs.replace(result, model=bedrock_model(interaction))
     lines = _response_lines(n, result)
+    if name == "openai_chat":
+        lines += _choice_lines(n, result)
     if error is not None:
         lines.append(_error_line(n, error))
     elif wire_replay:
@@ -268,6 +290,34 @@ def inspect_interaction(
         wire, _dropped = replay(result.to_message(), provider)
         lines.append({"kind": "replay", "interaction": n, "wire": wire})
     return lines
+
+
+_BEDROCK_MODEL = re.compile(r"/model/([^/]+)/converse(?:-stream)?$")
+
+
+def bedrock_model(interaction: Interaction) -> str | None:
+    """The model a Bedrock Converse request named in its path (unquoted:
+    an ARN is sent percent-encoded), None where no request was recorded."""
+    request = interaction.request
+    found = _BEDROCK_MODEL.search(request.path) if request is not None else None
+    return unquote(found.group(1)) if found else None
+
+
+def _choice_lines(n: int, result: AssembledResponse) -> list[dict[str, Any]]:
+    """Each choice past the first of an ``n>1`` answer, as the library reads
+    it back (:func:`elelem.shapes.openai_chat.alternatives`)."""
+    from elelem.shapes.openai_chat import alternatives
+
+    return [
+        {
+            "kind": "choice",
+            "interaction": n,
+            "choice": k,
+            "blocks": [to_builtins(part) for part in choice.content],
+            "finish": choice.finish.reason if choice.finish is not None else None,
+        }
+        for k, choice in enumerate(alternatives(result), 1)
+    ]
 
 
 def inspect_recording(
@@ -295,24 +345,37 @@ def inspect_each(
     (SSE, NDJSON, an AWS event stream) is read from its file in pieces
     (:mod:`elelem.recordings.streamfile`), never whole."""
     stream = open_stream(path, max_bytes)
+    kinds: list[str | None]
     if stream is not None:
+        # A raw stream file: one chat answer, read from its file in pieces.
         interactions: tuple[Interaction, ...] = (stream.interaction(),)
+        kinds = [None]
         shapes = [detect_shape(interactions[0], stream.pieces())]
     else:
+        # Each exchange told once: a kind that is not chat, else a chat
+        # shape, else an exchange of a kind nothing reads.
         interactions = load(path, max_bytes=max_bytes).interactions
-        shapes = [detect_shape(i) for i in interactions]
-    if len(shapes) == 1 and shapes[0] is None:
+        kinds = [exchange_kind(i) for i in interactions]
+        shapes = [None if k else detect_shape(i) for i, k in zip(interactions, kinds, strict=True)]
+    known = [
+        name is not None or kind is not None or i.request is not None
+        for i, kind, name in zip(interactions, kinds, shapes, strict=True)
+    ]
+    if len(shapes) == 1 and not known[0]:
         raise InspectError(f"{path}: interaction 0: cannot tell its wire shape")
-    if not any(shapes):
+    if not any(known):
         raise InspectError(f"{path}: cannot tell the wire shape of any interaction")
     catalog = command_catalog()
     reply = stream.reply() if stream is not None else None
     with Replayer() as replayer:
-        for interaction, name in zip(interactions, shapes, strict=True):
+        for interaction, kind, name in zip(interactions, kinds, shapes, strict=True):
+            if kind is not None:
+                yield [kind_line(interaction, kind, catalog, _stream_frames)]
+                continue
             if name is None:
-                # A cassette may hold setup calls (file uploads, token refreshes)
-                # around its model calls: say which were passed over.
-                yield [_skipped_line(interaction)]
+                # An exchange of a kind nothing here reads: said what it was,
+                # and the rest of the recording is read.
+                yield [unknown_line(interaction)]
                 continue
             try:
                 yield inspect_interaction(
@@ -333,14 +396,8 @@ def inspect_each(
                 ) from None
 
 
-def _skipped_line(interaction: Interaction) -> dict[str, Any]:
-    request = interaction.request
-    what = f"{request.method} {request.path}" if request is not None else "a response"
-    return {
-        "kind": "skipped",
-        "interaction": interaction.index,
-        "reason": f"not a model call of a known wire shape: {what}",
-    }
+def _stream_frames(interaction: Interaction) -> list[tuple[str, str]]:
+    return recorded_frames(interaction.response, "sse")
 
 
 def ndjson_line(obj: JSONValue) -> str:

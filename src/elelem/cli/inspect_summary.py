@@ -46,8 +46,10 @@ class _Interaction:
         self.usage: str | None = None
         self.finish: str | None = None
         self.errors: list[str] = []
-        self.skipped: str | None = None
         self.replay = False
+        self.exchange: Mapping[str, Any] | None = None
+        """The line of an exchange that is not chat (``kind: exchange``)."""
+        self.choices: list[str] = []
 
     def add(self, line: Mapping[str, Any]) -> None:
         kind = line.get("kind")
@@ -67,10 +69,16 @@ class _Interaction:
         elif kind == "error":
             error = line["error"]
             self.errors.append(sanitize_line(f"{error.get('type')}: {error.get('message')}"))
-        elif kind == "skipped":
-            self.skipped = sanitize_line(str(line.get("reason")))
         elif kind == "replay":
             self.replay = True
+        elif kind == "exchange":
+            self.exchange = line
+        elif kind == "choice":
+            types = Counter(str(b.get("type")) for b in line.get("blocks") or ())
+            finish = sanitize_line(str(line.get("finish")))
+            self.choices.append(
+                f"  choice {line.get('choice')}: {_counted(types) or 'no blocks'}, finish {finish}"
+            )
 
     def block(self, block: Mapping[str, Any]) -> None:
         self.blocks[str(block.get("type"))] += 1
@@ -81,8 +89,8 @@ class _Interaction:
             self.sources.add(str(source.get("url") or source.get("title") or source))
 
     def lines(self, n: int) -> list[str]:
-        if self.skipped is not None and self.head is None:
-            return [f"interaction {n}: skipped ({self.skipped})"]
+        if self.exchange is not None:
+            return exchange_lines(f"interaction {n}", self.exchange)
         out = [f"interaction {n}: {self.head or 'no response'}"]
         if self.blocks:
             out.append(f"  blocks: {_counted(self.blocks)}")
@@ -100,18 +108,110 @@ class _Interaction:
         out += [f"  error: {e}" for e in self.errors]
         if self.finish is not None:
             out.append(f"  finish: {self.finish}")
+        out += self.choices
         if self.replay:
             out.append("  native replay: built (--json shows it)")
         return out
 
 
+def _text(value: object, size: int = 60) -> str:
+    text = sanitize_line(str(value))
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def _who(line: Mapping[str, Any]) -> str:
+    model = line.get("model")
+    return " ".join(sanitize_line(str(v)) for v in (line.get("provider"), model) if v)
+
+
+def exchange_lines(where: str, line: Mapping[str, Any]) -> list[str]:
+    """The summary of one exchange that is not chat (see
+    :mod:`elelem.cli.inspect_kinds` for its fields)."""
+    kind = str(line.get("exchange"))
+    head = f"{where}: {kind} {_who(line)}".rstrip()
+    error = line.get("error")
+    if error is not None:
+        text = f"{error.get('type')}: {error.get('message')}"
+        return [head, f"  error: {sanitize_line(text)}"]
+    usage = line.get("usage")
+    tail = [f"  usage: {_usage(usage)}"] if isinstance(usage, dict) and "input" in usage else []
+    if kind == "embeddings":
+        count = line.get("count")
+        vectors = "vector" if count == 1 else "vectors"
+        return [head, f"  {count} {vectors} of {line.get('dimensions')} dimensions "
+                      f"({sanitize_line(str(line.get('encoding')))})", *tail]  # fmt: skip
+    if kind == "speech":
+        streamed = ", streamed" if line.get("streamed") else ""
+        form = sanitize_line(str(line.get("format")))
+        return [head, f"  {line.get('bytes'):,} bytes of {form} audio{streamed}", *tail]
+    if kind == "transcription":
+        deltas = f" ({line.get('deltas')} deltas streamed)" if line.get("streamed") else ""
+        return [head, f"  text: {_text(line.get('text'))}{deltas}", *tail]
+    if kind in ("batch-create", "batch-poll"):
+        return [head, f"  batch {_text(line.get('batch_id'))}: {_state(line)}",
+                *_result_lines(line)]  # fmt: skip
+    if kind == "batch-results":
+        return [head, *_result_lines(line)]
+    if kind == "token-count":
+        return [head, f"  {line.get('input'):,} input tokens ({_text(line.get('endpoint'))})"]
+    if kind == "model-list":
+        return [head, f"  {len(line.get('models') or ())} models"]
+    request = f"{sanitize_line(str(line.get('method')))} {sanitize_line(str(line.get('path')))}"
+    return [f"{head}: {request} -> {line.get('status')}"]
+
+
+def _state(line: Mapping[str, Any]) -> str:
+    return f"{sanitize_line(str(line.get('state')))} ({sanitize_line(str(line.get('raw_state')))})"
+
+
+def _result_lines(line: Mapping[str, Any]) -> list[str]:
+    results = line.get("results")
+    if not isinstance(results, list):
+        return []
+    out = [f"  {len(results)} results"]
+    for result in results:
+        answer = result.get("response")
+        what = (
+            f"{_text(answer.get('model'))}: {_text(answer.get('text'))}"
+            if isinstance(answer, dict)
+            else f"error {_text(result.get('error'))}"
+        )
+        out.append(f"    {_text(result.get('custom_id'), 30)}: {what}")
+    return out
+
+
+def _polls(run: list[tuple[int, Mapping[str, Any]]]) -> list[str]:
+    """A run of polls of one batch as one line: how many, how many failed,
+    and the state the last answer gave."""
+    first, last = run[0][0], run[-1][0]
+    failed = sum(line.get("error") is not None for _, line in run)
+    answered = [line for _, line in run if line.get("error") is None]
+    final = _state(answered[-1]) if answered else "no answer"
+    where = f"interactions {first}-{last}" if len(run) > 1 else f"interaction {first}"
+    errors = f", {failed} failed" if failed else ""
+    out = [f"{where}: {len(run)} batch polls {_who(run[-1][1])}{errors}", f"  final: {final}"]
+    return out + (_result_lines(answered[-1]) if answered else [])
+
+
 def summary(lines: Sequence[Mapping[str, Any]]) -> list[str]:
     """The human summary of :func:`~elelem.cli.inspect.inspect_recording`'s
-    lines, one interaction after another."""
+    lines, one interaction after another; a run of batch polls is one entry
+    (a long batch is recorded as hundreds of them)."""
     by_number: dict[int, _Interaction] = {}
     for line in lines:
         by_number.setdefault(int(line.get("interaction", 0)), _Interaction()).add(line)
-    return [text for n, seen in sorted(by_number.items()) for text in seen.lines(n)]
+    out: list[str] = []
+    run: list[tuple[int, Mapping[str, Any]]] = []
+    for n, seen in sorted(by_number.items()):
+        exchange = seen.exchange
+        if exchange is not None and exchange.get("exchange") == "batch-poll":
+            run.append((n, exchange))
+            continue
+        if run:
+            out += _polls(run)
+            run = []
+        out += seen.lines(n)
+    return out + (_polls(run) if run else [])
 
 
 def summary_text(lines: Iterable[Mapping[str, Any]]) -> str:

@@ -22,7 +22,7 @@ import click
 from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded, stdin_text
 from elelem.cli.safety import binary_stdout
 from elelem.render import sanitize_line
-from elelem.speech_stream import STREAM_FORMATS, Speech
+from elelem.speech.streamed_speech import STREAM_FORMATS, Speech
 
 MODEL_ENV = "ELELEM_SPEECH_MODEL"
 

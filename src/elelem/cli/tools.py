@@ -11,14 +11,16 @@ before each call.  Each call shows as one sanitized status line on stderr:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import importlib.util
 import inspect
+import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
@@ -29,7 +31,7 @@ from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
-from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, ToolLoop
+from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
 
 P = ParamSpec("P")
@@ -207,9 +209,7 @@ class Toolset:
         """The functions and every connected server, for :func:`elelem.run`."""
         return [*self.tools, *self.servers]
 
-    def loop(
-        self, approve: Callable[[ApprovalRequest], bool] | Literal["defer"] | None
-    ) -> ToolLoop:
+    def loop(self, approve: Approver | Literal["defer"] | None) -> ToolLoop:
         """The tool loop over :meth:`all_tools`, asking ``approve``; two tools
         of one name (a server's and a function's) are a usage error, not a
         crash."""
@@ -220,11 +220,21 @@ class Toolset:
                 f"{exc} (each of --functions, --tool and --mcp needs its own names)", EXIT_USAGE
             ) from None
 
-    def approver(self) -> Callable[[ApprovalRequest], bool] | Literal["defer"] | None:
+    def approver(
+        self,
+    ) -> Callable[[ApprovalRequest], Awaitable[bool]] | Literal["defer"] | None:
         """The ``--approve`` callback, ``"defer"`` for ``--defer`` (None without either)."""
         if self.defer:
             return "defer"
-        return ask_approval if self.approve else None
+        if not self.approve:
+            return None
+        one_at_a_time = asyncio.Lock()  # calls run at once; questions one by one
+
+        async def ask(request: ApprovalRequest) -> bool:
+            async with one_at_a_time:
+                return await ask_approval(request)
+
+        return ask
 
 
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
@@ -282,10 +292,64 @@ def _visible(text: str) -> str:
     return sanitize(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def ask_approval(request: ApprovalRequest) -> bool:
-    """Ask y/n on the terminal before a call runs (see :func:`approval_prompt`)."""
+async def ask_approval(request: ApprovalRequest) -> bool:
+    """Ask y/n on the terminal before a call runs (see :func:`approval_prompt`),
+    reading the answer on the event loop (:func:`confirm`)."""
     width = shutil.get_terminal_size().columns
-    return click.confirm(approval_prompt(request, width), default=False, err=True)
+    return await confirm(approval_prompt(request, width))
+
+
+YES = frozenset({"y", "yes"})
+NO = frozenset({"n", "no", ""})  # Enter alone: the default, no
+
+
+async def confirm(question: str) -> bool:
+    """Ask ``question [y/N]: `` on stderr and read the answer from the
+    terminal (stdin) on the running event loop, as click's confirm would
+    (asked again after anything but y, yes, n, no or Enter; end of input
+    is no), and echo the verdict.
+
+    Read on the loop, not in a worker thread: Ctrl-C cancels the read at
+    once, where a thread blocked on stdin would stay blocked, eat the next
+    line typed and hold stdin's lock while the interpreter shuts down."""
+    while True:
+        click.echo(f"{question} [y/N]: ", nl=False, err=True)
+        line = await _read_line(sys.stdin.fileno())
+        if line is None:
+            click.echo("", err=True)
+            answer = "n"
+        else:
+            answer = line.strip().lower()
+        if answer in YES or answer in NO:
+            verdict = answer in YES
+            click.echo("approved" if verdict else "refused", err=True)
+            return verdict
+        click.echo("Error: invalid input", err=True)
+
+
+async def _read_line(fd: int) -> str | None:
+    """One line from ``fd`` (a terminal: the line discipline hands it over
+    whole), read when the loop sees it readable; None at end of input."""
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Future[bytes | None] = loop.create_future()
+    held = bytearray()
+
+    def readable() -> None:
+        chunk = os.read(fd, 4096)
+        held.extend(chunk)
+        if arrived.done():
+            return
+        if not chunk:
+            arrived.set_result(bytes(held) if held else None)
+        elif b"\n" in held:
+            arrived.set_result(bytes(held))
+
+    loop.add_reader(fd, readable)
+    try:
+        got = await arrived
+    finally:
+        loop.remove_reader(fd)
+    return None if got is None else got.decode(errors="replace").partition("\n")[0]
 
 
 __all__ = [
@@ -293,6 +357,7 @@ __all__ = [
     "approval_prompt",
     "ask_approval",
     "call_line",
+    "confirm",
     "function_named",
     "functions_in",
     "functions_option",

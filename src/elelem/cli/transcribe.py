@@ -5,7 +5,7 @@
 prints each piece of text the moment it arrives; ``--no-stream`` asks for
 the whole transcript at once (:meth:`elelem.SyncClient.transcribe`).  The
 file is read bounded (a FIFO or a device is refused, and a file past
-:data:`elelem.speech.AUDIO_LIMIT`).  The text is the model's: it is printed
+:data:`elelem.speech.endpoints.AUDIO_LIMIT`).  The text is the model's: it is printed
 sanitized, never raw; ``--json`` prints one JSON object (ASCII-escaped)
 instead.  Usage and cost are one line on stderr.
 """
@@ -21,7 +21,7 @@ import click
 
 from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, utf8_text
 from elelem.render import sanitize, sanitize_line
-from elelem.speech import Transcript, audio_of
+from elelem.speech.endpoints import Transcript, audio_of
 
 MODEL_ENV = "ELELEM_TRANSCRIBE_MODEL"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
@@ -38,7 +38,7 @@ from elelem.transport import Timeouts
 from elelem.turns.deferred import resume_flow
 from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
-from elelem.turns.toolloop import tool_loop
+from elelem.turns.toolloop import ApprovalRequest, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
 
@@ -106,7 +106,7 @@ def run_turn(
         approve, on_call = toolset.approver(), show_call
         if renderer is not None:
             if approve is not None and approve != "defer":
-                approve = paused(renderer, approve)
+                approve = paused_before(renderer, approve)
             on_call = paused(renderer, show_call)
         loop = toolset.loop(approve)
         turn_options["tools"] = loop.specs
@@ -159,6 +159,20 @@ def paused(renderer: Renderer, write: Callable[P, T]) -> Callable[P, T]:
         with _TERMINAL:
             renderer.pause()
             return write(*args, **kwargs)
+
+    return call
+
+
+def paused_before(
+    renderer: Renderer, ask: Callable[[ApprovalRequest], Awaitable[bool]]
+) -> Callable[[ApprovalRequest], Awaitable[bool]]:
+    """The async ``ask`` (an approval question) with the renderer's live
+    region paused first, as :func:`paused` does for a sync writer."""
+
+    async def call(request: ApprovalRequest) -> bool:
+        with _TERMINAL:
+            renderer.pause()
+        return await ask(request)
 
     return call
 

@@ -61,6 +61,7 @@ from elelem.conversation.projections import (
     project,
     turn_views,
 )
+from elelem.conversation.session import SESSION_NOTES, SessionNote
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import Clock, ConversationInfo, SearchHit, Store, utc_now
 
@@ -134,6 +135,7 @@ def open_store(url: str | os.PathLike[str] | None = None, *, clock: Clock | None
 __all__ = [
     "ORPHAN_RESULT",
     "OVERLAY_KINDS",
+    "SESSION_NOTES",
     "Awaiting",
     "Compaction",
     "Conversation",
@@ -157,6 +159,7 @@ __all__ = [
     "SQLiteStore",
     "SchemaVersionError",
     "SearchHit",
+    "SessionNote",
     "Store",
     "StoreError",
     "StripReasoning",

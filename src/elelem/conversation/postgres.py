@@ -28,6 +28,7 @@ from elelem.conversation.sqlschema import (
     create_tables,
 )
 from elelem.conversation.store import Clock, utc_now
+from elelem.errors import install_line
 from elelem.vocabulary import EventId
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -92,7 +93,7 @@ class PostgresStore(SQLStore):
             import psycopg
         except ImportError as exc:
             raise StoreError(
-                "the PostgreSQL store needs psycopg: pip install 'elelem[postgres]'"
+                f"the PostgreSQL store needs psycopg: {install_line('postgres')}"
             ) from exc
         if not _SCHEMA_NAME.match(schema):
             raise StoreError(f"invalid PostgreSQL schema name {schema!r}")

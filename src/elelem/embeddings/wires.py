@@ -228,6 +228,10 @@ def _gemini_encode(batch: EmbedBatch) -> tuple[str, dict[str, JSONValue]]:
 def _gemini_decode(body: bytes, expected: int) -> Decoded:
     data = _json("gemini", body)
     items = data.get("embeddings")
+    if items is None and "embedding" in data:
+        # :embedContent's answer, one vector (elelem asks :batchEmbedContents,
+        # but recordings of the SDKs' single calls hold this one).
+        items = [data["embedding"]]
     if not isinstance(items, list):
         raise _bad("gemini", body, "has no embeddings list")
     vectors = [
@@ -319,6 +323,11 @@ def _vertex_decode(body: bytes, expected: int) -> Decoded:
 def _ollama_decode(body: bytes, expected: int) -> Decoded:
     data = _json("ollama", body)
     items = data.get("embeddings")
+    if items is None and "embedding" in data:
+        # The older /api/embeddings route answers one vector, {"embedding":
+        # [...]}: elelem calls /api/embed, but recordings and servers still
+        # carry the old one.
+        items = [data["embedding"]]
     if not isinstance(items, list):
         raise _bad("ollama", body, "has no embeddings list")
     vectors = [floats(item, "ollama", body) for item in items]

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from elelem.errors import AuthenticationError, ConfigError, TransportError
+from elelem.errors import AuthenticationError, ConfigError, TransportError, install_line
 
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's tokens are asked for."""
@@ -60,7 +60,7 @@ def _module(name: str, extra: str, where: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         raise ConfigError(
-            f"{where}: {_EXTRAS[extra]} is not installed: pip install 'elelem[{extra}]'"
+            f"{where}: {_EXTRAS[extra]} is not installed: {install_line(extra)}"
         ) from None
 
 

@@ -57,6 +57,15 @@ HOSTED_UNITS = {
 }
 """Neutral hosted counters (``Usage.hosted``) and the database's priced units."""
 
+AUDIO_UNITS = {
+    "input_audio": "input_audio_tokens",
+    "output_audio": "output_audio_tokens",
+    "cache_audio_read": "cache_audio_read_tokens",
+}
+"""The audio parts of a live session's input, output and cache reads
+(``Usage.hosted`` counters the live protocols write) and the database's
+units, which price them at the model's audio rates."""
+
 
 class Cost(msgspec.Struct, frozen=True):
     """What one or more responses cost, in US dollars.
@@ -130,9 +139,12 @@ def genai_usage(usage: Usage) -> dict[str, int]:
         "output_tokens": usage.output + usage.reasoning,
     }
     for name, count in usage.hosted.items():
-        unit = HOSTED_UNITS.get(name)
+        unit = HOSTED_UNITS.get(name) or AUDIO_UNITS.get(name)
         if unit is not None and count:
             counts[unit] = counts.get(unit, 0) + count
+    if "input_audio_tokens" in counts and usage.cache_read:
+        # The database asks how many cached tokens were audio once any are.
+        counts.setdefault("cache_audio_read_tokens", 0)
     return counts
 
 

@@ -2,7 +2,10 @@
 
 - :mod:`elelem.recordings.containers` — the containers other projects
   publish recordings in (VCR cassettes, JSON wrappers, HAR files, raw
-  AWS event-stream bodies), recognised by their bytes;
+  AWS event-stream bodies), recognised by their bytes, and one budget of
+  decoded bytes for all the bodies of a recording;
+- :mod:`elelem.recordings.traces` — Go's ``httprr`` traces and the Azure
+  SDK test-proxy's recordings;
 - :mod:`elelem.recordings.cassettes` — a recording as interactions
   (request, response, framing), whatever its container;
 - :mod:`elelem.recordings.loopback` — a loopback HTTP server that plays

@@ -37,6 +37,11 @@ they mean.  Formats (see the corpus README):
     response, rawHeaders}``.
 ``pairs``
     ``{request, response}`` JSON objects (one, or a list), as dd-trace keeps them.
+``httprr``
+    Go's ``httprr`` traces: raw HTTP/1.1 requests and responses after an
+    ``httprr trace v1`` line (:mod:`elelem.recordings.traces`).
+``test-proxy``
+    The Azure SDK test-proxy's ``{"Entries": [...], "Variables": {}}``.
 
 ``vcr`` is also go-vcr's YAML (``url``, ``code``, a plain ``body``), vcrpy's
 old httpx layout (``content``, ``status_code``) and vcrpy's JSON serializer;
@@ -64,8 +69,10 @@ import yaml
 
 from elelem.reading import ReadRefused, read_file
 from elelem.recordings.containers import (
+    MAX_DECODED_BYTES,
     SSE_START,
     BodyError,
+    DecodeBudget,
     Wrapped,
     countable,
     decode_body,
@@ -99,6 +106,12 @@ from elelem.recordings.model import (
     SSEFrame,
     unreadable,
 )
+from elelem.recordings.traces import (
+    httprr_entries,
+    is_httprr,
+    is_proxy_recording,
+    proxy_entries,
+)
 from elelem.transport.framing import SSEDecoder
 from elelem.vocabulary.json import JSONValue
 
@@ -125,14 +138,23 @@ _YAML_LOADER.add_multi_constructor("tag:yaml.org,2002:python/", python_tag)
 # --------------------------------------------------------------------------
 
 
-def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording:
+def load(
+    path: Path | str,
+    *,
+    max_bytes: int = MAX_RECORDING_BYTES,
+    budget: DecodeBudget | None = None,
+) -> Recording:
     """Read the recording at ``path``, detecting its format from name and content.
 
     At most ``max_bytes`` are read: a longer file is a :class:`RecordingError`
     naming the limit, and so is a YAML file whose aliases, expanded, would
-    pass it (every body re-encoded from it is then bounded too).
+    pass it (every body re-encoded from it is then bounded too).  Every
+    decoded body (and the file itself, when gzipped) draws on one
+    ``budget`` for the whole recording (:data:`MAX_DECODED_BYTES` unless
+    given): past it, a :class:`RecordingError` naming the budget.
     """
     p = Path(path)
+    budget = budget if budget is not None else DecodeBudget(MAX_DECODED_BYTES)
     try:
         raw = read_file(p, max_bytes)
     except (ReadRefused, OSError) as exc:
@@ -141,7 +163,7 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
     if raw[:2] == b"\x1f\x8b":
         # A gzip-compressed recording (session.har.gz): read what it holds.
         try:
-            raw, _ = decode_body(raw, "gzip")
+            raw, _ = decode_body(raw, "gzip", budget)
         except BodyError as exc:
             raise RecordingError(p, str(exc)) from None
         named = p.with_suffix("") if p.suffix == ".gz" else p
@@ -154,35 +176,41 @@ def load(path: Path | str, *, max_bytes: int = MAX_RECORDING_BYTES) -> Recording
             interactions = _load_chunks(p, raw)
         elif fmt in ("sse", "json", "ndjson", "eventstream"):
             interactions = (_raw_interaction(fmt, raw),)
-        elif fmt in ("json-wrapper", "har", "nock"):
+        elif fmt == "httprr":
+            interactions = _load_wrapped(p, httprr_entries(raw), budget)
+        elif fmt in ("json-wrapper", "har", "nock", "test-proxy"):
             data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "har":
                 wrapped = har_entries(data)
+            elif fmt == "test-proxy":
+                wrapped = proxy_entries(data)
             elif fmt == "nock":
                 wrapped = nock_entries(data)
             else:
                 wrapped = json_wrapped(data, p)
-            interactions = _load_wrapped(p, wrapped)
+            interactions = _load_wrapped(p, wrapped, budget)
         elif fmt in ("vcr", "ruby-vcr", "pairs") and head(raw, 1) in (b"{", b"["):
             # vcrpy's JSON serializer, Betamax and R vcr's JSON, dd-trace's pairs.
             data = parsed if parsed is not _UNPARSED else json.loads(raw)
             if fmt == "pairs":
                 interactions = _load_cassette(
-                    p, data if isinstance(data, list) else [data], "pairs"
+                    p, data if isinstance(data, list) else [data], "pairs", budget
                 )
             else:
                 key = "interactions" if fmt == "vcr" else "http_interactions"
-                interactions = _load_cassette(p, data[key], key)
+                interactions = _load_cassette(p, data[key], key, budget)
         else:
             docs = _yaml_documents(p, raw)
             expanded_size(docs, max_bytes)
             if _ruby_vcr(docs):
                 fmt = "ruby-vcr"
-                interactions = _load_cassette(p, docs[0]["http_interactions"], "http_interactions")
+                interactions = _load_cassette(
+                    p, docs[0]["http_interactions"], "http_interactions", budget
+                )
             elif fmt == "vcr":
-                interactions = _load_vcr(p, docs)
+                interactions = _load_vcr(p, docs, budget)
             else:
-                interactions = _load_when_then(p, docs)
+                interactions = _load_when_then(p, docs, budget)
     except BodyError as exc:
         raise RecordingError(p, str(exc)) from None
     except RecursionError:
@@ -207,9 +235,17 @@ def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
     name = path.name
     if is_eventstream(raw):
         return "eventstream", _UNPARSED
+    if is_httprr(raw):  # whatever the file is called (a .json that is a trace)
+        return "httprr", _UNPARSED
     start = head(raw, 200)
     if name.endswith(".chunks.txt"):
         return "chunks", _UNPARSED
+    if name.endswith((".yaml", ".yml")) and start.startswith((b"{", b"[")):
+        # A .yaml that is JSON (YAML's flow style is JSON's superset): read
+        # as JSON where it is, so a JSON container is told by its keys.
+        found = _json_container(raw)
+        if found is not None and found[0] != "json":
+            return found
     if name.endswith((".yaml", ".yml")):
         cassette = b"\ninteractions:" in b"\n" + start or b"\nhttp_interactions:" in b"\n" + start
         return "vcr" if cassette or not start.startswith(
@@ -220,31 +256,43 @@ def _detected(path: Path, raw: bytes) -> tuple[RecordingFormat, Any]:
     if start.startswith((b"{", b"[")):
         # One JSON document is a body (or a container of bodies); several
         # lines of JSON objects are a chunk dump or an NDJSON body.
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            lines = [ln for ln in raw.splitlines() if ln.strip()]
-            if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
-                return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
-            raise RecordingError(path, "truncated or malformed JSON body") from None
-        if is_har(data):
-            return "har", data
-        if isinstance(data, dict) and isinstance(data.get("interactions"), list):
-            return "vcr", data
-        if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
-            return "ruby-vcr", data
-        if is_nock(data):
-            return "nock", data
-        if is_pairs(data):
-            return "pairs", data
-        return "json-wrapper" if is_json_wrapper(data) else "json", data
+        found = _json_container(raw)
+        if found is not None:
+            return found
+        lines = [ln for ln in raw.splitlines() if ln.strip()]
+        if len(lines) > 1 and all(ln.lstrip().startswith(b"{") for ln in lines):
+            return "chunks" if _chunk_dump(lines) else "ndjson", _UNPARSED
+        raise RecordingError(path, "truncated or malformed JSON body")
     if start.startswith((b"interactions:", b"when:", b"http_interactions:")):
         return "when-then" if start.startswith(b"when:") else "vcr", _UNPARSED
     raise RecordingError(
         path,
         "unknown recording format (not a VCR, Ruby VCR or when-then YAML cassette, a HAR "
-        "file, a JSON body or wrapper, SSE, NDJSON, an AWS event stream or chunks)",
+        "file, an httprr trace, a test-proxy recording, a JSON body or wrapper, SSE, "
+        "NDJSON, an AWS event stream or chunks)",
     )
+
+
+def _json_container(raw: bytes) -> tuple[RecordingFormat, Any] | None:
+    """The format of ``raw`` as one JSON document, and the document; None
+    when it is not one."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if is_har(data):
+        return "har", data
+    if isinstance(data, dict) and isinstance(data.get("interactions"), list):
+        return "vcr", data
+    if isinstance(data, dict) and isinstance(data.get("http_interactions"), list):
+        return "ruby-vcr", data
+    if is_nock(data):
+        return "nock", data
+    if is_pairs(data):
+        return "pairs", data
+    if is_proxy_recording(data):
+        return "test-proxy", data
+    return "json-wrapper" if is_json_wrapper(data) else "json", data
 
 
 def _chunk_dump(lines: list[bytes]) -> bool:
@@ -317,10 +365,16 @@ def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
 
 
 def _response(
-    status: int, headers: dict[str, str], body: bytes, *, exact: bool = True
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    budget: DecodeBudget,
+    *,
+    exact: bool = True,
 ) -> RecordedResponse:
-    """A response with its body decoded and its headers saying so."""
-    body, encoding = decode_body(body, headers.get("content-encoding", ""))
+    """A response with its body decoded (drawing on the recording's
+    ``budget``) and its headers saying so."""
+    body, encoding = decode_body(body, headers.get("content-encoding", ""), budget)
     if "content-encoding" in headers:
         # The body is now what the encoding (true or claimed) covered.
         headers = {
@@ -339,7 +393,9 @@ def _response(
     )
 
 
-def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]:
+def _load_wrapped(
+    path: Path, wrapped: list[Wrapped], budget: DecodeBudget
+) -> tuple[Interaction, ...]:
     countable(wrapped)
     out = []
     for i, (req, status, headers, body) in enumerate(wrapped):
@@ -356,7 +412,7 @@ def _load_wrapped(path: Path, wrapped: list[Wrapped]) -> tuple[Interaction, ...]
                 json=parse_json(req["body"]),
             )
         try:
-            response = _response(status, headers, body)
+            response = _response(status, headers, body, budget)
         except BodyError as exc:
             raise RecordingError(path, f"interaction {i}: {exc}") from None
         out.append(Interaction(index=i, request=request, response=response))
@@ -413,13 +469,15 @@ def _streamed(content_type: str, body: bytes) -> bool:
     return head(body, 6).startswith((b"event:", b"data:"))
 
 
-def _load_vcr(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+def _load_vcr(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
     if len(docs) != 1 or not isinstance(docs[0], dict) or "interactions" not in docs[0]:
         raise RecordingError(path, "not a VCR cassette (no top-level 'interactions')")
-    return _load_cassette(path, docs[0]["interactions"], "interactions")
+    return _load_cassette(path, docs[0]["interactions"], "interactions", budget)
 
 
-def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction, ...]:
+def _load_cassette(
+    path: Path, raw_items: object, key: str, budget: DecodeBudget
+) -> tuple[Interaction, ...]:
     """vcrpy's ``interactions`` and Ruby VCR / R vcr's ``http_interactions``:
     the same request/response pairs, bodies as vcrpy's ``string`` (text or
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
@@ -443,7 +501,8 @@ def _load_cassette(path: Path, raw_items: object, key: str) -> tuple[Interaction
                 exact = False
             else:
                 body, exact = pair_body(resp, f"{where} response")
-            response = _response(code, _vcr_headers(resp.get("headers")), body, exact=exact)
+            headers = _vcr_headers(resp.get("headers"))
+            response = _response(code, headers, body, budget, exact=exact)
         except BodyError as exc:
             raise RecordingError(path, f"{where}: {exc}") from None
         body_text = sent.decode("utf-8", "replace") if req.get("body") is not None else None
@@ -474,7 +533,7 @@ def _vcr_headers(raw: object) -> dict[str, str]:
     return out
 
 
-def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
+def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
     countable(docs)
     out = []
     for i, doc in enumerate(docs):
@@ -510,7 +569,7 @@ def _load_when_then(path: Path, docs: list[Any]) -> tuple[Interaction, ...]:
         text = then.get("body", "")
         body = text.encode() if isinstance(text, str) else b""
         try:
-            response = _response(status, headers, body)
+            response = _response(status, headers, body, budget)
         except BodyError as exc:
             raise RecordingError(path, f"{where}: {exc}") from None
         out.append(Interaction(index=i, request=request, response=response))

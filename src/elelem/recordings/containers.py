@@ -34,7 +34,8 @@ from elelem.errors import ElelemError
 from elelem.vocabulary.json import JSONValue
 
 MAX_DECODED_BYTES = 64 * 1024 * 1024
-"""The most a recorded body may decode to (a small gzip can expand without bound)."""
+"""The most the bodies of one recording may decode to, all together (a small
+gzip can expand without bound, and a recording may hold thousands of them)."""
 
 _GZIP = b"\x1f\x8b"
 _EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
@@ -42,6 +43,35 @@ _EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 class BodyError(ElelemError, ValueError):
     """A body that says it is encoded and cannot be decoded (the message says why)."""
+
+
+class DecodeBudget:
+    """The decoded bytes one recording may still produce: every body of a
+    recording (and the recording itself, when it is gzipped) draws on this
+    one budget, so ten bodies of a 64 MiB bomb cost what one does.
+
+    :attr:`spent` is how many decoded bytes were made so far; decoding stops
+    one byte past :attr:`limit` with a :class:`BodyError` naming the budget.
+    """
+
+    def __init__(self, limit: int = MAX_DECODED_BYTES) -> None:
+        self.limit = limit
+        self.spent = 0
+
+    @property
+    def remaining(self) -> int:
+        """The bytes decoding may still make before the budget is passed."""
+        return max(self.limit - self.spent, 0)
+
+    def take(self, size: int, name: str) -> None:
+        """Count ``size`` decoded bytes of a ``name`` body; a
+        :class:`BodyError` once the recording's bodies pass the budget."""
+        self.spent += size
+        if self.spent > self.limit:
+            raise BodyError(
+                f"its bodies decode to more than {self.limit} bytes in all, the decoding "
+                f"budget of one recording (at a {name} body)"
+            )
 
 
 MAX_INTERACTIONS = 10_000
@@ -109,8 +139,13 @@ def _leaf_size(value: object) -> int:
     return 1 + len(value) if isinstance(value, (str, bytes)) else 1
 
 
-def decode_body(body: bytes, declared: str) -> tuple[bytes, str]:
+def decode_body(
+    body: bytes, declared: str, budget: DecodeBudget | None = None
+) -> tuple[bytes, str]:
     """``body`` decoded, and the content-coding it really had (``""``: none).
+
+    What decoding makes is drawn from ``budget``, the recording's (a budget
+    of its own, :data:`MAX_DECODED_BYTES`, when none is given).
 
     ``declared`` is the recorded ``content-encoding`` header.  gzip and zlib
     (``deflate``) are told by their magic bytes, whatever the header says;
@@ -121,20 +156,21 @@ def decode_body(body: bytes, declared: str) -> tuple[bytes, str]:
     :class:`BodyError`.  Raw deflate (no zlib header) is tried only when
     the header says ``deflate``.
     """
+    budget = budget if budget is not None else DecodeBudget()
     said = {token.strip().lower() for token in declared.split(",") if token.strip()}
     if body[:2] == _GZIP:
-        return _inflate(body, 16 + zlib.MAX_WBITS, "gzip"), "gzip"
+        return _inflate(body, 16 + zlib.MAX_WBITS, "gzip", budget), "gzip"
     if _zlib_header(body):
-        return _inflate(body, zlib.MAX_WBITS, "deflate"), "deflate"
+        return _inflate(body, zlib.MAX_WBITS, "deflate", budget), "deflate"
     if "br" in said:
         try:
-            return _unbrotli(body), "br"
-        except BodyError:
+            return _unbrotli(body, budget), "br"
+        except _NotBrotli:
             if _looks_decoded(body):
                 return body, ""
             raise
     if "deflate" in said and not _looks_decoded(body):
-        return _inflate(body, -zlib.MAX_WBITS, "deflate"), "deflate"
+        return _inflate(body, -zlib.MAX_WBITS, "deflate", budget), "deflate"
     return body, ""
 
 
@@ -152,35 +188,45 @@ def _looks_decoded(body: bytes) -> bool:
     return head(body, 1) in (b"{", b"[", b"e", b"d", b":", b"i", b"r") or is_blank(body)
 
 
-def _inflate(body: bytes, wbits: int, name: str) -> bytes:
-    out = bytearray()
+def _inflate(body: bytes, wbits: int, name: str, budget: DecodeBudget) -> bytes:
+    # One piece per gzip member, joined only when there are several: the
+    # decoded body is held once, not also in a buffer it was built in.
+    out: list[bytes] = []
     data = body
     try:
         while data:
             inflater = zlib.decompressobj(wbits)
-            out += inflater.decompress(data, MAX_DECODED_BYTES + 1 - len(out))
-            if len(out) > MAX_DECODED_BYTES or inflater.unconsumed_tail:
-                raise BodyError(f"the {name} body decodes to more than {MAX_DECODED_BYTES} bytes")
+            piece = inflater.decompress(data, budget.remaining + 1)
+            budget.take(len(piece), name)
+            out.append(piece)
+            if inflater.unconsumed_tail:
+                # Stopped at the budget with input left: more would pass it.
+                budget.take(1, name)
             if not inflater.eof:
                 raise BodyError(f"the {name} body is cut off")
             # gzip allows several members one after another.
             data = inflater.unused_data if wbits > zlib.MAX_WBITS else b""
     except zlib.error as exc:
         raise BodyError(f"the {name} body does not decode: {exc}") from None
-    return bytes(out)
+    return out[0] if len(out) == 1 else b"".join(out)
 
 
-def _unbrotli(body: bytes) -> bytes:
+class _NotBrotli(BodyError):
+    """Bytes the Brotli decoder refuses (perhaps a body stored decoded)."""
+
+
+def _unbrotli(body: bytes, budget: DecodeBudget) -> bytes:
     import brotli  # type: ignore[import-untyped]  # httpx2's brotli extra
 
     try:
         inflater = brotli.Decompressor()
-        out: bytes = inflater.process(body, output_buffer_limit=MAX_DECODED_BYTES + 1)
+        out: bytes = inflater.process(body, output_buffer_limit=budget.remaining + 1)
     except brotli.error as exc:
-        raise BodyError(f"the br body does not decode: {exc}") from None
-    if len(out) > MAX_DECODED_BYTES:
-        raise BodyError(f"the br body decodes to more than {MAX_DECODED_BYTES} bytes")
+        raise _NotBrotli(f"the br body does not decode: {exc}") from None
+    budget.take(len(out), "br")
     if not bool(inflater.is_finished()):
+        if not inflater.can_accept_more_data():
+            budget.take(1, "br")  # output left past the budget
         raise BodyError("the br body is cut off")
     return out
 
@@ -537,6 +583,7 @@ __all__ = [
     "MAX_INTERACTIONS",
     "SSE_START",
     "BodyError",
+    "DecodeBudget",
     "Wrapped",
     "countable",
     "decode_body",

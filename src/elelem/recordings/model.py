@@ -19,7 +19,7 @@ from elelem.vocabulary.json import JSONValue
 
 RecordingFormat = Literal[
     "vcr", "when-then", "chunks", "sse", "json", "ndjson", "eventstream",
-    "ruby-vcr", "json-wrapper", "har", "nock", "pairs",
+    "ruby-vcr", "json-wrapper", "har", "nock", "pairs", "httprr", "test-proxy",
 ]  # fmt: skip
 
 

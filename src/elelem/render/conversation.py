@@ -15,10 +15,11 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
-from elelem.render.lines import awaiting_line, decision_line
+from elelem.conversation.session import SessionNote
+from elelem.providers.costs import events_cost
+from elelem.render.lines import awaiting_line, decision_line, session_line
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
-from elelem.turns.costs import events_cost
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
 
 
@@ -52,6 +53,8 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 renderer.notice(awaiting_line(body), "yellow")
             elif isinstance(body, Decision):
                 renderer.notice(decision_line(body))
+            elif isinstance(body, SessionNote):
+                renderer.notice(session_line(body))
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

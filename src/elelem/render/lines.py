@@ -15,6 +15,7 @@ import msgspec
 
 from elelem.conversation.events import Awaiting, Decision
 from elelem.conversation.projections import add_usage as sum_usage
+from elelem.conversation.session import SessionNote
 from elelem.render.sanitize import (
     decode_excerpt,
     domain,
@@ -480,6 +481,23 @@ def awaiting_line(awaiting: Awaiting) -> str:
     if awaiting.results:
         parts.append(f"results of {_calls(len(awaiting.results))}")
     return "awaiting " + ", ".join(parts or ["nothing"])
+
+
+def session_line(note: SessionNote) -> str:
+    """One line of a live session's note (``session: interrupted at 300 ms,
+    heard "It is sunny"``), sanitized by the caller's renderer."""
+    detail = note.detail if isinstance(note.detail, dict) else {}
+    if note.what == "interrupted":
+        heard = detail.get("heard")
+        said = f', heard "{heard}"' if isinstance(heard, str) and heard else ""
+        return f"session: interrupted at {detail.get('audio_end_ms')} ms{said}"
+    if note.what in ("lost", "dropped") and detail.get("error"):
+        return f"session {note.what}: {detail.get('error')}"
+    if note.what == "input-transcript":
+        return f'session: the user said "{detail.get("transcript")}"'
+    if note.what == "opened" and detail.get("session_id"):
+        return f"session opened ({detail.get('session_id')})"
+    return f"session: {note.what}"
 
 
 def decision_line(decision: Decision) -> str:

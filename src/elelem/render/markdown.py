@@ -34,20 +34,22 @@ from elelem.conversation import (
     HostedBody,
     MessageBody,
     ResponseRecord,
+    SessionNote,
     TurnStart,
     turn_views,
 )
+from elelem.providers.costs import events_cost
 from elelem.render.lines import (
     Footnotes,
     activity_line,
     attachment_line,
     awaiting_line,
     decision_line,
+    session_line,
     usage_line,
 )
 from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import neutralize_markdown_links, sanitize, sanitize_line
-from elelem.turns.costs import events_cost
 from elelem.vocabulary import (
     AudioBlock,
     DocumentBlock,
@@ -212,6 +214,8 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
             elif isinstance(body, Awaiting | Decision):
                 line = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
                 answer.lines += [f"*{line}*", ""]
+            elif isinstance(body, SessionNote):
+                answer.lines += [f"*{inert_line(session_line(body))}*", ""]
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

@@ -14,7 +14,8 @@ What every shape must do the same way is decided once, outside the packages:
   shape's :class:`~elelem.shapes.classify.ErrorTable`;
 - :mod:`elelem.shapes.options` — generation options and ``tool_choice``
   spelled from each encoder's key tables;
-- :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup.
+- :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
+- :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one.
 
 Every package — ``anthropic_messages``, ``openai_responses``,
 ``openai_chat``, ``gemini``, ``bedrock_converse``, ``ollama_native`` — has
@@ -48,6 +49,19 @@ images and documents    ``media``    ``LIMITS`` (the provider's documented size
                                      with the drop reported), and the wire's own
                                      citations into documents where it has them
 ======================  ===========  =================================================
+
+The other kinds of exchange are modules of the kind's name, in every package
+whose wire has the kind, each holding the same names; the kind's contract is
+in the seam (:mod:`elelem.wire`) and the ``ShapeSpec`` carries the value:
+
+======================  ============  ================================================
+kind                    module        names
+======================  ============  ================================================
+token counting          ``counting``  ``COUNTER`` (a ``TokenCounter``: the counting
+                                      request rewritten from the sending one, the
+                                      count read from the answer); ``SHAPE.counting``
+                                      (Anthropic, Responses, Gemini)
+======================  ============  ================================================
 
 What the wires share about images and documents (limit checks, data URLs,
 the documents of a request as providers number them, drop reports) is in

@@ -21,6 +21,7 @@ from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
+from elelem.wire.counting import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class ShapeSpec:
     ``parse_body(body, provider, request=None)``, ``classify`` its errors'
     ``classify_error(status, headers, body)``.  No shape needs a class of its
     own beside it.
+
+    The other kinds of exchange a wire has are values beside them, each
+    from the package's module of that kind's name: ``counting`` its
+    ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
+    None for a wire that cannot count.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -51,6 +57,7 @@ class ShapeSpec:
     classify: Callable[[int, Mapping[str, str], bytes], StreamError]
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
+    counting: TokenCounter | None = None
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

@@ -7,7 +7,7 @@
   (over :class:`elelem.SyncClient`), and :func:`~elelem.turns.drive.drive` /
   :func:`~elelem.turns.drive.drive_sync` for any flow of those actions;
 - :mod:`elelem.turns.toolloop` — the tool loop on the same engine;
-- :mod:`elelem.turns.costs` — what the responses of a log cost.
+- :mod:`elelem.providers.costs` — what the responses of a log cost.
 
 The log (:mod:`elelem.conversation`) knows no turn, no provider and no
 client; this package imports it, the providers and the client.

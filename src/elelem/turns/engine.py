@@ -77,6 +77,7 @@ from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
 from elelem.errors import ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
+from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
@@ -91,7 +92,6 @@ from elelem.turns.actions import (
     StreamView,
     Wait,
 )
-from elelem.turns.costs import records_cost
 from elelem.turns.history import HistoryProcessor, processed
 from elelem.turns.limits import (
     USAGE_LIMIT_END,

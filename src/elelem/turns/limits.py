@@ -32,9 +32,9 @@ from typing import Any
 from elelem.conversation.events import ResponseRecord
 from elelem.conversation.projections import add_usage
 from elelem.errors import ElelemError
+from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost, price
 from elelem.tokens import estimate_messages
-from elelem.turns.costs import records_cost
 from elelem.vocabulary import Usage, register_turn_end_reason
 
 USAGE_LIMIT_END = register_turn_end_reason(

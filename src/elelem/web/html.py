@@ -34,9 +34,11 @@ from elelem.conversation import (
     HostedBody,
     MessageBody,
     ResponseRecord,
+    SessionNote,
     TurnStart,
     turn_views,
 )
+from elelem.providers.costs import events_cost, response_cost
 from elelem.render.lines import (
     Footnotes,
     activity_line,
@@ -44,10 +46,10 @@ from elelem.render.lines import (
     awaiting_line,
     decision_line,
     reasoning_summary,
+    session_line,
     usage_line,
 )
 from elelem.render.sanitize import domain, sanitize, sanitize_line
-from elelem.turns.costs import events_cost, response_cost
 from elelem.vocabulary import (
     AudioBlock,
     DocumentBlock,
@@ -122,6 +124,7 @@ def content_security_policy(page: Page, *, static: bool, chat: bool = False) -> 
         "default-src 'none'",
         "style-src " + (" ".join(styles) if styles else "'none'"),
         "img-src data:",  # attachments are inlined; no page loads a remote image
+        "media-src data:",  # audio too (a live session's speech), from its bytes
         "script-src " + ("'self'" if chat else "'none'"),
         "connect-src " + ("'self'" if chat else "'none'"),
         "frame-src 'self'",
@@ -222,6 +225,11 @@ Fetch = Callable[[str], bytes]
 SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Raster images shown inline (as ``data:`` URLs); any other attachment is a line."""
 
+PLAYED_AUDIO = frozenset(
+    {"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/mp4", "audio/flac"}
+)
+"""Audio a browser plays, given as an ``<audio>`` of its bytes (``data:`` URLs)."""
+
 
 class _Answer:
     """One turn's answer being written: its footnotes and open timeline."""
@@ -294,6 +302,11 @@ class _Answer:
         src = None
         if isinstance(block, ImageBlock) and block.media_type in SHOWN_IMAGES:
             src = media_url(block, self.fetch)
+        if isinstance(block, AudioBlock) and block.media_type in PLAYED_AUDIO:
+            src = media_url(block, self.fetch)
+            if src is not None and src.startswith("data:"):
+                player = f'<audio controls preload="none" src="{src}"></audio>'
+                return f'<figure class="attachment audio">{player}{caption}</figure>'
         if src is None or not src.startswith("data:"):
             return f'<figure class="attachment">{caption}</figure>'
         alt = line(block.name or "image")
@@ -442,6 +455,9 @@ def _turn(
             answer.close_timeline()
             words = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
             answer.out.append(f'<p class="notice {event.kind}">{line(words)}</p>')
+        elif isinstance(body, SessionNote):
+            answer.close_timeline()
+            answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:

@@ -11,6 +11,7 @@ mapping and the error classifier.  The model is part of the request path
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.gemini.counting import COUNTER
 from elelem.shapes.gemini.encoder import (
     API_VERSION,
     HOSTED_TOOL_KEYS,
@@ -39,6 +40,7 @@ SHAPE = ShapeSpec(
     parser=GeminiParser,
     parse_body=parse_body,
     classify=classify_error,
+    counting=COUNTER,
 )
 """The Gemini shape."""
 

@@ -28,6 +28,7 @@ from elelem.vocabulary import (
     URLSource,
 )
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.sniff import media_type_of_name
 
 # Gemini: inline data up to 20 MB per request (larger goes through the File API).
 LIMITS = Limits("Gemini", 20 * MB, None, 20 * MB, 1000, 20 * MB)
@@ -55,8 +56,13 @@ def encode_media(
     else:
         report("document", UNSUPPORTED, f"Gemini takes no document of {source_kind(block)}")
         return None
-    media_type = block.media_type or (
-        "application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg"
+    # fileData requires a mimeType: the block's own, else the one the URL's
+    # name says (a .png sent as image/jpeg is refused or misread), else the
+    # kind's usual one.
+    media_type = (
+        block.media_type
+        or media_type_of_name(uri)
+        or ("application/pdf" if isinstance(block, DocumentBlock) else "image/jpeg")
     )
     return {"fileData": {"mimeType": media_type, "fileUri": uri}}
 

@@ -193,20 +193,26 @@ def native_assistant(
             or p.get("type") not in ("text", "thinking")
         ]
         unknown = False
+    details: list[JSONValue] = []
+    for r in reasonings:
+        found = find_payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
+        if found is not None and isinstance(found.value, list):
+            details.extend(found.value)
     if reasonings and mode == "reasoning_details":
-        details: list[JSONValue] = []
-        for r in reasonings:
-            found = find_payload(r.payloads, provider, REASONING_DETAILS_FORMAT)
-            if found is not None and isinstance(found.value, list):
-                details.extend(found.value)
         if details:
             wire["reasoning_details"] = details
         elif reasoning:
             wire["reasoning"] = reasoning
     elif reasonings and mode == "think-tags" and reasoning:
         wire["content"] = _think_tags(reasoning, text)
-    elif reasonings and mode in ("reasoning_content", "reasoning") and reasoning:
-        wire[mode] = reasoning
+    elif reasonings and mode in ("reasoning_content", "reasoning") and (reasoning or details):
+        if reasoning:
+            wire[mode] = reasoning
+        if details:
+            # A gateway that took reasoning_details (an encrypted entry, such
+            # as a relayed Gemini thought signature that Google checks on
+            # function-call turns) gets them back beside the text field.
+            wire["reasoning_details"] = details
     elif reasonings and mode == "omit":
         for i in reasoning_at:
             dropped.add(

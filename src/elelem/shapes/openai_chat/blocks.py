@@ -17,7 +17,7 @@ import msgspec
 
 from elelem.errors import MalformedStreamError
 from elelem.shapes.media import generated_audio
-from elelem.shapes.openai_chat.citations import annotation_attribution
+from elelem.shapes.openai_chat.citations import annotation_attribution, annotation_url
 from elelem.shapes.openai_chat.merging import Details
 from elelem.shapes.skeleton import unknown_block
 from elelem.stream import (
@@ -117,6 +117,7 @@ class ChatBlocks:
     _serial: int
     _text: list[str]
     _annotations: list[dict[str, Any]]
+    _annotated_urls: set[str]
     _details: Details | None
     _tools: dict[BlockKey, tuple[str, str]]  # wire index -> (id, name)
     _tool_order: list[BlockKey]
@@ -150,7 +151,12 @@ class ChatBlocks:
         annotations = delta.get("annotations")
         if isinstance(annotations, list) and annotations:
             self._ensure("text", out)
-            self._annotations.extend(a for a in annotations if isinstance(a, dict))
+            for annotation in annotations:
+                if isinstance(annotation, dict):
+                    self._annotations.append(annotation)
+                    url = annotation_url(annotation)
+                    if url is not None:
+                        self._annotated_urls.add(url)
         calls = delta.get("tool_calls")
         if isinstance(calls, list):
             for position, call in enumerate(calls):

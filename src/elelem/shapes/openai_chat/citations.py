@@ -3,7 +3,7 @@ Perplexity's top-level ``citations`` / ``search_results``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,6 +72,17 @@ def verified_range(
     return None
 
 
+def _source_fields(annotation: Mapping[str, Any]) -> Mapping[str, Any]:
+    kind = annotation.get("type")
+    body = annotation.get(kind) if isinstance(kind, str) else None
+    return body if isinstance(body, dict) else annotation
+
+
+def annotation_url(annotation: Mapping[str, Any]) -> str | None:
+    """The source URL an ``annotations[]`` entry names, if any."""
+    return _str(_source_fields(annotation).get("url"))
+
+
 def annotation_attribution(
     annotation: Mapping[str, Any], text: str, provider: ProviderId
 ) -> Attribution:
@@ -82,9 +93,7 @@ def annotation_attribution(
     type keeps its source fields where it has them.  The raw entry is always
     kept in ``replay``.
     """
-    kind = annotation.get("type")
-    body = annotation.get(kind) if isinstance(kind, str) else None
-    fields: Mapping[str, Any] = body if isinstance(body, dict) else annotation
+    fields = _source_fields(annotation)
     url, title = _str(fields.get("url")), _str(fields.get("title"))
     span = verified_range(text, fields.get("start_index"), fields.get("end_index"), url, title)
     return Attribution(
@@ -96,17 +105,23 @@ def annotation_attribution(
 
 
 def perplexity_attributions(
-    citations: Sequence[str], search_results: Sequence[Any], provider: ProviderId
+    citations: Sequence[str],
+    search_results: Sequence[Any],
+    provider: ProviderId,
+    annotated: Collection[str] = (),
 ) -> list[Attribution]:
     """Attributions for Perplexity's response-level sources.
 
     Each ``search_results[]`` entry gives one (url, title, raw entry kept);
     each ``citations[]`` URL not among them gives one more.  The ``[n]``
     markers in the text refer to ``citations`` by 1-based position, which the
-    payload keeps; no range is claimed.
+    payload keeps; no range is claimed.  A URL in ``annotated`` (already
+    attributed by an ``annotations[]`` entry of the same response, as
+    OpenRouter relays one provider's sources both ways) is not attributed
+    again.
     """
     out: list[Attribution] = []
-    seen: set[str] = set()
+    seen: set[str] = set(annotated)
     for result in search_results:
         if not isinstance(result, dict):
             continue
@@ -139,6 +154,7 @@ __all__ = [
     "CITATION_FORMAT",
     "SEARCH_RESULT_FORMAT",
     "annotation_attribution",
+    "annotation_url",
     "perplexity_attributions",
     "verified_range",
 ]

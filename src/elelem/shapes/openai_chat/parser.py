@@ -136,6 +136,7 @@ class ChatParser(ChatBlocks, ParserSkeleton):
         self._serial = 0
         self._text: list[str] = []
         self._annotations: list[dict[str, Any]] = []
+        self._annotated_urls: set[str] = set()
         self._details: Details | None = None
         self._tools: dict[BlockKey, tuple[str, str]] = {}  # wire index -> (id, name)
         self._tool_order: list[BlockKey] = []
@@ -522,7 +523,13 @@ class ChatParser(ChatBlocks, ParserSkeleton):
         out: list[Chunk] = []
         if not self.started:
             self._start({}, out)
-        attributions = perplexity_attributions(self._citations, self._search_results, self.provider)
+        attributions = perplexity_attributions(
+            self._citations, self._search_results, self.provider, self._annotated_urls
+        )
+        if any(url in self._annotated_urls for url in self._citations):
+            # The URLs are attributed once, by their annotations; the list
+            # itself (the order the text's [n] markers count in) is kept.
+            self._response_fields["citations"] = list(self._citations)
         if attributions:
             key = self._ensure("text", out)
             out.extend(Citation(key, a) for a in attributions)

@@ -10,6 +10,7 @@ which tell a client ``custom_tool_call`` from a server-side one.
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.openai_responses.counting import COUNTER
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
@@ -22,6 +23,7 @@ SHAPE = ShapeSpec(
     parser=ResponsesParser,
     parse_body=parse_body,
     classify=classify_error,
+    counting=COUNTER,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 

@@ -6,7 +6,7 @@ bytes; ``POST /audio/transcriptions`` takes the audio as a multipart upload
 (``file``, ``model``, ``language``, ``prompt``, ``response_format`` json)
 and answers ``{"text", "usage"?}``.  Servers that speak OpenAI's wire have
 the same endpoints (Groq's Whisper, a local server), so every provider on an
-OpenAI shape can be asked.  Each exchange is one flow (:mod:`elelem.flow`)
+OpenAI shape can be asked.  Each exchange is one flow (:mod:`elelem.transport.one_shot`)
 over the one driver: keys, typed errors and visible retries as everywhere.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
-from elelem.flow import Call, Flow, multipart
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.reading import ReadRefused, read_file
+from elelem.transport.one_shot import Call, Flow, multipart
 from elelem.vocabulary import AudioBlock, BytesSource, Part
 from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
 from elelem.vocabulary.json import JSONValue, decode_json

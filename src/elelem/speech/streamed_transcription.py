@@ -36,8 +36,8 @@ from datetime import datetime
 from elelem.errors import StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
-from elelem.speech import Transcript, upload
-from elelem.speech_stream import (
+from elelem.speech.endpoints import Transcript, upload
+from elelem.speech.streamed_speech import (
     AsyncPieces,
     Pieces,
     SyncPieces,
@@ -204,7 +204,7 @@ class TranscriptionCall:
 
 class _TranscriptReader(Pieces[str, Transcript]):
     """What both transcript streams share: the text of each delta, and the
-    whole :class:`~elelem.speech.Transcript` at the end."""
+    whole :class:`~elelem.speech.endpoints.Transcript` at the end."""
 
     def __init__(self, stream: StreamCore, call: TranscriptionCall) -> None:
         self.stream = stream
@@ -251,7 +251,7 @@ class _TranscriptReader(Pieces[str, Transcript]):
 class TranscriptStream(_TranscriptReader, AsyncPieces[str, Transcript]):
     """The text of a streamed transcription, piece by piece: an async
     iterator of ``str`` (``async with`` it); :meth:`final` reads the rest
-    and returns the :class:`~elelem.speech.Transcript`."""
+    and returns the :class:`~elelem.speech.endpoints.Transcript`."""
 
     stream: ResponseStream
 

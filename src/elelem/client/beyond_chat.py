@@ -3,7 +3,7 @@
 :class:`AsyncExtras` is part of :class:`elelem.Client` and
 :class:`SyncExtras` of :class:`elelem.SyncClient`; each call is written once
 as a plan or a flow (:mod:`elelem.embeddings`, :mod:`elelem.batches`,
-:mod:`elelem.speech`) and run by the client's one driver, async or blocking.
+:mod:`elelem.speech.endpoints`) and run by the client's one driver, async or blocking.
 """
 
 from __future__ import annotations
@@ -22,13 +22,16 @@ from elelem.batches.core import neutral_requests, read_results
 from elelem.embeddings import Embeddings, EmbedPlan
 from elelem.embeddings import plan as embed_plan
 from elelem.embeddings.wires import EMBEDDING_PROVIDERS
-from elelem.flow import Flow, run_async, run_sync
 from elelem.providers import Catalog, Target
-from elelem.speech import Transcript, audio_of
-from elelem.speech import speak as speak_flow
-from elelem.speech import transcribe as transcribe_flow
-from elelem.speech_stream import SpeechCall, SpeechStream, SyncSpeechStream
-from elelem.transcribe_stream import SyncTranscriptStream, TranscriptionCall, TranscriptStream
+from elelem.speech.endpoints import Transcript, audio_of
+from elelem.speech.endpoints import speak as speak_flow
+from elelem.speech.endpoints import transcribe as transcribe_flow
+from elelem.speech.streamed_speech import SpeechCall, SpeechStream, SyncSpeechStream
+from elelem.speech.streamed_transcription import (
+    SyncTranscriptStream,
+    TranscriptionCall,
+    TranscriptStream,
+)
 from elelem.transport import Driver, Timeouts
 from elelem.transport.config import (
     BATCH,
@@ -38,6 +41,7 @@ from elelem.transport.config import (
     SPEAK,
     TRANSCRIBE,
 )
+from elelem.transport.one_shot import Flow, run_async, run_sync
 from elelem.vocabulary import AudioBlock
 
 EMBED_CONCURRENCY = 4
@@ -220,8 +224,8 @@ class AsyncExtras:
     ) -> SpeechStream:
         """``text`` spoken by a speech model, streamed: an async iterator of
         the audio's bytes as they arrive (``async with`` it), whose
-        :meth:`~elelem.speech_stream.SpeechStream.final` is the whole
-        :class:`~elelem.speech_stream.Speech` (the audio block, usage, cost).
+        :meth:`~elelem.speech.streamed_speech.SpeechStream.final` is the whole
+        :class:`~elelem.speech.streamed_speech.Speech` (the audio block, usage, cost).
 
         ``stream_format`` ``audio`` streams the file itself (every model);
         ``sse`` streams events that end with the usage (``gpt-4o-mini-tts``
@@ -244,8 +248,8 @@ class AsyncExtras:
         """What ``audio`` (a block of bytes, its bytes, or a file path) says,
         streamed: an async iterator of the text as the model writes it
         (``async with`` it), whose
-        :meth:`~elelem.transcribe_stream.TranscriptStream.final` is the whole
-        :class:`~elelem.speech.Transcript` (text, usage, cost, unknown events).
+        :meth:`~elelem.speech.streamed_transcription.TranscriptStream.final` is the whole
+        :class:`~elelem.speech.endpoints.Transcript` (text, usage, cost, unknown events).
 
         ``gpt-4o-transcribe`` and newer stream; a Whisper model is asked
         whole and its text arrives as one piece.  The request is sent on the

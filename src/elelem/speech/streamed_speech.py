@@ -46,7 +46,7 @@ import msgspec
 from elelem.errors import ConfigError, MalformedStreamError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
-from elelem.speech import speech_body
+from elelem.speech.endpoints import speech_body
 from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.transport import ResponseStream, SyncResponseStream
 from elelem.transport.stream_core import StreamCore

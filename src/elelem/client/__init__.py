@@ -42,11 +42,11 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 import httpx2
 import msgspec
 
-from elelem.counting import COUNTERS, NOT_THERE, CountingShape, TokenCount, estimated
+from elelem.client.beyond_chat import AsyncExtras, SyncExtras
+from elelem.client.counting import NOT_THERE, TokenCount, counter_of, counting, estimated
+from elelem.client.preflight import ModelWarning, preflight
 from elelem.errors import StreamError
-from elelem.extras import AsyncExtras, SyncExtras
 from elelem.outputs import output_format, parse_output
-from elelem.preflight import ModelWarning, preflight
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.providers.protocol import Model
 from elelem.stream import AssembledResponse
@@ -60,6 +60,8 @@ from elelem.transport import (
     SyncResponseStream,
     Timeouts,
 )
+from elelem.transport.config import CHAT
+from elelem.transport.one_shot import Flow, run_async, run_sync
 from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
@@ -70,6 +72,7 @@ from elelem.vocabulary import (
     ToolSpec,
 )
 from elelem.wire import ModelRequest, Shape
+from elelem.wire.counting import TokenCounter
 
 T = TypeVar("T")
 
@@ -339,7 +342,7 @@ class Client(AsyncExtras):
         sent (no I/O): an unknown model id close to a known one, a
         deprecated model, an estimate over the context window, an
         attachment of a kind the model does not take, tools or a schema it
-        cannot follow (see :mod:`elelem.preflight`).  ``request``: as for
+        cannot follow (see :mod:`elelem.client.preflight`).  ``request``: as for
         :meth:`stream`."""
         target = self.target(model)
         _, _, neutral = self.prepare(target, messages, **request)
@@ -365,11 +368,13 @@ class Client(AsyncExtras):
         plan = self._counting(model, messages, request)
         if isinstance(plan, TokenCount):
             return plan
+        endpoint, _, neutral, flow = plan
         try:
-            result = await self._driver.complete(*plan, timeouts=timeouts)
+            return await run_async(
+                self._driver, endpoint, flow, neutral.model, timeouts, operation=CHAT
+            )
         except StreamError as exc:
             return self._not_counted(plan, exc)
-        return _counted(plan, result)
 
     def _counting(
         self, model: str | Target | Model, messages: Messages, request: RequestOptions
@@ -381,17 +386,17 @@ class Client(AsyncExtras):
         if not isinstance(target, Target):
             return estimated(neutral, target.provider, f"{target.address} has no counting endpoint")
         endpoint, shape = _with_secrets(target.endpoint, neutral), target.shape
-        counter = COUNTERS.get(shape.name)
+        counter = counter_of(shape)
         if counter is None:
             return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
-        return endpoint, CountingShape(shape, counter), neutral
+        return endpoint, counter, neutral, counting(shape, counter, neutral, endpoint.provider)
 
     def _not_counted(self, plan: _CountPlan, exc: StreamError) -> TokenCount:
         """The estimate when the counting endpoint is not there; else ``exc`` raised."""
         if exc.status not in NOT_THERE:
             raise exc
-        endpoint, shape, neutral = plan
-        why = f"{shape.counter.endpoint} is not there (HTTP {exc.status})"
+        endpoint, counter, neutral, _ = plan
+        why = f"{counter.endpoint} is not there (HTTP {exc.status})"
         return estimated(neutral, endpoint.provider, why)
 
     async def parse(
@@ -425,7 +430,8 @@ class Client(AsyncExtras):
         await self.aclose()
 
 
-_CountPlan = tuple[Endpoint, CountingShape, ModelRequest]
+_CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Flow[TokenCount]]
+"""Where to count, how the wire counts, the neutral request, the exchange."""
 
 
 def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:
@@ -440,13 +446,6 @@ def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:
         # it is redacted like the API key.
         endpoint = dataclasses.replace(endpoint, secrets=(*endpoint.secrets, *tokens))
     return endpoint
-
-
-def _counted(plan: _CountPlan, result: AssembledResponse) -> TokenCount:
-    assert result.usage is not None  # CountingShape's one response always has it
-    return TokenCount(
-        result.usage.input, "provider", plan[1].counter.endpoint, raw=result.usage.raw
-    )
 
 
 def _with_output(options: GenerationOptions | None, output_type: Any) -> GenerationOptions | None:
@@ -542,11 +541,11 @@ class SyncClient(SyncExtras):
         plan = client._counting(model, messages, request)
         if isinstance(plan, TokenCount):
             return plan
+        endpoint, _, neutral, flow = plan
         try:
-            result = self._driver.sync_complete(*plan, timeouts=timeouts)
+            return run_sync(self._driver, endpoint, flow, neutral.model, timeouts, operation=CHAT)
         except StreamError as exc:
             return client._not_counted(plan, exc)
-        return _counted(plan, result)
 
     def parse(
         self,

@@ -1,0 +1,152 @@
+"""What the live protocols share: the assistant's speech of one item, held
+until its response ends, and cut where the user interrupted.
+
+Audio arrives as base64 PCM16 pieces and its transcript as text pieces on
+separate events, interleaved.  :class:`SpokenItem` keeps both as they came
+(the base64 is decoded once, at the end) and notes, for each transcript
+piece, how many bytes of audio had arrived before it.  A cut at
+``audio_end_ms`` keeps the audio's first ``audio_end_ms`` milliseconds and
+the transcript pieces that arrived before any audio past that point: the
+stored transcript and audio end at the same place, by the order the wire
+interleaved them (neither wire times its transcript words).
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any
+
+import msgspec
+
+from elelem.stream import BlockEnd, BlockStart, Chunk
+from elelem.vocabulary import ProviderId, ProviderPayload
+from elelem.vocabulary.audio import wav_duration
+
+LIVE_ITEM_FORMAT = "live-item"
+"""Payload format of a live item's identity on its wire (OpenAI's item id)."""
+
+
+def pcm_size(encoded: str) -> int:
+    """How many bytes the base64 text ``encoded`` decodes to."""
+    size = len(encoded) // 4 * 3
+    if encoded.endswith("=="):
+        return size - 2
+    if encoded.endswith("="):
+        return size - 1
+    return size
+
+
+def wav_bytes(pcm: bytes, rate: int) -> bytes:
+    """``pcm`` (16-bit mono little-endian at ``rate`` Hz) as a WAV file."""
+    header = struct.pack(
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1, 1, rate, rate * 2, 2, 16,
+        b"data", len(pcm),
+    )  # fmt: skip
+    return header + pcm
+
+
+def wav_pcm(data: bytes) -> tuple[bytes, int, int]:
+    """The samples, rate and channel count of a PCM16 WAV file (``ValueError``
+    for anything else)."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise ValueError("not a WAV file")
+    at, rate, channels, bits = 12, 0, 0, 0
+    while at + 8 <= len(data):
+        chunk, size = data[at : at + 4], int(struct.unpack("<I", data[at + 4 : at + 8])[0])
+        if chunk == b"fmt " and size >= 16:
+            fmt, channels, rate = struct.unpack("<HHI", data[at + 8 : at + 16])
+            bits = struct.unpack("<H", data[at + 22 : at + 24])[0]
+            if fmt != 1 or bits != 16:
+                raise ValueError(f"a WAV of format {fmt} at {bits} bits, not 16-bit PCM")
+        elif chunk == b"data":
+            if not rate:
+                raise ValueError("a WAV whose data comes before its format")
+            return data[at + 8 : at + 8 + size], int(rate), int(channels)
+        at += 8 + size + (size & 1)
+    raise ValueError("a WAV file with no data")
+
+
+class SpokenItem:
+    """One assistant item's speech and transcript, as they arrive."""
+
+    __slots__ = ("audio", "cut", "item_id", "received", "transcript")
+
+    def __init__(self, item_id: str) -> None:
+        self.item_id = item_id
+        self.audio: list[str] = []
+        self.received = 0  # audio bytes so far
+        self.transcript: list[tuple[int, str]] = []  # (audio bytes before it, piece)
+        self.cut: int | None = None  # bytes kept, once the user interrupted
+
+    def add_audio(self, encoded: str) -> None:
+        """A base64 piece of the item's audio."""
+        self.audio.append(encoded)
+        self.received += pcm_size(encoded)
+
+    def add_transcript(self, text: str) -> None:
+        """A piece of the item's transcript."""
+        self.transcript.append((self.received, text))
+
+    def truncate(self, audio_end_ms: int, rate: int) -> str:
+        """Keep the first ``audio_end_ms`` ms; the transcript heard so far."""
+        self.cut = min(self.received, audio_end_ms * rate // 1000 * 2)
+        return self.heard()
+
+    def heard(self) -> str:
+        """The transcript of the audio kept."""
+        cut = self.received if self.cut is None else self.cut
+        return "".join(text for before, text in self.transcript if before <= cut)
+
+    def pcm(self) -> bytes:
+        """The audio kept, decoded."""
+        # Each piece is its own base64 text (padded at its own end).
+        data = b"".join(base64.b64decode(piece) for piece in self.audio)
+        return data if self.cut is None else data[: self.cut]
+
+    def block(self, key: str, provider: ProviderId, rate: int) -> list[Chunk]:
+        """The chunks of the item's audio block: a WAV of the audio kept with
+        the transcript heard (none when the item held no audio)."""
+        if not self.audio and not self.transcript:
+            return []
+        wav = wav_bytes(self.pcm(), rate)
+        payload = ProviderPayload(provider, LIVE_ITEM_FORMAT, None, {"item_id": self.item_id})
+        raw: dict[str, Any] = {
+            "type": "audio",
+            "source": {"kind": "bytes", "blob": {"base64": base64.b64encode(wav).decode()}},
+            "media_type": "audio/wav",
+            "duration": wav_duration(wav),
+            "transcript": self.heard() or None,
+            "payloads": [msgspec.to_builtins(payload)],
+        }
+        return [BlockStart(key, "audio", raw=raw), BlockEnd(key)]
+
+
+def pcm16_at(pcm: bytes, rate: int, channels: int, to_rate: int) -> bytes:
+    """PCM16 of ``channels`` channels at ``rate`` as mono at ``to_rate``: the
+    channels averaged, the samples linearly interpolated (what a file given
+    to a live session is turned into before it is sent)."""
+    from array import array
+
+    samples = array("h")
+    samples.frombytes(pcm[: len(pcm) - len(pcm) % (2 * channels)])
+    if channels > 1:
+        mono = array("h", (sum(samples[i : i + channels]) // channels
+                           for i in range(0, len(samples), channels)))  # fmt: skip
+    else:
+        mono = samples
+    if rate == to_rate or not mono:
+        return mono.tobytes()
+    count = len(mono) * to_rate // rate
+    out = array("h", bytes(2 * count))
+    last = len(mono) - 1
+    for i in range(count):
+        at = i * rate / to_rate
+        left = int(at)
+        right = min(left + 1, last)
+        out[i] = int(mono[left] + (mono[right] - mono[left]) * (at - left))
+    return out.tobytes()
+
+
+__all__ = ["LIVE_ITEM_FORMAT", "SpokenItem", "pcm16_at", "pcm_size", "wav_bytes", "wav_pcm"]

@@ -1,0 +1,107 @@
+"""The chat API: ``POST /api/chat`` runs a turn of a stored conversation
+(or a new one) through the turn engine and relays it as the UI message
+stream; ``POST /api/resume`` resumes a run waiting on approvals or results
+(:mod:`elelem.web.approvals`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from elelem.conversation import Conversation, ConversationNotFound
+from elelem.render.sanitize import sanitize_line
+from elelem.turns.deferred import check_resume
+from elelem.turns.pending import ResumeError, pending
+from elelem.vocabulary import ConversationId
+from elelem.web.approvals import ResumeRequest, resume_pairs
+from elelem.web.asgi import Pair, UIMessageStreamResponse
+from elelem.web.bodies import MAX_CHAT_BODY, decoded
+from elelem.web.chat import ChatRefused, ChatRequest, turn_input, turn_input_new, turn_pairs
+from elelem.web.site import Site
+
+CONVERSATION_HEADER = "x-elelem-conversation"
+"""The response header naming the conversation a chat stream is stored in."""
+
+
+def routes(site: Site) -> list[Route]:
+    """The chat and resume routes over ``site``."""
+    resuming: set[str] = set()  # conversations a resume is running on
+
+    async def chat(request: Request) -> Response:
+        data = await decoded(request, ChatRequest, MAX_CHAT_BODY, "chat", site.body_timeout)
+        if isinstance(data, Response):
+            return data
+        chosen = data.model or site.model
+        if not chosen:
+            return PlainTextResponse(
+                "bad chat request: a model and some text are needed", status_code=400
+            )
+        try:
+            if data.conversation:
+                conversation = Conversation.open(site.store, ConversationId(data.conversation))
+                user_input = turn_input(conversation, data)
+            else:
+                user_input = turn_input_new(data)
+                conversation = Conversation.create(site.store)
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        except ChatRefused as exc:
+            return PlainTextResponse(f"bad chat request: {exc}", status_code=400)
+        if pending(conversation) is not None:
+            # Its calls are answered first (a retry or an edit rewinds them).
+            return PlainTextResponse(
+                "this conversation waits for its calls to be approved or given results: "
+                "answer them above, or retry or edit the turn",
+                status_code=409,
+            )
+        return UIMessageStreamResponse(
+            turn_pairs(
+                conversation, site.make_client, chosen, user_input, data.web_search, site.tools
+            ),
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
+        )
+
+    async def go_on(request: Request) -> Response:
+        data = await decoded(request, ResumeRequest, MAX_CHAT_BODY, "resume", site.body_timeout)
+        if isinstance(data, Response):
+            return data
+        try:
+            conversation = Conversation.open(site.store, ConversationId(data.conversation))
+        except ConversationNotFound:
+            return PlainTextResponse("no such conversation", status_code=404)
+        if conversation.id in resuming:
+            return PlainTextResponse("this run is being resumed already", status_code=409)
+        try:
+            check_resume(conversation, data.approvals, data.results, site.tool_names)
+        except ResumeError as exc:
+            # Decided already (a second click, a replayed request): nothing to do.
+            code = 409 if pending(conversation) is None else 400
+            return PlainTextResponse(f"cannot resume: {sanitize_line(str(exc))}", status_code=code)
+        # Taken before the first await, so a second request sees it: the
+        # event loop runs one handler at a time up to there.
+        resuming.add(conversation.id)
+
+        async def pairs() -> AsyncIterator[Pair]:
+            try:
+                async for pair in resume_pairs(
+                    conversation, site.make_client, data.model, data, site.tools
+                ):
+                    yield pair
+            finally:
+                resuming.discard(conversation.id)
+
+        return UIMessageStreamResponse(
+            pairs(), headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+        )
+
+    return [
+        Route("/api/chat", chat, methods=["POST"]),
+        Route("/api/resume", go_on, methods=["POST"]),
+    ]
+
+
+__all__ = ["CONVERSATION_HEADER", "routes"]
