@@ -33,6 +33,12 @@ def radar(city: str) -> list[TextContent | ImageContent | ResourceLink]:
     ]
 
 
+@server.resource("weather://stations", mime_type="text/plain")
+def stations() -> str:
+    """The cities the server knows."""
+    return "Paris, Oslo"
+
+
 @server.tool()
 def snapshot(city: str) -> CallToolResult:
     """A camera picture of a city: an image only, with the same data structured."""

@@ -29,6 +29,8 @@ def test_the_tools_of_a_server_and_a_call(tmp_path: Path) -> None:
         "  radar  A radar picture of a city, and where to find more.",
         "  snapshot  A camera picture of a city: an image only, with the same data structured.",
         "  die  Crash the server mid-call.",
+        "  read_resource  Read a resource of the MCP server "
+        f"{name} by its URI (as a resource link in one of its results names it).",
         "get_weather result: 4°C",
         "snapshot result: ",
         "  [image image/png]",
@@ -57,6 +59,7 @@ def test_server_everything_gets_roots_and_elicitation_answers(tmp_path: Path) ->
         base_env(tmp_path),
         "mcp", "tools", "--elicit", "defaults", server,
         "--call", "get-roots-list", "{}", "--call", "trigger-elicitation-request", "{}",
+        "--call", "read_resource", '{"uri": "demo://resource/dynamic/text/2"}',
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -72,3 +75,4 @@ def test_server_everything_gets_roots_and_elicitation_answers(tmp_path: Path) ->
     ) in lines
     assert f"   URI: {Path.cwd().resolve().as_uri()}" in lines  # the working folder
     assert '    "integer": 42,' in lines  # the form's defaults, accepted
+    assert "read_resource result: [resource <demo://resource/dynamic/text/2>]" in lines

@@ -25,7 +25,9 @@ and leaving the ``with`` is clean.  A 404 for an older revision's session
 (the server restarted) starts a new session and sends the call again, once.
 A server's ``notifications/tools/list_changed`` re-lists its tools (for the
 next run).  Progress a server reports on a call extends the call's timeout.
-A tool the server runs only as a task (``execution.taskSupport: required``)
+A server that has resources gets one more tool, ``read_resource`` (after
+the ``prefix``), for the model to read one by the URI a result's
+``resource_link`` names.  A tool the server runs only as a task (``execution.taskSupport: required``)
 is not offered; :attr:`MCPServer.skipped` says why.  What the SDK logs about
 a connection and what the server logs are kept in :attr:`MCPServer.notes`
 (untrusted text), never written to the terminal.
@@ -54,7 +56,7 @@ from elelem.tools.mcp_asks import Elicit, elicitation_of, sdk_answer
 from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
 from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
-from elelem.tools.mcp_tool import MCPTool
+from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
 
 DEFAULT_MCP_TIMEOUT = 60.0
 
@@ -425,7 +427,10 @@ class MCPServer:
             if not cursor:
                 break
         self.skipped = {t.name: _why_skipped(t) for t in listed if _why_skipped(t)}
-        self.tools = [MCPTool(self, t) for t in listed if t.name not in self.skipped]
+        tools = [MCPTool(self, t) for t in listed if t.name not in self.skipped]
+        if client.server_capabilities.resources is not None:
+            tools.append(MCPResourceReader(self))
+        self.tools = tools
 
     async def _serve(self, client: Any, commands: AsyncIterator[str]) -> str:
         async for what in commands:

@@ -119,10 +119,9 @@ class MCPTool:
         with anyio.CancelScope(deadline=bound) as scope:
             self.server._calls.add(scope)
             try:
-                result = await client.call_tool(self.remote_name, given, progress_callback=progress)
+                return await self._request(client, given, progress)
             finally:
                 self.server._calls.discard(scope)
-            return result_outcome(result, self.server.max_result)
         if anyio.current_time() >= scope.deadline:
             assert timeout is not None
             return ToolOutcome(
@@ -130,8 +129,52 @@ class MCPTool:
             )
         return None
 
+    async def _request(self, client: Any, given: dict[str, Any], progress: Any) -> ToolOutcome:
+        result = await client.call_tool(self.remote_name, given, progress_callback=progress)
+        return result_outcome(result, self.server.max_result)
+
     def __repr__(self) -> str:
         return f"MCPTool({self.server.name}.{self.name})"
+
+
+READ_RESOURCE = "read_resource"
+"""The name (after the server's prefix) of the tool that reads a server's resources."""
+
+
+class MCPResourceReader(MCPTool):
+    """The tool elelem offers for a server that has resources: the model
+    reads one by its URI (a ``resource_link`` of a result names it), and
+    gets its contents as a tool result mapped like an embedded resource."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.remote_name = "resources/read"
+        self.name = server.prefix + READ_RESOURCE
+        schema: JSONValue = {
+            "type": "object",
+            "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
+            "required": ["uri"],
+        }
+        description = (
+            f"Read a resource of the MCP server {server.name} by its URI (as a resource "
+            "link in one of its results names it)."
+        )
+        self.spec = ToolSpec(self.name, description, schema)
+        self.annotations = {"readOnlyHint": True}
+        self.idempotent = True
+        self.progress = None
+
+    async def _request(self, client: Any, given: dict[str, Any], progress: Any) -> ToolOutcome:
+        from mcp.types import CallToolResult, ContentBlock, EmbeddedResource
+
+        uri = given.get("uri")
+        if not isinstance(uri, str):
+            return ToolOutcome(f"invalid arguments for {self.name}: uri is not a string", True)
+        read = await client.read_resource(uri)
+        blocks: list[ContentBlock] = [
+            EmbeddedResource(type="resource", resource=c) for c in read.contents
+        ]
+        return result_outcome(CallToolResult(content=blocks), self.server.max_result)
 
 
 def _is_closed(exc: BaseException) -> bool:
@@ -139,4 +182,4 @@ def _is_closed(exc: BaseException) -> bool:
     return "closed" in text or "terminated" in text or "stream ended" in text
 
 
-__all__ = ["MCPTool"]
+__all__ = ["READ_RESOURCE", "MCPResourceReader", "MCPTool"]
