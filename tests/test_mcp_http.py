@@ -181,3 +181,20 @@ def test_a_server_process_that_exits_before_serving_is_a_clear_error() -> None:
         asyncio.run(main())
     assert str(caught.value).startswith("MCP server 'gone' could not be started: ")
     assert "ConnectError" in str(caught.value)
+
+
+@needs_everything
+def test_the_cli_reports_the_sdks_warnings_as_its_own_sanitized_lines(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from elelem.cli.tools import Toolset
+
+    port = free_port()
+    toolset = Toolset(servers=[MCPServer.http(f"http://127.0.0.1:{port}/mcp")])
+    with serve(["node", EVERYTHING, "streamableHttp"], port, env={**os.environ, "PORT": str(port)}):
+        toolset.__enter__()
+    toolset.__exit__(None, None, None)  # the server is gone: its session cannot be ended
+    assert capsys.readouterr().err == (
+        "elelem: MCP server 127.0.0.1: warning: Session termination failed: "
+        "All connection attempts failed\n"
+    )

@@ -202,6 +202,11 @@ class Toolset:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
         for server in self.servers:
+            # What the SDK warned of about the connection, as elelem reports it.
+            for note in server.notes:
+                if note.startswith(("warning:", "error:", "critical:")):
+                    line = f"MCP server {server.name}: {note}"
+                    click.echo(f"elelem: {sanitize_line(line)}", err=True)
             if server.failure is not None:
                 click.echo(f"elelem: {sanitize_line(server.failure)}", err=True)
 
