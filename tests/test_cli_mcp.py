@@ -76,3 +76,19 @@ def test_server_everything_gets_roots_and_elicitation_answers(tmp_path: Path) ->
     assert f"   URI: {Path.cwd().resolve().as_uri()}" in lines  # the working folder
     assert '    "integer": 42,' in lines  # the form's defaults, accepted
     assert "read_resource result: [resource <demo://resource/dynamic/text/2>]" in lines
+
+
+def test_the_startup_timeout_of_mcp_servers_is_an_option(tmp_path: Path) -> None:
+    from cli_helpers import KEY
+
+    silent = f"{sys.executable} {Path(__file__).parent / 'mcp_hostile_server.py'} silent"
+    env = base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    result = run(env, "ask", "--mcp", silent, "--mcp-startup-timeout", "1.5", "hi")
+    name = silent if len(silent) <= 60 else silent[:59] + "…"
+    # The last line: under load, asyncio's child watcher may add a line of its
+    # own before it when the stopped server is reaped after the loop closed.
+    assert (result.returncode, result.stderr.splitlines()[-1]) == (
+        2,
+        f"elelem: MCP server '{name}' could not be started: no answer to the handshake "
+        "within 1.5 s",
+    )
