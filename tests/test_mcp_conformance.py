@@ -112,6 +112,7 @@ def test_smoke_a_tool_call_at_each_revision(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # up to 32 scenarios, one after the other
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_the_requirement_set_of_each_revision(
     suite_env: dict[str, str], revision: str, tmp_path: Path
