@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the mcp package's server API.
 
 ``python mcp_weather_server.py`` serves over stdio; ``--http PORT`` over
-streamable HTTP on 127.0.0.1.  ``die`` exits the process in the middle of
+streamable HTTP on 127.0.0.1, ``--sse PORT`` over the older HTTP+SSE
+transport (at ``/sse``).  ``die`` exits the process in the middle of
 its call, as a crashing server would; ``snapshot`` answers with an image
 and the same image again in its structured content (as media servers do).
 """
@@ -59,5 +60,7 @@ def die(reason: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -33,6 +33,19 @@ def weather_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
+def test_an_older_servers_http_sse_endpoint() -> None:
+    port = free_port()
+
+    async def main() -> tuple[str | None, ToolOutcome]:
+        async with MCPServer.parse(f"http://127.0.0.1:{port}/sse") as server:
+            (weather,) = [t for t in server.tools if t.name == "get_weather"]
+            return server.protocol_version, await weather.call('{"city": "Paris"}')
+
+    with serve([sys.executable, WEATHER, "--sse", str(port)], port):
+        version, outcome = asyncio.run(main())
+    assert (version, outcome) == ("2026-07-28", ToolOutcome("18°C"))
+
+
 needs_everything = pytest.mark.skipif(
     shutil.which("node") is None or not Path(EVERYTHING).exists(),
     reason="server-everything runs on Node, from tests/mcp_node (npm ci)",

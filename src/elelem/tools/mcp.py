@@ -265,11 +265,7 @@ class MCPServer:
         """A server at a Streamable HTTP endpoint (``headers`` may hold its
         token; they are sent to that server only).  A JSON reply longer than
         ``max_body`` bytes fails the request it answers."""
-        notes = HTTPNotes(url, max_body)
-        given = dict(headers or {})
-        return cls(
-            name or _host(url), lambda: streamable_http(url, notes, given), http=notes, **options
-        )
+        return cls._remote(streamable_http, url, headers, name, max_body, options)
 
     @classmethod
     def sse(
@@ -283,9 +279,21 @@ class MCPServer:
     ) -> MCPServer:
         """A server at an HTTP+SSE endpoint (the transport older servers
         still serve, usually at ``/sse``)."""
+        return cls._remote(legacy_sse, url, headers, name, max_body, options)
+
+    @classmethod
+    def _remote(
+        cls,
+        transport: Callable[[str, HTTPNotes, Mapping[str, str]], Any],
+        url: str,
+        headers: Mapping[str, str] | None,
+        name: str | None,
+        max_body: int,
+        options: Mapping[str, Any],
+    ) -> MCPServer:
         notes = HTTPNotes(url, max_body)
         given = dict(headers or {})
-        return cls(name or _host(url), lambda: legacy_sse(url, notes, given), http=notes, **options)
+        return cls(name or _host(url), lambda: transport(url, notes, given), http=notes, **options)
 
     @classmethod
     def parse(cls, spec: str, **options: Any) -> MCPServer:
