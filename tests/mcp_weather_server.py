@@ -34,6 +34,12 @@ def radar(city: str) -> list[TextContent | ImageContent | ResourceLink]:
     ]
 
 
+@server.prompt()
+def forecast_request(city: str) -> str:
+    """Ask for a city's forecast."""
+    return f"What is the forecast for {city}?"
+
+
 @server.resource("weather://stations", mime_type="text/plain")
 def stations() -> str:
     """The cities the server knows."""

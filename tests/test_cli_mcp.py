@@ -92,3 +92,28 @@ def test_the_startup_timeout_of_mcp_servers_is_an_option(tmp_path: Path) -> None
         f"elelem: MCP server '{name}' could not be started: no answer to the handshake "
         "within 1.5 s",
     )
+
+
+def test_ask_starts_with_a_prompt_of_an_mcp_server(tmp_path: Path) -> None:
+    import json
+
+    from cli_helpers import KEY, MODEL
+    from elelem.testing.servers import LoopbackServer
+    from toolloop_wires import anthropic_text
+
+    with LoopbackServer([anthropic_text("Sunny.")]) as provider:
+        env = base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=provider.url)
+        result = run(
+            env, "ask", "-m", MODEL, "--mcp", WEATHER,
+            "--mcp-prompt", "weather:forecast_request city=Oslo", "Be brief.",
+        )  # fmt: skip
+        wrong = run(env, "ask", "-m", MODEL, "--mcp", WEATHER, "--mcp-prompt", "time:now", "x")
+    assert (result.returncode, result.stdout.splitlines()[0]) == (0, "Sunny."), result.stderr
+    (request,) = provider.requests
+    asked = json.loads(request.body)["messages"][-1]["content"]
+    text = asked if isinstance(asked, str) else asked[-1]["text"]
+    assert text == "What is the forecast for Oslo?\n\nBe brief."
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        "elelem: --mcp-prompt: no MCP server 'time' (servers: 'weather')\n",
+    )

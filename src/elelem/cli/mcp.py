@@ -14,6 +14,7 @@ when a ``--call`` names no tool the server offers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -21,6 +22,7 @@ import click
 from elelem.cli.common import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
 from elelem.errors import MCPServerError
 from elelem.render.sanitize import sanitize, sanitize_line
+from elelem.tools.base import ToolOutcome
 
 ELICIT_CHOICES = ("decline", "defaults")
 
@@ -120,4 +122,34 @@ def _call(server: Any, name: str, arguments: str) -> bool:
     return True
 
 
-__all__ = ["mcp_group"]
+def prompt_of(servers: Sequence[Any], spec: str) -> ToolOutcome:
+    """The prompt ``--mcp-prompt 'SERVER:NAME KEY=VALUE …'`` names, from one
+    of the connected ``servers`` (SERVER: the name it gives itself, its
+    label, or its place among the ``--mcp`` options, from 1)."""
+    import shlex
+
+    usage = "--mcp-prompt takes 'SERVER:NAME [KEY=VALUE]...'"
+    words = shlex.split(spec)
+    if not words or ":" not in words[0]:
+        raise Failure(f"{usage}, not {spec!r}", EXIT_USAGE)
+    where, _, name = words[0].rpartition(":")
+    arguments: dict[str, str] = {}
+    for word in words[1:]:
+        key, given, value = word.partition("=")
+        if not given:
+            raise Failure(f"{usage}: {word!r} is not KEY=VALUE", EXIT_USAGE)
+        arguments[key] = value
+    found = [
+        s for place, s in enumerate(servers, 1) if where in (s.name, s.server_name, str(place))
+    ]
+    if not found:
+        known = ", ".join(repr(s.server_name or s.name) for s in servers) or "none (give --mcp)"
+        raise Failure(f"--mcp-prompt: no MCP server {where!r} (servers: {known})", EXIT_USAGE)
+    try:
+        outcome: ToolOutcome = found[0].prompt_sync(name, arguments)
+    except MCPServerError as exc:
+        raise Failure(str(exc), EXIT_PROVIDER) from None
+    return outcome
+
+
+__all__ = ["mcp_group", "prompt_of"]

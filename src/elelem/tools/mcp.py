@@ -52,6 +52,7 @@ import anyio
 import msgspec
 
 from elelem.errors import MCPServerError
+from elelem.tools.base import ToolOutcome
 from elelem.tools.mcp_asks import Elicit, elicitation_of, sdk_answer
 from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
@@ -149,6 +150,7 @@ class MCPServer:
         self.failure: str | None = None
         self.instructions: str | None = None
         self.protocol_version: str | None = None
+        self.server_name: str | None = None
         self.notes: list[str] = []
         self.dropped_notes = 0
         self.client: Any = None
@@ -420,6 +422,8 @@ class MCPServer:
         )
         async with client:
             self.protocol_version = client.protocol_version
+            info = client.server_info
+            self.server_name = info.name if info is not None else None
             self.instructions = client.instructions
             yield client
 
@@ -447,6 +451,45 @@ class MCPServer:
             else:
                 return what
         return "lost"  # pragma: no cover - the stream closes only with the task
+
+    async def prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> ToolOutcome:
+        """The server's prompt ``name`` filled with ``arguments``, as the text
+        (and images) of one user message: its user messages' content mapped
+        like a tool result's, joined.  A prompt with an assistant message is
+        an :class:`MCPServerError` (a conversation to replay, not one message)."""
+        if self._portal is not None:
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(
+                self._portal.call, self._prompt, name, dict(arguments or {})
+            )
+        return await self._prompt(name, dict(arguments or {}))
+
+    async def _prompt(self, name: str, arguments: dict[str, str]) -> ToolOutcome:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CallToolResult
+
+        if self.client is None:
+            raise MCPServerError(self.failure or f"MCP server {self.name!r} is not connected")
+        try:
+            got = await self.client.get_prompt(name, arguments)
+        except MCPError as exc:
+            raise MCPServerError(f"MCP server {self.name!r}: prompt {name!r}: {exc}") from exc
+        roles = sorted({m.role for m in got.messages} - {"user"})
+        if roles:
+            raise MCPServerError(
+                f"MCP server {self.name!r}: prompt {name!r} has {', '.join(roles)} messages: "
+                "elelem takes a prompt of user messages only"
+            )
+        content = [m.content for m in got.messages]
+        return result_outcome(CallToolResult(content=content), self.max_result)
+
+    def prompt_sync(self, name: str, arguments: Mapping[str, str] | None = None) -> ToolOutcome:
+        """:meth:`prompt` for the blocking lifetime (``with``)."""
+        if self._portal is None:
+            raise MCPServerError(f"MCP server {self.name!r} is not connected (with ...)")
+        outcome: ToolOutcome = self._portal.call(self._prompt, name, dict(arguments or {}))
+        return outcome
 
     def _session_lost(self) -> bool:
         return self._http is not None and self._http.session_lost
