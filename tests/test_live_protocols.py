@@ -225,3 +225,23 @@ def test_spoken_item_cut_and_sizes() -> None:
     assert (samples, rate, channels) == (b"\x01\x02" * 3, 16_000, 1)
     chunks = item.block("i", ProviderId("openai"), 24_000)
     assert isinstance(chunks[0], BlockStart) and isinstance(chunks[1], BlockEnd)
+
+
+def test_a_cut_after_the_response_ended_says_what_was_heard() -> None:
+    """Speech arrives faster than it plays: the user cuts in after
+    response.done, and the truncation still names what was heard."""
+    protocol = RealtimeProtocol(ProviderId("openai"))
+    chunk = base64.b64encode(pcm(100, 24_000)).decode()
+    base = {"response_id": "r", "item_id": "it", "output_index": 0, "content_index": 0}
+    frames = [{"type": "response.created", "response": {"id": "r"}}]
+    for word in ("a ", "b ", "c "):
+        frames.append({"type": "response.output_audio.delta", **base, "delta": chunk})
+        frames.append({"type": "response.output_audio_transcript.delta", **base, "delta": word})
+    frames.append({"type": "response.done", "response": {"id": "r", "status": "completed"}})
+    for frame in frames:
+        protocol.receive(json.dumps(frame))
+    (sent,) = protocol.send(Interrupt("it", 100))  # no response runs: no cancel
+    assert json.loads(sent)["audio_end_ms"] == 100
+    truncated = {"type": "conversation.item.truncated", "item_id": "it", "content_index": 0,
+                 "audio_end_ms": 100}  # fmt: skip
+    assert protocol.receive(json.dumps(truncated)) == (Truncated("it", 100, "a "),)

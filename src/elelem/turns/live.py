@@ -199,7 +199,6 @@ class LiveCore:
             self.provider, self.model, self.turn, self.conversation.next_response(),
             self._continuation, None,
         )  # fmt: skip
-        self._item, self._received = None, 0
         return actions
 
     def _end_response(self, finish: Finish) -> list[LiveAction]:
@@ -208,7 +207,8 @@ class LiveCore:
         result = assembler.result()
         record = drafts.record(result, _NO_REQUEST)
         actions: list[LiveAction] = [drafts.closing(result, record)]
-        self._assembler, self._drafts, self._item = None, None, None
+        # The audio item stays the one to cut: it may play long after its response ended.
+        self._assembler, self._drafts = None, None
         calls = tuple(p for p in result.content if isinstance(p, ToolCallBlock))
         if finish.reason == "tool-calls" and calls:
             self._continuation += 1
