@@ -281,14 +281,13 @@ class RealtimeProtocol:
             except msgspec.DecodeError:
                 pass  # another event (or a bad one): the general path decides
             else:
-                item = self.items.get(hot.item_id)
-                if item is None:
-                    item = self.items[hot.item_id] = SpokenItem(hot.item_id)
+                item_id, delta = hot.item_id, hot.delta
+                item = self.items.get(item_id) or self._spoken(item_id)
                 if type(hot) is _AudioDelta:
-                    item.add_audio(hot.delta)
-                    return (AudioOut(hot.item_id, hot.delta),)
-                item.add_transcript(hot.delta)
-                return (TranscriptDelta(hot.item_id, hot.delta),)
+                    item.add_audio(delta)
+                    return (AudioOut(item_id, delta),)
+                item.add_transcript(delta)
+                return (TranscriptDelta(item_id, delta),)
         try:
             event = _decode.decode(frame)
         except msgspec.DecodeError as exc:
