@@ -59,6 +59,7 @@ from elelem.wire.live import (
     LiveFailure,
     LiveOutput,
     LiveSettings,
+    LiveWire,
     RateLimits,
     SendAudio,
     SendText,
@@ -500,4 +501,7 @@ _EVENTS: dict[str, _Handler] = {
 """Each server event this protocol reads, to its handler."""
 
 
-__all__ = ["RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]
+LIVE = LiveWire(RealtimeProtocol)
+"""OpenAI Realtime as this wire's live sessions (OpenAI, Azure OpenAI)."""
+
+__all__ = ["LIVE", "RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]
