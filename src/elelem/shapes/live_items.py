@@ -21,20 +21,14 @@ import msgspec
 
 from elelem.stream import BlockEnd, BlockStart, Chunk
 from elelem.vocabulary import ProviderId, ProviderPayload
-from elelem.vocabulary.audio import wav_bytes, wav_header
+from elelem.vocabulary.audio import base64_size, wav_bytes, wav_header
 
 LIVE_ITEM_FORMAT = "live-item"
 """Payload format of a live item's identity on its wire (OpenAI's item id)."""
 
 
-def pcm_size(encoded: str) -> int:
-    """How many bytes the base64 text ``encoded`` decodes to."""
-    size = len(encoded) // 4 * 3
-    if encoded.endswith("=="):
-        return size - 2
-    if encoded.endswith("="):
-        return size - 1
-    return size
+pcm_size = base64_size
+"""How many bytes a base64 piece of audio decodes to."""
 
 
 def wav_pcm(data: bytes) -> tuple[bytes, int, int]:

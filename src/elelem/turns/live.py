@@ -43,6 +43,7 @@ from elelem.stream import Assembler, Chunk, Finish, ResponseStart
 from elelem.turns.actions import Append
 from elelem.turns.engine import ResponseDrafts, describe
 from elelem.vocabulary import AudioBlock, Message, ProviderId, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.audio import base64_size
 from elelem.wire.live import (
     LIVE_EVENT_TYPES,
     AudioOut,
@@ -161,10 +162,7 @@ class LiveCore:
         if kind is AudioOut:  # the commonest: only counted (what an interruption cuts)
             if output.item_id != self._item:  # type: ignore[union-attr]
                 self._item, self._received = output.item_id, 0  # type: ignore[union-attr]
-            data: str = output.data  # type: ignore[union-attr]
-            self._received += len(data) // 4 * 3 - (
-                2 if data.endswith("==") else data.endswith("=")
-            )
+            self._received += base64_size(output.data)  # type: ignore[union-attr]
             return _NOTHING
         if kind is TranscriptDelta:
             return _NOTHING
@@ -178,9 +176,11 @@ class LiveCore:
             actions += self._begin_response()
         assembler, drafts = self._assembler, self._drafts
         if assembler is None or drafts is None:
+            # A chunk with no response open: one begins, as the assembler wants it.
             actions += self._begin_response()
             assembler, drafts = self._assembler, self._drafts
             assert assembler is not None and drafts is not None
+            assembler.feed(ResponseStart(None, None, self.provider))
         committed = assembler.feed(chunk)
         if committed:
             actions.append(Append(drafts.parts(committed)))
