@@ -120,6 +120,10 @@ class LiveCore:
     resumable: bool = False
     _sent: bytearray = field(default_factory=bytearray)
     _user: dict[str, Any] | None = None  # the user turn not written yet
+    # The wire announces each committed user turn (OpenAI): audio sent since
+    # is the next turn's, never one of its own.  Else (Gemini) the audio sent
+    # before a transcript or an answer is the turn.
+    _announced: bool = False
     _assembler: Assembler | None = None
     _drafts: ResponseDrafts | None = None
     _continuation: int = 0
@@ -233,6 +237,7 @@ class LiveCore:
             )
             return []
         if kind is InputCommitted:
+            self._announced = True
             return self._commit_user(event.item_id)
         if kind is InputTranscript:
             return self._transcript(event)
@@ -281,7 +286,7 @@ class LiveCore:
 
     def _transcript(self, event: InputTranscript) -> list[LiveAction]:
         user = self._user
-        if user is None and self._sent:
+        if user is None and self._sent and not self._announced:
             self._user = user = {"pcm": bytes(self._sent), "item": event.item_id, "transcript": []}
             self._sent.clear()
         if user is None:
@@ -294,7 +299,7 @@ class LiveCore:
         return []
 
     def _flush_user(self, pending_audio: bool = False) -> list[LiveAction]:
-        if pending_audio and self._user is None and self._sent:
+        if pending_audio and self._user is None and self._sent and not self._announced:
             self._commit_user(None)
         user, self._user = self._user, None
         if user is None:
