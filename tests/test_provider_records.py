@@ -16,8 +16,8 @@ import pytest
 
 from elelem.batches.wires import BATCH_PROVIDERS
 from elelem.batches.wires import WIRES as BATCH_WIRES
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS
-from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
+from elelem.embeddings import EMBEDDING_PROVIDERS
+from elelem.embeddings import WIRES as EMBEDDING_WIRES
 from elelem.errors import RegistryError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of

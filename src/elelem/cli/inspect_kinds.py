@@ -10,7 +10,7 @@ Each exchange is one line of ``elelem inspect --json``::
 
 The values are what the reader the client itself runs returns for the same
 body, never a second reading of it: an embeddings answer through its
-wire's ``decode`` (:data:`elelem.embeddings.wires.WIRES`), speech and a
+wire's ``decode`` (:data:`elelem.embeddings.WIRES`), speech and a
 whole transcription through the ``speak`` and ``transcribe`` flows' own
 calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
 through the wire's own parsers (the shape's ``speech`` and ``transcription``,
@@ -36,8 +36,8 @@ from elelem.batches.wires import WIRES as BATCH_WIRES
 from elelem.batches.wires import BatchRecord, Item
 from elelem.client.counting import TokenCount, counter_of, counting
 from elelem.codec import to_builtins
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
-from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
+from elelem.embeddings import EMBEDDING_PROVIDERS
+from elelem.embeddings import WIRES as EMBEDDING_WIRES
 from elelem.errors import (
     ElelemError,
     IncompleteStreamError,
@@ -56,6 +56,7 @@ from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import AudioBlock, BytesSource, Message, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.wire import ModelRequest
+from elelem.wire.embeddings import EmbeddingWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.speech import SpeechRequest
 

@@ -19,9 +19,8 @@ from elelem.batches import BatchRecord, BatchRequest, BatchResult
 from elelem.batches import wire_of as batch_wire
 from elelem.batches.core import encode as encode_batch
 from elelem.batches.core import neutral_requests, read_results
-from elelem.embeddings import Embeddings, EmbedPlan
+from elelem.embeddings import EMBEDDING_PROVIDERS, Embeddings, EmbedPlan
 from elelem.embeddings import plan as embed_plan
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS
 from elelem.providers import Catalog, Target
 from elelem.speech.endpoints import Transcript, audio_of
 from elelem.speech.endpoints import speak as speak_flow

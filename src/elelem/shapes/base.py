@@ -23,6 +23,7 @@ from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
+from elelem.wire.embeddings import EmbeddingWires
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechWire, TranscriptionWire
@@ -47,8 +48,10 @@ class ShapeSpec:
     :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
     ``speech.SPEECH`` and ``transcription`` its
     ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
-    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`); None where
-    the wire has not the kind.
+    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`),
+    ``embeddings`` its ``embeddings.EMBEDDINGS`` (a
+    :class:`~elelem.wire.embeddings.EmbeddingWires`); None where the wire
+    has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -75,6 +78,7 @@ class ShapeSpec:
     speech: SpeechWire | None = None
     transcription: TranscriptionWire | None = None
     live: LiveWire | None = None
+    embeddings: EmbeddingWires | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.gemini.counting import COUNTER
+from elelem.shapes.gemini.embeddings import EMBEDDINGS
 from elelem.shapes.gemini.encoder import (
     API_VERSION,
     HOSTED_TOOL_KEYS,
@@ -45,6 +46,7 @@ SHAPE = ShapeSpec(
     counting=COUNTER,
     listing=LISTING,
     live=LIVE,
+    embeddings=EMBEDDINGS,
 )
 """The Gemini shape."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
 from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
+from elelem.shapes.openai_chat.embeddings import EMBEDDINGS
 from elelem.shapes.openai_chat.encoder import (
     PATH,
     assistant_wire,
@@ -43,6 +44,7 @@ SHAPE = ShapeSpec(
     conventions=lambda name, fields, where: conventions(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
+    embeddings=EMBEDDINGS,
 )
 """The Chat Completions shape, each provider in the dialect of its own name."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_responses.counting import COUNTER
+from elelem.shapes.openai_responses.embeddings import EMBEDDINGS
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_responses.listing import LISTING
@@ -32,6 +33,7 @@ SHAPE = ShapeSpec(
     speech=SPEECH,
     transcription=TRANSCRIPTION,
     live=LIVE,
+    embeddings=EMBEDDINGS,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 
