@@ -16,7 +16,7 @@ shown is stored) and relays it as the AI SDK UI message stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +45,7 @@ def create_app(
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
     deliver: Deliver | None = None,
+    in_process: Mapping[str, Any] | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -59,7 +60,8 @@ def create_app(
     ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
     every page and every chat stream (a store written before redaction existed
     may hold an echoed key, a model may echo one; ``elelem serve`` passes the
-    secrets in force); ``models`` are the
+    secrets in force and every secret the process holds, a
+    :class:`~elelem.redaction.ProcessRedactor`); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
@@ -67,7 +69,9 @@ def create_app(
     page's Approve or Deny (:mod:`elelem.web.approvals`).  ``deliver``
     (``elelem serve --temporal``) hands the page's decisions to the durable
     run that waits for them instead of resuming the run here (see
-    docs/durable.md).
+    docs/durable.md).  ``in_process``
+    maps a model name the chat form may give to a model answering in-process
+    (``elelem serve`` maps ``test`` to ``-m test``'s model).
     """
     site = Site(
         store,
@@ -80,6 +84,7 @@ def create_app(
         body_timeout=body_timeout,
         tools=tools,
         deliver=deliver,
+        in_process=in_process,
     )
     routes = [
         *render.routes(site),
