@@ -15,7 +15,7 @@ CLI = Path(__file__).resolve().parent.parent / "src" / "elelem" / "cli"
 
 def test_the_group_holds_exactly_the_table() -> None:
     assert list(main.commands.values()) == list(COMMANDS)
-    assert len(COMMANDS) == 27  # main's 26 (live among them) and worker
+    assert len(COMMANDS) == 28
 
 
 def test_no_other_module_registers_a_command_on_the_group() -> None:

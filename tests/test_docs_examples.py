@@ -40,6 +40,15 @@ NOT_OFFLINE = {
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"
     ),
+    **dict.fromkeys(
+        (
+            "elelem mcp tools 'uvx mcp-server-time' --call get_current_time "
+            """'{"timezone": "Europe/Paris"}'""",
+            "elelem mcp tools https://mcp.example.com/mcp",
+        ),
+        "needs uvx or a remote MCP server; tests/test_cli_mcp.py runs elelem mcp tools "
+        "against local servers over stdio and HTTP",
+    ),
     "elelem ask -m vertex:gemini-2.5-flash": (
         "needs Google Cloud credentials and Vertex AI; tests/test_vertex.py and "
         "tests/test_clouds_cli.py run it against loopback servers"
@@ -201,8 +210,8 @@ def test_every_python_example_is_run() -> None:
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
         "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
-        "durable.md": 2,  # tests/test_durable_doc.py (Temporal, DBOS)
         "live.md": 2,  # tests/test_live_doc.py
+        "durable.md": 2,  # tests/test_durable_doc.py (Temporal, DBOS)
     }
 
 

@@ -26,6 +26,7 @@ the classes)::
     ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError
+    │   └── BodyTooLarge (StreamError)  [tools.mcp_http]
     ├── ObserverError  [turns.engine]
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)

@@ -16,6 +16,7 @@ from elelem.cli.inspect import inspect_command
 from elelem.cli.keys import keys_group
 from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
+from elelem.cli.mcp import mcp_group
 from elelem.cli.models import aliases_command, config_group, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.serve import serve_command
@@ -51,6 +52,7 @@ COMMANDS: tuple[click.Command, ...] = (
     transcribe_command,
     live_command,
     worker_group,
+    mcp_group,
 )
 """Every command and command group of ``elelem``: a new one is one row here."""
 

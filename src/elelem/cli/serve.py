@@ -114,8 +114,8 @@ def serve_command(
         models=models,
         port=bound_port,
         tools=list(tools),
-        deliver=None if temporal is None else temporal_delivery(temporal),
         in_process={name: test_model() for name in TEST_MODEL_NAMES},
+        deliver=None if temporal is None else temporal_delivery(temporal),
     )
     config = server_config(app)
     try:

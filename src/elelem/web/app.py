@@ -44,8 +44,8 @@ def create_app(
     port: int | None = None,
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
-    deliver: Deliver | None = None,
     in_process: Mapping[str, Any] | None = None,
+    deliver: Deliver | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -66,12 +66,12 @@ def create_app(
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
     may call and what an approved call runs with: each call waits for the
-    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``deliver``
+    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``in_process``
+    maps a model name the chat form may give to a model answering in-process
+    (``elelem serve`` maps ``test`` to ``-m test``'s model).  ``deliver``
     (``elelem serve --temporal``) hands the page's decisions to the durable
     run that waits for them instead of resuming the run here (see
-    docs/durable.md).  ``in_process``
-    maps a model name the chat form may give to a model answering in-process
-    (``elelem serve`` maps ``test`` to ``-m test``'s model).
+    docs/durable.md).
     """
     site = Site(
         store,
@@ -83,8 +83,8 @@ def create_app(
         clock=clock,
         body_timeout=body_timeout,
         tools=tools,
-        deliver=deliver,
         in_process=in_process,
+        deliver=deliver,
     )
     routes = [
         *render.routes(site),

@@ -41,8 +41,8 @@ class Site:
         clock: Callable[[], datetime] | None,
         body_timeout: float,
         tools: Sequence[Any],
-        deliver: Deliver | None = None,
         in_process: Mapping[str, Any] | None = None,
+        deliver: Deliver | None = None,
     ) -> None:
         self.store = store
         self.deliver = deliver

@@ -101,11 +101,11 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse("no such conversation", status_code=404)
         if conversation.id in resuming:
             return PlainTextResponse("this run is being resumed already", status_code=409)
-        # A durable run's approved calls run on its workers, with their tools.
-        tool_names = site.tool_names if site.deliver is None else None
         refused = no_such_model(site.make_client, data.model) if data.model else None
         if refused is not None:
             return PlainTextResponse(f"cannot resume: {refused}", status_code=400)
+        # A durable run's approved calls run on its workers, with their tools.
+        tool_names = site.tool_names if site.deliver is None else None
         try:
             check_resume(conversation, data.approvals, data.results, tool_names)
         except ResumeError as exc:
