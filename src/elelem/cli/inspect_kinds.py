@@ -31,9 +31,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.batches import wire_of as batch_api
 from elelem.batches.core import read_results
-from elelem.batches.wires import WIRES as BATCH_WIRES
-from elelem.batches.wires import BatchRecord, Item
 from elelem.client.counting import TokenCount, counter_of, counting
 from elelem.codec import to_builtins
 from elelem.embeddings import EMBEDDING_PROVIDERS
@@ -56,6 +55,7 @@ from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import AudioBlock, BytesSource, Message, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.wire import ModelRequest
+from elelem.wire.batch import BatchRecord, Item
 from elelem.wire.embeddings import EmbeddingWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.speech import SpeechRequest
@@ -387,7 +387,7 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     """A batch create or poll answer: the batch object, as the status flow reads it."""
     name = batch_wire_name(interaction)
     target = _batch_target(catalog, name)
-    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    wire = batch_api(target)
     record: BatchRecord = _answered(
         wire.status(target, _EMPTY), interaction.response.body, target.provider
     )
@@ -409,7 +409,7 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
 def _batch_results(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     name = batch_wire_name(interaction)
     target = _batch_target(catalog, name)
-    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    wire = batch_api(target)
     path = interaction.request.path if interaction.request is not None else ""
     # Where the results are is the request's own path (Anthropic), or any
     # file id (OpenAI): the flow's first call reads the body either way.

@@ -22,6 +22,7 @@ from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
+from elelem.wire.batch import BatchWire
 from elelem.wire.counting import TokenCounter
 from elelem.wire.embeddings import EmbeddingWires
 from elelem.wire.listing import ModelListing
@@ -50,8 +51,9 @@ class ShapeSpec:
     ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
     its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`),
     ``embeddings`` its ``embeddings.EMBEDDINGS`` (a
-    :class:`~elelem.wire.embeddings.EmbeddingWires`); None where the wire
-    has not the kind.
+    :class:`~elelem.wire.embeddings.EmbeddingWires`), ``batch`` its
+    ``batch.BATCH`` (a :class:`~elelem.wire.batch.BatchWire`); None where
+    the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -79,6 +81,7 @@ class ShapeSpec:
     transcription: TranscriptionWire | None = None
     live: LiveWire | None = None
     embeddings: EmbeddingWires | None = None
+    batch: BatchWire | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
+from elelem.shapes.openai_chat.batch import BATCH
 from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
 from elelem.shapes.openai_chat.embeddings import EMBEDDINGS
 from elelem.shapes.openai_chat.encoder import (
@@ -45,6 +46,7 @@ SHAPE = ShapeSpec(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
     embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
 """The Chat Completions shape, each provider in the dialect of its own name."""
 
