@@ -286,17 +286,25 @@ def test_encoding_requests_is_not_supported_yet() -> None:
         SHAPE.encode_request(ModelRequest("m", (Message.user("hi"),)), provider=G)
 
 
-def test_a_thought_signature_that_is_no_string_is_kept_and_a_bad_payload_reported() -> None:
+def test_a_thought_signature_that_is_no_string_is_recorded_malformed_and_not_replayed() -> None:
     # ai.google.dev/gemini-api/docs/interactions: a thought step carries its
-    # signature as a string; one that is not is kept with the step's fields
-    # (replayed as it came), and a signature payload that is no string is a
-    # drop record, never sent.
+    # signature as a string; one that is not is recorded malformed on the
+    # block (issue #42's one payload policy), never replayed as it came; a
+    # signature payload that is no string (a hand-built log) is a drop record.
     odd = {"type": "thought", "signature": 5}
     result = _assemble(
         _events((odd, [{"type": "thought_summary", "content": {"type": "text", "text": "hm"}}]))
     )
     wire, dropped = interaction_steps(result.to_message(), G)
-    assert wire["steps"][0]["signature"] == 5 and dropped == ()
+    assert "signature" not in wire["steps"][0]
+    assert [(d.where, d.what, d.why, d.detail) for d in dropped] == [
+        (
+            "content[0]",
+            "signature",
+            "malformed",
+            "google signature at frame 4: thought.signature: a number, not a string",
+        )
+    ]
     bad = ReasoningBlock("hm", payloads=(ProviderPayload(G, "signature", None, ["x"]),))
     wire, dropped = interaction_steps(Message("assistant", (bad,), provider=G), G)
     assert "signature" not in wire["steps"][0]

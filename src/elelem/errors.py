@@ -28,6 +28,7 @@ the classes)::
     ├── ObserverError  [turns.engine]
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)
+    │   └── MalformedPayloadError
     ├── ProtocolViolation
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.model]
@@ -101,6 +102,26 @@ class PayloadError(ElelemError, ValueError):
     def __init__(self, message: str, path: str = "$") -> None:
         super().__init__(message)
         self.path = path
+
+
+class MalformedPayloadError(PayloadError):
+    """A provider sent a payload elelem knows in a form it cannot decode (a
+    Gemini ``thoughtSignature`` that is no string, a Responses reasoning
+    item whose ``encrypted_content`` is a number).
+
+    It is not raised out of a stream: the parser records it on the block the
+    payload belonged to (``elelem.vocabulary.malformed``), the rest of the
+    answer is kept, and native replay leaves the payload out and reports it.
+    ``provider`` and ``format`` name the payload, ``where`` its place on the
+    wire (``parts[1].thoughtSignature``).
+    """
+
+    def __init__(self, provider: str, format: str, where: str, what: str) -> None:
+        super().__init__(f"{provider} {format} payload at {where}: {what}", "$.value")
+        self.provider = provider
+        self.format = format
+        self.where = where
+        self.what = what
 
 
 class AttributionRangeError(ElelemError, ValueError):

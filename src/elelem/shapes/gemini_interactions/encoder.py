@@ -13,6 +13,7 @@ from elelem.errors import (
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
+    malformed_drops,
     part_type,
     stream_event,
     stream_event_drop,
@@ -48,6 +49,9 @@ def interaction_steps(
                 return p.value
         return None
 
+    faults = Dropped()
+    malformed_drops(message, faults)
+    dropped.extend(faults.items)
     for i, part in enumerate(message.content):
         if isinstance(part, ReasoningBlock):
             step: dict[str, Any] = {"type": "thought"}

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from elelem.shapes.common import malformed
+from elelem.shapes.common import at_frame, checked_payload, malformed
 from elelem.shapes.gemini_interactions.errors import error_from_event
 from elelem.shapes.gemini_interactions.fast import hot_decoder
 from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
@@ -297,16 +297,14 @@ class InteractionsParser(ParserSkeleton):
                 out.append(self._payload(key, "content_fields", block.content_fields))
         elif block.kind == "thought":
             signature = raw.get("signature")
-            modelled = (
-                ("type", "summary", "signature")
-                if isinstance(signature, str)
-                else ("type", "summary")
-            )
-            if isinstance(signature, str):
-                out.append(self._payload(key, "signature", signature))
-            # A signature that is no string is kept with the step's other
-            # fields (replayed as it came), never dropped unsaid.
-            fields = {k: v for k, v in raw.items() if k not in modelled}
+            if signature is not None:
+                # One that is no string is recorded malformed on the block
+                # (kept, not replayed), the answer going on.
+                where = at_frame(self.frames, "thought.signature")
+                out.append(
+                    Payload(key, checked_payload(self.provider, "signature", signature, str, where))
+                )
+            fields = {k: v for k, v in raw.items() if k not in ("type", "summary", "signature")}
         else:
             fields = {k: v for k, v in raw.items() if k not in ("type", "id", "name", "arguments")}
         if fields:

@@ -24,6 +24,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    malformed_drops,
     mapped_part,
     merge_extra,
     own_block,
@@ -233,6 +234,7 @@ class _Input:
         if message.provider != self.provider:
             self.portable(index, message)
             return
+        malformed_drops(message, self.dropped, f"messages[{index}]")
         for part in message.content:
             if isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
                 made_by = generated_by(part, self.provider)
