@@ -81,6 +81,16 @@ ISSUE_30 = {
 NOT_OFFLINE.update(ISSUE_30)
 NOT_OFFLINE.update(
     {
+        command: "tests/test_live_cli.py runs it against loopback Realtime and Gemini Live servers"
+        for command in (
+            "elelem live -m openai:gpt-realtime --audio-in question.wav --audio-out answer.wav",
+            'elelem live -m google:gemini-live-2.5-flash --text "Hello" --text "And the weather?"',
+            "elelem live -m MODEL",
+        )
+    }
+)
+NOT_OFFLINE.update(
+    {
         command: "tests/test_cli_speak.py runs it against a loopback audio/speech"
         for command in (
             'elelem speak -m openai:gpt-4o-mini-tts "Hello there." -o hello.mp3',
@@ -164,6 +174,7 @@ def test_every_python_example_is_run() -> None:
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
         "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
+        "live.md": 2,  # tests/test_live_doc.py
     }
 
 

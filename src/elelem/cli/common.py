@@ -529,13 +529,24 @@ def input_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
 
 def jsonl_row(text: str, number: int) -> JSONValue:
     """Line ``number`` of a JSONL input, decoded; a usage :class:`Failure`
-    when it is not JSON or is nested past what can be decoded."""
+    when it is not JSON, is nested past what can be decoded, or holds a
+    lone surrogate."""
     try:
-        return json.loads(text)
+        value: JSONValue = json.loads(text)
+        # A \ud800 escape decodes to a lone surrogate: not text, so nothing
+        # can store or send it.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
     except RecursionError:
         raise Failure(f"line {number} is {TOO_DEEP}", EXIT_USAGE) from None
+    except UnicodeEncodeError as exc:
+        unit = exc.object[exc.start]
+        raise Failure(
+            f"line {number} holds a lone surrogate (U+{ord(unit):04X}), which is not text",
+            EXIT_USAGE,
+        ) from None
+    return value
 
 
 def stdin_text(limit: int) -> str | None:

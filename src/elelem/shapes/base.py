@@ -1,4 +1,4 @@
-"""A shape as a value: :class:`ShapeSpec` (DESIGN.md §4), sans-IO.
+"""A shape as a value: :class:`ShapeSpec` (docs/architecture.md §2.1), sans-IO.
 
 A shape owns the request encoder, the frame parser, the non-streaming
 response mapping and the error classifier; every package builds its
@@ -22,6 +22,8 @@ from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
+from elelem.wire.listing import ModelListing
+from elelem.wire.speech import SpeechWire, TranscriptionWire
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,11 @@ class ShapeSpec:
     The other kinds of exchange a wire has are values beside them, each
     from the package's module of that kind's name: ``counting`` its
     ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
-    None for a wire that cannot count.
+    ``listing`` its ``listing.LISTING`` (a
+    :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
+    ``speech.SPEECH`` and ``transcription`` its
+    ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`); None where
+    the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -58,6 +64,9 @@ class ShapeSpec:
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
     counting: TokenCounter | None = None
+    listing: ModelListing | None = None
+    speech: SpeechWire | None = None
+    transcription: TranscriptionWire | None = None
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True

@@ -1,4 +1,4 @@
-"""The one error-classification pipeline; each shape gives it a table (DESIGN.md §4).
+"""The one error-classification pipeline; each shape gives it a table (docs/architecture.md §2.4).
 
 A provider's error reaches elelem two ways: an HTTP error response (status,
 headers, body) and an error object inside a 2xx stream.  Both go through

@@ -81,6 +81,7 @@ from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.tokens import generated_tokens
 from elelem.turns.actions import (
     READ,
     Action,
@@ -315,6 +316,8 @@ class TurnEngine:
     """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
+    received: list[int] = field(default_factory=list)
+    """The output tokens each of ``records`` was seen to generate."""
     stream: StreamView | None = None
     """The stream of the response in progress (of the latest one once the
     turn ended): what a live display reads the blocks in progress from."""
@@ -422,6 +425,7 @@ class TurnEngine:
             record = drafts.record(result, stream)
             yield drafts.closing(result, record)
             self.records.append(record)
+            self.received.append(generated_tokens(result.content))
             if self.limits is not None:
                 self.check(self.limits.after_response)
             return record
@@ -522,7 +526,7 @@ class TurnEngine:
         if self.limits is None:
             return
         try:
-            rule(used_by(self.records, self.tool_calls, self.limits))
+            rule(used_by(self.records, self.tool_calls, self.limits, self.received))
         except UsageLimitExceeded as exc:
             exc.result = self.result(USAGE_LIMIT_END)
             raise

@@ -58,7 +58,8 @@ def create_app(
     ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
     every page and every chat stream (a store written before redaction existed
     may hold an echoed key, a model may echo one; ``elelem serve`` passes the
-    secrets in force); ``models`` are the
+    secrets in force and every secret the process holds, a
+    :class:`~elelem.redaction.ProcessRedactor`); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn

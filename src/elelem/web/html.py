@@ -83,6 +83,17 @@ def line(value: str) -> str:
     return html.escape(sanitize_line(value), quote=True)
 
 
+_CONTROLS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def attribute(value: str) -> str:
+    """An untrusted value a page script reads back exactly (a call id) as an
+    attribute value: escaped, and its control characters (an escape
+    character included) written as character references, which the page
+    decodes back to the value but which put no raw control in its text."""
+    return _CONTROLS.sub(lambda m: f"&#{ord(m.group())};", html.escape(value, quote=True))
+
+
 def style_hash(css: str) -> str:
     """The CSP source allowing exactly this ``<style>`` element's text."""
     digest = hashlib.sha256(css.encode("utf-8")).digest()
@@ -516,6 +527,7 @@ __all__ = [
     "ENTRY_POINT_SANDBOX",
     "Link",
     "Page",
+    "attribute",
     "content_security_policy",
     "conversation",
     "document",

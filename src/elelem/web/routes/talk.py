@@ -5,18 +5,20 @@ stream; ``POST /api/resume`` resumes a run waiting on approvals or results
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from elelem.conversation import Conversation, ConversationNotFound
+from elelem.errors import ConfigError
 from elelem.render.sanitize import sanitize_line
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId
-from elelem.web.approvals import ResumeRequest, resume_pairs
+from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, resume_pairs
 from elelem.web.asgi import Pair, UIMessageStreamResponse
 from elelem.web.bodies import MAX_CHAT_BODY, decoded
 from elelem.web.chat import ChatRefused, ChatRequest, turn_input, turn_input_new, turn_pairs
@@ -24,6 +26,23 @@ from elelem.web.site import Site
 
 CONVERSATION_HEADER = "x-elelem-conversation"
 """The response header naming the conversation a chat stream is stored in."""
+
+
+def no_such_model(make: Callable[[], Any], chosen: str) -> str | None:
+    """Why ``chosen`` (each model of a fallback list) names no model of the
+    client's catalog (an unknown provider, an address that is none), else
+    None: refused before a stream starts, as a 400 and not a 200 whose
+    stream carries the error.  A missing key is the stream's to report."""
+    catalog = getattr(make(), "catalog", None)
+    if catalog is None:  # a client of the caller's without a catalog
+        return None
+    listed = catalog.aliases.get(chosen.strip(), chosen)
+    for address in listed.split(","):
+        try:
+            catalog.resolve(address.strip())
+        except ConfigError as exc:
+            return sanitize_line(str(exc))
+    return None
 
 
 def routes(site: Site) -> list[Route]:
@@ -39,6 +58,9 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse(
                 "bad chat request: a model and some text are needed", status_code=400
             )
+        refused = no_such_model(site.make_client, chosen)
+        if refused is not None:
+            return PlainTextResponse(refused, status_code=400)  # the command line's words
         try:
             if data.conversation:
                 conversation = Conversation.open(site.store, ConversationId(data.conversation))
@@ -66,7 +88,7 @@ def routes(site: Site) -> list[Route]:
         )
 
     async def go_on(request: Request) -> Response:
-        data = await decoded(request, ResumeRequest, MAX_CHAT_BODY, "resume", site.body_timeout)
+        data = await decoded(request, ResumeRequest, MAX_RESUME_BODY, "resume", site.body_timeout)
         if isinstance(data, Response):
             return data
         try:
@@ -75,6 +97,9 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse("no such conversation", status_code=404)
         if conversation.id in resuming:
             return PlainTextResponse("this run is being resumed already", status_code=409)
+        refused = no_such_model(site.make_client, data.model) if data.model else None
+        if refused is not None:
+            return PlainTextResponse(f"cannot resume: {refused}", status_code=400)
         try:
             check_resume(conversation, data.approvals, data.results, site.tool_names)
         except ResumeError as exc:
@@ -104,4 +129,4 @@ def routes(site: Site) -> list[Route]:
     ]
 
 
-__all__ = ["CONVERSATION_HEADER", "routes"]
+__all__ = ["CONVERSATION_HEADER", "no_such_model", "routes"]
