@@ -17,7 +17,7 @@ import msgspec
 
 from elelem.errors import MalformedStreamError
 from elelem.shapes.common import at_frame, checked_payload
-from elelem.shapes.media import generated_audio
+from elelem.shapes.media import generated_audio, joined_base64
 from elelem.shapes.openai_chat.citations import annotation_attribution, annotation_url
 from elelem.shapes.openai_chat.merging import Details
 from elelem.shapes.skeleton import unknown_block
@@ -216,7 +216,7 @@ class ChatBlocks:
         self._audio = None
         if held is None:
             return []
-        data, transcript = "".join(held.pop("data")), "".join(held.pop("transcript"))
+        data, transcript = joined_base64(held.pop("data")), "".join(held.pop("transcript"))
         payloads = [ProviderPayload(self.provider, AUDIO_FORMAT, None, held)] if held else []
         raw = generated_audio(data, None, transcript or None, payloads)
         key = self._new_key("audio")
