@@ -15,39 +15,25 @@ API address, and a local server (Ollama, llama.cpp) has no price.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal
 
 import msgspec
 
 from elelem.vocabulary import Usage
+from elelem.vocabulary.registry import RecordTable
 
 PRICE_SOURCE = "genai-prices"
 
-PROVIDER_IDS = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "google": "google",
-    "deepseek": "deepseek",
-    "openrouter": "openrouter",
-    "groq": "groq",
-    "cerebras": "cerebras",
-    "xai": "x-ai",
-    "mistral": "mistral",
-    "bedrock": "aws",
-    "perplexity": "perplexity",
-    "azure": "azure",
-    # The clouds bill the same models at their makers' list prices.
-    "vertex": "google",
-    "vertex-anthropic": "anthropic",
-    "azure-chat": "azure",
-    "azure-anthropic": "anthropic",
-}
-"""elelem's built-in provider names and the price database's ids for them."""
+PROVIDER_IDS: Mapping[str, str] = RecordTable(lambda r: r.price_id or None)
+"""elelem's provider names and the price database's ids for them (each
+record's ``price_id``; the clouds bill the same models at their makers'
+list prices)."""
 
-LOCAL_PROVIDERS = frozenset({"ollama", "ollama-native", "llamacpp"})
-"""Providers that run on the user's own machine: nothing the database can price."""
+LOCAL_PROVIDERS: Mapping[str, bool] = RecordTable(lambda r: True if r.local else None)
+"""Providers that run on the user's own machine (records marked ``local``):
+nothing the database can price."""
 
 HOSTED_UNITS = {
     "web_search": "web_searches",
