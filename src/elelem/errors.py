@@ -477,6 +477,18 @@ class Patch:
     reason: str = ""
 
 
+FULL_REPLAY = "full-replay"
+"""The patch action of an error saying the provider no longer holds the
+state a request continued (a Responses ``previous_response_not_found``):
+``target`` is ``{"id": the state's id, or "*"}``.  The turn engine answers
+it by sending the whole history again, with a :data:`STATE_LOST` response
+payload naming the id so the encoder does not continue that state."""
+
+STATE_LOST = "state-lost"
+"""The response payload format of a state the provider no longer holds
+(``{"id": …}``; see :data:`FULL_REPLAY`)."""
+
+
 class RecoverableError(StreamError):
     """The request can succeed once ``patches`` are applied (each at most once)."""
 
