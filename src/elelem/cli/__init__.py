@@ -10,6 +10,7 @@ into one).
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import click
@@ -25,6 +26,10 @@ def usage_line(exc: click.UsageError) -> Failure:
     where to read the usage instead of click's four-line block."""
     path = exc.ctx.command_path if exc.ctx is not None else "elelem"
     return Failure(f"{exc.format_message()} (see: {path} --help)", EXIT_USAGE)
+
+
+OWN_OPTIONS = frozenset({"-h", "--help", "--version"})
+"""The options of the ``elelem`` group itself (any other goes to ``ask``)."""
 
 
 class ElelemGroup(click.Group):
@@ -44,6 +49,26 @@ class ElelemGroup(click.Group):
             raise  # a bare group: click prints its help (exit status 2)
         except click.UsageError as exc:
             raise usage_line(exc) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``elelem "prompt"`` (and ``elelem -m MODEL "prompt"``) is ``elelem
+        ask …``, as ``llm "prompt"`` is; a lone word close to a command's
+        name is taken for a typo of it, not sent to a model."""
+        if self.name == "main" and args and args[0] not in self.commands:
+            first = args[0]
+            if first.startswith("-"):
+                if first not in OWN_OPTIONS:
+                    args = ["ask", *args]
+            else:
+                close = difflib.get_close_matches(first, self.list_commands(ctx), n=1, cutoff=0.75)
+                if close and len(args) == 1 and " " not in first:
+                    raise Failure(
+                        f"no such command {first!r} (did you mean {close[0]}?); "
+                        f"to ask it: elelem ask {first}",
+                        EXIT_USAGE,
+                    )
+                args = ["ask", *args]
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -16,7 +16,7 @@ from elelem.cli.inspect import inspect_command
 from elelem.cli.keys import keys_group
 from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
-from elelem.cli.models import aliases_command, models_command
+from elelem.cli.models import aliases_command, config_group, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.serve import serve_command
 from elelem.cli.speak import speak_command
@@ -36,6 +36,7 @@ COMMANDS: tuple[click.Command, ...] = (
     providers_command,
     models_command,
     aliases_command,
+    config_group,
     keys_group,
     rm_command,
     rename_command,

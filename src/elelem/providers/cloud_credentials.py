@@ -1,9 +1,9 @@
 """Cloud credentials as token sources: Google ADC and Microsoft Entra ID.
 
 Both libraries are optional extras, imported on first use: ``google-auth``
-(``pip install 'elelem[google]'``) and ``azure-identity``
-(``pip install 'elelem[azure]'``).  A missing one is a
-:class:`~elelem.errors.ConfigError` naming the extra.
+(the ``google`` extra) and ``azure-identity`` (the ``azure`` extra).  A
+missing one is a :class:`~elelem.errors.ConfigError` naming the extra and
+the command that installs it (:func:`~elelem.errors.install_line`).
 
 **Google Application Default Credentials**, in the order Google's own
 libraries look, read from the ``env`` given (not only ``os.environ``):

@@ -47,6 +47,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
     TransportError,
+    install_line,
 )
 from elelem.transport.config import Timeouts
 from elelem.transport.endpoint import Endpoint
@@ -67,7 +68,7 @@ def websockets_module(name: str) -> Any:
         return importlib.import_module(name)
     except ImportError:
         raise ConfigError(
-            "live sessions need the websockets package: pip install 'elelem[live]'"
+            f"live sessions need the websockets package: {install_line('live')}"
         ) from None
 
 
