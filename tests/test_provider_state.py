@@ -188,3 +188,41 @@ def test_which_state_a_request_continues(
     lost = (*payloads, ProviderPayload(OPENAI, STATE_LOST, None, {"id": "*"}))
     state, drops = continuation(history, lost, OPENAI, {})
     assert state is None and len(drops) == (0 if field is None else 1)
+
+
+def test_a_compaction_item_is_kept_and_replayed_as_it_came() -> None:
+    # developers.openai.com/api/docs/guides/compaction: server-side
+    # compaction returns an opaque {"type": "compaction", "id",
+    # "encrypted_content"} output item; stateless chaining appends it to the
+    # next input as it came.
+    from elelem.shapes.openai_responses import SHAPE
+    from elelem.stream import Assembler
+    from elelem.vocabulary import UnknownBlock
+    from elelem.wire import ModelRequest
+
+    compaction = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA-opaque"}
+    said = {"type": "output_text", "text": "Hi", "annotations": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "model": "gpt-5",
+        "store": False,
+        "output": [compaction, {**message, "content": [said]}],
+        "usage": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+    }
+    assembler = Assembler(OPENAI)
+    assembler.feed_all(SHAPE.parse_response(json.dumps(body).encode(), OPENAI, None))
+    result = assembler.result()
+    kept = result.content[0]
+    assert isinstance(kept, UnknownBlock) and kept.raw == compaction
+    assert result.finish is not None
+    request = ModelRequest(
+        "gpt-5",
+        (Message.user("a"), result.to_message(), Message.user("b")),
+        response_payloads=result.finish.payloads,
+    )
+    encoded = SHAPE.encode_request(request, provider=OPENAI, stream=True)
+    assert encoded.body["input"][1] == compaction
+    assert encoded.dropped == ()
