@@ -115,6 +115,7 @@ class InteractionsParser(ParserSkeleton):
         self._calls = 0
         self._activities: dict[str, HostedActivity] = {}
         self._hot = hot_decoder()
+        self._interaction_id: str | None = None
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame (``[DONE]`` ends the stream and carries nothing: the
@@ -197,6 +198,7 @@ class InteractionsParser(ParserSkeleton):
             raise malformed("gemini interaction.created without an interaction object")
         self.started = True
         iid, model = interaction.get("id"), interaction.get("model")
+        self._interaction_id = iid if isinstance(iid, str) else None
         return [
             ResponseStart(
                 response_id=iid if isinstance(iid, str) else None,
@@ -355,6 +357,10 @@ class InteractionsParser(ParserSkeleton):
         if reason == "stop" and self._calls:
             reason = "tool-calls"
         envelope = {k: v for k, v in interaction.items() if k not in ("steps", "usage")}
+        if "id" not in envelope and self._interaction_id is not None:
+            # Named at interaction.created only: the id the next request
+            # continues from (previous_interaction_id).
+            envelope = {"id": self._interaction_id, **envelope}
         payload = ProviderPayload(self.provider, "interaction", None, envelope)
         out.append(Finish(reason, raw=status, payloads=(payload,)))
         return out

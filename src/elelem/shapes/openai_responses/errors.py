@@ -32,7 +32,7 @@ from elelem.shapes.classify import (
     classify_http,
     openai_fields,
 )
-from elelem.shapes.openai_responses.state import ANY_STATE, FULL_REPLAY, lost_state
+from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY, lost_state
 
 _CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens", re.I)
 _ENCRYPTED_ITEM = re.compile(r"\b(rs_[A-Za-z0-9_-]+)")
