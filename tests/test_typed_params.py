@@ -1,7 +1,7 @@
 """Request bodies checked against the providers' own typed params (#42).
 
 Each request elelem encodes is checked against the official SDK's types
-for that endpoint (the dev extra brings ``openai`` and ``google-genai``):
+for that endpoint (the dev extra brings ``openai``, ``anthropic`` and ``google-genai``):
 only keys the types name, every required key, values of the annotated
 types, all the way down (``typed_params.mismatches`` for the OpenAI SDK's
 ``TypedDict`` params; google-genai's pydantic models, which forbid unknown
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
 from pydantic import BaseModel
@@ -39,6 +40,7 @@ from elelem.wire import ModelRequest
 from typed_params import mismatches
 
 OPENAI, GOOGLE = ProviderId("openai"), ProviderId("google")
+ANTHROPIC = ProviderId("anthropic")
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
@@ -193,6 +195,56 @@ def test_chat_completions_bodies_are_the_sdks_params(name: str) -> None:
     shape = shape_named("openai_chat").with_dialect("openai")  # type: ignore[attr-defined]
     body = shape.encode_request(CHAT[name](), provider=OPENAI).body
     assert mismatches(body, CompletionCreateParamsStreaming) == []
+
+
+def _anthropic_tool_turn() -> ModelRequest:
+    # docs.anthropic.com/en/docs/build-with-claude/tool-use: the signed
+    # thinking and tool_use blocks go back, then a tool_result block.
+    answer = _answer(
+        "anthropic_messages",
+        ANTHROPIC,
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "Look it up.", "signature": "c2ln"},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Paris"},
+                },
+            ],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+        },
+    )
+    result = ToolResultBlock(CallId("toolu_1"), "18 C", name="get_weather")
+    return ModelRequest(
+        "claude-sonnet-4-5",
+        (Message.user("Weather in Paris?"), answer, Message("user", (result,))),
+        tools=(WEATHER,),
+        options=GenerationOptions(
+            max_tokens=2000, reasoning=ReasoningOptions(budget_tokens=1024), tool_choice="auto"
+        ),
+    )
+
+
+ANTHROPIC_REQUESTS: dict[str, Callable[[], ModelRequest]] = {
+    # docs.anthropic.com/en/api/messages
+    "a tool turn": _anthropic_tool_turn,
+    # docs.anthropic.com/en/docs/build-with-claude/vision, /docs/build-with-claude/pdf-support
+    "an image and a PDF": lambda: _media_turn("claude-sonnet-4-5"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ANTHROPIC_REQUESTS))
+def test_anthropic_bodies_are_the_sdks_params(name: str) -> None:
+    request = ANTHROPIC_REQUESTS[name]()
+    body = shape_named("anthropic_messages").encode_request(request, provider=ANTHROPIC).body
+    assert mismatches(body, MessageCreateParamsStreaming) == []
 
 
 def _gemini_models() -> dict[str, tuple[type[BaseModel], bool]]:
