@@ -226,3 +226,35 @@ def test_a_compaction_item_is_kept_and_replayed_as_it_came() -> None:
     encoded = SHAPE.encode_request(request, provider=OPENAI, stream=True)
     assert encoded.body["input"][1] == compaction
     assert encoded.dropped == ()
+
+
+def test_the_async_driver_falls_back_the_same_way(tmp_path: Path) -> None:
+    # One engine, two drivers: the full-replay repair is the engine's.
+    import asyncio
+
+    from elelem import Client
+    from elelem.turns.drive import send
+
+    state = StatefulResponses()
+    conv = Conversation.create(SQLiteStore(tmp_path / "async.db"))
+
+    async def run(url_env: dict[str, str]) -> list[str]:
+        async with Client(env=url_env) as client:
+            said = []
+            for n in (1, 2, 3):
+                if n == 3:
+                    state.forget("resp_0002")
+                result = await send(conv, client, "openai:gpt-5", f"q{n}", options=STORED)
+                said.append(result.text)
+            return said
+
+    with LoopbackServer(state) as server:
+        said = asyncio.run(run(_env(server)))
+        bodies = [json.loads(r.body) for r in server.requests]
+    assert said == ["turn 1: 1 items", "turn 2: 3 items", "turn 3: 5 items"]
+    assert [(b.get("previous_response_id"), len(b["input"])) for b in bodies] == [
+        (None, 1),
+        ("resp_0001", 1),
+        ("resp_0002", 1),
+        (None, 5),
+    ]
