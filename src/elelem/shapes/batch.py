@@ -95,6 +95,30 @@ def results_path(target: BatchTarget, url: str) -> str:
     return url
 
 
+def batch_record(
+    target: BatchTarget,
+    wire: str,
+    batch_id: str,
+    raw_state: str,
+    states: Mapping[str, str],
+    ids: tuple[str, ...],
+    **fields: Any,
+) -> BatchRecord:
+    """The record of batch ``batch_id`` on ``wire``, its provider's
+    ``raw_state`` made neutral by ``states`` (an unknown one is
+    ``running``: the batch is polled again), with the other ``fields``."""
+    return BatchRecord(
+        target.provider,
+        target.address,
+        wire,
+        batch_id,
+        states.get(raw_state, "running"),
+        raw_state,
+        ids,
+        **fields,
+    )
+
+
 def counts(value: Any) -> dict[str, int]:
     """The integer counts of an object (anything else: none)."""
     if not isinstance(value, dict):
@@ -131,14 +155,33 @@ def created(
     return answer
 
 
+def polled(
+    target: BatchTarget,
+    path: str,
+    read: Callable[[BatchTarget, dict[str, Any], tuple[str, ...]], BatchRecord],
+    record: BatchRecord,
+    headers: Mapping[str, str] | None = None,
+) -> BatchFlow[BatchRecord]:
+    """The batch ``record`` now: a ``GET`` of ``path`` whose object ``read`` reads."""
+    answer: BatchRecord = yield get(
+        path,
+        lambda body: read(target, json_object(body), record.custom_ids),
+        "read the batch",
+        headers,
+    )
+    return answer
+
+
 __all__ = [
     "as_json",
+    "batch_record",
     "counts",
     "created",
     "get",
     "json_lines",
     "json_object",
     "optional_text",
+    "polled",
     "results_path",
     "segment",
     "table",

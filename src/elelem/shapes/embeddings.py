@@ -62,6 +62,18 @@ def floats(values: object, wire: str, body: bytes) -> Vector:
         raise malformed(wire, body, "holds a vector with a value past float range") from None
 
 
+def listed(wire: str, body: bytes, data: dict[str, JSONValue]) -> list[JSONValue]:
+    """The answer's ``embeddings`` list, or its one ``embedding`` as a list
+    of one (the answer of a route that embeds one text, which recordings
+    and older servers still carry), else the malformed-answer error."""
+    items = data.get("embeddings")
+    if items is None and "embedding" in data:
+        items = [data["embedding"]]
+    if not isinstance(items, list):
+        raise malformed(wire, body, "has no embeddings list")
+    return items
+
+
 def counted(wire: str, body: bytes, vectors: list[Vector], expected: int) -> list[Vector]:
     """``vectors`` when there is one per text sent, else the malformed-answer error."""
     if len(vectors) != expected:
@@ -85,4 +97,12 @@ def openai_body(batch: EmbedBatch, *, b64: bool, dims: str = "dimensions") -> di
     return body
 
 
-__all__ = ["count_of", "counted", "floats", "json_object", "malformed", "openai_body"]
+__all__ = [
+    "count_of",
+    "counted",
+    "floats",
+    "json_object",
+    "listed",
+    "malformed",
+    "openai_body",
+]

@@ -14,12 +14,13 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.batch import (
     as_json,
+    batch_record,
     counts,
     created,
     get,
     json_lines,
-    json_object,
     optional_text,
+    polled,
     results_path,
     segment,
     table,
@@ -33,14 +34,12 @@ _STATES = {"in_progress": "running", "canceling": "running", "ended": "ended"}
 
 
 def _record(target: BatchTarget, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
-    raw_state = text(data, "processing_status")
-    return BatchRecord(
-        target.provider,
-        target.address,
+    return batch_record(
+        target,
         "anthropic",
         text(data, "id"),
-        _STATES.get(raw_state, "running"),
-        raw_state,
+        text(data, "processing_status"),
+        _STATES,
         ids,
         output=optional_text(data, "results_url"),
         counts=counts(data.get("request_counts")),
@@ -69,13 +68,7 @@ def submit(
 def status(target: BatchTarget, record: BatchRecord) -> BatchFlow[BatchRecord]:
     """The batch object now."""
     path = f"/v1/messages/batches/{segment(record.batch_id)}"
-    answer: BatchRecord = yield get(
-        path,
-        lambda body: _record(target, json_object(body), record.custom_ids),
-        "read the batch",
-        target.headers,
-    )
-    return answer
+    return (yield from polled(target, path, _record, record, target.headers))
 
 
 def results(target: BatchTarget, record: BatchRecord) -> BatchFlow[list[Item]]:

@@ -11,7 +11,17 @@ from typing import Any
 import msgspec
 
 from elelem.errors import UnsupportedError
-from elelem.shapes.batch import as_json, created, get, json_object, segment, table, text
+from elelem.shapes.batch import (
+    as_json,
+    batch_record,
+    created,
+    get,
+    json_object,
+    polled,
+    segment,
+    table,
+    text,
+)
 from elelem.vocabulary.json import JSONValue
 from elelem.wire import EncodedRequest
 from elelem.wire.batch import BatchFlow, BatchRecord, BatchTarget, BatchWire, Item
@@ -29,13 +39,12 @@ _STATES = {
 def _record(target: BatchTarget, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
     meta = table(data.get("metadata"), "the batch's metadata")
     raw_state = str(meta.get("state", "BATCH_STATE_SUCCEEDED" if data.get("done") else ""))
-    return BatchRecord(
-        target.provider,
-        target.address,
+    return batch_record(
+        target,
         "gemini",
         text(data, "name"),
-        _STATES.get(raw_state, "running"),
         raw_state,
+        _STATES,
         ids,
         counts=_counts(table(meta.get("batchStats"), "the batch's batchStats")),
         raw={k: v for k, v in data.items() if k != "response"},
@@ -83,12 +92,7 @@ def _path(record: BatchRecord) -> str:
 
 def status(target: BatchTarget, record: BatchRecord) -> BatchFlow[BatchRecord]:
     """The batch operation now."""
-    answer: BatchRecord = yield get(
-        _path(record),
-        lambda body: _record(target, json_object(body), record.custom_ids),
-        "read the batch",
-    )
-    return answer
+    return (yield from polled(target, _path(record), _record, record))
 
 
 def _inlined(data: dict[str, Any]) -> list[dict[str, Any]]:

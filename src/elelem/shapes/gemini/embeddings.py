@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from elelem.shapes.embeddings import count_of, counted, floats, json_object, malformed
+from elelem.shapes.embeddings import count_of, counted, floats, json_object, listed, malformed
 from elelem.vocabulary import Usage
 from elelem.vocabulary.json import JSONValue
 from elelem.wire.embeddings import Decoded, EmbedBatch, EmbeddingWire, EmbeddingWires, Vector
@@ -50,13 +50,9 @@ def _gemini_encode(batch: EmbedBatch) -> tuple[str, dict[str, JSONValue]]:
 
 def _gemini_decode(body: bytes, expected: int) -> Decoded:
     data = json_object("gemini", body)
-    items = data.get("embeddings")
-    if items is None and "embedding" in data:
-        # :embedContent's answer, one vector (elelem asks :batchEmbedContents,
-        # but recordings of the SDKs' single calls hold this one).
-        items = [data["embedding"]]
-    if not isinstance(items, list):
-        raise malformed("gemini", body, "has no embeddings list")
+    # :embedContent answers one "embedding" (elelem asks
+    # :batchEmbedContents, but recordings of the SDKs' single calls hold it).
+    items = listed("gemini", body, data)
     vectors = [
         floats(item.get("values") if isinstance(item, dict) else None, "gemini", body)
         for item in items

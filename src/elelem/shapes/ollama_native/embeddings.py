@@ -4,22 +4,16 @@ request, as elelem sends them), sans-IO: the OpenAI-style body, answered by
 
 from __future__ import annotations
 
-from elelem.shapes.embeddings import count_of, counted, floats, json_object, malformed, openai_body
+from elelem.shapes.embeddings import count_of, counted, floats, json_object, listed, openai_body
 from elelem.vocabulary import Usage
 from elelem.wire.embeddings import Decoded, EmbeddingWire, EmbeddingWires
 
 
 def _ollama_decode(body: bytes, expected: int) -> Decoded:
     data = json_object("ollama", body)
-    items = data.get("embeddings")
-    if items is None and "embedding" in data:
-        # The older /api/embeddings route answers one vector, {"embedding":
-        # [...]}: elelem calls /api/embed, but recordings and servers still
-        # carry the old one.
-        items = [data["embedding"]]
-    if not isinstance(items, list):
-        raise malformed("ollama", body, "has no embeddings list")
-    vectors = [floats(item, "ollama", body) for item in items]
+    # The older /api/embeddings route answers one "embedding": elelem calls
+    # /api/embed, but recordings and servers still carry the old one.
+    vectors = [floats(item, "ollama", body) for item in listed("ollama", body, data)]
     count = data.get("prompt_eval_count")
     usage = (
         Usage(input=count_of(count), raw={"prompt_eval_count": count})

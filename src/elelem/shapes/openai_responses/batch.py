@@ -13,12 +13,14 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.batch import (
     as_json,
+    batch_record,
     counts,
     created,
     get,
     json_lines,
     json_object,
     optional_text,
+    polled,
     segment,
     table,
     text,
@@ -40,14 +42,12 @@ _STATES = {
 
 
 def _record(target: BatchTarget, data: dict[str, Any], ids: tuple[str, ...]) -> BatchRecord:
-    raw_state = text(data, "status")
-    return BatchRecord(
-        target.provider,
-        target.address,
+    return batch_record(
+        target,
         "openai",
         text(data, "id"),
-        _STATES.get(raw_state, "running"),
-        raw_state,
+        text(data, "status"),
+        _STATES,
         ids,
         output=optional_text(data, "output_file_id"),
         errors=optional_text(data, "error_file_id"),
@@ -89,12 +89,7 @@ def submit(
 
 def status(target: BatchTarget, record: BatchRecord) -> BatchFlow[BatchRecord]:
     """The batch object now."""
-    answer: BatchRecord = yield get(
-        f"/batches/{segment(record.batch_id)}",
-        lambda body: _record(target, json_object(body), record.custom_ids),
-        "read the batch",
-    )
-    return answer
+    return (yield from polled(target, f"/batches/{segment(record.batch_id)}", _record, record))
 
 
 def results(target: BatchTarget, record: BatchRecord) -> BatchFlow[list[Item]]:
