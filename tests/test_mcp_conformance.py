@@ -84,6 +84,10 @@ def suite_env() -> dict[str, str]:
 
 
 def run_scenario(env: dict[str, str], scenario: str, revision: str, out: Path) -> bool:
+    return "OVERALL: PASSED" in suite_output(env, scenario, revision, out)
+
+
+def suite_output(env: dict[str, str], scenario: str, revision: str, out: Path) -> str:
     """Whether elelem passes ``scenario`` at the wire of ``revision``."""
     command = f"{sys.executable} {CLIENT}"
     done = subprocess.run(
@@ -91,7 +95,7 @@ def run_scenario(env: dict[str, str], scenario: str, revision: str, out: Path) -
          "--spec-version", revision, "-o", str(out)],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    return done.returncode == 0 and "OVERALL: PASSED" in done.stdout + done.stderr
+    return done.stdout + done.stderr if done.returncode == 0 else f"exit {done.returncode}"
 
 
 def required(env: dict[str, str], revision: str) -> list[str]:
@@ -109,6 +113,27 @@ def test_smoke_a_tool_call_at_each_revision(
     suite_env: dict[str, str], revision: str, tmp_path: Path
 ) -> None:
     assert run_scenario(suite_env, "tools_call", revision, tmp_path)
+
+
+def test_a_login_is_kept_0600_and_its_token_shown_nowhere(
+    suite_env: dict[str, str], tmp_path: Path
+) -> None:
+    import json
+    import stat
+
+    home = tmp_path / "home"
+    env = {**suite_env, "ELELEM_HOME": str(home), "ELELEM_TEST_LOGIN_FIRST": "1"}
+    output = suite_output(env, "auth/metadata-default", "2026-07-28", tmp_path / "out")
+    assert "OVERALL: PASSED" in output
+    (kept,) = (home / "mcp-oauth").glob("*.json")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    login = json.loads(kept.read_text())
+    token = login["tokens"]["access_token"]
+    assert login["url"].endswith("/mcp") and len(token) >= 8
+    # What elelem printed (the suite keeps its stdout and stderr) never holds it.
+    printed = "".join(p.read_text() for p in (tmp_path / "out").rglob("std*.txt"))
+    assert "signed in to http://localhost:" in printed
+    assert token not in printed
 
 
 @pytest.mark.slow

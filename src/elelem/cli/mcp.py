@@ -63,6 +63,11 @@ def mcp_group() -> None:
     show_default=True,
     help="Seconds the server has for each start-up step.",
 )
+@click.option(
+    "--login",
+    is_flag=True,
+    help="Sign in (OAuth, in the browser) when the server asks for it.",
+)
 @guarded
 def tools_command(
     server: str,
@@ -70,17 +75,24 @@ def tools_command(
     elicit: str,
     protocol: str,
     startup_timeout: float,
+    login: bool,
 ) -> None:
     """List the tools of SERVER, then make each --call."""
     from elelem.tools.mcp import MCPServer
     from elelem.tools.mcp_asks import accept_defaults, decline
 
+    options: dict[str, Any] = {}
+    if login and server.startswith(("http://", "https://")):
+        from elelem.tools.mcp_auth import oauth
+
+        options["auth"] = oauth(server, interactive=True)
     try:
         connection = MCPServer.parse(
             server,
             elicit=accept_defaults if elicit == "defaults" else decline,
             protocol=protocol,
             startup_timeout=startup_timeout,
+            **options,
         )
     except ValueError as exc:
         raise Failure(f"{server!r}: {exc}", EXIT_USAGE) from exc
@@ -94,6 +106,50 @@ def tools_command(
         raise Failure(connection.failure, EXIT_PROVIDER)
     if unmade:
         raise Failure(f"{len(unmade)} call(s) not made: {', '.join(unmade)}", EXIT_USAGE)
+
+
+@mcp_group.command("login")
+@click.argument("url")
+@guarded
+def login_command(url: str) -> None:
+    """Sign in to the MCP server at URL (OAuth, in the browser; the code
+    comes back to 127.0.0.1) and keep the login for --mcp URL."""
+    from elelem.tools.mcp import MCPServer
+    from elelem.tools.mcp_auth import oauth, token_path
+
+    if not url.startswith(("http://", "https://")):
+        raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
+    try:
+        with MCPServer.parse(url, auth=oauth(url, interactive=True)) as connection:
+            count = len(connection.tools)
+    except MCPServerError as exc:
+        raise Failure(str(exc), EXIT_PROVIDER) from None
+    if not token_path(url).exists():
+        click.echo(f"{sanitize_line(url)} asked for no sign-in ({count} tools)")
+        return
+    click.echo(f"signed in to {sanitize_line(url)} ({count} tools)")
+
+
+@mcp_group.command("logout")
+@click.argument("url")
+@guarded
+def logout_command(url: str) -> None:
+    """Forget the login kept for the MCP server at URL."""
+    from elelem.tools.mcp_auth import TokenFile, token_path
+
+    if not TokenFile(token_path(url), url).forget():
+        raise Failure(f"no login kept for {url}", EXIT_USAGE)
+    click.echo(f"signed out of {sanitize_line(url)}")
+
+
+@mcp_group.command("list")
+@guarded
+def list_command() -> None:
+    """The MCP servers with a kept login."""
+    from elelem.tools.mcp_auth import logins
+
+    for url in logins():
+        click.echo(sanitize_line(url))
 
 
 def _describe(server: Any) -> None:
