@@ -28,6 +28,7 @@ CALLS: dict[str, list[tuple[str, object]]] = {
         ("test_mrtr_unrelated", {}),
         ("test_mrtr_no_result_type", {}),
     ],
+    "auth/scope-step-up": [("test-tool", {})],
     "http-standard-headers": [("test_headers", {}), ("my-hyphenated-tool", {})],
     "http-invalid-tool-headers": [
         ("valid_tool", {"region": "us-west1"}),
@@ -57,6 +58,10 @@ def main() -> None:
         command.append("--login")
         os.environ["BROWSER"] = "curl -s -L -o /dev/null %s"
         os.environ["ELELEM_HOME"] = tempfile.mkdtemp(prefix="elelem-conformance-")
+        if "client_id" in context:  # a client registered beforehand
+            command += ["--client-id", context["client_id"]]
+            if context.get("client_secret"):
+                os.environ["ELELEM_MCP_CLIENT_SECRET"] = context["client_secret"]
     for name, arguments in calls:
         command += ["--call", name, json.dumps(arguments)]
     os.execv(command[0], [*command, url])

@@ -14,8 +14,8 @@ when a ``--call`` names no tool the server offers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -26,10 +26,25 @@ from elelem.tools.base import ToolOutcome
 
 ELICIT_CHOICES = ("decline", "defaults")
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @click.group("mcp")
 def mcp_group() -> None:
     """Look at MCP servers: their tools, and a call of one."""
+
+
+def client_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--client-id`` and ``--client-secret``: a client the authorization
+    server registered beforehand (the secret is best given in the
+    environment, ``ELELEM_MCP_CLIENT_SECRET``)."""
+    fn = click.option(
+        "--client-secret",
+        envvar="ELELEM_MCP_CLIENT_SECRET",
+        help="Its secret (or ELELEM_MCP_CLIENT_SECRET).",
+    )(fn)
+    return click.option("--client-id", help="Sign in as this client, registered beforehand.")(fn)
 
 
 @mcp_group.command("tools")
@@ -68,6 +83,7 @@ def mcp_group() -> None:
     is_flag=True,
     help="Sign in (OAuth, in the browser) when the server asks for it.",
 )
+@client_options
 @guarded
 def tools_command(
     server: str,
@@ -76,6 +92,8 @@ def tools_command(
     protocol: str,
     startup_timeout: float,
     login: bool,
+    client_id: str | None,
+    client_secret: str | None,
 ) -> None:
     """List the tools of SERVER, then make each --call."""
     from elelem.tools.mcp import MCPServer
@@ -85,7 +103,9 @@ def tools_command(
     if login and server.startswith(("http://", "https://")):
         from elelem.tools.mcp_auth import oauth
 
-        options["auth"] = oauth(server, interactive=True)
+        options["auth"] = oauth(
+            server, interactive=True, client_id=client_id, client_secret=client_secret
+        )
     try:
         connection = MCPServer.parse(
             server,
@@ -110,8 +130,9 @@ def tools_command(
 
 @mcp_group.command("login")
 @click.argument("url")
+@client_options
 @guarded
-def login_command(url: str) -> None:
+def login_command(url: str, client_id: str | None, client_secret: str | None) -> None:
     """Sign in to the MCP server at URL (OAuth, in the browser; the code
     comes back to 127.0.0.1) and keep the login for --mcp URL."""
     from elelem.tools.mcp import MCPServer
@@ -120,7 +141,8 @@ def login_command(url: str) -> None:
     if not url.startswith(("http://", "https://")):
         raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
     try:
-        with MCPServer.parse(url, auth=oauth(url, interactive=True)) as connection:
+        auth = oauth(url, interactive=True, client_id=client_id, client_secret=client_secret)
+        with MCPServer.parse(url, auth=auth) as connection:
             count = len(connection.tools)
     except MCPServerError as exc:
         raise Failure(str(exc), EXIT_PROVIDER) from None

@@ -175,16 +175,31 @@ def oauth(
     interactive: bool,
     env: Mapping[str, str] | None = None,
     redirect: LoopbackRedirect | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
 ) -> Any:
     """The SDK's ``OAuthClientProvider`` for the server at ``url`` (an
     ``httpx2.Auth``): interactive, it signs in through ``redirect``; not
-    interactive, it uses (and refreshes) a stored login only."""
+    interactive, it uses (and refreshes) a stored login only.  A
+    ``client_id`` (and ``client_secret``) the authorization server issued
+    beforehand is kept and used instead of registering."""
     from mcp.client.auth import OAuthClientProvider
-    from mcp.shared.auth import OAuthClientMetadata
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
     storage = TokenFile(token_path(url, env), url)
     if interactive and redirect is None:
         redirect = LoopbackRedirect()
+    redirect_uri = redirect.uri if redirect else "http://127.0.0.1/callback"
+    if client_id is not None:
+        hold_secrets(client_secret)
+        method = "client_secret_basic" if client_secret else "none"
+        given = OAuthClientInformationFull(
+            client_id=client_id,
+            client_secret=client_secret,
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]
+            token_endpoint_auth_method=method,
+        )
+        storage._write("client", given.model_dump(mode="json", exclude_none=True))
 
     async def no_login(authorization_url: str) -> None:
         raise MCPServerError(
@@ -196,7 +211,7 @@ def oauth(
 
     metadata = OAuthClientMetadata(
         client_name="elelem",
-        redirect_uris=[redirect.uri if redirect else "http://127.0.0.1/callback"],  # type: ignore[list-item]
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="none",
