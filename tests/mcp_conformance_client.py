@@ -39,6 +39,10 @@ CALLS: dict[str, list[tuple[str, object]]] = {
 }
 
 
+CIMD = "https://conformance-test.local/client-metadata.json"
+"""A client ID metadata document URL for the CIMD scenario (its server does not fetch it)."""
+
+
 def main() -> None:
     url = sys.argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
@@ -58,6 +62,8 @@ def main() -> None:
         command.append("--login")
         os.environ["BROWSER"] = "curl -s -L -o /dev/null %s"
         os.environ["ELELEM_HOME"] = tempfile.mkdtemp(prefix="elelem-conformance-")
+        if scenario == "auth/basic-cimd":  # a client ID metadata document URL
+            command += ["--client-metadata-url", CIMD]
         if "client_id" in context:  # a client registered beforehand
             command += ["--client-id", context["client_id"]]
             if context.get("client_secret"):

@@ -30,36 +30,8 @@ SUITE = Path(__file__).parent / "mcp_node" / "node_modules" / ".bin" / "conforma
 CLIENT = Path(__file__).parent / "mcp_conformance_client.py"
 REVISIONS = ("2025-11-25", "2026-07-28")
 
-NOT_YET = {
-    name: "elelem has no OAuth client yet (issue #40, deliverable 2)"
-    for name in (
-        "auth/metadata-default",
-        "auth/metadata-var1",
-        "auth/metadata-var2",
-        "auth/metadata-var3",
-        "auth/basic-cimd",
-        "auth/scope-from-www-authenticate",
-        "auth/scope-from-scopes-supported",
-        "auth/scope-omitted-when-undefined",
-        "auth/scope-step-up",
-        "auth/scope-retry-limit",
-        "auth/token-endpoint-auth-basic",
-        "auth/token-endpoint-auth-post",
-        "auth/token-endpoint-auth-none",
-        "auth/pre-registration",
-        "auth/resource-mismatch",
-        "auth/offline-access-scope",
-        "auth/offline-access-not-supported",
-        "auth/authorization-server-migration",
-        "auth/iss-supported",
-        "auth/iss-not-advertised",
-        "auth/iss-supported-missing",
-        "auth/iss-wrong-issuer",
-        "auth/iss-unexpected",
-        "auth/iss-normalized",
-        "auth/metadata-issuer-mismatch",
-    )
-}
+NOT_YET: dict[str, str] = {}
+"""Scenarios that cannot pass yet, each with the reason (none today)."""
 
 
 def _node_path() -> str | None:

@@ -38,7 +38,14 @@ def mcp_group() -> None:
 def client_options(fn: Callable[P, R]) -> Callable[P, R]:
     """``--client-id`` and ``--client-secret``: a client the authorization
     server registered beforehand (the secret is best given in the
-    environment, ``ELELEM_MCP_CLIENT_SECRET``)."""
+    environment, ``ELELEM_MCP_CLIENT_SECRET``); ``--client-metadata-url``:
+    a client ID metadata document you publish."""
+    fn = click.option(
+        "--client-metadata-url",
+        metavar="HTTPS-URL",
+        help="Sign in as the client your client ID metadata document at this URL describes "
+        "(where the authorization server takes one).",
+    )(fn)
     fn = click.option(
         "--client-secret",
         envvar="ELELEM_MCP_CLIENT_SECRET",
@@ -94,6 +101,7 @@ def tools_command(
     login: bool,
     client_id: str | None,
     client_secret: str | None,
+    client_metadata_url: str | None,
 ) -> None:
     """List the tools of SERVER, then make each --call."""
     from elelem.tools.mcp import MCPServer
@@ -104,7 +112,11 @@ def tools_command(
         from elelem.tools.mcp_auth import oauth
 
         options["auth"] = oauth(
-            server, interactive=True, client_id=client_id, client_secret=client_secret
+            server,
+            interactive=True,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
         )
     try:
         connection = MCPServer.parse(
@@ -132,7 +144,9 @@ def tools_command(
 @click.argument("url")
 @client_options
 @guarded
-def login_command(url: str, client_id: str | None, client_secret: str | None) -> None:
+def login_command(
+    url: str, client_id: str | None, client_secret: str | None, client_metadata_url: str | None
+) -> None:
     """Sign in to the MCP server at URL (OAuth, in the browser; the code
     comes back to 127.0.0.1) and keep the login for --mcp URL."""
     from elelem.tools.mcp import MCPServer
@@ -141,7 +155,13 @@ def login_command(url: str, client_id: str | None, client_secret: str | None) ->
     if not url.startswith(("http://", "https://")):
         raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
     try:
-        auth = oauth(url, interactive=True, client_id=client_id, client_secret=client_secret)
+        auth = oauth(
+            url,
+            interactive=True,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
+        )
         with MCPServer.parse(url, auth=auth) as connection:
             count = len(connection.tools)
     except MCPServerError as exc:

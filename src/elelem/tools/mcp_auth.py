@@ -177,12 +177,15 @@ def oauth(
     redirect: LoopbackRedirect | None = None,
     client_id: str | None = None,
     client_secret: str | None = None,
+    client_metadata_url: str | None = None,
 ) -> Any:
     """The SDK's ``OAuthClientProvider`` for the server at ``url`` (an
     ``httpx2.Auth``): interactive, it signs in through ``redirect``; not
     interactive, it uses (and refreshes) a stored login only.  A
     ``client_id`` (and ``client_secret``) the authorization server issued
-    beforehand is kept and used instead of registering."""
+    beforehand is kept and used instead of registering; a
+    ``client_metadata_url`` (the https URL of a client ID metadata document
+    you publish) is used as the client id where the server takes one."""
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
@@ -222,6 +225,7 @@ def oauth(
         storage=storage,
         redirect_handler=redirect.redirect_handler if redirect else no_login,
         callback_handler=redirect.callback_handler if redirect else no_callback,
+        client_metadata_url=client_metadata_url,
     )
 
 
