@@ -20,6 +20,7 @@ the classes)::
     ├── ChatRefused (ValueError)  [web.chat]
     ├── ConfigError
     ├── DecodeError (ValueError)
+    ├── DurableError  [durable.wire]
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.common]
     ├── HistoryError (ValueError)  [turns.history]
@@ -33,6 +34,7 @@ the classes)::
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.model]
     ├── RegistryError (ValueError)
+    ├── RemoteFailure  [durable.wire]
     ├── ResumeError (ValueError)  [turns.pending]
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]

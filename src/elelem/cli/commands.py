@@ -22,6 +22,7 @@ from elelem.cli.providers import providers_command
 from elelem.cli.serve import serve_command
 from elelem.cli.speak import speak_command
 from elelem.cli.transcribe import transcribe_command
+from elelem.cli.worker import worker_group
 
 COMMANDS: tuple[click.Command, ...] = (
     ask_command,
@@ -50,6 +51,7 @@ COMMANDS: tuple[click.Command, ...] = (
     speak_command,
     transcribe_command,
     live_command,
+    worker_group,
     mcp_group,
 )
 """Every command and command group of ``elelem``: a new one is one row here."""
