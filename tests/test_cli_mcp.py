@@ -41,6 +41,7 @@ def test_the_tools_of_a_server_and_a_call(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_is_a_provider_failure(tmp_path: Path) -> None:
     result = run(base_env(tmp_path), "mcp", "tools", WEATHER, "--call", "die", '{"reason": "x"}')
     assert result.returncode == 1

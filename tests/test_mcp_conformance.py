@@ -6,8 +6,9 @@ which runs ``elelem mcp tools`` with the calls the scenario expects: the
 protocol is all elelem's (and the ``mcp`` SDK's under it).  The suite needs
 Node 22, which ``.ci/node22`` installs from the npm registry where missing.
 
-The default run keeps a smoke set (``tools_call`` at each revision); the
-whole requirement set of each revision is ``slow``, one scenario at a time
+The default run keeps a smoke set (``tools_call`` at each revision); a
+login through ``elelem mcp login`` and the whole requirement set of each
+revision are ``slow``, one scenario at a time
 (run together, 25 Python clients starting at once miss the suite's 30 s
 bound on two cores).  A scenario that cannot pass yet is listed in
 :data:`NOT_YET` with the reason; one that starts to pass fails the test
@@ -87,6 +88,7 @@ def test_smoke_a_tool_call_at_each_revision(
     assert run_scenario(suite_env, "tools_call", revision, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_login_is_kept_0600_and_its_token_shown_nowhere(
     suite_env: dict[str, str], tmp_path: Path
 ) -> None:
