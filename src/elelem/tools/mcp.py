@@ -262,12 +262,15 @@ class MCPServer:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         max_body: int = MAX_BODY,
+        auth: Any = None,
         **options: Any,
     ) -> MCPServer:
         """A server at a Streamable HTTP endpoint (``headers`` may hold its
-        token; they are sent to that server only).  A JSON reply longer than
-        ``max_body`` bytes fails the request it answers."""
-        return cls._remote(streamable_http, url, headers, name, max_body, options)
+        token; they are sent to that server only; ``auth`` is an
+        ``httpx2.Auth``, such as :func:`elelem.tools.mcp_auth.oauth`).  A
+        JSON reply longer than ``max_body`` bytes fails the request it
+        answers."""
+        return cls._remote(streamable_http, url, headers, name, max_body, auth, options)
 
     @classmethod
     def sse(
@@ -277,35 +280,44 @@ class MCPServer:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         max_body: int = MAX_BODY,
+        auth: Any = None,
         **options: Any,
     ) -> MCPServer:
         """A server at an HTTP+SSE endpoint (the transport older servers
         still serve, usually at ``/sse``)."""
-        return cls._remote(legacy_sse, url, headers, name, max_body, options)
+        return cls._remote(legacy_sse, url, headers, name, max_body, auth, options)
 
     @classmethod
     def _remote(
         cls,
-        transport: Callable[[str, HTTPNotes, Mapping[str, str]], Any],
+        transport: Callable[[str, HTTPNotes, Mapping[str, str], Any], Any],
         url: str,
         headers: Mapping[str, str] | None,
         name: str | None,
         max_body: int,
+        auth: Any,
         options: Mapping[str, Any],
     ) -> MCPServer:
         notes = HTTPNotes(url, max_body)
         given = dict(headers or {})
-        return cls(name or _host(url), lambda: transport(url, notes, given), http=notes, **options)
+        return cls(
+            name or _host(url), lambda: transport(url, notes, given, auth), http=notes, **options
+        )
 
     @classmethod
     def parse(cls, spec: str, **options: Any) -> MCPServer:
         """A server from a command line (``'uvx some-server --flag'``) or an
         ``http(s)://`` URL (one whose path ends in ``/sse``: the HTTP+SSE
-        transport), as the CLI's ``--mcp`` takes it."""
+        transport), as the CLI's ``--mcp`` takes it; a URL with a kept login
+        (``elelem mcp login``) signs in with it."""
         import shlex
         from urllib.parse import urlsplit
 
         if spec.startswith(("http://", "https://")):
+            from elelem.tools.mcp_auth import has_login, oauth
+
+            if "auth" not in options and has_login(spec):
+                options = {**options, "auth": oauth(spec, interactive=False)}
             if urlsplit(spec).path.rstrip("/").endswith("/sse"):
                 return cls.sse(spec, **options)
             return cls.http(spec, **options)
