@@ -239,7 +239,8 @@ def test_stream_cut_short_keeps_what_arrived(env: dict[str, str]) -> None:
     assert shown.returncode == 0
     assert shown.stdout.endswith(
         "**Height.** The tower is 330 metres (1,083 ft) tall, including the antennas at its top[1][2]\n"
-        "interrupted: kept what arrived\n"
+        "failed: incomplete-stream: the stream ended after 7869 bytes without a terminal event "
+        "(kept what arrived)\n"
         "\n"
         "[1] Eiffel Tower - Wikipedia — en.wikipedia.org\n"
         "    https://en.wikipedia.org/wiki/Eiffel_Tower\n"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,15 @@ NOT_OFFLINE = {
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"
     ),
+    **dict.fromkeys(
+        (
+            "elelem mcp tools 'uvx mcp-server-time' --call get_current_time "
+            """'{"timezone": "Europe/Paris"}'""",
+            "elelem mcp tools https://mcp.example.com/mcp",
+        ),
+        "needs uvx or a remote MCP server; tests/test_cli_mcp.py runs elelem mcp tools "
+        "against local servers over stdio and HTTP",
+    ),
     "elelem ask -m vertex:gemini-2.5-flash": (
         "needs Google Cloud credentials and Vertex AI; tests/test_vertex.py and "
         "tests/test_clouds_cli.py run it against loopback servers"
@@ -46,6 +56,10 @@ NOT_OFFLINE = {
     "elelem ask -m azure:my-deployment": (
         "needs an Azure deployment and Entra ID; tests/test_azure.py and "
         "tests/test_clouds_cli.py run it against loopback servers"
+    ),
+    "elelem ask -m test --mcp URL": (
+        "needs an MCP server at URL; tests/test_first_hour_test_model.py runs -m test "
+        "--mcp against the local weather server"
     ),
     **dict.fromkeys(
         ("elelem approve ID", "elelem resume ID", "elelem approve ID --functions tools.py"),
@@ -81,6 +95,16 @@ ISSUE_30 = {
 NOT_OFFLINE.update(ISSUE_30)
 NOT_OFFLINE.update(
     {
+        command: "tests/test_live_cli.py runs it against loopback Realtime and Gemini Live servers"
+        for command in (
+            "elelem live -m openai:gpt-realtime --audio-in question.wav --audio-out answer.wav",
+            'elelem live -m google:gemini-live-2.5-flash --text "Hello" --text "And the weather?"',
+            "elelem live -m MODEL",
+        )
+    }
+)
+NOT_OFFLINE.update(
+    {
         command: "tests/test_cli_speak.py runs it against a loopback audio/speech"
         for command in (
             'elelem speak -m openai:gpt-4o-mini-tts "Hello there." -o hello.mp3',
@@ -98,6 +122,28 @@ NOT_OFFLINE.update(
             "elelem transcribe FILE",
             "elelem transcribe FILE -m MODEL",
         )
+    }
+)
+
+NOT_OFFLINE.update(
+    {
+        "elelem worker temporal --task-queue agents --tools mypackage.tools": (
+            "a worker runs until stopped, against a Temporal server; "
+            "tests/test_durable_temporal_kill.py runs elelem worker temporal processes"
+        ),
+        "elelem worker dbos --system-database sqlite:///dbos.sqlite --executor-id w1 "
+        "--tools mypackage.tools": (
+            "a worker runs until stopped; tests/test_durable_dbos_kill.py runs elelem "
+            "worker dbos processes"
+        ),
+        "elelem approve ID --yes CALL --dbos sqlite:///dbos.sqlite": (
+            "needs a durable run waiting on DBOS; tests/test_durable_dbos.py::"
+            "test_a_deferred_run_resumes_on_a_decide_message runs it"
+        ),
+        "elelem approve ID --yes CALL --temporal 127.0.0.1:7233": (
+            "needs a durable run waiting on a Temporal server; tests/test_durable_temporal.py::"
+            "test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run runs it"
+        ),
     }
 )
 
@@ -160,10 +206,12 @@ def test_every_python_example_is_run() -> None:
         doc.name: len(re.findall(r"```python\n", doc.read_text(encoding="utf-8"))) for doc in DOCS
     }
     assert {k: v for k, v in counts.items() if v} == {
-        "README.md": 1,  # tests/test_readme.py
+        "README.md": 2,  # tests/test_first_hour_docs.py (the top), tests/test_readme.py (the tour)
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
         "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
+        "live.md": 2,  # tests/test_live_doc.py
+        "durable.md": 2,  # tests/test_durable_doc.py (Temporal, DBOS)
     }
 
 
@@ -265,9 +313,19 @@ RUNNABLE = [c for c in examples() if c not in NOT_OFFLINE]
 def test_the_example_runs(command: str, home: dict[str, str]) -> None:
     work = Path.cwd()
     if command.startswith("make "):
-        # -o: the virtualenv counts as installed (the suite runs inside it).
+        # The virtualenvs count as installed: the suite's own (whatever its
+        # path, not the clone's .venv), which the demo is pointed at too.
+        venv = sys.prefix
         done = subprocess.run(
-            ["make", "-o", ".venv/.installed", *command.split()[1:]],
+            [
+                "make",
+                "-o",
+                ".venv/.installed",
+                "-o",
+                f"{venv}/.installed-demo",
+                f"DEMO_VENV={venv}",
+                *command.split()[1:],
+            ],
             cwd=ROOT,
             env={**home, "PATH": home["PATH"]},
             capture_output=True,

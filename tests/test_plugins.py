@@ -1,4 +1,4 @@
-"""Plugins (issue #25, DESIGN.md §2): a block type with its mappings, and a shape.
+"""Plugins (issue #25, docs/architecture.md §2.2.1): a block type with its mappings, and a shape.
 
 A real plugin distribution is laid out in a temporary folder (a package and
 its ``.dist-info`` with an ``elelem.plugins`` entry point), found by

@@ -20,11 +20,13 @@ the classes)::
     ├── ChatRefused (ValueError)  [web.chat]
     ├── ConfigError
     ├── DecodeError (ValueError)
+    ├── DurableError  [durable.wire]
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.common]
     ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError
+    │   └── BodyTooLarge (StreamError)  [tools.mcp_http]
     ├── ObserverError  [turns.engine]
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)
@@ -32,10 +34,12 @@ the classes)::
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.model]
     ├── RegistryError (ValueError)
+    ├── RemoteFailure  [durable.wire]
     ├── ResumeError (ValueError)  [turns.pending]
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]
     ├── StoreError  [conversation.errors]
+    │   ├── ConversationExists  [conversation.errors]
     │   ├── ConversationNotFound (KeyError)  [conversation.errors]
     │   │   ├── AmbiguousConversation  [cli.history]
     │   │   └── NoConversations  [cli.history]
@@ -479,6 +483,7 @@ EXTRA_MODULES: Mapping[str, str] = {
     "opentelemetry": "otel",
     "google": "google",
     "azure": "azure",
+    "websockets": "live",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""

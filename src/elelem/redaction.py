@@ -24,6 +24,15 @@ holding CR, LF, another control or a non-ASCII character is a
 :class:`~elelem.errors.ConfigError` before any request is made, naming where
 it came from and never the value.
 
+Secrets the process fetches or holds at run time (a cloud access token, a
+refresh token, a client secret, a managed-identity header, an MCP OAuth
+token) join the one process-wide set as soon as they are held
+(:func:`hold_secrets`, or :func:`hold` for an object whose secrets change);
+a :class:`ProcessRedactor` removes them, with the secrets it was built
+from, wherever it is used: the command line's stdout and stderr, its
+``--json`` events, the store, exports, ``serve`` and its UI stream, and the
+tracer's captured content.
+
 Like :mod:`elelem.errors`, this module imports nothing else of elelem, so
 every layer (transport, conversation, the command line) may use it.
 """
@@ -32,8 +41,11 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable
 from functools import cached_property
+from typing import Any, TypeVar
 
 from elelem.errors import ConfigError
 
@@ -286,14 +298,125 @@ NO_SECRETS = Redactor()
 """The redactor that knows no secret."""
 
 
+MAX_HELD = 1024
+"""How many values :func:`hold_secrets` keeps (the oldest go first)."""
+
+_Owner = TypeVar("_Owner")
+_lock = threading.Lock()
+_held: dict[str, None] = {}
+_holders: weakref.WeakKeyDictionary[Any, Callable[[Any], Iterable[str | None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def hold_secrets(*values: str | None) -> None:
+    """Make ``values`` secrets of the whole process from now on: every
+    :class:`ProcessRedactor` removes them (values shorter than
+    :data:`MIN_SECRET` are ignored, like everywhere)."""
+    found = [v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET]
+    if not found:
+        return
+    with _lock:
+        for value in found:
+            _held.pop(value, None)
+            _held[value] = None
+        for stale in list(_held)[: max(0, len(_held) - MAX_HELD)]:
+            del _held[stale]
+
+
+def hold(owner: _Owner, secrets: Callable[[_Owner], Iterable[str | None]]) -> _Owner:
+    """Make ``secrets(owner)`` (asked each time text is redacted: a token
+    refreshed later counts) secrets of the whole process for as long as
+    ``owner`` lives (it is held weakly).  Returns ``owner``."""
+    with _lock:
+        _holders[owner] = secrets
+    return owner
+
+
+def held_secrets() -> tuple[str, ...]:
+    """Every secret the process holds now (never show them)."""
+    with _lock:
+        holders = list(_holders.items())
+        found: list[str | None] = list(_held)
+    for owner, secrets in holders:
+        found.extend(secrets(owner))
+    return tuple(dict.fromkeys(s for s in found if s is not None and len(s) >= MIN_SECRET))
+
+
+class ProcessRedactor(Redactor):
+    """A :class:`Redactor` of the secrets it is built from and of every
+    secret the process holds at the moment it is used (:func:`held_secrets`):
+    a token fetched after it was made is removed all the same."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__(secrets)
+        self._base = Redactor(self._secrets)
+        self._now: tuple[tuple[str, ...], Redactor] = ((), self._base)
+        self._now_lock = threading.Lock()
+
+    def current(self) -> Redactor:
+        """The plain redactor of every secret in force now."""
+        held = held_secrets()
+        with self._now_lock:
+            if held != self._now[0]:
+                self._now = (held, self._base.extend(held) if held else self._base)
+            return self._now[1]
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets this redactor removes now (never show them)."""
+        return self.current().secrets
+
+    def extend(self, secrets: Iterable[str | None]) -> Redactor:
+        """A process redactor that removes these secrets too."""
+        return ProcessRedactor((*self._secrets, *secrets))
+
+    def __bool__(self) -> bool:
+        return bool(self.current())
+
+    def __repr__(self) -> str:
+        return f"ProcessRedactor({len(self.secrets)} secrets)"
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """See :meth:`Redactor.spans`."""
+        return self.current().spans(text)
+
+    @property
+    def echo_bound(self) -> int:
+        """See :attr:`Redactor.echo_bound`."""
+        return self.current().echo_bound
+
+    def redact(self, text: str) -> str:
+        """See :meth:`Redactor.redact`."""
+        return self.current().redact(text)
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """See :meth:`Redactor.redact_bytes`."""
+        return self.current().redact_bytes(data)
+
+    def redact_error(self, exc: BaseException) -> BaseException:
+        """See :meth:`Redactor.redact_error`."""
+        return self.current().redact_error(exc)
+
+
+PROCESS_SECRETS = ProcessRedactor()
+"""The redactor of every secret the process holds (see :func:`hold_secrets`)."""
+
+
 __all__ = [
+    "MAX_HELD",
     "MIN_PREFIX",
     "MIN_SECRET",
     "NO_SECRETS",
+    "PROCESS_SECRETS",
     "REDACTED",
+    "ProcessRedactor",
     "Redactor",
     "base64_cores",
     "check_secret",
+    "held_secrets",
+    "hold",
+    "hold_secrets",
     "prefix_length",
     "rewrite_error",
 ]

@@ -29,7 +29,10 @@ batch), ``speak`` and ``transcribe`` for the speech endpoints.  Each has
 
 No prompt or completion content is recorded unless ``capture_content`` is
 True: then ``gen_ai.system_instructions``, ``gen_ai.input.messages`` and
-``gen_ai.output.messages`` hold the text parts as the conventions' JSON.
+``gen_ai.output.messages`` hold the text parts as the conventions' JSON,
+with every secret the process holds (a key, a fetched token: see
+:data:`~elelem.redaction.PROCESS_SECRETS`) removed, as from a tool call's
+arguments and result.
 
 The tool loop's calls are spans too: pass :meth:`GenAITracer.tool_call` as
 ``on_call`` to :func:`elelem.run` (an ``execute_tool {name}`` span per call,
@@ -48,6 +51,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from elelem.errors import StreamError
+from elelem.redaction import PROCESS_SECRETS
 from elelem.stream import AssembledResponse
 from elelem.transport.config import CHAT, StartedRequest
 from elelem.vocabulary import Message, TextBlock, ToolCallBlock, ToolResultBlock
@@ -68,7 +72,12 @@ def _messages(messages: tuple[Message, ...]) -> str:
             {"type": "text", "content": b.text} for b in message.content if isinstance(b, TextBlock)
         ]
         out.append({"role": message.role, "parts": parts})
-    return json.dumps(out)
+    return _captured(json.dumps(out))
+
+
+def _captured(text: str) -> str:
+    # Content leaves the process in a span: no secret it holds goes with it.
+    return PROCESS_SECRETS.redact(text)
 
 
 class _RequestSpan:
@@ -101,8 +110,10 @@ class _RequestSpan:
                 attrs[f"elelem.hosted.{name}"] = count
         attrs["elelem.retries"] = len(result.retries)
         if self.capture and chat:
-            attrs["gen_ai.output.messages"] = json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": result.text}]}]
+            attrs["gen_ai.output.messages"] = _captured(
+                json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": result.text}]}]
+                )
             )
         span.set_attributes(attrs)
         if error is not None:
@@ -148,8 +159,8 @@ class GenAITracer:
         if self.capture_content and operation == CHAT:
             attrs["gen_ai.input.messages"] = _messages(request.messages)
             if request.system:
-                attrs["gen_ai.system_instructions"] = json.dumps(
-                    [{"type": "text", "content": request.system}]
+                attrs["gen_ai.system_instructions"] = _captured(
+                    json.dumps([{"type": "text", "content": request.system}])
                 )
         span = self.tracer.start_span(
             f"{operation} {request.model}", kind=SpanKind.CLIENT, attributes=attrs
@@ -166,8 +177,8 @@ class GenAITracer:
             "gen_ai.tool.type": "function",
         }
         if self.capture_content:
-            attrs["gen_ai.tool.call.arguments"] = call.arguments
-            attrs["gen_ai.tool.call.result"] = result.content
+            attrs["gen_ai.tool.call.arguments"] = _captured(call.arguments)
+            attrs["gen_ai.tool.call.result"] = _captured(result.content)
         span = self.tracer.start_span(
             f"execute_tool {call.name}", kind=SpanKind.INTERNAL, attributes=attrs
         )

@@ -223,6 +223,14 @@ def _block_text(part: object) -> str:
     return ""
 
 
+def generated_tokens(parts: Iterable[object]) -> int:
+    """Tokens of what a model generated in ``parts`` (its text, reasoning
+    and tool calls), estimated like the rest: what a response was seen to
+    send, a floor for the output count it reports."""
+    generated = (TextBlock, ReasoningBlock, ToolCallBlock)
+    return sum(text_tokens(_block_text(p)) for p in parts if isinstance(p, generated))
+
+
 class _Tally:
     def __init__(self, family: Family) -> None:
         self.family = family
@@ -300,6 +308,7 @@ __all__ = [
     "estimate_messages",
     "estimate_request",
     "family_of",
+    "generated_tokens",
     "image_tokens",
     "page_tokens",
     "text_tokens",

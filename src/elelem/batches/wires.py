@@ -34,7 +34,7 @@ import msgspec
 from elelem import codec
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.providers import Target
-from elelem.transport.one_shot import Call, Flow, multipart
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.vocabulary.registry import RecordTable
@@ -182,9 +182,9 @@ class BatchWire:
     """One provider's batch API: its three flows."""
 
     name: str
-    submit: Callable[[Target, Sequence[tuple[str, EncodedRequest]]], Flow[BatchRecord]]
-    status: Callable[[Target, BatchRecord], Flow[BatchRecord]]
-    results: Callable[[Target, BatchRecord], Flow[list[Item]]]
+    submit: Callable[[Target, Sequence[tuple[str, EncodedRequest]]], Exchange[BatchRecord]]
+    status: Callable[[Target, BatchRecord], Exchange[BatchRecord]]
+    results: Callable[[Target, BatchRecord], Exchange[list[Item]]]
 
 
 def _get(
@@ -204,7 +204,7 @@ def _created(
     record: Callable[[Target, dict[str, Any], tuple[str, ...]], BatchRecord],
     requests: Sequence[tuple[str, EncodedRequest]],
     what: str,
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     ids = tuple(c for c, _ in requests)
     answer: BatchRecord = yield Call(
         target.shape, create, lambda body: record(target, _object(body), ids), what
@@ -242,7 +242,7 @@ def _anthropic_headers(target: Target) -> dict[str, str]:
 
 def anthropic_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Create a Message Batch of ``requests`` (``custom_id``, encoded request)."""
     entries: list[JSONValue] = []
     headers: dict[str, str] = {}
@@ -260,7 +260,7 @@ def anthropic_submit(
     )
 
 
-def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def anthropic_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch object now."""
     path = f"/v1/messages/batches/{_segment(record.batch_id)}"
     answer: BatchRecord = yield _get(
@@ -273,7 +273,7 @@ def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     return answer
 
 
-def anthropic_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def anthropic_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's message, or its error, from the ``results_url``."""
     if record.output is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
@@ -333,7 +333,7 @@ def _openai_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -
 
 def openai_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Upload the requests as a JSONL file, then create the batch over it."""
     url = "/v1/responses"
     lines = []
@@ -343,6 +343,10 @@ def openai_submit(
         lines.append(
             codec.dumps({"custom_id": custom_id, "method": "POST", "url": url, "body": body})
         )
+    # Loaded here, not with the module: loading the client loads no shape
+    # code (tests/test_layers.py).
+    from elelem.shapes.multipart import multipart
+
     content, content_type = multipart(
         {"purpose": "batch"}, "file", "batch.jsonl", b"\n".join(lines) + b"\n", "application/jsonl"
     )
@@ -360,7 +364,7 @@ def openai_submit(
     return (yield from _created(target, create, _openai_record, requests, "create the batch"))
 
 
-def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def openai_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch object now."""
     answer: BatchRecord = yield _get(
         target,
@@ -371,7 +375,7 @@ def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     return answer
 
 
-def openai_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def openai_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's response body or error, from the output and error files."""
     if record.output is None and record.errors is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
@@ -441,7 +445,7 @@ def _gemini_counts(stats: dict[str, Any]) -> dict[str, int]:
 
 def gemini_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Create a batch of inline ``generateContent`` requests."""
     entries: list[JSONValue] = []
     path = ""
@@ -466,7 +470,7 @@ def _gemini_path(record: BatchRecord) -> str:
     return f"/v1beta/{_segment(record.batch_id, safe='/')}"
 
 
-def gemini_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def gemini_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch operation now."""
     answer: BatchRecord = yield _get(
         target,
@@ -490,7 +494,7 @@ def _inlined(data: dict[str, Any]) -> list[dict[str, Any]]:
     raise ValueError("no inlinedResponses in the finished batch")
 
 
-def gemini_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def gemini_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's response or error, from the finished batch (in request order)."""
     answer: list[Item] = yield _get(
         target,
@@ -506,12 +510,18 @@ def _gemini_items(data: dict[str, Any], custom_ids: tuple[str, ...]) -> list[Ite
     for position, entry in enumerate(_inlined(data)):
         entry = _dict(entry, f"inlined response {position}")
         key = _dict(entry.get("metadata"), f"the metadata of response {position}").get("key")
-        if key is None and position < len(custom_ids):
-            key = custom_ids[position]
+        if key is None:
+            # Unkeyed: the request in its place, else one the batch never had
+            # (named by its place, so the caller can say so).
+            key = custom_ids[position] if position < len(custom_ids) else f"#{position + 1}"
+        if not isinstance(key, str):
+            raise ValueError(f"the key of response {position} is a {type(key).__name__}, not text")
         if "response" in entry:
-            items.append(Item(str(key), codec.dumps(entry["response"])))
+            items.append(Item(key, codec.dumps(entry["response"])))
+        elif "error" in entry:
+            items.append(Item(key, error=_json(entry["error"])))
         else:
-            items.append(Item(str(key), error=_json(entry.get("error"))))
+            items.append(Item(key, error=f"neither a response nor an error: {_json(entry)}"))
     return items
 
 

@@ -160,7 +160,16 @@ def results_command(ref: str, as_json: bool) -> None:
                     raise Failure(
                         f"batch {record.batch_id} is {record.state}: no results yet", EXIT_PROVIDER
                     )
-                record_results(conversation, client.batch_results(record))
+                strays = record_results(conversation, client.batch_results(record))
+                if strays:
+                    shown = ", ".join(strays[:5]) + (", …" if len(strays) > 5 else "")
+                    click.echo(
+                        sanitize_line(
+                            f"elelem: warning: {len(strays)} results name a request the batch "
+                            f"never had (custom_id {shown}): not stored"
+                        ),
+                        err=True,
+                    )
         rows = results_of(conversation)
         cost = events_cost(conversation.events)
     for custom_id, text, response in rows:

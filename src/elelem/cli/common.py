@@ -29,6 +29,7 @@ from elelem.errors import (
     error_line,
     install_line,
 )
+from elelem.home import home_dir
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
@@ -252,7 +253,22 @@ def store_from_env(*, persist: bool = True) -> Store:
     return store
 
 
-def _config_model(env: Mapping[str, str]) -> str | None:
+DEFAULT_MODEL_FILE = "default-model.txt"
+"""The file in elelem's home ``elelem models default MODEL`` writes."""
+
+
+def saved_default_model(env: Mapping[str, str] | None = None) -> str | None:
+    """The model ``elelem models default MODEL`` saved, or None."""
+    path = home_dir(env) / DEFAULT_MODEL_FILE
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return saved or None
+
+
+def config_model(env: Mapping[str, str]) -> str | None:
+    """The config file's ``model``, or None."""
     path = config_path(env)
     data = read_config(path)
     if data is None:
@@ -282,9 +298,10 @@ def signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str])
 
 def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str:
     """The model to use when none is named: ``$ELELEM_MODEL``, else ``model``
-    in the config file, else the first provider whose key is set."""
+    in the config file, else the one ``elelem models default MODEL`` saved,
+    else the first provider whose key is set."""
     env = os.environ if env is None else env
-    chosen = env.get("ELELEM_MODEL") or _config_model(env)
+    chosen = env.get("ELELEM_MODEL") or config_model(env) or saved_default_model(env)
     if chosen:
         return chosen
     for name, model in DEFAULT_MODELS.items():
@@ -529,13 +546,24 @@ def input_lines(source: str, limit: int) -> Iterator[tuple[int, str]]:
 
 def jsonl_row(text: str, number: int) -> JSONValue:
     """Line ``number`` of a JSONL input, decoded; a usage :class:`Failure`
-    when it is not JSON or is nested past what can be decoded."""
+    when it is not JSON, is nested past what can be decoded, or holds a
+    lone surrogate."""
     try:
-        return json.loads(text)
+        value: JSONValue = json.loads(text)
+        # A \ud800 escape decodes to a lone surrogate: not text, so nothing
+        # can store or send it.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         raise Failure(f"line {number} is not JSON: {exc.msg}", EXIT_USAGE) from None
     except RecursionError:
         raise Failure(f"line {number} is {TOO_DEEP}", EXIT_USAGE) from None
+    except UnicodeEncodeError as exc:
+        unit = exc.object[exc.start]
+        raise Failure(
+            f"line {number} holds a lone surrogate (U+{ord(unit):04X}), which is not text",
+            EXIT_USAGE,
+        ) from None
+    return value
 
 
 def stdin_text(limit: int) -> str | None:
@@ -555,6 +583,7 @@ def stdin_text(limit: int) -> str | None:
 
 __all__ = [
     "DEFAULT_MODELS",
+    "DEFAULT_MODEL_FILE",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -568,6 +597,7 @@ __all__ = [
     "Failure",
     "Finite",
     "UnsupportedError",
+    "config_model",
     "continue_option",
     "debug_enabled",
     "debug_option",
@@ -585,6 +615,7 @@ __all__ = [
     "make_renderer",
     "max_bytes_option",
     "model_options",
+    "saved_default_model",
     "signing_credentials_set",
     "stdin_text",
     "store_from_env",

@@ -22,7 +22,8 @@ import click
 
 from elelem.errors import ConfigError
 from elelem.providers import BUILTIN, Catalog, load_catalog
-from elelem.redaction import Redactor, rewrite_error
+from elelem.providers.cloud_credentials import AZURE_SECRET_ENV
+from elelem.redaction import ProcessRedactor, Redactor, rewrite_error
 from elelem.render import sanitize
 from elelem.transport.endpoint import SECRET_HEADER
 
@@ -48,7 +49,9 @@ def command_catalog() -> Catalog:
 
 def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
     """The redactor of every credential this process could send under ``env``
-    (the process environment and the command's catalog by default)."""
+    (the process environment and the command's catalog by default), and of
+    every secret the process holds when it is used (a token fetched later,
+    see :class:`~elelem.redaction.ProcessRedactor`)."""
     try:
         catalog = command_catalog() if env is None else load_catalog(env=env)
     except ConfigError:
@@ -62,8 +65,8 @@ def secrets_in_force(env: Mapping[str, str] | None = None) -> Redactor:
         found.extend(v for k, v in spec.headers.items() if SECRET_HEADER.search(k))
         found.extend(spec.secret_header_values())
     found.extend(_saved_keys(catalog))
-    found.extend(env.get(var, "").strip() for var in _AWS_SECRETS)
-    return Redactor(found)
+    found.extend(env.get(var, "").strip() for var in (*_AWS_SECRETS, *AZURE_SECRET_ENV))
+    return ProcessRedactor(found)
 
 
 def _saved_keys(catalog: Catalog) -> list[str]:
@@ -169,8 +172,11 @@ def mend_closed_streams() -> None:
 
 
 def install(redactor: Redactor) -> None:
-    """Wrap ``sys.stdout`` and ``sys.stderr`` with ``redactor`` (once)."""
-    if not redactor:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` with ``redactor`` (once).
+
+    A :class:`~elelem.redaction.ProcessRedactor` wraps them even when no
+    secret is in force yet: a token fetched later must not reach them."""
+    if not redactor and not isinstance(redactor, ProcessRedactor):
         return
     for name in ("stdout", "stderr"):
         stream: Any = getattr(sys, name)

@@ -307,6 +307,7 @@ class Collection:
                 )
             if not math.isfinite(sum(item.vector)):
                 raise ConfigError(f"item {item.id!r} holds a value that is not a finite number")
+            _check_text(item)
             ranked = () if pgvector is None else (binary(item.vector),)
             rows.append(
                 (
@@ -447,6 +448,29 @@ class Collection:
             (self.name,),
         ).fetchall()
         return ranked, list(unranked)
+
+
+def _check_text(item: Item) -> None:
+    """A :class:`ConfigError` when ``item``'s id, content or metadata hold a
+    lone surrogate (a ``\\ud800`` escape decodes to one): no store keeps it."""
+    for what, value in (("id", item.id), ("content", item.content)):
+        if value is not None and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ConfigError(
+                    f"item {item.id!r}: its {what} holds a lone surrogate "
+                    f"(U+{ord(value[exc.start]):04X}), which is not text"
+                ) from None
+    if item.metadata is not None:
+        try:
+            codec.dumps(item.metadata)
+        except UnicodeEncodeError as exc:
+            unit = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+            raise ConfigError(
+                f"item {item.id!r}: its metadata holds a lone surrogate "
+                f"(U+{ord(unit[0]):04X}), which is not text"
+            ) from None
 
 
 def _metadata(text: str | None) -> JSONValue:

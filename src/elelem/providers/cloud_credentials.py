@@ -1,9 +1,9 @@
 """Cloud credentials as token sources: Google ADC and Microsoft Entra ID.
 
 Both libraries are optional extras, imported on first use: ``google-auth``
-(``pip install 'elelem[google]'``) and ``azure-identity``
-(``pip install 'elelem[azure]'``).  A missing one is a
-:class:`~elelem.errors.ConfigError` naming the extra.
+(the ``google`` extra) and ``azure-identity`` (the ``azure`` extra).  A
+missing one is a :class:`~elelem.errors.ConfigError` naming the extra and
+the command that installs it (:func:`~elelem.errors.install_line`).
 
 **Google Application Default Credentials**, in the order Google's own
 libraries look, read from the ``env`` given (not only ``os.environ``):
@@ -26,6 +26,14 @@ with ``token`` and ``expires_on``).
 Failures are typed: a credential the server refuses is an
 :class:`~elelem.errors.AuthenticationError`, a network failure on the way to
 the token endpoint a retryable :class:`~elelem.errors.TransportError`.
+
+Token requests go through :func:`token_session`: each answer is read within
+the request's deadline (:func:`~elelem.transport.bearer.fetch_deadline`, else
+:data:`FETCH_TIMEOUT`) and up to :data:`MAX_TOKEN_ANSWER` bytes, and an
+answer that is no token (not JSON, a string or a list, an expiry that is no
+number or out of range, JSON nested past the parser's depth, a token that is
+not a string) is an :class:`~elelem.errors.AuthenticationError` naming the
+token endpoint, never an exception of the credential library's own.
 """
 
 from __future__ import annotations
@@ -34,19 +42,130 @@ import importlib
 import json
 import logging
 import os
+import threading
+import time
 import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
 from elelem.errors import AuthenticationError, ConfigError, TransportError, install_line
+from elelem.transport.bearer import fetch_deadline
 
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's tokens are asked for."""
 
+AZURE_SECRET_ENV = (
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "IDENTITY_HEADER",
+    "MSI_SECRET",
+)
+"""The variables azure-identity reads secrets from (EnvironmentCredential's
+client secret, certificate password and password; the managed-identity
+header of App Service and Functions): never shown, whatever echoes them."""
+
 _EXTRAS = {"google": "google-auth", "azure": "azure-identity"}
+
+
+MAX_TOKEN_ANSWER = 1 << 20
+"""The most bytes a token endpoint's answer may hold (a token is a few KB)."""
+
+FETCH_TIMEOUT = 60.0
+"""Seconds a token request may take when no request deadline bounds it."""
+
+NOT_A_TOKEN = (ValueError, TypeError, LookupError, AttributeError, OverflowError, RecursionError)
+"""What the credential libraries raise on an answer that is no token (not
+JSON, a string or list where an object belongs, an expiry out of range,
+nesting past the parser's depth): caught only around their parse of it."""
+
+
+def endpoint_name(url: str) -> str:
+    """A token endpoint as errors name it: its URL without the query."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+_asked = threading.local()
+
+
+def last_token_endpoint() -> str | None:
+    """The token endpoint this thread's last token request went to (what an
+    error raised after its answer names)."""
+    endpoint: str | None = getattr(_asked, "endpoint", None)
+    return endpoint
+
+
+def token_session(where: str) -> Any:
+    """A ``requests.Session`` (what google-auth and azure-core send with)
+    whose every answer is read whole within the fetch's deadline and up to
+    :data:`MAX_TOKEN_ANSWER` bytes, else an
+    :class:`~elelem.errors.AuthenticationError` naming the endpoint."""
+    requests = _module("requests", "google", where)
+    adapters = _module("requests.adapters", "google", where)
+
+    class BoundedAdapter(adapters.HTTPAdapter):  # type: ignore[misc, name-defined]
+        def send(self, request: Any, stream: bool = False, timeout: Any = None, **kw: Any) -> Any:
+            endpoint = endpoint_name(str(request.url))
+            _asked.endpoint = endpoint
+            deadline = fetch_deadline()
+            if deadline is None:
+                deadline = time.monotonic() + FETCH_TIMEOUT
+            budget = deadline - time.monotonic()
+            if budget <= 0:
+                raise _late(where, endpoint)
+            try:
+                response = super().send(request, stream=True, timeout=(budget, budget), **kw)
+            except requests.exceptions.ReadTimeout:
+                raise _late(where, endpoint) from None
+            try:
+                response._content = _read_bounded(response.raw, deadline, where, endpoint)
+                response._content_consumed = True
+            finally:
+                response.close()
+            return response
+
+    session = requests.Session()
+    session.mount("http://", BoundedAdapter())
+    session.mount("https://", BoundedAdapter())
+    return session
+
+
+def _late(where: str, endpoint: str) -> AuthenticationError:
+    return AuthenticationError(
+        f"{where}: the token endpoint {endpoint} did not answer within the request's deadline"
+    )
+
+
+def _read_bounded(raw: Any, deadline: float, where: str, endpoint: str) -> bytes:
+    body = bytearray()
+    while True:
+        if time.monotonic() > deadline:
+            raise _late(where, endpoint)
+        # read1: what has arrived, so a server dripping bytes meets the deadline.
+        chunk = raw.read1(65536, decode_content=True)
+        if not chunk:
+            return bytes(body)
+        body += chunk
+        if len(body) > MAX_TOKEN_ANSWER:
+            raise AuthenticationError(
+                f"{where}: the token endpoint {endpoint} answered more than "
+                f"{MAX_TOKEN_ANSWER} bytes"
+            )
+
+
+def _checked(token: object, where: str) -> str:
+    if isinstance(token, str):
+        return token
+    endpoint = last_token_endpoint() or "of the credentials"
+    raise AuthenticationError(
+        f"{where}: the token endpoint {endpoint} gave a token that is not a string "
+        f"({type(token).__name__})"
+    )
 
 
 def _module(name: str, extra: str, where: str) -> ModuleType:
@@ -64,13 +183,23 @@ class GoogleTokenSource:
     def __init__(self, credentials: Any, where: str) -> None:
         self.credentials = credentials
         self._where = where
+        self._session: Any = None
 
     def fetch(self) -> tuple[str, datetime | None]:
         """Refresh the credentials (blocking) and return the new token and expiry."""
         exceptions = _module("google.auth.exceptions", "google", self._where)
         transport = _module("google.auth.transport.requests", "google", self._where)
+        if self._session is None:
+            self._session = token_session(self._where)
+        _asked.endpoint = None
         try:
-            self.credentials.refresh(transport.Request())
+            self.credentials.refresh(transport.Request(session=self._session))
+        except NOT_A_TOKEN as exc:
+            endpoint = last_token_endpoint() or "of the credentials"
+            raise AuthenticationError(
+                f"{self._where}: the token endpoint {endpoint} answered no usable token "
+                f"({type(exc).__name__}: {str(exc)[:200]})"
+            ) from None
         except exceptions.RefreshError as exc:
             raise AuthenticationError(
                 f"{self._where}: the access token could not be refreshed: {exc}",
@@ -80,7 +209,7 @@ class GoogleTokenSource:
             raise TransportError(
                 f"{self._where}: the token endpoint could not be reached: {exc}"
             ) from None
-        return str(self.credentials.token or ""), self.credentials.expiry
+        return _checked(self.credentials.token, self._where), self.credentials.expiry
 
     def secrets(self) -> tuple[str, ...]:
         """The refresh token and client secret an authorized-user file holds."""
@@ -179,17 +308,33 @@ class AzureTokenSource:
             core = None  # a credential object that is not azure-identity's
         if core is not None:
             failures = (core.ClientAuthenticationError,)
+        _asked.endpoint = None
         try:
             token = self.credential.get_token(self.scope)
         except failures as exc:
-            raise AuthenticationError(f"{self._where}: no token for {self.scope}: {exc}") from None
+            endpoint = last_token_endpoint()
+            at = f" from the token endpoint {endpoint}" if endpoint else ""
+            raise AuthenticationError(
+                f"{self._where}: no token for {self.scope}{at}: {exc}"
+            ) from None
         expires = getattr(token, "expires_on", None)
-        expiry = datetime.fromtimestamp(expires, UTC) if isinstance(expires, int | float) else None
-        return str(getattr(token, "token", "") or ""), expiry
+        expiry = None
+        if isinstance(expires, int | float):
+            try:
+                expiry = datetime.fromtimestamp(expires, UTC)
+            except (OverflowError, ValueError, OSError):
+                raise AuthenticationError(
+                    f"{self._where}: the token for {self.scope} expires at {expires!r}, "
+                    "which is no time"
+                ) from None
+        return _checked(getattr(token, "token", None), self._where), expiry
 
     def secrets(self) -> tuple[str, ...]:
-        """Nothing beyond the tokens: the credential keeps its own secrets."""
-        return ()
+        """The secrets azure-identity reads from the environment
+        (:data:`AZURE_SECRET_ENV`): a managed-identity endpoint or a token
+        service may echo them in an error."""
+        found = (os.environ.get(name, "").strip() for name in AZURE_SECRET_ENV)
+        return tuple(value for value in found if value)
 
     def __repr__(self) -> str:
         return f"AzureTokenSource({type(self.credential).__name__}, scope={self.scope!r})"
@@ -203,13 +348,21 @@ def azure_default_credential(where: str) -> Any:
     # configured Python prints it on stderr, beside the typed error that
     # already says the same.  A handler of the caller's still gets them.
     logging.getLogger("azure.identity").addHandler(logging.NullHandler())
-    return identity.DefaultAzureCredential()
+    # Every token request read within the fetch's deadline and size bound.
+    return identity.DefaultAzureCredential(session=token_session(where), session_owner=False)
 
 
 __all__ = [
+    "AZURE_SECRET_ENV",
+    "FETCH_TIMEOUT",
     "GOOGLE_SCOPE",
+    "MAX_TOKEN_ANSWER",
+    "NOT_A_TOKEN",
     "AzureTokenSource",
     "GoogleTokenSource",
     "azure_default_credential",
+    "endpoint_name",
     "google_credentials",
+    "last_token_endpoint",
+    "token_session",
 ]

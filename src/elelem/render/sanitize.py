@@ -103,7 +103,13 @@ def safe_url(url: str) -> str | None:
         return None
     if parts.scheme.lower() not in SAFE_SCHEMES or not parts.hostname or not port_ok:
         return None
-    if _browser_host(parts.hostname, bracketed="[" in parts.netloc) is None:
+    host_port = parts.netloc.rpartition("@")[2]
+    bracketed = "[" in host_port or "]" in host_port
+    if bracketed and _BRACKETED.fullmatch(host_port) is None:
+        # Text beside the brackets (``[::1]x``, ``x[::1]``): Python takes
+        # the address inside, a browser refuses the URL or reads it otherwise.
+        return None
+    if _browser_host(parts.hostname, bracketed=bracketed) is None:
         return None
     return clean
 
@@ -112,6 +118,8 @@ _FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|\x7f") | frozenset(map(chr, range(0x
 """The WHATWG forbidden domain code points (``%`` included: a browser
 decodes it first, and we do not link what needs decoding to be judged)."""
 _NUMERIC_LABEL = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
+_BRACKETED = re.compile(r"\[[^\[\]]*\](?::[0-9]*)?")
+"""An IPv6 host as a URL writes it: the brackets, then a port or nothing."""
 
 
 def _browser_host(host: str, *, bracketed: bool) -> str | None:

@@ -1,4 +1,4 @@
-"""A shape as a value: :class:`ShapeSpec` (DESIGN.md §4), sans-IO.
+"""A shape as a value: :class:`ShapeSpec` (docs/architecture.md §2.1), sans-IO.
 
 A shape owns the request encoder, the frame parser, the non-streaming
 response mapping and the error classifier; every package builds its
@@ -23,6 +23,9 @@ from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
+from elelem.wire.listing import ModelListing
+from elelem.wire.live import LiveWire
+from elelem.wire.speech import SpeechWire, TranscriptionWire
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,12 @@ class ShapeSpec:
     The other kinds of exchange a wire has are values beside them, each
     from the package's module of that kind's name: ``counting`` its
     ``counting.COUNTER`` (a :class:`~elelem.wire.counting.TokenCounter`),
-    None for a wire that cannot count.
+    ``listing`` its ``listing.LISTING`` (a
+    :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
+    ``speech.SPEECH`` and ``transcription`` its
+    ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
+    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`); None where
+    the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
     them in ``dialects`` (name -> the shape's own dialect value); its
@@ -63,6 +71,10 @@ class ShapeSpec:
     dialect: object = None
     conventions: Callable[[str, Mapping[str, object], str], object] | None = None
     counting: TokenCounter | None = None
+    listing: ModelListing | None = None
+    speech: SpeechWire | None = None
+    transcription: TranscriptionWire | None = None
+    live: LiveWire | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

@@ -355,7 +355,7 @@ def hosted_lines_and_text(parts: Iterable[object]) -> str:
 def context_text(source: str, text: str) -> str:
     """``text`` of a message from ``source``: injected context (``context:<tag>``,
     or ``context`` alone) as its tagged envelope, ``<tag>`` and ``</tag>`` on
-    lines of their own around it (DESIGN §5); anything else as it is."""
+    lines of their own around it (docs/architecture.md §4); anything else as it is."""
     if not source.startswith("context"):
         return text
     tag = source.partition(":")[2] or "context"

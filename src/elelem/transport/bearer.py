@@ -18,27 +18,47 @@ for them:
 - every token it ever held (and the source's own secrets: a refresh token,
   a client secret) is listed by :meth:`BearerSigner.secrets`, so the
   endpoint's redactor removes them from any error, record or log line,
-  including an old token a server echoes after a refresh.
+  including an old token a server echoes after a refresh; they are the
+  process's secrets (:func:`~elelem.redaction.hold`) from the moment they
+  are held, so every output the process redactor guards removes them too.
 
-Sans-IO in the sense that matters here: nothing reads the clock; the time
-is handed in by the driver.
+A fetch is bounded by the request's deadline: the driver hands
+:meth:`BearerSigner.refresh` a ``time.monotonic()`` deadline (its total
+timeout), which a source reads with :func:`fetch_deadline` while it runs
+(the cloud sources bound their token requests by it, in time and size),
+and a fetch that ends past it fails authentication all the same.  A token
+that is not a non-empty string fails authentication too.
+
+Sans-IO in the sense that matters here: nothing reads the wall clock; the
+time is handed in by the driver.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from elelem.errors import AuthenticationError
-from elelem.redaction import REDACTED, check_secret
+from elelem.redaction import REDACTED, check_secret, hold, hold_secrets
 
 REFRESH_MARGIN = timedelta(minutes=5)
 """A token this close to its expiry is refreshed before the next request."""
 
 MAX_REMEMBERED = 32
 """How many past tokens stay known to the redactor (the oldest go first)."""
+
+
+_fetching = threading.local()
+
+
+def fetch_deadline() -> float | None:
+    """The ``time.monotonic()`` by which the token fetch running in this
+    thread must end (None: no fetch is running, or it has no deadline)."""
+    deadline: float | None = getattr(_fetching, "deadline", None)
+    return deadline
 
 
 class TokenSource(Protocol):
@@ -88,6 +108,7 @@ class BearerSigner:
         self._lock = threading.Lock()
         self.refreshes = 0
         """How many tokens were fetched (the first one included)."""
+        hold(self, BearerSigner.secrets)  # the process's secrets while it lives
 
     @property
     def expiry(self) -> datetime | None:
@@ -100,18 +121,34 @@ class BearerSigner:
             return True
         return self._expiry is not None and self._expiry - self.margin <= _aware(now)
 
-    def refresh(self, now: datetime) -> None:
-        """Fetch a new token when one is :meth:`due` at ``now`` (blocking).
+    def refresh(self, now: datetime, deadline: float | None = None) -> None:
+        """Fetch a new token when one is :meth:`due` at ``now`` (blocking),
+        by ``deadline`` (a ``time.monotonic()`` value; None: unbounded).
 
         Two callers racing here fetch once: the second finds the token fresh.
         """
         with self._lock:
             if not self.due(now):
                 return
-            token, expiry = self._source.fetch()
+            before = fetch_deadline()
+            _fetching.deadline = deadline
+            try:
+                token, expiry = self._source.fetch()
+            finally:
+                _fetching.deadline = before
+            if deadline is not None and time.monotonic() > deadline:
+                raise AuthenticationError(f"{self._where}: no token within the request's deadline")
+            if not isinstance(token, str):
+                raise AuthenticationError(
+                    f"{self._where}: the credential gave a token that is not a string "
+                    f"({type(token).__name__})"
+                )
             if not token:
                 raise AuthenticationError(f"{self._where}: the credential gave no token")
             check_secret(token, f"{self._where}: the access token")
+            # Kept by the process past this signer: a page or an export made
+            # after its client is gone still shows no echo of it.
+            hold_secrets(token, *self._source.secrets())
             self._token = token
             self._expiry = _aware(expiry) if expiry is not None else None
             self._issued.append(token)
@@ -151,4 +188,4 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-__all__ = ["MAX_REMEMBERED", "REFRESH_MARGIN", "BearerSigner", "TokenSource"]
+__all__ = ["MAX_REMEMBERED", "REFRESH_MARGIN", "BearerSigner", "TokenSource", "fetch_deadline"]

@@ -9,7 +9,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Protocol
 
-from elelem.redaction import REDACTED, Redactor, check_secret
+from elelem.redaction import REDACTED, Redactor, check_secret, hold
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest
 
@@ -55,8 +55,9 @@ class RefreshingSigner(RequestSigner, Protocol):
         """Whether :meth:`refresh` must run before a request at ``now``."""
         ...
 
-    def refresh(self, now: datetime) -> None:
-        """Fetch a fresh credential if one is due (may block)."""
+    def refresh(self, now: datetime, deadline: float | None = None) -> None:
+        """Fetch a fresh credential if one is due (may block), by
+        ``deadline`` (a ``time.monotonic()`` value; None: unbounded)."""
         ...
 
 
@@ -108,6 +109,10 @@ class Endpoint:
                 check_secret(secret, f"{where}: an AWS credential")
         for secret in self.secrets:
             check_secret(secret, f"{where}: a secret")
+        # Its secrets (a refreshed token included) are the whole process's
+        # while it lives: the command line's outputs, the store, ``serve``
+        # and the tracer redact them as they do the keys in force.
+        hold(self, _endpoint_secrets)
 
     def url(self, path: str) -> str:
         """``path`` (relative to the base URL, query allowed) joined to the base URL."""
@@ -167,6 +172,10 @@ class Endpoint:
         )
 
     __str__ = __repr__
+
+
+def _endpoint_secrets(endpoint: Endpoint) -> tuple[str, ...]:
+    return endpoint.redactor.secrets
 
 
 __all__ = ["REDACTED", "Endpoint", "RefreshingSigner", "RequestSigner", "Route"]

@@ -20,7 +20,15 @@ structures that make each step O(1):
   directly, in order, so a waiter is never overtaken;
 - expiry amortised: only the connection being taken is probed (is its
   socket still open?); idle ones past ``keepalive_expiry`` are closed from
-  the oldest end of the idle order, each looked at once.
+  the oldest end of the idle order, each looked at once;
+- a burst queues instead of failing on the connect timeout: at most
+  :data:`MAX_CONNECTING` connections are being opened at once (the others
+  wait their turn, outside the connect timeout, which counts from when an
+  attempt starts), and an attempt that times out while other connections
+  of its origin got through meanwhile (a server accepting, slowly: the
+  kernel drops the SYNs past its backlog and the client resends them a
+  second later) is the burst waiting its turn, so it is made again; one
+  during which nothing got through fails as before.
 
 HTTP/1.1 only (the driver's client does not ask for HTTP/2); a proxy
 configured in the environment keeps httpx2's own pool for the URLs it
@@ -41,7 +49,11 @@ import httpx2
 
 from elelem.transport.bodies import read_async
 
-__all__ = ["BoundedPool", "PooledTransport"]
+__all__ = ["MAX_CONNECTING", "BoundedPool", "PooledTransport"]
+
+MAX_CONNECTING = 100
+"""The most connections one pool opens at once (a TCP connect and its TLS
+handshake): a burst past it waits its turn in the pool."""
 
 
 class _Waiter:
@@ -94,6 +106,8 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
         self._live: dict[Connection, Key] = {}  # every open connection
         self._open = 0  # connections open or opening, with slots granted to waiters
         self._waiters: deque[_Waiter] = deque()
+        self._connecting = anyio.Semaphore(MAX_CONNECTING)
+        self._connected: dict[Key, int] = {}  # connections opened, per origin
 
     @property
     def connections(self) -> list[httpcore2.AsyncConnectionInterface]:
@@ -116,6 +130,8 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
         while True:
             connection = await self._acquire(origin, timeout)
             try:
+                if connection._connection is None:  # a new one: opened in turn
+                    await self._connect(connection, request)
                 response = await connection.handle_async_request(request)
             except httpcore2.ConnectionNotAvailable:
                 await self._close_all(self._release(connection))
@@ -182,6 +198,31 @@ class BoundedPool(httpcore2.AsyncConnectionPool):
             self._live.pop(waiter.evict, None)
             await self._close_all([waiter.evict])
         return connection
+
+    async def _connect(self, connection: Connection, request: httpcore2.Request) -> None:
+        """Open ``connection`` (see the module docs: in turn, and again while
+        its origin's other connections get through)."""
+        key = _key(request.url.origin)
+        try:
+            while True:
+                async with self._connecting:
+                    before = self._connected.get(key, 0)
+                    try:
+                        stream = await connection._connect(request)
+                    except httpcore2.ConnectTimeout:
+                        if self._connected.get(key, 0) == before:
+                            raise  # nothing got through: no queue, a failure
+                        continue
+                self._connected[key] = self._connected.get(key, 0) + 1
+                break
+        except BaseException:
+            connection._connect_failed = True
+            raise
+        connection._connection = httpcore2.AsyncHTTP11Connection(
+            origin=request.url.origin,
+            stream=stream,
+            keepalive_expiry=connection._keepalive_expiry,
+        )
 
     def _opened(self, origin: httpcore2.Origin) -> Connection:
         connection = self.create_connection(origin)

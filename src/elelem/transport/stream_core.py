@@ -131,7 +131,17 @@ def _content(encoded: EncodedRequest) -> bytes | None:
     """The body bytes of ``encoded``: its own ``content``, else its JSON (none for a GET)."""
     if encoded.content is not None:
         return encoded.content
-    return codec.dumps(encoded.body) if encoded.method != "GET" else None
+    if encoded.method == "GET":
+        return None
+    try:
+        return codec.dumps(encoded.body)
+    except UnicodeEncodeError as exc:
+        # A lone surrogate (from a \ud800 escape, or bytes that were not
+        # UTF-8) is no text any provider can be sent.
+        unit = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+        raise ConfigError(
+            f"the request holds a lone surrogate (U+{ord(unit[0]):04X}), which is not text"
+        ) from None
 
 
 class StreamCore:
@@ -175,7 +185,9 @@ class StreamCore:
         self._request = request
         self._timeouts = timeouts
         self._stream = stream
-        self.assembler = Assembler(endpoint.provider)
+        # A shape whose answer is many small blocks by nature (streamed
+        # speech: a block per piece of audio) says how many it may start.
+        self.assembler = Assembler(endpoint.provider, max_blocks=getattr(shape, "max_blocks", None))
         self.last_committed: tuple[Part, ...] = ()
         """What the latest chunk committed."""
         self.status: int | None = None
@@ -471,7 +483,10 @@ class StreamCore:
         now = self._driver.clock()
         if not due(now):
             return None
-        return functools.partial(signer.refresh, now)  # type: ignore[union-attr]
+        # The fetch is part of the request: bounded by its total timeout.
+        total = self._timeouts.total
+        deadline = time.monotonic() + total if total > 0 else None
+        return functools.partial(signer.refresh, now, deadline)  # type: ignore[union-attr]
 
     def _unsent(self, exc: httpx2.RequestError, request: httpx2.Request) -> StreamError:
         """The typed error for a send that failed before a response."""

@@ -90,16 +90,20 @@ def recorded(conversation: Conversation) -> bool:
     return any(e.kind == "response" for e in conversation.events)
 
 
-def record_results(conversation: Conversation, results: Sequence[BatchResult]) -> None:
-    """Each result in its request's turn (results in request order), in one commit."""
+def record_results(conversation: Conversation, results: Sequence[BatchResult]) -> tuple[str, ...]:
+    """Each result in its request's turn (results in request order), in one
+    commit.  Returns the custom ids of results for requests the batch never
+    had (no turn of the log asks them): not stored, and the caller says so."""
     record = latest(conversation)
     turns = {custom_id: n for n, custom_id in enumerate(record.custom_ids, start=1)}
     drafts: list[Draft] = []
+    strays: list[str] = []
     number = conversation.next_response()
     for result in results:
         turn = turns.get(result.custom_id)
         if turn is None:
-            continue  # not a request of this batch: nothing in the log to answer
+            strays.append(result.custom_id)  # nothing in the log to answer
+            continue
         response = result.response
         parts = ResponseDrafts(record.provider, _model(record), turn, number, 0, None)
         if response is not None:
@@ -133,6 +137,7 @@ def record_results(conversation: Conversation, results: Sequence[BatchResult]) -
         drafts.append(Draft.of(body, turn=turn, response=number))
         number += 1
     conversation.append(*drafts)
+    return tuple(strays)
 
 
 def results_of(conversation: Conversation) -> list[tuple[str, str, ResponseRecord]]:

@@ -70,6 +70,7 @@ from elelem.conversation.events import (
     HostedBody,
     MessageBody,
     ResponseRecord,
+    Rewind,
     TurnStart,
     kind_of,
 )
@@ -81,6 +82,7 @@ from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
+from elelem.tokens import generated_tokens
 from elelem.turns.actions import (
     READ,
     Action,
@@ -315,6 +317,8 @@ class TurnEngine:
     """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
     records: list[ResponseRecord] = field(default_factory=list)
+    received: list[int] = field(default_factory=list)
+    """The output tokens each of ``records`` was seen to generate."""
     stream: StreamView | None = None
     """The stream of the response in progress (of the latest one once the
     turn ended): what a live display reads the blocks in progress from."""
@@ -398,7 +402,14 @@ class TurnEngine:
             arguments = self.arguments(projection)
             if self.limits is not None:
                 self.check(functools.partial(self.request_rule, arguments))
-            stream: StreamView = yield Send(self.target, arguments, self.streamed)
+            try:
+                stream: StreamView = yield Send(self.target, arguments, self.streamed)
+            except (StoreError, GeneratorExit):
+                raise
+            except Exception as exc:
+                if not self.records:
+                    yield self.refused(drafts, exc)
+                raise
             self.stream = stream
             try:
                 yield from self.read(stream, drafts)
@@ -422,6 +433,7 @@ class TurnEngine:
             record = drafts.record(result, stream)
             yield drafts.closing(result, record)
             self.records.append(record)
+            self.received.append(generated_tokens(result.content))
             if self.limits is not None:
                 self.check(self.limits.after_response)
             return record
@@ -479,11 +491,16 @@ class TurnEngine:
             # messages (an Anthropic container) travels with the history.
             # A model standing for several (a fallback) gets every
             # provider's and hands each target its own.
-            "response_payloads": self.conversation.response_payloads(
-                self.target.provider if isinstance(self.target, Target) else None
-            ),
+            "response_payloads": self.conversation.response_payloads(self.payloads_provider()),
             **self.request,
         }
+
+    def payloads_provider(self) -> str | None:
+        """Whose earlier response payloads travel with each request: a
+        catalog target's provider's; None (every provider's) for a model
+        standing for several.  A durable driver, whose workflow holds only
+        the target's name, answers from what its worker resolved."""
+        return self.target.provider if isinstance(self.target, Target) else None
 
     def interrupted(self, stream: StreamView, drafts: ResponseDrafts, exc: BaseException) -> Append:
         """What an interrupted response commits: its partial parts and an
@@ -493,6 +510,28 @@ class TurnEngine:
             drafts.record(partial, stream), finish="aborted", complete=False, error=describe(exc)
         )
         return drafts.closing(partial, record)
+
+    def refused(self, drafts: ResponseDrafts, exc: BaseException) -> Append:
+        """What a turn whose first request was refused before it was sent
+        (a middleware's guardrail, a request the wire cannot carry) commits:
+        a failed record naming the error, so the turn shows as failed, and
+        a :class:`Rewind` of the turn (``refused``), so later requests do
+        not carry the refused input and get refused again."""
+        record = ResponseRecord(
+            provider=drafts.provider,
+            model=drafts.model,
+            finish="aborted",
+            complete=False,
+            continuation=drafts.continuation,
+            request=drafts.request,
+            error=describe(exc),
+        )
+        return Append(
+            (
+                Draft.of(record, turn=self.turn, response=drafts.response),
+                Draft.of(Rewind(self.turn, "refused"), turn=self.turn),
+            )
+        )
 
     def repairs(self, exc: BaseException, projection: Projection) -> tuple[Draft, ...] | None:
         """The overlays that repair what a recoverable error names, or None
@@ -522,7 +561,7 @@ class TurnEngine:
         if self.limits is None:
             return
         try:
-            rule(used_by(self.records, self.tool_calls, self.limits))
+            rule(used_by(self.records, self.tool_calls, self.limits, self.received))
         except UsageLimitExceeded as exc:
             exc.result = self.result(USAGE_LIMIT_END)
             raise

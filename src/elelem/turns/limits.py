@@ -17,14 +17,17 @@ to that point is in the log, and the error carries the run's
 :class:`~elelem.turns.engine.TurnResult` so far (turn end ``usage-limit``).
 The counts: ``input_tokens`` is everything read (input, cache reads and
 writes), ``output_tokens`` everything generated (output and reasoning),
-``total_tokens`` both.  A cost limit needs a price: a model whose price is
+``total_tokens`` both.  A response whose provider reports 0 output tokens
+(or no usage) counts what it was seen to generate
+(:func:`elelem.tokens.generated_tokens` of its text, reasoning and tool
+calls), so ``output_tokens`` still stops it.  A cost limit needs a price: a model whose price is
 unknown ends the run the first time its cost is needed, rather than spend
 without a bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -71,6 +74,9 @@ class Used:
     cost: Cost | None
     requests: int
     tool_calls: int
+    unreported: int = 0
+    """Output tokens of the responses that reported none, counted from what
+    they were seen to generate."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,9 @@ class UsageLimits:
         """Raise when what the run used is over a limit."""
         when = "after-response"
         self._count("input_tokens", _read(used.usage), when)
-        self._count("output_tokens", used.usage.output + used.usage.reasoning, when)
-        self._count("total_tokens", used.usage.total, when)
+        generated = used.usage.output + used.usage.reasoning + used.unreported
+        self._count("output_tokens", generated, when)
+        self._count("total_tokens", used.usage.total + used.unreported, when)
         if used.cost is not None:
             self._cost(used.cost, when)
 
@@ -147,15 +154,29 @@ class UsageLimits:
             raise UsageLimitExceeded("cost", self.cost, cost.total, when)
 
 
-def used_by(records: Iterable[ResponseRecord], tool_calls: int, limits: UsageLimits) -> Used:
-    """What ``records`` (a run's responses) and ``tool_calls`` calls used."""
+def used_by(
+    records: Iterable[ResponseRecord],
+    tool_calls: int,
+    limits: UsageLimits,
+    received: Sequence[int] = (),
+) -> Used:
+    """What ``records`` (a run's responses) and ``tool_calls`` calls used;
+    ``received`` the output tokens each response was seen to generate, in
+    the same order (its count when it reports none)."""
     records = tuple(records)
     usage = Usage()
-    for r in records:
+    unreported = 0
+    for n, r in enumerate(records):
+        reported = 0
         if r.usage is not None:
             usage = add_usage(usage, r.usage)
+            reported = r.usage.output + r.usage.reasoning
+        if reported == 0 and n < len(received):
+            # No count at all (a provider that reports 0, or nothing): what
+            # was received is the count; a count given is the provider's.
+            unreported += received[n]
     cost = records_cost(records) if limits.prices else None
-    return Used(usage, cost, len(records), tool_calls)
+    return Used(usage, cost, len(records), tool_calls, unreported)
 
 
 def check_request(

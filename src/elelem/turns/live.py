@@ -29,6 +29,7 @@ goes back on the wire — and keeps the log's promises for a session:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from elelem.stream import Assembler, Chunk, Finish, ResponseStart
 from elelem.turns.actions import Append
 from elelem.turns.engine import ResponseDrafts, describe
 from elelem.vocabulary import AudioBlock, Message, ProviderId, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.audio import base64_size
 from elelem.wire.live import (
     LIVE_EVENT_TYPES,
     AudioOut,
@@ -59,6 +61,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     SpeechStarted,
+    TranscriptDelta,
     Truncated,
     UnknownEvent,
 )
@@ -80,6 +83,8 @@ class SendCommand:
 
 LiveAction = Append | RunTools | SendCommand
 
+_NOTHING: list[LiveAction] = []  # never appended to: what most outputs ask for
+
 
 @dataclass
 class _NoRequest:
@@ -90,14 +95,6 @@ class _NoRequest:
 
 
 _NO_REQUEST: Any = _NoRequest()
-
-
-def _wav(pcm: bytes, rate: int) -> bytes:
-    import struct
-
-    head = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1, 1,
-                       rate, rate * 2, 2, 16, b"data", len(pcm))  # fmt: skip
-    return head + pcm
 
 
 @dataclass
@@ -111,12 +108,22 @@ class LiveCore:
     input_rate: int
     output_rate: int
     instructions: str | None = None
+    redact: Callable[[str], str] | None = None
+    """The endpoint's redactor: a note holds no key a server echoed."""
+    max_steps: int = 10
+    """Tool steps one user turn may run; the calls past them are answered
+    with an error saying so (the model is told, the session goes on)."""
     turn: int = 0
-    opened: bool = False
+    resuming: bool = False
+    """A dropped connection is being resumed: its opening is a ``resumed`` note."""
     resume_handle: str | None = None
     resumable: bool = False
     _sent: bytearray = field(default_factory=bytearray)
     _user: dict[str, Any] | None = None  # the user turn not written yet
+    # The wire announces each committed user turn (OpenAI): audio sent since
+    # is the next turn's, never one of its own.  Else (Gemini) the audio sent
+    # before a transcript or an answer is the turn.
+    _announced: bool = False
     _assembler: Assembler | None = None
     _drafts: ResponseDrafts | None = None
     _continuation: int = 0
@@ -155,6 +162,14 @@ class LiveCore:
 
     def feed(self, output: LiveOutput) -> list[LiveAction]:
         """The actions one protocol output asks for."""
+        kind = type(output)
+        if kind is AudioOut:  # the commonest: only counted (what an interruption cuts)
+            if output.item_id != self._item:  # type: ignore[union-attr]
+                self._item, self._received = output.item_id, 0  # type: ignore[union-attr]
+            self._received += base64_size(output.data)  # type: ignore[union-attr]
+            return _NOTHING
+        if kind is TranscriptDelta:
+            return _NOTHING
         if isinstance(output, LIVE_EVENT_TYPES):
             return self._event(output)
         return self._chunk(output)
@@ -165,9 +180,11 @@ class LiveCore:
             actions += self._begin_response()
         assembler, drafts = self._assembler, self._drafts
         if assembler is None or drafts is None:
+            # A chunk with no response open: one begins, as the assembler wants it.
             actions += self._begin_response()
             assembler, drafts = self._assembler, self._drafts
             assert assembler is not None and drafts is not None
+            assembler.feed(ResponseStart(None, None, self.provider))
         committed = assembler.feed(chunk)
         if committed:
             actions.append(Append(drafts.parts(committed)))
@@ -186,7 +203,6 @@ class LiveCore:
             self.provider, self.model, self.turn, self.conversation.next_response(),
             self._continuation, None,
         )  # fmt: skip
-        self._item, self._received = None, 0
         return actions
 
     def _end_response(self, finish: Finish) -> list[LiveAction]:
@@ -195,11 +211,17 @@ class LiveCore:
         result = assembler.result()
         record = drafts.record(result, _NO_REQUEST)
         actions: list[LiveAction] = [drafts.closing(result, record)]
-        self._assembler, self._drafts, self._item = None, None, None
+        # The audio item stays the one to cut: it may play long after its response ended.
+        self._assembler, self._drafts = None, None
         calls = tuple(p for p in result.content if isinstance(p, ToolCallBlock))
         if finish.reason == "tool-calls" and calls:
             self._continuation += 1
-            actions.append(RunTools(calls))
+            if self._continuation > self.max_steps:
+                why = f"not run: this turn already ran max_steps ({self.max_steps}) tool steps"
+                refused = tuple(ToolResultBlock(c.id, why, True, c.name) for c in calls)
+                actions += self.results(refused)
+            else:
+                actions.append(RunTools(calls))
         else:
             self._continuation = 0
         return actions
@@ -215,6 +237,7 @@ class LiveCore:
             )
             return []
         if kind is InputCommitted:
+            self._announced = True
             return self._commit_user(event.item_id)
         if kind is InputTranscript:
             return self._transcript(event)
@@ -241,11 +264,14 @@ class LiveCore:
             return [self.note("error", {"kind": error.kind, "message": error.message})]
         if kind is UnknownEvent:
             return [self.note("unknown", event.raw)]
-        return []  # a transcript delta: for display only, the block keeps it
+        return []
 
     def _opened(self, event: SessionOpened) -> list[LiveAction]:
-        what = "resumed" if self.opened else "opened"
-        self.opened = True
+        if event.updated:
+            what = "updated"
+        else:
+            what = "resumed" if self.resuming else "opened"
+            self.resuming = False
         detail = msgspec.to_builtins({"session_id": event.session_id, "session": event.raw})
         return [self.note(what, detail)]
 
@@ -260,7 +286,7 @@ class LiveCore:
 
     def _transcript(self, event: InputTranscript) -> list[LiveAction]:
         user = self._user
-        if user is None and self._sent:
+        if user is None and self._sent and not self._announced:
             self._user = user = {"pcm": bytes(self._sent), "item": event.item_id, "transcript": []}
             self._sent.clear()
         if user is None:
@@ -273,15 +299,13 @@ class LiveCore:
         return []
 
     def _flush_user(self, pending_audio: bool = False) -> list[LiveAction]:
-        if pending_audio and self._user is None and self._sent:
+        if pending_audio and self._user is None and self._sent and not self._announced:
             self._commit_user(None)
         user, self._user = self._user, None
         if user is None:
             return []
         transcript = "".join(user["transcript"]) or None
-        block = AudioBlock.from_bytes(
-            _wav(user["pcm"], self.input_rate), "audio/wav", transcript=transcript
-        )
+        block = AudioBlock.from_pcm(user["pcm"], self.input_rate, transcript=transcript)
         return [self._start_turn((block,))]
 
     def _start_turn(self, content: tuple[Any, ...] | None, trigger: str = "user") -> Append:
@@ -295,7 +319,13 @@ class LiveCore:
     # -- ends ---------------------------------------------------------------------------
 
     def note(self, what: str, detail: Any = None) -> Append:
-        """A ``session`` note in the current turn."""
+        """A ``session`` note in the current turn (redacted: a server may
+        echo what it was sent)."""
+        if self.redact is not None and detail is not None:
+            text = msgspec.json.encode(detail).decode()
+            clean = self.redact(text)
+            if clean != text:
+                detail = msgspec.json.decode(clean)
         return Append((Draft.of(SessionNote(what, detail), turn=self.turn),))
 
     def stop(self, what: str, exc: BaseException | None = None) -> list[LiveAction]:
@@ -312,6 +342,7 @@ class LiveCore:
             self._assembler = self._drafts = None
         detail = {"error": describe(exc)} if exc is not None else None
         actions.append(self.note(what, detail))
+        self.resuming = what == "dropped"
         return actions
 
 

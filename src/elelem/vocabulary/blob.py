@@ -4,7 +4,7 @@ A :class:`Blob` is a value: two blobs are equal when their hash and size
 are.  It may hold its bytes (built from them, or resolved from a store) or
 only name them (decoded from a stored event): the canonical encoding is
 always the reference ``{"sha256": …, "size": …}``, never the bytes, so the
-bytes live once in a content-addressed store beside the events (DESIGN §5).
+bytes live once in a content-addressed store beside the events (docs/architecture.md §4).
 Asking an unresolved blob for its bytes is a typed
 :class:`~elelem.errors.BlobMissingError` naming it, never a silent hole.
 """
@@ -12,10 +12,11 @@ Asking an unresolved blob for its bytes is a typed
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import re
 from typing import Any
+
+import msgspec
 
 from elelem.errors import BlobCorruptError, BlobMissingError, DecodeError
 
@@ -112,8 +113,12 @@ class Blob:
         if not isinstance(encoded, str):
             raise DecodeError("a blob's base64 must be a string", "$.base64")
         try:
-            data = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
+            # msgspec's decoder: strict standard base64 (padding exact), some
+            # six times faster here than the standard library's validated one,
+            # which a live session's seconds of speech made the larger part of
+            # storing each answer.
+            data = msgspec.convert(encoded, bytes)
+        except msgspec.ValidationError as exc:
             raise DecodeError(f"a blob's base64 is not base64: {exc}", "$.base64") from None
         blob = cls(data)
         if "sha256" in obj or "size" in obj:

@@ -30,7 +30,7 @@ raw server-tool block): only the provider that made it can read it."""
 
 FOREIGN_REASONING = "foreign-reasoning"
 """Another provider's reasoning: never sent disguised as the target's own
-thinking format (DESIGN §4)."""
+thinking format (docs/architecture.md §2.5)."""
 
 FOREIGN_BLOCK = "foreign-block"
 """A block of a type nobody registered, from another provider: it replays

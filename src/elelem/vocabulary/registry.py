@@ -7,7 +7,7 @@ entry-point group, whose entries are callables run once with no arguments.
 A member nobody registered is still a valid value: consumers keep it and
 take their default arm.
 
-A block type arrives with its mappings (DESIGN.md §2, the admission rule):
+A block type arrives with its mappings (docs/architecture.md §2.2.1, the admission rule):
 :func:`register_block_mapping` gives, per wire shape, the function that
 spells a block of that type as one of the wire's content parts, and the
 line a terminal shows for it.  A shape's encoder takes the mapping where it

@@ -16,7 +16,7 @@ shown is stored) and relays it as the AI SDK UI message stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +29,7 @@ from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.gate import TokenGate, new_token
 from elelem.web.routes import render, static, talk, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
-from elelem.web.site import Site
+from elelem.web.site import Deliver, Site
 
 
 def create_app(
@@ -44,6 +44,8 @@ def create_app(
     port: int | None = None,
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
+    in_process: Mapping[str, Any] | None = None,
+    deliver: Deliver | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -58,12 +60,18 @@ def create_app(
     ``Client()`` with the user's catalog and keys); ``redactor`` is applied to
     every page and every chat stream (a store written before redaction existed
     may hold an echoed key, a model may echo one; ``elelem serve`` passes the
-    secrets in force); ``models`` are the
+    secrets in force and every secret the process holds, a
+    :class:`~elelem.redaction.ProcessRedactor`); ``models`` are the
     model picker's suggestions (by default every known model, as ``elelem
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
     may call and what an approved call runs with: each call waits for the
-    page's Approve or Deny (:mod:`elelem.web.approvals`).
+    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``in_process``
+    maps a model name the chat form may give to a model answering in-process
+    (``elelem serve`` maps ``test`` to ``-m test``'s model).  ``deliver``
+    (``elelem serve --temporal``) hands the page's decisions to the durable
+    run that waits for them instead of resuming the run here (see
+    docs/durable.md).
     """
     site = Site(
         store,
@@ -75,6 +83,8 @@ def create_app(
         clock=clock,
         body_timeout=body_timeout,
         tools=tools,
+        in_process=in_process,
+        deliver=deliver,
     )
     routes = [
         *render.routes(site),

@@ -16,9 +16,8 @@ for the page again (``approve="defer"``).
 
 from __future__ import annotations
 
-import html
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -28,17 +27,27 @@ from elelem.turns.deferred import resume
 from elelem.turns.pending import Pending
 from elelem.vocabulary import HostedActivity, ToolCallBlock
 from elelem.web.asgi import Observer, Pair, relay
-from elelem.web.html import line, text
+from elelem.web.html import attribute, line, text
+
+MAX_RESUME_CALLS = 1000
+"""The most calls one resume request may answer (approvals, results each)."""
+
+MAX_RESUME_BODY = 4 << 20
+"""A resume request's largest body: a page's answers to one stopped step
+(far fewer than a million call ids: refused by its length, before work)."""
+
+_Calls = msgspec.Meta(max_length=MAX_RESUME_CALLS)
 
 
 class ResumeRequest(msgspec.Struct, forbid_unknown_fields=True):
     """What the page posts to go on with a stopped run: the conversation,
     each waiting call's approval (by call id), each external call's result,
-    and the model to go on with (by default the stopped turn's)."""
+    and the model to go on with (by default the stopped turn's); at most
+    :data:`MAX_RESUME_CALLS` of each."""
 
     conversation: str
-    approvals: dict[str, bool] = {}
-    results: dict[str, str] = {}
+    approvals: Annotated[dict[str, bool], _Calls] = {}
+    results: Annotated[dict[str, str], _Calls] = {}
     model: str | None = None
 
 
@@ -58,7 +67,7 @@ def _arguments(arguments: str) -> str:
 
 def _choice(call_id: str, label: str) -> str:
     """Approve and Deny for one call (``label``: untrusted, one line)."""
-    ident = html.escape(call_id, quote=True)
+    ident = attribute(call_id)
     return (
         f'<div class="choice" role="group" aria-label="{line(label)}">'
         f'<button type="button" class="approve" data-call="{ident}" aria-pressed="false">'
@@ -103,7 +112,7 @@ def _result(call: ToolCallBlock, number: int) -> str:
         f"{_arguments(call.arguments)}"
         f'<label for="{box}">Result</label>'
         f'<textarea id="{box}" class="result" rows="2" '
-        f'data-call="{html.escape(call.id, quote=True)}"></textarea></fieldset>'
+        f'data-call="{attribute(call.id)}"></textarea></fieldset>'
     )
 
 

@@ -26,7 +26,7 @@ import msgspec
 from starlette.responses import StreamingResponse
 
 from elelem.errors import ElelemError
-from elelem.redaction import Redactor
+from elelem.redaction import ProcessRedactor, Redactor
 from elelem.stream.chunks import Chunk
 from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
 from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
@@ -155,20 +155,23 @@ class _Redacting:
     end) until more text, the part's end, an error or the finish comes."""
 
     def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
         self._redact = redactor.redact
-        # A plain echo spans at most the secret; twice that leaves room for
-        # some escaping without making the page lag far behind the stream.
-        self._hold = 2 * max(len(secret) for secret in redactor.secrets)
         self._pending: dict[str, tuple[str, str]] = {}  # part id -> (delta type, text)
 
     def __call__(self, chunk: UIChunk) -> list[UIChunk]:
         kind = chunk.get("type")
         if kind in ("text-delta", "reasoning-delta"):
             raw = self._pending.get(chunk["id"], (kind, ""))[1] + chunk["delta"]
+            # A plain echo spans at most the secret; twice that leaves room
+            # for some escaping without making the page lag far behind the
+            # stream.  Asked each time: a token fetched mid-stream counts.
+            hold = 2 * max((len(secret) for secret in self._redactor.secrets), default=0)
+            cut = len(raw) - hold
             # Cut after white space (no secret holds any), so no echo is
-            # split between what is sent and what is held.
-            cut = len(raw) - self._hold
-            while cut > 0 and not raw[cut - 1].isspace():
+            # split between what is sent and what is held; with no secret
+            # in force (yet) nothing is held.
+            while hold and cut > 0 and not raw[cut - 1].isspace():
                 cut -= 1
             self._pending[chunk["id"]] = (kind, raw[max(cut, 0) :])
             return [{**chunk, "delta": self._redact(raw[:cut])}] if cut > 0 else []
@@ -199,8 +202,10 @@ class _Redacting:
 
 async def redacted(chunks: AsyncIterable[UIChunk], redactor: Redactor) -> AsyncIterator[UIChunk]:
     """``chunks`` with every secret ``redactor`` knows removed from their text
-    (a secret split over deltas included)."""
-    if not redactor:
+    (a secret split over deltas included).  A
+    :class:`~elelem.redaction.ProcessRedactor` is asked as the stream goes:
+    a token fetched for its request is removed too."""
+    if not redactor and not isinstance(redactor, ProcessRedactor):
         async for chunk in chunks:
             yield chunk
         return

@@ -46,6 +46,7 @@ from elelem.render.lines import (
     awaiting_line,
     decision_line,
     reasoning_summary,
+    record_outcome,
     session_line,
     usage_line,
 )
@@ -81,6 +82,17 @@ def text(value: str) -> str:
 def line(value: str) -> str:
     """Untrusted one-line text (titles, queries) as HTML."""
     return html.escape(sanitize_line(value), quote=True)
+
+
+_CONTROLS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def attribute(value: str) -> str:
+    """An untrusted value a page script reads back exactly (a call id) as an
+    attribute value: escaped, and its control characters (an escape
+    character included) written as character references, which the page
+    decodes back to the value but which put no raw control in its text."""
+    return _CONTROLS.sub(lambda m: f"&#{ord(m.group())};", html.escape(value, quote=True))
 
 
 def style_hash(css: str) -> str:
@@ -403,7 +415,11 @@ def _tool_result(part: ToolResultBlock) -> str:
     return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
 
 
-_REWOUND = {"retry": "replaced by a retry", "edit": "replaced by an edited message"}
+_REWOUND = {
+    "retry": "replaced by a retry",
+    "edit": "replaced by an edited message",
+    "refused": "refused before it was sent: left out of later requests",
+}
 
 
 def _turn(
@@ -483,10 +499,9 @@ def _record(record: ResponseRecord, at: str) -> str:
     """A response's outcome, usage, cost (priced as of when it was stored)
     and model, under its answer."""
     notes = []
-    if not record.complete:
-        notes.append('<span class="warn">interrupted: kept what arrived</span>')
-    elif record.error:
-        notes.append(f'<span class="error">error: {line(record.error)}</span>')
+    outcome = record_outcome(record)
+    if outcome is not None:
+        notes.append(f'<span class="{outcome[0]}">{line(outcome[1])}</span>')
     elif record.finish not in (None, "stop", "tool-calls"):
         failure = f": {line(record.failure)}" if record.failure else ""
         notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')
@@ -516,6 +531,7 @@ __all__ = [
     "ENTRY_POINT_SANDBOX",
     "Link",
     "Page",
+    "attribute",
     "content_security_policy",
     "conversation",
     "document",

@@ -6,7 +6,7 @@ create_app` makes one :class:`Site`; each route module under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -18,6 +18,11 @@ from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
 from elelem.turns.toolloop import ToolLoop
 from elelem.web import html, pages
+
+Deliver = Callable[[str, dict[str, bool], dict[str, str]], Awaitable[None]]
+"""Hands a stopped run's decisions to the durable run that waits for them
+(``elelem serve --temporal``): the conversation id, the approvals, the
+external results."""
 
 
 class Site:
@@ -36,8 +41,11 @@ class Site:
         clock: Callable[[], datetime] | None,
         body_timeout: float,
         tools: Sequence[Any],
+        in_process: Mapping[str, Any] | None = None,
+        deliver: Deliver | None = None,
     ) -> None:
         self.store = store
+        self.deliver = deliver
         self.token = token
         self.model = model
         self.redactor = redactor
@@ -48,7 +56,14 @@ class Site:
         self.tool_names = set(ToolLoop(tools).tools)
         self.make_client: Callable[[], Any] = client if client is not None else _default_client
         self._clock = clock
+        self.in_process = dict(in_process or {})
         self._costs: dict[tuple[str, int], str | None] = {}
+
+    def model_for(self, name: str) -> Any:
+        """The model a chat turn runs with for the address ``name``: an
+        in-process model of that name (``elelem serve``'s ``test``), else
+        the address itself, for the client to resolve."""
+        return self.in_process.get(name.strip(), name)
 
     def redact(self, text: str) -> str:
         """``text`` with the secrets in force masked."""
@@ -132,4 +147,4 @@ def _default_client() -> Any:
     return Client()
 
 
-__all__ = ["Site"]
+__all__ = ["Deliver", "Site"]

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions wire shape (DESIGN.md §4), sans-IO.
+"""The OpenAI Chat Completions wire shape (docs/architecture.md §2), sans-IO.
 
 Serves OpenAI and every OpenAI-compatible server (every provider record
 whose ``shape`` is ``openai_chat``).  ``SHAPE`` is a :class:`~elelem.shapes.base.ShapeSpec` whose
@@ -23,8 +23,11 @@ from elelem.shapes.openai_chat.encoder import (
     portable_assistant,
 )
 from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_chat.listing import LISTING
 from elelem.shapes.openai_chat.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
+from elelem.shapes.openai_chat.speech import SPEECH
+from elelem.shapes.openai_chat.transcription import TRANSCRIPTION
 
 SHAPE = ShapeSpec(
     "openai_chat",
@@ -34,6 +37,9 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     dialects=DIALECTS,
+    listing=LISTING,
+    speech=SPEECH,
+    transcription=TRANSCRIPTION,
     conventions=lambda name, fields, where: conventions(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
