@@ -148,8 +148,7 @@ def _first_payload(
                 value = {event: value}
             return value if isinstance(value, dict) else None
         value = response.json()
-    except (ValueError, RecursionError, ElelemError):
-        # Not JSON, or nested past the parser's depth: no payload to know it by.
+    except (ValueError, ElelemError):
         return None
     except RecursionError:
         if interaction.request is not None:
