@@ -184,3 +184,25 @@ def test_streamed_speech_of_more_audio_deltas_than_max_blocks_is_whole(
             with speech:
                 whole = speech.final()
     assert whole.audio.source.blob.data == b"\xff" * count  # type: ignore[union-attr]
+
+
+def test_an_mcp_server_listing_more_tools_than_the_bound_is_refused() -> None:
+    """A server that lists 600 tools a page and always has a next page: the
+    listing stops past ``MAX_TOOLS``, one typed error, no endless pager."""
+    import asyncio
+    import sys
+
+    from elelem.errors import MCPServerError
+    from elelem.tools.mcp import MAX_TOOLS, MCPServer
+
+    server = str(Path(__file__).parent / "mcp_hostile_server.py")
+
+    async def main() -> None:
+        async with MCPServer.stdio(sys.executable, [server, "many-tools"], name="many"):
+            pass  # pragma: no cover - the listing is refused
+
+    with pytest.raises(MCPServerError) as caught:
+        asyncio.run(main())
+    assert str(caught.value) == (
+        f"MCP server 'many' could not be started: ValueError: it lists more than {MAX_TOOLS} tools"
+    )

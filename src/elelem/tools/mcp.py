@@ -47,6 +47,10 @@ DEFAULT_MCP_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 30.0
 """Seconds a server has to answer each start-up step (``initialize``, ``tools/list``)."""
 
+MAX_TOOLS = 1000
+"""The most tools one MCP server may list: each is a spec in every request
+(50,000 would be megabytes of them), and a pager that never ends must end."""
+
 MAX_RESULT = 1_000_000
 """The most characters of one tool result's text sent to the model (and stored)."""
 
@@ -369,6 +373,8 @@ async def _list_tools(session: Any) -> list[Any]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         tools.extend(page.tools)
+        if len(tools) > MAX_TOOLS:
+            raise ValueError(f"it lists more than {MAX_TOOLS} tools")
         cursor = page.next_cursor
         if not cursor:
             return tools
@@ -457,6 +463,7 @@ __all__ = [
     "CONTENT_FORMAT",
     "DEFAULT_MCP_TIMEOUT",
     "MAX_RESULT",
+    "MAX_TOOLS",
     "MCP_PROVIDER",
     "STARTUP_TIMEOUT",
     "MCPServer",
