@@ -22,7 +22,7 @@ import click
 from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded, stdin_text
 from elelem.cli.safety import binary_stdout
 from elelem.render import sanitize_line
-from elelem.speech.streamed_speech import STREAM_FORMATS, Speech
+from elelem.speech.streamed_speech import STREAM_FORMATS
 
 MODEL_ENV = "ELELEM_SPEECH_MODEL"
 
@@ -40,16 +40,18 @@ def _client() -> Any:
     return SyncClient(env=os.environ)
 
 
-def _report(speech: Speech, written: int, where: str) -> None:
-    usage = speech.usage
+def _report(speech: Any, written: int, where: str) -> None:
+    # The pieces were written as they came: the summary, not the whole
+    # audio joined again (which would double the memory of a long answer).
+    usage, cost = speech.summary()
     tokens = (
         f"{usage.input} input and {usage.output} output tokens"
         if usage is not None
         else "usage not reported"
     )
     line = (
-        f"{written} bytes of {speech.audio.media_type} to {where}; {tokens}, "
-        f"{speech.cost.describe()}"
+        f"{written} bytes of {speech.call.media_type} to {where}; {tokens}, "
+        f"{cost.describe()}"
     )
     click.echo(sanitize_line(line), err=True)
 
@@ -115,7 +117,7 @@ def speak_command(
                 # audio leaves no empty file behind.
                 where, sink = str(output), lambda: files.enter_context(output.open("wb"))
             written = _write(speech, sink, where)
-        _report(speech.final(), written, where)
+        _report(speech, written, where)
 
 
 def _write(speech: Any, open_sink: Callable[[], IO[bytes]], where: str) -> int:
