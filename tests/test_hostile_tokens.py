@@ -285,3 +285,26 @@ def test_the_process_redactor_follows_what_is_held() -> None:
     del source  # held weakly: gone with its owner
     assert "token-fetched-later-0123456789" not in held_secrets()
     assert redactor.echo_bound >= 10 * len("token-fetched-later-0123456789")
+
+
+def test_azure_environment_credential_secrets_are_the_processs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """EnvironmentCredential's client secret and certificate password (and
+    the managed-identity header) are secrets of the command line and of
+    every Entra ID endpoint, whatever echoes them."""
+    from elelem.cli.safety import secrets_in_force
+    from elelem.providers.cloud_credentials import AzureTokenSource
+
+    values = {
+        "AZURE_CLIENT_SECRET": "client-secret-of-the-env-0123456789",
+        "AZURE_CLIENT_CERTIFICATE_PASSWORD": "certificate-password-0123456789",
+        "IDENTITY_HEADER": "identity-header-of-the-env-0123456789",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    redactor = secrets_in_force({"ELELEM_CONFIG": "/nonexistent/elelem.toml", **values})
+    echoed = " / ".join(values.values())
+    assert redactor.redact(echoed) == " / ".join([REDACTED] * 3)
+    source = AzureTokenSource(object(), "https://cognitiveservices.azure.com/.default", "azure")
+    assert set(source.secrets()) == set(values.values())
