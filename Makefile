@@ -33,8 +33,27 @@ test-slow: $(STAMP)
 
 test: lint typecheck pytest
 
-demo: $(STAMP)
-	$(BIN)/elelem demo
+# The demo installs only what it runs (the cli extra) in a virtualenv of its
+# own; DEMO_VENV names another (the suite points it at the one it runs in).
+DEMO_VENV ?= .venv-demo
+DEMO_BIN := $(DEMO_VENV)/bin
+DEMO_STAMP := $(DEMO_VENV)/.installed-demo
+
+$(DEMO_STAMP): pyproject.toml
+	test -x $(DEMO_BIN)/python || $(PY) -m venv $(DEMO_VENV)
+	$(DEMO_BIN)/python -m pip install --quiet -e '.[cli]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(DEMO_BIN)/elelem demo
+	@echo
+	@echo "Next steps (elelem is $(abspath $(DEMO_BIN))/elelem; to type just elelem:"
+	@echo "  export PATH=\"$(abspath $(DEMO_BIN)):\$$PATH\")"
+	@echo "  elelem -m test \"Hello\"          every command, no key: ask, chat, --functions, serve"
+	@echo "  ANTHROPIC_API_KEY=... elelem \"How tall is the Eiffel Tower?\""
+	@echo "  elelem serve                   your conversations in the browser (add the web extra:"
+	@echo "                                 $(DEMO_BIN)/pip install -e '.[web]')"
+	@echo "  README.md: Install; docs/cli.md: the command, how-to by how-to"
 
 # The peers (official SDKs, pydantic-ai, LiteLLM) come from the optional bench
 # extra, installed once; the test suite never needs them.
@@ -53,4 +72,4 @@ bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.run --quick
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_VENV) build *.egg-info src/*.egg-info .mypy_cache .pytest_cache .ruff_cache

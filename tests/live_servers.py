@@ -86,6 +86,7 @@ class ScriptedServer:
         self.binary = binary
         self.received: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         self.failures: list[str] = []
         self.server = serve(self._session, "127.0.0.1", 0)
         self.port = self.server.socket.getsockname()[1]
@@ -106,6 +107,7 @@ class ScriptedServer:
 
     def _session(self, socket: ServerConnection) -> None:
         self.headers.append(dict(socket.request.headers) if socket.request else {})
+        self.paths.append(socket.request.path if socket.request else "")
         script = self.scripts.pop(0)
         try:
             for action, value in script:

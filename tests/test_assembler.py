@@ -1,4 +1,4 @@
-"""The one Assembler: every rule of the chunk protocol (DESIGN.md §3), with exact values."""
+"""The one Assembler: every rule of the chunk protocol (docs/architecture.md §3), with exact values."""
 
 from __future__ import annotations
 

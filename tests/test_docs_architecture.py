@@ -1,6 +1,7 @@
 """docs/architecture.md is linked from the README and names only what exists:
 every ``elelem.…`` module or attribute and every ``dir/file.py`` path it
-mentions is checked against the code, so the document cannot drift from it."""
+mentions is checked against the code, so the document cannot drift from it;
+the counts of its "where a change goes" table are counted again."""
 
 from __future__ import annotations
 
@@ -43,3 +44,32 @@ def test_every_module_and_file_the_document_names_exists() -> None:
     src = ROOT / "src" / "elelem"
     missing = [p for p in paths if not (src / p).is_file() and not (ROOT / p).is_file()]
     assert missing == []
+
+
+def _naming(word: str) -> int:
+    """How many source files of ``src/elelem`` hold ``word``."""
+    src = ROOT / "src" / "elelem"
+    return sum(word in p.read_text(encoding="utf-8") for p in src.rglob("*.py"))
+
+
+def test_where_a_change_goes_counts_what_the_code_holds() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("### 1.1 Where a change goes") : text.index("## 2.")]
+    rows = {
+        cells[0]: cells[2]
+        for row in section.splitlines()
+        if len(cells := [c.strip() for c in row.strip().strip("|").split("|")]) == 3
+    }
+    groq = _naming('"groq"')
+    command = "`grep -rl '\"groq\"' src/elelem`"
+    assert f"{command}: {groq})" in rows["an OpenAI-compatible provider"]
+    assert rows["a hosted tool"].startswith(f"{_naming('WebFetch')} (")
+    assert rows["a built-in block type"].startswith(f"{_naming('AudioBlock')} (")
+    shapes = ROOT / "src" / "elelem" / "shapes"
+    modules = sorted(p.stem for p in (shapes / "ollama_native").glob("*.py"))
+    kinds = {"counting", "listing", "speech", "transcription", "live"}
+    assert [m for m in modules if m not in kinds] == sorted(
+        ["__init__", "encoder", "parser", "errors", "mapping", "fast", "media"]
+    )
+    assert rows["a shape"] == "9"
+    assert rows["a CLI command"] == "3"

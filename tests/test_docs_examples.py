@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +47,10 @@ NOT_OFFLINE = {
     "elelem ask -m azure:my-deployment": (
         "needs an Azure deployment and Entra ID; tests/test_azure.py and "
         "tests/test_clouds_cli.py run it against loopback servers"
+    ),
+    "elelem ask -m test --mcp URL": (
+        "needs an MCP server at URL; tests/test_first_hour_test_model.py runs -m test "
+        "--mcp against the local weather server"
     ),
     **dict.fromkeys(
         ("elelem approve ID", "elelem resume ID", "elelem approve ID --functions tools.py"),
@@ -79,6 +84,16 @@ ISSUE_30 = {
     )
 }
 NOT_OFFLINE.update(ISSUE_30)
+NOT_OFFLINE.update(
+    {
+        command: "tests/test_live_cli.py runs it against loopback Realtime and Gemini Live servers"
+        for command in (
+            "elelem live -m openai:gpt-realtime --audio-in question.wav --audio-out answer.wav",
+            'elelem live -m google:gemini-live-2.5-flash --text "Hello" --text "And the weather?"',
+            "elelem live -m MODEL",
+        )
+    }
+)
 NOT_OFFLINE.update(
     {
         command: "tests/test_cli_speak.py runs it against a loopback audio/speech"
@@ -160,10 +175,11 @@ def test_every_python_example_is_run() -> None:
         doc.name: len(re.findall(r"```python\n", doc.read_text(encoding="utf-8"))) for doc in DOCS
     }
     assert {k: v for k, v in counts.items() if v} == {
-        "README.md": 1,  # tests/test_readme.py
+        "README.md": 2,  # tests/test_first_hour_docs.py (the top), tests/test_readme.py (the tour)
         "tools.md": 2,  # tests/test_tools_doc.py (the function tool, testing your agent)
         "web.md": 1,  # tests/test_docs_web.py
         "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
+        "live.md": 2,  # tests/test_live_doc.py
     }
 
 
@@ -265,9 +281,19 @@ RUNNABLE = [c for c in examples() if c not in NOT_OFFLINE]
 def test_the_example_runs(command: str, home: dict[str, str]) -> None:
     work = Path.cwd()
     if command.startswith("make "):
-        # -o: the virtualenv counts as installed (the suite runs inside it).
+        # The virtualenvs count as installed: the suite's own (whatever its
+        # path, not the clone's .venv), which the demo is pointed at too.
+        venv = sys.prefix
         done = subprocess.run(
-            ["make", "-o", ".venv/.installed", *command.split()[1:]],
+            [
+                "make",
+                "-o",
+                ".venv/.installed",
+                "-o",
+                f"{venv}/.installed-demo",
+                f"DEMO_VENV={venv}",
+                *command.split()[1:],
+            ],
             cwd=ROOT,
             env={**home, "PATH": home["PATH"]},
             capture_output=True,

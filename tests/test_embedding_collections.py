@@ -144,7 +144,7 @@ def test_embed_prints_vectors_and_reports_to_stderr(tmp_path: Path) -> None:
         done = run(cli_env(tmp_path, server), "embed", "-m", "local:e", "cat", "car")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[1.0, 0.0]\n[0.0, 1.0]\n"
-    assert done.stderr == "2 vectors; 1 requests, 2 tokens, cost unknown\n"
+    assert done.stderr == "2 vectors; 1 request, 2 tokens, cost unknown\n"
 
 
 def test_embed_into_a_collection_then_similar(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_embed_into_a_collection_then_similar(tmp_path: Path) -> None:
         listed = run(env, "collections")
         sent = [json.loads(r.body)["input"] for r in server.requests]
     assert first.returncode == 0, first.stderr
-    assert first.stderr == "stored 4 in pets; 1 requests, 4 tokens, cost unknown\n"
+    assert first.stderr == "stored 4 in pets; 1 request, 4 tokens, cost unknown\n"
     # nothing changed: nothing is embedded again (an empty run sends nothing)
     assert (
         again.stderr

@@ -190,7 +190,7 @@ def test_ollama_native_api_embed() -> None:
     assert json.loads(sent.body) == {"model": "all-minilm", "input": ["hi"]}
     assert [list(v) for v in got] == [[0.5, 0.5]]
     assert got.usage is not None and got.usage.input == 2
-    assert got.cost.unknown == ("ollama-native:all-minilm: a local model has no price",)
+    assert (got.cost.total, got.cost.unknown) == (0, ())  # local: nothing to pay
 
 
 def test_ollama_openai_compatible_endpoint_asks_for_floats() -> None:

@@ -56,7 +56,7 @@ def test_ctrl_c_at_an_approval_question_ends_ask_at_once(tmp_path: Path) -> None
             term.child.close(force=True)
         assert len(server.requests) == 1
     assert term.child.exitstatus == 130, term.text()
-    assert took < 5
+    assert took < 10, term.text()  # at once: no thread left waiting on stdin
     screen = term.text()
     assert "Fatal Python error" not in screen and "Traceback" not in screen
     assert screen.count("elelem: interrupted") == 1, screen
@@ -83,7 +83,7 @@ def test_ctrl_c_during_a_slow_tool_ends_ask_at_once_saying_it_is_abandoned(
         finally:
             term.child.close(force=True)
     assert term.child.exitstatus == 130, term.text()
-    assert took < 5
+    assert took < 10, term.text()  # the tool sleeps 30 s: not waited for
     screen = term.text()
     assert "Traceback" not in screen
     lines = [line for line in screen.splitlines() if line.startswith("elelem:")]

@@ -84,7 +84,7 @@ def test_a_request_holding_a_lone_surrogate_is_a_config_error(tmp_path: Path) ->
 
 def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> None:
     """A JSON ``{status, headers, body}`` recording whose body (a string) is
-    JSON nested 100,000 deep: exit 2, one line saying so."""
+    JSON nested 100,000 deep: a typed refusal naming it, exit 2, one line."""
     deep = "[" * 100_000 + "]" * 100_000
     path = tmp_path / "wrapper.json"
     path.write_text(
@@ -93,9 +93,7 @@ def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> 
     )
     done = run(base_env(tmp_path), "inspect", str(path))
     assert done.returncode == 2
-    assert done.stderr == (
-        f"elelem: {path}: interaction 0: its body is nested too deeply to read\n"
-    )
+    assert done.stderr == f"elelem: {path}: interaction 0: its body is nested too deeply to read\n"
 
 
 def zero_usage_reply(text: str) -> bytes:
@@ -184,25 +182,3 @@ def test_streamed_speech_of_more_audio_deltas_than_max_blocks_is_whole(
             with speech:
                 whole = speech.final()
     assert whole.audio.source.blob.data == b"\xff" * count  # type: ignore[union-attr]
-
-
-def test_an_mcp_server_listing_more_tools_than_the_bound_is_refused() -> None:
-    """A server that lists 600 tools a page and always has a next page: the
-    listing stops past ``MAX_TOOLS``, one typed error, no endless pager."""
-    import asyncio
-    import sys
-
-    from elelem.errors import MCPServerError
-    from elelem.tools.mcp import MAX_TOOLS, MCPServer
-
-    server = str(Path(__file__).parent / "mcp_hostile_server.py")
-
-    async def main() -> None:
-        async with MCPServer.stdio(sys.executable, [server, "many-tools"], name="many"):
-            pass  # pragma: no cover - the listing is refused
-
-    with pytest.raises(MCPServerError) as caught:
-        asyncio.run(main())
-    assert str(caught.value) == (
-        f"MCP server 'many' could not be started: ValueError: it lists more than {MAX_TOOLS} tools"
-    )

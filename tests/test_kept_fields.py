@@ -1,6 +1,6 @@
 """Unknown but well-formed fields on *known* events, deltas and blocks are kept.
 
-DESIGN §2: unknown is never dropped and never an error.  A field nobody
+docs/architecture.md §2.3: unknown is never dropped and never an error.  A field nobody
 modelled on a known event is kept as the skeleton keeps it (an
 ``<shape>.event`` field block where it arrived, again when its value
 changes), a field of a known delta or block joins what native replay sends

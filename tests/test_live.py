@@ -130,6 +130,8 @@ def openai_script() -> list[tuple[str, object]]:
         ("send", [{"type": "session.created", "event_id": "ev_0",
                    "session": {"id": "sess_1", "type": "realtime", "model": "gpt-realtime"}}]),
         ("expect", "session.update"),
+        ("send", [{"type": "session.updated", "event_id": "ev_u",
+                   "session": {"id": "sess_1", "type": "realtime", "model": "gpt-realtime"}}]),
         ("expect", "input_audio_buffer.append"),
         ("send", speech),
         ("expect", "conversation.item.create"),
@@ -162,6 +164,7 @@ def _kinds(conv: Conversation) -> list[str]:
 def _check_openai_log(conv: Conversation, server: ScriptedServer) -> None:
     assert _kinds(conv) == [
         "session:opened",
+        "session:updated",
         "turn-start",
         "user:AudioBlock",
         "assistant:ToolCallBlock",
@@ -175,39 +178,44 @@ def _check_openai_log(conv: Conversation, server: ScriptedServer) -> None:
         "session:closed",
     ]
     events = conv.events
-    assert isinstance(events[1].body, TurnStart) and events[1].body.trigger == "user"
-    user = events[2].body.content[0]
+    assert isinstance(events[2].body, TurnStart) and events[2].body.trigger == "user"
+    user = events[3].body.content[0]
     assert isinstance(user, AudioBlock) and user.transcript == "Weather in Paris?"
     assert user.duration == 0.2
-    call = events[3].body.content[0]
+    call = events[4].body.content[0]
     assert isinstance(call, ToolCallBlock)
     assert (call.id, call.name, call.arguments) == ("call_1", "get_weather", '{"city": "Paris"}')
-    first: ResponseRecord = events[4].body
+    first: ResponseRecord = events[5].body
     assert (first.response_id, first.finish, first.usage.input, first.usage.output) == (
         "resp_1", "tool-calls", 400, 20,
     )  # fmt: skip
-    result = events[5].body.content[0]
+    result = events[6].body.content[0]
     assert isinstance(result, ToolResultBlock) and result.content == "sunny in Paris"
     # The truncate the user's cut sent, and the audio and transcript stored, end at 300 ms.
     truncate = [e for e in server.received if e["type"] == "conversation.item.truncate"]
     assert truncate == [{"type": "conversation.item.truncate", "item_id": "item_say",
                          "content_index": 0, "audio_end_ms": 300}]  # fmt: skip
-    assert events[7].body.detail == {
+    assert events[8].body.detail == {
         "item_id": "item_say", "audio_end_ms": 300, "heard": "It is sunny "
     }  # fmt: skip
-    spoken = events[8].body.content[0]
+    spoken = events[9].body.content[0]
     assert isinstance(spoken, AudioBlock)
     assert spoken.duration == 0.3 and spoken.transcript == "It is sunny "
     said = [b for m in conv.project().messages for b in m.content if isinstance(b, AudioBlock)]
     samples, rate, channels = wav_pcm(said[-1].source.blob.data)  # type: ignore[union-attr]
     assert (samples, rate, channels) == (CHUNK * 3, OPENAI_RATE, 1)
-    second: ResponseRecord = events[9].body
+    second: ResponseRecord = events[10].body
     assert (second.finish, second.finish_raw) == ("interrupted", "cancelled:client_cancelled")
+    (payload,) = second.payloads  # the response object beyond its items and usage, kept
+    assert payload.format == "realtime-response" and payload.value["status_details"] == {
+        "type": "cancelled", "reason": "client_cancelled"
+    }  # fmt: skip
+    assert events[1].body.detail["session"]["model"] == "gpt-realtime"
     usage = second.usage
     assert (usage.input, usage.cache_read, usage.output) == (272, 128, 70)
     assert usage.hosted == {"input_audio": 150, "output_audio": 60}
     assert response_cost(second).total is not None
-    assert events[10].body.detail["type"] == "conversation.item.future_event"
+    assert events[11].body.detail["type"] == "conversation.item.future_event"
 
 
 def test_openai_realtime_blocking(tmp_path) -> None:
@@ -366,42 +374,3 @@ def test_gemini_drop_without_handle_is_lost(tmp_path) -> None:
             list(session)
     assert _kinds(conv)[-2:] == ["session:go-away", "session:lost"]
     assert "g-key-1" not in repr(conv.events[-1].body)
-
-
-def test_stored_session_in_the_viewer(tmp_path) -> None:
-    """The viewer shows the session's transcript and notes, and its audio as
-    a player of the stored bytes (allowed by the page's policy)."""
-    import base64
-    import re
-    import urllib.request
-
-    from elelem.testing.asgi import ASGIServer
-    from elelem.web.app import create_app
-
-    store = SQLiteStore(tmp_path / "log.db")
-    conv = Conversation.create(store)
-    with _openai_server() as server:
-        env = {"OPENAI_API_KEY": "sk-live-test", "OPENAI_BASE_URL": server.base_url + "/v1"}
-        heard = 0
-        with live_sync(SyncClient(env=env), "openai:gpt-realtime", conversation=conv,
-                       tools=[get_weather]) as session:  # fmt: skip
-            session.send_audio(pcm(200, OPENAI_RATE))
-            for output in session:
-                heard += isinstance(output, AudioOut)
-                if heard == 5 and isinstance(output, AudioOut):
-                    session.interrupt(audio_end_ms=300)
-    token = "live-token-0123456789abcdef0123"
-    with ASGIServer(create_app(store, token=token)) as served:
-        response = urllib.request.urlopen(f"{served.url}/c/{conv.id}?token={token}")
-        page = response.read().decode()
-        policy = response.headers["content-security-policy"]
-        response.close()
-    assert "media-src data:" in policy
-    players = re.findall(
-        r'<audio controls preload="none" src="data:audio/wav;base64,([^"]+)">', page
-    )
-    assert len(players) == 2  # the question and the answer
-    samples, rate, _ = wav_pcm(base64.b64decode(players[1]))
-    assert (samples, rate) == (CHUNK * 3, OPENAI_RATE)
-    assert "session: interrupted at 300 ms, heard &quot;It is sunny &quot;" in page
-    assert "sk-live-test" not in page

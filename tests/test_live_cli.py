@@ -194,7 +194,8 @@ def test_live_stopped_keeps_what_arrived(tmp_path: Path, how: signal.Signals) ->
     try:
         process = _start(tmp_path, server)
         _wait_for(process, "called get_weather")  # the tool step is in the log: acknowledged
-        time.sleep(0.3)  # the answer's first events arrive
+        assert process.stdout is not None
+        assert process.stdout.read(6) == "It is "  # the answer is streaming (stdout unbuffered)
         os.kill(process.pid, how)
         process.communicate(timeout=30)
     finally:

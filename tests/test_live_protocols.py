@@ -35,6 +35,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     SpeechStarted,
+    Truncated,
     UnknownEvent,
 )
 from live_servers import gemini_client_message, openai_client_event, pcm
@@ -191,6 +192,9 @@ def test_gemini_interrupted_turn_keeps_what_was_heard() -> None:
     outputs += protocol.receive(json.dumps({"serverContent": {"interrupted": True}}))
     result = _assemble(outputs).result()
     assert isinstance(outputs[0], ResponseStart) and outputs[0].response_id == "turn-1"
+    assert [o for o in outputs if isinstance(o, Truncated)] == [
+        Truncated("turn-1", 200, "One two ")
+    ]
     (audio,) = result.content
     assert isinstance(audio, AudioBlock)
     assert (audio.duration, audio.transcript) == (0.2, "One two ")

@@ -56,7 +56,7 @@ def test_an_unknown_model_or_provider_is_unknown_never_zero() -> None:
         "anthropic:claude-no-such-model: genai-prices has no price"
     )
     local = price("ollama", "llama3.2", Usage(input=10, output=1))
-    assert local.unknown == ("ollama:llama3.2: a local model has no price",)
+    assert (local.total, local.describe()) == (Decimal(0), "$0.00")  # the user's own machine
     mine = price("my-proxy", "m", Usage(input=1))
     assert mine.unknown == ("my-proxy:m: no price list for provider my-proxy",)
     assert price("anthropic", "claude-sonnet-4-5", None).describe() == "cost unknown"

@@ -14,7 +14,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_readme_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) == 1
+    assert len(blocks) == 2  # the live five lines at the top (test_first_hour_docs.py), the tour
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     # The tour points os.environ at its loopback server; recording the variable
@@ -22,7 +22,7 @@ def test_readme_tour_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("ELELEM_ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(blocks[0], str(README), "exec"), {"__name__": "readme_tour"})
+        exec(compile(blocks[1], str(README), "exec"), {"__name__": "readme_tour"})
     assert out.getvalue().splitlines() == [
         "reasoning signed: True",
         "hosted: web_search started ",

@@ -16,7 +16,7 @@ from elelem.cli.serve import bind
 from elelem.conversation import open_store
 from elelem.testing.asgi import ASGIServer
 from elelem.web.app import MAX_CHAT_BODY, create_app
-from elelem.web.serving import host_allowed, is_loopback
+from elelem.web.serving import host_allowed, is_loopback, server_config
 
 TOKEN = "t0k3n"
 
@@ -27,7 +27,9 @@ def served() -> Iterator[ASGIServer]:
     sock = bind("127.0.0.1", 0)  # as elelem serve binds: the gate must know the port
     port = sock.getsockname()[1]
     app = create_app(store, token=TOKEN, model="anthropic:m", port=port, body_timeout=0.5)
-    with ASGIServer(app, head_timeout=0.5, sock=sock) as server:
+    with ASGIServer(
+        app, configure=lambda app: server_config(app, head_timeout=0.5), sock=sock
+    ) as server:
         yield server
 
 

@@ -13,11 +13,15 @@ import msgspec
 import pytest
 
 import elelem.shapes
+from elelem.errors import MalformedStreamError
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.classify import ErrorTable
 from elelem.shapes.skeleton import ParserSkeleton
-from elelem.vocabulary import Usage
+from elelem.stream import Finish
+from elelem.vocabulary import ProviderId, Usage
 from elelem.wire.counting import TokenCounter
+from elelem.wire.listing import ModelListing
+from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionWire
 
 PACKAGES = (
     "anthropic_messages",
@@ -43,12 +47,22 @@ NAMES = {
 }
 
 
-KINDS = {"counting": ("COUNTER", TokenCounter)}
+KINDS = {
+    "counting": ("COUNTER", TokenCounter),
+    "listing": ("LISTING", ModelListing),
+    "speech": ("SPEECH", SpeechWire),
+    "transcription": ("TRANSCRIPTION", TranscriptionWire),
+}
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
 (None where the wire has not the kind)."""
 
-HAS = {"counting": {"anthropic_messages", "openai_responses", "gemini"}}
+HAS = {
+    "counting": {"anthropic_messages", "openai_responses", "gemini"},
+    "listing": {"anthropic_messages", "openai_responses", "openai_chat", "gemini", "ollama_native"},
+    "speech": {"openai_responses", "openai_chat"},
+    "transcription": {"openai_responses", "openai_chat"},
+}
 """Which wires have each kind."""
 
 
@@ -115,3 +129,21 @@ def test_each_kind_a_wire_has_is_the_module_of_its_name(package: str) -> None:
         value = getattr(module(package, kind), name) if found else None
         assert value is None or isinstance(value, kind_type)
         assert getattr(shape, kind) is value
+
+
+def test_the_audio_parsers_stand_on_the_skeleton() -> None:
+    shape = importlib.import_module("elelem.shapes.openai_responses").SHAPE
+    openai = ProviderId("openai")
+    speech = shape.speech.parser(openai, SpeechRequest("tts", "Hi", stream_format="sse"))
+    heard = shape.transcription.parser(openai, "gpt-4o-transcribe")
+    for parser, done in (
+        (speech, '{"type": "speech.audio.done"}'),
+        (heard, '{"type": "transcript.text.done", "text": "Hi"}'),
+    ):
+        assert isinstance(parser, ParserSkeleton)
+        parser.open(200, {})
+        assert parser.message("", done)[-1] == Finish("stop")
+        # The skeleton's guard: nothing is read after the response finished.
+        with pytest.raises(MalformedStreamError) as late:
+            parser.message("", done)
+        assert str(late.value) == f"{parser.what}: frame 2 arrived after the response finished"

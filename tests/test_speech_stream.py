@@ -34,7 +34,8 @@ from elelem.errors import (
     TransportError,
     UnsupportedError,
 )
-from elelem.speech.streamed_speech import Speech, SpeechParser
+from elelem.shapes.openai_responses.speech import SpeechParser
+from elelem.speech.streamed_speech import Speech
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Reset, Send, status
 from elelem.vocabulary import ProviderId, UnknownBlock, Usage
@@ -298,7 +299,7 @@ def test_the_parser_is_sans_io_frames_in_chunks_out() -> None:
         UsageUpdate(Usage(input=14, output=120, raw=DONE_USAGE)),
         Finish("stop"),
     ]
-    assert sse.eof() == []
+    assert list(sse.eof()) == []
     raw = SpeechParser(ProviderId("openai"), "tts-1", "audio/wav", sse=False)
     assert raw.message("", b"") == []
     assert [type(c) for c in raw.message("", b"RIFF")] == [BlockStart, BlockEnd]

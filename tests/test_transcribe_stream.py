@@ -27,8 +27,8 @@ from elelem.errors import (
     MalformedStreamError,
     StreamError,
 )
+from elelem.shapes.openai_responses.transcription import TranscriptionParser
 from elelem.speech.endpoints import Transcript
-from elelem.speech.streamed_transcription import TranscriptionParser
 from elelem.stream import BlockEnd, BlockStart, Finish, ResponseStart, TextDelta, UsageUpdate
 from elelem.testing.servers import Await, LoopbackServer, Pause, Reply, Send, status
 from elelem.vocabulary import AudioBlock, ProviderId, UnknownBlock, Usage
@@ -262,7 +262,7 @@ def test_the_parser_is_sans_io_frames_in_chunks_out() -> None:
         Finish("stop"),
     ]
     assert (parser.audio_tokens, parser.done) == (100, DONE_EVENT)
-    assert parser.eof() == []
+    assert list(parser.eof()) == []
 
 
 class Hooked:

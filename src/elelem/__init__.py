@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
+def __dir__() -> list[str]:
+    # The lazily loaded names are listed too (dir() would miss them).
+    return sorted({*globals(), *__all__})
+
+
 def __getattr__(name: str) -> object:
     # Client and SyncClient load lazily: ``import elelem`` stays free of httpx2.
     if name in ("Client", "SyncClient"):

@@ -36,6 +36,7 @@ the classes)::
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]
     ├── StoreError  [conversation.errors]
+    │   ├── ConversationExists  [conversation.errors]
     │   ├── ConversationNotFound (KeyError)  [conversation.errors]
     │   │   ├── AmbiguousConversation  [cli.history]
     │   │   └── NoConversations  [cli.history]
@@ -479,6 +480,7 @@ EXTRA_MODULES: Mapping[str, str] = {
     "opentelemetry": "otel",
     "google": "google",
     "azure": "azure",
+    "websockets": "live",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""

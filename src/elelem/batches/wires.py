@@ -34,9 +34,10 @@ import msgspec
 from elelem import codec
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.providers import Target
-from elelem.transport.one_shot import Call, Flow, multipart
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import EncodedRequest, ModelRequest
 
 STATES = ("pending", "running", "ended", "failed", "cancelled", "expired")
@@ -181,9 +182,9 @@ class BatchWire:
     """One provider's batch API: its three flows."""
 
     name: str
-    submit: Callable[[Target, Sequence[tuple[str, EncodedRequest]]], Flow[BatchRecord]]
-    status: Callable[[Target, BatchRecord], Flow[BatchRecord]]
-    results: Callable[[Target, BatchRecord], Flow[list[Item]]]
+    submit: Callable[[Target, Sequence[tuple[str, EncodedRequest]]], Exchange[BatchRecord]]
+    status: Callable[[Target, BatchRecord], Exchange[BatchRecord]]
+    results: Callable[[Target, BatchRecord], Exchange[list[Item]]]
 
 
 def _get(
@@ -203,7 +204,7 @@ def _created(
     record: Callable[[Target, dict[str, Any], tuple[str, ...]], BatchRecord],
     requests: Sequence[tuple[str, EncodedRequest]],
     what: str,
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     ids = tuple(c for c, _ in requests)
     answer: BatchRecord = yield Call(
         target.shape, create, lambda body: record(target, _object(body), ids), what
@@ -241,7 +242,7 @@ def _anthropic_headers(target: Target) -> dict[str, str]:
 
 def anthropic_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Create a Message Batch of ``requests`` (``custom_id``, encoded request)."""
     entries: list[JSONValue] = []
     headers: dict[str, str] = {}
@@ -259,7 +260,7 @@ def anthropic_submit(
     )
 
 
-def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def anthropic_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch object now."""
     path = f"/v1/messages/batches/{_segment(record.batch_id)}"
     answer: BatchRecord = yield _get(
@@ -272,7 +273,7 @@ def anthropic_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     return answer
 
 
-def anthropic_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def anthropic_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's message, or its error, from the ``results_url``."""
     if record.output is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
@@ -332,7 +333,7 @@ def _openai_record(target: Target, data: dict[str, Any], ids: tuple[str, ...]) -
 
 def openai_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Upload the requests as a JSONL file, then create the batch over it."""
     url = "/v1/responses"
     lines = []
@@ -342,6 +343,10 @@ def openai_submit(
         lines.append(
             codec.dumps({"custom_id": custom_id, "method": "POST", "url": url, "body": body})
         )
+    # Loaded here, not with the module: loading the client loads no shape
+    # code (tests/test_layers.py).
+    from elelem.shapes.multipart import multipart
+
     content, content_type = multipart(
         {"purpose": "batch"}, "file", "batch.jsonl", b"\n".join(lines) + b"\n", "application/jsonl"
     )
@@ -359,7 +364,7 @@ def openai_submit(
     return (yield from _created(target, create, _openai_record, requests, "create the batch"))
 
 
-def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def openai_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch object now."""
     answer: BatchRecord = yield _get(
         target,
@@ -370,7 +375,7 @@ def openai_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
     return answer
 
 
-def openai_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def openai_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's response body or error, from the output and error files."""
     if record.output is None and record.errors is None:
         raise UnsupportedError(f"batch {record.batch_id} has no results yet ({record.raw_state})")
@@ -440,7 +445,7 @@ def _gemini_counts(stats: dict[str, Any]) -> dict[str, int]:
 
 def gemini_submit(
     target: Target, requests: Sequence[tuple[str, EncodedRequest]]
-) -> Flow[BatchRecord]:
+) -> Exchange[BatchRecord]:
     """Create a batch of inline ``generateContent`` requests."""
     entries: list[JSONValue] = []
     path = ""
@@ -465,7 +470,7 @@ def _gemini_path(record: BatchRecord) -> str:
     return f"/v1beta/{_segment(record.batch_id, safe='/')}"
 
 
-def gemini_status(target: Target, record: BatchRecord) -> Flow[BatchRecord]:
+def gemini_status(target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
     """The batch operation now."""
     answer: BatchRecord = yield _get(
         target,
@@ -489,7 +494,7 @@ def _inlined(data: dict[str, Any]) -> list[dict[str, Any]]:
     raise ValueError("no inlinedResponses in the finished batch")
 
 
-def gemini_results(target: Target, record: BatchRecord) -> Flow[list[Item]]:
+def gemini_results(target: Target, record: BatchRecord) -> Exchange[list[Item]]:
     """Each request's response or error, from the finished batch (in request order)."""
     answer: list[Item] = yield _get(
         target,
@@ -530,15 +535,16 @@ WIRES: dict[str, BatchWire] = {
 }
 """The batch API of each chat shape that has one."""
 
-BATCH_PROVIDERS = frozenset({"anthropic", "openai", "google"})
-"""The providers whose batch API elelem speaks (an OpenAI-compatible server
-rarely has one; Chat Completions batches go to OpenAI itself)."""
+BATCH_PROVIDERS: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("batch"))
+"""The providers whose batch API elelem speaks (each record's
+``kinds["batch"]``; an OpenAI-compatible server rarely has one, and Chat
+Completions batches go to OpenAI itself)."""
 
 
 def wire_of(target: Target) -> BatchWire:
     """The batch API of ``target``, or :class:`~elelem.errors.UnsupportedError`."""
     wire = WIRES.get(target.spec.shape)
-    if wire is None or target.provider not in BATCH_PROVIDERS:
+    if wire is None or BATCH_PROVIDERS.get(target.provider) != wire.name:
         raise UnsupportedError(f"provider {target.provider} has no batch API elelem speaks")
     return wire
 

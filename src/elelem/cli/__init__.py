@@ -1,8 +1,7 @@
 """The ``elelem`` command: a click group; each command lives in its own module.
 
 To add a command, write it as a ``click.Command`` in ``elelem/cli/<name>.py``
-and register it below with one ``main.add_command(...)`` line (or in
-:mod:`elelem.cli.commands`).  A command reports a user-facing failure by
+and add it to the one table of commands, :data:`elelem.cli.commands.COMMANDS`.  A command reports a user-facing failure by
 raising the one CLI error class, :class:`elelem.cli.common.Failure`: one
 sanitized ``elelem: …`` line on stderr with its documented exit status, no
 traceback (:func:`elelem.cli.common.guarded` turns elelem's typed errors
@@ -11,6 +10,7 @@ into one).
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import click
@@ -26,6 +26,10 @@ def usage_line(exc: click.UsageError) -> Failure:
     where to read the usage instead of click's four-line block."""
     path = exc.ctx.command_path if exc.ctx is not None else "elelem"
     return Failure(f"{exc.format_message()} (see: {path} --help)", EXIT_USAGE)
+
+
+OWN_OPTIONS = frozenset({"-h", "--help", "--version"})
+"""The options of the ``elelem`` group itself (any other goes to ``ask``)."""
 
 
 class ElelemGroup(click.Group):
@@ -46,6 +50,26 @@ class ElelemGroup(click.Group):
         except click.UsageError as exc:
             raise usage_line(exc) from None
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """``elelem "prompt"`` (and ``elelem -m MODEL "prompt"``) is ``elelem
+        ask …``, as ``llm "prompt"`` is; a lone word close to a command's
+        name is taken for a typo of it, not sent to a model."""
+        if self.name == "main" and args and args[0] not in self.commands:
+            first = args[0]
+            if first.startswith("-"):
+                if first not in OWN_OPTIONS:
+                    args = ["ask", *args]
+            else:
+                close = difflib.get_close_matches(first, self.list_commands(ctx), n=1, cutoff=0.75)
+                if close and len(args) == 1 and " " not in first:
+                    raise Failure(
+                        f"no such command {first!r} (did you mean {close[0]}?); "
+                        f"to ask it: elelem ask {first}",
+                        EXIT_USAGE,
+                    )
+                args = ["ask", *args]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -64,15 +88,7 @@ def main() -> None:
     install(secrets_in_force())
 
 
-from elelem.cli.inspect import inspect_command  # noqa: E402
-
-main.add_command(inspect_command)
-
-from elelem.cli.serve import serve_command  # noqa: E402
-
-main.add_command(serve_command)
-
-from elelem.cli.commands import register  # noqa: E402  (ask, chat, log, show, … demo)
+from elelem.cli.commands import register  # noqa: E402  (every command, in one table)
 
 register(main)
 

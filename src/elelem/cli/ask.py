@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from elelem.cli.common import (
     continue_option,
     debug_option,
     default_model,
+    describe,
     guarded,
     hosted_tools,
     make_renderer,
@@ -40,18 +42,19 @@ from elelem.cli.inspect import ndjson_line
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
+from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
 from elelem.conversation import Conversation, ConversationNotFound, Store
 from elelem.conversation.store import new_conversation_id
-from elelem.errors import ConfigError, StreamError
+from elelem.errors import ConfigError, StreamError, TransportError
 from elelem.providers import Catalog, Target
 from elelem.providers.costs import events_cost
 from elelem.providers.fallback import Fallback
 from elelem.providers.middleware import PromptCaching, wrap
 from elelem.providers.protocol import Model, resolved_address
-from elelem.render import Renderer, sanitize_line
+from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
@@ -85,6 +88,9 @@ class Session:
     out: a command that fails before then leaves the store as it was."""
     cache: str | None = None
     """``--cache [TTL]``: the prompt cache around every model the session uses."""
+    extract: bool = False
+    """``-x``/``--xl``: nothing is shown while the answer streams (the
+    command prints a code block of it afterwards)."""
 
     @property
     def model(self) -> str:
@@ -113,8 +119,9 @@ class Session:
         schema = output.schema if isinstance(output, JsonSchemaOutput) else None
         if renderer is not None:
             observe = render_observer(renderer)
-        elif schema is not None:
-            observe = quiet_observer  # --schema --json: the object alone, once it is checked
+        elif schema is not None or self.extract:
+            # --schema --json: the object alone, once it is checked; -x: the code.
+            observe = quiet_observer
         else:
             observe = json_observer()
         self.warn_before(text)
@@ -146,16 +153,30 @@ class Session:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt()
             raise
-        except StreamError:
+        except StreamError as exc:
             if waiting is not None:
                 waiting.stop()
             if renderer is not None and renderer.active:
                 renderer.cost = self.turn_cost()
                 renderer.interrupt("stopped by an error: kept what arrived")
+            hint = LOCAL_HINTS.get(str(self.target.provider))
+            if (
+                hint is not None
+                and isinstance(exc, TransportError)
+                and "before a response" in exc.message
+            ):
+                raise Failure(f"{describe(exc)} ({hint})", EXIT_PROVIDER) from None
             raise
         finally:
             if waiting is not None:
                 waiting.stop()  # any other way out: the spinner never outlives the turn
+        if result.end == "max-steps" and self.toolset is not None:
+            # The answer stops short: say why, whatever the output form.
+            click.echo(
+                f"elelem: stopped at --max-steps {self.toolset.max_steps}: "
+                "the last calls were not run",
+                err=True,
+            )
         dropped = dropped_of(result)
         if renderer is not None:
             renderer.cost = result.cost.describe()
@@ -173,7 +194,7 @@ class Session:
                 ) from None
             if renderer is None:
                 sys.stdout.write(ndjson_line(value) + "\n")
-        elif renderer is None:
+        elif renderer is None and not self.extract:
             line = {
                 "type": "turn",
                 "conversation": self.conversation.id,
@@ -201,7 +222,11 @@ class Session:
         )
         toolset = self.toolset
         asked = toolset is not None and bool(toolset.tools or toolset.servers)
-        events = self.renderer is None and not isinstance(self.options.output, JsonSchemaOutput)
+        events = (
+            self.renderer is None
+            and not self.extract
+            and not isinstance(self.options.output, JsonSchemaOutput)
+        )
         for warning in preflight(
             str(self.target.provider), self.target.model, request, tools_asked=asked
         ):
@@ -210,6 +235,14 @@ class Session:
                 sys.stdout.write(ndjson_line(line) + "\n")
             else:
                 click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
+
+
+LOCAL_HINTS = {
+    "ollama": "is Ollama running? start it with: ollama serve",
+    "ollama-native": "is Ollama running? start it with: ollama serve",
+    "llamacpp": "is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
+}
+"""What to check when a local provider refuses the connection."""
 
 
 def dropped_of(result: TurnResult) -> list[Any]:
@@ -245,13 +278,15 @@ def quiet_observer(_chunk: object, _committed: object) -> None:
     """Shows nothing: the answer is printed whole once it is complete."""
 
 
-def check_model(catalog: Catalog, model: str) -> Target | Fallback:
+def check_model(catalog: Catalog, model: str) -> Target | Fallback | Model:
     """Resolve ``model`` once for the command: an unknown provider, a shape
     not built yet, or a missing or malformed key (AWS credentials count for
     a signing provider, as in the library) fails here, before anything is
     stored.  A comma-separated list (``-m a,b``, or an alias to a list in
     the config file) is a :class:`~elelem.Fallback` of those models, each
     resolved now."""
+    if is_test_model(model):
+        return test_model()  # -m test: in-process, no key (elelem.cli.testmodel)
     address = catalog.aliases.get(model.strip(), model)
     if "," not in address:
         return catalog.target(model, os.environ)
@@ -340,6 +375,13 @@ def reasoning_asked() -> bool:
     show_default=True,
     help="Where generated audio is written.",
 )
+@click.option(
+    "-x",
+    "--extract",
+    is_flag=True,
+    help="Print only the first fenced code block of the answer (all of it if it has none).",
+)
+@click.option("--xl", "--extract-last", "extract_last", is_flag=True, help="As -x, the last block.")
 @model_options
 @tool_options
 @debug_option
@@ -350,10 +392,14 @@ def ask_command(
     attachments: tuple[str, ...],
     images_dir: Path,
     audio_out: Path,
+    extract: bool,
+    extract_last: bool,
     **params: Any,
 ) -> None:
     """Ask one question (PROMPT, stdin, or both: piped text goes before the
     prompt) with any attachments, and show the answer as it streams."""
+    if (extract or extract_last) and params["as_json"]:
+        raise Failure("-x prints code, --json events: give one of them", EXIT_USAGE)
     store = store_from_env(persist=not params["no_store"])
     text = " ".join(prompt).strip()  # valid UTF-8: guarded checked every text option
     if continue_ not in (None, "last") and not text and continue_ is not None:
@@ -373,9 +419,14 @@ def ask_command(
     text, blocks = prompt_and_attachments(text, attachments, piped_stdin())
     if not text and not blocks:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
-    session = open_session(store, continue_, params)
+    extracting = extract or extract_last
+    session = open_session(store, continue_, {**params, "as_json": params["as_json"] or extracting})
+    session.extract = extracting
     with session.toolset or Toolset():
         result = session.answer(user_message(text, blocks))
+    if extracting:
+        code = extract_code(result.text, last=extract_last)
+        sys.stdout.write(sanitize(code) + ("" if code.endswith("\n") else "\n"))
     stem = f"{session.conversation.id}-{result.turn}"
     parts = [p for m in result.messages for p in m.content]
     for what, save, where in (("image", save_images, images_dir), ("audio", save_audio, audio_out)):
@@ -393,6 +444,19 @@ def ask_command(
     awaiting_line(session, result)
 
 
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<code>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+"""A fenced code block of Markdown (its info string, e.g. the language, skipped)."""
+
+
+def extract_code(text: str, *, last: bool = False) -> str:
+    """The first (``last``: the last) fenced code block's content in
+    ``text``, else the whole text (as ``llm -x`` does)."""
+    blocks = [m.group("code") for m in FENCE.finditer(text)]
+    if not blocks:
+        return text
+    return blocks[-1] if last else blocks[0]
+
+
 def awaiting_line(session: Session, result: TurnResult) -> None:
     """Say how to go on when the run stopped for approvals or results."""
     if result.end in (AWAITING_APPROVAL, AWAITING_RESULTS):
@@ -401,4 +465,4 @@ def awaiting_line(session: Session, result: TurnResult) -> None:
         click.echo(f"{result.end}: elelem {command} {ident}", err=True)
 
 
-__all__ = ["Session", "ask_command", "check_model", "open_session"]
+__all__ = ["Session", "ask_command", "check_model", "extract_code", "open_session"]

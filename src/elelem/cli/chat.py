@@ -35,6 +35,7 @@ from elelem.cli.common import (
     model_options,
     store_from_env,
 )
+from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
 from elelem.cli.tools import Toolset, tool_options
 from elelem.conversation import default_store_path
 from elelem.errors import ConfigError, ElelemError, UnsupportedError
@@ -70,8 +71,11 @@ def _model(state: ChatState, argument: str) -> None:
         _say(f"model: {state.session.model}")
         return
     catalog = state.session.catalog
-    spec, name = catalog.resolve(argument)
-    address = f"{spec.name}:{name}"
+    if is_test_model(argument):
+        address = TEST_ADDRESS
+    else:
+        spec, name = catalog.resolve(argument)
+        address = f"{spec.name}:{name}"
     state.session.target = cached(check_model(catalog, address), state.session.cache)
     _say(f"model: {address}")
 

@@ -29,6 +29,7 @@ from elelem.errors import (
     error_line,
     install_line,
 )
+from elelem.home import home_dir
 from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
@@ -252,7 +253,22 @@ def store_from_env(*, persist: bool = True) -> Store:
     return store
 
 
-def _config_model(env: Mapping[str, str]) -> str | None:
+DEFAULT_MODEL_FILE = "default-model.txt"
+"""The file in elelem's home ``elelem models default MODEL`` writes."""
+
+
+def saved_default_model(env: Mapping[str, str] | None = None) -> str | None:
+    """The model ``elelem models default MODEL`` saved, or None."""
+    path = home_dir(env) / DEFAULT_MODEL_FILE
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return saved or None
+
+
+def config_model(env: Mapping[str, str]) -> str | None:
+    """The config file's ``model``, or None."""
     path = config_path(env)
     data = read_config(path)
     if data is None:
@@ -282,9 +298,10 @@ def signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str])
 
 def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str:
     """The model to use when none is named: ``$ELELEM_MODEL``, else ``model``
-    in the config file, else the first provider whose key is set."""
+    in the config file, else the one ``elelem models default MODEL`` saved,
+    else the first provider whose key is set."""
     env = os.environ if env is None else env
-    chosen = env.get("ELELEM_MODEL") or _config_model(env)
+    chosen = env.get("ELELEM_MODEL") or config_model(env) or saved_default_model(env)
     if chosen:
         return chosen
     for name, model in DEFAULT_MODELS.items():
@@ -566,6 +583,7 @@ def stdin_text(limit: int) -> str | None:
 
 __all__ = [
     "DEFAULT_MODELS",
+    "DEFAULT_MODEL_FILE",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -579,6 +597,7 @@ __all__ = [
     "Failure",
     "Finite",
     "UnsupportedError",
+    "config_model",
     "continue_option",
     "debug_enabled",
     "debug_option",
@@ -596,6 +615,7 @@ __all__ = [
     "make_renderer",
     "max_bytes_option",
     "model_options",
+    "saved_default_model",
     "signing_credentials_set",
     "stdin_text",
     "store_from_env",

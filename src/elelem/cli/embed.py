@@ -34,6 +34,8 @@ from elelem.cli.common import (
     store_from_env,
     utf8_text,
 )
+from elelem.cli.safety import command_catalog
+from elelem.cli.testmodel import TEST_EMBEDDING, is_test_address, is_test_model, test_client
 from elelem.embeddings import TASKS, Embeddings
 from elelem.embeddings.collections import Collections, Hit, Item, to_bytes
 from elelem.render import sanitize_line
@@ -41,10 +43,19 @@ from elelem.render import sanitize_line
 MODEL_ENV = "ELELEM_EMBEDDING_MODEL"
 
 
-def _client() -> Any:
+def _client(model: str | None = None) -> Any:
+    """The blocking client for ``model``: for a test model (``-m test``) one
+    over a loopback server speaking its wire (no key, no network)."""
+    if is_test_address(model):
+        return test_client(command_catalog())
     from elelem.client import SyncClient  # deferred: the client loads the catalog
 
     return SyncClient(env=os.environ)
+
+
+def _model_name(model: str) -> str:
+    """``model``, with ``test`` spelled as the test model's address."""
+    return TEST_EMBEDDING if is_test_model(model) else model
 
 
 def _rows(source: str, jsonl: bool, limit: int) -> list[tuple[str, str, Any]]:
@@ -84,9 +95,10 @@ def _report(result: Embeddings, stored: int, skipped: int, name: str | None) -> 
     tokens = f"{usage.input} tokens" if usage is not None else "tokens not reported"
     where = f"stored {stored} in {name}" if name else f"{len(result)} vectors"
     extra = f", {skipped} unchanged" if skipped else ""
+    requests = "request" if result.requests == 1 else "requests"
     click.echo(
         sanitize_line(
-            f"{where}{extra}; {result.requests} requests, {tokens}, {result.cost.describe()}"
+            f"{where}{extra}; {result.requests} {requests}, {tokens}, {result.cost.describe()}"
         ),
         err=True,
     )
@@ -170,7 +182,8 @@ def _embed(
         raise Failure(
             f"name the embedding model with -m provider:model or ${MODEL_ENV}", EXIT_USAGE
         )
-    with _client() as client:
+    model = _model_name(model)
+    with _client(model) as client:
         result: Embeddings = client.embed(model, texts, dimensions=dimensions, task=task)
     for index, vector in enumerate(result):
         # A number past float32's range is inf: printed, it is no JSON; stored, no score.
@@ -228,7 +241,7 @@ def similar_command(
             hits = found.similar(found.vector(item), number=number, skip=item)
         else:
             assert text is not None
-            with _client() as client:
+            with _client(found.model) as client:
                 query = client.embed(found.model, [text], dimensions=found.dimensions, task="query")
             hits = found.similar(query[0], number=number)
         _print_hits(hits, as_json)

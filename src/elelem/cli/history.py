@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from elelem.cli.common import (
+    EXIT_STORE,
     EXIT_USAGE,
     Failure,
     debug_option,
@@ -31,6 +32,7 @@ from elelem.conversation import (
     export_conversation,
     import_conversation,
 )
+from elelem.conversation.errors import ConversationExists
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import SQLiteStore
 from elelem.conversation.store import SearchHit
@@ -238,8 +240,17 @@ def _markdown(store: Store, cid: ConversationId) -> bytes:
     return conversation_markdown(store.info(cid), store.load(cid)).encode("utf-8")
 
 
+def _json(store: Store, cid: ConversationId) -> bytes:
+    """The NDJSON export's records (header, events, blobs) as one JSON array:
+    what a program reading one JSON document wants (``llm``'s habit)."""
+    lines = export_conversation(store, cid).splitlines()
+    # Each line is one JSON object already: joined, not decoded and re-encoded.
+    return b"[\n" + b",\n".join(lines) + b"\n]\n"
+
+
 EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     "ndjson": export_conversation,
+    "json": _json,
     "html": _html,
     "md": _markdown,
 }
@@ -261,8 +272,8 @@ EXPORT_FORMATS: dict[str, Callable[[Store, ConversationId], bytes]] = {
     type=click.Choice(sorted(EXPORT_FORMATS)),
     default="ndjson",
     show_default=True,
-    help="ndjson: versioned, re-importable; html: one self-contained page; md: Markdown "
-    "with footnotes.",
+    help="ndjson: versioned, re-importable; json: the same records as one JSON array; "
+    "html: one self-contained page; md: Markdown with footnotes.",
 )
 @debug_option
 @guarded
@@ -307,7 +318,13 @@ def import_command(file: str, new_id: bool, max_bytes: int) -> None:
         name = "stdin" if file == "-" else file
         raise Failure(f"{name}: {exc}{limit}", EXIT_USAGE) from None
     store = store_from_env()
-    info = import_conversation(store, data, new_id=new_id)
+    try:
+        info = import_conversation(store, data, new_id=new_id)
+    except ConversationExists as exc:
+        raise Failure(
+            f"{exc} in this store: import it under a fresh id with elelem import --new-id {file}",
+            EXIT_STORE,
+        ) from None
     click.echo(f"imported {sanitize_line(info.id)} ({info.events} events)")
 
 

@@ -149,6 +149,7 @@ def _first_payload(
             return value if isinstance(value, dict) else None
         value = response.json()
     except (ValueError, ElelemError):
+        # Not JSON, or nested past the parser's depth: no payload to know it by.
         return None
     except RecursionError:
         if interaction.request is not None:

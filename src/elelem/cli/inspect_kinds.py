@@ -13,12 +13,12 @@ body, never a second reading of it: an embeddings answer through its
 wire's ``decode`` (:data:`elelem.embeddings.wires.WIRES`), speech and a
 whole transcription through the ``speak`` and ``transcribe`` flows' own
 calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
-through the stream parsers (:mod:`elelem.speech.streamed_transcription`,
-:mod:`elelem.speech.streamed_speech`), a batch object, its results and their
+through the wire's own parsers (the shape's ``speech`` and ``transcription``,
+:mod:`elelem.wire.speech`), a batch object, its results and their
 answers through the batch wire's flows and
 :func:`elelem.batches.core.read_results`, a token count through its
 wire's counting flow (:mod:`elelem.client.counting`), a model list through
-:data:`elelem.providers.listing.LISTINGS`.  A reader's typed error is the
+its wire's page reader (the shape's ``listing``, :mod:`elelem.wire.listing`).  A reader's typed error is the
 exchange's ``error``, and the rest of the recording is still read.
 """
 
@@ -47,18 +47,17 @@ from elelem.errors import (
 )
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
-from elelem.providers.listing import LISTINGS
 from elelem.providers.recognize import provider_of_url, shape_of_exchange
 from elelem.recordings.cassettes import Interaction
 from elelem.recordings.containers import head
-from elelem.speech.endpoints import SPEECH_SHAPES, speak, transcribe
-from elelem.speech.streamed_speech import SpeechParser
-from elelem.speech.streamed_transcription import TranscriptionParser
+from elelem.speech.endpoints import speak, speech_wire, transcribe, transcription_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
-from elelem.transport.one_shot import Call, Flow
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import AudioBlock, BytesSource, Message, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.wire import ModelRequest
+from elelem.wire.listing import ModelListing
+from elelem.wire.speech import SpeechRequest
 
 Frames = Callable[[Interaction], list[tuple[str, str]]]
 """The recorded frames of a streamed body (the transport's own decoders)."""
@@ -139,6 +138,24 @@ def _provider(interaction: Interaction, catalog: Catalog, shape: str) -> str:
     return provider_of_url(catalog, request.uri if request is not None else None, shape)
 
 
+class _Having:
+    """The names of the shapes whose wire has the exchange ``kind`` (a
+    shape's field of that name), as a container."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return getattr(catalog_shape(str(name)), self.kind, None) is not None
+        except ElelemError:
+            return False
+
+
+SPEECH_SHAPES = _Having("speech")
+"""The shapes whose wire has the audio endpoints."""
+
+
 def _target(catalog: Catalog, provider: str, model: str, fallback: str, shapes: Any) -> Target:
     """A target of ``provider`` (``fallback`` when it is not one whose
     shape is in ``shapes``) for ``model``: what the library's readers take.
@@ -151,7 +168,7 @@ def _target(catalog: Catalog, provider: str, model: str, fallback: str, shapes: 
         return catalog.target(f"{fallback}:{model or 'recorded'}", {}, {fallback: "recorded"})
 
 
-def _answered(flow: Flow[Any], body: bytes, provider: str) -> Any:
+def _answered(flow: Exchange[Any], body: bytes, provider: str) -> Any:
     """What ``flow`` returns when its one call is answered ``body``: the
     call's own parse (the reader the client runs), then the flow's own
     making of its result from it.  A flow that asks for a second request
@@ -273,7 +290,9 @@ def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[
     streamed = response.content_type == "text/event-stream"
     if streamed:
         media_type = MEDIA_TYPES_BY_FORMAT.get(format, "application/octet-stream")
-        parser = SpeechParser(target.provider, target.model, media_type, sse=True)
+        known = format if format in MEDIA_TYPES_BY_FORMAT else "mp3"
+        asked = SpeechRequest(target.model, "", format=known, stream_format="sse")
+        parser = speech_wire(target).parser(target.provider, asked)
         chunks = [*parser.open(200, {})]
         for event, data in frames(interaction):
             chunks += parser.message(event, data)
@@ -310,7 +329,7 @@ def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -
     target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
     response = interaction.response
     if response.content_type == "text/event-stream":
-        parser = TranscriptionParser(target.provider, target.model)
+        parser = transcription_wire(target).parser(target.provider, target.model)
         chunks = [*parser.open(200, {})]
         for event, data in frames(interaction):
             chunks += parser.message(event, data)
@@ -473,8 +492,9 @@ def _model_list(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
         else "anthropic_messages" if "anthropic" in _provider(interaction, catalog, "openai_chat")
         else "openai_chat"
     )  # fmt: skip
-    read = LISTINGS[shape][3]
-    models, more = read(json.loads(interaction.response.body))
+    listing = getattr(catalog_shape(shape), "listing", None)
+    assert isinstance(listing, ModelListing)  # every shape named above lists models
+    models, more = listing.read(json.loads(interaction.response.body))
     return {"provider": _provider(interaction, catalog, shape),
             "models": [m.id for m in models], "more": more is not None}  # fmt: skip
 

@@ -136,6 +136,7 @@ def live_command(
             instructions=system,
             voice=voice,
             output="text" if audio_in is None and audio_out is None else "audio",
+            max_steps=toolset.max_steps,
             vad=False,
         )
         audio = _audio_in(audio_in, session.input_rate) if audio_in is not None else None

@@ -10,10 +10,20 @@ from typing import Any
 import click
 import httpx2
 
-from elelem.cli.common import debug_option, guarded
+from elelem.cli.common import (
+    DEFAULT_MODEL_FILE,
+    config_model,
+    debug_option,
+    default_model,
+    guarded,
+    saved_default_model,
+)
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
+from elelem.home import create_private, home_dir, private_parent
 from elelem.providers import Catalog, load_catalog
 from elelem.providers.capabilities import as_record, model_info, with_remote
+from elelem.providers.config import config_path
 from elelem.providers.listing import RemoteModel, list_remote_models
 from elelem.providers.models import DEFAULT_MODELS, aliases_in_force, known_models
 from elelem.render import sanitize_line
@@ -34,14 +44,49 @@ async def _remote(catalog: Catalog, provider: str) -> list[RemoteModel]:
         return await list_remote_models(spec.shape, endpoint, http)
 
 
+def _default(model: str | None) -> None:
+    """``elelem models default [MODEL]``: say the model used when none is
+    named (and where that comes from), or save MODEL as it."""
+    catalog = load_catalog()
+    if model is None:
+        for where, value in (
+            ("$ELELEM_MODEL", os.environ.get("ELELEM_MODEL")),
+            (f"the config file {config_path()}", config_model(os.environ)),
+            (str(home_dir() / DEFAULT_MODEL_FILE), saved_default_model()),
+        ):
+            if value:
+                click.echo(f"{sanitize_line(value)}\t(from {sanitize_line(where)})")
+                return
+        click.echo(f"{default_model(catalog)}\t(the first provider whose key is set)")
+        return
+    if is_test_model(model):
+        address = TEST_ADDRESS
+    else:
+        spec, name = catalog.resolve(model.strip())  # an unknown provider is refused now
+        address = f"{spec.name}:{name}"
+    path = home_dir() / DEFAULT_MODEL_FILE
+    private_parent(path)
+    create_private(path)
+    path.write_text(address + "\n", encoding="utf-8")
+    click.echo(f"default model: {sanitize_line(address)}")
+    if os.environ.get("ELELEM_MODEL") or config_model(os.environ):
+        click.echo(
+            "elelem: warning: $ELELEM_MODEL or the config file's model still wins over it",
+            err=True,
+        )
+
+
 @click.command("models")
 @click.argument("provider", required=False)
+@click.argument("model", required=False)
 @click.option("--remote", is_flag=True, help="Ask the provider's model-list endpoint.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per model (NDJSON).")
 @debug_option
 @guarded
-def models_command(provider: str | None, remote: bool, as_json: bool) -> None:
+def models_command(provider: str | None, model: str | None, remote: bool, as_json: bool) -> None:
     """List known models (of PROVIDER), offline; --remote asks the provider.
+    `elelem models default` says the model used when none is named, and
+    `elelem models default MODEL` saves MODEL as it.
 
     Each line is the address to pass to -m, then `default` for a provider's
     default model and the aliases that name it.  With --json each model's
@@ -49,6 +94,11 @@ def models_command(provider: str | None, remote: bool, as_json: bool) -> None:
     modalities, tools, reasoning, structured output, deprecation, and the
     source of each); with --remote, what the provider reports wins.
     """
+    if provider == "default":
+        _default(model)
+        return
+    if model is not None:
+        raise click.UsageError(f"got an extra argument {model!r}: give one PROVIDER")
     catalog = load_catalog()
     if provider is not None:
         catalog.get(provider)  # an unknown provider is an error naming the known ones
@@ -100,4 +150,21 @@ def aliases_command(as_json: bool) -> None:
         sys.stdout.write(f"{name.ljust(width)}  {sanitize_line(target)}{origin}\n")
 
 
-__all__ = ["aliases_command", "models_command"]
+@click.group("config")
+def config_group() -> None:
+    """The config file (aliases, providers, headers, the default model)."""
+
+
+@config_group.command("path")
+@debug_option
+@guarded
+def config_path_command() -> None:
+    """Print where the config file is read from ($ELELEM_CONFIG, else the
+    user config folder), whether or not it exists yet."""
+    path = config_path()
+    click.echo(sanitize_line(str(path)))
+    if not path.exists():
+        click.echo("elelem: (it does not exist yet)", err=True)
+
+
+__all__ = ["aliases_command", "config_group", "models_command"]

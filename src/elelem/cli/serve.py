@@ -14,6 +14,7 @@ import click
 
 from elelem.cli.common import debug_option, default_model, guarded, store_from_env
 from elelem.cli.safety import secrets_in_force
+from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
 from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError
 
@@ -52,10 +53,10 @@ def serve_command(
     host: str, port: int, model: str | None, function_files: tuple[Path, ...]
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
-    chat with a configured provider, in the browser.  With ``--functions``
+    chat with a configured provider, in the browser.  With --functions
     the chat's model may call those tools, each call run once the page's
-    Approve is clicked (Deny refuses it), as for a run stopped by ``ask
-    --defer`` or the library's ``approve="defer"``."""
+    Approve is clicked (Deny refuses it), as for a run stopped by `ask
+    --defer` or the library's approve="defer"."""
     import uvicorn
 
     from elelem.providers import load_catalog
@@ -74,6 +75,8 @@ def serve_command(
                 model = default_model(catalog)
             except ConfigError:
                 model = None  # browsing needs no key; the chat form names one
+        elif is_test_model(model):
+            model = TEST_ADDRESS
         else:
             # An unknown provider or a malformed address is refused now, not
             # at the first chat message (browsing needs no key: none is checked).
@@ -89,7 +92,7 @@ def serve_command(
     click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")
     click.echo("(the token is needed by every request; Ctrl-C stops)")
     catalog = load_catalog()
-    models = [f"{p}:{m}" for p, m in known_models() if p in catalog]
+    models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
     if not is_loopback(bound_host):
         click.echo(
             f"elelem serve: warning: listening on {shown}, which other machines can reach; "
@@ -104,6 +107,7 @@ def serve_command(
         models=models,
         port=bound_port,
         tools=list(tools),
+        in_process={name: test_model() for name in TEST_MODEL_NAMES},
     )
     config = server_config(app)
     try:

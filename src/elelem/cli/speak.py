@@ -20,7 +20,8 @@ from typing import IO, Any
 import click
 
 from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded, stdin_text
-from elelem.cli.safety import binary_stdout
+from elelem.cli.safety import binary_stdout, command_catalog
+from elelem.cli.testmodel import TEST_SPEECH, is_test_address, is_test_model, test_client
 from elelem.render import sanitize_line
 from elelem.speech.streamed_speech import STREAM_FORMATS
 
@@ -34,10 +35,19 @@ FORMATS = ("mp3", "wav", "opus", "aac", "flac", "pcm")
 """The ``response_format`` values of ``audio/speech``."""
 
 
-def _client() -> Any:
+def _client(model: str | None = None) -> Any:
+    """The blocking client for ``model``: for a test model (``-m test``) one
+    over a loopback server speaking its wire (no key, no network)."""
+    if is_test_address(model):
+        return test_client(command_catalog())
     from elelem.client import SyncClient  # deferred: the client loads the catalog
 
     return SyncClient(env=os.environ)
+
+
+def _model_name(model: str) -> str:
+    """``model``, with ``test`` spelled as the test model's address."""
+    return TEST_SPEECH if is_test_model(model) else model
 
 
 def _report(speech: Any, written: int, where: str) -> None:
@@ -49,10 +59,7 @@ def _report(speech: Any, written: int, where: str) -> None:
         if usage is not None
         else "usage not reported"
     )
-    line = (
-        f"{written} bytes of {speech.call.media_type} to {where}; {tokens}, "
-        f"{cost.describe()}"
-    )
+    line = f"{written} bytes of {speech.call.media_type} to {where}; {tokens}, {cost.describe()}"
     click.echo(sanitize_line(line), err=True)
 
 
@@ -98,7 +105,8 @@ def speak_command(
         raise Failure(f"name the speech model with -m provider:model or ${MODEL_ENV}", EXIT_USAGE)
     if output is None and sys.stdout.isatty():
         raise Failure("audio is data: redirect stdout or use -o FILE", EXIT_USAGE)
-    with _client() as client:
+    model = _model_name(model)
+    with _client(model) as client:
         speech = client.speak_stream(
             model,
             spoken,

@@ -132,6 +132,10 @@ def function_named(ref: str) -> FunctionTool:
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
         raise Failure(f"--tool {ref}: write MODULE:FUNCTION", EXIT_USAGE)
+    # The working folder is where `--tool tools:fn` is looked for first, as
+    # `python -m` would (the console script's path holds only its own folder).
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

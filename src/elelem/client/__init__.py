@@ -61,7 +61,7 @@ from elelem.transport import (
     Timeouts,
 )
 from elelem.transport.config import CHAT
-from elelem.transport.one_shot import Flow, run_async, run_sync
+from elelem.transport.one_shot import Exchange, run_async, run_sync
 from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
@@ -430,7 +430,7 @@ class Client(AsyncExtras):
         await self.aclose()
 
 
-_CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Flow[TokenCount]]
+_CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Exchange[TokenCount]]
 """Where to count, how the wire counts, the neutral request, the exchange."""
 
 

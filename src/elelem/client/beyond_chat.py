@@ -41,7 +41,7 @@ from elelem.transport.config import (
     SPEAK,
     TRANSCRIBE,
 )
-from elelem.transport.one_shot import Flow, run_async, run_sync
+from elelem.transport.one_shot import Exchange, run_async, run_sync
 from elelem.vocabulary import AudioBlock
 
 EMBED_CONCURRENCY = 4
@@ -298,13 +298,13 @@ class AsyncExtras:
 
     def _batch_submit(
         self, model: str | Target, requests: Sequence[BatchRequest | str]
-    ) -> tuple[Target, Flow[BatchRecord]]:
+    ) -> tuple[Target, Exchange[BatchRecord]]:
         target = self.target(model)
         wire = batch_wire(target)
         neutral = neutral_requests(requests, target.model, self._clock())
         return target, wire.submit(target, encode_batch(target, neutral))
 
-    def _batch_results(self, record: BatchRecord) -> tuple[Target, Flow[list[Any]]]:
+    def _batch_results(self, record: BatchRecord) -> tuple[Target, Exchange[list[Any]]]:
         target = self.target(record.model)
         return target, batch_wire(target).results(target, record)
 

@@ -18,7 +18,7 @@ from typing import Literal
 import msgspec
 
 from elelem.tokens import TokenEstimate, estimate_request
-from elelem.transport.one_shot import Call, Flow
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import ModelRequest, Shape
@@ -51,7 +51,7 @@ def counter_of(shape: Shape) -> TokenCounter | None:
 
 def counting(
     shape: Shape, counter: TokenCounter, request: ModelRequest, provider: ProviderId
-) -> Flow[TokenCount]:
+) -> Exchange[TokenCount]:
     """The exchange that counts ``request`` on ``shape``'s wire: one call to
     its counting endpoint, whose answer is the count.  An answer that is no
     JSON object holding a count is a

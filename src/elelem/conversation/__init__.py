@@ -1,4 +1,4 @@
-"""The conversation log (DESIGN.md §5): append-only events, projections,
+"""The conversation log (docs/architecture.md §4): append-only events, projections,
 overlays, storage backends and export/import.
 
 This package knows no wire shape: projections hand provider-attributed

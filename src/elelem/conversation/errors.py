@@ -52,6 +52,15 @@ class SchemaVersionError(StoreError):
     """The store's schema is newer than this elelem understands."""
 
 
+class ConversationExists(StoreError):
+    """A conversation of that id is in the store already (an import of a
+    conversation exported from this store, say); nothing was written."""
+
+    def __init__(self, conversation: str) -> None:
+        super().__init__(f"conversation {conversation!r} already exists")
+        self.conversation = conversation
+
+
 class ImportRefused(StoreError):
     """An export file was refused: unknown format or version, or a bad line.
 
@@ -66,6 +75,7 @@ class ImportRefused(StoreError):
 
 
 __all__ = [
+    "ConversationExists",
     "ConversationNotFound",
     "CorruptEventError",
     "EventError",

@@ -1,4 +1,4 @@
-"""Events of the conversation log (DESIGN.md §5).
+"""Events of the conversation log (docs/architecture.md §4).
 
 An event is ``{id, seq, at, turn, response, kind, body}``.  ``kind`` selects
 the type of ``body``; kinds form an open set (:func:`register_event_kind`).

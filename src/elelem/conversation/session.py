@@ -17,6 +17,7 @@ from elelem.vocabulary.json import JSONValue
 
 SESSION_NOTES = (
     "opened",  # the server accepted the session: its id and settings
+    "updated",  # the server's session settings now (after the client's update)
     "resumed",  # a dropped connection was resumed with a handle: the same session
     "input-transcript",  # a user turn's transcript that came after its message
     "interrupted",  # the user cut in: the item, audio_end_ms, the transcript heard

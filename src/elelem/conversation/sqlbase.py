@@ -27,6 +27,7 @@ import msgspec
 from elelem import codec
 from elelem.conversation.blobs import event_blobs, resolve_messages
 from elelem.conversation.errors import (
+    ConversationExists,
     ConversationNotFound,
     CorruptEventError,
     SchemaVersionError,
@@ -290,7 +291,7 @@ class SQLStore(ABC):
                 ),
             ).fetchone()
         except self.integrity_errors:
-            raise StoreError(f"conversation {info.id!r} already exists") from None
+            raise ConversationExists(info.id) from None
         return int(row[0])
 
     def _find(self, key: int, event: EventId) -> int | None:

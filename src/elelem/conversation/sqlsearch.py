@@ -38,6 +38,8 @@ def search_events(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
 
 
 def catch_up_index(store: SQLOps) -> None:
+    """Bring the full-text index up to the events stored since it was last
+    written (nothing to do when its watermarks add up to the event count)."""
     fts = store.fulltext
     # Seqs run 1..n in every conversation, so the index is current exactly
     # when the watermarks add up to the number of events: one count instead
@@ -57,6 +59,9 @@ def catch_up_index(store: SQLOps) -> None:
 
 
 def scan(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
+    """Up to ``limit`` hits of ``text`` found by reading every event, newest
+    conversation first: the search for a query without words, which the
+    index cannot match."""
     wanted = text.casefold()
     order = f" ORDER BY {store._sql_updated} DESC, c.key DESC, e.seq"
     select = "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"

@@ -1,4 +1,4 @@
-"""The provider catalog (DESIGN.md §1): name -> shape, base URL, key and auth.
+"""The provider catalog (docs/architecture.md §1): name -> shape, base URL, key and auth.
 
 ``provider:model`` addresses a model; :func:`load_catalog` gives the built-in
 providers plus the user's config file; :func:`load_shape` imports a shape by

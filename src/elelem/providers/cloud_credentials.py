@@ -1,9 +1,9 @@
 """Cloud credentials as token sources: Google ADC and Microsoft Entra ID.
 
 Both libraries are optional extras, imported on first use: ``google-auth``
-(``pip install 'elelem[google]'``) and ``azure-identity``
-(``pip install 'elelem[azure]'``).  A missing one is a
-:class:`~elelem.errors.ConfigError` naming the extra.
+(the ``google`` extra) and ``azure-identity`` (the ``azure`` extra).  A
+missing one is a :class:`~elelem.errors.ConfigError` naming the extra and
+the command that installs it (:func:`~elelem.errors.install_line`).
 
 **Google Application Default Credentials**, in the order Google's own
 libraries look, read from the ``env`` given (not only ``os.environ``):
@@ -57,12 +57,6 @@ from elelem.transport.bearer import fetch_deadline
 
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's tokens are asked for."""
-
-AZURE_OPENAI_SCOPE = "https://cognitiveservices.azure.com/.default"
-"""The Entra ID scope of Azure OpenAI (and Foundry's OpenAI-style models)."""
-
-FOUNDRY_SCOPE = "https://ai.azure.com/.default"
-"""The Entra ID scope of Claude in Microsoft Foundry."""
 
 AZURE_SECRET_ENV = (
     "AZURE_CLIENT_SECRET",
@@ -373,10 +367,8 @@ def azure_default_credential(where: str) -> Any:
 
 
 __all__ = [
-    "AZURE_OPENAI_SCOPE",
     "AZURE_SECRET_ENV",
     "FETCH_TIMEOUT",
-    "FOUNDRY_SCOPE",
     "GOOGLE_SCOPE",
     "MAX_TOKEN_ANSWER",
     "NOT_A_TOKEN",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from decimal import Decimal
 
 from elelem.conversation.events import Event, ResponseRecord
 from elelem.providers.pricing import Cost, batch_price, price, total
@@ -19,6 +20,10 @@ def response_cost(record: ResponseRecord, at: datetime | str | None = None) -> C
     """The cost of one response, priced as of ``at`` (now by default), at
     the batch price for a response of a batch."""
     when = datetime.fromisoformat(at) if isinstance(at, str) else at
+    if record.error and record.usage is None and record.response_id is None:
+        # Refused before the model answered (an HTTP error status, a refused
+        # connection): no response began, so none was billed.
+        return Cost(Decimal(0), Decimal(0), Decimal(0))
     cost = price(record.provider or "unknown", record.model or "unknown", record.usage, at=when)
     return batch_price(cost) if record.tier == "batch" else cost
 

@@ -3,7 +3,8 @@
 A wire's live protocol lives in its shape package (``live.py``): OpenAI
 Realtime in :mod:`elelem.shapes.openai_responses.live` (OpenAI and Azure
 OpenAI, whose targets speak the Responses shape) and Gemini Live in
-:mod:`elelem.shapes.gemini.live` (the Gemini API).  Imported on first use,
+:mod:`elelem.shapes.gemini.live` (the Gemini API, and Vertex AI with its
+Google credentials: its own path, the model as a resource name).  Imported on first use,
 as shapes are.
 """
 
@@ -13,6 +14,7 @@ import importlib
 
 from elelem.errors import UnsupportedError
 from elelem.providers.catalog import Target
+from elelem.wire import EncodedRequest
 from elelem.wire.live import LiveProtocol
 
 LIVE_PROTOCOLS: dict[str, tuple[str, str]] = {
@@ -21,22 +23,31 @@ LIVE_PROTOCOLS: dict[str, tuple[str, str]] = {
 }
 """Shape name -> the module and class of its wire's live protocol."""
 
-NO_LIVE_ROUTE = frozenset({"vertex", "vertex-anthropic", "bedrock"})
-"""Providers whose endpoints serve the shape but not its live WebSocket here."""
+VERTEX_PATH = "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent"
+"""Gemini Live's WebSocket path on Vertex AI (the ``google-genai`` SDK's default)."""
 
 
 def live_protocol(target: Target) -> LiveProtocol:
     """A fresh live protocol for ``target`` (an UnsupportedError naming the
     provider and the wires that have one, when its wire has none)."""
     where = LIVE_PROTOCOLS.get(target.shape.name)
-    if where is None or target.provider in NO_LIVE_ROUTE or target.endpoint.route is not None:
+    route = target.endpoint.route
+    if where is None or (route is not None and target.shape.name != "gemini"):
         raise UnsupportedError(
             f"{target.provider} ({target.shape.name}) has no live sessions in elelem; "
-            "OpenAI Realtime (openai, azure) and Gemini Live (google) do"
+            "OpenAI Realtime (openai, azure) and Gemini Live (google, vertex) do"
         )
     module, name = where
-    protocol: LiveProtocol = getattr(importlib.import_module(module), name)(target.provider)
+    made = getattr(importlib.import_module(module), name)
+    if route is not None:
+        # Vertex AI: its own WebSocket path, and the model as the resource
+        # name the cloud's route puts in a request's path.
+        routed = route(EncodedRequest(f"/v1beta/models/{target.model}", {}))
+        resource = routed.path.split("?", 1)[0].split("/", 2)[-1]
+        vertex: LiveProtocol = made(target.provider, path=VERTEX_PATH, resource=resource)
+        return vertex
+    protocol: LiveProtocol = made(target.provider)
     return protocol
 
 
-__all__ = ["LIVE_PROTOCOLS", "live_protocol"]
+__all__ = ["LIVE_PROTOCOLS", "VERTEX_PATH", "live_protocol"]

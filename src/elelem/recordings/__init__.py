@@ -1,4 +1,4 @@
-"""Recorded provider traffic: reading it, and playing it back (DESIGN.md §8).
+"""Recorded provider traffic: reading it, and playing it back (docs/architecture.md §2.7, §7).
 
 - :mod:`elelem.recordings.containers` — the containers other projects
   publish recordings in (VCR cassettes, JSON wrappers, HAR files, raw

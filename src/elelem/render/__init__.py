@@ -1,5 +1,5 @@
 """Terminal rendering: sanitization, citation footnotes, hosted-activity
-status lines, reasoning display modes and the usage line (DESIGN.md §7).
+status lines, reasoning display modes and the usage line (docs/architecture.md §6).
 
 The :class:`Renderer` (and :func:`render_events`, which uses it) draws with rich, which the
 ``cli`` extra brings; it loads on first use, so the web view and the

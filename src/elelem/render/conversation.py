@@ -17,7 +17,7 @@ from elelem.conversation import (
 )
 from elelem.conversation.session import SessionNote
 from elelem.providers.costs import events_cost
-from elelem.render.lines import awaiting_line, decision_line, session_line
+from elelem.render.lines import awaiting_line, decision_line, record_outcome, session_line
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
@@ -42,10 +42,10 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 answered = True
             elif isinstance(body, ResponseRecord):
                 renderer.add_usage(body.usage)
-                if not body.complete:
-                    renderer.notice("interrupted: kept what arrived", "yellow")
-                elif body.error:
-                    renderer.notice(f"error: {body.error}", "red")
+                outcome = record_outcome(body)
+                if outcome is not None:
+                    kind, text = outcome
+                    renderer.notice(text, "red" if kind == "error" else "yellow")
                 else:
                     renderer.finished(body.finish, body.failure)
                 answered = True

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from elelem.conversation.events import Awaiting, Decision
+from elelem.conversation.events import Awaiting, Decision, ResponseRecord
 from elelem.conversation.projections import add_usage as sum_usage
 from elelem.conversation.session import SessionNote
 from elelem.render.sanitize import (
@@ -473,6 +473,26 @@ def _calls(n: int) -> str:
     return f"{n} call" if n == 1 else f"{n} calls"
 
 
+USER_STOPS = frozenset({"interrupted", "cancelled"})
+"""What a response record's ``error`` says when the user stopped it (Ctrl-C,
+Stop): an interruption, not a failure."""
+
+
+def record_outcome(record: ResponseRecord) -> tuple[str, str] | None:
+    """How a stored response ended, when that is worth a line: ``("error",
+    "failed: …")`` for a response that failed (its error, and whether
+    anything arrived before it), ``("warn", "interrupted: kept what
+    arrived")`` for one cut off without an error (Ctrl-C, Stop), else None.
+    The one wording of ``show``, the Markdown export and the web page.
+    Unsanitized: each caller escapes for its medium."""
+    if record.error and record.error not in USER_STOPS:
+        kept = "" if not record.payloads and record.usage is None else " (kept what arrived)"
+        return "error", f"failed: {record.error}{kept}"
+    if not record.complete:
+        return "warn", "interrupted: kept what arrived"
+    return None
+
+
 def awaiting_line(awaiting: Awaiting) -> str:
     """``awaiting approval of 1 call, results of 2 calls``: a stopped run."""
     parts = []
@@ -550,6 +570,7 @@ __all__ = [
     "decision_line",
     "marker",
     "reasoning_summary",
+    "record_outcome",
     "retry_line",
     "unfinished_line",
     "usage_line",

@@ -45,6 +45,7 @@ from elelem.render.lines import (
     attachment_line,
     awaiting_line,
     decision_line,
+    record_outcome,
     session_line,
     usage_line,
 )
@@ -207,10 +208,9 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
             elif isinstance(body, HostedBody):
                 answer.activity(body.activity)
             elif isinstance(body, ResponseRecord):
-                if not body.complete:
-                    answer.lines += ["*interrupted: kept what arrived*", ""]
-                elif body.error:
-                    answer.lines += [f"*error: {inert_line(body.error)}*", ""]
+                outcome = record_outcome(body)
+                if outcome is not None:
+                    answer.lines += [f"*{inert_line(outcome[1])}*", ""]
             elif isinstance(body, Awaiting | Decision):
                 line = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
                 answer.lines += [f"*{line}*", ""]

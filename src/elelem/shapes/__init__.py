@@ -1,4 +1,4 @@
-"""elelem.shapes: one package per wire shape, sans-IO, on one skeleton (DESIGN.md §1, §4).
+"""elelem.shapes: one package per wire shape, sans-IO, on one skeleton (docs/architecture.md §1, §2).
 
 Every shape is a value: its package's ``SHAPE`` is a
 :class:`~elelem.shapes.base.ShapeSpec` (name, framing and four functions;
@@ -15,7 +15,9 @@ What every shape must do the same way is decided once, outside the packages:
 - :mod:`elelem.shapes.options` — generation options and ``tool_choice``
   spelled from each encoder's key tables;
 - :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
-- :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one.
+- :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one;
+- :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits;
+- :mod:`elelem.shapes.multipart` — the ``multipart/form-data`` body of an upload.
 
 Every package — ``anthropic_messages``, ``openai_responses``,
 ``openai_chat``, ``gemini``, ``bedrock_converse``, ``ollama_native`` — has
@@ -61,6 +63,14 @@ token counting          ``counting``  ``COUNTER`` (a ``TokenCounter``: the count
                                       request rewritten from the sending one, the
                                       count read from the answer); ``SHAPE.counting``
                                       (Anthropic, Responses, Gemini)
+model listing           ``listing``   ``LISTING`` (a ``ModelListing``: path, query,
+                                      headers, the page reader); ``SHAPE.listing``
+                                      (all but Bedrock's and the parked one)
+speech                  ``speech``    ``SPEECH`` (a ``SpeechWire``: the request, the
+                                      parser of its streamed answers);
+                                      ``SHAPE.speech`` (Responses, Chat Completions)
+transcription           ``transcr…``  ``TRANSCRIPTION`` (a ``TranscriptionWire``);
+                                      ``SHAPE.transcription`` (the same two)
 ======================  ============  ================================================
 
 What the wires share about images and documents (limit checks, data URLs,

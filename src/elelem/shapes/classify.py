@@ -1,4 +1,4 @@
-"""The one error-classification pipeline; each shape gives it a table (DESIGN.md §4).
+"""The one error-classification pipeline; each shape gives it a table (docs/architecture.md §2.4).
 
 A provider's error reaches elelem two ways: an HTTP error response (status,
 headers, body) and an error object inside a 2xx stream.  Both go through
@@ -182,7 +182,10 @@ def _build(
 ) -> StreamError:
     text = fields.message or body_excerpt(body)
     where = "stream" if status is None else str(status)
-    summary = f"{table.provider} {where} {fields.label or 'error'}: {text}".rstrip(": ")
+    # A gateway's code may be the status again (LiteLLM: "code": "429") or
+    # the string "None": said once, never as "429 429".
+    label = fields.label if fields.label not in (None, "", where, "None") else "error"
+    summary = f"{table.provider} {where} {label}: {text}".rstrip(": ")
     common: dict[str, Any] = {
         "status": status,
         "body": body,

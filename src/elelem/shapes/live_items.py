@@ -21,7 +21,7 @@ import msgspec
 
 from elelem.stream import BlockEnd, BlockStart, Chunk
 from elelem.vocabulary import ProviderId, ProviderPayload
-from elelem.vocabulary.audio import wav_duration
+from elelem.vocabulary.audio import wav_bytes, wav_header
 
 LIVE_ITEM_FORMAT = "live-item"
 """Payload format of a live item's identity on its wire (OpenAI's item id)."""
@@ -35,16 +35,6 @@ def pcm_size(encoded: str) -> int:
     if encoded.endswith("="):
         return size - 1
     return size
-
-
-def wav_bytes(pcm: bytes, rate: int) -> bytes:
-    """``pcm`` (16-bit mono little-endian at ``rate`` Hz) as a WAV file."""
-    header = struct.pack(
-        "<4sI4s4sIHHIIHH4sI",
-        b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1, 1, rate, rate * 2, 2, 16,
-        b"data", len(pcm),
-    )  # fmt: skip
-    return header + pcm
 
 
 def wav_pcm(data: bytes) -> tuple[bytes, int, int]:
@@ -105,18 +95,32 @@ class SpokenItem:
         data = b"".join(base64.b64decode(piece) for piece in self.audio)
         return data if self.cut is None else data[: self.cut]
 
+    def wav_base64(self, rate: int) -> str:
+        """The base64 text of a WAV of the audio kept: the pieces as they
+        came behind the header's base64 when every piece but the last is
+        whole (no padding) and the cut falls on a 3-byte boundary; else
+        decoded, cut and encoded again."""
+        pieces, cut = self.audio, self.cut
+        size = self.received if cut is None else cut
+        if size % 3 == 0 and not any(p.endswith("=") for p in pieces[:-1]):
+            joined = "".join(pieces)
+            if cut is not None:
+                joined = joined[: cut // 3 * 4]
+            return base64.b64encode(wav_header(size, rate)).decode() + joined
+        return base64.b64encode(wav_bytes(self.pcm(), rate)).decode()
+
     def block(self, key: str, provider: ProviderId, rate: int) -> list[Chunk]:
         """The chunks of the item's audio block: a WAV of the audio kept with
         the transcript heard (none when the item held no audio)."""
         if not self.audio and not self.transcript:
             return []
-        wav = wav_bytes(self.pcm(), rate)
+        kept = self.received if self.cut is None else self.cut
         payload = ProviderPayload(provider, LIVE_ITEM_FORMAT, None, {"item_id": self.item_id})
         raw: dict[str, Any] = {
             "type": "audio",
-            "source": {"kind": "bytes", "blob": {"base64": base64.b64encode(wav).decode()}},
+            "source": {"kind": "bytes", "blob": {"base64": self.wav_base64(rate)}},
             "media_type": "audio/wav",
-            "duration": wav_duration(wav),
+            "duration": round(kept / (2 * rate), 3),
             "transcript": self.heard() or None,
             "payloads": [msgspec.to_builtins(payload)],
         }
@@ -149,4 +153,12 @@ def pcm16_at(pcm: bytes, rate: int, channels: int, to_rate: int) -> bytes:
     return out.tobytes()
 
 
-__all__ = ["LIVE_ITEM_FORMAT", "SpokenItem", "pcm16_at", "pcm_size", "wav_bytes", "wav_pcm"]
+__all__ = [
+    "LIVE_ITEM_FORMAT",
+    "SpokenItem",
+    "pcm16_at",
+    "pcm_size",
+    "wav_bytes",
+    "wav_header",
+    "wav_pcm",
+]

@@ -245,6 +245,7 @@ def document_text(block: DocumentBlock) -> str | None:
 
 
 def foreign_file(block: MediaBlock | AudioBlock, provider: str, report: Report) -> bool:
+    """Whether ``block`` is a file uploaded to another provider (reported as a drop)."""
     source = block.source
     if isinstance(source, FileSource) and source.file.provider != provider:
         report(
@@ -257,6 +258,7 @@ def foreign_file(block: MediaBlock | AudioBlock, provider: str, report: Report) 
 
 
 def source_kind(block: MediaBlock | AudioBlock) -> str:
+    """How ``block``'s bytes are given, for messages (``type image/png``, ``URL``, …)."""
     source = block.source
     if isinstance(source, BytesSource):
         return f"type {block.media_type}"

@@ -1,4 +1,4 @@
-"""The one parser skeleton every shape's frame parser is built on (DESIGN.md §4).
+"""The one parser skeleton every shape's frame parser is built on (docs/architecture.md §2.3).
 
 A shape's parser knows its own events; what every parser must do the same
 way is decided here, once:

@@ -6,28 +6,27 @@ bytes; ``POST /audio/transcriptions`` takes the audio as a multipart upload
 (``file``, ``model``, ``language``, ``prompt``, ``response_format`` json)
 and answers ``{"text", "usage"?}``.  Servers that speak OpenAI's wire have
 the same endpoints (Groq's Whisper, a local server), so every provider on an
-OpenAI shape can be asked.  Each exchange is one flow (:mod:`elelem.transport.one_shot`)
+OpenAI shape can be asked: each wire's requests and answers are its shape
+package's ``speech.py`` and ``transcription.py`` (:mod:`elelem.wire.speech`).
+Each exchange is one one-shot exchange (:mod:`elelem.transport.one_shot`)
 over the one driver: keys, typed errors and visible retries as everywhere.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
-from elelem.errors import ConfigError, UnsupportedError
+from elelem.errors import UnsupportedError
 from elelem.providers import Target
 from elelem.providers.pricing import Cost
 from elelem.reading import ReadRefused, read_file
-from elelem.transport.one_shot import Call, Flow, multipart
-from elelem.vocabulary import AudioBlock, BytesSource, Part
-from elelem.vocabulary.audio import AUDIO_FORMATS, MEDIA_TYPES_BY_FORMAT
+from elelem.transport.one_shot import Call, Exchange
+from elelem.vocabulary import AudioBlock, Part
+from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.vocabulary.json import JSONValue, decode_json
-from elelem.wire import EncodedRequest
-
-SPEECH_SHAPES = frozenset({"openai_responses", "openai_chat"})
-"""The shapes whose servers have OpenAI's audio endpoints."""
+from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionRequest, TranscriptionWire
 
 
 class Transcript(msgspec.Struct, frozen=True):
@@ -47,36 +46,26 @@ class Transcript(msgspec.Struct, frozen=True):
     request_id: str | None = None
 
 
-def _check(target: Target) -> None:
-    if target.spec.shape not in SPEECH_SHAPES:
+W = TypeVar("W", SpeechWire, TranscriptionWire)
+
+
+def _wire(target: Target, kind: str, wire_type: type[W]) -> W:
+    wire = getattr(target.shape, kind, None)
+    if not isinstance(wire, wire_type):
         raise UnsupportedError(f"provider {target.provider} has no speech endpoint elelem speaks")
+    return wire
 
 
-def speech_body(
-    target: Target,
-    text: str,
-    voice: str,
-    format: str,
-    instructions: str | None,
-    speed: float | None,
-) -> tuple[dict[str, JSONValue], str]:
-    """The JSON body of an ``audio/speech`` request and the media type of
-    the audio it asks for (the whole answer's and the streamed one's)."""
-    _check(target)
-    media_type = MEDIA_TYPES_BY_FORMAT.get(format)
-    if media_type is None:
-        raise ConfigError(f"unknown speech format {format!r}")
-    body: dict[str, JSONValue] = {
-        "model": target.model,
-        "input": text,
-        "voice": voice,
-        "response_format": format,
-    }
-    if instructions is not None:
-        body["instructions"] = instructions
-    if speed is not None:
-        body["speed"] = speed
-    return body, media_type
+def speech_wire(target: Target) -> SpeechWire:
+    """How ``target``'s wire speaks; an
+    :class:`~elelem.errors.UnsupportedError` for a wire without the endpoint."""
+    return _wire(target, "speech", SpeechWire)
+
+
+def transcription_wire(target: Target) -> TranscriptionWire:
+    """How ``target``'s wire transcribes; an
+    :class:`~elelem.errors.UnsupportedError` for a wire without the endpoint."""
+    return _wire(target, "transcription", TranscriptionWire)
 
 
 def speak(
@@ -87,13 +76,13 @@ def speak(
     format: str = "mp3",
     instructions: str | None = None,
     speed: float | None = None,
-) -> Flow[AudioBlock]:
+) -> Exchange[AudioBlock]:
     """``text`` spoken by ``target``'s model in ``voice``, as an audio block
     of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
-    body, media_type = speech_body(target, text, voice, format, instructions, speed)
-    encoded = EncodedRequest("/audio/speech", body, {"accept": "*/*"}, stream=False)
+    request = SpeechRequest(target.model, text, voice, format, instructions, speed)
+    encoded = speech_wire(target).encode(request)
     data = yield Call(target.shape, encoded, bytes, "speak")
-    return AudioBlock.from_bytes(data, media_type, transcript=text)
+    return AudioBlock.from_bytes(data, MEDIA_TYPES_BY_FORMAT[format], transcript=text)
 
 
 def _transcript(body: bytes) -> Transcript:
@@ -103,44 +92,16 @@ def _transcript(body: bytes) -> Transcript:
     return Transcript(data["text"], data.get("usage"), data)
 
 
-def upload(
-    target: Target,
-    audio: AudioBlock,
-    language: str | None,
-    prompt: str | None,
-    stream: bool = False,
-) -> tuple[bytes, str]:
-    """The multipart body of an ``audio/transcriptions`` request and its
-    content type (the whole answer's and the streamed one's)."""
-    _check(target)
-    source = audio.source
-    if not isinstance(source, BytesSource):
-        raise UnsupportedError("a transcription uploads the audio's bytes: give audio of bytes")
-    fields = {"model": target.model, "response_format": "json"}
-    if language is not None:
-        fields["language"] = language
-    if prompt is not None:
-        fields["prompt"] = prompt
-    if stream:
-        fields["stream"] = "true"
-    name = audio.filename or f"audio.{AUDIO_FORMATS.get(audio.media_type or '', 'bin')}"
-    return multipart(
-        fields, "file", name, source.blob.data, audio.media_type or "application/octet-stream"
-    )
-
-
 def transcribe(
     target: Target,
     audio: AudioBlock,
     *,
     language: str | None = None,
     prompt: str | None = None,
-) -> Flow[Transcript]:
+) -> Exchange[Transcript]:
     """What ``audio`` (bytes) says, transcribed by ``target``'s model."""
-    content, content_type = upload(target, audio, language, prompt)
-    encoded = EncodedRequest(
-        "/audio/transcriptions", {}, {"content-type": content_type}, stream=False, content=content
-    )
+    request = TranscriptionRequest(target.model, audio, language, prompt)
+    encoded = transcription_wire(target).encode(request)
     result: Transcript = yield Call(target.shape, encoded, _transcript, "transcribe")
     return result
 
@@ -170,11 +131,10 @@ def audio_of(value: AudioBlock | bytes | str | Any) -> AudioBlock:
 
 __all__ = [
     "AUDIO_LIMIT",
-    "SPEECH_SHAPES",
     "Transcript",
     "audio_of",
     "speak",
-    "speech_body",
+    "speech_wire",
     "transcribe",
-    "upload",
+    "transcription_wire",
 ]

@@ -1,4 +1,4 @@
-"""elelem.testing (see DESIGN.md §1): in-process models for testing an agent
+"""elelem.testing (see docs/architecture.md §1): in-process models for testing an agent
 (:class:`TestModel`, :class:`FunctionModel`), loopback servers, cassettes."""
 
 from elelem.testing.models import NO_TOOL_CALLS, FunctionModel, Reply, TestModel, reply_chunks

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -16,15 +17,16 @@ import uvicorn
 
 class ASGIServer:
     """Serve ``app`` with uvicorn on a free loopback port (or on ``sock``,
-    bound already) until closed; with ``head_timeout``, configured as
-    ``elelem serve`` runs it."""
+    bound already) until closed; ``configure`` makes the uvicorn config for
+    ``app`` (``elelem.web.serving.server_config`` serves it as ``elelem
+    serve`` does), by default a quiet one."""
 
     def __init__(
         self,
         app: Any,
         *,
         host: str = "127.0.0.1",
-        head_timeout: float | None = None,
+        configure: Callable[[Any], uvicorn.Config] | None = None,
         sock: socket.socket | None = None,
     ) -> None:
         if sock is None:
@@ -34,11 +36,8 @@ class ASGIServer:
         self._sock = sock
         self.host = host
         self.port: int = self._sock.getsockname()[1]
-        if head_timeout is not None:
-            # As elelem serve runs it (elelem.web.serving), with this deadline.
-            from elelem.web.serving import server_config
-
-            config = server_config(app, head_timeout=head_timeout)
+        if configure is not None:
+            config = configure(app)
         else:
             config = uvicorn.Config(
                 app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1

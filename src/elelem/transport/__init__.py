@@ -1,4 +1,4 @@
-"""The one streaming driver (DESIGN.md §6): framing, timeouts, error surfacing.
+"""The one streaming driver (docs/architecture.md §5): framing, timeouts, error surfacing.
 
 One core (:class:`~elelem.transport.stream_core.StreamCore`) under two
 streams: :class:`ResponseStream` (async) and :class:`SyncResponseStream`

@@ -1,4 +1,4 @@
-"""The one streaming driver (DESIGN.md §6): HTTP in, chunks and committed parts out.
+"""The one streaming driver (docs/architecture.md §5): HTTP in, chunks and committed parts out.
 
 The driver knows no shape.  It asks the shape to encode the request, POSTs it
 with httpx2, hands the response to the shape's sans-IO parser frame by frame

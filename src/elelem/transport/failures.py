@@ -21,6 +21,7 @@ _REQUEST_ID_HEADERS = (
 
 
 def request_id(headers: Mapping[str, str]) -> str | None:
+    """The provider's request id among ``headers`` (its known header names, any case), or None."""
     lowered = {k.lower(): v for k, v in headers.items()}
     for name in _REQUEST_ID_HEADERS:
         value = lowered.get(name)
@@ -86,6 +87,7 @@ def pool_timeout(where: str, waited: float, connections: int | None) -> errors.P
 
 
 def host(request: httpx2.Request) -> str:
+    """The host and port ``request`` went to, for messages."""
     # Host and port only: a query string could carry a credential.
     url = request.url
     return f"{url.host}:{url.port}" if url.port else str(url.host)

@@ -69,6 +69,8 @@ class Lines:
         self.consumed = 0
 
     def split(self, chunk: bytes) -> list[bytes]:
+        """The whole lines ``chunk`` completes (without their ends); an unfinished
+        line is kept for the next chunk, refused past the line limit."""
         chunk = squeeze_blank_lines(chunk)
         if self._cr:
             self._cr = False
@@ -108,6 +110,7 @@ class Lines:
             raise too_large("a line of the response body without its end", self._max)
 
     def rest(self) -> bytes:
+        """The unfinished line held at the body's end, and nothing held after."""
         tail = b"".join(self._parts)
         self._parts = []
         self._size = 0

@@ -47,6 +47,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
     TransportError,
+    install_line,
 )
 from elelem.transport.config import Timeouts
 from elelem.transport.endpoint import Endpoint
@@ -67,7 +68,7 @@ def websockets_module(name: str) -> Any:
         return importlib.import_module(name)
     except ImportError:
         raise ConfigError(
-            "live sessions need the websockets package: pip install 'elelem[live]'"
+            f"live sessions need the websockets package: {install_line('live')}"
         ) from None
 
 
@@ -109,7 +110,7 @@ def refused(exc: Exception, endpoint: Endpoint, url: str) -> StreamError:
     return TransportError(f"{endpoint.provider} live: could not connect to {_host(url)}: {message}")
 
 
-def closed(exc: Exception, endpoint: Endpoint) -> StreamError | None:
+def closed(exc: Exception, endpoint: Endpoint, frame_limit: int) -> StreamError | None:
     """None for a normal close; else the error of the close (retryable)."""
     rcvd = getattr(exc, "rcvd", None)
     code = getattr(rcvd, "code", None)
@@ -120,7 +121,7 @@ def closed(exc: Exception, endpoint: Endpoint) -> StreamError | None:
         return LimitExceededError(
             f"{endpoint.provider} live: a frame over the frame limit",
             limit="Limits.frame",
-            value=Limits().frame,
+            value=frame_limit,
         )
     said = f" {code}" + (f" ({reason})" if reason else "") if code is not None else ""
     return TransportError(f"{endpoint.provider} live: the connection closed{said}", retryable=True)
@@ -148,6 +149,7 @@ class _Shell:
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
         self.sent = 0  # client frames sent on this connection
+        self.ended: type[Exception] = websockets_module("websockets.exceptions").ConnectionClosed
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.protocol.name}, {_host(self.url)})"
@@ -188,15 +190,14 @@ class LiveConnection(_Shell):
                 await self.socket.send(frame)
                 self.sent += 1
         except errors.ConnectionClosed as exc:
-            raise (closed(exc, self.endpoint) or _gone(self.endpoint)) from None
+            raise (closed(exc, self.endpoint, self.limits.frame) or _gone(self.endpoint)) from None
 
     async def receive(self) -> Sequence[LiveOutput] | None:
         """What the next server frame means; None once the server closed normally."""
-        errors = websockets_module("websockets.exceptions")
         try:
             frame = await self.socket.recv()
-        except errors.ConnectionClosed as exc:
-            error = closed(exc, self.endpoint)
+        except self.ended as exc:
+            error = closed(exc, self.endpoint, self.limits.frame)
             if error is None:
                 return None
             raise error from None
@@ -241,15 +242,14 @@ class SyncLiveConnection(_Shell):
                 self.socket.send(frame)
                 self.sent += 1
         except errors.ConnectionClosed as exc:
-            raise (closed(exc, self.endpoint) or _gone(self.endpoint)) from None
+            raise (closed(exc, self.endpoint, self.limits.frame) or _gone(self.endpoint)) from None
 
     def receive(self, timeout: float | None = None) -> Sequence[LiveOutput] | None:
         """What the next server frame means; None once the server closed normally."""
-        errors = websockets_module("websockets.exceptions")
         try:
             frame = self.socket.recv(timeout)
-        except errors.ConnectionClosed as exc:
-            error = closed(exc, self.endpoint)
+        except self.ended as exc:
+            error = closed(exc, self.endpoint, self.limits.frame)
             if error is None:
                 return None
             raise error from None

@@ -1,20 +1,20 @@
-"""A provider exchange of several requests, written once, run async or blocking.
+"""One-shot requests: a provider exchange of several of them, written once,
+run async or blocking.
 
-A *flow* is a generator that yields :class:`Call` values (one request each,
-sans-IO) and is sent back what each call parsed from its answer; it returns
-the exchange's result.  :func:`run_async` and :func:`run_sync` drive the same
-flow over the one driver (as httpx drives one ``auth_flow`` from a sync and
+An :data:`Exchange` is a generator that yields :class:`Call` values (one
+request each, sans-IO) and is sent back what each call parsed from its
+answer; it returns the exchange's result.  :func:`run_async` and
+:func:`run_sync` drive the same exchange over the one driver (as httpx drives one ``auth_flow`` from a sync and
 an async loop), so a batch submission — an upload, then the batch — is
 written once.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar
 
-from elelem.errors import ConfigError, MalformedStreamError, StreamError, UnsupportedError
+from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
 from elelem.stream import Chunk, Finish, ResponseStart
 from elelem.transport import Driver, Endpoint, Timeouts
 from elelem.vocabulary import ProviderId
@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 class Call:
-    """One request of a flow as a :class:`~elelem.wire.Shape`: its wire
+    """One request of an exchange as a :class:`~elelem.wire.Shape`: its wire
     request is ``encoded``; its answer's bytes go through ``parse`` into
     :attr:`value`; errors are classified by ``shape`` (the provider's chat
     shape: same service, same error bodies)."""
@@ -45,14 +45,18 @@ class Call:
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
+        """The call's own wire request, whatever the neutral one (a flow holds no chat)."""
         return self._encoded
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """Refused: a call has one JSON answer, never a stream."""
         raise UnsupportedError(f"{self.what}: one answer, not a stream")
 
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
+        """Parse the answer into :attr:`value`; an answer the parse refuses is a
+        :class:`~elelem.errors.MalformedStreamError` naming the call, not retried."""
         try:
             self.value = self._parse(body)
         except (ValueError, KeyError, TypeError) as exc:
@@ -64,11 +68,14 @@ class Call:
         return [ResponseStart(provider=provider), Finish("stop")]
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """A typed error, classified by the provider's chat shape."""
         return self._shape.classify_error(status, headers, body)
 
 
-Flow = Generator[Call, Any, T]
-"""A flow: yields calls, is sent each call's parsed value, returns ``T``."""
+Exchange = Generator[Call, Any, T]
+"""An exchange of one-shot calls: yields calls, is sent each call's parsed
+value, returns ``T``.  (What runs a conversation's turns is another thing:
+:data:`elelem.turns.actions.Flow`, a generator of turn actions.)"""
 
 
 def _request(model: str) -> ModelRequest:
@@ -78,7 +85,7 @@ def _request(model: str) -> ModelRequest:
 async def run_async(
     driver: Driver,
     endpoint: Endpoint,
-    flow: Flow[T],
+    flow: Exchange[T],
     model: str,
     timeouts: Timeouts | None,
     *,
@@ -100,7 +107,7 @@ async def run_async(
 def run_sync(
     driver: Driver,
     endpoint: Endpoint,
-    flow: Flow[T],
+    flow: Exchange[T],
     model: str,
     timeouts: Timeouts | None,
     *,
@@ -117,43 +124,4 @@ def run_sync(
         return stop.value  # type: ignore[no-any-return]
 
 
-_QUOTED = {'"': "%22", "\r": "%0D", "\n": "%0A"}
-"""What a quoted header value may not hold, escaped as browsers do."""
-
-
-def _text(key: str, value: str) -> bytes:
-    try:
-        return value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ConfigError(
-            f"the {key} is not valid UTF-8 text (at character {exc.start + 1})"
-        ) from None
-
-
-def multipart(
-    fields: Mapping[str, str], name: str, filename: str, content: bytes, content_type: str
-) -> tuple[bytes, str]:
-    """A ``multipart/form-data`` body of text ``fields`` and one file; and its
-    content type.  A field that is not UTF-8 text is a
-    :class:`~elelem.errors.ConfigError` naming it; the file's name has its
-    quotes and line breaks escaped (a name could otherwise end the header
-    and forge another) and is sent as UTF-8, undecodable bytes replaced."""
-    boundary = "elelem-" + secrets.token_hex(16)
-    parts = [
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode()
-        + _text(key, value)
-        + b"\r\n"
-        for key, value in fields.items()
-    ]
-    safe = "".join(_QUOTED.get(c, c) for c in filename)
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{safe}"'
-        f"\r\nContent-Type: {content_type}\r\n\r\n".encode("utf-8", "replace")
-        + content
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
-
-
-__all__ = ["Call", "Flow", "multipart", "run_async", "run_sync"]
+__all__ = ["Call", "Exchange", "run_async", "run_sync"]

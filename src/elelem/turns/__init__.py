@@ -1,4 +1,4 @@
-"""Turns: what runs a conversation forward (DESIGN.md §5), above the log and the client.
+"""Turns: what runs a conversation forward (docs/architecture.md §4), above the log and the client.
 
 - :mod:`elelem.turns.engine` — the turn engine, written once: a generator of
   actions (send, read, append, call, wait) that does no I/O;

@@ -70,6 +70,7 @@ from elelem.conversation.events import (
     HostedBody,
     MessageBody,
     ResponseRecord,
+    Rewind,
     TurnStart,
     kind_of,
 )
@@ -401,7 +402,14 @@ class TurnEngine:
             arguments = self.arguments(projection)
             if self.limits is not None:
                 self.check(functools.partial(self.request_rule, arguments))
-            stream: StreamView = yield Send(self.target, arguments, self.streamed)
+            try:
+                stream: StreamView = yield Send(self.target, arguments, self.streamed)
+            except (StoreError, GeneratorExit):
+                raise
+            except Exception as exc:
+                if not self.records:
+                    yield self.refused(drafts, exc)
+                raise
             self.stream = stream
             try:
                 yield from self.read(stream, drafts)
@@ -497,6 +505,28 @@ class TurnEngine:
             drafts.record(partial, stream), finish="aborted", complete=False, error=describe(exc)
         )
         return drafts.closing(partial, record)
+
+    def refused(self, drafts: ResponseDrafts, exc: BaseException) -> Append:
+        """What a turn whose first request was refused before it was sent
+        (a middleware's guardrail, a request the wire cannot carry) commits:
+        a failed record naming the error, so the turn shows as failed, and
+        a :class:`Rewind` of the turn (``refused``), so later requests do
+        not carry the refused input and get refused again."""
+        record = ResponseRecord(
+            provider=drafts.provider,
+            model=drafts.model,
+            finish="aborted",
+            complete=False,
+            continuation=drafts.continuation,
+            request=drafts.request,
+            error=describe(exc),
+        )
+        return Append(
+            (
+                Draft.of(record, turn=self.turn, response=drafts.response),
+                Draft.of(Rewind(self.turn, "refused"), turn=self.turn),
+            )
+        )
 
     def repairs(self, exc: BaseException, projection: Projection) -> tuple[Draft, ...] | None:
         """The overlays that repair what a recoverable error names, or None

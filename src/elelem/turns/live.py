@@ -29,6 +29,7 @@ goes back on the wire — and keeps the log's promises for a session:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     SpeechStarted,
+    TranscriptDelta,
     Truncated,
     UnknownEvent,
 )
@@ -80,6 +82,8 @@ class SendCommand:
 
 LiveAction = Append | RunTools | SendCommand
 
+_NOTHING: list[LiveAction] = []  # never appended to: what most outputs ask for
+
 
 @dataclass
 class _NoRequest:
@@ -90,14 +94,6 @@ class _NoRequest:
 
 
 _NO_REQUEST: Any = _NoRequest()
-
-
-def _wav(pcm: bytes, rate: int) -> bytes:
-    import struct
-
-    head = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1, 1,
-                       rate, rate * 2, 2, 16, b"data", len(pcm))  # fmt: skip
-    return head + pcm
 
 
 @dataclass
@@ -111,8 +107,14 @@ class LiveCore:
     input_rate: int
     output_rate: int
     instructions: str | None = None
+    redact: Callable[[str], str] | None = None
+    """The endpoint's redactor: a note holds no key a server echoed."""
+    max_steps: int = 10
+    """Tool steps one user turn may run; the calls past them are answered
+    with an error saying so (the model is told, the session goes on)."""
     turn: int = 0
-    opened: bool = False
+    resuming: bool = False
+    """A dropped connection is being resumed: its opening is a ``resumed`` note."""
     resume_handle: str | None = None
     resumable: bool = False
     _sent: bytearray = field(default_factory=bytearray)
@@ -155,6 +157,17 @@ class LiveCore:
 
     def feed(self, output: LiveOutput) -> list[LiveAction]:
         """The actions one protocol output asks for."""
+        kind = type(output)
+        if kind is AudioOut:  # the commonest: only counted (what an interruption cuts)
+            if output.item_id != self._item:  # type: ignore[union-attr]
+                self._item, self._received = output.item_id, 0  # type: ignore[union-attr]
+            data: str = output.data  # type: ignore[union-attr]
+            self._received += len(data) // 4 * 3 - (
+                2 if data.endswith("==") else data.endswith("=")
+            )
+            return _NOTHING
+        if kind is TranscriptDelta:
+            return _NOTHING
         if isinstance(output, LIVE_EVENT_TYPES):
             return self._event(output)
         return self._chunk(output)
@@ -199,7 +212,12 @@ class LiveCore:
         calls = tuple(p for p in result.content if isinstance(p, ToolCallBlock))
         if finish.reason == "tool-calls" and calls:
             self._continuation += 1
-            actions.append(RunTools(calls))
+            if self._continuation > self.max_steps:
+                why = f"not run: this turn already ran max_steps ({self.max_steps}) tool steps"
+                refused = tuple(ToolResultBlock(c.id, why, True, c.name) for c in calls)
+                actions += self.results(refused)
+            else:
+                actions.append(RunTools(calls))
         else:
             self._continuation = 0
         return actions
@@ -241,11 +259,14 @@ class LiveCore:
             return [self.note("error", {"kind": error.kind, "message": error.message})]
         if kind is UnknownEvent:
             return [self.note("unknown", event.raw)]
-        return []  # a transcript delta: for display only, the block keeps it
+        return []
 
     def _opened(self, event: SessionOpened) -> list[LiveAction]:
-        what = "resumed" if self.opened else "opened"
-        self.opened = True
+        if event.updated:
+            what = "updated"
+        else:
+            what = "resumed" if self.resuming else "opened"
+            self.resuming = False
         detail = msgspec.to_builtins({"session_id": event.session_id, "session": event.raw})
         return [self.note(what, detail)]
 
@@ -279,9 +300,7 @@ class LiveCore:
         if user is None:
             return []
         transcript = "".join(user["transcript"]) or None
-        block = AudioBlock.from_bytes(
-            _wav(user["pcm"], self.input_rate), "audio/wav", transcript=transcript
-        )
+        block = AudioBlock.from_pcm(user["pcm"], self.input_rate, transcript=transcript)
         return [self._start_turn((block,))]
 
     def _start_turn(self, content: tuple[Any, ...] | None, trigger: str = "user") -> Append:
@@ -295,7 +314,13 @@ class LiveCore:
     # -- ends ---------------------------------------------------------------------------
 
     def note(self, what: str, detail: Any = None) -> Append:
-        """A ``session`` note in the current turn."""
+        """A ``session`` note in the current turn (redacted: a server may
+        echo what it was sent)."""
+        if self.redact is not None and detail is not None:
+            text = msgspec.json.encode(detail).decode()
+            clean = self.redact(text)
+            if clean != text:
+                detail = msgspec.json.decode(clean)
         return Append((Draft.of(SessionNote(what, detail), turn=self.turn),))
 
     def stop(self, what: str, exc: BaseException | None = None) -> list[LiveAction]:
@@ -312,6 +337,7 @@ class LiveCore:
             self._assembler = self._drafts = None
         detail = {"error": describe(exc)} if exc is not None else None
         actions.append(self.note(what, detail))
+        self.resuming = what == "dropped"
         return actions
 
 

@@ -40,7 +40,7 @@ from elelem.providers.live import live_protocol
 from elelem.transport.live import LiveConnection, SyncLiveConnection
 from elelem.turns.actions import Append
 from elelem.turns.live import LiveAction, LiveCore, RunTools, SendCommand
-from elelem.turns.toolloop import Approver, ToolLoop, _Work
+from elelem.turns.toolloop import MAX_STEPS, Approver, ToolLoop, _Work
 from elelem.wire.live import LiveOutput, LiveSettings
 
 MAX_RESUMES = 5
@@ -82,6 +82,8 @@ class _Face:
             self.protocol.input_rate,
             self.protocol.output_rate,
             self.settings.instructions,
+            target.endpoint.redact,
+            options.get("max_steps", MAX_STEPS),
         )
         self.resumes = 0
         self.closed = False
@@ -101,17 +103,22 @@ class _Face:
         """The log the session writes."""
         return self.core.conversation
 
-    def _may_resume(self, exc: StreamError) -> bool:
-        return (
+    def _dropped(self, exc: StreamError) -> tuple[list[LiveAction], LiveSettings | None]:
+        """What a dropped connection asks for: the actions that keep what was
+        in progress and note the drop, and the settings to reconnect with
+        (the last resumption handle), or None when the session is lost."""
+        resumable = (
             isinstance(exc, TransportError)
             and self.core.resumable
             and self.core.resume_handle is not None
             and self.resumes < MAX_RESUMES
         )
-
-    def _resumed_settings(self) -> LiveSettings:
+        if not resumable:
+            self.closed = True
+            return self.core.stop("lost", exc), None
         self.resumes += 1
-        return msgspec.structs.replace(self.settings, resume=self.core.resume_handle)
+        settings = msgspec.structs.replace(self.settings, resume=self.core.resume_handle)
+        return self.core.stop("dropped", exc), settings
 
 
 class LiveSession(_Face):
@@ -152,20 +159,21 @@ class LiveSession(_Face):
             try:
                 outputs = await self.connection.receive()
             except StreamError as exc:
-                if not self._may_resume(exc):
-                    await self._do(self.core.stop("lost", exc))
-                    self.closed = True
+                actions, settings = self._dropped(exc)
+                await self._do(actions)
+                if settings is None:
                     raise
-                await self._do(self.core.stop("dropped", exc))
-                self.connection = LiveConnection(
-                    self.protocol, self.target.endpoint, self.target.model
-                )
-                await self.connection.connect(self._resumed_settings())
+                endpoint, model = self.target.endpoint, self.target.model
+                self.connection = LiveConnection(self.protocol, endpoint, model)
+                await self.connection.connect(settings)
                 continue
             if outputs is None:
                 return
+            feed = self.core.feed
             for output in outputs:
-                await self._do(self.core.feed(output))
+                actions = feed(output)
+                if actions:
+                    await self._do(actions)
                 yield output
 
     async def _do(self, actions: list[LiveAction]) -> None:
@@ -230,20 +238,21 @@ class SyncLiveSession(_Face):
             try:
                 outputs = self.connection.receive()
             except StreamError as exc:
-                if not self._may_resume(exc):
-                    self._do(self.core.stop("lost", exc))
-                    self.closed = True
+                actions, settings = self._dropped(exc)
+                self._do(actions)
+                if settings is None:
                     raise
-                self._do(self.core.stop("dropped", exc))
-                self.connection = SyncLiveConnection(
-                    self.protocol, self.target.endpoint, self.target.model
-                )
-                self.connection.connect(self._resumed_settings())
+                endpoint, model = self.target.endpoint, self.target.model
+                self.connection = SyncLiveConnection(self.protocol, endpoint, model)
+                self.connection.connect(settings)
                 continue
             if outputs is None:
                 return
+            feed = self.core.feed
             for output in outputs:
-                self._do(self.core.feed(output))
+                actions = feed(output)
+                if actions:
+                    self._do(actions)
                 yield output
 
     def _do(self, actions: list[LiveAction]) -> None:
@@ -282,7 +291,8 @@ def live(
     ``tools`` are what :func:`elelem.run` takes (functions, tools, MCP
     servers), ``approve`` its approval callback; ``options``:
     ``instructions``, ``output`` (``audio`` or ``text``), ``voice``,
-    ``transcribe``, ``vad`` (see :class:`~elelem.wire.live.LiveSettings`).
+    ``transcribe``, ``vad`` (see :class:`~elelem.wire.live.LiveSettings`),
+    ``max_steps`` (tool steps per user turn, as :func:`elelem.run`'s).
     Use it as ``async with``.
     """
     target = client.target(model)

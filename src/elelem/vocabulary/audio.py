@@ -88,6 +88,23 @@ def wav_duration(data: bytes) -> float | None:
     return None
 
 
+def wav_header(size: int, rate: int) -> bytes:
+    """The 54-byte header of a WAV file of ``size`` bytes of PCM16 mono at
+    ``rate`` Hz.  A 2-byte ``JUNK`` chunk makes it 54 bytes, a multiple of
+    3, so its base64 text joins the base64 of the samples as they came
+    (a live session stores the speech it received without decoding it)."""
+    return struct.pack(
+        "<4sI4s4sIHHIIHH4sI2s4sI",
+        b"RIFF", 46 + size, b"WAVE", b"fmt ", 16, 1, 1, rate, rate * 2, 2, 16,
+        b"JUNK", 2, b"\0\0", b"data", size,
+    )  # fmt: skip
+
+
+def wav_bytes(pcm: bytes, rate: int) -> bytes:
+    """``pcm`` (16-bit mono little-endian at ``rate`` Hz) as a WAV file."""
+    return wav_header(len(pcm), rate) + pcm
+
+
 class AudioBlock(
     msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="audio", forbid_unknown_fields=True
 ):
@@ -136,6 +153,16 @@ class AudioBlock(
         return cls(BytesSource(Blob(data)), kind, filename, title, duration, transcript)
 
     @classmethod
+    def from_pcm(
+        cls, pcm: bytes, rate: int, *, transcript: str | None = None, **fields: object
+    ) -> AudioBlock:
+        """Audio of raw PCM16 mono samples at ``rate`` Hz, stored as a WAV."""
+        duration = round(len(pcm) / (2 * rate), 3)
+        wav = wav_bytes(pcm, rate)
+        return cls(BytesSource(Blob(wav)), "audio/wav", duration=duration, transcript=transcript,
+                   **fields)  # type: ignore[arg-type]  # fmt: skip
+
+    @classmethod
     def from_url(cls, url: str, media_type: str | None = None, **fields: object) -> AudioBlock:
         """Audio the provider fetches from ``url`` (or a ``gs://``/``s3://`` URI)."""
         return cls(URLSource(url), media_type, **fields)  # type: ignore[arg-type]
@@ -181,5 +208,7 @@ __all__ = [
     "AudioBlock",
     "AudioSource",
     "audio_media_type",
+    "wav_bytes",
     "wav_duration",
+    "wav_header",
 ]

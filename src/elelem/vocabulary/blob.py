@@ -4,7 +4,7 @@ A :class:`Blob` is a value: two blobs are equal when their hash and size
 are.  It may hold its bytes (built from them, or resolved from a store) or
 only name them (decoded from a stored event): the canonical encoding is
 always the reference ``{"sha256": …, "size": …}``, never the bytes, so the
-bytes live once in a content-addressed store beside the events (DESIGN §5).
+bytes live once in a content-addressed store beside the events (docs/architecture.md §4).
 Asking an unresolved blob for its bytes is a typed
 :class:`~elelem.errors.BlobMissingError` naming it, never a silent hole.
 """

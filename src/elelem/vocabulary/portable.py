@@ -1,5 +1,5 @@
 """The one rule for what a message keeps when it goes to a provider that did
-not produce it (DESIGN §4, the *portable* projection).
+not produce it (docs/architecture.md §2.5, the *portable* projection).
 
 Every shape's encoder replays its own provider's assistant messages natively
 and hands every other message to :func:`portable_message` with the target's

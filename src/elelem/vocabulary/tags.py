@@ -1,7 +1,7 @@
 """The table of registered block tags, on its own so that both the registry
 (which imports the core block types to register them) and the blocks module
 (whose :class:`~elelem.vocabulary.UnknownBlock` refuses a registered tag) read
-it without importing each other: no import circle, lazy or not (DESIGN §1)."""
+it without importing each other: no import circle, lazy or not (docs/architecture.md §1)."""
 
 from __future__ import annotations
 

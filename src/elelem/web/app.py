@@ -16,7 +16,7 @@ shown is stored) and relays it as the AI SDK UI message stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +44,7 @@ def create_app(
     port: int | None = None,
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
+    in_process: Mapping[str, Any] | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -64,7 +65,9 @@ def create_app(
     models`` lists them); ``clock`` gives the time relative dates are shown
     against.  ``tools`` (``elelem serve --functions``) are what a chat turn
     may call and what an approved call runs with: each call waits for the
-    page's Approve or Deny (:mod:`elelem.web.approvals`).
+    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``in_process``
+    maps a model name the chat form may give to a model answering in-process
+    (``elelem serve`` maps ``test`` to ``-m test``'s model).
     """
     site = Site(
         store,
@@ -76,6 +79,7 @@ def create_app(
         clock=clock,
         body_timeout=body_timeout,
         tools=tools,
+        in_process=in_process,
     )
     routes = [
         *render.routes(site),

@@ -113,7 +113,7 @@ def turn_input_new(request: ChatRequest) -> Message | str:
 def turn_pairs(
     conversation: Conversation,
     make_client: Callable[[], Any],
-    model: str,
+    model: str | Any,
     user_input: Message | str,
     web_search: bool,
     tools: Sequence[Any] = (),

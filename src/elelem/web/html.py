@@ -46,6 +46,7 @@ from elelem.render.lines import (
     awaiting_line,
     decision_line,
     reasoning_summary,
+    record_outcome,
     session_line,
     usage_line,
 )
@@ -414,7 +415,11 @@ def _tool_result(part: ToolResultBlock) -> str:
     return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
 
 
-_REWOUND = {"retry": "replaced by a retry", "edit": "replaced by an edited message"}
+_REWOUND = {
+    "retry": "replaced by a retry",
+    "edit": "replaced by an edited message",
+    "refused": "refused before it was sent: left out of later requests",
+}
 
 
 def _turn(
@@ -494,10 +499,9 @@ def _record(record: ResponseRecord, at: str) -> str:
     """A response's outcome, usage, cost (priced as of when it was stored)
     and model, under its answer."""
     notes = []
-    if not record.complete:
-        notes.append('<span class="warn">interrupted: kept what arrived</span>')
-    elif record.error:
-        notes.append(f'<span class="error">error: {line(record.error)}</span>')
+    outcome = record_outcome(record)
+    if outcome is not None:
+        notes.append(f'<span class="{outcome[0]}">{line(outcome[1])}</span>')
     elif record.finish not in (None, "stop", "tool-calls"):
         failure = f": {line(record.failure)}" if record.failure else ""
         notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')

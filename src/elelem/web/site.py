@@ -6,7 +6,7 @@ create_app` makes one :class:`Site`; each route module under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -36,6 +36,7 @@ class Site:
         clock: Callable[[], datetime] | None,
         body_timeout: float,
         tools: Sequence[Any],
+        in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.token = token
@@ -48,7 +49,14 @@ class Site:
         self.tool_names = set(ToolLoop(tools).tools)
         self.make_client: Callable[[], Any] = client if client is not None else _default_client
         self._clock = clock
+        self.in_process = dict(in_process or {})
         self._costs: dict[tuple[str, int], str | None] = {}
+
+    def model_for(self, name: str) -> Any:
+        """The model a chat turn runs with for the address ``name``: an
+        in-process model of that name (``elelem serve``'s ``test``), else
+        the address itself, for the client to resolve."""
+        return self.in_process.get(name.strip(), name)
 
     def redact(self, text: str) -> str:
         """``text`` with the secrets in force masked."""

@@ -1,4 +1,4 @@
-"""The seam between shapes and everything else: types only (DESIGN.md §1, §4).
+"""The seam between shapes and everything else: types only (docs/architecture.md §1, §2).
 
 What a wire shape takes and gives, as types and protocols with no code of a
 shape behind them: the neutral :class:`ModelRequest`, the

@@ -109,10 +109,12 @@ LiveCommand: TypeAlias = SendAudio | CommitAudio | SendText | SendToolResults | 
 
 class SessionOpened(msgspec.Struct, frozen=True):
     """The server accepted the session (OpenAI ``session.created``, Gemini
-    ``setupComplete``): its id where the wire names one, and its object."""
+    ``setupComplete``), or says its settings now (``updated``: OpenAI
+    ``session.updated``): its id where the wire names one, and its object."""
 
     session_id: str | None
     raw: JSONValue = None
+    updated: bool = False
 
 
 class SpeechStarted(msgspec.Struct, frozen=True):

@@ -1,4 +1,4 @@
-"""The Anthropic Messages wire shape (DESIGN.md §4), sans-IO.
+"""The Anthropic Messages wire shape (docs/architecture.md §2), sans-IO.
 
 ``SHAPE`` implements :class:`elelem.wire.Shape`: the request encoder
 (native replay of Anthropic's own messages, portable encoding of the rest),
@@ -41,6 +41,7 @@ from elelem.shapes.anthropic_messages.errors import (
     classify_error,
     error_from_event,
 )
+from elelem.shapes.anthropic_messages.listing import LISTING
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
     FINISH_REASONS,
@@ -63,6 +64,7 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     counting=COUNTER,
+    listing=LISTING,
 )
 """The Anthropic Messages shape.  Its parser and ``parse_body`` take the
 neutral request or the raw wire request JSON (it names the hosted tool

@@ -367,6 +367,7 @@ def activities_in(
 
 
 def delta_text(delta: Mapping[str, Any], field: str, key: BlockKey) -> str:
+    """The string ``field`` of ``delta``; malformed without one."""
     value = delta.get(field)
     if not isinstance(value, str):
         raise malformed(f"anthropic {delta.get('type')} on block {key!r} lacks string {field!r}")
@@ -400,6 +401,7 @@ def fold_delta(block: Block, delta: dict[str, Any], key: BlockKey) -> None:
 
 
 def finish_input(block: Block, key: BlockKey) -> None:
+    """Decode a finished tool block's streamed argument JSON into its ``input``."""
     if not block.deltas:
         return
     text = "".join(block.deltas)

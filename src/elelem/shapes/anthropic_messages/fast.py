@@ -26,18 +26,26 @@ DELTA_EVENT = "content_block_delta"
 # field in the delta or a value of the wrong type fails the typed decode and
 # takes the dict path, which keeps unknown deltas and raises every error.
 class HotText(msgspec.Struct, tag="text_delta", forbid_unknown_fields=True):
+    """A ``text_delta``: more text for the open block."""
+
     text: str
 
 
 class HotThinking(msgspec.Struct, tag="thinking_delta", forbid_unknown_fields=True):
+    """A ``thinking_delta``: more reasoning for the open block."""
+
     thinking: str
 
 
 class HotJson(msgspec.Struct, tag="input_json_delta", forbid_unknown_fields=True):
+    """An ``input_json_delta``: more of a tool call's arguments."""
+
     partial_json: str
 
 
 class HotDeltaFrame(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A ``content_block_delta`` frame holding one of the hot deltas."""
+
     # A plain field, not a tag: msgspec accepts a lone tagged struct without
     # its tag, and a frame with no ``type`` is the dict path's to judge.  A
     # top-level field beside these fails the decode until the dict path has

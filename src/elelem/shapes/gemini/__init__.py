@@ -30,6 +30,7 @@ from elelem.shapes.gemini.errors import (
     retry_delay,
 )
 from elelem.shapes.gemini.grounding import code_point_range, support_attributions
+from elelem.shapes.gemini.listing import LISTING
 from elelem.shapes.gemini.mapping import CONTENT_FILTER, FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.gemini.parser import GeminiParser, parse_body, response_chunks
 
@@ -41,6 +42,7 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     counting=COUNTER,
+    listing=LISTING,
 )
 """The Gemini shape."""
 

@@ -58,6 +58,7 @@ from elelem.wire.live import (
     SendToolResults,
     SessionOpened,
     TranscriptDelta,
+    Truncated,
     UnknownEvent,
 )
 
@@ -68,7 +69,8 @@ OUTPUT_RATE = 24_000
 """The rate of the audio the model speaks."""
 
 PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
-"""The Live API's WebSocket path on the Gemini API's host."""
+"""The Live API's WebSocket path on the Gemini API's host (Vertex AI's is
+``providers.live.VERTEX_PATH``, where the model is a resource name)."""
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder()
@@ -112,8 +114,12 @@ class GeminiLiveProtocol:
     input_rate = INPUT_RATE
     output_rate = OUTPUT_RATE
 
-    def __init__(self, provider: ProviderId) -> None:
+    def __init__(
+        self, provider: ProviderId, *, path: str = PATH, resource: str | None = None
+    ) -> None:
         self.provider = provider
+        self.path = path
+        self.resource = resource  # Vertex AI: projects/…/publishers/google/models/…
         self.turns = 0
         self.current: str | None = None  # the response in progress (its item id too)
         self.spoken: SpokenItem | None = None
@@ -130,13 +136,13 @@ class GeminiLiveProtocol:
             base = "wss://" + base[len("https://") :]
         elif base.startswith("http://"):
             base = "ws://" + base[len("http://") :]
-        return base + PATH
+        return base + self.path
 
     def open(self, settings: LiveSettings) -> Sequence[str]:
         """The ``setup`` message."""
-        model = (
-            settings.model if settings.model.startswith("models/") else f"models/{settings.model}"
-        )
+        model = self.resource or settings.model
+        if "/" not in model:
+            model = f"models/{model}"
         config: dict[str, Any] = {"responseModalities": [settings.output.upper()]}
         if settings.voice:
             voice = {"prebuiltVoiceConfig": {"voiceName": settings.voice}}
@@ -242,6 +248,13 @@ class GeminiLiveProtocol:
             self.spoken.add_transcript(str(said["text"]))
             out.append(TranscriptDelta(item, str(said["text"])))
         if content.get("interrupted") and self.current is not None:
+            # The server stopped: what was heard is what the client said it
+            # played (Interrupt), else all that arrived.
+            spoken = self.spoken
+            if spoken is not None and spoken.audio:
+                kept = spoken.received if spoken.cut is None else spoken.cut
+                end = kept * 1000 // (2 * OUTPUT_RATE)
+                out.append(Truncated(self.current, end, spoken.heard()))
             out.extend(self._finish(Finish(INTERRUPTED, "interrupted")))
         elif content.get("turnComplete") and self.current is not None:
             out.extend(self._finish(Finish("stop", "turnComplete")))
@@ -287,22 +300,25 @@ class GeminiLiveProtocol:
     def _tool_call(self, call: dict[str, Any]) -> Sequence[LiveOutput]:
         out: list[LiveOutput] = []
         item = self._start(out)
-        self._close_text(out)
+        calls: list[LiveOutput] = []
         for n, function in enumerate(call.get("functionCalls") or ()):
             key = f"{item}:call-{n}"
             call_id = str(function.get("id") or key)
-            out.append(BlockStart(key, "tool-call", id=call_id, name=str(function["name"])))
+            calls.append(BlockStart(key, "tool-call", id=call_id, name=str(function["name"])))
             arguments = _encode.encode(function.get("args") or {}).decode()
-            out.extend((ToolCallDelta(key, arguments), BlockEnd(key)))
+            calls.extend((ToolCallDelta(key, arguments), BlockEnd(key)))
             self.calls += 1
-        out.extend(self._finish(Finish("tool-calls", "toolCall")))
+        out.extend(self._finish(Finish("tool-calls", "toolCall"), calls))
         return out
 
-    def _finish(self, finish: Finish) -> list[LiveOutput]:
+    def _finish(self, finish: Finish, calls: Sequence[LiveOutput] = ()) -> list[LiveOutput]:
+        """The response's end: its text closed, its speech, then the calls
+        that came after it, its usage and ``finish``."""
         out: list[LiveOutput] = []
         self._close_text(out)
         if self.spoken is not None:
             out.extend(self.spoken.block(f"{self.current}:audio", self.provider, OUTPUT_RATE))
+        out.extend(calls)
         if self.usage is not None:
             out.append(UsageUpdate(self.usage))
             self.usage = None

@@ -27,6 +27,7 @@ ERRORS = ErrorTable("gemini interactions", _event_fields, types=STATUS_TYPES)
 
 
 def error_from_event(data: Mapping[str, Any]) -> StreamError:
+    """The typed error an ``error`` event of the stream carries."""
     return classify_event(ERRORS, data)
 
 

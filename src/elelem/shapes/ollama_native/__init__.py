@@ -27,6 +27,7 @@ from elelem.shapes.ollama_native.errors import (
     error_from_event,
     error_message,
 )
+from elelem.shapes.ollama_native.listing import LISTING
 from elelem.shapes.ollama_native.mapping import (
     FINISH_REASONS,
     USAGE_FIELDS,
@@ -49,6 +50,7 @@ SHAPE = ShapeSpec(
     parser=OllamaParser,
     parse_body=parse_body,
     classify=classify_error,
+    listing=LISTING,
 )
 """The Ollama native shape."""
 

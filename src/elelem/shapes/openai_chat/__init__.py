@@ -1,20 +1,20 @@
-"""The OpenAI Chat Completions wire shape (DESIGN.md §4), sans-IO.
+"""The OpenAI Chat Completions wire shape (docs/architecture.md §2), sans-IO.
 
-Serves OpenAI and every OpenAI-compatible server: DeepSeek, OpenRouter,
-Ollama, llama.cpp, Groq, Cerebras, xAI, Mistral, Perplexity, Moonshot,
-Alibaba.  ``SHAPE`` is a :class:`~elelem.shapes.base.ShapeSpec` whose
+Serves OpenAI and every OpenAI-compatible server (every provider record
+whose ``shape`` is ``openai_chat``).  ``SHAPE`` is a :class:`~elelem.shapes.base.ShapeSpec` whose
 ``dialects`` are the per-provider request conventions of
 :mod:`elelem.shapes.openai_chat.dialects`: unbound, a provider gets the
-dialect of its own name (else the default); ``SHAPE.with_dialect(name)`` (or
+dialect of its own record (else the default); ``SHAPE.with_dialect(name)`` (or
 a :class:`Dialect` value) speaks one dialect to every provider, as the
-catalog binds a provider spec's ``dialect``.
+catalog binds a provider spec's ``dialect``, and ``SHAPE.with_conventions``
+one built from conventions set field by field.
 """
 
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
-from elelem.shapes.openai_chat.dialects import DIALECTS, Dialect, dialect_for
+from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
 from elelem.shapes.openai_chat.encoder import (
     PATH,
     assistant_wire,
@@ -23,8 +23,11 @@ from elelem.shapes.openai_chat.encoder import (
     portable_assistant,
 )
 from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_chat.listing import LISTING
 from elelem.shapes.openai_chat.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
+from elelem.shapes.openai_chat.speech import SPEECH
+from elelem.shapes.openai_chat.transcription import TRANSCRIPTION
 
 SHAPE = ShapeSpec(
     "openai_chat",
@@ -34,6 +37,12 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     dialects=DIALECTS,
+    listing=LISTING,
+    speech=SPEECH,
+    transcription=TRANSCRIPTION,
+    conventions=lambda name, fields, where: conventions(
+        dialect_for(name) if name else DEFAULT, fields, where
+    ),
 )
 """The Chat Completions shape, each provider in the dialect of its own name."""
 

@@ -84,6 +84,7 @@ def _tool_call(
 
 
 def legacy_call(call: ToolCallBlock, provider: str) -> bool:
+    """Whether ``call`` came as the deprecated ``function_call`` of ``provider``."""
     return find_payload(call.payloads, provider, FUNCTION_CALL_FORMAT) is not None
 
 

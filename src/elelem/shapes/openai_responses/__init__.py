@@ -13,8 +13,11 @@ from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_responses.counting import COUNTER
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_responses.listing import LISTING
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
+from elelem.shapes.openai_responses.speech import SPEECH
+from elelem.shapes.openai_responses.transcription import TRANSCRIPTION
 
 SHAPE = ShapeSpec(
     "openai_responses",
@@ -24,6 +27,9 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     counting=COUNTER,
+    listing=LISTING,
+    speech=SPEECH,
+    transcription=TRANSCRIPTION,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 

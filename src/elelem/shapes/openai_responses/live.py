@@ -46,7 +46,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import ProviderId, Usage
+from elelem.vocabulary import ProviderId, ProviderPayload, Usage
 from elelem.vocabulary.json import JSONValue
 from elelem.wire.live import (
     INTERRUPTED,
@@ -73,11 +73,31 @@ from elelem.wire.live import (
 RATE = 24_000
 """The GA API's PCM rate, in and out (``audio/pcm`` at 24 kHz)."""
 
+RESPONSE_FORMAT = "realtime-response"
+"""Finish payload format of a ``response.done``'s response object, less its
+``output`` items and ``usage`` (which the blocks and the usage hold)."""
+
 TRANSCRIPTION_MODEL = "gpt-4o-mini-transcribe"
 """The model that transcribes the user's audio when ``transcribe`` is on."""
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder()
+
+
+class _AudioDelta(msgspec.Struct, tag_field="type", tag="response.output_audio.delta"):
+    item_id: str
+    delta: str
+
+
+class _TranscriptDelta(
+    msgspec.Struct, tag_field="type", tag="response.output_audio_transcript.delta"
+):
+    item_id: str
+    delta: str
+
+
+_hot = msgspec.json.Decoder(_AudioDelta | _TranscriptDelta)
+"""The speech deltas, nine in ten of a session's events, decoded typed."""
 
 # Events whose content other events already carry: nothing to hand out.
 _CONFIRMING = frozenset(
@@ -144,6 +164,10 @@ class RealtimeProtocol:
         self.open_calls: dict[str, bool] = {}  # item id -> any argument delta sent
         self.interrupted = False
         self.cut: dict[str, int] = {}  # item id -> audio_end_ms, once interrupted
+        # The response's speech items and tool calls in output order: both
+        # commit at its end (speech may still be cut until then; a call runs
+        # only once the response ended), so the log keeps the order they came in.
+        self.order: list[tuple[str, str]] = []
 
     # -- the client's side ------------------------------------------------------------
 
@@ -248,6 +272,20 @@ class RealtimeProtocol:
 
     def receive(self, frame: str | bytes) -> Sequence[LiveOutput]:
         """What one server event means."""
+        if type(frame) is str and "output_audio" in frame:
+            try:
+                hot = _hot.decode(frame)
+            except msgspec.DecodeError:
+                pass  # another event (or a bad one): the general path decides
+            else:
+                item = self.items.get(hot.item_id)
+                if item is None:
+                    item = self.items[hot.item_id] = SpokenItem(hot.item_id)
+                if type(hot) is _AudioDelta:
+                    item.add_audio(hot.delta)
+                    return (AudioOut(hot.item_id, hot.delta),)
+                item.add_transcript(hot.delta)
+                return (TranscriptDelta(hot.item_id, hot.delta),)
         try:
             event = _decode.decode(frame)
         except msgspec.DecodeError as exc:
@@ -291,7 +329,7 @@ class RealtimeProtocol:
         response = event["response"]
         self.response = str(response.get("id") or "")
         self.items, self.calls, self.interrupted = {}, 0, False
-        self.open_text, self.open_calls = set(), {}
+        self.open_text, self.open_calls, self.order = set(), {}, []
         return (ResponseStart(self.response or None, None, self.provider),)
 
     def _item_added(self, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -301,10 +339,13 @@ class RealtimeProtocol:
             item_id = str(item["id"])
             self.open_calls[item_id] = False
             self.calls += 1
+            self.order.append(("call", item_id))
             return (
                 BlockStart(item_id, "tool-call", id=str(item["call_id"]), name=str(item["name"])),
             )
         if kind in ("message", None):
+            if item.get("id") is not None:
+                self.order.append(("speech", str(item["id"])))
             return ()
         # An item this protocol does not model (an MCP call…): kept whole.
         return (BlockStart(str(item.get("id") or kind), "unknown", raw=dict(item)),
@@ -336,12 +377,12 @@ class RealtimeProtocol:
         out: list[LiveOutput] = []
         if item_id not in self.open_calls:
             self.calls += 1
-            out.append(
-                BlockStart(item_id, "tool-call", id=str(event["call_id"]), name=str(event["name"]))
-            )
-        if not self.open_calls.pop(item_id, False):
+            self.order.append(("call", item_id))
+            call_id, name = str(event["call_id"]), str(event["name"])
+            out.append(BlockStart(item_id, "tool-call", id=call_id, name=name))
+        if not self.open_calls.get(item_id, False):
             out.append(ToolCallDelta(item_id, str(event["arguments"])))
-        out.append(BlockEnd(item_id))
+        self.open_calls[item_id] = True
         return out
 
     def _done(self, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -349,14 +390,25 @@ class RealtimeProtocol:
         out: list[LiveOutput] = []
         for key in sorted(self.open_text):
             out.append(BlockEnd(key))
-        for item_id, spoken in self.items.items():
+        items = dict(self.items)
+        for kind, key in self.order:
+            if kind == "call":
+                out.append(BlockEnd(key))
+            elif key in items:
+                out.extend(items.pop(key).block(key, self.provider, RATE))
+        for item_id, spoken in items.items():  # the speech of an item never announced
             out.extend(spoken.block(item_id, self.provider, RATE))
         usage = _usage(response.get("usage"))
         if usage is not None:
             out.append(UsageUpdate(usage))
-        out.append(self._finish(response))
+        finish = self._finish(response)
+        # What the response object says beyond its items and usage (its
+        # status details, metadata, conversation, modalities) is kept.
+        rest = {k: v for k, v in response.items() if k not in ("output", "usage")}
+        payload = ProviderPayload(self.provider, RESPONSE_FORMAT, None, rest)
+        out.append(msgspec.structs.replace(finish, payloads=(payload,)))
         self.response = None
-        self.items, self.open_text, self.open_calls = {}, set(), {}
+        self.items, self.open_text, self.open_calls, self.order = {}, set(), {}, []
         return out
 
     def _finish(self, response: dict[str, Any]) -> Finish:
@@ -394,7 +446,8 @@ class RealtimeProtocol:
 
 def _session(_: RealtimeProtocol, event: dict[str, Any]) -> Sequence[LiveOutput]:
     session = event["session"]
-    return (SessionOpened(session.get("id") if isinstance(session, dict) else None, session),)
+    ident = session.get("id") if isinstance(session, dict) else None
+    return (SessionOpened(ident, session, event["type"] == "session.updated"),)
 
 
 def _speech_started(_: RealtimeProtocol, event: dict[str, Any]) -> Sequence[LiveOutput]:
@@ -444,4 +497,4 @@ _EVENTS: dict[str, _Handler] = {
 """Each server event this protocol reads, to its handler."""
 
 
-__all__ = ["RATE", "RealtimeProtocol"]
+__all__ = ["RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]

@@ -39,7 +39,7 @@ import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.openai_responses import _items
-from elelem.shapes.openai_responses.content import ContentEvents, Item, Part, malformed
+from elelem.shapes.openai_responses.content_events import ContentEvents, Item, Part, malformed
 from elelem.shapes.openai_responses.errors import error_from_event
 from elelem.shapes.openai_responses.fast import TEXT_DELTA, hot_decoder
 from elelem.shapes.openai_responses.mapping import finish_reason, map_usage

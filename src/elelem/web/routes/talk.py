@@ -58,7 +58,8 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse(
                 "bad chat request: a model and some text are needed", status_code=400
             )
-        refused = no_such_model(site.make_client, chosen)
+        in_process = chosen.strip() in site.in_process
+        refused = None if in_process else no_such_model(site.make_client, chosen)
         if refused is not None:
             return PlainTextResponse(refused, status_code=400)  # the command line's words
         try:
@@ -79,12 +80,14 @@ def routes(site: Site) -> list[Route]:
                 "answer them above, or retry or edit the turn",
                 status_code=409,
             )
+        model = site.model_for(chosen)
+        stream = turn_pairs(
+            conversation, site.make_client, model, user_input, data.web_search, site.tools
+        )
+        if not data.conversation:
+            stream = _kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
-            turn_pairs(
-                conversation, site.make_client, chosen, user_input, data.web_search, site.tools
-            ),
-            headers={CONVERSATION_HEADER: conversation.id},
-            redactor=site.redactor,
+            stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
         )
 
     async def go_on(request: Request) -> Response:
@@ -127,6 +130,19 @@ def routes(site: Site) -> list[Route]:
         Route("/api/chat", chat, methods=["POST"]),
         Route("/api/resume", go_on, methods=["POST"]),
     ]
+
+
+async def _kept_if_begun(
+    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair]
+) -> AsyncIterator[Pair]:
+    """``pairs`` of a new conversation's first turn; a turn refused before it
+    began (an unknown model, a missing key) leaves no empty conversation."""
+    try:
+        async for pair in pairs:
+            yield pair
+    finally:
+        if site.store.info(conversation.id).turns == 0:
+            site.store.delete(conversation.id)
 
 
 __all__ = ["CONVERSATION_HEADER", "no_such_model", "routes"]

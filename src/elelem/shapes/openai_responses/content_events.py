@@ -52,10 +52,12 @@ class TextPieces:
         self.size = 0
 
     def add(self, piece: str) -> None:
+        """Append ``piece``."""
         self.pieces.append(piece)
         self.size += len(piece)
 
     def value(self) -> str:
+        """The text so far, joined once."""
         pieces = self.pieces
         if len(pieces) == 1:
             return pieces[0]
@@ -67,11 +69,15 @@ class TextPieces:
         return text
 
     def replace(self, text: str) -> None:
+        """Hold ``text`` instead of the pieces so far (a done event's whole text)."""
         self.pieces = [text] if text else []
         self.size = len(text)
 
 
 class Part:
+    """One content part of an output item: its text, the citations seen on
+    it, and the annotations held until its text is there."""
+
     __slots__ = ("cited", "held", "key", "kind", "text")
 
     def __init__(self, key: str, kind: str) -> None:
@@ -83,6 +89,9 @@ class Part:
 
 
 class Item:
+    """One output item as it streams: its parts, its arguments, its raw
+    object and what of it nobody modelled."""
+
     __slots__ = (
         "args",
         "custom",

@@ -1,0 +1,85 @@
+"""The first hour's small ones: ``dir(elelem)`` lists the API, ``--tool
+module:fn`` finds a module in the working folder, an import of a
+conversation the store holds names ``--new-id``, a local provider that
+refuses the connection gets a hint, no command's help shows
+reStructuredText, and every model variable is in the environment table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+import elelem
+from cli_helpers import ELELEM, base_env, run
+from elelem.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_dir_lists_the_lazily_loaded_api() -> None:
+    listed = dir(elelem)
+    for name in ("Client", "SyncClient", "send", "run", "open_store", "Conversation", "tool"):
+        assert name in listed
+
+
+def test_tool_finds_a_module_in_the_working_folder(tmp_path: Path) -> None:
+    (tmp_path / "mytools.py").write_text(
+        'def shout(text: str) -> str:\n    """Shout."""\n    return text.upper()\n'
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [ELELEM, "ask", "-m", "test", "--tool", "mytools:shout", "Say it"],
+        env=base_env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert 'called shout(text="a") → A' in done.stderr
+
+
+def test_importing_a_conversation_held_already_names_new_id(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    run(env, "ask", "-m", "test", "Hello")
+    exported = tmp_path / "c.json"
+    assert run(env, "export", "-o", str(exported)).returncode == 0
+    again = run(env, "import", str(exported))
+    cid = run(env, "log").stdout.split()[0]
+    assert (again.returncode, again.stderr) == (
+        3,
+        f"elelem: conversation '{cid}' already exists in this store: import it under a fresh "
+        f"id with elelem import --new-id {exported}\n",
+    )
+    assert run(env, "import", "--new-id", str(exported)).returncode == 0
+
+
+def test_a_local_provider_refusing_the_connection_gets_a_hint(tmp_path: Path) -> None:
+    env = {**base_env(tmp_path), "ELELEM_OLLAMA_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = run(env, "ask", "-m", "ollama:llama3.2", "hi")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1].endswith("(is Ollama running? start it with: ollama serve)")
+
+
+def test_no_help_shows_restructuredtext() -> None:
+    def walk(command: click.Command, path: str) -> list[tuple[str, str]]:
+        found = [(path, command.help or "")]
+        found += [(path, getattr(p, "help", None) or "") for p in command.params]
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                found += walk(sub, f"{path} {name}")
+        return found
+
+    assert [path for path, text in walk(main, "elelem") if "``" in text] == []
+
+
+def test_every_model_variable_is_in_the_environment_table() -> None:
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = doc.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+    source = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "src/elelem/cli").glob("*.py"))
+    variables = set(re.findall(r'"(ELELEM_[A-Z_]+_MODEL)"', source)) | {"ELELEM_MODEL"}
+    assert len(variables) >= 4
+    assert [v for v in sorted(variables) if f"`{v}`" not in table] == []
