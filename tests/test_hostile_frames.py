@@ -103,18 +103,26 @@ def mutants(shape_name: str, values: list[Any]) -> Iterator[list[tuple[str | Non
                 yield [*frames[:position], (event, text), *frames[position + 1 :]]
 
 
-def walk(shape_name: str, values: list[Any]) -> tuple[int, list[str]]:
-    provider = SAMPLES[shape_name]().provider
+def untyped_of(
+    shape_name: str, provider: str, streams: Iterator[list[tuple[str | None, str]]], name: str
+) -> tuple[int, list[str]]:
+    """How many ``streams`` were read, and what each that failed with an
+    exception that is no ``ElelemError`` raised (with its last frame)."""
     runs, untyped = 0, []
-    for frames in mutants(shape_name, values):
+    for frames in streams:
         runs += 1
         try:
             read(shape_name, provider, frames)
         except ElelemError:
             pass
         except Exception as exc:  # noqa: BLE001 - what the walk reports
-            untyped.append(f"{type(exc).__name__}: {exc} <- {frames}"[:600])
+            untyped.append(f"{name}: {type(exc).__name__}: {exc} <- {frames[-1]}"[:600])
     return runs, untyped
+
+
+def walk(shape_name: str, values: list[Any]) -> tuple[int, list[str]]:
+    provider = SAMPLES[shape_name]().provider
+    return untyped_of(shape_name, provider, mutants(shape_name, values), shape_name)
 
 
 @pytest.mark.parametrize("shape_name", sorted(SAMPLES))
@@ -201,14 +209,9 @@ def corpus_walk(per_shape: int, values: list[Any]) -> tuple[int, list[str]]:
         taken[shape] = taken.get(shape, 0) + 1
         if taken[shape] > per_shape:
             continue
-        for mutant in corpus_mutants(frames, values):
-            runs += 1
-            try:
-                read(shape, provider, mutant)
-            except ElelemError:
-                pass
-            except Exception as exc:  # noqa: BLE001 - what the walk reports
-                untyped.append(f"{name}: {type(exc).__name__}: {exc} <- {mutant[-1]}"[:600])
+        done, failed = untyped_of(shape, provider, corpus_mutants(frames, values), name)
+        runs += done
+        untyped += failed
     return runs, untyped
 
 
