@@ -122,7 +122,7 @@ def assert_nowhere(secrets: tuple[str, ...], *texts: str, data: bytes = b"") -> 
         assert secret.encode() not in data
 
 
-@pytest.mark.parametrize("cloud", ["vertex", "azure"])
+@pytest.mark.parametrize("cloud", ["vertex", pytest.param("azure", marks=pytest.mark.slow)])
 def test_an_echoed_fetched_token_is_in_no_cli_channel(tmp_path: Path, cloud: str) -> None:
     context = vertex(tmp_path, 2) if cloud == "vertex" else azure(tmp_path)
     with context as found:
@@ -308,3 +308,40 @@ def test_azure_environment_credential_secrets_are_the_processs(
     assert redactor.redact(echoed) == " / ".join([REDACTED] * 3)
     source = AzureTokenSource(object(), "https://cognitiveservices.azure.com/.default", "azure")
     assert set(source.secrets()) == set(values.values())
+
+
+@pytest.mark.parametrize("outcome", ["result", pytest.param("error", marks=pytest.mark.slow)])
+def test_a_tool_echoing_the_fetched_token_is_redacted_everywhere(
+    tmp_path: Path, outcome: str
+) -> None:
+    """A tool whose result (or error) holds the bearer token the process
+    fetched: not in ``--json``, stderr's status lines, or the store."""
+    from toolloop_wires import anthropic_calls, anthropic_text
+
+    functions = tmp_path / "tools.py"
+    body = (
+        f'return "token {VERTEX_TOKEN}"'
+        if outcome == "result"
+        else f'raise RuntimeError("bad token {VERTEX_TOKEN}")'
+    )
+    functions.write_text(f'def whoami() -> str:\n    """Who I am."""\n    {body}\n')
+    replies = [anthropic_calls([("c1", "whoami", {})]), anthropic_text("done")]
+    with TokenServer(replies, token_path="/oauth2/token") as server:
+        file = authorized_user_file(tmp_path, server.token_uri)
+        env = base_env(
+            tmp_path,
+            GOOGLE_APPLICATION_CREDENTIALS=str(file),
+            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
+            GOOGLE_CLOUD_PROJECT="proj-echo",
+        )
+        model = "vertex-anthropic:claude-sonnet-4-5"
+        result = run(env, "ask", "--json", "--functions", str(functions), "-m", model, "hi")
+        sent = server.model_requests()
+    assert result.returncode == 0, result.stderr
+    assert server.tokens == [VERTEX_TOKEN]
+    # The follow-up is built from the log, which holds nothing secret: the
+    # model is sent the result redacted, as for a static key.
+    assert VERTEX_TOKEN not in sent[1].body.decode() and REDACTED in sent[1].body.decode()
+    assert_nowhere(
+        (VERTEX_TOKEN,), result.stdout, result.stderr, data=store_bytes(tmp_path / "home")
+    )
