@@ -46,11 +46,17 @@ def bind(host: str, port: int) -> socket.socket:
     help="Port to listen on (0: any free port).",
 )
 @click.option("-m", "--model", help="The chat form's default model (provider:model).")
+@click.option(
+    "--temporal",
+    metavar="HOST:PORT",
+    default=None,
+    help="The runs are durable on this Temporal server: Approve and Deny are sent to them.",
+)
 @functions_option
 @debug_option
 @guarded
 def serve_command(
-    host: str, port: int, model: str | None, function_files: tuple[Path, ...]
+    host: str, port: int, model: str | None, temporal: str | None, function_files: tuple[Path, ...]
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With --functions
@@ -59,6 +65,7 @@ def serve_command(
     --defer` or the library's approve="defer"."""
     import uvicorn
 
+    from elelem.cli.worker import temporal_delivery
     from elelem.providers import load_catalog
     from elelem.providers.models import known_models
     from elelem.web.app import create_app, new_token
@@ -108,6 +115,7 @@ def serve_command(
         port=bound_port,
         tools=list(tools),
         in_process={name: test_model() for name in TEST_MODEL_NAMES},
+        deliver=None if temporal is None else temporal_delivery(temporal),
     )
     config = server_config(app)
     try:
