@@ -63,6 +63,18 @@ class Cloud(NamedTuple):
     env: dict[str, str]
 
 
+def vertex_env(tmp_path: Path, server: TokenServer) -> dict[str, str]:
+    """The command's environment for Vertex AI's Claude through a gcloud user
+    file whose token endpoint is ``server``'s."""
+    file = authorized_user_file(tmp_path, server.token_uri)
+    return base_env(
+        tmp_path,
+        GOOGLE_APPLICATION_CREDENTIALS=str(file),
+        ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
+        GOOGLE_CLOUD_PROJECT="proj-echo",
+    )
+
+
 @contextmanager
 def vertex(tmp_path: Path, replies: int) -> Iterator[Cloud]:
     """Vertex AI through a gcloud user file: refresh token and client secret
@@ -72,13 +84,7 @@ def vertex(tmp_path: Path, replies: int) -> Iterator[Cloud]:
         for n in range(1, replies + 1)
     ]
     with TokenServer([replay(b) for b in bodies], token_path="/oauth2/token") as server:
-        file = authorized_user_file(tmp_path, server.token_uri)
-        env = base_env(
-            tmp_path,
-            GOOGLE_APPLICATION_CREDENTIALS=str(file),
-            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
-            GOOGLE_CLOUD_PROJECT="proj-echo",
-        )
+        env = vertex_env(tmp_path, server)
         yield Cloud(
             "vertex-anthropic:claude-sonnet-4-5",
             (*map(vertex_token, range(1, replies + 1)), REFRESH_TOKEN, CLIENT_SECRET),
@@ -157,13 +163,7 @@ def test_an_echoed_fetched_token_is_in_no_cli_channel(tmp_path: Path, cloud: str
 def test_a_token_echoed_in_an_error_is_redacted(tmp_path: Path) -> None:
     echo = json.dumps({"error": {"type": "permission_error", "message": f"bad {VERTEX_TOKEN}"}})
     with TokenServer([status(403, echo.encode())], token_path="/oauth2/token") as server:
-        file = authorized_user_file(tmp_path, server.token_uri)
-        env = base_env(
-            tmp_path,
-            GOOGLE_APPLICATION_CREDENTIALS=str(file),
-            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
-            GOOGLE_CLOUD_PROJECT="proj-echo",
-        )
+        env = vertex_env(tmp_path, server)
         result = run(env, "ask", "--json", "-m", "vertex-anthropic:claude-sonnet-4-5", "hi")
     assert result.returncode != 0 and result.returncode != 70, result.stderr
     assert REDACTED in result.stderr + result.stdout
@@ -329,13 +329,7 @@ def test_a_tool_echoing_the_fetched_token_is_redacted_everywhere(
     functions.write_text(f'def whoami() -> str:\n    """Who I am."""\n    {body}\n')
     replies = [anthropic_calls([("c1", "whoami", {})]), anthropic_text("done")]
     with TokenServer(replies, token_path="/oauth2/token") as server:
-        file = authorized_user_file(tmp_path, server.token_uri)
-        env = base_env(
-            tmp_path,
-            GOOGLE_APPLICATION_CREDENTIALS=str(file),
-            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
-            GOOGLE_CLOUD_PROJECT="proj-echo",
-        )
+        env = vertex_env(tmp_path, server)
         model = "vertex-anthropic:claude-sonnet-4-5"
         result = run(env, "ask", "--json", "--functions", str(functions), "-m", model, "hi")
         sent = server.model_requests()
