@@ -64,6 +64,10 @@ DEFAULT_MCP_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 30.0
 """Seconds a server has to answer each start-up step (the handshake, ``tools/list``)."""
 
+MAX_TOOLS = 1000
+"""The most tools one MCP server may list: each is a spec in every request
+(50,000 would be megabytes of them), and a pager that never ends must end."""
+
 MAX_NOTES = 200
 """The most notes (log lines) one server keeps; older ones are dropped, and counted."""
 
@@ -447,6 +451,8 @@ class MCPServer:
         while True:
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
             listed.extend(page.tools)
+            if len(listed) > MAX_TOOLS:
+                raise ValueError(f"it lists more than {MAX_TOOLS} tools")
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -614,6 +620,7 @@ __all__ = [
     "CONTENT_FORMAT",
     "DEFAULT_MCP_TIMEOUT",
     "MAX_RESULT",
+    "MAX_TOOLS",
     "MCP_PROVIDER",
     "STARTUP_TIMEOUT",
     "MCPServer",

@@ -48,7 +48,7 @@ SHAPE = ShapeSpec(
     embeddings=EMBEDDINGS,
     batch=BATCH,
 )
-"""The Chat Completions shape, each provider in the dialect of its own name."""
+"""The Chat Completions shape, each provider in the conventions of its own record."""
 
 
 __all__ = [
