@@ -25,10 +25,12 @@ from click.testing import CliRunner
 from cloud_helpers import TokenServer, json_reply, rsa_key, service_account_file
 from elelem import SyncClient
 from elelem.cli import main
-from elelem.embeddings import WIRES, Embeddings, batches
+from elelem.embeddings import Embeddings, batches, embedding_wires
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, status
 from elelem.vocabulary import Drop
+
+WIRES = embedding_wires()
 
 NO_CONFIG = "/nonexistent/elelem.toml"
 PREFIX = "/v1/projects/proj-emb/locations/us-central1/publishers/google/models/"

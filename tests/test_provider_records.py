@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from elelem.batches import BATCH_PROVIDERS
-from elelem.embeddings import EMBEDDING_PROVIDERS
-from elelem.embeddings import WIRES as EMBEDDING_WIRES
+from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import RegistryError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of
@@ -57,7 +56,7 @@ def test_every_record_is_valid(record: ProviderRecord) -> None:
     for alias, model in record.aliases.items():
         assert Catalog().resolve(alias) == (Catalog().get(record.name), model)
     if "embeddings" in record.kinds:
-        assert record.kinds["embeddings"] in EMBEDDING_WIRES
+        assert record.kinds["embeddings"] in embedding_wires()
     if "batch" in record.kinds:
         batch_wires = [getattr(shape_named(name), "batch", None) for name in shape_names()]
         assert record.kinds["batch"] in {w.name for w in batch_wires if w is not None}

@@ -10,7 +10,7 @@ Each exchange is one line of ``elelem inspect --json``::
 
 The values are what the reader the client itself runs returns for the same
 body, never a second reading of it: an embeddings answer through its
-wire's ``decode`` (:data:`elelem.embeddings.WIRES`), speech and a
+wire's ``decode`` (:func:`elelem.embeddings.embedding_wires`), speech and a
 whole transcription through the ``speak`` and ``transcribe`` flows' own
 calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
 through the wire's own parsers (the shape's ``speech`` and ``transcription``,
@@ -35,8 +35,7 @@ from elelem.batches import wire_of as batch_api
 from elelem.batches.core import read_results
 from elelem.client.counting import TokenCount, counter_of, counting
 from elelem.codec import to_builtins
-from elelem.embeddings import EMBEDDING_PROVIDERS
-from elelem.embeddings import WIRES as EMBEDDING_WIRES
+from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import (
     ElelemError,
     IncompleteStreamError,
@@ -208,22 +207,23 @@ def embedding_wire(interaction: Interaction, provider: str) -> EmbeddingWire:
     """The embedding wire a recorded request went to, told by its path (and
     its provider, for the OpenAI wire's kin)."""
     path = interaction.request.path if interaction.request is not None else ""
+    wires = embedding_wires()
     if path.endswith(("/api/embed", "/api/embeddings")):
-        return EMBEDDING_WIRES["ollama"]
+        return wires["ollama"]
     if path.endswith((":batchEmbedContents", ":embedContent")):
-        return EMBEDDING_WIRES["gemini"]
+        return wires["gemini"]
     if path.endswith(":predict"):
-        return EMBEDDING_WIRES["vertex"]
+        return wires["vertex"]
     if "titan-embed" in path:
-        return EMBEDDING_WIRES["titan"]
+        return wires["titan"]
     if "cohere.embed" in path:
-        return EMBEDDING_WIRES["cohere"]
+        return wires["cohere"]
     request = interaction.request
     host = urlsplit(request.uri or "").hostname if request is not None else None
     for name, spec in EMBEDDING_PROVIDERS.items():
         if host is not None and urlsplit(spec.base_url).hostname == host:
-            return EMBEDDING_WIRES[name]  # a provider that only embeds (Voyage)
-    return EMBEDDING_WIRES.get(provider, EMBEDDING_WIRES["compatible"])
+            return wires[name]  # a provider that only embeds (Voyage)
+    return wires.get(provider, wires["compatible"])
 
 
 _INPUT_KEYS = ("input", "texts", "requests", "instances", "inputText", "prompt")

@@ -13,11 +13,11 @@ similarity search are in :mod:`.collections`.
 
 from elelem.embeddings.core import (
     EMBEDDING_PROVIDERS,
-    WIRES,
     EmbedCall,
     Embeddings,
     EmbedPlan,
     batches,
+    embedding_wires,
     plan,
     wire_for,
     wire_of,
@@ -27,13 +27,13 @@ from elelem.wire.embeddings import TASKS, EmbeddingWire, Vector
 __all__ = [
     "EMBEDDING_PROVIDERS",
     "TASKS",
-    "WIRES",
     "EmbedCall",
     "EmbedPlan",
     "EmbeddingWire",
     "Embeddings",
     "Vector",
     "batches",
+    "embedding_wires",
     "plan",
     "wire_for",
     "wire_of",

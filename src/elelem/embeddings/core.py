@@ -18,7 +18,7 @@ another; both read the same calls.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -50,7 +50,7 @@ does not list): ``voyage:voyage-3.5`` resolves here when the catalog has no
 
 _OWN_WIRE: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("embeddings"))
 """Providers whose embedding wire is their own, not their chat shape's
-choice (each record's ``kinds["embeddings"]``: a name of :data:`WIRES`)."""
+choice (each record's ``kinds["embeddings"]``: a name of :func:`embedding_wires`)."""
 
 
 def _wires_of(shape: object) -> EmbeddingWires | None:
@@ -58,34 +58,20 @@ def _wires_of(shape: object) -> EmbeddingWires | None:
     return found if isinstance(found, EmbeddingWires) else None
 
 
-class _EveryWire(Mapping[str, EmbeddingWire]):
-    """Every registered shape's embedding wires by name, gathered on first
-    use (loading the client loads no shape)."""
+def embedding_wires() -> dict[str, EmbeddingWire]:
+    """Every registered shape's embedding wires by name (``openai``,
+    ``compatible``, ``mistral``, ``voyage``, ``gemini``, ``vertex``,
+    ``vertex-gemini``, ``ollama``, ``titan``, ``cohere``, and a plugin
+    shape's), each shape loaded on this first use (loading the client loads
+    no shape)."""
+    from elelem.shapes.registry import shape_named, shape_names
 
-    def _all(self) -> dict[str, EmbeddingWire]:
-        from elelem.shapes.registry import shape_named, shape_names
-
-        found: dict[str, EmbeddingWire] = {}
-        for name in shape_names():
-            wires = _wires_of(shape_named(name))
-            if wires is not None:
-                found.update(wires.wires)
-        return found
-
-    def __getitem__(self, name: str) -> EmbeddingWire:
-        return self._all()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-
-WIRES: Mapping[str, EmbeddingWire] = _EveryWire()
-"""Every embedding wire, by name (``openai``, ``compatible``, ``mistral``,
-``voyage``, ``gemini``, ``vertex``, ``vertex-gemini``, ``ollama``,
-``titan``, ``cohere``, and a plugin shape's)."""
+    found: dict[str, EmbeddingWire] = {}
+    for name in shape_names():
+        wires = _wires_of(shape_named(name))
+        if wires is not None:
+            found.update(wires.wires)
+    return found
 
 
 def wire_for(provider: str, shape: Shape, model: str, cloud: str = "") -> EmbeddingWire | None:
@@ -96,7 +82,9 @@ def wire_for(provider: str, shape: Shape, model: str, cloud: str = "") -> Embedd
     wires = _wires_of(shape)
     own = None if cloud == "vertex" else _OWN_WIRE.get(provider)
     if own is not None:
-        return wires.wires[own] if wires is not None and own in wires.wires else WIRES[own]
+        return (
+            wires.wires[own] if wires is not None and own in wires.wires else embedding_wires()[own]
+        )
     return None if wires is None else wires.choose(model, cloud)
 
 
@@ -372,11 +360,11 @@ def plan(
 __all__ = [
     "EMBEDDING_PROVIDERS",
     "TOKEN_HEADER",
-    "WIRES",
     "EmbedCall",
     "EmbedPlan",
     "Embeddings",
     "batches",
+    "embedding_wires",
     "plan",
     "wire_for",
     "wire_of",
