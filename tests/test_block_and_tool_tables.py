@@ -14,6 +14,7 @@ from elelem.providers.catalog import PARKED_SHAPES
 from elelem.shapes.hosted_tools import HOSTED_TOOL_TAGS, HostedTools
 from elelem.shapes.registry import BUILTIN_SHAPES
 from elelem.vocabulary import (
+    ApplyPatch,
     AudioBlock,
     CallId,
     CodeExecution,
@@ -22,9 +23,11 @@ from elelem.vocabulary import (
     HostedTool,
     ImageBlock,
     ImageGeneration,
+    Memory,
     Message,
     ProviderId,
     RemoteMCP,
+    Shell,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
@@ -54,6 +57,9 @@ TOOLS: dict[str, HostedTool] = {
     "file_search": FileSearch(("store-1",)),
     "image_generation": ImageGeneration(),
     "remote_mcp": RemoteMCP("https://mcp.example.com/mcp", "wiki"),
+    "memory": Memory(),
+    "shell": Shell(),
+    "apply_patch": ApplyPatch(),
 }
 
 

@@ -17,14 +17,19 @@ from elelem.tools.functions import (
     tool,
 )
 from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
+from elelem.tools.memory import MemoryTool
+from elelem.tools.workspace import ApplyPatchTool, ShellTool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ApplyPatchTool",
     "ExternalTool",
     "FunctionTool",
     "MCPServer",
     "MCPServerError",
     "MCPTool",
+    "MemoryTool",
+    "ShellTool",
     "Tool",
     "ToolOutcome",
     "arguments_struct",

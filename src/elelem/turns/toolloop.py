@@ -84,6 +84,13 @@ INTERRUPTED = (
 """The result of a call a killed run left unanswered, when its tool is not
 marked idempotent (or is not among this run's tools)."""
 
+NO_APPROVER = (
+    "refused: {name} runs only with the user's approval, and this run has no "
+    "approval callback (a non-interactive run)"
+)
+"""The result of a call of a tool that needs approval (shell, apply_patch)
+in a run with no approval callback: refused, never run unasked."""
+
 RERUN_NOTE = "(run again: its first run was interrupted before it finished)\n"
 """What begins the result of an idempotent call a killed run left behind
 and the next run ran again: the model, the user and the log see it was a
@@ -162,8 +169,16 @@ class ToolLoop:
 
     @property
     def specs(self) -> tuple[Any, ...]:
-        """The tool specs every request of the run carries."""
-        return tuple(t.spec for t in self.tools.values())
+        """The tool specs every request of the run carries (a provider tool
+        the client executes is asked for through :attr:`hosted` instead)."""
+        return tuple(t.spec for t in self.tools.values() if getattr(t, "hosted", None) is None)
+
+    @property
+    def hosted(self) -> tuple[Any, ...]:
+        """The provider tools this run's tools execute (a :class:`~elelem.tools.MemoryTool`'s
+        ``Memory``...): the requests ask for them as hosted tools."""
+        found = (getattr(t, "hosted", None) for t in self.tools.values())
+        return tuple(h for h in found if h is not None)
 
     # -- one step ------------------------------------------------------------------
 
@@ -237,6 +252,8 @@ class ToolLoop:
             return _error(call, f"no tool named {call.name!r} (tools: {names})")
         if not allowed:
             return _error(call, REFUSED)
+        if getattr(tool, "needs_approval", False) and self.approve is None and not self.defer:
+            return _error(call, NO_APPROVER.format(name=call.name))
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         try:
             with anyio.fail_after(timeout):
@@ -473,6 +490,9 @@ def loop_flow(
         timeout=options.get("tool_timeout"),
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
+    if loop.hosted:
+        # The provider tools the client executes are asked for beside the others.
+        settings["hosted_tools"] = (*settings.get("hosted_tools", ()), *loop.hosted)
     engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **settings)
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
@@ -525,6 +545,7 @@ __all__ = [
     "INTERRUPTED",
     "MAX_STEPS",
     "MAX_STEPS_END",
+    "NO_APPROVER",
     "REFUSED",
     "RERUN_NOTE",
     "ApprovalRequest",

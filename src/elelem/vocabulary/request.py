@@ -246,7 +246,45 @@ class RemoteMCP(
         ]
 
 
-HostedTool = WebSearch | WebFetch | CodeExecution | FileSearch | ImageGeneration | RemoteMCP
+class Memory(
+    msgspec.Struct, frozen=True, tag_field="type", tag="memory", forbid_unknown_fields=True
+):
+    """A memory directory the model reads and writes through the provider's
+    memory tool (Anthropic ``memory_20250818``); the *client* executes each
+    command (:class:`elelem.tools.MemoryTool`), in the same tool loop as a
+    Python function.  ``name`` is the tool's name the calls carry."""
+
+    name: str = "memory"
+    version: str | None = None
+
+
+class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
+    """Shell commands the model asks the *client* to run (OpenAI Responses
+    ``shell``, or ``local_shell`` when ``local``); executed by
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+
+    local: bool = False
+
+
+class ApplyPatch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="apply_patch", forbid_unknown_fields=True
+):
+    """File patches the model asks the *client* to apply (OpenAI Responses
+    ``apply_patch``); executed by :class:`elelem.tools.ApplyPatchTool` in the
+    tool loop, after approval."""
+
+
+HostedTool = (
+    WebSearch
+    | WebFetch
+    | CodeExecution
+    | FileSearch
+    | ImageGeneration
+    | RemoteMCP
+    | Memory
+    | Shell
+    | ApplyPatch
+)
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
 
@@ -359,6 +397,7 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 __all__ = [
+    "ApplyPatch",
     "ApprovalPolicy",
     "CacheTTL",
     "CodeExecution",
@@ -368,11 +407,13 @@ __all__ = [
     "ImageGeneration",
     "JsonObjectOutput",
     "JsonSchemaOutput",
+    "Memory",
     "OutputFormat",
     "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
     "RemoteMCP",
+    "Shell",
     "ToolSpec",
     "UserLocation",
     "WebFetch",

@@ -58,6 +58,7 @@ from elelem.vocabulary import (
     Drop,
     GenerationOptions,
     JsonSchemaOutput,
+    Memory,
     Message,
     ProviderId,
     ProviderPayload,
@@ -350,6 +351,17 @@ def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
     extras.servers.append(mcp_server_definition(server, site.dropped, site.where))
 
 
+def _memory(tool: Memory, site: HostedSite) -> None:
+    # The client executes every command (elelem.tools.MemoryTool); the beta
+    # flag is the one the memory tool page names.
+    version = tool.version or DEFAULT_TOOL_VERSIONS["memory"]
+    site.tools.append({"type": version, "name": tool.name})
+    extras: _ToolExtras = site.context
+    beta = TOOL_BETAS.get(version)
+    if beta is not None and beta not in extras.betas:
+        extras.betas.append(beta)
+
+
 HOSTED_TOOLS = HostedTools(
     "Anthropic",
     {
@@ -357,6 +369,7 @@ HOSTED_TOOLS = HostedTools(
         "web_fetch": _versioned,
         "code_execution": _versioned,
         "remote_mcp": _mcp_server,
+        "memory": _memory,
     },
 )
 """The hosted tools Messages spells (versioned server tools, MCP servers

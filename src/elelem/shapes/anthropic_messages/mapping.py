@@ -37,6 +37,7 @@ DEFAULT_TOOL_VERSIONS: dict[str, str] = {
     "web_search": "web_search_20250305",
     "web_fetch": "web_fetch_20250910",
     "code_execution": "code_execution_20250825",
+    "memory": "memory_20250818",
 }
 """The wire version the encoder picks for a hosted tool when the caller pins none."""
 
@@ -44,6 +45,7 @@ TOOL_BETAS: dict[str, str] = {
     "web_fetch_20250910": "web-fetch-2025-09-10",
     "code_execution_20250522": "code-execution-2025-05-22",
     "code_execution_20250825": "code-execution-2025-08-25",
+    "memory_20250818": "context-management-2025-06-27",
 }
 """``anthropic-beta`` flags a hosted tool version needs."""
 

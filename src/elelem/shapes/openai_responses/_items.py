@@ -91,6 +91,22 @@ OUTPUT_TYPES: dict[str, str] = {
 """The input item type that answers each client call item type."""
 
 
+def shell_output(content: str, is_error: bool) -> list[Any]:
+    """A ``shell_call_output``'s ``output`` list for a tool result's text: the
+    list itself when the handler wrote one (:class:`elelem.tools.ShellTool`
+    does: one ``{stdout, stderr, outcome}`` per command), else the text as
+    the stderr (an error: a refusal, a timeout) or stdout of one command."""
+    try:
+        value = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        value = None
+    if isinstance(value, list) and all(isinstance(v, dict) and "outcome" in v for v in value):
+        return value
+    code = 1 if is_error else 0
+    out, err = ("", content) if is_error else (content, "")
+    return [{"stdout": out, "stderr": err, "outcome": {"type": "exit", "exit_code": code}}]
+
+
 def is_xai(provider: str) -> bool:
     """True for xAI, whose server-side tools arrive as ``custom_tool_call``
     items (the last resort of :func:`classify`: the wire decides first)."""

@@ -219,6 +219,8 @@ class _Input:
         if out_type == "apply_patch_call_output":
             item["status"] = "failed" if block.is_error else "completed"
         item["output"] = block.content
+        if out_type == "shell_call_output":
+            item["output"] = _items.shell_output(block.content, block.is_error)
         if block.attachments and out_type == "function_call_output":
             # Images and files a tool returned go inside its output.
             output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
@@ -463,6 +465,12 @@ HOSTED_TOOLS = HostedTools(
         "file_search": _file_search,
         "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
         "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
+        # Client-executed: the calls come back as shell_call / local_shell_call /
+        # apply_patch_call items the tool loop runs (elelem.tools.ShellTool...).
+        "shell": lambda tool, site: site.tools.append(
+            {"type": "local_shell" if tool.local else "shell"}
+        ),
+        "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
     },
 )
 """The hosted tools Responses spells; every other (web fetch) is reported
