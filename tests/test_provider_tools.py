@@ -301,3 +301,46 @@ def test_a_hunk_that_is_not_in_the_file_is_a_patch_error(tmp_path: Path) -> None
     with pytest.raises(PatchError, match="a hunk's lines are not in the file"):
         patch.apply({"type": "update_file", "path": "a.txt", "diff": "@@\n-three\n+3\n"})
     assert (tmp_path / "a.txt").read_text() == "one\ntwo\n"
+
+
+# -- the command line -----------------------------------------------------------------
+
+
+def test_ask_memory_dir_runs_the_memory_tool_and_shows_the_call(tmp_path: Path) -> None:
+    from cli_helpers import KEY, base_env
+    from cli_helpers import run as run_cli
+
+    create = {"command": "create", "path": "/memories/todo.md", "file_text": "buy tea"}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "memory", "input": create}
+    with LoopbackServer([_anthropic([call], "tool_use", 1), anthropic_text("Saved.")]) as server:
+        env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": KEY}
+        out = run_cli(
+            env, "ask", "-m", "anthropic:claude-test", "--memory", str(tmp_path / "m"), "Note it"
+        )
+    assert out.returncode == 0, out.stderr
+    assert "Saved." in out.stdout
+    assert (tmp_path / "m/todo.md").read_text() == "buy tea"
+    assert json.loads(server.requests[0].body)["tools"] == [
+        {"type": "memory_20250818", "name": "memory"}
+    ]
+    lines = [line for line in out.stderr.splitlines() if line.startswith("called ")]
+    assert lines == [
+        'called memory(command="create", path="/memories/todo.md", file_text="buy tea") '
+        "→ File created successfully at: /memories/todo.md"
+    ]
+
+
+def test_ask_shell_without_approve_is_refused(tmp_path: Path) -> None:
+    from cli_helpers import KEY, base_env
+    from cli_helpers import run as run_cli
+
+    marker = tmp_path / "ran"
+    call = {**SHELL_CALL, "action": {"commands": [f"touch {marker}"]}}
+    with LoopbackServer([_responses([call], 1), responses_text("Refused.")]) as server:
+        env = {**base_env(tmp_path), "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": KEY}
+        out = run_cli(env, "ask", "-m", "openai:gpt-test", "--shell", "touch it")
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists()
+    assert json.loads(server.requests[0].body)["tools"] == [{"type": "shell"}]
+    sent = json.loads(server.requests[1].body)["input"][-1]
+    assert sent["output"][0]["stderr"] == NO_APPROVER.format(name="shell")

@@ -3,7 +3,8 @@
 ``--functions FILE.py`` makes every public function defined in that file a
 tool (as simonw/llm does); ``--tool module:function`` one function of an
 importable module; ``--mcp 'COMMAND ARGS'`` or ``--mcp URL`` a local MCP
-server's tools (each option repeatable).  With any of them the turn is a
+server's tools (each option repeatable); ``--memory DIR`` and ``--shell`` the
+provider's memory and shell tools, executed here.  With any of them the turn is a
 tool loop, bounded by ``--max-steps``; ``--approve`` asks y/n on the terminal
 before each call.  Each call shows as one sanitized status line on stderr:
 ``called get_weather(city="Paris") → 18°C``.
@@ -30,7 +31,7 @@ import click
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
-from elelem.tools import FunctionTool, MCPServer, MCPServerError
+from elelem.tools import FunctionTool, MCPServer, MCPServerError, MemoryTool, ShellTool
 from elelem.tools.mcp import STARTUP_TIMEOUT
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
@@ -81,6 +82,21 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="SECONDS",
             help="Seconds each --mcp server has for each start-up step (npx -y of a package "
             "not yet cached can need more).",
+        ),
+        click.option(
+            "--memory",
+            "memory_dir",
+            metavar="DIR",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Give the model the provider's memory tool (Anthropic), executed here and "
+            "confined to DIR.",
+        ),
+        click.option(
+            "--shell",
+            "shell_tool",
+            is_flag=True,
+            help="Give the model the provider's shell tool (OpenAI Responses), run in the "
+            "working folder; each call needs --approve (or --defer), else it is refused.",
         ),
         click.option(
             "--max-steps",
@@ -185,6 +201,10 @@ class Toolset:
             tools.extend(functions_in(path))
         for ref in params.get("tool_refs", ()):
             tools.append(function_named(ref))
+        if params.get("memory_dir") is not None:
+            tools.append(MemoryTool(params["memory_dir"]))
+        if params.get("shell_tool"):
+            tools.append(ShellTool(Path.cwd()))
         servers = []
         for spec in params.get("mcp_specs", ()):
             try:

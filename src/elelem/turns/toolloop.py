@@ -48,6 +48,7 @@ from elelem.turns.engine import (
     Call,
     Flow,
     TurnEngine,
+    TurnOptions,
     TurnResult,
     TurnSettings,
 )
@@ -172,6 +173,14 @@ class ToolLoop:
         """The tool specs every request of the run carries (a provider tool
         the client executes is asked for through :attr:`hosted` instead)."""
         return tuple(t.spec for t in self.tools.values() if getattr(t, "hosted", None) is None)
+
+    def asking(self, settings: TurnSettings) -> TurnOptions:
+        """``settings`` with what every request of the run asks for: the tool
+        specs, and the provider tools the client executes among the hosted tools."""
+        out: TurnOptions = {**settings, "tools": self.specs}
+        if self.hosted:
+            out["hosted_tools"] = (*settings.get("hosted_tools", ()), *self.hosted)
+        return out
 
     @property
     def hosted(self) -> tuple[Any, ...]:
@@ -490,10 +499,7 @@ def loop_flow(
         timeout=options.get("tool_timeout"),
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    if loop.hosted:
-        # The provider tools the client executes are asked for beside the others.
-        settings["hosted_tools"] = (*settings.get("hosted_tools", ()), *loop.hosted)
-    engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **settings)
+    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings))
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
     return tool_loop(engine, loop, execute, max_steps=max_steps, on_call=on_call)
