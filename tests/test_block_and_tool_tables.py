@@ -18,6 +18,7 @@ from elelem.vocabulary import (
     AudioBlock,
     CallId,
     CodeExecution,
+    ComputerUse,
     DocumentBlock,
     FileSearch,
     HostedTool,
@@ -60,6 +61,7 @@ TOOLS: dict[str, HostedTool] = {
     "memory": Memory(),
     "shell": Shell(),
     "apply_patch": ApplyPatch(),
+    "computer_use": ComputerUse(),
 }
 
 

@@ -7,6 +7,7 @@ can run any :class:`Tool` without knowing where it came from.
 """
 
 from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
+from elelem.tools.computer import Computer, ComputerTool
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
     ExternalTool,
@@ -23,6 +24,8 @@ from elelem.tools.workspace import ApplyPatchTool, ShellTool
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ApplyPatchTool",
+    "Computer",
+    "ComputerTool",
     "ExternalTool",
     "FunctionTool",
     "MCPServer",

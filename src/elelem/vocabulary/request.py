@@ -274,6 +274,26 @@ class ApplyPatch(
     tool loop, after approval."""
 
 
+class ComputerUse(
+    msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
+):
+    """A screen the model operates through the provider's computer-use tool
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    *client* performs each action and answers with a screenshot
+    (:class:`elelem.tools.ComputerTool`), after approval.
+
+    ``display_width``/``display_height`` are the screen's pixels,
+    ``environment`` what it is (``browser``, ``mac``, ``windows``,
+    ``linux``, ``ubuntu``: the wires that take one), ``version`` pins a wire
+    version (``computer_20250124``, ``computer_use_preview``)."""
+
+    display_width: int = 1024
+    display_height: int = 768
+    environment: str = "browser"
+    display_number: int | None = None
+    version: str | None = None
+
+
 HostedTool = (
     WebSearch
     | WebFetch
@@ -284,6 +304,7 @@ HostedTool = (
     | Memory
     | Shell
     | ApplyPatch
+    | ComputerUse
 )
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
@@ -401,6 +422,7 @@ __all__ = [
     "ApprovalPolicy",
     "CacheTTL",
     "CodeExecution",
+    "ComputerUse",
     "FileSearch",
     "GenerationOptions",
     "HostedTool",

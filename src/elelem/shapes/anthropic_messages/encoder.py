@@ -55,6 +55,7 @@ from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
+    ComputerUse,
     Drop,
     GenerationOptions,
     JsonSchemaOutput,
@@ -351,15 +352,31 @@ def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
     extras.servers.append(mcp_server_definition(server, site.dropped, site.where))
 
 
-def _memory(tool: Memory, site: HostedSite) -> None:
-    # The client executes every command (elelem.tools.MemoryTool); the beta
-    # flag is the one the memory tool page names.
-    version = tool.version or DEFAULT_TOOL_VERSIONS["memory"]
-    site.tools.append({"type": version, "name": tool.name})
+def _client_executed(definition: dict[str, Any], site: HostedSite) -> None:
+    # A tool the client executes (elelem.tools.MemoryTool, ComputerTool), with
+    # the beta flag its documentation page names.
+    site.tools.append(definition)
     extras: _ToolExtras = site.context
-    beta = TOOL_BETAS.get(version)
+    beta = TOOL_BETAS.get(definition["type"])
     if beta is not None and beta not in extras.betas:
         extras.betas.append(beta)
+
+
+def _memory(tool: Memory, site: HostedSite) -> None:
+    version = tool.version or DEFAULT_TOOL_VERSIONS["memory"]
+    _client_executed({"type": version, "name": tool.name}, site)
+
+
+def _computer(tool: ComputerUse, site: HostedSite) -> None:
+    definition: dict[str, Any] = {
+        "type": tool.version or DEFAULT_TOOL_VERSIONS["computer_use"],
+        "name": "computer",
+        "display_width_px": tool.display_width,
+        "display_height_px": tool.display_height,
+    }
+    if tool.display_number is not None:
+        definition["display_number"] = tool.display_number
+    _client_executed(definition, site)
 
 
 HOSTED_TOOLS = HostedTools(
@@ -370,6 +387,7 @@ HOSTED_TOOLS = HostedTools(
         "code_execution": _versioned,
         "remote_mcp": _mcp_server,
         "memory": _memory,
+        "computer_use": _computer,
     },
 )
 """The hosted tools Messages spells (versioned server tools, MCP servers

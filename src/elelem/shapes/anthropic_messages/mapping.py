@@ -38,6 +38,7 @@ DEFAULT_TOOL_VERSIONS: dict[str, str] = {
     "web_fetch": "web_fetch_20250910",
     "code_execution": "code_execution_20250825",
     "memory": "memory_20250818",
+    "computer_use": "computer_20250124",
 }
 """The wire version the encoder picks for a hosted tool when the caller pins none."""
 
@@ -46,6 +47,9 @@ TOOL_BETAS: dict[str, str] = {
     "code_execution_20250522": "code-execution-2025-05-22",
     "code_execution_20250825": "code-execution-2025-08-25",
     "memory_20250818": "context-management-2025-06-27",
+    "computer_20241022": "computer-use-2024-10-22",
+    "computer_20250124": "computer-use-2025-01-24",
+    "computer_20251124": "computer-use-2025-11-24",
 }
 """``anthropic-beta`` flags a hosted tool version needs."""
 

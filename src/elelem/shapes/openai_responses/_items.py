@@ -76,6 +76,7 @@ CLIENT_CALL_NAMES: dict[str, str] = {
     "apply_patch_call": "apply_patch",
     "shell_call": "shell",
     "tool_search_call": "tool_search",
+    "computer_call": "computer",
 }
 """Item types the caller executes whose arguments elelem synthesizes (the tool
 name and the JSON of the item's action), besides function and custom calls."""
@@ -87,6 +88,7 @@ OUTPUT_TYPES: dict[str, str] = {
     "apply_patch_call": "apply_patch_call_output",
     "shell_call": "shell_call_output",
     "tool_search_call": "tool_search_output",
+    "computer_call": "computer_call_output",
 }
 """The input item type that answers each client call item type."""
 
@@ -159,7 +161,7 @@ def classify(
         return "hosted"
     if kind in ("tool_search_call", "tool_search_output"):
         return "call" if item.get("execution") == "client" else "hosted"
-    if kind in ("local_shell_call", "apply_patch_call"):
+    if kind in ("local_shell_call", "apply_patch_call", "computer_call"):
         return "call"
     if kind in HOSTED_NAMES:
         return "hosted"
@@ -186,6 +188,11 @@ def synthesized_arguments(item: Mapping[str, Any]) -> str:
         return json_text(item.get("operation"))
     if kind == "tool_search_call":
         return json_text(item.get("arguments"))
+    if kind == "computer_call":
+        # The action (or the batch of them) and the safety checks the
+        # provider attached: what the approval callback is shown.
+        keys = ("action", "actions", "pending_safety_checks")
+        return json_text({k: item[k] for k in keys if item.get(k)})
     return json_text(item.get("action"))
 
 

@@ -48,6 +48,7 @@ from elelem.vocabulary import (
     APPROVAL_RESPONSE,
     BytesSource,
     CodeExecution,
+    ComputerUse,
     DocumentBlock,
     Drop,
     FileSearch,
@@ -125,6 +126,8 @@ class _Input:
         self.items: list[dict[str, Any]] = []
         self.dropped = Dropped()
         self.call_types: dict[str, str] = {}
+        # The pending safety checks of each computer call, acknowledged in its output.
+        self.safety_checks: dict[str, list[Any]] = {}
         self._open: dict[str, Any] | None = None
         self._open_place: Any = None  # the open item's output_index, where recorded
         # Images the provider generated in the message being replayed, by the
@@ -221,6 +224,8 @@ class _Input:
         item["output"] = block.content
         if out_type == "shell_call_output":
             item["output"] = _items.shell_output(block.content, block.is_error)
+        if out_type == "computer_call_output":
+            return self.screenshot(block, item, where)
         if block.attachments and out_type == "function_call_output":
             # Images and files a tool returned go inside its output.
             output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
@@ -320,11 +325,35 @@ class _Input:
             self.dropped.add(where, _items.MESSAGE_PART, UNREPLAYABLE, detail)
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
 
+    def screenshot(
+        self, block: ToolResultBlock, item: dict[str, Any], where: str
+    ) -> dict[str, Any]:
+        """A ``computer_call_output``: the result's first image as the
+        screenshot, and the call's safety checks acknowledged (the tool ran,
+        so the approval callback allowed it with the checks in view)."""
+        shot: dict[str, Any] = {"type": "computer_screenshot"}
+        for k, attachment in enumerate(block.attachments or ()):
+            wire = self.media(attachment, f"{where}.attachments[{k}]")
+            if wire is not None and wire.get("type") == "input_image":
+                shot["image_url"] = wire.get("image_url")
+                break
+        item["output"] = shot
+        checks = self.safety_checks.get(block.call_id)
+        if checks and not block.is_error:
+            item["acknowledged_safety_checks"] = checks
+        if block.content:
+            detail = f"the text of tool result {block.call_id}: computer_call_output takes a screenshot only"
+            self.dropped.add(f"{where}.content", "content", UNSUPPORTED, detail)
+        return item
+
     def tool_call(self, block: ToolCallBlock, native: bool) -> None:
         raw = find_payload(block.payloads, self.provider, _items.ITEM) if native else None
         if raw is not None and isinstance(raw.value, dict):
             item = dict(raw.value)
             self.call_types[block.id] = str(item.get("type"))
+            checks = item.get("pending_safety_checks")
+            if isinstance(checks, list) and checks:
+                self.safety_checks[block.id] = checks
             self.add(item)
             return
         self.call_types[block.id] = "function_call"
@@ -457,6 +486,19 @@ def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
     return out
 
 
+def _computer(tool: ComputerUse) -> dict[str, JSONValue]:
+    """The ``computer`` tool (generally available: no fields), or the
+    ``computer_use_preview`` one with the display when pinned."""
+    if tool.version != "computer_use_preview":
+        return {"type": "computer"}
+    return {
+        "type": "computer_use_preview",
+        "display_width": tool.display_width,
+        "display_height": tool.display_height,
+        "environment": tool.environment,
+    }
+
+
 HOSTED_TOOLS = HostedTools(
     "OpenAI Responses",
     {
@@ -471,6 +513,7 @@ HOSTED_TOOLS = HostedTools(
             {"type": "local_shell" if tool.local else "shell"}
         ),
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
+        "computer_use": lambda tool, site: site.tools.append(_computer(tool)),
     },
 )
 """The hosted tools Responses spells; every other (web fetch) is reported
