@@ -344,3 +344,29 @@ def test_ask_shell_without_approve_is_refused(tmp_path: Path) -> None:
     assert json.loads(server.requests[0].body)["tools"] == [{"type": "shell"}]
     sent = json.loads(server.requests[1].body)["input"][-1]
     assert sent["output"][0]["stderr"] == NO_APPROVER.format(name="shell")
+
+
+# -- hosted search on routes that had none ----------------------------------------------
+
+
+def test_groq_gpt_oss_asks_for_browser_search_and_other_groq_models_drop_it() -> None:
+    """Groq's built-in browser search (https://console.groq.com/docs/browser-search):
+    ``tools: [{"type": "browser_search"}]``, on its gpt-oss models only."""
+    from elelem.shapes.openai_chat.encoder import encode_request
+    from elelem.vocabulary import ProviderId, WebSearch
+    from elelem.wire import ModelRequest
+
+    search = (WebSearch(max_uses=2),)
+    oss = encode_request(
+        ModelRequest("openai/gpt-oss-120b", (), hosted_tools=search), provider=ProviderId("groq")
+    )
+    assert oss.body["tools"] == [{"type": "browser_search"}]
+    assert [(d.where, d.what) for d in oss.dropped] == [("hosted_tools[0].max_uses", "max_uses")]
+    llama = encode_request(
+        ModelRequest("llama-3.3-70b-versatile", (), hosted_tools=search),
+        provider=ProviderId("groq"),
+    )
+    assert "tools" not in llama.body
+    assert [(d.what, d.detail) for d in llama.dropped] == [
+        ("web_search", "groq has no hosted web search on Chat Completions")
+    ]
