@@ -51,6 +51,8 @@ PROVIDER = {
     "bedrock_converse": "bedrock",
     "ollama_native": "ollama-native",
 }
+MODEL = {"bedrock_converse": "us.amazon.nova-premier-v1:0"}
+"""A model of the shape whose hosted tools are its family's (Nova web grounding)."""
 TOOLS: dict[str, HostedTool] = {
     "web_search": WebSearch(),
     "web_fetch": WebFetch(),
@@ -80,8 +82,9 @@ def test_every_shape_spells_every_hosted_tool_or_reports_it(shape: str, tag: str
     table: HostedTools = _encoder(shape).HOSTED_TOOLS
     encode = _encoder(shape).encode_request
     provider = ProviderId(PROVIDER[shape])
-    bare = encode(ModelRequest("m", ()), provider=provider)
-    sent = encode(ModelRequest("m", (), hosted_tools=(TOOLS[tag],)), provider=provider)
+    model = MODEL.get(shape, "m")
+    bare = encode(ModelRequest(model, ()), provider=provider)
+    sent = encode(ModelRequest(model, (), hosted_tools=(TOOLS[tag],)), provider=provider)
     whole = [d for d in sent.dropped if d.where == "hosted_tools[0]"]
     if tag in table.rows:
         # Spelt: the request carries it (fields it has no room for may be reported).
