@@ -172,3 +172,54 @@ def test_the_preview_tool_carries_the_display() -> None:
     ).body
     assert body["tools"] == [{"type": "computer_use_preview", "display_width": 1024,
                               "display_height": 768, "environment": "browser"}]  # fmt: skip
+
+
+SCREEN_PY = """
+import base64
+ACTIONS = []
+PNG = base64.b64decode("{png}")
+
+class Screen:
+    def act(self, arguments):
+        ACTIONS.append(arguments)
+        return PNG
+
+screen = Screen()
+"""
+
+
+def test_ask_computer_use_without_approve_refuses_each_action(tmp_path: Path) -> None:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+
+    (tmp_path / "myscreen.py").write_text(SCREEN_PY.format(png=base64.b64encode(PNG).decode()))
+    click = {"action": "left_click", "coordinate": [1, 2]}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "computer", "input": click}
+    with LoopbackServer(
+        [_anthropic([call], "tool_use", 1), anthropic_text("Could not.")]
+    ) as server:
+        env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "k",
+               "PYTHONPATH": str(tmp_path)}  # fmt: skip
+        out = run_cli(
+            env, "ask", "-m", "anthropic:claude-test", "--computer-use", "myscreen:screen", "click"
+        )
+    assert out.returncode == 0, out.stderr
+    first, second = (json.loads(r.body) for r in server.requests)
+    assert first["tools"][0]["type"] == "computer_20250124"
+    assert second["messages"][-1]["content"] == [{"type": "tool_result", "tool_use_id": "toolu_1",
+        "content": NO_APPROVER.format(name="computer"), "is_error": True}]  # fmt: skip
+
+
+def test_ask_computer_use_names_a_missing_object(tmp_path: Path) -> None:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+
+    (tmp_path / "myscreen.py").write_text("x = 1\n")
+    env = {**base_env(tmp_path), "PYTHONPATH": str(tmp_path), "ANTHROPIC_API_KEY": "k"}
+    out = run_cli(
+        env, "ask", "-m", "anthropic:claude-test", "--computer-use", "myscreen:nope", "hi"
+    )
+    assert out.returncode != 0
+    assert "--computer-use myscreen:nope: myscreen has no object 'nope'" in out.stderr
+    out = run_cli(env, "ask", "-m", "anthropic:claude-test", "--computer-use", "myscreen:x", "hi")
+    assert "--computer-use myscreen:x: it has no act(arguments) method" in out.stderr
