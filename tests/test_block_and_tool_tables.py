@@ -50,6 +50,7 @@ PROVIDER = {
     "gemini": "google",
     "bedrock_converse": "bedrock",
     "ollama_native": "ollama-native",
+    "gemini_interactions": "google-interactions",
 }
 MODEL = {"bedrock_converse": "us.amazon.nova-premier-v1:0"}
 """A model of the shape whose hosted tools are its family's (Nova web grounding)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.shapes.common import checked_payload
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
@@ -107,6 +108,20 @@ def shell_output(content: str, is_error: bool) -> list[Any]:
     code = 1 if is_error else 0
     out, err = ("", content) if is_error else (content, "")
     return [{"stdout": out, "stderr": err, "outcome": {"type": "exit", "exit_code": code}}]
+
+
+def checked_reasoning(
+    raw: dict[str, Any], provider: ProviderId, where: str
+) -> tuple[dict[str, Any], ProviderPayload | None]:
+    """A reasoning item as it replays, and the record of its malformed
+    ``encrypted_content`` (a string, or null when not included, by the
+    reasoning item's documented form) if it came as anything else: the item
+    then replays without it, as one that held none would."""
+    encrypted = raw.get("encrypted_content")
+    if encrypted is None or isinstance(encrypted, str):
+        return raw, None
+    bad = checked_payload(provider, "encrypted_content", encrypted, str, where)
+    return {k: v for k, v in raw.items() if k != "encrypted_content"}, bad
 
 
 def is_xai(provider: str) -> bool:
