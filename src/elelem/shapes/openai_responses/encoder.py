@@ -35,6 +35,7 @@ from elelem.shapes.common import (
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.client_tools import computer_output, computer_tool
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
 from elelem.shapes.openai_responses.state import continuation
 from elelem.shapes.options import (
@@ -50,7 +51,6 @@ from elelem.vocabulary import (
     APPROVAL_RESPONSE,
     BytesSource,
     CodeExecution,
-    ComputerUse,
     DocumentBlock,
     Drop,
     FileSearch,
@@ -227,7 +227,8 @@ class _Input:
         if out_type == "shell_call_output":
             item["output"] = _items.shell_output(block.content, block.is_error)
         if out_type == "computer_call_output":
-            return self.screenshot(block, item, where)
+            checks = self.safety_checks.get(block.call_id)
+            return computer_output(block, item, self.media, checks, self.dropped, where)
         if block.attachments and out_type == "function_call_output":
             # Images and files a tool returned go inside its output.
             output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
@@ -327,27 +328,6 @@ class _Input:
             detail = "not a message item and part: the text is sent without them"
             self.dropped.add(where, _items.MESSAGE_PART, UNREPLAYABLE, detail)
         self.add({"type": "message", "role": "assistant", "content": _portable_text(block)})
-
-    def screenshot(
-        self, block: ToolResultBlock, item: dict[str, Any], where: str
-    ) -> dict[str, Any]:
-        """A ``computer_call_output``: the result's first image as the
-        screenshot, and the call's safety checks acknowledged (the tool ran,
-        so the approval callback allowed it with the checks in view)."""
-        shot: dict[str, Any] = {"type": "computer_screenshot"}
-        for k, attachment in enumerate(block.attachments or ()):
-            wire = self.media(attachment, f"{where}.attachments[{k}]")
-            if wire is not None and wire.get("type") == "input_image":
-                shot["image_url"] = wire.get("image_url")
-                break
-        item["output"] = shot
-        checks = self.safety_checks.get(block.call_id)
-        if checks and not block.is_error:
-            item["acknowledged_safety_checks"] = checks
-        if block.content:
-            detail = f"the text of tool result {block.call_id}: computer_call_output takes a screenshot only"
-            self.dropped.add(f"{where}.content", "content", UNSUPPORTED, detail)
-        return item
 
     def tool_call(self, block: ToolCallBlock, native: bool) -> None:
         raw = find_payload(block.payloads, self.provider, _items.ITEM) if native else None
@@ -489,19 +469,6 @@ def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
     return out
 
 
-def _computer(tool: ComputerUse) -> dict[str, JSONValue]:
-    """The ``computer`` tool (generally available: no fields), or the
-    ``computer_use_preview`` one with the display when pinned."""
-    if tool.version != "computer_use_preview":
-        return {"type": "computer"}
-    return {
-        "type": "computer_use_preview",
-        "display_width": tool.display_width,
-        "display_height": tool.display_height,
-        "environment": tool.environment,
-    }
-
-
 HOSTED_TOOLS = HostedTools(
     "OpenAI Responses",
     {
@@ -510,13 +477,12 @@ HOSTED_TOOLS = HostedTools(
         "file_search": _file_search,
         "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
         "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
-        # Client-executed: the calls come back as shell_call / local_shell_call /
-        # apply_patch_call items the tool loop runs (elelem.tools.ShellTool...).
+        # Client-executed: their call items are tool calls the loop runs.
         "shell": lambda tool, site: site.tools.append(
             {"type": "local_shell" if tool.local else "shell"}
         ),
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
-        "computer_use": lambda tool, site: site.tools.append(_computer(tool)),
+        "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
     },
 )
 """The hosted tools Responses spells; every other (web fetch) is reported
