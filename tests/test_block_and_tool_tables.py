@@ -32,6 +32,7 @@ from elelem.vocabulary import (
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    ToolSearch,
     WebFetch,
     WebSearch,
     block_mapping,
@@ -65,6 +66,7 @@ TOOLS: dict[str, HostedTool] = {
     "shell": Shell(),
     "apply_patch": ApplyPatch(),
     "computer_use": ComputerUse(),
+    "tool_search": ToolSearch(),
 }
 
 

@@ -357,3 +357,39 @@ def test_groq_gpt_oss_asks_for_browser_search_and_other_groq_models_drop_it() ->
     assert [(d.what, d.detail) for d in llama.dropped] == [
         ("web_search", "groq has no hosted web search on Chat Completions")
     ]
+
+
+# -- tool search with deferred tools ----------------------------------------------------
+
+
+def test_tool_search_asks_the_server_to_search_the_deferred_tools() -> None:
+    """Anthropic's tool search tool
+    (https://docs.claude.com/en/docs/agents-and-tools/tool-use/tool-search-tool:
+    ``tool_search_tool_regex_20251119`` beside tools marked ``defer_loading``,
+    the ``advanced-tool-use-2025-11-20`` beta) and OpenAI's ``tool_search``
+    (https://platform.openai.com/docs/guides/tools-tool-search)."""
+    from anthropic.types.beta.message_create_params import MessageCreateParamsStreaming
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+
+    from elelem.shapes.anthropic_messages.encoder import encode_request as anthropic
+    from elelem.shapes.openai_responses.encoder import encode_request as responses
+    from elelem.vocabulary import Message, ProviderId, TextBlock, ToolSearch, ToolSpec
+    from elelem.wire import ModelRequest
+
+    deferred = ToolSpec("get_weather", "The weather in a city", {"type": "object", "properties": {}},
+                        native={"anthropic_messages": {"defer_loading": True},
+                                "openai_responses": {"defer_loading": True}})  # fmt: skip
+    hi = (Message("user", (TextBlock("Weather in Oslo?"),)),)
+    request = ModelRequest("m", hi, tools=(deferred,), hosted_tools=(ToolSearch("bm25"),))
+    sent = anthropic(request, provider=ProviderId("anthropic"))
+    assert sent.body["tools"][1] == {
+        "type": "tool_search_tool_bm25_20251119",
+        "name": "tool_search_tool_bm25",
+    }
+    assert sent.body["tools"][0]["defer_loading"] is True
+    assert "advanced-tool-use-2025-11-20" in sent.headers["anthropic-beta"]
+    _sdk_check(MessageCreateParamsStreaming, {**sent.body, "stream": True})
+    sent = responses(request, provider=ProviderId("openai"))
+    assert sent.body["tools"][1] == {"type": "tool_search"}
+    assert sent.body["tools"][0]["defer_loading"] is True
+    _sdk_check(ResponseCreateParamsStreaming, {**sent.body, "stream": True})

@@ -294,6 +294,19 @@ class ComputerUse(
     version: str | None = None
 
 
+class ToolSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="tool_search", forbid_unknown_fields=True
+):
+    """Let the provider search the request's tools, so tools marked
+    ``defer_loading`` (through :attr:`ToolSpec.native`) reach the model only
+    when a search finds them (Anthropic's tool search tool, ``regex`` or
+    ``bm25``; OpenAI Responses ``tool_search``, where ``mode`` has no
+    meaning)."""
+
+    mode: Literal["regex", "bm25"] = "regex"
+    version: str | None = None
+
+
 HostedTool = (
     WebSearch
     | WebFetch
@@ -305,6 +318,7 @@ HostedTool = (
     | Shell
     | ApplyPatch
     | ComputerUse
+    | ToolSearch
 )
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
@@ -436,6 +450,7 @@ __all__ = [
     "ReasoningOptions",
     "RemoteMCP",
     "Shell",
+    "ToolSearch",
     "ToolSpec",
     "UserLocation",
     "WebFetch",

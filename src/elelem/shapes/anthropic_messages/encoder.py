@@ -65,6 +65,7 @@ from elelem.vocabulary import (
     ProviderId,
     ProviderPayload,
     RemoteMCP,
+    ToolSearch,
     ToolSpec,
     WebFetch,
     WebSearch,
@@ -355,8 +356,8 @@ def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
 
 
 def _client_executed(definition: dict[str, Any], site: HostedSite) -> None:
-    # A tool the client executes (elelem.tools.MemoryTool, ComputerTool), with
-    # the beta flag its documentation page names.
+    # A versioned tool definition (the memory and computer tools the client
+    # executes, tool search), with the beta flag its documentation page names.
     site.tools.append(definition)
     extras: _ToolExtras = site.context
     beta = TOOL_BETAS.get(definition["type"])
@@ -381,6 +382,12 @@ def _computer(tool: ComputerUse, site: HostedSite) -> None:
     _client_executed(definition, site)
 
 
+def _tool_search(tool: ToolSearch, site: HostedSite) -> None:
+    # The server searches the tools marked defer_loading (ToolSpec.native).
+    name = f"tool_search_tool_{tool.mode}"
+    _client_executed({"type": tool.version or f"{name}_20251119", "name": name}, site)
+
+
 HOSTED_TOOLS = HostedTools(
     "Anthropic",
     {
@@ -390,6 +397,7 @@ HOSTED_TOOLS = HostedTools(
         "remote_mcp": _mcp_server,
         "memory": _memory,
         "computer_use": _computer,
+        "tool_search": _tool_search,
     },
 )
 """The hosted tools Messages spells (versioned server tools, MCP servers

@@ -50,6 +50,8 @@ TOOL_BETAS: dict[str, str] = {
     "computer_20241022": "computer-use-2024-10-22",
     "computer_20250124": "computer-use-2025-01-24",
     "computer_20251124": "computer-use-2025-11-24",
+    "tool_search_tool_regex_20251119": "advanced-tool-use-2025-11-20",
+    "tool_search_tool_bm25_20251119": "advanced-tool-use-2025-11-20",
 }
 """``anthropic-beta`` flags a hosted tool version needs."""
 

@@ -483,6 +483,7 @@ HOSTED_TOOLS = HostedTools(
         ),
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
         "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
+        "tool_search": lambda tool, site: site.tools.append({"type": "tool_search"}),
     },
 )
 """The hosted tools Responses spells; every other (web fetch) is reported
