@@ -44,7 +44,7 @@ SHAPE = ShapeSpec(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
 )
-"""The Chat Completions shape, each provider in the dialect of its own name."""
+"""The Chat Completions shape, each provider in the conventions of its own record."""
 
 
 __all__ = [
