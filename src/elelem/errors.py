@@ -18,6 +18,10 @@ the classes)::
     │   └── BlobMissingError (KeyError)
     ├── BodyError (ValueError)  [recordings.containers]
     ├── ChatRefused (ValueError)  [web.chat]
+    ├── ClientToolError (ValueError)
+    │   ├── MemoryPathError
+    │   ├── MemoryTooLargeError
+    │   └── PatchError
     ├── ConfigError
     ├── DecodeError (ValueError)
     ├── DurableError  [durable.wire]
@@ -199,6 +203,27 @@ class AttachmentTooLargeError(ElelemError, ValueError):
         super().__init__(message)
         self.limit = limit
         self.size = size
+
+
+class ClientToolError(ElelemError, ValueError):
+    """A provider tool the client executes (memory, shell, apply_patch) was
+    asked for something it refuses: the message names the command and why.
+    The tool loop sends the model this message as an error result."""
+
+
+class MemoryPathError(ClientToolError):
+    """A memory command named a path outside the memory directory: ``../``,
+    an absolute path not under ``/memories``, a symlink pointing outside, a
+    NUL in the path."""
+
+
+class MemoryTooLargeError(ClientToolError):
+    """A memory command would write more than the memory tool's bound."""
+
+
+class PatchError(ClientToolError):
+    """An ``apply_patch`` operation could not be applied as written (a hunk
+    whose context is not in the file, a path outside the directory)."""
 
 
 # --------------------------------------------------------------------------
