@@ -59,6 +59,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
+    (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],
     (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
     ("serve", "host"): ["192.0.2.1", "::g", ""],
     ("serve", "port"): ["x", "-1", "65536", "99999999999999999999999"],  # 0: any free port
