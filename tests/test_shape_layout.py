@@ -20,6 +20,7 @@ from elelem.shapes.skeleton import ParserSkeleton
 from elelem.stream import Finish
 from elelem.vocabulary import ProviderId, Usage
 from elelem.wire.counting import TokenCounter
+from elelem.wire.files import FilesWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionWire
@@ -54,6 +55,7 @@ KINDS = {
     "speech": ("SPEECH", SpeechWire),
     "transcription": ("TRANSCRIPTION", TranscriptionWire),
     "live": ("LIVE", LiveWire),
+    "files": ("FILES", FilesWire),
 }
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
@@ -65,6 +67,7 @@ HAS = {
     "speech": {"openai_responses", "openai_chat"},
     "transcription": {"openai_responses", "openai_chat"},
     "live": {"openai_responses", "gemini"},
+    "files": {"anthropic_messages", "openai_responses", "openai_chat", "gemini"},
 }
 """Which wires have each kind."""
 

@@ -23,6 +23,7 @@ from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
+from elelem.wire.files import FilesWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechWire, TranscriptionWire
@@ -47,7 +48,8 @@ class ShapeSpec:
     :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
     ``speech.SPEECH`` and ``transcription`` its
     ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
-    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`); None where
+    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`), ``files`` its
+    ``files.FILES`` (a :class:`~elelem.wire.files.FilesWire`); None where
     the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
@@ -75,6 +77,7 @@ class ShapeSpec:
     speech: SpeechWire | None = None
     transcription: TranscriptionWire | None = None
     live: LiveWire | None = None
+    files: FilesWire | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

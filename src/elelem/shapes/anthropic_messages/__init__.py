@@ -41,6 +41,7 @@ from elelem.shapes.anthropic_messages.errors import (
     classify_error,
     error_from_event,
 )
+from elelem.shapes.anthropic_messages.files import FILES
 from elelem.shapes.anthropic_messages.listing import LISTING
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
@@ -65,6 +66,7 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     counting=COUNTER,
     listing=LISTING,
+    files=FILES,
 )
 """The Anthropic Messages shape.  Its parser and ``parse_body`` take the
 neutral request or the raw wire request JSON (it names the hosted tool

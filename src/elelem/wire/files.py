@@ -1,0 +1,70 @@
+"""Provider file storage as a kind of exchange, types only: uploading a
+blob once to a provider's Files API, listing and deleting what is there.
+
+A shape package whose wire has a Files API holds one :class:`FilesWire` as
+``files.FILES``, and its ``SHAPE.files`` is that value (None for a wire
+without one).  The requests are built and the answers read here, sans-IO;
+:mod:`elelem.providers.files` sends them, and
+:mod:`elelem.conversation.files` maps each blob to each provider's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+
+class ProviderFile(msgspec.Struct, frozen=True):
+    """One file a provider holds: ``id`` is what a request refers to it by
+    (Gemini's ``uri``), ``expires_at`` an ISO 8601 UTC time when the
+    provider said it will delete it (None: kept until deleted)."""
+
+    id: str
+    filename: str | None = None
+    media_type: str | None = None
+    size: int | None = None
+    expires_at: str | None = None
+
+
+@dataclass(frozen=True)
+class FileRequest:
+    """One HTTP request of the exchange: ``path`` relative to the base URL
+    (or a whole URL a previous answer gave), the wire's own ``headers``
+    (authentication is the endpoint's), the ``body`` bytes."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes = b""
+
+
+Upload = Callable[[bytes, str, str], FileRequest]
+"""``(data, media_type, filename)`` -> the first request of an upload."""
+
+FollowUpload = Callable[[Mapping[str, str], bytes], FileRequest]
+"""The first answer's headers (lower-cased) and the data -> the request that
+sends the bytes (a two-step, resumable upload)."""
+
+
+@dataclass(frozen=True)
+class FilesWire:
+    """How one wire stores files.  ``upload`` builds the first request;
+    ``follow`` (None for a one-request upload) the second from the first
+    answer's headers; ``read`` the last answer's JSON object into a
+    :class:`ProviderFile`; ``listing`` the request of the list and
+    ``read_listing`` its answer; ``delete`` the request removing a file by
+    id.  A reader meets a missing field or a value of the wrong type with
+    ``KeyError``/``TypeError``/``ValueError`` (the answer is malformed)."""
+
+    upload: Upload
+    follow: FollowUpload | None
+    read: Callable[[dict[str, Any]], ProviderFile]
+    listing: FileRequest
+    read_listing: Callable[[dict[str, Any]], list[ProviderFile]]
+    delete: Callable[[str], FileRequest]
+
+
+__all__ = ["FileRequest", "FilesWire", "FollowUpload", "ProviderFile", "Upload"]
