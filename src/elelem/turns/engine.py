@@ -79,6 +79,7 @@ from elelem.conversation.projections import Projection, add_usage, native_histor
 from elelem.errors import FULL_REPLAY, STATE_LOST, ElelemError, RecoverableError, StreamError
 from elelem.providers import Target
 from elelem.providers.costs import records_cost
+from elelem.providers.files import FileUploader
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
@@ -145,6 +146,9 @@ class TurnSettings(TypedDict, total=False):
     ``limits``: the run's
     :class:`~elelem.turns.limits.UsageLimits`.  ``history``: the
     :mod:`~elelem.turns.history` processors applied before each request.
+    ``files``: a :class:`~elelem.providers.files.FileUploader` that sends
+    images and PDFs by the provider's file id, uploading each blob once
+    (opt-in; None, the default, sends their bytes).
     """
 
     system: str | None
@@ -157,6 +161,7 @@ class TurnSettings(TypedDict, total=False):
     streamed: bool
     limits: UsageLimits | None
     history: Sequence[HistoryProcessor]
+    files: FileUploader | None
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -314,6 +319,10 @@ class TurnEngine:
     """The run's usage limits (see :mod:`elelem.turns.limits`)."""
     history: Sequence[HistoryProcessor] = ()
     """What each request carries of the history (see :mod:`elelem.turns.history`)."""
+    files: FileUploader | None = None
+    """Uploads images and PDFs once and sends their ids (see :mod:`elelem.providers.files`)."""
+    files_renewed: bool = False
+    """Whether this turn uploaded again files the provider lost (done once)."""
     tool_calls: int = 0
     """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
@@ -358,6 +367,7 @@ class TurnEngine:
             options.get("streamed", True),
             options.get("limits"),
             tuple(options.get("history", ())),
+            options.get("files"),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -404,6 +414,13 @@ class TurnEngine:
                 )
             drafts = self.drafts_for_next()
             arguments = self.arguments(projection)
+            if self.files is not None:
+                arguments["messages"] = yield Call(
+                    self.files.refer,
+                    (arguments["messages"], self.target),
+                    blocking=True,
+                    name="upload files",
+                )
             if self.limits is not None:
                 self.check(functools.partial(self.request_rule, arguments))
             try:
@@ -428,6 +445,13 @@ class TurnEngine:
                 raise cause from None
             except BaseException as exc:
                 yield self.interrupted(stream, drafts, exc)
+                if self.files is not None and not self.files_renewed:
+                    lost = yield Call(self.files.lost, (exc, self.target), blocking=True)
+                    if lost:
+                        # The provider deleted (or expired) a file it was
+                        # sent by id: upload it again, once, and resend.
+                        self.files_renewed = True
+                        continue
                 repairs = self.repairs(exc, projection)
                 if repairs is None:
                     raise

@@ -1,0 +1,232 @@
+"""Uploading blobs to a provider's Files API once and sending them by id
+(issue #42): the IO of :mod:`elelem.wire.files`' requests.
+
+A :class:`FileUploader` serves turns (``files=`` of
+:func:`elelem.turns.drive.send`, opt-in: docs/cli.md says why).  Before a
+request it gives each image and PDF document of the history the id the
+provider holds it under (:meth:`FileUploader.refer`), uploading each blob
+that has no live id there first, once, and recording the id and the expiry
+the provider gave in the store's ``provider_files`` table
+(:class:`~elelem.conversation.files.ProviderFiles`).  When the provider
+answers that a file it was sent by id is gone (404, or an error naming the
+id) :meth:`FileUploader.lost` forgets those ids, and the turn sends the
+request once more, uploading them again.
+
+The requests are blocking (the turn engine runs them in a worker thread
+under the async driver), with the endpoint's own authentication; a failed
+one is the typed :class:`~elelem.errors.StreamError` its status names,
+with the key redacted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import msgspec
+
+from elelem.conversation.files import FileRef, ProviderFiles, refer_messages, uploadable
+from elelem.conversation.sqlschema import SQLOps
+from elelem.conversation.store import Clock, format_time, utc_now
+from elelem.errors import MalformedStreamError, StreamError, TransportError, UnsupportedError
+from elelem.providers.catalog import Target
+from elelem.shapes.common import error_class_for_status
+from elelem.transport.endpoint import Endpoint
+from elelem.vocabulary import Blob, DocumentBlock, ImageBlock, Message
+from elelem.vocabulary.json import decode_json
+from elelem.wire.files import FileRequest, FilesWire, ProviderFile
+
+TIMEOUT = 120.0
+"""Seconds an upload, list or delete may take."""
+
+GONE_STATUSES = frozenset({400, 403, 404})
+"""Statuses with which providers say a file id is unknown (Anthropic and
+OpenAI 404 or 400 naming it, Gemini 403 naming it)."""
+
+
+def files_wire(target: Target) -> FilesWire:
+    """The Files API of ``target``'s wire (UnsupportedError when it has none)."""
+    wire = getattr(target.shape, "files", None)
+    if not isinstance(wire, FilesWire) or target.endpoint.signer is not None:
+        raise UnsupportedError(
+            f"provider {target.provider}: uploading files is not supported"
+            f" (shape {getattr(target.shape, 'name', '?')})"
+        )
+    return wire
+
+
+def _same_origin(url: str, base: str) -> bool:
+    a, b = urlsplit(url), urlsplit(base)
+    return (a.scheme, a.netloc) == (b.scheme, b.netloc)
+
+
+def send_file_request(
+    endpoint: Endpoint, http: httpx2.Client, request: FileRequest, what: str
+) -> tuple[Mapping[str, str], dict[str, Any]]:
+    """Send one request of the exchange; its answer's headers (lower-cased)
+    and JSON object (empty for an empty answer)."""
+    url = endpoint.url(request.path)
+    if not _same_origin(url, endpoint.base_url):
+        # A URL an answer gave: the key goes nowhere but the provider's host.
+        raise MalformedStreamError(
+            f"provider {endpoint.provider}: {what}: the answer named another host"
+        )
+    try:
+        response = http.request(
+            request.method,
+            url,
+            content=request.body or None,
+            headers=endpoint.request_headers(request.headers),
+        )
+    except httpx2.HTTPError as exc:
+        raise TransportError(
+            endpoint.redact(f"provider {endpoint.provider}: {what} failed: {exc}")
+        ) from None
+    body = response.content
+    if response.status_code >= 400:
+        cls = error_class_for_status(response.status_code)
+        text = endpoint.redact(body[:500].decode("utf-8", "replace"))
+        raise cls(
+            f"{endpoint.provider} {response.status_code}: {what} failed: {text}",
+            status=response.status_code,
+            body=endpoint.redact_bytes(body),
+        )
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    if not body.strip():
+        return headers, {}
+    try:
+        answer = decode_json(body)
+    except msgspec.DecodeError:
+        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not JSON") from None
+    if not isinstance(answer, dict):
+        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not an object")
+    return headers, answer
+
+
+def _read(endpoint: Endpoint, what: str, reader: Any, answer: Any) -> Any:
+    try:
+        return reader(answer)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MalformedStreamError(
+            f"provider {endpoint.provider}: {what}: not in the documented form"
+            f" ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def upload_blob(
+    target: Target, http: httpx2.Client, data: bytes, media_type: str, filename: str
+) -> ProviderFile:
+    """Upload ``data`` to ``target``'s provider; the file it now holds."""
+    wire, endpoint = files_wire(target), target.endpoint
+    headers, answer = send_file_request(
+        endpoint, http, wire.upload(data, media_type, filename), "uploading a file"
+    )
+    if wire.follow is not None:
+        step = _read(endpoint, "starting an upload", lambda h: wire.follow(h, data), headers)
+        headers, answer = send_file_request(endpoint, http, step, "uploading a file")
+    found: ProviderFile = _read(endpoint, "uploading a file", wire.read, answer)
+    return found
+
+
+def list_files(target: Target, http: httpx2.Client) -> list[ProviderFile]:
+    """The files ``target``'s provider holds (the first page of its list)."""
+    wire = files_wire(target)
+    _, answer = send_file_request(target.endpoint, http, wire.listing, "listing files")
+    found: list[ProviderFile] = _read(target.endpoint, "listing files", wire.read_listing, answer)
+    return found
+
+
+def delete_file(target: Target, http: httpx2.Client, file_id: str) -> None:
+    """Delete ``file_id`` at ``target``'s provider."""
+    wire = files_wire(target)
+    request = _read(target.endpoint, "deleting a file", wire.delete, file_id)
+    send_file_request(target.endpoint, http, request, "deleting a file")
+
+
+class FileUploader:
+    """Uploads a history's images and PDFs once per provider and refers to
+    them by id (see the module's docstring).  ``store``: a SQL store
+    (:class:`~elelem.conversation.SQLiteStore` or
+    :class:`~elelem.conversation.PostgresStore`); ``http``: the blocking
+    client the uploads use (one of its own by default)."""
+
+    def __init__(
+        self, store: SQLOps, http: httpx2.Client | None = None, clock: Clock = utc_now
+    ) -> None:
+        self.table = ProviderFiles(store, clock)
+        self.clock = clock
+        self.http = http or httpx2.Client(timeout=TIMEOUT)
+        self.uploads = 0
+        """How many uploads this uploader made."""
+        self._sent: dict[str, set[str]] = {}
+
+    def _file_id(self, target: Target, block: ImageBlock | DocumentBlock, blob: Blob) -> str:
+        provider = str(target.provider)
+        ref = self.table.live(blob.sha256, provider)
+        if ref is None:
+            name = block.filename or block.title or f"{blob.sha256[:16]}"
+            found = upload_blob(target, self.http, blob.data, block.media_type or "", name)
+            self.uploads += 1
+            ref = FileRef(
+                blob.sha256,
+                provider,
+                found.id,
+                format_time(self.clock()),
+                found.expires_at,
+                blob.size,
+            )
+            self.table.record(ref)
+        return ref.file_id
+
+    def refer(self, messages: tuple[Message, ...], target: Target | Any) -> tuple[Message, ...]:
+        """``messages`` with each image and PDF given by the id ``target``'s
+        provider holds it under (uploading what it lacks); unchanged for a
+        target whose wire has no Files API."""
+        if not isinstance(target, Target) or not isinstance(
+            getattr(target.shape, "files", None), FilesWire
+        ):
+            return messages
+        ids: dict[str, str] = {}
+        for block in uploadable(messages):
+            blob = block.source.blob  # type: ignore[union-attr]
+            ids[blob.sha256] = self._file_id(target, block, blob)
+        self._sent[str(target.provider)] = set(ids.values())
+        return refer_messages(messages, str(target.provider), lambda b: ids.get(b.sha256))
+
+    def lost(self, exc: BaseException, target: Target | Any) -> bool:
+        """Whether ``exc`` says files the last request referred to are gone:
+        those ids are forgotten (uploaded again by the next :meth:`refer`)."""
+        if not isinstance(exc, StreamError) or exc.status not in GONE_STATUSES:
+            return False
+        provider = str(getattr(target, "provider", ""))
+        sent = self._sent.get(provider, set())
+        text = f"{exc} {(exc.body or b'').decode('utf-8', 'replace')}"
+        named = {file_id for file_id in sent if _names(text, file_id)}
+        if not named and exc.status == 404:
+            named = sent
+        for file_id in named:
+            self.table.forget(provider, file_id)
+        return bool(named)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.http.close()
+
+
+def _names(text: str, file_id: str) -> bool:
+    # A Gemini id is its URI; the error names it as files/NAME.
+    at = file_id.find("files/")
+    return file_id in text or (at >= 0 and file_id[at:] in text)
+
+
+__all__ = [
+    "GONE_STATUSES",
+    "FileUploader",
+    "delete_file",
+    "files_wire",
+    "list_files",
+    "send_file_request",
+    "upload_blob",
+]

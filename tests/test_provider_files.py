@@ -1,0 +1,340 @@
+"""Files by reference (issue #42): an image or PDF goes to a provider once,
+through its Files API, and every later request refers to it by the id the
+provider gave; a file the provider lost is uploaded again, once.
+
+The servers are loopback Files APIs speaking the documented wire:
+
+- Anthropic: https://platform.claude.com/docs/en/api/files-create (``POST
+  /v1/files`` multipart, beta ``files-api-2025-04-14``; ``GET``/``DELETE``
+  ``/v1/files``), and https://platform.claude.com/docs/en/build-with-claude/files
+  (a message refers to ``{"type": "document", "source": {"type": "file",
+  "file_id"}}``; an unknown id is a 404 ``not_found_error``).
+- Gemini: https://ai.google.dev/gemini-api/docs/files and
+  https://ai.google.dev/api/files (the resumable upload: ``start`` answered
+  with ``X-Goog-Upload-URL``, then ``upload, finalize``; the answer's
+  ``file.uri`` referred to as ``fileData.fileUri``; files expire after 48
+  hours, the answer's ``expirationTime``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elelem import SyncClient
+from elelem.conversation import Conversation, SQLiteStore
+from elelem.conversation.files import FileRef, ProviderFiles
+from elelem.errors import MalformedStreamError, StreamError
+from elelem.providers.files import FileUploader
+from elelem.recordings.loopback import RecordedRequest, Reply, Send, anthropic_text_body
+from elelem.testing.servers import LoopbackServer
+from elelem.turns.drive import send_sync
+from elelem.vocabulary import BytesSource, DocumentBlock, Message, TextBlock
+from media_fixtures import pdf
+
+PDF = pdf(["Q3 revenue was 42 million."])
+PDF64 = base64.b64encode(PDF).decode()
+
+
+def _json(status: int, obj: object, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(
+        status,
+        {"content-type": "application/json", **(headers or {})},
+        (Send(json.dumps(obj).encode()),),
+    )
+
+
+def _file_ids(node: Any) -> list[str]:
+    """Every ``source.file_id`` / ``fileData.fileUri`` a request body refers to."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if node.get("type") == "file" and "file_id" in node:
+            found.append(node["file_id"])
+        if "fileUri" in node:
+            found.append(node["fileUri"])
+        for value in node.values():
+            found.extend(_file_ids(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_file_ids(value))
+    return found
+
+
+class AnthropicFiles:
+    """Anthropic's Files API and Messages, holding files in memory."""
+
+    def __init__(self, *, always_lose: bool = False) -> None:
+        self.held: dict[str, bytes] = {}
+        self.uploads = 0
+        self.always_lose = always_lose
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        path = request.path.split("?")[0]
+        if path == "/v1/files" and request.method == "POST":
+            assert request.headers["anthropic-beta"] == "files-api-2025-04-14"
+            assert request.headers["content-type"].startswith("multipart/form-data; boundary=")
+            self.uploads += 1
+            file_id = f"file_{self.uploads:04d}"
+            assert PDF in request.body and b'name="file"; filename="report.pdf"' in request.body
+            self.held[file_id] = PDF
+            return _json(
+                200,
+                {
+                    "id": file_id,
+                    "type": "file",
+                    "filename": "report.pdf",
+                    "mime_type": "application/pdf",
+                    "size_bytes": len(PDF),
+                    "created_at": "2026-12-04T10:00:00Z",
+                    "downloadable": False,
+                },
+            )
+        if path == "/v1/files" and request.method == "GET":
+            data = [
+                {
+                    "id": i,
+                    "type": "file",
+                    "filename": "report.pdf",
+                    "size_bytes": len(b),
+                    "mime_type": "application/pdf",
+                }
+                for i, b in self.held.items()
+            ]
+            return _json(200, {"data": data, "has_more": False})
+        if path.startswith("/v1/files/") and request.method == "DELETE":
+            file_id = path.rsplit("/", 1)[1]
+            if self.held.pop(file_id, None) is None:
+                return _json(
+                    404,
+                    {
+                        "type": "error",
+                        "error": {
+                            "type": "not_found_error",
+                            "message": f"File not found: {file_id}",
+                        },
+                    },
+                )
+            return _json(200, {"id": file_id, "type": "file_deleted"})
+        assert path == "/v1/messages", path
+        body = json.loads(request.body)
+        for file_id in _file_ids(body):
+            assert "files-api-2025-04-14" in request.headers["anthropic-beta"]
+            if self.always_lose or file_id not in self.held:
+                return _json(
+                    404,
+                    {
+                        "type": "error",
+                        "error": {
+                            "type": "not_found_error",
+                            "message": f"File not found: {file_id}",
+                        },
+                    },
+                )
+        return Reply(200, {"content-type": "text/event-stream"}, (Send(anthropic_text_body("ok")),))
+
+
+def _env(server: LoopbackServer) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-0123456789",
+        "GEMINI_API_KEY": "gm-test-0123456789",
+        "GOOGLE_GEMINI_BASE_URL": server.url,
+        "ELELEM_CONFIG": "/nonexistent/elelem.toml",
+    }
+
+
+def _question(text: str) -> Message:
+    return Message("user", (TextBlock(text), DocumentBlock.from_bytes(PDF, filename="report.pdf")))
+
+
+def _messages_bodies(server: LoopbackServer, path: str) -> list[dict[str, Any]]:
+    return [json.loads(r.body) for r in server.requests if r.path.split("?")[0].endswith(path)]
+
+
+def test_a_second_turn_with_the_same_pdf_sends_the_file_id_not_the_bytes(tmp_path: Path) -> None:
+    files = AnthropicFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+    with LoopbackServer(files) as server, SyncClient(env=_env(server)) as client:
+        for n in (1, 2):
+            result = send_sync(
+                conv, client, "anthropic:claude-sonnet-4-5", _question(f"q{n}"), files=uploader
+            )
+            assert result.text == "ok"
+        turns = _messages_bodies(server, "/v1/messages")
+        raw = [r.body for r in server.requests if r.path.startswith("/v1/messages")]
+    assert files.uploads == 1 and uploader.uploads == 1
+    assert [_file_ids(b) for b in turns] == [["file_0001"], ["file_0001", "file_0001"]]
+    assert all(PDF64.encode() not in body for body in raw)
+    document = turns[1]["messages"][2]["content"][1]
+    assert document == {"type": "document", "source": {"type": "file", "file_id": "file_0001"}}
+    (ref,) = ProviderFiles(store).all()
+    assert (ref.provider, ref.file_id, ref.size, ref.expires_at) == (
+        "anthropic",
+        "file_0001",
+        len(PDF),
+        None,
+    )
+    # The log keeps the bytes (by blob), never the provider's id.
+    kept = conv.history()[0].content[1]
+    assert isinstance(kept, DocumentBlock) and isinstance(kept.source, BytesSource)
+    assert kept.source.blob.data == PDF
+
+
+def test_a_deleted_file_is_uploaded_again_once_and_the_request_resent(tmp_path: Path) -> None:
+    files = AnthropicFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+    with LoopbackServer(files) as server, SyncClient(env=_env(server)) as client:
+        send_sync(conv, client, "anthropic:claude-sonnet-4-5", _question("q1"), files=uploader)
+        files.held.clear()  # deleted at the provider
+        result = send_sync(
+            conv, client, "anthropic:claude-sonnet-4-5", _question("q2"), files=uploader
+        )
+        turns = _messages_bodies(server, "/v1/messages")
+    assert result.text == "ok"
+    assert files.uploads == 2
+    assert [_file_ids(b) for b in turns] == [
+        ["file_0001"],
+        ["file_0001", "file_0001"],
+        ["file_0002", "file_0002"],
+    ]
+    assert [r.file_id for r in ProviderFiles(store).all()] == ["file_0002"]
+    # The failed attempt is on record.
+    records = [r for t in conv.turns() for r in t.responses]
+    assert [r.complete for r in records] == [True, False, True]
+    assert "File not found: file_0001" in (records[1].error or "")
+
+
+def test_a_file_lost_again_after_its_upload_is_not_uploaded_a_third_time(tmp_path: Path) -> None:
+    files = AnthropicFiles(always_lose=True)
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+    with (
+        LoopbackServer(files) as server,
+        SyncClient(env=_env(server)) as client,
+        pytest.raises(StreamError) as caught,
+    ):
+        send_sync(conv, client, "anthropic:claude-sonnet-4-5", _question("q1"), files=uploader)
+    assert caught.value.status == 404
+    assert files.uploads == 2
+    assert len(_messages_bodies(server, "/v1/messages")) == 2
+
+
+class GeminiFiles:
+    """Gemini's resumable upload and generateContent."""
+
+    def __init__(self, base: str = "") -> None:
+        self.base = base
+        self.uploads = 0
+        self.starts: list[RecordedRequest] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        path = request.path.split("?")[0]
+        if path == "/upload/v1beta/files" and "upload_id=" not in request.path:
+            assert request.headers["x-goog-upload-protocol"] == "resumable"
+            assert request.headers["x-goog-upload-command"] == "start"
+            assert request.headers["x-goog-upload-header-content-length"] == str(len(PDF))
+            assert request.headers["x-goog-upload-header-content-type"] == "application/pdf"
+            assert json.loads(request.body) == {"file": {"display_name": "report.pdf"}}
+            self.starts.append(request)
+            url = f"{self.base}/upload/v1beta/files?upload_id=u{len(self.starts)}&upload_protocol=resumable"
+            return _json(200, {}, {"x-goog-upload-url": url, "x-goog-upload-status": "active"})
+        if "upload_id=" in request.path:
+            assert request.headers["x-goog-upload-command"] == "upload, finalize"
+            assert request.headers["x-goog-upload-offset"] == "0"
+            assert request.body == PDF
+            self.uploads += 1
+            name = f"files/pdf{self.uploads}"
+            return _json(
+                200,
+                {
+                    "file": {
+                        "name": name,
+                        "displayName": "report.pdf",
+                        "mimeType": "application/pdf",
+                        "sizeBytes": str(len(PDF)),
+                        "expirationTime": "2026-12-06T10:00:00.123456Z",
+                        "uri": f"{self.base}/v1beta/{name}",
+                        "state": "ACTIVE",
+                    }
+                },
+            )
+        assert ":generateContent" in path or ":streamGenerateContent" in path, path
+        frame = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1},
+        }
+        return Reply(
+            200,
+            {"content-type": "text/event-stream"},
+            (Send(b"data: " + json.dumps(frame).encode() + b"\r\n\r\n"),),
+        )
+
+
+def test_gemini_uploads_resumably_and_an_expired_id_is_uploaded_again(tmp_path: Path) -> None:
+    now = [datetime(2026, 12, 5, 10, 0, tzinfo=UTC)]
+    gemini = GeminiFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store, clock=lambda: now[0])
+    with LoopbackServer(gemini) as server, SyncClient(env=_env(server)) as client:
+        gemini.base = server.url
+        send_sync(conv, client, "google:gemini-2.5-flash", _question("q1"), files=uploader)
+        send_sync(conv, client, "google:gemini-2.5-flash", _question("q2"), files=uploader)
+        now[0] += timedelta(days=2)  # past the recorded expirationTime
+        send_sync(conv, client, "google:gemini-2.5-flash", _question("q3"), files=uploader)
+        bodies = [json.loads(r.body) for r in server.requests if "GenerateContent" in r.path]
+        raw = [r.body for r in server.requests if "GenerateContent" in r.path]
+    uri1, uri2 = f"{server.url}/v1beta/files/pdf1", f"{server.url}/v1beta/files/pdf2"
+    assert gemini.uploads == 2
+    assert [_file_ids(b) for b in bodies] == [[uri1], [uri1, uri1], [uri2, uri2, uri2]]
+    assert bodies[0]["contents"][0]["parts"][1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": uri1}
+    }
+    assert all(PDF64.encode() not in body for body in raw)
+    (ref,) = ProviderFiles(store, lambda: now[0]).all()
+    assert ref.expires_at == "2026-12-06T10:00:00.123456Z"
+
+
+def test_an_upload_url_on_another_host_is_refused_and_gets_no_key(tmp_path: Path) -> None:
+    gemini = GeminiFiles(base="http://198.51.100.7:9")
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    with (
+        LoopbackServer(gemini) as server,
+        SyncClient(env=_env(server)) as client,
+        pytest.raises(MalformedStreamError, match="the answer named another host"),
+    ):
+        send_sync(
+            conv, client, "google:gemini-2.5-flash", _question("q1"), files=FileUploader(store)
+        )
+    assert gemini.uploads == 0
+    assert ProviderFiles(store).all() == []
+
+
+def test_the_file_table_migrates_an_existing_store_and_expiry_counts(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "files.db")
+    assert store.schema_version == 4  # type: ignore[attr-defined]
+    now = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+    table = ProviderFiles(store, lambda: now)
+    table.record(FileRef("ab" * 32, "google", "u1", "2026-12-05T09:00:00Z", "2026-12-05T10:00:00Z"))
+    table.record(FileRef("cd" * 32, "openai", "file-x", "2026-12-05T09:00:00Z"))
+    assert table.live("ab" * 32, "google") is None  # expired at exactly now
+    assert table.live("cd" * 32, "openai") == FileRef(
+        "cd" * 32, "openai", "file-x", "2026-12-05T09:00:00Z"
+    )
+    assert table.forget("openai", "file-x") == 1
+    assert [r.file_id for r in table.all()] == ["u1"]
+    assert re.fullmatch(r"[a-f0-9]{64}", table.all()[0].sha256)
