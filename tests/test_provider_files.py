@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
-import re
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ import pytest
 
 from elelem import SyncClient
 from elelem.conversation import Conversation, SQLiteStore
+from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.files import FileRef, ProviderFiles
+from elelem.conversation.sqlite import MIGRATIONS
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.providers.files import FileUploader
 from elelem.recordings.loopback import RecordedRequest, Reply, Send, anthropic_text_body
@@ -37,6 +39,9 @@ from elelem.testing.servers import LoopbackServer
 from elelem.turns.drive import send_sync
 from elelem.vocabulary import BytesSource, DocumentBlock, Message, TextBlock
 from media_fixtures import pdf
+from test_store import BACKENDS, opener, pg_url
+
+__all__ = ["pg_url"]  # the session fixture test_store defines
 
 PDF = pdf(["Q3 revenue was 42 million."])
 PDF64 = base64.b64encode(PDF).decode()
@@ -324,17 +329,43 @@ def test_an_upload_url_on_another_host_is_refused_and_gets_no_key(tmp_path: Path
     assert ProviderFiles(store).all() == []
 
 
-def test_the_file_table_migrates_an_existing_store_and_expiry_counts(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "files.db")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_file_table_records_ids_with_expiry_in_each_backend(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    store = opener(backend, request)()
     assert store.schema_version == 4  # type: ignore[attr-defined]
     now = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
-    table = ProviderFiles(store, lambda: now)
+    table = ProviderFiles(store, lambda: now)  # type: ignore[arg-type]
     table.record(FileRef("ab" * 32, "google", "u1", "2026-12-05T09:00:00Z", "2026-12-05T10:00:00Z"))
-    table.record(FileRef("cd" * 32, "openai", "file-x", "2026-12-05T09:00:00Z"))
+    table.record(FileRef("cd" * 32, "openai", "file-x", "2026-12-05T09:00:00Z", None, 12))
+    table.record(FileRef("cd" * 32, "openai", "file-y", "2026-12-05T09:30:00Z", None, 12))
     assert table.live("ab" * 32, "google") is None  # expired at exactly now
     assert table.live("cd" * 32, "openai") == FileRef(
-        "cd" * 32, "openai", "file-x", "2026-12-05T09:00:00Z"
+        "cd" * 32, "openai", "file-y", "2026-12-05T09:30:00Z", None, 12
     )
-    assert table.forget("openai", "file-x") == 1
+    assert table.forget("openai", "file-x") == 0  # replaced by file-y already
+    assert table.forget("openai", "file-y") == 1
     assert [r.file_id for r in table.all()] == ["u1"]
-    assert re.fullmatch(r"[a-f0-9]{64}", table.all()[0].sha256)
+    assert table.all("openai") == []
+    store.close()
+
+
+def test_a_version_3_store_gains_the_file_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:3])
+    with SQLiteStore(path) as old:
+        assert old.schema_version == 3  # type: ignore[attr-defined]
+        conv = Conversation.create(old)
+        conv.add_user("kept")
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
+    with SQLiteStore(path) as store:
+        assert store.schema_version == 4  # type: ignore[attr-defined]
+        assert Conversation.open(store, conv.id).text == "kept"
+        assert ProviderFiles(store).all() == []  # type: ignore[arg-type]
+    raw = sqlite3.connect(path)
+    names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    raw.close()
+    assert "provider_files" in names
