@@ -100,6 +100,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
         "@long",
         "@nul",
     ],
+    ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }
@@ -136,6 +137,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "batch submit": ["@garbage", "-m", MODEL],
     "speak": ["-m", MODEL],
     "transcribe": ["-m", MODEL],
+    "files rm": ["file_nosuch"],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

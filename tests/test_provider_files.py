@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from elelem import SyncClient
+from elelem.cli import main
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.files import FileRef, ProviderFiles
@@ -369,3 +371,44 @@ def test_a_version_3_store_gains_the_file_table(
     names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     raw.close()
     assert "provider_files" in names
+
+
+def test_files_list_and_rm_on_the_command_line(tmp_path: Path) -> None:
+    files = AnthropicFiles()
+    db = tmp_path / "files.db"
+    store = SQLiteStore(db)
+    conv = Conversation.create(store)
+    runner = CliRunner()
+    with LoopbackServer(files) as server:
+        env = {**_env(server), "ELELEM_STORE": str(db), "ELELEM_HOME": str(tmp_path / "home")}
+        with SyncClient(env=env) as client:
+            send_sync(
+                conv,
+                client,
+                "anthropic:claude-sonnet-4-5",
+                _question("q1"),
+                files=FileUploader(store),
+            )
+        sha = ProviderFiles(store).all()[0].sha256
+        listed = runner.invoke(main, ["files", "list"], env=env)
+        assert (listed.exit_code, listed.stdout) == (
+            0,
+            f"anthropic  file_0001  sha256:{sha[:12]}  {len(PDF):,} bytes"
+            "  expires kept until deleted\n",
+        )
+        remote = runner.invoke(
+            main, ["files", "list", "--remote", "--provider", "anthropic"], env=env
+        )
+        assert (remote.exit_code, remote.stdout) == (0, "anthropic  file_0001  report.pdf\n")
+        removed = runner.invoke(main, ["files", "rm", "file_0001"], env=env)
+        assert (removed.exit_code, removed.stderr) == (0, "deleted file_0001 at anthropic\n")
+        assert files.held == {} and ProviderFiles(store).all() == []
+        again = runner.invoke(main, ["files", "rm", "file_0001"], env=env)
+        assert again.exit_code == 2  # a usage error
+        assert "no uploaded file 'file_0001' is recorded" in again.stderr
+        sneaky = runner.invoke(
+            main, ["files", "rm", "../v1/models", "--provider", "anthropic"], env=env
+        )
+        assert sneaky.exit_code == 2
+        assert "'../v1/models' is not a anthropic file id" in sneaky.stderr
+        assert [r.method for r in server.requests].count("DELETE") == 1

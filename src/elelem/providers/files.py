@@ -30,7 +30,13 @@ import msgspec
 from elelem.conversation.files import FileRef, ProviderFiles, refer_messages, uploadable
 from elelem.conversation.sqlschema import SQLOps
 from elelem.conversation.store import Clock, format_time, utc_now
-from elelem.errors import MalformedStreamError, StreamError, TransportError, UnsupportedError
+from elelem.errors import (
+    ConfigError,
+    MalformedStreamError,
+    StreamError,
+    TransportError,
+    UnsupportedError,
+)
 from elelem.providers.catalog import Target
 from elelem.shapes.common import error_class_for_status
 from elelem.transport.endpoint import Endpoint
@@ -141,7 +147,10 @@ def list_files(target: Target, http: httpx2.Client) -> list[ProviderFile]:
 def delete_file(target: Target, http: httpx2.Client, file_id: str) -> None:
     """Delete ``file_id`` at ``target``'s provider."""
     wire = files_wire(target)
-    request = _read(target.endpoint, "deleting a file", wire.delete, file_id)
+    try:
+        request = wire.delete(file_id)
+    except ValueError:
+        raise ConfigError(f"{file_id!r} is not a {target.provider} file id") from None
     send_file_request(target.endpoint, http, request, "deleting a file")
 
 

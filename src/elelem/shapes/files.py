@@ -8,6 +8,7 @@ absent or null when kept until deleted).  ``GET {base}/files`` lists them
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,17 @@ def iso_of_unix(seconds: object) -> str | None:
     if not isinstance(seconds, int) or isinstance(seconds, bool):
         raise TypeError(f"a time in Unix seconds must be an integer, not {seconds!r}")
     return datetime.fromtimestamp(seconds, UTC).isoformat()
+
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
+
+
+def plain_id(file_id: str) -> str:
+    """``file_id`` when it is one path segment of letters, digits, ``_.-``
+    (so that it cannot name another endpoint), else ValueError."""
+    if not _PLAIN_ID.fullmatch(file_id) or ".." in file_id:
+        raise ValueError(f"{file_id!r} is not a file id")
+    return file_id
 
 
 def _upload(data: bytes, media_type: str, filename: str) -> FileRequest:
@@ -56,8 +68,8 @@ OPENAI_FILES = FilesWire(
     read=read_file,
     listing=FileRequest("GET", "files", {}),
     read_listing=_read_list,
-    delete=lambda file_id: FileRequest("DELETE", f"files/{file_id}", {}),
+    delete=lambda file_id: FileRequest("DELETE", f"files/{plain_id(file_id)}", {}),
 )
 """OpenAI's Files API (both OpenAI wires)."""
 
-__all__ = ["OPENAI_FILES", "PURPOSE", "iso_of_unix", "read_file"]
+__all__ = ["OPENAI_FILES", "PURPOSE", "iso_of_unix", "plain_id", "read_file"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from elelem.shapes.anthropic_messages.content import FILES_BETA
+from elelem.shapes.files import plain_id
 from elelem.shapes.multipart import multipart
 from elelem.wire.files import FileRequest, FilesWire, ProviderFile
 
@@ -47,7 +48,7 @@ FILES = FilesWire(
     read=read_file,
     listing=FileRequest("GET", "v1/files", HEADERS),
     read_listing=_read_list,
-    delete=lambda file_id: FileRequest("DELETE", f"v1/files/{file_id}", HEADERS),
+    delete=lambda file_id: FileRequest("DELETE", f"v1/files/{plain_id(file_id)}", HEADERS),
 )
 """How the Messages wire stores files."""
 

@@ -13,6 +13,7 @@ the id kept.  ``GET /v1beta/files`` lists them (``{"files": [...]}``),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,10 +42,14 @@ def _follow(answer: Mapping[str, str], data: bytes) -> FileRequest:
     return FileRequest("POST", url, headers, data)
 
 
+_NAME = re.compile(r"files/[a-z0-9][a-z0-9-]{0,39}")
+"""A file's resource name (its id: lowercase letters, digits and dashes)."""
+
+
 def file_name(file_id: str) -> str:
     """The resource name (``files/abc``) of a file's URI (or of the name itself)."""
     at = file_id.find("files/")
-    if at < 0:
+    if at < 0 or not _NAME.fullmatch(file_id[at:]):
         raise ValueError(f"{file_id!r} names no Gemini file (files/…)")
     return file_id[at:]
 
