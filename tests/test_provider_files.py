@@ -412,3 +412,43 @@ def test_files_list_and_rm_on_the_command_line(tmp_path: Path) -> None:
         assert sneaky.exit_code == 2
         assert "'../v1/models' is not a anthropic file id" in sneaky.stderr
         assert [r.method for r in server.requests].count("DELETE") == 1
+
+
+def test_ask_sends_attachments_by_id_only_when_asked_to(tmp_path: Path) -> None:
+    files = AnthropicFiles()
+    report = tmp_path / "report.pdf"
+    report.write_bytes(PDF)
+    runner = CliRunner()
+    model = ["-m", "anthropic:claude-sonnet-4-5"]
+    with LoopbackServer(files) as server:
+        env = {
+            **_env(server),
+            "ELELEM_STORE": str(tmp_path / "ask.db"),
+            "ELELEM_HOME": str(tmp_path / "home"),
+        }
+        plain = runner.invoke(main, ["ask", *model, "-a", str(report), "q0"], env=env)
+        assert (plain.exit_code, files.uploads) == (0, 0)  # opt-in: bytes by default
+        env["ELELEM_UPLOAD_FILES"] = "1"
+        first = runner.invoke(main, ["ask", *model, "-a", str(report), "q1"], env=env)
+        second = runner.invoke(
+            main, ["ask", *model, "-c", "last", "-a", str(report), "q2"], env=env
+        )
+        bad = runner.invoke(main, ["ask", *model, "q3"], env={**env, "ELELEM_UPLOAD_FILES": "y"})
+        bodies = _messages_bodies(server, "/v1/messages")
+    assert (first.exit_code, second.exit_code, files.uploads) == (0, 0, 1)
+    assert PDF64 in json.dumps(bodies[0])
+    assert [_file_ids(b) for b in bodies] == [[], ["file_0001"], ["file_0001", "file_0001"]]
+    assert bad.exit_code == 2 and "ELELEM_UPLOAD_FILES must be 1 or 0, not 'y'" in bad.stderr
+
+
+def test_a_provider_without_a_files_api_still_gets_bytes(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "files.db")
+    uploader = FileUploader(store)
+    messages = (_question("q"),)
+    with SyncClient(
+        env={"DEEPSEEK_API_KEY": "sk-test-0123456789", "ELELEM_CONFIG": "/nonexistent/elelem.toml"}
+    ) as client:
+        target = client.target("deepseek:deepseek-chat")
+    assert target.shape.files is not None  # the wire has one; the provider does not
+    assert uploader.refer(messages, target) is messages
+    assert uploader.uploads == 0 and ProviderFiles(store).all() == []

@@ -52,6 +52,12 @@ GONE_STATUSES = frozenset({400, 403, 404})
 OpenAI 404 or 400 naming it, Gemini 403 naming it)."""
 
 
+FILES_PROVIDERS = frozenset({"anthropic", "openai", "google"})
+"""The providers whose Files API elelem uses: a wire's ``files`` is its
+documented API, but most servers speaking a wire (the OpenAI-compatible
+ones above all) have no ``/files``, and a turn to them sends bytes."""
+
+
 def files_wire(target: Target) -> FilesWire:
     """The Files API of ``target``'s wire (UnsupportedError when it has none)."""
     wire = getattr(target.shape, "files", None)
@@ -166,10 +172,17 @@ class FileUploader:
     ) -> None:
         self.table = ProviderFiles(store, clock)
         self.clock = clock
-        self.http = http or httpx2.Client(timeout=TIMEOUT)
+        self._http = http
         self.uploads = 0
         """How many uploads this uploader made."""
         self._sent: dict[str, set[str]] = {}
+
+    @property
+    def http(self) -> httpx2.Client:
+        """The blocking HTTP client (made on first use)."""
+        if self._http is None:
+            self._http = httpx2.Client(timeout=TIMEOUT)
+        return self._http
 
     def _file_id(self, target: Target, block: ImageBlock | DocumentBlock, blob: Blob) -> str:
         provider = str(target.provider)
@@ -193,8 +206,11 @@ class FileUploader:
         """``messages`` with each image and PDF given by the id ``target``'s
         provider holds it under (uploading what it lacks); unchanged for a
         target whose wire has no Files API."""
-        if not isinstance(target, Target) or not isinstance(
-            getattr(target.shape, "files", None), FilesWire
+        if not (
+            isinstance(target, Target)
+            and target.provider in FILES_PROVIDERS
+            and isinstance(getattr(target.shape, "files", None), FilesWire)
+            and target.endpoint.signer is None
         ):
             return messages
         ids: dict[str, str] = {}
@@ -220,8 +236,9 @@ class FileUploader:
         return bool(named)
 
     def close(self) -> None:
-        """Close the HTTP client."""
-        self.http.close()
+        """Close the HTTP client (if one was made)."""
+        if self._http is not None:
+            self._http.close()
 
 
 def _names(text: str, file_id: str) -> bool:
@@ -231,6 +248,7 @@ def _names(text: str, file_id: str) -> bool:
 
 
 __all__ = [
+    "FILES_PROVIDERS",
     "GONE_STATUSES",
     "FileUploader",
     "delete_file",
