@@ -37,10 +37,11 @@ from elelem.conversation.sqlite import MIGRATIONS
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.providers.files import FileUploader
 from elelem.recordings.loopback import RecordedRequest, Reply, Send, anthropic_text_body
+from elelem.testing.responses_state import StatefulResponses
 from elelem.testing.servers import LoopbackServer
 from elelem.turns.drive import send_sync
-from elelem.vocabulary import BytesSource, DocumentBlock, Message, TextBlock
-from media_fixtures import pdf
+from elelem.vocabulary import BytesSource, DocumentBlock, ImageBlock, Message, TextBlock
+from media_fixtures import pdf, png
 from test_store import BACKENDS, opener, pg_url
 
 __all__ = ["pg_url"]  # the session fixture test_store defines
@@ -452,3 +453,90 @@ def test_a_provider_without_a_files_api_still_gets_bytes(tmp_path: Path) -> None
     assert target.shape.files is not None  # the wire has one; the provider does not
     assert uploader.refer(messages, target) is messages
     assert uploader.uploads == 0 and ProviderFiles(store).all() == []
+
+
+class OpenAIFiles:
+    """OpenAI's Files API (https://platform.openai.com/docs/api-reference/files/create:
+    multipart ``purpose`` and ``file``, the file object with ``expires_at``
+    in Unix seconds) beside Responses (delegated to the stateful loopback
+    Responses API) and Chat Completions (one streamed ``ok``)."""
+
+    def __init__(self) -> None:
+        self.responses = StatefulResponses()
+        self.uploads: list[bytes] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        path = request.path.split("?")[0]
+        if path == "/v1/files":
+            assert request.headers["authorization"] == "Bearer sk-test-0123456789"
+            assert b'name="purpose"\r\n\r\nuser_data\r\n' in request.body
+            self.uploads.append(request.body)
+            return _json(
+                200,
+                {
+                    "id": f"file-{len(self.uploads)}",
+                    "object": "file",
+                    "bytes": len(PDF),
+                    "created_at": 1764900000,
+                    "expires_at": 1893456000,
+                    "filename": "report.pdf",
+                    "purpose": "user_data",
+                },
+            )
+        if path == "/v1/chat/completions":
+            chunk = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "model": "gpt-4o",
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": "ok"},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+            return Reply(
+                200,
+                {"content-type": "text/event-stream"},
+                (Send(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"),),
+            )
+        return self.responses(request)
+
+
+@pytest.mark.parametrize("wire", ["responses", "chat"])
+def test_openai_uploads_a_pdf_once_for_either_wire(tmp_path: Path, wire: str) -> None:
+    config = tmp_path / "elelem.toml"
+    # OpenAI on Chat Completions: the built-in record amended (docs/cli.md).
+    config.write_text('[providers.openai]\nshape = "openai_chat"\n' if wire == "chat" else "")
+    model = "openai:gpt-4o"
+    openai = OpenAIFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+    image = ImageBlock.from_bytes(png(4, 4), filename="dot.png")
+    with LoopbackServer(openai) as server:
+        env = {
+            "OPENAI_BASE_URL": server.url + "/v1",
+            "OPENAI_API_KEY": "sk-test-0123456789",
+            "ELELEM_CONFIG": str(config),
+        }
+        with SyncClient(env=env) as client:
+            for n in (1, 2):
+                question = Message("user", (*_question(f"q{n}").content, image))
+                send_sync(conv, client, model, question, files=uploader)
+        bodies = [json.loads(r.body) for r in server.requests if not r.path.endswith("/files")]
+    chat = wire == "chat"
+    # Chat Completions takes no image by id: only the PDF is uploaded there.
+    assert len(openai.uploads) == (1 if chat else 2)
+    assert PDF in openai.uploads[0] and b'filename="report.pdf"' in openai.uploads[0]
+    last = bodies[1]["messages" if chat else "input"][-1]["content"]
+    if chat:
+        assert last[1] == {"type": "file", "file": {"file_id": "file-1"}}
+        assert last[2]["type"] == "image_url"
+    else:
+        assert last[1] == {"type": "input_file", "file_id": "file-1"}
+        assert last[2] == {"type": "input_image", "file_id": "file-2", "detail": "auto"}
+    assert PDF64 not in json.dumps(bodies)
+    refs = ProviderFiles(store).all()
+    assert {r.expires_at for r in refs} == {"2030-01-01T00:00:00+00:00"}

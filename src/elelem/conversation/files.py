@@ -121,24 +121,30 @@ class ProviderFiles:
         )
 
 
-def referable(part: object) -> bool:
+ALL_KINDS = frozenset({"image", "document"})
+
+
+def referable(part: object, kinds: frozenset[str] = ALL_KINDS) -> bool:
     """Whether ``part`` is sent by reference once uploaded: an image or a PDF
-    document given by bytes (a text document is sent as text)."""
+    document given by bytes (a text document is sent as text), of ``kinds``."""
     if isinstance(part, ImageBlock):
-        return isinstance(part.source, BytesSource)
+        return "image" in kinds and isinstance(part.source, BytesSource)
     return (
-        isinstance(part, DocumentBlock)
+        "document" in kinds
+        and isinstance(part, DocumentBlock)
         and isinstance(part.source, BytesSource)
         and part.media_type == "application/pdf"
     )
 
 
-def uploadable(messages: tuple[Message, ...]) -> Iterator[ImageBlock | DocumentBlock]:
+def uploadable(
+    messages: tuple[Message, ...], kinds: frozenset[str] = ALL_KINDS
+) -> Iterator[ImageBlock | DocumentBlock]:
     """The referable parts of ``messages``, each blob once, in order."""
     seen: set[str] = set()
     for message in messages:
         for part in message.content:
-            if referable(part):
+            if referable(part, kinds):
                 assert isinstance(part, (ImageBlock, DocumentBlock))
                 assert isinstance(part.source, BytesSource)
                 if part.source.blob.sha256 not in seen:

@@ -214,7 +214,7 @@ class FileUploader:
         ):
             return messages
         ids: dict[str, str] = {}
-        for block in uploadable(messages):
+        for block in uploadable(messages, target.shape.files.refers):  # type: ignore[attr-defined]
             blob = block.source.blob  # type: ignore[union-attr]
             ids[blob.sha256] = self._file_id(target, block, blob)
         self._sent[str(target.provider)] = set(ids.values())

@@ -56,7 +56,7 @@ class FilesWire:
     answer's headers; ``read`` the last answer's JSON object into a
     :class:`ProviderFile`; ``listing`` the request of the list and
     ``read_listing`` its answer; ``delete`` the request removing a file by
-    id.  A reader meets a missing field or a value of the wrong type with
+    id; ``refers`` which blocks go by id.  A reader meets a missing field or a value of the wrong type with
     ``KeyError``/``TypeError``/``ValueError`` (the answer is malformed)."""
 
     upload: Upload
@@ -65,6 +65,9 @@ class FilesWire:
     listing: FileRequest
     read_listing: Callable[[dict[str, Any]], list[ProviderFile]]
     delete: Callable[[str], FileRequest]
+    refers: frozenset[str] = frozenset({"image", "document"})
+    """Which blocks a request may give by file id (``image``, ``document``):
+    Chat Completions takes a PDF by id but an image only by URL."""
 
 
 __all__ = ["FileRequest", "FilesWire", "FollowUpload", "ProviderFile", "Upload"]

@@ -3,9 +3,11 @@ a file is referred to by ``file_id``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from elelem.shapes.files import OPENAI_FILES
 
-FILES = OPENAI_FILES
+FILES = replace(OPENAI_FILES, refers=frozenset({"document"}))
 """How the openai_chat wire stores files."""
 
 __all__ = ["FILES"]
