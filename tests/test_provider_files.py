@@ -32,7 +32,7 @@ from elelem import SyncClient
 from elelem.cli import main
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation import sqlite as sqlite_module
-from elelem.conversation.files import FileRef, ProviderFiles
+from elelem.conversation.files import FileRef, ProviderFiles, utc_time
 from elelem.conversation.sqlite import MIGRATIONS
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.providers.files import FileUploader
@@ -540,3 +540,12 @@ def test_openai_uploads_a_pdf_once_for_either_wire(tmp_path: Path, wire: str) ->
     assert PDF64 not in json.dumps(bodies)
     refs = ProviderFiles(store).all()
     assert {r.expires_at for r in refs} == {"2030-01-01T00:00:00+00:00"}
+
+
+def test_expiry_times_read_as_providers_write_them() -> None:
+    assert utc_time("2026-12-06T10:00:00.123456789Z") == datetime(
+        2026, 12, 6, 10, 0, 0, 123456, tzinfo=UTC
+    )
+    assert utc_time("2026-12-06T10:00:00") == datetime(2026, 12, 6, 10, tzinfo=UTC)
+    with pytest.raises(ValueError):
+        utc_time("tomorrow")

@@ -12,8 +12,9 @@ the blobs that have no live id yet.  The uploads themselves are IO
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 
 import msgspec
 
@@ -49,7 +50,19 @@ class FileRef(msgspec.Struct, frozen=True):
 
     def live(self, now: datetime) -> bool:
         """True while the recorded expiry (if any) has not passed."""
-        return self.expires_at is None or datetime.fromisoformat(self.expires_at) > now
+        return self.expires_at is None or utc_time(self.expires_at) > now
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def utc_time(text: str) -> datetime:
+    """An ISO 8601 time as an aware datetime (UTC when it names no offset):
+    Google's nanosecond fractions cut to microseconds.  ValueError for a
+    text that is no time (an upload's answer is checked with this before
+    its expiry is recorded)."""
+    moment = datetime.fromisoformat(_FRACTION.sub(r"\1", text))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def create_file_table(store: SQLOps) -> None:
@@ -193,4 +206,5 @@ __all__ = [
     "refer_messages",
     "referable",
     "uploadable",
+    "utc_time",
 ]

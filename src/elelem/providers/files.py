@@ -25,9 +25,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-import msgspec
 
-from elelem.conversation.files import FileRef, ProviderFiles, refer_messages, uploadable
+from elelem.conversation.files import (
+    FileRef,
+    ProviderFiles,
+    refer_messages,
+    uploadable,
+    utc_time,
+)
 from elelem.conversation.sqlschema import SQLOps
 from elelem.conversation.store import Clock, format_time, utc_now
 from elelem.errors import (
@@ -38,10 +43,9 @@ from elelem.errors import (
     UnsupportedError,
 )
 from elelem.providers.catalog import Target
-from elelem.shapes.common import error_class_for_status
+from elelem.providers.listing import json_answer
 from elelem.transport.endpoint import Endpoint
 from elelem.vocabulary import Blob, DocumentBlock, ImageBlock, Message
-from elelem.vocabulary.json import decode_json
 from elelem.wire.files import FileRequest, FilesWire, ProviderFile
 
 TIMEOUT = 120.0
@@ -96,25 +100,8 @@ def send_file_request(
         raise TransportError(
             endpoint.redact(f"provider {endpoint.provider}: {what} failed: {exc}")
         ) from None
-    body = response.content
-    if response.status_code >= 400:
-        cls = error_class_for_status(response.status_code)
-        text = endpoint.redact(body[:500].decode("utf-8", "replace"))
-        raise cls(
-            f"{endpoint.provider} {response.status_code}: {what} failed: {text}",
-            status=response.status_code,
-            body=endpoint.redact_bytes(body),
-        )
     headers = {k.lower(): v for k, v in response.headers.items()}
-    if not body.strip():
-        return headers, {}
-    try:
-        answer = decode_json(body)
-    except msgspec.DecodeError:
-        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not JSON") from None
-    if not isinstance(answer, dict):
-        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not an object")
-    return headers, answer
+    return headers, json_answer(endpoint, response.status_code, response.content, what, empty=True)
 
 
 def _read(endpoint: Endpoint, what: str, reader: Any, answer: Any) -> Any:
@@ -139,6 +126,8 @@ def upload_blob(
         step = _read(endpoint, "starting an upload", lambda h: wire.follow(h, data), headers)
         headers, answer = send_file_request(endpoint, http, step, "uploading a file")
     found: ProviderFile = _read(endpoint, "uploading a file", wire.read, answer)
+    if found.expires_at is not None:
+        _read(endpoint, "uploading a file: its expiry", utc_time, found.expires_at)
     return found
 
 

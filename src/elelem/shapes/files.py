@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from elelem.shapes.multipart import multipart
-from elelem.wire.files import FileRequest, FilesWire, ProviderFile
+from elelem.wire.files import FileRequest, FilesWire, ProviderFile, provider_file
 
 PURPOSE = "user_data"
 """The purpose of a file a model reads as input."""
@@ -46,14 +46,10 @@ def _upload(data: bytes, media_type: str, filename: str) -> FileRequest:
 
 def read_file(obj: dict[str, Any]) -> ProviderFile:
     """The file object of an upload or a list entry."""
-    file_id = obj["id"]
-    if not isinstance(file_id, str) or not file_id:
-        raise TypeError(f"a file id must be a non-empty string, not {file_id!r}")
-    size = obj.get("bytes")
-    return ProviderFile(
-        file_id,
+    return provider_file(
+        obj["id"],
         filename=obj.get("filename"),
-        size=size if isinstance(size, int) else None,
+        size=obj.get("bytes"),
         expires_at=iso_of_unix(obj.get("expires_at")),
     )
 

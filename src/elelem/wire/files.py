@@ -29,6 +29,30 @@ class ProviderFile(msgspec.Struct, frozen=True):
     expires_at: str | None = None
 
 
+def provider_file(
+    file_id: object,
+    *,
+    filename: object = None,
+    media_type: object = None,
+    size: object = None,
+    expires_at: str | None = None,
+) -> ProviderFile:
+    """A :class:`ProviderFile` of an answer's fields: the id a non-empty
+    string (else TypeError), a size given as an integer or its digits, the
+    name and type kept where they are strings."""
+    if not isinstance(file_id, str) or not file_id:
+        raise TypeError(f"a file id must be a non-empty string, not {file_id!r}")
+    if isinstance(size, str) and size.isdigit():
+        size = int(size)
+    return ProviderFile(
+        file_id,
+        filename=filename if isinstance(filename, str) else None,
+        media_type=media_type if isinstance(media_type, str) else None,
+        size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        expires_at=expires_at,
+    )
+
+
 @dataclass(frozen=True)
 class FileRequest:
     """One HTTP request of the exchange: ``path`` relative to the base URL
@@ -70,4 +94,11 @@ class FilesWire:
     Chat Completions takes a PDF by id but an image only by URL."""
 
 
-__all__ = ["FileRequest", "FilesWire", "FollowUpload", "ProviderFile", "Upload"]
+__all__ = [
+    "FileRequest",
+    "FilesWire",
+    "FollowUpload",
+    "ProviderFile",
+    "Upload",
+    "provider_file",
+]

@@ -13,7 +13,7 @@ from typing import Any
 from elelem.shapes.anthropic_messages.content import FILES_BETA
 from elelem.shapes.files import plain_id
 from elelem.shapes.multipart import multipart
-from elelem.wire.files import FileRequest, FilesWire, ProviderFile
+from elelem.wire.files import FileRequest, FilesWire, ProviderFile, provider_file
 
 HEADERS = {"anthropic-version": "2023-06-01", "anthropic-beta": FILES_BETA}
 """The headers of every Files API request."""
@@ -26,15 +26,11 @@ def _upload(data: bytes, media_type: str, filename: str) -> FileRequest:
 
 def read_file(obj: dict[str, Any]) -> ProviderFile:
     """The file metadata of an upload or a list entry."""
-    file_id = obj["id"]
-    if not isinstance(file_id, str) or not file_id:
-        raise TypeError(f"a file id must be a non-empty string, not {file_id!r}")
-    size = obj.get("size_bytes")
-    return ProviderFile(
-        file_id,
+    return provider_file(
+        obj["id"],
         filename=obj.get("filename"),
         media_type=obj.get("mime_type"),
-        size=size if isinstance(size, int) else None,
+        size=obj.get("size_bytes"),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.wire.files import FileRequest, FilesWire, ProviderFile
+from elelem.wire.files import FileRequest, FilesWire, ProviderFile, provider_file
 
 
 def _upload(data: bytes, media_type: str, filename: str) -> FileRequest:
@@ -55,16 +55,13 @@ def file_name(file_id: str) -> str:
 
 
 def _read_entry(obj: dict[str, Any]) -> ProviderFile:
-    uri = obj["uri"]
-    if not isinstance(uri, str) or not uri:
-        raise TypeError(f"a file uri must be a non-empty string, not {uri!r}")
-    size = obj.get("sizeBytes")
-    return ProviderFile(
-        uri,
+    expires = obj.get("expirationTime")
+    return provider_file(
+        obj["uri"],
         filename=obj.get("displayName"),
         media_type=obj.get("mimeType"),
-        size=int(size) if isinstance(size, (str, int)) else None,
-        expires_at=obj.get("expirationTime"),
+        size=obj.get("sizeBytes"),
+        expires_at=expires if isinstance(expires, str) else None,
     )
 
 
