@@ -25,10 +25,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
-from elelem import SyncClient
+from elelem import Client, SyncClient
 from elelem.cli import main
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation import sqlite as sqlite_module
@@ -39,7 +40,7 @@ from elelem.providers.files import FileUploader
 from elelem.recordings.loopback import RecordedRequest, Reply, Send, anthropic_text_body
 from elelem.testing.responses_state import StatefulResponses
 from elelem.testing.servers import LoopbackServer
-from elelem.turns.drive import send_sync
+from elelem.turns.drive import send, send_sync
 from elelem.vocabulary import BytesSource, DocumentBlock, ImageBlock, Message, TextBlock
 from media_fixtures import pdf, png
 from test_store import BACKENDS, opener, pg_url
@@ -56,6 +57,12 @@ def _json(status: int, obj: object, headers: dict[str, str] | None = None) -> Re
         {"content-type": "application/json", **(headers or {})},
         (Send(json.dumps(obj).encode()),),
     )
+
+
+def _not_found(file_id: str) -> Reply:
+    """Anthropic's error for an unknown file id."""
+    error = {"type": "not_found_error", "message": f"File not found: {file_id}"}
+    return _json(404, {"type": "error", "error": error})
 
 
 def _file_ids(node: Any) -> list[str]:
@@ -118,32 +125,14 @@ class AnthropicFiles:
         if path.startswith("/v1/files/") and request.method == "DELETE":
             file_id = path.rsplit("/", 1)[1]
             if self.held.pop(file_id, None) is None:
-                return _json(
-                    404,
-                    {
-                        "type": "error",
-                        "error": {
-                            "type": "not_found_error",
-                            "message": f"File not found: {file_id}",
-                        },
-                    },
-                )
+                return _not_found(file_id)
             return _json(200, {"id": file_id, "type": "file_deleted"})
         assert path == "/v1/messages", path
         body = json.loads(request.body)
         for file_id in _file_ids(body):
             assert "files-api-2025-04-14" in request.headers["anthropic-beta"]
             if self.always_lose or file_id not in self.held:
-                return _json(
-                    404,
-                    {
-                        "type": "error",
-                        "error": {
-                            "type": "not_found_error",
-                            "message": f"File not found: {file_id}",
-                        },
-                    },
-                )
+                return _not_found(file_id)
         return Reply(200, {"content-type": "text/event-stream"}, (Send(anthropic_text_body("ok")),))
 
 
@@ -549,3 +538,23 @@ def test_expiry_times_read_as_providers_write_them() -> None:
     assert utc_time("2026-12-06T10:00:00") == datetime(2026, 12, 6, 10, tzinfo=UTC)
     with pytest.raises(ValueError):
         utc_time("tomorrow")
+
+
+def test_the_async_driver_refers_by_id_the_same_way(tmp_path: Path) -> None:
+    files = AnthropicFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+
+    async def two_turns(env: dict[str, str]) -> None:
+        async with Client(env=env) as client:
+            for n in (1, 2):
+                await send(
+                    conv, client, "anthropic:claude-sonnet-4-5", _question(f"q{n}"), files=uploader
+                )
+
+    with LoopbackServer(files) as server:
+        anyio.run(two_turns, _env(server))
+        turns = _messages_bodies(server, "/v1/messages")
+    assert files.uploads == 1
+    assert [_file_ids(b) for b in turns] == [["file_0001"], ["file_0001", "file_0001"]]
