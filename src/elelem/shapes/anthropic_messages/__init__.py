@@ -26,6 +26,7 @@ Provider payloads this shape writes (``provider`` is the parser's provider,
 
 from __future__ import annotations
 
+from elelem.shapes.anthropic_messages.batch import BATCH
 from elelem.shapes.anthropic_messages.counting import COUNTER
 from elelem.shapes.anthropic_messages.encoder import (
     API_VERSION,
@@ -67,6 +68,7 @@ SHAPE = ShapeSpec(
     counting=COUNTER,
     listing=LISTING,
     files=FILES,
+    batch=BATCH,
 )
 """The Anthropic Messages shape.  Its parser and ``parse_body`` take the
 neutral request or the raw wire request JSON (it names the hosted tool

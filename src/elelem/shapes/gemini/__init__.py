@@ -11,7 +11,9 @@ mapping and the error classifier.  The model is part of the request path
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.gemini.batch import BATCH
 from elelem.shapes.gemini.counting import COUNTER
+from elelem.shapes.gemini.embeddings import EMBEDDINGS
 from elelem.shapes.gemini.encoder import (
     API_VERSION,
     HOSTED_TOOL_KEYS,
@@ -47,6 +49,8 @@ SHAPE = ShapeSpec(
     listing=LISTING,
     live=LIVE,
     files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
 """The Gemini shape."""
 

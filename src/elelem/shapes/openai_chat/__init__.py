@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
+from elelem.shapes.openai_chat.batch import BATCH
 from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
+from elelem.shapes.openai_chat.embeddings import EMBEDDINGS
 from elelem.shapes.openai_chat.encoder import (
     PATH,
     assistant_wire,
@@ -45,8 +47,10 @@ SHAPE = ShapeSpec(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
     files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
-"""The Chat Completions shape, each provider in the dialect of its own name."""
+"""The Chat Completions shape, each provider in the conventions of its own record."""
 
 
 __all__ = [

@@ -246,7 +246,7 @@ def encode_request(
 ) -> EncodedRequest:
     """The Chat Completions request for ``request`` sent to ``provider``, in
     ``dialect``: a :class:`Dialect`, the name of one (looked up with the
-    request's model), or None for the dialect of the provider's own name."""
+    request's model), or None for the conventions of the provider's own record."""
     if not isinstance(dialect, Dialect):
         dialect = dialect_for(dialect or provider, request.model)
     dropped = Dropped()

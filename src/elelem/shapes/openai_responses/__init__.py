@@ -10,7 +10,9 @@ which tell a client ``custom_tool_call`` from a server-side one.
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.openai_responses.batch import BATCH
 from elelem.shapes.openai_responses.counting import COUNTER
+from elelem.shapes.openai_responses.embeddings import EMBEDDINGS
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_responses.files import FILES
@@ -34,6 +36,8 @@ SHAPE = ShapeSpec(
     transcription=TRANSCRIPTION,
     live=LIVE,
     files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 
