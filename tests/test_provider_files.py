@@ -233,6 +233,7 @@ class GeminiFiles:
     def __init__(self, base: str = "") -> None:
         self.base = base
         self.uploads = 0
+        self.held: set[str] = set()
         self.starts: list[RecordedRequest] = []
 
     def __call__(self, request: RecordedRequest) -> Reply:
@@ -252,6 +253,7 @@ class GeminiFiles:
             assert request.body == PDF
             self.uploads += 1
             name = f"files/pdf{self.uploads}"
+            self.held.add(f"{self.base}/v1beta/{name}")
             return _json(
                 200,
                 {
@@ -267,6 +269,14 @@ class GeminiFiles:
                 },
             )
         assert ":generateContent" in path or ":streamGenerateContent" in path, path
+        for uri in _file_ids(json.loads(request.body)):
+            if uri not in self.held:
+                bare = uri.rsplit("/", 1)[1]
+                message = (
+                    f"You do not have permission to access the File {bare} or it may not exist."
+                )
+                error = {"code": 403, "message": message, "status": "PERMISSION_DENIED"}
+                return _json(403, {"error": error})
         frame = {
             "candidates": [
                 {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
@@ -558,3 +568,18 @@ def test_the_async_driver_refers_by_id_the_same_way(tmp_path: Path) -> None:
         turns = _messages_bodies(server, "/v1/messages")
     assert files.uploads == 1
     assert [_file_ids(b) for b in turns] == [["file_0001"], ["file_0001", "file_0001"]]
+
+
+def test_gemini_answering_403_for_a_lost_file_gets_it_uploaded_again(tmp_path: Path) -> None:
+    gemini = GeminiFiles()
+    store = SQLiteStore(tmp_path / "files.db")
+    conv = Conversation.create(store)
+    uploader = FileUploader(store)
+    with LoopbackServer(gemini) as server, SyncClient(env=_env(server)) as client:
+        gemini.base = server.url
+        send_sync(conv, client, "google:gemini-2.5-flash", _question("q1"), files=uploader)
+        gemini.held.clear()  # deleted at Google before its 48 hours
+        result = send_sync(conv, client, "google:gemini-2.5-flash", _question("q2"), files=uploader)
+    assert result.text == "ok"
+    assert gemini.uploads == 2
+    assert [r.file_id for r in ProviderFiles(store).all()] == [f"{server.url}/v1beta/files/pdf2"]

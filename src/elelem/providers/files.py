@@ -20,6 +20,7 @@ with the key redacted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -231,9 +232,15 @@ class FileUploader:
 
 
 def _names(text: str, file_id: str) -> bool:
-    # A Gemini id is its URI; the error names it as files/NAME.
+    # A Gemini id is its URI; Gemini's 403 names the file by its bare id
+    # ("You do not have permission to access the File abc or it may not exist").
+    if file_id in text:
+        return True
     at = file_id.find("files/")
-    return file_id in text or (at >= 0 and file_id[at:] in text)
+    if at < 0:
+        return False
+    bare = file_id[at + len("files/") :]
+    return re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", text) is not None
 
 
 __all__ = [
