@@ -16,7 +16,6 @@ from elelem.errors import (
     MalformedStreamError,
     ProviderStreamError,
     RateLimitError,
-    UnsupportedError,
 )
 from elelem.recordings import cassettes
 from elelem.shapes.bedrock_converse import SHAPE, assistant_wire
@@ -50,7 +49,7 @@ from elelem.vocabulary import (
     Usage,
     WebSearch,
 )
-from elelem.vocabulary.drop import FOREIGN_REASONING, Drop
+from elelem.vocabulary.drop import FOREIGN_REASONING, UNSUPPORTED, Drop
 from elelem.wire import ModelRequest
 
 BEDROCK = ProviderId("bedrock")
@@ -306,8 +305,17 @@ def test_encoder_merges_user_turns_and_maps_options() -> None:
     assert encoded.dropped == (
         Drop("messages[1].content[0]", "reasoning", FOREIGN_REASONING, "from openai"),
     )
-    with pytest.raises(UnsupportedError):
-        SHAPE.encode_request(ModelRequest("m", (), hosted_tools=(WebSearch(),)), provider=BEDROCK)
+    hosted = SHAPE.encode_request(
+        ModelRequest("m", (), hosted_tools=(WebSearch(),)), provider=BEDROCK
+    )
+    assert hosted.dropped == (
+        Drop(
+            "hosted_tools[0]",
+            "web_search",
+            UNSUPPORTED,
+            "Bedrock Converse has no hosted web_search",
+        ),
+    )
 
 
 # -- corpus ---------------------------------------------------------------------

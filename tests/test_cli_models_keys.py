@@ -14,7 +14,7 @@ from cli_helpers import KEY, base_env, run, text_reply
 from elelem.errors import ConfigError
 from elelem.providers import Catalog, load_catalog
 from elelem.providers.keys import load_keys, save_key
-from elelem.providers.models import ALIASES, DEFAULT_MODELS, KNOWN_MODELS, resolve_address
+from elelem.providers.models import ALIASES, resolve_address
 from elelem.testing.servers import LoopbackServer, replay, status
 
 
@@ -87,16 +87,6 @@ def test_alias_of_an_alias_is_refused() -> None:
     assert str(info.value) == "alias 'mine' names another alias ('sonnet'); name a model"
 
 
-def test_tables_are_consistent() -> None:
-    catalog = Catalog()
-    for provider, model in DEFAULT_MODELS.items():
-        assert provider in catalog
-        assert model in KNOWN_MODELS[provider], (provider, model)
-    for alias, target in ALIASES.items():
-        assert ":" in target or target in catalog, alias
-        catalog.resolve(alias)
-
-
 def test_ask_with_an_alias_and_a_bare_provider(env: dict[str, str]) -> None:
     for model in ("sonnet", "anthropic", "claude-sonnet-4-5"):
         with LoopbackServer([replay(text_reply("Hi."))]) as server:
@@ -142,7 +132,7 @@ def test_models_lists_offline_with_defaults_and_aliases(env: dict[str, str]) -> 
     ]
     unknown = run(env, "models", "nope")
     assert unknown.returncode == 2
-    assert unknown.stderr.startswith("elelem: unknown provider 'nope' (known: anthropic, ")
+    assert unknown.stderr.startswith("elelem: unknown provider 'nope' (known: alibaba, anthropic, ")
 
 
 ANTHROPIC_PAGE_1 = {
@@ -357,7 +347,7 @@ def test_keys_and_providers_agree_and_the_missing_key_names_both_ways(
         "elelem: provider anthropic needs an API key: "
         "run 'elelem keys set anthropic' or set ANTHROPIC_API_KEY\n",
     )
-    before = run(env, "providers").stdout.splitlines()
+    before = [x for x in run(env, "providers").stdout.splitlines() if x.startswith("anthropic ")]
     assert before[0].split("  https://")[0].split() == [
         "anthropic",
         "anthropic_messages",
@@ -370,7 +360,7 @@ def test_keys_and_providers_agree_and_the_missing_key_names_both_ways(
         "ANTHROPIC_API_KEY",
     ]
     assert run(env, "keys", "set", "anthropic", stdin=KEY).returncode == 0
-    after = run(env, "providers").stdout.splitlines()
+    after = [x for x in run(env, "providers").stdout.splitlines() if x.startswith("anthropic ")]
     assert after[0].split() == [
         "anthropic",
         "anthropic_messages",
@@ -380,6 +370,6 @@ def test_keys_and_providers_agree_and_the_missing_key_names_both_ways(
         "file)",
         "https://api.anthropic.com",
     ]
-    listed = run(env, "keys", "list").stdout.splitlines()
+    listed = [x for x in run(env, "keys", "list").stdout.splitlines() if x.startswith("anthropic ")]
     assert listed[0] == f"anthropic  set (keys file {Path(env['ELELEM_HOME']) / 'keys.json'})"
     assert KEY not in run(env, "providers").stdout

@@ -12,7 +12,7 @@ import pytest
 
 from elelem import Client
 from elelem.errors import ConfigError
-from elelem.providers import BUILTIN, load_catalog
+from elelem.providers import load_catalog
 from elelem.testing.servers import LoopbackServer, replay, sse_body
 from elelem.vocabulary import GenerationOptions, JsonSchemaOutput
 
@@ -66,11 +66,56 @@ def test_a_toml_endpoint_chooses_its_dialect(tmp_path: Path) -> None:
     assert (openai["max_completion_tokens"], "max_tokens" in openai) == (50, False)
 
 
-def test_built_in_chat_providers_name_their_dialect() -> None:
-    chat = {s.name: s.dialect for s in BUILTIN if s.shape == "openai_chat"}
-    # Azure's Chat Completions deployment speaks the azure dialect under its own name.
-    assert chat == {name: name for name in chat if name != "azure-chat"} | {"azure-chat": "azure"}
-    assert {s.dialect for s in BUILTIN if s.shape != "openai_chat"} == {""}
+def test_a_toml_endpoint_sets_a_single_convention(tmp_path: Path) -> None:
+    # One field over the default dialect: the limit named as OpenAI names it.
+    one = sent_request(tmp_path, 'conventions = { max_tokens_field = "max_completion_tokens" }\n')
+    assert (one["max_completion_tokens"], "max_tokens" in one) == (50, False)
+    assert one["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": SCHEMA, "strict": True},
+    }
+    # Over a named dialect: DeepSeek's, but with the limit renamed.
+    both = sent_request(
+        tmp_path,
+        'dialect = "deepseek"\nconventions = { max_tokens_field = "max_completion_tokens" }\n',
+    )
+    assert both["response_format"] == {"type": "json_object"}
+    assert (both["max_completion_tokens"], "max_tokens" in both) == (50, False)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+            'conventions = { reasoning = "x" }\n',
+            "[providers.x]: conventions: provider x: reasoning is no Chat Completions "
+            "convention (known: reasoning_replay, tool_call_index, null_content, "
+            "max_tokens_field, stream_usage, effort, web_search, cache, output, images, files, "
+            "audio)",
+        ),
+        (
+            'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+            'conventions = { cache = "always" }\n',
+            "[providers.x]: conventions: provider x: convention cache must be 'openai' or "
+            "'cache_control' or 'conversation_header' or 'automatic' or 'none', not 'always'",
+        ),
+        (
+            'compatible = "anthropic"\nbase_url = "http://127.0.0.1:9"\n'
+            'conventions = { cache = "none" }\n',
+            "[providers.x]: conventions: provider x: shape anthropic_messages has no "
+            "conventions to set",
+        ),
+    ],
+)
+def test_a_bad_convention_names_the_file_table_and_field(
+    tmp_path: Path, table: str, message: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f"[providers.x]\n{table}", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_catalog(config, {})
+    assert str(info.value) == f"{config}: {message}"
 
 
 @pytest.mark.parametrize(
@@ -79,7 +124,7 @@ def test_built_in_chat_providers_name_their_dialect() -> None:
         (
             'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = "nosuch"\n',
             "[providers.x]: dialect: provider x: unknown openai_chat dialect 'nosuch' (known: "
-            "alibaba, azure, cerebras, cloudflare, deepseek, fireworks, groq, huggingface, "
+            "alibaba, azure-chat, cerebras, cloudflare, deepseek, fireworks, groq, huggingface, "
             "litellm, llamacpp, mistral, moonshot, ollama, openai, openrouter, perplexity, "
             "together, vercel, xai, zai)",
         ),

@@ -137,7 +137,10 @@ def test_a_refusal_carries_its_reason_and_other_wires_report_it_dropped() -> Non
     # Anthropic has no form for the Responses approval answer: reported, not sent.
     assert encoded.dropped == (
         Drop(
-            "messages[1].content[0]", "mcp_approval_response", UNSUPPORTED, "no Anthropic mapping"
+            "messages[1].content[0]",
+            "mcp_approval_response",
+            UNSUPPORTED,
+            "Anthropic has no form for it",
         ),
         Drop("messages[1]", "message", EMPTY, "nothing left to send"),
     )

@@ -124,7 +124,9 @@ def test_gemini_file_search_and_what_it_cannot_take() -> None:
         }
     ]
     assert encoded.dropped == (
-        Drop("hosted_tools[1]", "mcp", UNSUPPORTED, "'wiki': Gemini has no hosted MCP"),
+        Drop(
+            "hosted_tools[1]", "remote_mcp", UNSUPPORTED, "'wiki': Gemini has no hosted remote_mcp"
+        ),
     )
     odd = gemini.encode_request(
         request(FileSearch(("s",), filters={"a": 1}), ImageGeneration()),
@@ -138,7 +140,10 @@ def test_gemini_file_search_and_what_it_cannot_take() -> None:
             "fileSearch takes a metadataFilter string",
         ),
         Drop(
-            "hosted_tools[1]", "image_generation", UNSUPPORTED, "generateContent has no such tool"
+            "hosted_tools[1]",
+            "image_generation",
+            UNSUPPORTED,
+            "Gemini has no hosted image_generation",
         ),
     )
 
@@ -148,13 +153,15 @@ def test_gemini_file_search_and_what_it_cannot_take() -> None:
     [
         (lambda r: chat.encode_request(r, provider=ProviderId("deepseek")), "Chat Completions"),
         (lambda r: bedrock.encode_request(r, provider=ProviderId("bedrock")), "Bedrock Converse"),
-        (lambda r: ollama.encode_request(r, provider=ProviderId("ollama")), "Ollama"),
+        (lambda r: ollama.encode_request(r, provider=ProviderId("ollama")), "Ollama's /api/chat"),
     ],
 )
 def test_remote_mcp_elsewhere_is_a_drop_record_without_the_token(encode, wire) -> None:  # type: ignore[no-untyped-def]
     encoded = encode(request(SERVER))
     assert encoded.dropped == (
-        Drop("hosted_tools[0]", "mcp", UNSUPPORTED, f"'wiki': {wire} has no hosted MCP"),
+        Drop(
+            "hosted_tools[0]", "remote_mcp", UNSUPPORTED, f"'wiki': {wire} has no hosted remote_mcp"
+        ),
     )
     assert TOKEN not in repr(encoded.body) and TOKEN not in repr(encoded.dropped)
 

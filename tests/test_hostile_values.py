@@ -84,7 +84,7 @@ def test_a_request_holding_a_lone_surrogate_is_a_config_error(tmp_path: Path) ->
 
 def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> None:
     """A JSON ``{status, headers, body}`` recording whose body (a string) is
-    JSON nested 100,000 deep: the shape cannot be told, exit 2, one line."""
+    JSON nested 100,000 deep: a typed refusal naming it, exit 2, one line."""
     deep = "[" * 100_000 + "]" * 100_000
     path = tmp_path / "wrapper.json"
     path.write_text(
@@ -93,7 +93,7 @@ def test_inspect_of_a_wrapper_whose_body_is_nested_100k_deep(tmp_path: Path) -> 
     )
     done = run(base_env(tmp_path), "inspect", str(path))
     assert done.returncode == 2
-    assert done.stderr == f"elelem: {path}: interaction 0: cannot tell its wire shape\n"
+    assert done.stderr == f"elelem: {path}: interaction 0: its body is nested too deeply to read\n"
 
 
 def zero_usage_reply(text: str) -> bytes:

@@ -15,7 +15,6 @@ from elelem.errors import (
     ProviderStreamError,
     RateLimitError,
     ServerError,
-    UnsupportedError,
 )
 from elelem.shapes.ollama_native import SHAPE, assistant_wire
 from elelem.stream import (
@@ -444,9 +443,17 @@ def test_portable_replay_keeps_text_calls_and_hosted_lines_and_reports_the_rest(
     ]
 
 
-def test_hosted_tools_are_unsupported_and_tool_choice_is_reported() -> None:
-    with pytest.raises(UnsupportedError, match="no hosted tools"):
-        _encode([Message.user("x")], hosted_tools=(WebSearch(),))
+def test_hosted_tools_and_tool_choice_are_reported() -> None:
+    hosted = _encode([Message.user("x")], hosted_tools=(WebSearch(),))
+    assert "tools" not in hosted.body
+    assert hosted.dropped == (
+        Drop(
+            "hosted_tools[0]",
+            "web_search",
+            UNSUPPORTED,
+            "Ollama's /api/chat has no hosted web_search",
+        ),
+    )
     encoded = _encode([Message.user("x")], options=GenerationOptions(tool_choice="required"))
     assert encoded.dropped == (
         Drop("options.tool_choice", "tool_choice", UNSUPPORTED, "'required': Ollama takes none"),

@@ -19,7 +19,6 @@ from elelem.errors import (
     RequestTooLargeError,
     ServerError,
     StreamError,
-    UnsupportedError,
 )
 from elelem.shapes.openai_chat import SHAPE, Dialect, assistant_wire, encode_request
 from elelem.transport.driver import stamp_error
@@ -354,11 +353,23 @@ def test_hosted_web_search_per_dialect() -> None:
     assert routed.body["tools"] == [
         {"type": "openrouter:web_search", "parameters": {"max_uses": 2}}
     ]
-    with pytest.raises(UnsupportedError, match="no hosted web search"):
-        encode_request(base, provider=ProviderId("deepseek"))
+    # A tool the wire (or the dialect) cannot send is left out and reported.
+    deepseek = encode_request(base, provider=ProviderId("deepseek"))
+    assert ("tools" in deepseek.body, "web_search_options" in deepseek.body) == (False, False)
+    assert deepseek.dropped == (
+        Drop(
+            "hosted_tools[0]",
+            "web_search",
+            UNSUPPORTED,
+            "deepseek has no hosted web search on Chat Completions",
+        ),
+    )
     fetch = ModelRequest(model="m", messages=(), hosted_tools=(WebFetch(),))
-    with pytest.raises(UnsupportedError, match="no hosted web_fetch"):
-        encode_request(fetch, provider=OPENAI)
+    assert encode_request(fetch, provider=OPENAI).dropped == (
+        Drop(
+            "hosted_tools[0]", "web_fetch", UNSUPPORTED, "Chat Completions has no hosted web_fetch"
+        ),
+    )
 
 
 def test_a_dialect_override_changes_the_encoding() -> None:

@@ -224,7 +224,7 @@ def test_tools_hosted_tools_and_options() -> None:
             "Responses web search has no blocklist",
         ),
         Drop(
-            "hosted_tools[2]", "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web fetch"
+            "hosted_tools[2]", "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web_fetch"
         ),
         Drop("options.stop", "stop", UNSUPPORTED, "OpenAI Responses has no stop parameter"),
     )

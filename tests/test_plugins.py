@@ -37,7 +37,9 @@ from elelem.shapes.anthropic_messages import SHAPE as ANTHROPIC
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.registry import register_shape
-from elelem.vocabulary import register_block_mapping, register_block_type
+from elelem.vocabulary import (
+    ProviderRecord, register_block_mapping, register_block_type, register_provider,
+)
 
 
 class GeoBlock(msgspec.Struct, frozen=True, tag_field="type", tag="geo"):
@@ -58,6 +60,11 @@ def register():
     register_shape("anthropic_proxy", ShapeSpec(
         "anthropic_proxy", "sse", encode=ANTHROPIC.encode, parser=ANTHROPIC.parser,
         parse_body=ANTHROPIC.parse_body, classify=ANTHROPIC.classify))
+    # A provider of its own, speaking the plugin's shape: one record.
+    register_provider(ProviderRecord(
+        "geo-host", "anthropic_proxy", "http://127.0.0.1:9", ("ANTHROPIC_API_KEY",),
+        auth_header="x-api-key", auth_scheme="", default_model="claude-geo",
+        models=("claude-geo",), aliases={"geo": "claude-geo"}))
 '''
 
 SCRIPT = """
@@ -72,7 +79,7 @@ from elelem.conversation import SQLiteStore
 from elelem.render import Renderer, render_parts
 from elelem.shapes.openai_chat import SHAPE as CHAT
 from elelem.testing.servers import LoopbackServer, anthropic_text_body, replay
-from elelem.vocabulary import Message, TextBlock, block_type, load_plugins
+from elelem.vocabulary import Message, TextBlock, ToolSpec, block_type, load_plugins
 from elelem.wire import ModelRequest
 
 tmp = Path(sys.argv[1])
@@ -82,9 +89,10 @@ geo = GeoBlock(48.8584, 2.2945, "Eiffel Tower\\x1b[31m")
 message = Message(role="user", content=(TextBlock("Where is this?"), geo), source="user")
 
 with LoopbackServer([replay(anthropic_text_body("Paris.")),
-                     replay(anthropic_text_body("Still Paris."))]) as server:
+                     replay(anthropic_text_body("Still Paris.")),
+                     replay(anthropic_text_body("Geo."))]) as server:
     env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-plugin",
-           "ELELEM_CONFIG": str(tmp / "config.toml")}
+           "ELELEM_CONFIG": str(tmp / "config.toml"), "ELELEM_GEO_HOST_BASE_URL": server.url}
     (tmp / "config.toml").write_text(
         f'[providers.proxy]\\nshape = "anthropic_proxy"\\nbase_url = "{server.url}"\\n'
         'auth_header = "x-api-key"\\nauth_scheme = ""\\napi_key_env = "ANTHROPIC_API_KEY"\\n')
@@ -95,6 +103,8 @@ with LoopbackServer([replay(anthropic_text_body("Paris.")),
         print("answer", result.text)
         streamed = client.stream("proxy:claude-proxy", "Again?").final()
         print("proxy", streamed.text, streamed.finish.reason)
+        host = client.stream("geo", "Once more?").final()
+        print("host", host.provider, json.loads(server.requests[2].body)["model"], host.text)
     sent = [json.loads(r.body) for r in server.requests]
     print("sent", json.dumps(sent[0]["messages"][0]["content"]))
     print("paths", [r.path for r in server.requests])
@@ -106,6 +116,10 @@ print("stored", type(user.content[1]).__name__, user.content[1] == geo)
 
 encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,)), provider="openai")
 print("chat", [(d.where, d.what, d.why, d.detail) for d in encoded.dropped])
+tool = ToolSpec("f", native={"anthropic_proxy": {"x": 1}, "anthropic_proxie": {"x": 1}})
+encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,), tools=(tool,)),
+                              provider="openai")
+print("native", [(d.where, d.why) for d in encoded.dropped if d.why == "not-a-shape"])
 
 out = io.StringIO()
 render_parts(Renderer(Console(file=out, width=100)), message.content)
@@ -150,7 +164,10 @@ def test_a_plugin_block_type_and_shape_go_through_every_path(tmp_path: Path) -> 
         {"type": "location", "latitude": 48.8584, "longitude": 2.2945,
          "name": "Eiffel Tower\x1b[31m"},
     ]  # fmt: skip
-    assert lines["paths"] == "['/v1/messages', '/v1/messages']"
+    assert lines["host"] == "geo-host claude-geo Geo."
+    assert lines["paths"] == "['/v1/messages', '/v1/messages', '/v1/messages']"
+    # The plugin shape's name is a shape name; a misspelt one is reported.
+    assert lines["native"] == "[('tools[0].native.anthropic_proxie', 'not-a-shape')]"
     assert lines["stored"] == "GeoBlock True"
     assert lines["chat"] == (
         "[('messages[0].content[1]', 'geo', 'unsupported', 'Chat Completions has no form for it')]"

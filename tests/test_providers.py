@@ -53,6 +53,24 @@ EXPECTED = {
     ),
     "llamacpp": ("openai_chat", "http://localhost:8080/v1", ("LLAMACPP_API_KEY",), "authorization"),
     "groq": ("openai_chat", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "authorization"),
+    "perplexity": (
+        "openai_chat",
+        "https://api.perplexity.ai",
+        ("PERPLEXITY_API_KEY",),
+        "authorization",
+    ),
+    "moonshot": (
+        "openai_chat",
+        "https://api.moonshot.ai/v1",
+        ("MOONSHOT_API_KEY",),
+        "authorization",
+    ),
+    "alibaba": (
+        "openai_chat",
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        ("DASHSCOPE_API_KEY",),
+        "authorization",
+    ),
     "cerebras": (
         "openai_chat",
         "https://api.cerebras.ai/v1",
@@ -154,9 +172,10 @@ def test_unknown_provider_names_the_known_ones() -> None:
     with pytest.raises(ConfigError) as info:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
-        "unknown provider 'nope' (known: anthropic, azure, azure-anthropic, azure-chat, "
+        "unknown provider 'nope' (known: alibaba, anthropic, azure, azure-anthropic, azure-chat, "
         "bedrock, cerebras, cloudflare, deepseek, fireworks, google, groq, huggingface, "
-        "litellm, llamacpp, mistral, ollama, ollama-native, openai, openrouter, together, "
+        "litellm, llamacpp, mistral, moonshot, ollama, ollama-native, openai, openrouter, "
+        "perplexity, together, "
         "vercel, vertex, vertex-anthropic, xai, zai)"
     )
 

@@ -43,6 +43,7 @@ span marks its result, not its duration).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -54,20 +55,11 @@ from elelem.redaction import PROCESS_SECRETS
 from elelem.stream import AssembledResponse
 from elelem.transport.config import CHAT, StartedRequest
 from elelem.vocabulary import Message, TextBlock, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.registry import RecordTable
 
-PROVIDER_NAMES = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "azure": "azure.ai.openai",
-    "google": "gcp.gemini",
-    "bedrock": "aws.bedrock",
-    "deepseek": "deepseek",
-    "groq": "groq",
-    "mistral": "mistral_ai",
-    "xai": "x_ai",
-    "perplexity": "perplexity",
-}
-"""elelem's provider names and the GenAI conventions' well-known ``gen_ai.provider.name``."""
+PROVIDER_NAMES: Mapping[str, str] = RecordTable(lambda r: r.telemetry_name or None)
+"""elelem's provider names and the GenAI conventions' well-known
+``gen_ai.provider.name`` (each record's ``telemetry_name``)."""
 
 TRACER_NAME = "elelem"
 

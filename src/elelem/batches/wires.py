@@ -37,6 +37,7 @@ from elelem.providers import Target
 from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import Message, ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import EncodedRequest, ModelRequest
 
 STATES = ("pending", "running", "ended", "failed", "cancelled", "expired")
@@ -534,15 +535,16 @@ WIRES: dict[str, BatchWire] = {
 }
 """The batch API of each chat shape that has one."""
 
-BATCH_PROVIDERS = frozenset({"anthropic", "openai", "google"})
-"""The providers whose batch API elelem speaks (an OpenAI-compatible server
-rarely has one; Chat Completions batches go to OpenAI itself)."""
+BATCH_PROVIDERS: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("batch"))
+"""The providers whose batch API elelem speaks (each record's
+``kinds["batch"]``; an OpenAI-compatible server rarely has one, and Chat
+Completions batches go to OpenAI itself)."""
 
 
 def wire_of(target: Target) -> BatchWire:
     """The batch API of ``target``, or :class:`~elelem.errors.UnsupportedError`."""
     wire = WIRES.get(target.spec.shape)
-    if wire is None or target.provider not in BATCH_PROVIDERS:
+    if wire is None or BATCH_PROVIDERS.get(target.provider) != wire.name:
         raise UnsupportedError(f"provider {target.provider} has no batch API elelem speaks")
     return wire
 

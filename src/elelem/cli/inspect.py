@@ -148,7 +148,7 @@ def _first_payload(
                 value = {event: value}
             return value if isinstance(value, dict) else None
         value = response.json()
-    except (ValueError, RecursionError, ElelemError):
+    except (ValueError, ElelemError):
         # Not JSON, or nested past the parser's depth: no payload to know it by.
         return None
     except RecursionError:

@@ -193,6 +193,9 @@ def test_client(catalog: Catalog) -> Iterator[Any]:
             key_env=(TEST_KEY_ENV,),
             base_url_env=(),
             key_required=True,
+            # OpenAI's conventions are those of its Chat Completions twin;
+            # the test provider speaks only the embeddings and speech wires.
+            conventions={},
         )
         catalog.add(spec)
         env = {**os.environ, TEST_KEY_ENV: TEST_KEY}

@@ -48,9 +48,10 @@ from urllib.parse import quote
 import msgspec
 
 from elelem.errors import MalformedStreamError
-from elelem.providers.catalog import ProviderSpec
+from elelem.providers.catalog import ProviderSpec, spec_of
 from elelem.vocabulary import Usage
 from elelem.vocabulary.json import JSONValue, decode_json
+from elelem.vocabulary.registry import RecordTable
 
 TASKS = (
     "query",
@@ -445,17 +446,17 @@ WIRES: dict[str, EmbeddingWire] = {
 """Every embedding wire, by name."""
 
 
-EMBEDDING_PROVIDERS: dict[str, ProviderSpec] = {
-    "voyage": ProviderSpec(
-        "voyage", "openai_chat", "https://api.voyageai.com/v1", ("VOYAGE_API_KEY",)
-    ),
-}
-"""Providers that only embed (no chat model to put in the catalog):
-``voyage:voyage-3.5`` resolves here when the catalog has no ``voyage``."""
+EMBEDDING_PROVIDERS: Mapping[str, ProviderSpec] = RecordTable(
+    lambda r: None if r.chat else spec_of(r)
+)
+"""Providers that only embed (records with no chat model, which the catalog
+does not list): ``voyage:voyage-3.5`` resolves here when the catalog has no
+``voyage``."""
 
 
-_OWN_WIRE = frozenset({"openai", "mistral", "voyage"})
-"""Providers whose embedding wire is their own, not their chat shape's kin."""
+_OWN_WIRE: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("embeddings"))
+"""Providers whose embedding wire is their own, not their chat shape's kin
+(each record's ``kinds["embeddings"]``: a name of :data:`WIRES`)."""
 
 
 def wire_for(provider: str, shape: str, model: str, cloud: str = "") -> EmbeddingWire | None:
@@ -466,8 +467,9 @@ def wire_for(provider: str, shape: str, model: str, cloud: str = "") -> Embeddin
         if shape != "gemini":
             return None  # Claude on Vertex embeds nothing
         return WIRES["vertex-gemini" if "gemini-embedding" in model else "vertex"]
-    if provider in _OWN_WIRE:
-        return WIRES[provider]
+    own = _OWN_WIRE.get(provider)
+    if own is not None:
+        return WIRES[own]
     if provider == "ollama-native" or shape == "ollama_native":
         return WIRES["ollama"]
     if shape == "gemini":

@@ -33,13 +33,14 @@ from urllib.parse import urlsplit
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
-from elelem.providers.clouds import CLOUD_PROVIDERS, Signers, cloud_endpoint
+from elelem.providers.clouds import Signers, cloud_endpoint
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
 from elelem.shapes.registry import shape_named
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.sigv4 import SigV4Signer
-from elelem.vocabulary import ProviderId
+from elelem.vocabulary import ProviderId, ProviderRecord, provider_record, provider_records
+from elelem.vocabulary.builtin_providers import BUILTIN_RECORDS
 from elelem.wire import Shape
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -60,8 +61,10 @@ def _valid_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-class ProviderSpec(msgspec.Struct, frozen=True):
-    """One provider: how to reach it and which wire shape it speaks.
+class ProviderSpec(ProviderRecord, frozen=True):
+    """One provider: its :class:`~elelem.vocabulary.ProviderRecord` (how to
+    reach it, which wire shape it speaks, its conventions and models) with
+    the methods that resolve its base URL, region, key and endpoint.
 
     ``key_env`` lists the variables that may hold the API key (the first one
     set wins); ``key_required`` False lets local servers run without one.
@@ -70,41 +73,12 @@ class ProviderSpec(msgspec.Struct, frozen=True):
     ``{region}`` in the base URL stands for (the first one set wins), and
     ``region`` is the default.  ``sigv4_service`` (e.g. ``bedrock``) names
     the AWS service to sign for with IAM credentials when no key is set.
-    ``dialect`` names the conventions a shape with dialects (Chat
-    Completions: ``deepseek``, ``openrouter``, ``groq``, …, see
-    :data:`elelem.shapes.openai_chat.DIALECTS`) speaks to this provider;
-    empty means the dialect of the provider's own name, else the default.
+    ``dialect`` names the provider whose conventions a shape with dialects
+    (Chat Completions, :data:`elelem.shapes.openai_chat.DIALECTS`: every
+    provider that speaks it) speaks to this one, and ``conventions`` sets
+    them field by field over it; with neither, the provider gets the
+    conventions of its own record, else the default.
     """
-
-    name: str
-    shape: str
-    base_url: str
-    key_env: tuple[str, ...] = ()
-    auth_header: str = "authorization"
-    auth_scheme: str = "Bearer"
-    base_url_env: tuple[str, ...] = ()
-    headers: dict[str, str] = msgspec.field(default_factory=dict)
-    key_required: bool = True
-    region_env: tuple[str, ...] = ()
-    region: str = ""
-    sigv4_service: str = ""
-    dialect: str = ""
-    secret_headers: tuple[str, ...] = ()
-    """Names of ``headers`` whose values are secrets (redacted like the key),
-    beyond those whose names say so (``authorization``, ``*-token``, …)."""
-    path_env: dict[str, str] = msgspec.field(default_factory=dict)
-    """Placeholders of the base URL's path other than ``{region}`` -> the
-    variable that fills each (Cloudflare's ``{account_id}`` and
-    ``{gateway_id}``); one that is unset is a ConfigError naming it."""
-    cloud: str = ""
-    """``vertex`` or ``azure``: the cloud's paths and credentials
-    (:mod:`elelem.providers.clouds`); the key, when set, still wins."""
-    project: str = ""
-    """The Google Cloud project of a Vertex AI provider (``GOOGLE_CLOUD_PROJECT`` wins)."""
-    location: str = ""
-    """The Google Cloud location of a Vertex AI provider (``GOOGLE_CLOUD_LOCATION`` wins)."""
-    token_scope: str = ""
-    """The Entra ID scope an Azure provider asks tokens for."""
 
     @property
     def override_env(self) -> str:
@@ -262,83 +236,23 @@ _AWS_ID, _AWS_SECRET, _AWS_TOKEN = _AWS_VARS = (
 )
 
 
-def _chat(name: str, base_url: str, key_env: str, *, key_required: bool = True) -> ProviderSpec:
-    # Each built-in Chat Completions server speaks the dialect of its name.
-    return ProviderSpec(
-        name, "openai_chat", base_url, (key_env,), key_required=key_required, dialect=name
-    )
+def spec_of(record: ProviderRecord) -> ProviderSpec:
+    """The catalog's spec of ``record`` (the same fields)."""
+    if isinstance(record, ProviderSpec):
+        return record
+    return ProviderSpec(**msgspec.structs.asdict(record))
 
 
-BUILTIN: tuple[ProviderSpec, ...] = (
-    ProviderSpec(
-        "anthropic",
-        "anthropic_messages",
-        "https://api.anthropic.com",
-        ("ANTHROPIC_API_KEY",),
-        auth_header="x-api-key",
-        auth_scheme="",
-        base_url_env=("ANTHROPIC_BASE_URL",),
-    ),
-    ProviderSpec(
-        "openai",
-        "openai_responses",
-        "https://api.openai.com/v1",
-        ("OPENAI_API_KEY",),
-        base_url_env=("OPENAI_BASE_URL",),
-    ),
-    ProviderSpec(
-        "google",
-        "gemini",
-        "https://generativelanguage.googleapis.com",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        auth_header="x-goog-api-key",
-        auth_scheme="",
-        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-    ),
-    _chat("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY"),
-    _chat("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-    _chat("ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", key_required=False),
-    ProviderSpec(
-        "ollama-native",
-        "ollama_native",
-        "http://127.0.0.1:11434",
-        ("OLLAMA_API_KEY",),
-        key_required=False,
-    ),
-    _chat("llamacpp", "http://localhost:8080/v1", "LLAMACPP_API_KEY", key_required=False),
-    _chat("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
-    _chat("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
-    _chat("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
-    _chat("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
-    # Gateways and hosts that serve many model families on one Chat
-    # Completions endpoint: the default dialect, which replays reasoning in
-    # the field the response showed it in.
-    _chat("vercel", "https://ai-gateway.vercel.sh/v1", "AI_GATEWAY_API_KEY"),
-    ProviderSpec(
-        "cloudflare",
-        "openai_chat",
-        "https://gateway.ai.cloudflare.com/v1/{account_id}/{gateway_id}/compat",
-        ("CLOUDFLARE_AI_GATEWAY_API_KEY",),
-        path_env={"account_id": "CLOUDFLARE_ACCOUNT_ID", "gateway_id": "CLOUDFLARE_GATEWAY_ID"},
-        dialect="cloudflare",
-    ),
-    _chat("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", key_required=False),
-    _chat("together", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
-    _chat("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
-    _chat("zai", "https://api.z.ai/api/paas/v4", "ZAI_API_KEY"),
-    _chat("huggingface", "https://router.huggingface.co/v1", "HF_TOKEN"),
-    *(ProviderSpec(**fields) for fields in CLOUD_PROVIDERS),
-    ProviderSpec(
-        "bedrock",
-        "bedrock_converse",
-        "https://bedrock-runtime.{region}.amazonaws.com",
-        ("AWS_BEARER_TOKEN_BEDROCK",),
-        region_env=("AWS_REGION", "AWS_DEFAULT_REGION"),
-        region="us-east-1",
-        sigv4_service="bedrock",
-    ),
-)
-"""The built-in providers."""
+BUILTIN: tuple[ProviderSpec, ...] = tuple(spec_of(r) for r in BUILTIN_RECORDS if r.chat)
+"""The built-in providers (:mod:`elelem.vocabulary.builtin_providers`) the
+catalog lists: every built-in record with a chat model."""
+
+
+def registered_specs() -> tuple[ProviderSpec, ...]:
+    """Every registered provider the catalog lists: the built-in ones and
+    those plugins register (:func:`elelem.vocabulary.register_provider`)."""
+    return tuple(spec_of(r) for r in provider_records() if r.chat)
+
 
 COMPATIBLE: dict[str, ProviderSpec] = {
     "openai": ProviderSpec("", "openai_chat", ""),
@@ -380,6 +294,18 @@ def shape_of(spec: ProviderSpec) -> Shape:
     not know, or for a dialect on a shape that has none.
     """
     shape = load_shape(spec.shape)
+    registered = provider_record(spec.name)
+    if registered is not None and _same_conventions(registered, spec):
+        return shape  # the shape finds them by the provider's name
+    if spec.conventions:
+        try:
+            return shape.with_conventions(  # type: ignore[attr-defined,no-any-return]
+                spec.conventions, dialect=spec.dialect, where=f"provider {spec.name}"
+            )
+        except AttributeError:
+            raise ConfigError(
+                f"provider {spec.name}: shape {spec.shape} has no conventions to set"
+            ) from None
     if not spec.dialect:
         return shape
     bind = getattr(shape, "with_dialect", None)
@@ -391,6 +317,15 @@ def shape_of(spec: ProviderSpec) -> Shape:
         return bind(spec.dialect)  # type: ignore[no-any-return]
     except ConfigError as exc:
         raise ConfigError(f"provider {spec.name}: {exc}") from None
+
+
+def _same_conventions(record: ProviderRecord, spec: ProviderRecord) -> bool:
+    return (record.shape, record.dialect, record.conventions, record.profiles) == (
+        spec.shape,
+        spec.dialect,
+        spec.conventions,
+        spec.profiles,
+    )
 
 
 def parse_model(address: str) -> tuple[str, str]:
@@ -411,11 +346,11 @@ class Catalog:
 
     def __init__(
         self,
-        providers: Iterable[ProviderSpec] = BUILTIN,
+        providers: Iterable[ProviderRecord] | None = None,
         aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._providers: dict[str, ProviderSpec] = {}
-        for spec in providers:
+        for spec in registered_specs() if providers is None else providers:
             self.add(spec)
         self.aliases: dict[str, str] = dict(aliases or {})
         """User aliases (the config file's ``[aliases]``), over the built-in ones."""
@@ -475,8 +410,9 @@ class Catalog:
     def __repr__(self) -> str:
         return f"Catalog(providers={self.names()!r}, aliases={sorted(self.aliases)!r})"
 
-    def add(self, spec: ProviderSpec) -> None:
-        """Add (or replace) a provider."""
+    def add(self, spec: ProviderRecord) -> None:
+        """Add (or replace) a provider (a record becomes its spec)."""
+        spec = spec_of(spec)
         if not _NAME.fullmatch(spec.name):
             raise ConfigError(
                 f"provider name {spec.name!r} must be lower-case letters, digits, '.', '_' or '-'"
@@ -607,5 +543,7 @@ __all__ = [
     "Target",
     "load_shape",
     "parse_model",
+    "registered_specs",
     "shape_of",
+    "spec_of",
 ]

@@ -58,12 +58,6 @@ from elelem.transport.bearer import fetch_deadline
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """The OAuth scope Vertex AI's tokens are asked for."""
 
-AZURE_OPENAI_SCOPE = "https://cognitiveservices.azure.com/.default"
-"""The Entra ID scope of Azure OpenAI (and Foundry's OpenAI-style models)."""
-
-FOUNDRY_SCOPE = "https://ai.azure.com/.default"
-"""The Entra ID scope of Claude in Microsoft Foundry."""
-
 AZURE_SECRET_ENV = (
     "AZURE_CLIENT_SECRET",
     "AZURE_CLIENT_CERTIFICATE_PASSWORD",
@@ -359,10 +353,8 @@ def azure_default_credential(where: str) -> Any:
 
 
 __all__ = [
-    "AZURE_OPENAI_SCOPE",
     "AZURE_SECRET_ENV",
     "FETCH_TIMEOUT",
-    "FOUNDRY_SCOPE",
     "GOOGLE_SCOPE",
     "MAX_TOKEN_ANSWER",
     "NOT_A_TOKEN",

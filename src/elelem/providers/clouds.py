@@ -47,8 +47,6 @@ import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers.cloud_credentials import (
-    AZURE_OPENAI_SCOPE,
-    FOUNDRY_SCOPE,
     AzureTokenSource,
     GoogleTokenSource,
     azure_default_credential,
@@ -71,42 +69,6 @@ DEFAULT_LOCATION = "global"
 AZURE_ENDPOINT_ENV = ("AZURE_OPENAI_ENDPOINT",)
 AZURE_RESOURCE_ENV = ("AZURE_RESOURCE_NAME", "AZURE_OPENAI_RESOURCE")
 FOUNDRY_RESOURCE_ENV = ("ANTHROPIC_FOUNDRY_RESOURCE",)
-
-
-def _provider(
-    name: str, shape: str, base_url: str, key_env: str, header: str, scope: str, **more: Any
-) -> dict[str, Any]:
-    # The fields of a cloud provider's ProviderSpec: a key (sent bare in
-    # `header`) when one is set, else the cloud's credentials.
-    return {
-        "name": name,
-        "shape": shape,
-        "base_url": base_url,
-        "key_env": (key_env,) if key_env else (),
-        "auth_header": header,
-        "auth_scheme": "Bearer" if header == "authorization" else "",
-        "key_required": False,
-        "cloud": "vertex" if base_url == VERTEX_GLOBAL else "azure",
-        "token_scope": scope,
-        **more,
-    }
-
-
-_AZURE = "https://{resource}.openai.azure.com/openai/v1"
-_FOUNDRY = "https://{resource}.services.ai.azure.com/anthropic"
-
-CLOUD_PROVIDERS: tuple[dict[str, Any], ...] = (
-    _provider("vertex", "gemini", VERTEX_GLOBAL, "GOOGLE_VERTEX_API_KEY", "x-goog-api-key", ""),
-    _provider("vertex-anthropic", "anthropic_messages", VERTEX_GLOBAL, "", "authorization", ""),
-    _provider("azure", "openai_responses", _AZURE, "AZURE_OPENAI_API_KEY", "api-key",
-              AZURE_OPENAI_SCOPE),
-    _provider("azure-chat", "openai_chat", _AZURE, "AZURE_OPENAI_API_KEY", "api-key",
-              AZURE_OPENAI_SCOPE, dialect="azure"),
-    _provider("azure-anthropic", "anthropic_messages", _FOUNDRY, "ANTHROPIC_FOUNDRY_API_KEY",
-              "x-api-key", FOUNDRY_SCOPE, base_url_env=("ANTHROPIC_FOUNDRY_BASE_URL",)),
-)  # fmt: skip
-"""The built-in cloud providers, as the fields of their
-:class:`~elelem.providers.ProviderSpec` (the catalog makes them)."""
 
 
 class CloudSpec(Protocol):
@@ -372,7 +334,6 @@ def azure_signer(spec: CloudSpec, signers: Signers, credential: Any = None) -> B
 
 
 __all__ = [
-    "CLOUD_PROVIDERS",
     "DEFAULT_LOCATION",
     "LOCATION_ENV",
     "PROJECT_ENV",

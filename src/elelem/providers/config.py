@@ -24,20 +24,28 @@ region = "eu-west-1"``; ``AWS_REGION`` still wins), ``project`` and
 ``location`` (Vertex AI: ``[providers.vertex] project = "my-project"``;
 ``GOOGLE_CLOUD_PROJECT`` and ``GOOGLE_CLOUD_LOCATION`` still win),
 ``cloud`` and ``token_scope`` (a provider of its own on Vertex AI or Azure,
-see :mod:`elelem.providers.clouds`) and ``dialect``: the
+see :mod:`elelem.providers.clouds`), ``dialect``: the
 Chat Completions conventions the endpoint speaks (how reasoning is sent
 back, the token-limit field, effort, web search, caching, structured
-output), one of ``openai``, ``azure``, ``openrouter``, ``deepseek``,
-``groq``, ``cerebras``, ``llamacpp``, ``ollama``, ``xai``, ``mistral``,
-``perplexity``, ``moonshot``, ``alibaba``::
+output), named by the provider whose conventions they are (any provider
+that speaks Chat Completions, and ``openai``:
+:data:`elelem.shapes.openai_chat.DIALECTS` lists them, derived from the
+provider records), and ``conventions``: a table of those conventions set
+one by one (the fields of :class:`elelem.shapes.openai_chat.Dialect`), over
+the named dialect's or the default::
 
     [providers.my-deepseek]          # a proxy in front of DeepSeek
     compatible = "openai"
     base_url = "https://llm.example/deepseek/v1"
     dialect = "deepseek"             # reasoning_content passed back, json_object only
 
-Without ``dialect`` an endpoint gets the dialect of its own name, else the
-default (reasoning echoed in the field it arrived in).  Unknown keys and
+    [providers.my-server]            # a compatible server of its own
+    compatible = "openai"
+    base_url = "http://127.0.0.1:8000/v1"
+    conventions = { reasoning_replay = "think-tags", max_tokens_field = "max_completion_tokens" }
+
+Without either an endpoint gets the conventions of its own name's record,
+else the default (reasoning echoed in the field it arrived in).  Unknown keys and
 wrong types are errors that name the file, the table and the key.
 """
 
@@ -54,7 +62,7 @@ import msgspec
 import platformdirs
 
 from elelem.errors import ConfigError
-from elelem.providers.catalog import BUILTIN, COMPATIBLE, Catalog, ProviderSpec, shape_of
+from elelem.providers.catalog import COMPATIBLE, Catalog, ProviderSpec, shape_of
 from elelem.providers.keys import keys_path
 from elelem.reading import ReadRefused, read_file
 
@@ -71,7 +79,15 @@ _STR_KEYS = (
     "location",
     "token_scope",
 )
-_KNOWN = {*_STR_KEYS, "key_env", "api_key_env", "headers", "key_required", "secret_headers"}
+_KNOWN = {
+    *_STR_KEYS,
+    "key_env",
+    "api_key_env",
+    "headers",
+    "key_required",
+    "secret_headers",
+    "conventions",
+}
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -110,8 +126,9 @@ def read_config(file: Path) -> dict[str, Any] | None:
 
 
 def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:
-    """The built-in providers plus the config file's ``[providers]`` (if the file exists)."""
-    catalog = Catalog(BUILTIN)
+    """The registered providers (built-in and plugins') plus the config
+    file's ``[providers]`` (if the file exists)."""
+    catalog = Catalog()
     file = path if path is not None else config_path(env)
     data = read_config(file)
     if data is not None:
@@ -218,14 +235,22 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ConfigError(f"{where}: secret_headers must be a list of header names")
         changes["secret_headers"] = tuple(names)
+    if "conventions" in table:
+        fields = table["conventions"]
+        if not isinstance(fields, dict) or not all(
+            isinstance(v, str | bool | int) for v in fields.values()
+        ):
+            raise ConfigError(f"{where}: conventions must be a table of strings and booleans")
+        changes["conventions"] = {**base.conventions, **fields}
     spec = msgspec.structs.replace(base, name=name, **changes)
     if not spec.base_url:
         raise ConfigError(f"{where}: base_url is required")
-    if "dialect" in table:
-        try:
-            shape_of(spec)  # the shape must have that dialect
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: dialect: {exc}") from None
+    for key in ("dialect", "conventions"):
+        if key in table:
+            try:
+                shape_of(spec)  # the shape must have that dialect, and take those fields
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {key}: {exc}") from None
     return spec
 
 

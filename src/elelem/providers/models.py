@@ -25,133 +25,43 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from elelem.errors import ConfigError
+from elelem.vocabulary.registry import RecordTable
 
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-5-mini",
-    "google": "gemini-2.5-flash",
-    "deepseek": "deepseek-chat",
-    "openrouter": "openrouter/auto",
-    "groq": "llama-3.3-70b-versatile",
-    "cerebras": "llama-3.3-70b",
-    "xai": "grok-4",
-    "mistral": "mistral-large-latest",
-    # Newer Claude models on Bedrock run only through an inference profile;
-    # the global one works from every commercial region.
-    "bedrock": "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
-    # Gateways name a model by its vendor; hosts by their own ids.
-    "vercel": "openai/gpt-5-mini",
-    "cloudflare": "openai/gpt-5-mini",
-    "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
-    "fireworks": "accounts/fireworks/models/llama-v3p3-70b-instruct",
-    "zai": "glm-4.6",
-    "huggingface": "openai/gpt-oss-120b",
-    "vertex": "gemini-2.5-flash",
-    "vertex-anthropic": "claude-sonnet-4-5",
-}
-"""The model a provider gets when only the provider is named; the order is
-the order in which the CLI looks for a provider whose key is set."""
+DEFAULT_MODELS: Mapping[str, str] = RecordTable(lambda r: r.default_model or None)
+"""The model a provider gets when only the provider is named (its record's
+``default_model``); the order is the order in which the CLI looks for a
+provider whose key is set."""
 
-KNOWN_MODELS: dict[str, tuple[str, ...]] = {
-    "anthropic": (
-        "claude-opus-4-5",
-        "claude-sonnet-4-5",
-        "claude-haiku-4-5",
-        "claude-opus-4-1",
-        "claude-opus-4-0",
-        "claude-sonnet-4-0",
-        "claude-3-7-sonnet-latest",
-        "claude-3-5-haiku-latest",
-    ),
-    "openai": (
-        "gpt-5.1",
-        "gpt-5",
-        "gpt-5-mini",
-        "gpt-5-nano",
-        "gpt-5-pro",
-        "gpt-4.1",
-        "gpt-4.1-mini",
-        "gpt-4.1-nano",
-        "gpt-4o",
-        "gpt-4o-mini",
-        "o3",
-        "o3-pro",
-        "o4-mini",
-    ),
-    "google": (
-        "gemini-3-pro-preview",
-        "gemini-2.5-pro",
-        "gemini-2.5-flash",
-        "gemini-2.5-flash-lite",
-        "gemini-2.0-flash",
-    ),
-    "deepseek": ("deepseek-chat", "deepseek-reasoner"),
-    "xai": ("grok-4", "grok-4-fast-reasoning", "grok-4-fast-non-reasoning", "grok-3-mini"),
-    "mistral": (
-        "mistral-large-latest",
-        "mistral-medium-latest",
-        "mistral-small-latest",
-        "magistral-medium-latest",
-        "codestral-latest",
-    ),
-    "groq": ("llama-3.3-70b-versatile", "llama-3.1-8b-instant", "openai/gpt-oss-120b"),
-    "cerebras": ("llama-3.3-70b", "qwen-3-32b", "gpt-oss-120b"),
-    "openrouter": ("openrouter/auto",),
-    "bedrock": (
-        "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
-        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-        "anthropic.claude-3-5-sonnet-20240620-v1:0",
-        "amazon.nova-pro-v1:0",
-        "amazon.nova-lite-v1:0",
-    ),
-    # Gateways and hosts: their default model, after the makers' own entries
-    # (a bare id that a maker also lists still resolves to the maker).
-    "vercel": ("openai/gpt-5-mini",),
-    "cloudflare": ("openai/gpt-5-mini",),
-    "together": ("meta-llama/Llama-3.3-70B-Instruct-Turbo",),
-    "fireworks": ("accounts/fireworks/models/llama-v3p3-70b-instruct",),
-    "zai": ("glm-4.6",),
-    "huggingface": ("openai/gpt-oss-120b",),
-    # The same models on Vertex AI, after their makers' own entries so that a
-    # bare id still goes to the maker's API.
-    "vertex": (
-        "gemini-3-pro-preview",
-        "gemini-2.5-pro",
-        "gemini-2.5-flash",
-        "gemini-2.5-flash-lite",
-        "gemini-2.0-flash",
-    ),
-    "vertex-anthropic": (
-        "claude-opus-4-5",
-        "claude-sonnet-4-5",
-        "claude-haiku-4-5",
-        "claude-opus-4-1",
-        "claude-sonnet-4@20250514",
-    ),
-}
-"""Model ids known offline, per provider (the first provider listing an id
-is its home: a bare id resolves there)."""
+KNOWN_MODELS: Mapping[str, tuple[str, ...]] = RecordTable(lambda r: r.models or None)
+"""Model ids known offline, per provider (each record's ``models``; the
+first provider listing an id is its home: a bare id resolves there)."""
 
-ALIASES: dict[str, str] = {
-    "sonnet": "anthropic:claude-sonnet-4-5",
-    "opus": "anthropic:claude-opus-4-5",
-    "haiku": "anthropic:claude-haiku-4-5",
-    "claude": "anthropic:claude-sonnet-4-5",
-    "gpt-5": "openai:gpt-5",
-    "gpt-5-mini": "openai:gpt-5-mini",
-    "gpt-5-nano": "openai:gpt-5-nano",
-    "4.1": "openai:gpt-4.1",
-    "4o": "openai:gpt-4o",
-    "o3": "openai:o3",
-    "o4-mini": "openai:o4-mini",
-    "gemini": "google:gemini-2.5-flash",
-    "gemini-flash": "google:gemini-2.5-flash",
-    "gemini-flash-lite": "google:gemini-2.5-flash-lite",
-    "gemini-pro": "google:gemini-2.5-pro",
-    "deepseek-r1": "deepseek:deepseek-reasoner",
-    "grok": "xai:grok-4",
-}
-"""Built-in aliases; the config file's ``[aliases]`` table adds to them and wins."""
+
+_RECORD_ALIASES: Mapping[str, dict[str, str]] = RecordTable(lambda r: r.aliases or None)
+
+
+class _Aliases(Mapping[str, str]):
+    # Every record's aliases as ``provider:model``, read live.
+    def _table(self) -> dict[str, str]:
+        return {
+            alias: f"{name}:{model}"
+            for name, aliases in _RECORD_ALIASES.items()
+            for alias, model in aliases.items()
+        }
+
+    def __getitem__(self, alias: str) -> str:
+        return self._table()[alias]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+ALIASES: Mapping[str, str] = _Aliases()
+"""Built-in aliases (each record's ``aliases``, as ``provider:model``); the
+config file's ``[aliases]`` table adds to them and wins."""
 
 
 class ProviderNames(Protocol):

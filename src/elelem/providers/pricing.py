@@ -15,39 +15,29 @@ API address, and a local server (Ollama, llama.cpp) has no price.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal
 
 import msgspec
 
 from elelem.vocabulary import Usage
+from elelem.vocabulary.registry import RecordTable
 
 PRICE_SOURCE = "genai-prices"
 
-PROVIDER_IDS = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "google": "google",
-    "deepseek": "deepseek",
-    "openrouter": "openrouter",
-    "groq": "groq",
-    "cerebras": "cerebras",
-    "xai": "x-ai",
-    "mistral": "mistral",
-    "bedrock": "aws",
-    "perplexity": "perplexity",
-    "azure": "azure",
-    # The clouds bill the same models at their makers' list prices.
-    "vertex": "google",
-    "vertex-anthropic": "anthropic",
-    "azure-chat": "azure",
-    "azure-anthropic": "anthropic",
-}
-"""elelem's built-in provider names and the price database's ids for them."""
+PROVIDER_IDS: Mapping[str, str] = RecordTable(lambda r: r.price_id or None)
+"""elelem's provider names and the price database's ids for them (each
+record's ``price_id``; the clouds bill the same models at their makers'
+list prices)."""
 
-LOCAL_PROVIDERS = frozenset({"ollama", "ollama-native", "llamacpp", "test"})
-"""Providers that run on the user's own machine (``test``: in-process), priced $0."""
+LOCAL_PROVIDERS: Mapping[str, bool] = RecordTable(lambda r: True if r.local else None)
+"""Providers that run on the user's own machine (records marked ``local``):
+priced $0."""
+
+IN_PROCESS_PROVIDER = "test"
+"""The provider of the in-process test models (``elelem.testing``, ``-m
+test``): no record, nothing sent anywhere, priced $0."""
 
 HOSTED_UNITS = {
     "web_search": "web_searches",
@@ -192,7 +182,7 @@ def price(
     reported = reported_cost(usage)
     if reported is not None:
         return Cost(reported)
-    if provider in LOCAL_PROVIDERS:
+    if provider in LOCAL_PROVIDERS or provider == IN_PROCESS_PROVIDER:
         return Cost(Decimal(0), Decimal(0), Decimal(0))  # runs on the user's own machine
     provider_id = PROVIDER_IDS.get(provider)
     if provider_id is None and api_url is None:
@@ -250,6 +240,7 @@ def total(costs: Iterable[Cost]) -> Cost:
 __all__ = [
     "BATCH_DISCOUNT",
     "HOSTED_UNITS",
+    "IN_PROCESS_PROVIDER",
     "LOCAL_PROVIDERS",
     "NO_COST",
     "PROVIDER_IDS",

@@ -125,10 +125,17 @@ def _host_pattern(base_url: str) -> tuple[re.Pattern[str], int | None] | None:
     return re.compile(pattern + r"\Z"), port
 
 
+def _serves(base_url: str, host: str, port: int | None) -> bool:
+    found = _host_pattern(base_url)
+    if found is None or not found[0].match(host):
+        return False
+    return found[1] is None or port is None or found[1] == port
+
+
 def provider_of_url(catalog: Catalog, url: str | None, shape: str) -> str:
     """The provider that served a recorded request to ``url`` in ``shape``.
 
-    The catalog's base URLs decide: a provider speaking ``shape`` on that
+    The catalog's base URLs (and the ``hosts`` of each record) decide: a provider speaking ``shape`` on that
     host (and port) first, then, for a public host, any provider on it (a
     Chat Completions call to OpenAI's host is OpenAI's).  Otherwise the
     shape's default provider (:data:`SHAPE_PROVIDERS`).
@@ -144,10 +151,8 @@ def provider_of_url(catalog: Catalog, url: str | None, shape: str) -> str:
     same_host: list[str] = []
     for name in catalog.names():
         spec = catalog.get(name)
-        found = _host_pattern(spec.base_url)
-        if found is None or not found[0].match(host):
-            continue
-        if found[1] is not None and port is not None and found[1] != port:
+        # A host its record names besides its base URL's matches on any port.
+        if host not in spec.hosts and not _serves(spec.base_url, host, port):
             continue
         if spec.shape == shape:
             return name

@@ -20,6 +20,7 @@ from elelem.errors import ConfigError, StreamError
 from elelem.shapes.skeleton import typed_parse
 from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
+from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
 from elelem.wire.listing import ModelListing
@@ -52,7 +53,10 @@ class ShapeSpec:
     ``encode`` also takes ``dialect=``.  :meth:`with_dialect` binds one
     (``dialect``: a name of ``dialects`` or a value of their type), which then
     serves every provider; unbound, each provider gets the dialect of its
-    own name, as the encoder decides.
+    own name, as the encoder decides.  ``conventions`` builds a dialect
+    value from a dialect name ("" for the default) and fields over it
+    (:meth:`with_conventions`: a compatible server's conventions set one by
+    one in a config file).
     """
 
     name: str
@@ -63,10 +67,15 @@ class ShapeSpec:
     classify: Callable[[int, Mapping[str, str], bytes], StreamError]
     dialects: Mapping[str, object] = field(default_factory=dict)
     dialect: object = None
+    conventions: Callable[[str, Mapping[str, object], str], object] | None = None
     counting: TokenCounter | None = None
     listing: ModelListing | None = None
     speech: SpeechWire | None = None
     transcription: TranscriptionWire | None = None
+
+    def __post_init__(self) -> None:
+        # Its name is a shape's name wherever it was built (ToolSpec.native keys).
+        register_shape_name(self.name)
 
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
@@ -106,6 +115,23 @@ class ShapeSpec:
         elif not any(type(dialect) is type(value) for value in self.dialects.values()):
             raise ConfigError(f"{dialect!r} is not a dialect of shape {self.name}")
         return replace(self, dialect=dialect)
+
+    def with_conventions(
+        self, fields: Mapping[str, object], *, dialect: str = "", where: str = ""
+    ) -> ShapeSpec:
+        """This shape bound to the dialect ``dialect`` names (the default when
+        empty) with ``fields`` over it.
+
+        :class:`~elelem.errors.ConfigError` (naming ``where``) for a shape
+        without conventions, an unknown dialect or a field it does not take.
+        """
+        where = where or f"shape {self.name}"
+        if self.conventions is None:
+            raise ConfigError(f"{where}: shape {self.name} has no conventions to set")
+        if dialect and dialect not in self.dialects:
+            known = ", ".join(sorted(self.dialects))
+            raise ConfigError(f"unknown {self.name} dialect {dialect!r} (known: {known})")
+        return replace(self, dialect=self.conventions(dialect, fields, where))
 
     def __repr__(self) -> str:
         bound = "" if self.dialect is None else f", dialect={self.dialect!r}"

@@ -46,17 +46,15 @@ from elelem.errors import (
 from elelem.vocabulary import (
     Drop,
     HostedActivity,
-    HostedTool,
     Message,
     ProviderPayload,
-    RemoteMCP,
     TextBlock,
     UnknownBlock,
     block_mapping,
     block_type,
 )
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
-from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
 
 # --------------------------------------------------------------------------
@@ -251,6 +249,25 @@ def mapped_part(part: object, shape: str, provider: str) -> dict[str, Any] | Non
     return dict(wire)
 
 
+def registered_part(
+    part: object, shape: str, site: BlockSite, label: str, *, own: bool = False
+) -> dict[str, Any] | None:
+    """``part``, a block of a registered type (the built-in image, document
+    and audio, or a plugin's), spelt through its mapping for ``shape``
+    (:func:`mapped_part`) at ``site``; in native replay (``own``) a plugin
+    type's block without a mapping goes back as it came (:func:`own_block`).
+    When nothing spells it, it is reported once: by the mapping that
+    declined it, else here (``label`` has no form for it)."""
+    before = len(site.dropped)
+    wire = mapped_part(part, shape, site)
+    if wire is None and own and len(site.dropped) == before:
+        wire = own_block(part, shape, str(site))
+    if wire is None and len(site.dropped) == before:
+        detail = f"{label} has no form for it"
+        site.dropped.append(Drop(site.where, part_type(part), UNSUPPORTED, detail))
+    return wire
+
+
 def own_block(part: object, shape: str, provider: str) -> dict[str, Any] | None:
     """A registered (plugin) block type in a message ``provider`` produced,
     for native replay: its encoder's form for ``shape`` where it has one,
@@ -375,10 +392,10 @@ __all__ = [
     "merge_extra",
     "own_block",
     "part_type",
+    "registered_part",
     "status_error_class",
     "stream_event",
     "stream_event_drop",
-    "without_remote_mcp",
 ]
 
 
@@ -401,25 +418,3 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
             body[key] = [*built, *value]
         else:
             body[key] = value
-
-
-def without_remote_mcp(
-    hosted: Iterable[HostedTool], wire: str, dropped: list[Drop]
-) -> list[tuple[int, HostedTool]]:
-    """The hosted tools, with their positions in the request, but
-    provider-hosted MCP servers, each of which is reported in ``dropped``
-    (for wires that cannot have a provider call one)."""
-    kept: list[tuple[int, HostedTool]] = []
-    for k, tool in enumerate(hosted):
-        if isinstance(tool, RemoteMCP):
-            dropped.append(
-                Drop(
-                    f"hosted_tools[{k}]",
-                    "mcp",
-                    UNSUPPORTED,
-                    f"{tool.name!r}: {wire} has no hosted MCP",
-                )
-            )
-        else:
-            kept.append((k, tool))
-    return kept

@@ -17,6 +17,7 @@ import threading
 
 from elelem.errors import RegistryError, UnsupportedError
 from elelem.vocabulary import load_plugins
+from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import Shape
 
 _lock = threading.Lock()
@@ -53,6 +54,7 @@ def register_shape(name: str, shape: Shape | str) -> None:
         if existing is not None and existing is not shape and existing != shape:
             raise RegistryError(f"shape {name!r} is already registered")
         _shapes[name] = shape
+    register_shape_name(name)
 
 
 def shape_named(name: str) -> Shape:

@@ -52,6 +52,7 @@ from elelem.vocabulary.media import (
 )
 from elelem.vocabulary.message import Message, Part, Role
 from elelem.vocabulary.payload import ProviderPayload
+from elelem.vocabulary.provider_record import ModelProfile, ProviderRecord
 from elelem.vocabulary.registry import (
     FINISH_REASONS,
     MESSAGE_SOURCES,
@@ -63,10 +64,13 @@ from elelem.vocabulary.registry import (
     block_tags,
     block_type,
     load_plugins,
+    provider_record,
+    provider_records,
     register_block_mapping,
     register_block_type,
     register_finish_reason,
     register_message_source,
+    register_provider,
     register_turn_end_reason,
     register_turn_trigger,
 )
@@ -143,12 +147,14 @@ __all__ = [
     "JsonSchemaOutput",
     "MediaBlock",
     "Message",
+    "ModelProfile",
     "OpenSet",
     "OutputFormat",
     "Part",
     "PromptCache",
     "ProviderId",
     "ProviderPayload",
+    "ProviderRecord",
     "ReasoningBlock",
     "ReasoningDisplay",
     "ReasoningOptions",
@@ -180,10 +186,13 @@ __all__ = [
     "legacy_drop",
     "load_plugins",
     "neutral_activity_name",
+    "provider_record",
+    "provider_records",
     "register_block_mapping",
     "register_block_type",
     "register_finish_reason",
     "register_message_source",
+    "register_provider",
     "register_turn_end_reason",
     "register_turn_trigger",
 ]

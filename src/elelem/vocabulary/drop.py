@@ -18,6 +18,8 @@ exports still load and nothing of them is lost.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from elelem.vocabulary.registry import OpenSet
@@ -127,6 +129,33 @@ def legacy_drop(line: str) -> Drop:
     return Drop("", "", LEGACY, line)
 
 
+class BlockSite(str):
+    """The provider's name, as a block encoder receives it, with where the
+    block is being spelt: ``where`` its path in the request
+    (``messages[2].content[1]``), ``dropped`` the encoding's drop records (an
+    encoder that declines a block, or part of it, appends why), ``context``
+    what the shape hands its own encoders (Chat Completions: its dialect).
+    Being the name itself, it is what a plugin's two-argument encoder has
+    always received."""
+
+    where: str
+    dropped: list[Drop]
+    context: Any
+
+    def __new__(
+        cls, provider: str, where: str = "", dropped: list[Drop] | None = None, context: Any = None
+    ) -> BlockSite:
+        site = super().__new__(cls, provider)
+        site.where = where
+        site.dropped = [] if dropped is None else dropped
+        site.context = context
+        return site
+
+    def at(self, where: str) -> BlockSite:
+        """The same site for the block at ``where``."""
+        return BlockSite(str(self), where, self.dropped, self.context)
+
+
 __all__ = [
     "ADJUSTED",
     "CUT_OFF",
@@ -142,6 +171,7 @@ __all__ = [
     "TRUNCATED",
     "UNREPLAYABLE",
     "UNSUPPORTED",
+    "BlockSite",
     "Drop",
     "legacy_drop",
 ]

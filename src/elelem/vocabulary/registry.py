@@ -13,13 +13,17 @@ spells a block of that type as one of the wire's content parts, and the
 line a terminal shows for it.  A shape's encoder takes the mapping where it
 has no form of its own, and reports a drop (``unsupported``) where there is
 none; the portable projection keeps the block for a shape with a mapping.
-Shapes themselves are registered the same way (:mod:`elelem.shapes.registry`).
+Shapes themselves are registered the same way (:mod:`elelem.shapes.registry`),
+and so are providers (:func:`register_provider`: one
+:class:`~elelem.vocabulary.provider_record.ProviderRecord` each, the built-in
+ones of :mod:`elelem.vocabulary.builtin_providers` first).
 """
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -29,7 +33,9 @@ import msgspec
 from elelem.errors import RegistryError
 from elelem.vocabulary.audio import AudioBlock
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
+from elelem.vocabulary.builtin_providers import BUILTIN_RECORDS
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
+from elelem.vocabulary.provider_record import ProviderRecord, record_problems
 from elelem.vocabulary.tags import BLOCK_TYPES, is_reserved_tag
 
 _lock = threading.Lock()
@@ -88,7 +94,10 @@ def block_type(tag: str) -> type[msgspec.Struct] | None:
 BlockEncoder = Callable[[Any, str], Mapping[str, Any] | None]
 """Spells a block as one content part of a wire: ``(block, provider)`` ->
 the part's JSON object, or None when this block cannot go (the encoder
-reports the drop)."""
+reports the drop).  ``provider`` is a
+:class:`~elelem.vocabulary.drop.BlockSite`: the provider's
+name, which also says where the block stands and takes drop records."""
+
 
 BlockRenderer = Callable[[Any], str]
 """The one line a terminal shows for a block (plain text; the renderer
@@ -198,6 +207,26 @@ TURN_END_REASONS = OpenSet(
 )
 
 
+SHAPE_NAMES = OpenSet("shape name", ())
+"""Every wire shape's name, registered as the shape is (built-in or a
+plugin's: :mod:`elelem.shapes.registry` and each ``ShapeSpec``): what
+:attr:`~elelem.vocabulary.ToolSpec.native` may be keyed by."""
+
+
+def register_shape_name(name: str) -> str:
+    """Add a wire shape's name to :data:`SHAPE_NAMES` (the shape registry
+    and every shape value call this)."""
+    return SHAPE_NAMES.register(name)
+
+
+def is_shape_name(name: str) -> bool:
+    """Whether ``name`` is a registered shape's (running the plugins once
+    when it is not yet)."""
+    if name not in SHAPE_NAMES and not _plugins_loaded:
+        load_plugins()
+    return name in SHAPE_NAMES
+
+
 def register_finish_reason(name: str, description: str = "") -> str:
     """Add a finish reason to the open set."""
     return FINISH_REASONS.register(name, description)
@@ -245,6 +274,101 @@ def load_plugins(group: str = "elelem.plugins") -> list[str]:
     return ran
 
 
+_providers: dict[str, ProviderRecord] = {}
+_provider_generation = 0
+_PROVIDER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+
+
+def register_provider(record: ProviderRecord) -> None:
+    """Register ``record`` under its name: every table keyed by provider
+    name (the catalog, models and aliases, prices, telemetry names, the
+    chat dialects, the embedding and batch wires) is derived from these.
+
+    The same record again is a no-op; another under a taken name, or a
+    record whose fields contradict each other
+    (:func:`~elelem.vocabulary.provider_record.record_problems`), is a
+    :class:`RegistryError` naming what is wrong.
+    """
+    if not isinstance(record, ProviderRecord):
+        raise RegistryError(f"a provider must be a ProviderRecord, not {type(record).__name__}")
+    if not _PROVIDER_NAME.fullmatch(record.name):
+        raise RegistryError(
+            f"provider name {record.name!r} must be lower-case letters, digits, '.', '_' or '-'"
+        )
+    problems = record_problems(record)
+    if problems:
+        raise RegistryError(f"provider {record.name}: " + "; ".join(problems))
+    global _provider_generation
+    with _lock:
+        existing = _providers.get(record.name)
+        if existing is not None and existing != record:
+            raise RegistryError(f"provider {record.name!r} is already registered")
+        if existing is None:
+            _providers[record.name] = record
+            _provider_generation += 1
+
+
+def provider_record(name: str) -> ProviderRecord | None:
+    """The record registered as ``name`` (running the plugins once when
+    nobody registered it), or None."""
+    found = _providers.get(name)
+    if found is None and not _plugins_loaded:
+        load_plugins()
+        found = _providers.get(name)
+    return found
+
+
+def provider_records() -> tuple[ProviderRecord, ...]:
+    """Every registered provider record, the built-ins first, after running
+    the plugins once."""
+    if not _plugins_loaded:
+        load_plugins()
+    return tuple(_providers.values())
+
+
+def providers_generation() -> int:
+    """A number that changes whenever a provider is registered; tables
+    derived from :func:`provider_records` are current while it is unchanged."""
+    return _provider_generation
+
+
+class RecordTable(Mapping[str, Any]):
+    """A table keyed by provider name, derived from the registered records
+    and read live (a plugin's provider appears in it once registered).
+
+    ``pick`` gives a record's value, or None to leave the record out.  The
+    table is rebuilt only when :func:`providers_generation` changed.
+    """
+
+    def __init__(self, pick: Callable[[ProviderRecord], Any]) -> None:
+        self._pick = pick
+        self._built = -1
+        self._table: dict[str, Any] = {}
+
+    def _current(self) -> dict[str, Any]:
+        if self._built != _provider_generation or not _plugins_loaded:
+            records = provider_records()
+            table = {r.name: self._pick(r) for r in records}
+            self._table = {name: value for name, value in table.items() if value is not None}
+            self._built = _provider_generation
+        return self._table
+
+    def __getitem__(self, name: str) -> Any:
+        return self._current()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+    def __repr__(self) -> str:
+        return f"RecordTable({self._current()!r})"
+
+
+for _record in BUILTIN_RECORDS:
+    register_provider(_record)
+
 for _cls in CORE_BLOCK_TYPES:
     register_block_type(str(_tag_of(_cls)), _cls)
 
@@ -258,23 +382,31 @@ register_block_type("audio", AudioBlock)
 __all__ = [
     "FINISH_REASONS",
     "MESSAGE_SOURCES",
+    "SHAPE_NAMES",
     "TURN_END_REASONS",
     "TURN_TRIGGERS",
     "BlockEncoder",
     "BlockMapping",
     "BlockRenderer",
     "OpenSet",
+    "RecordTable",
     "block_mapping",
     "block_tags",
     "block_type",
     "block_types",
     "block_types_generation",
     "is_reserved_tag",
+    "is_shape_name",
     "load_plugins",
+    "provider_record",
+    "provider_records",
+    "providers_generation",
     "register_block_mapping",
     "register_block_type",
     "register_finish_reason",
     "register_message_source",
+    "register_provider",
+    "register_shape_name",
     "register_turn_end_reason",
     "register_turn_trigger",
 ]

@@ -14,27 +14,13 @@ import msgspec
 from elelem.errors import DecodeError, UnsupportedError
 from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.registry import is_shape_name
 
 
 def _require_json(value: object, path: str, what: str) -> None:
     bad = check_json(value, path)
     if bad is not None:
         raise DecodeError(f"{what} is not JSON", bad)
-
-
-TOOL_NATIVE_SHAPES: frozenset[str] = frozenset(
-    {
-        "anthropic_messages",
-        "bedrock_converse",
-        "gemini",
-        "ollama_native",
-        "openai_chat",
-        "openai_responses",
-    }
-)
-"""The shape names :attr:`ToolSpec.native` may be keyed by (every built-in shape's
-``SHAPE.name``).  An entry under any other key can reach no wire; encoders report
-it as dropped instead of ignoring a misspelt shape name."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -56,7 +42,9 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     Entries for other shapes are not sent and not reported as dropped: one
     ToolSpec serves every provider, each taking its own entry.  An entry under
-    a key that is no shape (:data:`TOOL_NATIVE_SHAPES`) is reported as dropped.
+    a key that is no registered shape's name (built-in or a plugin's:
+    :data:`~elelem.vocabulary.registry.SHAPE_NAMES`) is reported as dropped,
+    so a misspelt shape name is seen, not ignored.
     A native field that names a field elelem writes itself (``name``,
     ``description``, ``input_schema``, ``parameters``, ``type``...) raises
     :class:`~elelem.errors.UnsupportedError` at encoding rather than override it.
@@ -107,7 +95,7 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return [
             Drop(f"native.{key}", "native fields", NOT_A_SHAPE, f"tool {self.name!r}")
             for key in self.native
-            if key not in TOOL_NATIVE_SHAPES and key != shape
+            if key != shape and not is_shape_name(key)
         ]
 
 
@@ -371,7 +359,6 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 __all__ = [
-    "TOOL_NATIVE_SHAPES",
     "ApprovalPolicy",
     "CacheTTL",
     "CodeExecution",

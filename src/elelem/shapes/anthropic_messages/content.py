@@ -19,9 +19,9 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     own_block,
     part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
 )
@@ -42,8 +42,10 @@ from elelem.vocabulary import (
 from elelem.vocabulary.drop import (
     UNREPLAYABLE,
     UNSUPPORTED,
+    BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 
 UNKNOWN_DELTAS = "unknown_deltas"
 """Payload format on a text, reasoning or tool-call block: every delta of a
@@ -189,8 +191,21 @@ def _native_tool_call(
     return block
 
 
-def _media(block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str) -> Any:
-    return encode_media(block, provider, at, line_report(dropped.items, at))
+def _media(block: ImageBlock | DocumentBlock, site: str) -> Any:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+SHAPE_NAME = "anthropic_messages"
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+
+
+def _registered(part: object, provider: str, dropped: Dropped, at: str) -> Any:
+    return registered_part(part, SHAPE_NAME, BlockSite(provider, at, dropped.items), "Anthropic")
 
 
 FILES_BETA = "files-api-2025-04-14"
@@ -213,7 +228,7 @@ def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str
         # Images and documents a tool returned go inside its result.
         content: list[dict[str, Any]] = [{"type": "text", "text": part.content}]
         for k, attachment in enumerate(part.attachments):
-            wire = _media(attachment, provider, dropped, f"{at}.attachments[{k}]")
+            wire = _registered(attachment, provider, dropped, f"{at}.attachments[{k}]")
             if wire is not None:
                 content.append(wire)
         block["content"] = content
@@ -254,16 +269,8 @@ def portable_content(
             out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": given})
         elif isinstance(part, ToolResultBlock):
             out.append(_tool_result(part, provider, dropped, f"{where}content[{i}]"))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = _media(part, provider, dropped, f"{where}content[{i}]")
-            if wire is not None:
-                out.append(wire)
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)
-        else:
-            dropped.add(
-                f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Anthropic mapping"
-            )
+        elif (wire := _registered(part, provider, dropped, f"{where}content[{i}]")) is not None:
+            out.append(wire)  # an image, document or plugin block's content block
     return out
 
 

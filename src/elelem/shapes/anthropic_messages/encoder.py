@@ -18,6 +18,7 @@ Response-level data replays too: the request names the code-execution
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +42,7 @@ from elelem.shapes.common import (
     merge_extra,
     system_text,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
@@ -54,9 +56,7 @@ from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
     Drop,
-    FileSearch,
     GenerationOptions,
-    ImageGeneration,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -329,6 +329,41 @@ def _reasoning_and_output(opts: GenerationOptions, body: dict[str, Any], dropped
         no_json_mode("Anthropic", dropped.items)
 
 
+@dataclass
+class _ToolExtras:
+    # What the hosted tools of one request add beside the tool list.
+    betas: list[str] = field(default_factory=list)
+    servers: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _versioned(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
+    definition = hosted_tool_definition(tool)
+    site.tools.append(definition)
+    beta = TOOL_BETAS.get(definition["type"])
+    extras: _ToolExtras = site.context
+    if beta is not None and beta not in extras.betas:
+        extras.betas.append(beta)
+
+
+def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
+    extras: _ToolExtras = site.context
+    extras.servers.append(mcp_server_definition(server, site.dropped, site.where))
+
+
+HOSTED_TOOLS = HostedTools(
+    "Anthropic",
+    {
+        "web_search": _versioned,
+        "web_fetch": _versioned,
+        "code_execution": _versioned,
+        "remote_mcp": _mcp_server,
+    },
+)
+"""The hosted tools Messages spells (versioned server tools, MCP servers
+through the connector); every other is reported dropped
+(:mod:`elelem.shapes.hosted_tools`)."""
+
+
 def _tools(
     request: ModelRequest, dropped: Dropped
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -337,23 +372,9 @@ def _tools(
     tools: list[dict[str, Any]] = [
         _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
     ]
-    betas: list[str] = []
-    servers: list[dict[str, Any]] = []
-    for k, hosted in enumerate(request.hosted_tools):
-        if isinstance(hosted, RemoteMCP):
-            servers.append(mcp_server_definition(hosted, dropped, f"hosted_tools[{k}]"))
-            continue
-        if isinstance(hosted, (FileSearch, ImageGeneration)):
-            what = "file_search" if isinstance(hosted, FileSearch) else "image_generation"
-            dropped.add(
-                f"hosted_tools[{k}]", what, UNSUPPORTED, "Anthropic has no such hosted tool"
-            )
-            continue
-        definition = hosted_tool_definition(hosted)
-        tools.append(definition)
-        beta = TOOL_BETAS.get(definition["type"])
-        if beta is not None and beta not in betas:
-            betas.append(beta)
+    extras = _ToolExtras()
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite("", {}, tools, dropped, extras))
+    betas, servers = extras.betas, extras.servers
     return tools, servers, betas
 
 

@@ -13,9 +13,10 @@ messages (text, tool results) are merged into one.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
-from elelem.errors import PayloadError, UnsupportedError
+from elelem.errors import PayloadError
 from elelem.shapes.bedrock_converse.media import encode_audio, encode_media
 from elelem.shapes.bedrock_converse.parser import (
     DELTAS_FORMAT,
@@ -28,15 +29,13 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     merge_extra,
-    own_block,
-    part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
     system_text,
-    without_remote_mcp,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.options import (
     NotTaken,
@@ -64,9 +63,10 @@ from elelem.vocabulary import (
     ToolSpec,
     UnknownBlock,
 )
-from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 
@@ -225,18 +225,10 @@ def assistant_wire(
                     )
                     dropped.add(where, "hosted", UNREPLAYABLE, detail)
                 content.append({"text": hosted_activity_line(part)})
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = encode_media(part, provider, where, line_report(dropped.items, where), i)
-            if wire is not None:
-                content.append(wire)
         elif isinstance(part, UnknownBlock) and stream_event(part):
             dropped.items.append(stream_event_drop(where, part))
-        elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
-            content.append(own)  # a plugin's type for a block Bedrock sent
-        else:
-            dropped.add(
-                where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"
-            )
+        elif (wire := _registered(part, provider, dropped, where, i, own=True)) is not None:
+            content.append(wire)  # an image, document, or a plugin's type for a block Bedrock sent
     return {"role": "assistant", "content": content}, dropped.items
 
 
@@ -256,15 +248,42 @@ def _portable_assistant(
             content.append(_tool_use(part, where, dropped))
         elif isinstance(part, HostedActivity):
             content.append({"text": hosted_activity_line(part)})
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = encode_media(part, provider, where, line_report(dropped.items, where), i)
-            if wire is not None:
-                content.append(wire)
-        else:
-            dropped.add(
-                where, part_type(part), UNSUPPORTED, "no Converse form in an assistant message"
-            )
+        elif (wire := _registered(part, provider, dropped, where, i)) is not None:
+            content.append(wire)  # an image, document or plugin block
     return {"role": "assistant", "content": content}, dropped.items
+
+
+SHAPE_NAME = "bedrock_converse"
+"""The key of this shape's entry in :attr:`ToolSpec.native` and block mappings."""
+
+
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
+    # The built-in image and document blocks' mapping (registered below); the
+    # site's context is the block's position, which names a document.
+    if not isinstance(site, BlockSite):
+        return None
+    report = line_report(site.dropped, site.where)
+    return encode_media(block, site, site.where, report, site.context or 0)
+
+
+def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
+    # The built-in audio block's mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+
+
+def _registered(
+    part: object, provider: str, dropped: Dropped, at: str, index: int, *, own: bool = False
+) -> dict[str, Any] | None:
+    site = BlockSite(provider, at, dropped.items, index)
+    return registered_part(part, SHAPE_NAME, site, "Bedrock Converse", own=own)
 
 
 def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
@@ -278,7 +297,7 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
             inner: list[JSONValue] = [{"text": part.content}]
             for k, attachment in enumerate(part.attachments or ()):
                 at = f"content[{i}].attachments[{k}]"
-                wire = encode_media(attachment, provider, at, line_report(dropped.items, at), k)
+                wire = _registered(attachment, provider, dropped, at, k)
                 if wire is not None:
                     inner.append(wire)
             result: dict[str, JSONValue] = {
@@ -287,30 +306,10 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
                 "status": "error" if part.is_error else "success",
             }
             content.append({"toolResult": result})
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            at = f"content[{i}]"
-            wire = encode_media(part, provider, at, line_report(dropped.items, at), i)
-            if wire is not None:
-                content.append(wire)
-        elif isinstance(part, AudioBlock):
-            at = f"content[{i}]"
-            wire = encode_audio(part, provider, at, line_report(dropped.items, at))
-            if wire is not None:
-                content.append(wire)
-        elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            content.append(mapped)  # a plugin block type's own Converse block
-        else:
-            dropped.add(
-                f"content[{i}]",
-                part_type(part),
-                UNSUPPORTED,
-                f"no Converse form in a {message.role} message",
-            )
+        elif (wire := _registered(part, provider, dropped, f"content[{i}]", i)) is not None:
+            content.append(wire)  # an image, document, audio or plugin block
     return content
 
-
-SHAPE_NAME = "bedrock_converse"
-"""The key of this shape's entry in :attr:`ToolSpec.native`."""
 
 TOOL_FIELDS = frozenset({"name", "description", "inputSchema"})
 """The ``toolSpec`` fields elelem writes; ``ToolSpec.native`` may not set them."""
@@ -415,15 +414,18 @@ def _reasoning_and_output(
         no_json_mode("Bedrock", dropped.items)
 
 
+HOSTED_TOOLS = HostedTools("Bedrock Converse")
+"""Converse runs no hosted tool: every one is reported dropped
+(:mod:`elelem.shapes.hosted_tools`)."""
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
-    """The Converse request for ``request``.  Hosted tools raise
-    :class:`~elelem.errors.UnsupportedError` (Converse runs none), except a
-    provider-hosted MCP server, which is reported as dropped."""
+    """The Converse request for ``request``.  Converse runs no hosted tool:
+    each is reported dropped (:data:`HOSTED_TOOLS`)."""
     dropped = Dropped()
-    if without_remote_mcp(request.hosted_tools, "Bedrock Converse", dropped.items):
-        raise UnsupportedError(f"{provider}: Bedrock Converse has no hosted tools")
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), {}, [], dropped))
     system: list[JSONValue] = [{"text": request.system}] if request.system else []
     messages: list[dict[str, JSONValue]] = []
     for n, message in enumerate(request.messages):

@@ -22,14 +22,12 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     merge_extra,
-    own_block,
-    part_type,
+    registered_part,
     system_text,
-    without_remote_mcp,
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
@@ -49,7 +47,6 @@ from elelem.vocabulary import (
     GenerationOptions,
     HostedActivity,
     ImageBlock,
-    ImageGeneration,
     JsonSchemaOutput,
     Message,
     ProviderId,
@@ -66,8 +63,10 @@ from elelem.vocabulary.drop import (
     EMPTY,
     UNREPLAYABLE,
     UNSUPPORTED,
+    BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 API_VERSION = "v1beta"
@@ -189,26 +188,36 @@ def _native_parts(
             # An image the model generated: its bytes and signature back as they came.
             inline = {"mimeType": part.media_type, "data": part.source.blob.base64()}
             out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            out.extend(_media(part, provider, dropped, at))
-        elif isinstance(part, AudioBlock):
-            out.extend(_audio(part, provider, dropped, at))
-        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)  # a plugin block type's own Gemini part
-        else:
-            dropped.add(at, part_type(part), UNSUPPORTED, "no Gemini mapping")
+        else:  # an image, document, audio or plugin block: its mapping, or as it came
+            out.extend(_registered(part, provider, dropped, at, own=True))
     return out
 
 
-def _media(
-    block: ImageBlock | DocumentBlock, provider: str, dropped: Dropped, at: str
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
+    # The built-in audio block's mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+
+
+def _registered(
+    part: object, provider: str, dropped: Dropped, at: str, *, own: bool = False
 ) -> list[dict[str, Any]]:
-    wire = encode_media(block, provider, at, line_report(dropped.items, at))
-    return [] if wire is None else [wire]
-
-
-def _audio(block: AudioBlock, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
-    wire = encode_audio(block, provider, at, line_report(dropped.items, at))
+    site = BlockSite(provider, at, dropped.items)
+    wire = registered_part(part, SHAPE_NAME, site, "Gemini", own=own)
     return [] if wire is None else [wire]
 
 
@@ -253,14 +262,8 @@ def _portable_parts(
         elif isinstance(part, ToolResultBlock):
             at = f"{where}content[{i}]"
             out.extend(_function_response(part, calls, provider, dropped, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            out.extend(_media(part, provider, dropped, f"{where}content[{i}]"))
-        elif isinstance(part, AudioBlock):
-            out.extend(_audio(part, provider, dropped, f"{where}content[{i}]"))
-        elif (wire := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)
-        else:
-            dropped.add(f"{where}content[{i}]", part_type(part), UNSUPPORTED, "no Gemini mapping")
+        else:  # an image, document, audio or plugin block: through its mapping
+            out.extend(_registered(part, provider, dropped, f"{where}content[{i}]"))
     return out
 
 
@@ -281,7 +284,7 @@ def _function_response(
     response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
     out = [{"functionResponse": response}]
     for k, attachment in enumerate(part.attachments or ()):
-        out.extend(_media(attachment, provider, dropped, f"{at}.attachments[{k}]"))
+        out.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
     return out
 
 
@@ -337,7 +340,7 @@ def hosted_tool_definition(
 ) -> dict[str, Any]:
     """The Gemini ``tools[]`` entry of a neutral hosted tool (options it has no
     room for reported in ``dropped``, under ``where``)."""
-    key = HOSTED_TOOL_KEYS[_tag(tool)]
+    key = HOSTED_TOOL_KEYS[hosted_tool_tag(tool)]
     if dropped is not None and isinstance(tool, (WebSearch, WebFetch)):
         for option in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
             if getattr(tool, option, None):
@@ -363,12 +366,23 @@ def file_search_definition(
     return {"fileSearch": spec}
 
 
-def _tag(tool: WebSearch | WebFetch | CodeExecution) -> str:
-    if isinstance(tool, WebSearch):
-        return "web_search"
-    if isinstance(tool, WebFetch):
-        return "web_fetch"
-    return "code_execution"
+def _hosted(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
+    site.tools.append(hosted_tool_definition(tool, site.dropped, site.where))
+
+
+HOSTED_TOOLS = HostedTools(
+    "Gemini",
+    {
+        "web_search": _hosted,
+        "web_fetch": _hosted,
+        "code_execution": _hosted,
+        "file_search": lambda tool, site: site.tools.append(
+            file_search_definition(tool, site.dropped, site.where)
+        ),
+    },
+)
+"""The hosted tools generateContent spells; every other (image generation,
+hosted MCP) is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
@@ -451,14 +465,7 @@ def encode_request(
             )
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
-    for k, hosted in without_remote_mcp(request.hosted_tools, "Gemini", dropped.items):
-        at = f"hosted_tools[{k}]"
-        if isinstance(hosted, FileSearch):
-            tools.append(file_search_definition(hosted, dropped, at))
-        elif isinstance(hosted, ImageGeneration):
-            dropped.add(at, "image_generation", UNSUPPORTED, "generateContent has no such tool")
-        elif isinstance(hosted, (WebSearch, WebFetch, CodeExecution)):
-            tools.append(hosted_tool_definition(hosted, dropped, at))
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
         body["tools"] = tools
     opts = request.options

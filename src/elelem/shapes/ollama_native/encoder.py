@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -28,10 +27,11 @@ from elelem.shapes.common import (
     hosted_lines_and_text,
     merge_extra,
     part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
-    without_remote_mcp,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.ollama_native.media import encode_media
 from elelem.shapes.ollama_native.parser import (
@@ -56,9 +56,10 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
-from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.drop import UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.vocabulary.request import ReasoningOptions, ToolSpec
 from elelem.wire import EncodedRequest, ModelRequest
 
@@ -172,6 +173,26 @@ def assistant_wire(
     return portable_assistant(message)
 
 
+SHAPE_NAME = "ollama_native"
+"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+
+
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, JSONValue] | None:
+    # The built-in image and document blocks' mapping (registered below): a
+    # fragment of the message, its ``images`` or a text document's ``content``.
+    if not isinstance(site, BlockSite):
+        return None
+    image, as_text = encode_media(block, site.where, line_report(site.dropped, site.where))
+    if as_text is not None:
+        return {"content": as_text}
+    return None if image is None else {"images": [image]}
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+
+
 def _other_messages(
     message: Message, provider: ProviderId, names: dict[str, str]
 ) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
@@ -195,18 +216,19 @@ def _other_messages(
             out.append(result)
             if part.is_error:
                 dropped.add(where, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
+            for k, attachment in enumerate(part.attachments or ()):
+                # A tool message takes text only: what the tool returned beside it is reported.
+                detail = f"tool result {part.call_id}: Ollama's tool message takes text only"
+                dropped.add(f"{where}.attachments[{k}]", part_type(attachment), UNSUPPORTED, detail)
         elif isinstance(part, TextBlock):
             out.append({"role": role, "content": context_text(message.source, part.text)})
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            image, as_text = encode_media(part, where, line_report(dropped.items, where))
-            if as_text is not None:
-                out.append({"role": role, "content": as_text})
-            elif image is not None:
-                images.append(image)
-        else:
-            dropped.add(
-                where, part_type(part), UNSUPPORTED, f"no Ollama form in a {message.role} message"
-            )
+        else:  # an image, document or plugin block: a fragment of the message
+            site = BlockSite(provider, where, dropped.items)
+            fragment = registered_part(part, SHAPE_NAME, site, "Ollama")
+            if fragment is not None and isinstance(fragment.get("images"), list):
+                images.extend(fragment["images"])
+            elif fragment is not None:
+                out.append({"role": role, "content": fragment.get("content", "")})
     if images:
         # Ollama takes a message's images beside its text: on the last user
         # message of this one (a message of its own when it has no text).
@@ -217,9 +239,6 @@ def _other_messages(
         last["images"] = list(images)
     return out, dropped.items
 
-
-SHAPE_NAME = "ollama_native"
-"""The key of this shape's entry in :attr:`ToolSpec.native`."""
 
 TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
@@ -269,19 +288,21 @@ TOOL_CHOICE = NotTaken("Ollama takes none")
 """``/api/chat`` has no ``tool_choice``: any mode but ``auto`` is reported."""
 
 
+HOSTED_TOOLS = HostedTools("Ollama's /api/chat")
+"""Ollama runs no hosted tool: every one is reported dropped
+(:mod:`elelem.shapes.hosted_tools`)."""
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
     """The ``/api/chat`` request for ``request`` sent to ``provider``.
 
-    Hosted tools raise :class:`~elelem.errors.UnsupportedError`: Ollama's chat
-    endpoint runs none (a provider-hosted MCP server is reported as dropped).
+    Ollama's chat endpoint runs no hosted tool: each is reported dropped
+    (:data:`HOSTED_TOOLS`).
     """
     dropped = Dropped()
-    hosted = without_remote_mcp(request.hosted_tools, "Ollama", dropped.items)
-    if hosted:
-        kinds = ", ".join(t.__struct_config__.tag for _, t in hosted)  # type: ignore[misc]
-        raise UnsupportedError(f"{provider}: Ollama's /api/chat has no hosted tools ({kinds})")
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), {}, [], dropped))
     messages: list[JSONValue] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})

@@ -1,20 +1,20 @@
 """The OpenAI Chat Completions wire shape (docs/architecture.md §2), sans-IO.
 
-Serves OpenAI and every OpenAI-compatible server: DeepSeek, OpenRouter,
-Ollama, llama.cpp, Groq, Cerebras, xAI, Mistral, Perplexity, Moonshot,
-Alibaba.  ``SHAPE`` is a :class:`~elelem.shapes.base.ShapeSpec` whose
+Serves OpenAI and every OpenAI-compatible server (every provider record
+whose ``shape`` is ``openai_chat``).  ``SHAPE`` is a :class:`~elelem.shapes.base.ShapeSpec` whose
 ``dialects`` are the per-provider request conventions of
 :mod:`elelem.shapes.openai_chat.dialects`: unbound, a provider gets the
-dialect of its own name (else the default); ``SHAPE.with_dialect(name)`` (or
+dialect of its own record (else the default); ``SHAPE.with_dialect(name)`` (or
 a :class:`Dialect` value) speaks one dialect to every provider, as the
-catalog binds a provider spec's ``dialect``.
+catalog binds a provider spec's ``dialect``, and ``SHAPE.with_conventions``
+one built from conventions set field by field.
 """
 
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
-from elelem.shapes.openai_chat.dialects import DIALECTS, Dialect, dialect_for
+from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
 from elelem.shapes.openai_chat.encoder import (
     PATH,
     assistant_wire,
@@ -40,6 +40,9 @@ SHAPE = ShapeSpec(
     listing=LISTING,
     speech=SPEECH,
     transcription=TRANSCRIPTION,
+    conventions=lambda name, fields, where: conventions(
+        dialect_for(name) if name else DEFAULT, fields, where
+    ),
 )
 """The Chat Completions shape, each provider in the dialect of its own name."""
 

@@ -3,17 +3,21 @@
 Every OpenAI-compatible server accepts the same request skeleton but differs
 in how it wants a model's own reasoning sent back, how the token limit is
 named, how reasoning effort and hosted web search are asked for.  A
-:class:`Dialect` records those choices; :func:`dialect_for` picks the one for
-a provider (and, where a provider serves model families that differ, a model).
+:class:`Dialect` records those choices; a provider's are the ``conventions``
+of its record (:class:`elelem.vocabulary.ProviderRecord`), and a model
+family's that differ its record's ``profiles``: :func:`dialect_for` merges
+them for a provider and a model.  No provider is named here.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator, Mapping
+from typing import Literal, get_args, get_type_hints
 
 import msgspec
 
-from elelem.vocabulary import ProviderId
+from elelem.errors import ConfigError
+from elelem.vocabulary import ProviderId, provider_record, provider_records
 
 ReasoningReplay = Literal[
     "echo", "shown", "reasoning_content", "reasoning", "reasoning_details", "think-tags", "omit"
@@ -79,67 +83,79 @@ class Dialect(msgspec.Struct, frozen=True):
 
 
 DEFAULT = Dialect()
+_FIELD_TYPES = get_type_hints(Dialect)
 
-DIALECTS: dict[str, Dialect] = {
-    "openai": Dialect(
-        reasoning_replay="shown",
-        null_content=True,
-        max_tokens_field="max_completion_tokens",
-        web_search="web_search_options",
-        cache="openai",
-        files=True,
-        audio=True,
-    ),
-    # Azure OpenAI takes the same prompt_cache_key and both retention policies.
-    "azure": Dialect(
-        reasoning_replay="shown", max_tokens_field="max_completion_tokens", cache="openai"
-    ),
-    "openrouter": Dialect(
-        reasoning_replay="reasoning_details",
-        tool_call_index=True,
-        effort="openrouter",
-        web_search="openrouter",
-        cache="cache_control",
-        files=True,
-        audio=True,
-    ),
-    "deepseek": Dialect(
-        reasoning_replay="reasoning_content",
-        effort="none",
-        cache="automatic",
-        output="json_object_only",
-        images=False,
-    ),
-    "groq": Dialect(reasoning_replay="think-tags", cache="automatic"),
-    "cerebras": Dialect(reasoning_replay="reasoning", images=False),
-    "llamacpp": Dialect(reasoning_replay="reasoning_content", stream_usage=False),
-    "ollama": Dialect(reasoning_replay="echo"),
-    "xai": Dialect(reasoning_replay="reasoning_content", cache="conversation_header"),
-    "mistral": Dialect(reasoning_replay="echo", effort="none"),
-    "perplexity": Dialect(
-        reasoning_replay="omit", effort="none", web_search="builtin", output="json_schema_only"
-    ),
-    "moonshot": Dialect(reasoning_replay="reasoning_content", effort="none", cache="automatic"),
-    "alibaba": Dialect(reasoning_replay="reasoning_content", effort="none"),
-    # Gateways in front of many model families: what the response showed is
-    # what goes back (echo), as their recorded clients send it.
-    "vercel": DEFAULT,
-    "cloudflare": DEFAULT,
-    "litellm": DEFAULT,
-    "together": DEFAULT,
-    "fireworks": DEFAULT,
-    "huggingface": DEFAULT,
-    # z.ai (GLM) asks for thinking with its own "thinking" object.
-    "zai": Dialect(reasoning_replay="reasoning_content", effort="none"),
-}
+
+def _known(name: str) -> bool:
+    # A dialect name is a provider that speaks Chat Completions, or one
+    # whose record sets conventions for it (OpenAI, for its chat endpoint).
+    record = provider_record(name)
+    if record is None or not record.chat:
+        return False
+    return record.shape == "openai_chat" or bool(record.conventions)
+
+
+def conventions(base: Dialect, fields: Mapping[str, object], where: str) -> Dialect:
+    """``base`` with ``fields`` over it, each checked against its type.
+
+    Raises :class:`~elelem.errors.ConfigError` naming ``where`` and the
+    field for a field :class:`Dialect` has not or a value it does not take.
+    """
+    if not fields:
+        return base
+    unknown = sorted(set(fields) - set(Dialect.__struct_fields__))
+    if unknown:
+        raise ConfigError(
+            f"{where}: {', '.join(unknown)} is no Chat Completions convention "
+            f"(known: {', '.join(Dialect.__struct_fields__)})"
+        )
+    types = _FIELD_TYPES
+    for name, value in fields.items():
+        try:
+            msgspec.convert(value, types[name])
+        except msgspec.ValidationError:
+            choices = get_args(types[name]) or (types[name].__name__,)
+            raise ConfigError(
+                f"{where}: convention {name} must be {' or '.join(map(repr, choices))}, "
+                f"not {value!r}"
+            ) from None
+    return msgspec.structs.replace(base, **fields)
 
 
 def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect:
-    """The dialect for ``provider`` serving ``model`` (unknown providers get ``echo``)."""
-    if provider == "cerebras" and model is not None and model.startswith("zai-glm"):
-        # GLM on Cerebras takes prior reasoning inline, as its recorded client sent it.
-        return Dialect(reasoning_replay="think-tags")
-    return DIALECTS.get(str(provider), DEFAULT)
+    """The dialect for ``provider`` serving ``model``: its record's
+    conventions (over those of the record its ``dialect`` names), then the
+    profile of ``model``'s family; an unknown provider gets the default
+    (reasoning echoed in the field it arrived in)."""
+    record = provider_record(str(provider))
+    if record is None:
+        return DEFAULT
+    base = dialect_for(record.dialect) if record.dialect else DEFAULT
+    dialect = conventions(base, record.conventions, f"provider {record.name}")
+    profile = record.profile_for(model)
+    if profile is not None:
+        dialect = conventions(dialect, profile.conventions, f"provider {record.name}")
+    return dialect
+
+
+class _Dialects(Mapping[str, Dialect]):
+    # The named dialects, derived from the provider records and read live.
+    def __getitem__(self, name: str) -> Dialect:
+        if not _known(name):
+            raise KeyError(name)
+        return dialect_for(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([r.name for r in provider_records() if _known(r.name)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+DIALECTS: Mapping[str, Dialect] = _Dialects()
+"""Dialect name -> :class:`Dialect`: one per provider record that speaks
+Chat Completions or sets conventions for it (derived, so a plugin's
+provider is a dialect too)."""
 
 
 __all__ = [
@@ -151,5 +167,6 @@ __all__ = [
     "OutputStyle",
     "ReasoningReplay",
     "WebSearchStyle",
+    "conventions",
     "dialect_for",
 ]

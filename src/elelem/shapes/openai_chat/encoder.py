@@ -17,15 +17,13 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
     Dropped,
     context_text,
-    mapped_part,
     merge_extra,
-    part_type,
-    without_remote_mcp,
+    registered_part,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
     ACCEPTS,
@@ -73,10 +71,12 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import (
     UNSUPPORTED,
+    BlockSite,
 )
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import portable_message
-from elelem.vocabulary.request import HostedTool, ToolSpec, UserLocation
+from elelem.vocabulary.registry import register_block_mapping
+from elelem.vocabulary.request import ToolSpec, UserLocation
 from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/chat/completions"
@@ -85,22 +85,42 @@ PATH = "/chat/completions"
 """The endpoint, relative to a provider's base URL (``…/v1``)."""
 
 
-def _media(
-    block: ImageBlock | DocumentBlock,
-    provider: ProviderId,
-    dialect: Dialect,
-    at: str,
-    dropped: list[Drop],
-) -> dict[str, JSONValue] | None:
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, JSONValue] | None:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    dialect: Dialect = site.context
+    provider = ProviderId(str(site))
     return encode_media(
         block,
         provider,
-        at,
-        line_report(dropped, at),
+        site.where,
+        line_report(site.dropped, site.where),
         images=dialect.images,
         files=dialect.files,
         dialect=str(provider),
     )
+
+
+def _audio(block: AudioBlock, site: str) -> dict[str, JSONValue] | None:
+    # The built-in audio block's mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    dialect: Dialect = site.context
+    report = line_report(site.dropped, site.where)
+    return encode_audio(
+        block, ProviderId(str(site)), site.where, report, audio=dialect.audio, dialect=str(site)
+    )
+
+
+WIRE = "Chat Completions"
+SHAPE_NAME = "openai_chat"
+"""The key of this shape's entry in :attr:`ToolSpec.native` and block mappings."""
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
 
 
 def _user_messages(
@@ -112,6 +132,7 @@ def _user_messages(
     dropped.extend(portable.dropped)
     parts: list[dict[str, JSONValue]] = []
     texts: list[str] = []
+    site = BlockSite(provider, dropped=dropped.items, context=dialect)
     for i, part in portable.parts():
         at = f"content[{i}]"
         if isinstance(part, ToolResultBlock):
@@ -130,32 +151,16 @@ def _user_messages(
                     {"type": "text", "text": f"[attachments of tool result {part.call_id}]"}
                 )
                 for k, attachment in enumerate(part.attachments):
-                    where = f"{at}.attachments[{k}]"
-                    wire = _media(attachment, provider, dialect, where, dropped.items)
+                    wire = registered_part(
+                        attachment, SHAPE_NAME, site.at(f"{at}.attachments[{k}]"), WIRE
+                    )
                     if wire is not None:
                         parts.append(wire)
         elif isinstance(part, TextBlock):
             texts.append(part.text)
             parts.append({"type": "text", "text": part.text})
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            wire = _media(part, provider, dialect, at, dropped.items)
-            if wire is not None:
-                parts.append(wire)
-        elif isinstance(part, AudioBlock):
-            report = line_report(dropped.items, at)
-            wire = encode_audio(part, provider, at, report, audio=dialect.audio,
-                                dialect=str(provider))  # fmt: skip
-            if wire is not None:
-                parts.append(wire)
-        elif (mapped := mapped_part(part, ACCEPTS.shape, provider)) is not None:
-            parts.append(mapped)  # a plugin block type's own content part
-        else:
-            dropped.add(
-                at,
-                part_type(part),
-                UNSUPPORTED,
-                f"no Chat Completions form in a {message.role} message",
-            )
+        elif (wire := registered_part(part, SHAPE_NAME, site.at(at), WIRE)) is not None:
+            parts.append(wire)  # an image, document, audio or plugin block's content part
     if parts:
         content: JSONValue
         if message.source.startswith("context"):
@@ -174,23 +179,13 @@ def _location(loc: UserLocation) -> dict[str, JSONValue]:
     return {"type": "approximate", "approximate": approx}
 
 
-def _hosted(
-    tool: HostedTool,
-    provider: str,
-    dialect: Dialect,
-    body: dict[str, JSONValue],
-    tools: list[JSONValue],
-    where: str,
-    dropped: Dropped,
-) -> None:
-    if not isinstance(tool, WebSearch):
-        raise UnsupportedError(
-            f"{provider}: Chat Completions has no hosted {tool.__struct_config__.tag}"
-        )
-    search: WebSearch = tool
+def _web_search(search: WebSearch, site: HostedSite) -> None:
+    provider, body = site.provider, site.body
+    dialect: Dialect = site.context
     style = dialect.web_search
     if style == "none":
-        raise UnsupportedError(f"{provider}: no hosted web search on Chat Completions")
+        site.drop("web_search", f"{provider} has no hosted web search on Chat Completions")
+        return
     if style == "openrouter":
         params: dict[str, JSONValue] = {}
         if search.max_uses is not None:
@@ -200,10 +195,8 @@ def _hosted(
         if search.blocked_domains:
             params["excluded_domains"] = list(search.blocked_domains)
         if search.user_location is not None:
-            dropped.add(
-                f"{where}.user_location", "user_location", UNSUPPORTED, "OpenRouter takes none"
-            )
-        tools.append({"type": "openrouter:web_search", "parameters": params})
+            site.drop("user_location", "OpenRouter takes none", field="user_location")
+        site.tools.append({"type": "openrouter:web_search", "parameters": params})
         return
     options: dict[str, JSONValue] = {}
     if search.user_location is not None:
@@ -218,14 +211,16 @@ def _hosted(
             ("blocked_domains", search.blocked_domains),
         ):
             if value:
-                dropped.add(f"{where}.{name}", name, UNSUPPORTED, f"{provider} takes none")
+                site.drop(name, f"{provider} takes none", field=name)
     if search.max_uses is not None:
-        dropped.add(f"{where}.max_uses", "max_uses", UNSUPPORTED, f"{provider} takes none")
+        site.drop("max_uses", f"{provider} takes none", field="max_uses")
     body["web_search_options"] = options
 
 
-SHAPE_NAME = "openai_chat"
-"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+HOSTED_TOOLS = HostedTools("Chat Completions", {"web_search": _web_search})
+"""The hosted tools Chat Completions spells (web search, as the dialect asks
+for it); every other is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
+
 
 TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
@@ -279,8 +274,7 @@ def encode_request(
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
     tools: list[JSONValue] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
-    for k, hosted in without_remote_mcp(request.hosted_tools, "Chat Completions", dropped.items):
-        _hosted(hosted, provider, dialect, body, tools, f"hosted_tools[{k}]", dropped)
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect))
     if tools:
         body["tools"] = tools
     headers = _options(request, provider, dialect, body, dropped)

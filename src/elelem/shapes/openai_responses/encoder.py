@@ -24,13 +24,14 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
-    mapped_part,
     merge_extra,
     own_block,
     part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
 )
+from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
@@ -62,19 +63,19 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
     UnknownBlock,
-    WebFetch,
     WebSearch,
 )
-from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 RESPONSES_PATH = "responses"
 """Path of the endpoint, relative to an OpenAI-style base URL ending in ``/v1``."""
 
 SHAPE_NAME = "openai_responses"
-"""The key of this shape's entry in :attr:`ToolSpec.native`."""
+"""The key of this shape's entry in :attr:`ToolSpec.native` and block mappings."""
 
 TOOL_FIELDS = frozenset({"type", "name", "description", "parameters"})
 """The function-tool fields elelem writes; ``ToolSpec.native`` may not set them."""
@@ -98,6 +99,18 @@ ACCEPTS = Accepts("OpenAI Responses", citations=True, shape="openai_responses").
 sources after the text."""
 
 
+def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
+    # The built-in image and document blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+
+
 class _Input:
     """Builds the ``input`` list, one message at a time."""
 
@@ -118,9 +131,11 @@ class _Input:
         # id of the image_generation_call that made each: its item gets the bytes.
         self._generated: dict[str, ImageBlock] = {}
 
-    def media(self, block: ImageBlock | DocumentBlock, where: str) -> dict[str, Any] | None:
-        """An image's or document's input part."""
-        return encode_media(block, self.provider, where, line_report(self.dropped.items, where))
+    def media(self, block: object, where: str) -> dict[str, Any] | None:
+        """A registered block's input part (an image, a document, a plugin's
+        block), through its mapping; reported where there is none."""
+        site = BlockSite(self.provider, where, self.dropped.items)
+        return registered_part(block, SHAPE_NAME, site, "OpenAI Responses")
 
     def flush(self) -> None:
         self._open = None
@@ -186,23 +201,12 @@ class _Input:
             elif isinstance(part, ToolResultBlock):
                 close()
                 self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
-            elif isinstance(part, (ImageBlock, DocumentBlock)):
-                wire = self.media(part, f"messages[{index}].content[{j}]")
-                if wire is not None:
-                    parts.append(wire)
             elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
                 # The caller's answer to an mcp_approval_request: an input item as it is.
                 close()
                 self.add(dict(part.raw))
-            elif (mapped := mapped_part(part, ACCEPTS.shape, self.provider)) is not None:
-                parts.append(mapped)  # a plugin block type's own input part
-            else:
-                self.dropped.add(
-                    f"messages[{index}].content[{j}]",
-                    part_type(part),
-                    UNSUPPORTED,
-                    f"no Responses form in a {role} message",
-                )
+            elif (wire := self.media(part, f"messages[{index}].content[{j}]")) is not None:
+                parts.append(wire)  # an image, document or plugin block's input part
         close()
 
     def tool_result(self, block: ToolResultBlock, where: str) -> dict[str, Any]:
@@ -378,61 +382,40 @@ def _has_terminal(message: Message, activity: HostedActivity) -> bool:
     )
 
 
-def _hosted_tools(request: ModelRequest, dropped: Dropped) -> list[JSONValue]:
-    tools: list[JSONValue] = []
-    for k, tool in enumerate(request.hosted_tools):
-        where = f"hosted_tools[{k}]"
-        if isinstance(tool, WebSearch):
-            spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
-            if tool.allowed_domains:
-                spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
-            if tool.user_location is not None:
-                loc: dict[str, JSONValue] = {"type": "approximate"}
-                for field in ("city", "region", "country", "timezone"):
-                    value = getattr(tool.user_location, field)
-                    if value is not None:
-                        loc[field] = value
-                spec["user_location"] = loc
-            if tool.max_uses is not None:
-                dropped.add(
-                    f"{where}.max_uses",
-                    "max_uses",
-                    UNSUPPORTED,
-                    "Responses has no per-tool use limit",
-                )
-            if tool.blocked_domains:
-                dropped.add(
-                    f"{where}.blocked_domains",
-                    "blocked_domains",
-                    UNSUPPORTED,
-                    "Responses web search has no blocklist",
-                )
-            tools.append(spec)
-        elif isinstance(tool, CodeExecution):
-            tools.append(
-                {"type": tool.version or "code_interpreter", "container": {"type": "auto"}}
-            )
-        elif isinstance(tool, WebFetch):
-            dropped.add(where, "web_fetch", UNSUPPORTED, "OpenAI Responses has no hosted web fetch")
-        elif isinstance(tool, FileSearch):
-            search: dict[str, JSONValue] = {
-                "type": tool.version or "file_search",
-                "vector_store_ids": list(tool.stores),
-            }
-            if tool.max_results is not None:
-                search["max_num_results"] = tool.max_results
-            if tool.filters is not None:
-                search["filters"] = tool.filters
-            tools.append(search)
-        elif isinstance(tool, ImageGeneration):
-            tools.append(_image_generation(tool))
-        elif isinstance(tool, RemoteMCP):
-            tools.append(_mcp_tool(tool))
-        else:  # pragma: no cover - HostedTool is a closed union today
-            dropped.add(
-                where, type(tool).__name__, UNSUPPORTED, "not supported by OpenAI Responses"
-            )
-    return tools
+def _web_search(tool: WebSearch, site: HostedSite) -> None:
+    spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
+    if tool.allowed_domains:
+        spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+    if tool.user_location is not None:
+        loc: dict[str, JSONValue] = {"type": "approximate"}
+        for field in ("city", "region", "country", "timezone"):
+            value = getattr(tool.user_location, field)
+            if value is not None:
+                loc[field] = value
+        spec["user_location"] = loc
+    if tool.max_uses is not None:
+        site.drop("max_uses", "Responses has no per-tool use limit", field="max_uses")
+    if tool.blocked_domains:
+        site.drop(
+            "blocked_domains", "Responses web search has no blocklist", field="blocked_domains"
+        )
+    site.tools.append(spec)
+
+
+def _code_execution(tool: CodeExecution, site: HostedSite) -> None:
+    site.tools.append({"type": tool.version or "code_interpreter", "container": {"type": "auto"}})
+
+
+def _file_search(tool: FileSearch, site: HostedSite) -> None:
+    search: dict[str, JSONValue] = {
+        "type": tool.version or "file_search",
+        "vector_store_ids": list(tool.stores),
+    }
+    if tool.max_results is not None:
+        search["max_num_results"] = tool.max_results
+    if tool.filters is not None:
+        search["filters"] = tool.filters
+    site.tools.append(search)
 
 
 IMAGE_FIELDS = ("model", "size", "quality", "output_format", "background", "partial_images")
@@ -470,6 +453,20 @@ def _mcp_tool(server: RemoteMCP) -> dict[str, JSONValue]:
     if server.require_approval is not None:
         out["require_approval"] = server.require_approval
     return out
+
+
+HOSTED_TOOLS = HostedTools(
+    "OpenAI Responses",
+    {
+        "web_search": _web_search,
+        "code_execution": _code_execution,
+        "file_search": _file_search,
+        "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
+        "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
+    },
+)
+"""The hosted tools Responses spells; every other (web fetch) is reported
+dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
@@ -516,7 +513,7 @@ def encode_request(
         # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
         dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS), under=f"tools[{k}]")
         tools.append(fn)
-    tools += _hosted_tools(request, dropped)
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
         body["tools"] = tools
     options = request.options

@@ -1,0 +1,103 @@
+"""Hosted tools through tables: each shape's ``HOSTED_TOOLS``.
+
+A shape spells the hosted tools of a request (web search, code execution,
+…: :data:`elelem.vocabulary.HostedTool`) from one table, a
+:class:`HostedTools`: the tool's tag (``web_search``) -> the row that writes
+it into the request (:data:`HostedSpeller`).  The policy for a tool a wire
+cannot send is decided here, once, the same on every shape: it is left out
+and reported as one :class:`~elelem.vocabulary.Drop` (``where``
+``hosted_tools[k]``, ``what`` its tag, ``why`` ``unsupported``), never an
+error and never silence.  A row may itself leave out a field or the whole
+tool (a dialect without web search) and report it the same way.
+
+Adding a hosted tool is a struct in :mod:`elelem.vocabulary.request` (a
+member of ``HostedTool``) and one row in the table of each shape that can
+send it; every other shape reports it dropped with no change
+(``tests/test_block_and_tool_tables.py`` walks every shape and tool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from elelem.errors import RegistryError
+from elelem.shapes.common import Dropped
+from elelem.vocabulary import HostedTool
+from elelem.vocabulary.drop import UNSUPPORTED
+
+HOSTED_TOOL_TAGS: tuple[str, ...] = tuple(
+    str(member.__struct_config__.tag) for member in get_args(HostedTool)
+)
+"""The tag of every hosted tool of the vocabulary, in declaration order."""
+
+
+def hosted_tool_tag(tool: object) -> str:
+    """The tag of a hosted tool (``web_search``), or its class name when it has none."""
+    config = getattr(tool, "__struct_config__", None)
+    tag = getattr(config, "tag", None)
+    return tag if isinstance(tag, str) else type(tool).__name__
+
+
+@dataclass
+class HostedSite:
+    """Where a row writes one hosted tool: the request ``body`` (a tool
+    spelt as a body field, as Chat Completions' ``web_search_options``), the
+    wire's ``tools`` list, ``where`` the tool stands (``hosted_tools[2]``),
+    the encoding's ``dropped`` records, the ``provider``, and ``context``:
+    what else the shape's rows share (its dialect, the betas and MCP servers
+    a request collects)."""
+
+    provider: str
+    body: dict[str, Any]
+    tools: list[Any]
+    dropped: Dropped
+    context: Any = None
+    where: str = "hosted_tools"
+
+    def drop(self, what: str, detail: str, *, field: str = "") -> None:
+        """Report ``what`` (the tool's tag, or a ``field`` of it) as not sent."""
+        where = f"{self.where}.{field}" if field else self.where
+        self.dropped.add(where, field or what, UNSUPPORTED, detail)
+
+
+HostedSpeller = Callable[[Any, HostedSite], None]
+"""One row: writes ``tool`` into the site (or reports what it leaves out)."""
+
+
+@dataclass(frozen=True)
+class HostedTools:
+    """A shape's hosted-tool table: ``wire`` names the wire in drop records
+    (``Chat Completions``), ``rows`` maps a tool's tag to its row."""
+
+    wire: str
+    rows: Mapping[str, HostedSpeller] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.rows) - set(HOSTED_TOOL_TAGS))
+        if unknown:
+            raise RegistryError(f"{self.wire}: {unknown} are no hosted tools {HOSTED_TOOL_TAGS}")
+
+    def spell(self, tools: Sequence[HostedTool], site: HostedSite) -> None:
+        """Write every tool of ``tools`` through its row; a tool without a
+        row is left out and reported (the one policy for every shape)."""
+        for k, tool in enumerate(tools):
+            site.where = f"hosted_tools[{k}]"
+            tag = hosted_tool_tag(tool)
+            row = self.rows.get(tag)
+            if row is not None:
+                row(tool, site)
+                continue
+            name = getattr(tool, "name", None)
+            named = f"{name!r}: " if isinstance(name, str) and name else ""
+            site.drop(tag, f"{named}{self.wire} has no hosted {tag}")
+
+
+__all__ = [
+    "HOSTED_TOOL_TAGS",
+    "HostedSite",
+    "HostedSpeller",
+    "HostedTools",
+    "hosted_tool_tag",
+]

@@ -1,0 +1,157 @@
+"""Every shape spells every hosted tool and every block type, or reports it
+dropped: walked over the product, so a tool or block type added to the
+vocabulary cannot vanish on a wire that has no row for it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any, get_args
+
+import pytest
+
+from elelem.providers.catalog import PARKED_SHAPES
+from elelem.shapes.hosted_tools import HOSTED_TOOL_TAGS, HostedTools
+from elelem.shapes.registry import BUILTIN_SHAPES
+from elelem.vocabulary import (
+    AudioBlock,
+    CallId,
+    CodeExecution,
+    DocumentBlock,
+    FileSearch,
+    HostedTool,
+    ImageBlock,
+    ImageGeneration,
+    Message,
+    ProviderId,
+    RemoteMCP,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    WebFetch,
+    WebSearch,
+    block_mapping,
+    block_tags,
+    block_type,
+)
+from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
+from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.wire import ModelRequest
+
+SHAPES = [name for name in BUILTIN_SHAPES if name not in PARKED_SHAPES]
+PROVIDER = {
+    "anthropic_messages": "anthropic",
+    "openai_responses": "openai",
+    "openai_chat": "openai",
+    "gemini": "google",
+    "bedrock_converse": "bedrock",
+    "ollama_native": "ollama-native",
+}
+TOOLS: dict[str, HostedTool] = {
+    "web_search": WebSearch(),
+    "web_fetch": WebFetch(),
+    "code_execution": CodeExecution(),
+    "file_search": FileSearch(("store-1",)),
+    "image_generation": ImageGeneration(),
+    "remote_mcp": RemoteMCP("https://mcp.example.com/mcp", "wiki"),
+}
+
+
+def _encoder(shape: str) -> Any:
+    return importlib.import_module(f"elelem.shapes.{shape}.encoder")
+
+
+def test_the_tools_walked_are_every_hosted_tool() -> None:
+    assert tuple(TOOLS) == HOSTED_TOOL_TAGS
+    assert [type(t) for t in TOOLS.values()] == list(get_args(HostedTool))
+
+
+@pytest.mark.parametrize("tag", list(TOOLS))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_spells_every_hosted_tool_or_reports_it(shape: str, tag: str) -> None:
+    table: HostedTools = _encoder(shape).HOSTED_TOOLS
+    encode = _encoder(shape).encode_request
+    provider = ProviderId(PROVIDER[shape])
+    bare = encode(ModelRequest("m", ()), provider=provider)
+    sent = encode(ModelRequest("m", (), hosted_tools=(TOOLS[tag],)), provider=provider)
+    whole = [d for d in sent.dropped if d.where == "hosted_tools[0]"]
+    if tag in table.rows:
+        # Spelt: the request carries it (fields it has no room for may be reported).
+        assert sent.body != bare.body
+        assert whole == []
+    else:
+        # The one policy: left out, one record, the request otherwise unchanged.
+        assert sent.body == bare.body
+        assert [(d.what, d.why) for d in whole] == [(tag, UNSUPPORTED)]
+        assert whole[0].detail.endswith(f"{table.wire} has no hosted {tag}")
+
+
+# Blocks: every registered block type beyond the core ones (the built-in
+# image, document and audio arrive through the registry as a plugin's do).
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
+PDF = (
+    b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
+    b"2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+    b"3 0 obj << /Type /Page /Parent 2 0 R >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+)
+WAV = (
+    b"RIFF" + (36 + 1600).to_bytes(4, "little") + b"WAVEfmt " + (16).to_bytes(4, "little")
+    + bytes.fromhex("01000100401f0000803e00000200 1000".replace(" ", ""))
+    + b"data" + (1600).to_bytes(4, "little") + b"\x00" * 1600
+)  # fmt: skip
+BUILTIN_BLOCKS = (ImageBlock, DocumentBlock, AudioBlock)
+SAMPLES: dict[str, Any] = {
+    "image": ImageBlock.from_bytes(PNG, filename="dot.png"),
+    "document": DocumentBlock.from_bytes(PDF, filename="q3.pdf"),
+    "audio": AudioBlock.from_bytes(WAV, filename="voice.wav"),
+}
+
+
+def _spelt(block: Any, body: dict[str, Any]) -> bool:
+    return block.source.blob.base64() in json.dumps(body)
+
+
+def test_the_blocks_walked_are_every_registered_block_type() -> None:
+    core = {str(t.__struct_config__.tag) for t in CORE_BLOCK_TYPES}
+    builtin = {t for t in block_tags() if t not in core and block_type(t) in BUILTIN_BLOCKS}
+    assert builtin == set(SAMPLES)
+
+
+@pytest.mark.parametrize("tag", list(SAMPLES))
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("inside", ["message", "tool result"])
+def test_every_shape_spells_every_block_type_or_reports_it(
+    shape: str, tag: str, inside: str
+) -> None:
+    block = SAMPLES[tag]
+    if inside == "message":
+        messages: tuple[Message, ...] = (
+            Message("user", (block, TextBlock("What is it?")), "user"),
+        )
+        where = "messages[0].content[0]"
+    else:
+        call = ToolCallBlock(CallId("c1"), "look", "{}")
+        result = ToolResultBlock(CallId("c1"), "seen", name="look", attachments=(block,))
+        messages = (
+            Message.user("Look."),
+            Message("assistant", (call,), "assistant", ProviderId("elsewhere")),
+            Message("user", (result,), "tool"),
+        )
+        where = "messages[2].content[0].attachments[0]"
+    encoded = _encoder(shape).encode_request(
+        ModelRequest("m", messages), provider=ProviderId(PROVIDER[shape])
+    )
+    whole = [d for d in encoded.dropped if d.where == where]
+    # Spelt (its bytes are on the wire), or left out with exactly one record.
+    assert _spelt(block, encoded.body) != bool(whole), (encoded.body, encoded.dropped)
+    assert len(whole) <= 1
+    assert mapping_of(tag, shape) is not None or whole
+
+
+def mapping_of(tag: str, shape: str) -> object:
+    mapping = block_mapping(tag)
+    return None if mapping is None else mapping.encoders.get(shape)
