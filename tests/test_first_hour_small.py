@@ -83,3 +83,17 @@ def test_every_model_variable_is_in_the_environment_table() -> None:
     variables = set(re.findall(r'"(ELELEM_[A-Z_]+_MODEL)"', source)) | {"ELELEM_MODEL"}
     assert len(variables) >= 4
     assert [v for v in sorted(variables) if f"`{v}`" not in table] == []
+
+
+def test_a_markdown_title_keeps_its_ampersand_and_no_tag(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.render.markdown import conversation_markdown
+
+    store = SQLiteStore(tmp_path / "log.db")
+    conversation = Conversation.create(store, title="Fish & chips <script>x()</script>")
+    document = conversation_markdown(store.info(conversation.id), store.load(conversation.id))
+    assert document.splitlines()[0] == "# Fish & chips &lt;script&gt;x()&lt;/script&gt;"
+    rendered = MarkdownIt("commonmark", {"html": True}).render(document)
+    assert "<script>" not in rendered and "Fish &amp; chips &lt;script&gt;" in rendered
