@@ -97,3 +97,25 @@ def test_a_markdown_title_keeps_its_ampersand_and_no_tag(tmp_path: Path) -> None
     assert document.splitlines()[0] == "# Fish & chips &lt;script&gt;x()&lt;/script&gt;"
     rendered = MarkdownIt("commonmark", {"html": True}).render(document)
     assert "<script>" not in rendered and "Fish &amp; chips &lt;script&gt;" in rendered
+
+
+def test_a_replayed_recording_without_its_request_is_titled_from_its_answer(
+    tmp_path: Path,
+) -> None:
+    cassette = (
+        ROOT / "tests" / "corpus" / "vercel__ai"
+        / "packages__anthropic__src____fixtures____anthropic-web-search-tool.1.chunks.txt"
+    )  # fmt: skip
+    env = base_env(tmp_path)
+    played = run(env, "demo", "--keep", "--pace", "0", "--cassette", str(cassette))
+    assert played.returncode == 0, played.stderr
+    from elelem.conversation import open_store
+
+    store = open_store(Path(env["ELELEM_HOME"]) / "elelem.db")
+    try:
+        (info,) = store.list_conversations()
+    finally:
+        store.close()
+    assert info.title is not None and not info.title.startswith("(recorded interaction")
+    assert info.title.endswith(f"… ({cassette.name})")
+    assert info.title.startswith("Based on")
