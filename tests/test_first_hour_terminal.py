@@ -116,3 +116,33 @@ def test_ctrl_c_at_an_approval_question_returns_chat_to_a_working_prompt(
         assert len(server.requests) == 2
     assert term.child.exitstatus == 0, term.text()
     assert "18°C" not in term.text()
+
+
+def test_ctrl_c_during_a_slow_tool_returns_chat_to_a_working_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_PY)
+    mark = tmp_path / "started"
+    call = [("c1", "slow_lookup", {"city": "Paris"})]
+    replies = [anthropic_calls(call), anthropic_text("Hello again.")]
+    with LoopbackServer(replies, lifetime=60) as server:
+        env = {**env_for(tmp_path, server), "SLOW_MARK": str(mark)}
+        term = Terminal(["chat", "-m", MODEL, "--functions", str(path)], env)
+        try:
+            term.wait_for("\n>\n")
+            term.child.sendline("Look Paris up")
+            end = time.monotonic() + 30
+            while not mark.exists():
+                assert time.monotonic() < end, term.text()
+                term.pump(0.05)
+            term.child.sendintr()
+            term.wait_for("interrupted")
+            term.pump(0.5)
+            term.child.sendline("Say hello")
+            term.wait_for("Hello again.", seconds=10)
+            term.child.sendline("/exit")
+            took = _ended(term, 20)
+        finally:
+            term.child.close(force=True)
+    assert took < 10, term.text()  # the tool sleeps 30 s: not waited for at the end either
+    assert term.child.exitstatus == 0, term.text()
+    assert "elelem: a tool still running was abandoned" in term.text()
