@@ -72,3 +72,22 @@ def browser() -> Iterator[Any]:
     chromium_paths()
     with chromium() as driver:
         yield driver
+
+
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Temporal development server per test process (so one per xdist
+    worker), started on first use (see tests/durable_helpers.py)."""
+    from durable_helpers import temporal_server
+
+    yield from temporal_server(tmp_path_factory.mktemp("temporal"))
+
+
+@pytest.fixture
+def lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the durable tests' non-idempotent tool appends to."""
+    from durable_script import LINES
+
+    path = tmp_path / "lines.txt"
+    monkeypatch.setenv(LINES, str(path))
+    return path

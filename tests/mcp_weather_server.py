@@ -1,8 +1,10 @@
 """A real MCP server for the tests, written with the mcp package's server API.
 
 ``python mcp_weather_server.py`` serves over stdio; ``--http PORT`` over
-streamable HTTP on 127.0.0.1.  ``die`` exits the process in the middle of
-its call, as a crashing server would.
+streamable HTTP on 127.0.0.1, ``--sse PORT`` over the older HTTP+SSE
+transport (at ``/sse``).  ``die`` exits the process in the middle of
+its call, as a crashing server would; ``snapshot`` answers with an image
+and the same image again in its structured content (as media servers do).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ImageContent, ResourceLink, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 server = MCPServer("weather")
 
@@ -32,6 +34,28 @@ def radar(city: str) -> list[TextContent | ImageContent | ResourceLink]:
     ]
 
 
+@server.prompt()
+def forecast_request(city: str) -> str:
+    """Ask for a city's forecast."""
+    return f"What is the forecast for {city}?"
+
+
+@server.resource("weather://stations", mime_type="text/plain")
+def stations() -> str:
+    """The cities the server knows."""
+    return "Paris, Oslo"
+
+
+@server.tool()
+def snapshot(city: str) -> CallToolResult:
+    """A camera picture of a city: an image only, with the same data structured."""
+    data = "iVBORw0KGgo="
+    return CallToolResult(
+        content=[ImageContent(data=data, mime_type="image/png")],
+        structured_content={"city": city, "image": data},
+    )
+
+
 @server.tool()
 def die(reason: str) -> str:
     """Crash the server mid-call."""
@@ -42,5 +66,7 @@ def die(reason: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

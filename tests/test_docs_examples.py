@@ -40,6 +40,15 @@ NOT_OFFLINE = {
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"
     ),
+    **dict.fromkeys(
+        (
+            "elelem mcp tools 'uvx mcp-server-time' --call get_current_time "
+            """'{"timezone": "Europe/Paris"}'""",
+            "elelem mcp tools https://mcp.example.com/mcp",
+        ),
+        "needs uvx or a remote MCP server; tests/test_cli_mcp.py runs elelem mcp tools "
+        "against local servers over stdio and HTTP",
+    ),
     "elelem ask -m vertex:gemini-2.5-flash": (
         "needs Google Cloud credentials and Vertex AI; tests/test_vertex.py and "
         "tests/test_clouds_cli.py run it against loopback servers"
@@ -116,6 +125,24 @@ NOT_OFFLINE.update(
     }
 )
 
+NOT_OFFLINE.update(
+    {
+        "elelem worker temporal --task-queue agents --tools mypackage.tools": (
+            "a worker runs until stopped, against a Temporal server; "
+            "tests/test_durable_temporal_kill.py runs elelem worker temporal processes"
+        ),
+        "elelem worker dbos --system-database sqlite:///dbos.sqlite --executor-id w1 "
+        "--tools mypackage.tools": (
+            "a worker runs until stopped; tests/test_durable_dbos_kill.py runs elelem "
+            "worker dbos processes"
+        ),
+        "elelem approve ID --yes CALL --temporal 127.0.0.1:7233": (
+            "needs a durable run waiting on a Temporal server; tests/test_durable_temporal.py::"
+            "test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run runs it"
+        ),
+    }
+)
+
 QUESTION = "How tall is the Eiffel Tower?"
 
 # A command named in the prose without the argument it needs: run it with one.
@@ -180,6 +207,7 @@ def test_every_python_example_is_run() -> None:
         "web.md": 1,  # tests/test_docs_web.py
         "beyond-chat.md": 5,  # tests/test_beyond_chat_doc.py
         "live.md": 2,  # tests/test_live_doc.py
+        "durable.md": 2,  # tests/test_durable_doc.py (Temporal, DBOS)
     }
 
 

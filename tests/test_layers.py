@@ -295,11 +295,8 @@ def extra_only_modules() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     core = _closure(project["dependencies"])
     extras = project["optional-dependencies"]
-    faces = [
-        r
-        for name in ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "live")
-        for r in extras[name]
-    ]
+    names = ("cli", "web", "mcp", "postgres", "otel", "google", "azure", "live", "temporal", "dbos")
+    faces = [r for name in names for r in extras[name]]
     only = _closure(faces) - core
     modules = {
         module
@@ -322,9 +319,10 @@ def test_the_extras_are_what_the_faces_need() -> None:
         "genai-prices",
     }
     extras = project["optional-dependencies"]
-    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,live]"]
+    assert extras["all"] == ["elelem[cli,web,mcp,postgres,otel,google,azure,live,temporal,dbos]"]
     assert {
-        "click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry", "websockets"
+        "click", "rich", "starlette", "uvicorn", "mcp", "psycopg", "opentelemetry", "websockets",
+        "temporalio", "dbos",
     } <= extra_only_modules()  # fmt: skip
 
 
@@ -341,7 +339,14 @@ sys.meta_path.insert(0, Blocker())
 
 # What needs an extra: the command and the terminal renderer (cli), the web
 # view (web), tracing (otel), the test kit's ASGI server (web).
-FACES = ("elelem.cli", "elelem.web", "elelem.telemetry", "elelem.testing.asgi")
+FACES = (
+    "elelem.cli",
+    "elelem.web",
+    "elelem.telemetry",
+    "elelem.testing.asgi",
+    "elelem.durable.temporal",
+    "elelem.durable.dbos",
+)
 RICH = ("elelem.render.renderer", "elelem.render.conversation")
 
 CORE_RUN = """

@@ -19,7 +19,7 @@ def hostile(mode: str, **options: float) -> MCPServer:
     return MCPServer.stdio(sys.executable, [SERVER, mode], name=mode, **options)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("mode", "step"), [("silent", "initialize"), ("no-list", "tools/list")])
+@pytest.mark.parametrize(("mode", "step"), [("silent", "the handshake"), ("no-list", "tools/list")])
 def test_a_server_that_never_answers_meets_the_startup_deadline(mode: str, step: str) -> None:
     with pytest.raises(MCPServerError) as caught, hostile(mode, startup_timeout=1.0):
         pass  # pragma: no cover - the connection fails

@@ -42,8 +42,14 @@ def test_the_servers_tools_with_their_schemas_as_given() -> None:
         ("radar", "A radar picture of a city, and where to find more.", {"properties": {"city": {
          "title": "City", "type": "string"}}, "required": ["city"], "title": "radarArguments", "type": "object"},
          False),
+        ("snapshot", "A camera picture of a city: an image only, with the same data structured.",
+         {"properties": {"city": {"title": "City", "type": "string"}}, "required": ["city"],
+          "title": "snapshotArguments", "type": "object"}, False),
         ("die", "Crash the server mid-call.", {"properties": {"reason": {"title": "Reason", "type": "string"}},
          "required": ["reason"], "title": "dieArguments", "type": "object"}, False),
+        ("read_resource", "Read a resource of the MCP server weather by its URI (as a resource link in one of "
+         "its results names it).", {"type": "object", "properties": {"uri": {"type": "string",
+         "description": "The resource's URI."}}, "required": ["uri"]}, True),
     ]  # fmt: skip
 
 
@@ -79,7 +85,7 @@ def test_the_loop_calls_a_stdio_servers_tools_and_maps_images_and_links(tmp_path
     assert second["content"][-1] == {"type": "image", "source": {"type": "base64",
                                      "media_type": "image/png", "data": "iVBORw0KGgo="}}  # fmt: skip
     tools = [t["name"] for t in __import__("json").loads(provider.requests[0].body)["tools"]]
-    assert tools == ["get_weather", "radar", "die"]
+    assert tools == ["get_weather", "radar", "snapshot", "die", "read_resource"]
 
 
 def test_a_server_that_dies_mid_call_is_an_error_result_and_a_failure_for_the_caller(
@@ -170,5 +176,30 @@ def test_a_streamable_http_server() -> None:
     finally:
         process.terminate()
         process.wait(10)
-    assert names == ["get_weather", "radar", "die"]
+    assert names == ["get_weather", "radar", "snapshot", "die", "read_resource"]
     assert outcome == ToolOutcome("18°C")
+
+
+def test_an_image_only_result_with_structured_content_is_sent_once() -> None:
+    async def main() -> ToolOutcome:
+        async with weather() as server:
+            (snapshot,) = [t for t in server.tools if t.name == "snapshot"]
+            return await snapshot.call('{"city": "Oslo"}')
+
+    outcome = asyncio.run(main())
+    assert outcome.content == ""  # not the image again, as base64 in the text (issue #40)
+    (image,) = outcome.attachments
+    assert (image.media_type, outcome.payloads) == ("image/png", ())
+
+
+def test_the_model_reads_a_resource_through_the_tool_elelem_offers() -> None:
+    async def main() -> tuple[ToolOutcome, ToolOutcome]:
+        async with weather() as server:
+            (reader,) = [t for t in server.tools if t.name == "read_resource"]
+            found = await reader.call('{"uri": "weather://stations"}')
+            return found, await reader.call('{"uri": "weather://nowhere"}')
+
+    found, missing = asyncio.run(main())
+    assert found == ToolOutcome("[resource <weather://stations>]\nParis, Oslo")
+    assert missing.is_error
+    assert missing.content.startswith("MCP error from weather: ")

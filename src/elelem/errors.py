@@ -20,11 +20,13 @@ the classes)::
     ├── ChatRefused (ValueError)  [web.chat]
     ├── ConfigError
     ├── DecodeError (ValueError)
+    ├── DurableError  [durable.wire]
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.common]
     ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError
+    │   └── BodyTooLarge (StreamError)  [tools.mcp_http]
     ├── ObserverError  [turns.engine]
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)
@@ -32,6 +34,7 @@ the classes)::
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.model]
     ├── RegistryError (ValueError)
+    ├── RemoteFailure  [durable.wire]
     ├── ResumeError (ValueError)  [turns.pending]
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]

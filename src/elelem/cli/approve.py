@@ -98,6 +98,10 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
     approvals = _decide(waiting, set(params.pop("yes")), set(params.pop("no")),
                         params.pop("all_calls"), ask)  # fmt: skip
     results = _results(waiting, params.pop("results"))
+    address = params.pop("temporal")
+    if address:
+        _deliver(address, str(conv.id), approvals, results)
+        return
     session = open_session(store, conv.id, params)
     toolset = session.toolset or Toolset()
     with toolset:
@@ -114,6 +118,19 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
     if session.renderer is not None:
         click.echo(f"conversation {sanitize_line(session.conversation.id)}", err=True)
     awaiting_line(session, result)
+
+
+def _deliver(
+    address: str, conv_id: str, approvals: dict[str, bool], results: dict[str, str]
+) -> None:
+    """Send the decisions to the conversation's durable run on Temporal
+    (its workers run the approved calls; the log shows the rest)."""
+    import asyncio
+
+    from elelem.cli.worker import temporal_delivery
+
+    asyncio.run(temporal_delivery(address)(conv_id, approvals, results))
+    click.echo(f"decisions sent to the durable run of {sanitize_line(conv_id)}", err=True)
 
 
 def _decision_options(fn: Any) -> Any:
@@ -138,6 +155,12 @@ def _decision_options(fn: Any) -> Any:
                 multiple=True,
                 metavar="CALL=TEXT",
                 help="The result of an external tool's call (repeatable).",
+            ),
+            click.option(
+                "--temporal",
+                metavar="HOST:PORT",
+                default=None,
+                help="The run is durable on this Temporal server: send it the decisions.",
             ),
         ]
     ):

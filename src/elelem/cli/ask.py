@@ -39,6 +39,7 @@ from elelem.cli.common import (
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
+from elelem.cli.mcp import prompt_of
 from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
@@ -384,6 +385,12 @@ def reasoning_asked() -> bool:
 @click.option("--xl", "--extract-last", "extract_last", is_flag=True, help="As -x, the last block.")
 @model_options
 @tool_options
+@click.option(
+    "--mcp-prompt",
+    metavar="'SERVER:NAME [KEY=VALUE]...'",
+    help="Start the question with a prompt of an --mcp server (SERVER: the name it gives "
+    "itself, or its place among the --mcp options, from 1), filled with the values given.",
+)
 @debug_option
 @guarded
 def ask_command(
@@ -417,12 +424,18 @@ def ask_command(
                 ) from None
             text, continue_ = continue_, "last"
     text, blocks = prompt_and_attachments(text, attachments, piped_stdin())
-    if not text and not blocks:
+    mcp_prompt = params.pop("mcp_prompt")
+    if not text and not blocks and not mcp_prompt:
         raise Failure("nothing to ask: give a PROMPT or pipe it on stdin", EXIT_USAGE)
     extracting = extract or extract_last
     session = open_session(store, continue_, {**params, "as_json": params["as_json"] or extracting})
     session.extract = extracting
-    with session.toolset or Toolset():
+    with session.toolset or Toolset() as toolset:
+        if mcp_prompt:
+            # The server's prompt goes first, as piped text does; its images too.
+            given = prompt_of(toolset.servers, mcp_prompt)
+            text = f"{given.content}\n\n{text}" if text else given.content
+            blocks = [*given.attachments, *blocks]
         result = session.answer(user_message(text, blocks))
     if extracting:
         code = extract_code(result.text, last=extract_last)

@@ -16,11 +16,13 @@ from elelem.cli.inspect import inspect_command
 from elelem.cli.keys import keys_group
 from elelem.cli.live import live_command
 from elelem.cli.manage import fork_command, rename_command, rm_command
+from elelem.cli.mcp import mcp_group
 from elelem.cli.models import aliases_command, config_group, models_command
 from elelem.cli.providers import providers_command
 from elelem.cli.serve import serve_command
 from elelem.cli.speak import speak_command
 from elelem.cli.transcribe import transcribe_command
+from elelem.cli.worker import worker_group
 
 COMMANDS: tuple[click.Command, ...] = (
     ask_command,
@@ -49,6 +51,8 @@ COMMANDS: tuple[click.Command, ...] = (
     speak_command,
     transcribe_command,
     live_command,
+    worker_group,
+    mcp_group,
 )
 """Every command and command group of ``elelem``: a new one is one row here."""
 

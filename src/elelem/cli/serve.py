@@ -99,6 +99,12 @@ def serve_token(given: str | None, new: Callable[[], str]) -> str:
     "URL stays the same from one start to the next).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the URL in the browser.")
+@click.option(
+    "--temporal",
+    metavar="HOST:PORT",
+    default=None,
+    help="The runs are durable on this Temporal server: Approve and Deny are sent to them.",
+)
 @functions_option
 @debug_option
 @guarded
@@ -108,6 +114,7 @@ def serve_command(
     model: str | None,
     given_token: str | None,
     open_browser: bool,
+    temporal: str | None,
     function_files: tuple[Path, ...],
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
@@ -117,6 +124,7 @@ def serve_command(
     --defer` or the library's approve="defer"."""
     import uvicorn
 
+    from elelem.cli.worker import temporal_delivery
     from elelem.providers import load_catalog
     from elelem.providers.models import known_models
     from elelem.web.app import create_app, new_token
@@ -174,6 +182,7 @@ def serve_command(
         port=bound_port,
         tools=list(tools),
         in_process={name: test_model() for name in TEST_MODEL_NAMES},
+        deliver=None if temporal is None else temporal_delivery(temporal),
     )
     config = server_config(app)
     try:

@@ -31,6 +31,7 @@ from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import FunctionTool, MCPServer, MCPServerError
+from elelem.tools.mcp import STARTUP_TIMEOUT
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
 
@@ -71,6 +72,15 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="'COMMAND ARGS'|URL",
             help="Start a local MCP server (a command line) or connect to one (an http(s) "
             "URL) and give the model its tools (repeatable).",
+        ),
+        click.option(
+            "--mcp-startup-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=STARTUP_TIMEOUT,
+            show_default=True,
+            metavar="SECONDS",
+            help="Seconds each --mcp server has for each start-up step (npx -y of a package "
+            "not yet cached can need more).",
         ),
         click.option(
             "--max-steps",
@@ -178,7 +188,11 @@ class Toolset:
         servers = []
         for spec in params.get("mcp_specs", ()):
             try:
-                servers.append(MCPServer.parse(spec))
+                servers.append(
+                    MCPServer.parse(
+                        spec, startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT)
+                    )
+                )
             except ValueError as exc:
                 raise Failure(f"--mcp {spec!r}: {exc}", EXIT_USAGE) from exc
         approve = bool(params.get("approve"))
@@ -206,6 +220,11 @@ class Toolset:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
         for server in self.servers:
+            # What the SDK warned of about the connection, as elelem reports it.
+            for note in server.notes:
+                if note.startswith(("warning:", "error:", "critical:")):
+                    line = f"MCP server {server.name}: {note}"
+                    click.echo(f"elelem: {sanitize_line(line)}", err=True)
             if server.failure is not None:
                 click.echo(f"elelem: {sanitize_line(server.failure)}", err=True)
 

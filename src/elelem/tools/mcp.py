@@ -1,8 +1,15 @@
-"""Local MCP servers as tools of the loop, through the official ``mcp`` SDK.
+"""MCP servers as tools of the loop, through the official ``mcp`` SDK's client.
 
 :class:`MCPServer` connects to one server over stdio (:meth:`MCPServer.stdio`,
-a subprocess elelem starts) or streamable HTTP (:meth:`MCPServer.http`), and
-its tools become :class:`MCPTool`\\ s, with the server's schemas as given.
+a subprocess elelem starts), Streamable HTTP (:meth:`MCPServer.http`) or the
+older HTTP+SSE transport (:meth:`MCPServer.sse`), and its tools become
+:class:`MCPTool`\\ s, with the server's schemas as given.  The SDK's client
+(``mcp.client.Client``) negotiates the newest revision both sides speak:
+2026-07-28 (stateless, ``server/discover``) or, with an older server, the
+``initialize`` handshake of 2025-11-25 or 2025-06-18.  elelem declares itself
+(``clientInfo`` ``elelem``), the roots it offers (the working folder unless
+told otherwise) and, when given an ``elicit`` callback, elicitation.
+
 The connection's lifetime is a context manager: ``async with`` on the
 caller's event loop, or ``with`` (the connection then lives on a loop of its
 own in a background thread, for :func:`elelem.run_sync` and the CLI)::
@@ -10,75 +17,162 @@ own in a background thread, for :func:`elelem.run_sync` and the CLI)::
     async with MCPServer.stdio("python", ["weather_server.py"]) as weather:
         await elelem.run(conv, client, model, "Weather in Paris?", tools=[weather])
 
-A call's result is mapped to the tool result: text content as it is, a
-resource link and an embedded text resource as a line naming it, an image as
-an image attachment, audio or a binary resource as a line naming its type and
-size (its bytes kept in the result's payload).  A server
-that dies mid-call gives the model an error result saying so, and the caller
-:attr:`MCPServer.failure` (every later call fails at once with it).
+The connection runs in a task of its own, so a transport that fails (a
+Streamable HTTP server that dies) ends that task and never cancels the
+caller's: a call in flight gets an error result saying what happened, the
+caller :attr:`MCPServer.failure` (every later call fails at once with it),
+and leaving the ``with`` is clean.  A 404 for an older revision's session
+(the server restarted) starts a new session and sends the call again, once.
+A server's ``notifications/tools/list_changed`` re-lists its tools (for the
+next run).  Progress a server reports on a call extends the call's timeout.
+A server that has resources gets one more tool, ``read_resource`` (after
+the ``prefix``), for the model to read one by the URI a result's
+``resource_link`` names.  A tool the server runs only as a task (``execution.taskSupport: required``)
+is not offered; :attr:`MCPServer.skipped` says why.  What the SDK logs about
+a connection and what the server logs are kept in :attr:`MCPServer.notes`
+(untrusted text), never written to the terminal.
+
+See :mod:`elelem.tools.mcp_result` for how a result is mapped.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
+import contextvars
+import logging
+import math
+import os
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import anyio
 import msgspec
 
-from elelem.errors import DecodeError, MCPServerError
+from elelem.errors import MCPServerError
 from elelem.tools.base import ToolOutcome
+from elelem.tools.mcp_asks import Elicit, elicitation_of, sdk_answer
+from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
+from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
 from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
-from elelem.vocabulary import ImageBlock, JSONValue, ProviderId, ProviderPayload, ToolSpec
-from elelem.vocabulary.json import decode_json
-
-MCP_PROVIDER = ProviderId("mcp")
-"""The provider name of the payload that keeps a result's non-text content."""
-
-CONTENT_FORMAT = "tool-result-content"
-"""Payload format: the MCP result's content list, as the server sent it."""
+from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
 
 DEFAULT_MCP_TIMEOUT = 60.0
 
 STARTUP_TIMEOUT = 30.0
-"""Seconds a server has to answer each start-up step (``initialize``, ``tools/list``)."""
+"""Seconds a server has to answer each start-up step (the handshake, ``tools/list``)."""
 
-MAX_RESULT = 1_000_000
-"""The most characters of one tool result's text sent to the model (and stored)."""
+MAX_NOTES = 200
+"""The most notes (log lines) one server keeps; older ones are dropped, and counted."""
+
+GRACE = 5.0
+"""Seconds a connection has to close (its session ended, its process stopped)."""
+
+_SERVER: contextvars.ContextVar[MCPServer | None] = contextvars.ContextVar(
+    "elelem_mcp_server", default=None
+)
+
+
+class _Notes(logging.Handler):
+    """The SDK's log records, kept as notes of the server whose connection
+    logged them (its task's context says which), never printed raw."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        server = _SERVER.get()
+        if server is not None:
+            server.note(f"{record.levelname.lower()}: {record.getMessage()}")
+
+
+_SDK_LOG = logging.getLogger("mcp")
+if not any(isinstance(h, _Notes) for h in _SDK_LOG.handlers):
+    # A handler of its own also keeps Python's last-resort handler from
+    # writing the SDK's warnings raw to stderr.
+    _SDK_LOG.addHandler(_Notes(logging.INFO))
+    if _SDK_LOG.level == logging.NOTSET:
+        _SDK_LOG.setLevel(logging.INFO)
+
+
+def _client_info() -> Any:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from mcp.types import Implementation
+
+    try:
+        mine = version("elelem")
+    except PackageNotFoundError:  # a source tree that was never installed
+        mine = "0"
+    return Implementation(name="elelem", version=mine)
 
 
 class MCPServer:
     """One MCP server connection (see the module docs).  Build it with
-    :meth:`stdio` or :meth:`http`; :attr:`tools` is filled once connected."""
+    :meth:`stdio`, :meth:`http` or :meth:`sse`; :attr:`tools` is filled once
+    connected.
+
+    ``roots`` are the folders the server is told it may work in (default:
+    the working folder at connection time); ``prefix`` is put before each
+    tool's name as the model sees it (two servers with a tool of one name);
+    ``elicit`` answers the server's requests for user input
+    (:mod:`elelem.tools.mcp_asks`); ``protocol`` is ``"auto"`` (the newest
+    revision both sides speak), ``"legacy"`` (the ``initialize`` handshake
+    only) or a 2026 revision to speak without asking."""
 
     def __init__(
         self,
         name: str,
-        connect: Any,
+        connect: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
         *,
         timeout: float | None = DEFAULT_MCP_TIMEOUT,
         startup_timeout: float = STARTUP_TIMEOUT,
         max_result: int = MAX_RESULT,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        prefix: str = "",
+        elicit: Elicit | None = None,
+        protocol: str = "auto",
         bounds: Bounds | None = None,
+        http: HTTPNotes | None = None,
     ) -> None:
         self.name = name
         self._connect = connect
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self.max_result = max_result
+        self.roots = None if roots is None else [Path(r) for r in roots]
+        self.prefix = prefix
+        self.elicit = elicit
+        self.protocol = protocol
         self._bounds = bounds or Bounds()
+        self._http = http
         self.tools: list[MCPTool] = []
+        self.skipped: dict[str, str] = {}
         self.failure: str | None = None
-        self.session: Any = None
-        self._stack: contextlib.AsyncExitStack | None = None
+        self.instructions: str | None = None
+        self.protocol_version: str | None = None
+        self.server_name: str | None = None
+        self.notes: list[str] = []
+        self.dropped_notes = 0
+        self.client: Any = None
+        self._step = "the handshake"
+        self._commands: Any = None
+        self._renewed: anyio.Event | None = None
+        self._calls: set[anyio.CancelScope] = set()
+        self._tasks: Any = None
         self._portal: Any = None
         self._portal_cm: Any = None
         self._sync_cm: Any = None
         self._errlog: Any = None
+        self._last_words = ""
+
+    # -- what the server said -------------------------------------------------------
+
+    def note(self, text: str) -> None:
+        """Keep one line the SDK or the server logged (the last :data:`MAX_NOTES`)."""
+        self.notes.append(text)
+        if len(self.notes) > MAX_NOTES:
+            del self.notes[0]
+            self.dropped_notes += 1
 
     def stderr_tail(self, limit: int = 300) -> str:
         """The end of what a stdio server wrote on its stderr (untrusted
@@ -98,14 +192,19 @@ class MCPServer:
         return self._bounds.noise
 
     def _last_stderr_line(self) -> str:
+        if self._errlog is None:
+            return self._last_words  # the server has stopped: what it wrote last
         tail = self.stderr_tail()
         return tail.splitlines()[-1] if tail else ""
 
     def _why(self, exc: BaseException, last: str | None = None) -> str:
-        """What failed, and the last line the server wrote on stderr (read
-        now unless given: the file is gone once the server is closed)."""
+        """What failed: what the transport saw (a line too long, an HTTP
+        status) or the error, and the last line a stdio server wrote on
+        stderr (read now unless given: the file is gone once it is closed)."""
         if self._bounds.failure is not None:
             return self._bounds.failure
+        if self._http is not None and (seen := self._http.explain()) is not None:
+            return seen
         if isinstance(exc, MCPServerError):
             return str(exc)  # ours: it says what happened already
         if last is None:
@@ -123,16 +222,15 @@ class MCPServer:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         name: str | None = None,
-        timeout: float | None = DEFAULT_MCP_TIMEOUT,
-        startup_timeout: float = STARTUP_TIMEOUT,
         max_line: int = MAX_LINE,
-        max_result: int = MAX_RESULT,
+        **options: Any,
     ) -> MCPServer:
         """A server started as a subprocess speaking MCP on its stdin/stdout.
 
         Each start-up step must be answered within ``startup_timeout``
         seconds; a stdout line longer than ``max_line`` bytes ends the
-        connection; a result's text is cut to ``max_result`` characters."""
+        connection; a result's text is cut to ``max_result`` characters.
+        ``options`` are those of the constructor."""
         label = name or _label([command, *args])
         bounds = Bounds(max_line)
         server: MCPServer
@@ -150,16 +248,10 @@ class MCPServer:
                     ) as streams:
                         yield streams
                 finally:
+                    server._last_words = server._last_stderr_line()
                     server._errlog = None
 
-        server = cls(
-            label,
-            connect,
-            timeout=timeout,
-            startup_timeout=startup_timeout,
-            max_result=max_result,
-            bounds=bounds,
-        )
+        server = cls(label, connect, bounds=bounds, **options)
         return server
 
     @classmethod
@@ -169,87 +261,75 @@ class MCPServer:
         *,
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
-        timeout: float | None = DEFAULT_MCP_TIMEOUT,
+        max_body: int = MAX_BODY,
+        **options: Any,
     ) -> MCPServer:
-        """A server at a streamable HTTP endpoint (``headers`` may hold its
-        token; they are sent to that server only)."""
-        from urllib.parse import urlsplit
-
-        from mcp.client.streamable_http import streamable_http_client
-
-        label = name or urlsplit(url).hostname or url
-        given = dict(headers or {})
-
-        @contextlib.asynccontextmanager
-        async def connect() -> AsyncIterator[Any]:
-            import httpx2
-
-            async with (
-                httpx2.AsyncClient(headers=given, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
-                streamable_http_client(url, http_client=http) as streams,
-            ):
-                yield streams
-
-        return cls(label, connect, timeout=timeout)
+        """A server at a Streamable HTTP endpoint (``headers`` may hold its
+        token; they are sent to that server only).  A JSON reply longer than
+        ``max_body`` bytes fails the request it answers."""
+        return cls._remote(streamable_http, url, headers, name, max_body, options)
 
     @classmethod
-    def parse(cls, spec: str, *, timeout: float | None = DEFAULT_MCP_TIMEOUT) -> MCPServer:
+    def sse(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        name: str | None = None,
+        max_body: int = MAX_BODY,
+        **options: Any,
+    ) -> MCPServer:
+        """A server at an HTTP+SSE endpoint (the transport older servers
+        still serve, usually at ``/sse``)."""
+        return cls._remote(legacy_sse, url, headers, name, max_body, options)
+
+    @classmethod
+    def _remote(
+        cls,
+        transport: Callable[[str, HTTPNotes, Mapping[str, str]], Any],
+        url: str,
+        headers: Mapping[str, str] | None,
+        name: str | None,
+        max_body: int,
+        options: Mapping[str, Any],
+    ) -> MCPServer:
+        notes = HTTPNotes(url, max_body)
+        given = dict(headers or {})
+        return cls(name or _host(url), lambda: transport(url, notes, given), http=notes, **options)
+
+    @classmethod
+    def parse(cls, spec: str, **options: Any) -> MCPServer:
         """A server from a command line (``'uvx some-server --flag'``) or an
-        ``http(s)://`` URL, as the CLI's ``--mcp`` takes it."""
+        ``http(s)://`` URL (one whose path ends in ``/sse``: the HTTP+SSE
+        transport), as the CLI's ``--mcp`` takes it."""
         import shlex
+        from urllib.parse import urlsplit
 
         if spec.startswith(("http://", "https://")):
-            return cls.http(spec, timeout=timeout)
+            if urlsplit(spec).path.rstrip("/").endswith("/sse"):
+                return cls.sse(spec, **options)
+            return cls.http(spec, **options)
         words = shlex.split(spec)
         if not words:
             raise ValueError("an MCP server needs a command or a URL")
-        return cls.stdio(words[0], words[1:], timeout=timeout)
+        return cls.stdio(words[0], words[1:], **options)
 
     # -- lifetime ----------------------------------------------------------------
 
     async def __aenter__(self) -> MCPServer:
-        from mcp.client.session import ClientSession
-
-        stack = contextlib.AsyncExitStack()
+        tasks = anyio.create_task_group()
+        await tasks.__aenter__()
         try:
-            read, write, *_ = await stack.enter_async_context(self._connect())
-            session = await stack.enter_async_context(ClientSession(read, write))
-            with self._step("initialize"):
-                await session.initialize()
-            with self._step("tools/list"):
-                listed = await _list_tools(session)
-        except BaseException as exc:
-            last = self._last_stderr_line()  # before the stack closes the server's stderr file
-            failure: BaseException = exc
-            try:
-                await stack.aclose()
-            except Exception as closing:  # noqa: BLE001 - it is the failure itself
-                # The HTTP transport's task group cancels the setup when the
-                # connection fails, then raises that failure as it closes:
-                # the setup only saw the cancellation.
-                failure = closing
-            if not isinstance(failure, Exception):
-                raise
-            why = self._why(failure, last)
-            raise MCPServerError(f"MCP server {self.name!r} could not be started: {why}") from (
-                failure
-            )
-        self._stack = stack
-        self.session = session
-        self.tools = [MCPTool(self, t) for t in listed]
+            failure = await tasks.start(self._hold)
+        except BaseException:
+            tasks.cancel_scope.cancel()
+            await tasks.__aexit__(None, None, None)
+            raise
+        if failure is not None:
+            await tasks.__aexit__(None, None, None)
+            raise failure
+        self._tasks = tasks
         return self
-
-    @contextlib.contextmanager
-    def _step(self, step: str) -> Iterator[None]:
-        """A start-up step, bounded by :attr:`startup_timeout`: a server that
-        never answers is an error naming the step, not a hang."""
-        try:
-            with anyio.fail_after(self.startup_timeout):
-                yield
-        except TimeoutError:
-            if self._bounds.failure is not None:
-                raise MCPServerError(self._bounds.failure) from None
-            raise MCPServerError(f"no answer to {step} within {self.startup_timeout} s") from None
 
     async def __aexit__(
         self,
@@ -257,15 +337,204 @@ class MCPServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        stack, self._stack, self.session = self._stack, None, None
-        if stack is not None:
-            try:
-                await stack.aclose()
-            except Exception as error:  # noqa: BLE001 - a dead server's transport may fail to close
-                if self.failure is None:
-                    self.failure = (
-                        f"MCP server {self.name!r} did not close cleanly: {_reason(error)}"
-                    )
+        tasks, self._tasks = self._tasks, None
+        if tasks is None:
+            return
+        await self._command("close")
+        # A transport that never closes is cut off.
+        tasks.cancel_scope.deadline = anyio.current_time() + 3 * GRACE
+        await tasks.__aexit__(None, None, None)
+
+    async def _command(self, what: str) -> None:
+        commands = self._commands
+        if commands is not None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await commands.send(what)
+
+    async def _hold(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """The connection's own task: it opens the SDK client, serves the
+        commands (re-list, renew the session, close) and, however the
+        connection ends, records why instead of raising into the caller."""
+        _SERVER.set(self)  # the SDK's log lines of this connection are this server's notes
+        send, receive = anyio.create_memory_object_stream[str](8)
+        self._commands = send
+        started = False
+        try:
+            while True:
+                outcome = await self._session(receive, started, task_status)
+                started = True
+                if outcome != "renew":
+                    return
+        finally:
+            self._commands = None
+            send.close()
+            receive.close()
+            for scope in list(self._calls):
+                scope.cancel()
+            if self._renewed is not None:
+                self._renewed.set()
+
+    async def _session(self, commands: Any, started: bool, task_status: Any) -> str:
+        """One session: ``"renew"`` when another must follow, else ``"end"``."""
+        self._last_words = ""
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.startup_timeout) as startup:
+                async with self._open() as client:
+                    await self._absorb(client)
+                    startup.deadline = math.inf
+                    self.client = client
+                    if not started:
+                        started = True
+                        task_status.started(None)
+                    elif self._renewed is not None:
+                        self._renewed.set()
+                    what = await self._serve(client, commands)
+                    if what != "lost":
+                        return what
+            if startup.cancelled_caught:
+                raise MCPServerError(f"no answer to {self._step} within {self.startup_timeout} s")
+            raise MCPServerError("the connection ended")
+        except Exception as exc:  # noqa: BLE001 - told to the caller, never raised into its task
+            why = self._why(exc)
+            if not started:
+                error = MCPServerError(f"MCP server {self.name!r} could not be started: {why}")
+                error.__cause__ = exc
+                task_status.started(error)
+            elif self.failure is None:
+                self.failure = f"MCP server {self.name!r} stopped: {why}"
+            return "end"
+        finally:
+            self.client = None
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[Any]:
+        from mcp.client import Client
+
+        self._step = "the handshake"
+        client = Client(
+            self._connect(),
+            mode=self.protocol,
+            client_info=_client_info(),
+            list_roots_callback=self._list_roots,
+            logging_callback=self._logged,
+            message_handler=self._message,
+            elicitation_callback=self._elicited if self.elicit is not None else None,
+        )
+        async with client:
+            self.protocol_version = client.protocol_version
+            info = client.server_info
+            self.server_name = info.name if info is not None else None
+            self.instructions = client.instructions
+            yield client
+
+    async def _absorb(self, client: Any) -> None:
+        """List the server's tools (every page, fresh) into :attr:`tools`."""
+        self._step = "tools/list"
+        listed: list[Any] = []
+        cursor = None
+        while True:
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self.skipped = {t.name: _why_skipped(t) for t in listed if _why_skipped(t)}
+        tools = [MCPTool(self, t) for t in listed if t.name not in self.skipped]
+        if client.server_capabilities.resources is not None:
+            tools.append(MCPResourceReader(self))
+        self.tools = tools
+
+    async def _serve(self, client: Any, commands: AsyncIterator[str]) -> str:
+        async for what in commands:
+            if what == "relist":
+                await self._absorb(client)
+            else:
+                return what
+        return "lost"  # pragma: no cover - the stream closes only with the task
+
+    async def prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> ToolOutcome:
+        """The server's prompt ``name`` filled with ``arguments``, as the text
+        (and images) of one user message: its user messages' content mapped
+        like a tool result's, joined.  A prompt with an assistant message is
+        an :class:`MCPServerError` (a conversation to replay, not one message)."""
+        if self._portal is not None:
+            import anyio.to_thread
+
+            return await anyio.to_thread.run_sync(
+                self._portal.call, self._prompt, name, dict(arguments or {})
+            )
+        return await self._prompt(name, dict(arguments or {}))
+
+    async def _prompt(self, name: str, arguments: dict[str, str]) -> ToolOutcome:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CallToolResult
+
+        if self.client is None:
+            raise MCPServerError(self.failure or f"MCP server {self.name!r} is not connected")
+        try:
+            got = await self.client.get_prompt(name, arguments)
+        except MCPError as exc:
+            raise MCPServerError(f"MCP server {self.name!r}: prompt {name!r}: {exc}") from exc
+        roles = sorted({m.role for m in got.messages} - {"user"})
+        if roles:
+            raise MCPServerError(
+                f"MCP server {self.name!r}: prompt {name!r} has {', '.join(roles)} messages: "
+                "elelem takes a prompt of user messages only"
+            )
+        content = [m.content for m in got.messages]
+        return result_outcome(CallToolResult(content=content), self.max_result)
+
+    def prompt_sync(self, name: str, arguments: Mapping[str, str] | None = None) -> ToolOutcome:
+        """:meth:`prompt` for the blocking lifetime (``with``)."""
+        if self._portal is None:
+            raise MCPServerError(f"MCP server {self.name!r} is not connected (with ...)")
+        outcome: ToolOutcome = self._portal.call(self._prompt, name, dict(arguments or {}))
+        return outcome
+
+    def _session_lost(self) -> bool:
+        return self._http is not None and self._http.session_lost
+
+    async def renew(self) -> bool:
+        """Start a new session (the server forgot the old one); True when
+        the new session is up."""
+        renewed = self._renewed
+        if renewed is None or renewed.is_set():
+            if self._http is not None:
+                self._http.session_lost = False
+            renewed = self._renewed = anyio.Event()
+            await self._command("renew")
+        await renewed.wait()
+        return self.client is not None and self.failure is None
+
+    # -- what the server asks ------------------------------------------------------
+
+    async def _list_roots(self, context: Any) -> Any:
+        from mcp.types import ListRootsResult, Root
+
+        folders = self.roots if self.roots is not None else [Path.cwd()]
+        return ListRootsResult(
+            roots=[Root(uri=f.resolve().as_uri(), name=f.resolve().name) for f in folders]  # type: ignore[arg-type]
+        )
+
+    async def _logged(self, params: Any) -> None:
+        data = params.data if isinstance(params.data, str) else msgspec.json.encode(params.data)
+        text = data if isinstance(data, str) else data.decode()
+        self.note(f"server {params.level}: {text}")
+
+    async def _message(self, message: Any) -> None:
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            await self._command("relist")
+        elif isinstance(message, Exception):
+            self.note(f"transport: {_reason(message)}")
+
+    async def _elicited(self, context: Any, params: Any) -> Any:
+        assert self.elicit is not None
+        answer = await self.elicit(elicitation_of(self.name, params))
+        return sdk_answer(answer)
+
+    # -- the blocking lifetime ---------------------------------------------------
 
     def __enter__(self) -> MCPServer:
         from anyio.from_thread import start_blocking_portal
@@ -300,78 +569,17 @@ class MCPServer:
         return f"MCPServer({self.name!r}, tools={[t.name for t in self.tools]!r})"
 
 
-class MCPTool:
-    """One tool of a connected :class:`MCPServer`, as a tool of the loop."""
-
-    def __init__(self, server: MCPServer, tool: Any) -> None:
-        self.server = server
-        self.name: str = tool.name
-        schema: JSONValue = msgspec.convert(tool.input_schema, JSONValue)
-        self.spec = ToolSpec(tool.name, tool.description or "", schema)
-        hints = tool.annotations
-        # The server's own word that a call may be repeated (read-only tools can).
-        self.idempotent = bool(
-            hints is not None and (hints.idempotent_hint or hints.read_only_hint)
-        )
-        self.timeout = server.timeout
-
-    async def call(self, arguments: str) -> ToolOutcome:
-        """Call the tool on its server; see the module docs for the result."""
-        server = self.server
-        if server.failure is not None:
-            return ToolOutcome(server.failure, is_error=True)
-        try:
-            given = decode_json(arguments) if arguments.strip() else {}
-        except msgspec.DecodeError as exc:
-            return ToolOutcome(f"invalid arguments for {self.name}: {exc}", is_error=True)
-        if not isinstance(given, dict):
-            return ToolOutcome(
-                f"invalid arguments for {self.name}: not a JSON object", is_error=True
-            )
-        if server._portal is not None:
-            import anyio.to_thread
-
-            # The connection lives on its own loop: hop there and back.
-            return await anyio.to_thread.run_sync(
-                server._portal.call, self._call, given, abandon_on_cancel=True
-            )
-        return await self._call(given)
-
-    async def _call(self, given: dict[str, Any]) -> ToolOutcome:
-        server = self.server
-        if server.session is None:
-            return ToolOutcome(f"MCP server {server.name!r} is not connected", is_error=True)
-        try:
-            result = await server.session.call_tool(self.name, given)
-        except Exception as exc:  # noqa: BLE001 - told to the model, kept for the caller
-            from mcp.shared.exceptions import MCPError
-
-            if isinstance(exc, MCPError) and not _is_closed(exc):
-                # The server answered with a protocol error: the server lives on.
-                return ToolOutcome(f"MCP error from {server.name}: {exc}", is_error=True)
-            server.failure = (
-                f"MCP server {server.name!r} stopped during a call of {self.name}: "
-                f"{server._why(exc)}"
-            )
-            return ToolOutcome(server.failure, is_error=True)
-        return result_outcome(result, server.max_result)
-
-    def __repr__(self) -> str:
-        return f"MCPTool({self.server.name}.{self.name})"
+def _why_skipped(tool: Any) -> str:
+    execution = getattr(tool, "execution", None)
+    if execution is not None and execution.task_support == "required":
+        return "it runs only as a task (execution.taskSupport: required), which elelem does not run"
+    return ""
 
 
-async def _list_tools(session: Any) -> list[Any]:
-    from mcp.types import PaginatedRequestParams
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
 
-    tools: list[Any] = []
-    cursor = None
-    while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            return tools
+    return urlsplit(url).hostname or url
 
 
 def _label(words: Sequence[str]) -> str:
@@ -381,11 +589,6 @@ def _label(words: Sequence[str]) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _is_closed(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "closed" in text or "terminated" in text
-
-
 def _reason(exc: BaseException) -> str:
     """``Type: text`` of an error; of a group, of the errors it holds (a task
     group's wrapper says nothing of what failed)."""
@@ -393,64 +596,6 @@ def _reason(exc: BaseException) -> str:
         return "; ".join(_reason(inner) for inner in exc.exceptions)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _image(data: str, media_type: str) -> ImageBlock | None:
-    """An MCP image as an image block (None when its bytes or type are not
-    an image elelem can send: then it is kept as a payload)."""
-    try:
-        return ImageBlock.from_bytes(base64.b64decode(data, validate=True), media_type)
-    except (ValueError, DecodeError):
-        return None
-
-
-def _size(data: str) -> int:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except ValueError:
-        return len(data)
-
-
-def result_outcome(result: Any, max_result: int = MAX_RESULT) -> ToolOutcome:
-    """An MCP ``CallToolResult`` as the tool result the model is sent; text
-    past ``max_result`` characters is cut, and the text says so."""
-    lines: list[str] = []
-    kept: list[JSONValue] = []
-    attachments: list[ImageBlock] = []
-    for block in result.content:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            lines.append(block.text)
-        elif kind == "image" and (image := _image(block.data, block.mime_type)) is not None:
-            attachments.append(image)
-        elif kind in ("image", "audio"):
-            lines.append(f"[{kind} {block.mime_type}, {_size(block.data)} bytes]")
-            kept.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-        elif kind == "resource_link":
-            mime = f" ({block.mime_type})" if block.mime_type else ""
-            lines.append(f"[resource {block.name} <{block.uri}>{mime}]")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if text is not None:
-                lines.append(f"[resource <{resource.uri}>]\n{text}")
-            else:
-                mime = f" {resource.mime_type}" if resource.mime_type else ""
-                lines.append(f"[resource <{resource.uri}>{mime}, {_size(resource.blob)} bytes]")
-                kept.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-        else:
-            raw = block.model_dump(mode="json", by_alias=True, exclude_none=True)
-            lines.append(msgspec.json.encode(raw).decode())
-    if not lines and result.structured_content is not None:
-        lines.append(msgspec.json.encode(result.structured_content).decode())
-    payloads = (ProviderPayload(MCP_PROVIDER, CONTENT_FORMAT, None, kept),) if kept else ()
-    text = "\n".join(lines)
-    if len(text) > max_result:
-        text = (
-            f"{text[:max_result]}\n[elelem: the result was cut to its first {max_result} of "
-            f"{len(text)} characters]"
-        )
-    return ToolOutcome(text, bool(result.is_error), payloads, tuple(attachments))
 
 
 __all__ = [

@@ -4,7 +4,8 @@ The ``mcp`` SDK's ``stdio_client`` joins a server's stdout into lines with
 no limit (one endless line grows memory without end, and each chunk copies
 the line so far) and logs a traceback for every line that is not JSON-RPC
 (a chatty server filled stderr with megabytes of them).  This transport
-speaks the same newline-delimited JSON-RPC to the SDK's ``ClientSession``:
+speaks the same newline-delimited JSON-RPC to the SDK's client
+(``mcp.client.Client``):
 
 - a line longer than ``max_line`` bytes ends the connection; the transport's
   :attr:`Bounds.failure` says so, and every request then fails;
@@ -52,7 +53,7 @@ async def bounded_stdio(
     bounds: Bounds,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``command args`` and yield the (read, write) streams of its
-    JSON-RPC messages, for :class:`mcp.client.session.ClientSession`."""
+    JSON-RPC messages, for the SDK's client (``mcp.client.Client``)."""
     from mcp.client.stdio import get_default_environment
     from mcp.shared.message import SessionMessage
 

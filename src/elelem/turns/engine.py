@@ -491,11 +491,16 @@ class TurnEngine:
             # messages (an Anthropic container) travels with the history.
             # A model standing for several (a fallback) gets every
             # provider's and hands each target its own.
-            "response_payloads": self.conversation.response_payloads(
-                self.target.provider if isinstance(self.target, Target) else None
-            ),
+            "response_payloads": self.conversation.response_payloads(self.payloads_provider()),
             **self.request,
         }
+
+    def payloads_provider(self) -> str | None:
+        """Whose earlier response payloads travel with each request: a
+        catalog target's provider's; None (every provider's) for a model
+        standing for several.  A durable driver, whose workflow holds only
+        the target's name, answers from what its worker resolved."""
+        return self.target.provider if isinstance(self.target, Target) else None
 
     def interrupted(self, stream: StreamView, drafts: ResponseDrafts, exc: BaseException) -> Append:
         """What an interrupted response commits: its partial parts and an

@@ -29,7 +29,7 @@ from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.gate import TokenGate, new_token
 from elelem.web.routes import render, static, talk, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
-from elelem.web.site import Site
+from elelem.web.site import Deliver, Site
 
 
 def create_app(
@@ -45,6 +45,7 @@ def create_app(
     body_timeout: float = BODY_TIMEOUT,
     tools: Sequence[Any] = (),
     in_process: Mapping[str, Any] | None = None,
+    deliver: Deliver | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -68,6 +69,10 @@ def create_app(
     page's Approve or Deny (:mod:`elelem.web.approvals`).  ``in_process``
     maps a model name the chat form may give to a model answering in-process
     (``elelem serve`` maps ``test`` to ``-m test``'s model).
+    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``deliver``
+    (``elelem serve --temporal``) hands the page's decisions to the durable
+    run that waits for them instead of resuming the run here (see
+    docs/durable.md).
     """
     site = Site(
         store,
@@ -80,6 +85,7 @@ def create_app(
         body_timeout=body_timeout,
         tools=tools,
         in_process=in_process,
+        deliver=deliver,
     )
     routes = [
         *render.routes(site),

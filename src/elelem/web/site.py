@@ -6,7 +6,7 @@ create_app` makes one :class:`Site`; each route module under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -18,6 +18,11 @@ from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
 from elelem.turns.toolloop import ToolLoop
 from elelem.web import html, pages
+
+Deliver = Callable[[str, dict[str, bool], dict[str, str]], Awaitable[None]]
+"""Hands a stopped run's decisions to the durable run that waits for them
+(``elelem serve --temporal``): the conversation id, the approvals, the
+external results."""
 
 
 class Site:
@@ -37,8 +42,10 @@ class Site:
         body_timeout: float,
         tools: Sequence[Any],
         in_process: Mapping[str, Any] | None = None,
+        deliver: Deliver | None = None,
     ) -> None:
         self.store = store
+        self.deliver = deliver
         self.token = token
         self.model = model
         self.redactor = redactor
@@ -140,4 +147,4 @@ def _default_client() -> Any:
     return Client()
 
 
-__all__ = ["Site"]
+__all__ = ["Deliver", "Site"]

@@ -1,6 +1,7 @@
 """The chat API: ``POST /api/chat`` runs a turn of a stored conversation
 (or a new one) through the turn engine and relays it as the UI message
 stream; ``POST /api/resume`` resumes a run waiting on approvals or results
+(or, for a durable run, hands the decisions to it: 202)
 (:mod:`elelem.web.approvals`)."""
 
 from __future__ import annotations
@@ -103,12 +104,18 @@ def routes(site: Site) -> list[Route]:
         refused = no_such_model(site.make_client, data.model) if data.model else None
         if refused is not None:
             return PlainTextResponse(f"cannot resume: {refused}", status_code=400)
+        # A durable run's approved calls run on its workers, with their tools.
+        tool_names = site.tool_names if site.deliver is None else None
         try:
-            check_resume(conversation, data.approvals, data.results, site.tool_names)
+            check_resume(conversation, data.approvals, data.results, tool_names)
         except ResumeError as exc:
             # Decided already (a second click, a replayed request): nothing to do.
             code = 409 if pending(conversation) is None else 400
             return PlainTextResponse(f"cannot resume: {sanitize_line(str(exc))}", status_code=code)
+        if site.deliver is not None:
+            await site.deliver(conversation.id, dict(data.approvals), dict(data.results))
+            # The run goes on on its workers; its page shows the log as it grows.
+            return PlainTextResponse("sent to the durable run", status_code=202)
         # Taken before the first await, so a second request sees it: the
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)

@@ -1,0 +1,155 @@
+"""``elelem mcp``: look at an MCP server without a model.
+
+``elelem mcp tools SERVER`` connects to a server (a command line or an
+``http(s)://`` URL, as ``--mcp`` takes it), says which revision it speaks
+and lists its tools (and those not offered, with the reason); each
+``--call NAME JSON`` then calls one tool with those arguments and prints the
+result.  A server that asks for input is answered as ``--elicit`` says:
+``decline`` (the default: nobody is asked), ``defaults`` (accept every form
+with its fields' defaults) — the command is also the MCP conformance
+suite's client under test.  Everything the server sent is shown sanitized.
+It fails (status 1) when the server cannot be reached or stops, and (2)
+when a ``--call`` names no tool the server offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from elelem.cli.common import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
+from elelem.errors import MCPServerError
+from elelem.render.sanitize import sanitize, sanitize_line
+from elelem.tools.base import ToolOutcome
+
+ELICIT_CHOICES = ("decline", "defaults")
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Look at MCP servers: their tools, and a call of one."""
+
+
+@mcp_group.command("tools")
+@click.argument("server")
+@click.option(
+    "--call",
+    "calls",
+    nargs=2,
+    multiple=True,
+    metavar="NAME JSON",
+    help="Call tool NAME with the JSON object of arguments (repeatable).",
+)
+@click.option(
+    "--elicit",
+    type=click.Choice(ELICIT_CHOICES),
+    default="decline",
+    show_default=True,
+    help="How a server's request for input is answered.",
+)
+@click.option(
+    "--protocol",
+    default="auto",
+    show_default=True,
+    help="auto (the newest both sides speak), legacy (the initialize handshake), "
+    "or a 2026 revision.",
+)
+@click.option(
+    "--startup-timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds the server has for each start-up step.",
+)
+@guarded
+def tools_command(
+    server: str,
+    calls: tuple[tuple[str, str], ...],
+    elicit: str,
+    protocol: str,
+    startup_timeout: float,
+) -> None:
+    """List the tools of SERVER, then make each --call."""
+    from elelem.tools.mcp import MCPServer
+    from elelem.tools.mcp_asks import accept_defaults, decline
+
+    try:
+        connection = MCPServer.parse(
+            server,
+            elicit=accept_defaults if elicit == "defaults" else decline,
+            protocol=protocol,
+            startup_timeout=startup_timeout,
+        )
+    except ValueError as exc:
+        raise Failure(f"{server!r}: {exc}", EXIT_USAGE) from exc
+    try:
+        with connection:
+            _describe(connection)
+            unmade = [name for name, arguments in calls if not _call(connection, name, arguments)]
+    except MCPServerError as exc:
+        raise Failure(str(exc), EXIT_PROVIDER) from None
+    if connection.failure is not None:
+        raise Failure(connection.failure, EXIT_PROVIDER)
+    if unmade:
+        raise Failure(f"{len(unmade)} call(s) not made: {', '.join(unmade)}", EXIT_USAGE)
+
+
+def _describe(server: Any) -> None:
+    click.echo(f"{sanitize_line(server.name)} speaks MCP {server.protocol_version}")
+    for tool in server.tools:
+        summary = (tool.spec.description or "").strip().splitlines()[:1]
+        click.echo(f"  {sanitize_line(tool.name)}  {sanitize_line(' '.join(summary))}".rstrip())
+    for name, why in server.skipped.items():
+        click.echo(f"  ({sanitize_line(name)} not offered: {sanitize_line(why)})")
+
+
+def _call(server: Any, name: str, arguments: str) -> bool:
+    """Make one call and print its result (an error result is the tool's
+    answer, shown as such); False when there is no such tool."""
+    import anyio
+
+    tool = next((t for t in server.tools if t.name == name), None)
+    if tool is None:
+        click.echo(f"{sanitize_line(name)}: no such tool on this server", err=True)
+        return False
+    outcome = anyio.run(tool.call, arguments)
+    mark = "error" if outcome.is_error else "result"
+    click.echo(f"{sanitize_line(name)} {mark}: {sanitize(outcome.content)}")
+    for image in outcome.attachments:
+        click.echo(f"  [image {image.media_type}]")
+    return True
+
+
+def prompt_of(servers: Sequence[Any], spec: str) -> ToolOutcome:
+    """The prompt ``--mcp-prompt 'SERVER:NAME KEY=VALUE …'`` names, from one
+    of the connected ``servers`` (SERVER: the name it gives itself, its
+    label, or its place among the ``--mcp`` options, from 1)."""
+    import shlex
+
+    usage = "--mcp-prompt takes 'SERVER:NAME [KEY=VALUE]...'"
+    words = shlex.split(spec)
+    if not words or ":" not in words[0]:
+        raise Failure(f"{usage}, not {spec!r}", EXIT_USAGE)
+    where, _, name = words[0].rpartition(":")
+    arguments: dict[str, str] = {}
+    for word in words[1:]:
+        key, given, value = word.partition("=")
+        if not given:
+            raise Failure(f"{usage}: {word!r} is not KEY=VALUE", EXIT_USAGE)
+        arguments[key] = value
+    found = [
+        s for place, s in enumerate(servers, 1) if where in (s.name, s.server_name, str(place))
+    ]
+    if not found:
+        known = ", ".join(repr(s.server_name or s.name) for s in servers) or "none (give --mcp)"
+        raise Failure(f"--mcp-prompt: no MCP server {where!r} (servers: {known})", EXIT_USAGE)
+    try:
+        outcome: ToolOutcome = found[0].prompt_sync(name, arguments)
+    except MCPServerError as exc:
+        raise Failure(str(exc), EXIT_PROVIDER) from None
+    return outcome
+
+
+__all__ = ["mcp_group", "prompt_of"]

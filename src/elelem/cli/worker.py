@@ -1,0 +1,173 @@
+"""``elelem worker temporal``: a worker process of durable runs.
+
+It runs elelem's workflow and activities (:mod:`elelem.durable.temporal`) on
+a task queue, writing to the store of ``$ELELEM_STORE`` (a SQLite file on one
+machine, a PostgreSQL URL across machines) with the providers, keys and
+retry policy of its own environment.  ``--tools`` imports the modules that
+hold the runs' tools (a file, or an importable module), so the import paths
+the runs name (``tools:lookup``) resolve in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from elelem.cli.common import EXIT_USAGE, Failure, guarded, store_from_env
+from elelem.render import sanitize_line
+
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+
+
+def durable_module(extra: str, what: str) -> Any:
+    """``elelem.durable.<extra>``, or a failure naming the extra ``what``
+    needs (exit 2, as the command does for the cli extra)."""
+    try:
+        return importlib.import_module(f"elelem.durable.{extra}")
+    except ModuleNotFoundError as exc:
+        raise Failure(
+            f"{what} needs the {extra} extra ({exc.name} is not installed): "
+            f"pip install 'elelem[{extra}]'",
+            2,
+        ) from None
+
+
+def temporal_delivery(address: str, what: str = "--temporal") -> Any:
+    """What hands approval decisions to a durable run on the Temporal server
+    at ``address`` (:func:`elelem.durable.temporal.decide`): an async
+    function of the conversation id, the approvals and the results."""
+    temporal = durable_module("temporal", what)
+
+    async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
+        from temporalio.client import Client as TemporalClient
+
+        client = await TemporalClient.connect(address)
+        await temporal.decide(client, conv_id, approvals=approvals, results=results)
+
+    return deliver
+
+
+def import_tools(reference: str) -> None:
+    """Import ``reference``: a ``.py`` file (its folder put on the import
+    path, so the runs name its tools ``stem:function``) or a module name."""
+    if reference.endswith(".py"):
+        path = Path(reference).resolve()
+        if not path.is_file():
+            raise Failure(f"--tools {sanitize_line(reference)}: no such file", EXIT_USAGE)
+        folder = str(path.parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        reference = path.stem
+    try:
+        importlib.import_module(reference)
+    except ImportError as exc:
+        raise Failure(
+            f"--tools {sanitize_line(reference)}: cannot import it: {sanitize_line(str(exc))}",
+            EXIT_USAGE,
+        ) from None
+
+
+tools_option = click.option(
+    "--tools",
+    "tool_modules",
+    multiple=True,
+    metavar="FILE.py|MODULE",
+    help="Import the module holding the runs' tools (repeatable).",
+)
+"""``--tools``, of both workers: read by :func:`import_tools`."""
+
+
+@click.group("worker")
+def worker_group() -> None:
+    """Run a worker of durable runs (see docs/durable.md)."""
+
+
+@worker_group.command("temporal")
+@click.option("--task-queue", required=True, help="The task queue the runs are started on.")
+@click.option(
+    "--address",
+    envvar="ELELEM_TEMPORAL",
+    default=DEFAULT_ADDRESS,
+    show_default=True,
+    help="The Temporal server (or $ELELEM_TEMPORAL).",
+)
+@click.option("--namespace", default="default", show_default=True)
+@tools_option
+@click.option(
+    "--sticky-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds before a run this worker cached moves to another worker if it dies.",
+)
+@guarded
+def temporal_worker(
+    task_queue: str,
+    address: str,
+    namespace: str,
+    tool_modules: tuple[str, ...],
+    sticky_timeout: float,
+) -> None:
+    """Run elelem's Temporal workflow and activities on TASK-QUEUE until stopped."""
+    temporal = durable_module("temporal", "the worker")
+    from temporalio.client import Client as TemporalClient
+
+    for reference in tool_modules:
+        import_tools(reference)
+    store = store_from_env()
+
+    async def serve() -> None:
+        from elelem.client import Client
+
+        client = await TemporalClient.connect(address, namespace=namespace)
+        options: dict[str, Any] = {
+            "sticky_queue_schedule_to_start_timeout": timedelta(seconds=sticky_timeout)
+        }
+        async with Client() as elelem_client:
+            worker = temporal.worker(
+                client, task_queue, store=store, elelem_client=elelem_client, **options
+            )
+            click.echo(f"worker on task queue {sanitize_line(task_queue)}", err=True)
+            await worker.run()
+
+    asyncio.run(serve())  # until stopped: its runs move to the other workers
+
+
+@worker_group.command("dbos")
+@click.option(
+    "--system-database",
+    envvar="ELELEM_DBOS_DATABASE",
+    required=True,
+    metavar="URL",
+    help="DBOS's system database: sqlite:///PATH on one machine, postgresql://… across machines "
+    "(or $ELELEM_DBOS_DATABASE).",
+)
+@click.option(
+    "--executor-id",
+    required=True,
+    help="This worker's name: started again under it, it finishes the runs it had.",
+)
+@tools_option
+@guarded
+def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str, ...]) -> None:
+    """Run elelem's DBOS workflow, taking runs from the elelem queue until stopped."""
+    import threading
+
+    from elelem.client import Client
+
+    dbos = durable_module("dbos", "the worker")
+
+    for reference in tool_modules:
+        import_tools(reference)
+    dbos.launch(store_from_env(), system_database, elelem_client=Client(), executor_id=executor_id)
+    click.echo(f"worker {sanitize_line(executor_id)} on queue {dbos.QUEUE}", err=True)
+    threading.Event().wait()  # DBOS works in its own threads until the process is stopped
+
+
+__all__ = ["durable_module", "import_tools", "temporal_delivery", "worker_group"]
