@@ -484,6 +484,8 @@ EXTRA_MODULES: Mapping[str, str] = {
     "google": "google",
     "azure": "azure",
     "websockets": "live",
+    "temporalio": "temporal",
+    "dbos": "dbos",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""
