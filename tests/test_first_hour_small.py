@@ -119,3 +119,13 @@ def test_a_replayed_recording_without_its_request_is_titled_from_its_answer(
     assert info.title is not None and not info.title.startswith("(recorded interaction")
     assert info.title.endswith(f"… ({cassette.name})")
     assert info.title.startswith("Based on")
+
+
+def test_demo_keep_lists_the_conversation_it_played_not_the_whole_log(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    for n in range(3):
+        assert run(env, "ask", "-m", "test", f"question {n}").returncode == 0
+    played = run(env, "demo", "--pace", "0", "--keep")
+    assert played.returncode == 0, played.stderr
+    tail = played.stdout.rsplit("elelem log:\n", 1)[1]
+    assert len(tail.splitlines()) == 1 and "anthropic:claude-sonnet-4-5" in tail

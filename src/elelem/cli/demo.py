@@ -451,11 +451,11 @@ def demo_command(
     through the real client, parser, assembler, store and renderer."""
     renderer = make_renderer(reasoning, citations)
     with demo_store(keep) as (store, where):
-        play(cassette or sample_recording(), store, renderer, pace=pace)
+        played = play(cassette or sample_recording(), store, renderer, pace=pace)
         click.echo()
         click.echo(f"stored in {where}; elelem log:")
-        for info in store.list_conversations(limit=20):
-            click.echo(log_line(info))
+        # The conversation played, not the whole log of the user's store.
+        click.echo(log_line(store.info(played.id)))
 
 
 __all__ = [
