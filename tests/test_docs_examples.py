@@ -136,6 +136,10 @@ NOT_OFFLINE.update(
             "a worker runs until stopped; tests/test_durable_dbos_kill.py runs elelem "
             "worker dbos processes"
         ),
+        "elelem approve ID --yes CALL --dbos sqlite:///dbos.sqlite": (
+            "needs a durable run waiting on DBOS; tests/test_durable_dbos.py::"
+            "test_a_deferred_run_resumes_on_a_decide_message runs it"
+        ),
         "elelem approve ID --yes CALL --temporal 127.0.0.1:7233": (
             "needs a durable run waiting on a Temporal server; tests/test_durable_temporal.py::"
             "test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run runs it"

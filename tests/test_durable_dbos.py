@@ -74,9 +74,13 @@ def test_same_log_as_in_process_and_one_step_per_action(
 def test_a_deferred_run_resumes_on_a_decide_message(
     worker: tuple[SQLiteStore, str], tmp_path: Path, lines: Path
 ) -> None:
+    from click.testing import CliRunner
+
+    from elelem.cli import main
     from elelem.turns.pending import pending
 
     store, system = worker
+    store_path = store.path
     conv = Conversation.create(store)
 
     def waiting(after: Any = None) -> Any:
@@ -94,7 +98,14 @@ def test_a_deferred_run_resumes_on_a_decide_message(
         try:
             handle = await durable.start(client, conv.id, MODEL, "ask", tools=TOOLS, defer=True)
             first = await asyncio.to_thread(waiting)
-            await durable.decide(client, conv.id, approvals={first.approval[0].id: True})
+            # ``elelem approve --dbos`` reads what waits from the log and sends it.
+            approved = await asyncio.to_thread(
+                CliRunner().invoke,
+                main,
+                ["approve", conv.id, "--yes", first.approval[0].id, "--dbos", system],
+                env={"ELELEM_STORE": str(store_path), "ELELEM_HOME": str(tmp_path)},
+            )
+            assert approved.exit_code == 0, approved.output
             second = await asyncio.to_thread(waiting, first)
             await durable.decide(client, conv.id, approvals={second.approval[0].id: False})
             return await durable.result(handle)

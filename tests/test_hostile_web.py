@@ -121,5 +121,5 @@ def test_an_unknown_provider_is_a_400_before_any_stream(
             urllib.request.urlopen(request, timeout=30)
         body = refused.value.read().decode()
     assert refused.value.code == 400
-    assert body.startswith("unknown provider 'nosuch' (known: anthropic, ")
+    assert body.startswith("unknown provider 'nosuch' (known: alibaba, anthropic, ")
     assert store.list_conversations() == []  # nothing was started

@@ -225,3 +225,56 @@ def test_spoken_item_cut_and_sizes() -> None:
     assert (samples, rate, channels) == (b"\x01\x02" * 3, 16_000, 1)
     chunks = item.block("i", ProviderId("openai"), 24_000)
     assert isinstance(chunks[0], BlockStart) and isinstance(chunks[1], BlockEnd)
+
+
+def test_a_cut_after_the_response_ended_says_what_was_heard() -> None:
+    """Speech arrives faster than it plays: the user cuts in after
+    response.done, and the truncation still names what was heard."""
+    protocol = RealtimeProtocol(ProviderId("openai"))
+    chunk = base64.b64encode(pcm(100, 24_000)).decode()
+    base = {"response_id": "r", "item_id": "it", "output_index": 0, "content_index": 0}
+    frames = [{"type": "response.created", "response": {"id": "r"}}]
+    for word in ("a ", "b ", "c "):
+        frames.append({"type": "response.output_audio.delta", **base, "delta": chunk})
+        frames.append({"type": "response.output_audio_transcript.delta", **base, "delta": word})
+    frames.append({"type": "response.done", "response": {"id": "r", "status": "completed"}})
+    for frame in frames:
+        protocol.receive(json.dumps(frame))
+    (sent,) = protocol.send(Interrupt("it", 100))  # no response runs: no cancel
+    assert json.loads(sent)["audio_end_ms"] == 100
+    truncated = {"type": "conversation.item.truncated", "item_id": "it", "content_index": 0,
+                 "audio_end_ms": 100}  # fmt: skip
+    assert protocol.receive(json.dumps(truncated)) == (Truncated("it", 100, "a "),)
+
+
+def test_audio_after_a_commit_belongs_to_the_next_turn(tmp_path) -> None:
+    """A microphone keeps streaming after server VAD committed the turn: the
+    audio sent since is no turn of its own, whether the transcript comes
+    before the answer or after it."""
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.conversation.events import MessageBody
+    from elelem.turns.actions import Append
+    from elelem.turns.live import LiveCore
+    from elelem.wire.live import InputCommitted
+
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    core = LiveCore(conv, "openai:gpt-realtime", ProviderId("openai"), "gpt-realtime",
+                    24_000, 24_000)  # fmt: skip
+
+    def run(actions: list[object]) -> None:
+        for action in actions:
+            if isinstance(action, Append):
+                conv.append(*action.drafts)
+
+    run(core.audio(pcm(200, 24_000)))
+    run(core.feed(InputCommitted("u1")))
+    run(core.audio(pcm(100, 24_000)))  # after the commit
+    run(core.feed(InputTranscript("u1", "Hi there", done=True)))
+    for chunk in (ResponseStart("r1"), Finish("stop")):
+        run(core.feed(chunk))
+    run(core.feed(InputTranscript("u1", "Hi there (again)", done=True)))
+    users = [e.body.content[0] for e in conv.events
+             if isinstance(e.body, MessageBody) and e.body.role == "user"]  # fmt: skip
+    assert [(u.duration, u.transcript) for u in users] == [(0.2, "Hi there")]
+    assert conv.turn == 1
+    assert conv.events[-1].body.what == "input-transcript"

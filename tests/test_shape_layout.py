@@ -21,6 +21,7 @@ from elelem.stream import Finish
 from elelem.vocabulary import ProviderId, Usage
 from elelem.wire.counting import TokenCounter
 from elelem.wire.listing import ModelListing
+from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionWire
 
 PACKAGES = (
@@ -52,6 +53,7 @@ KINDS = {
     "listing": ("LISTING", ModelListing),
     "speech": ("SPEECH", SpeechWire),
     "transcription": ("TRANSCRIPTION", TranscriptionWire),
+    "live": ("LIVE", LiveWire),
 }
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
@@ -62,6 +64,7 @@ HAS = {
     "listing": {"anthropic_messages", "openai_responses", "openai_chat", "gemini", "ollama_native"},
     "speech": {"openai_responses", "openai_chat"},
     "transcription": {"openai_responses", "openai_chat"},
+    "live": {"openai_responses", "gemini"},
 }
 """Which wires have each kind."""
 

@@ -98,9 +98,9 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
     approvals = _decide(waiting, set(params.pop("yes")), set(params.pop("no")),
                         params.pop("all_calls"), ask)  # fmt: skip
     results = _results(waiting, params.pop("results"))
-    address = params.pop("temporal")
-    if address:
-        _deliver(address, str(conv.id), approvals, results)
+    where = (params.pop("temporal"), params.pop("dbos"))
+    if any(where):
+        _deliver(where, str(conv.id), approvals, results)
         return
     session = open_session(store, conv.id, params)
     toolset = session.toolset or Toolset()
@@ -121,15 +121,22 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
 
 
 def _deliver(
-    address: str, conv_id: str, approvals: dict[str, bool], results: dict[str, str]
+    where: tuple[str | None, str | None],
+    conv_id: str,
+    approvals: dict[str, bool],
+    results: dict[str, str],
 ) -> None:
-    """Send the decisions to the conversation's durable run on Temporal
-    (its workers run the approved calls; the log shows the rest)."""
+    """Send the decisions to the conversation's durable run, on Temporal or
+    on DBOS (its workers run the approved calls; the log shows the rest)."""
     import asyncio
 
-    from elelem.cli.worker import temporal_delivery
+    from elelem.cli.worker import dbos_delivery, temporal_delivery
 
-    asyncio.run(temporal_delivery(address)(conv_id, approvals, results))
+    temporal, dbos = where
+    if temporal and dbos:
+        raise Failure("give --temporal or --dbos, not both", EXIT_USAGE)
+    deliver = temporal_delivery(temporal) if temporal else dbos_delivery(str(dbos))
+    asyncio.run(deliver(conv_id, approvals, results))
     click.echo(f"decisions sent to the durable run of {sanitize_line(conv_id)}", err=True)
 
 
@@ -161,6 +168,12 @@ def _decision_options(fn: Any) -> Any:
                 metavar="HOST:PORT",
                 default=None,
                 help="The run is durable on this Temporal server: send it the decisions.",
+            ),
+            click.option(
+                "--dbos",
+                metavar="URL",
+                default=None,
+                help="The run is durable on DBOS with this system database: send it the decisions.",
             ),
         ]
     ):

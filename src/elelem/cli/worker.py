@@ -83,6 +83,23 @@ tools_option = click.option(
 """``--tools``, of both workers: read by :func:`import_tools`."""
 
 
+def dbos_delivery(system_database: str, what: str = "--dbos") -> Any:
+    """What hands approval decisions to a durable run on DBOS whose system
+    database is at ``system_database`` (:func:`elelem.durable.dbos.decide`)."""
+    dbos = durable_module("dbos", what)
+
+    async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
+        from dbos import DBOSClient
+
+        client = DBOSClient(system_database_url=system_database)
+        try:
+            await dbos.decide(client, conv_id, approvals=approvals, results=results)
+        finally:
+            client.destroy()
+
+    return deliver
+
+
 @click.group("worker")
 def worker_group() -> None:
     """Run a worker of durable runs (see docs/durable.md)."""
@@ -170,4 +187,10 @@ def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str,
     threading.Event().wait()  # DBOS works in its own threads until the process is stopped
 
 
-__all__ = ["durable_module", "import_tools", "temporal_delivery", "worker_group"]
+__all__ = [
+    "dbos_delivery",
+    "durable_module",
+    "import_tools",
+    "temporal_delivery",
+    "worker_group",
+]

@@ -24,6 +24,7 @@ from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.counting import TokenCounter
 from elelem.wire.listing import ModelListing
+from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechWire, TranscriptionWire
 
 
@@ -45,7 +46,8 @@ class ShapeSpec:
     ``listing`` its ``listing.LISTING`` (a
     :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
     ``speech.SPEECH`` and ``transcription`` its
-    ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`); None where
+    ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
+    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`); None where
     the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
@@ -72,6 +74,7 @@ class ShapeSpec:
     listing: ModelListing | None = None
     speech: SpeechWire | None = None
     transcription: TranscriptionWire | None = None
+    live: LiveWire | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

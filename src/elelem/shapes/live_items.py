@@ -21,20 +21,14 @@ import msgspec
 
 from elelem.stream import BlockEnd, BlockStart, Chunk
 from elelem.vocabulary import ProviderId, ProviderPayload
-from elelem.vocabulary.audio import wav_bytes, wav_header
+from elelem.vocabulary.audio import base64_size, wav_bytes, wav_header
 
 LIVE_ITEM_FORMAT = "live-item"
 """Payload format of a live item's identity on its wire (OpenAI's item id)."""
 
 
-def pcm_size(encoded: str) -> int:
-    """How many bytes the base64 text ``encoded`` decodes to."""
-    size = len(encoded) // 4 * 3
-    if encoded.endswith("=="):
-        return size - 2
-    if encoded.endswith("="):
-        return size - 1
-    return size
+pcm_size = base64_size
+"""How many bytes a base64 piece of audio decodes to."""
 
 
 def wav_pcm(data: bytes) -> tuple[bytes, int, int]:
@@ -61,7 +55,7 @@ def wav_pcm(data: bytes) -> tuple[bytes, int, int]:
 class SpokenItem:
     """One assistant item's speech and transcript, as they arrive."""
 
-    __slots__ = ("audio", "cut", "item_id", "received", "transcript")
+    __slots__ = ("audio", "cut", "item_id", "padded", "received", "transcript")
 
     def __init__(self, item_id: str) -> None:
         self.item_id = item_id
@@ -69,11 +63,14 @@ class SpokenItem:
         self.received = 0  # audio bytes so far
         self.transcript: list[tuple[int, str]] = []  # (audio bytes before it, piece)
         self.cut: int | None = None  # bytes kept, once the user interrupted
+        self.padded = 0  # pieces that end in base64 padding
 
     def add_audio(self, encoded: str) -> None:
         """A base64 piece of the item's audio."""
         self.audio.append(encoded)
-        self.received += pcm_size(encoded)
+        size = pcm_size(encoded)
+        self.received += size
+        self.padded += size % 3 != 0
 
     def add_transcript(self, text: str) -> None:
         """A piece of the item's transcript."""
@@ -100,13 +97,14 @@ class SpokenItem:
         came behind the header's base64 when every piece but the last is
         whole (no padding) and the cut falls on a 3-byte boundary; else
         decoded, cut and encoded again."""
-        pieces, cut = self.audio, self.cut
+        pieces, cut, padded = self.audio, self.cut, self.padded
         size = self.received if cut is None else cut
-        if size % 3 == 0 and not any(p.endswith("=") for p in pieces[:-1]):
-            joined = "".join(pieces)
-            if cut is not None:
-                joined = joined[: cut // 3 * 4]
-            return base64.b64encode(wav_header(size, rate)).decode() + joined
+        whole = padded == 0 or (padded == 1 and pieces[-1].endswith("="))
+        if whole and (cut is None or cut % 3 == 0):
+            header = base64.b64encode(wav_header(size, rate)).decode()
+            if cut is None:
+                return "".join([header, *pieces])
+            return header + "".join(pieces)[: cut // 3 * 4]
         return base64.b64encode(wav_bytes(self.pcm(), rate)).decode()
 
     def block(self, key: str, provider: ProviderId, rate: int) -> list[Chunk]:

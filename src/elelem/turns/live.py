@@ -43,6 +43,7 @@ from elelem.stream import Assembler, Chunk, Finish, ResponseStart
 from elelem.turns.actions import Append
 from elelem.turns.engine import ResponseDrafts, describe
 from elelem.vocabulary import AudioBlock, Message, ProviderId, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.audio import base64_size
 from elelem.wire.live import (
     LIVE_EVENT_TYPES,
     AudioOut,
@@ -119,6 +120,10 @@ class LiveCore:
     resumable: bool = False
     _sent: bytearray = field(default_factory=bytearray)
     _user: dict[str, Any] | None = None  # the user turn not written yet
+    # The wire announces each committed user turn (OpenAI): audio sent since
+    # is the next turn's, never one of its own.  Else (Gemini) the audio sent
+    # before a transcript or an answer is the turn.
+    _announced: bool = False
     _assembler: Assembler | None = None
     _drafts: ResponseDrafts | None = None
     _continuation: int = 0
@@ -161,10 +166,7 @@ class LiveCore:
         if kind is AudioOut:  # the commonest: only counted (what an interruption cuts)
             if output.item_id != self._item:  # type: ignore[union-attr]
                 self._item, self._received = output.item_id, 0  # type: ignore[union-attr]
-            data: str = output.data  # type: ignore[union-attr]
-            self._received += len(data) // 4 * 3 - (
-                2 if data.endswith("==") else data.endswith("=")
-            )
+            self._received += base64_size(output.data)  # type: ignore[union-attr]
             return _NOTHING
         if kind is TranscriptDelta:
             return _NOTHING
@@ -178,9 +180,11 @@ class LiveCore:
             actions += self._begin_response()
         assembler, drafts = self._assembler, self._drafts
         if assembler is None or drafts is None:
+            # A chunk with no response open: one begins, as the assembler wants it.
             actions += self._begin_response()
             assembler, drafts = self._assembler, self._drafts
             assert assembler is not None and drafts is not None
+            assembler.feed(ResponseStart(None, None, self.provider))
         committed = assembler.feed(chunk)
         if committed:
             actions.append(Append(drafts.parts(committed)))
@@ -199,7 +203,6 @@ class LiveCore:
             self.provider, self.model, self.turn, self.conversation.next_response(),
             self._continuation, None,
         )  # fmt: skip
-        self._item, self._received = None, 0
         return actions
 
     def _end_response(self, finish: Finish) -> list[LiveAction]:
@@ -208,7 +211,8 @@ class LiveCore:
         result = assembler.result()
         record = drafts.record(result, _NO_REQUEST)
         actions: list[LiveAction] = [drafts.closing(result, record)]
-        self._assembler, self._drafts, self._item = None, None, None
+        # The audio item stays the one to cut: it may play long after its response ended.
+        self._assembler, self._drafts = None, None
         calls = tuple(p for p in result.content if isinstance(p, ToolCallBlock))
         if finish.reason == "tool-calls" and calls:
             self._continuation += 1
@@ -233,6 +237,7 @@ class LiveCore:
             )
             return []
         if kind is InputCommitted:
+            self._announced = True
             return self._commit_user(event.item_id)
         if kind is InputTranscript:
             return self._transcript(event)
@@ -281,7 +286,7 @@ class LiveCore:
 
     def _transcript(self, event: InputTranscript) -> list[LiveAction]:
         user = self._user
-        if user is None and self._sent:
+        if user is None and self._sent and not self._announced:
             self._user = user = {"pcm": bytes(self._sent), "item": event.item_id, "transcript": []}
             self._sent.clear()
         if user is None:
@@ -294,7 +299,7 @@ class LiveCore:
         return []
 
     def _flush_user(self, pending_audio: bool = False) -> list[LiveAction]:
-        if pending_audio and self._user is None and self._sent:
+        if pending_audio and self._user is None and self._sent and not self._announced:
             self._commit_user(None)
         user, self._user = self._user, None
         if user is None:

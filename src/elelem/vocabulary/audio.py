@@ -68,6 +68,17 @@ def audio_media_type(data: bytes, name: str | None = None) -> str | None:
     return None
 
 
+def base64_size(encoded: str) -> int:
+    """How many bytes the standard base64 text ``encoded`` decodes to (a
+    live session counts the audio it holds as the base64 it came in)."""
+    size = len(encoded) // 4 * 3
+    if encoded.endswith("=="):
+        return size - 2
+    if encoded.endswith("="):
+        return size - 1
+    return size
+
+
 def wav_duration(data: bytes) -> float | None:
     """The duration in seconds of a PCM WAV file, from its ``fmt `` and
     ``data`` chunks; None for anything else."""
@@ -208,6 +219,7 @@ __all__ = [
     "AudioBlock",
     "AudioSource",
     "audio_media_type",
+    "base64_size",
     "wav_bytes",
     "wav_duration",
     "wav_header",

@@ -12,10 +12,11 @@ Asking an unresolved blob for its bytes is a typed
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import re
 from typing import Any
+
+import msgspec
 
 from elelem.errors import BlobCorruptError, BlobMissingError, DecodeError
 
@@ -112,8 +113,12 @@ class Blob:
         if not isinstance(encoded, str):
             raise DecodeError("a blob's base64 must be a string", "$.base64")
         try:
-            data = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
+            # msgspec's decoder: strict standard base64 (padding exact), some
+            # six times faster here than the standard library's validated one,
+            # which a live session's seconds of speech made the larger part of
+            # storing each answer.
+            data = msgspec.convert(encoded, bytes)
+        except msgspec.ValidationError as exc:
             raise DecodeError(f"a blob's base64 is not base64: {exc}", "$.base64") from None
         blob = cls(data)
         if "sha256" in obj or "size" in obj:

@@ -68,8 +68,7 @@ def create_app(
     may call and what an approved call runs with: each call waits for the
     page's Approve or Deny (:mod:`elelem.web.approvals`).  ``in_process``
     maps a model name the chat form may give to a model answering in-process
-    (``elelem serve`` maps ``test`` to ``-m test``'s model).
-    page's Approve or Deny (:mod:`elelem.web.approvals`).  ``deliver``
+    (``elelem serve`` maps ``test`` to ``-m test``'s model).  ``deliver``
     (``elelem serve --temporal``) hands the page's decisions to the durable
     run that waits for them instead of resuming the run here (see
     docs/durable.md).

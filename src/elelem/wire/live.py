@@ -3,7 +3,8 @@
 A live session is one WebSocket on which audio and text flow both ways: the
 model speaks while it listens, calls tools mid-session and is interrupted.
 Like a chat shape, a wire's live protocol is sans-IO (a :class:`LiveProtocol`
-in that wire's shape package, ``live.py``): the session driver hands it
+in that wire's shape package, ``live.py``, whose ``LIVE`` is the
+:class:`LiveWire` its ``SHAPE.live`` holds): the session driver hands it
 neutral :data:`LiveCommand` values and sends the text frames it returns, and
 hands it every server frame and gets back :data:`LiveOutput` values —
 
@@ -26,7 +27,8 @@ rates (:attr:`LiveProtocol.input_rate`, :attr:`LiveProtocol.output_rate`).
 from __future__ import annotations
 
 from base64 import b64decode
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
 import msgspec
@@ -260,6 +262,19 @@ class LiveProtocol(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class LiveWire:
+    """How one wire holds live sessions, the kind's value in a shape package
+    (``live.LIVE``, and its ``SHAPE.live``; None for a wire without them):
+    ``protocol(provider, path=None, resource=None)`` makes a fresh
+    :class:`LiveProtocol` for one session — ``path`` a cloud's own
+    WebSocket path and ``resource`` its name of the model (Vertex AI), where
+    :attr:`cloud_path` says the wire serves one."""
+
+    protocol: Callable[..., LiveProtocol]
+    cloud_path: str | None = None
+
+
 __all__ = [
     "INTERRUPTED",
     "LIVE_EVENT_TYPES",
@@ -275,6 +290,7 @@ __all__ = [
     "LiveOutput",
     "LiveProtocol",
     "LiveSettings",
+    "LiveWire",
     "RateLimits",
     "Resumption",
     "SendAudio",

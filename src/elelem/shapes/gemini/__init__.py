@@ -31,6 +31,7 @@ from elelem.shapes.gemini.errors import (
 )
 from elelem.shapes.gemini.grounding import code_point_range, support_attributions
 from elelem.shapes.gemini.listing import LISTING
+from elelem.shapes.gemini.live import LIVE
 from elelem.shapes.gemini.mapping import CONTENT_FILTER, FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.gemini.parser import GeminiParser, parse_body, response_chunks
 
@@ -43,6 +44,7 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     counting=COUNTER,
     listing=LISTING,
+    live=LIVE,
 )
 """The Gemini shape."""
 

@@ -52,6 +52,7 @@ from elelem.wire.live import (
     LiveCommand,
     LiveOutput,
     LiveSettings,
+    LiveWire,
     Resumption,
     SendAudio,
     SendText,
@@ -70,7 +71,11 @@ OUTPUT_RATE = 24_000
 
 PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 """The Live API's WebSocket path on the Gemini API's host (Vertex AI's is
-``providers.live.VERTEX_PATH``, where the model is a resource name)."""
+:data:`VERTEX_PATH`)."""
+
+VERTEX_PATH = "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent"
+"""The Live API's WebSocket path on Vertex AI (the ``google-genai`` SDK's
+default version there), where the model is a resource name."""
 
 _decode = msgspec.json.Decoder()
 _encode = msgspec.json.Encoder()
@@ -349,4 +354,15 @@ _FIELDS: dict[str, Callable[[GeminiLiveProtocol, Any], Sequence[LiveOutput]]] = 
 """Each top-level field of a server message this protocol reads, to its handler."""
 
 
-__all__ = ["INPUT_RATE", "OUTPUT_RATE", "GeminiLiveProtocol", "live_usage"]
+LIVE = LiveWire(GeminiLiveProtocol, cloud_path=VERTEX_PATH)
+"""Gemini Live as this wire's live sessions (the Gemini API; Vertex AI)."""
+
+__all__ = [
+    "INPUT_RATE",
+    "LIVE",
+    "OUTPUT_RATE",
+    "PATH",
+    "VERTEX_PATH",
+    "GeminiLiveProtocol",
+    "live_usage",
+]

@@ -14,6 +14,7 @@ from elelem.shapes.openai_responses.counting import COUNTER
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
 from elelem.shapes.openai_responses.listing import LISTING
+from elelem.shapes.openai_responses.live import LIVE
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_responses.parser import ResponsesParser, parse_body, parse_object
 from elelem.shapes.openai_responses.speech import SPEECH
@@ -30,6 +31,7 @@ SHAPE = ShapeSpec(
     listing=LISTING,
     speech=SPEECH,
     transcription=TRANSCRIPTION,
+    live=LIVE,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 

@@ -59,6 +59,7 @@ from elelem.wire.live import (
     LiveFailure,
     LiveOutput,
     LiveSettings,
+    LiveWire,
     RateLimits,
     SendAudio,
     SendText,
@@ -159,6 +160,9 @@ class RealtimeProtocol:
         self.provider = provider
         self.response: str | None = None  # the response in progress
         self.items: dict[str, SpokenItem] = {}  # its spoken items, in order
+        # The last finished response's: audio arrives faster than it plays,
+        # so the user often cuts in once the response is done.
+        self.played: dict[str, SpokenItem] = {}
         self.calls = 0  # its tool calls
         self.open_text: set[str] = set()
         self.open_calls: dict[str, bool] = {}  # item id -> any argument delta sent
@@ -249,7 +253,7 @@ class RealtimeProtocol:
             out.append(self._frame({"type": "response.cancel"}))
             self.interrupted = True
         self.cut[command.item_id] = command.audio_end_ms
-        spoken = self.items.get(command.item_id)
+        spoken = self.items.get(command.item_id) or self.played.get(command.item_id)
         if spoken is not None:
             spoken.truncate(command.audio_end_ms, RATE)
         truncate = {
@@ -278,14 +282,13 @@ class RealtimeProtocol:
             except msgspec.DecodeError:
                 pass  # another event (or a bad one): the general path decides
             else:
-                item = self.items.get(hot.item_id)
-                if item is None:
-                    item = self.items[hot.item_id] = SpokenItem(hot.item_id)
+                item_id, delta = hot.item_id, hot.delta
+                item = self.items.get(item_id) or self._spoken(item_id)
                 if type(hot) is _AudioDelta:
-                    item.add_audio(hot.delta)
-                    return (AudioOut(hot.item_id, hot.delta),)
-                item.add_transcript(hot.delta)
-                return (TranscriptDelta(hot.item_id, hot.delta),)
+                    item.add_audio(delta)
+                    return (AudioOut(item_id, delta),)
+                item.add_transcript(delta)
+                return (TranscriptDelta(item_id, delta),)
         try:
             event = _decode.decode(frame)
         except msgspec.DecodeError as exc:
@@ -408,6 +411,7 @@ class RealtimeProtocol:
         payload = ProviderPayload(self.provider, RESPONSE_FORMAT, None, rest)
         out.append(msgspec.structs.replace(finish, payloads=(payload,)))
         self.response = None
+        self.played = self.items
         self.items, self.open_text, self.open_calls, self.order = {}, set(), {}, []
         return out
 
@@ -430,7 +434,7 @@ class RealtimeProtocol:
 
     def _truncated(self, event: dict[str, Any]) -> Sequence[LiveOutput]:
         item_id, end = str(event["item_id"]), int(event["audio_end_ms"])
-        spoken = self.items.get(item_id)
+        spoken = self.items.get(item_id) or self.played.get(item_id)
         heard = spoken.truncate(end, RATE) if spoken is not None else ""
         return (Truncated(item_id, end, heard),)
 
@@ -497,4 +501,7 @@ _EVENTS: dict[str, _Handler] = {
 """Each server event this protocol reads, to its handler."""
 
 
-__all__ = ["RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]
+LIVE = LiveWire(RealtimeProtocol)
+"""OpenAI Realtime as this wire's live sessions (OpenAI, Azure OpenAI)."""
+
+__all__ = ["LIVE", "RATE", "RESPONSE_FORMAT", "RealtimeProtocol"]
