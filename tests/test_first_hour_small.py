@@ -129,3 +129,17 @@ def test_demo_keep_lists_the_conversation_it_played_not_the_whole_log(tmp_path: 
     assert played.returncode == 0, played.stderr
     tail = played.stdout.rsplit("elelem log:\n", 1)[1]
     assert len(tail.splitlines()) == 1 and "anthropic:claude-sonnet-4-5" in tail
+
+
+def test_a_conversation_that_is_none_is_a_typed_error_naming_it() -> None:
+    import pytest
+
+    from elelem.errors import ArgumentTypeError
+    from elelem.testing import TestModel
+
+    with elelem.SyncClient(env={}) as client:
+        for call in (elelem.run_sync, elelem.send_sync):
+            with pytest.raises(ArgumentTypeError) as caught:
+                call(None, client, TestModel(), "hi")  # type: ignore[arg-type]
+            assert str(caught.value).endswith("Conversation.open(store, id)), not NoneType")
+            assert isinstance(caught.value, TypeError)
