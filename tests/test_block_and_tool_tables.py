@@ -46,6 +46,7 @@ PROVIDER = {
     "gemini": "google",
     "bedrock_converse": "bedrock",
     "ollama_native": "ollama-native",
+    "gemini_interactions": "google-interactions",
 }
 TOOLS: dict[str, HostedTool] = {
     "web_search": WebSearch(),

@@ -113,20 +113,14 @@ def test_demo_cassette(corpus: Path, tmp_path: Path, name: str, expected: list[s
         assert piece in result.stdout
 
 
-def test_demo_cassette_with_nothing_playable(corpus: Path, tmp_path: Path) -> None:
-    name = "vercel__ai/packages__google__src__interactions____fixtures____google-search.chunks.txt"
-    if not (corpus / name).is_file():
-        pytest.skip(f"{name} is not in this corpus")
-    result = run(base_env(tmp_path), "demo", "--pace", "0", "--cassette", str(corpus / name))
-    assert result.returncode == 2
-    # The reason names the shape; its wording is the catalog's or ours.
-    skipped = result.stdout.splitlines()
-    assert len(skipped) == 1 and skipped[0].startswith("skipped interaction 0: ")
-    reason = skipped[0].removeprefix("skipped interaction 0: ")
-    assert "gemini_interactions" in reason and "not supported" in reason
-    assert result.stderr == (
-        f"elelem: {corpus / name}: nothing to play (interaction 0: {reason})\n"
+def test_demo_cassette_plays_a_gemini_interactions_recording(corpus: Path, tmp_path: Path) -> None:
+    # Gemini's Interactions API is a working shape (#42): its recordings play.
+    name = (
+        "vercel__ai/packages__google__src__interactions____fixtures____tool-call-step1.chunks.txt"
     )
+    result = run(base_env(tmp_path), "demo", "--pace", "0", "--cassette", str(corpus / name))
+    assert result.returncode == 0, result.stderr
+    assert '→ getWeather({"location":"San Francisco"})' in result.stdout
 
 
 def _paused_recording(path: Path) -> None:

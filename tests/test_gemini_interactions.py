@@ -15,7 +15,6 @@ from elelem.cli.inspect import inspect_interaction
 from elelem.errors import (
     InvalidRequestError,
     MalformedStreamError,
-    UnsupportedError,
 )
 from elelem.recordings import cassettes
 from elelem.shapes.gemini_interactions import SHAPE, interaction_steps
@@ -30,7 +29,6 @@ from elelem.vocabulary import (
     ToolCallBlock,
     neutral_activity_name,
 )
-from elelem.wire import ModelRequest
 from test_gemini_corpus import INTERACTIONS_FILES
 
 G = ProviderId("google")
@@ -134,7 +132,7 @@ def test_every_interaction_parses_loses_nothing_and_rebuilds_its_steps(
 
 
 @pytest.mark.parametrize("name", PARAMS)
-def test_every_interactions_recording_reads_and_the_cli_says_it_is_parked(
+def test_every_interactions_recording_reads_and_inspect_and_demo_read_it(
     name: str, corpus: Path
 ) -> None:
     # The parser reads every recording (with the wire replay of its steps)...
@@ -145,13 +143,11 @@ def test_every_interactions_recording_reads_and_the_cli_says_it_is_parked(
     )
     kinds = [line["kind"] for line in lines]
     assert (kinds[0], kinds[-2], kinds[-1]) == ("response", "finish", "replay")
-    # ... but the Interactions API is no shape of the catalog (its request
-    # encoder is not built), so the command names it and reads nothing.
+    # ... and the command reads it as the catalog's shape (#42: no longer parked).
     result = CliRunner().invoke(main, ["inspect", "--json", str(corpus / name)])
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (
-        f"elelem: {corpus / name}: interaction 0: shape gemini_interactions not supported yet\n"
-    )
+    assert result.exit_code == 0, result.stderr
+    shown = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["kind"] for line in shown][-1] == "finish"
 
 
 def _events(
@@ -281,22 +277,25 @@ def test_error_event_and_truncation_and_bad_frames() -> None:
         SHAPE.new_parser(G).message("", json.dumps({"event_type": "step.stop", "index": 0}))
 
 
-def test_encoding_requests_is_not_supported_yet() -> None:
-    with pytest.raises(UnsupportedError, match="Interactions API are not supported yet"):
-        SHAPE.encode_request(ModelRequest("m", (Message.user("hi"),)), provider=G)
-
-
-def test_a_thought_signature_that_is_no_string_is_kept_and_a_bad_payload_reported() -> None:
+def test_a_thought_signature_that_is_no_string_is_recorded_malformed_and_not_replayed() -> None:
     # ai.google.dev/gemini-api/docs/interactions: a thought step carries its
-    # signature as a string; one that is not is kept with the step's fields
-    # (replayed as it came), and a signature payload that is no string is a
-    # drop record, never sent.
+    # signature as a string; one that is not is recorded malformed on the
+    # block (issue #42's one payload policy), never replayed as it came; a
+    # signature payload that is no string (a hand-built log) is a drop record.
     odd = {"type": "thought", "signature": 5}
     result = _assemble(
         _events((odd, [{"type": "thought_summary", "content": {"type": "text", "text": "hm"}}]))
     )
     wire, dropped = interaction_steps(result.to_message(), G)
-    assert wire["steps"][0]["signature"] == 5 and dropped == ()
+    assert "signature" not in wire["steps"][0]
+    assert [(d.where, d.what, d.why, d.detail) for d in dropped] == [
+        (
+            "content[0]",
+            "signature",
+            "malformed",
+            "google signature at frame 4: thought.signature: a number, not a string",
+        )
+    ]
     bad = ReasoningBlock("hm", payloads=(ProviderPayload(G, "signature", None, ["x"]),))
     wire, dropped = interaction_steps(Message("assistant", (bad,), provider=G), G)
     assert "signature" not in wire["steps"][0]

@@ -143,6 +143,12 @@ EXPECTED = {
         ("AZURE_OPENAI_API_KEY",),
         "api-key",
     ),
+    "google-interactions": (
+        "gemini_interactions",
+        "https://generativelanguage.googleapis.com",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "x-goog-api-key",
+    ),
     "azure-anthropic": (
         "anthropic_messages",
         "https://{resource}.services.ai.azure.com/anthropic",
@@ -173,7 +179,8 @@ def test_unknown_provider_names_the_known_ones() -> None:
         Catalog().resolve("nope:m")
     assert str(info.value) == (
         "unknown provider 'nope' (known: alibaba, anthropic, azure, azure-anthropic, azure-chat, "
-        "bedrock, cerebras, cloudflare, deepseek, fireworks, google, groq, huggingface, "
+        "bedrock, cerebras, cloudflare, deepseek, fireworks, google, google-interactions, "
+        "groq, huggingface, "
         "litellm, llamacpp, mistral, moonshot, ollama, ollama-native, openai, openrouter, "
         "perplexity, together, "
         "vercel, vertex, vertex-anthropic, xai, zai)"

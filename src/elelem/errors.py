@@ -31,6 +31,7 @@ the classes)::
     ├── ObserverError  [turns.engine]
     ├── OutputError (ValueError)  [outputs]
     ├── PayloadError (ValueError)
+    │   └── MalformedPayloadError
     ├── ProtocolViolation
     ├── ReadRefused (ValueError)  [reading]
     ├── RecordingError (ValueError)  [recordings.model]
@@ -106,6 +107,26 @@ class PayloadError(ElelemError, ValueError):
     def __init__(self, message: str, path: str = "$") -> None:
         super().__init__(message)
         self.path = path
+
+
+class MalformedPayloadError(PayloadError):
+    """A provider sent a payload elelem knows in a form it cannot decode (a
+    Gemini ``thoughtSignature`` that is no string, a Responses reasoning
+    item whose ``encrypted_content`` is a number).
+
+    It is not raised out of a stream: the parser records it on the block the
+    payload belonged to (``elelem.vocabulary.malformed``), the rest of the
+    answer is kept, and native replay leaves the payload out and reports it.
+    ``provider`` and ``format`` name the payload, ``where`` its place on the
+    wire (``parts[1].thoughtSignature``).
+    """
+
+    def __init__(self, provider: str, format: str, where: str, what: str) -> None:
+        super().__init__(f"{provider} {format} payload at {where}: {what}", "$.value")
+        self.provider = provider
+        self.format = format
+        self.where = where
+        self.what = what
 
 
 class AttributionRangeError(ElelemError, ValueError):
@@ -465,6 +486,18 @@ class Patch:
     action: str
     target: Mapping[str, object] = field(default_factory=dict)
     reason: str = ""
+
+
+FULL_REPLAY = "full-replay"
+"""The patch action of an error saying the provider no longer holds the
+state a request continued (a Responses ``previous_response_not_found``):
+``target`` is ``{"id": the state's id, or "*"}``.  The turn engine answers
+it by sending the whole history again, with a :data:`STATE_LOST` response
+payload naming the id so the encoder does not continue that state."""
+
+STATE_LOST = "state-lost"
+"""The response payload format of a state the provider no longer holds
+(``{"id": …}``; see :data:`FULL_REPLAY`)."""
 
 
 class RecoverableError(StreamError):

@@ -30,7 +30,7 @@ from elelem.providers.capabilities import ModelInfo, model_info
 from elelem.providers.limits_table import TABLE
 from elelem.providers.models import KNOWN_MODELS
 from elelem.tokens import estimate_request
-from elelem.vocabulary import DocumentBlock, ImageBlock, JsonSchemaOutput
+from elelem.vocabulary import AudioBlock, DocumentBlock, ImageBlock, JsonSchemaOutput
 from elelem.wire import ModelRequest
 
 
@@ -54,6 +54,8 @@ _PDF = "application/pdf"
 def _modality(part: object) -> str | None:
     if isinstance(part, ImageBlock):
         return "image"
+    if isinstance(part, AudioBlock):
+        return "audio"
     if isinstance(part, DocumentBlock):
         media = part.media_type or ""
         if media == _PDF:

@@ -266,9 +266,10 @@ COMPATIBLE: dict[str, ProviderSpec] = {
 ``"openai-responses"`` or ``"anthropic"`` (Messages)."""
 
 
-PARKED_SHAPES = frozenset({"gemini_interactions"})
+PARKED_SHAPES: frozenset[str] = frozenset()
 """Shape packages whose requests are not built yet: their parsers read
-recordings (tests, ``inspect`` refuses them by name), the catalog offers none."""
+recordings (tests, ``inspect`` refuses them by name), the catalog offers
+none.  None now: Gemini's Interactions API was the last."""
 
 
 def load_shape(name: str) -> Shape:

@@ -43,6 +43,7 @@ from elelem.vocabulary import (
     neutral_activity_name,
 )
 from elelem.vocabulary.json import JSONValue, decode_json
+from elelem.vocabulary.malformed import PayloadFault
 
 ELLIPSIS = "…"
 
@@ -400,6 +401,15 @@ def activity_line(transition: HostedActivity, started: HostedActivity | None = N
 def unfinished_line(started: HostedActivity) -> str:
     """The line for an activity that started and never reached a terminal state."""
     return f"{activity_line(started)} — did not finish"
+
+
+def malformed_line(fault: PayloadFault) -> str:
+    """The line for a payload the provider sent malformed (recorded on its
+    block, not sent back): which, where, what, every part sanitized."""
+    return (
+        f"malformed {sanitize_line(fault.provider)} {sanitize_line(fault.format)} payload"
+        f" at {sanitize_line(fault.where)}: {sanitize_line(fault.what)} (kept, not replayed)"
+    )
 
 
 # --------------------------------------------------------------------------

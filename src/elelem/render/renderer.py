@@ -45,6 +45,7 @@ from elelem.render.lines import (
     cited_text,
     clip,
     disarm_footnotes,
+    malformed_line,
     reasoning_summary,
     retry_line,
     unfinished_line,
@@ -79,6 +80,7 @@ from elelem.vocabulary import (
     Usage,
     block_mapping,
 )
+from elelem.vocabulary.malformed import block_faults
 
 CitationDisplay = Literal["short", "full"]
 
@@ -252,7 +254,16 @@ class Renderer:
             self.console.print(Text(shown, style="bold"), highlight=False)
 
     def part(self, part: Part) -> None:
-        """Show one committed part: a block or a hosted-activity transition."""
+        """Show one committed part: a block or a hosted-activity transition,
+        then each malformed payload recorded on it."""
+        self._part(part)
+        faults = block_faults(part)
+        if faults:
+            self._flush_run()
+            for fault in faults:
+                self._line(clip(malformed_line(fault), 300), "yellow")
+
+    def _part(self, part: Part) -> None:
         self._active = True
         if isinstance(part, TextBlock):
             self._text(part)

@@ -65,7 +65,7 @@ token counting          ``counting``  ``COUNTER`` (a ``TokenCounter``: the count
                                       (Anthropic, Responses, Gemini)
 model listing           ``listing``   ``LISTING`` (a ``ModelListing``: path, query,
                                       headers, the page reader); ``SHAPE.listing``
-                                      (all but Bedrock's and the parked one)
+                                      (all but Bedrock's and Interactions')
 speech                  ``speech``    ``SPEECH`` (a ``SpeechWire``: the request, the
                                       parser of its streamed answers);
                                       ``SHAPE.speech`` (Responses, Chat Completions)
@@ -82,8 +82,9 @@ Completions' ``dialects``, ``citations`` and ``merging``; Gemini's
 ``grounding`` and ``partial_args``; Responses' ``_items`` (what each output
 item becomes).
 
-``gemini_interactions`` is the parked seventh shape (Gemini's Interactions
-API): the same modules and names for its response side and native replay,
-but no ``media`` and no ``ACCEPTS``, since its requests are not built yet
-(its ``encode_request`` refuses, and the catalog does not offer it).
+``gemini_interactions`` is the seventh shape (Gemini's Interactions API,
+the catalog's ``google-interactions``), with the same modules and names.
+What history a provider keeps and a request continues
+(``previous_response_id``, ``conversation``, ``previous_interaction_id``)
+is :mod:`elelem.shapes.provider_state`.
 """

@@ -11,9 +11,13 @@ and are kept here once, so that they cannot drift apart:
 - parsers: decoding one JSON frame (:func:`decode_frame`), the
   non-retryable :func:`malformed` error for a frame the server sent wrong,
   and the one rule for folding a delta's fields nobody modelled into its
-  block's (:func:`fold_fields`);
+  block's (:func:`fold_fields`); the one payload policy
+  (:func:`checked_payload`: a known payload of the wrong form is recorded
+  malformed on its block, the rest of the answer kept);
 - encoders: the drop records of one encoding (:class:`Dropped`),
-  finding a block's payload (:func:`find_payload`), and the text line that
+  finding a block's payload (:func:`find_payload`), the drops of the
+  malformed payloads native replay leaves out (:func:`malformed_drops`),
+  and the text line that
   stands for a hosted activity sent portably (:func:`hosted_activity_line`).
 
 Sans-IO like every shape: no clock, no globals that change.
@@ -47,6 +51,7 @@ from elelem.vocabulary import (
     Drop,
     HostedActivity,
     Message,
+    ProviderId,
     ProviderPayload,
     TextBlock,
     UnknownBlock,
@@ -54,8 +59,9 @@ from elelem.vocabulary import (
     block_type,
 )
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
-from elelem.vocabulary.drop import INVALID, UNREPLAYABLE, UNSUPPORTED, BlockSite
+from elelem.vocabulary.drop import INVALID, MALFORMED, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
+from elelem.vocabulary.malformed import block_faults, json_kind, malformed_payload
 
 # --------------------------------------------------------------------------
 # errors
@@ -181,9 +187,47 @@ def decode_frame(data: str, what: str) -> dict[str, Any]:
     return payload
 
 
+def at_frame(frames: int, where: str, unit: str = "frame") -> str:
+    """A payload's place in a stream (``frame 3: part.thoughtSignature``),
+    or in a whole body, which has no frames (``part.thoughtSignature``)."""
+    return f"{unit} {frames}: {where}" if frames else where
+
+
+def checked_payload(
+    provider: str, fmt: str, value: Any, kind: type | tuple[type, ...], where: str
+) -> ProviderPayload:
+    """The payload ``fmt`` of ``provider`` when ``value`` is of ``kind``, else
+    the record that it came malformed (``elelem.vocabulary.malformed``).
+
+    The one payload policy of every parser: a present but undecodable
+    payload is an error recorded on its block, never accepted as it came and
+    never the end of the answer.  ``where`` is its place on the wire
+    (``parts[1].thoughtSignature``)."""
+    if isinstance(value, kind):
+        return ProviderPayload(ProviderId(provider), fmt, None, value)
+    names = kind if isinstance(kind, tuple) else (kind,)
+    wanted = " or ".join(json_kind(k()) for k in names)
+    what = f"a {json_kind(value)}, not a {wanted}"
+    try:
+        return malformed_payload(provider, fmt, where, what, value)
+    except ElelemError:
+        # A value that is not even JSON cannot reach a parser (it decoded
+        # JSON); kept as its text all the same rather than lost.
+        return malformed_payload(provider, fmt, where, what, repr(value))
+
+
 # --------------------------------------------------------------------------
 # encoders
 # --------------------------------------------------------------------------
+
+
+def malformed_drops(message: Message, dropped: Dropped, where: str = "") -> None:
+    """Report each malformed payload recorded on ``message``'s parts, which
+    native replay leaves out (the rest of each block is sent)."""
+    prefix = f"{where}." if where and not where.endswith(".") else where
+    for i, part in enumerate(message.content):
+        for fault in block_faults(part):
+            dropped.add(f"{prefix}content[{i}]", fault.format, MALFORMED, fault.description)
 
 
 class Dropped:

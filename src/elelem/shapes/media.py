@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,6 +286,23 @@ def _base64(encoded: object) -> bytes | None:
         return base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def joined_base64(pieces: Sequence[str]) -> str:
+    """Base64 text that arrived in pieces, as one base64 text.
+
+    A stream may cut one base64 text anywhere (the pieces join), or encode
+    each piece on its own, padding and all (Chat Completions'
+    ``delta.audio.data``, as other clients decode it piece by piece): then
+    the joined text is no base64, and the bytes are each piece's decoded in
+    turn.  Where both readings hold they give the same bytes."""
+    joined = "".join(pieces)
+    if len(pieces) < 2 or _base64(joined) is not None:
+        return joined
+    decoded = [_base64(piece) for piece in pieces if piece]
+    if any(data is None for data in decoded):
+        return joined  # no base64 either way: the caller keeps it as it came
+    return base64.b64encode(b"".join(d for d in decoded if d is not None)).decode("ascii")
 
 
 def generated_image(

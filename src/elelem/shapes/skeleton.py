@@ -60,7 +60,7 @@ from typing import Any, ClassVar, TypeVar
 import msgspec
 
 from elelem.errors import ElelemError, MalformedStreamError
-from elelem.shapes.common import decode_body, malformed
+from elelem.shapes.common import at_frame, checked_payload, decode_body, malformed
 from elelem.stream import BlockEnd, BlockKey, BlockStart, Chunk, Finish, Payload
 from elelem.stream.frames import DataRun
 from elelem.vocabulary import ProviderId, ProviderPayload
@@ -513,6 +513,15 @@ class ParserSkeleton:
     def payload(self, key: BlockKey, fmt: str, value: object) -> Payload:
         """A payload of this parser's provider on block ``key`` (replace semantics)."""
         return Payload(key, ProviderPayload(self.provider, fmt, None, value))
+
+    def checked(
+        self, key: BlockKey, fmt: str, value: object, kind: type | tuple[type, ...], where: str
+    ) -> Payload:
+        """Payload ``fmt`` on block ``key`` when ``value`` is of ``kind``, else
+        the record that it came malformed at ``where`` in this frame
+        (:func:`~elelem.shapes.common.checked_payload`: the answer goes on)."""
+        at = at_frame(self.frames, where)
+        return Payload(key, checked_payload(self.provider, fmt, value, kind, at))
 
     def unknown_event(self, name: str, value: Mapping[str, Any]) -> list[Chunk]:
         """Keep an event nobody modelled as an unknown block where it arrived:

@@ -76,7 +76,14 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
-from elelem.errors import ArgumentTypeError, ElelemError, RecoverableError, StreamError
+from elelem.errors import (
+    FULL_REPLAY,
+    STATE_LOST,
+    ArgumentTypeError,
+    ElelemError,
+    RecoverableError,
+    StreamError,
+)
 from elelem.providers import Target
 from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost
@@ -110,6 +117,7 @@ from elelem.vocabulary import (
     Message,
     Part,
     ProviderId,
+    ProviderPayload,
     ToolCallBlock,
     ToolSpec,
     Usage,
@@ -334,6 +342,9 @@ class TurnEngine:
     """The stream of the response in progress (of the latest one once the
     turn ended): what a live display reads the blocks in progress from."""
     repaired: set[str] = field(default_factory=set)
+    # States the provider said it no longer holds (a FULL_REPLAY patch): sent
+    # among the response payloads, so this turn replays the whole history.
+    lost_state: list[ProviderPayload] = field(default_factory=list)
 
     @classmethod
     def create(
@@ -439,7 +450,8 @@ class TurnEngine:
                 repairs = self.repairs(exc, projection)
                 if repairs is None:
                     raise
-                yield Append(repairs)
+                if repairs:  # a full replay needs no overlay
+                    yield Append(repairs)
                 continue
             result = stream.result()
             record = drafts.record(result, stream)
@@ -503,7 +515,10 @@ class TurnEngine:
             # messages (an Anthropic container) travels with the history.
             # A model standing for several (a fallback) gets every
             # provider's and hands each target its own.
-            "response_payloads": self.conversation.response_payloads(self.payloads_provider()),
+            "response_payloads": (
+                *self.conversation.response_payloads(self.payloads_provider()),
+                *self.lost_state,
+            ),
             **self.request,
         }
 
@@ -555,6 +570,14 @@ class TurnEngine:
             key = repr((patch.action, sorted(patch.target.items())))
             if key in self.repaired:
                 return None  # this very repair was made and did not help
+            if patch.action == FULL_REPLAY:
+                # The provider lost the state the request continued: the
+                # next request of this turn sends the whole history (no
+                # overlay: the log is right, the provider forgot).
+                lost = ProviderPayload(self.target.provider, STATE_LOST, None, dict(patch.target))
+                self.lost_state.append(lost)
+                self.repaired.add(key)
+                continue
             try:
                 overlays.append((key, overlay_for_patch(projection, patch)))
             except ValueError:

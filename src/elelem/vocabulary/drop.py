@@ -65,6 +65,10 @@ CUT_OFF = "cut-off"
 TRUNCATED = "truncated"
 """Part of a response the token limit cut (a tool call's arguments)."""
 
+MALFORMED = "malformed"
+"""The provider's own payload arrived malformed and was recorded so on its
+block (``elelem.vocabulary.malformed``): it is not sent back."""
+
 LEGACY = "legacy"
 """A drop recorded as free text before drops were structured; ``detail``
 holds the line as it was written."""
@@ -84,6 +88,7 @@ DROP_REASONS = OpenSet(
         NOT_A_SHAPE,
         CUT_OFF,
         TRUNCATED,
+        MALFORMED,
         LEGACY,
     ),
 )
@@ -167,6 +172,7 @@ __all__ = [
     "FOREIGN_REASONING",
     "INVALID",
     "LEGACY",
+    "MALFORMED",
     "NOT_A_SHAPE",
     "TRUNCATED",
     "UNREPLAYABLE",

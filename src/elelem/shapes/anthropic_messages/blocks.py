@@ -138,6 +138,7 @@ class MessagesBlocks:
 
     provider: ProviderId
     payload: Callable[[BlockKey, str, object], Payload]  # the skeleton's
+    checked: Callable[[BlockKey, str, object, type | tuple[type, ...], str], Payload]
     _versions: dict[str, str]
     _request: RequestArg
     _documents: RequestDocuments | None
@@ -187,11 +188,13 @@ class MessagesBlocks:
             out.append(BlockStart(key, "reasoning"))
             if raw.get("thinking"):
                 out.append(ReasoningDelta(key, str(raw["thinking"])))
-            if raw.get("signature"):
-                out.append(self.payload(key, "signature", raw["signature"]))
+            if raw.get("signature") not in (None, ""):
+                where = "content_block.signature"
+                out.append(self.checked(key, "signature", raw["signature"], str, where))
         elif block.kind == "redacted_thinking":
             out.append(BlockStart(key, "reasoning"))
-            out.append(self.payload(key, "redacted_thinking", raw.get("data")))
+            data = raw.get("data")
+            out.append(self.checked(key, "redacted_thinking", data, str, "content_block.data"))
         elif block.kind == "tool_use":
             bid, name = raw.get("id"), raw.get("name")
             if not isinstance(bid, str) or not isinstance(name, str):
@@ -246,7 +249,8 @@ class MessagesBlocks:
         if kind == "thinking" and dtype == "thinking_delta":
             return [ReasoningDelta(key, delta_text(delta, "thinking", key))]
         if kind == "thinking" and dtype == "signature_delta":
-            return [self.payload(key, "signature", delta_text(delta, "signature", key))]
+            signature = delta.get("signature")
+            return [self.checked(key, "signature", signature, str, "delta.signature")]
         if kind == "tool_use" and dtype == "input_json_delta":
             block.deltas.append(delta_text(delta, "partial_json", key))
             return [ToolCallDelta(key, block.deltas[-1])]

@@ -39,6 +39,7 @@ from elelem.shapes.anthropic_messages.mapping import (
 from elelem.shapes.anthropic_messages.media import LIMITS
 from elelem.shapes.common import (
     Dropped,
+    malformed_drops,
     merge_extra,
     system_text,
 )
@@ -194,6 +195,7 @@ def assistant_wire(
 
 def _wire_message(message: Message, provider: str, dropped: Dropped, where: str) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
+        malformed_drops(message, dropped, where)
         content = native_content(message.content, provider, dropped, where)
     else:
         content = portable_content(message, provider, dropped, where)

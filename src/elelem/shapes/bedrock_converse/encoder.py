@@ -29,6 +29,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    malformed_drops,
     merge_extra,
     registered_part,
     stream_event,
@@ -198,6 +199,7 @@ def assistant_wire(
     if message.provider != provider:
         return _portable_assistant(message, provider)
     dropped = Dropped()
+    malformed_drops(message, dropped)
     content: list[JSONValue] = []
     for i, part in enumerate(message.content):
         where = f"content[{i}]"

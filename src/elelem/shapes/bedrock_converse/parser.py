@@ -54,7 +54,7 @@ from elelem.shapes.bedrock_converse.errors import EXCEPTION_EVENTS, error_from_e
 from elelem.shapes.bedrock_converse.fast import HOT_EVENT, HotReasoning, hot_decoder
 from elelem.shapes.bedrock_converse.mapping import finish_reason, map_usage
 from elelem.shapes.bedrock_converse.media import bedrock_attribution
-from elelem.shapes.common import decode_frame, fold_fields, malformed
+from elelem.shapes.common import at_frame, checked_payload, decode_frame, fold_fields, malformed
 from elelem.shapes.skeleton import ParserSkeleton, decode_whole_object, unknown_finish
 from elelem.stream import (
     BlockEnd,
@@ -360,6 +360,13 @@ class BedrockParser(ParserSkeleton):
         for key, item in value.items():
             if key not in _REASONING_FIELDS:
                 self._deltas.setdefault(index, []).append({"reasoningContent": {key: item}})
+                continue
+            if key != "text" and not isinstance(item, str):
+                # A signature or redacted content no string: recorded on the
+                # block, the answer goes on.
+                fmt = SIGNATURE_FORMAT if key == "signature" else REDACTED_FORMAT
+                where = at_frame(self.frames, f"reasoningContent.{key}", "event")
+                out.append(Payload(index, checked_payload(self.provider, fmt, item, str, where)))
                 continue
             if not isinstance(item, str):
                 raise malformed(

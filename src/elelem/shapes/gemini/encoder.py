@@ -22,6 +22,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    malformed_drops,
     merge_extra,
     registered_part,
     system_text,
@@ -301,6 +302,7 @@ def _wire_message(
     calls: dict[str, tuple[str, bool]],
 ) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
+        malformed_drops(message, dropped, where)
         parts = _native_parts(message, provider, dropped, where, calls)
     else:
         parts = _portable_parts(message, provider, dropped, where, calls)

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.shapes.common import malformed
+from elelem.shapes.common import at_frame, checked_payload, malformed
 from elelem.shapes.gemini.grounding import has_supports, support_attributions
 from elelem.shapes.gemini.partial_args import apply_piece
 from elelem.shapes.media import generated_audio, generated_image
@@ -87,6 +87,7 @@ class GeminiParts:
     attributes up)."""
 
     provider: ProviderId
+    frames: int
     _next_key: int
     _open: OpenBlock | None
     _text_bytes: int
@@ -134,10 +135,8 @@ class GeminiParts:
         payloads = []
         if rest:
             payloads.append(ProviderPayload(self.provider, "part_fields", None, rest))
-        if isinstance(sig, str):
-            payloads.append(ProviderPayload(self.provider, "thought_signature", None, sig))
-        elif sig is not None:
-            return None
+        if sig is not None:
+            payloads.append(self._signature_payload(sig))
         mime = inline.get("mimeType")
         if isinstance(mime, str) and mime.startswith("audio/"):
             # Speech the model generated (a TTS model's audio/L16 samples).
@@ -159,20 +158,32 @@ class GeminiParts:
     def _payload(self, key: int, fmt: str, value: Any) -> Payload:
         return Payload(key, ProviderPayload(self.provider, fmt, None, value))
 
+    def _signature_payload(self, sig: object) -> ProviderPayload:
+        """A part's ``thoughtSignature`` as its payload, or the record that it
+        came malformed (kept on the part's block; the answer goes on)."""
+        where = at_frame(self.frames, "part.thoughtSignature")
+        return checked_payload(self.provider, "thought_signature", sig, str, where)
+
     def _text(self, part: dict[str, Any]) -> list[Chunk]:
         text = part.get("text", "")
         if not isinstance(text, str):
             raise malformed("gemini text part whose text is not a string", part)
         sig = part.get("thoughtSignature")
+        bad = None
         if sig is not None and not isinstance(sig, str):
-            raise malformed("gemini thoughtSignature is not a string", part)
+            sig, bad = None, self._signature_payload(sig)
         extra = {k: v for k, v in part.items() if k not in _TEXT_FIELDS}
-        return self._text_part(text, part.get("thought") is True, sig, extra)
+        return self._text_part(text, part.get("thought") is True, sig, extra, bad)
 
     def _text_part(
-        self, text: str, thought: bool, sig: str | None, extra: dict[str, Any]
+        self,
+        text: str,
+        thought: bool,
+        sig: str | None,
+        extra: dict[str, Any],
+        bad: ProviderPayload | None = None,
     ) -> list[Chunk]:
-        if not text and sig is None and not extra:
+        if not text and sig is None and not extra and bad is None:
             return []  # an empty part carries nothing
         kind = "thought" if thought else "text"
         out: list[Chunk] = []
@@ -198,6 +209,8 @@ class GeminiParts:
             if not text and block.data:
                 block.split = True
                 out.append(self._payload(block.key, "signature_layout", "own-part"))
+        if bad is not None:
+            out.append(Payload(block.key, bad))
         if extra:
             block.fields.update(extra)
         return out
@@ -207,8 +220,6 @@ class GeminiParts:
         if not isinstance(call, dict):
             raise malformed("gemini functionCall is not an object", part)
         sig = part.get("thoughtSignature")
-        if sig is not None and not isinstance(sig, str):
-            raise malformed("gemini thoughtSignature is not a string", part)
         block = self._open
         out: list[Chunk] = []
         if block is None or not block.streaming or call.get("name"):
@@ -219,9 +230,11 @@ class GeminiParts:
             assert block is not None
         for piece in call.get("partialArgs") or []:
             apply_piece(block.args, piece)
-        if sig is not None:
+        if isinstance(sig, str):
             block.signed = True
             out.append(self._payload(block.key, "thought_signature", sig))
+        elif sig is not None:
+            out.append(Payload(block.key, self._signature_payload(sig)))
         block.fields.update(
             {k: v for k, v in part.items() if k not in ("functionCall", "thoughtSignature")}
         )

@@ -1,15 +1,17 @@
-"""Gemini's Interactions API (``POST /v1beta/interactions``), the parked
-seventh shape: the response side, and native replay of its steps.
-
-Its package has the same modules under the same names as every shape
-(:mod:`elelem.shapes`); requests to it are not built yet (``encode_request``
-raises :class:`~elelem.errors.UnsupportedError`).
+"""Gemini's Interactions API (``POST /v1beta/interactions``), the seventh
+shape: its requests (history the provider keeps continued with
+``previous_interaction_id``), its streamed and whole answers, and native
+replay of its steps.  The same modules under the same names as every shape
+(:mod:`elelem.shapes`); the catalog's ``google-interactions`` speaks it.
 """
 
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.gemini_interactions.encoder import (
+    ACCEPTS,
+    OPTION_KEYS,
+    TOOL_CHOICE,
     assistant_wire,
     encode_request,
     interaction_steps,
@@ -37,12 +39,15 @@ SHAPE = ShapeSpec(
     # HTTP errors carry the same Google error bodies as generateContent's.
     classify=classify_error,
 )
-"""The Gemini Interactions shape (response side)."""
+"""The Gemini Interactions shape."""
 
 __all__ = [
+    "ACCEPTS",
     "FINISH_REASONS",
     "HOSTED_NAMES",
+    "OPTION_KEYS",
     "SHAPE",
+    "TOOL_CHOICE",
     "InteractionsParser",
     "annotation_attribution",
     "assistant_wire",

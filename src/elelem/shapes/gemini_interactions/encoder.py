@@ -1,35 +1,60 @@
-"""Gemini Interactions requests: the steps of an assistant message, as the
-API returned them (native replay); request encoding is not built yet.
+"""Gemini Interactions requests (``POST /v1beta/interactions``,
+ai.google.dev/api/interactions-api): ``input`` is a list of steps, the
+provider's own assistant messages as the steps it returned (native replay,
+:func:`interaction_steps`), every other message portably (a ``user_input``
+step of text, media and ``function_result`` contents; a foreign assistant's
+text and calls as ``model_output`` and ``function_call`` steps); system
+messages join ``system_instruction``; options in ``generation_config``.
+An interaction is stored unless ``store: false``, so a turn that follows
+the provider's own answer sends only its new input with
+``previous_interaction_id`` (:mod:`elelem.shapes.provider_state`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from elelem.errors import (
-    PayloadError,
-    UnsupportedError,
-)
+from elelem.errors import PayloadError
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
+    context_text,
+    hosted_activity_line,
+    malformed_drops,
+    merge_extra,
     part_type,
+    registered_part,
     stream_event,
     stream_event_drop,
+    system_text,
 )
+from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
+from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools
+from elelem.shapes.media import check_request, line_report
+from elelem.shapes.options import ToolChoiceSpelling, check_table, sampling_options, tool_choice
+from elelem.shapes.provider_state import continues
 from elelem.vocabulary import (
+    AudioBlock,
+    DocumentBlock,
     Drop,
     HostedActivity,
+    ImageBlock,
     Message,
     ProviderId,
     ProviderPayload,
     ReasoningBlock,
     TextBlock,
     ToolCallBlock,
+    ToolResultBlock,
     UnknownBlock,
 )
-from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED
+from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
+from elelem.vocabulary.portable import Accepts, portable_message
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
+
+SHAPE_NAME = "gemini_interactions"
 
 
 def interaction_steps(
@@ -48,6 +73,9 @@ def interaction_steps(
                 return p.value
         return None
 
+    faults = Dropped()
+    malformed_drops(message, faults)
+    dropped.extend(faults.items)
     for i, part in enumerate(message.content):
         if isinstance(part, ReasoningBlock):
             step: dict[str, Any] = {"type": "thought"}
@@ -107,8 +135,213 @@ assistant_wire = interaction_steps
 """The ``assistant_wire`` hook ``elelem inspect --wire-replay`` calls."""
 
 
+PATH = "/v1beta/interactions"
+"""``POST`` here creates an interaction (ai.google.dev/api/interactions-api)."""
+
+ACCEPTS = Accepts("Gemini Interactions", shape="gemini_interactions").with_blocks(
+    "image", "document", "audio"
+)
+"""What the Interactions API carries of a message it did not produce: no
+citations (they are response annotations, never input)."""
+
+OPTION_KEYS = check_table(
+    "Gemini Interactions",
+    {
+        "max_tokens": ("generation_config", "max_output_tokens"),
+        "temperature": ("generation_config", "temperature"),
+        "top_p": ("generation_config", "top_p"),
+        "stop": ("generation_config", "stop_sequences"),
+        "seed": ("generation_config", "seed"),
+    },
+)
+"""Where an interaction takes each sampling option (``generation_config``)."""
+
+TOOL_CHOICE = ToolChoiceSpelling(
+    ("generation_config", "tool_choice"),
+    {"auto": "auto", "none": "none", "any": "any", "required": "any"},
+    lambda name: {"allowed_tools": {"mode": "any", "tools": [name]}},
+)
+"""How an interaction spells ``tool_choice``."""
+
+INTERACTION_FORMAT = "interaction"
+"""The finish payload holding an interaction's envelope (its steps and usage
+left out)."""
+
+
+def _held(envelope: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The interaction the provider keeps: every one unless it was made with
+    ``store: false`` (the Interactions API stores by default)."""
+    iid = envelope.get("id")
+    if envelope.get("store") is False or not isinstance(iid, str) or not iid:
+        return None
+    return "previous_interaction_id", iid
+
+
+def _hosted_row(kind: str) -> HostedSpeller:
+    def spell(tool: object, site: HostedSite) -> None:
+        del tool  # the tool has no options the wire takes here
+        site.tools.append({"type": kind})
+
+    return spell
+
+
+HOSTED_TOOLS = HostedTools(
+    "Gemini Interactions",
+    {
+        "web_search": _hosted_row("google_search"),
+        "web_fetch": _hosted_row("url_context"),
+        "code_execution": _hosted_row("code_execution"),
+    },
+)
+"""The Interactions API's built-in tools (its ``tools`` entries by type)."""
+
+
+_EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
+
+
+def _user_input(
+    message: Message, provider: ProviderId, dropped: Dropped, where: str
+) -> list[dict[str, Any]]:
+    """A user, system, tool or foreign assistant message as steps: text,
+    media and tool results in one ``user_input`` step (a foreign assistant's
+    text and calls as ``model_output`` and ``function_call`` steps)."""
+    portable = portable_message(message, ACCEPTS, provider)
+    dropped.extend(portable.dropped, under=where)
+    assistant = message.role == "assistant"
+    steps: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = []
+    for i, part in portable.parts():
+        at = f"{where}.content[{i}]"
+        if isinstance(part, HostedActivity):
+            content.append({"type": "text", "text": hosted_activity_line(part)})
+        elif isinstance(part, TextBlock):
+            content.append({"type": "text", "text": context_text(message.source, part.text)})
+        elif isinstance(part, ToolCallBlock):
+            given = arguments_object(part.arguments, part.id, at, dropped)
+            steps.extend(_content_step(content, assistant))
+            content = []
+            steps.append(
+                {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+            )
+        elif isinstance(part, ToolResultBlock):
+            result: dict[str, Any] = {
+                "type": "function_result",
+                "call_id": part.call_id,
+                "result": part.content,
+            }
+            if part.name:
+                result["name"] = part.name
+            if part.is_error:
+                result["is_error"] = True
+            content.append(result)
+            for k, attachment in enumerate(part.attachments or ()):
+                content.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
+        else:  # an image, document, audio or plugin block: through its mapping
+            content.extend(_registered(part, provider, dropped, at))
+    steps.extend(_content_step(content, assistant))
+    return steps
+
+
+def _media(block: ImageBlock | DocumentBlock | AudioBlock, site: str) -> dict[str, Any] | None:
+    # The built-in media blocks' mapping (registered below).
+    if not isinstance(site, BlockSite):
+        return None
+    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
+
+
+# The built-in media blocks arrive through the registry, as a plugin's do.
+register_block_mapping("image", encoders={SHAPE_NAME: _media})
+register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_block_mapping("audio", encoders={SHAPE_NAME: _media})
+
+
+def _registered(part: object, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
+    site = BlockSite(provider, at, dropped.items)
+    wire = registered_part(part, SHAPE_NAME, site, "Gemini Interactions")
+    return [] if wire is None else [wire]
+
+
+def _content_step(content: list[dict[str, Any]], assistant: bool) -> list[dict[str, Any]]:
+    if not content:
+        return []
+    return [{"type": "model_output" if assistant else "user_input", "content": content}]
+
+
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
-    """Not built yet: raises :class:`~elelem.errors.UnsupportedError`."""
-    raise UnsupportedError("requests to the Gemini Interactions API are not supported yet")
+    """The interaction that continues ``request``: the provider's own
+    assistant messages as the steps it returned (native replay), every other
+    message portably; only the new input with ``previous_interaction_id``
+    when the provider holds the conversation (:mod:`.state`)."""
+    check_request(request.messages, LIMITS)
+    dropped = Dropped()
+    state, lost = continues(
+        request.messages,
+        request.response_payloads,
+        provider,
+        request.options.extra,
+        INTERACTION_FORMAT,
+        _held,
+    )
+    dropped.extend(lost)
+    steps: list[dict[str, Any]] = []
+    system = [request.system] if request.system else []
+    for index, message in enumerate(request.messages):
+        where = f"messages[{index}]"
+        if message.role == "system":
+            # The system instruction is not part of the provider's state:
+            # sent on every request.
+            system += [b.text for b in system_text(message, f"{where}.", dropped)]
+            continue
+        if state is not None and index < state.start:
+            continue  # the provider holds it
+        if message.role == "assistant" and message.provider == provider:
+            wire, lost_parts = interaction_steps(message, provider)
+            dropped.extend(lost_parts, under=where)
+            steps.extend(wire["steps"])
+        else:
+            steps.extend(_user_input(message, provider, dropped, where))
+    body: dict[str, Any] = {"model": request.model, "input": steps}
+    if system:
+        body["system_instruction"] = "\n\n".join(system)
+    tools: list[dict[str, Any]] = []
+    for k, spec in enumerate(request.tools):
+        tool: dict[str, Any] = {"type": "function", "name": spec.name}
+        if spec.description:
+            tool["description"] = spec.description
+        tool["parameters"] = spec.parameters
+        dropped.extend(spec.merge_native(SHAPE_NAME, tool, {}), under=f"tools[{k}]")
+        tools.append(tool)
+    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
+    if tools:
+        body["tools"] = tools
+    options = request.options
+    sampling_options(options, OPTION_KEYS, body, dropped)
+    if options.reasoning is not None:
+        config = body.setdefault("generation_config", {})
+        config["thinking_summaries"] = "auto"
+        effort = options.reasoning.effort
+        if effort in _EFFORTS:
+            config["thinking_level"] = _EFFORTS[effort]
+        elif effort is not None:
+            dropped.add("options.reasoning.effort", "effort", UNSUPPORTED, f"no level {effort}")
+        if options.reasoning.budget_tokens is not None:
+            dropped.add(
+                "options.reasoning.budget_tokens",
+                "budget_tokens",
+                UNSUPPORTED,
+                "Interactions take a thinking level, not a budget",
+            )
+    tool_choice(options, TOOL_CHOICE, body, dropped)
+    if options.output is not None:
+        schema = getattr(options.output, "schema", None)
+        entry: dict[str, Any] = {"type": "text", "mime_type": "application/json"}
+        if schema is not None:
+            entry["schema"] = schema
+        body["response_format"] = [entry]
+    if state is not None:
+        body.update(state.fields)
+    body["stream"] = stream
+    merge_extra(body, options.extra)
+    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))

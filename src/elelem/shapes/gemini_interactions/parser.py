@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from elelem.shapes.common import malformed
+from elelem.shapes.common import at_frame, checked_payload, malformed
 from elelem.shapes.gemini_interactions.errors import error_from_event
 from elelem.shapes.gemini_interactions.fast import hot_decoder
 from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
@@ -115,6 +115,7 @@ class InteractionsParser(ParserSkeleton):
         self._calls = 0
         self._activities: dict[str, HostedActivity] = {}
         self._hot = hot_decoder()
+        self._interaction_id: str | None = None
 
     def message(self, event: str, data: str) -> Sequence[Chunk]:
         """One SSE frame (``[DONE]`` ends the stream and carries nothing: the
@@ -197,6 +198,7 @@ class InteractionsParser(ParserSkeleton):
             raise malformed("gemini interaction.created without an interaction object")
         self.started = True
         iid, model = interaction.get("id"), interaction.get("model")
+        self._interaction_id = iid if isinstance(iid, str) else None
         return [
             ResponseStart(
                 response_id=iid if isinstance(iid, str) else None,
@@ -297,16 +299,14 @@ class InteractionsParser(ParserSkeleton):
                 out.append(self._payload(key, "content_fields", block.content_fields))
         elif block.kind == "thought":
             signature = raw.get("signature")
-            modelled = (
-                ("type", "summary", "signature")
-                if isinstance(signature, str)
-                else ("type", "summary")
-            )
-            if isinstance(signature, str):
-                out.append(self._payload(key, "signature", signature))
-            # A signature that is no string is kept with the step's other
-            # fields (replayed as it came), never dropped unsaid.
-            fields = {k: v for k, v in raw.items() if k not in modelled}
+            if signature is not None:
+                # One that is no string is recorded malformed on the block
+                # (kept, not replayed), the answer going on.
+                where = at_frame(self.frames, "thought.signature")
+                out.append(
+                    Payload(key, checked_payload(self.provider, "signature", signature, str, where))
+                )
+            fields = {k: v for k, v in raw.items() if k not in ("type", "summary", "signature")}
         else:
             fields = {k: v for k, v in raw.items() if k not in ("type", "id", "name", "arguments")}
         if fields:
@@ -357,6 +357,10 @@ class InteractionsParser(ParserSkeleton):
         if reason == "stop" and self._calls:
             reason = "tool-calls"
         envelope = {k: v for k, v in interaction.items() if k not in ("steps", "usage")}
+        if "id" not in envelope and self._interaction_id is not None:
+            # Named at interaction.created only: the id the next request
+            # continues from (previous_interaction_id).
+            envelope = {"id": self._interaction_id, **envelope}
         payload = ProviderPayload(self.provider, "interaction", None, envelope)
         out.append(Finish(reason, raw=status, payloads=(payload,)))
         return out

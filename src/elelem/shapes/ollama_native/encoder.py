@@ -25,6 +25,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_lines_and_text,
+    malformed_drops,
     merge_extra,
     part_type,
     registered_part,
@@ -96,6 +97,7 @@ def native_assistant(
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the Ollama that produced it."""
     dropped = Dropped()
+    malformed_drops(message, dropped)
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[JSONValue] = []

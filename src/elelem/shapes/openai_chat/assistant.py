@@ -13,6 +13,7 @@ from elelem.shapes.common import (
     Dropped,
     find_payload,
     hosted_lines_and_text,
+    malformed_drops,
     own_block,
     part_type,
     stream_event,
@@ -104,6 +105,7 @@ def native_assistant(
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the provider that produced it."""
     dropped = Dropped()
+    malformed_drops(message, dropped)
     texts: list[str] = []
     refusals: list[str] = []
     reasonings: list[ReasoningBlock] = []

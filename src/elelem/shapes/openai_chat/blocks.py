@@ -16,7 +16,8 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError
-from elelem.shapes.media import generated_audio
+from elelem.shapes.common import at_frame, checked_payload
+from elelem.shapes.media import generated_audio, joined_base64
 from elelem.shapes.openai_chat.citations import annotation_attribution, annotation_url
 from elelem.shapes.openai_chat.merging import Details
 from elelem.shapes.skeleton import unknown_block
@@ -104,6 +105,27 @@ def malformed(message: str) -> MalformedStreamError:
     """The error for a frame the server sent wrong (never retried)."""
     # A frame the server sent wrong will be sent wrong again: not retryable.
     return MalformedStreamError(message, retryable=False)
+
+
+_DETAIL_STRINGS = {"reasoning.encrypted": ("data",), "reasoning.text": ("signature",)}
+"""The payload fields of OpenRouter's reasoning detail types
+(openrouter.ai/docs/use-cases/reasoning-tokens#reasoning-details-api-shape):
+``data`` a string; ``signature`` a string or null."""
+
+
+def detail_fault(detail: object, provider: str, where: str) -> ProviderPayload | None:
+    """The malformed record of one ``reasoning_details`` entry that is no
+    object, or whose signature or encrypted data is no string; None when it
+    is well formed (a type nobody modelled is kept as it came)."""
+    if not isinstance(detail, dict):
+        return checked_payload(provider, REASONING_DETAILS_FORMAT, detail, dict, where)
+    for field in _DETAIL_STRINGS.get(str(detail.get("type")), ()):
+        value = detail.get(field)
+        if value is not None and not isinstance(value, str):
+            return checked_payload(
+                provider, REASONING_DETAILS_FORMAT, value, str, f"{where}.{field}"
+            )
+    return None
 
 
 class ChatBlocks:
@@ -194,7 +216,7 @@ class ChatBlocks:
         self._audio = None
         if held is None:
             return []
-        data, transcript = "".join(held.pop("data")), "".join(held.pop("transcript"))
+        data, transcript = joined_base64(held.pop("data")), "".join(held.pop("transcript"))
         payloads = [ProviderPayload(self.provider, AUDIO_FORMAT, None, held)] if held else []
         raw = generated_audio(data, None, transcript or None, payloads)
         key = self._new_key("audio")
@@ -245,9 +267,15 @@ class ChatBlocks:
         key = self._ensure("reasoning", out, "reasoning_details")
         if self._details is None:
             self._details = Details()
-        for detail in details:
-            if not isinstance(detail, dict):
-                raise malformed(f"frame {self.frames}: a reasoning detail is not an object")
+        for i, detail in enumerate(details):
+            bad = detail_fault(
+                detail, self.provider, at_frame(self.frames, f"reasoning_details[{i}]")
+            )
+            if bad is not None:
+                # Recorded on the block and left out of what replays; the
+                # answer goes on.
+                out.append(Payload(key, bad))
+                continue
             self._details.add(detail)
             if use_text:
                 # Only where no plain reasoning string carried the same text.

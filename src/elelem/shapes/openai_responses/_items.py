@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.shapes.common import checked_payload
 from elelem.vocabulary import (
     APPROVAL,
     APPROVAL_REQUESTED,
@@ -89,6 +90,20 @@ OUTPUT_TYPES: dict[str, str] = {
     "tool_search_call": "tool_search_output",
 }
 """The input item type that answers each client call item type."""
+
+
+def checked_reasoning(
+    raw: dict[str, Any], provider: ProviderId, where: str
+) -> tuple[dict[str, Any], ProviderPayload | None]:
+    """A reasoning item as it replays, and the record of its malformed
+    ``encrypted_content`` (a string, or null when not included, by the
+    reasoning item's documented form) if it came as anything else: the item
+    then replays without it, as one that held none would."""
+    encrypted = raw.get("encrypted_content")
+    if encrypted is None or isinstance(encrypted, str):
+        return raw, None
+    bad = checked_payload(provider, "encrypted_content", encrypted, str, where)
+    return {k: v for k, v in raw.items() if k != "encrypted_content"}, bad
 
 
 def is_xai(provider: str) -> bool:

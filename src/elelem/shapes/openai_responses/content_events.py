@@ -352,7 +352,11 @@ class ContentEvents:
         streamed = item.args.value()
         if final != streamed and final.startswith(streamed):
             out.append(ReasoningDelta(item.key, final[len(streamed) :]))
+        where = f"output[{item.index}].encrypted_content"
+        raw, bad = _items.checked_reasoning(raw, self.provider, where)
         out.append(Payload(item.key, ProviderPayload(self.provider, _items.ITEM, None, raw)))
+        if bad is not None:
+            out.append(Payload(item.key, bad))
         if self._stored:
             out.append(Payload(item.key, ProviderPayload(self.provider, _items.STORED, None, True)))
         out.append(BlockEnd(item.key))

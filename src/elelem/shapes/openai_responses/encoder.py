@@ -24,6 +24,7 @@ from elelem.shapes.common import (
     context_text,
     find_payload,
     hosted_activity_line,
+    malformed_drops,
     merge_extra,
     own_block,
     part_type,
@@ -35,6 +36,7 @@ from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
+from elelem.shapes.openai_responses.state import continuation
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -237,6 +239,7 @@ class _Input:
         if message.provider != self.provider:
             self.portable(index, message)
             return
+        malformed_drops(message, self.dropped, f"messages[{index}]")
         for part in message.content:
             if isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
                 made_by = generated_by(part, self.provider)
@@ -497,9 +500,15 @@ def encode_request(
     check_request(request.messages, LIMITS)
     builder = _Input(provider, stored=request.options.extra.get("store") is True)
     builder.revise(request.response_payloads)
+    state, lost = continuation(
+        request.messages, request.response_payloads, provider, request.options.extra
+    )
     for index, message in enumerate(request.messages):
-        builder.message(index, message)
+        if state is None or index >= state.start:
+            # Continuing the provider's state: only the new input is sent.
+            builder.message(index, message)
     dropped = builder.dropped
+    dropped.extend(lost)
     body: dict[str, JSONValue] = {"model": request.model}
     if request.system:
         body["instructions"] = request.system
@@ -539,7 +548,9 @@ def encode_request(
     # Stateless by default: every item is replayed in full, so reasoning must
     # come back encrypted rather than stored server-side; a conversation the
     # provider stores stays stored (its items replay by id).
-    body["store"] = builder.conversation_stored
+    body["store"] = builder.conversation_stored or state is not None
+    if state is not None:
+        body.update(state.fields)
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
     merge_extra(body, options.extra)

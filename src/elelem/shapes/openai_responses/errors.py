@@ -32,9 +32,11 @@ from elelem.shapes.classify import (
     classify_http,
     openai_fields,
 )
+from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY, lost_state
 
 _CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens", re.I)
 _ENCRYPTED_ITEM = re.compile(r"\b(rs_[A-Za-z0-9_-]+)")
+_PREVIOUS = re.compile(r"previous[_ ]response|conversation with id .* not found", re.I)
 
 
 def _stale_item(fields: ErrorFields) -> Patch | None:
@@ -45,6 +47,20 @@ def _stale_item(fields: ErrorFields) -> Patch | None:
     found = _ENCRYPTED_ITEM.search(text)
     target: dict[str, object] = {"item_id": found.group(1)} if found else {}
     return Patch("strip-reasoning", target, reason=text or "encrypted content rejected")
+
+
+def _lost_state(fields: ErrorFields) -> Patch | None:
+    """The provider no longer holds the response or conversation the request
+    continued (``previous_response_not_found``: expired, deleted, made with
+    another key or never stored): replay the whole history instead."""
+    text = fields.message or ""
+    if fields.type != "previous_response_not_found" and not _PREVIOUS.search(text):
+        return None
+    return Patch(FULL_REPLAY, {"id": lost_state(text) or ANY_STATE}, reason=text)
+
+
+def _recover(fields: ErrorFields) -> Patch | None:
+    return _stale_item(fields) or _lost_state(fields)
 
 
 def _quota(fields: ErrorFields, headers: Mapping[str, str]) -> bool | None:
@@ -69,7 +85,7 @@ ERRORS = ErrorTable(
         }
     ),
     context=_CONTEXT,
-    recover=_stale_item,
+    recover=_recover,
     retryable=_quota,
 )
 """The OpenAI Responses error table."""

@@ -187,6 +187,7 @@ class ResponsesParser(ContentEvents, ParserSkeleton):
         self._refused = False
         self._stored = False
         self._revised: list[dict[str, Any]] = []  # items the final output restated otherwise
+        self._faults: list[ProviderPayload] = []  # malformed payloads no open block holds
         self._events = 0
         # The text part the last output_text.delta went to, and the fields that
         # found it: the next delta with the same fields goes straight there.
@@ -502,8 +503,7 @@ class ResponsesParser(ContentEvents, ParserSkeleton):
                     if raw != item.raw:
                         # Two snapshots of one item (gpt-5.x sent another
                         # encrypted_content at the end): the final one replays.
-                        revised = {"output_index": item.index, "item": raw, "streamed": item.raw}
-                        self._revised.append(revised)
+                        self._revise(item, raw, position)
                     continue
             else:
                 index = position if position not in self._items else max(self._items) + 1
@@ -512,6 +512,21 @@ class ResponsesParser(ContentEvents, ParserSkeleton):
                 out += self._added(item)
             out += self._in_order(item, self._done(item, raw))
         return out + self._release_waiting()
+
+    def _revise(self, item: Item, raw: dict[str, Any], position: int) -> None:
+        streamed = item.raw
+        if item.role == "reasoning":
+            # Both as their block holds them: a malformed encrypted_content
+            # is no part of what replays (its block records the streamed
+            # one's; the final one's is recorded on the finish).
+            streamed = _items.checked_reasoning(streamed, self.provider, "")[0]
+            where = f"output[{position}].encrypted_content (the final snapshot)"
+            raw, bad = _items.checked_reasoning(raw, self.provider, where)
+            if bad is not None:
+                self._faults.append(bad)
+            if raw == streamed:
+                return
+        self._revised.append({"output_index": item.index, "item": raw, "streamed": streamed})
 
     def _match(self, position: int, raw: dict[str, Any], claimed: set[int]) -> Item | None:
         """The streamed item a final output item is: the one at its place, of
@@ -541,6 +556,7 @@ class ResponsesParser(ContentEvents, ParserSkeleton):
         if self._revised:
             revised = ProviderPayload(self.provider, _items.REVISED, None, self._revised)
             payloads = (*payloads, revised)
+        payloads = (*payloads, *self._faults)
         if status == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if isinstance(details, dict) else None
