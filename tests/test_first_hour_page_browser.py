@@ -38,6 +38,8 @@ def test_a_stopped_chat_updates_heading_and_sidebar_without_a_reload(
     wait_for(lambda: stop.is_displayed(), "the stop button")
     wait_for(lambda: "330" in "".join(t.text for t in by(browser, "#live .text")), "some text")
     stop.click()
+    status = browser.find_element("id", "chat-status")
+    wait_for(lambda: status.text == "stopped: kept what arrived", "the stopped status")
     cid = browser.current_url.split("/c/")[1].split("?")[0]
 
     def listed() -> bool:
