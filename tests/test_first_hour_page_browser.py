@@ -42,13 +42,21 @@ def test_a_stopped_chat_updates_heading_and_sidebar_without_a_reload(
     wait_for(lambda: status.text == "stopped: kept what arrived", "the stopped status")
     cid = browser.current_url.split("/c/")[1].split("?")[0]
 
-    def listed() -> bool:
-        return any(
-            f"/c/{cid}?" in (a.get_attribute("href") or "") for a in by(browser, ".sidebar a")
+    def frame() -> dict[str, Any]:
+        # Read in one script: the sidebar is replaced while the test looks.
+        return dict(
+            browser.execute_script(
+                "return {links: [...document.querySelectorAll('.sidebar a')].map(a => a.href),"
+                " current: [...document.querySelectorAll('.sidebar a[aria-current=\"page\"] .title')]"
+                ".map(t => t.textContent), heading: document.querySelector('main h1').textContent}"
+            )
         )
 
-    wait_for(listed, "the sidebar listing the stopped conversation")
-    wait_for(lambda: by(browser, "main h1")[0].text != "New chat", "the heading")
-    current = by(browser, '.sidebar a[aria-current="page"] .title')
-    assert [a.text for a in current] == [by(browser, "main h1")[0].text]
+    wait_for(
+        lambda: any(f"/c/{cid}?" in link for link in frame()["links"]),
+        "the sidebar listing the stopped conversation",
+    )
+    wait_for(lambda: frame()["heading"] != "New chat", "the heading")
+    shown = frame()
+    assert shown["current"] == [shown["heading"]]
     assert browser.execute_script("return window.elelemSamePage") is True  # no reload
