@@ -6,7 +6,8 @@
 ``no-list``     answers ``initialize``, never ``tools/list``;
 ``long-line``   answers ``initialize`` with a 4 MiB line and no newline after it;
 ``noise``       writes 2,000 lines that are not JSON-RPC, then serves;
-``big-result``  serves one tool ``dump`` whose result is 3,000,000 characters.
+``big-result``  serves one tool ``dump`` whose result is 3,000,000 characters;
+``many-tools``  lists tools 600 a page, with a next page always.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def answer(request: dict[str, object]) -> None:
         if MODE == "no-list":
             time.sleep(60)
         tool = {"name": "dump", "inputSchema": {"type": "object", "properties": {}}}
+        if MODE == "many-tools":
+            page = [dict(tool, name=f"t{ident}_{n}") for n in range(600)]
+            send({"jsonrpc": "2.0", "id": ident, "result": {"tools": page, "nextCursor": "more"}})
+            return
         send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [tool]}})
     elif method == "tools/call":
         text = "y" * 3_000_000

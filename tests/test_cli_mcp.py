@@ -41,6 +41,7 @@ def test_the_tools_of_a_server_and_a_call(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_is_a_provider_failure(tmp_path: Path) -> None:
     result = run(base_env(tmp_path), "mcp", "tools", WEATHER, "--call", "die", '{"reason": "x"}')
     assert result.returncode == 1
@@ -85,13 +86,12 @@ def test_the_startup_timeout_of_mcp_servers_is_an_option(tmp_path: Path) -> None
     env = base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL="http://127.0.0.1:9")
     result = run(env, "ask", "--mcp", silent, "--mcp-startup-timeout", "1.5", "hi")
     name = silent if len(silent) <= 60 else silent[:59] + "…"
-    # The last line: under load, asyncio's child watcher may add a line of its
-    # own before it when the stopped server is reaped after the loop closed.
-    assert (result.returncode, result.stderr.splitlines()[-1]) == (
-        2,
-        f"elelem: MCP server '{name}' could not be started: no answer to the handshake "
-        "within 1.5 s",
+    # Under load, asyncio's child watcher may add a line of its own when the
+    # stopped server is reaped after the loop closed (a known race, not ours).
+    line = (
+        f"elelem: MCP server '{name}' could not be started: no answer to the handshake within 1.5 s"
     )
+    assert (result.returncode, line in result.stderr.splitlines()) == (2, True), result.stderr
 
 
 def test_ask_starts_with_a_prompt_of_an_mcp_server(tmp_path: Path) -> None:

@@ -63,6 +63,18 @@ class Cloud(NamedTuple):
     env: dict[str, str]
 
 
+def vertex_env(tmp_path: Path, server: TokenServer) -> dict[str, str]:
+    """The command's environment for Vertex AI's Claude through a gcloud user
+    file whose token endpoint is ``server``'s."""
+    file = authorized_user_file(tmp_path, server.token_uri)
+    return base_env(
+        tmp_path,
+        GOOGLE_APPLICATION_CREDENTIALS=str(file),
+        ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
+        GOOGLE_CLOUD_PROJECT="proj-echo",
+    )
+
+
 @contextmanager
 def vertex(tmp_path: Path, replies: int) -> Iterator[Cloud]:
     """Vertex AI through a gcloud user file: refresh token and client secret
@@ -72,13 +84,7 @@ def vertex(tmp_path: Path, replies: int) -> Iterator[Cloud]:
         for n in range(1, replies + 1)
     ]
     with TokenServer([replay(b) for b in bodies], token_path="/oauth2/token") as server:
-        file = authorized_user_file(tmp_path, server.token_uri)
-        env = base_env(
-            tmp_path,
-            GOOGLE_APPLICATION_CREDENTIALS=str(file),
-            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
-            GOOGLE_CLOUD_PROJECT="proj-echo",
-        )
+        env = vertex_env(tmp_path, server)
         yield Cloud(
             "vertex-anthropic:claude-sonnet-4-5",
             (*map(vertex_token, range(1, replies + 1)), REFRESH_TOKEN, CLIENT_SECRET),
@@ -122,7 +128,7 @@ def assert_nowhere(secrets: tuple[str, ...], *texts: str, data: bytes = b"") -> 
         assert secret.encode() not in data
 
 
-@pytest.mark.parametrize("cloud", ["vertex", "azure"])
+@pytest.mark.parametrize("cloud", ["vertex", pytest.param("azure", marks=pytest.mark.slow)])
 def test_an_echoed_fetched_token_is_in_no_cli_channel(tmp_path: Path, cloud: str) -> None:
     context = vertex(tmp_path, 2) if cloud == "vertex" else azure(tmp_path)
     with context as found:
@@ -157,13 +163,7 @@ def test_an_echoed_fetched_token_is_in_no_cli_channel(tmp_path: Path, cloud: str
 def test_a_token_echoed_in_an_error_is_redacted(tmp_path: Path) -> None:
     echo = json.dumps({"error": {"type": "permission_error", "message": f"bad {VERTEX_TOKEN}"}})
     with TokenServer([status(403, echo.encode())], token_path="/oauth2/token") as server:
-        file = authorized_user_file(tmp_path, server.token_uri)
-        env = base_env(
-            tmp_path,
-            GOOGLE_APPLICATION_CREDENTIALS=str(file),
-            ELELEM_VERTEX_ANTHROPIC_BASE_URL=server.url,
-            GOOGLE_CLOUD_PROJECT="proj-echo",
-        )
+        env = vertex_env(tmp_path, server)
         result = run(env, "ask", "--json", "-m", "vertex-anthropic:claude-sonnet-4-5", "hi")
     assert result.returncode != 0 and result.returncode != 70, result.stderr
     assert REDACTED in result.stderr + result.stdout
@@ -269,19 +269,75 @@ def test_captured_span_content_is_redacted(tmp_path: Path) -> None:
 
 
 def test_the_process_redactor_follows_what_is_held() -> None:
-    class Source:
-        def __init__(self) -> None:
-            self.tokens: list[str] = []
+    import gc
 
+    class Owner:
         def secrets(self) -> tuple[str, ...]:
-            return tuple(self.tokens)
+            return ("held-by-its-owner-0123456789",)
 
     redactor = ProcessRedactor(["static-secret-0123456789"])
-    source = hold(Source(), Source.secrets)
     assert redactor.redact("x static-secret-0123456789") == f"x {REDACTED}"
-    source.tokens.append("token-fetched-later-0123456789")
+    owner = hold(Owner(), Owner.secrets)
+    assert redactor.redact("held-by-its-owner-0123456789") == REDACTED
+    hold_secrets("token-fetched-later-0123456789")
     assert redactor.redact("token-fetched-later-0123456789") == REDACTED
     assert PROCESS_SECRETS.redact("a token-fetched-later-0123456789") == f"a {REDACTED}"
-    del source  # held weakly: gone with its owner
-    assert "token-fetched-later-0123456789" not in held_secrets()
+    del owner  # held weakly: gone with its owner
+    gc.collect()
+    assert "held-by-its-owner-0123456789" not in held_secrets()
+    assert redactor.redact("held-by-its-owner-0123456789") == "held-by-its-owner-0123456789"
     assert redactor.echo_bound >= 10 * len("token-fetched-later-0123456789")
+
+
+def test_azure_environment_credential_secrets_are_the_processs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """EnvironmentCredential's client secret and certificate password (and
+    the managed-identity header) are secrets of the command line and of
+    every Entra ID endpoint, whatever echoes them."""
+    from elelem.cli.safety import secrets_in_force
+    from elelem.providers.cloud_credentials import AzureTokenSource
+
+    values = {
+        "AZURE_CLIENT_SECRET": "client-secret-of-the-env-0123456789",
+        "AZURE_CLIENT_CERTIFICATE_PASSWORD": "certificate-password-0123456789",
+        "IDENTITY_HEADER": "identity-header-of-the-env-0123456789",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    redactor = secrets_in_force({"ELELEM_CONFIG": "/nonexistent/elelem.toml", **values})
+    echoed = " / ".join(values.values())
+    assert redactor.redact(echoed) == " / ".join([REDACTED] * 3)
+    source = AzureTokenSource(object(), "https://cognitiveservices.azure.com/.default", "azure")
+    assert set(source.secrets()) == set(values.values())
+
+
+@pytest.mark.parametrize("outcome", ["result", pytest.param("error", marks=pytest.mark.slow)])
+def test_a_tool_echoing_the_fetched_token_is_redacted_everywhere(
+    tmp_path: Path, outcome: str
+) -> None:
+    """A tool whose result (or error) holds the bearer token the process
+    fetched: not in ``--json``, stderr's status lines, or the store."""
+    from toolloop_wires import anthropic_calls, anthropic_text
+
+    functions = tmp_path / "tools.py"
+    body = (
+        f'return "token {VERTEX_TOKEN}"'
+        if outcome == "result"
+        else f'raise RuntimeError("bad token {VERTEX_TOKEN}")'
+    )
+    functions.write_text(f'def whoami() -> str:\n    """Who I am."""\n    {body}\n')
+    replies = [anthropic_calls([("c1", "whoami", {})]), anthropic_text("done")]
+    with TokenServer(replies, token_path="/oauth2/token") as server:
+        env = vertex_env(tmp_path, server)
+        model = "vertex-anthropic:claude-sonnet-4-5"
+        result = run(env, "ask", "--json", "--functions", str(functions), "-m", model, "hi")
+        sent = server.model_requests()
+    assert result.returncode == 0, result.stderr
+    assert server.tokens == [VERTEX_TOKEN]
+    # The follow-up is built from the log, which holds nothing secret: the
+    # model is sent the result redacted, as for a static key.
+    assert VERTEX_TOKEN not in sent[1].body.decode() and REDACTED in sent[1].body.decode()
+    assert_nowhere(
+        (VERTEX_TOKEN,), result.stdout, result.stderr, data=store_bytes(tmp_path / "home")
+    )

@@ -6,8 +6,9 @@ which runs ``elelem mcp tools`` with the calls the scenario expects: the
 protocol is all elelem's (and the ``mcp`` SDK's under it).  The suite needs
 Node 22, which ``.ci/node22`` installs from the npm registry where missing.
 
-The default run keeps a smoke set (``tools_call`` at each revision); the
-whole requirement set of each revision is ``slow``, one scenario at a time
+The default run keeps a smoke set (``tools_call`` at each revision); a
+login through ``elelem mcp login`` and the whole requirement set of each
+revision are ``slow``, one scenario at a time
 (run together, 25 Python clients starting at once miss the suite's 30 s
 bound on two cores).  A scenario that cannot pass yet is listed in
 :data:`NOT_YET` with the reason; one that starts to pass fails the test
@@ -30,36 +31,8 @@ SUITE = Path(__file__).parent / "mcp_node" / "node_modules" / ".bin" / "conforma
 CLIENT = Path(__file__).parent / "mcp_conformance_client.py"
 REVISIONS = ("2025-11-25", "2026-07-28")
 
-NOT_YET = {
-    name: "elelem has no OAuth client yet (issue #40, deliverable 2)"
-    for name in (
-        "auth/metadata-default",
-        "auth/metadata-var1",
-        "auth/metadata-var2",
-        "auth/metadata-var3",
-        "auth/basic-cimd",
-        "auth/scope-from-www-authenticate",
-        "auth/scope-from-scopes-supported",
-        "auth/scope-omitted-when-undefined",
-        "auth/scope-step-up",
-        "auth/scope-retry-limit",
-        "auth/token-endpoint-auth-basic",
-        "auth/token-endpoint-auth-post",
-        "auth/token-endpoint-auth-none",
-        "auth/pre-registration",
-        "auth/resource-mismatch",
-        "auth/offline-access-scope",
-        "auth/offline-access-not-supported",
-        "auth/authorization-server-migration",
-        "auth/iss-supported",
-        "auth/iss-not-advertised",
-        "auth/iss-supported-missing",
-        "auth/iss-wrong-issuer",
-        "auth/iss-unexpected",
-        "auth/iss-normalized",
-        "auth/metadata-issuer-mismatch",
-    )
-}
+NOT_YET: dict[str, str] = {}
+"""Scenarios that cannot pass yet, each with the reason (none today)."""
 
 
 def _node_path() -> str | None:
@@ -84,6 +57,10 @@ def suite_env() -> dict[str, str]:
 
 
 def run_scenario(env: dict[str, str], scenario: str, revision: str, out: Path) -> bool:
+    return "OVERALL: PASSED" in suite_output(env, scenario, revision, out)
+
+
+def suite_output(env: dict[str, str], scenario: str, revision: str, out: Path) -> str:
     """Whether elelem passes ``scenario`` at the wire of ``revision``."""
     command = f"{sys.executable} {CLIENT}"
     done = subprocess.run(
@@ -91,7 +68,7 @@ def run_scenario(env: dict[str, str], scenario: str, revision: str, out: Path) -
          "--spec-version", revision, "-o", str(out)],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    return done.returncode == 0 and "OVERALL: PASSED" in done.stdout + done.stderr
+    return done.stdout + done.stderr if done.returncode == 0 else f"exit {done.returncode}"
 
 
 def required(env: dict[str, str], revision: str) -> list[str]:
@@ -109,6 +86,28 @@ def test_smoke_a_tool_call_at_each_revision(
     suite_env: dict[str, str], revision: str, tmp_path: Path
 ) -> None:
     assert run_scenario(suite_env, "tools_call", revision, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_login_is_kept_0600_and_its_token_shown_nowhere(
+    suite_env: dict[str, str], tmp_path: Path
+) -> None:
+    import json
+    import stat
+
+    home = tmp_path / "home"
+    env = {**suite_env, "ELELEM_HOME": str(home), "ELELEM_TEST_LOGIN_FIRST": "1"}
+    output = suite_output(env, "auth/metadata-default", "2026-07-28", tmp_path / "out")
+    assert "OVERALL: PASSED" in output
+    (kept,) = (home / "mcp-oauth").glob("*.json")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    login = json.loads(kept.read_text())
+    token = login["tokens"]["access_token"]
+    assert login["url"].endswith("/mcp") and len(token) >= 8
+    # What elelem printed (the suite keeps its stdout and stderr) never holds it.
+    printed = "".join(p.read_text() for p in (tmp_path / "out").rglob("std*.txt"))
+    assert "signed in to http://localhost:" in printed
+    assert token not in printed
 
 
 @pytest.mark.slow

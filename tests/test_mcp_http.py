@@ -151,8 +151,9 @@ def test_a_401_names_the_status_and_the_servers_challenge() -> None:
         asyncio.run(main(url))
     assert str(caught.value) == (
         f"MCP server 'private' could not be started: HTTP 401 Unauthorized from {url}: the "
-        f"server asks for authorization (WWW-Authenticate: {CHALLENGE}); give it a token "
-        "with a header (MCPServer.http(url, headers=...))"
+        f"server asks for authorization (WWW-Authenticate: {CHALLENGE}); sign in with "
+        f"`elelem mcp login {url}`, or give it a token with a header "
+        "(MCPServer.http(url, headers=...))"
     )
 
 

@@ -40,6 +40,7 @@ every layer (transport, conversation, the command line) may use it.
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import threading
 import weakref
@@ -304,9 +305,19 @@ MAX_HELD = 1024
 _Owner = TypeVar("_Owner")
 _lock = threading.Lock()
 _held: dict[str, None] = {}
-_holders: weakref.WeakKeyDictionary[Any, Callable[[Any], Iterable[str | None]]] = (
-    weakref.WeakKeyDictionary()
-)
+_holders: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+_versions = itertools.count(1)
+
+
+class _State:
+    version = 0
+    """Bumped at each change of what is held (a plain assignment: a holder's
+    finalizer may run in any thread, within any lock)."""
+    snapshot: tuple[int, tuple[str, ...]] = (0, ())
+
+
+def _changed() -> None:
+    _State.version = next(_versions)
 
 
 def hold_secrets(*values: str | None) -> None:
@@ -322,25 +333,33 @@ def hold_secrets(*values: str | None) -> None:
             _held[value] = None
         for stale in list(_held)[: max(0, len(_held) - MAX_HELD)]:
             del _held[stale]
+    _changed()
 
 
 def hold(owner: _Owner, secrets: Callable[[_Owner], Iterable[str | None]]) -> _Owner:
-    """Make ``secrets(owner)`` (asked each time text is redacted: a token
-    refreshed later counts) secrets of the whole process for as long as
-    ``owner`` lives (it is held weakly).  Returns ``owner``."""
+    """Make ``secrets(owner)`` (taken now) secrets of the whole process for
+    as long as ``owner`` lives (it is held weakly); what it holds later (a
+    refreshed token) it makes the process's with :func:`hold_secrets`.
+    Returns ``owner``."""
+    values = tuple(v for v in secrets(owner) if v is not None and len(v) >= MIN_SECRET)
     with _lock:
-        _holders[owner] = secrets
+        _holders[owner] = values
+    weakref.finalize(owner, _changed)
+    _changed()
     return owner
 
 
 def held_secrets() -> tuple[str, ...]:
-    """Every secret the process holds now (never show them)."""
+    """Every secret the process holds now (never show them); the same tuple
+    until what is held changes."""
+    version, snapshot = _State.version, _State.snapshot
+    if snapshot[0] == version:
+        return snapshot[1]
     with _lock:
-        holders = list(_holders.items())
-        found: list[str | None] = list(_held)
-    for owner, secrets in holders:
-        found.extend(secrets(owner))
-    return tuple(dict.fromkeys(s for s in found if s is not None and len(s) >= MIN_SECRET))
+        found = [*_held, *(v for values in _holders.values() for v in values)]
+    held = tuple(dict.fromkeys(found))
+    _State.snapshot = (version, held)
+    return held
 
 
 class ProcessRedactor(Redactor):
@@ -357,9 +376,14 @@ class ProcessRedactor(Redactor):
     def current(self) -> Redactor:
         """The plain redactor of every secret in force now."""
         held = held_secrets()
+        now = self._now
+        if held is now[0]:
+            return now[1]  # nothing changed since: the common case, no lock
         with self._now_lock:
             if held != self._now[0]:
                 self._now = (held, self._base.extend(held) if held else self._base)
+            else:
+                self._now = (held, self._now[1])
             return self._now[1]
 
     @property

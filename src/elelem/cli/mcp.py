@@ -14,8 +14,8 @@ when a ``--call`` names no tool the server offers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -26,10 +26,32 @@ from elelem.tools.base import ToolOutcome
 
 ELICIT_CHOICES = ("decline", "defaults")
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @click.group("mcp")
 def mcp_group() -> None:
     """Look at MCP servers: their tools, and a call of one."""
+
+
+def client_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--client-id`` and ``--client-secret``: a client the authorization
+    server registered beforehand (the secret is best given in the
+    environment, ``ELELEM_MCP_CLIENT_SECRET``); ``--client-metadata-url``:
+    a client ID metadata document you publish."""
+    fn = click.option(
+        "--client-metadata-url",
+        metavar="HTTPS-URL",
+        help="Sign in as the client your client ID metadata document at this URL describes "
+        "(where the authorization server takes one).",
+    )(fn)
+    fn = click.option(
+        "--client-secret",
+        envvar="ELELEM_MCP_CLIENT_SECRET",
+        help="Its secret (or ELELEM_MCP_CLIENT_SECRET).",
+    )(fn)
+    return click.option("--client-id", help="Sign in as this client, registered beforehand.")(fn)
 
 
 @mcp_group.command("tools")
@@ -63,6 +85,12 @@ def mcp_group() -> None:
     show_default=True,
     help="Seconds the server has for each start-up step.",
 )
+@click.option(
+    "--login",
+    is_flag=True,
+    help="Sign in (OAuth, in the browser) when the server asks for it.",
+)
+@client_options
 @guarded
 def tools_command(
     server: str,
@@ -70,17 +98,33 @@ def tools_command(
     elicit: str,
     protocol: str,
     startup_timeout: float,
+    login: bool,
+    client_id: str | None,
+    client_secret: str | None,
+    client_metadata_url: str | None,
 ) -> None:
     """List the tools of SERVER, then make each --call."""
     from elelem.tools.mcp import MCPServer
     from elelem.tools.mcp_asks import accept_defaults, decline
 
+    options: dict[str, Any] = {}
+    if login and server.startswith(("http://", "https://")):
+        from elelem.tools.mcp_auth import oauth
+
+        options["auth"] = oauth(
+            server,
+            interactive=True,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
+        )
     try:
         connection = MCPServer.parse(
             server,
             elicit=accept_defaults if elicit == "defaults" else decline,
             protocol=protocol,
             startup_timeout=startup_timeout,
+            **options,
         )
     except ValueError as exc:
         raise Failure(f"{server!r}: {exc}", EXIT_USAGE) from exc
@@ -94,6 +138,60 @@ def tools_command(
         raise Failure(connection.failure, EXIT_PROVIDER)
     if unmade:
         raise Failure(f"{len(unmade)} call(s) not made: {', '.join(unmade)}", EXIT_USAGE)
+
+
+@mcp_group.command("login")
+@click.argument("url")
+@client_options
+@guarded
+def login_command(
+    url: str, client_id: str | None, client_secret: str | None, client_metadata_url: str | None
+) -> None:
+    """Sign in to the MCP server at URL (OAuth, in the browser; the code
+    comes back to 127.0.0.1) and keep the login for --mcp URL."""
+    from elelem.tools.mcp import MCPServer
+    from elelem.tools.mcp_auth import oauth, token_path
+
+    if not url.startswith(("http://", "https://")):
+        raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
+    try:
+        auth = oauth(
+            url,
+            interactive=True,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
+        )
+        with MCPServer.parse(url, auth=auth) as connection:
+            count = len(connection.tools)
+    except MCPServerError as exc:
+        raise Failure(str(exc), EXIT_PROVIDER) from None
+    if not token_path(url).exists():
+        click.echo(f"{sanitize_line(url)} asked for no sign-in ({count} tools)")
+        return
+    click.echo(f"signed in to {sanitize_line(url)} ({count} tools)")
+
+
+@mcp_group.command("logout")
+@click.argument("url")
+@guarded
+def logout_command(url: str) -> None:
+    """Forget the login kept for the MCP server at URL."""
+    from elelem.tools.mcp_auth import TokenFile, token_path
+
+    if not TokenFile(token_path(url), url).forget():
+        raise Failure(f"no login kept for {url}", EXIT_USAGE)
+    click.echo(f"signed out of {sanitize_line(url)}")
+
+
+@mcp_group.command("list")
+@guarded
+def list_command() -> None:
+    """The MCP servers with a kept login."""
+    from elelem.tools.mcp_auth import logins
+
+    for url in logins():
+        click.echo(sanitize_line(url))
 
 
 def _describe(server: Any) -> None:

@@ -23,7 +23,7 @@ from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded
 from elelem.cli.safety import binary_stdout, command_catalog
 from elelem.cli.testmodel import TEST_SPEECH, is_test_address, is_test_model, test_client
 from elelem.render import sanitize_line
-from elelem.speech.streamed_speech import STREAM_FORMATS, Speech
+from elelem.speech.streamed_speech import STREAM_FORMATS
 
 MODEL_ENV = "ELELEM_SPEECH_MODEL"
 
@@ -50,17 +50,16 @@ def _model_name(model: str) -> str:
     return TEST_SPEECH if is_test_model(model) else model
 
 
-def _report(speech: Speech, written: int, where: str) -> None:
-    usage = speech.usage
+def _report(speech: Any, written: int, where: str) -> None:
+    # The pieces were written as they came: the summary, not the whole
+    # audio joined again (which would double the memory of a long answer).
+    usage, cost = speech.summary()
     tokens = (
         f"{usage.input} input and {usage.output} output tokens"
         if usage is not None
         else "usage not reported"
     )
-    line = (
-        f"{written} bytes of {speech.audio.media_type} to {where}; {tokens}, "
-        f"{speech.cost.describe()}"
-    )
+    line = f"{written} bytes of {speech.call.media_type} to {where}; {tokens}, {cost.describe()}"
     click.echo(sanitize_line(line), err=True)
 
 
@@ -126,7 +125,7 @@ def speak_command(
                 # audio leaves no empty file behind.
                 where, sink = str(output), lambda: files.enter_context(output.open("wb"))
             written = _write(speech, sink, where)
-        _report(speech.final(), written, where)
+        _report(speech, written, where)
 
 
 def _write(speech: Any, open_sink: Callable[[], IO[bytes]], where: str) -> int:

@@ -264,16 +264,23 @@ def _from_file(path: Path, where: str, origin: str) -> tuple[Any, str | None]:
         ) from None
     except (ValueError, UnicodeDecodeError):
         raise ConfigError(f"{where}: the credentials file {path} is not JSON") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: the credentials file {path} is nested too deeply") from None
     if not isinstance(info, dict):
         raise ConfigError(f"{where}: the credentials file {path} is not a JSON object")
     kind = info.get("type")
     project = info.get("project_id") or info.get("quota_project_id")
+    token_uri = info.get("token_uri")
+    if token_uri is not None and not (isinstance(token_uri, str) and token_uri):
+        # Left out, google-auth would send the refresh token to Google's own
+        # endpoint instead of the one the file names.
+        raise ConfigError(f"{where}: the credentials file {path} has a token_uri that is no URL")
+    exceptions = _module("google.auth.exceptions", "google", where)
     try:
         if kind == "authorized_user":
             module = _module("google.oauth2.credentials", "google", where)
             credentials = module.Credentials.from_authorized_user_info(info, [GOOGLE_SCOPE])
-            token_uri = info.get("token_uri")
-            if isinstance(token_uri, str) and token_uri:
+            if token_uri is not None:
                 credentials = credentials.with_token_uri(token_uri)
             return credentials, project if isinstance(project, str) else None
         if kind == "service_account":
@@ -286,7 +293,9 @@ def _from_file(path: Path, where: str, origin: str) -> tuple[Any, str | None]:
             # loading configurations of unknown origin does not apply.
             warnings.simplefilter("ignore", DeprecationWarning)
             credentials, found = auth.load_credentials_from_dict(info, scopes=[GOOGLE_SCOPE])
-    except ValueError as exc:  # google-auth's DefaultCredentialsError is a ValueError
+    except (ValueError, TypeError, exceptions.GoogleAuthError) as exc:
+        # A file google-auth cannot make credentials of (no type, an unknown
+        # one, a key that is no key, a field of the wrong type).
         raise ConfigError(f"{where}: the credentials file {path} is not usable: {exc}") from None
     return credentials, found or (project if isinstance(project, str) else None)
 
@@ -349,7 +358,12 @@ def azure_default_credential(where: str) -> Any:
     # already says the same.  A handler of the caller's still gets them.
     logging.getLogger("azure.identity").addHandler(logging.NullHandler())
     # Every token request read within the fetch's deadline and size bound.
-    return identity.DefaultAzureCredential(session=token_session(where), session_owner=False)
+    try:
+        return identity.DefaultAzureCredential(session=token_session(where), session_owner=False)
+    except ValueError as exc:
+        # A variable azure-identity refuses (an empty AZURE_CLIENT_ID, a
+        # tenant id that is none): its own words, as a configuration error.
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 __all__ = [

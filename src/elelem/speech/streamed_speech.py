@@ -234,20 +234,28 @@ class _SpeechReader(Pieces[bytes, Speech]):
         """How many bytes of audio were handed out so far."""
         return sum(len(piece) for piece in self._pieces)
 
-    def result(self) -> Speech:
-        """The whole answer of a stream read to its end (no I/O)."""
+    def summary(self) -> tuple[Usage | None, Cost]:
+        """The usage and cost of a stream read to its end, without joining
+        its audio into one block (what a caller that wrote each piece as it
+        came needs: the whole audio again would double the memory)."""
         assembled = self.stream.result()
-        call, target = self.call, self.call.target
+        target = self.call.target
         provider = target.provider
         cost = price(
             provider,
             target.model,
             assembled.usage,
             api_url=None if provider in PROVIDER_IDS else target.endpoint.base_url,
-            at=call.request.now,
+            at=self.call.request.now,
         )
+        return assembled.usage, cost
+
+    def result(self) -> Speech:
+        """The whole answer of a stream read to its end (no I/O)."""
+        usage, cost = self.summary()
+        call = self.call
         audio = AudioBlock.from_bytes(b"".join(self._pieces), call.media_type, transcript=call.text)
-        return Speech(audio, assembled.usage, cost, tuple(self._unknown), self.stream.request_id)
+        return Speech(audio, usage, cost, tuple(self._unknown), self.stream.request_id)
 
 
 class SpeechStream(_SpeechReader, AsyncPieces[bytes, Speech]):

@@ -64,6 +64,10 @@ DEFAULT_MCP_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 30.0
 """Seconds a server has to answer each start-up step (the handshake, ``tools/list``)."""
 
+MAX_TOOLS = 1000
+"""The most tools one MCP server may list: each is a spec in every request
+(50,000 would be megabytes of them), and a pager that never ends must end."""
+
 MAX_NOTES = 200
 """The most notes (log lines) one server keeps; older ones are dropped, and counted."""
 
@@ -262,12 +266,15 @@ class MCPServer:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         max_body: int = MAX_BODY,
+        auth: Any = None,
         **options: Any,
     ) -> MCPServer:
         """A server at a Streamable HTTP endpoint (``headers`` may hold its
-        token; they are sent to that server only).  A JSON reply longer than
-        ``max_body`` bytes fails the request it answers."""
-        return cls._remote(streamable_http, url, headers, name, max_body, options)
+        token; they are sent to that server only; ``auth`` is an
+        ``httpx2.Auth``, such as :func:`elelem.tools.mcp_auth.oauth`).  A
+        JSON reply longer than ``max_body`` bytes fails the request it
+        answers."""
+        return cls._remote(streamable_http, url, headers, name, max_body, auth, options)
 
     @classmethod
     def sse(
@@ -277,35 +284,44 @@ class MCPServer:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         max_body: int = MAX_BODY,
+        auth: Any = None,
         **options: Any,
     ) -> MCPServer:
         """A server at an HTTP+SSE endpoint (the transport older servers
         still serve, usually at ``/sse``)."""
-        return cls._remote(legacy_sse, url, headers, name, max_body, options)
+        return cls._remote(legacy_sse, url, headers, name, max_body, auth, options)
 
     @classmethod
     def _remote(
         cls,
-        transport: Callable[[str, HTTPNotes, Mapping[str, str]], Any],
+        transport: Callable[[str, HTTPNotes, Mapping[str, str], Any], Any],
         url: str,
         headers: Mapping[str, str] | None,
         name: str | None,
         max_body: int,
+        auth: Any,
         options: Mapping[str, Any],
     ) -> MCPServer:
         notes = HTTPNotes(url, max_body)
         given = dict(headers or {})
-        return cls(name or _host(url), lambda: transport(url, notes, given), http=notes, **options)
+        return cls(
+            name or _host(url), lambda: transport(url, notes, given, auth), http=notes, **options
+        )
 
     @classmethod
     def parse(cls, spec: str, **options: Any) -> MCPServer:
         """A server from a command line (``'uvx some-server --flag'``) or an
         ``http(s)://`` URL (one whose path ends in ``/sse``: the HTTP+SSE
-        transport), as the CLI's ``--mcp`` takes it."""
+        transport), as the CLI's ``--mcp`` takes it; a URL with a kept login
+        (``elelem mcp login``) signs in with it."""
         import shlex
         from urllib.parse import urlsplit
 
         if spec.startswith(("http://", "https://")):
+            from elelem.tools.mcp_auth import has_login, oauth
+
+            if "auth" not in options and has_login(spec):
+                options = {**options, "auth": oauth(spec, interactive=False)}
             if urlsplit(spec).path.rstrip("/").endswith("/sse"):
                 return cls.sse(spec, **options)
             return cls.http(spec, **options)
@@ -435,6 +451,8 @@ class MCPServer:
         while True:
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
             listed.extend(page.tools)
+            if len(listed) > MAX_TOOLS:
+                raise ValueError(f"it lists more than {MAX_TOOLS} tools")
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -602,6 +620,7 @@ __all__ = [
     "CONTENT_FORMAT",
     "DEFAULT_MCP_TIMEOUT",
     "MAX_RESULT",
+    "MAX_TOOLS",
     "MCP_PROVIDER",
     "STARTUP_TIMEOUT",
     "MCPServer",

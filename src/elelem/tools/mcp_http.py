@@ -67,7 +67,10 @@ class HTTPNotes:
             text += ": the server asks for authorization"
             if self.challenge:
                 text += f" (WWW-Authenticate: {self.challenge})"
-            text += "; give it a token with a header (MCPServer.http(url, headers=...))"
+            text += (
+                f"; sign in with `elelem mcp login {self.url}`, or give it a token with a "
+                "header (MCPServer.http(url, headers=...))"
+            )
         return text
 
 
@@ -130,20 +133,22 @@ def http_client(
 
 @contextlib.asynccontextmanager
 async def streamable_http(
-    url: str, notes: HTTPNotes, headers: Mapping[str, str]
+    url: str, notes: HTTPNotes, headers: Mapping[str, str], auth: httpx2.Auth | None = None
 ) -> AsyncIterator[Any]:
     """The (read, write) streams of a Streamable HTTP endpoint."""
     from mcp.client.streamable_http import streamable_http_client
 
     async with (
-        http_client(notes, headers) as http,
+        http_client(notes, headers, auth=auth) as http,
         streamable_http_client(url, http_client=http, max_sse_event_size=notes.max_body) as streams,
     ):
         yield streams
 
 
 @contextlib.asynccontextmanager
-async def legacy_sse(url: str, notes: HTTPNotes, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+async def legacy_sse(
+    url: str, notes: HTTPNotes, headers: Mapping[str, str], auth: httpx2.Auth | None = None
+) -> AsyncIterator[Any]:
     """The (read, write) streams of an HTTP+SSE endpoint (the transport of
     the 2024-11-05 revision, still served by older servers)."""
     from mcp.client.sse import sse_client
@@ -155,7 +160,9 @@ async def legacy_sse(url: str, notes: HTTPNotes, headers: Mapping[str, str]) -> 
     ) -> httpx2.AsyncClient:
         return http_client(notes, headers, timeout, auth)
 
-    async with sse_client(url, headers=dict(headers), httpx_client_factory=factory) as streams:
+    async with sse_client(
+        url, headers=dict(headers), httpx_client_factory=factory, auth=auth
+    ) as streams:
         yield streams
 
 

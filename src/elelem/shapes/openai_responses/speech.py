@@ -37,10 +37,10 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from elelem.errors import ConfigError, MalformedStreamError, StreamError
+from elelem.errors import ConfigError, LimitExceededError, MalformedStreamError, StreamError
 from elelem.shapes.openai_responses.errors import error_from_event
 from elelem.shapes.skeleton import ParserSkeleton
-from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, UsageUpdate
+from elelem.stream import BlockEnd, BlockStart, Chunk, Finish, ResponseStart, UsageUpdate, assembler
 from elelem.vocabulary import ProviderId, Usage
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.vocabulary.json import JSONValue, decode_json
@@ -152,6 +152,7 @@ class AudioEvents(ParserSkeleton):
         super().__init__(provider)
         self.model = model
         self._blocks = 0
+        self._unknown = 0
         self._data = ""
 
     def open(self, status: int, headers: Mapping[str, str]) -> Sequence[Chunk]:
@@ -165,7 +166,17 @@ class AudioEvents(ParserSkeleton):
         return sse_event(self.what, event, data)[0]
 
     def unknown(self, obj: dict[str, Any]) -> list[Chunk]:
-        """An event this parser does not know, kept whole in its place."""
+        """An event this parser does not know, kept whole in its place.
+
+        A streamed speech answer may start far more blocks than the
+        assembler's bound (a block per piece of audio: its ``max_blocks`` is
+        its own), so these count against ``Assembler.max_blocks`` here: an
+        endless run of tiny unknown events still stops there."""
+        self._unknown += 1
+        if self._unknown > (most := assembler.MAX_BLOCKS):
+            raise LimitExceededError(
+                f"the response passed {most} blocks", limit="Assembler.max_blocks", value=most
+            )
         self._blocks += 1
         return [BlockStart(self._blocks, "unknown", raw=obj), BlockEnd(self._blocks)]
 
