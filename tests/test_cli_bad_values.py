@@ -43,6 +43,13 @@ BY_TYPE: dict[str, list[str]] = {
 # Bad values of text options and arguments, by command and name (None: every
 # command that has it).
 BY_NAME: dict[tuple[str | None, str], list[str]] = {
+    ("serve", "given_token"): [
+        "",
+        "short",
+        "has a space in it here",
+        "\x1b[31mred-token-0123456789",
+        "\udcff",
+    ],
     (None, "model"): ["", "::", "nosuch:model", "anthropic:", "\x1b[31mred", "\udcff"],
     (None, "system"): ["\udcff"],
     (None, "continue_"): ["c_nosuch", "", "\udcff"],

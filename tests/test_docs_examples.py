@@ -103,6 +103,10 @@ NOT_OFFLINE.update(
         )
     }
 )
+NOT_OFFLINE['elelem ask -m openai:gpt-5 --shell --approve "How big is this folder?"'] = (
+    "needs an OpenAI Responses server and a terminal to approve on; "
+    "tests/test_provider_tools.py runs ask --shell against a loopback Responses server"
+)
 NOT_OFFLINE.update(
     {
         command: "tests/test_cli_speak.py runs it against a loopback audio/speech"

@@ -116,8 +116,7 @@ def run_turn(
                 approve = paused_before(renderer, approve)
             on_call = paused(renderer, show_call)
         loop = toolset.loop(approve)
-        turn_options["tools"] = loop.specs
-        engine = TurnEngine.create(conversation, target, text, **turn_options)
+        engine = TurnEngine.create(conversation, target, text, **loop.asking(turn_options))
         if resume is not None:
             approvals, results = resume
             flow = resume_flow(

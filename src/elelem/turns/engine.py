@@ -76,7 +76,14 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
-from elelem.errors import FULL_REPLAY, STATE_LOST, ElelemError, RecoverableError, StreamError
+from elelem.errors import (
+    FULL_REPLAY,
+    STATE_LOST,
+    ArgumentTypeError,
+    ElelemError,
+    RecoverableError,
+    StreamError,
+)
 from elelem.providers import Target
 from elelem.providers.costs import records_cost
 from elelem.providers.files import FileUploader
@@ -277,6 +284,17 @@ class ResponseDrafts:
         return Append((*tail, Draft.of(record, turn=self.turn, response=self.response)))
 
 
+def check_conversation(conversation: object) -> None:
+    """Refuse what is not a :class:`Conversation` by name (send, run,
+    resume and their sync twins pass theirs here first), rather than an
+    AttributeError deep inside."""
+    if not isinstance(conversation, Conversation):
+        raise ArgumentTypeError(
+            "the conversation must be an elelem Conversation (Conversation.create(store) "
+            f"or Conversation.open(store, id)), not {type(conversation).__name__}"
+        )
+
+
 def describe(exc: BaseException) -> str:
     """The error text a response record keeps for an interruption."""
     if isinstance(exc, StreamError):
@@ -346,6 +364,7 @@ class TurnEngine:
         **options: Unpack[TurnOptions],
     ) -> TurnEngine:
         """An engine for one turn (see :class:`TurnOptions`)."""
+        check_conversation(conversation)
         system = options.get("system")
         if system is None:
             system = conversation.system
@@ -641,5 +660,6 @@ __all__ = [
     "TurnOptions",
     "TurnResult",
     "Wait",
+    "check_conversation",
     "describe",
 ]

@@ -246,7 +246,80 @@ class RemoteMCP(
         ]
 
 
-HostedTool = WebSearch | WebFetch | CodeExecution | FileSearch | ImageGeneration | RemoteMCP
+class Memory(
+    msgspec.Struct, frozen=True, tag_field="type", tag="memory", forbid_unknown_fields=True
+):
+    """A memory directory the model reads and writes through the provider's
+    memory tool (Anthropic ``memory_20250818``); the *client* executes each
+    command (:class:`elelem.tools.MemoryTool`), in the same tool loop as a
+    Python function.  ``name`` is the tool's name the calls carry."""
+
+    name: str = "memory"
+    version: str | None = None
+
+
+class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
+    """Shell commands the model asks the *client* to run (OpenAI Responses
+    ``shell``, or ``local_shell`` when ``local``); executed by
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+
+    local: bool = False
+
+
+class ApplyPatch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="apply_patch", forbid_unknown_fields=True
+):
+    """File patches the model asks the *client* to apply (OpenAI Responses
+    ``apply_patch``); executed by :class:`elelem.tools.ApplyPatchTool` in the
+    tool loop, after approval."""
+
+
+class ComputerUse(
+    msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
+):
+    """A screen the model operates through the provider's computer-use tool
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    *client* performs each action and answers with a screenshot
+    (:class:`elelem.tools.ComputerTool`), after approval.
+
+    ``display_width``/``display_height`` are the screen's pixels,
+    ``environment`` what it is (``browser``, ``mac``, ``windows``,
+    ``linux``, ``ubuntu``: the wires that take one), ``version`` pins a wire
+    version (``computer_20250124``, ``computer_use_preview``)."""
+
+    display_width: int = 1024
+    display_height: int = 768
+    environment: str = "browser"
+    display_number: int | None = None
+    version: str | None = None
+
+
+class ToolSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="tool_search", forbid_unknown_fields=True
+):
+    """Let the provider search the request's tools, so tools marked
+    ``defer_loading`` (through :attr:`ToolSpec.native`) reach the model only
+    when a search finds them (Anthropic's tool search tool, ``regex`` or
+    ``bm25``; OpenAI Responses ``tool_search``, where ``mode`` has no
+    meaning)."""
+
+    mode: Literal["regex", "bm25"] = "regex"
+    version: str | None = None
+
+
+HostedTool = (
+    WebSearch
+    | WebFetch
+    | CodeExecution
+    | FileSearch
+    | ImageGeneration
+    | RemoteMCP
+    | Memory
+    | Shell
+    | ApplyPatch
+    | ComputerUse
+    | ToolSearch
+)
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
 
@@ -359,20 +432,25 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 __all__ = [
+    "ApplyPatch",
     "ApprovalPolicy",
     "CacheTTL",
     "CodeExecution",
+    "ComputerUse",
     "FileSearch",
     "GenerationOptions",
     "HostedTool",
     "ImageGeneration",
     "JsonObjectOutput",
     "JsonSchemaOutput",
+    "Memory",
     "OutputFormat",
     "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
     "RemoteMCP",
+    "Shell",
+    "ToolSearch",
     "ToolSpec",
     "UserLocation",
     "WebFetch",

@@ -35,7 +35,7 @@ it; ``shown`` is ``echo`` for reasoning the response showed in a field and
 a host taken for OpenAI that showed a field gets it back)."""
 
 EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
-WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
+WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "browser_search", "none"]
 CacheStyle = Literal["openai", "cache_control", "conversation_header", "automatic", "none"]
 """How :class:`~elelem.vocabulary.PromptCache` is asked for.
 

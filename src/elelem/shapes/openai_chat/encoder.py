@@ -198,6 +198,14 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
             site.drop("user_location", "OpenRouter takes none", field="user_location")
         site.tools.append({"type": "openrouter:web_search", "parameters": params})
         return
+    if style == "browser_search":
+        # Groq's built-in browser search (console.groq.com/docs/browser-search):
+        # a tool with no fields, so every field of the search is reported.
+        for name in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
+            if getattr(search, name):
+                site.drop(name, f"{provider}'s browser_search takes none", field=name)
+        site.tools.append({"type": "browser_search"})
+        return
     options: dict[str, JSONValue] = {}
     if search.user_location is not None:
         options["user_location"] = _location(search.user_location)
