@@ -8,12 +8,13 @@ ids are numbered from the request's history, not from a per-process counter.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 from pathlib import Path
 
 from elelem.testing import FunctionModel, Reply
 from elelem.testing.models import reply_chunks
-from elelem.tools import tool
+from elelem.tools import call_key, tool
 from elelem.vocabulary import ToolResultBlock
 from elelem.wire import ModelRequest
 
@@ -27,12 +28,36 @@ STEPS = 2
 """Tool-calling steps before the model answers."""
 
 
-@tool
+KEY_MARK = "\tkey="
+"""What separates a line's note from the idempotency key of the call that wrote it."""
+
+
+@tool(idempotent=True)
 def append_line(note: str) -> str:
-    """Append a line to the file outside the log (never safe to repeat)."""
-    with Path(os.environ[LINES]).open("a") as out:
-        out.write(note + "\n")
+    """Append a line to the file outside the log, once per call, as an
+    application's tool with an effect outside the log does: the line carries
+    the call's idempotency key in the same write, and a call whose key is
+    already in the file (a worker died after writing it) writes nothing again.
+    Keyed so, the tool is safe to run again: it is marked idempotent."""
+    key = call_key()
+    if key is None:
+        raise RuntimeError("append_line runs only inside the tool loop (no call key)")
+    path = Path(os.environ[LINES])
+    with path.open("a+") as out:
+        fcntl.flock(out, fcntl.LOCK_EX)  # two attempts of one call check and write in turn
+        out.seek(0)
+        if not any(line.endswith(KEY_MARK + key) for line in out.read().splitlines()):
+            out.write(f"{note}{KEY_MARK}{key}\n")
     return f"wrote {note}"
+
+
+def notes(path: Path) -> str:
+    """The notes ``append_line`` wrote to ``path``, one a line, in order;
+    checks no call's key was written twice."""
+    lines = path.read_text().splitlines()
+    keys = [line.rpartition(KEY_MARK)[2] for line in lines]
+    assert len(set(keys)) == len(keys), lines
+    return "".join(line.rpartition(KEY_MARK)[0] + "\n" for line in lines)
 
 
 async def _script(request: ModelRequest) -> object:

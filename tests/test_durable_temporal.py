@@ -50,7 +50,7 @@ def test_same_log_as_in_process_and_one_activity_per_step(
     temporal_address: str, tmp_path: Path, lines: Path
 ) -> None:
     local, commits = in_process(tmp_path / "local.db", "hello")
-    assert lines.read_text() == "hello #0\nhello #1\n"
+    assert durable_script.notes(lines) == "hello #0\nhello #1\n"
     lines.unlink()
     store = SQLiteStore(tmp_path / "durable.db")
     conv = Conversation.create(store)
@@ -61,7 +61,7 @@ def test_same_log_as_in_process_and_one_activity_per_step(
     assert sandboxed is True
     assert result.end == "completed"
     assert result.text == "step 0\n\nstep 1\n\ndone: wrote hello #1"
-    assert lines.read_text() == "hello #0\nhello #1\n"
+    assert durable_script.notes(lines) == "hello #0\nhello #1\n"
     durable_log = Conversation.open(store, conv.id).events
     assert comparable(durable_log) == comparable(local.events)
 
@@ -215,7 +215,7 @@ def test_an_approval_signal_after_the_worker_pool_restarted_resumes_the_run(
             return await durable.result(handle)
 
     result = asyncio.run(finish())
-    assert lines.read_text() == "ask #0\n"  # the refused second call never ran
+    assert durable_script.notes(lines) == "ask #0\n"  # the refused second call never ran
     assert result.end == "completed"
     events = Conversation.open(store, conv.id).events
     assert [e.kind for e in events].count("decision") == 2
@@ -281,7 +281,9 @@ def test_a_provider_outage_is_retried_by_the_engine_and_not_counted_as_a_request
         with pytest.raises(UsageLimitExceeded) as durable_exc:
             asyncio.run(durably())
         assert len(server.requests) == local_requests
-    assert lines.read_text() == "paid\n"  # the call ran once; the second request was refused
+    assert (
+        durable_script.notes(lines) == "paid\n"
+    )  # the call ran once; the second request was refused
     assert str(durable_exc.value) == str(local_exc.value)
     assert (durable_exc.value.limit, durable_exc.value.when) == ("requests", "before-request")
     assert durable_exc.value.result.end == local_exc.value.result.end == "usage-limit"
@@ -306,7 +308,7 @@ def test_the_log_across_machines_is_postgresql(
     durable_script.SCRIPTED._responses = 0
     result, _, _ = asyncio.run(_durable_run(temporal_address, store, conv.id, "shared"))
     assert result.end == "completed"
-    assert lines.read_text() == "shared #0\nshared #1\n"
+    assert durable_script.notes(lines) == "shared #0\nshared #1\n"
     assert comparable(Conversation.open(store, conv.id).events) == comparable(local.events)
 
 

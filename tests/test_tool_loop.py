@@ -15,7 +15,7 @@ from elelem import Client, SyncClient
 from elelem.conversation import Conversation, SQLiteStore, TurnStart
 from elelem.conversation.events import MessageBody, ResponseRecord
 from elelem.testing.servers import LoopbackServer
-from elelem.tools import tool
+from elelem.tools import call_key, tool
 from elelem.turns.toolloop import INTERRUPTED, ApprovalRequest, run, run_sync
 from elelem.vocabulary import TextBlock, ToolCallBlock, ToolResultBlock
 from toolloop_wires import WIRES, Wire, anthropic_calls, anthropic_text
@@ -138,6 +138,30 @@ def test_calls_of_one_step_run_concurrently(tmp_path: Path) -> None:
         ("user", 1, "result", "c", "async 3", False),
     ]
     assert result.text == "done"
+
+
+def test_each_call_runs_under_its_own_key_from_the_conversation_and_the_call_id(
+    tmp_path: Path,
+) -> None:
+    seen: dict[str, str | None] = {}
+
+    @tool
+    async def keyed_async(n: int) -> str:
+        await asyncio.sleep(0.05)  # the other calls run meanwhile, under their keys
+        seen[f"async {n}"] = call_key()
+        return "ok"
+
+    @tool
+    def keyed_sync(n: int) -> str:
+        seen[f"sync {n}"] = call_key()
+        return "ok"
+
+    calls = [("a", "keyed_async", {"n": 1}), ("b", "keyed_sync", {"n": 2})]
+    conv, _, _ = run_anthropic(
+        tmp_path, [anthropic_calls(calls), anthropic_text("done")], tools=[keyed_async, keyed_sync]
+    )
+    assert seen == {"async 1": f"{conv.id}/a", "sync 2": f"{conv.id}/b"}
+    assert call_key() is None  # outside a call there is none
 
 
 def test_a_raising_tool_an_unknown_tool_bad_arguments_and_a_timeout_are_error_results(

@@ -15,9 +15,15 @@ again elsewhere), so each is safe to repeat:
 - a call is checked against the call ledger, a table in the log's own
   database keyed by conversation and call (the id of the log event holding
   the call, and the call's id): a call that finished returns
-  its stored result, a call a dead worker had started is never run again
-  unless its tool is marked ``idempotent`` (the in-process tool loop's rule
-  for a killed run's calls: see :mod:`elelem.turns.toolloop`).
+  its stored result; a call a dead worker had started and not finished runs
+  again, as the same call, when its tool is marked ``idempotent`` (the
+  engine retried the step: the log shows no interruption, the result is the
+  tool's own), and is answered as interrupted otherwise (the in-process tool
+  loop's rule for a killed run's calls: see :mod:`elelem.turns.toolloop`).
+  Every attempt of one call runs under the same idempotency key
+  (:func:`elelem.tools.call_key`: the conversation, the log event holding
+  the call and the call's id), so a tool with an effect outside the log keeps
+  it once by recording the key with the effect and is then idempotent.
 """
 
 from __future__ import annotations
@@ -243,7 +249,13 @@ class Steps:
             result: ToolResultBlock = codec.loads(stored, ToolResultBlock)
             return result
         loop = self.tools(call.tools, call.tool_timeout)
-        work = _Work((call.call,), settle=call.settle or started)
+        tool = loop.tools.get(call.call.name)
+        # A started call of an idempotent tool is the engine's retry of this
+        # step after a worker died: run it again as the same call, same key.
+        unsafe = started and (tool is None or not tool.idempotent)
+        work = _Work(
+            (call.call,), settle=call.settle or unsafe, keys=(f"{call.conversation}/{key}",)
+        )
         results, _ = await loop.step(work)
         self.ledger.finish(call.conversation, key, codec.dumps(results[0]).decode())
         return results[0]

@@ -6,7 +6,7 @@ imports only :mod:`elelem.vocabulary` and :mod:`elelem.errors`, so the loop
 can run any :class:`Tool` without knowing where it came from.
 """
 
-from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
+from elelem.tools.base import Tool, ToolOutcome, call_key, describe_error, render_result
 from elelem.tools.computer import Computer, ComputerTool
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
@@ -37,6 +37,7 @@ __all__ = [
     "ToolOutcome",
     "arguments_struct",
     "as_tool",
+    "call_key",
     "describe_error",
     "parameters_schema",
     "render_result",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -46,6 +47,24 @@ class Tool(Protocol):
     def timeout(self) -> float | None: ...
 
     async def call(self, arguments: str) -> ToolOutcome: ...
+
+
+CALL_KEY: ContextVar[str | None] = ContextVar("elelem_tool_call_key", default=None)
+"""The idempotency key of the tool call running (set by the tool loop)."""
+
+
+def call_key() -> str | None:
+    """The idempotency key of the tool call this code runs in, None outside one.
+
+    Derived from the call's id and its conversation, it is the same on every
+    attempt of one call (a durable run whose worker died mid-call runs the
+    call again, with the same key) and different for every other call, so a
+    tool with an effect outside the log (a payment, a row, a line in a file)
+    can keep that effect once: record the key with the effect, and on a key
+    already recorded return the same result without acting again.  Such a
+    tool is then safe to run again and says so with ``idempotent=True``.
+    """
+    return CALL_KEY.get()
 
 
 def render_result(value: object) -> ToolOutcome:

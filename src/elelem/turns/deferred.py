@@ -192,6 +192,7 @@ def _resume(
         options.get("tools", ()),
         approve=options.get("approve"),
         timeout=options.get("tool_timeout"),
+        conversation=conv.id,
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
     engine = TurnEngine.create(conv, target, None, **loop.asking(settings))

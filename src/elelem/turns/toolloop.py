@@ -43,6 +43,7 @@ from elelem.conversation.events import Awaiting, Draft, HostedBody, MessageBody,
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import diagnose
 from elelem.tools import Tool, ToolOutcome, as_tool, describe_error
+from elelem.tools.base import CALL_KEY
 from elelem.turns.engine import (
     Append,
     Call,
@@ -131,6 +132,7 @@ class _Work:
     calls: tuple[ToolCallBlock, ...]
     approvals: tuple[HostedActivity, ...] = ()
     settle: bool = False  # calls a killed process left unanswered
+    keys: tuple[str, ...] = ()  # the calls' idempotency keys (default: from the call ids)
 
 
 class ToolLoop:
@@ -142,8 +144,10 @@ class ToolLoop:
         *,
         approve: Approver | Literal["defer"] | None = None,
         timeout: float | None = None,
+        conversation: str | None = None,
     ) -> None:
         self.tools: dict[str, Tool] = {}
+        self.conversation = conversation
         for item in tools:
             for one in _expand(item):
                 if one.name in self.tools:
@@ -201,7 +205,12 @@ class ToolLoop:
         allowed = [await self._allowed(c, work.settle) for c in work.calls]
 
         async def one(i: int, call: ToolCallBlock) -> None:
-            results[i] = await self._run(call, allowed[i], work.settle)
+            key = work.keys[i] if work.keys else f"{self.conversation or ''}/{call.id}"
+            token = CALL_KEY.set(key)  # what call_key() tells the tool
+            try:
+                results[i] = await self._run(call, allowed[i], work.settle)
+            finally:
+                CALL_KEY.reset(token)
 
         async with anyio.create_task_group() as group:
             for i, call in enumerate(work.calls):
@@ -497,6 +506,7 @@ def loop_flow(
         options.get("tools", ()),
         approve=options.get("approve"),
         timeout=options.get("tool_timeout"),
+        conversation=conv.id,
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
     engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings))
