@@ -57,6 +57,7 @@ from elelem.tools.base import ToolOutcome
 from elelem.tools.mcp_asks import Elicit, elicitation_of, sdk_answer
 from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
+from elelem.tools.mcp_sampling import Sample, SamplingRefused, sampling_of, sdk_refusal, sdk_sample
 from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
 from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
 
@@ -126,7 +127,9 @@ class MCPServer:
     ``elicit`` answers the server's requests for user input
     (:mod:`elelem.tools.mcp_asks`); ``protocol`` is ``"auto"`` (the newest
     revision both sides speak), ``"legacy"`` (the ``initialize`` handshake
-    only) or a 2026 revision to speak without asking; ``use_instructions``
+    only) or a 2026 revision to speak without asking; ``sample`` serves the
+    server's sampling requests (:mod:`elelem.tools.mcp_sampling`; without it
+    sampling is not declared, and refused); ``use_instructions``
     puts the server's ``instructions`` in the system prompt of every run
     that has its tools (:meth:`system_note`), off by default: they are the
     server's text, untrusted."""
@@ -144,6 +147,7 @@ class MCPServer:
         elicit: Elicit | None = None,
         protocol: str = "auto",
         use_instructions: bool = False,
+        sample: Sample | None = None,
         bounds: Bounds | None = None,
         http: HTTPNotes | None = None,
     ) -> None:
@@ -157,6 +161,7 @@ class MCPServer:
         self.elicit = elicit
         self.protocol = protocol
         self.use_instructions = use_instructions
+        self.sample = sample
         self._bounds = bounds or Bounds()
         self._http = http
         self.tools: list[MCPTool] = []
@@ -461,6 +466,7 @@ class MCPServer:
             logging_callback=self._logged,
             message_handler=self._message,
             elicitation_callback=self._elicited if self.elicit is not None else None,
+            sampling_callback=self._sampled if self.sample is not None else None,
         )
         async with client:
             self.protocol_version = client.protocol_version
@@ -572,6 +578,14 @@ class MCPServer:
             await self._command("relist")
         elif isinstance(message, Exception):
             self.note(f"transport: {_reason(message)}")
+
+    async def _sampled(self, context: Any, params: Any) -> Any:
+        assert self.sample is not None  # the capability is declared only with a callback
+        try:
+            answer = await self.sample(sampling_of(self.name, params))
+        except SamplingRefused as exc:
+            return sdk_refusal(str(exc))
+        return sdk_sample(answer)
 
     async def _elicited(self, context: Any, params: Any) -> Any:
         assert self.elicit is not None
