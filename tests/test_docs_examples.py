@@ -36,6 +36,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 NOT_OFFLINE = {
     "make test": "the whole suite itself (CI runs it: bash .ci/run)",
+    "elelem files rm ID": (
+        "deletes a file at its provider; tests/test_provider_files.py runs files rm "
+        "against a loopback Files API"
+    ),
     "elelem chat --mcp 'uvx mcp-server-time' --mcp https://mcp.example.com/mcp --approve": (
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"

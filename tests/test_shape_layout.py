@@ -22,6 +22,7 @@ from elelem.vocabulary import ProviderId, Usage
 from elelem.wire.batch import BatchWire
 from elelem.wire.counting import TokenCounter
 from elelem.wire.embeddings import EmbeddingWires
+from elelem.wire.files import FilesWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionWire
@@ -56,6 +57,7 @@ KINDS = {
     "speech": ("SPEECH", SpeechWire),
     "transcription": ("TRANSCRIPTION", TranscriptionWire),
     "live": ("LIVE", LiveWire),
+    "files": ("FILES", FilesWire),
     "embeddings": ("EMBEDDINGS", EmbeddingWires),
     "batch": ("BATCH", BatchWire),
 }
@@ -69,6 +71,7 @@ HAS = {
     "speech": {"openai_responses", "openai_chat"},
     "transcription": {"openai_responses", "openai_chat"},
     "live": {"openai_responses", "gemini"},
+    "files": {"anthropic_messages", "openai_responses", "openai_chat", "gemini"},
     "embeddings": {
         "openai_responses",
         "openai_chat",

@@ -10,6 +10,7 @@ brackets, below ``elelem``; ``tests/test_layers.py`` checks the tree against
 the classes)::
 
     ElelemError (Exception)
+    ├── ArgumentTypeError (TypeError)
     ├── AttachmentTooLargeError (ValueError)
     ├── AttributionRangeError (ValueError)
     ├── AwaitingError  [turns.pending]
@@ -169,6 +170,12 @@ class UnsupportedError(ElelemError):
 
 class ConfigError(ElelemError):
     """A provider configuration or model address is wrong."""
+
+
+class ArgumentTypeError(ElelemError, TypeError):
+    """An argument of a public function is not of a type it takes (a
+    conversation that is None, say): said by name, not an AttributeError
+    deep inside."""
 
 
 class BlobError(ElelemError):
@@ -543,6 +550,8 @@ EXTRA_MODULES: Mapping[str, str] = {
     "google": "google",
     "azure": "azure",
     "websockets": "live",
+    "temporalio": "temporal",
+    "dbos": "dbos",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""

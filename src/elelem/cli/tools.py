@@ -274,6 +274,11 @@ class Toolset:
         return bool(self.tools or self.servers)
 
     def __enter__(self) -> Toolset:
+        if self.servers:
+            # The mcp extra, looked for first: a missing one is the command's
+            # one line naming its install (a ModuleNotFoundError, see
+            # guarded), not a server that "could not be started".
+            importlib.import_module("mcp")
         for server in self.servers:
             try:
                 self._stack.enter_context(server)

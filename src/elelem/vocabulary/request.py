@@ -397,6 +397,45 @@ OutputFormat = JsonSchemaOutput | JsonObjectOutput
 """A structured reply format: :class:`JsonSchemaOutput` or :class:`JsonObjectOutput`."""
 
 
+class ClearToolUses(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side clearing of old tool results (Anthropic's
+    ``clear_tool_uses_20250919``); each None leaves the server's default."""
+
+    trigger_input_tokens: int | None = None
+    """Clear once the prompt exceeds this many input tokens."""
+    keep_tool_uses: int | None = None
+    """How many of the latest tool uses to keep."""
+    clear_at_least_input_tokens: int | None = None
+    """Clear at least this many tokens each time (so a cache break pays)."""
+    exclude_tools: tuple[str, ...] = ()
+    """Tool names whose uses are never cleared."""
+    clear_tool_inputs: bool | None = None
+    """Also clear the tool calls' arguments, not only their results."""
+
+
+class ClearThinking(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side clearing of earlier turns' reasoning (Anthropic's
+    ``clear_thinking_20251015``): keep the last ``keep_turns`` turns' thinking,
+    every turn's (``keep_all``, best for the prompt cache), or the server's
+    default (neither)."""
+
+    keep_turns: int | None = None
+    keep_all: bool = False
+
+    def __post_init__(self) -> None:
+        if self.keep_all and self.keep_turns is not None:
+            raise ValueError("ClearThinking: keep_turns and keep_all exclude each other")
+
+
+class ContextEditing(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Context editing the provider applies to the prompt before the model
+    reads it; the conversation log keeps everything (the edits are the
+    server's, recorded with its response)."""
+
+    clear_tool_uses: ClearToolUses | None = None
+    clear_thinking: ClearThinking | None = None
+
+
 class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sampling and length options.
 
@@ -425,6 +464,9 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     seed: int | None = None
     """A sampling seed, for providers that take one (Chat Completions, Gemini,
     Ollama); the others report it dropped."""
+    # Last, with a default, so options stored before it existed still decode.
+    context_editing: ContextEditing | None = None
+    """Server-side context editing (Anthropic); the others report it dropped."""
 
     def __post_init__(self) -> None:
         if self.extra:
@@ -435,8 +477,11 @@ __all__ = [
     "ApplyPatch",
     "ApprovalPolicy",
     "CacheTTL",
+    "ClearThinking",
+    "ClearToolUses",
     "CodeExecution",
     "ComputerUse",
+    "ContextEditing",
     "FileSearch",
     "GenerationOptions",
     "HostedTool",

@@ -42,6 +42,7 @@ from elelem.shapes.anthropic_messages.errors import (
     classify_error,
     error_from_event,
 )
+from elelem.shapes.anthropic_messages.files import FILES
 from elelem.shapes.anthropic_messages.listing import LISTING
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
@@ -66,6 +67,7 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     counting=COUNTER,
     listing=LISTING,
+    files=FILES,
     batch=BATCH,
 )
 """The Anthropic Messages shape.  Its parser and ``parse_body`` take the

@@ -43,6 +43,7 @@ from elelem.shapes.common import (
     merge_extra,
     system_text,
 )
+from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
@@ -463,6 +464,9 @@ def encode_request(
         # The API's `container` takes the id string (or an object with it);
         # a caller's own `container` in options.extra still wins below.
         body["container"] = container
+    if opts.context_editing is not None:
+        body["context_management"] = anthropic_context_management(opts.context_editing)
+        betas.append(CONTEXT_MANAGEMENT_BETA)
     if opts.cache is not None:
         top_level_marker(
             opts.cache, opts.extra, "Anthropic", body, dropped.items, explicit=_breakpoints(body)

@@ -36,6 +36,7 @@ from elelem.shapes.common import (
     stream_event_drop,
     system_text,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.options import (
@@ -474,6 +475,7 @@ def encode_request(
     if system:
         body["system"] = system
     sampling_options(opts, OPTION_KEYS, body, dropped)
+    not_taken(opts.context_editing, "Bedrock Converse", dropped)
     if request.tools or system_tools:
         tools: list[JSONValue] = [
             {"toolSpec": _tool_spec(t, f"tools[{k}]", dropped)} for k, t in enumerate(request.tools)

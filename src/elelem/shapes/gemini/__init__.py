@@ -31,6 +31,7 @@ from elelem.shapes.gemini.errors import (
     error_object,
     retry_delay,
 )
+from elelem.shapes.gemini.files import FILES
 from elelem.shapes.gemini.grounding import code_point_range, support_attributions
 from elelem.shapes.gemini.listing import LISTING
 from elelem.shapes.gemini.live import LIVE
@@ -47,6 +48,7 @@ SHAPE = ShapeSpec(
     counting=COUNTER,
     listing=LISTING,
     live=LIVE,
+    files=FILES,
     embeddings=EMBEDDINGS,
     batch=BATCH,
 )

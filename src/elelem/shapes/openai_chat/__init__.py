@@ -25,6 +25,7 @@ from elelem.shapes.openai_chat.encoder import (
     portable_assistant,
 )
 from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_chat.files import FILES
 from elelem.shapes.openai_chat.listing import LISTING
 from elelem.shapes.openai_chat.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
@@ -45,6 +46,7 @@ SHAPE = ShapeSpec(
     conventions=lambda name, fields, where: conventions(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
+    files=FILES,
     embeddings=EMBEDDINGS,
     batch=BATCH,
 )

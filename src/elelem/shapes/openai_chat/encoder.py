@@ -23,6 +23,7 @@ from elelem.shapes.common import (
     merge_extra,
     registered_part,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
@@ -325,6 +326,7 @@ def _options(
     opts = request.options
     headers: dict[str, str] = {}
     sampling_options(opts, option_keys(dialect), body, dropped)
+    not_taken(opts.context_editing, "Chat Completions", dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     reasoning = opts.reasoning
     if reasoning is not None:

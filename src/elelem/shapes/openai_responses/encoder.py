@@ -32,6 +32,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
@@ -545,6 +546,7 @@ def encode_request(
         body["tools"] = tools
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
+    not_taken(options.context_editing, "OpenAI Responses", dropped)
     if options.reasoning is not None:
         # Reasoning options at all mean the caller wants to see the reasoning:
         # summaries are sent only when asked for.
