@@ -213,7 +213,6 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
         (sent,) = server.model_requests()
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "[0.5, 0.25]\n"
-    assert (
-        result.stderr == "1 vectors; 1 requests, 4 tokens, $6e-7\n"
-    )  # below a millionth: two digits
+    # Money in plain decimals, never exponent notation; one request, singular.
+    assert result.stderr == "1 vectors; 1 request, 4 tokens, $0.0000006\n"
     assert sent.path == PREFIX + "gemini-embedding-001:predict"
