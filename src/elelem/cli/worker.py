@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from elelem.cli.common import EXIT_USAGE, Failure, guarded, store_from_env
+from elelem.errors import install_line
 from elelem.render import sanitize_line
 
 DEFAULT_ADDRESS = "127.0.0.1:7233"
@@ -32,8 +33,7 @@ def durable_module(extra: str, what: str) -> Any:
         return importlib.import_module(f"elelem.durable.{extra}")
     except ModuleNotFoundError as exc:
         raise Failure(
-            f"{what} needs the {extra} extra ({exc.name} is not installed): "
-            f"pip install 'elelem[{extra}]'",
+            f"{what} needs the {extra} extra ({exc.name} is not installed): {install_line(extra)}",
             2,
         ) from None
 
