@@ -313,9 +313,17 @@ def test_encoder_merges_user_turns_and_maps_options() -> None:
             "hosted_tools[0]",
             "web_search",
             UNSUPPORTED,
-            "Bedrock Converse has no hosted web_search",
+            "'m': Converse grounds only Amazon Nova models on the web",
         ),
     )
+    # On a Nova model, web search is Nova web grounding, a system tool
+    # (https://docs.aws.amazon.com/nova/latest/userguide/grounding.html).
+    nova = SHAPE.encode_request(
+        ModelRequest("us.amazon.nova-premier-v1:0", (), hosted_tools=(WebSearch(max_uses=3),)),
+        provider=BEDROCK,
+    )
+    assert nova.body["toolConfig"] == {"tools": [{"systemTool": {"name": "nova_grounding"}}]}
+    assert [(d.where, d.what) for d in nova.dropped] == [("hosted_tools[0].max_uses", "max_uses")]
 
 
 # -- corpus ---------------------------------------------------------------------

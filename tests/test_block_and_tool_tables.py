@@ -14,20 +14,25 @@ from elelem.providers.catalog import PARKED_SHAPES
 from elelem.shapes.hosted_tools import HOSTED_TOOL_TAGS, HostedTools
 from elelem.shapes.registry import BUILTIN_SHAPES
 from elelem.vocabulary import (
+    ApplyPatch,
     AudioBlock,
     CallId,
     CodeExecution,
+    ComputerUse,
     DocumentBlock,
     FileSearch,
     HostedTool,
     ImageBlock,
     ImageGeneration,
+    Memory,
     Message,
     ProviderId,
     RemoteMCP,
+    Shell,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
+    ToolSearch,
     WebFetch,
     WebSearch,
     block_mapping,
@@ -48,6 +53,8 @@ PROVIDER = {
     "ollama_native": "ollama-native",
     "gemini_interactions": "google-interactions",
 }
+MODEL = {"bedrock_converse": "us.amazon.nova-premier-v1:0"}
+"""A model of the shape whose hosted tools are its family's (Nova web grounding)."""
 TOOLS: dict[str, HostedTool] = {
     "web_search": WebSearch(),
     "web_fetch": WebFetch(),
@@ -55,6 +62,11 @@ TOOLS: dict[str, HostedTool] = {
     "file_search": FileSearch(("store-1",)),
     "image_generation": ImageGeneration(),
     "remote_mcp": RemoteMCP("https://mcp.example.com/mcp", "wiki"),
+    "memory": Memory(),
+    "shell": Shell(),
+    "apply_patch": ApplyPatch(),
+    "computer_use": ComputerUse(),
+    "tool_search": ToolSearch(),
 }
 
 
@@ -73,8 +85,9 @@ def test_every_shape_spells_every_hosted_tool_or_reports_it(shape: str, tag: str
     table: HostedTools = _encoder(shape).HOSTED_TOOLS
     encode = _encoder(shape).encode_request
     provider = ProviderId(PROVIDER[shape])
-    bare = encode(ModelRequest("m", ()), provider=provider)
-    sent = encode(ModelRequest("m", (), hosted_tools=(TOOLS[tag],)), provider=provider)
+    model = MODEL.get(shape, "m")
+    bare = encode(ModelRequest(model, ()), provider=provider)
+    sent = encode(ModelRequest(model, (), hosted_tools=(TOOLS[tag],)), provider=provider)
     whole = [d for d in sent.dropped if d.where == "hosted_tools[0]"]
     if tag in table.rows:
         # Spelt: the request carries it (fields it has no room for may be reported).

@@ -43,6 +43,13 @@ BY_TYPE: dict[str, list[str]] = {
 # Bad values of text options and arguments, by command and name (None: every
 # command that has it).
 BY_NAME: dict[tuple[str | None, str], list[str]] = {
+    ("serve", "given_token"): [
+        "",
+        "short",
+        "has a space in it here",
+        "\x1b[31mred-token-0123456789",
+        "\udcff",
+    ],
     (None, "model"): ["", "::", "nosuch:model", "anthropic:", "\x1b[31mred", "\udcff"],
     (None, "system"): ["\udcff"],
     (None, "continue_"): ["c_nosuch", "", "\udcff"],
@@ -59,6 +66,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
+    (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],
     (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
     ("serve", "host"): ["192.0.2.1", "::g", ""],
     ("serve", "port"): ["x", "-1", "65536", "99999999999999999999999"],  # 0: any free port
@@ -116,6 +124,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "client_secret"): ["", "\udcff"],
     (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
     (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
+    ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }
@@ -156,6 +165,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "worker dbos": ["--executor-id", "w1", "--system-database", "mysql://x"],
     "mcp tools": ["http://127.0.0.1:9/mcp"],
     "mcp login": ["http://127.0.0.1:9/mcp"],
+    "files rm": ["file_nosuch"],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

@@ -123,7 +123,7 @@ CANONICAL: list[tuple[object, Any, bytes]] = [
         GenerationOptions,
         b'{"max_tokens":100,"temperature":0.5,"top_p":null,"stop":["END"],"reasoning":'
         b'{"effort":"high","budget_tokens":null},"tool_choice":null,"extra":{"seed":1},'
-        b'"cache":null,"output":null,"seed":null}',
+        b'"cache":null,"output":null,"seed":null,"context_editing":null}',
     ),
 ]
 

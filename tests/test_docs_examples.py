@@ -36,6 +36,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 NOT_OFFLINE = {
     "make test": "the whole suite itself (CI runs it: bash .ci/run)",
+    "elelem files rm ID": (
+        "deletes a file at its provider; tests/test_provider_files.py runs files rm "
+        "against a loopback Files API"
+    ),
     "elelem chat --mcp 'uvx mcp-server-time' --mcp https://mcp.example.com/mcp --approve": (
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"
@@ -102,6 +106,10 @@ NOT_OFFLINE.update(
             "elelem live -m MODEL",
         )
     }
+)
+NOT_OFFLINE['elelem ask -m openai:gpt-5 --shell --approve "How big is this folder?"'] = (
+    "needs an OpenAI Responses server and a terminal to approve on; "
+    "tests/test_provider_tools.py runs ask --shell against a loopback Responses server"
 )
 NOT_OFFLINE.update(
     {

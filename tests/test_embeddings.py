@@ -19,11 +19,12 @@ import anyio
 import pytest
 
 from elelem import Client, SyncClient
-from elelem.embeddings import WIRES, Embeddings
-from elelem.embeddings.wires import EmbeddingWire, batches
+from elelem.embeddings import Embeddings, EmbeddingWire, batches, embedding_wires
 from elelem.errors import AuthenticationError, ConfigError, MalformedStreamError, UnsupportedError
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, Send, status
 from elelem.vocabulary import Drop
+
+WIRES = embedding_wires()
 
 CONFIG = "/nonexistent/elelem.toml"
 

@@ -25,11 +25,12 @@ from click.testing import CliRunner
 from cloud_helpers import TokenServer, json_reply, rsa_key, service_account_file
 from elelem import SyncClient
 from elelem.cli import main
-from elelem.embeddings import WIRES, Embeddings
-from elelem.embeddings.wires import batches
+from elelem.embeddings import Embeddings, batches, embedding_wires
 from elelem.errors import MalformedStreamError, UnsupportedError
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, status
 from elelem.vocabulary import Drop
+
+WIRES = embedding_wires()
 
 NO_CONFIG = "/nonexistent/elelem.toml"
 PREFIX = "/v1/projects/proj-emb/locations/us-central1/publishers/google/models/"
@@ -213,6 +214,6 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
         (sent,) = server.model_requests()
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "[0.5, 0.25]\n"
-    # Money in plain decimals, never exponent notation; one request, singular.
+    # below a millionth: significant digits, never exponent notation
     assert result.stderr == "1 vectors; 1 request, 4 tokens, $0.0000006\n"
     assert sent.path == PREFIX + "gemini-embedding-001:predict"

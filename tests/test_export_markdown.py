@@ -70,8 +70,6 @@ def test_markdown_of_a_constructed_conversation_exactly(tmp_path: Path) -> None:
         "\n"
         "</details>\n"
         "\n"
-        '> searching "tower"\n'
-        "\n"
         '> searched "tower" → 3 results\n'
         "\n"
         "It is 330 m.[^1][^2]\n"
@@ -115,7 +113,7 @@ def test_export_md_of_the_demo_answer(tmp_path: Path) -> None:
     assert (
         "[^1]: [Eiffel Tower - Wikipedia](https://en.wikipedia.org/wiki/Eiffel_Tower)" in document
     )
-    assert "[^4]: [Eiffel Tower | History, Height, &amp; Facts | Britannica]" in document
+    assert "[^4]: [Eiffel Tower | History, Height, & Facts | Britannica]" in document
     assert document.count("<details><summary>Reasoning</summary>") == 1
     # A sentence cut into blocks at its citations is one paragraph.
     assert (

@@ -83,3 +83,63 @@ def test_every_model_variable_is_in_the_environment_table() -> None:
     variables = set(re.findall(r'"(ELELEM_[A-Z_]+_MODEL)"', source)) | {"ELELEM_MODEL"}
     assert len(variables) >= 4
     assert [v for v in sorted(variables) if f"`{v}`" not in table] == []
+
+
+def test_a_markdown_title_keeps_its_ampersand_and_no_tag(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.render.markdown import conversation_markdown
+
+    store = SQLiteStore(tmp_path / "log.db")
+    conversation = Conversation.create(store, title="Fish & chips <script>x()</script>")
+    document = conversation_markdown(store.info(conversation.id), store.load(conversation.id))
+    assert document.splitlines()[0] == "# Fish & chips &lt;script&gt;x()&lt;/script&gt;"
+    rendered = MarkdownIt("commonmark", {"html": True}).render(document)
+    assert "<script>" not in rendered and "Fish &amp; chips &lt;script&gt;" in rendered
+
+
+def test_a_replayed_recording_without_its_request_is_titled_from_its_answer(
+    tmp_path: Path,
+) -> None:
+    cassette = (
+        ROOT / "tests" / "corpus" / "vercel__ai"
+        / "packages__anthropic__src____fixtures____anthropic-web-search-tool.1.chunks.txt"
+    )  # fmt: skip
+    env = base_env(tmp_path)
+    played = run(env, "demo", "--keep", "--pace", "0", "--cassette", str(cassette))
+    assert played.returncode == 0, played.stderr
+    from elelem.conversation import open_store
+
+    store = open_store(Path(env["ELELEM_HOME"]) / "elelem.db")
+    try:
+        (info,) = store.list_conversations()
+    finally:
+        store.close()
+    assert info.title is not None and not info.title.startswith("(recorded interaction")
+    assert info.title.endswith(f"… ({cassette.name})")
+    assert info.title.startswith("Based on")
+
+
+def test_demo_keep_lists_the_conversation_it_played_not_the_whole_log(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    for n in range(3):
+        assert run(env, "ask", "-m", "test", f"question {n}").returncode == 0
+    played = run(env, "demo", "--pace", "0", "--keep")
+    assert played.returncode == 0, played.stderr
+    tail = played.stdout.rsplit("elelem log:\n", 1)[1]
+    assert len(tail.splitlines()) == 1 and "anthropic:claude-sonnet-4-5" in tail
+
+
+def test_a_conversation_that_is_none_is_a_typed_error_naming_it() -> None:
+    import pytest
+
+    from elelem.errors import ArgumentTypeError
+    from elelem.testing import TestModel
+
+    with elelem.SyncClient(env={}) as client:
+        for call in (elelem.run_sync, elelem.send_sync):
+            with pytest.raises(ArgumentTypeError) as caught:
+                call(None, client, TestModel(), "hi")  # type: ignore[arg-type]
+            assert str(caught.value).endswith("Conversation.open(store, id)), not NoneType")
+            assert isinstance(caught.value, TypeError)

@@ -32,6 +32,26 @@ def slow_lookup(city: str) -> str:
 '''
 
 
+def _wait_started(term: Terminal, mark: Path) -> None:
+    """Pump the screen until the slow tool says it has started."""
+    end = time.monotonic() + 30
+    while not mark.exists():
+        assert time.monotonic() < end, term.text()
+        term.pump(0.05)
+
+
+def _interrupt_then_chat_on(term: Terminal, seconds: float) -> float:
+    """Ctrl-C, then a next message answered at the prompt, then /exit: how
+    long the end took."""
+    term.child.sendintr()
+    term.wait_for("interrupted")
+    term.pump(0.5)
+    term.child.sendline("Say hello")
+    term.wait_for("Hello again.", seconds=10)
+    term.child.sendline("/exit")
+    return _ended(term, seconds)
+
+
 def _ended(term: Terminal, seconds: float) -> float:
     """Wait for the child to end (at most ``seconds``); how long it took."""
     start = time.monotonic()
@@ -74,10 +94,7 @@ def test_ctrl_c_during_a_slow_tool_ends_ask_at_once_saying_it_is_abandoned(
         env = {**env_for(tmp_path, server), "SLOW_MARK": str(mark)}
         term = Terminal(["ask", "-m", MODEL, "--functions", str(path), "Look Paris up"], env)
         try:
-            end = time.monotonic() + 30
-            while not mark.exists():
-                assert time.monotonic() < end, term.text()
-                term.pump(0.05)
+            _wait_started(term, mark)
             term.child.sendintr()
             took = _ended(term, 20)
         finally:
@@ -104,15 +121,30 @@ def test_ctrl_c_at_an_approval_question_returns_chat_to_a_working_prompt(
             term.wait_for("\n>\n")
             term.child.sendline("Weather in Paris?")
             term.wait_for(QUESTION)
-            term.child.sendintr()
-            term.wait_for("interrupted")
-            term.pump(0.5)
-            term.child.sendline("Say hello")
-            term.wait_for("Hello again.", seconds=10)
-            term.child.sendline("/exit")
-            _ended(term, 10)
+            _interrupt_then_chat_on(term, 10)
         finally:
             term.child.close(force=True)
         assert len(server.requests) == 2
     assert term.child.exitstatus == 0, term.text()
     assert "18°C" not in term.text()
+
+
+def test_ctrl_c_during_a_slow_tool_returns_chat_to_a_working_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_PY)
+    mark = tmp_path / "started"
+    call = [("c1", "slow_lookup", {"city": "Paris"})]
+    replies = [anthropic_calls(call), anthropic_text("Hello again.")]
+    with LoopbackServer(replies, lifetime=60) as server:
+        env = {**env_for(tmp_path, server), "SLOW_MARK": str(mark)}
+        term = Terminal(["chat", "-m", MODEL, "--functions", str(path)], env)
+        try:
+            term.wait_for("\n>\n")
+            term.child.sendline("Look Paris up")
+            _wait_started(term, mark)
+            took = _interrupt_then_chat_on(term, 20)
+        finally:
+            term.child.close(force=True)
+    assert took < 10, term.text()  # the tool sleeps 30 s: not waited for at the end either
+    assert term.child.exitstatus == 0, term.text()
+    assert "elelem: a tool still running was abandoned" in term.text()

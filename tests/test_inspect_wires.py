@@ -18,9 +18,11 @@ from elelem.batches import BatchRecord
 from elelem.cli.inspect import inspect_recording
 from elelem.cli.inspect_kinds import answer_summary
 from elelem.codec import to_builtins
-from elelem.embeddings import WIRES
+from elelem.embeddings import embedding_wires
 from elelem.testing.servers import LoopbackServer, status
 from elelem.vocabulary import ProviderId
+
+WIRES = embedding_wires()
 
 VECTORS = [[0.5, -0.25, 1.0], [0.125, 2.0, -1.5]]
 BEDROCK = "https://bedrock-runtime.us-east-1.amazonaws.com/model"

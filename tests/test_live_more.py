@@ -444,7 +444,10 @@ def test_tools_and_approvals_in_a_session(tmp_path, where: str) -> None:
         asyncio.run(main(server))
         declared = server.received[0]["setup"]["tools"][0]["functionDeclarations"]
         answers = next(m for m in server.received if "toolResponse" in m)
-    names = ["get_weather", "radar", "die"] if where == "mcp" else ["weather_in", "radar"]
+    # The weather server's tools, and the read_resource tool elelem offers for
+    # a server with resources.
+    mcp_names = ["get_weather", "radar", "snapshot", "die", "read_resource"]
+    names = mcp_names if where == "mcp" else ["weather_in", "radar"]
     assert [d["name"] for d in declared] == names
     assert asked == [name, "radar"]
     assert answers["toolResponse"]["functionResponses"] == [

@@ -48,7 +48,7 @@ def test_the_option_has_canonical_bytes_and_round_trips() -> None:
     data = (
         b'{"max_tokens":10,"temperature":null,"top_p":null,"stop":[],"reasoning":null,'
         b'"tool_choice":null,"extra":{},"cache":{"ttl":"1h","key":"user-42"},"output":null,'
-        b'"seed":null}'
+        b'"seed":null,"context_editing":null}'
     )
     assert dumps(options) == data
     assert loads(data, GenerationOptions) == options

@@ -14,17 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from elelem.batches.wires import BATCH_PROVIDERS
-from elelem.batches.wires import WIRES as BATCH_WIRES
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS
-from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
+from elelem.batches import BATCH_PROVIDERS
+from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import RegistryError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of
 from elelem.providers.models import ALIASES, DEFAULT_MODELS, KNOWN_MODELS
 from elelem.providers.pricing import LOCAL_PROVIDERS, PROVIDER_IDS
 from elelem.shapes.openai_chat import DIALECTS, Dialect, dialect_for
-from elelem.shapes.registry import shape_names
+from elelem.shapes.registry import shape_named, shape_names
 from elelem.telemetry import PROVIDER_NAMES
 from elelem.vocabulary import (
     ModelProfile,
@@ -58,9 +56,10 @@ def test_every_record_is_valid(record: ProviderRecord) -> None:
     for alias, model in record.aliases.items():
         assert Catalog().resolve(alias) == (Catalog().get(record.name), model)
     if "embeddings" in record.kinds:
-        assert record.kinds["embeddings"] in EMBEDDING_WIRES
+        assert record.kinds["embeddings"] in embedding_wires()
     if "batch" in record.kinds:
-        assert record.kinds["batch"] in {w.name for w in BATCH_WIRES.values()}
+        batch_wires = [getattr(shape_named(name), "batch", None) for name in shape_names()]
+        assert record.kinds["batch"] in {w.name for w in batch_wires if w is not None}
 
 
 def test_the_name_keyed_tables_are_the_records() -> None:

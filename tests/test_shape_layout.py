@@ -19,7 +19,10 @@ from elelem.shapes.classify import ErrorTable
 from elelem.shapes.skeleton import ParserSkeleton
 from elelem.stream import Finish
 from elelem.vocabulary import ProviderId, Usage
+from elelem.wire.batch import BatchWire
 from elelem.wire.counting import TokenCounter
+from elelem.wire.embeddings import EmbeddingWires
+from elelem.wire.files import FilesWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechRequest, SpeechWire, TranscriptionWire
@@ -54,6 +57,9 @@ KINDS = {
     "speech": ("SPEECH", SpeechWire),
     "transcription": ("TRANSCRIPTION", TranscriptionWire),
     "live": ("LIVE", LiveWire),
+    "files": ("FILES", FilesWire),
+    "embeddings": ("EMBEDDINGS", EmbeddingWires),
+    "batch": ("BATCH", BatchWire),
 }
 """The other kinds of exchange: a wire that has one holds a module of its
 name with the same names, and its ``SHAPE`` field of that name is the value
@@ -65,6 +71,15 @@ HAS = {
     "speech": {"openai_responses", "openai_chat"},
     "transcription": {"openai_responses", "openai_chat"},
     "live": {"openai_responses", "gemini"},
+    "files": {"anthropic_messages", "openai_responses", "openai_chat", "gemini"},
+    "embeddings": {
+        "openai_responses",
+        "openai_chat",
+        "gemini",
+        "bedrock_converse",
+        "ollama_native",
+    },
+    "batch": {"anthropic_messages", "openai_responses", "openai_chat", "gemini"},
 }
 """Which wires have each kind."""
 

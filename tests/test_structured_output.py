@@ -84,12 +84,14 @@ def test_the_option_has_canonical_bytes_and_round_trips() -> None:
         b'"tool_choice":null,"extra":{},"cache":null,"output":{"type":"json_schema",'
         b'"schema":{"type":"object","properties":{"city":{"type":"string"}},'
         b'"required":["city"],"additionalProperties":false},"name":"city","strict":true,'
-        b'"description":"A city."},"seed":null}'
+        b'"description":"A city."},"seed":null,"context_editing":null}'
     )
     assert dumps(options) == data
     assert loads(data, GenerationOptions) == options
     any_object = GenerationOptions(output=ANY_OBJECT)
-    assert dumps(any_object).endswith(b'"cache":null,"output":{"type":"json_object"},"seed":null}')
+    assert dumps(any_object).endswith(
+        b'"cache":null,"output":{"type":"json_object"},"seed":null,"context_editing":null}'
+    )
     assert loads(dumps(any_object), GenerationOptions) == any_object
 
 

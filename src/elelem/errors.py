@@ -10,6 +10,7 @@ brackets, below ``elelem``; ``tests/test_layers.py`` checks the tree against
 the classes)::
 
     ElelemError (Exception)
+    ├── ArgumentTypeError (TypeError)
     ├── AttachmentTooLargeError (ValueError)
     ├── AttributionRangeError (ValueError)
     ├── AwaitingError  [turns.pending]
@@ -18,6 +19,10 @@ the classes)::
     │   └── BlobMissingError (KeyError)
     ├── BodyError (ValueError)  [recordings.containers]
     ├── ChatRefused (ValueError)  [web.chat]
+    ├── ClientToolError (ValueError)
+    │   ├── MemoryPathError
+    │   ├── MemoryTooLargeError
+    │   └── PatchError
     ├── ConfigError
     ├── DecodeError (ValueError)
     ├── DurableError  [durable.wire]
@@ -166,6 +171,12 @@ class ConfigError(ElelemError):
     """A provider configuration or model address is wrong."""
 
 
+class ArgumentTypeError(ElelemError, TypeError):
+    """An argument of a public function is not of a type it takes (a
+    conversation that is None, say): said by name, not an AttributeError
+    deep inside."""
+
+
 class BlobError(ElelemError):
     """A blob (the bytes of an image or document) could not be had as asked.
 
@@ -199,6 +210,27 @@ class AttachmentTooLargeError(ElelemError, ValueError):
         super().__init__(message)
         self.limit = limit
         self.size = size
+
+
+class ClientToolError(ElelemError, ValueError):
+    """A provider tool the client executes (memory, shell, apply_patch) was
+    asked for something it refuses: the message names the command and why.
+    The tool loop sends the model this message as an error result."""
+
+
+class MemoryPathError(ClientToolError):
+    """A memory command named a path outside the memory directory: ``../``,
+    an absolute path not under ``/memories``, a symlink pointing outside, a
+    NUL in the path."""
+
+
+class MemoryTooLargeError(ClientToolError):
+    """A memory command would write more than the memory tool's bound."""
+
+
+class PatchError(ClientToolError):
+    """An ``apply_patch`` operation could not be applied as written (a hunk
+    whose context is not in the file, a path outside the directory)."""
 
 
 # --------------------------------------------------------------------------
@@ -517,6 +549,8 @@ EXTRA_MODULES: Mapping[str, str] = {
     "google": "google",
     "azure": "azure",
     "websockets": "live",
+    "temporalio": "temporal",
+    "dbos": "dbos",
 }
 """The top-level modules only an extra brings, and that extra (``tests/
 test_first_hour_extras.py`` checks the table against pyproject.toml)."""

@@ -11,15 +11,20 @@ the conversation log (``elelem batch submit|status|results``).
 
 from elelem.batches.core import (
     BATCH_DISCOUNT,
+    BATCH_PROVIDERS,
+    BatchAPI,
     BatchRequest,
     BatchResult,
     batch_price,
+    wire_of,
 )
-from elelem.batches.wires import STATES, BatchRecord, Item, wire_of
+from elelem.wire.batch import STATES, BatchRecord, Item
 
 __all__ = [
     "BATCH_DISCOUNT",
+    "BATCH_PROVIDERS",
     "STATES",
+    "BatchAPI",
     "BatchRecord",
     "BatchRequest",
     "BatchResult",

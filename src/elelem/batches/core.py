@@ -1,5 +1,12 @@
-"""Batches without their I/O: the requests encoded for a batch, and the
-results read back into assembled responses at the batch price.
+"""Batches without their I/O: the requests encoded for a batch, the
+provider's batch API carried through the one driver, and the results read
+back into assembled responses at the batch price.
+
+Each wire's batch API is its shape package's ``batch.py``
+(``SHAPE.batch``, a :class:`~elelem.wire.batch.BatchWire`; the contract is
+:mod:`elelem.wire.batch`): :func:`wire_of` finds the target's, when its
+record says the provider has it, and :class:`BatchAPI` runs its flows as
+exchanges of one-shot calls (:mod:`elelem.transport.one_shot`).
 
 A batch request is a neutral request like any other; each is encoded by the
 target's own shape (non-streamed), so what a batch sends is what a single
@@ -12,18 +19,24 @@ Anthropic, OpenAI and Gemini (:data:`BATCH_DISCOUNT`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 import msgspec
 
-from elelem.batches.wires import BatchRecord, Item
-from elelem.errors import ConfigError, MalformedStreamError, StreamError
+from elelem.errors import ConfigError, MalformedStreamError, StreamError, UnsupportedError
 from elelem.providers import Target
 from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
 from elelem.stream import AssembledResponse, Assembler
+from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import GenerationOptions, Message
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import EncodedRequest, ModelRequest
+from elelem.wire.batch import BatchFlow, BatchRecord, BatchTarget, BatchWire, Item
+
+T = TypeVar("T")
 
 MAX_REQUESTS = 100_000
 """The most requests one batch may hold: Anthropic's limit, the largest a
@@ -148,13 +161,78 @@ def _assembled(target: Target, item: Item) -> tuple[AssembledResponse | None, st
     return assembler.result(), None
 
 
+BATCH_PROVIDERS: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("batch"))
+"""The providers whose batch API elelem speaks (each record's
+``kinds["batch"]``, the name of a :class:`~elelem.wire.batch.BatchWire`; an
+OpenAI-compatible server rarely has one, and Chat Completions batches go to
+OpenAI itself)."""
+
+
+def batch_target(target: Target) -> BatchTarget:
+    """What a batch flow knows of ``target`` (with the headers its shape
+    sends: a batch read carries Anthropic's API version and betas)."""
+    probe = ModelRequest(model=target.model, messages=(Message.user("."),))
+    headers = target.shape.encode_request(probe, provider=target.provider, stream=False).headers
+    return BatchTarget(
+        target.provider, target.address, target.model, target.endpoint.base_url, dict(headers)
+    )
+
+
+def carried(target: Target, flow: BatchFlow[T]) -> Exchange[T]:
+    """``flow`` as an exchange of one-shot calls, each step a
+    :class:`~elelem.transport.one_shot.Call` whose errors ``target``'s
+    shape classifies."""
+    try:
+        step = next(flow)
+        while True:
+            value = yield Call(target.shape, step.request, step.parse, step.what)
+            step = flow.send(value)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class BatchAPI:
+    """A wire's batch API (:attr:`wire`) run for a :class:`~elelem.providers.Target`:
+    each flow an exchange the one driver carries."""
+
+    wire: BatchWire
+
+    def submit(
+        self, target: Target, requests: Sequence[tuple[str, EncodedRequest]]
+    ) -> Exchange[BatchRecord]:
+        """Submit the encoded ``requests`` (``custom_id``, request)."""
+        return carried(target, self.wire.submit(batch_target(target), requests))
+
+    def status(self, target: Target, record: BatchRecord) -> Exchange[BatchRecord]:
+        """The batch ``record`` with its state now."""
+        return carried(target, self.wire.status(batch_target(target), record))
+
+    def results(self, target: Target, record: BatchRecord) -> Exchange[list[Item]]:
+        """Each request's response body, or its error."""
+        return carried(target, self.wire.results(batch_target(target), record))
+
+
+def wire_of(target: Target) -> BatchAPI:
+    """The batch API of ``target``, or :class:`~elelem.errors.UnsupportedError`."""
+    wire = getattr(target.shape, "batch", None)
+    if not isinstance(wire, BatchWire) or BATCH_PROVIDERS.get(target.provider) != wire.name:
+        raise UnsupportedError(f"provider {target.provider} has no batch API elelem speaks")
+    return BatchAPI(wire)
+
+
 __all__ = [
     "BATCH_DISCOUNT",
+    "BATCH_PROVIDERS",
     "MAX_REQUESTS",
+    "BatchAPI",
     "BatchRequest",
     "BatchResult",
     "batch_price",
+    "batch_target",
+    "carried",
     "encode",
     "neutral_requests",
     "read_results",
+    "wire_of",
 ]

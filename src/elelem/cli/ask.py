@@ -40,7 +40,13 @@ from elelem.cli.common import (
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.mcp import prompt_of
-from elelem.cli.options import SchemaMismatch, check_answer, generation_options, schema_output
+from elelem.cli.options import (
+    SchemaMismatch,
+    check_answer,
+    context_editing,
+    generation_options,
+    schema_output,
+)
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.testmodel import is_test_model, test_model
@@ -338,7 +344,10 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
             max_tokens=params["max_tokens"],
             effort=params["effort"],
             show_reasoning=reasoning_asked(),
-            base={"output": schema_output(params["schema"])},
+            base={
+                "output": schema_output(params["schema"]),
+                "context_editing": context_editing(params["context_editing"]),
+            },
         ),
         Toolset.from_params(params),
         timeouts_of(params),

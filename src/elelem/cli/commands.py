@@ -11,6 +11,7 @@ from elelem.cli.chat import chat_command
 from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
 from elelem.cli.embed import collections_group, embed_command, similar_command
+from elelem.cli.files import files_group
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.inspect import inspect_command
 from elelem.cli.keys import keys_group
@@ -53,6 +54,7 @@ COMMANDS: tuple[click.Command, ...] = (
     live_command,
     worker_group,
     mcp_group,
+    files_group,
 )
 """Every command and command group of ``elelem``: a new one is one row here."""
 

@@ -375,6 +375,13 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
             "given); what it cannot honour is left out and noted in the turn's record.",
         ),
         click.option(
+            "--context-editing",
+            metavar="clear-tool-uses[,clear-thinking]",
+            help="Let the provider clear old tool results and/or earlier reasoning from the "
+            "prompt it reads (Anthropic); the log keeps everything, and a provider without "
+            "it notes the option as left out in the turn's record.",
+        ),
+        click.option(
             "--json",
             "as_json",
             is_flag=True,

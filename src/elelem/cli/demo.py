@@ -42,7 +42,7 @@ from elelem.cli.inspect_kinds import (
 from elelem.cli.safety import command_catalog
 from elelem.cli.turns import render_observer, run_turn
 from elelem.client import SyncClient
-from elelem.conversation import Conversation, Store, open_store
+from elelem.conversation import Conversation, MessageBody, Store, open_store
 from elelem.errors import StreamError, UnsupportedError
 from elelem.providers import COMPATIBLE, Catalog, load_shape
 from elelem.recordings.cassettes import Interaction, load
@@ -53,6 +53,7 @@ from elelem.vocabulary import (
     CallId,
     CodeExecution,
     HostedTool,
+    TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     WebFetch,
@@ -343,7 +344,26 @@ def play(path: Path, store: Store, renderer: Renderer, *, pace: float) -> Conver
                 continue
             renderer.cost = turn.cost.describe()
             renderer.end_answer()
+    title = store.info(conversation.id).title
+    if title is None or title.startswith("(recorded interaction"):
+        # No recorded question to name it by: the file and what was answered.
+        store.set_title(conversation.id, replay_title(path, conversation))
     return conversation
+
+
+def replay_title(path: Path, conversation: Conversation) -> str:
+    """``the first words of the first answer (file.yaml)`` (the file alone
+    when nothing was answered in text)."""
+    for event in conversation.events:
+        body = event.body
+        if isinstance(body, MessageBody) and body.role == "assistant":
+            words = " ".join(
+                p.text for p in body.content if isinstance(p, TextBlock) and p.text.strip()
+            ).split()
+            if words:
+                snippet = " ".join(words[:10])
+                return f"{snippet}{'…' if len(words) > 10 else ''} ({path.name})"
+    return path.name
 
 
 def _shapes(plan: list[tuple[Interaction, str, str]]) -> dict[str, str]:
@@ -431,11 +451,11 @@ def demo_command(
     through the real client, parser, assembler, store and renderer."""
     renderer = make_renderer(reasoning, citations)
     with demo_store(keep) as (store, where):
-        play(cassette or sample_recording(), store, renderer, pace=pace)
+        played = play(cassette or sample_recording(), store, renderer, pace=pace)
         click.echo()
         click.echo(f"stored in {where}; elelem log:")
-        for info in store.list_conversations(limit=20):
-            click.echo(log_line(info))
+        # The conversation played, not the whole log of the user's store.
+        click.echo(log_line(store.info(played.id)))
 
 
 __all__ = [

@@ -10,7 +10,7 @@ Each exchange is one line of ``elelem inspect --json``::
 
 The values are what the reader the client itself runs returns for the same
 body, never a second reading of it: an embeddings answer through its
-wire's ``decode`` (:data:`elelem.embeddings.wires.WIRES`), speech and a
+wire's ``decode`` (:func:`elelem.embeddings.embedding_wires`), speech and a
 whole transcription through the ``speak`` and ``transcribe`` flows' own
 calls (:mod:`elelem.speech.endpoints`), a streamed transcription or speech
 through the wire's own parsers (the shape's ``speech`` and ``transcription``,
@@ -31,13 +31,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.batches import wire_of as batch_api
 from elelem.batches.core import read_results
-from elelem.batches.wires import WIRES as BATCH_WIRES
-from elelem.batches.wires import BatchRecord, Item
 from elelem.client.counting import TokenCount, counter_of, counting
 from elelem.codec import to_builtins
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS, EmbeddingWire
-from elelem.embeddings.wires import WIRES as EMBEDDING_WIRES
+from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import (
     ElelemError,
     IncompleteStreamError,
@@ -56,6 +54,8 @@ from elelem.transport.one_shot import Call, Exchange
 from elelem.vocabulary import AudioBlock, BytesSource, Message, ProviderId, TextBlock
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.wire import ModelRequest
+from elelem.wire.batch import BatchRecord, Item
+from elelem.wire.embeddings import EmbeddingWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.speech import SpeechRequest
 
@@ -207,22 +207,23 @@ def embedding_wire(interaction: Interaction, provider: str) -> EmbeddingWire:
     """The embedding wire a recorded request went to, told by its path (and
     its provider, for the OpenAI wire's kin)."""
     path = interaction.request.path if interaction.request is not None else ""
+    wires = embedding_wires()
     if path.endswith(("/api/embed", "/api/embeddings")):
-        return EMBEDDING_WIRES["ollama"]
+        return wires["ollama"]
     if path.endswith((":batchEmbedContents", ":embedContent")):
-        return EMBEDDING_WIRES["gemini"]
+        return wires["gemini"]
     if path.endswith(":predict"):
-        return EMBEDDING_WIRES["vertex"]
+        return wires["vertex"]
     if "titan-embed" in path:
-        return EMBEDDING_WIRES["titan"]
+        return wires["titan"]
     if "cohere.embed" in path:
-        return EMBEDDING_WIRES["cohere"]
+        return wires["cohere"]
     request = interaction.request
     host = urlsplit(request.uri or "").hostname if request is not None else None
     for name, spec in EMBEDDING_PROVIDERS.items():
         if host is not None and urlsplit(spec.base_url).hostname == host:
-            return EMBEDDING_WIRES[name]  # a provider that only embeds (Voyage)
-    return EMBEDDING_WIRES.get(provider, EMBEDDING_WIRES["compatible"])
+            return wires[name]  # a provider that only embeds (Voyage)
+    return wires.get(provider, wires["compatible"])
 
 
 _INPUT_KEYS = ("input", "texts", "requests", "instances", "inputText", "prompt")
@@ -386,7 +387,7 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     """A batch create or poll answer: the batch object, as the status flow reads it."""
     name = batch_wire_name(interaction)
     target = _batch_target(catalog, name)
-    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    wire = batch_api(target)
     record: BatchRecord = _answered(
         wire.status(target, _EMPTY), interaction.response.body, target.provider
     )
@@ -408,7 +409,7 @@ def _batch_object(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
 def _batch_results(interaction: Interaction, catalog: Catalog) -> dict[str, Any]:
     name = batch_wire_name(interaction)
     target = _batch_target(catalog, name)
-    wire = BATCH_WIRES[_BATCH_SHAPES[name]]
+    wire = batch_api(target)
     path = interaction.request.path if interaction.request is not None else ""
     # Where the results are is the request's own path (Anthropic), or any
     # file id (OpenAI): the flow's first call reads the body either way.

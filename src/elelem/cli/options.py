@@ -25,7 +25,14 @@ import jsonschema
 
 from elelem.errors import ConfigError, ElelemError
 from elelem.reading import ReadRefused, read_file
-from elelem.vocabulary import GenerationOptions, JsonSchemaOutput, ReasoningOptions
+from elelem.vocabulary import (
+    ClearThinking,
+    ClearToolUses,
+    ContextEditing,
+    GenerationOptions,
+    JsonSchemaOutput,
+    ReasoningOptions,
+)
 from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EFFORTS = ("minimal", "low", "medium", "high")
@@ -103,6 +110,31 @@ def _json_or_text(text: str, key: str) -> JSONValue:
         # JSON all the same: sending it as a string would change its meaning.
         raise ConfigError(f"-o {key}: the value is {TOO_DEEP}") from None
     return value
+
+
+CONTEXT_EDITS = {
+    "clear-tool-uses": ("clear_tool_uses", ClearToolUses()),
+    "clear-thinking": ("clear_thinking", ClearThinking()),
+}
+"""The edits ``--context-editing`` names, each with the server's own settings."""
+
+
+def context_editing(flag: str | None) -> ContextEditing | None:
+    """The :class:`ContextEditing` of ``--context-editing EDIT[,EDIT]`` (None if
+    not given); an unknown, empty or repeated edit is a ``ConfigError``."""
+    if flag is None:
+        return None
+    fields: dict[str, Any] = {}
+    for raw in flag.split(","):
+        name = raw.strip()
+        if name not in CONTEXT_EDITS:
+            known = ", ".join(CONTEXT_EDITS)
+            raise ConfigError(f"--context-editing: unknown edit {name!r} (known: {known})")
+        field, edit = CONTEXT_EDITS[name]
+        if field in fields:
+            raise ConfigError(f"--context-editing: {name!r} is given twice")
+        fields[field] = edit
+    return ContextEditing(**fields)
 
 
 def generation_options(

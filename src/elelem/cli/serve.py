@@ -1,22 +1,36 @@
 """``elelem serve``: the local web viewer of stored conversations, and chat.
 
 It binds ``--host`` (127.0.0.1 by default) and ``--port`` (0: any free port),
-prints the URL to open — carrying a fresh random access token that every link
-of the app keeps; a request without it is refused — and serves until Ctrl-C.
+prints the URL to open — carrying the access token (kept 0600 in elelem's
+home, so the URL stays the same across restarts; ``--token`` gives another)
+that every link of the app keeps; a request without it is refused — and
+serves until Ctrl-C.
 """
 
 from __future__ import annotations
 
+import re
 import socket
+import threading
+import webbrowser
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from elelem.cli.common import debug_option, default_model, guarded, store_from_env
+from elelem.cli.common import (
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    default_model,
+    guarded,
+    store_from_env,
+)
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
 from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError
+from elelem.home import PRIVATE_FILE, create_private, home_dir, private_parent
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -36,6 +50,37 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+TOKEN_FILE = "serve-token"
+"""The file in elelem's home keeping ``elelem serve``'s access token (0600)."""
+
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,128}")
+"""What an access token may be: URL-safe as it is, and not guessable short."""
+
+
+def serve_token(given: str | None, new: Callable[[], str]) -> str:
+    """The access token: ``given`` (``--token``), else the one kept in
+    elelem's home (made with ``new`` the first time, and whenever the file
+    holds no token), so a URL printed before a restart still opens."""
+    if given is not None:
+        if not TOKEN_SHAPE.fullmatch(given):
+            raise Failure("--token: give 16 to 128 of A-Z, a-z, 0-9, _ and -", EXIT_USAGE)
+        return given
+    path = home_dir() / TOKEN_FILE
+    try:
+        kept = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        kept = ""
+    if TOKEN_SHAPE.fullmatch(kept):
+        if path.stat().st_mode & 0o077:
+            path.chmod(PRIVATE_FILE)  # a file loosened by hand holds a secret
+        return kept
+    token = new()
+    private_parent(path)
+    create_private(path)
+    path.write_text(token + "\n", encoding="utf-8")
+    return token
+
+
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
@@ -47,6 +92,14 @@ def bind(host: str, port: int) -> socket.socket:
 )
 @click.option("-m", "--model", help="The chat form's default model (provider:model).")
 @click.option(
+    "--token",
+    "given_token",
+    metavar="TOKEN",
+    help="The access token the URL carries (default: one kept in elelem's home, so the "
+    "URL stays the same from one start to the next).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the URL in the browser.")
+@click.option(
     "--temporal",
     metavar="HOST:PORT",
     default=None,
@@ -56,7 +109,13 @@ def bind(host: str, port: int) -> socket.socket:
 @debug_option
 @guarded
 def serve_command(
-    host: str, port: int, model: str | None, temporal: str | None, function_files: tuple[Path, ...]
+    host: str,
+    port: int,
+    model: str | None,
+    given_token: str | None,
+    open_browser: bool,
+    temporal: str | None,
+    function_files: tuple[Path, ...],
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With --functions
@@ -93,11 +152,19 @@ def serve_command(
     except BaseException:
         sock.close()
         raise
-    token = new_token()
+    try:
+        token = serve_token(given_token, new_token)
+    except BaseException:
+        sock.close()
+        raise
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    click.echo(f"elelem serve: open http://{shown}:{bound_port}/?token={token}")
+    address = f"http://{shown}:{bound_port}/?token={token}"
+    click.echo(f"elelem serve: open {address}")
     click.echo("(the token is needed by every request; Ctrl-C stops)")
+    if open_browser:
+        # Once the server listens (the socket is bound: a request waits for it).
+        threading.Thread(target=webbrowser.open, args=(address,), daemon=True).start()
     catalog = load_catalog()
     models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
     if not is_loopback(bound_host):
@@ -125,4 +192,4 @@ def serve_command(
         store.close()
 
 
-__all__ = ["bind", "serve_command"]
+__all__ = ["TOKEN_FILE", "bind", "serve_command", "serve_token"]

@@ -3,7 +3,9 @@
 ``--functions FILE.py`` makes every public function defined in that file a
 tool (as simonw/llm does); ``--tool module:function`` one function of an
 importable module; ``--mcp 'COMMAND ARGS'`` or ``--mcp URL`` a local MCP
-server's tools (each option repeatable).  With any of them the turn is a
+server's tools (each option repeatable); ``--memory DIR``, ``--shell`` and
+``--computer-use MODULE:OBJECT`` the provider's memory, shell and computer-use
+tools, executed here (shell and computer actions only with approval).  With any of them the turn is a
 tool loop, bounded by ``--max-steps``; ``--approve`` asks y/n on the terminal
 before each call.  Each call shows as one sanitized status line on stderr:
 ``called get_weather(city="Paris") → 18°C``.
@@ -30,7 +32,15 @@ import click
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
-from elelem.tools import FunctionTool, MCPServer, MCPServerError
+from elelem.tools import (
+    Computer,
+    ComputerTool,
+    FunctionTool,
+    MCPServer,
+    MCPServerError,
+    MemoryTool,
+    ShellTool,
+)
 from elelem.tools.mcp import STARTUP_TIMEOUT
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
@@ -81,6 +91,29 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="SECONDS",
             help="Seconds each --mcp server has for each start-up step (npx -y of a package "
             "not yet cached can need more).",
+        ),
+        click.option(
+            "--memory",
+            "memory_dir",
+            metavar="DIR",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Give the model the provider's memory tool (Anthropic), executed here and "
+            "confined to DIR.",
+        ),
+        click.option(
+            "--shell",
+            "shell_tool",
+            is_flag=True,
+            help="Give the model the provider's shell tool (OpenAI Responses), run in the "
+            "working folder; each call needs --approve (or --defer), else it is refused.",
+        ),
+        click.option(
+            "--computer-use",
+            "computer_ref",
+            metavar="MODULE:OBJECT",
+            help="Give the model the provider's computer-use tool (Anthropic, OpenAI), its "
+            "actions performed by OBJECT.act(arguments) -> PNG bytes of an importable module; "
+            "each action needs --approve (or --defer), else it is refused.",
         ),
         click.option(
             "--max-steps",
@@ -137,11 +170,31 @@ def _defined_in(function: object, module: str) -> bool:
     return getattr(function, "__module__", None) == module
 
 
+def computer_named(ref: str) -> Computer:
+    """The screen of ``--computer-use module:object``: an object with ``act``."""
+    value = _imported(ref, "--computer-use", "OBJECT")
+    if not callable(getattr(value, "act", None)):
+        raise Failure(f"--computer-use {ref}: it has no act(arguments) method", EXIT_USAGE)
+    computer: Computer = value
+    return computer
+
+
 def function_named(ref: str) -> FunctionTool:
     """The tool of ``--tool module:function``."""
+    value = _imported(ref, "--tool", "FUNCTION")
+    if isinstance(value, FunctionTool):
+        return value
+    if not callable(value):
+        module_name, _, attr = ref.partition(":")
+        raise Failure(f"--tool {ref}: {module_name} has no function {attr!r}", EXIT_USAGE)
+    return _made(value, f"--tool {ref}")
+
+
+def _imported(ref: str, option: str, what: str) -> Any:
+    """The attribute ``ref`` (``module:attribute``) names, or a usage error."""
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
-        raise Failure(f"--tool {ref}: write MODULE:FUNCTION", EXIT_USAGE)
+        raise Failure(f"{option} {ref}: write MODULE:{what}", EXIT_USAGE)
     # The working folder is where `--tool tools:fn` is looked for first, as
     # `python -m` would (the console script's path holds only its own folder).
     if "" not in sys.path and os.getcwd() not in sys.path:
@@ -149,13 +202,11 @@ def function_named(ref: str) -> FunctionTool:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise Failure(f"--tool {ref}: cannot import {module_name}: {exc}", EXIT_USAGE) from exc
+        raise Failure(f"{option} {ref}: cannot import {module_name}: {exc}", EXIT_USAGE) from exc
     value = getattr(module, attr, None)
-    if isinstance(value, FunctionTool):
-        return value
-    if not callable(value):
-        raise Failure(f"--tool {ref}: {module_name} has no function {attr!r}", EXIT_USAGE)
-    return _made(value, f"--tool {ref}")
+    if value is None:
+        raise Failure(f"{option} {ref}: {module_name} has no {what.lower()} {attr!r}", EXIT_USAGE)
+    return value
 
 
 def _made(function: Callable[..., Any], where: str) -> FunctionTool:
@@ -185,6 +236,12 @@ class Toolset:
             tools.extend(functions_in(path))
         for ref in params.get("tool_refs", ()):
             tools.append(function_named(ref))
+        if params.get("memory_dir") is not None:
+            tools.append(MemoryTool(params["memory_dir"]))
+        if params.get("shell_tool"):
+            tools.append(ShellTool(Path.cwd()))
+        if params.get("computer_ref"):
+            tools.append(ComputerTool(computer_named(params["computer_ref"])))
         servers = []
         for spec in params.get("mcp_specs", ()):
             try:
@@ -209,6 +266,11 @@ class Toolset:
         return bool(self.tools or self.servers)
 
     def __enter__(self) -> Toolset:
+        if self.servers:
+            # The mcp extra, looked for first: a missing one is the command's
+            # one line naming its install (a ModuleNotFoundError, see
+            # guarded), not a server that "could not be started".
+            importlib.import_module("mcp")
         for server in self.servers:
             try:
                 self._stack.enter_context(server)

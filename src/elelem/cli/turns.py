@@ -10,6 +10,7 @@ shows each stored chunk with what it committed: on the renderer
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -26,8 +27,11 @@ from elelem.cli.safety import current_redactor
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins
 from elelem.conversation import Conversation
+from elelem.conversation.sqlbase import SQLStore
+from elelem.errors import ConfigError
 from elelem.providers import Catalog, Target
 from elelem.providers.fallback import Fallback
+from elelem.providers.files import FileUploader
 from elelem.providers.middleware import Wrapped
 from elelem.providers.protocol import Model
 from elelem.redaction import Redactor
@@ -100,6 +104,9 @@ def run_turn(
     if replaying:
         turn_options["max_continuations"] = 0
         turn_options["recover"] = False
+    uploader = file_uploader(conversation, env, replaying)
+    if uploader is not None:
+        turn_options["files"] = uploader
     flow: Flow[TurnResult]
     if resume is not None or (toolset is not None and toolset.active):
         toolset = toolset if toolset is not None else Toolset()
@@ -109,8 +116,7 @@ def run_turn(
                 approve = paused_before(renderer, approve)
             on_call = paused(renderer, show_call)
         loop = toolset.loop(approve)
-        turn_options["tools"] = loop.specs
-        engine = TurnEngine.create(conversation, target, text, **turn_options)
+        engine = TurnEngine.create(conversation, target, text, **loop.asking(turn_options))
         if resume is not None:
             approvals, results = resume
             flow = resume_flow(
@@ -139,8 +145,30 @@ def run_turn(
     # asyncio.run ends by asking signal.getsignal, which formats the repr of
     # its SIGINT handler, whose task's repr holds the repr of its result
     # (the whole answer, once more).
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    finally:
+        if uploader is not None:
+            uploader.close()
     return done[0]
+
+
+UPLOAD_FILES = "ELELEM_UPLOAD_FILES"
+"""The variable that, set to ``1``, sends images and PDFs by provider file id
+(opt-in: docs/cli.md, "Files by reference")."""
+
+
+def file_uploader(
+    conversation: Conversation, env: Mapping[str, str] | None, replaying: bool
+) -> FileUploader | None:
+    """The uploader of a turn when ``$ELELEM_UPLOAD_FILES`` is ``1`` and the
+    store is a SQL store (None otherwise, and for a recording played back)."""
+    value = (os.environ if env is None else env).get(UPLOAD_FILES, "")
+    if value not in ("", "0", "1"):
+        raise ConfigError(f"{UPLOAD_FILES} must be 1 or 0, not {value[:20]!r}")
+    if value != "1" or replaying or not isinstance(conversation.store, SQLStore):
+        return None
+    return FileUploader(conversation.store)
 
 
 _TERMINAL = threading.Lock()

@@ -3,7 +3,9 @@
 :class:`AsyncExtras` is part of :class:`elelem.Client` and
 :class:`SyncExtras` of :class:`elelem.SyncClient`; each call is written once
 as a plan or a flow (:mod:`elelem.embeddings`, :mod:`elelem.batches`,
-:mod:`elelem.speech.endpoints`) and run by the client's one driver, async or blocking.
+:mod:`elelem.speech.endpoints`) and run by the client's one driver, async or
+blocking: each one-shot call is planned once (a :class:`OneShot`, by
+:class:`AsyncExtras`) and the two classes only run it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import anyio
 
@@ -19,9 +21,8 @@ from elelem.batches import BatchRecord, BatchRequest, BatchResult
 from elelem.batches import wire_of as batch_wire
 from elelem.batches.core import encode as encode_batch
 from elelem.batches.core import neutral_requests, read_results
-from elelem.embeddings import Embeddings, EmbedPlan
+from elelem.embeddings import EMBEDDING_PROVIDERS, Embeddings, EmbedPlan
 from elelem.embeddings import plan as embed_plan
-from elelem.embeddings.wires import EMBEDDING_PROVIDERS
 from elelem.providers import Catalog, Target
 from elelem.speech.endpoints import Transcript, audio_of
 from elelem.speech.endpoints import speak as speak_flow
@@ -46,6 +47,22 @@ from elelem.vocabulary import AudioBlock
 
 EMBED_CONCURRENCY = 4
 """How many embedding requests one :meth:`AsyncExtras.embed` has in flight."""
+
+T = TypeVar("T")
+
+
+class OneShot(NamedTuple, Generic[T]):
+    """One planned exchange of one-shot calls: to ``target``, the ``flow``
+    whose value is the answer, told to the hooks as ``operation``."""
+
+    target: Target
+    flow: Exchange[T]
+    operation: str
+
+
+def _then(flow: Exchange[Any], finish: Callable[[Any], T]) -> Exchange[T]:
+    """``flow`` with its value passed through ``finish``."""
+    return finish((yield from flow))
 
 
 class AsyncExtras:
@@ -146,20 +163,13 @@ class AsyncExtras:
         Gemini) at the batch price; the returned record is what
         :meth:`batch_status` and :meth:`batch_results` take, in this process
         or another."""
-        target, flow = self._batch_submit(model, requests)
-        return await run_async(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH
-        )
+        return await self._run(self._batch_submit(model, requests), timeouts)
 
     async def batch_status(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
     ) -> BatchRecord:
         """``record`` with the batch's state now."""
-        target = self.target(record.model)
-        flow = batch_wire(target).status(target, record)
-        return await run_async(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_STATUS
-        )
+        return await self._run(self._batch_status(record), timeouts)
 
     async def batch_results(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
@@ -167,11 +177,7 @@ class AsyncExtras:
         """Each request's response (or error) of a finished batch, in
         request order, read by the shape's own parser and priced at the
         batch price."""
-        target, flow = self._batch_results(record)
-        items = await run_async(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_RESULTS
-        )
-        return read_results(target, record, items, self._clock())
+        return await self._run(self._batch_results(record), timeouts)
 
     async def speak(
         self,
@@ -186,11 +192,7 @@ class AsyncExtras:
         """``text`` spoken by a speech model (OpenAI ``audio/speech`` and
         servers with the same endpoint): an :class:`~elelem.vocabulary.AudioBlock`
         of ``format`` whose ``transcript`` is ``text``."""
-        target = self.target(model)
-        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
-        return await run_async(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=SPEAK
-        )
+        return await self._run(self._speak(model, text, voice, format, instructions), timeouts)
 
     async def transcribe(
         self,
@@ -204,11 +206,36 @@ class AsyncExtras:
         """What ``audio`` (a block of bytes, its bytes, or a file path) says,
         by a transcription model (OpenAI ``audio/transcriptions``, Groq's
         Whisper, any server with the same endpoint)."""
+        return await self._run(self._transcribe(model, audio, language, prompt), timeouts)
+
+    async def _run(self, one: OneShot[T], timeouts: Timeouts | None) -> T:
+        target = one.target
+        return await run_async(
+            self._driver, target.endpoint, one.flow, target.model, timeouts, operation=one.operation
+        )
+
+    def _speak(
+        self,
+        model: str | Target,
+        text: str,
+        voice: str,
+        format: str,
+        instructions: str | None,
+    ) -> OneShot[AudioBlock]:
+        target = self.target(model)
+        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
+        return OneShot(target, flow, SPEAK)
+
+    def _transcribe(
+        self,
+        model: str | Target,
+        audio: AudioBlock | bytes | str,
+        language: str | None,
+        prompt: str | None,
+    ) -> OneShot[Transcript]:
         target = self.target(model)
         flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
-        return await run_async(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
-        )
+        return OneShot(target, flow, TRANSCRIBE)
 
     def speak_stream(
         self,
@@ -298,15 +325,23 @@ class AsyncExtras:
 
     def _batch_submit(
         self, model: str | Target, requests: Sequence[BatchRequest | str]
-    ) -> tuple[Target, Exchange[BatchRecord]]:
+    ) -> OneShot[BatchRecord]:
         target = self.target(model)
         wire = batch_wire(target)
         neutral = neutral_requests(requests, target.model, self._clock())
-        return target, wire.submit(target, encode_batch(target, neutral))
+        return OneShot(target, wire.submit(target, encode_batch(target, neutral)), BATCH)
 
-    def _batch_results(self, record: BatchRecord) -> tuple[Target, Exchange[list[Any]]]:
+    def _batch_status(self, record: BatchRecord) -> OneShot[BatchRecord]:
         target = self.target(record.model)
-        return target, batch_wire(target).results(target, record)
+        return OneShot(target, batch_wire(target).status(target, record), BATCH_STATUS)
+
+    def _batch_results(self, record: BatchRecord) -> OneShot[list[BatchResult]]:
+        target = self.target(record.model)
+        flow = _then(
+            batch_wire(target).results(target, record),
+            lambda items: read_results(target, record, items, self._clock()),
+        )
+        return OneShot(target, flow, BATCH_RESULTS)
 
 
 class SyncExtras:
@@ -330,11 +365,7 @@ class SyncExtras:
         timeouts: Timeouts | None = None,
     ) -> AudioBlock:
         """As :meth:`Client.speak`, blocking."""
-        target = self.target(model)
-        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
-        return run_sync(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=SPEAK
-        )
+        return self._run(self._client._speak(model, text, voice, format, instructions), timeouts)
 
     def transcribe(
         self,
@@ -346,10 +377,12 @@ class SyncExtras:
         timeouts: Timeouts | None = None,
     ) -> Transcript:
         """As :meth:`Client.transcribe`, blocking."""
-        target = self.target(model)
-        flow = transcribe_flow(target, audio_of(audio), language=language, prompt=prompt)
+        return self._run(self._client._transcribe(model, audio, language, prompt), timeouts)
+
+    def _run(self, one: OneShot[T], timeouts: Timeouts | None) -> T:
+        target = one.target
         return run_sync(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=TRANSCRIBE
+            self._driver, target.endpoint, one.flow, target.model, timeouts, operation=one.operation
         )
 
     def speak_stream(
@@ -399,28 +432,17 @@ class SyncExtras:
         timeouts: Timeouts | None = None,
     ) -> BatchRecord:
         """As :meth:`Client.batch`, blocking."""
-        target, flow = self._client._batch_submit(model, requests)
-        return run_sync(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH
-        )
+        return self._run(self._client._batch_submit(model, requests), timeouts)
 
     def batch_status(self, record: BatchRecord, *, timeouts: Timeouts | None = None) -> BatchRecord:
         """As :meth:`Client.batch_status`, blocking."""
-        target = self.target(record.model)
-        flow = batch_wire(target).status(target, record)
-        return run_sync(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_STATUS
-        )
+        return self._run(self._client._batch_status(record), timeouts)
 
     def batch_results(
         self, record: BatchRecord, *, timeouts: Timeouts | None = None
     ) -> list[BatchResult]:
         """As :meth:`Client.batch_results`, blocking."""
-        target, flow = self._client._batch_results(record)
-        items = run_sync(
-            self._driver, target.endpoint, flow, target.model, timeouts, operation=BATCH_RESULTS
-        )
-        return read_results(target, record, items, self._client._clock())
+        return self._run(self._client._batch_results(record), timeouts)
 
     def embed(
         self,
@@ -443,4 +465,4 @@ class SyncExtras:
         return run.result(streams)
 
 
-__all__ = ["EMBED_CONCURRENCY", "AsyncExtras", "SyncExtras"]
+__all__ = ["EMBED_CONCURRENCY", "AsyncExtras", "OneShot", "SyncExtras"]

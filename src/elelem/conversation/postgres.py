@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from elelem.conversation.errors import StoreError
+from elelem.conversation.files import create_file_table
 from elelem.conversation.fulltext import POSTGRES_FULLTEXT
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlschema import (
@@ -43,7 +44,7 @@ def _v3(store: PostgresStore) -> None:
     create_blob_table(store, big="BIGINT", blob="BYTEA")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3)
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table)
 """Schema migrations, oldest first (see :data:`elelem.conversation.sqlite.MIGRATIONS`)."""
 
 POSTGRES = Dialect(

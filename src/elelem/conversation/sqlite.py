@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from elelem.conversation.errors import StoreError
+from elelem.conversation.files import create_file_table
 from elelem.conversation.fulltext import SQLITE_FULLTEXT
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlschema import (
@@ -40,7 +41,7 @@ def _v3(store: SQLiteStore) -> None:
     create_blob_table(store, big="INTEGER", blob="BLOB")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3)
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table)
 """Schema migrations, oldest first; the schema version is how many were applied.
 A change of schema appends a function here and never edits an earlier one."""
 

@@ -414,7 +414,7 @@ async def _run(run: RunInput, opened: Opened, port: Port) -> Outcome:
     driver = Driver(port, mirror, run)
 
     def engine(user_input: str | None) -> DurableEngine:
-        made = DurableEngine.create(mirror, target, user_input, tools=loop.specs, **settings)
+        made = DurableEngine.create(mirror, target, user_input, **loop.asking(settings))
         assert isinstance(made, DurableEngine)
         made.payloads_from = opened.payloads_provider
         return made

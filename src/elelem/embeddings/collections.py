@@ -51,9 +51,9 @@ from elelem.embeddings.pgvector import (
 )
 from elelem.embeddings.pgvector import search_params as pg_search_params
 from elelem.embeddings.vectors import content_hash, cosine, from_bytes, to_bytes
-from elelem.embeddings.wires import Vector
 from elelem.errors import ConfigError
 from elelem.vocabulary.json import JSONValue
+from elelem.wire.embeddings import Vector
 
 
 class CollectionInfo(msgspec.Struct, frozen=True):

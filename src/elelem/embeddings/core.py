@@ -1,7 +1,11 @@
 """One embedding run, without its I/O: plan the requests, read the answers.
 
-:func:`plan` cuts the inputs into the requests the provider's wire allows
-(:func:`~elelem.embeddings.wires.batches`) and makes one
+Each provider's embedding wire is its shape package's ``embeddings.py``
+(``SHAPE.embeddings``, an :class:`~elelem.wire.embeddings.EmbeddingWires`;
+the contract is :mod:`elelem.wire.embeddings`): :func:`wire_for` picks the
+one a provider speaks, its record's own (``kinds["embeddings"]``) or its
+shape's choice for the model.  :func:`plan` cuts the inputs into the
+requests the wire allows (:func:`batches`) and makes one
 :class:`EmbedCall` per request; an ``EmbedCall`` is a
 :class:`~elelem.wire.Shape` whose one response is the vectors, so every
 request goes through the one driver like any other (signing, typed errors,
@@ -14,25 +18,98 @@ another; both read the same calls.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elelem.embeddings.wires import TASKS, Decoded, EmbedBatch, EmbeddingWire, Vector, batches
-from elelem.embeddings.wires import wire_for as find_wire
 from elelem.errors import ConfigError, MalformedStreamError, StreamError, UnsupportedError
 from elelem.providers import Target
+from elelem.providers.catalog import ProviderSpec, spec_of
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
 from elelem.stream import Chunk, Finish, ResponseStart, UsageUpdate
 from elelem.tokens import text_tokens
 from elelem.transport.stream_core import StreamCore
 from elelem.vocabulary import Drop, ProviderId, Usage
 from elelem.vocabulary.drop import TRUNCATED, UNSUPPORTED
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
+from elelem.wire.embeddings import TASKS, Decoded, EmbedBatch, EmbeddingWire, EmbeddingWires, Vector
 
 TOKEN_HEADER = "x-amzn-bedrock-input-token-count"
 """Where Bedrock tells an invocation's input tokens when the body does not."""
+
+
+EMBEDDING_PROVIDERS: Mapping[str, ProviderSpec] = RecordTable(
+    lambda r: None if r.chat else spec_of(r)
+)
+"""Providers that only embed (records with no chat model, which the catalog
+does not list): ``voyage:voyage-3.5`` resolves here when the catalog has no
+``voyage``."""
+
+
+_OWN_WIRE: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("embeddings"))
+"""Providers whose embedding wire is their own, not their chat shape's
+choice (each record's ``kinds["embeddings"]``: a name of :func:`embedding_wires`)."""
+
+
+def _wires_of(shape: object) -> EmbeddingWires | None:
+    found = getattr(shape, "embeddings", None)
+    return found if isinstance(found, EmbeddingWires) else None
+
+
+def embedding_wires() -> dict[str, EmbeddingWire]:
+    """Every registered shape's embedding wires by name (``openai``,
+    ``compatible``, ``mistral``, ``voyage``, ``gemini``, ``vertex``,
+    ``vertex-gemini``, ``ollama``, ``titan``, ``cohere``, and a plugin
+    shape's), each shape loaded on this first use (loading the client loads
+    no shape)."""
+    from elelem.shapes.registry import shape_named, shape_names
+
+    found: dict[str, EmbeddingWire] = {}
+    for name in shape_names():
+        wires = _wires_of(shape_named(name))
+        if wires is not None:
+            found.update(wires.wires)
+    return found
+
+
+def wire_for(provider: str, shape: Shape, model: str, cloud: str = "") -> EmbeddingWire | None:
+    """The embedding wire of ``provider`` (speaking chat ``shape``, served by
+    ``cloud`` when it is a cloud's) for ``model``, or None when it has no
+    embedding endpoint elelem speaks: the record's own wire, but on Vertex
+    AI (a cloud serves its own), else the shape's choice."""
+    wires = _wires_of(shape)
+    own = None if cloud == "vertex" else _OWN_WIRE.get(provider)
+    if own is not None:
+        return (
+            wires.wires[own] if wires is not None and own in wires.wires else embedding_wires()[own]
+        )
+    return None if wires is None else wires.choose(model, cloud)
+
+
+def batches(texts: Sequence[str], wire: EmbeddingWire, tokens: Callable[[str], int]) -> list[
+    tuple[int, tuple[str, ...]]
+]:  # fmt: skip
+    """``texts`` cut into requests the wire allows: at most ``max_inputs``
+    texts each and, where the wire bounds them, at most ``max_tokens``
+    (estimated by ``tokens``); each with the index of its first text."""
+    out: list[tuple[int, tuple[str, ...]]] = []
+    start, budget = 0, wire.max_tokens
+    current: list[str] = []
+    spent = 0
+    for index, text in enumerate(texts):
+        cost = tokens(text) if budget is not None else 0
+        full = len(current) >= wire.max_inputs
+        over = budget is not None and current and spent + cost > budget
+        if full or over:
+            out.append((start, tuple(current)))
+            start, current, spent = index, [], 0
+        current.append(text)
+        spent += cost
+    if current:
+        out.append((start, tuple(current)))
+    return out
 
 
 class EmbedCall:
@@ -231,7 +308,7 @@ def _header_usage(headers: Mapping[str, str]) -> Usage | None:
 def wire_of(target: Target) -> EmbeddingWire:
     """The embedding wire ``target``'s provider speaks, or
     :class:`~elelem.errors.UnsupportedError` saying it has none."""
-    wire = find_wire(target.provider, target.spec.shape, target.model, target.spec.cloud)
+    wire = wire_for(target.provider, target.shape, target.model, target.spec.cloud)
     if wire is None:
         raise UnsupportedError(
             f"provider {target.provider} has no embedding endpoint elelem speaks"
@@ -251,7 +328,7 @@ def plan(
     """The requests that embed ``inputs`` (one text or a sequence) with
     ``target``'s model, cut to the wire's limits (no I/O).
 
-    A ``task`` outside :data:`~elelem.embeddings.wires.TASKS`, a
+    A ``task`` outside :data:`~elelem.wire.embeddings.TASKS`, a
     ``dimensions`` that is not a positive integer or an input that is not a
     string is a :class:`~elelem.errors.ConfigError` naming it.
     """
@@ -280,4 +357,15 @@ def plan(
     return EmbedPlan(target, wire, calls, request, dropped)
 
 
-__all__ = ["TOKEN_HEADER", "EmbedCall", "EmbedPlan", "Embeddings", "plan", "wire_of"]
+__all__ = [
+    "EMBEDDING_PROVIDERS",
+    "TOKEN_HEADER",
+    "EmbedCall",
+    "EmbedPlan",
+    "Embeddings",
+    "batches",
+    "embedding_wires",
+    "plan",
+    "wire_for",
+    "wire_of",
+]

@@ -37,7 +37,7 @@ import sys
 from array import array
 from dataclasses import dataclass
 
-from elelem.embeddings.wires import Vector
+from elelem.wire.embeddings import Vector
 
 MAX_STORED = 16_000
 """The most dimensions a pgvector ``vector`` holds."""

@@ -9,7 +9,7 @@ import math
 import sys
 from array import array
 
-from elelem.embeddings.wires import Vector
+from elelem.wire.embeddings import Vector
 
 
 def content_hash(content: str) -> str:

@@ -80,24 +80,33 @@ async def _get(
         raise TransportError(
             endpoint.redact(f"provider {endpoint.provider}: listing models failed: {exc}")
         ) from None
-    body = response.content
-    if response.status_code >= 400:
-        cls = error_class_for_status(response.status_code)
+    return json_answer(endpoint, response.status_code, response.content, "listing models")
+
+
+def json_answer(
+    endpoint: Endpoint, status: int, body: bytes, what: str, *, empty: bool = False
+) -> dict[str, Any]:
+    """A provider's JSON object answer to ``what``: the typed
+    :class:`~elelem.errors.StreamError` its status names (key redacted), a
+    :class:`~elelem.errors.MalformedStreamError` when it is not an object;
+    with ``empty``, ``{}`` for an empty success (an answer in headers only)."""
+    if status >= 400:
+        cls = error_class_for_status(status)
         text = endpoint.redact(body[:500].decode("utf-8", "replace"))
         raise cls(
-            f"{endpoint.provider} {response.status_code}: listing models failed: {text}",
-            status=response.status_code,
+            f"{endpoint.provider} {status}: {what} failed: {text}",
+            status=status,
             body=endpoint.redact_bytes(body),
         )
+    if empty and not body.strip():
+        return {}
     try:
-        page = decode_json(body)
+        answer = decode_json(body)
     except msgspec.DecodeError:
-        raise MalformedStreamError(
-            f"provider {endpoint.provider}: the model list is not JSON"
-        ) from None
-    if not isinstance(page, dict):
-        raise MalformedStreamError(f"provider {endpoint.provider}: the model list is not an object")
-    return page
+        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not JSON") from None
+    if not isinstance(answer, dict):
+        raise MalformedStreamError(f"provider {endpoint.provider}: {what}: not an object")
+    return answer
 
 
-__all__ = ["MAX_PAGES", "RemoteModel", "list_remote_models"]
+__all__ = ["MAX_PAGES", "RemoteModel", "json_answer", "list_remote_models"]

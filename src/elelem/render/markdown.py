@@ -19,7 +19,6 @@ it.  Provider payloads are never written.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
@@ -66,9 +65,11 @@ _FOOTNOTE_LOOKALIKE = re.compile(r"\[(?=\^)")
 
 
 def inert(text: str) -> str:
-    """Untrusted text as inert Markdown: controls removed, HTML escaped,
-    non-http(s) links disarmed, ``[^`` escaped."""
-    clean = html.escape(sanitize(text), quote=False)
+    """Untrusted text as inert Markdown: controls removed, ``<`` and ``>``
+    escaped (no tag can open; an ``&`` is left as written: an entity it
+    starts renders as text, never as markup, and ``AT&T`` stays readable in
+    the source), non-http(s) links disarmed, ``[^`` escaped."""
+    clean = sanitize(text).replace("<", "&lt;").replace(">", "&gt;")
     return _FOOTNOTE_LOOKALIKE.sub(r"\\[", neutralize_markdown_links(clean))
 
 
@@ -102,6 +103,9 @@ class _Answer:
         paragraph (as the terminal shows them)."""
         self.notes = Footnotes()
         self.started: dict[str, HostedActivity] = {}
+        self.shown_at: dict[str, int] = {}
+        """Where each activity's line is: a later state of it replaces the
+        line (a search is one line, as it ended), never a second one."""
 
     @property
     def lines(self) -> list[str]:
@@ -156,7 +160,14 @@ class _Answer:
         started = self.started.get(transition.id)
         if transition.state == "started":
             self.started[transition.id] = transition
-        self.lines += [f"> {inert_line(activity_line(transition, started))}", ""]
+        shown = f"> {inert_line(activity_line(transition, started))}"
+        lines = self.lines
+        at = self.shown_at.get(transition.id)
+        if at is not None:
+            lines[at] = shown
+        else:
+            self.shown_at[transition.id] = len(lines)
+            lines += [shown, ""]
         for obligation in display_obligations(transition):
             # Google requires its search suggestions shown with a grounded
             # answer: each one's terms, linked to its http(s) URL.

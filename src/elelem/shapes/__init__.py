@@ -17,6 +17,9 @@ What every shape must do the same way is decided once, outside the packages:
 - :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
 - :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one;
 - :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits;
+- :mod:`elelem.shapes.embeddings` — reading vectors, the OpenAI-style body;
+- :mod:`elelem.shapes.batch` — reading batch answers, ids in paths, the
+  results URL kept to the endpoint's origin;
 - :mod:`elelem.shapes.multipart` — the ``multipart/form-data`` body of an upload.
 
 Every package — ``anthropic_messages``, ``openai_responses``,
@@ -71,6 +74,14 @@ speech                  ``speech``    ``SPEECH`` (a ``SpeechWire``: the request,
                                       ``SHAPE.speech`` (Responses, Chat Completions)
 transcription           ``transcr…``  ``TRANSCRIPTION`` (a ``TranscriptionWire``);
                                       ``SHAPE.transcription`` (the same two)
+embeddings              ``embeddi…``  ``EMBEDDINGS`` (an ``EmbeddingWires``: the
+                                      wires by name, the one chosen for a model);
+                                      ``SHAPE.embeddings`` (all but Anthropic's
+                                      and Interactions')
+batches                 ``batch``     ``BATCH`` (a ``BatchWire``: the submit,
+                                      status and results flows); ``SHAPE.batch``
+                                      (Anthropic, Responses, Chat Completions,
+                                      Gemini)
 ======================  ============  ================================================
 
 What the wires share about images and documents (limit checks, data URLs,

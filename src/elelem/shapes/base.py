@@ -22,7 +22,10 @@ from elelem.stream import Chunk
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.registry import register_shape_name
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
+from elelem.wire.batch import BatchWire
 from elelem.wire.counting import TokenCounter
+from elelem.wire.embeddings import EmbeddingWires
+from elelem.wire.files import FilesWire
 from elelem.wire.listing import ModelListing
 from elelem.wire.live import LiveWire
 from elelem.wire.speech import SpeechWire, TranscriptionWire
@@ -47,7 +50,11 @@ class ShapeSpec:
     :class:`~elelem.wire.listing.ModelListing`), ``speech`` its
     ``speech.SPEECH`` and ``transcription`` its
     ``transcription.TRANSCRIPTION`` (:mod:`elelem.wire.speech`), ``live``
-    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`); None where
+    its ``live.LIVE`` (a :class:`~elelem.wire.live.LiveWire`), ``files`` its
+    ``files.FILES`` (a :class:`~elelem.wire.files.FilesWire`),
+    ``embeddings`` its ``embeddings.EMBEDDINGS`` (a
+    :class:`~elelem.wire.embeddings.EmbeddingWires`), ``batch`` its
+    ``batch.BATCH`` (a :class:`~elelem.wire.batch.BatchWire`); None where
     the wire has not the kind.
 
     A shape whose wire has per-provider conventions (Chat Completions) names
@@ -75,6 +82,9 @@ class ShapeSpec:
     speech: SpeechWire | None = None
     transcription: TranscriptionWire | None = None
     live: LiveWire | None = None
+    files: FilesWire | None = None
+    embeddings: EmbeddingWires | None = None
+    batch: BatchWire | None = None
 
     def __post_init__(self) -> None:
         # Its name is a shape's name wherever it was built (ToolSpec.native keys).

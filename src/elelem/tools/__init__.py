@@ -7,6 +7,7 @@ can run any :class:`Tool` without knowing where it came from.
 """
 
 from elelem.tools.base import Tool, ToolOutcome, describe_error, render_result
+from elelem.tools.computer import Computer, ComputerTool
 from elelem.tools.functions import (
     DEFAULT_TIMEOUT,
     ExternalTool,
@@ -17,14 +18,21 @@ from elelem.tools.functions import (
     tool,
 )
 from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
+from elelem.tools.memory import MemoryTool
+from elelem.tools.workspace import ApplyPatchTool, ShellTool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ApplyPatchTool",
+    "Computer",
+    "ComputerTool",
     "ExternalTool",
     "FunctionTool",
     "MCPServer",
     "MCPServerError",
     "MCPTool",
+    "MemoryTool",
+    "ShellTool",
     "Tool",
     "ToolOutcome",
     "arguments_struct",

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from elelem.batches.core import BatchResult
-from elelem.batches.wires import BatchRecord
 from elelem.conversation import Conversation, Store
 from elelem.conversation.events import (
     Draft,
@@ -32,6 +31,7 @@ from elelem.turns.engine import ResponseDrafts
 from elelem.vocabulary import ConversationId, TextBlock
 from elelem.vocabulary.registry import register_turn_trigger
 from elelem.wire import ModelRequest
+from elelem.wire.batch import BatchRecord
 
 BATCH_KIND = "batch"
 register_event_kind(BATCH_KIND, BatchRecord)

@@ -50,6 +50,7 @@ from elelem.turns.engine import (
     TurnOptions,
     TurnResult,
     Wait,
+    check_conversation,
 )
 from elelem.turns.pending import AwaitingError, pending
 from elelem.vocabulary import Message
@@ -258,6 +259,7 @@ async def send(
 
 
 def _refuse_awaiting(conv: Conversation) -> None:
+    check_conversation(conv)
     waiting = pending(conv)
     if waiting is not None:
         raise AwaitingError(waiting)

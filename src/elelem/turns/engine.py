@@ -76,9 +76,17 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.log import Conversation
 from elelem.conversation.projections import Projection, add_usage, native_history, overlay_for_patch
-from elelem.errors import FULL_REPLAY, STATE_LOST, ElelemError, RecoverableError, StreamError
+from elelem.errors import (
+    FULL_REPLAY,
+    STATE_LOST,
+    ArgumentTypeError,
+    ElelemError,
+    RecoverableError,
+    StreamError,
+)
 from elelem.providers import Target
 from elelem.providers.costs import records_cost
+from elelem.providers.files import FileUploader
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
@@ -145,6 +153,9 @@ class TurnSettings(TypedDict, total=False):
     ``limits``: the run's
     :class:`~elelem.turns.limits.UsageLimits`.  ``history``: the
     :mod:`~elelem.turns.history` processors applied before each request.
+    ``files``: a :class:`~elelem.providers.files.FileUploader` that sends
+    images and PDFs by the provider's file id, uploading each blob once
+    (opt-in; None, the default, sends their bytes).
     """
 
     system: str | None
@@ -157,6 +168,7 @@ class TurnSettings(TypedDict, total=False):
     streamed: bool
     limits: UsageLimits | None
     history: Sequence[HistoryProcessor]
+    files: FileUploader | None
 
 
 class TurnOptions(TurnSettings, total=False):
@@ -272,6 +284,17 @@ class ResponseDrafts:
         return Append((*tail, Draft.of(record, turn=self.turn, response=self.response)))
 
 
+def check_conversation(conversation: object) -> None:
+    """Refuse what is not a :class:`Conversation` by name (send, run,
+    resume and their sync twins pass theirs here first), rather than an
+    AttributeError deep inside."""
+    if not isinstance(conversation, Conversation):
+        raise ArgumentTypeError(
+            "the conversation must be an elelem Conversation (Conversation.create(store) "
+            f"or Conversation.open(store, id)), not {type(conversation).__name__}"
+        )
+
+
 def describe(exc: BaseException) -> str:
     """The error text a response record keeps for an interruption."""
     if isinstance(exc, StreamError):
@@ -314,6 +337,10 @@ class TurnEngine:
     """The run's usage limits (see :mod:`elelem.turns.limits`)."""
     history: Sequence[HistoryProcessor] = ()
     """What each request carries of the history (see :mod:`elelem.turns.history`)."""
+    files: FileUploader | None = None
+    """Uploads images and PDFs once and sends their ids (see :mod:`elelem.providers.files`)."""
+    files_renewed: bool = False
+    """Whether this turn uploaded again files the provider lost (done once)."""
     tool_calls: int = 0
     """The tool calls run so far (the tool loop counts them)."""
     turn: int = 0
@@ -337,6 +364,7 @@ class TurnEngine:
         **options: Unpack[TurnOptions],
     ) -> TurnEngine:
         """An engine for one turn (see :class:`TurnOptions`)."""
+        check_conversation(conversation)
         system = options.get("system")
         if system is None:
             system = conversation.system
@@ -358,6 +386,7 @@ class TurnEngine:
             options.get("streamed", True),
             options.get("limits"),
             tuple(options.get("history", ())),
+            options.get("files"),
         )
 
     # -- flows ---------------------------------------------------------------------
@@ -404,6 +433,13 @@ class TurnEngine:
                 )
             drafts = self.drafts_for_next()
             arguments = self.arguments(projection)
+            if self.files is not None:
+                arguments["messages"] = yield Call(
+                    self.files.refer,
+                    (arguments["messages"], self.target),
+                    blocking=True,
+                    name="upload files",
+                )
             if self.limits is not None:
                 self.check(functools.partial(self.request_rule, arguments))
             try:
@@ -428,6 +464,13 @@ class TurnEngine:
                 raise cause from None
             except BaseException as exc:
                 yield self.interrupted(stream, drafts, exc)
+                if self.files is not None and not self.files_renewed:
+                    lost = yield Call(self.files.lost, (exc, self.target), blocking=True)
+                    if lost:
+                        # The provider deleted (or expired) a file it was
+                        # sent by id: upload it again, once, and resend.
+                        self.files_renewed = True
+                        continue
                 repairs = self.repairs(exc, projection)
                 if repairs is None:
                     raise
@@ -617,5 +660,6 @@ __all__ = [
     "TurnOptions",
     "TurnResult",
     "Wait",
+    "check_conversation",
     "describe",
 ]

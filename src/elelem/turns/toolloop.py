@@ -48,6 +48,7 @@ from elelem.turns.engine import (
     Call,
     Flow,
     TurnEngine,
+    TurnOptions,
     TurnResult,
     TurnSettings,
 )
@@ -83,6 +84,13 @@ INTERRUPTED = (
 )
 """The result of a call a killed run left unanswered, when its tool is not
 marked idempotent (or is not among this run's tools)."""
+
+NO_APPROVER = (
+    "refused: {name} runs only with the user's approval, and this run has no "
+    "approval callback (a non-interactive run)"
+)
+"""The result of a call of a tool that needs approval (shell, apply_patch)
+in a run with no approval callback: refused, never run unasked."""
 
 RERUN_NOTE = "(run again: its first run was interrupted before it finished)\n"
 """What begins the result of an idempotent call a killed run left behind
@@ -162,8 +170,24 @@ class ToolLoop:
 
     @property
     def specs(self) -> tuple[Any, ...]:
-        """The tool specs every request of the run carries."""
-        return tuple(t.spec for t in self.tools.values())
+        """The tool specs every request of the run carries (a provider tool
+        the client executes is asked for through :attr:`hosted` instead)."""
+        return tuple(t.spec for t in self.tools.values() if getattr(t, "hosted", None) is None)
+
+    def asking(self, settings: TurnSettings) -> TurnOptions:
+        """``settings`` with what every request of the run asks for: the tool
+        specs, and the provider tools the client executes among the hosted tools."""
+        out: TurnOptions = {**settings, "tools": self.specs}
+        if self.hosted:
+            out["hosted_tools"] = (*settings.get("hosted_tools", ()), *self.hosted)
+        return out
+
+    @property
+    def hosted(self) -> tuple[Any, ...]:
+        """The provider tools this run's tools execute (a :class:`~elelem.tools.MemoryTool`'s
+        ``Memory``...): the requests ask for them as hosted tools."""
+        found = (getattr(t, "hosted", None) for t in self.tools.values())
+        return tuple(h for h in found if h is not None)
 
     # -- one step ------------------------------------------------------------------
 
@@ -237,6 +261,8 @@ class ToolLoop:
             return _error(call, f"no tool named {call.name!r} (tools: {names})")
         if not allowed:
             return _error(call, REFUSED)
+        if getattr(tool, "needs_approval", False) and self.approve is None and not self.defer:
+            return _error(call, NO_APPROVER.format(name=call.name))
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         try:
             with anyio.fail_after(timeout):
@@ -473,7 +499,7 @@ def loop_flow(
         timeout=options.get("tool_timeout"),
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    engine = TurnEngine.create(conv, target, user_input, tools=loop.specs, **settings)
+    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings))
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
     return tool_loop(engine, loop, execute, max_steps=max_steps, on_call=on_call)
@@ -525,6 +551,7 @@ __all__ = [
     "INTERRUPTED",
     "MAX_STEPS",
     "MAX_STEPS_END",
+    "NO_APPROVER",
     "REFUSED",
     "RERUN_NOTE",
     "ApprovalRequest",

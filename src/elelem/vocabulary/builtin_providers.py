@@ -201,6 +201,8 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "llama-3.1-8b-instant",
         "openai/gpt-oss-120b",
         conventions={"reasoning_replay": "think-tags", "cache": "automatic"},
+        # Browser search is built into Groq's gpt-oss models only.
+        profiles=(ModelProfile("openai/gpt-oss", {"web_search": "browser_search"}),),
         price_id="groq",
         telemetry_name="groq",
     ),

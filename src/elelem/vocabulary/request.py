@@ -246,7 +246,80 @@ class RemoteMCP(
         ]
 
 
-HostedTool = WebSearch | WebFetch | CodeExecution | FileSearch | ImageGeneration | RemoteMCP
+class Memory(
+    msgspec.Struct, frozen=True, tag_field="type", tag="memory", forbid_unknown_fields=True
+):
+    """A memory directory the model reads and writes through the provider's
+    memory tool (Anthropic ``memory_20250818``); the *client* executes each
+    command (:class:`elelem.tools.MemoryTool`), in the same tool loop as a
+    Python function.  ``name`` is the tool's name the calls carry."""
+
+    name: str = "memory"
+    version: str | None = None
+
+
+class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
+    """Shell commands the model asks the *client* to run (OpenAI Responses
+    ``shell``, or ``local_shell`` when ``local``); executed by
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+
+    local: bool = False
+
+
+class ApplyPatch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="apply_patch", forbid_unknown_fields=True
+):
+    """File patches the model asks the *client* to apply (OpenAI Responses
+    ``apply_patch``); executed by :class:`elelem.tools.ApplyPatchTool` in the
+    tool loop, after approval."""
+
+
+class ComputerUse(
+    msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
+):
+    """A screen the model operates through the provider's computer-use tool
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    *client* performs each action and answers with a screenshot
+    (:class:`elelem.tools.ComputerTool`), after approval.
+
+    ``display_width``/``display_height`` are the screen's pixels,
+    ``environment`` what it is (``browser``, ``mac``, ``windows``,
+    ``linux``, ``ubuntu``: the wires that take one), ``version`` pins a wire
+    version (``computer_20250124``, ``computer_use_preview``)."""
+
+    display_width: int = 1024
+    display_height: int = 768
+    environment: str = "browser"
+    display_number: int | None = None
+    version: str | None = None
+
+
+class ToolSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="tool_search", forbid_unknown_fields=True
+):
+    """Let the provider search the request's tools, so tools marked
+    ``defer_loading`` (through :attr:`ToolSpec.native`) reach the model only
+    when a search finds them (Anthropic's tool search tool, ``regex`` or
+    ``bm25``; OpenAI Responses ``tool_search``, where ``mode`` has no
+    meaning)."""
+
+    mode: Literal["regex", "bm25"] = "regex"
+    version: str | None = None
+
+
+HostedTool = (
+    WebSearch
+    | WebFetch
+    | CodeExecution
+    | FileSearch
+    | ImageGeneration
+    | RemoteMCP
+    | Memory
+    | Shell
+    | ApplyPatch
+    | ComputerUse
+    | ToolSearch
+)
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]
 
@@ -324,6 +397,45 @@ OutputFormat = JsonSchemaOutput | JsonObjectOutput
 """A structured reply format: :class:`JsonSchemaOutput` or :class:`JsonObjectOutput`."""
 
 
+class ClearToolUses(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side clearing of old tool results (Anthropic's
+    ``clear_tool_uses_20250919``); each None leaves the server's default."""
+
+    trigger_input_tokens: int | None = None
+    """Clear once the prompt exceeds this many input tokens."""
+    keep_tool_uses: int | None = None
+    """How many of the latest tool uses to keep."""
+    clear_at_least_input_tokens: int | None = None
+    """Clear at least this many tokens each time (so a cache break pays)."""
+    exclude_tools: tuple[str, ...] = ()
+    """Tool names whose uses are never cleared."""
+    clear_tool_inputs: bool | None = None
+    """Also clear the tool calls' arguments, not only their results."""
+
+
+class ClearThinking(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Server-side clearing of earlier turns' reasoning (Anthropic's
+    ``clear_thinking_20251015``): keep the last ``keep_turns`` turns' thinking,
+    every turn's (``keep_all``, best for the prompt cache), or the server's
+    default (neither)."""
+
+    keep_turns: int | None = None
+    keep_all: bool = False
+
+    def __post_init__(self) -> None:
+        if self.keep_all and self.keep_turns is not None:
+            raise ValueError("ClearThinking: keep_turns and keep_all exclude each other")
+
+
+class ContextEditing(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Context editing the provider applies to the prompt before the model
+    reads it; the conversation log keeps everything (the edits are the
+    server's, recorded with its response)."""
+
+    clear_tool_uses: ClearToolUses | None = None
+    clear_thinking: ClearThinking | None = None
+
+
 class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sampling and length options.
 
@@ -352,6 +464,9 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     seed: int | None = None
     """A sampling seed, for providers that take one (Chat Completions, Gemini,
     Ollama); the others report it dropped."""
+    # Last, with a default, so options stored before it existed still decode.
+    context_editing: ContextEditing | None = None
+    """Server-side context editing (Anthropic); the others report it dropped."""
 
     def __post_init__(self) -> None:
         if self.extra:
@@ -359,20 +474,28 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 __all__ = [
+    "ApplyPatch",
     "ApprovalPolicy",
     "CacheTTL",
+    "ClearThinking",
+    "ClearToolUses",
     "CodeExecution",
+    "ComputerUse",
+    "ContextEditing",
     "FileSearch",
     "GenerationOptions",
     "HostedTool",
     "ImageGeneration",
     "JsonObjectOutput",
     "JsonSchemaOutput",
+    "Memory",
     "OutputFormat",
     "PromptCache",
     "ReasoningDisplay",
     "ReasoningOptions",
     "RemoteMCP",
+    "Shell",
+    "ToolSearch",
     "ToolSpec",
     "UserLocation",
     "WebFetch",

@@ -140,10 +140,11 @@ def turn_pairs(
     return relay(run)
 
 
-def composer(models: Sequence[str]) -> str:
+def composer(models: Sequence[str], *, focus: bool = False) -> str:
     """The chat box under a conversation (or alone, for a new chat): the
     text, attachments (button, or dropped on the box), the model picker, web
-    search, and Send (Stop while an answer streams)."""
+    search, and Send (Stop while an answer streams); with ``focus`` the text
+    box has the focus when the page opens (``/`` and a new chat)."""
     options = "".join(f'<option value="{line(m)}"></option>' for m in models)
     return (
         '<section id="chat" class="composer" aria-label="Chat">'
@@ -151,7 +152,7 @@ def composer(models: Sequence[str]) -> str:
         '<form id="chat-form">'
         '<ul id="chat-files" class="files" aria-label="Attachments"></ul>'
         '<label class="visually-hidden" for="chat-text">Message</label>'
-        '<textarea id="chat-text" name="text" rows="2" '
+        f'<textarea id="chat-text" name="text" rows="2"{" autofocus" if focus else ""} '
         'placeholder="Message (Enter sends, Shift+Enter adds a line)"></textarea>'
         '<div class="row">'
         '<input type="file" id="chat-attach" class="visually-hidden" multiple '

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 import secrets
 
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from elelem.web.serving import host_allowed
@@ -24,6 +24,26 @@ SECURITY_HEADERS = {
 def new_token() -> str:
     """A fresh random access token."""
     return secrets.token_urlsafe(24)
+
+
+TOKEN_PAGE = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    "<title>elelem: the access token is needed</title></head><body>"
+    "<h1>This page needs its access token</h1>"
+    "<p>Open the URL <code>elelem serve</code> printed when it started: it carries "
+    "<code>?token=…</code>. The token is kept in elelem's home, so a URL printed before a "
+    "restart still opens; to see it again, run <code>elelem serve</code> (or give your own "
+    "with <code>elelem serve --token TOKEN</code>).</p></body></html>"
+)
+"""What a browser asking for a page without the token is shown (a 403)."""
+
+
+def _wants_a_page(scope: Scope) -> bool:
+    """A browser's page load (a GET asking for HTML), not the chat API."""
+    if scope.get("method") != "GET":
+        return False
+    accept = dict(scope.get("headers", [])).get(b"accept", b"")
+    return b"text/html" in accept
 
 
 class TokenGate:
@@ -66,8 +86,12 @@ class TokenGate:
             if name == b"token":
                 given = value
         if not hmac.compare_digest(given, self._token):
-            refusal = PlainTextResponse("missing or wrong access token", status_code=403)
-            await self._secured(refusal)(scope, receive, send)
+            page = _wants_a_page(scope)
+            await self._secured(
+                HTMLResponse(TOKEN_PAGE, status_code=403)
+                if page
+                else PlainTextResponse("missing or wrong access token", status_code=403)
+            )(scope, receive, send)
             return
 
         async def send_secured(message: Message) -> None:
@@ -92,4 +116,4 @@ class TokenGate:
         return response
 
 
-__all__ = ["SECURITY_HEADERS", "TokenGate", "new_token"]
+__all__ = ["SECURITY_HEADERS", "TOKEN_PAGE", "TokenGate", "new_token"]

@@ -162,6 +162,15 @@ def listing(
     if query is not None:
         return _hits(entries, link, query, hits)
     out = ['<main id="main" class="main listing"><header><h1>Conversations</h1></header>']
+    out.append(day_groups(entries, link=link, now=now))
+    out.append("</main>")
+    return "".join(out)
+
+
+def day_groups(entries: Sequence[Entry], *, link: Link, now: datetime) -> str:
+    """Every conversation by day, as ``elelem log`` lists them (or a line
+    saying there is none yet)."""
+    out: list[str] = []
     for label, group in by_day(entries, now):
         out.append(f'<section class="day-group"><h2>{html.escape(label)}</h2><ul class="rows">')
         for entry in group:
@@ -174,8 +183,10 @@ def listing(
             )
         out.append("</ul></section>")
     if not entries:
-        out.append('<p class="empty">No conversations yet: start a new chat.</p>')
-    out.append("</main>")
+        new = html.escape(link("/chat"))
+        out.append(
+            f'<p class="empty">No conversations yet: <a href="{new}">start a new chat</a>.</p>'
+        )
     return "".join(out)
 
 
@@ -199,4 +210,13 @@ def _hits(entries: Sequence[Entry], link: Link, query: str, hits: Sequence[Searc
     return "".join(out)
 
 
-__all__ = ["Entry", "by_day", "day_label", "highlight", "listing", "relative_time", "sidebar"]
+__all__ = [
+    "Entry",
+    "by_day",
+    "day_groups",
+    "day_label",
+    "highlight",
+    "listing",
+    "relative_time",
+    "sidebar",
+]

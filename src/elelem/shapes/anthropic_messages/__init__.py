@@ -26,6 +26,7 @@ Provider payloads this shape writes (``provider`` is the parser's provider,
 
 from __future__ import annotations
 
+from elelem.shapes.anthropic_messages.batch import BATCH
 from elelem.shapes.anthropic_messages.counting import COUNTER
 from elelem.shapes.anthropic_messages.encoder import (
     API_VERSION,
@@ -41,6 +42,7 @@ from elelem.shapes.anthropic_messages.errors import (
     classify_error,
     error_from_event,
 )
+from elelem.shapes.anthropic_messages.files import FILES
 from elelem.shapes.anthropic_messages.listing import LISTING
 from elelem.shapes.anthropic_messages.mapping import (
     DEFAULT_TOOL_VERSIONS,
@@ -65,6 +67,8 @@ SHAPE = ShapeSpec(
     classify=classify_error,
     counting=COUNTER,
     listing=LISTING,
+    files=FILES,
+    batch=BATCH,
 )
 """The Anthropic Messages shape.  Its parser and ``parse_body`` take the
 neutral request or the raw wire request JSON (it names the hosted tool

@@ -226,7 +226,10 @@ def _tool_result(part: ToolResultBlock, provider: str, dropped: Dropped, at: str
     block["content"] = part.content
     if part.attachments:
         # Images and documents a tool returned go inside its result.
-        content: list[dict[str, Any]] = [{"type": "text", "text": part.content}]
+        # The API refuses an empty text block: a screenshot alone is sent alone.
+        content: list[dict[str, Any]] = (
+            [{"type": "text", "text": part.content}] if part.content else []
+        )
         for k, attachment in enumerate(part.attachments):
             wire = _registered(attachment, provider, dropped, f"{at}.attachments[{k}]")
             if wire is not None:

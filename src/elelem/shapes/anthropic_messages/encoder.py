@@ -43,6 +43,7 @@ from elelem.shapes.common import (
     merge_extra,
     system_text,
 )
+from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
@@ -56,13 +57,16 @@ from elelem.shapes.prompt_cache import top_level_marker
 from elelem.shapes.structured_output import no_json_mode, unlabelled
 from elelem.vocabulary import (
     CodeExecution,
+    ComputerUse,
     Drop,
     GenerationOptions,
     JsonSchemaOutput,
+    Memory,
     Message,
     ProviderId,
     ProviderPayload,
     RemoteMCP,
+    ToolSearch,
     ToolSpec,
     WebFetch,
     WebSearch,
@@ -352,6 +356,39 @@ def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
     extras.servers.append(mcp_server_definition(server, site.dropped, site.where))
 
 
+def _client_executed(definition: dict[str, Any], site: HostedSite) -> None:
+    # A versioned tool definition (the memory and computer tools the client
+    # executes, tool search), with the beta flag its documentation page names.
+    site.tools.append(definition)
+    extras: _ToolExtras = site.context
+    beta = TOOL_BETAS.get(definition["type"])
+    if beta is not None and beta not in extras.betas:
+        extras.betas.append(beta)
+
+
+def _memory(tool: Memory, site: HostedSite) -> None:
+    version = tool.version or DEFAULT_TOOL_VERSIONS["memory"]
+    _client_executed({"type": version, "name": tool.name}, site)
+
+
+def _computer(tool: ComputerUse, site: HostedSite) -> None:
+    definition: dict[str, Any] = {
+        "type": tool.version or DEFAULT_TOOL_VERSIONS["computer_use"],
+        "name": "computer",
+        "display_width_px": tool.display_width,
+        "display_height_px": tool.display_height,
+    }
+    if tool.display_number is not None:
+        definition["display_number"] = tool.display_number
+    _client_executed(definition, site)
+
+
+def _tool_search(tool: ToolSearch, site: HostedSite) -> None:
+    # The server searches the tools marked defer_loading (ToolSpec.native).
+    name = f"tool_search_tool_{tool.mode}"
+    _client_executed({"type": tool.version or f"{name}_20251119", "name": name}, site)
+
+
 HOSTED_TOOLS = HostedTools(
     "Anthropic",
     {
@@ -359,6 +396,9 @@ HOSTED_TOOLS = HostedTools(
         "web_fetch": _versioned,
         "code_execution": _versioned,
         "remote_mcp": _mcp_server,
+        "memory": _memory,
+        "computer_use": _computer,
+        "tool_search": _tool_search,
     },
 )
 """The hosted tools Messages spells (versioned server tools, MCP servers
@@ -424,6 +464,9 @@ def encode_request(
         # The API's `container` takes the id string (or an object with it);
         # a caller's own `container` in options.extra still wins below.
         body["container"] = container
+    if opts.context_editing is not None:
+        body["context_management"] = anthropic_context_management(opts.context_editing)
+        betas.append(CONTEXT_MANAGEMENT_BETA)
     if opts.cache is not None:
         top_level_marker(
             opts.cache, opts.extra, "Anthropic", body, dropped.items, explicit=_breakpoints(body)

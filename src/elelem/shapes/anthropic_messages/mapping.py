@@ -37,6 +37,8 @@ DEFAULT_TOOL_VERSIONS: dict[str, str] = {
     "web_search": "web_search_20250305",
     "web_fetch": "web_fetch_20250910",
     "code_execution": "code_execution_20250825",
+    "memory": "memory_20250818",
+    "computer_use": "computer_20250124",
 }
 """The wire version the encoder picks for a hosted tool when the caller pins none."""
 
@@ -44,6 +46,12 @@ TOOL_BETAS: dict[str, str] = {
     "web_fetch_20250910": "web-fetch-2025-09-10",
     "code_execution_20250522": "code-execution-2025-05-22",
     "code_execution_20250825": "code-execution-2025-08-25",
+    "memory_20250818": "context-management-2025-06-27",
+    "computer_20241022": "computer-use-2024-10-22",
+    "computer_20250124": "computer-use-2025-01-24",
+    "computer_20251124": "computer-use-2025-11-24",
+    "tool_search_tool_regex_20251119": "advanced-tool-use-2025-11-20",
+    "tool_search_tool_bm25_20251119": "advanced-tool-use-2025-11-20",
 }
 """``anthropic-beta`` flags a hosted tool version needs."""
 

@@ -24,6 +24,7 @@ the request exactly as it goes out).
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.bedrock_converse.embeddings import EMBEDDINGS
 from elelem.shapes.bedrock_converse.encoder import assistant_wire, encode_request, request_path
 from elelem.shapes.bedrock_converse.errors import (
     ERRORS,
@@ -51,6 +52,7 @@ SHAPE = ShapeSpec(
     parser=BedrockParser,
     parse_body=parse_body,
     classify=classify_error,
+    embeddings=EMBEDDINGS,
 )
 """The Bedrock Converse shape."""
 

@@ -36,6 +36,7 @@ from elelem.shapes.common import (
     stream_event_drop,
     system_text,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.options import (
@@ -63,6 +64,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
     ToolSpec,
     UnknownBlock,
+    WebSearch,
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
@@ -416,18 +418,34 @@ def _reasoning_and_output(
         no_json_mode("Bedrock", dropped.items)
 
 
-HOSTED_TOOLS = HostedTools("Bedrock Converse")
-"""Converse runs no hosted tool: every one is reported dropped
-(:mod:`elelem.shapes.hosted_tools`)."""
+def _nova_grounding(search: WebSearch, site: HostedSite) -> None:
+    """Web search as Nova web grounding, a ``systemTool`` of ``toolConfig``
+    (https://docs.aws.amazon.com/nova/latest/userguide/grounding.html), on
+    Amazon Nova models only; it takes none of the search's fields."""
+    model = str(site.context)
+    if "amazon.nova" not in model:
+        site.drop("web_search", f"{model!r}: Converse grounds only Amazon Nova models on the web")
+        return
+    for name in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
+        if getattr(search, name):
+            site.drop(name, "Nova web grounding takes none", field=name)
+    site.tools.append({"systemTool": {"name": "nova_grounding"}})
+
+
+HOSTED_TOOLS = HostedTools("Bedrock Converse", {"web_search": _nova_grounding})
+"""The hosted tools Converse spells (web search as Nova web grounding); every
+other is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 def encode_request(
     request: ModelRequest, *, provider: ProviderId, stream: bool = True
 ) -> EncodedRequest:
-    """The Converse request for ``request``.  Converse runs no hosted tool:
-    each is reported dropped (:data:`HOSTED_TOOLS`)."""
+    """The Converse request for ``request``; its hosted tools through
+    :data:`HOSTED_TOOLS` (system tools beside the client tools)."""
     dropped = Dropped()
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), {}, [], dropped))
+    system_tools: list[Any] = []
+    site = HostedSite(str(provider), {}, system_tools, dropped, request.model)
+    HOSTED_TOOLS.spell(request.hosted_tools, site)
     system: list[JSONValue] = [{"text": request.system}] if request.system else []
     messages: list[dict[str, JSONValue]] = []
     for n, message in enumerate(request.messages):
@@ -457,11 +475,13 @@ def encode_request(
     if system:
         body["system"] = system
     sampling_options(opts, OPTION_KEYS, body, dropped)
-    if request.tools:
+    not_taken(opts.context_editing, "Bedrock Converse", dropped)
+    if request.tools or system_tools:
         tools: list[JSONValue] = [
             {"toolSpec": _tool_spec(t, f"tools[{k}]", dropped)} for k, t in enumerate(request.tools)
         ]
-        body["toolConfig"] = {"tools": tools}
+        body["toolConfig"] = {"tools": [*tools, *system_tools]}
+    if request.tools:
         tool_choice(opts, TOOL_CHOICE, body, dropped)
     elif opts.tool_choice not in (None, "auto"):
         # Converse refuses a toolChoice without tools to choose from.

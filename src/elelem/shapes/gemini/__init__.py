@@ -11,7 +11,9 @@ mapping and the error classifier.  The model is part of the request path
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.gemini.batch import BATCH
 from elelem.shapes.gemini.counting import COUNTER
+from elelem.shapes.gemini.embeddings import EMBEDDINGS
 from elelem.shapes.gemini.encoder import (
     API_VERSION,
     HOSTED_TOOL_KEYS,
@@ -29,6 +31,7 @@ from elelem.shapes.gemini.errors import (
     error_object,
     retry_delay,
 )
+from elelem.shapes.gemini.files import FILES
 from elelem.shapes.gemini.grounding import code_point_range, support_attributions
 from elelem.shapes.gemini.listing import LISTING
 from elelem.shapes.gemini.live import LIVE
@@ -45,6 +48,9 @@ SHAPE = ShapeSpec(
     counting=COUNTER,
     listing=LISTING,
     live=LIVE,
+    files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
 """The Gemini shape."""
 

@@ -27,6 +27,7 @@ from elelem.shapes.common import (
     registered_part,
     system_text,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag
 from elelem.shapes.media import check_request, line_report
@@ -473,6 +474,7 @@ def encode_request(
     opts = request.options
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     sampling_options(opts, OPTION_KEYS, body, dropped)
+    not_taken(opts.context_editing, "Gemini", dropped)
     _reasoning_and_output(opts, body, dropped)
     if opts.cache is not None:
         # Implicit caching is on by itself; explicit caches are a separate

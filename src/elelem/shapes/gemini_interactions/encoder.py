@@ -29,6 +29,7 @@ from elelem.shapes.common import (
     stream_event_drop,
     system_text,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools
 from elelem.shapes.media import check_request, line_report
@@ -318,6 +319,7 @@ def encode_request(
         body["tools"] = tools
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
+    not_taken(options.context_editing, "Gemini Interactions", dropped)
     if options.reasoning is not None:
         config = body.setdefault("generation_config", {})
         config["thinking_summaries"] = "auto"

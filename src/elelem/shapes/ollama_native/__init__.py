@@ -12,6 +12,7 @@ provider ``ollama-native``.
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.ollama_native.embeddings import EMBEDDINGS
 from elelem.shapes.ollama_native.encoder import (
     PATH,
     THINK_LEVELS,
@@ -51,6 +52,7 @@ SHAPE = ShapeSpec(
     parse_body=parse_body,
     classify=classify_error,
     listing=LISTING,
+    embeddings=EMBEDDINGS,
 )
 """The Ollama native shape."""
 

@@ -32,6 +32,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.ollama_native.media import encode_media
@@ -323,6 +324,7 @@ def encode_request(
         body["tools"] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
     opts = request.options
     sampling_options(opts, OPTION_KEYS, body, dropped)
+    not_taken(opts.context_editing, "Ollama", dropped)
     if opts.reasoning is not None:
         body["think"] = think_value(opts.reasoning, dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)

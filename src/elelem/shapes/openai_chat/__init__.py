@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.openai_chat.alternatives import alternatives
+from elelem.shapes.openai_chat.batch import BATCH
 from elelem.shapes.openai_chat.dialects import DEFAULT, DIALECTS, Dialect, conventions, dialect_for
+from elelem.shapes.openai_chat.embeddings import EMBEDDINGS
 from elelem.shapes.openai_chat.encoder import (
     PATH,
     assistant_wire,
@@ -23,6 +25,7 @@ from elelem.shapes.openai_chat.encoder import (
     portable_assistant,
 )
 from elelem.shapes.openai_chat.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_chat.files import FILES
 from elelem.shapes.openai_chat.listing import LISTING
 from elelem.shapes.openai_chat.mapping import FINISH_REASONS, finish_reason, map_usage
 from elelem.shapes.openai_chat.parser import ChatParser, parse_body
@@ -43,8 +46,11 @@ SHAPE = ShapeSpec(
     conventions=lambda name, fields, where: conventions(
         dialect_for(name) if name else DEFAULT, fields, where
     ),
+    files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
-"""The Chat Completions shape, each provider in the dialect of its own name."""
+"""The Chat Completions shape, each provider in the conventions of its own record."""
 
 
 __all__ = [

@@ -18,6 +18,7 @@ import msgspec
 
 from elelem.errors import ConfigError
 from elelem.vocabulary import ProviderId, provider_record, provider_records
+from elelem.vocabulary.registry import providers_generation
 
 ReasoningReplay = Literal[
     "echo", "shown", "reasoning_content", "reasoning", "reasoning_details", "think-tags", "omit"
@@ -34,7 +35,7 @@ it; ``shown`` is ``echo`` for reasoning the response showed in a field and
 a host taken for OpenAI that showed a field gets it back)."""
 
 EffortStyle = Literal["reasoning_effort", "openrouter", "none"]
-WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "none"]
+WebSearchStyle = Literal["web_search_options", "openrouter", "builtin", "browser_search", "none"]
 CacheStyle = Literal["openai", "cache_control", "conversation_header", "automatic", "none"]
 """How :class:`~elelem.vocabulary.PromptCache` is asked for.
 
@@ -130,12 +131,26 @@ def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect
     record = provider_record(str(provider))
     if record is None:
         return DEFAULT
+    profile = record.profile_for(model)
+    key = (record.name, profile.prefix if profile is not None else None)
+    generation = providers_generation()
+    if _cache.get(None) != generation:
+        _cache.clear()  # a provider was registered since: records may differ
+        _cache[None] = generation
+    found = _cache.get(key)
+    if isinstance(found, Dialect):
+        return found
     base = dialect_for(record.dialect) if record.dialect else DEFAULT
     dialect = conventions(base, record.conventions, f"provider {record.name}")
-    profile = record.profile_for(model)
     if profile is not None:
         dialect = conventions(dialect, profile.conventions, f"provider {record.name}")
+    _cache[key] = dialect
     return dialect
+
+
+_cache: dict[object, object] = {}
+# (provider, profile prefix) -> its merged Dialect, and None -> the registry
+# generation they were merged at.
 
 
 class _Dialects(Mapping[str, Dialect]):

@@ -23,6 +23,7 @@ from elelem.shapes.common import (
     merge_extra,
     registered_part,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
@@ -198,6 +199,14 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
             site.drop("user_location", "OpenRouter takes none", field="user_location")
         site.tools.append({"type": "openrouter:web_search", "parameters": params})
         return
+    if style == "browser_search":
+        # Groq's built-in browser search (console.groq.com/docs/browser-search):
+        # a tool with no fields, so every field of the search is reported.
+        for name in ("max_uses", "allowed_domains", "blocked_domains", "user_location"):
+            if getattr(search, name):
+                site.drop(name, f"{provider}'s browser_search takes none", field=name)
+        site.tools.append({"type": "browser_search"})
+        return
     options: dict[str, JSONValue] = {}
     if search.user_location is not None:
         options["user_location"] = _location(search.user_location)
@@ -246,7 +255,7 @@ def encode_request(
 ) -> EncodedRequest:
     """The Chat Completions request for ``request`` sent to ``provider``, in
     ``dialect``: a :class:`Dialect`, the name of one (looked up with the
-    request's model), or None for the dialect of the provider's own name."""
+    request's model), or None for the conventions of the provider's own record."""
     if not isinstance(dialect, Dialect):
         dialect = dialect_for(dialect or provider, request.model)
     dropped = Dropped()
@@ -317,6 +326,7 @@ def _options(
     opts = request.options
     headers: dict[str, str] = {}
     sampling_options(opts, option_keys(dialect), body, dropped)
+    not_taken(opts.context_editing, "Chat Completions", dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     reasoning = opts.reasoning
     if reasoning is not None:

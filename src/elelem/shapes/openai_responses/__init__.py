@@ -10,9 +10,12 @@ which tell a client ``custom_tool_call`` from a server-side one.
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.openai_responses.batch import BATCH
 from elelem.shapes.openai_responses.counting import COUNTER
+from elelem.shapes.openai_responses.embeddings import EMBEDDINGS
 from elelem.shapes.openai_responses.encoder import assistant_wire, encode_request, native_items
 from elelem.shapes.openai_responses.errors import ERRORS, classify_error, error_from_event
+from elelem.shapes.openai_responses.files import FILES
 from elelem.shapes.openai_responses.listing import LISTING
 from elelem.shapes.openai_responses.live import LIVE
 from elelem.shapes.openai_responses.mapping import FINISH_REASONS, finish_reason, map_usage
@@ -32,6 +35,9 @@ SHAPE = ShapeSpec(
     speech=SPEECH,
     transcription=TRANSCRIPTION,
     live=LIVE,
+    files=FILES,
+    embeddings=EMBEDDINGS,
+    batch=BATCH,
 )
 """The OpenAI Responses shape (OpenAI, Azure OpenAI, xAI)."""
 

@@ -77,6 +77,7 @@ CLIENT_CALL_NAMES: dict[str, str] = {
     "apply_patch_call": "apply_patch",
     "shell_call": "shell",
     "tool_search_call": "tool_search",
+    "computer_call": "computer",
 }
 """Item types the caller executes whose arguments elelem synthesizes (the tool
 name and the JSON of the item's action), besides function and custom calls."""
@@ -88,8 +89,25 @@ OUTPUT_TYPES: dict[str, str] = {
     "apply_patch_call": "apply_patch_call_output",
     "shell_call": "shell_call_output",
     "tool_search_call": "tool_search_output",
+    "computer_call": "computer_call_output",
 }
 """The input item type that answers each client call item type."""
+
+
+def shell_output(content: str, is_error: bool) -> list[Any]:
+    """A ``shell_call_output``'s ``output`` list for a tool result's text: the
+    list itself when the handler wrote one (:class:`elelem.tools.ShellTool`
+    does: one ``{stdout, stderr, outcome}`` per command), else the text as
+    the stderr (an error: a refusal, a timeout) or stdout of one command."""
+    try:
+        value = msgspec.json.decode(content)
+    except msgspec.DecodeError:
+        value = None
+    if isinstance(value, list) and all(isinstance(v, dict) and "outcome" in v for v in value):
+        return value
+    code = 1 if is_error else 0
+    out, err = ("", content) if is_error else (content, "")
+    return [{"stdout": out, "stderr": err, "outcome": {"type": "exit", "exit_code": code}}]
 
 
 def checked_reasoning(
@@ -158,7 +176,7 @@ def classify(
         return "hosted"
     if kind in ("tool_search_call", "tool_search_output"):
         return "call" if item.get("execution") == "client" else "hosted"
-    if kind in ("local_shell_call", "apply_patch_call"):
+    if kind in ("local_shell_call", "apply_patch_call", "computer_call"):
         return "call"
     if kind in HOSTED_NAMES:
         return "hosted"
@@ -185,6 +203,11 @@ def synthesized_arguments(item: Mapping[str, Any]) -> str:
         return json_text(item.get("operation"))
     if kind == "tool_search_call":
         return json_text(item.get("arguments"))
+    if kind == "computer_call":
+        # The action (or the batch of them) and the safety checks the
+        # provider attached: what the approval callback is shown.
+        keys = ("action", "actions", "pending_safety_checks")
+        return json_text({k: item[k] for k in keys if item.get(k)})
     return json_text(item.get("action"))
 
 

@@ -32,9 +32,11 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
+from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
+from elelem.shapes.openai_responses.client_tools import computer_output, computer_tool
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
 from elelem.shapes.openai_responses.state import continuation
 from elelem.shapes.options import (
@@ -127,6 +129,8 @@ class _Input:
         self.items: list[dict[str, Any]] = []
         self.dropped = Dropped()
         self.call_types: dict[str, str] = {}
+        # The pending safety checks of each computer call, acknowledged in its output.
+        self.safety_checks: dict[str, list[Any]] = {}
         self._open: dict[str, Any] | None = None
         self._open_place: Any = None  # the open item's output_index, where recorded
         # Images the provider generated in the message being replayed, by the
@@ -221,6 +225,11 @@ class _Input:
         if out_type == "apply_patch_call_output":
             item["status"] = "failed" if block.is_error else "completed"
         item["output"] = block.content
+        if out_type == "shell_call_output":
+            item["output"] = _items.shell_output(block.content, block.is_error)
+        if out_type == "computer_call_output":
+            checks = self.safety_checks.get(block.call_id)
+            return computer_output(block, item, self.media, checks, self.dropped, where)
         if block.attachments and out_type == "function_call_output":
             # Images and files a tool returned go inside its output.
             output: list[dict[str, Any]] = [{"type": "input_text", "text": block.content}]
@@ -326,6 +335,9 @@ class _Input:
         if raw is not None and isinstance(raw.value, dict):
             item = dict(raw.value)
             self.call_types[block.id] = str(item.get("type"))
+            checks = item.get("pending_safety_checks")
+            if isinstance(checks, list) and checks:
+                self.safety_checks[block.id] = checks
             self.add(item)
             return
         self.call_types[block.id] = "function_call"
@@ -466,6 +478,13 @@ HOSTED_TOOLS = HostedTools(
         "file_search": _file_search,
         "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
         "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
+        # Client-executed: their call items are tool calls the loop runs.
+        "shell": lambda tool, site: site.tools.append(
+            {"type": "local_shell" if tool.local else "shell"}
+        ),
+        "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
+        "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
+        "tool_search": lambda tool, site: site.tools.append({"type": "tool_search"}),
     },
 )
 """The hosted tools Responses spells; every other (web fetch) is reported
@@ -527,6 +546,7 @@ def encode_request(
         body["tools"] = tools
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
+    not_taken(options.context_editing, "OpenAI Responses", dropped)
     if options.reasoning is not None:
         # Reasoning options at all mean the caller wants to see the reasoning:
         # summaries are sent only when asked for.

@@ -21,11 +21,23 @@ def routes(site: Site) -> list[Route]:
 
     async def index(request: Request) -> Response:
         query = request.query_params.get("q") or None
-        hits = site.store.search(query, limit=50) if query else []
         listed = site.entries()
-        main = pages.listing(listed, link=site.link, now=site.now(), query=query, hits=hits)
+        if query is not None:
+            hits = site.store.search(query, limit=50)
+            main = pages.listing(listed, link=site.link, now=site.now(), query=query, hits=hits)
+            return site.page_response(
+                "elelem conversations", site.frame(listed, main, query=query), html.Page()
+            )
+        # The home page opens on the chat box, the conversations below it.
+        main = (
+            '<main id="main" class="main conversation new home">'
+            '<header class="conv-head"><h1>New chat</h1></header>'
+            f"{composer(site.chat_models, focus=True)}"
+            '<section class="listing" aria-labelledby="listed"><h2 id="listed">Conversations</h2>'
+            f"{pages.day_groups(listed, link=site.link, now=site.now())}</section></main>"
+        )
         return site.page_response(
-            "elelem conversations", site.frame(listed, main, query=query), html.Page()
+            "elelem", site.frame(listed, main), html.Page(), chat=True, meta=site.chat_meta(None)
         )
 
     async def show(request: Request) -> Response:
@@ -57,7 +69,7 @@ def routes(site: Site) -> list[Route]:
         main = (
             '<main id="main" class="main conversation new">'
             '<header class="conv-head"><h1>New chat</h1></header>'
-            f"{composer(site.chat_models)}</main>"
+            f"{composer(site.chat_models, focus=True)}</main>"
         )
         return site.page_response(
             "elelem chat",

@@ -148,6 +148,23 @@
     );
   }
 
+  // After Stop the page stays (what arrived is on it), but the stored
+  // conversation is what the heading and the sidebar now name: both are
+  // taken from its page, parsed inert (DOMParser runs no script), and the
+  // next message goes on in it.
+  async function refreshFrame(id) {
+    const response = await fetch(view(id));
+    if (!response.ok) return;
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const sidebar = page.querySelector(".sidebar");
+    const current = document.querySelector(".sidebar");
+    if (sidebar && current) current.replaceWith(document.importNode(sidebar, true));
+    const heading = page.querySelector("main h1");
+    const shown = document.querySelector("main h1");
+    if (heading && shown) shown.textContent = heading.textContent;
+    document.title = page.title || document.title;
+  }
+
   // A chat turn or a resumed run: the body posted to `path`, the answer
   // streamed into the live region, then the stored conversation shown.
   async function post(path, body, shownText) {
@@ -179,6 +196,7 @@
         if (state.sources.childElementCount) answer.append(state.sources);
         if (state.run) render(state.run);
         say("stopped: kept what arrived");
+        if (conversation) refreshFrame(conversation);
         return;
       }
       say(`error: ${error.message}`, true);

@@ -1,0 +1,60 @@
+"""Responses items of the provider tools the client executes: the
+``computer`` tool's definition and the ``computer_call_output`` answering a
+call (https://platform.openai.com/docs/guides/tools-computer-use).  The
+shell and apply_patch outputs are :func:`._items.shell_output` and the
+encoder's tool-result item."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from elelem.shapes.common import Dropped
+from elelem.vocabulary import ComputerUse, DocumentBlock, ImageBlock, ToolResultBlock
+from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.json import JSONValue
+
+
+def computer_tool(tool: ComputerUse) -> dict[str, JSONValue]:
+    """The ``computer`` tool (generally available: no fields), or the
+    ``computer_use_preview`` one with the display when pinned."""
+    if tool.version != "computer_use_preview":
+        return {"type": "computer"}
+    return {
+        "type": "computer_use_preview",
+        "display_width": tool.display_width,
+        "display_height": tool.display_height,
+        "environment": tool.environment,
+    }
+
+
+def computer_output(
+    block: ToolResultBlock,
+    item: dict[str, Any],
+    media: Callable[[ImageBlock | DocumentBlock, str], dict[str, Any] | None],
+    checks: list[Any] | None,
+    dropped: Dropped,
+    where: str,
+) -> dict[str, Any]:
+    """A ``computer_call_output``: the result's first image as the
+    screenshot, and the call's safety ``checks`` acknowledged when the tool
+    ran (the approval callback allowed it with the checks in view), never
+    for a refused or failed call."""
+    shot: dict[str, Any] = {"type": "computer_screenshot"}
+    for k, attachment in enumerate(block.attachments or ()):
+        wire = media(attachment, f"{where}.attachments[{k}]")
+        if wire is not None and wire.get("type") == "input_image":
+            shot["image_url"] = wire.get("image_url")
+            break
+    item["output"] = shot
+    if checks and not block.is_error:
+        item["acknowledged_safety_checks"] = checks
+    if block.content:
+        detail = (
+            f"the text of tool result {block.call_id}: computer_call_output takes a screenshot only"
+        )
+        dropped.add(f"{where}.content", "content", UNSUPPORTED, detail)
+    return item
+
+
+__all__ = ["computer_output", "computer_tool"]

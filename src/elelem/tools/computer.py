@@ -1,0 +1,88 @@
+"""The client side of computer use (Anthropic ``computer_2025…``, OpenAI
+Responses ``computer``): the model asks for an action on a screen, the
+client performs it and answers with a screenshot.
+
+:class:`ComputerTool` wraps the application's :class:`Computer` (which
+knows the screen: a browser, a VM) for the tool loop.  Each action needs
+approval: the approval callback sees the action and any safety checks the
+provider attached (OpenAI's ``pending_safety_checks``, in the call's
+arguments); a run with no callback refuses the action, and with
+``approve="defer"`` the run stops before the next request until the
+application decides (:func:`elelem.resume`).  A call that ran answers with
+its screenshot as an image block; the OpenAI encoder then acknowledges the
+call's safety checks, never before.
+
+Wire forms: https://docs.claude.com/en/docs/agents-and-tools/tool-use/computer-use-tool
+and https://platform.openai.com/docs/guides/tools-computer-use
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable
+from typing import Any, Protocol
+
+import msgspec
+
+from elelem.errors import ClientToolError
+from elelem.tools.base import ToolOutcome
+from elelem.vocabulary import ComputerUse, ImageBlock, ToolSpec
+
+
+class Computer(Protocol):
+    """A screen the application controls.
+
+    ``act`` performs one call's action (the wire's arguments as given:
+    Anthropic's ``{"action": "left_click", "coordinate": [x, y]}``, OpenAI's
+    ``{"action": {"type": "click", "x": …, "y": …}}`` or ``{"actions":
+    [...]}``; a ``screenshot`` action does nothing) and returns a PNG
+    screenshot of the screen after it.  May be async.
+    """
+
+    def act(self, arguments: dict[str, Any]) -> bytes | Awaitable[bytes]: ...
+
+
+class ComputerTool:
+    """Runs computer-use calls on ``computer``; ``hosted`` asks for the
+    provider's tool with ``computer``'s display (``display``)."""
+
+    idempotent = False
+    needs_approval = True
+    name = "computer"
+
+    def __init__(
+        self,
+        computer: Computer,
+        *,
+        display: ComputerUse | None = None,
+        timeout: float | None = 60.0,
+    ) -> None:
+        self.computer = computer
+        self.hosted = display if display is not None else ComputerUse()
+        self._timeout = timeout
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds one action (and its screenshot) may take."""
+        return self._timeout
+
+    @property
+    def spec(self) -> ToolSpec:
+        """A description for logs; the request carries :attr:`hosted` instead."""
+        return ToolSpec(self.name, "The provider's computer-use tool, executed by the client.")
+
+    async def call(self, arguments: str) -> ToolOutcome:
+        """Perform the action and answer with the screenshot."""
+        args = msgspec.json.decode(arguments or "{}")
+        if not isinstance(args, dict):
+            raise ClientToolError("computer: the arguments are not a JSON object")
+        shot = self.computer.act(args)
+        if inspect.isawaitable(shot):
+            shot = await shot
+        if not isinstance(shot, bytes) or not shot:
+            raise ClientToolError("computer: act() returned no screenshot bytes")
+        image = ImageBlock.from_bytes(shot, "image/png", filename="screenshot.png")
+        return ToolOutcome("", attachments=(image,))
+
+
+__all__ = ["Computer", "ComputerTool"]
