@@ -65,6 +65,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
         '{"type": "object", "properties": 5}',
     ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
+    (None, "computer_ref"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep", ""],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
     (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],
     (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
