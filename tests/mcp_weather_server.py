@@ -15,7 +15,11 @@ import sys
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 
-server = MCPServer("weather")
+server = MCPServer(
+    "weather",
+    # A bell and a bidi override: what reaches a system prompt has neither.
+    instructions="Give temperatures in \u00b0C.\x07\u202e Call get_weather once per city.",
+)
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))

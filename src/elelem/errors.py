@@ -42,6 +42,7 @@ the classes)::
     ├── RegistryError (ValueError)
     ├── RemoteFailure  [durable.wire]
     ├── ResumeError (ValueError)  [turns.pending]
+    ├── SamplingRefused  [tools.mcp_sampling]
     ├── SchemaMismatch (ValueError)  [cli.options]
     ├── SchemaValueError (ValueError)  [testing.schema_values]
     ├── StoreError  [conversation.errors]

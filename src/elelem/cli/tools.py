@@ -93,6 +93,12 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "not yet cached can need more).",
         ),
         click.option(
+            "--mcp-instructions",
+            is_flag=True,
+            help="Put each --mcp server's instructions in the system prompt (the server's "
+            "text, marked as such; off by default).",
+        ),
+        click.option(
             "--memory",
             "memory_dir",
             metavar="DIR",
@@ -247,7 +253,9 @@ class Toolset:
             try:
                 servers.append(
                     MCPServer.parse(
-                        spec, startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT)
+                        spec,
+                        startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT),
+                        use_instructions=bool(params.get("mcp_instructions")),
                     )
                 )
             except ValueError as exc:

@@ -116,7 +116,9 @@ def run_turn(
                 approve = paused_before(renderer, approve)
             on_call = paused(renderer, show_call)
         loop = toolset.loop(approve)
-        engine = TurnEngine.create(conversation, target, text, **loop.asking(turn_options))
+        engine = TurnEngine.create(
+            conversation, target, text, **loop.asking(turn_options, conversation.system)
+        )
         if resume is not None:
             approvals, results = resume
             flow = resume_flow(

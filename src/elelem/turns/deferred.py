@@ -194,7 +194,7 @@ def _resume(
         timeout=options.get("tool_timeout"),
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    engine = TurnEngine.create(conv, target, None, **loop.asking(settings))
+    engine = TurnEngine.create(conv, target, None, **loop.asking(settings, conv.system))
     execute = loop.step_sync if sync else loop.step
     return resume_flow(
         engine, loop, execute, dict(approvals or {}), dict(results or {}),

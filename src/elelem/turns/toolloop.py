@@ -144,11 +144,15 @@ class ToolLoop:
         timeout: float | None = None,
     ) -> None:
         self.tools: dict[str, Tool] = {}
+        tools = list(tools)
         for item in tools:
             for one in _expand(item):
                 if one.name in self.tools:
                     raise ValueError(f"two tools are named {one.name!r}")
                 self.tools[one.name] = one
+        notes = (getattr(item, "system_note", None) for item in tools)
+        # What a toolset (an MCP server the user let speak) adds to the system prompt.
+        self.system_notes = tuple(n for n in (f() for f in notes if callable(f)) if n)
         self.defer = approve == "defer"
         self.approve: Approver | None = None if approve == "defer" else approve
         self.timeout = timeout
@@ -174,10 +178,18 @@ class ToolLoop:
         the client executes is asked for through :attr:`hosted` instead)."""
         return tuple(t.spec for t in self.tools.values() if getattr(t, "hosted", None) is None)
 
-    def asking(self, settings: TurnSettings) -> TurnOptions:
+    def asking(self, settings: TurnSettings, recorded: str | None = None) -> TurnOptions:
         """``settings`` with what every request of the run asks for: the tool
-        specs, and the provider tools the client executes among the hosted tools."""
+        specs, the provider tools the client executes among the hosted tools,
+        and what the tools add to the system prompt (after ``settings``'
+        ``system``, else after ``recorded``, the conversation's)."""
         out: TurnOptions = {**settings, "tools": self.specs}
+        if self.system_notes:
+            given = settings.get("system")
+            own = recorded if given is None else given
+            # A later turn finds the notes in the system prompt the log recorded: once is enough.
+            notes = [n for n in self.system_notes if n not in (own or "")]
+            out["system"] = "\n\n".join(n for n in (own, *notes) if n)
         if self.hosted:
             out["hosted_tools"] = (*settings.get("hosted_tools", ()), *self.hosted)
         return out
@@ -499,7 +511,7 @@ def loop_flow(
         timeout=options.get("tool_timeout"),
     )
     settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings))
+    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings, conv.system))
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
     return tool_loop(engine, loop, execute, max_steps=max_steps, on_call=on_call)

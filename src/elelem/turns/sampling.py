@@ -1,0 +1,53 @@
+"""An MCP server's sampling requests served by a model the user names,
+within usage limits: :func:`model_sampler` makes the ``sample`` callback of
+:class:`elelem.tools.MCPServer` (see :mod:`elelem.tools.mcp_sampling`).
+
+The limits count every request the sampler sent (tokens, requests, cost
+where priced); a request that would go over one is refused before it is
+sent, and the server is told which limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from elelem.client import Client
+from elelem.conversation.projections import add_usage
+from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
+from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request
+from elelem.vocabulary import GenerationOptions, Message, TextBlock, Usage
+
+
+def model_sampler(client: Client, model: str, limits: UsageLimits | None = None) -> Sample:
+    """A ``sample`` callback that asks ``client``'s ``model`` (a
+    ``provider:model`` name) and keeps within ``limits``."""
+    target = client.target(model)
+    used = Used(Usage(), None, 0, 0)
+
+    async def sample(request: SamplingRequest) -> SampleAnswer:
+        nonlocal used
+        messages = [Message(role, (TextBlock(text),)) for role, text in request.messages]
+        arguments = {"messages": messages, "system": request.system}
+        if limits is not None:
+            try:
+                check_request(limits, used, arguments, str(target.provider), target.model)
+            except UsageLimitExceeded as exc:
+                raise SamplingRefused(f"refused by the usage limits: {exc}") from exc
+        options = GenerationOptions(
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            stop=request.stop,
+        )
+        stream = client.stream(target, messages, system=request.system, options=options)
+        answer = await stream.final()
+        used = replace(
+            used,
+            usage=add_usage(used.usage, answer.usage or Usage()),
+            requests=used.requests + 1,
+        )
+        return SampleAnswer(answer.text, answer.model or target.model)
+
+    return sample
+
+
+__all__ = ["model_sampler"]
