@@ -112,7 +112,7 @@ def test_the_example_runs(
         exec(compile(examples()[number], f"beyond-chat.md example {number + 1}", "exec"), namespace)
     out = capsys.readouterr().out
     expected = [
-        "2 256 $8e-8\n",  # 4 tokens at $0.02 per million (format_dollars below a millionth)
+        "2 256 $0.00000008\n",  # 4 tokens at $0.02 per million (format_dollars: plain decimals)
         "r1 Paris $0.0000225\nit Rome $0.0000225\n",  # half of $3 in, $15 out per million
         "",
         "audio/wav $0.0014\n",  # 14 tokens in at $0.60, 120 out at $12 per million

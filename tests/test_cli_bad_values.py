@@ -65,6 +65,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
         '{"type": "object", "properties": 5}',
     ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
+    (None, "computer_ref"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep", ""],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
     (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],
     (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
@@ -108,6 +109,22 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
         "@long",
         "@nul",
     ],
+    ("ask", "mcp_prompt"): ["", "nocolon", "'unterminated", "s:p novalue", "nosuch:p", "\udcff"],
+    (None, "temporal"): ["", "no-port", "127.0.0.1:x", "127.0.0.1:99999", "\udcff"],
+    (None, "dbos"): ["", "mysql://x", "sqlite:////proc/nonexistent/x.db", "\udcff"],
+    ("worker temporal", "address"): ["", "no-port", "127.0.0.1:x", "127.0.0.1:99999", "\udcff"],
+    ("worker temporal", "task_queue"): ["", "\udcff"],
+    ("worker temporal", "namespace"): ["", "\udcff"],
+    (None, "tool_modules"): ["/nonexistent/elelem-26.py", "no_such_module_26", "", "\udcff"],
+    ("worker dbos", "system_database"): ["", "mysql://x", "sqlite:////proc/no/x.db", "\udcff"],
+    ("worker dbos", "executor_id"): ["", "\udcff"],
+    ("mcp tools", "server"): ["", "'unterminated", "no-such-command-26", "ftp://x", "\udcff"],
+    ("mcp tools", "protocol"): ["nope", "", "\udcff"],
+    ("mcp tools", "startup_timeout"): ["x", "-1", "0", "nan", "inf"],
+    (None, "client_id"): ["", "\udcff"],
+    (None, "client_secret"): ["", "\udcff"],
+    (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
+    (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
     ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
@@ -145,6 +162,10 @@ BASE_ARGS: dict[str, list[str]] = {
     "batch submit": ["@garbage", "-m", MODEL],
     "speak": ["-m", MODEL],
     "transcribe": ["-m", MODEL],
+    "worker temporal": ["--task-queue", "q", "--address", "127.0.0.1:9"],
+    "worker dbos": ["--executor-id", "w1", "--system-database", "mysql://x"],
+    "mcp tools": ["http://127.0.0.1:9/mcp"],
+    "mcp login": ["http://127.0.0.1:9/mcp"],
     "files rm": ["file_nosuch"],
 }
 
@@ -234,8 +255,30 @@ def env(tmp_path: Path, provider: LoopbackServer) -> dict[str, str]:
     return base_env(tmp_path, ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=provider.url)
 
 
+# Commands whose base argument is left out when the argument itself is
+# under test (given alone), so the bad value is the one the command reads.
+OWN_ARGUMENT = {"mcp tools", "mcp login"}
+
+
+def base_args(path: str, given: list[str]) -> list[str]:
+    """BASE_ARGS of ``path``, less an option ``given`` sets (click keeps an
+    option's last value, which would hide the bad one)."""
+    base, kept = BASE_ARGS.get(path, []), []
+    at = 0
+    while at < len(base):
+        if base[at].startswith("--"):
+            if base[at] not in given:
+                kept += base[at : at + 2]
+            at += 2
+            continue
+        if not (path in OWN_ARGUMENT and len(given) == 1):
+            kept.append(base[at])
+        at += 1
+    return kept
+
+
 def argv_of(path: str, given: list[str], files: dict[str, str]) -> list[str]:
-    words = [*path.split(), *given, *BASE_ARGS.get(path, [])]
+    words = [*path.split(), *given, *base_args(path, given)]
     if path in ("ask", "chat") and "--model" not in given:
         words[1:1] = ["-m", MODEL]
     return [files.get(w, w) for w in words]

@@ -371,8 +371,65 @@ def _bedrock_converse() -> Sample:
     )
 
 
+def _gemini_interactions() -> Sample:
+    # The Interactions API's stream (https://ai.google.dev/api/interactions,
+    # "Streaming"): each SSE data frame names its event_type; text arrives as
+    # model_output steps, as in the corpus's recorded chunks.
+    iid = "v1_contract"
+
+    def step(i: int, pieces: list[str]) -> list[tuple[None, str]]:
+        return [
+            (None, f'{{"index":{i},"step":{{"type":"model_output"}},"event_type":"step.start"}}'),
+            *[
+                (
+                    None,
+                    f'{{"index":{i},"delta":{{"text":"{piece}","type":"text"}},"event_type":"step.delta"}}',
+                )
+                for piece in pieces
+            ],
+            (None, f'{{"index":{i},"event_type":"step.stop"}}'),
+        ]
+
+    frames = [
+        (
+            None,
+            f'{{"interaction":{{"id":"{iid}","status":"in_progress","object":"interaction",'
+            '"model":"m-1"},"event_type":"interaction.created"}',
+        ),
+        *step(0, ["Hello, ", "wörld ✓"]),
+        *step(1, ["again"]),
+        (
+            None,
+            f'{{"interaction":{{"id":"{iid}","status":"completed","usage":{{"total_tokens":7,'
+            '"total_input_tokens":3,"total_output_tokens":4},"object":"interaction","model":"m-1"},'
+            '"event_type":"interaction.completed"}',
+        ),
+    ]
+    return Sample(
+        provider="google-interactions",
+        frames=frames,
+        texts=("Hello, wörld ✓", "again"),
+        first_done=5,
+        second_open=7,
+        error_frame=(
+            None,
+            '{"event_type":"error","error":{"code":"UNAVAILABLE","message":"The model is overloaded."}}',
+        ),
+        error_type=OverloadedError,
+        error_retryable=True,
+        error_bodies={
+            429: b'{"error":{"code":429,"message":"slow","status":"RESOURCE_EXHAUSTED"}}',
+            500: b'{"error":{"code":500,"message":"nope","status":"INTERNAL"}}',
+            529: b'{"error":{"code":529,"message":"busy","status":"INTERNAL"}}',
+        },
+        status_types={429: RateLimitError, 500: ServerError, 529: ServerError},
+        malformed_retryable=True,
+    )
+
+
 SAMPLES = {
     "gemini": _gemini,
+    "gemini_interactions": _gemini_interactions,
     "ollama_native": _ollama_native,
     "bedrock_converse": _bedrock_converse,
     "anthropic_messages": _anthropic,

@@ -21,6 +21,7 @@ MODELS = {
     "anthropic": "claude-haiku-4-5",
     "openai": "gpt-5-mini",
     "google": "gemini-2.5-flash",
+    "google-interactions": "gemini-2.5-flash",
     "deepseek": "deepseek-chat",
     "openrouter": "openai/gpt-4o-mini",
     "ollama": None,
@@ -38,6 +39,9 @@ MODELS = {
     "fireworks": "accounts/fireworks/models/llama-v3p1-8b-instruct",
     "zai": "glm-4.5-flash",
     "huggingface": "openai/gpt-oss-20b",
+    "perplexity": "sonar",
+    "moonshot": "moonshot-v1-8k",
+    "alibaba": "qwen-flash",
     "vertex": "gemini-2.5-flash",
     "vertex-anthropic": "claude-haiku-4-5",
     # Azure deployments are named by their owner: there is no default.

@@ -95,7 +95,7 @@ def test_the_markdown_export_links_each_suggestion(tmp_path: Path) -> None:
     conversation.add_message(message)
     document = conversation_markdown(store.info(conversation.id), store.load(conversation.id))
     assert (
-        f"> Google Search suggestions: [weather in Paris &amp; Lyon]({CHIP}) · evilgnp [x](y)\n"
+        f"> Google Search suggestions: [weather in Paris & Lyon]({CHIP}) · evilgnp [x](y)\n"
     ) in document
     assert "javascript" not in document and "<style>" not in document
 

@@ -140,14 +140,25 @@ def test_a_cost_limit_prices_the_estimate_and_the_usage(tmp_path: Path) -> None:
 
 
 def test_a_cost_limit_without_a_price_refuses_to_spend(tmp_path: Path) -> None:
+    # A provider elelem has no price list for (the test provider itself is
+    # priced: it runs in-process and costs $0).
+    unpriced = TestModel(provider=ProviderId("acme"), model="m-1")
     conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
     with elelem.SyncClient(env={}) as client, pytest.raises(UsageLimitExceeded) as caught:
-        elelem.send_sync(conv, client, TestModel(), "hi", limits=UsageLimits(cost=5))
+        elelem.send_sync(conv, client, unpriced, "hi", limits=UsageLimits(cost=5))
     assert caught.value.value is None
     assert str(caught.value) == (
         "usage limit cost=5 exceeded before-request: unknown "
-        "(test:test-model: no price list for provider test)"
+        "(acme:m-1: no price list for provider acme)"
     )
+    assert unpriced.requests == []
+
+
+def test_a_cost_limit_lets_the_in_process_test_model_run_for_nothing(tmp_path: Path) -> None:
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    with elelem.SyncClient(env={}) as client:
+        result = elelem.send_sync(conv, client, TestModel(), "hi", limits=UsageLimits(cost=0))
+    assert result.cost.total == Decimal(0)
 
 
 def test_limits_are_checked_values() -> None:

@@ -14,6 +14,7 @@ when a ``--call`` names no tool the server offers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
@@ -107,17 +108,11 @@ def tools_command(
     from elelem.tools.mcp import MCPServer
     from elelem.tools.mcp_asks import accept_defaults, decline
 
+    if not (math.isfinite(startup_timeout) and startup_timeout > 0):
+        raise Failure(f"--startup-timeout takes seconds above 0, not {startup_timeout}", EXIT_USAGE)
     options: dict[str, Any] = {}
     if login and server.startswith(("http://", "https://")):
-        from elelem.tools.mcp_auth import oauth
-
-        options["auth"] = oauth(
-            server,
-            interactive=True,
-            client_id=client_id,
-            client_secret=client_secret,
-            client_metadata_url=client_metadata_url,
-        )
+        options["auth"] = _oauth(server, client_id, client_secret, client_metadata_url)
     try:
         connection = MCPServer.parse(
             server,
@@ -150,18 +145,12 @@ def login_command(
     """Sign in to the MCP server at URL (OAuth, in the browser; the code
     comes back to 127.0.0.1) and keep the login for --mcp URL."""
     from elelem.tools.mcp import MCPServer
-    from elelem.tools.mcp_auth import oauth, token_path
+    from elelem.tools.mcp_auth import token_path
 
     if not url.startswith(("http://", "https://")):
         raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
+    auth = _oauth(url, client_id, client_secret, client_metadata_url)
     try:
-        auth = oauth(
-            url,
-            interactive=True,
-            client_id=client_id,
-            client_secret=client_secret,
-            client_metadata_url=client_metadata_url,
-        )
         with MCPServer.parse(url, auth=auth) as connection:
             count = len(connection.tools)
     except MCPServerError as exc:
@@ -192,6 +181,26 @@ def list_command() -> None:
 
     for url in logins():
         click.echo(sanitize_line(url))
+
+
+def _oauth(
+    url: str, client_id: str | None, client_secret: str | None, client_metadata_url: str | None
+) -> Any:
+    """The OAuth provider for ``url``; a client option the SDK refuses (an
+    empty client id, a metadata URL that is not https) is a usage failure."""
+    from elelem.tools.mcp_auth import oauth
+
+    try:
+        return oauth(
+            url,
+            interactive=True,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
+        )
+    except ValueError as exc:  # pydantic's ValidationError is one
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise Failure(f"{url!r}: the client options: {sanitize_line(first)}", EXIT_USAGE) from None
 
 
 def _describe(server: Any) -> None:
@@ -227,7 +236,10 @@ def prompt_of(servers: Sequence[Any], spec: str) -> ToolOutcome:
     import shlex
 
     usage = "--mcp-prompt takes 'SERVER:NAME [KEY=VALUE]...'"
-    words = shlex.split(spec)
+    try:
+        words = shlex.split(spec)
+    except ValueError as exc:  # an unclosed quote
+        raise Failure(f"{usage}, not {spec!r}: {exc}", EXIT_USAGE) from None
     if not words or ":" not in words[0]:
         raise Failure(f"{usage}, not {spec!r}", EXIT_USAGE)
     where, _, name = words[0].rpartition(":")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import math
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, guarded, store_from_env
+from elelem.cli.common import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded, store_from_env
 from elelem.errors import install_line
 from elelem.render import sanitize_line
 
 DEFAULT_ADDRESS = "127.0.0.1:7233"
+DBOS_DATABASES = ("sqlite:///", "postgresql://", "postgres://")
+"""The system database URLs DBOS takes."""
 
 
 def durable_module(extra: str, what: str) -> Any:
@@ -38,16 +41,39 @@ def durable_module(extra: str, what: str) -> Any:
         ) from None
 
 
+def temporal_address(address: str, what: str) -> str:
+    """``address`` if it is HOST:PORT (a port from 1 to 65535), else a
+    usage failure naming ``what``: checked before anything starts, so a
+    server or worker never runs with an address it cannot reach."""
+    host, colon, port = address.rpartition(":")
+    if not (colon and host and port.isdigit() and 0 < int(port) < 65536):
+        raise Failure(f"{what} takes HOST:PORT, not {sanitize_line(repr(address))}", EXIT_USAGE)
+    return address
+
+
+async def temporal_client(address: str, what: str, **options: Any) -> Any:
+    """A Temporal client connected to ``address``; a server that cannot be
+    reached is a provider failure naming ``what``, not an internal error."""
+    from temporalio.client import Client as TemporalClient
+
+    try:
+        return await TemporalClient.connect(address, **options)
+    except (RuntimeError, ValueError) as exc:  # the SDK's connect failures
+        raise Failure(
+            f"{what}: cannot reach Temporal at {sanitize_line(address)}: {sanitize_line(str(exc))}",
+            EXIT_PROVIDER,
+        ) from None
+
+
 def temporal_delivery(address: str, what: str = "--temporal") -> Any:
     """What hands approval decisions to a durable run on the Temporal server
     at ``address`` (:func:`elelem.durable.temporal.decide`): an async
     function of the conversation id, the approvals and the results."""
+    temporal_address(address, what)
     temporal = durable_module("temporal", what)
 
     async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
-        from temporalio.client import Client as TemporalClient
-
-        client = await TemporalClient.connect(address)
+        client = await temporal_client(address, what)
         await temporal.decide(client, conv_id, approvals=approvals, results=results)
 
     return deliver
@@ -64,6 +90,8 @@ def import_tools(reference: str) -> None:
         if folder not in sys.path:
             sys.path.insert(0, folder)
         reference = path.stem
+    if not reference.strip(" ."):
+        raise Failure(f"--tools {reference!r}: no module named", EXIT_USAGE)
     try:
         importlib.import_module(reference)
     except ImportError as exc:
@@ -83,9 +111,29 @@ tools_option = click.option(
 """``--tools``, of both workers: read by :func:`import_tools`."""
 
 
+def dbos_database(url: str, what: str) -> str:
+    """``url`` if it is a system database URL DBOS takes, else a usage
+    failure naming ``what`` (only the scheme is shown: the rest may hold a
+    password)."""
+    if not url.startswith(DBOS_DATABASES):
+        scheme = url.partition("://")[0] if "://" in url else url[:20]
+        raise Failure(
+            f"{what} takes sqlite:///PATH or postgresql://…, not {sanitize_line(repr(scheme))}",
+            EXIT_USAGE,
+        )
+    # Checked here: DBOS would log a traceback of its own before failing.
+    folder = Path(url.removeprefix("sqlite:///").partition("?")[0]).parent
+    if url.startswith("sqlite:///") and not folder.is_dir():
+        raise Failure(
+            f"{what}: no folder {sanitize_line(str(folder))} for the database", EXIT_USAGE
+        )
+    return url
+
+
 def dbos_delivery(system_database: str, what: str = "--dbos") -> Any:
     """What hands approval decisions to a durable run on DBOS whose system
     database is at ``system_database`` (:func:`elelem.durable.dbos.decide`)."""
+    dbos_database(system_database, what)
     dbos = durable_module("dbos", what)
 
     async def deliver(conv_id: str, approvals: dict[str, bool], results: dict[str, str]) -> None:
@@ -132,9 +180,14 @@ def temporal_worker(
     sticky_timeout: float,
 ) -> None:
     """Run elelem's Temporal workflow and activities on TASK-QUEUE until stopped."""
+    temporal_address(address, "--address")
+    if not math.isfinite(sticky_timeout):
+        raise Failure(f"--sticky-timeout takes seconds, not {sticky_timeout}", EXIT_USAGE)
+    if not task_queue.strip():
+        raise Failure("--task-queue takes a name, not an empty one", EXIT_USAGE)
+    if not namespace.strip():
+        raise Failure("--namespace takes a name, not an empty one", EXIT_USAGE)
     temporal = durable_module("temporal", "the worker")
-    from temporalio.client import Client as TemporalClient
-
     for reference in tool_modules:
         import_tools(reference)
     store = store_from_env()
@@ -142,7 +195,7 @@ def temporal_worker(
     async def serve() -> None:
         from elelem.client import Client
 
-        client = await TemporalClient.connect(address, namespace=namespace)
+        client = await temporal_client(address, "the worker", namespace=namespace)
         options: dict[str, Any] = {
             "sticky_queue_schedule_to_start_timeout": timedelta(seconds=sticky_timeout)
         }
@@ -178,11 +231,23 @@ def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str,
 
     from elelem.client import Client
 
+    dbos_database(system_database, "--system-database")
+    if not executor_id.strip():
+        raise Failure("--executor-id takes a name, not an empty one", EXIT_USAGE)
     dbos = durable_module("dbos", "the worker")
 
     for reference in tool_modules:
         import_tools(reference)
-    dbos.launch(store_from_env(), system_database, elelem_client=Client(), executor_id=executor_id)
+    store = store_from_env()
+    try:
+        dbos.launch(store, system_database, elelem_client=Client(), executor_id=executor_id)
+    except Exception as exc:  # noqa: BLE001 - DBOS and SQLAlchemy raise their own types
+        # The URL is left out: it may hold the database's password.
+        raise Failure(
+            f"the DBOS system database could not be opened: {type(exc).__name__}: "
+            f"{sanitize_line(str(exc).splitlines()[0] if str(exc) else '')}",
+            EXIT_PROVIDER,
+        ) from None
     click.echo(f"worker {sanitize_line(executor_id)} on queue {dbos.QUEUE}", err=True)
     threading.Event().wait()  # DBOS works in its own threads until the process is stopped
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib
 import logging
 import math
 import os
@@ -364,6 +365,10 @@ class MCPServer:
     # -- lifetime ----------------------------------------------------------------
 
     async def __aenter__(self) -> MCPServer:
+        # The extra is checked here, before the server starts: a missing one
+        # is the caller's ModuleNotFoundError (the CLI names the install
+        # line for it), not a server that "could not be started".
+        importlib.import_module("mcp.client")
         tasks = anyio.create_task_group()
         await tasks.__aenter__()
         try:

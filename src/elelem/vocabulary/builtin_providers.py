@@ -335,6 +335,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         key_required=False,
         cloud="azure",
         token_scope=_AZURE_SCOPE,
+        conventions=_OPENAI_CHAT,
         price_id="azure",
         telemetry_name="azure.ai.openai",
     ),
