@@ -124,7 +124,7 @@ def test_a_bad_convention_names_the_file_table_and_field(
         (
             'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\ndialect = "nosuch"\n',
             "[providers.x]: dialect: provider x: unknown openai_chat dialect 'nosuch' (known: "
-            "alibaba, azure-chat, cerebras, cloudflare, deepseek, fireworks, groq, huggingface, "
+            "alibaba, azure, azure-chat, cerebras, cloudflare, deepseek, fireworks, groq, huggingface, "
             "litellm, llamacpp, mistral, moonshot, ollama, openai, openrouter, perplexity, "
             "together, vercel, xai, zai)",
         ),

@@ -52,6 +52,7 @@ from elelem.turns.engine import (
     TurnOptions,
     TurnResult,
     TurnSettings,
+    check_conversation,
 )
 from elelem.turns.limits import UsageLimitExceeded
 from elelem.turns.pending import REFUSED, AwaitingError, decided, pending
@@ -514,6 +515,7 @@ def loop_flow(
 ) -> Flow[TurnResult]:
     """The one flow :func:`run` and :func:`run_sync` drive (only the step
     executor differs: ``sync`` runs each call in the calling thread)."""
+    check_conversation(conv)  # by name, before anything reads it
     loop = ToolLoop(
         options.get("tools", ()),
         approve=options.get("approve"),
