@@ -20,7 +20,7 @@ from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId
 from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, resume_pairs
-from elelem.web.asgi import Pair, UIMessageStreamResponse
+from elelem.web.asgi import AwaitingApproval, Pair, UIMessageStreamResponse
 from elelem.web.bodies import MAX_CHAT_BODY, decoded
 from elelem.web.chat import ChatRefused, ChatRequest, turn_input, turn_input_new, turn_pairs
 from elelem.web.site import Site
@@ -120,7 +120,7 @@ def routes(site: Site) -> list[Route]:
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
 
-        async def pairs() -> AsyncIterator[Pair]:
+        async def pairs() -> AsyncIterator[Pair | AwaitingApproval]:
             try:
                 async for pair in resume_pairs(
                     conversation, site.make_client, data.model, data, site.tools
@@ -140,8 +140,8 @@ def routes(site: Site) -> list[Route]:
 
 
 async def _kept_if_begun(
-    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair]
-) -> AsyncIterator[Pair]:
+    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair | AwaitingApproval]
+) -> AsyncIterator[Pair | AwaitingApproval]:
     """``pairs`` of a new conversation's first turn; a turn refused before it
     began (an unknown model, a missing key) leaves no empty conversation."""
     try:
