@@ -65,7 +65,7 @@ def ai7_reader_ready() -> str:
 
 def _installed(name: str) -> str | None:
     found = NODE_DIR / "node_modules" / name / "package.json"
-    return json.loads(found.read_text())["version"] if found.is_file() else None
+    return str(json.loads(found.read_text())["version"]) if found.is_file() else None
 
 
 def _ready() -> bool:

@@ -48,7 +48,7 @@ def no_such_model(make: Callable[[], Any], chosen: str) -> str | None:
 
 def routes(site: Site) -> list[Route]:
     """The chat and resume routes over ``site``."""
-    resuming: set[str] = set()  # conversations a resume is running on
+    resuming = site.resuming
 
     async def chat(request: Request) -> Response:
         data = await decoded(request, ChatRequest, MAX_CHAT_BODY, "chat", site.body_timeout)
@@ -86,7 +86,7 @@ def routes(site: Site) -> list[Route]:
             conversation, site.make_client, model, user_input, data.web_search, site.tools
         )
         if not data.conversation:
-            stream = _kept_if_begun(site, conversation, stream)
+            stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
             stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
         )
@@ -139,7 +139,7 @@ def routes(site: Site) -> list[Route]:
     ]
 
 
-async def _kept_if_begun(
+async def kept_if_begun(
     site: Site, conversation: Conversation, pairs: AsyncIterator[Pair | AwaitingApproval]
 ) -> AsyncIterator[Pair | AwaitingApproval]:
     """``pairs`` of a new conversation's first turn; a turn refused before it
@@ -152,4 +152,4 @@ async def _kept_if_begun(
             site.store.delete(conversation.id)
 
 
-__all__ = ["CONVERSATION_HEADER", "no_such_model", "routes"]
+__all__ = ["CONVERSATION_HEADER", "kept_if_begun", "no_such_model", "routes"]
