@@ -29,7 +29,7 @@ from elelem.vocabulary import Message, Part, ProviderId, WebSearch
 from shape_modules import shape_module
 
 NODE_DIR = Path(__file__).resolve().parent / "web_node"
-_PINNED = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
+_PINNED: dict[str, str] = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
 PINNED_AI = _PINNED["ai"]
 PINNED_AI7 = _PINNED["ai7"].removeprefix("npm:ai@")
 ROOT = Path(__file__).resolve().parent.parent
