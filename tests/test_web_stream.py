@@ -732,12 +732,13 @@ def test_no_payload_value_of_any_recording_reaches_the_stream(
     assert checked > 500
 
 
-@pytest.mark.parametrize("package", ["ai", "ai7"])
+@pytest.mark.parametrize("package", ["ai", pytest.param("ai7", marks=pytest.mark.slow)])
 def test_the_ai_package_reads_every_stream_to_the_exact_parts(
     cases: list[tuple[str, Pairs, AssembledResponse, Exception | None]], package: str
 ) -> None:
     """Every recording, read by ai 6 (``ai``) and by ai 7 (``ai7``, under
-    Node 22) from a stream made for it (``ai_version``)."""
+    Node 22; the slow run) from a stream made for it (``ai_version``);
+    tests/test_web_usechat.py reads the new parts with both in the default run."""
     version = 7 if package == "ai7" else 6
     node = ai7_reader_ready() if version == 7 else ai_reader_ready()
     by_name = {name: (pairs, error) for name, pairs, _, error in cases}

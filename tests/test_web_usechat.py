@@ -246,6 +246,14 @@ def test_a_file_part_with_a_provider_reference_is_sent_by_its_id(
     # Another provider's model gets the bytes.
     (inline,) = messages_from_ui([{"role": "user", "parts": [part]}], provider="google")
     assert not isinstance(inline.content[0].source, FileSource)  # type: ignore[union-attr]
+    # No URL to send: the reference is kept (another provider's wire reports it dropped).
+    (kept,) = messages_from_ui(
+        [{"role": "user", "parts": [{**part, "url": "", "providerReference": {"openai": "f-1"}}]}],
+        provider="anthropic",
+    )
+    source = kept.content[0].source  # type: ignore[union-attr]
+    assert isinstance(source, FileSource)
+    assert (source.file.provider, source.id) == ("openai", "f-1")
     with pytest.raises(DecodeError, match="providerReference maps provider names"):
         messages_from_ui([{"role": "user", "parts": [{**part, "providerReference": {"a": 1}}]}])
     # Through the useChat route to the provider: the wire names the file id.

@@ -139,9 +139,11 @@ def _message(role: str, parts: Sequence[Any], where: str, provider: str | None) 
     return out
 
 
-def _reference(part: dict[str, Any], at: str, provider: str | None) -> str | None:
-    """The file id ``provider`` holds the part's file under (its
-    ``providerReference``), or None."""
+def _reference(part: dict[str, Any], at: str, provider: str | None) -> tuple[str, str] | None:
+    """(provider, file id) of the part's ``providerReference`` to send: the
+    entry of ``provider``; else, when the part has no URL elelem can send,
+    its first entry (kept: a wire of another provider reports it dropped);
+    else None."""
     refs = part.get("providerReference")
     if refs is None:
         return None
@@ -151,7 +153,14 @@ def _reference(part: dict[str, Any], at: str, provider: str | None) -> str | Non
             f"{at}.providerReference",
         )
     found = refs.get(provider) if provider is not None else None
-    return found if isinstance(found, str) else None
+    if isinstance(found, str) and provider is not None:
+        return provider, found
+    url = part.get("url")
+    sendable = isinstance(url, str) and (url.startswith("data:") or safe_url(url) is not None)
+    if not sendable and refs:
+        first = next(iter(refs))
+        return str(first), str(refs[first])
+    return None
 
 
 def _file(
@@ -166,9 +175,9 @@ def _file(
     if not isinstance(url, str) or not isinstance(media, str) or not media:
         raise DecodeError("a file part needs a url and a mediaType", at)
     image = media.startswith("image/")
-    file_id = _reference(part, at, provider)
-    if file_id is not None and provider is not None:
-        held = file_source(provider, file_id)
+    reference = _reference(part, at, provider)
+    if reference is not None:
+        held = file_source(*reference)
         if image:
             return ImageBlock(held, media, filename=filename)
         if media.startswith("audio/"):
