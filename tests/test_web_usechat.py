@@ -29,11 +29,19 @@ import elelem
 from elelem.conversation import Conversation, SQLiteStore, Store
 from elelem.errors import DecodeError
 from elelem.stream import Assembler, Chunk
-from elelem.stream.chunks import BlockEnd, BlockStart, Finish, ResponseStart, TextDelta
+from elelem.stream.chunks import BlockEnd, BlockStart, Finish, Hosted, ResponseStart, TextDelta
 from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply
-from elelem.vocabulary import FileSource, ImageBlock, Part, ProviderId, UnknownBlock
-from elelem.web import UIMessageStreamResponse
+from elelem.vocabulary import (
+    ActivityId,
+    FileSource,
+    HostedActivity,
+    ImageBlock,
+    Part,
+    ProviderId,
+    UnknownBlock,
+)
+from elelem.web import AwaitingApproval, UIMessageStreamResponse
 from elelem.web.app import create_app
 from elelem.web.messages import approvals_from_ui, messages_from_ui
 from toolloop_wires import WIRES, anthropic_calls, anthropic_text
@@ -333,3 +341,51 @@ def test_a_stopped_run_ends_with_abort_and_a_custom_part_for_an_unknown_block(
         "model": "claude-x",
         "finishReason": "aborted",
     }
+
+
+# -- a hosted tool's approval request (an OpenAI mcp_approval_request) ----------
+
+MCP_REQUEST = HostedActivity(
+    ActivityId("mcpr_1"),
+    "mcp",
+    "completed",
+    {"approval": "requested", "name": "roll", "arguments": '{"sides": 6}', "server_label": "dice"},
+)
+
+
+async def _asks_for_mcp() -> AsyncIterator[tuple[Chunk, tuple[Part, ...]] | AwaitingApproval]:
+    assembler = Assembler(ProviderId("openai"))
+    chunks: list[Chunk] = [ResponseStart("resp_1", "gpt-x", ProviderId("openai"))]
+    chunks += [Hosted(MCP_REQUEST), Finish("stop")]
+    for chunk in chunks:
+        yield chunk, assembler.feed(chunk)
+    yield AwaitingApproval((), (MCP_REQUEST,))
+
+
+def test_a_hosted_tools_approval_request_is_a_provider_executed_tool_part(
+    reader: tuple[str, str],
+) -> None:
+    node, package = reader
+
+    async def asks(_request: Request) -> UIMessageStreamResponse:
+        return UIMessageStreamResponse(_asks_for_mcp(), ai_version=6)
+
+    with ASGIServer(Starlette(routes=[Route("/x", asks, methods=["POST"])])) as server:
+        (got,) = read_with_ai(node, [{"url": server.url + "/x", "body": {}}], package)
+    assert got["errors"] == [] and got["invalid"] is None
+    message = got["message"]
+    assert message["parts"][-1] == {
+        "type": "dynamic-tool",
+        "toolName": "roll",
+        "toolCallId": "mcpr_1",
+        "state": "approval-requested",
+        "input": {"sides": 6},
+        "providerExecuted": True,
+        "approval": {"id": "mcpr_1"},
+    }
+    assert [p["type"] for p in message["parts"]] == [
+        "step-start",
+        "data-hosted-activity",
+        "dynamic-tool",
+    ]
+    assert approvals_from_ui(answered(message, True)) == {"mcpr_1": True}

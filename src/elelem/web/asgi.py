@@ -31,7 +31,7 @@ from elelem.errors import ElelemError
 from elelem.redaction import ProcessRedactor, Redactor
 from elelem.stream.chunks import Chunk
 from elelem.turns.pending import pending
-from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary import HostedActivity, Part, ToolCallBlock, ToolResultBlock
 from elelem.web.parts import AIVersion
 from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
@@ -58,9 +58,11 @@ response (the tool results a tool loop appends between responses)."""
 @dataclass(frozen=True)
 class AwaitingApproval:
     """The calls a stopped run waits for the page to approve (the last item
-    of :func:`with_approvals`): sent as ``tool-approval-request`` chunks."""
+    of :func:`with_approvals`), and the provider's requests to run its
+    hosted tools: sent as ``tool-approval-request`` chunks."""
 
     calls: tuple[ToolCallBlock, ...]
+    hosted: tuple[HostedActivity, ...] = ()
 
 
 Source = CommittingStream | AsyncIterable[Pair] | AsyncIterable[Pair | AwaitingApproval]
@@ -132,8 +134,8 @@ async def with_approvals(
     async for pair in pairs:
         yield pair
     waiting = pending(conversation)
-    if waiting is not None and waiting.approval:
-        yield AwaitingApproval(waiting.approval)
+    if waiting is not None and (waiting.approval or waiting.approvals):
+        yield AwaitingApproval(waiting.approval, waiting.approvals)
 
 
 def sse_event(chunk: UIChunk) -> bytes:
@@ -161,7 +163,7 @@ async def ui_message_chunks(
         try:
             async for item in pairs:
                 if isinstance(item, AwaitingApproval):
-                    out = encoder.awaiting(item.calls)
+                    out = encoder.awaiting(item.calls, item.hosted)
                 else:
                     out = encoder.feed(*item)
                 for chunk in out:

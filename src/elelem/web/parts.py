@@ -12,6 +12,9 @@ elelem                         ``ai`` 7                      ``ai`` 6
 =============================  ============================  ==========================
 a call waiting for approval    ``tool-approval-request``     the same
 (``approve="defer"``)          (``approvalId`` = call id)
+a hosted tool's approval       a provider-executed           the same
+request (``mcp``)              ``dynamic-tool`` part, then
+                               ``tool-approval-request``
 a call the user refused        ``tool-output-denied``        the same
 a block no neutral part holds  ``custom``, ``kind``          ``data-block`` naming it
                                ``{provider}.{type}``
@@ -31,9 +34,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+import msgspec
+
 from elelem.turns.pending import REFUSED
-from elelem.vocabulary import ToolCallBlock, ToolResultBlock
-from elelem.vocabulary.json import JSONValue
+from elelem.vocabulary import HostedActivity, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.json import JSONValue, decode_json
 
 AIVersion = Literal[6, 7]
 """The major version of the ``ai`` package whose UI message stream is sent."""
@@ -85,15 +90,45 @@ def tool_result(result: ToolResultBlock) -> dict[str, Any]:
     return {"type": "tool-output-available", "toolCallId": result.call_id, "output": result.content}
 
 
-def approval_requests(calls: Iterable[ToolCallBlock]) -> list[dict[str, Any]]:
+def approval_requests(
+    calls: Iterable[ToolCallBlock], hosted: Iterable[HostedActivity] = ()
+) -> list[dict[str, Any]]:
     """A ``tool-approval-request`` for each call waiting for approval.  The
     approval id is the call id: the answer the page sends back
     (:func:`elelem.web.messages.approvals_from_ui`) is then the
-    ``approvals`` mapping :func:`elelem.resume` takes."""
-    return [
+    ``approvals`` mapping :func:`elelem.resume` takes.
+
+    A provider's request to run one of its hosted tools (an OpenAI
+    ``mcp_approval_request``, ``hosted``) has no tool part yet: it gets a
+    provider-executed dynamic one (``tool-input-available``, the MCP tool's
+    name and arguments), whose call id is the request's id, then its
+    approval request."""
+    out: list[dict[str, Any]] = [
         {"type": "tool-approval-request", "approvalId": call.id, "toolCallId": call.id}
         for call in calls
     ]
+    for activity in hosted:
+        given = activity.input if isinstance(activity.input, dict) else {}
+        name = given.get("name")
+        arguments = given.get("arguments")
+        try:
+            parsed = decode_json(arguments) if isinstance(arguments, str) else arguments
+        except msgspec.DecodeError:
+            parsed = arguments  # shown as the text the provider sent
+        out.append(
+            {
+                "type": "tool-input-available",
+                "toolCallId": activity.id,
+                "toolName": name if isinstance(name, str) and name else activity.name,
+                "input": parsed if parsed is not None else {},
+                "providerExecuted": True,
+                "dynamic": True,
+            }
+        )
+        out.append(
+            {"type": "tool-approval-request", "approvalId": activity.id, "toolCallId": activity.id}
+        )
+    return out
 
 
 def custom_or_block(

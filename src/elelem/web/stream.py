@@ -302,11 +302,14 @@ class UIMessageEncoder:
         out.extend(tool_result(result) for result in results)
         return out
 
-    def awaiting(self, calls: Iterable[ToolCallBlock]) -> list[UIChunk]:
-        """A ``tool-approval-request`` for each of ``calls``, which wait for
-        the page's approval (a run with ``approve="defer"`` stopped
+    def awaiting(
+        self, calls: Iterable[ToolCallBlock], hosted: Iterable[HostedActivity] = ()
+    ) -> list[UIChunk]:
+        """A ``tool-approval-request`` for each of ``calls`` and each hosted
+        tool's approval request (``hosted``), which wait for the page's
+        approval (a run with ``approve="defer"`` stopped
         ``awaiting-approval``; :func:`elelem.web.asgi.with_approvals`)."""
-        return self.start() + approval_requests(calls)
+        return self.start() + approval_requests(calls, hosted)
 
     def error(self, exc: BaseException) -> list[UIChunk]:
         """The ``error`` chunk for what ended the run (the step is closed).
