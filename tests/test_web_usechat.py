@@ -91,9 +91,10 @@ def store(tmp_path: Path) -> Store:
     return SQLiteStore(tmp_path / "log.db")
 
 
-@pytest.fixture(params=["ai", "ai7"])
+@pytest.fixture(params=[pytest.param("ai", marks=pytest.mark.slow), "ai7"])
 def reader(request: pytest.FixtureRequest) -> tuple[str, str]:
-    """(node, package): ai 6 under the machine's Node, ai 7 under Node 22."""
+    """(node, package): ai 7 under Node 22; ai 6 under the machine's Node
+    in the slow run (test_web_stream.py reads ai 6 in the default run)."""
     package = str(request.param)
     return (ai7_reader_ready() if package == "ai7" else ai_reader_ready()), package
 
@@ -128,14 +129,20 @@ def answered(message: dict[str, Any], approved: bool) -> dict[str, Any]:
     return out
 
 
+def post(reader: tuple[str, str], url: str, history: list[Any]) -> dict[str, Any]:
+    """``history`` posted to ``url`` and read by ``reader``'s ``ai`` package."""
+    node, package = reader
+    (got,) = read_with_ai(node, [{"url": url, "body": {}, "messages": history}], package)
+    return got
+
+
 def test_an_approval_is_requested_and_an_approved_call_runs_once(
     store: Store, provider: LoopbackServer, reader: tuple[str, str]
 ) -> None:
-    node, package = reader
     ran.clear()
     with serving(store, provider) as server:
         url = f"{server.url}/api/ui-chat?token={TOKEN}"
-        (asked,) = read_with_ai(node, [{"url": url, "body": {}, "messages": [USER]}], package)
+        asked = post(reader, url, [USER])
         assert asked["errors"] == [] and asked["invalid"] is None
         assert asked["status"]["code"] == 200
         first = asked["message"]
@@ -146,9 +153,9 @@ def test_an_approval_is_requested_and_an_approved_call_runs_once(
         ]
         assert ran == []
         history = [USER, answered(first, True)]
-        (went_on,) = read_with_ai(node, [{"url": url, "body": {}, "messages": history}], package)
+        went_on = post(reader, url, history)
         # A replayed answer: the run waits for nothing any more, nothing runs.
-        (again,) = read_with_ai(node, [{"url": url, "body": {}, "messages": history}], package)
+        again = post(reader, url, history)
     assert went_on["errors"] == [] and went_on["invalid"] is None
     assert went_on["message"]["parts"] == [
         {"type": "step-start"},
@@ -172,13 +179,11 @@ def test_an_approval_is_requested_and_an_approved_call_runs_once(
 def test_a_refused_call_is_denied_and_never_runs(
     store: Store, provider: LoopbackServer, reader: tuple[str, str]
 ) -> None:
-    node, package = reader
     ran.clear()
     with serving(store, provider) as server:
         url = f"{server.url}/api/ui-chat?token={TOKEN}"
-        (asked,) = read_with_ai(node, [{"url": url, "body": {}, "messages": [USER]}], package)
-        history = [USER, answered(asked["message"], False)]
-        (went_on,) = read_with_ai(node, [{"url": url, "body": {}, "messages": history}], package)
+        asked = post(reader, url, [USER])
+        went_on = post(reader, url, [USER, answered(asked["message"], False)])
     assert went_on["errors"] == [] and went_on["invalid"] is None
     assert [c for c in went_on["chunks"] if c["type"].startswith("tool-")] == [
         {"type": "tool-output-denied", "toolCallId": CALL}

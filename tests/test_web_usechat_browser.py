@@ -13,7 +13,6 @@ message."""
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 
 from elelem.conversation import Conversation, SQLiteStore, Store
 from elelem.testing.servers import LoopbackServer
+from test_web_ui import wait_for
 from test_web_usechat import TOKEN, answer, ran, serving
 from web_helpers import NODE_DIR, ai_reader_ready
 
@@ -54,16 +54,6 @@ def page_script(tmp_path_factory: pytest.TempPathFactory) -> str:
     )
     assert done.returncode == 0, done.stderr
     return out.read_text()
-
-
-def wait_for(condition: Any, what: str, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def parts(driver: Any) -> list[tuple[str, str, str, str]]:

@@ -171,4 +171,16 @@ def resume_pairs(
     return with_approvals(conversation, relay(run))
 
 
-__all__ = ["ResumeRequest", "pending_form", "resume_pairs"]
+async def releasing(
+    held: set[str], key: str, pairs: AsyncIterator[Pair | AwaitingApproval]
+) -> AsyncIterator[Pair | AwaitingApproval]:
+    """``pairs``, then ``key`` taken out of ``held`` (the conversations a
+    resume is running on) however the stream ends."""
+    try:
+        async for pair in pairs:
+            yield pair
+    finally:
+        held.discard(key)
+
+
+__all__ = ["ResumeRequest", "pending_form", "releasing", "resume_pairs"]

@@ -19,7 +19,7 @@ from elelem.render.sanitize import sanitize_line
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId
-from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, resume_pairs
+from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, releasing, resume_pairs
 from elelem.web.asgi import AwaitingApproval, Pair, UIMessageStreamResponse
 from elelem.web.bodies import MAX_CHAT_BODY, decoded
 from elelem.web.chat import ChatRefused, ChatRequest, turn_input, turn_input_new, turn_pairs
@@ -120,17 +120,11 @@ def routes(site: Site) -> list[Route]:
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
 
-        async def pairs() -> AsyncIterator[Pair | AwaitingApproval]:
-            try:
-                async for pair in resume_pairs(
-                    conversation, site.make_client, data.model, data, site.tools
-                ):
-                    yield pair
-            finally:
-                resuming.discard(conversation.id)
-
+        pairs = resume_pairs(conversation, site.make_client, data.model, data, site.tools)
         return UIMessageStreamResponse(
-            pairs(), headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+            releasing(resuming, conversation.id, pairs),
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
         )
 
     return [

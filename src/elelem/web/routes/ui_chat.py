@@ -24,7 +24,6 @@ and of the posted messages only the last is read.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -38,8 +37,8 @@ from elelem.render.sanitize import sanitize_line
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId, Message
-from elelem.web.approvals import ResumeRequest, resume_pairs
-from elelem.web.asgi import AwaitingApproval, Pair, UIMessageStreamResponse
+from elelem.web.approvals import ResumeRequest, releasing, resume_pairs
+from elelem.web.asgi import UIMessageStreamResponse
 from elelem.web.bodies import MAX_CHAT_BODY, decoded
 from elelem.web.chat import turn_pairs
 from elelem.web.messages import approvals_from_ui, messages_from_ui
@@ -91,26 +90,22 @@ def routes(site: Site) -> list[Route]:
             return _refused(f"bad chat request: {exc}")
         if conversation.id in site.resuming:
             return _refused("this run is being resumed already", 409)
-        tool_names = site.tool_names if site.deliver is None else None
+        if site.deliver is not None:
+            # Its calls run on its workers, which this stream cannot follow.
+            return _refused("a durable run is answered on its page (POST /api/resume)", 409)
         try:
-            check_resume(conversation, approvals, {}, tool_names)
+            check_resume(conversation, approvals, {}, site.tool_names)
         except ResumeError as exc:
             code = 409 if pending(conversation) is None else 400
             return _refused(f"cannot resume: {exc}", code)
         site.resuming.add(conversation.id)
         request = ResumeRequest(conversation.id, approvals=approvals, model=data.model)
 
-        async def pairs() -> AsyncIterator[Pair | AwaitingApproval]:
-            try:
-                async for pair in resume_pairs(
-                    conversation, site.make_client, data.model, request, site.tools
-                ):
-                    yield pair
-            finally:
-                site.resuming.discard(conversation.id)
-
+        pairs = resume_pairs(conversation, site.make_client, data.model, request, site.tools)
         return UIMessageStreamResponse(
-            pairs(), headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+            releasing(site.resuming, conversation.id, pairs),
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
         )
 
     async def chat(request: Request) -> Response:
