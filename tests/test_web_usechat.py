@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -394,3 +396,44 @@ def test_a_hosted_tools_approval_request_is_a_provider_executed_tool_part(
         "dynamic-tool",
     ]
     assert approvals_from_ui(answered(message, True)) == {"mcpr_1": True}
+
+
+def _post_raw(url: str, body: object) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_regenerate_sends_the_last_message_again_and_the_route_keeps_its_gate(
+    store: Store, provider: LoopbackServer
+) -> None:
+    talk = {"id": "u3", "role": "user", "parts": [{"type": "text", "text": "just talk"}]}
+    seen.clear()
+    with serving(store, provider) as server:
+        url = f"{server.url}/api/ui-chat"
+        first = _post_raw(f"{url}?token={TOKEN}", {"id": "c9", "messages": [talk]})
+        again = _post_raw(
+            f"{url}?token={TOKEN}",
+            {"id": "c9", "messages": [talk], "trigger": "regenerate-message"},
+        )
+        gated = _post_raw(url, {"id": "c9", "messages": [talk]})
+        system = _post_raw(
+            f"{url}?token={TOKEN}", {"id": "c9", "messages": [{**talk, "role": "system"}]}
+        )
+    assert first[0] == again[0] == 200
+    assert '"delta":"Talking."' in again[1]
+    assert gated[0] == 403
+    assert system == (
+        400,
+        "bad chat request: the last message must be the user's or the assistant's",
+    )
+    # The retry was sent with the same question, once: the first turn is rewound.
+    asked = [[m for m in body["messages"] if m["role"] == "user"] for body in seen]
+    assert len(seen) == 2 and asked[0] == asked[1]
+    (info,) = store.list_conversations()
+    assert info.turns == 2

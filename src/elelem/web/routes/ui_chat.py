@@ -126,6 +126,10 @@ def routes(site: Site) -> list[Route]:
         except ConversationNotFound:
             return _refused("no such conversation", 404)
         last = data.messages[-1]
+        if last.get("role") not in ("user", "assistant"):
+            return _refused(
+                "bad chat request: the last message must be the user's or the assistant's"
+            )
         if last.get("role") == "assistant":
             if conversation is None:
                 return _refused("no conversation of this chat waits for approvals", 409)
@@ -139,7 +143,7 @@ def routes(site: Site) -> list[Route]:
                 if again is None:
                     return _refused("bad chat request: nothing to regenerate yet")
                 user_input = again
-            elif data.trigger == "submit-message" and last.get("role") == "user":
+            elif data.trigger == "submit-message":
                 # Files the model's provider holds are sent by their id.
                 provider = chosen.partition(":")[0] if ":" in chosen else None
                 given = messages_from_ui([last], provider=provider)
