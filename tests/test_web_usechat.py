@@ -437,3 +437,16 @@ def test_regenerate_sends_the_last_message_again_and_the_route_keeps_its_gate(
     assert len(seen) == 2 and asked[0] == asked[1]
     (info,) = store.list_conversations()
     assert info.turns == 2
+
+
+def test_parts_that_only_display_are_not_history() -> None:
+    shown = {
+        "role": "assistant",
+        "parts": [
+            {"type": "custom", "kind": "openai.compaction", "providerMetadata": {}},
+            {"type": "reasoning-file", "mediaType": "image/png", "url": PNG_URL},
+            {"type": "text", "text": "kept"},
+        ],
+    }
+    (message,) = messages_from_ui([shown])
+    assert [type(p).__name__ for p in message.content] == ["TextBlock"]

@@ -6,8 +6,9 @@ history a request carries: text parts become text blocks; a tool part
 (``tool-<name>`` or ``dynamic-tool``) becomes the assistant's tool call and,
 once it has an output or an error, the tool result that answers it.
 
-Parts that only display something (``reasoning`` — a page's copy of reasoning
-is unsigned and is never resent as the model's own —, ``source-url``,
+Parts that only display something (``reasoning`` and ``reasoning-file`` — a
+page's copy of reasoning is unsigned and is never resent as the model's own
+—, ``custom``, a provider item the page holds no payload of, ``source-url``,
 ``source-document``, ``step-start``, ``data-*``) are not part of the history.
 A ``file`` part becomes an image or a document block (the bytes of a
 ``data:`` URL, or an http(s) URL the provider fetches); with ``provider``
@@ -51,7 +52,14 @@ from elelem.vocabulary import (
 )
 
 _ROLES = ("system", "user", "assistant")
-_DISPLAY_ONLY = ("reasoning", "source-url", "source-document", "step-start")
+_DISPLAY_ONLY = (
+    "reasoning",
+    "reasoning-file",
+    "custom",
+    "source-url",
+    "source-document",
+    "step-start",
+)
 
 
 def messages_from_ui(messages: object, *, provider: str | None = None) -> tuple[Message, ...]:
