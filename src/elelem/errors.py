@@ -17,7 +17,7 @@ the classes)::
     ├── BlobError
     │   ├── BlobCorruptError (ValueError)
     │   └── BlobMissingError (KeyError)
-    ├── BodyError (ValueError)  [recordings.containers]
+    ├── BodyError (ValueError)  [recordings.bodies]
     ├── ChatRefused (ValueError)  [web.chat]
     ├── ClientToolError (ValueError)
     │   ├── MemoryPathError

@@ -55,6 +55,7 @@ from elelem.errors import (
 from elelem.providers import Catalog
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
+from elelem.recordings.bodies import SSE_START, head, is_eventstream
 from elelem.recordings.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
@@ -62,7 +63,6 @@ from elelem.recordings.cassettes import (
     RecordingError,
     load,
 )
-from elelem.recordings.containers import SSE_START, head, is_eventstream
 from elelem.recordings.loopback import Reply
 from elelem.recordings.rawfile import open_raw_body
 from elelem.recordings.replaying import RecordedRequestShape, Replayer

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from elelem.reading import ReadRefused, open_file
+from elelem.recordings.bodies import SSE_START, head, is_blank, is_eventstream
 from elelem.recordings.cassettes import RAW_TYPES, RESPONSE_START_TYPES
-from elelem.recordings.containers import SSE_START, head, is_blank, is_eventstream
 from elelem.recordings.loopback import Reply, SendFile
 from elelem.recordings.model import (
     MAX_RECORDING_BYTES,
