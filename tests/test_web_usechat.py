@@ -96,7 +96,7 @@ def store(tmp_path: Path) -> Store:
 @pytest.fixture(params=[pytest.param("ai", marks=pytest.mark.slow), "ai7"])
 def reader(request: pytest.FixtureRequest) -> tuple[str, str]:
     """(node, package): ai 7 under Node 22; ai 6 under the machine's Node
-    in the slow run (test_web_stream.py reads ai 6 in the default run)."""
+    in the slow run (test_ui_chunks.py reads ai 6 in the default run)."""
     package = str(request.param)
     return (ai7_reader_ready() if package == "ai7" else ai_reader_ready()), package
 

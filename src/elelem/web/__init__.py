@@ -17,7 +17,7 @@ from elelem.web.asgi import (
     with_approvals,
 )
 from elelem.web.messages import approvals_from_ui, messages_from_ui
-from elelem.web.stream import (
+from elelem.web.ui_chunks import (
     FINISH_REASONS,
     UI_MESSAGE_STREAM_HEADERS,
     UIChunk,

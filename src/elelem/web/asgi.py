@@ -33,7 +33,7 @@ from elelem.stream.chunks import Chunk
 from elelem.turns.pending import pending
 from elelem.vocabulary import HostedActivity, Part, ToolCallBlock, ToolResultBlock
 from elelem.web.parts import AIVersion
-from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
+from elelem.web.ui_chunks import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
 DONE = b"data: [DONE]\n\n"
 """The end marker the AI SDK writes after the last chunk (readers skip it)."""

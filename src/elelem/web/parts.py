@@ -3,7 +3,7 @@ provider items and the run's end, for the protocol version a page reads.
 
 The AI SDK's UI message stream grew between ``ai`` 6 and ``ai`` 7; a chunk
 an older reader does not know fails its schema and ends the page's stream,
-so :class:`~elelem.web.stream.UIMessageEncoder` takes ``ai_version`` (7 by
+so :class:`~elelem.web.ui_chunks.UIMessageEncoder` takes ``ai_version`` (7 by
 default, 6 for a page on ``ai`` 6) and these builders give each version
 only what its ``uiMessageChunkSchema`` accepts:
 
