@@ -134,7 +134,8 @@ def answered(message: dict[str, Any], approved: bool) -> dict[str, Any]:
 def post(reader: tuple[str, str], url: str, history: list[Any]) -> dict[str, Any]:
     """``history`` posted to ``url`` and read by ``reader``'s ``ai`` package."""
     node, package = reader
-    (got,) = read_with_ai(node, [{"url": url, "body": {}, "messages": history}], package)
+    body = {"aiVersion": 7 if package == "ai7" else 6}  # the stream the page reads
+    (got,) = read_with_ai(node, [{"url": url, "body": body, "messages": history}], package)
     return got
 
 
@@ -223,9 +224,10 @@ def test_bad_answers_are_refused_before_anything_is_stored(
                 {"url": url, "body": {}, "messages": unanswered},
                 {"url": url, "body": {}, "messages": [USER, wrong]},
                 {"url": url, "body": {"model": "nosuch:model"}, "messages": [USER]},
+                {"url": url, "body": {"aiVersion": 5}, "messages": [USER]},
             ],
         )
-    assert [g["status"]["code"] for g in got] == [400, 400, 400]
+    assert [g["status"]["code"] for g in got] == [400, 400, 400, 400]
     assert len(Conversation.open(store, conv_id).events) == before
     assert [c.id for c in store.list_conversations()] == [conv_id]
 

@@ -1,7 +1,8 @@
 """A stock ``useChat`` page's backend: ``POST /api/ui-chat`` takes the body
 the AI SDK's ``DefaultChatTransport`` posts (``{id, messages, trigger,
-messageId}``, plus the transport's ``body``: ``model``, ``conversation``)
-and answers with the UI message stream.
+messageId}``, plus the transport's ``body``: ``model``, ``conversation``,
+``aiVersion``: 6 for a page on ``ai`` 6, 7 by default) and answers with the
+UI message stream.
 
 The stored conversation is the history: the chat's ``id`` names it (the
 first request creates it; a ``conversation`` field names one explicitly),
@@ -24,7 +25,7 @@ and of the posted messages only the last is read.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from starlette.requests import Request
@@ -60,6 +61,7 @@ class UIChatRequest(msgspec.Struct, forbid_unknown_fields=False):
     messageId: str | None = None
     model: str | None = None
     conversation: str | None = None
+    aiVersion: Literal[6, 7] = 7  # a page's field: the AI SDK's camelCase
 
 
 def _refused(text: str, status: int = 400) -> Response:
@@ -106,6 +108,7 @@ def routes(site: Site) -> list[Route]:
             releasing(site.resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},
             redactor=site.redactor,
+            ai_version=data.aiVersion,
         )
 
     async def chat(request: Request) -> Response:
@@ -167,7 +170,10 @@ def routes(site: Site) -> list[Route]:
         if new:
             stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
-            stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+            stream,
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
+            ai_version=data.aiVersion,
         )
 
     return [Route("/api/ui-chat", chat, methods=["POST"])]
