@@ -209,25 +209,31 @@ def test_a_refused_call_is_denied_and_never_runs(
 def test_bad_answers_are_refused_before_anything_is_stored(
     store: Store, provider: LoopbackServer
 ) -> None:
-    node = ai_reader_ready()
+    asked_for = {"role": "assistant", "parts": [{"type": "step-start"}, APPROVAL_REQUESTED]}
+    wrong = answered(asked_for, True)
+    wrong["parts"][1]["approval"]["id"] = "someone-else"
     with serving(store, provider) as server:
         url = f"{server.url}/api/ui-chat?token={TOKEN}"
-        (asked,) = read_with_ai(node, [{"url": url, "body": {}, "messages": [USER]}])
+        first = _post_raw(url, {"id": "c1", "messages": [USER]})
         (conv_id,) = [c.id for c in store.list_conversations()]
         before = len(Conversation.open(store, conv_id).events)
-        unanswered = [USER, asked["message"]]
-        wrong = answered(asked["message"], True)
-        wrong["parts"][1]["approval"]["id"] = "someone-else"
-        got = read_with_ai(
-            node,
-            [
-                {"url": url, "body": {}, "messages": unanswered},
-                {"url": url, "body": {}, "messages": [USER, wrong]},
-                {"url": url, "body": {"model": "nosuch:model"}, "messages": [USER]},
-                {"url": url, "body": {"aiVersion": 5}, "messages": [USER]},
-            ],
-        )
-    assert [g["status"]["code"] for g in got] == [400, 400, 400, 400]
+        got = [
+            _post_raw(url, {"id": "c1", **body})
+            for body in (
+                {"messages": [USER, asked_for]},
+                {"messages": [USER, wrong]},
+                {"messages": [USER], "model": "nosuch:model"},
+                {"messages": [USER], "aiVersion": 5},
+            )
+        ]
+    assert first[0] == 200 and '"type":"tool-approval-request"' in first[1]
+    assert got[:2] == [
+        (400, f"cannot resume: calls await approval: {CALL} (charge); "
+         "give approvals={id: True or False}"),
+        (400, f"bad chat request: approval id 'someone-else' is not the call's id {CALL!r} "
+         "(at $.messages[-1].parts[1].approval.id)"),
+    ]  # fmt: skip
+    assert [code for code, _ in got[2:]] == [400, 400]
     assert len(Conversation.open(store, conv_id).events) == before
     assert [c.id for c in store.list_conversations()] == [conv_id]
 
@@ -274,7 +280,6 @@ def test_a_file_part_with_a_provider_reference_is_sent_by_its_id(
     with pytest.raises(DecodeError, match="providerReference maps provider names"):
         messages_from_ui([{"role": "user", "parts": [{**part, "providerReference": {"a": 1}}]}])
     # Through the useChat route to the provider: the wire names the file id.
-    node = ai_reader_ready()
     seen.clear()
     user = {
         "id": "u2",
@@ -283,8 +288,8 @@ def test_a_file_part_with_a_provider_reference_is_sent_by_its_id(
     }
     with serving(store, provider) as server:
         url = f"{server.url}/api/ui-chat?token={TOKEN}"
-        (got,) = read_with_ai(node, [{"url": url, "body": {}, "messages": [user]}])
-    assert got["errors"] == []
+        status, _ = _post_raw(url, {"id": "c2", "messages": [user]})
+    assert status == 200
     assert seen[-1]["messages"][0]["content"][1] == {
         "type": "image",
         "source": {"type": "file", "file_id": "file_011abc"},
