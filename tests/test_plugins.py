@@ -79,6 +79,7 @@ from elelem.conversation import SQLiteStore
 from elelem.render import Renderer, render_parts
 from elelem.shapes.openai_chat import SHAPE as CHAT
 from elelem.testing.servers import LoopbackServer, anthropic_text_body, replay
+from elelem.errors import UnsupportedError
 from elelem.vocabulary import Message, TextBlock, ToolSpec, block_type, load_plugins
 from elelem.wire import ModelRequest
 
@@ -116,10 +117,16 @@ print("stored", type(user.content[1]).__name__, user.content[1] == geo)
 
 encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,)), provider="openai")
 print("chat", [(d.where, d.what, d.why, d.detail) for d in encoded.dropped])
-tool = ToolSpec("f", native={"anthropic_proxy": {"x": 1}, "anthropic_proxie": {"x": 1}})
+tool = ToolSpec("f", native={"anthropic_proxy": {"x": 1}})
 encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,), tools=(tool,)),
                               provider="openai")
-print("native", [(d.where, d.why) for d in encoded.dropped if d.why == "not-a-shape"])
+print("native", json.dumps(encoded.body["tools"]))
+typo = ToolSpec("f", native={"anthropic_proxy": {"x": 1}, "anthropic_proxie": {"x": 1}})
+try:
+    CHAT.encode_request(ModelRequest(model="m", messages=(message,), tools=(typo,)),
+                        provider="openai")
+except UnsupportedError as exc:
+    print("typo", json.dumps(str(exc)))
 
 out = io.StringIO()
 render_parts(Renderer(Console(file=out, width=100)), message.content)
@@ -166,8 +173,19 @@ def test_a_plugin_block_type_and_shape_go_through_every_path(tmp_path: Path) -> 
     ]  # fmt: skip
     assert lines["host"] == "geo-host claude-geo Geo."
     assert lines["paths"] == "['/v1/messages', '/v1/messages', '/v1/messages']"
-    # The plugin shape's name is a shape name; a misspelt one is reported.
-    assert lines["native"] == "[('tools[0].native.anthropic_proxie', 'not-a-shape')]"
+    # The plugin shape's name is a shape name (its fields stay off another
+    # wire); a misspelt one is a typed error naming it and the known shapes.
+    assert json.loads(lines["native"]) == [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    assert json.loads(lines["typo"]) == (
+        "tool 'f': native fields keyed by 'anthropic_proxie', which is no registered shape "
+        "(known shapes: anthropic_messages, anthropic_proxy, bedrock_converse, gemini, "
+        "gemini_interactions, ollama_native, openai_chat, openai_responses)"
+    )
     assert lines["stored"] == "GeoBlock True"
     assert lines["chat"] == (
         "[('messages[0].content[1]', 'geo', 'unsupported', 'Chat Completions has no form for it')]"

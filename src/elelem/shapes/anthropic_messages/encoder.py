@@ -269,14 +269,14 @@ TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 (``type`` would turn a client tool into an Anthropic-defined one)."""
 
 
-def _client_tool(tool: ToolSpec, where: str, dropped: Dropped) -> dict[str, Any]:
+def _client_tool(tool: ToolSpec) -> dict[str, Any]:
     """The tool object of a client tool, its ``anthropic_messages`` native fields
     (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.parameters
-    dropped.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS), under=where)
+    tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS)
     return out
 
 
@@ -411,9 +411,7 @@ def _tools(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The client and hosted tool definitions, the MCP servers, and the
     betas the hosted tools need."""
-    tools: list[dict[str, Any]] = [
-        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
-    ]
+    tools: list[dict[str, Any]] = [_client_tool(t) for t in request.tools]
     extras = _ToolExtras()
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite("", {}, tools, dropped, extras))
     betas, servers = extras.betas, extras.servers
