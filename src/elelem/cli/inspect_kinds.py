@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.batches import BATCH_PROVIDERS
 from elelem.batches import wire_of as batch_api
 from elelem.batches.core import read_results
 from elelem.client.counting import TokenCount, counter_of, counting
@@ -359,8 +360,15 @@ def multipart_field(interaction: Interaction, name: str) -> str | None:
 
 # -- batches ----------------------------------------------------------------------------
 
-_BATCH_SHAPES = {"anthropic": "anthropic_messages", "gemini": "gemini", "openai": "openai_chat"}
-_BATCH_PROVIDERS = {"anthropic": "anthropic", "gemini": "google", "openai": "openai"}
+
+def batch_provider(wire: str) -> str:
+    """The provider a recording of batch API ``wire`` is taken to come from:
+    the first record whose batch API it is (``BATCH_PROVIDERS``, derived
+    from the records)."""
+    found = [provider for provider, name in BATCH_PROVIDERS.items() if name == wire]
+    if not found:
+        raise UnsupportedError(f"no provider's batch API is {wire!r}")
+    return found[0]
 
 
 def batch_wire_name(interaction: Interaction) -> str:
@@ -374,10 +382,8 @@ def batch_wire_name(interaction: Interaction) -> str:
 
 
 def _batch_target(catalog: Catalog, name: str) -> Target:
-    provider = _BATCH_PROVIDERS[name]
-    return _target(
-        catalog, provider, "recorded", provider, {_BATCH_SHAPES[name], "openai_responses"}
-    )
+    provider = batch_provider(name)
+    return _target(catalog, provider, "recorded", provider, {catalog.get(provider).shape})
 
 
 _EMPTY = BatchRecord(ProviderId("recorded"), "", "", "recorded", "running", "", ())
@@ -520,7 +526,7 @@ def kind_line(
     line = _head(interaction, kind)
     provider = _provider(interaction, catalog, "openai_chat")
     if kind.startswith("batch"):
-        provider = _BATCH_PROVIDERS[batch_wire_name(interaction)]
+        provider = batch_provider(batch_wire_name(interaction))
     if interaction.response.status >= 400:
         return {**line, "provider": provider,
                 "error": _status_error(interaction, catalog, provider)}  # fmt: skip
@@ -550,6 +556,7 @@ def kind_line(
 __all__ = [
     "KINDS",
     "answer_summary",
+    "batch_provider",
     "batch_wire_name",
     "embedding_inputs",
     "embedding_wire",
