@@ -19,6 +19,7 @@ from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import RegistryError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of
+from elelem.providers.files import FILES_PROVIDERS
 from elelem.providers.models import ALIASES, DEFAULT_MODELS, KNOWN_MODELS
 from elelem.providers.pricing import LOCAL_PROVIDERS, PROVIDER_IDS
 from elelem.shapes.openai_chat import DIALECTS, Dialect, dialect_for
@@ -33,6 +34,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.builtin_providers import BUILTIN_RECORDS
 from elelem.vocabulary.provider_record import record_problems
+from elelem.wire.files import FilesWire
 
 RECORDS = provider_records()
 
@@ -60,6 +62,8 @@ def test_every_record_is_valid(record: ProviderRecord) -> None:
     if "batch" in record.kinds:
         batch_wires = [getattr(shape_named(name), "batch", None) for name in shape_names()]
         assert record.kinds["batch"] in {w.name for w in batch_wires if w is not None}
+    if "files" in record.kinds:
+        assert isinstance(getattr(shape_named(record.kinds["files"]), "files", None), FilesWire)
 
 
 def test_the_name_keyed_tables_are_the_records() -> None:
@@ -75,6 +79,11 @@ def test_the_name_keyed_tables_are_the_records() -> None:
         alias: f"{r.name}:{model}" for r in RECORDS for alias, model in r.aliases.items()
     }
     assert set(EMBEDDING_PROVIDERS) == {"voyage"}
+    assert dict(FILES_PROVIDERS) == {
+        "anthropic": "anthropic_messages",
+        "openai": "openai_responses",
+        "google": "gemini",
+    }
     assert dict(BATCH_PROVIDERS) == {
         "anthropic": "anthropic",
         "openai": "openai",

@@ -82,7 +82,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         },
         price_id="anthropic",
         telemetry_name="anthropic",
-        kinds={"batch": "anthropic"},
+        kinds={"batch": "anthropic", "files": "anthropic_messages"},
     ),
     ProviderRecord(
         "openai",
@@ -125,7 +125,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         },
         price_id="openai",
         telemetry_name="openai",
-        kinds={"embeddings": "openai", "batch": "openai"},
+        kinds={"embeddings": "openai", "batch": "openai", "files": "openai_responses"},
     ),
     ProviderRecord(
         "google",
@@ -145,7 +145,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         },
         price_id="google",
         telemetry_name="gcp.gemini",
-        kinds={"batch": "gemini"},
+        kinds={"batch": "gemini", "files": "gemini"},
     ),
     ProviderRecord(
         "google-interactions",
