@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from elelem.batches import BATCH_PROVIDERS
+from elelem.cli.ask import LOCAL_HINTS
 from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
 from elelem.errors import RegistryError
 from elelem.providers import BUILTIN, Catalog
@@ -74,6 +75,8 @@ def test_the_name_keyed_tables_are_the_records() -> None:
     assert dict(KNOWN_MODELS) == {r.name: r.models for r in RECORDS if r.models}
     assert dict(PROVIDER_IDS) == {r.name: r.price_id for r in RECORDS if r.price_id}
     assert set(LOCAL_PROVIDERS) == {"ollama", "ollama-native", "llamacpp"}
+    assert set(LOCAL_HINTS) == {"ollama", "ollama-native", "llamacpp"}
+    assert LOCAL_HINTS["ollama"] == "is Ollama running? start it with: ollama serve"
     assert dict(PROVIDER_NAMES) == {r.name: r.telemetry_name for r in RECORDS if r.telemetry_name}
     assert dict(ALIASES) == {
         alias: f"{r.name}:{model}" for r in RECORDS for alias, model in r.aliases.items()

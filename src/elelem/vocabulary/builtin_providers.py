@@ -57,6 +57,8 @@ def _chat(name: str, base_url: str, key_env: str, *models: str, **more: object) 
     )
 
 
+_OLLAMA_HINT = "is Ollama running? start it with: ollama serve"
+
 BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
     ProviderRecord(
         "anthropic",
@@ -373,6 +375,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "OLLAMA_API_KEY",
         key_required=False,
         local=True,
+        connect_hint=_OLLAMA_HINT,
     ),
     ProviderRecord(
         "ollama-native",
@@ -381,6 +384,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         ("OLLAMA_API_KEY",),
         key_required=False,
         local=True,
+        connect_hint=_OLLAMA_HINT,
     ),
     _chat(
         "llamacpp",
@@ -389,6 +393,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         key_required=False,
         conventions={"reasoning_replay": "reasoning_content", "stream_usage": False},
         local=True,
+        connect_hint="is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
     ),
     _chat("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", key_required=False),
     # Chat Completions servers with conventions of their own, and no model

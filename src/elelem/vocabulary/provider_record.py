@@ -124,6 +124,9 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     hosts: tuple[str, ...] = ()
     kinds: dict[str, str] = msgspec.field(default_factory=dict)
     chat: bool = True
+    connect_hint: str = ""
+    """What to check when its server refuses the connection (a local
+    server's start command), shown after the error; "" shows none."""
 
     def profile_for(self, model: str | None) -> ModelProfile | None:
         """The profile of ``model``'s family (the longest prefix), or None."""
