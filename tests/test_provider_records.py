@@ -17,10 +17,11 @@ import pytest
 from elelem.batches import BATCH_PROVIDERS
 from elelem.cli.ask import LOCAL_HINTS
 from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
-from elelem.errors import RegistryError
+from elelem.errors import RegistryError, UnsupportedError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of
 from elelem.providers.files import FILES_PROVIDERS
+from elelem.providers.live import live_protocol, live_providers
 from elelem.providers.models import ALIASES, DEFAULT_MODELS, KNOWN_MODELS
 from elelem.providers.pricing import LOCAL_PROVIDERS, PROVIDER_IDS
 from elelem.shapes.openai_chat import DIALECTS, Dialect, dialect_for
@@ -193,3 +194,15 @@ def test_a_compatible_provider_is_one_record(tmp_path: Path) -> None:
             "max_completion_tokens": 50,
         },
     }
+
+
+def test_a_provider_without_live_sessions_is_told_which_have_them() -> None:
+    target = Catalog().target("anthropic:claude-x", {}, {"anthropic": "k-0123456789"})
+    with pytest.raises(UnsupportedError) as info:
+        live_protocol(target)
+    # Derived from the records: those whose wire holds live sessions.
+    assert live_providers() == ["openai", "google", "vertex", "azure"]
+    assert str(info.value) == (
+        "anthropic (anthropic_messages) has no live sessions in elelem; "
+        "these providers have: openai, google, vertex, azure"
+    )
