@@ -34,7 +34,7 @@ checked as UTF-8 once): no string and no event object is made per event.
 the first field name, dispatches events that carry no data, dispatches an
 event the body cut off after a lone CR, caps events at 1 MiB by default,
 insists on a ``text/event-stream`` content type, and is slower (see
-``tests/test_sse_framing.py`` and the transport notes in the report).
+``tests/test_sse_framing.py``).
 """
 
 from __future__ import annotations
