@@ -12,7 +12,6 @@ price) and prints them.
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import closing
 from typing import Any
@@ -33,6 +32,7 @@ from elelem.cli.common import (
     store_from_env,
     utf8_text,
 )
+from elelem.cli.json_out import echo_json
 from elelem.providers.costs import events_cost
 from elelem.render import sanitize_line
 from elelem.turns.batchlog import (
@@ -180,7 +180,7 @@ def results_command(ref: str, as_json: bool) -> None:
                 "finish": response.finish,
                 "error": response.error,
             }
-            click.echo(json.dumps(row, ensure_ascii=True))
+            echo_json(row)  # written as encoded: a long answer is not held twice more
         elif response.error is not None:
             click.echo(sanitize_line(f"{custom_id}: error: {response.error}"))
         else:
