@@ -103,6 +103,11 @@ def results(target: BatchTarget, record: BatchRecord) -> BatchFlow[list[Item]]:
     return items
 
 
+# A batch is made for one endpoint (``/v1/responses``, ``/v1/chat/completions``);
+# each result body says which by its ``object``, read by that endpoint's shape.
+_BODY_SHAPES = {"response": "openai_responses", "chat.completion": "openai_chat"}
+
+
 def _items(body: bytes) -> list[Item]:
     items = []
     for line in json_lines(body):
@@ -112,8 +117,14 @@ def _items(body: bytes) -> list[Item]:
         if line.get("error") is None and response.get("status_code") == 200:
             if "body" not in response:
                 raise ValueError(f"the response of {custom_id!r} has no body")
+            body = response["body"]
             items.append(
-                Item(custom_id, msgspec.json.encode(response["body"]), request_id=request_id)
+                Item(
+                    custom_id,
+                    msgspec.json.encode(body),
+                    request_id=request_id,
+                    shape=_BODY_SHAPES.get(body.get("object")) if isinstance(body, dict) else None,
+                )
             )
         else:
             error = line.get("error") or response.get("body")
