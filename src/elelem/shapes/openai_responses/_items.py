@@ -34,7 +34,12 @@ MESSAGE_PART = "message-part"
 """Payload format of a text block: ``{"item": message item without its parts,
 "part": the raw content part, "output_index": the item's place in its
 response}``; native replay regroups consecutive parts of one item (same id and
-place: an id alone is not unique)."""
+place: an id alone is not unique).  A part whose text is the block's own
+is kept without it (its :data:`TEXT_PARTS` field), and replay puts the
+block's text back."""
+
+TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+"""The content parts that hold text, and the field that holds it."""
 
 STORED = "stored"
 """Payload format on a reasoning block whose response was stored server-side
