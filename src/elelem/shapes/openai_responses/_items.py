@@ -41,6 +41,17 @@ block's text back."""
 TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
 """The content parts that hold text, and the field that holds it."""
 
+
+def with_text(part: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """A text ``part`` kept without its text (:data:`MESSAGE_PART`) with
+    ``text``, its block's, put back; any other part as it is."""
+    whole = dict(part)
+    field = TEXT_PARTS.get(str(whole.get("type")))
+    if field is not None and field not in whole:
+        whole[field] = text
+    return whole
+
+
 STORED = "stored"
 """Payload format on a reasoning block whose response was stored server-side
 (``store: true``): the provider keeps the item, so replay sends it by its id

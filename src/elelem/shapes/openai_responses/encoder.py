@@ -322,13 +322,9 @@ class _Input:
             shell, part = p.value.get("item"), p.value.get("part")
             if isinstance(shell, dict) and isinstance(part, dict):
                 # The provider's own final part replays, even where the stream's
-                # deltas contradicted it (the block then holds what was shown);
-                # a part kept without its text has the block's.
-                part = dict(part)
-                field = _items.TEXT_PARTS.get(str(part.get("type")))
-                if field is not None and field not in part:
-                    part[field] = block.text
-                self._native_part(shell, part, p.value.get("output_index"))
+                # deltas contradicted it (the block then holds what was shown).
+                whole = _items.with_text(part, block.text)  # its text kept once, in the block
+                self._native_part(shell, whole, p.value.get("output_index"))
                 return
         if p is not None:
             detail = "not a message item and part: the text is sent without them"
