@@ -282,7 +282,7 @@ def cloud_endpoint(
     elif spec.cloud == "azure":
         base = azure_base_url(spec, env)
         if key is None:
-            signer = azure_signer(spec, signers, credential)
+            signer = azure_signer(spec, signers, credential, env)
     else:
         raise ConfigError(f"provider {spec.name}: unknown cloud {spec.cloud!r} (vertex, azure)")
     return Endpoint(
@@ -334,13 +334,19 @@ def _resource(spec: CloudSpec, name: str) -> str:
     return name
 
 
-def azure_signer(spec: CloudSpec, signers: Signers, credential: Any = None) -> BearerSigner:
+def azure_signer(
+    spec: CloudSpec,
+    signers: Signers,
+    credential: Any = None,
+    env: Mapping[str, str] | None = None,
+) -> BearerSigner:
     """The Entra ID signer for ``spec``'s scope (``credential``, else
-    ``DefaultAzureCredential``), made once and kept in ``signers``."""
+    ``DefaultAzureCredential`` as ``env`` configures it), made once and kept
+    in ``signers``."""
     where = f"provider {spec.name}: Entra ID"
     key = ("azure", spec.token_scope, str(id(credential)) if credential is not None else "")
     if key not in signers:
-        found = credential if credential is not None else azure_default_credential(where)
+        found = credential if credential is not None else azure_default_credential(where, env)
         source = AzureTokenSource(found, spec.token_scope, where)
         signers[key] = (BearerSigner(source, where=where), None)
     return signers[key][0]

@@ -293,7 +293,8 @@ class InputItems:
             if isinstance(shell, dict) and isinstance(part, dict):
                 # The provider's own final part replays, even where the stream's
                 # deltas contradicted it (the block then holds what was shown).
-                self._native_part(shell, dict(part), p.value.get("output_index"))
+                whole = _items.with_text(part, block.text)  # its text kept once, in the block
+                self._native_part(shell, whole, p.value.get("output_index"))
                 return
         if p is not None:
             detail = "not a message item and part: the text is sent without them"
