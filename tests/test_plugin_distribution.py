@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cli_helpers import base_env, run
 from elelem.testing.servers import LoopbackServer, replay, sse_body
+from plugin_helpers import plugin_site
 
 PLUGIN = '''
 """A test plugin: the acme provider and the acme-hello command."""
@@ -53,19 +54,10 @@ KEY = "k-acme-0123456789abcdef"
 
 def _install(root: Path, commands: str) -> Path:
     """The plugin laid out as an installed distribution under ``root/site``."""
-    site = root / "site"
-    (site / "elelem_acme").mkdir(parents=True)
-    (site / "elelem_acme" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
-    info = site / "elelem_acme-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: elelem-acme\nVersion: 0.1\n", encoding="utf-8"
+    entry_points = (
+        f"[elelem.plugins]\nacme = elelem_acme:register\n\n[elelem.commands]\n{commands}\n"
     )
-    (info / "entry_points.txt").write_text(
-        f"[elelem.plugins]\nacme = elelem_acme:register\n\n[elelem.commands]\n{commands}\n",
-        encoding="utf-8",
-    )
-    return site
+    return plugin_site(root, "elelem_acme", PLUGIN, entry_points)
 
 
 def _answer() -> bytes:

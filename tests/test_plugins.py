@@ -28,6 +28,7 @@ from elelem.errors import RegistryError
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.registry import BUILTIN_SHAPES, register_shape, shape_named, shape_names
 from elelem.vocabulary import register_block_mapping
+from plugin_helpers import plugin_site
 
 PLUGIN = '''
 """A test plugin: a geo block type and a shape."""
@@ -135,18 +136,7 @@ print("render", json.dumps(out.getvalue()))
 
 
 def _plugin(root: Path) -> Path:
-    site = root / "site"
-    (site / "elelem_geo").mkdir(parents=True)
-    (site / "elelem_geo" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
-    info = site / "elelem_geo-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: elelem-geo\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[elelem.plugins]\ngeo = elelem_geo:register\n", encoding="utf-8"
-    )
-    return site
+    return plugin_site(root, "elelem_geo", PLUGIN, "[elelem.plugins]\ngeo = elelem_geo:register\n")
 
 
 def test_a_plugin_block_type_and_shape_go_through_every_path(tmp_path: Path) -> None:

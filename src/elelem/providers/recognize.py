@@ -11,12 +11,13 @@ user's configured endpoints included), not from a table of its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from elelem.providers.catalog import Catalog
-from elelem.vocabulary import ProviderRecord, provider_records
+from elelem.vocabulary import ProviderRecord
+from elelem.vocabulary.registry import RecordTable
 
 
 def speaks(record: ProviderRecord, shape: str) -> bool:
@@ -28,28 +29,16 @@ def speaks(record: ProviderRecord, shape: str) -> bool:
     return record.shape == shape or (shape == "openai_chat" and bool(record.conventions))
 
 
-class _ShapeProviders(Mapping[str, str]):
-    # Derived from the provider records and read live (a plugin's shape
-    # gets the first provider that speaks it).
-    def _table(self) -> dict[str, str]:
-        table: dict[str, str] = {}
-        for record in provider_records():
-            for shape in {record.shape, "openai_chat"}:
-                if speaks(record, shape):
-                    table.setdefault(shape, record.name)
-        return table
-
-    def __getitem__(self, shape: str) -> str:
-        return self._table()[shape]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
+def _shape_homes(records: tuple[ProviderRecord, ...]) -> dict[str, str]:
+    homes: dict[str, str] = {}
+    for record in records:
+        for shape in (record.shape, "openai_chat"):
+            if speaks(record, shape):
+                homes.setdefault(shape, record.name)
+    return homes
 
 
-SHAPE_PROVIDERS: Mapping[str, str] = _ShapeProviders()
+SHAPE_PROVIDERS: Mapping[str, str] = RecordTable(build=_shape_homes)
 """Shape name -> the provider its recordings are taken to come from when the
 recorded URL names none the catalog knows: the first registered record that
 speaks it (:func:`speaks`)."""
