@@ -48,9 +48,11 @@ class ElelemGroup(click.Group):
         return name in self.commands
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, a plugin's included, or None."""
         return self.commands.get(cmd_name) if self.holds(cmd_name) else None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, the plugins' included (what ``--help`` lists)."""
         if self.name == "main":
             add_plugin_commands(self)
         return super().list_commands(ctx)
