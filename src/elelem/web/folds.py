@@ -53,6 +53,9 @@ PLAYED_AUDIO = frozenset(
 )
 """Audio a browser plays, given as an ``<audio>`` of its bytes (``data:`` URLs)."""
 
+ATTACHMENTS = (ImageBlock, DocumentBlock, AudioBlock)
+"""The blocks shown as an attachment (:func:`media_figure`)."""
+
 THUMBNAIL_LIMIT = 8 * 1024 * 1024
 """The largest image shown inline; a larger one is its line (and, on
 ``elelem serve``, a link opening it whole)."""
@@ -120,6 +123,17 @@ def duration(start: str, end: str) -> str | None:
     return f"{minutes} min {rest} s"
 
 
+_TONES = {
+    "failed": " bad",
+    "interrupted": " bad",
+    "refused": " wait",
+    "awaiting": " wait",
+    "no": " wait",
+}
+"""How a fold's state is coloured (by its first word): a failure as an
+error, a call left unanswered as a warning."""
+
+
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
@@ -177,9 +191,10 @@ class ToolFold:
 
     def html(self, fetch: Fetch | None, link: Link | None) -> str:
         """The folded status line, and inside it the whole call and result."""
-        slug = self.state.replace(" ", "-")
+        state = self.state
+        tone = _TONES.get(state.split(" ")[0], "")
         out = [
-            f'<details class="tool" data-state="{slug}">'
+            f'<details class="tool{tone}" data-state="{state.replace(" ", "-")}">'
             f"<summary>{line(self.summary())}</summary>"
             '<div class="tool-detail">'
         ]
@@ -215,6 +230,7 @@ def _arguments(arguments: str) -> str:
 
 
 __all__ = [
+    "ATTACHMENTS",
     "PLAYED_AUDIO",
     "SHOWN_IMAGES",
     "THUMBNAIL_LIMIT",

@@ -54,10 +54,7 @@ from elelem.render.lines import (
 )
 from elelem.render.sanitize import domain
 from elelem.vocabulary import (
-    AudioBlock,
-    DocumentBlock,
     HostedActivity,
-    ImageBlock,
     Part,
     ReasoningBlock,
     TextBlock,
@@ -67,7 +64,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.json import JSONValue
 from elelem.web.escape import attribute, line, text
-from elelem.web.folds import Fetch, ToolFold, duration, media_figure
+from elelem.web.folds import ATTACHMENTS, Fetch, ToolFold, duration, media_figure
 from elelem.web.markup import code_stylesheet, markdown_html
 from elelem.web.stream import search_entry_point
 
@@ -296,7 +293,7 @@ class _Answer:
             self.out.append(fold)
         elif isinstance(part, ToolResultBlock):
             self.tool_result(part)
-        elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
+        elif isinstance(part, ATTACHMENTS):
             self.out.append(media_figure(part, self.fetch, self.link))
         else:
             # The default arm: a block type this page does not know (a
