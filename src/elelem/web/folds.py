@@ -36,7 +36,7 @@ from elelem.vocabulary import (
     ToolResultBlock,
 )
 from elelem.vocabulary.sniff import media_type_of_bytes
-from elelem.web.escape import line, text
+from elelem.web.escape import attribute, line, text
 from elelem.web.stream import media_url
 
 Fetch = Callable[[str], bytes]
@@ -193,8 +193,12 @@ class ToolFold:
         """The folded status line, and inside it the whole call and result."""
         state = self.state
         tone = _TONES.get(state.split(" ")[0], "")
+        call = self.call.id if self.call is not None else self.result and self.result.call_id
+        # The call id and tool name let the chat script update this fold when
+        # a resumed run answers the call.
         out = [
-            f'<details class="tool{tone}" data-state="{state.replace(" ", "-")}">'
+            f'<details class="tool{tone}" data-state="{state.replace(" ", "-")}" '
+            f'data-call="{attribute(call or "")}" data-tool="{attribute(self.name)}">'
             f"<summary>{line(self.summary())}</summary>"
             '<div class="tool-detail">'
         ]
