@@ -215,5 +215,5 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "[0.5, 0.25]\n"
     # below a millionth: significant digits, never exponent notation
-    assert result.stderr == "1 vectors; 1 request, 4 tokens, $0.0000006\n"
+    assert result.stderr == "1 vector; 1 request, 4 tokens, $0.0000006\n"
     assert sent.path == PREFIX + "gemini-embedding-001:predict"

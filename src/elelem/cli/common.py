@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 
 from elelem.cli.safety import scrub_error, secrets_in_force
+from elelem.cli.store_note import check_named_store
 from elelem.conversation import ConversationNotFound, Store, StoreError, open_store
 from elelem.conversation.sqlbase import SQLStore
 from elelem.errors import (
@@ -30,8 +31,8 @@ from elelem.errors import (
     install_line,
 )
 from elelem.home import home_dir
-from elelem.providers import Catalog, config_path
-from elelem.providers.config import read_config
+from elelem.providers import Catalog
+from elelem.providers.config import read_user_config
 from elelem.providers.models import DEFAULT_MODELS
 from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import Renderer, RenderOptions, sanitize_line
@@ -236,12 +237,14 @@ def make_console(stderr: bool = False) -> Console:
 
 
 def store_from_env(*, persist: bool = True) -> Store:
-    """The store: ``$ELELEM_STORE`` (a URL or path), else the default SQLite
-    file under ``$ELELEM_HOME`` or the user data folder; with ``persist``
-    False an in-memory store (``--no-store``)."""
+    """The store: ``$ELELEM_STORE`` (a URL or path; a file in a folder that
+    does not exist is refused, see :mod:`elelem.cli.store_note`), else the
+    default SQLite file under ``$ELELEM_HOME`` or the user data folder; with
+    ``persist`` False an in-memory store (``--no-store``)."""
     if not persist:
         return open_store("sqlite:///:memory:")
     url = os.environ.get("ELELEM_STORE") or None
+    check_named_store(url)
     try:
         store = open_store(url)
     except OSError as exc:
@@ -269,8 +272,7 @@ def saved_default_model(env: Mapping[str, str] | None = None) -> str | None:
 
 def config_model(env: Mapping[str, str]) -> str | None:
     """The config file's ``model``, or None."""
-    path = config_path(env)
-    data = read_config(path)
+    path, data = read_user_config(env)
     if data is None:
         return None
     model = data.get("model")

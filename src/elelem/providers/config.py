@@ -125,12 +125,31 @@ def read_config(file: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{file}: not valid TOML: nested too deeply to read") from None
 
 
+def read_user_config(env: Mapping[str, str] | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """The config file's path and parsed TOML (None when there is none).
+    A file ``$ELELEM_CONFIG`` names must exist: a typo in it is a
+    :class:`~elelem.errors.ConfigError`, never a silent run without the
+    config; the default file may be absent."""
+    env = os.environ if env is None else env
+    file = config_path(env)
+    data = read_config(file)
+    if data is None and env.get("ELELEM_CONFIG"):
+        raise ConfigError(
+            f"ELELEM_CONFIG names {file}, which does not exist: create it, or unset "
+            "ELELEM_CONFIG to use the default config file"
+        )
+    return file, data
+
+
 def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:
     """The registered providers (built-in and plugins') plus the config
-    file's ``[providers]`` (if the file exists)."""
+    file's ``[providers]`` (if the file exists; a file given as ``path`` or
+    named by ``$ELELEM_CONFIG`` must)."""
     catalog = Catalog()
-    file = path if path is not None else config_path(env)
-    data = read_config(file)
+    if path is not None:
+        file, data = path, read_config(path)
+    else:
+        file, data = read_user_config(env)
     if data is not None:
         apply_config(catalog, data, origin=str(file))
     elif path is not None:
@@ -254,4 +273,4 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
     return spec
 
 
-__all__ = ["apply_config", "config_path", "load_catalog", "read_config"]
+__all__ = ["apply_config", "config_path", "load_catalog", "read_config", "read_user_config"]
