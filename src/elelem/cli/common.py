@@ -31,8 +31,8 @@ from elelem.errors import (
     install_line,
 )
 from elelem.home import home_dir
-from elelem.providers import Catalog
-from elelem.providers.config import read_user_config
+from elelem.providers import Catalog, config_path
+from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
 from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import Renderer, RenderOptions, sanitize_line
@@ -272,7 +272,8 @@ def saved_default_model(env: Mapping[str, str] | None = None) -> str | None:
 
 def config_model(env: Mapping[str, str]) -> str | None:
     """The config file's ``model``, or None."""
-    path, data = read_user_config(env)
+    path = config_path(env)
+    data = read_config(path)
     if data is None:
         return None
     model = data.get("model")
