@@ -89,9 +89,7 @@ def newcomer(tmp_path: Path, *, own_venv: bool) -> None:
         venv = Path(sys.prefix)
         make += ["-o", f"{venv}/.installed-demo", f"DEMO_VENV={venv}"]
         env["PYTHONPATH"] = str(clone / "src")
-    demo = subprocess.run(
-        make, cwd=clone, env=env, capture_output=True, text=True, timeout=900
-    )
+    demo = subprocess.run(make, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr
     shown = demo.stdout
     assert "The tower is 330 metres" in shown  # the recorded answer, played
