@@ -33,7 +33,7 @@ from elelem.turns.toolloop import run_sync
 from elelem.vocabulary import ToolResultBlock
 from elelem.web.app import create_app
 from elelem.web.html import export_html
-from elelem.web.stream import error_text
+from elelem.web.ui_chunks import error_text
 from web_helpers import axe_violations
 
 HERE = Path(__file__).resolve().parent

@@ -37,7 +37,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.sniff import media_type_of_bytes
 from elelem.web.escape import attribute, line, text
-from elelem.web.stream import media_url
+from elelem.web.ui_chunks import media_url
 
 Fetch = Callable[[str], bytes]
 """The bytes of a blob by its SHA-256 (:meth:`Store.get_blob <elelem.conversation.Store.get_blob>`)."""

@@ -66,7 +66,7 @@ from elelem.vocabulary.json import JSONValue
 from elelem.web.escape import attribute, line, text
 from elelem.web.folds import ATTACHMENTS, Fetch, ToolFold, duration, media_figure
 from elelem.web.markup import code_stylesheet, markdown_html
-from elelem.web.stream import search_entry_point
+from elelem.web.ui_chunks import search_entry_point
 
 Link = Callable[[str], str]
 """Turns an app path (``/c/<id>``) into the href to write (the token kept)."""
