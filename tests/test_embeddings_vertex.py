@@ -207,6 +207,9 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
     reply = json_reply({"predictions": [prediction([0.5, 0.25], 4.0)]})
     with TokenServer([reply]) as server:
         env = {**env_for(server, tmp_path), "ELELEM_HOME": str(tmp_path / "home")}
+        # The command refuses a config file ELELEM_CONFIG names that is not there.
+        del env["ELELEM_CONFIG"]
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
         blank = {k: None for k in os.environ if k not in env}
         result = CliRunner().invoke(
             main, ["embed", "-m", "vertex:gemini-embedding-001", "hello"], env={**blank, **env}

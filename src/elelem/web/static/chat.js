@@ -439,6 +439,12 @@
       case "source-document":
         state.sources.append(el("li", "", chunk.title));
         break;
+      case "abort":
+        // The run was stopped on the server's side: said where it stopped.
+        state.run = null;
+        settle(state, "stopped");
+        inPlace(answer, "warn", "stopped: kept what arrived");
+        break;
       case "error":
         // Where it happened: after what arrived, before what did not.
         state.failed = true;
