@@ -77,8 +77,9 @@ def newcomer(tmp_path: Path, *, own_venv: bool) -> None:
         "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1",
     }
-    if "PIP_INDEX_URL" in os.environ:  # the machine's registry, as pip finds it
-        env["PIP_INDEX_URL"] = os.environ["PIP_INDEX_URL"]
+    # pip's settings of this machine (its index, its certificates), as a
+    # newcomer's pip has its own.
+    env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})
     make = ["make", "demo"]
     if own_venv:
         venv = clone / ".venv-demo"
