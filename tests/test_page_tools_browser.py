@@ -302,7 +302,8 @@ def test_live_calls_fold_and_a_resumed_run_answers_the_fold_in_place(
     pending = wait_for(lambda: by(browser, "#pending-form button.approve"), "the approval")
     assert summaries(browser) == ["tool weather · awaiting approval"]
     seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'))")
-    assert seen == ["tool weather · running"]
+    # Live: the call folded as it streamed, then its approval asked for.
+    assert seen == ["tool weather · running", "tool weather · awaiting approval"]
     pending[0].click()
     # The resumed run answers the call in its fold, where it is, while the
     # model is still answering.
