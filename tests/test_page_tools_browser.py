@@ -143,16 +143,14 @@ def test_tool_calls_are_folded_with_their_results(
     browser.get_log("browser")
     browser.get(f"{server}/c/{tooled}?token={TOKEN}")
     shown = summaries(browser)
-    patterns = [
-        rf"tool weather · done · ({TOOK})",
-        rf"tool broken · failed · ({TOOK})",
-        rf"tool screenshot · done · ({TOOK}) · 1 image",
-        rf"tool forged · done · ({TOOK}) · 1 image",
-        rf"tool read_resource · failed · ({TOOK})",
+    # One step's five results were stored together: no call's own time.
+    assert shown == [
+        "tool weather · done",
+        "tool broken · failed",
+        "tool screenshot · done · 1 image",
+        "tool forged · done · 1 image",
+        "tool read_resource · failed",
     ]
-    assert len(shown) == len(patterns), shown
-    for line, pattern in zip(shown, patterns, strict=True):
-        assert re.fullmatch(pattern, line), (line, pattern)
     folds = by(browser, "details.tool")
     assert [f.get_attribute("open") for f in folds] == [None] * 5  # folded
     assert [f.get_attribute("data-state") for f in folds] == [
@@ -302,8 +300,10 @@ def test_live_calls_fold_and_a_resumed_run_answers_the_fold_in_place(
     pending = wait_for(lambda: by(browser, "#pending-form button.approve"), "the approval")
     assert summaries(browser) == ["tool weather · awaiting approval"]
     seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'))")
-    # Live: the call folded as it streamed, then its approval asked for.
-    assert seen == ["tool weather · running", "tool weather · awaiting approval"]
+    # Live: the call folded as it streamed, then its approval asked for (the
+    # two may come in one read, the page drawn once).
+    assert seen[-1] == "tool weather · awaiting approval"
+    assert seen[:-1] in ([], ["tool weather · running"])
     pending[0].click()
     # The resumed run answers the call in its fold, where it is, while the
     # model is still answering.

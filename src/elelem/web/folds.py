@@ -6,8 +6,9 @@ thumbnails.
 The summary line names the tool, its state (``done``, ``failed``,
 ``refused``, ``interrupted``, ``awaiting approval``, ``awaiting result``, ``no
 result``), how long it took from the stored call to the stored result
-(approval waits included: the times are the log's), and how many images or
-documents it returned; unfolded, it shows the arguments, the whole result
+(approval waits included: the times are the log's; left out for the calls
+of a step whose results were stored together, where no call's own time is
+known), and how many images or documents it returned; unfolded, it shows the arguments, the whole result
 and its attachments, every value sanitized and escaped.
 
 An image is shown from its own bytes only (a ``data:`` URL, never a remote

@@ -473,6 +473,10 @@ def _turn(
             elif body.source.startswith("context"):
                 answer.out.append(f'<div class="context">{line(body.source)}: {text(words)}</div>')
             elif body.source == "tool" or not words:
+                # A step's results are stored together: a call's own time
+                # is known only when its result was stored alone.
+                results = sum(isinstance(p, ToolResultBlock) for p in body.content)
+                answer.at = event.at if results <= 1 else None
                 for part in body.content:
                     answer.part(part)
             else:

@@ -285,6 +285,11 @@
     fold.detail.append(el("pre", className || "", text));
   }
 
+  // A step's results come together: a call's own time is known only when
+  // it was the one call running.
+  const alone = (state) =>
+    [...state.tools.values()].filter((f) => f.state === "running").length === 1;
+
   // Calls still running when the answer ends (stopped, failed) say so.
   function settle(state, words) {
     for (const fold of state.tools.values()) {
@@ -418,13 +423,13 @@
       case "tool-output-available": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.output, "tool-output");
-        setTool(fold, "done", true);
+        setTool(fold, "done", alone(state));
         break;
       }
       case "tool-output-error": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.errorText, "tool-error");
-        setTool(fold, "failed", true);
+        setTool(fold, "failed", alone(state));
         break;
       }
       case "tool-output-denied":
