@@ -117,7 +117,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "--computer-use",
             "computer_ref",
             metavar="MODULE:OBJECT",
-            help="Give the model the provider's computer-use tool (Anthropic, OpenAI), its "
+            help="Give the model the provider's computer-use tool (Anthropic, OpenAI, Gemini), its "
             "actions performed by OBJECT.act(arguments) -> PNG bytes of an importable module; "
             "each action needs --approve (or --defer), else it is refused.",
         ),

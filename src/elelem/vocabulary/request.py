@@ -278,7 +278,8 @@ class ComputerUse(
     msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
 ):
     """A screen the model operates through the provider's computer-use tool
-    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``, Gemini
+    ``computerUse``, a browser only); the
     *client* performs each action and answers with a screenshot
     (:class:`elelem.tools.ComputerTool`), after approval.
 
