@@ -338,7 +338,9 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         cached(target, params["cache"]),
         renderer,
         params["system"],
-        hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
+        hosted_tools(
+            params["web_search"], params["web_fetch"], params["code_execution"], params["x_search"]
+        ),
         generation_options(
             params["option_pairs"],
             max_tokens=params["max_tokens"],

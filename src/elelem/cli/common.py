@@ -36,7 +36,7 @@ from elelem.providers.models import DEFAULT_MODELS
 from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.transport import Timeouts
-from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch, XSearch
 from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EXIT_OK = 0
@@ -313,11 +313,15 @@ def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str
     )
 
 
-def hosted_tools(web_search: bool, web_fetch: bool, code_execution: bool) -> tuple[HostedTool, ...]:
+def hosted_tools(
+    web_search: bool, web_fetch: bool, code_execution: bool, x_search: bool = False
+) -> tuple[HostedTool, ...]:
     """The neutral hosted tools the flags ask for."""
     tools: list[HostedTool] = []
     if web_search:
         tools.append(WebSearch())
+    if x_search:
+        tools.append(XSearch())
     if web_fetch:
         tools.append(WebFetch())
     if code_execution:
@@ -339,6 +343,7 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         ),
         click.option("-s", "--system", metavar="TEXT", help="A system prompt for this turn."),
         click.option("--web-search", is_flag=True, help="Let the provider search the web."),
+        click.option("--x-search", is_flag=True, help="Let xAI search posts on X (Responses)."),
         click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),

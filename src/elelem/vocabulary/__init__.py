@@ -101,6 +101,7 @@ from elelem.vocabulary.request import (
     UserLocation,
     WebFetch,
     WebSearch,
+    XSearch,
 )
 from elelem.vocabulary.usage import (
     SEARCH_SOURCES,
@@ -190,6 +191,7 @@ __all__ = [
     "UserLocation",
     "WebFetch",
     "WebSearch",
+    "XSearch",
     "approval_response",
     "awaits_approval",
     "block_mapping",

@@ -7,6 +7,7 @@ versions; a shape that cannot honor one reports it rather than dropping it.
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import date
 from typing import Any, Literal
 
 import msgspec
@@ -308,6 +309,48 @@ class ToolSearch(
     version: str | None = None
 
 
+class XSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="x_search", forbid_unknown_fields=True
+):
+    """Let the provider search posts, users and threads on X (xAI's
+    ``x_search`` Agent Tool, on its Responses API).
+
+    ``allowed_handles``/``excluded_handles`` limit whose posts count (one
+    of the two, at most 10 handles), ``from_date``/``to_date`` the days
+    (``YYYY-MM-DD``, inclusive), and the two switches let the search read
+    the images and videos of posts."""
+
+    allowed_handles: tuple[str, ...] = ()
+    excluded_handles: tuple[str, ...] = ()
+    from_date: str | None = None
+    to_date: str | None = None
+    image_understanding: bool = False
+    video_understanding: bool = False
+
+    def __post_init__(self) -> None:
+        if self.allowed_handles and self.excluded_handles:
+            raise DecodeError(
+                "X search takes allowed_handles or excluded_handles, not both", "$.excluded_handles"
+            )
+        for name in ("allowed_handles", "excluded_handles"):
+            if len(getattr(self, name)) > 10:
+                raise DecodeError(f"X search {name} holds at most 10 handles", f"$.{name}")
+        for name in ("from_date", "to_date"):
+            value = getattr(self, name)
+            if value is not None and not _is_iso_date(value):
+                raise DecodeError(f"X search {name} {value!r} is no YYYY-MM-DD date", f"$.{name}")
+
+
+def _is_iso_date(value: object) -> bool:
+    if not isinstance(value, str) or len(value) != 10:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 HostedTool = (
     WebSearch
     | WebFetch
@@ -320,6 +363,7 @@ HostedTool = (
     | ApplyPatch
     | ComputerUse
     | ToolSearch
+    | XSearch
 )
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]

@@ -39,6 +39,7 @@ from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.client_tools import computer_output, computer_tool
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
 from elelem.shapes.openai_responses.state import continuation
+from elelem.shapes.openai_responses.xai_tools import x_search, xai_web_search
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -398,6 +399,9 @@ def _has_terminal(message: Message, activity: HostedActivity) -> bool:
 
 
 def _web_search(tool: WebSearch, site: HostedSite) -> None:
+    if _items.is_xai(site.provider):
+        xai_web_search(tool, site)
+        return
     spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
     if tool.allowed_domains:
         spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
@@ -485,10 +489,11 @@ HOSTED_TOOLS = HostedTools(
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
         "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
         "tool_search": lambda tool, site: site.tools.append({"type": "tool_search"}),
+        "x_search": x_search,
     },
 )
-"""The hosted tools Responses spells; every other (web fetch) is reported
-dropped (:mod:`elelem.shapes.hosted_tools`)."""
+"""The hosted tools Responses spells (xAI's search its own way,
+:mod:`.xai_tools`); every other (web fetch) is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
