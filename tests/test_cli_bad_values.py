@@ -126,6 +126,8 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
     (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
     ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
+    ("files download", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
+    ("files download", "output"): ["@dir", "/nonexistent/elelem-26/out.bin", "@long"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }
@@ -167,6 +169,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "mcp tools": ["http://127.0.0.1:9/mcp"],
     "mcp login": ["http://127.0.0.1:9/mcp"],
     "files rm": ["file_nosuch"],
+    "files download": ["file_nosuch"],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

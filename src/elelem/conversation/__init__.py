@@ -46,6 +46,7 @@ from elelem.conversation.events import (
     register_event_kind,
 )
 from elelem.conversation.export import export_conversation, import_conversation, read_export
+from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.log import Conversation
 from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.projections import (
@@ -147,6 +148,7 @@ __all__ = [
     "Draft",
     "Event",
     "EventError",
+    "GeneratedFileBody",
     "HostedBody",
     "ImportRefused",
     "MessageBody",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from elelem.conversation.events import Awaiting, Decision, ResponseRecord
+from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.projections import add_usage as sum_usage
 from elelem.conversation.session import SessionNote
 from elelem.render.sanitize import (
@@ -528,6 +529,15 @@ def session_line(note: SessionNote) -> str:
     if note.what == "opened" and detail.get("session_id"):
         return f"session opened ({detail.get('session_id')})"
     return f"session: {note.what}"
+
+
+def generated_line(body: GeneratedFileBody) -> str:
+    """``file made by code execution: chart.png (anthropic file_011…, 2,048
+    bytes)``: a fetched generated file, sanitized by the caller's renderer."""
+    size = sum(getattr(getattr(p.source, "blob", None), "size", 0) for p in body.content)
+    where = f"{body.container_id}/{body.file_id}" if body.container_id else body.file_id
+    name = body.filename or body.file_id
+    return f"file made by code execution: {name} ({body.provider} {where}, {size:,} bytes)"
 
 
 def decision_line(decision: Decision) -> str:

@@ -30,6 +30,7 @@ from elelem.conversation import (
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -44,6 +45,7 @@ from elelem.render.lines import (
     attachment_line,
     awaiting_line,
     decision_line,
+    generated_line,
     record_outcome,
     session_line,
     usage_line,
@@ -227,6 +229,9 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
                 answer.lines += [f"*{line}*", ""]
             elif isinstance(body, SessionNote):
                 answer.lines += [f"*{inert_line(session_line(body))}*", ""]
+            elif isinstance(body, GeneratedFileBody):
+                answer.lines += [f"*{inert_line(generated_line(body))}*", ""]
+                answer.lines += [line for part in body.content for line in (_other(part), "")]
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

@@ -31,6 +31,7 @@ from elelem.conversation import (
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -45,6 +46,7 @@ from elelem.render.lines import (
     attachment_line,
     awaiting_line,
     decision_line,
+    generated_line,
     reasoning_summary,
     record_outcome,
     session_line,
@@ -474,6 +476,11 @@ def _turn(
         elif isinstance(body, SessionNote):
             answer.close_timeline()
             answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
+        elif isinstance(body, GeneratedFileBody):
+            answer.close_timeline()
+            answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
+            for part in body.content:
+                answer.part(part)
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
