@@ -50,7 +50,7 @@ from elelem.cli.options import (
 from elelem.cli.safety import command_catalog
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.testmodel import is_test_model, test_model
-from elelem.cli.tools import Toolset, tool_options
+from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
 from elelem.conversation import Conversation, ConversationNotFound, Store
@@ -339,7 +339,11 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         renderer,
         params["system"],
         hosted_tools(
-            params["web_search"], params["web_fetch"], params["code_execution"], params["x_search"]
+            params["web_search"],
+            params["web_fetch"],
+            params["code_execution"],
+            params["x_search"],
+            tuple(skill_named(skill) for skill in params["skills"]),
         ),
         generation_options(
             params["option_pairs"],

@@ -36,7 +36,7 @@ from elelem.providers.models import DEFAULT_MODELS
 from elelem.reading import ReadRefused, read_file, read_stream, too_large
 from elelem.render import Renderer, RenderOptions, sanitize_line
 from elelem.transport import Timeouts
-from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch, XSearch
+from elelem.vocabulary import CodeExecution, HostedTool, Skill, WebFetch, WebSearch, XSearch
 from elelem.vocabulary.json import TOO_DEEP, JSONValue
 
 EXIT_OK = 0
@@ -314,9 +314,13 @@ def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str
 
 
 def hosted_tools(
-    web_search: bool, web_fetch: bool, code_execution: bool, x_search: bool = False
+    web_search: bool,
+    web_fetch: bool,
+    code_execution: bool,
+    x_search: bool = False,
+    skills: tuple[Skill, ...] = (),
 ) -> tuple[HostedTool, ...]:
-    """The neutral hosted tools the flags ask for."""
+    """The neutral hosted tools the flags ask for (a skill asks for code execution)."""
     tools: list[HostedTool] = []
     if web_search:
         tools.append(WebSearch())
@@ -324,8 +328,8 @@ def hosted_tools(
         tools.append(XSearch())
     if web_fetch:
         tools.append(WebFetch())
-    if code_execution:
-        tools.append(CodeExecution())
+    if code_execution or skills:
+        tools.append(CodeExecution(skills=skills))
     return tuple(tools)
 
 
@@ -346,6 +350,14 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         click.option("--x-search", is_flag=True, help="Let xAI search posts on X (Responses)."),
         click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
+        click.option(
+            "--skill",
+            "skills",
+            multiple=True,
+            metavar="SKILL",
+            help="Load an Agent Skill into the code-execution container (anthropic:pptx for "
+            "Anthropic's own, else a Skills API id; @VERSION pins one); implies --code-execution.",
+        ),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
         click.option(
             "-o",

@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -43,7 +44,7 @@ from elelem.tools import (
 )
 from elelem.tools.mcp import STARTUP_TIMEOUT
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
-from elelem.vocabulary import ToolCallBlock, ToolResultBlock
+from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -174,6 +175,23 @@ def functions_in(path: Path) -> list[FunctionTool]:
 
 def _defined_in(function: object, module: str) -> bool:
     return getattr(function, "__module__", None) == module
+
+
+_SKILL = re.compile(r"(anthropic:)?([A-Za-z0-9][A-Za-z0-9_.-]*)(?:@([A-Za-z0-9][A-Za-z0-9_.-]*))?")
+
+
+def skill_named(text: str) -> Skill:
+    """The skill of ``--skill``: ``anthropic:pptx`` (the provider's own) or a
+    Skills API id, with ``@VERSION`` to pin one."""
+    found = _SKILL.fullmatch(text)
+    if found is None:
+        raise Failure(
+            sanitize_line(
+                f"--skill {text!r}: not anthropic:NAME or a skill id (@VERSION optional)"
+            ),
+            EXIT_USAGE,
+        )
+    return Skill(found[2], found[3], builtin=found[1] is not None)
 
 
 def computer_named(ref: str) -> Computer:

@@ -62,6 +62,13 @@ class HostedSite:
         self.dropped.add(where, field or what, UNSUPPORTED, detail)
 
 
+def no_skills(tool: object, site: HostedSite, wire: str) -> None:
+    """Report the skills of a code execution tool whose container on
+    ``wire`` loads none (:class:`~elelem.vocabulary.Skill`)."""
+    if getattr(tool, "skills", ()):
+        site.drop("code_execution", f"{wire} code execution loads no skills", field="skills")
+
+
 HostedSpeller = Callable[[Any, HostedSite], None]
 """One row: writes ``tool`` into the site (or reports what it leaves out)."""
 
@@ -100,4 +107,5 @@ __all__ = [
     "HostedSpeller",
     "HostedTools",
     "hosted_tool_tag",
+    "no_skills",
 ]

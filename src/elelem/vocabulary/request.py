@@ -135,12 +135,31 @@ class WebFetch(
     version: str | None = None
 
 
+class Skill(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An Agent Skill loaded into the provider's code-execution container:
+    ``skill_id`` a skill the provider ships (``builtin``: Anthropic's
+    ``pptx``, ``xlsx``, ``docx``, ``pdf``) or one uploaded to its Skills API
+    (``skill_01…``), ``version`` a version it names (None: the latest)."""
+
+    skill_id: str
+    version: str | None = None
+    builtin: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.skill_id or not self.skill_id.strip():
+            raise DecodeError("a skill needs a skill_id", "$.skill_id")
+        if self.version is not None and not self.version.strip():
+            raise DecodeError(f"skill {self.skill_id!r}: an empty version", "$.version")
+
+
 class CodeExecution(
     msgspec.Struct, frozen=True, tag_field="type", tag="code_execution", forbid_unknown_fields=True
 ):
-    """Let the provider run code in its own sandbox."""
+    """Let the provider run code in its own sandbox; ``skills`` are loaded
+    into its container (Anthropic's ``container.skills``)."""
 
     version: str | None = None
+    skills: tuple[Skill, ...] = ()
 
 
 class FileSearch(

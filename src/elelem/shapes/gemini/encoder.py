@@ -36,7 +36,7 @@ from elelem.shapes.gemini.computer import (
     wire_call,
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
-from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag, no_skills
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
@@ -410,6 +410,7 @@ def file_search_definition(
 
 
 def _hosted(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
+    no_skills(tool, site, "Gemini")
     site.tools.append(hosted_tool_definition(tool, site.dropped, site.where))
 
 

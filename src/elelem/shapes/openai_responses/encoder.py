@@ -33,7 +33,7 @@ from elelem.shapes.common import (
     stream_event_drop,
 )
 from elelem.shapes.context_editing import not_taken
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_skills
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.client_tools import computer_output, computer_tool
@@ -422,6 +422,8 @@ def _web_search(tool: WebSearch, site: HostedSite) -> None:
 
 
 def _code_execution(tool: CodeExecution, site: HostedSite) -> None:
+    # Skills go into a hosted shell's container on this wire, not the code interpreter's.
+    no_skills(tool, site, "OpenAI's code interpreter")
     site.tools.append({"type": tool.version or "code_interpreter", "container": {"type": "auto"}})
 
 
