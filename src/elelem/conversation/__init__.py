@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.errors import (
     ConversationNotFound,
     CorruptEventError,
@@ -139,6 +140,7 @@ __all__ = [
     "SESSION_NOTES",
     "Awaiting",
     "Compaction",
+    "ContextEdits",
     "Conversation",
     "ConversationInfo",
     "ConversationNotFound",

@@ -213,7 +213,7 @@ Body: TypeAlias = Any
 for a kind nobody registered."""
 
 OVERLAY_KINDS: frozenset[str] = frozenset(
-    {"compaction", "strip-reasoning", "strip-signature", "repair", "rewind"}
+    {"compaction", "strip-reasoning", "strip-signature", "repair", "rewind", "context-edits"}
 )
 
 _lock = threading.Lock()

@@ -15,11 +15,13 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.session import SessionNote
 from elelem.providers.costs import events_cost
 from elelem.render.lines import (
     awaiting_line,
+    context_edits_line,
     decision_line,
     generated_line,
     record_outcome,
@@ -62,6 +64,8 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 renderer.notice(decision_line(body))
             elif isinstance(body, SessionNote):
                 renderer.notice(session_line(body))
+            elif isinstance(body, ContextEdits):
+                renderer.notice(context_edits_line(body))
             elif isinstance(body, GeneratedFileBody):
                 renderer.notice(generated_line(body))
                 for part in body.content:

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
@@ -44,6 +45,7 @@ from elelem.render.lines import (
     activity_line,
     attachment_line,
     awaiting_line,
+    context_edits_line,
     decision_line,
     generated_line,
     record_outcome,
@@ -229,6 +231,8 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
                 answer.lines += [f"*{line}*", ""]
             elif isinstance(body, SessionNote):
                 answer.lines += [f"*{inert_line(session_line(body))}*", ""]
+            elif isinstance(body, ContextEdits):
+                answer.lines += [f"*{inert_line(context_edits_line(body))}*", ""]
             elif isinstance(body, GeneratedFileBody):
                 answer.lines += [f"*{inert_line(generated_line(body))}*", ""]
                 answer.lines += [line for part in body.content for line in (_other(part), "")]

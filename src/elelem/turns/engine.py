@@ -63,6 +63,7 @@ from typing import Any, TypedDict, Unpack
 
 import msgspec
 
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.errors import StoreError
 from elelem.conversation.events import (
     Draft,
@@ -89,6 +90,7 @@ from elelem.providers.costs import records_cost
 from elelem.providers.files import FileUploader
 from elelem.providers.pricing import Cost
 from elelem.providers.protocol import Model, resolved_address
+from elelem.shapes.context_editing import applied_edits
 from elelem.stream import AssembledResponse, Chunk, ResponseStart
 from elelem.tokens import generated_tokens
 from elelem.turns.actions import (
@@ -279,9 +281,16 @@ class ResponseDrafts:
         )
 
     def closing(self, result: AssembledResponse, record: ResponseRecord) -> Append:
-        """The parts not committed yet (none after a whole stream) and the record."""
+        """The parts not committed yet (none after a whole stream), the
+        record, and the context edits the provider applied, as an overlay."""
         tail = self.parts(result.content[self.committed :])
-        return Append((*tail, Draft.of(record, turn=self.turn, response=self.response)))
+        drafts = [*tail, Draft.of(record, turn=self.turn, response=self.response)]
+        provider = record.provider or self.provider
+        edits = applied_edits(p for p in record.payloads if p.provider == provider)
+        if edits:
+            applied = ContextEdits(provider, self.response, tuple(edits))
+            drafts.append(Draft.of(applied, turn=self.turn, response=self.response))
+        return Append(tuple(drafts))
 
 
 def check_conversation(conversation: object) -> None:

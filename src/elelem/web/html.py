@@ -28,6 +28,7 @@ from importlib import resources
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
@@ -45,6 +46,7 @@ from elelem.render.lines import (
     activity_line,
     attachment_line,
     awaiting_line,
+    context_edits_line,
     decision_line,
     generated_line,
     reasoning_summary,
@@ -476,6 +478,11 @@ def _turn(
         elif isinstance(body, SessionNote):
             answer.close_timeline()
             answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
+        elif isinstance(body, ContextEdits):
+            answer.close_timeline()
+            answer.out.append(
+                f'<p class="notice context-edits">{line(context_edits_line(body))}</p>'
+            )
         elif isinstance(body, GeneratedFileBody):
             answer.close_timeline()
             answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
