@@ -13,8 +13,9 @@ import sys
 import click
 import httpx2
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, store_from_env
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.history import resolve_conversation
+from elelem.cli.store import store_from_env
 from elelem.conversation import Conversation
 from elelem.conversation.files import FileRef, ProviderFiles
 from elelem.conversation.generated import GeneratedFileBody
