@@ -33,7 +33,7 @@ from elelem.turns.toolloop import NO_APPROVER, ApprovalRequest, run
 from elelem.vocabulary import ComputerUse, ProviderId, ToolSpec
 from elelem.wire import ModelRequest
 from test_block_and_tool_tables import PNG
-from test_computer_use import _results
+from test_computer_use import Screen, _results
 from toolloop_wires import WIRES, _gemini, gemini_text
 
 GEMINI = next(w for w in WIRES if w.shape == "gemini")
@@ -43,15 +43,8 @@ CLICK = {"name": "click_at", "args": {"x": 371, "y": 122, "safety_decision": DEC
 SHOT = {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}}
 
 
-class Browser:
-    """A browser that records each action, shows one 1x1 PNG and tells its URL."""
-
-    def __init__(self) -> None:
-        self.actions: list[dict[str, Any]] = []
-
-    async def act(self, arguments: dict[str, Any]) -> bytes:
-        self.actions.append(arguments)
-        return PNG
+class Browser(Screen):
+    """A screen that also tells its page's URL, as a browser does."""
 
     def current_url(self) -> str:
         return "https://example.com/cart"
@@ -180,3 +173,23 @@ def test_a_screen_that_is_no_browser_is_reported_not_sent() -> None:
         ("hosted_tools[1].display_number", "display_number", "unsupported",
          "computerUse has no such option"),
     ]  # fmt: skip
+
+
+def test_ask_computer_use_on_gemini_refuses_each_action_without_approve(tmp_path: Path) -> None:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+    from test_computer_use import SCREEN_PY
+
+    (tmp_path / "myscreen.py").write_text(SCREEN_PY.format(png=base64.b64encode(PNG).decode()))
+    replies = [_gemini([{"functionCall": CLICK}], 1), gemini_text("Could not.")]
+    with LoopbackServer(replies) as server:
+        env = {**base_env(tmp_path), **GEMINI.env(server), "PYTHONPATH": str(tmp_path)}
+        env["ELELEM_CONFIG"] = base_env(tmp_path)["ELELEM_CONFIG"]
+        out = run_cli(env, "ask", "-m", GEMINI.model, "--computer-use", "myscreen:screen", "go")
+    assert out.returncode == 0, out.stderr
+    first, second = (json.loads(r.body) for r in server.requests)
+    assert first["tools"] == [{"computerUse": {"environment": "ENVIRONMENT_BROWSER"}}]
+    refused = NO_APPROVER.format(name="computer")
+    assert second["contents"][-1]["parts"] == [
+        {"functionResponse": {"name": "click_at", "response": {"error": refused}}}
+    ]

@@ -173,6 +173,9 @@ def test_a_container_file_the_code_interpreter_cited_is_fetched_through_the_cli(
     assert missing.stderr.startswith("elelem: no file 'cfile_nosuch' was made in conversation ")
     shown = run_cli(env, "files", "generated")
     assert "cntr_1/cfile_9  sales.csv  sha256:" in shown.stdout
+    # `elelem show` shows the fetched file where it was fetched.
+    show = run_cli(env, "show")
+    assert "file made by code execution: sales.csv (openai cntr_1/cfile_9, 18 bytes)" in show.stdout
     store = SQLiteStore(Path(env["ELELEM_STORE"]))
     (conv,) = store.list_conversations()
     events = Conversation.open(store, conv.id).events

@@ -151,3 +151,16 @@ def test_x_search_elsewhere_is_dropped_with_a_record() -> None:
 def test_bad_x_search_settings_are_refused_by_name(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(DecodeError, match=message):
         XSearch(**kwargs)
+
+
+def test_ask_x_search_asks_xai_for_it(tmp_path: Path) -> None:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+
+    with LoopbackServer([_responses([X_CALL, MESSAGE], 1)]) as server:
+        env = {**base_env(tmp_path), "XAI_API_KEY": "k", "ELELEM_CONFIG": _config(tmp_path, server)}
+        out = run_cli(env, "ask", "-m", "xai:grok-4", "--x-search", "--web-search", "xAI news?")
+    assert out.returncode == 0, out.stderr
+    assert ANSWER.split(" [[")[0] in out.stdout
+    (request,) = server.requests
+    assert json.loads(request.body)["tools"] == [{"type": "web_search"}, {"type": "x_search"}]

@@ -14,6 +14,7 @@ import click
 import httpx2
 
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import max_bytes_option
 from elelem.cli.history import resolve_conversation
 from elelem.cli.store import store_from_env
 from elelem.conversation import Conversation
@@ -176,13 +177,7 @@ def _blob(body: GeneratedFileBody) -> Blob | None:
     type=click.Path(dir_okay=False, writable=True, allow_dash=True),
     help="Also write the bytes here (- for stdout, never a terminal).",
 )
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=DOWNLOAD_LIMIT,
-    show_default=True,
-    help="Refuse a file larger than this.",
-)
+@max_bytes_option(DOWNLOAD_LIMIT, "a file")
 @debug_option
 @guarded
 def files_download_command(
