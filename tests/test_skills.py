@@ -115,3 +115,25 @@ def test_ask_skill_sends_the_container(tmp_path: Path) -> None:
         2,
         "elelem: --skill 'a/b': not anthropic:NAME or a skill id (@VERSION optional)\n",
     )
+
+
+def test_skills_mount_in_openais_hosted_shell() -> None:
+    # https://platform.openai.com/docs/guides/tools-skills: skills ride the
+    # hosted shell's container_auto environment as skill references.
+    from elelem.vocabulary import Shell
+    from test_provider_tools import _validate_responses
+
+    tool = Shell(hosted=True, skills=(Skill("skill_69a1", "2"), Skill("skill_69b2")))
+    request = ModelRequest("gpt-5.4", (Message.user("report"),), hosted_tools=(tool,))
+    encoded = shape_named("openai_responses").encode_request(request, provider=ProviderId("openai"))
+    assert encoded.body["tools"] == [{"type": "shell", "environment": {
+        "type": "container_auto",
+        "skills": [{"type": "skill_reference", "skill_id": "skill_69a1", "version": "2"},
+                   {"type": "skill_reference", "skill_id": "skill_69b2"}],
+    }}]  # fmt: skip
+    assert encoded.dropped == ()
+    _validate_responses(encoded.body)
+    with pytest.raises(DecodeError, match="skills are mounted in a hosted shell's container only"):
+        Shell(skills=(PPTX,))
+    with pytest.raises(DecodeError, match="a shell is local or hosted, not both"):
+        Shell(local=True, hosted=True)

@@ -281,9 +281,21 @@ class Memory(
 class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
     """Shell commands the model asks the *client* to run (OpenAI Responses
     ``shell``, or ``local_shell`` when ``local``); executed by
-    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval.
+
+    With ``hosted`` the provider runs them in a container of its own
+    (OpenAI's hosted shell, ``container_auto``), its activity hosted, and
+    ``skills`` are mounted there."""
 
     local: bool = False
+    hosted: bool = False
+    skills: tuple[Skill, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.local and self.hosted:
+            raise DecodeError("a shell is local or hosted, not both", "$.hosted")
+        if self.skills and not self.hosted:
+            raise DecodeError("skills are mounted in a hosted shell's container only", "$.skills")
 
 
 class ApplyPatch(
