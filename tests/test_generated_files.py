@@ -183,3 +183,17 @@ def test_a_container_file_the_code_interpreter_cited_is_fetched_through_the_cli(
         b for e in events if isinstance(e.body, GeneratedFileBody) for b in e.body.content
     ]
     assert isinstance(document, DocumentBlock) and document.media_type == "text/csv"
+
+
+def test_a_refused_download_names_the_status_never_the_key(tmp_path: Path) -> None:
+    from elelem.errors import NotFoundError
+    from elelem.testing.servers import status
+
+    echo = (
+        b'{"type":"error","error":{"type":"not_found_error","message":"no file for sk-ant-secret"}}'
+    )
+    with pytest.raises(NotFoundError) as caught:
+        _anthropic_turn(tmp_path, status(404, echo))
+    assert "404" in str(caught.value) and "downloading a generated file" in str(caught.value)
+    assert "sk-ant-secret" not in str(caught.value)
+    assert b"sk-ant-secret" not in (caught.value.body or b"")
