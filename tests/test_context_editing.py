@@ -10,11 +10,13 @@ request's top-level ``context_management.edits`` behind the
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from elelem import Client
 from elelem.cli.options import context_editing
@@ -22,6 +24,8 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.events import ResponseRecord
 from elelem.errors import ConfigError
+from elelem.render import Renderer, RenderOptions
+from elelem.render.conversation import render_events
 from elelem.render.markdown import conversation_markdown
 from elelem.shapes.context_editing import applied_edits
 from elelem.shapes.registry import BUILTIN_SHAPES, shape_named
@@ -130,6 +134,9 @@ def test_anthropic_sends_the_edits_and_the_applied_edits_are_stored(tmp_path: Pa
     line = "context edited by anthropic: cleared 4 tool uses, 1 thinking turn (31,900 input tokens)"
     assert f"*{line}*" in conversation_markdown(reopened.info, reopened.events)
     assert line in export_html(reopened.info, reopened.events).decode()
+    shown = io.StringIO()
+    render_events(Renderer(Console(file=shown, width=200), RenderOptions()), reopened.events)
+    assert line in shown.getvalue()  # what `elelem show` prints
 
 
 def test_keep_all_thinking_is_the_string_all() -> None:
