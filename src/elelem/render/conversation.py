@@ -19,11 +19,10 @@ from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.session import SessionNote
 from elelem.providers.costs import events_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     awaiting_line,
-    context_edits_line,
     decision_line,
-    generated_line,
     record_outcome,
     session_line,
 )

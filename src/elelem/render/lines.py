@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.events import Awaiting, Decision, ResponseRecord
-from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.projections import add_usage as sum_usage
 from elelem.conversation.session import SessionNote
 from elelem.render.sanitize import (
@@ -530,32 +528,6 @@ def session_line(note: SessionNote) -> str:
     if note.what == "opened" and detail.get("session_id"):
         return f"session opened ({detail.get('session_id')})"
     return f"session: {note.what}"
-
-
-def context_edits_line(body: ContextEdits) -> str:
-    """``context edited by anthropic: cleared 4 tool uses, 1 thinking turn
-    (31,900 input tokens)``: what the provider cleared from a response's
-    prompt, sanitized by the caller's renderer."""
-    parts = []
-    for key, noun in (
-        ("cleared_tool_uses", "tool use"),
-        ("cleared_thinking_turns", "thinking turn"),
-    ):
-        count = body.cleared(key)
-        if count:
-            parts.append(f"{count:,} {noun}{'s' if count != 1 else ''}")
-    tokens = body.cleared("cleared_input_tokens")
-    what = ", ".join(parts) or f"{len(body.edits)} edit{'s' if len(body.edits) != 1 else ''}"
-    return f"context edited by {body.provider}: cleared {what} ({tokens:,} input tokens)"
-
-
-def generated_line(body: GeneratedFileBody) -> str:
-    """``file made by code execution: chart.png (anthropic file_011…, 2,048
-    bytes)``: a fetched generated file, sanitized by the caller's renderer."""
-    size = sum(getattr(getattr(p.source, "blob", None), "size", 0) for p in body.content)
-    where = f"{body.container_id}/{body.file_id}" if body.container_id else body.file_id
-    name = body.filename or body.file_id
-    return f"file made by code execution: {name} ({body.provider} {where}, {size:,} bytes)"
 
 
 def decision_line(decision: Decision) -> str:

@@ -41,14 +41,13 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     Footnotes,
     activity_line,
     attachment_line,
     awaiting_line,
-    context_edits_line,
     decision_line,
-    generated_line,
     reasoning_summary,
     record_outcome,
     session_line,
