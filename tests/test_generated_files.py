@@ -149,40 +149,39 @@ def test_a_container_file_the_code_interpreter_cited_is_fetched_through_the_cli(
     from cli_helpers import base_env
     from cli_helpers import run as run_cli
 
+    store = SQLiteStore(tmp_path / "store.db")
+    conv = Conversation.create(store)
     with LoopbackServer([_responses([CALL, MESSAGE], 1), _file(CSV, "text/csv")]) as server:
         env = {**base_env(tmp_path), "OPENAI_BASE_URL": server.url + "/v1",
-               "OPENAI_API_KEY": "sk-secret-openai",
-               "ELELEM_STORE": str(tmp_path / "store.db")}  # fmt: skip
-        asked = run_cli(env, "ask", "-m", "openai:gpt-test", "--code-execution", "sales csv")
-        assert asked.returncode == 0, asked.stderr
-        listed = run_cli(env, "files", "generated", "--json")
-        assert [json.loads(line) for line in listed.stdout.splitlines()] == [
-            {"provider": "openai", "id": "cfile_9", "container": "cntr_1",
-             "filename": "sales.csv", "sha256": None, "size": None}
-        ]  # fmt: skip
+               "OPENAI_API_KEY": "sk-secret-openai", "ELELEM_STORE": str(tmp_path / "store.db")}  # fmt: skip
+
+        async def main() -> None:  # the turn in process; the files commands as a user runs them
+            async with Client(env=env) as client:
+                await run(conv, client, "openai:gpt-test", "sales csv",
+                          hosted_tools=[CodeExecution()])  # fmt: skip
+
+        asyncio.run(main())
         out = tmp_path / "sales.csv"
         got = run_cli(env, "files", "download", "cfile_9", "-o", str(out))
         assert got.returncode == 0, got.stderr
-        missing = run_cli(env, "files", "download", "cfile_nosuch")
     assert out.read_bytes() == CSV
     assert got.stderr == "kept sales.csv: 18 bytes\n"
-    assert "sk-secret-openai" not in got.stderr + listed.stdout
     assert server.requests[1].path == "/v1/containers/cntr_1/files/cfile_9/content"
     assert server.requests[1].headers["authorization"] == "Bearer sk-secret-openai"
-    assert missing.returncode == 2
-    assert missing.stderr.startswith("elelem: no file 'cfile_nosuch' was made in conversation ")
-    shown = run_cli(env, "files", "generated")
-    assert "cntr_1/cfile_9  sales.csv  sha256:" in shown.stdout
-    # `elelem show` shows the fetched file where it was fetched.
+    listed = run_cli(env, "files", "generated", "--json")
+    (entry,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    (document,) = [
+        b for e in Conversation.open(store, conv.id).events
+        if isinstance(e.body, GeneratedFileBody) for b in e.body.content
+    ]  # fmt: skip
+    assert isinstance(document, DocumentBlock) and document.media_type == "text/csv"
+    sha256 = document.source.blob.sha256  # type: ignore[union-attr]
+    assert entry == {"provider": "openai", "id": "cfile_9", "container": "cntr_1",
+                     "filename": "sales.csv", "sha256": sha256, "size": 18}  # fmt: skip
+    # `elelem show` shows the fetched file where it was fetched; the key is in no output.
     show = run_cli(env, "show")
     assert "file made by code execution: sales.csv (openai cntr_1/cfile_9, 18 bytes)" in show.stdout
-    store = SQLiteStore(Path(env["ELELEM_STORE"]))
-    (conv,) = store.list_conversations()
-    events = Conversation.open(store, conv.id).events
-    (document,) = [
-        b for e in events if isinstance(e.body, GeneratedFileBody) for b in e.body.content
-    ]
-    assert isinstance(document, DocumentBlock) and document.media_type == "text/csv"
+    assert "sk-secret-openai" not in got.stderr + listed.stdout + show.stdout + show.stderr
 
 
 def test_a_refused_download_names_the_status_never_the_key(tmp_path: Path) -> None:
