@@ -131,10 +131,11 @@ def test_x_search_elsewhere_is_dropped_with_a_record() -> None:
     # xAI's Chat Completions has no search at all now (Live Search answers 410).
     chat = _encode("xai", "openai_chat", XSearch(), WebSearch())
     assert "tools" not in chat.body and "search_parameters" not in chat.body
-    assert [(d.where, d.what) for d in chat.dropped] == [
-        ("hosted_tools[0]", "x_search"),
-        ("hosted_tools[1]", "web_search"),
-    ]
+    assert [(d.where, d.what, d.detail) for d in chat.dropped] == [
+        ("hosted_tools[0]", "x_search", "Chat Completions has no hosted x_search"),
+        ("hosted_tools[1]", "web_search", "xai has no hosted web search on Chat Completions"
+         ' (on its Responses API: compatible = "openai-responses")'),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
