@@ -193,3 +193,31 @@ def test_ask_computer_use_on_gemini_refuses_each_action_without_approve(tmp_path
     assert second["contents"][-1]["parts"] == [
         {"functionResponse": {"name": "click_at", "response": {"error": refused}}}
     ]
+
+
+def test_excluded_actions_are_left_out_and_a_declared_one_replaces_its_action() -> None:
+    from elelem.shapes.gemini.parser import response_chunks
+    from elelem.shapes.registry import shape_named
+    from elelem.stream import BlockStart
+
+    tool = ComputerUse(excluded_actions=("drag_and_drop", "click_at"))
+    mine = ToolSpec("click_at", "click, with my own coordinates", {"type": "object"})
+    request = ModelRequest("m", (), tools=(mine,), hosted_tools=(tool,))
+    body = encode_request(request, provider=ProviderId("google")).body
+    assert body["tools"][-1] == {"computerUse": {"environment": "ENVIRONMENT_BROWSER",
+        "excludedPredefinedFunctions": ["drag_and_drop", "click_at"]}}  # fmt: skip
+    _validate({"contents": [], "tools": body["tools"]})
+    # The application's click_at is the application's call, not the computer's.
+    answer = {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": CLICK}]},
+                              "finishReason": "STOP"}]}  # fmt: skip
+    chunks = response_chunks(answer, ProviderId("google"), request)
+    assert [c.name for c in chunks if isinstance(c, BlockStart)] == ["click_at"]
+    # The wires that offer every action say they left the list out.
+    for shape, provider, wire in (("anthropic_messages", "anthropic", "Anthropic"),
+                                  ("openai_responses", "openai", "OpenAI")):  # fmt: skip
+        encoded = shape_named(shape).encode_request(
+            ModelRequest("m", (), hosted_tools=(tool,)), provider=ProviderId(provider)
+        )
+        assert [(d.where, d.detail) for d in encoded.dropped] == [
+            ("hosted_tools[0].excluded_actions", f"{wire} computer use excludes no actions")
+        ]

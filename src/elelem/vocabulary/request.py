@@ -325,6 +325,10 @@ class ComputerUse(
     environment: str = "browser"
     display_number: int | None = None
     version: str | None = None
+    excluded_actions: tuple[str, ...] = ()
+    """Predefined actions the model is not offered (Gemini's
+    ``excludedPredefinedFunctions``: leave some out, or declare a function
+    of the same name in ``tools`` that replaces it)."""
 
 
 class ToolSearch(

@@ -50,7 +50,7 @@ from elelem.shapes.common import (
     system_text,
 )
 from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_excluded_actions
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
@@ -401,6 +401,7 @@ def _computer(tool: ComputerUse, site: HostedSite) -> None:
     }
     if tool.display_number is not None:
         definition["display_number"] = tool.display_number
+    no_excluded_actions(tool, site, "Anthropic")
     _client_executed(definition, site)
 
 

@@ -68,7 +68,10 @@ def computer_row(tool: ComputerUse, site: HostedSite) -> None:
     for option in ("display_number", "version"):
         if getattr(tool, option) is not None:
             site.drop("computer_use", "computerUse has no such option", field=option)
-    site.tools.append({"computerUse": {"environment": environment}})
+    spec: dict[str, Any] = {"environment": environment}
+    if tool.excluded_actions:
+        spec["excludedPredefinedFunctions"] = list(tool.excluded_actions)
+    site.tools.append({"computerUse": spec})
 
 
 def computer_actions(request: object) -> frozenset[str]:
@@ -79,6 +82,9 @@ def computer_actions(request: object) -> frozenset[str]:
     if not any(isinstance(tool, ComputerUse) for tool in hosted):
         return frozenset()
     declared = {getattr(t, "name", None) for t in getattr(request, "tools", ()) or ()}
+    for tool in hosted:
+        if isinstance(tool, ComputerUse):
+            declared.update(tool.excluded_actions)
     return PREDEFINED_ACTIONS - declared
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from elelem.shapes.common import Dropped
+from elelem.shapes.hosted_tools import HostedSite, no_excluded_actions
 from elelem.vocabulary import ComputerUse, DocumentBlock, ImageBlock, Shell, ToolResultBlock
 from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
@@ -26,6 +27,12 @@ def computer_tool(tool: ComputerUse) -> dict[str, JSONValue]:
         "display_height": tool.display_height,
         "environment": tool.environment,
     }
+
+
+def computer_row(tool: ComputerUse, site: HostedSite) -> None:
+    """The ``computer_use`` row: the tool, and no excluded actions (Responses offers all)."""
+    no_excluded_actions(tool, site, "OpenAI")
+    site.tools.append(computer_tool(tool))
 
 
 def shell_tool(tool: Shell) -> dict[str, JSONValue]:
@@ -78,4 +85,4 @@ def computer_output(
     return item
 
 
-__all__ = ["computer_output", "computer_tool", "shell_tool"]
+__all__ = ["computer_output", "computer_row", "computer_tool", "shell_tool"]

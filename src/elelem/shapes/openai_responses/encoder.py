@@ -36,7 +36,7 @@ from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_skills
 from elelem.shapes.media import check_request, generated_by, line_report
 from elelem.shapes.openai_responses import _items
-from elelem.shapes.openai_responses.client_tools import computer_output, computer_tool, shell_tool
+from elelem.shapes.openai_responses.client_tools import computer_output, computer_row, shell_tool
 from elelem.shapes.openai_responses.media import LIMITS, encode_media, restore_generated
 from elelem.shapes.openai_responses.state import continuation
 from elelem.shapes.openai_responses.xai_tools import x_search, xai_web_search
@@ -487,7 +487,7 @@ HOSTED_TOOLS = HostedTools(
         # Client-executed: their call items are tool calls the loop runs.
         "shell": lambda tool, site: site.tools.append(shell_tool(tool)),
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
-        "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
+        "computer_use": computer_row,
         "tool_search": lambda tool, site: site.tools.append({"type": "tool_search"}),
         "x_search": x_search,
     },
