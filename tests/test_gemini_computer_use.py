@@ -29,11 +29,11 @@ from elelem.conversation import Conversation, SQLiteStore
 from elelem.shapes.gemini.encoder import encode_request
 from elelem.testing.servers import LoopbackServer
 from elelem.tools import ComputerTool
-from elelem.turns.toolloop import NO_APPROVER, ApprovalRequest, run
+from elelem.turns.toolloop import NO_APPROVER, run
 from elelem.vocabulary import ComputerUse, ProviderId, ToolSpec
 from elelem.wire import ModelRequest
 from test_block_and_tool_tables import PNG
-from test_computer_use import Screen, _results
+from test_computer_use import Allow, Screen, _results
 from toolloop_wires import WIRES, _gemini, gemini_text
 
 GEMINI = next(w for w in WIRES if w.shape == "gemini")
@@ -76,13 +76,9 @@ def _run(tmp_path: Path, calls: list[dict[str, Any]], **kwargs: Any) -> Any:
 def test_a_confirmed_action_runs_and_is_acknowledged_with_url_and_screenshot(
     tmp_path: Path,
 ) -> None:
-    asked: list[ApprovalRequest] = []
-
-    def approve(request: ApprovalRequest) -> bool:
-        asked.append(request)
-        return True
-
-    browser, conv, server, result = _run(tmp_path, [CLICK], approve=approve)
+    allow = Allow()
+    browser, conv, server, result = _run(tmp_path, [CLICK], approve=allow)
+    asked = allow.asked
     assert result.text == "Accepted."
     action = {"action": "click_at", "x": 371, "y": 122, "safety_decision": DECISION}
     # The approver sees the action and the safety decision; the browser gets the same.
