@@ -71,6 +71,13 @@ def _anthropic_answer() -> Reply:
     return _sse(frames)
 
 
+def _metadata() -> Reply:
+    # GET /v1/files/{id}: the file object (https://docs.claude.com/en/api/files-metadata).
+    meta = {"type": "file", "id": FILE_ID, "filename": "chart.png", "mime_type": "image/png",
+            "size_bytes": len(PNG), "created_at": "2026-12-05T01:00:00Z", "downloadable": True}  # fmt: skip
+    return Reply(200, {"content-type": "application/json"}, (Send(json.dumps(meta).encode()),))
+
+
 def _file(data: bytes, media_type: str, **more: Any) -> Reply:
     return Reply(200, {"content-type": media_type, **more.pop("headers", {})},
                  (Send(data),), **more)  # fmt: skip
@@ -98,12 +105,14 @@ def _anthropic_turn(tmp_path: Path, *replies: Reply) -> tuple[Conversation, Loop
 def test_a_file_anthropics_code_execution_made_is_fetched_into_the_store(
     tmp_path: Path,
 ) -> None:
-    conv, server = _anthropic_turn(tmp_path, _file(PNG, "image/png"))
+    conv, server = _anthropic_turn(tmp_path, _metadata(), _file(PNG, "image/png"))
     assert generated_files(conv.events, load_catalog()) == [GeneratedFile("anthropic", FILE_ID)]
-    _, download = server.requests
+    _, metadata, download = server.requests
+    assert (metadata.method, metadata.path) == ("GET", f"/v1/files/{FILE_ID}")
     assert (download.method, download.path) == ("GET", f"/v1/files/{FILE_ID}/content")
-    assert download.headers["anthropic-beta"] == "files-api-2025-04-14"
-    assert download.headers["x-api-key"] == "sk-ant-secret"
+    for request in (metadata, download):
+        assert request.headers["anthropic-beta"] == "files-api-2025-04-14"
+        assert request.headers["x-api-key"] == "sk-ant-secret"
     (body,) = [e.body for e in conv.events if isinstance(e.body, GeneratedFileBody)]
     (image,) = body.content
     assert isinstance(image, ImageBlock) and image.media_type == "image/png"
@@ -116,10 +125,9 @@ def test_a_file_anthropics_code_execution_made_is_fetched_into_the_store(
     assert again == body
     # The exports show it as an attachment, the key nowhere.
     markdown = conversation_markdown(conv.info, conv.events)
-    assert (
-        f"*file made by code execution: {FILE_ID} (anthropic {FILE_ID}, {len(PNG):,} bytes)*"
-        in markdown
-    )
+    line = f"*file made by code execution: chart.png (anthropic {FILE_ID}, {len(PNG):,} bytes)*"
+    assert line in markdown
+    assert (body.filename, image.filename) == ("chart.png", "chart.png")
     assert "sk-ant-secret" not in markdown
 
 
@@ -130,7 +138,7 @@ def test_a_file_over_the_bound_is_refused_and_nothing_kept(tmp_path: Path) -> No
         _file(big, "text/csv", chunked=True),  # only counted as it streams
     ):
         with pytest.raises(LimitExceededError, match="limit max_bytes = 1024"):
-            _anthropic_turn(tmp_path / str(id(reply)), reply)
+            _anthropic_turn(tmp_path / str(id(reply)), _metadata(), reply)
 
 
 MESSAGE = {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
@@ -192,7 +200,7 @@ def test_a_refused_download_names_the_status_never_the_key(tmp_path: Path) -> No
         b'{"type":"error","error":{"type":"not_found_error","message":"no file for sk-ant-secret"}}'
     )
     with pytest.raises(NotFoundError) as caught:
-        _anthropic_turn(tmp_path, status(404, echo))
+        _anthropic_turn(tmp_path, _metadata(), status(404, echo))
     assert "404" in str(caught.value) and "downloading a generated file" in str(caught.value)
     assert "sk-ant-secret" not in str(caught.value)
     assert b"sk-ant-secret" not in (caught.value.body or b"")

@@ -17,12 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import httpx2
+import msgspec
 
 from elelem.conversation import Conversation, Draft, Event, HostedBody, MessageBody
 from elelem.conversation.generated import GeneratedFileBody
-from elelem.errors import ConfigError, DecodeError
+from elelem.errors import ConfigError, DecodeError, MalformedStreamError
 from elelem.providers.catalog import Catalog, Target
-from elelem.providers.files import DOWNLOAD_LIMIT, download_generated
+from elelem.providers.files import (
+    DOWNLOAD_LIMIT,
+    download_generated,
+    files_wire,
+    send_file_request,
+)
 from elelem.shapes.registry import shape_named
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, ProviderId
 from elelem.wire.files import FilesWire, GeneratedFile
@@ -74,6 +80,27 @@ def _block(data: bytes, media_type: str, filename: str | None) -> ImageBlock | D
         return DocumentBlock.from_bytes(data, "application/octet-stream", filename=filename)
 
 
+def generated_name(target: Target, http: httpx2.Client, file: GeneratedFile) -> str | None:
+    """The name the provider's Files API gives ``file`` (Anthropic's code
+    execution names its files by id only), or None where the wire has no
+    metadata request."""
+    wire = files_wire(target)
+    if wire.metadata is None:
+        return None
+    try:
+        request = wire.metadata(file.file_id)
+    except ValueError:
+        raise ConfigError(f"{file.file_id!r} is not a {target.provider} file id") from None
+    what = "reading a generated file's name"
+    _, answer = send_file_request(target.endpoint, http, request, what)
+    try:
+        return wire.read(answer).filename
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedStreamError(
+            f"provider {target.provider}: {what}: not in the documented form ({exc})"
+        ) from None
+
+
 def fetch_generated(
     conv: Conversation,
     target: Target,
@@ -90,6 +117,8 @@ def fetch_generated(
     done = fetched(conv.events).get(file.file_id)
     if done is not None:
         return done
+    if file.filename is None:
+        file = msgspec.structs.replace(file, filename=generated_name(target, http, file))
     data, media_type = download_generated(target, http, file, max_bytes=max_bytes)
     body = GeneratedFileBody(
         file.provider,
@@ -102,4 +131,4 @@ def fetch_generated(
     return body
 
 
-__all__ = ["fetch_generated", "fetched", "generated_files"]
+__all__ = ["fetch_generated", "fetched", "generated_files", "generated_name"]

@@ -110,6 +110,9 @@ class FilesWire:
     """The request of a generated file's bytes (None: the wire has none)."""
     generated: Callable[[Message], list[GeneratedFile]] | None = None
     """The files an assistant message of this wire says code execution made."""
+    metadata: Callable[[str], FileRequest] | None = None
+    """The request of a file's metadata by id (read by ``read``), for the
+    name of a generated file its answer did not give (None: the wire has none)."""
 
 
 __all__ = [

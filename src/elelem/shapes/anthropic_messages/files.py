@@ -10,7 +10,8 @@ Files the code execution tool makes are Files API files too
 (https://docs.claude.com/en/docs/agents-and-tools/tool-use/code-execution-tool,
 "Retrieve generated files"): its result block holds ``{"type":
 "bash_code_execution_output", "file_id": …}`` entries (``code_execution_output``
-in the older version), and ``GET /v1/files/{id}/content`` returns the bytes."""
+in the older version); ``GET /v1/files/{id}`` gives its name and type and
+``GET /v1/files/{id}/content`` its bytes."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ FILES = FilesWire(
     delete=lambda file_id: FileRequest("DELETE", f"v1/files/{plain_id(file_id)}", HEADERS),
     download=_download,
     generated=code_execution_files,
+    metadata=lambda file_id: FileRequest("GET", f"v1/files/{plain_id(file_id)}", HEADERS),
 )
 """How the Messages wire stores files."""
 
