@@ -22,14 +22,16 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
 
+from elelem.cli.asking import confirm
 from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.elicit import TerminalElicitor
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import (
@@ -232,7 +234,10 @@ class Toolset:
     max_steps: int = MAX_STEPS
     approve: bool = False
     defer: bool = False
+    elicitor: TerminalElicitor = field(default_factory=lambda: TerminalElicitor(False))
+    """Asks the user what an MCP server asks (bound to a turn by :meth:`asking_on`)."""
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _questions: asyncio.Lock | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Toolset:
@@ -249,6 +254,7 @@ class Toolset:
         if params.get("computer_ref"):
             tools.append(ComputerTool(computer_named(params["computer_ref"])))
         servers = []
+        elicitor = TerminalElicitor(interactive=sys.stdin.isatty())
         for spec in params.get("mcp_specs", ()):
             try:
                 servers.append(
@@ -256,6 +262,7 @@ class Toolset:
                         spec,
                         startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT),
                         use_instructions=bool(params.get("mcp_instructions")),
+                        elicit=elicitor,
                     )
                 )
             except ValueError as exc:
@@ -266,7 +273,7 @@ class Toolset:
         defer = bool(params.get("defer"))
         if approve and defer:
             raise Failure("--approve asks now and --defer later: give one of them", EXIT_USAGE)
-        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve, defer)
+        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve, defer, elicitor)
 
     @property
     def active(self) -> bool:
@@ -321,13 +328,29 @@ class Toolset:
             return "defer"
         if not self.approve:
             return None
-        one_at_a_time = asyncio.Lock()  # calls run at once; questions one by one
+
+        # Calls run at once; questions (approvals, servers' requests for
+        # input, see asking_on) one by one.  A lock a turn: each turn has
+        # its own event loop.
+        one_at_a_time = self._questions = asyncio.Lock()
 
         async def ask(request: ApprovalRequest) -> bool:
             async with one_at_a_time:
                 return await ask_approval(request)
 
         return ask
+
+    @contextlib.contextmanager
+    def asking_on(
+        self, loop: asyncio.AbstractEventLoop, before: Callable[[], None] = lambda: None
+    ) -> Iterator[None]:
+        """While a turn runs on ``loop``: what a server asks is asked in the
+        terminal (:mod:`elelem.cli.elicit`), one question at a time with the
+        approvals, ``before`` called first (the renderer pauses its live
+        region)."""
+        lock, self._questions = self._questions or asyncio.Lock(), None
+        with self.elicitor.asking_on(loop, lock, before):
+            yield
 
 
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
@@ -390,59 +413,6 @@ async def ask_approval(request: ApprovalRequest) -> bool:
     reading the answer on the event loop (:func:`confirm`)."""
     width = shutil.get_terminal_size().columns
     return await confirm(approval_prompt(request, width))
-
-
-YES = frozenset({"y", "yes"})
-NO = frozenset({"n", "no", ""})  # Enter alone: the default, no
-
-
-async def confirm(question: str) -> bool:
-    """Ask ``question [y/N]: `` on stderr and read the answer from the
-    terminal (stdin) on the running event loop, as click's confirm would
-    (asked again after anything but y, yes, n, no or Enter; end of input
-    is no), and echo the verdict.
-
-    Read on the loop, not in a worker thread: Ctrl-C cancels the read at
-    once, where a thread blocked on stdin would stay blocked, eat the next
-    line typed and hold stdin's lock while the interpreter shuts down."""
-    while True:
-        click.echo(f"{question} [y/N]: ", nl=False, err=True)
-        line = await _read_line(sys.stdin.fileno())
-        if line is None:
-            click.echo("", err=True)
-            answer = "n"
-        else:
-            answer = line.strip().lower()
-        if answer in YES or answer in NO:
-            verdict = answer in YES
-            click.echo("approved" if verdict else "refused", err=True)
-            return verdict
-        click.echo("Error: invalid input", err=True)
-
-
-async def _read_line(fd: int) -> str | None:
-    """One line from ``fd`` (a terminal: the line discipline hands it over
-    whole), read when the loop sees it readable; None at end of input."""
-    loop = asyncio.get_running_loop()
-    arrived: asyncio.Future[bytes | None] = loop.create_future()
-    held = bytearray()
-
-    def readable() -> None:
-        chunk = os.read(fd, 4096)
-        held.extend(chunk)
-        if arrived.done():
-            return
-        if not chunk:
-            arrived.set_result(bytes(held) if held else None)
-        elif b"\n" in held:
-            arrived.set_result(bytes(held))
-
-    loop.add_reader(fd, readable)
-    try:
-        got = await arrived
-    finally:
-        loop.remove_reader(fd)
-    return None if got is None else got.decode(errors="replace").partition("\n")[0]
 
 
 __all__ = [
