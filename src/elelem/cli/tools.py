@@ -32,6 +32,8 @@ import click
 from elelem.cli.asking import confirm
 from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.elicit import TerminalElicitor
+from elelem.cli.sampling import TurnSampler, sampling_target
+from elelem.client import Client
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import (
@@ -93,6 +95,13 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="SECONDS",
             help="Seconds each --mcp server has for each start-up step (npx -y of a package "
             "not yet cached can need more).",
+        ),
+        click.option(
+            "--mcp-sampling-model",
+            metavar="MODEL",
+            help="Serve each --mcp server's sampling requests (the server asking for a "
+            "completion during a call) with MODEL (provider:model or an alias); without it "
+            "they are refused.",
         ),
         click.option(
             "--mcp-instructions",
@@ -236,6 +245,8 @@ class Toolset:
     defer: bool = False
     elicitor: TerminalElicitor = field(default_factory=lambda: TerminalElicitor(False))
     """Asks the user what an MCP server asks (bound to a turn by :meth:`asking_on`)."""
+    sampler: TurnSampler | None = None
+    """``--mcp-sampling-model``: serves the servers' sampling requests in a turn."""
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _questions: asyncio.Lock | None = None
 
@@ -255,6 +266,8 @@ class Toolset:
             tools.append(ComputerTool(computer_named(params["computer_ref"])))
         servers = []
         elicitor = TerminalElicitor(interactive=sys.stdin.isatty())
+        sampling = params.get("mcp_sampling_model")
+        sampler = TurnSampler(sampling_target(sampling)) if sampling is not None else None
         for spec in params.get("mcp_specs", ()):
             try:
                 servers.append(
@@ -263,6 +276,7 @@ class Toolset:
                         startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT),
                         use_instructions=bool(params.get("mcp_instructions")),
                         elicit=elicitor,
+                        sample=sampler,
                     )
                 )
             except ValueError as exc:
@@ -273,7 +287,9 @@ class Toolset:
         defer = bool(params.get("defer"))
         if approve and defer:
             raise Failure("--approve asks now and --defer later: give one of them", EXIT_USAGE)
-        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve, defer, elicitor)
+        return cls(
+            tools, servers, params.get("max_steps", MAX_STEPS), approve, defer, elicitor, sampler
+        )
 
     @property
     def active(self) -> bool:
@@ -342,14 +358,21 @@ class Toolset:
 
     @contextlib.contextmanager
     def asking_on(
-        self, loop: asyncio.AbstractEventLoop, before: Callable[[], None] = lambda: None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        client: Client,
+        before: Callable[[], None] = lambda: None,
     ) -> Iterator[None]:
-        """While a turn runs on ``loop``: what a server asks is asked in the
-        terminal (:mod:`elelem.cli.elicit`), one question at a time with the
-        approvals, ``before`` called first (the renderer pauses its live
-        region)."""
+        """While a turn runs on ``loop`` with ``client``: what a server asks
+        is asked in the terminal (:mod:`elelem.cli.elicit`), one question at
+        a time with the approvals, ``before`` called first (the renderer
+        pauses its live region); its sampling requests are served
+        (:mod:`elelem.cli.sampling`)."""
         lock, self._questions = self._questions or asyncio.Lock(), None
-        with self.elicitor.asking_on(loop, lock, before):
+        with contextlib.ExitStack() as serving:
+            serving.enter_context(self.elicitor.asking_on(loop, lock, before))
+            if self.sampler is not None:
+                serving.enter_context(self.sampler.serving_on(loop, client))
             yield
 
 

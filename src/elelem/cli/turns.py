@@ -141,13 +141,13 @@ def run_turn(
     done: list[TurnResult] = []
 
     async def go() -> None:
-        asking: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        if toolset is not None:
-            # What an MCP server asks the user is asked on this loop.
-            before = (lambda: _pause(renderer)) if renderer is not None else (lambda: None)
-            asking = toolset.asking_on(asyncio.get_running_loop(), before)
-        with asking:
-            async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
+        async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
+            asking: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+            if toolset is not None:
+                # What an MCP server asks is asked (and sampled) on this loop.
+                before = (lambda: _pause(renderer)) if renderer is not None else (lambda: None)
+                asking = toolset.asking_on(asyncio.get_running_loop(), client, before)
+            with asking:
                 done.append(await drive(flow, client, conversation))
 
     # The result is handed over beside the task, not as its result:

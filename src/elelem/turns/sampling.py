@@ -13,14 +13,19 @@ from dataclasses import replace
 
 from elelem.client import Client
 from elelem.conversation.projections import add_usage
+from elelem.providers import Target
+from elelem.providers.protocol import Model
 from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request
 from elelem.vocabulary import GenerationOptions, Message, TextBlock, Usage
 
 
-def model_sampler(client: Client, model: str, limits: UsageLimits | None = None) -> Sample:
+def model_sampler(
+    client: Client, model: str | Target | Model, limits: UsageLimits | None = None
+) -> Sample:
     """A ``sample`` callback that asks ``client``'s ``model`` (a
-    ``provider:model`` name) and keeps within ``limits``."""
+    ``provider:model`` name, a resolved target or a model object) and keeps
+    within ``limits``."""
     target = client.target(model)
     used = Used(Usage(), None, 0, 0)
 
