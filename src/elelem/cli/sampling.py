@@ -24,6 +24,7 @@ from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.safety import command_catalog
 from elelem.cli.testmodel import is_test_model, test_model
 from elelem.client import Client
+from elelem.errors import ConfigError
 from elelem.providers import Target
 from elelem.providers.protocol import Model
 from elelem.render import sanitize_line
@@ -39,7 +40,12 @@ def sampling_target(name: str) -> Target | Model:
         raise Failure("--mcp-sampling-model is empty: give provider:model or an alias", EXIT_USAGE)
     if is_test_model(name):
         return test_model()
-    return command_catalog().target(name, os.environ)
+    try:
+        return command_catalog().target(name, os.environ)
+    except ConfigError as exc:
+        # Named: the run's own -m may be fine, and this is the other model.
+        shown = sanitize_line(name)
+        raise Failure(f"--mcp-sampling-model {shown}: {exc}", EXIT_USAGE) from None
 
 
 class TurnSampler:
