@@ -47,9 +47,7 @@ def ask_limerick(topic: str) -> Sample:
 
 
 @server.tool()
-async def limerick(
-    topic: str, poem: Annotated[CreateMessageResult, Resolve(ask_limerick)]
-) -> str:
+async def limerick(topic: str, poem: Annotated[CreateMessageResult, Resolve(ask_limerick)]) -> str:
     """A limerick about a topic, by the client's model, on any revision."""
     content = poem.content
     return f"{poem.model}: {content.text if isinstance(content, TextContent) else content}"

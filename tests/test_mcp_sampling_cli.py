@@ -97,3 +97,35 @@ def test_server_everything_offers_every_tool_a_client_without_tasks_can_use() ->
         "simulate-research-query": "it runs only as a task (execution.taskSupport: required), "
         "which elelem does not run"
     }
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_approve_asks_before_each_sampling_request(tmp_path: Path, answer: str) -> None:
+    import pexpect
+
+    from cli_helpers import ELELEM
+
+    env = base_env(tmp_path)
+    child = pexpect.spawn(
+        ELELEM,
+        ["ask", "-m", "test", "--approve", "--mcp", SERVER, "--mcp-sampling-model", "test", "p"],
+        env={**env, "TERM": "dumb"},
+        encoding="utf-8",
+        timeout=30,
+    )
+    try:
+        for _ in range(3):  # the tool calls' approvals first, in any order
+            asked = child.expect([r"run haiku.*\[y/N\]: ", r"run limerick.*\[y/N\]: ",
+                                  r"run read_resource.*\[y/N\]: "])  # fmt: skip
+            child.sendline("y" if asked == 1 else "n")
+        child.expect_exact(
+            f'let {LABEL} ask test-model: "A limerick on a" (at most 80 tokens)? [y/N]: '
+        )
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    served = "test-model: Test answer to: A limerick on a"
+    refused = f"MCP error from {LABEL}: the user did not approve this sampling request"
+    assert tool_results(env)["limerick"] == [served if answer == "y" else refused]

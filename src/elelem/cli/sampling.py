@@ -6,8 +6,11 @@ The requests are served by :func:`elelem.turns.sampling.model_sampler` on
 the turn's own client and event loop (the MCP connection's loop, in a
 background thread, hands each over), so they share the turn's connections,
 keys and timeouts; each served request is one status line on stderr
-(``sampled MODEL for SERVER: 12 in · 30 out``).  Outside a turn a request
-is refused, saying so.  Without the option, sampling is not declared and a
+(``sampled MODEL for SERVER``).  With ``--approve``, each request is asked
+first (``let SERVER ask MODEL: "…" (at most N tokens)? [y/N]``, the
+server's text sanitized and cut), one question at a time with the tool
+approvals; a refusal tells the server the user did not approve.  Outside a
+turn a request is refused, saying so.  Without the option, sampling is not declared and a
 server that asks anyway is refused.
 """
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import click
 
@@ -56,15 +59,23 @@ class TurnSampler:
         self.target = target
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sample: Sample | None = None
+        self._approve: Callable[[str], Awaitable[bool]] | None = None
 
     @contextlib.contextmanager
-    def serving_on(self, loop: asyncio.AbstractEventLoop, client: Client) -> Iterator[None]:
-        """Serve on ``loop`` with ``client`` while the block runs."""
+    def serving_on(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        client: Client,
+        approve: Callable[[str], Awaitable[bool]] | None = None,
+    ) -> Iterator[None]:
+        """Serve on ``loop`` with ``client`` while the block runs, each
+        request first put to ``approve`` (a y/N question) when given."""
         self._loop, self._sample = loop, model_sampler(client, self.target)
+        self._approve = approve
         try:
             yield
         finally:
-            self._loop, self._sample = None, None
+            self._loop, self._sample, self._approve = None, None, None
 
     async def __call__(self, request: SamplingRequest) -> SampleAnswer:
         loop, sample = self._loop, self._sample
@@ -77,10 +88,25 @@ class TurnSampler:
         return await asyncio.wrap_future(served)
 
     async def _served(self, sample: Sample, request: SamplingRequest) -> SampleAnswer:
+        if self._approve is not None and not await self._approve(self.question(request)):
+            raise SamplingRefused("the user did not approve this sampling request")
         answer = await sample(request)
         line = f"sampled {answer.model} for {request.server}"
         click.echo(sanitize_line(line), err=True)
         return answer
 
+    def question(self, request: SamplingRequest) -> str:
+        """What ``--approve`` asks before serving ``request``."""
+        last = request.messages[-1][1] if request.messages else ""
+        said = sanitize_line(last)
+        said = said if len(said) <= QUOTE else said[: QUOTE - 1] + "…"
+        model = sanitize_line(getattr(self.target, "model", "") or "the model")
+        server = sanitize_line(request.server)
+        return f'let {server} ask {model}: "{said}" (at most {request.max_tokens} tokens)?'
 
-__all__ = ["TurnSampler", "sampling_target"]
+
+QUOTE = 100
+"""The most characters of a server's message an approval question quotes."""
+
+
+__all__ = ["QUOTE", "TurnSampler", "sampling_target"]

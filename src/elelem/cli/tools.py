@@ -372,7 +372,15 @@ class Toolset:
         with contextlib.ExitStack() as serving:
             serving.enter_context(self.elicitor.asking_on(loop, lock, before))
             if self.sampler is not None:
-                serving.enter_context(self.sampler.serving_on(loop, client))
+                approve = None
+                if self.approve:
+
+                    async def approve(question: str) -> bool:
+                        async with lock:
+                            before()
+                            return await confirm(question)
+
+                serving.enter_context(self.sampler.serving_on(loop, client, approve))
             yield
 
 
