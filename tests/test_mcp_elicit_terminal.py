@@ -17,6 +17,7 @@ from cli_helpers import ELELEM, base_env, run
 from elelem.cli.elicit import FieldError, field_hint, field_value
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'mcp_elicit_server.py'}"
+FORM_SERVER = SERVER
 LABEL = SERVER if len(SERVER) <= 60 else SERVER[:59] + "…"
 
 

@@ -34,6 +34,7 @@ from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.elicit import TerminalElicitor
 from elelem.cli.sampling import TurnSampler, sampling_target
 from elelem.client import Client
+from elelem.conversation import Conversation
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import (
@@ -46,6 +47,7 @@ from elelem.tools import (
     ShellTool,
 )
 from elelem.tools.mcp import STARTUP_TIMEOUT
+from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import ToolCallBlock, ToolResultBlock
 
@@ -361,15 +363,19 @@ class Toolset:
         self,
         loop: asyncio.AbstractEventLoop,
         client: Client,
+        conversation: Conversation,
         before: Callable[[], None] = lambda: None,
     ) -> Iterator[None]:
-        """While a turn runs on ``loop`` with ``client``: what a server asks
+        """While a turn of ``conversation`` runs on ``loop`` with ``client``:
+        each request a server makes is recorded in the conversation log
+        (:func:`~elelem.turns.sampling.recording_requests`); what a server asks
         is asked in the terminal (:mod:`elelem.cli.elicit`), one question at
         a time with the approvals, ``before`` called first (the renderer
         pauses its live region); its sampling requests are served
         (:mod:`elelem.cli.sampling`)."""
         lock, self._questions = self._questions or asyncio.Lock(), None
         with contextlib.ExitStack() as serving:
+            serving.enter_context(recording_requests(self.servers, conversation, loop))
             serving.enter_context(self.elicitor.asking_on(loop, lock, before))
             if self.sampler is not None:
                 approve = None

@@ -146,7 +146,8 @@ def run_turn(
             if toolset is not None:
                 # What an MCP server asks is asked (and sampled) on this loop.
                 before = (lambda: _pause(renderer)) if renderer is not None else (lambda: None)
-                asking = toolset.asking_on(asyncio.get_running_loop(), client, before)
+                loop = asyncio.get_running_loop()
+                asking = toolset.asking_on(loop, client, conversation, before)
             with asking:
                 done.append(await drive(flow, client, conversation))
 
