@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import command_catalog
 from elelem.cli.testmodel import is_test_model, test_model
 from elelem.client import Client

@@ -30,8 +30,8 @@ from typing import Any, Literal, ParamSpec, TypeVar
 import click
 
 from elelem.cli.asking import confirm
-from elelem.cli.common import EXIT_USAGE, Failure
 from elelem.cli.elicit import TerminalElicitor
+from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.sampling import TurnSampler, sampling_target
 from elelem.client import Client
 from elelem.conversation import Conversation
