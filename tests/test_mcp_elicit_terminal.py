@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,20 @@ PROMPT = r"\x1b\[\?2004h"
 
 def spawn(env: dict[str, str], *args: str) -> pexpect.spawn:
     return pexpect.spawn(
-        ELELEM, list(args), env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=30
+        ELELEM, list(args), env={**env, "TERM": "xterm-256color"}, encoding="utf-8", timeout=90
     )
+
+
+FORM_QUESTION = "fill in its form (7 fields)? [y/N]: "
+URL_QUESTION = "open it in the browser? [y/N]: "
+
+
+def answer_both(child: pexpect.spawn, form: Callable[[], None], url: Callable[[], None]) -> None:
+    """The two tools are called at once: whichever request arrives first is
+    asked first (one question at a time), so answer them in either order."""
+    for _ in range(2):
+        asked = child.expect_exact([FORM_QUESTION, URL_QUESTION])
+        (form if asked == 0 else url)()
 
 
 def test_ask_fills_a_servers_form_and_opens_its_url_in_the_terminal(tmp_path: Path) -> None:
@@ -53,32 +66,39 @@ def test_ask_fills_a_servers_form_and_opens_its_url_in_the_terminal(tmp_path: Pa
     child = spawn(env, "ask", "-m", "test", "--mcp", SERVER, "book")
     try:
         # The server as the user started it (its command line), not as it names itself.
-        child.expect_exact(f"MCP server {LABEL} asks: Booking at Chez Nous: details?")
-        child.expect_exact("fill in its form (7 fields)? [y/N]: ")
-        child.sendline("y")
-        child.expect_exact("  Your name (As on the booking) (required): ")
-        child.sendline("")  # required: asked again
-        child.expect_exact("  Error: this field is required")
-        child.sendline("Ann Lee")
-        child.expect_exact("  guests (whole number 1..12) [2]: ")
-        child.sendline("20")
-        child.expect_exact("  Error: at most 12")
-        child.sendline("")  # the default
-        child.expect_exact("  budget (number; Per person, EUR): ")
-        child.sendline("12.5")
-        child.expect_exact("  terrace (yes/no) [no]: ")
-        child.sendline("y")
-        child.expect_exact("  time (one of: 19:00, 20:30) [19:00]: ")
-        child.sendline("20:30")
-        child.expect_exact("  menu (one of: veg (Vegetarian), fish (Fish)): ")
-        child.sendline("")  # optional: left out
-        child.expect_exact("  extras (any of: cake, wine, flowers; comma-separated): ")
-        child.sendline("cake, flowers")
-        child.expect_exact(f"sent to {LABEL}")
-        child.expect_exact(f"MCP server {LABEL} asks you to open a URL: Sign in to pay the deposit")
-        child.expect_exact("  https://booking.example/pay?session=1  (site: booking.example)")
-        child.expect_exact("open it in the browser? [y/N]: ")
-        child.sendline("y")
+        child.expect_exact(f"MCP server {LABEL} ")
+
+        def form() -> None:
+            assert child.before.endswith("Booking at Chez Nous: details?\r\n")
+            child.sendline("y")
+            child.expect_exact("  Your name (As on the booking) (required): ")
+            child.sendline("")  # required: asked again
+            child.expect_exact("  Error: this field is required")
+            child.sendline("Ann Lee")
+            child.expect_exact("  guests (whole number 1..12) [2]: ")
+            child.sendline("20")
+            child.expect_exact("  Error: at most 12")
+            child.sendline("")  # the default
+            child.expect_exact("  budget (number; Per person, EUR): ")
+            child.sendline("12.5")
+            child.expect_exact("  terrace (yes/no) [no]: ")
+            child.sendline("y")
+            child.expect_exact("  time (one of: 19:00, 20:30) [19:00]: ")
+            child.sendline("20:30")
+            child.expect_exact("  menu (one of: veg (Vegetarian), fish (Fish)): ")
+            child.sendline("")  # optional: left out
+            child.expect_exact("  extras (any of: cake, wine, flowers; comma-separated): ")
+            child.sendline("cake, flowers")
+            child.expect_exact(f"sent to {LABEL}")
+
+        def url() -> None:
+            assert child.before.endswith(
+                "Sign in to pay the deposit\r\n"
+                "  https://booking.example/pay?session=1  (site: booking.example)\r\n"
+            )
+            child.sendline("y")
+
+        answer_both(child, form, url)
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
@@ -107,21 +127,30 @@ def test_chat_declines_with_enter_and_cancels_with_ctrl_c(tmp_path: Path) -> Non
     try:
         child.expect(PROMPT)
         child.sendline("book")
-        child.expect_exact("fill in its form (7 fields)? [y/N]: ")
-        child.sendline("")  # Enter: declined
-        child.expect_exact("declined")
-        child.expect_exact("open it in the browser? [y/N]: ")
-        child.sendintr()  # Ctrl-C: the question dismissed, the turn goes on
-        child.expect_exact("cancelled")
+
+        def decline_form() -> None:
+            child.sendline("")  # Enter: declined
+            child.expect_exact("declined")
+
+        def cancel_url() -> None:
+            child.sendintr()  # Ctrl-C: the question dismissed, the turn goes on
+            child.expect_exact("cancelled")
+
+        answer_both(child, decline_form, cancel_url)
         child.expect(PROMPT)
         child.sendline("again")  # the chat still works
-        child.expect_exact("fill in its form (7 fields)? [y/N]: ")
-        child.sendline("y")
-        child.expect_exact("(required): ")
-        child.sendintr()  # Ctrl-C in the middle of the form
-        child.expect_exact("cancelled")
-        child.expect_exact("open it in the browser? [y/N]: ")
-        child.sendline("n")
+
+        def cancel_form() -> None:
+            child.sendline("y")
+            child.expect_exact("(required): ")
+            child.sendintr()  # Ctrl-C in the middle of the form
+            child.expect_exact("cancelled")
+
+        def decline_url() -> None:
+            child.sendline("n")
+            child.expect_exact("declined")
+
+        answer_both(child, cancel_form, decline_url)
         child.expect(PROMPT)
         child.sendeof()
         child.expect(pexpect.EOF)

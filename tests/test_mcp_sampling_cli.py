@@ -111,7 +111,7 @@ def test_approve_asks_before_each_sampling_request(tmp_path: Path, answer: str) 
         ["ask", "-m", "test", "--approve", "--mcp", SERVER, "--mcp-sampling-model", "test", "p"],
         env={**env, "TERM": "dumb"},
         encoding="utf-8",
-        timeout=30,
+        timeout=90,
     )
     try:
         for _ in range(3):  # the tool calls' approvals first, in any order

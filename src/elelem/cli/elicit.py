@@ -93,12 +93,16 @@ class TerminalElicitor:
             with echoing_terminal(), _ctrl_c_cancels() as cancelled:
                 asking = asyncio.ensure_future(ask_elicitation(request))
                 either: set[asyncio.Future[Any]] = {asking, cancelled}
-                done, _ = await asyncio.wait(either, return_when="FIRST_COMPLETED")
-                if asking in done:
+                try:
+                    await asyncio.wait(either, return_when="FIRST_COMPLETED")
+                finally:
+                    # Ctrl-C, or the call given up: the question's reader of
+                    # stdin is removed before anything else reads it.
+                    if not asking.done():
+                        asking.cancel()
+                        await asyncio.wait({asking})
+                if not asking.cancelled():
                     return asking.result()
-                asking.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asking  # its reader removed before the next question
                 click.echo("", err=True)
                 click.echo("cancelled", err=True)
                 return ElicitAnswer("cancel")
