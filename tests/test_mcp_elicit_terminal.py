@@ -16,9 +16,9 @@ import pytest
 
 from cli_helpers import ELELEM, base_env, run
 from elelem.cli.elicit import FieldError, field_hint, field_value
+from test_mcp_server_requests import server_requests
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'mcp_elicit_server.py'}"
-FORM_SERVER = SERVER
 LABEL = SERVER if len(SERVER) <= 60 else SERVER[:59] + "…"
 
 
@@ -177,6 +177,17 @@ def test_without_a_terminal_every_request_is_declined(tmp_path: Path) -> None:
         {"action": "decline", "content": None}
     ]
     assert [json.loads(r) for r in results["sign_in"]] == [{"action": "decline"}]
+    # Each recorded in the log (the two calls run at once: in either order).
+    got = server_requests(env)
+    assert sorted((r["method"], r["outcome"], r["detail"]["mode"]) for r in got) == [
+        ("elicitation/create", "decline", "form"),
+        ("elicitation/create", "decline", "url"),
+    ]
+    assert next(r for r in got if r["detail"]["mode"] == "url")["detail"] == {
+        "mode": "url",
+        "message": "Sign in to pay the deposit",
+        "url": "https://booking.example/pay?session=1",
+    }
 
 
 FIELDS: list[tuple[dict[str, Any], str, Any]] = [

@@ -15,6 +15,7 @@ import pytest
 from cli_helpers import base_env, run
 from mcp_servers import EVERYTHING
 from test_mcp_elicit_terminal import tool_results
+from test_mcp_server_requests import server_requests
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'mcp_sampling_server.py'}"
 LABEL = SERVER if len(SERVER) <= 60 else SERVER[:59] + "…"
@@ -34,6 +35,24 @@ def test_ask_serves_sampling_with_the_named_model(tmp_path: Path) -> None:
         "refused a: Cannot send 'sampling/createMessage': this transport context has no "
         "back-channel for server-initiated requests."
     ]
+    # Recorded in the log, what it used counted in the turn's usage line.
+    assert server_requests(env) == [
+        {
+            "server": LABEL,
+            "method": "sampling/createMessage",
+            "outcome": "served",
+            "detail": {
+                "messages": [["user", "A limerick on a"]],
+                "system": None,
+                "max_tokens": 80,
+                "text": "Test answer to: A limerick on a",
+            },
+            "provider": "test",
+            "model": "test-model",
+            "usage": {"input": 10, "output": 23, "cache_read": 0, "cache_write": 0,
+                      "reasoning": 0, "hosted": {}, "raw": None},
+        }
+    ]  # fmt: skip
 
 
 def test_without_a_sampling_model_sampling_is_not_declared(tmp_path: Path) -> None:
@@ -99,7 +118,7 @@ def test_server_everything_offers_every_tool_a_client_without_tasks_can_use() ->
     }
 
 
-@pytest.mark.parametrize("answer", ["y", "n"])
+@pytest.mark.parametrize("answer", [pytest.param("y", marks=pytest.mark.slow), "n"])
 def test_approve_asks_before_each_sampling_request(tmp_path: Path, answer: str) -> None:
     import pexpect
 

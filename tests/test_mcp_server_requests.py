@@ -1,25 +1,22 @@
 """Every request an MCP server makes of the client recorded in the
 conversation log as a `server-request` event (elelem.turns.sampling.
 recording_requests): the event kind's round trip through SQLite and a real
-PostgreSQL, its cost counted with the turn's, and the events a real
-server's requests leave in `elelem ask`'s log."""
+PostgreSQL, and its cost counted with the turn's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cli_helpers import base_env, run
+from cli_helpers import run
 from elelem.conversation import Conversation, Draft, ServerRequest
 from elelem.conversation.store import Store
 from elelem.providers.costs import events_cost
 from elelem.providers.pricing import price
 from elelem.vocabulary import Usage
-from test_mcp_sampling_cli import LABEL, SERVER
 from test_store import Ticker, opener, pg_url  # noqa: F401  (pg_url: the fixture)
 
 SAMPLED = ServerRequest(
@@ -55,53 +52,14 @@ def test_a_server_request_round_trips_through_the_store(any_store: Store) -> Non
     assert expected.total is not None and expected.total > Decimal(0)
 
 
-def _requests(env: dict[str, str]) -> list[dict[str, Any]]:
+def server_requests(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The `server-request` event bodies of the latest conversation (its
+    export); `elelem ask`'s records are checked where it ran:
+    test_mcp_sampling_cli (sampling) and test_mcp_elicit_terminal
+    (elicitation)."""
     import json
 
     exported = run(env, "export", "last")
     assert exported.returncode == 0, exported.stderr
     events = [json.loads(line) for line in exported.stdout.splitlines()]
     return [e["body"] for e in events if e.get("kind") == "server-request"]
-
-
-def test_ask_records_each_request_a_server_made(tmp_path: Path) -> None:
-    env = base_env(tmp_path)
-    out = run(env, "ask", "-m", "test", "--mcp", SERVER, "--mcp-sampling-model", "test", "poems")
-    assert out.returncode == 0, out.stderr
-    assert _requests(env) == [
-        {
-            "server": LABEL,
-            "method": "sampling/createMessage",
-            "outcome": "served",
-            "detail": {
-                "messages": [["user", "A limerick on a"]],
-                "system": None,
-                "max_tokens": 80,
-                "text": "Test answer to: A limerick on a",
-            },
-            "provider": "test",
-            "model": "test-model",
-            "usage": {"input": 10, "output": 23, "cache_read": 0, "cache_write": 0,
-                      "reasoning": 0, "hosted": {}, "raw": None},
-        }
-    ]  # fmt: skip
-
-
-def test_ask_records_declined_elicitations(tmp_path: Path) -> None:
-    from test_mcp_elicit_terminal import FORM_SERVER
-
-    env = base_env(tmp_path)
-    out = run(env, "ask", "-m", "test", "--mcp", FORM_SERVER, "book")  # no terminal: declined
-    assert out.returncode == 0, out.stderr
-    got = _requests(env)
-    # The two calls run at once: their requests in either order.
-    assert sorted((r["method"], r["outcome"], r["detail"]["mode"]) for r in got) == [
-        ("elicitation/create", "decline", "form"),
-        ("elicitation/create", "decline", "url"),
-    ]
-    url = next(r for r in got if r["detail"]["mode"] == "url")
-    assert url["detail"] == {
-        "mode": "url",
-        "message": "Sign in to pay the deposit",
-        "url": "https://booking.example/pay?session=1",
-    }
