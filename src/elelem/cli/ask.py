@@ -43,7 +43,7 @@ from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
-from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation import Conversation, ConversationNotFound, ServerRequest, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError, TransportError
 from elelem.providers import Catalog, Target
@@ -176,7 +176,13 @@ class Session:
             )
         dropped = dropped_of(result)
         if renderer is not None:
-            renderer.cost = result.cost.describe()
+            # The turn's own responses and the sampling its MCP servers had
+            # served (server-request events), counted in one usage line.
+            conv = self.conversation
+            for event in conv.events:
+                if event.turn == result.turn and isinstance(event.body, ServerRequest):
+                    renderer.add_usage(event.body.usage)
+            renderer.cost = self.turn_cost()
             renderer.end_answer()
             if dropped:
                 renderer.notice(dropped_line(dropped))
