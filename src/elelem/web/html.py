@@ -30,9 +30,11 @@ import msgspec
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -41,6 +43,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     Footnotes,
     activity_label,
@@ -502,6 +505,16 @@ def _turn(
         elif isinstance(body, SessionNote):
             answer.close_timeline()
             answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
+        elif isinstance(body, ContextEdits):
+            answer.close_timeline()
+            answer.out.append(
+                f'<p class="notice context-edits">{line(context_edits_line(body))}</p>'
+            )
+        elif isinstance(body, GeneratedFileBody):
+            answer.close_timeline()
+            answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
+            for part in body.content:
+                answer.part(part)
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
