@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import base_env
+
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "How tall is the Eiffel Tower, and when was it finished?"
 
@@ -68,15 +70,7 @@ def newcomer(tmp_path: Path, *, own_venv: bool) -> None:
         capture_output=True,
         timeout=300,
     )
-    home = tmp_path / "home"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "ELELEM_HOME": str(home / "elelem"),
-        "LANG": "C.UTF-8",
-        "PYTHONUNBUFFERED": "1",
-    }
+    env = base_env(tmp_path)  # a home of its own, no key, no config
     # pip's settings of this machine (its index, its certificates), as a
     # newcomer's pip has its own.
     env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from elelem.vocabulary import ToolResultBlock
 from elelem.web.app import create_app
 from elelem.web.html import export_html
 from elelem.web.ui_chunks import error_text
+from test_web_approvals_browser import by, wait_for
 from web_helpers import axe_violations
 
 HERE = Path(__file__).resolve().parent
@@ -101,23 +101,6 @@ def server(store: Store) -> Iterator[str]:
     )
     with ASGIServer(app) as served:
         yield served.url
-
-
-def by(driver: Any, selector: str) -> list[Any]:
-    return list(driver.find_elements("css selector", selector))
-
-
-def wait_for(condition: Any, what: str, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            found = condition()
-        except Exception:  # noqa: BLE001 - the page is being replaced: look again
-            found = None
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def csp_violations(driver: Any) -> list[str]:
