@@ -244,7 +244,12 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "grok-4-fast-reasoning",
         "grok-4-fast-non-reasoning",
         "grok-3-mini",
-        conventions={"reasoning_replay": "reasoning_content", "cache": "conversation_header"},
+        conventions={
+            "reasoning_replay": "reasoning_content",
+            "cache": "conversation_header",
+            # Live Search (search_parameters) is gone: xAI searches as Agent Tools.
+            "search_elsewhere": 'on its Responses API: compatible = "openai-responses"',
+        },
         aliases={"grok": "grok-4"},
         price_id="x-ai",
         telemetry_name="x_ai",
