@@ -83,3 +83,44 @@ def test_a_named_model_serves_sampling_within_the_usage_limits() -> None:
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "A haiku on rain"}]}
     ]
+
+
+def test_the_runs_own_limits_count_sampling_and_stop_it(tmp_path: Path) -> None:
+    """Given the run's limits and conversation, the sampler counts the run's
+    responses with its own: the answer that goes over output_tokens is
+    withheld (the server refused, the record keeps what it used) and the
+    run ends with the same typed error after the tool step."""
+    import pytest
+
+    import elelem
+    from elelem.conversation import Conversation, ServerRequest, SQLiteStore
+    from elelem.testing import FunctionModel, Reply
+    from elelem.turns.limits import UsageLimitExceeded, UsageLimits
+    from elelem.turns.sampling import model_sampler, recording_requests
+    from elelem.vocabulary import ToolResultBlock, Usage
+
+    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    limits = UsageLimits(output_tokens=20)
+    asks = FunctionModel(lambda _: Reply(calls=[("limerick", {"topic": "rain"})],
+                                         usage=Usage(input=10, output=5)))  # fmt: skip
+    poet = FunctionModel(lambda _: Reply("Grey rain", usage=Usage(input=7, output=30)))
+
+    async def main() -> None:
+        async with elelem.Client() as client:
+            sample = model_sampler(client, poet, limits, conversation=conv)
+            async with MCPServer.stdio(sys.executable, [SERVER], name="poet", sample=sample) as s:
+                with recording_requests([s], conv, asyncio.get_running_loop()):
+                    await elelem.run(conv, client, asks, "A poem", tools=[s], limits=limits)
+
+    with pytest.raises(UsageLimitExceeded) as caught:
+        asyncio.run(main())
+    exc = caught.value
+    assert (exc.limit, exc.maximum, exc.value, exc.when) == ("output_tokens", 20, 35, "after-tools")
+    assert exc.result.end == "usage-limit"
+    reason = "refused by the usage limits: usage limit output_tokens=20 exceeded after-response: 35"
+    (result,) = [b for m in conv.history() for b in m.content if isinstance(b, ToolResultBlock)]
+    assert result.content == f"MCP error from poet: {reason}"
+    (asked,) = [e.body for e in conv.events if isinstance(e.body, ServerRequest)]
+    assert asked == ServerRequest("poet", "sampling/createMessage", "refused",
+                                  {"max_tokens": 80, "reason": reason}, "test", "function",
+                                  Usage(input=7, output=30))  # fmt: skip

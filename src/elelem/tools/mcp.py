@@ -540,7 +540,14 @@ class MCPServer(MCPNotes):
             answer = await self.sample(request)
         except SamplingRefused as exc:
             asked = {"max_tokens": params.max_tokens, "reason": str(exc)}
-            self._asked(ServerAsked(self.name, method, "refused", asked))
+            spent = exc.answer  # asked, then withheld: what it used is still recorded
+            if spent is None:
+                self._asked(ServerAsked(self.name, method, "refused", asked))
+            else:
+                refused = ServerAsked(
+                    self.name, method, "refused", asked, spent.provider, spent.model, spent.usage
+                )
+                self._asked(refused)
             return sdk_refusal(str(exc))
         detail: dict[str, JSONValue] = {
             "messages": [[role, text] for role, text in request.messages],

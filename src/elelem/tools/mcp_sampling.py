@@ -25,7 +25,13 @@ from elelem.vocabulary import Usage
 
 class SamplingRefused(ElelemError):
     """Raised by a ``sample`` callback: the server's request is answered
-    with an error carrying this message."""
+    with an error carrying this message.  ``answer`` is the model's answer
+    when one was asked for and then withheld (it went over the usage
+    limits): the request's record keeps what it used."""
+
+    def __init__(self, message: str, answer: SampleAnswer | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ from elelem.conversation.events import (
     Event,
     ResponseRecord,
     Rewind,
+    ServerRequest,
     TurnStart,
     kind_of,
 )
@@ -198,6 +199,20 @@ def describe(exc: BaseException) -> str:
 
 class ObserverError(ElelemError):
     """Internal marker: never raised to a caller (the observer's own exception is)."""
+
+
+def turn_served(conversation: Conversation, turn: int) -> list[ServerRequest]:
+    """The requests MCP servers made during ``turn`` of ``conversation``
+    (its ``server-request`` events, in order): what the run's usage limits
+    count of the sampling they had served."""
+    served: list[ServerRequest] = []
+    for event in reversed(conversation.events):
+        if event.turn < turn:
+            break  # the log is in turn order: the turn's events are its last
+        if event.turn == turn and isinstance(event.body, ServerRequest):
+            served.append(event.body)
+    served.reverse()
+    return served
 
 
 # -- the engine ----------------------------------------------------------------------
@@ -508,7 +523,8 @@ class TurnEngine:
         if self.limits is None:
             return
         try:
-            rule(used_by(self.records, self.tool_calls, self.limits, self.received))
+            served = turn_served(self.conversation, self.turn)
+            rule(used_by(self.records, self.tool_calls, self.limits, self.received, served))
         except UsageLimitExceeded as exc:
             exc.result = self.result(USAGE_LIMIT_END)
             raise
@@ -550,4 +566,5 @@ __all__ = [
     "Wait",
     "check_conversation",
     "describe",
+    "turn_served",
 ]

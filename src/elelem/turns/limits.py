@@ -10,7 +10,15 @@ A :class:`UsageLimits` bounds what one :func:`elelem.send` or
   and the cost (a response's usage is in the log before the check);
 - **before each tool step**, the calls the step would run added to the
   calls run so far (the calls over the limit are answered with an error
-  result naming the limit, so the log has no unanswered call).
+  result naming the limit, so the log has no unanswered call);
+- **after each tool step**, every token limit and the cost again: an MCP
+  server's sampling served during the step (a ``server-request`` event of
+  the turn with usage, :func:`elelem.turns.sampling.recording_requests`)
+  counts as the run's own usage.  :func:`elelem.turns.sampling.model_sampler`
+  given the run's limits and conversation checks them before and after each
+  sampling request and withholds an answer that went over (the server is
+  refused, the request recorded with what it used), and this check then
+  ends the run.
 
 Exceeding one ends the run with :class:`UsageLimitExceeded`: everything up
 to that point is in the log, and the error carries the run's
@@ -32,11 +40,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from elelem.conversation.events import ResponseRecord
+from elelem.conversation.events import ResponseRecord, ServerRequest
 from elelem.conversation.projections import add_usage
 from elelem.errors import ElelemError
 from elelem.providers.costs import records_cost
-from elelem.providers.pricing import Cost, price
+from elelem.providers.pricing import Cost, price, total
 from elelem.tokens import estimate_messages
 from elelem.vocabulary import Usage, register_turn_end_reason
 
@@ -51,8 +59,8 @@ class UsageLimitExceeded(ElelemError):
     ``limit`` names it (``input_tokens``, ``output_tokens``,
     ``total_tokens``, ``cost``, ``requests``, ``tool_calls``), ``maximum``
     is its value, ``value`` what the run would reach (None for a cost that
-    has no price), ``when`` is ``before-request``, ``after-response`` or
-    ``before-tools``; ``result`` is the run's result so far.
+    has no price), ``when`` is ``before-request``, ``after-response``,
+    ``before-tools`` or ``after-tools``; ``result`` is the run's result so far.
     """
 
     def __init__(self, limit: str, maximum: Any, value: Any, when: str, detail: str = "") -> None:
@@ -126,7 +134,14 @@ class UsageLimits:
 
     def after_response(self, used: Used) -> None:
         """Raise when what the run used is over a limit."""
-        when = "after-response"
+        self._spent(used, "after-response")
+
+    def after_tools(self, used: Used) -> None:
+        """Raise when what the run used, with the sampling its tools had
+        served, is over a limit."""
+        self._spent(used, "after-tools")
+
+    def _spent(self, used: Used, when: str) -> None:
         self._count("input_tokens", _read(used.usage), when)
         generated = used.usage.output + used.usage.reasoning + used.unreported
         self._count("output_tokens", generated, when)
@@ -159,11 +174,17 @@ def used_by(
     tool_calls: int,
     limits: UsageLimits,
     received: Sequence[int] = (),
+    served: Iterable[ServerRequest] = (),
 ) -> Used:
     """What ``records`` (a run's responses) and ``tool_calls`` calls used;
     ``received`` the output tokens each response was seen to generate, in
-    the same order (its count when it reports none)."""
+    the same order (its count when it reports none); ``served`` the
+    sampling MCP servers had served during the run (each a request, its
+    tokens and, priced, its cost)."""
     records = tuple(records)
+    # A sampling request sent to a model: served, or refused once answered
+    # (it went over a limit), which keeps what it used.
+    served = tuple(s for s in served if s.outcome == "served" or s.usage is not None)
     usage = Usage()
     unreported = 0
     for n, r in enumerate(records):
@@ -175,8 +196,13 @@ def used_by(
             # No count at all (a provider that reports 0, or nothing): what
             # was received is the count; a count given is the provider's.
             unreported += received[n]
-    cost = records_cost(records) if limits.prices else None
-    return Used(usage, cost, len(records), tool_calls, unreported)
+    for s in served:
+        usage = add_usage(usage, s.usage or Usage())
+    cost = None
+    if limits.prices:
+        sampled = (price(s.provider or "unknown", s.model or "unknown", s.usage) for s in served)
+        cost = total((records_cost(records), *sampled))
+    return Used(usage, cost, len(records) + len(served), tool_calls, unreported)
 
 
 def check_request(

@@ -14,36 +14,63 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 
 from elelem.client import Client
-from elelem.conversation import Conversation, Draft, ServerRequest
-from elelem.conversation.projections import add_usage
+from elelem.conversation import Conversation, Draft, ResponseRecord, ServerRequest
 from elelem.providers import Target
 from elelem.providers.protocol import Model
 from elelem.tools.mcp import MCPServer
 from elelem.tools.mcp_asks import ServerAsked
 from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
-from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request
+from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request, used_by
 from elelem.vocabulary import GenerationOptions, Message, TextBlock, Usage
 
 
 def model_sampler(
-    client: Client, model: str | Target | Model, limits: UsageLimits | None = None
+    client: Client,
+    model: str | Target | Model,
+    limits: UsageLimits | None = None,
+    *,
+    conversation: Conversation | None = None,
 ) -> Sample:
     """A ``sample`` callback that asks ``client``'s ``model`` (a
     ``provider:model`` name, a resolved target or a model object) and keeps
-    within ``limits``."""
+    within ``limits``.
+
+    Without ``conversation`` the limits are the sampler's own: they count
+    the requests it sent.  With it, they are the run's (give the same
+    :class:`UsageLimits` to the run): each request counts what the
+    conversation's current turn used so far (its responses and the sampling
+    recorded by :func:`recording_requests`) with what this sampler served
+    in the turn.  Either way a request that would go over a limit is
+    refused before it is sent, and an answer that went over one (an output
+    limit is known only then) is withheld: the server is refused, naming
+    the limit, and the record keeps what the request used, so the run's own
+    check after the tool step ends it with :class:`UsageLimitExceeded`."""
     target = client.target(model)
-    used = Used(Usage(), None, 0, 0)
+    provider = str(target.provider)
+    mine: list[ServerRequest] = []  # what it served, for limits of its own
+
+    def used(answered: SampleAnswer | None = None) -> Used:
+        """What the limits count, with ``answered`` (not yet recorded)."""
+        assert limits is not None
+        served = list(mine)
+        records: list[ResponseRecord] = []
+        if conversation is not None:
+            turn = conversation.turn
+            events = [e.body for e in conversation.events if e.turn == turn]
+            records = [b for b in events if isinstance(b, ResponseRecord)]
+            served = [b for b in events if isinstance(b, ServerRequest)]
+        if answered is not None:
+            served.append(served_record(answered))
+        return used_by(records, 0, limits, served=served)
 
     async def sample(request: SamplingRequest) -> SampleAnswer:
-        nonlocal used
         messages = [Message(role, (TextBlock(text),)) for role, text in request.messages]
         arguments = {"messages": messages, "system": request.system}
         if limits is not None:
             try:
-                check_request(limits, used, arguments, str(target.provider), target.model)
+                check_request(limits, used(), arguments, provider, target.model)
             except UsageLimitExceeded as exc:
                 raise SamplingRefused(f"refused by the usage limits: {exc}") from exc
         options = GenerationOptions(
@@ -52,20 +79,30 @@ def model_sampler(
             stop=request.stop,
         )
         stream = client.stream(target, messages, system=request.system, options=options)
-        answer = await stream.final()
-        used = replace(
-            used,
-            usage=add_usage(used.usage, answer.usage or Usage()),
-            requests=used.requests + 1,
+        final = await stream.final()
+        answer = SampleAnswer(
+            final.text, final.model or target.model, provider=provider, usage=final.usage
         )
-        return SampleAnswer(
-            answer.text,
-            answer.model or target.model,
-            provider=str(target.provider),
-            usage=answer.usage,
-        )
+        if limits is not None:
+            spent = used(answer)
+            if conversation is None:
+                mine.append(served_record(answer))
+            try:
+                limits.after_response(spent)
+            except UsageLimitExceeded as exc:
+                raise SamplingRefused(f"refused by the usage limits: {exc}", answer) from exc
+        return answer
 
     return sample
+
+
+def served_record(answer: SampleAnswer) -> ServerRequest:
+    """What the usage limits count of a served sampling request."""
+    usage = answer.usage or Usage()
+    return ServerRequest("", SAMPLING, "served", {}, answer.provider, answer.model, usage)
+
+
+SAMPLING = "sampling/createMessage"
 
 
 @contextlib.contextmanager

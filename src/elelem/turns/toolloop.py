@@ -449,6 +449,9 @@ def steps(
         results, answers = yield Call(execute, (work,), name="tool step")
         yield Append((_results_draft(engine.turn, results, answers),))
         yield from _observe(on_call, work.calls, results)
+        if engine.limits is not None:
+            # The sampling MCP servers had served during the step is the run's too.
+            engine.check(engine.limits.after_tools)
 
 
 def _within_limits(engine: TurnEngine, work: _Work) -> Flow[None]:
