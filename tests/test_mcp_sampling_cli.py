@@ -55,6 +55,30 @@ def test_ask_serves_sampling_with_the_named_model(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_the_json_turn_line_counts_the_sampling_apart_and_in_the_total(tmp_path: Path) -> None:
+    import json
+
+    env = base_env(tmp_path)
+    out = run(env, "ask", "-m", "test", "--json", "--mcp", SERVER,
+              "--mcp-sampling-model", "test", "poems")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    usage = json.loads(out.stdout.splitlines()[-1])["usage"]
+    exported = [json.loads(line) for line in run(env, "export", "last").stdout.splitlines()]
+    own = [e["body"]["usage"] for e in exported if e.get("kind") == "response"]
+    counts = ("input", "output", "cache_read", "cache_write", "reasoning")
+    # The run's own: its responses' usage, summed (the text names the
+    # server's path, so its token count is not fixed); the sampling: the
+    # one limerick the test model served.
+    assert {k: usage["run"][k] for k in counts} == {k: sum(u[k] for u in own) for k in counts}
+    assert usage["sampling"] == {"input": 10, "output": 23, "cache_read": 0, "cache_write": 0,
+                                 "reasoning": 0, "hosted": {}, "raw": None}  # fmt: skip
+    assert usage["total"] == {
+        **usage["run"],
+        "input": usage["run"]["input"] + 10,
+        "output": usage["run"]["output"] + 23,
+    }
+
+
 def test_without_a_sampling_model_sampling_is_not_declared(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     out = run(env, "ask", "-m", "test", "--mcp", SERVER, "poems")

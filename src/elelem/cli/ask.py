@@ -43,7 +43,8 @@ from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
-from elelem.conversation import Conversation, ConversationNotFound, ServerRequest, Store
+from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.projections import add_usage
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError, TransportError
 from elelem.providers import Catalog, Target
@@ -54,6 +55,7 @@ from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
+from elelem.turns.engine import turn_served
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
     CacheTTL,
@@ -61,6 +63,7 @@ from elelem.vocabulary import (
     HostedTool,
     JsonSchemaOutput,
     Message,
+    Usage,
 )
 from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
@@ -179,10 +182,8 @@ class Session:
         if renderer is not None:
             # The turn's own responses and the sampling its MCP servers had
             # served (server-request events), counted in one usage line.
-            conv = self.conversation
-            for event in conv.events:
-                if event.turn == result.turn and isinstance(event.body, ServerRequest):
-                    renderer.add_usage(event.body.usage)
+            for served in turn_served(self.conversation, result.turn):
+                renderer.add_usage(served.usage)
             renderer.cost = self.turn_cost()
             renderer.end_answer()
             if dropped:
@@ -204,6 +205,7 @@ class Session:
                 "conversation": self.conversation.id,
                 "turn": result.turn,
                 "end": result.end,
+                "usage": turn_usage(self.conversation, result),
             }
             sys.stdout.write(ndjson_line(line) + "\n")
         return result
@@ -244,6 +246,18 @@ class Session:
 LOCAL_HINTS: Mapping[str, str] = RecordTable(lambda r: r.connect_hint or None)
 """What to check when a provider's server refuses the connection (its
 record's ``connect_hint``: the local servers' start commands)."""
+
+
+def turn_usage(conversation: Conversation, result: TurnResult) -> dict[str, Any]:
+    """The ``usage`` of the ``--json`` turn line: the run's own responses'
+    (``run``), the sampling its MCP servers had served (``sampling``), and
+    both (``total``)."""
+    sampling = Usage()
+    for served in turn_served(conversation, result.turn):
+        sampling = add_usage(sampling, served.usage or Usage())
+    own = result.usage or Usage()
+    usages = {"run": own, "sampling": sampling, "total": add_usage(own, sampling)}
+    return {name: msgspec.to_builtins(usage) for name, usage in usages.items()}
 
 
 def dropped_of(result: TurnResult) -> list[Any]:

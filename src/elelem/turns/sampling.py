@@ -5,8 +5,10 @@ every request a server makes recorded in the conversation log
 (:func:`recording_requests`).
 
 The limits count every request the sampler sent (tokens, requests, cost
-where priced); a request that would go over one is refused before it is
-sent, and the server is told which limit.
+where priced), or, given the run's conversation, what the run's turn used
+with them; a request that would go over one is refused before it is sent,
+an answer that went over one is withheld, and the server is told which
+limit.
 """
 
 from __future__ import annotations
