@@ -27,12 +27,8 @@ from elelem.providers import Catalog, Target
 from elelem.speech.endpoints import Transcript, audio_of
 from elelem.speech.endpoints import speak as speak_flow
 from elelem.speech.endpoints import transcribe as transcribe_flow
-from elelem.speech.streamed_speech import SpeechCall, SpeechStream, SyncSpeechStream
-from elelem.speech.streamed_transcription import (
-    SyncTranscriptStream,
-    TranscriptionCall,
-    TranscriptStream,
-)
+from elelem.speech.streamed_speech import Speech, SpeechCall, SpeechReader
+from elelem.speech.streamed_transcription import TranscriptionCall, TranscriptReader
 from elelem.transport import Driver, Timeouts
 from elelem.transport.config import (
     BATCH,
@@ -42,6 +38,7 @@ from elelem.transport.config import (
     SPEAK,
     TRANSCRIBE,
 )
+from elelem.transport.faces import AsyncFace, SyncFace
 from elelem.transport.one_shot import Exchange, run_async, run_sync
 from elelem.vocabulary import AudioBlock
 
@@ -248,11 +245,14 @@ class AsyncExtras:
         speed: float | None = None,
         stream_format: str = "audio",
         timeouts: Timeouts | None = None,
-    ) -> SpeechStream:
+    ) -> AsyncFace[bytes, Speech]:
         """``text`` spoken by a speech model, streamed: an async iterator of
         the audio's bytes as they arrive (``async with`` it), whose
-        :meth:`~elelem.speech.streamed_speech.SpeechStream.final` is the whole
-        :class:`~elelem.speech.streamed_speech.Speech` (the audio block, usage, cost).
+        ``final()`` is the whole
+        :class:`~elelem.speech.streamed_speech.Speech` (the audio block, usage,
+        cost); its ``core`` is the
+        :class:`~elelem.speech.streamed_speech.SpeechReader` (``received``,
+        ``summary()``).
 
         ``stream_format`` ``audio`` streams the file itself (every model);
         ``sse`` streams events that end with the usage (``gpt-4o-mini-tts``
@@ -261,7 +261,7 @@ class AsyncExtras:
         stream = self._driver.stream(
             call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
         )
-        return SpeechStream(stream, call)
+        return AsyncFace(SpeechReader(stream, call))
 
     def transcribe_stream(
         self,
@@ -271,11 +271,10 @@ class AsyncExtras:
         language: str | None = None,
         prompt: str | None = None,
         timeouts: Timeouts | None = None,
-    ) -> TranscriptStream:
+    ) -> AsyncFace[str, Transcript]:
         """What ``audio`` (a block of bytes, its bytes, or a file path) says,
         streamed: an async iterator of the text as the model writes it
-        (``async with`` it), whose
-        :meth:`~elelem.speech.streamed_transcription.TranscriptStream.final` is the whole
+        (``async with`` it), whose ``final()`` is the whole
         :class:`~elelem.speech.endpoints.Transcript` (text, usage, cost, unknown events).
 
         ``gpt-4o-transcribe`` and newer stream; a Whisper model is asked
@@ -285,7 +284,7 @@ class AsyncExtras:
         stream = self._driver.stream(
             call.target.endpoint, call, call.request, timeouts=timeouts, operation=TRANSCRIBE
         )
-        return TranscriptStream(stream, call)
+        return AsyncFace(TranscriptReader(stream, call))
 
     def _transcription_call(
         self,
@@ -396,7 +395,7 @@ class SyncExtras:
         speed: float | None = None,
         stream_format: str = "audio",
         timeouts: Timeouts | None = None,
-    ) -> SyncSpeechStream:
+    ) -> SyncFace[bytes, Speech]:
         """As :meth:`Client.speak_stream`, blocking: an iterator of the
         audio's bytes (``with`` it)."""
         call = self._client._speech_call(
@@ -405,7 +404,7 @@ class SyncExtras:
         stream = self._driver.sync_stream(
             call.target.endpoint, call, call.request, timeouts=timeouts, operation=SPEAK
         )
-        return SyncSpeechStream(stream, call)
+        return SyncFace(SpeechReader(stream, call))
 
     def transcribe_stream(
         self,
@@ -415,14 +414,14 @@ class SyncExtras:
         language: str | None = None,
         prompt: str | None = None,
         timeouts: Timeouts | None = None,
-    ) -> SyncTranscriptStream:
+    ) -> SyncFace[str, Transcript]:
         """As :meth:`Client.transcribe_stream`, blocking: an iterator of the
         text as it arrives (``with`` it)."""
         call = self._client._transcription_call(model, audio, language, prompt)
         stream = self._driver.sync_stream(
             call.target.endpoint, call, call.request, timeouts=timeouts, operation=TRANSCRIBE
         )
-        return SyncTranscriptStream(stream, call)
+        return SyncFace(TranscriptReader(stream, call))
 
     def batch(
         self,

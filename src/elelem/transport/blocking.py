@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 
@@ -38,15 +38,7 @@ from elelem.vocabulary import Part
 T = TypeVar("T")
 
 
-class BlockingDriver(Settings, Protocol):
-    """What a blocking stream reads of its driver: the settings and the client."""
-
-    def sync_http(self) -> httpx2.Client:
-        """The blocking HTTP client."""
-        ...
-
-
-class SyncResponseStream(StreamCore, SyncFace):
+class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
     """One streamed provider response, read in the calling thread.
 
     Iterate it for chunks, :meth:`text` or :meth:`reasoning` for the text as
@@ -59,7 +51,7 @@ class SyncResponseStream(StreamCore, SyncFace):
     as for the async :class:`~elelem.transport.ResponseStream`.
     """
 
-    _driver: BlockingDriver
+    _driver: Settings
     _blocking = True
     # As the async stream: the read that finished the response is handed
     # out before the body's end is waited for (up to TAIL_GRACE).
@@ -335,4 +327,4 @@ def _read_end(body: Iterator[bytes]) -> tuple[bytes | None, httpx2.RequestError 
     return extra, None
 
 
-__all__ = ["BlockingDriver", "SyncResponseStream"]
+__all__ = ["SyncResponseStream"]

@@ -66,7 +66,7 @@ T = TypeVar("T")
 S = TypeVar("S", bound=StreamCore)
 
 
-class ResponseStream(StreamCore, AsyncFace):
+class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
     """One streamed provider response: an async iterator of chunks.
 
     Iterate it (``async for chunk in stream``) for chunks, or iterate
