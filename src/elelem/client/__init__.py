@@ -42,7 +42,7 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 import httpx2
 import msgspec
 
-from elelem.client.beyond_chat import AsyncExtras, SyncExtras
+from elelem.client.beyond_chat import AsyncExtras, blocked, sync_faced
 from elelem.client.counting import NOT_THERE, TokenCount, counter_of, counting, estimated
 from elelem.client.preflight import ModelWarning, preflight
 from elelem.errors import StreamError
@@ -458,7 +458,7 @@ def _with_output(options: GenerationOptions | None, output_type: Any) -> Generat
     return msgspec.structs.replace(options, output=output_format(output_type))
 
 
-class SyncClient(SyncExtras):
+class SyncClient:
     """Blocking access to every provider: the same calls as :class:`Client`,
     read in the calling thread with a blocking ``httpx2.Client`` (the
     driver's blocking shell over the one core; no event loop, no thread).
@@ -473,6 +473,21 @@ class SyncClient(SyncExtras):
     def __init__(self, *, http: httpx2.Client | None = None, **kwargs: Any) -> None:
         self._client = Client(http=http, **kwargs)
         self._driver = self._client._driver
+
+    @property
+    def _plans(self) -> AsyncExtras:
+        return self._client
+
+    # Beyond a chat response: the async client's plans, run blocking (the
+    # requests of an embedding run one after another).
+    embed = blocked(AsyncExtras._embed)
+    batch = blocked(AsyncExtras._batch)
+    batch_status = blocked(AsyncExtras._batch_status)
+    batch_results = blocked(AsyncExtras._batch_results)
+    speak = blocked(AsyncExtras._speak)
+    transcribe = blocked(AsyncExtras._transcribe)
+    speak_stream = sync_faced(AsyncExtras._speak_stream)
+    transcribe_stream = sync_faced(AsyncExtras._transcribe_stream)
 
     def __repr__(self) -> str:
         return f"Sync{self._client!r}"
