@@ -50,7 +50,7 @@ from elelem.errors import MAX_ERROR_BODY, StreamError
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Chunk, TextDelta
 from elelem.transport.blocking import SyncResponseStream
-from elelem.transport.bodies import BlockingTransport
+from elelem.transport.bodies import blocking_transport
 from elelem.transport.config import CHAT, RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.faces import AsyncFace
@@ -425,7 +425,7 @@ class Driver:
                 timeout=self.timeouts.as_httpx(),
                 verify=verify,
                 limits=limits,
-                transport=BlockingTransport(verify, limits),
+                transport=blocking_transport(verify, limits),
             )
         return self._sync_http
 
