@@ -36,7 +36,7 @@ from elelem.speech.endpoints import speak as speak_flow
 from elelem.speech.endpoints import transcribe as transcribe_flow
 from elelem.speech.streamed_speech import Pieces, Speech, SpeechCall, SpeechReader
 from elelem.speech.streamed_transcription import TranscriptionCall, TranscriptReader
-from elelem.transport import Driver, Timeouts
+from elelem.transport import Driver, Endpoint, Timeouts
 from elelem.transport.config import (
     BATCH,
     BATCH_RESULTS,
@@ -58,6 +58,8 @@ T_co = TypeVar("T_co", covariant=True)
 I = TypeVar("I")  # noqa: E741 - the piece a streamed answer yields
 W = TypeVar("W")
 P = ParamSpec("P")
+X = TypeVar("X")
+R = TypeVar("R")
 
 
 class OneShot(NamedTuple, Generic[T]):
@@ -71,27 +73,15 @@ class OneShot(NamedTuple, Generic[T]):
 
     async def arun(self, driver: Driver) -> T:
         """The answer, async."""
-        target = self.target
-        return await run_async(
-            driver,
-            target.endpoint,
-            self.flow,
-            target.model,
-            self.timeouts,
-            operation=self.operation,
-        )
+        return await run_async(*self._over(driver), operation=self.operation)
 
     def run(self, driver: Driver) -> T:
         """The answer, blocking."""
+        return run_sync(*self._over(driver), operation=self.operation)
+
+    def _over(self, driver: Driver) -> tuple[Driver, Endpoint, Exchange[T], str, Timeouts | None]:
         target = self.target
-        return run_sync(
-            driver,
-            target.endpoint,
-            self.flow,
-            target.model,
-            self.timeouts,
-            operation=self.operation,
-        )
+        return driver, target.endpoint, self.flow, target.model, self.timeouts
 
 
 @dataclass(frozen=True)
@@ -210,40 +200,37 @@ def awaited(
     return call
 
 
+def _run_by(
+    plan: Callable[Concatenate[AsyncExtras, P], X], run: Callable[[X, Driver], R]
+) -> Callable[Concatenate[Planning, P], R]:
+    """The call that plans with ``plan`` and runs the plan by ``run``."""
+
+    def call(self: Planning, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return run(plan(self._plans, *args, **kwargs), self._driver)
+
+    _as(call, plan)
+    return call
+
+
 def blocked(
     plan: Callable[Concatenate[AsyncExtras, P], Planned[T]],
 ) -> Callable[Concatenate[Planning, P], T]:
     """The blocking client's call of ``plan``."""
-
-    def call(self: Planning, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return plan(self._plans, *args, **kwargs).run(self._driver)
-
-    _as(call, plan)
-    return call
+    return _run_by(plan, lambda planned, driver: planned.run(driver))
 
 
 def faced(
     plan: Callable[Concatenate[AsyncExtras, P], Streamed[I, W]],
 ) -> Callable[Concatenate[Planning, P], AsyncFace[I, W]]:
     """The async client's streamed call of ``plan``."""
-
-    def call(self: Planning, /, *args: P.args, **kwargs: P.kwargs) -> AsyncFace[I, W]:
-        return plan(self._plans, *args, **kwargs).face(self._driver)
-
-    _as(call, plan)
-    return call
+    return _run_by(plan, Streamed.face)
 
 
 def sync_faced(
     plan: Callable[Concatenate[AsyncExtras, P], Streamed[I, W]],
 ) -> Callable[Concatenate[Planning, P], SyncFace[I, W]]:
     """The blocking client's streamed call of ``plan``."""
-
-    def call(self: Planning, /, *args: P.args, **kwargs: P.kwargs) -> SyncFace[I, W]:
-        return plan(self._plans, *args, **kwargs).sync_face(self._driver)
-
-    _as(call, plan)
-    return call
+    return _run_by(plan, Streamed.sync_face)
 
 
 def _then(flow: Exchange[Any], finish: Callable[[Any], T]) -> Exchange[T]:

@@ -42,12 +42,11 @@ from elelem.providers.protocol import Model, ModelHost
 from elelem.stream import AssembledResponse, ResponseStart, Retry
 from elelem.transport.faces import (
     Around,
-    AsyncFace,
     ChatFace,
     Effects,
     Pair,
     SyncChatFace,
-    SyncFace,
+    chat_face,
     close_of,
     step_of,
 )
@@ -111,8 +110,7 @@ class Fallback:
         """The stream that tries each target in turn (each asked
         non-streamed when ``streamed`` is False), read async or, with
         ``sync``, blocking."""
-        core = FallbackCore(self, host, request, timeouts, sync, streamed)
-        return SyncFace(core) if sync else AsyncFace(core)
+        return chat_face(FallbackCore(self, host, request, timeouts, sync, streamed), sync=sync)
 
 
 class FallbackCore(Around):

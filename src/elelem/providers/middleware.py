@@ -29,12 +29,11 @@ from elelem.stream import Assembler, Chunk, Retry
 from elelem.transport.faces import (
     Around,
     Assembled,
-    AsyncFace,
     ChatFace,
     Effects,
     Pair,
     SyncChatFace,
-    SyncFace,
+    chat_face,
     step_of,
 )
 from elelem.vocabulary import CacheTTL, GenerationOptions, PromptCache, ProviderId
@@ -136,8 +135,7 @@ class Wrapped:
         for layer in self.middleware:
             request = layer.request(request)
         inner = host.open(target, request, timeouts=timeouts, sync=sync, streamed=streamed)
-        core = WrappedCore(inner, self.middleware, target.provider)
-        return SyncFace(core) if sync else AsyncFace(core)
+        return chat_face(WrappedCore(inner, self.middleware, target.provider), sync=sync)
 
 
 class WrappedCore(Assembled, Around):

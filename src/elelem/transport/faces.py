@@ -328,6 +328,13 @@ SyncChatFace = SyncFace[Chunk, AssembledResponse]
 """A blocking face iterating chunks, whose whole answer is the assembled response."""
 
 
+def chat_face(core: Core[Chunk, AssembledResponse], *, sync: bool) -> ChatFace | SyncChatFace:
+    """The face a chat stream's ``core`` is read through: async, or with
+    ``sync`` blocking (what :meth:`elelem.providers.protocol.Model.open`
+    returns)."""
+    return SyncFace(core) if sync else AsyncFace(core)
+
+
 class Chunks:
     """A core whose face yields the chunk of each pair (a chat stream's)."""
 
@@ -399,6 +406,7 @@ __all__ = [
     "SyncFace",
     "awaiting",
     "blocking",
+    "chat_face",
     "close_of",
     "start_of",
     "step_of",

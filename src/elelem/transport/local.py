@@ -28,13 +28,12 @@ from elelem.errors import IncompleteStreamError
 from elelem.stream import Assembler, Chunk, Retry
 from elelem.transport.faces import (
     Assembled,
-    AsyncFace,
     ChatFace,
     Effects,
     Io,
     Pair,
     SyncChatFace,
-    SyncFace,
+    chat_face,
 )
 from elelem.vocabulary import Drop, Part, ProviderId
 
@@ -118,7 +117,7 @@ def local_stream(
     :data:`~elelem.transport.faces.ChatFace`, or with ``sync`` a blocking
     :data:`~elelem.transport.faces.SyncChatFace`."""
     core = LocalCore(produce, provider, blocking=sync, request_id=request_id, dropped=dropped)
-    return SyncFace(core) if sync else AsyncFace(core)
+    return chat_face(core, sync=sync)
 
 
 def chunks_of(items: Iterable[Chunk]) -> Produce:
