@@ -408,26 +408,26 @@ class Driver:
     def http(self) -> httpx2.AsyncClient:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
-            limits, verify = pool_limits(self.limits), verifying_context()
-            self._http = httpx2.AsyncClient(
-                timeout=self.timeouts.as_httpx(),
-                verify=verify,
-                limits=limits,
-                transport=PooledTransport(verify, limits),
-            )
+            self._http = httpx2.AsyncClient(**self._http_options(PooledTransport))
         return self._http
 
     def sync_http(self) -> httpx2.Client:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
-            limits, verify = pool_limits(self.limits), verifying_context()
-            self._sync_http = httpx2.Client(
-                timeout=self.timeouts.as_httpx(),
-                verify=verify,
-                limits=limits,
-                transport=blocking_transport(verify, limits),
-            )
+            self._sync_http = httpx2.Client(**self._http_options(blocking_transport))
         return self._sync_http
+
+    def _http_options(self, transport: Callable[[ssl.SSLContext, httpx2.Limits], Any]) -> Any:
+        """What the driver's own HTTP clients are made with, async or
+        blocking: its timeouts and pool limits, the verifying TLS context,
+        and ``transport`` over them."""
+        limits, verify = pool_limits(self.limits), verifying_context()
+        return {
+            "timeout": self.timeouts.as_httpx(),
+            "verify": verify,
+            "limits": limits,
+            "transport": transport(verify, limits),
+        }
 
     def pool_size(self, blocking: bool) -> int | None:
         """``Limits.connections`` of the pool the async (or ``blocking``)

@@ -4,9 +4,10 @@ run async or blocking.
 An :data:`Exchange` is a generator that yields :class:`Call` values (one
 request each, sans-IO) and is sent back what each call parsed from its
 answer; it returns the exchange's result.  :func:`run_async` and
-:func:`run_sync` drive the same exchange over the one driver (as httpx drives one ``auth_flow`` from a sync and
-an async loop), so a batch submission — an upload, then the batch — is
-written once.
+:func:`run_sync` drive the same exchange over the one driver (as httpx
+drives one ``auth_flow`` from a sync and an async loop: here through the
+effect drivers of :mod:`elelem.transport.faces`), so a batch submission —
+an upload, then the batch — is written once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
 from elelem.stream import Chunk, Finish, ResponseStart
 from elelem.transport import Driver, Endpoint, Timeouts
+from elelem.transport.faces import Effects, Io, awaiting, blocking
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
@@ -82,6 +84,27 @@ def _request(model: str) -> ModelRequest:
     return ModelRequest(model=model, messages=())
 
 
+def _exchanged(
+    driver: Driver,
+    endpoint: Endpoint,
+    flow: Exchange[T],
+    model: str,
+    timeouts: Timeouts | None,
+    operation: str,
+) -> Effects[T]:
+    """``flow`` run over ``driver``: each call one exchange (the driver's
+    ``sync_exchange``, or ``exchange`` async), its parsed value sent back."""
+    request = _request(model)
+    options = {"timeouts": timeouts, "operation": operation}
+    try:
+        call = next(flow)
+        while True:
+            yield Io(driver, "sync_exchange", (endpoint, call, request), options, "exchange")
+            call = flow.send(call.value)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
 async def run_async(
     driver: Driver,
     endpoint: Endpoint,
@@ -94,14 +117,7 @@ async def run_async(
     """Run ``flow`` over ``driver`` (async), each call one request to
     ``endpoint`` that the hooks are told is an ``operation`` (``batch``,
     ``speak``, …: a trace names its span after it)."""
-    request = _request(model)
-    try:
-        call = next(flow)
-        while True:
-            await driver.exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
-            call = flow.send(call.value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    return await awaiting(_exchanged(driver, endpoint, flow, model, timeouts, operation))
 
 
 def run_sync(
@@ -114,14 +130,7 @@ def run_sync(
     operation: str,
 ) -> T:
     """Run ``flow`` over ``driver``, blocking."""
-    request = _request(model)
-    try:
-        call = next(flow)
-        while True:
-            driver.sync_exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
-            call = flow.send(call.value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
+    return blocking(_exchanged(driver, endpoint, flow, model, timeouts, operation))
 
 
 __all__ = ["Call", "Exchange", "run_async", "run_sync"]
