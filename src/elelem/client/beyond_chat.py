@@ -45,8 +45,8 @@ from elelem.transport.config import (
     SPEAK,
     TRANSCRIBE,
 )
-from elelem.transport.faces import AsyncFace, SyncFace
-from elelem.transport.one_shot import Exchange, run_async, run_sync
+from elelem.transport.faces import AsyncFace, SyncFace, awaiting, blocking
+from elelem.transport.one_shot import Exchange, exchanged
 from elelem.vocabulary import AudioBlock
 from elelem.wire import ModelRequest, Shape
 
@@ -73,11 +73,11 @@ class OneShot(NamedTuple, Generic[T]):
 
     async def arun(self, driver: Driver) -> T:
         """The answer, async."""
-        return await run_async(*self._over(driver), operation=self.operation)
+        return await awaiting(exchanged(*self._over(driver), operation=self.operation))
 
     def run(self, driver: Driver) -> T:
         """The answer, blocking."""
-        return run_sync(*self._over(driver), operation=self.operation)
+        return blocking(exchanged(*self._over(driver), operation=self.operation))
 
     def _over(self, driver: Driver) -> tuple[Driver, Endpoint, Exchange[T], str, Timeouts | None]:
         target = self.target
@@ -177,7 +177,7 @@ class Planning(Protocol):
     """A client: the planner of its calls and the driver that runs them."""
 
     @property
-    def _plans(self) -> AsyncExtras: ...
+    def _plans(self) -> Any: ...
 
     _driver: Driver
 
@@ -189,7 +189,7 @@ def _as(made: Callable[..., Any], plan: Callable[..., Any]) -> None:
 
 
 def awaited(
-    plan: Callable[Concatenate[AsyncExtras, P], Planned[T]],
+    plan: Callable[Concatenate[Any, P], Planned[T]],
 ) -> Callable[Concatenate[Planning, P], Coroutine[Any, Any, T]]:
     """The async client's call of ``plan``."""
 
@@ -201,7 +201,7 @@ def awaited(
 
 
 def _run_by(
-    plan: Callable[Concatenate[AsyncExtras, P], X], run: Callable[[X, Driver], R]
+    plan: Callable[Concatenate[Any, P], X], run: Callable[[X, Driver], R]
 ) -> Callable[Concatenate[Planning, P], R]:
     """The call that plans with ``plan`` and runs the plan by ``run``."""
 
@@ -213,21 +213,21 @@ def _run_by(
 
 
 def blocked(
-    plan: Callable[Concatenate[AsyncExtras, P], Planned[T]],
+    plan: Callable[Concatenate[Any, P], Planned[T]],
 ) -> Callable[Concatenate[Planning, P], T]:
     """The blocking client's call of ``plan``."""
     return _run_by(plan, lambda planned, driver: planned.run(driver))
 
 
 def faced(
-    plan: Callable[Concatenate[AsyncExtras, P], Streamed[I, W]],
+    plan: Callable[Concatenate[Any, P], Streamed[I, W]],
 ) -> Callable[Concatenate[Planning, P], AsyncFace[I, W]]:
     """The async client's streamed call of ``plan``."""
     return _run_by(plan, Streamed.face)
 
 
 def sync_faced(
-    plan: Callable[Concatenate[AsyncExtras, P], Streamed[I, W]],
+    plan: Callable[Concatenate[Any, P], Streamed[I, W]],
 ) -> Callable[Concatenate[Planning, P], SyncFace[I, W]]:
     """The blocking client's streamed call of ``plan``."""
     return _run_by(plan, Streamed.sync_face)

@@ -3,11 +3,11 @@ run async or blocking.
 
 An :data:`Exchange` is a generator that yields :class:`Call` values (one
 request each, sans-IO) and is sent back what each call parsed from its
-answer; it returns the exchange's result.  :func:`run_async` and
-:func:`run_sync` drive the same exchange over the one driver (as httpx
-drives one ``auth_flow`` from a sync and an async loop: here through the
-effect drivers of :mod:`elelem.transport.faces`), so a batch submission —
-an upload, then the batch — is written once.
+answer; it returns the exchange's result.  :func:`exchanged` carries it
+over the one driver as a generator of exchanges, awaited or blocking (the
+effect drivers of :mod:`elelem.transport.faces`; as httpx drives one
+``auth_flow`` from a sync and an async loop), so a batch submission — an
+upload, then the batch — is written once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
 from elelem.stream import Chunk, Finish, ResponseStart
 from elelem.transport import Driver, Endpoint, Timeouts
-from elelem.transport.faces import Effects, Io, awaiting, blocking
+from elelem.transport.faces import Effects, Io
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
@@ -84,16 +84,21 @@ def _request(model: str) -> ModelRequest:
     return ModelRequest(model=model, messages=())
 
 
-def _exchanged(
+def exchanged(
     driver: Driver,
     endpoint: Endpoint,
     flow: Exchange[T],
     model: str,
     timeouts: Timeouts | None,
+    *,
     operation: str,
 ) -> Effects[T]:
-    """``flow`` run over ``driver``: each call one exchange (the driver's
-    ``sync_exchange``, or ``exchange`` async), its parsed value sent back."""
+    """``flow`` run over ``driver``: each call one request to ``endpoint``
+    (the driver's ``sync_exchange``, or ``exchange`` async) that the hooks
+    are told is an ``operation`` (``batch``, ``speak``, …: a trace names
+    its span after it), its parsed value sent back into the flow; run it
+    with :func:`~elelem.transport.faces.awaiting` or
+    :func:`~elelem.transport.faces.blocking`."""
     request = _request(model)
     options = {"timeouts": timeouts, "operation": operation}
     try:
@@ -105,32 +110,4 @@ def _exchanged(
         return stop.value  # type: ignore[no-any-return]
 
 
-async def run_async(
-    driver: Driver,
-    endpoint: Endpoint,
-    flow: Exchange[T],
-    model: str,
-    timeouts: Timeouts | None,
-    *,
-    operation: str,
-) -> T:
-    """Run ``flow`` over ``driver`` (async), each call one request to
-    ``endpoint`` that the hooks are told is an ``operation`` (``batch``,
-    ``speak``, …: a trace names its span after it)."""
-    return await awaiting(_exchanged(driver, endpoint, flow, model, timeouts, operation))
-
-
-def run_sync(
-    driver: Driver,
-    endpoint: Endpoint,
-    flow: Exchange[T],
-    model: str,
-    timeouts: Timeouts | None,
-    *,
-    operation: str,
-) -> T:
-    """Run ``flow`` over ``driver``, blocking."""
-    return blocking(_exchanged(driver, endpoint, flow, model, timeouts, operation))
-
-
-__all__ = ["Call", "Exchange", "run_async", "run_sync"]
+__all__ = ["Call", "Exchange", "exchanged"]
