@@ -38,17 +38,15 @@ import functools
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
 import httpx2
 
 from elelem.errors import MAX_ERROR_BODY, StreamError
-from elelem.outputs import PartialJSON
-from elelem.stream import AssembledResponse, Chunk, TextDelta
+from elelem.stream import AssembledResponse, Chunk
 from elelem.transport.blocking import SyncResponseStream
 from elelem.transport.bodies import blocking_transport
 from elelem.transport.config import CHAT, RequestHook, RequestSpan, Timeouts
@@ -96,9 +94,6 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
 
     # -- public --------------------------------------------------------------
 
-    def __aiter__(self) -> ResponseStream:
-        return self
-
     async def __anext__(self) -> Chunk:
         pending = self._pending
         if pending:
@@ -108,16 +103,6 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
             return chunk
         chunk, _ = await self._next()
         return chunk
-
-    async def objects(self) -> AsyncIterator[Any]:
-        """The answer's JSON value as it arrives: after each text delta that
-        changed it, the object (or array) so far, read tolerantly by
-        :class:`~elelem.outputs.PartialJSON` (open strings hold their text so
-        far).  It is the same object each time, updated in place."""
-        reader = PartialJSON()
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
-                yield reader.value
 
     async def output(self) -> Any:
         """Drain the stream and return the answer as a validated
@@ -159,18 +144,6 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
         self._closing()
         await self._close_response()
         self._closed()
-
-    async def __aenter__(self) -> ResponseStream:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # -- the I/O ---------------------------------------------------------------
 

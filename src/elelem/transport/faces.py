@@ -15,7 +15,7 @@ the turn engine's flows are run by :func:`elelem.turns.drive.drive` and
 :class:`AsyncFace` and :class:`SyncFace` are the two reading surfaces over a
 core (``AsyncFace(core)``, ``SyncFace(core)``): iteration over what the core
 shows of each pair (a chat stream's chunks, a speech stream's audio
-bytes), :meth:`~SyncFace.with_commits`, :meth:`~SyncFace.text`,
+bytes), :meth:`~SyncFace.with_commits`, :meth:`~SyncFace.text`, :meth:`~SyncFace.objects`,
 :meth:`~SyncFace.reasoning`, :meth:`~SyncFace.final` and the context
 manager.  The HTTP streams (:class:`~elelem.transport.ResponseStream`,
 :class:`~elelem.transport.SyncResponseStream`) are faces that are their
@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Generator, Iterator, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar
 
+from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Assembler, Chunk, Retry, TextDelta
 from elelem.stream.chunks import ReasoningDelta
 from elelem.vocabulary import Drop, Part
@@ -233,6 +234,16 @@ class AsyncFace(_Reading[I, W]):
             if type(pair[0]) is ReasoningDelta and pair[0].text:
                 yield pair[0].text
 
+    async def objects(self) -> AsyncIterator[Any]:
+        """The answer's JSON value as it arrives: after each text delta that
+        changed it, the object (or array) so far, read tolerantly by
+        :class:`~elelem.outputs.PartialJSON` (open strings hold their text so
+        far).  It is the same object each time, updated in place."""
+        reader = PartialJSON()
+        while (pair := await self.step()) is not None:
+            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
+                yield reader.value
+
     async def final(self) -> W:
         """Drain the stream and return the whole answer."""
         while await self.step() is not None:
@@ -301,6 +312,13 @@ class SyncFace(_Reading[I, W]):
         while (pair := self.step()) is not None:
             if type(pair[0]) is ReasoningDelta and pair[0].text:
                 yield pair[0].text
+
+    def objects(self) -> Iterator[Any]:
+        """The answer's JSON value as it arrives (see :meth:`AsyncFace.objects`)."""
+        reader = PartialJSON()
+        while (pair := self.step()) is not None:
+            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
+                yield reader.value
 
     def final(self) -> W:
         """Drain the stream and return the whole answer."""
