@@ -35,7 +35,7 @@ from elelem.transport.faces import (
     SyncChatFace,
     chat_face,
 )
-from elelem.vocabulary import Drop, Part, ProviderId
+from elelem.vocabulary import Drop, ProviderId
 
 Produce = Callable[[], Any]
 """Makes the chunks of one response: an iterable of chunks (or, read
@@ -61,7 +61,6 @@ class LocalCore(Assembled):
         self.request_id = request_id
         self.dropped = dropped
         self.retries: list[Retry] = []
-        self.last_committed: tuple[Part, ...] = ()
         self._source: Io | None = None  # the call that gives the next chunk
         self._closed = False
 
@@ -95,9 +94,7 @@ class LocalCore(Assembled):
             return None
         if type(chunk) is Retry:
             self.retries.append(chunk)
-        committed = self.assembler.feed(chunk)
-        self.last_committed = committed
-        return chunk, committed
+        return chunk, self.assembler.feed(chunk)
 
     def closing(self) -> Effects[None]:
         """End the stream; further reads end it."""
