@@ -28,9 +28,11 @@ from importlib import resources
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -39,6 +41,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     Footnotes,
     activity_line,
@@ -474,6 +477,16 @@ def _turn(
         elif isinstance(body, SessionNote):
             answer.close_timeline()
             answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
+        elif isinstance(body, ContextEdits):
+            answer.close_timeline()
+            answer.out.append(
+                f'<p class="notice context-edits">{line(context_edits_line(body))}</p>'
+            )
+        elif isinstance(body, GeneratedFileBody):
+            answer.close_timeline()
+            answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
+            for part in body.content:
+                answer.part(part)
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
