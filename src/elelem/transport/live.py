@@ -179,9 +179,12 @@ class LiveConnection:
             "compression": None,
         }
         try:
-            self.socket = yield Io(client, "connect", (self.url,), options)
+            socket = yield Io(client, "connect", (self.url,), options)
         except Exception as exc:  # noqa: BLE001 - typed below, never swallowed
             raise refused(exc, self.endpoint, self.url) from None
+        # The blocking client's connection is entered as its context manager
+        # (websockets' form), held open past this step: closing() closes it.
+        self.socket = socket.__enter__() if self.blocking else socket
         yield from self._writing(self.protocol.open(settings))
 
     def _refresh(self) -> None:
