@@ -180,7 +180,6 @@ def test_ask_computer_use_on_gemini_refuses_each_action_without_approve(tmp_path
     replies = [_gemini([{"functionCall": CLICK}], 1), gemini_text("Could not.")]
     with LoopbackServer(replies) as server:
         env = {**base_env(tmp_path), **GEMINI.env(server), "PYTHONPATH": str(tmp_path)}
-        env["ELELEM_CONFIG"] = base_env(tmp_path)["ELELEM_CONFIG"]
         out = run_cli(env, "ask", "-m", GEMINI.model, "--computer-use", "myscreen:screen", "go")
     assert out.returncode == 0, out.stderr
     first, second = (json.loads(r.body) for r in server.requests)
