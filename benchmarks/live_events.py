@@ -193,16 +193,18 @@ async def elelem_wsproto(port: int) -> int:
 async def elelem_websockets(port: int) -> int:
     from elelem.shapes.openai_responses.live import RealtimeProtocol
     from elelem.transport import Endpoint
+    from elelem.transport.faces import awaiting
     from elelem.transport.live import LiveConnection
     from elelem.vocabulary import ProviderId
     from elelem.wire.live import LiveSettings
 
     endpoint = Endpoint(ProviderId("openai"), f"http://127.0.0.1:{port}", "sk-bench")
-    connection = LiveConnection(RealtimeProtocol(ProviderId("openai")), endpoint, "gpt-realtime")
+    protocol = RealtimeProtocol(ProviderId("openai"))
+    connection = LiveConnection(protocol, endpoint, "gpt-realtime", blocking=False)
     connection.limits = type(connection.limits)(frame=1 << 30)
-    await connection.connect(LiveSettings("gpt-realtime"))
+    await awaiting(connection.connecting(LiveSettings("gpt-realtime")))
     count = 0
-    while await connection.receive() is not None:
+    while await awaiting(connection.receiving()) is not None:
         count += 1
     return count
 

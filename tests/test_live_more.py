@@ -469,7 +469,8 @@ def test_a_refused_upgrade_and_a_frame_over_the_limit_are_typed(tmp_path) -> Non
     from elelem.errors import AuthenticationError, LimitExceededError
     from elelem.shapes.openai_responses.live import RealtimeProtocol
     from elelem.transport import Endpoint, Limits
-    from elelem.transport.live import SyncLiveConnection
+    from elelem.transport.faces import blocking
+    from elelem.transport.live import LiveConnection
     from elelem.vocabulary import ProviderId
     from elelem.wire.live import LiveSettings
 
@@ -492,17 +493,23 @@ def test_a_refused_upgrade_and_a_frame_over_the_limit_are_typed(tmp_path) -> Non
         port = server.socket.getsockname()[1]
         provider = ProviderId("openai")
         refused = Endpoint(provider, f"http://127.0.0.1:{port}/refuse", key)
-        connection = SyncLiveConnection(RealtimeProtocol(provider), refused, "gpt-realtime")
+        connection = LiveConnection(
+            RealtimeProtocol(provider), refused, "gpt-realtime", blocking=True
+        )
         with pytest.raises(AuthenticationError) as caught:
-            connection.connect(LiveSettings("gpt-realtime"))
+            blocking(connection.connecting(LiveSettings("gpt-realtime")))
         assert caught.value.status == 401 and key not in str(caught.value)
         assert "Incorrect API key provided" in str(caught.value)
         endpoint = Endpoint(provider, f"http://127.0.0.1:{port}", key)
-        connection = SyncLiveConnection(
-            RealtimeProtocol(provider), endpoint, "gpt-realtime", limits=Limits(frame=1000)
+        connection = LiveConnection(
+            RealtimeProtocol(provider),
+            endpoint,
+            "gpt-realtime",
+            blocking=True,
+            limits=Limits(frame=1000),
         )
-        connection.connect(LiveSettings("gpt-realtime"))
+        blocking(connection.connecting(LiveSettings("gpt-realtime")))
         with pytest.raises(LimitExceededError, match=r"Limits\.frame = 1000\)"):
-            connection.receive()
-        connection.close()
+            blocking(connection.receiving())
+        blocking(connection.closing())
         server.shutdown()

@@ -153,7 +153,7 @@ def test_sse_events_are_decoded_exactly_with_usage_and_cost() -> None:
     assert whole.usage == Usage(input=14, output=120, raw=DONE_USAGE)
     # gpt-4o-mini-tts: $0.60 per million text tokens in, $12 per million audio tokens out
     assert whole.cost.total == Decimal("0.0014484")
-    assert whole.request_id == "req_tts_1" and speech.received == sum(map(len, PIECES))
+    assert whole.request_id == "req_tts_1" and speech.core.received == sum(map(len, PIECES))
 
 
 def test_an_unknown_event_is_kept_whole_and_the_audio_goes_on() -> None:
@@ -215,7 +215,7 @@ def test_an_sse_answer_without_its_done_event_is_incomplete() -> None:
         speech = client.speak_stream(MODEL, "Hi.", stream_format="sse")
         with speech, pytest.raises(IncompleteStreamError):
             speech.final()
-        assert speech.received == len(PIECES[0])
+        assert speech.core.received == len(PIECES[0])
 
 
 def test_a_raw_body_cut_by_a_reset_is_a_transport_error_not_short_audio() -> None:
@@ -261,7 +261,7 @@ def test_an_error_status_is_typed_and_retried_before_content() -> None:
             with speech:
                 whole = speech.final()
         assert len(server.requests) == 2
-    assert [r.status for r in speech.stream.retries] == [503]
+    assert [r.status for r in speech.retries] == [503]
     assert whole.audio.source.blob.data == PIECES[0]  # type: ignore[union-attr]
 
 

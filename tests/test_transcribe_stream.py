@@ -223,7 +223,7 @@ def test_an_overloaded_answer_is_retried_before_any_text() -> None:
             with heard:
                 whole = heard.final()
         assert len(server.requests) == 2
-    assert [r.status for r in heard.stream.retries] == [503]
+    assert [r.status for r in heard.retries] == [503]
     assert whole.text == "Hi."
 
 

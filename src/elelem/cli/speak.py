@@ -55,13 +55,15 @@ def _model_name(model: str) -> str:
 def _report(speech: Any, written: int, where: str) -> None:
     # The pieces were written as they came: the summary, not the whole
     # audio joined again (which would double the memory of a long answer).
-    usage, cost = speech.summary()
+    usage, cost = speech.core.summary()
     tokens = (
         f"{usage.input} input and {usage.output} output tokens"
         if usage is not None
         else "usage not reported"
     )
-    line = f"{written} bytes of {speech.call.media_type} to {where}; {tokens}, {cost.describe()}"
+    line = (
+        f"{written} bytes of {speech.core.call.media_type} to {where}; {tokens}, {cost.describe()}"
+    )
     click.echo(sanitize_line(line), err=True)
 
 

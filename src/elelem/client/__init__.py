@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -42,7 +43,7 @@ from typing import Any, TypedDict, TypeVar, Unpack, overload
 import httpx2
 import msgspec
 
-from elelem.client.beyond_chat import AsyncExtras, SyncExtras
+from elelem.client.beyond_chat import AsyncExtras, awaited, blocked, sync_faced
 from elelem.client.counting import NOT_THERE, TokenCount, counter_of, counting, estimated
 from elelem.client.preflight import ModelWarning, preflight
 from elelem.errors import StreamError
@@ -61,7 +62,8 @@ from elelem.transport import (
     Timeouts,
 )
 from elelem.transport.config import CHAT
-from elelem.transport.one_shot import Exchange, run_async, run_sync
+from elelem.transport.faces import Effects, awaiting, blocking
+from elelem.transport.one_shot import Exchange, exchanged
 from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
@@ -348,14 +350,14 @@ class Client(AsyncExtras):
         _, _, neutral = self.prepare(target, messages, **request)
         return preflight(target.spec.name, target.model, neutral)
 
-    async def count_tokens(
+    def _count_tokens(
         self,
         model: str | Target | Model,
         messages: Messages,
         *,
         timeouts: Timeouts | None = None,
         **request: Unpack[RequestOptions],
-    ) -> TokenCount:
+    ) -> Counting:
         """The input tokens of this request, before sending it: counted by the
         provider's endpoint (Anthropic ``count_tokens``, OpenAI
         ``responses/input_tokens``, Gemini ``countTokens``), else — another
@@ -365,16 +367,9 @@ class Client(AsyncExtras):
         raises (a bad key is not hidden behind an estimate).  ``request``:
         ``tools``, ``hosted_tools``, ``options``, ``system``, as for
         :meth:`stream`."""
-        plan = self._counting(model, messages, request)
-        if isinstance(plan, TokenCount):
-            return plan
-        endpoint, _, neutral, flow = plan
-        try:
-            return await run_async(
-                self._driver, endpoint, flow, neutral.model, timeouts, operation=CHAT
-            )
-        except StreamError as exc:
-            return self._not_counted(plan, exc)
+        return Counting(self._counting(model, messages, request), timeouts)
+
+    count_tokens = awaited(_count_tokens)
 
     def _counting(
         self, model: str | Target | Model, messages: Messages, request: RequestOptions
@@ -390,14 +385,6 @@ class Client(AsyncExtras):
         if counter is None:
             return estimated(neutral, endpoint.provider, f"{shape.name} has no counting endpoint")
         return endpoint, counter, neutral, counting(shape, counter, neutral, endpoint.provider)
-
-    def _not_counted(self, plan: _CountPlan, exc: StreamError) -> TokenCount:
-        """The estimate when the counting endpoint is not there; else ``exc`` raised."""
-        if exc.status not in NOT_THERE:
-            raise exc
-        endpoint, counter, neutral, _ = plan
-        why = f"{counter.endpoint} is not there (HTTP {exc.status})"
-        return estimated(neutral, endpoint.provider, why)
 
     async def parse(
         self,
@@ -434,6 +421,41 @@ _CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Exchange[TokenCount]]
 """Where to count, how the wire counts, the neutral request, the exchange."""
 
 
+@dataclass(frozen=True)
+class Counting:
+    """A planned token count: the counting exchange (or the estimate
+    already made), run async or blocking; a counting endpoint that is not
+    there is answered by the estimate, any other error raised."""
+
+    plan: _CountPlan | TokenCount
+    timeouts: Timeouts | None
+
+    async def arun(self, driver: Driver) -> TokenCount:
+        """The count, async."""
+        return await awaiting(self._counted(driver))
+
+    def run(self, driver: Driver) -> TokenCount:
+        """The count, blocking."""
+        return blocking(self._counted(driver))
+
+    def _counted(self, driver: Driver) -> Effects[TokenCount]:
+        plan = self.plan
+        if isinstance(plan, TokenCount):
+            return plan
+        endpoint, counter, neutral, flow = plan
+        try:
+            return (
+                yield from exchanged(
+                    driver, endpoint, flow, neutral.model, self.timeouts, operation=CHAT
+                )
+            )
+        except StreamError as exc:
+            if exc.status not in NOT_THERE:
+                raise
+            why = f"{counter.endpoint} is not there (HTTP {exc.status})"
+            return estimated(neutral, endpoint.provider, why)
+
+
 def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:
     """``endpoint`` knowing the secrets ``request``'s body carries."""
     tokens = tuple(
@@ -458,7 +480,7 @@ def _with_output(options: GenerationOptions | None, output_type: Any) -> Generat
     return msgspec.structs.replace(options, output=output_format(output_type))
 
 
-class SyncClient(SyncExtras):
+class SyncClient:
     """Blocking access to every provider: the same calls as :class:`Client`,
     read in the calling thread with a blocking ``httpx2.Client`` (the
     driver's blocking shell over the one core; no event loop, no thread).
@@ -473,6 +495,22 @@ class SyncClient(SyncExtras):
     def __init__(self, *, http: httpx2.Client | None = None, **kwargs: Any) -> None:
         self._client = Client(http=http, **kwargs)
         self._driver = self._client._driver
+
+    @property
+    def _plans(self) -> AsyncExtras:
+        return self._client
+
+    # Beyond a chat response: the async client's plans, run blocking (the
+    # requests of an embedding run one after another).
+    embed = blocked(AsyncExtras._embed)
+    batch = blocked(AsyncExtras._batch)
+    batch_status = blocked(AsyncExtras._batch_status)
+    batch_results = blocked(AsyncExtras._batch_results)
+    speak = blocked(AsyncExtras._speak)
+    transcribe = blocked(AsyncExtras._transcribe)
+    speak_stream = sync_faced(AsyncExtras._speak_stream)
+    transcribe_stream = sync_faced(AsyncExtras._transcribe_stream)
+    count_tokens = blocked(Client._count_tokens)
 
     def __repr__(self) -> str:
         return f"Sync{self._client!r}"
@@ -527,25 +565,6 @@ class SyncClient(SyncExtras):
     ) -> tuple[ModelWarning, ...]:
         """As :meth:`Client.check`."""
         return self._client.check(model, messages, **request)
-
-    def count_tokens(
-        self,
-        model: str | Target | Model,
-        messages: Messages,
-        *,
-        timeouts: Timeouts | None = None,
-        **request: Unpack[RequestOptions],
-    ) -> TokenCount:
-        """As :meth:`Client.count_tokens`, blocking."""
-        client = self._client
-        plan = client._counting(model, messages, request)
-        if isinstance(plan, TokenCount):
-            return plan
-        endpoint, _, neutral, flow = plan
-        try:
-            return run_sync(self._driver, endpoint, flow, neutral.model, timeouts, operation=CHAT)
-        except StreamError as exc:
-            return client._not_counted(plan, exc)
 
     def parse(
         self,

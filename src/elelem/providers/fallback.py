@@ -39,8 +39,17 @@ import msgspec
 from elelem.errors import StreamError
 from elelem.providers.catalog import Target, parse_model
 from elelem.providers.protocol import Model, ModelHost
-from elelem.stream import AssembledResponse, Chunk, ResponseStart, Retry
-from elelem.transport.faces import Around, AsyncFace, SyncFace
+from elelem.stream import AssembledResponse, ResponseStart, Retry
+from elelem.transport.faces import (
+    Around,
+    ChatFace,
+    Effects,
+    Pair,
+    SyncChatFace,
+    chat_face,
+    close_of,
+    step_of,
+)
 from elelem.transport.retry import retries_before_content
 from elelem.vocabulary import Part, ProviderId
 
@@ -97,16 +106,16 @@ class Fallback:
         timeouts: Timeouts | None,
         sync: bool,
         streamed: bool = True,
-    ) -> FallbackStream | SyncFallbackStream:
+    ) -> ChatFace | SyncChatFace:
         """The stream that tries each target in turn (each asked
-        non-streamed when ``streamed`` is False)."""
-        cls = SyncFallbackStream if sync else FallbackStream
-        return cls(self, host, request, timeouts, streamed)
+        non-streamed when ``streamed`` is False), read async or, with
+        ``sync``, blocking."""
+        return chat_face(FallbackCore(self, host, request, timeouts, sync, streamed), sync=sync)
 
 
-class _Switching(Around):
-    """What both fallback streams share: the targets, the current stream,
-    and the decision to move on."""
+class FallbackCore(Around):
+    """A fallback's stream, written once (read through either face): the
+    targets, the current target's stream, and the decision to move on."""
 
     def __init__(
         self,
@@ -114,12 +123,14 @@ class _Switching(Around):
         host: ModelHost,
         request: ModelRequest,
         timeouts: Timeouts | None,
+        sync: bool,
         streamed: bool = True,
     ) -> None:
         self.fallback = fallback
         self._host = host
         self._request = request
         self._timeouts = timeouts
+        self._sync = sync
         self._streamed = streamed
         self._index = 0
         self._fed = False
@@ -129,9 +140,6 @@ class _Switching(Around):
         self.target: Target | Model = host.target(fallback.targets[0])
         self._inner: Any = self._open(self.target)
 
-    def _sync(self) -> bool:
-        return isinstance(self, SyncFallbackStream)
-
     def _open(self, target: Target | Model) -> Any:
         payloads = tuple(
             p for p in self._request.response_payloads if p.provider == target.provider
@@ -140,9 +148,9 @@ class _Switching(Around):
             self._request, model=target.model, response_payloads=payloads
         )
         inner = self._host.open(
-            target, request, timeouts=self._timeouts, sync=self._sync(), streamed=self._streamed
+            target, request, timeouts=self._timeouts, sync=self._sync, streamed=self._streamed
         )
-        assembler = getattr(inner, "assembler", None)
+        assembler = getattr(getattr(inner, "core", inner), "assembler", None)
         if assembler is not None:
             # The answering response's record lists every switch before it.
             for notice in self.notices:
@@ -172,9 +180,21 @@ class _Switching(Around):
         self.target = target
         return notice
 
-    def _seen(
-        self, pair: tuple[Chunk, tuple[Part, ...]] | None
-    ) -> tuple[Chunk, tuple[Part, ...]] | None:
+    def stepping(self) -> Effects[Pair | None]:
+        """The next ``(chunk, committed)`` pair (a switch is a ``Retry``
+        pair), or None at the end."""
+        try:
+            pair = yield step_of(self._inner)
+        except BaseException as exc:
+            notice = self._switch(exc)
+            if notice is None:
+                raise
+            yield close_of(self._inner)
+            self._inner = self._open(self.target)
+            return notice, ()
+        return self._seen(pair)
+
+    def _seen(self, pair: Pair | None) -> Pair | None:
         if pair is None:
             return None
         chunk = pair[0]
@@ -214,47 +234,4 @@ class _Switching(Around):
         return parts
 
 
-class FallbackStream(_Switching, AsyncFace):
-    """The async stream of a :class:`Fallback`."""
-
-    async def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
-        """The next ``(chunk, committed)`` pair (a switch is a ``Retry``
-        pair), or None at the end."""
-        try:
-            pair = await self._inner.step()
-        except BaseException as exc:
-            notice = self._switch(exc)
-            if notice is None:
-                raise
-            await self._inner.aclose()
-            self._inner = self._open(self.target)
-            return notice, ()
-        return self._seen(pair)
-
-    async def aclose(self) -> None:
-        """Close the current target's stream."""
-        await self._inner.aclose()
-
-
-class SyncFallbackStream(_Switching, SyncFace):
-    """The blocking stream of a :class:`Fallback`."""
-
-    def step(self) -> tuple[Chunk, tuple[Part, ...]] | None:
-        """As :meth:`FallbackStream.step`, blocking."""
-        try:
-            pair = self._inner.step()
-        except BaseException as exc:
-            notice = self._switch(exc)
-            if notice is None:
-                raise
-            self._inner.close()
-            self._inner = self._open(self.target)
-            return notice, ()
-        return self._seen(pair)
-
-    def close(self) -> None:
-        """Close the current target's stream."""
-        self._inner.close()
-
-
-__all__ = ["Fallback", "FallbackStream", "SyncFallbackStream"]
+__all__ = ["Fallback", "FallbackCore"]

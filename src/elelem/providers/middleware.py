@@ -26,7 +26,16 @@ import msgspec
 from elelem.providers.catalog import Target
 from elelem.providers.protocol import Model, ModelHost
 from elelem.stream import Assembler, Chunk, Retry
-from elelem.transport.faces import Around, Assembled, AsyncFace, Pair, SyncFace
+from elelem.transport.faces import (
+    Around,
+    Assembled,
+    ChatFace,
+    Effects,
+    Pair,
+    SyncChatFace,
+    chat_face,
+    step_of,
+)
 from elelem.vocabulary import CacheTTL, GenerationOptions, PromptCache, ProviderId
 
 if TYPE_CHECKING:
@@ -118,7 +127,7 @@ class Wrapped:
         timeouts: Timeouts | None,
         sync: bool,
         streamed: bool = True,
-    ) -> WrappedStream | SyncWrappedStream:
+    ) -> ChatFace | SyncChatFace:
         """The inner model's stream of the transformed request (non-streamed
         when ``streamed`` is False), its chunks transformed on the way out."""
         target = host.target(self.inner)
@@ -126,12 +135,12 @@ class Wrapped:
         for layer in self.middleware:
             request = layer.request(request)
         inner = host.open(target, request, timeouts=timeouts, sync=sync, streamed=streamed)
-        cls = SyncWrappedStream if sync else WrappedStream
-        return cls(inner, self.middleware, target.provider)
+        return chat_face(WrappedCore(inner, self.middleware, target.provider), sync=sync)
 
 
-class _Transforming(Assembled, Around):
-    """What both wrapped streams share: the transforms and the assembler."""
+class WrappedCore(Assembled, Around):
+    """A wrapped model's stream, written once (read through either face):
+    the inner stream's chunks through the transforms into its own assembler."""
 
     def __init__(self, inner: Any, middleware: Sequence[Middleware], provider: ProviderId) -> None:
         self._inner = inner
@@ -140,6 +149,15 @@ class _Transforming(Assembled, Around):
         self._ready: list[Chunk] = []
         self.retries: list[Retry] = []
         self.output_type: Any = None
+
+    def stepping(self) -> Effects[Pair | None]:
+        """The next transformed ``(chunk, committed)`` pair, or None at the end."""
+        while not self._ready:
+            pair = yield step_of(self._inner)
+            if pair is None:
+                return None
+            self._out(pair[0])
+        return self._next_ready()
 
     def _out(self, chunk: Chunk) -> None:
         chunks = [chunk]
@@ -156,40 +174,6 @@ class _Transforming(Assembled, Around):
         return chunk, self.assembler.feed(chunk)
 
 
-class WrappedStream(_Transforming, AsyncFace):
-    """The async stream of a wrapped model."""
-
-    async def step(self) -> Pair | None:
-        """The next transformed ``(chunk, committed)`` pair, or None at the end."""
-        while not self._ready:
-            pair = await self._inner.step()
-            if pair is None:
-                return None
-            self._out(pair[0])
-        return self._next_ready()
-
-    async def aclose(self) -> None:
-        """Close the inner stream."""
-        await self._inner.aclose()
-
-
-class SyncWrappedStream(_Transforming, SyncFace):
-    """The blocking stream of a wrapped model."""
-
-    def step(self) -> Pair | None:
-        """As :meth:`WrappedStream.step`, blocking."""
-        while not self._ready:
-            pair = self._inner.step()
-            if pair is None:
-                return None
-            self._out(pair[0])
-        return self._next_ready()
-
-    def close(self) -> None:
-        """Close the inner stream."""
-        self._inner.close()
-
-
 def wrap(model: str | Target | Model, *middleware: Middleware) -> Wrapped:
     """``model`` with ``middleware`` around it: a model that goes wherever one goes."""
     if not middleware:
@@ -204,8 +188,7 @@ __all__ = [
     "DefaultOptions",
     "Middleware",
     "PromptCaching",
-    "SyncWrappedStream",
     "Wrapped",
-    "WrappedStream",
+    "WrappedCore",
     "wrap",
 ]

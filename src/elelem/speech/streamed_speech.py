@@ -7,10 +7,12 @@ piece of audio reaches the caller as one committed ``audio`` block.
 
 :class:`SpeechCall` is the request as a shape for the driver, so the keys,
 the retries before any content, the typed errors and their redaction are the
-driver's, as for every other request.  :class:`SpeechStream` (async) and
-:class:`SyncSpeechStream` (blocking) iterate the audio's bytes over the same
-core, and :meth:`~SpeechStream.final` returns the whole :class:`Speech`: one
-audio block, the usage and its cost.
+driver's, as for every other request.  :class:`SpeechReader` is the stream
+written once: the one async or blocking face
+(:class:`~elelem.transport.faces.AsyncFace`,
+:class:`~elelem.transport.faces.SyncFace`) iterates the audio's bytes over
+it, and its ``final()`` returns the whole :class:`Speech`: one audio block,
+the usage and its cost.
 """
 
 from __future__ import annotations
@@ -18,16 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, TypeVar
 
 from elelem.errors import MalformedStreamError, StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
 from elelem.speech.endpoints import speech_wire
-from elelem.stream import Chunk
-from elelem.transport import ResponseStream, SyncResponseStream
-from elelem.transport.stream_core import StreamCore
+from elelem.stream import AssembledResponse, Chunk, Retry
+from elelem.transport.faces import Effects, Pair, close_of, start_of, step_of
 from elelem.vocabulary import AudioBlock, BytesSource, Part, ProviderId, Usage
 from elelem.vocabulary.audio import MEDIA_TYPES_BY_FORMAT
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
@@ -119,107 +119,75 @@ class Speech:
 
 
 class Pieces(Generic[T, R]):
-    """What every streamed answer read piece by piece shares: the driver's
-    stream, each ``(chunk, committed)`` pair turned into a piece (or None)
-    by :meth:`take`, and the whole answer made by :meth:`result`."""
+    """What every answer read piece by piece shares, as a core the one
+    async or blocking face reads (:class:`~elelem.transport.faces.AsyncFace`,
+    :class:`~elelem.transport.faces.SyncFace`): the driver's stream
+    underneath, each ``(chunk, committed)`` pair it reads taken in by
+    :meth:`took` (which keeps what the whole answer needs and gives the
+    piece for the caller, or None), and the whole answer made by
+    :meth:`result`.  The request is sent on the first read, or on ``with``."""
 
-    stream: StreamCore
+    stream: Any
+    """The driver's stream underneath (status, headers, retries, …)."""
+    _piece: T | None = None
 
-    def take(self, pair: tuple[Chunk, tuple[Part, ...]]) -> T | None:
-        """The piece ``pair`` holds for the caller, or None."""
+    def stepping(self) -> Effects[Pair | None]:
+        """The stream's next pair, taken in."""
+        pair: Pair | None = yield step_of(self.stream)
+        self._piece = None if pair is None else self.took(pair)
+        return pair
+
+    def starting(self) -> Effects[None]:
+        """Send the request and wait for the response headers (idempotent)."""
+        yield start_of(self.stream)
+
+    def closing(self) -> Effects[None]:
+        """Close the connection."""
+        yield close_of(self.stream)
+
+    def took(self, pair: Pair) -> T | None:
+        """Take ``pair`` in; the piece it holds for the caller, or None."""
         raise NotImplementedError
+
+    def shown(self, pair: Pair) -> T | None:
+        """The piece of ``pair``, the pair just read."""
+        return self._piece
 
     def result(self) -> R:
         """The whole answer of a stream read to its end (no I/O)."""
         raise NotImplementedError
 
+    def partial(self) -> AssembledResponse:
+        """What arrived so far, as the driver's stream assembled it."""
+        return self.stream.partial()  # type: ignore[no-any-return]
 
-class AsyncPieces(Pieces[T, R]):
-    """:class:`Pieces` as an async iterator (the request is sent on first
-    iteration, or on ``async with``); :meth:`final` reads the rest and
-    returns the whole answer.  Use ``async with`` (or :meth:`aclose`) so
-    the connection closes when iteration stops early."""
+    def open_parts(self) -> tuple[Part, ...]:
+        """The blocks in progress."""
+        return self.stream.open_parts()  # type: ignore[no-any-return]
 
-    stream: ResponseStream
+    @property
+    def request_id(self) -> str | None:
+        """The provider's id of the request."""
+        return self.stream.request_id  # type: ignore[no-any-return]
 
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> T:
-        while (pair := await self.stream.step()) is not None:
-            piece = self.take(pair)
-            if piece is not None:
-                return piece
-        raise StopAsyncIteration
-
-    async def final(self) -> R:
-        """Read the rest of the answer; the whole of it."""
-        async for _ in self:
-            pass
-        return self.result()
-
-    async def aclose(self) -> None:
-        """Close the connection."""
-        await self.stream.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self.stream.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    @property
+    def retries(self) -> list[Retry]:
+        """The retries before the answer."""
+        return self.stream.retries  # type: ignore[no-any-return]
 
 
-class SyncPieces(Pieces[T, R]):
-    """:class:`AsyncPieces`, blocking: an iterator (``with`` it)."""
+class SpeechReader(Pieces[bytes, Speech]):
+    """A streamed speech answer, read once through either face: the audio
+    taken from each commit, and the whole :class:`Speech` at the end."""
 
-    stream: SyncResponseStream
-
-    def __iter__(self) -> Self:
-        return self
-
-    def __next__(self) -> T:
-        while (pair := self.stream.step()) is not None:
-            piece = self.take(pair)
-            if piece is not None:
-                return piece
-        raise StopIteration
-
-    def final(self) -> R:
-        """Read the rest of the answer; the whole of it."""
-        for _ in self:
-            pass
-        return self.result()
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.stream.close()
-
-    def __enter__(self) -> Self:
-        self.stream.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class _SpeechReader(Pieces[bytes, Speech]):
-    """What both speech streams share: the audio taken from each commit,
-    and the whole :class:`Speech` at the end."""
-
-    def __init__(self, stream: StreamCore, call: SpeechCall) -> None:
+    def __init__(self, stream: Any, call: SpeechCall) -> None:
         self.stream = stream
-        """The driver's stream underneath (status, headers, retries, …)."""
         self.call = call
         self._pieces: list[bytes] = []
         self._unknown: list[Part] = []
 
-    def take(self, pair: tuple[Chunk, tuple[Part, ...]]) -> bytes | None:
+    def took(self, pair: Pair) -> bytes | None:
+        """Keep the audio ``pair`` committed (and what else it did); the audio, or None."""
         data = None
         for part in pair[1]:
             if isinstance(part, AudioBlock) and isinstance(part.source, BytesSource):
@@ -258,28 +226,11 @@ class _SpeechReader(Pieces[bytes, Speech]):
         return Speech(audio, usage, cost, tuple(self._unknown), self.stream.request_id)
 
 
-class SpeechStream(_SpeechReader, AsyncPieces[bytes, Speech]):
-    """The audio of a streamed speech answer, piece by piece: an async
-    iterator of ``bytes``; :meth:`final` reads the rest and returns the
-    :class:`Speech` (see :class:`AsyncPieces`)."""
-
-    stream: ResponseStream
-
-
-class SyncSpeechStream(_SpeechReader, SyncPieces[bytes, Speech]):
-    """:class:`SpeechStream`, blocking: an iterator of ``bytes``."""
-
-    stream: SyncResponseStream
-
-
 __all__ = [
     "MAX_AUDIO_PIECES",
     "STREAM_FORMATS",
-    "AsyncPieces",
     "Pieces",
     "Speech",
     "SpeechCall",
-    "SpeechStream",
-    "SyncPieces",
-    "SyncSpeechStream",
+    "SpeechReader",
 ]

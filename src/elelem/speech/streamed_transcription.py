@@ -8,26 +8,23 @@ stream) is the shape package's ``transcription.py`` (OpenAI's:
 priced with the audio tokens at the model's audio rate.
 :class:`TranscriptionCall` is the request as a shape for the one driver
 (keys, retries before content, typed errors, redaction, telemetry operation
-``transcribe``); :class:`TranscriptStream` and :class:`SyncTranscriptStream`
-iterate the text over the same core.
+``transcribe``); :class:`TranscriptReader` is the stream written once,
+whose text the one async or blocking face iterates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from elelem.errors import StreamError
 from elelem.providers import Target
 from elelem.providers.pricing import PROVIDER_IDS, Cost, price
 from elelem.speech.endpoints import Transcript, transcription_wire
-from elelem.speech.streamed_speech import AsyncPieces, Pieces, SyncPieces
-from elelem.stream import (
-    Chunk,
-    TextDelta,
-)
-from elelem.transport import ResponseStream, SyncResponseStream
-from elelem.transport.stream_core import StreamCore
+from elelem.speech.streamed_speech import Pieces
+from elelem.stream import Chunk, TextDelta
+from elelem.transport.faces import Pair
 from elelem.vocabulary import AudioBlock, Part, ProviderId, TextBlock
 from elelem.wire import EncodedRequest, FrameParser, Framing, ModelRequest
 from elelem.wire.speech import TranscriptionRequest
@@ -86,17 +83,18 @@ class TranscriptionCall:
         return self._shape.classify_error(status, headers, body)
 
 
-class _TranscriptReader(Pieces[str, Transcript]):
-    """What both transcript streams share: the text of each delta, and the
-    whole :class:`~elelem.speech.endpoints.Transcript` at the end."""
+class TranscriptReader(Pieces[str, Transcript]):
+    """A streamed transcription, read once through either face: the text
+    of each delta, and the whole
+    :class:`~elelem.speech.endpoints.Transcript` at the end."""
 
-    def __init__(self, stream: StreamCore, call: TranscriptionCall) -> None:
+    def __init__(self, stream: Any, call: TranscriptionCall) -> None:
         self.stream = stream
-        """The driver's stream underneath (status, headers, retries, …)."""
         self.call = call
         self._unknown: list[Part] = []
 
-    def take(self, pair: tuple[Chunk, tuple[Part, ...]]) -> str | None:
+    def took(self, pair: Pair) -> str | None:
+        """Keep what ``pair`` committed beside the text; the text it adds, or None."""
         chunk, committed = pair
         self._unknown.extend(part for part in committed if not isinstance(part, TextBlock))
         return chunk.text if isinstance(chunk, TextDelta) else None
@@ -132,22 +130,4 @@ class _TranscriptReader(Pieces[str, Transcript]):
         )
 
 
-class TranscriptStream(_TranscriptReader, AsyncPieces[str, Transcript]):
-    """The text of a streamed transcription, piece by piece: an async
-    iterator of ``str`` (``async with`` it); :meth:`final` reads the rest
-    and returns the :class:`~elelem.speech.endpoints.Transcript`."""
-
-    stream: ResponseStream
-
-
-class SyncTranscriptStream(_TranscriptReader, SyncPieces[str, Transcript]):
-    """:class:`TranscriptStream`, blocking: an iterator of ``str``."""
-
-    stream: SyncResponseStream
-
-
-__all__ = [
-    "SyncTranscriptStream",
-    "TranscriptStream",
-    "TranscriptionCall",
-]
+__all__ = ["TranscriptReader", "TranscriptionCall"]

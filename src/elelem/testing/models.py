@@ -47,7 +47,8 @@ from elelem.stream import (
 )
 from elelem.testing.schema_values import value_for
 from elelem.tokens import estimate_request, text_tokens
-from elelem.transport.local import LocalStream, SyncLocalStream
+from elelem.transport.faces import ChatFace, SyncChatFace
+from elelem.transport.local import local_stream
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -116,7 +117,7 @@ class _Local:
         timeouts: Timeouts | None,
         sync: bool,
         streamed: bool = True,
-    ) -> LocalStream | SyncLocalStream:
+    ) -> ChatFace | SyncChatFace:
         """The stream answering ``request`` (made on its first read).
         ``streamed`` is accepted and ignored: no request goes over a wire, and
         the chunks made in-process are the same either way."""
@@ -134,8 +135,7 @@ class _Local:
                 return _later(self, made, request, number)
             return self.chunks(made, request, number)
 
-        cls = SyncLocalStream if sync else LocalStream
-        return cls(produce, self.provider, request_id=f"req_test_{number}")
+        return local_stream(produce, self.provider, sync=sync, request_id=f"req_test_{number}")
 
     def answer(self, request: ModelRequest) -> Any:
         """The reply to ``request`` (a :class:`Reply`, a string or chunks)."""

@@ -22,14 +22,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 
 from elelem.errors import MAX_ERROR_BODY
-from elelem.outputs import PartialJSON
-from elelem.stream import AssembledResponse, Chunk, TextDelta
+from elelem.stream import AssembledResponse, Chunk
 from elelem.transport.config import Settings
 from elelem.transport.faces import SyncFace
 from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
@@ -38,15 +36,7 @@ from elelem.vocabulary import Part
 T = TypeVar("T")
 
 
-class BlockingDriver(Settings, Protocol):
-    """What a blocking stream reads of its driver: the settings and the client."""
-
-    def sync_http(self) -> httpx2.Client:
-        """The blocking HTTP client."""
-        ...
-
-
-class SyncResponseStream(StreamCore, SyncFace):
+class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
     """One streamed provider response, read in the calling thread.
 
     Iterate it for chunks, :meth:`text` or :meth:`reasoning` for the text as
@@ -59,7 +49,7 @@ class SyncResponseStream(StreamCore, SyncFace):
     as for the async :class:`~elelem.transport.ResponseStream`.
     """
 
-    _driver: BlockingDriver
+    _driver: Settings
     _blocking = True
     # As the async stream: the read that finished the response is handed
     # out before the body's end is waited for (up to TAIL_GRACE).
@@ -73,23 +63,12 @@ class SyncResponseStream(StreamCore, SyncFace):
         attributes, ``status``, ``request_id`` and the rest, are its own)."""
         return self
 
-    def __iter__(self) -> SyncResponseStream:
-        return self
-
     def __next__(self) -> Chunk:
         pending = self._pending
         if pending:  # as ResponseStream.__anext__: a chunk already handled
             chunk, self.last_committed = pending.popleft()
             return chunk
         return self._next()[0]
-
-    def objects(self) -> Iterator[Any]:
-        """The answer's JSON value as it arrives (see
-        :meth:`ResponseStream.objects <elelem.transport.ResponseStream.objects>`)."""
-        reader = PartialJSON()
-        while (pair := self.step()) is not None:
-            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
-                yield reader.value
 
     def output(self) -> Any:
         """Drain the stream and return the answer as a validated
@@ -131,18 +110,6 @@ class SyncResponseStream(StreamCore, SyncFace):
         self._closing()
         self._close_response()
         self._closed()
-
-    def __enter__(self) -> SyncResponseStream:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- the I/O ---------------------------------------------------------------
 
@@ -335,4 +302,4 @@ def _read_end(body: Iterator[bytes]) -> tuple[bytes | None, httpx2.RequestError 
     return extra, None
 
 
-__all__ = ["BlockingDriver", "SyncResponseStream"]
+__all__ = ["SyncResponseStream"]

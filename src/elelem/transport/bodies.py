@@ -41,7 +41,7 @@ import httpx2
 from httpcore2._async.http11 import HTTP11ConnectionByteStream as AsyncChunks
 from httpcore2._sync.http11 import HTTP11ConnectionByteStream as BlockingChunks
 
-__all__ = ["BlockingPool", "BlockingTransport", "read_async", "read_blocking"]
+__all__ = ["BlockingPool", "blocking_transport", "read_async", "read_blocking"]
 
 _READ = 64 * 1024  # httpcore2's own READ_NUM_BYTES
 _TRACED = logging.getLogger("httpcore2.http11")
@@ -171,14 +171,13 @@ class BlockingPool(httpcore2.ConnectionPool):
         return response
 
 
-class BlockingTransport(httpx2.HTTPTransport):
-    """httpx2's blocking transport over a :class:`BlockingPool`."""
-
-    def __init__(self, verify: ssl.SSLContext, limits: httpx2.Limits) -> None:
-        super().__init__(verify=verify, limits=limits)
-        self._pool = BlockingPool(
-            ssl_context=verify,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-        )
+def blocking_transport(verify: ssl.SSLContext, limits: httpx2.Limits) -> httpx2.HTTPTransport:
+    """httpx2's blocking transport, its pool a :class:`BlockingPool`."""
+    transport = httpx2.HTTPTransport(verify=verify, limits=limits)
+    transport._pool = BlockingPool(
+        ssl_context=verify,
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+    )
+    return transport

@@ -113,11 +113,20 @@ class Timeouts:
 
 
 class Settings(Protocol):
-    """What a stream reads of the driver that made it."""
+    """What a stream reads of the driver that made it: its hooks, limits,
+    clock and pool, and the HTTP client of its shell."""
 
     hooks: list[RequestHook]
     limits: Limits
     clock: Callable[[], datetime]
+
+    def http(self) -> httpx2.AsyncClient:
+        """The async HTTP client."""
+        ...
+
+    def sync_http(self) -> httpx2.Client:
+        """The blocking HTTP client."""
+        ...
 
     def pool_size(self, blocking: bool) -> int | None:
         """``Limits.connections`` of the pool the async (or ``blocking``)

@@ -38,19 +38,17 @@ import functools
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
 import httpx2
 
 from elelem.errors import MAX_ERROR_BODY, StreamError
-from elelem.outputs import PartialJSON
-from elelem.stream import AssembledResponse, Chunk, TextDelta
+from elelem.stream import AssembledResponse, Chunk
 from elelem.transport.blocking import SyncResponseStream
-from elelem.transport.bodies import BlockingTransport
+from elelem.transport.bodies import blocking_transport
 from elelem.transport.config import CHAT, RequestHook, RequestSpan, Timeouts
 from elelem.transport.endpoint import Endpoint
 from elelem.transport.faces import AsyncFace
@@ -66,7 +64,7 @@ T = TypeVar("T")
 S = TypeVar("S", bound=StreamCore)
 
 
-class ResponseStream(StreamCore, AsyncFace):
+class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
     """One streamed provider response: an async iterator of chunks.
 
     Iterate it (``async for chunk in stream``) for chunks, or iterate
@@ -96,9 +94,6 @@ class ResponseStream(StreamCore, AsyncFace):
 
     # -- public --------------------------------------------------------------
 
-    def __aiter__(self) -> ResponseStream:
-        return self
-
     async def __anext__(self) -> Chunk:
         pending = self._pending
         if pending:
@@ -108,16 +103,6 @@ class ResponseStream(StreamCore, AsyncFace):
             return chunk
         chunk, _ = await self._next()
         return chunk
-
-    async def objects(self) -> AsyncIterator[Any]:
-        """The answer's JSON value as it arrives: after each text delta that
-        changed it, the object (or array) so far, read tolerantly by
-        :class:`~elelem.outputs.PartialJSON` (open strings hold their text so
-        far).  It is the same object each time, updated in place."""
-        reader = PartialJSON()
-        while (pair := await self.step()) is not None:
-            if type(pair[0]) is TextDelta and reader.feed(pair[0].text):
-                yield reader.value
 
     async def output(self) -> Any:
         """Drain the stream and return the answer as a validated
@@ -159,18 +144,6 @@ class ResponseStream(StreamCore, AsyncFace):
         self._closing()
         await self._close_response()
         self._closed()
-
-    async def __aenter__(self) -> ResponseStream:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # -- the I/O ---------------------------------------------------------------
 
@@ -408,26 +381,26 @@ class Driver:
     def http(self) -> httpx2.AsyncClient:
         """The async HTTP client (made on first use, inside the running event loop)."""
         if self._http is None:
-            limits, verify = pool_limits(self.limits), verifying_context()
-            self._http = httpx2.AsyncClient(
-                timeout=self.timeouts.as_httpx(),
-                verify=verify,
-                limits=limits,
-                transport=PooledTransport(verify, limits),
-            )
+            self._http = httpx2.AsyncClient(**self._http_options(PooledTransport))
         return self._http
 
     def sync_http(self) -> httpx2.Client:
         """The blocking HTTP client (made on first use)."""
         if self._sync_http is None:
-            limits, verify = pool_limits(self.limits), verifying_context()
-            self._sync_http = httpx2.Client(
-                timeout=self.timeouts.as_httpx(),
-                verify=verify,
-                limits=limits,
-                transport=BlockingTransport(verify, limits),
-            )
+            self._sync_http = httpx2.Client(**self._http_options(blocking_transport))
         return self._sync_http
+
+    def _http_options(self, transport: Callable[[ssl.SSLContext, httpx2.Limits], Any]) -> Any:
+        """What the driver's own HTTP clients are made with, async or
+        blocking: its timeouts and pool limits, the verifying TLS context,
+        and ``transport`` over them."""
+        limits, verify = pool_limits(self.limits), verifying_context()
+        return {
+            "timeout": self.timeouts.as_httpx(),
+            "verify": verify,
+            "limits": limits,
+            "transport": transport(verify, limits),
+        }
 
     def pool_size(self, blocking: bool) -> int | None:
         """``Limits.connections`` of the pool the async (or ``blocking``)

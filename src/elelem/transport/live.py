@@ -1,12 +1,15 @@
 """The one WebSocket driver of live sessions (the ``live`` extra: ``websockets``).
 
-A :class:`LiveConnection` (async) or :class:`SyncLiveConnection` (blocking,
-in the calling thread) carries one session of a sans-IO
+A :class:`LiveConnection` carries one session of a sans-IO
 :class:`~elelem.wire.live.LiveProtocol`: it opens the socket with the
 endpoint's credentials (its key, a signer's bearer token refreshed when due:
 Vertex AI, Entra ID), sends the protocol's opening frames and each command's
-frames, and hands every server frame to the protocol.  Both shells do the
-same steps over the same helpers; only the socket calls differ.
+frames, and hands every server frame to the protocol.  Its steps are
+written once, as generators of socket calls
+(:class:`~elelem.transport.faces.Io`), which the live session runs async
+(``websockets``' asyncio client, :func:`~elelem.transport.faces.awaiting`)
+or blocking in the calling thread (its sync client,
+:func:`~elelem.transport.faces.blocking`).
 
 The contract:
 
@@ -51,6 +54,7 @@ from elelem.errors import (
 )
 from elelem.transport.config import Timeouts
 from elelem.transport.endpoint import Endpoint
+from elelem.transport.faces import Effects, Io
 from elelem.transport.limits import Limits
 from elelem.wire.live import LiveCommand, LiveOutput, LiveProtocol, LiveSettings
 
@@ -131,8 +135,12 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
-class _Shell:
-    """What both shells hold: the protocol, where it goes and how it signs."""
+class LiveConnection:
+    """One live session's socket (see the module docstring): its steps
+    (:meth:`connecting`, :meth:`sending`, :meth:`receiving`,
+    :meth:`closing`) run async, or with ``blocking`` in the calling thread."""
+
+    socket: Any = None
 
     def __init__(
         self,
@@ -140,12 +148,14 @@ class _Shell:
         endpoint: Endpoint,
         model: str,
         *,
+        blocking: bool,
         timeouts: Timeouts | None = None,
         limits: Limits | None = None,
     ) -> None:
         self.protocol = protocol
         self.endpoint = endpoint
         self.url = protocol.url(endpoint.base_url, model)
+        self.blocking = blocking
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
         self.sent = 0  # client frames sent on this connection
@@ -154,48 +164,53 @@ class _Shell:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.protocol.name}, {_host(self.url)})"
 
-
-class LiveConnection(_Shell):
-    """One live session's socket, async (see the module docstring)."""
-
-    socket: Any = None
-
-    async def connect(self, settings: LiveSettings) -> None:
+    def connecting(self, settings: LiveSettings) -> Effects[None]:
         """Open the socket and send the session's opening frames."""
-        client = websockets_module("websockets.asyncio.client")
+        client = websockets_module(
+            "websockets.sync.client" if self.blocking else "websockets.asyncio.client"
+        )
         if refresh_due(self.endpoint):
-            import anyio.to_thread
-
-            await anyio.to_thread.run_sync(self.endpoint.signer.refresh, datetime.now(UTC))  # type: ignore[union-attr]
+            # A token fetch blocks on the network: async, in a worker thread.
+            yield Io(self, "_refresh", async_method="_refresh_off_loop")
+        options = {
+            "additional_headers": handshake_headers(self.endpoint, self.url),
+            "open_timeout": self.timeouts.connect or None,
+            "max_size": self.limits.frame,
+            "compression": None,
+        }
         try:
-            self.socket = await client.connect(
-                self.url,
-                additional_headers=handshake_headers(self.endpoint, self.url),
-                open_timeout=self.timeouts.connect or None,
-                max_size=self.limits.frame,
-                compression=None,
-            )
+            socket = yield Io(client, "connect", (self.url,), options)
         except Exception as exc:  # noqa: BLE001 - typed below, never swallowed
             raise refused(exc, self.endpoint, self.url) from None
-        await self._write(self.protocol.open(settings))
+        # The blocking client's connection is entered as its context manager
+        # (websockets' form), held open past this step: closing() closes it.
+        self.socket = socket.__enter__() if self.blocking else socket
+        yield from self._writing(self.protocol.open(settings))
 
-    async def send(self, command: LiveCommand) -> None:
+    def _refresh(self) -> None:
+        self.endpoint.signer.refresh(datetime.now(UTC))  # type: ignore[union-attr]
+
+    async def _refresh_off_loop(self) -> None:
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self._refresh)
+
+    def sending(self, command: LiveCommand) -> Effects[None]:
         """Send ``command``'s frames."""
-        await self._write(self.protocol.send(command))
+        yield from self._writing(self.protocol.send(command))
 
-    async def _write(self, frames: Sequence[str]) -> None:
-        errors = websockets_module("websockets.exceptions")
+    def _writing(self, frames: Sequence[str]) -> Effects[None]:
         try:
             for frame in frames:
-                await self.socket.send(frame)
+                yield Io(self.socket, "send", (frame,))
                 self.sent += 1
-        except errors.ConnectionClosed as exc:
+        except self.ended as exc:
             raise (closed(exc, self.endpoint, self.limits.frame) or _gone(self.endpoint)) from None
 
-    async def receive(self) -> Sequence[LiveOutput] | None:
+    def receiving(self) -> Effects[Sequence[LiveOutput] | None]:
         """What the next server frame means; None once the server closed normally."""
         try:
-            frame = await self.socket.recv()
+            frame = yield Io(self.socket, "recv")
         except self.ended as exc:
             error = closed(exc, self.endpoint, self.limits.frame)
             if error is None:
@@ -203,62 +218,10 @@ class LiveConnection(_Shell):
             raise error from None
         return self.protocol.receive(frame)
 
-    async def close(self) -> None:
+    def closing(self) -> Effects[None]:
         """Close the socket (normally)."""
         if self.socket is not None:
-            await self.socket.close()
-
-
-class SyncLiveConnection(_Shell):
-    """One live session's socket, blocking, in the calling thread."""
-
-    socket: Any = None
-
-    def connect(self, settings: LiveSettings) -> None:
-        """Open the socket and send the session's opening frames."""
-        client = websockets_module("websockets.sync.client")
-        if refresh_due(self.endpoint):
-            self.endpoint.signer.refresh(datetime.now(UTC))  # type: ignore[union-attr]
-        try:
-            self.socket = client.connect(
-                self.url,
-                additional_headers=handshake_headers(self.endpoint, self.url),
-                open_timeout=self.timeouts.connect or None,
-                max_size=self.limits.frame,
-                compression=None,
-            ).__enter__()  # held open past this block: closed by close()
-        except Exception as exc:  # noqa: BLE001 - typed below, never swallowed
-            raise refused(exc, self.endpoint, self.url) from None
-        self._write(self.protocol.open(settings))
-
-    def send(self, command: LiveCommand) -> None:
-        """Send ``command``'s frames."""
-        self._write(self.protocol.send(command))
-
-    def _write(self, frames: Sequence[str]) -> None:
-        errors = websockets_module("websockets.exceptions")
-        try:
-            for frame in frames:
-                self.socket.send(frame)
-                self.sent += 1
-        except errors.ConnectionClosed as exc:
-            raise (closed(exc, self.endpoint, self.limits.frame) or _gone(self.endpoint)) from None
-
-    def receive(self, timeout: float | None = None) -> Sequence[LiveOutput] | None:
-        """What the next server frame means; None once the server closed normally."""
-        try:
-            frame = self.socket.recv(timeout)
-        except self.ended as exc:
-            error = closed(exc, self.endpoint, self.limits.frame)
-            if error is None:
-                return None
-            raise error from None
-        return self.protocol.receive(frame)
-
-    def close(self) -> None:
-        """Close the socket (normally)."""
-        if self.socket is not None:
-            self.socket.close()
+            yield Io(self.socket, "close")
 
 
 def _gone(endpoint: Endpoint) -> TransportError:
@@ -267,7 +230,6 @@ def _gone(endpoint: Endpoint) -> TransportError:
 
 __all__ = [
     "LiveConnection",
-    "SyncLiveConnection",
     "closed",
     "handshake_headers",
     "refused",

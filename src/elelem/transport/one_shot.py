@@ -3,10 +3,11 @@ run async or blocking.
 
 An :data:`Exchange` is a generator that yields :class:`Call` values (one
 request each, sans-IO) and is sent back what each call parsed from its
-answer; it returns the exchange's result.  :func:`run_async` and
-:func:`run_sync` drive the same exchange over the one driver (as httpx drives one ``auth_flow`` from a sync and
-an async loop), so a batch submission — an upload, then the batch — is
-written once.
+answer; it returns the exchange's result.  :func:`exchanged` carries it
+over the one driver as a generator of exchanges, awaited or blocking (the
+effect drivers of :mod:`elelem.transport.faces`; as httpx drives one
+``auth_flow`` from a sync and an async loop), so a batch submission — an
+upload, then the batch — is written once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 from elelem.errors import MalformedStreamError, StreamError, UnsupportedError
 from elelem.stream import Chunk, Finish, ResponseStart
 from elelem.transport import Driver, Endpoint, Timeouts
+from elelem.transport.faces import Effects, Io
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest, FrameParser, ModelRequest, Shape
 
@@ -82,7 +84,7 @@ def _request(model: str) -> ModelRequest:
     return ModelRequest(model=model, messages=())
 
 
-async def run_async(
+def exchanged(
     driver: Driver,
     endpoint: Endpoint,
     flow: Exchange[T],
@@ -90,38 +92,22 @@ async def run_async(
     timeouts: Timeouts | None,
     *,
     operation: str,
-) -> T:
-    """Run ``flow`` over ``driver`` (async), each call one request to
-    ``endpoint`` that the hooks are told is an ``operation`` (``batch``,
-    ``speak``, …: a trace names its span after it)."""
+) -> Effects[T]:
+    """``flow`` run over ``driver``: each call one request to ``endpoint``
+    (the driver's ``sync_exchange``, or ``exchange`` async) that the hooks
+    are told is an ``operation`` (``batch``, ``speak``, …: a trace names
+    its span after it), its parsed value sent back into the flow; run it
+    with :func:`~elelem.transport.faces.awaiting` or
+    :func:`~elelem.transport.faces.blocking`."""
     request = _request(model)
+    options = {"timeouts": timeouts, "operation": operation}
     try:
         call = next(flow)
         while True:
-            await driver.exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
+            yield Io(driver, "sync_exchange", (endpoint, call, request), options, "exchange")
             call = flow.send(call.value)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
-def run_sync(
-    driver: Driver,
-    endpoint: Endpoint,
-    flow: Exchange[T],
-    model: str,
-    timeouts: Timeouts | None,
-    *,
-    operation: str,
-) -> T:
-    """Run ``flow`` over ``driver``, blocking."""
-    request = _request(model)
-    try:
-        call = next(flow)
-        while True:
-            driver.sync_exchange(endpoint, call, request, timeouts=timeouts, operation=operation)
-            call = flow.send(call.value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-
-
-__all__ = ["Call", "Exchange", "run_async", "run_sync"]
+__all__ = ["Call", "Exchange", "exchanged"]

@@ -9,9 +9,12 @@
             ...
 
 Both faces drive the one sans-IO :class:`~elelem.turns.live.LiveCore` over
-the one WebSocket driver (:mod:`elelem.transport.live`); they differ only
-in how an action is done (a store append in a worker thread, shielded, or
-in the calling thread; a tool step awaited, or run on its own event loop).
+the one WebSocket driver (:mod:`elelem.transport.live`); every step of the
+session is written once, as a generator of calls, and a face only runs it
+(:func:`~elelem.transport.faces.awaiting` or
+:func:`~elelem.transport.faces.blocking`): a store append in a worker
+thread, shielded, or in the calling thread; a tool step awaited, or run on
+its own event loop.
 The session is a face beside :func:`elelem.send` and :func:`elelem.run`
 rather than a method of the client: it writes the log and runs the tool
 loop, which sit above the client.
@@ -37,7 +40,8 @@ from elelem.conversation.log import Conversation
 from elelem.errors import StreamError, TransportError
 from elelem.providers import Target
 from elelem.providers.live import live_protocol
-from elelem.transport.live import LiveConnection, SyncLiveConnection
+from elelem.transport.faces import Effects, Io, awaiting, blocking
+from elelem.transport.live import LiveConnection
 from elelem.turns.actions import Append
 from elelem.turns.live import LiveAction, LiveCore, RunTools, SendCommand
 from elelem.turns.toolloop import MAX_STEPS, Approver, ToolLoop, _Work
@@ -60,7 +64,10 @@ def _settings(target: Target, loop: ToolLoop, options: dict[str, Any]) -> LiveSe
 
 
 class _Face:
-    """What both faces hold: the core, the tool loop, the settings."""
+    """The session written once: the core, the tool loop, the settings,
+    the connection, and each step as a generator of calls
+    (:class:`~elelem.transport.faces.Io`) that a face runs async or
+    blocking."""
 
     def __init__(
         self,
@@ -69,6 +76,8 @@ class _Face:
         tools: Sequence[Any],
         approve: Approver | None,
         options: dict[str, Any],
+        *,
+        blocking: bool,
     ) -> None:
         self.target = target
         self.protocol = live_protocol(target)
@@ -85,8 +94,14 @@ class _Face:
             target.endpoint.redact,
             options.get("max_steps", MAX_STEPS),
         )
+        self.blocking = blocking
+        self.connection = self._connection()
         self.resumes = 0
         self.closed = False
+
+    def _connection(self) -> LiveConnection:
+        target = self.target
+        return LiveConnection(self.protocol, target.endpoint, target.model, blocking=self.blocking)
 
     @property
     def input_rate(self) -> int:
@@ -120,16 +135,64 @@ class _Face:
         settings = msgspec.structs.replace(self.settings, resume=self.core.resume_handle)
         return self.core.stop("dropped", exc), settings
 
+    def _receiving(self) -> Effects[Sequence[LiveOutput] | None]:
+        """What the next server frame means (None at the session's end),
+        a dropped connection noted and, where the wire resumes, reconnected."""
+        while True:
+            try:
+                return (yield from self.connection.receiving())
+            except StreamError as exc:
+                actions, settings = self._dropped(exc)
+                yield from self._doing(actions)
+                if settings is None:
+                    raise
+                self.connection = self._connection()
+                yield from self.connection.connecting(settings)
+
+    def _doing(self, actions: list[LiveAction]) -> Effects[None]:
+        for action in actions:
+            if isinstance(action, Append):
+                # Async, the commit runs in a worker thread, shielded: a
+                # slow store never stalls the loop, and the log must know
+                # what it holds.
+                yield Io(self, "_append", (action,), async_method="_append_off_loop")
+            elif isinstance(action, SendCommand):
+                yield from self.connection.sending(action.command)
+            elif isinstance(action, RunTools):
+                work = _Work(action.calls)
+                results, _ = yield Io(self.loop, "step_sync", (work,), async_method="step")
+                yield from self._doing(self.core.results(results))
+
+    def _append(self, action: Append) -> None:
+        self.core.conversation.append(*action.drafts)
+
+    async def _append_off_loop(self, action: Append) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._append, action)
+
+    def _closing(self, exc: BaseException | None) -> Effects[None]:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            yield from self._doing(self.core.stop("closed", exc))
+        finally:
+            yield from self.connection.closing()
+
+    def _commit(self) -> Effects[None]:
+        from elelem.wire.live import CommitAudio
+
+        yield from self.connection.sending(CommitAudio())
+
 
 class LiveSession(_Face):
     """An async live session (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.connection = LiveConnection(self.protocol, self.target.endpoint, self.target.model)
+        super().__init__(*args, **kwargs, blocking=False)
 
     async def __aenter__(self) -> LiveSession:
-        await self.connection.connect(self.settings)
+        await awaiting(self.connection.connecting(self.settings))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -137,79 +200,44 @@ class LiveSession(_Face):
 
     async def send_audio(self, pcm: bytes) -> None:
         """Send PCM16 mono audio at :attr:`input_rate`."""
-        await self._do(self.core.audio(pcm))
+        await awaiting(self._doing(self.core.audio(pcm)))
 
     async def commit(self) -> None:
         """End the user's turn of audio (without server VAD) and ask for an answer."""
-        from elelem.wire.live import CommitAudio
-
-        await self.connection.send(CommitAudio())
+        await awaiting(self._commit())
 
     async def send_text(self, text: str) -> None:
         """Send a user message of text."""
-        await self._do(self.core.text(text))
+        await awaiting(self._doing(self.core.text(text)))
 
     async def interrupt(self, audio_end_ms: int | None = None) -> None:
         """Cut the assistant off where the user heard it to (``audio_end_ms``
         into its audio item; all of it received so far by default)."""
-        await self._do(self.core.interrupt(audio_end_ms))
+        await awaiting(self._doing(self.core.interrupt(audio_end_ms)))
 
     async def __aiter__(self) -> AsyncIterator[LiveOutput]:
-        while True:
-            try:
-                outputs = await self.connection.receive()
-            except StreamError as exc:
-                actions, settings = self._dropped(exc)
-                await self._do(actions)
-                if settings is None:
-                    raise
-                endpoint, model = self.target.endpoint, self.target.model
-                self.connection = LiveConnection(self.protocol, endpoint, model)
-                await self.connection.connect(settings)
-                continue
-            if outputs is None:
-                return
-            feed = self.core.feed
+        feed = self.core.feed
+        while (outputs := await awaiting(self._receiving())) is not None:
             for output in outputs:
                 actions = feed(output)
                 if actions:
-                    await self._do(actions)
+                    await awaiting(self._doing(actions))
                 yield output
-
-    async def _do(self, actions: list[LiveAction]) -> None:
-        for action in actions:
-            if isinstance(action, Append):
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self._append, action)
-            elif isinstance(action, SendCommand):
-                await self.connection.send(action.command)
-            elif isinstance(action, RunTools):
-                results, _ = await self.loop.step(_Work(action.calls))
-                await self._do(self.core.results(results))
-
-    def _append(self, action: Append) -> None:
-        self.core.conversation.append(*action.drafts)
 
     async def close(self, exc: BaseException | None = None) -> None:
         """End the session: what arrived is kept, the end noted."""
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            await self._do(self.core.stop("closed", exc))
-        finally:
-            await self.connection.close()
+        await awaiting(self._closing(exc))
 
 
 class SyncLiveSession(_Face):
-    """A blocking live session, in the calling thread (see the module docstring)."""
+    """A blocking live session, in the calling thread (see the module
+    docstring): :class:`LiveSession`'s steps, each run blocking."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.connection = SyncLiveConnection(self.protocol, self.target.endpoint, self.target.model)
+        super().__init__(*args, **kwargs, blocking=True)
 
     def __enter__(self) -> SyncLiveSession:
-        self.connection.connect(self.settings)
+        blocking(self.connection.connecting(self.settings))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -217,63 +245,32 @@ class SyncLiveSession(_Face):
 
     def send_audio(self, pcm: bytes) -> None:
         """Send PCM16 mono audio at :attr:`input_rate`."""
-        self._do(self.core.audio(pcm))
+        blocking(self._doing(self.core.audio(pcm)))
 
     def commit(self) -> None:
         """End the user's turn of audio (without server VAD) and ask for an answer."""
-        from elelem.wire.live import CommitAudio
-
-        self.connection.send(CommitAudio())
+        blocking(self._commit())
 
     def send_text(self, text: str) -> None:
         """Send a user message of text."""
-        self._do(self.core.text(text))
+        blocking(self._doing(self.core.text(text)))
 
     def interrupt(self, audio_end_ms: int | None = None) -> None:
         """Cut the assistant off (see :meth:`LiveSession.interrupt`)."""
-        self._do(self.core.interrupt(audio_end_ms))
+        blocking(self._doing(self.core.interrupt(audio_end_ms)))
 
     def __iter__(self) -> Iterator[LiveOutput]:
-        while True:
-            try:
-                outputs = self.connection.receive()
-            except StreamError as exc:
-                actions, settings = self._dropped(exc)
-                self._do(actions)
-                if settings is None:
-                    raise
-                endpoint, model = self.target.endpoint, self.target.model
-                self.connection = SyncLiveConnection(self.protocol, endpoint, model)
-                self.connection.connect(settings)
-                continue
-            if outputs is None:
-                return
-            feed = self.core.feed
+        feed = self.core.feed
+        while (outputs := blocking(self._receiving())) is not None:
             for output in outputs:
                 actions = feed(output)
                 if actions:
-                    self._do(actions)
+                    blocking(self._doing(actions))
                 yield output
-
-    def _do(self, actions: list[LiveAction]) -> None:
-        for action in actions:
-            if isinstance(action, Append):
-                self.core.conversation.append(*action.drafts)
-            elif isinstance(action, SendCommand):
-                self.connection.send(action.command)
-            elif isinstance(action, RunTools):
-                results, _ = self.loop.step_sync(_Work(action.calls))
-                self._do(self.core.results(results))
 
     def close(self, exc: BaseException | None = None) -> None:
         """End the session: what arrived is kept, the end noted."""
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            self._do(self.core.stop("closed", exc))
-        finally:
-            self.connection.close()
+        blocking(self._closing(exc))
 
 
 def live(
