@@ -366,16 +366,19 @@ class _FastEvents:
     """The one-pass decoders of every registered kind, for one generation of
     the block and event-kind registries."""
 
-    __slots__ = ("generation", "one", "restores")
+    __slots__ = ("bodies", "generation", "one", "restores")
 
     def __init__(self, generation: tuple[int, int]) -> None:
         self.generation = generation
         # kind, body restore (None: the decoded body is already the body type)
         self.restores: dict[type, tuple[str, codec.Restore | None]] = {}
+        # kind -> the one-pass decoder of a body alone, and its restore
+        self.bodies: dict[str, tuple[msgspec.json.Decoder[Any], codec.Restore | None]] = {}
         envelopes = []
         for kind, typ in list(_kinds.items()):
             try:
                 body, restore = codec.fast_type(typ)
+                alone = msgspec.json.Decoder(body, dec_hook=codec.dec_hook)
                 envelope = msgspec.defstruct(
                     "_FastEvent",
                     [
@@ -399,6 +402,7 @@ class _FastEvents:
                 continue
             envelopes.append(envelope)
             self.restores[envelope] = (kind, restore)
+            self.bodies[kind] = (alone, restore)
         self.one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
             Union[tuple(envelopes)],  # noqa: UP007
             dec_hook=codec.dec_hook,
@@ -473,18 +477,44 @@ def decode_event(data: bytes | str) -> Event:
         raise DecodeError(f"malformed event: {exc}") from None
     except msgspec.DecodeError as exc:
         raise DecodeError(f"malformed JSON: {exc}") from None
-    typ = _kinds.get(env.kind)
-    body: Any = env.body
-    if typ is not None:
-        try:
-            body = codec.loads(env.body, typ)
-        except DecodeError as exc:
-            body = _upgraded(env.kind, env.body, typ)
-            if body is None:
-                raise DecodeError(
-                    f"event {env.id} ({env.kind}): {exc.detail}", "$.body" + exc.path[1:]
-                ) from None
+    body = _general_body(env.kind, env.body, env.id)
     return Event(EventId(env.id), env.seq, env.at, env.turn, env.response, env.kind, body)
+
+
+def decode_body(kind: str, data: msgspec.Raw, event: str) -> Body:
+    """The body of an event of ``kind`` (whose id is ``event``) from its raw
+    JSON, exactly as :func:`decode_event` decodes it within the event: the
+    registered type's value, or ``data`` itself for a kind nobody registered.
+
+    Raises :class:`~elelem.errors.DecodeError` naming the event and the bad
+    field, as :func:`decode_event` does.
+    """
+    found = _fast_events().bodies.get(kind)
+    if found is not None:
+        decode, restore = found
+        try:
+            body = decode.decode(data)
+            body = body if restore is None else restore(body)
+        except Exception:  # noqa: BLE001 - not lost: the general path decides
+            body = _MISS
+        if body is not _MISS:
+            return body
+    return _general_body(kind, data, event)
+
+
+def _general_body(kind: str, data: msgspec.Raw, event: str) -> Body:
+    typ = _kinds.get(kind)
+    if typ is None:
+        return data
+    try:
+        return codec.loads(data, typ)
+    except DecodeError as exc:
+        body = _upgraded(kind, data, typ)
+        if body is None:
+            raise DecodeError(
+                f"event {event} ({kind}): {exc.detail}", "$.body" + exc.path[1:]
+            ) from None
+        return body
 
 
 # -- bodies written by an earlier elelem ----------------------------------------------
@@ -562,6 +592,7 @@ __all__ = [
     "StripSignature",
     "TurnStart",
     "check_body",
+    "decode_body",
     "decode_event",
     "decode_events",
     "encode_event",
