@@ -21,7 +21,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-
 # The store's own query (sqlbase.py, ``load``), its conversation found by id.
 _SELECT = (
     "SELECT data FROM events WHERE conv = (SELECT key FROM conversations WHERE id = 'bench')"

@@ -12,7 +12,9 @@ One run, in a fresh process, of:
   msgspec into plain structs, the bound of any typed loader of this stored
   form; msgspec and ``json`` into dicts).
 
-CPU time of the process is measured (wall time is reported too), and the
+The load leaves bodies undecoded (``conversation/loaded.py``); what reading
+every body afterwards costs, and the eager decoding a load did before, are
+reported beside it.  CPU time of the process is measured (wall time is reported too), and the
 append cost per event of the first and the last tenth of the conversation,
 to show whether appends stay flat.  Turn drafts are built before the clock
 starts: building them is the caller's work.  Output: one JSON object.
