@@ -432,7 +432,7 @@ def test_an_audio_file_from_the_browser_becomes_an_audio_block() -> None:
 
 def test_the_ui_message_stream_sends_audio_as_a_file_part() -> None:
     from elelem.stream import BlockEnd, BlockStart
-    from elelem.web.stream import UIMessageEncoder
+    from elelem.web.ui_chunks import UIMessageEncoder
 
     encoder = UIMessageEncoder()
     raw = {"type": "audio", "source": {"kind": "bytes", "blob": {"base64": B64}},

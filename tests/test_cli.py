@@ -19,8 +19,8 @@ from cli_helpers import (
     run,
     text_reply,
 )
-from elelem.cli.common import DEFAULT_MODELS
 from elelem.providers import BUILTIN
+from elelem.providers.models import DEFAULT_MODELS
 from elelem.testing.servers import LoopbackServer, frame_ends, replay, status, truncate
 
 LOG_LINE = re.compile(
@@ -412,7 +412,7 @@ def test_an_internal_error_is_one_line_exit_70() -> None:
     import click
     from click.testing import CliRunner
 
-    from elelem.cli.common import debug_option, guarded
+    from elelem.cli.exits import debug_option, guarded
 
     @click.command()
     @debug_option

@@ -25,8 +25,8 @@ import pytest
 from click.testing import CliRunner
 
 from elelem.cli import main
+from elelem.recordings.bodies import decode_body
 from elelem.recordings.cassettes import Interaction, RecordingError, load
-from elelem.recordings.containers import decode_body
 from test_eventstream_framing import event
 
 ANSWER = "Three hundred and thirty metres."

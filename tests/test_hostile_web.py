@@ -64,7 +64,7 @@ def test_an_ipv6_url_as_written_is_still_a_link() -> None:
 
 def test_the_ui_stream_relays_no_such_source_url() -> None:
     from elelem.vocabulary import Attribution, Source
-    from elelem.web.stream import _Sources
+    from elelem.web.ui_chunks import _Sources
 
     out: list[Any] = []
     _Sources().cite(Attribution(Source(url="https://[::1]x/", title="t")), out)

@@ -15,7 +15,7 @@ import pytest
 
 from elelem.cli.inspect import inspect_recording
 from elelem.recordings.loopback import anthropic_text_body
-from elelem.recordings.streamfile import open_stream
+from elelem.recordings.rawfile import open_raw_body
 from elelem.transport.framing import SSEDecoder
 
 PADDING = 6 * 1024 * 1024
@@ -140,7 +140,7 @@ def test_a_raw_ndjson_file_is_read_as_a_stream(tmp_path: Path) -> None:
           "done": True, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 2}]  # fmt: skip
     path = tmp_path / "answer.ndjson"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    stream = open_stream(path)
+    stream = open_raw_body(path)
     assert stream is not None and stream.format == "ndjson"
     out = inspect_recording(str(path))
     assert out[1] == {"kind": "block", "interaction": 0, "block": {"type": "text",
@@ -151,4 +151,4 @@ def test_a_raw_ndjson_file_is_read_as_a_stream(tmp_path: Path) -> None:
 def test_a_one_line_json_file_is_no_stream(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     path.write_text(json.dumps(har(1)) + "\n\n", encoding="utf-8")
-    assert open_stream(path) is None  # load() reads it: a HAR
+    assert open_raw_body(path) is None  # load() reads it: a HAR

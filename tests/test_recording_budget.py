@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import base_env, run
+from elelem.recordings.bodies import MAX_DECODED_BYTES, DecodeBudget
 from elelem.recordings.cassettes import RecordingError, load
-from elelem.recordings.containers import MAX_DECODED_BYTES, DecodeBudget
 
 MIB = 1024 * 1024
 

@@ -17,7 +17,7 @@ from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer, anthropic_text_body, replay
 from elelem.web.app import create_app
 from elelem.web.asgi import redacted
-from elelem.web.stream import UIChunk
+from elelem.web.ui_chunks import UIChunk
 
 SECRET = "sk-ant-echoed-0123456789abcdef"
 

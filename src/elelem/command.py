@@ -29,7 +29,7 @@ def main() -> None:
             f"{install_line('cli')}\n"
         )
         raise SystemExit(2) from None
-    from elelem.cli.common import leave
+    from elelem.cli.exits import leave
 
     try:
         cli_main()

@@ -17,7 +17,7 @@ the classes)::
     ├── BlobError
     │   ├── BlobCorruptError (ValueError)
     │   └── BlobMissingError (KeyError)
-    ├── BodyError (ValueError)  [recordings.containers]
+    ├── BodyError (ValueError)  [recordings.bodies]
     ├── ChatRefused (ValueError)  [web.chat]
     ├── ClientToolError (ValueError)
     │   ├── MemoryPathError
@@ -27,7 +27,7 @@ the classes)::
     ├── DecodeError (ValueError)
     ├── DurableError  [durable.wire]
     ├── EventError (ValueError)  [conversation.errors]
-    ├── Failure (ClickException)  [cli.common]
+    ├── Failure (ClickException)  [cli.exits]
     ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError

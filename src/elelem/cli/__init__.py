@@ -2,9 +2,9 @@
 
 To add a command, write it as a ``click.Command`` in ``elelem/cli/<name>.py``
 and add it to the one table of commands, :data:`elelem.cli.commands.COMMANDS`.  A command reports a user-facing failure by
-raising the one CLI error class, :class:`elelem.cli.common.Failure`: one
+raising the one CLI error class, :class:`elelem.cli.exits.Failure`: one
 sanitized ``elelem: …`` line on stderr with its documented exit status, no
-traceback (:func:`elelem.cli.common.guarded` turns elelem's typed errors
+traceback (:func:`elelem.cli.exits.guarded` turns elelem's typed errors
 into one).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import click
 from click.exceptions import NoArgsIsHelpError
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
 
 

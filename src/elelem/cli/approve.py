@@ -17,15 +17,10 @@ from typing import Any
 import click
 
 from elelem.cli.ask import awaiting_line, open_session
-from elelem.cli.common import (
-    EXIT_USAGE,
-    Failure,
-    debug_option,
-    guarded,
-    model_options,
-    store_from_env,
-)
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import model_options
 from elelem.cli.history import resolve_conversation
+from elelem.cli.store import store_from_env
 from elelem.cli.tools import Toolset, call_line, tool_options
 from elelem.conversation import Conversation
 from elelem.render import sanitize_line

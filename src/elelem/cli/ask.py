@@ -22,21 +22,10 @@ from elelem.cli.attachments import (
     save_images,
     user_message,
 )
-from elelem.cli.common import (
-    EXIT_PROVIDER,
-    EXIT_USAGE,
-    Failure,
-    continue_option,
-    debug_option,
-    default_model,
-    describe,
-    guarded,
-    hosted_tools,
-    make_renderer,
-    model_options,
-    store_from_env,
-    timeouts_of,
-)
+from elelem.cli.console import make_renderer
+from elelem.cli.default_model import default_model
+from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, describe, guarded
+from elelem.cli.flags import continue_option, hosted_tools, model_options, timeouts_of
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.mcp import prompt_of
@@ -48,6 +37,7 @@ from elelem.cli.options import (
     schema_output,
 )
 from elelem.cli.safety import command_catalog
+from elelem.cli.store import store_from_env
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, tool_options
@@ -315,7 +305,7 @@ def cached(target: Target | Model, flag: str | None) -> Target | Model:
 
 def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Session:
     """The session the command line asks for (the options of
-    :func:`~elelem.cli.common.model_options`): the conversation (``ref``
+    :func:`~elelem.cli.flags.model_options`): the conversation (``ref``
     continues one, None starts one) and the model to use: the one given,
     else the conversation's, else the default."""
     catalog = command_catalog()

@@ -20,7 +20,7 @@ from typing import BinaryIO, ParamSpec, TypeVar
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.errors import DecodeError
 from elelem.reading import ReadRefused, read_file, read_stream
 from elelem.vocabulary import (

@@ -20,19 +20,10 @@ from typing import Any
 import click
 
 from elelem.batches.core import MAX_REQUESTS, BatchRequest, neutral_requests
-from elelem.cli.common import (
-    EXIT_PROVIDER,
-    EXIT_USAGE,
-    INPUT_LIMIT,
-    Failure,
-    debug_option,
-    guarded,
-    input_lines,
-    jsonl_row,
-    max_bytes_option,
-    store_from_env,
-    utf8_text,
-)
+from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, guarded, utf8_text
+from elelem.cli.flags import max_bytes_option
+from elelem.cli.inputs import INPUT_LIMIT, input_lines, jsonl_row
+from elelem.cli.store import store_from_env
 from elelem.providers.costs import events_cost
 from elelem.render import sanitize_line
 from elelem.turns.batchlog import (

@@ -25,16 +25,9 @@ import click
 
 from elelem.cli.ask import Session, awaiting_line, cached, check_model, open_session
 from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
-from elelem.cli.common import (
-    EXIT_USAGE,
-    Failure,
-    continue_option,
-    debug_option,
-    describe,
-    guarded,
-    model_options,
-    store_from_env,
-)
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, describe, guarded
+from elelem.cli.flags import continue_option, model_options
+from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
 from elelem.cli.tools import Toolset, tool_options
 from elelem.conversation import default_store_path

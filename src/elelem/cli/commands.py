@@ -8,9 +8,9 @@ from elelem.cli.approve import approve_command, resume_command
 from elelem.cli.ask import ask_command
 from elelem.cli.batch import batch_group
 from elelem.cli.chat import chat_command
-from elelem.cli.common import EXIT_STATUSES
 from elelem.cli.demo import demo_command
 from elelem.cli.embed import collections_group, embed_command, similar_command
+from elelem.cli.exits import EXIT_STATUSES
 from elelem.cli.files import files_group
 from elelem.cli.history import export_command, import_command, log_command, show_command
 from elelem.cli.inspect import inspect_command

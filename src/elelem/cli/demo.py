@@ -21,16 +21,9 @@ from typing import Any
 import click
 import msgspec
 
-from elelem.cli.common import (
-    EXIT_USAGE,
-    SECONDS,
-    Failure,
-    debug_option,
-    display_options,
-    guarded,
-    make_renderer,
-    store_from_env,
-)
+from elelem.cli.console import make_renderer
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import SECONDS, display_options
 from elelem.cli.history import log_line
 from elelem.cli.inspect import detect_shape, recorded_provider
 from elelem.cli.inspect_kinds import (
@@ -40,6 +33,7 @@ from elelem.cli.inspect_kinds import (
     multipart_field,
 )
 from elelem.cli.safety import command_catalog
+from elelem.cli.store import store_from_env
 from elelem.cli.turns import render_observer, run_turn
 from elelem.client import SyncClient
 from elelem.conversation import Conversation, MessageBody, Store, open_store

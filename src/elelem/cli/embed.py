@@ -21,20 +21,11 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import (
-    EXIT_PROVIDER,
-    EXIT_USAGE,
-    INPUT_LIMIT,
-    Failure,
-    debug_option,
-    guarded,
-    input_lines,
-    jsonl_row,
-    max_bytes_option,
-    store_from_env,
-    utf8_text,
-)
+from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, guarded, utf8_text
+from elelem.cli.flags import max_bytes_option
+from elelem.cli.inputs import INPUT_LIMIT, input_lines, jsonl_row
 from elelem.cli.safety import command_catalog
+from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_EMBEDDING, is_test_address, is_test_model, test_client
 from elelem.embeddings import TASKS, Embeddings
 from elelem.embeddings.collections import Collections, Hit, Item, to_bytes

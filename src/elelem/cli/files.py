@@ -9,7 +9,8 @@ import os
 import click
 import httpx2
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, store_from_env
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.store import store_from_env
 from elelem.conversation.files import FileRef, ProviderFiles
 from elelem.conversation.sqlbase import SQLStore
 from elelem.providers import load_catalog

@@ -10,20 +10,12 @@ from pathlib import Path
 
 import click
 
-from elelem.cli.common import (
-    EXIT_STORE,
-    EXIT_USAGE,
-    Failure,
-    debug_option,
-    display_options,
-    guarded,
-    make_console,
-    make_renderer,
-    max_bytes_option,
-    store_from_env,
-)
+from elelem.cli.console import make_console, make_renderer
+from elelem.cli.exits import EXIT_STORE, EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import display_options, max_bytes_option
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.safety import binary_stdout, current_redactor
+from elelem.cli.store import store_from_env
 from elelem.conversation import (
     Conversation,
     ConversationInfo,

@@ -42,7 +42,8 @@ from urllib.parse import unquote
 import click
 import msgspec
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, max_bytes_option
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import max_bytes_option
 from elelem.cli.inspect_kinds import exchange_kind, kind_line, unknown_line
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
@@ -54,6 +55,7 @@ from elelem.errors import (
 from elelem.providers import Catalog
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import RAW_REQUEST_SHAPES, provider_of_url, shape_of_exchange
+from elelem.recordings.bodies import SSE_START, head, is_eventstream
 from elelem.recordings.cassettes import (
     MAX_RECORDING_BYTES,
     Interaction,
@@ -61,10 +63,9 @@ from elelem.recordings.cassettes import (
     RecordingError,
     load,
 )
-from elelem.recordings.containers import SSE_START, head, is_eventstream
 from elelem.recordings.loopback import Reply
+from elelem.recordings.rawfile import open_raw_body
 from elelem.recordings.replaying import RecordedRequestShape, Replayer
-from elelem.recordings.streamfile import open_stream
 from elelem.stream import AssembledResponse
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
@@ -344,8 +345,8 @@ def inspect_each(
     each made as it is asked for: a caller that summarises as it goes holds
     one interaction's results, not the recording's.  A raw stream file
     (SSE, NDJSON, an AWS event stream) is read from its file in pieces
-    (:mod:`elelem.recordings.streamfile`), never whole."""
-    stream = open_stream(path, max_bytes)
+    (:mod:`elelem.recordings.rawfile`), never whole."""
+    stream = open_raw_body(path, max_bytes)
     kinds: list[str | None]
     if stream is not None:
         # A raw stream file: one chat answer, read from its file in pieces.

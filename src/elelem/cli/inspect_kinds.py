@@ -46,8 +46,8 @@ from elelem.errors import (
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
 from elelem.providers.recognize import provider_of_url, shape_of_exchange
+from elelem.recordings.bodies import head
 from elelem.recordings.cassettes import Interaction
-from elelem.recordings.containers import head
 from elelem.speech.endpoints import speak, speech_wire, transcribe, transcription_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk, TextDelta
 from elelem.transport.one_shot import Call, Exchange

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.providers import load_catalog
 from elelem.providers.keys import keys_path, load_keys, remove_key, save_key
 from elelem.render import sanitize_line

@@ -21,7 +21,8 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, store_from_env
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.store import store_from_env
 from elelem.cli.tools import Toolset, call_line, tool_options
 from elelem.conversation import Conversation
 from elelem.conversation.events import MessageBody

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, store_from_env
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.history import resolve_conversation
+from elelem.cli.store import store_from_env
 from elelem.conversation import Conversation
 from elelem.render import sanitize_line
 from elelem.vocabulary import EventId

@@ -20,7 +20,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from elelem.cli.common import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
+from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
 from elelem.errors import MCPServerError
 from elelem.render.sanitize import sanitize, sanitize_line
 from elelem.tools.base import ToolOutcome

@@ -10,14 +10,13 @@ from typing import Any
 import click
 import httpx2
 
-from elelem.cli.common import (
+from elelem.cli.default_model import (
     DEFAULT_MODEL_FILE,
     config_model,
-    debug_option,
     default_model,
-    guarded,
     saved_default_model,
 )
+from elelem.cli.exits import debug_option, guarded
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
 from elelem.home import create_private, home_dir, private_parent

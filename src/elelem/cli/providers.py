@@ -7,12 +7,8 @@ import sys
 
 import click
 
-from elelem.cli.common import (
-    debug_option,
-    default_model,
-    guarded,
-    signing_credentials_set,
-)
+from elelem.cli.default_model import default_model, signing_credentials_set
+from elelem.cli.exits import debug_option, guarded
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers import load_catalog, load_shape
 from elelem.render import sanitize_line

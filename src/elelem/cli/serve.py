@@ -18,15 +18,10 @@ from pathlib import Path
 
 import click
 
-from elelem.cli.common import (
-    EXIT_USAGE,
-    Failure,
-    debug_option,
-    default_model,
-    guarded,
-    store_from_env,
-)
+from elelem.cli.default_model import default_model
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.safety import secrets_in_force
+from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
 from elelem.cli.tools import Toolset, functions_option
 from elelem.errors import ConfigError

@@ -19,7 +19,9 @@ from typing import IO, Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, Finite, debug_option, guarded, stdin_text
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import Finite
+from elelem.cli.inputs import stdin_text
 from elelem.cli.safety import binary_stdout, command_catalog
 from elelem.cli.testmodel import TEST_SPEECH, is_test_address, is_test_model, test_client
 from elelem.render import sanitize_line

@@ -29,7 +29,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure
+from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import (

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_USAGE, Failure, debug_option, guarded, utf8_text
+from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded, utf8_text
 from elelem.render import sanitize, sanitize_line
 from elelem.speech.endpoints import Transcript, audio_of
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import click
 
-from elelem.cli.common import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded, store_from_env
+from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
+from elelem.cli.store import store_from_env
 from elelem.errors import install_line
 from elelem.render import sanitize_line
 

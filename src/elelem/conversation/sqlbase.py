@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 
 from elelem import codec
-from elelem.conversation.blobs import event_blobs, resolve_messages
+from elelem.conversation.blobs import event_blobs
 from elelem.conversation.errors import (
     ConversationExists,
     ConversationNotFound,
@@ -41,6 +41,7 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.fulltext import FullTextSQL
 from elelem.conversation.loaded import decode_rows
+from elelem.conversation.sqlblobs import SQLBlobs
 from elelem.conversation.sqlschema import (
     Dialect,
     Migration,
@@ -61,15 +62,12 @@ from elelem.conversation.store import (
     summarize,
 )
 from elelem.conversation.writers import LocalLocks, PollingWriter
-from elelem.errors import BlobMissingError, DecodeError
-from elelem.vocabulary import Blob, ConversationId, EventId, Message
+from elelem.errors import DecodeError
+from elelem.vocabulary import Blob, ConversationId, EventId
 from elelem.vocabulary.blob import check_bytes
 
 if TYPE_CHECKING:
     from elelem.redaction import Redactor  # set by the caller: loading the log loads none
-
-BLOB_MARK = b'"blob":{"sha256":'
-"""What the canonical bytes of an event referencing a blob contain."""
 
 
 def id_prefix(event: EventId) -> bytes:
@@ -81,7 +79,7 @@ LOAD_BATCH = 256
 """Rows fetched per round trip while loading a conversation."""
 
 
-class SQLStore(ABC):
+class SQLStore(SQLBlobs, ABC):
     """A :class:`~elelem.conversation.store.Store` over a SQL database.
 
     Calls are serialized on one connection (safe across threads); processes
@@ -364,82 +362,6 @@ class SQLStore(ABC):
 
         events: list[Event] = self._write(work, f"append to {conversation!r} in")
         return tuple(events)
-
-    # -- blobs ---------------------------------------------------------------------
-
-    def _put_blobs(self, blobs: Sequence[Blob]) -> None:
-        """Store the bytes of ``blobs`` not stored yet (inside a write).  A blob
-        given by reference only must already be here."""
-        seen: set[str] = set()
-        for blob in blobs:
-            if blob.sha256 in seen:
-                continue
-            seen.add(blob.sha256)
-            if blob.resolved:
-                self._exec(self._sql_put_blob, (blob.sha256, blob.size, blob.data))
-            elif self._exec(self._sql_has_blob, (blob.sha256,)).fetchone() is None:
-                raise BlobMissingError(
-                    f"blob sha256:{blob.sha256} ({blob.size} bytes) is referenced but"
-                    f" is not in store {self.where} and its bytes were not given",
-                    blob.sha256,
-                )
-
-    def put_blob(self, data: bytes) -> Blob:
-        """Store ``data`` (once, however often it is put); return its blob."""
-        blob = Blob(data)
-        self._write(lambda: self._put_blobs([blob]), "store a blob in")
-        return blob
-
-    def get_blob(self, sha256: str) -> bytes:
-        """The bytes of blob ``sha256``, checked against their hash.
-
-        :class:`~elelem.errors.BlobMissingError` when the store holds no such
-        blob, :class:`~elelem.errors.BlobCorruptError` when its bytes no
-        longer hash to it."""
-        with self._lock:
-            row = self._exec(self._sql_get_blob, (sha256,)).fetchone()
-        if row is None:
-            raise BlobMissingError(f"blob sha256:{sha256} is not in store {self.where}", sha256)
-        data = bytes(row[1])
-        check_bytes(sha256, int(row[0]), data)
-        return data
-
-    def has_blob(self, sha256: str) -> bool:
-        """True when the store holds blob ``sha256``."""
-        with self._lock:
-            return self._exec(self._sql_has_blob, (sha256,)).fetchone() is not None
-
-    def blob_usage(self) -> tuple[int, int]:
-        """``(blobs, bytes)``: how many blobs the store holds and their total size."""
-        with self._lock:
-            row = self._exec("SELECT count(*), coalesce(sum(size), 0) FROM blobs").fetchone()
-        return int(row[0]), int(row[1])
-
-    def resolve(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
-        """``messages`` with every referenced blob's bytes loaded from the store."""
-        return resolve_messages(messages, self.get_blob)
-
-    def prune_blobs(self) -> tuple[int, int]:
-        """Delete the blobs no event of any conversation references (left by
-        deleted conversations); return ``(blobs, bytes)`` freed.  Blobs are
-        shared by hash across conversations, so deleting one never deletes
-        them; this is the explicit sweep, one write transaction that reads
-        every event holding a blob reference."""
-
-        def work() -> tuple[int, int]:
-            used: set[str] = set()
-            for (data,) in self._exec("SELECT data FROM events"):
-                raw = bytes(data)
-                if BLOB_MARK in raw:
-                    used.update(b.sha256 for b in event_blobs(decode_event(raw)))
-            stored = self._exec("SELECT sha256, size FROM blobs").fetchall()
-            gone = [(sha, int(size)) for sha, size in stored if sha not in used]
-            if gone:
-                self._many(self._sql("DELETE FROM blobs WHERE sha256 = ?"), [(g,) for g, _ in gone])
-            return len(gone), sum(size for _, size in gone)
-
-        freed: tuple[int, int] = self._write(work, "prune the blobs of")
-        return freed
 
     def _check_ids(self, key: int, ids: list[EventId]) -> None:
         # Only drafts that bring their own id pay for this lookup.

@@ -68,20 +68,22 @@ from urllib.parse import urlencode, urlsplit
 import yaml
 
 from elelem.reading import ReadRefused, read_file
-from elelem.recordings.containers import (
+from elelem.recordings.bodies import (
     MAX_DECODED_BYTES,
     SSE_START,
     BodyError,
     DecodeBudget,
-    Wrapped,
     countable,
     decode_body,
     eventstream_content_type,
     expanded_size,
-    har_entries,
     head,
     is_blank,
     is_eventstream,
+)
+from elelem.recordings.containers import (
+    Wrapped,
+    har_entries,
     is_har,
     is_json_wrapper,
     is_nock,

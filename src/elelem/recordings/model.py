@@ -2,7 +2,7 @@
 one was recorded) and a response, and the error a bad recording raises.
 
 :mod:`elelem.recordings.cassettes` reads every corpus format into these;
-:mod:`elelem.recordings.streamfile` serves a large raw stream from its file.
+:mod:`elelem.recordings.rawfile` serves a large raw stream from its file.
 """
 
 from __future__ import annotations

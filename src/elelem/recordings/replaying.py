@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elelem.errors import MalformedStreamError, StreamError, TransportError
+from elelem.recordings.bodies import SSE_START, head, is_eventstream
 from elelem.recordings.cassettes import Interaction, RecordedResponse
-from elelem.recordings.containers import SSE_START, head, is_eventstream
 from elelem.recordings.loopback import LoopbackServer, Reply, Send
 from elelem.recordings.loopback import RecordedRequest as LoopbackRequest
 from elelem.stream import AssembledResponse, Chunk

@@ -32,7 +32,8 @@ from typing import Any
 
 import h11
 
-from elelem.recordings.containers import BodyError, Wrapped
+from elelem.recordings.bodies import BodyError
+from elelem.recordings.containers import Wrapped
 
 HTTPRR_HEADER = b"httprr trace v1"
 """The first line of every ``httprr`` trace."""

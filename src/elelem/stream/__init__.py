@@ -1,7 +1,8 @@
 """The chunk protocol and the one assembler (chunks -> committed content)."""
 
 from elelem.errors import ProtocolViolation
-from elelem.stream.assembler import AssembledResponse, Assembler, assemble
+from elelem.stream.assembled import AssembledResponse
+from elelem.stream.assembler import Assembler, assemble
 from elelem.stream.chunks import (
     BlockEnd,
     BlockKey,

@@ -38,6 +38,7 @@ from typing import Any, NoReturn
 import msgspec
 
 from elelem.errors import DecodeError, LimitExceededError, ProtocolViolation
+from elelem.stream.assembled import AssembledResponse
 from elelem.stream.chunks import (
     BlockEnd,
     BlockKey,
@@ -57,8 +58,6 @@ from elelem.stream.chunks import (
 from elelem.vocabulary import (
     Attribution,
     CallId,
-    HostedActivity,
-    Message,
     Part,
     ProviderId,
     ProviderPayload,
@@ -70,71 +69,12 @@ from elelem.vocabulary import (
     block_type,
 )
 from elelem.vocabulary.blob import blob_dec_hook
-from elelem.vocabulary.blocks import CORE_BLOCK_TYPES, place_unknowns
+from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import CUT_OFF, TRUNCATED, Drop
 from elelem.vocabulary.json import decode_json
 
 _EMPTY: tuple[Part, ...] = ()
 _CORE_KINDS = frozenset({"text", "reasoning", "tool-call"})
-
-
-class AssembledResponse(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Everything one provider response produced, in stream order.
-
-    ``content`` interleaves blocks and hosted-activity transitions as they
-    were committed.  ``complete`` is False for a :meth:`Assembler.partial`
-    result; ``dropped`` holds a :class:`~elelem.vocabulary.Drop` for each thing
-    the assembler discarded (``where`` starts with ``response``); ``retries``
-    are the visible retries that came before the response (the client's retry
-    policy, see :class:`~elelem.stream.Retry`).
-    """
-
-    provider: ProviderId | None
-    response_id: str | None
-    model: str | None
-    content: tuple[Part, ...]
-    usage: Usage | None
-    finish: Finish | None
-    complete: bool
-    dropped: tuple[Drop, ...] = ()
-    retries: tuple[Retry, ...] = ()
-
-    def __post_init__(self) -> None:
-        # Decoded (or hand-built) responses place their unknown blocks as the
-        # assembler does, so a stored response reads back the same.
-        placed = place_unknowns(self.content)
-        if placed is not None:
-            msgspec.structs.force_setattr(self, "content", placed)
-
-    @property
-    def blocks(self) -> tuple[Part, ...]:
-        """The content blocks, without hosted transitions."""
-        return tuple(p for p in self.content if not isinstance(p, HostedActivity))
-
-    @property
-    def activities(self) -> tuple[HostedActivity, ...]:
-        """The hosted-activity transitions, in order."""
-        return tuple(p for p in self.content if isinstance(p, HostedActivity))
-
-    @property
-    def text(self) -> str:
-        """The concatenated text of all text blocks."""
-        return "".join(p.text for p in self.content if isinstance(p, TextBlock))
-
-    @property
-    def finish_reason(self) -> str | None:
-        """The finish reason, or None for a partial result."""
-        return self.finish.reason if self.finish is not None else None
-
-    def to_message(self) -> Message:
-        """The assistant message this response contributes to a conversation."""
-        return Message(
-            role="assistant",
-            content=self.content,
-            source="assistant",
-            provider=self.provider,
-            model=self.model,
-        )
 
 
 _RUN = 1024  # deltas a block holds apart before they are joined into one piece

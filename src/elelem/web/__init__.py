@@ -15,7 +15,7 @@ from elelem.web.asgi import (
     ui_message_chunks,
 )
 from elelem.web.messages import messages_from_ui
-from elelem.web.stream import (
+from elelem.web.ui_chunks import (
     FINISH_REASONS,
     UI_MESSAGE_STREAM_HEADERS,
     UIChunk,

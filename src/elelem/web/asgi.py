@@ -29,7 +29,7 @@ from elelem.errors import ElelemError
 from elelem.redaction import ProcessRedactor, Redactor
 from elelem.stream.chunks import Chunk
 from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
-from elelem.web.stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
+from elelem.web.ui_chunks import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
 DONE = b"data: [DONE]\n\n"
 """The end marker the AI SDK writes after the last chunk (readers skip it)."""

@@ -64,7 +64,7 @@ from elelem.vocabulary import (
     UnknownBlock,
 )
 from elelem.web.markup import code_stylesheet, markdown_html
-from elelem.web.stream import media_url, search_entry_point
+from elelem.web.ui_chunks import media_url, search_entry_point
 
 Link = Callable[[str], str]
 """Turns an app path (``/c/<id>``) into the href to write (the token kept)."""

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from elelem.reading import ReadRefused, open_file
+from elelem.recordings.bodies import SSE_START, head, is_blank, is_eventstream
 from elelem.recordings.cassettes import RAW_TYPES, RESPONSE_START_TYPES
-from elelem.recordings.containers import SSE_START, head, is_blank, is_eventstream
 from elelem.recordings.loopback import Reply, SendFile
 from elelem.recordings.model import (
     MAX_RECORDING_BYTES,
@@ -36,16 +36,16 @@ from elelem.recordings.replaying import served_content_type
 HEAD_BYTES = 64 * 1024
 """How much of the file is read to tell its format, and at a time after."""
 
-StreamFormat = Literal["sse", "ndjson", "eventstream"]
+RawFormat = Literal["sse", "ndjson", "eventstream"]
 
 
 @dataclass(frozen=True)
-class StreamFile:
+class RawBodyFile:
     """A raw streamed body in a file: its path, format and size (at most
     the read limit), and its first bytes."""
 
     path: Path
-    format: StreamFormat
+    format: RawFormat
     size: int
     first: bytes
 
@@ -78,7 +78,7 @@ class StreamFile:
         return Reply(200, {"content-type": content_type}, (SendFile(self.path, self.size),))
 
 
-def open_stream(path: Path | str, max_bytes: int = MAX_RECORDING_BYTES) -> StreamFile | None:
+def open_raw_body(path: Path | str, max_bytes: int = MAX_RECORDING_BYTES) -> RawBodyFile | None:
     """The raw stream at ``path``, or None when it is another format
     (for :func:`~elelem.recordings.cassettes.load`).  A file that cannot be
     read, or is longer than ``max_bytes``, raises the
@@ -91,10 +91,10 @@ def open_stream(path: Path | str, max_bytes: int = MAX_RECORDING_BYTES) -> Strea
     with file:
         first = file.read(HEAD_BYTES)
         fmt = _format(p, first, file)
-    return StreamFile(p, fmt, size, first) if fmt is not None else None
+    return RawBodyFile(p, fmt, size, first) if fmt is not None else None
 
 
-def _format(path: Path, first: bytes, file: BinaryIO) -> StreamFormat | None:
+def _format(path: Path, first: bytes, file: BinaryIO) -> RawFormat | None:
     if first[:2] == b"\x1f\x8b" or is_blank(first):
         return None  # a gzip file, or an empty one: load says what it is
     if is_eventstream(first):
@@ -154,4 +154,4 @@ def _several_lines(file: BinaryIO) -> bool:
     return False
 
 
-__all__ = ["HEAD_BYTES", "StreamFile", "StreamFormat", "open_stream"]
+__all__ = ["HEAD_BYTES", "RawBodyFile", "RawFormat", "open_raw_body"]

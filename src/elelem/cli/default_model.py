@@ -1,0 +1,75 @@
+"""The model a command uses when none is named: ``$ELELEM_MODEL``, the
+config file's ``model``, the one ``elelem models default`` saved, else the
+first provider whose key is set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from elelem.errors import (
+    ConfigError,
+)
+from elelem.home import home_dir
+from elelem.providers import Catalog, config_path
+from elelem.providers.config import read_config
+from elelem.providers.models import DEFAULT_MODELS
+
+DEFAULT_MODEL_FILE = "default-model.txt"
+"""The file in elelem's home ``elelem models default MODEL`` writes."""
+
+
+def saved_default_model(env: Mapping[str, str] | None = None) -> str | None:
+    """The model ``elelem models default MODEL`` saved, or None."""
+    path = home_dir(env) / DEFAULT_MODEL_FILE
+    try:
+        saved = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return saved or None
+
+
+def config_model(env: Mapping[str, str]) -> str | None:
+    """The config file's ``model``, or None."""
+    path = config_path(env)
+    data = read_config(path)
+    if data is None:
+        return None
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ConfigError(f"{path}: 'model' must be a string like anthropic:claude-sonnet-4-5")
+    return model
+
+
+def key_is_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
+    """Whether provider ``name`` has its key (or needs none); for a SigV4
+    provider (Bedrock), AWS credentials count as its key."""
+    spec = catalog.get(name)
+    if not spec.key_required or catalog.key_source(spec, env) is not None:
+        return True
+    return signing_credentials_set(catalog, name, env)
+
+
+def signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
+    """Whether provider ``name`` signs with AWS credentials and both halves are set."""
+    spec = catalog.get(name)
+    return bool(spec.sigv4_service) and all(
+        env.get(v, "").strip() for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    )
+
+
+def default_model(catalog: Catalog, env: Mapping[str, str] | None = None) -> str:
+    """The model to use when none is named: ``$ELELEM_MODEL``, else ``model``
+    in the config file, else the one ``elelem models default MODEL`` saved,
+    else the first provider whose key is set."""
+    env = os.environ if env is None else env
+    chosen = env.get("ELELEM_MODEL") or config_model(env) or saved_default_model(env)
+    if chosen:
+        return chosen
+    for name, model in DEFAULT_MODELS.items():
+        if name in catalog and catalog.get(name).key_required and key_is_set(catalog, name, env):
+            return f"{name}:{model}"
+    raise ConfigError(
+        "no model given and no provider key set: pass -m provider:model "
+        "or set a key such as ANTHROPIC_API_KEY (see `elelem providers`)"
+    )

@@ -1,0 +1,206 @@
+"""The click options commands share: the model and its tools, timeouts,
+how an answer is shown, which conversation to continue, how much of an
+input is read."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from elelem.transport import Timeouts
+from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+
+
+class Finite(click.FloatRange):
+    """A :class:`click.FloatRange` that also refuses ``nan`` and ``inf``:
+    ``nan`` passes every range comparison, so a range alone lets it through."""
+
+    what = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite {self.what}", param, ctx)
+        return number
+
+
+class Seconds(Finite):
+    """A number of seconds, 0 or more, finite (0 already says "never"
+    wherever a timeout or pause may be off), and nothing past
+    :data:`threading.TIMEOUT_MAX` (some 292 years), which a thread's wait
+    cannot take (``demo --pace 1e308`` killed the serving thread and ended
+    the stream early)."""
+
+    what = "number of seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=threading.TIMEOUT_MAX)
+
+
+SECONDS = Seconds()
+
+
+P = ParamSpec("P")
+
+
+R = TypeVar("R")
+
+
+def max_bytes_option(default: int, what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--max-bytes N``: the most of ``what`` (an input file) that is read."""
+    return click.option(
+        "--max-bytes",
+        # Bounded so a read of that size can be asked for at all.
+        type=click.IntRange(min=1, max=2**62),
+        default=default,
+        show_default=True,
+        help=f"Refuse {what} larger than this.",
+    )
+
+
+def hosted_tools(web_search: bool, web_fetch: bool, code_execution: bool) -> tuple[HostedTool, ...]:
+    """The neutral hosted tools the flags ask for."""
+    tools: list[HostedTool] = []
+    if web_search:
+        tools.append(WebSearch())
+    if web_fetch:
+        tools.append(WebFetch())
+    if code_execution:
+        tools.append(CodeExecution())
+    return tuple(tools)
+
+
+def model_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """The options of commands that talk to a model."""
+    decorators = [
+        click.option(
+            "-m",
+            "--model",
+            metavar="MODEL",
+            help="provider:model (anthropic:claude-sonnet-4-5), a provider (its default "
+            "model), a known model id (`elelem models`) or an alias (`elelem aliases`); "
+            "default: $ELELEM_MODEL, the config file's model, else the first provider "
+            "whose key is set.",
+        ),
+        click.option("-s", "--system", metavar="TEXT", help="A system prompt for this turn."),
+        click.option("--web-search", is_flag=True, help="Let the provider search the web."),
+        click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
+        click.option("--code-execution", is_flag=True, help="Let the provider run code."),
+        click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
+        click.option(
+            "-o",
+            "--option",
+            "option_pairs",
+            type=(str, str),
+            multiple=True,
+            metavar="KEY VALUE",
+            help="A generation option: temperature, top-p, max-tokens, seed, stop (repeatable), "
+            "tool-choice, reasoning-effort, reasoning-budget, or extra.NAME (a provider body "
+            "field; VALUE as JSON).",
+        ),
+        click.option(
+            "--effort",
+            type=click.Choice(["minimal", "low", "medium", "high"]),  # options.EFFORTS
+            help="How hard the model should reason (each provider's reasoning-effort field).",
+        ),
+        click.option(
+            "--schema",
+            metavar="SCHEMA",
+            help="Answer as JSON of this schema: 'name, age int, bio: a short bio' "
+            "(types str, int, float, bool) or a JSON Schema file; the answer is validated.",
+        ),
+        click.option(
+            "--cache",
+            is_flag=False,
+            flag_value="on",
+            default=None,
+            type=click.Choice(["on", "5m", "1h", "24h"]),  # ask.CACHE_TTLS
+            metavar="[5m|1h|24h]",
+            help="Ask the provider to cache the prompt prefix (for at least this long, if "
+            "given); what it cannot honour is left out and noted in the turn's record.",
+        ),
+        click.option(
+            "--context-editing",
+            metavar="clear-tool-uses[,clear-thinking]",
+            help="Let the provider clear old tool results and/or earlier reasoning from the "
+            "prompt it reads (Anthropic); the log keeps everything, and a provider without "
+            "it notes the option as left out in the turn's record.",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Write the stream as NDJSON events on stdout instead of rendering it.",
+        ),
+        click.option("--no-store", is_flag=True, help="Keep this conversation in memory only."),
+        click.option(
+            "--no-stream",
+            is_flag=True,
+            help="Ask for the whole answer at once (not streamed) and show it when it has "
+            "arrived; it is stored as a streamed one is.",
+        ),
+        click.option(
+            "--timeout",
+            type=SECONDS,
+            metavar="SECONDS",
+            help=f"Give up on an answer after this long in all (default {Timeouts.total:g}; "
+            "0: never).",
+        ),
+        click.option(
+            "--idle-timeout",
+            type=SECONDS,
+            metavar="SECONDS",
+            help=f"Give up when the provider sends nothing for this long (default "
+            f"{Timeouts.idle:g}; 0: never).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        fn = decorate(fn)
+    return display_options(fn)
+
+
+def timeouts_of(params: Mapping[str, Any]) -> Timeouts:
+    """The transport timeouts ``--timeout`` and ``--idle-timeout`` ask for."""
+    timeouts = Timeouts()
+    if params.get("timeout") is not None:
+        timeouts = replace(timeouts, total=params["timeout"])
+    if params.get("idle_timeout") is not None:
+        timeouts = replace(timeouts, idle=params["idle_timeout"])
+    return timeouts
+
+
+def display_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--reasoning`` and ``--citations``: how an answer is shown."""
+    fn = click.option(
+        "--citations",
+        type=click.Choice(["short", "full"]),
+        default="short",
+        show_default=True,
+        help="Footnotes only, or with the quoted excerpts.",
+    )(fn)
+    return click.option(
+        "--reasoning",
+        type=click.Choice(["hidden", "summary", "full"]),
+        default="summary",
+        show_default=True,
+        help="How much of the model's reasoning to show.",
+    )(fn)
+
+
+def continue_option(fn: Callable[P, R]) -> Callable[P, R]:
+    """``-c/--continue [ID]``: the latest conversation, or the one named."""
+    return click.option(
+        "-c",
+        "--continue",
+        "continue_",
+        is_flag=False,
+        flag_value="last",
+        default=None,
+        metavar="[ID]",
+        help="Continue a conversation: the latest, or the one with this id (or id prefix).",
+    )(fn)
