@@ -1,0 +1,416 @@
+"""The built-in model-family profiles: what no maintained source carries.
+
+``genai-prices`` (elelem's price database) knows most models' context
+windows and whether they are deprecated; it says nothing of output limits,
+input modalities or which features a model takes.  These profiles hold
+those, from the providers' model pages, for the models elelem knows by name,
+and a context window where the database has none.  They are registered
+through :func:`~elelem.vocabulary.model_profiles.register_model_profile`, as
+a plugin's are; :func:`~elelem.vocabulary.model_profiles.model_profile` is
+the one lookup.
+"""
+
+from __future__ import annotations
+
+from elelem.vocabulary.provider_record import ModelProfile as _P
+
+TEXT = ("text",)
+VISION = ("text", "image")
+DOCS = ("text", "image", "pdf")
+GEMINI = ("text", "image", "pdf", "audio", "video")
+NOVA = ("text", "image", "pdf", "video")
+
+BUILTIN_PROFILES: tuple[_P, ...] = (
+    # Anthropic: https://docs.claude.com/en/docs/about-claude/models/overview
+    _P(
+        "claude-opus-4-5",
+        max_output_tokens=64000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "claude-sonnet-4-5",
+        max_output_tokens=64000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "claude-haiku-4-5",
+        max_output_tokens=64000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "claude-opus-4-1",
+        max_output_tokens=32000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "claude-opus-4-0",
+        max_output_tokens=32000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=False,
+    ),
+    _P(
+        "claude-sonnet-4-0",
+        max_output_tokens=64000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=False,
+    ),
+    _P(
+        "claude-3-7-sonnet",
+        max_output_tokens=64000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=False,
+        deprecated=True,
+    ),
+    _P(
+        "claude-3-5-sonnet",
+        max_output_tokens=8192,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+        deprecated=True,
+    ),
+    _P(
+        "claude-3-5-haiku",
+        max_output_tokens=8192,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    # OpenAI: https://platform.openai.com/docs/models
+    _P(
+        "gpt-5.1",
+        max_output_tokens=128000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-5",
+        max_output_tokens=128000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-5-mini",
+        max_output_tokens=128000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-5-nano",
+        max_output_tokens=128000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-5-pro",
+        max_output_tokens=272000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-4.1",
+        max_output_tokens=32768,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-4.1-mini",
+        max_output_tokens=32768,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-4.1-nano",
+        max_output_tokens=32768,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-4o",
+        max_output_tokens=16384,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "gpt-4o-mini",
+        max_output_tokens=16384,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "o3",
+        max_output_tokens=100000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "o3-pro",
+        max_output_tokens=100000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "o4-mini",
+        max_output_tokens=100000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    # Google: https://ai.google.dev/gemini-api/docs/models
+    _P(
+        "gemini-3-pro-preview",
+        context_window=1048576,
+        max_output_tokens=65536,
+        input_modalities=GEMINI,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gemini-2.5-pro",
+        context_window=1048576,
+        max_output_tokens=65536,
+        input_modalities=GEMINI,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gemini-2.5-flash",
+        max_output_tokens=65536,
+        input_modalities=GEMINI,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gemini-2.5-flash-lite",
+        max_output_tokens=65536,
+        input_modalities=GEMINI,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "gemini-2.0-flash",
+        max_output_tokens=8192,
+        input_modalities=GEMINI,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    # DeepSeek: JSON objects only, no schema.
+    _P(
+        "deepseek-chat",
+        max_output_tokens=8192,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "deepseek-reasoner",
+        max_output_tokens=64000,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=True,
+        structured_output=False,
+    ),
+    # xAI
+    _P("grok-4", input_modalities=VISION, tools=True, reasoning=True, structured_output=True),
+    _P(
+        "grok-4-fast-reasoning",
+        input_modalities=VISION,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "grok-4-fast-non-reasoning",
+        input_modalities=VISION,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P("grok-3-mini", input_modalities=TEXT, tools=True, reasoning=True, structured_output=True),
+    # Mistral
+    _P(
+        "mistral-large-latest",
+        context_window=131072,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "mistral-medium-latest",
+        context_window=131072,
+        input_modalities=VISION,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "mistral-small-latest",
+        context_window=131072,
+        input_modalities=VISION,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    _P(
+        "magistral-medium-latest",
+        context_window=131072,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    _P(
+        "codestral-latest",
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=True,
+    ),
+    # Groq (JSON schema only on the models its docs list)
+    _P(
+        "llama-3.3-70b-versatile",
+        context_window=131072,
+        max_output_tokens=32768,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "llama-3.1-8b-instant",
+        context_window=131072,
+        max_output_tokens=131072,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "openai/gpt-oss-120b",
+        context_window=131072,
+        max_output_tokens=65536,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    # Cerebras
+    _P("llama-3.3-70b", input_modalities=TEXT, tools=True, reasoning=False, structured_output=True),
+    _P("qwen-3-32b", input_modalities=TEXT, tools=True, reasoning=True, structured_output=True),
+    _P(
+        "gpt-oss-120b",
+        context_window=131072,
+        max_output_tokens=65536,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    # OpenRouter's router picks a model per request: the widest it may pick.
+    _P(
+        "openrouter/auto",
+        context_window=2000000,
+        input_modalities=DOCS,
+        tools=True,
+        reasoning=True,
+        structured_output=True,
+    ),
+    # Open models as the gateways and hosts name them by default.
+    _P(
+        "llama-3.3-70b-instruct-turbo",
+        context_window=131072,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "llama-v3p3-70b-instruct",
+        context_window=131072,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "glm-4.6",
+        context_window=200000,
+        max_output_tokens=128000,
+        input_modalities=TEXT,
+        tools=True,
+        reasoning=True,
+        structured_output=False,
+    ),
+    # Amazon Nova on Bedrock
+    _P(
+        "amazon.nova-pro-v1:0",
+        max_output_tokens=10000,
+        input_modalities=NOVA,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+    _P(
+        "amazon.nova-lite-v1:0",
+        max_output_tokens=10000,
+        input_modalities=NOVA,
+        tools=True,
+        reasoning=False,
+        structured_output=False,
+    ),
+)
+"""The built-in family profiles, registered when the vocabulary loads."""
+
+__all__ = ["BUILTIN_PROFILES"]
