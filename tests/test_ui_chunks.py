@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from elelem.codec import to_builtins
-from elelem.errors import ServerError
+from elelem.errors import IncompleteStreamError, ServerError
 from elelem.render.obligations import display_obligations
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.stream.chunks import (
@@ -60,6 +60,7 @@ from elelem.vocabulary import (
 from elelem.web import DONE, UIMessageEncoder, UIMessageStreamResponse, sse_event
 from elelem.web.asgi import ui_message_chunks
 from web_helpers import (
+    ai7_reader_ready,
     ai_reader_ready,
     demo_interaction,
     png,
@@ -89,7 +90,7 @@ async def _yield(
 def encode_all(
     pairs: Pairs, error: Exception | None = None, **options: Any
 ) -> list[dict[str, Any]]:
-    encoder = UIMessageEncoder(**options)
+    encoder = UIMessageEncoder(**{"ai_version": 6, **options})
     out: list[dict[str, Any]] = []
     for chunk, committed in pairs:
         out += encoder.feed(chunk, committed)
@@ -477,7 +478,7 @@ def test_a_provider_error_finish_is_reported() -> None:
 
 async def _sse(pairs: Pairs) -> bytes:
     body = b""
-    response = UIMessageStreamResponse(_yield(pairs))
+    response = UIMessageStreamResponse(_yield(pairs), ai_version=6)
     async for part in response.body_iterator:
         body += part if isinstance(part, bytes) else part.encode()
     return body
@@ -519,12 +520,16 @@ def corpus_cases(root: Path) -> list[tuple[str, Pairs, AssembledResponse, Except
     return cases
 
 
-def expected_parts(pairs: Pairs) -> list[dict[str, Any]]:
+def expected_parts(pairs: Pairs, version: int = 6) -> list[dict[str, Any]]:
     """The UIMessage parts the protocol promises for a recorded stream: each
     committed block in the slot its block opened (text, reasoning and tool
     parts appear when they start), its sources when it is committed, each
-    hosted activity once, updated in place."""
+    hosted activity once, updated in place.  ``ai`` 7 (``version``) adds a
+    text part's ``citations`` and reads a block no neutral part holds as a
+    ``custom`` part."""
     parts: list[dict[str, Any]] = []
+    source_parts: dict[str, dict[str, Any]] = {}
+    provider = "elelem"
     slots: dict[object, dict[str, Any]] = {}  # open block key, or call id -> its part
     sources: dict[tuple[str, str], str] = {}
     hosted: dict[str, dict[str, Any]] = {}
@@ -532,6 +537,7 @@ def expected_parts(pairs: Pairs) -> list[dict[str, Any]]:
     for chunk, committed in pairs:
         if isinstance(chunk, ResponseStart):
             parts.append({"type": "step-start"})
+            provider = chunk.provider or provider
         elif isinstance(chunk, BlockStart) and chunk.block in ("text", "reasoning", "tool-call"):
             slot: dict[str, Any] = {}
             parts.append(slot)
@@ -570,6 +576,7 @@ def expected_parts(pairs: Pairs) -> list[dict[str, Any]]:
                                 source["mediaType"] = "application/octet-stream"
                                 source["title"] = a.source.title or "(untitled)"
                             new.append(source)
+                            source_parts[source["sourceId"]] = source
                         cite: dict[str, Any] = {"sourceId": sources[source_key]}
                         if a.range is not None:
                             cite["range"] = list(a.range)
@@ -577,6 +584,11 @@ def expected_parts(pairs: Pairs) -> list[dict[str, Any]]:
                             cite["excerpt"] = a.excerpt
                         cites.append(cite)
                     slot["providerMetadata"] = {"elelem": {"citations": cites}}
+                    if version >= 7:
+                        slot["citations"] = [
+                            ai7_citation(source_parts[c["sourceId"]], a)
+                            for c, a in zip(cites, part.attributions, strict=True)
+                        ]
                 slot["state"] = "done"
                 parts.extend(new)
             elif isinstance(part, ReasoningBlock):
@@ -608,9 +620,44 @@ def expected_parts(pairs: Pairs) -> list[dict[str, Any]]:
                         {"terms": s.terms, "url": s.url} for s in obligation.suggestions
                     ]
                 hosted[part.id]["data"] = data
+            elif version >= 7:
+                kind = f"{provider}.{part.type}"  # type: ignore[union-attr]
+                meta = {"elelem": {"type": part.type}}  # type: ignore[union-attr]
+                parts.append({"type": "custom", "kind": kind, "providerMetadata": meta})
             else:
                 parts.append({"type": "data-block", "data": {"type": part.type}})  # type: ignore[union-attr]
     return parts
+
+
+def read_by(parts: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
+    """``parts`` as ai 7 reads the same ai 6 stream: a failed tool input's
+    arguments are its ``input`` (ai 6: ``rawInput``)."""
+    if version < 7:
+        return parts
+    return [
+        {("input" if k == "rawInput" else k): v for k, v in part.items()}
+        if part.get("state") == "output-error"
+        else part
+        for part in parts
+    ]
+
+
+def ai7_citation(source: dict[str, Any], a: Attribution) -> dict[str, Any]:
+    """One of ai 7's text-part citations, as the AI SDK's Citation type has it."""
+    if source["type"] == "source-url":
+        cited = {"type": "source", "sourceType": "url", "id": source["sourceId"]}
+        cited["url"] = source["url"]
+        if "title" in source:
+            cited["title"] = source["title"]
+    else:
+        cited = {"type": "source", "sourceType": "document", "id": source["sourceId"]}
+        cited.update(mediaType=source["mediaType"], title=source["title"])
+    out: dict[str, Any] = {"source": cited}
+    if a.range is not None:
+        out["startIndex"], out["endIndex"] = a.range
+    if a.excerpt:
+        out["citedText"] = a.excerpt
+    return out
 
 
 def _strip_status(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -685,22 +732,27 @@ def test_no_payload_value_of_any_recording_reaches_the_stream(
     assert checked > 500
 
 
+@pytest.mark.parametrize("package", ["ai", pytest.param("ai7", marks=pytest.mark.slow)])
 def test_the_ai_package_reads_every_stream_to_the_exact_parts(
-    cases: list[tuple[str, Pairs, AssembledResponse, Exception | None]],
+    cases: list[tuple[str, Pairs, AssembledResponse, Exception | None]], package: str
 ) -> None:
-    node = ai_reader_ready()
+    """Every recording, read by ai 6 (``ai``) and by ai 7 (``ai7``, under
+    Node 22; the slow run) from a stream made for it (``ai_version``);
+    tests/test_web_usechat.py reads the new parts with both in the default run."""
+    version = 7 if package == "ai7" else 6
+    node = ai7_reader_ready() if version == 7 else ai_reader_ready()
     by_name = {name: (pairs, error) for name, pairs, _, error in cases}
     names = list(by_name)
 
     async def replay(request: Request) -> UIMessageStreamResponse:
         pairs, error = by_name[names[int(request.path_params["n"])]]
-        return UIMessageStreamResponse(_yield(pairs, error))
+        return UIMessageStreamResponse(_yield(pairs, error), ai_version=version)
 
     async def synthetic(request: Request) -> UIMessageStreamResponse:
-        return UIMessageStreamResponse(_yield(feed(SYNTHETIC)), message_id="m-1")
+        return UIMessageStreamResponse(_yield(feed(SYNTHETIC)), message_id="m-1", ai_version=6)
 
     async def media(request: Request) -> UIMessageStreamResponse:
-        return UIMessageStreamResponse(_yield(MEDIA))
+        return UIMessageStreamResponse(_yield(MEDIA), ai_version=6)
 
     routes = [
         Route("/media", media, methods=["POST"]),
@@ -711,7 +763,7 @@ def test_the_ai_package_reads_every_stream_to_the_exact_parts(
         requests = [{"url": f"{server.url}/replay/{i}", "body": {}} for i in range(len(names))]
         requests.append({"url": f"{server.url}/synthetic", "body": {}})
         requests.append({"url": f"{server.url}/media", "body": {}})
-        read = read_with_ai(node, requests)
+        read = read_with_ai(node, requests, package)
 
     media_read = read.pop()
     synthetic_read = read.pop()
@@ -719,21 +771,23 @@ def test_the_ai_package_reads_every_stream_to_the_exact_parts(
     assert media_read["message"]["parts"] == MEDIA_PARTS
     assert synthetic_read["errors"] == []
     assert synthetic_read["message"]["id"] == "m-1"
-    assert synthetic_read["message"]["parts"] == SYNTHETIC_PARTS
+    assert synthetic_read["message"]["parts"] == read_by(SYNTHETIC_PARTS, version)
 
     for (name, _pairs, result, error), got in zip(cases, read, strict=True):
         assert got["status"] == {"code": 200, "header": "v1", "contentType": "text/event-stream"}, (
             name
         )
-        expected_errors = [] if error is None else [f"{getattr(error, 'kind', '')}: {error}"]
+        cut = version >= 7 and isinstance(error, IncompleteStreamError)
+        expected_errors = [] if error is None or cut else [f"{getattr(error, 'kind', '')}: {error}"]
         if result.finish is not None and result.finish.reason == "error":
             expected_errors.append(
                 f"error: {result.finish.failure or 'the provider reported an error'}"
             )
         assert got["errors"] == expected_errors, name
         message = got["message"]
-        assert _strip_status(message["parts"]) == expected_parts(_pairs), name
-        reason = "error" if error is not None else result.finish_reason
+        assert got["invalid"] is None, name
+        assert _strip_status(message["parts"]) == expected_parts(_pairs, version), name
+        reason = "interrupted" if cut else "error" if error is not None else result.finish_reason
         assert message["metadata"]["finishReason"] == reason, name
     assert len(cases) > 100
 

@@ -4,6 +4,7 @@ and headless Chromium."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -28,7 +29,10 @@ from elelem.vocabulary import Message, Part, ProviderId, WebSearch
 from shape_modules import shape_module
 
 NODE_DIR = Path(__file__).resolve().parent / "web_node"
-PINNED_AI = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]["ai"]
+_PINNED: dict[str, str] = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
+PINNED_AI = _PINNED["ai"]
+PINNED_AI7 = _PINNED["ai7"].removeprefix("npm:ai@")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def ai_reader_ready() -> str:
@@ -41,31 +45,67 @@ def ai_reader_ready() -> str:
             "Node.js and npm are needed to run the `ai` package's reader: "
             "apt-get install nodejs npm (bash .ci/run does)"
         )
-    installed = NODE_DIR / "node_modules" / "ai" / "package.json"
-    if not installed.is_file() or json.loads(installed.read_text())["version"] != PINNED_AI:
+    if not _ready():
         npm_ci()
     return node
 
 
+def ai7_reader_ready() -> str:
+    """The Node >= 22 binary that runs `ai` 7 (installed by .ci/node22 where
+    the machine's is older), the locked packages installed.  Skips where
+    Node or npm is absent or Node 22 cannot be installed."""
+    ai_reader_ready()
+    done = subprocess.run(
+        [str(ROOT / ".ci" / "node22")], capture_output=True, text=True, timeout=300, check=False
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        pytest.skip(f"Node 22 could not be installed (.ci/node22): {done.stderr[-300:]}")
+    return done.stdout.strip()
+
+
+def _installed(name: str) -> str | None:
+    found = NODE_DIR / "node_modules" / name / "package.json"
+    return str(json.loads(found.read_text())["version"]) if found.is_file() else None
+
+
+def _ready() -> bool:
+    """Whether the locked packages are installed (the pinned `ai` 6 and 7)."""
+    return (
+        _installed("ai") == PINNED_AI
+        and _installed("ai7") == PINNED_AI7
+        and _installed("esbuild") == _PINNED["esbuild"]
+        and _installed("axe-core") == _PINNED["axe-core"]
+    )
+
+
 def npm_ci() -> None:
-    """Install tests/web_node's locked packages (`ai`, axe-core)."""
+    """Install tests/web_node's locked packages (`ai` 6 and 7, esbuild,
+    axe-core), one test process at a time (xdist workers share the folder)."""
     npm = shutil.which("npm")
     assert npm is not None
-    done = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=NODE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    with open(NODE_DIR / "package.json", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        if _ready():
+            return  # another worker installed them while this one waited
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, f"npm ci failed: {done.stderr}"
 
 
-def read_with_ai(node: str, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each request ({url, body}) read by the `ai` package's DefaultChatTransport
-    and readUIMessageStream: {message, chunks, errors, status} per request."""
+def read_with_ai(
+    node: str, requests: list[dict[str, Any]], package: str = "ai"
+) -> list[dict[str, Any]]:
+    """Each request ({url, body, messages?}) read by the `ai` package's
+    DefaultChatTransport and readUIMessageStream (``package`` "ai7": ai 7,
+    with the node of :func:`ai7_reader_ready`): {message, chunks, errors,
+    status, invalid} per request."""
     done = subprocess.run(
-        [node, str(NODE_DIR / "read_ui_stream.mjs"), json.dumps(requests)],
+        [node, str(NODE_DIR / "read_ui_stream.mjs"), json.dumps(requests), package],
         capture_output=True,
         text=True,
         timeout=60,

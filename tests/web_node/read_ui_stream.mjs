@@ -1,11 +1,16 @@
 // Reads UI message streams with the `ai` package's own client path: the
 // DefaultChatTransport useChat uses (POST, SSE parsing, chunk schema
-// validation) feeding readUIMessageStream.  argv[2] is a JSON list of
-// {url, body} requests; prints one JSON line per request:
-// {message, chunks, errors, status}.
-import { DefaultChatTransport, readUIMessageStream } from "ai";
+// validation) feeding readUIMessageStream, and the final message checked by
+// validateUIMessages.  argv[2] is a JSON list of {url, body, messages?}
+// requests (messages: the history posted, by default one user message);
+// argv[3] the package to read with ("ai", ai 6; "ai7", ai 7 under Node 22).
+// Prints one JSON line per request: {message, chunks, errors, status,
+// invalid} (invalid: what validateUIMessages said of [message], or null).
+const { DefaultChatTransport, readUIMessageStream, validateUIMessages } = await import(
+  process.argv[3] ?? "ai"
+);
 
-async function read({ url, body }) {
+async function read({ url, body, messages }) {
   const errors = [];
   const chunks = [];
   let status = null;
@@ -26,7 +31,7 @@ async function read({ url, body }) {
   try {
     const stream = await transport.sendMessages({
       chatId: "chat-1",
-      messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }],
+      messages: messages ?? [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }],
       trigger: "submit-message",
       messageId: undefined,
       abortSignal: undefined,
@@ -35,7 +40,11 @@ async function read({ url, body }) {
     const logged = (async () => {
       for await (const chunk of forLog) chunks.push(chunk);
     })();
+    // A history ending with the assistant's message (an approval answered)
+    // is continued, as useChat does.
+    const last = messages ? messages[messages.length - 1] : undefined;
     for await (const snapshot of readUIMessageStream({
+      message: last && last.role === "assistant" ? structuredClone(last) : undefined,
       stream: forReader,
       onError: (e) => errors.push(String(e && e.message ? e.message : e)),
     })) {
@@ -45,7 +54,15 @@ async function read({ url, body }) {
   } catch (e) {
     errors.push("thrown: " + String(e && e.message ? e.message : e));
   }
-  return { message, chunks, errors, status };
+  let invalid = null;
+  if (message !== null) {
+    try {
+      await validateUIMessages({ messages: [message] });
+    } catch (e) {
+      invalid = String(e && e.message ? e.message : e);
+    }
+  }
+  return { message, chunks, errors, status, invalid };
 }
 
 const requests = JSON.parse(process.argv[2]);

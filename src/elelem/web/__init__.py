@@ -7,14 +7,16 @@ The UI message stream carries the portable projection only: no
 
 from elelem.web.asgi import (
     DONE,
+    AwaitingApproval,
     Pair,
     UIMessageStreamResponse,
     relay,
     sse_body,
     sse_event,
     ui_message_chunks,
+    with_approvals,
 )
-from elelem.web.messages import messages_from_ui
+from elelem.web.messages import approvals_from_ui, messages_from_ui
 from elelem.web.ui_chunks import (
     FINISH_REASONS,
     UI_MESSAGE_STREAM_HEADERS,
@@ -27,14 +29,17 @@ __all__ = [
     "DONE",
     "FINISH_REASONS",
     "UI_MESSAGE_STREAM_HEADERS",
+    "AwaitingApproval",
     "Pair",
     "UIChunk",
     "UIMessageEncoder",
     "UIMessageStreamResponse",
+    "approvals_from_ui",
     "messages_from_ui",
     "relay",
     "search_entry_point",
     "sse_body",
     "sse_event",
     "ui_message_chunks",
+    "with_approvals",
 ]

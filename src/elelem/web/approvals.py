@@ -26,7 +26,7 @@ from elelem.render.lines import call_arguments
 from elelem.turns.deferred import resume
 from elelem.turns.pending import Pending
 from elelem.vocabulary import HostedActivity, ToolCallBlock
-from elelem.web.asgi import Observer, Pair, relay
+from elelem.web.asgi import AwaitingApproval, Observer, Pair, relay, with_approvals
 from elelem.web.html import attribute, line, text
 
 MAX_RESUME_CALLS = 1000
@@ -149,9 +149,10 @@ def resume_pairs(
     model: str | None,
     request: ResumeRequest,
     tools: Sequence[Any],
-) -> AsyncIterator[Pair]:
+) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of the resumed run as it is stored (the results of the
-    calls it ran, then the answer); its next calls wait for the page."""
+    calls it ran, then the answer); its next calls wait for the page (a
+    ``tool-approval-request`` each)."""
 
     async def run(on_chunk: Observer, on_call: Any) -> None:
         async with make_client() as client:
@@ -167,7 +168,19 @@ def resume_pairs(
                 on_call=on_call,
             )
 
-    return relay(run)
+    return with_approvals(conversation, relay(run))
 
 
-__all__ = ["ResumeRequest", "pending_form", "resume_pairs"]
+async def releasing(
+    held: set[str], key: str, pairs: AsyncIterator[Pair | AwaitingApproval]
+) -> AsyncIterator[Pair | AwaitingApproval]:
+    """``pairs``, then ``key`` taken out of ``held`` (the conversations a
+    resume is running on) however the stream ends."""
+    try:
+        async for pair in pairs:
+            yield pair
+    finally:
+        held.discard(key)
+
+
+__all__ = ["ResumeRequest", "pending_form", "releasing", "resume_pairs"]

@@ -19,16 +19,20 @@ does not keep a provider connection.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 import msgspec
 from starlette.responses import StreamingResponse
 
+from elelem.conversation import Conversation
 from elelem.errors import ElelemError
 from elelem.redaction import ProcessRedactor, Redactor
 from elelem.stream.chunks import Chunk
-from elelem.vocabulary import Part, ToolCallBlock, ToolResultBlock
+from elelem.turns.pending import pending
+from elelem.vocabulary import HostedActivity, Part, ToolCallBlock, ToolResultBlock
+from elelem.web.parts import AIVersion
 from elelem.web.ui_chunks import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
 DONE = b"data: [DONE]\n\n"
@@ -50,9 +54,21 @@ Pair = tuple[Chunk | None, tuple[Part, ...]]
 """A chunk and the parts it committed; ``None`` for parts committed outside a
 response (the tool results a tool loop appends between responses)."""
 
-Source = CommittingStream | AsyncIterable[Pair]
+
+@dataclass(frozen=True)
+class AwaitingApproval:
+    """The calls a stopped run waits for the page to approve (the last item
+    of :func:`with_approvals`), and the provider's requests to run its
+    hosted tools: sent as ``tool-approval-request`` chunks."""
+
+    calls: tuple[ToolCallBlock, ...]
+    hosted: tuple[HostedActivity, ...] = ()
+
+
+Source = CommittingStream | AsyncIterable[Pair] | AsyncIterable[Pair | AwaitingApproval]
 """A response stream, or any async iterable of pairs (what :func:`relay`
-gives for a turn or a tool loop)."""
+gives for a turn or a tool loop), possibly ending with the calls awaiting
+approval (:func:`with_approvals`)."""
 
 Observer = Callable[[Chunk, tuple[Part, ...]], Awaitable[None]]
 CallObserver = Callable[[ToolCallBlock, ToolResultBlock], Awaitable[None]]
@@ -105,6 +121,23 @@ async def relay(
         raise failure
 
 
+async def with_approvals(
+    conversation: Conversation, pairs: AsyncIterable[Pair]
+) -> AsyncIterator[Pair | AwaitingApproval]:
+    """``pairs`` of a run of ``conversation`` (:func:`relay` of ``elelem.run``
+    or ``elelem.resume`` with ``approve="defer"``), then, when the run
+    stopped ``awaiting-approval``, the calls it waits for: the page gets a
+    ``tool-approval-request`` for each, and ``useChat``'s
+    ``addToolApprovalResponse`` answers it
+    (:func:`elelem.web.messages.approvals_from_ui` reads the answers back
+    for :func:`elelem.resume`)."""
+    async for pair in pairs:
+        yield pair
+    waiting = pending(conversation)
+    if waiting is not None and (waiting.approval or waiting.approvals):
+        yield AwaitingApproval(waiting.approval, waiting.approvals)
+
+
 def sse_event(chunk: UIChunk) -> bytes:
     """One UI message stream chunk as one SSE event (``data: {json}``)."""
     return b"data: " + _encode(chunk) + b"\n\n"
@@ -122,14 +155,18 @@ async def ui_message_chunks(
     cancelled.
     """
     encoder = encoder if encoder is not None else UIMessageEncoder()
-    pairs: AsyncIterable[Pair]
+    pairs: AsyncIterable[Pair | AwaitingApproval]
     pairs = source.with_commits() if hasattr(source, "with_commits") else source
     try:
         for chunk in encoder.start():
             yield chunk
         try:
-            async for stream_chunk, committed in pairs:
-                for chunk in encoder.feed(stream_chunk, committed):
+            async for item in pairs:
+                if isinstance(item, AwaitingApproval):
+                    out = encoder.awaiting(item.calls, item.hosted)
+                else:
+                    out = encoder.feed(*item)
+                for chunk in out:
                     yield chunk
         except ElelemError as exc:
             for chunk in encoder.error(exc):
@@ -238,6 +275,7 @@ class UIMessageStreamResponse(StreamingResponse):
         message_id: str | None = None,
         dynamic_tools: bool = False,
         search_entry_point: bool = True,
+        ai_version: AIVersion = 7,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
@@ -246,6 +284,7 @@ class UIMessageStreamResponse(StreamingResponse):
             message_id=message_id,
             dynamic_tools=dynamic_tools,
             search_entry_point=search_entry_point,
+            ai_version=ai_version,
         )
         chunks = ui_message_chunks(source, encoder)
         if redactor is not None:
@@ -260,6 +299,7 @@ class UIMessageStreamResponse(StreamingResponse):
 
 __all__ = [
     "DONE",
+    "AwaitingApproval",
     "CommittingStream",
     "Pair",
     "Source",
@@ -269,4 +309,5 @@ __all__ = [
     "sse_body",
     "sse_event",
     "ui_message_chunks",
+    "with_approvals",
 ]

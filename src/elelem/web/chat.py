@@ -24,7 +24,7 @@ from elelem.errors import ElelemError
 from elelem.turns.drive import send as send_turn
 from elelem.turns.toolloop import run as run_loop
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, Part, TextBlock, WebSearch
-from elelem.web.asgi import CallObserver, Observer, Pair, relay
+from elelem.web.asgi import AwaitingApproval, CallObserver, Observer, Pair, relay, with_approvals
 from elelem.web.html import line
 
 MAX_FILES = 10
@@ -117,10 +117,11 @@ def turn_pairs(
     user_input: Message | str,
     web_search: bool,
     tools: Sequence[Any] = (),
-) -> AsyncIterator[Pair]:
+) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of one turn as the turn engine stores them.  With ``tools``
     (``elelem serve --functions``) the turn is a tool loop whose calls wait
-    for the page's approval: the run stops ``awaiting-approval`` and the
+    for the page's approval: the run stops ``awaiting-approval``, the
+    stream ends with a ``tool-approval-request`` for each call and the
     page shows the calls (:mod:`elelem.web.approvals`)."""
     hosted = (WebSearch(),) if web_search else ()
 
@@ -137,7 +138,7 @@ def turn_pairs(
                 hosted_tools=hosted,
             )  # fmt: skip
 
-    return relay(run)
+    return with_approvals(conversation, relay(run)) if tools else relay(run)
 
 
 def composer(models: Sequence[str], *, focus: bool = False) -> str:

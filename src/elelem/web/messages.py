@@ -6,13 +6,23 @@ history a request carries: text parts become text blocks; a tool part
 (``tool-<name>`` or ``dynamic-tool``) becomes the assistant's tool call and,
 once it has an output or an error, the tool result that answers it.
 
-Parts that only display something (``reasoning`` — a page's copy of reasoning
-is unsigned and is never resent as the model's own —, ``source-url``,
+Parts that only display something (``reasoning`` and ``reasoning-file`` — a
+page's copy of reasoning is unsigned and is never resent as the model's own
+—, ``custom``, a provider item the page holds no payload of, ``source-url``,
 ``source-document``, ``step-start``, ``data-*``) are not part of the history.
 A ``file`` part becomes an image or a document block (the bytes of a
-``data:`` URL, or an http(s) URL the provider fetches); a part of a type this
-module does not know is kept as an :class:`~elelem.vocabulary.UnknownBlock`.
-A malformed message is a :class:`~elelem.errors.DecodeError` naming where.
+``data:`` URL, or an http(s) URL the provider fetches); with ``provider``
+given, a part whose ``providerReference`` (AI SDK 7: provider name -> file
+id, for a file uploaded to the provider) names that provider is sent by
+that id instead, as the AI SDK does (:class:`~elelem.vocabulary.FileSource`);
+a part of a type this module does not know is kept as an
+:class:`~elelem.vocabulary.UnknownBlock`.  A malformed message is a
+:class:`~elelem.errors.DecodeError` naming where.
+
+:func:`approvals_from_ui` reads the answers ``useChat``'s
+``addToolApprovalResponse`` wrote into the assistant's last message (tool
+parts in the ``approval-responded`` state) as the ``approvals`` mapping
+:func:`elelem.resume` takes.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.conversation.files import file_source
 from elelem.errors import DecodeError
 from elelem.render.sanitize import safe_url
 from elelem.vocabulary import (
@@ -41,11 +52,19 @@ from elelem.vocabulary import (
 )
 
 _ROLES = ("system", "user", "assistant")
-_DISPLAY_ONLY = ("reasoning", "source-url", "source-document", "step-start")
+_DISPLAY_ONLY = (
+    "reasoning",
+    "reasoning-file",
+    "custom",
+    "source-url",
+    "source-document",
+    "step-start",
+)
 
 
-def messages_from_ui(messages: object) -> tuple[Message, ...]:
-    """The elelem history of a ``useChat`` request's ``messages``."""
+def messages_from_ui(messages: object, *, provider: str | None = None) -> tuple[Message, ...]:
+    """The elelem history of a ``useChat`` request's ``messages`` (files
+    ``provider`` holds sent by their id: see the module docs)."""
     if not isinstance(messages, list):
         raise DecodeError("messages must be a list of UI messages", "$.messages")
     out: list[Message] = []
@@ -59,11 +78,41 @@ def messages_from_ui(messages: object) -> tuple[Message, ...]:
         parts = message.get("parts")
         if not isinstance(parts, list):
             raise DecodeError("a UI message needs a parts list", f"{where}.parts")
-        out.extend(_message(role, parts, where))
+        out.extend(_message(role, parts, where, provider))
     return tuple(out)
 
 
-def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
+def approvals_from_ui(message: object, where: str = "$.messages[-1]") -> dict[str, bool]:
+    """The approvals a ``useChat`` page answered in ``message`` (the
+    assistant's last message): each tool part in the ``approval-responded``
+    state, by call id, True or False.  The approval id must be the call id
+    (what :func:`elelem.web.parts.approval_requests` sent); a malformed
+    answer is a :class:`~elelem.errors.DecodeError` naming where."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        raise DecodeError("a UI message needs a parts list", f"{where}.parts")
+    out: dict[str, bool] = {}
+    for j, part in enumerate(parts):
+        at = f"{where}.parts[{j}]"
+        if not isinstance(part, dict) or part.get("state") != "approval-responded":
+            continue
+        call_id = part.get("toolCallId")
+        approval = part.get("approval")
+        if not isinstance(call_id, str) or not isinstance(approval, dict):
+            raise DecodeError("an answered approval needs a toolCallId and an approval", at)
+        if approval.get("id") != call_id:
+            raise DecodeError(
+                f"approval id {approval.get('id')!r} is not the call's id {call_id!r}",
+                f"{at}.approval.id",
+            )
+        approved = approval.get("approved")
+        if not isinstance(approved, bool):
+            raise DecodeError("an answered approval needs approved: true or false", at)
+        out[call_id] = approved
+    return out
+
+
+def _message(role: str, parts: Sequence[Any], where: str, provider: str | None) -> list[Message]:
     content: list[Part] = []
     results: list[ToolResultBlock] = []
     for j, part in enumerate(parts):
@@ -77,7 +126,7 @@ def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
                 raise DecodeError("a text part needs a string text", f"{at}.text")
             content.append(TextBlock(text))
         elif kind == "file":
-            content.append(_file(part, at))
+            content.append(_file(part, at, provider))
         elif role == "assistant" and (kind == "dynamic-tool" or kind.startswith("tool-")):
             call, result = _tool(part, kind, at)
             content.append(call)
@@ -98,15 +147,50 @@ def _message(role: str, parts: Sequence[Any], where: str) -> list[Message]:
     return out
 
 
-def _file(part: dict[str, Any], at: str) -> ImageBlock | DocumentBlock | AudioBlock:
-    """A ``file`` part: an image, audio or a document, from a ``data:`` URL's bytes or
-    an http(s) URL the provider fetches."""
+def _reference(part: dict[str, Any], at: str, provider: str | None) -> tuple[str, str] | None:
+    """(provider, file id) of the part's ``providerReference`` to send: the
+    entry of ``provider``; else, when the part has no URL elelem can send,
+    its first entry (kept: a wire of another provider reports it dropped);
+    else None."""
+    refs = part.get("providerReference")
+    if refs is None:
+        return None
+    if not isinstance(refs, dict) or not all(isinstance(v, str) and v for v in refs.values()):
+        raise DecodeError(
+            "a file part's providerReference maps provider names to file ids",
+            f"{at}.providerReference",
+        )
+    found = refs.get(provider) if provider is not None else None
+    if isinstance(found, str) and provider is not None:
+        return provider, found
+    url = part.get("url")
+    sendable = isinstance(url, str) and (url.startswith("data:") or safe_url(url) is not None)
+    if not sendable and refs:
+        first = next(iter(refs))
+        return str(first), str(refs[first])
+    return None
+
+
+def _file(
+    part: dict[str, Any], at: str, provider: str | None = None
+) -> ImageBlock | DocumentBlock | AudioBlock:
+    """A ``file`` part: an image, audio or a document, by the id ``provider``
+    holds it under, from a ``data:`` URL's bytes, or an http(s) URL the
+    provider fetches."""
     url = part.get("url")
     media = part.get("mediaType")
     filename = part.get("filename") if isinstance(part.get("filename"), str) else None
     if not isinstance(url, str) or not isinstance(media, str) or not media:
         raise DecodeError("a file part needs a url and a mediaType", at)
     image = media.startswith("image/")
+    reference = _reference(part, at, provider)
+    if reference is not None:
+        held = file_source(*reference)
+        if image:
+            return ImageBlock(held, media, filename=filename)
+        if media.startswith("audio/"):
+            return AudioBlock(held, media, filename=filename)
+        return DocumentBlock(held, media, filename=filename)
     if url.startswith("data:"):
         head, comma, body = url.partition(",")
         if not comma or not head.endswith(";base64"):
@@ -151,4 +235,4 @@ def _tool(part: dict[str, Any], kind: str, at: str) -> tuple[ToolCallBlock, Tool
     return call, result
 
 
-__all__ = ["messages_from_ui"]
+__all__ = ["approvals_from_ui", "messages_from_ui"]

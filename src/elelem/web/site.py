@@ -57,6 +57,9 @@ class Site:
         self.make_client: Callable[[], Any] = client if client is not None else _default_client
         self._clock = clock
         self.in_process = dict(in_process or {})
+        # Conversations a resume is running on (/api/resume, /api/ui-chat):
+        # a second one is refused, never run beside it.
+        self.resuming: set[str] = set()
         self._costs: dict[tuple[str, int], str | None] = {}
 
     def model_for(self, name: str) -> Any:

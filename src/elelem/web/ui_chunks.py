@@ -21,17 +21,25 @@ client tool call           ``tool-input-start``, ``tool-input-delta``…,
                            ``tool-input-available`` (``tool-input-error``
                            for arguments that are not JSON or were cut off)
 tool result                ``tool-output-available`` / ``tool-output-error``
+                           (``tool-output-denied`` for a refused call)
+calls waiting for approval ``tool-approval-request`` each (:meth:`~UIMessageEncoder.awaiting`)
 a visible retry            ``data-retry``, transient (not kept in the message)
 hosted activity            ``data-hosted-activity`` with the activity id as
                            part id: each transition replaces the part's data
 image, document             ``file`` (bytes as a ``data:`` URL, or an http(s)
                            URL), else ``data-block`` naming it
-any other block            ``data-block`` naming its type (never its JSON)
+any other block            ``custom`` (``ai`` 7) or ``data-block`` naming
+                           its type (never its JSON)
 response finish            ``finish-step``
 end of the run             ``finish`` (AI SDK finish reason, and elelem's
                            own reason and summed usage as message metadata)
-stream error               ``error``, then ``finish`` (reason ``error``)
+a stopped run (aborted)    ``abort``, then ``finish``
+stream error               ``error``, then ``finish`` (reason ``error``;
+                           ``interrupted`` for a stream cut short, ``ai`` 7)
 =========================  ==============================================
+
+What differs between ``ai`` 6 and ``ai`` 7 (``ai_version``) is
+:mod:`elelem.web.parts`'s.
 
 Only the portable projection travels: no :class:`~elelem.vocabulary.ProviderPayload`
 value (signatures, encrypted reasoning, ``encrypted_content``, encrypted
@@ -55,10 +63,10 @@ import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from elelem.errors import BlobMissingError, ElelemError, error_line
+from elelem.errors import BlobMissingError, ElelemError, IncompleteStreamError, error_line
 from elelem.render.lines import activity_line, add_usage
 from elelem.render.obligations import display_obligations
-from elelem.render.sanitize import safe_url, sanitize_line, url_scheme
+from elelem.render.sanitize import safe_url, sanitize_line
 from elelem.stream.chunks import (
     BlockEnd,
     BlockStart,
@@ -76,7 +84,6 @@ from elelem.vocabulary import (
     AudioBlock,
     BytesSource,
     DocumentBlock,
-    DocumentLocation,
     HostedActivity,
     ImageBlock,
     Part,
@@ -89,6 +96,19 @@ from elelem.vocabulary import (
     Usage,
 )
 from elelem.vocabulary.json import JSONValue
+from elelem.web.parts import (
+    FINISH_REASONS,
+    INTERRUPTED,
+    AIVersion,
+    approval_requests,
+    check_version,
+    citation,
+    custom_or_block,
+    finish_reason,
+    tool_result,
+)
+from elelem.web.sources import DOCUMENT_MEDIA_TYPE, document_location
+from elelem.web.sources import Sources as _Sources
 
 UIChunk = dict[str, Any]
 """One chunk of the UI message stream, as the JSON object sent."""
@@ -101,21 +121,6 @@ UI_MESSAGE_STREAM_HEADERS: Mapping[str, str] = {
     "x-accel-buffering": "no",
 }
 """The response headers of a UI message stream (the AI SDK's own set)."""
-
-FINISH_REASONS: Mapping[str, str] = {
-    "stop": "stop",
-    "max-tokens": "length",
-    "content-filter": "content-filter",
-    "tool-calls": "tool-calls",
-    "error": "error",
-}
-"""elelem finish reason -> the AI SDK's; any other (``paused``, ``refused``,
-``aborted``, ``unknown``, a plugin's) is ``other``, with elelem's own reason
-kept in the message metadata."""
-
-DOCUMENT_MEDIA_TYPE = "application/octet-stream"
-"""The ``mediaType`` of a ``source-document`` whose document type the
-citation does not name (the protocol requires one)."""
 
 ERROR_TEXT_LIMIT = 2000
 
@@ -154,56 +159,6 @@ def error_text(exc: BaseException) -> str:
     return text if len(text) <= ERROR_TEXT_LIMIT else text[: ERROR_TEXT_LIMIT - 1] + "…"
 
 
-class _Sources:
-    """Numbers the distinct sources of one message, as the footnotes do."""
-
-    def __init__(self) -> None:
-        self._ids: dict[tuple[str, str], str] = {}
-
-    def cite(self, attribution: Attribution, out: list[UIChunk]) -> str:
-        url = attribution.source.url or ""
-        title = attribution.source.title
-        document = document_location(attribution)
-        if document is not None:
-            # One source per document of the conversation, as the footnotes number them.
-            key = ("", f"{title or ''}\x00{document.index}\x00{document.unit}")
-        else:
-            key = (url, "" if url else title or "")
-        source_id = self._ids.get(key)
-        if source_id is not None:
-            return source_id
-        source_id = f"source-{len(self._ids) + 1}"
-        self._ids[key] = source_id
-        link = safe_url(url) if url else None
-        if link is not None:
-            chunk: UIChunk = {"type": "source-url", "sourceId": source_id, "url": link}
-            if title:
-                chunk["title"] = title
-        else:
-            # A document, or a URL that is not http(s): a title, never a link.
-            if not title:
-                if document is not None:
-                    title = f"document {document.index + 1}"
-                else:
-                    title = f"(link removed: {_scheme(url)})" if url else "(untitled)"
-            chunk = {
-                "type": "source-document",
-                "sourceId": source_id,
-                "mediaType": DOCUMENT_MEDIA_TYPE,
-                "title": title,
-            }
-        out.append(chunk)
-        return source_id
-
-
-def document_location(attribution: Attribution) -> DocumentLocation | None:
-    """Where in a document of the conversation ``attribution`` points, or None."""
-    found = attribution.source.document
-    if isinstance(found, DocumentLocation) and not attribution.source.url:
-        return found
-    return None
-
-
 INLINE_MEDIA_LIMIT = 8 * 1024 * 1024
 """Attachments up to this size travel inline (a ``data:`` URL); larger ones,
 and ones whose bytes are not at hand, are named in a ``data-block`` part."""
@@ -235,20 +190,6 @@ def media_url(
     return None
 
 
-def _tool_result(result: ToolResultBlock) -> UIChunk:
-    if result.is_error:
-        return {
-            "type": "tool-output-error",
-            "toolCallId": result.call_id,
-            "errorText": result.content,
-        }
-    return {"type": "tool-output-available", "toolCallId": result.call_id, "output": result.content}
-
-
-def _scheme(url: str) -> str:
-    return url_scheme(url) or "unsupported"
-
-
 class UIMessageEncoder:
     """Encodes one assistant message's run — one response, or the several
     responses of a tool loop or a continued turn — as UI message stream chunks.
@@ -262,6 +203,9 @@ class UIMessageEncoder:
     page does not declare; they become ``dynamic-tool`` parts).
     ``search_entry_point`` (on by default) sends Google's search suggestions,
     which must be shown with a grounded answer (see the module docs).
+    ``ai_version`` is the major version of the ``ai`` package the page reads
+    with: 7 (the default) or 6, which lacks some chunks
+    (:mod:`elelem.web.parts`).
     """
 
     def __init__(
@@ -270,7 +214,9 @@ class UIMessageEncoder:
         message_id: str | None = None,
         dynamic_tools: bool = False,
         search_entry_point: bool = True,
+        ai_version: AIVersion = 7,
     ) -> None:
+        self._version = check_version(ai_version)
         self._message_id = message_id
         self._dynamic = dynamic_tools
         self._entry_point = search_entry_point
@@ -287,6 +233,7 @@ class UIMessageEncoder:
         self._step_usage: Usage | None = None
         self._finish: Finish | None = None
         self._metadata: dict[str, JSONValue] = {}
+        self._cut: str | None = None  # the error line of a stream cut short (ai 7)
 
     # -- public ------------------------------------------------------------
 
@@ -352,17 +299,33 @@ class UIMessageEncoder:
     def tool_results(self, results: Iterable[ToolResultBlock]) -> list[UIChunk]:
         """The chunks for the results of client tool calls (a tool loop)."""
         out = self.start()
-        out.extend(_tool_result(result) for result in results)
+        out.extend(tool_result(result) for result in results)
         return out
 
+    def awaiting(
+        self, calls: Iterable[ToolCallBlock], hosted: Iterable[HostedActivity] = ()
+    ) -> list[UIChunk]:
+        """A ``tool-approval-request`` for each of ``calls`` and each hosted
+        tool's approval request (``hosted``), which wait for the page's
+        approval (a run with ``approve="defer"`` stopped
+        ``awaiting-approval``; :func:`elelem.web.asgi.with_approvals`)."""
+        return self.start() + approval_requests(calls, hosted)
+
     def error(self, exc: BaseException) -> list[UIChunk]:
-        """The ``error`` chunk for what ended the run (the step is closed)."""
+        """The ``error`` chunk for what ended the run (the step is closed).
+        With ``ai`` 7, a stream cut before the provider's end is no error
+        but the ``interrupted`` finish (what arrived is kept), the error's
+        line in the message metadata."""
         out = self.start()
-        out.append({"type": "error", "errorText": error_text(exc)})
+        cut = self._version >= 7 and isinstance(exc, IncompleteStreamError)
+        if not cut:
+            out.append({"type": "error", "errorText": error_text(exc)})
+        else:
+            self._cut = error_text(exc)
         self._open.clear()
         self._calls.clear()
         if self._finish is None or self._in_step:
-            self._finish = Finish("error", failure=str(exc))
+            self._finish = Finish(INTERRUPTED if cut else "error", failure=str(exc))
         if self._in_step:
             self._end_step(out)
         return out
@@ -378,8 +341,15 @@ class UIMessageEncoder:
         chunk: UIChunk = {"type": "finish"}
         metadata: dict[str, JSONValue] = {}
         if self._finish is not None:
-            chunk["finishReason"] = FINISH_REASONS.get(self._finish.reason, "other")
+            if self._finish.reason == "aborted":
+                # Stopped (by the user, a deadline, a cancelled task): the
+                # AI SDK's own abort, then the finish.
+                abort: UIChunk = {"type": "abort", "reason": self._finish.failure or "aborted"}
+                out.append(abort)
+            chunk["finishReason"] = finish_reason(self._finish.reason, self._version)
             metadata["finishReason"] = self._finish.reason
+        if self._cut is not None:
+            metadata["error"] = self._cut
         if self._usage is not None:
             metadata["usage"] = usage_data(self._usage)
         if metadata:
@@ -454,9 +424,17 @@ class UIMessageEncoder:
                 if part.text:
                     out.append({"type": "text-delta", "id": end["id"], "delta": part.text})
             if part.attributions:
-                end["providerMetadata"] = {
-                    "elelem": {"citations": [self._citation(a, sources) for a in part.attributions]}
-                }
+                cited = [self._citation(a, sources) for a in part.attributions]
+                end["providerMetadata"] = {"elelem": {"citations": cited}}
+                if self._version >= 7:
+                    end["citations"] = [
+                        citation(
+                            self._sources.chunks[str(c["sourceId"])],
+                            a.range,
+                            a.excerpt,
+                        )
+                        for c, a in zip(cited, part.attributions, strict=True)
+                    ]
             out.append(end)
             out.extend(sources)
         elif isinstance(part, ReasoningBlock):
@@ -474,7 +452,7 @@ class UIMessageEncoder:
         elif isinstance(part, HostedActivity):
             self._hosted(part, out)
         elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part))
+            out.append(tool_result(part))
         elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
             url = media_url(part)
             if url is not None:
@@ -489,7 +467,10 @@ class UIMessageEncoder:
             # The default arm: a block nobody maps here is named, never
             # sent as its JSON.
             tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
-            out.append({"type": "data-block", "data": {"type": tag}})
+            provider = self._metadata.get("provider")
+            out.append(
+                custom_or_block(tag, provider if isinstance(provider, str) else None, self._version)
+            )
 
     def _take_ending(self, kind: str) -> str | None:
         ending = self._ending

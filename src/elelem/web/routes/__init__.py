@@ -6,6 +6,8 @@ makes its :class:`starlette.routing.Route` list from the shared
   a new chat);
 - :mod:`elelem.web.routes.talk`: the chat API (a turn, a resume after
   approvals);
+- :mod:`elelem.web.routes.ui_chat`: a stock ``useChat`` page's backend
+  (a turn, the approvals it answered);
 - :mod:`elelem.web.routes.render`: Markdown rendered for the chat script;
 - :mod:`elelem.web.routes.static`: the stylesheet and the script.
 """

@@ -19,8 +19,8 @@ from elelem.render.sanitize import sanitize_line
 from elelem.turns.deferred import check_resume
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId
-from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, resume_pairs
-from elelem.web.asgi import Pair, UIMessageStreamResponse
+from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, releasing, resume_pairs
+from elelem.web.asgi import AwaitingApproval, Pair, UIMessageStreamResponse
 from elelem.web.bodies import MAX_CHAT_BODY, decoded
 from elelem.web.chat import ChatRefused, ChatRequest, turn_input, turn_input_new, turn_pairs
 from elelem.web.site import Site
@@ -48,7 +48,7 @@ def no_such_model(make: Callable[[], Any], chosen: str) -> str | None:
 
 def routes(site: Site) -> list[Route]:
     """The chat and resume routes over ``site``."""
-    resuming: set[str] = set()  # conversations a resume is running on
+    resuming = site.resuming
 
     async def chat(request: Request) -> Response:
         data = await decoded(request, ChatRequest, MAX_CHAT_BODY, "chat", site.body_timeout)
@@ -86,7 +86,7 @@ def routes(site: Site) -> list[Route]:
             conversation, site.make_client, model, user_input, data.web_search, site.tools
         )
         if not data.conversation:
-            stream = _kept_if_begun(site, conversation, stream)
+            stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
             stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
         )
@@ -120,17 +120,11 @@ def routes(site: Site) -> list[Route]:
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
 
-        async def pairs() -> AsyncIterator[Pair]:
-            try:
-                async for pair in resume_pairs(
-                    conversation, site.make_client, data.model, data, site.tools
-                ):
-                    yield pair
-            finally:
-                resuming.discard(conversation.id)
-
+        pairs = resume_pairs(conversation, site.make_client, data.model, data, site.tools)
         return UIMessageStreamResponse(
-            pairs(), headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+            releasing(resuming, conversation.id, pairs),
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
         )
 
     return [
@@ -139,9 +133,9 @@ def routes(site: Site) -> list[Route]:
     ]
 
 
-async def _kept_if_begun(
-    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair]
-) -> AsyncIterator[Pair]:
+async def kept_if_begun(
+    site: Site, conversation: Conversation, pairs: AsyncIterator[Pair | AwaitingApproval]
+) -> AsyncIterator[Pair | AwaitingApproval]:
     """``pairs`` of a new conversation's first turn; a turn refused before it
     began (an unknown model, a missing key) leaves no empty conversation."""
     try:
@@ -152,4 +146,4 @@ async def _kept_if_begun(
             site.store.delete(conversation.id)
 
 
-__all__ = ["CONVERSATION_HEADER", "no_such_model", "routes"]
+__all__ = ["CONVERSATION_HEADER", "kept_if_begun", "no_such_model", "routes"]
