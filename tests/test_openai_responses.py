@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from elelem.codec import dumps
 from elelem.errors import (
     ContextWindowError,
     MalformedStreamError,
@@ -18,6 +19,7 @@ from elelem.errors import (
     ServerError,
 )
 from elelem.shapes.openai_responses import SHAPE, native_items
+from elelem.shapes.openai_responses.encoder import assistant_wire
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.vocabulary import (
     Attribution,
@@ -149,13 +151,25 @@ def test_text_stream_with_url_citation() -> None:
     assert a.replay == ProviderPayload(OPENAI, "annotation", None, CITE)
     (payload,) = block.payloads
     assert payload.format == "message-part"
+    # The part's text is the block's: kept once, put back when it replays.
+    part = {"type": "output_text", "annotations": [CITE], "logprobs": []}
     assert payload.value == {
         "item": {**MESSAGE, "content": []},
-        "part": MESSAGE["content"][0],
+        "part": part,
         "output_index": 0,
     }
     assert result.finish is not None and result.finish.reason == "stop"
     assert result.finish.raw == "completed"
+
+
+def test_a_part_kept_without_its_text_replays_whole() -> None:
+    result = _run(_text_events())
+    message = Message("assistant", tuple(result.blocks), provider=OPENAI)
+    items, dropped = assistant_wire(message, OPENAI)
+    # What the provider sent, the part's text from the block: byte for byte.
+    assert (items, dropped) == ([MESSAGE], [])
+    stored = dumps(message)
+    assert stored.count(TEXT.encode()) == 1  # the text is kept once
 
 
 def test_usage_is_split_into_disjoint_counters() -> None:

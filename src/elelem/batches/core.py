@@ -10,8 +10,10 @@ exchanges of one-shot calls (:mod:`elelem.transport.one_shot`).
 
 A batch request is a neutral request like any other; each is encoded by the
 target's own shape (non-streamed), so what a batch sends is what a single
-request would.  Each result body is read by the same shape's whole-body
-parser (:meth:`~elelem.wire.Shape.parse_response`) and assembled by the one
+request would.  Each result body is read by the whole-body parser
+(:meth:`~elelem.wire.Shape.parse_response`) of the shape that speaks it (the
+target's, or the one its :class:`~elelem.wire.batch.Item` names: an OpenAI
+batch may hold Chat Completions bodies) and assembled by the one
 assembler: every artifact a non-streamed response keeps, a batched one
 keeps.  Costs are the provider's batch price: half the standard price at
 Anthropic, OpenAI and Gemini (:data:`BATCH_DISCOUNT`).
@@ -27,7 +29,7 @@ from typing import TypeVar
 import msgspec
 
 from elelem.errors import ConfigError, MalformedStreamError, StreamError, UnsupportedError
-from elelem.providers import Target
+from elelem.providers import Target, load_shape
 from elelem.providers.pricing import BATCH_DISCOUNT, Cost, batch_price, price
 from elelem.stream import AssembledResponse, Assembler
 from elelem.transport.one_shot import Call, Exchange
@@ -152,8 +154,11 @@ def read_results(
 def _assembled(target: Target, item: Item) -> tuple[AssembledResponse | None, str | None]:
     if item.body is None:
         return None, item.error
+    # Read by the shape of the endpoint the body came from (an OpenAI batch
+    # of Chat Completions requests answers chat.completion bodies).
+    shape = target.shape if item.shape in (None, target.shape.name) else load_shape(item.shape)
     try:
-        chunks = target.shape.parse_response(item.body, target.provider)
+        chunks = shape.parse_response(item.body, target.provider)
     except StreamError as exc:  # a provider error inside a result body
         return None, f"{exc.kind}: {exc.message}"
     assembler = Assembler(target.provider)

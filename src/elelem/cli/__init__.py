@@ -18,6 +18,7 @@ from click.exceptions import NoArgsIsHelpError
 
 from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
+from elelem.providers.config import named_config_missing
 
 
 def usage_line(exc: click.UsageError) -> Failure:
@@ -84,6 +85,10 @@ class ElelemGroup(click.Group):
 def main() -> None:
     """elelem: stream LLM responses into one provider-neutral model, losing nothing."""
     mend_closed_streams()
+    # A typo in ELELEM_CONFIG must not run without the config it meant.
+    missing = named_config_missing()
+    if missing is not None:
+        raise Failure(str(missing), EXIT_USAGE)
     # Every write of every command passes the redactor of the secrets in force.
     install(secrets_in_force())
 

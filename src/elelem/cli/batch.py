@@ -12,7 +12,6 @@ price) and prints them.
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import closing
 from typing import Any
@@ -23,6 +22,7 @@ from elelem.batches.core import MAX_REQUESTS, BatchRequest, neutral_requests
 from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, guarded, utf8_text
 from elelem.cli.flags import max_bytes_option
 from elelem.cli.inputs import INPUT_LIMIT, input_lines, jsonl_row
+from elelem.cli.json_out import echo_json
 from elelem.cli.store import store_from_env
 from elelem.providers.costs import events_cost
 from elelem.render import sanitize_line
@@ -171,7 +171,7 @@ def results_command(ref: str, as_json: bool) -> None:
                 "finish": response.finish,
                 "error": response.error,
             }
-            click.echo(json.dumps(row, ensure_ascii=True))
+            echo_json(row)  # written as encoded: a long answer is not held twice more
         elif response.error is not None:
             click.echo(sanitize_line(f"{custom_id}: error: {response.error}"))
         else:

@@ -24,7 +24,6 @@ exchange's ``error``, and the rest of the recording is still read.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -45,7 +44,7 @@ from elelem.errors import (
 )
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
-from elelem.providers.recognize import provider_of_url, shape_of_exchange
+from elelem.providers.recognize import provider_of_url
 from elelem.recordings.bodies import head
 from elelem.recordings.cassettes import Interaction
 from elelem.speech.endpoints import speak, speech_wire, transcribe, transcription_wire
@@ -422,17 +421,9 @@ def _batch_results(interaction: Interaction, catalog: Catalog) -> dict[str, Any]
 
 
 def _results(target: Target, record: BatchRecord, items: list[Item]) -> list[dict[str, Any]]:
-    """Each result read as the answer it holds, by the shape its bodies speak."""
-    shaped = target
-    first = next((i.body for i in items if i.body is not None), None)
-    if first is not None:
-        try:
-            found = shape_of_exchange(None, json.loads(first))
-        except ValueError:
-            found = None
-        if found is not None and found != target.spec.shape:
-            shaped = dataclasses.replace(target, shape=catalog_shape(found))
-    return [result_line(r) for r in read_results(shaped, record, items)]
+    """Each result read as the answer it holds, by the shape its body speaks
+    (the batch wire names it on each item, as for the client)."""
+    return [result_line(r) for r in read_results(target, record, items)]
 
 
 def result_line(result: Any) -> dict[str, Any]:

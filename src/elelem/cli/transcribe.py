@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded, utf8_text
+from elelem.cli.json_out import echo_json
 from elelem.render import sanitize, sanitize_line
 from elelem.speech.endpoints import Transcript, audio_of
 
@@ -44,9 +45,9 @@ def _report(heard: Transcript) -> None:
     click.echo(sanitize_line(f"{tokens}, {cost}"), err=True)
 
 
-def _row(heard: Transcript) -> str:
+def _row(heard: Transcript) -> dict[str, Any]:
     cost = heard.cost
-    row = {
+    return {
         "text": heard.text,
         "usage": heard.usage,
         "cost": None if cost is None or cost.total is None else str(cost.total),
@@ -54,7 +55,6 @@ def _row(heard: Transcript) -> str:
         "request_id": heard.request_id,
         "raw": heard.raw,
     }
-    return json.dumps(row, ensure_ascii=True)
 
 
 @click.command("transcribe")
@@ -104,7 +104,7 @@ def transcribe_command(
             if not as_json:
                 click.echo()
     if as_json:
-        click.echo(_row(heard))
+        echo_json(_row(heard))  # written as encoded: a long transcript is not held twice more
     _report(heard)
 
 

@@ -19,8 +19,10 @@ waits in :func:`DBOS.recv_async` for a ``decide`` message (:func:`decide`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from dbos import DBOS, DBOSClient, DBOSConfig, StepOptions
@@ -189,9 +191,36 @@ def launch(
     if executor_id is not None:
         config["executor_id"] = executor_id
     dbos = DBOS(config=config)
-    DBOS.launch()
+    with _held_logs(logging.getLogger("dbos")):
+        DBOS.launch()
     DBOS.register_queue(QUEUE, polling_interval_sec=polling)
     return dbos
+
+
+class _Holding(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.append(record)
+        return False
+
+
+@contextmanager
+def _held_logs(logger: logging.Logger) -> Iterator[None]:
+    """What ``logger`` says inside the block, held: logged once the block
+    succeeds; dropped when it raises, since the exception says it (DBOS logs
+    the traceback of a failed launch, then raises the same error, which the
+    caller reports in one line)."""
+    holding = _Holding()
+    logger.addFilter(holding)
+    try:
+        yield
+    finally:
+        logger.removeFilter(holding)
+    for record in holding.records:
+        logger.handle(record)
 
 
 async def start(

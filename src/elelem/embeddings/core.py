@@ -134,15 +134,19 @@ class EmbedCall:
     def encode_request(
         self, request: ModelRequest, *, provider: ProviderId, stream: bool = True
     ) -> EncodedRequest:
+        """The wire's request for the batch (never streamed)."""
         path, body = self.wire.encode(self.batch)
         return EncodedRequest(path, body, stream=False)
 
     def new_parser(self, provider: ProviderId, request: ModelRequest | None = None) -> FrameParser:
+        """Refused: an embedding answer is one JSON body."""
         raise UnsupportedError("an embedding is one JSON answer, not a stream")
 
     def parse_response(
         self, body: bytes, provider: ProviderId, request: ModelRequest | None = None
     ) -> list[Chunk]:
+        """Decode the answer into :attr:`decoded` (its vectors checked to the
+        dimensions asked for); the chunks carry its usage."""
         decoded = self.wire.decode(body, len(self.batch.texts))
         _check_dimensions(self.wire.name, body, decoded.vectors, self.batch.dimensions)
         self.decoded = decoded
@@ -153,6 +157,7 @@ class EmbedCall:
         return chunks
 
     def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """The typed error of an error answer, by the provider's chat shape."""
         return self._shape.classify_error(status, headers, body)
 
 

@@ -349,9 +349,34 @@ class AzureTokenSource:
         return f"AzureTokenSource({type(self.credential).__name__}, scope={self.scope!r})"
 
 
-def azure_default_credential(where: str) -> Any:
+AZURE_DISCOVERY_ENV = "ELELEM_AZURE_INSTANCE_DISCOVERY"
+"""``0`` turns off MSAL's instance discovery: an authority host of a private
+cloud (``AZURE_AUTHORITY_HOST``: Azure Stack, a stand-in) is then trusted as
+given, not first looked up at ``login.microsoftonline.com`` (which a
+disconnected cloud cannot reach).  azure-identity reads no variable for it
+(``disable_instance_discovery`` is a keyword of its credentials)."""
+
+_SWITCH = {"0": False, "false": False, "no": False, "off": False,
+           "1": True, "true": True, "yes": True, "on": True}  # fmt: skip
+
+
+def instance_discovery(env: Mapping[str, str], where: str) -> bool:
+    """Whether MSAL looks the authority host up first (:data:`AZURE_DISCOVERY_ENV`,
+    on unless ``0``); a value that is no switch is a
+    :class:`~elelem.errors.ConfigError` naming the variable."""
+    value = env.get(AZURE_DISCOVERY_ENV, "").strip().lower()
+    if not value:
+        return True
+    if value not in _SWITCH:
+        raise ConfigError(f"{where}: ${AZURE_DISCOVERY_ENV} is 0 or 1, not {value!r}")
+    return _SWITCH[value]
+
+
+def azure_default_credential(where: str, env: Mapping[str, str] | None = None) -> Any:
     """``azure.identity.DefaultAzureCredential()`` (environment, workload
-    identity, managed identity, Azure CLI, …)."""
+    identity, managed identity, Azure CLI, …); ``env`` says whether MSAL's
+    instance discovery runs (:data:`AZURE_DISCOVERY_ENV`)."""
+    discovery = instance_discovery(env or {}, where)
     identity = _module("azure.identity", "azure", where)
     # azure-identity logs each failed attempt as a warning; with no handler
     # configured Python prints it on stderr, beside the typed error that
@@ -359,7 +384,11 @@ def azure_default_credential(where: str) -> Any:
     logging.getLogger("azure.identity").addHandler(logging.NullHandler())
     # Every token request read within the fetch's deadline and size bound.
     try:
-        return identity.DefaultAzureCredential(session=token_session(where), session_owner=False)
+        return identity.DefaultAzureCredential(
+            session=token_session(where),
+            session_owner=False,
+            disable_instance_discovery=not discovery,
+        )
     except ValueError as exc:
         # A variable azure-identity refuses (an empty AZURE_CLIENT_ID, a
         # tenant id that is none): its own words, as a configuration error.
@@ -367,6 +396,7 @@ def azure_default_credential(where: str) -> Any:
 
 
 __all__ = [
+    "AZURE_DISCOVERY_ENV",
     "AZURE_SECRET_ENV",
     "FETCH_TIMEOUT",
     "GOOGLE_SCOPE",
@@ -377,6 +407,7 @@ __all__ = [
     "azure_default_credential",
     "endpoint_name",
     "google_credentials",
+    "instance_discovery",
     "last_token_endpoint",
     "token_session",
 ]

@@ -75,41 +75,54 @@ class CloudSpec(Protocol):
     """What a cloud endpoint needs of a :class:`~elelem.providers.ProviderSpec`."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The provider's name."""
 
     @property
-    def shape(self) -> str: ...
+    def shape(self) -> str:
+        """The wire shape the cloud serves (``gemini``, ``anthropic_messages``, …)."""
 
     @property
-    def cloud(self) -> str: ...
+    def cloud(self) -> str:
+        """Which cloud this is (``vertex``, ``azure``, …)."""
 
     @property
-    def base_url(self) -> str: ...
+    def base_url(self) -> str:
+        """The base URL as configured (it may hold the project and location)."""
 
     @property
-    def project(self) -> str: ...
+    def project(self) -> str:
+        """The cloud project, where the cloud has one."""
 
     @property
-    def location(self) -> str: ...
+    def location(self) -> str:
+        """The cloud region or location."""
 
     @property
-    def token_scope(self) -> str: ...
+    def token_scope(self) -> str:
+        """The OAuth scope a fetched token is asked for."""
 
     @property
-    def auth_header(self) -> str: ...
+    def auth_header(self) -> str:
+        """The header the credential goes in."""
 
     @property
-    def auth_scheme(self) -> str: ...
+    def auth_scheme(self) -> str:
+        """The scheme before the credential in that header (``Bearer``), or empty."""
 
     @property
-    def headers(self) -> dict[str, str]: ...
+    def headers(self) -> dict[str, str]:
+        """Extra headers every request carries."""
 
     @property
-    def override_env(self) -> str: ...
+    def override_env(self) -> str:
+        """The environment variable that overrides the base URL."""
 
-    def resolve_base_url(self, env: Mapping[str, str]) -> str: ...
+    def resolve_base_url(self, env: Mapping[str, str]) -> str:
+        """The base URL with its project and location filled in from ``env``."""
 
-    def secret_header_values(self) -> tuple[str, ...]: ...
+    def secret_header_values(self) -> tuple[str, ...]:
+        """The values of this spec's headers that are secrets (for the redactor)."""
 
 
 Signers = MutableMapping[tuple[str, ...], tuple[BearerSigner, str | None]]
@@ -269,7 +282,7 @@ def cloud_endpoint(
     elif spec.cloud == "azure":
         base = azure_base_url(spec, env)
         if key is None:
-            signer = azure_signer(spec, signers, credential)
+            signer = azure_signer(spec, signers, credential, env)
     else:
         raise ConfigError(f"provider {spec.name}: unknown cloud {spec.cloud!r} (vertex, azure)")
     return Endpoint(
@@ -321,13 +334,19 @@ def _resource(spec: CloudSpec, name: str) -> str:
     return name
 
 
-def azure_signer(spec: CloudSpec, signers: Signers, credential: Any = None) -> BearerSigner:
+def azure_signer(
+    spec: CloudSpec,
+    signers: Signers,
+    credential: Any = None,
+    env: Mapping[str, str] | None = None,
+) -> BearerSigner:
     """The Entra ID signer for ``spec``'s scope (``credential``, else
-    ``DefaultAzureCredential``), made once and kept in ``signers``."""
+    ``DefaultAzureCredential`` as ``env`` configures it), made once and kept
+    in ``signers``."""
     where = f"provider {spec.name}: Entra ID"
     key = ("azure", spec.token_scope, str(id(credential)) if credential is not None else "")
     if key not in signers:
-        found = credential if credential is not None else azure_default_credential(where)
+        found = credential if credential is not None else azure_default_credential(where, env)
         source = AzureTokenSource(found, spec.token_scope, where)
         signers[key] = (BearerSigner(source, where=where), None)
     return signers[key][0]

@@ -312,7 +312,7 @@ def _chunk_dump(lines: list[bytes]) -> bool:
 
 def sse_frames(body: bytes | str) -> list[SSEFrame]:
     """Split an SSE body into frames with the transport's own WHATWG decoder
-    (:class:`~elelem.transport.framing.SSEDecoder`, the one the driver runs).
+    (:class:`~elelem.transport.sse.SSEDecoder`, the one the driver runs).
 
     ``event:`` names the frame (``""`` when absent), ``data:`` lines join with
     ``"\\n"``, comment lines are skipped, a blank line ends a frame.  A last

@@ -28,20 +28,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from elelem.recordings.bodies import (
-    MAX_DECODED_BYTES,
-    MAX_INTERACTIONS,
-    SSE_START,
-    BodyError,
-    DecodeBudget,
-    countable,
-    decode_body,
-    eventstream_content_type,
-    expanded_size,
-    head,
-    is_blank,
-    is_eventstream,
-)
+from elelem.recordings.bodies import BodyError
 from elelem.vocabulary.json import JSONValue
 
 # -- Ruby VCR / R vcr ------------------------------------------------------------
@@ -358,20 +345,8 @@ def parse_json(text: str | None) -> JSONValue:
 Loader = Callable[[Path, bytes], Any]
 
 __all__ = [
-    "MAX_DECODED_BYTES",
-    "MAX_INTERACTIONS",
-    "SSE_START",
-    "BodyError",
-    "DecodeBudget",
     "Wrapped",
-    "countable",
-    "decode_body",
-    "eventstream_content_type",
-    "expanded_size",
     "har_entries",
-    "head",
-    "is_blank",
-    "is_eventstream",
     "is_har",
     "is_json_wrapper",
     "is_nock",

@@ -6,7 +6,8 @@ and the steps every flow takes (a ``GET``, the create call)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -30,9 +31,43 @@ def json_object(body: bytes) -> dict[str, Any]:
     return data
 
 
-def json_lines(body: bytes) -> list[dict[str, Any]]:
-    """Each non-blank line of a JSONL ``body`` as a JSON object."""
-    return [json_object(line) for line in body.splitlines() if line.strip()]
+_BLANK = re.compile(rb"\s*")
+
+RawObject = dict[str, msgspec.Raw]
+"""A JSON object whose members are kept as their raw JSON, undecoded."""
+
+
+def raw_lines(body: bytes) -> Iterator[RawObject]:
+    """Each non-blank line of a JSONL ``body`` as a JSON object whose
+    members are left raw: a results file of hundreds of megabytes is not
+    split into copies of its lines, nor its answers decoded to be encoded
+    again (a raw member is a view of ``body``)."""
+    view, start, size = memoryview(body), 0, len(body)
+    while start < size:
+        end = body.find(b"\n", start)
+        end = size if end < 0 else end
+        if not _BLANK.fullmatch(body, start, end):
+            yield raw_object(view[start:end], "the answer")
+        start = end + 1
+
+
+def raw_object(raw: msgspec.Raw | memoryview | bytes | None, what: str) -> RawObject:
+    """``raw`` JSON as an object of raw members ({} for None or null)."""
+    if raw is None:
+        return {}
+    try:
+        found: RawObject = decode_json(raw, dict[str, msgspec.Raw])  # type: ignore[arg-type]
+    except msgspec.ValidationError:
+        value = decode_json(raw)  # type: ignore[arg-type]
+        if value is None:
+            return {}
+        raise ValueError(f"{what} is a {type(value).__name__}, not an object") from None
+    return found
+
+
+def members(raw: RawObject, *keys: str) -> dict[str, Any]:
+    """The ``keys`` of ``raw`` that it has, decoded (the others stay raw)."""
+    return {key: decode_json(raw[key]) for key in keys if key in raw}
 
 
 def table(value: Any, what: str) -> dict[str, Any]:
@@ -173,15 +208,18 @@ def polled(
 
 
 __all__ = [
+    "RawObject",
     "as_json",
     "batch_record",
     "counts",
     "created",
     "get",
-    "json_lines",
     "json_object",
+    "members",
     "optional_text",
     "polled",
+    "raw_lines",
+    "raw_object",
     "results_path",
     "segment",
     "table",

@@ -117,6 +117,10 @@ class ErrorTable:
     recover: Callable[[ErrorFields], Patch | None] = _no_patch
     """The repair an invalid request asks for (a stale signature to strip), or None."""
 
+    recover_classes: tuple[type[StreamError], ...] = (InvalidRequestError,)
+    """The classes :attr:`recover` is asked about (Gemini Interactions says a
+    lost ``previous_interaction_id`` with a 404 ``not_found``)."""
+
     retryable: Callable[[ErrorFields, Mapping[str, str]], bool | None] = _no_say
     """The provider's say on retrying (a header, an exhausted quota), None for the class default."""
 
@@ -197,7 +201,7 @@ def _build(
     error: StreamError
     patch = (
         table.recover(fields)
-        if fields.message is not None and issubclass(cls, InvalidRequestError)
+        if fields.message is not None and issubclass(cls, table.recover_classes)
         else None
     )
     if patch is not None:

@@ -133,10 +133,12 @@ def decode_whole_body(body: bytes, what: str) -> Any:
     :class:`MalformedStreamError` (``"{what} is not JSON: …"``, body kept) is
     retryable, as for a frame.
     """
-    text = decode_body(body, what)
     try:
-        return decode_json(text)
+        # The bytes decoded at once (msgspec checks UTF-8 as it goes): not
+        # through a str copy of the whole body first.
+        return decode_json(body)
     except msgspec.DecodeError as exc:
+        decode_body(body, what)  # bytes that are not UTF-8: named with the first bad one
         raise MalformedStreamError(f"{what} is not JSON: {exc}", body=body) from None
 
 

@@ -18,7 +18,7 @@ class DataRun(NamedTuple):
     valid UTF-8 and holds no line end.  (A parser's own loop over frames may
     make one of strings.)
 
-    :meth:`~elelem.transport.framing.SSEDecoder.feed_runs` hands them over so
+    :meth:`~elelem.transport.sse.SSEDecoder.feed_runs` hands them over so
     that a parser can decode the bytes straight away, with no string and no
     event object per event.  :meth:`frames` gives the ``(event, data)``
     frames they stand for; ``id`` and ``retry`` are the event-stream's in

@@ -35,18 +35,23 @@ class Tool(Protocol):
     """
 
     @property
-    def spec(self) -> ToolSpec: ...
+    def spec(self) -> ToolSpec:
+        """What the model is told of the tool: name, description, JSON Schema."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The tool's name as the model calls it."""
 
     @property
-    def idempotent(self) -> bool: ...
+    def idempotent(self) -> bool:
+        """Whether a call interrupted by a crash may run again."""
 
     @property
-    def timeout(self) -> float | None: ...
+    def timeout(self) -> float | None:
+        """The most seconds one call may take (None: no bound)."""
 
-    async def call(self, arguments: str) -> ToolOutcome: ...
+    async def call(self, arguments: str) -> ToolOutcome:
+        """Run the tool on the model's JSON ``arguments``, exactly as streamed."""
 
 
 CALL_KEY: ContextVar[str | None] = ContextVar("elelem_tool_call_key", default=None)

@@ -1,7 +1,7 @@
 """AWS's binary ``application/vnd.amazon.eventstream`` framing (Bedrock's
 ConverseStream): length-prefixed messages with typed headers and two CRC32
 checksums.  :class:`EventStreamDecoder` hands the parser the same
-``(event, data)`` frames the SSE decoder of :mod:`elelem.transport.framing`
+``(event, data)`` frames the SSE decoder of :mod:`elelem.transport.sse`
 does.  Sans-IO.
 """
 

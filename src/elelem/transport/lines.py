@@ -2,7 +2,7 @@
 frames they are.  Sans-IO.
 
 :class:`Lines` is the incremental splitter both text framings read with
-(the SSE decoder of :mod:`elelem.transport.framing` and
+(the SSE decoder of :mod:`elelem.transport.sse` and
 :class:`NDJSONDecoder`); :func:`utf8` decodes a line or names the byte that
 is not UTF-8.
 """

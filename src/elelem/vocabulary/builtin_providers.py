@@ -57,6 +57,43 @@ def _chat(name: str, base_url: str, key_env: str, *models: str, **more: object) 
     )
 
 
+def _gemini_api(name: str, shape: str, **more: object) -> ProviderRecord:
+    # The Gemini API (generativelanguage), on either of its wires.
+    return ProviderRecord(
+        name,
+        shape,
+        "https://generativelanguage.googleapis.com",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        auth_header="x-goog-api-key",
+        auth_scheme="",
+        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
+        default_model="gemini-2.5-flash",
+        models=_GEMINI,
+        price_id="google",
+        telemetry_name="gcp.gemini",
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def _azure_openai(name: str, shape: str) -> ProviderRecord:
+    # Azure OpenAI's v1 API, on either OpenAI wire: a key (sent bare in its
+    # header) when one is set, else Entra ID credentials.
+    return ProviderRecord(
+        name,
+        shape,
+        _AZURE,
+        ("AZURE_OPENAI_API_KEY",),
+        auth_header="api-key",
+        auth_scheme="",
+        key_required=False,
+        cloud="azure",
+        token_scope=_AZURE_SCOPE,
+        conventions=_OPENAI_CHAT,
+        price_id="azure",
+        telemetry_name="azure.ai.openai",
+    )
+
+
 BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
     ProviderRecord(
         "anthropic",
@@ -127,39 +164,18 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         telemetry_name="openai",
         kinds={"embeddings": "openai", "batch": "openai"},
     ),
-    ProviderRecord(
+    _gemini_api(
         "google",
         "gemini",
-        "https://generativelanguage.googleapis.com",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        auth_header="x-goog-api-key",
-        auth_scheme="",
-        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-        default_model="gemini-2.5-flash",
-        models=_GEMINI,
         aliases={
             "gemini": "gemini-2.5-flash",
             "gemini-flash": "gemini-2.5-flash",
             "gemini-flash-lite": "gemini-2.5-flash-lite",
             "gemini-pro": "gemini-2.5-pro",
         },
-        price_id="google",
-        telemetry_name="gcp.gemini",
         kinds={"batch": "gemini"},
     ),
-    ProviderRecord(
-        "google-interactions",
-        "gemini_interactions",
-        "https://generativelanguage.googleapis.com",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        auth_header="x-goog-api-key",
-        auth_scheme="",
-        base_url_env=("GOOGLE_GEMINI_BASE_URL",),
-        default_model="gemini-2.5-flash",
-        models=_GEMINI,
-        price_id="google",
-        telemetry_name="gcp.gemini",
-    ),
+    _gemini_api("google-interactions", "gemini_interactions"),
     _chat(
         "deepseek",
         "https://api.deepseek.com",
@@ -226,7 +242,12 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "grok-4-fast-reasoning",
         "grok-4-fast-non-reasoning",
         "grok-3-mini",
-        conventions={"reasoning_replay": "reasoning_content", "cache": "conversation_header"},
+        conventions={
+            "reasoning_replay": "reasoning_content",
+            "cache": "conversation_header",
+            # Live Search (search_parameters) is gone: xAI searches as Agent Tools.
+            "search_elsewhere": 'on its Responses API: compatible = "openai-responses"',
+        },
         aliases={"grok": "grok-4"},
         price_id="x-ai",
         telemetry_name="x_ai",
@@ -326,34 +347,8 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         models=(*_CLAUDE, "claude-sonnet-4@20250514"),
         price_id="anthropic",
     ),
-    ProviderRecord(
-        "azure",
-        "openai_responses",
-        _AZURE,
-        ("AZURE_OPENAI_API_KEY",),
-        auth_header="api-key",
-        auth_scheme="",
-        key_required=False,
-        cloud="azure",
-        token_scope=_AZURE_SCOPE,
-        conventions=_OPENAI_CHAT,
-        price_id="azure",
-        telemetry_name="azure.ai.openai",
-    ),
-    ProviderRecord(
-        "azure-chat",
-        _CHAT,
-        _AZURE,
-        ("AZURE_OPENAI_API_KEY",),
-        auth_header="api-key",
-        auth_scheme="",
-        key_required=False,
-        cloud="azure",
-        token_scope=_AZURE_SCOPE,
-        conventions=_OPENAI_CHAT,
-        price_id="azure",
-        telemetry_name="azure.ai.openai",
-    ),
+    _azure_openai("azure", "openai_responses"),
+    _azure_openai("azure-chat", _CHAT),
     ProviderRecord(
         "azure-anthropic",
         "anthropic_messages",

@@ -7,6 +7,7 @@ versions; a shape that cannot honor one reports it rather than dropping it.
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import date
 from typing import Any, Literal
 
 import msgspec
@@ -134,12 +135,31 @@ class WebFetch(
     version: str | None = None
 
 
+class Skill(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An Agent Skill loaded into the provider's code-execution container:
+    ``skill_id`` a skill the provider ships (``builtin``: Anthropic's
+    ``pptx``, ``xlsx``, ``docx``, ``pdf``) or one uploaded to its Skills API
+    (``skill_01…``), ``version`` a version it names (None: the latest)."""
+
+    skill_id: str
+    version: str | None = None
+    builtin: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.skill_id or not self.skill_id.strip():
+            raise DecodeError("a skill needs a skill_id", "$.skill_id")
+        if self.version is not None and not self.version.strip():
+            raise DecodeError(f"skill {self.skill_id!r}: an empty version", "$.version")
+
+
 class CodeExecution(
     msgspec.Struct, frozen=True, tag_field="type", tag="code_execution", forbid_unknown_fields=True
 ):
-    """Let the provider run code in its own sandbox."""
+    """Let the provider run code in its own sandbox; ``skills`` are loaded
+    into its container (Anthropic's ``container.skills``)."""
 
     version: str | None = None
+    skills: tuple[Skill, ...] = ()
 
 
 class FileSearch(
@@ -261,9 +281,21 @@ class Memory(
 class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
     """Shell commands the model asks the *client* to run (OpenAI Responses
     ``shell``, or ``local_shell`` when ``local``); executed by
-    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval.
+
+    With ``hosted`` the provider runs them in a container of its own
+    (OpenAI's hosted shell, ``container_auto``), its activity hosted, and
+    ``skills`` are mounted there."""
 
     local: bool = False
+    hosted: bool = False
+    skills: tuple[Skill, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.local and self.hosted:
+            raise DecodeError("a shell is local or hosted, not both", "$.hosted")
+        if self.skills and not self.hosted:
+            raise DecodeError("skills are mounted in a hosted shell's container only", "$.skills")
 
 
 class ApplyPatch(
@@ -278,7 +310,8 @@ class ComputerUse(
     msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
 ):
     """A screen the model operates through the provider's computer-use tool
-    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``, Gemini
+    ``computerUse``, a browser only); the
     *client* performs each action and answers with a screenshot
     (:class:`elelem.tools.ComputerTool`), after approval.
 
@@ -292,6 +325,10 @@ class ComputerUse(
     environment: str = "browser"
     display_number: int | None = None
     version: str | None = None
+    excluded_actions: tuple[str, ...] = ()
+    """Predefined actions the model is not offered (Gemini's
+    ``excludedPredefinedFunctions``: leave some out, or declare a function
+    of the same name in ``tools`` that replaces it)."""
 
 
 class ToolSearch(
@@ -307,6 +344,48 @@ class ToolSearch(
     version: str | None = None
 
 
+class XSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="x_search", forbid_unknown_fields=True
+):
+    """Let the provider search posts, users and threads on X (xAI's
+    ``x_search`` Agent Tool, on its Responses API).
+
+    ``allowed_handles``/``excluded_handles`` limit whose posts count (one
+    of the two, at most 10 handles), ``from_date``/``to_date`` the days
+    (``YYYY-MM-DD``, inclusive), and the two switches let the search read
+    the images and videos of posts."""
+
+    allowed_handles: tuple[str, ...] = ()
+    excluded_handles: tuple[str, ...] = ()
+    from_date: str | None = None
+    to_date: str | None = None
+    image_understanding: bool = False
+    video_understanding: bool = False
+
+    def __post_init__(self) -> None:
+        if self.allowed_handles and self.excluded_handles:
+            raise DecodeError(
+                "X search takes allowed_handles or excluded_handles, not both", "$.excluded_handles"
+            )
+        for name in ("allowed_handles", "excluded_handles"):
+            if len(getattr(self, name)) > 10:
+                raise DecodeError(f"X search {name} holds at most 10 handles", f"$.{name}")
+        for name in ("from_date", "to_date"):
+            value = getattr(self, name)
+            if value is not None and not _is_iso_date(value):
+                raise DecodeError(f"X search {name} {value!r} is no YYYY-MM-DD date", f"$.{name}")
+
+
+def _is_iso_date(value: object) -> bool:
+    if not isinstance(value, str) or len(value) != 10:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 HostedTool = (
     WebSearch
     | WebFetch
@@ -319,6 +398,7 @@ HostedTool = (
     | ApplyPatch
     | ComputerUse
     | ToolSearch
+    | XSearch
 )
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]

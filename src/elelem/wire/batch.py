@@ -62,12 +62,17 @@ class BatchRecord(msgspec.Struct, frozen=True, gc=False):
 
 
 class Item(msgspec.Struct, frozen=True):
-    """One request's outcome: its whole response body, or the provider's error."""
+    """One request's outcome: its whole response body, or the provider's
+    error.  ``shape`` names the shape whose whole-body parser reads the body
+    when the wire carries bodies of more than one (an OpenAI batch holds
+    Responses or Chat Completions bodies, by the endpoint it was made for);
+    None: the target's own."""
 
     custom_id: str
     body: bytes | None = None
     error: str | None = None
     request_id: str | None = None
+    shape: str | None = None
 
 
 class BatchTarget(msgspec.Struct, frozen=True):

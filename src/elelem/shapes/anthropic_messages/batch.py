@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from elelem.errors import UnsupportedError
 from elelem.shapes.batch import (
     as_json,
@@ -18,12 +16,13 @@ from elelem.shapes.batch import (
     counts,
     created,
     get,
-    json_lines,
+    members,
     optional_text,
     polled,
+    raw_lines,
+    raw_object,
     results_path,
     segment,
-    table,
     text,
 )
 from elelem.vocabulary.json import JSONValue
@@ -82,14 +81,16 @@ def results(target: BatchTarget, record: BatchRecord) -> BatchFlow[list[Item]]:
 
 def _items(body: bytes) -> list[Item]:
     items = []
-    for line in json_lines(body):
-        custom_id = text(line, "custom_id")
-        result = table(line.get("result"), f"the result of {custom_id!r}")
+    for raw in raw_lines(body):
+        custom_id = text(members(raw, "custom_id"), "custom_id")
+        result_raw = raw_object(raw.get("result"), f"the result of {custom_id!r}")
+        result = members(result_raw, "type", "error")
         kind = result.get("type")
         if kind == "succeeded":
-            if "message" not in result:
+            message = result_raw.get("message")
+            if message is None:
                 raise ValueError(f"the succeeded result of {custom_id!r} has no message")
-            items.append(Item(custom_id, msgspec.json.encode(result["message"])))
+            items.append(Item(custom_id, bytes(message)))  # as it came, never re-encoded
         else:
             error = result.get("error")
             items.append(Item(custom_id, error=as_json(error) if error else str(kind)))

@@ -36,7 +36,7 @@ SHAPE = ShapeSpec(
     encode=encode_request,
     parser=InteractionsParser,
     parse_body=parse_body,
-    # HTTP errors carry the same Google error bodies as generateContent's.
+    # Its own error codes, or Google's generateContent form (errors.py).
     classify=classify_error,
 )
 """The Gemini Interactions shape."""

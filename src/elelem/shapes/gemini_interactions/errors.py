@@ -1,29 +1,111 @@
-"""Gemini Interactions errors: a stream's error events have their own table;
-HTTP errors carry the same Google error bodies as ``generateContent``'s
-(:func:`classify_error` is Gemini's).
+"""Gemini Interactions errors -> typed :class:`~elelem.errors.StreamError`\\ s.
+
+One table for HTTP errors and a stream's error events.  The Interactions
+API documents its own error codes (ai.google.dev/gemini-api/docs/api-errors:
+``{"error": {"code": "not_found", "message": …}}``, ``code`` one of
+``invalid_request``, ``not_found``, ``permission_denied``,
+``rate_limit_exceeded``, …); a Google front end may still answer with the
+``generateContent`` form (``{"error": {"code": 404, "status": "NOT_FOUND",
+"message"}}``), read as Gemini's.  Either names the class where known, else
+the HTTP status does.
+
+An interaction the request continued (``previous_interaction_id``) that the
+provider no longer holds (expired past its retention, deleted, made with
+another key) is a 404 ``not_found``: a
+:class:`~elelem.errors.RecoverableError` asking for a
+:data:`~elelem.errors.FULL_REPLAY`, the one policy of
+:mod:`elelem.shapes.provider_state` (as a Responses
+``previous_response_not_found``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from elelem.errors import (
+    AuthenticationError,
+    InvalidRequestError,
+    NotFoundError,
+    OverloadedError,
+    Patch,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
     StreamError,
 )
-from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, text_field
-from elelem.shapes.gemini.errors import STATUS_TYPES, classify_error
+from elelem.shapes.classify import (
+    ErrorFields,
+    ErrorTable,
+    classify_event,
+    classify_http,
+    text_field,
+)
+from elelem.shapes.gemini.errors import ERRORS as GEMINI_ERRORS
+from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY
+
+CODE_TYPES: Mapping[str, type[StreamError]] = MappingProxyType(
+    {
+        "invalid_request": InvalidRequestError,
+        "failed_precondition": InvalidRequestError,
+        "out_of_range": InvalidRequestError,
+        "parameter_unknown": InvalidRequestError,
+        "authentication": AuthenticationError,
+        "permission_denied": PermissionDeniedError,
+        "not_found": NotFoundError,
+        "model_not_found": NotFoundError,
+        "rate_limit_exceeded": RateLimitError,
+        "quota_exceeded": RateLimitError,
+        "api_error": ServerError,
+        "unavailable": OverloadedError,
+    }
+)
+"""The Interactions API's documented error codes -> the typed error each raises."""
+
+# Google's own form says a lost interaction as NOT_FOUND naming it.
+_NAMES_INTERACTION = re.compile(r"interaction", re.I)
 
 
-def _event_fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
-    """An interactions error event: ``{"error": {"code": "INVALID_ARGUMENT", "message"}}``."""
-    del headers
+def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
+    """Gemini's fields, the Interactions ``code`` (a string) as the type
+    where Google's ``status`` is absent."""
+    fields = GEMINI_ERRORS.fields(data, headers)
+    if fields.type is not None:
+        return fields
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
     error = data.get("error") if isinstance(data, Mapping) else None
-    return ErrorFields(type=text_field(error, "code"), message=text_field(error, "message"))
+    return dataclasses.replace(fields, type=text_field(error, "code"))
 
 
-ERRORS = ErrorTable("gemini interactions", _event_fields, types=STATUS_TYPES)
-"""The table of an interactions stream's error events (HTTP errors are Gemini's)."""
+def _lost_interaction(fields: ErrorFields) -> Patch | None:
+    """The interaction the request continued is gone: replay the whole history."""
+    text = fields.message or ""
+    named = fields.type == "NOT_FOUND" and _NAMES_INTERACTION.search(text)
+    if fields.type != "not_found" and not named:
+        return None
+    return Patch(FULL_REPLAY, {"id": ANY_STATE}, reason=text)
+
+
+ERRORS = ErrorTable(
+    "gemini interactions",
+    _fields,
+    types=MappingProxyType({**GEMINI_ERRORS.types, **CODE_TYPES}),
+    statuses=GEMINI_ERRORS.statuses,
+    context=GEMINI_ERRORS.context,
+    recover=_lost_interaction,
+    recover_classes=(NotFoundError,),
+    retryable=lambda fields, headers: False if fields.type == "quota_exceeded" else None,
+)
+"""The Gemini Interactions error table (see the module docstring)."""
+
+
+def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+    """An HTTP error response of the Interactions endpoint as a typed error."""
+    return classify_http(ERRORS, status, headers, body)
 
 
 def error_from_event(data: Mapping[str, Any]) -> StreamError:
@@ -31,4 +113,4 @@ def error_from_event(data: Mapping[str, Any]) -> StreamError:
     return classify_event(ERRORS, data)
 
 
-__all__ = ["ERRORS", "classify_error", "error_from_event"]
+__all__ = ["CODE_TYPES", "ERRORS", "classify_error", "error_from_event"]

@@ -185,7 +185,10 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
     dialect: Dialect = site.context
     style = dialect.web_search
     if style == "none":
-        site.drop("web_search", f"{provider} has no hosted web search on Chat Completions")
+        elsewhere = f" ({dialect.search_elsewhere})" if dialect.search_elsewhere else ""
+        site.drop(
+            "web_search", f"{provider} has no hosted web search on Chat Completions{elsewhere}"
+        )
         return
     if style == "openrouter":
         params: dict[str, JSONValue] = {}

@@ -515,8 +515,6 @@ class ChatParser(ChatBlocks, ParserSkeleton):
                 self._start(obj, out)
             out.append(UsageUpdate(mapped))
 
-    # -- deltas --------------------------------------------------------------
-
     # -- ending --------------------------------------------------------------
 
     def _finalize(self) -> list[Chunk]:

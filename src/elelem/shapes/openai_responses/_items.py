@@ -34,7 +34,23 @@ MESSAGE_PART = "message-part"
 """Payload format of a text block: ``{"item": message item without its parts,
 "part": the raw content part, "output_index": the item's place in its
 response}``; native replay regroups consecutive parts of one item (same id and
-place: an id alone is not unique)."""
+place: an id alone is not unique).  A part whose text is the block's own
+is kept without it (its :data:`TEXT_PARTS` field), and replay puts the
+block's text back."""
+
+TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+"""The content parts that hold text, and the field that holds it."""
+
+
+def with_text(part: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """A text ``part`` kept without its text (:data:`MESSAGE_PART`) with
+    ``text``, its block's, put back; any other part as it is."""
+    whole = dict(part)
+    field = TEXT_PARTS.get(str(whole.get("type")))
+    if field is not None and field not in whole:
+        whole[field] = text
+    return whole
+
 
 STORED = "stored"
 """Payload format on a reasoning block whose response was stored server-side

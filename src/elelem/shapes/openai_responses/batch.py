@@ -17,12 +17,13 @@ from elelem.shapes.batch import (
     counts,
     created,
     get,
-    json_lines,
     json_object,
+    members,
     optional_text,
     polled,
+    raw_lines,
+    raw_object,
     segment,
-    table,
     text,
 )
 from elelem.shapes.multipart import multipart
@@ -103,20 +104,42 @@ def results(target: BatchTarget, record: BatchRecord) -> BatchFlow[list[Item]]:
     return items
 
 
+# A batch is made for one endpoint (``/v1/responses``, ``/v1/chat/completions``);
+# each result body says which by its ``object``, read by that endpoint's shape.
+_BODY_SHAPES = {"response": "openai_responses", "chat.completion": "openai_chat"}
+
+
+class _Object(msgspec.Struct):
+    object: Any = None
+
+
+def _shape_of(body: msgspec.Raw) -> str | None:
+    try:
+        kind = msgspec.json.decode(body, type=_Object).object
+    except msgspec.ValidationError:
+        return None  # not an object: its parse says what is wrong
+    return _BODY_SHAPES.get(kind) if isinstance(kind, str) else None
+
+
 def _items(body: bytes) -> list[Item]:
     items = []
-    for line in json_lines(body):
+    for raw in raw_lines(body):
+        line = members(raw, "custom_id", "error")
         custom_id = text(line, "custom_id")
-        response = table(line.get("response"), f"the response of {custom_id!r}")
+        response_raw = raw_object(raw.get("response"), f"the response of {custom_id!r}")
+        response = members(response_raw, "status_code", "request_id")
         request_id = optional_text(response, "request_id")
         if line.get("error") is None and response.get("status_code") == 200:
-            if "body" not in response:
+            answer = response_raw.get("body")
+            if answer is None:
                 raise ValueError(f"the response of {custom_id!r} has no body")
+            # The body as it came (a view of the file, copied once): never
+            # decoded here to be encoded again for the shape's parser.
             items.append(
-                Item(custom_id, msgspec.json.encode(response["body"]), request_id=request_id)
+                Item(custom_id, bytes(answer), request_id=request_id, shape=_shape_of(answer))
             )
         else:
-            error = line.get("error") or response.get("body")
+            error = line.get("error") or members(response_raw, "body").get("body")
             items.append(Item(custom_id, error=as_json(error), request_id=request_id))
     return items
 

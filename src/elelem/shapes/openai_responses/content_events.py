@@ -28,7 +28,7 @@ from elelem.stream import (
 )
 from elelem.vocabulary import ProviderId, ProviderPayload
 
-TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}
+TEXT_PARTS = _items.TEXT_PARTS
 """The text part types and the field each keeps its text in."""
 
 
@@ -280,7 +280,11 @@ class ContentEvents:
                 out.append(Citation(part.key, attribution))
             # The item's place in the response: an id is not unique (xAI sent
             # two items under one), so replay regroups parts by place too.
-            value = {"item": shell, "part": part_raw, "output_index": item.index}
+            # The part's text is the block's own when the deltas said it all:
+            # kept once (an answer of megabytes was stored twice), put back
+            # into the part when it replays (encoder.text).
+            kept = part_raw if text != final else {k: v for k, v in part_raw.items() if k != field}
+            value = {"item": shell, "part": kept, "output_index": item.index}
             out.append(
                 Payload(part.key, ProviderPayload(self.provider, _items.MESSAGE_PART, None, value))
             )

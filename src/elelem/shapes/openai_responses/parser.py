@@ -27,7 +27,7 @@ its value changes), and the final response object, its output aside, rides
 on the finish as a :data:`RESPONSE_FORMAT` payload.  Progress events of an
 item (``….in_progress``, ``….done``) carry nothing the done item lacks: they
 are checked and passed over, all but a field nobody listed
-(:data:`_PROGRESS_FIELDS`), kept as an event field.
+(:data:`~elelem.shapes.openai_responses.event_fields.PROGRESS_FIELDS`), kept as an event field.
 """
 
 from __future__ import annotations
@@ -41,6 +41,12 @@ from elelem.errors import UnsupportedError
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.content_events import ContentEvents, Item, Part, malformed
 from elelem.shapes.openai_responses.errors import error_from_event
+from elelem.shapes.openai_responses.event_fields import (
+    EVENT_FIELDS,
+    PROGRESS_FIELDS,
+    PROGRESS_PREFIXES,
+    PROGRESS_SUFFIXES,
+)
 from elelem.shapes.openai_responses.fast import TEXT_DELTA, hot_decoder
 from elelem.shapes.openai_responses.mapping import finish_reason, map_usage
 from elelem.shapes.openai_responses.media import responses_generated_image
@@ -68,96 +74,6 @@ nobody modelled: never replayed."""
 RESPONSE_FORMAT = "response"
 """Finish payload: the final response object without its ``output`` (its
 items are the blocks)."""
-
-_RESPONSE = frozenset({"type", "sequence_number", "response"})
-_ITEM = frozenset({"type", "sequence_number", "output_index", "item"})
-_DELTA = frozenset({"type", "sequence_number", "item_id", "output_index", "delta", "obfuscation"})
-_EVENT_FIELDS: dict[str, frozenset[str]] = {
-    "response.created": _RESPONSE,
-    "response.in_progress": _RESPONSE,
-    "response.queued": _RESPONSE,
-    "response.completed": _RESPONSE,
-    "response.incomplete": _RESPONSE,
-    "response.failed": _RESPONSE,
-    "response.cancelled": _RESPONSE,
-    "response.output_item.added": _ITEM,
-    "response.output_item.done": _ITEM,
-    "response.content_part.added": _DELTA - {"delta", "obfuscation"} | {"content_index", "part"},
-    "response.output_text.delta": _DELTA | {"content_index", "logprobs"},
-    "response.refusal.delta": _DELTA | {"content_index", "logprobs"},
-    "response.output_text.annotation.added": _DELTA - {"delta", "obfuscation"}
-    | {"content_index", "annotation_index", "annotation"},
-    "response.reasoning_summary_part.added": _DELTA - {"delta", "obfuscation"}
-    | {"summary_index", "part"},
-    "response.reasoning_summary_text.delta": _DELTA | {"summary_index"},
-    "response.reasoning_text.delta": _DELTA | {"content_index"},
-    "response.function_call_arguments.delta": _DELTA,
-    "response.custom_tool_call_input.delta": _DELTA,
-}
-"""The fields of each event the parser handles: its own, and the ones the
-item at ``done`` holds too (``logprobs``) or that hold nothing
-(``sequence_number``, ``obfuscation``: random padding)."""
-
-_PROGRESS_FIELDS = _DELTA | {
-    "content_index",
-    "summary_index",
-    "command_index",
-    "logprobs",
-    # What the item at ``done`` holds whole: text, a part, a call's input, a
-    # patch, code, a shell command and its output, a partial image.
-    "text",
-    "part",
-    "arguments",
-    "input",
-    "diff",
-    "code",
-    "command",
-    "output",
-    "partial_image_b64",
-    "partial_image_index",
-    "background",
-    "output_format",
-    "quality",
-    "size",
-}
-"""The fields of an item's progress events (``….in_progress``, ``….done``)
-that carry nothing its done item lacks; any other is kept as an event field."""
-
-# Progress events of items whose final state arrives in output_item.done: they
-# carry nothing the done item lacks, so they are checked and passed over.
-_PROGRESS_SUFFIXES = (
-    ".in_progress",
-    ".searching",
-    ".completed",
-    ".interpreting",
-    ".generating",
-    ".partial_image",
-    ".failed",
-    ".done",
-    ".added",
-    ".delta",
-)
-_PROGRESS_PREFIXES = (
-    "response.web_search_call.",
-    "response.file_search_call.",
-    "response.code_interpreter_call.",
-    "response.code_interpreter_call_code.",
-    "response.image_generation_call.",
-    "response.mcp_call.",
-    "response.mcp_call_arguments.",
-    "response.mcp_list_tools.",
-    "response.apply_patch_call_operation_diff.",
-    "response.shell_call_command.",
-    "response.shell_call_output_content.",
-    "response.custom_tool_call_input.done",
-    "response.function_call_arguments.done",
-    "response.output_text.done",
-    "response.refusal.done",
-    "response.content_part.done",
-    "response.reasoning_summary_text.done",
-    "response.reasoning_summary_part.done",
-    "response.reasoning_text.done",
-)
 
 
 class ResponsesParser(ContentEvents, ParserSkeleton):
@@ -294,16 +210,16 @@ class ResponsesParser(ContentEvents, ParserSkeleton):
         self._hot_key = None
         handler = self._handlers.get(kind)
         if handler is None:
-            if kind.startswith(_PROGRESS_PREFIXES) and kind.endswith(_PROGRESS_SUFFIXES):
+            if kind.startswith(PROGRESS_PREFIXES) and kind.endswith(PROGRESS_SUFFIXES):
                 self._item_of(obj, kind)
-                if obj.keys() <= _PROGRESS_FIELDS:
+                if obj.keys() <= PROGRESS_FIELDS:
                     return []
-                return self.event_fields(kind, obj, _PROGRESS_FIELDS)
+                return self.event_fields(kind, obj, PROGRESS_FIELDS)
             return self._on_unknown(obj, kind)
         if kind == TEXT_DELTA:
             self._hot.stale()
         out = handler(obj)
-        modelled = _EVENT_FIELDS.get(kind)
+        modelled = EVENT_FIELDS.get(kind)
         if modelled is None or obj.keys() <= modelled:
             return out
         if kind == TEXT_DELTA:
