@@ -1,84 +1,57 @@
 """A provider row's stream in bulk, for an instruction counter:
-``python -m benchmarks.bulk_reads PROVIDER {sync,async,floor,floor_async} REPS``.
+``python -m benchmarks.bulk_reads PROVIDER {sync,async,floor} REPS``.
 
-The loopback server of ``benchmarks.providers`` serves the row's stream
-(``--events`` text deltas of the provider's own chunks) as one body;
-the client reads it REPS times after two warm-up requests: ``sync``
-``SyncClient.stream().final()``, ``async`` ``Client.stream().final()``,
-``floor`` and ``floor_async`` the parsing floor (httpx2, line split,
-``orjson.loads``, the text picked) over httpx2's blocking and async
-clients.  Each request is checked to assemble the row's text.
+As ``benchmarks.one_event_reads`` does for one event per read, one real
+loopback request is made (the row's short stream: request, headers and
+connection are real), then the shell's iterator of body pieces is the
+row's long stream (``--events`` text deltas of the provider's own chunks)
+cut into pieces of ``--piece`` bytes (64 KiB: a bulk body read as the
+socket hands it over), so what is counted per event does not depend on how
+the machine's load happened to cut the reads.  ``floor`` runs the parsing
+floor (line split, ``orjson.loads``, the text picked) on the same pieces.
+Each request is checked to assemble the row's text.
 
-Run it under ``valgrind --tool=callgrind`` with two values of REPS: the
-difference of the counts over the difference of the requests times the
-stream's events is the instructions per event, per-process costs cancelled,
-so the figure is robust to the machine's load.
+Run it under ``valgrind --tool=callgrind`` with REPS 1 and 3: the
+difference divided by ``2 * events`` is the instructions per event, every
+per-process and per-request cost cancelled.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import tempfile
-from pathlib import Path
+import dataclasses
+from typing import Any
 
-from benchmarks.clients import PROMPT, _elelem_setup, _elelem_text, floor, floor_async
+from benchmarks import one_event_reads
 from benchmarks.corpus import corpus_root
-from benchmarks.providers import _key, build, recordings
-from benchmarks.run import start_server
+from benchmarks.providers import build, recordings
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run two warm-up requests and REPS measured ones of the chosen client."""
+    """Run REPS requests of bulk reads with the chosen client."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("provider")
-    ap.add_argument("client", choices=("sync", "async", "floor", "floor_async"))
+    ap.add_argument("client", choices=("sync", "async", "floor"))
     ap.add_argument("reps", type=int)
-    ap.add_argument("--events", type=int, default=20000)
+    ap.add_argument("--events", type=int, default=4000)
+    ap.add_argument("--piece", type=int, default=65536)
     args = ap.parse_args(argv)
     rec = next(r for r in recordings(corpus_root()) if r.provider == args.provider)
-    stream = build(rec, args.events)
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_server(Path(tmp) / "s.pickle", {_key(stream): stream.events})
-        base = f"http://127.0.0.1:{port}/s/x/{_key(stream)}/bulk"
-        try:
-            _run(args.client, rec.shape, base, args.reps + 2, stream.text)
-        finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            proc.wait(10)
-    return 0
+    long = build(rec, args.events)
+    body = b"".join(long.events)
+    pieces = tuple(body[i : i + args.piece] for i in range(0, len(body), args.piece))
+    one_event_reads.EVENTS = args.events
+    original = one_event_reads.build
 
+    def bulk(rec: Any, n: int, *, probe: bool = False) -> Any:
+        built = original(rec, n, probe=probe)
+        return dataclasses.replace(built, events=pieces) if n == args.events else built
 
-def _run(client: str, shape: str, base: str, requests: int, text: str) -> None:
-    if client == "floor":
-        run = floor(shape, base)
-        for _ in range(requests):
-            if run() != text:
-                raise AssertionError("the floor did not read the row's text")
-    elif client == "floor_async":
-        arun = floor_async(shape, base)
-
-        async def floors() -> None:
-            for _ in range(requests):
-                if await arun() != text:
-                    raise AssertionError("the floor did not read the row's text")
-
-        asyncio.run(floors())
-    elif client == "sync":
-        sclient, model = _elelem_setup(shape, base, "SyncClient")
-        for _ in range(requests):
-            if _elelem_text(sclient.stream(model, PROMPT).final()) != text:
-                raise AssertionError("elelem did not assemble the row's text")
-    else:
-        aclient, model = _elelem_setup(shape, base, "Client")
-
-        async def streams() -> None:
-            for _ in range(requests):
-                if _elelem_text(await aclient.stream(model, PROMPT).final()) != text:
-                    raise AssertionError("elelem did not assemble the row's text")
-
-        asyncio.run(streams())
+    one_event_reads.build = bulk  # type: ignore[assignment]
+    try:
+        return one_event_reads.main([args.provider, args.client, str(args.reps)])
+    finally:
+        one_event_reads.build = original
 
 
 if __name__ == "__main__":
