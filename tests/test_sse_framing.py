@@ -577,16 +577,3 @@ def test_a_read_of_one_named_event_is_that_event() -> None:
     assert decoder.close() == []
     assert decoder.unterminated == len(b"event: d\ndata: 5\n")
 
-
-@pytest.mark.parametrize("runs", [False, True])
-def test_a_character_cut_by_an_event_boundary_is_named_as_the_event_path_names_it(
-    runs: bool,
-) -> None:
-    # Joined, the two events' data would be UTF-8; each on its own is not.
-    decoder = SSEDecoder()
-    assert decoder.feed(b'data: {"a":"\xc3\n\ndata: \xa9"}\n\ndata: {}\n\n', runs) == []  # type: ignore[call-overload]
-    with pytest.raises(MalformedStreamError) as caught:
-        decoder.feed(b'data: {"z":1}\n\n', runs)  # type: ignore[call-overload]
-    assert str(caught.value) == (
-        "response body is not valid UTF-8 (byte 0xc3 within its first 36 bytes)"
-    )

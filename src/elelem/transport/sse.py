@@ -296,12 +296,9 @@ class SSEDecoder:
         if region[:6] == b"data: ":
             # Every line end is one of the separators between the events
             # when the events' data holds none.
-            # Counted and checked on the region itself, not on a joined copy
-            # of the data: its only line ends are the separators' two each,
-            # and its separators are ASCII, so it is UTF-8 when the data is
-            # (a character cut by a separator is not, and takes the event path).
             data = region[6:].split(b"\n\ndata: ")
-            if len(data) < 2 or region.count(0x0A) != 2 * len(data) - 2 or not is_utf8(region):
+            joined = b"".join(data)
+            if len(data) < 2 or 0x0A in joined or not is_utf8(joined):
                 return None
             return DataRun(data, self.last_event_id, self.retry)
         if region[:7] != b"event: ":
