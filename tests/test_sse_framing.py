@@ -576,4 +576,3 @@ def test_a_read_of_one_named_event_is_that_event() -> None:
     ]
     assert decoder.close() == []
     assert decoder.unterminated == len(b"event: d\ndata: 5\n")
-
