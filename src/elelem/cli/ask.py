@@ -62,6 +62,7 @@ from elelem.vocabulary import (
     JsonSchemaOutput,
     Message,
 )
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
 
 
@@ -240,12 +241,9 @@ class Session:
                 click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
 
 
-LOCAL_HINTS = {
-    "ollama": "is Ollama running? start it with: ollama serve",
-    "ollama-native": "is Ollama running? start it with: ollama serve",
-    "llamacpp": "is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
-}
-"""What to check when a local provider refuses the connection."""
+LOCAL_HINTS: Mapping[str, str] = RecordTable(lambda r: r.connect_hint or None)
+"""What to check when a provider's server refuses the connection (its
+record's ``connect_hint``: the local servers' start commands)."""
 
 
 def dropped_of(result: TurnResult) -> list[Any]:

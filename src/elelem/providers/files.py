@@ -48,6 +48,7 @@ from elelem.providers.catalog import Target
 from elelem.providers.listing import json_answer
 from elelem.transport.endpoint import Endpoint
 from elelem.vocabulary import Blob, DocumentBlock, ImageBlock, Message
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire.files import FileRequest, FilesWire, GeneratedFile, ProviderFile
 
 TIMEOUT = 120.0
@@ -58,10 +59,11 @@ GONE_STATUSES = frozenset({400, 403, 404})
 OpenAI 404 or 400 naming it, Gemini 403 naming it)."""
 
 
-FILES_PROVIDERS = frozenset({"anthropic", "openai", "google"})
-"""The providers whose Files API elelem uses: a wire's ``files`` is its
-documented API, but most servers speaking a wire (the OpenAI-compatible
-ones above all) have no ``/files``, and a turn to them sends bytes."""
+FILES_PROVIDERS: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("files"))
+"""The providers whose Files API elelem uses (their records' ``files``
+kind): a wire's ``files`` is its documented API, but most servers speaking
+a wire (the OpenAI-compatible ones above all) have no ``/files``, and a
+turn to them sends bytes."""
 
 
 def files_wire(target: Target) -> FilesWire:

@@ -94,7 +94,16 @@ def profile_problems(profile: ModelProfile) -> list[str]:
     return problems
 
 
-EXCHANGE_KINDS = ("chat", "embeddings", "batch", "count", "speech", "transcription", "models")
+EXCHANGE_KINDS = (
+    "chat",
+    "embeddings",
+    "batch",
+    "count",
+    "speech",
+    "transcription",
+    "models",
+    "files",
+)
 """The kinds of exchange a record may name a wire for in :attr:`ProviderRecord.kinds`."""
 
 
@@ -119,7 +128,10 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     ("" sends its own name).  ``hosts`` are host names a recording of it may
     name beyond its base URL's.  ``kinds`` names, per exchange kind of
     :data:`EXCHANGE_KINDS` other than chat, the wire it speaks where that is
-    not its chat shape's (``{"embeddings": "voyage", "batch": "openai"}``);
+    not its chat shape's (``{"embeddings": "voyage", "batch": "openai"}``),
+    and ``files`` the shape whose Files API it serves: named only where it
+    has one, since most servers of a wire (the OpenAI-compatible ones above
+    all) have no ``/files``;
     ``chat`` False marks a provider with no chat model (embeddings only),
     which the catalog does not list.
     """
@@ -167,6 +179,9 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     token_rules: str = ""
     """Whose rules of :data:`TOKEN_RULES` estimate its requests' tokens
     ("": its chat shape's maker's, else OpenAI's)."""
+    connect_hint: str = ""
+    """What to check when its server refuses the connection (a local
+    server's start command), shown after the error; "" shows none."""
 
     def profile_for(self, model: str | None) -> ModelProfile | None:
         """The profile of ``model``'s family (the longest prefix), or None."""

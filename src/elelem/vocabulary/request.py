@@ -13,9 +13,8 @@ from typing import Any, Literal
 import msgspec
 
 from elelem.errors import DecodeError, UnsupportedError
-from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.json import JSONValue, check_json
-from elelem.vocabulary.registry import is_shape_name
+from elelem.vocabulary.registry import SHAPE_NAMES, is_shape_name
 
 
 def _require_json(value: object, path: str, what: str) -> None:
@@ -44,8 +43,9 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     Entries for other shapes are not sent and not reported as dropped: one
     ToolSpec serves every provider, each taking its own entry.  An entry under
     a key that is no registered shape's name (built-in or a plugin's:
-    :data:`~elelem.vocabulary.registry.SHAPE_NAMES`) is reported as dropped,
-    so a misspelt shape name is seen, not ignored.
+    :data:`~elelem.vocabulary.registry.SHAPE_NAMES`) is an
+    :class:`~elelem.errors.UnsupportedError` at encoding naming the key and
+    the known shapes, so a misspelt shape name is never sent without its fields.
     A native field that names a field elelem writes itself (``name``,
     ``description``, ``input_schema``, ``parameters``, ``type``...) raises
     :class:`~elelem.errors.UnsupportedError` at encoding rather than override it.
@@ -72,18 +72,26 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def merge_native(
         self, shape: str, definition: dict[str, JSONValue], reserved: Collection[str]
-    ) -> list[Drop]:
+    ) -> None:
         """Merge ``native[shape]`` into ``definition`` (``shape``'s wire definition
-        of this tool, built by its encoder) after the fields already there; return
-        one :class:`~elelem.vocabulary.Drop` (``where`` is ``native.<key>``, for
-        the caller to place under the tool's position) per ``native`` entry keyed
-        by no known shape.
+        of this tool, built by its encoder) after the fields already there.
 
-        ``reserved`` are the fields the encoder writes itself, whether or not this
-        definition has them; naming one of those, or any field already in
-        ``definition``, raises :class:`~elelem.errors.UnsupportedError` naming the
-        tool and the field, before anything is merged.
+        Every key of ``native`` must be a registered shape's name (built-in or
+        a plugin's, :data:`~elelem.vocabulary.registry.SHAPE_NAMES`): another
+        is a misspelt or missing shape, an
+        :class:`~elelem.errors.UnsupportedError` naming the key and the known
+        shapes.  ``reserved`` are the fields the encoder writes itself, whether
+        or not this definition has them; naming one of those, or any field
+        already in ``definition``, is an :class:`~elelem.errors.UnsupportedError`
+        naming the tool and the field.  Both are raised before anything is merged.
         """
+        for key in self.native:
+            if key != shape and not is_shape_name(key):
+                known = ", ".join(sorted({shape, *SHAPE_NAMES.members()}))
+                raise UnsupportedError(
+                    f"tool {self.name!r}: native fields keyed by {key!r}, "
+                    f"which is no registered shape (known shapes: {known})"
+                )
         fields = self.native.get(shape, {})
         for key in fields:
             if key in reserved or key in definition:
@@ -93,11 +101,6 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                     f"writes itself ({taken}) and is never overridden"
                 )
         definition.update(fields)
-        return [
-            Drop(f"native.{key}", "native fields", NOT_A_SHAPE, f"tool {self.name!r}")
-            for key in self.native
-            if key != shape and not is_shape_name(key)
-        ]
 
 
 class UserLocation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

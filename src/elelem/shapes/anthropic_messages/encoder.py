@@ -275,14 +275,14 @@ TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 (``type`` would turn a client tool into an Anthropic-defined one)."""
 
 
-def _client_tool(tool: ToolSpec, where: str, dropped: Dropped) -> dict[str, Any]:
+def _client_tool(tool: ToolSpec) -> dict[str, Any]:
     """The tool object of a client tool, its ``anthropic_messages`` native fields
     (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.parameters
-    dropped.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS), under=where)
+    tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS)
     return out
 
 
@@ -431,9 +431,7 @@ through the connector); every other is reported dropped
 def _tools(request: ModelRequest, dropped: Dropped) -> tuple[list[dict[str, Any]], _ToolExtras]:
     """The client and hosted tool definitions, the MCP servers, the betas
     the hosted tools need, and the skills their container loads."""
-    tools: list[dict[str, Any]] = [
-        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
-    ]
+    tools: list[dict[str, Any]] = [_client_tool(t) for t in request.tools]
     extras = _ToolExtras()
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite("", {}, tools, dropped, extras))
     return tools, extras

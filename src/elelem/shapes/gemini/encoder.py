@@ -500,14 +500,12 @@ def encode_request(
     tools: list[dict[str, Any]] = []
     if request.tools:
         declarations = []
-        for k, t in enumerate(request.tools):
+        for t in request.tools:
             declaration: dict[str, Any] = {"name": t.name}
             if t.description:
                 declaration["description"] = t.description
             declaration["parametersJsonSchema"] = t.parameters
-            dropped.extend(
-                t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS), under=f"tools[{k}]"
-            )
+            t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS)
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))

@@ -307,12 +307,12 @@ def encode_request(
     if system:
         body["system_instruction"] = "\n\n".join(system)
     tools: list[dict[str, Any]] = []
-    for k, spec in enumerate(request.tools):
+    for spec in request.tools:
         tool: dict[str, Any] = {"type": "function", "name": spec.name}
         if spec.description:
             tool["description"] = spec.description
         tool["parameters"] = spec.parameters
-        dropped.extend(spec.merge_native(SHAPE_NAME, tool, {}), under=f"tools[{k}]")
+        spec.merge_native(SHAPE_NAME, tool, {})
         tools.append(tool)
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:

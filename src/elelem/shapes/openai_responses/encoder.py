@@ -199,13 +199,13 @@ def encode_request(
         body["instructions"] = request.system
     body["input"] = msgspec.to_builtins(builder.items)
     tools: list[JSONValue] = []
-    for k, spec in enumerate(request.tools):
+    for spec in request.tools:
         fn: dict[str, JSONValue] = {"type": "function", "name": spec.name}
         if spec.description:
             fn["description"] = spec.description
         fn["parameters"] = spec.parameters
         # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
-        dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS), under=f"tools[{k}]")
+        spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS)
         tools.append(fn)
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
