@@ -312,6 +312,8 @@ def render(doc: dict[str, Any]) -> str:
 
 
 _REFERENCE_NAMES = {  # in the order the table shows them
+    "load_then_every_body": "elelem load(), then every event's body read",
+    "eager_decode": "elelem decode_events (every body decoded at load)",
     "msgspec_plain": "msgspec -> plain structs (the typed bound)",
     "msgpack_arrays": "msgspec, stored as MessagePack arrays -> plain structs (vs its own SELECT)",
     "msgspec_dicts": "msgspec -> dicts",

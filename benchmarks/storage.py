@@ -12,7 +12,9 @@ One run, in a fresh process, of:
   msgspec into plain structs, the bound of any typed loader of this stored
   form; msgspec and ``json`` into dicts).
 
-CPU time of the process is measured (wall time is reported too), and the
+The load leaves bodies undecoded (``conversation/loaded.py``); what reading
+every body afterwards costs, and the eager decoding a load did before, are
+reported beside it.  CPU time of the process is measured (wall time is reported too), and the
 append cost per event of the first and the last tenth of the conversation,
 to show whether appends stay flat.  Turn drafts are built before the clock
 starts: building them is the caller's work.  Output: one JSON object.
@@ -161,6 +163,23 @@ def floor_load(path: Path) -> tuple[tuple[float, float], int]:
     return took, len(rows)
 
 
+def eager_load(path: Path, events: int) -> float:
+    """CPU seconds of the eager decoding a load did before bodies were left
+    to their first read (``decode_events`` over the same rows and batches)."""
+    module = importlib.import_module("elelem.conversation.events")
+    db = _raw_db(path)
+    start = _clock()
+    cursor = db.execute("SELECT data FROM events WHERE conv = ? ORDER BY seq", (1,))
+    built = 0
+    while rows := cursor.fetchmany(256):
+        built += len(module.decode_events(rows))
+    took = _since(start)[0]
+    db.close()
+    if built != events:
+        raise RuntimeError(f"eager decoding built {built} events of {events}")
+    return took
+
+
 def reference_loads(path: Path, events: int, packed_path: Path) -> dict[str, float]:
     """CPU seconds of each reference loader reading the raw store's rows; and
     of the same events re-stored as array-shaped MessagePack (``packed_path``)
@@ -233,6 +252,14 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
     store.close()
     if len(loaded) != n:
         raise RuntimeError(f"store loaded {len(loaded)} events, appended {n}")
+    # Bodies are decoded on first read: what reading every one of them costs
+    # after the load, against decoding every event eagerly from the rows.
+    start = _clock()
+    for event in loaded:
+        event.body  # noqa: B018 - the read is the work measured
+    read_bodies = _since(start)
+    del loaded
+    eager = eager_load(ours, n)
     floor_read, floor_rows = floor_load(raw)
     if floor_rows != n:
         raise RuntimeError(f"raw SELECT read {floor_rows} rows, inserted {n}")
@@ -247,6 +274,8 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
         "load_cpu_s": load[0],
         "load_wall_s": load[1],
         "floor_load_cpu_s": floor_read[0],
+        "ref_load_then_every_body_cpu_s": load[0] + read_bodies[0],
+        "ref_eager_decode_cpu_s": eager,
         "floor_load_wall_s": floor_read[1],
         "append_first_tenth_us": _per_event(marks[1] - marks[0], tenth),
         "append_last_tenth_us": _per_event(marks[-1] - marks[-2], tenth),

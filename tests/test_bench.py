@@ -331,6 +331,8 @@ def test_storage_run_small(tmp_path: Path, corpus: Path) -> None:
         "ref_json_dicts_cpu_s",
         "ref_msgpack_arrays_cpu_s",
         "ref_msgpack_arrays_floor_cpu_s",
+        "ref_load_then_every_body_cpu_s",
+        "ref_eager_decode_cpu_s",
     }
 
 

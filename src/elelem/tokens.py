@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 import msgspec
@@ -48,24 +48,25 @@ from elelem.vocabulary import (
     ToolSpec,
     UnknownBlock,
 )
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
 
 Family = Literal["anthropic", "openai", "gemini"]
 """Whose documented rules price a request."""
 
-FAMILIES: dict[str, Family] = {
-    "anthropic": "anthropic",
-    "bedrock": "anthropic",
-    "openai": "openai",
-    "azure": "openai",
-    "xai": "openai",
-    "openrouter": "openai",
-    "google": "gemini",
+_SHAPE_RULES: dict[str, Family] = {
+    "anthropic_messages": "anthropic",
     "gemini": "gemini",
-    "vertex": "gemini",
+    "gemini_interactions": "gemini",
 }
-"""The rules each provider's requests are priced by; any other provider
-(an OpenAI-compatible server) is priced by OpenAI's."""
+
+FAMILIES: Mapping[str, Family] = RecordTable(
+    lambda r: r.token_rules or _SHAPE_RULES.get(r.shape, "openai")
+)
+"""The rules each provider's requests are priced by, from its record
+(:attr:`~elelem.vocabulary.ProviderRecord.token_rules`, else its chat
+shape's maker's); any other provider (an OpenAI-compatible server) is priced
+by OpenAI's."""
 
 CHARS_PER_TOKEN = 4
 """The providers' documented rule of thumb for English text."""

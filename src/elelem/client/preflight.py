@@ -27,10 +27,10 @@ import difflib
 import msgspec
 
 from elelem.providers.capabilities import ModelInfo, model_info
-from elelem.providers.limits_table import TABLE
 from elelem.providers.models import KNOWN_MODELS
 from elelem.tokens import estimate_request
 from elelem.vocabulary import AudioBlock, DocumentBlock, ImageBlock, JsonSchemaOutput
+from elelem.vocabulary.model_profiles import model_profiles
 from elelem.wire import ModelRequest
 
 
@@ -68,7 +68,7 @@ def _modality(part: object) -> str | None:
 
 def suggest(provider: str, model: str) -> str | None:
     """The known model of ``provider`` closest to ``model``, if one is close."""
-    known = [*KNOWN_MODELS.get(provider, ()), *TABLE]
+    known = [*KNOWN_MODELS.get(provider, ()), *(p.prefix for p in model_profiles())]
     close = difflib.get_close_matches(model, known, n=1, cutoff=0.85)
     return close[0] if close and close[0] != model else None
 

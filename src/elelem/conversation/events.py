@@ -20,6 +20,7 @@ import msgspec
 
 from elelem import codec
 from elelem.conversation.errors import EventError
+from elelem.conversation.upgrades import upgrade_body, upgraded
 from elelem.errors import DecodeError
 from elelem.stream.chunks import Retry
 from elelem.vocabulary import (
@@ -34,7 +35,6 @@ from elelem.vocabulary import (
     TextBlock,
     ToolResultBlock,
     Usage,
-    legacy_drop,
 )
 from elelem.vocabulary.json import decode_json
 from elelem.vocabulary.registry import block_types_generation
@@ -386,16 +386,19 @@ class _FastEvents:
     """The one-pass decoders of every registered kind, for one generation of
     the block and event-kind registries."""
 
-    __slots__ = ("generation", "one", "restores")
+    __slots__ = ("bodies", "generation", "one", "restores")
 
     def __init__(self, generation: tuple[int, int]) -> None:
         self.generation = generation
         # kind, body restore (None: the decoded body is already the body type)
         self.restores: dict[type, tuple[str, codec.Restore | None]] = {}
+        # kind -> the one-pass decoder of a body alone, and its restore
+        self.bodies: dict[str, tuple[msgspec.json.Decoder[Any], codec.Restore | None]] = {}
         envelopes = []
         for kind, typ in list(_kinds.items()):
             try:
                 body, restore = codec.fast_type(typ)
+                alone = msgspec.json.Decoder(body, dec_hook=codec.dec_hook)
                 envelope = msgspec.defstruct(
                     "_FastEvent",
                     [
@@ -419,6 +422,7 @@ class _FastEvents:
                 continue
             envelopes.append(envelope)
             self.restores[envelope] = (kind, restore)
+            self.bodies[kind] = (alone, restore)
         self.one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
             Union[tuple(envelopes)],  # noqa: UP007
             dec_hook=codec.dec_hook,
@@ -493,61 +497,44 @@ def decode_event(data: bytes | str) -> Event:
         raise DecodeError(f"malformed event: {exc}") from None
     except msgspec.DecodeError as exc:
         raise DecodeError(f"malformed JSON: {exc}") from None
-    typ = _kinds.get(env.kind)
-    body: Any = env.body
-    if typ is not None:
-        try:
-            body = codec.loads(env.body, typ)
-        except DecodeError as exc:
-            body = _upgraded(env.kind, env.body, typ)
-            if body is None:
-                raise DecodeError(
-                    f"event {env.id} ({env.kind}): {exc.detail}", "$.body" + exc.path[1:]
-                ) from None
+    body = _general_body(env.kind, env.body, env.id)
     return Event(EventId(env.id), env.seq, env.at, env.turn, env.response, env.kind, body)
 
 
-# -- bodies written by an earlier elelem ----------------------------------------------
+def decode_body(kind: str, data: msgspec.Raw, event: str) -> Body:
+    """The body of an event of ``kind`` (whose id is ``event``) from its raw
+    JSON, exactly as :func:`decode_event` decodes it within the event: the
+    registered type's value, or ``data`` itself for a kind nobody registered.
+
+    Raises :class:`~elelem.errors.DecodeError` naming the event and the bad
+    field, as :func:`decode_event` does.
+    """
+    found = _fast_events().bodies.get(kind)
+    if found is not None:
+        decode, restore = found
+        try:
+            body = decode.decode(data)
+            body = body if restore is None else restore(body)
+        except Exception:  # noqa: BLE001 - not lost: the general path decides
+            body = _MISS
+        if body is not _MISS:
+            return body
+    return _general_body(kind, data, event)
 
 
-def _upgrade_response(body: Any) -> Any:
-    # Response records once kept each drop as one free-text line.
-    dropped = body.get("dropped") if isinstance(body, dict) else None
-    if not isinstance(dropped, list) or not any(isinstance(d, str) for d in dropped):
+def _general_body(kind: str, data: msgspec.Raw, event: str) -> Body:
+    typ = _kinds.get(kind)
+    if typ is None:
+        return data
+    try:
+        return codec.loads(data, typ)
+    except DecodeError as exc:
+        body = upgraded(kind, data, typ)
+        if body is None:
+            raise DecodeError(
+                f"event {event} ({kind}): {exc.detail}", "$.body" + exc.path[1:]
+            ) from None
         return body
-    lines = [msgspec.to_builtins(legacy_drop(d)) if isinstance(d, str) else d for d in dropped]
-    return {k: (lines if k == "dropped" else v) for k, v in body.items()}
-
-
-_UPGRADES = {"response": _upgrade_response}
-"""Per kind: the body JSON an earlier elelem wrote -> today's form of it (the
-same object when there is nothing to upgrade).  An upgrade only ever rewrites
-a value into the form that now means the same; it drops nothing."""
-
-
-def upgrade_body(kind: str, body: Any) -> Any:
-    """``body`` (decoded JSON of an event of ``kind``) in today's form: a
-    body an earlier elelem wrote in a form since changed (a response record's
-    free-text drops) is rewritten to mean the same in today's; any other
-    body is returned as it is (the same object)."""
-    upgrade = _UPGRADES.get(kind)
-    return body if upgrade is None else upgrade(body)
-
-
-def _upgraded(kind: str, raw: msgspec.Raw, typ: type) -> Any:
-    """The body of ``raw`` decoded after :func:`upgrade_body`, or None when
-    no upgrade applies (then the original error stands)."""
-    try:
-        old = decode_json(raw)
-    except msgspec.DecodeError:
-        return None
-    new = upgrade_body(kind, old)
-    if new is old:
-        return None
-    try:
-        return codec.loads(codec.dumps(new), typ)
-    except DecodeError:
-        return None
 
 
 def event_text(kind: str, body: object) -> str | None:
@@ -583,6 +570,7 @@ __all__ = [
     "StripSignature",
     "TurnStart",
     "check_body",
+    "decode_body",
     "decode_event",
     "decode_events",
     "encode_event",

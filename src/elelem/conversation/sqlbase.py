@@ -29,7 +29,6 @@ from elelem.conversation.blobs import event_blobs
 from elelem.conversation.errors import (
     ConversationExists,
     ConversationNotFound,
-    CorruptEventError,
     SchemaVersionError,
     StoreError,
 )
@@ -38,10 +37,10 @@ from elelem.conversation.events import (
     Event,
     check_body,
     decode_event,
-    decode_events,
     encode_event,
 )
 from elelem.conversation.fulltext import FullTextSQL
+from elelem.conversation.loaded import decode_rows
 from elelem.conversation.sqlblobs import SQLBlobs
 from elelem.conversation.sqlschema import (
     Dialect,
@@ -384,24 +383,10 @@ class SQLStore(SQLBlobs, ABC):
             # A few hundred rows at a time: each is decoded while its bytes
             # are still in the CPU's cache (measured ~10% cheaper than
             # fetchall, which holds every row before the first is decoded).
+            # Bodies are decoded on first read (conversation/loaded.py).
             while rows := cursor.fetchmany(LOAD_BATCH):
-                try:
-                    events += decode_events(rows)
-                except DecodeError:
-                    events += self._decode_naming(conversation, rows, after + len(events))
+                events += decode_rows(conversation, rows, after + len(events))
         return tuple(events)
-
-    @staticmethod
-    def _decode_naming(conversation: str, rows: Sequence[Any], before: int) -> list[Event]:
-        """``rows`` decoded one by one, to name the one that does not decode
-        (seqs run 1, 2, … without gaps, so its place gives its seq)."""
-        events: list[Event] = []
-        for n, row in enumerate(rows, start=before + 1):
-            try:
-                events.append(decode_event(bytes(row[0])))
-            except DecodeError as exc:
-                raise CorruptEventError(conversation, n, str(exc)) from exc
-        return events
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
         """The canonical bytes of every event, in order, exactly as stored."""

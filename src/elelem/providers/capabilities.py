@@ -13,8 +13,9 @@ source that has it, named in ``sources``:
    merged by :func:`with_remote`;
 2. ``genai-prices`` — the maintained price database elelem already uses
    knows most context windows and deprecations;
-3. ``elelem`` — the small shipped table (:mod:`elelem.providers.limits_table`)
-   for the rest.
+3. ``elelem`` — the model-family profiles (:mod:`elelem.vocabulary.builtin_profiles`,
+   and any a plugin registers), through the one lookup
+   :func:`~elelem.vocabulary.model_profiles.model_profile`, for the rest.
 
 A field no source knows is None ("unknown"), never a guess.
 """
@@ -27,8 +28,8 @@ from typing import Any
 
 import msgspec
 
-from elelem.providers.limits_table import TABLE, family_of
 from elelem.providers.pricing import PROVIDER_IDS
+from elelem.vocabulary.model_profiles import family_id, model_profile
 
 CATALOG_SOURCE = "genai-prices"
 
@@ -71,7 +72,7 @@ def database_entry(provider: str, model: str) -> tuple[int | None, bool | None] 
     """``(context window, deprecated)`` from genai-prices, or None when it
     does not list the model: under this provider, else (a gateway or host
     serving another maker's model) under the maker the database finds."""
-    family = family_of(model)
+    family = family_id(model)
     refs = [r for r in dict.fromkeys((model, model.partition("@")[0], family or "")) if r]
     provider_id = PROVIDER_IDS.get(provider)
     tries: list[tuple[str, str | None]] = []
@@ -102,17 +103,16 @@ def model_info(provider: str, model: str) -> ModelInfo:
     if found is not None:
         put("context_window", found[0], CATALOG_SOURCE)
         put("deprecated", found[1], CATALOG_SOURCE)
-    family = family_of(model)
-    if family is not None:
-        window, output, inputs, tools, reasoning, structured, deprecated = TABLE[family]
-        put("context_window", window, "elelem")
-        put("max_output_tokens", output, "elelem")
-        put("input_modalities", inputs, "elelem")
+    profile = model_profile(provider, model)  # unknown facts are None: put skips them
+    put("context_window", profile.context_window, "elelem")
+    put("max_output_tokens", profile.max_output_tokens, "elelem")
+    put("input_modalities", profile.input_modalities, "elelem")
+    if profile.input_modalities is not None:
         put("output_modalities", ("text",), "elelem")
-        put("tools", tools, "elelem")
-        put("reasoning", reasoning, "elelem")
-        put("structured_output", structured, "elelem")
-        put("deprecated", deprecated, "elelem")
+    put("tools", profile.tools, "elelem")
+    put("reasoning", profile.reasoning, "elelem")
+    put("structured_output", profile.structured_output, "elelem")
+    put("deprecated", profile.deprecated, "elelem")
     if sources and "deprecated" not in fields:
         fields["deprecated"] = False
         sources["deprecated"] = sources.get("context_window", "elelem")

@@ -51,6 +51,7 @@ from elelem.vocabulary.media import (
     URLSource,
 )
 from elelem.vocabulary.message import Message, Part, Role
+from elelem.vocabulary.model_profiles import model_profile, register_model_profile
 from elelem.vocabulary.payload import ProviderPayload
 from elelem.vocabulary.provider_record import ModelProfile, ProviderRecord
 from elelem.vocabulary.registry import (
@@ -205,6 +206,7 @@ __all__ = [
     "hosted_counts",
     "legacy_drop",
     "load_plugins",
+    "model_profile",
     "neutral_activity_name",
     "provider_record",
     "provider_records",
@@ -212,6 +214,7 @@ __all__ = [
     "register_block_type",
     "register_finish_reason",
     "register_message_source",
+    "register_model_profile",
     "register_provider",
     "register_turn_end_reason",
     "register_turn_trigger",

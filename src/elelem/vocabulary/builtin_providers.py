@@ -288,6 +288,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         ),
         price_id="aws",
         telemetry_name="aws.bedrock",
+        token_rules="anthropic",
     ),
     # Gateways and hosts that serve many model families on one Chat
     # Completions endpoint: the default dialect, which replays reasoning in

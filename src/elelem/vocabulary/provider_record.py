@@ -17,10 +17,11 @@ importing the catalog, which builds its
 :class:`~elelem.providers.ProviderSpec` (the record plus how to resolve a
 key, a region and an endpoint) from it.
 
-Model-family conventions are :class:`ModelProfile` values: a profile whose
-``prefix`` starts a model id puts its ``conventions`` over the provider's
-for that model, so a rule about a model family never sits in a provider's
-table.
+Model-family conventions and facts are :class:`ModelProfile` values: a
+profile whose ``prefix`` starts a model id puts its ``conventions`` over the
+provider's for that model, and a family's limits and capabilities are a
+profile registered on its own (:mod:`elelem.vocabulary.model_profiles`), so a
+rule about a model family never sits in a provider's table.
 """
 
 from __future__ import annotations
@@ -29,17 +30,68 @@ from typing import Any
 
 import msgspec
 
+MODALITIES = ("text", "image", "pdf", "audio", "video")
+"""The input modalities a :class:`ModelProfile` may name."""
+
+TOKEN_RULES = ("anthropic", "openai", "gemini")
+"""Whose documented rules estimate a request's tokens (:mod:`elelem.tokens`)."""
+
 
 class ModelProfile(msgspec.Struct, frozen=True):
-    """Conventions of one model family, merged over its provider's.
+    """Conventions and facts of one model family, merged over its provider's.
 
     ``prefix`` starts the model ids of the family (``zai-glm``);
     ``conventions`` are fields of the shape's dialect, as in
-    :attr:`ProviderRecord.conventions`, which win for those models.
+    :attr:`ProviderRecord.conventions`, which win for every model whose id
+    starts with ``prefix``.
+
+    The facts hold for the family whose id is ``prefix`` exactly (a model id
+    reduced by :func:`elelem.vocabulary.model_profiles.family_id`: a cloud's
+    prefix, an ``@version`` or a date removed), never for a longer id that
+    merely starts with it, and None means unknown, never a guess:
+    ``context_window`` and ``max_output_tokens`` in tokens (a window None
+    here is taken from the price database), ``input_modalities`` (of
+    :data:`MODALITIES`), whether it takes ``tools``, shows ``reasoning``
+    and follows a JSON schema the wire enforces (``structured_output``), and
+    whether it is ``deprecated``.  A profile of facts is registered on its
+    own (:func:`~elelem.vocabulary.model_profiles.register_model_profile`,
+    the built-in ones in :mod:`elelem.vocabulary.builtin_profiles`); one
+    lookup, :func:`~elelem.vocabulary.model_profiles.model_profile`, merges
+    it with the provider record's own profiles.
     """
 
     prefix: str
     conventions: dict[str, Any] = msgspec.field(default_factory=dict)
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    input_modalities: tuple[str, ...] | None = None
+    tools: bool | None = None
+    reasoning: bool | None = None
+    structured_output: bool | None = None
+    deprecated: bool | None = None
+
+
+FACTS = tuple(f for f in ModelProfile.__struct_fields__ if f not in ("prefix", "conventions"))
+"""The names of a profile's facts, in order."""
+
+
+def profile_problems(profile: ModelProfile) -> list[str]:
+    """What is wrong with ``profile`` as data (empty when nothing is)."""
+    problems = []
+    if not profile.prefix or profile.prefix != profile.prefix.strip():
+        problems.append(f"prefix {profile.prefix!r} is empty or padded")
+    for name in ("context_window", "max_output_tokens"):
+        value = getattr(profile, name)
+        if value is not None and (type(value) is not int or value <= 0):
+            problems.append(f"{name} {value!r} is not a positive number of tokens")
+    unknown = sorted(set(profile.input_modalities or ()) - set(MODALITIES))
+    if unknown or profile.input_modalities == ():
+        problems.append(f"input modalities {unknown or '()'} are not of {list(MODALITIES)}")
+    for name in ("tools", "reasoning", "structured_output", "deprecated"):
+        value = getattr(profile, name)
+        if value is not None and type(value) is not bool:
+            problems.append(f"{name} {value!r} is not true, false or unknown")
+    return problems
 
 
 EXCHANGE_KINDS = (
@@ -124,6 +176,9 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     hosts: tuple[str, ...] = ()
     kinds: dict[str, str] = msgspec.field(default_factory=dict)
     chat: bool = True
+    token_rules: str = ""
+    """Whose rules of :data:`TOKEN_RULES` estimate its requests' tokens
+    ("": its chat shape's maker's, else OpenAI's)."""
     connect_hint: str = ""
     """What to check when its server refuses the connection (a local
     server's start command), shown after the error; "" shows none."""
@@ -153,7 +208,20 @@ def record_problems(record: ProviderRecord) -> list[str]:
         problems.append("a local server has no price id")
     if record.dialect == record.name:
         problems.append("its dialect names itself (leave it empty)")
+    if record.token_rules and record.token_rules not in TOKEN_RULES:
+        problems.append(f"token rules {record.token_rules!r} are not of {list(TOKEN_RULES)}")
+    for profile in record.profiles:
+        problems += [f"profile {profile.prefix!r}: {p}" for p in profile_problems(profile)]
     return problems
 
 
-__all__ = ["EXCHANGE_KINDS", "ModelProfile", "ProviderRecord", "record_problems"]
+__all__ = [
+    "EXCHANGE_KINDS",
+    "FACTS",
+    "MODALITIES",
+    "TOKEN_RULES",
+    "ModelProfile",
+    "ProviderRecord",
+    "profile_problems",
+    "record_problems",
+]

@@ -17,7 +17,7 @@ from typing import Literal, get_args, get_type_hints
 import msgspec
 
 from elelem.errors import ConfigError
-from elelem.vocabulary import ProviderId, provider_record, provider_records
+from elelem.vocabulary import ProviderId, model_profile, provider_record, provider_records
 from elelem.vocabulary.registry import providers_generation
 
 ReasoningReplay = Literal[
@@ -129,13 +129,16 @@ def conventions(base: Dialect, fields: Mapping[str, object], where: str) -> Dial
 def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect:
     """The dialect for ``provider`` serving ``model``: its record's
     conventions (over those of the record its ``dialect`` names), then the
-    profile of ``model``'s family; an unknown provider gets the default
+    conventions of ``model``'s family
+    (:func:`~elelem.vocabulary.model_profiles.model_profile`); an unknown provider gets the default
     (reasoning echoed in the field it arrived in)."""
     record = provider_record(str(provider))
     if record is None:
         return DEFAULT
-    profile = record.profile_for(model)
-    key = (record.name, profile.prefix if profile is not None else None)
+    # The one lookup of a model's family: a registered family profile's
+    # conventions and the record's own profile of the model, merged.
+    family = model_profile(record.name, model).conventions if model else {}
+    key = (record.name, repr(sorted(family.items())) if family else None)
     generation = providers_generation()
     if _cache.get(None) != generation:
         _cache.clear()  # a provider was registered since: records may differ
@@ -145,14 +148,14 @@ def dialect_for(provider: ProviderId | str, model: str | None = None) -> Dialect
         return found
     base = dialect_for(record.dialect) if record.dialect else DEFAULT
     dialect = conventions(base, record.conventions, f"provider {record.name}")
-    if profile is not None:
-        dialect = conventions(dialect, profile.conventions, f"provider {record.name}")
+    if family:
+        dialect = conventions(dialect, family, f"provider {record.name}, model {model}")
     _cache[key] = dialect
     return dialect
 
 
 _cache: dict[object, object] = {}
-# (provider, profile prefix) -> its merged Dialect, and None -> the registry
+# (provider, the model family's conventions) -> its merged Dialect, and None -> the registry
 # generation they were merged at.
 
 
