@@ -139,7 +139,11 @@ def measure(
     client: str, small: int, large: int, only: frozenset[str], src: Path | None
 ) -> dict[str, float]:
     """Instructions per event of every row for ``client``, one callgrind process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ELELEM_") or k == "ELELEM_CORPUS"  # the user's, but the corpus
+    }
     env["PYTHONHASHSEED"] = "0"
     path = [str(src)] if src else []
     env["PYTHONPATH"] = os.pathsep.join([*path, str(ROOT)])
@@ -170,6 +174,15 @@ def measure(
             raise RuntimeError(f"callgrind child failed:\n{done.stderr[-3000:]}")
         segments = json.loads(labels.read_text(encoding="utf-8"))
         counts = _totals(out, len(segments))
+    return figures(segments, counts, small, large)
+
+
+def figures(
+    segments: list[dict[str, Any] | None], counts: list[int], small: int, large: int
+) -> dict[str, float]:
+    """Each row's instructions per event from the counted ``segments`` (the
+    child's labels, None for what was not measured) and their ``counts``:
+    the large request's count less the small one's, over their events'."""
     per_row: dict[str, dict[int, tuple[int, int]]] = {}
     for seg, count in zip(segments, counts, strict=True):
         if seg is None:
