@@ -63,7 +63,8 @@ def base_env(tmp: Path, **extra: str) -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp),
         "ELELEM_HOME": str(tmp / "home"),
-        "ELELEM_CONFIG": str(tmp / "no-config.toml"),
+        # No ELELEM_CONFIG: the default config file is under HOME, and absent.
+        "XDG_CONFIG_HOME": str(tmp / "config"),
         "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1",
     }

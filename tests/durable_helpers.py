@@ -89,7 +89,7 @@ def worker_env(lines: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
     env["PYTHONPATH"] = str(Path(__file__).parent) + os.pathsep + env.get("PYTHONPATH", "")
     env["ELELEM_DURABLE_LINES"] = str(lines)
-    env["ELELEM_CONFIG"] = "/nonexistent/elelem.toml"
+    env["XDG_CONFIG_HOME"] = str(lines.parent / "config")  # no config file there
     return env
 
 

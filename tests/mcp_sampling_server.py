@@ -1,12 +1,19 @@
 """A real MCP server for the tests that asks its client for sampling:
 ``haiku(topic)`` asks the client's model for a haiku and answers with it
-(or with the error the client gave, and whether it declared sampling)."""
+(or with the error the client gave, and whether it declared sampling),
+over the ``initialize`` revisions' back-channel only; ``limerick(topic)``
+asks through the SDK's resolvers, which on 2026-07-28 carry the request in
+the call's ``input_required`` result (the client answers and calls again)
+and on older revisions send it mid-call."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Resolve, Sample
 from mcp.shared.exceptions import MCPError
-from mcp.types import SamplingMessage, TextContent
+from mcp.types import CreateMessageResult, SamplingMessage, TextContent
 
 server = MCPServer("poet")
 
@@ -32,6 +39,18 @@ async def haiku(topic: str, ctx: Context) -> str:
         return f"refused {topic}: {exc}"
     content = result.content
     return f"{result.model}: {content.text if isinstance(content, TextContent) else content}"
+
+
+def ask_limerick(topic: str) -> Sample:
+    ask = TextContent(type="text", text=f"A limerick on {topic}")
+    return Sample([SamplingMessage(role="user", content=ask)], max_tokens=80)
+
+
+@server.tool()
+async def limerick(topic: str, poem: Annotated[CreateMessageResult, Resolve(ask_limerick)]) -> str:
+    """A limerick about a topic, by the client's model, on any revision."""
+    content = poem.content
+    return f"{poem.model}: {content.text if isinstance(content, TextContent) else content}"
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,7 +25,7 @@ from elelem.providers.pricing import price
 from elelem.testing.servers import LoopbackServer, RecordedRequest, Reply, status
 from elelem.vocabulary import GenerationOptions, Usage
 
-CONFIG = "/nonexistent/elelem.toml"
+CONFIG = str(Path(__file__).with_name("empty-config.toml"))  # no config: an empty file
 
 
 def answer(data: Any) -> Reply:

@@ -67,6 +67,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
     (None, "computer_ref"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep", ""],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
+    (None, "mcp_sampling_model"): ["", " ", "nosuch:model", "anthropic:", "\x1b[31mred", "\udcff"],
     (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],
     (None, "attachments"): ["/nonexistent/elelem-26", "@dir", "", "\udcff", "@long", "@nul"],
     ("serve", "host"): ["192.0.2.1", "::g", ""],
@@ -126,6 +127,9 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
     (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
     ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
+    (None, "skills"): ["", "anthropic:", "pptx@", "a/b", "../x", "\udcff"],
+    ("files download", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
+    ("files download", "output"): ["@dir", "/nonexistent/elelem-26/out.bin", "@long"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }
@@ -167,6 +171,7 @@ BASE_ARGS: dict[str, list[str]] = {
     "mcp tools": ["http://127.0.0.1:9/mcp"],
     "mcp login": ["http://127.0.0.1:9/mcp"],
     "files rm": ["file_nosuch"],
+    "files download": ["file_nosuch"],
 }
 
 # Options whose value is free text every value of which is valid, or flags.

@@ -46,6 +46,17 @@ class Screen:
         return PNG
 
 
+class Allow:
+    """An approval callback that allows every request and keeps each one."""
+
+    def __init__(self) -> None:
+        self.asked: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        return True
+
+
 def _conv(tmp_path: Path) -> Conversation:
     return Conversation.create(SQLiteStore(tmp_path / "log.db"))
 
@@ -116,13 +127,9 @@ def _run_openai(tmp_path: Path, **kwargs: Any) -> tuple[Screen, Conversation, Lo
 def test_a_computer_call_is_a_tool_call_its_safety_checks_shown_then_acknowledged(
     tmp_path: Path,
 ) -> None:
-    asked: list[ApprovalRequest] = []
-
-    def approve(request: ApprovalRequest) -> bool:
-        asked.append(request)
-        return True
-
-    screen, _, server = _run_openai(tmp_path, approve=approve)
+    allow = Allow()
+    screen, _, server = _run_openai(tmp_path, approve=allow)
+    asked = allow.asked
     action = COMPUTER_CALL["action"]
     assert [(a.name, a.call_id, json.loads(a.arguments)) for a in asked] == [
         ("computer", "call_cu1", {"action": action, "pending_safety_checks": [CHECK]})

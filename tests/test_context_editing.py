@@ -10,17 +10,23 @@ request's top-level ``context_management.edits`` behind the
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from elelem import Client
 from elelem.cli.options import context_editing
 from elelem.conversation import Conversation, SQLiteStore
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.events import ResponseRecord
 from elelem.errors import ConfigError
+from elelem.render import Renderer, RenderOptions
+from elelem.render.conversation import render_events
+from elelem.render.markdown import conversation_markdown
 from elelem.shapes.context_editing import applied_edits
 from elelem.shapes.registry import BUILTIN_SHAPES, shape_named
 from elelem.testing.servers import LoopbackServer
@@ -35,6 +41,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.web.html import export_html
 from elelem.wire import ModelRequest
 from test_tool_loop import summary
 from toolloop_wires import WIRES, _sse
@@ -119,6 +126,17 @@ def test_anthropic_sends_the_edits_and_the_applied_edits_are_stored(tmp_path: Pa
     stored = [e.body for e in reopened.events if isinstance(e.body, ResponseRecord)]
     assert applied_edits(stored[0].payloads) == APPLIED
     assert summary(reopened)[1] == ("user", 1, "text", "Go on")
+    # The applied edits are an overlay event beside the record: the log shows
+    # them, and nothing is cleared from what the next request sends.
+    (overlay,) = [e for e in reopened.events if isinstance(e.body, ContextEdits)]
+    assert (overlay.kind, overlay.turn, overlay.response) == ("context-edits", 1, 1)
+    assert overlay.body == ContextEdits(ProviderId("anthropic"), 1, tuple(APPLIED))
+    line = "context edited by anthropic: cleared 4 tool uses, 1 thinking turn (31,900 input tokens)"
+    assert f"*{line}*" in conversation_markdown(reopened.info, reopened.events)
+    assert line in export_html(reopened.info, reopened.events).decode()
+    shown = io.StringIO()
+    render_events(Renderer(Console(file=shown, width=200), RenderOptions()), reopened.events)
+    assert line in shown.getvalue()  # what `elelem show` prints
 
 
 def test_keep_all_thinking_is_the_string_all() -> None:

@@ -91,8 +91,8 @@ def test_a_toml_endpoint_sets_a_single_convention(tmp_path: Path) -> None:
             'conventions = { reasoning = "x" }\n',
             "[providers.x]: conventions: provider x: reasoning is no Chat Completions "
             "convention (known: reasoning_replay, tool_call_index, null_content, "
-            "max_tokens_field, stream_usage, effort, web_search, cache, output, images, files, "
-            "audio)",
+            "max_tokens_field, stream_usage, effort, web_search, search_elsewhere, cache, "
+            "output, images, files, audio)",
         ),
         (
             'compatible = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'

@@ -207,6 +207,9 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
     reply = json_reply({"predictions": [prediction([0.5, 0.25], 4.0)]})
     with TokenServer([reply]) as server:
         env = {**env_for(server, tmp_path), "ELELEM_HOME": str(tmp_path / "home")}
+        # The command refuses a config file ELELEM_CONFIG names that is not there.
+        del env["ELELEM_CONFIG"]
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
         blank = {k: None for k in os.environ if k not in env}
         result = CliRunner().invoke(
             main, ["embed", "-m", "vertex:gemini-embedding-001", "hello"], env={**blank, **env}
@@ -215,5 +218,5 @@ def test_the_cli_embeds_with_a_vertex_model(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "[0.5, 0.25]\n"
     # below a millionth: significant digits, never exponent notation
-    assert result.stderr == "1 vectors; 1 request, 4 tokens, $0.0000006\n"
+    assert result.stderr == "1 vector; 1 request, 4 tokens, $0.0000006\n"
     assert sent.path == PREFIX + "gemini-embedding-001:predict"

@@ -47,8 +47,20 @@ def test_models_default_says_and_saves_the_default(tmp_path: Path) -> None:
 def test_config_path_says_where_the_config_is(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     done = run(env, "config", "path")
-    assert (done.returncode, done.stdout) == (0, f"{env['ELELEM_CONFIG']}\n")
+    where = tmp_path / "config" / "elelem" / "config.toml"  # XDG_CONFIG_HOME's
+    assert (done.returncode, done.stdout) == (0, f"{where}\n")
     assert done.stderr == "elelem: (it does not exist yet)\n"
+
+
+def test_a_missing_config_file_named_by_elelem_config_is_an_error(tmp_path: Path) -> None:
+    named = tmp_path / "confg.toml"  # a typo
+    for args in (("ask", "-m", "test", "hi"), ("config", "path")):
+        done = run(base_env(tmp_path, ELELEM_CONFIG=str(named)), *args)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"elelem: ELELEM_CONFIG names {named}, which does not exist: create it, "
+            "or unset ELELEM_CONFIG to use the default config file\n"
+        )
 
 
 def test_extract_prints_a_code_block_of_the_answer(tmp_path: Path) -> None:

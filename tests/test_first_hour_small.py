@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import click
+import pytest
 
 import elelem
 from cli_helpers import ELELEM, base_env, run
@@ -143,3 +144,91 @@ def test_a_conversation_that_is_none_is_a_typed_error_naming_it() -> None:
                 call(None, client, TestModel(), "hi")  # type: ignore[arg-type]
             assert str(caught.value).endswith("Conversation.open(store, id)), not NoneType")
             assert isinstance(caught.value, TypeError)
+
+
+def test_an_elelem_store_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    named = tmp_path / "no-such-folder" / "log.db"
+    done = run(base_env(tmp_path, ELELEM_STORE=str(named)), "log")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"elelem: ELELEM_STORE names {named}, whose folder {named.parent} does not exist: "
+        "create the folder, or correct the path\n"
+    )
+    assert not named.parent.exists()
+
+
+def test_a_new_elelem_store_says_so_where_the_history_would_be(tmp_path: Path) -> None:
+    named = tmp_path / "convrsations.db"  # a typo of a store that exists elsewhere
+    env = base_env(tmp_path, ELELEM_STORE=f"sqlite:///{named}")
+    first = run(env, "log")
+    note = f" (ELELEM_STORE names {named}, which did not exist: a new, empty store was made)"
+    assert (first.returncode, first.stderr) == (0, f"no conversations yet{note}\n")
+    shown = run(base_env(tmp_path, ELELEM_STORE=str(tmp_path / "other.db")), "show")
+    assert shown.returncode == 2
+    assert shown.stderr == (
+        "elelem: there are no conversations in this store yet (ELELEM_STORE names "
+        f"{tmp_path / 'other.db'}, which did not exist: a new, empty store was made)\n"
+    )
+    again = run(env, "log")  # made now: an empty store like any other
+    assert (again.returncode, again.stderr) == (0, "no conversations yet\n")
+
+
+def test_log_on_a_terminal_has_column_headers(tmp_path: Path) -> None:
+    import pexpect
+
+    env = base_env(tmp_path)
+    assert run(env, "ask", "-m", "test", "Hello there").returncode == 0
+    assert run(env, "ask", "-m", "test", "Tide times?").returncode == 0
+    piped = run(env, "log").stdout.splitlines()
+    child = pexpect.spawn(ELELEM, ["log"], env={**env, "COLUMNS": "200"}, encoding="utf-8")
+    child.expect(pexpect.EOF, timeout=60)
+    shown = (child.before or "").replace("\r\n", "\n").splitlines()
+    ids = [line.split()[0] for line in piped]
+    stamp = piped[0].split("  ")[1]
+    assert shown == [
+        "ID                  UPDATED           TURNS  MODEL            COST   TITLE",
+        f"{ids[0]}  {stamp}  1      test:test-model  $0.00  Tide times?",
+        f"{ids[1]}  {piped[1].split('  ')[1]}  1      test:test-model  $0.00  Hello there",
+    ]
+    # A pipe gets the plain lines, no header to skip.
+    assert [line.split()[0] for line in piped] == ids and not piped[0].startswith("ID")
+
+
+def test_embed_counts_one_vector_and_one_token(tmp_path: Path) -> None:
+    done = run(base_env(tmp_path), "embed", "-m", "test", "one")
+    assert (done.returncode, done.stderr) == (0, "1 vector; 1 request, 1 token, $0.00\n")
+
+
+def test_resume_after_an_in_process_model_names_what_to_give(tmp_path: Path) -> None:
+    from elelem.conversation import Conversation, SQLiteStore
+    from elelem.testing import TestModel
+    from elelem.turns.pending import ResumeError, pending
+
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    conversation = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    model = TestModel(text="It is sunny.")
+    with elelem.SyncClient(env={}) as client:
+        stopped = elelem.run_sync(
+            conversation, client, model, "Weather?", tools=[weather], approve="defer"
+        )
+        assert stopped.end == "awaiting-approval"
+        waiting = pending(conversation)
+        assert waiting is not None
+        (call,) = waiting.approval
+        with pytest.raises(ResumeError) as refused:
+            elelem.resume_sync(conversation, client, approvals={call.id: True}, tools=[weather])
+        assert str(refused.value).startswith(
+            "the stopped turn was run by 'test:test-model', which names no model this client "
+            "can reach (unknown provider 'test'"
+        )
+        assert str(refused.value).endswith(
+            "an in-process model (a TestModel, a FunctionModel) is given again: "
+            "resume(..., model=the_model)"
+        )
+        done = elelem.resume_sync(
+            conversation, client, model, approvals={call.id: True}, tools=[weather]
+        )
+    assert done.text == "It is sunny."

@@ -18,7 +18,7 @@ from elelem.errors import MalformedStreamError
 from elelem.testing.servers import LoopbackServer, Reply, Send, status
 from elelem.vocabulary import ProviderId
 
-CONFIG = "/nonexistent/elelem.toml"
+CONFIG = str(Path(__file__).with_name("empty-config.toml"))  # no config: an empty file
 KEY = "sk-ant-hostile-0123456789"
 DEEP = b"[" * 100_000 + b"]" * 100_000
 

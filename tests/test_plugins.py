@@ -28,6 +28,7 @@ from elelem.errors import RegistryError
 from elelem.shapes.base import ShapeSpec
 from elelem.shapes.registry import BUILTIN_SHAPES, register_shape, shape_named, shape_names
 from elelem.vocabulary import register_block_mapping
+from plugin_helpers import plugin_site
 
 PLUGIN = '''
 """A test plugin: a geo block type and a shape."""
@@ -79,6 +80,7 @@ from elelem.conversation import SQLiteStore
 from elelem.render import Renderer, render_parts
 from elelem.shapes.openai_chat import SHAPE as CHAT
 from elelem.testing.servers import LoopbackServer, anthropic_text_body, replay
+from elelem.errors import UnsupportedError
 from elelem.vocabulary import Message, TextBlock, ToolSpec, block_type, load_plugins
 from elelem.wire import ModelRequest
 
@@ -116,10 +118,16 @@ print("stored", type(user.content[1]).__name__, user.content[1] == geo)
 
 encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,)), provider="openai")
 print("chat", [(d.where, d.what, d.why, d.detail) for d in encoded.dropped])
-tool = ToolSpec("f", native={"anthropic_proxy": {"x": 1}, "anthropic_proxie": {"x": 1}})
+tool = ToolSpec("f", native={"anthropic_proxy": {"x": 1}})
 encoded = CHAT.encode_request(ModelRequest(model="m", messages=(message,), tools=(tool,)),
                               provider="openai")
-print("native", [(d.where, d.why) for d in encoded.dropped if d.why == "not-a-shape"])
+print("native", json.dumps(encoded.body["tools"]))
+typo = ToolSpec("f", native={"anthropic_proxy": {"x": 1}, "anthropic_proxie": {"x": 1}})
+try:
+    CHAT.encode_request(ModelRequest(model="m", messages=(message,), tools=(typo,)),
+                        provider="openai")
+except UnsupportedError as exc:
+    print("typo", json.dumps(str(exc)))
 
 out = io.StringIO()
 render_parts(Renderer(Console(file=out, width=100)), message.content)
@@ -128,18 +136,7 @@ print("render", json.dumps(out.getvalue()))
 
 
 def _plugin(root: Path) -> Path:
-    site = root / "site"
-    (site / "elelem_geo").mkdir(parents=True)
-    (site / "elelem_geo" / "__init__.py").write_text(PLUGIN, encoding="utf-8")
-    info = site / "elelem_geo-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: elelem-geo\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[elelem.plugins]\ngeo = elelem_geo:register\n", encoding="utf-8"
-    )
-    return site
+    return plugin_site(root, "elelem_geo", PLUGIN, "[elelem.plugins]\ngeo = elelem_geo:register\n")
 
 
 def test_a_plugin_block_type_and_shape_go_through_every_path(tmp_path: Path) -> None:
@@ -166,8 +163,19 @@ def test_a_plugin_block_type_and_shape_go_through_every_path(tmp_path: Path) -> 
     ]  # fmt: skip
     assert lines["host"] == "geo-host claude-geo Geo."
     assert lines["paths"] == "['/v1/messages', '/v1/messages', '/v1/messages']"
-    # The plugin shape's name is a shape name; a misspelt one is reported.
-    assert lines["native"] == "[('tools[0].native.anthropic_proxie', 'not-a-shape')]"
+    # The plugin shape's name is a shape name (its fields stay off another
+    # wire); a misspelt one is a typed error naming it and the known shapes.
+    assert json.loads(lines["native"]) == [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    assert json.loads(lines["typo"]) == (
+        "tool 'f': native fields keyed by 'anthropic_proxie', which is no registered shape "
+        "(known shapes: anthropic_messages, anthropic_proxy, bedrock_converse, gemini, "
+        "gemini_interactions, ollama_native, openai_chat, openai_responses)"
+    )
     assert lines["stored"] == "GeoBlock True"
     assert lines["chat"] == (
         "[('messages[0].content[1]', 'geo', 'unsupported', 'Chat Completions has no form for it')]"

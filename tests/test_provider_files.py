@@ -142,7 +142,7 @@ def _env(server: LoopbackServer) -> dict[str, str]:
         "ANTHROPIC_API_KEY": "sk-ant-test-0123456789",
         "GEMINI_API_KEY": "gm-test-0123456789",
         "GOOGLE_GEMINI_BASE_URL": server.url,
-        "ELELEM_CONFIG": "/nonexistent/elelem.toml",
+        "ELELEM_CONFIG": str(Path(__file__).with_name("empty-config.toml")),
     }
 
 

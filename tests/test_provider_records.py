@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 
 from elelem.batches import BATCH_PROVIDERS
+from elelem.cli.ask import LOCAL_HINTS
 from elelem.embeddings import EMBEDDING_PROVIDERS, embedding_wires
-from elelem.errors import RegistryError
+from elelem.errors import RegistryError, UnsupportedError
 from elelem.providers import BUILTIN, Catalog
 from elelem.providers.catalog import shape_of, spec_of
+from elelem.providers.files import FILES_PROVIDERS
+from elelem.providers.live import live_protocol, live_providers
 from elelem.providers.models import ALIASES, DEFAULT_MODELS, KNOWN_MODELS
 from elelem.providers.pricing import LOCAL_PROVIDERS, PROVIDER_IDS
 from elelem.shapes.openai_chat import DIALECTS, Dialect, dialect_for
@@ -33,6 +36,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.builtin_providers import BUILTIN_RECORDS
 from elelem.vocabulary.provider_record import record_problems
+from elelem.wire.files import FilesWire
 
 RECORDS = provider_records()
 
@@ -60,6 +64,8 @@ def test_every_record_is_valid(record: ProviderRecord) -> None:
     if "batch" in record.kinds:
         batch_wires = [getattr(shape_named(name), "batch", None) for name in shape_names()]
         assert record.kinds["batch"] in {w.name for w in batch_wires if w is not None}
+    if "files" in record.kinds:
+        assert isinstance(getattr(shape_named(record.kinds["files"]), "files", None), FilesWire)
 
 
 def test_the_name_keyed_tables_are_the_records() -> None:
@@ -70,11 +76,18 @@ def test_the_name_keyed_tables_are_the_records() -> None:
     assert dict(KNOWN_MODELS) == {r.name: r.models for r in RECORDS if r.models}
     assert dict(PROVIDER_IDS) == {r.name: r.price_id for r in RECORDS if r.price_id}
     assert set(LOCAL_PROVIDERS) == {"ollama", "ollama-native", "llamacpp"}
+    assert set(LOCAL_HINTS) == {"ollama", "ollama-native", "llamacpp"}
+    assert LOCAL_HINTS["ollama"] == "is Ollama running? start it with: ollama serve"
     assert dict(PROVIDER_NAMES) == {r.name: r.telemetry_name for r in RECORDS if r.telemetry_name}
     assert dict(ALIASES) == {
         alias: f"{r.name}:{model}" for r in RECORDS for alias, model in r.aliases.items()
     }
     assert set(EMBEDDING_PROVIDERS) == {"voyage"}
+    assert dict(FILES_PROVIDERS) == {
+        "anthropic": "anthropic_messages",
+        "openai": "openai_responses",
+        "google": "gemini",
+    }
     assert dict(BATCH_PROVIDERS) == {
         "anthropic": "anthropic",
         "openai": "openai",
@@ -181,3 +194,15 @@ def test_a_compatible_provider_is_one_record(tmp_path: Path) -> None:
             "max_completion_tokens": 50,
         },
     }
+
+
+def test_a_provider_without_live_sessions_is_told_which_have_them() -> None:
+    target = Catalog().target("anthropic:claude-x", {}, {"anthropic": "k-0123456789"})
+    with pytest.raises(UnsupportedError) as info:
+        live_protocol(target)
+    # Derived from the records: those whose wire holds live sessions.
+    assert live_providers() == ["openai", "google", "vertex", "azure"]
+    assert str(info.value) == (
+        "anthropic (anthropic_messages) has no live sessions in elelem; "
+        "these providers have: openai, google, vertex, azure"
+    )

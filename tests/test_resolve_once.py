@@ -47,7 +47,7 @@ def test_ask_loads_the_catalog_once_and_resolves_once(
         env = {
             "ANTHROPIC_BASE_URL": server.url,
             "ANTHROPIC_API_KEY": KEY,
-            "ELELEM_CONFIG": str(tmp_path / "none.toml"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),  # no config file there
             "ELELEM_HOME": str(tmp_path),
         }
         result = CliRunner().invoke(main, ["ask", "-m", MODEL, "How tall?"], env=env)

@@ -24,7 +24,6 @@ from elelem.shapes import (
 )
 from elelem.testing.servers import LoopbackServer, replay
 from elelem.vocabulary import CodeExecution, Message, ProviderId, TextBlock, ToolSpec
-from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.registry import SHAPE_NAMES
 from elelem.wire import ModelRequest
 
@@ -180,11 +179,17 @@ def test_entries_for_other_shapes_only_leave_the_wire_unchanged_and_unreported()
         (bedrock_converse, "bedrock"),
     ],
 )
-def test_an_entry_keyed_by_no_shape_is_reported_dropped(module: Any, provider: str) -> None:
+def test_an_entry_keyed_by_no_shape_is_a_typed_error_listing_the_shapes(
+    module: Any, provider: str
+) -> None:
     typo = ToolSpec("rollDie", "", SCHEMA, {"anthropic": {"cache_control": {"type": "ephemeral"}}})
-    _, dropped = _encode(module, _request(typo), provider)
-    assert dropped == (
-        Drop("tools[0].native.anthropic", "native fields", NOT_A_SHAPE, "tool 'rollDie'"),
+    with pytest.raises(UnsupportedError) as info:
+        _encode(module, _request(typo), provider)
+    known = ", ".join(sorted({module.SHAPE.name, *SHAPE_NAMES.members()}))
+    assert "anthropic_messages, " in known and "openai_chat" in known
+    assert str(info.value) == (
+        "tool 'rollDie': native fields keyed by 'anthropic', which is no registered shape "
+        f"(known shapes: {known})"
     )
 
 

@@ -366,6 +366,13 @@ def test_stop_keeps_the_partial_answer(
     status = browser.find_element("id", "chat-status")
     wait_for(lambda: status.text == "stopped: kept what arrived", "the stopped status")
     assert browser.find_element("id", "chat-send").is_displayed()
+    # Said where it stopped too: after what arrived.
+    order = browser.execute_script(
+        "return [...document.querySelectorAll('#live .answer > *')].map(n => n.className)"
+    )
+    assert order[-1] == "notice in-place warn"
+    assert any(c.startswith("text") for c in order[:-1])
+    assert by(browser, "#live .in-place")[-1].text == "stopped: kept what arrived"
     # What arrived stays on the page, rendered by the server's renderer.
     wait_for(lambda: by(browser, "#live .text.rendered strong"), "the rendered partial")
     live = "".join(t.text for t in by(browser, "#live .text"))
@@ -448,8 +455,12 @@ def test_errors_are_the_cli_line(
     browser.find_element("id", "chat-text").send_keys("hi", Keys.ENTER)
     status = browser.find_element("id", "chat-status")
     wait_for(lambda: "error" in (status.get_attribute("class") or ""), "the error")
-    assert status.text == line.removeprefix("elelem: ")
-    assert "Error:" not in status.text  # no Python class name
+    # The reason under the message it refused, the status beside Send short.
+    assert status.text == "not sent"
+    notice = browser.find_element("css selector", "#live .answer .notice.in-place.error")
+    assert notice.text == line.removeprefix("elelem: ")
+    assert "Error:" not in notice.text  # no Python class name
+    assert [u.text for u in by(browser, "#live .user")] == ["hi"]
 
 
 def pwned(browser: Any) -> bool:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from elelem.testing.servers import LoopbackServer, Reply, Send, sse_body
 from test_eventstream_framing import event
 
 ToolCall = tuple[str, str, dict[str, Any]]  # (call id, tool name, arguments)
-CONFIG = "/nonexistent/elelem.toml"
+CONFIG = str(Path(__file__).with_name("empty-config.toml"))  # no config: an empty file
 
 
 def _sse(payloads: Sequence[dict[str, Any]], named: bool = True) -> Reply:

@@ -28,6 +28,7 @@ the classes)::
     ├── DurableError  [durable.wire]
     ├── EventError (ValueError)  [conversation.errors]
     ├── Failure (ClickException)  [cli.exits]
+    ├── FieldError  [cli.elicit]
     ├── HistoryError (ValueError)  [turns.history]
     ├── InspectError  [cli.inspect]
     ├── MCPServerError

@@ -1,7 +1,9 @@
 """The ``elelem`` command: a click group; each command lives in its own module.
 
 To add a command, write it as a ``click.Command`` in ``elelem/cli/<name>.py``
-and add it to the one table of commands, :data:`elelem.cli.commands.COMMANDS`.  A command reports a user-facing failure by
+and add it to the one table of commands, :data:`elelem.cli.commands.COMMANDS`
+(a plugin's command: an entry point of the group
+:data:`~elelem.cli.commands.COMMAND_PLUGINS`, ``elelem.commands``).  A command reports a user-facing failure by
 raising the one CLI error class, :class:`elelem.cli.exits.Failure`: one
 sanitized ``elelem: …`` line on stderr with its documented exit status, no
 traceback (:func:`elelem.cli.exits.guarded` turns elelem's typed errors
@@ -16,8 +18,10 @@ from typing import Any
 import click
 from click.exceptions import NoArgsIsHelpError
 
+from elelem.cli.commands import add_plugin_commands, register
 from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
+from elelem.providers.config import named_config_missing
 
 
 def usage_line(exc: click.UsageError) -> Failure:
@@ -34,7 +38,25 @@ OWN_OPTIONS = frozenset({"-h", "--help", "--version"})
 
 class ElelemGroup(click.Group):
     """The ``elelem`` group: its own and every command's usage errors are
-    one line (:func:`usage_line`)."""
+    one line (:func:`usage_line`); a name it does not hold, and the list of
+    its commands, first add the plugins' commands
+    (:func:`~elelem.cli.commands.add_plugin_commands`)."""
+
+    def holds(self, name: str) -> bool:
+        """Whether ``name`` is one of the group's commands, a plugin's included."""
+        if name not in self.commands and self.name == "main":
+            add_plugin_commands(self)
+        return name in self.commands
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, a plugin's included, or None."""
+        return self.commands.get(cmd_name) if self.holds(cmd_name) else None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, the plugins' included (what ``--help`` lists)."""
+        if self.name == "main":
+            add_plugin_commands(self)
+        return super().list_commands(ctx)
 
     def make_context(
         self,
@@ -54,7 +76,7 @@ class ElelemGroup(click.Group):
         """``elelem "prompt"`` (and ``elelem -m MODEL "prompt"``) is ``elelem
         ask …``, as ``llm "prompt"`` is; a lone word close to a command's
         name is taken for a typo of it, not sent to a model."""
-        if self.name == "main" and args and args[0] not in self.commands:
+        if self.name == "main" and args and not (args[0][:1] != "-" and self.holds(args[0])):
             first = args[0]
             if first.startswith("-"):
                 if first not in OWN_OPTIONS:
@@ -84,12 +106,14 @@ class ElelemGroup(click.Group):
 def main() -> None:
     """elelem: stream LLM responses into one provider-neutral model, losing nothing."""
     mend_closed_streams()
+    # A typo in ELELEM_CONFIG must not run without the config it meant.
+    missing = named_config_missing()
+    if missing is not None:
+        raise Failure(str(missing), EXIT_USAGE)
     # Every write of every command passes the redactor of the secrets in force.
     install(secrets_in_force())
 
 
-from elelem.cli.commands import register  # noqa: E402  (every command, in one table)
-
-register(main)
+register(main)  # every command, in one table
 
 __all__ = ["main"]

@@ -40,10 +40,10 @@ from elelem.cli.safety import command_catalog
 from elelem.cli.store import store_from_env
 from elelem.cli.terminal import quiet_terminal
 from elelem.cli.testmodel import is_test_model, test_model
-from elelem.cli.tools import Toolset, tool_options
+from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
-from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation import Conversation, ConversationNotFound, ServerRequest, Store
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError, TransportError
 from elelem.providers import Catalog, Target
@@ -62,6 +62,7 @@ from elelem.vocabulary import (
     JsonSchemaOutput,
     Message,
 )
+from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
 
 
@@ -176,7 +177,13 @@ class Session:
             )
         dropped = dropped_of(result)
         if renderer is not None:
-            renderer.cost = result.cost.describe()
+            # The turn's own responses and the sampling its MCP servers had
+            # served (server-request events), counted in one usage line.
+            conv = self.conversation
+            for event in conv.events:
+                if event.turn == result.turn and isinstance(event.body, ServerRequest):
+                    renderer.add_usage(event.body.usage)
+            renderer.cost = self.turn_cost()
             renderer.end_answer()
             if dropped:
                 renderer.notice(dropped_line(dropped))
@@ -234,12 +241,9 @@ class Session:
                 click.echo(f"elelem: warning: {sanitize_line(warning.message)}", err=True)
 
 
-LOCAL_HINTS = {
-    "ollama": "is Ollama running? start it with: ollama serve",
-    "ollama-native": "is Ollama running? start it with: ollama serve",
-    "llamacpp": "is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
-}
-"""What to check when a local provider refuses the connection."""
+LOCAL_HINTS: Mapping[str, str] = RecordTable(lambda r: r.connect_hint or None)
+"""What to check when a provider's server refuses the connection (its
+record's ``connect_hint``: the local servers' start commands)."""
 
 
 def dropped_of(result: TurnResult) -> list[Any]:
@@ -328,7 +332,13 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         cached(target, params["cache"]),
         renderer,
         params["system"],
-        hosted_tools(params["web_search"], params["web_fetch"], params["code_execution"]),
+        hosted_tools(
+            params["web_search"],
+            params["web_fetch"],
+            params["code_execution"],
+            params["x_search"],
+            tuple(skill_named(skill) for skill in params["skills"]),
+        ),
         generation_options(
             params["option_pairs"],
             max_tokens=params["max_tokens"],

@@ -81,10 +81,15 @@ def _inputs(
     return _rows(source, jsonl, limit)
 
 
+def _count(n: int, what: str) -> str:
+    """``1 vector``, ``2 vectors``."""
+    return f"{n:,} {what}" if n == 1 else f"{n:,} {what}s"
+
+
 def _report(result: Embeddings, stored: int, skipped: int, name: str | None) -> None:
     usage = result.usage
-    tokens = f"{usage.input} tokens" if usage is not None else "tokens not reported"
-    where = f"stored {stored} in {name}" if name else f"{len(result)} vectors"
+    tokens = _count(usage.input, "token") if usage is not None else "tokens not reported"
+    where = f"stored {stored} in {name}" if name else _count(len(result), "vector")
     extra = f", {skipped} unchanged" if skipped else ""
     requests = "request" if result.requests == 1 else "requests"
     click.echo(

@@ -1,22 +1,33 @@
 """``elelem files list`` and ``elelem files rm``: the files elelem uploaded
-to providers' Files APIs (images and PDFs sent by id, docs/cli.md)."""
+to providers' Files APIs (images and PDFs sent by id, docs/cli.md);
+``elelem files generated`` and ``elelem files download``: the files a
+provider's hosted code execution made in a conversation, fetched into the
+store (and written out) on request."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
 import click
 import httpx2
 
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import max_bytes_option
+from elelem.cli.history import resolve_conversation
 from elelem.cli.store import store_from_env
+from elelem.conversation import Conversation
 from elelem.conversation.files import FileRef, ProviderFiles
+from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.sqlbase import SQLStore
 from elelem.providers import load_catalog
 from elelem.providers.catalog import Target
-from elelem.providers.files import TIMEOUT, delete_file, list_files
+from elelem.providers.files import DOWNLOAD_LIMIT, TIMEOUT, delete_file, list_files
+from elelem.providers.generated import fetch_generated, fetched, generated_files
 from elelem.render import sanitize_line
+from elelem.vocabulary import Blob, BytesSource
+from elelem.wire.files import GeneratedFile
 
 
 def _table() -> ProviderFiles:
@@ -120,6 +131,80 @@ def files_rm_command(file_id: str, provider: str | None) -> None:
         delete_file(target, http, file_id)
     table.forget(provider, file_id)
     click.echo(sanitize_line(f"deleted {file_id} at {provider}"), err=True)
+
+
+def _generated(conversation: str | None) -> tuple[Conversation, list[GeneratedFile]]:
+    store = store_from_env()
+    conv = Conversation.open(store, resolve_conversation(store, conversation))
+    return conv, generated_files(conv.events, load_catalog())
+
+
+@files_group.command("generated")
+@click.argument("conversation", required=False, metavar="[ID]")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file (NDJSON).")
+@debug_option
+@guarded
+def files_generated_command(conversation: str | None, as_json: bool) -> None:
+    """List the files hosted code execution made in conversation ID (a
+    unique prefix, or the latest), and whether each is in the store."""
+    conv, found = _generated(conversation)
+    kept = fetched(conv.events)
+    for file in found:
+        body = kept.get(file.file_id)
+        blob = _blob(body) if body is not None else None
+        if as_json:
+            entry = {"provider": file.provider, "id": file.file_id,
+                     "container": file.container_id, "filename": file.filename,
+                     "sha256": blob.sha256 if blob else None, "size": blob.size if blob else None}  # fmt: skip
+            click.echo(json.dumps(entry))
+            continue
+        where = f"{file.container_id}/{file.file_id}" if file.container_id else file.file_id
+        state = f"sha256:{blob.sha256[:12]}  {blob.size:,} bytes" if blob else "not fetched"
+        click.echo(_columns(file.provider, where, file.filename or "", state))
+
+
+def _blob(body: GeneratedFileBody) -> Blob | None:
+    source = body.content[0].source if body.content else None
+    return source.blob if isinstance(source, BytesSource) else None
+
+
+@files_group.command("download")
+@click.argument("file_id", metavar="FILE")
+@click.option("--conversation", metavar="ID", help="The conversation (default: the latest).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    help="Also write the bytes here (- for stdout, never a terminal).",
+)
+@max_bytes_option(DOWNLOAD_LIMIT, "a file")
+@debug_option
+@guarded
+def files_download_command(
+    file_id: str, conversation: str | None, output: str | None, max_bytes: int
+) -> None:
+    """Fetch FILE, made by hosted code execution in a conversation (its id
+    as `elelem files generated` lists it), into the store; -o writes it out."""
+    conv, found = _generated(conversation)
+    matches = [f for f in found if f.file_id == file_id]
+    if not matches:
+        raise Failure(
+            sanitize_line(f"no file {file_id!r} was made in conversation {conv.id}"), EXIT_USAGE
+        )
+    file = matches[0]
+    if output == "-" and sys.stdout.isatty():
+        raise Failure("-o -: stdout is a terminal; name a file", EXIT_USAGE)
+    with httpx2.Client(timeout=TIMEOUT) as http:
+        body = fetch_generated(conv, _target(file.provider), file, http, max_bytes=max_bytes)
+    blob = _blob(body)
+    data = conv.store.get_blob(blob.sha256) if blob is not None else b""
+    if output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    elif output is not None:
+        with open(output, "wb") as out:
+            out.write(data)
+    click.echo(sanitize_line(f"kept {file.filename or file_id}: {len(data):,} bytes"), err=True)
 
 
 __all__ = ["files_group"]

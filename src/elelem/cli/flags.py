@@ -13,7 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 
 from elelem.transport import Timeouts
-from elelem.vocabulary import CodeExecution, HostedTool, WebFetch, WebSearch
+from elelem.vocabulary import CodeExecution, HostedTool, Skill, WebFetch, WebSearch, XSearch
 
 
 class Finite(click.FloatRange):
@@ -63,15 +63,23 @@ def max_bytes_option(default: int, what: str) -> Callable[[Callable[P, R]], Call
     )
 
 
-def hosted_tools(web_search: bool, web_fetch: bool, code_execution: bool) -> tuple[HostedTool, ...]:
-    """The neutral hosted tools the flags ask for."""
+def hosted_tools(
+    web_search: bool,
+    web_fetch: bool,
+    code_execution: bool,
+    x_search: bool = False,
+    skills: tuple[Skill, ...] = (),
+) -> tuple[HostedTool, ...]:
+    """The neutral hosted tools the flags ask for (a skill asks for code execution)."""
     tools: list[HostedTool] = []
     if web_search:
         tools.append(WebSearch())
+    if x_search:
+        tools.append(XSearch())
     if web_fetch:
         tools.append(WebFetch())
-    if code_execution:
-        tools.append(CodeExecution())
+    if code_execution or skills:
+        tools.append(CodeExecution(skills=skills))
     return tuple(tools)
 
 
@@ -89,8 +97,17 @@ def model_options(fn: Callable[P, R]) -> Callable[P, R]:
         ),
         click.option("-s", "--system", metavar="TEXT", help="A system prompt for this turn."),
         click.option("--web-search", is_flag=True, help="Let the provider search the web."),
+        click.option("--x-search", is_flag=True, help="Let xAI search posts on X (Responses)."),
         click.option("--web-fetch", is_flag=True, help="Let the provider fetch web pages."),
         click.option("--code-execution", is_flag=True, help="Let the provider run code."),
+        click.option(
+            "--skill",
+            "skills",
+            multiple=True,
+            metavar="SKILL",
+            help="Load an Agent Skill into the code-execution container (anthropic:pptx for "
+            "Anthropic's own, else a Skills API id; @VERSION pins one); implies --code-execution.",
+        ),
         click.option("--max-tokens", type=click.IntRange(min=1), help="Cap the answer's length."),
         click.option(
             "-o",

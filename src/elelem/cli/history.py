@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -15,7 +15,7 @@ from elelem.cli.exits import EXIT_STORE, EXIT_USAGE, Failure, debug_option, guar
 from elelem.cli.flags import display_options, max_bytes_option
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.safety import binary_stdout, current_redactor
-from elelem.cli.store import store_from_env
+from elelem.cli.store import new_store_note, store_from_env
 from elelem.conversation import (
     Conversation,
     ConversationInfo,
@@ -68,7 +68,7 @@ class NoConversations(ConversationNotFound):
 
     def __init__(self) -> None:
         super().__init__("last")
-        self.args = ("there are no conversations in this store yet",)
+        self.args = ("there are no conversations in this store yet" + new_store_note(),)
 
 
 class AmbiguousConversation(ConversationNotFound):
@@ -120,6 +120,34 @@ def log_line(info: ConversationInfo, cost: str | None = None) -> str:
     # Ids and times are checked on import; a store written otherwise is shown clean too.
     cid, stamp = sanitize_line(info.id), sanitize_line(when(info.updated_at))
     return f"{cid}  {stamp}  {turns:>8}  {model}  {spent}{title}".rstrip()
+
+
+LOG_HEADERS = ("ID", "UPDATED", "TURNS", "MODEL", "COST", "TITLE")
+"""The header row of ``elelem log`` on a terminal."""
+
+
+def log_columns(info: ConversationInfo, cost: str | None) -> list[str]:
+    """A listing line's columns (:func:`log_line`'s values), for a table."""
+    return [
+        sanitize_line(info.id),
+        sanitize_line(when(info.updated_at)),
+        str(info.turns),
+        sanitize_line(info.model or "-"),
+        cost or "-",
+        clip(sanitize_line(info.title or ""), 60),
+    ]
+
+
+def column_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """``rows`` under ``headers``, each column as wide as its widest value
+    (the last one left ragged): what a terminal shows; a pipe gets the
+    plain lines, with no header to skip."""
+    widths = [max(len(r[i]) for r in (headers, *rows)) for i in range(len(headers) - 1)]
+    lines = []
+    for row in (headers, *rows):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines) + "\n"
 
 
 def conversation_cost(conversation: Conversation) -> str | None:
@@ -182,16 +210,21 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
             click.echo("no matches", err=True)
         return
     infos = store.list_conversations(limit=limit)
+    rows: list[list[str]] = []
     for info in infos:
         conversation = Conversation.open(store, info.id)
         if as_json:
             cost = events_cost(conversation.events)
             spent = None if cost.total is None else str(cost.total)
             out.write(ndjson_line({**info_record(info), "cost_usd": spent}) + "\n")
+        elif out.isatty():
+            rows.append(log_columns(info, conversation_cost(conversation)))
         else:
             out.write(log_line(info, conversation_cost(conversation)) + "\n")
+    if rows:
+        out.write(column_table(LOG_HEADERS, rows))
     if not infos:
-        click.echo("no conversations yet", err=True)
+        click.echo("no conversations yet" + new_store_note(), err=True)
 
 
 @log_command.command("path")

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from elelem.batches import BATCH_PROVIDERS
 from elelem.batches import wire_of as batch_api
 from elelem.batches.core import read_results
 from elelem.client.counting import TokenCount, counter_of, counting
@@ -44,7 +45,7 @@ from elelem.errors import (
 )
 from elelem.providers import Catalog, Target
 from elelem.providers import load_shape as catalog_shape
-from elelem.providers.recognize import provider_of_url
+from elelem.providers.recognize import SHAPE_PROVIDERS, provider_of_url
 from elelem.recordings.bodies import head
 from elelem.recordings.cassettes import Interaction
 from elelem.speech.endpoints import speak, speech_wire, transcribe, transcription_wire
@@ -155,6 +156,12 @@ SPEECH_SHAPES = _Having("speech")
 """The shapes whose wire has the audio endpoints."""
 
 
+def _speech_home() -> str:
+    # The provider a recording of the audio endpoints is taken from when its
+    # own is unknown or has none: the one of the wire that defines them.
+    return SHAPE_PROVIDERS["openai_responses"]
+
+
 def _target(catalog: Catalog, provider: str, model: str, fallback: str, shapes: Any) -> Target:
     """A target of ``provider`` (``fallback`` when it is not one whose
     shape is in ``shapes``) for ``model``: what the library's readers take.
@@ -193,7 +200,7 @@ def _error(exc: ElelemError) -> dict[str, Any]:
 
 def _status_error(interaction: Interaction, catalog: Catalog, provider: str) -> dict[str, Any]:
     """A recorded error answer, classified by the provider's own chat shape."""
-    name = provider if provider in set(catalog.names()) else "openai"
+    name = provider if provider in set(catalog.names()) else SHAPE_PROVIDERS["openai_chat"]
     shape = catalog_shape(catalog.get(name).shape)
     response = interaction.response
     return _error(shape.classify_error(response.status, response.headers, response.body))
@@ -284,7 +291,7 @@ def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[
     provider = _provider(interaction, catalog, "openai_chat")
     sent = _request_json(interaction)
     model = _model(interaction) or ""
-    target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
+    target = _target(catalog, provider, model, _speech_home(), SPEECH_SHAPES)
     format = str(sent.get("response_format") or "mp3")
     response = interaction.response
     streamed = response.content_type == "text/event-stream"
@@ -326,7 +333,7 @@ def _finished(provider: ProviderId, chunks: Sequence[Chunk], what: str) -> Assem
 def _transcription(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[str, Any]:
     provider = _provider(interaction, catalog, "openai_chat")
     model = multipart_field(interaction, "model") or ""
-    target = _target(catalog, provider, model, "openai", SPEECH_SHAPES)
+    target = _target(catalog, provider, model, _speech_home(), SPEECH_SHAPES)
     response = interaction.response
     if response.content_type == "text/event-stream":
         parser = transcription_wire(target).parser(target.provider, target.model)
@@ -358,8 +365,15 @@ def multipart_field(interaction: Interaction, name: str) -> str | None:
 
 # -- batches ----------------------------------------------------------------------------
 
-_BATCH_SHAPES = {"anthropic": "anthropic_messages", "gemini": "gemini", "openai": "openai_chat"}
-_BATCH_PROVIDERS = {"anthropic": "anthropic", "gemini": "google", "openai": "openai"}
+
+def batch_provider(wire: str) -> str:
+    """The provider a recording of batch API ``wire`` is taken to come from:
+    the first record whose batch API it is (``BATCH_PROVIDERS``, derived
+    from the records)."""
+    found = [provider for provider, name in BATCH_PROVIDERS.items() if name == wire]
+    if not found:
+        raise UnsupportedError(f"no provider's batch API is {wire!r}")
+    return found[0]
 
 
 def batch_wire_name(interaction: Interaction) -> str:
@@ -373,10 +387,8 @@ def batch_wire_name(interaction: Interaction) -> str:
 
 
 def _batch_target(catalog: Catalog, name: str) -> Target:
-    provider = _BATCH_PROVIDERS[name]
-    return _target(
-        catalog, provider, "recorded", provider, {_BATCH_SHAPES[name], "openai_responses"}
-    )
+    provider = batch_provider(name)
+    return _target(catalog, provider, "recorded", provider, {catalog.get(provider).shape})
 
 
 _EMPTY = BatchRecord(ProviderId("recorded"), "", "", "recorded", "running", "", ())
@@ -511,7 +523,7 @@ def kind_line(
     line = _head(interaction, kind)
     provider = _provider(interaction, catalog, "openai_chat")
     if kind.startswith("batch"):
-        provider = _BATCH_PROVIDERS[batch_wire_name(interaction)]
+        provider = batch_provider(batch_wire_name(interaction))
     if interaction.response.status >= 400:
         return {**line, "provider": provider,
                 "error": _status_error(interaction, catalog, provider)}  # fmt: skip
@@ -541,6 +553,7 @@ def kind_line(
 __all__ = [
     "KINDS",
     "answer_summary",
+    "batch_provider",
     "batch_wire_name",
     "embedding_inputs",
     "embedding_wire",

@@ -19,6 +19,20 @@ from contextlib import contextmanager
 @contextmanager
 def quiet_terminal() -> Iterator[None]:
     """Turn the terminal's echo off for the block, where stdin is a terminal."""
+    with _echo(on=False):
+        yield
+
+
+@contextmanager
+def echoing_terminal() -> Iterator[None]:
+    """Turn the terminal's echo back on for the block (a question whose
+    answer the user must see while typing it, inside :func:`quiet_terminal`)."""
+    with _echo(on=True):
+        yield
+
+
+@contextmanager
+def _echo(*, on: bool) -> Iterator[None]:
     stdin = sys.stdin
     if stdin is None or not stdin.isatty():
         yield
@@ -30,13 +44,13 @@ def quiet_terminal() -> Iterator[None]:
         return
     fd = stdin.fileno()
     saved = termios.tcgetattr(fd)
-    quiet = list(saved)
-    quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHOCTL)
-    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    changed = list(saved)
+    changed[3] = saved[3] | termios.ECHO if on else saved[3] & ~(termios.ECHO | termios.ECHOCTL)
+    termios.tcsetattr(fd, termios.TCSANOW, changed)
     try:
         yield
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
-__all__ = ["quiet_terminal"]
+__all__ = ["echoing_terminal", "quiet_terminal"]

@@ -19,17 +19,23 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
 
 import click
 
+from elelem.cli.asking import confirm
+from elelem.cli.elicit import TerminalElicitor
 from elelem.cli.exits import EXIT_USAGE, Failure
+from elelem.cli.sampling import TurnSampler, sampling_target
+from elelem.client import Client
+from elelem.conversation import Conversation
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
 from elelem.tools import (
@@ -42,8 +48,9 @@ from elelem.tools import (
     ShellTool,
 )
 from elelem.tools.mcp import STARTUP_TIMEOUT
+from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
-from elelem.vocabulary import ToolCallBlock, ToolResultBlock
+from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -93,6 +100,13 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "not yet cached can need more).",
         ),
         click.option(
+            "--mcp-sampling-model",
+            metavar="MODEL",
+            help="Serve each --mcp server's sampling requests (the server asking for a "
+            "completion during a call) with MODEL (provider:model or an alias); without it "
+            "they are refused.",
+        ),
+        click.option(
             "--mcp-instructions",
             is_flag=True,
             help="Put each --mcp server's instructions in the system prompt (the server's "
@@ -117,7 +131,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "--computer-use",
             "computer_ref",
             metavar="MODULE:OBJECT",
-            help="Give the model the provider's computer-use tool (Anthropic, OpenAI), its "
+            help="Give the model the provider's computer-use tool (Anthropic, OpenAI, Gemini), its "
             "actions performed by OBJECT.act(arguments) -> PNG bytes of an importable module; "
             "each action needs --approve (or --defer), else it is refused.",
         ),
@@ -176,6 +190,23 @@ def _defined_in(function: object, module: str) -> bool:
     return getattr(function, "__module__", None) == module
 
 
+_SKILL = re.compile(r"(anthropic:)?([A-Za-z0-9][A-Za-z0-9_.-]*)(?:@([A-Za-z0-9][A-Za-z0-9_.-]*))?")
+
+
+def skill_named(text: str) -> Skill:
+    """The skill of ``--skill``: ``anthropic:pptx`` (the provider's own) or a
+    Skills API id, with ``@VERSION`` to pin one."""
+    found = _SKILL.fullmatch(text)
+    if found is None:
+        raise Failure(
+            sanitize_line(
+                f"--skill {text!r}: not anthropic:NAME or a skill id (@VERSION optional)"
+            ),
+            EXIT_USAGE,
+        )
+    return Skill(found[2], found[3], builtin=found[1] is not None)
+
+
 def computer_named(ref: str) -> Computer:
     """The screen of ``--computer-use module:object``: an object with ``act``."""
     value = _imported(ref, "--computer-use", "OBJECT")
@@ -232,7 +263,12 @@ class Toolset:
     max_steps: int = MAX_STEPS
     approve: bool = False
     defer: bool = False
+    elicitor: TerminalElicitor = field(default_factory=lambda: TerminalElicitor(False))
+    """Asks the user what an MCP server asks (bound to a turn by :meth:`asking_on`)."""
+    sampler: TurnSampler | None = None
+    """``--mcp-sampling-model``: serves the servers' sampling requests in a turn."""
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _questions: asyncio.Lock | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> Toolset:
@@ -249,6 +285,9 @@ class Toolset:
         if params.get("computer_ref"):
             tools.append(ComputerTool(computer_named(params["computer_ref"])))
         servers = []
+        elicitor = TerminalElicitor(interactive=sys.stdin.isatty())
+        sampling = params.get("mcp_sampling_model")
+        sampler = TurnSampler(sampling_target(sampling)) if sampling is not None else None
         for spec in params.get("mcp_specs", ()):
             try:
                 servers.append(
@@ -256,6 +295,8 @@ class Toolset:
                         spec,
                         startup_timeout=params.get("mcp_startup_timeout", STARTUP_TIMEOUT),
                         use_instructions=bool(params.get("mcp_instructions")),
+                        elicit=elicitor,
+                        sample=sampler,
                     )
                 )
             except ValueError as exc:
@@ -266,7 +307,9 @@ class Toolset:
         defer = bool(params.get("defer"))
         if approve and defer:
             raise Failure("--approve asks now and --defer later: give one of them", EXIT_USAGE)
-        return cls(tools, servers, params.get("max_steps", MAX_STEPS), approve, defer)
+        return cls(
+            tools, servers, params.get("max_steps", MAX_STEPS), approve, defer, elicitor, sampler
+        )
 
     @property
     def active(self) -> bool:
@@ -321,13 +364,48 @@ class Toolset:
             return "defer"
         if not self.approve:
             return None
-        one_at_a_time = asyncio.Lock()  # calls run at once; questions one by one
+
+        # Calls run at once; questions (approvals, servers' requests for
+        # input, see asking_on) one by one.  A lock a turn: each turn has
+        # its own event loop.
+        one_at_a_time = self._questions = asyncio.Lock()
 
         async def ask(request: ApprovalRequest) -> bool:
             async with one_at_a_time:
                 return await ask_approval(request)
 
         return ask
+
+    @contextlib.contextmanager
+    def asking_on(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        client: Client,
+        conversation: Conversation,
+        before: Callable[[], None] = lambda: None,
+    ) -> Iterator[None]:
+        """While a turn of ``conversation`` runs on ``loop`` with ``client``:
+        each request a server makes is recorded in the conversation log
+        (:func:`~elelem.turns.sampling.recording_requests`); what a server asks
+        is asked in the terminal (:mod:`elelem.cli.elicit`), one question at
+        a time with the approvals, ``before`` called first (the renderer
+        pauses its live region); its sampling requests are served
+        (:mod:`elelem.cli.sampling`)."""
+        lock, self._questions = self._questions or asyncio.Lock(), None
+        with contextlib.ExitStack() as serving:
+            serving.enter_context(recording_requests(self.servers, conversation, loop))
+            serving.enter_context(self.elicitor.asking_on(loop, lock, before))
+            if self.sampler is not None:
+                approve = None
+                if self.approve:
+
+                    async def approve(question: str) -> bool:
+                        async with lock:
+                            before()
+                            return await confirm(question)
+
+                serving.enter_context(self.sampler.serving_on(loop, client, approve))
+            yield
 
 
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
@@ -390,59 +468,6 @@ async def ask_approval(request: ApprovalRequest) -> bool:
     reading the answer on the event loop (:func:`confirm`)."""
     width = shutil.get_terminal_size().columns
     return await confirm(approval_prompt(request, width))
-
-
-YES = frozenset({"y", "yes"})
-NO = frozenset({"n", "no", ""})  # Enter alone: the default, no
-
-
-async def confirm(question: str) -> bool:
-    """Ask ``question [y/N]: `` on stderr and read the answer from the
-    terminal (stdin) on the running event loop, as click's confirm would
-    (asked again after anything but y, yes, n, no or Enter; end of input
-    is no), and echo the verdict.
-
-    Read on the loop, not in a worker thread: Ctrl-C cancels the read at
-    once, where a thread blocked on stdin would stay blocked, eat the next
-    line typed and hold stdin's lock while the interpreter shuts down."""
-    while True:
-        click.echo(f"{question} [y/N]: ", nl=False, err=True)
-        line = await _read_line(sys.stdin.fileno())
-        if line is None:
-            click.echo("", err=True)
-            answer = "n"
-        else:
-            answer = line.strip().lower()
-        if answer in YES or answer in NO:
-            verdict = answer in YES
-            click.echo("approved" if verdict else "refused", err=True)
-            return verdict
-        click.echo("Error: invalid input", err=True)
-
-
-async def _read_line(fd: int) -> str | None:
-    """One line from ``fd`` (a terminal: the line discipline hands it over
-    whole), read when the loop sees it readable; None at end of input."""
-    loop = asyncio.get_running_loop()
-    arrived: asyncio.Future[bytes | None] = loop.create_future()
-    held = bytearray()
-
-    def readable() -> None:
-        chunk = os.read(fd, 4096)
-        held.extend(chunk)
-        if arrived.done():
-            return
-        if not chunk:
-            arrived.set_result(bytes(held) if held else None)
-        elif b"\n" in held:
-            arrived.set_result(bytes(held))
-
-    loop.add_reader(fd, readable)
-    try:
-        got = await arrived
-    finally:
-        loop.remove_reader(fd)
-    return None if got is None else got.decode(errors="replace").partition("\n")[0]
 
 
 __all__ = [

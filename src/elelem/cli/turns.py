@@ -10,6 +10,7 @@ shows each stored chunk with what it committed: on the renderer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import threading
@@ -141,7 +142,14 @@ def run_turn(
 
     async def go() -> None:
         async with Client(env=env, catalog=catalog, timeouts=timeouts) as client:
-            done.append(await drive(flow, client, conversation))
+            asking: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+            if toolset is not None:
+                # What an MCP server asks is asked (and sampled) on this loop.
+                before = (lambda: _pause(renderer)) if renderer is not None else (lambda: None)
+                loop = asyncio.get_running_loop()
+                asking = toolset.asking_on(loop, client, conversation, before)
+            with asking:
+                done.append(await drive(flow, client, conversation))
 
     # The result is handed over beside the task, not as its result:
     # asyncio.run ends by asking signal.getsignal, which formats the repr of
@@ -191,6 +199,11 @@ def paused(renderer: Renderer, write: Callable[P, T]) -> Callable[P, T]:
             return write(*args, **kwargs)
 
     return call
+
+
+def _pause(renderer: Renderer) -> None:
+    with _TERMINAL:
+        renderer.pause()
 
 
 def paused_before(

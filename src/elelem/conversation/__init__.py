@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.errors import (
     ConversationNotFound,
     CorruptEventError,
@@ -36,6 +37,7 @@ from elelem.conversation.events import (
     Repair,
     ResponseRecord,
     Rewind,
+    ServerRequest,
     StripReasoning,
     StripSignature,
     TurnStart,
@@ -46,6 +48,7 @@ from elelem.conversation.events import (
     register_event_kind,
 )
 from elelem.conversation.export import export_conversation, import_conversation, read_export
+from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.log import Conversation
 from elelem.conversation.postgres import PostgresStore
 from elelem.conversation.projections import (
@@ -138,6 +141,7 @@ __all__ = [
     "SESSION_NOTES",
     "Awaiting",
     "Compaction",
+    "ContextEdits",
     "Conversation",
     "ConversationInfo",
     "ConversationNotFound",
@@ -147,6 +151,7 @@ __all__ = [
     "Draft",
     "Event",
     "EventError",
+    "GeneratedFileBody",
     "HostedBody",
     "ImportRefused",
     "MessageBody",
@@ -159,6 +164,7 @@ __all__ = [
     "SQLiteStore",
     "SchemaVersionError",
     "SearchHit",
+    "ServerRequest",
     "SessionNote",
     "Store",
     "StoreError",

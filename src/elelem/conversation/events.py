@@ -208,12 +208,31 @@ class Decision(msgspec.Struct, frozen=True, gc=False):
     results: tuple[Block, ...] = ()
 
 
+class ServerRequest(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A request an MCP server made of the client during a tool call
+    (``method``: ``elicitation/create``, ``sampling/createMessage``,
+    ``roots/list``) and how it was answered (``outcome``: the elicitation's
+    ``accept``/``decline``/``cancel``, ``served`` or ``refused`` for
+    sampling, ``listed`` for roots).  ``detail`` holds what was asked and
+    answered (the server's text: untrusted); a served sampling request
+    names its ``provider`` and ``model`` and what it used (``usage``),
+    priced with the turn.  Changes no projection."""
+
+    server: str
+    method: str
+    outcome: str
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+
+
 Body: TypeAlias = Any
 """An event body: one of the registered body types, or :class:`msgspec.Raw`
 for a kind nobody registered."""
 
 OVERLAY_KINDS: frozenset[str] = frozenset(
-    {"compaction", "strip-reasoning", "strip-signature", "repair", "rewind"}
+    {"compaction", "strip-reasoning", "strip-signature", "repair", "rewind", "context-edits"}
 )
 
 _lock = threading.Lock()
@@ -229,6 +248,7 @@ _kinds: dict[str, type[msgspec.Struct]] = {
     "rewind": Rewind,
     "awaiting": Awaiting,
     "decision": Decision,
+    "server-request": ServerRequest,
 }
 _kind_of: dict[type, str] = {v: k for k, v in _kinds.items()}
 
@@ -558,6 +578,7 @@ __all__ = [
     "Repair",
     "ResponseRecord",
     "Rewind",
+    "ServerRequest",
     "StripReasoning",
     "StripSignature",
     "TurnStart",

@@ -125,9 +125,25 @@ def read_config(file: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{file}: not valid TOML: nested too deeply to read") from None
 
 
+def named_config_missing(env: Mapping[str, str] | None = None) -> ConfigError | None:
+    """The error for a file ``$ELELEM_CONFIG`` names that does not exist (a
+    typo must not run without the config it meant), else None.  The command
+    raises it (exit 2); the library, given its environment explicitly, reads
+    a missing file as no config."""
+    env = os.environ if env is None else env
+    named = env.get("ELELEM_CONFIG")
+    if not named or Path(named).exists():
+        return None
+    return ConfigError(
+        f"ELELEM_CONFIG names {named}, which does not exist: create it, or unset "
+        "ELELEM_CONFIG to use the default config file"
+    )
+
+
 def load_catalog(path: Path | None = None, env: Mapping[str, str] | None = None) -> Catalog:
     """The registered providers (built-in and plugins') plus the config
-    file's ``[providers]`` (if the file exists)."""
+    file's ``[providers]`` (if the file exists; a file given as ``path``
+    must)."""
     catalog = Catalog()
     file = path if path is not None else config_path(env)
     data = read_config(file)
@@ -254,4 +270,4 @@ def _spec(catalog: Catalog, name: str, table: dict[str, Any], where: str) -> Pro
     return spec
 
 
-__all__ = ["apply_config", "config_path", "load_catalog", "read_config"]
+__all__ = ["apply_config", "config_path", "load_catalog", "named_config_missing", "read_config"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
 
-from elelem.conversation.events import Event, ResponseRecord
+from elelem.conversation.events import Event, ResponseRecord, ServerRequest
 from elelem.providers.pricing import Cost, batch_price, price, total
 
 
@@ -35,12 +35,20 @@ def records_cost(records: Iterable[ResponseRecord]) -> Cost:
 
 def events_cost(events: Iterable[Event]) -> Cost:
     """The cost of every response record among ``events`` (a conversation's,
-    or one turn's), each priced as of when it was stored."""
-    return total(
-        response_cost(e.body, e.at)
-        for e in events
-        if e.kind == "response" and isinstance(e.body, ResponseRecord)
-    )
+    or one turn's), and of every sampling request an MCP server had served
+    (a :class:`ServerRequest` with usage), each priced as of when it was
+    stored."""
+    costs: list[Cost] = []
+    for e in events:
+        if e.kind == "response" and isinstance(e.body, ResponseRecord):
+            costs.append(response_cost(e.body, e.at))
+        elif isinstance(e.body, ServerRequest) and e.body.usage is not None:
+            body = e.body
+            when = datetime.fromisoformat(e.at) if isinstance(e.at, str) else e.at
+            costs.append(
+                price(body.provider or "unknown", body.model or "unknown", body.usage, at=when)
+            )
+    return total(costs)
 
 
 __all__ = ["events_cost", "records_cost", "response_cost"]

@@ -38,6 +38,7 @@ from elelem.conversation.sqlschema import SQLOps
 from elelem.conversation.store import Clock, format_time, utc_now
 from elelem.errors import (
     ConfigError,
+    LimitExceededError,
     MalformedStreamError,
     StreamError,
     TransportError,
@@ -47,7 +48,8 @@ from elelem.providers.catalog import Target
 from elelem.providers.listing import json_answer
 from elelem.transport.endpoint import Endpoint
 from elelem.vocabulary import Blob, DocumentBlock, ImageBlock, Message
-from elelem.wire.files import FileRequest, FilesWire, ProviderFile
+from elelem.vocabulary.registry import RecordTable
+from elelem.wire.files import FileRequest, FilesWire, GeneratedFile, ProviderFile
 
 TIMEOUT = 120.0
 """Seconds an upload, list or delete may take."""
@@ -57,10 +59,11 @@ GONE_STATUSES = frozenset({400, 403, 404})
 OpenAI 404 or 400 naming it, Gemini 403 naming it)."""
 
 
-FILES_PROVIDERS = frozenset({"anthropic", "openai", "google"})
-"""The providers whose Files API elelem uses: a wire's ``files`` is its
-documented API, but most servers speaking a wire (the OpenAI-compatible
-ones above all) have no ``/files``, and a turn to them sends bytes."""
+FILES_PROVIDERS: Mapping[str, str] = RecordTable(lambda r: r.kinds.get("files"))
+"""The providers whose Files API elelem uses (their records' ``files``
+kind): a wire's ``files`` is its documented API, but most servers speaking
+a wire (the OpenAI-compatible ones above all) have no ``/files``, and a
+turn to them sends bytes."""
 
 
 def files_wire(target: Target) -> FilesWire:
@@ -148,6 +151,56 @@ def delete_file(target: Target, http: httpx2.Client, file_id: str) -> None:
     except ValueError:
         raise ConfigError(f"{file_id!r} is not a {target.provider} file id") from None
     send_file_request(target.endpoint, http, request, "deleting a file")
+
+
+DOWNLOAD_LIMIT = 100 * 1024 * 1024
+"""Bytes a generated file's download may hold by default (100 MiB)."""
+
+
+def download_generated(
+    target: Target, http: httpx2.Client, file: GeneratedFile, *, max_bytes: int = DOWNLOAD_LIMIT
+) -> tuple[bytes, str]:
+    """The bytes of a file ``target``'s provider made with hosted code
+    execution (:class:`~elelem.wire.files.GeneratedFile`) and the media type
+    the answer gave (empty when none), read as they stream and refused with :class:`~elelem.errors.LimitExceededError` past
+    ``max_bytes`` (the announced length is checked before any is read)."""
+    wire = files_wire(target)
+    if wire.download is None:
+        raise UnsupportedError(f"provider {target.provider}: no download of generated files")
+    endpoint, what = target.endpoint, "downloading a generated file"
+    try:
+        request = wire.download(file)
+    except ValueError:
+        raise ConfigError(f"{file.file_id!r} is not a {target.provider} file id") from None
+    url = endpoint.url(request.path)
+    try:
+        with http.stream(
+            request.method, url, headers=endpoint.request_headers(request.headers)
+        ) as response:
+            if response.status_code >= 400:
+                json_answer(endpoint, response.status_code, response.read(), what)
+            announced = response.headers.get("content-length", "")
+            if announced.isdigit() and int(announced) > max_bytes:
+                raise _too_big(endpoint, file, max_bytes)
+            media_type = response.headers.get("content-type", "")
+            data = bytearray()
+            for piece in response.iter_bytes():
+                data += piece
+                if len(data) > max_bytes:
+                    raise _too_big(endpoint, file, max_bytes)
+    except httpx2.HTTPError as exc:
+        raise TransportError(
+            endpoint.redact(f"provider {endpoint.provider}: {what}: {exc}")
+        ) from None
+    return bytes(data), media_type
+
+
+def _too_big(endpoint: Endpoint, file: GeneratedFile, max_bytes: int) -> LimitExceededError:
+    return LimitExceededError(
+        f"provider {endpoint.provider}: generated file {file.file_id} is larger than allowed",
+        limit="max_bytes",
+        value=max_bytes,
+    )
 
 
 class FileUploader:
@@ -244,10 +297,12 @@ def _names(text: str, file_id: str) -> bool:
 
 
 __all__ = [
+    "DOWNLOAD_LIMIT",
     "FILES_PROVIDERS",
     "GONE_STATUSES",
     "FileUploader",
     "delete_file",
+    "download_generated",
     "files_wire",
     "list_files",
     "send_file_request",

@@ -12,8 +12,20 @@ from __future__ import annotations
 
 from elelem.errors import UnsupportedError
 from elelem.providers.catalog import Target
+from elelem.shapes.registry import shape_named
+from elelem.vocabulary import provider_records
 from elelem.wire import EncodedRequest
 from elelem.wire.live import LiveProtocol, LiveWire
+
+
+def live_providers() -> list[str]:
+    """The registered providers whose chat wire holds live sessions (its
+    shape's ``live``), derived from the records."""
+    return [
+        record.name
+        for record in provider_records()
+        if record.chat and getattr(shape_named(record.shape), "live", None) is not None
+    ]
 
 
 def live_protocol(target: Target) -> LiveProtocol:
@@ -24,7 +36,7 @@ def live_protocol(target: Target) -> LiveProtocol:
     if wire is None or (route is not None and wire.cloud_path is None):
         raise UnsupportedError(
             f"{target.provider} ({target.shape.name}) has no live sessions in elelem; "
-            "OpenAI Realtime (openai, azure) and Gemini Live (google, vertex) do"
+            f"these providers have: {', '.join(live_providers())}"
         )
     if route is None:
         return wire.protocol(target.provider)
@@ -35,4 +47,4 @@ def live_protocol(target: Target) -> LiveProtocol:
     return wire.protocol(target.provider, path=wire.cloud_path, resource=resource)
 
 
-__all__ = ["live_protocol"]
+__all__ = ["live_protocol", "live_providers"]

@@ -11,23 +11,37 @@ user's configured endpoints included), not from a table of its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from elelem.providers.catalog import Catalog
+from elelem.vocabulary import ProviderRecord
+from elelem.vocabulary.registry import RecordTable
 
-SHAPE_PROVIDERS: dict[str, str] = {
-    "anthropic_messages": "anthropic",
-    "openai_responses": "openai",
-    "openai_chat": "openai",
-    "gemini": "google",
-    "ollama_native": "ollama-native",
-    "bedrock_converse": "bedrock",
-    "gemini_interactions": "google",
-}
+
+def speaks(record: ProviderRecord, shape: str) -> bool:
+    """Whether ``record`` serves chat in ``shape``: its own shape, and Chat
+    Completions too where it sets conventions for it (OpenAI's chat
+    endpoint: the rule of the Chat Completions dialects)."""
+    if not record.chat:
+        return False
+    return record.shape == shape or (shape == "openai_chat" and bool(record.conventions))
+
+
+def _shape_homes(records: tuple[ProviderRecord, ...]) -> dict[str, str]:
+    homes: dict[str, str] = {}
+    for record in records:
+        for shape in (record.shape, "openai_chat"):
+            if speaks(record, shape):
+                homes.setdefault(shape, record.name)
+    return homes
+
+
+SHAPE_PROVIDERS: Mapping[str, str] = RecordTable(build=_shape_homes)
 """Shape name -> the provider its recordings are taken to come from when the
-recorded URL names none the catalog knows."""
+recorded URL names none the catalog knows: the first registered record that
+speaks it (:func:`speaks`)."""
 
 RAW_REQUEST_SHAPES: frozenset[str] = frozenset({"anthropic_messages"})
 """Shapes whose parser takes the recorded request JSON in place of a neutral
@@ -169,4 +183,5 @@ __all__ = [
     "SHAPE_PROVIDERS",
     "provider_of_url",
     "shape_of_exchange",
+    "speaks",
 ]

@@ -15,9 +15,17 @@ from elelem.conversation import (
     TurnStart,
     turn_views,
 )
+from elelem.conversation.context_edits import ContextEdits
+from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.session import SessionNote
 from elelem.providers.costs import events_cost
-from elelem.render.lines import awaiting_line, decision_line, record_outcome, session_line
+from elelem.render.event_lines import context_edits_line, generated_line
+from elelem.render.lines import (
+    awaiting_line,
+    decision_line,
+    record_outcome,
+    session_line,
+)
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
 from elelem.vocabulary import DocumentBlock, ImageBlock, TextBlock
@@ -55,6 +63,12 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
                 renderer.notice(decision_line(body))
             elif isinstance(body, SessionNote):
                 renderer.notice(session_line(body))
+            elif isinstance(body, ContextEdits):
+                renderer.notice(context_edits_line(body))
+            elif isinstance(body, GeneratedFileBody):
+                renderer.notice(generated_line(body))
+                for part in body.content:
+                    renderer.part(part)
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

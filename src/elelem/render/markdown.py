@@ -27,9 +27,11 @@ from urllib.parse import quote
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -38,6 +40,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     Footnotes,
     activity_line,
@@ -227,6 +230,11 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
                 answer.lines += [f"*{line}*", ""]
             elif isinstance(body, SessionNote):
                 answer.lines += [f"*{inert_line(session_line(body))}*", ""]
+            elif isinstance(body, ContextEdits):
+                answer.lines += [f"*{inert_line(context_edits_line(body))}*", ""]
+            elif isinstance(body, GeneratedFileBody):
+                answer.lines += [f"*{inert_line(generated_line(body))}*", ""]
+                answer.lines += [line for part in body.content for line in (_other(part), "")]
             elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
                 continue
             else:

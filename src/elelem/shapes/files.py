@@ -4,7 +4,14 @@
 files a model reads) and ``file``; the answer is the file object ``{"id",
 "bytes", "filename", "expires_at"?}`` (``expires_at`` in Unix seconds,
 absent or null when kept until deleted).  ``GET {base}/files`` lists them
-(``{"data": [...]}``), ``DELETE {base}/files/{id}`` removes one."""
+(``{"data": [...]}``), ``DELETE {base}/files/{id}`` removes one.
+
+A file the code interpreter made lives in its container
+(https://platform.openai.com/docs/guides/tools-code-interpreter): the
+answer's text cites it with a ``container_file_citation`` annotation
+(``container_id``, ``file_id``, ``filename``), and ``GET
+{base}/containers/{container_id}/files/{file_id}/content`` returns its bytes
+(https://platform.openai.com/docs/api-reference/container-files)."""
 
 from __future__ import annotations
 
@@ -13,7 +20,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from elelem.shapes.multipart import multipart
-from elelem.wire.files import FileRequest, FilesWire, ProviderFile, provider_file
+from elelem.vocabulary import Message
+from elelem.wire.files import (
+    FileRequest,
+    FilesWire,
+    GeneratedFile,
+    ProviderFile,
+    provider_file,
+)
 
 PURPOSE = "user_data"
 """The purpose of a file a model reads as input."""
@@ -58,6 +72,38 @@ def _read_list(page: dict[str, Any]) -> list[ProviderFile]:
     return [read_file(entry) for entry in page["data"]]
 
 
+def _download(file: GeneratedFile) -> FileRequest:
+    if file.container_id is None:
+        return FileRequest("GET", f"files/{plain_id(file.file_id)}/content", {})
+    container, file_id = plain_id(file.container_id), plain_id(file.file_id)
+    return FileRequest("GET", f"containers/{container}/files/{file_id}/content", {})
+
+
+def container_files(message: Message) -> list[GeneratedFile]:
+    """The container files an answer's ``container_file_citation``
+    annotations cite (each once, in order)."""
+    out: dict[tuple[str, str], GeneratedFile] = {}
+    for part in message.content:
+        for attribution in getattr(part, "attributions", ()) or ():
+            replay = attribution.replay
+            value = replay.value if replay is not None else None
+            if not isinstance(value, dict) or value.get("type") != "container_file_citation":
+                continue
+            file_id, container = value.get("file_id"), value.get("container_id")
+            if isinstance(file_id, str) and isinstance(container, str):
+                name = value.get("filename")
+                out.setdefault(
+                    (container, file_id),
+                    GeneratedFile(
+                        str(replay.provider),
+                        file_id,
+                        container,
+                        name if isinstance(name, str) else None,
+                    ),
+                )
+    return list(out.values())
+
+
 OPENAI_FILES = FilesWire(
     upload=_upload,
     follow=None,
@@ -65,7 +111,9 @@ OPENAI_FILES = FilesWire(
     listing=FileRequest("GET", "files", {}),
     read_listing=_read_list,
     delete=lambda file_id: FileRequest("DELETE", f"files/{plain_id(file_id)}", {}),
+    download=_download,
+    generated=container_files,
 )
 """OpenAI's Files API (both OpenAI wires)."""
 
-__all__ = ["OPENAI_FILES", "PURPOSE", "iso_of_unix", "plain_id", "read_file"]
+__all__ = ["OPENAI_FILES", "PURPOSE", "container_files", "iso_of_unix", "plain_id", "read_file"]

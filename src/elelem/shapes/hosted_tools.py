@@ -62,6 +62,22 @@ class HostedSite:
         self.dropped.add(where, field or what, UNSUPPORTED, detail)
 
 
+def no_skills(tool: object, site: HostedSite, wire: str) -> None:
+    """Report the skills of a code execution tool whose container on
+    ``wire`` loads none (:class:`~elelem.vocabulary.Skill`)."""
+    if getattr(tool, "skills", ()):
+        site.drop("code_execution", f"{wire} code execution loads no skills", field="skills")
+
+
+def no_excluded_actions(tool: object, site: HostedSite, wire: str) -> None:
+    """Report the excluded actions of a computer-use tool ``wire`` offers all
+    of its actions with (:attr:`~elelem.vocabulary.ComputerUse.excluded_actions`)."""
+    if getattr(tool, "excluded_actions", ()):
+        site.drop(
+            "computer_use", f"{wire} computer use excludes no actions", field="excluded_actions"
+        )
+
+
 HostedSpeller = Callable[[Any, HostedSite], None]
 """One row: writes ``tool`` into the site (or reports what it leaves out)."""
 
@@ -100,4 +116,6 @@ __all__ = [
     "HostedSpeller",
     "HostedTools",
     "hosted_tool_tag",
+    "no_excluded_actions",
+    "no_skills",
 ]

@@ -1,19 +1,20 @@
 """The client side of computer use (Anthropic ``computer_2025…``, OpenAI
-Responses ``computer``): the model asks for an action on a screen, the
+Responses ``computer``, Gemini ``computerUse``): the model asks for an action on a screen, the
 client performs it and answers with a screenshot.
 
 :class:`ComputerTool` wraps the application's :class:`Computer` (which
 knows the screen: a browser, a VM) for the tool loop.  Each action needs
 approval: the approval callback sees the action and any safety checks the
-provider attached (OpenAI's ``pending_safety_checks``, in the call's
-arguments); a run with no callback refuses the action, and with
+provider attached (OpenAI's ``pending_safety_checks``, Gemini's
+``safety_decision``, in the call's arguments); a run with no callback refuses the action, and with
 ``approve="defer"`` the run stops before the next request until the
 application decides (:func:`elelem.resume`).  A call that ran answers with
-its screenshot as an image block; the OpenAI encoder then acknowledges the
-call's safety checks, never before.
+its screenshot as an image block; the OpenAI and Gemini encoders then
+acknowledge the call's safety checks, never before.
 
 Wire forms: https://docs.claude.com/en/docs/agents-and-tools/tool-use/computer-use-tool
-and https://platform.openai.com/docs/guides/tools-computer-use
+, https://platform.openai.com/docs/guides/tools-computer-use
+and https://ai.google.dev/gemini-api/docs/computer-use
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import msgspec
 
 from elelem.errors import ClientToolError
 from elelem.tools.base import ToolOutcome
-from elelem.vocabulary import ComputerUse, ImageBlock, ToolSpec
+from elelem.vocabulary import ComputerUse, ImageBlock, ProviderPayload, ToolSpec
+from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
 
 
 class Computer(Protocol):
@@ -35,8 +37,11 @@ class Computer(Protocol):
     ``act`` performs one call's action (the wire's arguments as given:
     Anthropic's ``{"action": "left_click", "coordinate": [x, y]}``, OpenAI's
     ``{"action": {"type": "click", "x": …, "y": …}}`` or ``{"actions":
-    [...]}``; a ``screenshot`` action does nothing) and returns a PNG
-    screenshot of the screen after it.  May be async.
+    [...]}``, Gemini's ``{"action": "click_at", "x": …, "y": …}`` on its
+    0-999 grid; a ``screenshot`` action does nothing) and returns a PNG
+    screenshot of the screen after it.  May be async.  A computer that
+    also has ``current_url()`` (a browser) tells the page's address, which
+    Gemini wants back with each screenshot.
     """
 
     def act(self, arguments: dict[str, Any]) -> bytes | Awaitable[bytes]: ...
@@ -82,7 +87,19 @@ class ComputerTool:
         if not isinstance(shot, bytes) or not shot:
             raise ClientToolError("computer: act() returned no screenshot bytes")
         image = ImageBlock.from_bytes(shot, "image/png", filename="screenshot.png")
-        return ToolOutcome("", attachments=(image,))
+        return ToolOutcome("", payloads=await self._url(), attachments=(image,))
+
+    async def _url(self) -> tuple[ProviderPayload, ...]:
+        """The page's URL as a payload, when the computer tells it."""
+        current_url = getattr(self.computer, "current_url", None)
+        if not callable(current_url):
+            return ()
+        url = current_url()
+        if inspect.isawaitable(url):
+            url = await url
+        if not isinstance(url, str):
+            raise ClientToolError("computer: current_url() returned no text")
+        return (ProviderPayload(provider=NEUTRAL, format=CURRENT_URL, value=url),)
 
 
 __all__ = ["Computer", "ComputerTool"]

@@ -54,13 +54,20 @@ import msgspec
 
 from elelem.errors import MCPServerError
 from elelem.tools.base import ToolOutcome
-from elelem.tools.mcp_asks import Elicit, elicitation_of, sdk_answer
+from elelem.tools.mcp_asks import (
+    Elicit,
+    ServerAsked,
+    elicitation_note,
+    elicitation_of,
+    sdk_answer,
+)
 from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
 from elelem.tools.mcp_notes import MCPNotes, error_reason
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
 from elelem.tools.mcp_sampling import Sample, SamplingRefused, sampling_of, sdk_refusal, sdk_sample
 from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
 from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
+from elelem.vocabulary import JSONValue
 
 DEFAULT_MCP_TIMEOUT = 60.0
 
@@ -169,6 +176,9 @@ class MCPServer(MCPNotes):
         self.notes: list[str] = []
         self.dropped_notes = 0
         self.client: Any = None
+        self.on_request: Callable[[ServerAsked], None] | None = None
+        """Told of each request the server made of the client, once answered
+        (on the connection's event loop: hand it over, never block)."""
         self._step = "the handshake"
         self._commands: Any = None
         self._renewed: anyio.Event | None = None
@@ -500,9 +510,14 @@ class MCPServer(MCPNotes):
         from mcp.types import ListRootsResult, Root
 
         folders = self.roots if self.roots is not None else [Path.cwd()]
-        return ListRootsResult(
-            roots=[Root(uri=f.resolve().as_uri(), name=f.resolve().name) for f in folders]  # type: ignore[arg-type]
-        )
+        roots = [Root(uri=f.resolve().as_uri(), name=f.resolve().name) for f in folders]  # type: ignore[arg-type]
+        listed: list[JSONValue] = [str(r.uri) for r in roots]
+        self._asked(ServerAsked(self.name, "roots/list", "listed", {"roots": listed}))
+        return ListRootsResult(roots=roots)
+
+    def _asked(self, note: ServerAsked) -> None:
+        if self.on_request is not None:
+            self.on_request(note)
 
     async def _logged(self, params: Any) -> None:
         data = params.data if isinstance(params.data, str) else msgspec.json.encode(params.data)
@@ -519,15 +534,31 @@ class MCPServer(MCPNotes):
 
     async def _sampled(self, context: Any, params: Any) -> Any:
         assert self.sample is not None  # the capability is declared only with a callback
+        method = "sampling/createMessage"
         try:
-            answer = await self.sample(sampling_of(self.name, params))
+            request = sampling_of(self.name, params)
+            answer = await self.sample(request)
         except SamplingRefused as exc:
+            asked = {"max_tokens": params.max_tokens, "reason": str(exc)}
+            self._asked(ServerAsked(self.name, method, "refused", asked))
             return sdk_refusal(str(exc))
+        detail: dict[str, JSONValue] = {
+            "messages": [[role, text] for role, text in request.messages],
+            "system": request.system,
+            "max_tokens": request.max_tokens,
+            "text": answer.text,
+        }
+        served = ServerAsked(
+            self.name, method, "served", detail, answer.provider, answer.model, answer.usage
+        )
+        self._asked(served)
         return sdk_sample(answer)
 
     async def _elicited(self, context: Any, params: Any) -> Any:
         assert self.elicit is not None
-        answer = await self.elicit(elicitation_of(self.name, params))
+        request = elicitation_of(self.name, params)
+        answer = await self.elicit(request)
+        self._asked(elicitation_note(request, answer))
         return sdk_answer(answer)
 
     # -- the blocking lifetime ---------------------------------------------------

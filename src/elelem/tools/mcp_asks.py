@@ -1,4 +1,5 @@
-"""What an MCP server asks of elelem, in elelem's terms: elicitation.
+"""What an MCP server asks of elelem, in elelem's terms: elicitation, and
+the note of every request a server made (:class:`ServerAsked`).
 
 A server may ask the user for input in the middle of a call
 (``elicitation/create``, or an input request of a 2026-07-28 multi
@@ -17,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from elelem.vocabulary import JSONValue
+from elelem.vocabulary import JSONValue, Usage
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,38 @@ Elicit = Callable[[Elicitation], Awaitable[ElicitAnswer]]
 """The callback that answers a server's elicitation."""
 
 
+@dataclass(frozen=True)
+class ServerAsked:
+    """One request a server made of the client during a connection
+    (``elicitation/create``, ``sampling/createMessage``, ``roots/list``) and
+    how it was answered, as :attr:`MCPServer.on_request
+    <elelem.tools.mcp.MCPServer.on_request>` reports it (for the
+    conversation log).  ``outcome`` is the elicitation's action, ``served``
+    or ``refused`` for sampling, ``listed`` for roots; ``detail`` holds
+    what was asked and answered (the server's text, untrusted); ``usage``,
+    ``provider`` and ``model`` say what a served sampling request cost."""
+
+    server: str
+    method: str
+    outcome: str
+    detail: Mapping[str, JSONValue] = field(default_factory=dict)
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+
+
+def elicitation_note(request: Elicitation, answer: ElicitAnswer) -> ServerAsked:
+    """The :class:`ServerAsked` of one elicitation and its answer."""
+    detail: dict[str, JSONValue] = {"mode": request.mode, "message": request.message}
+    if request.mode == "url":
+        detail["url"] = request.url
+    else:
+        detail["schema"] = dict(request.schema)
+    if answer.content is not None:
+        detail["content"] = dict(answer.content)
+    return ServerAsked(request.server, "elicitation/create", answer.action, detail)
+
+
 async def accept_defaults(request: Elicitation) -> ElicitAnswer:
     """Accept every form with its fields' defaults, decline every URL: for
     unattended runs against servers whose forms all have defaults."""
@@ -93,8 +126,10 @@ __all__ = [
     "Elicit",
     "ElicitAnswer",
     "Elicitation",
+    "ServerAsked",
     "accept_defaults",
     "decline",
+    "elicitation_note",
     "elicitation_of",
     "sdk_answer",
 ]

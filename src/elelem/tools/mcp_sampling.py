@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from elelem.errors import ElelemError
+from elelem.vocabulary import Usage
 
 
 class SamplingRefused(ElelemError):
@@ -44,11 +45,14 @@ class SamplingRequest:
 
 @dataclass(frozen=True)
 class SampleAnswer:
-    """The model's completion, and which model gave it."""
+    """The model's completion, which model gave it and (when known) its
+    provider and what it used, for the record of the request."""
 
     text: str
     model: str
     stop_reason: str = "endTurn"
+    provider: str | None = None
+    usage: Usage | None = None
 
 
 Sample = Callable[[SamplingRequest], Awaitable[SampleAnswer]]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from elelem.conversation.events import Decision, Draft, TurnStart
 from elelem.conversation.log import Conversation
+from elelem.errors import ConfigError
 from elelem.tools import render_result
 from elelem.turns.engine import Append, Call, Flow, TurnEngine, TurnResult, TurnSettings
 from elelem.turns.pending import REFUSED, Pending, ResumeError, pending
@@ -168,16 +169,47 @@ def resume_flow(
     return (yield from steps(engine, loop, execute, max_steps=max_steps, on_call=on_call, taken=1))
 
 
+def stopped_model(conv: Conversation) -> str | None:
+    """The address the turn waiting for decisions was started with (``""``
+    when it names none), or None when the conversation waits for nothing."""
+    waiting = pending(conv)
+    if waiting is None:
+        return None
+    for e in conv.events:
+        body = e.body
+        if e.turn == waiting.turn and isinstance(body, TurnStart):
+            return body.model or ""
+    return None
+
+
 def _model_of(conv: Conversation, model: str | Target | Model | None) -> str | Target | Model:
     """``model``, else the address the waiting turn was started with."""
     if model is not None:
         return model
-    waiting = pending(conv)
-    for e in conv.events:
-        body = e.body
-        if waiting is not None and e.turn == waiting.turn and isinstance(body, TurnStart):
-            return body.model or ""
-    raise ResumeError("the conversation waits for no approval and no result")
+    address = stopped_model(conv)
+    if address is None:
+        raise ResumeError("the conversation waits for no approval and no result")
+    return address
+
+
+def _target(client: Any, conv: Conversation, model: str | Target | Model | None) -> Target | Model:
+    """The model a resumed run answers with: ``model``, else the stopped
+    turn's address; an address no provider serves (an in-process model's,
+    such as ``test:test-model`` of a :class:`~elelem.testing.TestModel`, whose
+    settings an address cannot carry) is a :class:`ResumeError` saying to
+    give the model again."""
+    chosen = _model_of(conv, model)
+    try:
+        target: Target | Model = client.target(chosen)
+    except ConfigError as exc:
+        if model is not None:
+            raise
+        raise ResumeError(
+            f"the stopped turn was run by {chosen!r}, which names no model this client "
+            f"can reach ({exc}); an in-process model (a TestModel, a FunctionModel) is "
+            "given again: resume(..., model=the_model)"
+        ) from None
+    return target
 
 
 def _resume(
@@ -219,14 +251,15 @@ async def resume(
     ``approvals`` maps each waiting call id (a hosted MCP approval request's
     activity id too) to True or False; ``results`` each external call's id to
     its result (text, any JSON value, a :class:`~elelem.tools.ToolOutcome`).
-    ``model`` defaults to the address the stopped turn was started with.
+    ``model`` defaults to the address the stopped turn was started with
+    (an in-process model's address names no model: give it again).
     ``options`` are :func:`elelem.run`'s: ``tools`` (the run's tools again:
     the approved calls run with them), ``max_steps``, ``approve``
     (``"defer"`` stops again at the next calls), ``tool_timeout``,
     ``on_call`` and the turn options."""
     from elelem.turns.drive import drive
 
-    target = client.target(_model_of(conv, model))
+    target = _target(client, conv, model)
     flow = _resume(conv, target, False, approvals, results, options)
     return await drive(flow, client, conv, timeouts=timeouts)
 
@@ -244,9 +277,16 @@ def resume_sync(
     """The blocking :func:`resume`, over a :class:`elelem.SyncClient`."""
     from elelem.turns.drive import drive_sync
 
-    target = client.target(_model_of(conv, model))
+    target = _target(client, conv, model)
     flow = _resume(conv, target, True, approvals, results, options)
     return drive_sync(flow, client, conv, timeouts=timeouts)
 
 
-__all__ = ["check_resume", "lacking_tools", "resume", "resume_flow", "resume_sync"]
+__all__ = [
+    "check_resume",
+    "lacking_tools",
+    "resume",
+    "resume_flow",
+    "resume_sync",
+    "stopped_model",
+]

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.events import (
     Draft,
     HostedBody,
@@ -20,6 +21,7 @@ from elelem.conversation.events import (
 )
 from elelem.providers.costs import records_cost
 from elelem.providers.pricing import Cost
+from elelem.shapes.context_editing import applied_edits
 from elelem.stream import AssembledResponse
 from elelem.turns.actions import (
     Append,
@@ -133,9 +135,16 @@ class ResponseDrafts:
         )
 
     def closing(self, result: AssembledResponse, record: ResponseRecord) -> Append:
-        """The parts not committed yet (none after a whole stream) and the record."""
+        """The parts not committed yet (none after a whole stream), the
+        record, and the context edits the provider applied, as an overlay."""
         tail = self.parts(result.content[self.committed :])
-        return Append((*tail, Draft.of(record, turn=self.turn, response=self.response)))
+        drafts = [*tail, Draft.of(record, turn=self.turn, response=self.response)]
+        provider = record.provider or self.provider
+        edits = applied_edits(p for p in record.payloads if p.provider == provider)
+        if edits:
+            applied = ContextEdits(provider, self.response, tuple(edits))
+            drafts.append(Draft.of(applied, turn=self.turn, response=self.response))
+        return Append(tuple(drafts))
 
 
 __all__ = ["ResponseDrafts", "TurnResult"]

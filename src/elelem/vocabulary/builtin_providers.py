@@ -94,6 +94,8 @@ def _azure_openai(name: str, shape: str) -> ProviderRecord:
     )
 
 
+_OLLAMA_HINT = "is Ollama running? start it with: ollama serve"
+
 BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
     ProviderRecord(
         "anthropic",
@@ -119,7 +121,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         },
         price_id="anthropic",
         telemetry_name="anthropic",
-        kinds={"batch": "anthropic"},
+        kinds={"batch": "anthropic", "files": "anthropic_messages"},
     ),
     ProviderRecord(
         "openai",
@@ -162,7 +164,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         },
         price_id="openai",
         telemetry_name="openai",
-        kinds={"embeddings": "openai", "batch": "openai"},
+        kinds={"embeddings": "openai", "batch": "openai", "files": "openai_responses"},
     ),
     _gemini_api(
         "google",
@@ -173,7 +175,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
             "gemini-flash-lite": "gemini-2.5-flash-lite",
             "gemini-pro": "gemini-2.5-pro",
         },
-        kinds={"batch": "gemini"},
+        kinds={"batch": "gemini", "files": "gemini"},
     ),
     _gemini_api("google-interactions", "gemini_interactions"),
     _chat(
@@ -242,7 +244,12 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "grok-4-fast-reasoning",
         "grok-4-fast-non-reasoning",
         "grok-3-mini",
-        conventions={"reasoning_replay": "reasoning_content", "cache": "conversation_header"},
+        conventions={
+            "reasoning_replay": "reasoning_content",
+            "cache": "conversation_header",
+            # Live Search (search_parameters) is gone: xAI searches as Agent Tools.
+            "search_elsewhere": 'on its Responses API: compatible = "openai-responses"',
+        },
         aliases={"grok": "grok-4"},
         price_id="x-ai",
         telemetry_name="x_ai",
@@ -363,6 +370,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         "OLLAMA_API_KEY",
         key_required=False,
         local=True,
+        connect_hint=_OLLAMA_HINT,
     ),
     ProviderRecord(
         "ollama-native",
@@ -371,6 +379,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         ("OLLAMA_API_KEY",),
         key_required=False,
         local=True,
+        connect_hint=_OLLAMA_HINT,
     ),
     _chat(
         "llamacpp",
@@ -379,6 +388,7 @@ BUILTIN_RECORDS: tuple[ProviderRecord, ...] = (
         key_required=False,
         conventions={"reasoning_replay": "reasoning_content", "stream_usage": False},
         local=True,
+        connect_hint="is llama.cpp's server running? start it with: llama-server -m MODEL.gguf",
     ),
     _chat("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", key_required=False),
     # Chat Completions servers with conventions of their own, and no model

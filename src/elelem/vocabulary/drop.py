@@ -57,7 +57,9 @@ EMPTY = "empty"
 """A message with nothing left to send once the rest was dropped."""
 
 NOT_A_SHAPE = "not-a-shape"
-"""Native fields keyed by a name that is no shape."""
+"""Native fields keyed by a name that is no shape: what earlier versions
+recorded (a stored record keeps its reason); such a key is now an error at
+encoding (:meth:`elelem.vocabulary.ToolSpec.merge_native`)."""
 
 CUT_OFF = "cut-off"
 """Part of a response the stream ended in the middle of."""

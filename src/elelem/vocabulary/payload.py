@@ -106,4 +106,15 @@ class ProviderPayload(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fiel
         ]
 
 
-__all__ = ["ProviderPayload"]
+NEUTRAL = ProviderId("elelem")
+"""The ``provider`` of a payload elelem itself wrote (no provider's opaque
+data: what a client tool tells beside its text, such as the page's URL a
+:class:`elelem.tools.ComputerTool` reports); every wire may read it, so a
+portable projection keeps it (:mod:`elelem.vocabulary.portable`)."""
+
+CURRENT_URL = "current_url"
+"""The format of the :data:`NEUTRAL` payload a computer-use result keeps its
+page's URL in (Gemini's function response sends it back as ``url``)."""
+
+
+__all__ = ["CURRENT_URL", "NEUTRAL", "ProviderPayload"]

@@ -27,6 +27,8 @@ passed off as something the assistant said), and never another provider's
 unknown block (it replays only to the provider that produced it).  Each thing left out is one
 :class:`~elelem.vocabulary.Drop` whose ``where`` is the part's position in
 the original message (``content[3]``, ``content[3].attributions[0]``).
+Payloads elelem itself wrote (:data:`~elelem.vocabulary.payload.NEUTRAL`)
+are no provider's and stay.
 
 A non-assistant message (user input, tool results, context) was produced by
 no provider; payloads the target's own parser attached to it (a Responses
@@ -57,7 +59,7 @@ from elelem.vocabulary.drop import (
     Drop,
 )
 from elelem.vocabulary.message import Message, Part
-from elelem.vocabulary.payload import ProviderPayload
+from elelem.vocabulary.payload import NEUTRAL, ProviderPayload
 from elelem.vocabulary.registry import block_mapping
 
 
@@ -122,10 +124,10 @@ def _who(message: Message) -> str:
 def _strip(
     payloads: tuple[ProviderPayload, ...], own: str | None, at: str, dropped: list[Drop]
 ) -> tuple[ProviderPayload, ...]:
-    kept = tuple(p for p in payloads if own is not None and p.provider == own)
+    kept = tuple(p for p in payloads if p.provider in (own, NEUTRAL))
     if len(kept) != len(payloads):
         for p in payloads:
-            if own is None or p.provider != own:
+            if p.provider not in (own, NEUTRAL):
                 dropped.append(Drop(at, "payload", FOREIGN_PAYLOAD, f"{p.provider} {p.format}"))
     return kept
 

@@ -42,7 +42,16 @@ class ModelProfile(msgspec.Struct, frozen=True):
     conventions: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-EXCHANGE_KINDS = ("chat", "embeddings", "batch", "count", "speech", "transcription", "models")
+EXCHANGE_KINDS = (
+    "chat",
+    "embeddings",
+    "batch",
+    "count",
+    "speech",
+    "transcription",
+    "models",
+    "files",
+)
 """The kinds of exchange a record may name a wire for in :attr:`ProviderRecord.kinds`."""
 
 
@@ -67,7 +76,10 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     ("" sends its own name).  ``hosts`` are host names a recording of it may
     name beyond its base URL's.  ``kinds`` names, per exchange kind of
     :data:`EXCHANGE_KINDS` other than chat, the wire it speaks where that is
-    not its chat shape's (``{"embeddings": "voyage", "batch": "openai"}``);
+    not its chat shape's (``{"embeddings": "voyage", "batch": "openai"}``),
+    and ``files`` the shape whose Files API it serves: named only where it
+    has one, since most servers of a wire (the OpenAI-compatible ones above
+    all) have no ``/files``;
     ``chat`` False marks a provider with no chat model (embeddings only),
     which the catalog does not list.
     """
@@ -112,6 +124,9 @@ class ProviderRecord(msgspec.Struct, frozen=True):
     hosts: tuple[str, ...] = ()
     kinds: dict[str, str] = msgspec.field(default_factory=dict)
     chat: bool = True
+    connect_hint: str = ""
+    """What to check when its server refuses the connection (a local
+    server's start command), shown after the error; "" shows none."""
 
     def profile_for(self, model: str | None) -> ModelProfile | None:
         """The profile of ``model``'s family (the longest prefix), or None."""

@@ -333,23 +333,37 @@ def providers_generation() -> int:
 
 
 class RecordTable(Mapping[str, Any]):
-    """A table keyed by provider name, derived from the registered records
-    and read live (a plugin's provider appears in it once registered).
+    """A table derived from the registered records and read live (a
+    plugin's provider appears in it once registered).
 
-    ``pick`` gives a record's value, or None to leave the record out.  The
-    table is rebuilt only when :func:`providers_generation` changed.
+    Keyed by provider name, ``pick`` gives a record's value, or None to
+    leave the record out; keyed otherwise (by shape, …), ``build`` makes the
+    whole table from the records.  The table is rebuilt only when
+    :func:`providers_generation` changed.
     """
 
-    def __init__(self, pick: Callable[[ProviderRecord], Any]) -> None:
+    def __init__(
+        self,
+        pick: Callable[[ProviderRecord], Any] | None = None,
+        *,
+        build: Callable[[tuple[ProviderRecord, ...]], dict[str, Any]] | None = None,
+    ) -> None:
+        if (pick is None) == (build is None):
+            raise RegistryError("a record table takes pick or build, one of them")
         self._pick = pick
+        self._build = build
         self._built = -1
         self._table: dict[str, Any] = {}
 
     def _current(self) -> dict[str, Any]:
         if self._built != _provider_generation or not _plugins_loaded:
             records = provider_records()
-            table = {r.name: self._pick(r) for r in records}
-            self._table = {name: value for name, value in table.items() if value is not None}
+            if self._build is not None:
+                self._table = self._build(records)
+            else:
+                assert self._pick is not None
+                table = {r.name: self._pick(r) for r in records}
+                self._table = {name: value for name, value in table.items() if value is not None}
             self._built = _provider_generation
         return self._table
 

@@ -7,14 +7,14 @@ versions; a shape that cannot honor one reports it rather than dropping it.
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import date
 from typing import Any, Literal
 
 import msgspec
 
 from elelem.errors import DecodeError, UnsupportedError
-from elelem.vocabulary.drop import NOT_A_SHAPE, Drop
 from elelem.vocabulary.json import JSONValue, check_json
-from elelem.vocabulary.registry import is_shape_name
+from elelem.vocabulary.registry import SHAPE_NAMES, is_shape_name
 
 
 def _require_json(value: object, path: str, what: str) -> None:
@@ -43,8 +43,9 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     Entries for other shapes are not sent and not reported as dropped: one
     ToolSpec serves every provider, each taking its own entry.  An entry under
     a key that is no registered shape's name (built-in or a plugin's:
-    :data:`~elelem.vocabulary.registry.SHAPE_NAMES`) is reported as dropped,
-    so a misspelt shape name is seen, not ignored.
+    :data:`~elelem.vocabulary.registry.SHAPE_NAMES`) is an
+    :class:`~elelem.errors.UnsupportedError` at encoding naming the key and
+    the known shapes, so a misspelt shape name is never sent without its fields.
     A native field that names a field elelem writes itself (``name``,
     ``description``, ``input_schema``, ``parameters``, ``type``...) raises
     :class:`~elelem.errors.UnsupportedError` at encoding rather than override it.
@@ -71,18 +72,26 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def merge_native(
         self, shape: str, definition: dict[str, JSONValue], reserved: Collection[str]
-    ) -> list[Drop]:
+    ) -> None:
         """Merge ``native[shape]`` into ``definition`` (``shape``'s wire definition
-        of this tool, built by its encoder) after the fields already there; return
-        one :class:`~elelem.vocabulary.Drop` (``where`` is ``native.<key>``, for
-        the caller to place under the tool's position) per ``native`` entry keyed
-        by no known shape.
+        of this tool, built by its encoder) after the fields already there.
 
-        ``reserved`` are the fields the encoder writes itself, whether or not this
-        definition has them; naming one of those, or any field already in
-        ``definition``, raises :class:`~elelem.errors.UnsupportedError` naming the
-        tool and the field, before anything is merged.
+        Every key of ``native`` must be a registered shape's name (built-in or
+        a plugin's, :data:`~elelem.vocabulary.registry.SHAPE_NAMES`): another
+        is a misspelt or missing shape, an
+        :class:`~elelem.errors.UnsupportedError` naming the key and the known
+        shapes.  ``reserved`` are the fields the encoder writes itself, whether
+        or not this definition has them; naming one of those, or any field
+        already in ``definition``, is an :class:`~elelem.errors.UnsupportedError`
+        naming the tool and the field.  Both are raised before anything is merged.
         """
+        for key in self.native:
+            if key != shape and not is_shape_name(key):
+                known = ", ".join(sorted({shape, *SHAPE_NAMES.members()}))
+                raise UnsupportedError(
+                    f"tool {self.name!r}: native fields keyed by {key!r}, "
+                    f"which is no registered shape (known shapes: {known})"
+                )
         fields = self.native.get(shape, {})
         for key in fields:
             if key in reserved or key in definition:
@@ -92,11 +101,6 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                     f"writes itself ({taken}) and is never overridden"
                 )
         definition.update(fields)
-        return [
-            Drop(f"native.{key}", "native fields", NOT_A_SHAPE, f"tool {self.name!r}")
-            for key in self.native
-            if key != shape and not is_shape_name(key)
-        ]
 
 
 class UserLocation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -134,12 +138,31 @@ class WebFetch(
     version: str | None = None
 
 
+class Skill(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An Agent Skill loaded into the provider's code-execution container:
+    ``skill_id`` a skill the provider ships (``builtin``: Anthropic's
+    ``pptx``, ``xlsx``, ``docx``, ``pdf``) or one uploaded to its Skills API
+    (``skill_01…``), ``version`` a version it names (None: the latest)."""
+
+    skill_id: str
+    version: str | None = None
+    builtin: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.skill_id or not self.skill_id.strip():
+            raise DecodeError("a skill needs a skill_id", "$.skill_id")
+        if self.version is not None and not self.version.strip():
+            raise DecodeError(f"skill {self.skill_id!r}: an empty version", "$.version")
+
+
 class CodeExecution(
     msgspec.Struct, frozen=True, tag_field="type", tag="code_execution", forbid_unknown_fields=True
 ):
-    """Let the provider run code in its own sandbox."""
+    """Let the provider run code in its own sandbox; ``skills`` are loaded
+    into its container (Anthropic's ``container.skills``)."""
 
     version: str | None = None
+    skills: tuple[Skill, ...] = ()
 
 
 class FileSearch(
@@ -261,9 +284,21 @@ class Memory(
 class Shell(msgspec.Struct, frozen=True, tag_field="type", tag="shell", forbid_unknown_fields=True):
     """Shell commands the model asks the *client* to run (OpenAI Responses
     ``shell``, or ``local_shell`` when ``local``); executed by
-    :class:`elelem.tools.ShellTool` in the tool loop, after approval."""
+    :class:`elelem.tools.ShellTool` in the tool loop, after approval.
+
+    With ``hosted`` the provider runs them in a container of its own
+    (OpenAI's hosted shell, ``container_auto``), its activity hosted, and
+    ``skills`` are mounted there."""
 
     local: bool = False
+    hosted: bool = False
+    skills: tuple[Skill, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.local and self.hosted:
+            raise DecodeError("a shell is local or hosted, not both", "$.hosted")
+        if self.skills and not self.hosted:
+            raise DecodeError("skills are mounted in a hosted shell's container only", "$.skills")
 
 
 class ApplyPatch(
@@ -278,7 +313,8 @@ class ComputerUse(
     msgspec.Struct, frozen=True, tag_field="type", tag="computer_use", forbid_unknown_fields=True
 ):
     """A screen the model operates through the provider's computer-use tool
-    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``); the
+    (Anthropic ``computer_2025…``, OpenAI Responses ``computer``, Gemini
+    ``computerUse``, a browser only); the
     *client* performs each action and answers with a screenshot
     (:class:`elelem.tools.ComputerTool`), after approval.
 
@@ -292,6 +328,10 @@ class ComputerUse(
     environment: str = "browser"
     display_number: int | None = None
     version: str | None = None
+    excluded_actions: tuple[str, ...] = ()
+    """Predefined actions the model is not offered (Gemini's
+    ``excludedPredefinedFunctions``: leave some out, or declare a function
+    of the same name in ``tools`` that replaces it)."""
 
 
 class ToolSearch(
@@ -307,6 +347,48 @@ class ToolSearch(
     version: str | None = None
 
 
+class XSearch(
+    msgspec.Struct, frozen=True, tag_field="type", tag="x_search", forbid_unknown_fields=True
+):
+    """Let the provider search posts, users and threads on X (xAI's
+    ``x_search`` Agent Tool, on its Responses API).
+
+    ``allowed_handles``/``excluded_handles`` limit whose posts count (one
+    of the two, at most 10 handles), ``from_date``/``to_date`` the days
+    (``YYYY-MM-DD``, inclusive), and the two switches let the search read
+    the images and videos of posts."""
+
+    allowed_handles: tuple[str, ...] = ()
+    excluded_handles: tuple[str, ...] = ()
+    from_date: str | None = None
+    to_date: str | None = None
+    image_understanding: bool = False
+    video_understanding: bool = False
+
+    def __post_init__(self) -> None:
+        if self.allowed_handles and self.excluded_handles:
+            raise DecodeError(
+                "X search takes allowed_handles or excluded_handles, not both", "$.excluded_handles"
+            )
+        for name in ("allowed_handles", "excluded_handles"):
+            if len(getattr(self, name)) > 10:
+                raise DecodeError(f"X search {name} holds at most 10 handles", f"$.{name}")
+        for name in ("from_date", "to_date"):
+            value = getattr(self, name)
+            if value is not None and not _is_iso_date(value):
+                raise DecodeError(f"X search {name} {value!r} is no YYYY-MM-DD date", f"$.{name}")
+
+
+def _is_iso_date(value: object) -> bool:
+    if not isinstance(value, str) or len(value) != 10:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 HostedTool = (
     WebSearch
     | WebFetch
@@ -319,6 +401,7 @@ HostedTool = (
     | ApplyPatch
     | ComputerUse
     | ToolSearch
+    | XSearch
 )
 
 ReasoningDisplay = Literal["hidden", "summary", "full"]

@@ -27,7 +27,7 @@ from elelem.conversation import Store
 from elelem.redaction import Redactor
 from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.gate import TokenGate, new_token
-from elelem.web.routes import render, static, talk, ui_chat, views
+from elelem.web.routes import blobs, render, static, talk, ui_chat, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
 from elelem.web.site import Deliver, Site
 
@@ -90,6 +90,7 @@ def create_app(
         *render.routes(site),
         *views.routes(site),
         *static.routes(site),
+        *blobs.routes(site),
         *talk.routes(site),
         *ui_chat.routes(site),
     ]

@@ -146,13 +146,14 @@ def pending_form(waiting: Pending, tools: Collection[str]) -> str:
 def resume_pairs(
     conversation: Conversation,
     make_client: Callable[[], Any],
-    model: str | None,
+    model: Any,
     request: ResumeRequest,
     tools: Sequence[Any],
 ) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of the resumed run as it is stored (the results of the
     calls it ran, then the answer); its next calls wait for the page (a
-    ``tool-approval-request`` each)."""
+    ``tool-approval-request`` each).  ``model`` (an address or an
+    in-process model) defaults to the stopped turn's address."""
 
     async def run(on_chunk: Observer, on_call: Any) -> None:
         async with make_client() as client:

@@ -25,12 +25,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
+import msgspec
+
 from elelem.conversation import (
     OVERLAY_KINDS,
     Awaiting,
+    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
+    GeneratedFileBody,
     HostedBody,
     MessageBody,
     ResponseRecord,
@@ -39,10 +43,11 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
+from elelem.render.event_lines import context_edits_line, generated_line
 from elelem.render.lines import (
     Footnotes,
+    activity_label,
     activity_line,
-    attachment_line,
     awaiting_line,
     decision_line,
     reasoning_summary,
@@ -50,12 +55,9 @@ from elelem.render.lines import (
     session_line,
     usage_line,
 )
-from elelem.render.sanitize import domain, sanitize, sanitize_line
+from elelem.render.sanitize import domain
 from elelem.vocabulary import (
-    AudioBlock,
-    DocumentBlock,
     HostedActivity,
-    ImageBlock,
     Part,
     ReasoningBlock,
     TextBlock,
@@ -63,8 +65,11 @@ from elelem.vocabulary import (
     ToolResultBlock,
     UnknownBlock,
 )
+from elelem.vocabulary.json import JSONValue
+from elelem.web.escape import attribute, line, text
+from elelem.web.folds import ATTACHMENTS, Fetch, ToolFold, duration, media_figure
 from elelem.web.markup import code_stylesheet, markdown_html
-from elelem.web.ui_chunks import media_url, search_entry_point
+from elelem.web.ui_chunks import search_entry_point
 
 Link = Callable[[str], str]
 """Turns an app path (``/c/<id>``) into the href to write (the token kept)."""
@@ -72,27 +77,6 @@ Link = Callable[[str], str]
 ENTRY_POINT_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
 """The search suggestions frame may open its links in a new tab; it may not
 run scripts, submit forms, reach its parent or share an origin."""
-
-
-def text(value: str) -> str:
-    """Untrusted text as HTML: sanitized, then escaped (quotes included)."""
-    return html.escape(sanitize(value), quote=True)
-
-
-def line(value: str) -> str:
-    """Untrusted one-line text (titles, queries) as HTML."""
-    return html.escape(sanitize_line(value), quote=True)
-
-
-_CONTROLS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def attribute(value: str) -> str:
-    """An untrusted value a page script reads back exactly (a call id) as an
-    attribute value: escaped, and its control characters (an escape
-    character included) written as character references, which the page
-    decodes back to the value but which put no raw control in its text."""
-    return _CONTROLS.sub(lambda m: f"&#{ord(m.group())};", html.escape(value, quote=True))
 
 
 def style_hash(css: str) -> str:
@@ -199,7 +183,7 @@ def conversation(
     """The main column of one conversation: its title, model, turns and
     cost, then each turn's user message, the answer in stream order (rendered
     Markdown with numbered citations, reasoning and hosted activity
-    collapsed, tool calls and results), its sources as cards with their
+    collapsed, each tool call folded with its result), its sources as cards with their
     excerpts, its usage and cost, attachments as thumbnails (their bytes from
     ``fetch``).  Without ``link`` (an export) the page has no app links."""
     out = ['<header class="conv-head">']
@@ -219,7 +203,7 @@ def conversation(
         actions: tuple[str, ...] = ()
         if link is not None and view.turn in asked:
             actions = ("retry", "edit") if view.turn == asked[-1] else ("edit",)
-        out.append(_turn(view.turn, view.events, page, fetch, view.rewound, actions))
+        out.append(_turn(view.turn, view.events, page, fetch, link, view.rewound, actions))
     return "\n".join(out)
 
 
@@ -231,31 +215,29 @@ def _asks(events: Sequence[Event]) -> bool:
     )
 
 
-Fetch = Callable[[str], bytes]
-"""The bytes of a blob by its SHA-256 (:meth:`Store.get_blob <elelem.conversation.Store.get_blob>`)."""
-
-SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""Raster images shown inline (as ``data:`` URLs); any other attachment is a line."""
-
-PLAYED_AUDIO = frozenset(
-    {"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/mp4", "audio/flac"}
-)
-"""Audio a browser plays, given as an ``<audio>`` of its bytes (``data:`` URLs)."""
-
-
 class _Answer:
     """One turn's answer being written: its footnotes and open timeline."""
 
-    def __init__(self, turn: int, page: Page, fetch: Fetch | None) -> None:
+    def __init__(self, turn: int, page: Page, fetch: Fetch | None, link: Link | None) -> None:
         self.turn = turn
         self.page = page
         self.fetch = fetch
+        self.link = link
         self.notes = Footnotes()
-        self.out: list[str] = []
+        self.out: list[str | ToolFold] = []
+        self.at: str | None = None
+        """When the event being read was stored."""
+        self.folds: dict[str, ToolFold] = {}
+        self.step: list[ToolFold] = []
+        """The calls of the response being read, until its record."""
         self.timeline: list[str] | None = None
         self.frames: list[str] = []
         self.status = ""
         self.started: dict[str, HostedActivity] = {}
+        self.inputs: dict[str, tuple[str, JSONValue]] = {}
+        """Each activity of the open fold: its label and input."""
+        self.span: list[str] = []
+        """When the open fold's transitions were stored."""
         self.run: list[TextBlock] = []
 
     def close_timeline(self) -> None:
@@ -264,12 +246,27 @@ class _Answer:
             # Collapsed to its last status line; the search suggestions stay
             # outside, always shown (Google requires it).
             self.out.append(
-                f'<details class="hosted"><summary>{line(self.status)}</summary>'
-                f'<ol class="timeline">{"".join(self.timeline)}</ol></details>'
-                + "".join(self.frames)
+                f'<details class="hosted"><summary>{line(self.hosted_summary())}</summary>'
+                f'<ol class="timeline">{"".join(self.timeline)}</ol>'
+                f"{hosted_inputs(self.inputs)}</details>" + "".join(self.frames)
             )
             self.timeline = None
             self.frames = []
+            self.inputs = {}
+            self.span = []
+
+    def hosted_summary(self) -> str:
+        """The fold's line: the last status, how many activities it holds
+        when more than one, and how long they took when a second or more
+        (shorter spans are when the stream's events arrived, not work)."""
+        words = [self.status]
+        if len(self.inputs) > 1:
+            words.append(f"{len(self.inputs)} activities")
+        if len(self.span) > 1:
+            took = duration(self.span[0], self.span[-1])
+            if took is not None and not took.endswith(" ms"):
+                words.append(took)
+        return " · ".join(words)
 
     def part(self, part: Part) -> None:
         if isinstance(part, HostedActivity):
@@ -293,36 +290,62 @@ class _Answer:
                 f'<div class="reasoning-text">{markdown_html(part.text)}</div></details>'
             )
         elif isinstance(part, ToolCallBlock):
-            self.out.append(
-                f'<div class="tool-call">tool call <code>{line(part.name)}</code> '
-                f"<code>{text(part.arguments)}</code></div>"
-            )
+            fold = ToolFold(part, self.at)
+            self.folds[part.id] = fold
+            self.step.append(fold)
+            self.out.append(fold)
         elif isinstance(part, ToolResultBlock):
-            self.out.append(_tool_result(part))
-        elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
-            self.out.append(self.attachment(part))
+            self.tool_result(part)
+        elif isinstance(part, ATTACHMENTS):
+            self.out.append(media_figure(part, self.fetch, self.link))
         else:
             # The default arm: a block type this page does not know (a
             # plugin's, or one nobody registered) is named, never dumped.
             tag = part.type if isinstance(part, UnknownBlock) else str(getattr(part, "type", "?"))
             self.out.append(f'<div class="block-other">[{line(tag)} block kept, not shown]</div>')
 
-    def attachment(self, block: ImageBlock | DocumentBlock | AudioBlock) -> str:
-        """An attachment: its line, and a raster image shown from its bytes
-        (never fetched from elsewhere: the page loads nothing remote)."""
-        caption = f"<figcaption>{line(attachment_line(block))}</figcaption>"
-        src = None
-        if isinstance(block, ImageBlock) and block.media_type in SHOWN_IMAGES:
-            src = media_url(block, self.fetch)
-        if isinstance(block, AudioBlock) and block.media_type in PLAYED_AUDIO:
-            src = media_url(block, self.fetch)
-            if src is not None and src.startswith("data:"):
-                player = f'<audio controls preload="none" src="{src}"></audio>'
-                return f'<figure class="attachment audio">{player}{caption}</figure>'
-        if src is None or not src.startswith("data:"):
-            return f'<figure class="attachment">{caption}</figure>'
-        alt = line(block.name or "image")
-        return f'<figure class="attachment"><img src="{src}" alt="{alt}">{caption}</figure>'
+    def tool_result(self, result: ToolResultBlock) -> None:
+        """A result goes into its call's fold (where the call is); one whose
+        call is not in this turn is a fold of its own, here."""
+        fold = self.folds.get(result.call_id)
+        if fold is None or fold.result is not None:
+            fold = ToolFold(None)
+            self.out.append(fold)
+        fold.result = result
+        fold.answered_at = self.at
+
+    def record(self, record: ResponseRecord, at: str) -> None:
+        """A response's record: the record of a step that only called tools
+        goes inside the fold of its last call (no usage line between every
+        call and its result); any other is a line here."""
+        line_html = _record(record, at)
+        intermediate = record.finish == "tool-calls" and record_outcome(record) is None
+        if intermediate and self.step and line_html:
+            self.step[-1].notes.append(line_html)
+        else:
+            self.out.append(line_html)
+        self.step = []
+
+    def waiting(self, awaiting: Awaiting) -> None:
+        """A stopped run: its calls' folds say what they wait for."""
+        for ids, what in ((awaiting.approval, "approval"), (awaiting.results, "result")):
+            for call in ids:
+                if call in self.folds:
+                    self.folds[call].waiting = what
+
+    def decided(self, decision: Decision) -> None:
+        """The answers that resumed a run: a refused call's fold says so."""
+        for call in decision.refused:
+            if call in self.folds:
+                self.folds[call].refused = True
+
+    def written(self) -> str:
+        """The turn's HTML, each tool fold written now that its result is known.
+        No whitespace between parts: text blocks are inline, and a newline
+        between two of them would show as a space inside a sentence."""
+        return "".join(
+            part if isinstance(part, str) else part.html(self.fetch, self.link) for part in self.out
+        )
 
     def close_text(self) -> None:
         """Write the run of text blocks as one Markdown document: a provider
@@ -369,6 +392,10 @@ class _Answer:
             self.timeline = []
         status = activity_line(transition, started)
         self.status = status
+        data = transition.input if transition.input is not None else (started and started.input)
+        self.inputs[transition.id] = (activity_label(transition.name), data or None)
+        if self.at is not None:
+            self.span.append(self.at)
         state = html.escape(transition.state)
         self.timeline.append(f'<li class="activity" data-state="{state}">{line(status)}</li>')
         entry = search_entry_point(transition)
@@ -409,12 +436,6 @@ class _Answer:
         self.out.append('<ol class="footnotes">' + "".join(items) + "</ol>")
 
 
-def _tool_result(part: ToolResultBlock) -> str:
-    kind = "tool-error" if part.is_error else "tool-result"
-    name = f" <code>{line(part.name)}</code>" if part.name else ""
-    return f'<div class="{kind}">result{name}: <pre>{text(part.content)}</pre></div>'
-
-
 _REWOUND = {
     "retry": "replaced by a retry",
     "edit": "replaced by an edited message",
@@ -427,6 +448,7 @@ def _turn(
     events: Sequence[Event],
     page: Page,
     fetch: Fetch | None,
+    link: Link | None,
     rewound: str | None = None,
     actions: Sequence[str] = (),
 ) -> str:
@@ -438,9 +460,10 @@ def _turn(
         out.append(f'<p class="rewound-note">{line(note)}</p>')
     else:
         out = [f'<section class="turn" id="turn-{number}">']
-    answer = _Answer(number, page, fetch)
+    answer = _Answer(number, page, fetch, link)
     for event in events:
         body = event.body
+        answer.at = event.at
         if isinstance(body, MessageBody):
             if body.role == "assistant":
                 for part in body.content:
@@ -453,6 +476,10 @@ def _turn(
             elif body.source.startswith("context"):
                 answer.out.append(f'<div class="context">{line(body.source)}: {text(words)}</div>')
             elif body.source == "tool" or not words:
+                # A step's results are stored together: a call's own time
+                # is known only when its result was stored alone.
+                results = sum(isinstance(p, ToolResultBlock) for p in body.content)
+                answer.at = event.at if results <= 1 else None
                 for part in body.content:
                     answer.part(part)
             else:
@@ -464,16 +491,30 @@ def _turn(
             answer.part(body.activity)
         elif isinstance(body, ResponseRecord):
             answer.close_timeline()
-            answer.out.append(_record(body, event.at))
+            answer.record(body, event.at)
         elif isinstance(body, Awaiting | Decision):
             # A stopped run and the answers that resumed it, worded as
             # `elelem show` and the Markdown export word them.
             answer.close_timeline()
+            if isinstance(body, Awaiting):
+                answer.waiting(body)
+            else:
+                answer.decided(body)
             words = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
             answer.out.append(f'<p class="notice {event.kind}">{line(words)}</p>')
         elif isinstance(body, SessionNote):
             answer.close_timeline()
             answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
+        elif isinstance(body, ContextEdits):
+            answer.close_timeline()
+            answer.out.append(
+                f'<p class="notice context-edits">{line(context_edits_line(body))}</p>'
+            )
+        elif isinstance(body, GeneratedFileBody):
+            answer.close_timeline()
+            answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
+            for part in body.content:
+                answer.part(part)
         elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
             continue
         else:
@@ -482,9 +523,7 @@ def _turn(
                 f'<div class="notice">[{line(event.kind)} event kept, not shown]</div>'
             )
     answer.footnotes()
-    # No whitespace between parts: text blocks are inline, and a newline
-    # between two of them would show as a space inside a sentence.
-    out.append("".join(answer.out))
+    out.append(answer.written())
     if actions:
         buttons = "".join(
             f'<button type="button" class="{a}" data-turn="{number}">{a.capitalize()}</button>'
@@ -493,6 +532,17 @@ def _turn(
         out.append(f'<div class="turn-actions">{buttons}</div>')
     out.append("</section>")
     return "\n".join(out)
+
+
+def hosted_inputs(inputs: dict[str, tuple[str, JSONValue]]) -> str:
+    """What each hosted activity of a fold was given (a query, the code it
+    ran), as indented JSON, sanitized; nothing when none was given."""
+    rows = [
+        f"<dt>{line(label)}</dt><dd><pre>{text(msgspec.json.format(msgspec.json.encode(data)).decode())}</pre></dd>"
+        for label, data in inputs.values()
+        if data is not None
+    ]
+    return f'<dl class="activity-inputs">{"".join(rows)}</dl>' if rows else ""
 
 
 def _record(record: ResponseRecord, at: str) -> str:

@@ -64,9 +64,17 @@ class Site:
 
     def model_for(self, name: str) -> Any:
         """The model a chat turn runs with for the address ``name``: an
-        in-process model of that name (``elelem serve``'s ``test``), else
-        the address itself, for the client to resolve."""
-        return self.in_process.get(name.strip(), name)
+        in-process model of that name (``elelem serve``'s ``test``) or
+        address (``test:test-model``, as a stored turn names it), else the
+        address itself, for the client to resolve."""
+        name = name.strip()
+        if name in self.in_process:
+            return self.in_process[name]
+        for model in self.in_process.values():
+            # A stored turn names its in-process model by address (test:test-model).
+            if getattr(model, "address", None) == name:
+                return model
+        return name
 
     def redact(self, text: str) -> str:
         """``text`` with the secrets in force masked."""

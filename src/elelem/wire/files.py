@@ -16,6 +16,8 @@ from typing import Any
 
 import msgspec
 
+from elelem.vocabulary import Message
+
 
 class ProviderFile(msgspec.Struct, frozen=True):
     """One file a provider holds: ``id`` is what a request refers to it by
@@ -51,6 +53,18 @@ def provider_file(
         size=size if isinstance(size, int) and not isinstance(size, bool) else None,
         expires_at=expires_at,
     )
+
+
+class GeneratedFile(msgspec.Struct, frozen=True):
+    """A file a provider's hosted code execution made, as its answer names
+    it: ``file_id`` (Anthropic's Files API id, OpenAI's container file id),
+    ``container_id`` the OpenAI container holding it (None elsewhere), and
+    the ``filename`` the answer gave."""
+
+    provider: str
+    file_id: str
+    container_id: str | None = None
+    filename: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,12 +106,20 @@ class FilesWire:
     refers: frozenset[str] = frozenset({"image", "document"})
     """Which blocks a request may give by file id (``image``, ``document``):
     Chat Completions takes a PDF by id but an image only by URL."""
+    download: Callable[[GeneratedFile], FileRequest] | None = None
+    """The request of a generated file's bytes (None: the wire has none)."""
+    generated: Callable[[Message], list[GeneratedFile]] | None = None
+    """The files an assistant message of this wire says code execution made."""
+    metadata: Callable[[str], FileRequest] | None = None
+    """The request of a file's metadata by id (read by ``read``), for the
+    name of a generated file its answer did not give (None: the wire has none)."""
 
 
 __all__ = [
     "FileRequest",
     "FilesWire",
     "FollowUpload",
+    "GeneratedFile",
     "ProviderFile",
     "Upload",
     "provider_file",

@@ -37,6 +37,12 @@ from elelem.shapes.anthropic_messages.mapping import (
     hosted_tool_name,
 )
 from elelem.shapes.anthropic_messages.media import LIMITS
+from elelem.shapes.anthropic_messages.skills import (
+    NO_SKILLS,
+    SKILLS_BETA,
+    container_value,
+    skill_entry,
+)
 from elelem.shapes.common import (
     Dropped,
     malformed_drops,
@@ -44,7 +50,7 @@ from elelem.shapes.common import (
     system_text,
 )
 from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_excluded_actions
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
@@ -269,14 +275,14 @@ TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 (``type`` would turn a client tool into an Anthropic-defined one)."""
 
 
-def _client_tool(tool: ToolSpec, where: str, dropped: Dropped) -> dict[str, Any]:
+def _client_tool(tool: ToolSpec) -> dict[str, Any]:
     """The tool object of a client tool, its ``anthropic_messages`` native fields
     (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = tool.parameters
-    dropped.extend(tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS), under=where)
+    tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS)
     return out
 
 
@@ -340,6 +346,7 @@ class _ToolExtras:
     # What the hosted tools of one request add beside the tool list.
     betas: list[str] = field(default_factory=list)
     servers: list[dict[str, Any]] = field(default_factory=list)
+    skills: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _versioned(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
@@ -349,6 +356,20 @@ def _versioned(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> 
     extras: _ToolExtras = site.context
     if beta is not None and beta not in extras.betas:
         extras.betas.append(beta)
+
+
+def _code_execution(tool: CodeExecution, site: HostedSite) -> None:
+    _versioned(tool, site)
+    if not tool.skills:
+        return
+    version = site.tools[-1]["type"]
+    if version in NO_SKILLS:
+        site.drop("skills", f"{version} loads no skills", field="skills")
+        return
+    extras: _ToolExtras = site.context
+    extras.skills.extend(skill_entry(skill) for skill in tool.skills)
+    if SKILLS_BETA not in extras.betas:
+        extras.betas.append(SKILLS_BETA)
 
 
 def _mcp_server(server: RemoteMCP, site: HostedSite) -> None:
@@ -380,6 +401,7 @@ def _computer(tool: ComputerUse, site: HostedSite) -> None:
     }
     if tool.display_number is not None:
         definition["display_number"] = tool.display_number
+    no_excluded_actions(tool, site, "Anthropic")
     _client_executed(definition, site)
 
 
@@ -394,7 +416,7 @@ HOSTED_TOOLS = HostedTools(
     {
         "web_search": _versioned,
         "web_fetch": _versioned,
-        "code_execution": _versioned,
+        "code_execution": _code_execution,
         "remote_mcp": _mcp_server,
         "memory": _memory,
         "computer_use": _computer,
@@ -406,18 +428,13 @@ through the connector); every other is reported dropped
 (:mod:`elelem.shapes.hosted_tools`)."""
 
 
-def _tools(
-    request: ModelRequest, dropped: Dropped
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """The client and hosted tool definitions, the MCP servers, and the
-    betas the hosted tools need."""
-    tools: list[dict[str, Any]] = [
-        _client_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)
-    ]
+def _tools(request: ModelRequest, dropped: Dropped) -> tuple[list[dict[str, Any]], _ToolExtras]:
+    """The client and hosted tool definitions, the MCP servers, the betas
+    the hosted tools need, and the skills their container loads."""
+    tools: list[dict[str, Any]] = [_client_tool(t) for t in request.tools]
     extras = _ToolExtras()
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite("", {}, tools, dropped, extras))
-    betas, servers = extras.betas, extras.servers
-    return tools, servers, betas
+    return tools, extras
 
 
 def encode_request(
@@ -448,7 +465,8 @@ def encode_request(
     }
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
-    tools, servers, betas = _tools(request, dropped)
+    tools, extras = _tools(request, dropped)
+    servers, betas = extras.servers, extras.betas
     if tools:
         body["tools"] = tools
     if servers:
@@ -459,10 +477,12 @@ def encode_request(
     sampling_options(opts, OPTION_KEYS, body, dropped)
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     _reasoning_and_output(opts, body, dropped)
-    container = container_id(request.response_payloads, provider, request.now, dropped)
+    container = container_value(
+        container_id(request.response_payloads, provider, request.now, dropped), extras.skills
+    )
     if container is not None:
-        # The API's `container` takes the id string (or an object with it);
-        # a caller's own `container` in options.extra still wins below.
+        # The API's `container` takes the id string (or an object with it and
+        # the skills); a caller's own `container` in options.extra still wins below.
         body["container"] = container
     if opts.context_editing is not None:
         body["context_management"] = anthropic_context_management(opts.context_editing)

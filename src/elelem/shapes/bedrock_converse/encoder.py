@@ -319,7 +319,7 @@ TOOL_FIELDS = frozenset({"name", "description", "inputSchema"})
 """The ``toolSpec`` fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool_spec(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
+def _tool_spec(spec: ToolSpec) -> dict[str, JSONValue]:
     """The ``toolSpec`` object for ``spec``, its native fields merged at that level."""
     tool: dict[str, JSONValue] = {
         "name": spec.name,
@@ -327,7 +327,7 @@ def _tool_spec(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONVa
         "description": spec.description or spec.name,
         "inputSchema": {"json": spec.parameters},
     }
-    dropped.extend(spec.merge_native(SHAPE_NAME, tool, TOOL_FIELDS), under=where)
+    spec.merge_native(SHAPE_NAME, tool, TOOL_FIELDS)
     return tool
 
 
@@ -477,9 +477,7 @@ def encode_request(
     sampling_options(opts, OPTION_KEYS, body, dropped)
     not_taken(opts.context_editing, "Bedrock Converse", dropped)
     if request.tools or system_tools:
-        tools: list[JSONValue] = [
-            {"toolSpec": _tool_spec(t, f"tools[{k}]", dropped)} for k, t in enumerate(request.tools)
-        ]
+        tools: list[JSONValue] = [{"toolSpec": _tool_spec(t)} for t in request.tools]
         body["toolConfig"] = {"tools": [*tools, *system_tools]}
     if request.tools:
         tool_choice(opts, TOOL_CHOICE, body, dropped)

@@ -28,8 +28,15 @@ from elelem.shapes.common import (
     system_text,
 )
 from elelem.shapes.context_editing import not_taken
+from elelem.shapes.gemini.computer import (
+    computer_calls,
+    computer_response,
+    computer_row,
+    wire_args,
+    wire_call,
+)
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
-from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag, no_skills
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import (
     ToolChoiceSpelling,
@@ -148,8 +155,13 @@ def _native_call(block: ToolCallBlock, provider: str, dropped: Dropped, at: str)
     call: dict[str, Any] = {}
     if find_payload(block.payloads, provider, "synthesized_id") is None:
         call["id"] = block.id
-    call["name"] = block.name
-    if block.arguments.strip():
+    computer = wire_call(block, provider)
+    call["name"] = block.name if computer is None else computer[0]
+    if computer is not None:
+        # A computer-use action goes back under its predefined name, its args as they came.
+        if computer[1]:
+            call["args"] = wire_args(arguments_object(block.arguments, block.id, at, dropped))
+    elif block.arguments.strip():
         call["args"] = arguments_object(block.arguments, block.id, at, dropped)
     extra = _value(block.payloads, provider, "call_fields", dict, at)
     if extra:
@@ -162,7 +174,7 @@ def _native_parts(
     provider: str,
     dropped: Dropped,
     where: str,
-    calls: dict[str, tuple[str, bool]],
+    calls: CallIndex,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, part in enumerate(message.content):
@@ -239,7 +251,7 @@ def _portable_parts(
     provider: str,
     dropped: Dropped,
     where: str,
-    calls: dict[str, tuple[str, bool]],
+    calls: CallIndex,
 ) -> list[dict[str, Any]]:
     """Spell for Gemini what a message from another provider (or a user) keeps."""
     portable = portable_message(message, ACCEPTS, provider)
@@ -271,7 +283,7 @@ def _portable_parts(
 
 def _function_response(
     part: ToolResultBlock,
-    calls: dict[str, tuple[str, bool]],
+    calls: CallIndex,
     provider: str,
     dropped: Dropped,
     at: str,
@@ -282,10 +294,27 @@ def _function_response(
     response: dict[str, Any] = {}
     if real_id:
         response["id"] = part.call_id
-    response["name"] = part.name or name
-    response["response"] = {"error": part.content} if part.is_error else {"content": part.content}
+    attachments = list(enumerate(part.attachments or ()))
+    computer = calls.computer.get(part.call_id)
+    if computer is not None:
+        # A computer action's answer: the screenshot inside the functionResponse.
+        shot = next(((k, a) for k, a in attachments if isinstance(a, ImageBlock)), None)
+
+        def screenshot() -> dict[str, Any] | None:
+            if shot is None:
+                return None
+            wire = _registered(shot[1], provider, dropped, f"{at}.attachments[{shot[0]}]")
+            return wire[0] if wire else None
+
+        response.update(computer_response(part, *computer, screenshot))
+        attachments = [(k, a) for k, a in attachments if shot is None or k != shot[0]]
+    else:
+        response["name"] = part.name or name
+        response["response"] = (
+            {"error": part.content} if part.is_error else {"content": part.content}
+        )
     out = [{"functionResponse": response}]
-    for k, attachment in enumerate(part.attachments or ()):
+    for k, attachment in attachments:
         out.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
     return out
 
@@ -300,7 +329,7 @@ def _wire_message(
     provider: str,
     dropped: Dropped,
     where: str,
-    calls: dict[str, tuple[str, bool]],
+    calls: CallIndex,
 ) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
         malformed_drops(message, dropped, where)
@@ -323,9 +352,20 @@ def assistant_wire(
     return _wire_message(message, provider, dropped, "", calls), tuple(dropped.items)
 
 
-def _call_index(messages: Iterable[Message], provider: str) -> dict[str, tuple[str, bool]]:
+class CallIndex(dict[str, tuple[str, bool]]):
+    """Every tool call's id -> (its wire name, whether the provider gave that
+    id); ``computer``: each computer-use call's id -> (its predefined
+    function name, whether it carried a safety decision)."""
+
+    def __init__(self, computer: dict[str, tuple[str, bool]]) -> None:
+        super().__init__()
+        self.computer = computer
+
+
+def _call_index(messages: Iterable[Message], provider: str) -> CallIndex:
     """Every tool call's id -> (name, whether the provider gave that id)."""
-    found: dict[str, tuple[str, bool]] = {}
+    messages = list(messages)
+    found = CallIndex(computer_calls(messages, provider))
     for message in messages:
         for part in message.content:
             if isinstance(part, ToolCallBlock):
@@ -370,6 +410,7 @@ def file_search_definition(
 
 
 def _hosted(tool: WebSearch | WebFetch | CodeExecution, site: HostedSite) -> None:
+    no_skills(tool, site, "Gemini")
     site.tools.append(hosted_tool_definition(tool, site.dropped, site.where))
 
 
@@ -382,6 +423,7 @@ HOSTED_TOOLS = HostedTools(
         "file_search": lambda tool, site: site.tools.append(
             file_search_definition(tool, site.dropped, site.where)
         ),
+        "computer_use": computer_row,
     },
 )
 """The hosted tools generateContent spells; every other (image generation,
@@ -458,14 +500,12 @@ def encode_request(
     tools: list[dict[str, Any]] = []
     if request.tools:
         declarations = []
-        for k, t in enumerate(request.tools):
+        for t in request.tools:
             declaration: dict[str, Any] = {"name": t.name}
             if t.description:
                 declaration["description"] = t.description
             declaration["parametersJsonSchema"] = t.parameters
-            dropped.extend(
-                t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS), under=f"tools[{k}]"
-            )
+            t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS)
             declarations.append(declaration)
         tools.append({"functionDeclarations": declarations})
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))

@@ -34,6 +34,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import malformed
+from elelem.shapes.gemini.computer import computer_actions
 from elelem.shapes.gemini.errors import error_from_event
 from elelem.shapes.gemini.fast import HotChunk, decode_usage, extra_fields, hot_decoder
 from elelem.shapes.gemini.grounding import (
@@ -77,8 +78,9 @@ class GeminiParser(GeminiParts, ParserSkeleton):
     takes_runs = True
 
     def __init__(self, provider: ProviderId, request: object = None) -> None:
-        del request  # nothing in the request changes how a Gemini response reads
         super().__init__(provider)
+        # Computer use makes its predefined functions the computer tool's calls.
+        self._computer = computer_actions(request)
         self._next_key = 0
         self._open: OpenBlock | None = None
         self._text_bytes = 0
@@ -433,17 +435,16 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
     """The chunks of a non-streaming JSON response body (one chunk object, or
     a JSON array of them).  An ``error`` object raises its typed error; a body
     that is not JSON raises :class:`~elelem.errors.MalformedStreamError`."""
-    del request
     data = decode_whole_body(body, "gemini response body")
     if isinstance(data, dict) and "error" in data:
         raise error_from_event(data)
-    return response_chunks(data, provider)
+    return response_chunks(data, provider, request)
 
 
-def response_chunks(data: object, provider: ProviderId) -> list[Chunk]:
+def response_chunks(data: object, provider: ProviderId, request: object = None) -> list[Chunk]:
     """The chunks of a non-streaming response: one chunk object, or a JSON
     array of chunks (``streamGenerateContent`` without ``alt=sse``)."""
-    parser = GeminiParser(provider)
+    parser = GeminiParser(provider, request)
     items = data if isinstance(data, list) else [data]
     out: list[Chunk] = []
     for item in items:

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import at_frame, checked_payload, malformed
+from elelem.shapes.gemini.computer import ACTION_FORMAT, call_arguments
 from elelem.shapes.gemini.grounding import has_supports, support_attributions
 from elelem.shapes.gemini.partial_args import apply_piece
 from elelem.shapes.media import generated_audio, generated_image
@@ -54,6 +55,7 @@ class OpenBlock:
     """The block being built: ``text``, ``thought`` or ``call``."""
 
     __slots__ = (
+        "action",
         "args",
         "byte_start",
         "call_fields",
@@ -79,6 +81,7 @@ class OpenBlock:
         self.call_fields: dict[str, Any] = {}  # likewise, of a functionCall object
         self.args: dict[str, Any] = {}
         self.emit_args = False
+        self.action: str | None = None  # a computer call's predefined function name
 
 
 class GeminiParts:
@@ -96,6 +99,7 @@ class GeminiParts:
     _pending_code: dict[str, HostedActivity]
     _response_id: str | None
     _grounding: dict[str, Any] | None
+    _computer: frozenset[str]  # predefined function names read as computer calls
 
     # -- parts ----------------------------------------------------------------
 
@@ -252,9 +256,17 @@ class GeminiParts:
         synthesized = not (isinstance(cid, str) and cid)
         if synthesized:
             cid = f"{self._response_id or 'gemini'}:call:{self._calls}"
-        out: list[Chunk] = [BlockStart(block.key, "tool-call", id=str(cid), name=name)]
+        computer = name in self._computer
+        neutral = "computer" if computer else name
+        out: list[Chunk] = [BlockStart(block.key, "tool-call", id=str(cid), name=neutral)]
         if synthesized:
             out.append(self._payload(block.key, "synthesized_id", cid))
+        if computer:
+            # A computer-use action: the computer tool's call, the wire name kept.
+            block.action = name
+            out.append(
+                self._payload(block.key, ACTION_FORMAT, {"name": name, "args": "args" in call})
+            )
         # Arguments are sent back exactly when the call had some: given whole,
         # or streamed in partialArgs pieces (then rebuilt, even if empty).
         block.streaming = call.get("willContinue") is True
@@ -272,7 +284,10 @@ class GeminiParts:
             return []
         out: list[Chunk] = []
         key = block.key
-        if block.kind == "call" and block.emit_args:
+        if block.kind == "call" and block.action is not None:
+            args = call_arguments(block.action, block.args)
+            out.append(ToolCallDelta(key, msgspec.json.encode(args).decode()))
+        elif block.kind == "call" and block.emit_args:
             out.append(ToolCallDelta(key, msgspec.json.encode(block.args).decode()))
         elif block.kind == "text":
             if has_supports(self._grounding):

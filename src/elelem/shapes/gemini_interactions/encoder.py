@@ -31,7 +31,7 @@ from elelem.shapes.common import (
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
-from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools, no_skills
 from elelem.shapes.media import check_request, line_report
 from elelem.shapes.options import ToolChoiceSpelling, check_table, sampling_options, tool_choice
 from elelem.shapes.provider_state import continues
@@ -180,7 +180,7 @@ def _held(envelope: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def _hosted_row(kind: str) -> HostedSpeller:
     def spell(tool: object, site: HostedSite) -> None:
-        del tool  # the tool has no options the wire takes here
+        no_skills(tool, site, "Gemini")  # the wire takes no other option here
         site.tools.append({"type": kind})
 
     return spell
@@ -307,12 +307,12 @@ def encode_request(
     if system:
         body["system_instruction"] = "\n\n".join(system)
     tools: list[dict[str, Any]] = []
-    for k, spec in enumerate(request.tools):
+    for spec in request.tools:
         tool: dict[str, Any] = {"type": "function", "name": spec.name}
         if spec.description:
             tool["description"] = spec.description
         tool["parameters"] = spec.parameters
-        dropped.extend(spec.merge_native(SHAPE_NAME, tool, {}), under=f"tools[{k}]")
+        spec.merge_native(SHAPE_NAME, tool, {})
         tools.append(tool)
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:

@@ -247,14 +247,14 @@ TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
+def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
     """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
     merged into the ``function`` object as on Chat Completions, which Ollama mirrors."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
-    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS), under=where)
+    spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS)
     return {"type": "function", "function": function}
 
 
@@ -321,7 +321,7 @@ def encode_request(
         dropped.extend(lost, under=f"messages[{n}]")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if request.tools:
-        body["tools"] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
+        body["tools"] = [_tool(t) for t in request.tools]
     opts = request.options
     sampling_options(opts, OPTION_KEYS, body, dropped)
     not_taken(opts.context_editing, "Ollama", dropped)

@@ -73,6 +73,9 @@ class Dialect(msgspec.Struct, frozen=True):
     """Ask for the usage-only final chunk (``stream_options.include_usage``)."""
     effort: EffortStyle = "reasoning_effort"
     web_search: WebSearchStyle = "none"
+    search_elsewhere: str = ""
+    """Where the provider's hosted search is asked for when its Chat
+    Completions has none (named in the drop record: xAI's Responses API)."""
     cache: CacheStyle = "none"
     output: OutputStyle = "openai"
     images: bool = True

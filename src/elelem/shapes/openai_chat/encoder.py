@@ -185,7 +185,10 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
     dialect: Dialect = site.context
     style = dialect.web_search
     if style == "none":
-        site.drop("web_search", f"{provider} has no hosted web search on Chat Completions")
+        elsewhere = f" ({dialect.search_elsewhere})" if dialect.search_elsewhere else ""
+        site.drop(
+            "web_search", f"{provider} has no hosted web search on Chat Completions{elsewhere}"
+        )
         return
     if style == "openrouter":
         params: dict[str, JSONValue] = {}
@@ -235,14 +238,14 @@ TOOL_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
 
 
-def _tool(spec: ToolSpec, where: str, dropped: Dropped) -> dict[str, JSONValue]:
+def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
     """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
     merged into the ``function`` object, where Chat Completions takes ``strict``."""
     function: dict[str, JSONValue] = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
     function["parameters"] = spec.parameters
-    dropped.extend(spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS), under=where)
+    spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS)
     return {"type": "function", "function": function}
 
 
@@ -282,7 +285,7 @@ def encode_request(
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
-    tools: list[JSONValue] = [_tool(t, f"tools[{k}]", dropped) for k, t in enumerate(request.tools)]
+    tools: list[JSONValue] = [_tool(t) for t in request.tools]
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect))
     if tools:
         body["tools"] = tools

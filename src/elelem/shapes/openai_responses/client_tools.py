@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from elelem.shapes.common import Dropped
-from elelem.vocabulary import ComputerUse, DocumentBlock, ImageBlock, ToolResultBlock
+from elelem.shapes.hosted_tools import HostedSite, no_excluded_actions
+from elelem.vocabulary import ComputerUse, DocumentBlock, ImageBlock, Shell, ToolResultBlock
 from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
 
@@ -26,6 +27,33 @@ def computer_tool(tool: ComputerUse) -> dict[str, JSONValue]:
         "display_height": tool.display_height,
         "environment": tool.environment,
     }
+
+
+def computer_row(tool: ComputerUse, site: HostedSite) -> None:
+    """The ``computer_use`` row: the tool, and no excluded actions (Responses offers all)."""
+    no_excluded_actions(tool, site, "OpenAI")
+    site.tools.append(computer_tool(tool))
+
+
+def shell_tool(tool: Shell) -> dict[str, JSONValue]:
+    """The ``shell`` tool the client runs (``local_shell`` when local), or
+    the hosted shell in a ``container_auto`` container with its skills
+    (https://platform.openai.com/docs/guides/tools-skills: ``{"type":
+    "skill_reference", "skill_id": …, "version": …}``)."""
+    if tool.local:
+        return {"type": "local_shell"}
+    if not tool.hosted:
+        return {"type": "shell"}
+    environment: dict[str, JSONValue] = {"type": "container_auto"}
+    if tool.skills:
+        skills: list[JSONValue] = []
+        for skill in tool.skills:
+            entry: dict[str, JSONValue] = {"type": "skill_reference", "skill_id": skill.skill_id}
+            if skill.version is not None:
+                entry["version"] = skill.version
+            skills.append(entry)
+        environment["skills"] = skills
+    return {"type": "shell", "environment": environment}
 
 
 def computer_output(
@@ -57,4 +85,4 @@ def computer_output(
     return item
 
 
-__all__ = ["computer_output", "computer_tool"]
+__all__ = ["computer_output", "computer_row", "computer_tool", "shell_tool"]

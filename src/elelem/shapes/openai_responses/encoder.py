@@ -21,12 +21,14 @@ from elelem.shapes.common import (
     merge_extra,
 )
 from elelem.shapes.context_editing import not_taken
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_skills
 from elelem.shapes.media import check_request
-from elelem.shapes.openai_responses.client_tools import computer_tool
+from elelem.shapes.openai_responses._items import is_xai
+from elelem.shapes.openai_responses.client_tools import computer_row, shell_tool
 from elelem.shapes.openai_responses.content import ACCEPTS, SHAPE_NAME, InputItems
 from elelem.shapes.openai_responses.media import LIMITS
 from elelem.shapes.openai_responses.state import continuation
+from elelem.shapes.openai_responses.xai_tools import x_search, xai_web_search
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -58,6 +60,9 @@ TOOL_FIELDS = frozenset({"type", "name", "description", "parameters"})
 
 
 def _web_search(tool: WebSearch, site: HostedSite) -> None:
+    if is_xai(site.provider):
+        xai_web_search(tool, site)
+        return
     spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
     if tool.allowed_domains:
         spec["filters"] = {"allowed_domains": list(tool.allowed_domains)}
@@ -78,6 +83,8 @@ def _web_search(tool: WebSearch, site: HostedSite) -> None:
 
 
 def _code_execution(tool: CodeExecution, site: HostedSite) -> None:
+    # Skills go into a hosted shell's container on this wire, not the code interpreter's.
+    no_skills(tool, site, "OpenAI's code interpreter")
     site.tools.append({"type": tool.version or "code_interpreter", "container": {"type": "auto"}})
 
 
@@ -139,16 +146,15 @@ HOSTED_TOOLS = HostedTools(
         "image_generation": lambda tool, site: site.tools.append(_image_generation(tool)),
         "remote_mcp": lambda tool, site: site.tools.append(_mcp_tool(tool)),
         # Client-executed: their call items are tool calls the loop runs.
-        "shell": lambda tool, site: site.tools.append(
-            {"type": "local_shell" if tool.local else "shell"}
-        ),
+        "shell": lambda tool, site: site.tools.append(shell_tool(tool)),
         "apply_patch": lambda tool, site: site.tools.append({"type": "apply_patch"}),
-        "computer_use": lambda tool, site: site.tools.append(computer_tool(tool)),
+        "computer_use": computer_row,
         "tool_search": lambda tool, site: site.tools.append({"type": "tool_search"}),
+        "x_search": x_search,
     },
 )
-"""The hosted tools Responses spells; every other (web fetch) is reported
-dropped (:mod:`elelem.shapes.hosted_tools`)."""
+"""The hosted tools Responses spells (xAI's search its own way,
+:mod:`.xai_tools`); every other (web fetch) is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
 OPTION_KEYS = check_table(
@@ -193,13 +199,13 @@ def encode_request(
         body["instructions"] = request.system
     body["input"] = msgspec.to_builtins(builder.items)
     tools: list[JSONValue] = []
-    for k, spec in enumerate(request.tools):
+    for spec in request.tools:
         fn: dict[str, JSONValue] = {"type": "function", "name": spec.name}
         if spec.description:
             fn["description"] = spec.description
         fn["parameters"] = spec.parameters
         # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
-        dropped.extend(spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS), under=f"tools[{k}]")
+        spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS)
         tools.append(fn)
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:

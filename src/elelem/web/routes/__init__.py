@@ -9,5 +9,6 @@ makes its :class:`starlette.routing.Route` list from the shared
 - :mod:`elelem.web.routes.ui_chat`: a stock ``useChat`` page's backend
   (a turn, the approvals it answered);
 - :mod:`elelem.web.routes.render`: Markdown rendered for the chat script;
-- :mod:`elelem.web.routes.static`: the stylesheet and the script.
+- :mod:`elelem.web.routes.static`: the stylesheet and the script;
+- :mod:`elelem.web.routes.blobs`: an image of the store opened whole.
 """

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from elelem.conversation import Conversation, ConversationNotFound
 from elelem.errors import ConfigError
 from elelem.render.sanitize import sanitize_line
-from elelem.turns.deferred import check_resume
+from elelem.turns.deferred import check_resume, stopped_model
 from elelem.turns.pending import ResumeError, pending
 from elelem.vocabulary import ConversationId
 from elelem.web.approvals import MAX_RESUME_BODY, ResumeRequest, releasing, resume_pairs
@@ -101,7 +101,13 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse("no such conversation", status_code=404)
         if conversation.id in resuming:
             return PlainTextResponse("this run is being resumed already", status_code=409)
-        refused = no_such_model(site.make_client, data.model) if data.model else None
+        # The stopped turn's model unless one is given; an in-process one
+        # (serve's `test`) is found by the address its turn stored.
+        chosen = data.model or stopped_model(conversation)
+        model = site.model_for(chosen) if chosen else None
+        refused = None
+        if data.model and isinstance(model, str):
+            refused = no_such_model(site.make_client, data.model)
         if refused is not None:
             return PlainTextResponse(f"cannot resume: {refused}", status_code=400)
         # A durable run's approved calls run on its workers, with their tools.
@@ -120,7 +126,7 @@ def routes(site: Site) -> list[Route]:
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
 
-        pairs = resume_pairs(conversation, site.make_client, data.model, data, site.tools)
+        pairs = resume_pairs(conversation, site.make_client, model, data, site.tools)
         return UIMessageStreamResponse(
             releasing(resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},

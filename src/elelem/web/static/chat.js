@@ -10,6 +10,9 @@
 // (the server rewinds the old one with an overlay); files come by the
 // Attach button or dropped on the box.  When an answer is complete the
 // stored conversation is shown as the server renders it (one renderer).
+// Tool calls are folded as they stream, one status line each (the tool,
+// its state, how long it ran), as the server folds them; an error and a
+// Stop are written where they happened in the answer, not only beside Send.
 "use strict";
 
 (function () {
@@ -173,7 +176,13 @@
     const answer = el("div", "answer");
     if (shownText !== null) live.append(el("div", "user", shownText));
     live.append(answer);
-    const state = { parts: new Map(), sources: el("ol", "footnotes"), failed: false, run: null };
+    const state = {
+      parts: new Map(),
+      tools: new Map(),
+      sources: el("ol", "footnotes"),
+      failed: false,
+      run: null,
+    };
     const controller = new AbortController();
     setRunning(controller);
     try {
@@ -184,7 +193,9 @@
         signal: controller.signal,
       });
       if (!response.ok) {
-        say(await response.text(), true);
+        // Refused before anything ran: the reason under the message it refuses.
+        inPlace(answer, "error", await response.text());
+        say("not sent", true);
         return;
       }
       conversation = response.headers.get("x-elelem-conversation") || conversation;
@@ -193,21 +204,97 @@
       await read(response, answer, state);
     } catch (error) {
       if (error.name === "AbortError") {
-        if (state.sources.childElementCount) answer.append(state.sources);
         if (state.run) render(state.run);
+        settle(state, "stopped");
+        if (state.sources.childElementCount) answer.append(state.sources);
+        inPlace(answer, "warn", "stopped: kept what arrived");
         say("stopped: kept what arrived");
         if (conversation) refreshFrame(conversation);
         return;
       }
-      say(`error: ${error.message}`, true);
+      settle(state, "stopped");
+      inPlace(answer, "error", `failed: ${error.message}`);
+      say("failed", true);
       return;
     } finally {
       setRunning(null);
     }
     if (state.sources.childElementCount) answer.append(state.sources);
-    if (state.failed) return;
+    if (state.failed) {
+      // The failed turn is stored: the heading and sidebar name it.
+      if (conversation) refreshFrame(conversation);
+      return;
+    }
     say("done");
     location.href = view(conversation);
+  }
+
+  // A notice written where it happened: after what arrived before it.
+  function inPlace(answer, kind, text) {
+    answer.append(el("p", `notice in-place ${kind}`, text));
+  }
+
+  // -- tool calls, folded ----------------------------------------------------
+
+  const took = (ms) =>
+    ms < 1000 ? `${Math.round(ms)} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s` :
+      `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+  const TONES = { failed: "bad", stopped: "bad", refused: "wait", "awaiting approval": "wait" };
+
+  // The page's own fold of a call (a resumed run answers a call stored
+  // above): updated where it is.
+  function storedFold(id) {
+    for (const details of document.querySelectorAll("details.tool[data-call]")) {
+      if (details.dataset.call !== id || details.closest("#live")) continue;
+      const summary = details.querySelector("summary");
+      const detail = details.querySelector(".tool-detail");
+      return { details, summary, detail, name: details.dataset.tool, started: null, state: "" };
+    }
+    return null;
+  }
+
+  function toolFold(answer, state, id, name) {
+    let fold = state.tools.get(id);
+    if (!fold && (fold = storedFold(id))) state.tools.set(id, fold);
+    if (!fold) {
+      const details = el("details", "tool");
+      details.dataset.call = id;
+      const summary = el("summary");
+      const detail = el("div", "tool-detail");
+      details.append(summary, detail);
+      answer.append(details);
+      fold = { details, summary, detail, name: name || "tool", started: null, state: "" };
+      state.tools.set(id, fold);
+      setTool(fold, "running");
+    }
+    return fold;
+  }
+
+  function setTool(fold, words, ended) {
+    fold.state = words;
+    const parts = [`tool ${fold.name}`, words];
+    if (ended && fold.started !== null) parts.push(took(performance.now() - fold.started));
+    fold.summary.textContent = parts.join(" · ");
+    fold.details.dataset.state = words.replace(/ /g, "-");
+    fold.details.className = `tool ${TONES[words] || ""}`.trim();
+  }
+
+  function toolDetail(fold, label, value, className) {
+    fold.detail.append(el("p", "tool-label", label));
+    const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    fold.detail.append(el("pre", className || "", text));
+  }
+
+  // A step's results come together: a call's own time is known only when
+  // it was the one call running.
+  const alone = (state) =>
+    [...state.tools.values()].filter((f) => f.state === "running").length === 1;
+
+  // Calls still running when the answer ends (stopped, failed) say so.
+  function settle(state, words) {
+    for (const fold of state.tools.values()) {
+      if (fold.state === "running") setTool(fold, words, true);
+    }
   }
 
   async function read(response, answer, state) {
@@ -235,6 +322,7 @@
     "reasoning-start",
     "data-hosted-activity",
     "tool-input-start",
+    "tool-input-available",
     "tool-output-available",
     "tool-output-error",
     "file",
@@ -313,14 +401,39 @@
         }
         break;
       }
-      case "tool-input-available":
-        answer.append(el("div", "tool-call", `tool call ${chunk.toolName}`));
+      case "tool-input-start":
+        toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         break;
-      case "tool-output-available":
-        answer.append(el("div", "tool-result", `result: ${chunk.output}`));
+      case "tool-input-available": {
+        const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
+        toolDetail(fold, "arguments", chunk.input);
+        fold.started = performance.now();
         break;
-      case "tool-output-error":
-        answer.append(el("div", "tool-error", `result: ${chunk.errorText}`));
+      }
+      case "tool-input-error": {
+        const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
+        toolDetail(fold, "arguments", chunk.input === undefined ? "" : chunk.input);
+        toolDetail(fold, "error", chunk.errorText, "tool-error");
+        setTool(fold, "failed");
+        break;
+      }
+      case "tool-approval-request":
+        setTool(toolFold(answer, state, chunk.toolCallId), "awaiting approval");
+        break;
+      case "tool-output-available": {
+        const fold = toolFold(answer, state, chunk.toolCallId);
+        toolDetail(fold, "result", chunk.output, "tool-output");
+        setTool(fold, "done", alone(state));
+        break;
+      }
+      case "tool-output-error": {
+        const fold = toolFold(answer, state, chunk.toolCallId);
+        toolDetail(fold, "result", chunk.errorText, "tool-error");
+        setTool(fold, "failed", alone(state));
+        break;
+      }
+      case "tool-output-denied":
+        setTool(toolFold(answer, state, chunk.toolCallId), "refused", true);
         break;
       case "source-url": {
         const item = el("li");
@@ -331,9 +444,19 @@
       case "source-document":
         state.sources.append(el("li", "", chunk.title));
         break;
+      case "abort":
+        // The run was stopped on the server's side: said where it stopped.
+        state.run = null;
+        settle(state, "stopped");
+        inPlace(answer, "warn", "stopped: kept what arrived");
+        break;
       case "error":
+        // Where it happened: after what arrived, before what did not.
         state.failed = true;
-        say(chunk.errorText, true);
+        state.run = null;
+        settle(state, "stopped");
+        inPlace(answer, "error", `failed: ${chunk.errorText}`);
+        say("failed", true);
         break;
     }
   }
