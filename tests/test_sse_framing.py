@@ -517,6 +517,24 @@ def test_a_run_is_never_made_of_bytes_that_are_not_utf8() -> None:
         assert decoder.feed_runs(body) == [SSEEvent("x" if b"event" in body else "", "a")]
         assert decoder.failure is not None
         assert "byte 0xff" in decoder.failure.message
+    # Each event's data must be UTF-8, not only the run's data joined: a
+    # character cut between two events is named, as the event path names it.
+    faults = []
+    for runs in (False, True):
+        decoder = SSEDecoder()
+        assert fed(decoder, b"data: x\xc3\n\ndata: \xa9y\n\ndata: z\n\n", runs) == []
+        assert decoder.failure is not None
+        faults.append(decoder.failure.message)
+    assert faults == ["response body is not valid UTF-8 (byte 0xc3 within its first 29 bytes)"] * 2
+
+
+def test_a_run_after_an_event_carried_over_is_cut_where_it_lies() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed_runs(b"data: cut ") == []
+    got = decoder.feed_runs(b"in two\n\ndata: a\n\ndata: b\n\ndata: par")
+    assert got == [SSEEvent("", "cut in two"), DataRun([b"a", b"b"])]
+    assert decoder.feed_runs(b"t\n\n") == [SSEEvent("", "part")]
+    assert decoder._lines.consumed == 48  # every byte of the three reads
 
 
 def test_a_read_of_named_events_is_a_run_of_their_names_and_data() -> None:
