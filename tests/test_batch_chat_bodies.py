@@ -85,7 +85,7 @@ def test_batch_results_prints_a_chat_completions_batch(tmp_path: Path) -> None:
     ]
     with LoopbackServer(replies) as server:
         env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "k",
-               "ELELEM_HOME": str(tmp_path), "ELELEM_CONFIG": "/nonexistent/elelem.toml"}  # fmt: skip
+               "ELELEM_HOME": str(tmp_path), "ELELEM_CONFIG": str(Path(__file__).with_name("empty-config.toml"))}  # fmt: skip
         run(env, "batch", "submit", "-", "-m", "openai:gpt-4o-mini", stdin="Hi\n")
         results = run(env, "batch", "results", "batch_abc123", "--json")
     assert json.loads(results.stdout) == {

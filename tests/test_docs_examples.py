@@ -40,6 +40,16 @@ NOT_OFFLINE = {
         "deletes a file at its provider; tests/test_provider_files.py runs files rm "
         "against a loopback Files API"
     ),
+    **dict.fromkeys(
+        (
+            "elelem files download",
+            "elelem files download FILE",
+            "elelem files download file_011CNha8iCJcU1wXNR6q4V8w -o budget.xlsx",
+        ),
+        "needs a conversation whose hosted code execution made a file at the provider; "
+        "tests/test_generated_files.py runs files generated and files download against "
+        "loopback Anthropic and OpenAI Files APIs",
+    ),
     "elelem chat --mcp 'uvx mcp-server-time' --mcp https://mcp.example.com/mcp --approve": (
         "needs uvx, a remote MCP server and a terminal; tests/test_mcp_local.py and "
         "tests/test_cli_tools.py run --mcp and --approve against local servers"

@@ -156,10 +156,18 @@ class Skill(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class CodeExecution(
-    msgspec.Struct, frozen=True, tag_field="type", tag="code_execution", forbid_unknown_fields=True
+    msgspec.Struct,
+    frozen=True,
+    tag_field="type",
+    tag="code_execution",
+    forbid_unknown_fields=True,
+    omit_defaults=True,
 ):
     """Let the provider run code in its own sandbox; ``skills`` are loaded
     into its container (Anthropic's ``container.skills``)."""
+
+    # omit_defaults: a value without skills keeps the bytes it had before
+    # ``skills`` existed, so stored requests and older readers agree.
 
     version: str | None = None
     skills: tuple[Skill, ...] = ()
