@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 
 import httpx2
 
-from elelem.errors import MAX_ERROR_BODY
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport.config import Settings
 from elelem.transport.faces import SyncFace
@@ -206,12 +205,11 @@ class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
         read_error: Exception | None = None
         try:
             for piece in response.iter_bytes():
-                body += piece
-                if len(body) > MAX_ERROR_BODY:
+                if self._error_piece(body, piece):
                     break
         except httpx2.RequestError as exc:
             read_error = exc  # classified below with what did arrive; kept as the cause
-        error = self._http_error(bytes(body))
+        error = self._http_error(body)
         self._close_response()
         raise error from read_error
 
@@ -227,9 +225,7 @@ class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
                 self._counted(piece)
         except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
-        body = b"".join(pieces)
-        self.bytes_received = len(body)
-        return body
+        return self._whole_body(pieces)
 
     def _release(self) -> None:
         """Close the response once its terminal event arrived, its body's end

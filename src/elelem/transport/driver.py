@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 
-from elelem.errors import MAX_ERROR_BODY, StreamError
+from elelem.errors import StreamError
 from elelem.stream import AssembledResponse, Chunk
 from elelem.transport.blocking import SyncResponseStream
 from elelem.transport.bodies import blocking_transport
@@ -243,12 +243,11 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
         read_error: Exception | None = None
         try:
             async for piece in response.aiter_bytes():
-                body += piece
-                if len(body) > MAX_ERROR_BODY:
+                if self._error_piece(body, piece):
                     break
         except httpx2.RequestError as exc:
             read_error = exc  # classified below with what did arrive; kept as the cause
-        error = self._http_error(bytes(body))
+        error = self._http_error(body)
         await self._close_response()
         raise error from read_error
 
@@ -262,9 +261,7 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
                 self._counted(piece)
         except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
-        body = b"".join(pieces)
-        self.bytes_received = len(body)
-        return body
+        return self._whole_body(pieces)
 
     async def _by_deadline(self, step: Awaitable[T]) -> T:
         """Await ``step`` within what is left of ``Timeouts.total``."""

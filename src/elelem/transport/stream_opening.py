@@ -219,7 +219,21 @@ class StreamOpening(StreamFeed):
         self._runs = isinstance(self._decoder, SSEDecoder) and getattr(parser, "takes_runs", False)
         return "stream"
 
-    def _http_error(self, body: bytes) -> StreamError:
+    def _error_piece(self, body: bytearray, piece: bytes) -> bool:
+        """Add ``piece`` of an error status's body to ``body``: True once it
+        holds more than :data:`~elelem.errors.MAX_ERROR_BODY` (the shell
+        reads no further)."""
+        body += piece
+        return len(body) > MAX_ERROR_BODY
+
+    def _whole_body(self, pieces: list[bytes]) -> bytes:
+        """The whole body read in ``pieces`` (each counted as it came), its
+        size recorded in :attr:`bytes_received`."""
+        body = b"".join(pieces)
+        self.bytes_received = len(body)
+        return body
+
+    def _http_error(self, body: bytes | bytearray) -> StreamError:
         """The typed error of an error status, its body (what of it arrived)
         kept; the shell closes the connection and raises it."""
         response = self._response
