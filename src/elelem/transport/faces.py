@@ -362,7 +362,8 @@ class Chunks:
 
 
 class Assembled(Chunks):
-    """What a core with its own :attr:`assembler` answers without I/O."""
+    """What a core with its own :attr:`assembler` answers without I/O (an
+    HTTP stream's core too, :class:`~elelem.transport.stream_core.StreamCore`)."""
 
     assembler: Assembler
 
@@ -371,11 +372,12 @@ class Assembled(Chunks):
         return self.assembler.partial()
 
     def result(self) -> AssembledResponse:
-        """The assembled response of a stream read to its end."""
+        """The assembled response of a stream read to its end (no I/O)."""
         return self.assembler.result()
 
     def open_parts(self) -> tuple[Part, ...]:
-        """The text and reasoning blocks in progress."""
+        """The text and reasoning blocks in progress (see
+        :meth:`Assembler.open_parts <elelem.stream.Assembler.open_parts>`)."""
         return self.assembler.open_parts()
 
     @property

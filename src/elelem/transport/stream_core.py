@@ -42,6 +42,7 @@ from elelem.outputs import parse_output
 from elelem.stream import AssembledResponse, Assembler, Chunk, Retry
 from elelem.transport.config import CHAT, RequestSpan, Settings, Timeouts
 from elelem.transport.endpoint import Endpoint
+from elelem.transport.faces import Assembled
 from elelem.transport.failures import (
     told,
 )
@@ -78,7 +79,7 @@ connection (which is then not reused); it never delays a response that
 ends properly, whose end follows its last event at once."""
 
 
-class StreamCore(StreamOpening):
+class StreamCore(StreamOpening, Assembled):
     """One streamed provider response, without its I/O (see the module docs).
 
     The attributes and the methods here are the same on the async
@@ -162,24 +163,6 @@ class StreamCore(StreamOpening):
         if self.output_type is None:
             raise ValueError("the stream was not asked for an output_type")
         return parse_output(self.output_type, result.text)
-
-    def partial(self) -> AssembledResponse:
-        """What arrived so far, open text and reasoning kept as incomplete blocks."""
-        return self.assembler.partial()
-
-    def result(self) -> AssembledResponse:
-        """The assembled response of a stream read to its end (no I/O)."""
-        return self.assembler.result()
-
-    def open_parts(self) -> tuple[Part, ...]:
-        """The text and reasoning blocks in progress (see
-        :meth:`Assembler.open_parts <elelem.stream.Assembler.open_parts>`)."""
-        return self.assembler.open_parts()
-
-    @property
-    def finished(self) -> bool:
-        """True once ``finish`` arrived."""
-        return self.assembler.finished
 
     def __repr__(self) -> str:
         return (
