@@ -137,7 +137,20 @@ def _refuse(*args: object, **kwargs: object) -> NoReturn:
     raise TypeError("a provider payload's value is immutable: copy it (copy.deepcopy) to change it")
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class _Frozen:
+    """How a frozen container copies and pickles, the same for both kinds:
+    deep-copied, a plain changeable copy; pickled, frozen again on load."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return thaw(self)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return (freeze, (thaw(self),))
+
+
+class FrozenDict(_Frozen, dict):  # type: ignore[type-arg]
     """A JSON object that refuses change (a payload's value): still a
     ``dict`` to every reader and encoder; ``copy.deepcopy`` of it is a plain,
     changeable copy."""
@@ -149,14 +162,8 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     def __copy__(self) -> dict[str, Any]:
         return dict(self)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return thaw(self)
 
-    def __reduce__(self) -> tuple[Any, tuple[Any]]:
-        return (freeze, (thaw(self),))
-
-
-class FrozenList(list):  # type: ignore[type-arg]
+class FrozenList(_Frozen, list):  # type: ignore[type-arg]
     """A JSON array that refuses change (see :class:`FrozenDict`)."""
 
     __slots__ = ()
@@ -165,12 +172,6 @@ class FrozenList(list):  # type: ignore[type-arg]
 
     def __copy__(self) -> list[Any]:
         return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return thaw(self)
-
-    def __reduce__(self) -> tuple[Any, tuple[Any]]:
-        return (freeze, (thaw(self),))
 
 
 def freeze(value: JSONValue) -> JSONValue:
