@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -38,6 +38,8 @@ from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.provider_record import ProviderRecord, record_problems
 from elelem.vocabulary.tags import BLOCK_TYPES, is_reserved_tag
 
+V = TypeVar("V")
+
 _lock = threading.Lock()
 _block_types = BLOCK_TYPES
 _plugins_loaded = False
@@ -45,6 +47,16 @@ _plugins_ran: set[tuple[str, str, str]] = set()
 # Bumped by every registration that changes the block types: decoders built
 # from the registry (the codec's fast path) compare it to know they are stale.
 _generation = 0
+
+
+def _after_plugins(table: Mapping[str, V], key: str) -> V | None:
+    """``table[key]``, or None; when nobody registered ``key``, the plugins
+    are run once first (they may register it)."""
+    found = table.get(key)
+    if found is None and not _plugins_loaded:
+        load_plugins()
+        found = table.get(key)
+    return found
 
 
 def _tag_of(cls: type[msgspec.Struct]) -> object:
@@ -84,11 +96,7 @@ def register_block_type(tag: str, cls: type[msgspec.Struct]) -> None:
 
 def block_type(tag: str) -> type[msgspec.Struct] | None:
     """The class registered for ``tag``, or None (decode as UnknownBlock)."""
-    cls = _block_types.get(tag)
-    if cls is None and not _plugins_loaded:
-        load_plugins()
-        cls = _block_types.get(tag)
-    return cls
+    return _after_plugins(_block_types, tag)
 
 
 BlockEncoder = Callable[[Any, str], Mapping[str, Any] | None]
@@ -148,11 +156,7 @@ def register_block_mapping(
 
 def block_mapping(tag: str) -> BlockMapping | None:
     """The mappings registered for block type ``tag``, or None."""
-    found = _mappings.get(tag)
-    if found is None and not _plugins_loaded:
-        load_plugins()
-        found = _mappings.get(tag)
-    return found
+    return _after_plugins(_mappings, tag)
 
 
 def block_tags() -> tuple[str, ...]:
@@ -311,11 +315,7 @@ def register_provider(record: ProviderRecord) -> None:
 def provider_record(name: str) -> ProviderRecord | None:
     """The record registered as ``name`` (running the plugins once when
     nobody registered it), or None."""
-    found = _providers.get(name)
-    if found is None and not _plugins_loaded:
-        load_plugins()
-        found = _providers.get(name)
-    return found
+    return _after_plugins(_providers, name)
 
 
 def provider_records() -> tuple[ProviderRecord, ...]:
