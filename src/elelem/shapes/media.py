@@ -41,7 +41,8 @@ from elelem.vocabulary import (
     URLSource,
 )
 from elelem.vocabulary.audio import audio_media_type, wav_duration
-from elelem.vocabulary.drop import FOREIGN_PAYLOAD
+from elelem.vocabulary.drop import FOREIGN_PAYLOAD, BlockSite
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
 MediaBlock = ImageBlock | DocumentBlock
@@ -229,6 +230,34 @@ Report = Callable[[str, str, str], None]
 def line_report(drops: list[Drop], where: str) -> Report:
     """A :data:`Report` appending one :class:`~elelem.vocabulary.Drop` at ``where`` to ``drops``."""
     return lambda what, why, detail: drops.append(Drop(where, what, why, detail))
+
+
+MediaEncoder = Callable[[Any, str, str, Report], Any]
+"""A wire's spelling of a built-in block: ``(block, provider, where,
+report)`` -> the part, or None with the drop reported (each shape's
+``media.encode_media``)."""
+
+
+def register_media(shape: str, **encoders: MediaEncoder) -> None:
+    """Register ``shape``'s spelling of the built-in blocks (``image=``,
+    ``document=``, ``audio=``) as their block mappings, the path a plugin's
+    block takes (:func:`~elelem.vocabulary.register_block_mapping`).
+
+    Each mapping spells the block at a :class:`~elelem.vocabulary.drop.BlockSite`
+    with the site's drops reported at its ``where``; called with a bare
+    provider name (a plugin's two-argument form) it spells nothing, since the
+    drops would have nowhere to go."""
+    for tag, encode in encoders.items():
+        register_block_mapping(tag, encoders={shape: _site_mapping(encode)})
+
+
+def _site_mapping(encode: MediaEncoder) -> Callable[[Any, str], Any]:
+    def mapping(block: Any, site: str) -> Any:
+        if not isinstance(site, BlockSite):
+            return None
+        return encode(block, site, site.where, line_report(site.dropped, site.where))
+
+    return mapping
 
 
 def document_text(block: DocumentBlock) -> str | None:

@@ -37,7 +37,7 @@ from elelem.shapes.gemini.computer import (
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag, no_skills
-from elelem.shapes.media import check_request, line_report
+from elelem.shapes.media import check_request, register_media
 from elelem.shapes.options import (
     ToolChoiceSpelling,
     check_table,
@@ -47,10 +47,8 @@ from elelem.shapes.options import (
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
-    AudioBlock,
     BytesSource,
     CodeExecution,
-    DocumentBlock,
     Drop,
     FileSearch,
     GenerationOptions,
@@ -75,7 +73,6 @@ from elelem.vocabulary.drop import (
     BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 API_VERSION = "v1beta"
@@ -207,24 +204,8 @@ def _native_parts(
     return out
 
 
-def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
-    # The built-in image and document blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
-def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
-    # The built-in audio block's mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
-register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media, audio=encode_audio)
 
 
 def _registered(

@@ -32,15 +32,12 @@ from elelem.shapes.common import (
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools, no_skills
-from elelem.shapes.media import check_request, line_report
+from elelem.shapes.media import check_request, register_media
 from elelem.shapes.options import ToolChoiceSpelling, check_table, sampling_options, tool_choice
 from elelem.shapes.provider_state import continues
 from elelem.vocabulary import (
-    AudioBlock,
-    DocumentBlock,
     Drop,
     HostedActivity,
-    ImageBlock,
     Message,
     ProviderId,
     ProviderPayload,
@@ -52,7 +49,6 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 SHAPE_NAME = "gemini_interactions"
@@ -243,17 +239,8 @@ def _user_input(
     return steps
 
 
-def _media(block: ImageBlock | DocumentBlock | AudioBlock, site: str) -> dict[str, Any] | None:
-    # The built-in media blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
-register_block_mapping("audio", encoders={SHAPE_NAME: _media})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media, audio=encode_media)
 
 
 def _registered(part: object, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
