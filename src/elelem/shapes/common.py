@@ -18,7 +18,9 @@ and are kept here once, so that they cannot drift apart:
   finding a block's payload (:func:`find_payload`), the drops of the
   malformed payloads native replay leaves out (:func:`malformed_drops`),
   and the text line that
-  stands for a hosted activity sent portably (:func:`hosted_activity_line`).
+  stands for a hosted activity sent portably (:func:`hosted_activity_line`);
+  the Chat Completions form of a function tool, which Ollama's native chat
+  mirrors (:func:`function_tool`).
 
 Sans-IO like every shape: no clock, no globals that change.
 """
@@ -62,6 +64,7 @@ from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import INVALID, MALFORMED, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.vocabulary.malformed import block_faults, json_kind, malformed_payload
+from elelem.vocabulary.request import ToolSpec
 
 # --------------------------------------------------------------------------
 # errors
@@ -419,6 +422,7 @@ def hosted_activity_line(activity: HostedActivity) -> str:
 
 __all__ = [
     "BODY_EXCERPT",
+    "FUNCTION_FIELDS",
     "STATUS_ERRORS",
     "Dropped",
     "arguments_object",
@@ -429,6 +433,7 @@ __all__ = [
     "error_class_for_status",
     "find_payload",
     "fold_fields",
+    "function_tool",
     "header",
     "hosted_activity_line",
     "hosted_lines_and_text",
@@ -441,6 +446,22 @@ __all__ = [
     "stream_event",
     "stream_event_drop",
 ]
+
+
+FUNCTION_FIELDS = frozenset({"name", "description", "parameters"})
+"""The ``function``-object fields :func:`function_tool` writes; ``ToolSpec.native`` may not set them."""
+
+
+def function_tool(spec: ToolSpec, shape: str) -> dict[str, JSONValue]:
+    """``{"type": "function", "function": {...}}`` for ``spec``, its native
+    fields for ``shape`` merged into the ``function`` object (Chat
+    Completions' ``strict``; Ollama's native chat mirrors the form)."""
+    function: dict[str, JSONValue] = {"name": spec.name}
+    if spec.description:
+        function["description"] = spec.description
+    function["parameters"] = spec.parameters
+    spec.merge_native(shape, function, FUNCTION_FIELDS)
+    return {"type": "function", "function": function}
 
 
 def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
