@@ -20,7 +20,8 @@ and are kept here once, so that they cannot drift apart:
   and the text line that
   stands for a hosted activity sent portably (:func:`hosted_activity_line`);
   the Chat Completions form of a function tool, which Ollama's native chat
-  mirrors (:func:`function_tool`).
+  mirrors (:func:`function_tool`), and a function tool's definition as
+  most wires spell it (:func:`tool_definition`).
 
 Sans-IO like every shape: no clock, no globals that change.
 """
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -445,6 +446,7 @@ __all__ = [
     "status_error_class",
     "stream_event",
     "stream_event_drop",
+    "tool_definition",
 ]
 
 
@@ -452,16 +454,32 @@ FUNCTION_FIELDS = frozenset({"name", "description", "parameters"})
 """The ``function``-object fields :func:`function_tool` writes; ``ToolSpec.native`` may not set them."""
 
 
+def tool_definition(
+    spec: ToolSpec,
+    shape: str,
+    reserved: Collection[str],
+    *,
+    schema: str = "parameters",
+    kind: str | None = None,
+) -> dict[str, Any]:
+    """A function tool's definition as most wires spell it: ``type`` (when
+    ``kind`` is given), ``name``, ``description`` (when there is one), the
+    parameters' JSON Schema under ``schema``, then ``spec``'s native fields
+    for ``shape`` merged last (``reserved`` the fields they may not set)."""
+    definition: dict[str, Any] = {} if kind is None else {"type": kind}
+    definition["name"] = spec.name
+    if spec.description:
+        definition["description"] = spec.description
+    definition[schema] = spec.parameters
+    spec.merge_native(shape, definition, reserved)
+    return definition
+
+
 def function_tool(spec: ToolSpec, shape: str) -> dict[str, JSONValue]:
     """``{"type": "function", "function": {...}}`` for ``spec``, its native
     fields for ``shape`` merged into the ``function`` object (Chat
     Completions' ``strict``; Ollama's native chat mirrors the form)."""
-    function: dict[str, JSONValue] = {"name": spec.name}
-    if spec.description:
-        function["description"] = spec.description
-    function["parameters"] = spec.parameters
-    spec.merge_native(shape, function, FUNCTION_FIELDS)
-    return {"type": "function", "function": function}
+    return {"type": "function", "function": tool_definition(spec, shape, FUNCTION_FIELDS)}
 
 
 def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:

@@ -26,6 +26,7 @@ from elelem.shapes.common import (
     merge_extra,
     registered_part,
     system_text,
+    tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini.computer import (
@@ -480,14 +481,10 @@ def encode_request(
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     tools: list[dict[str, Any]] = []
     if request.tools:
-        declarations = []
-        for t in request.tools:
-            declaration: dict[str, Any] = {"name": t.name}
-            if t.description:
-                declaration["description"] = t.description
-            declaration["parametersJsonSchema"] = t.parameters
-            t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS)
-            declarations.append(declaration)
+        declarations = [
+            tool_definition(t, SHAPE_NAME, TOOL_FIELDS, schema="parametersJsonSchema")
+            for t in request.tools
+        ]
         tools.append({"functionDeclarations": declarations})
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:

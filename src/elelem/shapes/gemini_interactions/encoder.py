@@ -28,6 +28,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
     system_text,
+    tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
@@ -293,14 +294,7 @@ def encode_request(
     body: dict[str, Any] = {"model": request.model, "input": steps}
     if system:
         body["system_instruction"] = "\n\n".join(system)
-    tools: list[dict[str, Any]] = []
-    for spec in request.tools:
-        tool: dict[str, Any] = {"type": "function", "name": spec.name}
-        if spec.description:
-            tool["description"] = spec.description
-        tool["parameters"] = spec.parameters
-        spec.merge_native(SHAPE_NAME, tool, {})
-        tools.append(tool)
+    tools = [tool_definition(spec, SHAPE_NAME, (), kind="function") for spec in request.tools]
     HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     if tools:
         body["tools"] = tools
