@@ -486,9 +486,7 @@ def encode_request(
             for t in request.tools
         ]
         tools.append({"functionDeclarations": declarations})
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     opts = request.options
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     sampling_options(opts, OPTION_KEYS, body, dropped)

@@ -295,9 +295,7 @@ def encode_request(
     if system:
         body["system_instruction"] = "\n\n".join(system)
     tools = [tool_definition(spec, SHAPE_NAME, (), kind="function") for spec in request.tools]
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
     not_taken(options.context_editing, "Gemini Interactions", dropped)

@@ -277,9 +277,9 @@ def encode_request(
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
     tools: list[JSONValue] = [function_tool(t, SHAPE_NAME) for t in request.tools]
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect))
-    if tools:
-        body["tools"] = tools
+    HOSTED_TOOLS.spell_tools(
+        request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect)
+    )
     headers = _options(request, provider, dialect, body, dropped)
     return EncodedRequest(
         path=PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped.items)

@@ -203,9 +203,7 @@ def encode_request(
     tools: list[JSONValue] = [
         tool_definition(spec, SHAPE_NAME, TOOL_FIELDS, kind="function") for spec in request.tools
     ]
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
     not_taken(options.context_editing, "OpenAI Responses", dropped)
