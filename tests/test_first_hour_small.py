@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 import elelem
 from cli_helpers import ELELEM, base_env, run
@@ -171,6 +172,24 @@ def test_a_new_elelem_store_says_so_where_the_history_would_be(tmp_path: Path) -
     )
     again = run(env, "log")  # made now: an empty store like any other
     assert (again.returncode, again.stderr) == (0, "no conversations yet\n")
+
+
+def test_the_new_store_note_names_only_the_store_this_command_reads(tmp_path: Path) -> None:
+    # Commands run in one process (an app embedding the CLI, a test runner):
+    # a store another command made is not this one's.
+    runner = CliRunner()
+    made = tmp_path / "made.db"
+    first = runner.invoke(main, ["show"], env=base_env(tmp_path, ELELEM_STORE=str(made)))
+    assert (first.exit_code, first.stderr) == (
+        2,
+        "elelem: there are no conversations in this store yet (ELELEM_STORE names "
+        f"{made}, which did not exist: a new, empty store was made)\n",
+    )
+    other = runner.invoke(main, ["show"], env=base_env(tmp_path / "other"))
+    assert (other.exit_code, other.stderr) == (
+        2,
+        "elelem: there are no conversations in this store yet\n",
+    )
 
 
 def test_log_on_a_terminal_has_column_headers(tmp_path: Path) -> None:

@@ -24,24 +24,13 @@ import click
 from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, guarded, utf8_text
 from elelem.cli.flags import max_bytes_option
 from elelem.cli.inputs import INPUT_LIMIT, input_lines, jsonl_row
-from elelem.cli.safety import command_catalog
 from elelem.cli.store import store_from_env
-from elelem.cli.testmodel import TEST_EMBEDDING, is_test_address, is_test_model, test_client
+from elelem.cli.testmodel import TEST_EMBEDDING, command_client, is_test_model
 from elelem.embeddings import TASKS, Embeddings
 from elelem.embeddings.collections import Collections, Hit, Item, to_bytes
 from elelem.render import sanitize_line
 
 MODEL_ENV = "ELELEM_EMBEDDING_MODEL"
-
-
-def _client(model: str | None = None) -> Any:
-    """The blocking client for ``model``: for a test model (``-m test``) one
-    over a loopback server speaking its wire (no key, no network)."""
-    if is_test_address(model):
-        return test_client(command_catalog())
-    from elelem.client import SyncClient  # deferred: the client loads the catalog
-
-    return SyncClient(env=os.environ)
 
 
 def _model_name(model: str) -> str:
@@ -179,7 +168,7 @@ def _embed(
             f"name the embedding model with -m provider:model or ${MODEL_ENV}", EXIT_USAGE
         )
     model = _model_name(model)
-    with _client(model) as client:
+    with command_client(model) as client:
         result: Embeddings = client.embed(model, texts, dimensions=dimensions, task=task)
     for index, vector in enumerate(result):
         # A number past float32's range is inf: printed, it is no JSON; stored, no score.
@@ -237,7 +226,7 @@ def similar_command(
             hits = found.similar(found.vector(item), number=number, skip=item)
         else:
             assert text is not None
-            with _client(found.model) as client:
+            with command_client(found.model) as client:
                 query = client.embed(found.model, [text], dimensions=found.dimensions, task="query")
             hits = found.similar(query[0], number=number)
         _print_hits(hits, as_json)

@@ -22,8 +22,8 @@ import click
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.flags import Finite
 from elelem.cli.inputs import stdin_text
-from elelem.cli.safety import binary_stdout, command_catalog
-from elelem.cli.testmodel import TEST_SPEECH, is_test_address, is_test_model, test_client
+from elelem.cli.safety import binary_stdout
+from elelem.cli.testmodel import TEST_SPEECH, command_client, is_test_model
 from elelem.render import sanitize_line
 from elelem.speech.streamed_speech import STREAM_FORMATS
 
@@ -35,16 +35,6 @@ characters a request): an endless pipe is refused, not read on."""
 
 FORMATS = ("mp3", "wav", "opus", "aac", "flac", "pcm")
 """The ``response_format`` values of ``audio/speech``."""
-
-
-def _client(model: str | None = None) -> Any:
-    """The blocking client for ``model``: for a test model (``-m test``) one
-    over a loopback server speaking its wire (no key, no network)."""
-    if is_test_address(model):
-        return test_client(command_catalog())
-    from elelem.client import SyncClient  # deferred: the client loads the catalog
-
-    return SyncClient(env=os.environ)
 
 
 def _model_name(model: str) -> str:
@@ -110,7 +100,7 @@ def speak_command(
     if output is None and sys.stdout.isatty():
         raise Failure("audio is data: redirect stdout or use -o FILE", EXIT_USAGE)
     model = _model_name(model)
-    with _client(model) as client:
+    with command_client(model) as client:
         speech = client.speak_stream(
             model,
             spoken,

@@ -70,11 +70,15 @@ def check_named_store(url: str | None) -> None:
 
 
 def new_store_note() -> str:
-    """What an empty listing adds when ``$ELELEM_STORE`` named a file that
+    """What an empty listing adds when ``$ELELEM_STORE`` names a file that
     did not exist (this process made it)."""
-    if not _created:
+    # Only the store this command reads: a process that runs several
+    # commands (a test runner, an embedding app) may have made others.
+    url = os.environ.get("ELELEM_STORE") or None
+    file = named_store_file(url) if url else None
+    if file is None or str(file) not in _created:
         return ""
-    return f" (ELELEM_STORE names {_created[-1]}, which did not exist: a new, empty store was made)"
+    return f" (ELELEM_STORE names {file}, which did not exist: a new, empty store was made)"
 
 
 __all__ = ["check_named_store", "named_store_file", "new_store_note", "store_from_env"]

@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.cli.safety import command_catalog
 from elelem.providers import Catalog
 from elelem.recordings.loopback import LoopbackServer, RecordedRequest, Send
 from elelem.recordings.loopback import Reply as LoopbackReply
@@ -203,6 +204,18 @@ def test_client(catalog: Catalog) -> Iterator[Any]:
             yield client
 
 
+def command_client(model: str | None = None) -> Any:
+    """The blocking client a command asks ``model`` through: for a test
+    model (``-m test``) one over a loopback server speaking its wire (no
+    key, no network), else one reading keys from the environment; use it
+    as ``with``."""
+    if is_test_address(model):
+        return test_client(command_catalog())
+    from elelem.client import SyncClient  # deferred: the client loads the catalog
+
+    return SyncClient(env=os.environ)
+
+
 __all__ = [
     "TEST_ADDRESS",
     "TEST_DIMENSIONS",
@@ -210,6 +223,7 @@ __all__ = [
     "TEST_MODEL_NAMES",
     "TEST_SPEECH",
     "CommandTestModel",
+    "command_client",
     "is_test_address",
     "is_test_model",
     "test_client",

@@ -240,14 +240,18 @@ class SQLStore(SQLBlobs, ABC):
     def _key(self, conversation: str) -> int:
         key = self._keys.get(conversation)
         if key is None:
-            row = self._exec(
-                self._sql("SELECT key FROM conversations WHERE id = ?"), (conversation,)
-            ).fetchone()
-            if row is None:
-                raise ConversationNotFound(conversation)
-            key = int(row[0])
-            self._keys[conversation] = key
+            key = self._keys[conversation] = self._stored_key(conversation)
         return key
+
+    def _stored_key(self, conversation: str) -> int:
+        """The conversation's row key as the database holds it now (not the
+        cache); :class:`ConversationNotFound` when there is none."""
+        row = self._exec(
+            self._sql("SELECT key FROM conversations WHERE id = ?"), (conversation,)
+        ).fetchone()
+        if row is None:
+            raise ConversationNotFound(conversation)
+        return int(row[0])
 
     def _now(self) -> str:
         return format_time(self._clock())
@@ -465,12 +469,7 @@ class SQLStore(SQLBlobs, ABC):
         """Remove a conversation and its events."""
 
         def work() -> None:
-            row = self._exec(
-                self._sql("SELECT key FROM conversations WHERE id = ?"), (conversation,)
-            ).fetchone()
-            if row is None:
-                raise ConversationNotFound(conversation)
-            key = int(row[0])
+            key = self._stored_key(conversation)
             self._exec(self._sql(self.fulltext.delete), self.fulltext.delete_params(key))
             self._exec(self._sql("DELETE FROM fts_progress WHERE conv = ?"), (key,))
             self._exec(self._sql("DELETE FROM events WHERE conv = ?"), (key,))

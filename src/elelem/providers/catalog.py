@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from elelem.errors import ConfigError, UnsupportedError
-from elelem.providers.clouds import Signers, cloud_endpoint
+from elelem.providers.clouds import Signers, cloud_endpoint, spec_endpoint
 from elelem.providers.keys import load_keys
 from elelem.providers.models import resolve_address
 from elelem.shapes.registry import shape_named
@@ -212,16 +212,7 @@ class ProviderSpec(ProviderRecord, frozen=True):
         signer = self.resolve_signer(env) if key is None else None
         if key is None and signer is None and self.key_required:
             raise self._missing_key()
-        return Endpoint(
-            provider=ProviderId(self.name),
-            base_url=self.resolve_base_url(env),
-            api_key=key,
-            auth_header=self.auth_header,
-            auth_scheme=self.auth_scheme,
-            headers=dict(self.headers),
-            signer=signer,
-            secrets=self.secret_header_values(),
-        )
+        return spec_endpoint(self, self.resolve_base_url(env), key, signer)
 
     def secret_header_values(self) -> tuple[str, ...]:
         """The values of the headers :attr:`secret_headers` names."""

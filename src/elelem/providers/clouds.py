@@ -53,7 +53,7 @@ from elelem.providers.cloud_credentials import (
     google_credentials,
 )
 from elelem.transport.bearer import BearerSigner
-from elelem.transport.endpoint import Endpoint, Route
+from elelem.transport.endpoint import Endpoint, RequestSigner, Route
 from elelem.vocabulary import ProviderId
 from elelem.wire import EncodedRequest
 
@@ -285,9 +285,22 @@ def cloud_endpoint(
             signer = azure_signer(spec, signers, credential, env)
     else:
         raise ConfigError(f"provider {spec.name}: unknown cloud {spec.cloud!r} (vertex, azure)")
+    return spec_endpoint(spec, base, key, signer, route)
+
+
+def spec_endpoint(
+    spec: CloudSpec,
+    base_url: str,
+    key: str | None,
+    signer: RequestSigner | None,
+    route: Route | None = None,
+) -> Endpoint:
+    """The endpoint of ``spec`` at ``base_url``, authenticated by ``key`` or
+    ``signer``, with the spec's own auth header, headers and secrets: what a
+    cloud endpoint and a catalog provider's endpoint both are."""
     return Endpoint(
         provider=ProviderId(spec.name),
-        base_url=base,
+        base_url=base_url,
         api_key=key,
         auth_header=spec.auth_header,
         auth_scheme=spec.auth_scheme,
@@ -364,6 +377,7 @@ __all__ = [
     "azure_signer",
     "cloud_endpoint",
     "google_signer",
+    "spec_endpoint",
     "vertex_anthropic_route",
     "vertex_base_url",
     "vertex_gemini_route",

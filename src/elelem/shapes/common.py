@@ -18,7 +18,10 @@ and are kept here once, so that they cannot drift apart:
   finding a block's payload (:func:`find_payload`), the drops of the
   malformed payloads native replay leaves out (:func:`malformed_drops`),
   and the text line that
-  stands for a hosted activity sent portably (:func:`hosted_activity_line`).
+  stands for a hosted activity sent portably (:func:`hosted_activity_line`);
+  the Chat Completions form of a function tool, which Ollama's native chat
+  mirrors (:func:`function_tool`), and a function tool's definition as
+  most wires spell it (:func:`tool_definition`).
 
 Sans-IO like every shape: no clock, no globals that change.
 """
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -62,6 +65,7 @@ from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import INVALID, MALFORMED, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.vocabulary.malformed import block_faults, json_kind, malformed_payload
+from elelem.vocabulary.request import ToolSpec
 
 # --------------------------------------------------------------------------
 # errors
@@ -419,6 +423,7 @@ def hosted_activity_line(activity: HostedActivity) -> str:
 
 __all__ = [
     "BODY_EXCERPT",
+    "FUNCTION_FIELDS",
     "STATUS_ERRORS",
     "Dropped",
     "arguments_object",
@@ -429,6 +434,7 @@ __all__ = [
     "error_class_for_status",
     "find_payload",
     "fold_fields",
+    "function_tool",
     "header",
     "hosted_activity_line",
     "hosted_lines_and_text",
@@ -440,7 +446,40 @@ __all__ = [
     "status_error_class",
     "stream_event",
     "stream_event_drop",
+    "tool_definition",
 ]
+
+
+FUNCTION_FIELDS = frozenset({"name", "description", "parameters"})
+"""The ``function``-object fields :func:`function_tool` writes; ``ToolSpec.native`` may not set them."""
+
+
+def tool_definition(
+    spec: ToolSpec,
+    shape: str,
+    reserved: Collection[str],
+    *,
+    schema: str = "parameters",
+    kind: str | None = None,
+) -> dict[str, Any]:
+    """A function tool's definition as most wires spell it: ``type`` (when
+    ``kind`` is given), ``name``, ``description`` (when there is one), the
+    parameters' JSON Schema under ``schema``, then ``spec``'s native fields
+    for ``shape`` merged last (``reserved`` the fields they may not set)."""
+    definition: dict[str, Any] = {} if kind is None else {"type": kind}
+    definition["name"] = spec.name
+    if spec.description:
+        definition["description"] = spec.description
+    definition[schema] = spec.parameters
+    spec.merge_native(shape, definition, reserved)
+    return definition
+
+
+def function_tool(spec: ToolSpec, shape: str) -> dict[str, JSONValue]:
+    """``{"type": "function", "function": {...}}`` for ``spec``, its native
+    fields for ``shape`` merged into the ``function`` object (Chat
+    Completions' ``strict``; Ollama's native chat mirrors the form)."""
+    return {"type": "function", "function": tool_definition(spec, shape, FUNCTION_FIELDS)}
 
 
 def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:

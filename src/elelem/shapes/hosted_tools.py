@@ -109,6 +109,14 @@ class HostedTools:
             named = f"{name!r}: " if isinstance(name, str) and name else ""
             site.drop(tag, f"{named}{self.wire} has no hosted {tag}")
 
+    def spell_tools(self, tools: Sequence[HostedTool], site: HostedSite) -> None:
+        """:meth:`spell`, then the body's ``tools`` field set to the site's
+        ``tools`` list (the function tools and the hosted ones) when it holds
+        any: a wire that lists both in one ``tools`` field."""
+        self.spell(tools, site)
+        if site.tools:
+            site.body["tools"] = site.tools
+
 
 __all__ = [
     "HOSTED_TOOL_TAGS",

@@ -9,6 +9,9 @@ piece, how many bytes of audio had arrived before it.  A cut at
 the transcript pieces that arrived before any audio past that point: the
 stored transcript and audio end at the same place, by the order the wire
 interleaved them (neither wire times its transcript words).
+
+Both protocols also open their WebSocket on the API's own host, its HTTP
+base on the WebSocket scheme (:func:`websocket_base`).
 """
 
 from __future__ import annotations
@@ -151,6 +154,17 @@ def pcm16_at(pcm: bytes, rate: int, channels: int, to_rate: int) -> bytes:
     return out.tobytes()
 
 
+def websocket_base(base_url: str) -> str:
+    """``base_url`` (an API's HTTP base) on its WebSocket scheme: ``wss``
+    for ``https``, ``ws`` for plain ``http``; any other scheme as given."""
+    base = base_url.rstrip("/")
+    if base.startswith("https://"):
+        return "wss://" + base[len("https://") :]
+    if base.startswith("http://"):
+        return "ws://" + base[len("http://") :]
+    return base
+
+
 __all__ = [
     "LIVE_ITEM_FORMAT",
     "SpokenItem",
@@ -159,4 +173,5 @@ __all__ = [
     "wav_bytes",
     "wav_header",
     "wav_pcm",
+    "websocket_base",
 ]

@@ -41,7 +41,8 @@ from elelem.vocabulary import (
     URLSource,
 )
 from elelem.vocabulary.audio import audio_media_type, wav_duration
-from elelem.vocabulary.drop import FOREIGN_PAYLOAD
+from elelem.vocabulary.drop import FOREIGN_PAYLOAD, BlockSite
+from elelem.vocabulary.registry import register_block_mapping
 from elelem.vocabulary.sniff import image_size, sniff_media_type
 
 MediaBlock = ImageBlock | DocumentBlock
@@ -77,38 +78,42 @@ def check_limits(block: MediaBlock, limits: Limits | None, where: str) -> None:
         return
     size = block.source.blob.size
     name = block.name or ("image" if isinstance(block, ImageBlock) else "document")
+    said = (
+        f"{where}: image {name}" if isinstance(block, ImageBlock) else f"{where}: document {name}"
+    )
+    takes = f"{limits.provider} takes"
     if isinstance(block, ImageBlock):
-        if limits.image_bytes is not None and size > limits.image_bytes:
-            raise AttachmentTooLargeError(
-                f"{where}: image {name} is {size:,} bytes; {limits.provider} takes images"
-                f" up to {limits.image_bytes:,} bytes",
-                limit=limits.image_bytes,
-                size=size,
-            )
+        _refuse_over(
+            size,
+            limits.image_bytes,
+            lambda limit: f"{said} is {size:,} bytes; {takes} images up to {limit:,} bytes",
+        )
         side = max(block.width or 0, block.height or 0)
-        if limits.image_pixels is not None and side > limits.image_pixels:
-            raise AttachmentTooLargeError(
-                f"{where}: image {name} is {block.width}×{block.height} px; {limits.provider}"
-                f" takes images up to {limits.image_pixels} px a side",
-                limit=limits.image_pixels,
-                size=side,
-            )
+        _refuse_over(
+            side,
+            limits.image_pixels,
+            lambda limit: (
+                f"{said} is {block.width}×{block.height} px; {takes} images up to {limit} px a side"
+            ),
+        )
         return
-    if limits.document_bytes is not None and size > limits.document_bytes:
-        raise AttachmentTooLargeError(
-            f"{where}: document {name} is {size:,} bytes; {limits.provider} takes documents"
-            f" up to {limits.document_bytes:,} bytes",
-            limit=limits.document_bytes,
-            size=size,
-        )
+    _refuse_over(
+        size,
+        limits.document_bytes,
+        lambda limit: f"{said} is {size:,} bytes; {takes} documents up to {limit:,} bytes",
+    )
     pages = block.pages or 0
-    if limits.document_pages is not None and pages > limits.document_pages:
-        raise AttachmentTooLargeError(
-            f"{where}: document {name} has {pages} pages; {limits.provider} takes documents"
-            f" of up to {limits.document_pages} pages",
-            limit=limits.document_pages,
-            size=pages,
-        )
+    _refuse_over(
+        pages,
+        limits.document_pages,
+        lambda limit: f"{said} has {pages} pages; {takes} documents of up to {limit} pages",
+    )
+
+
+def _refuse_over(size: int, limit: int | None, message: Callable[[int], str]) -> None:
+    # The message is made only when it is raised: most blocks are within limits.
+    if limit is not None and size > limit:
+        raise AttachmentTooLargeError(message(limit), limit=limit, size=size)
 
 
 def check_request(messages: Iterable[Message], limits: Limits) -> None:
@@ -229,6 +234,34 @@ Report = Callable[[str, str, str], None]
 def line_report(drops: list[Drop], where: str) -> Report:
     """A :data:`Report` appending one :class:`~elelem.vocabulary.Drop` at ``where`` to ``drops``."""
     return lambda what, why, detail: drops.append(Drop(where, what, why, detail))
+
+
+MediaEncoder = Callable[[Any, str, str, Report], Any]
+"""A wire's spelling of a built-in block: ``(block, provider, where,
+report)`` -> the part, or None with the drop reported (each shape's
+``media.encode_media``)."""
+
+
+def register_media(shape: str, **encoders: MediaEncoder) -> None:
+    """Register ``shape``'s spelling of the built-in blocks (``image=``,
+    ``document=``, ``audio=``) as their block mappings, the path a plugin's
+    block takes (:func:`~elelem.vocabulary.register_block_mapping`).
+
+    Each mapping spells the block at a :class:`~elelem.vocabulary.drop.BlockSite`
+    with the site's drops reported at its ``where``; called with a bare
+    provider name (a plugin's two-argument form) it spells nothing, since the
+    drops would have nowhere to go."""
+    for tag, encode in encoders.items():
+        register_block_mapping(tag, encoders={shape: _site_mapping(encode)})
+
+
+def _site_mapping(encode: MediaEncoder) -> Callable[[Any, str], Any]:
+    def mapping(block: Any, site: str) -> Any:
+        if not isinstance(site, BlockSite):
+            return None
+        return encode(block, site, site.where, line_report(site.dropped, site.where))
+
+    return mapping
 
 
 def document_text(block: DocumentBlock) -> str | None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from elelem.errors import ClientToolError
 from elelem.vocabulary import DocumentBlock, ImageBlock, ProviderPayload, ToolSpec
 
 
@@ -93,6 +94,16 @@ def render_result(value: object) -> ToolOutcome:
         ) from exc
 
 
+def arguments_object(arguments: str, tool: str) -> dict[str, Any]:
+    """A client-run hosted tool's JSON arguments as the model wrote them (none
+    is ``{}``); anything but an object is a
+    :class:`~elelem.errors.ClientToolError` naming ``tool``."""
+    value = msgspec.json.decode(arguments or "{}")
+    if not isinstance(value, dict):
+        raise ClientToolError(f"{tool}: the arguments are not a JSON object")
+    return value
+
+
 def describe_error(exc: BaseException) -> str:
     """The error result text of a raised exception: its type and message."""
     message = str(exc)
@@ -100,4 +111,4 @@ def describe_error(exc: BaseException) -> str:
     return f"{name}: {message}" if message else name
 
 
-__all__ = ["Tool", "ToolOutcome", "describe_error", "render_result"]
+__all__ = ["Tool", "ToolOutcome", "arguments_object", "describe_error", "render_result"]

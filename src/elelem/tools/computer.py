@@ -23,10 +23,8 @@ import inspect
 from collections.abc import Awaitable
 from typing import Any, Protocol
 
-import msgspec
-
 from elelem.errors import ClientToolError
-from elelem.tools.base import ToolOutcome
+from elelem.tools.base import ToolOutcome, arguments_object
 from elelem.vocabulary import ComputerUse, ImageBlock, ProviderPayload, ToolSpec
 from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
 
@@ -78,9 +76,7 @@ class ComputerTool:
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Perform the action and answer with the screenshot."""
-        args = msgspec.json.decode(arguments or "{}")
-        if not isinstance(args, dict):
-            raise ClientToolError("computer: the arguments are not a JSON object")
+        args = arguments_object(arguments, "computer")
         shot = self.computer.act(args)
         if inspect.isawaitable(shot):
             shot = await shot

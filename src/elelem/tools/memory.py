@@ -22,10 +22,9 @@ from typing import Any
 from urllib.parse import unquote
 
 import anyio.to_thread
-import msgspec
 
 from elelem.errors import ClientToolError, MemoryPathError, MemoryTooLargeError
-from elelem.tools.base import ToolOutcome
+from elelem.tools.base import ToolOutcome, arguments_object
 from elelem.vocabulary import Memory, ToolSpec
 
 ROOT = "/memories"
@@ -102,9 +101,7 @@ class MemoryTool:
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Run one memory command (its JSON arguments as the model wrote them)."""
-        args = msgspec.json.decode(arguments or "{}")
-        if not isinstance(args, dict):
-            raise ClientToolError("memory: the arguments are not a JSON object")
+        args = arguments_object(arguments, "memory")
         command = args.get("command")
         run = self._commands.get(str(command))
         if run is None:

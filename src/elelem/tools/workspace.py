@@ -26,19 +26,12 @@ import anyio.to_thread
 import msgspec
 
 from elelem.errors import ClientToolError, MemoryPathError, PatchError
-from elelem.tools.base import ToolOutcome
+from elelem.tools.base import ToolOutcome, arguments_object
 from elelem.tools.memory import confined
 from elelem.vocabulary import ApplyPatch, Shell, ToolSpec
 
 MAX_OUTPUT = 64 * 1024
 """Default bound on the characters of one command's stdout (and stderr) sent back."""
-
-
-def _object(arguments: str, tool: str) -> dict[str, Any]:
-    value = msgspec.json.decode(arguments or "{}")
-    if not isinstance(value, dict):
-        raise ClientToolError(f"{tool}: the arguments are not a JSON object")
-    return value
 
 
 class ShellTool:
@@ -85,7 +78,7 @@ class ShellTool:
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Run the call's commands; the result is the wire's output form."""
-        args = _object(arguments, self.name)
+        args = arguments_object(arguments, self.name)
         limit = args.get("timeout_ms")
         timeout = self.command_timeout
         if isinstance(limit, int) and limit > 0:
@@ -163,7 +156,7 @@ class ApplyPatchTool:
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Apply one operation; its result text says what changed."""
-        op = _object(arguments, self.name)
+        op = arguments_object(arguments, self.name)
         return ToolOutcome(await anyio.to_thread.run_sync(self.apply, op))
 
     def apply(self, op: dict[str, Any]) -> str:

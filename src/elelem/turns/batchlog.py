@@ -108,21 +108,7 @@ def record_results(conversation: Conversation, results: Sequence[BatchResult]) -
         parts = ResponseDrafts(record.provider, _model(record), turn, number, 0, None)
         if response is not None:
             drafts.extend(parts.parts(response.content))
-            finish = response.finish
-            body = ResponseRecord(
-                provider=response.provider or record.provider,
-                model=response.model or _model(record),
-                response_id=response.response_id,  # type: ignore[arg-type]
-                request_id=result.request_id,
-                finish=finish.reason if finish is not None else None,
-                finish_raw=finish.raw if finish is not None else None,
-                failure=finish.failure if finish is not None else None,
-                usage=response.usage,
-                complete=response.complete,
-                dropped=response.dropped,
-                payloads=finish.payloads if finish is not None else (),
-                tier="batch",
-            )
+            body = parts.answered(response, result.request_id, response.dropped, tier="batch")
         else:
             body = ResponseRecord(
                 provider=record.provider,

@@ -31,10 +31,9 @@ from elelem.conversation.events import Decision, Draft, TurnStart
 from elelem.conversation.log import Conversation
 from elelem.errors import ConfigError
 from elelem.tools import render_result
-from elelem.turns.engine import Append, Call, Flow, TurnEngine, TurnResult, TurnSettings
+from elelem.turns.engine import Append, Call, Flow, TurnEngine, TurnResult
 from elelem.turns.pending import REFUSED, Pending, ResumeError, pending
 from elelem.turns.toolloop import (
-    LOOP_KEYS,
     MAX_STEPS,
     CallObserver,
     Executor,
@@ -43,6 +42,7 @@ from elelem.turns.toolloop import (
     _observe,
     _results_draft,
     _Work,
+    loop_engine,
     result_block,
     steps,
 )
@@ -220,14 +220,7 @@ def _resume(
     results: Mapping[str, Any] | None,
     options: LoopOptions,
 ) -> Flow[TurnResult]:
-    loop = ToolLoop(
-        options.get("tools", ()),
-        approve=options.get("approve"),
-        timeout=options.get("tool_timeout"),
-        conversation=conv.id,
-    )
-    settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    engine = TurnEngine.create(conv, target, None, **loop.asking(settings, conv.system))
+    loop, engine = loop_engine(conv, target, None, options)
     execute = loop.step_sync if sync else loop.step
     return resume_flow(
         engine, loop, execute, dict(approvals or {}), dict(results or {}),

@@ -28,6 +28,7 @@ from elelem.turns.actions import (
     StreamView,
 )
 from elelem.vocabulary import (
+    Drop,
     HostedActivity,
     Message,
     Part,
@@ -114,24 +115,38 @@ class ResponseDrafts:
 
     def record(self, result: AssembledResponse, stream: StreamView) -> ResponseRecord:
         """The response record of ``result``."""
+        # The request's drops name places in the request, the assembler's
+        # start with "response": one list tells them apart by ``where``.
+        return self.answered(result, stream.request_id, tuple(stream.dropped) + result.dropped)
+
+    def answered(
+        self,
+        result: AssembledResponse,
+        request_id: str | None,
+        dropped: tuple[Drop, ...],
+        *,
+        tier: str | None = None,
+    ) -> ResponseRecord:
+        """The response record of ``result`` answering request ``request_id``,
+        with ``dropped`` the drops it records (a streamed response's, or a
+        batch result's at the ``batch`` price ``tier``)."""
         finish = result.finish
         return ResponseRecord(
             provider=result.provider or self.provider,
             model=result.model or self.model,
             response_id=result.response_id,  # type: ignore[arg-type]
-            request_id=stream.request_id,
+            request_id=request_id,
             finish=finish.reason if finish is not None else None,
             finish_raw=finish.raw if finish is not None else None,
             failure=finish.failure if finish is not None else None,
             usage=result.usage,
             complete=result.complete,
-            # The request's drops name places in the request, the assembler's
-            # start with "response": one list tells them apart by ``where``.
-            dropped=tuple(stream.dropped) + result.dropped,
+            dropped=dropped,
             continuation=self.continuation,
             request=self.request,
             payloads=finish.payloads if finish is not None else (),
             retries=result.retries,
+            tier=tier,
         )
 
     def closing(self, result: AssembledResponse, record: ResponseRecord) -> Append:

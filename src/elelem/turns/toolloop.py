@@ -508,6 +508,26 @@ LOOP_KEYS = frozenset({"tools", "max_steps", "approve", "tool_timeout", "on_call
 """The keys of :class:`LoopOptions` that are the loop's, not the turn's."""
 
 
+def loop_engine(
+    conv: Conversation,
+    target: Target | Model,
+    user_input: str | Message | None,
+    options: LoopOptions,
+) -> tuple[ToolLoop, TurnEngine]:
+    """The tool loop ``options`` ask for and the turn engine that asks with
+    its tools: where a run (:func:`loop_flow`) and a resumed run
+    (:func:`elelem.resume`) both start."""
+    loop = ToolLoop(
+        options.get("tools", ()),
+        approve=options.get("approve"),
+        timeout=options.get("tool_timeout"),
+        conversation=conv.id,
+    )
+    settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
+    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings, conv.system))
+    return loop, engine
+
+
 def loop_flow(
     conv: Conversation,
     target: Target | Model,
@@ -519,14 +539,7 @@ def loop_flow(
     """The one flow :func:`run` and :func:`run_sync` drive (only the step
     executor differs: ``sync`` runs each call in the calling thread)."""
     check_conversation(conv)  # by name, before anything reads it
-    loop = ToolLoop(
-        options.get("tools", ()),
-        approve=options.get("approve"),
-        timeout=options.get("tool_timeout"),
-        conversation=conv.id,
-    )
-    settings: TurnSettings = {k: v for k, v in options.items() if k not in LOOP_KEYS}  # type: ignore[assignment]
-    engine = TurnEngine.create(conv, target, user_input, **loop.asking(settings, conv.system))
+    loop, engine = loop_engine(conv, target, user_input, options)
     max_steps, on_call = options.get("max_steps", MAX_STEPS), options.get("on_call")
     execute = loop.step_sync if sync else loop.step
     return tool_loop(engine, loop, execute, max_steps=max_steps, on_call=on_call)
@@ -586,6 +599,7 @@ __all__ = [
     "CallObserver",
     "LoopOptions",
     "ToolLoop",
+    "loop_engine",
     "loop_flow",
     "result_block",
     "run",

@@ -25,7 +25,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
-from elelem.shapes.media import line_report
+from elelem.shapes.media import register_media
 from elelem.vocabulary import (
     DocumentBlock,
     HostedActivity,
@@ -45,7 +45,6 @@ from elelem.vocabulary.drop import (
     BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 
 UNKNOWN_DELTAS = "unknown_deltas"
 """Payload format on a text, reasoning or tool-call block: every delta of a
@@ -191,17 +190,9 @@ def _native_tool_call(
     return block
 
 
-def _media(block: ImageBlock | DocumentBlock, site: str) -> Any:
-    # The built-in image and document blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
 SHAPE_NAME = "anthropic_messages"
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media)
 
 
 def _registered(part: object, provider: str, dropped: Dropped, at: str) -> Any:

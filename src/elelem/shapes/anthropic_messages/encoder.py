@@ -48,6 +48,7 @@ from elelem.shapes.common import (
     malformed_drops,
     merge_extra,
     system_text,
+    tool_definition,
 )
 from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_excluded_actions
@@ -278,12 +279,7 @@ TOOL_FIELDS = frozenset({"name", "description", "input_schema", "type"})
 def _client_tool(tool: ToolSpec) -> dict[str, Any]:
     """The tool object of a client tool, its ``anthropic_messages`` native fields
     (``cache_control``, ``allowed_callers``, ``defer_loading``...) merged last."""
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        out["description"] = tool.description
-    out["input_schema"] = tool.parameters
-    tool.merge_native(SHAPE_NAME, out, TOOL_FIELDS)
-    return out
+    return tool_definition(tool, SHAPE_NAME, TOOL_FIELDS, schema="input_schema")
 
 
 OPTION_KEYS = check_table(

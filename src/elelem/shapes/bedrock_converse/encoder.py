@@ -38,7 +38,7 @@ from elelem.shapes.common import (
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools
-from elelem.shapes.media import line_report
+from elelem.shapes.media import line_report, register_media
 from elelem.shapes.options import (
     NotTaken,
     ToolChoiceSpelling,
@@ -49,7 +49,6 @@ from elelem.shapes.options import (
 from elelem.shapes.prompt_cache import breakpoint_ttl, key_not_sent
 from elelem.shapes.structured_output import no_json_mode, schema_string
 from elelem.vocabulary import (
-    AudioBlock,
     DocumentBlock,
     Drop,
     GenerationOptions,
@@ -270,17 +269,10 @@ def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | Non
     return encode_media(block, site, site.where, report, site.context or 0)
 
 
-def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
-    # The built-in audio block's mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
 register_block_mapping("image", encoders={SHAPE_NAME: _media})
 register_block_mapping("document", encoders={SHAPE_NAME: _media})
-register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+register_media(SHAPE_NAME, audio=encode_audio)
 
 
 def _registered(

@@ -26,6 +26,7 @@ from elelem.shapes.common import (
     merge_extra,
     registered_part,
     system_text,
+    tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini.computer import (
@@ -37,7 +38,7 @@ from elelem.shapes.gemini.computer import (
 )
 from elelem.shapes.gemini.media import LIMITS, encode_audio, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, hosted_tool_tag, no_skills
-from elelem.shapes.media import check_request, line_report
+from elelem.shapes.media import check_request, register_media
 from elelem.shapes.options import (
     ToolChoiceSpelling,
     check_table,
@@ -47,10 +48,8 @@ from elelem.shapes.options import (
 from elelem.shapes.prompt_cache import automatic
 from elelem.shapes.structured_output import unlabelled
 from elelem.vocabulary import (
-    AudioBlock,
     BytesSource,
     CodeExecution,
-    DocumentBlock,
     Drop,
     FileSearch,
     GenerationOptions,
@@ -75,7 +74,6 @@ from elelem.vocabulary.drop import (
     BlockSite,
 )
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 API_VERSION = "v1beta"
@@ -207,24 +205,8 @@ def _native_parts(
     return out
 
 
-def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
-    # The built-in image and document blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
-def _audio(block: AudioBlock, site: str) -> dict[str, Any] | None:
-    # The built-in audio block's mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_audio(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
-register_block_mapping("audio", encoders={SHAPE_NAME: _audio})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media, audio=encode_audio)
 
 
 def _registered(
@@ -499,18 +481,12 @@ def encode_request(
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     tools: list[dict[str, Any]] = []
     if request.tools:
-        declarations = []
-        for t in request.tools:
-            declaration: dict[str, Any] = {"name": t.name}
-            if t.description:
-                declaration["description"] = t.description
-            declaration["parametersJsonSchema"] = t.parameters
-            t.merge_native(SHAPE_NAME, declaration, TOOL_FIELDS)
-            declarations.append(declaration)
+        declarations = [
+            tool_definition(t, SHAPE_NAME, TOOL_FIELDS, schema="parametersJsonSchema")
+            for t in request.tools
+        ]
         tools.append({"functionDeclarations": declarations})
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     opts = request.options
     tool_choice(opts, TOOL_CHOICE, body, dropped)
     sampling_options(opts, OPTION_KEYS, body, dropped)

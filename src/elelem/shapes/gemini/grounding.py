@@ -39,18 +39,29 @@ def code_point_range(
     """
     start = wire_int(segment.get("startIndex")) - block_start
     end = wire_int(segment.get("endIndex")) - block_start
-    if not 0 <= start <= end <= len(block):
+    found = utf8_slice(block, start, end)
+    if found is None:
         return None
-    try:
-        before = block[:start].decode("utf-8")
-        inside = block[start:end].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    first, inside = found
     expected = segment.get("text")
     if isinstance(expected, str) and expected != inside:
         return None
-    first = len(before)
     return (first, first + len(inside))
+
+
+def utf8_slice(data: bytes, start: int, end: int) -> tuple[int, str] | None:
+    """The UTF-8 bytes ``data[start:end]`` in code points: how many stand
+    before them, and the text they hold; None when the span lies outside
+    ``data`` or cuts a character in two (the Gemini API's offsets, in
+    ``groundingSupports`` and in the Interactions API's annotations)."""
+    if not 0 <= start <= end <= len(data):
+        return None
+    try:
+        before = data[:start].decode("utf-8")
+        inside = data[start:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return len(before), inside
 
 
 def realigned_range(
@@ -219,4 +230,5 @@ __all__ = [
     "has_supports",
     "search_activity",
     "support_attributions",
+    "utf8_slice",
 ]

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError
-from elelem.shapes.live_items import SpokenItem
+from elelem.shapes.live_items import SpokenItem, websocket_base
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -136,12 +136,7 @@ class GeminiLiveProtocol:
 
     def url(self, base_url: str, model: str) -> str:
         """The ``BidiGenerateContent`` WebSocket on the API's host."""
-        base = base_url.rstrip("/")
-        if base.startswith("https://"):
-            base = "wss://" + base[len("https://") :]
-        elif base.startswith("http://"):
-            base = "ws://" + base[len("http://") :]
-        return base + self.path
+        return websocket_base(base_url) + self.path
 
     def open(self, settings: LiveSettings) -> Sequence[str]:
         """The ``setup`` message."""

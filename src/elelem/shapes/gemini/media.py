@@ -1,8 +1,6 @@
 """Images and documents on the Gemini wire (``inlineData``, ``fileData``).
 
-Sans-IO like every shape: the bytes are in the blocks.  What every wire
-shares (limits checking, data URLs, the documents of a request, drop
-reports) is :mod:`elelem.shapes.media`.
+What the wires share is :mod:`elelem.shapes.media`.
 """
 
 from __future__ import annotations

@@ -28,19 +28,17 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
     system_text,
+    tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools, no_skills
-from elelem.shapes.media import check_request, line_report
+from elelem.shapes.media import check_request, register_media
 from elelem.shapes.options import ToolChoiceSpelling, check_table, sampling_options, tool_choice
 from elelem.shapes.provider_state import continues
 from elelem.vocabulary import (
-    AudioBlock,
-    DocumentBlock,
     Drop,
     HostedActivity,
-    ImageBlock,
     Message,
     ProviderId,
     ProviderPayload,
@@ -52,7 +50,6 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 from elelem.wire import EncodedRequest, ModelRequest
 
 SHAPE_NAME = "gemini_interactions"
@@ -243,17 +240,8 @@ def _user_input(
     return steps
 
 
-def _media(block: ImageBlock | DocumentBlock | AudioBlock, site: str) -> dict[str, Any] | None:
-    # The built-in media blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
-register_block_mapping("audio", encoders={SHAPE_NAME: _media})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media, audio=encode_media)
 
 
 def _registered(part: object, provider: str, dropped: Dropped, at: str) -> list[dict[str, Any]]:
@@ -306,17 +294,8 @@ def encode_request(
     body: dict[str, Any] = {"model": request.model, "input": steps}
     if system:
         body["system_instruction"] = "\n\n".join(system)
-    tools: list[dict[str, Any]] = []
-    for spec in request.tools:
-        tool: dict[str, Any] = {"type": "function", "name": spec.name}
-        if spec.description:
-            tool["description"] = spec.description
-        tool["parameters"] = spec.parameters
-        spec.merge_native(SHAPE_NAME, tool, {})
-        tools.append(tool)
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    tools = [tool_definition(spec, SHAPE_NAME, (), kind="function") for spec in request.tools]
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
     not_taken(options.context_editing, "Gemini Interactions", dropped)

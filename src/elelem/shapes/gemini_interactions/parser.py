@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from elelem.shapes.common import at_frame, checked_payload, malformed
+from elelem.shapes.gemini.grounding import utf8_slice
 from elelem.shapes.gemini_interactions.errors import error_from_event
 from elelem.shapes.gemini_interactions.fast import hot_decoder
 from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
@@ -69,13 +70,10 @@ def annotation_attribution(
     data = text.encode("utf-8")
     start, end = annotation.get("start_index"), annotation.get("end_index")
     span: tuple[int, int] | None = None
-    if isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(data):
-        try:
-            head, inside = data[:start].decode("utf-8"), data[start:end].decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            span = (len(head), len(head) + len(inside))
+    if isinstance(start, int) and isinstance(end, int):
+        found = utf8_slice(data, start, end)
+        if found is not None:
+            span = (found[0], found[0] + len(found[1]))
     url, title = annotation.get("url"), annotation.get("title")
     return Attribution(
         source=Source(

@@ -20,10 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from elelem.shapes.common import (
+    FUNCTION_FIELDS,
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    function_tool,
     hosted_lines_and_text,
     malformed_drops,
     merge_extra,
@@ -62,7 +64,7 @@ from elelem.vocabulary.drop import UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import Accepts, portable_message
 from elelem.vocabulary.registry import register_block_mapping
-from elelem.vocabulary.request import ReasoningOptions, ToolSpec
+from elelem.vocabulary.request import ReasoningOptions
 from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/api/chat"
@@ -243,19 +245,8 @@ def _other_messages(
     return out, dropped.items
 
 
-TOOL_FIELDS = frozenset({"name", "description", "parameters"})
+TOOL_FIELDS = FUNCTION_FIELDS
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
-
-
-def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
-    """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
-    merged into the ``function`` object as on Chat Completions, which Ollama mirrors."""
-    function: dict[str, JSONValue] = {"name": spec.name}
-    if spec.description:
-        function["description"] = spec.description
-    function["parameters"] = spec.parameters
-    spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS)
-    return {"type": "function", "function": function}
 
 
 def think_value(reasoning: ReasoningOptions, dropped: Dropped) -> JSONValue:
@@ -321,7 +312,7 @@ def encode_request(
         dropped.extend(lost, under=f"messages[{n}]")
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if request.tools:
-        body["tools"] = [_tool(t) for t in request.tools]
+        body["tools"] = [function_tool(t, SHAPE_NAME) for t in request.tools]
     opts = request.options
     sampling_options(opts, OPTION_KEYS, body, dropped)
     not_taken(opts.context_editing, "Ollama", dropped)

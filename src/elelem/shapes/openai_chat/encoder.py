@@ -18,8 +18,10 @@ from collections.abc import Mapping
 import msgspec
 
 from elelem.shapes.common import (
+    FUNCTION_FIELDS,
     Dropped,
     context_text,
+    function_tool,
     merge_extra,
     registered_part,
 )
@@ -77,7 +79,7 @@ from elelem.vocabulary.drop import (
 from elelem.vocabulary.json import JSONValue
 from elelem.vocabulary.portable import portable_message
 from elelem.vocabulary.registry import register_block_mapping
-from elelem.vocabulary.request import ToolSpec, UserLocation
+from elelem.vocabulary.request import UserLocation
 from elelem.wire import EncodedRequest, ModelRequest
 
 PATH = "/chat/completions"
@@ -234,19 +236,8 @@ HOSTED_TOOLS = HostedTools("Chat Completions", {"web_search": _web_search})
 for it); every other is reported dropped (:mod:`elelem.shapes.hosted_tools`)."""
 
 
-TOOL_FIELDS = frozenset({"name", "description", "parameters"})
+TOOL_FIELDS = FUNCTION_FIELDS
 """The ``function``-object fields elelem writes; ``ToolSpec.native`` may not set them."""
-
-
-def _tool(spec: ToolSpec) -> dict[str, JSONValue]:
-    """``{"type": "function", "function": {...}}`` for ``spec``, its native fields
-    merged into the ``function`` object, where Chat Completions takes ``strict``."""
-    function: dict[str, JSONValue] = {"name": spec.name}
-    if spec.description:
-        function["description"] = spec.description
-    function["parameters"] = spec.parameters
-    spec.merge_native(SHAPE_NAME, function, TOOL_FIELDS)
-    return {"type": "function", "function": function}
 
 
 def encode_request(
@@ -285,10 +276,10 @@ def encode_request(
     body: dict[str, JSONValue] = {"model": request.model, "messages": messages, "stream": stream}
     if stream and dialect.stream_usage:
         body["stream_options"] = {"include_usage": True}
-    tools: list[JSONValue] = [_tool(t) for t in request.tools]
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect))
-    if tools:
-        body["tools"] = tools
+    tools: list[JSONValue] = [function_tool(t, SHAPE_NAME) for t in request.tools]
+    HOSTED_TOOLS.spell_tools(
+        request.hosted_tools, HostedSite(provider, body, tools, dropped, dialect)
+    )
     headers = _options(request, provider, dialect, body, dropped)
     return EncodedRequest(
         path=PATH, body=body, headers=headers, stream=stream, dropped=tuple(dropped.items)

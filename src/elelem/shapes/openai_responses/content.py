@@ -28,7 +28,7 @@ from elelem.shapes.common import (
     stream_event,
     stream_event_drop,
 )
-from elelem.shapes.media import generated_by, line_report
+from elelem.shapes.media import generated_by, register_media
 from elelem.shapes.openai_responses import _items
 from elelem.shapes.openai_responses.client_tools import computer_output
 from elelem.shapes.openai_responses.media import encode_media, restore_generated
@@ -49,7 +49,6 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.drop import UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.portable import Accepts, portable_message
-from elelem.vocabulary.registry import register_block_mapping
 
 SHAPE_NAME = "openai_responses"
 """The key of this shape's entry in :attr:`ToolSpec.native` and block mappings."""
@@ -73,16 +72,8 @@ ACCEPTS = Accepts("OpenAI Responses", citations=True, shape="openai_responses").
 sources after the text."""
 
 
-def _media(block: ImageBlock | DocumentBlock, site: str) -> dict[str, Any] | None:
-    # The built-in image and document blocks' mapping (registered below).
-    if not isinstance(site, BlockSite):
-        return None
-    return encode_media(block, site, site.where, line_report(site.dropped, site.where))
-
-
 # The built-in media blocks arrive through the registry, as a plugin's do.
-register_block_mapping("image", encoders={SHAPE_NAME: _media})
-register_block_mapping("document", encoders={SHAPE_NAME: _media})
+register_media(SHAPE_NAME, image=encode_media, document=encode_media)
 
 
 class InputItems:

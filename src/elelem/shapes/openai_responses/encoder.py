@@ -19,6 +19,7 @@ import msgspec
 from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
     merge_extra,
+    tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
 from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_skills
@@ -198,18 +199,11 @@ def encode_request(
     if request.system:
         body["instructions"] = request.system
     body["input"] = msgspec.to_builtins(builder.items)
-    tools: list[JSONValue] = []
-    for spec in request.tools:
-        fn: dict[str, JSONValue] = {"type": "function", "name": spec.name}
-        if spec.description:
-            fn["description"] = spec.description
-        fn["parameters"] = spec.parameters
-        # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
-        spec.merge_native(SHAPE_NAME, fn, TOOL_FIELDS)
-        tools.append(fn)
-    HOSTED_TOOLS.spell(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
-    if tools:
-        body["tools"] = tools
+    # Native fields (``strict``, ``defer_loading``...) sit on the tool object.
+    tools: list[JSONValue] = [
+        tool_definition(spec, SHAPE_NAME, TOOL_FIELDS, kind="function") for spec in request.tools
+    ]
+    HOSTED_TOOLS.spell_tools(request.hosted_tools, HostedSite(str(provider), body, tools, dropped))
     options = request.options
     sampling_options(options, OPTION_KEYS, body, dropped)
     not_taken(options.context_editing, "OpenAI Responses", dropped)

@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 
 from elelem.errors import MalformedStreamError
-from elelem.shapes.live_items import SpokenItem
+from elelem.shapes.live_items import SpokenItem, websocket_base
 from elelem.shapes.openai_responses.errors import error_from_event
 from elelem.stream import (
     BlockEnd,
@@ -177,12 +177,7 @@ class RealtimeProtocol:
 
     def url(self, base_url: str, model: str) -> str:
         """``{base}/realtime?model=…`` on ``wss`` (``ws`` for a plain-HTTP base)."""
-        base = base_url.rstrip("/")
-        if base.startswith("https://"):
-            base = "wss://" + base[len("https://") :]
-        elif base.startswith("http://"):
-            base = "ws://" + base[len("http://") :]
-        return f"{base}/realtime?model={model}"
+        return f"{websocket_base(base_url)}/realtime?model={model}"
 
     def open(self, settings: LiveSettings) -> Sequence[str]:
         """One ``session.update``: modalities, audio formats, transcription,

@@ -1,9 +1,7 @@
 """Images and files on the OpenAI Responses wire, and the images its
 ``image_generation_call`` items carry back.
 
-Sans-IO like every shape: the bytes are in the blocks.  What every wire
-shares (limits checking, data URLs, the documents of a request, drop
-reports) is :mod:`elelem.shapes.media`.
+What the wires share is :mod:`elelem.shapes.media`.
 """
 
 from __future__ import annotations
