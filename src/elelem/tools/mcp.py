@@ -50,24 +50,20 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-import msgspec
 
 from elelem.errors import MCPServerError
 from elelem.tools.base import ToolOutcome
 from elelem.tools.mcp_asks import (
     Elicit,
     ServerAsked,
-    elicitation_note,
-    elicitation_of,
-    sdk_answer,
 )
 from elelem.tools.mcp_http import MAX_BODY, HTTPNotes, legacy_sse, streamable_http
-from elelem.tools.mcp_notes import MCPNotes, error_reason
+from elelem.tools.mcp_notes import error_reason
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
-from elelem.tools.mcp_sampling import Sample, SamplingRefused, sampling_of, sdk_refusal, sdk_sample
+from elelem.tools.mcp_sampling import Sample
+from elelem.tools.mcp_server_requests import ServerRequests
 from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
 from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
-from elelem.vocabulary import JSONValue
 
 DEFAULT_MCP_TIMEOUT = 60.0
 
@@ -119,7 +115,7 @@ def _client_info() -> Any:
     return Implementation(name="elelem", version=mine)
 
 
-class MCPServer(MCPNotes):
+class MCPServer(ServerRequests):
     """One MCP server connection (see the module docs).  Build it with
     :meth:`stdio`, :meth:`http` or :meth:`sse`; :attr:`tools` is filled once
     connected.
@@ -504,25 +500,7 @@ class MCPServer(MCPNotes):
         await renewed.wait()
         return self.client is not None and self.failure is None
 
-    # -- what the server asks ------------------------------------------------------
-
-    async def _list_roots(self, context: Any) -> Any:
-        from mcp.types import ListRootsResult, Root
-
-        folders = self.roots if self.roots is not None else [Path.cwd()]
-        roots = [Root(uri=f.resolve().as_uri(), name=f.resolve().name) for f in folders]  # type: ignore[arg-type]
-        listed: list[JSONValue] = [str(r.uri) for r in roots]
-        self._asked(ServerAsked(self.name, "roots/list", "listed", {"roots": listed}))
-        return ListRootsResult(roots=roots)
-
-    def _asked(self, note: ServerAsked) -> None:
-        if self.on_request is not None:
-            self.on_request(note)
-
-    async def _logged(self, params: Any) -> None:
-        data = params.data if isinstance(params.data, str) else msgspec.json.encode(params.data)
-        text = data if isinstance(data, str) else data.decode()
-        self.note(f"server {params.level}: {text}")
+    # -- what the server sends ----------------------------------------------------
 
     async def _message(self, message: Any) -> None:
         from mcp.types import ToolListChangedNotification
@@ -531,42 +509,6 @@ class MCPServer(MCPNotes):
             await self._command("relist")
         elif isinstance(message, Exception):
             self.note(f"transport: {error_reason(message)}")
-
-    async def _sampled(self, context: Any, params: Any) -> Any:
-        assert self.sample is not None  # the capability is declared only with a callback
-        method = "sampling/createMessage"
-        try:
-            request = sampling_of(self.name, params)
-            answer = await self.sample(request)
-        except SamplingRefused as exc:
-            asked = {"max_tokens": params.max_tokens, "reason": str(exc)}
-            spent = exc.answer  # asked, then withheld: what it used is still recorded
-            if spent is None:
-                self._asked(ServerAsked(self.name, method, "refused", asked))
-            else:
-                refused = ServerAsked(
-                    self.name, method, "refused", asked, spent.provider, spent.model, spent.usage
-                )
-                self._asked(refused)
-            return sdk_refusal(str(exc))
-        detail: dict[str, JSONValue] = {
-            "messages": [[role, text] for role, text in request.messages],
-            "system": request.system,
-            "max_tokens": request.max_tokens,
-            "text": answer.text,
-        }
-        served = ServerAsked(
-            self.name, method, "served", detail, answer.provider, answer.model, answer.usage
-        )
-        self._asked(served)
-        return sdk_sample(answer)
-
-    async def _elicited(self, context: Any, params: Any) -> Any:
-        assert self.elicit is not None
-        request = elicitation_of(self.name, params)
-        answer = await self.elicit(request)
-        self._asked(elicitation_note(request, answer))
-        return sdk_answer(answer)
 
     # -- the blocking lifetime ---------------------------------------------------
 
