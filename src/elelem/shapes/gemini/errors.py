@@ -25,14 +25,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    decode_error_body,
-    text_field,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, decode_error_body, text_field
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -139,15 +132,8 @@ else the HTTP status (503 overloaded); ``RetryInfo.retryDelay`` is the
 retry hint; a rejected thought signature asks for ``strip-signature`` at
 ``contents[i].parts[j]``."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn a Gemini HTTP error response into a typed error (see :data:`ERRORS`)."""
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(data: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error of an ``{"error": …}`` object sent inside a 200 stream."""
-    return classify_event(ERRORS, data, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = [

@@ -37,13 +37,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    text_field,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, text_field
 from elelem.shapes.gemini.errors import ERRORS as GEMINI_ERRORS
 from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY
 
@@ -102,15 +96,8 @@ ERRORS = ErrorTable(
 )
 """The Gemini Interactions error table (see the module docstring)."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """An HTTP error response of the Interactions endpoint as a typed error."""
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(data: Mapping[str, Any]) -> StreamError:
-    """The typed error an ``error`` event of the stream carries."""
-    return classify_event(ERRORS, data)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["CODE_TYPES", "ERRORS", "classify_error", "error_from_event"]
