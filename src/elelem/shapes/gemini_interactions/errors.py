@@ -39,6 +39,7 @@ from elelem.errors import (
 )
 from elelem.shapes.classify import ErrorFields, ErrorTable, text_field
 from elelem.shapes.gemini.errors import ERRORS as GEMINI_ERRORS
+from elelem.shapes.gemini.errors import google_error
 from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY
 
 CODE_TYPES: Mapping[str, type[StreamError]] = MappingProxyType(
@@ -69,10 +70,7 @@ def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
     fields = GEMINI_ERRORS.fields(data, headers)
     if fields.type is not None:
         return fields
-    if isinstance(data, list) and len(data) == 1:
-        data = data[0]
-    error = data.get("error") if isinstance(data, Mapping) else None
-    return dataclasses.replace(fields, type=text_field(error, "code"))
+    return dataclasses.replace(fields, type=text_field(google_error(data), "code"))
 
 
 def _lost_interaction(fields: ErrorFields) -> Patch | None:
