@@ -429,6 +429,36 @@ def test_middleware_and_history_processors_act_as_in_process(
     )
 
 
+def test_a_history_processor_whose_module_reads_a_file_as_it_loads_runs_durably(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    """The workflow imports a history processor mid-run, where Temporal's
+    sandbox forbids open(): the import is let read files as workflow code's
+    imports are (else a module that reads its settings, or pytest's rewriting
+    of a module named on the command line, fails the run)."""
+    store = SQLiteStore(tmp_path / "durable.db")
+    conv = Conversation.create(store)
+    durable_script.SCRIPTED.requests.clear()
+
+    async def durably() -> None:
+        client = await TemporalClient.connect(temporal_address)
+        queue = f"q-{uuid.uuid4().hex}"
+        async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
+            for prompt in ("first", "second"):
+                handle = await durable.start(
+                    client, conv.id, MODEL, prompt, tools=TOOLS, task_queue=queue,
+                    history=["durable_reading:KEEP"],
+                )  # fmt: skip
+                await durable.result(handle)
+
+    asyncio.run(durably())
+    users = [[m.text for m in r.messages if m.role == "user"][:1]
+             for r in durable_script.SCRIPTED.requests]  # fmt: skip
+    # Three requests a turn (two tool steps, then the answer); the second
+    # turn's start at that turn's prompt, as the file said (one turn kept).
+    assert users == [["first"]] * 3 + [["second"]] * 3
+
+
 def test_a_model_no_worker_can_resolve_ends_the_run_with_the_error(
     temporal_address: str, tmp_path: Path
 ) -> None:
