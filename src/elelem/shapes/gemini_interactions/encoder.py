@@ -1,8 +1,8 @@
 """Gemini Interactions requests (``POST /v1beta/interactions``,
 ai.google.dev/api/interactions-api): ``input`` is a list of steps, the
 provider's own assistant messages as the steps it returned (native replay,
-:func:`interaction_steps`), every other message portably (a ``user_input``
-step of text, media and ``function_result`` contents; a foreign assistant's
+:func:`interaction_steps`), every other message portably (``user_input``
+steps of text and media, ``function_result`` steps; a foreign assistant's
 text and calls as ``model_output`` and ``function_call`` steps); system
 messages join ``system_instruction``; options in ``generation_config``.
 An interaction is stored unless ``store: false``, so a turn that follows
@@ -212,9 +212,10 @@ def _user_input(
     where: str,
     computer: Mapping[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
-    """A user, system, tool or foreign assistant message as steps: text,
-    media and tool results in one ``user_input`` step (a foreign assistant's
-    text and calls as ``model_output`` and ``function_call`` steps).
+    """A user, system, tool or foreign assistant message as steps: text and
+    media in ``user_input`` steps, each tool result a ``function_result``
+    step (a foreign assistant's text and calls as ``model_output`` and
+    ``function_call`` steps).
     ``computer``: each computer-use call's id -> (its predefined function
     name, whether it carried a safety decision)."""
     portable = portable_message(message, ACCEPTS, provider)
@@ -245,9 +246,14 @@ def _user_input(
                 if shot is not None:
                     attachments.remove(shot)
                     image = _registered(shot[1], provider, dropped, f"{at}.attachments[{shot[0]}]")
-                content.append(computer_result(part, *action, image[0] if image else None))
+                result = computer_result(part, *action, image[0] if image else None)
             else:
-                content.append(_function_result(part))
+                result = _function_result(part)
+            # A function_result is a step of its own (the API's Step union),
+            # not a content of user_input; what the tool attached follows it.
+            steps.extend(_content_step(content, assistant))
+            content = []
+            steps.append(result)
             for k, attachment in attachments:
                 content.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
         else:  # an image, document, audio or plugin block: through its mapping
