@@ -21,8 +21,7 @@ body is the interaction object with its ``steps``.  Steps map as follows:
 
 Every step field no neutral block models is kept (``step_fields`` /
 ``content_fields`` payloads), so :func:`interaction_steps` rebuilds the
-steps exactly as the API returned them.  Request encoding for this API is not
-built: :data:`SHAPE` raises :class:`~elelem.errors.UnsupportedError` there.
+steps exactly as the API returned them.
 """
 
 from __future__ import annotations
