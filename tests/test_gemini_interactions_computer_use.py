@@ -23,7 +23,6 @@ google-genai's Interactions types (``_gaos.types.interactions``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from pathlib import Path
@@ -31,18 +30,16 @@ from typing import Any
 
 import pytest
 
-from elelem import Client
-from elelem.conversation import Conversation, SQLiteStore
 from elelem.conversation.events import MessageBody
 from elelem.recordings.loopback import RecordedRequest
 from elelem.shapes.gemini_interactions import SHAPE
 from elelem.testing.servers import LoopbackServer, Reply, Send, sse_body
-from elelem.tools import ComputerTool
-from elelem.turns.toolloop import NO_APPROVER, run
+from elelem.turns.toolloop import NO_APPROVER
 from elelem.vocabulary import ComputerUse, ProviderId, ToolCallBlock, ToolSpec
 from elelem.wire import ModelRequest
 from test_block_and_tool_tables import PNG
-from test_computer_use import Allow, Screen, _results
+from test_computer_use import Allow, _results
+from test_gemini_computer_use import run_on_browser
 from toolloop_wires import CONFIG
 
 MODEL = "google-interactions:gemini-3.5-flash"
@@ -54,13 +51,6 @@ CLICK = {"type": "function_call", "id": "fc_1", "name": "click",
          "arguments": {"x": 371, "y": 122, "intent": "Accept the cookies.",
                        "safety_decision": DECISION}}  # fmt: skip
 SHOT = {"type": "image", "mime_type": "image/png", "data": base64.b64encode(PNG).decode()}
-
-
-class Browser(Screen):
-    """A screen that also tells its page's URL, as a browser does."""
-
-    def current_url(self) -> str:
-        return "https://example.com/cart"
 
 
 class Interactions:
@@ -154,17 +144,8 @@ def test_the_sdk_check_finds_what_the_types_do_not_know() -> None:
 
 
 def _run(tmp_path: Path, calls: list[dict[str, Any]], **kwargs: Any) -> Any:
-    browser = Browser()
-    conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
-    with LoopbackServer(Interactions(calls, _answer("Accepted."))) as server:
-
-        async def main() -> Any:
-            async with Client(env=_env(server)) as client:
-                return await run(conv, client, MODEL, "accept the cookies",
-                                 tools=[ComputerTool(browser)], **kwargs)  # fmt: skip
-
-        result = asyncio.run(main())
-    return browser, conv, server, result
+    replies = Interactions(calls, _answer("Accepted."))
+    return run_on_browser(tmp_path, replies, _env, MODEL, **kwargs)
 
 
 def test_a_confirmed_action_runs_and_is_acknowledged_with_url_and_screenshot(
@@ -242,13 +223,6 @@ def test_without_an_approver_the_action_is_refused_and_never_acknowledged(
     _validate(second)
     (stored,) = _results(conv)
     assert (stored.content, stored.is_error) == (refused, True)
-
-
-def test_deferred_approval_stops_before_the_next_request(tmp_path: Path) -> None:
-    browser, conv, server, _ = _run(tmp_path, [CLICK], approve="defer")
-    assert browser.actions == []
-    assert len(server.requests) == 1
-    assert _results(conv) == []
 
 
 def test_a_declared_or_excluded_function_of_the_same_name_stays_the_applications() -> None:
