@@ -256,7 +256,9 @@ class InteractionsParser(ParserSkeleton):
             if isinstance(given, dict) and given:
                 block.arguments.append(msgspec.json.encode(given).decode())
             if name not in self._computer:
-                return [BlockStart(key, "tool-call", id=cid, name=name)]
+                # Arguments given whole at the start (no arguments_delta follows) are the call's.
+                start: list[Chunk] = [BlockStart(key, "tool-call", id=cid, name=name)]
+                return start + [ToolCallDelta(key, piece) for piece in block.arguments]
             # A computer-use action: the computer tool's call, the wire name kept.
             block.action = name
             action = self._payload(key, ACTION_FORMAT, {"name": name, "args": True})
