@@ -108,8 +108,8 @@ def _validate(body: dict[str, Any]) -> None:
     nothing it does not know: its models keep an unknown field as an extra,
     an unknown step or content as an ``Unknown…`` variant and an unknown
     enum value as ``UnrecognizedStr``, so each of those is a failure here."""
-    pytest.importorskip("google.genai")
-    from google.genai._gaos.types.interactions import CreateModelInteraction
+    types = pytest.importorskip("google.genai._gaos.types.interactions")  # google-genai 2.x
+    CreateModelInteraction = types.CreateModelInteraction
 
     assert list(_unknown(CreateModelInteraction.model_validate(body), "$")) == []
 
@@ -132,8 +132,8 @@ def _unknown(value: Any, at: str) -> Any:
 
 
 def test_the_sdk_check_finds_what_the_types_do_not_know() -> None:
-    pytest.importorskip("google.genai")
-    from google.genai._gaos.types.interactions import CreateModelInteraction
+    types = pytest.importorskip("google.genai._gaos.types.interactions")  # google-genai 2.x
+    CreateModelInteraction = types.CreateModelInteraction
 
     result = {"type": "function_result", "call_id": "fc_1", "result": "ok"}
     nested = {"model": "gemini-3.5-flash", "input": [{"type": "user_input", "content": [result]}],
