@@ -61,6 +61,7 @@ wrong; nothing is silently skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -366,6 +367,26 @@ def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
     return Interaction(index=0, request=None, response=response)
 
 
+def _answered(
+    path: Path,
+    where: str,
+    index: int,
+    request: RecordedRequest | None,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    budget: DecodeBudget,
+) -> Interaction:
+    """Interaction ``index``: ``request`` and the response of ``status``,
+    ``headers`` and ``body``, its body decoded as :func:`_response` does; a
+    body that cannot be read is a :class:`RecordingError` saying ``where``."""
+    try:
+        response = _response(status, headers, body, budget)
+    except BodyError as exc:
+        raise RecordingError(path, f"{where}: {exc}") from None
+    return Interaction(index=index, request=request, response=response)
+
+
 def _response(
     status: int,
     headers: dict[str, str],
@@ -413,11 +434,7 @@ def _load_wrapped(
                 body=req["body"],
                 json=parse_json(req["body"]),
             )
-        try:
-            response = _response(status, headers, body, budget)
-        except BodyError as exc:
-            raise RecordingError(path, f"interaction {i}: {exc}") from None
-        out.append(Interaction(index=i, request=request, response=response))
+        out.append(_answered(path, f"interaction {i}", i, request, status, headers, body, budget))
     return tuple(out)
 
 
@@ -485,13 +502,8 @@ def _load_cassette(
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
     ``!binary``), or R's ``base64_string``."""
     items: list[Any] = _need(path, raw_items, list, f"'{key}'")
-    countable(items)
     out = []
-    for i, item in enumerate(items):
-        where = f"interaction {i}"
-        item = _need(path, item, dict, where)
-        req = _need(path, item.get("request"), dict, f"{where} request")
-        resp = _need(path, item.get("response"), dict, f"{where} response")
+    for i, where, req, resp in _pairs(path, items, "interaction", "request", "response"):
         # vcrpy, Ruby VCR and Betamax say uri; go-vcr and dd-trace say url.
         uri = _need(path, req.get("uri") or req.get("url"), str, f"{where} request uri")
         parts = urlsplit(uri)
@@ -535,14 +547,24 @@ def _vcr_headers(raw: object) -> dict[str, str]:
     return out
 
 
+def _pairs(
+    path: Path, items: list[Any], noun: str, asked: str, answered: str
+) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+    """Each item of a recording's list (counted against the budget first)
+    as its index, where it is (``interaction 3``), and its two objects,
+    the one that asks (``request``) and the one that answers; a
+    :class:`RecordingError` naming the item that is not that."""
+    countable(items)
+    for i, item in enumerate(items):
+        where = f"{noun} {i}"
+        item = _need(path, item, dict, where)
+        ask = _need(path, item.get(asked), dict, f"{where} '{asked}'")
+        yield i, where, ask, _need(path, item.get(answered), dict, f"{where} '{answered}'")
+
+
 def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
-    countable(docs)
     out = []
-    for i, doc in enumerate(docs):
-        where = f"document {i}"
-        doc = _need(path, doc, dict, where)
-        when = _need(path, doc.get("when"), dict, f"{where} 'when'")
-        then = _need(path, doc.get("then"), dict, f"{where} 'then'")
+    for i, where, when, then in _pairs(path, docs, "document", "when", "then"):
         req_path = _need(path, when.get("path"), str, f"{where} when.path")
         params = [
             (str(p.get("name")), str(p.get("value")))
@@ -570,11 +592,7 @@ def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[
         status = _need(path, then.get("status", 200), int, f"{where} then.status")
         text = then.get("body", "")
         body = text.encode() if isinstance(text, str) else b""
-        try:
-            response = _response(status, headers, body, budget)
-        except BodyError as exc:
-            raise RecordingError(path, f"{where}: {exc}") from None
-        out.append(Interaction(index=i, request=request, response=response))
+        out.append(_answered(path, where, i, request, status, headers, body, budget))
     return tuple(out)
 
 
