@@ -367,26 +367,6 @@ def _raw_interaction(fmt: str, raw: bytes) -> Interaction:
     return Interaction(index=0, request=None, response=response)
 
 
-def _answered(
-    path: Path,
-    where: str,
-    index: int,
-    request: RecordedRequest | None,
-    status: int,
-    headers: dict[str, str],
-    body: bytes,
-    budget: DecodeBudget,
-) -> Interaction:
-    """Interaction ``index``: ``request`` and the response of ``status``,
-    ``headers`` and ``body``, its body decoded as :func:`_response` does; a
-    body that cannot be read is a :class:`RecordingError` saying ``where``."""
-    try:
-        response = _response(status, headers, body, budget)
-    except BodyError as exc:
-        raise RecordingError(path, f"{where}: {exc}") from None
-    return Interaction(index=index, request=request, response=response)
-
-
 def _response(
     status: int,
     headers: dict[str, str],
@@ -434,7 +414,11 @@ def _load_wrapped(
                 body=req["body"],
                 json=parse_json(req["body"]),
             )
-        out.append(_answered(path, f"interaction {i}", i, request, status, headers, body, budget))
+        try:
+            response = _response(status, headers, body, budget)
+        except BodyError as exc:
+            raise RecordingError(path, f"interaction {i}: {exc}") from None
+        out.append(Interaction(index=i, request=request, response=response))
     return tuple(out)
 
 
@@ -550,10 +534,8 @@ def _vcr_headers(raw: object) -> dict[str, str]:
 def _pairs(
     path: Path, items: list[Any], noun: str, asked: str, answered: str
 ) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
-    """Each item of a recording's list (counted against the budget first)
-    as its index, where it is (``interaction 3``), and its two objects,
-    the one that asks (``request``) and the one that answers; a
-    :class:`RecordingError` naming the item that is not that."""
+    """Each item of a recording's list as its index, where it is
+    (``interaction 3``) and its two objects, the asking and the answering."""
     countable(items)
     for i, item in enumerate(items):
         where = f"{noun} {i}"
@@ -592,7 +574,11 @@ def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[
         status = _need(path, then.get("status", 200), int, f"{where} then.status")
         text = then.get("body", "")
         body = text.encode() if isinstance(text, str) else b""
-        out.append(_answered(path, where, i, request, status, headers, body, budget))
+        try:
+            response = _response(status, headers, body, budget)
+        except BodyError as exc:
+            raise RecordingError(path, f"{where}: {exc}") from None
+        out.append(Interaction(index=i, request=request, response=response))
     return tuple(out)
 
 
