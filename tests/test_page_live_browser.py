@@ -6,7 +6,8 @@ calls waiting for approval get their Approve and Deny under the live answer
 (heading and sidebar updated, no reload), a refused call is shown refused,
 and the images a real MCP server's tool returned are thumbnails as soon as
 its result streams (opening whole from the store, behind the token); a
-stream cut short is ``interrupted`` in place.  Each live part is compared
+stream cut short and a run the server stopped are said in place, with no
+reload.  Each live part is compared
 with the same part of the stored page (its structure, text and attributes;
 times, which are measured differently live, set aside).  No page breaks its
 policy and axe-core finds no serious violation."""
@@ -101,6 +102,17 @@ def cut(_request: Any) -> Any:
     return [ResponseStart("resp_cut", "cut", "test"), BlockStart(0, "text"), TextDelta(0, "Half")]
 
 
+def halted(_request: Any) -> Any:
+    """Some text, then the run stopped on the server's side (``aborted``)."""
+    return [
+        ResponseStart("resp_halt", "halt", "test"),
+        BlockStart(0, "text"),
+        TextDelta(0, "Partial"),
+        BlockEnd(0),
+        Finish("aborted", failure="deadline"),
+    ]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return SQLiteStore(tmp_path_factory.mktemp("page-live") / "log.db")
@@ -108,14 +120,18 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 @pytest.fixture(scope="module")
 def server(store: Store) -> Iterator[str]:
-    models = {"busy": FunctionModel(busy, model="busy"), "cut": FunctionModel(cut, model="cut")}
+    models = {
+        "busy": FunctionModel(busy, model="busy"),
+        "cut": FunctionModel(cut, model="cut"),
+        "halt": FunctionModel(halted, model="halt"),
+    }
     script = f"{HERE / 'mcp_picture_server.py'}"
     with MCPServer.stdio(sys.executable, [script], name="pictures") as pictures:
         app = create_app(
             store,
             token=TOKEN,
             model="busy",
-            models=["busy", "cut"],
+            models=["busy", "cut", "halt"],
             tools=[weather, pictures],
             in_process=models,
         )
@@ -237,27 +253,40 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
     assert csp_violations(browser) == []
 
 
+def ask(browser: Any, server: str, model: str, text: str) -> None:
+    """Open a new chat and send ``text`` to ``model`` (the console log cleared)."""
+    browser.get_log("browser")
+    browser.get(f"{server}/chat?token={TOKEN}")
+    picker = browser.find_element("id", "chat-model")
+    picker.clear()
+    picker.send_keys(model)
+    browser.find_element("id", "chat-text").send_keys(text, Keys.ENTER)
+
+
+def ended_live(browser: Any, asked: str, notice: str, status: str) -> str:
+    """Wait for the answer's notice (``notice``, in place) and the status
+    beside Send; check the page was not reloaded (the live answer, its text
+    rendered) and the heading and sidebar name the turn.  The stored page's
+    path."""
+    shown = wait_for(lambda: by(browser, "#live .answer .notice.in-place"), "the notice")[0]
+    assert shown.text == notice
+    assert browser.find_element("id", "chat-status").text == status
+    wait_for(lambda: browser.find_element("css selector", "main h1").text == asked, "heading")
+    cid = browser.current_url.split("/c/")[1].split("?")[0]
+    assert by(browser, f'.sidebar a[href*="/c/{cid}"]')
+    wait_for(lambda: by(browser, "#live .answer .text.rendered"), "the text rendered")
+    return f"/c/{cid}?token={TOKEN}"
+
+
 def box_fits(rect: dict[str, float]) -> bool:
     return rect["height"] <= 144 + 0.5 and rect["width"] <= 256  # 9rem, 16rem
 
 
 def test_a_stream_cut_short_is_interrupted_in_place(server: str, browser: Any) -> None:
-    browser.get_log("browser")
-    browser.get(f"{server}/chat?token={TOKEN}")
-    model = browser.find_element("id", "chat-model")
-    model.clear()
-    model.send_keys("cut")
-    browser.find_element("id", "chat-text").send_keys("Go", Keys.ENTER)
-    notice = wait_for(lambda: by(browser, "#live .answer .notice.in-place"), "the notice")[0]
-    assert notice.text == f"failed: incomplete-stream: {CUT}"
-    assert browser.find_element("id", "chat-status").text == "failed"
-    wait_for(lambda: browser.find_element("css selector", "main h1").text == "Go", "heading")
-    cid = browser.current_url.split("/c/")[1].split("?")[0]
-    assert by(browser, f'.sidebar a[href*="/c/{cid}"]')
+    ask(browser, server, "cut", "Go")
+    path = ended_live(browser, "Go", f"failed: incomplete-stream: {CUT}", "failed")
     # The text as far as it came, rendered and said cut, then the failure:
     # what the stored page says, where it says it.
-    wait_for(lambda: by(browser, "#live .answer .text.rendered"), "the text rendered")
-    path = f"/c/{cid}?token={TOKEN}"
     stored = stored_canon(browser, path, "section.turn > :is(.text, .warn)")
     assert live_canon(browser, "#live .answer > :is(.text, .warn)") == stored
     assert stored == [
@@ -266,5 +295,17 @@ def test_a_stream_cut_short_is_interrupted_in_place(server: str, browser: Any) -
     ]
     failed = stored_canon(browser, path, "section.turn p.response .error")
     assert failed == [["span", [["class", "error"]], [f"failed: incomplete-stream: {CUT}"]]]
+    assert axe_violations(browser) == []
+    assert csp_violations(browser) == []
+
+
+def test_a_run_stopped_by_the_server_is_stopped_in_place(server: str, browser: Any) -> None:
+    ask(browser, server, "halt", "Stop it")
+    path = ended_live(browser, "Stop it", "stopped: deadline", "stopped: kept what arrived")
+    stored = stored_canon(browser, path, "section.turn > .text")
+    assert live_canon(browser, "#live .answer > .text") == stored
+    assert stored == [["div", [["class", "text"]], [["p", [], ["Partial"]], "\n"]]]
+    said = stored_canon(browser, path, "section.turn p.response .warn")
+    assert said == [["span", [["class", "warn"]], ["finished: aborted: deadline"]]]
     assert axe_violations(browser) == []
     assert csp_violations(browser) == []

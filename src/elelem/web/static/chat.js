@@ -420,7 +420,10 @@
         state.run = null;
         state.stopped = true;
         settle(state, "stopped");
-        inPlace(answer, "warn", "stopped: kept what arrived");
+        // Why, when the server said (a deadline), as the stored record says it.
+        inPlace(answer, "warn", chunk.reason && chunk.reason !== "aborted" ?
+          `stopped: ${chunk.reason}` : "stopped: kept what arrived");
+        say("stopped: kept what arrived");
         break;
       case "finish": {
         // ai 7: a stream cut before the provider's end is no error but the
