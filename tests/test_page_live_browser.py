@@ -2,8 +2,9 @@
 uvicorn server: what streams is drawn as the stored page draws it after a
 reload.  Hosted activity is folded as it streams (its inputs inside), a
 provider item no neutral part holds (``ai`` 7's ``custom`` part) is named,
-calls waiting for approval get their Approve and Deny under the live answer
-(heading and sidebar updated, no reload), a refused call is shown refused,
+calls waiting for approval (ours, or a provider's hosted tool, named with
+its server) get their Approve and Deny under the live answer (heading and
+sidebar updated, no reload), a refused call is shown refused,
 and the images a real MCP server's tool returned are thumbnails as soon as
 its result streams (opening whole from the store, behind the token); a
 stream cut short and a run the server stopped are said in place, with no
@@ -113,6 +114,22 @@ def halted(_request: Any) -> Any:
     ]
 
 
+ROLL = HostedActivity(
+    "mcpr_1",
+    "mcp",
+    "completed",
+    {"approval": "requested", "name": "roll", "arguments": '{"sides": 6}', "server_label": "dice"},
+)
+
+
+def asks(request: Any) -> Any:
+    """Asks for approval to run a hosted MCP server's tool (as OpenAI's
+    ``mcp_approval_request``); answers once the page has decided."""
+    if len(request.messages) > 1:
+        return Reply(text="Not rolled.")
+    return [ResponseStart("resp_asks", "asks", "test"), Hosted(ROLL), Finish("stop")]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return SQLiteStore(tmp_path_factory.mktemp("page-live") / "log.db")
@@ -124,6 +141,7 @@ def server(store: Store) -> Iterator[str]:
         "busy": FunctionModel(busy, model="busy"),
         "cut": FunctionModel(cut, model="cut"),
         "halt": FunctionModel(halted, model="halt"),
+        "asks": FunctionModel(asks, model="asks"),
     }
     script = f"{HERE / 'mcp_picture_server.py'}"
     with MCPServer.stdio(sys.executable, [script], name="pictures") as pictures:
@@ -131,7 +149,7 @@ def server(store: Store) -> Iterator[str]:
             store,
             token=TOKEN,
             model="busy",
-            models=["busy", "cut", "halt"],
+            models=["busy", "cut", "halt", "asks"],
             tools=[weather, pictures],
             in_process=models,
         )
@@ -308,4 +326,25 @@ def test_a_run_stopped_by_the_server_is_stopped_in_place(server: str, browser: A
     said = stored_canon(browser, path, "section.turn p.response .warn")
     assert said == [["span", [["class", "warn"]], ["finished: aborted: deadline"]]]
     assert axe_violations(browser) == []
+    assert csp_violations(browser) == []
+
+
+def test_a_providers_hosted_tool_is_asked_for_live_with_its_server(
+    server: str, browser: Any
+) -> None:
+    ask(browser, server, "asks", "Roll a die")
+    deny = wait_for(lambda: by(browser, "#live #pending-form button.deny"), "the approval")
+    legend = browser.find_element("css selector", "#live #pending legend")
+    assert legend.text == "let the provider run roll on dice"
+    # Its request is shown in its activity fold, as stored: no tool fold.
+    assert by(browser, "#live details.tool") == []
+    cid = browser.current_url.split("/c/")[1].split("?")[0]
+    path = f"/c/{cid}?token={TOKEN}"
+    turn = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
+    assert live_canon(browser, "#live .answer > *") == stored_canon(browser, path, turn)
+    assert live_canon(browser, "#pending") == stored_canon(browser, path, "#pending")
+    assert axe_violations(browser) == []
+    deny[0].click()  # one call: its choice goes on at once
+    wait_for(lambda: by(browser, "section.turn .text p"), "the stored page")
+    assert browser.find_elements("css selector", "section.turn .text")[-1].text == "Not rolled."
     assert csp_violations(browser) == []

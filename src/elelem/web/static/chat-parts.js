@@ -250,9 +250,10 @@ window.elelemParts = (function () {
 
   // -- a run waiting for approval ------------------------------------------------
 
-  // The calls a run stopped on (`waiting`: each call's id and fold), as the
-  // stored page lists them under the turn: each call's arguments and its
-  // Approve and Deny (the chat wires them).
+  // The calls a run stopped on (`waiting`: each call's id, tool name and
+  // arguments, and for a provider's hosted tool its server, "" when none
+  // was named), as the stored page lists them under the turn: each call's
+  // arguments and its Approve and Deny (the chat wires them).
   function approvalForm(waiting) {
     const section = el("section", "pending");
     section.id = "pending";
@@ -263,12 +264,14 @@ window.elelemParts = (function () {
     form.id = "pending-form";
     const direct = waiting.length === 1;
     form.dataset.direct = direct ? "yes" : "no";
-    for (const { id, fold } of waiting) {
+    for (const { id, name, input, server } of waiting) {
+      // A provider's request to run one of its hosted tools says whose.
+      const asked = server === undefined ? "run " : "let the provider run ";
       const call = el("fieldset", "call");
-      const legend = el("legend", "", "run ");
-      legend.append(el("code", "", fold.name));
+      const legend = el("legend", "", asked);
+      legend.append(el("code", "", name));
+      if (server) legend.append(` on ${server}`);
       call.append(legend);
-      const input = fold.input;
       const named = input !== null && typeof input === "object" && !Array.isArray(input);
       if (named && !Object.keys(input).length) call.append(el("p", "arguments", "no arguments"));
       else if (named) call.append(namedValues(input));
@@ -282,7 +285,7 @@ window.elelemParts = (function () {
       }
       const choice = el("div", "choice");
       choice.setAttribute("role", "group");
-      choice.setAttribute("aria-label", `run ${fold.name}`);
+      choice.setAttribute("aria-label", `${asked}${name}`);
       for (const [kind, word] of [["approve", "Approve"], ["deny", "Deny"]]) {
         const button = el("button", kind, word);
         button.type = "button";

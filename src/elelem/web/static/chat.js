@@ -183,6 +183,8 @@
         hosted: null,
         waiting: [],
         step: 0,
+        given: new Map(),
+        provided: new Map(),
       };
     }
     const controller = new AbortController();
@@ -358,12 +360,19 @@
         break;
       }
       case "data-hosted-activity":
+        state.given.set(chunk.data.id, chunk.data.input);
         hostedActivity(answer, state, chunk.data);
         break;
       case "tool-input-start":
         toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         break;
       case "tool-input-available": {
+        if (chunk.providerExecuted) {
+          // A provider's request to run its hosted tool: already shown in
+          // its activity fold; asked under the answer when its approval is.
+          state.provided.set(chunk.toolCallId, { name: chunk.toolName, input: chunk.input });
+          break;
+        }
         const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         fold.input = chunk.input;
         fold.detail.append(...argumentNodes(chunk.input));
@@ -379,9 +388,17 @@
         break;
       }
       case "tool-approval-request": {
-        const fold = toolFold(answer, state, chunk.toolCallId);
+        const id = chunk.toolCallId;
+        const hosted = state.provided.get(id);
+        if (hosted) {
+          const given = state.given.get(id);
+          const server = given && typeof given.server_label === "string" ? given.server_label : "";
+          state.waiting.push({ id, name: hosted.name, input: hosted.input, server });
+          break;
+        }
+        const fold = toolFold(answer, state, id);
         setTool(fold, "awaiting approval");
-        state.waiting.push({ id: chunk.toolCallId, fold });
+        state.waiting.push({ id, name: fold.name, input: fold.input });
         break;
       }
       case "tool-output-available": {
