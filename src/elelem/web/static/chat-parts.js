@@ -147,7 +147,7 @@ window.elelemParts = (function () {
       const timeline = el("ol", "timeline");
       details.append(summary, timeline);
       answer.append(details);
-      fold = { details, summary, timeline, suggestions: null, inputs: new Map(), span: [], status: "" };
+      fold = { details, summary, timeline, suggestions: null, inputs: new Map(), span: [] };
       state.hosted = fold;
     }
     const item = el("li", "activity", data.status);

@@ -1,9 +1,10 @@
 // elelem serve: the chat, reading elelem's UI message stream (the AI SDK
 // protocol).  One of the page's two scripts (after chat-parts.js), served
-// from our origin (the policy allows no inline script).  Untrusted text is written with textContent
-// only; the one HTML it inserts is the server's rendering of an answer's
-// Markdown (/api/render, the viewer's own safe renderer), once a text block
-// is complete.  Links are followed for http(s) URLs only.
+// from our origin (the policy allows no inline script).  Untrusted text is
+// written with textContent only; the one HTML it inserts is the server's
+// rendering of an answer's Markdown (/api/render, the viewer's own safe
+// renderer), once a text block is complete.  Links are followed for http(s)
+// URLs only.
 //
 // Enter sends, Shift+Enter breaks the line; Stop cancels the stream (the
 // server keeps what arrived, as the CLI does); Retry and Edit resend a turn
@@ -382,7 +383,8 @@
       case "tool-input-error": {
         const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         const given = chunk.input === undefined || chunk.input === null ? "" : chunk.input;
-        fold.detail.append(...argumentNodes(typeof given === "string" ? given : JSON.stringify(given)));
+        const text = typeof given === "string" ? given : JSON.stringify(given);
+        fold.detail.append(...argumentNodes(text));
         toolDetail(fold, "error", chunk.errorText, "tool-error");
         setTool(fold, "failed");
         break;
