@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 from elelem.conversation import Event, MessageBody, ResponseRecord, turn_views
 from elelem.providers.costs import events_cost
-from elelem.render.event_lines import KeptEvent, Notice, event_shown
+from elelem.render.event_lines import KeptEvent, Notice, event_shown, message_speaker
 from elelem.render.lines import record_outcome
 from elelem.render.renderer import Renderer
 from elelem.render.sanitize import sanitize_line
-from elelem.vocabulary import DocumentBlock, HostedActivity, ImageBlock, TextBlock
+from elelem.vocabulary import DocumentBlock, HostedActivity, ImageBlock
 
 
 def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
@@ -51,16 +51,16 @@ def render_events(renderer: Renderer, events: Sequence[Event]) -> None:
 
 
 def _message(renderer: Renderer, body: MessageBody) -> bool:
-    if body.role == "assistant":
+    speaker, text = message_speaker(body)
+    if speaker == "assistant":
         for part in body.content:
             renderer.part(part)
         return True
-    text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
-    if body.role == "system":
+    if speaker == "system":
         renderer.notice(f"system: {text}")
-    elif body.source.startswith("context"):
+    elif speaker == "context":
         renderer.notice(f"{body.source}: {text}")
-    elif body.source == "tool" or not text:
+    elif speaker == "tool":
         for part in body.content:
             renderer.part(part)
     else:

@@ -9,15 +9,16 @@ by the caller's renderer, as the other lines of :mod:`elelem.render.lines`.
 
 :func:`event_shown` is the one table of what each stored event is on
 screen (a message, a hosted activity, a response's record, a notice line,
-an event kept but not shown, or nothing): the terminal, the Markdown export
-and the web page each spell what it gives their own way and decide nothing
-else about which event shows as what."""
+an event kept but not shown, or nothing), and :func:`message_speaker` who
+a message is shown as: the terminal, the Markdown export and the web page
+each spell what they give their own way and decide nothing else about
+which event shows as what."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence, Sized
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from elelem.conversation.context_edits import ContextEdits
 from elelem.conversation.events import (
@@ -32,7 +33,7 @@ from elelem.conversation.events import (
 )
 from elelem.conversation.generated import GeneratedFileBody
 from elelem.conversation.session import SessionNote
-from elelem.vocabulary import HostedActivity, Part
+from elelem.vocabulary import HostedActivity, Part, TextBlock
 
 
 def _counts(parts: Sequence[tuple[str, Sized, str]], nothing: str) -> str:
@@ -177,15 +178,39 @@ def event_shown(event: Event) -> Shown | None:
     return KeptEvent(event.kind)
 
 
+Speaker = Literal["assistant", "system", "context", "tool", "user"]
+"""Who a stored message is shown as (see :func:`message_speaker`)."""
+
+
+def message_speaker(body: MessageBody) -> tuple[Speaker, str]:
+    """Who a stored message is shown as, and its text (its text blocks
+    joined; empty for the assistant's, whose blocks are shown in stream
+    order): ``system``; ``context``, a context source's (``body.source``
+    names it); ``tool``, results (or a message with no text: its blocks
+    alone); else ``user``."""
+    if body.role == "assistant":
+        return "assistant", ""
+    text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
+    if body.role == "system":
+        return "system", text
+    if body.source.startswith("context"):
+        return "context", text
+    if body.source == "tool" or not text:
+        return "tool", text
+    return "user", text
+
+
 __all__ = [
     "KeptEvent",
     "Notice",
     "Shown",
+    "Speaker",
     "awaiting_line",
     "context_edits_line",
     "decision_line",
     "event_notice",
     "event_shown",
     "generated_line",
+    "message_speaker",
     "session_line",
 ]

@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from elelem.conversation import ConversationInfo, Event, MessageBody, ResponseRecord, turn_views
 from elelem.providers.costs import events_cost
-from elelem.render.event_lines import KeptEvent, Notice, event_shown
+from elelem.render.event_lines import KeptEvent, Notice, event_shown, message_speaker
 from elelem.render.lines import (
     Footnotes,
     activity_line,
@@ -230,7 +230,8 @@ def _other(part: object) -> str:
 
 
 def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
-    if body.role == "assistant":
+    speaker, text = message_speaker(body)
+    if speaker == "assistant":
         for part in body.content:
             if isinstance(part, TextBlock):
                 answer.text(part)
@@ -243,15 +244,14 @@ def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
             else:
                 answer.lines += [_other(part), ""]
         return
-    text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
     # Attachments and other blocks beside the text get a line each: a user's
     # image or document is named, never left out of the document.
     others = [_other(p) for p in body.content if not isinstance(p, TextBlock)]
-    if body.role == "system":
+    if speaker == "system":
         lines += [f"**System:** {inert(text)}", ""]
-    elif body.source.startswith("context"):
+    elif speaker == "context":
         lines += [f"**{inert_line(body.source)}:** {inert(text)}", ""]
-    elif body.source == "tool" or not text:
+    elif speaker == "tool":
         for part in body.content:
             if isinstance(part, ToolResultBlock):
                 answer.tool_result(part)

@@ -37,7 +37,7 @@ from elelem.conversation import (
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
-from elelem.render.event_lines import KeptEvent, Notice, event_shown
+from elelem.render.event_lines import KeptEvent, Notice, event_shown, message_speaker
 from elelem.render.lines import (
     Footnotes,
     activity_label,
@@ -444,17 +444,17 @@ def _turn(
         body, shown = event.body, event_shown(event)
         answer.at = event.at
         if isinstance(shown, MessageBody):
-            if body.role == "assistant":
+            speaker, words = message_speaker(shown)
+            if speaker == "assistant":
                 for part in body.content:
                     answer.part(part)
                 continue
             answer.close_timeline()
-            words = "".join(p.text for p in body.content if isinstance(p, TextBlock))
-            if body.role == "system":
+            if speaker == "system":
                 answer.out.append(f'<div class="system">system: {text(words)}</div>')
-            elif body.source.startswith("context"):
+            elif speaker == "context":
                 answer.out.append(f'<div class="context">{line(body.source)}: {text(words)}</div>')
-            elif body.source == "tool" or not words:
+            elif speaker == "tool":
                 # A step's results are stored together: a call's own time
                 # is known only when its result was stored alone.
                 results = sum(isinstance(p, ToolResultBlock) for p in body.content)
