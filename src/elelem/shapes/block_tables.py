@@ -1,0 +1,91 @@
+"""Content blocks through tables: each shape's block spellings.
+
+A shape spells the parts of a message from tables, as it spells hosted
+tools (:mod:`elelem.shapes.hosted_tools`) and generation options: a
+:class:`BlockTable` maps a block's class (``TextBlock``, ``ToolCallBlock``,
+``HostedActivity``, ``UnknownBlock``, …) to the row that writes it into the
+message being built (:data:`BlockSpeller`), and hands a block of any other
+class to its ``otherwise`` row: the path a plugin's block and the built-in
+image, document and audio blocks take, their registered mapping for the
+shape (:func:`~elelem.vocabulary.register_block_mapping`,
+:func:`~elelem.shapes.common.registered_part`), which reports a drop where
+there is none.
+
+A shape has one table per place a block can stand, since a place decides
+what a block becomes there: its own assistant message replayed natively,
+another provider's assistant message, a user or tool message (Chat
+Completions' tool result is a message of its own, its reasoning a field of
+the assistant message).  Each shape's encoder names its tables in
+``BLOCK_TABLES`` (place -> table); ``tests/test_block_and_tool_tables.py``
+walks every shape × place × block type and requires a spelling or a drop
+record.
+
+The row is found by the block's exact class (one dictionary lookup), so a
+table costs no more than the ``isinstance`` chain it replaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from elelem.errors import RegistryError
+from elelem.shapes.common import Dropped
+
+C = TypeVar("C")
+
+BlockSpeller = Callable[[Any, C], None]
+"""One row: writes the block into the context ``C`` of the message being
+built (its wire parts, the drop records), or reports what it leaves out."""
+
+
+class BlockTable(Generic[C]):
+    """A shape's block table for one place: ``wire`` names the wire (and
+    the place) in errors, ``rows`` maps a block class to its row, and
+    ``otherwise`` spells a block of any other class (its registered mapping,
+    or a drop record)."""
+
+    __slots__ = ("_row", "otherwise", "rows", "wire")
+
+    def __init__(
+        self, wire: str, rows: Mapping[type, BlockSpeller[C]], otherwise: BlockSpeller[C]
+    ) -> None:
+        for cls, row in rows.items():
+            if not isinstance(cls, type) or not callable(row):
+                raise RegistryError(f"{wire}: a block table row is a class and a function")
+        self.wire = wire
+        self.rows: Mapping[type, BlockSpeller[C]] = dict(rows)
+        self.otherwise = otherwise
+        self._row = self.rows.get
+
+    def spell(self, part: object, context: C) -> None:
+        """Write ``part`` through the row of its class, else ``otherwise``."""
+        self._row(type(part), self.otherwise)(part, context)
+
+    def spells(self, cls: type) -> bool:
+        """Whether blocks of ``cls`` have a row of their own here."""
+        return cls in self.rows
+
+    def __repr__(self) -> str:
+        names = ", ".join(cls.__name__ for cls in self.rows)
+        return f"BlockTable({self.wire!r}: {names})"
+
+
+@dataclass(slots=True)
+class Spelt:
+    """The context most rows write into: the ``provider`` the request goes
+    to, the encoding's ``dropped`` records, ``out`` the wire parts built so
+    far, ``at`` where the block being spelt stands (``messages[2].content[1]``),
+    ``source`` the message's source (context text is marked by it), and
+    ``extra``: what else a shape's rows share (its call index, its dialect)."""
+
+    provider: str
+    dropped: Dropped
+    out: list[Any] = field(default_factory=list)
+    at: str = ""
+    source: str = "user"
+    extra: Any = None
+
+
+__all__ = ["BlockSpeller", "BlockTable", "Spelt"]
