@@ -77,8 +77,9 @@ class Spelt:
     """The context most rows write into: the ``provider`` the request goes
     to, the encoding's ``dropped`` records, ``out`` the wire parts built so
     far, ``at`` where the block being spelt stands (``messages[2].content[1]``),
-    ``source`` the message's source (context text is marked by it), and
-    ``extra``: what else a shape's rows share (its call index, its dialect)."""
+    ``source`` the message's source (context text is marked by it),
+    ``extra``: what else a shape's rows share (its call index, its dialect),
+    and ``index`` the block's position in its message."""
 
     provider: str
     dropped: Dropped
@@ -86,6 +87,7 @@ class Spelt:
     at: str = ""
     source: str = "user"
     extra: Any = None
+    index: int = 0
 
 
 __all__ = ["BlockSpeller", "BlockTable", "Spelt"]
