@@ -13,9 +13,11 @@ the provider's own answer sends only its new input with
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from elelem.errors import PayloadError
+from elelem.shapes.block_tables import BlockTable, Spelt
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -62,71 +64,95 @@ def interaction_steps(
 
     Only ``provider``'s own blocks rebuild; anything else is reported dropped.
     """
-    steps: list[dict[str, Any]] = []
-    dropped: list[Drop] = []
-
-    def find(payloads: tuple[ProviderPayload, ...], fmt: str) -> Any:
-        for p in payloads:
-            if p.provider == provider and p.format == fmt:
-                return p.value
-        return None
-
-    faults = Dropped()
-    malformed_drops(message, faults)
-    dropped.extend(faults.items)
+    spelt = Spelt(provider, Dropped())
+    malformed_drops(message, spelt.dropped)
+    spell = NATIVE_BLOCKS.spell
     for i, part in enumerate(message.content):
-        if isinstance(part, ReasoningBlock):
-            step: dict[str, Any] = {"type": "thought"}
-            signature = find(part.payloads, "signature")
-            if isinstance(signature, str):
-                step["signature"] = signature
-            elif signature is not None:
-                detail = "not a string: the thought goes unsigned"
-                dropped.append(Drop(f"content[{i}]", "signature", UNREPLAYABLE, detail))
-            if part.text:
-                step["summary"] = [{"type": "text", "text": part.text}]
-        elif isinstance(part, TextBlock):
-            item = dict(find(part.payloads, "content_fields") or {"type": "text"})
-            item["text"] = part.text
-            notes = [
-                a.replay.value
-                for a in part.attributions
-                if a.replay and a.replay.provider == provider
-            ]
-            if notes:
-                item["annotations"] = notes
-            step = {"type": "model_output", "content": [item]}
-        elif isinstance(part, ToolCallBlock):
-            bad = Dropped()
-            given = arguments_object(part.arguments, part.id, f"content[{i}]", bad)
-            dropped.extend(bad.items)
-            step = {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
-        elif isinstance(part, HostedActivity):
-            if part.payload is None or part.payload.provider != provider:
-                dropped.append(
-                    Drop(
-                        f"content[{i}]", "hosted", UNREPLAYABLE, f"{part.name}: no {provider} step"
-                    )
-                )
-                continue
-            if not isinstance(part.payload.value, dict):
-                raise PayloadError(f"part {i}: {provider} step payload is not an object", "$.value")
-            steps.append(dict(part.payload.value))
-            continue
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.append(stream_event_drop(f"content[{i}]", part))
-            continue
-        elif isinstance(part, UnknownBlock):
-            steps.append(dict(part.raw))
-            continue
-        else:
-            dropped.append(
-                Drop(f"content[{i}]", part_type(part), UNSUPPORTED, "no interactions step")
-            )
-            continue
-        step.update(find(part.payloads, "step_fields") or {})
-        steps.append(step)
-    return {"steps": steps}, tuple(dropped)
+        spelt.at, spelt.index = f"content[{i}]", i
+        spell(part, spelt)
+    return {"steps": spelt.out}, tuple(spelt.dropped.items)
+
+
+def _find(payloads: tuple[ProviderPayload, ...], provider: str, fmt: str) -> Any:
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p.value
+    return None
+
+
+def _step(step: dict[str, Any], part: Any, spelt: Spelt) -> None:
+    step.update(_find(part.payloads, spelt.provider, "step_fields") or {})
+    spelt.out.append(step)
+
+
+def _thought_row(part: ReasoningBlock, spelt: Spelt) -> None:
+    step: dict[str, Any] = {"type": "thought"}
+    signature = _find(part.payloads, spelt.provider, "signature")
+    if isinstance(signature, str):
+        step["signature"] = signature
+    elif signature is not None:
+        detail = "not a string: the thought goes unsigned"
+        spelt.dropped.add(spelt.at, "signature", UNREPLAYABLE, detail)
+    if part.text:
+        step["summary"] = [{"type": "text", "text": part.text}]
+    _step(step, part, spelt)
+
+
+def _output_row(part: TextBlock, spelt: Spelt) -> None:
+    item = dict(_find(part.payloads, spelt.provider, "content_fields") or {"type": "text"})
+    item["text"] = part.text
+    notes = [
+        a.replay.value
+        for a in part.attributions
+        if a.replay and a.replay.provider == spelt.provider
+    ]
+    if notes:
+        item["annotations"] = notes
+    _step({"type": "model_output", "content": [item]}, part, spelt)
+
+
+def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    step = {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+    _step(step, part, spelt)
+
+
+def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    payload = part.payload
+    if payload is None or payload.provider != spelt.provider:
+        detail = f"{part.name}: no {spelt.provider} step"
+        spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
+    elif not isinstance(payload.value, dict):
+        at = f"part {spelt.index}"
+        raise PayloadError(f"{at}: {spelt.provider} step payload is not an object", "$.value")
+    else:
+        spelt.out.append(dict(payload.value))
+
+
+def _unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
+    if stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        spelt.out.append(dict(part.raw))
+
+
+def _no_step(part: object, spelt: Spelt) -> None:
+    spelt.dropped.add(spelt.at, part_type(part), UNSUPPORTED, "no interactions step")
+
+
+NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Gemini Interactions (its own steps)",
+    {
+        ReasoningBlock: _thought_row,
+        TextBlock: _output_row,
+        ToolCallBlock: _call_row,
+        HostedActivity: _hosted_row,
+        UnknownBlock: _unknown_row,
+    },
+    _no_step,
+)
+"""How a block of an assistant message the Interactions API produced goes
+back as its step."""
 
 
 assistant_wire = interaction_steps
@@ -205,39 +231,77 @@ def _user_input(
     text and calls as ``model_output`` and ``function_call`` steps)."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where)
-    assistant = message.role == "assistant"
-    steps: list[dict[str, Any]] = []
-    content: list[dict[str, Any]] = []
+    spelt = _Input(provider, dropped, source=message.source)
+    spelt.assistant = message.role == "assistant"
+    spell = INPUT_BLOCKS.spell
     for i, part in portable.parts():
-        at = f"{where}.content[{i}]"
-        if isinstance(part, HostedActivity):
-            content.append({"type": "text", "text": hosted_activity_line(part)})
-        elif isinstance(part, TextBlock):
-            content.append({"type": "text", "text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolCallBlock):
-            given = arguments_object(part.arguments, part.id, at, dropped)
-            steps.extend(_content_step(content, assistant))
-            content = []
-            steps.append(
-                {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
-            )
-        elif isinstance(part, ToolResultBlock):
-            result: dict[str, Any] = {
-                "type": "function_result",
-                "call_id": part.call_id,
-                "result": part.content,
-            }
-            if part.name:
-                result["name"] = part.name
-            if part.is_error:
-                result["is_error"] = True
-            content.append(result)
-            for k, attachment in enumerate(part.attachments or ()):
-                content.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
-        else:  # an image, document, audio or plugin block: through its mapping
-            content.extend(_registered(part, provider, dropped, at))
-    steps.extend(_content_step(content, assistant))
-    return steps
+        spelt.at = f"{where}.content[{i}]"
+        spell(part, spelt)
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    return spelt.steps
+
+
+@dataclass(slots=True)
+class _Input(Spelt):
+    # ``out`` is the content of the step being built; ``steps`` the steps
+    # before it (a foreign assistant's call closes its model_output step).
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    assistant: bool = False
+
+
+def _input_hosted_row(part: HostedActivity, spelt: _Input) -> None:
+    spelt.out.append({"type": "text", "text": hosted_activity_line(part)})
+
+
+def _input_text_row(part: TextBlock, spelt: _Input) -> None:
+    spelt.out.append({"type": "text", "text": context_text(spelt.source, part.text)})
+
+
+def _input_call_row(part: ToolCallBlock, spelt: _Input) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    spelt.out = []
+    spelt.steps.append(
+        {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+    )
+
+
+def _input_result_row(part: ToolResultBlock, spelt: _Input) -> None:
+    result: dict[str, Any] = {
+        "type": "function_result",
+        "call_id": part.call_id,
+        "result": part.content,
+    }
+    if part.name:
+        result["name"] = part.name
+    if part.is_error:
+        result["is_error"] = True
+    spelt.out.append(result)
+    for k, attachment in enumerate(part.attachments or ()):
+        at = f"{spelt.at}.attachments[{k}]"
+        spelt.out.extend(_registered(attachment, spelt.provider, spelt.dropped, at))
+
+
+def _input_registered_row(part: object, spelt: _Input) -> None:
+    # An image, document, audio or plugin block: through its mapping.
+    spelt.out.extend(_registered(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+INPUT_BLOCKS: BlockTable[_Input] = BlockTable(
+    "Gemini Interactions",
+    {
+        HostedActivity: _input_hosted_row,
+        TextBlock: _input_text_row,
+        ToolCallBlock: _input_call_row,
+        ToolResultBlock: _input_result_row,
+    },
+    _input_registered_row,
+)
+"""How a block of a user, system, tool or foreign assistant message is spelt
+(what the portable projection kept)."""
+
+BLOCK_TABLES = {"native": NATIVE_BLOCKS, "portable": INPUT_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 # The built-in media blocks arrive through the registry, as a plugin's do.
