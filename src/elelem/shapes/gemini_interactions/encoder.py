@@ -117,7 +117,7 @@ def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
     _step(step, part, spelt)
 
 
-def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+def _native_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
     payload = part.payload
     if payload is None or payload.provider != spelt.provider:
         detail = f"{part.name}: no {spelt.provider} step"
@@ -146,7 +146,7 @@ NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
         ReasoningBlock: _thought_row,
         TextBlock: _output_row,
         ToolCallBlock: _call_row,
-        HostedActivity: _hosted_row,
+        HostedActivity: _native_hosted_row,
         UnknownBlock: _unknown_row,
     },
     _no_step,
