@@ -203,7 +203,11 @@ def _native_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
         if not isinstance(payload.value, dict):
             raise PayloadError(f"{spelt.at}: {provider} part payload is not an object", "$.value")
         spelt.out.append(dict(payload.value))
-    # Grounding (search, URL context) is response metadata, never a part.
+    else:
+        # Grounding (search, URL context) is response metadata, never a part:
+        # the request has no room for it, and the record says so.
+        detail = f"{part.name} {part.state}: grounding metadata, no request part"
+        spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
 
 
 def _native_unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
