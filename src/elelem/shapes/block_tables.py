@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from elelem.errors import RegistryError
-from elelem.shapes.common import Dropped
+from elelem.shapes.common import Dropped, part_type
+from elelem.vocabulary.drop import UNSUPPORTED
 
 C = TypeVar("C")
 
@@ -90,4 +91,22 @@ class Spelt:
     index: int = 0
 
 
-__all__ = ["BlockSpeller", "BlockTable", "Spelt"]
+class Site(Protocol):
+    """What a row that reports a block needs of its context: where the
+    block stands and the encoding's drop records."""
+
+    at: str
+    dropped: Dropped
+
+
+def left_out(detail: str) -> BlockSpeller[Any]:
+    """A row that leaves the block out and reports it: its type,
+    ``unsupported``, ``detail`` (the wire and the place that take none)."""
+
+    def row(part: object, site: Site) -> None:
+        site.dropped.add(site.at, part_type(part), UNSUPPORTED, detail)
+
+    return row
+
+
+__all__ = ["BlockSpeller", "BlockTable", "Site", "Spelt", "left_out"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.media import encode_media
-from elelem.shapes.block_tables import BlockSpeller, BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -127,11 +127,7 @@ def _result_row(part: ToolResultBlock, spelt: Spelt) -> None:
     spelt.out.append(_tool_result(part, spelt.provider, spelt.dropped, spelt.at))
 
 
-def _no_media_row(kind: str) -> BlockSpeller[Spelt]:
-    def row(part: object, spelt: Spelt) -> None:
-        spelt.dropped.add(spelt.at, kind, UNSUPPORTED, "an assistant message takes none")
-
-    return row
+_no_media_row = left_out("an assistant message takes none")
 
 
 def _unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
@@ -303,8 +299,8 @@ NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
         ReasoningBlock: _reasoning_row,
         ToolCallBlock: _call_row,
         ToolResultBlock: _result_row,
-        ImageBlock: _no_media_row("image"),
-        DocumentBlock: _no_media_row("document"),
+        ImageBlock: _no_media_row,
+        DocumentBlock: _no_media_row,
         UnknownBlock: _unknown_row,
     },
     _own_row,

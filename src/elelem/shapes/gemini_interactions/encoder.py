@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -25,7 +25,6 @@ from elelem.shapes.common import (
     hosted_activity_line,
     malformed_drops,
     merge_extra,
-    part_type,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -136,8 +135,7 @@ def _unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
         spelt.out.append(dict(part.raw))
 
 
-def _no_step(part: object, spelt: Spelt) -> None:
-    spelt.dropped.add(spelt.at, part_type(part), UNSUPPORTED, "no interactions step")
+_no_step = left_out("no interactions step")
 
 
 NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(

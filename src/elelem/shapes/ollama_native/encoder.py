@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -152,9 +152,7 @@ def _native_hosted_row(part: HostedActivity, spelt: _Assistant) -> None:
     spelt.dropped.add(spelt.at, "hosted", UNSUPPORTED, f"{part.name}: no Ollama form")
 
 
-def _no_form(part: object, spelt: Spelt) -> None:
-    detail = "no Ollama form in an assistant message"
-    spelt.dropped.add(spelt.at, part_type(part), UNSUPPORTED, detail)
+_no_form = left_out("no Ollama form in an assistant message")
 
 
 NATIVE_BLOCKS: BlockTable[_Assistant] = BlockTable(

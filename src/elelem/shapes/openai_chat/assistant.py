@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     find_payload,
@@ -275,9 +275,7 @@ def _own_row(part: object, spelt: _Assistant) -> None:
         _no_form(part, spelt)
 
 
-def _no_form(part: object, spelt: Spelt) -> None:
-    detail = "no Chat Completions form in an assistant message"
-    spelt.dropped.add(spelt.at, part_type(part), UNSUPPORTED, detail)
+_no_form = left_out("no Chat Completions form in an assistant message")
 
 
 NATIVE_BLOCKS: BlockTable[_Assistant] = BlockTable(

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from elelem.shapes.block_tables import BlockTable
+from elelem.shapes.block_tables import BlockTable, left_out
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -24,7 +24,6 @@ from elelem.shapes.common import (
     hosted_activity_line,
     malformed_drops,
     own_block,
-    part_type,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -100,7 +99,7 @@ class InputItems:
         self._generated: dict[str, ImageBlock] = {}
         # What the block tables' rows read of the part being spelt: where it
         # stands, its message, and a user message's open parts.
-        self.where = ""
+        self.at = ""
         self.replaying: Message | None = None
         self.source = "user"
         self.parts: list[dict[str, Any]] = []
@@ -171,7 +170,7 @@ class InputItems:
         self.source, self.parts, self.close = message.source, parts, close
         spell = USER_BLOCKS.spell
         for j, part in portable.parts():
-            self.where = f"messages[{index}].content[{j}]"
+            self.at = f"messages[{index}].content[{j}]"
             spell(part, self)
         close()
 
@@ -217,7 +216,7 @@ class InputItems:
         self.replaying = message
         spell = NATIVE_BLOCKS.spell
         for j, part in enumerate(message.content):
-            self.where = f"messages[{index}].content[{j}]"
+            self.at = f"messages[{index}].content[{j}]"
             spell(part, self)
 
     def reasoning(self, part: ReasoningBlock, where: str) -> None:
@@ -247,7 +246,7 @@ class InputItems:
         self.dropped.extend(portable.dropped, under=f"messages[{index}]")
         spell = PORTABLE_BLOCKS.spell
         for j, part in portable.parts():
-            self.where = f"messages[{index}].content[{j}]"
+            self.at = f"messages[{index}].content[{j}]"
             spell(part, self)
 
     def text(self, block: TextBlock, native: bool, where: str = "") -> None:
@@ -334,7 +333,7 @@ def _user_text(part: TextBlock, items: InputItems) -> None:
 
 def _user_result(part: ToolResultBlock, items: InputItems) -> None:
     items.close()
-    items.add(items.tool_result(part, items.where))
+    items.add(items.tool_result(part, items.at))
 
 
 def _user_unknown(part: UnknownBlock, items: InputItems) -> None:
@@ -347,7 +346,7 @@ def _user_unknown(part: UnknownBlock, items: InputItems) -> None:
 
 
 def _user_media(part: object, items: InputItems) -> None:
-    wire = items.media(part, items.where)
+    wire = items.media(part, items.at)
     if wire is not None:
         items.parts.append(wire)  # an image, document or plugin block's input part
 
@@ -362,11 +361,11 @@ portable projection kept)."""
 
 
 def _native_text(part: TextBlock, items: InputItems) -> None:
-    items.text(part, True, items.where)
+    items.text(part, True, items.at)
 
 
 def _native_reasoning(part: ReasoningBlock, items: InputItems) -> None:
-    items.reasoning(part, items.where)
+    items.reasoning(part, items.at)
 
 
 def _native_call(part: ToolCallBlock, items: InputItems) -> None:
@@ -375,15 +374,15 @@ def _native_call(part: ToolCallBlock, items: InputItems) -> None:
 
 def _native_hosted(part: HostedActivity, items: InputItems) -> None:
     assert items.replaying is not None  # set by InputItems.assistant
-    items.hosted(part, items.replaying, items.where)
+    items.hosted(part, items.replaying, items.at)
 
 
 def _native_unknown(part: UnknownBlock, items: InputItems) -> None:
-    items.unknown(part, items.where)
+    items.unknown(part, items.at)
 
 
 def _any_result(part: ToolResultBlock, items: InputItems) -> None:
-    items.add(items.tool_result(part, items.where))
+    items.add(items.tool_result(part, items.at))
 
 
 def _native_image(part: ImageBlock, items: InputItems) -> None:
@@ -392,9 +391,10 @@ def _native_image(part: ImageBlock, items: InputItems) -> None:
     # else: its image_generation_call item carries it
 
 
-def _no_media(part: ImageBlock | DocumentBlock, items: InputItems) -> None:
-    detail = "Responses takes none in an assistant message"
-    items.dropped.add(items.where, part_type(part), UNSUPPORTED, detail)
+_no_media = left_out("Responses takes none in an assistant message")
+
+
+_no_form = left_out("no Responses form")
 
 
 def _native_own(part: object, items: InputItems) -> None:
@@ -403,10 +403,6 @@ def _native_own(part: object, items: InputItems) -> None:
         items.add(own)  # a plugin's type for an item the provider sent
     else:
         _no_form(part, items)
-
-
-def _no_form(part: object, items: InputItems) -> None:
-    items.dropped.add(items.where, part_type(part), UNSUPPORTED, "no Responses form")
 
 
 NATIVE_BLOCKS: BlockTable[InputItems] = BlockTable(
