@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from elelem.shapes.common import at_frame, checked_payload, malformed
-from elelem.shapes.gemini.grounding import utf8_slice
+from elelem.shapes.gemini.grounding import annotation_attribution
 from elelem.shapes.gemini_interactions.errors import error_from_event
 from elelem.shapes.gemini_interactions.fast import hot_decoder
 from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
@@ -49,40 +49,7 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import (
-    ActivityId,
-    Attribution,
-    HostedActivity,
-    ProviderId,
-    ProviderPayload,
-    Source,
-)
-
-
-def annotation_attribution(
-    provider: ProviderId, text: str, annotation: Mapping[str, Any]
-) -> Attribution:
-    """An attribution for one ``url_citation`` annotation of ``text``.
-
-    Offsets are UTF-8 bytes, as in ``groundingSupports``; the range is kept
-    only when the byte span lies in the text and cuts no character.
-    """
-    data = text.encode("utf-8")
-    start, end = annotation.get("start_index"), annotation.get("end_index")
-    span: tuple[int, int] | None = None
-    if isinstance(start, int) and isinstance(end, int):
-        found = utf8_slice(data, start, end)
-        if found is not None:
-            span = (found[0], found[0] + len(found[1]))
-    url, title = annotation.get("url"), annotation.get("title")
-    return Attribution(
-        source=Source(
-            url=url if isinstance(url, str) else None,
-            title=title if isinstance(title, str) else None,
-        ),
-        range=span,
-        replay=ProviderPayload(provider, "annotation", None, dict(annotation)),
-    )
+from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload
 
 
 class _Step:
