@@ -27,8 +27,7 @@ table costs no more than the ``isinstance`` chain it replaces.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from elelem.errors import RegistryError
 from elelem.shapes.common import Dropped, part_type
@@ -41,13 +40,16 @@ BlockSpeller = Callable[[Any, C], None]
 built (its wire parts, the drop records), or reports what it leaves out."""
 
 
-class BlockTable(Generic[C]):
-    """A shape's block table for one place: ``wire`` names the wire (and
-    the place) in errors, ``rows`` maps a block class to its row, and
-    ``otherwise`` spells a block of any other class (its registered mapping,
-    or a drop record)."""
+class BlockTable(dict[type, BlockSpeller[C]]):
+    """A shape's block table for one place: block class -> its row, and
+    ``otherwise``, the row of a block of any other class (its registered
+    mapping, or a drop record); ``wire`` names the wire and the place.
 
-    __slots__ = ("_row", "otherwise", "rows", "wire")
+    A spelling loop looks the row up by the block's exact class,
+    ``table[type(part)](part, context)``: one dictionary lookup, the
+    ``otherwise`` row where there is none (:meth:`__missing__`)."""
+
+    __slots__ = ("otherwise", "wire")
 
     def __init__(
         self, wire: str, rows: Mapping[type, BlockSpeller[C]], otherwise: BlockSpeller[C]
@@ -55,40 +57,47 @@ class BlockTable(Generic[C]):
         for cls, row in rows.items():
             if not isinstance(cls, type) or not callable(row):
                 raise RegistryError(f"{wire}: a block table row is a class and a function")
+        super().__init__(rows)
         self.wire = wire
-        self.rows: Mapping[type, BlockSpeller[C]] = dict(rows)
         self.otherwise = otherwise
-        self._row = self.rows.get
+
+    def __missing__(self, cls: type) -> BlockSpeller[C]:
+        return self.otherwise
 
     def spell(self, part: object, context: C) -> None:
         """Write ``part`` through the row of its class, else ``otherwise``."""
-        self._row(type(part), self.otherwise)(part, context)
+        self[type(part)](part, context)
 
     def spells(self, cls: type) -> bool:
         """Whether blocks of ``cls`` have a row of their own here."""
-        return cls in self.rows
+        return dict.__contains__(self, cls)
 
     def __repr__(self) -> str:
-        names = ", ".join(cls.__name__ for cls in self.rows)
+        names = ", ".join(cls.__name__ for cls in self)
         return f"BlockTable({self.wire!r}: {names})"
 
 
-@dataclass(slots=True)
 class Spelt:
     """The context most rows write into: the ``provider`` the request goes
     to, the encoding's ``dropped`` records, ``out`` the wire parts built so
     far, ``at`` where the block being spelt stands (``messages[2].content[1]``),
     ``source`` the message's source (context text is marked by it),
     ``extra``: what else a shape's rows share (its call index, its dialect),
-    and ``index`` the block's position in its message."""
+    and ``index`` the block's position in its message.
 
-    provider: str
-    dropped: Dropped
-    out: list[Any] = field(default_factory=list)
-    at: str = ""
-    source: str = "user"
+    One is made per message, so it is a plain class whose constant fields
+    are class defaults, set on the instance only where they differ (a
+    message's cost to spell is measured: ``benchmarks/encode_blocks.py``)."""
+
+    at = ""
+    source = "user"
     extra: Any = None
-    index: int = 0
+    index = 0
+
+    def __init__(self, provider: str, dropped: Dropped, out: list[Any] | None = None) -> None:
+        self.provider = provider
+        self.dropped = dropped
+        self.out: list[Any] = [] if out is None else out
 
 
 class Site(Protocol):

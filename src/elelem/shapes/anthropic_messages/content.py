@@ -82,7 +82,7 @@ def native_content(
 ) -> list[dict[str, Any]]:
     """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
     spelt = Spelt(provider, dropped)
-    spell = NATIVE_BLOCKS.spell
+    table = NATIVE_BLOCKS
     for i, part in enumerate(content):
         spelt.at = at = f"{where}content[{i}]"
         kept = find_payload(getattr(part, "payloads", ()), provider, UNKNOWN_DELTAS)
@@ -92,7 +92,7 @@ def native_content(
             count = len(kept.value) if isinstance(kept.value, list) else 1
             detail = f"{count} delta(s) of a type nobody modelled"
             dropped.add(at, UNKNOWN_DELTAS, UNREPLAYABLE, detail)
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return spelt.out
 
 
@@ -264,11 +264,12 @@ def portable_content(
     """Spell for Anthropic what a message from another provider (or a user) keeps."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where.rstrip("."))
-    spelt = Spelt(provider, dropped, source=message.source)
-    spell = PORTABLE_BLOCKS.spell
+    spelt = Spelt(provider, dropped)
+    spelt.source = message.source
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"{where}content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return spelt.out
 
 

@@ -203,10 +203,10 @@ def assistant_wire(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = Spelt(provider, dropped)
-    spell = NATIVE_BLOCKS.spell
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
         spelt.at, spelt.index = f"content[{i}]", i
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
@@ -218,10 +218,10 @@ def _portable_assistant(
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt(provider, dropped)
-    spell = PORTABLE_BLOCKS.spell
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
         spelt.at, spelt.index = f"content[{i}]", i
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
@@ -254,11 +254,12 @@ def _registered(
 def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped)
-    spelt = Spelt(provider, dropped, source=message.source)
-    spell = USER_BLOCKS.spell
+    spelt = Spelt(provider, dropped)
+    spelt.source = message.source
+    table = USER_BLOCKS
     for i, part in portable.parts():
         spelt.at, spelt.index = f"content[{i}]", i
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return spelt.out
 
 

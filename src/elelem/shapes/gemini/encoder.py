@@ -12,7 +12,6 @@ payloads and reasoning are never sent, and each dropped item is reported.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -177,11 +176,12 @@ def _native_parts(
     where: str,
     calls: CallIndex,
 ) -> list[dict[str, Any]]:
-    spelt = Spelt(provider, dropped, extra=calls)
-    spell = NATIVE_BLOCKS.spell
+    spelt = Spelt(provider, dropped)
+    spelt.extra = calls
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
         spelt.at = f"{where}content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return spelt.out
 
 
@@ -286,20 +286,20 @@ def _portable_parts(
     """Spell for Gemini what a message from another provider (or a user) keeps."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where.rstrip("."))
-    spelt = _Portable(provider, dropped, source=message.source, extra=calls)
+    spelt = _Portable(provider, dropped)
+    spelt.source, spelt.extra = message.source, calls
     spelt.unsigned = message.role == "assistant"
-    spell = PORTABLE_BLOCKS.spell
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"{where}content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return spelt.out
 
 
-@dataclass(slots=True)
 class _Portable(Spelt):
     # Gemini 3 wants the first call of a turn signed; a foreign call has no
     # signature: the first call of an assistant message gets the portable one.
-    unsigned: bool = False
+    unsigned = False
 
 
 def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:

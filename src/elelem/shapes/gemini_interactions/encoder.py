@@ -13,7 +13,6 @@ the provider's own answer sends only its new input with
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from elelem.errors import PayloadError
@@ -65,10 +64,10 @@ def interaction_steps(
     """
     spelt = Spelt(provider, Dropped())
     malformed_drops(message, spelt.dropped)
-    spell = NATIVE_BLOCKS.spell
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
         spelt.at, spelt.index = f"content[{i}]", i
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     return {"steps": spelt.out}, tuple(spelt.dropped.items)
 
 
@@ -229,22 +228,25 @@ def _user_input(
     text and calls as ``model_output`` and ``function_call`` steps)."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where)
-    spelt = _Input(provider, dropped, source=message.source)
+    spelt = _Input(provider, dropped)
+    spelt.source = message.source
     spelt.assistant = message.role == "assistant"
-    spell = INPUT_BLOCKS.spell
+    table = INPUT_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"{where}.content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
     return spelt.steps
 
 
-@dataclass(slots=True)
 class _Input(Spelt):
     # ``out`` is the content of the step being built; ``steps`` the steps
     # before it (a foreign assistant's call closes its model_output step).
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    assistant: bool = False
+    assistant = False
+
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.steps: list[dict[str, Any]] = []
 
 
 def _input_hosted_row(part: HostedActivity, spelt: _Input) -> None:

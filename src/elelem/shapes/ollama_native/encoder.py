@@ -17,7 +17,6 @@ string, ``none`` as ``false``, anything else ``true``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from elelem.shapes.block_tables import BlockTable, Spelt, left_out
@@ -104,10 +103,10 @@ def native_assistant(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = _Assistant(provider, dropped)
-    spell = NATIVE_BLOCKS.spell
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
         spelt.at = f"content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(spelt.texts)}
     if spelt.thinking:
         wire["thinking"] = "".join(spelt.thinking)
@@ -118,13 +117,14 @@ def native_assistant(
     return wire, dropped.items
 
 
-@dataclass(slots=True)
 class _Assistant(Spelt):
     # One assistant message: ``out`` its tool calls, beside its text, its
     # thinking and the fields of the message nobody modelled.
-    texts: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
-    fields: dict[str, JSONValue] = field(default_factory=dict)
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.texts: list[str] = []
+        self.thinking: list[str] = []
+        self.fields: dict[str, JSONValue] = {}
 
 
 def _text_row(part: TextBlock, spelt: _Assistant) -> None:
@@ -181,10 +181,10 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt("", dropped)
-    spell = PORTABLE_BLOCKS.spell
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     wire: dict[str, JSONValue] = {
         "role": "assistant",
         "content": hosted_lines_and_text(portable.message.content),
@@ -256,12 +256,13 @@ def _other_messages(
     portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    spelt = _Other(provider, dropped, out, source=message.source, extra=names)
+    spelt = _Other(provider, dropped, out)
+    spelt.source, spelt.extra = message.source, names
     spelt.role = "system" if message.role == "system" else "user"
-    spell = USER_BLOCKS.spell
+    table = USER_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     role, images = spelt.role, spelt.images
     if images:
         # Ollama takes a message's images beside its text: on the last user
@@ -274,12 +275,14 @@ def _other_messages(
     return out, dropped.items
 
 
-@dataclass(slots=True)
 class _Other(Spelt):
     # A user, system or tool message: ``out`` its wire messages, ``images``
     # what goes on the last of its own role, ``extra`` the call names by id.
-    role: str = "user"
-    images: list[JSONValue] = field(default_factory=list)
+    role = "user"
+
+    def __init__(self, provider: str, dropped: Dropped, out: list[Any]) -> None:
+        super().__init__(provider, dropped, out)
+        self.images: list[JSONValue] = []
 
 
 def _result_row(part: ToolResultBlock, spelt: _Other) -> None:

@@ -9,8 +9,6 @@ request around it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
@@ -110,10 +108,10 @@ def native_assistant(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = _Assistant(provider, dropped)
-    spell = NATIVE_BLOCKS.spell
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
         spelt.at, spelt.index = f"content[{i}]", i
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     texts, refusals, reasonings, calls = spelt.texts, spelt.refusals, spelt.reasonings, spelt.calls
     reasoning_at, unknown_at, fields, parts = (
         spelt.reasoning_at,
@@ -202,17 +200,18 @@ def native_assistant(
     return wire, dropped.items
 
 
-@dataclass(slots=True)
 class _Assistant(Spelt):
     # One assistant message: ``out`` its Mistral-style ordered content parts,
     # beside what each field of the wire message is built from.
-    texts: list[str] = field(default_factory=list)
-    refusals: list[str] = field(default_factory=list)
-    reasonings: list[ReasoningBlock] = field(default_factory=list)
-    reasoning_at: list[int] = field(default_factory=list)
-    unknown_at: dict[int, str] = field(default_factory=dict)  # position -> type of each unknown
-    calls: list[ToolCallBlock] = field(default_factory=list)
-    fields: dict[str, JSONValue] = field(default_factory=dict)
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.texts: list[str] = []
+        self.refusals: list[str] = []
+        self.reasonings: list[ReasoningBlock] = []
+        self.reasoning_at: list[int] = []
+        self.unknown_at: dict[int, str] = {}  # position -> type of each unknown part
+        self.calls: list[ToolCallBlock] = []
+        self.fields: dict[str, JSONValue] = {}
 
 
 def _text_row(part: TextBlock, spelt: _Assistant) -> None:
@@ -345,10 +344,10 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt("", dropped)
-    spell = PORTABLE_BLOCKS.spell
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     calls: list[ToolCallBlock] = spelt.out
     text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}

@@ -14,7 +14,6 @@ payloads or reasoning; each thing left out is reported in ``dropped``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -137,12 +136,13 @@ def _user_messages(
     portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    spelt = _User(provider, dropped, out, extra=functions)
-    spelt.site = BlockSite(provider, dropped=dropped.items, context=dialect)
-    spell = USER_BLOCKS.spell
+    site = BlockSite(provider, dropped=dropped.items, context=dialect)
+    spelt = _User(provider, dropped, out, site)
+    spelt.extra = functions
+    table = USER_BLOCKS
     for i, part in portable.parts():
         spelt.at = f"content[{i}]"
-        spell(part, spelt)
+        table[type(part)](part, spelt)
     parts, texts = spelt.parts, spelt.texts
     if parts:
         content: JSONValue
@@ -157,15 +157,18 @@ def _user_messages(
     return out, dropped.items
 
 
-@dataclass(slots=True)
 class _User(Spelt):
     # A user, system or tool message: ``out`` the wire messages before it
     # (one per tool result), ``parts`` and ``texts`` its own content,
     # ``site`` where a registered block is spelt (the dialect its context),
     # ``extra`` the deprecated function calls' names by id.
-    parts: list[dict[str, JSONValue]] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    site: BlockSite = field(default_factory=lambda: BlockSite(""))
+    def __init__(
+        self, provider: str, dropped: Dropped, out: list[dict[str, JSONValue]], site: BlockSite
+    ) -> None:
+        super().__init__(provider, dropped, out)
+        self.site = site
+        self.parts: list[dict[str, JSONValue]] = []
+        self.texts: list[str] = []
 
 
 def _result_row(part: ToolResultBlock, spelt: _User) -> None:

@@ -168,10 +168,10 @@ class InputItems:
         portable = portable_message(message, ACCEPTS, self.provider)
         self.dropped.extend(portable.dropped, under=f"messages[{index}]")
         self.source, self.parts, self.close = message.source, parts, close
-        spell = USER_BLOCKS.spell
+        table = USER_BLOCKS
         for j, part in portable.parts():
             self.at = f"messages[{index}].content[{j}]"
-            spell(part, self)
+            table[type(part)](part, self)
         close()
 
     def tool_result(self, block: ToolResultBlock, where: str) -> dict[str, Any]:
@@ -214,10 +214,10 @@ class InputItems:
                 if made_by is not None:
                     self._generated[made_by] = part
         self.replaying = message
-        spell = NATIVE_BLOCKS.spell
+        table = NATIVE_BLOCKS
         for j, part in enumerate(message.content):
             self.at = f"messages[{index}].content[{j}]"
-            spell(part, self)
+            table[type(part)](part, self)
 
     def reasoning(self, part: ReasoningBlock, where: str) -> None:
         """A reasoning item the provider produced: back as it came, when the
@@ -244,10 +244,10 @@ class InputItems:
         """Spell what an assistant message of another provider keeps."""
         portable = portable_message(message, ACCEPTS, self.provider)
         self.dropped.extend(portable.dropped, under=f"messages[{index}]")
-        spell = PORTABLE_BLOCKS.spell
+        table = PORTABLE_BLOCKS
         for j, part in portable.parts():
             self.at = f"messages[{index}].content[{j}]"
-            spell(part, self)
+            table[type(part)](part, self)
 
     def text(self, block: TextBlock, native: bool, where: str = "") -> None:
         p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
