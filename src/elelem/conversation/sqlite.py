@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,29 @@ from elelem.conversation.sqlschema import (
 from elelem.conversation.store import Clock, utc_now
 from elelem.conversation.writers import always, file_lock
 from elelem.vocabulary import EventId
+
+
+class _Row:
+    """One row's values, each let go as sqlite3 reads it to bind it."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self._values: list[Any] = list(values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, index: int) -> Any:
+        value, self._values[index] = self._values[index], None
+        return value
+
+
+def _given_away(rows: list[tuple[int, int, bytes]]) -> Iterator[_Row]:
+    """The ``rows`` (reversed) popped one by one: none is held here once
+    sqlite3 took it."""
+    while rows:
+        yield _Row(rows.pop())
 
 
 def _v1(store: SQLiteStore) -> None:
@@ -129,6 +152,14 @@ class SQLiteStore(SQLStore):
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self._db.executemany(sql, rows)
+
+    def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
+        # SQLite copies a bound blob, then copies it again into the row it
+        # writes: an event's bytes also held here until the insert ended
+        # cost three times their size (a 100 MB answer, 300 MB).  Each row
+        # is let go as its values are bound (#41).
+        rows.reverse()
+        self._db.executemany(self._sql_insert, _given_away(rows))
 
     def _begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")

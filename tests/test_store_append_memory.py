@@ -1,0 +1,63 @@
+"""Appending a big event to the SQLite store costs SQLite's copies, not
+one more of its bytes (issue #41: the first ``batch results`` read of one
+100 MB answer peaked at 4.8x its size; the append was the peak).
+
+SQLite copies a bound blob, then copies it again into the row it writes
+(memory Python's ``tracemalloc`` cannot see), so this counts the peak
+resident size (``ru_maxrss``) of a fresh interpreter around one append:
+the event's encoded bytes are let go as they are bound, and the append
+costs SQLite's two copies.  Before, the bytes stayed held until the insert
+ended: three copies.  The stored row is the event's bytes exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHILD = """
+import json, resource, sys
+from elelem.conversation import Conversation, Draft, MessageBody, SQLiteStore
+from elelem.conversation.events import encode_event
+from elelem.vocabulary import TextBlock
+
+path, size = sys.argv[1], int(sys.argv[2])
+store = SQLiteStore(path)
+conversation = Conversation.create(store, title="big")
+body = MessageBody("assistant", (TextBlock("word " * (size // 5)),))
+draft = Draft("message", body, 1, 1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+(event,) = conversation.append(draft)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+stored = store.load_bytes(conversation.id)[-1]
+print(json.dumps({"grew": (after - before) * 1024, "exact": stored == encode_event(event)}))
+"""
+
+
+def _append_growth(tmp_path: Path, size: int) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "store.db"), str(size)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.parametrize(
+    "size", [48 * 1024 * 1024, pytest.param(200 * 1024 * 1024, marks=pytest.mark.slow)]
+)
+def test_an_append_does_not_hold_the_event_beside_sqlites_copies(tmp_path: Path, size: int) -> None:
+    result = _append_growth(tmp_path, size)
+    assert result["exact"] is True
+    grew = result["grew"]
+    assert isinstance(grew, int)
+    # SQLite's two copies (2x); before, the encoded event beside them (3x).
+    assert grew < 2.5 * size, (grew, size)
