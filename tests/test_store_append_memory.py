@@ -7,7 +7,9 @@ SQLite copies a bound blob, then copies it again into the row it writes
 resident size (``ru_maxrss``) of a fresh interpreter around one append:
 the event's encoded bytes are let go as they are bound, and the append
 costs SQLite's two copies.  Before, the bytes stayed held until the insert
-ended: three copies.  The stored row is the event's bytes exactly.
+ended: three copies.  Once it returned, nothing of the event is held (the
+resident size, from ``/proc/self/statm``): before, SQLite's cached statement
+kept its bound copy.  The stored row is the event's bytes exactly.
 """
 
 from __future__ import annotations
@@ -21,20 +23,29 @@ import pytest
 
 CHILD = """
 import json, resource, sys
-from elelem.conversation import Conversation, Draft, MessageBody, SQLiteStore
+from elelem.conversation import Draft, MessageBody, SQLiteStore
 from elelem.conversation.events import encode_event
 from elelem.vocabulary import TextBlock
 
+def resident():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize()
+
 path, size = sys.argv[1], int(sys.argv[2])
 store = SQLiteStore(path)
-conversation = Conversation.create(store, title="big")
+conversation = store.create(title="big").id
+settled = resident()
 body = MessageBody("assistant", (TextBlock("word " * (size // 5)),))
 draft = Draft("message", body, 1, 1)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-(event,) = conversation.append(draft)
+(event,) = store.append(conversation, [draft])
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-stored = store.load_bytes(conversation.id)[-1]
-print(json.dumps({"grew": (after - before) * 1024, "exact": stored == encode_event(event)}))
+del body, draft, event
+held = resident() - settled
+(stored,) = store.load(conversation)
+exact = store.load_bytes(conversation) == [encode_event(stored)] and (
+    stored.body.content[0].text == "word " * (size // 5))
+print(json.dumps({"grew": (after - before) * 1024, "held": held, "exact": exact}))
 """
 
 
@@ -61,3 +72,8 @@ def test_an_append_does_not_hold_the_event_beside_sqlites_copies(tmp_path: Path,
     assert isinstance(grew, int)
     # SQLite's two copies (2x); before, the encoded event beside them (3x).
     assert grew < 2.5 * size, (grew, size)
+    # Once the append returned and its event is dropped, nothing of it is
+    # held; before, SQLite's cached statement kept its bound copy (1x).
+    held = result["held"]
+    assert isinstance(held, int)
+    assert held < size // 4, (held, size)

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,18 @@ class _Row:
         return value
 
 
-def _given_away(rows: list[tuple[int, int, bytes]]) -> Iterator[_Row]:
-    """The ``rows`` (reversed) popped one by one: none is held here once
-    sqlite3 took it."""
+def _given_away(rows: list[tuple[int, int, bytes]], more: tuple[Any, ...] = ()) -> Iterator[_Row]:
+    """The ``rows`` (reversed) popped one by one, each with ``more``
+    values: none is held here once sqlite3 took it."""
     while rows:
-        yield _Row(rows.pop())
+        yield _Row(rows.pop() + more)
+
+
+BIG_EVENT = 1024 * 1024
+"""An append holding an event this big (its JSON bytes) lets SQLite's
+bound copy go once it is written (:meth:`SQLiteStore._insert_events`)."""
+
+_INSERT_RELEASED = "INSERT INTO events (conv, seq, data) SELECT ?, ?, ? WHERE ?"
 
 
 def _v1(store: SQLiteStore) -> None:
@@ -159,7 +167,15 @@ class SQLiteStore(SQLStore):
         # cost three times their size (a 100 MB answer, 300 MB).  Each row
         # is let go as its values are bound (#41).
         rows.reverse()
-        self._db.executemany(self._sql_insert, _given_away(rows))
+        if all(len(data) < BIG_EVENT for _, _, data in rows):
+            self._db.executemany(self._sql_insert, _given_away(rows))
+            return
+        # A statement keeps its bound values until it is bound again, and
+        # sqlite3 caches it: the copy of a big event would stay held after
+        # the append.  This statement's last run binds small values and
+        # inserts nothing.
+        nothing = _Row((0, 0, b"", False))
+        self._db.executemany(_INSERT_RELEASED, chain(_given_away(rows, (True,)), (nothing,)))
 
     def _begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
