@@ -77,3 +77,33 @@ def test_an_append_does_not_hold_the_event_beside_sqlites_copies(tmp_path: Path,
     held = result["held"]
     assert isinstance(held, int)
     assert held < size // 4, (held, size)
+
+
+def test_an_append_with_a_big_event_stores_each_row_and_no_other(tmp_path: Path) -> None:
+    import sqlite3
+
+    from elelem.conversation import Draft, MessageBody, SQLiteStore
+    from elelem.conversation.events import encode_event
+    from elelem.conversation.sqlite import BIG_EVENT
+    from elelem.vocabulary import TextBlock
+
+    store = SQLiteStore(tmp_path / "store.db")
+    conversation = store.create(title="mixed").id
+    texts = ["before", "é" * BIG_EVENT, "after"]
+    drafts = [
+        Draft("message", MessageBody("assistant", (TextBlock(t),)), 1, n)
+        for n, t in enumerate(texts, start=1)
+    ]
+    events = store.append(conversation, drafts)
+    more = store.append(conversation, [Draft("message", MessageBody("user", (TextBlock("x"),)), 2)])
+    store.close()
+    reopened = SQLiteStore(tmp_path / "store.db")
+    loaded = reopened.load(conversation)
+    assert [e.body.content[0].text for e in loaded] == [*texts, "x"]  # type: ignore[attr-defined]
+    assert reopened.load_bytes(conversation) == [encode_event(e) for e in (*events, *more)]
+    reopened.close()
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        # The statement's last run, which lets the big copy go, inserts nothing.
+        assert db.execute("SELECT conv, seq FROM events ORDER BY conv, seq").fetchall() == [
+            (1, 1), (1, 2), (1, 3), (1, 4)
+        ]  # fmt: skip
