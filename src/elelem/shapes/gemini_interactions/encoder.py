@@ -1,8 +1,8 @@
 """Gemini Interactions requests (``POST /v1beta/interactions``,
 ai.google.dev/api/interactions-api): ``input`` is a list of steps, the
 provider's own assistant messages as the steps it returned (native replay,
-:func:`interaction_steps`), every other message portably (a ``user_input``
-step of text, media and ``function_result`` contents; a foreign assistant's
+:func:`interaction_steps`), every other message portably (``user_input``
+steps of text and media, ``function_result`` steps; a foreign assistant's
 text and calls as ``model_output`` and ``function_call`` steps); system
 messages join ``system_instruction``; options in ``generation_config``.
 An interaction is stored unless ``store: false``, so a turn that follows
@@ -31,6 +31,8 @@ from elelem.shapes.common import (
     tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
+from elelem.shapes.gemini.computer import computer_calls, wire_args, wire_call
+from elelem.shapes.gemini_interactions.computer import computer_result, computer_row
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools, no_skills
 from elelem.shapes.media import check_request, register_media
@@ -39,6 +41,7 @@ from elelem.shapes.provider_state import continues
 from elelem.vocabulary import (
     Drop,
     HostedActivity,
+    ImageBlock,
     Message,
     ProviderId,
     ProviderPayload,
@@ -111,7 +114,11 @@ def _output_row(part: TextBlock, spelt: Spelt) -> None:
 
 def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
     given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
-    step = {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+    name, computer = part.name, wire_call(part, spelt.provider)
+    if computer is not None:
+        # A computer-use action goes back under its predefined name, its arguments as they came.
+        name, given = computer[0], wire_args(given)
+    step = {"type": "function_call", "id": part.id, "name": name, "arguments": given}
     _step(step, part, spelt)
 
 
@@ -212,6 +219,7 @@ HOSTED_TOOLS = HostedTools(
         "web_search": _hosted_row("google_search"),
         "web_fetch": _hosted_row("url_context"),
         "code_execution": _hosted_row("code_execution"),
+        "computer_use": computer_row,
     },
 )
 """The Interactions API's built-in tools (its ``tools`` entries by type)."""
@@ -221,15 +229,22 @@ _EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "hig
 
 
 def _user_input(
-    message: Message, provider: ProviderId, dropped: Dropped, where: str
+    message: Message,
+    provider: ProviderId,
+    dropped: Dropped,
+    where: str,
+    computer: Mapping[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
-    """A user, system, tool or foreign assistant message as steps: text,
-    media and tool results in one ``user_input`` step (a foreign assistant's
-    text and calls as ``model_output`` and ``function_call`` steps)."""
+    """A user, system, tool or foreign assistant message as steps: text and
+    media in ``user_input`` steps, each tool result a ``function_result``
+    step (a foreign assistant's text and calls as ``model_output`` and
+    ``function_call`` steps).
+    ``computer``: each computer-use call's id -> (its predefined function
+    name, whether it carried a safety decision)."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where)
     spelt = _Input(provider, dropped)
-    spelt.source = message.source
+    spelt.source, spelt.extra = message.source, computer
     spelt.assistant = message.role == "assistant"
     table = INPUT_BLOCKS
     for i, part in portable.parts():
@@ -241,7 +256,8 @@ def _user_input(
 
 class _Input(Spelt):
     # ``out`` is the content of the step being built; ``steps`` the steps
-    # before it (a foreign assistant's call closes its model_output step).
+    # before it (a foreign assistant's call, a tool result close it);
+    # ``extra`` each computer-use call's id -> (its function, its safety decision).
     assistant = False
 
     def __init__(self, provider: str, dropped: Dropped) -> None:
@@ -267,17 +283,25 @@ def _input_call_row(part: ToolCallBlock, spelt: _Input) -> None:
 
 
 def _input_result_row(part: ToolResultBlock, spelt: _Input) -> None:
-    result: dict[str, Any] = {
-        "type": "function_result",
-        "call_id": part.call_id,
-        "result": part.content,
-    }
-    if part.name:
-        result["name"] = part.name
-    if part.is_error:
-        result["is_error"] = True
-    spelt.out.append(result)
-    for k, attachment in enumerate(part.attachments or ()):
+    attachments = list(enumerate(part.attachments or ()))
+    action: tuple[str, bool] | None = spelt.extra.get(part.call_id)
+    if action is not None:
+        # A computer action's answer: the screenshot inside the function_result.
+        shot = next(((k, a) for k, a in attachments if isinstance(a, ImageBlock)), None)
+        image: list[dict[str, Any]] = []
+        if shot is not None:
+            attachments.remove(shot)
+            at = f"{spelt.at}.attachments[{shot[0]}]"
+            image = _registered(shot[1], spelt.provider, spelt.dropped, at)
+        result = computer_result(part, *action, image[0] if image else None)
+    else:
+        result = _function_result(part)
+    # A function_result is a step of its own (the API's Step union), not a
+    # content of user_input; what the tool attached follows it.
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    spelt.out = []
+    spelt.steps.append(result)
+    for k, attachment in attachments:
         at = f"{spelt.at}.attachments[{k}]"
         spelt.out.extend(_registered(attachment, spelt.provider, spelt.dropped, at))
 
@@ -302,6 +326,19 @@ INPUT_BLOCKS: BlockTable[_Input] = BlockTable(
 
 BLOCK_TABLES = {"native": NATIVE_BLOCKS, "portable": INPUT_BLOCKS}
 """This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
+
+
+def _function_result(part: ToolResultBlock) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "type": "function_result",
+        "call_id": part.call_id,
+        "result": part.content,
+    }
+    if part.name:
+        result["name"] = part.name
+    if part.is_error:
+        result["is_error"] = True
+    return result
 
 
 # The built-in media blocks arrive through the registry, as a plugin's do.
@@ -339,6 +376,7 @@ def encode_request(
     )
     dropped.extend(lost)
     steps: list[dict[str, Any]] = []
+    computer = computer_calls(request.messages, provider)
     system = [request.system] if request.system else []
     for index, message in enumerate(request.messages):
         where = f"messages[{index}]"
@@ -354,7 +392,7 @@ def encode_request(
             dropped.extend(lost_parts, under=where)
             steps.extend(wire["steps"])
         else:
-            steps.extend(_user_input(message, provider, dropped, where))
+            steps.extend(_user_input(message, provider, dropped, where, computer))
     body: dict[str, Any] = {"model": request.model, "input": steps}
     if system:
         body["system_instruction"] = "\n\n".join(system)
