@@ -130,6 +130,11 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "skills"): ["", "anthropic:", "pptx@", "a/b", "../x", "\udcff"],
     ("files download", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     ("files download", "output"): ["@dir", "/nonexistent/elelem-26/out.bin", "@long"],
+    **{
+        (None, f"limit_{count}"): ["x", "-1", "0", "1.5", "1e3", "4611686018427387905", "\udcff"]
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+    },
+    (None, "limit_cost"): ["x", "-1", "nan", "inf", "-inf", "1e999", "$1", "\udcff"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }

@@ -48,6 +48,7 @@ from elelem.tools import (
     ShellTool,
 )
 from elelem.tools.mcp import STARTUP_TIMEOUT
+from elelem.turns.limits import UsageLimits
 from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
@@ -383,6 +384,7 @@ class Toolset:
         client: Client,
         conversation: Conversation,
         before: Callable[[], None] = lambda: None,
+        limits: UsageLimits | None = None,
     ) -> Iterator[None]:
         """While a turn of ``conversation`` runs on ``loop`` with ``client``:
         each request a server makes is recorded in the conversation log
@@ -390,7 +392,7 @@ class Toolset:
         is asked in the terminal (:mod:`elelem.cli.elicit`), one question at
         a time with the approvals, ``before`` called first (the renderer
         pauses its live region); its sampling requests are served
-        (:mod:`elelem.cli.sampling`)."""
+        (:mod:`elelem.cli.sampling`) within the turn's ``limits``."""
         lock, self._questions = self._questions or asyncio.Lock(), None
         with contextlib.ExitStack() as serving:
             serving.enter_context(recording_requests(self.servers, conversation, loop))
@@ -404,7 +406,9 @@ class Toolset:
                             before()
                             return await confirm(question)
 
-                serving.enter_context(self.sampler.serving_on(loop, client, approve))
+                serving.enter_context(
+                    self.sampler.serving_on(loop, client, approve, limits, conversation)
+                )
             yield
 
 
