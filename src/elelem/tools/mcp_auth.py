@@ -41,6 +41,10 @@ class LoopbackRedirect:
 
     def __init__(self) -> None:
         self._socket = socket.socket()
+        # Linux lets a later login listen on this port again (see take) only
+        # when both sockets allow it: the connection this one accepts stays
+        # in TIME_WAIT a while after the login.
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.listen(1)
         self.port: int = self._socket.getsockname()[1]
@@ -87,6 +91,9 @@ class LoopbackRedirect:
         if parts.port == self.port:
             return True
         taken = socket.socket()
+        # The last login's connection on that port may linger in TIME_WAIT;
+        # a port another process listens on is still refused.
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             taken.bind(("127.0.0.1", parts.port or 80))
             taken.listen(1)
