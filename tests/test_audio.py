@@ -194,7 +194,8 @@ def assembled(chunks: list[Any]) -> Any:
 
 
 def test_chat_message_audio_becomes_an_audio_block() -> None:
-    from elelem.shapes.openai_chat.parser import AUDIO_FORMAT, parse_body
+    from elelem.shapes.openai_chat.blocks import AUDIO_FORMAT
+    from elelem.shapes.openai_chat.parser import parse_body
 
     body = {
         "id": "chatcmpl-AJ",
@@ -319,7 +320,7 @@ def test_ask_sends_a_wav_and_writes_the_spoken_answer(tmp_path: Path) -> None:
 
 
 def test_generated_chat_audio_goes_back_by_its_id() -> None:
-    from elelem.shapes.openai_chat.parser import AUDIO_FORMAT
+    from elelem.shapes.openai_chat.blocks import AUDIO_FORMAT
 
     spoken = AudioBlock.from_bytes(wav(0.5), transcript="Hi.")
     payload = ProviderPayload(ProviderId("openai-chat"), AUDIO_FORMAT, None, {"id": "audio_1"})

@@ -20,7 +20,8 @@ import struct
 from typing import Any
 
 from elelem.providers import load_shape
-from elelem.shapes.openai_chat.parser import AUDIO_FORMAT, ChatParser, parse_body
+from elelem.shapes.openai_chat.blocks import AUDIO_FORMAT
+from elelem.shapes.openai_chat.parser import ChatParser, parse_body
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.vocabulary import AudioBlock, Message, ProviderId
 from elelem.wire import ModelRequest

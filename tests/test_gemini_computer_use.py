@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,19 +59,31 @@ def _validate(body: dict[str, Any]) -> None:
         types.Tool.model_validate(tool)
 
 
-def _run(tmp_path: Path, calls: list[dict[str, Any]], **kwargs: Any) -> Any:
+def run_on_browser(
+    tmp_path: Path,
+    replies: Any,
+    env: Callable[[LoopbackServer], dict[str, str]],
+    model: str,
+    **kwargs: Any,
+) -> Any:
+    """Run "accept the cookies" on ``model`` with a :class:`Browser` for its
+    computer, against a loopback server answering ``replies``."""  # fmt: skip
     browser = Browser()
     conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
-    parts = [{"functionCall": call} for call in calls]
-    with LoopbackServer([_gemini(parts, 1), gemini_text("Accepted.")]) as server:
+    with LoopbackServer(replies) as server:
 
         async def main() -> Any:
-            async with Client(env=GEMINI.env(server)) as client:
-                return await run(conv, client, GEMINI.model, "accept the cookies",
+            async with Client(env=env(server)) as client:
+                return await run(conv, client, model, "accept the cookies",
                                  tools=[ComputerTool(browser)], **kwargs)  # fmt: skip
 
         result = asyncio.run(main())
     return browser, conv, server, result
+
+
+def _run(tmp_path: Path, calls: list[dict[str, Any]], **kwargs: Any) -> Any:
+    replies = [_gemini([{"functionCall": call} for call in calls], 1), gemini_text("Accepted.")]
+    return run_on_browser(tmp_path, replies, GEMINI.env, GEMINI.model, **kwargs)
 
 
 def test_a_confirmed_action_runs_and_is_acknowledged_with_url_and_screenshot(
@@ -134,8 +147,13 @@ def test_without_an_approver_the_action_is_refused_and_never_acknowledged(
     assert (stored.content, stored.is_error) == (refused, True)
 
 
-def test_deferred_approval_stops_before_the_next_request(tmp_path: Path) -> None:
-    browser, conv, server, _ = _run(tmp_path, [CLICK], approve="defer")
+@pytest.mark.parametrize("wire", ["generateContent", "interactions"])
+def test_deferred_approval_stops_before_the_next_request(tmp_path: Path, wire: str) -> None:
+    from test_gemini_interactions_computer_use import CLICK as STEP
+    from test_gemini_interactions_computer_use import _run as interactions_run
+
+    run_on, call = (_run, CLICK) if wire == "generateContent" else (interactions_run, STEP)
+    browser, conv, server, _ = run_on(tmp_path, [call], approve="defer")
     assert browser.actions == []
     assert len(server.requests) == 1
     assert _results(conv) == []

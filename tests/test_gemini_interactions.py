@@ -302,3 +302,16 @@ def test_a_thought_signature_that_is_no_string_is_recorded_malformed_and_not_rep
     assert [(d.where, d.what, d.detail) for d in dropped] == [
         ("content[0]", "signature", "not a string: the thought goes unsigned")
     ]
+
+
+def test_arguments_given_whole_at_the_step_start_are_the_calls() -> None:
+    from elelem.stream import ToolCallDelta
+
+    call = {
+        "type": "function_call",
+        "id": "c1",
+        "name": "get_weather",
+        "arguments": {"city": "Oslo"},
+    }
+    deltas = [c for c in _events((call, [])) if isinstance(c, ToolCallDelta)]
+    assert [json.loads(d.arguments) for d in deltas] == [{"city": "Oslo"}]

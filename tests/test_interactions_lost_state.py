@@ -23,10 +23,14 @@ from elelem import SyncClient
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.errors import (
     FULL_REPLAY,
+    AuthenticationError,
+    InvalidRequestError,
     NotFoundError,
+    OverloadedError,
     PermissionDeniedError,
     RateLimitError,
     RecoverableError,
+    ServerError,
 )
 from elelem.recordings.loopback import RecordedRequest, Reply, Send
 from elelem.shapes.gemini_interactions.errors import classify_error, error_from_event
@@ -131,3 +135,27 @@ def test_a_stream_error_event_reads_the_documented_code() -> None:
     error = error_from_event({"error": {"code": "rate_limit_exceeded", "message": "Slow down."}})
     assert type(error) is RateLimitError
     assert error.message == "gemini interactions stream rate_limit_exceeded: Slow down."
+
+
+# The error page's codes and the class each raises in a stream, where no HTTP
+# status stands beside the code (the class its HTTP status names).
+DOCUMENTED_CODES = {
+    "invalid_request": InvalidRequestError,
+    "failed_precondition": InvalidRequestError,
+    "out_of_range": InvalidRequestError,
+    "parameter_unknown": InvalidRequestError,
+    "authentication": AuthenticationError,
+    "permission_denied": PermissionDeniedError,
+    "model_not_found": NotFoundError,
+    "rate_limit_exceeded": RateLimitError,
+    "quota_exceeded": RateLimitError,
+    "api_error": ServerError,
+    "unavailable": OverloadedError,
+}
+
+
+@pytest.mark.parametrize(("code", "kind"), DOCUMENTED_CODES.items(), ids=DOCUMENTED_CODES)
+def test_every_documented_code_in_a_stream_is_its_class(code: str, kind: type) -> None:
+    error = error_from_event({"error": {"code": code, "message": "m"}})
+    assert type(error) is kind
+    assert error.message == f"gemini interactions stream {code}: m"

@@ -84,22 +84,13 @@ def test_a_request_is_the_documented_create_interaction_body() -> None:
     assert encoded.dropped == ()
 
 
-def test_a_tool_result_is_a_function_result_content() -> None:
+def test_a_tool_result_is_a_function_result_step() -> None:
     result = ToolResultBlock(CallId("call_1"), "18 C", name="get_weather")
     request = ModelRequest("m", (Message("user", (result,)),))
     body = SHAPE.encode_request(request, provider=G, stream=False).body
+    # A step of its own (the API's Step union), not a content of user_input.
     assert body["input"] == [
-        {
-            "type": "user_input",
-            "content": [
-                {
-                    "type": "function_result",
-                    "call_id": "call_1",
-                    "result": "18 C",
-                    "name": "get_weather",
-                }
-            ],
-        }
+        {"type": "function_result", "call_id": "call_1", "result": "18 C", "name": "get_weather"}
     ]
 
 

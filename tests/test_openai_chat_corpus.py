@@ -19,7 +19,7 @@ from elelem.cli.inspect import inspect_recording
 from elelem.errors import InvalidRequestError, StreamError
 from elelem.recordings.cassettes import Interaction, load, sse_frames
 from elelem.shapes.openai_chat import SHAPE, assistant_wire
-from elelem.shapes.openai_chat.parser import CHOICE_FIELD_TYPE, RESPONSE_FIELD_TYPE
+from elelem.shapes.openai_chat.blocks import CHOICE_FIELD_TYPE, RESPONSE_FIELD_TYPE
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.vocabulary import (
     CallId,

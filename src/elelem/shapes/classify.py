@@ -124,6 +124,15 @@ class ErrorTable:
     retryable: Callable[[ErrorFields, Mapping[str, str]], bool | None] = _no_say
     """The provider's say on retrying (a header, an exhausted quota), None for the class default."""
 
+    def classify_error(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
+        """This provider's typed error for an HTTP error response (:func:`classify_http`)."""
+        return classify_http(self, status, headers, body)
+
+    def error_from_event(self, obj: Any, body: bytes | None = None) -> StreamError:
+        """This provider's typed error for an error object inside a 2xx stream
+        (:func:`classify_event`)."""
+        return classify_event(self, obj, body)
+
 
 def decode_error_body(body: bytes) -> Any:
     """The JSON value of an error body, or None when it is not JSON."""

@@ -1,6 +1,7 @@
 """The client side of computer use (Anthropic ``computer_2025…``, OpenAI
-Responses ``computer``, Gemini ``computerUse``): the model asks for an action on a screen, the
-client performs it and answers with a screenshot.
+Responses ``computer``, Gemini ``computerUse``, Gemini Interactions
+``computer_use``): the model asks for an action on a screen, the client
+performs it and answers with a screenshot.
 
 :class:`ComputerTool` wraps the application's :class:`Computer` (which
 knows the screen: a browser, a VM) for the tool loop.  Each action needs
@@ -14,7 +15,8 @@ acknowledge the call's safety checks, never before.
 
 Wire forms: https://docs.claude.com/en/docs/agents-and-tools/tool-use/computer-use-tool
 , https://platform.openai.com/docs/guides/tools-computer-use
-and https://ai.google.dev/gemini-api/docs/computer-use
+, https://ai.google.dev/gemini-api/docs/computer-use
+and https://ai.google.dev/gemini-api/docs/interactions/computer-use
 """
 
 from __future__ import annotations

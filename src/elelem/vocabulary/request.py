@@ -322,7 +322,8 @@ class ComputerUse(
 ):
     """A screen the model operates through the provider's computer-use tool
     (Anthropic ``computer_2025…``, OpenAI Responses ``computer``, Gemini
-    ``computerUse``, a browser only); the
+    ``computerUse`` and the Interactions API's ``computer_use``, a browser
+    only); the
     *client* performs each action and answers with a screenshot
     (:class:`elelem.tools.ComputerTool`), after approval.
 

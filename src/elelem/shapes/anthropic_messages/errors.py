@@ -18,13 +18,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    text_field,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, text_field
 from elelem.shapes.common import header
 
 ERROR_TYPES: dict[str, type[StreamError]] = {
@@ -89,15 +83,8 @@ ERRORS = ErrorTable(
 overrides the class's retryability; a rejected thinking signature asks for
 ``strip-signature`` at ``messages.i.content.j``."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn an Anthropic HTTP error response into a typed error (see :data:`ERRORS`)."""
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(data: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error for a mid-stream ``error`` event (HTTP status was 200)."""
-    return classify_event(ERRORS, data, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["ERRORS", "ERROR_TYPES", "classify_error", "error_from_event"]

@@ -24,13 +24,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    text_field,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, text_field
 from elelem.shapes.common import header
 
 EXCEPTIONS: Mapping[str, type[StreamError]] = MappingProxyType(
@@ -78,15 +72,8 @@ ERRORS = ErrorTable("bedrock", _fields, types=EXCEPTIONS, context=_CONTEXT_RE)
 else the status; a ``ValidationException`` about input length is a
 context-window error."""
 
-
-def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error for a stream exception event ``{name: {"message": …}}``."""
-    return classify_event(ERRORS, obj, body)
-
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """A typed error for an HTTP error response (see :data:`ERRORS`)."""
-    return classify_http(ERRORS, status, headers, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["ERRORS", "EXCEPTIONS", "EXCEPTION_EVENTS", "classify_error", "error_from_event"]

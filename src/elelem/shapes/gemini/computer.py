@@ -1,4 +1,8 @@
-"""Gemini computer use (https://ai.google.dev/gemini-api/docs/computer-use).
+"""Gemini computer use (https://ai.google.dev/gemini-api/docs/computer-use),
+what its two wires share: generateContent's spelling here, the Interactions
+API's in :mod:`elelem.shapes.gemini_interactions.computer`, both reading
+the same predefined functions as the ``computer`` tool's calls and answering
+with the same fields.
 
 The ``computerUse`` tool (``{"computerUse": {"environment":
 "ENVIRONMENT_BROWSER"}}``) gives the model a fixed set of predefined
@@ -19,7 +23,7 @@ so native replay sends the call back as it came.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -31,6 +35,24 @@ from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
 
 PREDEFINED_ACTIONS = frozenset(
     {
+        # Gemini 3.x's browser actions ("Supported environments": browser).
+        "click",
+        "double_click",
+        "triple_click",
+        "middle_click",
+        "right_click",
+        "mouse_down",
+        "mouse_up",
+        "move",
+        "type",
+        "wait",
+        "press_key",
+        "key_down",
+        "key_up",
+        "hotkey",
+        "take_screenshot",
+        "scroll",
+        # Gemini 2.5's ("Supported UI actions (Gemini 2.5)").
         "open_web_browser",
         "wait_5_seconds",
         "go_back",
@@ -46,7 +68,9 @@ PREDEFINED_ACTIONS = frozenset(
         "drag_and_drop",
     }
 )
-"""The predefined functions the documentation lists ("Supported actions")."""
+"""The predefined browser functions the documentation lists, for Gemini
+3.x and for 2.5 (``navigate``, ``go_back``, ``go_forward`` and
+``drag_and_drop`` are in both)."""
 
 ACTION_FORMAT = "computer_action"
 """The payload format holding a computer call's wire function name."""
@@ -55,19 +79,30 @@ ENVIRONMENTS = {"browser": "ENVIRONMENT_BROWSER"}
 """The neutral environments Gemini's ``computerUse`` operates, and its spelling."""
 
 
-def computer_row(tool: ComputerUse, site: HostedSite) -> None:
-    """The ``computerUse`` tool; a non-browser screen is left out (Gemini
-    operates a browser only), display options it has no room for reported
-    (its coordinates are on a 0-999 grid whatever the screen)."""
-    environment = ENVIRONMENTS.get(tool.environment)
+def checked_environment(
+    tool: ComputerUse, site: HostedSite, wire: str, entry: str, environments: Mapping[str, str]
+) -> str | None:
+    """The wire's spelling of ``tool``'s environment, or None with the tool
+    reported dropped (a non-browser screen: elelem asks Gemini for a browser
+    only); display options the ``entry`` has no room for reported (its
+    coordinates are on a 0-999 grid whatever the screen)."""
+    environment = environments.get(tool.environment)
     if environment is None:
         site.drop(
-            "computer_use", f"Gemini computer use operates a browser, not {tool.environment!r}"
+            "computer_use", f"{wire} computer use operates a browser, not {tool.environment!r}"
         )
-        return
+        return None
     for option in ("display_number", "version"):
         if getattr(tool, option) is not None:
-            site.drop("computer_use", "computerUse has no such option", field=option)
+            site.drop("computer_use", f"{entry} has no such option", field=option)
+    return environment
+
+
+def computer_row(tool: ComputerUse, site: HostedSite) -> None:
+    """The ``computerUse`` tool (see :func:`checked_environment`)."""
+    environment = checked_environment(tool, site, "Gemini", "computerUse", ENVIRONMENTS)
+    if environment is None:
+        return
     spec: dict[str, Any] = {"environment": environment}
     if tool.excluded_actions:
         spec["excludedPredefinedFunctions"] = list(tool.excluded_actions)
@@ -131,6 +166,25 @@ def _has_safety_decision(arguments: str) -> bool:
     return isinstance(args, dict) and isinstance(args.get("safety_decision"), dict)
 
 
+def computer_answer(part: ToolResultBlock, confirmed: bool, acknowledged: object) -> dict[str, Any]:
+    """What a computer call's answer tells the model: the page's URL, the
+    acknowledgement of a safety decision (``acknowledged``, as the wire
+    spells it) for an action that ran (the approval callback saw the
+    decision), never for a refused or failed one (its ``error`` instead)."""
+    answer: dict[str, Any] = {}
+    if part.is_error:
+        answer["error"] = part.content
+        return answer
+    url = find_payload(part.payloads, NEUTRAL, CURRENT_URL)
+    if url is not None and isinstance(url.value, str):
+        answer["url"] = url.value
+    if part.content:
+        answer["content"] = part.content
+    if confirmed:
+        answer["safety_acknowledgement"] = acknowledged
+    return answer
+
+
 def computer_response(
     part: ToolResultBlock,
     action: str,
@@ -138,20 +192,9 @@ def computer_response(
     screenshot: Callable[[], dict[str, Any] | None],
 ) -> dict[str, Any]:
     """The ``response`` and ``parts`` of a computer call's ``functionResponse``:
-    the page's URL, the acknowledgement of a safety decision for an action
-    that ran (the approval callback saw the decision), never for a refused
-    or failed one, and the screenshot as the one part."""
-    response: dict[str, Any] = {}
-    if part.is_error:
-        response["error"] = part.content
-    else:
-        url = find_payload(part.payloads, NEUTRAL, CURRENT_URL)
-        if url is not None and isinstance(url.value, str):
-            response["url"] = url.value
-        if part.content:
-            response["content"] = part.content
-        if confirmed:
-            response["safety_acknowledgement"] = "true"
+    :func:`computer_answer` (``safety_acknowledgement: "true"``) and the
+    screenshot as the one part."""
+    response = computer_answer(part, confirmed, "true")
     out: dict[str, Any] = {"name": action, "response": response}
     shot = screenshot()
     if shot is not None:
@@ -164,7 +207,9 @@ __all__ = [
     "ENVIRONMENTS",
     "PREDEFINED_ACTIONS",
     "call_arguments",
+    "checked_environment",
     "computer_actions",
+    "computer_answer",
     "computer_calls",
     "computer_response",
     "computer_row",

@@ -25,14 +25,7 @@ from elelem.errors import (
     ServerError,
     StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    decode_error_body,
-    text_field,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, decode_error_body, text_field
 
 STATUS_TYPES: dict[str, type[StreamError]] = {
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -60,14 +53,19 @@ _WHERE = re.compile(r"contents\[(\d+)\]\.parts\[(\d+)\]")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
-def error_object(body: bytes) -> dict[str, Any] | None:
-    """The ``error`` object of a Google error body, or None if it holds none."""
-    data = decode_error_body(body)
+def google_error(data: Any) -> Mapping[str, Any] | None:
+    """The ``error`` object of a decoded Google error body (held in a one-item
+    list on some streaming endpoints), or None if it holds none."""
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        return dict(data["error"])
-    return None
+    error = data.get("error") if isinstance(data, Mapping) else None
+    return error if isinstance(error, Mapping) else None
+
+
+def error_object(body: bytes) -> dict[str, Any] | None:
+    """The ``error`` object of a Google error body, or None if it holds none."""
+    error = google_error(decode_error_body(body))
+    return dict(error) if error is not None else None
 
 
 def retry_delay(error: Mapping[str, Any]) -> float | None:
@@ -98,10 +96,7 @@ def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
     list on some streaming endpoints): ``status`` is the type, an
     authentication ErrorInfo ``reason`` refines it, ``RetryInfo`` states the delay."""
     del headers
-    if isinstance(data, list) and len(data) == 1:
-        data = data[0]
-    error = data.get("error") if isinstance(data, Mapping) else None
-    error = error if isinstance(error, Mapping) else {}
+    error = google_error(data) or {}
     code = error.get("code")
     reasons = sorted(_reasons(error) & _AUTH_REASONS)
     return ErrorFields(
@@ -139,15 +134,8 @@ else the HTTP status (503 overloaded); ``RetryInfo.retryDelay`` is the
 retry hint; a rejected thought signature asks for ``strip-signature`` at
 ``contents[i].parts[j]``."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn a Gemini HTTP error response into a typed error (see :data:`ERRORS`)."""
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(data: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error of an ``{"error": …}`` object sent inside a 200 stream."""
-    return classify_event(ERRORS, data, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = [
@@ -156,5 +144,6 @@ __all__ = [
     "classify_error",
     "error_from_event",
     "error_object",
+    "google_error",
     "retry_delay",
 ]

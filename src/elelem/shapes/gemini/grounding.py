@@ -1,5 +1,6 @@
-"""Gemini grounding: ``groundingSupports`` -> attributions, and the metadata
-of a grounded response -> hosted activity.
+"""Gemini grounding: ``groundingSupports`` (and the Interactions API's
+``url_citation`` annotations) -> attributions, and the metadata of a grounded
+response -> hosted activity.
 
 A support's ``segment`` gives UTF-8 *byte* offsets over the whole response
 text (every non-thought text part, in order); an attribution range is in
@@ -223,7 +224,34 @@ def has_supports(metadata: Mapping[str, Any] | None) -> bool:
     return isinstance(supports, Sequence) and len(supports) > 0
 
 
+def annotation_attribution(
+    provider: ProviderId, text: str, annotation: Mapping[str, Any]
+) -> Attribution:
+    """An attribution for one ``url_citation`` annotation of ``text``.
+
+    Offsets are UTF-8 bytes, as in ``groundingSupports``; the range is kept
+    only when the byte span lies in the text and cuts no character.
+    """
+    data = text.encode("utf-8")
+    start, end = annotation.get("start_index"), annotation.get("end_index")
+    span: tuple[int, int] | None = None
+    if isinstance(start, int) and isinstance(end, int):
+        found = utf8_slice(data, start, end)
+        if found is not None:
+            span = (found[0], found[0] + len(found[1]))
+    url, title = annotation.get("url"), annotation.get("title")
+    return Attribution(
+        source=Source(
+            url=url if isinstance(url, str) else None,
+            title=title if isinstance(title, str) else None,
+        ),
+        range=span,
+        replay=ProviderPayload(provider, "annotation", None, dict(annotation)),
+    )
+
+
 __all__ = [
+    "annotation_attribution",
     "chunk_source",
     "code_point_range",
     "fetch_activity",

@@ -33,25 +33,44 @@ LIMITS = Limits("Gemini", 20 * MB, None, 20 * MB, 1000, 20 * MB)
 """Gemini's documented limits on inline images and documents."""
 
 
+def admit(block: MediaBlock | AudioBlock, provider: str, where: str, report: Report) -> bool:
+    """Whether a Gemini model takes ``block`` (on generateContent and on
+    Interactions alike): another provider's file is reported and dropped;
+    inline bytes over :data:`LIMITS` raise."""
+    if foreign_file(block, provider, report):
+        return False
+    if isinstance(block, AudioBlock):
+        check_audio(block, LIMITS.request_bytes, "Gemini", where)
+    else:
+        check_limits(block, LIMITS, where)
+    return True
+
+
+def file_uri(source: object) -> str | None:
+    """The URI Gemini fetches a source by: a URL's, a Gemini file's name; None
+    for any other source (bytes go inline)."""
+    if isinstance(source, URLSource):
+        return source.url
+    if isinstance(source, FileSource):
+        return source.id
+    return None
+
+
 def encode_media(
     block: MediaBlock, provider: str, where: str, report: Report
 ) -> dict[str, Any] | None:
     """The Gemini part of an image or document: ``inlineData`` for bytes,
     ``fileData`` for a URL or a Gemini file; text documents as ``text``."""
-    if foreign_file(block, provider, report):
+    if not admit(block, provider, where, report):
         return None
-    check_limits(block, LIMITS, where)
     source = block.source
     text = document_text(block) if isinstance(block, DocumentBlock) else None
     if text is not None:
         return {"text": text}
     if isinstance(source, BytesSource):
         return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}
-    if isinstance(source, URLSource):
-        uri = source.url
-    elif isinstance(source, FileSource):
-        uri = source.id
-    else:
+    uri = file_uri(source)
+    if uri is None:
         report("document", UNSUPPORTED, f"Gemini takes no document of {source_kind(block)}")
         return None
     # fileData requires a mimeType: the block's own, else the one the URL's
@@ -70,9 +89,8 @@ def encode_audio(
 ) -> dict[str, Any] | None:
     """The Gemini part of audio: ``inlineData`` for bytes (20 MB inline),
     ``fileData`` for a URL or a Gemini file."""
-    if foreign_file(block, provider, report):
+    if not admit(block, provider, where, report):
         return None
-    check_audio(block, LIMITS.request_bytes, "Gemini", where)
     source = block.source
     if isinstance(source, BytesSource):
         return {"inlineData": {"mimeType": block.media_type, "data": source.blob.base64()}}

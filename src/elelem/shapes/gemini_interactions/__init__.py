@@ -8,6 +8,7 @@ replay of its steps.  The same modules under the same names as every shape
 from __future__ import annotations
 
 from elelem.shapes.base import ShapeSpec
+from elelem.shapes.gemini.grounding import annotation_attribution
 from elelem.shapes.gemini_interactions.encoder import (
     ACCEPTS,
     OPTION_KEYS,
@@ -25,7 +26,6 @@ from elelem.shapes.gemini_interactions.mapping import (
 )
 from elelem.shapes.gemini_interactions.parser import (
     InteractionsParser,
-    annotation_attribution,
     interaction_chunks,
     parse_body,
 )

@@ -1,8 +1,8 @@
 """Gemini Interactions requests (``POST /v1beta/interactions``,
 ai.google.dev/api/interactions-api): ``input`` is a list of steps, the
 provider's own assistant messages as the steps it returned (native replay,
-:func:`interaction_steps`), every other message portably (a ``user_input``
-step of text, media and ``function_result`` contents; a foreign assistant's
+:func:`interaction_steps`), every other message portably (``user_input``
+steps of text and media, ``function_result`` steps; a foreign assistant's
 text and calls as ``model_output`` and ``function_call`` steps); system
 messages join ``system_instruction``; options in ``generation_config``.
 An interaction is stored unless ``store: false``, so a turn that follows
@@ -31,6 +31,8 @@ from elelem.shapes.common import (
     tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
+from elelem.shapes.gemini.computer import computer_calls, wire_args, wire_call
+from elelem.shapes.gemini_interactions.computer import computer_result, computer_row
 from elelem.shapes.gemini_interactions.media import LIMITS, encode_media
 from elelem.shapes.hosted_tools import HostedSite, HostedSpeller, HostedTools, no_skills
 from elelem.shapes.media import check_request, register_media
@@ -39,6 +41,7 @@ from elelem.shapes.provider_state import continues
 from elelem.vocabulary import (
     Drop,
     HostedActivity,
+    ImageBlock,
     Message,
     ProviderId,
     ProviderPayload,
@@ -100,7 +103,11 @@ def interaction_steps(
             bad = Dropped()
             given = arguments_object(part.arguments, part.id, f"content[{i}]", bad)
             dropped.extend(bad.items)
-            step = {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+            name, computer = part.name, wire_call(part, provider)
+            if computer is not None:
+                # A computer-use action goes back under its predefined name, its arguments as they came.
+                name, given = computer[0], wire_args(given)
+            step = {"type": "function_call", "id": part.id, "name": name, "arguments": given}
         elif isinstance(part, HostedActivity):
             if part.payload is None or part.payload.provider != provider:
                 dropped.append(
@@ -189,6 +196,7 @@ HOSTED_TOOLS = HostedTools(
         "web_search": _hosted_row("google_search"),
         "web_fetch": _hosted_row("url_context"),
         "code_execution": _hosted_row("code_execution"),
+        "computer_use": computer_row,
     },
 )
 """The Interactions API's built-in tools (its ``tools`` entries by type)."""
@@ -198,11 +206,18 @@ _EFFORTS = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "hig
 
 
 def _user_input(
-    message: Message, provider: ProviderId, dropped: Dropped, where: str
+    message: Message,
+    provider: ProviderId,
+    dropped: Dropped,
+    where: str,
+    computer: Mapping[str, tuple[str, bool]],
 ) -> list[dict[str, Any]]:
-    """A user, system, tool or foreign assistant message as steps: text,
-    media and tool results in one ``user_input`` step (a foreign assistant's
-    text and calls as ``model_output`` and ``function_call`` steps)."""
+    """A user, system, tool or foreign assistant message as steps: text and
+    media in ``user_input`` steps, each tool result a ``function_result``
+    step (a foreign assistant's text and calls as ``model_output`` and
+    ``function_call`` steps).
+    ``computer``: each computer-use call's id -> (its predefined function
+    name, whether it carried a safety decision)."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where)
     assistant = message.role == "assistant"
@@ -222,22 +237,42 @@ def _user_input(
                 {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
             )
         elif isinstance(part, ToolResultBlock):
-            result: dict[str, Any] = {
-                "type": "function_result",
-                "call_id": part.call_id,
-                "result": part.content,
-            }
-            if part.name:
-                result["name"] = part.name
-            if part.is_error:
-                result["is_error"] = True
-            content.append(result)
-            for k, attachment in enumerate(part.attachments or ()):
+            attachments = list(enumerate(part.attachments or ()))
+            action = computer.get(part.call_id)
+            if action is not None:
+                # A computer action's answer: the screenshot inside the function_result.
+                shot = next(((k, a) for k, a in attachments if isinstance(a, ImageBlock)), None)
+                image: list[dict[str, Any]] = []
+                if shot is not None:
+                    attachments.remove(shot)
+                    image = _registered(shot[1], provider, dropped, f"{at}.attachments[{shot[0]}]")
+                result = computer_result(part, *action, image[0] if image else None)
+            else:
+                result = _function_result(part)
+            # A function_result is a step of its own (the API's Step union),
+            # not a content of user_input; what the tool attached follows it.
+            steps.extend(_content_step(content, assistant))
+            content = []
+            steps.append(result)
+            for k, attachment in attachments:
                 content.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
         else:  # an image, document, audio or plugin block: through its mapping
             content.extend(_registered(part, provider, dropped, at))
     steps.extend(_content_step(content, assistant))
     return steps
+
+
+def _function_result(part: ToolResultBlock) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "type": "function_result",
+        "call_id": part.call_id,
+        "result": part.content,
+    }
+    if part.name:
+        result["name"] = part.name
+    if part.is_error:
+        result["is_error"] = True
+    return result
 
 
 # The built-in media blocks arrive through the registry, as a plugin's do.
@@ -275,6 +310,7 @@ def encode_request(
     )
     dropped.extend(lost)
     steps: list[dict[str, Any]] = []
+    computer = computer_calls(request.messages, provider)
     system = [request.system] if request.system else []
     for index, message in enumerate(request.messages):
         where = f"messages[{index}]"
@@ -290,7 +326,7 @@ def encode_request(
             dropped.extend(lost_parts, under=where)
             steps.extend(wire["steps"])
         else:
-            steps.extend(_user_input(message, provider, dropped, where))
+            steps.extend(_user_input(message, provider, dropped, where, computer))
     body: dict[str, Any] = {"model": request.model, "input": steps}
     if system:
         body["system_instruction"] = "\n\n".join(system)

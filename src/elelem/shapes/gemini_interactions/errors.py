@@ -26,44 +26,36 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from elelem.errors import (
-    AuthenticationError,
-    InvalidRequestError,
-    NotFoundError,
-    OverloadedError,
-    Patch,
-    PermissionDeniedError,
-    RateLimitError,
-    ServerError,
-    StreamError,
-)
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    text_field,
-)
+from elelem.errors import NotFoundError, Patch, StreamError
+from elelem.shapes.classify import ErrorFields, ErrorTable, text_field
 from elelem.shapes.gemini.errors import ERRORS as GEMINI_ERRORS
+from elelem.shapes.gemini.errors import STATUS_TYPES, google_error
 from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY
 
-CODE_TYPES: Mapping[str, type[StreamError]] = MappingProxyType(
+CODE_STATUSES: Mapping[str, str] = MappingProxyType(
     {
-        "invalid_request": InvalidRequestError,
-        "failed_precondition": InvalidRequestError,
-        "out_of_range": InvalidRequestError,
-        "parameter_unknown": InvalidRequestError,
-        "authentication": AuthenticationError,
-        "permission_denied": PermissionDeniedError,
-        "not_found": NotFoundError,
-        "model_not_found": NotFoundError,
-        "rate_limit_exceeded": RateLimitError,
-        "quota_exceeded": RateLimitError,
-        "api_error": ServerError,
-        "unavailable": OverloadedError,
+        "invalid_request": "INVALID_ARGUMENT",
+        "failed_precondition": "FAILED_PRECONDITION",
+        "out_of_range": "OUT_OF_RANGE",
+        "parameter_unknown": "INVALID_ARGUMENT",
+        "authentication": "UNAUTHENTICATED",
+        "permission_denied": "PERMISSION_DENIED",
+        "not_found": "NOT_FOUND",
+        "model_not_found": "NOT_FOUND",
+        "rate_limit_exceeded": "RESOURCE_EXHAUSTED",
+        "quota_exceeded": "RESOURCE_EXHAUSTED",
+        "api_error": "INTERNAL",
+        "unavailable": "UNAVAILABLE",
     }
 )
-"""The Interactions API's documented error codes -> the typed error each raises."""
+"""The Interactions API's documented error codes -> the Google canonical
+status each stands for (the same HTTP status on the error page)."""
+
+CODE_TYPES: Mapping[str, type[StreamError]] = MappingProxyType(
+    {code: STATUS_TYPES[status] for code, status in CODE_STATUSES.items()}
+)
+"""The Interactions API's documented error codes -> the typed error each
+raises: its status's, from Gemini's one table of Google's error classes."""
 
 # Google's own form says a lost interaction as NOT_FOUND naming it.
 _NAMES_INTERACTION = re.compile(r"interaction", re.I)
@@ -75,10 +67,7 @@ def _fields(data: Any, headers: Mapping[str, str]) -> ErrorFields:
     fields = GEMINI_ERRORS.fields(data, headers)
     if fields.type is not None:
         return fields
-    if isinstance(data, list) and len(data) == 1:
-        data = data[0]
-    error = data.get("error") if isinstance(data, Mapping) else None
-    return dataclasses.replace(fields, type=text_field(error, "code"))
+    return dataclasses.replace(fields, type=text_field(google_error(data), "code"))
 
 
 def _lost_interaction(fields: ErrorFields) -> Patch | None:
@@ -102,15 +91,8 @@ ERRORS = ErrorTable(
 )
 """The Gemini Interactions error table (see the module docstring)."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """An HTTP error response of the Interactions endpoint as a typed error."""
-    return classify_http(ERRORS, status, headers, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
-def error_from_event(data: Mapping[str, Any]) -> StreamError:
-    """The typed error an ``error`` event of the stream carries."""
-    return classify_event(ERRORS, data)
-
-
-__all__ = ["CODE_TYPES", "ERRORS", "classify_error", "error_from_event"]
+__all__ = ["CODE_STATUSES", "CODE_TYPES", "ERRORS", "classify_error", "error_from_event"]

@@ -13,30 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.shapes.gemini.media import LIMITS as GEMINI_LIMITS
-from elelem.shapes.media import (
-    Limits,
-    MediaBlock,
-    Report,
-    check_audio,
-    check_limits,
-    document_text,
-    foreign_file,
-    source_kind,
-)
-from elelem.vocabulary import (
-    AudioBlock,
-    BytesSource,
-    DocumentBlock,
-    FileSource,
-    ImageBlock,
-    URLSource,
-)
+from elelem.shapes.gemini.media import LIMITS, admit, file_uri
+from elelem.shapes.media import MediaBlock, Report, document_text, source_kind
+from elelem.vocabulary import AudioBlock, BytesSource, DocumentBlock, ImageBlock
 from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.sniff import media_type_of_name
-
-LIMITS: Limits = GEMINI_LIMITS
-"""Gemini's documented limits on inline images and documents."""
 
 
 def encode_media(
@@ -44,13 +25,11 @@ def encode_media(
 ) -> dict[str, Any] | None:
     """The content block of an image, document or audio, or None with the
     drop reported (another provider's file)."""
-    if foreign_file(block, provider, report):
+    if not admit(block, provider, where, report):
         return None
     if isinstance(block, AudioBlock):
-        check_audio(block, LIMITS.request_bytes, "Gemini", where)
         kind = "audio"
     else:
-        check_limits(block, LIMITS, where)
         kind = "image" if isinstance(block, ImageBlock) else "document"
         text = document_text(block) if isinstance(block, DocumentBlock) else None
         if text is not None:
@@ -58,11 +37,8 @@ def encode_media(
     source = block.source
     if isinstance(source, BytesSource):
         return {"type": kind, "mime_type": block.media_type, "data": source.blob.base64()}
-    if isinstance(source, URLSource):
-        uri = source.url
-    elif isinstance(source, FileSource):
-        uri = source.id
-    else:
+    uri = file_uri(source)
+    if uri is None:
         report(kind, UNSUPPORTED, f"Gemini Interactions takes no {kind} of {source_kind(block)}")
         return None
     content: dict[str, Any] = {"type": kind, "uri": uri}

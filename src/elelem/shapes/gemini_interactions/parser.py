@@ -10,6 +10,10 @@ body is the interaction object with its ``steps``.  Steps map as follows:
   attributions whose UTF-8 byte offsets become code-point ranges, verified
   by slicing (a range that cuts a character or leaves the text is dropped);
 - ``function_call`` -> a tool-call block (``arguments_delta`` streams its JSON);
+  when the request asked for computer use, a call of one of its predefined
+  functions is the ``computer`` tool's call, its arguments ``{"action":
+  name, …}`` (:mod:`elelem.shapes.gemini.computer`), given whole at the
+  step's end, the wire name kept for replay;
 - ``*_call`` / ``*_result`` of hosted tools (``google_search``,
   ``url_context``, ``code_execution``, …) -> hosted activity, started then
   completed (or failed on ``is_error``), the raw step as payload;
@@ -17,8 +21,7 @@ body is the interaction object with its ``steps``.  Steps map as follows:
 
 Every step field no neutral block models is kept (``step_fields`` /
 ``content_fields`` payloads), so :func:`interaction_steps` rebuilds the
-steps exactly as the API returned them.  Request encoding for this API is not
-built: :data:`SHAPE` raises :class:`~elelem.errors.UnsupportedError` there.
+steps exactly as the API returned them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from elelem.shapes.common import at_frame, checked_payload, malformed
-from elelem.shapes.gemini.grounding import utf8_slice
+from elelem.shapes.gemini.computer import ACTION_FORMAT, call_arguments, computer_actions
+from elelem.shapes.gemini.grounding import annotation_attribution
 from elelem.shapes.gemini_interactions.errors import error_from_event
 from elelem.shapes.gemini_interactions.fast import hot_decoder
 from elelem.shapes.gemini_interactions.mapping import HOSTED_NAMES, finish_reason, map_usage
@@ -49,46 +53,23 @@ from elelem.stream import (
     ToolCallDelta,
     UsageUpdate,
 )
-from elelem.vocabulary import (
-    ActivityId,
-    Attribution,
-    HostedActivity,
-    ProviderId,
-    ProviderPayload,
-    Source,
-)
-
-
-def annotation_attribution(
-    provider: ProviderId, text: str, annotation: Mapping[str, Any]
-) -> Attribution:
-    """An attribution for one ``url_citation`` annotation of ``text``.
-
-    Offsets are UTF-8 bytes, as in ``groundingSupports``; the range is kept
-    only when the byte span lies in the text and cuts no character.
-    """
-    data = text.encode("utf-8")
-    start, end = annotation.get("start_index"), annotation.get("end_index")
-    span: tuple[int, int] | None = None
-    if isinstance(start, int) and isinstance(end, int):
-        found = utf8_slice(data, start, end)
-        if found is not None:
-            span = (found[0], found[0] + len(found[1]))
-    url, title = annotation.get("url"), annotation.get("title")
-    return Attribution(
-        source=Source(
-            url=url if isinstance(url, str) else None,
-            title=title if isinstance(title, str) else None,
-        ),
-        range=span,
-        replay=ProviderPayload(provider, "annotation", None, dict(annotation)),
-    )
+from elelem.vocabulary import ActivityId, HostedActivity, ProviderId, ProviderPayload
 
 
 class _Step:
-    __slots__ = ("annotations", "arguments", "content_fields", "key", "kind", "raw", "text")
+    __slots__ = (
+        "action",
+        "annotations",
+        "arguments",
+        "content_fields",
+        "key",
+        "kind",
+        "raw",
+        "text",
+    )
 
     def __init__(self, key: int, kind: str, raw: dict[str, Any]) -> None:
+        self.action: str | None = None  # a computer call's predefined function name
         self.key = key
         self.kind = kind
         self.raw = raw
@@ -106,8 +87,9 @@ class InteractionsParser(ParserSkeleton):
     event_type = "gemini_interactions.event"
 
     def __init__(self, provider: ProviderId, request: object = None) -> None:
-        del request  # nothing in the request changes how an interaction reads
         super().__init__(provider)
+        # Computer use makes its predefined functions the computer tool's calls.
+        self._computer = computer_actions(request)
         self._steps: dict[int, _Step] = {}
         self._next = 0
         self._calls = 0
@@ -240,7 +222,14 @@ class InteractionsParser(ParserSkeleton):
             given = raw.get("arguments")
             if isinstance(given, dict) and given:
                 block.arguments.append(msgspec.json.encode(given).decode())
-            return [BlockStart(key, "tool-call", id=cid, name=name)]
+            if name not in self._computer:
+                # Arguments given whole at the start (no arguments_delta follows) are the call's.
+                start: list[Chunk] = [BlockStart(key, "tool-call", id=cid, name=name)]
+                return start + [ToolCallDelta(key, piece) for piece in block.arguments]
+            # A computer-use action: the computer tool's call, the wire name kept.
+            block.action = name
+            action = self._payload(key, ACTION_FORMAT, {"name": name, "args": True})
+            return [BlockStart(key, "tool-call", id=cid, name="computer"), action]
         return []
 
     def _step_delta(self, index: int, delta: object) -> list[Chunk]:
@@ -268,6 +257,8 @@ class InteractionsParser(ParserSkeleton):
                     "gemini interactions arguments_delta without string arguments", delta
                 )
             block.arguments.append(delta["arguments"])
+            if block.action is not None:
+                return []  # given whole, with its action, at the step's end
             return [ToolCallDelta(block.key, delta["arguments"])]
         # Any other delta is kept on the raw step (its fields replay as they came).
         for field, value in delta.items():
@@ -307,9 +298,26 @@ class InteractionsParser(ParserSkeleton):
             fields = {k: v for k, v in raw.items() if k not in ("type", "summary", "signature")}
         else:
             fields = {k: v for k, v in raw.items() if k not in ("type", "id", "name", "arguments")}
+            if block.action is not None:
+                args = self._computer_arguments(block.action, block.arguments)
+                out.append(ToolCallDelta(key, args))
         if fields:
             out.append(self._payload(key, "step_fields", fields))
         return [*out, BlockEnd(key)]
+
+    @staticmethod
+    def _computer_arguments(action: str, pieces: list[str]) -> str:
+        """A computer call's neutral arguments: its action, then the wire's;
+        arguments that are no JSON object are kept as they came (the tool
+        refuses them, as it would any call's)."""
+        text = "".join(pieces) or "{}"
+        try:
+            args = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            return text
+        if not isinstance(args, dict):
+            return text
+        return msgspec.json.encode(call_arguments(action, args)).decode()
 
     def _hosted(self, raw: dict[str, Any]) -> HostedActivity:
         stype: str = raw["type"]
@@ -364,9 +372,12 @@ class InteractionsParser(ParserSkeleton):
         return out
 
 
-def interaction_chunks(interaction: Mapping[str, Any], provider: ProviderId) -> list[Chunk]:
-    """The chunks of a non-streaming interaction object (the same a stream gives)."""
-    parser = InteractionsParser(provider)
+def interaction_chunks(
+    interaction: Mapping[str, Any], provider: ProviderId, request: object = None
+) -> list[Chunk]:
+    """The chunks of a non-streaming interaction object (the same a stream
+    gives) answering ``request``."""
+    parser = InteractionsParser(provider, request)
     head = {k: v for k, v in interaction.items() if k not in ("steps", "usage")}
     out = parser.event({"event_type": "interaction.created", "interaction": head})
     steps = interaction.get("steps") or []
@@ -427,10 +438,9 @@ def _whole_step_deltas(parser: InteractionsParser, index: int, step: dict[str, A
 
 def parse_body(body: bytes, provider: ProviderId, request: object = None) -> list[Chunk]:
     """The chunks of a non-streaming interaction body."""
-    del request
     data = decode_whole_body(body, "gemini interaction body")
     if not isinstance(data, dict):
         raise malformed("gemini interaction body is not a JSON object")
     if isinstance(data.get("error"), dict):
         raise error_from_event(data)
-    return interaction_chunks(data, provider)
+    return interaction_chunks(data, provider, request)

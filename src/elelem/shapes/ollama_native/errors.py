@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from elelem.errors import InvalidRequestError, ProviderStreamError, ServerError, StreamError
-from elelem.shapes.classify import ErrorFields, ErrorTable, classify_event, classify_http
+from elelem.errors import InvalidRequestError, ProviderStreamError, ServerError
+from elelem.shapes.classify import ErrorFields, ErrorTable
 
 _CONTEXT_RE = re.compile(
     r"context (length|window|size)|exceeds? (the )?(maximum )?context|prompt is too long",
@@ -48,23 +48,13 @@ ERRORS = ErrorTable(
     # Ollama reports a prompt over the context window in a 400, a 500 or mid-stream.
     context_classes=(InvalidRequestError, ServerError, ProviderStreamError),
 )
-"""The Ollama error table: no type, no code; the status picks the class."""
+"""The Ollama error table: no type, no code; the status picks the class (404
+not found — an unpulled model —, 400 invalid request, 429 rate limit, 5xx
+server error, …); a 400 or 500 whose message speaks of the context window is
+a :class:`~elelem.errors.ContextWindowError`."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """A typed error for an HTTP error response from Ollama.
-
-    The class comes from the status (404 not found — an unpulled model —, 400
-    invalid request, 429 rate limit, 5xx server error, …); a 400 or 500
-    whose message speaks of the context window is a
-    :class:`~elelem.errors.ContextWindowError`.  The body is kept, size-bounded.
-    """
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error for an ``{"error": …}`` line inside a 2xx stream."""
-    return classify_event(ERRORS, obj, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["ERRORS", "classify_error", "error_from_event", "error_message"]

@@ -17,7 +17,8 @@ from typing import Any
 
 import msgspec
 
-from elelem.shapes.openai_chat.parser import ALTERNATIVES_FORMAT, parse_body
+from elelem.shapes.openai_chat.blocks import ALTERNATIVES_FORMAT
+from elelem.shapes.openai_chat.parser import parse_body
 from elelem.stream import AssembledResponse, assemble
 from elelem.vocabulary import ProviderId
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from elelem.errors import (
     AuthenticationError,
@@ -25,15 +24,8 @@ from elelem.errors import (
     RateLimitError,
     RequestTooLargeError,
     ServerError,
-    StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    openai_fields,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, openai_fields
 
 # Wording servers use for a prompt that does not fit (OpenAI, DeepSeek, Groq,
 # llama.cpp, vLLM, Mistral, OpenRouter).
@@ -79,25 +71,17 @@ ERRORS = ErrorTable(
     context_classes=(InvalidRequestError, RequestTooLargeError, ProviderStreamError),
     retryable=_quota,
 )
-"""The Chat Completions error table (OpenAI-style bodies, see :func:`openai_fields`)."""
+"""The Chat Completions error table (OpenAI-style bodies, see :func:`openai_fields`).
 
+The code picks the class where known (a context-length or quota code), else
+the status (401 authentication, 402/403 permission, 404 not found, 429 rate
+limit — an exhausted quota is not retryable —, 413 too large, 400/422 invalid
+request, 529 or a 503 saying overloaded :class:`OverloadedError`, other 5xx
+and 408 :class:`ServerError`), else the error type; a context-length wording
+is a :class:`ContextWindowError`."""
 
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """Turn an HTTP error response into a typed error (see :data:`ERRORS`).
-
-    The code picks the class where known (a context-length or quota code),
-    else the status (401 authentication, 402/403 permission, 404 not found,
-    429 rate limit — an exhausted quota is not retryable —, 413 too large,
-    400/422 invalid request, 529 or a 503 saying overloaded
-    :class:`OverloadedError`, other 5xx and 408 :class:`ServerError`), else
-    the error type; a context-length wording is a :class:`ContextWindowError`.
-    """
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error for an error object that arrived inside a 2xx response."""
-    return classify_event(ERRORS, obj, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["ERRORS", "classify_error", "error_from_event"]

@@ -18,7 +18,8 @@ the ones recorded traffic shows:
 - ``usage`` anywhere (the usage-only final chunk with empty ``choices``
   included; Groq's ``x_groq.usage`` where the top level has none);
 - the ``[DONE]`` sentinel, or the end of the body after a ``finish_reason``;
-- mid-stream ``error`` objects: raised as typed :class:`StreamError`\\ s.
+- mid-stream ``error`` objects: raised as typed
+  :class:`~elelem.errors.StreamError`\\ s.
 
 A text or reasoning block ends when the stream switches to another kind of
 content, so blocks commit in the order the model produced them.  Inline
@@ -38,18 +39,10 @@ from typing import Any
 
 import msgspec
 
-from elelem.errors import StreamError
 from elelem.shapes.openai_chat.blocks import (
     ALTERNATIVES_FORMAT,
-    AUDIO_FORMAT,
     CHOICE_FIELD_TYPE,
-    FUNCTION_CALL_FORMAT,
-    REASONING_DETAILS_FORMAT,
-    REASONING_FIELD_FORMAT,
-    REFUSAL_FORMAT,
     RESPONSE_FIELD_TYPE,
-    SYNTHESIZED_ID_FORMAT,
-    TOOL_EXTRA_FORMAT,
     UNKNOWN_FIELD_TYPE,
     ChatBlocks,
     malformed,
@@ -580,20 +573,4 @@ def parse_body(body: bytes, provider: ProviderId, request: object = None) -> lis
     return chunks
 
 
-__all__ = [
-    "ALTERNATIVES_FORMAT",
-    "AUDIO_FORMAT",
-    "CHOICE_FIELD_TYPE",
-    "DONE",
-    "FUNCTION_CALL_FORMAT",
-    "REASONING_DETAILS_FORMAT",
-    "REASONING_FIELD_FORMAT",
-    "REFUSAL_FORMAT",
-    "RESPONSE_FIELD_TYPE",
-    "SYNTHESIZED_ID_FORMAT",
-    "TOOL_EXTRA_FORMAT",
-    "UNKNOWN_FIELD_TYPE",
-    "ChatParser",
-    "StreamError",
-    "parse_body",
-]
+__all__ = ["DONE", "ChatParser", "parse_body"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
 from elelem.errors import (
     ContextWindowError,
@@ -23,15 +22,8 @@ from elelem.errors import (
     Patch,
     RateLimitError,
     ServerError,
-    StreamError,
 )
-from elelem.shapes.classify import (
-    ErrorFields,
-    ErrorTable,
-    classify_event,
-    classify_http,
-    openai_fields,
-)
+from elelem.shapes.classify import ErrorFields, ErrorTable, openai_fields
 from elelem.shapes.provider_state import ANY_STATE, FULL_REPLAY, lost_state
 
 _CONTEXT = re.compile(r"context (window|length)|maximum context|too many tokens", re.I)
@@ -90,16 +82,8 @@ ERRORS = ErrorTable(
 )
 """The OpenAI Responses error table."""
 
-
-def classify_error(status: int, headers: Mapping[str, str], body: bytes) -> StreamError:
-    """An HTTP error response from the Responses endpoint as a typed error."""
-    return classify_http(ERRORS, status, headers, body)
-
-
-def error_from_event(obj: Mapping[str, Any], body: bytes | None = None) -> StreamError:
-    """The typed error of an ``error`` event, a failed response's ``error`` or
-    an error body: the error object itself, or an object holding it."""
-    return classify_event(ERRORS, obj, body)
+classify_error = ERRORS.classify_error
+error_from_event = ERRORS.error_from_event
 
 
 __all__ = ["ERRORS", "classify_error", "error_from_event"]
