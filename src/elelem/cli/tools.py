@@ -23,6 +23,7 @@ import re
 import shutil
 import sys
 import textwrap
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -412,6 +413,35 @@ class Toolset:
             yield
 
 
+@contextlib.contextmanager
+def asking_in_background(
+    toolset: Toolset, conversation: Conversation, env: Mapping[str, str]
+) -> Iterator[None]:
+    """:meth:`Toolset.asking_on` for a command whose steps run on no event
+    loop that outlasts them (``live``): a loop of its own in a thread, with
+    an async client of ``env``, serves the servers' sampling and records
+    their requests in ``conversation`` while the block runs.  Without MCP
+    servers, nothing is started."""
+    if not toolset.servers:
+        yield
+        return
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="elelem-mcp-requests", daemon=True)
+    thread.start()
+    try:
+        client = Client(env=env)
+        asyncio.run_coroutine_threadsafe(client.__aenter__(), loop).result()
+        try:
+            with toolset.asking_on(loop, client, conversation):
+                yield
+        finally:
+            asyncio.run_coroutine_threadsafe(client.__aexit__(None, None, None), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
     """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
     pairs = call_arguments(call.arguments)
@@ -478,6 +508,7 @@ __all__ = [
     "Toolset",
     "approval_prompt",
     "ask_approval",
+    "asking_in_background",
     "call_line",
     "confirm",
     "function_named",
