@@ -278,8 +278,8 @@ def test_live_calls_fold_and_a_resumed_run_answers_the_fold_in_place(
         " characterData: true});"
     )
     browser.find_element("id", "chat-text").send_keys("Weather in Paris?", Keys.ENTER)
-    # The run stops for the call's approval: the stored page shows the fold
-    # waiting, and the approval form.
+    # The run stops for the call's approval: the live page shows the fold
+    # waiting, and the approval form under it (no reload).
     pending = wait_for(lambda: by(browser, "#pending-form button.approve"), "the approval")
     assert summaries(browser) == ["tool weather · awaiting approval"]
     seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'))")
@@ -289,8 +289,12 @@ def test_live_calls_fold_and_a_resumed_run_answers_the_fold_in_place(
     assert seen[:-1] in ([], ["tool weather · running"])
     pending[0].click()
     # The resumed run answers the call in its fold, where it is, while the
-    # model is still answering.
-    wait_for(lambda: summaries(browser) == ["tool weather · done"], "the fold answered")
+    # model is still answering (the call was its step's only one: timed).
+    wait_for(
+        lambda: re.fullmatch(rf"tool weather · done · ({TOOK})", summaries(browser)[0]),
+        "the fold answered",
+    )
+    assert by(browser, "#live .answer")  # still the live page
     fold = browser.find_element("css selector", "details.tool")
     assert (
         fold.find_elements("css selector", "pre.tool-output")[-1].get_attribute("textContent")

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from elelem.codec import to_builtins
 from elelem.errors import IncompleteStreamError, ServerError
+from elelem.render.lines import activity_label
 from elelem.render.obligations import display_obligations
 from elelem.stream import AssembledResponse, Assembler, Chunk
 from elelem.stream.chunks import (
@@ -172,6 +173,7 @@ SYNTHETIC_UI = [
             "input": {"query": "q"},
             "summary": "",
             "status": 'searching "q"',
+            "label": "web search",
         },
     },
     {
@@ -184,6 +186,7 @@ SYNTHETIC_UI = [
             "input": {"query": "q"},
             "summary": "2 results",
             "status": 'searched "q" → 2 results',
+            "label": "web search",
         },
     },
     {"type": "text-start", "id": "text-3"},
@@ -613,6 +616,7 @@ def expected_parts(pairs: Pairs, version: int = 6) -> list[dict[str, Any]]:
                     "state": part.state,
                     "input": part.input if part.input is not None else before.get("input"),
                     "summary": part.summary,
+                    "label": activity_label(part.name),
                 }
                 for obligation in display_obligations(part):
                     data["searchEntryPoint"] = obligation.html
@@ -852,6 +856,7 @@ def test_a_live_relay_of_the_demo_through_a_starlette_endpoint() -> None:
             "input": {"query": "Eiffel Tower height and completion date"},
             "summary": "5 results",
             "status": 'searched "Eiffel Tower height and completion date" → 5 results',
+            "label": "web search",
         },
     }
     assert parts[5] == {

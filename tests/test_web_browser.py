@@ -268,7 +268,13 @@ def csp_violations(driver: Any) -> list[str]:
 
 
 def test_requests_without_the_token_are_refused(server: str) -> None:
-    for path in ("/", "/?token=wrong", "/static/chat.js", "/c/x?token=" + TOKEN[:-1]):
+    for path in (
+        "/",
+        "/?token=wrong",
+        "/static/chat.js",
+        "/static/chat-parts.js",
+        "/c/x?token=" + TOKEN[:-1],
+    ):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(server + path, timeout=5)
         assert refused.value.code == 403
@@ -276,7 +282,7 @@ def test_requests_without_the_token_are_refused(server: str) -> None:
     with urllib.request.urlopen(url(server, "/"), timeout=5) as ok:
         policy = ok.headers["content-security-policy"]
     assert "unsafe-inline" not in policy
-    # / opens on the chat box: its only script is the app's own chat.js.
+    # / opens on the chat box: its only scripts are the app's own.
     assert "script-src 'self';" in policy
     assert "default-src 'none'" in policy
     with urllib.request.urlopen(url(server, "/") + "&q=tower", timeout=5) as searched:
@@ -410,7 +416,9 @@ def check_inert(driver: Any) -> None:
     by = "css selector"
     assert not pwned(driver)
     assert driver.find_elements(by, "script") == [] or all(
-        s.get_attribute("src").endswith("/static/chat.js?token=" + TOKEN)
+        s.get_attribute("src").endswith(
+            ("/static/chat.js?token=" + TOKEN, "/static/chat-parts.js?token=" + TOKEN)
+        )
         for s in driver.find_elements(by, "script")
     )
     assert driver.find_elements(by, "section.turn img, section.turn iframe, h1 b, h1 script") == []

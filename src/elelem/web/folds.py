@@ -11,22 +11,19 @@ of a step whose results were stored together, where no call's own time is
 known), and how many images or documents it returned; unfolded, it shows the arguments, the whole result
 and its attachments, every value sanitized and escaped.
 
-An image is shown from its own bytes only (a ``data:`` URL, never a remote
-URL), when the bytes are a raster image of :data:`SHOWN_IMAGES` (by their
-magic bytes: a claimed media type is not trusted) and at most
-:data:`THUMBNAIL_LIMIT` bytes; on ``elelem serve`` a click opens it whole
-from the store (``/blob/<sha256>``, :mod:`elelem.web.routes.blobs`).
+An image is shown from its own bytes only, by the check of
+:mod:`elelem.web.images` (the live chat's thumbnails make the same); on
+``elelem serve`` a click opens it whole from the store (``/blob/<sha256>``,
+:mod:`elelem.web.routes.blobs`).
 """
 
 from __future__ import annotations
 
-import base64
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from elelem.errors import BlobMissingError
 from elelem.render.lines import attachment_line, call_arguments
 from elelem.vocabulary import (
     AudioBlock,
@@ -36,18 +33,12 @@ from elelem.vocabulary import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from elelem.vocabulary.sniff import media_type_of_bytes
 from elelem.web.escape import attribute, line, text
+from elelem.web.images import SHOWN_IMAGES, THUMBNAIL_LIMIT, Fetch, image_bytes, image_data_url
 from elelem.web.ui_chunks import media_url
-
-Fetch = Callable[[str], bytes]
-"""The bytes of a blob by its SHA-256 (:meth:`Store.get_blob <elelem.conversation.Store.get_blob>`)."""
 
 Link = Callable[[str], str]
 """Turns an app path into the href to write (the token kept)."""
-
-SHOWN_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""Raster images shown inline (as ``data:`` URLs); any other attachment is a line."""
 
 PLAYED_AUDIO = frozenset(
     {"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/mp4", "audio/flac"}
@@ -56,27 +47,6 @@ PLAYED_AUDIO = frozenset(
 
 ATTACHMENTS = (ImageBlock, DocumentBlock, AudioBlock)
 """The blocks shown as an attachment (:func:`media_figure`)."""
-
-THUMBNAIL_LIMIT = 8 * 1024 * 1024
-"""The largest image shown inline; a larger one is its line (and, on
-``elelem serve``, a link opening it whole)."""
-
-
-def image_bytes(block: ImageBlock, fetch: Fetch | None) -> tuple[bytes, str] | None:
-    """The bytes of an image held in the log and their media type by their
-    magic bytes, when that is one of :data:`SHOWN_IMAGES` and the image is at
-    most :data:`THUMBNAIL_LIMIT` bytes; else None."""
-    source = block.source
-    if not isinstance(source, BytesSource) or source.blob.size > THUMBNAIL_LIMIT:
-        return None
-    try:
-        data = source.blob.data
-    except BlobMissingError:
-        if fetch is None:
-            return None
-        data = fetch(source.blob.sha256)
-    media = media_type_of_bytes(data)
-    return (data, media) if media in SHOWN_IMAGES else None
 
 
 def media_figure(
@@ -91,11 +61,9 @@ def media_figure(
         if src is not None and src.startswith("data:"):
             player = f'<audio controls preload="none" src="{src}"></audio>'
             return f'<figure class="attachment audio">{player}{caption}</figure>'
-    shown = image_bytes(block, fetch) if isinstance(block, ImageBlock) else None
-    if shown is None:
+    src = image_data_url(block, fetch) if isinstance(block, ImageBlock) else None
+    if src is None:
         return f'<figure class="attachment">{caption}</figure>'
-    data, media = shown
-    src = f"data:{media};base64," + base64.b64encode(data).decode("ascii")
     alt = line(block.name or "image")
     image = f'<img src="{src}" alt="{alt}">'
     if link is not None and isinstance(block.source, BytesSource):
@@ -239,6 +207,8 @@ __all__ = [
     "PLAYED_AUDIO",
     "SHOWN_IMAGES",
     "THUMBNAIL_LIMIT",
+    "Fetch",
+    "Link",
     "ToolFold",
     "duration",
     "image_bytes",

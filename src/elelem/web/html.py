@@ -145,7 +145,7 @@ def document(
     link: Link | None,
     page: Page,
     inline_css: bool = False,
-    script: str | None = None,
+    scripts: Sequence[str] = (),
     meta: dict[str, str] | None = None,
 ) -> str:
     """A whole HTML document.  With ``inline_css`` (a self-contained export)
@@ -163,8 +163,9 @@ def document(
         head.append(f'<link rel="stylesheet" href="{html.escape(link("/static/elelem.css"))}">')
     for name, value in (meta or {}).items():
         head.append(f'<meta name="{html.escape(name)}" content="{html.escape(value)}">')
-    if script is not None and link is not None:
-        head.append(f'<script src="{html.escape(link(script))}" defer></script>')
+    if link is not None:
+        for script in scripts:  # deferred scripts run in the order written
+            head.append(f'<script src="{html.escape(link(script))}" defer></script>')
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
         + "\n".join(head)

@@ -24,6 +24,10 @@ Deliver = Callable[[str, dict[str, bool], dict[str, str]], Awaitable[None]]
 (``elelem serve --temporal``): the conversation id, the approvals, the
 external results."""
 
+CHAT_SCRIPTS = ("/static/chat-parts.js", "/static/chat.js")
+"""The chat's scripts, in the order they run: the parts of an answer as the
+stored page draws them, then the chat that streams them."""
+
 
 class Site:
     """The viewer's shared state and page helpers (see :func:`elelem.web.app.
@@ -104,7 +108,7 @@ class Site:
             body,
             link=self.link,
             page=page,
-            script="/static/chat.js" if chat else None,
+            scripts=CHAT_SCRIPTS if chat else (),
             meta=meta,
         )
         response = HTMLResponse(self.redact(document))
@@ -158,4 +162,4 @@ def _default_client() -> Any:
     return Client()
 
 
-__all__ = ["Deliver", "Site"]
+__all__ = ["CHAT_SCRIPTS", "Deliver", "Site"]

@@ -21,11 +21,14 @@ client tool call           ``tool-input-start``, ``tool-input-delta``…,
                            ``tool-input-available`` (``tool-input-error``
                            for arguments that are not JSON or were cut off)
 tool result                ``tool-output-available`` / ``tool-output-error``
-                           (``tool-output-denied`` for a refused call)
+                           (``tool-output-denied`` for a refused call);
+                           its images and documents, a transient
+                           ``data-tool-media`` (:func:`~elelem.web.images.tool_media`)
 calls waiting for approval ``tool-approval-request`` each (:meth:`~UIMessageEncoder.awaiting`)
 a visible retry            ``data-retry``, transient (not kept in the message)
 hosted activity            ``data-hosted-activity`` with the activity id as
                            part id: each transition replaces the part's data
+                           (its status line, the label of its input)
 image, document             ``file`` (bytes as a ``data:`` URL, or an http(s)
                            URL), else ``data-block`` naming it
 any other block            ``custom`` (``ai`` 7) or ``data-block`` naming
@@ -64,7 +67,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from elelem.errors import BlobMissingError, ElelemError, IncompleteStreamError, error_line
-from elelem.render.lines import activity_line, add_usage
+from elelem.render.lines import activity_label, activity_line, add_usage
 from elelem.render.obligations import display_obligations
 from elelem.render.sanitize import safe_url, sanitize_line
 from elelem.stream.chunks import (
@@ -96,6 +99,7 @@ from elelem.vocabulary import (
     Usage,
 )
 from elelem.vocabulary.json import JSONValue
+from elelem.web.images import tool_media
 from elelem.web.parts import (
     FINISH_REASONS,
     INTERRUPTED,
@@ -299,7 +303,9 @@ class UIMessageEncoder:
     def tool_results(self, results: Iterable[ToolResultBlock]) -> list[UIChunk]:
         """The chunks for the results of client tool calls (a tool loop)."""
         out = self.start()
-        out.extend(tool_result(result) for result in results)
+        for result in results:
+            out.append(tool_result(result))
+            out.extend(tool_media(result))
         return out
 
     def awaiting(
@@ -453,6 +459,7 @@ class UIMessageEncoder:
             self._hosted(part, out)
         elif isinstance(part, ToolResultBlock):
             out.append(tool_result(part))
+            out.extend(tool_media(part))
         elif isinstance(part, ImageBlock | DocumentBlock | AudioBlock):
             url = media_url(part)
             if url is not None:
@@ -535,6 +542,7 @@ class UIMessageEncoder:
             else (started.input if started else None),
             "summary": transition.summary,
             "status": activity_line(transition, started),
+            "label": activity_label(transition.name),
         }
         if self._entry_point:
             for obligation in display_obligations(transition):

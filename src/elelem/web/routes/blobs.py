@@ -2,7 +2,7 @@
 click), as a page of its own showing it at its full size from its own bytes
 (a ``data:`` URL, under the pages' policy: a browser's bare image document
 styles itself inline, which that policy refuses).  Served only when the
-bytes are a raster image of :data:`elelem.web.folds.SHOWN_IMAGES` by their
+bytes are a raster image of :data:`elelem.web.images.SHOWN_IMAGES` by their
 magic bytes, whatever the block holding them claimed; anything else is a
 404, so the route shows no HTML, SVG or script of a model's or a tool's
 making."""
@@ -20,7 +20,7 @@ from elelem.errors import BlobMissingError
 from elelem.render.lines import byte_size
 from elelem.vocabulary.sniff import image_size, media_type_of_bytes
 from elelem.web import html
-from elelem.web.folds import SHOWN_IMAGES
+from elelem.web.images import SHOWN_IMAGES
 from elelem.web.site import Site
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")

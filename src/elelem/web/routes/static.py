@@ -1,5 +1,5 @@
 """The viewer's static files: the stylesheet (built by
-:func:`elelem.web.html.stylesheet`) and the chat script."""
+:func:`elelem.web.html.stylesheet`) and the chat's two scripts."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from starlette.routing import Route
 from elelem.web import html
 from elelem.web.site import Site
 
-STATIC: dict[str, str] = {"elelem.css": "text/css", "chat.js": "text/javascript"}
+STATIC: dict[str, str] = {
+    "elelem.css": "text/css",
+    "chat-parts.js": "text/javascript",
+    "chat.js": "text/javascript",
+}
 """The files served under ``/static/``, with their media types."""
 
 

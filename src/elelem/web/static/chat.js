@@ -1,9 +1,10 @@
 // elelem serve: the chat, reading elelem's UI message stream (the AI SDK
-// protocol).  The page's only script, served from our origin (the policy
-// allows no inline script).  Untrusted text is written with textContent
-// only; the one HTML it inserts is the server's rendering of an answer's
-// Markdown (/api/render, the viewer's own safe renderer), once a text block
-// is complete.  Links are followed for http(s) URLs only.
+// protocol).  One of the page's two scripts (after chat-parts.js), served
+// from our origin (the policy allows no inline script).  Untrusted text is
+// written with textContent only; the one HTML it inserts is the server's
+// rendering of an answer's Markdown (/api/render, the viewer's own safe
+// renderer), once a text block is complete.  Links are followed for http(s)
+// URLs only.
 //
 // Enter sends, Shift+Enter breaks the line; Stop cancels the stream (the
 // server keeps what arrived, as the CLI does); Retry and Edit resend a turn
@@ -11,8 +12,13 @@
 // Attach button or dropped on the box.  When an answer is complete the
 // stored conversation is shown as the server renders it (one renderer).
 // Tool calls are folded as they stream, one status line each (the tool,
-// its state, how long it ran), as the server folds them; an error and a
-// Stop are written where they happened in the answer, not only beside Send.
+// its state, how long it ran, the images it returned, as thumbnails), and
+// hosted activity (a search, code run by the provider) one fold per run
+// of activities, as the server folds them (chat-parts.js draws them); a
+// call waiting for approval gets its Approve and Deny under the answer; an
+// error, a Stop and a stream cut short are written where they happened in
+// the answer, not only beside Send.  What the stream shows is what the
+// stored page shows after a reload.
 "use strict";
 
 (function () {
@@ -38,28 +44,11 @@
   let editing = null;
   let running = null;
 
-  const el = (tag, className, text) => {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  };
-  const safeLink = (url, text) => {
-    let parsed = null;
-    try {
-      parsed = new URL(url);
-    } catch (_) {
-      return el("span", "", text);
-    }
-    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
-      return el("span", "", text);
-    }
-    const a = el("a", "source", text);
-    a.href = parsed.href;
-    a.rel = "noopener noreferrer nofollow";
-    a.target = "_blank";
-    return a;
-  };
+  // The parts of an answer, drawn as the stored page draws them (chat-parts.js).
+  const { el, safeLink, count, toolFold, setTool, toolDetail, argumentNodes, alone, settle } =
+    window.elelemParts;
+  const { hostedActivity, toolMedia, approvalForm, otherPart } = window.elelemParts;
+
   const say = (text, isError) => {
     status.textContent = text;
     status.classList.toggle("error", Boolean(isError));
@@ -170,19 +159,35 @@
 
   // A chat turn or a resumed run: the body posted to `path`, the answer
   // streamed into the live region, then the stored conversation shown.
-  async function post(path, body, shownText) {
-    live.replaceChildren();
+  // A run resumed from the live page (`going`: its answer and state) goes on
+  // in the same answer, where its calls' folds are.
+  async function post(path, body, shownText, going) {
     say("sending…");
-    const answer = el("div", "answer");
-    if (shownText !== null) live.append(el("div", "user", shownText));
-    live.append(answer);
-    const state = {
-      parts: new Map(),
-      tools: new Map(),
-      sources: el("ol", "footnotes"),
-      failed: false,
-      run: null,
-    };
+    let answer;
+    let state;
+    if (going) {
+      ({ answer, state } = going);
+      state.failed = state.stopped = false;
+      state.waiting = [];
+    } else {
+      live.replaceChildren();
+      answer = el("div", "answer");
+      if (shownText !== null) live.append(el("div", "user", shownText));
+      live.append(answer);
+      state = {
+        parts: new Map(),
+        tools: new Map(),
+        sources: el("ol", "footnotes"),
+        failed: false,
+        stopped: false,
+        run: null,
+        hosted: null,
+        waiting: [],
+        step: 0,
+        given: new Map(),
+        provided: new Map(),
+      };
+    }
     const controller = new AbortController();
     setRunning(controller);
     try {
@@ -220,8 +225,23 @@
       setRunning(null);
     }
     if (state.sources.childElementCount) answer.append(state.sources);
-    if (state.failed) {
-      // The failed turn is stored: the heading and sidebar name it.
+    if (state.failed || state.stopped) {
+      // The failed or stopped turn is stored: the heading and sidebar name it.
+      if (conversation) refreshFrame(conversation);
+      return;
+    }
+    if (state.waiting.length) {
+      // The run waits for the page: Approve and Deny here, under the answer.
+      const calls = state.waiting.length;
+      answer.append(el("p", "notice awaiting", `awaiting approval of ${count(calls, "call")}`));
+      const section = approvalForm(state.waiting);
+      const going = { answer, state };
+      wirePending(section.querySelector("form"), (body) => {
+        section.remove();
+        return post("/api/resume", body, null, going);
+      });
+      live.append(section);
+      say("waiting for approval");
       if (conversation) refreshFrame(conversation);
       return;
     }
@@ -232,69 +252,6 @@
   // A notice written where it happened: after what arrived before it.
   function inPlace(answer, kind, text) {
     answer.append(el("p", `notice in-place ${kind}`, text));
-  }
-
-  // -- tool calls, folded ----------------------------------------------------
-
-  const took = (ms) =>
-    ms < 1000 ? `${Math.round(ms)} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s` :
-      `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
-  const TONES = { failed: "bad", stopped: "bad", refused: "wait", "awaiting approval": "wait" };
-
-  // The page's own fold of a call (a resumed run answers a call stored
-  // above): updated where it is.
-  function storedFold(id) {
-    for (const details of document.querySelectorAll("details.tool[data-call]")) {
-      if (details.dataset.call !== id || details.closest("#live")) continue;
-      const summary = details.querySelector("summary");
-      const detail = details.querySelector(".tool-detail");
-      return { details, summary, detail, name: details.dataset.tool, started: null, state: "" };
-    }
-    return null;
-  }
-
-  function toolFold(answer, state, id, name) {
-    let fold = state.tools.get(id);
-    if (!fold && (fold = storedFold(id))) state.tools.set(id, fold);
-    if (!fold) {
-      const details = el("details", "tool");
-      details.dataset.call = id;
-      const summary = el("summary");
-      const detail = el("div", "tool-detail");
-      details.append(summary, detail);
-      answer.append(details);
-      fold = { details, summary, detail, name: name || "tool", started: null, state: "" };
-      state.tools.set(id, fold);
-      setTool(fold, "running");
-    }
-    return fold;
-  }
-
-  function setTool(fold, words, ended) {
-    fold.state = words;
-    const parts = [`tool ${fold.name}`, words];
-    if (ended && fold.started !== null) parts.push(took(performance.now() - fold.started));
-    fold.summary.textContent = parts.join(" · ");
-    fold.details.dataset.state = words.replace(/ /g, "-");
-    fold.details.className = `tool ${TONES[words] || ""}`.trim();
-  }
-
-  function toolDetail(fold, label, value, className) {
-    fold.detail.append(el("p", "tool-label", label));
-    const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-    fold.detail.append(el("pre", className || "", text));
-  }
-
-  // A step's results come together: a call's own time is known only when
-  // it was the one call running.
-  const alone = (state) =>
-    [...state.tools.values()].filter((f) => f.state === "running").length === 1;
-
-  // Calls still running when the answer ends (stopped, failed) say so.
-  function settle(state, words) {
-    for (const fold of state.tools.values()) {
-      if (fold.state === "running") setTool(fold, words, true);
-    }
   }
 
   async function read(response, answer, state) {
@@ -327,6 +284,15 @@
     "tool-output-error",
     "file",
     "data-block",
+    "custom",
+  ]);
+
+  const KEEPS_HOSTED = new Set([
+    "data-hosted-activity",
+    "start",
+    "start-step",
+    "message-metadata",
+    "data-retry",
   ]);
 
   async function render(run) {
@@ -346,7 +312,13 @@
   function show(chunk, answer, state) {
     const parts = state.parts;
     if (BREAKS.has(chunk.type)) state.run = null;
+    // Any part but hosted activity, and a response's end, close the run of
+    // activities one fold holds (as the stored page closes it).
+    if (!KEEPS_HOSTED.has(chunk.type)) state.hosted = null;
     switch (chunk.type) {
+      case "start-step":
+        state.step += 1;
+        break;
       case "text-start": {
         // Consecutive text blocks are one Markdown run (Anthropic splits an
         // answer in a block per citation), shown raw while it streams.
@@ -354,12 +326,16 @@
           state.run = { node: el("div", "text", ""), text: "" };
           answer.append(state.run.node);
         }
+        state.run.open = true;
         parts.set(chunk.id, state.run);
         break;
       }
       case "text-end": {
         const run = parts.get(chunk.id);
-        if (run) render(run);
+        if (run) {
+          run.open = false;
+          render(run);
+        }
         break;
       }
       case "reasoning-start": {
@@ -384,56 +360,70 @@
         if (node) node.textContent += chunk.delta;
         break;
       }
-      case "data-hosted-activity": {
-        let node = parts.get(`hosted:${chunk.id}`);
-        if (!node) {
-          node = el("div", "activity");
-          parts.set(`hosted:${chunk.id}`, node);
-          answer.append(node);
-        }
-        node.replaceChildren(el("span", "", chunk.data.status));
-        node.dataset.state = chunk.data.state;
-        // Google's search suggestions, which must be shown with the answer.
-        for (const s of chunk.data.searchSuggestions || []) {
-          const chip = el("div", "suggestion", "Google Search: ");
-          chip.append(s.url ? safeLink(s.url, s.terms) : el("span", "", s.terms));
-          node.append(chip);
-        }
+      case "data-hosted-activity":
+        state.given.set(chunk.data.id, chunk.data.input);
+        hostedActivity(answer, state, chunk.data);
         break;
-      }
       case "tool-input-start":
         toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         break;
       case "tool-input-available": {
+        if (chunk.providerExecuted) {
+          // A provider's request to run its hosted tool: already shown in
+          // its activity fold; asked under the answer when its approval is.
+          state.provided.set(chunk.toolCallId, { name: chunk.toolName, input: chunk.input });
+          break;
+        }
         const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
-        toolDetail(fold, "arguments", chunk.input);
+        fold.input = chunk.input;
+        fold.detail.append(...argumentNodes(chunk.input));
         fold.started = performance.now();
         break;
       }
       case "tool-input-error": {
         const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
-        toolDetail(fold, "arguments", chunk.input === undefined ? "" : chunk.input);
+        const given = chunk.input === undefined || chunk.input === null ? "" : chunk.input;
+        const text = typeof given === "string" ? given : JSON.stringify(given);
+        fold.detail.append(...argumentNodes(text));
         toolDetail(fold, "error", chunk.errorText, "tool-error");
         setTool(fold, "failed");
         break;
       }
-      case "tool-approval-request":
-        setTool(toolFold(answer, state, chunk.toolCallId), "awaiting approval");
+      case "tool-approval-request": {
+        const id = chunk.toolCallId;
+        const hosted = state.provided.get(id);
+        if (hosted) {
+          const given = state.given.get(id);
+          const server = given && typeof given.server_label === "string" ? given.server_label : "";
+          state.waiting.push({ id, name: hosted.name, input: hosted.input, server });
+          break;
+        }
+        const fold = toolFold(answer, state, id);
+        setTool(fold, "awaiting approval");
+        state.waiting.push({ id, name: fold.name, input: fold.input });
         break;
+      }
       case "tool-output-available": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.output, "tool-output");
-        setTool(fold, "done", alone(state));
+        setTool(fold, "done", alone(state, fold));
         break;
       }
       case "tool-output-error": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.errorText, "tool-error");
-        setTool(fold, "failed", alone(state));
+        setTool(fold, "failed", alone(state, fold));
         break;
       }
-      case "tool-output-denied":
-        setTool(toolFold(answer, state, chunk.toolCallId), "refused", true);
+      case "tool-output-denied": {
+        const fold = toolFold(answer, state, chunk.toolCallId);
+        // The result every refusal stores (elelem.turns.pending.REFUSED).
+        toolDetail(fold, "result", "refused: the user did not approve this call", "tool-error");
+        setTool(fold, "refused", alone(state, fold));
+        break;
+      }
+      case "data-tool-media":
+        toolMedia(toolFold(answer, state, chunk.data.toolCallId), chunk.data.media);
         break;
       case "source-url": {
         const item = el("li");
@@ -447,8 +437,40 @@
       case "abort":
         // The run was stopped on the server's side: said where it stopped.
         state.run = null;
+        state.stopped = true;
         settle(state, "stopped");
-        inPlace(answer, "warn", "stopped: kept what arrived");
+        // Why, when the server said (a deadline), as the stored record says it.
+        inPlace(answer, "warn", chunk.reason && chunk.reason !== "aborted" ?
+          `stopped: ${chunk.reason}` : "stopped: kept what arrived");
+        say("stopped: kept what arrived");
+        break;
+      case "finish": {
+        // ai 7: a stream cut before the provider's end is no error but the
+        // interrupted finish (what arrived is kept), its line in the metadata.
+        const meta = chunk.messageMetadata || {};
+        if (chunk.finishReason === "interrupted" && !state.stopped) {
+          state.stopped = true;
+          settle(state, "stopped");
+          // A text cut before its end: rendered, and said, as stored.
+          const open = [...state.parts.values()].find((p) => p.node && p.open);
+          if (open) {
+            render(open);
+            answer.append(el("p", "warn", "interrupted: the text above is what arrived"));
+          }
+          if (typeof meta.error === "string" && meta.error) {
+            inPlace(answer, "error", `failed: ${meta.error}`);
+            say("failed", true);
+          } else {
+            inPlace(answer, "warn", "interrupted: kept what arrived");
+            say("interrupted: kept what arrived");
+          }
+        }
+        break;
+      }
+      case "custom":
+      case "data-block":
+      case "file":
+        answer.append(otherPart(chunk));
         break;
       case "error":
         // Where it happened: after what arrived, before what did not.
@@ -518,8 +540,9 @@
 
   // -- a stopped run's pending calls -----------------------------------------
 
-  const pendingForm = $("pending-form");
-  if (pendingForm) {
+  // Approve and Deny of each call; Continue (or, for one call, its choice)
+  // sends the answers, and `go` streams the resumed run.
+  function wirePending(pendingForm, go) {
     const decided = new Map();
     const resumeRun = () => {
       if (running) return;
@@ -537,7 +560,7 @@
       for (const box of pendingForm.querySelectorAll("textarea.result")) {
         results[box.dataset.call] = box.value;
       }
-      post("/api/resume", { conversation, approvals, results }, null);
+      go({ conversation, approvals, results });
     };
     for (const button of pendingForm.querySelectorAll(".choice button")) {
       button.addEventListener("click", () => {
@@ -554,4 +577,7 @@
       resumeRun();
     });
   }
+
+  const storedPending = $("pending-form");
+  if (storedPending) wirePending(storedPending, (body) => post("/api/resume", body, null));
 })();
