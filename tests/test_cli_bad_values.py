@@ -126,6 +126,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "client_secret"): ["", "\udcff"],
     (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
     (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
+    ("mcp logout", "target"): ["", "https://nosuch.example/mcp", "nosuch", "\udcff"],
     ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     (None, "skills"): ["", "anthropic:", "pptx@", "a/b", "../x", "\udcff"],
     ("files download", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],

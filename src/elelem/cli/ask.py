@@ -224,15 +224,19 @@ class Session:
             if renderer is None:
                 sys.stdout.write(ndjson_line(value) + "\n")
         elif renderer is None and not self.extract:
-            line = {
-                "type": "turn",
-                "conversation": self.conversation.id,
-                "turn": result.turn,
-                "end": result.end,
-                "usage": turn_usage(self.conversation, result),
-            }
-            sys.stdout.write(ndjson_line(line) + "\n")
+            self.write_turn_line(result)
         return result
+
+    def write_turn_line(self, result: TurnResult) -> None:
+        """The ``--json`` line that ends a turn: how it ended, what it used."""
+        line = {
+            "type": "turn",
+            "conversation": self.conversation.id,
+            "turn": result.turn,
+            "end": result.end,
+            "usage": turn_usage(self.conversation, result),
+        }
+        sys.stdout.write(ndjson_line(line) + "\n")
 
     def limit_reached(self, exc: UsageLimitExceeded) -> None:
         """End the answer a usage limit stopped: the renderer closes it with
@@ -247,14 +251,7 @@ class Session:
         result = exc.result
         schema = isinstance(self.options.output, JsonSchemaOutput)
         if isinstance(result, TurnResult) and not self.extract and not schema:
-            line = {
-                "type": "turn",
-                "conversation": self.conversation.id,
-                "turn": result.turn,
-                "end": result.end,
-                "usage": turn_usage(self.conversation, result),
-            }
-            sys.stdout.write(ndjson_line(line) + "\n")
+            self.write_turn_line(result)
 
     def warn_before(self, text: str | Message | None) -> None:
         """Tell what the model catalog expects this turn to hit
