@@ -152,3 +152,14 @@ def test_the_provider_listens_on_the_shared_clients_redirect(env: dict[str, str]
     assert (redirect.port, redirect.uri) == (port, f"http://127.0.0.1:{port}/callback")
     assert [str(u) for u in provider.context.client_metadata.redirect_uris] == [redirect.uri]
     redirect.close()
+
+
+def test_a_logins_file_that_is_not_json_is_a_typed_error(env: dict[str, str]) -> None:
+    from elelem.errors import MCPServerError
+
+    path = store_path(env)
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    (path.parent / "0123abcd.json").write_text(json.dumps({"url": A}))
+    with pytest.raises(MCPServerError, match=r"the MCP logins file .* cannot be read"):
+        logins(env)

@@ -78,6 +78,11 @@ class LoginStore:
         """The logins, ``{"issuers": {...}}`` (empty without a file); every
         secret in it held for redaction."""
         self._fold_old_files()
+        data = self._load()
+        _hold(data)
+        return data
+
+    def _load(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -86,7 +91,6 @@ class LoginStore:
             raise MCPServerError(f"the MCP logins file {self.path} cannot be read: {exc}") from None
         if not isinstance(data, dict) or not isinstance(data.get("issuers"), dict):
             raise MCPServerError(f"the MCP logins file {self.path} is not elelem's logins")
-        _hold(data)
         return data
 
     def write(self, data: dict[str, Any]) -> None:
@@ -141,10 +145,7 @@ class LoginStore:
         old = [f for f in folder.glob("*.json") if f != self.path] if folder.is_dir() else []
         if not old:
             return
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            data = {"issuers": {}}
+        data = self._load()
         for file in old:
             with contextlib.suppress(ValueError):  # not a login: left where it is
                 kept = json.loads(file.read_text(encoding="utf-8"))
