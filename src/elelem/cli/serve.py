@@ -23,7 +23,13 @@ from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
-from elelem.cli.tools import Toolset, functions_option
+from elelem.cli.tools import (
+    Toolset,
+    functions_option,
+    mcp_option,
+    mcp_sampling_option,
+    run_scope,
+)
 from elelem.errors import ConfigError
 from elelem.home import PRIVATE_FILE, create_private, home_dir, private_parent
 
@@ -101,6 +107,8 @@ def serve_token(given: str | None, new: Callable[[], str]) -> str:
     help="The runs are durable on this Temporal server: Approve and Deny are sent to them.",
 )
 @functions_option
+@mcp_option
+@mcp_sampling_option
 @debug_option
 @guarded
 def serve_command(
@@ -111,12 +119,40 @@ def serve_command(
     open_browser: bool,
     temporal: str | None,
     function_files: tuple[Path, ...],
+    mcp_specs: tuple[str, ...],
+    mcp_sampling_model: str | None,
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With --functions
-    the chat's model may call those tools, each call run once the page's
-    Approve is clicked (Deny refuses it), as for a run stopped by `ask
-    --defer` or the library's approve="defer"."""
+    (or --mcp) the chat's model may call those tools (those servers'), each
+    call run once the page's Approve is clicked (Deny refuses it), as for a
+    run stopped by `ask --defer` or the library's approve="defer"."""
+    # Loaded first: a bad file is refused before the port is taken.
+    toolset = Toolset.from_params(
+        {
+            "function_files": function_files,
+            "mcp_specs": mcp_specs,
+            "mcp_sampling_model": mcp_sampling_model,
+        }
+    )
+    # The page cannot ask (its form is not built): a server's request for
+    # input is declined, the reason kept with the request in the conversation.
+    toolset.elicitor.interactive = False
+    toolset.elicitor.declining = "elelem serve asks nobody (the page has no form for it)"
+    # The servers connect before the port is taken, and stay until Ctrl-C.
+    with toolset:
+        _serve(host, port, model, given_token, open_browser, temporal, toolset)
+
+
+def _serve(
+    host: str,
+    port: int,
+    model: str | None,
+    given_token: str | None,
+    open_browser: bool,
+    temporal: str | None,
+    toolset: Toolset,
+) -> None:
     import uvicorn
 
     from elelem.cli.worker import temporal_delivery
@@ -125,8 +161,6 @@ def serve_command(
     from elelem.web.app import create_app, new_token
     from elelem.web.serving import is_loopback, server_config
 
-    # Loaded first: a bad file is refused before the port is taken.
-    toolset = Toolset.from_params({"function_files": function_files})
     tools = toolset.loop(None).tools.values()
     sock = bind(host, port)
     try:
@@ -178,6 +212,7 @@ def serve_command(
         tools=list(tools),
         in_process={name: test_model() for name in TEST_MODEL_NAMES},
         deliver=None if temporal is None else temporal_delivery(temporal),
+        run_scope=run_scope(toolset),
     )
     config = server_config(app)
     try:

@@ -24,7 +24,7 @@ import shutil
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
@@ -73,6 +73,26 @@ functions_option = click.option(
 ``serve``): read by :meth:`Toolset.from_params`."""
 
 
+mcp_option = click.option(
+    "--mcp",
+    "mcp_specs",
+    multiple=True,
+    metavar="'COMMAND ARGS'|URL",
+    help="Start a local MCP server (a command line) or connect to one (an http(s) "
+    "URL) and give the model its tools (repeatable).",
+)
+"""``--mcp`` (of ``ask``, ``chat``, ``live``, ``approve``, ``resume`` and ``serve``)."""
+
+mcp_sampling_option = click.option(
+    "--mcp-sampling-model",
+    metavar="MODEL",
+    help="Serve each --mcp server's sampling requests (the server asking for a "
+    "completion during a call) with MODEL (provider:model or an alias); without it "
+    "they are refused.",
+)
+"""``--mcp-sampling-model`` (wherever ``--mcp`` is)."""
+
+
 def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
     """The options that give the model tools to run."""
     decorators = [
@@ -84,14 +104,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="MODULE:FUNCTION",
             help="Make one function of an importable module a tool (repeatable).",
         ),
-        click.option(
-            "--mcp",
-            "mcp_specs",
-            multiple=True,
-            metavar="'COMMAND ARGS'|URL",
-            help="Start a local MCP server (a command line) or connect to one (an http(s) "
-            "URL) and give the model its tools (repeatable).",
-        ),
+        mcp_option,
         click.option(
             "--mcp-startup-timeout",
             type=click.FloatRange(min=0, min_open=True),
@@ -101,13 +114,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             help="Seconds each --mcp server has for each start-up step (npx -y of a package "
             "not yet cached can need more).",
         ),
-        click.option(
-            "--mcp-sampling-model",
-            metavar="MODEL",
-            help="Serve each --mcp server's sampling requests (the server asking for a "
-            "completion during a call) with MODEL (provider:model or an alias); without it "
-            "they are refused.",
-        ),
+        mcp_sampling_option,
         click.option(
             "--mcp-instructions",
             is_flag=True,
@@ -442,6 +449,28 @@ def asking_in_background(
         loop.close()
 
 
+def run_scope(toolset: Toolset) -> Callable[[Conversation, Client], Any]:
+    """The scope each chat run of ``elelem serve`` runs in (a
+    :data:`~elelem.web.chat.RunScope`): the toolset's MCP servers' requests
+    recorded in the run's conversation and their sampling served with the
+    run's client (:meth:`Toolset.asking_on`), one run at a time (the
+    servers answer one run's requests at once)."""
+    one_run: list[asyncio.Lock] = []  # made on the serving loop, at its first run
+
+    @contextlib.asynccontextmanager
+    async def scope(conversation: Conversation, client: Client) -> AsyncIterator[None]:
+        if not toolset.servers:
+            yield
+            return
+        if not one_run:
+            one_run.append(asyncio.Lock())
+        async with one_run[0]:
+            with toolset.asking_on(asyncio.get_running_loop(), client, conversation):
+                yield
+
+    return scope
+
+
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
     """``called get_weather(city="Paris") → 18°C``: one sanitized line."""
     pairs = call_arguments(call.arguments)
@@ -514,6 +543,9 @@ __all__ = [
     "function_named",
     "functions_in",
     "functions_option",
+    "mcp_option",
+    "mcp_sampling_option",
+    "run_scope",
     "show_call",
     "tool_options",
 ]
