@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 import msgspec
@@ -425,24 +425,22 @@ def reasoning_asked() -> bool:
     return given and ctx.params.get("reasoning") in ("summary", "full")
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _folder_option(flag: str, help: str) -> Callable[[F], F]:
+    """``flag`` FOLDER, the current folder unless given: where ``ask``
+    writes a kind of generated file."""
+    folder = click.Path(file_okay=False, path_type=Path)
+    return click.option(flag, type=folder, default=Path("."), show_default=True, help=help)
+
+
 @click.command("ask")
 @click.argument("prompt", nargs=-1)
 @continue_option
 @attach_option
-@click.option(
-    "--images-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Where generated images are written.",
-)
-@click.option(
-    "--audio-out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="Where generated audio is written.",
-)
+@_folder_option("--images-dir", "Where generated images are written.")
+@_folder_option("--audio-out", "Where generated audio is written.")
 @click.option(
     "-x",
     "--extract",

@@ -311,8 +311,9 @@ def _speech(interaction: Interaction, catalog: Catalog, frames: Frames) -> dict[
         )
         usage = to_builtins(assembled.usage)
     else:
-        flow = speak(target, str(sent.get("input") or ""), voice=str(sent.get("voice") or "alloy"),
-                     format=format if format in MEDIA_TYPES_BY_FORMAT else "mp3")  # fmt: skip
+        said = SpeechRequest(target.model, str(sent.get("input") or ""), str(sent.get("voice") or "alloy"),
+                             format if format in MEDIA_TYPES_BY_FORMAT else "mp3")  # fmt: skip
+        flow = speak(target, said)
         block: AudioBlock = _answered(flow, response.body, target.provider)
         assert isinstance(block.source, BytesSource)
         media_type, size, usage = block.media_type or "", len(block.source.blob.data), None

@@ -14,6 +14,7 @@ import asyncio
 import importlib
 import math
 import sys
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import click
 
 from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, guarded
 from elelem.cli.store import store_from_env
+from elelem.conversation import Store
 from elelem.errors import install_line
 from elelem.render import sanitize_line
 
@@ -149,6 +151,20 @@ def dbos_delivery(system_database: str, what: str = "--dbos") -> Any:
     return deliver
 
 
+def _named(flag: str, value: str) -> None:
+    """A usage error for an empty (or blank) name given to ``flag``."""
+    if not value.strip():
+        raise Failure(f"{flag} takes a name, not an empty one", EXIT_USAGE)
+
+
+def _worker_store(tool_modules: Sequence[str]) -> Store:
+    """Import the modules of the tools a worker's runs may call, then open
+    the store the runs are logged in."""
+    for reference in tool_modules:
+        import_tools(reference)
+    return store_from_env()
+
+
 @click.group("worker")
 def worker_group() -> None:
     """Run a worker of durable runs (see docs/durable.md)."""
@@ -184,14 +200,10 @@ def temporal_worker(
     temporal_address(address, "--address")
     if not math.isfinite(sticky_timeout):
         raise Failure(f"--sticky-timeout takes seconds, not {sticky_timeout}", EXIT_USAGE)
-    if not task_queue.strip():
-        raise Failure("--task-queue takes a name, not an empty one", EXIT_USAGE)
-    if not namespace.strip():
-        raise Failure("--namespace takes a name, not an empty one", EXIT_USAGE)
+    _named("--task-queue", task_queue)
+    _named("--namespace", namespace)
     temporal = durable_module("temporal", "the worker")
-    for reference in tool_modules:
-        import_tools(reference)
-    store = store_from_env()
+    store = _worker_store(tool_modules)
 
     async def serve() -> None:
         from elelem.client import Client
@@ -233,13 +245,9 @@ def dbos_worker(system_database: str, executor_id: str, tool_modules: tuple[str,
     from elelem.client import Client
 
     dbos_database(system_database, "--system-database")
-    if not executor_id.strip():
-        raise Failure("--executor-id takes a name, not an empty one", EXIT_USAGE)
+    _named("--executor-id", executor_id)
     dbos = durable_module("dbos", "the worker")
-
-    for reference in tool_modules:
-        import_tools(reference)
-    store = store_from_env()
+    store = _worker_store(tool_modules)
     try:
         dbos.launch(store, system_database, elelem_client=Client(), executor_id=executor_id)
     except Exception as exc:  # noqa: BLE001 - DBOS and SQLAlchemy raise their own types

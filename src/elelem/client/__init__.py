@@ -37,7 +37,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 import httpx2
@@ -61,6 +60,7 @@ from elelem.transport import (
     SyncResponseStream,
     Timeouts,
 )
+from elelem.transport.closing import AsyncClosing, Closing
 from elelem.transport.config import CHAT
 from elelem.transport.faces import Effects, awaiting, blocking
 from elelem.transport.one_shot import Exchange, exchanged
@@ -113,7 +113,7 @@ class StreamOptions(RequestOptions, total=False):
     """This request's timeouts, in place of the client's."""
 
 
-class Client(AsyncExtras):
+class Client(AsyncExtras, AsyncClosing):
     """Async access to every provider in the catalog.
 
     ``catalog`` defaults to the built-ins plus the config file (``config`` or
@@ -405,17 +405,6 @@ class Client(AsyncExtras):
         """Close the client's HTTP connections."""
         await self._driver.aclose()
 
-    async def __aenter__(self) -> Client:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
 
 _CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Exchange[TokenCount]]
 """Where to count, how the wire counts, the neutral request, the exchange."""
@@ -480,7 +469,7 @@ def _with_output(options: GenerationOptions | None, output_type: Any) -> Generat
     return msgspec.structs.replace(options, output=output_format(output_type))
 
 
-class SyncClient:
+class SyncClient(Closing):
     """Blocking access to every provider: the same calls as :class:`Client`,
     read in the calling thread with a blocking ``httpx2.Client`` (the
     driver's blocking shell over the one core; no event loop, no thread).
@@ -600,17 +589,6 @@ class SyncClient:
     def close(self) -> None:
         """Close the client's HTTP connections."""
         self._driver.close()
-
-    def __enter__(self) -> SyncClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 __all__ = [

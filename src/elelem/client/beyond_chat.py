@@ -49,6 +49,7 @@ from elelem.transport.faces import AsyncFace, SyncFace, awaiting, blocking
 from elelem.transport.one_shot import Exchange, exchanged
 from elelem.vocabulary import AudioBlock
 from elelem.wire import ModelRequest, Shape
+from elelem.wire.speech import SpeechRequest
 
 EMBED_CONCURRENCY = 4
 """How many embedding requests one :meth:`elelem.Client.embed` has in flight."""
@@ -347,7 +348,7 @@ class AsyncExtras:
         servers with the same endpoint): an :class:`~elelem.vocabulary.AudioBlock`
         of ``format`` whose ``transcript`` is ``text``."""
         target = self.target(model)
-        flow = speak_flow(target, text, voice=voice, format=format, instructions=instructions)
+        flow = speak_flow(target, SpeechRequest(target.model, text, voice, format, instructions))
         return OneShot(target, flow, SPEAK, timeouts)
 
     def _transcribe(
@@ -389,16 +390,11 @@ class AsyncExtras:
         ``stream_format`` ``audio`` streams the file itself (every model);
         ``sse`` streams events that end with the usage (``gpt-4o-mini-tts``
         and newer).  The request is sent on the first iteration."""
-        call = SpeechCall(
-            self.target(model),
-            text,
-            voice=voice,
-            format=format,
-            instructions=instructions,
-            speed=speed,
-            stream_format=stream_format,
-            now=self._clock(),
+        target = self.target(model)
+        speech = SpeechRequest(
+            target.model, text, voice, format, instructions, speed, stream_format
         )
+        call = SpeechCall(target, speech, now=self._clock())
         return Streamed(call, SPEAK, timeouts, lambda stream: SpeechReader(stream, call))
 
     def _transcribe_stream(

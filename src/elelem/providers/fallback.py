@@ -38,15 +38,12 @@ import msgspec
 
 from elelem.errors import StreamError
 from elelem.providers.catalog import Target, parse_model
-from elelem.providers.protocol import Model, ModelHost
+from elelem.providers.protocol import CoreModel, Model, Opening
 from elelem.stream import AssembledResponse, ResponseStart, Retry
 from elelem.transport.faces import (
     Around,
-    ChatFace,
     Effects,
     Pair,
-    SyncChatFace,
-    chat_face,
     close_of,
     step_of,
 )
@@ -54,8 +51,7 @@ from elelem.transport.retry import retries_before_content
 from elelem.vocabulary import Part, ProviderId
 
 if TYPE_CHECKING:
-    from elelem.transport import Timeouts
-    from elelem.wire import ModelRequest
+    pass
 
 MESSAGE_LIMIT = 300
 """Characters of a failure's message a fallback notice keeps."""
@@ -65,7 +61,7 @@ def _address(item: str | Target | Model) -> str:
     return item if isinstance(item, str) else item.address
 
 
-class Fallback:
+class Fallback(CoreModel):
     """Targets (addresses, :class:`~elelem.providers.Target`\\ s or other
     models) tried in turn (see the module docs).  Addresses are resolved
     when first tried, so a target that is never needed needs no key."""
@@ -98,58 +94,32 @@ class Fallback:
         first = self.targets[0]
         return parse_model(first)[1] if isinstance(first, str) else first.model
 
-    def open(
-        self,
-        host: ModelHost,
-        request: ModelRequest,
-        *,
-        timeouts: Timeouts | None,
-        sync: bool,
-        streamed: bool = True,
-    ) -> ChatFace | SyncChatFace:
+    def core(self, opening: Opening) -> FallbackCore:
         """The stream that tries each target in turn (each asked
-        non-streamed when ``streamed`` is False), read async or, with
-        ``sync``, blocking."""
-        return chat_face(FallbackCore(self, host, request, timeouts, sync, streamed), sync=sync)
+        non-streamed when ``streamed`` is False)."""
+        return FallbackCore(self, opening)
 
 
 class FallbackCore(Around):
     """A fallback's stream, written once (read through either face): the
     targets, the current target's stream, and the decision to move on."""
 
-    def __init__(
-        self,
-        fallback: Fallback,
-        host: ModelHost,
-        request: ModelRequest,
-        timeouts: Timeouts | None,
-        sync: bool,
-        streamed: bool = True,
-    ) -> None:
+    def __init__(self, fallback: Fallback, opening: Opening) -> None:
         self.fallback = fallback
-        self._host = host
-        self._request = request
-        self._timeouts = timeouts
-        self._sync = sync
-        self._streamed = streamed
+        self._opening = opening
         self._index = 0
         self._fed = False
         self.notices: list[Retry] = []
         """The switches made so far, in order."""
         self.output_type: Any = None
-        self.target: Target | Model = host.target(fallback.targets[0])
+        self.target: Target | Model = opening.host.target(fallback.targets[0])
         self._inner: Any = self._open(self.target)
 
     def _open(self, target: Target | Model) -> Any:
-        payloads = tuple(
-            p for p in self._request.response_payloads if p.provider == target.provider
-        )
-        request = msgspec.structs.replace(
-            self._request, model=target.model, response_payloads=payloads
-        )
-        inner = self._host.open(
-            target, request, timeouts=self._timeouts, sync=self._sync, streamed=self._streamed
-        )
+        asked = self._opening.request
+        payloads = tuple(p for p in asked.response_payloads if p.provider == target.provider)
+        request = msgspec.structs.replace(asked, model=target.model, response_payloads=payloads)
+        inner = self._opening.open(target, request)
         assembler = getattr(getattr(inner, "core", inner), "assembler", None)
         if assembler is not None:
             # The answering response's record lists every switch before it.
@@ -165,7 +135,7 @@ class FallbackCore(Around):
         if not isinstance(exc, StreamError) or not retries_before_content(exc):
             return None
         self._index += 1
-        target = self._host.target(self.fallback.targets[self._index])
+        target = self._opening.host.target(self.fallback.targets[self._index])
         notice = Retry(
             attempt=len(self.notices) + 1,
             delay=0.0,

@@ -24,22 +24,18 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from elelem.providers.catalog import Target
-from elelem.providers.protocol import Model, ModelHost
+from elelem.providers.protocol import CoreModel, Model, Opening
 from elelem.stream import Assembler, Chunk, Retry
 from elelem.transport.faces import (
     Around,
     Assembled,
-    ChatFace,
     Effects,
     Pair,
-    SyncChatFace,
-    chat_face,
     step_of,
 )
 from elelem.vocabulary import CacheTTL, GenerationOptions, PromptCache, ProviderId
 
 if TYPE_CHECKING:
-    from elelem.transport import Timeouts
     from elelem.wire import ModelRequest
 
 
@@ -87,7 +83,7 @@ class PromptCaching(DefaultOptions):
         super().__init__(GenerationOptions(cache=PromptCache(ttl=ttl)))
 
 
-class Wrapped:
+class Wrapped(CoreModel):
     """``model`` with ``middleware`` around it (see :func:`wrap`)."""
 
     def __init__(self, model: str | Target | Model, middleware: Sequence[Middleware]) -> None:
@@ -119,23 +115,14 @@ class Wrapped:
         inner = self.inner
         return parse_model(inner)[1] if isinstance(inner, str) else inner.model
 
-    def open(
-        self,
-        host: ModelHost,
-        request: ModelRequest,
-        *,
-        timeouts: Timeouts | None,
-        sync: bool,
-        streamed: bool = True,
-    ) -> ChatFace | SyncChatFace:
+    def core(self, opening: Opening) -> WrappedCore:
         """The inner model's stream of the transformed request (non-streamed
         when ``streamed`` is False), its chunks transformed on the way out."""
-        target = host.target(self.inner)
-        request = msgspec.structs.replace(request, model=target.model)
+        target = opening.host.target(self.inner)
+        request = msgspec.structs.replace(opening.request, model=target.model)
         for layer in self.middleware:
             request = layer.request(request)
-        inner = host.open(target, request, timeouts=timeouts, sync=sync, streamed=streamed)
-        return chat_face(WrappedCore(inner, self.middleware, target.provider), sync=sync)
+        return WrappedCore(opening.open(target, request), self.middleware, target.provider)
 
 
 class WrappedCore(Assembled, Around):

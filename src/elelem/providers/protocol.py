@@ -12,13 +12,15 @@ can resolve and open the targets it stands for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from elelem.vocabulary import ProviderId
 
 if TYPE_CHECKING:
     from elelem.providers.catalog import Target
+    from elelem.stream import AssembledResponse, Chunk
     from elelem.transport import Timeouts
+    from elelem.transport.faces import ChatFace, Core, SyncChatFace
     from elelem.wire import ModelRequest
 
 
@@ -100,4 +102,47 @@ AnyModel: TypeAlias = "Target | Model"
 """Whatever goes where a model goes, once resolved."""
 
 
-__all__ = ["AnyModel", "Model", "ModelHost"]
+class Opening(NamedTuple):
+    """One call of :meth:`Model.open` as a value: the host the model was
+    opened by, the request, and how its stream is read."""
+
+    host: ModelHost
+    request: ModelRequest
+    timeouts: Timeouts | None
+    sync: bool
+    streamed: bool = True
+
+    def open(self, target: Target | Model, request: ModelRequest) -> Any:
+        """The stream of ``request`` to ``target``, opened through the host
+        as this one was (the same timeouts, face and streaming)."""
+        return self.host.open(
+            target, request, timeouts=self.timeouts, sync=self.sync, streamed=self.streamed
+        )
+
+
+class CoreModel:
+    """A :class:`Model` whose stream is a core written once and read through
+    the async or the blocking face: a subclass says only how :meth:`core`
+    makes it from the :class:`Opening`."""
+
+    def open(
+        self,
+        host: ModelHost,
+        request: ModelRequest,
+        *,
+        timeouts: Timeouts | None,
+        sync: bool,
+        streamed: bool = True,
+    ) -> ChatFace | SyncChatFace:
+        """The stream answering ``request`` (see :meth:`Model.open`): the
+        core of :meth:`core`, read async or, with ``sync``, blocking."""
+        from elelem.transport.faces import chat_face
+
+        return chat_face(self.core(Opening(host, request, timeouts, sync, streamed)), sync=sync)
+
+    def core(self, opening: Opening) -> Core[Chunk, AssembledResponse]:
+        """The core of the stream :meth:`open` opens."""
+        raise NotImplementedError
+
+
+__all__ = ["AnyModel", "CoreModel", "Model", "ModelHost", "Opening"]

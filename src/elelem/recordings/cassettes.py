@@ -61,6 +61,7 @@ wrong; nothing is silently skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -485,13 +486,8 @@ def _load_cassette(
     ``!!binary``) or ``parsed_body``, Ruby's ``{encoding, string}`` (text or
     ``!binary``), or R's ``base64_string``."""
     items: list[Any] = _need(path, raw_items, list, f"'{key}'")
-    countable(items)
     out = []
-    for i, item in enumerate(items):
-        where = f"interaction {i}"
-        item = _need(path, item, dict, where)
-        req = _need(path, item.get("request"), dict, f"{where} request")
-        resp = _need(path, item.get("response"), dict, f"{where} response")
+    for i, where, req, resp in _pairs(path, items, "interaction", "request", "response"):
         # vcrpy, Ruby VCR and Betamax say uri; go-vcr and dd-trace say url.
         uri = _need(path, req.get("uri") or req.get("url"), str, f"{where} request uri")
         parts = urlsplit(uri)
@@ -535,14 +531,22 @@ def _vcr_headers(raw: object) -> dict[str, str]:
     return out
 
 
+def _pairs(
+    path: Path, items: list[Any], noun: str, asked: str, answered: str
+) -> Iterator[tuple[int, str, dict[str, Any], dict[str, Any]]]:
+    """Each item of a recording's list as its index, where it is
+    (``interaction 3``) and its two objects, the asking and the answering."""
+    countable(items)
+    for i, item in enumerate(items):
+        where = f"{noun} {i}"
+        item = _need(path, item, dict, where)
+        ask = _need(path, item.get(asked), dict, f"{where} '{asked}'")
+        yield i, where, ask, _need(path, item.get(answered), dict, f"{where} '{answered}'")
+
+
 def _load_when_then(path: Path, docs: list[Any], budget: DecodeBudget) -> tuple[Interaction, ...]:
-    countable(docs)
     out = []
-    for i, doc in enumerate(docs):
-        where = f"document {i}"
-        doc = _need(path, doc, dict, where)
-        when = _need(path, doc.get("when"), dict, f"{where} 'when'")
-        then = _need(path, doc.get("then"), dict, f"{where} 'then'")
+    for i, where, when, then in _pairs(path, docs, "document", "when", "then"):
         req_path = _need(path, when.get("path"), str, f"{where} when.path")
         params = [
             (str(p.get("name")), str(p.get("value")))

@@ -24,8 +24,9 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TypeAlias
+
+from elelem.transport.closing import Closing
 
 # -- scripts ---------------------------------------------------------------------
 
@@ -132,7 +133,7 @@ _REASONS = {
 _MAX_HEAD = 64 * 1024
 
 
-class LoopbackServer:
+class LoopbackServer(Closing):
     """A scripted HTTP/1.1 server on 127.0.0.1 (see the module docs).
 
     ``replies`` is a sequence (request *i* gets reply *i*; a request beyond
@@ -188,15 +189,10 @@ class LoopbackServer:
             self._acceptor.join(timeout=2)
         _close_quietly(self._sock)
 
-    def __enter__(self) -> LoopbackServer:
+    def _enter(self) -> LoopbackServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _leave(self) -> None:
         self.stop()
 
     # -- serving -------------------------------------------------------------

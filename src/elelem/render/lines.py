@@ -9,6 +9,7 @@ the same everywhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass, field
 
 import msgspec
@@ -479,8 +480,16 @@ def usage_line(usage: Usage) -> str:
     return "usage: " + " · ".join(parts)
 
 
-def _calls(n: int) -> str:
-    return f"{n} call" if n == 1 else f"{n} calls"
+def _counts(parts: Sequence[tuple[str, Sized, str]], nothing: str) -> str:
+    """Each ``(wording, items, noun)`` whose items are not empty, its ``{}``
+    the count of ``noun`` (``1 call``, ``2 calls``), comma-joined; ``nothing``
+    when every one is empty."""
+    said = [
+        wording.format(f"{len(items)} {noun}{'' if len(items) == 1 else 's'}")
+        for wording, items, noun in parts
+        if items
+    ]
+    return ", ".join(said or [nothing])
 
 
 USER_STOPS = frozenset({"interrupted", "cancelled"})
@@ -505,12 +514,11 @@ def record_outcome(record: ResponseRecord) -> tuple[str, str] | None:
 
 def awaiting_line(awaiting: Awaiting) -> str:
     """``awaiting approval of 1 call, results of 2 calls``: a stopped run."""
-    parts = []
-    if awaiting.approval:
-        parts.append(f"approval of {_calls(len(awaiting.approval))}")
-    if awaiting.results:
-        parts.append(f"results of {_calls(len(awaiting.results))}")
-    return "awaiting " + ", ".join(parts or ["nothing"])
+    parts = [
+        ("approval of {}", awaiting.approval, "call"),
+        ("results of {}", awaiting.results, "call"),
+    ]
+    return "awaiting " + _counts(parts, "nothing")
 
 
 def session_line(note: SessionNote) -> str:
@@ -532,15 +540,12 @@ def session_line(note: SessionNote) -> str:
 
 def decision_line(decision: Decision) -> str:
     """``approved 1 call, refused 1 call, 1 result given``: a resumed run's answers."""
-    parts = []
-    if decision.approved:
-        parts.append(f"approved {_calls(len(decision.approved))}")
-    if decision.refused:
-        parts.append(f"refused {_calls(len(decision.refused))}")
-    if decision.results:
-        n = len(decision.results)
-        parts.append(f"{n} result{'' if n == 1 else 's'} given")
-    return "resumed: " + ", ".join(parts or ["nothing decided"])
+    parts = [
+        ("approved {}", decision.approved, "call"),
+        ("refused {}", decision.refused, "call"),
+        ("{} given", decision.results, "result"),
+    ]
+    return "resumed: " + _counts(parts, "nothing decided")
 
 
 def call_arguments(arguments: str) -> list[tuple[str, str]] | None:

@@ -68,21 +68,13 @@ def transcription_wire(target: Target) -> TranscriptionWire:
     return _wire(target, "transcription", TranscriptionWire)
 
 
-def speak(
-    target: Target,
-    text: str,
-    *,
-    voice: str = "alloy",
-    format: str = "mp3",
-    instructions: str | None = None,
-    speed: float | None = None,
-) -> Exchange[AudioBlock]:
-    """``text`` spoken by ``target``'s model in ``voice``, as an audio block
-    of ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
-    request = SpeechRequest(target.model, text, voice, format, instructions, speed)
+def speak(target: Target, request: SpeechRequest) -> Exchange[AudioBlock]:
+    """``request``'s text spoken by ``target``'s model, as an audio block of
+    its ``format`` (``mp3``, ``wav``, ``opus``, ``aac``, ``flac``, ``pcm``)."""
     encoded = speech_wire(target).encode(request)
     data = yield Call(target.shape, encoded, bytes, "speak")
-    return AudioBlock.from_bytes(data, MEDIA_TYPES_BY_FORMAT[format], transcript=text)
+    media_type = MEDIA_TYPES_BY_FORMAT[request.format]
+    return AudioBlock.from_bytes(data, media_type, transcript=request.text)
 
 
 def _transcript(body: bytes) -> Transcript:

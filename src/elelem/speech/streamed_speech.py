@@ -51,30 +51,19 @@ class SpeechCall:
     """The blocks its answer may start (the driver's assembler reads it)."""
 
     def __init__(
-        self,
-        target: Target,
-        text: str,
-        *,
-        voice: str = "alloy",
-        format: str = "mp3",
-        instructions: str | None = None,
-        speed: float | None = None,
-        stream_format: str = "audio",
-        now: datetime | None = None,
+        self, target: Target, speech: SpeechRequest, *, now: datetime | None = None
     ) -> None:
         wire = speech_wire(target)
-        self.speech = SpeechRequest(
-            target.model, text, voice, format, instructions, speed, stream_format
-        )
-        """The request as the wire takes it."""
-        self._encoded = wire.encode(self.speech)
+        self.speech = speech
+        """The request as the wire takes it (``stream_format`` ``audio`` or ``sse``)."""
+        self._encoded = wire.encode(speech)
         self._wire = wire
-        self.sse = stream_format == "sse"
+        self.sse = speech.stream_format == "sse"
         self.name = "openai_speech"
         self.framing: Framing = "sse" if self.sse else "raw"
         self.target = target
-        self.text = text
-        self.media_type = MEDIA_TYPES_BY_FORMAT[format]
+        self.text = speech.text
+        self.media_type = MEDIA_TYPES_BY_FORMAT[speech.format]
         self.request = ModelRequest(model=target.model, messages=(), now=now)
         """The neutral request the driver is given (the model, the time)."""
         self._shape = target.shape

@@ -9,13 +9,14 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 import uvicorn
 
+from elelem.transport.closing import Closing
 
-class ASGIServer:
+
+class ASGIServer(Closing):
     """Serve ``app`` with uvicorn on a free loopback port (or on ``sock``,
     bound already) until closed; ``configure`` makes the uvicorn config for
     ``app`` (``elelem.web.serving.server_config`` serves it as ``elelem
@@ -69,15 +70,10 @@ class ASGIServer:
             self._thread.join(timeout=10)
         self._sock.close()
 
-    def __enter__(self) -> ASGIServer:
+    def _enter(self) -> ASGIServer:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _leave(self) -> None:
         self.stop()
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from elelem.providers.protocol import CoreModel, Opening
 from elelem.stream import (
     BlockEnd,
     BlockStart,
@@ -47,8 +48,7 @@ from elelem.stream import (
 )
 from elelem.testing.schema_values import value_for
 from elelem.tokens import estimate_request, text_tokens
-from elelem.transport.faces import ChatFace, SyncChatFace
-from elelem.transport.local import local_stream
+from elelem.transport.local import LocalCore
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -61,8 +61,6 @@ from elelem.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from elelem.providers.protocol import ModelHost
-    from elelem.transport import Timeouts
     from elelem.wire import ModelRequest
 
 NO_TOOL_CALLS = "success (no tool calls)"
@@ -95,7 +93,7 @@ class Reply:
 
 
 @dataclass(kw_only=True)
-class _Local:
+class _Local(CoreModel):
     """What both models share: identity, numbering and the streams."""
 
     provider: ProviderId = TEST_PROVIDER
@@ -109,20 +107,13 @@ class _Local:
         """``provider:model``, as the turn start records it."""
         return f"{self.provider}:{self.model}"
 
-    def open(
-        self,
-        host: ModelHost,
-        request: ModelRequest,
-        *,
-        timeouts: Timeouts | None,
-        sync: bool,
-        streamed: bool = True,
-    ) -> ChatFace | SyncChatFace:
-        """The stream answering ``request`` (made on its first read).
+    def core(self, opening: Opening) -> LocalCore:
+        """The stream answering the request (made on its first read).
         ``streamed`` is accepted and ignored: no request goes over a wire, and
         the chunks made in-process are the same either way."""
         self._responses += 1
         number = self._responses
+        request, sync = opening.request, opening.sync
 
         def produce() -> Any:
             self.requests.append(request)
@@ -135,7 +126,7 @@ class _Local:
                 return _later(self, made, request, number)
             return self.chunks(made, request, number)
 
-        return local_stream(produce, self.provider, sync=sync, request_id=f"req_test_{number}")
+        return LocalCore(produce, self.provider, blocking=sync, request_id=f"req_test_{number}")
 
     def answer(self, request: ModelRequest) -> Any:
         """The reply to ``request`` (a :class:`Reply`, a string or chunks)."""

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping
-from types import MappingProxyType, TracebackType
+from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, Protocol, Self, TypeVar
 
 from elelem.outputs import PartialJSON
 from elelem.stream import AssembledResponse, Assembler, Chunk, Retry, TextDelta
 from elelem.stream.chunks import ReasoningDelta
+from elelem.transport.closing import AsyncClosing, Closing
 from elelem.vocabulary import Drop, Part
 
 Pair = tuple[Chunk, tuple[Part, ...]]
@@ -185,7 +186,7 @@ class _Reading(Generic[I, W]):
         return self.core.open_parts()
 
 
-class AsyncFace(_Reading[I, W]):
+class AsyncFace(_Reading[I, W], AsyncClosing):
     """The async reading surface of a core (see the module docs)."""
 
     async def step(self) -> Pair | None:
@@ -250,20 +251,11 @@ class AsyncFace(_Reading[I, W]):
             pass
         return self.result()
 
-    async def __aenter__(self) -> Self:
+    async def _enter(self) -> None:
         await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
-class SyncFace(_Reading[I, W]):
+class SyncFace(_Reading[I, W], Closing):
     """The blocking reading surface of a core, in the calling thread (see
     the module docs)."""
 
@@ -326,17 +318,8 @@ class SyncFace(_Reading[I, W]):
             pass
         return self.result()
 
-    def __enter__(self) -> Self:
+    def _enter(self) -> None:
         self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 ChatFace = AsyncFace[Chunk, AssembledResponse]

@@ -6,12 +6,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
-import msgspec
-
 from elelem.errors import DecodeError
 from elelem.vocabulary.ids import ActivityId
 from elelem.vocabulary.json import JSONValue, check_json
 from elelem.vocabulary.payload import ProviderPayload
+from elelem.vocabulary.tags import PartStruct
 
 ActivityState = Literal["started", "completed", "failed"]
 
@@ -135,14 +134,7 @@ TERMINAL_STATES: frozenset[str] = frozenset({"completed", "failed"})
 _STATES: frozenset[str] = frozenset({"started", *TERMINAL_STATES})
 
 
-class HostedActivity(
-    msgspec.Struct,
-    frozen=True,
-    gc=False,
-    tag_field="type",
-    tag="hosted",
-    forbid_unknown_fields=True,
-):
+class HostedActivity(PartStruct, frozen=True, tag="hosted"):
     """One transition of a hosted activity (web search, web fetch, code execution, …).
 
     Hosted activity is not a tool call and not assistant content: the caller

@@ -19,15 +19,13 @@ from elelem.vocabulary.ids import CallId
 from elelem.vocabulary.json import JSONValue, check_json, decode_json
 from elelem.vocabulary.media import DocumentBlock, ImageBlock
 from elelem.vocabulary.payload import ProviderPayload
-from elelem.vocabulary.tags import is_reserved_tag
+from elelem.vocabulary.tags import PartStruct, is_reserved_tag
 
 
 # Every vocabulary struct is gc=False: values are frozen and their JSON parts
 # are checked to be plain JSON, so none can be part of a reference cycle, and
 # a loaded 100,000-event log then costs the cycle collector nothing.
-class TextBlock(
-    msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text", forbid_unknown_fields=True
-):
+class TextBlock(PartStruct, frozen=True, tag="text"):
     """Assistant or user text, with the citations attached to it.
 
     ``complete`` is False when the block was committed from an interrupted
@@ -54,14 +52,7 @@ class TextBlock(
                 )
 
 
-class ReasoningBlock(
-    msgspec.Struct,
-    frozen=True,
-    gc=False,
-    tag_field="type",
-    tag="reasoning",
-    forbid_unknown_fields=True,
-):
+class ReasoningBlock(PartStruct, frozen=True, tag="reasoning"):
     """Model reasoning (thinking).  Signatures and encrypted or redacted
     reasoning live in ``payloads``; a redacted block has empty ``text``."""
 
@@ -70,14 +61,7 @@ class ReasoningBlock(
     complete: bool = True
 
 
-class ToolCallBlock(
-    msgspec.Struct,
-    frozen=True,
-    gc=False,
-    tag_field="type",
-    tag="tool-call",
-    forbid_unknown_fields=True,
-):
+class ToolCallBlock(PartStruct, frozen=True, tag="tool-call"):
     """A call of a client tool the caller must execute.
 
     ``arguments`` is the JSON text of the arguments exactly as the provider
@@ -100,14 +84,7 @@ class ToolCallBlock(
             raise DecodeError(f"tool call {self.id} arguments are not JSON: {exc}") from exc
 
 
-class ToolResultBlock(
-    msgspec.Struct,
-    frozen=True,
-    gc=False,
-    tag_field="type",
-    tag="tool-result",
-    forbid_unknown_fields=True,
-):
+class ToolResultBlock(PartStruct, frozen=True, tag="tool-result"):
     """The result of a client tool call, sent back in a user/tool message.
 
     ``attachments`` are images and documents the tool returned beside its
