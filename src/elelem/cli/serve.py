@@ -141,85 +141,73 @@ def serve_command(
     toolset.elicitor.declining = "elelem serve asks nobody (the page has no form for it)"
     # The servers connect before the port is taken, and stay until Ctrl-C.
     with toolset:
-        _serve(host, port, model, given_token, open_browser, temporal, toolset)
+        import uvicorn
 
+        from elelem.cli.worker import temporal_delivery
+        from elelem.providers import load_catalog
+        from elelem.providers.models import known_models
+        from elelem.web.app import create_app, new_token
+        from elelem.web.serving import is_loopback, server_config
 
-def _serve(
-    host: str,
-    port: int,
-    model: str | None,
-    given_token: str | None,
-    open_browser: bool,
-    temporal: str | None,
-    toolset: Toolset,
-) -> None:
-    import uvicorn
-
-    from elelem.cli.worker import temporal_delivery
-    from elelem.providers import load_catalog
-    from elelem.providers.models import known_models
-    from elelem.web.app import create_app, new_token
-    from elelem.web.serving import is_loopback, server_config
-
-    tools = toolset.loop(None).tools.values()
-    sock = bind(host, port)
-    try:
+        tools = toolset.loop(None).tools.values()
+        sock = bind(host, port)
+        try:
+            catalog = load_catalog()
+            if model is None:
+                try:
+                    model = default_model(catalog)
+                except ConfigError:
+                    model = None  # browsing needs no key; the chat form names one
+            elif is_test_model(model):
+                model = TEST_ADDRESS
+            else:
+                # An unknown provider or a malformed address is refused now, not
+                # at the first chat message (browsing needs no key: none is checked).
+                spec, name = catalog.resolve(model)
+                model = f"{spec.name}:{name}"
+            store = store_from_env()
+        except BaseException:
+            sock.close()
+            raise
+        try:
+            token = serve_token(given_token, new_token)
+        except BaseException:
+            sock.close()
+            raise
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        address = f"http://{shown}:{bound_port}/?token={token}"
+        click.echo(f"elelem serve: open {address}")
+        click.echo("(the token is needed by every request; Ctrl-C stops)")
+        if open_browser:
+            # Once the server listens (the socket is bound: a request waits for it).
+            threading.Thread(target=webbrowser.open, args=(address,), daemon=True).start()
         catalog = load_catalog()
-        if model is None:
-            try:
-                model = default_model(catalog)
-            except ConfigError:
-                model = None  # browsing needs no key; the chat form names one
-        elif is_test_model(model):
-            model = TEST_ADDRESS
-        else:
-            # An unknown provider or a malformed address is refused now, not
-            # at the first chat message (browsing needs no key: none is checked).
-            spec, name = catalog.resolve(model)
-            model = f"{spec.name}:{name}"
-        store = store_from_env()
-    except BaseException:
-        sock.close()
-        raise
-    try:
-        token = serve_token(given_token, new_token)
-    except BaseException:
-        sock.close()
-        raise
-    bound_host, bound_port = sock.getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    address = f"http://{shown}:{bound_port}/?token={token}"
-    click.echo(f"elelem serve: open {address}")
-    click.echo("(the token is needed by every request; Ctrl-C stops)")
-    if open_browser:
-        # Once the server listens (the socket is bound: a request waits for it).
-        threading.Thread(target=webbrowser.open, args=(address,), daemon=True).start()
-    catalog = load_catalog()
-    models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
-    if not is_loopback(bound_host):
-        click.echo(
-            f"elelem serve: warning: listening on {shown}, which other machines can reach; "
-            "whoever has the URL can read your conversations and chat with your keys",
-            err=True,
+        models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
+        if not is_loopback(bound_host):
+            click.echo(
+                f"elelem serve: warning: listening on {shown}, which other machines can reach; "
+                "whoever has the URL can read your conversations and chat with your keys",
+                err=True,
+            )
+        app = create_app(
+            store,
+            token=token,
+            model=model,
+            redactor=secrets_in_force(),
+            models=models,
+            port=bound_port,
+            tools=list(tools),
+            in_process={name: test_model() for name in TEST_MODEL_NAMES},
+            deliver=None if temporal is None else temporal_delivery(temporal),
+            run_scope=run_scope(toolset),
         )
-    app = create_app(
-        store,
-        token=token,
-        model=model,
-        redactor=secrets_in_force(),
-        models=models,
-        port=bound_port,
-        tools=list(tools),
-        in_process={name: test_model() for name in TEST_MODEL_NAMES},
-        deliver=None if temporal is None else temporal_delivery(temporal),
-        run_scope=run_scope(toolset),
-    )
-    config = server_config(app)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
-        store.close()
+        config = server_config(app)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            sock.close()
+            store.close()
 
 
 __all__ = ["TOKEN_FILE", "bind", "serve_command", "serve_token"]
