@@ -354,7 +354,8 @@ class SQLStore(SQLBlobs, ABC):
                     rows.append((key, seq, data))
             if blobs:
                 self._put_blobs(blobs)
-            self._many(self._sql_insert, rows)
+            data = clean = b""  # the rows hold the events' bytes alone now
+            self._insert_events(rows)
             if summary.turns or summary.model or summary.title:
                 t, m, named = (
                     summary.turns,
@@ -366,6 +367,11 @@ class SQLStore(SQLBlobs, ABC):
 
         events: list[Event] = self._write(work, f"append to {conversation!r} in")
         return tuple(events)
+
+    def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
+        """Insert the events' ``rows`` (key, seq, data), given away: a
+        backend may empty the list as it goes."""
+        self._many(self._sql_insert, rows)
 
     def _check_ids(self, key: int, ids: list[EventId]) -> None:
         # Only drafts that bring their own id pay for this lookup.
