@@ -440,19 +440,25 @@ def reasoning_summary(text: str, limit: int = 100) -> str:
 
 
 _HOSTED_NOUNS = {
-    "web_search": ("web search", "web searches"),
-    "web_fetch": ("web fetch", "web fetches"),
-    "code_execution": ("code execution", "code executions"),
-    "file_search": ("file search", "file searches"),
-    "tool_search": ("tool search", "tool searches"),
-    "image_generation": ("image generation", "image generations"),
-    "mcp": ("MCP call", "MCP calls"),
-    "shell": ("shell call", "shell calls"),
-    "map_search": ("map search", "map searches"),
-    "x_search": ("X search", "X searches"),
-    "server_side_tools": ("server-side tool call", "server-side tool calls"),
-    "search_sources": ("search source", "search sources"),
+    "web_search": "web search",
+    "web_fetch": "web fetch",
+    "code_execution": "code execution",
+    "file_search": "file search",
+    "tool_search": "tool search",
+    "image_generation": "image generation",
+    "mcp": "MCP call",
+    "shell": "shell call",
+    "map_search": "map search",
+    "x_search": "X search",
+    "server_side_tools": "server-side tool call",
+    "search_sources": "search source",
 }
+"""What one of each hosted counter is called; many of them take the
+English plural (``web searches``, ``MCP calls``)."""
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
 
 
 def add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
@@ -487,8 +493,12 @@ def usage_line(usage: Usage) -> str:
     for name, count in counts.items():
         if not count:
             continue
-        one, many = _HOSTED_NOUNS.get(name, (sanitize_line(name), sanitize_line(name)))
-        parts.append(f"{count:,} {one if count == 1 else many}")
+        noun = _HOSTED_NOUNS.get(name)
+        if noun is None:
+            noun = sanitize_line(name)  # a counter nobody named: as the provider spells it
+        elif count != 1:
+            noun = _plural(noun)
+        parts.append(f"{count:,} {noun}")
     return "usage: " + " · ".join(parts)
 
 
