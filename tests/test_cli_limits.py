@@ -131,3 +131,51 @@ def test_a_bad_limit_is_a_usage_error(tmp_path: Path, flag: str) -> None:
     out = invoke(base_env(tmp_path), "ask", "-m", "test", flag, "-1", "hi")
     assert out.exit_code == 2
     assert "-1" in out.stderr and flag in out.stderr
+
+
+def _deferred(tmp_path: Path) -> tuple[dict[str, str], list[str]]:
+    """A run of the test model stopped for the approval of its one call."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "tools.py").write_text(WEATHER)
+    env = base_env(tmp_path)
+    tools = ["-m", "test", "--functions", str(tmp_path / "tools.py")]
+    out = invoke(env, "ask", *tools, "--defer", "hi")
+    assert out.exit_code == 0, out.stderr
+    assert out.stderr.splitlines()[-1].startswith("awaiting-approval: elelem approve c_")
+    return env, tools
+
+
+@pytest.mark.parametrize("command", ["approve", "resume"])
+def test_approve_and_resume_bound_the_run_they_continue(tmp_path: Path, command: str) -> None:
+    """The options of `ask`, the same exit 4 and line: the continued run's
+    one response (31 tokens, the call's result read back) is over 30."""
+    env, tools = _deferred(tmp_path)
+    out = invoke(env, command, "last", "--all", *tools, "--max-output-tokens", "30", "--json")
+    assert out.exit_code == EXIT_LIMIT, out.stderr
+    assert out.stderr.splitlines() == [
+        'called get_weather(city="a") → 18C',
+        "elelem: usage limit output_tokens=30 exceeded after-response: 31 "
+        "(what the turn did is kept)",
+    ]
+    turn = json.loads(out.stdout.splitlines()[-1])
+    assert (turn["end"], turn["usage"]["run"]["output"]) == ("usage-limit", 31)
+    assert tool_results(env) == {"get_weather": ["18C"]}
+    # Bounds the continued run stays within (one request, one call) change nothing.
+    env, tools = _deferred(tmp_path / "within")
+    ok = invoke(env, command, "last", "--all", *tools, "--max-output-tokens", "31",
+                "--max-requests", "1", "--max-tool-calls", "1", "--max-cost", "0")  # fmt: skip
+    assert ok.exit_code == 0, ok.stderr
+    assert "The tools answered: " in ok.stdout
+
+
+def test_limits_are_refused_for_a_durable_run(tmp_path: Path) -> None:
+    """A run sent to its durable workers goes on under their limits: a bound
+    given here would bind nothing, so it is refused before anything is sent."""
+    env, _tools = _deferred(tmp_path)
+    out = invoke(env, "resume", "last", "--all", "--temporal", "127.0.0.1:9",
+                 "--max-requests", "1")  # fmt: skip
+    assert out.exit_code == 2
+    assert out.stderr == (
+        "elelem: the usage-limit options apply to a run continued here, "
+        "not to one sent to --temporal or --dbos\n"
+    )

@@ -211,8 +211,9 @@ def limit_options(fn: Callable[P, R]) -> Callable[P, R]:
     """``--max-requests``, ``--max-input-tokens``, ``--max-output-tokens``,
     ``--max-total-tokens``, ``--max-tool-calls`` and ``--max-cost``: the
     :class:`~elelem.turns.limits.UsageLimits` of each turn (``ask``'s one
-    run, each turn of ``chat``), the sampling served to its MCP servers
-    counted in them; read by :func:`limits_of`."""
+    run, each turn of ``chat``, the run ``approve`` and ``resume``
+    continue), the sampling served to its MCP servers counted in them; read
+    by :func:`limits_of`."""
     for field, flag, what in reversed(COUNT_LIMITS):
         fn = click.option(
             flag,
