@@ -136,6 +136,13 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
         for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
     },
     (None, "limit_cost"): ["x", "-1", "nan", "inf", "-inf", "1e999", "$1", "\udcff"],
+    # serve is walked by starting a process per value: the same option types
+    # as above, so a few values of each kind, not the whole list again.
+    **{
+        ("serve", f"limit_{count}"): ["x", "0", "4611686018427387905"]
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+    },
+    ("serve", "limit_cost"): ["-1", "nan", "1e999"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import urllib.request
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli_helpers import base_env, run
+from cli_helpers import base_env, run, serving
 from elelem.cli import main
 from elelem.cli.exits import EXIT_LIMIT
 from elelem.cli.flags import limits_of
@@ -179,3 +180,32 @@ def test_limits_are_refused_for_a_durable_run(tmp_path: Path) -> None:
         "elelem: the usage-limit options apply to a run continued here, "
         "not to one sent to --temporal or --dbos\n"
     )
+
+
+def _chat_chunks(base: str, token: str, text: str) -> list[dict[str, Any]]:
+    """The UI message chunks of one chat turn posted to `elelem serve`."""
+    request = urllib.request.Request(
+        f"{base}/api/chat?token={token}",
+        data=json.dumps({"text": text}).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = response.read().decode()
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+
+
+def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
+    """`serve` takes the same options: each chat run is bounded; the one
+    that goes over ends with the limit's error chunk, its answer kept."""
+    env = base_env(tmp_path)
+    with serving(env, "-m", "test", "--max-output-tokens", "20") as (base, token):
+        runs = [_chat_chunks(base, token, "hi there") for _ in range(2)]
+    for chunks in runs:  # the second run counts from 0 again: its own bound
+        text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+        assert text == "Test answer to: hi there"
+        assert [c["type"] for c in chunks[-3:]] == ["finish-step", "error", "finish"]
+        assert chunks[-2]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
+        assert chunks[-1]["messageMetadata"]["usage"]["output"] == 21
+    # What the run did is kept.
+    assert [e["kind"] for e in exported(env)[1:]].count("response") == 1

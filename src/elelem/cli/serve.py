@@ -15,11 +15,13 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from elelem.cli.default_model import default_model
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import limit_options, limits_of
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
@@ -109,6 +111,7 @@ def serve_token(given: str | None, new: Callable[[], str]) -> str:
 @functions_option
 @mcp_option
 @mcp_sampling_option
+@limit_options
 @debug_option
 @guarded
 def serve_command(
@@ -121,12 +124,17 @@ def serve_command(
     function_files: tuple[Path, ...],
     mcp_specs: tuple[str, ...],
     mcp_sampling_model: str | None,
+    **limit_params: Any,
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With --functions
     (or --mcp) the chat's model may call those tools (those servers'), each
     call run once the page's Approve is clicked (Deny refuses it), as for a
-    run stopped by `ask --defer` or the library's approve="defer"."""
+    run stopped by `ask --defer` or the library's approve="defer".  The
+    --max-* options bound each chat run (a turn, or a resumed run) as they
+    bound a turn of `chat`: a limit reached ends that run's answer with the
+    limit's error."""
+    limits = limits_of(limit_params)
     # Loaded first: a bad file is refused before the port is taken.
     toolset = Toolset.from_params(
         {
@@ -200,7 +208,8 @@ def serve_command(
             tools=list(tools),
             in_process={name: test_model() for name in TEST_MODEL_NAMES},
             deliver=None if temporal is None else temporal_delivery(temporal),
-            run_scope=run_scope(toolset),
+            run_scope=run_scope(toolset, limits),
+            limits=limits,
         )
         config = server_config(app)
         try:

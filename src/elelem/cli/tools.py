@@ -449,12 +449,14 @@ def asking_in_background(
         loop.close()
 
 
-def run_scope(toolset: Toolset) -> Callable[[Conversation, Client], Any]:
+def run_scope(
+    toolset: Toolset, limits: UsageLimits | None = None
+) -> Callable[[Conversation, Client], Any]:
     """The scope each chat run of ``elelem serve`` runs in (a
     :data:`~elelem.web.chat.RunScope`): the toolset's MCP servers' requests
     recorded in the run's conversation and their sampling served with the
-    run's client (:meth:`Toolset.asking_on`), one run at a time (the
-    servers answer one run's requests at once)."""
+    run's client, counted in the run's ``limits`` (:meth:`Toolset.asking_on`),
+    one run at a time (the servers answer one run's requests at once)."""
     one_run: list[asyncio.Lock] = []  # made on the serving loop, at its first run
 
     @contextlib.asynccontextmanager
@@ -465,7 +467,8 @@ def run_scope(toolset: Toolset) -> Callable[[Conversation, Client], Any]:
         if not one_run:
             one_run.append(asyncio.Lock())
         async with one_run[0]:
-            with toolset.asking_on(asyncio.get_running_loop(), client, conversation):
+            loop = asyncio.get_running_loop()
+            with toolset.asking_on(loop, client, conversation, limits=limits):
                 yield
 
     return scope

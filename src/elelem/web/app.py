@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 
 from elelem.conversation import Store
 from elelem.redaction import Redactor
+from elelem.turns.limits import UsageLimits
 from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.chat import RunScope, no_scope
 from elelem.web.gate import TokenGate, new_token
@@ -48,6 +49,7 @@ def create_app(
     in_process: Mapping[str, Any] | None = None,
     deliver: Deliver | None = None,
     run_scope: RunScope = no_scope,
+    limits: UsageLimits | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -75,7 +77,9 @@ def create_app(
     run that waits for them instead of resuming the run here (see
     docs/durable.md).  Every chat run (a turn, a resumed run) runs inside
     ``run_scope(conversation, client)`` (``elelem serve --mcp`` binds its
-    servers' requests to the run there).
+    servers' requests to the run there), bounded by ``limits`` (``elelem
+    serve --max-requests`` …; a limit reached ends the run's stream with
+    its error, what the run did kept).
     """
     site = Site(
         store,
@@ -90,6 +94,7 @@ def create_app(
         in_process=in_process,
         deliver=deliver,
         run_scope=run_scope,
+        limits=limits,
     )
     routes = [
         *render.routes(site),

@@ -24,6 +24,7 @@ import msgspec
 from elelem.conversation import Conversation, Rewind
 from elelem.errors import ElelemError
 from elelem.turns.drive import send as send_turn
+from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import run as run_loop
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, Part, TextBlock, WebSearch
 from elelem.web.asgi import AwaitingApproval, CallObserver, Observer, Pair, relay, with_approvals
@@ -131,8 +132,10 @@ def turn_pairs(
     web_search: bool,
     tools: Sequence[Any] = (),
     scope: RunScope = no_scope,
+    limits: UsageLimits | None = None,
 ) -> AsyncIterator[Pair | AwaitingApproval]:
-    """The pairs of one turn as the turn engine stores them.  With ``tools``
+    """The pairs of one turn as the turn engine stores them, bounded by
+    ``limits`` (a limit reached ends the stream with its error).  With ``tools``
     (``elelem serve --functions``) the turn is a tool loop whose calls wait
     for the page's approval: the run stops ``awaiting-approval``, the
     stream ends with a ``tool-approval-request`` for each call and the
@@ -144,13 +147,14 @@ def turn_pairs(
         async with make_client() as client, scope(conversation, client):
             if not tools:
                 await send_turn(
-                    conversation, client, model, user_input, on_chunk=on_chunk, hosted_tools=hosted
-                )
+                    conversation, client, model, user_input,
+                    on_chunk=on_chunk, hosted_tools=hosted, limits=limits,
+                )  # fmt: skip
                 return
             await run_loop(
                 conversation, client, model, user_input,
                 tools=tools, approve="defer", on_chunk=on_chunk, on_call=on_call,
-                hosted_tools=hosted,
+                hosted_tools=hosted, limits=limits,
             )  # fmt: skip
 
     return with_approvals(conversation, relay(run)) if tools else relay(run)

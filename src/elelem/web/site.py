@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse
 from elelem.conversation import Store
 from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
+from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import ToolLoop
 from elelem.web import html, pages
 from elelem.web.chat import RunScope, no_scope
@@ -49,9 +50,11 @@ class Site:
         in_process: Mapping[str, Any] | None = None,
         deliver: Deliver | None = None,
         run_scope: RunScope = no_scope,
+        limits: UsageLimits | None = None,
     ) -> None:
         self.store = store
         self.run_scope = run_scope
+        self.limits = limits
         self.deliver = deliver
         self.token = token
         self.model = model

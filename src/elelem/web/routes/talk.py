@@ -84,7 +84,7 @@ def routes(site: Site) -> list[Route]:
         model = site.model_for(chosen)
         stream = turn_pairs(
             conversation, site.make_client, model, user_input, data.web_search, site.tools,
-            site.run_scope,
+            site.run_scope, site.limits,
         )  # fmt: skip
         if not data.conversation:
             stream = kept_if_begun(site, conversation, stream)
@@ -128,7 +128,7 @@ def routes(site: Site) -> list[Route]:
         resuming.add(conversation.id)
 
         pairs = resume_pairs(
-            conversation, site.make_client, model, data, site.tools, site.run_scope
+            conversation, site.make_client, model, data, site.tools, site.run_scope, site.limits
         )
         return UIMessageStreamResponse(
             releasing(resuming, conversation.id, pairs),

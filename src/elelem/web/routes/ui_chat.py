@@ -104,8 +104,9 @@ def routes(site: Site) -> list[Route]:
         request = ResumeRequest(conversation.id, approvals=approvals, model=data.model)
 
         pairs = resume_pairs(
-            conversation, site.make_client, data.model, request, site.tools, site.run_scope
-        )
+            conversation, site.make_client, data.model, request, site.tools, site.run_scope,
+            site.limits,
+        )  # fmt: skip
         return UIMessageStreamResponse(
             releasing(site.resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},
@@ -169,8 +170,9 @@ def routes(site: Site) -> list[Route]:
         remember(data.id, conversation)
         model = site.model_for(chosen)
         stream = turn_pairs(
-            conversation, site.make_client, model, user_input, False, site.tools, site.run_scope
-        )
+            conversation, site.make_client, model, user_input, False, site.tools, site.run_scope,
+            site.limits,
+        )  # fmt: skip
         if new:
             stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
