@@ -209,3 +209,45 @@ def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
         assert chunks[-1]["messageMetadata"]["usage"]["output"] == 21
     # What the run did is kept.
     assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
+
+
+def _post(base: str, token: str, route: str, body: object) -> tuple[str, list[dict[str, Any]]]:
+    """POST ``body`` to ``route``: the conversation header and the UI chunks."""
+    request = urllib.request.Request(
+        f"{base}{route}?token={token}",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        conv = response.headers["x-elelem-conversation"]
+        text = response.read().decode()
+    return conv, [json.loads(x[6:]) for x in text.splitlines() if x.startswith("data: {")]
+
+
+def test_serve_counts_the_sampling_of_an_approved_call(tmp_path: Path) -> None:
+    """The sampling an MCP server asks for while a run of the page goes on
+    is bounded by that run's limits: the limerick's is withheld (the server
+    told which limit, the request recorded with what it used) and the run
+    that went over ends with the limit's error chunk."""
+    env = base_env(tmp_path)
+    args = ["-m", "test", "--mcp", SAMPLING_SERVER, "--mcp-sampling-model", "test",
+            "--max-output-tokens", "40"]  # fmt: skip
+    with serving(env, *args) as (base, token):
+        conv, asked = _post(base, token, "/api/chat", {"text": "poems"})
+        calls = [c["toolCallId"] for c in asked if c["type"] == "tool-approval-request"]
+        assert calls == ["call_test_1_1", "call_test_1_2", "call_test_1_3"]
+        _, went_on = _post(base, token, "/api/resume",
+                           {"conversation": conv, "approvals": dict.fromkeys(calls, True)})  # fmt: skip
+    assert went_on[-2] == {
+        "type": "error",
+        "errorText": "usage limit output_tokens=40 exceeded after-response: 157",
+    }
+    limit = "usage limit output_tokens=40 exceeded after-response: 52"
+    assert tool_results(env)["limerick"][0].endswith(f": refused by the usage limits: {limit}")
+    (request,) = server_requests(env)
+    assert (request["method"], request["outcome"], request["usage"]["output"]) == (
+        "sampling/createMessage",
+        "refused",
+        23,
+    )
