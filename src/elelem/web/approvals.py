@@ -27,6 +27,7 @@ from elelem.turns.deferred import resume
 from elelem.turns.pending import Pending
 from elelem.vocabulary import HostedActivity, ToolCallBlock
 from elelem.web.asgi import AwaitingApproval, Observer, Pair, relay, with_approvals
+from elelem.web.chat import RunScope, no_scope
 from elelem.web.html import attribute, line, text
 
 MAX_RESUME_CALLS = 1000
@@ -149,14 +150,16 @@ def resume_pairs(
     model: Any,
     request: ResumeRequest,
     tools: Sequence[Any],
+    scope: RunScope = no_scope,
 ) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of the resumed run as it is stored (the results of the
     calls it ran, then the answer); its next calls wait for the page (a
     ``tool-approval-request`` each).  ``model`` (an address or an
-    in-process model) defaults to the stopped turn's address."""
+    in-process model) defaults to the stopped turn's address.  The run runs
+    inside ``scope`` (:data:`~elelem.web.chat.RunScope`)."""
 
     async def run(on_chunk: Observer, on_call: Any) -> None:
-        async with make_client() as client:
+        async with make_client() as client, scope(conversation, client):
             await resume(
                 conversation,
                 client,

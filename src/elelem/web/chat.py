@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
@@ -110,6 +112,17 @@ def turn_input_new(request: ChatRequest) -> Message | str:
     return user_message(request.text, request.files)
 
 
+RunScope = Callable[[Conversation, Any], AbstractAsyncContextManager[None]]
+"""What a run of the chat (a turn, or a resumed run) runs inside, given its
+conversation and client: ``elelem serve --mcp`` binds its MCP servers'
+requests (recorded in the conversation, sampling served) to the run."""
+
+
+def no_scope(_conversation: Conversation, _client: Any) -> AbstractAsyncContextManager[None]:
+    """The :data:`RunScope` that adds nothing."""
+    return contextlib.nullcontext()
+
+
 def turn_pairs(
     conversation: Conversation,
     make_client: Callable[[], Any],
@@ -117,16 +130,18 @@ def turn_pairs(
     user_input: Message | str,
     web_search: bool,
     tools: Sequence[Any] = (),
+    scope: RunScope = no_scope,
 ) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of one turn as the turn engine stores them.  With ``tools``
     (``elelem serve --functions``) the turn is a tool loop whose calls wait
     for the page's approval: the run stops ``awaiting-approval``, the
     stream ends with a ``tool-approval-request`` for each call and the
-    page shows the calls (:mod:`elelem.web.approvals`)."""
+    page shows the calls (:mod:`elelem.web.approvals`); the run runs
+    inside ``scope``."""
     hosted = (WebSearch(),) if web_search else ()
 
     async def run(on_chunk: Observer, on_call: CallObserver) -> None:
-        async with make_client() as client:
+        async with make_client() as client, scope(conversation, client):
             if not tools:
                 await send_turn(
                     conversation, client, model, user_input, on_chunk=on_chunk, hosted_tools=hosted
@@ -174,7 +189,9 @@ __all__ = [
     "ChatFile",
     "ChatRefused",
     "ChatRequest",
+    "RunScope",
     "composer",
+    "no_scope",
     "turn_input",
     "turn_input_new",
     "turn_pairs",
