@@ -8,7 +8,8 @@ keeps an empty row in ``events`` (its place, its seq) and its bytes in
 by piece.  Every reader sees the event's bytes as before: load, the bytes,
 fork, delete, both searches, the blob sweep, the listing's update time, the
 id check.  A store an earlier elelem wrote (schema 4, every event in its
-row) loads, gains the table, and takes big events the new way.
+row) loads, gains the table, and takes big events the new way.  A secret
+echoed across the end of a written piece is redacted before any is written.
 """
 
 from __future__ import annotations
@@ -140,3 +141,28 @@ def test_an_empty_row_without_its_body_is_a_corrupt_event_naming_its_seq(tmp_pat
         db.execute("DELETE FROM event_bodies")
     with SQLiteStore(path) as store, pytest.raises(CorruptEventError, match="seq 2"):
         store.load(conversation)
+
+
+def test_a_secret_echoed_across_a_piece_boundary_never_reaches_the_store(tmp_path: Path) -> None:
+    from elelem.redaction import REDACTED, Redactor
+
+    secret = "sk-ant-api03-echoed-0123456789"
+    path = tmp_path / "store.db"
+    store = SQLiteStore(path)
+    store.redactor = Redactor([secret])
+    conversation = store.create(title="big").id
+    # The encoded event starts with its envelope: place the echo so that it
+    # spans the first piece's end in the stored bytes, JSON-escaped once.
+    probe = encode_event(store.append(conversation, [_message("x" * BIG_EVENT)])[0])
+    lead = probe.index(b"x" * 64)
+    start = PIECE - lead - 10
+    text = "y" * start + secret.replace("-", "\\u002d") + "y" * BIG_EVENT
+    (event,) = store.append(conversation, [_message(text, turn=2)])
+    stored = store.load_bytes(conversation)[1]
+    store.close()
+    assert stored == encode_event(event)
+    assert secret[:8].encode() not in stored
+    assert stored.count(REDACTED.encode()) == 1
+    at = stored.index(REDACTED.encode())
+    assert at < PIECE < at + len(secret)
+    assert event.body.content[0].text == "y" * start + REDACTED + "y" * BIG_EVENT
