@@ -182,35 +182,6 @@ def test_limits_are_refused_for_a_durable_run(tmp_path: Path) -> None:
     )
 
 
-def _chat_chunks(base: str, token: str, text: str) -> list[dict[str, Any]]:
-    """The UI message chunks of one chat turn posted to `elelem serve`."""
-    request = urllib.request.Request(
-        f"{base}/api/chat?token={token}",
-        data=json.dumps({"text": text}).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        body = response.read().decode()
-    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
-
-
-def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
-    """`serve` takes the same options: each chat run is bounded; the one
-    that goes over ends with the limit's error chunk, its answer kept."""
-    env = base_env(tmp_path)
-    with serving(env, "-m", "test", "--max-output-tokens", "20") as (base, token):
-        runs = [_chat_chunks(base, token, "hi there") for _ in range(2)]
-    for chunks in runs:  # the second run counts from 0 again: its own bound
-        text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
-        assert text == "Test answer to: hi there"
-        assert [c["type"] for c in chunks[-3:]] == ["finish-step", "error", "finish"]
-        assert chunks[-2]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
-        assert chunks[-1]["messageMetadata"]["usage"]["output"] == 21
-    # What the run did is kept.
-    assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
-
-
 def _post(base: str, token: str, route: str, body: object) -> tuple[str, list[dict[str, Any]]]:
     """POST ``body`` to ``route``: the conversation header and the UI chunks."""
     request = urllib.request.Request(
@@ -223,6 +194,22 @@ def _post(base: str, token: str, route: str, body: object) -> tuple[str, list[di
         conv = response.headers["x-elelem-conversation"]
         text = response.read().decode()
     return conv, [json.loads(x[6:]) for x in text.splitlines() if x.startswith("data: {")]
+
+
+def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
+    """`serve` takes the same options: each chat run is bounded; the one
+    that goes over ends with the limit's error chunk, its answer kept."""
+    env = base_env(tmp_path)
+    with serving(env, "-m", "test", "--max-output-tokens", "20") as (base, token):
+        runs = [_post(base, token, "/api/chat", {"text": "hi there"})[1] for _ in range(2)]
+    for chunks in runs:  # the second run counts from 0 again: its own bound
+        text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+        assert text == "Test answer to: hi there"
+        assert [c["type"] for c in chunks[-3:]] == ["finish-step", "error", "finish"]
+        assert chunks[-2]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
+        assert chunks[-1]["messageMetadata"]["usage"]["output"] == 21
+    # What the run did is kept.
+    assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
 
 
 def test_serve_counts_the_sampling_of_an_approved_call(tmp_path: Path) -> None:
