@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: install test test-slow lint typecheck pytest demo bench bench-quick clean
+.PHONY: install test test-slow lint typecheck pytest demo bench bench-quick clean mcp-example
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The mcp SDK's example OAuth server, which the wheel does not ship: fetched
+# from the sdist of the installed version into tests/mcp_examples (ignored),
+# for tests/test_mcp_example_auth.py; CI runs it (.ci/run).
+mcp-example: $(STAMP)
+	.ci/mcp_example $(BIN)/python
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -1,5 +1,7 @@
-"""Loads of a stored conversation, for an instruction counter:
-``python -m benchmarks.load_reads build DB EVENTS`` once, then
+"""Loads of a stored conversation, counted in instructions:
+``python -m benchmarks.load_reads instructions [EVENTS]`` (20,000 by
+default) prints each mode's instructions per event and its ratio to the
+floor; by hand, ``python -m benchmarks.load_reads build DB EVENTS`` once, then
 ``python -m benchmarks.load_reads {elelem,bodies,eager,floor} DB AFTER``.
 
 ``build`` writes the storage benchmark's conversation (``benchmarks.storage``:
@@ -13,13 +15,30 @@ Run each mode under ``valgrind --tool=callgrind`` with two values of AFTER:
 the difference of the two counts divided by the difference of the events
 read is the instructions per event, every per-process cost (imports, the
 store's opening) cancelled, so the figure is robust to the machine's load.
+``instructions`` does exactly that, in one callgrind process per mode: a
+first read of the last turn (the imports, the store's opening, the body
+decoders' making), then the reads after EVENTS/2 and after 0, each between
+two calls of the mark that makes callgrind dump its count (as
+:mod:`benchmarks.bulk_instructions` does), the hash seed fixed and the
+collector frozen and off in every mode alike (a collection falling inside
+one read and not the other moves the difference).
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import sqlite3
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from benchmarks.bulk_instructions import _MARK, _mark, _totals
+from benchmarks.corpus import ROOT
+
+MODES = ("floor", "elelem", "bodies", "eager")
+"""Every mode, the floor first: the others' ratios are to it."""
 
 # The store's own query (sqlbase.py, ``load``), its conversation found by id.
 _SELECT = (
@@ -32,9 +51,10 @@ def build(db: Path, events: int) -> None:
     """The storage benchmark's conversation, appended turn by turn to ``db``."""
     from benchmarks.storage import build_turns
     from elelem.conversation import open_store
+    from elelem.vocabulary import ConversationId
 
     store = open_store(db)
-    cid = store.create(title="bench", id="bench").id
+    cid = store.create(title="bench", id=ConversationId("bench")).id
     for drafts in build_turns(events):
         store.append(cid, drafts)
     store.close()
@@ -65,8 +85,57 @@ def read(mode: str, db: Path, after: int) -> int:
     return len(loaded)
 
 
+def child(mode: str, db: Path, events: int) -> None:
+    """Under callgrind: a read of the last turn (every kind's first body
+    decoded: the decoders are made once), then the reads after
+    ``events // 2`` and after 0, each counted on its own."""
+    from benchmarks.storage import TURN
+
+    read(mode, db, events - TURN)
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    for after in (events // 2, 0):
+        _mark()
+        read(mode, db, after)
+        _mark()
+
+
+def instructions(events: int) -> dict[str, float]:
+    """Instructions per event of every mode, over a conversation of
+    ``events`` built afresh."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env["PYTHONHASHSEED"] = "0"
+    env["PYTHONPATH"] = str(ROOT)
+    per_event = {}
+    with tempfile.TemporaryDirectory(prefix="elelem-load-reads-") as tmp:
+        db, out = Path(tmp) / "store.db", Path(tmp) / "cg.out"
+        build(db, events)
+        for mode in MODES:
+            cmd = ["valgrind", "--tool=callgrind", f"--dump-before={_MARK}"]
+            cmd += [f"--callgrind-out-file={out}", sys.executable, "-m", "benchmarks.load_reads"]
+            cmd += ["child", mode, str(db), str(events)]
+            done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"callgrind child failed:\n{done.stderr[-3000:]}")
+            # Dumps 2 and 4 hold the two reads (1: what ran before the first
+            # mark; 3: the loop between the reads).
+            counts = _totals(out, 3)
+            per_event[mode] = (counts[2] - counts[0]) / (events - events // 2)
+    return per_event
+
+
 def main(argv: list[str]) -> int:
-    """``build DB EVENTS`` or ``MODE DB AFTER``."""
+    """``instructions [EVENTS]``, ``build DB EVENTS``, ``MODE DB AFTER``
+    (or ``child MODE DB EVENTS``, which ``instructions`` runs)."""
+    if argv[0] == "instructions":
+        figures = instructions(int(argv[1]) if len(argv) > 1 else 20_000)
+        for mode, count in figures.items():
+            print(f"{mode:8} {count:9,.0f} instructions per event {count / figures['floor']:5.2f}x")
+        return 0
+    if argv[0] == "child":
+        child(argv[1], Path(argv[2]), int(argv[3]))
+        return 0
     mode, db, number = argv[0], Path(argv[1]), int(argv[2])
     if mode == "build":
         build(db, number)

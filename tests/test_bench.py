@@ -510,3 +510,16 @@ def test_embedding_benchmark_checks_every_client_against_the_floor(
     names = [line.split()[0] for line in lines[2:]]
     assert names[:3] == ["floor", "elelem_sync", "elelem_async"]
     assert lines[2].split()[3] == "1.00"
+
+
+def test_encode_blocks_encodes_every_corpus_answer_through_every_shape() -> None:
+    from benchmarks.encode_blocks import TARGETS, conversations, requests, round_of
+
+    messages, faults = conversations()
+    assert (len(messages), faults) == (168, 4)
+    assert all(m.role == "assistant" and m.provider for m in messages)
+    work = requests(messages)
+    assert len(work) == 168 * len(TARGETS) == 1176
+    # Each round encodes every request; its drop records are counted, so the
+    # same work gives the same count.
+    assert round_of(work) == round_of(work) > 0

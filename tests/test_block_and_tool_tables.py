@@ -11,9 +11,11 @@ from typing import Any, get_args
 import pytest
 
 from elelem.providers.catalog import PARKED_SHAPES
+from elelem.shapes.block_tables import BlockTable
 from elelem.shapes.hosted_tools import HOSTED_TOOL_TAGS, HostedTools
 from elelem.shapes.registry import BUILTIN_SHAPES
 from elelem.vocabulary import (
+    ActivityId,
     ApplyPatch,
     AudioBlock,
     CallId,
@@ -21,18 +23,21 @@ from elelem.vocabulary import (
     ComputerUse,
     DocumentBlock,
     FileSearch,
+    HostedActivity,
     HostedTool,
     ImageBlock,
     ImageGeneration,
     Memory,
     Message,
     ProviderId,
+    ReasoningBlock,
     RemoteMCP,
     Shell,
     TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     ToolSearch,
+    UnknownBlock,
     WebFetch,
     WebSearch,
     XSearch,
@@ -42,6 +47,7 @@ from elelem.vocabulary import (
 )
 from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.registry import block_types
 from elelem.wire import ModelRequest
 
 SHAPES = [name for name in BUILTIN_SHAPES if name not in PARKED_SHAPES]
@@ -174,3 +180,69 @@ def test_every_shape_spells_every_block_type_or_reports_it(
 def mapping_of(tag: str, shape: str) -> object:
     mapping = block_mapping(tag)
     return None if mapping is None else mapping.encoders.get(shape)
+
+
+# Every block type, the core ones included, in every place a shape spells
+# blocks: its own assistant message (native replay), another provider's
+# assistant message and a user message (the portable encoding).
+
+
+EVERY_BLOCK: dict[type, Any] = {
+    TextBlock: TextBlock("a sample text"),
+    ReasoningBlock: ReasoningBlock("a sample thought"),
+    ToolCallBlock: ToolCallBlock(CallId("c9"), "look", '{"q": 1}'),
+    ToolResultBlock: ToolResultBlock(CallId("c9"), "seen it", name="look"),
+    ImageBlock: SAMPLES["image"],
+    DocumentBlock: SAMPLES["document"],
+    AudioBlock: SAMPLES["audio"],
+    HostedActivity: HostedActivity(ActivityId("hs1"), "web_search", "completed", summary="found"),
+    UnknownBlock: UnknownBlock({"type": "sample_unknown", "value": 1}),
+}
+"""A sample of every block type a message holds (the registered ones, hosted
+activity and unknown blocks)."""
+
+PLACES = {
+    "own assistant message": lambda shape, parts: Message(
+        "assistant", parts, "assistant", ProviderId(PROVIDER[shape])
+    ),
+    "another provider's assistant message": lambda shape, parts: Message(
+        "assistant", parts, "assistant", ProviderId("elsewhere")
+    ),
+    "user message": lambda shape, parts: Message("user", parts, "user"),
+}
+
+
+def test_the_blocks_walked_are_every_built_in_block_type() -> None:
+    assert set(CORE_BLOCK_TYPES) <= set(EVERY_BLOCK)
+    assert set(block_types()) | {HostedActivity, UnknownBlock} == set(EVERY_BLOCK)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_spells_the_core_blocks_from_its_tables(shape: str) -> None:
+    tables: dict[str, BlockTable[Any]] = _encoder(shape).BLOCK_TABLES
+    assert tables and all(isinstance(t, BlockTable) for t in tables.values())
+    # Every core block type has a row in some table of the shape (the
+    # places that take none report it through their ``otherwise`` row).
+    for cls in CORE_BLOCK_TYPES:
+        assert any(t.spells(cls) for t in tables.values()), (shape, cls)
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+@pytest.mark.parametrize("cls", list(EVERY_BLOCK), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_spells_every_block_in_every_place_or_reports_it(
+    shape: str, cls: type, place: str
+) -> None:
+    """The block changes what is sent, or a drop record names it."""
+    lead = TextBlock("lead")
+
+    def encoded(parts: tuple[Any, ...]) -> Any:
+        messages = (Message.user("Start."), PLACES[place](shape, parts), Message.user("Go on."))
+        return _encoder(shape).encode_request(
+            ModelRequest("m", messages), provider=ProviderId(PROVIDER[shape])
+        )
+
+    bare = encoded((lead,))
+    sent = encoded((lead, EVERY_BLOCK[cls]))
+    named = [d for d in sent.dropped if "content[1]" in d.where]
+    assert sent.body != bare.body or named, (sent.body, sent.dropped)

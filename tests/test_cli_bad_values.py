@@ -126,10 +126,23 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     (None, "client_secret"): ["", "\udcff"],
     (None, "client_metadata_url"): ["", "not-a-url", "http://insecure.example/c", "\udcff"],
     (None, "url"): ["", "nocolon", "ftp://x", "http://127.0.0.1:9/mcp", "\udcff"],
+    ("mcp logout", "target"): ["", "https://nosuch.example/mcp", "nosuch", "\udcff"],
     ("files rm", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     (None, "skills"): ["", "anthropic:", "pptx@", "a/b", "../x", "\udcff"],
     ("files download", "file_id"): ["file_nosuch", "", "\udcff", "../v1/models"],
     ("files download", "output"): ["@dir", "/nonexistent/elelem-26/out.bin", "@long"],
+    **{
+        (None, f"limit_{count}"): ["x", "-1", "0", "1.5", "1e3", "4611686018427387905", "\udcff"]
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+    },
+    (None, "limit_cost"): ["x", "-1", "nan", "inf", "-inf", "1e999", "$1", "\udcff"],
+    # serve is walked by starting a process per value: the same option types
+    # as above, so a few values of each kind, not the whole list again.
+    **{
+        ("serve", f"limit_{count}"): ["x", "0", "4611686018427387905"]
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+    },
+    ("serve", "limit_cost"): ["-1", "nan", "1e999"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],
 }

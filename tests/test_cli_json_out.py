@@ -135,7 +135,7 @@ def test_transcribe_json_holds_the_answer_not_its_encoding(tmp_path: Path) -> No
     size = 8 * 1024 * 1024
     peak, body, out = _transcribe_peak(tmp_path, size)
     assert 2 * size < out < 2 * size + 1024  # the text, and the raw answer holding it
-    # The body is read (its pieces, then joined: 2x at once) and decoded
-    # (1x, the body freed); the line printed (the text twice, then its
-    # bytes) no longer adds 4x.  Measured: 2.1x now, 7.1x before.
+    # The body is read once (test_whole_body_memory.py) and decoded while
+    # it is held (2x); the line printed (the text twice, then its bytes) no
+    # longer adds 4x.  Measured: 2.1x now, 7.1x before.
     assert peak < 3 * body, (peak, body)

@@ -373,3 +373,48 @@ def test_keys_and_providers_agree_and_the_missing_key_names_both_ways(
     listed = [x for x in run(env, "keys", "list").stdout.splitlines() if x.startswith("anthropic ")]
     assert listed[0] == f"anthropic  set (keys file {Path(env['ELELEM_HOME']) / 'keys.json'})"
     assert KEY not in run(env, "providers").stdout
+
+
+def _status_rows(env: dict[str, str], *names: str) -> dict[str, tuple[str, str]]:
+    """Each provider's line in `keys list` and its key cell in `providers`."""
+    listed = run(env, "keys", "list")
+    table = run(env, "providers")
+    assert (listed.returncode, table.returncode) == (0, 0), listed.stderr + table.stderr
+    rows = {}
+    for name in names:
+        (row,) = (x for x in table.stdout.splitlines() if x.startswith(name + " "))
+        cells = [c.strip() for c in row.split("  ") if c.strip()]
+        (line,) = (x for x in listed.stdout.splitlines() if x.startswith(name + " "))
+        rows[name] = (line, cells[2])
+    return rows
+
+
+def test_keys_list_and_providers_read_one_credential_status(env: dict[str, str]) -> None:
+    """Both commands ask `credential_status`: AWS signing credentials are
+    Bedrock's credential in both (`keys list` said "not set" while
+    `providers` said they were set); half a pair is none in both; a plain
+    key from the environment is the same source in both."""
+    aws = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIEXAMPLEKEY"}
+    assert _status_rows({**env, **aws, "MISTRAL_API_KEY": KEY}, "bedrock", "mistral") == {
+        "bedrock": (
+            "bedrock  not set: AWS credentials are used (AWS_ACCESS_KEY_ID)",
+            "AWS credentials set (AWS_ACCESS_KEY_ID)",
+        ),
+        "mistral": ("mistral  set ($MISTRAL_API_KEY)", "key set (MISTRAL_API_KEY)"),
+    }
+    missing = (
+        "bedrock  not set",
+        "missing: elelem keys set bedrock, or AWS_BEARER_TOKEN_BEDROCK or AWS credentials",
+    )
+    assert _status_rows(env, "bedrock", "mistral", "vertex") == {
+        "bedrock": missing,
+        "mistral": ("mistral  not set", "missing: elelem keys set mistral, or MISTRAL_API_KEY"),
+        "vertex": (
+            "vertex  not set: the cloud's credentials are used (see `elelem providers`)",
+            "Google credentials (ADC) (or set GOOGLE_VERTEX_API_KEY)",
+        ),
+    }
+    # Half a pair signs nothing (a request says which half is missing).
+    assert _status_rows({**env, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE"}, "bedrock") == {
+        "bedrock": missing
+    }

@@ -59,6 +59,7 @@ NOT_OFFLINE = {
             "elelem mcp tools 'uvx mcp-server-time' --call get_current_time "
             """'{"timezone": "Europe/Paris"}'""",
             "elelem mcp tools https://mcp.example.com/mcp",
+            "elelem mcp tools SERVER",
         ),
         "needs uvx or a remote MCP server; tests/test_cli_mcp.py runs elelem mcp tools "
         "against local servers over stdio and HTTP",

@@ -25,7 +25,14 @@ from elelem.vocabulary import (
     WebFetch,
     WebSearch,
 )
-from elelem.vocabulary.drop import EMPTY, FOREIGN_PAYLOAD, FOREIGN_REASONING, UNSUPPORTED, Drop
+from elelem.vocabulary.drop import (
+    EMPTY,
+    FOREIGN_PAYLOAD,
+    FOREIGN_REASONING,
+    UNREPLAYABLE,
+    UNSUPPORTED,
+    Drop,
+)
 from elelem.wire import ModelRequest
 
 G = ProviderId("google")
@@ -170,7 +177,9 @@ def _native_message() -> Message:
 
 def test_native_replay_rebuilds_every_part_in_order() -> None:
     wire, dropped = assistant_wire(_native_message(), G)
-    assert dropped == ()
+    # The search's grounding is response metadata: reported, never a part.
+    detail = "web_search completed: grounding metadata, no request part"
+    assert dropped == (Drop("content[4]", "hosted", UNREPLAYABLE, detail),)
     assert wire == {
         "role": "model",
         "parts": [

@@ -100,10 +100,11 @@ def test_a_login_is_kept_0600_and_its_token_shown_nowhere(
     output = suite_output(env, "auth/metadata-default", "2026-07-28", tmp_path / "out")
     assert "OVERALL: PASSED" in output
     (kept,) = (home / "mcp-oauth").glob("*.json")
-    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
-    login = json.loads(kept.read_text())
+    assert kept.name == "logins.json" and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    ((_issuer, place),) = json.loads(kept.read_text())["issuers"].items()
+    ((url, login),) = place["resources"].items()
     token = login["tokens"]["access_token"]
-    assert login["url"].endswith("/mcp") and len(token) >= 8
+    assert url.endswith("/mcp") and len(token) >= 8
     # What elelem printed (the suite keeps its stdout and stderr) never holds it.
     printed = "".join(p.read_text() for p in (tmp_path / "out").rglob("std*.txt"))
     assert "signed in to http://localhost:" in printed

@@ -187,6 +187,7 @@ def test_without_a_terminal_every_request_is_declined(tmp_path: Path) -> None:
         "mode": "url",
         "message": "Sign in to pay the deposit",
         "url": "https://booking.example/pay?session=1",
+        "reason": "no terminal on stdin to ask on",  # kept in the log, never sent
     }
 
 

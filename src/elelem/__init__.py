@@ -8,6 +8,7 @@ the one assembler), :mod:`elelem.shapes` (sans-IO wire shapes),
 :mod:`elelem.conversation`, :mod:`elelem.render` and :mod:`elelem.cli`.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 from elelem.vocabulary import (
@@ -38,49 +39,36 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+_LAZY = {
+    "Client": "elelem.client",
+    "SyncClient": "elelem.client",
+    "Conversation": "elelem.conversation",
+    "open_store": "elelem.conversation",
+    "send": "elelem.turns.drive",
+    "send_sync": "elelem.turns.drive",
+    "run": "elelem.turns.toolloop",
+    "run_sync": "elelem.turns.toolloop",
+    "live": "elelem.turns.live_session",
+    "live_sync": "elelem.turns.live_session",
+    "resume": "elelem.turns.deferred",
+    "resume_sync": "elelem.turns.deferred",
+    "wrap": "elelem.providers.middleware",
+    "Fallback": "elelem.providers.fallback",
+    "UsageLimits": "elelem.turns.limits",
+    "UsageLimitExceeded": "elelem.turns.limits",
+    "FunctionTool": "elelem.tools",
+    "tool": "elelem.tools",
+}
+"""Each name loaded on first use, and its module (the ones imported for the
+type checker above): ``import elelem`` stays free of httpx2 and of the
+layers above the vocabulary."""
+
+
 def __getattr__(name: str) -> object:
-    # Client and SyncClient load lazily: ``import elelem`` stays free of httpx2.
-    if name in ("Client", "SyncClient"):
-        from elelem import client
-
-        return getattr(client, name)
-    if name in ("Conversation", "open_store"):
-        from elelem import conversation
-
-        return getattr(conversation, name)
-    if name in ("send", "send_sync"):
-        from elelem.turns import drive
-
-        return getattr(drive, name)
-    if name in ("run", "run_sync"):
-        from elelem.turns import toolloop
-
-        return getattr(toolloop, name)
-    if name in ("live", "live_sync"):
-        from elelem.turns import live_session
-
-        return getattr(live_session, name)
-    if name in ("resume", "resume_sync"):
-        from elelem.turns import deferred
-
-        return getattr(deferred, name)
-    if name == "wrap":
-        from elelem.providers.middleware import wrap
-
-        return wrap
-    if name == "Fallback":
-        from elelem.providers.fallback import Fallback
-
-        return Fallback
-    if name in ("UsageLimits", "UsageLimitExceeded"):
-        from elelem.turns import limits
-
-        return getattr(limits, name)
-    if name in ("FunctionTool", "tool"):
-        from elelem import tools
-
-        return getattr(tools, name)
-    raise AttributeError(f"module 'elelem' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'elelem' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

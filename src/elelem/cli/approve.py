@@ -18,7 +18,7 @@ import click
 
 from elelem.cli.ask import awaiting_line, open_session
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
-from elelem.cli.flags import model_options
+from elelem.cli.flags import limit_options, limits_of, model_options
 from elelem.cli.history import resolve_conversation
 from elelem.cli.store import store_from_env
 from elelem.cli.tools import Toolset, call_line, tool_options
@@ -95,6 +95,11 @@ def _go_on(ref: str, params: dict[str, Any], ask: bool) -> None:
     results = _results(waiting, params.pop("results"))
     where = (params.pop("temporal"), params.pop("dbos"))
     if any(where):
+        if limits_of(params) is not None:
+            # The durable run goes on in its workers, under the limits it
+            # was started with: a bound given here would bind nothing.
+            raise Failure("the usage-limit options apply to a run continued here, "
+                          "not to one sent to --temporal or --dbos", EXIT_USAGE)  # fmt: skip
         _deliver(where, str(conv.id), approvals, results)
         return
     session = open_session(store, conv.id, params)
@@ -183,7 +188,14 @@ def _command(name: str, ask: bool, doc: str) -> click.Command:
         _go_on(ref, params, ask=ask)
 
     command.__doc__ = doc
-    for decorate in (guarded, debug_option, tool_options, model_options, _decision_options):
+    for decorate in (
+        guarded,
+        debug_option,
+        limit_options,
+        tool_options,
+        model_options,
+        _decision_options,
+    ):
         command = decorate(command)
     return click.command(name)(click.argument("ref", metavar="ID")(command))
 

@@ -24,8 +24,23 @@ from elelem.cli.attachments import (
 )
 from elelem.cli.console import make_renderer
 from elelem.cli.default_model import default_model
-from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, describe, guarded
-from elelem.cli.flags import continue_option, hosted_tools, model_options, timeouts_of
+from elelem.cli.exits import (
+    EXIT_LIMIT,
+    EXIT_PROVIDER,
+    EXIT_USAGE,
+    Failure,
+    debug_option,
+    describe,
+    guarded,
+)
+from elelem.cli.flags import (
+    continue_option,
+    hosted_tools,
+    limit_options,
+    limits_of,
+    model_options,
+    timeouts_of,
+)
 from elelem.cli.history import resolve_conversation
 from elelem.cli.inspect import ndjson_line
 from elelem.cli.mcp import prompt_of
@@ -56,6 +71,7 @@ from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
 from elelem.turns.engine import turn_served
+from elelem.turns.limits import UsageLimitExceeded, UsageLimits
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
     CacheTTL,
@@ -92,6 +108,8 @@ class Session:
     extract: bool = False
     """``-x``/``--xl``: nothing is shown while the answer streams (the
     command prints a code block of it afterwards)."""
+    limits: UsageLimits | None = None
+    """``--max-requests``, ``--max-output-tokens``, …: each turn's usage limits."""
 
     @property
     def model(self) -> str:
@@ -146,7 +164,13 @@ class Session:
                     streamed=self.streamed,
                     before_first_send=None if self.stored else self._store_new,
                     resume=resume,
+                    limits=self.limits,
                 )
+        except UsageLimitExceeded as exc:
+            if waiting is not None:
+                waiting.stop()
+            self.limit_reached(exc)
+            raise Failure(f"{exc} (what the turn did is kept)", EXIT_LIMIT) from None
         except KeyboardInterrupt:
             if waiting is not None:
                 waiting.stop()
@@ -200,15 +224,34 @@ class Session:
             if renderer is None:
                 sys.stdout.write(ndjson_line(value) + "\n")
         elif renderer is None and not self.extract:
-            line = {
-                "type": "turn",
-                "conversation": self.conversation.id,
-                "turn": result.turn,
-                "end": result.end,
-                "usage": turn_usage(self.conversation, result),
-            }
-            sys.stdout.write(ndjson_line(line) + "\n")
+            self.write_turn_line(result)
         return result
+
+    def write_turn_line(self, result: TurnResult) -> None:
+        """The ``--json`` line that ends a turn: how it ended, what it used."""
+        line = {
+            "type": "turn",
+            "conversation": self.conversation.id,
+            "turn": result.turn,
+            "end": result.end,
+            "usage": turn_usage(self.conversation, result),
+        }
+        sys.stdout.write(ndjson_line(line) + "\n")
+
+    def limit_reached(self, exc: UsageLimitExceeded) -> None:
+        """End the answer a usage limit stopped: the renderer closes it with
+        the turn's cost, and ``--json`` writes the turn line (end
+        ``usage-limit``) as a turn that ended otherwise does."""
+        renderer = self.renderer
+        if renderer is not None:
+            if renderer.active:
+                renderer.cost = self.turn_cost()
+                renderer.interrupt(f"stopped by the usage limit {exc.limit}")
+            return
+        result = exc.result
+        schema = isinstance(self.options.output, JsonSchemaOutput)
+        if isinstance(result, TurnResult) and not self.extract and not schema:
+            self.write_turn_line(result)
 
     def warn_before(self, text: str | Message | None) -> None:
         """Tell what the model catalog expects this turn to hit
@@ -368,6 +411,7 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         streamed=not params["no_stream"],
         stored=ref is not None,
         cache=params["cache"],
+        limits=limits_of(params),
     )
 
 
@@ -406,6 +450,7 @@ def _folder_option(flag: str, help: str) -> Callable[[F], F]:
 @click.option("--xl", "--extract-last", "extract_last", is_flag=True, help="As -x, the last block.")
 @model_options
 @tool_options
+@limit_options
 @click.option(
     "--mcp-prompt",
     metavar="'SERVER:NAME [KEY=VALUE]...'",

@@ -26,7 +26,7 @@ import click
 from elelem.cli.ask import Session, awaiting_line, cached, check_model, open_session
 from elelem.cli.attachments import Attachment, attach_option, load_attachment, user_message
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, describe, guarded
-from elelem.cli.flags import continue_option, model_options
+from elelem.cli.flags import continue_option, limit_options, model_options
 from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
 from elelem.cli.tools import Toolset, tool_options
@@ -224,6 +224,7 @@ def _answer(state: ChatState, message: Message | str) -> None:
 @attach_option
 @model_options
 @tool_options
+@limit_options
 @debug_option
 @guarded
 def chat_command(continue_: str | None, attachments: tuple[str, ...], **params: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal, NamedTuple
 
 from elelem.errors import (
     ConfigError,
@@ -41,16 +42,45 @@ def config_model(env: Mapping[str, str]) -> str | None:
     return model
 
 
+class CredentialStatus(NamedTuple):
+    """How a provider authenticates under an environment (never a secret).
+
+    ``kind`` is ``"key"`` (``source`` says where from: ``"$VAR"`` or
+    ``"keys file"``), ``"signing"`` (AWS SigV4 credentials from the
+    environment; ``source`` names the key-id variable), ``"cloud"`` (the
+    cloud's own credentials; ``source`` is the cloud), ``"none needed"`` or
+    ``"missing"``.
+    """
+
+    kind: Literal["key", "signing", "cloud", "none needed", "missing"]
+    source: str | None = None
+
+
+def credential_status(catalog: Catalog, name: str, env: Mapping[str, str]) -> CredentialStatus:
+    """The one answer to "has provider ``name`` what it needs to send?", read
+    by ``elelem providers``, ``elelem keys list`` and the default model: its
+    key (the environment, then the keys file, as every request reads it),
+    else its cloud's credentials, else AWS signing credentials."""
+    spec = catalog.get(name)
+    source = catalog.key_source(spec, env)
+    if source is not None:
+        return CredentialStatus("key", source)
+    if spec.cloud:
+        return CredentialStatus("cloud", spec.cloud)
+    if not spec.key_required:
+        return CredentialStatus("none needed")
+    if _signing_credentials_set(catalog, name, env):
+        return CredentialStatus("signing", "AWS_ACCESS_KEY_ID")
+    return CredentialStatus("missing")
+
+
 def key_is_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
     """Whether provider ``name`` has its key (or needs none); for a SigV4
     provider (Bedrock), AWS credentials count as its key."""
-    spec = catalog.get(name)
-    if not spec.key_required or catalog.key_source(spec, env) is not None:
-        return True
-    return signing_credentials_set(catalog, name, env)
+    return credential_status(catalog, name, env).kind != "missing"
 
 
-def signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
+def _signing_credentials_set(catalog: Catalog, name: str, env: Mapping[str, str]) -> bool:
     """Whether provider ``name`` signs with AWS credentials and both halves are set."""
     spec = catalog.get(name)
     return bool(spec.sigv4_service) and all(

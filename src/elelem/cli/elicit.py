@@ -54,8 +54,12 @@ class TerminalElicitor:
     docs).  :meth:`asking_on` binds it to the running turn's loop; outside a
     turn, or without a terminal, it declines."""
 
-    def __init__(self, interactive: bool) -> None:
+    def __init__(
+        self, interactive: bool, declining: str = "no terminal on stdin to ask on"
+    ) -> None:
         self.interactive = interactive
+        self.declining = declining
+        """Why a request is declined when the user cannot be asked (recorded)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._before: Callable[[], None] = _nothing
         self._lock: asyncio.Lock | None = None
@@ -78,8 +82,10 @@ class TerminalElicitor:
 
     async def __call__(self, request: Elicitation) -> ElicitAnswer:
         loop = self._loop
-        if not self.interactive or loop is None:
-            return ElicitAnswer("decline")
+        if not self.interactive:
+            return ElicitAnswer("decline", reason=self.declining)
+        if loop is None:
+            return ElicitAnswer("decline", reason="asked while no turn was running")
         if asyncio.get_running_loop() is loop:
             return await self._ask(request)
         # The connection's loop waits while the turn's loop asks.

@@ -20,6 +20,7 @@ from contextlib import closing
 from typing import Any
 
 import click
+import msgspec
 
 from elelem.cli.exits import EXIT_PROVIDER, EXIT_USAGE, Failure, debug_option, guarded, utf8_text
 from elelem.cli.flags import max_bytes_option
@@ -186,13 +187,7 @@ def _print_hits(hits: Sequence[Hit], as_json: bool) -> None:
         if as_json:
             # ensure_ascii: stored content is untrusted, and escaped it
             # cannot move a terminal's cursor or reorder its text.
-            row = {
-                "id": hit.id,
-                "score": hit.score,
-                "content": hit.content,
-                "metadata": hit.metadata,
-            }
-            click.echo(json.dumps(row, ensure_ascii=True))
+            click.echo(json.dumps(msgspec.structs.asdict(hit), ensure_ascii=True))
         else:
             text = (hit.content or "").replace("\n", " ")
             text = text[:77] + "..." if len(text) > 80 else text

@@ -39,6 +39,11 @@ EXIT_USAGE = 2
 EXIT_STORE = 3
 
 
+EXIT_LIMIT = 4
+"""A usage limit (``--max-requests``, ``--max-output-tokens``, …) ended the
+turn; what it did until then is kept."""
+
+
 EXIT_INTERNAL = 70
 
 
@@ -49,7 +54,8 @@ EXIT_STATUSES = (
     "Exit statuses: 0 success; 1 the provider or the stream failed (the reply so far is kept); "
     "2 bad usage or configuration (unknown provider or model, missing API key, unknown "
     "conversation, unreadable file); 3 the conversation store failed (cannot open, import "
-    "refused); 70 an internal error (a bug: please report it with --debug output); "
+    "refused); 4 a usage limit (--max-requests, --max-output-tokens, ...) ended the turn "
+    "(what it did is kept); 70 an internal error (a bug: please report it with --debug output); "
     "130 interrupted (Ctrl-C; the reply so far is kept)."
 )
 

@@ -8,11 +8,13 @@ import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any, ParamSpec, TypeVar
 
 import click
 
 from elelem.transport import Timeouts
+from elelem.turns.limits import UsageLimits
 from elelem.vocabulary import CodeExecution, HostedTool, Skill, WebFetch, WebSearch, XSearch
 
 
@@ -189,6 +191,55 @@ def timeouts_of(params: Mapping[str, Any]) -> Timeouts:
     if params.get("idle_timeout") is not None:
         timeouts = replace(timeouts, idle=params["idle_timeout"])
     return timeouts
+
+
+COUNT_LIMITS: tuple[tuple[str, str, str], ...] = (
+    ("requests", "--max-requests", "requests to the model"),
+    ("input_tokens", "--max-input-tokens", "input tokens read (cache reads and writes included)"),
+    ("output_tokens", "--max-output-tokens", "output tokens generated (reasoning included)"),
+    ("total_tokens", "--max-total-tokens", "input and output tokens together"),
+    ("tool_calls", "--max-tool-calls", "tool calls run"),
+)
+"""The count options of :func:`limit_options`: the :class:`UsageLimits`
+field, the flag, and what it counts."""
+
+LIMIT_MAX = 2**62
+"""The largest count a limit option takes (a count past it is no bound)."""
+
+
+def limit_options(fn: Callable[P, R]) -> Callable[P, R]:
+    """``--max-requests``, ``--max-input-tokens``, ``--max-output-tokens``,
+    ``--max-total-tokens``, ``--max-tool-calls`` and ``--max-cost``: the
+    :class:`~elelem.turns.limits.UsageLimits` of each turn (``ask``'s one
+    run, each turn of ``chat``, the run ``approve`` and ``resume``
+    continue), the sampling served to its MCP servers counted in them; read
+    by :func:`limits_of`."""
+    for field, flag, what in reversed(COUNT_LIMITS):
+        fn = click.option(
+            flag,
+            f"limit_{field}",
+            type=click.IntRange(min=1, max=LIMIT_MAX),
+            metavar="N",
+            help=f"End the turn (exit 4) before it goes over N {what}, MCP sampling included.",
+        )(fn)
+    return click.option(
+        "--max-cost",
+        "limit_cost",
+        type=Finite(min=0),
+        metavar="USD",
+        help="End the turn (exit 4) before its estimated cost goes over USD dollars "
+        "(a model without a known price ends it at once).",
+    )(fn)
+
+
+def limits_of(params: Mapping[str, Any]) -> UsageLimits | None:
+    """The usage limits the :func:`limit_options` ask for (None without any)."""
+    counts = {field: params.get(f"limit_{field}") for field, _flag, _what in COUNT_LIMITS}
+    given = {field: value for field, value in counts.items() if value is not None}
+    cost = params.get("limit_cost")
+    if cost is not None:
+        given["cost"] = Decimal(str(cost))  # the dollars as typed, not a float's tail
+    return UsageLimits(**given) if given else None
 
 
 def display_options(fn: Callable[P, R]) -> Callable[P, R]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
+import msgspec
 
 from elelem.cli.console import make_console, make_renderer
 from elelem.cli.exits import EXIT_STORE, EXIT_USAGE, Failure, debug_option, guarded
@@ -157,21 +158,6 @@ def conversation_cost(conversation: Conversation) -> str | None:
     return cost.describe() if cost.responses else None
 
 
-def info_record(info: ConversationInfo) -> dict[str, object]:
-    """A conversation's listing entry as one ``--json`` object."""
-    return {
-        "id": info.id,
-        "title": info.title,
-        "model": info.model,
-        "turns": info.turns,
-        "events": info.events,
-        "created_at": info.created_at,
-        "updated_at": info.updated_at,
-        "parent": info.parent,
-        "forked_at": info.forked_at,
-    }
-
-
 @click.group("log", invoke_without_command=True)
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option(
@@ -194,14 +180,7 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
         titles: dict[str, str] = {}
         for hit in hits:
             if as_json:
-                record = {
-                    "conversation": hit.conversation,
-                    "event": hit.event,
-                    "seq": hit.seq,
-                    "turn": hit.turn,
-                    "snippet": hit.snippet,
-                }
-                out.write(ndjson_line(record) + "\n")
+                out.write(ndjson_line(msgspec.structs.asdict(hit)) + "\n")
                 continue
             title = clip(sanitize_line(titles.setdefault(hit.conversation, _title(store, hit))), 40)
             snippet = highlighted(clip(sanitize_line(hit.snippet), 100), search, out.isatty())
@@ -216,7 +195,9 @@ def log_command(ctx: click.Context, limit: int, search: str | None, as_json: boo
         if as_json:
             cost = events_cost(conversation.events)
             spent = None if cost.total is None else str(cost.total)
-            out.write(ndjson_line({**info_record(info), "cost_usd": spent}) + "\n")
+            # The listing entry's fields as stored, and the cost.
+            entry = {**msgspec.structs.asdict(info), "cost_usd": spent}
+            out.write(ndjson_line(entry) + "\n")
         elif out.isatty():
             rows.append(log_columns(info, conversation_cost(conversation)))
         else:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from elelem.cli.default_model import credential_status
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.providers import load_catalog
 from elelem.providers.keys import keys_path, load_keys, remove_key, save_key
@@ -44,15 +45,19 @@ def keys_list() -> None:
     catalog = load_catalog(env=env)
     saved = load_keys(keys_path(env))
     for name in catalog.names():
-        spec = catalog.get(name)
-        source = spec.key_source(env, None, saved.get(name))
-        if source == "keys file":
+        # The one answer `providers` reads too; the wording is this list's.
+        status = credential_status(catalog, name, env)
+        if status.kind == "key" and status.source == "keys file":
             where = f"set (keys file {sanitize_line(str(keys_path(env)))})"
-        elif source is not None:
-            where = f"set ({source})" + ("; a saved key is overridden" if name in saved else "")
-        elif spec.cloud:
+        elif status.kind == "key":
+            where = f"set ({status.source})" + (
+                "; a saved key is overridden" if name in saved else ""
+            )
+        elif status.kind == "cloud":
             where = "not set: the cloud's credentials are used (see `elelem providers`)"
-        elif not spec.key_required:
+        elif status.kind == "signing":
+            where = f"not set: AWS credentials are used ({status.source})"
+        elif status.kind == "none needed":
             where = "no key needed"
         else:
             where = "not set"

@@ -7,7 +7,9 @@ each after the answer to the one before); the transcript of the model's
 speech (or its text) is printed as it streams, sanitized; ``--audio-out``
 writes what the model said as a WAV file.  Tools, MCP servers and approvals
 are the ones of ``elelem ask`` (``--functions``, ``--tool``, ``--mcp``,
-``--approve``).  Ctrl-C ends the session and keeps what arrived; the
+``--approve``); an MCP server's sampling is served by
+``--mcp-sampling-model`` and its requests for input are declined (nobody is
+asked during a live session), each request recorded in the conversation.  Ctrl-C ends the session and keeps what arrived; the
 session is stored as a conversation that ``elelem show`` and the viewer
 read.
 """
@@ -23,7 +25,7 @@ import click
 
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.store import store_from_env
-from elelem.cli.tools import Toolset, call_line, tool_options
+from elelem.cli.tools import Toolset, asking_in_background, call_line, tool_options
 from elelem.conversation import Conversation
 from elelem.conversation.events import MessageBody
 from elelem.reading import read_file
@@ -126,8 +128,13 @@ def live_command(
     approve = toolset.approver()
     if approve == "defer":
         raise Failure("--defer waits for a later process; a live session cannot", EXIT_USAGE)
+    # Nobody is asked during a live session (the terminal shows the
+    # transcript): a server's request for input is declined, the reason kept
+    # in the conversation with the request, as its served sampling is.
+    toolset.elicitor.interactive = False
+    toolset.elicitor.declining = "a live session asks nobody"
     spoken = bytearray()
-    with toolset:
+    with toolset, asking_in_background(toolset, conversation, os.environ):
         session = live_sync(
             client,
             model,

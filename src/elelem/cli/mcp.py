@@ -145,7 +145,7 @@ def login_command(
     """Sign in to the MCP server at URL (OAuth, in the browser; the code
     comes back to 127.0.0.1) and keep the login for --mcp URL."""
     from elelem.tools.mcp import MCPServer
-    from elelem.tools.mcp_auth import token_path
+    from elelem.tools.mcp_auth import has_login
 
     if not url.startswith(("http://", "https://")):
         raise Failure(f"{url!r}: a login is for an http(s) URL", EXIT_USAGE)
@@ -155,32 +155,39 @@ def login_command(
             count = len(connection.tools)
     except MCPServerError as exc:
         raise Failure(str(exc), EXIT_PROVIDER) from None
-    if not token_path(url).exists():
+    if not has_login(url):
         click.echo(f"{sanitize_line(url)} asked for no sign-in ({count} tools)")
         return
     click.echo(f"signed in to {sanitize_line(url)} ({count} tools)")
 
 
 @mcp_group.command("logout")
-@click.argument("url")
+@click.argument("target", metavar="ISSUER|URL")
 @guarded
-def logout_command(url: str) -> None:
-    """Forget the login kept for the MCP server at URL."""
-    from elelem.tools.mcp_auth import TokenFile, token_path
+def logout_command(target: str) -> None:
+    """Forget the logins kept for an authorization server (ISSUER, as
+    `elelem mcp list` shows it: every server signed in through it, and its
+    client registration) or for the one MCP server at URL."""
+    from elelem.tools.mcp_auth import logout
 
-    if not TokenFile(token_path(url), url).forget():
-        raise Failure(f"no login kept for {url}", EXIT_USAGE)
-    click.echo(f"signed out of {sanitize_line(url)}")
+    gone = logout(target)
+    if not gone:
+        raise Failure(f"no login kept for {target} (elelem mcp list shows them)", EXIT_USAGE)
+    for url in gone:
+        click.echo(f"signed out of {sanitize_line(url)}")
 
 
 @mcp_group.command("list")
 @guarded
 def list_command() -> None:
-    """The MCP servers with a kept login."""
+    """The MCP servers with a kept login, under the authorization server
+    (issuer) each signed in through."""
     from elelem.tools.mcp_auth import logins
 
-    for url in logins():
-        click.echo(sanitize_line(url))
+    for issuer, urls in logins().items():
+        click.echo(sanitize_line(issuer) if issuer else "(issuer not known yet)")
+        for url in urls:
+            click.echo(f"  {sanitize_line(url)}")
 
 
 def _oauth(

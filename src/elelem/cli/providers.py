@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from elelem.cli.default_model import default_model, signing_credentials_set
+from elelem.cli.default_model import credential_status, default_model
 from elelem.cli.exits import debug_option, guarded
 from elelem.errors import ConfigError, UnsupportedError
 from elelem.providers import load_catalog, load_shape
@@ -27,21 +27,21 @@ def providers_command() -> None:
     rows = []
     for name in catalog.names():
         spec = catalog.get(name)
-        # The catalog's own answer, as `keys list` and every request read it:
-        # a saved key counts.
-        source = catalog.key_source(spec, env)
-        if source is not None:
-            key = f"key set ({source.removeprefix('$')})"
-        elif spec.cloud:
-            key = _CLOUD_AUTH.get(spec.cloud, spec.cloud)
+        # The one answer `keys list` and the default model read too; the
+        # wording is this table's (short enough for a column).
+        status = credential_status(catalog, name, env)
+        if status.kind == "key" and status.source is not None:
+            key = f"key set ({status.source.removeprefix('$')})"
+        elif status.kind == "cloud" and status.source is not None:
+            key = _CLOUD_AUTH.get(status.source, status.source)
             if spec.key_env:
                 key += f" (or set {' or '.join(spec.key_env)})"
-        elif not spec.key_required:
+        elif status.kind == "none needed":
             key = "no key needed"
-        elif signing_credentials_set(catalog, name, env):
-            key = "AWS credentials set (AWS_ACCESS_KEY_ID)"
+        elif status.kind == "signing":
+            key = f"AWS credentials set ({status.source})"
         else:
-            # Both ways, short enough for a table column (the error says more).
+            # Both ways (the error says more).
             key = f"missing: elelem keys set {name}, or {' or '.join(spec.key_env)}"
             if spec.sigv4_service:
                 key += " or AWS credentials"

@@ -27,11 +27,13 @@ from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import command_catalog
 from elelem.cli.testmodel import is_test_model, test_model
 from elelem.client import Client
+from elelem.conversation import Conversation
 from elelem.errors import ConfigError
 from elelem.providers import Target
 from elelem.providers.protocol import Model
 from elelem.render import sanitize_line
 from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
+from elelem.turns.limits import UsageLimits
 from elelem.turns.sampling import model_sampler
 
 
@@ -67,10 +69,15 @@ class TurnSampler:
         loop: asyncio.AbstractEventLoop,
         client: Client,
         approve: Callable[[str], Awaitable[bool]] | None = None,
+        limits: UsageLimits | None = None,
+        conversation: Conversation | None = None,
     ) -> Iterator[None]:
         """Serve on ``loop`` with ``client`` while the block runs, each
-        request first put to ``approve`` (a y/N question) when given."""
-        self._loop, self._sample = loop, model_sampler(client, self.target)
+        request first put to ``approve`` (a y/N question) when given, within
+        the turn's ``limits`` (counted with what ``conversation``'s turn
+        used: :func:`~elelem.turns.sampling.model_sampler`)."""
+        sample = model_sampler(client, self.target, limits, conversation=conversation)
+        self._loop, self._sample = loop, sample
         self._approve = approve
         try:
             yield

@@ -15,15 +15,23 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from elelem.cli.default_model import default_model
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
+from elelem.cli.flags import limit_options, limits_of
 from elelem.cli.safety import secrets_in_force
 from elelem.cli.store import store_from_env
 from elelem.cli.testmodel import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model, test_model
-from elelem.cli.tools import Toolset, functions_option
+from elelem.cli.tools import (
+    Toolset,
+    functions_option,
+    mcp_option,
+    mcp_sampling_option,
+    run_scope,
+)
 from elelem.errors import ConfigError
 from elelem.home import PRIVATE_FILE, create_private, home_dir, private_parent
 
@@ -101,6 +109,9 @@ def serve_token(given: str | None, new: Callable[[], str]) -> str:
     help="The runs are durable on this Temporal server: Approve and Deny are sent to them.",
 )
 @functions_option
+@mcp_option
+@mcp_sampling_option
+@limit_options
 @debug_option
 @guarded
 def serve_command(
@@ -111,80 +122,101 @@ def serve_command(
     open_browser: bool,
     temporal: str | None,
     function_files: tuple[Path, ...],
+    mcp_specs: tuple[str, ...],
+    mcp_sampling_model: str | None,
+    **limit_params: Any,
 ) -> None:
     """Browse stored conversations (citations, hosted activity, reasoning) and
     chat with a configured provider, in the browser.  With --functions
-    the chat's model may call those tools, each call run once the page's
-    Approve is clicked (Deny refuses it), as for a run stopped by `ask
-    --defer` or the library's approve="defer"."""
-    import uvicorn
-
-    from elelem.cli.worker import temporal_delivery
-    from elelem.providers import load_catalog
-    from elelem.providers.models import known_models
-    from elelem.web.app import create_app, new_token
-    from elelem.web.serving import is_loopback, server_config
-
+    (or --mcp) the chat's model may call those tools (those servers'), each
+    call run once the page's Approve is clicked (Deny refuses it), as for a
+    run stopped by `ask --defer` or the library's approve="defer".  The
+    --max-* options bound each chat run (a turn, or a resumed run) as they
+    bound a turn of `chat`: a limit reached ends that run's answer with the
+    limit's error."""
+    limits = limits_of(limit_params)
     # Loaded first: a bad file is refused before the port is taken.
-    toolset = Toolset.from_params({"function_files": function_files})
-    tools = toolset.loop(None).tools.values()
-    sock = bind(host, port)
-    try:
-        catalog = load_catalog()
-        if model is None:
-            try:
-                model = default_model(catalog)
-            except ConfigError:
-                model = None  # browsing needs no key; the chat form names one
-        elif is_test_model(model):
-            model = TEST_ADDRESS
-        else:
-            # An unknown provider or a malformed address is refused now, not
-            # at the first chat message (browsing needs no key: none is checked).
-            spec, name = catalog.resolve(model)
-            model = f"{spec.name}:{name}"
-        store = store_from_env()
-    except BaseException:
-        sock.close()
-        raise
-    try:
-        token = serve_token(given_token, new_token)
-    except BaseException:
-        sock.close()
-        raise
-    bound_host, bound_port = sock.getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    address = f"http://{shown}:{bound_port}/?token={token}"
-    click.echo(f"elelem serve: open {address}")
-    click.echo("(the token is needed by every request; Ctrl-C stops)")
-    if open_browser:
-        # Once the server listens (the socket is bound: a request waits for it).
-        threading.Thread(target=webbrowser.open, args=(address,), daemon=True).start()
-    catalog = load_catalog()
-    models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
-    if not is_loopback(bound_host):
-        click.echo(
-            f"elelem serve: warning: listening on {shown}, which other machines can reach; "
-            "whoever has the URL can read your conversations and chat with your keys",
-            err=True,
-        )
-    app = create_app(
-        store,
-        token=token,
-        model=model,
-        redactor=secrets_in_force(),
-        models=models,
-        port=bound_port,
-        tools=list(tools),
-        in_process={name: test_model() for name in TEST_MODEL_NAMES},
-        deliver=None if temporal is None else temporal_delivery(temporal),
+    toolset = Toolset.from_params(
+        {
+            "function_files": function_files,
+            "mcp_specs": mcp_specs,
+            "mcp_sampling_model": mcp_sampling_model,
+        }
     )
-    config = server_config(app)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        sock.close()
-        store.close()
+    # The page cannot ask (its form is not built): a server's request for
+    # input is declined, the reason kept with the request in the conversation.
+    toolset.elicitor.interactive = False
+    toolset.elicitor.declining = "elelem serve asks nobody (the page has no form for it)"
+    # The servers connect before the port is taken, and stay until Ctrl-C.
+    with toolset:
+        import uvicorn
+
+        from elelem.cli.worker import temporal_delivery
+        from elelem.providers import load_catalog
+        from elelem.providers.models import known_models
+        from elelem.web.app import create_app, new_token
+        from elelem.web.serving import is_loopback, server_config
+
+        tools = toolset.loop(None).tools.values()
+        sock = bind(host, port)
+        try:
+            catalog = load_catalog()
+            if model is None:
+                try:
+                    model = default_model(catalog)
+                except ConfigError:
+                    model = None  # browsing needs no key; the chat form names one
+            elif is_test_model(model):
+                model = TEST_ADDRESS
+            else:
+                # An unknown provider or a malformed address is refused now, not
+                # at the first chat message (browsing needs no key: none is checked).
+                spec, name = catalog.resolve(model)
+                model = f"{spec.name}:{name}"
+            store = store_from_env()
+        except BaseException:
+            sock.close()
+            raise
+        try:
+            token = serve_token(given_token, new_token)
+        except BaseException:
+            sock.close()
+            raise
+        bound_host, bound_port = sock.getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        address = f"http://{shown}:{bound_port}/?token={token}"
+        click.echo(f"elelem serve: open {address}")
+        click.echo("(the token is needed by every request; Ctrl-C stops)")
+        if open_browser:
+            # Once the server listens (the socket is bound: a request waits for it).
+            threading.Thread(target=webbrowser.open, args=(address,), daemon=True).start()
+        catalog = load_catalog()
+        models = [TEST_ADDRESS, *(f"{p}:{m}" for p, m in known_models() if p in catalog)]
+        if not is_loopback(bound_host):
+            click.echo(
+                f"elelem serve: warning: listening on {shown}, which other machines can reach; "
+                "whoever has the URL can read your conversations and chat with your keys",
+                err=True,
+            )
+        app = create_app(
+            store,
+            token=token,
+            model=model,
+            redactor=secrets_in_force(),
+            models=models,
+            port=bound_port,
+            tools=list(tools),
+            in_process={name: test_model() for name in TEST_MODEL_NAMES},
+            deliver=None if temporal is None else temporal_delivery(temporal),
+            run_scope=run_scope(toolset, limits),
+            limits=limits,
+        )
+        config = server_config(app)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            sock.close()
+            store.close()
 
 
 __all__ = ["TOKEN_FILE", "bind", "serve_command", "serve_token"]

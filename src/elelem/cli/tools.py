@@ -23,7 +23,8 @@ import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar
@@ -48,6 +49,7 @@ from elelem.tools import (
     ShellTool,
 )
 from elelem.tools.mcp import STARTUP_TIMEOUT
+from elelem.turns.limits import UsageLimits
 from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
@@ -71,6 +73,26 @@ functions_option = click.option(
 ``serve``): read by :meth:`Toolset.from_params`."""
 
 
+mcp_option = click.option(
+    "--mcp",
+    "mcp_specs",
+    multiple=True,
+    metavar="'COMMAND ARGS'|URL",
+    help="Start a local MCP server (a command line) or connect to one (an http(s) "
+    "URL) and give the model its tools (repeatable).",
+)
+"""``--mcp`` (of ``ask``, ``chat``, ``live``, ``approve``, ``resume`` and ``serve``)."""
+
+mcp_sampling_option = click.option(
+    "--mcp-sampling-model",
+    metavar="MODEL",
+    help="Serve each --mcp server's sampling requests (the server asking for a "
+    "completion during a call) with MODEL (provider:model or an alias); without it "
+    "they are refused.",
+)
+"""``--mcp-sampling-model`` (wherever ``--mcp`` is)."""
+
+
 def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
     """The options that give the model tools to run."""
     decorators = [
@@ -82,14 +104,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             metavar="MODULE:FUNCTION",
             help="Make one function of an importable module a tool (repeatable).",
         ),
-        click.option(
-            "--mcp",
-            "mcp_specs",
-            multiple=True,
-            metavar="'COMMAND ARGS'|URL",
-            help="Start a local MCP server (a command line) or connect to one (an http(s) "
-            "URL) and give the model its tools (repeatable).",
-        ),
+        mcp_option,
         click.option(
             "--mcp-startup-timeout",
             type=click.FloatRange(min=0, min_open=True),
@@ -99,13 +114,7 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             help="Seconds each --mcp server has for each start-up step (npx -y of a package "
             "not yet cached can need more).",
         ),
-        click.option(
-            "--mcp-sampling-model",
-            metavar="MODEL",
-            help="Serve each --mcp server's sampling requests (the server asking for a "
-            "completion during a call) with MODEL (provider:model or an alias); without it "
-            "they are refused.",
-        ),
+        mcp_sampling_option,
         click.option(
             "--mcp-instructions",
             is_flag=True,
@@ -383,6 +392,7 @@ class Toolset:
         client: Client,
         conversation: Conversation,
         before: Callable[[], None] = lambda: None,
+        limits: UsageLimits | None = None,
     ) -> Iterator[None]:
         """While a turn of ``conversation`` runs on ``loop`` with ``client``:
         each request a server makes is recorded in the conversation log
@@ -390,7 +400,7 @@ class Toolset:
         is asked in the terminal (:mod:`elelem.cli.elicit`), one question at
         a time with the approvals, ``before`` called first (the renderer
         pauses its live region); its sampling requests are served
-        (:mod:`elelem.cli.sampling`)."""
+        (:mod:`elelem.cli.sampling`) within the turn's ``limits``."""
         lock, self._questions = self._questions or asyncio.Lock(), None
         with contextlib.ExitStack() as serving:
             serving.enter_context(recording_requests(self.servers, conversation, loop))
@@ -404,8 +414,64 @@ class Toolset:
                             before()
                             return await confirm(question)
 
-                serving.enter_context(self.sampler.serving_on(loop, client, approve))
+                serving.enter_context(
+                    self.sampler.serving_on(loop, client, approve, limits, conversation)
+                )
             yield
+
+
+@contextlib.contextmanager
+def asking_in_background(
+    toolset: Toolset, conversation: Conversation, env: Mapping[str, str]
+) -> Iterator[None]:
+    """:meth:`Toolset.asking_on` for a command whose steps run on no event
+    loop that outlasts them (``live``): a loop of its own in a thread, with
+    an async client of ``env``, serves the servers' sampling and records
+    their requests in ``conversation`` while the block runs.  Without MCP
+    servers, nothing is started."""
+    if not toolset.servers:
+        yield
+        return
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="elelem-mcp-requests", daemon=True)
+    thread.start()
+    try:
+        client = Client(env=env)
+        asyncio.run_coroutine_threadsafe(client.__aenter__(), loop).result()
+        try:
+            with toolset.asking_on(loop, client, conversation):
+                yield
+        finally:
+            asyncio.run_coroutine_threadsafe(client.__aexit__(None, None, None), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def run_scope(
+    toolset: Toolset, limits: UsageLimits | None = None
+) -> Callable[[Conversation, Client], Any]:
+    """The scope each chat run of ``elelem serve`` runs in (a
+    :data:`~elelem.web.chat.RunScope`): the toolset's MCP servers' requests
+    recorded in the run's conversation and their sampling served with the
+    run's client, counted in the run's ``limits`` (:meth:`Toolset.asking_on`),
+    one run at a time (the servers answer one run's requests at once)."""
+    one_run: list[asyncio.Lock] = []  # made on the serving loop, at its first run
+
+    @contextlib.asynccontextmanager
+    async def scope(conversation: Conversation, client: Client) -> AsyncIterator[None]:
+        if not toolset.servers:
+            yield
+            return
+        if not one_run:
+            one_run.append(asyncio.Lock())
+        async with one_run[0]:
+            loop = asyncio.get_running_loop()
+            with toolset.asking_on(loop, client, conversation, limits=limits):
+                yield
+
+    return scope
 
 
 def call_line(call: ToolCallBlock, result: ToolResultBlock | None = None) -> str:
@@ -474,11 +540,15 @@ __all__ = [
     "Toolset",
     "approval_prompt",
     "ask_approval",
+    "asking_in_background",
     "call_line",
     "confirm",
     "function_named",
     "functions_in",
     "functions_option",
+    "mcp_option",
+    "mcp_sampling_option",
+    "run_scope",
     "show_call",
     "tool_options",
 ]

@@ -43,6 +43,7 @@ from elelem.transport import Timeouts
 from elelem.turns.deferred import resume_flow
 from elelem.turns.drive import ChunkObserver, TurnResult, drive
 from elelem.turns.engine import Flow, TurnEngine, TurnOptions
+from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import ApprovalRequest, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
@@ -73,6 +74,7 @@ def run_turn(
     streamed: bool = True,
     before_first_send: Callable[[], None] | None = None,
     resume: Decisions | None = None,
+    limits: UsageLimits | None = None,
 ) -> TurnResult:
     """Send ``text`` in ``conversation`` to ``target`` (resolved once by the
     command, from ``catalog``, loaded once), showing each chunk to
@@ -92,7 +94,10 @@ def run_turn(
     limits, or content its wire cannot carry, fails with the log untouched;
     then ``before_first_send`` (the command's, storing a new conversation)
     runs.  ``resume`` (approvals and results by call id) continues a run
-    that stopped awaiting them (``text`` is then None)."""
+    that stopped awaiting them (``text`` is then None).  ``limits`` bound
+    the turn (:mod:`elelem.turns.limits`), the sampling its MCP servers had
+    served counted in them; going over one raises
+    :class:`~elelem.turns.limits.UsageLimitExceeded`."""
     from elelem.client import Client
 
     turn_options: TurnOptions = {
@@ -101,6 +106,7 @@ def run_turn(
         "hosted_tools": hosted_tools,
         "options": options,
         "streamed": streamed,
+        "limits": limits,
     }
     if replaying:
         turn_options["max_continuations"] = 0
@@ -147,7 +153,7 @@ def run_turn(
                 # What an MCP server asks is asked (and sampled) on this loop.
                 before = (lambda: _pause(renderer)) if renderer is not None else (lambda: None)
                 loop = asyncio.get_running_loop()
-                asking = toolset.asking_on(loop, client, conversation, before)
+                asking = toolset.asking_on(loop, client, conversation, before, limits)
             with asking:
                 done.append(await drive(flow, client, conversation))
 

@@ -37,7 +37,7 @@ from elelem.vocabulary import (
     Usage,
 )
 from elelem.vocabulary.json import decode_json
-from elelem.vocabulary.registry import block_types_generation
+from elelem.vocabulary.registry import add_once, block_types_generation
 
 # -- bodies -----------------------------------------------------------------
 
@@ -265,11 +265,12 @@ def register_event_kind(kind: str, body: type[msgspec.Struct]) -> None:
     if not (isinstance(body, type) and issubclass(body, msgspec.Struct)):
         raise EventError(f"the body type of event kind {kind!r} must be a msgspec.Struct")
     with _lock:
-        existing = _kinds.get(kind)
-        if existing is not None and existing is not body:
-            raise EventError(f"event kind {kind!r} is already registered to {existing.__name__}")
-        if existing is None:
-            _kinds[kind] = body
+        if add_once(
+            _kinds,
+            kind,
+            body,
+            lambda old: EventError(f"event kind {kind!r} is already registered to {old.__name__}"),
+        ):
             _kind_of[body] = kind
             _kinds_generation += 1
 

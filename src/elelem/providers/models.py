@@ -37,29 +37,13 @@ KNOWN_MODELS: Mapping[str, tuple[str, ...]] = RecordTable(lambda r: r.models or 
 first provider listing an id is its home: a bare id resolves there)."""
 
 
-_RECORD_ALIASES: Mapping[str, dict[str, str]] = RecordTable(lambda r: r.aliases or None)
-
-
-class _Aliases(Mapping[str, str]):
-    # Every record's aliases as ``provider:model``, read live.
-    def _table(self) -> dict[str, str]:
-        return {
-            alias: f"{name}:{model}"
-            for name, aliases in _RECORD_ALIASES.items()
-            for alias, model in aliases.items()
-        }
-
-    def __getitem__(self, alias: str) -> str:
-        return self._table()[alias]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-
-ALIASES: Mapping[str, str] = _Aliases()
+ALIASES: Mapping[str, str] = RecordTable(
+    build=lambda records: {
+        alias: f"{record.name}:{model}"
+        for record in records
+        for alias, model in record.aliases.items()
+    }
+)
 """Built-in aliases (each record's ``aliases``, as ``provider:model``); the
 config file's ``[aliases]`` table adds to them and wins."""
 

@@ -9,14 +9,12 @@ the same everywhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence, Sized
 from dataclasses import dataclass, field
 
 import msgspec
 
-from elelem.conversation.events import Awaiting, Decision, ResponseRecord
+from elelem.conversation.events import ResponseRecord
 from elelem.conversation.projections import add_usage as sum_usage
-from elelem.conversation.session import SessionNote
 from elelem.render.sanitize import (
     decode_excerpt,
     domain,
@@ -150,6 +148,20 @@ class Footnotes:
             if excerpt and excerpt not in note.excerpts:
                 note.excerpts.append(excerpt)
         return note.number
+
+    def points(self, block: TextBlock) -> dict[int, list[int]]:
+        """Where in ``block`` each cited source's marker goes (a range's end,
+        or the block's end for a citation of the whole block), each source
+        once a point: the numbers to write there, in order of citation."""
+        at: dict[int, list[int]] = {}
+        end = len(block.text)
+        for attribution in block.attributions:
+            number = self.cite(attribution)
+            point = attribution.range[1] if attribution.range is not None else end
+            numbers = at.setdefault(point, [])
+            if number not in numbers:
+                numbers.append(number)
+        return at
 
     def lines(self, *, excerpts: bool = False) -> list[str]:
         """Every footnote's display lines, in number order."""
@@ -428,19 +440,25 @@ def reasoning_summary(text: str, limit: int = 100) -> str:
 
 
 _HOSTED_NOUNS = {
-    "web_search": ("web search", "web searches"),
-    "web_fetch": ("web fetch", "web fetches"),
-    "code_execution": ("code execution", "code executions"),
-    "file_search": ("file search", "file searches"),
-    "tool_search": ("tool search", "tool searches"),
-    "image_generation": ("image generation", "image generations"),
-    "mcp": ("MCP call", "MCP calls"),
-    "shell": ("shell call", "shell calls"),
-    "map_search": ("map search", "map searches"),
-    "x_search": ("X search", "X searches"),
-    "server_side_tools": ("server-side tool call", "server-side tool calls"),
-    "search_sources": ("search source", "search sources"),
+    "web_search": "web search",
+    "web_fetch": "web fetch",
+    "code_execution": "code execution",
+    "file_search": "file search",
+    "tool_search": "tool search",
+    "image_generation": "image generation",
+    "mcp": "MCP call",
+    "shell": "shell call",
+    "map_search": "map search",
+    "x_search": "X search",
+    "server_side_tools": "server-side tool call",
+    "search_sources": "search source",
 }
+"""What one of each hosted counter is called; many of them take the
+English plural (``web searches``, ``MCP calls``)."""
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
 
 
 def add_usage(a: Usage | None, b: Usage | None) -> Usage | None:
@@ -475,21 +493,13 @@ def usage_line(usage: Usage) -> str:
     for name, count in counts.items():
         if not count:
             continue
-        one, many = _HOSTED_NOUNS.get(name, (sanitize_line(name), sanitize_line(name)))
-        parts.append(f"{count:,} {one if count == 1 else many}")
+        noun = _HOSTED_NOUNS.get(name)
+        if noun is None:
+            noun = sanitize_line(name)  # a counter nobody named: as the provider spells it
+        elif count != 1:
+            noun = _plural(noun)
+        parts.append(f"{count:,} {noun}")
     return "usage: " + " · ".join(parts)
-
-
-def _counts(parts: Sequence[tuple[str, Sized, str]], nothing: str) -> str:
-    """Each ``(wording, items, noun)`` whose items are not empty, its ``{}``
-    the count of ``noun`` (``1 call``, ``2 calls``), comma-joined; ``nothing``
-    when every one is empty."""
-    said = [
-        wording.format(f"{len(items)} {noun}{'' if len(items) == 1 else 's'}")
-        for wording, items, noun in parts
-        if items
-    ]
-    return ", ".join(said or [nothing])
 
 
 USER_STOPS = frozenset({"interrupted", "cancelled"})
@@ -510,42 +520,6 @@ def record_outcome(record: ResponseRecord) -> tuple[str, str] | None:
     if not record.complete:
         return "warn", "interrupted: kept what arrived"
     return None
-
-
-def awaiting_line(awaiting: Awaiting) -> str:
-    """``awaiting approval of 1 call, results of 2 calls``: a stopped run."""
-    parts = [
-        ("approval of {}", awaiting.approval, "call"),
-        ("results of {}", awaiting.results, "call"),
-    ]
-    return "awaiting " + _counts(parts, "nothing")
-
-
-def session_line(note: SessionNote) -> str:
-    """One line of a live session's note (``session: interrupted at 300 ms,
-    heard "It is sunny"``), sanitized by the caller's renderer."""
-    detail = note.detail if isinstance(note.detail, dict) else {}
-    if note.what == "interrupted":
-        heard = detail.get("heard")
-        said = f', heard "{heard}"' if isinstance(heard, str) and heard else ""
-        return f"session: interrupted at {detail.get('audio_end_ms')} ms{said}"
-    if note.what in ("lost", "dropped") and detail.get("error"):
-        return f"session {note.what}: {detail.get('error')}"
-    if note.what == "input-transcript":
-        return f'session: the user said "{detail.get("transcript")}"'
-    if note.what == "opened" and detail.get("session_id"):
-        return f"session opened ({detail.get('session_id')})"
-    return f"session: {note.what}"
-
-
-def decision_line(decision: Decision) -> str:
-    """``approved 1 call, refused 1 call, 1 result given``: a resumed run's answers."""
-    parts = [
-        ("approved {}", decision.approved, "call"),
-        ("refused {}", decision.refused, "call"),
-        ("{} given", decision.results, "result"),
-    ]
-    return "resumed: " + _counts(parts, "nothing decided")
 
 
 def call_arguments(arguments: str) -> list[tuple[str, str]] | None:
@@ -578,11 +552,9 @@ __all__ = [
     "activity_label",
     "activity_line",
     "add_usage",
-    "awaiting_line",
     "call_arguments",
     "cited_text",
     "clip",
-    "decision_line",
     "marker",
     "reasoning_summary",
     "record_outcome",

@@ -24,31 +24,14 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from elelem.conversation import (
-    OVERLAY_KINDS,
-    Awaiting,
-    ContextEdits,
-    ConversationInfo,
-    Decision,
-    Event,
-    GeneratedFileBody,
-    HostedBody,
-    MessageBody,
-    ResponseRecord,
-    SessionNote,
-    TurnStart,
-    turn_views,
-)
+from elelem.conversation import ConversationInfo, Event, MessageBody, ResponseRecord, turn_views
 from elelem.providers.costs import events_cost
-from elelem.render.event_lines import context_edits_line, generated_line
+from elelem.render.event_lines import KeptEvent, Notice, event_shown, message_speaker
 from elelem.render.lines import (
     Footnotes,
     activity_line,
     attachment_line,
-    awaiting_line,
-    decision_line,
     record_outcome,
-    session_line,
     usage_line,
 )
 from elelem.render.obligations import display_obligations
@@ -127,14 +110,7 @@ class _Answer:
             self.run = []
 
     def text(self, block: TextBlock) -> None:
-        at: dict[int, list[int]] = {}
-        end = len(block.text)
-        for attribution in block.attributions:
-            number = self.notes.cite(attribution)
-            point = attribution.range[1] if attribution.range is not None else end
-            at.setdefault(point, [])
-            if number not in at[point]:
-                at[point].append(number)
+        at = self.notes.points(block)
         pieces: list[str] = []
         last = 0
         for point in sorted(at):
@@ -216,29 +192,20 @@ def conversation_markdown(info: ConversationInfo, events: Sequence[Event]) -> st
         lines += [f"## Turn {view.turn}", ""]
         answer = _Answer()
         for event in view.events:
-            body = event.body
-            if isinstance(body, MessageBody):
-                _message(lines, answer, body)
-            elif isinstance(body, HostedBody):
-                answer.activity(body.activity)
-            elif isinstance(body, ResponseRecord):
-                outcome = record_outcome(body)
+            shown = event_shown(event)
+            if isinstance(shown, MessageBody):
+                _message(lines, answer, shown)
+            elif isinstance(shown, HostedActivity):
+                answer.activity(shown)
+            elif isinstance(shown, ResponseRecord):
+                outcome = record_outcome(shown)
                 if outcome is not None:
                     answer.lines += [f"*{inert_line(outcome[1])}*", ""]
-            elif isinstance(body, Awaiting | Decision):
-                line = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
-                answer.lines += [f"*{line}*", ""]
-            elif isinstance(body, SessionNote):
-                answer.lines += [f"*{inert_line(session_line(body))}*", ""]
-            elif isinstance(body, ContextEdits):
-                answer.lines += [f"*{inert_line(context_edits_line(body))}*", ""]
-            elif isinstance(body, GeneratedFileBody):
-                answer.lines += [f"*{inert_line(generated_line(body))}*", ""]
-                answer.lines += [line for part in body.content for line in (_other(part), "")]
-            elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
-                continue
-            else:
-                answer.lines += [f"*[{inert_line(event.kind)} event kept, not shown]*", ""]
+            elif isinstance(shown, Notice):
+                answer.lines += [f"*{inert_line(shown.text)}*", ""]
+                answer.lines += [line for part in shown.parts for line in (_other(part), "")]
+            elif isinstance(shown, KeptEvent):
+                answer.lines += [f"*[{inert_line(shown.kind)} event kept, not shown]*", ""]
         lines += answer.lines + answer.footnotes()
         if view.responses:
             cost = events_cost(view.events).describe()
@@ -263,7 +230,8 @@ def _other(part: object) -> str:
 
 
 def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
-    if body.role == "assistant":
+    speaker, text = message_speaker(body)
+    if speaker == "assistant":
         for part in body.content:
             if isinstance(part, TextBlock):
                 answer.text(part)
@@ -276,15 +244,14 @@ def _message(lines: list[str], answer: _Answer, body: MessageBody) -> None:
             else:
                 answer.lines += [_other(part), ""]
         return
-    text = "".join(p.text for p in body.content if isinstance(p, TextBlock))
     # Attachments and other blocks beside the text get a line each: a user's
     # image or document is named, never left out of the document.
     others = [_other(p) for p in body.content if not isinstance(p, TextBlock)]
-    if body.role == "system":
+    if speaker == "system":
         lines += [f"**System:** {inert(text)}", ""]
-    elif body.source.startswith("context"):
+    elif speaker == "context":
         lines += [f"**{inert_line(body.source)}:** {inert(text)}", ""]
-    elif body.source == "tool" or not text:
+    elif speaker == "tool":
         for part in body.content:
             if isinstance(part, ToolResultBlock):
                 answer.tool_result(part)

@@ -14,6 +14,9 @@ What every shape must do the same way is decided once, outside the packages:
   shape's :class:`~elelem.shapes.classify.ErrorTable`;
 - :mod:`elelem.shapes.options` — generation options and ``tool_choice``
   spelled from each encoder's key tables;
+- :mod:`elelem.shapes.block_tables` — a message's parts spelled from each
+  encoder's block tables (block class -> row; the registered mapping, or a
+  drop record, for any other);
 - :mod:`elelem.shapes.common` — statuses, frame decoding, payload lookup;
 - :mod:`elelem.shapes.counting` — a counting endpoint beside the sending one;
 - :mod:`elelem.shapes.listing` — OpenAI's model list, reported limits;
@@ -33,6 +36,7 @@ the shape               ``__init__`` ``SHAPE`` (a ``ShapeSpec``)
 encoder                 ``encoder``  ``encode_request(request, *, provider, stream)``,
                                      ``assistant_wire(message, provider)``,
                                      ``ACCEPTS`` (what a portable message keeps),
+                                     ``BLOCK_TABLES`` (place -> its block table),
                                      ``OPTION_KEYS`` and ``TOOL_CHOICE`` (Chat
                                      Completions: ``option_keys(dialect)``)
 parser                  ``parser``   the parser class (a ``ParserSkeleton``:

@@ -94,6 +94,37 @@ def render_result(value: object) -> ToolOutcome:
         ) from exc
 
 
+class HostedToolRunner:
+    """What a provider's hosted tool run by the client (computer use, memory,
+    shell, apply_patch) is to the tool loop: the request asks for the
+    provider's tool (the subclass's ``hosted``), and the model's calls of it
+    run here, one at a time (``idempotent`` False: each acts on the world).
+
+    A subclass gives ``name`` (the tool's name on the wire), ``hosted``,
+    ``described`` (the tool in words), ``_timeout`` and ``call``."""
+
+    idempotent = False
+    needs_approval = True
+    described = "hosted"
+    """The tool in the words of :attr:`spec` (``computer-use``, ``memory``)."""
+    _timeout: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The tool's name as the model's calls carry it."""
+        raise NotImplementedError
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds one call may take (None: no bound)."""
+        return self._timeout
+
+    @property
+    def spec(self) -> ToolSpec:
+        """A description for logs; the request carries ``hosted`` instead."""
+        return ToolSpec(self.name, f"The provider's {self.described} tool, executed by the client.")
+
+
 def arguments_object(arguments: str, tool: str) -> dict[str, Any]:
     """A client-run hosted tool's JSON arguments as the model wrote them (none
     is ``{}``); anything but an object is a
@@ -111,4 +142,11 @@ def describe_error(exc: BaseException) -> str:
     return f"{name}: {message}" if message else name
 
 
-__all__ = ["Tool", "ToolOutcome", "arguments_object", "describe_error", "render_result"]
+__all__ = [
+    "HostedToolRunner",
+    "Tool",
+    "ToolOutcome",
+    "arguments_object",
+    "describe_error",
+    "render_result",
+]

@@ -26,8 +26,8 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from elelem.errors import ClientToolError
-from elelem.tools.base import ToolOutcome, arguments_object
-from elelem.vocabulary import ComputerUse, ImageBlock, ProviderPayload, ToolSpec
+from elelem.tools.base import HostedToolRunner, ToolOutcome, arguments_object
+from elelem.vocabulary import ComputerUse, ImageBlock, ProviderPayload
 from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
 
 
@@ -47,13 +47,13 @@ class Computer(Protocol):
     def act(self, arguments: dict[str, Any]) -> bytes | Awaitable[bytes]: ...
 
 
-class ComputerTool:
+class ComputerTool(HostedToolRunner):
     """Runs computer-use calls on ``computer``; ``hosted`` asks for the
-    provider's tool with ``computer``'s display (``display``)."""
+    provider's tool with ``computer``'s display (``display``); ``timeout``
+    bounds one action and its screenshot, in seconds."""
 
-    idempotent = False
-    needs_approval = True
     name = "computer"
+    described = "computer-use"
 
     def __init__(
         self,
@@ -65,16 +65,6 @@ class ComputerTool:
         self.computer = computer
         self.hosted = display if display is not None else ComputerUse()
         self._timeout = timeout
-
-    @property
-    def timeout(self) -> float | None:
-        """Seconds one action (and its screenshot) may take."""
-        return self._timeout
-
-    @property
-    def spec(self) -> ToolSpec:
-        """A description for logs; the request carries :attr:`hosted` instead."""
-        return ToolSpec(self.name, "The provider's computer-use tool, executed by the client.")
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Perform the action and answer with the screenshot."""

@@ -51,10 +51,12 @@ class Elicitation:
 @dataclass(frozen=True)
 class ElicitAnswer:
     """The user's answer: ``accept`` with the form's ``content``, ``decline``,
-    or ``cancel`` (dismissed without a choice)."""
+    or ``cancel`` (dismissed without a choice); ``reason`` says why it was
+    declined when nobody was asked (kept in the record, never sent)."""
 
     action: Literal["accept", "decline", "cancel"]
     content: Mapping[str, JSONValue] | None = None
+    reason: str | None = None
 
 
 Elicit = Callable[[Elicitation], Awaitable[ElicitAnswer]]
@@ -90,6 +92,8 @@ def elicitation_note(request: Elicitation, answer: ElicitAnswer) -> ServerAsked:
         detail["schema"] = dict(request.schema)
     if answer.content is not None:
         detail["content"] = dict(answer.content)
+    if answer.reason is not None:
+        detail["reason"] = answer.reason
     return ServerAsked(request.server, "elicitation/create", answer.action, detail)
 
 
@@ -103,7 +107,7 @@ async def accept_defaults(request: Elicitation) -> ElicitAnswer:
 
 async def decline(request: Elicitation) -> ElicitAnswer:
     """Decline every elicitation (a non-interactive run)."""
-    return ElicitAnswer("decline")
+    return ElicitAnswer("decline", reason="this run declines every request for input")
 
 
 def elicitation_of(server: str, params: Any) -> Elicitation:

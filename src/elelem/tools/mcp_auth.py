@@ -4,11 +4,11 @@ The SDK's ``OAuthClientProvider`` does the protocol: protected-resource and
 authorization-server discovery, dynamic client registration, PKCE, the
 ``iss`` check, refresh, scope step-up.  elelem gives it
 
-- :class:`TokenFile`: what a login keeps (the tokens and the registered
-  client) in one file per server under elelem's home, ``mcp-oauth/``,
-  created 0600; every token and client secret is made a secret of the
-  whole process (:func:`elelem.redaction.hold_secrets`) as soon as it is
-  read or received, so no message, record or export shows it;
+- :class:`~elelem.tools.mcp_logins.ResourceLogin`: what a login keeps, in
+  one 0600 file by issuer, then by server (:mod:`elelem.tools.mcp_logins`):
+  the issuer's client registration, shared by its servers, and each
+  server's own tokens; every token and client secret is a secret of the
+  whole process as soon as it is read or received;
 - :class:`LoopbackRedirect`: the browser is sent to the authorization page
   (Python's ``webbrowser``, which ``$BROWSER`` overrides) and the code is
   received on a one-shot ``http://127.0.0.1:PORT/callback``.
@@ -19,94 +19,20 @@ error saying what to run: ``elelem mcp login URL``.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import socket
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 
 from elelem.errors import MCPServerError
-from elelem.home import PRIVATE_FILE, create_private, home_dir, private_parent
 from elelem.redaction import hold_secrets
+from elelem.tools.mcp_logins import LoginStore, ResourceLogin, store_path
 
 LOGIN_TIMEOUT = 300.0
 """Seconds the user has to finish a login in the browser."""
-
-
-def token_path(url: str, env: Mapping[str, str] | None = None) -> Path:
-    """The file that keeps the login of the server at ``url``."""
-    parts = urlsplit(url)
-    key = f"{parts.scheme}://{parts.netloc}{parts.path}".encode()
-    return home_dir(env) / "mcp-oauth" / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
-
-
-class TokenFile:
-    """The SDK's ``TokenStorage``, in one 0600 file (see the module docs)."""
-
-    def __init__(self, path: Path, url: str) -> None:
-        self.path = path
-        self.url = url
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            raise MCPServerError(f"the MCP login file {self.path} cannot be read: {exc}") from None
-        if not isinstance(data, dict):
-            raise MCPServerError(f"the MCP login file {self.path} is not a JSON object")
-        _hold(data)
-        return data
-
-    def _write(self, key: str, value: Any) -> None:
-        data = self._read()
-        data["url"] = self.url
-        data[key] = value
-        _hold(data)
-        private_parent(self.path)
-        create_private(self.path)
-        self.path.chmod(PRIVATE_FILE)
-        self.path.write_text(json.dumps(data), encoding="utf-8")
-
-    async def get_tokens(self) -> Any:
-        from mcp.shared.auth import OAuthToken
-
-        tokens = self._read().get("tokens")
-        return None if tokens is None else OAuthToken.model_validate(tokens)
-
-    async def set_tokens(self, tokens: Any) -> None:
-        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
-
-    async def get_client_info(self) -> Any:
-        from mcp.shared.auth import OAuthClientInformationFull
-
-        client = self._read().get("client")
-        return None if client is None else OAuthClientInformationFull.model_validate(client)
-
-    async def set_client_info(self, client_info: Any) -> None:
-        self._write("client", client_info.model_dump(mode="json", exclude_none=True))
-
-    def forget(self) -> bool:
-        """Remove the login (True when there was one)."""
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return False
-        return True
-
-
-def _hold(data: Mapping[str, Any]) -> None:
-    tokens = data.get("tokens") or {}
-    client = data.get("client") or {}
-    hold_secrets(tokens.get("access_token"), tokens.get("refresh_token"))
-    hold_secrets(client.get("client_secret"))
 
 
 class LoopbackRedirect:
@@ -115,6 +41,10 @@ class LoopbackRedirect:
 
     def __init__(self) -> None:
         self._socket = socket.socket()
+        # Linux lets a later login listen on this port again (see take) only
+        # when both sockets allow it: the connection this one accepts stays
+        # in TIME_WAIT a while after the login.
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.listen(1)
         self.port: int = self._socket.getsockname()[1]
@@ -151,6 +81,29 @@ class LoopbackRedirect:
             iss=query.get("iss", [None])[0],
         )
 
+    def take(self, uri: str) -> bool:
+        """Listen at ``uri`` instead (a client registration's own redirect,
+        ``http://127.0.0.1:PORT/callback``), before the browser is sent:
+        False when it is not such a URI or its port is taken."""
+        parts = urlsplit(uri)
+        if (parts.scheme, parts.hostname, parts.path) != ("http", "127.0.0.1", "/callback"):
+            return False
+        if parts.port == self.port:
+            return True
+        taken = socket.socket()
+        # The last login's connection on that port may linger in TIME_WAIT;
+        # a port another process listens on is still refused.
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            taken.bind(("127.0.0.1", parts.port or 80))
+            taken.listen(1)
+        except OSError:
+            taken.close()
+            return False
+        self._socket.close()
+        self._socket, self.port, self.uri = taken, taken.getsockname()[1], uri
+        return True
+
     def _receive(self) -> dict[str, list[str]]:
         connection, _ = self._socket.accept()
         with connection:
@@ -185,11 +138,15 @@ def oauth(
     ``client_id`` (and ``client_secret``) the authorization server issued
     beforehand is kept and used instead of registering; a
     ``client_metadata_url`` (the https URL of a client ID metadata document
-    you publish) is used as the client id where the server takes one."""
-    from mcp.client.auth import OAuthClientProvider
+    you publish) is used as the client id where the server takes one.
+
+    A server whose issuer already has a client registration kept (another
+    server of the same authorization server signed in before) signs in as
+    that client, listening on its registered redirect; its tokens are its
+    own (:mod:`elelem.tools.mcp_logins`)."""
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-    storage = TokenFile(token_path(url, env), url)
+    storage = ResourceLogin(LoginStore(store_path(env)), url)
     if interactive and redirect is None:
         redirect = LoopbackRedirect()
     redirect_uri = redirect.uri if redirect else "http://127.0.0.1/callback"
@@ -202,7 +159,7 @@ def oauth(
             redirect_uris=[redirect_uri],  # type: ignore[list-item]
             token_endpoint_auth_method=method,
         )
-        storage._write("client", given.model_dump(mode="json", exclude_none=True))
+        storage.keep_client(given.model_dump(mode="json", exclude_none=True))
 
     async def no_login(authorization_url: str) -> None:
         raise MCPServerError(
@@ -219,7 +176,7 @@ def oauth(
         response_types=["code"],
         token_endpoint_auth_method="none",
     )
-    return OAuthClientProvider(
+    provider = _issuer_sharing()(
         server_url=url,
         client_metadata=metadata,
         storage=storage,
@@ -227,31 +184,55 @@ def oauth(
         callback_handler=redirect.callback_handler if redirect else no_callback,
         client_metadata_url=client_metadata_url,
     )
+    provider.elelem_login, provider.elelem_redirect = storage, redirect
+    return provider
+
+
+def _issuer_sharing() -> Any:
+    """The SDK's ``OAuthClientProvider``, told the client registration its
+    issuer already has: the issuer is known once discovery picked the
+    authorization server (``_select_authorization_server``, the SDK's one
+    step between reading the protected-resource metadata and checking the
+    stored client against the issuer), and the kept registration is used
+    when this server has none of its own and its redirect port is free."""
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    class IssuerSharing(OAuthClientProvider):
+        elelem_login: ResourceLogin
+        elelem_redirect: LoopbackRedirect | None
+
+        def _select_authorization_server(self, advertised: list[str]) -> str:
+            issuer = super()._select_authorization_server(advertised)
+            shared = self.elelem_login.shared_client(issuer)
+            redirect = self.elelem_redirect
+            if shared is None or self.context.client_info is not None or redirect is None:
+                return issuer
+            client = OAuthClientInformationFull.model_validate(shared)
+            uris = client.redirect_uris or []
+            if len(uris) == 1 and redirect.take(str(uris[0])):
+                self.context.client_info = client
+                self.context.client_metadata.redirect_uris = list(uris)
+            return issuer
+
+    return IssuerSharing
 
 
 def has_login(url: str, env: Mapping[str, str] | None = None) -> bool:
     """Whether a login is kept for the server at ``url``."""
-    return token_path(url, env).exists()
+    return LoginStore(store_path(env)).find(url) is not None
 
 
-def logins(env: Mapping[str, str] | None = None) -> list[str]:
-    """The URLs of the servers with a kept login."""
-    folder = home_dir(env) / "mcp-oauth"
-    found = []
-    for file in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(file.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and isinstance(data.get("url"), str):
-                found.append(data["url"])
-    return found
+def logins(env: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """The servers with a kept login, by issuer (``""``: not known yet)."""
+    return LoginStore(store_path(env)).logins()
 
 
-__all__ = [
-    "LOGIN_TIMEOUT",
-    "LoopbackRedirect",
-    "TokenFile",
-    "has_login",
-    "logins",
-    "oauth",
-    "token_path",
-]
+def logout(target: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """Forget the logins of an issuer (``target`` names it; its client
+    registration too) or of one server (``target`` its URL); the servers
+    forgotten (none: nothing was kept for ``target``)."""
+    return LoginStore(store_path(env)).forget(target)
+
+
+__all__ = ["LOGIN_TIMEOUT", "LoopbackRedirect", "has_login", "logins", "logout", "oauth"]

@@ -24,8 +24,8 @@ from urllib.parse import unquote
 import anyio.to_thread
 
 from elelem.errors import ClientToolError, MemoryPathError, MemoryTooLargeError
-from elelem.tools.base import ToolOutcome, arguments_object
-from elelem.vocabulary import Memory, ToolSpec
+from elelem.tools.base import HostedToolRunner, ToolOutcome, arguments_object
+from elelem.vocabulary import Memory
 
 ROOT = "/memories"
 """The virtual root every memory path starts with."""
@@ -51,16 +51,17 @@ def confined(root: Path, relative: str, what: str) -> Path:
     return target
 
 
-class MemoryTool:
+class MemoryTool(HostedToolRunner):
     """Executes memory commands in ``directory`` (created if missing).
 
     ``max_bytes`` bounds a file written or read; ``name`` is the tool name
-    the model's calls carry (the wire's ``name``).  Asked for through
-    :attr:`hosted` (``hosted_tools``), never as a function tool.
+    the model's calls carry (the wire's ``name``); ``timeout`` bounds one
+    command, in seconds.  Asked for through :attr:`hosted`
+    (``hosted_tools``), never as a function tool.
     """
 
-    idempotent = False
     needs_approval = False
+    described = "memory"
 
     def __init__(
         self,
@@ -88,16 +89,6 @@ class MemoryTool:
     def name(self) -> str:
         """The tool's name on the wire."""
         return self._name
-
-    @property
-    def timeout(self) -> float | None:
-        """Seconds one command may take."""
-        return self._timeout
-
-    @property
-    def spec(self) -> ToolSpec:
-        """A description for logs; the request carries :attr:`hosted` instead."""
-        return ToolSpec(self._name, "The provider's memory tool, executed by the client.")
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Run one memory command (its JSON arguments as the model wrote them)."""

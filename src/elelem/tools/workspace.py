@@ -26,15 +26,15 @@ import anyio.to_thread
 import msgspec
 
 from elelem.errors import ClientToolError, MemoryPathError, PatchError
-from elelem.tools.base import ToolOutcome, arguments_object
+from elelem.tools.base import HostedToolRunner, ToolOutcome, arguments_object
 from elelem.tools.memory import confined
-from elelem.vocabulary import ApplyPatch, Shell, ToolSpec
+from elelem.vocabulary import ApplyPatch, Shell
 
 MAX_OUTPUT = 64 * 1024
 """Default bound on the characters of one command's stdout (and stderr) sent back."""
 
 
-class ShellTool:
+class ShellTool(HostedToolRunner):
     """Runs shell commands in ``cwd``.
 
     ``local`` answers the ``local_shell`` tool (an argv, its output as one
@@ -44,8 +44,8 @@ class ShellTool:
     kept of each stream.
     """
 
-    idempotent = False
-    needs_approval = True
+    described = "shell"
+    # The whole call has no bound (``timeout`` None): each command has its own.
 
     def __init__(
         self,
@@ -65,16 +65,6 @@ class ShellTool:
     def name(self) -> str:
         """``shell`` or ``local_shell``: the name the model's calls carry."""
         return "local_shell" if self.local else "shell"
-
-    @property
-    def timeout(self) -> float | None:
-        """No bound on the whole call: each command has its own."""
-        return None
-
-    @property
-    def spec(self) -> ToolSpec:
-        """A description for logs; the request carries :attr:`hosted` instead."""
-        return ToolSpec(self.name, "The provider's shell tool, executed by the client.")
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Run the call's commands; the result is the wire's output form."""
@@ -132,27 +122,17 @@ class ShellTool:
         return {"stdout": text["stdout"], "stderr": text["stderr"], "outcome": outcome}
 
 
-class ApplyPatchTool:
+class ApplyPatchTool(HostedToolRunner):
     """Applies ``apply_patch`` operations to files under ``directory``; a
     path outside it (``..``, absolute, a symlink leading out) is refused."""
 
-    idempotent = False
-    needs_approval = True
     name = "apply_patch"
+    described = "apply_patch"
+    _timeout = 30.0
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.root = Path(directory) if directory is not None else Path.cwd()
         self.hosted = ApplyPatch()
-
-    @property
-    def timeout(self) -> float | None:
-        """Seconds one operation may take."""
-        return 30.0
-
-    @property
-    def spec(self) -> ToolSpec:
-        """A description for logs; the request carries :attr:`hosted` instead."""
-        return ToolSpec(self.name, "The provider's apply_patch tool, executed by the client.")
 
     async def call(self, arguments: str) -> ToolOutcome:
         """Apply one operation; its result text says what changed."""

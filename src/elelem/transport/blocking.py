@@ -17,6 +17,7 @@ Two things a blocking read cannot do the async way, done here instead:
 
 from __future__ import annotations
 
+import io
 import select
 import socket
 import threading
@@ -216,13 +217,13 @@ class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
     def _read_all(self, response: httpx2.Response) -> bytes:
         # Piece by piece, so a body past Limits.body (or a compression bomb)
         # is stopped before it is held whole.
-        pieces: list[bytes] = []
+        pieces = io.BytesIO()
         try:
             for piece in response.iter_bytes():
                 if self._past_deadline():
                     raise self._deadline_error()
-                pieces.append(piece)
-                self._counted(piece)
+                self._counted(piece)  # refused before it is held
+                pieces.write(piece)
         except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
         return self._whole_body(pieces)

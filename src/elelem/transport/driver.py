@@ -35,6 +35,7 @@ this module is the async shell over it (``httpx2.AsyncClient``), and
 from __future__ import annotations
 
 import functools
+import io
 import os
 import ssl
 import time
@@ -254,11 +255,11 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
     async def _read_all(self, response: httpx2.Response) -> bytes:
         # Piece by piece, so a body past Limits.body (or a compression bomb)
         # is stopped before it is held whole.
-        pieces: list[bytes] = []
+        pieces = io.BytesIO()
         try:
             async for piece in response.aiter_bytes():
-                pieces.append(piece)
-                self._counted(piece)
+                self._counted(piece)  # refused before it is held
+                pieces.write(piece)
         except httpx2.RequestError as exc:
             raise self._broken(exc, "while reading the response body") from exc
         return self._whole_body(pieces)

@@ -9,6 +9,7 @@ decoder and parser).  It runs once an attempt; a base of
 from __future__ import annotations
 
 import functools
+import io
 import time
 from collections.abc import Callable
 from typing import Any
@@ -226,10 +227,16 @@ class StreamOpening(StreamFeed):
         body += piece
         return len(body) > MAX_ERROR_BODY
 
-    def _whole_body(self, pieces: list[bytes]) -> bytes:
-        """The whole body read in ``pieces`` (each counted as it came), its
-        size recorded in :attr:`bytes_received`."""
-        body = b"".join(pieces)
+    def _whole_body(self, pieces: io.BytesIO) -> bytes:
+        """The whole body written to ``pieces`` (each counted as it came),
+        its size recorded in :attr:`bytes_received`.
+
+        The pieces go into one growing buffer as they arrive, and the body
+        is that buffer itself (``BytesIO.getvalue`` of a buffer nobody else
+        holds is the buffer, trimmed in place): the body is held once, where
+        a list of pieces joined at the end held it twice (issue #41)."""
+        body = pieces.getvalue()
+        pieces.close()  # the buffer is the body's alone now
         self.bytes_received = len(body)
         return body
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from elelem.errors import DecodeError
 from elelem.vocabulary.ids import ActivityId
-from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.json import JSONValue, require_json
 from elelem.vocabulary.payload import ProviderPayload
 from elelem.vocabulary.tags import PartStruct
 
@@ -164,9 +164,7 @@ class HostedActivity(PartStruct, frozen=True, tag="hosted"):
         if self.state not in _STATES:
             raise DecodeError(f"unknown hosted activity state {self.state!r}", "$.state")
         if self.input is not None:
-            bad = check_json(self.input, "$.input")
-            if bad is not None:
-                raise DecodeError("hosted activity input is not JSON", bad)
+            require_json(self.input, "$.input", "hosted activity input")
 
     @property
     def terminal(self) -> bool:

@@ -7,6 +7,8 @@ from typing import Any, NoReturn, TypeAlias
 
 import msgspec
 
+from elelem.errors import DecodeError
+
 JSONValue: TypeAlias = Any
 """Any JSON value: None, bool, int (any size), float, str, list, dict[str, …].
 
@@ -60,6 +62,15 @@ def check_json(value: object, path: str = "$") -> str | None:
     if _plain(value, _PLAIN_DEPTH):
         return None
     return _walk(value, path)
+
+
+def require_json(value: object, path: str, what: str) -> None:
+    """Refuse ``value`` unless it is JSON (see :func:`check_json`): a
+    :class:`~elelem.errors.DecodeError` saying ``what`` is not, at the path
+    of its first non-JSON part."""
+    bad = check_json(value, path)
+    if bad is not None:
+        raise DecodeError(f"{what} is not JSON", bad)
 
 
 def _walk(value: object, path: str) -> str | None:
@@ -197,4 +208,12 @@ def thaw(value: JSONValue) -> JSONValue:
     return value
 
 
-__all__ = ["FrozenDict", "FrozenList", "JSONValue", "check_json", "freeze", "thaw"]
+__all__ = [
+    "FrozenDict",
+    "FrozenList",
+    "JSONValue",
+    "check_json",
+    "freeze",
+    "require_json",
+    "thaw",
+]

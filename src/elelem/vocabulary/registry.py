@@ -59,6 +59,20 @@ def _after_plugins(table: Mapping[str, V], key: str) -> V | None:
     return found
 
 
+def add_once(table: dict[str, V], key: str, value: V, taken: Callable[[V], Exception]) -> bool:
+    """Add ``value`` to ``table`` under ``key`` (the caller holds the
+    registry's lock) and say True; the same value there already is a no-op
+    (False), another is refused with ``taken(existing)``: the one rule of
+    every registry of names (block types, providers, event kinds)."""
+    existing = table.get(key)
+    if existing is None:
+        table[key] = value
+        return True
+    if existing != value:
+        raise taken(existing)
+    return False
+
+
 def _tag_of(cls: type[msgspec.Struct]) -> object:
     config = getattr(cls, "__struct_config__", None)
     return getattr(config, "tag", None)
@@ -86,11 +100,12 @@ def register_block_type(tag: str, cls: type[msgspec.Struct]) -> None:
         raise RegistryError(f"block type {cls.__name__} must be frozen")
     global _generation
     with _lock:
-        existing = _block_types.get(tag)
-        if existing is not None and existing is not cls:
-            raise RegistryError(f"block tag {tag!r} is already registered to {existing.__name__}")
-        if existing is None:
-            _block_types[tag] = cls
+        if add_once(
+            _block_types,
+            tag,
+            cls,
+            lambda old: RegistryError(f"block tag {tag!r} is already registered to {old.__name__}"),
+        ):
             _generation += 1
 
 
@@ -304,11 +319,12 @@ def register_provider(record: ProviderRecord) -> None:
         raise RegistryError(f"provider {record.name}: " + "; ".join(problems))
     global _provider_generation
     with _lock:
-        existing = _providers.get(record.name)
-        if existing is not None and existing != record:
-            raise RegistryError(f"provider {record.name!r} is already registered")
-        if existing is None:
-            _providers[record.name] = record
+        if add_once(
+            _providers,
+            record.name,
+            record,
+            lambda _: RegistryError(f"provider {record.name!r} is already registered"),
+        ):
             _provider_generation += 1
 
 
@@ -404,6 +420,7 @@ __all__ = [
     "BlockRenderer",
     "OpenSet",
     "RecordTable",
+    "add_once",
     "block_mapping",
     "block_tags",
     "block_type",

@@ -13,14 +13,8 @@ from typing import Any, Literal
 import msgspec
 
 from elelem.errors import DecodeError, UnsupportedError
-from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.json import JSONValue, require_json
 from elelem.vocabulary.registry import SHAPE_NAMES, is_shape_name
-
-
-def _require_json(value: object, path: str, what: str) -> None:
-    bad = check_json(value, path)
-    if bad is not None:
-        raise DecodeError(f"{what} is not JSON", bad)
 
 
 class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -60,9 +54,9 @@ class ToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     native: dict[str, dict[str, JSONValue]] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _require_json(self.parameters, "$.parameters", f"tool {self.name!r} parameters")
+        require_json(self.parameters, "$.parameters", f"tool {self.name!r} parameters")
         if self.native:
-            _require_json(self.native, "$.native", f"tool {self.name!r} native fields")
+            require_json(self.native, "$.native", f"tool {self.name!r} native fields")
             for shape, fields in self.native.items():
                 if not isinstance(fields, dict):
                     raise DecodeError(
@@ -194,7 +188,7 @@ class FileSearch(
             raise DecodeError("file search needs at least one store id", "$.stores")
         if self.max_results is not None and self.max_results < 1:
             raise DecodeError("file search max_results must be at least 1", "$.max_results")
-        _require_json(self.filters, "$.filters", "file search filters")
+        require_json(self.filters, "$.filters", "file search filters")
 
 
 class ImageGeneration(
@@ -222,7 +216,7 @@ class ImageGeneration(
     version: str | None = None
 
     def __post_init__(self) -> None:
-        _require_json(self.options, "$.options", "image generation options")
+        require_json(self.options, "$.options", "image generation options")
 
 
 ApprovalPolicy = Literal["always", "never"]
@@ -474,7 +468,7 @@ class JsonSchemaOutput(
                 f"structured output schema must be a JSON object, not {type(self.schema).__name__}",
                 "$.schema",
             )
-        _require_json(self.schema, "$.schema", "structured output schema")
+        require_json(self.schema, "$.schema", "structured output schema")
         if not self.name:
             raise DecodeError("structured output name must not be empty", "$.name")
 
@@ -562,7 +556,7 @@ class GenerationOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
     def __post_init__(self) -> None:
         if self.extra:
-            _require_json(self.extra, "$.extra", "generation option extra")
+            require_json(self.extra, "$.extra", "generation option extra")
 
 
 __all__ = [

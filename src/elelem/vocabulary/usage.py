@@ -6,9 +6,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.errors import DecodeError
 from elelem.vocabulary.activity import neutral_activity_name
-from elelem.vocabulary.json import JSONValue, check_json
+from elelem.vocabulary.json import JSONValue, require_json
 
 _COUNTER_SUFFIXES = ("_requests", "_calls")
 
@@ -76,9 +75,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if self.raw is not None:
-            bad = check_json(self.raw, "$.raw")
-            if bad is not None:
-                raise DecodeError("usage raw value is not JSON", bad)
+            require_json(self.raw, "$.raw", "usage raw value")
 
     @property
     def total(self) -> int:

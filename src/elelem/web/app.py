@@ -25,7 +25,9 @@ from starlette.types import ASGIApp
 
 from elelem.conversation import Store
 from elelem.redaction import Redactor
+from elelem.turns.limits import UsageLimits
 from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
+from elelem.web.chat import RunScope, no_scope
 from elelem.web.gate import TokenGate, new_token
 from elelem.web.routes import blobs, render, static, talk, ui_chat, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
@@ -46,6 +48,8 @@ def create_app(
     tools: Sequence[Any] = (),
     in_process: Mapping[str, Any] | None = None,
     deliver: Deliver | None = None,
+    run_scope: RunScope = no_scope,
+    limits: UsageLimits | None = None,
 ) -> ASGIApp:
     """The viewer over ``store``, behind ``token``.
 
@@ -71,7 +75,11 @@ def create_app(
     (``elelem serve`` maps ``test`` to ``-m test``'s model).  ``deliver``
     (``elelem serve --temporal``) hands the page's decisions to the durable
     run that waits for them instead of resuming the run here (see
-    docs/durable.md).
+    docs/durable.md).  Every chat run (a turn, a resumed run) runs inside
+    ``run_scope(conversation, client)`` (``elelem serve --mcp`` binds its
+    servers' requests to the run there), bounded by ``limits`` (``elelem
+    serve --max-requests`` …; a limit reached ends the run's stream with
+    its error, what the run did kept).
     """
     site = Site(
         store,
@@ -85,6 +93,8 @@ def create_app(
         tools=tools,
         in_process=in_process,
         deliver=deliver,
+        run_scope=run_scope,
+        limits=limits,
     )
     routes = [
         *render.routes(site),

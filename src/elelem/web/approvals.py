@@ -24,9 +24,11 @@ import msgspec
 from elelem.conversation import Conversation
 from elelem.render.lines import call_arguments
 from elelem.turns.deferred import resume
+from elelem.turns.limits import UsageLimits
 from elelem.turns.pending import Pending
 from elelem.vocabulary import HostedActivity, ToolCallBlock
 from elelem.web.asgi import AwaitingApproval, Observer, Pair, relay, with_approvals
+from elelem.web.chat import RunScope, no_scope
 from elelem.web.html import attribute, line, text
 
 MAX_RESUME_CALLS = 1000
@@ -149,14 +151,18 @@ def resume_pairs(
     model: Any,
     request: ResumeRequest,
     tools: Sequence[Any],
+    scope: RunScope = no_scope,
+    limits: UsageLimits | None = None,
 ) -> AsyncIterator[Pair | AwaitingApproval]:
     """The pairs of the resumed run as it is stored (the results of the
     calls it ran, then the answer); its next calls wait for the page (a
     ``tool-approval-request`` each).  ``model`` (an address or an
-    in-process model) defaults to the stopped turn's address."""
+    in-process model) defaults to the stopped turn's address.  The run runs
+    inside ``scope`` (:data:`~elelem.web.chat.RunScope`), bounded by
+    ``limits``."""
 
     async def run(on_chunk: Observer, on_call: Any) -> None:
-        async with make_client() as client:
+        async with make_client() as client, scope(conversation, client):
             await resume(
                 conversation,
                 client,
@@ -167,6 +173,7 @@ def resume_pairs(
                 approve="defer",
                 on_chunk=on_chunk,
                 on_call=on_call,
+                limits=limits,
             )
 
     return with_approvals(conversation, relay(run))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
@@ -22,6 +24,7 @@ import msgspec
 from elelem.conversation import Conversation, Rewind
 from elelem.errors import ElelemError
 from elelem.turns.drive import send as send_turn
+from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import run as run_loop
 from elelem.vocabulary import DocumentBlock, ImageBlock, Message, Part, TextBlock, WebSearch
 from elelem.web.asgi import AwaitingApproval, CallObserver, Observer, Pair, relay, with_approvals
@@ -110,6 +113,17 @@ def turn_input_new(request: ChatRequest) -> Message | str:
     return user_message(request.text, request.files)
 
 
+RunScope = Callable[[Conversation, Any], AbstractAsyncContextManager[None]]
+"""What a run of the chat (a turn, or a resumed run) runs inside, given its
+conversation and client: ``elelem serve --mcp`` binds its MCP servers'
+requests (recorded in the conversation, sampling served) to the run."""
+
+
+def no_scope(_conversation: Conversation, _client: Any) -> AbstractAsyncContextManager[None]:
+    """The :data:`RunScope` that adds nothing."""
+    return contextlib.nullcontext()
+
+
 def turn_pairs(
     conversation: Conversation,
     make_client: Callable[[], Any],
@@ -117,25 +131,30 @@ def turn_pairs(
     user_input: Message | str,
     web_search: bool,
     tools: Sequence[Any] = (),
+    scope: RunScope = no_scope,
+    limits: UsageLimits | None = None,
 ) -> AsyncIterator[Pair | AwaitingApproval]:
-    """The pairs of one turn as the turn engine stores them.  With ``tools``
+    """The pairs of one turn as the turn engine stores them, bounded by
+    ``limits`` (a limit reached ends the stream with its error).  With ``tools``
     (``elelem serve --functions``) the turn is a tool loop whose calls wait
     for the page's approval: the run stops ``awaiting-approval``, the
     stream ends with a ``tool-approval-request`` for each call and the
-    page shows the calls (:mod:`elelem.web.approvals`)."""
+    page shows the calls (:mod:`elelem.web.approvals`); the run runs
+    inside ``scope``."""
     hosted = (WebSearch(),) if web_search else ()
 
     async def run(on_chunk: Observer, on_call: CallObserver) -> None:
-        async with make_client() as client:
+        async with make_client() as client, scope(conversation, client):
             if not tools:
                 await send_turn(
-                    conversation, client, model, user_input, on_chunk=on_chunk, hosted_tools=hosted
-                )
+                    conversation, client, model, user_input,
+                    on_chunk=on_chunk, hosted_tools=hosted, limits=limits,
+                )  # fmt: skip
                 return
             await run_loop(
                 conversation, client, model, user_input,
                 tools=tools, approve="defer", on_chunk=on_chunk, on_call=on_call,
-                hosted_tools=hosted,
+                hosted_tools=hosted, limits=limits,
             )  # fmt: skip
 
     return with_approvals(conversation, relay(run)) if tools else relay(run)
@@ -174,7 +193,9 @@ __all__ = [
     "ChatFile",
     "ChatRefused",
     "ChatRequest",
+    "RunScope",
     "composer",
+    "no_scope",
     "turn_input",
     "turn_input_new",
     "turn_pairs",

@@ -28,31 +28,22 @@ from importlib import resources
 import msgspec
 
 from elelem.conversation import (
-    OVERLAY_KINDS,
     Awaiting,
-    ContextEdits,
     ConversationInfo,
     Decision,
     Event,
-    GeneratedFileBody,
-    HostedBody,
     MessageBody,
     ResponseRecord,
-    SessionNote,
-    TurnStart,
     turn_views,
 )
 from elelem.providers.costs import events_cost, response_cost
-from elelem.render.event_lines import context_edits_line, generated_line
+from elelem.render.event_lines import KeptEvent, Notice, event_shown, message_speaker
 from elelem.render.lines import (
     Footnotes,
     activity_label,
     activity_line,
-    awaiting_line,
-    decision_line,
     reasoning_summary,
     record_outcome,
-    session_line,
     usage_line,
 )
 from elelem.render.sanitize import domain
@@ -358,7 +349,7 @@ class _Answer:
         markers: dict[int, str] = {}
         offset = 0
         for block in self.run:
-            for point, numbers in self.citation_points(block).items():
+            for point, numbers in self.notes.points(block).items():
                 markers[offset + point] = markers.get(offset + point, "") + "".join(
                     f'<sup class="cite"><a href="#fn-{self.turn}-{n}" '
                     f'id="ref-{self.turn}-{n}">[{n}]</a></sup>'
@@ -371,19 +362,6 @@ class _Answer:
         self.out.append(f'<div class="text">{markdown_html("".join(source), markers)}</div>')
         if incomplete:
             self.out.append('<p class="warn">interrupted: the text above is what arrived</p>')
-
-    def citation_points(self, block: TextBlock) -> dict[int, list[int]]:
-        """Where in the block each cited source's marker goes (a range's end,
-        or the block's end for a citation of the whole block)."""
-        at: dict[int, list[int]] = {}
-        end = len(block.text)
-        for attribution in block.attributions:
-            number = self.notes.cite(attribution)
-            point = attribution.range[1] if attribution.range is not None else end
-            numbers = at.setdefault(point, [])
-            if number not in numbers:
-                numbers.append(number)
-        return at
 
     def hosted(self, transition: HostedActivity) -> None:
         started = self.started.get(transition.id)
@@ -463,20 +441,20 @@ def _turn(
         out = [f'<section class="turn" id="turn-{number}">']
     answer = _Answer(number, page, fetch, link)
     for event in events:
-        body = event.body
+        body, shown = event.body, event_shown(event)
         answer.at = event.at
-        if isinstance(body, MessageBody):
-            if body.role == "assistant":
+        if isinstance(shown, MessageBody):
+            speaker, words = message_speaker(shown)
+            if speaker == "assistant":
                 for part in body.content:
                     answer.part(part)
                 continue
             answer.close_timeline()
-            words = "".join(p.text for p in body.content if isinstance(p, TextBlock))
-            if body.role == "system":
+            if speaker == "system":
                 answer.out.append(f'<div class="system">system: {text(words)}</div>')
-            elif body.source.startswith("context"):
+            elif speaker == "context":
                 answer.out.append(f'<div class="context">{line(body.source)}: {text(words)}</div>')
-            elif body.source == "tool" or not words:
+            elif speaker == "tool":
                 # A step's results are stored together: a call's own time
                 # is known only when its result was stored alone.
                 results = sum(isinstance(p, ToolResultBlock) for p in body.content)
@@ -488,40 +466,25 @@ def _turn(
                 for part in body.content:
                     if not isinstance(part, TextBlock):
                         answer.part(part)
-        elif isinstance(body, HostedBody):
-            answer.part(body.activity)
-        elif isinstance(body, ResponseRecord):
+        elif isinstance(shown, HostedActivity):
+            answer.part(shown)
+        elif isinstance(shown, ResponseRecord):
             answer.close_timeline()
-            answer.record(body, event.at)
-        elif isinstance(body, Awaiting | Decision):
-            # A stopped run and the answers that resumed it, worded as
-            # `elelem show` and the Markdown export word them.
+            answer.record(shown, event.at)
+        elif isinstance(shown, Notice):
+            # Worded as `elelem show` and the Markdown export word them.
             answer.close_timeline()
             if isinstance(body, Awaiting):
-                answer.waiting(body)
-            else:
+                answer.waiting(body)  # the calls' folds say what they wait for
+            elif isinstance(body, Decision):
                 answer.decided(body)
-            words = awaiting_line(body) if isinstance(body, Awaiting) else decision_line(body)
-            answer.out.append(f'<p class="notice {event.kind}">{line(words)}</p>')
-        elif isinstance(body, SessionNote):
-            answer.close_timeline()
-            answer.out.append(f'<p class="notice session">{line(session_line(body))}</p>')
-        elif isinstance(body, ContextEdits):
-            answer.close_timeline()
-            answer.out.append(
-                f'<p class="notice context-edits">{line(context_edits_line(body))}</p>'
-            )
-        elif isinstance(body, GeneratedFileBody):
-            answer.close_timeline()
-            answer.out.append(f'<p class="notice generated">{line(generated_line(body))}</p>')
-            for part in body.content:
+            answer.out.append(f'<p class="notice {shown.kind}">{line(shown.text)}</p>')
+            for part in shown.parts:
                 answer.part(part)
-        elif isinstance(body, TurnStart) or event.kind in OVERLAY_KINDS:
-            continue
-        else:
+        elif isinstance(shown, KeptEvent):
             answer.close_timeline()
             answer.out.append(
-                f'<div class="notice">[{line(event.kind)} event kept, not shown]</div>'
+                f'<div class="notice">[{line(shown.kind)} event kept, not shown]</div>'
             )
     answer.footnotes()
     out.append(answer.written())

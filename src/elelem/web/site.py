@@ -16,8 +16,10 @@ from starlette.responses import HTMLResponse
 from elelem.conversation import Store
 from elelem.providers.costs import events_cost
 from elelem.redaction import Redactor
+from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import ToolLoop
 from elelem.web import html, pages
+from elelem.web.chat import RunScope, no_scope
 
 Deliver = Callable[[str, dict[str, bool], dict[str, str]], Awaitable[None]]
 """Hands a stopped run's decisions to the durable run that waits for them
@@ -47,8 +49,12 @@ class Site:
         tools: Sequence[Any],
         in_process: Mapping[str, Any] | None = None,
         deliver: Deliver | None = None,
+        run_scope: RunScope = no_scope,
+        limits: UsageLimits | None = None,
     ) -> None:
         self.store = store
+        self.run_scope = run_scope
+        self.limits = limits
         self.deliver = deliver
         self.token = token
         self.model = model

@@ -13,6 +13,7 @@ from typing import Any
 
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.media import encode_media
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -80,9 +81,10 @@ def native_content(
     content: Iterable[Part], provider: str, dropped: Dropped, where: str
 ) -> list[dict[str, Any]]:
     """Rebuild the wire content blocks of an assistant message ``provider`` produced."""
-    out: list[dict[str, Any]] = []
+    spelt = Spelt(provider, dropped)
+    table = NATIVE_BLOCKS
     for i, part in enumerate(content):
-        at = f"{where}content[{i}]"
+        spelt.at = at = f"{where}content[{i}]"
         kept = find_payload(getattr(part, "payloads", ()), provider, UNKNOWN_DELTAS)
         if kept is not None:
             # What a delta of an unknown type did to its block is not known:
@@ -90,47 +92,57 @@ def native_content(
             count = len(kept.value) if isinstance(kept.value, list) else 1
             detail = f"{count} delta(s) of a type nobody modelled"
             dropped.add(at, UNKNOWN_DELTAS, UNREPLAYABLE, detail)
-        if isinstance(part, HostedActivity):
-            block = _native_hosted(part, provider, at)
-            if block is None:
-                out.append(_portable_hosted(part))
-                dropped.add(
-                    at,
-                    "hosted",
-                    UNREPLAYABLE,
-                    f"{part.name} {part.state} has no {provider} payload; sent as text",
-                )
-            else:
-                out.append(block)
-        elif isinstance(part, TextBlock):
-            out.append(_native_text(part, provider, dropped, at))
-        elif isinstance(part, ReasoningBlock):
-            block = _native_reasoning(part, provider, at)
-            if block is None:
-                dropped.add(
-                    at,
-                    "reasoning",
-                    UNREPLAYABLE,
-                    "unsigned: no thinking block without its signature",
-                )
-            else:
-                out.append(block)
-        elif isinstance(part, ToolCallBlock):
-            out.append(_native_tool_call(part, provider, dropped, at))
-        elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part, provider, dropped, at))
-        elif isinstance(part, (ImageBlock, DocumentBlock)):
-            kind = "image" if isinstance(part, ImageBlock) else "document"
-            dropped.add(at, kind, UNSUPPORTED, "an assistant message takes none")
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.items.append(stream_event_drop(at, part))
-        elif isinstance(part, UnknownBlock):
-            out.append(dict(part.raw))
-        elif (wire := own_block(part, ACCEPTS.shape, provider)) is not None:
-            out.append(wire)  # a plugin block type's own Anthropic form, or the block as it came
-        else:  # a registered block type this shape has no mapping for
-            dropped.add(at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
-    return out
+        table[type(part)](part, spelt)
+    return spelt.out
+
+
+def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    block = _native_hosted(part, spelt.provider, spelt.at)
+    if block is not None:
+        spelt.out.append(block)
+        return
+    spelt.out.append(_portable_hosted(part))
+    detail = f"{part.name} {part.state} has no {spelt.provider} payload; sent as text"
+    spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
+
+
+def _text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append(_native_text(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+def _reasoning_row(part: ReasoningBlock, spelt: Spelt) -> None:
+    block = _native_reasoning(part, spelt.provider, spelt.at)
+    if block is None:
+        detail = "unsigned: no thinking block without its signature"
+        spelt.dropped.add(spelt.at, "reasoning", UNREPLAYABLE, detail)
+    else:
+        spelt.out.append(block)
+
+
+def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    spelt.out.append(_native_tool_call(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+def _result_row(part: ToolResultBlock, spelt: Spelt) -> None:
+    spelt.out.append(_tool_result(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+_no_media_row = left_out("an assistant message takes none")
+
+
+def _unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
+    if stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        spelt.out.append(dict(part.raw))
+
+
+def _own_row(part: object, spelt: Spelt) -> None:
+    wire = own_block(part, ACCEPTS.shape, spelt.provider)
+    if wire is not None:
+        spelt.out.append(wire)  # a plugin block type's own Anthropic form, or the block as it came
+    else:  # a registered block type this shape has no mapping for
+        spelt.dropped.add(spelt.at, part_type(part), UNSUPPORTED, "no Anthropic mapping")
 
 
 def _native_hosted(part: HostedActivity, provider: str, at: str) -> dict[str, Any] | None:
@@ -252,25 +264,72 @@ def portable_content(
     """Spell for Anthropic what a message from another provider (or a user) keeps."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where.rstrip("."))
-    out: list[dict[str, Any]] = []
+    spelt = Spelt(provider, dropped)
+    spelt.source = message.source
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
-        if isinstance(part, HostedActivity):
-            out.append(_portable_hosted(part))
-        elif isinstance(part, TextBlock):
-            out.append({"type": "text", "text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolCallBlock):
-            given = arguments_object(part.arguments, part.id, f"{where}content[{i}]", dropped)
-            out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": given})
-        elif isinstance(part, ToolResultBlock):
-            out.append(_tool_result(part, provider, dropped, f"{where}content[{i}]"))
-        elif (wire := _registered(part, provider, dropped, f"{where}content[{i}]")) is not None:
-            out.append(wire)  # an image, document or plugin block's content block
-    return out
+        spelt.at = f"{where}content[{i}]"
+        table[type(part)](part, spelt)
+    return spelt.out
+
+
+def _portable_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    spelt.out.append(_portable_hosted(part))
+
+
+def _portable_text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append({"type": "text", "text": context_text(spelt.source, part.text)})
+
+
+def _portable_call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    spelt.out.append({"type": "tool_use", "id": part.id, "name": part.name, "input": given})
+
+
+def _registered_row(part: object, spelt: Spelt) -> None:
+    wire = _registered(part, spelt.provider, spelt.dropped, spelt.at)
+    if wire is not None:
+        spelt.out.append(wire)  # an image, document or plugin block's content block
+
+
+NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Anthropic (its own assistant message)",
+    {
+        HostedActivity: _hosted_row,
+        TextBlock: _text_row,
+        ReasoningBlock: _reasoning_row,
+        ToolCallBlock: _call_row,
+        ToolResultBlock: _result_row,
+        ImageBlock: _no_media_row,
+        DocumentBlock: _no_media_row,
+        UnknownBlock: _unknown_row,
+    },
+    _own_row,
+)
+"""How a block of an assistant message Anthropic produced is replayed."""
+
+PORTABLE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Anthropic",
+    {
+        HostedActivity: _portable_hosted_row,
+        TextBlock: _portable_text_row,
+        ToolCallBlock: _portable_call_row,
+        ToolResultBlock: _result_row,
+    },
+    _registered_row,
+)
+"""How a block of any other message is spelt (what the portable projection kept)."""
+
+BLOCK_TABLES = {"native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 __all__ = [
     "ACCEPTS",
+    "BLOCK_TABLES",
     "FILES_BETA",
+    "NATIVE_BLOCKS",
+    "PORTABLE_BLOCKS",
     "UNKNOWN_DELTAS",
     "names_file",
     "native_content",

@@ -25,6 +25,7 @@ from typing import Any
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.content import (
     ACCEPTS,
+    BLOCK_TABLES,
     FILES_BETA,
     UNKNOWN_DELTAS,
     names_file,
@@ -501,6 +502,7 @@ def encode_request(
 __all__ = [
     "ACCEPTS",
     "API_VERSION",
+    "BLOCK_TABLES",
     "DEFAULT_MAX_TOKENS",
     "FILES_BETA",
     "MCP_BETA",

@@ -23,6 +23,7 @@ from elelem.shapes.bedrock_converse.parser import (
     REDACTED_FORMAT,
     SIGNATURE_FORMAT,
 )
+from elelem.shapes.block_tables import BlockTable, Spelt
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -201,38 +202,12 @@ def assistant_wire(
         return _portable_assistant(message, provider)
     dropped = Dropped()
     malformed_drops(message, dropped)
-    content: list[JSONValue] = []
+    spelt = Spelt(provider, dropped)
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
-        where = f"content[{i}]"
-        if isinstance(part, TextBlock):
-            content.append(_native_text(part, provider, where, dropped))
-        elif isinstance(part, ToolCallBlock):
-            content.append(_native_tool_use(part, provider, where, dropped))
-        elif isinstance(part, ReasoningBlock):
-            reasoning = _native_reasoning(part, provider, where, dropped)
-            if reasoning is not None:
-                content.append(reasoning)
-        elif isinstance(part, HostedActivity):
-            payload = part.payload
-            if (
-                payload is not None
-                and payload.provider == provider
-                and _server_block(payload.value)
-            ):
-                # The server tool's own toolUse/toolResult block, as it came.
-                content.append(payload.value)
-            else:
-                if payload is not None and payload.provider == provider:
-                    detail = (
-                        f"{part.name} {part.id}: not a toolUse or toolResult block; sent as text"
-                    )
-                    dropped.add(where, "hosted", UNREPLAYABLE, detail)
-                content.append({"text": hosted_activity_line(part)})
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.items.append(stream_event_drop(where, part))
-        elif (wire := _registered(part, provider, dropped, where, i, own=True)) is not None:
-            content.append(wire)  # an image, document, or a plugin's type for a block Bedrock sent
-    return {"role": "assistant", "content": content}, dropped.items
+        spelt.at, spelt.index = f"content[{i}]", i
+        table[type(part)](part, spelt)
+    return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
 def _portable_assistant(
@@ -242,18 +217,12 @@ def _portable_assistant(
     portable = portable_message(message, ACCEPTS)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    content: list[JSONValue] = []
+    spelt = Spelt(provider, dropped)
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
-        where = f"content[{i}]"
-        if isinstance(part, TextBlock):
-            content.append({"text": part.text})
-        elif isinstance(part, ToolCallBlock):
-            content.append(_tool_use(part, where, dropped))
-        elif isinstance(part, HostedActivity):
-            content.append({"text": hosted_activity_line(part)})
-        elif (wire := _registered(part, provider, dropped, where, i)) is not None:
-            content.append(wire)  # an image, document or plugin block
-    return {"role": "assistant", "content": content}, dropped.items
+        spelt.at, spelt.index = f"content[{i}]", i
+        table[type(part)](part, spelt)
+    return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
 SHAPE_NAME = "bedrock_converse"
@@ -285,26 +254,126 @@ def _registered(
 def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped)
-    content: list[JSONValue] = []
+    spelt = Spelt(provider, dropped)
+    spelt.source = message.source
+    table = USER_BLOCKS
     for i, part in portable.parts():
-        if isinstance(part, TextBlock):
-            content.append({"text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolResultBlock):
-            inner: list[JSONValue] = [{"text": part.content}]
-            for k, attachment in enumerate(part.attachments or ()):
-                at = f"content[{i}].attachments[{k}]"
-                wire = _registered(attachment, provider, dropped, at, k)
-                if wire is not None:
-                    inner.append(wire)
-            result: dict[str, JSONValue] = {
-                "toolUseId": part.call_id,
-                "content": inner,
-                "status": "error" if part.is_error else "success",
-            }
-            content.append({"toolResult": result})
-        elif (wire := _registered(part, provider, dropped, f"content[{i}]", i)) is not None:
-            content.append(wire)  # an image, document, audio or plugin block
-    return content
+        spelt.at, spelt.index = f"content[{i}]", i
+        table[type(part)](part, spelt)
+    return spelt.out
+
+
+# -- the block tables ---------------------------------------------------------------
+
+
+def _native_text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append(_native_text(part, spelt.provider, spelt.at, spelt.dropped))
+
+
+def _native_call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    spelt.out.append(_native_tool_use(part, spelt.provider, spelt.at, spelt.dropped))
+
+
+def _native_reasoning_row(part: ReasoningBlock, spelt: Spelt) -> None:
+    reasoning = _native_reasoning(part, spelt.provider, spelt.at, spelt.dropped)
+    if reasoning is not None:
+        spelt.out.append(reasoning)
+
+
+def _native_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    payload, provider = part.payload, spelt.provider
+    if payload is not None and payload.provider == provider and _server_block(payload.value):
+        # The server tool's own toolUse/toolResult block, as it came.
+        spelt.out.append(payload.value)
+        return
+    if payload is not None and payload.provider == provider:
+        detail = f"{part.name} {part.id}: not a toolUse or toolResult block; sent as text"
+        spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
+    spelt.out.append({"text": hosted_activity_line(part)})
+
+
+def _native_unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
+    if stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        _native_registered_row(part, spelt)
+
+
+def _native_registered_row(part: object, spelt: Spelt) -> None:
+    wire = _registered(part, spelt.provider, spelt.dropped, spelt.at, spelt.index, own=True)
+    if wire is not None:
+        spelt.out.append(wire)  # an image, document, or a plugin's type for a block Bedrock sent
+
+
+NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Bedrock Converse (its own assistant message)",
+    {
+        TextBlock: _native_text_row,
+        ToolCallBlock: _native_call_row,
+        ReasoningBlock: _native_reasoning_row,
+        HostedActivity: _native_hosted_row,
+        UnknownBlock: _native_unknown_row,
+    },
+    _native_registered_row,
+)
+"""How a block of an assistant message Bedrock produced is replayed."""
+
+
+def _text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append({"text": part.text})
+
+
+def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    spelt.out.append(_tool_use(part, spelt.at, spelt.dropped))
+
+
+def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    spelt.out.append({"text": hosted_activity_line(part)})
+
+
+def _registered_row(part: object, spelt: Spelt) -> None:
+    wire = _registered(part, spelt.provider, spelt.dropped, spelt.at, spelt.index)
+    if wire is not None:
+        spelt.out.append(wire)  # an image, document, audio or plugin block
+
+
+PORTABLE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Bedrock Converse (another provider's assistant message)",
+    {TextBlock: _text_row, ToolCallBlock: _call_row, HostedActivity: _hosted_row},
+    _registered_row,
+)
+"""How a block of another provider's assistant message is spelt (what the
+portable projection kept)."""
+
+
+def _user_text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append({"text": context_text(spelt.source, part.text)})
+
+
+def _user_result_row(part: ToolResultBlock, spelt: Spelt) -> None:
+    inner: list[JSONValue] = [{"text": part.content}]
+    for k, attachment in enumerate(part.attachments or ()):
+        at = f"{spelt.at}.attachments[{k}]"
+        wire = _registered(attachment, spelt.provider, spelt.dropped, at, k)
+        if wire is not None:
+            inner.append(wire)
+    result: dict[str, JSONValue] = {
+        "toolUseId": part.call_id,
+        "content": inner,
+        "status": "error" if part.is_error else "success",
+    }
+    spelt.out.append({"toolResult": result})
+
+
+USER_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Bedrock Converse (a user, system or tool message)",
+    {TextBlock: _user_text_row, ToolResultBlock: _user_result_row},
+    _registered_row,
+)
+"""How a block of a user, system or tool message is spelt."""
+
+BLOCK_TABLES = {"user": USER_BLOCKS, "native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 TOOL_FIELDS = frozenset({"name", "description", "inputSchema"})
@@ -487,4 +556,11 @@ def encode_request(
     )
 
 
-__all__ = ["SHAPE_NAME", "TOOL_FIELDS", "assistant_wire", "encode_request", "request_path"]
+__all__ = [
+    "BLOCK_TABLES",
+    "SHAPE_NAME",
+    "TOOL_FIELDS",
+    "assistant_wire",
+    "encode_request",
+    "request_path",
+]

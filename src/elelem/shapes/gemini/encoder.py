@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
+from elelem.shapes.block_tables import BlockTable, Spelt
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -130,8 +131,9 @@ def _signed(
     return part
 
 
-def _native_text(block: TextBlock | ReasoningBlock, provider: str, at: str) -> list[dict[str, Any]]:
-    thought = isinstance(block, ReasoningBlock)
+def _native_text(
+    block: TextBlock | ReasoningBlock, provider: str, at: str, *, thought: bool
+) -> list[dict[str, Any]]:
     part: dict[str, Any] = {"text": block.text}
     if thought:
         part["thought"] = True
@@ -174,35 +176,81 @@ def _native_parts(
     where: str,
     calls: CallIndex,
 ) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+    spelt = Spelt(provider, dropped)
+    spelt.extra = calls
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
-        at = f"{where}content[{i}]"
-        if isinstance(part, (TextBlock, ReasoningBlock)):
-            out.extend(_native_text(part, provider, at))
-        elif isinstance(part, ToolCallBlock):
-            out.append(_native_call(part, provider, dropped, at))
-        elif isinstance(part, HostedActivity):
-            payload = part.payload
-            if payload is not None and payload.provider == provider and payload.format == "part":
-                if not isinstance(payload.value, dict):
-                    raise PayloadError(f"{at}: {provider} part payload is not an object", "$.value")
-                out.append(dict(payload.value))
-            # Grounding (search, URL context) is response metadata, never a part.
-        elif isinstance(part, UnknownBlock):
-            raw = part.raw.get("part")
-            if isinstance(raw, dict):
-                out.append(dict(raw))
-            else:
-                dropped.add(at, part.type, UNREPLAYABLE, "not a Gemini part")
-        elif isinstance(part, ToolResultBlock):
-            out.extend(_function_response(part, calls, provider, dropped, at))
-        elif isinstance(part, ImageBlock) and isinstance(part.source, BytesSource):
-            # An image the model generated: its bytes and signature back as they came.
-            inline = {"mimeType": part.media_type, "data": part.source.blob.base64()}
-            out.append(_signed({"inlineData": inline}, part.payloads, provider, at))
-        else:  # an image, document, audio or plugin block: its mapping, or as it came
-            out.extend(_registered(part, provider, dropped, at, own=True))
-    return out
+        spelt.at = f"{where}content[{i}]"
+        table[type(part)](part, spelt)
+    return spelt.out
+
+
+def _native_text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.extend(_native_text(part, spelt.provider, spelt.at, thought=False))
+
+
+def _native_thought_row(part: ReasoningBlock, spelt: Spelt) -> None:
+    spelt.out.extend(_native_text(part, spelt.provider, spelt.at, thought=True))
+
+
+def _native_call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    spelt.out.append(_native_call(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+def _native_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    payload, provider = part.payload, spelt.provider
+    if payload is not None and payload.provider == provider and payload.format == "part":
+        if not isinstance(payload.value, dict):
+            raise PayloadError(f"{spelt.at}: {provider} part payload is not an object", "$.value")
+        spelt.out.append(dict(payload.value))
+    else:
+        # Grounding (search, URL context) is response metadata, never a part:
+        # the request has no room for it, and the record says so.
+        detail = f"{part.name} {part.state}: grounding metadata, no request part"
+        spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
+
+
+def _native_unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
+    raw = part.raw.get("part")
+    if isinstance(raw, dict):
+        spelt.out.append(dict(raw))
+    else:
+        spelt.dropped.add(spelt.at, part.type, UNREPLAYABLE, "not a Gemini part")
+
+
+def _result_row(part: ToolResultBlock, spelt: Spelt) -> None:
+    spelt.out.extend(_function_response(part, spelt.extra, spelt.provider, spelt.dropped, spelt.at))
+
+
+def _native_image_row(part: ImageBlock, spelt: Spelt) -> None:
+    if isinstance(part.source, BytesSource):
+        # An image the model generated: its bytes and signature back as they came.
+        inline = {"mimeType": part.media_type, "data": part.source.blob.base64()}
+        spelt.out.append(_signed({"inlineData": inline}, part.payloads, spelt.provider, spelt.at))
+    else:
+        _native_registered_row(part, spelt)
+
+
+def _native_registered_row(part: object, spelt: Spelt) -> None:
+    # An image, document, audio or plugin block: its mapping, or as it came.
+    spelt.out.extend(_registered(part, spelt.provider, spelt.dropped, spelt.at, own=True))
+
+
+NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Gemini (its own model content)",
+    {
+        TextBlock: _native_text_row,
+        ReasoningBlock: _native_thought_row,
+        ToolCallBlock: _native_call_row,
+        HostedActivity: _native_hosted_row,
+        UnknownBlock: _native_unknown_row,
+        ToolResultBlock: _result_row,
+        ImageBlock: _native_image_row,
+    },
+    _native_registered_row,
+)
+"""How a part of model content Gemini produced is replayed (``extra`` the
+request's :class:`CallIndex`)."""
 
 
 # The built-in media blocks arrive through the registry, as a plugin's do.
@@ -238,29 +286,59 @@ def _portable_parts(
     """Spell for Gemini what a message from another provider (or a user) keeps."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where.rstrip("."))
-    out: list[dict[str, Any]] = []
-    signed = False
+    spelt = _Portable(provider, dropped)
+    spelt.source, spelt.extra = message.source, calls
+    spelt.unsigned = message.role == "assistant"
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
-        if isinstance(part, HostedActivity):
-            out.append({"text": hosted_activity_line(part)})
-        elif isinstance(part, TextBlock):
-            out.append({"text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolCallBlock):
-            given = arguments_object(part.arguments, part.id, f"{where}content[{i}]", dropped)
-            call: dict[str, Any] = {
-                "functionCall": {"id": part.id, "name": part.name, "args": given}
-            }
-            if message.role == "assistant" and not signed:
-                # Gemini 3 wants the first call of a turn signed; a foreign call has no signature.
-                call["thoughtSignature"] = PORTABLE_SIGNATURE
-                signed = True
-            out.append(call)
-        elif isinstance(part, ToolResultBlock):
-            at = f"{where}content[{i}]"
-            out.extend(_function_response(part, calls, provider, dropped, at))
-        else:  # an image, document, audio or plugin block: through its mapping
-            out.extend(_registered(part, provider, dropped, f"{where}content[{i}]"))
-    return out
+        spelt.at = f"{where}content[{i}]"
+        table[type(part)](part, spelt)
+    return spelt.out
+
+
+class _Portable(Spelt):
+    # Gemini 3 wants the first call of a turn signed; a foreign call has no
+    # signature: the first call of an assistant message gets the portable one.
+    unsigned = False
+
+
+def _hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    spelt.out.append({"text": hosted_activity_line(part)})
+
+
+def _text_row(part: TextBlock, spelt: Spelt) -> None:
+    spelt.out.append({"text": context_text(spelt.source, part.text)})
+
+
+def _call_row(part: ToolCallBlock, spelt: _Portable) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    call: dict[str, Any] = {"functionCall": {"id": part.id, "name": part.name, "args": given}}
+    if spelt.unsigned:
+        call["thoughtSignature"] = PORTABLE_SIGNATURE
+        spelt.unsigned = False
+    spelt.out.append(call)
+
+
+def _registered_row(part: object, spelt: Spelt) -> None:
+    # An image, document, audio or plugin block: through its mapping.
+    spelt.out.extend(_registered(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+PORTABLE_BLOCKS: BlockTable[_Portable] = BlockTable(
+    "Gemini",
+    {
+        HostedActivity: _hosted_row,
+        TextBlock: _text_row,
+        ToolCallBlock: _call_row,
+        ToolResultBlock: _result_row,
+    },
+    _registered_row,
+)
+"""How a part of any other message is spelt (what the portable projection
+kept; ``extra`` the request's :class:`CallIndex`)."""
+
+BLOCK_TABLES = {"native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 def _function_response(
@@ -507,6 +585,7 @@ def encode_request(
 
 __all__ = [
     "API_VERSION",
+    "BLOCK_TABLES",
     "HOSTED_TOOL_KEYS",
     "PORTABLE_SIGNATURE",
     "SHAPE_NAME",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.errors import PayloadError
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -23,7 +24,6 @@ from elelem.shapes.common import (
     hosted_activity_line,
     malformed_drops,
     merge_extra,
-    part_type,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -65,75 +65,98 @@ def interaction_steps(
 
     Only ``provider``'s own blocks rebuild; anything else is reported dropped.
     """
-    steps: list[dict[str, Any]] = []
-    dropped: list[Drop] = []
-
-    def find(payloads: tuple[ProviderPayload, ...], fmt: str) -> Any:
-        for p in payloads:
-            if p.provider == provider and p.format == fmt:
-                return p.value
-        return None
-
-    faults = Dropped()
-    malformed_drops(message, faults)
-    dropped.extend(faults.items)
+    spelt = Spelt(provider, Dropped())
+    malformed_drops(message, spelt.dropped)
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
-        if isinstance(part, ReasoningBlock):
-            step: dict[str, Any] = {"type": "thought"}
-            signature = find(part.payloads, "signature")
-            if isinstance(signature, str):
-                step["signature"] = signature
-            elif signature is not None:
-                detail = "not a string: the thought goes unsigned"
-                dropped.append(Drop(f"content[{i}]", "signature", UNREPLAYABLE, detail))
-            if part.text:
-                step["summary"] = [{"type": "text", "text": part.text}]
-        elif isinstance(part, TextBlock):
-            item = dict(find(part.payloads, "content_fields") or {"type": "text"})
-            item["text"] = part.text
-            notes = [
-                a.replay.value
-                for a in part.attributions
-                if a.replay and a.replay.provider == provider
-            ]
-            if notes:
-                item["annotations"] = notes
-            step = {"type": "model_output", "content": [item]}
-        elif isinstance(part, ToolCallBlock):
-            bad = Dropped()
-            given = arguments_object(part.arguments, part.id, f"content[{i}]", bad)
-            dropped.extend(bad.items)
-            name, computer = part.name, wire_call(part, provider)
-            if computer is not None:
-                # A computer-use action goes back under its predefined name, its arguments as they came.
-                name, given = computer[0], wire_args(given)
-            step = {"type": "function_call", "id": part.id, "name": name, "arguments": given}
-        elif isinstance(part, HostedActivity):
-            if part.payload is None or part.payload.provider != provider:
-                dropped.append(
-                    Drop(
-                        f"content[{i}]", "hosted", UNREPLAYABLE, f"{part.name}: no {provider} step"
-                    )
-                )
-                continue
-            if not isinstance(part.payload.value, dict):
-                raise PayloadError(f"part {i}: {provider} step payload is not an object", "$.value")
-            steps.append(dict(part.payload.value))
-            continue
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.append(stream_event_drop(f"content[{i}]", part))
-            continue
-        elif isinstance(part, UnknownBlock):
-            steps.append(dict(part.raw))
-            continue
-        else:
-            dropped.append(
-                Drop(f"content[{i}]", part_type(part), UNSUPPORTED, "no interactions step")
-            )
-            continue
-        step.update(find(part.payloads, "step_fields") or {})
-        steps.append(step)
-    return {"steps": steps}, tuple(dropped)
+        spelt.at, spelt.index = f"content[{i}]", i
+        table[type(part)](part, spelt)
+    return {"steps": spelt.out}, tuple(spelt.dropped.items)
+
+
+def _find(payloads: tuple[ProviderPayload, ...], provider: str, fmt: str) -> Any:
+    for p in payloads:
+        if p.provider == provider and p.format == fmt:
+            return p.value
+    return None
+
+
+def _step(step: dict[str, Any], part: Any, spelt: Spelt) -> None:
+    step.update(_find(part.payloads, spelt.provider, "step_fields") or {})
+    spelt.out.append(step)
+
+
+def _thought_row(part: ReasoningBlock, spelt: Spelt) -> None:
+    step: dict[str, Any] = {"type": "thought"}
+    signature = _find(part.payloads, spelt.provider, "signature")
+    if isinstance(signature, str):
+        step["signature"] = signature
+    elif signature is not None:
+        detail = "not a string: the thought goes unsigned"
+        spelt.dropped.add(spelt.at, "signature", UNREPLAYABLE, detail)
+    if part.text:
+        step["summary"] = [{"type": "text", "text": part.text}]
+    _step(step, part, spelt)
+
+
+def _output_row(part: TextBlock, spelt: Spelt) -> None:
+    item = dict(_find(part.payloads, spelt.provider, "content_fields") or {"type": "text"})
+    item["text"] = part.text
+    notes = [
+        a.replay.value
+        for a in part.attributions
+        if a.replay and a.replay.provider == spelt.provider
+    ]
+    if notes:
+        item["annotations"] = notes
+    _step({"type": "model_output", "content": [item]}, part, spelt)
+
+
+def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    name, computer = part.name, wire_call(part, spelt.provider)
+    if computer is not None:
+        # A computer-use action goes back under its predefined name, its arguments as they came.
+        name, given = computer[0], wire_args(given)
+    step = {"type": "function_call", "id": part.id, "name": name, "arguments": given}
+    _step(step, part, spelt)
+
+
+def _native_hosted_row(part: HostedActivity, spelt: Spelt) -> None:
+    payload = part.payload
+    if payload is None or payload.provider != spelt.provider:
+        detail = f"{part.name}: no {spelt.provider} step"
+        spelt.dropped.add(spelt.at, "hosted", UNREPLAYABLE, detail)
+    elif not isinstance(payload.value, dict):
+        at = f"part {spelt.index}"
+        raise PayloadError(f"{at}: {spelt.provider} step payload is not an object", "$.value")
+    else:
+        spelt.out.append(dict(payload.value))
+
+
+def _unknown_row(part: UnknownBlock, spelt: Spelt) -> None:
+    if stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        spelt.out.append(dict(part.raw))
+
+
+_no_step = left_out("no interactions step")
+
+
+NATIVE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Gemini Interactions (its own steps)",
+    {
+        ReasoningBlock: _thought_row,
+        TextBlock: _output_row,
+        ToolCallBlock: _call_row,
+        HostedActivity: _native_hosted_row,
+        UnknownBlock: _unknown_row,
+    },
+    _no_step,
+)
+"""How a block of an assistant message the Interactions API produced goes
+back as its step."""
 
 
 assistant_wire = interaction_steps
@@ -220,46 +243,89 @@ def _user_input(
     name, whether it carried a safety decision)."""
     portable = portable_message(message, ACCEPTS, provider)
     dropped.extend(portable.dropped, under=where)
-    assistant = message.role == "assistant"
-    steps: list[dict[str, Any]] = []
-    content: list[dict[str, Any]] = []
+    spelt = _Input(provider, dropped)
+    spelt.source, spelt.extra = message.source, computer
+    spelt.assistant = message.role == "assistant"
+    table = INPUT_BLOCKS
     for i, part in portable.parts():
-        at = f"{where}.content[{i}]"
-        if isinstance(part, HostedActivity):
-            content.append({"type": "text", "text": hosted_activity_line(part)})
-        elif isinstance(part, TextBlock):
-            content.append({"type": "text", "text": context_text(message.source, part.text)})
-        elif isinstance(part, ToolCallBlock):
-            given = arguments_object(part.arguments, part.id, at, dropped)
-            steps.extend(_content_step(content, assistant))
-            content = []
-            steps.append(
-                {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
-            )
-        elif isinstance(part, ToolResultBlock):
-            attachments = list(enumerate(part.attachments or ()))
-            action = computer.get(part.call_id)
-            if action is not None:
-                # A computer action's answer: the screenshot inside the function_result.
-                shot = next(((k, a) for k, a in attachments if isinstance(a, ImageBlock)), None)
-                image: list[dict[str, Any]] = []
-                if shot is not None:
-                    attachments.remove(shot)
-                    image = _registered(shot[1], provider, dropped, f"{at}.attachments[{shot[0]}]")
-                result = computer_result(part, *action, image[0] if image else None)
-            else:
-                result = _function_result(part)
-            # A function_result is a step of its own (the API's Step union),
-            # not a content of user_input; what the tool attached follows it.
-            steps.extend(_content_step(content, assistant))
-            content = []
-            steps.append(result)
-            for k, attachment in attachments:
-                content.extend(_registered(attachment, provider, dropped, f"{at}.attachments[{k}]"))
-        else:  # an image, document, audio or plugin block: through its mapping
-            content.extend(_registered(part, provider, dropped, at))
-    steps.extend(_content_step(content, assistant))
-    return steps
+        spelt.at = f"{where}.content[{i}]"
+        table[type(part)](part, spelt)
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    return spelt.steps
+
+
+class _Input(Spelt):
+    # ``out`` is the content of the step being built; ``steps`` the steps
+    # before it (a foreign assistant's call, a tool result close it);
+    # ``extra`` each computer-use call's id -> (its function, its safety decision).
+    assistant = False
+
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.steps: list[dict[str, Any]] = []
+
+
+def _input_hosted_row(part: HostedActivity, spelt: _Input) -> None:
+    spelt.out.append({"type": "text", "text": hosted_activity_line(part)})
+
+
+def _input_text_row(part: TextBlock, spelt: _Input) -> None:
+    spelt.out.append({"type": "text", "text": context_text(spelt.source, part.text)})
+
+
+def _input_call_row(part: ToolCallBlock, spelt: _Input) -> None:
+    given = arguments_object(part.arguments, part.id, spelt.at, spelt.dropped)
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    spelt.out = []
+    spelt.steps.append(
+        {"type": "function_call", "id": part.id, "name": part.name, "arguments": given}
+    )
+
+
+def _input_result_row(part: ToolResultBlock, spelt: _Input) -> None:
+    attachments = list(enumerate(part.attachments or ()))
+    action: tuple[str, bool] | None = spelt.extra.get(part.call_id)
+    if action is not None:
+        # A computer action's answer: the screenshot inside the function_result.
+        shot = next(((k, a) for k, a in attachments if isinstance(a, ImageBlock)), None)
+        image: list[dict[str, Any]] = []
+        if shot is not None:
+            attachments.remove(shot)
+            at = f"{spelt.at}.attachments[{shot[0]}]"
+            image = _registered(shot[1], spelt.provider, spelt.dropped, at)
+        result = computer_result(part, *action, image[0] if image else None)
+    else:
+        result = _function_result(part)
+    # A function_result is a step of its own (the API's Step union), not a
+    # content of user_input; what the tool attached follows it.
+    spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
+    spelt.out = []
+    spelt.steps.append(result)
+    for k, attachment in attachments:
+        at = f"{spelt.at}.attachments[{k}]"
+        spelt.out.extend(_registered(attachment, spelt.provider, spelt.dropped, at))
+
+
+def _input_registered_row(part: object, spelt: _Input) -> None:
+    # An image, document, audio or plugin block: through its mapping.
+    spelt.out.extend(_registered(part, spelt.provider, spelt.dropped, spelt.at))
+
+
+INPUT_BLOCKS: BlockTable[_Input] = BlockTable(
+    "Gemini Interactions",
+    {
+        HostedActivity: _input_hosted_row,
+        TextBlock: _input_text_row,
+        ToolCallBlock: _input_call_row,
+        ToolResultBlock: _input_result_row,
+    },
+    _input_registered_row,
+)
+"""How a block of a user, system, tool or foreign assistant message is spelt
+(what the portable projection kept)."""
+
+BLOCK_TABLES = {"native": NATIVE_BLOCKS, "portable": INPUT_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 def _function_result(part: ToolResultBlock) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -101,38 +102,71 @@ def native_assistant(
     """The assistant message object that replays ``message`` to the Ollama that produced it."""
     dropped = Dropped()
     malformed_drops(message, dropped)
-    texts: list[str] = []
-    thinking: list[str] = []
-    calls: list[JSONValue] = []
-    fields: dict[str, JSONValue] = {}
+    spelt = _Assistant(provider, dropped)
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
-        where = f"content[{i}]"
-        if isinstance(part, TextBlock):
-            texts.append(part.text)
-        elif isinstance(part, ReasoningBlock):
-            thinking.append(part.text)
-        elif isinstance(part, ToolCallBlock):
-            calls.append(_native_call(part, provider, where, dropped))
-        elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
-            fields[str(part.raw.get("field"))] = part.raw.get("value")
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.items.append(stream_event_drop(where, part))
-        elif isinstance(part, UnknownBlock):
-            dropped.add(where, part.type, UNSUPPORTED, "no Ollama form")
-        elif isinstance(part, HostedActivity):
-            dropped.add(where, "hosted", UNSUPPORTED, f"{part.name}: no Ollama form")
-        else:
-            dropped.add(
-                where, part_type(part), UNSUPPORTED, "no Ollama form in an assistant message"
-            )
-    wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(texts)}
-    if thinking:
-        wire["thinking"] = "".join(thinking)
-    if calls:
-        wire["tool_calls"] = calls
-    for name, value in fields.items():
+        spelt.at = f"content[{i}]"
+        table[type(part)](part, spelt)
+    wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(spelt.texts)}
+    if spelt.thinking:
+        wire["thinking"] = "".join(spelt.thinking)
+    if spelt.out:
+        wire["tool_calls"] = spelt.out
+    for name, value in spelt.fields.items():
         wire.setdefault(name, value)
     return wire, dropped.items
+
+
+class _Assistant(Spelt):
+    # One assistant message: ``out`` its tool calls, beside its text, its
+    # thinking and the fields of the message nobody modelled.
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.texts: list[str] = []
+        self.thinking: list[str] = []
+        self.fields: dict[str, JSONValue] = {}
+
+
+def _text_row(part: TextBlock, spelt: _Assistant) -> None:
+    spelt.texts.append(part.text)
+
+
+def _thinking_row(part: ReasoningBlock, spelt: _Assistant) -> None:
+    spelt.thinking.append(part.text)
+
+
+def _native_call_row(part: ToolCallBlock, spelt: _Assistant) -> None:
+    spelt.out.append(_native_call(part, spelt.provider, spelt.at, spelt.dropped))
+
+
+def _unknown_row(part: UnknownBlock, spelt: _Assistant) -> None:
+    if part.raw.get("type") == UNKNOWN_FIELD_TYPE:
+        spelt.fields[str(part.raw.get("field"))] = part.raw.get("value")
+    elif stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        spelt.dropped.add(spelt.at, part.type, UNSUPPORTED, "no Ollama form")
+
+
+def _native_hosted_row(part: HostedActivity, spelt: _Assistant) -> None:
+    spelt.dropped.add(spelt.at, "hosted", UNSUPPORTED, f"{part.name}: no Ollama form")
+
+
+_no_form = left_out("no Ollama form in an assistant message")
+
+
+NATIVE_BLOCKS: BlockTable[_Assistant] = BlockTable(
+    "Ollama (its own assistant message)",
+    {
+        TextBlock: _text_row,
+        ReasoningBlock: _thinking_row,
+        ToolCallBlock: _native_call_row,
+        UnknownBlock: _unknown_row,
+        HostedActivity: _native_hosted_row,
+    },
+    _no_form,
+)
+"""How a block of an assistant message Ollama produced is replayed."""
 
 
 ACCEPTS = Accepts("Ollama", shape="ollama_native").with_blocks("image", "document")
@@ -146,26 +180,40 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     portable = portable_message(message, ACCEPTS)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    calls: list[JSONValue] = []
+    spelt = Spelt("", dropped)
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
-        where = f"content[{i}]"
-        if isinstance(part, ToolCallBlock):
-            function: dict[str, JSONValue] = {
-                "name": part.name,
-                "arguments": arguments_object(part.arguments, part.id, where, dropped),
-            }
-            calls.append({"id": part.id, "function": function})
-        elif not isinstance(part, (TextBlock, HostedActivity)):
-            dropped.add(
-                where, part_type(part), UNSUPPORTED, "no Ollama form in an assistant message"
-            )
+        spelt.at = f"content[{i}]"
+        table[type(part)](part, spelt)
     wire: dict[str, JSONValue] = {
         "role": "assistant",
         "content": hosted_lines_and_text(portable.message.content),
     }
-    if calls:
-        wire["tool_calls"] = calls
+    if spelt.out:
+        wire["tool_calls"] = spelt.out
     return wire, dropped.items
+
+
+def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    function: dict[str, JSONValue] = {
+        "name": part.name,
+        "arguments": arguments_object(part.arguments, part.id, spelt.at, spelt.dropped),
+    }
+    spelt.out.append({"id": part.id, "function": function})
+
+
+def _in_content(part: object, spelt: Spelt) -> None:
+    """Text and hosted-activity lines: the message's ``content``, joined."""
+
+
+PORTABLE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Ollama (another provider's assistant message)",
+    {ToolCallBlock: _call_row, TextBlock: _in_content, HostedActivity: _in_content},
+    _no_form,
+)
+"""How a block of another provider's assistant message is spelt (what the
+portable projection kept): its calls here, its text and hosted lines joined
+as the content."""
 
 
 def assistant_wire(
@@ -208,32 +256,14 @@ def _other_messages(
     portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    role = "system" if message.role == "system" else "user"
-    images: list[JSONValue] = []
+    spelt = _Other(provider, dropped, out)
+    spelt.source, spelt.extra = message.source, names
+    spelt.role = "system" if message.role == "system" else "user"
+    table = USER_BLOCKS
     for i, part in portable.parts():
-        where = f"content[{i}]"
-        if isinstance(part, ToolResultBlock):
-            result: dict[str, JSONValue] = {"role": "tool", "content": part.content}
-            name = part.name or names.get(part.call_id)
-            if name:
-                result["tool_name"] = name
-            result["tool_call_id"] = part.call_id
-            out.append(result)
-            if part.is_error:
-                dropped.add(where, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
-            for k, attachment in enumerate(part.attachments or ()):
-                # A tool message takes text only: what the tool returned beside it is reported.
-                detail = f"tool result {part.call_id}: Ollama's tool message takes text only"
-                dropped.add(f"{where}.attachments[{k}]", part_type(attachment), UNSUPPORTED, detail)
-        elif isinstance(part, TextBlock):
-            out.append({"role": role, "content": context_text(message.source, part.text)})
-        else:  # an image, document or plugin block: a fragment of the message
-            site = BlockSite(provider, where, dropped.items)
-            fragment = registered_part(part, SHAPE_NAME, site, "Ollama")
-            if fragment is not None and isinstance(fragment.get("images"), list):
-                images.extend(fragment["images"])
-            elif fragment is not None:
-                out.append({"role": role, "content": fragment.get("content", "")})
+        spelt.at = f"content[{i}]"
+        table[type(part)](part, spelt)
+    role, images = spelt.role, spelt.images
     if images:
         # Ollama takes a message's images beside its text: on the last user
         # message of this one (a message of its own when it has no text).
@@ -243,6 +273,61 @@ def _other_messages(
             out.append(last)
         last["images"] = list(images)
     return out, dropped.items
+
+
+class _Other(Spelt):
+    # A user, system or tool message: ``out`` its wire messages, ``images``
+    # what goes on the last of its own role, ``extra`` the call names by id.
+    role = "user"
+
+    def __init__(self, provider: str, dropped: Dropped, out: list[Any]) -> None:
+        super().__init__(provider, dropped, out)
+        self.images: list[JSONValue] = []
+
+
+def _result_row(part: ToolResultBlock, spelt: _Other) -> None:
+    result: dict[str, JSONValue] = {"role": "tool", "content": part.content}
+    name = part.name or spelt.extra.get(part.call_id)
+    if name:
+        result["tool_name"] = name
+    result["tool_call_id"] = part.call_id
+    spelt.out.append(result)
+    if part.is_error:
+        spelt.dropped.add(spelt.at, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
+    for k, attachment in enumerate(part.attachments or ()):
+        # A tool message takes text only: what the tool returned beside it is reported.
+        detail = f"tool result {part.call_id}: Ollama's tool message takes text only"
+        at = f"{spelt.at}.attachments[{k}]"
+        spelt.dropped.add(at, part_type(attachment), UNSUPPORTED, detail)
+
+
+def _user_text_row(part: TextBlock, spelt: _Other) -> None:
+    spelt.out.append({"role": spelt.role, "content": context_text(spelt.source, part.text)})
+
+
+def _fragment_row(part: object, spelt: _Other) -> None:
+    # An image, document or plugin block: a fragment of the message.
+    site = BlockSite(spelt.provider, spelt.at, spelt.dropped.items)
+    fragment = registered_part(part, SHAPE_NAME, site, "Ollama")
+    if fragment is None:
+        return
+    images = fragment.get("images")
+    if isinstance(images, list):
+        spelt.images.extend(images)
+    else:
+        spelt.out.append({"role": spelt.role, "content": fragment.get("content", "")})
+
+
+USER_BLOCKS: BlockTable[_Other] = BlockTable(
+    "Ollama (a user, system or tool message)",
+    {ToolResultBlock: _result_row, TextBlock: _user_text_row},
+    _fragment_row,
+)
+"""How a block of a user, system or tool message is spelt (what the portable
+projection kept)."""
+
+BLOCK_TABLES = {"user": USER_BLOCKS, "native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 TOOL_FIELDS = FUNCTION_FIELDS

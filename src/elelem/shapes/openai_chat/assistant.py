@@ -9,6 +9,7 @@ request around it.
 
 from __future__ import annotations
 
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out
 from elelem.shapes.common import (
     Dropped,
     find_payload,
@@ -106,63 +107,18 @@ def native_assistant(
     """The assistant message object that replays ``message`` to the provider that produced it."""
     dropped = Dropped()
     malformed_drops(message, dropped)
-    texts: list[str] = []
-    refusals: list[str] = []
-    reasonings: list[ReasoningBlock] = []
-    reasoning_at: list[int] = []
-    unknown_at: dict[int, str] = {}  # position -> type of each unknown part
-    calls: list[ToolCallBlock] = []
-    fields: dict[str, JSONValue] = {}
-    parts: list[dict[str, JSONValue]] = []  # Mistral-style ordered content parts
+    spelt = _Assistant(provider, dropped)
+    table = NATIVE_BLOCKS
     for i, part in enumerate(message.content):
-        if isinstance(part, TextBlock):
-            if _is_refusal(part, provider):
-                refusals.append(part.text)
-            else:
-                texts.append(part.text)
-                parts.append({"type": "text", "text": part.text})
-        elif isinstance(part, ReasoningBlock):
-            reasonings.append(part)
-            reasoning_at.append(i)
-            parts.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
-        elif isinstance(part, ToolCallBlock):
-            calls.append(part)
-        elif isinstance(part, UnknownBlock) and part.raw.get("type") in _SERVER_SAID:
-            # What the server said about its response or its choice (like
-            # finish_reason): a message has no place for it, so it is left
-            # out, and said so, as every shape says so of its stream events.
-            dropped.add(
-                f"content[{i}]",
-                str(part.raw.get("field")),
-                UNREPLAYABLE,
-                _SERVER_SAID[str(part.raw.get("type"))],
-            )
-        elif isinstance(part, UnknownBlock) and part.raw.get("type") == UNKNOWN_FIELD_TYPE:
-            fields[str(part.raw.get("field"))] = part.raw.get("value")
-        elif isinstance(part, UnknownBlock) and stream_event(part):
-            dropped.items.append(stream_event_drop(f"content[{i}]", part))
-        elif isinstance(part, UnknownBlock):
-            parts.append(part.raw)
-            unknown_at[i] = part.type
-        elif isinstance(part, HostedActivity):
-            dropped.add(
-                f"content[{i}]", "hosted", UNSUPPORTED, f"{part.name}: no Chat Completions form"
-            )
-        elif isinstance(part, AudioBlock) and (audio := _audio_id(part, provider)) is not None:
-            # Generated audio goes back by its id, as the API asks of a
-            # multi-turn audio conversation (the bytes are never resent).
-            fields["audio"] = {"id": audio}
-        elif (own := own_block(part, ACCEPTS.shape, provider)) is not None:
-            # A plugin's type for a part this server sent: back as it came.
-            parts.append(own)
-            unknown_at[i] = part_type(part)
-        else:
-            dropped.add(
-                f"content[{i}]",
-                part_type(part),
-                UNSUPPORTED,
-                "no Chat Completions form in an assistant message",
-            )
+        spelt.at, spelt.index = f"content[{i}]", i
+        table[type(part)](part, spelt)
+    texts, refusals, reasonings, calls = spelt.texts, spelt.refusals, spelt.reasonings, spelt.calls
+    reasoning_at, unknown_at, fields, parts = (
+        spelt.reasoning_at,
+        spelt.unknown_at,
+        spelt.fields,
+        spelt.out,
+    )
     text = "".join(texts)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if not text and not dialect.null_content:
@@ -244,6 +200,116 @@ def native_assistant(
     return wire, dropped.items
 
 
+class _Assistant(Spelt):
+    # One assistant message: ``out`` its Mistral-style ordered content parts,
+    # beside what each field of the wire message is built from.
+    def __init__(self, provider: str, dropped: Dropped) -> None:
+        super().__init__(provider, dropped)
+        self.texts: list[str] = []
+        self.refusals: list[str] = []
+        self.reasonings: list[ReasoningBlock] = []
+        self.reasoning_at: list[int] = []
+        self.unknown_at: dict[int, str] = {}  # position -> type of each unknown part
+        self.calls: list[ToolCallBlock] = []
+        self.fields: dict[str, JSONValue] = {}
+
+
+def _text_row(part: TextBlock, spelt: _Assistant) -> None:
+    if _is_refusal(part, spelt.provider):
+        spelt.refusals.append(part.text)
+    else:
+        spelt.texts.append(part.text)
+        spelt.out.append({"type": "text", "text": part.text})
+
+
+def _reasoning_row(part: ReasoningBlock, spelt: _Assistant) -> None:
+    spelt.reasonings.append(part)
+    spelt.reasoning_at.append(spelt.index)
+    spelt.out.append({"type": "thinking", "thinking": [{"type": "text", "text": part.text}]})
+
+
+def _call_row(part: ToolCallBlock, spelt: _Assistant) -> None:
+    spelt.calls.append(part)
+
+
+def _unknown_row(part: UnknownBlock, spelt: _Assistant) -> None:
+    kind = part.raw.get("type")
+    if kind in _SERVER_SAID:
+        # What the server said about its response or its choice (like
+        # finish_reason): a message has no place for it, so it is left
+        # out, and said so, as every shape says so of its stream events.
+        name = str(part.raw.get("field"))
+        spelt.dropped.add(spelt.at, name, UNREPLAYABLE, _SERVER_SAID[str(kind)])
+    elif kind == UNKNOWN_FIELD_TYPE:
+        spelt.fields[str(part.raw.get("field"))] = part.raw.get("value")
+    elif stream_event(part):
+        spelt.dropped.items.append(stream_event_drop(spelt.at, part))
+    else:
+        spelt.out.append(part.raw)
+        spelt.unknown_at[spelt.index] = part.type
+
+
+def _hosted_row(part: HostedActivity, spelt: _Assistant) -> None:
+    detail = f"{part.name}: no Chat Completions form"
+    spelt.dropped.add(spelt.at, "hosted", UNSUPPORTED, detail)
+
+
+def _audio_row(part: AudioBlock, spelt: _Assistant) -> None:
+    audio = _audio_id(part, ProviderId(spelt.provider))
+    if audio is not None:
+        # Generated audio goes back by its id, as the API asks of a
+        # multi-turn audio conversation (the bytes are never resent).
+        spelt.fields["audio"] = {"id": audio}
+    else:
+        _own_row(part, spelt)
+
+
+def _own_row(part: object, spelt: _Assistant) -> None:
+    own = own_block(part, ACCEPTS.shape, spelt.provider)
+    if own is not None:
+        # A plugin's type for a part this server sent: back as it came.
+        spelt.out.append(own)
+        spelt.unknown_at[spelt.index] = part_type(part)
+    else:
+        _no_form(part, spelt)
+
+
+_no_form = left_out("no Chat Completions form in an assistant message")
+
+
+NATIVE_BLOCKS: BlockTable[_Assistant] = BlockTable(
+    "Chat Completions (its own assistant message)",
+    {
+        TextBlock: _text_row,
+        ReasoningBlock: _reasoning_row,
+        ToolCallBlock: _call_row,
+        UnknownBlock: _unknown_row,
+        HostedActivity: _hosted_row,
+        AudioBlock: _audio_row,
+    },
+    _own_row,
+)
+"""How a block of an assistant message the provider produced is replayed."""
+
+
+def _portable_call_row(part: ToolCallBlock, spelt: Spelt) -> None:
+    spelt.out.append(part)
+
+
+def _in_content(part: object, spelt: Spelt) -> None:
+    """Text and hosted-activity lines: the message's ``content``, joined."""
+
+
+PORTABLE_BLOCKS: BlockTable[Spelt] = BlockTable(
+    "Chat Completions (another provider's assistant message)",
+    {ToolCallBlock: _portable_call_row, TextBlock: _in_content, HostedActivity: _in_content},
+    _no_form,
+)
+"""How a block of another provider's (or model family's) assistant message is
+spelt (what the portable projection kept): its calls here, its text and
+hosted lines joined as the content."""
+
+
 def same_family(produced_by: str | None, target: str) -> bool:
     """Whether native payloads from a message ``produced_by`` one model may go to
     ``target``.  Routers name models ``vendor/model``: a signature or encrypted
@@ -277,17 +343,12 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     portable = portable_message(message, ACCEPTS)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    calls: list[ToolCallBlock] = []
+    spelt = Spelt("", dropped)
+    table = PORTABLE_BLOCKS
     for i, part in portable.parts():
-        if isinstance(part, ToolCallBlock):
-            calls.append(part)
-        elif not isinstance(part, (TextBlock, HostedActivity)):
-            dropped.add(
-                f"content[{i}]",
-                part_type(part),
-                UNSUPPORTED,
-                "no Chat Completions form in an assistant message",
-            )
+        spelt.at = f"content[{i}]"
+        table[type(part)](part, spelt)
+    calls: list[ToolCallBlock] = spelt.out
     text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if calls:
@@ -305,6 +366,8 @@ def _audio_id(block: AudioBlock, provider: ProviderId) -> str | None:
 
 __all__ = [
     "ACCEPTS",
+    "NATIVE_BLOCKS",
+    "PORTABLE_BLOCKS",
     "assistant_wire",
     "legacy_call",
     "native_assistant",

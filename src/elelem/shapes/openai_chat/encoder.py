@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from elelem.shapes.block_tables import BlockTable, Spelt
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -30,6 +31,8 @@ from elelem.shapes.hosted_tools import HostedSite, HostedTools
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
     ACCEPTS,
+    NATIVE_BLOCKS,
+    PORTABLE_BLOCKS,
     assistant_wire,
     legacy_call,
     native_assistant,
@@ -133,37 +136,14 @@ def _user_messages(
     portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
     dropped.extend(portable.dropped)
-    parts: list[dict[str, JSONValue]] = []
-    texts: list[str] = []
     site = BlockSite(provider, dropped=dropped.items, context=dialect)
+    spelt = _User(provider, dropped, out, site)
+    spelt.extra = functions
+    table = USER_BLOCKS
     for i, part in portable.parts():
-        at = f"content[{i}]"
-        if isinstance(part, ToolResultBlock):
-            function = functions.get(part.call_id)
-            if function is not None:
-                # The answer to a deprecated function_call names the function.
-                out.append({"role": "function", "name": function, "content": part.content})
-            else:
-                out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
-            if part.is_error:
-                dropped.add(at, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
-            if part.attachments:
-                # A tool message takes text only: what the tool returned beside
-                # its text follows in the user message, named after its call.
-                parts.append(
-                    {"type": "text", "text": f"[attachments of tool result {part.call_id}]"}
-                )
-                for k, attachment in enumerate(part.attachments):
-                    wire = registered_part(
-                        attachment, SHAPE_NAME, site.at(f"{at}.attachments[{k}]"), WIRE
-                    )
-                    if wire is not None:
-                        parts.append(wire)
-        elif isinstance(part, TextBlock):
-            texts.append(part.text)
-            parts.append({"type": "text", "text": part.text})
-        elif (wire := registered_part(part, SHAPE_NAME, site.at(at), WIRE)) is not None:
-            parts.append(wire)  # an image, document, audio or plugin block's content part
+        spelt.at = f"content[{i}]"
+        table[type(part)](part, spelt)
+    parts, texts = spelt.parts, spelt.texts
     if parts:
         content: JSONValue
         if message.source.startswith("context"):
@@ -175,6 +155,63 @@ def _user_messages(
             content = list(parts)
         out.append({"role": "system" if message.role == "system" else "user", "content": content})
     return out, dropped.items
+
+
+class _User(Spelt):
+    # A user, system or tool message: ``out`` the wire messages before it
+    # (one per tool result), ``parts`` and ``texts`` its own content,
+    # ``site`` where a registered block is spelt (the dialect its context),
+    # ``extra`` the deprecated function calls' names by id.
+    def __init__(
+        self, provider: str, dropped: Dropped, out: list[dict[str, JSONValue]], site: BlockSite
+    ) -> None:
+        super().__init__(provider, dropped, out)
+        self.site = site
+        self.parts: list[dict[str, JSONValue]] = []
+        self.texts: list[str] = []
+
+
+def _result_row(part: ToolResultBlock, spelt: _User) -> None:
+    function = spelt.extra.get(part.call_id)
+    if function is not None:
+        # The answer to a deprecated function_call names the function.
+        spelt.out.append({"role": "function", "name": function, "content": part.content})
+    else:
+        spelt.out.append({"role": "tool", "tool_call_id": part.call_id, "content": part.content})
+    if part.is_error:
+        spelt.dropped.add(spelt.at, "is_error", UNSUPPORTED, f"tool result {part.call_id}")
+    if part.attachments:
+        # A tool message takes text only: what the tool returned beside
+        # its text follows in the user message, named after its call.
+        spelt.parts.append({"type": "text", "text": f"[attachments of tool result {part.call_id}]"})
+        for k, attachment in enumerate(part.attachments):
+            site = spelt.site.at(f"{spelt.at}.attachments[{k}]")
+            wire = registered_part(attachment, SHAPE_NAME, site, WIRE)
+            if wire is not None:
+                spelt.parts.append(wire)
+
+
+def _text_row(part: TextBlock, spelt: _User) -> None:
+    spelt.texts.append(part.text)
+    spelt.parts.append({"type": "text", "text": part.text})
+
+
+def _registered_row(part: object, spelt: _User) -> None:
+    wire = registered_part(part, SHAPE_NAME, spelt.site.at(spelt.at), WIRE)
+    if wire is not None:
+        spelt.parts.append(wire)  # an image, document, audio or plugin block's content part
+
+
+USER_BLOCKS: BlockTable[_User] = BlockTable(
+    "Chat Completions (a user, system or tool message)",
+    {ToolResultBlock: _result_row, TextBlock: _text_row},
+    _registered_row,
+)
+"""How a block of a user, system or tool message is spelt (what the portable
+projection kept)."""
+
+BLOCK_TABLES = {"user": USER_BLOCKS, "native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
 
 
 def _location(loc: UserLocation) -> dict[str, JSONValue]:

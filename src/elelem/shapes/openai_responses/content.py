@@ -11,11 +11,12 @@ them (as Anthropic's ``content.py`` is the encoding side of its wire).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
 
+from elelem.shapes.block_tables import BlockTable, left_out
 from elelem.shapes.common import (
     Dropped,
     context_text,
@@ -23,7 +24,6 @@ from elelem.shapes.common import (
     hosted_activity_line,
     malformed_drops,
     own_block,
-    part_type,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -97,6 +97,13 @@ class InputItems:
         # Images the provider generated in the message being replayed, by the
         # id of the image_generation_call that made each: its item gets the bytes.
         self._generated: dict[str, ImageBlock] = {}
+        # What the block tables' rows read of the part being spelt: where it
+        # stands, its message, and a user message's open parts.
+        self.at = ""
+        self.replaying: Message | None = None
+        self.source = "user"
+        self.parts: list[dict[str, Any]] = []
+        self.close: Callable[[], None] = self.flush
 
     def media(self, block: object, where: str) -> dict[str, Any] | None:
         """A registered block's input part (an image, a document, a plugin's
@@ -160,20 +167,11 @@ class InputItems:
 
         portable = portable_message(message, ACCEPTS, self.provider)
         self.dropped.extend(portable.dropped, under=f"messages[{index}]")
+        self.source, self.parts, self.close = message.source, parts, close
+        table = USER_BLOCKS
         for j, part in portable.parts():
-            if isinstance(part, TextBlock):
-                parts.append(
-                    {"type": "input_text", "text": context_text(message.source, part.text)}
-                )
-            elif isinstance(part, ToolResultBlock):
-                close()
-                self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
-            elif isinstance(part, UnknownBlock) and part.type == APPROVAL_RESPONSE:
-                # The caller's answer to an mcp_approval_request: an input item as it is.
-                close()
-                self.add(dict(part.raw))
-            elif (wire := self.media(part, f"messages[{index}].content[{j}]")) is not None:
-                parts.append(wire)  # an image, document or plugin block's input part
+            self.at = f"messages[{index}].content[{j}]"
+            table[type(part)](part, self)
         close()
 
     def tool_result(self, block: ToolResultBlock, where: str) -> dict[str, Any]:
@@ -215,67 +213,41 @@ class InputItems:
                 made_by = generated_by(part, self.provider)
                 if made_by is not None:
                     self._generated[made_by] = part
+        self.replaying = message
+        table = NATIVE_BLOCKS
         for j, part in enumerate(message.content):
-            where = f"messages[{index}].content[{j}]"
-            if isinstance(part, TextBlock):
-                self.text(part, True, where)
-            elif isinstance(part, ReasoningBlock):
-                raw = find_payload(part.payloads, self.provider, _items.ITEM)
-                kept = find_payload(part.payloads, self.provider, _items.STORED) is not None
-                self.conversation_stored |= kept
-                if raw is not None and isinstance(raw.value, dict):
-                    if self.stored or kept or raw.value.get("encrypted_content"):
-                        self.add(dict(raw.value))
-                    else:
-                        # Without store the provider kept no copy to refer to,
-                        # and without encrypted content there is nothing to send.
-                        self.dropped.add(
-                            where,
-                            "reasoning",
-                            UNREPLAYABLE,
-                            f"item {raw.value.get('id')} has no encrypted_content and the"
-                            " request is not stored",
-                        )
-                else:
-                    self.dropped.add(
-                        where, "reasoning", UNREPLAYABLE, f"no {self.provider} reasoning item"
-                    )
-            elif isinstance(part, ToolCallBlock):
-                self.tool_call(part, True)
-            elif isinstance(part, HostedActivity):
-                self.hosted(part, message, where)
-            elif isinstance(part, UnknownBlock):
-                self.unknown(part, where)
-            elif isinstance(part, ToolResultBlock):
-                self.add(self.tool_result(part, where))
-            elif isinstance(part, ImageBlock) and generated_by(part, self.provider):
-                continue  # its image_generation_call item carries it
-            elif isinstance(part, (ImageBlock, DocumentBlock)):
-                kind = "image" if isinstance(part, ImageBlock) else "document"
-                detail = "Responses takes none in an assistant message"
-                self.dropped.add(where, kind, UNSUPPORTED, detail)
-            elif (own := own_block(part, ACCEPTS.shape, self.provider)) is not None:
-                self.add(own)  # a plugin's type for an item the provider sent
-            else:
-                self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
+            self.at = f"messages[{index}].content[{j}]"
+            table[type(part)](part, self)
+
+    def reasoning(self, part: ReasoningBlock, where: str) -> None:
+        """A reasoning item the provider produced: back as it came, when the
+        provider can read it (stored, or its content encrypted)."""
+        raw = find_payload(part.payloads, self.provider, _items.ITEM)
+        kept = find_payload(part.payloads, self.provider, _items.STORED) is not None
+        self.conversation_stored |= kept
+        if raw is None or not isinstance(raw.value, dict):
+            self.dropped.add(where, "reasoning", UNREPLAYABLE, f"no {self.provider} reasoning item")
+        elif self.stored or kept or raw.value.get("encrypted_content"):
+            self.add(dict(raw.value))
+        else:
+            # Without store the provider kept no copy to refer to,
+            # and without encrypted content there is nothing to send.
+            self.dropped.add(
+                where,
+                "reasoning",
+                UNREPLAYABLE,
+                f"item {raw.value.get('id')} has no encrypted_content and the"
+                " request is not stored",
+            )
 
     def portable(self, index: int, message: Message) -> None:
         """Spell what an assistant message of another provider keeps."""
         portable = portable_message(message, ACCEPTS, self.provider)
         self.dropped.extend(portable.dropped, under=f"messages[{index}]")
+        table = PORTABLE_BLOCKS
         for j, part in portable.parts():
-            if isinstance(part, TextBlock):
-                self.text(part, False)
-            elif isinstance(part, ToolCallBlock):
-                self.tool_call(part, False)
-            elif isinstance(part, HostedActivity):
-                line = hosted_activity_line(part)
-                self.add({"type": "message", "role": "assistant", "content": line})
-            elif isinstance(part, ToolResultBlock):
-                self.add(self.tool_result(part, f"messages[{index}].content[{j}]"))
-            else:
-                where = f"messages[{index}].content[{j}]"
-                self.dropped.add(where, part_type(part), UNSUPPORTED, "no Responses form")
+            self.at = f"messages[{index}].content[{j}]"
+            table[type(part)](part, self)
 
     def text(self, block: TextBlock, native: bool, where: str = "") -> None:
         p = find_payload(block.payloads, self.provider, _items.MESSAGE_PART) if native else None
@@ -352,6 +324,134 @@ class InputItems:
         self.add(raw)
 
 
+# -- the block tables -------------------------------------------------------------------
+
+
+def _user_text(part: TextBlock, items: InputItems) -> None:
+    items.parts.append({"type": "input_text", "text": context_text(items.source, part.text)})
+
+
+def _user_result(part: ToolResultBlock, items: InputItems) -> None:
+    items.close()
+    items.add(items.tool_result(part, items.at))
+
+
+def _user_unknown(part: UnknownBlock, items: InputItems) -> None:
+    if part.type == APPROVAL_RESPONSE:
+        # The caller's answer to an mcp_approval_request: an input item as it is.
+        items.close()
+        items.add(dict(part.raw))
+    else:
+        _user_media(part, items)
+
+
+def _user_media(part: object, items: InputItems) -> None:
+    wire = items.media(part, items.at)
+    if wire is not None:
+        items.parts.append(wire)  # an image, document or plugin block's input part
+
+
+USER_BLOCKS: BlockTable[InputItems] = BlockTable(
+    "OpenAI Responses (a user, system or tool message)",
+    {TextBlock: _user_text, ToolResultBlock: _user_result, UnknownBlock: _user_unknown},
+    _user_media,
+)
+"""How a block of a user, system or tool message is spelt (what the
+portable projection kept)."""
+
+
+def _native_text(part: TextBlock, items: InputItems) -> None:
+    items.text(part, True, items.at)
+
+
+def _native_reasoning(part: ReasoningBlock, items: InputItems) -> None:
+    items.reasoning(part, items.at)
+
+
+def _native_call(part: ToolCallBlock, items: InputItems) -> None:
+    items.tool_call(part, True)
+
+
+def _native_hosted(part: HostedActivity, items: InputItems) -> None:
+    assert items.replaying is not None  # set by InputItems.assistant
+    items.hosted(part, items.replaying, items.at)
+
+
+def _native_unknown(part: UnknownBlock, items: InputItems) -> None:
+    items.unknown(part, items.at)
+
+
+def _any_result(part: ToolResultBlock, items: InputItems) -> None:
+    items.add(items.tool_result(part, items.at))
+
+
+def _native_image(part: ImageBlock, items: InputItems) -> None:
+    if not generated_by(part, items.provider):
+        _no_media(part, items)
+    # else: its image_generation_call item carries it
+
+
+_no_media = left_out("Responses takes none in an assistant message")
+
+
+_no_form = left_out("no Responses form")
+
+
+def _native_own(part: object, items: InputItems) -> None:
+    own = own_block(part, ACCEPTS.shape, items.provider)
+    if own is not None:
+        items.add(own)  # a plugin's type for an item the provider sent
+    else:
+        _no_form(part, items)
+
+
+NATIVE_BLOCKS: BlockTable[InputItems] = BlockTable(
+    "OpenAI Responses (its own assistant message)",
+    {
+        TextBlock: _native_text,
+        ReasoningBlock: _native_reasoning,
+        ToolCallBlock: _native_call,
+        HostedActivity: _native_hosted,
+        UnknownBlock: _native_unknown,
+        ToolResultBlock: _any_result,
+        ImageBlock: _native_image,
+        DocumentBlock: _no_media,
+    },
+    _native_own,
+)
+"""How a block of an assistant message Responses produced is replayed."""
+
+
+def _portable_text(part: TextBlock, items: InputItems) -> None:
+    items.text(part, False)
+
+
+def _portable_call(part: ToolCallBlock, items: InputItems) -> None:
+    items.tool_call(part, False)
+
+
+def _portable_hosted(part: HostedActivity, items: InputItems) -> None:
+    line = hosted_activity_line(part)
+    items.add({"type": "message", "role": "assistant", "content": line})
+
+
+PORTABLE_BLOCKS: BlockTable[InputItems] = BlockTable(
+    "OpenAI Responses (another provider's assistant message)",
+    {
+        TextBlock: _portable_text,
+        ToolCallBlock: _portable_call,
+        HostedActivity: _portable_hosted,
+        ToolResultBlock: _any_result,
+    },
+    _no_form,
+)
+"""How a block of another provider's assistant message is spelt (what the
+portable projection kept)."""
+
+BLOCK_TABLES = {"user": USER_BLOCKS, "native": NATIVE_BLOCKS, "portable": PORTABLE_BLOCKS}
+"""This shape's block tables by place (:mod:`elelem.shapes.block_tables`)."""
+
+
 def has_terminal(message: Message, activity: HostedActivity) -> bool:
     return any(
         isinstance(p, HostedActivity) and p.id == activity.id and p.terminal
@@ -359,4 +459,14 @@ def has_terminal(message: Message, activity: HostedActivity) -> bool:
     )
 
 
-__all__ = ["ACCEPTS", "SHAPE_NAME", "InputItems", "has_terminal", "portable_text"]
+__all__ = [
+    "ACCEPTS",
+    "BLOCK_TABLES",
+    "NATIVE_BLOCKS",
+    "PORTABLE_BLOCKS",
+    "SHAPE_NAME",
+    "USER_BLOCKS",
+    "InputItems",
+    "has_terminal",
+    "portable_text",
+]

@@ -26,7 +26,12 @@ from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_skills
 from elelem.shapes.media import check_request
 from elelem.shapes.openai_responses._items import is_xai
 from elelem.shapes.openai_responses.client_tools import computer_row, shell_tool
-from elelem.shapes.openai_responses.content import ACCEPTS, SHAPE_NAME, InputItems
+from elelem.shapes.openai_responses.content import (
+    ACCEPTS,
+    BLOCK_TABLES,
+    SHAPE_NAME,
+    InputItems,
+)
 from elelem.shapes.openai_responses.media import LIMITS
 from elelem.shapes.openai_responses.state import continuation
 from elelem.shapes.openai_responses.xai_tools import x_search, xai_web_search
@@ -267,6 +272,7 @@ def assistant_wire(
 
 __all__ = [
     "ACCEPTS",
+    "BLOCK_TABLES",
     "HOSTED_TOOLS",
     "OPTION_KEYS",
     "RESPONSES_PATH",

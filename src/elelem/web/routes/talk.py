@@ -83,8 +83,9 @@ def routes(site: Site) -> list[Route]:
             )
         model = site.model_for(chosen)
         stream = turn_pairs(
-            conversation, site.make_client, model, user_input, data.web_search, site.tools
-        )
+            conversation, site.make_client, model, user_input, data.web_search, site.tools,
+            site.run_scope, site.limits,
+        )  # fmt: skip
         if not data.conversation:
             stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
@@ -126,7 +127,9 @@ def routes(site: Site) -> list[Route]:
         # event loop runs one handler at a time up to there.
         resuming.add(conversation.id)
 
-        pairs = resume_pairs(conversation, site.make_client, model, data, site.tools)
+        pairs = resume_pairs(
+            conversation, site.make_client, model, data, site.tools, site.run_scope, site.limits
+        )
         return UIMessageStreamResponse(
             releasing(resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},

@@ -103,7 +103,10 @@ def routes(site: Site) -> list[Route]:
         site.resuming.add(conversation.id)
         request = ResumeRequest(conversation.id, approvals=approvals, model=data.model)
 
-        pairs = resume_pairs(conversation, site.make_client, data.model, request, site.tools)
+        pairs = resume_pairs(
+            conversation, site.make_client, data.model, request, site.tools, site.run_scope,
+            site.limits,
+        )  # fmt: skip
         return UIMessageStreamResponse(
             releasing(site.resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},
@@ -166,7 +169,10 @@ def routes(site: Site) -> list[Route]:
             )
         remember(data.id, conversation)
         model = site.model_for(chosen)
-        stream = turn_pairs(conversation, site.make_client, model, user_input, False, site.tools)
+        stream = turn_pairs(
+            conversation, site.make_client, model, user_input, False, site.tools, site.run_scope,
+            site.limits,
+        )  # fmt: skip
         if new:
             stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
