@@ -26,7 +26,7 @@ table costs no more than the ``isinstance`` chain it replaces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from elelem.errors import RegistryError
@@ -100,6 +100,33 @@ class Spelt:
         self.out: list[Any] = [] if out is None else out
 
 
+class Placed(Protocol):
+    """What the spelling loop writes on a context before each row: where
+    the block stands (``content[1]``) and its position in its message."""
+
+    at: str
+    index: int
+
+
+P = TypeVar("P", bound=Placed)
+
+
+def spell_parts(
+    table: BlockTable[P], parts: Iterable[tuple[int, object]], context: P, where: str = "content"
+) -> None:
+    """Write each numbered block of ``parts`` into ``context`` through the
+    row of its class in ``table``: the one spelling loop of every shape.
+
+    ``parts`` pairs each block with its position in the message
+    (``enumerate(message.content)`` for a native replay, the kept parts'
+    original positions for a portable one), so ``context.at`` reads
+    ``{where}[position]`` and a drop record names the block where the
+    caller's message had it."""
+    for i, part in parts:
+        context.at, context.index = f"{where}[{i}]", i
+        table[type(part)](part, context)
+
+
 class Site(Protocol):
     """What a row that reports a block needs of its context: where the
     block stands and the encoding's drop records."""
@@ -118,4 +145,4 @@ def left_out(detail: str) -> BlockSpeller[Any]:
     return row
 
 
-__all__ = ["BlockSpeller", "BlockTable", "Site", "Spelt", "left_out"]
+__all__ = ["BlockSpeller", "BlockTable", "Placed", "Site", "Spelt", "left_out", "spell_parts"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.media import encode_media
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -266,10 +266,7 @@ def portable_content(
     dropped.extend(portable.dropped, under=where.rstrip("."))
     spelt = Spelt(provider, dropped)
     spelt.source = message.source
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt, f"{where}content")
     return spelt.out
 
 

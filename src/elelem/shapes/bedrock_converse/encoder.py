@@ -23,7 +23,7 @@ from elelem.shapes.bedrock_converse.parser import (
     REDACTED_FORMAT,
     SIGNATURE_FORMAT,
 )
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -203,10 +203,7 @@ def assistant_wire(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = Spelt(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
     return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
@@ -218,10 +215,7 @@ def _portable_assistant(
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt(provider, dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
     return {"role": "assistant", "content": spelt.out}, dropped.items
 
 
@@ -256,10 +250,7 @@ def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> l
     dropped.extend(portable.dropped)
     spelt = Spelt(provider, dropped)
     spelt.source = message.source
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_parts(USER_BLOCKS, portable.parts(), spelt)
     return spelt.out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -178,10 +178,7 @@ def _native_parts(
 ) -> list[dict[str, Any]]:
     spelt = Spelt(provider, dropped)
     spelt.extra = calls
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt, f"{where}content")
     return spelt.out
 
 
@@ -289,10 +286,7 @@ def _portable_parts(
     spelt = _Portable(provider, dropped)
     spelt.source, spelt.extra = message.source, calls
     spelt.unsigned = message.role == "assistant"
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt, f"{where}content")
     return spelt.out
 
 

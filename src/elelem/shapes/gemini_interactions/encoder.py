@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -67,10 +67,7 @@ def interaction_steps(
     """
     spelt = Spelt(provider, Dropped())
     malformed_drops(message, spelt.dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
     return {"steps": spelt.out}, tuple(spelt.dropped.items)
 
 
@@ -246,10 +243,7 @@ def _user_input(
     spelt = _Input(provider, dropped)
     spelt.source, spelt.extra = message.source, computer
     spelt.assistant = message.role == "assistant"
-    table = INPUT_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}.content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(INPUT_BLOCKS, portable.parts(), spelt, f"{where}.content")
     spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
     return spelt.steps
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -103,10 +103,7 @@ def native_assistant(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = _Assistant(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(spelt.texts)}
     if spelt.thinking:
         wire["thinking"] = "".join(spelt.thinking)
@@ -181,10 +178,7 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt("", dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
     wire: dict[str, JSONValue] = {
         "role": "assistant",
         "content": hosted_lines_and_text(portable.message.content),
@@ -259,10 +253,7 @@ def _other_messages(
     spelt = _Other(provider, dropped, out)
     spelt.source, spelt.extra = message.source, names
     spelt.role = "system" if message.role == "system" else "user"
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(USER_BLOCKS, portable.parts(), spelt)
     role, images = spelt.role, spelt.images
     if images:
         # Ollama takes a message's images beside its text: on the last user

@@ -9,7 +9,7 @@ request around it.
 
 from __future__ import annotations
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
 from elelem.shapes.common import (
     Dropped,
     find_payload,
@@ -108,10 +108,7 @@ def native_assistant(
     dropped = Dropped()
     malformed_drops(message, dropped)
     spelt = _Assistant(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
     texts, refusals, reasonings, calls = spelt.texts, spelt.refusals, spelt.reasonings, spelt.calls
     reasoning_at, unknown_at, fields, parts = (
         spelt.reasoning_at,
@@ -344,10 +341,7 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     dropped = Dropped()
     dropped.extend(portable.dropped)
     spelt = Spelt("", dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
     calls: list[ToolCallBlock] = spelt.out
     text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}

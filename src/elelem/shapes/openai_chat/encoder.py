@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -139,10 +139,7 @@ def _user_messages(
     site = BlockSite(provider, dropped=dropped.items, context=dialect)
     spelt = _User(provider, dropped, out, site)
     spelt.extra = functions
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_parts(USER_BLOCKS, portable.parts(), spelt)
     parts, texts = spelt.parts, spelt.texts
     if parts:
         content: JSONValue
