@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from elelem.errors import RegistryError
-from elelem.shapes.common import Dropped, part_type
+from elelem.shapes.common import Dropped, malformed_drops, part_type
+from elelem.vocabulary import Message
 from elelem.vocabulary.drop import UNSUPPORTED
 
 C = TypeVar("C")
@@ -127,6 +128,22 @@ def spell_parts(
         table[type(part)](part, context)
 
 
+S = TypeVar("S", bound=Spelt)
+
+
+def spell_native(table: BlockTable[S], message: Message, context: S) -> S:
+    """Replay ``message`` to the provider that produced it, into ``context``:
+    a drop record for each malformed payload its blocks carry (the rest of
+    each block is sent), then each block through ``table``.  Returns
+    ``context``, whose ``out`` and ``dropped`` hold what was written."""
+    malformed_drops(message, context.dropped)
+    # The loop of spell_parts, inlined: this runs once per replayed message.
+    for i, part in enumerate(message.content):
+        context.at, context.index = f"content[{i}]", i
+        table[type(part)](part, context)
+    return context
+
+
 class Site(Protocol):
     """What a row that reports a block needs of its context: where the
     block stands and the encoding's drop records."""
@@ -145,4 +162,13 @@ def left_out(detail: str) -> BlockSpeller[Any]:
     return row
 
 
-__all__ = ["BlockSpeller", "BlockTable", "Placed", "Site", "Spelt", "left_out", "spell_parts"]
+__all__ = [
+    "BlockSpeller",
+    "BlockTable",
+    "Placed",
+    "Site",
+    "Spelt",
+    "left_out",
+    "spell_native",
+    "spell_parts",
+]

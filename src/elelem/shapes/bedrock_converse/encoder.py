@@ -23,15 +23,14 @@ from elelem.shapes.bedrock_converse.parser import (
     REDACTED_FORMAT,
     SIGNATURE_FORMAT,
 )
-from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_native, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     hosted_activity_line,
-    malformed_drops,
-    merge_extra,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -200,11 +199,8 @@ def assistant_wire(
     produced it, else portable; and what had to be dropped."""
     if message.provider != provider:
         return _portable_assistant(message, provider)
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = Spelt(provider, dropped)
-    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
-    return {"role": "assistant", "content": spelt.out}, dropped.items
+    spelt = spell_native(NATIVE_BLOCKS, message, Spelt(provider, Dropped()))
+    return {"role": "assistant", "content": spelt.out}, spelt.dropped.items
 
 
 def _portable_assistant(
@@ -538,13 +534,7 @@ def encode_request(
         detail = f"{opts.tool_choice!r}: the request has no tools"
         dropped.add("options.tool_choice", "tool_choice", UNSUPPORTED, detail)
     _reasoning_and_output(opts, body, dropped)
-    merge_extra(body, opts.extra)
-    return EncodedRequest(
-        path=request_path(request.model, stream=stream),
-        body=body,
-        stream=stream,
-        dropped=tuple(dropped.items),
-    )
+    return finished_request(request_path(request.model, stream=stream), body, opts, dropped, stream)
 
 
 __all__ = [

@@ -22,9 +22,9 @@ from elelem.shapes.common import (
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     hosted_activity_line,
     malformed_drops,
-    merge_extra,
     registered_part,
     system_text,
     tool_definition,
@@ -568,13 +568,7 @@ def encode_request(
         # Implicit caching is on by itself; explicit caches are a separate
         # resource (cachedContents) this request-level option cannot create.
         automatic(opts.cache, "Gemini", dropped.items)
-    merge_extra(body, opts.extra)
-    return EncodedRequest(
-        path=request_path(request.model, stream=stream),
-        body=body,
-        stream=stream,
-        dropped=tuple(dropped.items),
-    )
+    return finished_request(request_path(request.model, stream=stream), body, opts, dropped, stream)
 
 
 __all__ = [

@@ -16,14 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
     context_text,
+    finished_request,
     hosted_activity_line,
-    malformed_drops,
-    merge_extra,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -65,9 +64,7 @@ def interaction_steps(
 
     Only ``provider``'s own blocks rebuild; anything else is reported dropped.
     """
-    spelt = Spelt(provider, Dropped())
-    malformed_drops(message, spelt.dropped)
-    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, Spelt(provider, Dropped()))
     return {"steps": spelt.out}, tuple(spelt.dropped.items)
 
 
@@ -420,5 +417,4 @@ def encode_request(
     if state is not None:
         body.update(state.fields)
     body["stream"] = stream
-    merge_extra(body, options.extra)
-    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
+    return finished_request(PATH, body, options, dropped, stream)

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     function_tool,
     hosted_lines_and_text,
-    malformed_drops,
-    merge_extra,
     part_type,
     registered_part,
     stream_event,
@@ -100,10 +99,7 @@ def native_assistant(
     message: Message, provider: ProviderId
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the Ollama that produced it."""
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = _Assistant(provider, dropped)
-    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, _Assistant(provider, Dropped()))
     wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(spelt.texts)}
     if spelt.thinking:
         wire["thinking"] = "".join(spelt.thinking)
@@ -111,7 +107,7 @@ def native_assistant(
         wire["tool_calls"] = spelt.out
     for name, value in spelt.fields.items():
         wire.setdefault(name, value)
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 class _Assistant(Spelt):
@@ -402,8 +398,7 @@ def encode_request(
         unlabelled(opts.output, "Ollama", dropped.items)
     elif opts.output is not None:
         body["format"] = "json"
-    merge_extra(body, opts.extra)
-    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
+    return finished_request(PATH, body, opts, dropped, stream)
 
 
 __all__ = [

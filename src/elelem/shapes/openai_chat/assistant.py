@@ -9,12 +9,11 @@ request around it.
 
 from __future__ import annotations
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
 from elelem.shapes.common import (
     Dropped,
     find_payload,
     hosted_lines_and_text,
-    malformed_drops,
     own_block,
     part_type,
     stream_event,
@@ -105,10 +104,8 @@ def native_assistant(
     message: Message, provider: ProviderId, dialect: Dialect
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the provider that produced it."""
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = _Assistant(provider, dropped)
-    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, _Assistant(provider, Dropped()))
+    dropped = spelt.dropped
     texts, refusals, reasonings, calls = spelt.texts, spelt.refusals, spelt.reasonings, spelt.calls
     reasoning_at, unknown_at, fields, parts = (
         spelt.reasoning_at,

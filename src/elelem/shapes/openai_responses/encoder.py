@@ -18,7 +18,7 @@ import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
-    merge_extra,
+    finished_request,
     tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
@@ -238,10 +238,7 @@ def encode_request(
         body.update(state.fields)
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
-    merge_extra(body, options.extra)
-    return EncodedRequest(
-        path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped.items)
-    )
+    return finished_request(RESPONSES_PATH, body, options, dropped, stream)
 
 
 def native_items(
