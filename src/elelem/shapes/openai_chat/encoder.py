@@ -27,7 +27,7 @@ from elelem.shapes.common import (
     registered_part,
 )
 from elelem.shapes.context_editing import not_taken
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, domain_lists
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
     ACCEPTS,
@@ -230,10 +230,7 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
         params: dict[str, JSONValue] = {}
         if search.max_uses is not None:
             params["max_uses"] = search.max_uses
-        if search.allowed_domains:
-            params["allowed_domains"] = list(search.allowed_domains)
-        if search.blocked_domains:
-            params["excluded_domains"] = list(search.blocked_domains)
+        domain_lists(params, search, "excluded_domains")
         if search.user_location is not None:
             site.drop("user_location", "OpenRouter takes none", field="user_location")
         site.tools.append({"type": "openrouter:web_search", "parameters": params})
