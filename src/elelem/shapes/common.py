@@ -249,6 +249,8 @@ class Dropped:
         """Add ``drops``, each placed under ``under`` (``messages[3]``) if given."""
         if not under:
             self.items.extend(drops)
+        elif not drops:
+            return  # most messages drop nothing: no generator to make and run
         else:
             self.items.extend(d.under(under) for d in drops)
 
