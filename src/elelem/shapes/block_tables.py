@@ -33,6 +33,7 @@ from elelem.errors import RegistryError
 from elelem.shapes.common import Dropped, malformed_drops, part_type
 from elelem.vocabulary import Message
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.portable import PortableMessage
 
 C = TypeVar("C")
 
@@ -141,6 +142,18 @@ def spell_native(table: BlockTable[S], message: Message, context: S) -> S:
     for i, part in enumerate(message.content):
         context.at, context.index = f"content[{i}]", i
         table[type(part)](part, context)
+    return context
+
+
+def spell_kept(table: BlockTable[S], portable: PortableMessage, context: S, under: str = "") -> S:
+    """Spell into ``context`` what a message keeps on its way to this wire
+    (:func:`~elelem.vocabulary.portable.portable_message`): first the
+    drop records of what the projection left out, then each kept block
+    through ``table`` at its position in the caller's message.  ``under``
+    places both in the request (``messages[3]``: ``messages[3].content[1]``).
+    Returns ``context``."""
+    context.dropped.extend(portable.dropped, under)
+    spell_parts(table, portable.parts(), context, f"{under}.content" if under else "content")
     return context
 
 

@@ -23,7 +23,7 @@ from elelem.shapes.bedrock_converse.parser import (
     REDACTED_FORMAT,
     SIGNATURE_FORMAT,
 )
-from elelem.shapes.block_tables import BlockTable, Spelt, spell_native, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_native
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -208,11 +208,8 @@ def _portable_assistant(
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """Spell what an assistant message of another provider keeps."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt(provider, dropped)
-    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
-    return {"role": "assistant", "content": spelt.out}, dropped.items
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt(provider, Dropped()))
+    return {"role": "assistant", "content": spelt.out}, spelt.dropped.items
 
 
 SHAPE_NAME = "bedrock_converse"
@@ -242,11 +239,9 @@ def _registered(
 
 
 def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped)
     spelt = Spelt(provider, dropped)
     spelt.source = message.source
-    spell_parts(USER_BLOCKS, portable.parts(), spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     return spelt.out
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_parts
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -281,12 +281,11 @@ def _portable_parts(
     calls: CallIndex,
 ) -> list[dict[str, Any]]:
     """Spell for Gemini what a message from another provider (or a user) keeps."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where.rstrip("."))
     spelt = _Portable(provider, dropped)
     spelt.source, spelt.extra = message.source, calls
     spelt.unsigned = message.role == "assistant"
-    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt, f"{where}content")
+    portable = portable_message(message, ACCEPTS, provider)
+    spell_kept(PORTABLE_BLOCKS, portable, spelt, where.rstrip("."))
     return spelt.out
 
 

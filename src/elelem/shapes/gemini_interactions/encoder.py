@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -235,12 +241,10 @@ def _user_input(
     ``function_call`` steps).
     ``computer``: each computer-use call's id -> (its predefined function
     name, whether it carried a safety decision)."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where)
     spelt = _Input(provider, dropped)
     spelt.source, spelt.extra = message.source, computer
     spelt.assistant = message.role == "assistant"
-    spell_parts(INPUT_BLOCKS, portable.parts(), spelt, f"{where}.content")
+    spell_kept(INPUT_BLOCKS, portable_message(message, ACCEPTS, provider), spelt, where)
     spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
     return spelt.steps
 

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -171,17 +177,14 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     """Spell what an assistant message of another provider keeps: its
     hosted-activity lines and text as the content, its tool calls."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt("", dropped)
-    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt("", Dropped()))
     wire: dict[str, JSONValue] = {
         "role": "assistant",
         "content": hosted_lines_and_text(portable.message.content),
     }
     if spelt.out:
         wire["tool_calls"] = spelt.out
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
@@ -243,13 +246,11 @@ def _other_messages(
     ``content`` is one string; separate blocks stay separate) and one ``tool``
     message per result."""
     out: list[dict[str, JSONValue]] = []
-    portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
-    dropped.extend(portable.dropped)
     spelt = _Other(provider, dropped, out)
     spelt.source, spelt.extra = message.source, names
     spelt.role = "system" if message.role == "system" else "user"
-    spell_parts(USER_BLOCKS, portable.parts(), spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     role, images = spelt.role, spelt.images
     if images:
         # Ollama takes a message's images beside its text: on the last user

@@ -9,7 +9,13 @@ request around it.
 
 from __future__ import annotations
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_native, spell_parts
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     Dropped,
     find_payload,
@@ -335,16 +341,13 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     """Spell what an assistant message of another provider (or model family)
     keeps: its hosted-activity lines and text as the content, its tool calls."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt("", dropped)
-    spell_parts(PORTABLE_BLOCKS, portable.parts(), spelt)
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt("", Dropped()))
     calls: list[ToolCallBlock] = spelt.out
     text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if calls:
         wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 def _audio_id(block: AudioBlock, provider: ProviderId) -> str | None:

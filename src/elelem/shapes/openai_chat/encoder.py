@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.shapes.block_tables import BlockTable, Spelt, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -133,13 +133,11 @@ def _user_messages(
     message: Message, provider: ProviderId, dialect: Dialect, functions: Mapping[str, str]
 ) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
     out: list[dict[str, JSONValue]] = []
-    portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
-    dropped.extend(portable.dropped)
     site = BlockSite(provider, dropped=dropped.items, context=dialect)
     spelt = _User(provider, dropped, out, site)
     spelt.extra = functions
-    spell_parts(USER_BLOCKS, portable.parts(), spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     parts, texts = spelt.parts, spelt.texts
     if parts:
         content: JSONValue
