@@ -26,7 +26,7 @@ table costs no more than the ``isinstance`` chain it replaces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from elelem.errors import RegistryError
@@ -102,45 +102,20 @@ class Spelt:
         self.out: list[Any] = [] if out is None else out
 
 
-class Placed(Protocol):
-    """What the spelling loop writes on a context before each row: where
-    the block stands (``content[1]``) and its position in its message."""
-
-    at: str
-    index: int
-
-
-P = TypeVar("P", bound=Placed)
-
-
-def spell_parts(
-    table: BlockTable[P], parts: Iterable[tuple[int, object]], context: P, where: str = "content"
-) -> None:
-    """Write each numbered block of ``parts`` into ``context`` through the
-    row of its class in ``table``: the one spelling loop of every shape.
-
-    ``parts`` pairs each block with its position in the message
-    (``enumerate(message.content)`` for a native replay, the kept parts'
-    original positions for a portable one), so ``context.at`` reads
-    ``{where}[position]`` and a drop record names the block where the
-    caller's message had it."""
-    for i, part in parts:
-        context.at, context.index = f"{where}[{i}]", i
-        table[type(part)](part, context)
-
-
 S = TypeVar("S", bound=Spelt)
 
 
-def spell_native(table: BlockTable[S], message: Message, context: S) -> S:
+def spell_native(table: BlockTable[S], message: Message, context: S, where: str = "") -> S:
     """Replay ``message`` to the provider that produced it, into ``context``:
     a drop record for each malformed payload its blocks carry (the rest of
-    each block is sent), then each block through ``table``.  Returns
-    ``context``, whose ``out`` and ``dropped`` hold what was written."""
-    malformed_drops(message, context.dropped)
-    # The loop of spell_parts, inlined: this runs once per replayed message.
+    each block is sent), then each block through ``table``, the row looked
+    up by its exact class.  ``where`` places the message in the request
+    (``messages[3]``: ``messages[3].content[1]``).  Returns ``context``,
+    whose ``out`` and ``dropped`` hold what was written."""
+    malformed_drops(message, context.dropped, where)
+    prefix = f"{where}." if where and not where.endswith(".") else where
     for i, part in enumerate(message.content):
-        context.at, context.index = f"content[{i}]", i
+        context.at, context.index = f"{prefix}content[{i}]", i
         table[type(part)](part, context)
     return context
 
@@ -153,7 +128,10 @@ def spell_kept(table: BlockTable[S], portable: PortableMessage, context: S, unde
     places both in the request (``messages[3]``: ``messages[3].content[1]``).
     Returns ``context``."""
     context.dropped.extend(portable.dropped, under)
-    spell_parts(table, portable.parts(), context, f"{under}.content" if under else "content")
+    prefix = f"{under}." if under else ""
+    for i, part in zip(portable.positions, portable.message.content, strict=True):
+        context.at, context.index = f"{prefix}content[{i}]", i
+        table[type(part)](part, context)
     return context
 
 
@@ -178,10 +156,9 @@ def left_out(detail: str) -> BlockSpeller[Any]:
 __all__ = [
     "BlockSpeller",
     "BlockTable",
-    "Placed",
     "Site",
     "Spelt",
     "left_out",
+    "spell_kept",
     "spell_native",
-    "spell_parts",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_parts
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_native
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -24,7 +24,6 @@ from elelem.shapes.common import (
     find_payload,
     finished_request,
     hosted_activity_line,
-    malformed_drops,
     registered_part,
     system_text,
     tool_definition,
@@ -178,7 +177,7 @@ def _native_parts(
 ) -> list[dict[str, Any]]:
     spelt = Spelt(provider, dropped)
     spelt.extra = calls
-    spell_parts(NATIVE_BLOCKS, enumerate(message.content), spelt, f"{where}content")
+    spell_native(NATIVE_BLOCKS, message, spelt, where)
     return spelt.out
 
 
@@ -385,7 +384,6 @@ def _wire_message(
     calls: CallIndex,
 ) -> dict[str, Any]:
     if message.role == "assistant" and message.provider == provider:
-        malformed_drops(message, dropped, where)
         parts = _native_parts(message, provider, dropped, where, calls)
     else:
         parts = _portable_parts(message, provider, dropped, where, calls)
