@@ -168,19 +168,6 @@ def _native_call(block: ToolCallBlock, provider: str, dropped: Dropped, at: str)
     return _signed({"functionCall": call}, block.payloads, provider, at)
 
 
-def _native_parts(
-    message: Message,
-    provider: str,
-    dropped: Dropped,
-    where: str,
-    calls: CallIndex,
-) -> list[dict[str, Any]]:
-    spelt = Spelt(provider, dropped)
-    spelt.extra = calls
-    spell_native(NATIVE_BLOCKS, message, spelt, where)
-    return spelt.out
-
-
 def _native_text_row(part: TextBlock, spelt: Spelt) -> None:
     spelt.out.extend(_native_text(part, spelt.provider, spelt.at, thought=False))
 
@@ -270,22 +257,6 @@ ACCEPTS = Accepts("Gemini", shape="gemini").with_blocks("image", "document", "au
 """What Gemini carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (grounding
 is response metadata, never request input)."""
-
-
-def _portable_parts(
-    message: Message,
-    provider: str,
-    dropped: Dropped,
-    where: str,
-    calls: CallIndex,
-) -> list[dict[str, Any]]:
-    """Spell for Gemini what a message from another provider (or a user) keeps."""
-    spelt = _Portable(provider, dropped)
-    spelt.source, spelt.extra = message.source, calls
-    spelt.unsigned = message.role == "assistant"
-    portable = portable_message(message, ACCEPTS, provider)
-    spell_kept(PORTABLE_BLOCKS, portable, spelt, where.rstrip("."))
-    return spelt.out
 
 
 class _Portable(Spelt):
@@ -383,10 +354,19 @@ def _wire_message(
     where: str,
     calls: CallIndex,
 ) -> dict[str, Any]:
+    """One message as a Gemini ``Content``: replayed natively when
+    ``provider`` produced it, else what it keeps for Gemini (from another
+    provider, or a user's)."""
     if message.role == "assistant" and message.provider == provider:
-        parts = _native_parts(message, provider, dropped, where, calls)
+        native = Spelt(provider, dropped)
+        native.extra = calls
+        parts = spell_native(NATIVE_BLOCKS, message, native, where).out
     else:
-        parts = _portable_parts(message, provider, dropped, where, calls)
+        spelt = _Portable(provider, dropped)
+        spelt.source, spelt.extra = message.source, calls
+        spelt.unsigned = message.role == "assistant"
+        portable = portable_message(message, ACCEPTS, provider)
+        parts = spell_kept(PORTABLE_BLOCKS, portable, spelt, where.rstrip(".")).out
     return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 
