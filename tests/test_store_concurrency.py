@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 
 from elelem.conversation import Draft, MessageBody, Store
-from elelem.conversation.sqlite import SCHEMA_VERSION
 from elelem.vocabulary import ConversationId, TextBlock
 from test_store import BACKENDS, opener, pg_url
 
@@ -127,5 +126,6 @@ def test_processes_opening_a_fresh_store_at_once_migrate_it_once(open_store: Ope
         pids.append(pid)
     _wait(pids)
     store = open_store()
-    assert store.schema_version == SCHEMA_VERSION  # type: ignore[attr-defined]
+    # Each backend's own schema version (SQLite's has the big events' table).
+    assert store.schema_version == len(store._migrations())  # type: ignore[attr-defined]
     store.close()

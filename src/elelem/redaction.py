@@ -46,7 +46,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, AnyStr, Generic, TypeVar
 
 from elelem.errors import ConfigError
 
@@ -142,6 +142,52 @@ def prefix_length(secret: str) -> int:
     return min(len(secret), max(MIN_PREFIX, len(secret) // 2))
 
 
+_REDACTED_BYTES = REDACTED.encode("ascii")
+
+
+class _Compiled(Generic[AnyStr]):
+    """A redactor's patterns compiled over text, or over bytes."""
+
+    __slots__ = ("base64", "steps")
+
+    def __init__(
+        self, sources: tuple[list[tuple[str, list[str]]], str | None], to: Callable[[str], AnyStr]
+    ) -> None:
+        steps, base64 = sources
+        self.steps: tuple[tuple[re.Pattern[AnyStr], tuple[re.Pattern[AnyStr], ...]], ...] = tuple(
+            (re.compile(to(head)), tuple(re.compile(to(form)) for form in rest))
+            for head, rest in steps
+        )
+        self.base64: re.Pattern[AnyStr] | None = None if base64 is None else re.compile(to(base64))
+
+
+def _spans(patterns: _Compiled[AnyStr], text: AnyStr) -> list[tuple[int, int]]:
+    """Where ``text`` echoes a secret of ``patterns``, merged (see :meth:`Redactor.spans`)."""
+    found: list[tuple[int, int]] = []
+    for head, rest in patterns.steps:
+        for match in head.finditer(text):
+            end = match.end()
+            for step in rest:
+                more = step.match(text, end)
+                if more is None:
+                    break
+                end = more.end()
+            found.append((match.start(), end))
+    if patterns.base64 is not None:
+        found += [(m.start(), m.end()) for m in patterns.base64.finditer(text)]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _ascii(source: str) -> bytes:
+    return source.encode("ascii")
+
+
 class Redactor:
     """Removes every secret it knows, in any echo encoding, from text.
 
@@ -171,49 +217,42 @@ class Redactor:
         return f"Redactor({len(self._secrets)} secrets)"
 
     @cached_property
-    def _base64(self) -> re.Pattern[str] | None:
-        cores = {core for secret in self._secrets for core in base64_cores(secret)}
-        if not cores:
-            return None
-        return re.compile("|".join(re.escape(c) for c in sorted(cores, key=len, reverse=True)))
-
-    @cached_property
-    def _patterns(self) -> tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...]:
+    def _sources(self) -> tuple[list[tuple[str, list[str]]], str | None]:
         # Per secret: the mandatory prefix as one pattern, then one pattern per
         # further character, tried in turn to extend a match as far as it goes
-        # (one nested pattern would be as deep as the secret is long).
-        out = []
+        # (one nested pattern would be as deep as the secret is long).  Then
+        # every base64 core in one alternation, longest first.
+        steps = []
         for secret in self._secrets:
             cut = prefix_length(secret)
-            head = re.compile("".join(_char_form(c) for c in secret[:cut]))
-            rest = tuple(re.compile(_char_form(c)) for c in secret[cut:])
-            out.append((head, rest))
-        return tuple(out)
+            head = "".join(_char_form(c) for c in secret[:cut])
+            steps.append((head, [_char_form(c) for c in secret[cut:]]))
+        cores = {core for secret in self._secrets for core in base64_cores(secret)}
+        base64 = "|".join(re.escape(c) for c in sorted(cores, key=len, reverse=True))
+        return steps, base64 or None
+
+    @cached_property
+    def _patterns(self) -> _Compiled[str]:
+        return _Compiled(self._sources, str)
+
+    @cached_property
+    def _byte_patterns(self) -> _Compiled[bytes] | None:
+        # Every form of an ASCII secret is ASCII and matches ASCII alone, and
+        # UTF-8 (surrogateescape) maps ASCII bytes one to one onto ASCII
+        # characters, never inside another character: the same patterns over
+        # the bytes find the same echoes at the same places, without a copy
+        # of the bytes as text.  A secret that is not ASCII is matched over
+        # the decoded text (None here).
+        if not all(secret.isascii() for secret in self._secrets):
+            return None
+        return _Compiled(self._sources, _ascii)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where ``text`` echoes a secret: ``(start, end)`` pairs, sorted,
         overlapping ones merged (what :meth:`redact` replaces)."""
         if not self._secrets or not text:
             return []
-        found: list[tuple[int, int]] = []
-        for head, rest in self._patterns:
-            for match in head.finditer(text):
-                end = match.end()
-                for step in rest:
-                    more = step.match(text, end)
-                    if more is None:
-                        break
-                    end = more.end()
-                found.append((match.start(), end))
-        if self._base64 is not None:
-            found += [(m.start(), m.end()) for m in self._base64.finditer(text)]
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(found):
-            if merged and start < merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-            else:
-                merged.append((start, end))
-        return merged
+        return _spans(self._patterns, text)
 
     @property
     def echo_bound(self) -> int:
@@ -236,12 +275,27 @@ class Redactor:
 
     def redact_bytes(self, data: bytes) -> bytes:
         """``data`` with every echo of every secret replaced; bytes that are
-        not UTF-8 pass through unchanged."""
+        not UTF-8 pass through unchanged.  ``data`` itself when it echoes
+        none; scanned as bytes, without a copy of it as text (#41)."""
         if not self._secrets or not data:
             return data
-        text = data.decode("utf-8", "surrogateescape")
-        clean = self.redact(text)
-        return data if clean == text else clean.encode("utf-8", "surrogateescape")
+        patterns = self._byte_patterns
+        if patterns is None:
+            text = data.decode("utf-8", "surrogateescape")
+            clean = self.redact(text)
+            return data if clean == text else clean.encode("utf-8", "surrogateescape")
+        spans = _spans(patterns, data)
+        if not spans:
+            return data
+        # Views of ``data``, not slices: the result is the one copy made.
+        whole = memoryview(data)
+        pieces: list[bytes | memoryview] = []
+        start = 0
+        for begin, end in spans:
+            pieces += [whole[start:begin], _REDACTED_BYTES]
+            start = end
+        pieces.append(whole[start:])
+        return b"".join(pieces)
 
     def redact_error(self, exc: BaseException) -> BaseException:
         """Redact ``exc`` in place, and every exception chained to it (see

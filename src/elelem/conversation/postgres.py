@@ -48,6 +48,7 @@ MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_tabl
 """Schema migrations, oldest first (see :data:`elelem.conversation.sqlite.MIGRATIONS`)."""
 
 POSTGRES = Dialect(
+    data="data",
     as_text="convert_from(data, 'UTF8')",
     find="strpos(lower({as_text}), lower(CAST(? AS TEXT)))",
     prefix="substring(data from 1 for ?) = ?",

@@ -165,6 +165,13 @@ class SQLStore(SQLBlobs, ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    _copy_bodies: tuple[str, ...] = ()
+    """Statements copying a conversation's events kept beside their rows,
+    ``(new key, key, up to seq)``: what :meth:`fork` runs after the rows."""
+    _delete_bodies: tuple[str, ...] = ()
+    """Statements deleting a conversation's events kept beside their rows
+    (``key``): what :meth:`delete` runs after the rows."""
+
     db_errors: tuple[type[BaseException], ...] = ()
     integrity_errors: tuple[type[BaseException], ...] = ()
 
@@ -395,6 +402,7 @@ class SQLStore(SQLBlobs, ABC):
             # fetchall, which holds every row before the first is decoded).
             # Bodies are decoded on first read (conversation/loaded.py).
             while rows := cursor.fetchmany(LOAD_BATCH):
+                rows = self._whole_rows(key, rows, after + len(events) + 1)
                 events += decode_rows(conversation, rows, after + len(events))
         return tuple(events)
 
@@ -405,7 +413,14 @@ class SQLStore(SQLBlobs, ABC):
             rows = self._exec(
                 self._sql("SELECT data FROM events WHERE conv = ? ORDER BY seq"), (key,)
             ).fetchall()
+            rows = self._whole_rows(key, rows, 1)
         return [bytes(r[0]) for r in rows]
+
+    def _whole_rows(self, key: int, rows: list[Any], first: int) -> list[Any]:
+        """``rows`` of ``SELECT data FROM events`` (seqs from ``first``, in
+        order), each holding its event's bytes whole: a backend keeping big
+        events beside their rows fills those in."""
+        return rows
 
     def info(self, conversation: ConversationId) -> ConversationInfo:
         """The listing entry of one conversation."""
@@ -452,7 +467,8 @@ class SQLStore(SQLBlobs, ABC):
             if seq is None:
                 raise StoreError(f"conversation {conversation!r} has no event {at!r}")
             copied = self._exec(
-                self._sql("SELECT data FROM events WHERE conv = ? AND seq <= ?"), (src[0], seq)
+                self._sql(f"SELECT {self.dialect.data} FROM events WHERE conv = ? AND seq <= ?"),
+                (src[0], seq),
             ).fetchall()
             turns = summarize(decode_event(bytes(r[0])) for r in copied).turns
             new_title = title if title is not None else self._text_out(src[1])
@@ -466,6 +482,8 @@ class SQLStore(SQLBlobs, ABC):
                 ),
                 (key, src[0], seq),
             )
+            for copy in self._copy_bodies:
+                self._exec(self._sql(copy), (key, src[0], seq))
             return info
 
         info: ConversationInfo = self._write(work)
@@ -479,6 +497,8 @@ class SQLStore(SQLBlobs, ABC):
             self._exec(self._sql(self.fulltext.delete), self.fulltext.delete_params(key))
             self._exec(self._sql("DELETE FROM fts_progress WHERE conv = ?"), (key,))
             self._exec(self._sql("DELETE FROM events WHERE conv = ?"), (key,))
+            for remove in self._delete_bodies:
+                self._exec(self._sql(remove), (key,))
             self._exec(self._sql("DELETE FROM conversations WHERE key = ?"), (key,))
 
         self._write(work)

@@ -15,6 +15,7 @@ from elelem.conversation.blobs import event_blobs, resolve_messages
 from elelem.conversation.events import (
     decode_event,
 )
+from elelem.conversation.sqlschema import Dialect
 from elelem.errors import BlobMissingError
 from elelem.vocabulary import Blob, Message
 from elelem.vocabulary.blob import check_bytes
@@ -29,6 +30,7 @@ class SQLBlobs:
     the store's)."""
 
     where: str
+    dialect: Dialect
     _lock: threading.Lock
     _sql_put_blob: str
     _sql_has_blob: str
@@ -99,7 +101,7 @@ class SQLBlobs:
 
         def work() -> tuple[int, int]:
             used: set[str] = set()
-            for (data,) in self._exec("SELECT data FROM events"):
+            for (data,) in self._exec(f"SELECT {self.dialect.data} FROM events"):
                 raw = bytes(data)
                 if BLOB_MARK in raw:
                     used.update(b.sha256 for b in event_blobs(decode_event(raw)))

@@ -13,7 +13,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +48,19 @@ class _Row:
         return value
 
 
-def _given_away(rows: list[tuple[int, int, bytes]], more: tuple[Any, ...] = ()) -> Iterator[_Row]:
-    """The ``rows`` (reversed) popped one by one, each with ``more``
-    values: none is held here once sqlite3 took it."""
+def _given_away(rows: list[tuple[int, int, bytes]]) -> Iterator[_Row]:
+    """The ``rows`` (reversed) popped one by one: none is held here once
+    sqlite3 took it."""
     while rows:
-        yield _Row(rows.pop() + more)
+        yield _Row(rows.pop())
 
 
 BIG_EVENT = 1024 * 1024
-"""An append holding an event this big (its JSON bytes) lets SQLite's
-bound copy go once it is written (:meth:`SQLiteStore._insert_events`)."""
+"""An event this big (its JSON bytes) is stored as a body beside its row
+(:meth:`SQLiteStore._insert_events`)."""
 
-_INSERT_RELEASED = "INSERT INTO events (conv, seq, data) SELECT ?, ?, ? WHERE ?"
+PIECE = 1024 * 1024
+"""How much of a big event's bytes one incremental blob write carries."""
 
 
 def _v1(store: SQLiteStore) -> None:
@@ -72,18 +72,41 @@ def _v3(store: SQLiteStore) -> None:
     create_blob_table(store, big="INTEGER", blob="BLOB")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table)
+def _v5(store: SQLiteStore) -> None:
+    # A big event's bytes, its row in events left empty: a rowid table, which
+    # SQLite's incremental blob I/O can write in pieces (events is WITHOUT
+    # ROWID: a value bound into it is copied twice inside SQLite, #41).
+    # Columns named apart from events' so that the dialect's data expression
+    # reads events' own columns unqualified.
+    store._exec(
+        """CREATE TABLE event_bodies (
+            body_conv INTEGER NOT NULL,
+            body_seq INTEGER NOT NULL,
+            body BLOB NOT NULL,
+            PRIMARY KEY (body_conv, body_seq)
+        )"""
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table, _v5)
 """Schema migrations, oldest first; the schema version is how many were applied.
 A change of schema appends a function here and never edits an earlier one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this module writes."""
 
+_DATA = (
+    "CASE WHEN length(data) THEN data"
+    " ELSE (SELECT body FROM event_bodies WHERE body_conv = conv AND body_seq = seq) END"
+)
+"""An event's bytes: its row's, or a big event's body, whose row is empty."""
+
 SQLITE = Dialect(
-    as_text="CAST(data AS TEXT)",
+    data=_DATA,
+    as_text=f"CAST({_DATA} AS TEXT)",
     find="instr(lower({as_text}), lower(?))",
-    prefix="substr(data, 1, ?) = ?",
-    at_of="json_extract(CAST(data AS TEXT), '$.at')",
+    prefix=f"substr({_DATA}, 1, ?) = ?",
+    at_of=f"json_extract(CAST({_DATA} AS TEXT), '$.at')",
     greatest="max",
     is_distinct="IS NOT",
     lock_row="",  # BEGIN IMMEDIATE already holds the write lock
@@ -95,6 +118,11 @@ class SQLiteStore(SQLStore):
 
     dialect = SQLITE
     fulltext = SQLITE_FULLTEXT
+    _copy_bodies = (
+        "INSERT INTO event_bodies (body_conv, body_seq, body)"
+        " SELECT ?, body_seq, body FROM event_bodies WHERE body_conv = ? AND body_seq <= ?",
+    )
+    _delete_bodies = ("DELETE FROM event_bodies WHERE body_conv = ?",)
     db_errors = (sqlite3.Error,)
     integrity_errors = (sqlite3.IntegrityError,)
 
@@ -163,19 +191,54 @@ class SQLiteStore(SQLStore):
 
     def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
         # SQLite copies a bound blob, then copies it again into the row it
-        # writes: an event's bytes also held here until the insert ended
-        # cost three times their size (a 100 MB answer, 300 MB).  Each row
-        # is let go as its values are bound (#41).
+        # writes: a 100 MB answer cost 200 MB inside SQLite beside the text
+        # it came from.  Each row is let go as its values are bound, and a
+        # big event's bytes are never bound: its row is empty and its body,
+        # beside it, is written in pieces (#41).
         rows.reverse()
         if all(len(data) < BIG_EVENT for _, _, data in rows):
             self._db.executemany(self._sql_insert, _given_away(rows))
             return
-        # A statement keeps its bound values until it is bound again, and
-        # sqlite3 caches it: the copy of a big event would stay held after
-        # the append.  This statement's last run binds small values and
-        # inserts nothing.
-        nothing = _Row((0, 0, b"", False))
-        self._db.executemany(_INSERT_RELEASED, chain(_given_away(rows, (True,)), (nothing,)))
+        while rows:
+            key, seq, data = rows.pop()
+            if len(data) < BIG_EVENT:
+                self._db.execute(self._sql_insert, (key, seq, data))
+            else:
+                self._db.execute(self._sql_insert, (key, seq, b""))
+                self._write_body(key, seq, data)
+            del data
+
+    def _write_body(self, key: int, seq: int, data: bytes) -> None:
+        rowid = self._db.execute(
+            "INSERT INTO event_bodies (body_conv, body_seq, body) VALUES (?, ?, zeroblob(?))"
+            " RETURNING rowid",
+            (key, seq, len(data)),
+        ).fetchone()[0]
+        with memoryview(data) as view, self._db.blobopen("event_bodies", "body", rowid) as blob:
+            for at in range(0, len(data), PIECE):
+                blob.write(view[at : at + PIECE])
+
+    def _whole_rows(self, key: int, rows: list[Any], first: int) -> list[Any]:
+        # Read through blob I/O, a big event is held once; selected, SQLite's
+        # copy of it (twice over, through the dialect's data expression) is
+        # held beside Python's.
+        if all(row[0] for row in rows):
+            return rows
+        return [
+            row if row[0] else (self._read_body(key, seq),)
+            for seq, row in enumerate(rows, start=first)
+        ]
+
+    def _read_body(self, key: int, seq: int) -> bytes:
+        """The body of event ``seq``; empty when there is none (an empty row
+        without its body is no event, which the caller's decoding names)."""
+        found = self._db.execute(
+            "SELECT rowid FROM event_bodies WHERE body_conv = ? AND body_seq = ?", (key, seq)
+        ).fetchone()
+        if found is None:
+            return b""
+        with self._db.blobopen("event_bodies", "body", found[0], readonly=True) as blob:
+            return blob.read()
 
     def _begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")

@@ -19,6 +19,9 @@ Migration = Callable[[Any], None]
 class Dialect:
     """The SQL that differs between backends."""
 
+    data: str
+    """An event's bytes, from a row of ``events`` (an expression over its
+    columns, unqualified: valid where ``events`` is aliased too)."""
     as_text: str
     """The event bytes as text: an expression over ``data``."""
     find: str

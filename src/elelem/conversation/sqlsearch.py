@@ -23,7 +23,7 @@ def search_events(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
     store._write(functools.partial(catch_up_index, store), "index")
     fts = store.fulltext
     sql = (
-        "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+        f"SELECT c.id, {store.dialect.data} FROM events e JOIN conversations c ON c.key = e.conv"
         f" WHERE (e.conv, e.seq) IN ({fts.match})"
         f" ORDER BY {store._sql_updated} DESC, c.key DESC, e.seq LIMIT ?"
     )
@@ -49,7 +49,10 @@ def catch_up_index(store: SQLOps) -> None:
         return
     for key, done in store._exec(store._sql(STALE)).fetchall():
         rows = store._exec(
-            store._sql("SELECT seq, data FROM events WHERE conv = ? AND seq > ? ORDER BY seq"),
+            store._sql(
+                f"SELECT seq, {store.dialect.data} FROM events"
+                " WHERE conv = ? AND seq > ? ORDER BY seq"
+            ),
             (key, done),
         ).fetchall()
         inserts, last = index_rows(fts, int(key), rows)
@@ -64,7 +67,9 @@ def scan(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
     index cannot match."""
     wanted = text.casefold()
     order = f" ORDER BY {store._sql_updated} DESC, c.key DESC, e.seq"
-    select = "SELECT c.id, e.data FROM events e JOIN conversations c ON c.key = e.conv"
+    select = (
+        f"SELECT c.id, {store.dialect.data} FROM events e JOIN conversations c ON c.key = e.conv"
+    )
     if text.isascii():
         # The bytes hold the text JSON-escaped; SQL narrows by that (its
         # lower() folds ASCII only), the decoded text decides (keys and
