@@ -22,7 +22,8 @@ from elelem import SyncClient
 from elelem.conversation import Conversation, SQLiteStore
 from elelem.errors import FULL_REPLAY, STATE_LOST, RecoverableError
 from elelem.shapes.openai_responses.errors import classify_error
-from elelem.shapes.openai_responses.state import continuation
+from elelem.shapes.openai_responses.state import RESPONSE_FORMAT, held_state
+from elelem.shapes.provider_state import continues
 from elelem.testing.responses_state import StatefulResponses
 from elelem.testing.servers import LoopbackServer
 from elelem.turns.drive import send_sync
@@ -173,7 +174,7 @@ def test_which_state_a_request_continues(
         Message.user("b"),
     )
     payloads = (ProviderPayload(OPENAI, "response", None, envelope),)
-    state, drops = continuation(history, payloads, OPENAI, {})
+    state, drops = continues(history, payloads, OPENAI, {}, RESPONSE_FORMAT, held_state)
     assert drops == []
     assert (None if state is None else (state.start, dict(state.fields))) == (
         None if field is None else (2, field)
@@ -184,9 +185,9 @@ def test_which_state_a_request_continues(
         Message("assistant", (), "assistant", ProviderId("xai"), "grok"),
         history[2],
     )
-    assert continuation(other, payloads, OPENAI, {}) == (None, [])
+    assert continues(other, payloads, OPENAI, {}, RESPONSE_FORMAT, held_state) == (None, [])
     lost = (*payloads, ProviderPayload(OPENAI, STATE_LOST, None, {"id": "*"}))
-    state, drops = continuation(history, lost, OPENAI, {})
+    state, drops = continues(history, lost, OPENAI, {}, RESPONSE_FORMAT, held_state)
     assert state is None and len(drops) == (0 if field is None else 1)
 
 

@@ -30,8 +30,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from elelem.errors import RegistryError
-from elelem.shapes.common import Dropped, part_type
+from elelem.shapes.common import Dropped, malformed_drops, part_type
+from elelem.vocabulary import Message
 from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary.portable import PortableMessage
 
 C = TypeVar("C")
 
@@ -100,6 +102,39 @@ class Spelt:
         self.out: list[Any] = [] if out is None else out
 
 
+S = TypeVar("S", bound=Spelt)
+
+
+def spell_native(table: BlockTable[S], message: Message, context: S, where: str = "") -> S:
+    """Replay ``message`` to the provider that produced it, into ``context``:
+    a drop record for each malformed payload its blocks carry (the rest of
+    each block is sent), then each block through ``table``, the row looked
+    up by its exact class.  ``where`` places the message in the request
+    (``messages[3]``: ``messages[3].content[1]``).  Returns ``context``,
+    whose ``out`` and ``dropped`` hold what was written."""
+    malformed_drops(message, context.dropped, where)
+    prefix = f"{where}." if where and not where.endswith(".") else where
+    for i, part in enumerate(message.content):
+        context.at, context.index = f"{prefix}content[{i}]", i
+        table[type(part)](part, context)
+    return context
+
+
+def spell_kept(table: BlockTable[S], portable: PortableMessage, context: S, under: str = "") -> S:
+    """Spell into ``context`` what a message keeps on its way to this wire
+    (:func:`~elelem.vocabulary.portable.portable_message`): first the
+    drop records of what the projection left out, then each kept block
+    through ``table`` at its position in the caller's message.  ``under``
+    places both in the request (``messages[3]``: ``messages[3].content[1]``).
+    Returns ``context``."""
+    context.dropped.extend(portable.dropped, under)
+    prefix = f"{under}." if under else ""
+    for i, part in zip(portable.positions, portable.message.content, strict=True):
+        context.at, context.index = f"{prefix}content[{i}]", i
+        table[type(part)](part, context)
+    return context
+
+
 class Site(Protocol):
     """What a row that reports a block needs of its context: where the
     block stands and the encoding's drop records."""
@@ -118,4 +153,12 @@ def left_out(detail: str) -> BlockSpeller[Any]:
     return row
 
 
-__all__ = ["BlockSpeller", "BlockTable", "Site", "Spelt", "left_out"]
+__all__ = [
+    "BlockSpeller",
+    "BlockTable",
+    "Site",
+    "Spelt",
+    "left_out",
+    "spell_kept",
+    "spell_native",
+]

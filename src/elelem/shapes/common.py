@@ -65,7 +65,8 @@ from elelem.vocabulary.blocks import CORE_BLOCK_TYPES
 from elelem.vocabulary.drop import INVALID, MALFORMED, UNREPLAYABLE, UNSUPPORTED, BlockSite
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.vocabulary.malformed import block_faults, json_kind, malformed_payload
-from elelem.vocabulary.request import ToolSpec
+from elelem.vocabulary.request import GenerationOptions, ToolSpec
+from elelem.wire import EncodedRequest
 
 # --------------------------------------------------------------------------
 # errors
@@ -248,6 +249,8 @@ class Dropped:
         """Add ``drops``, each placed under ``under`` (``messages[3]``) if given."""
         if not under:
             self.items.extend(drops)
+        elif not drops:
+            return  # most messages drop nothing: no generator to make and run
         else:
             self.items.extend(d.under(under) for d in drops)
 
@@ -433,6 +436,7 @@ __all__ = [
     "decode_frame",
     "error_class_for_status",
     "find_payload",
+    "finished_request",
     "fold_fields",
     "function_tool",
     "header",
@@ -501,3 +505,13 @@ def merge_extra(body: dict[str, Any], extra: Mapping[str, JSONValue]) -> None:
             body[key] = [*built, *value]
         else:
             body[key] = value
+
+
+def finished_request(
+    path: str, body: dict[str, Any], options: GenerationOptions, dropped: Dropped, stream: bool
+) -> EncodedRequest:
+    """The request an encoder hands the driver, once ``body`` is built:
+    ``options.extra`` merged over it last (:func:`merge_extra`, so a caller's
+    field wins over what elelem wrote) and the encoding's drop records."""
+    merge_extra(body, options.extra)
+    return EncodedRequest(path=path, body=body, stream=stream, dropped=tuple(dropped.items))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from elelem.errors import RegistryError
 from elelem.shapes.common import Dropped
@@ -78,6 +78,28 @@ def no_excluded_actions(tool: object, site: HostedSite, wire: str) -> None:
         )
 
 
+class DomainFiltered(Protocol):
+    """A hosted tool that can be kept to some domains or off others (a web
+    search, a web fetch)."""
+
+    @property
+    def allowed_domains(self) -> tuple[str, ...]: ...
+
+    @property
+    def blocked_domains(self) -> tuple[str, ...]: ...
+
+
+def domain_lists(out: dict[str, Any], tool: DomainFiltered, blocked: str) -> None:
+    """Write the domain lists of a web search or fetch into its wire ``out``,
+    each only where it has one: ``allowed_domains``, then the blocked ones
+    under the wire's name for them (``blocked`` is Anthropic's
+    ``blocked_domains``, OpenRouter's and xAI's ``excluded_domains``)."""
+    if tool.allowed_domains:
+        out["allowed_domains"] = list(tool.allowed_domains)
+    if tool.blocked_domains:
+        out[blocked] = list(tool.blocked_domains)
+
+
 HostedSpeller = Callable[[Any, HostedSite], None]
 """One row: writes ``tool`` into the site (or reports what it leaves out)."""
 
@@ -120,9 +142,11 @@ class HostedTools:
 
 __all__ = [
     "HOSTED_TOOL_TAGS",
+    "DomainFiltered",
     "HostedSite",
     "HostedSpeller",
     "HostedTools",
+    "domain_lists",
     "hosted_tool_tag",
     "no_excluded_actions",
     "no_skills",

@@ -223,9 +223,16 @@ def portable_message(message: Message, accepts: Accepts, own: str | None = None)
     provider, whose payloads on a non-assistant message are its own and kept
     (an assistant message is another provider's: it keeps no payload).
     """
+    content = message.content
+    for part in content:
+        if type(part) is not TextBlock or part.payloads or part.attributions:
+            break
+    else:
+        # Plain text, the commonest message (every user question): every
+        # wire carries it as it is, with nothing to strip or report.
+        return PortableMessage(message, tuple(range(len(content))))
     own = None if message.role == "assistant" else own
     dropped: list[Drop] = []
-    content = message.content
     # Each hosted activity travels as the last transition the message holds.
     last: dict[str, int] = {}
     for i, part in enumerate(content):

@@ -13,7 +13,7 @@ from typing import Any
 
 from elelem.errors import PayloadError
 from elelem.shapes.anthropic_messages.media import encode_media
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import BlockTable, Spelt, left_out, spell_kept
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
@@ -262,14 +262,10 @@ def portable_content(
     message: Message, provider: str, dropped: Dropped, where: str
 ) -> list[dict[str, Any]]:
     """Spell for Anthropic what a message from another provider (or a user) keeps."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where.rstrip("."))
     spelt = Spelt(provider, dropped)
     spelt.source = message.source
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
+    portable = portable_message(message, ACCEPTS, provider)
+    spell_kept(PORTABLE_BLOCKS, portable, spelt, where.rstrip("."))
     return spelt.out
 
 

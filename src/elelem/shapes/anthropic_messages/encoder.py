@@ -52,7 +52,7 @@ from elelem.shapes.common import (
     tool_definition,
 )
 from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
-from elelem.shapes.hosted_tools import HostedSite, HostedTools, no_excluded_actions
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, domain_lists, no_excluded_actions
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
@@ -221,10 +221,7 @@ def hosted_tool_definition(tool: WebSearch | WebFetch | CodeExecution) -> dict[s
     if isinstance(tool, (WebSearch, WebFetch)):
         if tool.max_uses is not None:
             out["max_uses"] = tool.max_uses
-        if tool.allowed_domains:
-            out["allowed_domains"] = list(tool.allowed_domains)
-        if tool.blocked_domains:
-            out["blocked_domains"] = list(tool.blocked_domains)
+        domain_lists(out, tool, "blocked_domains")
     if isinstance(tool, WebSearch) and tool.user_location is not None:
         loc = tool.user_location
         location: dict[str, Any] = {"type": "approximate"}

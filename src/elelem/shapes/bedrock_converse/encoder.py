@@ -23,15 +23,14 @@ from elelem.shapes.bedrock_converse.parser import (
     REDACTED_FORMAT,
     SIGNATURE_FORMAT,
 )
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_native
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     hosted_activity_line,
-    malformed_drops,
-    merge_extra,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -200,14 +199,8 @@ def assistant_wire(
     produced it, else portable; and what had to be dropped."""
     if message.provider != provider:
         return _portable_assistant(message, provider)
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = Spelt(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
-    return {"role": "assistant", "content": spelt.out}, dropped.items
+    spelt = spell_native(NATIVE_BLOCKS, message, Spelt(provider, Dropped()))
+    return {"role": "assistant", "content": spelt.out}, spelt.dropped.items
 
 
 def _portable_assistant(
@@ -215,14 +208,8 @@ def _portable_assistant(
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """Spell what an assistant message of another provider keeps."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt(provider, dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
-    return {"role": "assistant", "content": spelt.out}, dropped.items
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt(provider, Dropped()))
+    return {"role": "assistant", "content": spelt.out}, spelt.dropped.items
 
 
 SHAPE_NAME = "bedrock_converse"
@@ -252,14 +239,9 @@ def _registered(
 
 
 def _user_content(message: Message, provider: ProviderId, dropped: Dropped) -> list[JSONValue]:
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped)
     spelt = Spelt(provider, dropped)
     spelt.source = message.source
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     return spelt.out
 
 
@@ -547,13 +529,7 @@ def encode_request(
         detail = f"{opts.tool_choice!r}: the request has no tools"
         dropped.add("options.tool_choice", "tool_choice", UNSUPPORTED, detail)
     _reasoning_and_output(opts, body, dropped)
-    merge_extra(body, opts.extra)
-    return EncodedRequest(
-        path=request_path(request.model, stream=stream),
-        body=body,
-        stream=stream,
-        dropped=tuple(dropped.items),
-    )
+    return finished_request(request_path(request.model, stream=stream), body, opts, dropped, stream)
 
 
 __all__ = [

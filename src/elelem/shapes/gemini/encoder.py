@@ -16,15 +16,14 @@ from typing import Any
 from urllib.parse import quote
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept, spell_native
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     hosted_activity_line,
-    malformed_drops,
-    merge_extra,
     registered_part,
     system_text,
     tool_definition,
@@ -169,22 +168,6 @@ def _native_call(block: ToolCallBlock, provider: str, dropped: Dropped, at: str)
     return _signed({"functionCall": call}, block.payloads, provider, at)
 
 
-def _native_parts(
-    message: Message,
-    provider: str,
-    dropped: Dropped,
-    where: str,
-    calls: CallIndex,
-) -> list[dict[str, Any]]:
-    spelt = Spelt(provider, dropped)
-    spelt.extra = calls
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
-    return spelt.out
-
-
 def _native_text_row(part: TextBlock, spelt: Spelt) -> None:
     spelt.out.extend(_native_text(part, spelt.provider, spelt.at, thought=False))
 
@@ -274,26 +257,6 @@ ACCEPTS = Accepts("Gemini", shape="gemini").with_blocks("image", "document", "au
 """What Gemini carries of a message it did not produce (see
 :func:`~elelem.vocabulary.portable.portable_message`): no citations (grounding
 is response metadata, never request input)."""
-
-
-def _portable_parts(
-    message: Message,
-    provider: str,
-    dropped: Dropped,
-    where: str,
-    calls: CallIndex,
-) -> list[dict[str, Any]]:
-    """Spell for Gemini what a message from another provider (or a user) keeps."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where.rstrip("."))
-    spelt = _Portable(provider, dropped)
-    spelt.source, spelt.extra = message.source, calls
-    spelt.unsigned = message.role == "assistant"
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}content[{i}]"
-        table[type(part)](part, spelt)
-    return spelt.out
 
 
 class _Portable(Spelt):
@@ -391,11 +354,19 @@ def _wire_message(
     where: str,
     calls: CallIndex,
 ) -> dict[str, Any]:
+    """One message as a Gemini ``Content``: replayed natively when
+    ``provider`` produced it, else what it keeps for Gemini (from another
+    provider, or a user's)."""
     if message.role == "assistant" and message.provider == provider:
-        malformed_drops(message, dropped, where)
-        parts = _native_parts(message, provider, dropped, where, calls)
+        native = Spelt(provider, dropped)
+        native.extra = calls
+        parts = spell_native(NATIVE_BLOCKS, message, native, where).out
     else:
-        parts = _portable_parts(message, provider, dropped, where, calls)
+        spelt = _Portable(provider, dropped)
+        spelt.source, spelt.extra = message.source, calls
+        spelt.unsigned = message.role == "assistant"
+        portable = portable_message(message, ACCEPTS, provider)
+        parts = spell_kept(PORTABLE_BLOCKS, portable, spelt, where.rstrip(".")).out
     return {"role": "model" if message.role == "assistant" else "user", "parts": parts}
 
 
@@ -574,13 +545,7 @@ def encode_request(
         # Implicit caching is on by itself; explicit caches are a separate
         # resource (cachedContents) this request-level option cannot create.
         automatic(opts.cache, "Gemini", dropped.items)
-    merge_extra(body, opts.extra)
-    return EncodedRequest(
-        path=request_path(request.model, stream=stream),
-        body=body,
-        stream=stream,
-        dropped=tuple(dropped.items),
-    )
+    return finished_request(request_path(request.model, stream=stream), body, opts, dropped, stream)
 
 
 __all__ = [

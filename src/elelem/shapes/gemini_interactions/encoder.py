@@ -16,14 +16,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from elelem.errors import PayloadError
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     Dropped,
     arguments_object,
     context_text,
+    finished_request,
     hosted_activity_line,
-    malformed_drops,
-    merge_extra,
     registered_part,
     stream_event,
     stream_event_drop,
@@ -65,12 +70,7 @@ def interaction_steps(
 
     Only ``provider``'s own blocks rebuild; anything else is reported dropped.
     """
-    spelt = Spelt(provider, Dropped())
-    malformed_drops(message, spelt.dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, Spelt(provider, Dropped()))
     return {"steps": spelt.out}, tuple(spelt.dropped.items)
 
 
@@ -241,15 +241,10 @@ def _user_input(
     ``function_call`` steps).
     ``computer``: each computer-use call's id -> (its predefined function
     name, whether it carried a safety decision)."""
-    portable = portable_message(message, ACCEPTS, provider)
-    dropped.extend(portable.dropped, under=where)
     spelt = _Input(provider, dropped)
     spelt.source, spelt.extra = message.source, computer
     spelt.assistant = message.role == "assistant"
-    table = INPUT_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"{where}.content[{i}]"
-        table[type(part)](part, spelt)
+    spell_kept(INPUT_BLOCKS, portable_message(message, ACCEPTS, provider), spelt, where)
     spelt.steps.extend(_content_step(spelt.out, spelt.assistant))
     return spelt.steps
 
@@ -426,5 +421,4 @@ def encode_request(
     if state is not None:
         body.update(state.fields)
     body["stream"] = stream
-    merge_extra(body, options.extra)
-    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
+    return finished_request(PATH, body, options, dropped, stream)

@@ -19,17 +19,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
     arguments_object,
     context_text,
     find_payload,
+    finished_request,
     function_tool,
     hosted_lines_and_text,
-    malformed_drops,
-    merge_extra,
     part_type,
     registered_part,
     stream_event,
@@ -100,13 +105,7 @@ def native_assistant(
     message: Message, provider: ProviderId
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the Ollama that produced it."""
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = _Assistant(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, _Assistant(provider, Dropped()))
     wire: dict[str, JSONValue] = {"role": "assistant", "content": "".join(spelt.texts)}
     if spelt.thinking:
         wire["thinking"] = "".join(spelt.thinking)
@@ -114,7 +113,7 @@ def native_assistant(
         wire["tool_calls"] = spelt.out
     for name, value in spelt.fields.items():
         wire.setdefault(name, value)
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 class _Assistant(Spelt):
@@ -178,20 +177,14 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     """Spell what an assistant message of another provider keeps: its
     hosted-activity lines and text as the content, its tool calls."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt("", dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt("", Dropped()))
     wire: dict[str, JSONValue] = {
         "role": "assistant",
         "content": hosted_lines_and_text(portable.message.content),
     }
     if spelt.out:
         wire["tool_calls"] = spelt.out
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 def _call_row(part: ToolCallBlock, spelt: Spelt) -> None:
@@ -253,16 +246,11 @@ def _other_messages(
     ``content`` is one string; separate blocks stay separate) and one ``tool``
     message per result."""
     out: list[dict[str, JSONValue]] = []
-    portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
-    dropped.extend(portable.dropped)
     spelt = _Other(provider, dropped, out)
     spelt.source, spelt.extra = message.source, names
     spelt.role = "system" if message.role == "system" else "user"
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     role, images = spelt.role, spelt.images
     if images:
         # Ollama takes a message's images beside its text: on the last user
@@ -411,8 +399,7 @@ def encode_request(
         unlabelled(opts.output, "Ollama", dropped.items)
     elif opts.output is not None:
         body["format"] = "json"
-    merge_extra(body, opts.extra)
-    return EncodedRequest(path=PATH, body=body, stream=stream, dropped=tuple(dropped.items))
+    return finished_request(PATH, body, opts, dropped, stream)
 
 
 __all__ = [

@@ -9,12 +9,17 @@ request around it.
 
 from __future__ import annotations
 
-from elelem.shapes.block_tables import BlockTable, Spelt, left_out
+from elelem.shapes.block_tables import (
+    BlockTable,
+    Spelt,
+    left_out,
+    spell_kept,
+    spell_native,
+)
 from elelem.shapes.common import (
     Dropped,
     find_payload,
     hosted_lines_and_text,
-    malformed_drops,
     own_block,
     part_type,
     stream_event,
@@ -105,13 +110,8 @@ def native_assistant(
     message: Message, provider: ProviderId, dialect: Dialect
 ) -> tuple[dict[str, JSONValue], list[Drop]]:
     """The assistant message object that replays ``message`` to the provider that produced it."""
-    dropped = Dropped()
-    malformed_drops(message, dropped)
-    spelt = _Assistant(provider, dropped)
-    table = NATIVE_BLOCKS
-    for i, part in enumerate(message.content):
-        spelt.at, spelt.index = f"content[{i}]", i
-        table[type(part)](part, spelt)
+    spelt = spell_native(NATIVE_BLOCKS, message, _Assistant(provider, Dropped()))
+    dropped = spelt.dropped
     texts, refusals, reasonings, calls = spelt.texts, spelt.refusals, spelt.reasonings, spelt.calls
     reasoning_at, unknown_at, fields, parts = (
         spelt.reasoning_at,
@@ -341,19 +341,13 @@ def portable_assistant(message: Message) -> tuple[dict[str, JSONValue], list[Dro
     """Spell what an assistant message of another provider (or model family)
     keeps: its hosted-activity lines and text as the content, its tool calls."""
     portable = portable_message(message, ACCEPTS)
-    dropped = Dropped()
-    dropped.extend(portable.dropped)
-    spelt = Spelt("", dropped)
-    table = PORTABLE_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spelt = spell_kept(PORTABLE_BLOCKS, portable, Spelt("", Dropped()))
     calls: list[ToolCallBlock] = spelt.out
     text = hosted_lines_and_text(portable.message.content)
     wire: dict[str, JSONValue] = {"role": "assistant", "content": text or None}
     if calls:
         wire["tool_calls"] = [_tool_call(c, n, None, Dialect()) for n, c in enumerate(calls)]
-    return wire, dropped.items
+    return wire, spelt.dropped.items
 
 
 def _audio_id(block: AudioBlock, provider: ProviderId) -> str | None:

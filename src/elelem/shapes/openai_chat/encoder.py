@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from elelem.shapes.block_tables import BlockTable, Spelt
+from elelem.shapes.block_tables import BlockTable, Spelt, spell_kept
 from elelem.shapes.common import (
     FUNCTION_FIELDS,
     Dropped,
@@ -27,7 +27,7 @@ from elelem.shapes.common import (
     registered_part,
 )
 from elelem.shapes.context_editing import not_taken
-from elelem.shapes.hosted_tools import HostedSite, HostedTools
+from elelem.shapes.hosted_tools import HostedSite, HostedTools, domain_lists
 from elelem.shapes.media import line_report
 from elelem.shapes.openai_chat.assistant import (
     ACCEPTS,
@@ -133,16 +133,11 @@ def _user_messages(
     message: Message, provider: ProviderId, dialect: Dialect, functions: Mapping[str, str]
 ) -> tuple[list[dict[str, JSONValue]], list[Drop]]:
     out: list[dict[str, JSONValue]] = []
-    portable = portable_message(message, ACCEPTS, provider)
     dropped = Dropped()
-    dropped.extend(portable.dropped)
     site = BlockSite(provider, dropped=dropped.items, context=dialect)
     spelt = _User(provider, dropped, out, site)
     spelt.extra = functions
-    table = USER_BLOCKS
-    for i, part in portable.parts():
-        spelt.at = f"content[{i}]"
-        table[type(part)](part, spelt)
+    spell_kept(USER_BLOCKS, portable_message(message, ACCEPTS, provider), spelt)
     parts, texts = spelt.parts, spelt.texts
     if parts:
         content: JSONValue
@@ -233,10 +228,7 @@ def _web_search(search: WebSearch, site: HostedSite) -> None:
         params: dict[str, JSONValue] = {}
         if search.max_uses is not None:
             params["max_uses"] = search.max_uses
-        if search.allowed_domains:
-            params["allowed_domains"] = list(search.allowed_domains)
-        if search.blocked_domains:
-            params["excluded_domains"] = list(search.blocked_domains)
+        domain_lists(params, search, "excluded_domains")
         if search.user_location is not None:
             site.drop("user_location", "OpenRouter takes none", field="user_location")
         site.tools.append({"type": "openrouter:web_search", "parameters": params})

@@ -18,7 +18,7 @@ import msgspec
 
 from elelem.errors import UnsupportedError
 from elelem.shapes.common import (
-    merge_extra,
+    finished_request,
     tool_definition,
 )
 from elelem.shapes.context_editing import not_taken
@@ -33,7 +33,7 @@ from elelem.shapes.openai_responses.content import (
     InputItems,
 )
 from elelem.shapes.openai_responses.media import LIMITS
-from elelem.shapes.openai_responses.state import continuation
+from elelem.shapes.openai_responses.state import RESPONSE_FORMAT, held_state
 from elelem.shapes.openai_responses.xai_tools import x_search, xai_web_search
 from elelem.shapes.options import (
     NotTaken,
@@ -43,6 +43,7 @@ from elelem.shapes.options import (
     tool_choice,
 )
 from elelem.shapes.prompt_cache import openai_cache_fields
+from elelem.shapes.provider_state import continues
 from elelem.shapes.structured_output import responses_format
 from elelem.vocabulary import (
     CodeExecution,
@@ -191,8 +192,13 @@ def encode_request(
     check_request(request.messages, LIMITS)
     builder = InputItems(provider, stored=request.options.extra.get("store") is True)
     builder.revise(request.response_payloads)
-    state, lost = continuation(
-        request.messages, request.response_payloads, provider, request.options.extra
+    state, lost = continues(
+        request.messages,
+        request.response_payloads,
+        provider,
+        request.options.extra,
+        RESPONSE_FORMAT,
+        held_state,
     )
     for index, message in enumerate(request.messages):
         if state is None or index >= state.start:
@@ -238,10 +244,7 @@ def encode_request(
         body.update(state.fields)
     body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
-    merge_extra(body, options.extra)
-    return EncodedRequest(
-        path=RESPONSES_PATH, body=body, stream=stream, dropped=tuple(dropped.items)
-    )
+    return finished_request(RESPONSES_PATH, body, options, dropped, stream)
 
 
 def native_items(

@@ -3,24 +3,22 @@
 A stored response (``store: true``) is continued with
 ``previous_response_id``, a response made in a conversation of the
 Conversations API with ``conversation``; the rule is
-:func:`elelem.shapes.provider_state.continues`, this module says only which
-envelope names the state.  On by default for stored conversations (see
+:func:`elelem.shapes.provider_state.continues`, which the encoder calls
+with this module's two answers: the finish payload holding the envelope
+(:data:`RESPONSE_FORMAT`) and the state it names (:func:`held_state`).  On by default for stored conversations (see
 :mod:`elelem.shapes.provider_state`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
-
-from elelem.shapes.provider_state import Continuation, continues
-from elelem.vocabulary import Drop, Message, ProviderPayload
 
 RESPONSE_FORMAT = "response"
 """The finish payload holding a response's envelope (its output left out)."""
 
 
-def _held(envelope: Mapping[str, Any]) -> tuple[str, str] | None:
+def held_state(envelope: Mapping[str, Any]) -> tuple[str, str] | None:
     """The body field and id naming the state ``envelope``'s response left
     on the provider, if it left one."""
     conversation = envelope.get("conversation")
@@ -34,16 +32,4 @@ def _held(envelope: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def continuation(
-    messages: Sequence[Message],
-    payloads: Sequence[ProviderPayload],
-    provider: str,
-    extra: Mapping[str, Any],
-) -> tuple[Continuation | None, list[Drop]]:
-    """How a Responses request continues ``provider``'s state, or None to
-    replay the whole history; and the drop that says a lost state was
-    replayed."""
-    return continues(messages, payloads, provider, extra, RESPONSE_FORMAT, _held)
-
-
-__all__ = ["RESPONSE_FORMAT", "continuation"]
+__all__ = ["RESPONSE_FORMAT", "held_state"]

@@ -12,7 +12,7 @@ Responses parser like OpenAI's."""
 
 from __future__ import annotations
 
-from elelem.shapes.hosted_tools import HostedSite
+from elelem.shapes.hosted_tools import HostedSite, domain_lists
 from elelem.shapes.openai_responses._items import is_xai
 from elelem.vocabulary import WebSearch, XSearch
 from elelem.vocabulary.json import JSONValue
@@ -22,10 +22,7 @@ def xai_web_search(tool: WebSearch, site: HostedSite) -> None:
     """xAI's ``web_search``: its own domain lists (at most 5 each); no use
     limit or location (reported)."""
     spec: dict[str, JSONValue] = {"type": tool.version or "web_search"}
-    if tool.allowed_domains:
-        spec["allowed_domains"] = list(tool.allowed_domains)
-    if tool.blocked_domains:
-        spec["excluded_domains"] = list(tool.blocked_domains)
+    domain_lists(spec, tool, "excluded_domains")
     if tool.max_uses is not None:
         site.drop("max_uses", "xAI web search has no per-tool use limit", field="max_uses")
     if tool.user_location is not None:
