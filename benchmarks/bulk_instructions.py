@@ -15,7 +15,9 @@ in one process.  A row's figure is
     (count(large request) − count(small request)) / (events(large) − events(small))
 
 where the two requests differ only in their number of text deltas:
-per-process and per-request costs cancel.  The hash seed is fixed
+per-process and per-request costs cancel.  Before each measured request
+the heap is frozen (:mod:`benchmarks.heap`), for both clients alike, so the
+collector's timing does not move the count.  The hash seed is fixed
 (``PYTHONHASHSEED=0``): between seeds the same code reads a few percent
 apart.  ``sync`` is elelem's ``SyncClient.stream().final()``, ``floor`` the
 parsing floor on httpx2's blocking client (line split, ``orjson.loads``,
@@ -31,6 +33,7 @@ reads every row: about 10 minutes of one core for both clients here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpus import ROOT, corpus_root
+from benchmarks.heap import frozen_heap
 from benchmarks.providers import ProviderStream, _key, build, recordings
 
 _MARK = "sched_get_priority_min"
@@ -96,22 +100,24 @@ def child(clients: list[str], small: int, large: int, only: frozenset[str], labe
                 runner = CLIENTS[_RUNNERS[client]].prepare(rec.shape, url)
                 for s in built:
                     measured = s is not built[0]
-                    if measured:
-                        _mark()
-                        written.append(None)
-                    text = call(runner, loop)
-                    if measured:
-                        _mark()
-                        written.append(
-                            {
-                                "provider": rec.provider,
-                                "shape": rec.shape,
-                                "probe": probe,
-                                "client": client,
-                                "deltas": s.deltas,
-                                "events": len(s.events),
-                            }
-                        )
+                    # Frozen and thawed outside the marks: not counted.
+                    with frozen_heap() if measured else contextlib.nullcontext():
+                        if measured:
+                            _mark()
+                            written.append(None)
+                        text = call(runner, loop)
+                        if measured:
+                            _mark()
+                            written.append(
+                                {
+                                    "provider": rec.provider,
+                                    "shape": rec.shape,
+                                    "probe": probe,
+                                    "client": client,
+                                    "deltas": s.deltas,
+                                    "events": len(s.events),
+                                }
+                            )
                     if text != s.text:
                         raise AssertionError(f"{client} did not assemble the text of {_key(s)}")
         finally:

@@ -14,6 +14,8 @@ pieces.  Each request is checked to assemble the row's text.
 Run it under ``valgrind --tool=callgrind`` with REPS 1 and 3: the
 difference divided by ``2 * EVENTS`` is the instructions per event, every
 per-process and per-request cost cancelled (robust to the machine's load).
+The heap is frozen before the requests (:mod:`benchmarks.heap`), the
+floor's as elelem's, so the collector's timing does not move the count.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 from benchmarks.clients import PROMPT, _elelem_setup, _elelem_text, _floor_extractor, _floor_lines
 from benchmarks.corpus import corpus_root
+from benchmarks.heap import frozen_heap
 from benchmarks.providers import ProviderStream, _key, build, recordings
 from benchmarks.run import start_server
 from elelem.transport.stream_core import StreamCore
@@ -49,13 +52,14 @@ def _floor(stream: ProviderStream, shape: str, reps: int) -> None:
     import orjson
 
     take = _floor_extractor(shape)
-    for _ in range(reps):
-        out: list[str] = []
-        pending = b""
-        for event in stream.events:
-            pending = _floor_lines(pending, event, orjson.loads, take, out)
-        if "".join(out) != stream.text:
-            raise AssertionError("the floor did not read the row's text")
+    with frozen_heap():
+        for _ in range(reps):
+            out: list[str] = []
+            pending = b""
+            for event in stream.events:
+                pending = _floor_lines(pending, event, orjson.loads, take, out)
+            if "".join(out) != stream.text:
+                raise AssertionError("the floor did not read the row's text")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.client == "sync":
                 client, model = _elelem_setup(rec.shape, url, "SyncClient")
-                for _ in range(args.reps):
-                    if _elelem_text(client.stream(model, PROMPT).final()) != long.text:
-                        raise AssertionError("elelem did not assemble the row's text")
+                with frozen_heap():
+                    for _ in range(args.reps):
+                        if _elelem_text(client.stream(model, PROMPT).final()) != long.text:
+                            raise AssertionError("elelem did not assemble the row's text")
             else:
                 aclient, model = _elelem_setup(rec.shape, url, "Client")
 
@@ -97,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                         if _elelem_text(result) != long.text:
                             raise AssertionError("elelem did not assemble the row's text")
 
-                asyncio.run(run())
+                with frozen_heap():
+                    asyncio.run(run())
         finally:
             StreamCore._opened = opened  # type: ignore[method-assign]
             assert proc.stdin is not None

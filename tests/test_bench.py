@@ -9,6 +9,7 @@ test that uses orjson skips without it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import http.client
 import json
 import pickle
@@ -378,8 +379,24 @@ def test_one_event_reads_assemble_the_rows_text(args: list[str]) -> None:
     from elelem.transport.stream_core import StreamCore
 
     opened = StreamCore._opened
+    frozen = gc.get_freeze_count()
     assert one_event_reads.main(args) == 0
     assert StreamCore._opened is opened
+    assert gc.get_freeze_count() == frozen  # the heap frozen for the reads is thawed
+
+
+def test_the_measured_region_runs_on_a_frozen_heap_and_thaws_after() -> None:
+    """benchmarks.heap: what lived before the region is in no generation a
+    collection walks (the permanent one), and back in the oldest afterwards."""
+    from benchmarks.heap import frozen_heap
+
+    held: list[object] = []
+    frozen = gc.get_freeze_count()
+    with frozen_heap():
+        assert not any(o is held for o in gc.get_objects())
+        assert gc.get_freeze_count() > frozen
+    assert any(o is held for o in gc.get_objects(generation=2))
+    assert gc.get_freeze_count() == frozen
 
 
 def test_provider_streams_are_each_providers_own_chunks(corpus: Path) -> None:

@@ -377,6 +377,21 @@ def test_a_fallback_of_two_overloaded_targets_makes_the_same_requests_durably(
     )
 
 
+async def _two_turns(
+    address: str, store: SQLiteStore, conv_id: str, model: str, history: str
+) -> None:
+    """Durable turns "first" then "second" of ``model`` with the scripted
+    tools and the ``history`` processor, on one worker."""
+    client = await TemporalClient.connect(address)
+    queue = f"q-{uuid.uuid4().hex}"
+    async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
+        for prompt in ("first", "second"):
+            handle = await durable.start(
+                client, conv_id, model, prompt, tools=TOOLS, task_queue=queue, history=[history]
+            )
+            await durable.result(handle)
+
+
 def test_middleware_and_history_processors_act_as_in_process(
     temporal_address: str, tmp_path: Path, lines: Path
 ) -> None:
@@ -408,18 +423,8 @@ def test_middleware_and_history_processors_act_as_in_process(
     durable_script.SCRIPTED.requests.clear()
     durable_script.SCRIPTED._responses = 0
 
-    async def durably() -> None:
-        client = await TemporalClient.connect(temporal_address)
-        queue = f"q-{uuid.uuid4().hex}"
-        async with durable.worker(client, queue, store=store, elelem_client=Client(env={})):
-            for prompt in ("first", "second"):
-                handle = await durable.start(
-                    client, conv.id, by_import("durable_script:WRAPPED"), prompt, tools=TOOLS,
-                    task_queue=queue, history=["durable_script:KEEP_LAST"],
-                )  # fmt: skip
-                await durable.result(handle)
-
-    asyncio.run(durably())
+    asyncio.run(_two_turns(temporal_address, store, conv.id, by_import("durable_script:WRAPPED"),
+                           "durable_script:KEEP_LAST"))  # fmt: skip
     seen["durable"] = requests()
     assert seen["durable"] == seen["local"]
     # The second turn's requests carry that turn only, at the middleware's temperature.
@@ -427,6 +432,25 @@ def test_middleware_and_history_processors_act_as_in_process(
     assert comparable(Conversation.open(store, conv.id).events) == comparable(
         Conversation.open(SQLiteStore(tmp_path / "local.db"), local.id).events
     )
+
+
+def test_a_history_processor_whose_module_reads_a_file_as_it_loads_runs_durably(
+    temporal_address: str, tmp_path: Path, lines: Path
+) -> None:
+    """The workflow imports a history processor mid-run, where Temporal's
+    sandbox forbids open(): the import is let read files as workflow code's
+    imports are (else a module that reads its settings, or pytest's rewriting
+    of a module named on the command line, fails the run)."""
+    store = SQLiteStore(tmp_path / "durable.db")
+    conv = Conversation.create(store)
+    durable_script.SCRIPTED.requests.clear()
+
+    asyncio.run(_two_turns(temporal_address, store, conv.id, MODEL, "durable_reading:KEEP"))
+    users = [[m.text for m in r.messages if m.role == "user"][:1]
+             for r in durable_script.SCRIPTED.requests]  # fmt: skip
+    # Three requests a turn (two tool steps, then the answer); the second
+    # turn's start at that turn's prompt, as the file said (one turn kept).
+    assert users == [["first"]] * 3 + [["second"]] * 3
 
 
 def test_a_model_no_worker_can_resolve_ends_the_run_with_the_error(

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack, overload
@@ -43,9 +42,8 @@ import httpx2
 import msgspec
 
 from elelem.client.beyond_chat import AsyncExtras, awaited, blocked, sync_faced
-from elelem.client.counting import NOT_THERE, TokenCount, counter_of, counting, estimated
+from elelem.client.counting import Counting, CountPlan, TokenCount, counter_of, counting, estimated
 from elelem.client.preflight import ModelWarning, preflight
-from elelem.errors import StreamError
 from elelem.outputs import output_format, parse_output
 from elelem.providers import Catalog, Target, load_catalog
 from elelem.providers.protocol import Model
@@ -61,9 +59,6 @@ from elelem.transport import (
     Timeouts,
 )
 from elelem.transport.closing import AsyncClosing, Closing
-from elelem.transport.config import CHAT
-from elelem.transport.faces import Effects, awaiting, blocking
-from elelem.transport.one_shot import Exchange, exchanged
 from elelem.transport.retry import RetryPolicy
 from elelem.vocabulary import (
     GenerationOptions,
@@ -74,7 +69,6 @@ from elelem.vocabulary import (
     ToolSpec,
 )
 from elelem.wire import ModelRequest, Shape
-from elelem.wire.counting import TokenCounter
 
 T = TypeVar("T")
 
@@ -373,7 +367,7 @@ class Client(AsyncExtras, AsyncClosing):
 
     def _counting(
         self, model: str | Target | Model, messages: Messages, request: RequestOptions
-    ) -> _CountPlan | TokenCount:
+    ) -> CountPlan | TokenCount:
         """The counting request of :meth:`count_tokens`, or the estimate
         when the shape has no counting endpoint (or the model is no catalog
         target)."""
@@ -404,45 +398,6 @@ class Client(AsyncExtras, AsyncClosing):
     async def aclose(self) -> None:
         """Close the client's HTTP connections."""
         await self._driver.aclose()
-
-
-_CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Exchange[TokenCount]]
-"""Where to count, how the wire counts, the neutral request, the exchange."""
-
-
-@dataclass(frozen=True)
-class Counting:
-    """A planned token count: the counting exchange (or the estimate
-    already made), run async or blocking; a counting endpoint that is not
-    there is answered by the estimate, any other error raised."""
-
-    plan: _CountPlan | TokenCount
-    timeouts: Timeouts | None
-
-    async def arun(self, driver: Driver) -> TokenCount:
-        """The count, async."""
-        return await awaiting(self._counted(driver))
-
-    def run(self, driver: Driver) -> TokenCount:
-        """The count, blocking."""
-        return blocking(self._counted(driver))
-
-    def _counted(self, driver: Driver) -> Effects[TokenCount]:
-        plan = self.plan
-        if isinstance(plan, TokenCount):
-            return plan
-        endpoint, counter, neutral, flow = plan
-        try:
-            return (
-                yield from exchanged(
-                    driver, endpoint, flow, neutral.model, self.timeouts, operation=CHAT
-                )
-            )
-        except StreamError as exc:
-            if exc.status not in NOT_THERE:
-                raise
-            why = f"{counter.endpoint} is not there (HTTP {exc.status})"
-            return estimated(neutral, endpoint.provider, why)
 
 
 def _with_secrets(endpoint: Endpoint, request: ModelRequest) -> Endpoint:

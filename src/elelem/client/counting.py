@@ -6,19 +6,25 @@ in its shape package (``counting.py``: Anthropic's
 Gemini's ``:countTokens``), and its shape value carries it.  The request is
 the one the shape's own encoder builds for sending, rewritten for the
 counting endpoint, and it is one one-shot call through the one driver like
-any request (signing, typed errors, visible retries).  Every other wire, and
-a server without the endpoint (404), falls back to the local estimate of
+any request (signing, typed errors, visible retries), which
+:class:`Counting` runs async or blocking.  Every other wire, and a server
+without the endpoint (404), falls back to the local estimate of
 :mod:`elelem.tokens`, and the result says which was used.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
 
+from elelem.errors import StreamError
 from elelem.tokens import TokenEstimate, estimate_request
-from elelem.transport.one_shot import Call, Exchange
+from elelem.transport import Driver, Endpoint, Timeouts
+from elelem.transport.config import CHAT
+from elelem.transport.faces import Effects, awaiting, blocking
+from elelem.transport.one_shot import Call, Exchange, exchanged
 from elelem.vocabulary import ProviderId
 from elelem.vocabulary.json import JSONValue, decode_json
 from elelem.wire import ModelRequest, Shape
@@ -77,4 +83,51 @@ def estimated(request: ModelRequest, provider: str, why: str) -> TokenCount:
     return TokenCount(estimate.total, "estimate", why, estimate=estimate)
 
 
-__all__ = ["NOT_THERE", "TokenCount", "counter_of", "counting", "estimated"]
+CountPlan = tuple[Endpoint, TokenCounter, ModelRequest, Exchange[TokenCount]]
+"""Where to count, how the wire counts, the neutral request, the exchange."""
+
+
+@dataclass(frozen=True)
+class Counting:
+    """A planned token count: the counting exchange (or the estimate
+    already made), run async or blocking; a counting endpoint that is not
+    there is answered by the estimate, any other error raised."""
+
+    plan: CountPlan | TokenCount
+    timeouts: Timeouts | None
+
+    async def arun(self, driver: Driver) -> TokenCount:
+        """The count, async."""
+        return await awaiting(self._counted(driver))
+
+    def run(self, driver: Driver) -> TokenCount:
+        """The count, blocking."""
+        return blocking(self._counted(driver))
+
+    def _counted(self, driver: Driver) -> Effects[TokenCount]:
+        plan = self.plan
+        if isinstance(plan, TokenCount):
+            return plan
+        endpoint, counter, neutral, flow = plan
+        try:
+            return (
+                yield from exchanged(
+                    driver, endpoint, flow, neutral.model, self.timeouts, operation=CHAT
+                )
+            )
+        except StreamError as exc:
+            if exc.status not in NOT_THERE:
+                raise
+            why = f"{counter.endpoint} is not there (HTTP {exc.status})"
+            return estimated(neutral, endpoint.provider, why)
+
+
+__all__ = [
+    "NOT_THERE",
+    "CountPlan",
+    "Counting",
+    "TokenCount",
+    "counter_of",
+    "counting",
+    "estimated",
+]

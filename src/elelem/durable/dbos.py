@@ -150,6 +150,10 @@ class _Port:
                 decisions: Decisions = wire.loads(data, Decisions)
                 return decisions
 
+    def load(self, path: str) -> Any:
+        # A DBOS workflow is ordinary Python: a plain import.
+        return wire.import_object(path)
+
 
 @DBOS.workflow(name=WORKFLOW)
 async def elelem_run(data: bytes) -> bytes:

@@ -51,7 +51,6 @@ from elelem.durable.wire import (
     RunInput,
     Streamed,
     failure_of,
-    import_object,
     raise_again,
 )
 from elelem.stream import AssembledResponse, Chunk
@@ -126,6 +125,11 @@ class Port(Protocol):
 
     async def decisions(self) -> Decisions:
         """The next approval decisions delivered to the run."""
+        ...
+
+    def load(self, path: str) -> Any:
+        """The object at import path ``path`` (a history processor, which
+        runs in the workflow), imported as the engine imports workflow code."""
         ...
 
 
@@ -374,7 +378,7 @@ class Outcome(msgspec.Struct, frozen=True):
     limit: tuple[str, Any, Any, str] | None = None
 
 
-def _settings(run: RunInput) -> TurnSettings:
+def _settings(run: RunInput, port: Port) -> TurnSettings:
     settings: TurnSettings = {"streamed": run.streamed}
     if run.system is not None:
         settings["system"] = run.system
@@ -383,7 +387,7 @@ def _settings(run: RunInput) -> TurnSettings:
     if run.limits is not None:
         settings["limits"] = run.limits.limits()
     if run.history:
-        settings["history"] = tuple(import_object(h) for h in run.history)
+        settings["history"] = tuple(port.load(h) for h in run.history)
     if run.options is not None:
         settings["options"] = run.options
     return settings
@@ -409,7 +413,7 @@ async def _run(run: RunInput, opened: Opened, port: Port) -> Outcome:
     tools = [NamedTool(t.spec, t.name, t.idempotent, t.timeout, t.external) for t in opened.tools]
     loop = ToolLoop(tools, approve="defer" if run.defer else None, timeout=run.tool_timeout)
     target = NamedModel(opened.address, ProviderId(opened.provider), opened.model)
-    settings = _settings(run)
+    settings = _settings(run, port)
     max_steps = MAX_STEPS if run.max_steps is None else run.max_steps
     driver = Driver(port, mirror, run)
 

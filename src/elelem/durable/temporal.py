@@ -153,6 +153,15 @@ class _WorkflowPort:
         await workflow.wait_condition(lambda: bool(self.owner._decisions))
         return self.owner._decisions.pop(0)
 
+    def load(self, path: str) -> Any:
+        # The sandbox imports the processor's module afresh, mid-run, where it
+        # forbids open(); Temporal allows it while importing workflow code (a
+        # module reading a file as it loads, an import hook reading source, as
+        # pytest's assertion rewriter does).  Only the import is unrestricted:
+        # the processor itself runs under the sandbox's rules.
+        with workflow.unsafe.sandbox_unrestricted():
+            return wire.import_object(path)
+
 
 # -- the worker's side ---------------------------------------------------------------
 
