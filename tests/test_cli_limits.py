@@ -24,6 +24,7 @@ from elelem.cli.flags import limits_of
 from elelem.turns.limits import UsageLimits
 from test_mcp_elicit_terminal import tool_results
 from test_mcp_server_requests import server_requests
+from web_helpers import ai7_reader_ready, read_with_ai
 
 SAMPLING_SERVER = f"{sys.executable} {Path(__file__).parent / 'mcp_sampling_server.py'}"
 WEATHER = 'def get_weather(city: str) -> str:\n    """The weather."""\n    return "18C"\n'
@@ -196,6 +197,10 @@ def _post(base: str, token: str, route: str, body: object) -> tuple[str, list[di
     return conv, [json.loads(x[6:]) for x in text.splitlines() if x.startswith("data: {")]
 
 
+USAGE = {"input": 8, "output": 21, "reasoning": 0, "cacheRead": 0, "cacheWrite": 0, "hosted": {}}
+"""What each run of "hi there" to the test model used (the run's metadata)."""
+
+
 def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
     """`serve` takes the same options: each chat run is bounded; the one
     that goes over ends with the limit's error chunk, its answer kept."""
@@ -207,16 +212,48 @@ def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
         assert text == "Test answer to: hi there"
         assert [c["type"] for c in chunks[-3:]] == ["finish-step", "error", "finish"]
         assert chunks[-2]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
-        assert chunks[-1]["messageMetadata"]["usage"]["output"] == 21
+        # The finish says the run did not stop of itself: `other` to the AI
+        # SDK, elelem's `usage-limit` in the metadata.
+        assert chunks[-1] == {
+            "type": "finish",
+            "finishReason": "other",
+            "messageMetadata": {"finishReason": "usage-limit", "usage": USAGE},
+        }
     # What the run did is kept.
     assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
 
 
+def test_the_ai_package_reads_a_run_a_limit_ended(tmp_path: Path) -> None:
+    """The page's stream of a run the limit ended, read by the `ai` package
+    the page speaks (7, under Node 22): valid, the limit's line its error
+    and the finish `other`, elelem's `usage-limit` in the metadata."""
+    node = ai7_reader_ready()
+    env = base_env(tmp_path)
+    with serving(env, "-m", "test", "--max-output-tokens", "20") as (base, token):
+        url = f"{base}/api/chat?token={token}"
+        (got,) = read_with_ai(node, [{"url": url, "body": {"text": "hi there"}}], "ai7")
+    assert got["invalid"] is None
+    assert got["errors"] == ["usage limit output_tokens=20 exceeded after-response: 21"]
+    assert got["message"]["metadata"]["finishReason"] == "usage-limit"
+    assert got["message"]["metadata"]["usage"] == USAGE
+    finish = [c for c in got["chunks"] if c["type"] == "finish"]
+    assert finish == [
+        {
+            "type": "finish",
+            "finishReason": "other",
+            "messageMetadata": {"finishReason": "usage-limit", "usage": USAGE},
+        }
+    ]
+
+
 def test_serve_counts_the_sampling_of_an_approved_call(tmp_path: Path) -> None:
     """The sampling an MCP server asks for while a run of the page goes on
-    is bounded by that run's limits: the limerick's is withheld (the server
-    told which limit, the request recorded with what it used) and the run
-    that went over ends with the limit's error chunk."""
+    counts in that run's limits, and only the run's own usage with it: the
+    run resumed by Approve counts from its decision (the 29 tokens of the
+    response that asked for approval are the stopped run's), so the
+    limerick's 23 are within 40 and served; the response after the calls
+    goes over, 104 + 23 = 127, counted the same way, and the run ends with
+    the limit's error chunk."""
     env = base_env(tmp_path)
     args = ["-m", "test", "--mcp", SAMPLING_SERVER, "--mcp-sampling-model", "test",
             "--max-output-tokens", "40"]  # fmt: skip
@@ -228,13 +265,39 @@ def test_serve_counts_the_sampling_of_an_approved_call(tmp_path: Path) -> None:
                            {"conversation": conv, "approvals": dict.fromkeys(calls, True)})  # fmt: skip
     assert went_on[-2] == {
         "type": "error",
-        "errorText": "usage limit output_tokens=40 exceeded after-response: 157",
+        "errorText": "usage limit output_tokens=40 exceeded after-response: 127",
     }
-    limit = "usage limit output_tokens=40 exceeded after-response: 52"
-    assert tool_results(env)["limerick"][0].endswith(f": refused by the usage limits: {limit}")
+    assert went_on[-1]["finishReason"] == "other"
+    assert went_on[-1]["messageMetadata"]["finishReason"] == "usage-limit"
+    assert tool_results(env)["limerick"] == ["test-model: Test answer to: A limerick on a"]
     (request,) = server_requests(env)
     assert (request["method"], request["outcome"], request["usage"]["output"]) == (
         "sampling/createMessage",
-        "refused",
+        "served",
         23,
     )
+
+
+def test_approve_ends_at_the_tool_step_whose_sampling_went_over(tmp_path: Path) -> None:
+    """A resumed run's sampling counts as a fresh run's does: the approved
+    limerick's 23 tokens are over 20, so the sampler withholds the answer
+    (counting the continued run's 23, not the stopped run's 29 with them)
+    and the check after the tool step ends the run there, before another
+    request is sent."""
+    env = base_env(tmp_path)
+    mcp = ["-m", "test", "--mcp", SAMPLING_SERVER, "--mcp-sampling-model", "test"]
+    asked = invoke(env, "ask", *mcp, "--defer", "poems")
+    assert asked.exit_code == 0, asked.stderr
+    out = invoke(env, "approve", "last", "--all", *mcp, "--max-output-tokens", "20", "--json")
+    assert out.exit_code == EXIT_LIMIT, out.stderr
+    assert out.stderr.splitlines()[-1] == (
+        "elelem: usage limit output_tokens=20 exceeded after-tools: 23 (what the turn did is kept)"
+    )
+    turn = json.loads(out.stdout.splitlines()[-1])
+    assert (turn["end"], turn["usage"]["run"]["output"]) == ("usage-limit", 0)
+    limit = "usage limit output_tokens=20 exceeded after-response: 23"
+    assert tool_results(env)["limerick"][0].endswith(f": refused by the usage limits: {limit}")
+    (request,) = server_requests(env)
+    assert (request["outcome"], request["usage"]["output"]) == ("refused", 23)
+    # No request after the tool step: the turn's responses are the stopped run's one.
+    assert [e["kind"] for e in exported(env)[1:]].count("response") == 1

@@ -41,6 +41,7 @@ from elelem.stream.chunks import (
     UsageUpdate,
 )
 from elelem.testing.asgi import ASGIServer
+from elelem.turns.limits import UsageLimitExceeded
 from elelem.vocabulary import (
     ActivityId,
     Attribution,
@@ -471,6 +472,24 @@ def test_an_error_ends_the_run_with_error_and_finish() -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "error", "messageMetadata": {"finishReason": "error"}},
     ]
+
+
+@pytest.mark.parametrize("version", [6, 7])
+def test_a_usage_limit_ends_the_run_with_finish_other(version: int) -> None:
+    """Before any request (no response finished) and after a response that
+    finished ``stop``: the limit ended the run either way, ``other`` to the
+    AI SDK and ``usage-limit`` in the metadata, the limit's line the error."""
+    before = UsageLimitExceeded("requests", 0, 1, "before-request")
+    after = UsageLimitExceeded("output_tokens", 2, 3, "after-response")
+    answered = feed([ResponseStart("r", "m", P), BlockStart(0, "text"), TextDelta(0, "ok"),
+                     BlockEnd(0), Finish("stop")])  # fmt: skip
+    for pairs, exc in (([], before), (answered, after)):
+        out = encode_all(pairs, exc, ai_version=version)
+        assert out[-2:] == [
+            {"type": "error", "errorText": str(exc)},
+            {"type": "finish", "finishReason": "other",
+             "messageMetadata": {"finishReason": "usage-limit"}},
+        ]  # fmt: skip
 
 
 def test_a_provider_error_finish_is_reported() -> None:

@@ -166,6 +166,10 @@ def resume_flow(
     blocks = tuple(by_id[c.id] for c in waiting.calls)
     yield Append((_results_draft(waiting.turn, blocks, answers),))
     yield from _observe(on_call, waiting.calls, blocks)
+    if engine.limits is not None:
+        # As after a tool step of a fresh run: the sampling served while the
+        # approved calls ran is the run's, and a limit it reached ends the run now.
+        engine.check(engine.limits.after_tools)
     return (yield from steps(engine, loop, execute, max_steps=max_steps, on_call=on_call, taken=1))
 
 

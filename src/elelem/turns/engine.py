@@ -65,6 +65,7 @@ import msgspec
 
 from elelem.conversation.errors import StoreError
 from elelem.conversation.events import (
+    Decision,
     Draft,
     Event,
     ResponseRecord,
@@ -213,6 +214,32 @@ def turn_served(conversation: Conversation, turn: int) -> list[ServerRequest]:
             served.append(event.body)
     served.reverse()
     return served
+
+
+def run_events(conversation: Conversation, turn: int) -> list[Event]:
+    """The events of the run going on in ``turn`` of ``conversation``: the
+    turn's events since its last :class:`Decision` (a resumed run starts by
+    appending one: :mod:`elelem.turns.deferred`), else all of the turn's.
+    What a run's usage limits count (its own responses and the sampling
+    served during it), so a resumed run is bounded by what it does, not by
+    what the run did before it stopped."""
+    events: list[Event] = []
+    for event in reversed(conversation.events):
+        if event.turn < turn:
+            break  # the log is in turn order: the turn's events are its last
+        if event.turn == turn:
+            events.append(event)
+            if isinstance(event.body, Decision):
+                break
+    events.reverse()
+    return events
+
+
+def run_served(conversation: Conversation, turn: int) -> list[ServerRequest]:
+    """The requests MCP servers made during the run going on in ``turn``
+    (:func:`run_events`): what the run's usage limits count of the sampling
+    they had served."""
+    return [e.body for e in run_events(conversation, turn) if isinstance(e.body, ServerRequest)]
 
 
 # -- the engine ----------------------------------------------------------------------
@@ -523,7 +550,7 @@ class TurnEngine:
         if self.limits is None:
             return
         try:
-            served = turn_served(self.conversation, self.turn)
+            served = run_served(self.conversation, self.turn)
             rule(used_by(self.records, self.tool_calls, self.limits, self.received, served))
         except UsageLimitExceeded as exc:
             exc.result = self.result(USAGE_LIMIT_END)
@@ -566,5 +593,7 @@ __all__ = [
     "Wait",
     "check_conversation",
     "describe",
+    "run_events",
+    "run_served",
     "turn_served",
 ]

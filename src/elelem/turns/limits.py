@@ -18,7 +18,9 @@ A :class:`UsageLimits` bounds what one :func:`elelem.send` or
   given the run's limits and conversation checks them before and after each
   sampling request and withholds an answer that went over (the server is
   refused, the request recorded with what it used), and this check then
-  ends the run.
+  ends the run (a resumed run's too, after its approved calls).  Both count
+  the run going on: a resumed run's own responses and sampling, from its
+  decision on (:func:`elelem.turns.engine.run_events`).
 
 Exceeding one ends the run with :class:`UsageLimitExceeded`: everything up
 to that point is in the log, and the error carries the run's

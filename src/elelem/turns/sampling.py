@@ -5,8 +5,8 @@ every request a server makes recorded in the conversation log
 (:func:`recording_requests`).
 
 The limits count every request the sampler sent (tokens, requests, cost
-where priced), or, given the run's conversation, what the run's turn used
-with them; a request that would go over one is refused before it is sent,
+where priced), or, given the run's conversation, what the run going on
+used with them (a resumed run: what it did since it was resumed); a request that would go over one is refused before it is sent,
 an answer that went over one is withheld, and the server is told which
 limit.
 """
@@ -24,6 +24,7 @@ from elelem.providers.protocol import Model
 from elelem.tools.mcp import MCPServer
 from elelem.tools.mcp_asks import ServerAsked
 from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
+from elelem.turns.engine import run_events
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request, used_by
 from elelem.vocabulary import GenerationOptions, Message, TextBlock, Usage
 
@@ -41,10 +42,11 @@ def model_sampler(
 
     Without ``conversation`` the limits are the sampler's own: they count
     the requests it sent.  With it, they are the run's (give the same
-    :class:`UsageLimits` to the run): each request counts what the
-    conversation's current turn used so far (its responses and the sampling
-    recorded by :func:`recording_requests`) with what this sampler served
-    in the turn.  Either way a request that would go over a limit is
+    :class:`UsageLimits` to the run): each request counts what the run
+    going on in the conversation used so far (its responses and the
+    sampling recorded by :func:`recording_requests`; a resumed run's only,
+    from its decision on, as the run's own checks count:
+    :func:`~elelem.turns.engine.run_events`).  Either way a request that would go over a limit is
     refused before it is sent, and an answer that went over one (an output
     limit is known only then) is withheld: the server is refused, naming
     the limit, and the record keeps what the request used, so the run's own
@@ -59,8 +61,8 @@ def model_sampler(
         served = list(mine)
         records: list[ResponseRecord] = []
         if conversation is not None:
-            turn = conversation.turn
-            events = [e.body for e in conversation.events if e.turn == turn]
+            # The run's own count (TurnEngine.check): a resumed run's, not the turn's.
+            events = [e.body for e in run_events(conversation, conversation.turn)]
             records = [b for b in events if isinstance(b, ResponseRecord)]
             served = [b for b in events if isinstance(b, ServerRequest)]
         if answered is not None:

@@ -82,6 +82,7 @@ from elelem.stream.chunks import (
     ToolCallDelta,
     UsageUpdate,
 )
+from elelem.turns.limits import USAGE_LIMIT_END, UsageLimitExceeded
 from elelem.vocabulary import (
     Attribution,
     AudioBlock,
@@ -330,7 +331,11 @@ class UIMessageEncoder:
             self._cut = error_text(exc)
         self._open.clear()
         self._calls.clear()
-        if self._finish is None or self._in_step:
+        if isinstance(exc, UsageLimitExceeded):
+            # The limit ended the run, even after a response that finished:
+            # ``other`` to the AI SDK, ``usage-limit`` in the metadata.
+            self._finish = Finish(USAGE_LIMIT_END, failure=str(exc))
+        elif self._finish is None or self._in_step:
             self._finish = Finish(INTERRUPTED if cut else "error", failure=str(exc))
         if self._in_step:
             self._end_step(out)
