@@ -17,7 +17,6 @@ Two things a blocking read cannot do the async way, done here instead:
 
 from __future__ import annotations
 
-import io
 import select
 import socket
 import threading
@@ -217,7 +216,7 @@ class SyncResponseStream(StreamCore, SyncFace[Chunk, AssembledResponse]):
     def _read_all(self, response: httpx2.Response) -> bytes:
         # Piece by piece, so a body past Limits.body (or a compression bomb)
         # is stopped before it is held whole.
-        pieces = io.BytesIO()
+        pieces = self._body_buffer(response)
         try:
             for piece in response.iter_bytes():
                 if self._past_deadline():

@@ -35,7 +35,6 @@ this module is the async shell over it (``httpx2.AsyncClient``), and
 from __future__ import annotations
 
 import functools
-import io
 import os
 import ssl
 import time
@@ -255,7 +254,7 @@ class ResponseStream(StreamCore, AsyncFace[Chunk, AssembledResponse]):
     async def _read_all(self, response: httpx2.Response) -> bytes:
         # Piece by piece, so a body past Limits.body (or a compression bomb)
         # is stopped before it is held whole.
-        pieces = io.BytesIO()
+        pieces = self._body_buffer(response)
         try:
             async for piece in response.aiter_bytes():
                 self._counted(piece)  # refused before it is held
