@@ -301,3 +301,39 @@ def test_approve_ends_at_the_tool_step_whose_sampling_went_over(tmp_path: Path) 
     assert (request["outcome"], request["usage"]["output"]) == ("refused", 23)
     # No request after the tool step: the turn's responses are the stopped run's one.
     assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
+
+
+@pytest.mark.parametrize("command", ["approve", "resume"])
+def test_approve_checks_the_tool_call_limit_before_the_approved_calls(
+    tmp_path: Path, command: str
+) -> None:
+    """As a fresh run does before a tool step: the approved call would be
+    the continued run's first, over 0, so it is not run (the tool's side
+    effect never happens) and is answered with the limit's error; the
+    decision and that answer are kept, and the turn waits no more."""
+    env, tools = _deferred(tmp_path)
+    ran = tmp_path / "ran"
+    (tmp_path / "tools.py").write_text(
+        "from pathlib import Path\n\n\n"
+        'def get_weather(city: str) -> str:\n    """The weather."""\n'
+        f"    Path({str(ran)!r}).write_text(city)\n"
+        '    return "18C"\n'
+    )
+    out = invoke(env, command, "last", "--all", *tools, "--max-tool-calls", "0", "--json")
+    assert out.exit_code == EXIT_LIMIT, out.stderr
+    assert out.stderr.splitlines() == [
+        "elelem: usage limit tool_calls=0 exceeded before-tools: 1 (what the turn did is kept)"
+    ]
+    assert not ran.exists()
+    turn = json.loads(out.stdout.splitlines()[-1])
+    assert (turn["end"], turn["usage"]["run"]["output"]) == ("usage-limit", 0)
+    assert tool_results(env) == {
+        "get_weather": ["not run: the usage limit tool_calls=0 was reached"]
+    }
+    kinds = [e["kind"] for e in exported(env)[1:]]
+    assert kinds[-3:] == ["awaiting", "decision", "message"], kinds
+    # Nothing waits: the call is answered, so approving again runs nothing.
+    again = invoke(env, command, "last", "--all", *tools)
+    assert again.exit_code == 2
+    assert again.stderr.endswith(" awaits nothing\n"), again.stderr
+    assert not ran.exists()
