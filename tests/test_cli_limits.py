@@ -337,3 +337,46 @@ def test_approve_checks_the_tool_call_limit_before_the_approved_calls(
     assert again.exit_code == 2
     assert again.stderr.endswith(" awaits nothing\n"), again.stderr
     assert not ran.exists()
+
+
+def test_the_json_turn_line_of_approve_reports_the_continued_runs_sampling(
+    tmp_path: Path,
+) -> None:
+    """approve reports what it bounds: the continued run's usage, its
+    sampling too.  The stopped turn already holds a served sampling request
+    (23 output tokens, spliced from a real run's export before the stop);
+    the approved limerick asks for another (23): the line's sampling is that
+    one, not the turn's 46, and its total the run's 104 with it."""
+    mcp = ["-m", "test", "--mcp", SAMPLING_SERVER, "--mcp-sampling-model", "test"]
+    earlier = base_env(tmp_path / "earlier")
+    assert invoke(earlier, "ask", *mcp, "poems").exit_code == 0
+    served = [e for e in exported(earlier)[1:] if e["kind"] == "server-request"]
+    assert [e["body"]["usage"]["output"] for e in served] == [23]
+    stopped = base_env(tmp_path / "stopped")
+    assert invoke(stopped, "ask", *mcp, "--defer", "poems").exit_code == 0
+    header, *events = exported(stopped)
+    at = next(n for n, e in enumerate(events) if e["kind"] == "awaiting")
+    events[at:at] = served
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+    header["events"] = len(events)
+    export = tmp_path / "stopped.jsonl"
+    export.write_text(
+        "".join(
+            json.dumps(x, separators=(",", ":"), ensure_ascii=False) + "\n"
+            for x in (header, *events)
+        )
+    )
+    env = base_env(tmp_path / "approving")
+    assert invoke(env, "import", str(export)).exit_code == 0
+    out = invoke(env, "approve", "last", "--all", *mcp, "--json")
+    assert out.exit_code == 0, out.stderr
+    usage = json.loads(out.stdout.splitlines()[-1])["usage"]
+    outputs = {name: usage[name]["output"] for name in ("run", "sampling", "total")}
+    assert outputs == {"run": 104, "sampling": 23, "total": 127}
+    assert (usage["sampling"]["input"], usage["total"]["input"]) == (10, 316)
+    # The turn holds both sampling requests: the line counts the later one.
+    requests = [
+        e["body"]["usage"]["output"] for e in exported(env)[1:] if e["kind"] == "server-request"
+    ]
+    assert requests == [23, 23]
