@@ -133,15 +133,18 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ("files download", "output"): ["@dir", "/nonexistent/elelem-26/out.bin", "@long"],
     **{
         (None, f"limit_{count}"): ["x", "-1", "0", "1.5", "1e3", "4611686018427387905", "\udcff"]
-        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens")
     },
+    # 0 tool calls is a bound (none may run), not a bad value.
+    (None, "limit_tool_calls"): ["x", "-1", "1.5", "1e3", "4611686018427387905", "\udcff"],
     (None, "limit_cost"): ["x", "-1", "nan", "inf", "-inf", "1e999", "$1", "\udcff"],
     # serve is walked by starting a process per value: the same option types
     # as above, so a few values of each kind, not the whole list again.
     **{
         ("serve", f"limit_{count}"): ["x", "0", "4611686018427387905"]
-        for count in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls")
+        for count in ("requests", "input_tokens", "output_tokens", "total_tokens")
     },
+    ("serve", "limit_tool_calls"): ["x", "-1", "4611686018427387905"],
     ("serve", "limit_cost"): ["-1", "nan", "1e999"],
     (None, "path"): BY_TYPE["file"],
     (None, "file"): BY_TYPE["file"],

@@ -301,3 +301,82 @@ def test_approve_ends_at_the_tool_step_whose_sampling_went_over(tmp_path: Path) 
     assert (request["outcome"], request["usage"]["output"]) == ("refused", 23)
     # No request after the tool step: the turn's responses are the stopped run's one.
     assert [e["kind"] for e in exported(env)[1:]].count("response") == 1
+
+
+@pytest.mark.parametrize("command", ["approve", "resume"])
+def test_approve_checks_the_tool_call_limit_before_the_approved_calls(
+    tmp_path: Path, command: str
+) -> None:
+    """As a fresh run does before a tool step: the approved call would be
+    the continued run's first, over 0, so it is not run (the tool's side
+    effect never happens) and is answered with the limit's error; the
+    decision and that answer are kept, and the turn waits no more."""
+    env, tools = _deferred(tmp_path)
+    ran = tmp_path / "ran"
+    (tmp_path / "tools.py").write_text(
+        "from pathlib import Path\n\n\n"
+        'def get_weather(city: str) -> str:\n    """The weather."""\n'
+        f"    Path({str(ran)!r}).write_text(city)\n"
+        '    return "18C"\n'
+    )
+    out = invoke(env, command, "last", "--all", *tools, "--max-tool-calls", "0", "--json")
+    assert out.exit_code == EXIT_LIMIT, out.stderr
+    assert out.stderr.splitlines() == [
+        "elelem: usage limit tool_calls=0 exceeded before-tools: 1 (what the turn did is kept)"
+    ]
+    assert not ran.exists()
+    turn = json.loads(out.stdout.splitlines()[-1])
+    assert (turn["end"], turn["usage"]["run"]["output"]) == ("usage-limit", 0)
+    assert tool_results(env) == {
+        "get_weather": ["not run: the usage limit tool_calls=0 was reached"]
+    }
+    kinds = [e["kind"] for e in exported(env)[1:]]
+    assert kinds[-3:] == ["awaiting", "decision", "message"], kinds
+    # Nothing waits: the call is answered, so approving again runs nothing.
+    again = invoke(env, command, "last", "--all", *tools)
+    assert again.exit_code == 2
+    assert again.stderr.endswith(" awaits nothing\n"), again.stderr
+    assert not ran.exists()
+
+
+def test_the_json_turn_line_of_approve_reports_the_continued_runs_sampling(
+    tmp_path: Path,
+) -> None:
+    """approve reports what it bounds: the continued run's usage, its
+    sampling too.  The stopped turn already holds a served sampling request
+    (23 output tokens, spliced from a real run's export before the stop);
+    the approved limerick asks for another (23): the line's sampling is that
+    one, not the turn's 46, and its total the run's 104 with it."""
+    mcp = ["-m", "test", "--mcp", SAMPLING_SERVER, "--mcp-sampling-model", "test"]
+    earlier = base_env(tmp_path / "earlier")
+    assert invoke(earlier, "ask", *mcp, "poems").exit_code == 0
+    served = [e for e in exported(earlier)[1:] if e["kind"] == "server-request"]
+    assert [e["body"]["usage"]["output"] for e in served] == [23]
+    stopped = base_env(tmp_path / "stopped")
+    assert invoke(stopped, "ask", *mcp, "--defer", "poems").exit_code == 0
+    header, *events = exported(stopped)
+    at = next(n for n, e in enumerate(events) if e["kind"] == "awaiting")
+    events[at:at] = served
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+    header["events"] = len(events)
+    export = tmp_path / "stopped.jsonl"
+    export.write_text(
+        "".join(
+            json.dumps(x, separators=(",", ":"), ensure_ascii=False) + "\n"
+            for x in (header, *events)
+        )
+    )
+    env = base_env(tmp_path / "approving")
+    assert invoke(env, "import", str(export)).exit_code == 0
+    out = invoke(env, "approve", "last", "--all", *mcp, "--json")
+    assert out.exit_code == 0, out.stderr
+    usage = json.loads(out.stdout.splitlines()[-1])["usage"]
+    outputs = {name: usage[name]["output"] for name in ("run", "sampling", "total")}
+    assert outputs == {"run": 104, "sampling": 23, "total": 127}
+    assert (usage["sampling"]["input"], usage["total"]["input"]) == (10, 316)
+    # The turn holds both sampling requests: the line counts the later one.
+    requests = [
+        e["body"]["usage"]["output"] for e in exported(env)[1:] if e["kind"] == "server-request"
+    ]
+    assert requests == [23, 23]

@@ -70,7 +70,7 @@ from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
-from elelem.turns.engine import turn_served
+from elelem.turns.engine import run_served, turn_served
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
@@ -293,10 +293,11 @@ record's ``connect_hint``: the local servers' start commands)."""
 
 def turn_usage(conversation: Conversation, result: TurnResult) -> dict[str, Any]:
     """The ``usage`` of the ``--json`` turn line: the run's own responses'
-    (``run``), the sampling its MCP servers had served (``sampling``), and
-    both (``total``)."""
+    (``run``), the sampling its MCP servers had served during the run
+    (``sampling``: a resumed run's from its decision on, as its limits count
+    it, :func:`~elelem.turns.engine.run_served`), and both (``total``)."""
     sampling = Usage()
-    for served in turn_served(conversation, result.turn):
+    for served in run_served(conversation, result.turn):
         sampling = add_usage(sampling, served.usage or Usage())
     own = result.usage or Usage()
     usages = {"run": own, "sampling": sampling, "total": add_usage(own, sampling)}

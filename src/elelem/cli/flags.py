@@ -215,10 +215,13 @@ def limit_options(fn: Callable[P, R]) -> Callable[P, R]:
     continue), the sampling served to its MCP servers counted in them; read
     by :func:`limits_of`."""
     for field, flag, what in reversed(COUNT_LIMITS):
+        # No tool call at all is a bound worth giving (approve a call's
+        # decision without running it); no request, or no token, is not.
+        least = 0 if field == "tool_calls" else 1
         fn = click.option(
             flag,
             f"limit_{field}",
-            type=click.IntRange(min=1, max=LIMIT_MAX),
+            type=click.IntRange(min=least, max=LIMIT_MAX),
             metavar="N",
             help=f"End the turn (exit 4) before it goes over N {what}, MCP sampling included.",
         )(fn)

@@ -41,6 +41,7 @@ from elelem.turns.toolloop import (
     ToolLoop,
     _observe,
     _results_draft,
+    _within_limits,
     _Work,
     loop_engine,
     result_block,
@@ -154,15 +155,21 @@ def resume_flow(
     yield Append((Draft.of(decision, turn=waiting.turn),))
     engine.turn = waiting.turn
     runnable = tuple(c for c in waiting.calls if c.id not in given and c.id not in refused)
-    ran: tuple[ToolResultBlock, ...] = ()
-    if runnable:
-        ran, _ = yield Call(execute, (_Work(runnable),), name="tool step")
-        engine.tool_calls += len(runnable)
-    by_id = {r.call_id: r for r in ran} | given | refused
     answers: list[UnknownBlock] = []
     for activity in waiting.approvals:
         yes = approvals[activity.id]
         answers.append(approval_response(activity, yes, None if yes else "refused by the user"))
+    ran: tuple[ToolResultBlock, ...] = ()
+    if runnable:
+        work = _Work(runnable)
+        if engine.limits is not None:
+            # As before a tool step of a fresh run: calls over the limit are
+            # not run, and answered with the decided ones.
+            decided = (*given.values(), *refused.values())
+            yield from _within_limits(engine, work, waiting.calls, decided, answers)
+        ran, _ = yield Call(execute, (work,), name="tool step")
+        engine.tool_calls += len(runnable)
+    by_id = {r.call_id: r for r in ran} | given | refused
     blocks = tuple(by_id[c.id] for c in waiting.calls)
     yield Append((_results_draft(waiting.turn, blocks, answers),))
     yield from _observe(on_call, waiting.calls, blocks)

@@ -454,17 +454,27 @@ def steps(
             engine.check(engine.limits.after_tools)
 
 
-def _within_limits(engine: TurnEngine, work: _Work) -> Flow[None]:
+def _within_limits(
+    engine: TurnEngine,
+    work: _Work,
+    calls: Sequence[ToolCallBlock] = (),
+    answered: Sequence[ToolResultBlock] = (),
+    answers: Sequence[UnknownBlock] = (),
+) -> Flow[None]:
     """Raise when the step's calls would go over the run's tool-call limit,
-    after answering them with an error naming the limit."""
+    after answering them with an error naming the limit.  A resumed run
+    (:mod:`elelem.turns.deferred`) gives its step's ``calls`` in order with
+    the ones its decision ``answered`` and its approval ``answers``: one
+    result message answers them all, so the log has no unanswered call."""
     limits = engine.limits
     assert limits is not None
     try:
         engine.check(lambda used: limits.before_tools(used, len(work.calls)))
     except UsageLimitExceeded as exc:
         note = f"not run: the usage limit tool_calls={exc.maximum} was reached"
-        left = tuple(_error(c, note) for c in work.calls)
-        yield Append((_results_draft(engine.turn, left, ()),))
+        by_id = {c.id: _error(c, note) for c in work.calls} | {r.call_id: r for r in answered}
+        left = tuple(by_id[c.id] for c in calls or work.calls)
+        yield Append((_results_draft(engine.turn, left, tuple(answers)),))
         raise
 
 
