@@ -106,9 +106,10 @@ def test_approve_and_resume_lines_count_the_continued_run_as_json_does(
     # ask: a fresh turn, no sampling yet (the call waits for approval).
     assert turn_total(as_json[0].stdout) == {"input": 10, "output": 5, **ZERO}
     assert usage_line(shown[0].stdout) == "usage: 10 in · 5 out · $0.0001"
-    for command, human, machine in zip(("approve", "resume"), shown[1:], as_json[1:], strict=True):
-        total = turn_total(machine.stdout)
-        counted = f"usage: {total['input']} in · {total['output']} out · $0.0001"
-        assert (command, counted) == (command, line)
-        assert (command, usage_line(human.stdout)) == (command, line)
+    continued = ("approve", "resume")
+    totals = [turn_total(out.stdout) for out in as_json[1:]]
+    counted = [f"usage: {t['input']} in · {t['output']} out · $0.0001" for t in totals]
+    assert dict(zip(continued, counted, strict=True)) == {"approve": line, "resume": line}
+    said = [usage_line(out.stdout) for out in shown[1:]]
+    assert dict(zip(continued, said, strict=True)) == {"approve": line, "resume": line}
     assert "The answer." in shown[2].stdout
