@@ -6,9 +6,10 @@ and the `turn` event).
 
 The model is a priced one (Anthropic's claude-sonnet-4-5, $0.0001 for each
 response of 10 tokens in and 5 out) served by a loopback stand-in of the
-Messages API (tests/toolloop_wires.py); the MCP server is a real process
-(tests/mcp_sampling_server.py) whose `limerick` asks the client to sample,
-served by `-m test` (10 in, 23 out, $0).  Each run stops at its tool step
+Messages API (tests/toolloop_wires.py).  The tool is a function (the
+default run), or (marked slow: a server process per command) a real MCP
+server (tests/mcp_sampling_server.py) whose `limerick` asks the client to
+sample, served by `-m test` (10 in, 23 out, $0).  Each run stops at its tool step
 (`--defer`), so the turn holds three runs: `ask`'s, `approve`'s and
 `resume`'s."""
 
