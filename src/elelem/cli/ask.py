@@ -42,7 +42,7 @@ from elelem.cli.flags import (
     timeouts_of,
 )
 from elelem.cli.history import resolve_conversation
-from elelem.cli.inspect import ndjson_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.mcp import prompt_of
 from elelem.cli.options import (
     SchemaMismatch,
