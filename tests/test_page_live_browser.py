@@ -96,6 +96,17 @@ class Ticking:
         return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=0.5 * next(self._ticks))
 
 
+def said(index: int, text: str) -> list[Any]:
+    """A text block's chunks."""
+    return [BlockStart(index, "text"), TextDelta(index, text), BlockEnd(index)]
+
+
+def called(index: int, call: str, name: str, arguments: str) -> list[Any]:
+    """A tool call's chunks, its arguments in one delta."""
+    start = BlockStart(index, "tool-call", id=call, name=name)
+    return [start, ToolCallDelta(index, arguments), BlockEnd(index)]
+
+
 def busy(request: Any) -> Any:
     """Searches, runs code, keeps a provider item of its own, then calls
     the MCP server's screenshot tool and ``weather``; once their results
@@ -111,15 +122,9 @@ def busy(request: Any) -> Any:
         Hosted(RAN_CODE),
         BlockStart(0, "unknown", raw={"type": "compaction", "content": "kept, never shown"}),
         BlockEnd(0),
-        BlockStart(1, "text"),
-        TextDelta(1, "Looking at **Paris**."),
-        BlockEnd(1),
-        BlockStart(2, "tool-call", id="call_shot", name="screenshot"),
-        ToolCallDelta(2, '{"city": "Paris"}'),
-        BlockEnd(2),
-        BlockStart(3, "tool-call", id="call_weather", name="weather"),
-        ToolCallDelta(3, '{"city": "Paris"}'),
-        BlockEnd(3),
+        *said(1, "Looking at **Paris**."),
+        *called(2, "call_shot", "screenshot", '{"city": "Paris"}'),
+        *called(3, "call_weather", "weather", '{"city": "Paris"}'),
         UsageUpdate(Usage(input=10, output=5)),
         Finish("tool-calls"),
     ]
@@ -159,12 +164,8 @@ def grounded(request: Any) -> Any:
         ResponseStart("resp_grounded", "grounded", "test"),
         Hosted(LOOKUP),
         Hosted(LOOKED_UP),
-        BlockStart(0, "text"),
-        TextDelta(0, "Searching done."),
-        BlockEnd(0),
-        BlockStart(1, "tool-call", id="call_rain", name="forecast"),
-        ToolCallDelta(1, '{"city": "Lyon"}'),
-        BlockEnd(1),
+        *said(0, "Searching done."),
+        *called(1, "call_rain", "forecast", '{"city": "Lyon"}'),
         UsageUpdate(Usage(input=1234, output=56)),
         Finish("tool-calls"),
     ]

@@ -10,9 +10,10 @@ rendered by :mod:`elelem.web.markup` (raw HTML off, the same link rule).  No tem
 inline event handler, and no provider payload value is ever written — except
 Google's search suggestions (``searchEntryPoint.renderedContent``), which
 Google requires to be shown with a grounded answer: they go into a sandboxed
-``<iframe srcdoc>`` that may not run scripts, and the ``<style>`` they carry is
-allowed by hash in the page's Content-Security-Policy (a srcdoc frame
-inherits its parent's policy), never by ``unsafe-inline``.
+``<iframe>`` that may not run scripts, their ``<style>`` allowed by hash, never
+by ``unsafe-inline``: served, the frame is a document of its own under its own
+policy (:mod:`elelem.web.routes.frames`, as the live chat frames it);
+exported, a ``srcdoc`` frame, which inherits the page's policy.
 """
 
 from __future__ import annotations
