@@ -300,6 +300,13 @@ class Renderer:
         """Count one response's usage into this answer's usage line."""
         self._usage = add_usage(self._usage, usage)
 
+    def set_usage(self, usage: Usage | None) -> None:
+        """Make ``usage`` what this answer's usage line says, in place of the
+        streamed responses' counted so far: a caller that counts the answer
+        its own way (the CLI, as its ``--json`` turn line does) says it
+        once; None leaves the line off."""
+        self._usage = usage
+
     def finished(self, reason: str | None, failure: str | None = None) -> None:
         """Say how a response ended when that is not the ordinary end of an
         answer (``stop``, ``tool-calls``, or ``paused`` with its continuation)."""
