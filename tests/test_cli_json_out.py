@@ -13,6 +13,8 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,7 +135,20 @@ def _transcribe_peak(tmp_path: Path, size: int) -> tuple[int, int, int]:
 
 def test_transcribe_json_holds_the_answer_not_its_encoding(tmp_path: Path) -> None:
     size = 8 * 1024 * 1024
-    peak, body, out = _transcribe_peak(tmp_path, size)
+    # Counted in a fresh interpreter, as a command runs: in a test process
+    # that has run thousands of tests, tracing 8 MiB of allocations costs
+    # the collector's walks of everything those tests left (30 s, not 1).
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from pathlib import Path\n"
+        "from test_cli_json_out import _transcribe_peak\n"
+        f"print(json.dumps(_transcribe_peak(Path({str(tmp_path)!r}), {size})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    peak, body, out = json.loads(done.stdout.splitlines()[-1])
     assert 2 * size < out < 2 * size + 1024  # the text, and the raw answer holding it
     # The body is read once (test_whole_body_memory.py) and decoded while
     # it is held (2x); the line printed (the text twice, then its bytes) no
