@@ -120,7 +120,11 @@ class SQLStore(SQLBlobs, ABC):
         )
         self._sql_has_blob = self._sql("SELECT 1 FROM blobs WHERE sha256 = ?")
         self._sql_get_blob = self._sql("SELECT size, data FROM blobs WHERE sha256 = ?")
-        self._sql_insert = self._sql("INSERT INTO events (conv, seq, data) VALUES (?, ?, ?)")
+        columns = self._event_columns
+        marks = ", ".join("?" * (columns.count(",") + 1))
+        self._sql_insert = self._sql(
+            f"INSERT INTO events (conv, seq, {columns}) VALUES (?, ?, {marks})"
+        )
         self._sql_info = (
             "SELECT c.id, c.title, c.model, c.turns,"
             " coalesce((SELECT max(seq) FROM events WHERE conv = c.key), 0),"
@@ -164,6 +168,18 @@ class SQLStore(SQLBlobs, ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    _event_columns = "data"
+    """The columns of ``events`` beside ``conv`` and ``seq``, as
+    :meth:`_row` fills them."""
+    _stored_json = "data"
+    """An event's canonical JSON, from its row of ``events`` (a big event's
+    row may be empty: :meth:`_whole_rows` fills it)."""
+
+    def _row(self, key: int, event: Event, data: bytes) -> tuple[Any, ...]:
+        """The row of ``events`` storing ``event``, whose canonical bytes are
+        ``data``: ``(key, seq, *columns)``."""
+        return (key, event.seq, data)
 
     _copy_bodies: tuple[str, ...] = ()
     """Statements copying a conversation's events kept beside their rows,
@@ -358,7 +374,7 @@ class SQLStore(SQLBlobs, ABC):
                         if clean is not data:
                             data, event = clean, decode_event(clean)
                     events.append(event)
-                    rows.append((key, seq, data))
+                    rows.append(self._row(key, event, data))
             if blobs:
                 self._put_blobs(blobs)
             data = clean = b""  # the rows hold the events' bytes alone now
@@ -375,8 +391,8 @@ class SQLStore(SQLBlobs, ABC):
         events: list[Event] = self._write(work, f"append to {conversation!r} in")
         return tuple(events)
 
-    def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
-        """Insert the events' ``rows`` (key, seq, data), given away: a
+    def _insert_events(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows`` (:meth:`_row`), given away: a
         backend may empty the list as it goes."""
         self._many(self._sql_insert, rows)
 
@@ -402,8 +418,13 @@ class SQLStore(SQLBlobs, ABC):
             # fetchall, which holds every row before the first is decoded).
             # Bodies are decoded on first read (conversation/loaded.py).
             while rows := cursor.fetchmany(LOAD_BATCH):
-                rows = self._whole_rows(key, rows, after + len(events) + 1)
-                events += decode_rows(conversation, rows, after + len(events))
+                before = after + len(events)
+                events += decode_rows(
+                    conversation,
+                    rows,
+                    before,
+                    functools.partial(self._whole_rows, key, first=before + 1),
+                )
         return tuple(events)
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
@@ -411,15 +432,17 @@ class SQLStore(SQLBlobs, ABC):
         with self._lock:
             key = self._key(conversation)
             rows = self._exec(
-                self._sql("SELECT data FROM events WHERE conv = ? ORDER BY seq"), (key,)
+                self._sql(f"SELECT {self._stored_json} FROM events WHERE conv = ? ORDER BY seq"),
+                (key,),
             ).fetchall()
             rows = self._whole_rows(key, rows, 1)
         return [bytes(r[0]) for r in rows]
 
     def _whole_rows(self, key: int, rows: list[Any], first: int) -> list[Any]:
         """``rows`` of ``SELECT data FROM events`` (seqs from ``first``, in
-        order), each holding its event's bytes whole: a backend keeping big
-        events beside their rows fills those in."""
+        order), each holding its event's row whole: a backend keeping big
+        events beside their rows fills those in (with their canonical
+        JSON)."""
         return rows
 
     def info(self, conversation: ConversationId) -> ConversationInfo:
@@ -475,10 +498,11 @@ class SQLStore(SQLBlobs, ABC):
             model = self._text_out(src[2])
             info = ConversationInfo(cid, new_title, model, turns, seq, now, now, conversation, at)
             key = self._insert_info(info)
+            columns = self._event_columns
             self._exec(
                 self._sql(
-                    "INSERT INTO events (conv, seq, data) SELECT ?, seq, data FROM events"
-                    " WHERE conv = ? AND seq <= ?"
+                    f"INSERT INTO events (conv, seq, {columns}) SELECT ?, seq, {columns}"
+                    " FROM events WHERE conv = ? AND seq <= ?"
                 ),
                 (key, src[0], seq),
             )
@@ -544,9 +568,7 @@ class SQLStore(SQLBlobs, ABC):
             self._put_blobs(list(given.values()))
             self._put_blobs([b for sha, b in referenced.items() if sha not in given])
             key = self._insert_info(stored)
-            self._many(
-                self._sql_insert, [(key, e.seq, d) for e, d in zip(events, data, strict=True)]
-            )
+            self._insert_events([self._row(key, e, d) for e, d in zip(events, data, strict=True)])
 
         self._write(work)
         return stored
