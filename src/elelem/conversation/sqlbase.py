@@ -1,8 +1,9 @@
 """The SQL store both backends share (SQLite embedded, PostgreSQL served).
 
 Events live in one table keyed by ``(conversation, seq)`` holding nothing but
-each event's canonical bytes, so an append writes what a raw insert of those
-bytes would.  An append is one write transaction: the conversation row is
+each event's canonical bytes (SQLite: after the event's envelope, packed for
+loads: :mod:`elelem.conversation.loaded`), so an append writes what a raw
+insert of those bytes would.  An append is one write transaction: the conversation row is
 locked (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``FOR UPDATE``), the next
 sequence number comes from ``max(seq)`` (one descent of the primary key,
 never a read of earlier events), one ``executemany`` inserts the rows, and
