@@ -175,16 +175,32 @@ class SQLStore(SQLBlobs, ABC):
     :meth:`_row` fills them."""
     _stored_json = "data"
     """An event's canonical JSON, from its row of ``events`` (a big event's
-    row may be empty: :meth:`_whole_rows` fills it)."""
+    row may be empty: :meth:`_event_json` and :meth:`_whole_rows` fill it)."""
+    _kept_apart = "false"
+    """True of a row of ``events`` whose event is kept beside it (SQL)."""
+
+    def _event_json(self, key: int, seq: int, stored: Any) -> bytes:
+        """The canonical JSON of event ``seq`` of conversation ``key``, from
+        its row's :attr:`_stored_json`: a backend keeping big events beside
+        their rows reads those apart (never through SQL that would copy
+        them whole: #41)."""
+        return bytes(stored)
+
+    def _find_kept(self, key: int, prefix: bytes) -> int | None:
+        """The seq of the event kept apart whose JSON begins with ``prefix``."""
+        return None
 
     def _row(self, key: int, event: Event, data: bytes) -> tuple[Any, ...]:
         """The row of ``events`` storing ``event``, whose canonical bytes are
         ``data``: ``(key, seq, *columns)``."""
         return (key, event.seq, data)
 
-    _copy_bodies: tuple[str, ...] = ()
-    """Statements copying a conversation's events kept beside their rows,
-    ``(new key, key, up to seq)``: what :meth:`fork` runs after the rows."""
+    def _copy_kept(self, new: int, key: int, upto: int) -> None:
+        """Copy the events of conversation ``key`` up to seq ``upto`` kept
+        beside their rows to conversation ``new``: what :meth:`fork` does
+        after the rows."""
+        return
+
     _delete_bodies: tuple[str, ...] = ()
     """Statements deleting a conversation's events kept beside their rows
     (``key``): what :meth:`delete` runs after the rows."""
@@ -325,7 +341,7 @@ class SQLStore(SQLBlobs, ABC):
             self._sql(f"SELECT seq FROM events WHERE conv = ? AND {self.dialect.prefix}"),
             (key, len(prefix), prefix),
         ).fetchone()
-        return None if row is None else int(row[0])
+        return self._find_kept(key, prefix) if row is None else int(row[0])
 
     # -- Store ---------------------------------------------------------------------
 
@@ -491,10 +507,19 @@ class SQLStore(SQLBlobs, ABC):
             if seq is None:
                 raise StoreError(f"conversation {conversation!r} has no event {at!r}")
             copied = self._exec(
-                self._sql(f"SELECT {self.dialect.data} FROM events WHERE conv = ? AND seq <= ?"),
+                self._sql(
+                    f"SELECT seq, {self._stored_json} FROM events WHERE conv = ? AND seq <= ?"
+                ),
                 (src[0], seq),
             ).fetchall()
-            turns = summarize(decode_event(bytes(r[0])) for r in copied).turns
+            # The envelopes alone: a big event is read apart, its body left.
+            turns = max(
+                (
+                    decode_rows(conversation, [(self._event_json(src[0], s, d),)], s - 1)[0].turn
+                    for s, d in copied
+                ),
+                default=0,
+            )
             new_title = title if title is not None else self._text_out(src[1])
             model = self._text_out(src[2])
             info = ConversationInfo(cid, new_title, model, turns, seq, now, now, conversation, at)
@@ -507,8 +532,7 @@ class SQLStore(SQLBlobs, ABC):
                 ),
                 (key, src[0], seq),
             )
-            for copy in self._copy_bodies:
-                self._exec(self._sql(copy), (key, src[0], seq))
+            self._copy_kept(key, src[0], seq)
             return info
 
         info: ConversationInfo = self._write(work)

@@ -116,7 +116,7 @@ SQLITE = Dialect(
     data=_DATA,
     as_text=f"CAST({_DATA} AS TEXT)",
     find="instr(lower({as_text}), lower(?))",
-    prefix=f"substr({_DATA}, 1, ?) = ?",
+    prefix="substr(data, head + 1, ?) = ?",  # a big event's: _find_kept
     at_of=f"json_extract(CAST({_DATA} AS TEXT), '$.at')",
     greatest="max",
     is_distinct="IS NOT",
@@ -129,13 +129,10 @@ class SQLiteStore(SQLStore):
 
     dialect = SQLITE
     fulltext = SQLITE_FULLTEXT
-    _copy_bodies = (
-        "INSERT INTO event_bodies (body_conv, body_seq, body)"
-        " SELECT ?, body_seq, body FROM event_bodies WHERE body_conv = ? AND body_seq <= ?",
-    )
     _delete_bodies = ("DELETE FROM event_bodies WHERE body_conv = ?",)
     _event_columns = "data, head"
     _stored_json = "substr(data, head + 1)"
+    _kept_apart = "length(data) = 0"
     db_errors = (sqlite3.Error,)
     integrity_errors = (sqlite3.IntegrityError,)
 
@@ -249,6 +246,38 @@ class SQLiteStore(SQLStore):
             row if row[0] else (self._read_body(key, seq),)
             for seq, row in enumerate(rows, start=first)
         ]
+
+    def _event_json(self, key: int, seq: int, stored: Any) -> bytes:
+        return bytes(stored) if stored else self._read_body(key, seq)
+
+    def _find_kept(self, key: int, prefix: bytes) -> int | None:
+        for rowid, seq in self._db.execute(
+            "SELECT rowid, body_seq FROM event_bodies WHERE body_conv = ?", (key,)
+        ).fetchall():
+            with self._db.blobopen("event_bodies", "body", rowid, readonly=True) as blob:
+                if blob.read(len(prefix)) == prefix:
+                    return int(seq)
+        return None
+
+    def _copy_kept(self, new: int, key: int, upto: int) -> None:
+        # Piece by piece through blob I/O: an INSERT ... SELECT would hold
+        # each body whole inside SQLite.
+        for rowid, seq, size in self._db.execute(
+            "SELECT rowid, body_seq, length(body) FROM event_bodies"
+            " WHERE body_conv = ? AND body_seq <= ?",
+            (key, upto),
+        ).fetchall():
+            copy = self._db.execute(
+                "INSERT INTO event_bodies (body_conv, body_seq, body) VALUES (?, ?, zeroblob(?))"
+                " RETURNING rowid",
+                (new, seq, size),
+            ).fetchone()[0]
+            with (
+                self._db.blobopen("event_bodies", "body", rowid, readonly=True) as source,
+                self._db.blobopen("event_bodies", "body", copy) as target,
+            ):
+                while piece := source.read(PIECE):
+                    target.write(piece)
 
     def _read_body(self, key: int, seq: int) -> bytes:
         """The body of event ``seq``; empty when there is none (an empty row
