@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from elelem.codec import STORED_EVENT, dumps
+from elelem.codec import STORED_EVENT, dumps, to_builtins
 from elelem.conversation import (
     CorruptEventError,
     Draft,
@@ -132,3 +132,17 @@ def test_a_packed_rows_body_that_does_not_fit_fails_when_read(tmp_path: Path) ->
                 f"conversation {cid}: stored event seq 2 is corrupt: {eager.value}"
             )
         assert loaded[2].body.activity.input == {"query": "2+2"}
+
+
+def test_a_loaded_event_unread_encodes_through_the_codec_as_stored(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db", clock=Ticker()) as store:
+        cid = store.create(title="t").id
+        appended = store.append(cid, _drafts())
+        loaded = store.load(cid)
+    # Before any body is read: the canonical bytes, and their builtin form.
+    assert [dumps(e) for e in loaded] == [encode_event(e) for e in appended]
+    assert to_builtins(list(loaded)) == [msgspec.json.decode(encode_event(e)) for e in appended]
+    # An encoder without elelem's codec refuses the kept JSON, loudly: it
+    # never writes another form of it.
+    with pytest.raises(TypeError, match="Ext"):
+        msgspec.json.encode(loaded[0])

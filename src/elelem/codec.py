@@ -428,9 +428,18 @@ def general_loads(data: bytes | str, type: Any) -> Any:
     return _general(_decoders_of(type).general, data)
 
 
+def _builtins_hook(obj: Any) -> Any:
+    # JSON kept as it was stored (a raw body, a loaded event's body not yet
+    # read) has no builtin form of its own: its decoded JSON is.
+    if type(obj) is msgspec.Raw:
+        return msgspec.json.decode(obj)
+    found = _enc_hook(obj)
+    return msgspec.json.decode(found) if type(found) is msgspec.Raw else found
+
+
 def to_builtins(value: object) -> Any:
     """The value as plain JSON-compatible Python objects (dicts, lists, …)."""
-    return msgspec.to_builtins(value, enc_hook=_enc_hook)
+    return msgspec.to_builtins(value, enc_hook=_builtins_hook)
 
 
 def from_builtins(obj: Any, type: type[T]) -> T:

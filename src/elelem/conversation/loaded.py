@@ -34,9 +34,11 @@ What is checked when:
 
 A loaded event is an :class:`~elelem.conversation.Event` (``isinstance``,
 pattern matching, ``msgspec.structs.replace``); it equals, hashes, prints and
-pickles as the eagerly decoded event; encoded by :mod:`elelem.codec` before
-its body is read, it writes the stored body bytes as they are, which are the
-canonical ones.
+pickles as the eagerly decoded event; encoded by :mod:`elelem.codec`
+(``encode_event``, ``dumps``, ``to_builtins``) before its body is read, it
+writes the stored body bytes as they are, which are the canonical ones.  An
+encoder without the codec's hook refuses a packed row's unread body (a
+``TypeError`` naming ``Ext``) rather than write another form of it.
 """
 
 from __future__ import annotations
