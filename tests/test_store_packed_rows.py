@@ -5,6 +5,7 @@ JSON; stores an older elelem wrote (JSON rows) migrate, load and mix."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -93,14 +94,21 @@ def test_a_store_an_older_elelem_wrote_migrates_and_loads_both_forms(
     assert heads[:8] == [0] * 8 and all(heads[8:])
 
 
-def test_a_packed_row_that_is_no_event_fails_the_load_naming_its_seq(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
+def _rewritten(path: Path, index: int, rewrite: Callable[[bytes, int], bytes]) -> str:
+    """A store of :func:`_drafts` whose row ``index`` is rewritten behind its
+    back; its conversation."""
     with SQLiteStore(path, clock=Ticker()) as store:
         cid = store.create(title="t").id
         store.append(cid, _drafts())
-    seq, data, head = _rows(path)[2]
+    seq, data, head = _rows(path)[index]
     with sqlite3.connect(path) as db:
-        db.execute("UPDATE events SET data = ? WHERE seq = ?", (data[: head - 3], seq))
+        db.execute("UPDATE events SET data = ? WHERE seq = ?", (rewrite(data, head), seq))
+    return cid
+
+
+def test_a_packed_row_that_is_no_event_fails_the_load_naming_its_seq(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    cid = _rewritten(path, 2, lambda data, head: data[: head - 3])
     with SQLiteStore(path) as store, pytest.raises(CorruptEventError) as caught:
         store.load(cid)
     assert (caught.value.conversation, caught.value.seq) == (cid, 3)
@@ -112,16 +120,17 @@ def test_a_packed_row_that_is_no_event_fails_the_load_naming_its_seq(tmp_path: P
 
 def test_a_packed_rows_body_that_does_not_fit_fails_when_read(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    with SQLiteStore(path, clock=Ticker()) as store:
-        cid = store.create(title="t").id
-        store.append(cid, _drafts())
-    seq, data, head = _rows(path)[1]
-    bad = data.replace(b'"role":"user"', b'"role":123456')  # the same length
-    assert bad != data and len(bad) == len(data)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE events SET data = ? WHERE seq = ?", (bad, seq))
+    seen = []
+
+    def retyped(data: bytes, head: int) -> bytes:
+        bad = data.replace(b'"role":"user"', b'"role":123456')  # the same length
+        seen.append(bad[head:])
+        return bad
+
+    cid = _rewritten(path, 1, retyped)
+    assert b'"role":123456' in seen[0]
     with pytest.raises(DecodeError) as eager:
-        decode_event(bad[head:])
+        decode_event(seen[0])
     with SQLiteStore(path) as store:
         loaded = store.load(cid)  # the envelope is sound: the load succeeds
         for _ in range(2):

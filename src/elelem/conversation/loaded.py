@@ -132,17 +132,6 @@ class LoadedEvent(_StoredFields, frozen=True, gc=False):
         return (Event, _fields(self))
 
 
-class _Envelope(msgspec.Struct, gc=False):
-    # A packed row's fields but the body, in Event's order.
-    id: str
-    seq: int
-    at: str
-    turn: int
-    response: int | None
-    kind: str
-    body: msgspec.msgpack.Ext
-
-
 _packer = msgspec.msgpack.Encoder()
 
 
@@ -150,17 +139,9 @@ def pack_event(event: Event, data: bytes) -> tuple[bytes, int]:
     """The packed row of ``event`` whose canonical JSON is ``data`` (see the
     module docstring), and how many bytes precede ``data`` in it (the JSON
     is the row's end)."""
-    packed = _packer.encode(
-        _Envelope(
-            event.id,
-            event.seq,
-            event.at,
-            event.turn,
-            event.response,
-            event.kind,
-            msgspec.msgpack.Ext(STORED_EVENT, data),
-        )
-    )
+    # The event's own fields, in order, as a map; its body the extension.
+    body = msgspec.msgpack.Ext(STORED_EVENT, data)
+    packed = _packer.encode(msgspec.structs.replace(event, body=body))
     return packed, len(packed) - len(data)
 
 
