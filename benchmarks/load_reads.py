@@ -1,15 +1,20 @@
 """Loads of a stored conversation, counted in instructions:
 ``python -m benchmarks.load_reads instructions [EVENTS]`` (20,000 by
-default) prints each mode's instructions per event and its ratio to the
-floor; by hand, ``python -m benchmarks.load_reads build DB EVENTS`` once, then
-``python -m benchmarks.load_reads {elelem,bodies,eager,floor} DB AFTER``.
+default) prints each mode's instructions per event and its ratio to both
+floors; by hand, ``python -m benchmarks.load_reads build DB EVENTS`` once,
+then ``python -m benchmarks.load_reads MODE DB AFTER``.
 
 ``build`` writes the storage benchmark's conversation (``benchmarks.storage``:
-turns of 20 events of real corpus text) to a SQLite store at ``DB``.  Each
-other mode reads the events with ``seq > AFTER`` from it: ``elelem`` through
-``Store.load`` (bodies left to their first read), ``bodies`` the same and
-then every body read, ``eager`` the rows decoded whole by ``decode_events``
-(what a load did before), ``floor`` a raw ``SELECT`` of the same bytes.
+turns of 20 events of real corpus text) to a SQLite store at ``DB``, and
+beside it, in a table of the same layout, every event's canonical JSON
+alone (the rows an elelem before schema 6 stored).  Each other mode reads
+the events with ``seq > AFTER``: ``elelem`` through ``Store.load`` (bodies
+left to their first read), ``bodies`` the same and then every body read,
+``eager`` the JSON rows decoded whole by ``decode_events`` (what a load did
+before bodies were left undecoded), ``floor`` a raw ``SELECT`` of the rows
+the store holds (packed: each event's envelope in MessagePack, then its
+JSON), ``floor-json`` a raw ``SELECT`` of the JSON rows (the floor before
+rows were packed).
 
 Run each mode under ``valgrind --tool=callgrind`` with two values of AFTER:
 the difference of the two counts divided by the difference of the events
@@ -37,12 +42,12 @@ from pathlib import Path
 from benchmarks.bulk_instructions import _MARK, _mark, _totals
 from benchmarks.corpus import ROOT
 
-MODES = ("floor", "elelem", "bodies", "eager")
-"""Every mode, the floor first: the others' ratios are to it."""
+MODES = ("floor", "floor-json", "elelem", "bodies", "eager")
+"""Every mode, the floors first: the others' ratios are to them."""
 
 # The store's own query (sqlbase.py, ``load``), its conversation found by id.
 _SELECT = (
-    "SELECT data FROM events WHERE conv = (SELECT key FROM conversations WHERE id = 'bench')"
+    "SELECT data FROM {table} WHERE conv = (SELECT key FROM conversations WHERE id = 'bench')"
     " AND seq > ? ORDER BY seq"
 )
 
@@ -57,7 +62,14 @@ def build(db: Path, events: int) -> None:
     cid = store.create(title="bench", id=ConversationId("bench")).id
     for drafts in build_turns(events):
         store.append(cid, drafts)
+    rows = [(1, seq, data) for seq, data in enumerate(store.load_bytes(cid), start=1)]
     store.close()
+    with sqlite3.connect(db) as raw:
+        raw.execute(
+            "CREATE TABLE json_events (conv INTEGER NOT NULL, seq INTEGER NOT NULL,"
+            " data BLOB NOT NULL, PRIMARY KEY (conv, seq)) WITHOUT ROWID"
+        )
+        raw.executemany("INSERT INTO json_events VALUES (?, ?, ?)", rows)
 
 
 def read(mode: str, db: Path, after: int) -> int:
@@ -66,13 +78,14 @@ def read(mode: str, db: Path, after: int) -> int:
     from elelem.conversation.events import decode_events
     from elelem.vocabulary import ConversationId
 
-    if mode == "floor":
+    if mode in ("floor", "floor-json"):
         raw = sqlite3.connect(db)
-        rows = raw.execute(_SELECT, (after,)).fetchall()
+        table = "events" if mode == "floor" else "json_events"
+        rows = raw.execute(_SELECT.format(table=table), (after,)).fetchall()
         return len(rows)
     if mode == "eager":
         raw = sqlite3.connect(db)
-        cursor = raw.execute(_SELECT, (after,))
+        cursor = raw.execute(_SELECT.format(table="json_events"), (after,))
         built = 0
         while rows := cursor.fetchmany(256):
             built += len(decode_events(rows))
@@ -130,8 +143,10 @@ def main(argv: list[str]) -> int:
     (or ``child MODE DB EVENTS``, which ``instructions`` runs)."""
     if argv[0] == "instructions":
         figures = instructions(int(argv[1]) if len(argv) > 1 else 20_000)
+        floor, json = figures["floor"], figures["floor-json"]
+        print(f"{'':10} {'instructions':>12} {'/ floor':>8} {'/ floor-json':>12}")
         for mode, count in figures.items():
-            print(f"{mode:8} {count:9,.0f} instructions per event {count / figures['floor']:5.2f}x")
+            print(f"{mode:10} {count:12,.0f} {count / floor:7.2f}x {count / json:11.2f}x")
         return 0
     if argv[0] == "child":
         child(argv[1], Path(argv[2]), int(argv[3]))

@@ -259,7 +259,7 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
         event.body  # noqa: B018 - the read is the work measured
     read_bodies = _since(start)
     del loaded
-    eager = eager_load(ours, n)
+    eager = eager_load(raw, n)  # the JSON rows: the store holds them packed
     floor_read, floor_rows = floor_load(raw)
     if floor_rows != n:
         raise RuntimeError(f"raw SELECT read {floor_rows} rows, inserted {n}")

@@ -126,7 +126,8 @@ def test_an_old_record_stored_in_sqlite_loads(tmp_path: Path) -> None:
     # Put the bytes an earlier elelem stored in place, as they would be on disk.
     with sqlite3.connect(path) as db:
         db.execute(
-            "UPDATE events SET data = ? WHERE seq = 3", (_old_record_bytes(today, OLD_LINES),)
+            "UPDATE events SET data = ?, head = 0 WHERE seq = 3",
+            (_old_record_bytes(today, OLD_LINES),),
         )
     with SQLiteStore(path) as store:
         (record,) = [e.body for e in store.load(c.id) if isinstance(e.body, ResponseRecord)]

@@ -58,8 +58,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[St
         store: Store = SQLiteStore(path, clock=Ticker())
 
         def corrupt(seq: int, data: bytes) -> None:
-            with sqlite3.connect(path) as raw:
-                raw.execute("UPDATE events SET data = ? WHERE seq = ?", (data, seq))
+            with sqlite3.connect(path) as raw:  # a JSON row, as PostgreSQL's
+                raw.execute("UPDATE events SET data = ?, head = 0 WHERE seq = ?", (data, seq))
 
     else:
         import psycopg

@@ -32,7 +32,6 @@ from click.testing import CliRunner
 from elelem import Client, SyncClient
 from elelem.cli import main
 from elelem.conversation import Conversation, SQLiteStore
-from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.files import FileRef, ProviderFiles, utc_time
 from elelem.conversation.sqlite import MIGRATIONS
 from elelem.errors import MalformedStreamError, StreamError
@@ -43,6 +42,7 @@ from elelem.testing.servers import LoopbackServer
 from elelem.turns.drive import send, send_sync
 from elelem.vocabulary import BytesSource, DocumentBlock, ImageBlock, Message, TextBlock
 from media_fixtures import pdf, png
+from store_helpers import write_as_version
 from test_store import BACKENDS, opener, pg_url
 
 __all__ = ["pg_url"]  # the session fixture test_store defines
@@ -357,12 +357,12 @@ def test_a_version_3_store_gains_the_file_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "old.db"
-    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:3])
+    write_as_version(monkeypatch, 3)
     with SQLiteStore(path) as old:
         assert old.schema_version == 3  # type: ignore[attr-defined]
         conv = Conversation.create(old)
         conv.add_user("kept")
-    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.undo()
     with SQLiteStore(path) as store:
         assert store.schema_version == len(MIGRATIONS)  # type: ignore[attr-defined]
         assert Conversation.open(store, conv.id).text == "kept"

@@ -36,6 +36,7 @@ from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.sqlite import MIGRATIONS, SCHEMA_VERSION
 from elelem.conversation.store import Store
 from elelem.vocabulary import ConversationId, EventId, TextBlock
+from store_helpers import write_as_version
 
 
 class Ticker:
@@ -456,12 +457,12 @@ def test_a_store_from_before_the_full_text_index_is_searched_after_migration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "v1.db"
-    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:1])
+    write_as_version(monkeypatch, 1)
     with SQLiteStore(path) as store:
         c = Conversation.create(store)
         old = c.add_user("written before the index existed")
         assert store.schema_version == 1
-    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
+    monkeypatch.undo()
     with SQLiteStore(path) as store:
         assert store.schema_version == len(MIGRATIONS)
         assert [h.event for h in store.search("index existed")] == [old.id]

@@ -20,12 +20,11 @@ from pathlib import Path
 import pytest
 
 from elelem.conversation import Draft, MessageBody, SQLiteStore
-from elelem.conversation import sqlite as sqlite_module
 from elelem.conversation.errors import CorruptEventError, StoreError
 from elelem.conversation.events import encode_event
-from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlite import BIG_EVENT, MIGRATIONS, PIECE
 from elelem.vocabulary import Blob, BytesSource, EventId, ImageBlock, TextBlock
+from store_helpers import write_as_version
 
 BIG_ID = EventId("evt_big")
 BIG_TEXT = "é" + "word " * (BIG_EVENT // 5) + "zebraquagga ~~~ " + "x" * (PIECE + 7)
@@ -36,8 +35,9 @@ def _message(text: str, turn: int = 1) -> Draft:
 
 
 def _rows(path: Path) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    # Each event row: the length of the JSON it holds (after its packed envelope).
     with sqlite3.connect(path) as db:
-        events = db.execute("SELECT conv, seq, length(data) FROM events ORDER BY conv, seq")
+        events = db.execute("SELECT conv, seq, length(data) - head FROM events ORDER BY conv, seq")
         bodies = db.execute(
             "SELECT body_conv, body_seq, length(body) FROM event_bodies ORDER BY 1, 2"
         )
@@ -111,8 +111,7 @@ def test_a_store_an_earlier_elelem_wrote_loads_and_takes_big_events(
 ) -> None:
     path = tmp_path / "old.db"
     # Schema 4, every event bound into its row: what elelem wrote before.
-    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:4])
-    monkeypatch.setattr(SQLiteStore, "_insert_events", SQLStore._insert_events)
+    write_as_version(monkeypatch, 4)
     with SQLiteStore(path) as old:
         assert old.schema_version == 4
         conversation = old.create(title="old").id
@@ -121,7 +120,7 @@ def test_a_store_an_earlier_elelem_wrote_loads_and_takes_big_events(
     with sqlite3.connect(path) as db:
         assert "event_bodies" not in {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
     with SQLiteStore(path) as store:
-        assert store.schema_version == len(MIGRATIONS) == 5
+        assert store.schema_version == len(MIGRATIONS) == 6
         assert store.load_bytes(conversation) == [encode_event(e) for e in before]
         assert [h.seq for h in store.search("zebraquagga")] == [2]
         after = store.append(conversation, [_message(BIG_TEXT, turn=2)])

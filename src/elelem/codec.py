@@ -34,9 +34,25 @@ _PATH_RE = re.compile(r" - at `(\$[^`]*)`$")
 _FIELD_RE = re.compile(r"^Object (?:missing required|contains unknown) field `([^`]*)`$")
 
 
+STORED_EVENT = 1
+"""The MessagePack extension code of an event's canonical JSON inside a
+stored row (:mod:`elelem.conversation.loaded`): a loaded event keeps it in
+place of its body until the body is first read, and encoded it stands for
+that body, exactly as stored."""
+
+
+class _StoredBody(msgspec.Struct, gc=False):
+    body: msgspec.Raw
+
+
+_stored_body = msgspec.json.Decoder(_StoredBody)
+
+
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, UnknownBlock):
         return obj.raw
+    if type(obj) is msgspec.msgpack.Ext and obj.code == STORED_EVENT:
+        return _stored_body.decode(obj.data).body
     if isinstance(obj, Blob):
         collecting = _collector.blobs
         if collecting is not None:
@@ -412,9 +428,18 @@ def general_loads(data: bytes | str, type: Any) -> Any:
     return _general(_decoders_of(type).general, data)
 
 
+def _builtins_hook(obj: Any) -> Any:
+    # JSON kept as it was stored (a raw body, a loaded event's body not yet
+    # read) has no builtin form of its own: its decoded JSON is.
+    if type(obj) is msgspec.Raw:
+        return msgspec.json.decode(obj)
+    found = _enc_hook(obj)
+    return msgspec.json.decode(found) if type(found) is msgspec.Raw else found
+
+
 def to_builtins(value: object) -> Any:
     """The value as plain JSON-compatible Python objects (dicts, lists, …)."""
-    return msgspec.to_builtins(value, enc_hook=_enc_hook)
+    return msgspec.to_builtins(value, enc_hook=_builtins_hook)
 
 
 def from_builtins(obj: Any, type: type[T]) -> T:
@@ -423,6 +448,7 @@ def from_builtins(obj: Any, type: type[T]) -> T:
 
 
 __all__ = [
+    "STORED_EVENT",
     "Restore",
     "collect_blobs",
     "dumps",

@@ -17,7 +17,7 @@ PostgreSQL's ``simple`` configuration folds case only.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,7 +110,7 @@ PROGRESS = (
 
 
 def index_rows(
-    sql: FullTextSQL, conv: int, rows: Sequence[Sequence[Any]]
+    sql: FullTextSQL, conv: int, rows: Iterable[Sequence[Any]]
 ) -> tuple[list[tuple[Any, ...]], int]:
     """The insert parameters for the ``(seq, data)`` rows of one conversation
     that hold text, and the highest seq seen."""

@@ -1,8 +1,9 @@
 """The SQL store both backends share (SQLite embedded, PostgreSQL served).
 
 Events live in one table keyed by ``(conversation, seq)`` holding nothing but
-each event's canonical bytes, so an append writes what a raw insert of those
-bytes would.  An append is one write transaction: the conversation row is
+each event's canonical bytes (SQLite: after the event's envelope, packed for
+loads: :mod:`elelem.conversation.loaded`), so an append writes what a raw
+insert of those bytes would.  An append is one write transaction: the conversation row is
 locked (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``FOR UPDATE``), the next
 sequence number comes from ``max(seq)`` (one descent of the primary key,
 never a read of earlier events), one ``executemany`` inserts the rows, and
@@ -120,7 +121,11 @@ class SQLStore(SQLBlobs, ABC):
         )
         self._sql_has_blob = self._sql("SELECT 1 FROM blobs WHERE sha256 = ?")
         self._sql_get_blob = self._sql("SELECT size, data FROM blobs WHERE sha256 = ?")
-        self._sql_insert = self._sql("INSERT INTO events (conv, seq, data) VALUES (?, ?, ?)")
+        columns = self._event_columns
+        marks = ", ".join("?" * (columns.count(",") + 1))
+        self._sql_insert = self._sql(
+            f"INSERT INTO events (conv, seq, {columns}) VALUES (?, ?, {marks})"
+        )
         self._sql_info = (
             "SELECT c.id, c.title, c.model, c.turns,"
             " coalesce((SELECT max(seq) FROM events WHERE conv = c.key), 0),"
@@ -165,9 +170,37 @@ class SQLStore(SQLBlobs, ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    _copy_bodies: tuple[str, ...] = ()
-    """Statements copying a conversation's events kept beside their rows,
-    ``(new key, key, up to seq)``: what :meth:`fork` runs after the rows."""
+    _event_columns = "data"
+    """The columns of ``events`` beside ``conv`` and ``seq``, as
+    :meth:`_row` fills them."""
+    _stored_json = "data"
+    """An event's canonical JSON, from its row of ``events`` (a big event's
+    row may be empty: :meth:`_event_json` and :meth:`_whole_rows` fill it)."""
+    _kept_apart = "false"
+    """True of a row of ``events`` whose event is kept beside it (SQL)."""
+
+    def _event_json(self, key: int, seq: int, stored: Any) -> bytes:
+        """The canonical JSON of event ``seq`` of conversation ``key``, from
+        its row's :attr:`_stored_json`: a backend keeping big events beside
+        their rows reads those apart (never through SQL that would copy
+        them whole: #41)."""
+        return bytes(stored)
+
+    def _find_kept(self, key: int, prefix: bytes) -> int | None:
+        """The seq of the event kept apart whose JSON begins with ``prefix``."""
+        return None
+
+    def _row(self, key: int, event: Event, data: bytes) -> tuple[Any, ...]:
+        """The row of ``events`` storing ``event``, whose canonical bytes are
+        ``data``: ``(key, seq, *columns)``."""
+        return (key, event.seq, data)
+
+    def _copy_kept(self, new: int, key: int, upto: int) -> None:
+        """Copy the events of conversation ``key`` up to seq ``upto`` kept
+        beside their rows to conversation ``new``: what :meth:`fork` does
+        after the rows."""
+        return
+
     _delete_bodies: tuple[str, ...] = ()
     """Statements deleting a conversation's events kept beside their rows
     (``key``): what :meth:`delete` runs after the rows."""
@@ -308,7 +341,7 @@ class SQLStore(SQLBlobs, ABC):
             self._sql(f"SELECT seq FROM events WHERE conv = ? AND {self.dialect.prefix}"),
             (key, len(prefix), prefix),
         ).fetchone()
-        return None if row is None else int(row[0])
+        return self._find_kept(key, prefix) if row is None else int(row[0])
 
     # -- Store ---------------------------------------------------------------------
 
@@ -358,7 +391,7 @@ class SQLStore(SQLBlobs, ABC):
                         if clean is not data:
                             data, event = clean, decode_event(clean)
                     events.append(event)
-                    rows.append((key, seq, data))
+                    rows.append(self._row(key, event, data))
             if blobs:
                 self._put_blobs(blobs)
             data = clean = b""  # the rows hold the events' bytes alone now
@@ -375,8 +408,8 @@ class SQLStore(SQLBlobs, ABC):
         events: list[Event] = self._write(work, f"append to {conversation!r} in")
         return tuple(events)
 
-    def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
-        """Insert the events' ``rows`` (key, seq, data), given away: a
+    def _insert_events(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert the events' ``rows`` (:meth:`_row`), given away: a
         backend may empty the list as it goes."""
         self._many(self._sql_insert, rows)
 
@@ -402,8 +435,13 @@ class SQLStore(SQLBlobs, ABC):
             # fetchall, which holds every row before the first is decoded).
             # Bodies are decoded on first read (conversation/loaded.py).
             while rows := cursor.fetchmany(LOAD_BATCH):
-                rows = self._whole_rows(key, rows, after + len(events) + 1)
-                events += decode_rows(conversation, rows, after + len(events))
+                before = after + len(events)
+                events += decode_rows(
+                    conversation,
+                    rows,
+                    before,
+                    functools.partial(self._whole_rows, key, first=before + 1),
+                )
         return tuple(events)
 
     def load_bytes(self, conversation: ConversationId) -> list[bytes]:
@@ -411,15 +449,17 @@ class SQLStore(SQLBlobs, ABC):
         with self._lock:
             key = self._key(conversation)
             rows = self._exec(
-                self._sql("SELECT data FROM events WHERE conv = ? ORDER BY seq"), (key,)
+                self._sql(f"SELECT {self._stored_json} FROM events WHERE conv = ? ORDER BY seq"),
+                (key,),
             ).fetchall()
             rows = self._whole_rows(key, rows, 1)
         return [bytes(r[0]) for r in rows]
 
     def _whole_rows(self, key: int, rows: list[Any], first: int) -> list[Any]:
         """``rows`` of ``SELECT data FROM events`` (seqs from ``first``, in
-        order), each holding its event's bytes whole: a backend keeping big
-        events beside their rows fills those in."""
+        order), each holding its event's row whole: a backend keeping big
+        events beside their rows fills those in (with their canonical
+        JSON)."""
         return rows
 
     def info(self, conversation: ConversationId) -> ConversationInfo:
@@ -467,23 +507,32 @@ class SQLStore(SQLBlobs, ABC):
             if seq is None:
                 raise StoreError(f"conversation {conversation!r} has no event {at!r}")
             copied = self._exec(
-                self._sql(f"SELECT {self.dialect.data} FROM events WHERE conv = ? AND seq <= ?"),
+                self._sql(
+                    f"SELECT seq, {self._stored_json} FROM events WHERE conv = ? AND seq <= ?"
+                ),
                 (src[0], seq),
             ).fetchall()
-            turns = summarize(decode_event(bytes(r[0])) for r in copied).turns
+            # The envelopes alone: a big event is read apart, its body left.
+            turns = max(
+                (
+                    decode_rows(conversation, [(self._event_json(src[0], s, d),)], s - 1)[0].turn
+                    for s, d in copied
+                ),
+                default=0,
+            )
             new_title = title if title is not None else self._text_out(src[1])
             model = self._text_out(src[2])
             info = ConversationInfo(cid, new_title, model, turns, seq, now, now, conversation, at)
             key = self._insert_info(info)
+            columns = self._event_columns
             self._exec(
                 self._sql(
-                    "INSERT INTO events (conv, seq, data) SELECT ?, seq, data FROM events"
-                    " WHERE conv = ? AND seq <= ?"
+                    f"INSERT INTO events (conv, seq, {columns}) SELECT ?, seq, {columns}"
+                    " FROM events WHERE conv = ? AND seq <= ?"
                 ),
                 (key, src[0], seq),
             )
-            for copy in self._copy_bodies:
-                self._exec(self._sql(copy), (key, src[0], seq))
+            self._copy_kept(key, src[0], seq)
             return info
 
         info: ConversationInfo = self._write(work)
@@ -544,9 +593,7 @@ class SQLStore(SQLBlobs, ABC):
             self._put_blobs(list(given.values()))
             self._put_blobs([b for sha, b in referenced.items() if sha not in given])
             key = self._insert_info(stored)
-            self._many(
-                self._sql_insert, [(key, e.seq, d) for e, d in zip(events, data, strict=True)]
-            )
+            self._insert_events([self._row(key, e, d) for e, d in zip(events, data, strict=True)])
 
         self._write(work)
         return stored

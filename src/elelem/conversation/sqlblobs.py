@@ -39,6 +39,8 @@ class SQLBlobs:
     _many: Callable[..., None]
     _sql: Callable[[str], str]
     _write: Callable[..., Any]
+    _stored_json: str
+    _event_json: Callable[[int, int, Any], bytes]
 
     def _put_blobs(self, blobs: Sequence[Blob]) -> None:
         """Store the bytes of ``blobs`` not stored yet (inside a write).  A blob
@@ -101,8 +103,9 @@ class SQLBlobs:
 
         def work() -> tuple[int, int]:
             used: set[str] = set()
-            for (data,) in self._exec(f"SELECT {self.dialect.data} FROM events"):
-                raw = bytes(data)
+            events = f"SELECT conv, seq, {self._stored_json} FROM events"
+            for key, seq, data in self._exec(events):
+                raw = self._event_json(key, seq, data)  # a big event read apart (#41)
                 if BLOB_MARK in raw:
                     used.update(b.sha256 for b in event_blobs(decode_event(raw)))
             stored = self._exec("SELECT sha256, size FROM blobs").fetchall()

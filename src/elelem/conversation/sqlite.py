@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from elelem.conversation.errors import StoreError
+from elelem.conversation.events import Event
 from elelem.conversation.files import create_file_table
 from elelem.conversation.fulltext import SQLITE_FULLTEXT
+from elelem.conversation.loaded import pack_event
 from elelem.conversation.sqlbase import SQLStore
 from elelem.conversation.sqlschema import (
     Dialect,
@@ -48,7 +50,7 @@ class _Row:
         return value
 
 
-def _given_away(rows: list[tuple[int, int, bytes]]) -> Iterator[_Row]:
+def _given_away(rows: list[tuple[Any, ...]]) -> Iterator[_Row]:
     """The ``rows`` (reversed) popped one by one: none is held here once
     sqlite3 took it."""
     while rows:
@@ -88,7 +90,15 @@ def _v5(store: SQLiteStore) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table, _v5)
+def _v6(store: SQLiteStore) -> None:
+    # An event's row is packed (conversation/loaded.py: its envelope in
+    # MessagePack, its canonical JSON the row's end, ``head`` bytes in), so
+    # a load never scans the JSON; rows written before stay JSON (head 0) and
+    # load as they did.
+    store._exec("ALTER TABLE events ADD COLUMN head INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, create_fulltext, _v3, create_file_table, _v5, _v6)
 """Schema migrations, oldest first; the schema version is how many were applied.
 A change of schema appends a function here and never edits an earlier one."""
 
@@ -96,16 +106,17 @@ SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this module writes."""
 
 _DATA = (
-    "CASE WHEN length(data) THEN data"
+    "CASE WHEN length(data) THEN substr(data, head + 1)"
     " ELSE (SELECT body FROM event_bodies WHERE body_conv = conv AND body_seq = seq) END"
 )
-"""An event's bytes: its row's, or a big event's body, whose row is empty."""
+"""An event's canonical JSON: its row's (after its packed envelope, if
+any), or a big event's body, whose row is empty."""
 
 SQLITE = Dialect(
     data=_DATA,
     as_text=f"CAST({_DATA} AS TEXT)",
     find="instr(lower({as_text}), lower(?))",
-    prefix=f"substr({_DATA}, 1, ?) = ?",
+    prefix="substr(data, head + 1, ?) = ?",  # a big event's: _find_kept
     at_of=f"json_extract(CAST({_DATA} AS TEXT), '$.at')",
     greatest="max",
     is_distinct="IS NOT",
@@ -118,11 +129,10 @@ class SQLiteStore(SQLStore):
 
     dialect = SQLITE
     fulltext = SQLITE_FULLTEXT
-    _copy_bodies = (
-        "INSERT INTO event_bodies (body_conv, body_seq, body)"
-        " SELECT ?, body_seq, body FROM event_bodies WHERE body_conv = ? AND body_seq <= ?",
-    )
     _delete_bodies = ("DELETE FROM event_bodies WHERE body_conv = ?",)
+    _event_columns = "data, head"
+    _stored_json = "substr(data, head + 1)"
+    _kept_apart = "length(data) = 0"
     db_errors = (sqlite3.Error,)
     integrity_errors = (sqlite3.IntegrityError,)
 
@@ -189,22 +199,30 @@ class SQLiteStore(SQLStore):
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self._db.executemany(sql, rows)
 
-    def _insert_events(self, rows: list[tuple[int, int, bytes]]) -> None:
+    def _row(self, key: int, event: Event, data: bytes) -> tuple[Any, ...]:
+        # A big event stays JSON: its bytes go beside its row, in pieces.
+        if len(data) >= BIG_EVENT:
+            return (key, event.seq, data, 0)
+        packed, head = pack_event(event, data)
+        return (key, event.seq, packed, head)
+
+    def _insert_events(self, rows: list[tuple[Any, ...]]) -> None:
         # SQLite copies a bound blob, then copies it again into the row it
         # writes: a 100 MB answer cost 200 MB inside SQLite beside the text
         # it came from.  Each row is let go as its values are bound, and a
         # big event's bytes are never bound: its row is empty and its body,
         # beside it, is written in pieces (#41).
+        # A packed row (head > 0) is smaller than BIG_EVENT by construction.
         rows.reverse()
-        if all(len(data) < BIG_EVENT for _, _, data in rows):
+        if all(head or len(data) < BIG_EVENT for _, _, data, head in rows):
             self._db.executemany(self._sql_insert, _given_away(rows))
             return
         while rows:
-            key, seq, data = rows.pop()
-            if len(data) < BIG_EVENT:
-                self._db.execute(self._sql_insert, (key, seq, data))
+            key, seq, data, head = rows.pop()
+            if head or len(data) < BIG_EVENT:
+                self._db.execute(self._sql_insert, (key, seq, data, head))
             else:
-                self._db.execute(self._sql_insert, (key, seq, b""))
+                self._db.execute(self._sql_insert, (key, seq, b"", 0))
                 self._write_body(key, seq, data)
             del data
 
@@ -228,6 +246,38 @@ class SQLiteStore(SQLStore):
             row if row[0] else (self._read_body(key, seq),)
             for seq, row in enumerate(rows, start=first)
         ]
+
+    def _event_json(self, key: int, seq: int, stored: Any) -> bytes:
+        return bytes(stored) if stored else self._read_body(key, seq)
+
+    def _find_kept(self, key: int, prefix: bytes) -> int | None:
+        for rowid, seq in self._db.execute(
+            "SELECT rowid, body_seq FROM event_bodies WHERE body_conv = ?", (key,)
+        ).fetchall():
+            with self._db.blobopen("event_bodies", "body", rowid, readonly=True) as blob:
+                if blob.read(len(prefix)) == prefix:
+                    return int(seq)
+        return None
+
+    def _copy_kept(self, new: int, key: int, upto: int) -> None:
+        # Piece by piece through blob I/O: an INSERT ... SELECT would hold
+        # each body whole inside SQLite.
+        for rowid, seq, size in self._db.execute(
+            "SELECT rowid, body_seq, length(body) FROM event_bodies"
+            " WHERE body_conv = ? AND body_seq <= ?",
+            (key, upto),
+        ).fetchall():
+            copy = self._db.execute(
+                "INSERT INTO event_bodies (body_conv, body_seq, body) VALUES (?, ?, zeroblob(?))"
+                " RETURNING rowid",
+                (new, seq, size),
+            ).fetchone()[0]
+            with (
+                self._db.blobopen("event_bodies", "body", rowid, readonly=True) as source,
+                self._db.blobopen("event_bodies", "body", copy) as target,
+            ):
+                while piece := source.read(PIECE):
+                    target.write(piece)
 
     def _read_body(self, key: int, seq: int) -> bytes:
         """The body of event ``seq``; empty when there is none (an empty row

@@ -27,7 +27,8 @@ class Dialect:
     find: str
     """The position of ``?`` in ``{as_text}`` (0 when absent)."""
     prefix: str
-    """True when ``data`` begins with ``?`` of length ``?``: ``(length, bytes)``."""
+    """True when an event's JSON begins with ``?`` of length ``?``:
+    ``(length, bytes)`` (an event kept beside its row excepted)."""
     at_of: str
     """The ``at`` field of the event in ``data``."""
     greatest: str
@@ -44,6 +45,10 @@ class SQLOps(Protocol):
     dialect: Dialect
     fulltext: FullTextSQL
     _sql_updated: str
+    _stored_json: str
+    _kept_apart: str
+
+    def _event_json(self, key: int, seq: int, stored: Any) -> bytes: ...
 
     @property
     def _lock(self) -> threading.Lock: ...

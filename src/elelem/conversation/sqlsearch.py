@@ -23,14 +23,17 @@ def search_events(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
     store._write(functools.partial(catch_up_index, store), "index")
     fts = store.fulltext
     sql = (
-        f"SELECT c.id, {store.dialect.data} FROM events e JOIN conversations c ON c.key = e.conv"
+        f"SELECT c.id, e.conv, e.seq, {store._stored_json}"
+        " FROM events e JOIN conversations c ON c.key = e.conv"
         f" WHERE (e.conv, e.seq) IN ({fts.match})"
         f" ORDER BY {store._sql_updated} DESC, c.key DESC, e.seq LIMIT ?"
     )
     hits: list[SearchHit] = []
     with store._lock:
-        for cid, data in store._exec(store._sql(sql), (fts.query(words), limit)).fetchall():
-            event = decode_event(bytes(data))
+        for cid, key, seq, data in store._exec(
+            store._sql(sql), (fts.query(words), limit)
+        ).fetchall():
+            event = decode_event(store._event_json(key, seq, data))
             found = event_text(event.kind, event.body) or ""
             needle = text if text.casefold() in found.casefold() else words[0]
             hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, needle)))
@@ -50,12 +53,14 @@ def catch_up_index(store: SQLOps) -> None:
     for key, done in store._exec(store._sql(STALE)).fetchall():
         rows = store._exec(
             store._sql(
-                f"SELECT seq, {store.dialect.data} FROM events"
+                f"SELECT seq, {store._stored_json} FROM events"
                 " WHERE conv = ? AND seq > ? ORDER BY seq"
             ),
             (key, done),
         ).fetchall()
-        inserts, last = index_rows(fts, int(key), rows)
+        # A big event is read apart, one at a time (#41).
+        whole = ((seq, store._event_json(key, seq, data)) for seq, data in rows)
+        inserts, last = index_rows(fts, int(key), whole)
         if inserts:
             store._many(fts.insert, inserts)
         store._exec(store._sql(PROGRESS), (key, last))
@@ -68,20 +73,23 @@ def scan(store: SQLOps, text: str, limit: int) -> list[SearchHit]:
     wanted = text.casefold()
     order = f" ORDER BY {store._sql_updated} DESC, c.key DESC, e.seq"
     select = (
-        f"SELECT c.id, {store.dialect.data} FROM events e JOIN conversations c ON c.key = e.conv"
+        f"SELECT c.id, e.conv, e.seq, {store._stored_json}"
+        " FROM events e JOIN conversations c ON c.key = e.conv"
     )
     if text.isascii():
         # The bytes hold the text JSON-escaped; SQL narrows by that (its
         # lower() folds ASCII only), the decoded text decides (keys and
-        # other fields can match the bytes too).
+        # other fields can match the bytes too).  A big event kept apart is
+        # read here, never copied whole (and lowered) by SQL (#41).
         find = store.dialect.find.format(as_text=store.dialect.as_text)
-        sql, params = f"{select} WHERE {find} > 0{order}", [codec.dumps(text)[1:-1].decode()]
+        where = f" WHERE ({store._kept_apart} OR {find} > 0)"
+        sql, params = select + where + order, [codec.dumps(text)[1:-1].decode()]
     else:
         sql, params = select + order, []
     hits: list[SearchHit] = []
     with store._lock:
-        for cid, data in store._exec(store._sql(sql), params):
-            event = decode_event(bytes(data))
+        for cid, key, seq, data in store._exec(store._sql(sql), params):
+            event = decode_event(store._event_json(key, seq, data))
             found = event_text(event.kind, event.body)
             if found is not None and wanted in found.casefold():
                 hits.append(SearchHit(cid, event.id, event.seq, event.turn, snippet(found, text)))
