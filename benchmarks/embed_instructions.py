@@ -65,7 +65,7 @@ def child(clients: list[str], inputs: int, dimensions: int) -> None:
     ``inputs``-text calls, each between marks (three dumps per client)."""
     from benchmarks.embeddings import BATCH, CLIENTS, _check
 
-    texts = [f"text {i}" for i in range(inputs)]
+    texts = [f"text {i}" for i in range(max(inputs, BATCH + 1))]
     with _server(dimensions) as url:
         for name in clients:
             run = CLIENTS[name](url)
@@ -103,10 +103,17 @@ def measure(
         done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"callgrind child failed:\n{done.stderr[-3000:]}")
-        # Dumps after the first (the set-up), per client: the 0-text call,
-        # what ran between the calls, the inputs call, then up to the next
-        # client's first mark (its set-up and warm-up, not counted).
         counts = _totals(out, 4 * len(clients) - 1)
+    return figures(clients, counts)
+
+
+def figures(clients: list[str], counts: list[int]) -> dict[str, int]:
+    """Each client's figure from the ``counts`` of the dumps after the first
+    (the set-up): per client the 0-text call, what ran between the calls,
+    the inputs call, then up to the next client's first mark (its set-up
+    and warm-up), none after the last."""
+    if len(counts) != 4 * len(clients) - 1:
+        raise ValueError(f"{len(counts)} dumps for {len(clients)} clients")
     return {name: counts[4 * i + 2] - counts[4 * i] for i, name in enumerate(clients)}
 
 
