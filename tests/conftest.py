@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,13 @@ if os.environ.get("CI"):
 # corpus is, is read from outside.
 for _name in [n for n in os.environ if n.startswith("ELELEM_") and n != "ELELEM_CORPUS"]:
     del os.environ[_name]
+
+# A run started in the background of a shell without job control (`make test &`)
+# inherits Ctrl-C ignored, and so would every process a test starts: the
+# terminal tests' Ctrl-C would then never arrive. Python's own handler is
+# reset to the default on exec, so the processes the tests start get Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -199,7 +199,10 @@ def commands() -> Iterator[tuple[str, click.Command]]:
         if isinstance(command, click.Group):
             if path:
                 yield " ".join(path), command
-            for name, sub in command.commands.items():
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None, name
                 yield from walk(sub, [*path, name])
         else:
             yield " ".join(path), command

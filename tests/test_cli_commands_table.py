@@ -1,11 +1,15 @@
 """Every ``elelem`` command is registered in one place: the table
 ``elelem.cli.commands.COMMANDS``, and no other module of the command adds one
-to a group."""
+to a group; each row's module is imported only when its command is asked for."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import click
 
 from elelem.cli import main
 from elelem.cli.commands import COMMANDS
@@ -14,8 +18,33 @@ CLI = Path(__file__).resolve().parent.parent / "src" / "elelem" / "cli"
 
 
 def test_the_group_holds_exactly_the_table() -> None:
-    assert list(main.commands.values()) == list(COMMANDS)
-    assert len({c.name for c in COMMANDS}) == len(COMMANDS)  # no name twice
+    ctx = click.Context(main)
+    names = [name for name, _ in COMMANDS]
+    assert len(set(names)) == len(names)  # no name twice
+    assert main.list_commands(ctx) == sorted(names)
+    for name, where in COMMANDS:
+        command = main.get_command(ctx, name)
+        module, _, attribute = where.partition(":")
+        assert command is getattr(sys.modules[module], attribute)
+        assert isinstance(command, click.Command)
+        assert command.name == name
+
+
+def test_asking_imports_only_the_command_asked_for() -> None:
+    # `elelem ask` must not pay for what serve, inspect or live import.
+    code = (
+        "import sys\n"
+        "from elelem.cli import main\n"
+        "main(['ask', '--help'], standalone_mode=False)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('elelem.cli.')"
+        " and m.rsplit('.', 1)[1] in {'serve', 'inspect', 'live', 'demo', 'batch', 'worker'}))\n"
+        "print(sorted(m for m in ('jsonschema', 'yaml', 'markdown_it', 'pygments',"
+        " 'starlette') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines()[-2:] == ["[]", "[]"]
 
 
 def test_no_other_module_registers_a_command_on_the_group() -> None:

@@ -71,7 +71,10 @@ def test_no_help_shows_restructuredtext() -> None:
         found = [(path, command.help or "")]
         found += [(path, getattr(p, "help", None) or "") for p in command.params]
         if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None, name
                 found += walk(sub, f"{path} {name}")
         return found
 

@@ -64,18 +64,23 @@ def run_on_browser(
     replies: Any,
     env: Callable[[LoopbackServer], dict[str, str]],
     model: str,
+    *,
+    screen: Screen | None = None,
+    display: ComputerUse | None = None,
     **kwargs: Any,
 ) -> Any:
     """Run "accept the cookies" on ``model`` with a :class:`Browser` for its
-    computer, against a loopback server answering ``replies``."""  # fmt: skip
-    browser = Browser()
+    computer (or ``screen``, asked for as ``display``), against a loopback
+    server answering ``replies``."""  # fmt: skip
+    browser = Browser() if screen is None else screen
     conv = Conversation.create(SQLiteStore(tmp_path / "log.db"))
+    tool = ComputerTool(browser, display=display)
     with LoopbackServer(replies) as server:
 
         async def main() -> Any:
             async with Client(env=env(server)) as client:
                 return await run(conv, client, model, "accept the cookies",
-                                 tools=[ComputerTool(browser)], **kwargs)  # fmt: skip
+                                 tools=[tool], **kwargs)  # fmt: skip
 
         result = asyncio.run(main())
     return browser, conv, server, result
@@ -175,15 +180,15 @@ def test_a_declared_function_of_the_same_name_stays_the_applications() -> None:
     assert [c.name for c in plain if isinstance(c, BlockStart)] == ["click_at"]
 
 
-def test_a_screen_that_is_no_browser_is_reported_not_sent() -> None:
-    tools = (ComputerUse(environment="ubuntu"), ComputerUse(display_number=1))
+def test_a_screen_gemini_has_no_environment_for_is_reported_not_sent() -> None:
+    tools = (ComputerUse(environment="android"), ComputerUse(display_number=1))
     encoded = encode_request(
         ModelRequest("m", (), hosted_tools=tools), provider=ProviderId("google")
     )
     assert encoded.body["tools"] == [{"computerUse": {"environment": "ENVIRONMENT_BROWSER"}}]
     assert [(d.where, d.what, d.why, d.detail) for d in encoded.dropped] == [
         ("hosted_tools[0]", "computer_use", "unsupported",
-         "Gemini computer use operates a browser, not 'ubuntu'"),
+         "Gemini computer use operates a browser, a mobile device or a desktop, not 'android'"),
         ("hosted_tools[1].display_number", "display_number", "unsupported",
          "computerUse has no such option"),
     ]  # fmt: skip

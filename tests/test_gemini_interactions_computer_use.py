@@ -241,9 +241,9 @@ def test_a_declared_or_excluded_function_of_the_same_name_stays_the_applications
         assert [c.name for c in chunks if isinstance(c, BlockStart)] == [name]
 
 
-def test_excluded_actions_are_sent_and_a_screen_that_is_no_browser_is_reported() -> None:
+def test_excluded_actions_are_sent_and_a_screen_without_an_environment_is_reported() -> None:
     tools = (ComputerUse(excluded_actions=("drag_and_drop",)),
-             ComputerUse(environment="ubuntu"), ComputerUse(display_number=1))  # fmt: skip
+             ComputerUse(environment="android"), ComputerUse(display_number=1))  # fmt: skip
     encoded = SHAPE.encode_request(
         ModelRequest("gemini-3.5-flash", (), hosted_tools=tools), provider=G, stream=True
     )
@@ -253,7 +253,8 @@ def test_excluded_actions_are_sent_and_a_screen_that_is_no_browser_is_reported()
     ]
     assert [(d.where, d.what, d.why, d.detail) for d in encoded.dropped] == [
         ("hosted_tools[1]", "computer_use", "unsupported",
-         "Gemini Interactions computer use operates a browser, not 'ubuntu'"),
+         "Gemini Interactions computer use operates a browser, a mobile device or a desktop,"
+         " not 'android'"),
         ("hosted_tools[2].display_number", "display_number", "unsupported",
          "computer_use has no such option"),
     ]  # fmt: skip

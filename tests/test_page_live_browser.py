@@ -9,16 +9,23 @@ and the images a real MCP server's tool returned are thumbnails as soon as
 its result streams (opening whole from the store, behind the token); a
 stream cut short and a run the server stopped are said in place, with no
 reload.  Each live part is compared
-with the same part of the stored page (its structure, text and attributes;
-times, which are measured differently live, set aside).  No page breaks its
-policy and axe-core finds no serious violation."""
+with the same part of the stored page (its structure, text and attributes,
+times included: the store's clock ticks half a second a commit, so every
+time the log records is exact, and the live page shows the log's times, as
+the stream carries them, never the browser's clock): a step's usage line
+inside its last call's fold, how long a call and a run of hosted activity
+took, Google's search suggestions in the same sandboxed frame, served under
+its own policy.  No page breaks its policy and axe-core finds no serious
+violation."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +47,18 @@ from elelem.testing import FunctionModel
 from elelem.testing.asgi import ASGIServer
 from elelem.testing.models import Reply
 from elelem.tools import MCPServer
-from elelem.vocabulary import HostedActivity, ToolResultBlock, Usage
+from elelem.vocabulary import HostedActivity, ProviderPayload, ToolResultBlock, Usage
 from elelem.web.app import create_app
+from elelem.web.folds import duration
 from test_web_approvals_browser import by, wait_for
 from web_helpers import axe_violations
 
 HERE = Path(__file__).resolve().parent
 TOKEN = "page-live-token-0123456789abcdef"
 RAN: list[str] = []
+FORECASTS: list[str] = []
 RELEASE = threading.Event()
+GROUNDED = threading.Event()
 CUT = "the model's chunks ended without a finish"
 
 SEARCH = HostedActivity("srv_1", "web_search", "started", {"query": "Paris weather"})
@@ -63,10 +73,38 @@ def weather(city: str) -> str:
     return f"{city}: sunny"
 
 
-async def released(text: str) -> Reply:
+def forecast(city: str) -> str:
+    """Tomorrow's weather in a city."""
+    FORECASTS.append(city)
+    return f"{city}: rain"
+
+
+async def released(text: str, release: threading.Event = RELEASE) -> Reply:
     # The answer waits until the test has looked at the live page.
-    await asyncio.to_thread(RELEASE.wait, 20)
+    await asyncio.to_thread(release.wait, 20)
     return Reply(text=text)
+
+
+class Ticking:
+    """The store's clock: each commit half a second after the one before,
+    so every time the log records, and the pages show, is exact."""
+
+    def __init__(self) -> None:
+        self._ticks = itertools.count()
+
+    def __call__(self) -> datetime:
+        return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=0.5 * next(self._ticks))
+
+
+def said(index: int, text: str) -> list[Any]:
+    """A text block's chunks."""
+    return [BlockStart(index, "text"), TextDelta(index, text), BlockEnd(index)]
+
+
+def called(index: int, call: str, name: str, arguments: str) -> list[Any]:
+    """A tool call's chunks, its arguments in one delta."""
+    start = BlockStart(index, "tool-call", id=call, name=name)
+    return [start, ToolCallDelta(index, arguments), BlockEnd(index)]
 
 
 def busy(request: Any) -> Any:
@@ -84,16 +122,51 @@ def busy(request: Any) -> Any:
         Hosted(RAN_CODE),
         BlockStart(0, "unknown", raw={"type": "compaction", "content": "kept, never shown"}),
         BlockEnd(0),
-        BlockStart(1, "text"),
-        TextDelta(1, "Looking at **Paris**."),
-        BlockEnd(1),
-        BlockStart(2, "tool-call", id="call_shot", name="screenshot"),
-        ToolCallDelta(2, '{"city": "Paris"}'),
-        BlockEnd(2),
-        BlockStart(3, "tool-call", id="call_weather", name="weather"),
-        ToolCallDelta(3, '{"city": "Paris"}'),
-        BlockEnd(3),
+        *said(1, "Looking at **Paris**."),
+        *called(2, "call_shot", "screenshot", '{"city": "Paris"}'),
+        *called(3, "call_weather", "weather", '{"city": "Paris"}'),
         UsageUpdate(Usage(input=10, output=5)),
+        Finish("tool-calls"),
+    ]
+
+
+# Google's search suggestions as Gemini sends them (groundingMetadata
+# .searchEntryPoint.renderedContent: a style, a container of chips), shown
+# as Google composed them: https://ai.google.dev/gemini-api/docs/grounding
+CHIP = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/Lyon_1"
+RENDERED = (
+    "<style>.container { display: flex; gap: 4px; } "
+    ".chip { border: 1px solid #747775; border-radius: 16px; padding: 4px 12px; }</style>"
+    f'<div class="container"><a class="chip" href="{CHIP}">weather in Lyon tomorrow</a></div>'
+)
+LOOKUP = HostedActivity("srch_1", "web_search", "started", {"query": "Lyon weather"})
+LOOKED_UP = HostedActivity(
+    "srch_1",
+    "web_search",
+    "completed",
+    summary="1 source",
+    payload=ProviderPayload(
+        "google",
+        "grounding_metadata",
+        None,
+        {"searchEntryPoint": {"renderedContent": RENDERED}, "webSearchQueries": ["Lyon"]},
+    ),
+)
+
+
+def grounded(request: Any) -> Any:
+    """A grounded search (Google's suggestions with it), then one call of
+    ``forecast``; once its result is back, answers (when the test lets it)."""
+    last = request.messages[-1]
+    if any(isinstance(p, ToolResultBlock) for p in last.content):
+        return released("Rain in Lyon.", GROUNDED)
+    return [
+        ResponseStart("resp_grounded", "grounded", "test"),
+        Hosted(LOOKUP),
+        Hosted(LOOKED_UP),
+        *said(0, "Searching done."),
+        *called(1, "call_rain", "forecast", '{"city": "Lyon"}'),
+        UsageUpdate(Usage(input=1234, output=56)),
         Finish("tool-calls"),
     ]
 
@@ -132,7 +205,7 @@ def asks(request: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    return SQLiteStore(tmp_path_factory.mktemp("page-live") / "log.db")
+    return SQLiteStore(tmp_path_factory.mktemp("page-live") / "log.db", clock=Ticking())
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +215,7 @@ def server(store: Store) -> Iterator[str]:
         "cut": FunctionModel(cut, model="cut"),
         "halt": FunctionModel(halted, model="halt"),
         "asks": FunctionModel(asks, model="asks"),
+        "grounded": FunctionModel(grounded, model="grounded"),
     }
     script = f"{HERE / 'mcp_picture_server.py'}"
     with MCPServer.stdio(sys.executable, [script], name="pictures") as pictures:
@@ -149,21 +223,21 @@ def server(store: Store) -> Iterator[str]:
             store,
             token=TOKEN,
             model="busy",
-            models=["busy", "cut", "halt", "asks"],
-            tools=[weather, pictures],
+            models=["busy", "cut", "halt", "asks", "grounded"],
+            tools=[weather, forecast, pictures],
             in_process=models,
         )
         with ASGIServer(app) as served:
             yield served.url
 
 
-# The structure of a part of the page: tags, attributes and text, each
-# time ("75 ms", "1.2 s") set aside, the response lines (usage, cost: the
-# stored page's, not streamed) and a rendered text's marker class left out.
+# The structure of a part of the page: tags, attributes and text (times
+# and the usage lines folded with a step's last call included), a rendered
+# text's marker class left out.
 CANON = r"""
 const canon = (node) => {
-  if (node.nodeType === 3) return node.textContent.replace(/ · (\d+ ms|\d+\.\d s)/g, "");
-  if (node.nodeType !== 1 || node.matches("p.response")) return null;
+  if (node.nodeType === 3) return node.textContent;
+  if (node.nodeType !== 1) return null;
   const attrs = [...node.attributes]
     .filter((a) => a.name !== "open")
     .map((a) => [a.name, a.name === "class" ? a.value.replace(/ ?rendered/, "") : a.value])
@@ -212,7 +286,9 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
     approve = wait_for(lambda: by(browser, "#live #pending-form button.approve"), "the approval")
     cid = browser.current_url.split("/c/")[1].split("?")[0]
     assert summaries(browser, "#live .answer") == [
-        "code execution: print(6 * 7) → 42 · 2 activities",  # the fold's last line
+        # The fold's last line, and the log's time from its first transition
+        # to its last (three commits, half a second each).
+        "code execution: print(6 * 7) → 42 · 2 activities · 1.5 s",
         "tool screenshot · awaiting approval",
         "tool weather · awaiting approval",
     ]
@@ -240,6 +316,9 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
     turn = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
     assert live_canon(browser, answer) == stored_canon(browser, path, turn)
     assert live_canon(browser, "#pending") == stored_canon(browser, path, "#pending")
+    # The step's usage line, in the fold of its last call, live as stored.
+    note = browser.find_element("css selector", f"#live {WEATHER} > .tool-detail > p.response")
+    assert note.get_attribute("textContent") == "usage: 10 in · 5 out · $0.00 · busy"
     assert axe_violations(browser) == []
     # Deny the weather, approve the screenshot, Continue: the resumed run
     # answers the calls in their live folds, the image as a thumbnail.
@@ -268,6 +347,75 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
     RELEASE.set()
     wait_for(lambda: by(browser, "section.turn .text p"), "the stored page")
     assert browser.find_elements("css selector", "section.turn .text")[-1].text == "Here is Paris."
+    assert csp_violations(browser) == []
+
+
+WEATHER = 'details.tool[data-call="call_weather"]'
+RAIN = 'details.tool[data-call="call_rain"]'
+TURN = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
+
+
+def test_a_grounded_search_and_a_lone_call_stream_as_stored(server: str, browser: Any) -> None:
+    browser.set_script_timeout(20)
+    ask(browser, server, "grounded", "Rain in Lyon?")
+    approve = wait_for(lambda: by(browser, "#live #pending-form button.approve"), "the approval")
+    cid = browser.current_url.split("/c/")[1].split("?")[0]
+    path = f"/c/{cid}?token={TOKEN}"
+    # Google's suggestions: the stored page's sandboxed frame, served from
+    # the log under its own policy (its style allowed by hash), not chips.
+    (frame,) = by(browser, "#live iframe.search-entry-point")
+    assert frame.get_attribute("sandbox") == "allow-popups allow-popups-to-escape-sandbox"
+    assert frame.get_attribute("referrerpolicy") == "no-referrer"
+    src = frame.get_attribute("src")
+    assert src.startswith(f"{server}/c/{cid}/suggestions/ev_") and src.endswith(f"?token={TOKEN}")
+    assert live_canon(browser, "#live .answer > *") == stored_canon(browser, path, TURN)
+    browser.switch_to.frame(frame)
+    try:
+        wait_for(lambda: by(browser, "a.chip"), "the suggestions")
+        chips = by(browser, "a.chip")
+        assert [(c.text, c.get_attribute("href")) for c in chips] == [
+            ("weather in Lyon tomorrow", CHIP)
+        ]
+        shown = "return getComputedStyle(document.querySelector('.container')).display"
+        assert browser.execute_script(shown) == "flex"
+    finally:
+        browser.switch_to.default_content()
+    # The step's usage line is in its one call's fold while it waits.
+    note = f"#live {RAIN} > .tool-detail > p.response"
+    assert browser.find_element("css selector", note).get_attribute("textContent") == (
+        "usage: 1,234 in · 56 out · $0.00 · grounded"
+    )
+    approve[0].click()  # one call: its choice goes on at once
+    # How long the call took is the log's: from the commit that stored the
+    # call to the one that stored its result (the approval wait included).
+    done = "tool forecast · done · 2.0 s"
+    wait_for(lambda: done in summaries(browser, "#live"), "the result")
+    assert FORECASTS == ["Lyon"]
+    assert live_canon(browser, f"#live {RAIN}") == stored_canon(browser, path, RAIN)
+    # The page's arithmetic is the stored page's, to the microsecond.
+    start = "2026-01-01T00:00:00.000000Z"
+    ends = [0, 499, 500, 1500, 2500, 75500, 999499, 999500, 999999, 1_000_000, 1_049_999]
+    ends += [1_050_000, 1_250_000, 1_750_000, 59_949_999, 59_950_000, 90_500_000, 91_500_000]
+    at = [
+        (
+            start,
+            (datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=u)).strftime(
+                "%Y-%m-%dT%H:%M:%S.%fZ"
+            ),
+        )
+        for u in ends
+    ]
+    at += [
+        ("2026-01-01T00:00:01.000000Z", start),
+        (start, "soon"),
+        (start, "2026-01-01T02:00:00+02:00"),
+    ]
+    script = "return arguments[0].map(([a, b]) => window.elelemParts.duration(a, b));"
+    assert browser.execute_script(script, at) == [duration(a, b) for a, b in at]
+    assert axe_violations(browser) == []
+    GROUNDED.set()
+    wait_for(lambda: by(browser, "section.turn .text p"), "the stored page")
+    assert browser.find_elements("css selector", "section.turn .text")[-1].text == "Rain in Lyon."
     assert csp_violations(browser) == []
 
 

@@ -10,6 +10,7 @@ as inert text and runs nothing.  Screenshots are kept under the test's tmp dir
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 import urllib.error
@@ -40,6 +41,7 @@ from elelem.vocabulary import (
     TextBlock,
 )
 from elelem.web.app import create_app
+from elelem.web.html import export_html, style_hash, stylesheet
 from web_helpers import assistant, axe_violations, demo_interaction, png
 
 TOKEN = "test-token-0123456789abcdef"
@@ -498,10 +500,31 @@ def test_google_search_suggestions_in_a_sandboxed_frame(
     server: str, store_home: dict[str, Any], browser: Any, artifacts: Path
 ) -> None:
     browser.get_log("browser")
-    browser.get(url(server, f"/c/{store_home['gemini']}"))
+    cid = store_home["gemini"]
+    browser.get(url(server, f"/c/{cid}"))
     frame = browser.find_element("css selector", "iframe.search-entry-point")
     assert frame.get_attribute("sandbox") == "allow-popups allow-popups-to-escape-sandbox"
-    assert frame.get_attribute("srcdoc").startswith("<style>")
+    # A document of its own (as the live chat frames it): Google's HTML from
+    # the log, under a policy allowing its style by hash and nothing else.
+    src = frame.get_attribute("src")
+    assert src.startswith(f"{server}/c/{cid}/suggestions/ev_")
+    with urllib.request.urlopen(src) as framed:
+        policy = framed.headers["content-security-policy"]
+        assert framed.headers["x-frame-options"] == "SAMEORIGIN"
+        document = framed.read().decode()
+    assert document.startswith("<style>")
+    style = document[len("<style>") : document.index("</style>")]
+    assert policy == (
+        f"default-src 'none'; style-src {style_hash(style)}; img-src data:; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'self'; "
+        "sandbox allow-popups allow-popups-to-escape-sandbox"
+    )
+    # The export (one file) keeps it inline, allowed by hash in its <meta>.
+    store = store_home["store"]
+    exported = export_html(store.info(cid), store.load(cid)).decode()
+    assert '<iframe class="search-entry-point"' in exported
+    assert 'srcdoc="&lt;style&gt;' in exported
+    assert html.escape(f"style-src {style_hash(stylesheet())} {style_hash(style)};") in exported
     shot = artifacts / "serve-gemini.png"
     browser.save_screenshot(str(shot))
     keep(shot)

@@ -25,10 +25,12 @@ def _sse(payloads: Sequence[dict[str, Any]], named: bool = True) -> Reply:
 # -- Anthropic Messages -----------------------------------------------------------
 
 
-def _anthropic(content: list[dict[str, Any]], stop: str, n: int) -> Reply:
+def _anthropic(
+    content: list[dict[str, Any]], stop: str, n: int, model: str = "claude-test"
+) -> Reply:
     frames: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": f"msg_{n}", "type": "message",
-         "role": "assistant", "model": "claude-test", "content": [], "stop_reason": None,
+         "role": "assistant", "model": model, "content": [], "stop_reason": None,
          "usage": {"input_tokens": 10, "output_tokens": 1}}},
     ]  # fmt: skip
     for i, block in enumerate(content):
@@ -49,9 +51,10 @@ def _anthropic(content: list[dict[str, Any]], stop: str, n: int) -> Reply:
     return _sse(frames)
 
 
-def anthropic_calls(calls: Sequence[ToolCall], n: int = 1) -> Reply:
+def anthropic_calls(calls: Sequence[ToolCall], n: int = 1, model: str = "claude-test") -> Reply:
+    """``model`` is the one the response names (what its cost is priced by)."""
     blocks = [{"type": "tool_use", "id": c, "name": name, "input": args} for c, name, args in calls]
-    return _anthropic(blocks, "tool_use", n)
+    return _anthropic(blocks, "tool_use", n, model)
 
 
 def anthropic_text_then_calls(text: str, calls: Sequence[ToolCall], n: int = 1) -> Reply:
@@ -60,8 +63,8 @@ def anthropic_text_then_calls(text: str, calls: Sequence[ToolCall], n: int = 1) 
     return _anthropic([{"type": "text", "text": text}, *blocks], "tool_use", n)
 
 
-def anthropic_text(text: str, n: int = 2) -> Reply:
-    return _anthropic([{"type": "text", "text": text}], "end_turn", n)
+def anthropic_text(text: str, n: int = 2, model: str = "claude-test") -> Reply:
+    return _anthropic([{"type": "text", "text": text}], "end_turn", n, model)
 
 
 # -- OpenAI Responses -------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 import click
 from click.exceptions import NoArgsIsHelpError
 
-from elelem.cli.commands import add_plugin_commands, register
+from elelem.cli.commands import CommandTable, add_plugin_commands, register
 from elelem.cli.exits import EXIT_USAGE, Failure
 from elelem.cli.safety import install, mend_closed_streams, secrets_in_force
 from elelem.providers.config import named_config_missing
@@ -36,7 +36,7 @@ OWN_OPTIONS = frozenset({"-h", "--help", "--version"})
 """The options of the ``elelem`` group itself (any other goes to ``ask``)."""
 
 
-class ElelemGroup(click.Group):
+class ElelemGroup(CommandTable):
     """The ``elelem`` group: its own and every command's usage errors are
     one line (:func:`usage_line`); a name it does not hold, and the list of
     its commands, first add the plugins' commands
@@ -44,13 +44,13 @@ class ElelemGroup(click.Group):
 
     def holds(self, name: str) -> bool:
         """Whether ``name`` is one of the group's commands, a plugin's included."""
-        if name not in self.commands and self.name == "main":
+        if name not in self.commands and name not in self.rows and self.name == "main":
             add_plugin_commands(self)
-        return name in self.commands
+        return name in self.commands or name in self.rows
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command ``cmd_name``, a plugin's included, or None."""
-        return self.commands.get(cmd_name) if self.holds(cmd_name) else None
+        return self.loaded(cmd_name) if self.holds(cmd_name) else None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command's name, the plugins' included (what ``--help`` lists)."""

@@ -42,7 +42,7 @@ from elelem.cli.flags import (
     timeouts_of,
 )
 from elelem.cli.history import resolve_conversation
-from elelem.cli.inspect import ndjson_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.mcp import prompt_of
 from elelem.cli.options import (
     SchemaMismatch,
@@ -70,7 +70,7 @@ from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
-from elelem.turns.engine import run_served, turn_served
+from elelem.turns.engine import run_events, run_served
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
@@ -123,10 +123,12 @@ class Session:
         conv.store.create(id=conv.id)
         self.stored = True
 
-    def turn_cost(self) -> str:
-        """What the latest turn's responses cost, as the usage line says it."""
+    def run_cost(self) -> str:
+        """What the run going on in the latest turn cost, as the usage line
+        says it: its own responses and the sampling served during it (a
+        resumed run's from its decision on, :func:`run_usage`'s rule)."""
         conv = self.conversation
-        return events_cost(e for e in conv.events if e.turn == conv.turn).describe()
+        return events_cost(run_events(conv, conv.turn)).describe()
 
     def answer(self, text: str | Message | None, resume: Decisions | None = None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
@@ -175,14 +177,14 @@ class Session:
             if waiting is not None:
                 waiting.stop()
             if renderer is not None and renderer.active:
-                renderer.cost = self.turn_cost()
+                renderer.cost = self.run_cost()
                 renderer.interrupt()
             raise
         except StreamError as exc:
             if waiting is not None:
                 waiting.stop()
             if renderer is not None and renderer.active:
-                renderer.cost = self.turn_cost()
+                renderer.cost = self.run_cost()
                 renderer.interrupt("stopped by an error: kept what arrived")
             hint = LOCAL_HINTS.get(str(self.target.provider))
             if (
@@ -204,11 +206,9 @@ class Session:
             )
         dropped = dropped_of(result)
         if renderer is not None:
-            # The turn's own responses and the sampling its MCP servers had
-            # served (server-request events), counted in one usage line.
-            for served in turn_served(self.conversation, result.turn):
-                renderer.add_usage(served.usage)
-            renderer.cost = self.turn_cost()
+            # What the --json turn line counts, counted by the same rule.
+            renderer.set_usage(run_usage(self.conversation, result).shown)
+            renderer.cost = self.run_cost()
             renderer.end_answer()
             if dropped:
                 renderer.notice(dropped_line(dropped))
@@ -243,12 +243,15 @@ class Session:
         the turn's cost, and ``--json`` writes the turn line (end
         ``usage-limit``) as a turn that ended otherwise does."""
         renderer = self.renderer
+        result = exc.result
         if renderer is not None:
             if renderer.active:
-                renderer.cost = self.turn_cost()
+                if isinstance(result, TurnResult):
+                    # The run's usage so far, as the --json turn line counts it.
+                    renderer.set_usage(run_usage(self.conversation, result).shown)
+                renderer.cost = self.run_cost()
                 renderer.interrupt(f"stopped by the usage limit {exc.limit}")
             return
-        result = exc.result
         schema = isinstance(self.options.output, JsonSchemaOutput)
         if isinstance(result, TurnResult) and not self.extract and not schema:
             self.write_turn_line(result)
@@ -291,16 +294,52 @@ LOCAL_HINTS: Mapping[str, str] = RecordTable(lambda r: r.connect_hint or None)
 record's ``connect_hint``: the local servers' start commands)."""
 
 
-def turn_usage(conversation: Conversation, result: TurnResult) -> dict[str, Any]:
-    """The ``usage`` of the ``--json`` turn line: the run's own responses'
-    (``run``), the sampling its MCP servers had served during the run
-    (``sampling``: a resumed run's from its decision on, as its limits count
-    it, :func:`~elelem.turns.engine.run_served`), and both (``total``)."""
+@dataclass(frozen=True)
+class RunUsage:
+    """What a run used, as the CLI reports it when the run ends: the one
+    count of the ``--json`` turn line and of the usage line under the answer
+    (whose cost, :meth:`Session.run_cost`, prices the same run)."""
+
+    run: Usage
+    """The run's own responses (:attr:`TurnResult.usage`)."""
+    sampling: Usage
+    """The sampling its MCP servers had served during the run."""
+    reported: bool
+    """Whether any of them reported usage at all."""
+
+    @property
+    def total(self) -> Usage:
+        """Both counts together."""
+        return add_usage(self.run, self.sampling)
+
+    @property
+    def shown(self) -> Usage | None:
+        """What the usage line says: :attr:`total`, or None (no line) when
+        nothing reported usage."""
+        return self.total if self.reported else None
+
+
+def run_usage(conversation: Conversation, result: TurnResult) -> RunUsage:
+    """What the run that produced ``result`` used: the run going on in its
+    turn, so for ``approve`` and ``resume`` the continued run from its
+    decision on, not what the run did before it stopped.  The rule its
+    usage limits count by (:func:`~elelem.turns.engine.run_events`)."""
+    served = run_served(conversation, result.turn)
     sampling = Usage()
-    for served in run_served(conversation, result.turn):
-        sampling = add_usage(sampling, served.usage or Usage())
-    own = result.usage or Usage()
-    usages = {"run": own, "sampling": sampling, "total": add_usage(own, sampling)}
+    for request in served:
+        sampling = add_usage(sampling, request.usage or Usage())
+    reported = any(r.usage is not None for r in result.responses) or any(
+        s.usage is not None for s in served
+    )
+    return RunUsage(result.usage or Usage(), sampling, reported)
+
+
+def turn_usage(conversation: Conversation, result: TurnResult) -> dict[str, Any]:
+    """The ``usage`` of the ``--json`` turn line (:func:`run_usage`): the
+    run's own responses' (``run``), the sampling its MCP servers had served
+    during the run (``sampling``), and both (``total``)."""
+    used = run_usage(conversation, result)
+    usages = {"run": used.run, "sampling": used.sampling, "total": used.total}
     return {name: msgspec.to_builtins(usage) for name, usage in usages.items()}
 
 

@@ -14,7 +14,7 @@ import msgspec
 from elelem.cli.console import make_console, make_renderer
 from elelem.cli.exits import EXIT_STORE, EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.flags import display_options, max_bytes_option
-from elelem.cli.inspect import ndjson_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.safety import binary_stdout, current_redactor
 from elelem.cli.store import new_store_note, store_from_env
 from elelem.conversation import (

@@ -45,6 +45,7 @@ import msgspec
 from elelem.cli.exits import EXIT_USAGE, Failure, debug_option, guarded
 from elelem.cli.flags import max_bytes_option
 from elelem.cli.inspect_kinds import exchange_kind, kind_line, unknown_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.safety import command_catalog
 from elelem.codec import to_builtins
 from elelem.errors import (
@@ -69,7 +70,6 @@ from elelem.recordings.replaying import RecordedRequestShape, Replayer
 from elelem.stream import AssembledResponse
 from elelem.transport.framing import EVENTSTREAM_TYPE, NDJSON_TYPES, NDJSONDecoder, decoder_for
 from elelem.vocabulary import HostedActivity, ProviderId
-from elelem.vocabulary.json import JSONValue
 from elelem.wire import Shape
 
 
@@ -402,11 +402,6 @@ def _stream_frames(interaction: Interaction) -> list[tuple[str, str]]:
     return recorded_frames(interaction.response, "sse")
 
 
-def ndjson_line(obj: JSONValue) -> str:
-    """One compact, ASCII-only JSON line (DEL escaped too: nothing reaches a terminal raw)."""
-    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("\x7f", "\\u007f")
-
-
 def _one_line(text: str) -> str:
     # Error text can quote the recording; keep it printable and on one line.
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in " ".join(text.split()))
@@ -464,7 +459,6 @@ __all__ = [
     "inspect_interaction",
     "inspect_recording",
     "load_shape",
-    "ndjson_line",
     "recorded_frames",
     "recorded_provider",
 ]

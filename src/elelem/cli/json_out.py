@@ -20,6 +20,8 @@ from typing import Any
 
 import click
 
+from elelem.vocabulary.json import JSONValue
+
 PIECE = 1 << 20
 """The most characters encoded, and written, at a time."""
 
@@ -84,4 +86,9 @@ def echo_json(value: Any) -> None:
     write_json_line(value, lambda text: click.echo(text, nl=False))
 
 
-__all__ = ["MAX_DEPTH", "PIECE", "echo_json", "json_pieces", "write_json_line"]
+def ndjson_line(obj: JSONValue) -> str:
+    """One compact, ASCII-only JSON line (DEL escaped too: nothing reaches a terminal raw)."""
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).replace("\x7f", "\\u007f")
+
+
+__all__ = ["MAX_DEPTH", "PIECE", "echo_json", "json_pieces", "ndjson_line", "write_json_line"]

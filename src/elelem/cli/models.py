@@ -17,7 +17,7 @@ from elelem.cli.default_model import (
     saved_default_model,
 )
 from elelem.cli.exits import debug_option, guarded
-from elelem.cli.inspect import ndjson_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.testmodel import TEST_ADDRESS, is_test_model
 from elelem.home import create_private, home_dir, private_parent
 from elelem.providers import Catalog, load_catalog

@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from elelem.errors import ConfigError, ElelemError
 from elelem.reading import ReadRefused, read_file
 from elelem.vocabulary import (
@@ -248,6 +246,10 @@ def _schema_object(text: str, where: str) -> dict[str, JSONValue]:
         raise ConfigError(f"{where}: nested too deeply to read") from None
     if not isinstance(schema, dict):
         raise ConfigError(f"{where}: a JSON Schema must be an object")
+    # Imported here: jsonschema is a sizeable import every command would
+    # pay at start, and only --schema needs it.
+    import jsonschema
+
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -273,6 +275,8 @@ def check_answer(text: str, schema: Mapping[str, Any]) -> JSONValue:
         raise SchemaMismatch(f"the answer is not JSON ({exc})", text) from None
     except RecursionError:
         raise SchemaMismatch(f"the answer is {TOO_DEEP}", text) from None
+    import jsonschema  # only --schema needs it (see _schema_object)
+
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from elelem.cli.inspect import ndjson_line
+from elelem.cli.json_out import ndjson_line
 from elelem.cli.safety import current_redactor
 from elelem.cli.tools import Toolset, show_call
 from elelem.codec import to_builtins

@@ -27,15 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown
 
 from elelem.render.lines import (
     Footnotes,
@@ -300,6 +302,13 @@ class Renderer:
         """Count one response's usage into this answer's usage line."""
         self._usage = add_usage(self._usage, usage)
 
+    def set_usage(self, usage: Usage | None) -> None:
+        """Make ``usage`` what this answer's usage line says, in place of the
+        streamed responses' counted so far: a caller that counts the answer
+        its own way (the CLI, as its ``--json`` turn line does) says it
+        once; None leaves the line off."""
+        self._usage = usage
+
     def finished(self, reason: str | None, failure: str | None = None) -> None:
         """Say how a response ended when that is not the ordinary end of an
         answer (``stop``, ``tool-calls``, or ``paused`` with its continuation)."""
@@ -474,6 +483,10 @@ def bounded_markdown(source: str) -> Markdown:
     """``source`` as rich Markdown for the terminal (no hyperlinks), its
     links bounded by :func:`~elelem.render.link_budget.link_budget` (rich
     prints each link's URL after its text)."""
+    # Imported here: rich's Markdown brings markdown-it and pygments, which
+    # every command would pay at start; only a terminal shows Markdown.
+    from rich.markdown import Markdown
+
     markdown = Markdown(source, hyperlinks=False)
     bound_links(markdown.parsed, link_budget(source))
     return markdown

@@ -56,10 +56,12 @@ class HostedSite:
     context: Any = None
     where: str = "hosted_tools"
 
-    def drop(self, what: str, detail: str, *, field: str = "") -> None:
-        """Report ``what`` (the tool's tag, or a ``field`` of it) as not sent."""
+    def drop(self, what: str, detail: str, *, field: str = "", why: str = UNSUPPORTED) -> None:
+        """Report ``what`` (the tool's tag, or a ``field`` of it) as not sent
+        (``why`` :data:`~elelem.vocabulary.drop.UNSUPPORTED`), or as sent
+        changed (:data:`~elelem.vocabulary.drop.ADJUSTED`)."""
         where = f"{self.where}.{field}" if field else self.where
-        self.dropped.add(where, field or what, UNSUPPORTED, detail)
+        self.dropped.add(where, field or what, why, detail)
 
 
 def no_skills(tool: object, site: HostedSite, wire: str) -> None:

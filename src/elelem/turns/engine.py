@@ -202,20 +202,6 @@ class ObserverError(ElelemError):
     """Internal marker: never raised to a caller (the observer's own exception is)."""
 
 
-def turn_served(conversation: Conversation, turn: int) -> list[ServerRequest]:
-    """The requests MCP servers made during ``turn`` of ``conversation``
-    (its ``server-request`` events, in order): what the run's usage limits
-    count of the sampling they had served."""
-    served: list[ServerRequest] = []
-    for event in reversed(conversation.events):
-        if event.turn < turn:
-            break  # the log is in turn order: the turn's events are its last
-        if event.turn == turn and isinstance(event.body, ServerRequest):
-            served.append(event.body)
-    served.reverse()
-    return served
-
-
 def run_events(conversation: Conversation, turn: int) -> list[Event]:
     """The events of the run going on in ``turn`` of ``conversation``: the
     turn's events since its last :class:`Decision` (a resumed run starts by
@@ -595,5 +581,4 @@ __all__ = [
     "describe",
     "run_events",
     "run_served",
-    "turn_served",
 ]

@@ -316,15 +316,18 @@ class ComputerUse(
 ):
     """A screen the model operates through the provider's computer-use tool
     (Anthropic ``computer_2025…``, OpenAI Responses ``computer``, Gemini
-    ``computerUse`` and the Interactions API's ``computer_use``, a browser
-    only); the
+    ``computerUse`` and the Interactions API's ``computer_use``); the
     *client* performs each action and answers with a screenshot
     (:class:`elelem.tools.ComputerTool`), after approval.
 
     ``display_width``/``display_height`` are the screen's pixels,
-    ``environment`` what it is (``browser``, ``mac``, ``windows``,
-    ``linux``, ``ubuntu``: the wires that take one), ``version`` pins a wire
-    version (``computer_20250124``, ``computer_use_preview``)."""
+    ``environment`` what it is (``browser``, ``mobile``, ``desktop``, or a
+    desktop of one system: ``mac``, ``windows``, ``linux``, ``ubuntu``), for
+    the wires that take one: OpenAI's ``computer_use_preview`` takes a
+    browser or a named system, Gemini a browser, a mobile device or a
+    desktop (a named system goes as its desktop, reported adjusted); a wire
+    with no value for it leaves the tool out, reported.  ``version`` pins a
+    wire version (``computer_20250124``, ``computer_use_preview``)."""
 
     display_width: int = 1024
     display_height: int = 768

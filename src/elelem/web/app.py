@@ -29,7 +29,7 @@ from elelem.turns.limits import UsageLimits
 from elelem.web.bodies import BODY_TIMEOUT, MAX_CHAT_BODY
 from elelem.web.chat import RunScope, no_scope
 from elelem.web.gate import TokenGate, new_token
-from elelem.web.routes import blobs, render, static, talk, ui_chat, views
+from elelem.web.routes import blobs, frames, render, static, talk, ui_chat, views
 from elelem.web.routes.talk import CONVERSATION_HEADER
 from elelem.web.site import Deliver, Site
 
@@ -101,6 +101,7 @@ def create_app(
         *views.routes(site),
         *static.routes(site),
         *blobs.routes(site),
+        *frames.routes(site),
         *talk.routes(site),
         *ui_chat.routes(site),
     ]

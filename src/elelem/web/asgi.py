@@ -32,6 +32,7 @@ from elelem.redaction import ProcessRedactor, Redactor
 from elelem.stream.chunks import Chunk
 from elelem.turns.pending import pending
 from elelem.vocabulary import HostedActivity, Part, ToolCallBlock, ToolResultBlock
+from elelem.web.dated import dated
 from elelem.web.parts import AIVersion
 from elelem.web.ui_chunks import UI_MESSAGE_STREAM_HEADERS, UIChunk, UIMessageEncoder
 
@@ -265,7 +266,9 @@ class UIMessageStreamResponse(StreamingResponse):
 
     The keyword arguments configure the :class:`UIMessageEncoder`; ``headers``
     are added to the protocol's own; a ``redactor`` removes the secrets it
-    knows from every text sent (:func:`redacted`).
+    knows from every text sent (:func:`redacted`); with ``log``, the
+    conversation the run is stored in, the stream also carries what its log
+    recorded (times, a step's usage line: :mod:`elelem.web.dated`).
     """
 
     def __init__(
@@ -279,6 +282,7 @@ class UIMessageStreamResponse(StreamingResponse):
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
+        log: Conversation | None = None,
     ) -> None:
         encoder = UIMessageEncoder(
             message_id=message_id,
@@ -287,6 +291,8 @@ class UIMessageStreamResponse(StreamingResponse):
             ai_version=ai_version,
         )
         chunks = ui_message_chunks(source, encoder)
+        if log is not None:
+            chunks = dated(chunks, log)
         if redactor is not None:
             chunks = redacted(chunks, redactor)
         super().__init__(

@@ -10,9 +10,10 @@ rendered by :mod:`elelem.web.markup` (raw HTML off, the same link rule).  No tem
 inline event handler, and no provider payload value is ever written — except
 Google's search suggestions (``searchEntryPoint.renderedContent``), which
 Google requires to be shown with a grounded answer: they go into a sandboxed
-``<iframe srcdoc>`` that may not run scripts, and the ``<style>`` they carry is
-allowed by hash in the page's Content-Security-Policy (a srcdoc frame
-inherits its parent's policy), never by ``unsafe-inline``.
+``<iframe>`` that may not run scripts, their ``<style>`` allowed by hash, never
+by ``unsafe-inline``: served, the frame is a document of its own under its own
+policy (:mod:`elelem.web.routes.frames`, as the live chat frames it);
+exported, a ``srcdoc`` frame, which inherits the page's policy.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from elelem.render.lines import (
     record_outcome,
     usage_line,
 )
-from elelem.render.sanitize import domain
+from elelem.render.sanitize import domain, sanitize_line
 from elelem.vocabulary import (
     HostedActivity,
     Part,
@@ -68,6 +69,12 @@ Link = Callable[[str], str]
 ENTRY_POINT_SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
 """The search suggestions frame may open its links in a new tab; it may not
 run scripts, submit forms, reach its parent or share an origin."""
+
+
+def suggestions_path(conversation: str, event: str) -> str:
+    """The app path of the search suggestions a stored hosted-activity event
+    holds, served as a document of its own (``elelem serve``)."""
+    return f"/c/{conversation}/suggestions/{event}"
 
 
 def style_hash(css: str) -> str:
@@ -195,7 +202,8 @@ def conversation(
         actions: tuple[str, ...] = ()
         if link is not None and view.turn in asked:
             actions = ("retry", "edit") if view.turn == asked[-1] else ("edit",)
-        out.append(_turn(view.turn, view.events, page, fetch, link, view.rewound, actions))
+        answer = _Answer(view.turn, page, fetch, link, info.id)
+        out.append(_turn(answer, view.events, view.rewound, actions))
     return "\n".join(out)
 
 
@@ -210,11 +218,16 @@ def _asks(events: Sequence[Event]) -> bool:
 class _Answer:
     """One turn's answer being written: its footnotes and open timeline."""
 
-    def __init__(self, turn: int, page: Page, fetch: Fetch | None, link: Link | None) -> None:
+    def __init__(
+        self, turn: int, page: Page, fetch: Fetch | None, link: Link | None, conversation: str
+    ) -> None:
         self.turn = turn
         self.page = page
         self.fetch = fetch
         self.link = link
+        self.conversation = conversation
+        self.event = ""
+        """The id of the event being read."""
         self.notes = Footnotes()
         self.out: list[str | ToolFold] = []
         self.at: str | None = None
@@ -311,8 +324,7 @@ class _Answer:
         goes inside the fold of its last call (no usage line between every
         call and its result); any other is a line here."""
         line_html = _record(record, at)
-        intermediate = record.finish == "tool-calls" and record_outcome(record) is None
-        if intermediate and self.step and line_html:
+        if folded_record(record) and self.step and line_html:
             self.step[-1].notes.append(line_html)
         else:
             self.out.append(line_html)
@@ -378,13 +390,22 @@ class _Answer:
         state = html.escape(transition.state)
         self.timeline.append(f'<li class="activity" data-state="{state}">{line(status)}</li>')
         entry = search_entry_point(transition)
-        if entry is not None:
+        if entry is None:
+            return
+        if self.link is not None:
+            # Served: the frame is a document of its own, under its own
+            # policy (routes/frames.py), as the live chat draws it.
+            path = suggestions_path(self.conversation, self.event)
+            source = f'src="{html.escape(self.link(path), quote=True)}"'
+        else:
+            # Exported (one file): the frame's HTML inline; a srcdoc frame
+            # inherits the page's policy, which allows its style by hash.
             self.page.allow_styles_of(entry)
-            self.frames.append(
-                f'<iframe class="search-entry-point" title="Google search suggestions" '
-                f'sandbox="{ENTRY_POINT_SANDBOX}" referrerpolicy="no-referrer" '
-                f'srcdoc="{html.escape(entry, quote=True)}"></iframe>'
-            )
+            source = f'srcdoc="{html.escape(entry, quote=True)}"'
+        self.frames.append(
+            f'<iframe class="search-entry-point" title="Google search suggestions" '
+            f'sandbox="{ENTRY_POINT_SANDBOX}" referrerpolicy="no-referrer" {source}></iframe>'
+        )
 
     def footnotes(self) -> None:
         self.close_timeline()
@@ -423,26 +444,25 @@ _REWOUND = {
 
 
 def _turn(
-    number: int,
+    answer: _Answer,
     events: Sequence[Event],
-    page: Page,
-    fetch: Fetch | None,
-    link: Link | None,
     rewound: str | None = None,
     actions: Sequence[str] = (),
 ) -> str:
-    """One turn's section; a rewound turn is marked (it stays in the log but
-    is no longer sent); ``actions`` are the chat's buttons for it."""
+    """One turn's section, written by ``answer``; a rewound turn is marked
+    (it stays in the log but is no longer sent); ``actions`` are the chat's
+    buttons for it."""
+    number = answer.turn
     if rewound is not None:
         out = [f'<section class="turn rewound" id="turn-{number}">']
         note = _REWOUND.get(rewound, "left out of the conversation")
         out.append(f'<p class="rewound-note">{line(note)}</p>')
     else:
         out = [f'<section class="turn" id="turn-{number}">']
-    answer = _Answer(number, page, fetch, link)
     for event in events:
         body, shown = event.body, event_shown(event)
         answer.at = event.at
+        answer.event = event.id
         if isinstance(shown, MessageBody):
             speaker, words = message_speaker(shown)
             if speaker == "assistant":
@@ -509,21 +529,41 @@ def hosted_inputs(inputs: dict[str, tuple[str, JSONValue]]) -> str:
     return f'<dl class="activity-inputs">{"".join(rows)}</dl>' if rows else ""
 
 
-def _record(record: ResponseRecord, at: str) -> str:
-    """A response's outcome, usage, cost (priced as of when it was stored)
-    and model, under its answer."""
+def record_notes(record: ResponseRecord, at: str) -> list[tuple[str, str]]:
+    """A response's outcome, usage, cost (priced as of when it was stored,
+    ``at``) and model: each its class and its text, sanitized (one line
+    each), not escaped.  The stored page writes them under the answer
+    (:func:`_record`); the live page the same, from the stream
+    (:mod:`elelem.web.dated`)."""
     notes = []
     outcome = record_outcome(record)
     if outcome is not None:
-        notes.append(f'<span class="{outcome[0]}">{line(outcome[1])}</span>')
+        notes.append(outcome)
     elif record.finish not in (None, "stop", "tool-calls"):
-        failure = f": {line(record.failure)}" if record.failure else ""
-        notes.append(f'<span class="warn">finished: {line(record.finish or "")}{failure}</span>')
+        failure = f": {record.failure}" if record.failure else ""
+        notes.append(("warn", f"finished: {record.finish or ''}{failure}"))
     if record.usage is not None:
-        notes.append(f'<span class="usage">{line(usage_line(record.usage))}</span>')
-        notes.append(f'<span class="cost">{line(response_cost(record, at).describe())}</span>')
+        notes.append(("usage", usage_line(record.usage)))
+        notes.append(("cost", response_cost(record, at).describe()))
     if record.model:
-        notes.append(f'<span class="model">{line(record.model)}</span>')
+        notes.append(("model", record.model))
+    return [(kind, sanitize_line(words)) for kind, words in notes]
+
+
+def folded_record(record: ResponseRecord) -> bool:
+    """Whether ``record``'s line goes inside the fold of its step's last
+    tool call (a step that only called tools: no usage line between every
+    call and its result) rather than under the answer."""
+    return record.finish == "tool-calls" and record_outcome(record) is None
+
+
+def _record(record: ResponseRecord, at: str) -> str:
+    """A response's outcome, usage, cost and model, under its answer
+    (:func:`record_notes`)."""
+    notes = [
+        f'<span class="{kind}">{html.escape(words, quote=True)}</span>'
+        for kind, words in record_notes(record, at)
+    ]
     return f'<p class="response">{" · ".join(notes)}</p>' if notes else ""
 
 
@@ -550,8 +590,11 @@ __all__ = [
     "conversation",
     "document",
     "export_html",
+    "folded_record",
     "line",
+    "record_notes",
     "style_hash",
     "stylesheet",
+    "suggestions_path",
     "text",
 ]

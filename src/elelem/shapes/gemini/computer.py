@@ -5,25 +5,34 @@ the same predefined functions as the ``computer`` tool's calls and answering
 with the same fields.
 
 The ``computerUse`` tool (``{"computerUse": {"environment":
-"ENVIRONMENT_BROWSER"}}``) gives the model a fixed set of predefined
-functions (``click_at``, ``type_text_at``, ``navigate``…); it calls them as
-ordinary ``functionCall`` parts, possibly with a ``safety_decision``
-argument whose ``decision`` is ``require_confirmation``.  The client
-performs the action and answers with a ``functionResponse`` whose
-``response`` holds the page's ``url`` (and ``safety_acknowledgement:
-"true"`` when the action it confirmed carried a safety decision) and whose
-``parts`` hold the screenshot as ``inlineData``.
+"ENVIRONMENT_BROWSER"}}``, or ``ENVIRONMENT_MOBILE`` / ``ENVIRONMENT_DESKTOP``:
+google-genai's ``Environment``) gives the model a fixed set of predefined
+functions for its screen: a browser's (``click_at``, ``type_text_at``,
+``navigate``… for Gemini 2.5; ``click``, ``type``, ``scroll``… for 3.x), and
+the mobile and desktop environments' own (a long press, opening an app…).
+It calls them as ordinary ``functionCall`` parts, possibly with a
+``safety_decision`` argument whose ``decision`` is ``require_confirmation``.
+The client performs the action and answers with a ``functionResponse``
+whose ``response`` holds the page's ``url`` when it has one (and
+``safety_acknowledgement: "true"`` when the action it confirmed carried a
+safety decision) and whose ``parts`` hold the screenshot as ``inlineData``.
 
 elelem reads such a call as a tool call named ``computer`` (as Anthropic's
 and OpenAI's computer calls are), its arguments ``{"action": "click_at",
 …the call's args}``, so :class:`elelem.tools.ComputerTool` and its approval
 run it on every wire; the wire name is kept in a ``computer_action`` payload
-so native replay sends the call back as it came.
+so native replay sends the call back as it came.  Which names are
+predefined differs per environment and model, so elelem keeps no list of
+them: a request that asks for computer use offers the model its own
+functions and the predefined ones only, so every call of a function the
+request does not declare (nor exclude) is the computer's
+(:class:`ComputerActions`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -31,67 +40,60 @@ import msgspec
 from elelem.shapes.common import find_payload
 from elelem.shapes.hosted_tools import HostedSite
 from elelem.vocabulary import ComputerUse, Message, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary.drop import ADJUSTED
 from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
-
-PREDEFINED_ACTIONS = frozenset(
-    {
-        # Gemini 3.x's browser actions ("Supported environments": browser).
-        "click",
-        "double_click",
-        "triple_click",
-        "middle_click",
-        "right_click",
-        "mouse_down",
-        "mouse_up",
-        "move",
-        "type",
-        "wait",
-        "press_key",
-        "key_down",
-        "key_up",
-        "hotkey",
-        "take_screenshot",
-        "scroll",
-        # Gemini 2.5's ("Supported UI actions (Gemini 2.5)").
-        "open_web_browser",
-        "wait_5_seconds",
-        "go_back",
-        "go_forward",
-        "search",
-        "navigate",
-        "click_at",
-        "hover_at",
-        "type_text_at",
-        "key_combination",
-        "scroll_document",
-        "scroll_at",
-        "drag_and_drop",
-    }
-)
-"""The predefined browser functions the documentation lists, for Gemini
-3.x and for 2.5 (``navigate``, ``go_back``, ``go_forward`` and
-``drag_and_drop`` are in both)."""
 
 ACTION_FORMAT = "computer_action"
 """The payload format holding a computer call's wire function name."""
 
-ENVIRONMENTS = {"browser": "ENVIRONMENT_BROWSER"}
-"""The neutral environments Gemini's ``computerUse`` operates, and its spelling."""
+ENVIRONMENTS: Mapping[str, str] = {
+    "browser": "browser",
+    "mobile": "mobile",
+    "desktop": "desktop",
+    # A desktop of a named operating system (OpenAI's environments): Gemini's
+    # desktop environment names none, so the name is reported, not sent.
+    "mac": "desktop",
+    "windows": "desktop",
+    "linux": "desktop",
+    "ubuntu": "desktop",
+}
+"""Each neutral environment -> the screen Gemini operates for it (its
+``browser``, ``mobile`` or ``desktop`` environment)."""
+
+WIRE_ENVIRONMENTS: Mapping[str, str] = {
+    "browser": "ENVIRONMENT_BROWSER",
+    "mobile": "ENVIRONMENT_MOBILE",
+    "desktop": "ENVIRONMENT_DESKTOP",
+}
+"""generateContent's spelling of each of Gemini's environments."""
 
 
 def checked_environment(
-    tool: ComputerUse, site: HostedSite, wire: str, entry: str, environments: Mapping[str, str]
+    tool: ComputerUse, site: HostedSite, wire: str, entry: str, spelling: Mapping[str, str]
 ) -> str | None:
-    """The wire's spelling of ``tool``'s environment, or None with the tool
-    reported dropped (a non-browser screen: elelem asks Gemini for a browser
-    only); display options the ``entry`` has no room for reported (its
+    """The wire's spelling (``spelling``: Gemini's environment -> the
+    ``entry``'s value) of ``tool``'s environment, or None with the tool
+    reported dropped (an environment Gemini has none for); a desktop of a
+    named operating system goes as Gemini's desktop, the name reported
+    adjusted; display options the ``entry`` has no room for reported (its
     coordinates are on a 0-999 grid whatever the screen)."""
-    environment = environments.get(tool.environment)
-    if environment is None:
+    screen = ENVIRONMENTS.get(tool.environment)
+    if screen is None:
         site.drop(
-            "computer_use", f"{wire} computer use operates a browser, not {tool.environment!r}"
+            "computer_use",
+            f"{wire} computer use operates a browser, a mobile device or a desktop,"
+            f" not {tool.environment!r}",
         )
         return None
+    environment = spelling[screen]
+    if screen != tool.environment:
+        site.drop(
+            "computer_use",
+            f"{wire} computer use names no operating system:"
+            f" {tool.environment!r} sent as {environment!r}",
+            field="environment",
+            why=ADJUSTED,
+        )
     for option in ("display_number", "version"):
         if getattr(tool, option) is not None:
             site.drop("computer_use", f"{entry} has no such option", field=option)
@@ -100,7 +102,7 @@ def checked_environment(
 
 def computer_row(tool: ComputerUse, site: HostedSite) -> None:
     """The ``computerUse`` tool (see :func:`checked_environment`)."""
-    environment = checked_environment(tool, site, "Gemini", "computerUse", ENVIRONMENTS)
+    environment = checked_environment(tool, site, "Gemini", "computerUse", WIRE_ENVIRONMENTS)
     if environment is None:
         return
     spec: dict[str, Any] = {"environment": environment}
@@ -109,18 +111,51 @@ def computer_row(tool: ComputerUse, site: HostedSite) -> None:
     site.tools.append({"computerUse": spec})
 
 
-def computer_actions(request: object) -> frozenset[str]:
+@dataclass(frozen=True)
+class ComputerActions:
+    """The function names a response reads as computer calls: with
+    ``asked`` (computer use was sent), every name but the ``others`` (the
+    request's own functions and the excluded actions); without, none."""
+
+    asked: bool = False
+    others: frozenset[str] = frozenset()
+
+    def __contains__(self, name: object) -> bool:
+        return self.asked and isinstance(name, str) and name not in self.others
+
+
+def computer_actions(request: object) -> ComputerActions:
     """The predefined function names a response to ``request`` reads as
-    computer calls: none unless the request asked for computer use, and
-    never a name the request declares as its own function."""
+    computer calls: none unless the request sent computer use (an
+    environment Gemini has), and never a name the request declares as its
+    own function (in ``tools``, or in ``options.extra``'s ``tools``) or
+    excludes from the predefined ones."""
     hosted = getattr(request, "hosted_tools", ()) or ()
-    if not any(isinstance(tool, ComputerUse) for tool in hosted):
-        return frozenset()
-    declared = {getattr(t, "name", None) for t in getattr(request, "tools", ()) or ()}
-    for tool in hosted:
-        if isinstance(tool, ComputerUse):
-            declared.update(tool.excluded_actions)
-    return PREDEFINED_ACTIONS - declared
+    sent = [t for t in hosted if isinstance(t, ComputerUse) and t.environment in ENVIRONMENTS]
+    if not sent:
+        return ComputerActions()
+    others = {getattr(t, "name", None) for t in getattr(request, "tools", ()) or ()}
+    options = getattr(request, "options", None)
+    others.update(_declared_in_extra(getattr(options, "extra", None)))
+    for tool in sent:
+        others.update(tool.excluded_actions)
+    return ComputerActions(True, frozenset(n for n in others if isinstance(n, str)))
+
+
+def _declared_in_extra(extra: object) -> Iterable[object]:
+    """The function names a caller's raw ``tools`` (merged over the body)
+    declare: generateContent's ``functionDeclarations`` and the Interactions
+    API's ``{"type": "function", "name": …}``."""
+    tools = extra.get("tools") if isinstance(extra, dict) else None
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "function":
+            yield tool.get("name")
+        declarations = tool.get("functionDeclarations", tool.get("function_declarations"))
+        for declaration in declarations if isinstance(declarations, list) else ():
+            if isinstance(declaration, dict):
+                yield declaration.get("name")
 
 
 def call_arguments(action: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +240,8 @@ def computer_response(
 __all__ = [
     "ACTION_FORMAT",
     "ENVIRONMENTS",
-    "PREDEFINED_ACTIONS",
+    "WIRE_ENVIRONMENTS",
+    "ComputerActions",
     "call_arguments",
     "checked_environment",
     "computer_actions",

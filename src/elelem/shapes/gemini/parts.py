@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import at_frame, checked_payload, malformed
-from elelem.shapes.gemini.computer import ACTION_FORMAT, call_arguments
+from elelem.shapes.gemini.computer import ACTION_FORMAT, ComputerActions, call_arguments
 from elelem.shapes.gemini.grounding import has_supports, support_attributions
 from elelem.shapes.gemini.partial_args import apply_piece
 from elelem.shapes.media import generated_audio, generated_image
@@ -99,7 +99,7 @@ class GeminiParts:
     _pending_code: dict[str, HostedActivity]
     _response_id: str | None
     _grounding: dict[str, Any] | None
-    _computer: frozenset[str]  # predefined function names read as computer calls
+    _computer: ComputerActions  # the function names read as computer calls
 
     # -- parts ----------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 (https://ai.google.dev/gemini-api/docs/interactions/computer-use).
 
 The tool is the ``tools`` entry ``{"type": "computer_use", "environment":
-"browser"}`` (``excluded_predefined_functions`` leaves actions out).  The
-model calls its predefined functions (``click``, ``type``, ``navigate``…) as
+"browser"}`` (or ``"mobile"``, ``"desktop"``; ``excluded_predefined_functions``
+leaves actions out).  The model calls its predefined functions (``click``,
+``type``, ``navigate``…, and the mobile and desktop environments' own) as
 ``function_call`` steps whose ``arguments`` may hold a ``safety_decision``
 (``decision: "require_confirmation"``); the client performs the action and
 answers, in the next interaction's input (after
@@ -27,13 +28,14 @@ from elelem.shapes.gemini.computer import checked_environment, computer_answer
 from elelem.shapes.hosted_tools import HostedSite
 from elelem.vocabulary import ComputerUse, ToolResultBlock
 
-ENVIRONMENTS = {"browser": "browser"}
-"""The neutral environments elelem asks the Interactions API's computer use
-for, and its spelling."""
+ENVIRONMENTS = {"browser": "browser", "mobile": "mobile", "desktop": "desktop"}
+"""The Interactions API's spelling of each of Gemini's environments
+(:data:`elelem.shapes.gemini.computer.ENVIRONMENTS` maps the neutral ones
+to them)."""
 
 
 def computer_row(tool: ComputerUse, site: HostedSite) -> None:
-    """The ``computer_use`` tool (a browser; see
+    """The ``computer_use`` tool (see
     :func:`~elelem.shapes.gemini.computer.checked_environment`)."""
     environment = checked_environment(
         tool, site, "Gemini Interactions", "computer_use", ENVIRONMENTS

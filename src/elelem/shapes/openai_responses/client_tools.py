@@ -29,8 +29,21 @@ def computer_tool(tool: ComputerUse) -> dict[str, JSONValue]:
     }
 
 
+PREVIEW_ENVIRONMENTS = frozenset({"browser", "mac", "windows", "linux", "ubuntu"})
+"""The environments ``computer_use_preview`` takes (the ``computer`` tool has none)."""
+
+
 def computer_row(tool: ComputerUse, site: HostedSite) -> None:
-    """The ``computer_use`` row: the tool, and no excluded actions (Responses offers all)."""
+    """The ``computer_use`` row: the tool, and no excluded actions (Responses
+    offers all); a pinned ``computer_use_preview`` for an environment it has
+    no value for (a mobile device, an unnamed desktop) is left out, reported."""
+    if tool.version == "computer_use_preview" and tool.environment not in PREVIEW_ENVIRONMENTS:
+        site.drop(
+            "computer_use",
+            "OpenAI computer_use_preview operates a browser, mac, windows, linux or ubuntu,"
+            f" not {tool.environment!r}",
+        )
+        return
     no_excluded_actions(tool, site, "OpenAI")
     site.tools.append(computer_tool(tool))
 

@@ -10,5 +10,7 @@ makes its :class:`starlette.routing.Route` list from the shared
   (a turn, the approvals it answered);
 - :mod:`elelem.web.routes.render`: Markdown rendered for the chat script;
 - :mod:`elelem.web.routes.static`: the stylesheet and the script;
-- :mod:`elelem.web.routes.blobs`: an image of the store opened whole.
+- :mod:`elelem.web.routes.blobs`: an image of the store opened whole;
+- :mod:`elelem.web.routes.frames`: a grounded search's suggestions, a
+  sandboxed frame's document.
 """

@@ -89,7 +89,10 @@ def routes(site: Site) -> list[Route]:
         if not data.conversation:
             stream = kept_if_begun(site, conversation, stream)
         return UIMessageStreamResponse(
-            stream, headers={CONVERSATION_HEADER: conversation.id}, redactor=site.redactor
+            stream,
+            headers={CONVERSATION_HEADER: conversation.id},
+            redactor=site.redactor,
+            log=conversation,
         )
 
     async def go_on(request: Request) -> Response:
@@ -134,6 +137,7 @@ def routes(site: Site) -> list[Route]:
             releasing(resuming, conversation.id, pairs),
             headers={CONVERSATION_HEADER: conversation.id},
             redactor=site.redactor,
+            log=conversation,
         )
 
     return [

@@ -6,7 +6,9 @@
 // request): chat.js, loaded after it, reads the stream and calls these.
 // Untrusted text is written with textContent only; an image is shown only
 // from a data: URL whose magic bytes are a raster image's, a link only for
-// an http(s) URL.
+// an http(s) URL.  Times are the log's, as the stream carries them (the
+// `at` of the events that stored a call, its result, a hosted transition),
+// never the browser's clock.
 "use strict";
 
 window.elelemParts = (function () {
@@ -35,11 +37,41 @@ window.elelemParts = (function () {
     return a;
   };
 
+  // -- times -------------------------------------------------------------------
+
+  // A stored `at` (ISO 8601 UTC) in microseconds, or null.
+  const STORED = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d:\d\d)$/;
+  function micros(at) {
+    const match = STORED.exec(at || "");
+    const whole = match ? Date.parse(match[1] + match[3]) : NaN;
+    return Number.isNaN(whole) ? null : whole * 1000 + Number((match[2] || "").padEnd(6, "0"));
+  }
+  // Python's round(): halves to the even neighbour.
+  const halfEven = (x) => {
+    const low = Math.floor(x);
+    const rest = x - low;
+    return rest > 0.5 || (rest === 0.5 && low % 2 === 1) ? low + 1 : low;
+  };
+  // The time between two stored events as the stored page writes it
+  // (elelem.web.folds.duration, the same arithmetic): "75 ms", "1.2 s",
+  // "2 min 5 s"; null when either is not a time, or the end is earlier.
+  function duration(start, end) {
+    const from = micros(start);
+    const to = micros(end);
+    if (from === null || to === null || to < from) return null;
+    const seconds = (to - from) / 1e6;
+    if (seconds < 1) return `${halfEven(seconds * 1000)} ms`;
+    if (seconds < 60) {
+      // Python's format rounds a tie (x.25) to even; toFixed upwards.
+      const shown = seconds % 1 === 0.25 ? (seconds - 0.05).toFixed(1) : seconds.toFixed(1);
+      return `${shown} s`;
+    }
+    const whole = halfEven(seconds);
+    return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+  }
+
   // -- tool calls, folded ----------------------------------------------------
 
-  const took = (ms) =>
-    ms < 1000 ? `${Math.round(ms)} ms` : ms < 60000 ? `${(ms / 1000).toFixed(1)} s` :
-      `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
   const TONES = { failed: "bad", stopped: "bad", refused: "wait", "awaiting approval": "wait" };
 
   // The page's own fold of a call (a resumed run answers a call stored
@@ -49,8 +81,10 @@ window.elelemParts = (function () {
       if (details.dataset.call !== id || details.closest("#live")) continue;
       const summary = details.querySelector("summary");
       const detail = details.querySelector(".tool-detail");
-      const fold = { details, summary, detail, name: details.dataset.tool, started: null };
-      return Object.assign(fold, { state: "", took: null, input: {}, step: -1 });
+      const fold = { details, summary, detail, name: details.dataset.tool, state: "" };
+      // Its step's line stays last, where the stored page writes it.
+      const note = detail.querySelector(":scope > p.response");
+      return Object.assign(fold, { took: null, input: {}, note });
     }
     return null;
   }
@@ -66,10 +100,8 @@ window.elelemParts = (function () {
       const detail = el("div", "tool-detail");
       details.append(summary, detail);
       answer.append(details);
-      fold = { details, summary, detail, name: name || "tool", started: null, state: "" };
-      fold.took = null;
-      fold.input = {};
-      fold.step = state.step;
+      fold = { details, summary, detail, name: name || "tool", state: "" };
+      Object.assign(fold, { took: null, input: {}, note: null });
       state.tools.set(id, fold);
       setTool(fold, "running");
     }
@@ -78,9 +110,8 @@ window.elelemParts = (function () {
 
   const count = (n, what) => (n === 1 ? `1 ${what}` : `${n} ${what}s`);
 
-  function setTool(fold, words, ended) {
+  function setTool(fold, words) {
     fold.state = words;
-    if (ended && fold.started !== null) fold.took = took(performance.now() - fold.started);
     const parts = [`tool ${fold.name}`, words];
     if (fold.took !== null) parts.push(fold.took);
     // What the result attached, counted as the stored fold counts it.
@@ -116,21 +147,41 @@ window.elelemParts = (function () {
     return list;
   }
 
+  // What a fold shows inside, before its step's line (kept last).
+  const inFold = (fold, ...nodes) => {
+    for (const node of nodes) fold.detail.insertBefore(node, fold.note);
+  };
+
   function toolDetail(fold, label, value, className) {
-    fold.detail.append(el("p", "tool-label", label));
     const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-    fold.detail.append(el("pre", className || "", text));
+    inFold(fold, el("p", "tool-label", label), el("pre", className || "", text));
   }
 
-  // A step's results are stored together: a call's own time is known only
-  // when it was its step's one call (a call of the page's own is alone).
-  const alone = (state, fold) =>
-    fold.step < 0 || [...state.tools.values()].filter((f) => f.step === fold.step).length === 1;
+  // How long a call took, from when the log stored it to when it stored its
+  // result (a data-tool-time part; no time when either is not known: the
+  // results of a step stored together give no call its own time).
+  function toolTime(fold, times) {
+    fold.took = duration(times.calledAt, times.answeredAt);
+    setTool(fold, fold.state);
+  }
+
+  // The usage, cost and model of the step that made the call (its last),
+  // as the stored page writes the response's line (a data-response-line).
+  function responseLine(fold, notes) {
+    const line = el("p", "response");
+    notes.forEach(({ kind, text }, i) => {
+      if (i) line.append(" · ");
+      line.append(el("span", kind, text));
+    });
+    if (fold.note) fold.note.replaceWith(line);
+    else fold.detail.append(line);
+    fold.note = line;
+  }
 
   // Calls still running when the answer ends (stopped, failed) say so.
   function settle(state, words) {
     for (const fold of state.tools.values()) {
-      if (fold.state === "running") setTool(fold, words, true);
+      if (fold.state === "running") setTool(fold, words);
     }
   }
 
@@ -138,8 +189,9 @@ window.elelemParts = (function () {
 
   // A run of hosted activities (nothing else between them) is one fold, as
   // the stored page folds it: the last status on its line, each transition
-  // in its timeline, what each activity was given inside.
-  function hostedActivity(answer, state, data) {
+  // in its timeline, what each activity was given inside; Google's search
+  // suggestions after it (`conversation`: where they are served).
+  function hostedActivity(answer, state, data, conversation) {
     let fold = state.hosted;
     if (!fold) {
       const details = el("details", "hosted");
@@ -147,19 +199,21 @@ window.elelemParts = (function () {
       const timeline = el("ol", "timeline");
       details.append(summary, timeline);
       answer.append(details);
-      fold = { details, summary, timeline, suggestions: null, inputs: new Map(), span: [] };
+      fold = { details, summary, timeline, last: details, inputs: new Map(), span: [] };
       state.hosted = fold;
     }
     const item = el("li", "activity", data.status);
     item.dataset.state = data.state;
     fold.timeline.append(item);
     fold.status = data.status;
-    fold.span.push(performance.now());
+    if (data.at) fold.span.push(data.at);
     fold.inputs.set(data.id, { label: data.label || data.name, input: data.input });
     const words = [fold.status];
     if (fold.inputs.size > 1) words.push(`${fold.inputs.size} activities`);
-    const spent = fold.span[fold.span.length - 1] - fold.span[0];
-    if (spent >= 1000) words.push(took(spent)); // shorter: when chunks came, not work
+    // From the first transition stored to the last, when a second or more
+    // (shorter spans are when the stream's events arrived, not work).
+    const spent = duration(fold.span[0], fold.span[fold.span.length - 1]);
+    if (fold.span.length > 1 && spent !== null && !spent.endsWith(" ms")) words.push(spent);
     fold.summary.textContent = words.join(" · ");
     const given = [...fold.inputs.values()].filter((i) => present(i.input));
     fold.details.querySelector("dl.activity-inputs")?.remove();
@@ -172,17 +226,21 @@ window.elelemParts = (function () {
       }
       fold.details.append(list);
     }
-    // Google's search suggestions, which must be shown with the answer.
-    const chips = (data.searchSuggestions || []).map((s) => {
-      const chip = el("div", "suggestion", "Google Search: ");
-      chip.append(s.url ? safeLink(s.url, s.terms) : el("span", "", s.terms));
-      return chip;
-    });
-    if (chips.length && !fold.suggestions) {
-      fold.suggestions = el("div", "suggestions");
-      fold.details.after(fold.suggestions);
+    // Google's search suggestions, which must be shown with the answer:
+    // Google's HTML in a sandboxed frame that runs no script, served by
+    // the app from the log under a policy of its own (routes/frames.py),
+    // as the stored page frames it.
+    if (data.searchEntryPoint && data.event && conversation) {
+      const frame = el("iframe", "search-entry-point");
+      frame.title = "Google search suggestions";
+      frame.setAttribute("sandbox", "allow-popups allow-popups-to-escape-sandbox");
+      frame.setAttribute("referrerpolicy", "no-referrer");
+      const path = `/c/${encodeURIComponent(conversation)}/suggestions/` +
+        encodeURIComponent(data.event);
+      frame.src = `${path}?token=${encodeURIComponent(token)}`;
+      fold.last.after(frame);
+      fold.last = frame;
     }
-    if (fold.suggestions) fold.suggestions.replaceChildren(...chips);
   }
 
   // An input worth showing (what the stored page keeps: not null, empty or zero).
@@ -244,7 +302,7 @@ window.elelemParts = (function () {
     fold.media = (fold.media || []).concat(media);
     const box = el("div", "tool-media");
     box.append(...media.map(figure));
-    fold.detail.append(box);
+    inFold(fold, box);
     setTool(fold, fold.state);
   }
 
@@ -329,7 +387,7 @@ window.elelemParts = (function () {
   }
 
   return Object.freeze({
-    el, safeLink, count, toolFold, setTool, toolDetail, argumentNodes, alone, settle,
-    hostedActivity, toolMedia, approvalForm, otherPart,
+    el, safeLink, count, duration, toolFold, setTool, toolDetail, toolTime, responseLine,
+    argumentNodes, settle, hostedActivity, toolMedia, approvalForm, otherPart,
   });
 })();

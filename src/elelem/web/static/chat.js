@@ -45,9 +45,10 @@
   let running = null;
 
   // The parts of an answer, drawn as the stored page draws them (chat-parts.js).
-  const { el, safeLink, count, toolFold, setTool, toolDetail, argumentNodes, alone, settle } =
+  const { el, safeLink, count, toolFold, setTool, toolDetail, argumentNodes, settle } =
     window.elelemParts;
-  const { hostedActivity, toolMedia, approvalForm, otherPart } = window.elelemParts;
+  const { toolTime, responseLine, hostedActivity, toolMedia, approvalForm, otherPart } =
+    window.elelemParts;
 
   const say = (text, isError) => {
     status.textContent = text;
@@ -293,6 +294,7 @@
     "start-step",
     "message-metadata",
     "data-retry",
+    "data-response-line", // drawn in a call's fold, when the log has stored it
   ]);
 
   async function render(run) {
@@ -362,7 +364,7 @@
       }
       case "data-hosted-activity":
         state.given.set(chunk.data.id, chunk.data.input);
-        hostedActivity(answer, state, chunk.data);
+        hostedActivity(answer, state, chunk.data, conversation);
         break;
       case "tool-input-start":
         toolFold(answer, state, chunk.toolCallId, chunk.toolName);
@@ -377,7 +379,6 @@
         const fold = toolFold(answer, state, chunk.toolCallId, chunk.toolName);
         fold.input = chunk.input;
         fold.detail.append(...argumentNodes(chunk.input));
-        fold.started = performance.now();
         break;
       }
       case "tool-input-error": {
@@ -406,24 +407,32 @@
       case "tool-output-available": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.output, "tool-output");
-        setTool(fold, "done", alone(state, fold));
+        setTool(fold, "done");
         break;
       }
       case "tool-output-error": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         toolDetail(fold, "result", chunk.errorText, "tool-error");
-        setTool(fold, "failed", alone(state, fold));
+        setTool(fold, "failed");
         break;
       }
       case "tool-output-denied": {
         const fold = toolFold(answer, state, chunk.toolCallId);
         // The result every refusal stores (elelem.turns.pending.REFUSED).
         toolDetail(fold, "result", "refused: the user did not approve this call", "tool-error");
-        setTool(fold, "refused", alone(state, fold));
+        setTool(fold, "refused");
         break;
       }
       case "data-tool-media":
         toolMedia(toolFold(answer, state, chunk.data.toolCallId), chunk.data.media);
+        break;
+      // What the log recorded (elelem.web.dated): a call's times, and the
+      // line of the step that made it, folded with its last call.
+      case "data-tool-time":
+        toolTime(toolFold(answer, state, chunk.data.toolCallId), chunk.data);
+        break;
+      case "data-response-line":
+        responseLine(toolFold(answer, state, chunk.data.toolCallId), chunk.data.notes);
         break;
       case "source-url": {
         const item = el("li");
