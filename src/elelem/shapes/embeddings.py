@@ -36,6 +36,18 @@ def json_object(wire: str, body: bytes) -> dict[str, JSONValue]:
     return data
 
 
+def float32_le(raw: bytes) -> Vector | None:
+    """The little-endian float32 values ``raw`` holds as an ``array('f')``,
+    or None when its length is not a whole number of them."""
+    if len(raw) % 4:
+        return None
+    out = array("f")
+    out.frombytes(raw)
+    if sys.byteorder != "little":
+        out.byteswap()  # the wire's float32 bytes are little-endian
+    return out
+
+
 def floats(values: object, wire: str, body: bytes) -> Vector:
     """A JSON list of numbers (or a base64 string of float32 bytes) as an
     ``array('f')``; anything else is a malformed answer."""
@@ -44,12 +56,9 @@ def floats(values: object, wire: str, body: bytes) -> Vector:
             raw = base64.b64decode(values, validate=True)
         except ValueError:
             raise malformed(wire, body, "holds a vector that is not base64") from None
-        if len(raw) % 4:
+        out = float32_le(raw)
+        if out is None:
             raise malformed(wire, body, "holds base64 that is not whole float32 values")
-        out = array("f")
-        out.frombytes(raw)
-        if sys.byteorder != "little":
-            out.byteswap()  # the wire's float32 bytes are little-endian
         return out
     if not isinstance(values, list):
         raise malformed(wire, body, "holds a vector that is not a list of numbers")
@@ -100,6 +109,7 @@ def openai_body(batch: EmbedBatch, *, b64: bool, dims: str = "dimensions") -> di
 __all__ = [
     "count_of",
     "counted",
+    "float32_le",
     "floats",
     "json_object",
     "listed",
