@@ -23,7 +23,7 @@ from elelem.cli.attachments import (
     user_message,
 )
 from elelem.cli.console import make_renderer
-from elelem.cli.default_model import default_model
+from elelem.cli.default_model import default_model, is_test_model
 from elelem.cli.exits import (
     EXIT_LIMIT,
     EXIT_PROVIDER,
@@ -43,7 +43,6 @@ from elelem.cli.flags import (
 )
 from elelem.cli.history import resolve_conversation
 from elelem.cli.json_out import ndjson_line
-from elelem.cli.mcp import prompt_of
 from elelem.cli.options import (
     SchemaMismatch,
     check_answer,
@@ -54,7 +53,6 @@ from elelem.cli.options import (
 from elelem.cli.safety import command_catalog
 from elelem.cli.store import store_from_env
 from elelem.cli.terminal import quiet_terminal
-from elelem.cli.testmodel import is_test_model, test_model
 from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
@@ -384,6 +382,8 @@ def check_model(catalog: Catalog, model: str) -> Target | Fallback | Model:
     the config file) is a :class:`~elelem.Fallback` of those models, each
     resolved now."""
     if is_test_model(model):
+        from elelem.cli.testmodel import test_model  # deferred: the test model is rarely asked for
+
         return test_model()  # -m test: in-process, no key (elelem.cli.testmodel)
     address = catalog.aliases.get(model.strip(), model)
     if "," not in address:
@@ -539,6 +539,9 @@ def ask_command(
     with session.toolset or Toolset() as toolset:
         if mcp_prompt:
             # The server's prompt goes first, as piped text does; its images too.
+            # Deferred: the mcp command's module imports the MCP client.
+            from elelem.cli.mcp import prompt_of
+
             given = prompt_of(toolset.servers, mcp_prompt)
             text = f"{given.content}\n\n{text}" if text else given.content
             blocks = [*given.attachments, *blocks]

@@ -16,6 +16,20 @@ from elelem.providers import Catalog, config_path
 from elelem.providers.config import read_config
 from elelem.providers.models import DEFAULT_MODELS
 
+TEST_MODEL_NAMES = frozenset({"test", "test:test-model"})
+"""What ``-m`` accepts for the test model (:mod:`elelem.cli.testmodel`)."""
+
+TEST_ADDRESS = "test:test-model"
+"""The address the test model's turns are recorded under."""
+
+
+def is_test_model(name: str | None) -> bool:
+    """Whether ``-m name`` asks for the test model; here, not beside the
+    model in :mod:`elelem.cli.testmodel`, so that asking it does not import
+    the test model and its loopback server."""
+    return name is not None and name.strip() in TEST_MODEL_NAMES
+
+
 DEFAULT_MODEL_FILE = "default-model.txt"
 """The file in elelem's home ``elelem models default MODEL`` writes."""
 

@@ -29,7 +29,6 @@ import math
 import signal
 import sys
 import threading
-import webbrowser
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -181,6 +180,8 @@ async def _ask_url(server: str, request: Elicitation) -> ElicitAnswer:
     click.echo(f"  {shown}  (site: {urlsplit(url).hostname})", err=True)
     if not await confirm("open it in the browser?", verdicts=("opening", "declined")):
         return ElicitAnswer("decline")
+    import webbrowser  # deferred: it imports subprocess and shlex, for a rare URL ask
+
     webbrowser.open(url)
     return ElicitAnswer("accept")
 

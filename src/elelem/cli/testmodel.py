@@ -27,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from elelem.cli.default_model import TEST_ADDRESS, TEST_MODEL_NAMES, is_test_model
 from elelem.cli.safety import command_catalog
 from elelem.providers import Catalog
 from elelem.recordings.loopback import LoopbackServer, RecordedRequest, Send
@@ -34,17 +35,6 @@ from elelem.recordings.loopback import Reply as LoopbackReply
 from elelem.testing.models import TEST_SOURCE, Reply, TestModel
 from elelem.vocabulary import Attribution, Message, TextBlock, ToolResultBlock
 from elelem.wire import ModelRequest
-
-TEST_MODEL_NAMES = frozenset({"test", "test:test-model"})
-"""What ``-m`` accepts for the test model."""
-
-TEST_ADDRESS = "test:test-model"
-"""The address the test model's turns are recorded under."""
-
-
-def is_test_model(name: str | None) -> bool:
-    """Whether ``-m name`` asks for the test model."""
-    return name is not None and name.strip() in TEST_MODEL_NAMES
 
 
 def _prompt(messages: tuple[Message, ...]) -> str:

@@ -27,32 +27,28 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 import click
 
 from elelem.cli.asking import confirm
 from elelem.cli.elicit import TerminalElicitor
 from elelem.cli.exits import EXIT_USAGE, Failure
-from elelem.cli.sampling import TurnSampler, sampling_target
 from elelem.client import Client
 from elelem.conversation import Conversation
+from elelem.errors import MCPServerError
 from elelem.render import sanitize, sanitize_line
 from elelem.render.lines import call_arguments
-from elelem.tools import (
-    Computer,
-    ComputerTool,
-    FunctionTool,
-    MCPServer,
-    MCPServerError,
-    MemoryTool,
-    ShellTool,
-)
-from elelem.tools.mcp import STARTUP_TIMEOUT
+from elelem.tools import Computer, ComputerTool, FunctionTool, MemoryTool, ShellTool
+from elelem.tools.mcp_stdio import STARTUP_TIMEOUT
 from elelem.turns.limits import UsageLimits
 from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
 from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
+
+if TYPE_CHECKING:
+    from elelem.cli.sampling import TurnSampler
+    from elelem.tools import MCPServer
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -296,8 +292,18 @@ class Toolset:
         servers = []
         elicitor = TerminalElicitor(interactive=sys.stdin.isatty())
         sampling = params.get("mcp_sampling_model")
-        sampler = TurnSampler(sampling_target(sampling)) if sampling is not None else None
+        sampler = None
+        if sampling is not None:
+            # Deferred: sampling serves MCP servers' requests with a second
+            # model (the client, the turn engine); a plain ask never needs it.
+            from elelem.cli.sampling import TurnSampler, sampling_target
+
+            sampler = TurnSampler(sampling_target(sampling))
         for spec in params.get("mcp_specs", ()):
+            # Deferred: the MCP client (its transports, notes, results) is
+            # imported only when a server is asked for, not at every ask.
+            from elelem.tools import MCPServer
+
             try:
                 servers.append(
                     MCPServer.parse(

@@ -6,6 +6,9 @@ imports only :mod:`elelem.vocabulary` and :mod:`elelem.errors`, so the loop
 can run any :class:`Tool` without knowing where it came from.
 """
 
+from typing import TYPE_CHECKING
+
+from elelem.errors import MCPServerError
 from elelem.tools.base import Tool, ToolOutcome, call_key, describe_error, render_result
 from elelem.tools.computer import Computer, ComputerTool
 from elelem.tools.functions import (
@@ -17,9 +20,22 @@ from elelem.tools.functions import (
     parameters_schema,
     tool,
 )
-from elelem.tools.mcp import MCPServer, MCPServerError, MCPTool
 from elelem.tools.memory import MemoryTool
 from elelem.tools.workspace import ApplyPatchTool, ShellTool
+
+if TYPE_CHECKING:
+    from elelem.tools.mcp import MCPServer, MCPTool
+
+
+def __getattr__(name: str) -> object:
+    # The MCP client (its transports, notes, result decoding) loads on first
+    # use: a command or program with no MCP server does not pay its import.
+    if name in ("MCPServer", "MCPTool"):
+        from elelem.tools import mcp
+
+        return getattr(mcp, name)
+    raise AttributeError(f"module 'elelem.tools' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_TIMEOUT",

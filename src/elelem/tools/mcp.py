@@ -62,13 +62,10 @@ from elelem.tools.mcp_notes import error_reason
 from elelem.tools.mcp_result import CONTENT_FORMAT, MAX_RESULT, MCP_PROVIDER, result_outcome
 from elelem.tools.mcp_sampling import Sample
 from elelem.tools.mcp_server_requests import ServerRequests
-from elelem.tools.mcp_stdio import MAX_LINE, Bounds, bounded_stdio
+from elelem.tools.mcp_stdio import MAX_LINE, STARTUP_TIMEOUT, Bounds, bounded_stdio
 from elelem.tools.mcp_tool import MCPResourceReader, MCPTool
 
 DEFAULT_MCP_TIMEOUT = 60.0
-
-STARTUP_TIMEOUT = 30.0
-"""Seconds a server has to answer each start-up step (the handshake, ``tools/list``)."""
 
 MAX_TOOLS = 1000
 """The most tools one MCP server may list: each is a spec in every request

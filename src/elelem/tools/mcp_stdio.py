@@ -28,6 +28,11 @@ import anyio
 MAX_LINE = 16 * 1024 * 1024
 """The longest stdout line (one JSON-RPC message) read from a server."""
 
+STARTUP_TIMEOUT = 30.0
+"""Seconds a server has to answer each start-up step (the handshake, ``tools/list``).
+Here rather than in :mod:`elelem.tools.mcp`, so that the command's
+``--mcp-startup-timeout`` default does not import the MCP client."""
+
 GRACE = 2.0
 """Seconds a server has to exit after its stdin closes, then after SIGTERM."""
 

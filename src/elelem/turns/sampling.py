@@ -16,17 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from elelem.client import Client
 from elelem.conversation import Conversation, Draft, ResponseRecord, ServerRequest
 from elelem.providers import Target
 from elelem.providers.protocol import Model
-from elelem.tools.mcp import MCPServer
 from elelem.tools.mcp_asks import ServerAsked
 from elelem.tools.mcp_sampling import Sample, SampleAnswer, SamplingRefused, SamplingRequest
 from elelem.turns.engine import run_events
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits, Used, check_request, used_by
 from elelem.vocabulary import GenerationOptions, Message, TextBlock, Usage
+
+if TYPE_CHECKING:  # only named: a turn with no MCP server does not import the client
+    from elelem.tools.mcp import MCPServer
 
 
 def model_sampler(
