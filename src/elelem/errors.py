@@ -81,7 +81,6 @@ the classes)::
 
 from __future__ import annotations
 
-import email.utils
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -492,6 +491,8 @@ def http_date(value: str) -> float | None:
 
     A date without a zone (``-0000``) is read as UTC, the only zone HTTP uses.
     """
+    import email.utils  # deferred: socket, random, calendar, for a Retry-After date
+
     try:
         when = email.utils.parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, OverflowError):

@@ -16,11 +16,10 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import msgspec
 from rich.console import Console
-from rich.status import Status
 from rich.text import Text
 
 from elelem.cli.json_out import ndjson_line
@@ -47,6 +46,9 @@ from elelem.turns.limits import UsageLimits
 from elelem.turns.toolloop import ApprovalRequest, tool_loop
 from elelem.vocabulary import GenerationOptions, HostedTool, Message, Part
 from elelem.wire import ModelRequest
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 Decisions = tuple[Mapping[str, bool], Mapping[str, Any]]
 """Approvals and results by call id, for a resumed run."""
@@ -265,6 +267,10 @@ class Waiting:
         console = Console(stderr=True, highlight=False)
         self._status: Status | None = None
         if console.is_terminal:
+            # Deferred: rich's Status (its live region, its spinners) shows at
+            # a terminal only; an answer piped elsewhere never imports it.
+            from rich.status import Status
+
             label = Text(f"waiting for {sanitize_line(provider)}…", style="dim")
             self._status = Status(label, console=console, spinner="dots")
             self._status.start()

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.live import Live
 from rich.padding import Padding
 from rich.segment import Segment
-from rich.spinner import Spinner
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from rich.live import Live
     from rich.markdown import Markdown
+    from rich.spinner import Spinner
 
 from elelem.render.lines import (
     Footnotes,
@@ -367,6 +367,8 @@ class Renderer:
         if transition.state == "started":
             self._running[transition.id] = transition
             if self.live:
+                from rich.spinner import Spinner  # deferred as Live is (_start_live)
+
                 self._spinners[transition.id] = Spinner(
                     "dots", Text(activity_line(transition), style="cyan")
                 )
@@ -444,6 +446,10 @@ class Renderer:
     def _start_live(self) -> None:
         if not self.live or self._live is not None:
             return
+        # Deferred: the live region (and its spinners) exists on a terminal
+        # only; an answer written to a pipe or file never imports it.
+        from rich.live import Live
+
         self._live = Live(
             console=self.console,
             get_renderable=self._live_view,
@@ -463,6 +469,8 @@ class Renderer:
         # Runs on rich's refresh thread: read snapshots (copying a dict is
         # atomic; the source copies its own state), never hold a lock that
         # printing also needs.
+        from rich.spinner import Spinner  # deferred as Live is (_start_live)
+
         items: list[RenderableType] = list(self._spinners.copy().values())
         texts: list[str] = list(self._run)
         for part in self._open_parts():

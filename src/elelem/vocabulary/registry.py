@@ -25,7 +25,6 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 import msgspec
@@ -276,6 +275,10 @@ def load_plugins(group: str = "elelem.plugins") -> list[str]:
     is retried by the next call.  Decoding calls this lazily the first time
     it meets a block tag nobody registered.
     """
+    # Deferred: importlib.metadata (zipfile, csv, email) is needed only here,
+    # the first time a plugin is looked for, not by every ``import elelem``.
+    from importlib.metadata import entry_points
+
     global _plugins_loaded
     _plugins_loaded = True
     ran: list[str] = []
