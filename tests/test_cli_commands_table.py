@@ -13,6 +13,7 @@ import click
 
 from elelem.cli import main
 from elelem.cli.commands import COMMANDS
+from elelem.tools import MCPServer
 
 CLI = Path(__file__).resolve().parent.parent / "src" / "elelem" / "cli"
 
@@ -30,21 +31,48 @@ def test_the_group_holds_exactly_the_table() -> None:
         assert command.name == name
 
 
+DEFERRED_AT_ASK = (
+    "jsonschema", "yaml", "markdown_it", "pygments", "starlette", "webbrowser",
+    "rich.live", "rich.spinner", "rich.status",
+    "elelem.tools.mcp", "elelem.cli.mcp", "elelem.cli.sampling", "elelem.cli.testmodel",
+    "elelem.testing", "elelem.recordings.loopback",
+)  # fmt: skip
+"""What ``elelem ask`` imports only when an option or a terminal needs it:
+the MCP client (``--mcp``), MCP sampling, the test model (``-m test``), a
+browser (an MCP URL elicitation), the live region (a terminal)."""
+
+
 def test_asking_imports_only_the_command_asked_for() -> None:
-    # `elelem ask` must not pay for what serve, inspect or live import.
+    # `elelem ask` must not pay for what serve, inspect or live import, nor
+    # for what only some of its own options need.
     code = (
         "import sys\n"
         "from elelem.cli import main\n"
         "main(['ask', '--help'], standalone_mode=False)\n"
         "print(sorted(m for m in sys.modules if m.startswith('elelem.cli.')"
         " and m.rsplit('.', 1)[1] in {'serve', 'inspect', 'live', 'demo', 'batch', 'worker'}))\n"
-        "print(sorted(m for m in ('jsonschema', 'yaml', 'markdown_it', 'pygments',"
-        " 'starlette') if m in sys.modules))\n"
+        f"print(sorted(m for m in {DEFERRED_AT_ASK!r} if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.splitlines()[-2:] == ["[]", "[]"]
+    # The option that needs the MCP client still finds it, the public name too.
+    assert MCPServer.__module__ == "elelem.tools.mcp"
+
+
+def test_importing_elelem_leaves_out_what_few_need() -> None:
+    # A Retry-After date (email.utils) and the plugin lookup
+    # (importlib.metadata) load when first needed, not at `import elelem`.
+    code = (
+        "import sys\nimport elelem\n"
+        "print(sorted(m for m in ('email.utils', 'importlib.metadata', 'httpx2')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
 
 
 def test_no_other_module_registers_a_command_on_the_group() -> None:
