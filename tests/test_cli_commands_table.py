@@ -35,11 +35,13 @@ DEFERRED_AT_ASK = (
     "jsonschema", "yaml", "markdown_it", "pygments", "starlette", "webbrowser",
     "rich.live", "rich.spinner", "rich.status",
     "elelem.tools.mcp", "elelem.cli.mcp", "elelem.cli.sampling", "elelem.cli.testmodel",
-    "elelem.testing", "elelem.recordings.loopback",
+    "elelem.testing", "elelem.recordings.loopback", "elelem.cli.history",
+    "elelem.render.markdown",
 )  # fmt: skip
 """What ``elelem ask`` imports only when an option or a terminal needs it:
 the MCP client (``--mcp``), MCP sampling, the test model (``-m test``), a
-browser (an MCP URL elicitation), the live region (a terminal)."""
+browser (an MCP URL elicitation), the live region (a terminal), the history
+commands' module (``--continue``)."""
 
 
 def test_asking_imports_only_the_command_asked_for() -> None:

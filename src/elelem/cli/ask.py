@@ -41,7 +41,6 @@ from elelem.cli.flags import (
     model_options,
     timeouts_of,
 )
-from elelem.cli.history import resolve_conversation
 from elelem.cli.json_out import ndjson_line
 from elelem.cli.options import (
     SchemaMismatch,
@@ -418,6 +417,10 @@ def open_session(store: Store, ref: str | None, params: Mapping[str, Any]) -> Se
         # Stored only once its first request is about to go out (see Session.stored).
         conversation = Conversation(store, new_conversation_id())
     else:
+        # Deferred: the history commands' module (its Markdown export, its
+        # event lines) is needed by a continued conversation only.
+        from elelem.cli.history import resolve_conversation
+
         conversation = Conversation.open(store, resolve_conversation(store, ref))
         target = check_model(catalog, model or conversation.info.model or default_model(catalog))
     renderer = None
@@ -519,6 +522,8 @@ def ask_command(
         # `ask -c "a question"`: click took the question as the id.  Only
         # text no id can be (it holds a space) is taken so: a mistyped id is
         # an error, never a prompt sent to the latest conversation.
+        from elelem.cli.history import resolve_conversation  # deferred, as in open_session
+
         try:
             resolve_conversation(store, continue_)
         except ConversationNotFound:
