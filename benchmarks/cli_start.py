@@ -87,7 +87,8 @@ def _run(cmd: list[str], name: str, env: dict[str, str]) -> subprocess.Completed
         if done.returncode != 0:
             raise RuntimeError(f"{name} failed:\n{done.stderr[-3000:]}")
         return done
-    with LoopbackServer([replay(sse_body(text_frames(ANSWER, "msg_01Start")))]) as server:
+    reply = replay(sse_body(text_frames(ANSWER, "msg_01Start")))
+    with LoopbackServer([reply], lifetime=900) as server:  # callgrind is ~50x slower
         run_env = {**env, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-x"}
         done = subprocess.run(cmd, env=run_env, capture_output=True, text=True)
     if done.returncode != 0 or done.stdout != EXPECTED:
