@@ -127,7 +127,7 @@ class Session:
         conv.store.create(id=conv.id)
         self.stored = True
 
-    def run_turn(self) -> int | None:
+    def begun_turn(self) -> int | None:
         """The turn of the run the latest answer began, None while it has
         appended nothing (it never began: nothing of it to count)."""
         conv = self.conversation
@@ -146,7 +146,7 @@ class Session:
             return
         if early is not None and renderer.active:
             renderer.cut(early)
-        turn = self.run_turn()
+        turn = self.begun_turn()
         if turn is not None:
             conv = self.conversation
             renderer.set_usage(run_usage(conv, turn).shown)
