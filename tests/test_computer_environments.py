@@ -1,8 +1,19 @@
-"""Gemini computer use beyond the browser: every neutral environment sent
-as Gemini's own or reported, on both wires, and a mobile screen's actions
-read as the computer tool's calls, run and answered, on loopback servers.
+"""Computer use on every screen: every neutral environment, on every shape
+that sends a computer tool, spelt as the wire's own or reported (left out,
+or sent adjusted); and a mobile screen's actions on Gemini read as the
+computer tool's calls, run and answered, on loopback servers.
 
-Wire example: Gemini's computer use page, both versions
+Wire examples: Anthropic's computer use tool page
+(https://docs.claude.com/en/docs/agents-and-tools/tool-use/computer-use-tool:
+the tool "interacts with desktop environments", ``{"type":
+"computer_20250124", "name": "computer", "display_width_px": …,
+"display_height_px": …}`` with an optional X11 ``display_number``, and no
+environment field); OpenAI's computer use guide
+(https://platform.openai.com/docs/guides/tools-computer-use: the
+generally available ``{"type": "computer"}`` tool has no fields and runs in
+"an isolated browser or VM"; the older ``computer_use_preview`` takes
+``environment`` ``browser``, ``mac``, ``windows``, ``linux`` or
+``ubuntu``); Gemini's computer use page, both versions
 (https://ai.google.dev/gemini-api/docs/computer-use and
 https://ai.google.dev/gemini-api/docs/interactions/computer-use:
 "Multi-environment support: build agents for browser, mobile, and desktop
@@ -14,7 +25,7 @@ environments"; the tool ``{"computerUse": {"environment":
 ``mobile`` / ``desktop``).  The mobile actions (``open_app``,
 ``long_press``) are those of Google's Android computer-use quickstart;
 elelem needs no list of them, so any name the request did not declare
-would do.
+would do.  Each body is checked against the provider SDK's own types.
 """
 
 from __future__ import annotations
@@ -25,9 +36,7 @@ from typing import Any
 
 import pytest
 
-from elelem.shapes.gemini.encoder import encode_request
 from elelem.shapes.gemini.parser import response_chunks
-from elelem.shapes.gemini_interactions import SHAPE
 from elelem.shapes.gemini_interactions.parser import interaction_chunks
 from elelem.shapes.registry import shape_named
 from elelem.stream import BlockStart, Chunk, ToolCallDelta
@@ -44,6 +53,7 @@ from test_gemini_interactions_computer_use import (
     _json,
     _validate,
 )
+from test_provider_tools import _validate_anthropic, _validate_responses
 from toolloop_wires import _gemini, gemini_text
 
 G = ProviderId("google")
@@ -64,62 +74,137 @@ def _generate_content_validate(body: dict[str, Any]) -> None:
         assert spec is None or (spec.environment is not None and spec.environment.value in known)
 
 
-def _drops(encoded: Any) -> list[tuple[str, str, str, str]]:
+Drop = tuple[str, str, str, str]
+
+
+def _drops(encoded: Any) -> list[Drop]:
     return [(d.where, d.what, d.why, d.detail) for d in encoded.dropped]
 
 
-def _adjusted(k: int, wire: str, name: str, sent: str) -> tuple[str, str, str, str]:
-    return (f"hosted_tools[{k}].environment", "environment", "adjusted",
-            f"{wire} computer use names no operating system: {name!r} sent as {sent!r}")  # fmt: skip
+def _left_out(k: int, detail: str) -> Drop:
+    return (f"hosted_tools[{k}]", "computer_use", "unsupported", detail)
 
 
-def test_every_neutral_environment_is_geminis_own_or_reported_on_generate_content() -> None:
-    tools = tuple(ComputerUse(environment=e) for e in NEUTRAL)
-    encoded = encode_request(ModelRequest("m", (), hosted_tools=tools), provider=G)
-    spelt = ["BROWSER", "MOBILE"] + ["DESKTOP"] * 5
-    assert encoded.body["tools"] == [
-        {"computerUse": {"environment": f"ENVIRONMENT_{s}"}} for s in spelt
+def _adjusted(k: int, detail: str) -> Drop:
+    return (f"hosted_tools[{k}].environment", "environment", "adjusted", detail)
+
+
+def _unnamed(subject: str, sent: str) -> list[Drop]:
+    """The named systems (NEUTRAL[3:7]), each sent as a desktop, reported."""
+    return [
+        _adjusted(k, f"{subject} names no operating system: {NEUTRAL[k]!r} sent as {sent!r}")
+        for k in range(3, 7)
     ]
-    assert _drops(encoded) == [
-        *(_adjusted(k, "Gemini", NEUTRAL[k], "ENVIRONMENT_DESKTOP") for k in range(3, 7)),
-        ("hosted_tools[7]", "computer_use", "unsupported",
-         "Gemini computer use operates a browser, a mobile device or a desktop, not 'android'"),
-    ]  # fmt: skip
-    _generate_content_validate(encoded.body)
 
 
-def test_every_neutral_environment_is_geminis_own_or_reported_on_interactions() -> None:
-    tools = tuple(ComputerUse(environment=e) for e in NEUTRAL)
+ANTHROPIC = {"type": "computer_20250124", "name": "computer",
+             "display_width_px": 1024, "display_height_px": 768}  # fmt: skip
+OPENAI = {"type": "computer"}
+
+
+def _preview(environment: str) -> dict[str, Any]:
+    return {"type": "computer_use_preview", "display_width": 1024, "display_height": 768,
+            "environment": environment}  # fmt: skip
+
+
+def _gemini_tool(screen: str) -> dict[str, Any]:
+    return {"computerUse": {"environment": f"ENVIRONMENT_{screen.upper()}"}}
+
+
+def _interactions_tool(screen: str) -> dict[str, Any]:
+    return {"type": "computer_use", "environment": screen}
+
+
+ON_A_DESKTOP = "Anthropic computer use operates a desktop"
+GENERAL = "OpenAI computer use operates a browser or a desktop"
+PREVIEW = "OpenAI computer_use_preview operates a browser, mac, windows, linux or ubuntu"
+GEMINI_SCREENS = "computer use operates a browser, a mobile device or a desktop"
+GI_WIRE = "Gemini Interactions"
+WALK: dict[str, tuple[list[Any], list[Drop]]] = {
+    # Anthropic's tool is a desktop's: a browser goes as one, a mobile device not at all.
+    "anthropic_messages": (
+        [ANTHROPIC, None, *[ANTHROPIC] * 5, None],
+        [_adjusted(0, f"{ON_A_DESKTOP}: 'browser' sent as 'computer_20250124'"),
+         _left_out(1, f"{ON_A_DESKTOP}, not 'mobile'"),
+         *_unnamed("Anthropic computer use", "computer_20250124"),
+         _left_out(7, f"{ON_A_DESKTOP}, not 'android'")],
+    ),
+    # OpenAI's computer tool runs in a browser or a desktop and names neither.
+    "openai_responses": (
+        [OPENAI, None, *[OPENAI] * 5, None],
+        [_left_out(1, f"{GENERAL}, not 'mobile'"),
+         *_unnamed("OpenAI computer use", "computer"),
+         _left_out(7, f"{GENERAL}, not 'android'")],
+    ),
+    "openai_responses computer_use_preview": (
+        [_preview("browser"), None, None, *map(_preview, NEUTRAL[3:7]), None],
+        [_left_out(k, f"{PREVIEW}, not {NEUTRAL[k]!r}") for k in (1, 2, 7)],
+    ),
+    "gemini": (
+        [*map(_gemini_tool, ("browser", "mobile")), *[_gemini_tool("desktop")] * 5, None],
+        [*_unnamed("Gemini computer use", "ENVIRONMENT_DESKTOP"),
+         _left_out(7, f"Gemini {GEMINI_SCREENS}, not 'android'")],
+    ),
+    "gemini_interactions": (
+        [*map(_interactions_tool, ("browser", "mobile")), *[_interactions_tool("desktop")] * 5,
+         None],
+        [*_unnamed(f"{GI_WIRE} computer use", "desktop"),
+         _left_out(7, f"{GI_WIRE} {GEMINI_SCREENS}, not 'android'")],
+    ),
+}  # fmt: skip
+"""Each shape that sends a computer tool (and the pinned OpenAI preview):
+what each of NEUTRAL goes as (None: left out), and the records, in order."""
+PROVIDERS = {"anthropic_messages": "anthropic", "openai_responses": "openai",
+             "gemini": "google", "gemini_interactions": "google-interactions"}  # fmt: skip
+
+
+def _validated(shape: str, body: dict[str, Any]) -> None:
+    """The body as the provider's own SDK types read it."""
+    if shape == "anthropic_messages":
+        _validate_anthropic(body)
+    elif shape == "openai_responses":
+        _validate_responses(body)
+    elif shape == "gemini":
+        _generate_content_validate(body)
+    else:
+        _validate(body)
+
+
+def test_the_walk_covers_every_shape_that_sends_a_computer_tool() -> None:
+    from test_block_and_tool_tables import SHAPES, _encoder
+
+    computer = [s for s in SHAPES if "computer_use" in _encoder(s).HOSTED_TOOLS.rows]
+    assert sorted(computer) == sorted(PROVIDERS) == sorted({w.split()[0] for w in WALK})
+
+
+@pytest.mark.parametrize("case", list(WALK))
+def test_every_environment_is_spelt_or_reported_on_every_computer_wire(case: str) -> None:
+    shape, _, version = case.partition(" ")
+    tools = tuple(ComputerUse(environment=e, version=version or None) for e in NEUTRAL)
     request = ModelRequest("gemini-3.5-flash", (), hosted_tools=tools)
-    encoded = SHAPE.encode_request(request, provider=GI, stream=True)
-    spelt = ["browser", "mobile"] + ["desktop"] * 5
-    assert encoded.body["tools"] == [{"type": "computer_use", "environment": s} for s in spelt]
-    wire = "Gemini Interactions"
-    assert _drops(encoded) == [
-        *(_adjusted(k, wire, NEUTRAL[k], "desktop") for k in range(3, 7)),
-        ("hosted_tools[7]", "computer_use", "unsupported",
-         f"{wire} computer use operates a browser, a mobile device or a desktop, not 'android'"),
-    ]  # fmt: skip
-    _validate(encoded.body)
-
-
-def test_openai_preview_leaves_out_an_environment_it_has_no_value_for() -> None:
-    tools = tuple(ComputerUse(environment=e, version="computer_use_preview")
-                  for e in ("mobile", "desktop", "mac"))  # fmt: skip
-    encoded = shape_named("openai_responses").encode_request(
-        ModelRequest("m", (), hosted_tools=tools), provider=ProviderId("openai")
+    encoded = shape_named(shape).encode_request(
+        request, provider=ProviderId(PROVIDERS[shape]), stream=True
     )
-    assert encoded.body["tools"] == [{"type": "computer_use_preview", "display_width": 1024,
-                                      "display_height": 768, "environment": "mac"}]  # fmt: skip
-    preview = "OpenAI computer_use_preview operates a browser, mac, windows, linux or ubuntu"
-    assert _drops(encoded) == [
-        (f"hosted_tools[{k}]", "computer_use", "unsupported", f"{preview}, not {e!r}")
-        for k, e in enumerate(("mobile", "desktop"))
-    ]
-    pytest.importorskip("openai")
-    from openai.types.responses import ComputerUsePreviewTool
+    spelt, records = WALK[case]
+    assert encoded.body.get("tools", []) == [tool for tool in spelt if tool is not None]
+    assert _drops(encoded) == records
+    # Nothing is both: an environment left out is the one with the whole tool's record.
+    assert {k for k, tool in enumerate(spelt) if tool is None} == {
+        int(where[len("hosted_tools[") : -1]) for where, *_ in records if where.endswith("]")
+    }
+    _validated(shape, encoded.body)
 
-    ComputerUsePreviewTool.model_validate(encoded.body["tools"][0])
+
+def test_a_pinned_anthropic_version_is_what_a_named_system_is_sent_as() -> None:
+    tool = ComputerUse(environment="ubuntu", version="computer_20251124", display_number=1)
+    encoded = shape_named("anthropic_messages").encode_request(
+        ModelRequest("m", (), hosted_tools=(tool,)), provider=ProviderId("anthropic"), stream=True
+    )
+    assert encoded.body["tools"] == [{"type": "computer_20251124", "name": "computer",
+        "display_width_px": 1024, "display_height_px": 768, "display_number": 1}]  # fmt: skip
+    assert _drops(encoded) == [_adjusted(0, "Anthropic computer use names no operating system:"
+                                            " 'ubuntu' sent as 'computer_20251124'")]  # fmt: skip
+    _validate_anthropic(encoded.body)
 
 
 def _calls(chunks: list[Chunk]) -> list[tuple[str | None, str]]:
