@@ -30,6 +30,7 @@ would do.  Each body is checked against the provider SDK's own types.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from elelem.shapes.gemini.parser import response_chunks
 from elelem.shapes.gemini_interactions.parser import interaction_chunks
 from elelem.shapes.registry import shape_named
 from elelem.stream import BlockStart, Chunk, ToolCallDelta
+from elelem.testing.servers import LoopbackServer
 from elelem.vocabulary import ComputerUse, GenerationOptions, ProviderId, ToolSpec
 from elelem.wire import ModelRequest
 from test_block_and_tool_tables import PNG
@@ -54,7 +56,7 @@ from test_gemini_interactions_computer_use import (
     _validate,
 )
 from test_provider_tools import _validate_anthropic, _validate_responses
-from toolloop_wires import _gemini, gemini_text
+from toolloop_wires import _gemini, anthropic_text, gemini_text
 
 G = ProviderId("google")
 GI = ProviderId("google-interactions")
@@ -305,3 +307,51 @@ def test_a_mobile_screens_actions_run_as_computer_calls(tmp_path: Path, wire: st
     stored = _results(conv)
     assert [(r.name, r.is_error) for r in stored] == [("computer", False)] * 2
     assert [r.attachments[0].source.blob.data for r in stored] == [PNG, PNG]  # type: ignore[index,union-attr]
+
+
+def _ask(tmp_path: Path, env: dict[str, str], model: str, *args: str) -> Any:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+    from test_computer_use import SCREEN_PY
+
+    (tmp_path / "myscreen.py").write_text(SCREEN_PY.format(png=base64.b64encode(PNG).decode()))
+    env = {**base_env(tmp_path), **env, "PYTHONPATH": str(tmp_path)}
+    return run_cli(env, "ask", "-m", model, "--computer-use", "myscreen:screen", *args, "go")
+
+
+def test_ask_computer_environment_is_the_screen_the_request_asks_for(tmp_path: Path) -> None:
+    with LoopbackServer([gemini_text("On.")]) as server:
+        out = _ask(tmp_path, GEMINI.env(server), GEMINI.model, "--computer-environment", "mobile")
+    assert out.returncode == 0, out.stderr
+    (request,) = server.requests
+    body = json.loads(request.body)
+    assert body["tools"] == [{"computerUse": {"environment": "ENVIRONMENT_MOBILE"}}]
+    _generate_content_validate(body)
+
+
+def test_ask_computer_environment_a_wire_has_no_screen_for_is_reported(tmp_path: Path) -> None:
+    with LoopbackServer([anthropic_text("No screen.")]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "k"}
+        out = _ask(tmp_path, env, "anthropic:claude-test", "--computer-environment", "mobile")
+    assert out.returncode == 0, out.stderr
+    (request,) = server.requests
+    assert "tools" not in json.loads(request.body)
+    # The answer, then (among the lines under it) what its request left out.
+    lines = out.stdout.splitlines()
+    assert lines[0] == "No screen."
+    assert lines[-1] == (
+        "not sent: hosted_tools[0]: computer_use"
+        " (unsupported: Anthropic computer use operates a desktop, not 'mobile')"
+    )
+
+
+def test_ask_computer_environment_without_computer_use_is_a_usage_error(tmp_path: Path) -> None:
+    from cli_helpers import base_env
+    from cli_helpers import run as run_cli
+
+    out = run_cli(base_env(tmp_path), "ask", "-m", "test", "--computer-environment", "mac", "go")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        "elelem: --computer-environment names the screen of --computer-use MODULE:OBJECT:"
+        " give both\n"
+    )
