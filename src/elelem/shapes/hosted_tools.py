@@ -24,7 +24,7 @@ from typing import Any, Protocol, get_args
 
 from elelem.errors import RegistryError
 from elelem.shapes.common import Dropped
-from elelem.vocabulary import HostedTool
+from elelem.vocabulary import ComputerUse, HostedTool
 from elelem.vocabulary.drop import ADJUSTED, UNSUPPORTED
 
 HOSTED_TOOL_TAGS: tuple[str, ...] = tuple(
@@ -98,7 +98,7 @@ class ComputerScreens:
     operates: str
     screens: Mapping[str, str]
 
-    def screen(self, tool: Any, site: HostedSite, sent: Mapping[str, str]) -> str | None:
+    def screen(self, tool: ComputerUse, site: HostedSite, sent: Mapping[str, str]) -> str | None:
         """The screen ``tool``'s environment goes as; None with the tool
         reported left out (``unsupported``) when the wire has none for it;
         an environment that goes as another screen (a named system as a
