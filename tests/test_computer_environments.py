@@ -346,11 +346,14 @@ def test_ask_computer_environment_a_wire_has_no_screen_for_is_reported(tmp_path:
 
 
 def test_ask_computer_environment_without_computer_use_is_a_usage_error(tmp_path: Path) -> None:
-    from cli_helpers import base_env
-    from cli_helpers import run as run_cli
+    from click.testing import CliRunner
 
-    out = run_cli(base_env(tmp_path), "ask", "-m", "test", "--computer-environment", "mac", "go")
-    assert (out.returncode, out.stdout) == (2, "")
+    from cli_helpers import base_env
+    from elelem.cli import main
+
+    argv = ["ask", "-m", "test", "--computer-environment", "mac", "go"]
+    out = CliRunner().invoke(main, argv, env=base_env(tmp_path))
+    assert (out.exit_code, out.stdout) == (2, "")
     assert out.stderr == (
         "elelem: --computer-environment names the screen of --computer-use MODULE:OBJECT:"
         " give both\n"
