@@ -427,12 +427,20 @@
         toolMedia(toolFold(answer, state, chunk.data.toolCallId), chunk.data.media);
         break;
       // What the log recorded (elelem.web.dated): a call's times, and the
-      // line of the step that made it, folded with its last call.
+      // line of the step that made it, folded with its last call; the
+      // line of any other response (the answer, one stopped or failed)
+      // under the answer, where it ended, as the stored page writes it.
       case "data-tool-time":
         toolTime(toolFold(answer, state, chunk.data.toolCallId), chunk.data);
         break;
       case "data-response-line":
-        responseLine(toolFold(answer, state, chunk.data.toolCallId), chunk.data.notes);
+        if (chunk.data.toolCallId) {
+          responseLine(toolFold(answer, state, chunk.data.toolCallId), chunk.data.notes);
+        } else {
+          state.run = null;
+          state.hosted = null; // a response's end closes its run of activities
+          answer.append(responseLine(null, chunk.data.notes));
+        }
         break;
       case "source-url": {
         const item = el("li");
