@@ -12,23 +12,18 @@ ticks half a second a commit, so every recorded time is exact."""
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import subprocess
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import elelem
 from elelem.conversation import SQLiteStore, Store
-from elelem.testing.asgi import ASGIServer
 from elelem.testing.servers import LoopbackServer
-from elelem.web.app import create_app
-from test_web_usechat import ANTHROPIC, CALL, TOKEN, answer, charge, ran
-from web_helpers import NODE_DIR, ai7_reader_ready, ai_reader_ready
+from test_web_usechat import APPROVED, CALL, TOKEN, provider, ran, reader, serving
+from web_helpers import run_node
+
+__all__ = ["provider", "reader"]  # fixtures, used by name
 
 
 class Ticking:
@@ -41,22 +36,9 @@ class Ticking:
         return datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=0.5 * next(self._ticks))
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[LoopbackServer]:
-    with LoopbackServer(answer, lifetime=300) as server:
-        yield server
-
-
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return SQLiteStore(tmp_path / "log.db", clock=Ticking())
-
-
-@pytest.fixture(params=[pytest.param("ai", marks=pytest.mark.slow), "ai7"])
-def reader(request: pytest.FixtureRequest) -> tuple[str, str]:
-    """(node, package): ai 7 under Node 22; ai 6 in the slow run."""
-    package = str(request.param)
-    return (ai7_reader_ready() if package == "ai7" else ai_reader_ready()), package
 
 
 def chat_with(reader: tuple[str, str], url: str, text: str, approved: bool) -> dict[str, Any]:
@@ -69,29 +51,15 @@ def chat_with(reader: tuple[str, str], url: str, text: str, approved: bool) -> d
         "text": text,
         "approved": approved,
     }
-    done = subprocess.run(
-        [node, str(NODE_DIR / "usechat_ondata.mjs"), json.dumps(given), package],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "NO_PROXY": "127.0.0.1"},
-    )
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
+    (got,) = run_node(node, "usechat_ondata.mjs", given, package)
+    return got
 
 
 def test_on_data_gets_the_logs_times_and_lines_and_the_kept_parts_are_unchanged(
     store: Store, provider: LoopbackServer, reader: tuple[str, str]
 ) -> None:
     ran.clear()
-
-    def client() -> elelem.Client:
-        return elelem.Client(env=ANTHROPIC.env(provider))
-
-    app = create_app(
-        store, token=TOKEN, model=ANTHROPIC.model, client=client, models=[], tools=[charge]
-    )
-    with ASGIServer(app) as server:
+    with serving(store, provider) as server:
         got = chat_with(reader, f"{server.url}/api/ui-chat?token={TOKEN}", "charge 42", True)
     assert got["errors"] == [] and got["finishes"] == 2
     assert ran == [42]
@@ -99,19 +67,7 @@ def test_on_data_gets_the_logs_times_and_lines_and_the_kept_parts_are_unchanged(
     # were sent (test_web_usechat.py), no data part among them.
     user, assistant = got["messages"]
     assert [user["role"], user["parts"]] == ["user", [{"type": "text", "text": "charge 42"}]]
-    assert assistant["parts"] == [
-        {"type": "step-start"},
-        {
-            "type": "tool-charge",
-            "toolCallId": CALL,
-            "state": "output-available",
-            "input": {"amount": 42},
-            "output": "charged 42",
-            "approval": {"id": CALL, "approved": True},
-        },
-        {"type": "step-start"},
-        {"type": "text", "text": "Done: charged 42.", "state": "done"},
-    ]
+    assert assistant["parts"] == APPROVED
     assert assistant["metadata"]["finishReason"] == "stop"
     # What onData was given, in order: the calling step's line (for its
     # call's fold), then, in the resumed stream, the call's recorded times
