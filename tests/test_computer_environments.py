@@ -358,3 +358,18 @@ def test_ask_computer_environment_without_computer_use_is_a_usage_error(tmp_path
         "elelem: --computer-environment names the screen of --computer-use MODULE:OBJECT:"
         " give both\n"
     )
+
+
+def test_the_line_under_the_answer_tells_changed_from_left_out() -> None:
+    from elelem.cli.ask import dropped_line
+    from elelem.vocabulary import Drop
+
+    changed = Drop("hosted_tools[0]", "computer_use", "adjusted", "'mac' sent as 'desktop'")
+    left_out = Drop("hosted_tools[1]", "web_search", "unsupported", "no search here")
+    assert dropped_line([changed, left_out]) == (
+        "not sent: hosted_tools[1]: web_search (unsupported: no search here)"
+        " · sent changed: hosted_tools[0]: computer_use (adjusted: 'mac' sent as 'desktop')"
+    )
+    assert dropped_line([changed]) == (
+        "sent changed: hosted_tools[0]: computer_use (adjusted: 'mac' sent as 'desktop')"
+    )

@@ -82,6 +82,7 @@ from elelem.vocabulary import (
     Message,
     Usage,
 )
+from elelem.vocabulary.drop import ADJUSTED
 from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
 
@@ -380,8 +381,17 @@ def _drop_text(drop: Any) -> str:
 
 
 def dropped_line(dropped: list[Any]) -> str:
-    """The one line under an answer saying what its requests did not send."""
-    return "not sent: " + "; ".join(_drop_text(d) for d in dropped)
+    """The one line under an answer saying what its requests did not send,
+    then what they sent changed (an ``adjusted`` record: a cache lifetime
+    capped, a named system sent as a desktop)."""
+    changed = [d for d in dropped if getattr(d, "why", None) == ADJUSTED]
+    left_out = [d for d in dropped if getattr(d, "why", None) != ADJUSTED]
+    parts = [
+        f"{label}: " + "; ".join(_drop_text(d) for d in drops)
+        for label, drops in (("not sent", left_out), ("sent changed", changed))
+        if drops
+    ]
+    return " · ".join(parts)
 
 
 def dropped_event(turn: int, dropped: list[Any]) -> dict[str, Any]:
