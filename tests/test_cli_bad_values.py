@@ -66,6 +66,7 @@ BY_NAME: dict[tuple[str | None, str], list[str]] = {
     ],
     (None, "tool_refs"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep"],
     (None, "computer_ref"): ["nocolon", "os:no_such_fn", "no_such_module_26:f", ":", "os:sep", ""],
+    (None, "computer_environment"): ["android", "Browser", "", "browser,mobile", "\udcff"],
     (None, "mcp_specs"): ["http://127.0.0.1:9/mcp", "", "'unterminated", "no-such-command-26"],
     (None, "mcp_sampling_model"): ["", " ", "nosuch:model", "anthropic:", "\x1b[31mred", "\udcff"],
     (None, "context_editing"): ["", "clear-all", "clear-thinking,clear-thinking", "\udcff"],

@@ -210,8 +210,19 @@ def test_serve_bounds_each_chat_run(tmp_path: Path) -> None:
     for chunks in runs:  # the second run counts from 0 again: its own bound
         text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
         assert text == "Test answer to: hi there"
-        assert [c["type"] for c in chunks[-3:]] == ["finish-step", "error", "finish"]
-        assert chunks[-2]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
+        kinds = [c["type"] for c in chunks[-4:]]
+        assert kinds == ["finish-step", "error", "data-response-line", "finish"]
+        assert chunks[-3]["errorText"] == "usage limit output_tokens=20 exceeded after-response: 21"
+        # The answer's line as the log stored it (the page writes it under
+        # the answer, live: elelem.web.dated).
+        assert chunks[-2]["data"] == {
+            "toolCallId": None,
+            "notes": [
+                {"kind": "usage", "text": "usage: 8 in · 21 out"},
+                {"kind": "cost", "text": "$0.00"},
+                {"kind": "model", "text": "test-model"},
+            ],
+        }
         # The finish says the run did not stop of itself: `other` to the AI
         # SDK, elelem's `usage-limit` in the metadata.
         assert chunks[-1] == {
@@ -263,10 +274,12 @@ def test_serve_counts_the_sampling_of_an_approved_call(tmp_path: Path) -> None:
         assert calls == ["call_test_1_1", "call_test_1_2", "call_test_1_3"]
         _, went_on = _post(base, token, "/api/resume",
                            {"conversation": conv, "approvals": dict.fromkeys(calls, True)})  # fmt: skip
-    assert went_on[-2] == {
+    assert went_on[-3] == {
         "type": "error",
         "errorText": "usage limit output_tokens=40 exceeded after-response: 127",
     }
+    assert went_on[-2]["type"] == "data-response-line"  # the answer's line (web.dated)
+    assert went_on[-2]["data"]["notes"][0] == {"kind": "usage", "text": "usage: 306 in · 104 out"}
     assert went_on[-1]["finishReason"] == "other"
     assert went_on[-1]["messageMetadata"]["finishReason"] == "usage-limit"
     assert tool_results(env)["limerick"] == ["test-model: Test answer to: A limerick on a"]

@@ -1,6 +1,7 @@
 """The page in a real headless Chromium: ``/`` opens on the chat box, with
 the focus in it and the conversations below; after Stop, the heading and the
-sidebar name the stored conversation without a reload.  The fixtures (a
+sidebar name the stored conversation, and the stopped response's line is
+under the answer as stored, without a reload.  The fixtures (a
 store, a loopback provider answering slowly when asked, the app on a real
 uvicorn server) are test_web_ui.py's."""
 
@@ -60,3 +61,18 @@ def test_a_stopped_chat_updates_heading_and_sidebar_without_a_reload(
     shown = frame()
     assert shown["current"] == [shown["heading"]]
     assert browser.execute_script("return window.elelemSamePage") is True  # no reload
+    # The stopped response's line under the answer: the stream ended before
+    # the log stored it, so it is the stored turn's own, taken in place.
+    line = wait_for(lambda: by(browser, "#live .answer > p.response"), "the line")[0]
+    assert line.get_attribute("outerHTML") == (
+        '<p class="response"><span class="warn">interrupted: kept what arrived</span> · '
+        '<span class="usage">usage: 2,164 in · 4 out</span> · <span class="cost">$0.0066</span>'
+        ' · <span class="model">claude-sonnet-4-5-20250929</span></p>'
+    )
+    stored = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(location.href).then((r) => r.text()).then((t) => done("
+        " new DOMParser().parseFromString(t, 'text/html')"
+        " .querySelector('section.turn > p.response').outerHTML));"
+    )
+    assert stored == line.get_attribute("outerHTML")

@@ -230,11 +230,13 @@ def test_excluded_actions_are_left_out_and_a_declared_one_replaces_its_action() 
                               "finishReason": "STOP"}]}  # fmt: skip
     chunks = response_chunks(answer, ProviderId("google"), request)
     assert [c.name for c in chunks if isinstance(c, BlockStart)] == ["click_at"]
-    # The wires that offer every action say they left the list out.
+    # The wires that offer every action say they left the list out (on a
+    # desktop, which both say as it is: test_computer_environments.py).
+    desktop = ComputerUse(environment="desktop", excluded_actions=tool.excluded_actions)
     for shape, provider, wire in (("anthropic_messages", "anthropic", "Anthropic"),
                                   ("openai_responses", "openai", "OpenAI")):  # fmt: skip
         encoded = shape_named(shape).encode_request(
-            ModelRequest("m", (), hosted_tools=(tool,)), provider=ProviderId(provider)
+            ModelRequest("m", (), hosted_tools=(desktop,)), provider=ProviderId(provider)
         )
         assert [(d.where, d.detail) for d in encoded.dropped] == [
             ("hosted_tools[0].excluded_actions", f"{wire} computer use excludes no actions")

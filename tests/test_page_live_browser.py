@@ -8,7 +8,8 @@ sidebar updated, no reload), a refused call is shown refused,
 and the images a real MCP server's tool returned are thumbnails as soon as
 its result streams (opening whole from the store, behind the token); a
 stream cut short and a run the server stopped are said in place, with no
-reload.  Each live part is compared
+reload, their response's line (outcome, usage, cost, model) under the
+answer as the stored page writes it.  Each live part is compared
 with the same part of the stored page (its structure, text and attributes,
 times included: the store's clock ticks half a second a commit, so every
 time the log records is exact, and the live page shows the log's times, as
@@ -172,8 +173,14 @@ def grounded(request: Any) -> Any:
 
 
 def cut(_request: Any) -> Any:
-    """Some text, then the stream ends before the provider said it was done."""
-    return [ResponseStart("resp_cut", "cut", "test"), BlockStart(0, "text"), TextDelta(0, "Half")]
+    """Some text and its usage, then the stream ends before the provider
+    said it was done."""
+    return [
+        ResponseStart("resp_cut", "cut", "test"),
+        BlockStart(0, "text"),
+        TextDelta(0, "Half"),
+        UsageUpdate(Usage(input=21, output=3)),
+    ]
 
 
 def halted(_request: Any) -> Any:
@@ -183,6 +190,7 @@ def halted(_request: Any) -> Any:
         BlockStart(0, "text"),
         TextDelta(0, "Partial"),
         BlockEnd(0),
+        UsageUpdate(Usage(input=1500, output=7)),
         Finish("aborted", failure="deadline"),
     ]
 
@@ -313,7 +321,7 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
     # What the live page shows is what the stored page shows for the turn.
     path = f"/c/{cid}?token={TOKEN}"
     answer = "#live .answer > *"
-    turn = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
+    turn = "section.turn > :not(.user):not(.turn-actions)"
     assert live_canon(browser, answer) == stored_canon(browser, path, turn)
     assert live_canon(browser, "#pending") == stored_canon(browser, path, "#pending")
     # The step's usage line, in the fold of its last call, live as stored.
@@ -352,7 +360,7 @@ def test_a_tool_run_streams_as_the_stored_page_shows_it(
 
 WEATHER = 'details.tool[data-call="call_weather"]'
 RAIN = 'details.tool[data-call="call_rain"]'
-TURN = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
+TURN = "section.turn > :not(.user):not(.turn-actions)"
 
 
 def test_a_grounded_search_and_a_lone_call_stream_as_stored(server: str, browser: Any) -> None:
@@ -459,8 +467,18 @@ def test_a_stream_cut_short_is_interrupted_in_place(server: str, browser: Any) -
         ["div", [["class", "text"]], [["p", [], ["Half"]], "\n"]],
         ["p", [["class", "warn"]], ["interrupted: the text above is what arrived"]],
     ]
-    failed = stored_canon(browser, path, "section.turn p.response .error")
-    assert failed == [["span", [["class", "error"]], [f"failed: incomplete-stream: {CUT}"]]]
+    # The response's line under the answer, live (no reload) as stored.
+    line = stored_canon(browser, path, "section.turn > p.response")
+    assert live_canon(browser, "#live .answer > p.response") == line
+    assert line == [
+        ["p", [["class", "response"]], [
+            ["span", [["class", "error"]], [f"failed: incomplete-stream: {CUT} (kept what arrived)"]],
+            " · ",
+            ["span", [["class", "usage"]], ["usage: 21 in · 3 out"]], " · ",
+            ["span", [["class", "cost"]], ["$0.00"]], " · ",
+            ["span", [["class", "model"]], ["cut"]],
+        ]],
+    ]  # fmt: skip
     assert axe_violations(browser) == []
     assert csp_violations(browser) == []
 
@@ -471,8 +489,17 @@ def test_a_run_stopped_by_the_server_is_stopped_in_place(server: str, browser: A
     stored = stored_canon(browser, path, "section.turn > .text")
     assert live_canon(browser, "#live .answer > .text") == stored
     assert stored == [["div", [["class", "text"]], [["p", [], ["Partial"]], "\n"]]]
-    said = stored_canon(browser, path, "section.turn p.response .warn")
-    assert said == [["span", [["class", "warn"]], ["finished: aborted: deadline"]]]
+    # The response's line under the answer, live (no reload) as stored.
+    line = stored_canon(browser, path, "section.turn > p.response")
+    assert live_canon(browser, "#live .answer > p.response") == line
+    assert line == [
+        ["p", [["class", "response"]], [
+            ["span", [["class", "warn"]], ["finished: aborted: deadline"]], " · ",
+            ["span", [["class", "usage"]], ["usage: 1,500 in · 7 out"]], " · ",
+            ["span", [["class", "cost"]], ["$0.00"]], " · ",
+            ["span", [["class", "model"]], ["halt"]],
+        ]],
+    ]  # fmt: skip
     assert axe_violations(browser) == []
     assert csp_violations(browser) == []
 
@@ -488,7 +515,7 @@ def test_a_providers_hosted_tool_is_asked_for_live_with_its_server(
     assert by(browser, "#live details.tool") == []
     cid = browser.current_url.split("/c/")[1].split("?")[0]
     path = f"/c/{cid}?token={TOKEN}"
-    turn = "section.turn > :not(.user):not(p.response):not(.turn-actions)"
+    turn = "section.turn > :not(.user):not(.turn-actions)"
     assert live_canon(browser, "#live .answer > *") == stored_canon(browser, path, turn)
     assert live_canon(browser, "#pending") == stored_canon(browser, path, "#pending")
     assert axe_violations(browser) == []

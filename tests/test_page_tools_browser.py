@@ -321,11 +321,13 @@ def test_an_error_is_shown_where_it_happened_live_and_stored(
     expected = f"failed: {error_text(BROKE)}"
     assert notice.text == expected
     assert browser.find_element("id", "chat-status").text == "failed"
-    # In place: after the text that arrived before it.
+    # In place: after the text that arrived before it, then the failed
+    # response's line as the log stored it.
     order = browser.execute_script(
         "return [...document.querySelectorAll('#live .answer > *')].map(n => n.className)"
     )
-    assert order[-2:] == ["text", "notice in-place error"]
+    assert order[-3:] == ["text", "notice in-place error", "response"]
+    line = browser.find_element("css selector", "#live .answer > p.response").text
     assert browser.find_element("css selector", "#live .answer .text").text == "Partial answer"
     # The stored turn says the same where it happened.
     cid = browser.current_url.split("/c/")[1].split("?")[0]
@@ -337,5 +339,6 @@ def test_an_error_is_shown_where_it_happened_live_and_stored(
     assert parts[:3] == ["user", "text", "warn"] or parts[:2] == ["user", "text"]
     stored = browser.find_element("css selector", "section.turn p.response .error")
     assert stored.text.startswith(f"failed: {error_text(BROKE)}")
+    assert browser.find_element("css selector", "section.turn > p.response").text == line
     assert axe_violations(browser) == []
     assert csp_violations(browser) == []

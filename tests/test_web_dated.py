@@ -2,7 +2,8 @@
 each call's recorded times after its result (none of its own for results
 stored together), the stored times and events of hosted transitions, and
 the usage line of a step that only called tools, once its last call's
-part was sent, exactly as the stored page folds it."""
+part was sent, exactly as the stored page folds it, and the answer's line
+(a stopped one's too) as soon as it is stored."""
 
 from __future__ import annotations
 
@@ -98,6 +99,50 @@ def test_a_line_whose_call_was_not_sent_goes_before_the_finish() -> None:
     dates.note([event(1, calls("a")), event(2, RECORD)])
     out = dates.chunk({"type": "finish"})
     assert [c["type"] for c in out] == ["data-response-line", "finish"]
-    # A step that answered (not only calls) has its line under the answer.
-    dates.note([event(3, calls("c")), event(4, ResponseRecord(finish="stop", usage=Usage(1, 1)))])
+    # A step that answered (not only calls) has its line under the answer
+    # (no call named), sent as soon as it is stored.
+    answered = ResponseRecord(provider="test", model="m", finish="stop", usage=Usage(1, 1))
+    dates.note([event(3, calls("c")), event(4, answered)])
+    end_step = {"type": "finish-step"}
+    assert dates.chunk(end_step) == [
+        end_step,
+        {
+            "type": "data-response-line",
+            "data": {
+                "toolCallId": None,
+                "notes": [
+                    {"kind": "usage", "text": "usage: 1 in · 1 out"},
+                    {"kind": "cost", "text": "$0.00"},
+                    {"kind": "model", "text": "m"},
+                ],
+            },
+            "transient": True,
+        },
+    ]
     assert dates.chunk({"type": "finish"}) == [{"type": "finish"}]
+
+
+def test_a_stopped_answers_line_says_so_and_comes_before_the_finish() -> None:
+    dates = LogDates()
+    stopped = ResponseRecord(model="m", finish="aborted", failure="deadline")
+    dates.note([event(1, stopped)])
+    out = dates.chunk({"type": "finish"})
+    assert out[0]["data"] == {
+        "toolCallId": None,
+        "notes": [
+            {"kind": "warn", "text": "finished: aborted: deadline"},
+            {"kind": "model", "text": "m"},
+        ],
+    }
+    assert out[1:] == [{"type": "finish"}]
+    # Events shown already (before a resumed run) send no line again.
+    again = LogDates([event(1, stopped)])
+    assert again.chunk({"type": "finish"}) == [{"type": "finish"}]
+
+
+def test_without_hosted_dates_a_kept_part_is_left_as_it_came() -> None:
+    started = HostedActivity("s1", "web_search", "started")
+    dates = LogDates(hosted=False)
+    dates.note([event(1, HostedBody(started))])
+    chunk = {"type": "data-hosted-activity", "id": "s1", "data": {"id": "s1", "state": "started"}}
+    assert dates.chunk(chunk) == [chunk]

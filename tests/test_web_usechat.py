@@ -121,6 +121,22 @@ APPROVAL_REQUESTED = {
 }
 
 
+APPROVED = [
+    {"type": "step-start"},
+    {
+        "type": "tool-charge",
+        "toolCallId": CALL,
+        "state": "output-available",
+        "input": {"amount": 42},
+        "output": "charged 42",
+        "approval": {"id": CALL, "approved": True},
+    },
+    {"type": "step-start"},
+    {"type": "text", "text": "Done: charged 42.", "state": "done"},
+]
+"""The message's parts once the approved call ran and the model answered."""
+
+
 def answered(message: dict[str, Any], approved: bool) -> dict[str, Any]:
     """``message`` as ``addToolApprovalResponse`` leaves it."""
     out = copy.deepcopy(message)
@@ -160,19 +176,7 @@ def test_an_approval_is_requested_and_an_approved_call_runs_once(
         # A replayed answer: the run waits for nothing any more, nothing runs.
         again = post(reader, url, history)
     assert went_on["errors"] == [] and went_on["invalid"] is None
-    assert went_on["message"]["parts"] == [
-        {"type": "step-start"},
-        {
-            "type": "tool-charge",
-            "toolCallId": CALL,
-            "state": "output-available",
-            "input": {"amount": 42},
-            "output": "charged 42",
-            "approval": {"id": CALL, "approved": True},
-        },
-        {"type": "step-start"},
-        {"type": "text", "text": "Done: charged 42.", "state": "done"},
-    ]
+    assert went_on["message"]["parts"] == APPROVED
     assert went_on["message"]["metadata"]["finishReason"] == "stop"
     assert ran == [42]
     assert again["status"]["code"] == 409

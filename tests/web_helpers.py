@@ -104,8 +104,14 @@ def read_with_ai(
     DefaultChatTransport and readUIMessageStream (``package`` "ai7": ai 7,
     with the node of :func:`ai7_reader_ready`): {message, chunks, errors,
     status, invalid} per request."""
+    return run_node(node, "read_ui_stream.mjs", requests, package)
+
+
+def run_node(node: str, script: str, given: object, package: str) -> list[dict[str, Any]]:
+    """tests/web_node's ``script`` run by ``node`` with ``given`` (as JSON)
+    and the `ai` ``package`` to import: the JSON lines it printed."""
     done = subprocess.run(
-        [node, str(NODE_DIR / "read_ui_stream.mjs"), json.dumps(requests), package],
+        [node, str(NODE_DIR / script), json.dumps(given), package],
         capture_output=True,
         text=True,
         timeout=60,

@@ -56,6 +56,7 @@ from elelem.cli.tools import Toolset, skill_named, tool_options
 from elelem.cli.turns import Decisions, Waiting, json_observer, render_observer, run_turn
 from elelem.client.preflight import preflight
 from elelem.conversation import Conversation, ConversationNotFound, Store
+from elelem.conversation.events import ResponseRecord, ServerRequest
 from elelem.conversation.projections import add_usage
 from elelem.conversation.store import new_conversation_id
 from elelem.errors import ConfigError, StreamError, TransportError
@@ -67,7 +68,7 @@ from elelem.providers.protocol import Model, resolved_address
 from elelem.render import Renderer, sanitize, sanitize_line
 from elelem.transport import Timeouts
 from elelem.turns.drive import TurnResult
-from elelem.turns.engine import run_events, run_served
+from elelem.turns.engine import run_events
 from elelem.turns.limits import UsageLimitExceeded, UsageLimits
 from elelem.turns.pending import AWAITING_APPROVAL, AWAITING_RESULTS
 from elelem.vocabulary import (
@@ -78,6 +79,7 @@ from elelem.vocabulary import (
     Message,
     Usage,
 )
+from elelem.vocabulary.drop import ADJUSTED
 from elelem.vocabulary.registry import RecordTable
 from elelem.wire import ModelRequest
 
@@ -107,6 +109,9 @@ class Session:
     command prints a code block of it afterwards)."""
     limits: UsageLimits | None = None
     """``--max-requests``, ``--max-output-tokens``, …: each turn's usage limits."""
+    began: int = 0
+    """How many events the conversation held when the latest answer began:
+    a run that appended none had not begun (its turn is an earlier run's)."""
 
     @property
     def model(self) -> str:
@@ -120,12 +125,33 @@ class Session:
         conv.store.create(id=conv.id)
         self.stored = True
 
-    def run_cost(self) -> str:
-        """What the run going on in the latest turn cost, as the usage line
-        says it: its own responses and the sampling served during it (a
-        resumed run's from its decision on, :func:`run_usage`'s rule)."""
+    def begun_turn(self) -> int | None:
+        """The turn of the run the latest answer began, None while it has
+        appended nothing (it never began: nothing of it to count)."""
         conv = self.conversation
-        return events_cost(run_events(conv, conv.turn)).describe()
+        return conv.turn if len(conv.events) > self.began else None
+
+    def close_answer(self, early: str | None = None) -> None:
+        """End the answer on the screen however the run ended: ``early``
+        (how a limit, Ctrl-C or an error stopped it) closes what was shown
+        of it; then the usage line under it, counted and priced by
+        :func:`run_usage`'s rule.  The line comes even when nothing was
+        shown: a run can spend before its first chunk (the sampling an MCP
+        server had served during an approved call), and what it spent is
+        said (docs/cli.md, "Usage limits")."""
+        renderer = self.renderer
+        if renderer is None:
+            return
+        if early is not None and renderer.active:
+            renderer.cut(early)
+        turn = self.begun_turn()
+        if turn is not None:
+            conv = self.conversation
+            renderer.set_usage(run_usage(conv, turn).shown)
+            renderer.cost = events_cost(run_events(conv, turn)).describe()
+        else:
+            renderer.set_usage(None)
+        renderer.end_answer()
 
     def answer(self, text: str | Message | None, resume: Decisions | None = None) -> TurnResult:
         """One turn: stream the answer into the log and onto the screen (or
@@ -143,6 +169,7 @@ class Session:
         else:
             observe = json_observer()
         self.warn_before(text)
+        self.began = len(self.conversation.events)
         waiting = Waiting(self.target.provider) if renderer is not None else None
         if waiting is not None:
             observe = waiting.until_first(observe)
@@ -173,16 +200,12 @@ class Session:
         except KeyboardInterrupt:
             if waiting is not None:
                 waiting.stop()
-            if renderer is not None and renderer.active:
-                renderer.cost = self.run_cost()
-                renderer.interrupt()
+            self.close_answer("interrupted: kept what arrived")
             raise
         except StreamError as exc:
             if waiting is not None:
                 waiting.stop()
-            if renderer is not None and renderer.active:
-                renderer.cost = self.run_cost()
-                renderer.interrupt("stopped by an error: kept what arrived")
+            self.close_answer("stopped by an error: kept what arrived")
             hint = LOCAL_HINTS.get(str(self.target.provider))
             if (
                 hint is not None
@@ -203,10 +226,7 @@ class Session:
             )
         dropped = dropped_of(result)
         if renderer is not None:
-            # What the --json turn line counts, counted by the same rule.
-            renderer.set_usage(run_usage(self.conversation, result).shown)
-            renderer.cost = self.run_cost()
-            renderer.end_answer()
+            self.close_answer()
             if dropped:
                 renderer.notice(dropped_line(dropped))
         elif dropped and schema is None:
@@ -236,19 +256,13 @@ class Session:
         sys.stdout.write(ndjson_line(line) + "\n")
 
     def limit_reached(self, exc: UsageLimitExceeded) -> None:
-        """End the answer a usage limit stopped: the renderer closes it with
-        the turn's cost, and ``--json`` writes the turn line (end
+        """End the answer a usage limit stopped as any early end
+        (:meth:`close_answer`), and with ``--json`` write the turn line (end
         ``usage-limit``) as a turn that ended otherwise does."""
-        renderer = self.renderer
-        result = exc.result
-        if renderer is not None:
-            if renderer.active:
-                if isinstance(result, TurnResult):
-                    # The run's usage so far, as the --json turn line counts it.
-                    renderer.set_usage(run_usage(self.conversation, result).shown)
-                renderer.cost = self.run_cost()
-                renderer.interrupt(f"stopped by the usage limit {exc.limit}")
+        if self.renderer is not None:
+            self.close_answer(f"stopped by the usage limit {exc.limit}")
             return
+        result = exc.result
         schema = isinstance(self.options.output, JsonSchemaOutput)
         if isinstance(result, TurnResult) and not self.extract and not schema:
             self.write_turn_line(result)
@@ -293,12 +307,12 @@ record's ``connect_hint``: the local servers' start commands)."""
 
 @dataclass(frozen=True)
 class RunUsage:
-    """What a run used, as the CLI reports it when the run ends: the one
-    count of the ``--json`` turn line and of the usage line under the answer
-    (whose cost, :meth:`Session.run_cost`, prices the same run)."""
+    """What a run used, as the CLI reports it when the run ends, however it
+    ended: the one count of the ``--json`` turn line and of the usage line
+    under the answer (whose cost prices the same events)."""
 
     run: Usage
-    """The run's own responses (:attr:`TurnResult.usage`)."""
+    """The run's own responses (an interrupted one's usage so far included)."""
     sampling: Usage
     """The sampling its MCP servers had served during the run."""
     reported: bool
@@ -316,26 +330,31 @@ class RunUsage:
         return self.total if self.reported else None
 
 
-def run_usage(conversation: Conversation, result: TurnResult) -> RunUsage:
-    """What the run that produced ``result`` used: the run going on in its
-    turn, so for ``approve`` and ``resume`` the continued run from its
-    decision on, not what the run did before it stopped.  The rule its
-    usage limits count by (:func:`~elelem.turns.engine.run_events`)."""
-    served = run_served(conversation, result.turn)
-    sampling = Usage()
-    for request in served:
-        sampling = add_usage(sampling, request.usage or Usage())
-    reported = any(r.usage is not None for r in result.responses) or any(
-        s.usage is not None for s in served
-    )
-    return RunUsage(result.usage or Usage(), sampling, reported)
+def run_usage(conversation: Conversation, turn: int) -> RunUsage:
+    """What the run going on in ``turn`` used, read from the log (so a run
+    a limit, Ctrl-C or an error ended is counted as one that completed):
+    for ``approve`` and ``resume`` the continued run from its decision on,
+    not what the run did before it stopped.  The events its usage limits
+    count (:func:`~elelem.turns.engine.run_events`), and that its cost
+    prices (:func:`~elelem.providers.costs.events_cost`)."""
+    run, sampling, reported = Usage(), Usage(), False
+    for event in run_events(conversation, turn):
+        body = event.body
+        if isinstance(body, ResponseRecord):
+            run = add_usage(run, body.usage or Usage())
+        elif isinstance(body, ServerRequest):
+            sampling = add_usage(sampling, body.usage or Usage())
+        else:
+            continue
+        reported = reported or body.usage is not None
+    return RunUsage(run, sampling, reported)
 
 
 def turn_usage(conversation: Conversation, result: TurnResult) -> dict[str, Any]:
     """The ``usage`` of the ``--json`` turn line (:func:`run_usage`): the
     run's own responses' (``run``), the sampling its MCP servers had served
     during the run (``sampling``), and both (``total``)."""
-    used = run_usage(conversation, result)
+    used = run_usage(conversation, result.turn)
     usages = {"run": used.run, "sampling": used.sampling, "total": used.total}
     return {name: msgspec.to_builtins(usage) for name, usage in usages.items()}
 
@@ -359,8 +378,17 @@ def _drop_text(drop: Any) -> str:
 
 
 def dropped_line(dropped: list[Any]) -> str:
-    """The one line under an answer saying what its requests did not send."""
-    return "not sent: " + "; ".join(_drop_text(d) for d in dropped)
+    """The one line under an answer saying what its requests did not send,
+    then what they sent changed (an ``adjusted`` record: a cache lifetime
+    capped, a named system sent as a desktop)."""
+    changed = [d for d in dropped if getattr(d, "why", None) == ADJUSTED]
+    left_out = [d for d in dropped if getattr(d, "why", None) != ADJUSTED]
+    parts = [
+        f"{label}: " + "; ".join(_drop_text(d) for d in drops)
+        for label, drops in (("not sent", left_out), ("sent changed", changed))
+        if drops
+    ]
+    return " · ".join(parts)
 
 
 def dropped_event(turn: int, dropped: list[Any]) -> dict[str, Any]:

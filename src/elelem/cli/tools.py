@@ -4,8 +4,9 @@
 tool (as simonw/llm does); ``--tool module:function`` one function of an
 importable module; ``--mcp 'COMMAND ARGS'`` or ``--mcp URL`` a local MCP
 server's tools (each option repeatable); ``--memory DIR``, ``--shell`` and
-``--computer-use MODULE:OBJECT`` the provider's memory, shell and computer-use
-tools, executed here (shell and computer actions only with approval).  With any of them the turn is a
+``--computer-use MODULE:OBJECT`` (on the screen ``--computer-environment``
+names) the provider's memory, shell and computer-use tools, executed here
+(shell and computer actions only with approval).  With any of them the turn is a
 tool loop, bounded by ``--max-steps``; ``--approve`` asks y/n on the terminal
 before each call.  Each call shows as one sanitized status line on stderr:
 ``called get_weather(city="Paris") → 18°C``.
@@ -44,7 +45,7 @@ from elelem.tools.mcp_stdio import STARTUP_TIMEOUT
 from elelem.turns.limits import UsageLimits
 from elelem.turns.sampling import recording_requests
 from elelem.turns.toolloop import MAX_STEPS, ApprovalRequest, Approver, ToolLoop
-from elelem.vocabulary import Skill, ToolCallBlock, ToolResultBlock
+from elelem.vocabulary import ComputerUse, Skill, ToolCallBlock, ToolResultBlock
 
 if TYPE_CHECKING:
     from elelem.cli.sampling import TurnSampler
@@ -52,6 +53,11 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+COMPUTER_ENVIRONMENTS = ("browser", "mobile", "desktop", "mac", "windows", "linux", "ubuntu")
+"""The screens ``--computer-environment`` names: the environments of
+:class:`~elelem.vocabulary.ComputerUse` (each wire's spelling, or its drop
+record: docs/tools.md)."""
 
 STATUS_LIMIT = 120
 """Longest a status line's arguments or result may be before it is cut."""
@@ -141,6 +147,13 @@ def tool_options(fn: Callable[P, R]) -> Callable[P, R]:
             "each action needs --approve (or --defer), else it is refused.",
         ),
         click.option(
+            "--computer-environment",
+            type=click.Choice(COMPUTER_ENVIRONMENTS),
+            help="The screen --computer-use operates (default browser): a desktop of a named "
+            "system, or a screen the provider's tool cannot say, goes as another or is left "
+            "out, reported under the answer.",
+        ),
+        click.option(
             "--max-steps",
             type=click.IntRange(min=0),
             default=MAX_STEPS,
@@ -221,6 +234,22 @@ def computer_named(ref: str) -> Computer:
     return computer
 
 
+def _computer(params: Mapping[str, Any]) -> list[ComputerTool]:
+    """The computer-use tool of ``--computer-use`` on the screen
+    ``--computer-environment`` names, or none."""
+    environment = params.get("computer_environment")
+    if not params.get("computer_ref"):
+        if environment is not None:
+            raise Failure(
+                "--computer-environment names the screen of --computer-use MODULE:OBJECT: "
+                "give both",
+                EXIT_USAGE,
+            )
+        return []
+    display = None if environment is None else ComputerUse(environment=environment)
+    return [ComputerTool(computer_named(params["computer_ref"]), display=display)]
+
+
 def function_named(ref: str) -> FunctionTool:
     """The tool of ``--tool module:function``."""
     value = _imported(ref, "--tool", "FUNCTION")
@@ -287,8 +316,7 @@ class Toolset:
             tools.append(MemoryTool(params["memory_dir"]))
         if params.get("shell_tool"):
             tools.append(ShellTool(Path.cwd()))
-        if params.get("computer_ref"):
-            tools.append(ComputerTool(computer_named(params["computer_ref"])))
+        tools.extend(_computer(params))
         servers = []
         elicitor = TerminalElicitor(interactive=sys.stdin.isatty())
         sampling = params.get("mcp_sampling_model")

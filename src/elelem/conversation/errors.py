@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from elelem.errors import ElelemError
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from elelem.errors import DecodeError, ElelemError
 
 
 class EventError(ElelemError, ValueError):
@@ -74,7 +78,56 @@ class ImportRefused(StoreError):
         self.line = line
 
 
+TYPED_METHODS = (
+    "create",
+    "append",
+    "put_blob",
+    "get_blob",
+    "has_blob",
+    "blob_usage",
+    "resolve",
+    "prune_blobs",
+    "load",
+    "load_bytes",
+    "info",
+    "list_conversations",
+    "search",
+    "fork",
+    "delete",
+    "set_title",
+    "import_events",
+)
+"""Every public method of a SQL store: what its database raises (a damaged
+page, a full disk, a lock held too long) leaves it as a :class:`StoreError`."""
+
+
+def _typed(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def typed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError:
+            raise
+        except self.db_errors as exc:
+            raise StoreError(f"the store {self.where} failed: {exc}") from exc
+        except DecodeError as exc:
+            raise StoreError(
+                f"the store {self.where} holds a value that cannot be read: {exc}"
+            ) from exc
+
+    return typed
+
+
+def typed_store_errors(store: type) -> None:
+    """Wrap every method of :data:`TYPED_METHODS` of the SQL store class
+    ``store`` (whose instances hold ``db_errors`` and ``where``) so that its
+    database's errors, and a value it cannot decode, leave as :class:`StoreError`."""
+    for name in TYPED_METHODS:
+        setattr(store, name, _typed(getattr(store, name)))
+
+
 __all__ = [
+    "TYPED_METHODS",
     "ConversationExists",
     "ConversationNotFound",
     "CorruptEventError",
@@ -83,4 +136,5 @@ __all__ = [
     "SchemaVersionError",
     "StoreError",
     "WriterBusy",
+    "typed_store_errors",
 ]

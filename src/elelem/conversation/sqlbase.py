@@ -32,6 +32,7 @@ from elelem.conversation.errors import (
     ConversationNotFound,
     SchemaVersionError,
     StoreError,
+    typed_store_errors,
 )
 from elelem.conversation.events import (
     Draft,
@@ -63,7 +64,6 @@ from elelem.conversation.store import (
     summarize,
 )
 from elelem.conversation.writers import LocalLocks, PollingWriter
-from elelem.errors import DecodeError
 from elelem.vocabulary import Blob, ConversationId, EventId
 from elelem.vocabulary.blob import check_bytes
 
@@ -599,48 +599,7 @@ class SQLStore(SQLBlobs, ABC):
         return stored
 
 
-TYPED_METHODS = (
-    "create",
-    "append",
-    "put_blob",
-    "get_blob",
-    "has_blob",
-    "blob_usage",
-    "resolve",
-    "prune_blobs",
-    "load",
-    "load_bytes",
-    "info",
-    "list_conversations",
-    "search",
-    "fork",
-    "delete",
-    "set_title",
-    "import_events",
-)
-"""Every public method of a SQL store: what its database raises (a damaged
-page, a full disk, a lock held too long) leaves it as a :class:`StoreError`."""
-
-
-def _typed(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def typed(self: SQLStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except StoreError:
-            raise
-        except self.db_errors as exc:
-            raise StoreError(f"the store {self.where} failed: {exc}") from exc
-        except DecodeError as exc:
-            raise StoreError(
-                f"the store {self.where} holds a value that cannot be read: {exc}"
-            ) from exc
-
-    return typed
-
-
-for _name in TYPED_METHODS:
-    setattr(SQLStore, _name, _typed(getattr(SQLStore, _name)))
+typed_store_errors(SQLStore)
 
 __all__ = [
     "Dialect",

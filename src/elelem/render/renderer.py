@@ -222,8 +222,17 @@ class Renderer:
             self.finished(chunk.reason, chunk.failure)
 
     def interrupt(self, note: str = "interrupted: kept what arrived") -> None:
+        """The stream was cut off: :meth:`cut` it with ``note``, then
+        :meth:`end_answer`."""
+        self.cut(note)
+        self.end_answer()
+
+    def cut(self, note: str = "interrupted: kept what arrived") -> None:
         """The stream was cut off: show the blocks in progress as they stand
-        (from :meth:`follow`'s source), then end the answer with a notice line."""
+        (from :meth:`follow`'s source), count the usage it reported so far,
+        and say so in a notice line.  The answer stays open, so a caller
+        that counts the usage its own way can :meth:`set_usage` before
+        :meth:`end_answer`."""
         if self._streaming:
             for part in self._open_parts():
                 if _shows_something(part):
@@ -232,7 +241,6 @@ class Renderer:
         self._streaming = False
         self._flush_run()
         self._line(note, "yellow")
-        self.end_answer()
 
     def pause(self) -> None:
         """Stop the live region, printing the text it held, so what is
@@ -339,7 +347,11 @@ class Renderer:
                 style = "dim" if line.startswith("    ") else "cyan"
                 self._line(line, style, wrap=not line.startswith("    http"))
         if self.options.usage and self._usage is not None:
-            self._blank()
+            if self._active:
+                # Apart from the answer above it; an answer that showed
+                # nothing (a run that spent before it ended early) has the
+                # line alone.
+                self._blank()
             line = usage_line(self._usage)
             if self.cost is not None:
                 line += " · " + sanitize_line(self.cost)

@@ -24,8 +24,8 @@ from typing import Any, Protocol, get_args
 
 from elelem.errors import RegistryError
 from elelem.shapes.common import Dropped
-from elelem.vocabulary import HostedTool
-from elelem.vocabulary.drop import UNSUPPORTED
+from elelem.vocabulary import ComputerUse, HostedTool
+from elelem.vocabulary.drop import ADJUSTED, UNSUPPORTED
 
 HOSTED_TOOL_TAGS: tuple[str, ...] = tuple(
     str(member.__struct_config__.tag) for member in get_args(HostedTool)
@@ -78,6 +78,52 @@ def no_excluded_actions(tool: object, site: HostedSite, wire: str) -> None:
         site.drop(
             "computer_use", f"{wire} computer use excludes no actions", field="excluded_actions"
         )
+
+
+OPERATING_SYSTEMS = frozenset({"mac", "windows", "linux", "ubuntu"})
+"""The neutral environments that are a desktop of one named system (OpenAI's)."""
+
+
+@dataclass(frozen=True)
+class ComputerScreens:
+    """What one wire's computer-use tool operates, the one policy for an
+    environment (:attr:`~elelem.vocabulary.ComputerUse.environment`) it
+    cannot say: ``subject`` names the tool in drop records (``Gemini
+    computer use``), ``operates`` lists its screens in words, ``screens``
+    maps each neutral environment it can take to the screen it goes as
+    (``mac`` -> ``desktop``); an environment missing from ``screens`` is one
+    the wire's documentation names no screen for."""
+
+    subject: str
+    operates: str
+    screens: Mapping[str, str]
+
+    def screen(self, tool: ComputerUse, site: HostedSite, sent: Mapping[str, str]) -> str | None:
+        """The screen ``tool``'s environment goes as; None with the tool
+        reported left out (``unsupported``) when the wire has none for it;
+        an environment that goes as another screen (a named system as a
+        desktop, a browser shown as a desktop) reported ``adjusted``, with
+        what went (``sent``: a screen -> its wire spelling)."""
+        environment = tool.environment
+        screen = self.screens.get(environment)
+        if screen is None:
+            site.drop(
+                "computer_use", f"{self.subject} operates {self.operates}, not {environment!r}"
+            )
+            return None
+        if screen != environment:
+            unsaid = (
+                "names no operating system"
+                if environment in OPERATING_SYSTEMS
+                else f"operates {self.operates}"
+            )
+            site.drop(
+                "computer_use",
+                f"{self.subject} {unsaid}: {environment!r} sent as {sent[screen]!r}",
+                field="environment",
+                why=ADJUSTED,
+            )
+        return screen
 
 
 class DomainFiltered(Protocol):
@@ -144,6 +190,8 @@ class HostedTools:
 
 __all__ = [
     "HOSTED_TOOL_TAGS",
+    "OPERATING_SYSTEMS",
+    "ComputerScreens",
     "DomainFiltered",
     "HostedSite",
     "HostedSpeller",

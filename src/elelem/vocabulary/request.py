@@ -322,12 +322,15 @@ class ComputerUse(
 
     ``display_width``/``display_height`` are the screen's pixels,
     ``environment`` what it is (``browser``, ``mobile``, ``desktop``, or a
-    desktop of one system: ``mac``, ``windows``, ``linux``, ``ubuntu``), for
-    the wires that take one: OpenAI's ``computer_use_preview`` takes a
-    browser or a named system, Gemini a browser, a mobile device or a
-    desktop (a named system goes as its desktop, reported adjusted); a wire
-    with no value for it leaves the tool out, reported.  ``version`` pins a
-    wire version (``computer_20250124``, ``computer_use_preview``)."""
+    desktop of one system: ``mac``, ``windows``, ``linux``, ``ubuntu``).
+    OpenAI's ``computer_use_preview`` takes a browser or a named system,
+    Gemini a browser, a mobile device or a desktop; Anthropic's tool is a
+    desktop's (a browser goes as the desktop it is shown on) and OpenAI's
+    ``computer`` a browser's or a desktop's, neither naming it.  What goes
+    as another screen (a named system as a desktop where the wire names
+    none) is sent, reported adjusted; a screen the wire has none for leaves
+    the tool out, reported.  ``version`` pins a wire version
+    (``computer_20250124``, ``computer_use_preview``)."""
 
     display_width: int = 1024
     display_height: int = 768

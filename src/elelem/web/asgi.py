@@ -268,7 +268,10 @@ class UIMessageStreamResponse(StreamingResponse):
     are added to the protocol's own; a ``redactor`` removes the secrets it
     knows from every text sent (:func:`redacted`); with ``log``, the
     conversation the run is stored in, the stream also carries what its log
-    recorded (times, a step's usage line: :mod:`elelem.web.dated`).
+    recorded (times, usage lines: :mod:`elelem.web.dated`), transient
+    parts a ``useChat`` page's ``onData`` sees and no message keeps, and,
+    unless ``log_in_kept_parts`` is false, the stored ``at`` and ``event``
+    in each ``data-hosted-activity`` part, which a message keeps.
     """
 
     def __init__(
@@ -283,6 +286,7 @@ class UIMessageStreamResponse(StreamingResponse):
         headers: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
         log: Conversation | None = None,
+        log_in_kept_parts: bool = True,
     ) -> None:
         encoder = UIMessageEncoder(
             message_id=message_id,
@@ -292,7 +296,7 @@ class UIMessageStreamResponse(StreamingResponse):
         )
         chunks = ui_message_chunks(source, encoder)
         if log is not None:
-            chunks = dated(chunks, log)
+            chunks = dated(chunks, log, hosted=log_in_kept_parts)
         if redactor is not None:
             chunks = redacted(chunks, redactor)
         super().__init__(

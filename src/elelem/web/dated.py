@@ -16,10 +16,17 @@ part, so these are ``data-*`` parts (transient ones: a ``useChat`` page's
   stored: a run of activities says how long it took from these) and
   ``event`` (its event, where its search suggestions are served:
   :mod:`elelem.web.routes.frames`);
-- ``data-response-line`` (``{toolCallId, notes: [{kind, text}]}``: the
-  usage, cost and model of a step that only called tools, each sanitized),
-  which the stored page folds into the step's last call, once that call's
-  part was sent.
+- ``data-response-line`` (``{toolCallId, notes: [{kind, text}]}``: a
+  response's outcome, usage, cost and model, each sanitized, as
+  :func:`elelem.web.html.record_notes` words them): a step that only
+  called tools names its last call, whose fold the stored page puts the
+  line in, and is sent once that call's part was; any other response (the
+  answer, a stopped or failed one) has ``toolCallId`` null and is sent as
+  soon as it is stored, the line under the answer.
+
+Only the ``at`` and ``event`` added to ``data-hosted-activity`` change a
+part a ``useChat`` message keeps; ``hosted=False`` leaves them out, so a
+stock page (``/api/ui-chat``) keeps exactly what it kept without the log.
 
 :class:`LogDates` is the sans-IO part; :func:`dated` reads the
 conversation's new events as the chunks go by.
@@ -49,15 +56,20 @@ class LogDates:
 
     ``earlier`` are the conversation's events before the run (a resumed run
     answers calls stored in them); :meth:`note` is given each event stored
-    since, before the chunks relaying it go through :meth:`chunk`.
+    since, before the chunks relaying it go through :meth:`chunk`;
+    ``hosted``: whether hosted activity parts get their stored ``at`` and
+    ``event`` (the only addition to a part a message keeps).
     """
 
-    def __init__(self, earlier: Iterable[Event] = ()) -> None:
+    def __init__(self, earlier: Iterable[Event] = (), *, hosted: bool = True) -> None:
+        self._dates_hosted = hosted
         self._called: dict[str, str] = {}
         self._answered: dict[str, str | None] = {}
         self._hosted: dict[tuple[str, str], deque[Event]] = {}
         self._step: list[str] = []
-        self._lines: list[tuple[str, list[tuple[str, str]]]] = []
+        self._lines: list[tuple[str | None, list[tuple[str, str]]]] = []
+        """Usage lines not sent yet: the call whose fold holds each (None:
+        under the answer) and its notes."""
         self._sent: set[str] = set()
         self.note(earlier, shown=True)
 
@@ -66,15 +78,15 @@ class LogDates:
         already, whose times only are wanted)."""
         for event in events:
             body = event.body
-            if isinstance(body, HostedBody) and not shown:
+            if isinstance(body, HostedBody) and not shown and self._dates_hosted:
                 key = (body.activity.id, body.activity.state)
                 self._hosted.setdefault(key, deque()).append(event)
             elif isinstance(body, ResponseRecord):
-                # The stored page's rule (html._Answer.record).
-                if folded_record(body) and self._step and not shown:
-                    notes = record_notes(body, event.at)
-                    if notes:
-                        self._lines.append((self._step[-1], notes))
+                notes = [] if shown else record_notes(body, event.at)
+                if notes:
+                    # The stored page's rule (html._Answer.record).
+                    folded = folded_record(body) and self._step
+                    self._lines.append((self._step[-1] if folded else None, notes))
                 self._step = []
             elif isinstance(body, MessageBody):
                 self._message(body, event.at)
@@ -114,9 +126,14 @@ class LogDates:
                 "answeredAt": self._answered[call],
             }
             out.append({"type": "data-tool-time", "data": times, "transient": True})
-        # A step's line once its call's fold is on the page; any left
+        # A step's line once its call's fold is on the page, the answer's
+        # at once (its response ended: it follows all its parts); any left
         # before the end (a call this stream did not send) goes anyway.
-        ready = [line for line in self._lines if kind == "finish" or line[0] in self._sent]
+        ready = [
+            line
+            for line in self._lines
+            if kind == "finish" or line[0] is None or line[0] in self._sent
+        ]
         if ready:
             self._lines = [line for line in self._lines if line not in ready]
             lines = [_line(call, notes) for call, notes in ready]
@@ -124,7 +141,7 @@ class LogDates:
         return out
 
 
-def _line(call: str, notes: list[tuple[str, str]]) -> UIChunk:
+def _line(call: str | None, notes: list[tuple[str, str]]) -> UIChunk:
     data: dict[str, Any] = {
         "toolCallId": call,
         "notes": [{"kind": kind, "text": text} for kind, text in notes],
@@ -133,12 +150,13 @@ def _line(call: str, notes: list[tuple[str, str]]) -> UIChunk:
 
 
 async def dated(
-    chunks: AsyncIterable[UIChunk], conversation: Conversation
+    chunks: AsyncIterable[UIChunk], conversation: Conversation, *, hosted: bool = True
 ) -> AsyncIterator[UIChunk]:
     """``chunks`` of a run of ``conversation``, with what its log recorded
-    (:class:`LogDates`): the events it stored are read as the chunks go."""
+    (:class:`LogDates`, ``hosted`` as there): the events it stored are read
+    as the chunks go."""
     earlier = conversation.events
-    dates = LogDates(earlier)
+    dates = LogDates(earlier, hosted=hosted)
     read = len(earlier)
     async for chunk in chunks:
         if chunk.get("type") not in DELTAS:

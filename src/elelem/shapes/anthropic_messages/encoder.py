@@ -52,7 +52,14 @@ from elelem.shapes.common import (
     tool_definition,
 )
 from elelem.shapes.context_editing import CONTEXT_MANAGEMENT_BETA, anthropic_context_management
-from elelem.shapes.hosted_tools import HostedSite, HostedTools, domain_lists, no_excluded_actions
+from elelem.shapes.hosted_tools import (
+    OPERATING_SYSTEMS,
+    ComputerScreens,
+    HostedSite,
+    HostedTools,
+    domain_lists,
+    no_excluded_actions,
+)
 from elelem.shapes.media import check_request
 from elelem.shapes.options import (
     NotTaken,
@@ -386,9 +393,26 @@ def _memory(tool: Memory, site: HostedSite) -> None:
     _client_executed({"type": version, "name": tool.name}, site)
 
 
+COMPUTER_SCREENS = ComputerScreens(
+    "Anthropic computer use",
+    "a desktop",
+    {"desktop": "desktop", "browser": "desktop", **dict.fromkeys(OPERATING_SYSTEMS, "desktop")},
+)
+"""The tool has no environment field: the computer use tool page says it
+interacts with desktop environments (its display_number is an X11 display),
+so ``desktop`` is what it says; a named system goes as that desktop, the
+name reported adjusted; a browser goes as the desktop it is shown on (its
+mouse, keyboard and screenshot actions work on any screen), reported
+adjusted; a mobile device has no place in the page's actions (no touch, no
+apps) and is left out, reported (:class:`ComputerScreens`)."""
+
+
 def _computer(tool: ComputerUse, site: HostedSite) -> None:
+    version = tool.version or DEFAULT_TOOL_VERSIONS["computer_use"]
+    if COMPUTER_SCREENS.screen(tool, site, {"desktop": version}) is None:
+        return
     definition: dict[str, Any] = {
-        "type": tool.version or DEFAULT_TOOL_VERSIONS["computer_use"],
+        "type": version,
         "name": "computer",
         "display_width_px": tool.display_width,
         "display_height_px": tool.display_height,

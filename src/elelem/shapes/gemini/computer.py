@@ -38,9 +38,8 @@ from typing import Any
 import msgspec
 
 from elelem.shapes.common import find_payload
-from elelem.shapes.hosted_tools import HostedSite
+from elelem.shapes.hosted_tools import ComputerScreens, HostedSite
 from elelem.vocabulary import ComputerUse, Message, ToolCallBlock, ToolResultBlock
-from elelem.vocabulary.drop import ADJUSTED
 from elelem.vocabulary.payload import CURRENT_URL, NEUTRAL
 
 ACTION_FORMAT = "computer_action"
@@ -75,29 +74,20 @@ def checked_environment(
     ``entry``'s value) of ``tool``'s environment, or None with the tool
     reported dropped (an environment Gemini has none for); a desktop of a
     named operating system goes as Gemini's desktop, the name reported
-    adjusted; display options the ``entry`` has no room for reported (its
-    coordinates are on a 0-999 grid whatever the screen)."""
-    screen = ENVIRONMENTS.get(tool.environment)
+    adjusted (:class:`~elelem.shapes.hosted_tools.ComputerScreens`, the
+    policy every wire's computer use follows); display options the
+    ``entry`` has no room for reported (its coordinates are on a 0-999 grid
+    whatever the screen)."""
+    screens = ComputerScreens(
+        f"{wire} computer use", "a browser, a mobile device or a desktop", ENVIRONMENTS
+    )
+    screen = screens.screen(tool, site, spelling)
     if screen is None:
-        site.drop(
-            "computer_use",
-            f"{wire} computer use operates a browser, a mobile device or a desktop,"
-            f" not {tool.environment!r}",
-        )
         return None
-    environment = spelling[screen]
-    if screen != tool.environment:
-        site.drop(
-            "computer_use",
-            f"{wire} computer use names no operating system:"
-            f" {tool.environment!r} sent as {environment!r}",
-            field="environment",
-            why=ADJUSTED,
-        )
     for option in ("display_number", "version"):
         if getattr(tool, option) is not None:
             site.drop("computer_use", f"{entry} has no such option", field=option)
-    return environment
+    return spelling[screen]
 
 
 def computer_row(tool: ComputerUse, site: HostedSite) -> None:

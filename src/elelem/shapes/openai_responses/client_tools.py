@@ -10,7 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from elelem.shapes.common import Dropped
-from elelem.shapes.hosted_tools import HostedSite, no_excluded_actions
+from elelem.shapes.hosted_tools import (
+    OPERATING_SYSTEMS,
+    ComputerScreens,
+    HostedSite,
+    no_excluded_actions,
+)
 from elelem.vocabulary import ComputerUse, DocumentBlock, ImageBlock, Shell, ToolResultBlock
 from elelem.vocabulary.drop import UNSUPPORTED
 from elelem.vocabulary.json import JSONValue
@@ -29,20 +34,36 @@ def computer_tool(tool: ComputerUse) -> dict[str, JSONValue]:
     }
 
 
-PREVIEW_ENVIRONMENTS = frozenset({"browser", "mac", "windows", "linux", "ubuntu"})
-"""The environments ``computer_use_preview`` takes (the ``computer`` tool has none)."""
+PREVIEW_SCREENS = ComputerScreens(
+    "OpenAI computer_use_preview",
+    "a browser, mac, windows, linux or ubuntu",
+    {"browser": "browser", **{name: name for name in sorted(OPERATING_SYSTEMS)}},
+)
+"""The environments ``computer_use_preview`` takes, each as itself; a
+mobile device or an unnamed desktop has no value there: left out, reported."""
+
+COMPUTER_SCREENS = ComputerScreens(
+    "OpenAI computer use",
+    "a browser or a desktop",
+    {"browser": "browser", "desktop": "desktop", **dict.fromkeys(OPERATING_SYSTEMS, "desktop")},
+)
+"""The generally available ``computer`` tool has no fields: the computer use
+guide runs it in a browser (Playwright) or a desktop VM, whichever its
+screenshots show, so ``browser`` and ``desktop`` go as they are; a named
+system goes as its desktop, the name reported adjusted (the preview's
+``environment`` had room for it); a mobile device is neither, and is left
+out, reported (:class:`ComputerScreens`)."""
 
 
 def computer_row(tool: ComputerUse, site: HostedSite) -> None:
     """The ``computer_use`` row: the tool, and no excluded actions (Responses
-    offers all); a pinned ``computer_use_preview`` for an environment it has
-    no value for (a mobile device, an unnamed desktop) is left out, reported."""
-    if tool.version == "computer_use_preview" and tool.environment not in PREVIEW_ENVIRONMENTS:
-        site.drop(
-            "computer_use",
-            "OpenAI computer_use_preview operates a browser, mac, windows, linux or ubuntu,"
-            f" not {tool.environment!r}",
-        )
+    offers all); an environment the tool has no screen for is left out,
+    one it cannot name reported adjusted (:data:`COMPUTER_SCREENS`,
+    :data:`PREVIEW_SCREENS`)."""
+    preview = tool.version == "computer_use_preview"
+    screens = PREVIEW_SCREENS if preview else COMPUTER_SCREENS
+    sent = dict.fromkeys(("browser", "desktop"), "computer")
+    if screens.screen(tool, site, sent) is None:
         return
     no_excluded_actions(tool, site, "OpenAI")
     site.tools.append(computer_tool(tool))

@@ -2,7 +2,10 @@
 the AI SDK's ``DefaultChatTransport`` posts (``{id, messages, trigger,
 messageId}``, plus the transport's ``body``: ``model``, ``conversation``,
 ``aiVersion``: 6 for a page on ``ai`` 6, 7 by default) and answers with the
-UI message stream.
+UI message stream, plus the transient parts of what the log recorded
+(:mod:`elelem.web.dated`: a call's times, the usage lines), which a page's
+``onData`` reads and no message keeps: the parts a stock page keeps are the
+same as without them.
 
 The stored conversation is the history: the chat's ``id`` names it (the
 first request creates it; a ``conversation`` field names one explicitly),
@@ -112,6 +115,8 @@ def routes(site: Site) -> list[Route]:
             headers={CONVERSATION_HEADER: conversation.id},
             redactor=site.redactor,
             ai_version=data.aiVersion,
+            log=conversation,
+            log_in_kept_parts=False,  # a stock page keeps what it kept without the log
         )
 
     async def chat(request: Request) -> Response:
@@ -180,6 +185,8 @@ def routes(site: Site) -> list[Route]:
             headers={CONVERSATION_HEADER: conversation.id},
             redactor=site.redactor,
             ai_version=data.aiVersion,
+            log=conversation,
+            log_in_kept_parts=False,  # a stock page keeps what it kept without the log
         )
 
     return [Route("/api/ui-chat", chat, methods=["POST"])]

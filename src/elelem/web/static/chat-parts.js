@@ -165,14 +165,17 @@ window.elelemParts = (function () {
     setTool(fold, fold.state);
   }
 
-  // The usage, cost and model of the step that made the call (its last),
-  // as the stored page writes the response's line (a data-response-line).
+  // A response's outcome, usage, cost and model, as the stored page writes
+  // its line (a data-response-line): in `fold`, the last call of a step
+  // that only called tools, or, with no fold, returned for the answer to
+  // append.
   function responseLine(fold, notes) {
     const line = el("p", "response");
     notes.forEach(({ kind, text }, i) => {
       if (i) line.append(" · ");
       line.append(el("span", kind, text));
     });
+    if (!fold) return line;
     if (fold.note) fold.note.replaceWith(line);
     else fold.detail.append(line);
     fold.note = line;

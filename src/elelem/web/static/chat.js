@@ -144,11 +144,22 @@
   // After Stop the page stays (what arrived is on it), but the stored
   // conversation is what the heading and the sidebar now name: both are
   // taken from its page, parsed inert (DOMParser runs no script), and the
-  // next message goes on in it.
-  async function refreshFrame(id) {
-    const response = await fetch(view(id));
-    if (!response.ok) return;
-    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+  // next message goes on in it.  A Stop of the page's own (`answer` given)
+  // ended the stream before the log's line for the answer: the stored
+  // turn's line is taken too, once the server has stored it.
+  async function refreshFrame(id, answer) {
+    let page = null;
+    for (let tries = 0; tries < 20; tries += 1) {
+      if (tries) await new Promise((wake) => setTimeout(wake, 250));
+      const response = await fetch(view(id));
+      if (!response.ok) return;
+      page = new DOMParser().parseFromString(await response.text(), "text/html");
+      if (!answer || storedLine(page)) break;
+    }
+    const line = answer ? storedLine(page) : null;
+    if (line && !answer.querySelector(":scope > p.response")) {
+      answer.append(document.importNode(line, true));
+    }
     const sidebar = page.querySelector(".sidebar");
     const current = document.querySelector(".sidebar");
     if (sidebar && current) current.replaceWith(document.importNode(sidebar, true));
@@ -156,6 +167,15 @@
     const shown = document.querySelector("main h1");
     if (heading && shown) shown.textContent = heading.textContent;
     document.title = page.title || document.title;
+  }
+
+  // The line under the last turn's answer on a stored page (its last
+  // response's, the one a Stop ended), if it is stored yet.
+  function storedLine(page) {
+    const turns = page.querySelectorAll("section.turn");
+    const last = turns.length ? turns[turns.length - 1] : null;
+    const lines = last ? last.querySelectorAll(":scope > p.response") : [];
+    return lines.length ? lines[lines.length - 1] : null;
   }
 
   // A chat turn or a resumed run: the body posted to `path`, the answer
@@ -215,7 +235,9 @@
         if (state.sources.childElementCount) answer.append(state.sources);
         inPlace(answer, "warn", "stopped: kept what arrived");
         say("stopped: kept what arrived");
-        if (conversation) refreshFrame(conversation);
+        // A new turn's line only: a resumed one's stored turn holds the
+        // lines of the run before, which the live answer may not show.
+        if (conversation) refreshFrame(conversation, shownText !== null ? answer : null);
         return;
       }
       settle(state, "stopped");
@@ -427,12 +449,20 @@
         toolMedia(toolFold(answer, state, chunk.data.toolCallId), chunk.data.media);
         break;
       // What the log recorded (elelem.web.dated): a call's times, and the
-      // line of the step that made it, folded with its last call.
+      // line of the step that made it, folded with its last call; the
+      // line of any other response (the answer, one stopped or failed)
+      // under the answer, where it ended, as the stored page writes it.
       case "data-tool-time":
         toolTime(toolFold(answer, state, chunk.data.toolCallId), chunk.data);
         break;
       case "data-response-line":
-        responseLine(toolFold(answer, state, chunk.data.toolCallId), chunk.data.notes);
+        if (chunk.data.toolCallId) {
+          responseLine(toolFold(answer, state, chunk.data.toolCallId), chunk.data.notes);
+        } else {
+          state.run = null;
+          state.hosted = null; // a response's end closes its run of activities
+          answer.append(responseLine(null, chunk.data.notes));
+        }
         break;
       case "source-url": {
         const item = el("li");
