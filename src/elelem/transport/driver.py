@@ -34,8 +34,6 @@ this module is the async shell over it (``httpx2.AsyncClient``), and
 
 from __future__ import annotations
 
-import functools
-import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -57,6 +55,7 @@ from elelem.transport.limits import DEFAULT_LIMITS, Limits
 from elelem.transport.pool import PooledTransport
 from elelem.transport.retry import RetryPolicy
 from elelem.transport.stream_core import NEW, OPEN, TAIL_GRACE, StreamCore, StreamState
+from elelem.transport.tls import verifying_context
 from elelem.vocabulary import Part
 from elelem.wire import ModelRequest, Shape
 
@@ -320,20 +319,6 @@ def pool_limits(limits: Limits) -> httpx2.Limits:
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def verifying_context() -> ssl.SSLContext:
-    """httpx2's default certificate-verifying TLS context, made once per
-    process for the CA settings in force (``SSL_CERT_FILE``,
-    ``SSL_CERT_DIR``): loading the CA bundle costs about 40 ms, which every
-    driver's first request paid, and one context serves any number of
-    clients, async and blocking."""
-    return _context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-
-
-@functools.cache
-def _context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
-    return httpx2.create_ssl_context()
 
 
 class Driver:

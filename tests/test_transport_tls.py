@@ -1,0 +1,142 @@
+"""The drivers' verifying TLS context reads its CA bundle at the first TLS
+handshake (elelem.transport.tls): a request to ``http://`` never pays for
+it, a TLS connection (blocking: ``wrap_socket``; async: ``wrap_bio``) is
+verified against it, and an unknown issuer is refused."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import platform
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from elelem.testing.servers import LoopbackServer, status
+from elelem.transport.tls import HandshakeLoadedContext, verifying_context
+
+
+def _certificate(tmp: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp / f"{name}.crt", tmp / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"hello over TLS"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        del args
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTPS server on 127.0.0.1 (its URL) and the CA file that trusts it."""
+    cert_path, key_path = _certificate(tmp_path, "loopback")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_path, key_path)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_port}/", cert_path
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_plain_http_never_reads_the_bundle(tmp_path: Path) -> None:
+    context = HandshakeLoadedContext.made(str(_certificate(tmp_path, "ca")[0]), None)
+    with LoopbackServer([status(204, b"")]) as server, httpx2.Client(verify=context) as client:
+        assert client.get(server.url).status_code == 204
+    assert context._loaded is False  # nothing read yet
+    assert context.cert_store_stats() == {"x509": 1, "crl": 0, "x509_ca": 1}  # loads now
+
+
+def test_a_blocking_tls_request_is_verified_against_the_bundle(
+    tls_server: tuple[str, Path],
+) -> None:
+    url, ca = tls_server
+    context = HandshakeLoadedContext.made(str(ca), None)
+    with httpx2.Client(verify=context) as client:
+        response = client.get(url)
+    assert (response.status_code, response.text) == (200, "hello over TLS")
+
+
+def test_an_async_tls_request_is_verified_against_the_bundle(
+    tls_server: tuple[str, Path],
+) -> None:
+    url, ca = tls_server
+    context = HandshakeLoadedContext.made(str(ca), None)
+
+    async def get() -> tuple[int, str]:
+        async with httpx2.AsyncClient(verify=context) as client:
+            response = await client.get(url)
+        return response.status_code, response.text
+
+    assert anyio.run(get) == (200, "hello over TLS")
+
+
+def test_an_unknown_issuer_is_refused(tls_server: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = tls_server
+    other = _certificate(tmp_path, "other")[0]
+    context = HandshakeLoadedContext.made(str(other), None)
+    with httpx2.Client(verify=context) as client, pytest.raises(httpx2.ConnectError) as caught:
+        client.get(url)
+    assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="httpx2 uses truststore elsewhere")
+def test_the_default_context_is_httpx2s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    ours, theirs = verifying_context(), httpx2.create_ssl_context()
+    settings = ("protocol", "verify_mode", "check_hostname", "options", "verify_flags",
+                "minimum_version", "maximum_version")  # fmt: skip
+    assert [getattr(ours, s) for s in settings] == [getattr(theirs, s) for s in settings]
+    assert ours.get_ca_certs(binary_form=True) == theirs.get_ca_certs(binary_form=True)
+    assert ours.cert_store_stats() == theirs.cert_store_stats()
