@@ -130,13 +130,33 @@ def test_an_unknown_issuer_is_refused(tls_server: tuple[str, Path], tmp_path: Pa
     assert "CERTIFICATE_VERIFY_FAILED" in str(caught.value)
 
 
+SETTINGS = ("protocol", "verify_mode", "check_hostname", "options", "verify_flags",
+            "minimum_version", "maximum_version", "keylog_filename")  # fmt: skip
+
+
+def _same_as_httpx2(ours: ssl.SSLContext) -> None:
+    theirs = httpx2.create_ssl_context()  # the same CA settings in force
+    assert isinstance(ours, HandshakeLoadedContext)
+    assert [getattr(ours, s) for s in SETTINGS] == [getattr(theirs, s) for s in SETTINGS]
+    assert ours.get_ca_certs(binary_form=True) == theirs.get_ca_certs(binary_form=True)
+    assert ours.cert_store_stats() == theirs.cert_store_stats()
+
+
 @pytest.mark.skipif(platform.system() != "Linux", reason="httpx2 uses truststore elsewhere")
 def test_the_default_context_is_httpx2s_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    ours, theirs = verifying_context(), httpx2.create_ssl_context()
-    settings = ("protocol", "verify_mode", "check_hostname", "options", "verify_flags",
-                "minimum_version", "maximum_version")  # fmt: skip
-    assert [getattr(ours, s) for s in settings] == [getattr(theirs, s) for s in settings]
-    assert ours.get_ca_certs(binary_form=True) == theirs.get_ca_certs(binary_form=True)
-    assert ours.cert_store_stats() == theirs.cert_store_stats()
+    monkeypatch.delenv("SSLKEYLOGFILE", raising=False)
+    _same_as_httpx2(verifying_context())
+
+
+def test_a_ca_file_in_force_is_read_as_httpx2_reads_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    cert_path, _ = _certificate(tmp_path, "ca")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_path))
+    monkeypatch.setenv("SSLKEYLOGFILE", str(tmp_path / "keys.log"))
+    context = verifying_context()
+    assert context._loaded is False  # type: ignore[attr-defined]
+    _same_as_httpx2(context)
+    assert context.get_ca_certs()[0]["subject"] == ((("commonName", "ca"),),)

@@ -1,18 +1,19 @@
 """The verifying TLS context every driver's HTTP clients share, its CA
 certificates read at the first TLS handshake.
 
-Reading the system's CA bundle costs about 630 million instructions (most of
-a plain ``elelem ask``'s own start), and a request to ``http://`` (a local
+Reading the system's CA bundle costs about 630 million instructions, a
+quarter of a plain ``elelem ask``, and a request to ``http://`` (a local
 server, every loopback test) never needs it.  :class:`HandshakeLoadedContext`
-is the context httpx2 makes by default (``httpcore2.default_ssl_context`` on
-Linux: TLS client, certificate and host name checked, OpenSSL's compiled-in
-CA paths) with the bundle loaded at its first ``wrap_socket``/``wrap_bio``
-(every TLS connection goes through one), or when its CA certificates are
-asked for.  Every setting a caller makes (ALPN, options) stays on the one
-object; a handshake that somehow bypassed the load would find no CA and
-fail, never pass unverified.  Where httpx2 makes another kind of context
-(macOS and Windows use ``truststore``) or the CA settings come from
-``SSL_CERT_FILE``/``SSL_CERT_DIR``, the context is httpx2's own, made at once.
+is the context httpx2 makes by default (``httpcore2.default_ssl_context``:
+a TLS client, certificate and host name checked, the CA file or directory
+of ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as ``ssl.create_default_context``
+reads it, else OpenSSL's compiled-in CA paths) with that bundle loaded at
+its first ``wrap_socket``/``wrap_bio`` (every TLS connection goes through
+one), or when its CA certificates are asked for.  Every setting a caller
+makes (ALPN, options) stays on the one object; a handshake that somehow
+bypassed the load would find no CA and fail, never pass unverified.  On
+macOS and Windows, where httpx2 makes another kind of context
+(``truststore``), the context is httpx2's own, made at once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import platform
 import re
 import ssl
+import sys
 import threading
 from typing import Any
 
@@ -41,9 +43,19 @@ class HandshakeLoadedContext(ssl.SSLContext):
     _loading: threading.Lock
 
     @classmethod
-    def made(cls, cafile: str | None, capath: str | None) -> HandshakeLoadedContext:
-        """A verifying TLS client context that will load ``cafile``/``capath``."""
+    def made(
+        cls, cafile: str | None, capath: str | None, *, as_default: bool = False
+    ) -> HandshakeLoadedContext:
+        """A verifying TLS client context that will load ``cafile``/``capath``;
+        ``as_default``: with what ``ssl.create_default_context`` adds (the
+        ``SSLKEYLOGFILE`` it honours; Python 3.13's strict verify flags)."""
         context = cls(ssl.PROTOCOL_TLS_CLIENT)
+        if as_default:
+            if sys.version_info >= (3, 13):
+                context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+            keylog = os.environ.get("SSLKEYLOGFILE")
+            if keylog and not sys.flags.ignore_environment:
+                context.keylog_filename = keylog
         context._locations = (cafile, capath)
         context._loaded = not (cafile or capath)  # nothing to load: as httpcore2
         context._loading = threading.Lock()
@@ -84,10 +96,14 @@ def verifying_context() -> ssl.SSLContext:
 
 @functools.cache
 def _context_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
-    if cafile or capath or platform.system() in ("Windows", "Darwin"):
+    # httpcore2.default_ssl_context, each branch with its bundle read later.
+    if cafile:  # ssl.create_default_context(cafile=SSL_CERT_FILE)
+        return HandshakeLoadedContext.made(cafile, None, as_default=True)
+    if capath:  # ssl.create_default_context(capath=SSL_CERT_DIR)
+        return HandshakeLoadedContext.made(None, capath, as_default=True)
+    if platform.system() in ("Windows", "Darwin"):  # truststore's context: made as it is
         return httpx2.create_ssl_context()
-    # httpcore2.default_ssl_context's Linux branch, its bundle read later:
-    # OpenSSL's compiled-in paths, else the first CA file of the usual places.
+    # Linux: OpenSSL's compiled-in paths, else the first CA file of the usual places.
     paths = ssl.get_default_verify_paths()
     found = paths.openssl_cafile if os.path.isfile(paths.openssl_cafile) else None
     directory = paths.openssl_capath if os.path.isdir(paths.openssl_capath) else None
