@@ -80,8 +80,17 @@ def test_a_stock_usechat_page_approves_a_deferred_call(
             f"/api/ui-chat?token={TOKEN}",
         )
         browser.execute_script("window.elelemChat.sendMessage({text: 'charge 42'});")
+        # The button once the stream has ended: the page draws itself anew on
+        # every change of its state, so a button found mid-stream can be gone
+        # when clicked.
         approve = wait_for(
-            lambda: browser.find_elements("css selector", "#usechat button.approve"),
+            lambda: (
+                browser.execute_script("return document.getElementById('usechat').dataset")[
+                    "status"
+                ]
+                == "ready"
+                and browser.find_elements("css selector", "#usechat button.approve")
+            ),
             "the approval request",
         )[0]
         assert ran == []
