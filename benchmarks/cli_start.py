@@ -15,7 +15,9 @@ Each row is one whole fresh process under ``valgrind --tool=callgrind``
   the exact answer and usage line.
 
 The environment holds no ``ELELEM_*`` of the caller's, a private ``HOME``
-and no config.  ``--src DIR`` measures another tree's ``elelem`` (its
+and no config; nor ``SSL_CERT_FILE``/``SSL_CERT_DIR``, as the CLI tests'
+(``--ca-env`` keeps them: the CA bundle they name is read where it is
+needed, here never, but how much it would have cost depends on them).  ``--src DIR`` measures another tree's ``elelem`` (its
 ``src`` first on ``PYTHONPATH``) with this harness, for a before/after in
 one run.  About half a minute of one core per tree.
 """
@@ -57,11 +59,16 @@ def _total(out: Path) -> int:
     raise ValueError(f"no total in {out}")
 
 
-def _env(home: Path, src: Path | None) -> dict[str, str]:
+CA_SETTINGS = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+"""Left out unless ``--ca-env``, as the CLI tests' environment leaves them out."""
+
+
+def _env(home: Path, src: Path | None, ca_env: bool) -> dict[str, str]:
+    left_out = {"PYTHONDONTWRITEBYTECODE", *(() if ca_env else CA_SETTINGS)}
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("ELELEM_", "ANTHROPIC_")) and k != "PYTHONDONTWRITEBYTECODE"
+        if not k.startswith(("ELELEM_", "ANTHROPIC_")) and k not in left_out
     }
     env.update(
         PYTHONHASHSEED="0",
@@ -96,14 +103,16 @@ def _run(cmd: list[str], name: str, env: dict[str, str]) -> subprocess.Completed
     return done
 
 
-def measure(src: Path | None, keep: Path | None = None, tag: str = "") -> dict[str, int]:
+def measure(
+    src: Path | None, keep: Path | None = None, tag: str = "", ca_env: bool = False
+) -> dict[str, int]:
     """Each row's instruction count; the callgrind files are left in
     ``keep`` when given (for ``callgrind_annotate``)."""
     sys.path.insert(0, str(ROOT / "tests"))  # cli_helpers: the stand-in's frames
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="elelem-cli-start-") as tmp:
         home = Path(tmp)
-        env = _env(home, src)
+        env = _env(home, src, ca_env)
         for name, code in ROWS:
             out = (keep or home) / f"cg.{tag}{name.replace(' ', '_')}.out"
             cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
@@ -118,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", type=Path, help="another tree's src, measured beside this one")
     parser.add_argument("--keep", type=Path, help="leave the callgrind files in this directory")
+    parser.add_argument(
+        "--ca-env", action="store_true", help="keep the caller's SSL_CERT_FILE and SSL_CERT_DIR"
+    )
     args = parser.parse_args(argv)
     trees: dict[str, Path | None] = {"this tree": None}
     if args.src is not None:
@@ -125,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
     results = {
-        label: measure(src, args.keep, "src." if src else "") for label, src in trees.items()
+        label: measure(src, args.keep, "src." if src else "", args.ca_env)
+        for label, src in trees.items()
     }
     labels = list(results)
     print(f"{'row':<14}" + "".join(f"{label:>16}" for label in labels), end="")
