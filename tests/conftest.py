@@ -31,6 +31,11 @@ if os.environ.get("CI"):
 for _name in [n for n in os.environ if n.startswith("ELELEM_") and n != "ELELEM_CORPUS"]:
     del os.environ[_name]
 
+# A shell with PYTHONDONTWRITEBYTECODE set would make every elelem process a
+# test starts compile elelem from source again (twice the instructions of
+# its start): the processes the tests start keep their bytecode.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # A run started in the background of a shell without job control (`make test &`)
 # inherits Ctrl-C ignored, and so would every process a test starts: the
 # terminal tests' Ctrl-C would then never arrive. Python's own handler is
