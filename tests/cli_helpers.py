@@ -67,6 +67,8 @@ def base_env(tmp: Path, **extra: str) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp / "config"),
         "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1",
+        # A user's install has no trio (tests/user_site/trio.py says why).
+        "PYTHONPATH": str(Path(__file__).resolve().parent / "user_site"),
     }
     env.update(extra)
     return env

@@ -36,6 +36,13 @@ for _name in [n for n in os.environ if n.startswith("ELELEM_") and n != "ELELEM_
 # its start): the processes the tests start keep their bytecode.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+# The processes the tests start see the packages a user's install has, not
+# the browser tests' trio (tests/user_site/trio.py says why).
+USER_SITE = str(Path(__file__).resolve().parent / "user_site")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (USER_SITE, os.environ.get("PYTHONPATH", "")) if p
+)
+
 # A run started in the background of a shell without job control (`make test &`)
 # inherits Ctrl-C ignored, and so would every process a test starts: the
 # terminal tests' Ctrl-C would then never arrive. Python's own handler is
