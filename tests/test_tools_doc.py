@@ -43,6 +43,14 @@ def test_the_testing_example_passes_under_pytest(tmp_path: Path) -> None:
     module = tmp_path / "test_agent_doc.py"
     module.write_text(block, encoding="utf-8")
     env = {**os.environ, "ELELEM_CONFIG": "/nonexistent/elelem.toml"}
+    # pytest loads the installed plugins' entry points, trio's hypothesis
+    # plugin among them: this process sees the whole test environment, not
+    # the user's packages the other processes see (tests/user_site).
+    env["PYTHONPATH"] = os.pathsep.join(
+        p
+        for p in env.get("PYTHONPATH", "").split(os.pathsep)
+        if p and p != str(Path(__file__).resolve().parent / "user_site")
+    )
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
